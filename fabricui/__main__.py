@@ -1,0 +1,7 @@
+"""``python -m fabricui`` runs the command-line interface."""
+
+from __future__ import annotations
+
+from fabricui.cli import main
+
+raise SystemExit(main())

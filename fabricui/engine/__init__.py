@@ -1,0 +1,1 @@
+"""The cost engine: routing, path metrics, collectives and strategies. numpy only."""

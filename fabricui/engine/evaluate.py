@@ -1,0 +1,121 @@
+"""Wiring: validated inputs in, the figures every view shows out (paths for now)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from fabricui.engine.paths import (
+    Hop,
+    describe_hops,
+    path_bottleneck,
+    path_latency_us,
+    transfer_time_us,
+)
+from fabricui.engine.routing import Router
+from fabricui.errors import EngineError
+from fabricui.fabric.fabric import Fabric
+from fabricui.fabric.ids import parse_gpu_id
+
+
+@dataclass(frozen=True)
+class PathReport:
+    """A routed path between two GPUs and its figures."""
+
+    topology: str
+    """Topology id."""
+    src: str
+    """Source GPU (``n0.g0``)."""
+    dst: str
+    """Destination GPU."""
+    hops: tuple[Hop, ...]
+    """The hops in order."""
+    bottleneck_GBps: float
+    """Minimum per-direction bandwidth along the path [GB/s]."""
+    bottleneck_hop: int
+    """Index of the (first) narrowest hop."""
+    latency_us: float
+    """Sum of link and forwarding latencies [us]."""
+    size_bytes: Optional[int] = None
+    """Message size asked for, if any [bytes]."""
+    transfer_us: Optional[float] = None
+    """``latency + size / bottleneck`` when a size was given [us]."""
+
+    @property
+    def bottleneck_link(self) -> str:
+        """``from->to`` of the narrowest hop."""
+        hop = self.hops[self.bottleneck_hop]
+        return f"{hop.src}->{hop.dst}"
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``fabricui path --json`` object."""
+        hop = self.hops[self.bottleneck_hop]
+        out: dict[str, Any] = {
+            "topology": self.topology,
+            "src": self.src,
+            "dst": self.dst,
+            "hops": [
+                {
+                    "from": h.src,
+                    "to": h.dst,
+                    "link": h.link,
+                    "count": h.count,
+                    "bw_GBps": h.bw_GBps,
+                    "lat_us": h.lat_us,
+                }
+                for h in self.hops
+            ],
+            "bottleneck_GBps": self.bottleneck_GBps,
+            "bottleneck_link": self.bottleneck_link,
+            "bottleneck_generation": hop.link,
+            "latency_us": self.latency_us,
+        }
+        if self.transfer_us is not None:
+            out["size_bytes"] = self.size_bytes
+            out["transfer_us"] = self.transfer_us
+        return out
+
+
+def evaluate_path(
+    fabric: Fabric,
+    src: str,
+    dst: str,
+    size_bytes: int | None = None,
+    router: Router | None = None,
+) -> PathReport:
+    """Route between two GPUs and compute the path's figures.
+
+    Args:
+        fabric: The fabric.
+        src: Source GPU id (``n0.g3`` or a global rank).
+        dst: Destination GPU id.
+        size_bytes: Optional message size for the transfer time [bytes].
+        router: A router to reuse (its caches), else a new one.
+
+    Returns:
+        The path report.
+
+    Raises:
+        EngineError: Unknown GPU ids, identical endpoints, or a negative size.
+    """
+    a, b = parse_gpu_id(fabric, src), parse_gpu_id(fabric, dst)
+    if a == b:
+        raise EngineError(f"source and destination are the same GPU ({fabric.gpu_name(a)})")
+    if size_bytes is not None and size_bytes < 0:
+        raise EngineError(f"size must not be negative (got {size_bytes})")
+    links = (router or Router(fabric)).route(a, b)
+    bw, link = path_bottleneck(fabric, links)
+    latency = path_latency_us(fabric, links)
+    hops = tuple(describe_hops(fabric, links))
+    position = int(list(links).index(link))
+    return PathReport(
+        topology=fabric.spec.id,
+        src=fabric.gpu_name(a),
+        dst=fabric.gpu_name(b),
+        hops=hops,
+        bottleneck_GBps=bw,
+        bottleneck_hop=position,
+        latency_us=latency,
+        size_bytes=size_bytes,
+        transfer_us=None if size_bytes is None else transfer_time_us(size_bytes, latency, bw),
+    )

@@ -1,0 +1,95 @@
+"""Path metrics: bottleneck bandwidth, latency and transfer time of a routed path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fabricui.fabric.fabric import Fabric, FloatArray, IntArray
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One link of a path, as shown to users."""
+
+    src: str
+    """Device the hop leaves (``n0.g3``)."""
+    dst: str
+    """Device the hop enters."""
+    link: str
+    """Link generation id (``nvlink4``)."""
+    count: int
+    """Parallel links aggregated in this hop (18 NVLinks, 4 NIC ports)."""
+    bw_GBps: float
+    """Bandwidth per direction [GB/s]."""
+    lat_us: float
+    """Link latency plus the latency of ``dst`` when it forwards the traffic [us]."""
+
+
+def hop_latencies_us(fabric: Fabric, links: IntArray) -> FloatArray:
+    """Per-hop latency: link latency plus the forwarding latency of the device entered.
+
+    Args:
+        fabric: The fabric.
+        links: (n_hops,) link ids of a path.
+
+    Returns:
+        (n_hops,) latencies [us]; the last hop enters the destination, which adds nothing.
+    """
+    lat = fabric.link_lat_us[links].astype(np.float64)
+    if links.shape[0] > 1:
+        lat[:-1] += fabric.dev_lat_us[fabric.link_dst[links[:-1]]]
+    return lat
+
+
+def path_latency_us(fabric: Fabric, links: IntArray) -> float:
+    """Latency of a path: link latencies plus switch and NIC forwarding latencies [us]."""
+    return float(hop_latencies_us(fabric, links).sum())
+
+
+def path_bottleneck(fabric: Fabric, links: IntArray) -> tuple[float, int]:
+    """Narrowest link of a path.
+
+    Returns:
+        (bandwidth [GB/s], link id); (inf, -1) for an empty path.
+    """
+    if links.shape[0] == 0:
+        return float("inf"), -1
+    position = int(np.argmin(fabric.link_bw_GBps[links]))
+    return float(fabric.link_bw_GBps[links[position]]), int(links[position])
+
+
+def transfer_time_us(size_bytes, lat_us, bw_GBps):  # type: ignore[no-untyped-def]
+    """Time to move a message over a path: ``lat + size / bw``.
+
+    Args:
+        size_bytes: Message size(s) [bytes]; scalar or array.
+        lat_us: Path latency [us].
+        bw_GBps: Bottleneck bandwidth [GB/s] (1 GB/s = 1000 bytes/us).
+
+    Returns:
+        Transfer time(s) [us], same shape as ``size_bytes``.
+
+    Notes:
+        ``t = lat_us + size_bytes / (1000 * bw_GBps)``.
+    """
+    size = np.asarray(size_bytes, dtype=np.float64)
+    result = lat_us + size / (1000.0 * bw_GBps)
+    return float(result) if result.ndim == 0 else result
+
+
+def describe_hops(fabric: Fabric, links: IntArray) -> list[Hop]:
+    """The hops of a path with names, generations and per-hop figures."""
+    lat = hop_latencies_us(fabric, links)
+    return [
+        Hop(
+            src=fabric.device_name(int(fabric.link_src[k])),
+            dst=fabric.device_name(int(fabric.link_dst[k])),
+            link=fabric.generations[int(fabric.link_gen[k])],
+            count=int(fabric.link_count[k]),
+            bw_GBps=float(fabric.link_bw_GBps[k]),
+            lat_us=float(lat[i]),
+        )
+        for i, k in enumerate(links)
+    ]

@@ -1,0 +1,8 @@
+"""Builders: a topology spec becomes a fabric of device and link arrays."""
+
+from __future__ import annotations
+
+from fabricui.fabric.builder import build_fabric
+from fabricui.fabric.fabric import DeviceKind, Fabric
+
+__all__ = ["DeviceKind", "Fabric", "build_fabric"]

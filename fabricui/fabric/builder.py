@@ -1,0 +1,399 @@
+"""Build a fabric from a topology spec: one node template tiled with numpy, then the network.
+
+Handles NVSwitch nodes, direct-mesh nodes (GH200 quad, MI300X), PCIe trees with sockets and
+switches (peer-to-peer on or staged through host memory), one NIC per GPU, NICs shared by
+several GPUs or several NIC ports per GPU, a single switch, and two-tier leaf/spine networks
+(rail-optimized or not, with oversubscription, or leafs joined directly when ``spines: 0``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fabricui.errors import EngineError
+from fabricui.fabric.fabric import DeviceKind, Fabric
+from fabricui.model import LinkGeneration, NicSpec, SwitchSpec, TopologySpec
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+
+#: Default NVSwitch model per NVLink generation.
+DEFAULT_NVSWITCH = {"nvlink2": "nvswitch1", "nvlink3": "nvswitch2", "nvlink4": "nvswitch3",
+                    "nvlink5": "nvswitch4"}
+#: Default network switch per network link generation, then per family.
+DEFAULT_NET_SWITCH = {"ib-hdr": "quantum", "ib-ndr": "quantum-2", "ib-xdr": "quantum-x800",
+                      "slingshot": "rosetta", "roce": "spectrum-4"}
+DEFAULT_SWITCH_BY_FAMILY = {"infiniband": "quantum-2", "slingshot": "rosetta"}
+FALLBACK_NET_SWITCH = "generic-ethernet"
+
+#: Largest fabric the builder accepts (devices are int32 and memory is finite).
+MAX_GPUS = 2_000_000
+
+
+@dataclass
+class _Block:
+    """Devices and links under construction (local ids)."""
+
+    kind: list[int] = field(default_factory=list)
+    index: list[int] = field(default_factory=list)
+    lat_us: list[float] = field(default_factory=list)
+    model: list[int] = field(default_factory=list)
+    src: list[int] = field(default_factory=list)
+    dst: list[int] = field(default_factory=list)
+    bw: list[float] = field(default_factory=list)
+    lat: list[float] = field(default_factory=list)
+    gen: list[int] = field(default_factory=list)
+    count: list[int] = field(default_factory=list)
+
+    def device(self, kind: DeviceKind, index: int, lat_us: float, model: int) -> int:
+        self.kind.append(int(kind))
+        self.index.append(index)
+        self.lat_us.append(lat_us)
+        self.model.append(model)
+        return len(self.kind) - 1
+
+    def cable(self, a: int, b: int, bw_GBps: float, lat_us: float, gen: int, count: int) -> None:
+        """A bidirectional bundle: two directed links of ``bw_GBps`` each."""
+        for s, d in ((a, b), (b, a)):
+            self.src.append(s)
+            self.dst.append(d)
+            self.bw.append(bw_GBps)
+            self.lat.append(lat_us)
+            self.gen.append(gen)
+            self.count.append(count)
+
+
+class _Interner:
+    """Assigns small integer ids to strings (link generations, model labels)."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def __call__(self, item: str) -> int:
+        if item not in self._ids:
+            self._ids[item] = len(self.items)
+            self.items.append(item)
+        return self._ids[item]
+
+
+def _default_pcie_switches(spec: TopologySpec) -> int:
+    if spec.intra.pcie_switches is not None:
+        return spec.intra.pcie_switches
+    return spec.gpus_per_node // 2 if spec.gpus_per_node >= 4 else 0
+
+
+def _default_sockets(spec: TopologySpec) -> int:
+    if spec.intra.sockets is not None:
+        return max(1, spec.intra.sockets)
+    return 2 if spec.gpus_per_node >= 4 else 1
+
+
+def _pick_nic(catalog: Catalog, link_id: str, gbps: float) -> NicSpec | None:
+    """The catalog NIC speaking ``link_id``, preferring one with the requested port rate."""
+    candidates = [n for n in catalog.nics.values() if n.link == link_id]
+    if not candidates:
+        return None
+    exact = [n for n in candidates if n.rate_Gbps == gbps]
+    return (exact or candidates)[0]
+
+
+def _pick_switch(catalog: Catalog, spec_switch: str | None, link: LinkGeneration) -> SwitchSpec:
+    for candidate in (
+        spec_switch,
+        DEFAULT_NET_SWITCH.get(link.id),
+        DEFAULT_SWITCH_BY_FAMILY.get(link.family),
+        FALLBACK_NET_SWITCH,
+    ):
+        if candidate and candidate in catalog.switches:
+            switch: SwitchSpec = catalog.switches[candidate]
+            return switch
+    raise EngineError(f"no network switch model in the hardware database for {link.id}")
+
+
+def _gpu_nic_map(spec: TopologySpec, n_nic_devices: int) -> list[int]:
+    g = spec.gpus_per_node
+    if spec.net is not None and spec.net.nic_map is not None:
+        return list(spec.net.nic_map)
+    return [(i * n_nic_devices) // g for i in range(g)]
+
+
+def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _Interner):
+    """One node's devices and links (local ids), plus per-GPU NIC and CPU local ids."""
+    gpu = catalog.gpus[spec.gpu]
+    intra = spec.intra
+    block = _Block()
+    g = spec.gpus_per_node
+    gpu_model = models(gpu.name)
+    gpus = [block.device(DeviceKind.GPU, i, 0.0, gpu_model) for i in range(g)]
+
+    host_link = catalog.links[intra.host_link or gpu.pcie]
+    sockets = _default_sockets(spec)
+    n_switches = _default_pcie_switches(spec)
+    cpu_model = models("CPU socket" if host_link.family != "nvlink-c2c" else "Grace CPU")
+    cpus = [block.device(DeviceKind.CPU, i, 0.0, cpu_model) for i in range(sockets)]
+    socket_link = catalog.links[intra.socket_link] if intra.socket_link in catalog.links else None
+    if socket_link is not None:
+        for a in range(sockets):
+            for b in range(a + 1, sockets):
+                block.cable(cpus[a], cpus[b], socket_link.bw_GBps, socket_link.lat_us,
+                            gens(socket_link.id), 1)
+
+    pcie_switch = next((s for s in catalog.switches.values() if s.family == "pcie"), None)
+    switch_model = models(pcie_switch.name if pcie_switch else "PCIe switch")
+    switch_lat = pcie_switch.lat_us if pcie_switch else 0.1
+    switches = [block.device(DeviceKind.PCIE_SWITCH, i, switch_lat, switch_model)
+                for i in range(n_switches)]
+    gpu_cpu_local = [cpus[(i * sockets) // g] for i in range(g)]
+
+    def host_port(i: int) -> int:
+        """The device GPU i's host link plugs into (its PCIe switch, else its CPU socket)."""
+        return switches[(i * n_switches) // g] if switches else gpu_cpu_local[i]
+
+    for s, sw in enumerate(switches):
+        cpu = cpus[(s * sockets) // n_switches]
+        uplink = catalog.links[gpu.pcie] if host_link.family == "nvlink-c2c" else host_link
+        block.cable(sw, cpu, uplink.bw_GBps, uplink.lat_us, gens(uplink.id), 1)
+    for i, dev in enumerate(gpus):
+        block.cable(dev, host_port(i), host_link.bw_GBps, host_link.lat_us, gens(host_link.id), 1)
+
+    if intra.fabric in ("nvswitch", "mesh"):
+        link = catalog.links[intra.link or (gpu.scaleup_link or "")]
+        if intra.fabric == "nvswitch":
+            per_gpu = intra.links_per_gpu or gpu.scaleup_links or link.links_per_gpu or 1
+            sw_id = intra.switch or DEFAULT_NVSWITCH.get(link.id)
+            sw_spec = catalog.switches.get(sw_id) if sw_id else None
+            nvsw = block.device(
+                DeviceKind.NVSWITCH, 0, sw_spec.lat_us if sw_spec else 0.0,
+                models(sw_spec.name if sw_spec else "NVSwitch"),
+            )
+            for dev in gpus:
+                block.cable(dev, nvsw, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu)
+        else:
+            per_pair = intra.links_per_pair
+            for a in range(g):
+                for b in range(a + 1, g):
+                    block.cable(gpus[a], gpus[b], per_pair * link.bw_GBps, link.lat_us,
+                                gens(link.id), per_pair)
+
+    gpu_nic_local = [-1] * g
+    nic_ports = 1.0
+    if spec.net is not None:
+        net = spec.net
+        net_link = catalog.links[net.link]
+        gbps = net.gbps or net_link.bw_GBps * 8
+        nic_spec = _pick_nic(catalog, net.link, gbps)
+        n_nic = net.nics_per_node
+        if net.nic_map is None and n_nic > g:
+            # More ports than GPUs (EFA, dual-port RoCE): each GPU drives its share of ports.
+            nic_ports, n_nic = n_nic / g, g
+        nic_model = models(
+            (f"{nic_ports:g}x " if nic_ports != 1 else "") + (nic_spec.name if nic_spec else "NIC")
+        )
+        nic_lat = nic_spec.lat_us if nic_spec else 0.0
+        nics = [block.device(DeviceKind.NIC, i, nic_lat, nic_model) for i in range(n_nic)]
+        mapping = _gpu_nic_map(spec, n_nic)
+        nic_pcie = catalog.links[nic_spec.pcie if nic_spec else gpu.pcie]
+        for k, nic in enumerate(nics):
+            first_gpu = mapping.index(k) if k in mapping else (k * g) // n_nic
+            port = host_port(first_gpu)
+            if host_link.family == "nvlink-c2c":
+                port = gpu_cpu_local[first_gpu]
+            ports = max(1, round(nic_ports))
+            block.cable(nic, port, ports * nic_pcie.bw_GBps, nic_pcie.lat_us,
+                        gens(nic_pcie.id), ports)
+        gpu_nic_local = [nics[m] for m in mapping]
+    return block, gpu_nic_local, gpu_cpu_local, nic_ports
+
+
+def _tile(values: list, nodes: int, dtype, offset_step: int = 0) -> np.ndarray:
+    base = np.asarray(values, dtype=np.int64 if offset_step else dtype)
+    if not offset_step:
+        return np.tile(base, nodes).astype(dtype)
+    shifts = (np.arange(nodes, dtype=np.int64) * offset_step)[:, None]
+    return (base[None, :] + shifts).reshape(-1).astype(dtype)
+
+
+def _leaf_assignment(spec: TopologySpec, n_nic: int, ports_per_nic: int, radix: int):
+    """Leaf index of every (node, local NIC) and the number of leafs and spines."""
+    net = spec.net
+    assert net is not None
+    nodes = spec.nodes
+    total_ports = nodes * n_nic * ports_per_nic
+    layout = net.layout
+    if layout == "auto":
+        layout = "single" if total_ports <= radix and net.leafs in (None, 1) else "leaf-spine"
+    if layout == "single":
+        return np.zeros((nodes, n_nic), dtype=np.int64), 1, 0
+    o = net.oversubscription
+    down_per_leaf = max(1, int(radix * o / (1 + o)))
+    rails = n_nic if net.rail_optimized else 1
+    if net.leafs is not None:
+        leafs = net.leafs
+    elif net.rail_optimized:
+        leafs = rails * math.ceil(nodes * ports_per_nic / down_per_leaf)
+    else:
+        nodes_per_leaf = max(1, down_per_leaf // (n_nic * ports_per_nic))
+        leafs = math.ceil(nodes / nodes_per_leaf)
+    node_ids = np.arange(nodes)[:, None]
+    nic_ids = np.arange(n_nic)[None, :]
+    if net.rail_optimized and leafs >= rails:
+        per_rail = leafs // rails
+        assign = nic_ids * per_rail + (node_ids * per_rail) // nodes
+    elif net.rail_optimized:
+        assign = (nic_ids * leafs) // rails + 0 * node_ids
+    else:
+        assign = (node_ids * leafs) // nodes + 0 * nic_ids
+    if net.spines is not None:
+        spines = net.spines
+    elif leafs == 1:
+        spines = 0
+    else:
+        up_ports = math.ceil(total_ports / o)
+        spines = max(1, math.ceil(up_ports / radix))
+    return assign.astype(np.int64), leafs, spines
+
+
+def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
+    """Build the fabric of a topology spec.
+
+    Args:
+        spec: A checked topology spec (from the catalog or a user file).
+        catalog: The hardware database the spec's ids refer to.
+
+    Returns:
+        The fabric, with every node an identical block of devices and links.
+
+    Raises:
+        EngineError: The spec is out of range (no nodes, too many GPUs).
+    """
+    if spec.nodes < 1 or spec.gpus_per_node < 1:
+        raise EngineError(f"{spec.id}: needs at least one node and one GPU per node")
+    if spec.nodes * spec.gpus_per_node > MAX_GPUS:
+        raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
+    gens, models = _Interner(), _Interner()
+    block, gpu_nic_local, gpu_cpu_local, nic_ports = _build_node(spec, catalog, gens, models)
+    nodes = spec.nodes
+    dn, ln = len(block.kind), len(block.src)
+
+    kind = _tile(block.kind, nodes, np.int8)
+    index = _tile(block.index, nodes, np.int32)
+    node = np.repeat(np.arange(nodes, dtype=np.int32), dn)
+    lat_dev = _tile(block.lat_us, nodes, np.float64)
+    model = _tile(block.model, nodes, np.int16)
+    src = _tile(block.src, nodes, np.int64, dn)
+    dst = _tile(block.dst, nodes, np.int64, dn)
+    bw = _tile(block.bw, nodes, np.float64)
+    lat = _tile(block.lat, nodes, np.float64)
+    gen = _tile(block.gen, nodes, np.int16)
+    count = _tile(block.count, nodes, np.int16)
+
+    g = spec.gpus_per_node
+    gpu_local = np.flatnonzero(np.asarray(block.kind) == DeviceKind.GPU)
+    offsets = (np.arange(nodes, dtype=np.int64) * dn)[:, None]
+    gpu_dev = (gpu_local[None, :] + offsets).reshape(-1)
+    gpu_cpu = (np.asarray(gpu_cpu_local)[None, :] + offsets).reshape(-1)
+    gpu_nic = np.full(nodes * g, -1, dtype=np.int64)
+
+    net_parts = None
+    # A single node keeps its NICs (so --nodes can grow it) but needs no switches.
+    if spec.net is not None and nodes > 1:
+        net = spec.net
+        link = catalog.links[net.link]
+        gbps = net.gbps or link.bw_GBps * 8
+        port_bw = gbps / 8.0
+        switch = _pick_switch(catalog, net.switch, link)
+        sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
+        nic_local = np.flatnonzero(np.asarray(block.kind) == DeviceKind.NIC)
+        n_nic = len(nic_local)
+        ports = max(1, round(nic_ports))
+        gpu_nic = (np.asarray(gpu_nic_local)[None, :] + offsets).reshape(-1)
+        assign, leafs, spines = _leaf_assignment(spec, n_nic, ports, switch.radix)
+        base = nodes * dn
+        sw_model = models(switch.name)
+        net_kind = [DeviceKind.LEAF] * leafs + [DeviceKind.SPINE] * spines
+        net_index = list(range(leafs)) + list(range(spines))
+        nic_devs = (nic_local[None, :] + offsets)  # (nodes, n_nic)
+        leaf_devs = base + assign
+        lgen = gens(link.id)
+        nic_bw = nic_ports * port_bw
+        # NIC <-> leaf cables, both directions.
+        a, b = nic_devs.reshape(-1), leaf_devs.reshape(-1)
+        n_nic_links = a.shape[0]
+        nsrc = [np.concatenate([a, b])]
+        ndst = [np.concatenate([b, a])]
+        nbw = [np.full(2 * n_nic_links, nic_bw)]
+        ncount = [np.full(2 * n_nic_links, ports)]
+        down_bw = np.bincount(assign.reshape(-1), minlength=leafs) * nic_bw
+        up_bw = down_bw / net.oversubscription
+        if leafs > 1 and spines > 0:
+            la = np.repeat(np.arange(leafs), spines)
+            sp = np.tile(np.arange(spines), leafs)
+            bw_ls = up_bw[la] / spines
+            cables = np.maximum(1, np.round(bw_ls / port_bw))
+            la, sp = base + la, base + leafs + sp
+            nsrc.append(np.concatenate([la, sp]))
+            ndst.append(np.concatenate([sp, la]))
+            nbw += [np.concatenate([bw_ls, bw_ls])]
+            ncount += [np.concatenate([cables, cables])]
+        elif leafs > 1:
+            # No spine: every leaf splits its uplink capacity over direct links to the others.
+            ia, ib = np.triu_indices(leafs, 1)
+            bw_ll = np.minimum(up_bw[ia], up_bw[ib]) / (leafs - 1)
+            cables = np.maximum(1, np.round(bw_ll / port_bw))
+            nsrc.append(np.concatenate([base + ia, base + ib]))
+            ndst.append(np.concatenate([base + ib, base + ia]))
+            nbw += [np.concatenate([bw_ll, bw_ll])]
+            ncount += [np.concatenate([cables, cables])]
+        total = sum(x.shape[0] for x in nsrc)
+        net_parts = dict(
+            kind=np.asarray(net_kind, dtype=np.int8),
+            index=np.asarray(net_index, dtype=np.int32),
+            node=np.full(leafs + spines, -1, dtype=np.int32),
+            lat=np.full(leafs + spines, sw_lat),
+            model=np.full(leafs + spines, sw_model, dtype=np.int16),
+            src=np.concatenate(nsrc),
+            dst=np.concatenate(ndst),
+            bw=np.concatenate(nbw),
+            llat=np.full(total, link.lat_us),
+            gen=np.full(total, lgen, dtype=np.int16),
+            count=np.concatenate(ncount).astype(np.int16),
+        )
+    if net_parts is not None:
+        kind = np.concatenate([kind, net_parts["kind"]])
+        index = np.concatenate([index, net_parts["index"]])
+        node = np.concatenate([node, net_parts["node"]])
+        lat_dev = np.concatenate([lat_dev, net_parts["lat"]])
+        model = np.concatenate([model, net_parts["model"]])
+        src = np.concatenate([src, net_parts["src"]])
+        dst = np.concatenate([dst, net_parts["dst"]])
+        bw = np.concatenate([bw, net_parts["bw"]])
+        lat = np.concatenate([lat, net_parts["llat"]])
+        gen = np.concatenate([gen, net_parts["gen"]])
+        count = np.concatenate([count, net_parts["count"]])
+
+    return Fabric(
+        spec=spec,
+        dev_kind=kind,
+        dev_node=node,
+        dev_index=index,
+        dev_lat_us=lat_dev,
+        dev_model=tuple(models.items),
+        dev_model_id=model,
+        link_src=src.astype(np.int32),
+        link_dst=dst.astype(np.int32),
+        link_bw_GBps=bw,
+        link_lat_us=lat,
+        link_gen=gen,
+        link_count=count,
+        generations=tuple(gens.items),
+        gpu_dev=gpu_dev.astype(np.int32),
+        gpu_nic=gpu_nic.astype(np.int32),
+        gpu_cpu=gpu_cpu.astype(np.int32),
+        node_devices=dn,
+        node_links=ln,
+    )

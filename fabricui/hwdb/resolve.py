@@ -1,0 +1,54 @@
+"""Turn a ``--topology`` argument (built-in name or YAML file) into a checked spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fabricui.errors import ConfigError
+from fabricui.hwdb.catalog import Catalog, unknown_id_message
+from fabricui.hwdb.topology_file import parse_topology
+from fabricui.hwdb.yamlfile import read_yaml
+from fabricui.model import TopologySpec
+
+#: The topology the explorer opens when none is named.
+DEFAULT_TOPOLOGY = "dgx-h100-pod"
+
+
+def _looks_like_path(text: str) -> bool:
+    return "/" in text or text.endswith((".yaml", ".yml")) or Path(text).is_file()
+
+
+def resolve_topology(name: str, catalog: Catalog, nodes: int | None = None) -> TopologySpec:
+    """A topology spec from a built-in name or a YAML file path.
+
+    Args:
+        name: Built-in id (``dgx-h100-pod``) or a path to a topology YAML file.
+        catalog: The hardware database.
+        nodes: Optional node count overriding the spec's (``--nodes N``).
+
+    Returns:
+        The checked spec.
+
+    Raises:
+        HwdbError: The file is malformed or refers to unknown hardware.
+        ConfigError: Unknown built-in name, or ``nodes`` is invalid for this topology.
+    """
+    if name in catalog.topologies:
+        spec = catalog.topologies[name]
+    elif _looks_like_path(name):
+        path = Path(name)
+        spec = parse_topology(read_yaml(path), catalog, default_id=path.stem)
+    else:
+        raise ConfigError(
+            unknown_id_message("topology", name, catalog.topologies)
+            + "; or give a YAML file path"
+        )
+    if nodes is None:
+        return spec
+    if nodes < 1:
+        raise ConfigError(f"--nodes must be at least 1 (got {nodes})")
+    if not spec.nodes_settable:
+        raise ConfigError(f"topology {spec.id} has a fixed node count ({spec.nodes})")
+    if nodes > 1 and spec.net is None:
+        raise ConfigError(f"topology {spec.id} has no network (net: null); --nodes {nodes} needs one")
+    return spec.with_nodes(nodes)

@@ -1,0 +1,151 @@
+"""Strict conversion of parsed YAML into the frozen ``model`` dataclasses.
+
+One small validator, driven by each dataclass's field annotations: unknown keys, missing
+required fields, wrong types and out-of-range numbers raise ``HwdbError`` naming the file,
+line, key path and the bad value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from typing import Any, TypeVar
+
+from fabricui.errors import HwdbError
+from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
+from fabricui.model import records, topology
+
+T = TypeVar("T")
+
+_NESTED: dict[str, type] = {"IntraSpec": topology.IntraSpec, "NetSpec": topology.NetSpec}
+
+#: Fields that must be > 0 when present (everything named *_GBps, *_Gbps, *_TFLOPS, counts).
+_POSITIVE = re.compile(r"(_GBps|_Gbps|_TFLOPS|_GB|_B)$|^(nodes|gpus_per_node|radix|ports|layers)$")
+
+
+def _fail(doc: YamlDocument, path: KeyPath, problem: str, value: Any = dataclasses.MISSING) -> None:
+    shown = "" if value is dataclasses.MISSING else f" (got {value!r})"
+    raise HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}{shown}")
+
+
+def _number(doc: YamlDocument, path: KeyPath, value: Any, kind: str) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _fail(doc, path, f"expected a number ({kind})", value)
+    if isinstance(value, float) and not math.isfinite(value):
+        _fail(doc, path, "expected a finite number", value)
+    if kind == "int":
+        if isinstance(value, float):
+            if not value.is_integer():
+                _fail(doc, path, "expected a whole number", value)
+            value = int(value)
+        return int(value)
+    return float(value)
+
+
+def convert_value(doc: YamlDocument, path: KeyPath, annotation: str, value: Any) -> Any:
+    """Convert one YAML value to the type named by a dataclass annotation string."""
+    annotation = annotation.replace(" ", "")
+    if annotation.startswith("Optional["):
+        if value is None:
+            return None
+        return convert_value(doc, path, annotation[len("Optional[") : -1], value)
+    if value is None:
+        _fail(doc, path, f"must not be empty (expected {annotation})")
+    if annotation == "str":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str):
+            _fail(doc, path, "expected text", value)
+        return value
+    if annotation == "bool":
+        if not isinstance(value, bool):
+            _fail(doc, path, "expected true or false", value)
+        return value
+    if annotation in ("int", "float"):
+        number = _number(doc, path, value, annotation)
+        if number < 0:
+            _fail(doc, path, "must not be negative", value)
+        if _POSITIVE.search(str(path[-1])) and number <= 0:
+            _fail(doc, path, "must be greater than zero", value)
+        return number
+    if annotation.startswith("tuple["):
+        inner = annotation[len("tuple[") : -1].split(",")[0]
+        if not isinstance(value, list):
+            _fail(doc, path, f"expected a list of {inner}", value)
+        return tuple(convert_value(doc, (*path, i), inner, v) for i, v in enumerate(value))
+    if annotation == "dict[str,str]":
+        if not isinstance(value, dict):
+            _fail(doc, path, "expected a mapping of field: url", value)
+        return {
+            str(k): convert_value(doc, (*path, str(k)), "str", v) for k, v in value.items()
+        }
+    if annotation in _NESTED:
+        return convert_record(doc, path, _NESTED[annotation], value)
+    raise AssertionError(f"schema: unsupported annotation {annotation}")  # pragma: no cover
+
+
+def convert_record(
+    doc: YamlDocument,
+    path: KeyPath,
+    cls: type[T],
+    data: Any,
+    overrides: dict[str, Any] | None = None,
+) -> T:
+    """Build a dataclass instance from a YAML mapping, strictly.
+
+    Args:
+        doc: The document (for line numbers).
+        path: Key path of ``data`` in the document.
+        cls: The dataclass to build.
+        data: The mapping read from YAML.
+        overrides: Values set by the caller, not read from YAML (e.g. ``origin``).
+
+    Returns:
+        The record.
+
+    Raises:
+        HwdbError: Not a mapping, unknown key, missing field, wrong type or range.
+    """
+    if not isinstance(data, dict):
+        _fail(doc, path, f"expected a mapping of {cls.__name__} fields", data)
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    overrides = overrides or {}
+    for key in data:
+        if key not in fields or key in overrides:
+            known = ", ".join(n for n in fields if n not in overrides)
+            _fail(doc, (*path, str(key)), f"unknown key (known: {known})")
+    kwargs: dict[str, Any] = dict(overrides)
+    for name, f in fields.items():
+        if name in overrides:
+            continue
+        if name not in data:
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            if required:
+                _fail(doc, path, f"missing required key '{name}'")
+            continue
+        kwargs[name] = convert_value(doc, (*path, name), str(f.type), data[name])
+    return cls(**kwargs)
+
+
+def check_choice(doc: YamlDocument, path: KeyPath, value: str, choices: tuple[str, ...]) -> None:
+    """Raise unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        _fail(doc, path, f"must be one of {', '.join(choices)}", value)
+
+
+def check_range(
+    doc: YamlDocument, path: KeyPath, value: float, low: float, high: float, what: str
+) -> None:
+    """Raise unless ``low <= value <= high``."""
+    if not low <= value <= high:
+        _fail(doc, path, f"{what} must be between {low:g} and {high:g}", value)
+
+
+__all__ = [
+    "check_choice",
+    "check_range",
+    "convert_record",
+    "convert_value",
+    "records",
+]

@@ -1,0 +1,118 @@
+"""Read a topology spec from YAML and check it against the catalog."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import HwdbError
+from fabricui.hwdb.schema import check_choice, check_range, convert_record
+from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
+from fabricui.model.topology import INTRA_FABRICS, NET_LAYOUTS, IntraSpec, TopologySpec
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+
+#: Link families allowed for each intra-node fabric.
+_INTRA_FAMILIES = {
+    "nvswitch": ("nvlink",),
+    "mesh": ("nvlink", "xgmi"),
+    "pcie": ("pcie",),
+}
+
+
+def _fail(doc: YamlDocument, path: KeyPath, problem: str) -> HwdbError:
+    return HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}")
+
+
+def _ref(doc: YamlDocument, path: KeyPath, table: dict[str, Any], kind: str, value: str) -> Any:
+    from fabricui.hwdb.catalog import unknown_id_message
+
+    if value not in table:
+        raise _fail(doc, path, unknown_id_message(kind, value, table))
+    return table[value]
+
+
+def parse_topology(doc: YamlDocument, catalog: Catalog, default_id: str = "custom") -> TopologySpec:
+    """Turn a parsed topology document into a checked ``TopologySpec``.
+
+    Accepts the bare spec, or a mapping whose ``hardware`` key holds it (a measurement
+    entry). ``intra: null`` means one GPU per node; ``net: null`` means a single node.
+
+    Raises:
+        HwdbError: Naming file, line, key path and value of the first problem.
+    """
+    data = doc.data
+    base: KeyPath = ()
+    if isinstance(data, dict) and "hardware" in data and "gpu" not in data:
+        data, base = data["hardware"], ("hardware",)
+    if not isinstance(data, dict):
+        raise HwdbError(
+            f"{doc.where(base)}: expected a topology mapping with gpu, nodes, gpus_per_node, "
+            f"intra, net (got {type(data).__name__})"
+        )
+    data = dict(data)
+    if data.get("intra", "absent") is None:
+        data["intra"] = {"fabric": "none"}
+    data.setdefault("id", default_id)
+    spec = convert_record(doc, base, TopologySpec, data, overrides={"origin": doc.origin})
+    _check_spec(doc, base, spec, catalog)
+    return spec
+
+
+def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Catalog) -> None:
+    gpu = _ref(doc, (*base, "gpu"), catalog.gpus, "gpu", spec.gpu)
+    intra: IntraSpec = spec.intra
+    ipath = (*base, "intra")
+    check_choice(doc, (*ipath, "fabric"), intra.fabric, INTRA_FABRICS)
+    if intra.fabric == "none" and spec.gpus_per_node > 1:
+        raise _fail(doc, ipath, f"required when gpus_per_node > 1 ({spec.gpus_per_node})")
+    if intra.fabric in _INTRA_FAMILIES:
+        if intra.link is None:
+            link_id = gpu.scaleup_link if intra.fabric != "pcie" else gpu.pcie
+            if link_id is None:
+                raise _fail(doc, (*ipath, "link"), f"required: {gpu.id} has no scale-up link")
+        else:
+            link = _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link)
+            families = _INTRA_FAMILIES[intra.fabric]
+            if link.family not in families:
+                raise _fail(
+                    doc,
+                    (*ipath, "link"),
+                    f"{intra.link} is a {link.family} link; {intra.fabric} needs "
+                    f"{' or '.join(families)} (got {intra.link!r})",
+                )
+    for attr in ("host_link", "socket_link"):
+        value = getattr(intra, attr)
+        if value is not None:
+            _ref(doc, (*ipath, attr), catalog.links, "link", value)
+    if intra.switch is not None:
+        _ref(doc, (*ipath, "switch"), catalog.switches, "switch", intra.switch)
+    if spec.nodes > 1 and spec.net is None:
+        raise _fail(doc, (*base, "net"), f"required when nodes > 1 ({spec.nodes})")
+    if spec.net is None:
+        return
+    net = spec.net
+    npath = (*base, "net")
+    link = _ref(doc, (*npath, "link"), catalog.links, "link", net.link)
+    if link.tier != "scale-out":
+        raise _fail(doc, (*npath, "link"), f"{net.link} is not a network link (tier {link.tier})")
+    check_choice(doc, (*npath, "layout"), net.layout, NET_LAYOUTS)
+    check_range(doc, (*npath, "oversubscription"), net.oversubscription, 1.0, 64.0, "ratio")
+    if net.nics_per_node < 1:
+        raise _fail(doc, (*npath, "nics_per_node"), f"must be at least 1 (got {net.nics_per_node})")
+    if net.switch is not None:
+        _ref(doc, (*npath, "switch"), catalog.switches, "switch", net.switch)
+    if net.nic_map is not None:
+        if len(net.nic_map) != spec.gpus_per_node:
+            raise _fail(
+                doc,
+                (*npath, "nic_map"),
+                f"needs one NIC index per GPU ({spec.gpus_per_node}), got {len(net.nic_map)}",
+            )
+        for i, nic in enumerate(net.nic_map):
+            if nic >= net.nics_per_node:
+                raise _fail(
+                    doc,
+                    (*npath, "nic_map", i),
+                    f"NIC index {nic} out of range 0..{net.nics_per_node - 1}",
+                )

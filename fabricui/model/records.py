@@ -1,0 +1,198 @@
+"""Hardware-database records: link generations, GPUs, NICs, switches and model shapes.
+
+Every numeric figure comes from ``source`` unless ``sources`` names another reference for
+that field (``sources: {lat_us: <url>}``); the loader refuses a record without a source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+#: Tiers of the bandwidth pyramid, fastest first. ``memory`` is on-package (SMEM, HBM).
+TIERS = ("on-chip", "memory", "scale-up", "host", "scale-out")
+
+#: Link families the catalog knows; plugins may add more.
+LINK_FAMILIES = (
+    "memory",
+    "pcie",
+    "nvlink",
+    "nvlink-c2c",
+    "xgmi",
+    "cpu",
+    "infiniband",
+    "roce",
+    "efa",
+    "slingshot",
+    "tcpxo",
+    "ethernet",
+)
+
+
+@dataclass(frozen=True)
+class LinkGeneration:
+    """One generation of one link technology, e.g. NVLink 4 or InfiniBand NDR."""
+
+    id: str
+    """Stable id used in topology specs (``nvlink4``, ``ib-ndr``, ``pcie5``)."""
+    name: str
+    """Human name (``NVLink 4.0``)."""
+    family: str
+    """Technology family, one of ``LINK_FAMILIES``."""
+    tier: str
+    """Pyramid tier, one of ``TIERS``."""
+    bw_GBps: float
+    """Bandwidth of one link / lane bundle / port, per direction [GB/s]. For PCIe: x16.
+    For network links: the default port rate (see ``rates_Gbps``)."""
+    lat_us: float
+    """Latency of one hop over this link, wire and endpoint logic [us]."""
+    efficiency: float
+    """Fraction of ``bw_GBps`` that bulk transfers achieve in practice (0-1]."""
+    source: str
+    """Reference for the figures (datasheet, spec or measurement URL)."""
+    year: Optional[int] = None
+    """Year of introduction."""
+    links_per_gpu: Optional[int] = None
+    """Typical number of such links per GPU (NVLink, xGMI); per-GPU bandwidth is
+    ``links_per_gpu * bw_GBps``."""
+    rates_Gbps: tuple[float, ...] = ()
+    """Port rates a topology may pick with ``net.gbps`` [Gb/s]; empty for fixed links."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Per-field references that differ from ``source``."""
+    note: str = ""
+    """Anything a user should know about the figures."""
+
+    @property
+    def per_gpu_bw_GBps(self) -> Optional[float]:
+        """Aggregate per-GPU bandwidth per direction when ``links_per_gpu`` is known [GB/s]."""
+        if self.links_per_gpu is None:
+            return None
+        return self.links_per_gpu * self.bw_GBps
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One accelerator model."""
+
+    id: str
+    """Stable id from the shared vocabulary (``h100-sxm``, ``mi300x``)."""
+    name: str
+    """Marketing name."""
+    vendor: str
+    """``nvidia`` or ``amd`` (or a plugin's vendor)."""
+    arch: str
+    """Architecture (``ampere``, ``hopper``, ``blackwell``, ``cdna3`` ...)."""
+    memory_GB: float
+    """On-package memory capacity [GB]."""
+    hbm_bw_GBps: float
+    """Memory bandwidth [GB/s]."""
+    bf16_dense_TFLOPS: float
+    """Peak dense BF16 tensor throughput, no sparsity [TFLOP/s]."""
+    pcie: str
+    """Host link generation id (``pcie5``)."""
+    source: str
+    """Reference for the figures."""
+    scaleup_link: Optional[str] = None
+    """Scale-up link generation id (``nvlink4``, ``xgmi3``), or None (PCIe only)."""
+    scaleup_links: int = 0
+    """Number of scale-up links per GPU."""
+    smem_bw_GBps: Optional[float] = None
+    """Aggregate shared-memory / L1 bandwidth over all SMs [GB/s], for the pyramid."""
+    memory_tech: str = ""
+    """Memory technology (``HBM3``, ``GDDR6X``)."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Per-field references that differ from ``source``."""
+    note: str = ""
+    """Anything a user should know about the figures."""
+
+
+@dataclass(frozen=True)
+class NicSpec:
+    """One network adapter."""
+
+    id: str
+    """Stable id (``cx7-ndr``)."""
+    name: str
+    """Product name."""
+    link: str
+    """Network link generation id it speaks (``ib-ndr``)."""
+    ports: int
+    """Number of network ports."""
+    rate_Gbps: float
+    """Line rate of one port [Gb/s]."""
+    pcie: str
+    """Host interface generation id (``pcie5``)."""
+    lat_us: float
+    """Adapter latency added once per traversal [us]."""
+    source: str
+    """Reference for the figures."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Per-field references that differ from ``source``."""
+    note: str = ""
+    """Anything a user should know."""
+
+
+@dataclass(frozen=True)
+class SwitchSpec:
+    """One switch chip or switch system (NVSwitch, PCIe switch, IB or Ethernet switch)."""
+
+    id: str
+    """Stable id (``nvswitch3``, ``quantum-2``)."""
+    name: str
+    """Product name."""
+    family: str
+    """``nvswitch``, ``pcie``, ``infiniband``, ``ethernet``, ``slingshot`` ..."""
+    radix: int
+    """Number of ports."""
+    port_Gbps: float
+    """Rate of one port [Gb/s]."""
+    lat_us: float
+    """Port-to-port latency [us]."""
+    source: str
+    """Reference for the figures."""
+    in_network_reduction: bool = False
+    """True when the switch can reduce in the network (SHARP, NVLS)."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Per-field references that differ from ``source``."""
+    note: str = ""
+    """Anything a user should know."""
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """A transformer's shape, enough to derive parameter bytes, FLOPs and activations."""
+
+    id: str
+    """Stable id (``llama3-70b``)."""
+    name: str
+    """Human name."""
+    params_B: float
+    """Total parameters [billions]."""
+    layers: int
+    """Transformer layers."""
+    hidden: int
+    """Model (embedding) width."""
+    ffn_hidden: int
+    """MLP inner width (per expert for MoE)."""
+    heads: int
+    """Attention heads."""
+    kv_heads: int
+    """Key/value heads (GQA)."""
+    vocab: int
+    """Vocabulary size."""
+    seq_len: int
+    """Default training sequence length [tokens]."""
+    source: str
+    """Reference (paper or model card)."""
+    experts: int = 0
+    """Routed experts per MoE layer (0 for dense)."""
+    experts_per_token: int = 0
+    """Routed experts each token visits (top-k)."""
+    active_params_B: Optional[float] = None
+    """Parameters active per token for MoE [billions]; None for dense."""
+    moe_layers: int = 0
+    """Number of layers that are MoE."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Per-field references that differ from ``source``."""
+    note: str = ""
+    """Anything a user should know."""

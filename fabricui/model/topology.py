@@ -1,0 +1,106 @@
+"""The topology spec: what a builder turns into a fabric.
+
+Its smallest form is the ``hardware`` block of ``shared/data/nccl/measurements.yaml``
+(gpu, nodes, gpus_per_node, intra, net); every other field is optional detail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+#: Intra-node fabrics a builder understands.
+INTRA_FABRICS = ("nvswitch", "mesh", "pcie", "none")
+
+#: Network layouts: one switch, two tiers of leaf/spine switches.
+NET_LAYOUTS = ("auto", "single", "leaf-spine")
+
+
+@dataclass(frozen=True)
+class IntraSpec:
+    """How the GPUs of one node are connected."""
+
+    fabric: str = "none"
+    """``nvswitch``, ``mesh`` (direct GPU links), ``pcie`` or ``none`` (one GPU per node)."""
+    link: Optional[str] = None
+    """Link generation id of the GPU-to-GPU (or GPU-to-switch) links."""
+    links_per_pair: int = 1
+    """Mesh only: parallel links between every GPU pair."""
+    links_per_gpu: Optional[int] = None
+    """NVSwitch only: links from each GPU into the switch fabric (default: the GPU's count)."""
+    p2p: bool = True
+    """PCIe only: False when peer traffic is staged through host memory."""
+    pcie_switches: Optional[int] = None
+    """PCIe switches per node (0: devices hang off the CPU root ports). Default: one per two
+    GPUs for 4+ GPUs, else 0."""
+    sockets: Optional[int] = None
+    """CPU sockets per node (default 2 for 4+ GPUs, else 1)."""
+    host_link: Optional[str] = None
+    """GPU/NIC host-link generation id (default: the GPU's PCIe generation)."""
+    socket_link: str = "upi"
+    """Link generation id between CPU sockets."""
+    switch: Optional[str] = None
+    """Switch model id for the NVSwitch (default by NVLink generation)."""
+
+
+@dataclass(frozen=True)
+class NetSpec:
+    """How nodes reach each other."""
+
+    link: str
+    """Network link generation id (``ib-ndr``, ``roce``, ``efa``)."""
+    gbps: Optional[float] = None
+    """Per-NIC port rate [Gb/s] (default: the link's rate)."""
+    nics_per_node: int = 1
+    """NICs (ports) per node used for this traffic."""
+    nic_map: Optional[tuple[int, ...]] = None
+    """Explicit NIC index of each local GPU; default spreads GPUs evenly over NICs."""
+    layout: str = "auto"
+    """``single`` switch, ``leaf-spine``, or ``auto`` (single when the ports fit one switch)."""
+    leafs: Optional[int] = None
+    """Leaf switches (default: as many as the switch radix needs)."""
+    spines: Optional[int] = None
+    """Spine switches; 0 joins the leafs directly to each other (default: as needed)."""
+    rail_optimized: bool = True
+    """True: NIC k of every node goes to the leaf of rail k; False: a node's NICs share a leaf."""
+    oversubscription: float = 1.0
+    """Leaf downlink : uplink capacity ratio (1.0 = non-blocking)."""
+    switch: Optional[str] = None
+    """Switch model id (default by link family)."""
+    switch_lat_us: Optional[float] = None
+    """Port-to-port latency of every network switch [us] (default: the switch model's)."""
+
+
+@dataclass(frozen=True)
+class TopologySpec:
+    """A whole fabric description: nodes of GPUs, their intra-node fabric and the network."""
+
+    gpu: str
+    """GPU id in the catalog."""
+    nodes: int
+    """Number of nodes."""
+    gpus_per_node: int
+    """GPUs in each node."""
+    intra: IntraSpec = field(default_factory=IntraSpec)
+    """Intra-node fabric."""
+    net: Optional[NetSpec] = None
+    """Network, or None for a single node."""
+    id: str = "custom"
+    """Name of the topology (built-ins use it for ``--topology``)."""
+    description: str = ""
+    """One line shown by ``fabricui topologies``."""
+    source: str = ""
+    """Reference for the layout (reference architecture, datasheet)."""
+    origin: str = ""
+    """File the spec came from, for messages."""
+    nodes_settable: bool = True
+    """True when ``--nodes N`` may rescale this topology."""
+
+    @property
+    def n_gpus(self) -> int:
+        """Total GPUs in the fabric."""
+        return self.nodes * self.gpus_per_node
+
+    def with_nodes(self, nodes: int) -> TopologySpec:
+        """Return a copy with ``nodes`` nodes (``--nodes N``)."""
+        return replace(self, nodes=nodes)

@@ -1,0 +1,39 @@
+"""Plain-text renderings of engine results, shared by the CLI and snapshots."""
+
+from __future__ import annotations
+
+from fabricui.engine.evaluate import PathReport
+from fabricui.fabric.fabric import Fabric
+from fabricui.units import format_bandwidth, format_bytes, format_time_us
+
+
+def render_path(report: PathReport, fabric: Fabric) -> str:
+    """The routed path as a table of hops followed by its figures."""
+    same_node = report.src.split(".")[0] == report.dst.split(".")[0]
+    where = "same node" if same_node else "different nodes"
+    n = len(report.hops)
+    lines = [f"{report.topology}: {report.src} -> {report.dst} ({where}, {n} hop{'s' * (n != 1)})"]
+    rows = [("#", "from", "to", "link", "GB/s", "lat us", "")]
+    for i, hop in enumerate(report.hops):
+        link = hop.link + (f" x{hop.count}" if hop.count > 1 else "")
+        mark = "<- bottleneck" if i == report.bottleneck_hop else ""
+        rows.append((str(i + 1), hop.src, hop.dst, link, f"{hop.bw_GBps:.1f}",
+                     f"{hop.lat_us:.3f}", mark))
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    right = {0, 4, 5}
+    for row in rows:
+        cells = [cell.rjust(w) if c in right else cell.ljust(w)
+                 for c, (cell, w) in enumerate(zip(row, widths))]
+        lines.append("  " + "  ".join(cells).rstrip())
+    hop = report.hops[report.bottleneck_hop]
+    lines.append(
+        f"bottleneck: {format_bandwidth(report.bottleneck_GBps)} per direction, "
+        f"hop {report.bottleneck_hop + 1} {hop.src} -> {hop.dst} ({hop.link})"
+    )
+    lines.append(f"latency:    {format_time_us(report.latency_us)} (links + switches + NICs)")
+    if report.transfer_us is not None and report.size_bytes is not None:
+        lines.append(
+            f"transfer:   {format_bytes(report.size_bytes)} in {format_time_us(report.transfer_us)}"
+            f" (latency + size / bottleneck)"
+        )
+    return "\n".join(lines)

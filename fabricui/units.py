@@ -1,0 +1,110 @@
+"""Parse and format sizes, bandwidths and times: the one place units are converted.
+
+Conventions (DESIGN.md): bandwidth in GB/s = 1e9 bytes/s per direction, latency in
+microseconds, sizes in bytes. ``8K``/``64M``/``1G`` are powers of two, as in nccl-tests;
+``1GB`` is 1e9 bytes and ``1GiB`` is 2**30 bytes, for users who want to be explicit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fabricui.errors import ConfigError
+
+_BINARY = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
+_DECIMAL = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+
+_SIZE_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGTP]?)(I?B?)\s*$", re.I)
+_BW_RE = re.compile(
+    r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([KMGT]?)(B|b)(?:/s|ps)\s*$",
+)
+
+
+def parse_size(text: str) -> int:
+    """Parse a message size into bytes.
+
+    Args:
+        text: ``8``, ``64K``, ``1G`` (binary, as nccl-tests), ``1GiB`` (binary) or
+            ``1GB`` (decimal). A trailing ``B`` alone (``512B``) means bytes.
+
+    Returns:
+        The size in bytes, rounded to an integer.
+
+    Raises:
+        ConfigError: The text is not a size, or is negative.
+    """
+    match = _SIZE_RE.match(str(text))
+    if not match:
+        raise ConfigError(
+            f"invalid size {text!r}: use bytes or a suffix, e.g. 8, 64K, 1G (binary), 1GB, 1GiB"
+        )
+    number, prefix, tail = match.groups()
+    prefix = prefix.upper()
+    tail = tail.upper()
+    # '1GB' is decimal; '1G' and '1GiB' are binary (nccl-tests' convention for '1G').
+    scale = _DECIMAL[prefix] if tail == "B" and prefix else _BINARY[prefix]
+    if tail == "I":
+        raise ConfigError(f"invalid size {text!r}: did you mean {number}{prefix}iB?")
+    return int(round(float(number) * scale))
+
+
+def parse_bandwidth_GBps(text: str) -> float:
+    """Parse a bandwidth into GB/s (1e9 bytes/s).
+
+    Args:
+        text: ``100GB/s``, ``50 GB/s``, ``400Gb/s`` or ``400Gbps`` (bits), or a bare number
+            taken as GB/s.
+
+    Returns:
+        Bandwidth [GB/s].
+
+    Raises:
+        ConfigError: The text is not a bandwidth.
+    """
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    match = _BW_RE.match(str(text))
+    if not match:
+        raise ConfigError(f"invalid bandwidth {text!r}: use e.g. 100GB/s or 400Gb/s")
+    number, prefix, unit = match.groups()
+    value = float(number) * _DECIMAL[prefix.upper()] / 1e9
+    return value / 8 if unit == "b" else value
+
+
+def gbps_to_GBps(gbps: float) -> float:
+    """Convert a line rate in Gb/s to GB/s (divide by 8)."""
+    return gbps / 8.0
+
+
+def format_bytes(size_bytes: float) -> str:
+    """Format a byte count with binary prefixes, e.g. ``1 GiB``, ``64 KiB``, ``8 B``."""
+    value = float(size_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            if unit == "B":
+                return f"{value:.0f} B"
+            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+        value /= 1024
+    return f"{value:.3g} TiB"  # pragma: no cover - loop always returns
+
+
+def format_bandwidth(bw_GBps: float) -> str:
+    """Format a bandwidth in GB/s with sensible precision, e.g. ``450 GB/s``, ``12.5 GB/s``."""
+    if bw_GBps >= 1000:
+        return f"{bw_GBps / 1000:.3g} TB/s"
+    if bw_GBps >= 100:
+        return f"{bw_GBps:.0f} GB/s"
+    return f"{bw_GBps:.3g} GB/s"
+
+
+def format_time_us(time_us: float) -> str:
+    """Format a duration given in microseconds, e.g. ``850 ns``, ``3.2 us``, ``17.5 ms``."""
+    if time_us < 1:
+        return f"{time_us * 1000:.3g} ns"
+    if time_us < 1000:
+        return f"{time_us:.3g} us"
+    if time_us < 1e6:
+        return f"{time_us / 1000:.4g} ms"
+    return f"{time_us / 1e6:.4g} s"

@@ -1,0 +1,37 @@
+"""Shared fixtures: the real catalog, the fixed mini catalog, and a CLI runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricui.cli import main
+from fabricui.hwdb import Catalog, load_catalog
+
+DATA = Path(__file__).parent / "data"
+MINI_HWDB = DATA / "hwdb" / "mini"
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    """The real built-in hardware database."""
+    return load_catalog()
+
+
+@pytest.fixture(scope="session")
+def mini() -> Catalog:
+    """A small database with round figures, for hand-computed cases."""
+    return load_catalog([MINI_HWDB])
+
+
+@pytest.fixture
+def run_cli(capsys):
+    """Run the CLI in-process; returns (status, stdout, stderr)."""
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        status = main(list(argv))
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run

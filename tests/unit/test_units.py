@@ -1,0 +1,41 @@
+"""Sizes, bandwidths and times parse and format in one consistent set of units."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricui.errors import ConfigError
+from fabricui.units import format_time_us, parse_bandwidth_GBps, parse_size
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("8", 8), ("64K", 65536), ("1G", 2**30), ("1GiB", 2**30), ("1GB", 10**9),
+     ("16G", 16 * 2**30), ("512B", 512), ("1.5M", 1572864), ("2m", 2 * 2**20)],
+)
+def test_parse_size(text, expected):
+    """Binary suffixes as nccl-tests, GB decimal, GiB binary."""
+    assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "abc", "-1", "1X", "1Gi", "G"])
+def test_parse_size_rejects(text):
+    """Garbage is a ConfigError with the accepted forms."""
+    with pytest.raises(ConfigError, match="invalid size"):
+        parse_size(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("100GB/s", 100.0), ("400Gb/s", 50.0), ("400Gbps", 50.0), ("12.5", 12.5), ("1TB/s", 1000.0)],
+)
+def test_parse_bandwidth(text, expected):
+    """Bytes or bits per second, to GB/s."""
+    assert parse_bandwidth_GBps(text) == pytest.approx(expected)
+
+
+def test_format_time():
+    """Durations pick a readable unit."""
+    assert format_time_us(0.25) == "250 ns"
+    assert format_time_us(17500) == "17.5 ms"
+    assert format_time_us(2.5e6) == "2.5 s"
