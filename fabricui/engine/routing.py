@@ -4,11 +4,13 @@ Within a node: over NVLink/NVSwitch when present, else PCIe (through host memory
 peer-to-peer is off). Across nodes: GPU -> its NIC -> up to the lowest common switch ->
 down -> NIC -> GPU. Among equally short routes the widest wins; remaining ties (ECMP over
 spines) are spread by a deterministic hash of the endpoints.
+
+Intra-node routes are computed once on node 0 and shifted (every node block is identical);
+switch-to-switch routes are computed once per pair of leafs. A single route costs a few
+dictionary look-ups after the first.
 """
 
 from __future__ import annotations
-
-from collections import deque
 
 import numpy as np
 import numpy.typing as npt
@@ -17,58 +19,79 @@ from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric, IntArray
 
 
+#: Switch-level route trees kept per router (one per source leaf) before the cache resets.
+_MAX_CACHED_TREES = 512
+
+
 class _Graph:
-    """Outgoing-link adjacency (CSR) over a subset of a fabric's links."""
+    """Outgoing and incoming adjacency (CSR) over a subset of a fabric's links."""
 
     def __init__(self, fabric: Fabric, link_ids: npt.NDArray[np.int64], n_devices: int) -> None:
         order = np.argsort(fabric.link_src[link_ids], kind="stable")
         self.links = link_ids[order]
-        self.src = fabric.link_src[self.links]
-        self.ptr = np.searchsorted(self.src, np.arange(n_devices + 1))
-        self.dst = fabric.link_dst[self.links]
+        self.src = fabric.link_src[self.links].astype(np.int64)
+        self.dst = fabric.link_dst[self.links].astype(np.int64)
         self.bw = fabric.link_bw_GBps[self.links]
+        self.ptr = np.searchsorted(self.src, np.arange(n_devices + 1))
+        self.in_order = np.argsort(self.dst, kind="stable")
+        self.in_ptr = np.searchsorted(self.dst[self.in_order], np.arange(n_devices + 1))
+        self.n_devices = n_devices
 
-    def route(self, src: int, dst: int, transit: npt.NDArray[np.bool_], salt: int) -> list[int]:
-        """Widest of the shortest paths from ``src`` to ``dst`` through ``transit`` devices."""
-        if src == dst:
-            return []
-        dist = {src: 0}
-        order = [src]
-        queue = deque([src])
-        while queue:
-            u = queue.popleft()
-            if u != src and not transit[u]:
-                continue
-            for k in range(self.ptr[u], self.ptr[u + 1]):
-                v = int(self.dst[k])
-                if v not in dist:
-                    dist[v] = dist[u] + 1
-                    order.append(v)
-                    if v != dst:
-                        queue.append(v)
-        if dst not in dist:
-            raise EngineError(f"no route from device {src} to device {dst}")
-        best: dict[int, float] = {src: np.inf}
-        pred: dict[int, list[int]] = {}
-        for u in order:
-            if u not in best or (u != src and not transit[u] and u != dst):
-                continue
-            if u == dst:
-                break
-            for k in range(self.ptr[u], self.ptr[u + 1]):
-                v = int(self.dst[k])
-                if dist.get(v) != dist[u] + 1:
-                    continue
-                width = min(best[u], float(self.bw[k]))
-                if width > best.get(v, -1.0) * (1 + 1e-9):
-                    best[v], pred[v] = width, [k]
-                elif abs(width - best.get(v, -1.0)) <= 1e-9 * width:
-                    pred[v].append(k)
+    def _out_positions(self, nodes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Positions (into the CSR arrays) of every outgoing link of ``nodes``."""
+        starts, ends = self.ptr[nodes], self.ptr[nodes + 1]
+        counts = ends - starts
+        total = int(counts.sum())
+        if total == 0:
+            return np.zeros(0, dtype=np.int64)
+        offsets = np.repeat(starts - np.cumsum(counts) + counts, counts)
+        return offsets + np.arange(total)
+
+    def single_source(self, src: int, transit: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """Widest-shortest route tree from ``src``: which links lie on some best route.
+
+        Breadth-first by levels (vectorized): hop distance first, then the widest bottleneck
+        among the shortest routes. Only ``transit`` devices (and ``src``) forward.
+
+        Returns:
+            (n_graph_links,) mask of links usable as the last hop of a best route to their
+            destination.
+        """
+        dist = np.full(self.n_devices, -1, dtype=np.int64)
+        best = np.zeros(self.n_devices)
+        dist[src], best[src] = 0, np.inf
+        on_route = np.zeros(self.links.shape[0], dtype=bool)
+        frontier = np.array([src], dtype=np.int64)
+        level = 0
+        while frontier.size:
+            forwarding = frontier[(frontier == src) | transit[frontier]]
+            pos = self._out_positions(forwarding)
+            dsts = self.dst[pos]
+            fresh = dist[dsts] == -1
+            new_nodes = np.unique(dsts[fresh])
+            dist[new_nodes] = level + 1
+            pos = pos[dist[dsts] == level + 1]
+            width = np.minimum(best[self.src[pos]], self.bw[pos])
+            np.maximum.at(best, self.dst[pos], width)
+            on_route[pos] = width >= best[self.dst[pos]] * (1 - 1e-9)
+            frontier = new_nodes
+            level += 1
+        return on_route
+
+    def pick(self, on_route: npt.NDArray[np.bool_], src: int, dst: int, salt: int) -> list[int]:
+        """One best route from ``src`` to ``dst`` (link ids); ``salt`` picks among equals.
+
+        Raises:
+            EngineError: ``dst`` is not reachable from ``src``.
+        """
         hops: list[int] = []
         v = dst
         while v != src:
-            choices = pred[v]
-            k = choices[salt % len(choices)]
+            incoming = self.in_order[self.in_ptr[v] : self.in_ptr[v + 1]]
+            choices = incoming[on_route[incoming]]
+            if choices.size == 0 or len(hops) > self.n_devices:
+                raise EngineError(f"no route from device {src} to device {dst}")
+            k = int(choices[salt % choices.size])
             hops.append(int(self.links[k]))
             v = int(self.src[k])
         hops.reverse()
@@ -76,7 +99,7 @@ class _Graph:
 
 
 class Router:
-    """Routes between GPUs of one fabric, caching the intra-node template routes."""
+    """Routes between GPUs of one fabric, caching template and switch-level routes."""
 
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric
@@ -85,23 +108,55 @@ class Router:
         self._node_graph = _Graph(fabric, np.arange(ln, dtype=np.int64), dn)
         node_kinds = kinds[:dn]
         self._node_transit = (node_kinds != DeviceKind.GPU) & (node_kinds != DeviceKind.NIC)
-        first_net_link = fabric.nodes * ln
-        self._net_graph = _Graph(
-            fabric, np.arange(first_net_link, fabric.n_links, dtype=np.int64), fabric.n_devices
-        )
-        self._net_transit = (kinds == DeviceKind.LEAF) | (kinds == DeviceKind.SPINE)
-        self._intra_cache: dict[tuple[int, int], list[int]] = {}
+        self._intra_cache: dict[tuple[int, int], IntArray] = {}
+        self._node_trees: dict[int, npt.NDArray[np.bool_]] = {}
         intra = fabric.spec.intra
         self._staged = intra.fabric == "pcie" and not intra.p2p
+        # Network: each NIC's single cable to its leaf, and the switch-only graph above.
+        net_links = np.arange(fabric.nodes * ln, fabric.n_links, dtype=np.int64)
+        is_switch = (kinds == DeviceKind.LEAF) | (kinds == DeviceKind.SPINE)
+        from_nic = net_links[kinds[fabric.link_src[net_links]] == DeviceKind.NIC]
+        to_nic = net_links[kinds[fabric.link_dst[net_links]] == DeviceKind.NIC]
+        self._nic_up: dict[int, int] = {}
+        self._nic_down: dict[int, int] = {}
+        for k in from_nic:
+            self._nic_up.setdefault(int(fabric.link_src[k]), int(k))
+        for k in to_nic:
+            self._nic_down.setdefault(int(fabric.link_dst[k]), int(k))
+        between = net_links[is_switch[fabric.link_src[net_links]] & is_switch[fabric.link_dst[net_links]]]
+        self._switch_graph = _Graph(fabric, between, fabric.n_devices)
+        self._switch_transit = is_switch
+        self._switch_trees: dict[int, npt.NDArray[np.bool_]] = {}
 
     def _intra(self, node: int, a_dev: int, b_dev: int) -> IntArray:
         dn, ln = self.fabric.node_devices, self.fabric.node_links
         key = (a_dev - node * dn, b_dev - node * dn)
-        if key not in self._intra_cache:
-            self._intra_cache[key] = self._node_graph.route(
-                key[0], key[1], self._node_transit, salt=0
-            )
-        return np.asarray(self._intra_cache[key], dtype=np.int32) + np.int32(node * ln)
+        cached = self._intra_cache.get(key)
+        if cached is None:
+            tree = self._node_trees.get(key[0])
+            if tree is None:
+                tree = self._node_trees[key[0]] = self._node_graph.single_source(
+                    key[0], self._node_transit)
+            hops = [] if key[0] == key[1] else self._node_graph.pick(tree, key[0], key[1], 0)
+            cached = self._intra_cache[key] = np.asarray(hops, dtype=np.int32)
+        return cached + np.int32(node * ln)
+
+    def _network(self, nic_a: int, nic_b: int, salt: int) -> list[int]:
+        fabric = self.fabric
+        up, down = self._nic_up.get(nic_a), self._nic_down.get(nic_b)
+        if up is None or down is None:
+            raise EngineError(f"{fabric.spec.id}: NIC {fabric.device_name(nic_a)} or "
+                              f"{fabric.device_name(nic_b)} is not cabled to a switch")
+        leaf_a, leaf_b = int(fabric.link_dst[up]), int(fabric.link_src[down])
+        if leaf_a == leaf_b:
+            return [up, down]
+        tree = self._switch_trees.get(leaf_a)
+        if tree is None:
+            if len(self._switch_trees) >= _MAX_CACHED_TREES:
+                self._switch_trees.clear()
+            tree = self._switch_trees[leaf_a] = self._switch_graph.single_source(
+                leaf_a, self._switch_transit)
+        return [up, *self._switch_graph.pick(tree, leaf_a, leaf_b, salt), down]
 
     def route(self, src_rank: int, dst_rank: int) -> IntArray:
         """Link ids of the path from one GPU to another, in order.
@@ -112,16 +167,19 @@ class Router:
 
         Returns:
             (n_hops,) link ids; empty when source and destination are the same GPU.
+
+        Raises:
+            EngineError: A rank is out of range or the nodes are not connected.
         """
         fabric = self.fabric
         g = fabric.gpus_per_node
         for rank in (src_rank, dst_rank):
             if not 0 <= rank < fabric.n_gpus:
                 raise EngineError(f"rank {rank} out of range 0..{fabric.n_gpus - 1}")
-        a, b = int(fabric.gpu_dev[src_rank]), int(fabric.gpu_dev[dst_rank])
-        node_a, node_b = src_rank // g, dst_rank // g
         if src_rank == dst_rank:
             return np.zeros(0, dtype=np.int32)
+        a, b = int(fabric.gpu_dev[src_rank]), int(fabric.gpu_dev[dst_rank])
+        node_a, node_b = src_rank // g, dst_rank // g
         if node_a == node_b:
             if self._staged:
                 cpu = int(fabric.gpu_cpu[src_rank])
@@ -131,9 +189,8 @@ class Router:
         if nic_a < 0 or nic_b < 0:
             raise EngineError(f"{fabric.spec.id}: no network between nodes {node_a} and {node_b}")
         salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
-        net = self._net_graph.route(nic_a, nic_b, self._net_transit, salt)
         return np.concatenate([
             self._intra(node_a, a, nic_a),
-            np.asarray(net, dtype=np.int32),
+            np.asarray(self._network(nic_a, nic_b, salt), dtype=np.int32),
             self._intra(node_b, nic_b, b),
         ])

@@ -115,6 +115,13 @@ def _pick_switch(catalog: Catalog, spec_switch: str | None, link: LinkGeneration
     raise EngineError(f"no network switch model in the hardware database for {link.id}")
 
 
+def _pick_pcie_switch(catalog: Catalog, pcie_link: str) -> SwitchSpec | None:
+    """The PCIe switch of the GPUs' generation (``pcie5`` -> ``pcie-gen5-switch``)."""
+    pcie = [s for s in catalog.switches.values() if s.family == "pcie"]
+    same_gen = [s for s in pcie if f"gen{pcie_link[-1]}" in s.id]
+    return (same_gen or pcie or [None])[0]
+
+
 def _gpu_nic_map(spec: TopologySpec, n_nic_devices: int) -> list[int]:
     g = spec.gpus_per_node
     if spec.net is not None and spec.net.nic_map is not None:
@@ -143,7 +150,7 @@ def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _
                 block.cable(cpus[a], cpus[b], socket_link.bw_GBps, socket_link.lat_us,
                             gens(socket_link.id), 1)
 
-    pcie_switch = next((s for s in catalog.switches.values() if s.family == "pcie"), None)
+    pcie_switch = _pick_pcie_switch(catalog, gpu.pcie)
     switch_model = models(pcie_switch.name if pcie_switch else "PCIe switch")
     switch_lat = pcie_switch.lat_us if pcie_switch else 0.1
     switches = [block.device(DeviceKind.PCIE_SWITCH, i, switch_lat, switch_model)
@@ -298,6 +305,8 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
     gpu_dev = (gpu_local[None, :] + offsets).reshape(-1)
     gpu_cpu = (np.asarray(gpu_cpu_local)[None, :] + offsets).reshape(-1)
     gpu_nic = np.full(nodes * g, -1, dtype=np.int64)
+    if spec.net is not None:
+        gpu_nic = (np.asarray(gpu_nic_local)[None, :] + offsets).reshape(-1)
 
     net_parts = None
     # A single node keeps its NICs (so --nodes can grow it) but needs no switches.
@@ -311,7 +320,6 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         nic_local = np.flatnonzero(np.asarray(block.kind) == DeviceKind.NIC)
         n_nic = len(nic_local)
         ports = max(1, round(nic_ports))
-        gpu_nic = (np.asarray(gpu_nic_local)[None, :] + offsets).reshape(-1)
         assign, leafs, spines = _leaf_assignment(spec, n_nic, ports, switch.radix)
         base = nodes * dn
         sw_model = models(switch.name)

@@ -1,0 +1,138 @@
+"""Every user error is one clear line naming what is wrong and where, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricui.errors import ConfigError, EngineError, HwdbError
+from fabricui.fabric import build_fabric
+from fabricui.fabric.ids import parse_gpu_id
+from fabricui.hwdb import load_catalog
+from fabricui.hwdb.resolve import resolve_topology
+
+DATA = Path(__file__).parents[1] / "data"
+TOPO = DATA / "topologies"
+
+
+def one_line(exc: pytest.ExceptionInfo) -> str:
+    text = str(exc.value)
+    assert "\n" not in text
+    return text
+
+
+def test_yaml_syntax_error_names_file_and_line(mini):
+    """A broken flow mapping is reported at its file and line."""
+    with pytest.raises(HwdbError) as exc:
+        resolve_topology(str(TOPO / "syntax-error.yaml"), mini)
+    text = one_line(exc)
+    assert "syntax-error.yaml:5" in text and "YAML syntax error" in text
+
+
+def test_schema_type_error_names_key_path_and_value(mini):
+    """``nodes: two`` names the line, the key and the value."""
+    with pytest.raises(HwdbError) as exc:
+        resolve_topology(str(TOPO / "bad-type.yaml"), mini)
+    text = one_line(exc)
+    assert "bad-type.yaml:2" in text and "nodes" in text and "'two'" in text
+
+
+def test_unknown_key_lists_known_keys(mini):
+    """A misspelt key is named with its path and the keys that exist."""
+    with pytest.raises(HwdbError) as exc:
+        resolve_topology(str(TOPO / "unknown-key.yaml"), mini)
+    text = one_line(exc)
+    assert "unknown-key.yaml:9" in text and "net.oversubscripton" in text
+    assert "oversubscription" in text
+
+
+def test_unknown_gpu_names_nearest(mini):
+    """An unknown GPU id suggests the nearest valid ids."""
+    with pytest.raises(HwdbError) as exc:
+        resolve_topology(str(TOPO / "unknown-gpu.yaml"), mini)
+    text = one_line(exc)
+    assert "unknown-gpu.yaml:1" in text and "'h100'" in text and "h100-sxm" in text
+
+
+def test_wrong_link_family(mini):
+    """NVSwitch over a PCIe link is refused with the families that would work."""
+    with pytest.raises(HwdbError) as exc:
+        resolve_topology(str(TOPO / "wrong-link-family.yaml"), mini)
+    assert "intra.link" in one_line(exc) and "nvlink" in one_line(exc)
+
+
+def test_multi_node_needs_a_network(mini):
+    """Two nodes with ``net: null`` cannot be built."""
+    with pytest.raises(HwdbError, match="net: required when nodes > 1"):
+        resolve_topology(str(TOPO / "no-net.yaml"), mini)
+
+
+def test_missing_file(mini):
+    """A path that does not exist is named."""
+    with pytest.raises(HwdbError, match="nope.yaml: no such file"):
+        resolve_topology("nope.yaml", mini)
+
+
+def test_unknown_topology_name_suggests(mini):
+    """A misspelt built-in name suggests the closest ones."""
+    with pytest.raises(ConfigError) as exc:
+        resolve_topology("pods", mini)
+    assert "unknown topology 'pods'" in one_line(exc) and "pod" in one_line(exc)
+
+
+def test_hardware_block_and_minimal_forms_load(mini):
+    """The measurement ``hardware`` block, bare or wrapped, is a valid topology."""
+    for name in ("hardware-block.yaml", "minimal.yaml"):
+        spec = resolve_topology(str(TOPO / name), mini)
+        assert (spec.nodes, spec.gpus_per_node, spec.gpu) == (2, 8, "h100-sxm")
+
+
+def test_nodes_override(mini):
+    """--nodes rescales a topology; it must be positive and needs a network."""
+    assert resolve_topology("pod", mini, nodes=12).nodes == 12
+    with pytest.raises(ConfigError, match="at least 1"):
+        resolve_topology("pod", mini, nodes=0)
+    with pytest.raises(ConfigError, match="no network"):
+        resolve_topology("pcie-noP2P", mini, nodes=2)
+
+
+@pytest.mark.parametrize(
+    ("gpu_id", "expected"),
+    [
+        ("n9.g0", "no GPU n9.g0 in pod: pod has 4 nodes (nearest: n3.g0)"),
+        ("n0.g8", "8 GPUs per node (nearest: n0.g7)"),
+        ("40", "no GPU rank 40 in pod (32 GPUs; nearest: 31, n3.g7)"),
+        ("gpu3", "invalid GPU id 'gpu3'"),
+    ],
+)
+def test_gpu_id_errors_give_range_and_nearest(mini, gpu_id, expected):
+    """Out-of-range GPU ids say the valid range and the nearest id."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    with pytest.raises(EngineError) as exc:
+        parse_gpu_id(fabric, gpu_id)
+    text = one_line(exc)
+    assert expected in text
+    assert "n0.g0 .. n3.g7" in text
+
+
+def test_gpu_ids_parse(mini):
+    """``n<node>.g<gpu>`` and bare ranks both work."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    assert parse_gpu_id(fabric, "n3.g7") == 31
+    assert parse_gpu_id(fabric, "12") == 12
+
+
+@pytest.mark.parametrize(
+    ("folder", "expected"),
+    [
+        ("dup-id", "links.yaml:3: links[1].id: duplicate id 'x1' (first defined at"),
+        ("bad-record", "links.yaml:6: links[0].bw_GBps: must not be negative (got -3)"),
+        ("missing-source", "gpus.yaml:2: gpus[0]: missing required key 'source'"),
+    ],
+)
+def test_hwdb_record_errors(folder, expected):
+    """Database errors name file, line, key path and value."""
+    with pytest.raises(HwdbError) as exc:
+        load_catalog([DATA / "hwdb" / folder])
+    assert expected in one_line(exc)

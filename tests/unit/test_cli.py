@@ -1,0 +1,120 @@
+"""The CLI: commands, JSON shapes, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TOPO = Path(__file__).parents[1] / "data" / "topologies"
+
+PATH_KEYS = {"src", "dst", "hops", "bottleneck_GBps", "bottleneck_link", "latency_us"}
+HOP_KEYS = {"from", "to", "link", "bw_GBps", "lat_us"}
+
+
+def test_path_json_shape(run_cli):
+    """``path --json`` is one object with the documented keys; transfer only with --size."""
+    status, out, err = run_cli("path", "--topology", "dgx-h100-pod", "--src", "n0.g0",
+                               "--dst", "n3.g7", "--json")
+    assert status == 0 and err == ""
+    data = json.loads(out)
+    assert PATH_KEYS <= set(data) and "transfer_us" not in data
+    assert all(HOP_KEYS <= set(h) for h in data["hops"])
+    assert data["src"] == "n0.g0" and data["dst"] == "n3.g7"
+    assert data["bottleneck_GBps"] == min(h["bw_GBps"] for h in data["hops"])
+    assert data["latency_us"] == pytest.approx(sum(h["lat_us"] for h in data["hops"]))
+
+
+def test_path_json_with_size(run_cli):
+    """With --size the transfer time is latency + size / bottleneck."""
+    status, out, _ = run_cli("path", "-t", "dgx-h100-pod", "--src", "0", "--dst", "31",
+                             "--size", "1G", "--json")
+    data = json.loads(out)
+    assert status == 0
+    expected = data["latency_us"] + 2**30 / (data["bottleneck_GBps"] * 1e3)
+    assert data["transfer_us"] == pytest.approx(expected)
+    assert data["size_bytes"] == 2**30
+
+
+def test_path_text(run_cli):
+    """The text form lists hops then bottleneck, latency and transfer."""
+    status, out, _ = run_cli("path", "--topology", "dgx-h100-pod", "--src", "n0.g0",
+                             "--dst", "n3.g7", "--size", "1G")
+    assert status == 0
+    assert "bottleneck:" in out and "latency:" in out and "transfer:" in out
+    assert "leaf0" in out and "n3.nic7" in out
+
+
+def test_path_from_yaml_file(run_cli):
+    """--topology accepts a file holding just the hardware block."""
+    status, out, _ = run_cli("path", "--topology", str(TOPO / "minimal.yaml"),
+                             "--src", "n0.g0", "--dst", "n1.g0", "--json")
+    assert status == 0 and json.loads(out)["bottleneck_GBps"] > 0
+
+
+def test_topologies_lists_every_reference(run_cli):
+    """Every reference topology the foundation issue names is built in."""
+    status, out, _ = run_cli("topologies", "--json")
+    ids = {t["id"] for t in json.loads(out)}
+    assert status == 0
+    assert {"dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "dgx-h100-pod",
+            "pcie-rtx4090x2", "pcie-rtx4090x8", "mi300x-node", "gh200-quad",
+            "h100-ib-cluster"} <= ids
+    status, out, _ = run_cli("topologies")
+    assert "dgx-h100-pod" in out and "GPUs" in out
+
+
+def test_hwdb_list_show_validate(run_cli):
+    """The hwdb subcommands list, show (with sources) and validate."""
+    status, out, _ = run_cli("hwdb", "list", "gpus")
+    assert status == 0 and "h100-sxm" in out
+    status, out, _ = run_cli("hwdb", "list", "--json")
+    assert set(json.loads(out)) == {"links", "gpus", "nics", "switches", "topologies", "models"}
+    status, out, _ = run_cli("hwdb", "show", "nvlink4", "--json")
+    record = json.loads(out)
+    assert record["kind"] == "links" and record["source"].startswith("http")
+    status, out, _ = run_cli("hwdb", "validate")
+    assert status == 0 and out.startswith("ok:")
+    status, out, _ = run_cli("hwdb", "validate", str(TOPO / "minimal.yaml"))
+    assert status == 0 and "topology minimal" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["path", "--topology", "dgx-h100-pod", "--src", "n9.g0", "--dst", "n0.g1"],
+         "no GPU n9.g0 in dgx-h100-pod"),
+        (["path", "--topology", "dgx-h100", "--src", "n0.g0", "--dst", "n0.g1", "--nodes", "0"],
+         "--nodes must be at least 1"),
+        (["path", "--topology", "dgx-h10", "--src", "0", "--dst", "1"],
+         "unknown topology 'dgx-h10' (nearest: dgx-h100"),
+        (["path", "--topology", str(TOPO / "bad-type.yaml"), "--src", "0", "--dst", "1"],
+         "bad-type.yaml:2: nodes: expected a number"),
+        (["path", "--src", "0", "--dst", "1", "--size", "lots"], "invalid size 'lots'"),
+        (["path", "--src", "0"], "the following arguments are required: --dst"),
+        (["hwdb", "show", "nvlink9"], "unknown hwdb id 'nvlink9' (nearest: nvlink"),
+        (["hwdb", "list", "cables"], "unknown record kind 'cables'"),
+        (["hwdb", "validate", str(TOPO / "syntax-error.yaml")], "syntax-error.yaml:5"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_errors_are_one_line_exit_2(run_cli, argv, expected):
+    """User errors: exit 2, one stderr line, nothing on stdout."""
+    status, out, err = run_cli(*argv)
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("fabricui: error: ")
+    assert expected in err
+
+
+def test_no_traceback_from_the_installed_entry_point():
+    """The real process prints one line and exits 2 (no traceback) on bad input."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabricui", "path", "--src", "n0.g99", "--dst", "0"],
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1

@@ -1,0 +1,136 @@
+"""Every built-in topology builds, and its paths match hand-derived hop lists and formulas.
+
+Latencies are written as the sum a person would do on paper: link latencies along the path
+plus the forwarding latency of every switch and NIC passed (figures from the catalog).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricui.engine.evaluate import evaluate_path
+from fabricui.fabric import DeviceKind, build_fabric
+from fabricui.hwdb.resolve import resolve_topology
+
+REFERENCE = ["dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "dgx-h100-pod",
+             "pcie-rtx4090x2", "pcie-rtx4090x8", "mi300x-node", "gh200-quad", "h100-ib-cluster"]
+
+
+def fabric_of(catalog, name, nodes=None):
+    return build_fabric(resolve_topology(name, catalog, nodes), catalog)
+
+
+def count(fabric, kind):
+    return int((fabric.dev_kind == kind).sum())
+
+
+@pytest.mark.parametrize("name", REFERENCE)
+def test_every_reference_topology_builds_and_routes(catalog, name):
+    """Each builds, every GPU reaches GPU 0 and its last peer, over connected hops."""
+    fabric = fabric_of(catalog, name)
+    assert fabric.n_gpus == fabric.nodes * fabric.gpus_per_node
+    last = fabric.n_gpus - 1
+    report = evaluate_path(fabric, "0", str(last), size_bytes=1 << 20)
+    assert report.bottleneck_GBps > 0 and report.latency_us > 0
+    assert report.hops[0].src == "n0.g0" and report.hops[-1].dst == fabric.gpu_name(last)
+    for before, after in zip(report.hops, report.hops[1:]):
+        assert before.dst == after.src
+
+
+def test_dgx_h100_pod_layout_and_cross_node_path(catalog):
+    """4 nodes x 8 GPUs, one NDR NIC per GPU, two leafs joined directly, 1 NVSwitch per node."""
+    fabric = fabric_of(catalog, "dgx-h100-pod")
+    assert (fabric.n_gpus, count(fabric, DeviceKind.NIC)) == (32, 32)
+    assert count(fabric, DeviceKind.LEAF) == 2 and count(fabric, DeviceKind.SPINE) == 0
+    assert count(fabric, DeviceKind.NVSWITCH) == 4
+    report = evaluate_path(fabric, "n0.g0", "n3.g7", size_bytes=2**30)
+    assert [h.dst for h in report.hops] == ["n0.pcie0", "n0.nic0", "leaf0", "leaf1", "n3.nic7",
+                                            "n3.pcie3", "n3.g7"]
+    links, sw = catalog.links, catalog.switches
+    ndr = links["ib-ndr"]
+    assert report.bottleneck_GBps == ndr.bw_GBps == 50.0
+    assert report.bottleneck_link == "n0.nic0->leaf0"
+    assert report.hops[3].bw_GBps == 16 * 50.0  # 16 NICs per leaf, all crossing to the other
+    expected_lat = (4 * links["pcie5"].lat_us + 3 * ndr.lat_us
+                    + 2 * sw["pcie-gen5-switch"].lat_us + 2 * catalog.nics["cx7-ndr"].lat_us
+                    + 2 * sw["quantum-2"].lat_us)
+    assert report.latency_us == pytest.approx(expected_lat)
+    assert report.transfer_us == pytest.approx(expected_lat + 2**30 / 50e3)
+
+
+@pytest.mark.parametrize(
+    ("name", "link", "per_gpu_GBps"),
+    [("dgx-a100", "nvlink3", 12 * 25.0), ("dgx-h100", "nvlink4", 18 * 25.0),
+     ("hgx-h200", "nvlink4", 18 * 25.0), ("dgx-b200", "nvlink5", 18 * 50.0),
+     ("gb200-nvl72", "nvlink5", 18 * 50.0)],
+)
+def test_nvswitch_nodes_route_over_nvlink(catalog, name, link, per_gpu_GBps):
+    """GPU -> NVSwitch -> GPU at the GPU's full NVLink bandwidth per direction."""
+    fabric = fabric_of(catalog, name)
+    report = evaluate_path(fabric, "0", str(fabric.gpus_per_node - 1))
+    assert [h.link for h in report.hops] == [link, link]
+    assert report.bottleneck_GBps == pytest.approx(per_gpu_GBps)
+    expected = 2 * catalog.links[link].lat_us + fabric.dev_lat_us[
+        fabric.devices_of_kind(DeviceKind.NVSWITCH)[0]]
+    assert report.latency_us == pytest.approx(expected)
+
+
+def test_gb200_nvl72_is_one_nvlink_domain(catalog):
+    """72 GPUs share one NVLink domain; 36 Grace CPUs hang off NVLink-C2C."""
+    fabric = fabric_of(catalog, "gb200-nvl72")
+    assert fabric.n_gpus == 72 and count(fabric, DeviceKind.CPU) == 36
+    report = evaluate_path(fabric, "n0.g0", "n0.g71")
+    assert [h.dst for h in report.hops] == ["n0.nvsw0", "n0.g71"]
+
+
+def test_mesh_nodes(catalog):
+    """MI300X: one xGMI link per pair (64 GB/s); GH200 quad: 6 NVLink 4 links per pair."""
+    mi = evaluate_path(fabric_of(catalog, "mi300x-node"), "n0.g0", "n0.g5")
+    assert [(h.link, h.count, h.bw_GBps) for h in mi.hops] == [("xgmi3", 1, 64.0)]
+    gh = evaluate_path(fabric_of(catalog, "gh200-quad"), "n0.g1", "n0.g3")
+    assert [(h.link, h.count, h.bw_GBps) for h in gh.hops] == [("nvlink4", 6, 150.0)]
+
+
+def test_gh200_quad_reaches_the_network_through_grace(catalog):
+    """Across nodes a GH200 goes GPU -C2C-> Grace -PCIe-> Slingshot NIC."""
+    fabric = fabric_of(catalog, "gh200-quad", nodes=2)
+    report = evaluate_path(fabric, "n0.g2", "n1.g2")
+    assert [h.link for h in report.hops] == ["nvlink-c2c", "pcie4", "slingshot", "slingshot",
+                                             "pcie4", "nvlink-c2c"]
+    assert report.bottleneck_GBps == 25.0  # 200 Gb/s Slingshot-11
+
+
+def test_consumer_pcie_box_stages_through_host(catalog):
+    """Two RTX 4090 with P2P off: GPU -> CPU (host memory) -> GPU at PCIe 4.0 x16."""
+    report = evaluate_path(fabric_of(catalog, "pcie-rtx4090x2"), "0", "1")
+    assert [(h.dst, h.link) for h in report.hops] == [("n0.cpu0", "pcie4"), ("n0.g1", "pcie4")]
+    assert report.bottleneck_GBps == catalog.links["pcie4"].bw_GBps
+
+
+def test_pcie_rtx4090x8_crosses_sockets_and_shares_nics(catalog):
+    """GPU 0 to 7 crosses both sockets; 2 NICs are shared by 4 GPUs each."""
+    fabric = fabric_of(catalog, "pcie-rtx4090x8")
+    report = evaluate_path(fabric, "0", "7")
+    assert [h.dst for h in report.hops] == ["n0.pcie0", "n0.cpu0", "n0.cpu1", "n0.pcie3", "n0.g7"]
+    nics = [fabric.device_name(d) for d in fabric.gpu_nic]
+    assert nics == ["n0.nic0"] * 4 + ["n0.nic1"] * 4
+
+
+def test_h100_ib_cluster_is_a_rail_optimized_two_tier_fat_tree(catalog):
+    """32 nodes: 8 rail leafs (32 ports down each), 4 spines, 400 GB/s per leaf-spine bundle."""
+    fabric = fabric_of(catalog, "h100-ib-cluster")
+    assert fabric.n_gpus == 256
+    assert count(fabric, DeviceKind.LEAF) == 8 and count(fabric, DeviceKind.SPINE) == 4
+    same_rail = evaluate_path(fabric, "n0.g3", "n31.g3")
+    assert [h.dst for h in same_rail.hops][2:4] == ["leaf3", "n31.nic3"]
+    cross_rail = evaluate_path(fabric, "n0.g0", "n31.g5")
+    names = [h.dst for h in cross_rail.hops]
+    assert names[2] == "leaf0" and names[3].startswith("spine") and names[4] == "leaf5"
+    assert cross_rail.hops[3].bw_GBps == pytest.approx(32 * 50.0 / 4)
+
+
+def test_h100_ib_cluster_nodes_option(catalog):
+    """--nodes rescales the cluster; 128 nodes = 1,024 GPUs on 32 leafs."""
+    fabric = fabric_of(catalog, "h100-ib-cluster", nodes=128)
+    assert fabric.n_gpus == 1024
+    assert count(fabric, DeviceKind.LEAF) == 32
