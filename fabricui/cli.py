@@ -6,8 +6,9 @@ import argparse
 import dataclasses
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, NoReturn
 
 from fabricui import __version__
 from fabricui.errors import ConfigError, FabricError
@@ -24,9 +25,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_topology_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--topology", "-t", default="dgx-h100-pod",
+        "--topology",
+        "-t",
+        default="dgx-h100-pod",
         help="built-in topology id (see `fabricui topologies`) or a YAML file path "
-             "(default: dgx-h100-pod)",
+        "(default: dgx-h100-pod)",
     )
     parser.add_argument("--nodes", type=int, help="rescale the topology to N nodes")
 
@@ -45,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"fabricui {__version__}")
     parser.add_argument(
-        "--hwdb", action="append", type=Path, default=[], metavar="DIR",
+        "--hwdb",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
         help="extra hardware-database directory whose records add to or override the built-in ones",
     )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
@@ -54,8 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_topology_args(path)
     path.add_argument("--src", required=True, help="source GPU: n<node>.g<gpu> or a global rank")
     path.add_argument("--dst", required=True, help="destination GPU")
-    path.add_argument("--size", type=_positive_size,
-                      help="message size for the transfer time: 8, 64K, 1G (binary), 1GB, 1GiB")
+    path.add_argument(
+        "--size",
+        type=_positive_size,
+        help="message size for the transfer time: 8, 64K, 1G (binary), 1GB, 1GiB",
+    )
     path.add_argument("--json", action="store_true", help="print one JSON object")
 
     topologies = sub.add_parser("topologies", help="list the built-in topologies")
@@ -74,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     hwdb_validate = hwdb_sub.add_parser(
         "validate", help="check the database, another hwdb directory, or one topology file"
     )
-    hwdb_validate.add_argument("path", nargs="?", type=Path,
-                               help="a hwdb directory or a topology YAML file")
+    hwdb_validate.add_argument(
+        "path", nargs="?", type=Path, help="a hwdb directory or a topology YAML file"
+    )
     return parser
 
 
@@ -110,11 +121,19 @@ def _cmd_topologies(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     specs = sorted(catalog.topologies.values(), key=lambda s: s.id)
     if args.json:
-        _print_json([
-            {"id": s.id, "description": s.description, "gpu": s.gpu, "nodes": s.nodes,
-             "gpus_per_node": s.gpus_per_node, "gpus": s.n_gpus}
-            for s in specs
-        ])
+        _print_json(
+            [
+                {
+                    "id": s.id,
+                    "description": s.description,
+                    "gpu": s.gpu,
+                    "nodes": s.nodes,
+                    "gpus_per_node": s.gpus_per_node,
+                    "gpus": s.n_gpus,
+                }
+                for s in specs
+            ]
+        )
         return 0
     width = max(len(s.id) for s in specs)
     for s in specs:
@@ -124,8 +143,7 @@ def _cmd_topologies(args: argparse.Namespace) -> int:
 
 def _record_json(record: Any) -> dict[str, Any]:
     data = dataclasses.asdict(record)
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items()
-            if k != "origin"}
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items() if k != "origin"}
 
 
 def _cmd_hwdb(args: argparse.Namespace) -> int:
@@ -156,8 +174,10 @@ def _cmd_hwdb(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"kind": kind, **_record_json(record)})
         return 0
-    print(f"{kind[:-1] if kind.endswith('s') else kind} {record.id}  "
-          f"({catalog.origins.get((kind, record.id), '')})")
+    print(
+        f"{kind[:-1] if kind.endswith('s') else kind} {record.id}  "
+        f"({catalog.origins.get((kind, record.id), '')})"
+    )
     for key, value in _record_json(record).items():
         if key == "id" or value in (None, "", [], {}):
             continue
@@ -176,8 +196,10 @@ def _cmd_hwdb_validate(args: argparse.Namespace) -> int:
     if target is None or target.is_dir():
         dirs = [default_hwdb_dir(), *args.hwdb] + ([target] if target is not None else [])
         catalog = load_catalog(dirs)
-        counts = ", ".join(f"{len(catalog.table(k))} {k}" for k in
-                           ("links", "gpus", "nics", "switches", "topologies", "models"))
+        counts = ", ".join(
+            f"{len(catalog.table(k))} {k}"
+            for k in ("links", "gpus", "nics", "switches", "topologies", "models")
+        )
         print(f"ok: {target or default_hwdb_dir()}: {counts}")
         return 0
     catalog = _catalog(args)

@@ -17,13 +17,16 @@ def render_path(report: PathReport, fabric: Fabric) -> str:
     for i, hop in enumerate(report.hops):
         link = hop.link + (f" x{hop.count}" if hop.count > 1 else "")
         mark = "<- bottleneck" if i == report.bottleneck_hop else ""
-        rows.append((str(i + 1), hop.src, hop.dst, link, f"{hop.bw_GBps:.1f}",
-                     f"{hop.lat_us:.3f}", mark))
+        rows.append(
+            (str(i + 1), hop.src, hop.dst, link, f"{hop.bw_GBps:.1f}", f"{hop.lat_us:.3f}", mark)
+        )
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     right = {0, 4, 5}
     for row in rows:
-        cells = [cell.rjust(w) if c in right else cell.ljust(w)
-                 for c, (cell, w) in enumerate(zip(row, widths))]
+        cells = [
+            cell.rjust(w) if c in right else cell.ljust(w)
+            for c, (cell, w) in enumerate(zip(row, widths))
+        ]
         lines.append("  " + "  ".join(cells).rstrip())
     hop = report.hops[report.bottleneck_hop]
     lines.append(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from fabricui.engine.paths import (
     Hop,
@@ -36,9 +36,9 @@ class PathReport:
     """Index of the (first) narrowest hop."""
     latency_us: float
     """Sum of link and forwarding latencies [us]."""
-    size_bytes: Optional[int] = None
+    size_bytes: int | None = None
     """Message size asked for, if any [bytes]."""
-    transfer_us: Optional[float] = None
+    transfer_us: float | None = None
     """``latency + size / bottleneck`` when a size was given [us]."""
 
     @property

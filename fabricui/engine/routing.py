@@ -18,7 +18,6 @@ import numpy.typing as npt
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric, IntArray
 
-
 #: Switch-level route trees kept per router (one per source leaf) before the cache resets.
 _MAX_CACHED_TREES = 512
 
@@ -123,7 +122,9 @@ class Router:
             self._nic_up.setdefault(int(fabric.link_src[k]), int(k))
         for k in to_nic:
             self._nic_down.setdefault(int(fabric.link_dst[k]), int(k))
-        between = net_links[is_switch[fabric.link_src[net_links]] & is_switch[fabric.link_dst[net_links]]]
+        between = net_links[
+            is_switch[fabric.link_src[net_links]] & is_switch[fabric.link_dst[net_links]]
+        ]
         self._switch_graph = _Graph(fabric, between, fabric.n_devices)
         self._switch_transit = is_switch
         self._switch_trees: dict[int, npt.NDArray[np.bool_]] = {}
@@ -136,7 +137,8 @@ class Router:
             tree = self._node_trees.get(key[0])
             if tree is None:
                 tree = self._node_trees[key[0]] = self._node_graph.single_source(
-                    key[0], self._node_transit)
+                    key[0], self._node_transit
+                )
             hops = [] if key[0] == key[1] else self._node_graph.pick(tree, key[0], key[1], 0)
             cached = self._intra_cache[key] = np.asarray(hops, dtype=np.int32)
         return cached + np.int32(node * ln)
@@ -145,8 +147,10 @@ class Router:
         fabric = self.fabric
         up, down = self._nic_up.get(nic_a), self._nic_down.get(nic_b)
         if up is None or down is None:
-            raise EngineError(f"{fabric.spec.id}: NIC {fabric.device_name(nic_a)} or "
-                              f"{fabric.device_name(nic_b)} is not cabled to a switch")
+            raise EngineError(
+                f"{fabric.spec.id}: NIC {fabric.device_name(nic_a)} or "
+                f"{fabric.device_name(nic_b)} is not cabled to a switch"
+            )
         leaf_a, leaf_b = int(fabric.link_dst[up]), int(fabric.link_src[down])
         if leaf_a == leaf_b:
             return [up, down]
@@ -155,7 +159,8 @@ class Router:
             if len(self._switch_trees) >= _MAX_CACHED_TREES:
                 self._switch_trees.clear()
             tree = self._switch_trees[leaf_a] = self._switch_graph.single_source(
-                leaf_a, self._switch_transit)
+                leaf_a, self._switch_transit
+            )
         return [up, *self._switch_graph.pick(tree, leaf_a, leaf_b, salt), down]
 
     def route(self, src_rank: int, dst_rank: int) -> IntArray:
@@ -189,8 +194,10 @@ class Router:
         if nic_a < 0 or nic_b < 0:
             raise EngineError(f"{fabric.spec.id}: no network between nodes {node_a} and {node_b}")
         salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
-        return np.concatenate([
-            self._intra(node_a, a, nic_a),
-            np.asarray(self._network(nic_a, nic_b, salt), dtype=np.int32),
-            self._intra(node_b, nic_b, b),
-        ])
+        return np.concatenate(
+            [
+                self._intra(node_a, a, nic_a),
+                np.asarray(self._network(nic_a, nic_b, salt), dtype=np.int32),
+                self._intra(node_b, nic_b, b),
+            ]
+        )

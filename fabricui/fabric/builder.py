@@ -22,11 +22,20 @@ if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
 
 #: Default NVSwitch model per NVLink generation.
-DEFAULT_NVSWITCH = {"nvlink2": "nvswitch1", "nvlink3": "nvswitch2", "nvlink4": "nvswitch3",
-                    "nvlink5": "nvswitch4"}
+DEFAULT_NVSWITCH = {
+    "nvlink2": "nvswitch1",
+    "nvlink3": "nvswitch2",
+    "nvlink4": "nvswitch3",
+    "nvlink5": "nvswitch4",
+}
 #: Default network switch per network link generation, then per family.
-DEFAULT_NET_SWITCH = {"ib-hdr": "quantum", "ib-ndr": "quantum-2", "ib-xdr": "quantum-x800",
-                      "slingshot": "rosetta", "roce": "spectrum-4"}
+DEFAULT_NET_SWITCH = {
+    "ib-hdr": "quantum",
+    "ib-ndr": "quantum-2",
+    "ib-xdr": "quantum-x800",
+    "slingshot": "rosetta",
+    "roce": "spectrum-4",
+}
 DEFAULT_SWITCH_BY_FAMILY = {"infiniband": "quantum-2", "slingshot": "rosetta"}
 FALLBACK_NET_SWITCH = "generic-ethernet"
 
@@ -143,18 +152,25 @@ def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _
     n_switches = _default_pcie_switches(spec)
     cpu_model = models("CPU socket" if host_link.family != "nvlink-c2c" else "Grace CPU")
     cpus = [block.device(DeviceKind.CPU, i, 0.0, cpu_model) for i in range(sockets)]
-    socket_link = catalog.links[intra.socket_link] if intra.socket_link in catalog.links else None
+    socket_link = catalog.links.get(intra.socket_link, None)
     if socket_link is not None:
         for a in range(sockets):
             for b in range(a + 1, sockets):
-                block.cable(cpus[a], cpus[b], socket_link.bw_GBps, socket_link.lat_us,
-                            gens(socket_link.id), 1)
+                block.cable(
+                    cpus[a],
+                    cpus[b],
+                    socket_link.bw_GBps,
+                    socket_link.lat_us,
+                    gens(socket_link.id),
+                    1,
+                )
 
     pcie_switch = _pick_pcie_switch(catalog, gpu.pcie)
     switch_model = models(pcie_switch.name if pcie_switch else "PCIe switch")
     switch_lat = pcie_switch.lat_us if pcie_switch else 0.1
-    switches = [block.device(DeviceKind.PCIE_SWITCH, i, switch_lat, switch_model)
-                for i in range(n_switches)]
+    switches = [
+        block.device(DeviceKind.PCIE_SWITCH, i, switch_lat, switch_model) for i in range(n_switches)
+    ]
     gpu_cpu_local = [cpus[(i * sockets) // g] for i in range(g)]
 
     def host_port(i: int) -> int:
@@ -175,7 +191,9 @@ def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _
             sw_id = intra.switch or DEFAULT_NVSWITCH.get(link.id)
             sw_spec = catalog.switches.get(sw_id) if sw_id else None
             nvsw = block.device(
-                DeviceKind.NVSWITCH, 0, sw_spec.lat_us if sw_spec else 0.0,
+                DeviceKind.NVSWITCH,
+                0,
+                sw_spec.lat_us if sw_spec else 0.0,
                 models(sw_spec.name if sw_spec else "NVSwitch"),
             )
             for dev in gpus:
@@ -184,8 +202,14 @@ def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _
             per_pair = intra.links_per_pair
             for a in range(g):
                 for b in range(a + 1, g):
-                    block.cable(gpus[a], gpus[b], per_pair * link.bw_GBps, link.lat_us,
-                                gens(link.id), per_pair)
+                    block.cable(
+                        gpus[a],
+                        gpus[b],
+                        per_pair * link.bw_GBps,
+                        link.lat_us,
+                        gens(link.id),
+                        per_pair,
+                    )
 
     gpu_nic_local = [-1] * g
     nic_ports = 1.0
@@ -211,8 +235,9 @@ def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _
             if host_link.family == "nvlink-c2c":
                 port = gpu_cpu_local[first_gpu]
             ports = max(1, round(nic_ports))
-            block.cable(nic, port, ports * nic_pcie.bw_GBps, nic_pcie.lat_us,
-                        gens(nic_pcie.id), ports)
+            block.cable(
+                nic, port, ports * nic_pcie.bw_GBps, nic_pcie.lat_us, gens(nic_pcie.id), ports
+            )
         gpu_nic_local = [nics[m] for m in mapping]
     return block, gpu_nic_local, gpu_cpu_local, nic_ports
 
@@ -325,7 +350,7 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         sw_model = models(switch.name)
         net_kind = [DeviceKind.LEAF] * leafs + [DeviceKind.SPINE] * spines
         net_index = list(range(leafs)) + list(range(spines))
-        nic_devs = (nic_local[None, :] + offsets)  # (nodes, n_nic)
+        nic_devs = nic_local[None, :] + offsets  # (nodes, n_nic)
         leaf_devs = base + assign
         lgen = gens(link.id)
         nic_bw = nic_ports * port_bw

@@ -44,8 +44,14 @@ KIND_PREFIX = {
 }
 
 #: Kinds that forward traffic between other devices (their latency counts when traversed).
-FORWARDING = (DeviceKind.PCIE_SWITCH, DeviceKind.NVSWITCH, DeviceKind.NIC, DeviceKind.LEAF,
-              DeviceKind.SPINE, DeviceKind.CPU)
+FORWARDING = (
+    DeviceKind.PCIE_SWITCH,
+    DeviceKind.NVSWITCH,
+    DeviceKind.NIC,
+    DeviceKind.LEAF,
+    DeviceKind.SPINE,
+    DeviceKind.CPU,
+)
 
 
 @dataclass(frozen=True)

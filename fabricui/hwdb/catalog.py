@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from fabricui.errors import HwdbError
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
@@ -104,7 +105,9 @@ def _check_record(doc: YamlDocument, path: tuple, kind: str, record: Any) -> Non
             )
 
 
-def _load_record_file(doc: YamlDocument, catalog: Catalog, seen: dict[tuple[str, str], str]) -> None:
+def _load_record_file(
+    doc: YamlDocument, catalog: Catalog, seen: dict[tuple[str, str], str]
+) -> None:
     if doc.data is None:
         return
     if not isinstance(doc.data, dict):
@@ -114,8 +117,7 @@ def _load_record_file(doc: YamlDocument, catalog: Catalog, seen: dict[tuple[str,
     for kind, items in doc.data.items():
         if kind not in RECORD_KINDS:
             raise HwdbError(
-                f"{doc.where((kind,))}: {kind}: unknown section "
-                f"(known: {', '.join(RECORD_KINDS)})"
+                f"{doc.where((kind,))}: {kind}: unknown section (known: {', '.join(RECORD_KINDS)})"
             )
         if not isinstance(items, list):
             raise HwdbError(f"{doc.where((kind,))}: {kind}: expected a list of records")

@@ -40,8 +40,7 @@ def resolve_topology(name: str, catalog: Catalog, nodes: int | None = None) -> T
         spec = parse_topology(read_yaml(path), catalog, default_id=path.stem)
     else:
         raise ConfigError(
-            unknown_id_message("topology", name, catalog.topologies)
-            + "; or give a YAML file path"
+            unknown_id_message("topology", name, catalog.topologies) + "; or give a YAML file path"
         )
     if nodes is None:
         return spec
@@ -50,5 +49,7 @@ def resolve_topology(name: str, catalog: Catalog, nodes: int | None = None) -> T
     if not spec.nodes_settable:
         raise ConfigError(f"topology {spec.id} has a fixed node count ({spec.nodes})")
     if nodes > 1 and spec.net is None:
-        raise ConfigError(f"topology {spec.id} has no network (net: null); --nodes {nodes} needs one")
+        raise ConfigError(
+            f"topology {spec.id} has no network (net: null); --nodes {nodes} needs one"
+        )
     return spec.with_nodes(nodes)

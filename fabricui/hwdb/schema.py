@@ -46,10 +46,10 @@ def _number(doc: YamlDocument, path: KeyPath, value: Any, kind: str) -> float | 
 def convert_value(doc: YamlDocument, path: KeyPath, annotation: str, value: Any) -> Any:
     """Convert one YAML value to the type named by a dataclass annotation string."""
     annotation = annotation.replace(" ", "")
-    if annotation.startswith("Optional["):
+    if annotation.endswith("|None"):
         if value is None:
             return None
-        return convert_value(doc, path, annotation[len("Optional[") : -1], value)
+        return convert_value(doc, path, annotation[: -len("|None")], value)
     if value is None:
         _fail(doc, path, f"must not be empty (expected {annotation})")
     if annotation == "str":
@@ -77,9 +77,7 @@ def convert_value(doc: YamlDocument, path: KeyPath, annotation: str, value: Any)
     if annotation == "dict[str,str]":
         if not isinstance(value, dict):
             _fail(doc, path, "expected a mapping of field: url", value)
-        return {
-            str(k): convert_value(doc, (*path, str(k)), "str", v) for k, v in value.items()
-        }
+        return {str(k): convert_value(doc, (*path, str(k)), "str", v) for k, v in value.items()}
     if annotation in _NESTED:
         return convert_record(doc, path, _NESTED[annotation], value)
     raise AssertionError(f"schema: unsupported annotation {annotation}")  # pragma: no cover

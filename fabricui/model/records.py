@@ -7,7 +7,6 @@ that field (``sources: {lat_us: <url>}``); the loader refuses a record without a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 #: Tiers of the bandwidth pyramid, fastest first. ``memory`` is on-package (SMEM, HBM).
 TIERS = ("on-chip", "memory", "scale-up", "host", "scale-out")
@@ -50,9 +49,9 @@ class LinkGeneration:
     """Fraction of ``bw_GBps`` that bulk transfers achieve in practice (0-1]."""
     source: str
     """Reference for the figures (datasheet, spec or measurement URL)."""
-    year: Optional[int] = None
+    year: int | None = None
     """Year of introduction."""
-    links_per_gpu: Optional[int] = None
+    links_per_gpu: int | None = None
     """Typical number of such links per GPU (NVLink, xGMI); per-GPU bandwidth is
     ``links_per_gpu * bw_GBps``."""
     rates_Gbps: tuple[float, ...] = ()
@@ -63,7 +62,7 @@ class LinkGeneration:
     """Anything a user should know about the figures."""
 
     @property
-    def per_gpu_bw_GBps(self) -> Optional[float]:
+    def per_gpu_bw_GBps(self) -> float | None:
         """Aggregate per-GPU bandwidth per direction when ``links_per_gpu`` is known [GB/s]."""
         if self.links_per_gpu is None:
             return None
@@ -92,11 +91,11 @@ class GpuSpec:
     """Host link generation id (``pcie5``)."""
     source: str
     """Reference for the figures."""
-    scaleup_link: Optional[str] = None
+    scaleup_link: str | None = None
     """Scale-up link generation id (``nvlink4``, ``xgmi3``), or None (PCIe only)."""
     scaleup_links: int = 0
     """Number of scale-up links per GPU."""
-    smem_bw_GBps: Optional[float] = None
+    smem_bw_GBps: float | None = None
     """Aggregate shared-memory / L1 bandwidth over all SMs [GB/s], for the pyramid."""
     memory_tech: str = ""
     """Memory technology (``HBM3``, ``GDDR6X``)."""
@@ -188,7 +187,7 @@ class ModelShape:
     """Routed experts per MoE layer (0 for dense)."""
     experts_per_token: int = 0
     """Routed experts each token visits (top-k)."""
-    active_params_B: Optional[float] = None
+    active_params_B: float | None = None
     """Parameters active per token for MoE [billions]; None for dense."""
     moe_layers: int = 0
     """Number of layers that are MoE."""

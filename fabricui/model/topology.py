@@ -7,7 +7,6 @@ Its smallest form is the ``hardware`` block of ``shared/data/nccl/measurements.y
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Optional
 
 #: Intra-node fabrics a builder understands.
 INTRA_FABRICS = ("nvswitch", "mesh", "pcie", "none")
@@ -22,24 +21,24 @@ class IntraSpec:
 
     fabric: str = "none"
     """``nvswitch``, ``mesh`` (direct GPU links), ``pcie`` or ``none`` (one GPU per node)."""
-    link: Optional[str] = None
+    link: str | None = None
     """Link generation id of the GPU-to-GPU (or GPU-to-switch) links."""
     links_per_pair: int = 1
     """Mesh only: parallel links between every GPU pair."""
-    links_per_gpu: Optional[int] = None
+    links_per_gpu: int | None = None
     """NVSwitch only: links from each GPU into the switch fabric (default: the GPU's count)."""
     p2p: bool = True
     """PCIe only: False when peer traffic is staged through host memory."""
-    pcie_switches: Optional[int] = None
+    pcie_switches: int | None = None
     """PCIe switches per node (0: devices hang off the CPU root ports). Default: one per two
     GPUs for 4+ GPUs, else 0."""
-    sockets: Optional[int] = None
+    sockets: int | None = None
     """CPU sockets per node (default 2 for 4+ GPUs, else 1)."""
-    host_link: Optional[str] = None
+    host_link: str | None = None
     """GPU/NIC host-link generation id (default: the GPU's PCIe generation)."""
     socket_link: str = "upi"
     """Link generation id between CPU sockets."""
-    switch: Optional[str] = None
+    switch: str | None = None
     """Switch model id for the NVSwitch (default by NVLink generation)."""
 
 
@@ -49,25 +48,25 @@ class NetSpec:
 
     link: str
     """Network link generation id (``ib-ndr``, ``roce``, ``efa``)."""
-    gbps: Optional[float] = None
+    gbps: float | None = None
     """Per-NIC port rate [Gb/s] (default: the link's rate)."""
     nics_per_node: int = 1
     """NICs (ports) per node used for this traffic."""
-    nic_map: Optional[tuple[int, ...]] = None
+    nic_map: tuple[int, ...] | None = None
     """Explicit NIC index of each local GPU; default spreads GPUs evenly over NICs."""
     layout: str = "auto"
     """``single`` switch, ``leaf-spine``, or ``auto`` (single when the ports fit one switch)."""
-    leafs: Optional[int] = None
+    leafs: int | None = None
     """Leaf switches (default: as many as the switch radix needs)."""
-    spines: Optional[int] = None
+    spines: int | None = None
     """Spine switches; 0 joins the leafs directly to each other (default: as needed)."""
     rail_optimized: bool = True
     """True: NIC k of every node goes to the leaf of rail k; False: a node's NICs share a leaf."""
     oversubscription: float = 1.0
     """Leaf downlink : uplink capacity ratio (1.0 = non-blocking)."""
-    switch: Optional[str] = None
+    switch: str | None = None
     """Switch model id (default by link family)."""
-    switch_lat_us: Optional[float] = None
+    switch_lat_us: float | None = None
     """Port-to-port latency of every network switch [us] (default: the switch model's)."""
 
 
@@ -83,7 +82,7 @@ class TopologySpec:
     """GPUs in each node."""
     intra: IntraSpec = field(default_factory=IntraSpec)
     """Intra-node fabric."""
-    net: Optional[NetSpec] = None
+    net: NetSpec | None = None
     """Network, or None for a single node."""
     id: str = "custom"
     """Name of the topology (built-ins use it for ``--topology``)."""

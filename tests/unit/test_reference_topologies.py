@@ -12,8 +12,19 @@ from fabricui.engine.evaluate import evaluate_path
 from fabricui.fabric import DeviceKind, build_fabric
 from fabricui.hwdb.resolve import resolve_topology
 
-REFERENCE = ["dgx-a100", "dgx-h100", "hgx-h200", "dgx-b200", "gb200-nvl72", "dgx-h100-pod",
-             "pcie-rtx4090x2", "pcie-rtx4090x8", "mi300x-node", "gh200-quad", "h100-ib-cluster"]
+REFERENCE = [
+    "dgx-a100",
+    "dgx-h100",
+    "hgx-h200",
+    "dgx-b200",
+    "gb200-nvl72",
+    "dgx-h100-pod",
+    "pcie-rtx4090x2",
+    "pcie-rtx4090x8",
+    "mi300x-node",
+    "gh200-quad",
+    "h100-ib-cluster",
+]
 
 
 def fabric_of(catalog, name, nodes=None):
@@ -44,25 +55,40 @@ def test_dgx_h100_pod_layout_and_cross_node_path(catalog):
     assert count(fabric, DeviceKind.LEAF) == 2 and count(fabric, DeviceKind.SPINE) == 0
     assert count(fabric, DeviceKind.NVSWITCH) == 4
     report = evaluate_path(fabric, "n0.g0", "n3.g7", size_bytes=2**30)
-    assert [h.dst for h in report.hops] == ["n0.pcie0", "n0.nic0", "leaf0", "leaf1", "n3.nic7",
-                                            "n3.pcie3", "n3.g7"]
+    assert [h.dst for h in report.hops] == [
+        "n0.pcie0",
+        "n0.nic0",
+        "leaf0",
+        "leaf1",
+        "n3.nic7",
+        "n3.pcie3",
+        "n3.g7",
+    ]
     links, sw = catalog.links, catalog.switches
     ndr = links["ib-ndr"]
     assert report.bottleneck_GBps == ndr.bw_GBps == 50.0
     assert report.bottleneck_link == "n0.nic0->leaf0"
     assert report.hops[3].bw_GBps == 16 * 50.0  # 16 NICs per leaf, all crossing to the other
-    expected_lat = (4 * links["pcie5"].lat_us + 3 * ndr.lat_us
-                    + 2 * sw["pcie-gen5-switch"].lat_us + 2 * catalog.nics["cx7-ndr"].lat_us
-                    + 2 * sw["quantum-2"].lat_us)
+    expected_lat = (
+        4 * links["pcie5"].lat_us
+        + 3 * ndr.lat_us
+        + 2 * sw["pcie-gen5-switch"].lat_us
+        + 2 * catalog.nics["cx7-ndr"].lat_us
+        + 2 * sw["quantum-2"].lat_us
+    )
     assert report.latency_us == pytest.approx(expected_lat)
     assert report.transfer_us == pytest.approx(expected_lat + 2**30 / 50e3)
 
 
 @pytest.mark.parametrize(
     ("name", "link", "per_gpu_GBps"),
-    [("dgx-a100", "nvlink3", 12 * 25.0), ("dgx-h100", "nvlink4", 18 * 25.0),
-     ("hgx-h200", "nvlink4", 18 * 25.0), ("dgx-b200", "nvlink5", 18 * 50.0),
-     ("gb200-nvl72", "nvlink5", 18 * 50.0)],
+    [
+        ("dgx-a100", "nvlink3", 12 * 25.0),
+        ("dgx-h100", "nvlink4", 18 * 25.0),
+        ("hgx-h200", "nvlink4", 18 * 25.0),
+        ("dgx-b200", "nvlink5", 18 * 50.0),
+        ("gb200-nvl72", "nvlink5", 18 * 50.0),
+    ],
 )
 def test_nvswitch_nodes_route_over_nvlink(catalog, name, link, per_gpu_GBps):
     """GPU -> NVSwitch -> GPU at the GPU's full NVLink bandwidth per direction."""
@@ -70,8 +96,10 @@ def test_nvswitch_nodes_route_over_nvlink(catalog, name, link, per_gpu_GBps):
     report = evaluate_path(fabric, "0", str(fabric.gpus_per_node - 1))
     assert [h.link for h in report.hops] == [link, link]
     assert report.bottleneck_GBps == pytest.approx(per_gpu_GBps)
-    expected = 2 * catalog.links[link].lat_us + fabric.dev_lat_us[
-        fabric.devices_of_kind(DeviceKind.NVSWITCH)[0]]
+    expected = (
+        2 * catalog.links[link].lat_us
+        + fabric.dev_lat_us[fabric.devices_of_kind(DeviceKind.NVSWITCH)[0]]
+    )
     assert report.latency_us == pytest.approx(expected)
 
 
@@ -95,8 +123,14 @@ def test_gh200_quad_reaches_the_network_through_grace(catalog):
     """Across nodes a GH200 goes GPU -C2C-> Grace -PCIe-> Slingshot NIC."""
     fabric = fabric_of(catalog, "gh200-quad", nodes=2)
     report = evaluate_path(fabric, "n0.g2", "n1.g2")
-    assert [h.link for h in report.hops] == ["nvlink-c2c", "pcie4", "slingshot", "slingshot",
-                                             "pcie4", "nvlink-c2c"]
+    assert [h.link for h in report.hops] == [
+        "nvlink-c2c",
+        "pcie4",
+        "slingshot",
+        "slingshot",
+        "pcie4",
+        "nvlink-c2c",
+    ]
     assert report.bottleneck_GBps == 25.0  # 200 Gb/s Slingshot-11
 
 

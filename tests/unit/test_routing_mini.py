@@ -43,16 +43,24 @@ def test_pod_same_rail_stays_on_one_leaf(mini):
     """Same rail on different nodes: NIC -> leaf -> NIC, no leaf-to-leaf hop."""
     fabric = build_fabric(mini.topologies["pod"], mini)
     report = evaluate_path(fabric, "n0.g2", "n1.g2")
-    assert [h.dst for h in report.hops] == ["n0.pcie1", "n0.nic2", "leaf0", "n1.nic2",
-                                            "n1.pcie1", "n1.g2"]
+    assert [h.dst for h in report.hops] == [
+        "n0.pcie1",
+        "n0.nic2",
+        "leaf0",
+        "n1.nic2",
+        "n1.pcie1",
+        "n1.g2",
+    ]
 
 
 def test_nvswitch_same_node(mini):
     """Inside a node traffic takes NVSwitch, not PCIe: 18 x 25 = 450 GB/s."""
     fabric = build_fabric(mini.topologies["pod"], mini)
     report = evaluate_path(fabric, "n2.g1", "n2.g6", 1000)
-    assert hops(report) == [("n2.g1", "n2.nvsw0", "nvlink4", 18, 450.0),
-                            ("n2.nvsw0", "n2.g6", "nvlink4", 18, 450.0)]
+    assert hops(report) == [
+        ("n2.g1", "n2.nvsw0", "nvlink4", 18, 450.0),
+        ("n2.nvsw0", "n2.g6", "nvlink4", 18, 450.0),
+    ]
     assert report.latency_us == pytest.approx(0.25 + 0.5 + 0.25)
     assert report.transfer_us == pytest.approx(1.0 + 1000 / 450e3)
 
@@ -82,8 +90,14 @@ def test_mesh_direct_link_and_c2c_to_nic(mini):
     direct = evaluate_path(fabric, "n0.g0", "n0.g2")
     assert hops(direct) == [("n0.g0", "n0.g2", "nvlink4", 6, 150.0)]
     remote = evaluate_path(fabric, "n0.g1", "n1.g3")
-    assert [h.link for h in remote.hops] == ["nvlink-c2c", "pcie5", "ib-ndr", "ib-ndr",
-                                             "pcie5", "nvlink-c2c"]
+    assert [h.link for h in remote.hops] == [
+        "nvlink-c2c",
+        "pcie5",
+        "ib-ndr",
+        "ib-ndr",
+        "pcie5",
+        "nvlink-c2c",
+    ]
     assert remote.hops[0].dst == "n0.cpu1"
 
 

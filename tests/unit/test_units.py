@@ -10,8 +10,17 @@ from fabricui.units import format_time_us, parse_bandwidth_GBps, parse_size
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("8", 8), ("64K", 65536), ("1G", 2**30), ("1GiB", 2**30), ("1GB", 10**9),
-     ("16G", 16 * 2**30), ("512B", 512), ("1.5M", 1572864), ("2m", 2 * 2**20)],
+    [
+        ("8", 8),
+        ("64K", 65536),
+        ("1G", 2**30),
+        ("1GiB", 2**30),
+        ("1GB", 10**9),
+        ("16G", 16 * 2**30),
+        ("512B", 512),
+        ("1.5M", 1572864),
+        ("2m", 2 * 2**20),
+    ],
 )
 def test_parse_size(text, expected):
     """Binary suffixes as nccl-tests, GB decimal, GiB binary."""

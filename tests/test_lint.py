@@ -1,0 +1,35 @@
+"""The code passes ruff's lint and format checks (configured in pyproject.toml)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+TARGETS = ["fabricui", "tests", "benchmarks", "plugins"]
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(exe).exists():
+        pytest.skip("ruff is not installed (pip install -e '.[test]')")
+    targets = [t for t in TARGETS if (ROOT / t).exists()]
+    return subprocess.run(
+        [exe, *args, *targets], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
+def test_ruff_check():
+    """No lint findings."""
+    result = ruff("check", "--output-format", "concise")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format():
+    """Formatting is ruff's."""
+    result = ruff("format", "--check")
+    assert result.returncode == 0, result.stdout + result.stderr
