@@ -5,6 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.engine.algorithms import core_algorithms
+from fabricui.engine.collectives import Prediction, predict
+from fabricui.engine.group import Group
 from fabricui.engine.paths import (
     Hop,
     describe_hops,
@@ -13,6 +19,7 @@ from fabricui.engine.paths import (
     transfer_time_us,
 )
 from fabricui.engine.routing import Router
+from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
 from fabricui.fabric.ids import parse_gpu_id
@@ -119,3 +126,62 @@ def evaluate_path(
         size_bytes=size_bytes,
         transfer_us=None if size_bytes is None else transfer_time_us(size_bytes, latency, bw),
     )
+
+
+def algorithms_for_env(env: dict[str, Any] | None = None) -> list[CollectiveAlgorithm]:
+    """Core algorithms plus plugin ones, minus those an NCCL environment disables.
+
+    ``NCCL_NVLS_ENABLE=0`` removes NVLS algorithms; ``NCCL_ALGO`` is honoured by the caller
+    passing ``algo``.
+    """
+    algorithms = list(core_algorithms()) + plugin_algorithms()
+    env = env or {}
+    if str(env.get("NCCL_NVLS_ENABLE", "1")) == "0":
+        algorithms = [a for a in algorithms if not a.name.startswith("nvls")]
+    return algorithms
+
+
+def plugin_algorithms() -> list[CollectiveAlgorithm]:
+    """Collective algorithms contributed by loaded plugins (NVLS, SHARP ...)."""
+    return _builtin_plugin_algorithms()  # TODO(lead): switch to the plugin host
+
+
+def _builtin_plugin_algorithms() -> list[CollectiveAlgorithm]:
+    from fabricui_infiniband.sharp import Sharp
+    from fabricui_nvlink.nvls import Nvls, NvlsTree
+
+    return [Nvls(), NvlsTree(), Sharp()]
+
+
+def evaluate_collective(
+    fabric: Fabric,
+    op: str,
+    size_bytes: npt.ArrayLike,
+    ranks: npt.ArrayLike | None = None,
+    algorithms: list[CollectiveAlgorithm] | None = None,
+    algo: str = "auto",
+    single_process: bool = False,
+    router: Router | None = None,
+) -> Prediction:
+    """Predict a collective on a fabric.
+
+    Args:
+        fabric: The fabric.
+        op: Collective name (``OPS``).
+        size_bytes: Sizes [bytes], nccl-tests convention.
+        ranks: Global ranks of the group (default: every GPU).
+        algorithms: Candidate algorithms (default: core and plugin ones).
+        algo: ``auto`` or an algorithm name.
+        single_process: One process drives every GPU of a node.
+        router: A router to share.
+
+    Returns:
+        Per-size prediction.
+    """
+    group = Group(
+        fabric,
+        np.arange(fabric.n_gpus) if ranks is None else ranks,
+        router=router,
+        single_process=single_process,
+    )
+    return predict(group, op, size_bytes, algorithms or algorithms_for_env(), algo=algo)

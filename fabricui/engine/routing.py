@@ -163,6 +163,21 @@ class Router:
             )
         return [up, *self._switch_graph.pick(tree, leaf_a, leaf_b, salt), down]
 
+    def to_leaf(self, rank: int) -> IntArray:
+        """Links from a GPU up to the first network switch (through its NIC).
+
+        Raises:
+            EngineError: The GPU has no NIC cabled to a switch.
+        """
+        fabric = self.fabric
+        nic = int(fabric.gpu_nic[rank])
+        up = self._nic_up.get(nic) if nic >= 0 else None
+        if up is None:
+            raise EngineError(f"{fabric.gpu_name(rank)} has no network uplink")
+        node = rank // fabric.gpus_per_node
+        gpu = int(fabric.gpu_dev[rank])
+        return np.concatenate([self._intra(node, gpu, nic), np.asarray([up], dtype=np.int32)])
+
     def route(self, src_rank: int, dst_rank: int) -> IntArray:
         """Link ids of the path from one GPU to another, in order.
 

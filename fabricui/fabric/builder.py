@@ -48,6 +48,7 @@ class _Block:
     """Devices and links under construction (local ids)."""
 
     kind: list[int] = field(default_factory=list)
+    reduces: list[bool] = field(default_factory=list)
     index: list[int] = field(default_factory=list)
     lat_us: list[float] = field(default_factory=list)
     model: list[int] = field(default_factory=list)
@@ -58,8 +59,11 @@ class _Block:
     gen: list[int] = field(default_factory=list)
     count: list[int] = field(default_factory=list)
 
-    def device(self, kind: DeviceKind, index: int, lat_us: float, model: int) -> int:
+    def device(
+        self, kind: DeviceKind, index: int, lat_us: float, model: int, reduces: bool = False
+    ) -> int:
         self.kind.append(int(kind))
+        self.reduces.append(reduces)
         self.index.append(index)
         self.lat_us.append(lat_us)
         self.model.append(model)
@@ -195,6 +199,7 @@ def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _
                 0,
                 sw_spec.lat_us if sw_spec else 0.0,
                 models(sw_spec.name if sw_spec else "NVSwitch"),
+                reduces=bool(sw_spec and sw_spec.in_network_reduction),
             )
             for dev in gpus:
                 block.cable(dev, nvsw, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu)
@@ -313,6 +318,7 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
     dn, ln = len(block.kind), len(block.src)
 
     kind = _tile(block.kind, nodes, np.int8)
+    reduces = _tile(block.reduces, nodes, np.bool_)
     index = _tile(block.index, nodes, np.int32)
     node = np.repeat(np.arange(nodes, dtype=np.int32), dn)
     lat_dev = _tile(block.lat_us, nodes, np.float64)
@@ -388,6 +394,7 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
             index=np.asarray(net_index, dtype=np.int32),
             node=np.full(leafs + spines, -1, dtype=np.int32),
             lat=np.full(leafs + spines, sw_lat),
+            reduces=np.full(leafs + spines, switch.in_network_reduction),
             model=np.full(leafs + spines, sw_model, dtype=np.int16),
             src=np.concatenate(nsrc),
             dst=np.concatenate(ndst),
@@ -398,6 +405,7 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         )
     if net_parts is not None:
         kind = np.concatenate([kind, net_parts["kind"]])
+        reduces = np.concatenate([reduces, net_parts["reduces"]])
         index = np.concatenate([index, net_parts["index"]])
         node = np.concatenate([node, net_parts["node"]])
         lat_dev = np.concatenate([lat_dev, net_parts["lat"]])
@@ -421,12 +429,15 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         link_dst=dst.astype(np.int32),
         link_bw_GBps=bw,
         link_lat_us=lat,
+        link_eff=np.array([catalog.links[g].efficiency for g in gens.items])[gen],
         link_gen=gen,
         link_count=count,
         generations=tuple(gens.items),
         gpu_dev=gpu_dev.astype(np.int32),
         gpu_nic=gpu_nic.astype(np.int32),
         gpu_cpu=gpu_cpu.astype(np.int32),
+        dev_reduces=reduces,
+        gpu=catalog.gpus[spec.gpu],
         node_devices=dn,
         node_links=ln,
     )

@@ -14,6 +14,7 @@ from enum import IntEnum
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.model import GpuSpec
 from fabricui.model.topology import TopologySpec
 
 IntArray = npt.NDArray[np.int32]
@@ -73,7 +74,7 @@ class Fabric:
     dev_lat_us: FloatArray
     """(n_devices,) latency added when traffic passes through the device [us]."""
     dev_model: tuple[str, ...]
-    """Model label per device *kind code within a node block or network*, see ``model_of``."""
+    """Hardware labels referenced by ``dev_model_id`` (see ``model_of``)."""
     dev_model_id: npt.NDArray[np.int16]
     """(n_devices,) index into ``dev_model``."""
     link_src: IntArray
@@ -84,6 +85,8 @@ class Fabric:
     """(n_links,) bandwidth per direction [GB/s]."""
     link_lat_us: FloatArray
     """(n_links,) latency of the link [us]."""
+    link_eff: FloatArray
+    """(n_links,) achievable fraction of ``link_bw_GBps`` for bulk transfers (hwdb figure)."""
     link_gen: npt.NDArray[np.int16]
     """(n_links,) index into ``generations``."""
     link_count: npt.NDArray[np.int16]
@@ -96,6 +99,10 @@ class Fabric:
     """(n_gpus,) NIC device each rank uses for the network, -1 without a network."""
     gpu_cpu: IntArray
     """(n_gpus,) CPU socket device of each rank (host-memory staging)."""
+    dev_reduces: npt.NDArray[np.bool_]
+    """(n_devices,) True for switches that reduce in the network (NVLS, SHARP)."""
+    gpu: GpuSpec
+    """The GPU model of every rank."""
     node_devices: int
     """Devices per node block."""
     node_links: int

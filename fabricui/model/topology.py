@@ -68,6 +68,8 @@ class NetSpec:
     """Switch model id (default by link family)."""
     switch_lat_us: float | None = None
     """Port-to-port latency of every network switch [us] (default: the switch model's)."""
+    sharp: bool = False
+    """True when in-network reduction (SHARP / CollNet) is enabled on reducing switches."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,147 @@
+"""Accuracy of the collective model against real nccl-tests runs (a benchmark, not a test).
+
+Usage: python benchmarks/accuracy.py --data ../shared/data/nccl/measurements.yaml [--json]
+
+For every ``reference`` entry: build the topology from its ``hardware`` block, predict each
+row (honouring ``env``, ``launch`` and ``score_min_bytes``), and score as the data's README
+defines: row error |t_pred / t_meas - 1| (time when published, else busbw); an entry's error
+is the median over its rows; the summary gives median and p90 over entries, and the same
+over bandwidth-bound rows (>= 64 MiB) and latency-bound rows (<= 64 KiB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from fabricui.engine.evaluate import algorithms_for_env, evaluate_collective
+from fabricui.errors import FabricError
+from fabricui.fabric import build_fabric
+from fabricui.hwdb import load_catalog
+from fabricui.hwdb.topology_file import parse_topology
+from fabricui.hwdb.yamlfile import YamlDocument
+
+LARGE = 64 * 2**20
+SMALL = 64 * 2**10
+
+
+@dataclass
+class EntryResult:
+    """Scores of one measurement entry."""
+
+    id: str
+    quality: str
+    op: str
+    error: float | None = None
+    large: float | None = None
+    small: float | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    problem: str = ""
+
+
+def _median(values: list[float]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[no-untyped-def]
+    """Predict and score every row of one entry."""
+    result = EntryResult(id=entry["id"], quality=entry.get("quality", ""), op=entry["op"])
+    doc = YamlDocument(data=entry["hardware"], origin=f"measurements:{entry['id']}")
+    try:
+        spec = parse_topology(doc, catalog, default_id=entry["id"])
+        fabric = build_fabric(spec, catalog)
+    except FabricError as exc:
+        result.problem = str(exc)
+        return result
+    rows = [r for r in entry["rows"] if r[0] >= (entry.get("score_min_bytes") or 0)]
+    sizes = np.array([r[0] for r in rows], dtype=np.float64)
+    nranks = entry.get("nranks", fabric.n_gpus)
+    env = entry.get("env") or {}
+    prediction = evaluate_collective(
+        fabric, entry["op"], sizes, ranks=np.arange(nranks),
+        algorithms=algorithms_for_env(env), algo=_forced_algo(env),
+        single_process=entry.get("launch") == "single-process",
+    )
+    errors, large, small = [], [], []
+    for i, (size, t_meas, _algbw, busbw_meas) in enumerate(rows):
+        t_pred = float(prediction.time_us[i])
+        if t_meas:
+            err = abs(t_pred / t_meas - 1)
+        elif busbw_meas:
+            err = abs(float(prediction.busbw_GBps[i]) / busbw_meas - 1)
+        else:
+            continue
+        errors.append(err)
+        if size >= LARGE:
+            large.append(err)
+        if size <= SMALL:
+            small.append(err)
+        result.rows.append({"size_bytes": int(size), "measured_us": t_meas,
+                            "predicted_us": t_pred, "measured_busbw": busbw_meas,
+                            "predicted_busbw": float(prediction.busbw_GBps[i]),
+                            "algorithm": prediction.algorithm[i], "error": err})
+    result.error, result.large, result.small = _median(errors), _median(large), _median(small)
+    return result
+
+
+def _forced_algo(env: dict[str, Any]) -> str:
+    algo = str(env.get("NCCL_ALGO", "")).lower()
+    return algo if algo in ("ring", "tree") else "auto"
+
+
+def summarize(results: list[EntryResult]) -> dict[str, Any]:
+    """Median and p90 over scored entries, plus large- and small-message medians."""
+    scored = [r for r in results if r.error is not None]
+    errs = [r.error for r in scored]
+    large = [r.large for r in scored if r.large is not None]
+    small = [r.small for r in scored if r.small is not None]
+    return {
+        "scored": len(scored),
+        "median": _median(errs),
+        "p90": float(np.percentile(errs, 90)) if errs else None,
+        "large_median": _median(large),
+        "small_median": _median(small),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; prints a table (or JSON) and returns 0."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = Path(__file__).resolve().parents[2] / "shared" / "data" / "nccl" / "measurements.yaml"
+    parser.add_argument("--data", type=Path, default=default, help="measurements YAML")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--all", action="store_true", help="score every quality, not only reference")
+    parser.add_argument("--rows", action="store_true", help="print every row of every entry")
+    args = parser.parse_args(argv)
+    entries = yaml.safe_load(args.data.read_text(encoding="utf-8"))
+    catalog = load_catalog()
+    results = [score_entry(e, catalog) for e in entries
+               if args.all or e.get("quality") == "reference"]
+    summary = summarize(results)
+    if args.json:
+        print(json.dumps({"entries": [{"id": r.id, "error": r.error} for r in results],
+                          "summary": summary}, indent=2))
+        return 0
+    for r in sorted(results, key=lambda r: -(r.error or 0)):
+        err = "   n/a" if r.error is None else f"{100 * r.error:5.1f}%"
+        print(f"{err}  {r.id:<52} {r.op:<14} {r.problem}")
+        if args.rows:
+            for row in r.rows:
+                print(f"        {row['size_bytes']:>12}  meas {row['measured_us'] or 0:>10.1f}us "
+                      f"{row['measured_busbw']:>7.1f}  pred {row['predicted_us']:>10.1f}us "
+                      f"{row['predicted_busbw']:>7.1f}  {row['algorithm']:<14} "
+                      f"{100 * row['error']:5.1f}%")
+    fmt = {k: (f"{100 * v:.1f}%" if isinstance(v, float) else v) for k, v in summary.items()}
+    print(f"summary: {fmt}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""Core collective algorithms: ring, tree, and direct point-to-point.
+
+Each algorithm states its flows per message byte; the group prices them on the fabric. The
+latency term counts the algorithm's steps, each costing a protocol overhead plus the routed
+path's latency (network steps add a network overhead).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import ClassVar
+
+import numpy as np
+
+from fabricui.engine.constants import DEFAULT, ModelConstants
+from fabricui.engine.group import Group
+from fabricui.engine.types import CollectiveAlgorithm, FloatArray
+
+
+def launch_us(group: Group, constants: ModelConstants = DEFAULT) -> float:
+    """Fixed per-call cost, higher when one process launches on every GPU of a node."""
+    extra = constants.single_process_us_per_gpu * group.ppn if group.single_process else 0.0
+    return constants.launch_us + extra
+
+
+def protocol_bandwidth_scale(group: Group, protocol: str, busbw_GBps: float,
+                             constants: ModelConstants = DEFAULT) -> float:
+    """Multiplier (<= 1) on bandwidth for a protocol: wire efficiency and the LL ceiling."""
+    scale = constants.protocol_efficiency[protocol]
+    if protocol == "ll" and busbw_GBps > 0:
+        cap = (constants.ll_cap_GBps[group.arch_index] if group.n_nodes == 1
+               else constants.ll_cap_multinode_GBps)
+        scale = min(scale, cap / busbw_GBps)
+    return scale
+
+
+def staging_penalty(group: Group, constants: ModelConstants = DEFAULT) -> float:
+    """1, or the host-memory staging efficiency when peer-to-peer is off on PCIe."""
+    intra = group.fabric.spec.intra
+    if intra.fabric == "pcie" and not intra.p2p and group.ppn > 1:
+        return constants.pcie_no_p2p_efficiency
+    return 1.0
+
+
+def step_latency_us(group: Group, protocol: str, crosses_network: bool,
+                    constants: ModelConstants = DEFAULT) -> float:
+    """Cost of one algorithm step [us]: protocol overhead plus routed path latency."""
+    if crosses_network:
+        return constants.net_step_us[protocol] + group.net_latency_us
+    return constants.step_us[protocol] + group.intra_latency_us
+
+
+def alpha_beta(group: Group, sizes: FloatArray, protocol: str, intra_steps: float,
+               net_steps: float, spb: float, constants: ModelConstants = DEFAULT) -> FloatArray:
+    """``launch + base + steps + S * spb / efficiency`` for every size [us].
+
+    Args:
+        group: The group.
+        sizes: (n_sizes,) message sizes [bytes].
+        protocol: ``ll``, ``ll128`` or ``simple``.
+        intra_steps: Steps within a node.
+        net_steps: Steps crossing the network.
+        spb: Microseconds per message byte at full (Simple) efficiency.
+        constants: Model constants.
+    """
+    busbw = 1.0 / (spb * 1e3) if spb > 0 else 0.0
+    scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
+    alpha = (launch_us(group, constants) + constants.base_us[protocol]
+             + intra_steps * step_latency_us(group, protocol, False, constants)
+             + net_steps * step_latency_us(group, protocol, True, constants))
+    return alpha + sizes * spb / scale
+
+
+def _ring_flows(group: Group, channels: int, volume: float, closed: bool = True):
+    src, dst, vol = [], [], []
+    for order in group.ring_orders(channels):
+        nxt = np.roll(order, -1)
+        keep = slice(None) if closed else slice(0, -1)
+        src.append(order[keep])
+        dst.append(nxt[keep])
+        vol.append(np.full(order[keep].shape[0], volume / channels))
+    return np.concatenate(src), np.concatenate(dst), np.concatenate(vol)
+
+
+def channels_for(group: Group) -> int:
+    """Parallel rings/trees: one per NIC a node uses across nodes (spreads NIC traffic)."""
+    return group.nics_per_node if group.n_nodes > 1 else 1
+
+
+class Ring(CollectiveAlgorithm):
+    """Node-major ring, one per channel; bandwidth-optimal for large messages."""
+
+    name: ClassVar[str] = "ring"
+    ops: ClassVar[tuple[str, ...]] = ("all_reduce", "all_gather", "reduce_scatter",
+                                      "broadcast", "reduce")
+    protocols: ClassVar[tuple[str, ...]] = ("ll", "ll128", "simple")
+    description: ClassVar[str] = "ring over all ranks (node-major, one per channel)"
+
+    def applicable(self, group: Group, op: str) -> bool:
+        """Any group of two or more ranks (one rank: nothing to move)."""
+        return True
+
+    def spb(self, group: Group, op: str) -> float:
+        """Microseconds per message byte of the ring's busiest link."""
+        n = group.n
+        if n == 1:
+            return 0.0
+        if op == "all_reduce":
+            volume, closed = 2.0 * (n - 1) / n, True
+        elif op in ("all_gather", "reduce_scatter"):
+            volume, closed = (n - 1) / n, True
+        else:  # broadcast / reduce: a pipelined chain from (or to) the root
+            volume, closed = 1.0, False
+        src, dst, vol = _ring_flows(group, channels_for(group), volume, closed)
+        return group.seconds_per_byte(src, dst, vol) / staging_penalty(group)
+
+    def steps(self, group: Group, op: str) -> tuple[float, float]:
+        """(intra-node steps, network steps) on the critical path."""
+        n, k = group.n, group.n_nodes
+        if op == "all_reduce":
+            total, net = 2 * (n - 1), 2 * (k - 1)
+        elif op in ("all_gather", "reduce_scatter"):
+            total, net = n - 1, k - 1
+        else:
+            total, net = n - 1, k - 1
+        return float(total - net), float(net)
+
+    def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
+        """alpha-beta time of the ring for every size [us]."""
+        if protocol == "ll128" and group.intra_class != "nvlink":
+            return np.full(size_bytes.shape, np.inf)
+        intra, net = self.steps(group, op)
+        return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
+
+
+def _binary_tree_edges(k: int) -> list[tuple[int, int]]:
+    """(child, parent) pairs of a heap-ordered binary tree over ``k`` nodes."""
+    return [(i, (i - 1) // 2) for i in range(1, k)]
+
+
+class Tree(CollectiveAlgorithm):
+    """All-reduce as a chain inside each node and double binary trees across nodes."""
+
+    name: ClassVar[str] = "tree"
+    ops: ClassVar[tuple[str, ...]] = ("all_reduce",)
+    protocols: ClassVar[tuple[str, ...]] = ("ll", "ll128", "simple")
+    description: ClassVar[str] = "double binary tree across nodes, chain within a node"
+
+    def applicable(self, group: Group, op: str) -> bool:
+        """Needs two or more ranks."""
+        return group.n > 1
+
+    def spb(self, group: Group) -> float:
+        """Microseconds per message byte: reduce up and broadcast down, both pipelined."""
+        channels = channels_for(group)
+        src, dst, vol = [], [], []
+        for order in group.ring_orders(channels):
+            per_node = np.split(order, np.cumsum([r.shape[0] for r in group.by_node])[:-1])
+            for local in per_node:  # chain: reduce toward the leader, broadcast back
+                src += [local[1:], local[:-1]]
+                dst += [local[:-1], local[1:]]
+                vol += [np.full(local.shape[0] - 1, 1.0 / channels)] * 2
+            leaders = np.array([local[0] for local in per_node])
+            k = leaders.shape[0]
+            for mirror in (False, True):  # two trees, half the data each
+                for child, parent in _binary_tree_edges(k):
+                    a, b = (k - 1 - child, k - 1 - parent) if mirror else (child, parent)
+                    src += [leaders[[a]], leaders[[b]]]
+                    dst += [leaders[[b]], leaders[[a]]]
+                    vol += [np.full(1, 0.5 / channels)] * 2
+        spb = group.seconds_per_byte(np.concatenate(src), np.concatenate(dst),
+                                     np.concatenate(vol))
+        return spb / (DEFAULT.tree_efficiency * staging_penalty(group))
+
+    def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
+        """alpha-beta time of the tree for every size [us]."""
+        if protocol == "ll128" and group.intra_class != "nvlink":
+            return np.full(size_bytes.shape, np.inf)
+        intra = 2.0 * (group.ppn - 1)
+        net = 2.0 * math.ceil(math.log2(group.n_nodes)) if group.n_nodes > 1 else 0.0
+        return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group))
+
+
+class Direct(CollectiveAlgorithm):
+    """Point-to-point: send/recv to the next rank, or all-to-all between every pair."""
+
+    name: ClassVar[str] = "p2p"
+    ops: ClassVar[tuple[str, ...]] = ("send_recv", "all_to_all")
+    protocols: ClassVar[tuple[str, ...]] = ("ll", "simple")
+    description: ClassVar[str] = "direct point-to-point transfers (send/recv, all-to-all)"
+
+    def applicable(self, group: Group, op: str) -> bool:
+        """Needs two or more ranks."""
+        return group.n > 1
+
+    def spb(self, group: Group, op: str) -> float:
+        """Microseconds per message byte of the busiest link."""
+        ranks = group.ranks
+        n = group.n
+        if op == "send_recv":
+            src, dst, vol = ranks, np.roll(ranks, -1), np.ones(n)
+        else:
+            a, b = np.meshgrid(ranks, ranks, indexing="ij")
+            off = a != b
+            src, dst = a[off], b[off]
+            vol = np.full(src.shape[0], 1.0 / n)
+        spb = group.seconds_per_byte(src, dst, vol)
+        return spb / (DEFAULT.p2p_efficiency * staging_penalty(group))
+
+    def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
+        """alpha-beta time for every size [us]: one step (all peers at once)."""
+        crosses = group.n_nodes > 1
+        intra, net = (0.0, 1.0) if crosses else (1.0, 0.0)
+        if op == "all_to_all":
+            # Each peer is a separate transfer; their setup overlaps only partly.
+            intra += math.log2(group.n)
+        return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
+
+
+@lru_cache(maxsize=1)
+def core_algorithms() -> tuple[CollectiveAlgorithm, ...]:
+    """The algorithms every fabric has (plugins add NVLS, SHARP ...)."""
+    return (Ring(), Tree(), Direct())

@@ -1,0 +1,154 @@
+"""Collective cost model: alpha-beta per algorithm and protocol, derived from the fabric.
+
+For one algorithm and protocol the time of a collective of ``S`` bytes (nccl-tests size
+convention) is
+
+    t(S) = alpha + S * spb / protocol_efficiency
+
+``spb`` (microseconds per message byte) comes from the algorithm's flows routed on the fabric
+(``Group.seconds_per_byte``); ``alpha`` is a launch cost plus a per-step cost for every
+step of the algorithm (a protocol overhead plus the routed path's latency). ``auto`` takes,
+per size, the fastest enabled (algorithm, protocol), as NCCL does.
+
+nccl-tests' definitions are used for reporting: ``algbw = S / t`` and ``busbw = algbw *
+bus_factor(op, n)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.engine.types import OPS, CollectiveAlgorithm
+from fabricui.errors import EngineError
+
+FloatArray = npt.NDArray[np.float64]
+
+PROTOCOLS = ("ll", "ll128", "simple")
+
+
+def bus_factor(op: str, nranks: int) -> float:
+    """nccl-tests' busbw / algbw factor for ``op`` on ``nranks`` ranks.
+
+    Notes:
+        all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast,
+        reduce, send_recv 1.
+    """
+    if op not in OPS:
+        raise EngineError(f"unknown collective {op!r} (one of {', '.join(OPS)})")
+    n = max(1, nranks)
+    if op == "all_reduce":
+        return 2.0 * (n - 1) / n
+    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (n - 1) / n
+    return 1.0
+
+
+def algbw_GBps(size_bytes: npt.ArrayLike, time_us: npt.ArrayLike) -> FloatArray:
+    """nccl-tests algorithm bandwidth: size / time [GB/s] (bytes/us / 1000)."""
+    size = np.asarray(size_bytes, dtype=np.float64)
+    time = np.asarray(time_us, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(time > 0, size / time / 1e3, 0.0)
+
+
+def ideal_time_us(op: str, size_bytes: npt.ArrayLike, nranks: int, bw_GBps: float) -> FloatArray:
+    """Textbook bandwidth-only time: ``bus_factor * S / BW`` (e.g. ring all-reduce
+    ``2(N-1)/N * M / BW``) [us].
+
+    Args:
+        op: Collective name.
+        size_bytes: Message size(s) in nccl-tests' convention [bytes].
+        nranks: Number of ranks.
+        bw_GBps: Per-rank link bandwidth [GB/s].
+    """
+    if bw_GBps <= 0:
+        raise EngineError(f"bandwidth must be positive (got {bw_GBps})")
+    size = np.asarray(size_bytes, dtype=np.float64)
+    return bus_factor(op, nranks) * size / (bw_GBps * 1e3)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """Per-size results of one collective."""
+
+    op: str
+    """Operation."""
+    nranks: int
+    """Ranks in the group."""
+    size_bytes: FloatArray
+    """(n_sizes,) sizes [bytes]."""
+    time_us: FloatArray
+    """(n_sizes,) predicted time [us]."""
+    algorithm: tuple[str, ...]
+    """Chosen ``algorithm/protocol`` per size."""
+
+    @property
+    def algbw_GBps(self) -> FloatArray:
+        """(n_sizes,) size / time [GB/s]."""
+        return algbw_GBps(self.size_bytes, self.time_us)
+
+    @property
+    def busbw_GBps(self) -> FloatArray:
+        """(n_sizes,) algbw times nccl-tests' bus factor [GB/s]."""
+        return self.algbw_GBps * bus_factor(self.op, self.nranks)
+
+
+def predict(
+    group,  # type: ignore[no-untyped-def]
+    op: str,
+    size_bytes: npt.ArrayLike,
+    algorithms: list[CollectiveAlgorithm],
+    algo: str = "auto",
+    protocols: tuple[str, ...] = PROTOCOLS,
+) -> Prediction:
+    """Predict a collective on a group for every size, choosing the fastest algorithm.
+
+    Args:
+        group: The ``Group`` of ranks.
+        op: Collective name (``OPS``).
+        size_bytes: (n_sizes,) sizes [bytes], nccl-tests convention.
+        algorithms: Candidate algorithms (core and plugin ones).
+        algo: ``auto`` or one algorithm name.
+        protocols: Protocols allowed.
+
+    Returns:
+        Per-size time and the algorithm/protocol chosen.
+
+    Raises:
+        EngineError: Unknown op or algorithm, or none applies.
+    """
+    if op not in OPS:
+        raise EngineError(f"unknown collective {op!r} (one of {', '.join(OPS)})")
+    sizes = np.atleast_1d(np.asarray(size_bytes, dtype=np.float64))
+    if (sizes < 0).any() or not np.isfinite(sizes).all():
+        raise EngineError("sizes must be finite and not negative")
+    known = {a.name for a in algorithms}
+    if algo != "auto" and algo not in known:
+        raise EngineError(f"unknown algorithm {algo!r} (available: {', '.join(sorted(known))})")
+    candidates = [a for a in algorithms if (algo in ("auto", a.name)) and op in a.ops]
+    usable = [a for a in candidates if a.applicable(group, op)]
+    if not usable:
+        names = ", ".join(a.name for a in candidates) or "none"
+        raise EngineError(f"no algorithm can run {op} on this group (tried: {names})")
+    times, labels = [], []
+    for alg in usable:
+        for proto in alg.protocols:
+            if proto not in protocols:
+                continue
+            t = np.asarray(alg.time_us(group, op, sizes, proto), dtype=np.float64)
+            times.append(t)
+            labels.append(f"{alg.name}/{proto}")
+    if not times:
+        raise EngineError(f"no protocol of {', '.join(a.name for a in usable)} is allowed")
+    table = np.vstack(times)
+    best = np.argmin(table, axis=0)
+    return Prediction(
+        op=op,
+        nranks=group.n,
+        size_bytes=sizes,
+        time_us=table[best, np.arange(sizes.shape[0])],
+        algorithm=tuple(labels[i] for i in best),
+    )

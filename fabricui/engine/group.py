@@ -1,0 +1,219 @@
+"""A group of GPUs on a fabric and the traffic primitives collective algorithms are built from.
+
+An algorithm describes its steady state as *flows*: (source rank, destination rank, bytes
+moved per byte of message). ``Group.seconds_per_byte`` routes every flow, adds the bytes
+each link carries (``np.bincount``), and returns the busiest link's time per message byte:
+``max_l load_l / (bw_l * eff_l)``. A NIC shared by two GPUs or an oversubscribed spine
+therefore slows a collective without any special case.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.engine.routing import Router
+from fabricui.errors import EngineError
+from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
+
+#: GPU architectures ordered by generation (index used for per-architecture constants).
+ARCH_ORDER = {"volta": 0, "turing": 0, "ampere": 1, "ada": 1, "cdna2": 1, "hopper": 2,
+              "cdna3": 2, "blackwell": 3, "cdna4": 3}
+
+
+class Group:
+    """Ranks of one communicator on a fabric, with cached routes.
+
+    Args:
+        fabric: The fabric.
+        ranks: Global ranks in the group (any order; the ring follows node-major order).
+        router: Router to share caches with.
+        single_process: One process launches on every GPU of a node (nccl-tests ``-g N``).
+
+    Raises:
+        EngineError: Empty group, duplicates or out-of-range ranks.
+    """
+
+    def __init__(
+        self,
+        fabric: Fabric,
+        ranks: npt.ArrayLike,
+        router: Router | None = None,
+        single_process: bool = False,
+    ):
+        ranks_arr = np.unique(np.asarray(ranks, dtype=np.int64))
+        if ranks_arr.size == 0:
+            raise EngineError("a collective needs at least one GPU")
+        if ranks_arr[0] < 0 or ranks_arr[-1] >= fabric.n_gpus:
+            raise EngineError(f"ranks must be within 0..{fabric.n_gpus - 1}")
+        self.fabric = fabric
+        self.router = router or Router(fabric)
+        self.ranks: IntArray = ranks_arr.astype(np.int32)
+        self.single_process = single_process
+        """True when one process drives every GPU of a node (slower launches)."""
+        self._routes: dict[tuple[int, int], IntArray] = {}
+
+    @property
+    def n(self) -> int:
+        """Number of ranks."""
+        return int(self.ranks.shape[0])
+
+    @cached_property
+    def node_of(self) -> IntArray:
+        """(n,) node of each rank."""
+        return (self.ranks // self.fabric.gpus_per_node).astype(np.int32)
+
+    @cached_property
+    def nodes(self) -> IntArray:
+        """Distinct nodes spanned, ascending."""
+        return np.unique(self.node_of)
+
+    @property
+    def n_nodes(self) -> int:
+        """Number of nodes spanned."""
+        return int(self.nodes.shape[0])
+
+    @cached_property
+    def ppn(self) -> int:
+        """Ranks per node (the largest count when uneven)."""
+        return int(np.bincount(self.node_of).max())
+
+    @cached_property
+    def by_node(self) -> list[IntArray]:
+        """Ranks of each spanned node, ascending."""
+        return [self.ranks[self.node_of == node] for node in self.nodes]
+
+    @cached_property
+    def arch_index(self) -> int:
+        """0 Volta/Turing, 1 Ampere/Ada, 2 Hopper, 3 Blackwell (per-architecture constants)."""
+        return ARCH_ORDER.get(self.fabric.gpu.arch, 1)
+
+    @cached_property
+    def capacity_GBps(self) -> FloatArray:
+        """(n_links,) achievable bandwidth of every link: ``bw * eff`` [GB/s]."""
+        return self.fabric.link_bw_GBps * self.fabric.link_eff
+
+    def route(self, src: int, dst: int) -> IntArray:
+        """Cached route between two global ranks."""
+        key = (src, dst)
+        links = self._routes.get(key)
+        if links is None:
+            links = self._routes[key] = self.router.route(src, dst)
+        return links
+
+    def path_latency_us(self, src: int, dst: int) -> float:
+        """Link plus forwarding latency between two ranks [us]."""
+        links = self.route(src, dst)
+        if links.size == 0:
+            return 0.0
+        fabric = self.fabric
+        lat = fabric.link_lat_us[links].sum() + fabric.dev_lat_us[fabric.link_dst[links[:-1]]].sum()
+        return float(lat)
+
+    def link_loads(self, src: IntArray, dst: IntArray, volume: FloatArray) -> FloatArray:
+        """Bytes each link carries per message byte when all flows run at once.
+
+        Args:
+            src: (n_flows,) source ranks.
+            dst: (n_flows,) destination ranks.
+            volume: (n_flows,) bytes per message byte of each flow.
+
+        Returns:
+            (n_links,) load per link.
+        """
+        routes = [self.route(int(a), int(b)) for a, b in zip(src, dst)]
+        lengths = np.fromiter((r.shape[0] for r in routes), dtype=np.int64, count=len(routes))
+        if lengths.sum() == 0:
+            return np.zeros(self.fabric.n_links)
+        links = np.concatenate(routes)
+        weights = np.repeat(np.asarray(volume, dtype=np.float64), lengths)
+        return np.bincount(links, weights=weights, minlength=self.fabric.n_links)
+
+    def seconds_per_byte(self, src: IntArray, dst: IntArray, volume: FloatArray) -> float:
+        """Time per message byte of the busiest link [us per byte], 0 without traffic."""
+        load = self.link_loads(src, dst, volume)
+        used = load > 0
+        if not used.any():
+            return 0.0
+        # 1 GB/s moves 1000 bytes per microsecond.
+        return float(np.max(load[used] / (self.capacity_GBps[used] * 1e3)))
+
+    def switch_port_spb(self, volume: float) -> float:
+        """Time per message byte when every rank moves ``volume`` bytes over its link into the
+        node's NVSwitch (the busiest such link) [us per byte]; inf without an NVSwitch."""
+        fabric = self.fabric
+        gpu_devs = fabric.gpu_dev[self.ranks]
+        to_switch = np.isin(fabric.link_src, gpu_devs) & (
+            fabric.dev_kind[fabric.link_dst] == DeviceKind.NVSWITCH)
+        if not to_switch.any():
+            return float("inf")
+        return float(volume / (self.capacity_GBps[to_switch].min() * 1e3))
+
+    def uplink_spb(self, volume: float) -> float:
+        """Time per message byte when every rank sends ``volume`` bytes up to its leaf switch
+        at once (shared NICs and PCIe add up) [us per byte]."""
+        routes = [self.router.to_leaf(int(r)) for r in self.ranks]
+        links = np.concatenate(routes)
+        load = np.bincount(links, minlength=self.fabric.n_links) * volume
+        used = load > 0
+        return float(np.max(load[used] / (self.capacity_GBps[used] * 1e3)))
+
+    def ring_orders(self, channels: int) -> list[IntArray]:
+        """One node-major ring per channel; channel c enters every node at its c-th GPU.
+
+        Rotating the entry point spreads the node-crossing edges of different channels over
+        different GPUs and hence different NICs, as NCCL's channels do.
+        """
+        orders = []
+        for c in range(channels):
+            parts = []
+            for local in self.by_node:
+                shift = (c * local.shape[0]) // channels
+                parts.append(np.roll(local, -shift))
+            orders.append(np.concatenate(parts))
+        return orders
+
+    @cached_property
+    def nics_per_node(self) -> int:
+        """Distinct NICs the ranks of the busiest node use (1 without a network)."""
+        nic = self.fabric.gpu_nic[self.ranks]
+        if (nic < 0).any():
+            return 1
+        counts = [np.unique(nic[self.node_of == node]).shape[0] for node in self.nodes]
+        return max(1, max(counts))
+
+    @cached_property
+    def intra_class(self) -> str:
+        """``nvlink`` when ranks of a node talk over NVLink/xGMI only, else ``pci``."""
+        local = max(self.by_node, key=lambda r: r.shape[0])
+        if local.shape[0] < 2:
+            fabric_kind = self.fabric.spec.intra.fabric
+            return "nvlink" if fabric_kind in ("nvswitch", "mesh") else "pci"
+        links = self.route(int(local[0]), int(local[1]))
+        gens = [self.fabric.generations[int(g)] for g in self.fabric.link_gen[links]]
+        scale_up = all(g.startswith(("nvlink", "xgmi")) and g != "nvlink-c2c" for g in gens)
+        return "nvlink" if scale_up else "pci"
+
+    @cached_property
+    def has_nvswitch_reduction(self) -> bool:
+        """Every node's GPUs sit on an NVSwitch that can reduce (NVLS)."""
+        fabric = self.fabric
+        switches = np.flatnonzero((fabric.dev_kind == DeviceKind.NVSWITCH) & fabric.dev_reduces)
+        return bool(switches.size) and self.ppn > 1
+
+    @cached_property
+    def net_latency_us(self) -> float:
+        """Latency between the first ranks of the first two nodes [us] (0 on one node)."""
+        if self.n_nodes < 2:
+            return 0.0
+        return self.path_latency_us(int(self.by_node[0][0]), int(self.by_node[1][0]))
+
+    @cached_property
+    def intra_latency_us(self) -> float:
+        """Latency between two ranks of one node [us] (0 with one rank per node)."""
+        local = self.by_node[0]
+        if local.shape[0] < 2:
+            return 0.0
+        return self.path_latency_us(int(local[0]), int(local[1]))

@@ -1,0 +1,138 @@
+"""What plugins contribute to the engine: interconnects, builders, algorithms, strategies.
+
+These are the objects a plugin passes to ``register(...)`` in its hooks; the plugin host
+checks each against the classes here before the engine uses it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from fabricui.engine.group import Group
+    from fabricui.fabric.fabric import Fabric
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.model import ModelShape, TopologySpec
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Collective operations, named as nccl-tests names them.
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce",
+       "send_recv")
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    """An interconnect family a plugin provides (its link data lives in hwdb or is registered)."""
+
+    name: str
+    """Plugin-facing name (``nvlink``, ``infiniband``)."""
+    families: tuple[str, ...]
+    """Link families (``LinkGeneration.family``) this interconnect covers."""
+    description: str = ""
+    """One line for ``fabricui plugins``."""
+
+
+@dataclass(frozen=True)
+class TopologyBuilder:
+    """A named way to turn a topology spec into a fabric (``builder:`` key of a spec)."""
+
+    name: str
+    """Id used by ``builder:`` in a topology spec."""
+    build: Callable[[TopologySpec, Catalog], Fabric]
+    """The builder function."""
+    description: str = ""
+    """One line for ``fabricui plugins``."""
+
+
+class CollectiveAlgorithm(ABC):
+    """A way to run collectives on a group, priced per protocol, vectorized over sizes."""
+
+    name: ClassVar[str]
+    """Id used by ``--algo`` (``ring``, ``tree``, ``nvls``, ``sharp``)."""
+    ops: ClassVar[tuple[str, ...]]
+    """Operations it implements (subset of ``OPS``)."""
+    protocols: ClassVar[tuple[str, ...]] = ("simple",)
+    """Protocols it can use (``ll``, ``ll128``, ``simple``)."""
+    description: ClassVar[str] = ""
+    """One line for ``fabricui plugins``."""
+
+    @abstractmethod
+    def applicable(self, group: Group, op: str) -> bool:
+        """True when this algorithm can run ``op`` on ``group`` (hardware, size limits)."""
+
+    @abstractmethod
+    def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
+        """Predicted time [us] of ``op`` for each size (nccl-tests size convention)."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a job is split: parallel degrees and batch shape."""
+
+    tp: int = 1
+    """Tensor-parallel degree (innermost)."""
+    pp: int = 1
+    """Pipeline stages."""
+    dp: int = 1
+    """Data-parallel replicas (outermost)."""
+    ep: int = 1
+    """Expert-parallel degree (within the data-parallel dimension for MoE layers)."""
+    microbatches: int = 1
+    """Micro-batches per step per pipeline."""
+    global_batch: int = 1
+    """Sequences per optimizer step over the whole job."""
+    seq_len: int = 4096
+    """Tokens per sequence."""
+    dtype_bytes: int = 2
+    """Bytes per parameter / activation element (BF16 = 2)."""
+
+    @property
+    def world(self) -> int:
+        """GPUs the layout needs."""
+        return self.tp * self.pp * self.dp
+
+
+@dataclass(frozen=True)
+class CommOp:
+    """One kind of communication a strategy does each training step."""
+
+    strategy: str
+    """Strategy that issues it (``ddp``, ``tp``)."""
+    collective: str
+    """Operation (one of ``OPS``)."""
+    group: str
+    """Process-group axis it runs on: ``tp``, ``pp``, ``dp``, ``ep``, ``dp_intra``, ``dp_inter``."""
+    size_bytes: float
+    """Bytes per call, in nccl-tests' size convention for ``collective``."""
+    count: float
+    """Calls per training step (per GPU)."""
+    overlappable: bool
+    """True when it can hide behind compute (e.g. DDP's bucketed all-reduce in backward)."""
+    note: str = ""
+    """What it is, for the operation table (``gradient all-reduce, 25 MB buckets``)."""
+
+
+class Strategy(ABC):
+    """A parallelism strategy: turns (model, layout) into communication operations.
+
+    Strategies never compute times; the engine prices their operations on the fabric.
+    """
+
+    name: ClassVar[str]
+    """Id (``ddp``, ``fsdp``, ``hsdp``, ``tp``, ``pp``, ``ep``)."""
+    description: ClassVar[str] = ""
+    """One line for ``fabricui plugins``."""
+
+    @abstractmethod
+    def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
+        """The communication this strategy adds per training step for ``layout``."""
+
+    def applicable(self, model: ModelShape, layout: Layout) -> bool:
+        """False when the layout does not use this strategy (e.g. tp == 1 for TP)."""
+        return True
