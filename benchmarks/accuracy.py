@@ -65,8 +65,12 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
     nranks = entry.get("nranks", fabric.n_gpus)
     env = entry.get("env") or {}
     prediction = evaluate_collective(
-        fabric, entry["op"], sizes, ranks=np.arange(nranks),
-        algorithms=algorithms_for_env(env), algo=_forced_algo(env),
+        fabric,
+        entry["op"],
+        sizes,
+        ranks=np.arange(nranks),
+        algorithms=algorithms_for_env(env),
+        algo=_forced_algo(env),
         single_process=entry.get("launch") == "single-process",
     )
     errors, large, small = [], [], []
@@ -83,10 +87,17 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
             large.append(err)
         if size <= SMALL:
             small.append(err)
-        result.rows.append({"size_bytes": int(size), "measured_us": t_meas,
-                            "predicted_us": t_pred, "measured_busbw": busbw_meas,
-                            "predicted_busbw": float(prediction.busbw_GBps[i]),
-                            "algorithm": prediction.algorithm[i], "error": err})
+        result.rows.append(
+            {
+                "size_bytes": int(size),
+                "measured_us": t_meas,
+                "predicted_us": t_pred,
+                "measured_busbw": busbw_meas,
+                "predicted_busbw": float(prediction.busbw_GBps[i]),
+                "algorithm": prediction.algorithm[i],
+                "error": err,
+            }
+        )
     result.error, result.large, result.small = _median(errors), _median(large), _median(small)
     return result
 
@@ -117,27 +128,36 @@ def main(argv: list[str] | None = None) -> int:
     default = Path(__file__).resolve().parents[2] / "shared" / "data" / "nccl" / "measurements.yaml"
     parser.add_argument("--data", type=Path, default=default, help="measurements YAML")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--all", action="store_true", help="score every quality, not only reference")
+    parser.add_argument(
+        "--all", action="store_true", help="score every quality, not only reference"
+    )
     parser.add_argument("--rows", action="store_true", help="print every row of every entry")
     args = parser.parse_args(argv)
     entries = yaml.safe_load(args.data.read_text(encoding="utf-8"))
     catalog = load_catalog()
-    results = [score_entry(e, catalog) for e in entries
-               if args.all or e.get("quality") == "reference"]
+    results = [
+        score_entry(e, catalog) for e in entries if args.all or e.get("quality") == "reference"
+    ]
     summary = summarize(results)
     if args.json:
-        print(json.dumps({"entries": [{"id": r.id, "error": r.error} for r in results],
-                          "summary": summary}, indent=2))
+        print(
+            json.dumps(
+                {"entries": [{"id": r.id, "error": r.error} for r in results], "summary": summary},
+                indent=2,
+            )
+        )
         return 0
     for r in sorted(results, key=lambda r: -(r.error or 0)):
         err = "   n/a" if r.error is None else f"{100 * r.error:5.1f}%"
         print(f"{err}  {r.id:<52} {r.op:<14} {r.problem}")
         if args.rows:
             for row in r.rows:
-                print(f"        {row['size_bytes']:>12}  meas {row['measured_us'] or 0:>10.1f}us "
-                      f"{row['measured_busbw']:>7.1f}  pred {row['predicted_us']:>10.1f}us "
-                      f"{row['predicted_busbw']:>7.1f}  {row['algorithm']:<14} "
-                      f"{100 * row['error']:5.1f}%")
+                print(
+                    f"        {row['size_bytes']:>12}  meas {row['measured_us'] or 0:>10.1f}us "
+                    f"{row['measured_busbw']:>7.1f}  pred {row['predicted_us']:>10.1f}us "
+                    f"{row['predicted_busbw']:>7.1f}  {row['algorithm']:<14} "
+                    f"{100 * row['error']:5.1f}%"
+                )
     fmt = {k: (f"{100 * v:.1f}%" if isinstance(v, float) else v) for k, v in summary.items()}
     print(f"summary: {fmt}")
     return 0

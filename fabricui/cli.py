@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from fabricui import __version__
+from fabricui.commands import collective as collective_command
+from fabricui.commands import plan as plan_command
+from fabricui.commands import plugins as plugins_command
+from fabricui.commands import strategies as strategies_command
 from fabricui.errors import ConfigError, FabricError
 
 EXIT_USAGE = 2
@@ -87,13 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
     hwdb_validate.add_argument(
         "path", nargs="?", type=Path, help="a hwdb directory or a topology YAML file"
     )
+    collective_command.add_parser(sub)
+    plan_command.add_parser(sub)
+    strategies_command.add_parser(sub)
+    plugins_command.add_parser(sub)
     return parser
 
 
 def _catalog(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from fabricui.hwdb import default_hwdb_dir, load_catalog
+    from fabricui.session import load_catalog_with_plugins
 
-    return load_catalog([default_hwdb_dir(), *args.hwdb])
+    return load_catalog_with_plugins(args.hwdb)
 
 
 def _print_json(data: Any) -> None:
@@ -208,7 +216,15 @@ def _cmd_hwdb_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"path": _cmd_path, "topologies": _cmd_topologies, "hwdb": _cmd_hwdb}
+COMMANDS = {
+    "path": _cmd_path,
+    "topologies": _cmd_topologies,
+    "hwdb": _cmd_hwdb,
+    "collective": collective_command.run,
+    "plan": plan_command.run,
+    "strategies": strategies_command.run,
+    "plugins": plugins_command.run,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -219,7 +235,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 0
-        return COMMANDS[args.command](args)
+        status = COMMANDS[args.command](args)
+        if args.command != "plugins":
+            from fabricui.plugins import get_host
+
+            get_host().report_failures(sys.stderr)
+        return status
     except FabricError as exc:
         print(f"fabricui: error: {exc.message}", file=sys.stderr)
         return EXIT_USAGE

@@ -24,35 +24,61 @@ def launch_us(group: Group, constants: ModelConstants = DEFAULT) -> float:
     return constants.launch_us + extra
 
 
-def protocol_bandwidth_scale(group: Group, protocol: str, busbw_GBps: float,
-                             constants: ModelConstants = DEFAULT) -> float:
+def protocol_bandwidth_scale(
+    group: Group, protocol: str, busbw_GBps: float, constants: ModelConstants = DEFAULT
+) -> float:
     """Multiplier (<= 1) on bandwidth for a protocol: wire efficiency and the LL ceiling."""
     scale = constants.protocol_efficiency[protocol]
     if protocol == "ll" and busbw_GBps > 0:
-        cap = (constants.ll_cap_GBps[group.arch_index] if group.n_nodes == 1
-               else constants.ll_cap_multinode_GBps)
+        cap = (
+            constants.ll_cap_GBps[group.arch_index]
+            if group.n_nodes == 1
+            else constants.ll_cap_multinode_GBps
+        )
         scale = min(scale, cap / busbw_GBps)
     return scale
 
 
-def staging_penalty(group: Group, constants: ModelConstants = DEFAULT) -> float:
-    """1, or the host-memory staging efficiency when peer-to-peer is off on PCIe."""
+#: Operations whose flows stage through host memory in both directions at once.
+BIDIRECTIONAL = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
+
+
+def staging_penalty(group: Group, op: str, constants: ModelConstants = DEFAULT) -> float:
+    """1, or the host-memory staging efficiency when peer-to-peer is off on PCIe and both
+    directions stage at once."""
     intra = group.fabric.spec.intra
-    if intra.fabric == "pcie" and not intra.p2p and group.ppn > 1:
+    if intra.fabric == "pcie" and not intra.p2p and group.ppn > 1 and op in BIDIRECTIONAL:
         return constants.pcie_no_p2p_efficiency
     return 1.0
 
 
-def step_latency_us(group: Group, protocol: str, crosses_network: bool,
-                    constants: ModelConstants = DEFAULT) -> float:
+def tree_size_efficiency(
+    sizes: FloatArray, protocol: str, constants: ModelConstants = DEFAULT
+) -> FloatArray:
+    """(n_sizes,) fraction of a tree's bandwidth reached at each size (medium sizes stall)."""
+    table = np.asarray(constants.tree_size_efficiency[protocol])
+    index = np.floor(np.log2(np.maximum(sizes, 64.0) / 64.0)).astype(np.int64)
+    return table[np.clip(index, 0, table.shape[0] - 1)]
+
+
+def step_latency_us(
+    group: Group, protocol: str, crosses_network: bool, constants: ModelConstants = DEFAULT
+) -> float:
     """Cost of one algorithm step [us]: protocol overhead plus routed path latency."""
     if crosses_network:
         return constants.net_step_us[protocol] + group.net_latency_us
     return constants.step_us[protocol] + group.intra_latency_us
 
 
-def alpha_beta(group: Group, sizes: FloatArray, protocol: str, intra_steps: float,
-               net_steps: float, spb: float, constants: ModelConstants = DEFAULT) -> FloatArray:
+def alpha_beta(
+    group: Group,
+    sizes: FloatArray,
+    protocol: str,
+    intra_steps: float,
+    net_steps: float,
+    spb,
+    constants: ModelConstants = DEFAULT,
+) -> FloatArray:  # type: ignore[no-untyped-def]
     """``launch + base + steps + S * spb / efficiency`` for every size [us].
 
     Args:
@@ -64,23 +90,29 @@ def alpha_beta(group: Group, sizes: FloatArray, protocol: str, intra_steps: floa
         spb: Microseconds per message byte at full (Simple) efficiency.
         constants: Model constants.
     """
-    busbw = 1.0 / (spb * 1e3) if spb > 0 else 0.0
+    spb_max = float(np.max(spb))
+    busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
-    alpha = (launch_us(group, constants) + constants.base_us[protocol]
-             + intra_steps * step_latency_us(group, protocol, False, constants)
-             + net_steps * step_latency_us(group, protocol, True, constants))
+    fill = constants.pipeline_fill_bytes * spb_max / scale if protocol == "simple" else 0.0
+    alpha = (
+        fill
+        + launch_us(group, constants)
+        + constants.base_us[protocol]
+        + intra_steps * step_latency_us(group, protocol, False, constants)
+        + net_steps * step_latency_us(group, protocol, True, constants)
+    )
     return alpha + sizes * spb / scale
 
 
 def _ring_flows(group: Group, channels: int, volume: float, closed: bool = True):
-    src, dst, vol = [], [], []
-    for order in group.ring_orders(channels):
-        nxt = np.roll(order, -1)
-        keep = slice(None) if closed else slice(0, -1)
-        src.append(order[keep])
-        dst.append(nxt[keep])
-        vol.append(np.full(order[keep].shape[0], volume / channels))
-    return np.concatenate(src), np.concatenate(dst), np.concatenate(vol)
+    """Ring flows: every ring edge carries ``volume`` times its share; an open chain
+    (broadcast, reduce) drops the edge back into the root."""
+    src, dst, share = group.ring_edges(channels)
+    if not closed:
+        root = group.ranks[0]
+        keep = dst != root
+        src, dst, share = src[keep], dst[keep], share[keep]
+    return src, dst, share * volume
 
 
 def channels_for(group: Group) -> int:
@@ -92,8 +124,13 @@ class Ring(CollectiveAlgorithm):
     """Node-major ring, one per channel; bandwidth-optimal for large messages."""
 
     name: ClassVar[str] = "ring"
-    ops: ClassVar[tuple[str, ...]] = ("all_reduce", "all_gather", "reduce_scatter",
-                                      "broadcast", "reduce")
+    ops: ClassVar[tuple[str, ...]] = (
+        "all_reduce",
+        "all_gather",
+        "reduce_scatter",
+        "broadcast",
+        "reduce",
+    )
     protocols: ClassVar[tuple[str, ...]] = ("ll", "ll128", "simple")
     description: ClassVar[str] = "ring over all ranks (node-major, one per channel)"
 
@@ -112,8 +149,12 @@ class Ring(CollectiveAlgorithm):
             volume, closed = (n - 1) / n, True
         else:  # broadcast / reduce: a pipelined chain from (or to) the root
             volume, closed = 1.0, False
-        src, dst, vol = _ring_flows(group, channels_for(group), volume, closed)
-        return group.seconds_per_byte(src, dst, vol) / staging_penalty(group)
+
+        def raw() -> float:
+            src, dst, vol = _ring_flows(group, channels_for(group), volume, closed)
+            return group.seconds_per_byte(src, dst, vol)
+
+        return group.memo(("ring", op), raw) / staging_penalty(group, op)
 
     def steps(self, group: Group, op: str) -> tuple[float, float]:
         """(intra-node steps, network steps) on the critical path."""
@@ -153,6 +194,10 @@ class Tree(CollectiveAlgorithm):
 
     def spb(self, group: Group) -> float:
         """Microseconds per message byte: reduce up and broadcast down, both pipelined."""
+        raw = group.memo("tree", lambda: self._raw_spb(group))
+        return raw / (DEFAULT.tree_efficiency * staging_penalty(group, "all_reduce"))
+
+    def _raw_spb(self, group: Group) -> float:
         channels = channels_for(group)
         src, dst, vol = [], [], []
         for order in group.ring_orders(channels):
@@ -169,9 +214,7 @@ class Tree(CollectiveAlgorithm):
                     src += [leaders[[a]], leaders[[b]]]
                     dst += [leaders[[b]], leaders[[a]]]
                     vol += [np.full(1, 0.5 / channels)] * 2
-        spb = group.seconds_per_byte(np.concatenate(src), np.concatenate(dst),
-                                     np.concatenate(vol))
-        return spb / (DEFAULT.tree_efficiency * staging_penalty(group))
+        return group.seconds_per_byte(np.concatenate(src), np.concatenate(dst), np.concatenate(vol))
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """alpha-beta time of the tree for every size [us]."""
@@ -179,7 +222,8 @@ class Tree(CollectiveAlgorithm):
             return np.full(size_bytes.shape, np.inf)
         intra = 2.0 * (group.ppn - 1)
         net = 2.0 * math.ceil(math.log2(group.n_nodes)) if group.n_nodes > 1 else 0.0
-        return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group))
+        spb = self.spb(group) / tree_size_efficiency(size_bytes, protocol)
+        return alpha_beta(group, size_bytes, protocol, intra, net, spb)
 
 
 class Direct(CollectiveAlgorithm):
@@ -196,6 +240,10 @@ class Direct(CollectiveAlgorithm):
 
     def spb(self, group: Group, op: str) -> float:
         """Microseconds per message byte of the busiest link."""
+        raw = group.memo(("p2p", op), lambda: self._raw_spb(group, op))
+        return raw / (DEFAULT.p2p_efficiency * staging_penalty(group, op))
+
+    def _raw_spb(self, group: Group, op: str) -> float:
         ranks = group.ranks
         n = group.n
         if op == "send_recv":
@@ -205,17 +253,17 @@ class Direct(CollectiveAlgorithm):
             off = a != b
             src, dst = a[off], b[off]
             vol = np.full(src.shape[0], 1.0 / n)
-        spb = group.seconds_per_byte(src, dst, vol)
-        return spb / (DEFAULT.p2p_efficiency * staging_penalty(group))
+        return group.seconds_per_byte(src, dst, vol)
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """alpha-beta time for every size [us]: one step (all peers at once)."""
         crosses = group.n_nodes > 1
         intra, net = (0.0, 1.0) if crosses else (1.0, 0.0)
-        if op == "all_to_all":
-            # Each peer is a separate transfer; their setup overlaps only partly.
-            intra += math.log2(group.n)
-        return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
+        # Each peer is a separate send and receive; one process posting for every GPU of its
+        # node serialises them.
+        posting = group.ppn if group.single_process else 1
+        extra = DEFAULT.p2p_peer_us * (group.n - 1) * posting if op == "all_to_all" else 0.0
+        return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op)) + extra
 
 
 @lru_cache(maxsize=1)

@@ -15,21 +15,21 @@ from dataclasses import dataclass, field
 class ModelConstants:
     """Overheads and efficiencies of the collective library."""
 
-    launch_us: float = 4.0
+    launch_us: float = 1.85
     """Fixed cost of one collective call, kernel launch and completion [us]."""
     single_process_us_per_gpu: float = 2.5
     """Extra launch cost per GPU when one process drives every GPU of a node [us]."""
     base_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 2.0, "ll128": 6.0, "simple": 6.0}
+        default_factory=lambda: {"ll": 2.5, "ll128": 0.85, "simple": 10.5}
     )
     """Per-call setup of each protocol [us]."""
     step_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 0.4, "ll128": 1.2, "simple": 2.5}
+        default_factory=lambda: {"ll": 0.34, "ll128": 3.76, "simple": 4.8}
     )
     """Synchronisation cost of one algorithm step within a node, per protocol [us]
     (added to the routed path's latency)."""
     net_step_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 2.5, "ll128": 4.0, "simple": 8.0}
+        default_factory=lambda: {"ll": 17.1, "ll128": 5.6, "simple": 5.4}
     )
     """Cost of one step that crosses the network, per protocol, beyond the path latency [us]."""
     protocol_efficiency: dict[str, float] = field(
@@ -39,17 +39,47 @@ class ModelConstants:
     ll_cap_GBps: tuple[float, ...] = (39.0, 87.7, 141.0, 282.0)
     """Ceiling of LL bus bandwidth on one node, by architecture (Volta, Ampere, Hopper,
     Blackwell) [GB/s]: LL's flag polling cannot drive faster links."""
-    ll_cap_multinode_GBps: float = 35.0
+    ll_cap_multinode_GBps: float = 45.0
     """Ceiling of LL bus bandwidth across nodes [GB/s]."""
-    tree_efficiency: float = 0.9
+    tree_efficiency: float = 1.0
     """Tree pipelines reach this fraction of the flows' bandwidth (fan-in/fan-out stalls)."""
     p2p_efficiency: float = 0.85
     """Point-to-point transfers (send/recv, all-to-all) reach this fraction of the flows'
     bandwidth (fewer channels per peer than collectives)."""
-    nvls_efficiency: float = 0.74
-    """NVLink SHARP reductions reach this fraction of the NVLink capacity."""
-    pcie_no_p2p_efficiency: float = 0.5
-    """Staging through host memory copies every byte twice (device to host, host to device)."""
+    p2p_peer_us: float = 1.0
+    """Setup of each peer of a point-to-point group (all-to-all issues one send and one
+    receive per peer) [us]."""
+    nvls_efficiency: tuple[float, float] = (0.72, 0.63)
+    """NVLink SHARP reductions reach this fraction of the NVLink capacity on Hopper and on
+    Blackwell (NCCL's own model rates Blackwell's NVLS 0.74/0.85 of Hopper's)."""
+    socket_max_GBps: float = 8.0
+    """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: its helper threads, not the
+    line rate, limit it on fast Ethernet."""
+    pipeline_fill_bytes: float = 15.3e6
+    """Bytes' worth of time the Simple protocol spends filling and draining its pipeline of
+    chunks (added once per call at the algorithm's bandwidth)."""
+    pcie_no_p2p_efficiency: float = 0.3
+    """Staging through host memory when both directions stage at once (all-reduce,
+    all-gather, all-to-all): the copies in and out of pinned host memory contend; one-way
+    staging (reduce, broadcast) keeps the PCIe rate."""
+    tree_size_efficiency: dict[str, tuple[float, ...]] = field(
+        default_factory=lambda: {
+            "ll": (1.0,) * 4
+            + (0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+            + (1.0,) * 5,
+            "ll128": (1.0,) * 5
+            + (0.9, 0.8, 0.8, 0.8, 0.7)
+            + (0.6,) * 6
+            + (0.8, 0.9, 0.9, 0.9, 0.9, 1.0, 1.0, 1.0),
+            "simple": (0.9,) * 7
+            + (0.8, 0.7, 0.6, 0.6)
+            + (0.5,) * 4
+            + (0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9, 0.9),
+        }
+    )
+    """Trees reach only part of their bandwidth at medium sizes (pipeline fan-in stalls);
+    index ``log2(size / 64 B)`` from 64 B to 512 MiB, the last value beyond. Values from
+    NCCL's empirical tree correction (shared/data/nccl/nccl_model_facts.md, section 6)."""
 
 
 DEFAULT = ModelConstants()

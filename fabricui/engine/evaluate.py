@@ -143,14 +143,9 @@ def algorithms_for_env(env: dict[str, Any] | None = None) -> list[CollectiveAlgo
 
 def plugin_algorithms() -> list[CollectiveAlgorithm]:
     """Collective algorithms contributed by loaded plugins (NVLS, SHARP ...)."""
-    return _builtin_plugin_algorithms()  # TODO(lead): switch to the plugin host
+    from fabricui.plugins import get_host
 
-
-def _builtin_plugin_algorithms() -> list[CollectiveAlgorithm]:
-    from fabricui_infiniband.sharp import Sharp
-    from fabricui_nvlink.nvls import Nvls, NvlsTree
-
-    return [Nvls(), NvlsTree(), Sharp()]
+    return list(get_host().collective_algorithms().values())
 
 
 def evaluate_collective(

@@ -19,8 +19,17 @@ from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
 
 #: GPU architectures ordered by generation (index used for per-architecture constants).
-ARCH_ORDER = {"volta": 0, "turing": 0, "ampere": 1, "ada": 1, "cdna2": 1, "hopper": 2,
-              "cdna3": 2, "blackwell": 3, "cdna4": 3}
+ARCH_ORDER = {
+    "volta": 0,
+    "turing": 0,
+    "ampere": 1,
+    "ada": 1,
+    "cdna2": 1,
+    "hopper": 2,
+    "cdna3": 2,
+    "blackwell": 3,
+    "cdna4": 3,
+}
 
 
 class Group:
@@ -54,6 +63,14 @@ class Group:
         self.single_process = single_process
         """True when one process drives every GPU of a node (slower launches)."""
         self._routes: dict[tuple[int, int], IntArray] = {}
+        self._shares: dict[tuple[int, int], tuple[IntArray, FloatArray]] = {}
+        self._memo: dict[object, float] = {}
+
+    def memo(self, key: object, compute) -> float:  # type: ignore[no-untyped-def]
+        """Cache a pure per-group figure (e.g. an algorithm's raw time per byte)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     @property
     def n(self) -> int:
@@ -92,8 +109,16 @@ class Group:
 
     @cached_property
     def capacity_GBps(self) -> FloatArray:
-        """(n_links,) achievable bandwidth of every link: ``bw * eff`` [GB/s]."""
-        return self.fabric.link_bw_GBps * self.fabric.link_eff
+        """(n_links,) achievable bandwidth of every link: ``bw * eff`` [GB/s], TCP links
+        capped at what the socket transport can drive."""
+        from fabricui.engine.constants import DEFAULT
+
+        fabric = self.fabric
+        capacity = fabric.link_bw_GBps * fabric.link_eff
+        if "tcp" in fabric.generations:
+            tcp = fabric.link_gen == fabric.generations.index("tcp")
+            capacity = np.where(tcp, np.minimum(capacity, DEFAULT.socket_max_GBps), capacity)
+        return capacity
 
     def route(self, src: int, dst: int) -> IntArray:
         """Cached route between two global ranks."""
@@ -115,6 +140,8 @@ class Group:
     def link_loads(self, src: IntArray, dst: IntArray, volume: FloatArray) -> FloatArray:
         """Bytes each link carries per message byte when all flows run at once.
 
+        Flows crossing the network spread evenly over equal-cost routes.
+
         Args:
             src: (n_flows,) source ranks.
             dst: (n_flows,) destination ranks.
@@ -123,13 +150,23 @@ class Group:
         Returns:
             (n_links,) load per link.
         """
-        routes = [self.route(int(a), int(b)) for a, b in zip(src, dst)]
-        lengths = np.fromiter((r.shape[0] for r in routes), dtype=np.int64, count=len(routes))
-        if lengths.sum() == 0:
+        links_parts, weight_parts = [], []
+        for a, b, v in zip(src.tolist(), dst.tolist(), np.asarray(volume, dtype=float).tolist()):
+            if a == b:
+                continue
+            key = (a, b)
+            shares = self._shares.get(key)
+            if shares is None:
+                shares = self._shares[key] = self.router.route_shares(a, b)
+            links_parts.append(shares[0])
+            weight_parts.append(shares[1] * v)
+        if not links_parts:
             return np.zeros(self.fabric.n_links)
-        links = np.concatenate(routes)
-        weights = np.repeat(np.asarray(volume, dtype=np.float64), lengths)
-        return np.bincount(links, weights=weights, minlength=self.fabric.n_links)
+        return np.bincount(
+            np.concatenate(links_parts),
+            weights=np.concatenate(weight_parts),
+            minlength=self.fabric.n_links,
+        )
 
     def seconds_per_byte(self, src: IntArray, dst: IntArray, volume: FloatArray) -> float:
         """Time per message byte of the busiest link [us per byte], 0 without traffic."""
@@ -146,7 +183,8 @@ class Group:
         fabric = self.fabric
         gpu_devs = fabric.gpu_dev[self.ranks]
         to_switch = np.isin(fabric.link_src, gpu_devs) & (
-            fabric.dev_kind[fabric.link_dst] == DeviceKind.NVSWITCH)
+            fabric.dev_kind[fabric.link_dst] == DeviceKind.NVSWITCH
+        )
         if not to_switch.any():
             return float("inf")
         return float(volume / (self.capacity_GBps[to_switch].min() * 1e3))
@@ -166,14 +204,61 @@ class Group:
         Rotating the entry point spreads the node-crossing edges of different channels over
         different GPUs and hence different NICs, as NCCL's channels do.
         """
+        mesh = self.fabric.spec.intra.fabric == "mesh"
         orders = []
         for c in range(channels):
             parts = []
             for local in self.by_node:
-                shift = (c * local.shape[0]) // channels
-                parts.append(np.roll(local, -shift))
+                p = local.shape[0]
+                shift = (c * p) // channels
+                # On a direct mesh, channels also differ in stride so they use different links.
+                strides = [s for s in range(1, p) if np.gcd(s, p) == 1] or [1]
+                stride = strides[c % len(strides)] if mesh else 1
+                parts.append(local[(shift + stride * np.arange(p)) % p])
             orders.append(np.concatenate(parts))
         return orders
+
+    def ring_edges(self, channels: int) -> tuple[IntArray, IntArray, FloatArray]:
+        """Edges of the rings of all channels and the share of a rank's ring volume on each.
+
+        Node-major rings, one per channel, each edge carrying ``1/channels``. On a direct
+        mesh the traffic inside a node instead spreads over every GPU-to-GPU link (RCCL
+        builds its rings to use them all): each directed link carries ``1/ppn`` (one node)
+        or ``1/ppn`` of the intra-node share while the node-crossing edges keep theirs.
+
+        Returns:
+            (sources, destinations, shares), each (n_edges,).
+        """
+        mesh = self.fabric.spec.intra.fabric == "mesh" and self.ppn > 2
+        if mesh:
+            intra_src, intra_dst = [], []
+            for local in self.by_node:
+                p = local.shape[0]
+                for step in range(1, p):
+                    intra_src.append(local)
+                    intra_dst.append(np.roll(local, -step))
+            src_i, dst_i = np.concatenate(intra_src), np.concatenate(intra_dst)
+            if self.n_nodes == 1:
+                return src_i, dst_i, np.full(src_i.shape[0], 1.0 / (self.ppn - 1))
+            share_i = np.full(src_i.shape[0], 1.0 / self.ppn)
+        src, dst = [], []
+        for order in self.ring_orders(channels):
+            nxt = np.roll(order, -1)
+            if mesh:
+                crossing = self.fabric.gpus_per_node
+                keep = (order // crossing) != (nxt // crossing)
+                order, nxt = order[keep], nxt[keep]
+            src.append(order)
+            dst.append(nxt)
+        src_r, dst_r = np.concatenate(src), np.concatenate(dst)
+        share_r = np.full(src_r.shape[0], 1.0 / channels)
+        if mesh:
+            return (
+                np.concatenate([src_i, src_r]),
+                np.concatenate([dst_i, dst_r]),
+                np.concatenate([share_i, share_r]),
+            )
+        return src_r, dst_r, share_r
 
     @cached_property
     def nics_per_node(self) -> int:

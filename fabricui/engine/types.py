@@ -22,8 +22,15 @@ if TYPE_CHECKING:
 FloatArray = npt.NDArray[np.float64]
 
 #: Collective operations, named as nccl-tests names them.
-OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce",
-       "send_recv")
+OPS = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "broadcast",
+    "reduce",
+    "send_recv",
+)
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,10 @@ class Layout:
     """Tokens per sequence."""
     dtype_bytes: int = 2
     """Bytes per parameter / activation element (BF16 = 2)."""
+    dp_shard: int = 0
+    """HSDP shard-group size: data-parallel ranks that shard the model between them, the
+    rest replicate it (0: not set; the engine sets it to the data-parallel ranks that share
+    a node)."""
 
     @property
     def world(self) -> int:

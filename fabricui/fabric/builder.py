@@ -95,15 +95,19 @@ class _Interner:
 
 
 def _default_pcie_switches(spec: TopologySpec) -> int:
+    """Servers with NVLink put two GPUs (and their NICs) under each PCIe switch; a plain
+    PCIe box, unless its spec says otherwise, has its GPUs on the CPU's root ports."""
     if spec.intra.pcie_switches is not None:
         return spec.intra.pcie_switches
+    if spec.intra.fabric == "pcie":
+        return 0
     return spec.gpus_per_node // 2 if spec.gpus_per_node >= 4 else 0
 
 
 def _default_sockets(spec: TopologySpec) -> int:
     if spec.intra.sockets is not None:
         return max(1, spec.intra.sockets)
-    return 2 if spec.gpus_per_node >= 4 else 1
+    return 2 if spec.gpus_per_node >= 4 and spec.intra.fabric != "pcie" else 1
 
 
 def _pick_nic(catalog: Catalog, link_id: str, gbps: float) -> NicSpec | None:

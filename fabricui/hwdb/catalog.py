@@ -155,12 +155,17 @@ def _check_references(catalog: Catalog) -> None:
                 raise HwdbError(f"{where}: nics.{nic.id}.{attr}: {msg}")
 
 
-def load_catalog(dirs: Iterable[Path] | None = None) -> Catalog:
+def load_catalog(
+    dirs: Iterable[Path] | None = None,
+    extra_links: dict[str, tuple[LinkGeneration, str]] | None = None,
+) -> Catalog:
     """Load the hardware database.
 
     Args:
         dirs: Database directories, later ones adding or overriding records of earlier
             ones. Default: the built-in database only.
+        extra_links: Link generations registered by plugins: id -> (record, origin). They
+            do not override records of the same id read from YAML.
 
     Returns:
         The validated catalog.
@@ -179,6 +184,10 @@ def load_catalog(dirs: Iterable[Path] | None = None) -> Catalog:
         for path in sorted(directory.glob("*.yaml")):
             _load_record_file(read_yaml(path), catalog, seen)
         topology_docs += [read_yaml(p) for p in sorted((directory / "topologies").glob("*.yaml"))]
+    for link_id, (link, origin) in (extra_links or {}).items():
+        if link_id not in catalog.links:
+            catalog.links[link_id] = link
+            catalog.origins[("links", link_id)] = origin
     _check_references(catalog)
     for doc in topology_docs:
         # A later directory's topology overrides a built-in one of the same id.

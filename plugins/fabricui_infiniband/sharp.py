@@ -34,8 +34,13 @@ class Sharp(CollectiveAlgorithm):
         fabric = group.fabric
         net = fabric.spec.net
         switches = (fabric.dev_kind == DeviceKind.LEAF) | (fabric.dev_kind == DeviceKind.SPINE)
-        return (group.n_nodes > 1 and net is not None and getattr(net, "sharp", False)
-                and bool(switches.any()) and bool(np.all(fabric.dev_reduces[switches])))
+        return (
+            group.n_nodes > 1
+            and net is not None
+            and getattr(net, "sharp", False)
+            and bool(switches.any())
+            and bool(np.all(fabric.dev_reduces[switches]))
+        )
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """Local reduce-scatter/all-gather ring and one network round trip per share."""

@@ -21,18 +21,23 @@ from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 #: NVLS needs the switch's multicast/reduce engines (NVSwitch 3+) and Hopper-class GPUs.
 MIN_ARCH_INDEX = 2
 #: Setup of an NVLS operation (multicast object, switch round trip) [us].
-NVLS_LATENCY_US = 12.0
+NVLS_LATENCY_US = 25.0
 
 
 def _nvls_ok(group: Group) -> bool:
-    return (group.has_nvswitch_reduction and group.arch_index >= MIN_ARCH_INDEX
-            and group.ppn > 1 and len({r.shape[0] for r in group.by_node}) == 1)
+    return (
+        group.has_nvswitch_reduction
+        and group.arch_index >= MIN_ARCH_INDEX
+        and group.ppn > 1
+        and len({r.shape[0] for r in group.by_node}) == 1
+    )
 
 
 def _intra_spb(group: Group, op: str) -> float:
     n = group.ppn
     volume = 1.0 if op == "all_reduce" else (n - 1) / n
-    return group.switch_port_spb(volume) / DEFAULT.nvls_efficiency
+    efficiency = DEFAULT.nvls_efficiency[min(group.arch_index, 3) - MIN_ARCH_INDEX]
+    return group.switch_port_spb(volume) / efficiency
 
 
 class Nvls(CollectiveAlgorithm):
@@ -67,6 +72,11 @@ class NvlsTree(CollectiveAlgorithm):
 
     def net_spb(self, group: Group) -> float:
         """Each local GPU index runs its own trees over nodes on 1/ppn of the data."""
+        return group.memo("nvlstree-net", lambda: self._raw_net_spb(group)) / (
+            DEFAULT.tree_efficiency
+        )
+
+    def _raw_net_spb(self, group: Group) -> float:
         k, ppn = group.n_nodes, group.ppn
         src, dst, vol = [], [], []
         columns = np.stack(group.by_node)  # (k, ppn)
@@ -79,8 +89,7 @@ class NvlsTree(CollectiveAlgorithm):
                     src += [ranks[a], ranks[b]]
                     dst += [ranks[b], ranks[a]]
                     vol += [0.5 / ppn, 0.5 / ppn]
-        spb = group.seconds_per_byte(np.array(src), np.array(dst), np.array(vol))
-        return spb / DEFAULT.tree_efficiency
+        return group.seconds_per_byte(np.array(src), np.array(dst), np.array(vol))
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """The slower of the NVLS and network stages (they pipeline) plus both latencies."""

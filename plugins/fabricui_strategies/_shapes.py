@@ -1,0 +1,47 @@
+"""Shape arithmetic the strategies share: parameter, gradient and activation bytes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fabricui.engine.types import Layout
+    from fabricui.model import ModelShape
+
+#: DDP / ZeRO gradient bucket size (PyTorch DDP's default ``bucket_cap_mb=25``) [bytes].
+BUCKET_BYTES = 25 * 2**20
+
+
+def total_params(model: ModelShape) -> float:
+    """All parameters of the model [count]."""
+    return model.params_B * 1e9
+
+
+def stage_param_bytes(model: ModelShape, layout: Layout) -> float:
+    """Bytes of the parameters one GPU of a TP x PP shard holds (= its gradient bytes)."""
+    return total_params(model) * layout.dtype_bytes / (layout.tp * layout.pp)
+
+
+def layer_param_bytes(model: ModelShape, layout: Layout) -> float:
+    """Bytes of one layer's TP shard: parameters spread evenly over layers, embeddings included."""
+    return total_params(model) * layout.dtype_bytes / (model.layers * layout.tp)
+
+
+def stage_layers(model: ModelShape, layout: Layout) -> float:
+    """Transformer layers per pipeline stage."""
+    return model.layers / layout.pp
+
+
+def micro_batch(layout: Layout) -> float:
+    """Sequences per micro-batch: global batch / (dp * micro-batches)."""
+    return layout.global_batch / (layout.dp * layout.microbatches)
+
+
+def activation_bytes(model: ModelShape, layout: Layout) -> float:
+    """One micro-batch's hidden-state tensor, ``b * s * h * dtype_bytes`` [bytes]."""
+    return micro_batch(layout) * layout.seq_len * model.hidden * layout.dtype_bytes
+
+
+def n_buckets(size_bytes: float) -> int:
+    """Gradient buckets of at most ``BUCKET_BYTES`` that hold ``size_bytes`` (at least 1)."""
+    return max(1, -int(-size_bytes // BUCKET_BYTES))

@@ -1,0 +1,61 @@
+"""DDP: bucketed gradient all-reduce over the data-parallel group, overlapped with backward."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, ClassVar
+
+from fabricui import hookimpl
+from fabricui.engine.types import CommOp, Layout, Strategy
+from fabricui_strategies._shapes import BUCKET_BYTES, n_buckets, stage_param_bytes
+
+if TYPE_CHECKING:
+    from fabricui.model import ModelShape
+
+
+class DDP(Strategy):
+    """PyTorch DDP: one gradient all-reduce per step, in 25 MiB buckets.
+
+    With gradient accumulation (``no_sync``) the all-reduce runs once per optimizer step,
+    during the last micro-batch's backward; each GPU reduces the gradients of its TP x PP
+    shard, ``dtype_bytes * params / (tp * pp)`` bytes (2 * params for BF16 without TP/PP).
+    For MoE models every parameter is counted on the ``dp`` group (expert gradients really
+    reduce over ``dp / ep``; a stated simplification).
+    """
+
+    name: ClassVar[str] = "ddp"
+    description: ClassVar[str] = "data parallel: bucketed gradient all-reduce, overlapped"
+
+    def applicable(self, model: ModelShape, layout: Layout) -> bool:
+        """Needs two or more data-parallel replicas."""
+        return layout.dp > 1
+
+    def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
+        """One all-reduce per bucket per step.
+
+        Args:
+            model: The model shape.
+            layout: The layout.
+        """
+        grad_bytes = stage_param_bytes(model, layout)
+        buckets = n_buckets(grad_bytes)
+        return [
+            CommOp(
+                strategy=self.name,
+                collective="all_reduce",
+                group="dp",
+                size_bytes=grad_bytes / buckets,
+                count=buckets,
+                overlappable=True,
+                note=f"gradient all-reduce, {BUCKET_BYTES // 2**20} MiB buckets",
+            )
+        ]
+
+
+@hookimpl
+def register_strategies(register: Callable[[Strategy], None]) -> None:
+    """Register DDP.
+
+    Args:
+        register: The host's callback.
+    """
+    register(DDP())

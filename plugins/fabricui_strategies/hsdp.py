@@ -1,0 +1,69 @@
+"""HSDP: FSDP inside a shard group (one node), gradient all-reduce across the replicas."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, ClassVar
+
+from fabricui import hookimpl
+from fabricui.engine.types import CommOp, Layout, Strategy
+from fabricui_strategies._shapes import stage_param_bytes
+from fabricui_strategies.zero import fsdp_operations
+
+if TYPE_CHECKING:
+    from fabricui.model import ModelShape
+
+
+class HSDP(Strategy):
+    """Hybrid sharded data parallel (FSDP ``HYBRID_SHARD``).
+
+    The ``dp_shard`` data-parallel ranks of a shard group (``dp_intra``, one node) run
+    FSDP's per-layer collectives; once per step each rank all-reduces its reduced gradient
+    shard, ``params * dtype_bytes / (tp * pp * dp_shard)`` bytes, with the same shard of the
+    other replicas (``dp_inter``), overlapped with backward. ``layout.dp_shard == 0`` is
+    read as ``dp`` (one shard group: plain FSDP).
+    """
+
+    name: ClassVar[str] = "hsdp"
+    description: ClassVar[str] = "hybrid shard: FSDP within a node, all-reduce across nodes"
+
+    def applicable(self, model: ModelShape, layout: Layout) -> bool:
+        """Needs two or more data-parallel ranks."""
+        return layout.dp > 1
+
+    def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
+        """FSDP on ``dp_intra`` plus the replica all-reduce on ``dp_inter``.
+
+        Args:
+            model: The model shape.
+            layout: The layout (``dp_shard`` set by the engine).
+        """
+        shard = shard_size(layout)
+        ops = fsdp_operations(self.name, "dp_intra", model, layout) if shard > 1 else []
+        if layout.dp // shard > 1:
+            ops.append(
+                CommOp(
+                    strategy=self.name,
+                    collective="all_reduce",
+                    group="dp_inter",
+                    size_bytes=stage_param_bytes(model, layout) / shard,
+                    count=1,
+                    overlappable=True,
+                    note="gradient-shard all-reduce across replicas",
+                )
+            )
+        return ops
+
+
+def shard_size(layout: Layout) -> int:
+    """Ranks of one shard group: ``layout.dp_shard``, or ``dp`` when it is not set."""
+    return layout.dp_shard if layout.dp_shard > 0 else layout.dp
+
+
+@hookimpl
+def register_strategies(register: Callable[[Strategy], None]) -> None:
+    """Register HSDP.
+
+    Args:
+        register: The host's callback.
+    """
+    register(HSDP())

@@ -1,0 +1,144 @@
+"""ZeRO-1, ZeRO-2 and ZeRO-3 / FSDP: sharded optimizer state, gradients and parameters."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, ClassVar
+
+from fabricui import hookimpl
+from fabricui.engine.types import CommOp, Layout, Strategy
+from fabricui_strategies._shapes import (
+    BUCKET_BYTES,
+    layer_param_bytes,
+    n_buckets,
+    stage_layers,
+    stage_param_bytes,
+)
+
+if TYPE_CHECKING:
+    from fabricui.model import ModelShape
+
+
+class Zero1(Strategy):
+    """ZeRO stage 1: optimizer state sharded over the data-parallel group.
+
+    Once per step: the gradients are reduce-scattered (in 25 MiB buckets, overlapped with
+    backward) so each rank owns the reduced shard it updates, then the updated parameters
+    are all-gathered (after the optimizer step, exposed). Same volume as DDP's all-reduce.
+    """
+
+    name: ClassVar[str] = "zero1"
+    description: ClassVar[str] = "ZeRO-1: optimizer state sharded; reduce-scatter + all-gather"
+    stage: ClassVar[int] = 1
+
+    def applicable(self, model: ModelShape, layout: Layout) -> bool:
+        """Needs two or more data-parallel ranks."""
+        return layout.dp > 1
+
+    def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
+        """Reduce-scatter of the gradients and all-gather of the parameters, once per step.
+
+        Args:
+            model: The model shape.
+            layout: The layout.
+        """
+        shard_bytes = stage_param_bytes(model, layout)
+        buckets = n_buckets(shard_bytes)
+        return [
+            CommOp(
+                strategy=self.name,
+                collective="reduce_scatter",
+                group="dp",
+                size_bytes=shard_bytes / buckets,
+                count=buckets,
+                overlappable=True,
+                note=f"gradient reduce-scatter, {BUCKET_BYTES // 2**20} MiB buckets",
+            ),
+            CommOp(
+                strategy=self.name,
+                collective="all_gather",
+                group="dp",
+                size_bytes=shard_bytes,
+                count=1,
+                overlappable=False,
+                note="updated-parameter all-gather after the optimizer step",
+            ),
+        ]
+
+
+class Zero2(Zero1):
+    """ZeRO stage 2: gradients sharded too; same traffic as ZeRO-1 (memory differs)."""
+
+    name: ClassVar[str] = "zero2"
+    description: ClassVar[str] = "ZeRO-2: gradients + optimizer state sharded"
+    stage: ClassVar[int] = 2
+
+
+class FSDP(Strategy):
+    """ZeRO stage 3 / FSDP (full shard): parameters sharded, gathered layer by layer.
+
+    Per layer and micro-batch: an all-gather of the layer's parameters before forward,
+    another before backward, and a reduce-scatter of its gradients after backward, each of
+    ``params_per_layer * dtype_bytes`` (the TP shard). With one micro-batch each GPU sends
+    3 Psi (Psi: the parameter bytes), 1.5x DDP's all-reduce (2 Psi), as in the ZeRO paper;
+    with gradient accumulation the collectives repeat for every micro-batch. Prefetching
+    overlaps them with compute.
+    """
+
+    name: ClassVar[str] = "fsdp"
+    description: ClassVar[str] = "ZeRO-3 / FSDP: per-layer all-gather fwd+bwd, reduce-scatter"
+    group: ClassVar[str] = "dp"
+
+    def applicable(self, model: ModelShape, layout: Layout) -> bool:
+        """Needs two or more data-parallel ranks."""
+        return layout.dp > 1
+
+    def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
+        """The three per-layer collectives, counted per step.
+
+        Args:
+            model: The model shape.
+            layout: The layout.
+        """
+        return fsdp_operations(self.name, self.group, model, layout)
+
+
+def fsdp_operations(strategy: str, group: str, model: ModelShape, layout: Layout) -> list[CommOp]:
+    """FSDP's per-layer all-gather (fwd), all-gather (bwd) and reduce-scatter (bwd).
+
+    Args:
+        strategy: Name to put on the operations.
+        group: Group axis that shards the parameters (``dp``, or ``dp_intra`` for HSDP).
+        model: The model shape.
+        layout: The layout.
+    """
+    layer_bytes = layer_param_bytes(model, layout)
+    count = stage_layers(model, layout) * layout.microbatches
+    kinds = (
+        ("all_gather", "parameter all-gather per layer, forward"),
+        ("all_gather", "parameter all-gather per layer, backward"),
+        ("reduce_scatter", "gradient reduce-scatter per layer, backward"),
+    )
+    return [
+        CommOp(
+            strategy=strategy,
+            collective=collective,
+            group=group,
+            size_bytes=layer_bytes,
+            count=count,
+            overlappable=True,
+            note=note,
+        )
+        for collective, note in kinds
+    ]
+
+
+@hookimpl
+def register_strategies(register: Callable[[Strategy], None]) -> None:
+    """Register ZeRO-1, ZeRO-2 and FSDP (= ZeRO-3).
+
+    Args:
+        register: The host's callback.
+    """
+    register(Zero1())
+    register(Zero2())
+    register(FSDP())
