@@ -125,6 +125,10 @@ def predict(
     sizes = np.atleast_1d(np.asarray(size_bytes, dtype=np.float64))
     if (sizes < 0).any() or not np.isfinite(sizes).all():
         raise EngineError("sizes must be finite and not negative")
+    if sizes.shape[0] == 0:
+        return Prediction(
+            op=op, nranks=group.n, size_bytes=sizes, time_us=sizes.copy(), algorithm=()
+        )
     known = {a.name for a in algorithms}
     if algo != "auto" and algo not in known:
         raise EngineError(f"unknown algorithm {algo!r} (available: {', '.join(sorted(known))})")

@@ -1,0 +1,137 @@
+"""``fabricui collective``: nccl-tests-shaped rows, sweeps, the ideal calculator, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+MEASUREMENTS = ROOT.parent / "shared" / "data" / "nccl" / "measurements.yaml"
+
+
+def test_collective_json_shape(run_cli):
+    """One object with op, topology, nranks and a row per size with the documented keys."""
+    status, out, err = run_cli(
+        "collective",
+        "all_reduce",
+        "--topology",
+        "dgx-h100-pod",
+        "--size",
+        "8",
+        "64K",
+        "1G",
+        "--json",
+    )
+    assert status == 0, err
+    data = json.loads(out)
+    assert (data["op"], data["topology"], data["nranks"]) == ("all_reduce", "dgx-h100-pod", 32)
+    assert [r["size_bytes"] for r in data["rows"]] == [8, 65536, 2**30]
+    for row in data["rows"]:
+        assert set(row) == {"size_bytes", "algorithm", "time_us", "algbw_GBps", "busbw_GBps"}
+        assert row["algbw_GBps"] == pytest.approx(row["size_bytes"] / row["time_us"] / 1e3)
+        assert row["busbw_GBps"] == pytest.approx(row["algbw_GBps"] * 2 * 31 / 32)
+
+
+def test_sweep_groups_and_nodes(run_cli):
+    """--sweep doubles from A to B; --group node uses one node; --nodes rescales."""
+    status, out, _ = run_cli(
+        "collective",
+        "all_gather",
+        "-t",
+        "h100-ib-cluster",
+        "--nodes",
+        "4",
+        "--sweep",
+        "8:16G",
+        "--group",
+        "node",
+        "--json",
+    )
+    data = json.loads(out)
+    assert status == 0 and data["nranks"] == 8 and len(data["rows"]) == 32
+    status, out, _ = run_cli(
+        "collective",
+        "all_reduce",
+        "-t",
+        "h100-ib-cluster",
+        "--nodes",
+        "4",
+        "--group",
+        "per-node",
+        "--size",
+        "1M",
+        "--json",
+    )
+    assert json.loads(out)["nranks"] == 4
+
+
+def test_ideal_calculator(run_cli):
+    """The textbook ring all-reduce: 1 GB over 8 ranks at 100 GB/s takes 17.5 ms."""
+    status, out, _ = run_cli(
+        "collective",
+        "all_reduce",
+        "--ideal",
+        "--nranks",
+        "8",
+        "--bw",
+        "100GB/s",
+        "--size",
+        "1GB",
+        "--json",
+    )
+    row = json.loads(out)["rows"][0]
+    assert status == 0 and row["time_us"] == pytest.approx(17_500.0)
+    assert row["busbw_GBps"] == pytest.approx(100.0)
+
+
+def test_text_table(run_cli):
+    """The text form is a table with time, algbw, busbw and algorithm."""
+    status, out, _ = run_cli("collective", "broadcast", "-t", "dgx-h100", "--size", "1M")
+    assert status == 0 and "busbw GB/s" in out and "1 MiB" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["collective", "all_reduce"], "give --size"),
+        (["collective", "all_reduce", "--size", "1G", "--algo", "magic"], "unknown algorithm"),
+        (["collective", "all_reduce", "--size", "1G", "--gpus", "99"], "--gpus must be within"),
+        (["collective", "all_reduce", "--sweep", "1G:8"], "invalid --sweep"),
+        (["collective", "all_reduce", "--ideal", "--size", "1G"], "--ideal needs"),
+        (["collective", "allreduce", "--size", "1G"], "invalid choice"),
+        (
+            ["collective", "all_reduce", "-t", "dgx-a100", "--size", "1G", "--algo", "nvls"],
+            "no algorithm can run all_reduce",
+        ),
+    ],
+)
+def test_collective_errors(run_cli, argv, expected):
+    """Bad input: one line, exit 2."""
+    status, out, err = run_cli(*argv)
+    assert status == 2 and out == "" and err.count("\n") == 1 and expected in err
+
+
+@pytest.mark.skipif(not MEASUREMENTS.exists(), reason="shared measurements not present")
+def test_accuracy_benchmark_runs():
+    """benchmarks/accuracy.py scores the shared measurements and prints the summary keys."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "accuracy.py"),
+            "--data",
+            str(MEASUREMENTS),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    data = json.loads(proc.stdout)
+    assert set(data["summary"]) == {"scored", "median", "p90", "large_median", "small_median"}
+    assert data["summary"]["scored"] >= 30
+    assert all(set(e) == {"id", "error"} for e in data["entries"])

@@ -1,0 +1,204 @@
+"""Collective model: nccl-tests conventions and hand-computed bandwidth terms.
+
+The bandwidth term is isolated by differencing two large sizes: t(2S) - t(S) = S * spb, so
+these cases pin what the fabric determines (flows, loads, capacities) independently of the
+library's latency constants. Mini database: NVLink4 25 GB/s x18 eff 0.8, NDR 50 GB/s eff
+0.95, PCIe5 64 GB/s eff 0.8.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from fabricui.engine.algorithms import Ring, Tree, core_algorithms
+from fabricui.engine.collectives import algbw_GBps, bus_factor, ideal_time_us, predict
+from fabricui.engine.constants import DEFAULT
+from fabricui.engine.evaluate import algorithms_for_env, evaluate_collective
+from fabricui.engine.group import Group
+from fabricui.errors import EngineError
+from fabricui.fabric import build_fabric
+from fabricui.model import NetSpec
+
+S = 2.0**32  # large enough that latency is negligible next to the differences we take
+
+
+def bandwidth_GBps(fabric, op, ranks, algo, nranks_factor=1.0):
+    """Per-rank 'bus' bandwidth implied by the slope of time against size."""
+    pred = evaluate_collective(fabric, op, [S, 2 * S], ranks=ranks, algo=algo)
+    slope_us_per_byte = (pred.time_us[1] - pred.time_us[0]) / S
+    return nranks_factor / (slope_us_per_byte * 1e3)
+
+
+@pytest.mark.parametrize(
+    ("op", "n", "factor"),
+    [
+        ("all_reduce", 8, 1.75),
+        ("all_gather", 8, 0.875),
+        ("reduce_scatter", 4, 0.75),
+        ("all_to_all", 2, 0.5),
+        ("broadcast", 8, 1.0),
+        ("reduce", 8, 1.0),
+        ("send_recv", 8, 1.0),
+        ("all_reduce", 1, 0.0),
+    ],
+)
+def test_bus_factor_is_nccl_tests(op, n, factor):
+    """busbw = algbw x 2(n-1)/n for all-reduce, (n-1)/n for gathers/scatters/all-to-all, 1."""
+    assert bus_factor(op, n) == pytest.approx(factor)
+
+
+def test_ideal_ring_all_reduce_seed_example():
+    """1 GB over 8 ranks at 100 GB/s: 2(N-1)/N * M / BW = 17.5 ms."""
+    assert ideal_time_us("all_reduce", 1e9, 8, 100.0) == pytest.approx(17_500.0)
+    np.testing.assert_allclose(ideal_time_us("all_gather", [0, 8e9], 8, 100.0), [0.0, 70_000.0])
+
+
+def test_algbw_handles_zero_time():
+    """algbw = S / t in GB/s, 0 where t is 0 (no division warning)."""
+    np.testing.assert_allclose(algbw_GBps([1e9, 5], [1e6, 0]), [1.0, 0.0])
+
+
+def test_ring_on_nvswitch_node(mini):
+    """8 GPUs on NVSwitch: each GPU link carries 2(n-1)/n of the data -> busbw = 450 * 0.8."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    busbw = bandwidth_GBps(fabric, "all_reduce", np.arange(8), "ring", bus_factor("all_reduce", 8))
+    assert busbw == pytest.approx(450 * 0.8, rel=1e-6)
+
+
+def test_ring_across_two_nodes_spreads_over_eight_nics(mini):
+    """16 ranks, 8 channels each crossing on its own NIC: net 8 x 50 x 0.95 = 380 > NVLink's
+    7/8 share of 360 -> the NVLink (411 GB/s) no, the NICs bound: min(380, 360 * 8 / 7)."""
+    spec = mini.topologies["pod"].with_nodes(2)
+    fabric = build_fabric(spec, mini)
+    busbw = bandwidth_GBps(
+        fabric, "all_reduce", np.arange(16), "ring", bus_factor("all_reduce", 16)
+    )
+    assert busbw == pytest.approx(min(8 * 50 * 0.95, 360 * 8 / 7), rel=1e-6)
+
+
+def test_shared_nic_halves_cross_node_bandwidth(mini):
+    """Two NICs for eight GPUs: the ring's node crossing is limited to 2 x 50 x 0.95."""
+    fabric = build_fabric(mini.topologies["shared-nic"], mini)
+    busbw = bandwidth_GBps(
+        fabric, "all_reduce", np.arange(16), "ring", bus_factor("all_reduce", 16)
+    )
+    assert busbw == pytest.approx(2 * 50 * 0.95, rel=1e-6)
+
+
+def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
+    """Between two nodes a tree sends each byte once per direction, a ring 2(n-1)/n times;
+    with the Simple protocol a large tree keeps its large-size efficiency factor."""
+    fabric = build_fabric(mini.topologies["shared-nic"], mini)
+    group = Group(fabric, np.arange(16))
+    algorithms = algorithms_for_env()
+
+    def slope(algo):
+        pred = predict(
+            group, "all_reduce", [S, 2 * S], algorithms, algo=algo, protocols=("simple",)
+        )
+        return (pred.time_us[1] - pred.time_us[0]) / S
+
+    large_tree = DEFAULT.tree_size_efficiency["simple"][-1] * DEFAULT.tree_efficiency
+    assert slope("ring") / slope("tree") == pytest.approx(2 * 15 / 16 * large_tree, rel=1e-6)
+
+
+def oversubscribed(mini, ratio):
+    base = mini.topologies["fat-tree"]
+    net = replace(
+        base.net, nics_per_node=1, rail_optimized=False, leafs=2, spines=1, oversubscription=ratio
+    )
+    return build_fabric(
+        replace(base, nodes=4, gpus_per_node=1, net=net, intra=replace(base.intra, fabric="none")),
+        mini,
+    )
+
+
+def test_oversubscribed_spine_becomes_the_bottleneck(mini):
+    """4 single-GPU nodes, 2 per leaf: at 4:1 a leaf's uplink is 2 x 50 / 4 = 25 GB/s, half a
+    NIC, so the ring's leaf-crossing edge halves the bandwidth; at 1:1 the NIC bounds it."""
+    ranks = np.arange(4)
+    flat = bandwidth_GBps(oversubscribed(mini, 1.0), "all_reduce", ranks, "ring")
+    thin = bandwidth_GBps(oversubscribed(mini, 4.0), "all_reduce", ranks, "ring")
+    assert flat == pytest.approx(50 * 0.95 / 1.5, rel=1e-6)  # volume 2(n-1)/n = 1.5 per edge
+    assert thin == pytest.approx(25 * 0.95 / 1.5, rel=1e-6)
+
+
+def test_auto_picks_the_fastest_per_size(mini):
+    """auto's time is the minimum over every algorithm and protocol, size by size."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    sizes = 2.0 ** np.arange(3, 34, 3)
+    group = Group(fabric, np.arange(32))
+    algorithms = algorithms_for_env()
+    auto = predict(group, "all_reduce", sizes, algorithms)
+    for name in ("ring", "tree", "nvlstree"):
+        forced = predict(group, "all_reduce", sizes, algorithms, algo=name)
+        assert np.all(auto.time_us <= forced.time_us + 1e-9)
+    assert len(set(auto.algorithm)) > 1  # small sizes and large sizes differ
+
+
+def test_nvls_only_where_the_switch_reduces_and_env_can_disable_it(catalog, mini):
+    """NVLS runs on a Hopper NVSwitch node, never on A100; NCCL_NVLS_ENABLE=0 removes it."""
+    from fabricui.hwdb.resolve import resolve_topology
+
+    h100 = build_fabric(resolve_topology("dgx-h100", catalog), catalog)
+    a100 = build_fabric(resolve_topology("dgx-a100", catalog), catalog)
+    big = [2.0**30]
+    assert evaluate_collective(h100, "all_reduce", big).algorithm[0].startswith("nvls")
+    assert not evaluate_collective(a100, "all_reduce", big).algorithm[0].startswith("nvls")
+    off = algorithms_for_env({"NCCL_NVLS_ENABLE": "0"})
+    assert not any(a.name.startswith("nvls") for a in off)
+    with pytest.raises(EngineError, match="no algorithm can run"):
+        evaluate_collective(a100, "all_reduce", big, algo="nvls")
+
+
+def test_inputs_scalar_array_empty_and_bad(mini):
+    """Scalar and array sizes work, empty gives empty, NaN/negative/unknown op are errors."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    assert evaluate_collective(fabric, "all_reduce", 1024).time_us.shape == (1,)
+    assert evaluate_collective(fabric, "all_reduce", [8, 16]).time_us.shape == (2,)
+    assert evaluate_collective(fabric, "all_reduce", []).time_us.shape == (0,)
+    for bad in ([float("nan")], [-1]):
+        with pytest.raises(EngineError, match="finite and not negative"):
+            evaluate_collective(fabric, "all_reduce", bad)
+    with pytest.raises(EngineError, match="unknown collective"):
+        evaluate_collective(fabric, "allreduce", [8])
+    with pytest.raises(EngineError, match="unknown algorithm 'ringg'"):
+        evaluate_collective(fabric, "all_reduce", [8], algo="ringg")
+
+
+def test_time_grows_with_size_and_latency_floor(mini):
+    """Time is positive, non-decreasing in size, and small messages cost about the latency."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    sizes = 2.0 ** np.arange(0, 35)
+    t = evaluate_collective(fabric, "all_reduce", sizes).time_us
+    assert np.all(t > 0) and np.all(np.diff(t) >= -1e-9)
+    assert t[0] == pytest.approx(t[3], rel=0.05)
+
+
+def test_single_rank_group_costs_only_launch(mini):
+    """A collective on one GPU moves nothing over links."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    t = evaluate_collective(fabric, "all_reduce", [8, 2**30], ranks=[0]).time_us
+    assert t[1] == pytest.approx(t[0])
+
+
+def test_core_algorithms_declare_ops():
+    """Every core algorithm names its operations and protocols."""
+    for alg in core_algorithms():
+        assert alg.ops and alg.protocols and alg.name
+    assert "all_reduce" in Ring.ops and Tree.ops == ("all_reduce",)
+
+
+def test_sharp_needs_it_enabled(mini):
+    """SHARP only when the spec enables it on reducing switches; then it is the fastest."""
+    spec = mini.topologies["fat-tree"]
+    plain = build_fabric(spec, mini)
+    sharp = build_fabric(replace(spec, net=replace(spec.net, sharp=True)), mini)
+    big = [2.0**32]
+    with pytest.raises(EngineError):
+        evaluate_collective(plain, "all_reduce", big, algo="sharp")
+    assert evaluate_collective(sharp, "all_reduce", big).algorithm[0] == "sharp/simple"
+    assert isinstance(spec.net, NetSpec)
