@@ -93,7 +93,7 @@ def alpha_beta(
     spb_max = float(np.max(spb))
     busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
-    fill = constants.pipeline_fill_bytes * spb_max / scale if protocol == "simple" else 0.0
+    fill = constants.pipeline_fill_us if protocol == "simple" else 0.0
     alpha = (
         fill
         + launch_us(group, constants)

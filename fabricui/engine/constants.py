@@ -15,21 +15,21 @@ from dataclasses import dataclass, field
 class ModelConstants:
     """Overheads and efficiencies of the collective library."""
 
-    launch_us: float = 1.85
+    launch_us: float = 2.1
     """Fixed cost of one collective call, kernel launch and completion [us]."""
     single_process_us_per_gpu: float = 2.5
     """Extra launch cost per GPU when one process drives every GPU of a node [us]."""
     base_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 2.5, "ll128": 0.85, "simple": 10.5}
+        default_factory=lambda: {"ll": 2.5, "ll128": 1.2, "simple": 15.0}
     )
     """Per-call setup of each protocol [us]."""
     step_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 0.34, "ll128": 3.76, "simple": 4.8}
+        default_factory=lambda: {"ll": 0.34, "ll128": 6.4, "simple": 5.5}
     )
     """Synchronisation cost of one algorithm step within a node, per protocol [us]
     (added to the routed path's latency)."""
     net_step_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 17.1, "ll128": 5.6, "simple": 5.4}
+        default_factory=lambda: {"ll": 3.0, "ll128": 25.0, "simple": 17.4}
     )
     """Cost of one step that crosses the network, per protocol, beyond the path latency [us]."""
     protocol_efficiency: dict[str, float] = field(
@@ -41,7 +41,7 @@ class ModelConstants:
     Blackwell) [GB/s]: LL's flag polling cannot drive faster links."""
     ll_cap_multinode_GBps: float = 45.0
     """Ceiling of LL bus bandwidth across nodes [GB/s]."""
-    tree_efficiency: float = 1.0
+    tree_efficiency: float = 0.92
     """Tree pipelines reach this fraction of the flows' bandwidth (fan-in/fan-out stalls)."""
     p2p_efficiency: float = 0.85
     """Point-to-point transfers (send/recv, all-to-all) reach this fraction of the flows'
@@ -55,9 +55,9 @@ class ModelConstants:
     socket_max_GBps: float = 8.0
     """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: its helper threads, not the
     line rate, limit it on fast Ethernet."""
-    pipeline_fill_bytes: float = 15.3e6
-    """Bytes' worth of time the Simple protocol spends filling and draining its pipeline of
-    chunks (added once per call at the algorithm's bandwidth)."""
+    pipeline_fill_us: float = 129.0
+    """Time the Simple protocol spends filling and draining its pipeline of chunks before
+    the bandwidth term applies (once per call) [us]."""
     pcie_no_p2p_efficiency: float = 0.3
     """Staging through host memory when both directions stage at once (all-reduce,
     all-gather, all-to-all): the copies in and out of pinned host memory contend; one-way

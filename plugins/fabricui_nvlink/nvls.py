@@ -21,7 +21,7 @@ from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 #: NVLS needs the switch's multicast/reduce engines (NVSwitch 3+) and Hopper-class GPUs.
 MIN_ARCH_INDEX = 2
 #: Setup of an NVLS operation (multicast object, switch round trip) [us].
-NVLS_LATENCY_US = 25.0
+NVLS_LATENCY_US = 21.0
 
 
 def _nvls_ok(group: Group) -> bool:
