@@ -216,6 +216,8 @@ def _breakdown(report: PlanReport, fabric: Fabric, fmt: Any) -> list[str]:
         f"  pipeline bubble {fmt(report.bubble_us):>10}  "
         f"((p-1)/(m+p-1) = {report.bubble_fraction:.1%})",
         f"  step            {fmt(report.step_us):>10}",
+        f"memory per GPU:   {report.memory_GB:.0f} GB of {report.memory_limit_GB:.0f} GB usable"
+        + ("" if report.fits else "  (does not fit: raise tp/pp or shard with fsdp)"),
     ]
 
 
@@ -236,12 +238,13 @@ def _line(cells: Any, widths: list[int], right: set[str], names: tuple[str, ...]
 
 def render_search(plans: list[PlanReport]) -> str:
     """The ranked layouts, fastest first."""
-    names = ("#", "tp", "pp", "dp", "ep", "mb", "step", "compute", "exposed", "bubble")
+    names = ("#", "tp", "pp", "dp", "ep", "mb", "step", "compute", "exposed", "bubble", "mem GB")
     cells = [
         (
             str(i),
             *(str(getattr(p.layout, k)) for k in ("tp", "pp", "dp", "ep", "microbatches")),
             *(_time(t) for t in (p.step_us, p.compute_us, p.exposed_comm_us, p.bubble_us)),
+            f"{p.memory_GB:.0f}",
         )
         for i, p in enumerate(plans, 1)
     ]
@@ -252,7 +255,11 @@ def render_search(plans: list[PlanReport]) -> str:
         f"{first.layout.global_batch} x {first.layout.seq_len} tokens"
     )
     rows = [_line(c, widths, set(names), names) for c in [names, *cells]]
-    return "\n".join([head, "", *rows, "", "memory is not modelled: check that each fits in HBM"])
+    note = (
+        f"only layouts whose estimated memory fits in {first.memory_limit_GB:.0f} GB per GPU "
+        "(mixed-precision Adam states + activations)"
+    )
+    return "\n".join([head, "", *rows, "", note])
 
 
 def _search_json(fabric: Fabric, model: ModelShape, plans: list[PlanReport]) -> dict[str, Any]:

@@ -300,6 +300,15 @@ class PlanReport:
     """Training FLOPs per token (``model_flops_per_token``)."""
     strategies: tuple[str, ...] = field(default=())
     """Strategies that applied to this layout."""
+    memory_GB: float = 0.0
+    """Estimated memory per GPU: model states plus activations [GB]."""
+    memory_limit_GB: float = 0.0
+    """Usable memory of the GPU (90% of its capacity) [GB]."""
+
+    @property
+    def fits(self) -> bool:
+        """True when the estimated memory fits in the GPU."""
+        return self.memory_GB <= self.memory_limit_GB
 
     @property
     def comm_us(self) -> float:
@@ -339,7 +348,56 @@ class PlanReport:
             "bubble_us": self.bubble_us,
             "bubble_fraction": self.bubble_fraction,
             "step_us": self.step_us,
+            "memory_GB": self.memory_GB,
+            "memory_limit_GB": self.memory_limit_GB,
+            "fits": self.fits,
         }
+
+
+#: Bytes per parameter of mixed-precision Adam: BF16 weights 2 + BF16 gradients 2 + FP32
+#: master weights, momentum and variance 12 (ZeRO paper, section 3.1).
+STATE_BYTES = {"weights": 2.0, "grads": 2.0, "optimizer": 12.0}
+#: Activation bytes per token per layer per unit of hidden size with selective recompute of
+#: attention, before tensor-parallel sharding (Korthikanti et al. 2022, "34 s b h").
+ACTIVATION_BYTES_PER_TOKEN_HIDDEN = 34.0
+#: Share of HBM usable by the job (allocator, CUDA context, NCCL buffers take the rest).
+USABLE_MEMORY = 0.9
+
+
+def memory_per_gpu_GB(model: ModelShape, layout: Layout, strategies: Iterable[str]) -> float:
+    """Estimated memory per GPU: sharded model states plus in-flight activations [GB].
+
+    Notes:
+        states = params / (tp * pp) * (2 + 2 + 12) bytes, with the optimizer states divided
+        by dp under ZeRO-1, optimizer + gradients under ZeRO-2, everything under FSDP (by
+        the shard group under HSDP); activations = 34 * tokens * hidden * layers / (tp * pp)
+        bytes per micro-batch, times the micro-batches in flight (pp under 1F1B).
+    """
+    names = set(strategies)
+    params = model.params_B * 1e9 / (layout.tp * layout.pp)
+    shard = layout.dp
+    if "hsdp" in names:
+        shard = max(1, layout.dp_shard or layout.dp)
+    weights, grads, optim = (STATE_BYTES[k] for k in ("weights", "grads", "optimizer"))
+    if names & {"fsdp", "hsdp"}:
+        weights, grads, optim = weights / shard, grads / shard, optim / shard
+    elif "zero2" in names:
+        grads, optim = grads / shard, optim / shard
+    elif "zero1" in names:
+        optim = optim / shard
+    states = params * (weights + grads + optim)
+    sequences = layout.global_batch / max(1, layout.dp * layout.microbatches)
+    tokens = sequences * layout.seq_len
+    in_flight = min(layout.pp, layout.microbatches)
+    activations = (
+        ACTIVATION_BYTES_PER_TOKEN_HIDDEN
+        * tokens
+        * model.hidden
+        * model.layers
+        / (layout.tp * layout.pp)
+        * in_flight
+    )
+    return (states + activations) / 1e9
 
 
 def check_layout(fabric: Fabric, model: ModelShape, layout: Layout) -> None:
@@ -434,6 +492,8 @@ def plan(
         bubble_us=pipeline_bubble_us(compute_us, layout.pp, layout.microbatches),
         flops_per_token=model_flops_per_token(model, layout.seq_len),
         strategies=tuple(s.name for s in used),
+        memory_GB=memory_per_gpu_GB(model, layout, [s.name for s in used]),
+        memory_limit_GB=fabric.gpu.memory_GB * USABLE_MEMORY,
     )
 
 
@@ -480,9 +540,8 @@ def search_layouts(
     mfu: float = DEFAULT_MFU,
     evaluate: Evaluate | Pricer | None = None,
 ) -> list[PlanReport]:
-    """Plan every valid layout on all the fabric's GPUs; the ``top`` fastest steps.
-
-    Memory is not modelled: a layout that would not fit in HBM is still ranked.
+    """Plan every valid layout on all the fabric's GPUs; the ``top`` fastest that fit in
+    memory (``memory_per_gpu_GB``).
 
     Args:
         fabric: The fabric.
@@ -513,6 +572,15 @@ def search_layouts(
     pricer = evaluate if isinstance(evaluate, Pricer) else Pricer(fabric, evaluate)
     chosen = list(strategies)
     plans = [plan(fabric, model, layout, chosen, mfu, pricer) for layout in layouts]
+    fitting = [p for p in plans if p.fits]
+    if not fitting:
+        smallest = min(plans, key=lambda p: p.memory_GB)
+        raise EngineError(
+            f"no layout of {model.id} fits in {fabric.gpu.memory_GB:g} GB per GPU on "
+            f"{fabric.n_gpus} GPUs (smallest needs {smallest.memory_GB:.0f} GB); add GPUs or "
+            "use --dp-strategy fsdp"
+        )
+    plans = fitting
     plans.sort(
         key=lambda p: (p.step_us, p.layout.tp, p.layout.pp, p.layout.ep, p.layout.microbatches)
     )
