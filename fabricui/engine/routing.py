@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
-from fabricui.fabric.fabric import DeviceKind, Fabric, IntArray
+from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric, IntArray
 
 #: Switch-level route trees kept per router (one per source leaf) before the cache resets.
 _MAX_CACHED_TREES = 512
@@ -157,7 +157,7 @@ class Router:
         self._staged = intra.fabric == "pcie" and not intra.p2p
         # Network: each NIC's single cable to its leaf, and the switch-only graph above.
         net_links = np.arange(fabric.nodes * ln, fabric.n_links, dtype=np.int64)
-        is_switch = (kinds == DeviceKind.LEAF) | (kinds == DeviceKind.SPINE)
+        is_switch = np.isin(kinds, NETWORK_SWITCHES)
         from_nic = net_links[kinds[fabric.link_src[net_links]] == DeviceKind.NIC]
         to_nic = net_links[kinds[fabric.link_dst[net_links]] == DeviceKind.NIC]
         self._nic_up: dict[int, int] = {}

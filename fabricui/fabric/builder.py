@@ -9,13 +9,14 @@ several GPUs or several NIC ports per GPU, a single switch, and two-tier leaf/sp
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric
+from fabricui.fabric.network import FatTree, build_network
 from fabricui.model import LinkGeneration, NicSpec, SwitchSpec, TopologySpec
 
 if TYPE_CHECKING:
@@ -259,44 +260,21 @@ def _tile(values: list, nodes: int, dtype, offset_step: int = 0) -> np.ndarray:
     return (base[None, :] + shifts).reshape(-1).astype(dtype)
 
 
-def _leaf_assignment(spec: TopologySpec, n_nic: int, ports_per_nic: int, radix: int):
-    """Leaf index of every (node, local NIC) and the number of leafs and spines."""
-    net = spec.net
-    assert net is not None
-    nodes = spec.nodes
-    total_ports = nodes * n_nic * ports_per_nic
-    layout = net.layout
-    if layout == "auto":
-        layout = "single" if total_ports <= radix and net.leafs in (None, 1) else "leaf-spine"
-    if layout == "single":
-        return np.zeros((nodes, n_nic), dtype=np.int64), 1, 0
-    o = net.oversubscription
-    down_per_leaf = max(1, int(radix * o / (1 + o)))
-    rails = n_nic if net.rail_optimized else 1
-    if net.leafs is not None:
-        leafs = net.leafs
-    elif net.rail_optimized:
-        leafs = rails * math.ceil(nodes * ports_per_nic / down_per_leaf)
-    else:
-        nodes_per_leaf = max(1, down_per_leaf // (n_nic * ports_per_nic))
-        leafs = math.ceil(nodes / nodes_per_leaf)
-    node_ids = np.arange(nodes)[:, None]
-    nic_ids = np.arange(n_nic)[None, :]
-    if net.rail_optimized and leafs >= rails:
-        per_rail = leafs // rails
-        assign = nic_ids * per_rail + (node_ids * per_rail) // nodes
-    elif net.rail_optimized:
-        assign = (nic_ids * leafs) // rails + 0 * node_ids
-    else:
-        assign = (node_ids * leafs) // nodes + 0 * nic_ids
-    if net.spines is not None:
-        spines = net.spines
-    elif leafs == 1:
-        spines = 0
-    else:
-        up_ports = math.ceil(total_ports / o)
-        spines = max(1, math.ceil(up_ports / radix))
-    return assign.astype(np.int64), leafs, spines
+def _shift_tree(tree: FatTree, offset: int) -> FatTree:
+    """The same structure with link ids made absolute (network links follow node blocks)."""
+
+    def shift(ids: np.ndarray) -> np.ndarray:
+        return np.where(ids >= 0, ids + offset, ids)
+
+    return replace(
+        tree,
+        nic_link=shift(tree.nic_link),
+        leaf_up=shift(tree.leaf_up),
+        leaf_down=shift(tree.leaf_down),
+        spine_up=shift(tree.spine_up),
+        spine_down=shift(tree.spine_down),
+        direct=shift(tree.direct),
+    )
 
 
 def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
@@ -344,6 +322,7 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         gpu_nic = (np.asarray(gpu_nic_local)[None, :] + offsets).reshape(-1)
 
     net_parts = None
+    tree = None
     # A single node keeps its NICs (so --nodes can grow it) but needs no switches.
     if spec.net is not None and nodes > 1:
         net = spec.net
@@ -353,59 +332,35 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         switch = _pick_switch(catalog, net.switch, link)
         sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
         nic_local = np.flatnonzero(np.asarray(block.kind) == DeviceKind.NIC)
-        n_nic = len(nic_local)
         ports = max(1, round(nic_ports))
-        assign, leafs, spines = _leaf_assignment(spec, n_nic, ports, switch.radix)
         base = nodes * dn
-        sw_model = models(switch.name)
-        net_kind = [DeviceKind.LEAF] * leafs + [DeviceKind.SPINE] * spines
-        net_index = list(range(leafs)) + list(range(spines))
-        nic_devs = nic_local[None, :] + offsets  # (nodes, n_nic)
-        leaf_devs = base + assign
-        lgen = gens(link.id)
-        nic_bw = nic_ports * port_bw
-        # NIC <-> leaf cables, both directions.
-        a, b = nic_devs.reshape(-1), leaf_devs.reshape(-1)
-        n_nic_links = a.shape[0]
-        nsrc = [np.concatenate([a, b])]
-        ndst = [np.concatenate([b, a])]
-        nbw = [np.full(2 * n_nic_links, nic_bw)]
-        ncount = [np.full(2 * n_nic_links, ports)]
-        down_bw = np.bincount(assign.reshape(-1), minlength=leafs) * nic_bw
-        up_bw = down_bw / net.oversubscription
-        if leafs > 1 and spines > 0:
-            la = np.repeat(np.arange(leafs), spines)
-            sp = np.tile(np.arange(spines), leafs)
-            bw_ls = up_bw[la] / spines
-            cables = np.maximum(1, np.round(bw_ls / port_bw))
-            la, sp = base + la, base + leafs + sp
-            nsrc.append(np.concatenate([la, sp]))
-            ndst.append(np.concatenate([sp, la]))
-            nbw += [np.concatenate([bw_ls, bw_ls])]
-            ncount += [np.concatenate([cables, cables])]
-        elif leafs > 1:
-            # No spine: every leaf splits its uplink capacity over direct links to the others.
-            ia, ib = np.triu_indices(leafs, 1)
-            bw_ll = np.minimum(up_bw[ia], up_bw[ib]) / (leafs - 1)
-            cables = np.maximum(1, np.round(bw_ll / port_bw))
-            nsrc.append(np.concatenate([base + ia, base + ib]))
-            ndst.append(np.concatenate([base + ib, base + ia]))
-            nbw += [np.concatenate([bw_ll, bw_ll])]
-            ncount += [np.concatenate([cables, cables])]
-        total = sum(x.shape[0] for x in nsrc)
+        network = build_network(
+            net,
+            nodes,
+            nic_local[None, :] + offsets,
+            nic_ports * port_bw,
+            ports,
+            port_bw,
+            switch.radix,
+            base,
+        )
+        n_sw = len(network.kind)
+        total = network.src.shape[0]
+        first_link = nodes * ln
+        tree = _shift_tree(network.tree, first_link)
         net_parts = dict(
-            kind=np.asarray(net_kind, dtype=np.int8),
-            index=np.asarray(net_index, dtype=np.int32),
-            node=np.full(leafs + spines, -1, dtype=np.int32),
-            lat=np.full(leafs + spines, sw_lat),
-            reduces=np.full(leafs + spines, switch.in_network_reduction),
-            model=np.full(leafs + spines, sw_model, dtype=np.int16),
-            src=np.concatenate(nsrc),
-            dst=np.concatenate(ndst),
-            bw=np.concatenate(nbw),
+            kind=np.asarray(network.kind, dtype=np.int8),
+            index=np.asarray(network.index, dtype=np.int32),
+            node=np.full(n_sw, -1, dtype=np.int32),
+            lat=np.full(n_sw, sw_lat),
+            reduces=np.full(n_sw, switch.in_network_reduction),
+            model=np.full(n_sw, models(switch.name), dtype=np.int16),
+            src=network.src,
+            dst=network.dst,
+            bw=network.bw_GBps,
             llat=np.full(total, link.lat_us),
-            gen=np.full(total, lgen, dtype=np.int16),
-            count=np.concatenate(ncount).astype(np.int16),
+            gen=np.full(total, gens(link.id), dtype=np.int16),
+            count=network.count.astype(np.int16),
         )
     if net_parts is not None:
         kind = np.concatenate([kind, net_parts["kind"]])
@@ -444,4 +399,5 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         gpu=catalog.gpus[spec.gpu],
         node_devices=dn,
         node_links=ln,
+        tree=tree,
     )

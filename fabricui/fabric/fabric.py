@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from fabricui.model import GpuSpec
 from fabricui.model.topology import TopologySpec
+
+if TYPE_CHECKING:
+    from fabricui.fabric.network import FatTree
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
@@ -31,6 +35,7 @@ class DeviceKind(IntEnum):
     NIC = 4
     LEAF = 5
     SPINE = 6
+    CORE = 7
 
 
 #: Short name prefix of each kind, used in device names (``n0.nvsw0``, ``leaf1``).
@@ -42,6 +47,7 @@ KIND_PREFIX = {
     DeviceKind.NIC: "nic",
     DeviceKind.LEAF: "leaf",
     DeviceKind.SPINE: "spine",
+    DeviceKind.CORE: "core",
 }
 
 #: Kinds that forward traffic between other devices (their latency counts when traversed).
@@ -52,7 +58,10 @@ FORWARDING = (
     DeviceKind.LEAF,
     DeviceKind.SPINE,
     DeviceKind.CPU,
+    DeviceKind.CORE,
 )
+#: Network switch kinds (above the NICs).
+NETWORK_SWITCHES = (DeviceKind.LEAF, DeviceKind.SPINE, DeviceKind.CORE)
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,8 @@ class Fabric:
     """Devices per node block."""
     node_links: int
     """Links per node block."""
+    tree: FatTree | None = None
+    """The network's regular structure with absolute link ids (None without a network)."""
 
     @property
     def n_devices(self) -> int:

@@ -98,6 +98,9 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
         raise _fail(doc, (*npath, "link"), f"{net.link} is not a network link (tier {link.tier})")
     check_choice(doc, (*npath, "layout"), net.layout, NET_LAYOUTS)
     check_range(doc, (*npath, "oversubscription"), net.oversubscription, 1.0, 64.0, "ratio")
+    check_range(
+        doc, (*npath, "spine_oversubscription"), net.spine_oversubscription, 1.0, 64.0, "ratio"
+    )
     if net.nics_per_node < 1:
         raise _fail(doc, (*npath, "nics_per_node"), f"must be at least 1 (got {net.nics_per_node})")
     if net.switch is not None:

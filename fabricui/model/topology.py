@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 INTRA_FABRICS = ("nvswitch", "mesh", "pcie", "none")
 
 #: Network layouts: one switch, two tiers of leaf/spine switches.
-NET_LAYOUTS = ("auto", "single", "leaf-spine")
+NET_LAYOUTS = ("auto", "single", "leaf-spine", "three-tier")
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,8 @@ class NetSpec:
     nic_map: tuple[int, ...] | None = None
     """Explicit NIC index of each local GPU; default spreads GPUs evenly over NICs."""
     layout: str = "auto"
-    """``single`` switch, ``leaf-spine``, or ``auto`` (single when the ports fit one switch)."""
+    """``single`` switch, ``leaf-spine``, ``three-tier`` (leaf/spine pods under cores), or
+    ``auto`` (single when the ports fit one switch, else leaf-spine)."""
     leafs: int | None = None
     """Leaf switches (default: as many as the switch radix needs)."""
     spines: int | None = None
@@ -64,6 +65,8 @@ class NetSpec:
     """True: NIC k of every node goes to the leaf of rail k; False: a node's NICs share a leaf."""
     oversubscription: float = 1.0
     """Leaf downlink : uplink capacity ratio (1.0 = non-blocking)."""
+    spine_oversubscription: float = 1.0
+    """Three-tier only: spine downlink : uplink (to the cores) capacity ratio."""
     switch: str | None = None
     """Switch model id (default by link family)."""
     switch_lat_us: float | None = None

@@ -15,7 +15,7 @@ import numpy as np
 from fabricui.engine.algorithms import alpha_beta
 from fabricui.engine.group import Group
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
-from fabricui.fabric.fabric import DeviceKind
+from fabricui.fabric.fabric import NETWORK_SWITCHES
 
 #: Aggregation tree setup and switch round trip [us].
 SHARP_LATENCY_US = 8.0
@@ -33,7 +33,7 @@ class Sharp(CollectiveAlgorithm):
         """Several nodes, SHARP enabled in the spec, every network switch reduces."""
         fabric = group.fabric
         net = fabric.spec.net
-        switches = (fabric.dev_kind == DeviceKind.LEAF) | (fabric.dev_kind == DeviceKind.SPINE)
+        switches = np.isin(fabric.dev_kind, NETWORK_SWITCHES)
         return (
             group.n_nodes > 1
             and net is not None
