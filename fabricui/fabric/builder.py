@@ -8,7 +8,6 @@ several GPUs or several NIC ports per GPU, a single switch, and two-tier leaf/sp
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 

@@ -89,6 +89,56 @@ def topology_label(topology: str, nodes: int | None) -> str:
     return topology if nodes is None else f"{topology} --nodes {nodes}"
 
 
+@dataclass(frozen=True)
+class WhatIf:
+    """The seeds' "set intra/inter bandwidth" knobs, as changes to the topology spec."""
+
+    nic_gbps: float | None = None
+    """Port rate of every NIC [Gb/s] (``net.gbps``)."""
+    scaleup_links: int | None = None
+    """Scale-up links per GPU (NVSwitch) or per GPU pair (mesh)."""
+
+    def label(self) -> str:
+        """``NIC 200 Gb/s, 9 links``."""
+        parts = []
+        if self.nic_gbps is not None:
+            parts.append(f"NIC {self.nic_gbps:g} Gb/s")
+        if self.scaleup_links is not None:
+            parts.append(f"{self.scaleup_links} scale-up links")
+        return ", ".join(parts)
+
+    def apply(self, spec: TopologySpec) -> TopologySpec:
+        """The spec with these overrides.
+
+        Raises:
+            ConfigError: A knob the topology does not have (no network, no scale-up links).
+        """
+        import dataclasses
+
+        from fabricui.errors import ConfigError
+
+        if self.nic_gbps is not None:
+            if spec.net is None:
+                raise ConfigError(f"topology {spec.id} has no network: no NIC rate to set")
+            if self.nic_gbps <= 0:
+                raise ConfigError(f"NIC rate must be positive (got {self.nic_gbps:g})")
+            spec = dataclasses.replace(spec, net=dataclasses.replace(spec.net, gbps=self.nic_gbps))
+        if self.scaleup_links is not None:
+            if self.scaleup_links < 1:
+                raise ConfigError(f"scale-up links must be at least 1 (got {self.scaleup_links})")
+            intra = spec.intra
+            if intra.fabric == "nvswitch":
+                intra = dataclasses.replace(intra, links_per_gpu=self.scaleup_links)
+            elif intra.fabric == "mesh":
+                intra = dataclasses.replace(intra, links_per_pair=self.scaleup_links)
+            else:
+                raise ConfigError(
+                    f"topology {spec.id} has no scale-up links ({intra.fabric} inside a node)"
+                )
+            spec = dataclasses.replace(spec, intra=intra)
+        return spec
+
+
 @dataclass
 class FabricData:
     """A loaded topology: catalog, spec, fabric and a shared router, plus engine calls.
@@ -109,6 +159,8 @@ class FabricData:
     """The topology argument it was loaded from (id or file path)."""
     nodes: int | None = None
     """The ``--nodes`` override, if any."""
+    what_if: WhatIf | None = None
+    """Link overrides applied to the spec, if any."""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """Serialises engine calls that share ``router``."""
     _names: dict[str, int] | None = field(default=None, repr=False)
@@ -123,6 +175,7 @@ class FabricData:
         nodes: int | None = None,
         catalog: Catalog | None = None,
         host: PluginHost | None = None,
+        what_if: WhatIf | None = None,
     ) -> FabricData:
         """Resolve and build a topology.
 
@@ -131,6 +184,7 @@ class FabricData:
             nodes: Optional node count (``--nodes``).
             catalog: The catalog (default: built-in database plus plugins).
             host: Plugin host used when the catalog has to be loaded.
+            what_if: Link overrides applied to the spec.
 
         Returns:
             The loaded data.
@@ -138,6 +192,12 @@ class FabricData:
         Raises:
             FabricError: Unknown topology, bad node count, or a malformed file.
         """
+        # Import every engine module the views use here, in the loading thread, so that
+        # later workers never import concurrently (a partially initialised module).
+        import fabricui.engine.evaluate
+        import fabricui.engine.strategies
+        import fabricui.fabric.ids
+        import fabricui.units  # noqa: F401
         from fabricui.engine.routing import Router
         from fabricui.fabric import build_fabric
         from fabricui.hwdb.resolve import resolve_topology
@@ -147,13 +207,18 @@ class FabricData:
 
             catalog = load_catalog_with_plugins(host=host)
         spec = resolve_topology(topology, catalog, nodes)
+        if what_if is not None:
+            spec = what_if.apply(spec)
         fabric = build_fabric(spec, catalog)
-        return cls(catalog, spec, fabric, Router(fabric), topology, nodes)
+        return cls(catalog, spec, fabric, Router(fabric), topology, nodes, what_if)
 
     @property
     def label(self) -> str:
-        """Topology id with the node override, for titles."""
-        return topology_label(self.spec.id, self.nodes)
+        """Topology id with the node override and what-if links, for titles."""
+        label = topology_label(self.spec.id, self.nodes)
+        if self.what_if is not None:
+            label += f" ({self.what_if.label()})"
+        return label
 
     # --- devices ---------------------------------------------------------------------------
 
@@ -269,7 +334,7 @@ class FabricData:
                 gbps = self.spec.net.gbps or link.bw_GBps * 8
                 tiers.append(
                     Tier(
-                        f"NIC ({link.name})",
+                        f"NIC ({link.name.split(' (')[0]})",
                         gbps / 8.0,
                         link.lat_us,
                         f"{link.id} port rate (hwdb; one node, no route)",
@@ -313,7 +378,7 @@ class FabricData:
         if not len(fabric.devices_of_kind(DeviceKind.LEAF)) > 1:
             return None
         g, last = fabric.gpus_per_node, fabric.nodes - 1
-        candidates = [last * g + min(1, g - 1), last * g, g + min(1, g - 1)]
+        candidates = [last * g + g - 1, last * g + min(1, g - 1), g + g - 1, last * g]
         for dst in candidates:
             if dst == 0:
                 continue
