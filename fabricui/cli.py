@@ -15,6 +15,7 @@ from fabricui.commands import collective as collective_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
 from fabricui.commands import strategies as strategies_command
+from fabricui.commands import traffic as traffic_command
 from fabricui.errors import ConfigError, FabricError
 
 EXIT_USAGE = 2
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan_command.add_parser(sub)
     strategies_command.add_parser(sub)
     plugins_command.add_parser(sub)
+    traffic_command.add_parser(sub)
     return parser
 
 
@@ -224,6 +226,7 @@ COMMANDS = {
     "plan": plan_command.run,
     "strategies": strategies_command.run,
     "plugins": plugins_command.run,
+    "traffic": traffic_command.run,
 }
 
 

@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.engine.bulk import BulkRouter, link_capacity_GBps
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
@@ -63,7 +64,6 @@ class Group:
         self.single_process = single_process
         """True when one process drives every GPU of a node (slower launches)."""
         self._routes: dict[tuple[int, int], IntArray] = {}
-        self._shares: dict[tuple[int, int], tuple[IntArray, FloatArray]] = {}
         self._memo: dict[object, float] = {}
 
     def memo(self, key: object, compute) -> float:  # type: ignore[no-untyped-def]
@@ -113,12 +113,7 @@ class Group:
         capped at what the socket transport can drive."""
         from fabricui.engine.constants import DEFAULT
 
-        fabric = self.fabric
-        capacity = fabric.link_bw_GBps * fabric.link_eff
-        if "tcp" in fabric.generations:
-            tcp = fabric.link_gen == fabric.generations.index("tcp")
-            capacity = np.where(tcp, np.minimum(capacity, DEFAULT.socket_max_GBps), capacity)
-        return capacity
+        return link_capacity_GBps(self.fabric, DEFAULT.socket_max_GBps)
 
     def route(self, src: int, dst: int) -> IntArray:
         """Cached route between two global ranks."""
@@ -137,45 +132,15 @@ class Group:
         lat = fabric.link_lat_us[links].sum() + fabric.dev_lat_us[fabric.link_dst[links[:-1]]].sum()
         return float(lat)
 
-    def link_loads(self, src: IntArray, dst: IntArray, volume: FloatArray) -> FloatArray:
-        """Bytes each link carries per message byte when all flows run at once.
-
-        Flows crossing the network spread evenly over equal-cost routes.
-
-        Args:
-            src: (n_flows,) source ranks.
-            dst: (n_flows,) destination ranks.
-            volume: (n_flows,) bytes per message byte of each flow.
-
-        Returns:
-            (n_links,) load per link.
-        """
-        links_parts, weight_parts = [], []
-        for a, b, v in zip(src.tolist(), dst.tolist(), np.asarray(volume, dtype=float).tolist()):
-            if a == b:
-                continue
-            key = (a, b)
-            shares = self._shares.get(key)
-            if shares is None:
-                shares = self._shares[key] = self.router.route_shares(a, b)
-            links_parts.append(shares[0])
-            weight_parts.append(shares[1] * v)
-        if not links_parts:
-            return np.zeros(self.fabric.n_links)
-        return np.bincount(
-            np.concatenate(links_parts),
-            weights=np.concatenate(weight_parts),
-            minlength=self.fabric.n_links,
-        )
+    @cached_property
+    def bulk(self) -> BulkRouter:
+        """Vectorized router sharing this group's capacities (loads of many flows at once)."""
+        return BulkRouter(self.fabric, self.router, capacity_GBps=self.capacity_GBps)
 
     def seconds_per_byte(self, src: IntArray, dst: IntArray, volume: FloatArray) -> float:
-        """Time per message byte of the busiest link [us per byte], 0 without traffic."""
-        load = self.link_loads(src, dst, volume)
-        used = load > 0
-        if not used.any():
-            return 0.0
-        # 1 GB/s moves 1000 bytes per microsecond.
-        return float(np.max(load[used] / (self.capacity_GBps[used] * 1e3)))
+        """Time per message byte of the busiest link or aggregate [us per byte], 0 without
+        traffic. Flows crossing the network spread evenly over equal-cost routes."""
+        return self.bulk.seconds_per_byte(src, dst, volume)
 
     def switch_port_spb(self, volume: float) -> float:
         """Time per message byte when every rank moves ``volume`` bytes over its link into the

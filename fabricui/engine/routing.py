@@ -77,50 +77,6 @@ class _Graph:
             level += 1
         return on_route
 
-    def split(
-        self, on_route: npt.NDArray[np.bool_], src: int, dst: int
-    ) -> tuple[IntArray, npt.NDArray[np.float64]]:
-        """Every best route from ``src`` to ``dst`` with the share of traffic on each link
-        when flows spread evenly over equal choices (ECMP with adaptive routing).
-
-        Returns:
-            (links, fraction of the flow carried by each).
-        """
-        edges: list[int] = []
-        seen = {dst}
-        stack = [dst]
-        while stack:  # links lying on some best route to dst
-            v = stack.pop()
-            incoming = self.in_order[self.in_ptr[v] : self.in_ptr[v + 1]]
-            for k in incoming[on_route[incoming]]:
-                edges.append(int(k))
-                u = int(self.src[k])
-                if u != src and u not in seen:
-                    seen.add(u)
-                    stack.append(u)
-        out: dict[int, list[int]] = {}
-        indegree: dict[int, int] = {}
-        for k in edges:
-            out.setdefault(int(self.src[k]), []).append(k)
-            indegree[int(self.dst[k])] = indegree.get(int(self.dst[k]), 0) + 1
-        share = {src: 1.0}
-        ready = [src]
-        weights: dict[int, float] = {}
-        while ready:  # Kahn's order: split each device's share evenly over its out-links
-            u = ready.pop()
-            hops = out.get(u, [])
-            for k in hops:
-                w = share[u] / len(hops)
-                weights[k] = w
-                v = int(self.dst[k])
-                share[v] = share.get(v, 0.0) + w
-                indegree[v] -= 1
-                if indegree[v] == 0:
-                    ready.append(v)
-        keys = np.fromiter(weights, dtype=np.int64, count=len(weights))
-        links = self.links[keys].astype(np.int32)
-        return links, np.fromiter(weights.values(), dtype=np.float64, count=len(weights))
-
     def pick(self, on_route: npt.NDArray[np.bool_], src: int, dst: int, salt: int) -> list[int]:
         """One best route from ``src`` to ``dst`` (link ids); ``salt`` picks among equals.
 
@@ -172,7 +128,6 @@ class Router:
         self._switch_graph = _Graph(fabric, between, fabric.n_devices)
         self._switch_transit = is_switch
         self._switch_trees: dict[int, npt.NDArray[np.bool_]] = {}
-        self._split_cache: dict[tuple[int, int], tuple[IntArray, npt.NDArray[np.float64]]] = {}
 
     def _intra(self, node: int, a_dev: int, b_dev: int) -> IntArray:
         dn, ln = self.fabric.node_devices, self.fabric.node_links
@@ -217,42 +172,6 @@ class Router:
                 leaf, self._switch_transit
             )
         return tree
-
-    def route_shares(
-        self, src_rank: int, dst_rank: int
-    ) -> tuple[IntArray, npt.NDArray[np.float64]]:
-        """Links a flow uses with the share of it each carries, spreading evenly over
-        equal-cost network routes (what adaptive routing achieves); 1 everywhere else.
-        """
-        fabric = self.fabric
-        g = fabric.gpus_per_node
-        if src_rank // g == dst_rank // g:
-            links = self.route(src_rank, dst_rank)
-            return links, np.ones(links.shape[0])
-        nic_a, nic_b = int(fabric.gpu_nic[src_rank]), int(fabric.gpu_nic[dst_rank])
-        up, down = self._nic_up.get(nic_a), self._nic_down.get(nic_b)
-        if nic_a < 0 or nic_b < 0 or up is None or down is None:
-            raise EngineError(
-                f"{fabric.spec.id}: no network path from "
-                f"{fabric.gpu_name(src_rank)} to {fabric.gpu_name(dst_rank)}"
-            )
-        leaf_a, leaf_b = int(fabric.link_dst[up]), int(fabric.link_src[down])
-        key = (leaf_a, leaf_b)
-        middle = self._split_cache.get(key)
-        if middle is None:
-            if leaf_a == leaf_b:
-                middle = (np.zeros(0, dtype=np.int32), np.zeros(0))
-            else:
-                middle = self._switch_graph.split(self._switch_tree(leaf_a), leaf_a, leaf_b)
-            self._split_cache[key] = middle
-        a, b = int(fabric.gpu_dev[src_rank]), int(fabric.gpu_dev[dst_rank])
-        first = self._intra(src_rank // g, a, nic_a)
-        last = self._intra(dst_rank // g, nic_b, b)
-        links = np.concatenate([first, [up], middle[0], [down], last]).astype(np.int32)
-        shares = np.concatenate(
-            [np.ones(first.shape[0] + 1), middle[1], np.ones(last.shape[0] + 1)]
-        )
-        return links, shares
 
     def to_leaf(self, rank: int) -> IntArray:
         """Links from a GPU up to the first network switch (through its NIC).

@@ -1,0 +1,314 @@
+"""Vectorized routing for many flows at once: path metrics, link loads, max-min fair rates.
+
+Same-node routes come from a per-node template table; cross-node routes are assembled from
+the template (GPU -> NIC), the NIC's cable, the fat-tree segment, and back down. For loads
+and rates, the tiers where adaptive routing spreads a flow evenly over equal-cost links are
+*aggregate resources* (a leaf's uplinks, a pod's uplinks to the cores, and their downward
+twins) whose capacity is the sum of their links: exact for even spreading, and it turns one
+flow into a fixed, short list of resources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.engine.routing import Router
+from fabricui.errors import EngineError
+from fabricui.fabric.fabric import DeviceKind, Fabric
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+def link_capacity_GBps(fabric: Fabric, socket_max_GBps: float | None = None) -> FloatArray:
+    """(n_links,) achievable bandwidth ``bw * eff``; TCP links capped at the socket ceiling."""
+    capacity = fabric.link_bw_GBps * fabric.link_eff
+    if socket_max_GBps is not None and "tcp" in fabric.generations:
+        tcp = fabric.link_gen == fabric.generations.index("tcp")
+        capacity = np.where(tcp, np.minimum(capacity, socket_max_GBps), capacity)
+    return capacity
+
+
+def _pad(rows: list[list[int]]) -> IntArray:
+    width = max((len(r) for r in rows), default=0)
+    out = np.full((len(rows), max(width, 1)), -1, dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
+@dataclass(frozen=True)
+class PathMetrics:
+    """Bottleneck and latency of many paths."""
+
+    bottleneck_GBps: FloatArray
+    """(n_flows,) narrowest link per direction [GB/s] (inf for a GPU to itself)."""
+    latency_us: FloatArray
+    """(n_flows,) link and forwarding latency [us]."""
+
+
+class BulkRouter:
+    """Routes, loads and max-min rates for arrays of (source, destination) ranks.
+
+    Args:
+        fabric: The fabric.
+        router: A router to borrow node templates from (a new one by default).
+        capacity_GBps: (n_links,) capacity used for loads and rates (default ``bw * eff``).
+    """
+
+    def __init__(
+        self, fabric: Fabric, router: Router | None = None, capacity_GBps: FloatArray | None = None
+    ) -> None:
+        self.fabric = fabric
+        router = router or Router(fabric)
+        g = fabric.gpus_per_node
+        ln = fabric.node_links
+        dn = fabric.node_devices
+        # Same-node GPU pairs of node 0 (staging through the host included).
+        self._pair = _pad(
+            [[int(k) for k in router.route(a, b)] for a in range(g) for b in range(g)]
+        )
+        gpu_dev0 = fabric.gpu_dev[:g].astype(np.int64)
+        nic_dev0 = fabric.gpu_nic[:g].astype(np.int64)
+        self._has_net = fabric.tree is not None and bool((nic_dev0 >= 0).all())
+        if self._has_net:
+            self._up = _pad(
+                [
+                    [int(k) for k in router._intra(0, int(a), int(n))]
+                    for a, n in zip(gpu_dev0, nic_dev0)
+                ]
+            )
+            self._down = _pad(
+                [
+                    [int(k) for k in router._intra(0, int(n), int(a))]
+                    for a, n in zip(gpu_dev0, nic_dev0)
+                ]
+            )
+            tree = fabric.tree
+            assert tree is not None
+            n_nics_total = tree.nic_link.shape[0]
+            self._nics_per_node = n_nics_total // fabric.nodes
+            local_nic = fabric.dev_index[nic_dev0]  # (g,) NIC index within the node
+            self._local_nic = local_nic.astype(np.int64)
+            self._n_nic_links = n_nics_total
+        self._ln, self._dn, self._g = ln, dn, g
+        self.capacity_GBps = link_capacity_GBps(fabric) if capacity_GBps is None else capacity_GBps
+        self._build_resources()
+
+    # --- resources ---------------------------------------------------------------------
+
+    def _build_resources(self) -> None:
+        """Aggregate resources after the links: leaf up/down, pod up/down."""
+        fabric, cap = self.fabric, self.capacity_GBps
+        tree = fabric.tree
+        n = fabric.n_links
+        self._leaf_up_res = self._leaf_down_res = self._pod_up_res = self._pod_down_res = None
+        extra: list[FloatArray] = []
+        if tree is not None and tree.leaf_up.size:
+            leafs = tree.leaf_up.shape[0]
+            self._leaf_up_res = n + np.arange(leafs)
+            self._leaf_down_res = n + leafs + np.arange(leafs)
+            extra += [cap[tree.leaf_up].sum(axis=1), cap[tree.leaf_down].sum(axis=1)]
+            n += 2 * leafs
+            if tree.spine_up.size:
+                pods = tree.spine_up.shape[0]
+                self._pod_up_res = n + np.arange(pods)
+                self._pod_down_res = n + pods + np.arange(pods)
+                extra += [cap[tree.spine_up].sum(axis=1), cap[tree.spine_down].sum(axis=1)]
+                n += 2 * pods
+        self.resource_capacity_GBps = np.concatenate([cap, *extra]) if extra else cap.copy()
+
+    # --- assembly ----------------------------------------------------------------------
+
+    def _check(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> tuple[IntArray, IntArray]:
+        a = np.asarray(src, dtype=np.int64).reshape(-1)
+        b = np.asarray(dst, dtype=np.int64).reshape(-1)
+        if a.shape != b.shape:
+            raise EngineError(f"{a.shape[0]} sources but {b.shape[0]} destinations")
+        n = self.fabric.n_gpus
+        if a.size and (min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= n):
+            raise EngineError(f"ranks must be within 0..{n - 1}")
+        return a, b
+
+    def _segments(self, a: IntArray, b: IntArray, aggregate: bool) -> IntArray:
+        """(n_flows, width) link (or resource) ids of every flow, -1 padded."""
+        g, ln = self._g, self._ln
+        node_a, node_b = a // g, b // g
+        la, lb = a % g, b % g
+        same = node_a == node_b
+        pair = self._pair[la * g + lb]
+        pair = np.where(pair >= 0, pair + (node_a * ln)[:, None], -1)
+        if not self._has_net:
+            if not same.all():
+                raise EngineError(f"{self.fabric.spec.id}: no network between nodes")
+            return np.where((a == b)[:, None], -1, pair)
+        tree = self.fabric.tree
+        assert tree is not None
+        up = self._up[la]
+        up = np.where(up >= 0, up + (node_a * ln)[:, None], -1)
+        down = self._down[lb]
+        down = np.where(down >= 0, down + (node_b * ln)[:, None], -1)
+        nic_a = node_a * self._nics_per_node + self._local_nic[la]
+        nic_b = node_b * self._nics_per_node + self._local_nic[lb]
+        nic_up = tree.nic_link[nic_a][:, None]
+        nic_down = (tree.nic_link[nic_b] + self._n_nic_links)[:, None]
+        leaf_a, leaf_b = tree.leaf_of_nic[nic_a], tree.leaf_of_nic[nic_b]
+        middle = self._network(leaf_a, leaf_b, a, b, aggregate)
+        cross = np.concatenate([up, nic_up, middle, nic_down, down], axis=1)
+        width = max(pair.shape[1], cross.shape[1])
+        out = np.full((a.shape[0], width), -1, dtype=np.int64)
+        out[:, : cross.shape[1]] = cross
+        out[same, :] = -1
+        out[same, : pair.shape[1]] = pair[same]
+        out[a == b, :] = -1
+        return out
+
+    def _network(
+        self, leaf_a: IntArray, leaf_b: IntArray, a: IntArray, b: IntArray, aggregate: bool
+    ) -> IntArray:
+        """The part between the two leafs (-1 padded, 4 columns at most)."""
+        tree = self.fabric.tree
+        assert tree is not None
+        n = leaf_a.shape[0]
+        out = np.full((n, 4), -1, dtype=np.int64)
+        moves = leaf_a != leaf_b
+        if tree.direct.size:
+            out[moves, 0] = tree.direct[leaf_a[moves], leaf_b[moves]]
+            return out
+        if not tree.leaf_up.size:
+            return out
+        pod_a, pod_b = tree.pod_of_leaf[leaf_a], tree.pod_of_leaf[leaf_b]
+        cross_pod = moves & (pod_a != pod_b) & bool(tree.spine_up.size)
+        if aggregate:
+            out[moves, 0] = self._leaf_up_res[leaf_a[moves]]
+            out[moves, 3] = self._leaf_down_res[leaf_b[moves]]
+            if tree.spine_up.size:
+                out[cross_pod, 1] = self._pod_up_res[pod_a[cross_pod]]
+                out[cross_pod, 2] = self._pod_down_res[pod_b[cross_pod]]
+            return out
+        planes = tree.leaf_up.shape[1]
+        plane = ((a * 2654435761 + b) & 0x7FFFFFFF) % planes  # ECMP pick, as Router does
+        out[moves, 0] = tree.leaf_up[leaf_a[moves], plane[moves]]
+        out[moves, 3] = tree.leaf_down[leaf_b[moves], plane[moves]]
+        if tree.spine_up.size:
+            out[cross_pod, 1] = tree.spine_up[pod_a[cross_pod], plane[cross_pod]]
+            out[cross_pod, 2] = tree.spine_down[pod_b[cross_pod], plane[cross_pod]]
+        return out
+
+    # --- queries -----------------------------------------------------------------------
+
+    def paths(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> IntArray:
+        """(n_flows, width) link ids of one route per flow (gaps are -1), for inspection."""
+        a, b = self._check(src, dst)
+        return self._segments(a, b, aggregate=False)
+
+    def path_metrics(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> PathMetrics:
+        """Bottleneck bandwidth and latency of many (source, destination) pairs at once.
+
+        Args:
+            src: (n_flows,) source ranks.
+            dst: (n_flows,) destination ranks.
+
+        Returns:
+            Per-flow bottleneck [GB/s] (line rate, as ``fabricui path``) and latency [us].
+        """
+        links = self.paths(src, dst)
+        fabric = self.fabric
+        valid = links >= 0
+        safe = np.where(valid, links, 0)
+        bw = np.where(valid, fabric.link_bw_GBps[safe], np.inf).min(axis=1)
+        hop = fabric.link_lat_us[safe] + fabric.dev_lat_us[fabric.link_dst[safe]]
+        # The destination (a GPU) adds no forwarding latency, so summing every hop is exact.
+        lat = np.where(valid, hop, 0.0).sum(axis=1)
+        return PathMetrics(bottleneck_GBps=bw, latency_us=lat)
+
+    def incidence(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> tuple[IntArray, IntArray]:
+        """(flow, resource) pairs: which links and aggregates each flow loads."""
+        a, b = self._check(src, dst)
+        res = self._segments(a, b, aggregate=True)
+        flow, col = np.nonzero(res >= 0)
+        return flow, res[flow, col]
+
+    def loads(self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike) -> FloatArray:
+        """(n_resources,) bytes per message byte on every link and aggregate."""
+        flow, res = self.incidence(src, dst)
+        vol = np.broadcast_to(
+            np.asarray(volume, dtype=np.float64), np.asarray(src).reshape(-1).shape
+        )
+        return np.bincount(res, weights=vol[flow], minlength=self.resource_capacity_GBps.size)
+
+    def seconds_per_byte(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike
+    ) -> float:
+        """Busiest resource's time per message byte [us per byte] (0 without traffic)."""
+        load = self.loads(src, dst, volume)
+        used = load > 0
+        if not used.any():
+            return 0.0
+        return float(np.max(load[used] / (self.resource_capacity_GBps[used] * 1e3)))
+
+    def max_min_rates(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike
+    ) -> tuple[FloatArray, FloatArray]:
+        """Max-min fair rates of concurrent flows (progressive filling).
+
+        Every unfrozen flow grows at the same pace until some resource is full; the flows
+        through it freeze at that rate; repeat.
+
+        Returns:
+            (n_flows,) rate of each flow [GB/s], and (n_resources,) load [GB/s].
+        """
+        flow, res = self.incidence(src, dst)
+        n_flows = np.asarray(src).reshape(-1).shape[0]
+        cap = self.resource_capacity_GBps
+        rate = np.zeros(n_flows)
+        remaining = cap.astype(np.float64).copy()
+        active = np.ones(n_flows, dtype=bool)
+        has_links = np.bincount(flow, minlength=n_flows) > 0
+        rate[~has_links] = np.inf
+        active &= has_links
+        for _ in range(n_flows + 1):
+            live = active[flow]
+            if not live.any():
+                break
+            counts = np.bincount(res[live], minlength=cap.size)
+            used = counts > 0
+            share = np.full(cap.size, np.inf)
+            share[used] = remaining[used] / counts[used]
+            step = share[used].min()
+            rate[active] += step
+            remaining -= step * counts
+            full = used & (share <= step * (1 + 1e-9))
+            frozen_flows = np.unique(flow[live & full[res]])
+            active[frozen_flows] = False
+        load = np.bincount(
+            res, weights=np.where(np.isfinite(rate), rate, 0.0)[flow], minlength=cap.size
+        )
+        return rate, load
+
+    def link_loads(self, resource_load: FloatArray) -> FloatArray:
+        """(n_links,) per-link load from resource loads: aggregates spread evenly over
+        their links (what adaptive routing does)."""
+        fabric = self.fabric
+        load = np.array(resource_load[: fabric.n_links], dtype=np.float64)
+        tree = fabric.tree
+        pairs = (
+            (self._leaf_up_res, None if tree is None else tree.leaf_up),
+            (self._leaf_down_res, None if tree is None else tree.leaf_down),
+            (self._pod_up_res, None if tree is None else tree.spine_up),
+            (self._pod_down_res, None if tree is None else tree.spine_down),
+        )
+        for res_ids, links in pairs:
+            if res_ids is None or links is None or not links.size:
+                continue
+            share = resource_load[res_ids] / links.shape[1]
+            np.add.at(load, links, np.repeat(share[:, None], links.shape[1], axis=1))
+        return load
+
+
+def uses_network_aggregates(fabric: Fabric) -> bool:
+    """True when the fabric has a fat-tree network the bulk router can aggregate."""
+    return fabric.tree is not None and int((fabric.dev_kind == DeviceKind.LEAF).sum()) > 0
