@@ -110,7 +110,7 @@ def evaluate_path(
         raise EngineError(f"source and destination are the same GPU ({fabric.gpu_name(a)})")
     if size_bytes is not None and size_bytes < 0:
         raise EngineError(f"size must not be negative (got {size_bytes})")
-    links = (router or Router(fabric)).route(a, b)
+    links = (router or Router.for_fabric(fabric)).route(a, b)
     bw, link = path_bottleneck(fabric, links)
     latency = path_latency_us(fabric, links)
     hops = tuple(describe_hops(fabric, links))

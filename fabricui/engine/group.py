@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.bulk import BulkRouter, link_capacity_GBps
+from fabricui.engine.bulk import BulkRouter
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
@@ -59,7 +59,7 @@ class Group:
         if ranks_arr[0] < 0 or ranks_arr[-1] >= fabric.n_gpus:
             raise EngineError(f"ranks must be within 0..{fabric.n_gpus - 1}")
         self.fabric = fabric
-        self.router = router or Router(fabric)
+        self.router = router or Router.for_fabric(fabric)
         self.ranks: IntArray = ranks_arr.astype(np.int32)
         self.single_process = single_process
         """True when one process drives every GPU of a node (slower launches)."""
@@ -99,8 +99,9 @@ class Group:
 
     @cached_property
     def by_node(self) -> list[IntArray]:
-        """Ranks of each spanned node, ascending."""
-        return [self.ranks[self.node_of == node] for node in self.nodes]
+        """Ranks of each spanned node, ascending (ranks are sorted, so nodes are contiguous)."""
+        cuts = np.flatnonzero(np.diff(self.node_of)) + 1
+        return np.split(self.ranks, cuts)
 
     @cached_property
     def arch_index(self) -> int:
@@ -111,9 +112,7 @@ class Group:
     def capacity_GBps(self) -> FloatArray:
         """(n_links,) achievable bandwidth of every link: ``bw * eff`` [GB/s], TCP links
         capped at what the socket transport can drive."""
-        from fabricui.engine.constants import DEFAULT
-
-        return link_capacity_GBps(self.fabric, DEFAULT.socket_max_GBps)
+        return self.router.capacity_GBps
 
     def route(self, src: int, dst: int) -> IntArray:
         """Cached route between two global ranks."""
@@ -135,7 +134,8 @@ class Group:
     @cached_property
     def bulk(self) -> BulkRouter:
         """Vectorized router sharing this group's capacities (loads of many flows at once)."""
-        return BulkRouter(self.fabric, self.router, capacity_GBps=self.capacity_GBps)
+        bulk: BulkRouter = self.router.bulk(self.capacity_GBps)
+        return bulk
 
     def seconds_per_byte(self, src: IntArray, dst: IntArray, volume: FloatArray) -> float:
         """Time per message byte of the busiest link or aggregate [us per byte], 0 without
@@ -170,7 +170,17 @@ class Group:
         different GPUs and hence different NICs, as NCCL's channels do.
         """
         mesh = self.fabric.spec.intra.fabric == "mesh"
+        sizes = {local.shape[0] for local in self.by_node}
         orders = []
+        if len(sizes) == 1:  # every node alike: one gather per channel for all nodes
+            table = np.stack(self.by_node)  # (nodes, ppn)
+            p = table.shape[1]
+            strides = [s for s in range(1, p) if np.gcd(s, p) == 1] or [1]
+            for c in range(channels):
+                stride = strides[c % len(strides)] if mesh else 1
+                columns = ((c * p) // channels + stride * np.arange(p)) % p
+                orders.append(table[:, columns].reshape(-1))
+            return orders
         for c in range(channels):
             parts = []
             for local in self.by_node:
@@ -228,11 +238,11 @@ class Group:
     @cached_property
     def nics_per_node(self) -> int:
         """Distinct NICs the ranks of the busiest node use (1 without a network)."""
-        nic = self.fabric.gpu_nic[self.ranks]
+        nic = self.fabric.gpu_nic[self.ranks].astype(np.int64)
         if (nic < 0).any():
             return 1
-        counts = [np.unique(nic[self.node_of == node]).shape[0] for node in self.nodes]
-        return max(1, max(counts))
+        pairs = np.unique(self.node_of.astype(np.int64) * (self.fabric.n_devices + 1) + nic)
+        return max(1, int(np.bincount(pairs // (self.fabric.n_devices + 1)).max()))
 
     @cached_property
     def intra_class(self) -> str:

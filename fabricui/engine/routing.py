@@ -12,6 +12,9 @@ dictionary look-ups after the first.
 
 from __future__ import annotations
 
+import weakref
+from functools import cached_property
+
 import numpy as np
 import numpy.typing as npt
 
@@ -97,8 +100,42 @@ class _Graph:
         return hops
 
 
+#: One router per live fabric (by identity), so repeated queries share caches.
+_ROUTERS: dict[int, tuple[weakref.ref, Router]] = {}
+
+
 class Router:
     """Routes between GPUs of one fabric, caching template and switch-level routes."""
+
+    @classmethod
+    def for_fabric(cls, fabric: Fabric) -> Router:
+        """The shared router of ``fabric`` (built on first use, dropped with the fabric)."""
+        key = id(fabric)
+        entry = _ROUTERS.get(key)
+        if entry is not None and entry[0]() is fabric:
+            return entry[1]
+        router = cls(fabric)
+        _ROUTERS[key] = (weakref.ref(fabric, lambda _ref, key=key: _ROUTERS.pop(key, None)), router)
+        return router
+
+    @cached_property
+    def capacity_GBps(self) -> npt.NDArray[np.float64]:
+        """(n_links,) achievable bandwidth ``bw * eff`` [GB/s], TCP links capped at what the
+        socket transport drives (``ModelConstants.socket_max_GBps``)."""
+        from fabricui.engine.bulk import link_capacity_GBps
+        from fabricui.engine.constants import DEFAULT
+
+        return link_capacity_GBps(self.fabric, DEFAULT.socket_max_GBps)
+
+    def bulk(self, capacity_GBps: npt.NDArray[np.float64] | None = None):  # type: ignore[no-untyped-def]
+        """The vectorized router (cached for this router's own capacities)."""
+        from fabricui.engine.bulk import BulkRouter
+
+        if capacity_GBps is not None and capacity_GBps is not self.capacity_GBps:
+            return BulkRouter(self.fabric, self, capacity_GBps=capacity_GBps)
+        if "_bulk" not in self.__dict__:
+            self.__dict__["_bulk"] = BulkRouter(self.fabric, self, capacity_GBps=self.capacity_GBps)
+        return self.__dict__["_bulk"]
 
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from fabricui.model import ModelShape
 
 IntArray = npt.NDArray[np.int64]
-Groups = dict[str, list[IntArray]]
+Groups = dict[str, IntArray]
 Evaluate = Callable[..., "Prediction"]
 
 #: Model FLOPs utilisation assumed for compute when none is given.
@@ -113,8 +113,10 @@ def layout_groups(n_gpus: int, gpus_per_node: int, layout: Layout) -> Groups:
         "ep": _rows(grid.transpose(0, 1, 3, 2), layout.ep),
         "pp": _rows(grid.transpose(0, 2, 3, 1), layout.pp),
         "dp": dp_groups,
-        "dp_intra": [row for g in dp_groups for row in g.reshape(-1, shard)],
-        "dp_inter": [row for g in dp_groups for row in g.reshape(-1, shard).T],
+        "dp_intra": dp_groups.reshape(-1, shard),
+        "dp_inter": dp_groups.reshape(dp_groups.shape[0], -1, shard)
+        .transpose(0, 2, 1)
+        .reshape(-1, dp_groups.shape[1] // shard),
     }
 
 
@@ -129,21 +131,19 @@ def _check_degrees(layout: Layout) -> None:
         raise EngineError(f"dp_shard {layout.dp_shard} must divide dp {layout.dp}")
 
 
-def _rows(grid: npt.NDArray[Any], size: int) -> list[IntArray]:
-    return list(np.ascontiguousarray(grid).reshape(-1, size).astype(np.int64))
+def _rows(grid: npt.NDArray[Any], size: int) -> IntArray:
+    """(n_groups, size) groups, one per row (iterating yields the groups)."""
+    return np.ascontiguousarray(grid).reshape(-1, size).astype(np.int64)
 
 
 def _members_per_node(dp_groups: list[IntArray], gpus_per_node: int) -> int:
     """DP-group members per node when every group splits evenly into per-node runs, else 1."""
     first = dp_groups[0]
     shard = int(np.sum(first // gpus_per_node == first[0] // gpus_per_node))
-    for group in dp_groups:
-        if group.size % shard:
-            return 1
-        nodes = group.reshape(-1, shard) // gpus_per_node
-        if not (nodes == nodes[:, :1]).all():
-            return 1
-    return shard
+    if dp_groups.shape[1] % shard:
+        return 1
+    nodes = dp_groups.reshape(dp_groups.shape[0], -1, shard) // gpus_per_node
+    return shard if bool((nodes == nodes[:, :, :1]).all()) else 1
 
 
 # --- pricing ---------------------------------------------------------------------------------
@@ -255,7 +255,7 @@ def price_operations(
     pricer = evaluate if isinstance(evaluate, Pricer) else Pricer(fabric, evaluate)
     priced = []
     for op in ops:
-        if not groups.get(op.group):
+        if op.group not in groups or len(groups[op.group]) == 0:
             raise EngineError(
                 f"{op.strategy}: unknown process group {op.group!r} ({', '.join(AXES)})"
             )

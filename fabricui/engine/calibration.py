@@ -1,0 +1,412 @@
+"""Calibration: fit the link figures of a fabric (efficiency, latency) to measured collectives.
+
+The hardware database gives every link generation an achievable ``efficiency`` (fraction of
+its line rate) and a per-hop latency ``lat_us``; a fabric copies them into
+``Fabric.link_eff`` and ``Fabric.link_lat_us``. A real cluster can sit well off those
+figures (a misconfigured NIC, a congested spine, a slower switch), and nccl-tests runs of
+it show by how much. ``fit_links`` searches per-generation values that bring the model's
+times closest to the measured ones:
+
+    minimise  median_i |log(t_pred_i / t_meas_i)|   over the fitted rows i
+
+by a coordinate scan over a coarse grid, then a pattern search with shrinking steps. Only
+generations whose figures change a prediction are fitted; efficiency stays in
+[0.01, 1], latency in [0, 100] us. Rows held out of the fit (``CalibrationCase.fit`` False)
+are predicted before and after, to show the fitted figures carry over.
+
+Pure numpy on top of ``evaluate_collective``: no I/O, no YAML.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.engine.evaluate import evaluate_collective
+from fabricui.engine.types import OPS, CollectiveAlgorithm
+from fabricui.errors import EngineError
+from fabricui.fabric.fabric import Fabric
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+
+#: Link parameters the fit may change, per generation: name -> (lower, upper) bound.
+PARAMETERS = {"efficiency": (0.01, 1.0), "lat_us": (0.0, 100.0)}
+#: Efficiency grid of the coarse scan (fraction of line rate).
+EFFICIENCY_GRID = tuple(np.geomspace(0.03, 1.0, 16).tolist())
+#: Latency grid of the coarse scan [us].
+LATENCY_GRID = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+#: Weight of the pull back towards the database figures (keeps unidentified figures put).
+REGULARISATION = 1e-3
+#: Smallest drop of the objective (median |log ratio|) for a generation to join the fit.
+MIN_GAIN = 0.01
+#: ... and the smallest relative drop (a generation must explain a clear share of the error).
+RELATIVE_GAIN = 0.2
+
+LinkParams = dict[str, dict[str, float]]
+"""Generation id -> {``efficiency``: fraction, ``lat_us``: [us]}."""
+
+
+@dataclass(frozen=True)
+class CalibrationCase:
+    """One measured run of a collective on a fabric."""
+
+    label: str
+    """Where the rows came from (``results.txt:12``), for reports."""
+    fabric: Fabric
+    """The fabric the run is predicted on, built from the uncalibrated database."""
+    op: str
+    """Collective (``OPS``)."""
+    size_bytes: FloatArray
+    """(n_rows,) sizes, nccl-tests convention [bytes]."""
+    time_us: FloatArray
+    """(n_rows,) measured times [us]."""
+    fit: BoolArray
+    """(n_rows,) True for rows the fit uses, False for held-out rows."""
+    ranks: IntArray | None = None
+    """Global ranks of the group (default: every GPU)."""
+    algorithms: tuple[CollectiveAlgorithm, ...] = ()
+    """Candidate algorithms (empty: the core and plugin ones)."""
+    algo: str = "auto"
+    """``auto`` or a forced algorithm (``NCCL_ALGO``)."""
+    single_process: bool = False
+    """One process drove every GPU of a node."""
+
+    def __post_init__(self) -> None:
+        if self.op not in OPS:
+            raise EngineError(f"{self.label}: unknown collective {self.op!r}")
+        shapes = {np.shape(self.size_bytes), np.shape(self.time_us), np.shape(self.fit)}
+        if len(shapes) != 1 or np.ndim(self.size_bytes) != 1:
+            raise EngineError(f"{self.label}: sizes, times and the fit mask must be 1-D alike")
+        times = np.asarray(self.time_us, dtype=np.float64)
+        if not (np.isfinite(times).all() and (times > 0).all()):
+            raise EngineError(f"{self.label}: measured times must be finite and positive")
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """Fitted link figures and the errors before and after."""
+
+    before: LinkParams
+    """Database figures of every generation of the fabrics."""
+    after: LinkParams
+    """Fitted figures (same keys as ``before``)."""
+    fitted: tuple[tuple[str, str], ...]
+    """(generation, parameter) pairs the fit was allowed to change."""
+    predicted_before: tuple[FloatArray, ...]
+    """Per case, (n_rows,) predicted times with the database figures [us]."""
+    predicted_after: tuple[FloatArray, ...]
+    """Per case, (n_rows,) predicted times with the fitted figures [us]."""
+    errors: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    """``{"fit"|"held_out": {"before"|"after": median |t_pred / t_meas - 1|}}`` (None
+    without rows)."""
+    evaluations: int = 0
+    """Objective evaluations the search used."""
+
+    @property
+    def changed(self) -> LinkParams:
+        """Generations whose fitted figures differ from the database ones (the overlay)."""
+        out: LinkParams = {}
+        for gen, values in self.after.items():
+            base = self.before[gen]
+            if any(not math.isclose(values[k], base[k], rel_tol=1e-6) for k in values):
+                out[gen] = dict(values)
+        return out
+
+
+def link_params(fabric: Fabric) -> LinkParams:
+    """Efficiency and latency of every generation of a fabric, as the database set them.
+
+    Args:
+        fabric: A built fabric.
+
+    Returns:
+        Generation id -> {``efficiency``, ``lat_us``} (the first link of each generation).
+    """
+    out: LinkParams = {}
+    for index, gen in enumerate(fabric.generations):
+        links = np.flatnonzero(fabric.link_gen == index)
+        if links.size:
+            first = int(links[0])
+            out[gen] = {
+                "efficiency": float(fabric.link_eff[first]),
+                "lat_us": float(fabric.link_lat_us[first]),
+            }
+    return out
+
+
+def with_link_params(fabric: Fabric, params: Mapping[str, Mapping[str, float]]) -> Fabric:
+    """A copy of ``fabric`` whose links of the named generations take new figures.
+
+    Equivalent to rebuilding the fabric from a catalog whose link records carry these
+    figures (the builder copies ``efficiency`` and ``lat_us`` of a link's generation).
+
+    Args:
+        fabric: The fabric.
+        params: Generation id -> any of {``efficiency``, ``lat_us`` [us]}; generations the
+            fabric does not use are ignored.
+
+    Returns:
+        The new fabric (arrays copied only when changed).
+    """
+    eff, lat = fabric.link_eff, fabric.link_lat_us
+    for index, gen in enumerate(fabric.generations):
+        values = params.get(gen)
+        if not values:
+            continue
+        mask = fabric.link_gen == index
+        if "efficiency" in values:
+            eff = eff.copy() if eff is fabric.link_eff else eff
+            eff[mask] = float(values["efficiency"])
+        if "lat_us" in values:
+            lat = lat.copy() if lat is fabric.link_lat_us else lat
+            lat[mask] = float(values["lat_us"])
+    if eff is fabric.link_eff and lat is fabric.link_lat_us:
+        return fabric
+    return dataclasses.replace(fabric, link_eff=eff, link_lat_us=lat)
+
+
+def relative_errors(predicted_us: npt.ArrayLike, measured_us: npt.ArrayLike) -> FloatArray:
+    """``|t_pred / t_meas - 1|`` per row (the benchmark's row error).
+
+    Args:
+        predicted_us: (n,) predicted times [us].
+        measured_us: (n,) measured times [us], positive.
+
+    Returns:
+        (n,) errors; NaN where either input is NaN.
+    """
+    pred = np.asarray(predicted_us, dtype=np.float64)
+    meas = np.asarray(measured_us, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.abs(pred / meas - 1.0)
+
+
+def _median_or_none(values: FloatArray) -> float | None:
+    values = values[np.isfinite(values)]
+    return float(np.median(values)) if values.size else None
+
+
+class _Problem:
+    """The cases, their shared routers, and the objective over a parameter vector."""
+
+    def __init__(self, cases: Sequence[CalibrationCase]) -> None:
+        self.cases = list(cases)
+        self.evaluations = 0
+
+    def predict(
+        self, params: Mapping[str, Mapping[str, float]], fit_only: bool
+    ) -> list[FloatArray]:
+        out = []
+        for case in self.cases:
+            mask = case.fit if fit_only else np.ones_like(case.fit)
+            sizes = np.asarray(case.size_bytes, dtype=np.float64)[mask]
+            if sizes.size == 0:
+                out.append(np.zeros(0))
+                continue
+            prediction = evaluate_collective(
+                with_link_params(case.fabric, params),
+                case.op,
+                sizes,
+                ranks=case.ranks,
+                algorithms=list(case.algorithms) or None,
+                algo=case.algo,
+                single_process=case.single_process,
+            )
+            out.append(np.asarray(prediction.time_us, dtype=np.float64))
+        return out
+
+    def log_errors(self, params: Mapping[str, Mapping[str, float]]) -> FloatArray:
+        """|log(t_pred / t_meas)| over every fitted row."""
+        self.evaluations += 1
+        predicted = self.predict(params, fit_only=True)
+        parts = [
+            np.abs(np.log(p / np.asarray(c.time_us, dtype=np.float64)[c.fit]))
+            for p, c in zip(predicted, self.cases)
+        ]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _params_from(values: dict[tuple[str, str], float], base: LinkParams) -> LinkParams:
+    params = {gen: dict(figures) for gen, figures in base.items()}
+    for (gen, name), value in values.items():
+        params[gen][name] = value
+    return params
+
+
+def fit_links(
+    cases: Sequence[CalibrationCase],
+    generations: Sequence[str] | None = None,
+    latency_generations: Sequence[str] | None = None,
+    max_evaluations: int = 400,
+) -> CalibrationResult:
+    """Fit per-generation link efficiency and latency to measured runs.
+
+    Args:
+        cases: Measured runs, each on its fabric (built from the uncalibrated database).
+        generations: Generations whose efficiency may change, in the order to try them
+            (busiest tier first, e.g. the network before NVLink). Default: every generation
+            of the fabrics, in fabric order. Generations that change no prediction are
+            skipped.
+        latency_generations: Generations whose ``lat_us`` may change (default: the same
+            as ``generations``).
+        max_evaluations: Upper bound on objective evaluations (each predicts every fitted
+            row once).
+
+    Returns:
+        Fitted figures, predictions and the median errors of fitted and held-out rows,
+        before and after.
+
+    Raises:
+        EngineError: No case, no fitted row, or a case the engine cannot predict.
+
+    Notes:
+        Objective: ``median |log(t_pred / t_meas)| + 1e-3 * (mean |log(t_pred / t_meas)|
+        + sum |log(x / x_db)|)`` over fitted rows; the small second term breaks ties and
+        keeps figures that no row constrains at their database values.
+    """
+    if not cases:
+        raise EngineError("calibration needs at least one measured run")
+    if not any(np.asarray(c.fit).any() for c in cases):
+        raise EngineError("calibration needs at least one fitted row")
+    problem = _Problem(cases)
+    base: LinkParams = {}
+    for case in cases:
+        for gen, figures in link_params(case.fabric).items():
+            base.setdefault(gen, figures)
+    order = [g for g in (generations if generations is not None else base) if g in base]
+    lat_order = [
+        g for g in (latency_generations if latency_generations is not None else order) if g in base
+    ]
+    candidates = [(g, "efficiency") for g in order] + [(g, "lat_us") for g in lat_order]
+
+    reference = problem.predict(base, fit_only=True)
+    sensitive = []
+    for gen, name in candidates:
+        value = base[gen][name]
+        trial = value * 0.7 if name == "efficiency" else value + 2.0
+        moved = problem.predict(_params_from({(gen, name): trial}, base), fit_only=True)
+        if any(np.any(np.abs(m / r - 1) > 1e-3) for m, r in zip(moved, reference) if r.size):
+            sensitive.append((gen, name))
+
+    def objective(values: dict[tuple[str, str], float]) -> float:
+        errors = problem.log_errors(_params_from(values, base))
+        pull = sum(
+            abs(math.log(v / base[g][n])) if n == "efficiency" else abs(v - base[g][n]) / 10.0
+            for (g, n), v in values.items()
+        )
+        return float(np.median(errors) + REGULARISATION * (np.mean(errors) + pull))
+
+    # Forward selection, busiest generation first: a generation joins the fit only when it
+    # clearly improves it, so two generations never share one slowdown arbitrarily.
+    current: dict[tuple[str, str], float] = {}
+    best = objective(current)
+    fitted: list[tuple[str, str]] = []
+    stages = list(dict.fromkeys(gen for gen, _ in sensitive))
+    for stage, gen in enumerate(stages):
+        keys = [key for key in sensitive if key[0] == gen]
+        budget = problem.evaluations + (max_evaluations - problem.evaluations) // (
+            len(stages) - stage
+        )
+        start = {**current, **{key: base[key[0]][key[1]] for key in keys}}
+        values, score = _search(objective, start, best, fitted, keys, budget, problem)
+        if score < best - max(MIN_GAIN, RELATIVE_GAIN * best):
+            current, best = values, score
+            fitted += keys
+
+    after = _params_from({k: v for k, v in current.items() if k in fitted}, base)
+    predicted_before = tuple(problem.predict(base, fit_only=False))
+    predicted_after = tuple(problem.predict(after, fit_only=False))
+    errors: dict[str, dict[str, float | None]] = {}
+    for label, want_fit in (("fit", True), ("held_out", False)):
+        errors[label] = {}
+        for when, predicted in (("before", predicted_before), ("after", predicted_after)):
+            rows = [
+                relative_errors(p, c.time_us)[np.asarray(c.fit) == want_fit]
+                for p, c in zip(predicted, cases)
+            ]
+            errors[label][when] = _median_or_none(np.concatenate(rows))
+    return CalibrationResult(
+        before={g: dict(v) for g, v in base.items()},
+        after=after,
+        fitted=tuple(fitted),
+        predicted_before=predicted_before,
+        predicted_after=predicted_after,
+        errors=errors,
+        evaluations=problem.evaluations,
+    )
+
+
+def _clip(name: str, value: float) -> float:
+    low, high = PARAMETERS[name]
+    return min(high, max(low, value))
+
+
+def _search(
+    objective: Callable[[dict[tuple[str, str], float]], float],
+    current: dict[tuple[str, str], float],
+    best: float,
+    kept: list[tuple[str, str]],
+    new: list[tuple[str, str]],
+    budget: int,
+    problem: _Problem,
+) -> tuple[dict[tuple[str, str], float], float]:
+    """Coarse scan of the ``new`` parameters, then a pattern search over ``kept + new``."""
+    for key in new:
+        grid = EFFICIENCY_GRID if key[1] == "efficiency" else LATENCY_GRID
+        for value in grid:
+            if problem.evaluations >= budget:
+                break
+            trial = dict(current)
+            trial[key] = _clip(key[1], value)
+            score = objective(trial)
+            if score < best - 1e-12:
+                best, current = score, trial
+    keys = kept + new
+    steps = {key: (0.25 if key[1] == "efficiency" else 1.0) for key in keys}
+    while keys and problem.evaluations < budget:
+        improved = False
+        for key in keys:
+            for sign in (1.0, -1.0):
+                if problem.evaluations >= budget:
+                    break
+                value = current[key]
+                if key[1] == "efficiency":
+                    moved = _clip(key[1], value * math.exp(sign * steps[key]))
+                else:
+                    moved = _clip(key[1], value + sign * steps[key])
+                if moved == value:
+                    continue
+                trial = dict(current)
+                trial[key] = moved
+                score = objective(trial)
+                if score < best - 1e-12:
+                    best, current, improved = score, trial, True
+                    break
+        if not improved:
+            steps = {k: s / 2.0 for k, s in steps.items()}
+            if all(s < (0.004 if k[1] == "efficiency" else 0.01) for k, s in steps.items()):
+                break
+    return current, best
+
+
+def split_alternate(n_rows: int, start: int = 0) -> BoolArray:
+    """A fit mask that keeps every other row (sorted by size) for fitting.
+
+    Args:
+        n_rows: Number of rows.
+        start: 0 fits rows 0, 2, 4 ...; 1 fits rows 1, 3, 5 ...
+
+    Returns:
+        (n_rows,) mask, True for fitted rows; a single row is always fitted.
+    """
+    mask = (np.arange(n_rows) % 2) == (start % 2)
+    if n_rows == 1:
+        mask[:] = True
+    return mask
