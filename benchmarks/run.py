@@ -1,0 +1,321 @@
+"""Benchmarks with baselines measured in the same run (figures and ratios, not pass/fail).
+
+Usage: python benchmarks/run.py [--quick] [--json] [--only NAME ...]
+
+Every figure is printed with a baseline measured on the same machine in the same run:
+networkx shortest paths for path queries, a per-size Python loop for the collective sweep,
+an empty Textual app for the TUI's start-up, and a fixed numpy workload (the machine's
+speed) for the rest, so a ratio stays meaningful on a slower or busier machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FULL = {
+    "gpus": 100_000,
+    "queries": 100_000,
+    "nx_queries": 8,
+    "a2a": 1024,
+    "sweep": 1024,
+    "search_nodes": 2048,
+    "search_model": "llama3-405b",
+    "search_batch": 2048,
+    "tui_nodes": 128,
+}
+QUICK = {
+    "gpus": 8_000,
+    "queries": 10_000,
+    "nx_queries": 20,
+    "a2a": 128,
+    "sweep": 128,
+    "search_nodes": 32,
+    "search_model": "llama3-70b",
+    "search_batch": 256,
+    "tui_nodes": 16,
+}
+
+
+def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
+    """Best wall time of ``repeat`` runs [s] and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def reference_s() -> float:
+    """A fixed numpy workload: the machine-speed unit for figures without a natural baseline."""
+    rng = np.random.default_rng(0)
+    data = rng.random(2_000_000)
+    keys = rng.integers(0, 100_000, 4_000_000)
+
+    def work() -> None:
+        np.sort(data)
+        np.bincount(keys, minlength=100_000)
+
+    return timed(work, repeat=3)[0]
+
+
+def catalog():  # type: ignore[no-untyped-def]
+    from fabricui.hwdb import load_catalog
+
+    return load_catalog()
+
+
+def cluster(cat, nodes: int, three_tier: bool = False):  # type: ignore[no-untyped-def]
+    from fabricui.fabric import build_fabric
+    from fabricui.hwdb.resolve import resolve_topology
+
+    spec = resolve_topology("h100-ib-cluster", cat, nodes)
+    if three_tier:
+        spec = replace(spec, net=replace(spec.net, layout="three-tier"))
+    return build_fabric(spec, cat)
+
+
+def bench_build(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Build a rail-optimized three-tier fat-tree of ``gpus`` GPUs: time and peak memory."""
+    nodes = cfg["gpus"] // 8
+    tracemalloc.start()
+    seconds, fabric = timed(lambda: cluster(cat, nodes, three_tier=True))
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    results["build_100k_s"] = seconds
+    results["build_100k_peak_mib"] = peak
+    results["_fabric"] = fabric
+
+
+def bench_paths(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Random GPU-pair queries (bottleneck + latency), vectorized vs networkx per query."""
+    from fabricui.engine.bulk import BulkRouter
+
+    fabric = results.get("_fabric") or cluster(cat, cfg["gpus"] // 8, three_tier=True)
+    rng = np.random.default_rng(0)
+    src = rng.integers(0, fabric.n_gpus, cfg["queries"])
+    dst = rng.integers(0, fabric.n_gpus, cfg["queries"])
+    seconds, _ = timed(lambda: BulkRouter(fabric).path_metrics(src, dst))
+    results["paths_100k_s"] = seconds
+    try:
+        import networkx as nx
+    except ImportError:
+        results["paths_speedup_vs_networkx"] = None
+        return
+    graph = nx.DiGraph()
+    bw, lat = fabric.link_bw_GBps, fabric.link_lat_us
+    graph.add_edges_from(
+        (int(a), int(b), {"bw": float(w), "lat": float(t)})
+        for a, b, w, t in zip(fabric.link_src, fabric.link_dst, bw, lat)
+    )
+
+    def one(a: int, b: int) -> tuple[float, float]:
+        path = nx.shortest_path(graph, int(fabric.gpu_dev[a]), int(fabric.gpu_dev[b]))
+        edges = [graph.edges[u, v] for u, v in zip(path, path[1:])]
+        return min(e["bw"] for e in edges), sum(e["lat"] for e in edges)
+
+    sample = cfg["nx_queries"]
+    nx_seconds, _ = timed(lambda: [one(int(a), int(b)) for a, b in zip(src[:sample], dst[:sample])])
+    per_query_nx = nx_seconds / sample
+    per_query_ours = seconds / cfg["queries"]
+    results["paths_speedup_vs_networkx"] = per_query_nx / per_query_ours
+
+
+def bench_alltoall(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Max-min fair rates of an all-to-all among ``a2a`` GPUs."""
+    from fabricui.engine.traffic import pattern_flows, simulate_traffic
+
+    fabric = cluster(cat, cfg["a2a"] // 8)
+    src, dst = pattern_flows("all_to_all", np.arange(cfg["a2a"]))
+    seconds, _ = timed(lambda: simulate_traffic(fabric, src, dst))
+    results["alltoall_1024_maxmin_s"] = seconds
+
+
+def bench_sweep(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """All-reduce sweep 8 B .. 16 GiB over every algorithm, vectorized vs a per-size loop."""
+    from fabricui.engine.collectives import predict
+    from fabricui.engine.evaluate import algorithms_for_env
+    from fabricui.engine.group import Group
+
+    fabric = cluster(cat, cfg["sweep"] // 8)
+    group = Group(fabric, np.arange(cfg["sweep"]))
+    algorithms = algorithms_for_env()
+    sizes = 2.0 ** np.arange(3, 35)
+    predict(group, "all_reduce", sizes, algorithms)  # route the flows once (shared by both)
+    ours, _ = timed(lambda: predict(group, "all_reduce", sizes, algorithms), repeat=5)
+    loop, _ = timed(
+        lambda: [predict(group, "all_reduce", [s], algorithms) for s in sizes], repeat=5
+    )
+    results["sweep_1024_ms"] = ours * 1e3
+    results["sweep_speedup_vs_loop"] = loop / ours
+
+
+def bench_search(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Rank every valid layout of a model on a large cluster."""
+    from fabricui.commands.strategies import load_strategies
+    from fabricui.engine.strategies import search_layouts
+
+    fabric = cluster(cat, cfg["search_nodes"])
+    strategies = list(load_strategies().values())
+    model = cat.models[cfg["search_model"]]
+    seconds, _ = timed(
+        lambda: search_layouts(
+            fabric, model, strategies, global_batch=cfg["search_batch"], seq_len=8192
+        )
+    )
+    results["search_405b_16k_s"] = seconds
+
+
+_START = """
+import sys, time
+t0 = time.perf_counter()
+{imports}
+
+async def first_frame(pilot):
+    await pilot.pause()
+    sys.stdout.write(f"{{time.perf_counter() - t0:.6f}}\\n")
+    pilot.app.exit()
+
+{construct}
+app.run(headless=True, auto_pilot=first_frame)
+"""
+
+
+def _start_time(imports: str, construct: str) -> float:
+    code = _START.format(imports=imports, construct=construct)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "TERM": "xterm-256color"},
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def bench_tui(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Cold start to first frame over an empty Textual app; key-to-repaint on a big fabric."""
+    try:
+        from fabricui.tui.app import make_app
+    except ImportError:
+        results["tui_start_ratio"] = results["tui_key_ms"] = None
+        return
+    empty = statistics.median(
+        _start_time("from textual.app import App", "app = App()") for _ in range(3)
+    )
+    ours = statistics.median(
+        _start_time("from fabricui.tui.app import make_app", "app = make_app()") for _ in range(3)
+    )
+    results["tui_start_ratio"] = ours / empty
+    results["_tui_start_empty_s"] = empty
+
+    async def keys() -> float:
+        app = make_app(topology="h100-ib-cluster", nodes=cfg["tui_nodes"])
+        timings = []
+        async with app.run_test(size=(120, 40)) as pilot:
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            for key in ["right", "down", "left", "up"] * 5:
+                start = time.perf_counter()
+                await pilot.press(key)
+                await pilot.pause()
+                timings.append(time.perf_counter() - start)
+        return statistics.median(timings) * 1e3
+
+    results["tui_key_ms"] = asyncio.run(keys())
+
+
+BENCHES = {
+    "build": bench_build,
+    "paths": bench_paths,
+    "alltoall": bench_alltoall,
+    "sweep": bench_sweep,
+    "search": bench_search,
+    "tui": bench_tui,
+}
+TARGETS = {
+    "build_100k_s": ("<=", 2.0),
+    "build_100k_peak_mib": ("<=", 1024.0),
+    "paths_100k_s": ("<=", 1.0),
+    "paths_speedup_vs_networkx": (">=", 100.0),
+    "alltoall_1024_maxmin_s": ("<=", 5.0),
+    "sweep_1024_ms": ("<=", 50.0),
+    "sweep_speedup_vs_loop": (">=", 30.0),
+    "search_405b_16k_s": ("<=", 1.0),
+    "tui_start_ratio": ("<=", 1.3),
+    "tui_key_ms": ("<=", 50.0),
+}
+
+
+def machine() -> str:
+    """One line describing where the figures were measured."""
+    return (
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}, numpy {np.__version__}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmarks; prints a table (or JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (seconds, for tests)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--only", nargs="+", choices=sorted(BENCHES), help="run only these")
+    args = parser.parse_args(argv)
+    cfg = QUICK if args.quick else FULL
+    cat = catalog()
+    results: dict[str, Any] = {}
+    ref = reference_s()
+    for name in args.only or list(BENCHES):
+        BENCHES[name](cfg, cat, results)
+    results = {k: v for k, v in results.items() if not k.startswith("_fabric")}
+    public = {k: v for k, v in results.items() if not k.startswith("_")}
+    vs_reference = {k: v / ref for k, v in public.items() if v is not None and k.endswith("_s")}
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "machine": machine(),
+                    "quick": args.quick,
+                    "results": public,
+                    "reference_s": ref,
+                    "vs_reference": vs_reference,
+                },
+                indent=2,
+            )
+        )
+        return 0
+    print(f"machine: {machine()}{' (quick sizes)' if args.quick else ''}")
+    print(f"reference workload: {ref * 1e3:.1f} ms (figures in seconds also shown as multiples)")
+    for key, value in public.items():
+        op, target = TARGETS[key]
+        if value is None:
+            print(f"  {key:<28} n/a")
+            continue
+        ok = value <= target if op == "<=" else value >= target
+        extra = f"  ({vs_reference[key]:.1f}x reference)" if key in vs_reference else ""
+        print(
+            f"  {key:<28} {value:10.3f}  target {op} {target:g}  {'ok' if ok else 'MISSED'}{extra}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
