@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from fabricui import __version__
+from fabricui.commands import calibrate as calibrate_command
 from fabricui.commands import collective as collective_command
+from fabricui.commands import doctor as doctor_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
 from fabricui.commands import strategies as strategies_command
@@ -60,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="extra hardware-database directory whose records add to or override the built-in ones",
     )
+    parser.add_argument(
+        "--calibration",
+        type=Path,
+        metavar="FILE",
+        help="calibration overlay from `fabricui calibrate`: fitted link efficiency and "
+        "latency applied to every command and the TUI",
+    )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     path = sub.add_parser("path", help="route between two GPUs: hops, bottleneck, latency")
@@ -97,13 +106,15 @@ def build_parser() -> argparse.ArgumentParser:
     strategies_command.add_parser(sub)
     plugins_command.add_parser(sub)
     traffic_command.add_parser(sub)
+    doctor_command.add_parser(sub)
+    calibrate_command.add_parser(sub)
     return parser
 
 
 def _catalog(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from fabricui.session import load_catalog_with_plugins
 
-    return load_catalog_with_plugins(args.hwdb)
+    return load_catalog_with_plugins(args.hwdb, calibration=args.calibration)
 
 
 def _print_json(data: Any) -> None:
@@ -227,6 +238,8 @@ COMMANDS = {
     "strategies": strategies_command.run,
     "plugins": plugins_command.run,
     "traffic": traffic_command.run,
+    "doctor": doctor_command.run,
+    "calibrate": calibrate_command.run,
 }
 
 

@@ -159,7 +159,9 @@ def run(args: argparse.Namespace) -> int:
         from fabricui.hwdb.resolve import resolve_topology
         from fabricui.session import load_catalog_with_plugins
 
-        catalog = load_catalog_with_plugins(getattr(args, "hwdb", None) or [])
+        catalog = load_catalog_with_plugins(
+            getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
+        )
         fabric = build_fabric(resolve_topology(args.topology, catalog, args.nodes), catalog)
         ranks = _group_ranks(args, fabric)
         prediction = evaluate_collective(fabric, args.op, sizes, ranks=ranks, algo=args.algo)

@@ -122,7 +122,9 @@ def load_context(args: argparse.Namespace) -> tuple[Catalog, Fabric, ModelShape]
     from fabricui.hwdb.resolve import resolve_topology
     from fabricui.session import load_catalog_with_plugins
 
-    catalog = load_catalog_with_plugins(getattr(args, "hwdb", None) or [])
+    catalog = load_catalog_with_plugins(
+        getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
+    )
     model_id = getattr(args, "model", None) or DEFAULT_MODEL
     if model_id not in catalog.models:
         raise ConfigError(unknown_id_message("model", model_id, catalog.models))

@@ -9,10 +9,15 @@ times closest to the measured ones:
 
     minimise  median_i |log(t_pred_i / t_meas_i)|   over the fitted rows i
 
-by a coordinate scan over a coarse grid, then a pattern search with shrinking steps. Only
-generations whose figures change a prediction are fitted; efficiency stays in
-[0.01, 1], latency in [0, 100] us. Rows held out of the fit (``CalibrationCase.fit`` False)
-are predicted before and after, to show the fitted figures carry over.
+Generations are tried one at a time, busiest tier first (the caller's order, e.g. the
+network before NVLink before PCIe): a coarse grid scan of the new generation's figures,
+then golden-section refinement of every figure kept so far. A generation joins the fit only
+when it lowers the objective clearly (``MIN_GAIN``, ``RELATIVE_GAIN``) and on both halves
+of the fitted rows, so two generations never split one slowdown arbitrarily and a few noisy
+rows are not mistaken for a slower link. Generations whose figures change no prediction are
+skipped. Efficiency stays in [0.01, 1], latency in [0, 100] us. Rows held out of the fit
+(``CalibrationCase.fit`` False) are predicted before and after, to show the fitted figures
+carry over.
 
 Pure numpy on top of ``evaluate_collective``: no I/O, no YAML.
 """
@@ -27,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.evaluate import evaluate_collective
+from fabricui.engine.evaluate import algorithms_for_env, evaluate_collective
 from fabricui.engine.types import OPS, CollectiveAlgorithm
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
@@ -39,9 +44,11 @@ IntArray = npt.NDArray[np.int64]
 #: Link parameters the fit may change, per generation: name -> (lower, upper) bound.
 PARAMETERS = {"efficiency": (0.01, 1.0), "lat_us": (0.0, 100.0)}
 #: Efficiency grid of the coarse scan (fraction of line rate).
-EFFICIENCY_GRID = tuple(np.geomspace(0.03, 1.0, 16).tolist())
+EFFICIENCY_GRID = tuple(np.geomspace(0.03, 1.0, 12).tolist())
 #: Latency grid of the coarse scan [us].
-LATENCY_GRID = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+LATENCY_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+#: Rounds of coordinate refinement, and golden-section evaluations per parameter and round.
+REFINE_ROUNDS, REFINE_EVALUATIONS = 2, 7
 #: Weight of the pull back towards the database figures (keeps unidentified figures put).
 REGULARISATION = 1e-3
 #: Smallest drop of the objective (median |log ratio|) for a generation to join the fit.
@@ -98,7 +105,7 @@ class CalibrationResult:
     after: LinkParams
     """Fitted figures (same keys as ``before``)."""
     fitted: tuple[tuple[str, str], ...]
-    """(generation, parameter) pairs the fit was allowed to change."""
+    """(generation, parameter) pairs of the generations the fit kept (see ``fit_links``)."""
     predicted_before: tuple[FloatArray, ...]
     """Per case, (n_rows,) predicted times with the database figures [us]."""
     predicted_after: tuple[FloatArray, ...]
@@ -194,32 +201,78 @@ def _median_or_none(values: FloatArray) -> float | None:
 
 
 class _Problem:
-    """The cases, their shared routers, and the objective over a parameter vector."""
+    """The cases grouped for vectorized prediction, and the objective's evaluation count.
+
+    Cases on the same fabric share one trial fabric per evaluation (so the routes of a trial
+    are computed once), and cases that differ only in their rows are predicted in one call.
+    """
 
     def __init__(self, cases: Sequence[CalibrationCase]) -> None:
         self.cases = list(cases)
         self.evaluations = 0
+        self.fabrics: list[Fabric] = []
+        default_algorithms: tuple[CollectiveAlgorithm, ...] | None = None
+        batches: dict[tuple[object, ...], list[int]] = {}
+        positions: list[int] = []
+        self.algorithms: list[list[CollectiveAlgorithm]] = []
+        for index, case in enumerate(self.cases):
+            position = next(
+                (i for i, f in enumerate(self.fabrics) if f is case.fabric), len(self.fabrics)
+            )
+            if position == len(self.fabrics):
+                self.fabrics.append(case.fabric)
+            algorithms = case.algorithms
+            if not algorithms:
+                if default_algorithms is None:
+                    default_algorithms = tuple(algorithms_for_env())
+                algorithms = default_algorithms
+            ranks = None if case.ranks is None else tuple(np.asarray(case.ranks).tolist())
+            key = (
+                position,
+                case.op,
+                ranks,
+                case.algo,
+                case.single_process,
+                tuple(id(a) for a in algorithms),
+            )
+            if key not in batches:
+                batches[key] = []
+                positions.append(position)
+                self.algorithms.append(list(algorithms))
+            batches[key].append(index)
+        self.batches = list(zip(positions, batches.values()))
 
     def predict(
         self, params: Mapping[str, Mapping[str, float]], fit_only: bool
     ) -> list[FloatArray]:
-        out = []
-        for case in self.cases:
-            mask = case.fit if fit_only else np.ones_like(case.fit)
-            sizes = np.asarray(case.size_bytes, dtype=np.float64)[mask]
-            if sizes.size == 0:
-                out.append(np.zeros(0))
+        """Predicted times of every case's rows (fitted rows only when ``fit_only``)."""
+        trial = [with_link_params(fabric, params) for fabric in self.fabrics]
+        out: list[FloatArray] = [np.zeros(0)] * len(self.cases)
+        for (fabric_index, members), algorithms in zip(self.batches, self.algorithms):
+            masks = [
+                self.cases[i].fit if fit_only else np.ones_like(self.cases[i].fit) for i in members
+            ]
+            sizes = [
+                np.asarray(self.cases[i].size_bytes, dtype=np.float64)[m]
+                for i, m in zip(members, masks)
+            ]
+            joined = np.concatenate(sizes)
+            if joined.size == 0:
                 continue
+            case = self.cases[members[0]]
             prediction = evaluate_collective(
-                with_link_params(case.fabric, params),
+                trial[fabric_index],
                 case.op,
-                sizes,
+                joined,
                 ranks=case.ranks,
-                algorithms=list(case.algorithms) or None,
+                algorithms=algorithms,
                 algo=case.algo,
                 single_process=case.single_process,
             )
-            out.append(np.asarray(prediction.time_us, dtype=np.float64))
+            times = np.asarray(prediction.time_us, dtype=np.float64)
+            cuts = np.cumsum([part.size for part in sizes])[:-1]
+            for i, part in zip(members, np.split(times, cuts)):
+                out[i] = part
         return out
 
     def log_errors(self, params: Mapping[str, Mapping[str, float]]) -> FloatArray:
@@ -233,6 +286,17 @@ class _Problem:
         return np.concatenate(parts) if parts else np.zeros(0)
 
 
+def _half_gains(problem: _Problem, old: LinkParams, new: LinkParams) -> tuple[float, float]:
+    """Drop of the median |log ratio| on each half of the fitted rows (alternate rows) from
+    ``old`` to ``new`` figures; a change both halves agree on is not fitting noise."""
+    before, after = problem.log_errors(old), problem.log_errors(new)
+    if before.size < 4:
+        return (math.inf, math.inf)
+    half = np.arange(before.size) % 2
+    gains = [float(np.median(before[half == k]) - np.median(after[half == k])) for k in (0, 1)]
+    return gains[0], gains[1]
+
+
 def _params_from(values: dict[tuple[str, str], float], base: LinkParams) -> LinkParams:
     params = {gen: dict(figures) for gen, figures in base.items()}
     for (gen, name), value in values.items():
@@ -244,7 +308,7 @@ def fit_links(
     cases: Sequence[CalibrationCase],
     generations: Sequence[str] | None = None,
     latency_generations: Sequence[str] | None = None,
-    max_evaluations: int = 400,
+    max_generations: int = 2,
 ) -> CalibrationResult:
     """Fit per-generation link efficiency and latency to measured runs.
 
@@ -256,8 +320,8 @@ def fit_links(
             skipped.
         latency_generations: Generations whose ``lat_us`` may change (default: the same
             as ``generations``).
-        max_evaluations: Upper bound on objective evaluations (each predicts every fitted
-            row once).
+        max_generations: How many of the sensitive generations (in ``generations`` order)
+            the fit tries; each costs about 50 predictions of every fitted row.
 
     Returns:
         Fitted figures, predictions and the median errors of fitted and held-out rows,
@@ -304,19 +368,18 @@ def fit_links(
         return float(np.median(errors) + REGULARISATION * (np.mean(errors) + pull))
 
     # Forward selection, busiest generation first: a generation joins the fit only when it
-    # clearly improves it, so two generations never share one slowdown arbitrarily.
+    # clearly improves it, on both halves of the fitted rows, so two generations never share
+    # one slowdown arbitrarily and noise in a few rows is not mistaken for a figure.
     current: dict[tuple[str, str], float] = {}
     best = objective(current)
     fitted: list[tuple[str, str]] = []
-    stages = list(dict.fromkeys(gen for gen, _ in sensitive))
-    for stage, gen in enumerate(stages):
+    stages = list(dict.fromkeys(gen for gen, _ in sensitive))[: max(0, max_generations)]
+    for gen in stages:
         keys = [key for key in sensitive if key[0] == gen]
-        budget = problem.evaluations + (max_evaluations - problem.evaluations) // (
-            len(stages) - stage
-        )
         start = {**current, **{key: base[key[0]][key[1]] for key in keys}}
-        values, score = _search(objective, start, best, fitted, keys, budget, problem)
-        if score < best - max(MIN_GAIN, RELATIVE_GAIN * best):
+        values, score = _search(objective, start, best, fitted, keys)
+        gains = _half_gains(problem, _params_from(current, base), _params_from(values, base))
+        if score < best - max(MIN_GAIN, RELATIVE_GAIN * best) and min(gains) > MIN_GAIN / 2:
             current, best = values, score
             fitted += keys
 
@@ -348,51 +411,69 @@ def _clip(name: str, value: float) -> float:
     return min(high, max(low, value))
 
 
+def _golden(
+    objective: Callable[[dict[tuple[str, str], float]], float],
+    current: dict[tuple[str, str], float],
+    best: float,
+    key: tuple[str, str],
+    evaluations: int,
+) -> tuple[dict[tuple[str, str], float], float]:
+    """Golden-section search of one parameter in a bracket around its current value
+    (log scale for efficiency), keeping the best point seen."""
+    value = current[key]
+    log_scale = key[1] == "efficiency"
+    if log_scale:
+        low, high = math.log(_clip(key[1], value / 1.4)), math.log(_clip(key[1], value * 1.4))
+    else:
+        width = max(0.25, 0.5 * value)
+        low, high = _clip(key[1], value - width), _clip(key[1], value + width)
+    ratio = (math.sqrt(5.0) - 1.0) / 2.0
+
+    def score(x: float) -> float:
+        nonlocal best, current
+        trial = dict(current)
+        trial[key] = _clip(key[1], math.exp(x) if log_scale else x)
+        result = objective(trial)
+        if result < best - 1e-12:
+            best, current = result, trial
+        return result
+
+    c, d = high - ratio * (high - low), low + ratio * (high - low)
+    fc, fd = score(c), score(d)
+    for _ in range(max(0, evaluations - 2)):
+        if fc <= fd:
+            high, d, fd = d, c, fc
+            c = high - ratio * (high - low)
+            fc = score(c)
+        else:
+            low, c, fc = c, d, fd
+            d = low + ratio * (high - low)
+            fd = score(d)
+    return current, best
+
+
 def _search(
     objective: Callable[[dict[tuple[str, str], float]], float],
     current: dict[tuple[str, str], float],
     best: float,
     kept: list[tuple[str, str]],
     new: list[tuple[str, str]],
-    budget: int,
-    problem: _Problem,
 ) -> tuple[dict[tuple[str, str], float], float]:
-    """Coarse scan of the ``new`` parameters, then a pattern search over ``kept + new``."""
+    """Coarse scan of the ``new`` parameters, then coordinate refinement of ``kept + new``.
+
+    About ``len(grid)`` evaluations per new parameter plus ``2 * 7`` per parameter.
+    """
     for key in new:
         grid = EFFICIENCY_GRID if key[1] == "efficiency" else LATENCY_GRID
         for value in grid:
-            if problem.evaluations >= budget:
-                break
             trial = dict(current)
             trial[key] = _clip(key[1], value)
             score = objective(trial)
             if score < best - 1e-12:
                 best, current = score, trial
-    keys = kept + new
-    steps = {key: (0.25 if key[1] == "efficiency" else 1.0) for key in keys}
-    while keys and problem.evaluations < budget:
-        improved = False
-        for key in keys:
-            for sign in (1.0, -1.0):
-                if problem.evaluations >= budget:
-                    break
-                value = current[key]
-                if key[1] == "efficiency":
-                    moved = _clip(key[1], value * math.exp(sign * steps[key]))
-                else:
-                    moved = _clip(key[1], value + sign * steps[key])
-                if moved == value:
-                    continue
-                trial = dict(current)
-                trial[key] = moved
-                score = objective(trial)
-                if score < best - 1e-12:
-                    best, current, improved = score, trial, True
-                    break
-        if not improved:
-            steps = {k: s / 2.0 for k, s in steps.items()}
-            if all(s < (0.004 if k[1] == "efficiency" else 0.01) for k, s in steps.items()):
-                break
+    for _ in range(REFINE_ROUNDS):
+        for key in kept + new:
+            current, best = _golden(objective, current, best, key, REFINE_EVALUATIONS)
     return current, best
 
 

@@ -1,0 +1,634 @@
+"""Calibration files: nccl-tests results in, link-figure overlays out (and back in).
+
+Results come in two shapes. The nccl-tests stdout table (any op, out-of-place columns are
+used; comments, ``# Using devices`` rank lines, launcher prefixes such as ``[1,0]<stdout>:``
+and interleaved ``NCCL INFO`` lines are understood), or the shared measurements YAML (a list
+of entries whose ``rows`` are ``[size_bytes, time_us, algbw_GBps, busbw_GBps]``).
+
+The overlay is a small YAML file::
+
+    topology: dgx-h100-pod          # what it was fitted on (informative)
+    fitted_on: [allreduce.txt]
+    links:
+      ib-ndr: {efficiency: 0.23, lat_us: 0.4}
+
+``apply_overlay`` replaces those figures of the catalog's link records, so every command
+that loads the catalog through ``fabricui.session`` predicts with them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import ConfigError, FabricError, HwdbError
+from fabricui.hwdb.yamlfile import YamlDocument, format_path, parse_yaml, read_yaml
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+
+#: nccl-tests binary stems and the collective each runs (``alltoall_perf`` -> all_to_all).
+NCCL_TESTS_OPS = {
+    "all_reduce": "all_reduce",
+    "allreduce": "all_reduce",
+    "all_gather": "all_gather",
+    "allgather": "all_gather",
+    "reduce_scatter": "reduce_scatter",
+    "reducescatter": "reduce_scatter",
+    "alltoall": "all_to_all",
+    "all_to_all": "all_to_all",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "sendrecv": "send_recv",
+    "send_recv": "send_recv",
+}
+#: Fields of a link entry in an overlay and their allowed range.
+OVERLAY_FIELDS = {"efficiency": (0.01, 1.0), "lat_us": (0.0, 1000.0)}
+#: Top-level keys of an overlay.
+OVERLAY_KEYS = ("topology", "fitted_on", "links", "constants")
+
+
+class ResultsError(FabricError):
+    """A results file cannot be read as nccl-tests output or measurements."""
+
+    title = "calibrate"
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One size of one run (out-of-place figures)."""
+
+    size_bytes: int
+    """Size as nccl-tests prints it [bytes]."""
+    time_us: float
+    """Time [us]; derived from algbw (or busbw) when the source gives no time."""
+    algbw_GBps: float | None
+    """Algorithm bandwidth [GB/s], if given."""
+    busbw_GBps: float | None
+    """Bus bandwidth [GB/s], if given."""
+    line: int | None = None
+    """1-based line in the file."""
+
+
+@dataclass(frozen=True)
+class ResultRun:
+    """One nccl-tests table, or one measurements entry."""
+
+    source: str
+    """``file:line`` of the table, or ``file#entry-id``."""
+    op: str | None
+    """Collective (``fabricui.engine.types.OPS``), None when the file does not say."""
+    rows: tuple[ResultRow, ...]
+    """Rows in file order."""
+    nranks: int | None = None
+    """Ranks of the run (rank lines, the entry's ``nranks``, or busbw/algbw)."""
+    nodes: int | None = None
+    """Distinct hosts of the rank lines, or the entry's ``hardware.nodes``."""
+    single_process: bool = False
+    """One process drove several GPUs (``nGpus`` > 1 or ``nThread`` > 1)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """NCCL settings that change the algorithm (measurements ``env``)."""
+    gpu: str | None = None
+    """GPU name of the rank lines (``NVIDIA H100 80GB HBM3``)."""
+    entry_id: str | None = None
+    """Measurements entry id."""
+    quality: str | None = None
+    """Measurements entry quality (``reference``, ``degraded``, ``ambiguous``)."""
+
+
+@dataclass(frozen=True)
+class LinkCalibration:
+    """Fitted figures of one link generation (None: keep the database's)."""
+
+    efficiency: float | None = None
+    """Achievable fraction of the line rate (0.01-1)."""
+    lat_us: float | None = None
+    """Per-hop latency [us]."""
+
+
+@dataclass(frozen=True)
+class CalibrationOverlay:
+    """A calibration overlay: link figures that replace the database's."""
+
+    links: dict[str, LinkCalibration]
+    """Link generation id -> figures."""
+    topology: str | None = None
+    """Topology the figures were fitted on (informative)."""
+    fitted_on: tuple[str, ...] = ()
+    """Result files the fit used (informative)."""
+    origin: str = "<overlay>"
+    """File name for messages."""
+    where: dict[str, str] = field(default_factory=dict)
+    """Link id -> ``file:line`` of its entry."""
+
+
+# --- nccl-tests output ---------------------------------------------------------------------
+
+_PREFIX = re.compile(
+    r"^(?:\[\d+,\d+\]<std(?:out|err)>:|\[\d+\]\s|\d{4}-\d{2}-\d{2}[T ][\d:.,]+Z?\s+)"
+)
+_OP_NAME = re.compile(
+    r"\b(all_reduce|allreduce|all_gather|allgather|reduce_scatter|reducescatter|alltoall|"
+    r"all_to_all|broadcast|reduce|sendrecv|send_recv)_perf(?:_mpi)?\b"
+)
+_FILE_OP = re.compile(
+    r"(all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|send_?recv|reduce)",
+    re.IGNORECASE,
+)
+_THREADS = re.compile(r"^nThread\s+(\d+)\s+nGpus\s+(\d+)")
+_RANK = re.compile(
+    r"^Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\S+\s*(.*)$"
+)
+_INT = re.compile(r"^-?\d+$")
+_ENV_LINE = re.compile(r"NCCL INFO (NCCL_\w+) set by environment to (\S+?)\.?$")
+
+
+def _number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def op_from_name(text: str, bare: bool = False) -> str | None:
+    """The collective an nccl-tests binary name in ``text`` runs (``alltoall_perf``).
+
+    Args:
+        text: A command line, a ``Collective test starting`` line or a file name.
+        bare: Also accept a bare op name (``allreduce.txt``), for file names.
+
+    Returns:
+        An ``OPS`` name, or None.
+    """
+    match = _OP_NAME.search(text)
+    if match:
+        return NCCL_TESTS_OPS[match.group(1)]
+    if bare:
+        word = _FILE_OP.search(text)
+        if word:
+            return NCCL_TESTS_OPS.get(word.group(1).lower().replace("_", ""))
+    return None
+
+
+def _nranks_from_factor(op: str | None, rows: Sequence[ResultRow]) -> int | None:
+    """Ranks implied by busbw / algbw of the largest row (nccl-tests' bus factor)."""
+    usable = [r for r in rows if r.algbw_GBps and r.busbw_GBps and r.algbw_GBps >= 1.0]
+    if not usable or op is None:
+        return None
+    row = max(usable, key=lambda r: r.size_bytes)
+    factor = row.busbw_GBps / row.algbw_GBps  # type: ignore[operator]
+    if op == "all_reduce" and factor < 1.98:
+        n = 2.0 / (2.0 - factor)
+    elif op in ("all_gather", "reduce_scatter", "all_to_all") and factor < 0.99:
+        n = 1.0 / (1.0 - factor)
+    else:
+        return None
+    return max(1, round(n))
+
+
+class _Table:
+    """A run being read."""
+
+    def __init__(self, op: str | None) -> None:
+        self.op = op
+        self.header: list[str] | None = None
+        self.rows: list[ResultRow] = []
+        self.ranks: dict[int, str] = {}
+        self.gpu: str | None = None
+        self.threads = 1
+        self.gpus = 1
+        self.first_line: int | None = None
+        self.env: dict[str, str] = {}
+
+    def row(self, tokens: list[str], number: int) -> None:
+        """Add a data row, or ignore a line that only looks like one (errors, N/A)."""
+        if len(tokens) < 4 or not tokens[0].isdigit():
+            return
+        index = self._time_index(tokens)
+        if index is None or index + 2 >= len(tokens):
+            return
+        time, algbw, busbw = (_number(t) for t in tokens[index : index + 3])
+        size = int(tokens[0])
+        if time is None or time <= 0 or size <= 0 or algbw is None or busbw is None:
+            return
+        self.rows.append(ResultRow(size, time, algbw, busbw, number))
+        if self.first_line is None:
+            self.first_line = number
+
+    def _time_index(self, tokens: list[str]) -> int | None:
+        """Column of the out-of-place time: from the header line, else by shape."""
+        if self.header and "time" in self.header:
+            index = self.header.index("time")
+            if len(tokens) >= index + 3:
+                return index
+        # No header: size [count] [type] [redop] [root] time algbw busbw wrong [in-place x4].
+        index = 2 if len(tokens) > 2 and _INT.match(tokens[1]) else 1
+        while index < len(tokens) and _number(tokens[index]) is None:
+            index += 1
+        if index < len(tokens) and _INT.match(tokens[index]) and len(tokens) - index in (5, 9):
+            index += 1  # the root column (-1)
+        return index if index < len(tokens) else None
+
+    def finish(self, origin: str) -> ResultRun | None:
+        if not self.rows:
+            return None
+        hosts = set(self.ranks.values())
+        nranks = len(self.ranks) or _nranks_from_factor(self.op, self.rows)
+        return ResultRun(
+            source=f"{origin}:{self.first_line}",
+            op=self.op,
+            rows=tuple(self.rows),
+            nranks=nranks,
+            nodes=len(hosts) or None,
+            single_process=self.gpus * self.threads > 1,
+            env=dict(self.env),
+            gpu=self.gpu,
+        )
+
+
+def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[ResultRun]:
+    """Read the tables of an nccl-tests output.
+
+    Args:
+        text: The output (one or several runs, with any comment and log lines).
+        origin: File name for messages.
+        op: Collective of every run (``--op``); default: the ``Collective test starting``
+            line, the binary name on a command line, or the file name.
+
+    Returns:
+        One run per table with at least one valid row (rows with errors are skipped).
+    """
+    runs: list[ResultRun] = []
+    file_op = op or op_from_name(Path(origin).name, bare=True)
+    table = _Table(op)
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip()
+        while True:
+            match = _PREFIX.match(line)
+            if not match:
+                break
+            line = line[match.end() :]
+        stripped = line.strip()
+        if " NCCL INFO " in f" {stripped} ":
+            setting = _ENV_LINE.search(stripped)
+            if setting:
+                table.env[setting.group(1)] = setting.group(2)
+            continue
+        if not stripped or "NCCL WARN" in stripped:
+            continue
+        if stripped.startswith("#"):
+            body = stripped.lstrip("#").strip()
+            starting = body.startswith("Collective test starting")
+            threads = _THREADS.match(body)
+            if (starting or threads) and table.rows:
+                run = table.finish(origin)
+                if run is not None:
+                    runs.append(run)
+                table = _Table(op)
+            if starting and op is None:
+                table.op = op_from_name(body) or table.op
+            if threads:
+                table.threads, table.gpus = int(threads.group(1)), int(threads.group(2))
+            rank = _RANK.match(body)
+            if rank:
+                table.ranks[int(rank.group(1))] = rank.group(2)
+                table.gpu = table.gpu or (rank.group(3).strip() or None)
+            tokens = body.replace("#wrong", "wrong").split()
+            if "size" in tokens and "time" in tokens:
+                table.header = tokens
+            continue
+        tokens = stripped.split()
+        if tokens[0].isdigit():
+            table.row(tokens, number)
+        elif op is None and not table.rows:
+            table.op = op_from_name(stripped) or table.op
+    run = table.finish(origin)
+    if run is not None:
+        runs.append(run)
+    return [dataclasses.replace(r, op=r.op or file_op) for r in runs]
+
+
+# --- measurements YAML ---------------------------------------------------------------------
+
+
+def _measurement_rows(doc: YamlDocument, path: tuple, rows: Any) -> tuple[ResultRow, ...]:
+    if not isinstance(rows, list):
+        raise HwdbError(f"{doc.where(path)}: {format_path(path)}: expected a list of rows")
+    out = []
+    for index, row in enumerate(rows):
+        where = (*path, index)
+        if not isinstance(row, list) or len(row) != 4:
+            raise HwdbError(
+                f"{doc.where(where)}: {format_path(where)}: expected [size_bytes, time_us, "
+                f"algbw_GBps, busbw_GBps] (got {row!r})"
+            )
+        if isinstance(row[0], bool) or not isinstance(row[0], int) or row[0] <= 0:
+            raise HwdbError(f"{doc.where(where)}: {format_path(where)}: bad size {row[0]!r}")
+        values: list[float | None] = []
+        for value in row[1:]:
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float))
+            ):
+                raise HwdbError(f"{doc.where(where)}: {format_path(where)}: bad number {value!r}")
+            values.append(None if value is None else float(value))
+        time, algbw, busbw = values
+        out.append(ResultRow(row[0], time or 0.0, algbw, busbw, doc.line_of(where)))
+    return tuple(out)
+
+
+def _with_times(rows: Sequence[ResultRow], op: str, nranks: int) -> tuple[ResultRow, ...]:
+    """Rows with a time: given, else size / algbw, else size / (busbw / bus factor)."""
+    from fabricui.engine.collectives import bus_factor
+
+    out = []
+    for row in rows:
+        time = row.time_us
+        if not time:
+            algbw = row.algbw_GBps
+            factor = bus_factor(op, nranks)
+            if not algbw and row.busbw_GBps and factor > 0:
+                algbw = row.busbw_GBps / factor
+            time = row.size_bytes / (algbw * 1e3) if algbw else 0.0
+        if time and time > 0:
+            out.append(dataclasses.replace(row, time_us=time))
+    return tuple(out)
+
+
+def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
+    """Runs of a measurements YAML document (the shared ``measurements.yaml`` format).
+
+    Args:
+        doc: The parsed document: a list of entries with ``id``, ``op``, ``nranks``,
+            ``hardware``, ``env``, ``launch`` and ``rows``.
+
+    Returns:
+        One run per entry.
+
+    Raises:
+        HwdbError: An entry lacks a key or has malformed rows, naming file and line.
+    """
+    from fabricui.engine.types import OPS
+
+    if not isinstance(doc.data, list):
+        raise HwdbError(f"{doc.where(())}: expected a list of measurement entries")
+    runs = []
+    for index, entry in enumerate(doc.data):
+        path = (index,)
+        if not isinstance(entry, dict):
+            raise HwdbError(f"{doc.where(path)}: [{index}]: expected a mapping")
+        for key in ("id", "op", "rows"):
+            if key not in entry:
+                raise HwdbError(f"{doc.where(path)}: [{index}]: missing key {key!r}")
+        op = str(entry["op"])
+        if op not in OPS:
+            raise HwdbError(f"{doc.where((*path, 'op'))}: [{index}].op: unknown collective {op!r}")
+        hardware = entry.get("hardware") or {}
+        nodes = hardware.get("nodes") if isinstance(hardware, dict) else None
+        per_node = hardware.get("gpus_per_node") if isinstance(hardware, dict) else None
+        nranks = entry.get("nranks")
+        if nranks is None and isinstance(nodes, int) and isinstance(per_node, int):
+            nranks = nodes * per_node
+        rows = _measurement_rows(doc, (*path, "rows"), entry["rows"])
+        env = entry.get("env") or {}
+        runs.append(
+            ResultRun(
+                source=f"{doc.origin}#{entry['id']}",
+                op=op,
+                rows=_with_times(rows, op, int(nranks or 1)),
+                nranks=int(nranks) if nranks else None,
+                nodes=int(nodes) if isinstance(nodes, int) else None,
+                single_process=entry.get("launch") == "single-process",
+                env={str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {},
+                entry_id=str(entry["id"]),
+                quality=entry.get("quality"),
+            )
+        )
+    return runs
+
+
+def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ()) -> list[ResultRun]:
+    """Read one results file: nccl-tests output or a measurements YAML.
+
+    Args:
+        path: The file.
+        op: Collective of nccl-tests tables that do not name it (``--op``).
+        entries: Measurement entry ids to keep (default: all of them).
+
+    Returns:
+        The runs, each with at least one row.
+
+    Raises:
+        ResultsError: Unreadable file, no result rows, an unknown entry id.
+        HwdbError: A malformed measurements file (file:line).
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ResultsError(f"{path}: is a directory, expected nccl-tests output") from None
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read ({exc.strerror})") from None
+    if _looks_like_measurements(text):
+        runs = parse_measurements(parse_yaml(text, str(path)))
+        if entries:
+            known = {r.entry_id for r in runs}
+            missing = [e for e in entries if e not in known]
+            if missing:
+                from fabricui.hwdb.catalog import unknown_id_message
+
+                raise ResultsError(
+                    f"{path}: " + unknown_id_message("entry", missing[0], [k for k in known if k])
+                )
+            runs = [r for r in runs if r.entry_id in entries]
+    else:
+        runs = parse_nccl_tests(text, str(path), op)
+    runs = [r for r in runs if r.rows]
+    if not runs:
+        raise ResultsError(
+            f"{path}: no nccl-tests result rows (expected the table nccl-tests prints: "
+            "size count type redop root time algbw busbw ...)"
+        )
+    return runs
+
+
+def _looks_like_measurements(text: str) -> bool:
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        return stripped.startswith("- id:") or stripped == "-"
+    return False
+
+
+# --- overlay -------------------------------------------------------------------------------
+
+
+def _fail(doc: YamlDocument, path: tuple, problem: str) -> HwdbError:
+    return HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}")
+
+
+def parse_overlay(doc: YamlDocument) -> CalibrationOverlay:
+    """Check an overlay document and convert it.
+
+    Args:
+        doc: The parsed YAML.
+
+    Returns:
+        The overlay.
+
+    Raises:
+        HwdbError: Unknown keys, a missing ``links`` mapping, a figure that is not a number
+            or out of range, or model constants (not supported yet), naming file and line.
+    """
+    data = doc.data
+    if not isinstance(data, dict):
+        raise HwdbError(
+            f"{doc.where(())}: expected a calibration overlay mapping with 'links' "
+            f"(got {type(data).__name__})"
+        )
+    for key in data:
+        if key not in OVERLAY_KEYS:
+            raise _fail(doc, (key,), f"unknown key (known: {', '.join(OVERLAY_KEYS)})")
+    constants = data.get("constants")
+    if constants not in (None, {}):
+        raise _fail(
+            doc,
+            ("constants",),
+            "model constants cannot be overridden by an overlay yet; remove the key "
+            "(only links are applied)",
+        )
+    links = data.get("links")
+    if not isinstance(links, dict) or not links:
+        raise _fail(doc, ("links",), "expected a mapping of link generation -> figures")
+    out: dict[str, LinkCalibration] = {}
+    where: dict[str, str] = {}
+    for link_id, figures in links.items():
+        path = ("links", link_id)
+        if not isinstance(figures, dict) or not figures:
+            raise _fail(doc, path, "expected a mapping with efficiency and/or lat_us")
+        values: dict[str, float] = {}
+        for name, value in figures.items():
+            if name not in OVERLAY_FIELDS:
+                raise _fail(
+                    doc, (*path, name), f"unknown field (known: {', '.join(OVERLAY_FIELDS)})"
+                )
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise _fail(doc, (*path, name), f"expected a number (got {value!r})")
+            low, high = OVERLAY_FIELDS[name]
+            if not (math.isfinite(value) and low <= value <= high):
+                raise _fail(doc, (*path, name), f"{value} is outside {low}..{high}")
+            values[name] = float(value)
+        out[str(link_id)] = LinkCalibration(**values)
+        where[str(link_id)] = doc.where(path)
+    fitted_on = data.get("fitted_on") or []
+    if not isinstance(fitted_on, list):
+        raise _fail(doc, ("fitted_on",), "expected a list of file names")
+    topology = data.get("topology")
+    return CalibrationOverlay(
+        links=out,
+        topology=None if topology is None else str(topology),
+        fitted_on=tuple(str(f) for f in fitted_on),
+        origin=doc.origin,
+        where=where,
+    )
+
+
+def read_overlay(path: Path | str) -> CalibrationOverlay:
+    """Read a calibration overlay file (``--calibration FILE``).
+
+    Raises:
+        HwdbError: Missing or malformed file (file:line).
+    """
+    return parse_overlay(read_yaml(Path(path)))
+
+
+def apply_overlay(catalog: Catalog, overlay: CalibrationOverlay) -> Catalog:
+    """A catalog whose link records carry the overlay's figures.
+
+    Args:
+        catalog: The ``Catalog``.
+        overlay: The overlay.
+
+    Returns:
+        A new catalog (other record tables shared with ``catalog``); ``origins`` of changed
+        links name the overlay.
+
+    Raises:
+        HwdbError: The overlay names a link generation the catalog does not have.
+    """
+    from fabricui.hwdb.catalog import unknown_id_message
+
+    links = dict(catalog.links)
+    origins = dict(catalog.origins)
+    for link_id, figures in overlay.links.items():
+        if link_id not in links:
+            raise HwdbError(
+                f"{overlay.where.get(link_id, overlay.origin)}: links.{link_id}: "
+                + unknown_id_message("link", link_id, links)
+            )
+        changes = {k: v for k, v in dataclasses.asdict(figures).items() if v is not None}
+        links[link_id] = dataclasses.replace(links[link_id], **changes)
+        key = ("links", link_id)
+        origins[key] = f"{origins.get(key, '?')}, calibrated by {overlay.where[link_id]}"
+    return dataclasses.replace(catalog, links=links, origins=origins)
+
+
+def overlay_yaml(overlay: CalibrationOverlay, comments: Sequence[str] = ()) -> str:
+    """The overlay as YAML text, with ``comments`` as ``#`` lines on top.
+
+    Args:
+        overlay: The overlay.
+        comments: Lines to put first (without ``#``).
+
+    Returns:
+        YAML text that ``parse_overlay`` reads back to the same figures.
+    """
+    import yaml
+
+    data: dict[str, Any] = {}
+    if overlay.topology is not None:
+        data["topology"] = overlay.topology
+    data["fitted_on"] = list(overlay.fitted_on)
+    data["links"] = {
+        link_id: {k: round(v, 6) for k, v in dataclasses.asdict(f).items() if v is not None}
+        for link_id, f in overlay.links.items()
+    }
+    head = "".join(f"# {line}\n" for line in comments)
+    body: str = yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
+    return head + body
+
+
+def write_overlay(path: Path, text: str, force: bool = False) -> None:
+    """Write an overlay atomically (a temporary file renamed over the target).
+
+    Args:
+        path: Target file.
+        text: The YAML text.
+        force: Replace an existing file.
+
+    Raises:
+        ConfigError: The file exists and ``force`` is False, or it cannot be written.
+    """
+    if path.exists() and not force:
+        raise ConfigError(f"{path}: already exists (use --force to replace it)")
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write ({exc.strerror})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise ConfigError(f"{path}: cannot write ({exc.strerror})") from None

@@ -1,0 +1,139 @@
+"""``fabricui doctor``: read an NCCL_DEBUG=INFO log and list what is wrong with the setup."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import ConfigError
+
+if TYPE_CHECKING:
+    from fabricui.doctor import Finding
+    from fabricui.importers.nccl_log import NcclLog
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``doctor`` subcommand.
+
+    Args:
+        subparsers: The object ``ArgumentParser.add_subparsers()`` returned.
+
+    Returns:
+        The subcommand's parser.
+    """
+    from fabricui.doctor import CODES
+
+    codes = "; ".join(f"{code}: {text}" for code, text in CODES.items())
+    parser = subparsers.add_parser(
+        "doctor",
+        help="diagnose an NCCL_DEBUG=INFO log: network, transports, findings with fixes",
+        description="Read an NCCL_DEBUG=INFO log and report the NCCL version, the network, "
+        "transports per connection type, channels and findings. Finding codes: " + codes,
+    )
+    parser.add_argument("log", metavar="LOG", help="the log file, or - for standard input")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an NCCL setting the job used that the log may not print (e.g. NCCL_IB_DISABLE=1)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def _env_hints(items: list[str]) -> dict[str, str]:
+    hints = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--env {item!r}: use NAME=VALUE, e.g. NCCL_IB_DISABLE=1")
+        hints[name.strip()] = value.strip()
+    return hints
+
+
+def run(args: argparse.Namespace) -> int:
+    """Diagnose and print; returns 0 whatever the findings (2 only for unreadable input).
+
+    Raises:
+        FabricError: The file is missing or not an NCCL log, or an ``--env`` is malformed.
+    """
+    from fabricui.doctor import diagnose, report_json
+    from fabricui.importers.nccl_log import read_nccl_log
+
+    hints = _env_hints(args.env)
+    log = read_nccl_log(args.log)
+    findings = diagnose(log, hints)
+    if args.json:
+        print(json.dumps(report_json(log, findings), indent=2))
+    else:
+        print(render(log, findings))
+    return 0
+
+
+def render(log: NcclLog, findings: list[Finding]) -> str:
+    """The text report: facts first, then findings with their fixes.
+
+    Args:
+        log: The parsed log.
+        findings: ``diagnose(log)``.
+
+    Returns:
+        Lines joined with newlines.
+    """
+    from fabricui.doctor import transport_label
+
+    version = log.version or "not printed"
+    if log.cuda:
+        version += f" (CUDA {log.cuda})"
+    lines = [f"{log.source}", f"  NCCL version   {version}"]
+    network = log.network or "not printed"
+    if log.plugins:
+        network += f"  (plugins: {', '.join(log.plugins)})"
+    lines.append(f"  network        {network}")
+    if log.ib_devices:
+        devices = " ".join(
+            f"{d.name}:{d.port}/{d.link_layer}{'/SHARP' if d.sharp else ''}" for d in log.ib_devices
+        )
+        lines.append(f"  IB devices     {devices}")
+    ranks = []
+    if log.nranks is not None:
+        ranks.append(f"{log.nranks} ranks")
+    elif log.ranks:
+        ranks.append(f"{len(log.ranks)} ranks seen")
+    if log.nnodes is not None:
+        ranks.append(f"{log.nnodes} nodes")
+    if log.hosts:
+        hosts = len(log.hosts)
+        ranks.append(f"{hosts} host{'s' if hosts > 1 else ''} in the log")
+    if ranks:
+        lines.append(f"  ranks          {', '.join(ranks)}")
+    channels = "not printed" if log.channels is None else str(log.channels)
+    nvls = "not printed" if log.nvls_channels is None else str(log.nvls_channels)
+    lines.append(f"  channels       {channels} (NVLS channels: {nvls})")
+    if log.nvls_support:
+        available = sum(log.nvls_support.values())
+        lines.append(
+            f"  NVLS multicast available on {available} of {len(log.nvls_support)} GPUs in the log"
+        )
+    counts = log.transport_counts()
+    if counts:
+        lines.append("  transports     (connection lines)")
+        for kind, count in counts.items():
+            lines.append(f"    {transport_label(kind):<26} {count:>5}")
+    else:
+        lines.append("  transports     none in the log")
+    if log.env:
+        settings = ", ".join(f"{k}={v}" for k, v in sorted(log.env.items()))
+        lines.append(f"  environment    {settings}")
+    problems = [f for f in findings if f.severity != "info"]
+    lines.append("")
+    if not problems:
+        notes = len(findings)
+        lines.append("no warnings or errors" + (f" ({notes} notes)" if notes else ""))
+    for finding in findings:
+        where = f" (line {finding.line})" if finding.line else ""
+        lines.append(f"{finding.severity:<7}  {finding.code}{where}: {finding.message}")
+        lines.append(f"         fix: {finding.fix}")
+    return "\n".join(lines)

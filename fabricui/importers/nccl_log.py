@@ -1,0 +1,572 @@
+"""Read an ``NCCL_DEBUG=INFO`` log into an ``NcclLog``: version, network, NICs, transports.
+
+Logs arrive in many shapes (see shared/data/topo/INDEX.md, section 3): the usual
+``host:pid:tid [dev] NCCL INFO`` prefix, a launcher's ``[rank] `` or Open MPI's
+``[1,0]<stdout>:`` in front of it, the host part stripped (`` [0] NCCL INFO``), every prefix
+stripped, a CloudWatch timestamp line before each line, prose and code fences around the
+paste. Every line is reduced to its message, then matched against the handful of message
+forms the doctor needs; anything else is ignored. No I/O except ``read_nccl_log``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricui.errors import FabricError
+
+#: Transport kinds counted from ``Channel ... via X`` lines, with their display labels.
+TRANSPORT_LABELS = {
+    "p2p_ipc": "P2P/IPC",
+    "p2p_cumem": "P2P/CUMEM",
+    "p2p_direct": "P2P/direct pointer",
+    "p2p": "P2P (other)",
+    "shm": "SHM (host shared memory)",
+    "net_ib": "NET/IB (no GDRDMA)",
+    "net_ib_gdr": "NET/IB + GDRDMA",
+    "net_socket": "NET/Socket",
+    "net_other": "NET/plugin (no GDRDMA)",
+    "net_other_gdr": "NET/plugin + GDRDMA",
+    "nvls": "NVLS",
+    "collnet": "CollNet",
+    "other": "other",
+}
+
+#: Networks that move data over TCP sockets.
+SOCKET_NETWORKS = ("Socket", "FastSocket")
+
+
+class NcclLogError(FabricError):
+    """The input is not an NCCL_DEBUG log (or cannot be read)."""
+
+    title = "doctor"
+
+
+@dataclass(frozen=True)
+class IbDevice:
+    """One HCA port of a ``NET/IB : Using`` list."""
+
+    index: int
+    """NCCL's device index (``[3]``); for fused virtual NICs, the index inside the braces."""
+    name: str
+    """HCA name (``mlx5_0``, ``ibp0``, ``rdmaP1111p0s2``)."""
+    port: int
+    """HCA port number."""
+    link_layer: str
+    """``IB`` or ``RoCE``."""
+    sharp: bool = False
+    """The port advertises SHARP (``/SHARP``)."""
+    vnic: int | None = None
+    """Virtual NIC the port is fused into (``[1]={...}``), None when not fused."""
+
+
+@dataclass(frozen=True)
+class Transport:
+    """One ``Channel NN : a[x] -> b[y] via KIND`` connection line."""
+
+    line: int
+    """1-based line number in the input."""
+    channel: int
+    """Channel number."""
+    src: int
+    """Source rank."""
+    dst: int
+    """Destination rank."""
+    kind: str
+    """Key of ``TRANSPORT_LABELS``."""
+    text: str
+    """What followed ``via`` (``NET/IB/3/GDRDMA``)."""
+    direction: str = ""
+    """``send``, ``receive`` or empty."""
+
+
+@dataclass(frozen=True)
+class Message:
+    """A WARN line or another line the doctor quotes."""
+
+    line: int
+    """1-based line number in the input."""
+    text: str
+    """The message without its prefix."""
+
+
+@dataclass
+class NcclLog:
+    """Everything the doctor reads from one NCCL_DEBUG log."""
+
+    source: str = "<log>"
+    """File name for messages."""
+    recognized: int = 0
+    """Lines recognised as NCCL output (prefixed or a known message)."""
+    version: str | None = None
+    """NCCL version (``2.24.3``)."""
+    cuda: str | None = None
+    """CUDA version NCCL was built with (``12.2``)."""
+    cuda_driver: int | None = None
+    """``cudaDriverVersion`` (``12040``)."""
+    networks: list[str] = field(default_factory=list)
+    """``Using network X`` values in order of appearance, without repeats."""
+    net_lists: dict[str, list[str]] = field(default_factory=dict)
+    """``NET/<name> : Using ...`` interface lists by transport name (``Socket``,
+    ``FastSocket``), the IB list excluded."""
+    ib_lists: list[tuple[IbDevice, ...]] = field(default_factory=list)
+    """Distinct ``NET/IB : Using`` device lists."""
+    ib_no_device: bool = False
+    """``NET/IB : No device found.`` was printed."""
+    ibverbs_missing: list[Message] = field(default_factory=list)
+    """``Failed to open libibverbs`` lines."""
+    plugins: list[str] = field(default_factory=list)
+    """External network plugins seen (``NCCL RDMA Plugin v8``, ``IBext_v8``, ``FastSocket``)."""
+    plugin_path: str | None = None
+    """``Plugin Path : ...`` (the library NCCL loaded)."""
+    bootstrap: list[tuple[str, str]] = field(default_factory=list)
+    """(interface, address) pairs of ``Bootstrap : Using`` lines, without repeats."""
+    oob: list[tuple[str, str]] = field(default_factory=list)
+    """(interface, address) of the ``OOB`` part of ``NET/IB : Using`` lines."""
+    env: dict[str, str] = field(default_factory=dict)
+    """``NCCL_X set by environment to V`` / ``NCCL_X set to V`` settings."""
+    transports: list[Transport] = field(default_factory=list)
+    """Every connection line."""
+    ring_channels: int | None = None
+    """Channel count from ring lists (``Channel 00/02 :    0   1 ...``)."""
+    coll_channels: int | None = None
+    """``N coll channels`` (largest seen)."""
+    nvls_channels: int | None = None
+    """``N nvls channels`` (smallest seen)."""
+    nvls_support: dict[int, bool] = field(default_factory=dict)
+    """``NVLS multicast support is [not] available on dev N``: device -> available."""
+    gdr_disabled: list[Message] = field(default_factory=list)
+    """``GPU Direct RDMA Disabled for ...`` lines."""
+    gdr_enabled: list[Message] = field(default_factory=list)
+    """``GPU Direct RDMA Enabled for ...`` lines."""
+    completion_errors: list[Message] = field(default_factory=list)
+    """``Got completion from peer ... with error N`` lines."""
+    warnings: list[Message] = field(default_factory=list)
+    """Every ``NCCL WARN`` line."""
+    error_returns: list[tuple[int, str, int]] = field(default_factory=list)
+    """(line, ``file.cc:N``, NCCL result code) of ``file.cc:N -> 6`` error traces."""
+    hosts: set[str] = field(default_factory=set)
+    """Host names of the prefixes (redacted names such as ``<cluster_name>`` included)."""
+    ranks: set[int] = field(default_factory=set)
+    """Ranks seen in connection and init lines."""
+    nranks: int | None = None
+    """Communicator size from init lines."""
+    nnodes: int | None = None
+    """Node count from ``nNodes N``."""
+    local_ranks: int | None = None
+    """Ranks per node from ``localRanks N``."""
+    system_print: bool = False
+    """The GRAPH ``=== System : ...`` topology print is present."""
+    nvswitch_seen: bool = False
+    """The topology print shows an NVSwitch (``NVS/``)."""
+    gpu_names: list[str] = field(default_factory=list)
+    """GPU model names mentioned (``H100``), when the log has them."""
+
+    @property
+    def network(self) -> str | None:
+        """The network NCCL used between nodes: the last ``Using network`` line, else what
+        the connection lines and NIC lists imply (``IB``, ``Socket``, a plugin name)."""
+        if self.networks:
+            return self.networks[-1]
+        kinds = self.transport_counts()
+        if kinds.get("net_ib", 0) + kinds.get("net_ib_gdr", 0):
+            return "IB"
+        if kinds.get("net_socket", 0):
+            return "Socket"
+        if self.ib_lists and not self.ib_no_device:
+            return "IB"
+        plugin_lists = [name for name in self.net_lists if name != "Socket"]
+        if plugin_lists:
+            return plugin_lists[-1]
+        if "Socket" in self.net_lists:
+            return "Socket"
+        return None
+
+    @property
+    def socket_network(self) -> bool:
+        """The data moves over TCP sockets."""
+        return self.network in SOCKET_NETWORKS
+
+    @property
+    def ib_network(self) -> bool:
+        """The data moves over the built-in IB verbs transport or an external IB plugin."""
+        net = self.network or ""
+        return net == "IB" or net.startswith("IBext")
+
+    def transport_counts(self) -> dict[str, int]:
+        """Connection lines per transport kind, in ``TRANSPORT_LABELS`` order."""
+        counts = Counter(t.kind for t in self.transports)
+        return {kind: counts[kind] for kind in TRANSPORT_LABELS if counts[kind]}
+
+    @property
+    def ib_devices(self) -> tuple[IbDevice, ...]:
+        """Distinct HCA ports over every ``NET/IB : Using`` list."""
+        seen: dict[tuple[str, int], IbDevice] = {}
+        for devices in self.ib_lists:
+            for dev in devices:
+                seen.setdefault((dev.name, dev.port), dev)
+        return tuple(seen.values())
+
+    @property
+    def channels(self) -> int | None:
+        """Collective channels: ``N coll channels`` when printed, else the ring lists'."""
+        return self.coll_channels if self.coll_channels is not None else self.ring_channels
+
+
+# --- line prefixes -------------------------------------------------------------------------
+
+_STAMP = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+_TIMESTAMP_LINE = re.compile(rf"^{_STAMP}$")
+_LEADING_JUNK = re.compile(
+    rf"^(?:{_STAMP}\s+"
+    r"|\[\d+,\d+\]<std(?:out|err)>:"
+    r"|\[\d+\]\s+(?=\S)"
+    r"|\d+:\s+(?=\S+:\d+:\d+ \[))"
+)
+#: ``host:pid:tid [dev] [file.cc:N] NCCL LEVEL msg`` and its host-less form ``[dev] NCCL INFO``.
+_NCCL_PREFIX = re.compile(
+    r"(?:^|\s)(?:(?P<host>\S+):(?P<pid>\d+):(?P<tid>\d+)\s+)?\[(?P<dev>\d+)\]\s+"
+    r"(?:(?P<loc>[\w./-]+:\d+)\s+)?NCCL (?P<level>INFO|WARN|TRACE|ABORT)\b ?(?P<msg>.*)$"
+)
+_BARE_PREFIX = re.compile(r"^\s*NCCL (?P<level>INFO|WARN)\b ?(?P<msg>.*)$")
+
+# --- messages ------------------------------------------------------------------------------
+
+_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)(?:[-+.]\S*?cuda(\d+(?:\.\d+)*))?")
+_DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
+_BOOTSTRAP = re.compile(r"^Bootstrap\s*: Using (.*)$")
+_NET_USING = re.compile(r"^NET/(?P<name>[\w.\- ]+?)\s*: Using (?P<rest>.*)$")
+_NET_NO_DEVICE = re.compile(r"^NET/IB\s*: No device found")
+_USING_NETWORK = re.compile(r"^Using network (\S+(?: Libfabric)?)")
+_PLUGIN_LOADED = re.compile(r"^NET/Plugin\s*: Loaded net plugin (.*?)(?:\s*\(v\d+\))?$")
+_P2P_PLUGIN = re.compile(r"^P2P plugin (?:v\d+ )?(\S+)")
+_PLUGIN_PATH = re.compile(r"^Plugin Path\s*: (\S+)")
+_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
+_IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):([^<\s;]*)<\d+>")
+_IB_DEVICE = re.compile(r"(?:\[(\d+)\]\s*)?([\w.\-+]+):(\d+)/(IB|RoCE)(/SHARP)?")
+_IB_VNIC = re.compile(r"\[(\d+)\]=\{([^}]*)\}")
+_CONNECTION = re.compile(
+    r"^(?:Channel|Ring) (?P<ch>\d+)(?:/\d+)? : (?P<src>\d+)\[[0-9a-fA-Fx]+\] -> "
+    r"(?P<dst>\d+)\[[0-9a-fA-Fx]+\](?: \[(?P<dir>send|receive)\])? via (?P<via>.+?)\s*$"
+)
+_RING_LIST = re.compile(r"^Channel (\d+)/(\d+) :\s+-?\d+(?:\s+-?\d+)*\s*$")
+_COLL_CHANNELS = re.compile(r"\b(\d+) coll channels\b")
+_NVLS_CHANNELS = re.compile(r"\b(\d+) nvls channels\b|\bnvlsChannels (\d+)")
+_NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d+)")
+_GDR = re.compile(r"GPU Direct RDMA (?:\([\w-]+\) )?([Dd]isabled|[Ee]nabled) for (.*)$")
+_COMPLETION = re.compile(r"Got completion from peer (\S+) with (?:error |status=)(\d+)")
+_IBVERBS = re.compile(
+    r"(?:failed to open|unable to open|cannot open).*libibverbs"
+    r"|libibverbs.*(?:not found|cannot open)",
+    re.IGNORECASE,
+)
+_ERROR_RETURN = re.compile(r"^([\w./-]+\.(?:cc|cu|h|c)):(\d+) -> (\d+)")
+_COMM = re.compile(r"\brank (\d+) nR?ranks (\d+)\b", re.IGNORECASE)
+_NODES = re.compile(r"\bnNodes (\d+) localRanks (\d+)")
+_SYSTEM = re.compile(r"^=== System : max(?:Bw|Width) ")
+_GRAPH_NODE = re.compile(r"^(?:\+ \w+\[[\d.]+\] - )?(?:CPU|GPU|NVS|NIC|NET|PCI)/[0-9A-Fa-f]+")
+_GPU_NAME = re.compile(
+    r"\b(A100|A800|H100|H800|H20|H200|B200|B300|GB200|GB300|GH200|L40S?|V100|A10G?|T4)\b"
+)
+
+
+def _strip_junk(line: str) -> str:
+    """Remove launcher and timestamp prefixes (they may be stacked)."""
+    while True:
+        match = _LEADING_JUNK.match(line)
+        if not match or not match.group(0):
+            return line
+        line = line[match.end() :]
+
+
+def _split_line(raw: str) -> tuple[str | None, str, str, bool]:
+    """(host, level, message, prefixed) of one line; level is empty when unknown."""
+    line = _strip_junk(raw.rstrip("\r\n").strip("\ufeff"))
+    match = _NCCL_PREFIX.search(line)
+    if match:
+        return match.group("host"), match.group("level"), match.group("msg").strip(), True
+    bare = _BARE_PREFIX.match(line)
+    if bare:
+        return None, bare.group("level"), bare.group("msg").strip(), True
+    return None, "", line.strip(), False
+
+
+def _interfaces(text: str) -> list[tuple[str, str]]:
+    return [(m.group(1), m.group(2)) for m in _IFACE.finditer(text)]
+
+
+def _ib_devices(text: str) -> tuple[IbDevice, ...]:
+    """Devices of a ``NET/IB : Using`` list, plain or fused (``[0]={[0] mlx5_2:1/RoCE, ...}``)."""
+    devices: list[IbDevice] = []
+    head = text.split(";", 1)[0]
+    fused = list(_IB_VNIC.finditer(head))
+    if fused:
+        for group in fused:
+            vnic = int(group.group(1))
+            for m in _IB_DEVICE.finditer(group.group(2)):
+                devices.append(_ib_device(m, len(devices), vnic))
+        return tuple(devices)
+    for m in _IB_DEVICE.finditer(head):
+        devices.append(_ib_device(m, len(devices), None))
+    return tuple(devices)
+
+
+def _ib_device(match: re.Match[str], position: int, vnic: int | None) -> IbDevice:
+    index = int(match.group(1)) if match.group(1) is not None else position
+    return IbDevice(
+        index=index,
+        name=match.group(2),
+        port=int(match.group(3)),
+        link_layer=match.group(4),
+        sharp=bool(match.group(5)),
+        vnic=vnic,
+    )
+
+
+def classify_transport(via: str) -> str:
+    """The ``TRANSPORT_LABELS`` key of a ``via ...`` text.
+
+    Args:
+        via: What follows ``via`` on a connection line (``P2P/CUMEM/read``, ``NET/IB/0``,
+            ``SHM/direct/direct``, ``direct shared memory``, ``NET/IBext_v8/1/GDRDMA``).
+
+    Returns:
+        The transport kind.
+    """
+    text = via.strip()
+    upper = text.upper()
+    if upper.startswith("P2P/IPC"):
+        return "p2p_ipc"
+    if upper.startswith("P2P/CUMEM"):
+        return "p2p_cumem"
+    if upper.startswith("P2P/DIRECT"):
+        return "p2p_direct"
+    if upper.startswith("P2P"):
+        return "p2p"
+    if upper.startswith("SHM") or "SHARED MEMORY" in upper:
+        return "shm"
+    if upper.startswith("NET/"):
+        name = text[4:].split("/", 1)[0]
+        gdr = "/GDRDMA" in upper
+        if name == "IB" or name.startswith("IBext"):
+            return "net_ib_gdr" if gdr else "net_ib"
+        if name in SOCKET_NETWORKS:
+            return "net_socket"
+        return "net_other_gdr" if gdr else "net_other"
+    if upper.startswith("NVLS"):
+        return "nvls"
+    if upper.startswith("COLLNET"):
+        return "collnet"
+    return "other"
+
+
+def parse_nccl_log(text: str, source: str = "<log>") -> NcclLog:
+    """Parse the text of an NCCL_DEBUG=INFO log.
+
+    Args:
+        text: The log, with any of the prefix styles NCCL, launchers and pastes produce.
+        source: File name for messages.
+
+    Returns:
+        What the log says; fields stay empty or None when the log does not say it.
+
+    Raises:
+        NcclLogError: Not one line looks like NCCL output.
+    """
+    log = NcclLog(source=source)
+    seen_lists: set[tuple[IbDevice, ...]] = set()
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped or _TIMESTAMP_LINE.match(stripped):
+            continue
+        host, level, msg, prefixed = _split_line(raw)
+        known = _parse_message(log, number, level, msg, seen_lists)
+        if prefixed or known:
+            log.recognized += 1
+            if host and prefixed:
+                log.hosts.add(host)
+        for name in _GPU_NAME.findall(msg) if (prefixed or known) else ():
+            if name not in log.gpu_names:
+                log.gpu_names.append(name)
+    if log.recognized == 0:
+        raise NcclLogError(
+            f"{source}: not an NCCL_DEBUG log (no 'NCCL INFO' or 'NCCL WARN' line, no NCCL "
+            "message); capture it with NCCL_DEBUG=INFO"
+        )
+    return log
+
+
+def _parse_message(
+    log: NcclLog, number: int, level: str, msg: str, seen_lists: set[tuple[IbDevice, ...]]
+) -> bool:
+    """Record what one message says; returns True when it is a known NCCL message."""
+    if level == "WARN":
+        log.warnings.append(Message(number, msg))
+    if not level and msg.startswith(("#", "```")):
+        # Comments and fences around a paste (and the sample files' own header lines).
+        return False
+    known = False
+    version = _VERSION.search(msg)
+    if version and (level or msg.startswith("NCCL version")):
+        log.version = log.version or version.group(1)
+        log.cuda = log.cuda or version.group(2)
+        return True
+    if _IBVERBS.search(msg):
+        log.ibverbs_missing.append(Message(number, msg))
+        known = True
+    gdr = _GDR.search(msg)
+    if gdr:
+        target = log.gdr_disabled if gdr.group(1).lower() == "disabled" else log.gdr_enabled
+        target.append(Message(number, msg))
+        return True
+    if _COMPLETION.search(msg):
+        log.completion_errors.append(Message(number, msg))
+        return True
+    connection = _CONNECTION.match(msg)
+    if connection:
+        src, dst = int(connection.group("src")), int(connection.group("dst"))
+        via = connection.group("via")
+        log.transports.append(
+            Transport(
+                line=number,
+                channel=int(connection.group("ch")),
+                src=src,
+                dst=dst,
+                kind=classify_transport(via),
+                text=via,
+                direction=connection.group("dir") or "",
+            )
+        )
+        log.ranks.update((src, dst))
+        return True
+    ring = _RING_LIST.match(msg)
+    if ring:
+        total = int(ring.group(2))
+        log.ring_channels = max(log.ring_channels or 0, total)
+        return True
+    env = _ENV.match(msg)
+    if env:
+        log.env[env.group(1)] = env.group(2).strip()
+        return True
+    if _NET_NO_DEVICE.match(msg):
+        log.ib_no_device = True
+        return True
+    using = _NET_USING.match(msg)
+    if using:
+        name, rest = using.group("name").strip(), using.group("rest")
+        if name == "IB":
+            devices = _ib_devices(rest)
+            if devices and devices not in seen_lists:
+                seen_lists.add(devices)
+                log.ib_lists.append(devices)
+            if ";" in rest:
+                for iface in _interfaces(rest.split(";", 1)[1]):
+                    if iface not in log.oob:
+                        log.oob.append(iface)
+        else:
+            log.net_lists[name] = [iface for iface, _addr in _interfaces(rest)]
+            if name != "Socket" and name not in log.plugins:
+                log.plugins.append(name)
+        return True
+    network = _USING_NETWORK.match(msg)
+    if network:
+        name = network.group(1)
+        if name not in log.networks:
+            log.networks.append(name)
+        elif log.networks[-1] != name:
+            log.networks.remove(name)
+            log.networks.append(name)
+        if name not in ("IB", "Socket") and name not in log.plugins:
+            log.plugins.append(name)
+        return True
+    for pattern in (_PLUGIN_LOADED, _P2P_PLUGIN):
+        plugin = pattern.match(msg)
+        if plugin:
+            if plugin.group(1) not in log.plugins:
+                log.plugins.append(plugin.group(1))
+            return True
+    path = _PLUGIN_PATH.match(msg)
+    if path:
+        log.plugin_path = path.group(1)
+        return True
+    bootstrap = _BOOTSTRAP.match(msg)
+    if bootstrap:
+        for iface in _interfaces(bootstrap.group(1)):
+            if iface not in log.bootstrap:
+                log.bootstrap.append(iface)
+        return True
+    driver = _DRIVER.match(msg)
+    if driver:
+        log.cuda_driver = int(driver.group(1))
+        return True
+    support = _NVLS_SUPPORT.match(msg)
+    if support:
+        log.nvls_support[int(support.group(2))] = support.group(1) is None
+        return True
+    if _SYSTEM.match(msg):
+        log.system_print = True
+        return True
+    if _GRAPH_NODE.match(msg):
+        if "NVS/" in msg:
+            log.nvswitch_seen = True
+        return True
+    trace = _ERROR_RETURN.match(msg) if level else None
+    if trace:
+        log.error_returns.append(
+            (number, f"{trace.group(1)}:{trace.group(2)}", int(trace.group(3)))
+        )
+        return True
+    if not level and not (msg[:1].isdigit() or msg.startswith(("comm ", "ncclCommInit", "NVLS"))):
+        # Unprefixed text: count channels and ranks only on lines shaped like NCCL's own.
+        return known
+    coll = _COLL_CHANNELS.search(msg)
+    if coll:
+        log.coll_channels = max(log.coll_channels or 0, int(coll.group(1)))
+        known = True
+    nvls = _NVLS_CHANNELS.search(msg)
+    if nvls:
+        count = int(nvls.group(1) or nvls.group(2))
+        log.nvls_channels = count if log.nvls_channels is None else min(log.nvls_channels, count)
+        known = True
+    nodes = _NODES.search(msg)
+    if nodes:
+        log.nnodes = int(nodes.group(1))
+        log.local_ranks = int(nodes.group(2))
+        known = True
+    comm = _COMM.search(msg)
+    if comm:
+        log.ranks.add(int(comm.group(1)))
+        log.nranks = int(comm.group(2))
+        known = True
+    return known
+
+
+def read_nccl_log(path: Path | str) -> NcclLog:
+    """Read and parse a log file; ``-`` reads standard input.
+
+    Args:
+        path: The log file, or ``-``.
+
+    Returns:
+        The parsed log.
+
+    Raises:
+        NcclLogError: The file cannot be read, is binary, or is not an NCCL log.
+    """
+    if str(path) == "-":
+        return parse_nccl_log(sys.stdin.read(), "<stdin>")
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise NcclLogError(f"{file}: no such file") from None
+    except IsADirectoryError:
+        raise NcclLogError(f"{file}: is a directory, expected an NCCL_DEBUG log") from None
+    except OSError as exc:
+        raise NcclLogError(f"{file}: cannot read ({exc.strerror})") from None
+    if b"\x00" in data[:4096]:
+        raise NcclLogError(f"{file}: binary file, expected an NCCL_DEBUG text log")
+    return parse_nccl_log(data.decode("utf-8", errors="replace"), str(file))

@@ -1,0 +1,291 @@
+"""Reading nccl-tests output and measurements YAML; the overlay file and applying it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricui.calibration_file import (
+    CalibrationOverlay,
+    LinkCalibration,
+    ResultsError,
+    apply_overlay,
+    op_from_name,
+    overlay_yaml,
+    parse_nccl_tests,
+    parse_overlay,
+    read_overlay,
+    read_results,
+    write_overlay,
+)
+from fabricui.errors import ConfigError, HwdbError
+from fabricui.hwdb.yamlfile import parse_yaml
+
+DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
+RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"
+DEFAULT = DATA / "h100_2node_degraded_default_all_reduce_perf.txt"
+MEASUREMENTS = DATA / "h100_2node_degraded_measurements.yaml"
+SHARED = Path(__file__).parents[3] / "shared" / "data" / "nccl" / "measurements.yaml"
+
+MODERN = """\
+# nccl-tests version 2.18.3 nccl-headers=23003 nccl-library=23003
+# Collective test starting: all_gather_perf
+# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 2(factor) warmup iters: 1 iters: 20
+#
+# Using devices
+#  Rank  0 Group  0 Pid  14010 on hostA device  0 [0000:06:00] NVIDIA H100 80GB HBM3
+#  Rank  1 Group  0 Pid  14011 on hostA device  1 [0000:09:00] NVIDIA H100 80GB HBM3
+#  Rank  2 Group  0 Pid  16479 on hostB device  0 [0000:06:00] NVIDIA H100 80GB HBM3
+#  Rank  3 Group  0 Pid  16480 on hostB device  1 [0000:09:00] NVIDIA H100 80GB HBM3
+hostA:14010:14010 [0] NCCL INFO NCCL_ALGO set by environment to Ring
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+        1024            64     float    none      -1    20.00    0.05    0.04      0    19.00    0.05    0.04      0
+        2048           128     float    none      -1    21.00    0.10    0.07      0    19.50    0.11    0.08      0
+        4096           256     float    none      -1 hostA: Test CUDA failure common.cu:389 'an illegal memory access'
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 0.05
+"""  # noqa: E501
+
+
+def test_nccl_tests_fixture():
+    """The fixture's table: 11 out-of-place rows, 16 ranks on 2 hosts, NCCL_ALGO read."""
+    (run,) = read_results(RING)
+    assert run.op == "all_reduce"
+    assert (run.nranks, run.nodes, run.single_process) == (16, 2, False)
+    assert run.env == {"NCCL_ALGO": "RING"}
+    assert run.gpu == "NVIDIA H100 80GB HBM3"
+    assert len(run.rows) == 11
+    first, last = run.rows[0], run.rows[-1]
+    assert (first.size_bytes, first.time_us, first.algbw_GBps, first.busbw_GBps) == (
+        8388608,
+        407.5,
+        20.59,
+        38.6,
+    )
+    assert (last.size_bytes, last.time_us) == (8589934592, 179148.0)
+    assert run.source.endswith(":32")
+
+
+def test_modern_header_skips_failed_rows_and_uses_out_of_place():
+    """Header-driven columns; a row cut by an error is skipped; in-place figures ignored."""
+    (run,) = parse_nccl_tests(MODERN, "out.txt")
+    assert run.op == "all_gather"
+    assert [(r.size_bytes, r.time_us) for r in run.rows] == [(1024, 20.0), (2048, 21.0)]
+    assert (run.nranks, run.nodes) == (4, 2)
+    assert run.env == {"NCCL_ALGO": "Ring"}
+
+
+def test_launcher_prefixes_and_old_header_without_root():
+    """``[1,0]<stdout>:`` prefixes; an old table (no root column) keeps its time column."""
+    text = "\n".join(
+        [
+            "[1,0]<stdout>:# nThread 1 nGpus 8 minBytes 8 maxBytes 16 step: 2(factor)",
+            "[1,0]<stdout>:#       size         count    type   redop     time   algbw   busbw"
+            "  error     time   algbw   busbw  error",
+            "[1,0]<stdout>:           8             2   float     sum    34.73    0.00    0.00"
+            "  0e+00    34.64    0.00    0.00  0e+00",
+            "[1,0]<stdout>:          16             4   float     sum    35.00    0.00    0.00"
+            "  0e+00    34.80    0.00    0.00  0e+00",
+        ]
+    )
+    (run,) = parse_nccl_tests(text, "superbench_allreduce.log")
+    assert run.op == "all_reduce"  # from the file name
+    assert [r.time_us for r in run.rows] == [34.73, 35.0]
+    assert run.single_process  # nGpus 8 in one process
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "     1048576        262144     float     sum      -1  4366.46    0.24    0.24       0"
+        "  4365.21    0.24    0.24       0",
+        "     1048576        262144     float     sum  4366.46    0.24    0.24       0"
+        "  4365.21    0.24    0.24       0",
+        "     1048576        262144     float     sum      -1  4366.46    0.24    0.24     N/A"
+        "  4365.21    0.24    0.24     N/A",
+        "     1048576        262144     float     sum      -1  4366.46    0.24    0.24       0",
+    ],
+)
+def test_rows_without_header(row: str):
+    """Without a header line the time column is found by shape (root, N/A, no in-place)."""
+    (run,) = parse_nccl_tests(row, "x.txt", op="all_reduce")
+    assert run.rows[0].time_us == 4366.46
+    assert run.rows[0].busbw_GBps == 0.24
+
+
+def test_minimal_table_and_command_line_op():
+    """A 4-column table (size time algbw busbw) and the op from the command line."""
+    text = "\n".join(
+        [
+            "$ mpirun -np 2 ./build/sendrecv_perf -b 1M -e 16M",
+            "#       size      time   algbw   busbw",
+            "#        (B)      (us)  (GB/s)  (GB/s)",
+            "     1048576     11.32   92.67   92.67",
+            "    16777216    144.90  115.80  115.80",
+        ]
+    )
+    (run,) = parse_nccl_tests(text, "results.txt")
+    assert run.op == "send_recv"
+    assert [r.time_us for r in run.rows] == [11.32, 144.9]
+
+
+def test_several_runs_in_one_file():
+    """Each ``Collective test starting`` table becomes its own run."""
+    text = MODERN + MODERN.replace("all_gather_perf", "reduce_scatter_perf")
+    runs = parse_nccl_tests(text, "both.txt")
+    assert [r.op for r in runs] == ["all_gather", "reduce_scatter"]
+
+
+def test_nranks_from_bus_factor():
+    """Without rank lines, busbw / algbw of the largest row gives the rank count."""
+    text = "  134217728  33554432  float  sum  -1  1000.0  134.22  251.66  0"
+    text += "  1000.0  134.22  251.66  0"
+    (run,) = parse_nccl_tests(text, "x.txt", op="all_reduce")
+    assert run.nranks == 16
+
+
+@pytest.mark.parametrize(
+    ("text", "op"),
+    [
+        ("# Collective test starting: alltoall_perf", "all_to_all"),
+        ("./all_reduce_perf_mpi -b 8", "all_reduce"),
+        ("broadcast_perf", "broadcast"),
+        ("plain words", None),
+    ],
+)
+def test_op_names(text: str, op: str | None):
+    """Binary names map to the engine's op names."""
+    assert op_from_name(text) == op
+
+
+def test_op_from_file_name_only_when_bare():
+    """Bare op words count only in file names."""
+    assert op_from_name("run3_allreduce.txt") is None
+    assert op_from_name("run3_allreduce.txt", bare=True) == "all_reduce"
+
+
+def test_measurements_format_fixture():
+    """The measurements-format fixture gives both entries with their env and ranks."""
+    runs = read_results(MEASUREMENTS)
+    assert [r.entry_id for r in runs] == [
+        "nccltests290_h100_2node_ib_ndr_allreduce_default",
+        "nccltests290_h100_2node_ib_ndr_allreduce_ring",
+    ]
+    ring = runs[1]
+    assert (ring.op, ring.nranks, ring.nodes, ring.quality) == ("all_reduce", 16, 2, "degraded")
+    assert ring.env["NCCL_ALGO"] == "ring"
+    assert ring.rows[0].time_us == 407.5
+    (only,) = read_results(MEASUREMENTS, entries=["nccltests290_h100_2node_ib_ndr_allreduce_ring"])
+    assert only.entry_id.endswith("_ring")
+
+
+@pytest.mark.skipif(not SHARED.is_file(), reason="shared measurements not present")
+def test_shared_measurements_busbw_only_rows_get_times():
+    """Rows with busbw only (time null) get t = S / (busbw / bus factor)."""
+    (run,) = read_results(SHARED, entries=["stas00_h200_1node_allreduce_ring_16GiB"])
+    row = run.rows[0]
+    expected = 17179869184 / (367.2 / (2 * 7 / 8)) / 1e3
+    assert row.time_us == pytest.approx(expected)
+
+
+def test_unknown_entry_and_empty_results(tmp_path: Path):
+    """An unknown entry id names the nearest; a file without rows is refused."""
+    with pytest.raises(ResultsError, match="nearest"):
+        read_results(MEASUREMENTS, entries=["nccltests290_h100_2node_ring"])
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# nThread 1 nGpus 1\n# nothing ran\n")
+    with pytest.raises(ResultsError, match="no nccl-tests result rows"):
+        read_results(empty)
+    with pytest.raises(ResultsError, match="no such file"):
+        read_results(tmp_path / "missing.txt")
+
+
+def test_malformed_measurement_rows_name_line(tmp_path: Path):
+    """A bad row of a measurements file is reported with file and line."""
+    bad = tmp_path / "m.yaml"
+    bad.write_text("- id: x\n  op: all_reduce\n  nranks: 2\n  rows:\n  - [8, fast, 0.0, 0.0]\n")
+    with pytest.raises(HwdbError, match=r"m.yaml:5: \[0\].rows\[0\]: bad number 'fast'"):
+        read_results(bad)
+
+
+# --- overlay -------------------------------------------------------------------------------
+
+
+def overlay_doc(text: str):  # type: ignore[no-untyped-def]
+    return parse_yaml(text, "cal.yaml")
+
+
+def test_overlay_round_trip(tmp_path: Path):
+    """What ``overlay_yaml`` writes, ``read_overlay`` reads back."""
+    overlay = CalibrationOverlay(
+        links={"ib-ndr": LinkCalibration(efficiency=0.2241, lat_us=0.61)},
+        topology="dgx-h100",
+        fitted_on=("a.txt",),
+    )
+    path = tmp_path / "cal.yaml"
+    write_overlay(path, overlay_yaml(overlay, ["a comment"]))
+    text = path.read_text()
+    assert text.startswith("# a comment\n")
+    back = read_overlay(path)
+    assert back.links == overlay.links
+    assert (back.topology, back.fitted_on) == ("dgx-h100", ("a.txt",))
+    assert back.where["ib-ndr"] == f"{path}:5"
+
+
+def test_write_never_overwrites_without_force(tmp_path: Path):
+    """An existing file is kept unless forced; no temporary file is left behind."""
+    path = tmp_path / "cal.yaml"
+    path.write_text("old")
+    with pytest.raises(ConfigError, match="already exists"):
+        write_overlay(path, "new")
+    assert path.read_text() == "old"
+    write_overlay(path, "new", force=True)
+    assert path.read_text() == "new"
+    assert [p.name for p in tmp_path.iterdir()] == ["cal.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("links: {ib-ndr: {efficiency: 0.5}}\nextra: 1\n", r"cal.yaml:2: extra: unknown key"),
+        ("links: {}\n", r"cal.yaml:1: links: expected a mapping"),
+        (
+            "links:\n  ib-ndr: {efficiency: fast}\n",
+            r"cal.yaml:2: links.ib-ndr.efficiency: expected",
+        ),
+        ("links:\n  ib-ndr: {efficiency: 1.5}\n", r"links.ib-ndr.efficiency: 1.5 is outside"),
+        ("links:\n  ib-ndr: {lat_us: -1}\n", r"links.ib-ndr.lat_us: -1 is outside"),
+        ("links:\n  ib-ndr: {bw_GBps: 10}\n", r"links.ib-ndr.bw_GBps: unknown field"),
+        (
+            "links: {ib-ndr: {efficiency: 0.5}}\nconstants: {launch_us: 3}\n",
+            r"cal.yaml:2: constants: model constants cannot be overridden",
+        ),
+        ("- 1\n", r"expected a calibration overlay mapping"),
+    ],
+)
+def test_overlay_errors_name_file_and_line(text: str, message: str):
+    """Each malformed overlay gets a one-line error with file, line and key path."""
+    with pytest.raises(HwdbError, match=message):
+        parse_overlay(overlay_doc(text))
+
+
+def test_apply_overlay(catalog):
+    """Applying replaces the figures of the named links only, and records the origin."""
+    overlay = parse_overlay(overlay_doc("links:\n  ib-ndr: {efficiency: 0.3}\n"))
+    calibrated = apply_overlay(catalog, overlay)
+    assert calibrated.links["ib-ndr"].efficiency == 0.3
+    assert calibrated.links["ib-ndr"].lat_us == catalog.links["ib-ndr"].lat_us
+    assert catalog.links["ib-ndr"].efficiency != 0.3  # the original is untouched
+    assert calibrated.links["nvlink4"] is catalog.links["nvlink4"]
+    assert "calibrated by cal.yaml:2" in calibrated.origins[("links", "ib-ndr")]
+
+
+def test_apply_overlay_unknown_link(catalog):
+    """An overlay naming a generation the catalog lacks fails with the nearest ids."""
+    overlay = parse_overlay(overlay_doc("links:\n  ib-ndrr: {efficiency: 0.3}\n"))
+    with pytest.raises(HwdbError, match=r"cal.yaml:2: links.ib-ndrr: unknown link 'ib-ndrr'"):
+        apply_overlay(catalog, overlay)
