@@ -14,6 +14,7 @@ from fabricui import __version__
 from fabricui.commands import calibrate as calibrate_command
 from fabricui.commands import collective as collective_command
 from fabricui.commands import doctor as doctor_command
+from fabricui.commands import import_cmd as import_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
 from fabricui.commands import strategies as strategies_command
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     traffic_command.add_parser(sub)
     doctor_command.add_parser(sub)
     calibrate_command.add_parser(sub)
+    import_command.add_parser(sub)
     return parser
 
 
@@ -240,6 +242,7 @@ COMMANDS = {
     "traffic": traffic_command.run,
     "doctor": doctor_command.run,
     "calibrate": calibrate_command.run,
+    "import": import_command.run,
 }
 
 

@@ -25,6 +25,7 @@ LINK_FAMILIES = (
     "slingshot",
     "tcpxo",
     "ethernet",
+    "ici",
 )
 
 

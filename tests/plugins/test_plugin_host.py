@@ -39,6 +39,7 @@ BUILTINS = {
     "ethernet": ("roce", "ethernet", "tcpxo"),
     "efa": ("efa",),
     "slingshot": ("slingshot",),
+    "ici": ("ici",),
 }
 ENV_VARS = (
     plugins_module.ENV_PLUGINS_DIR,
@@ -603,6 +604,8 @@ BUILTIN_STRATEGIES = {
     "pp": ["pp"],
     "ep": ["ep"],
 }
+#: Built-in importer plugins and the formats each registers.
+BUILTIN_IMPORTERS = {"importers": ["nvidia-smi", "nccl-xml", "ibstat", "rocm-smi"]}
 #: Collective algorithms that exist only on one interconnect.
 BUILTIN_ALGORITHMS = {
     "nvlink": {"collective_algorithms": ["nvls", "nvlstree"]},
@@ -623,15 +626,16 @@ def test_builtins_load_through_entry_points(installed: None):
     """Every built-in loads from the ``fabricui`` group as source builtin, ok, one interconnect."""
     host = make_host(builtins=True)
     rows = {r["name"]: r for r in host.describe()}
-    assert set(rows) == set(BUILTINS) | set(BUILTIN_STRATEGIES)
+    assert set(rows) == set(BUILTINS) | set(BUILTIN_STRATEGIES) | set(BUILTIN_IMPORTERS)
     for name, described in rows.items():
         assert described["source"] == "builtin" and described["status"] == "ok", described
         assert described["dist"] == "fabricui" and described["version"]
-        expected = (
-            {"interconnects": [name], **BUILTIN_ALGORITHMS.get(name, {})}
-            if name in BUILTINS
-            else {"strategies": BUILTIN_STRATEGIES[name]}
-        )
+        if name in BUILTINS:
+            expected = {"interconnects": [name], **BUILTIN_ALGORITHMS.get(name, {})}
+        elif name in BUILTIN_IMPORTERS:
+            expected = {"importers": BUILTIN_IMPORTERS[name]}
+        else:
+            expected = {"strategies": BUILTIN_STRATEGIES[name]}
         assert described["contributes"] == expected
     assert {n: i.families for n, i in host.interconnects().items()} == BUILTINS
     assert host.failures == []
@@ -672,7 +676,7 @@ def test_plugins_all_json(capsys: pytest.CaptureFixture[str], installed: None):
     assert list(data) == ["plugins"]
     assert all(set(r) == ROW_KEYS for r in data["plugins"])
     names = [r["name"] for r in data["plugins"]]
-    assert set(names) == {*BUILTINS, *BUILTIN_STRATEGIES, "bad"}
+    assert set(names) == {*BUILTINS, *BUILTIN_STRATEGIES, *BUILTIN_IMPORTERS, "bad"}
     bad = data["plugins"][-1]
     assert bad["status"] == "failed" and bad["error"] == "register_strategies: RuntimeError: boom"
     assert bad["source"] == "registered"

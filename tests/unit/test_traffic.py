@@ -31,9 +31,12 @@ def test_all_to_all_on_shared_nics_by_hand(mini):
     report = simulate_traffic(fabric, *pattern_flows("all_to_all", range(16)))
     remote = (report.src // 8) != (report.dst // 8)
     np.testing.assert_allclose(report.rate_GBps[remote], 47.5 / 32)
-    nic_to_leaf = [k for k in range(fabric.n_links)
-                   if fabric.device_name(int(fabric.link_src[k])).endswith(("nic0", "nic1"))
-                   and fabric.device_name(int(fabric.link_dst[k])).startswith("leaf")]
+    nic_to_leaf = [
+        k
+        for k in range(fabric.n_links)
+        if fabric.device_name(int(fabric.link_src[k])).endswith(("nic0", "nic1"))
+        and fabric.device_name(int(fabric.link_dst[k])).startswith("leaf")
+    ]
     np.testing.assert_allclose(report.link_load_GBps[nic_to_leaf], 47.5)
 
 

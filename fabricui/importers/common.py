@@ -1,0 +1,243 @@
+"""What every importer shares: the error type, input clean-up, format sniffing, the node layout."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from fabricui.errors import FabricError
+
+#: ANSI escape sequences (recent nvidia-smi underlines its header on a TTY).
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+
+#: PCIe path codes of ``nvidia-smi topo -m`` from nearest to farthest.
+PCIE_CODES = ("PIX", "PXB", "PHB", "NODE", "SYS")
+
+
+class ParseError(FabricError):
+    """The input cannot be imported: wrong format, unreadable, or too broken to use."""
+
+    title = "import"
+
+
+def clean_text(text: str) -> str:
+    """The text with a BOM, CR line ends and ANSI escapes removed (nothing else is touched).
+
+    Args:
+        text: Raw input as read.
+
+    Returns:
+        The same text, safe to split into lines.
+    """
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return _ANSI.sub("", text)
+
+
+def span(labels: list[str]) -> str:
+    """Name labels briefly: runs of 3+ consecutive numbers become ``GPU4..GPU15``.
+
+    Args:
+        labels: Labels such as ``["NIC0", "NIC1", "NIC2", "NIC7"]``.
+
+    Returns:
+        A short text naming them all (``NIC0..NIC2, NIC7``).
+    """
+    parts: list[str] = []
+    run: list[str] = []
+    last: tuple[str, int] | None = None
+
+    def flush() -> None:
+        if len(run) >= 3:
+            parts.append(f"{run[0]}..{run[-1]}")
+        else:
+            parts.extend(run)
+        run.clear()
+
+    for label in labels:
+        m = re.fullmatch(r"(.*?)(\d+)", label)
+        key = (m.group(1), int(m.group(2))) if m else None
+        if not (key and last and key[0] == last[0] and key[1] == last[1] + 1):
+            flush()
+        run.append(label)
+        last = key
+    flush()
+    return ", ".join(parts)
+
+
+def cpu_list_from_mask(mask: str) -> str | None:
+    """Turn an NCCL/Linux affinity mask (``0000ffff,ffffffff``) into a CPU list (``0-47``).
+
+    Args:
+        mask: Comma-separated 32-bit hex words, most significant first.
+
+    Returns:
+        The CPU list, ``""`` for an empty mask, or None when ``mask`` is not a hex mask.
+    """
+    words = mask.strip().split(",")
+    if not mask.strip() or not all(re.fullmatch(r"[0-9a-fA-F]{1,8}", w) for w in words):
+        return None
+    value = 0
+    for word in words:
+        value = (value << 32) | int(word, 16)
+    ranges: list[str] = []
+    bit, start = 0, -1
+    while value >> bit or start >= 0:
+        on = (value >> bit) & 1
+        if on and start < 0:
+            start = bit
+        elif not on and start >= 0:
+            ranges.append(str(start) if start == bit - 1 else f"{start}-{bit - 1}")
+            start = -1
+        bit += 1
+    return ",".join(ranges)
+
+
+#: (regex on a product name, catalog GPU id or None when the catalog has no such part).
+_GPU_NAMES: tuple[tuple[str, str | None], ...] = (
+    (r"GB200", "gb200"),
+    (r"GH200", "gh200"),
+    (r"B300", "b300"),
+    (r"B200", "b200"),
+    (r"H200", "h200-sxm"),
+    (r"H100\s*(?:PCIe|NVL)|H800", None),
+    (r"H100", "h100-sxm"),
+    (r"A100[- ]SXM4?[- ]80\s*GB|A100[- ]SXM4?[- ]80G", "a100-sxm4-80gb"),
+    (r"A100[- ]SXM4?[- ]40\s*GB|A100[- ]SXM4?[- ]40G|A100[- ]SXM4?\b", "a100-sxm4-40gb"),
+    (r"A100[- ]PCIE[- ]40\s*GB|A100[- ]PCIE\b", "a100-pcie-40gb"),
+    (r"A100", None),
+    (r"V100[- ]SXM2", "v100-sxm2"),
+    (r"A10G|\bA10\b", "a10"),
+    (r"L40S", "l40s"),
+    (r"\bL4\b", "l4"),
+    (r"\bT4\b", "t4"),
+    (r"RTX\s*4090", "rtx-4090"),
+    (r"RTX\s*5090", "rtx-5090"),
+    (r"2080\s*Ti", "rtx-2080ti"),
+    (r"MI355X", "mi355x"),
+    (r"MI325X", "mi325x"),
+    (r"MI300X", "mi300x"),
+    (r"MI250X?", "mi250x"),
+)
+
+
+def gpu_id_from_name(name: str) -> tuple[bool, str | None]:
+    """Map a product name (``NVIDIA H100 80GB HBM3``) to a catalog GPU id.
+
+    Args:
+        name: The name as printed by ``nvidia-smi -L``, collect_env and the like.
+
+    Returns:
+        (recognised, id): ``(True, "h100-sxm")``; ``(True, None)`` for a known part the
+        catalog lacks (``H100 PCIe``); ``(False, None)`` for an unknown name.
+    """
+    for pattern, gpu_id in _GPU_NAMES:
+        if re.search(pattern, name, re.IGNORECASE):
+            return True, gpu_id
+    return False, None
+
+
+#: (what the text looks like, the importer that reads it or None) for ``sniff``.
+_LOOKS: tuple[tuple[str, str, str | None], ...] = (
+    (r"(?m)^\s*<!DOCTYPE|<!ENTITY", "an XML document with a DOCTYPE/ENTITY declaration", None),
+    (r"(?m)^\d+(?:,\d+)?[acd]\d+(?:,\d+)?\s*$", "a `diff` of two files", None),
+    (r"(?m)^@@ -\d+(?:,\d+)? \+\d+", "a unified `diff` of two files", None),
+    (r"<system\b|<cpu\b[^>]*numaid|<pci\s+busid", "NCCL topology XML", "nccl-xml"),
+    (r"NCCL (?:INFO|WARN)\b", "an NCCL_DEBUG log (read it with the doctor)", None),
+    (r"(?m)^\s*CA '[^']+'\s*$", "`ibstat` output", "ibstat"),
+    (r"(?m)^\s*hca_id:", "`ibv_devinfo` output", "ibstat"),
+    (r"(?m)^\s*\S+\s+port\s+\d+\s+==>", "`ibdev2netdev` output", "ibstat"),
+    (
+        r"(?m)ROCm System Management Interface|between two GPUs|^\s*GPU\[\d+\]\s*:",
+        "`rocm-smi --showtopo` output",
+        "rocm-smi",
+    ),
+    (
+        r"(?m)^\s*\|?\s*GPU\d+\s*\|?\s+(?:X|OK|NS|CNS|GNS|TNS|DR|U)\s*\|?\s+(?:OK|NS|CNS|GNS|TNS|DR|U)\b",
+        "a `nvidia-smi topo -p2p` matrix (P2P capability)",
+        None,
+    ),
+    (
+        r"(?m)^\s*\|?\s*GPU\d+\s*\|?\s+(?:X|NV\d+|SYS|SOC|NODE|PHB|PXB|PIX)\b",
+        "`nvidia-smi topo -m` output",
+        "nvidia-smi",
+    ),
+    (r"NVIDIA-SMI \d", "the `nvidia-smi` status table (not `nvidia-smi topo -m`)", None),
+    (r"(?m)^\s*GPU\d+\s+0\s+\d+\s", "a `rocm-smi --showtopo` matrix", "rocm-smi"),
+)
+
+
+def sniff(text: str) -> tuple[str, str | None] | None:
+    """What ``text`` looks like, for a "wrong format" message.
+
+    Args:
+        text: Cleaned input.
+
+    Returns:
+        (description, importer name or None), or None when nothing is recognised.
+    """
+    for pattern, what, importer in _LOOKS:
+        if re.search(pattern, text):
+            return what, importer
+    return None
+
+
+def wrong_format(text: str, expected: str, fmt: str) -> ParseError:
+    """The error for input that is not ``expected``, naming what it looks like when known.
+
+    Args:
+        text: Cleaned input.
+        expected: What the importer reads (``nvidia-smi topo -m output``).
+        fmt: The importer's format name, to avoid suggesting itself.
+
+    Returns:
+        A ParseError with a one-line message.
+    """
+    looks = sniff(text)
+    if looks is None:
+        return ParseError(f"no {expected} found in the input")
+    what, importer = looks
+    hint = f": use `fabricui import {importer} FILE`" if importer and importer != fmt else ""
+    return ParseError(f"this looks like {what}, not {expected}{hint}")
+
+
+@dataclass
+class NodeLayout:
+    """One node as an importer saw it, in the terms ``spec.build_spec`` maps to a topology.
+
+    GPU pairs and GPU-NIC pairs carry ``nvidia-smi topo -m`` codes: ``NV<k>`` (k bonded
+    NVLinks), ``XGMI``, or a PCIe path ``PIX`` < ``PXB`` < ``PHB`` < ``NODE`` < ``SYS``, or
+    ``PCIE`` when only "some PCIe path" is known. Missing pairs are unknown.
+    """
+
+    source: str
+    """Format it came from (``nvidia-smi topo -m``, ``NCCL topology XML``)."""
+    gpus: list[str]
+    """GPU labels in local order (``GPU0`` ...)."""
+    vendor: str = "nvidia"
+    """GPU vendor (``nvidia``, ``amd``), for the default GPU guess."""
+    nics: list[str] = field(default_factory=list)
+    """NIC (port) names in input order (``mlx5_0`` ..., or ``NIC3`` when unnamed)."""
+    gpu_links: dict[tuple[int, int], str] = field(default_factory=dict)
+    """(i, j) with i < j -> code of the GPU-GPU path."""
+    nic_paths: dict[tuple[int, int], str] = field(default_factory=dict)
+    """(gpu index, nic index) -> PCIe path code."""
+    numa: list[int | None] = field(default_factory=list)
+    """NUMA node of each GPU, when known (single node only)."""
+    cpu_affinity: list[str | None] = field(default_factory=list)
+    """CPU list of each GPU, when known."""
+    gpu_model: str | None = None
+    """Catalog GPU id, when the input names or identifies the part."""
+    gpu_model_reason: str = ""
+    """Where ``gpu_model`` came from, for the YAML description."""
+    nvswitch: bool | None = None
+    """True: NVLinks go to NVSwitches; False: GPU-to-GPU links; None: unknown (infer)."""
+    pcie_switches: int | None = None
+    """PCIe switches holding the GPUs, when the input shows them (NCCL XML)."""
+    net_link: str | None = None
+    """Network link generation id suggested by the input (``ib-hdr``, ``efa``)."""
+    net_gbps: float | None = None
+    """Per-port rate [Gb/s] suggested by the input."""
+    net_reason: str = ""
+    """What ``net_link``/``net_gbps`` were read from."""
+    gaps: list[str] = field(default_factory=list)
+    """Warnings of the parse that bear on the spec (copied into the YAML)."""

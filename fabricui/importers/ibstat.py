@@ -1,0 +1,316 @@
+"""Parse InfiniBand/RDMA device listings: ``ibstat``, ``ibv_devinfo [-v]`` and ``ibdev2netdev``.
+
+All three give the HCAs (``mlx5_0`` ...) and their ports; ``ibstat`` and ``ibv_devinfo`` add
+port state and link layer, ``ibstat`` (and ``ibv_devinfo -v``) the rate. Tab-indented or
+tab-expanded output, values redacted as ``...``, error lines mixed into the output
+(``ibpanic: ...``), colon-grouped GUIDs and ``ibdev2netdev | column -t`` with comments are read;
+several listings pasted together are merged by HCA name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabricui.importers.common import ParseError, clean_text, span, wrong_format
+
+FORMAT = "ibstat"
+EXPECTED = "`ibstat`, `ibv_devinfo` or `ibdev2netdev` output"
+
+_CA = re.compile(r"^\s*CA\s+'([^']+)'\s*$")
+_HCA_ID = re.compile(r"^\s*hca_id:\s*(\S+)\s*$")
+_PORT = re.compile(r"^\s*Port\s+(\d+)\s*:\s*$")
+_DEV_PORT = re.compile(r"^\s*port:\s*(\d+)\s*$")
+_KEY = re.compile(r"^\s*([A-Za-z][\w ]*?)\s*:\s*(.*?)\s*$")
+_NETDEV = re.compile(r"^\s*(\S+)\s+port\s+(\d+)\s*==>\s*(\S+)\s*(?:\((\w+)\))?\s*(?:#\s*(.*))?$")
+_ERROR = re.compile(
+    r"^\s*(?:ibpanic|ibwarn|iberror)\b|\bfailed\b|No such (?:file|device)|\bcannot\b|"
+    r"^\s*(?:error|warning)\b",
+    re.IGNORECASE,
+)
+_STATES = {
+    "PORT_ACTIVE": "Active",
+    "PORT_DOWN": "Down",
+    "PORT_INIT": "Initializing",
+    "PORT_ARMED": "Armed",
+    "PORT_ACTIVE_DEFER": "Active",
+}
+_WIDTH = {"1X": 1, "2X": 2, "4X": 4, "8X": 8, "12X": 12}
+
+
+def _natural(name: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _value(text: str, redacted: set[str], key: str) -> str | None:
+    text = text.strip()
+    if text in ("...", "…"):
+        redacted.add(key)
+        return None
+    return text or None
+
+
+def _guid(text: str | None) -> str | None:
+    """``248a:0703:00f6:3370`` -> ``0x248a070300f63370``; ``0x...`` stays."""
+    if text is None:
+        return None
+    if re.fullmatch(r"[0-9a-fA-F]{4}(?::[0-9a-fA-F]{4}){3}", text):
+        return "0x" + text.replace(":", "").lower()
+    return text
+
+
+@dataclass
+class IbPort:
+    """One port of an HCA."""
+
+    port: int
+    """Port number (1-based)."""
+    state: str | None = None
+    """``Active``, ``Down``, ``Initializing``, ``Armed`` (ibstat wording)."""
+    physical_state: str | None = None
+    """``LinkUp``, ``Polling``, ``Disabled`` (ibstat only)."""
+    rate_gbps: float | None = None
+    """Port rate [Gb/s] (ibstat ``Rate``, or ibv_devinfo -v width x speed)."""
+    link_layer: str | None = None
+    """``InfiniBand`` or ``Ethernet`` (RoCE)."""
+    lid: int | None = None
+    """Base LID (0 on Ethernet)."""
+    sm_lid: int | None = None
+    """Subnet manager LID."""
+    netdev: str | None = None
+    """Network interface (ibdev2netdev)."""
+    netdev_up: bool | None = None
+    """ibdev2netdev's (Up)/(Down): the IP interface, not the IB port."""
+    comment: str | None = None
+    """A comment the user appended to the line."""
+
+    def to_json(self) -> dict[str, Any]:
+        """All fields as a dict."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class Hca:
+    """One host channel adapter (RDMA device)."""
+
+    name: str
+    """Device name (``mlx5_0``)."""
+    ca_type: str | None = None
+    """``MT4123`` (ibstat) or vendor part id (ibv_devinfo)."""
+    firmware: str | None = None
+    """Firmware version."""
+    node_guid: str | None = None
+    """Node GUID, ``0x``-prefixed hex."""
+    ports_declared: int | None = None
+    """Port count the tool announced (``Number of ports``/``phys_port_cnt``)."""
+    ports: list[IbPort] = field(default_factory=list)
+    """Ports listed."""
+
+    def port(self, number: int) -> IbPort:
+        """The port ``number``, created when new."""
+        for port in self.ports:
+            if port.port == number:
+                return port
+        self.ports.append(IbPort(number))
+        return self.ports[-1]
+
+    def to_json(self) -> dict[str, Any]:
+        """Fields with ports as dicts."""
+        data = {k: v for k, v in self.__dict__.items() if k != "ports"}
+        data["ports"] = [p.to_json() for p in self.ports]
+        return data
+
+
+@dataclass
+class IbDevices:
+    """HCAs and ports from ibstat / ibv_devinfo / ibdev2netdev."""
+
+    sources: list[str]
+    """Which listings were found (``ibstat``, ``ibv_devinfo``, ``ibdev2netdev``)."""
+    hcas: list[Hca]
+    """HCAs in natural name order."""
+    warnings: list[str] = field(default_factory=list)
+    """Stated gaps (elided or redacted values, errors in the output, missing rates)."""
+    notes: list[str] = field(default_factory=list)
+    """Remarks that are not gaps."""
+    format: str = FORMAT
+    """Importer name."""
+
+    def suggested_net(self) -> str | None:
+        """A ``--net`` value from the most common active (else any) port with a rate."""
+        ports = [p for h in self.hcas for p in h.ports if p.rate_gbps and p.link_layer]
+        active = [p for p in ports if p.state == "Active"] or ports
+        if not active:
+            return None
+        pairs = Counter((p.link_layer, p.rate_gbps or 0.0) for p in active)
+        (layer, rate), _ = pairs.most_common(1)[0]
+        if layer == "Ethernet":
+            return f"roce:{rate:g}"
+        link = "ib-hdr" if rate <= 200 else "ib-ndr" if rate <= 400 else "ib-xdr"
+        return f"{link}:{rate:g}"
+
+    def to_json(self) -> dict[str, Any]:
+        """format, source, hcas (with ports), suggested_net."""
+        return {
+            "format": self.format,
+            "source": "+".join(self.sources),
+            "hcas": [h.to_json() for h in self.hcas],
+            "suggested_net": self.suggested_net(),
+        }
+
+    def summary(self) -> str:
+        """One line per port: state, rate, link layer, netdev."""
+        ports = sum(len(h.ports) for h in self.hcas)
+        out = [f"{' + '.join(self.sources)}: {len(self.hcas)} HCAs, {ports} ports"]
+        for hca in self.hcas:
+            for p in hca.ports or [IbPort(0)]:
+                rate = f"{p.rate_gbps:g} Gb/s" if p.rate_gbps else "rate ?"
+                parts = [
+                    f"  {hca.name}" + (f" port {p.port}" if p.port else ""),
+                    p.state or "state ?",
+                    rate,
+                    p.link_layer or "link layer ?",
+                ]
+                if p.netdev:
+                    up = {True: " (up)", False: " (down)", None: ""}[p.netdev_up]
+                    parts.append(f"netdev {p.netdev}{up}")
+                if p.comment:
+                    parts.append(f"# {p.comment}")
+                out.append(", ".join(parts))
+        net = self.suggested_net()
+        if net:
+            out.append(f"  suggested: --net {net}")
+        return "\n".join(out)
+
+
+def parse(text: str) -> IbDevices:
+    """Parse ``ibstat``, ``ibv_devinfo [-v]`` or ``ibdev2netdev`` output (or several).
+
+    Args:
+        text: The output as pasted.
+
+    Returns:
+        The HCAs, with ``warnings`` for elided, redacted or missing values and error lines.
+
+    Raises:
+        ParseError: No HCA in the text.
+    """
+    text = clean_text(text)
+    hcas: dict[str, Hca] = {}
+    sources: list[str] = []
+    warnings: list[str] = []
+    redacted: set[str] = set()
+    errors: list[str] = []
+    hca: Hca | None = None
+    port: IbPort | None = None
+    mode = None
+    lines = text.split("\n")
+    if lines and lines[0].strip() in ("...", "…"):
+        warnings.append("output starts with '...': the HCAs before it were left out")
+    width = speed = None
+    inferred = False
+    for raw in lines:
+        line = raw.rstrip()
+        if not line.strip():
+            continue
+        m = _CA.match(line) or _HCA_ID.match(line)
+        if m:
+            mode = "ibstat" if _CA.match(line) else "ibv_devinfo"
+            if mode not in sources:
+                sources.append(mode)
+            hca = hcas.setdefault(m.group(1), Hca(m.group(1)))
+            port, width, speed = None, None, None
+            continue
+        m = _NETDEV.match(line)
+        if m:
+            if "ibdev2netdev" not in sources:
+                sources.append("ibdev2netdev")
+            name, number, netdev, state, comment = m.groups()
+            entry = hcas.setdefault(name, Hca(name)).port(int(number))
+            entry.netdev = netdev
+            entry.netdev_up = {"up": True, "down": False}.get((state or "").lower())
+            entry.comment = comment.strip() if comment else None
+            if entry.link_layer is None and re.match(r"ib", netdev):
+                entry.link_layer, inferred = "InfiniBand", True
+            elif entry.link_layer is None and re.match(r"en|eth", netdev):
+                entry.link_layer, inferred = "Ethernet", True
+            hca = None
+            continue
+        if hca is not None and (m := _PORT.match(line) or _DEV_PORT.match(line)):
+            port, width, speed = hca.port(int(m.group(1))), None, None
+            continue
+        if _ERROR.search(line):
+            errors.append(line.strip())
+            continue
+        m = _KEY.match(line)
+        if m is None or hca is None:
+            continue
+        key, value = m.group(1).strip().lower(), _value(m.group(2), redacted, m.group(1).strip())
+        if port is None:
+            if key in ("ca type", "vendor_part_id"):
+                hca.ca_type = value
+            elif key in ("firmware version", "fw_ver"):
+                hca.firmware = value
+            elif key in ("node guid", "node_guid"):
+                hca.node_guid = _guid(value)
+            elif key in ("number of ports", "phys_port_cnt") and value and value.isdigit():
+                hca.ports_declared = int(value)
+            continue
+        if key == "state" and value:
+            port.state = _STATES.get(value.split()[0], value)
+        elif key == "physical state":
+            port.physical_state = value
+        elif key == "rate" and value and (r := re.match(r"[\d.]+", value)):
+            port.rate_gbps = float(r.group())
+        elif key in ("link layer", "link_layer"):
+            port.link_layer = value
+        elif key in ("base lid", "port_lid") and value and value.isdigit():
+            port.lid = int(value)
+        elif key in ("sm lid", "sm_lid") and value and value.isdigit():
+            port.sm_lid = int(value)
+        elif key == "active_width" and value:
+            width = _WIDTH.get(value.split()[0])
+        elif key == "active_speed" and value and (r := re.match(r"([\d.]+)\s*Gbps", value)):
+            speed = float(r.group(1))
+        if width and speed and port.rate_gbps is None:
+            port.rate_gbps = width * speed
+    if not hcas:
+        raise wrong_format(text, EXPECTED, FORMAT)
+    ordered = sorted(hcas.values(), key=lambda h: _natural(h.name))
+    if redacted:
+        warnings.append(f"values redacted as '...': {', '.join(sorted(redacted))}")
+    for line in errors:
+        missing = re.search(r"device '([^']+)'", line)
+        extra = f" ({missing.group(1)} is missing from the list)" if missing else ""
+        warnings.append(f"error in the output: {line}{extra}")
+    for h in ordered:
+        if h.ports_declared and len(h.ports) < h.ports_declared:
+            warnings.append(
+                f"{h.name}: {h.ports_declared} ports announced, {len(h.ports)} listed (truncated?)"
+            )
+    if "ibdev2netdev" in sources and len(sources) == 1:
+        warnings.append(
+            "ibdev2netdev shows no port state or rate ((Up)/(Down) is the network interface's "
+            "state); run `ibstat` for them"
+        )
+    if inferred:
+        warnings.append(
+            "link layer inferred from interface names (ib* = InfiniBand/IPoIB, en*/eth* = "
+            "Ethernet), not reported by the tool"
+        )
+    if "ibv_devinfo" in sources:
+        no_rate = [h.name for h in ordered if h.ports and all(p.rate_gbps is None for p in h.ports)]
+        if no_rate:
+            warnings.append(
+                f"no port rate for {span(no_rate)} (ibv_devinfo prints it only with -v)"
+            )
+    no_layer = [
+        f"{h.name}/{p.port}" for h in ordered for p in h.ports if p.link_layer is None and p.state
+    ]
+    if no_layer:
+        warnings.append(f"link layer missing for {', '.join(no_layer)} (truncated?)")
+    if not any(h.ports for h in ordered):
+        raise ParseError("HCAs listed without any port: the output is cut off")
+    return IbDevices(sources=sources, hcas=ordered, warnings=warnings)
