@@ -14,9 +14,11 @@ from fabricui import __version__
 from fabricui.commands import calibrate as calibrate_command
 from fabricui.commands import collective as collective_command
 from fabricui.commands import doctor as doctor_command
+from fabricui.commands import explore as explore_command
 from fabricui.commands import import_cmd as import_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
+from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import traffic as traffic_command
 from fabricui.errors import ConfigError, FabricError
@@ -110,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor_command.add_parser(sub)
     calibrate_command.add_parser(sub)
     import_command.add_parser(sub)
+    explore_command.add_parser(sub)
+    snapshot_command.add_parser(sub)
     return parser
 
 
@@ -243,6 +247,8 @@ COMMANDS = {
     "doctor": doctor_command.run,
     "calibrate": calibrate_command.run,
     "import": import_command.run,
+    "explore": explore_command.run,
+    "snapshot": snapshot_command.run,
 }
 
 
@@ -251,9 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        if args.command is None:
-            parser.print_help()
-            return 0
+        if args.command is None:  # bare `fabricui` opens the explorer on the default topology
+            return explore_command.run(args)
         status = COMMANDS[args.command](args)
         if args.command != "plugins":
             from fabricui.plugins import get_host

@@ -360,9 +360,7 @@ class FabricData:
             name = f"NIC ({family.split(' (')[0]})"
         else:
             name = (
-                "spine"
-                if any(".spine" in h.dst or h.dst.startswith("spine") for h in report.hops)
-                else "leaf to leaf"
+                "spine" if any(h.dst.startswith("spine") for h in report.hops) else "leaf to leaf"
             )
         detail = (
             f"{report.src}->{report.dst}: bottleneck {hop.src}->{hop.dst} "

@@ -1,0 +1,540 @@
+"""The explorer app: five views as modes, a topology loaded in a worker, snapshots, help."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.worker import Worker, WorkerState
+
+from fabricui.tui.commands import FabricCommands
+from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.screens.collectives import CollectivesScreen
+from fabricui.tui.screens.error import ErrorModal
+from fabricui.tui.screens.help import HelpModal, Section
+from fabricui.tui.screens.picker import PickerModal
+from fabricui.tui.screens.plugins import PluginsScreen
+from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.screens.pyramid import PyramidScreen
+from fabricui.tui.screens.strategies import StrategiesScreen
+from fabricui.tui.screens.topology import TopologyScreen
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.plugins import PluginHost
+    from fabricui.tui.data import FabricData, WhatIf
+
+#: View ids in key order (1-5).
+VIEWS = ("topology", "pyramid", "collectives", "strategies", "plugins")
+#: The topology the explorer opens when none is named (``hwdb.resolve.DEFAULT_TOPOLOGY``).
+DEFAULT_TOPOLOGY = "dgx-h100-pod"
+
+_VIEW = Binding.Group("views", compact=True)
+
+
+def next_free_paths(directory: Path, stem: str) -> tuple[Path, Path]:
+    """``stem.svg`` and ``stem.txt``, or ``stem-2``, ``stem-3`` ... when either exists.
+
+    Nothing a user wrote is overwritten: both names are free when returned.
+    """
+    n = 1
+    while True:
+        name = stem if n == 1 else f"{stem}-{n}"
+        svg, txt = directory / f"{name}.svg", directory / f"{name}.txt"
+        if not svg.exists() and not txt.exists():
+            return svg, txt
+        n += 1
+
+
+def screen_text(app: App[object]) -> str:
+    """The current screen as plain text, line by line (what the SVG shows, without styles)."""
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system=None,
+        record=True,
+        legacy_windows=False,
+        safe_box=False,
+    )
+    update = app.screen._compositor.render_update(
+        full=True, screen_stack=app._background_screens, simplify=True
+    )
+    console.print(update)
+    lines = console.export_text(styles=False).splitlines()
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+async def settle(pilot: Pilot[object], rounds: int = 20) -> None:
+    """Wait until no worker runs and every message they posted is handled."""
+    from textual.worker import WorkerCancelled, WorkerFailed
+
+    app = pilot.app
+    for _ in range(rounds):
+        # A failed worker is reported by the app itself; keep waiting for the others.
+        with contextlib.suppress(WorkerFailed, WorkerCancelled):
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers):
+            await pilot.pause()
+            if not any(w.is_running for w in app.workers):
+                return
+
+
+class FabricApp(App[None]):
+    """The fabricui explorer.
+
+    Five views (``VIEWS``), each a mode with its own screen; a topology is resolved and
+    built in a worker after the first paint, then each view asks the engine for its
+    figures in workers of its own, so the event loop never waits for numpy.
+    """
+
+    TITLE = "fabricui"
+    CSS_PATH = "app.tcss"
+    COMMANDS = App.COMMANDS | {FabricCommands}
+    ENABLE_COMMAND_PALETTE = True
+
+    MODES: ClassVar[dict[str, type[ViewScreen]]] = {  # type: ignore[assignment]
+        "topology": TopologyScreen,
+        "pyramid": PyramidScreen,
+        "collectives": CollectivesScreen,
+        "strategies": StrategiesScreen,
+        "plugins": PluginsScreen,
+    }
+    """One screen per view."""
+
+    VIEW_TITLES: ClassVar[dict[str, str]] = {
+        "topology": TopologyScreen.VIEW_TITLE,
+        "pyramid": PyramidScreen.VIEW_TITLE,
+        "collectives": CollectivesScreen.VIEW_TITLE,
+        "strategies": StrategiesScreen.VIEW_TITLE,
+        "plugins": PluginsScreen.VIEW_TITLE,
+    }
+    """Human name of each view."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "1",
+            "switch_view('topology')",
+            "Topology",
+            id="view.topology",
+            tooltip="Pod topology: click src/dst",
+            group=_VIEW,
+        ),
+        Binding(
+            "2",
+            "switch_view('pyramid')",
+            "Pyramid",
+            id="view.pyramid",
+            tooltip="Bandwidth pyramid",
+            group=_VIEW,
+        ),
+        Binding(
+            "3",
+            "switch_view('collectives')",
+            "Collectives",
+            id="view.collectives",
+            tooltip="Collectives per size",
+            group=_VIEW,
+        ),
+        Binding(
+            "4",
+            "switch_view('strategies')",
+            "Strategies",
+            id="view.strategies",
+            tooltip="Which parallelism survives",
+            group=_VIEW,
+        ),
+        Binding(
+            "5",
+            "switch_view('plugins')",
+            "Plugins",
+            id="view.plugins",
+            tooltip="Loaded plugins",
+            group=_VIEW,
+        ),
+        Binding(
+            "t",
+            "pick_topology",
+            "Topology",
+            id="topology.pick",
+            tooltip="Switch to another reference topology",
+        ),
+        Binding(
+            "N",
+            "ask_nodes",
+            "Nodes",
+            show=False,
+            id="topology.nodes",
+            tooltip="Rescale the topology to N nodes",
+        ),
+        Binding(
+            "w",
+            "ask_what_if",
+            "What-if",
+            show=False,
+            id="topology.what_if",
+            tooltip="Set NIC Gb/s and scale-up links per GPU",
+        ),
+        Binding(
+            "S,ctrl+s",
+            "save_snapshot",
+            "Save",
+            id="snapshot.save",
+            tooltip="Save this view as SVG and text in the current directory",
+            key_display="S",
+        ),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            id="app.help",
+            tooltip="Every key of every view",
+            key_display="?",
+        ),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave fabricui"),
+    ]
+    """Keys that work in every view."""
+
+    class FabricLoaded(Message):
+        """A topology is resolved and built."""
+
+        def __init__(self, data: FabricData) -> None:
+            self.data = data
+            """The loaded fabric and its catalog."""
+            super().__init__()
+
+    def __init__(
+        self,
+        topology: str = DEFAULT_TOPOLOGY,
+        nodes: int | None = None,
+        src: str | None = None,
+        dst: str | None = None,
+        view: str = "topology",
+        catalog: Catalog | None = None,
+        host: PluginHost | None = None,
+        size_bytes: int | None = None,
+        options: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.topology = topology
+        """The topology asked for (id or YAML path)."""
+        self.nodes = nodes
+        """Its ``--nodes`` override."""
+        self.what_if: WhatIf | None = None
+        """Link overrides in force."""
+        self.view = view if view in VIEWS else "topology"
+        """The view shown first."""
+        self.catalog = catalog
+        """The hardware database (loaded in the first worker when not given)."""
+        self.host = host
+        """The plugin host (the process-wide one when not given)."""
+        self.data: FabricData | None = None
+        """The loaded fabric (None until the first load finishes)."""
+        self._initial_pair = (src, dst) if (src or dst) else None
+        self._initial_size = size_bytes
+        self._options = dict(options or {})
+        self._cache: dict[tuple[str, int | None, WhatIf | None], FabricData] = {}
+        self._warned_plugins = False
+
+    # --- start-up --------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        """Show the first view at once; load the fabric behind it."""
+        self.switch_mode(self.view)
+        self.load_topology(self.topology, self.nodes)
+
+    def take_initial_pair(self) -> tuple[str | None, str | None] | None:
+        """The command line's ``--src``/``--dst``, once (the first fabric only)."""
+        pair, self._initial_pair = self._initial_pair, None
+        return pair
+
+    def take_option(self, name: str) -> str | None:
+        """A view option given at start (``op``, ``sizes``, ``model`` ...), used once."""
+        return self._options.pop(name, None)
+
+    def take_initial_size(self) -> int | None:
+        """The command line's message size, once."""
+        size, self._initial_size = self._initial_size, None
+        return size
+
+    def load_topology(
+        self, topology: str, nodes: int | None = None, what_if: WhatIf | None = None
+    ) -> None:
+        """Resolve and build a topology in a worker (cached per topology, nodes, what-if)."""
+        cached = self._cache.get((topology, nodes, what_if))
+        if cached is not None:
+            self.post_message(self.FabricLoaded(cached))
+            return
+        if self.data is not None:
+            self.notify(f"loading {topology}...", timeout=2)
+        self._load(topology, nodes, what_if)
+
+    @work(
+        thread=True, exclusive=True, group="load", exit_on_error=False, description="load topology"
+    )
+    def _load(self, topology: str, nodes: int | None, what_if: WhatIf | None) -> None:
+        from fabricui.tui.data import FabricData
+
+        if self.host is None:
+            from fabricui.plugins import get_host
+
+            self.host = get_host()
+        if self.catalog is None:
+            from fabricui.session import load_catalog_with_plugins
+
+            self.catalog = load_catalog_with_plugins(host=self.host)
+        data = FabricData.load(topology, nodes, self.catalog, self.host, what_if)
+        self.post_message(self.FabricLoaded(data))
+
+    @on(FabricLoaded)
+    def fabric_loaded(self, message: FabricLoaded) -> None:
+        """Make the new fabric current and let the visible view redraw."""
+        data = message.data
+        self._cache[(data.topology, data.nodes, data.what_if)] = data
+        self.data = data
+        self.topology, self.nodes, self.what_if = data.topology, data.nodes, data.what_if
+        for screen in self.screen_stack:
+            if isinstance(screen, ViewScreen):
+                screen.sync()
+        self.update_titles()
+        self._warn_plugin_failures()
+
+    def _warn_plugin_failures(self) -> None:
+        if self._warned_plugins or self.host is None:
+            return
+        self._warned_plugins = True
+        failures = self.host.failures
+        if failures:
+            names = ", ".join(f.name for f in failures)
+            self.notify(
+                f"{len(failures)} plugin(s) failed to load: {names}. See the plugins view (5).",
+                title="plugins",
+                severity="warning",
+            )
+
+    @on(Worker.StateChanged)
+    def worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Turn a failed worker into a message: an error modal for loads, else a notification."""
+        worker = event.worker
+        if event.state != WorkerState.ERROR:
+            return
+        from fabricui.errors import FabricError
+
+        error = worker.error
+        if isinstance(error, FabricError):
+            text = error.message
+        else:
+            self.log.error(f"{worker.description} failed: {error!r}")
+            text = f"{type(error).__name__}: {error}"
+        if worker.group == "load":
+            self.push_screen(ErrorModal(f"Cannot load {self.topology}", text))
+        else:
+            self.notify(text, title=f"{worker.description} failed", severity="error", timeout=8)
+
+    # --- titles ----------------------------------------------------------------------------
+
+    def update_titles(self) -> None:
+        """Header: app name, view, topology and the view's own state."""
+        screen = self.screen if isinstance(self.screen, ViewScreen) else None
+        view = self.current_mode
+        parts = [self.VIEW_TITLES.get(view, view)]
+        if self.data is not None:
+            parts.append(self.data.label)
+        if screen is not None and screen.status_text():
+            parts.append(screen.status_text())
+        self.sub_title = " · ".join(parts)
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def action_switch_view(self, view: str) -> None:
+        """Show a view (1-5)."""
+        self.switch_view(view)
+
+    def switch_view(self, view: str) -> None:
+        """Show a view by id."""
+        if view not in VIEWS:
+            self.notify(f"unknown view {view!r} (one of {', '.join(VIEWS)})", severity="error")
+            return
+        self.switch_mode(view)
+        self.update_titles()
+
+    def action_pick_topology(self) -> None:
+        """Pick a reference topology from a list."""
+        from fabricui.tui.data import REGIMES
+
+        if self.catalog is None:
+            self.notify("the hardware database is still loading", severity="warning")
+            return
+        regimes = {topology: regime for regime, topology in REGIMES}
+        choices = []
+        for spec in sorted(self.catalog.topologies.values(), key=lambda s: s.n_gpus):
+            tag = f" [{regimes[spec.id]}]" if spec.id in regimes else ""
+            choices.append(
+                (spec.id, f"{spec.id:<16} {spec.n_gpus:>4} GPUs{tag}  {spec.description}")
+            )
+
+        def done(topology: str | None) -> None:
+            if topology:
+                self.load_topology(topology)
+
+        current = self.data.spec.id if self.data else None
+        self.push_screen(
+            PickerModal("Topology (the seeds' regimes are tagged)", choices, current), done
+        )
+
+    def action_ask_nodes(self) -> None:
+        """Ask for a node count and rebuild the topology with it."""
+        data, catalog = self.data, self.catalog
+        if data is None or catalog is None:
+            return
+
+        def check(text: str) -> str | None:
+            from fabricui.errors import FabricError
+            from fabricui.hwdb.resolve import resolve_topology
+
+            if not text.isdigit():
+                return f"a whole number of nodes, not {text!r}"
+            try:
+                resolve_topology(data.topology, catalog, int(text))
+            except FabricError as exc:
+                return exc.message
+            return None
+
+        def done(text: str | None) -> None:
+            if text:
+                self.load_topology(data.topology, int(text), data.what_if)
+
+        self.push_screen(
+            PromptModal(
+                f"Nodes of {data.spec.id}", str(data.fabric.nodes), "e.g. 128 for 1,024 GPUs", check
+            ),
+            done,
+        )
+
+    def action_ask_what_if(self) -> None:
+        """Ask for NIC Gb/s and scale-up links per GPU; rebuild the fabric with them."""
+        data = self.data
+        if data is None:
+            return
+        from fabricui.tui.data import WhatIf
+
+        def parse(text: str) -> WhatIf | None:
+            values: dict[str, float] = {}
+            for word in text.lower().replace(",", " ").split():
+                key, _, value = word.partition("=")
+                if key not in ("nic", "links") or not value:
+                    raise ValueError(f"use nic=GBPS and/or links=N (got {word!r})")
+                values[key] = float(value)
+            if not values:
+                return None
+            links = values.get("links")
+            return WhatIf(values.get("nic"), int(links) if links is not None else None)
+
+        def check(text: str) -> str | None:
+            from fabricui.errors import FabricError
+
+            try:
+                what_if = parse(text)
+                if what_if is not None:
+                    what_if.apply(data.spec)
+            except (ValueError, FabricError) as exc:
+                return getattr(exc, "message", str(exc))
+            return None
+
+        def done(text: str | None) -> None:
+            if text is not None:
+                self.load_topology(data.topology, data.nodes, parse(text))
+
+        net = data.spec.net
+        current = f"nic={net.gbps:g}" if net is not None and net.gbps else ""
+        self.push_screen(
+            PromptModal(
+                "What-if links (empty resets)",
+                current,
+                "nic=GBPS per NIC port, links=N scale-up links per GPU (NVSwitch) or pair (mesh)",
+                check,
+            ),
+            done,
+        )
+
+    def action_save_snapshot(self) -> None:
+        """Save the current view as SVG and plain text in the current directory."""
+        view = self.current_mode
+        svg_path, txt_path = next_free_paths(Path.cwd(), f"fabricui-{view}")
+        try:
+            svg = self.export_screenshot(title=f"fabricui {view}")
+            text = screen_text(self)
+            with open(svg_path, "x", encoding="utf-8") as handle:
+                handle.write(svg)
+            with open(txt_path, "x", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            self.notify(f"cannot save: {exc}", title="snapshot", severity="error")
+            return
+        self.notify(f"saved {svg_path} and {txt_path.name}", title="snapshot")
+
+    def help_sections(self) -> list[Section]:
+        """Every binding of the app, the views and the map, by area."""
+        from fabricui.tui.widgets.topology_map import TopologyMap
+
+        palette = Binding(
+            "ctrl+p",
+            "command_palette",
+            "Palette",
+            tooltip="Search every command (views, topologies, actions)",
+        )
+        return [
+            ("everywhere", [*self.BINDINGS, palette]),
+            ("topology view", [*TopologyScreen.BINDINGS, *TopologyMap.BINDINGS]),
+            ("collectives view", CollectivesScreen.BINDINGS),
+            ("strategies view", StrategiesScreen.BINDINGS),
+        ]
+
+    def action_help(self) -> None:
+        """Show every key."""
+        if not isinstance(self.screen, HelpModal):
+            self.push_screen(HelpModal(self.help_sections()))
+
+
+def make_app(
+    topology: str = DEFAULT_TOPOLOGY,
+    nodes: int | None = None,
+    src: str | None = None,
+    dst: str | None = None,
+    view: str = "topology",
+    catalog: Catalog | None = None,
+    host: PluginHost | None = None,
+    size_bytes: int | None = None,
+    options: dict[str, str] | None = None,
+) -> FabricApp:
+    """Build the explorer (the CLI, snapshots and tests all start here).
+
+    Args:
+        topology: Built-in topology id or a topology YAML path.
+        nodes: Optional node count.
+        src: Source GPU id shown first (``n0.g0`` or a rank).
+        dst: Destination GPU id shown first.
+        view: View shown first (``VIEWS``).
+        catalog: A catalog to use instead of loading the built-in database and plugins.
+        host: A plugin host to use instead of the process-wide one.
+        size_bytes: Message size of the path panel [bytes].
+        options: View options taken when each view first draws: ``op``, ``group``,
+            ``sizes`` (collectives), ``model``, ``layout``, ``search`` (strategies).
+
+    Returns:
+        The app, not yet running.
+    """
+    return FabricApp(topology, nodes, src, dst, view, catalog, host, size_bytes, options)

@@ -1,0 +1,1 @@
+"""Screens: one per view, plus one modal per module."""

@@ -1,0 +1,57 @@
+"""What every view screen shares: the loaded data, header and footer, and a status line."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from fabricui.tui.app import FabricApp
+    from fabricui.tui.data import FabricData
+
+
+class ViewScreen(Screen[None]):
+    """A view of the loaded fabric; subclasses redraw in ``data_changed``.
+
+    The app loads fabrics in a worker; the active view is told at once, the others when
+    they are shown again (``on_screen_resume``), so hidden views never compute.
+    """
+
+    VIEW: ClassVar[str] = ""
+    """The view id (``topology``, ``pyramid`` ...)."""
+    VIEW_TITLE: ClassVar[str] = ""
+    """Human name, shown in the header."""
+
+    def __init__(self) -> None:
+        super().__init__(id=f"view-{self.VIEW}")
+        self.data: FabricData | None = None
+        """The data this view last drew."""
+
+    @property
+    def fabric_app(self) -> FabricApp:
+        """The app, typed."""
+        return cast("FabricApp", self.app)
+
+    def on_mount(self) -> None:
+        """Draw whatever is already loaded."""
+        self.sync()
+
+    def on_screen_resume(self) -> None:
+        """Catch up with a fabric loaded while this view was hidden."""
+        self.sync()
+        self.fabric_app.update_titles()
+
+    def sync(self) -> None:
+        """Redraw when the app holds data this view has not drawn yet."""
+        data = self.fabric_app.data
+        if data is not None and data is not self.data:
+            self.data = data
+            self.data_changed(data)
+
+    def data_changed(self, data: FabricData) -> None:
+        """A new fabric is loaded: redraw (subclasses override)."""
+
+    def status_text(self) -> str:
+        """What the header's sub-title shows for this view."""
+        return ""

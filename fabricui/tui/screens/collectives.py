@@ -1,0 +1,331 @@
+"""The collectives view: an operation on a group over a size range, as a table and a plot."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import get_current_worker
+
+from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.screens.picker import PickerModal
+from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.widgets.ring_stepper import STEPPER_OPS, RingStepper
+from fabricui.tui.widgets.size_plot import SizePlot
+
+if TYPE_CHECKING:
+    from fabricui.engine.collectives import Prediction
+    from fabricui.tui.data import FabricData
+
+#: Size range the view starts with (nccl-tests' ``-b 8 -e 16G -f 2``).
+DEFAULT_RANGE = "8:16G"
+#: What each group means, for the picker.
+GROUP_TEXT = {
+    "all": "every GPU of the fabric",
+    "node": "the GPUs of node 0",
+    "per-node": "GPU 0 of every node (one GPU per node)",
+}
+
+
+def check_range(text: str) -> str | None:
+    """Error line for a bad size range (``A:B`` or a single size), else None."""
+    from fabricui.errors import FabricError
+
+    try:
+        parse_range(text)
+    except FabricError as exc:
+        return exc.message
+    return None
+
+
+def parse_range(text: str) -> list[int]:
+    """``8:16G`` -> sizes doubling from 8 to 16 GiB; ``1G`` -> one size.
+
+    Raises:
+        ConfigError: Malformed sizes or an empty range.
+    """
+    from fabricui.commands.collective import sweep_sizes
+    from fabricui.errors import ConfigError
+    from fabricui.units import parse_size
+
+    sizes = sweep_sizes(text) if ":" in text else [parse_size(text)]
+    if not sizes or sizes[0] < 1:
+        raise ConfigError(f"invalid size range {text!r}: use A:B such as 8:16G, or one size")
+    if len(sizes) > 64:
+        raise ConfigError(f"{len(sizes)} sizes in {text!r}: at most 64")
+    return sizes
+
+
+class CollectivesScreen(ViewScreen):
+    """Time, algbw, busbw and algorithm per size for one operation and group, plus the stepper.
+
+    ``o`` picks the operation, ``g`` the group and ``e`` the size range; the table's cursor
+    picks the size the plot highlights. The ring stepper shows the chosen operation (or
+    all-reduce) step by step: ``n``/``b`` step, ``p`` plays, ``r`` resets.
+    """
+
+    VIEW = "collectives"
+    VIEW_TITLE = "Collectives"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "o",
+            "pick_op",
+            "Operation",
+            id="collectives.op",
+            tooltip="Choose the collective operation",
+        ),
+        Binding(
+            "g",
+            "pick_group",
+            "Group",
+            id="collectives.group",
+            tooltip="All GPUs, one node, or one GPU per node",
+        ),
+        Binding(
+            "e",
+            "ask_range",
+            "Sizes",
+            id="collectives.sizes",
+            tooltip="Size range A:B (doubling) or one size",
+        ),
+        Binding(
+            "n", "stepper_step(1)", "Step", id="stepper.next", tooltip="Ring stepper: next step"
+        ),
+        Binding(
+            "b",
+            "stepper_step(-1)",
+            "Back",
+            show=False,
+            id="stepper.back",
+            tooltip="Ring stepper: previous step",
+        ),
+        Binding(
+            "p",
+            "stepper_play",
+            "Play",
+            id="stepper.play",
+            tooltip="Ring stepper: play or pause the animation",
+        ),
+        Binding(
+            "r",
+            "stepper_reset",
+            "Reset",
+            show=False,
+            id="stepper.reset",
+            tooltip="Ring stepper: back to the start",
+        ),
+    ]
+    """Operation, group, sizes and the ring stepper."""
+
+    DEFAULT_CSS = """
+    CollectivesScreen #coll-controls { height: 1; padding: 0 1; color: $text-muted; }
+    CollectivesScreen #coll-table { height: 1fr; }
+    CollectivesScreen #coll-bottom { height: 9; border-top: hkey $primary-darken-2; }
+    CollectivesScreen.-tall #coll-bottom { height: 14; }
+    CollectivesScreen RingStepper { width: 54; }
+    CollectivesScreen SizePlot { width: 1fr; }
+    """
+
+    class PredictionReady(Message):
+        """The engine's prediction for the current choices."""
+
+        def __init__(self, data: FabricData, prediction: Prediction) -> None:
+            self.data = data
+            """Fabric it was computed on."""
+            self.prediction = prediction
+            """Per-size results."""
+            super().__init__()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.op = "all_reduce"
+        """Operation."""
+        self.group = "all"
+        """Group id (``all``, ``node``, ``per-node``)."""
+        self.size_range = DEFAULT_RANGE
+        """Size range text."""
+        self.prediction: Prediction | None = None
+        """The engine's prediction shown."""
+
+    def compose(self) -> ComposeResult:
+        """Header, the controls line, table, stepper and plot, footer."""
+        yield Header()
+        yield Static("", id="coll-controls", markup=False)
+        table: DataTable[object] = DataTable(id="coll-table", cursor_type="row", zebra_stripes=True)
+        yield table
+        with Horizontal(id="coll-bottom"):
+            yield RingStepper(id="stepper")
+            with Vertical():
+                yield SizePlot(id="plot")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Columns, then whatever is loaded."""
+        table = self.query_one(DataTable)
+        for key, label in (
+            ("size", "size"),
+            ("time", "time"),
+            ("algbw", "algbw GB/s"),
+            ("busbw", "busbw GB/s"),
+            ("algo", "algorithm"),
+        ):
+            table.add_column(label, key=key)
+        table.focus()
+        super().on_mount()
+
+    def on_resize(self) -> None:
+        """Taller terminals get a taller stepper and plot."""
+        self.set_class(self.size.height >= 36, "-tall")
+
+    def data_changed(self, data: FabricData) -> None:
+        """New fabric: predict again (with the command line's choices the first time)."""
+        app = self.fabric_app
+        self.op = app.take_option("op") or self.op
+        self.group = app.take_option("group") or self.group
+        self.size_range = app.take_option("sizes") or self.size_range
+        if data.fabric.nodes < 2 and self.group == "per-node":
+            self.group = "all"
+        self.predict()
+
+    def _controls(self, busy: bool = False) -> None:
+        data = self.data
+        n = len(data.group_ranks(self.group)) if data is not None else 0
+        text = (
+            f"op {self.op} [o] · group {self.group}, {n} GPUs [g] · sizes {self.size_range} [e]"
+            + (" · computing..." if busy else "")
+        )
+        self.query_one("#coll-controls", Static).update(text)
+
+    def predict(self) -> None:
+        """Ask the engine for the current choices (in a worker)."""
+        if self.data is None:
+            return
+        self._controls(busy=True)
+        self.query_one(RingStepper).op = self.op if self.op in STEPPER_OPS else "all_reduce"
+        self._predict(self.data, self.op, self.group, parse_range(self.size_range))
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="collective",
+        exit_on_error=False,
+        description="collective",
+    )
+    def _predict(self, data: FabricData, op: str, group: str, sizes: list[int]) -> None:
+        prediction = data.collective(op, group, sizes)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.PredictionReady(data, prediction))
+
+    @on(PredictionReady)
+    def prediction_ready(self, message: PredictionReady) -> None:
+        """Fill the table and the plot."""
+        if message.data is not self.data:
+            return
+        from fabricui.units import format_bytes, format_time_us
+
+        pred = self.prediction = message.prediction
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        table.clear()
+        for size, t, alg, bus, algo in zip(
+            pred.size_bytes, pred.time_us, pred.algbw_GBps, pred.busbw_GBps, pred.algorithm
+        ):
+            table.add_row(
+                Text(format_bytes(size), justify="right"),
+                Text(format_time_us(float(t)), justify="right"),
+                Text(f"{alg:.2f}", justify="right"),
+                Text(f"{bus:.2f}", justify="right"),
+                algo,
+                key=str(int(size)),
+            )
+        if pred.size_bytes.shape[0]:
+            table.move_cursor(row=min(row, pred.size_bytes.shape[0] - 1))
+        plot = self.query_one(SizePlot)
+        plot.set_data(list(pred.size_bytes), list(pred.busbw_GBps), "busbw GB/s")
+        plot.select(table.cursor_row)
+        self._controls()
+
+    @on(DataTable.RowHighlighted)
+    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The plot follows the table's cursor."""
+        self.query_one(SizePlot).select(event.cursor_row)
+
+    # --- choices ---------------------------------------------------------------------------
+
+    def action_pick_op(self) -> None:
+        """Choose the operation."""
+        from fabricui.tui.data import OPS
+
+        def done(op: str | None) -> None:
+            if op:
+                self.op = op
+                self.predict()
+
+        choices = [(op, op) for op in OPS]
+        self.app.push_screen(PickerModal("Collective operation", choices, self.op), done)
+
+    def action_pick_group(self) -> None:
+        """Choose the group."""
+        from fabricui.tui.data import GROUPS
+
+        data = self.data
+        if data is None:
+            return
+
+        def done(group: str | None) -> None:
+            if group:
+                self.group = group
+                self.predict()
+
+        choices = [
+            (g, f"{g:<9} {len(data.group_ranks(g)):>5} GPUs  {GROUP_TEXT[g]}") for g in GROUPS
+        ]
+        self.app.push_screen(PickerModal("Group of GPUs", choices, self.group), done)
+
+    def action_ask_range(self) -> None:
+        """Ask for the size range."""
+
+        def done(text: str | None) -> None:
+            if text:
+                self.size_range = text
+                self.predict()
+
+        self.app.push_screen(
+            PromptModal(
+                "Sizes",
+                self.size_range,
+                "A:B doubles from A to B (8:16G), or one size (1G)",
+                check_range,
+            ),
+            done,
+        )
+
+    # --- stepper ---------------------------------------------------------------------------
+
+    def action_stepper_step(self, step: int) -> None:
+        """One step forward or back."""
+        stepper = self.query_one(RingStepper)
+        stepper.playing = False
+        stepper.step += step
+
+    def action_stepper_play(self) -> None:
+        """Play or pause."""
+        stepper = self.query_one(RingStepper)
+        stepper.playing = not stepper.playing
+
+    def action_stepper_reset(self) -> None:
+        """Back to the start."""
+        stepper = self.query_one(RingStepper)
+        stepper.playing = False
+        stepper.step = 0
+
+    def status_text(self) -> str:
+        """Operation and group for the sub-title."""
+        return f"{self.op} on {self.group}"

@@ -1,0 +1,94 @@
+"""The help modal: every key of every view, with what it does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+Section = tuple[str, Sequence[BindingType]]
+"""(area title, bindings) of one part of the help."""
+
+
+def key_label(binding: Binding) -> str:
+    """``+``, ``ctrl+s``, ``1``: what to press, all alternatives joined by ``/``."""
+    if binding.key_display:
+        return binding.key_display
+    names = {
+        "question_mark": "?",
+        "plus": "+",
+        "minus": "-",
+        "equals_sign": "=",
+        "left_square_bracket": "[",
+        "right_square_bracket": "]",
+        "escape": "esc",
+    }
+    return "/".join(names.get(k.strip(), k.strip()) for k in binding.key.split(","))
+
+
+def _bindings(items: Iterable[BindingType]) -> list[Binding]:
+    out = []
+    for item in items:
+        if isinstance(item, Binding):
+            out.append(item)
+        else:
+            out.append(Binding(*item))
+    return out
+
+
+def help_table(sections: Sequence[Section]) -> Table:
+    """Every binding by area: key, description, id and tooltip."""
+    table = Table(box=None, padding=(0, 1), pad_edge=False, expand=True, show_header=False)
+    table.add_column("key", no_wrap=True, style="bold")
+    table.add_column("what", no_wrap=True)
+    table.add_column("detail", ratio=1, style="dim")
+    for title, bindings in sections:
+        table.add_row(Text(title, style="bold underline"), "", "")
+        for binding in _bindings(bindings):
+            detail = binding.tooltip or ""
+            if binding.id:
+                detail = f"{detail}  [{binding.id}]" if detail else f"[{binding.id}]"
+            table.add_row(key_label(binding), binding.description, Text(detail))
+        table.add_row("", "", "")
+    return table
+
+
+class HelpModal(ModalScreen[None]):
+    """Every key by area, then how to use the palette; escape, q or ? closes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape,q,question_mark", "close", "Close", id="help.close", tooltip="Close the help"
+        ),
+    ]
+    """Keys that close the help."""
+
+    DEFAULT_CSS = """
+    HelpModal { align: center middle; }
+    HelpModal > VerticalScroll {
+        width: 100; max-width: 98%; height: 90%;
+        border: round $primary; background: $panel; padding: 0 1;
+    }
+    """
+
+    def __init__(self, sections: Sequence[Section]) -> None:
+        super().__init__()
+        self.sections = sections
+        """The areas and their bindings."""
+
+    def compose(self) -> ComposeResult:
+        """The key table in a scrolling box."""
+        with VerticalScroll() as scroll:
+            scroll.border_title = "fabricui keys (esc closes; ctrl+p opens the command palette)"
+            yield Static(help_table(self.sections))
+
+    def action_close(self) -> None:
+        """Close."""
+        self.dismiss(None)

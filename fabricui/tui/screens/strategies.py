@@ -1,0 +1,497 @@
+"""The strategies view: which parallelism survives this fabric, a layout's step, a layout search."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Footer, Header, Static
+from textual.worker import get_current_worker
+
+from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.screens.picker import PickerModal
+from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.widgets.bar_chart import Bar, BarChart
+
+if TYPE_CHECKING:
+    from fabricui.engine.strategies import DecisionTable, PlanReport
+    from fabricui.tui.data import FabricData, LayoutChoice
+
+#: Bar tone of each verdict of the decision table.
+VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted"}
+_TOKEN = re.compile(r"^(tp|pp|ep)=?(\d+)$")
+
+
+def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
+    """``tp8 pp2 ep1 fsdp`` (any order, ``tp=8`` too) -> a layout choice.
+
+    Raises:
+        ConfigError: An unknown word or a degree below 1.
+    """
+    import dataclasses
+
+    from fabricui.errors import ConfigError
+    from fabricui.tui.data import DP_STRATEGIES
+
+    values: dict[str, object] = {}
+    for word in text.lower().replace(",", " ").split():
+        match = _TOKEN.match(word)
+        if match:
+            degree = int(match.group(2))
+            if degree < 1:
+                raise ConfigError(f"{match.group(1)} must be at least 1 (got {degree})")
+            values[match.group(1)] = degree
+        elif word in DP_STRATEGIES:
+            values["dp_strategy"] = word
+        else:
+            raise ConfigError(
+                f"unknown word {word!r}: use tpN ppN epN and one of {', '.join(DP_STRATEGIES)}"
+            )
+    return dataclasses.replace(current, **values)  # type: ignore[arg-type]
+
+
+def check_layout_text(text: str) -> str | None:
+    """Error line for a malformed layout, else None."""
+    from fabricui.errors import FabricError
+    from fabricui.tui.data import LayoutChoice
+
+    try:
+        parse_layout(text, LayoutChoice())
+    except FabricError as exc:
+        return exc.message
+    return None
+
+
+def decision_bars(table: DecisionTable) -> list[Bar]:
+    """Two bars per strategy (group in one node, group across nodes): comm per step."""
+    from fabricui.units import format_time_us
+
+    bars = []
+    for row in table.rows:
+        for where, comm, verdict in (
+            ("intra", row.comm_us_intra, row.intra_verdict),
+            ("inter", row.comm_us_inter, row.inter_verdict),
+        ):
+            label = f"{row.name} {where}"
+            if comm is None:
+                bars.append(Bar(f"{label}: -  (needs 2+ nodes)", None))
+                continue
+            share = comm / table.step_us if table.step_us else 0.0
+            text = f"{format_time_us(comm):>9} {share:>5.0%} {verdict:<8}"
+            bars.append(Bar(label, comm, text, VERDICT_TONE.get(verdict, "normal")))
+    return bars
+
+
+def _comm_cell(comm_us: float | None, step_us: float) -> str:
+    if comm_us is None:
+        return "-"
+    return f"{_time(comm_us)} ({comm_us / step_us:.0%})" if step_us else _time(comm_us)
+
+
+def _time(time_us: float) -> str:
+    from fabricui.units import format_time_us
+
+    return "0" if time_us == 0 else format_time_us(time_us)
+
+
+def describe_layout(plan: PlanReport) -> str:
+    """``tp 8 x pp 1 x dp 4 (ep 1), 1 micro-batch, batch 4 x 8192``."""
+    lay = plan.layout
+    return (
+        f"tp {lay.tp} x pp {lay.pp} x dp {lay.dp} (ep {lay.ep}), {lay.microbatches} micro-batches, "
+        f"batch {lay.global_batch} x {lay.seq_len}"
+    )
+
+
+def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
+    """Step breakdown (compute, exposed communication, bubble, step, memory) and operations."""
+    lines = Table.grid(padding=(0, 1))
+    lines.add_column(no_wrap=True)
+    lines.add_column(justify="right", no_wrap=True)
+    lines.add_column()
+    lines.add_row("compute", _time(plan.compute_us), f"at {plan.mfu:.0%} MFU ({gpu_name})")
+    lines.add_row(
+        "exposed comm", _time(plan.exposed_comm_us), f"of {_time(plan.comm_us)} communication"
+    )
+    lines.add_row(
+        "pipeline bubble", _time(plan.bubble_us), f"{plan.bubble_fraction:.1%} of compute + bubble"
+    )
+    lines.add_row(Text("step", style="bold"), Text(_time(plan.step_us), style="bold"), "per GPU")
+    memory = getattr(plan, "memory_GB", None)
+    limit = getattr(plan, "memory_limit_GB", None)
+    if memory and limit:
+        fits = memory <= limit
+        lines.add_row(
+            "memory",
+            f"{memory:.0f} GB",
+            Text(
+                f"of {limit:.0f} GB usable" + ("" if fits else ": does not fit"),
+                style="" if fits else "red",
+            ),
+        )
+    ops = Table(box=None, padding=(0, 1), pad_edge=False)
+    for name, justify in (
+        ("operation", "left"),
+        ("group", "left"),
+        ("time", "right"),
+        ("exposed", "right"),
+        ("algo", "left"),
+    ):
+        ops.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for p in plan.operations:
+        ops.add_row(
+            f"{p.op.strategy} {p.op.collective}",
+            f"{p.op.group} x{p.group_size}",
+            _time(p.time_us),
+            _time(p.exposed_us),
+            p.algorithm,
+        )
+    if not plan.operations:
+        return Group(lines, Text(""), Text("no communication"))
+    return Group(lines, Text(""), ops)
+
+
+class StrategiesScreen(ViewScreen):
+    """The seeds' 'which parallelism survives this fabric?' on the selected topology.
+
+    Left: each strategy's communication per step (group inside one node, and across
+    nodes) against the step's compute, and the decision table. Right: the step breakdown of
+    one layout (``l`` to change it) and, after ``f``, the fastest layouts.
+    """
+
+    VIEW = "strategies"
+    VIEW_TITLE = "Strategies"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "pick_model", "Model", id="strategies.model", tooltip="Choose the model"),
+        Binding(
+            "l",
+            "ask_layout",
+            "Layout",
+            id="strategies.layout",
+            tooltip="TP, PP, EP degrees and DP flavour",
+        ),
+        Binding(
+            "f",
+            "search",
+            "Search",
+            id="strategies.search",
+            tooltip="Rank every layout by step time",
+        ),
+    ]
+    """Model, layout and the layout search."""
+
+    DEFAULT_CSS = """
+    StrategiesScreen #strat-controls { height: 1; padding: 0 1; color: $text-muted; }
+    StrategiesScreen #strat-body { height: 1fr; layout: grid; grid-size: 1; grid-rows: auto; }
+    StrategiesScreen.-wide #strat-body { grid-size: 2; grid-columns: 1fr 1fr; }
+    StrategiesScreen #strat-left, StrategiesScreen #strat-right { height: auto; }
+    StrategiesScreen.-wide #strat-right { border-left: vkey $primary-darken-2; }
+    StrategiesScreen .strat-title { color: $primary; text-style: bold; padding: 0 1; }
+    StrategiesScreen .strat-text { padding: 0 0 0 1; }
+    StrategiesScreen .strat-gap { margin-top: 1; }
+    """
+
+    class TableReady(Message):
+        """The decision table is computed."""
+
+        def __init__(self, data: FabricData, table: DecisionTable | None, error: str = "") -> None:
+            self.data = data
+            """Fabric it belongs to."""
+            self.table = table
+            """The table, or None with ``error``."""
+            self.error = error
+            """Why there is no table."""
+            super().__init__()
+
+    class PlanReady(Message):
+        """A layout's plan is computed."""
+
+        def __init__(self, data: FabricData, plan: PlanReport) -> None:
+            self.data = data
+            """Fabric it belongs to."""
+            self.plan = plan
+            """The engine's plan."""
+            super().__init__()
+
+    class SearchReady(Message):
+        """The layout search finished."""
+
+        def __init__(self, data: FabricData, plans: list[PlanReport]) -> None:
+            self.data = data
+            """Fabric it belongs to."""
+            self.plans = plans
+            """Fastest first."""
+            super().__init__()
+
+    def __init__(self) -> None:
+        super().__init__()
+        from fabricui.tui.data import DEFAULT_MODEL
+
+        self.model_id = DEFAULT_MODEL
+        """Model id."""
+        self.choice: LayoutChoice | None = None
+        """Layout planned (None: the default for the fabric)."""
+        self.table: DecisionTable | None = None
+        """The decision table shown."""
+        self.plan: PlanReport | None = None
+        """The plan shown."""
+        self.plans: list[PlanReport] = []
+        """Search results shown."""
+
+    def compose(self) -> ComposeResult:
+        """Header, controls, the two columns, footer."""
+        yield Header()
+        yield Static("", id="strat-controls", markup=False)
+        with VerticalScroll(id="strat-body"):
+            with Vertical(id="strat-left"):
+                yield Static(
+                    "communication per step vs compute", classes="strat-title", markup=False
+                )
+                yield BarChart(id="strat-bars")
+                yield Static("", id="strat-table", classes="strat-text strat-gap")
+            with Vertical(id="strat-right"):
+                yield Static("step breakdown", classes="strat-title", id="plan-title", markup=False)
+                yield Static("", id="strat-plan", classes="strat-text")
+                yield Static("", id="strat-search", classes="strat-text strat-gap")
+        yield Footer()
+
+    def on_resize(self) -> None:
+        """Two columns on wide terminals, one below the other on narrow ones."""
+        self.set_class(self.size.width >= 120, "-wide")
+
+    def _controls(self, busy: str = "") -> None:
+        layout = self.choice.label() if self.choice else "default"
+        text = f"model {self.model_id} [m] · layout {layout} [l] · search layouts [f]"
+        self.query_one("#strat-controls", Static).update(text + (f" · {busy}" if busy else ""))
+
+    def data_changed(self, data: FabricData) -> None:
+        """New fabric: table and plan again; the old search no longer applies."""
+        from fabricui.tui.data import LayoutChoice
+
+        app = self.fabric_app
+        self.model_id = app.take_option("model") or self.model_id
+        self.choice = None
+        layout = app.take_option("layout")
+        if layout:
+            self.choice = parse_layout(layout, LayoutChoice())
+        self.plans = []
+        self.query_one("#strat-search", Static).update("")
+        self.refresh_all()
+        if app.take_option("search"):
+            self.action_search()
+
+    def refresh_all(self) -> None:
+        """Recompute the decision table and the plan."""
+        data = self.data
+        if data is None:
+            return
+        if self.choice is None:
+            self.choice = data.default_layout(self.model_id)
+        self._controls("computing...")
+        self.query_one(BarChart).show_message("computing...")
+        self._table(data, self.model_id)
+        self._plan(data, self.model_id, self.choice)
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="strategies-table",
+        exit_on_error=False,
+        description="decision table",
+    )
+    def _table(self, data: FabricData, model_id: str) -> None:
+        from fabricui.errors import EngineError
+
+        try:
+            table: DecisionTable | None = data.decision_table(model_id)
+            error = ""
+        except EngineError as exc:  # e.g. one GPU per node: nothing to compare
+            table, error = None, exc.message
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.TableReady(data, table, error))
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="strategies-plan",
+        exit_on_error=False,
+        description="plan",
+    )
+    def _plan(self, data: FabricData, model_id: str, choice: LayoutChoice) -> None:
+        plan = data.plan(model_id, choice)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.PlanReady(data, plan))
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="strategies-search",
+        exit_on_error=False,
+        description="layout search",
+    )
+    def _search(self, data: FabricData, model_id: str, dp_strategy: str) -> None:
+        plans = data.search(model_id, dp_strategy)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.SearchReady(data, plans))
+
+    @on(TableReady)
+    def table_ready(self, message: TableReady) -> None:
+        """Bars and the decision table."""
+        if message.data is not self.data:
+            return
+        self._controls()
+        table = self.table = message.table
+        chart = self.query_one(BarChart)
+        out = self.query_one("#strat-table", Static)
+        if table is None:
+            chart.show_message(message.error)
+            out.update("")
+            return
+        from fabricui.units import format_time_us
+
+        chart.set_bars(
+            decision_bars(table),
+            marker=table.step_us,
+            marker_label=f"compute {format_time_us(table.step_us)}",
+        )
+        out.update(self._decision_renderable(table))
+
+    def _decision_renderable(self, table: DecisionTable) -> Table:
+        from fabricui.engine.strategies import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
+
+        grid = Table(
+            title=(
+                f"decision table: {table.model}, each strategy alone on {table.degree} GPUs, "
+                f"{table.microbatches} x {table.seq_len} tokens per GPU"
+            ),
+            title_justify="left",
+            box=None,
+            padding=(0, 1),
+            pad_edge=False,
+            caption=(
+                f"comm per step (% of compute); OK when the part not hidden behind compute is "
+                f"<= {OK_EXPOSED_FRACTION:.0%} of it, marginal above {GOOD_EXPOSED_FRACTION:.0%}"
+            ),
+            caption_justify="left",
+        )
+        for name in ("strategy", "intra comm", "OK intra", "inter comm", "OK inter"):
+            grid.add_column(name, no_wrap=True)
+        tones = {"yes": "green", "marginal": "yellow", "no": "red"}
+        for row in table.rows:
+            grid.add_row(
+                row.name,
+                _comm_cell(row.comm_us_intra, table.step_us),
+                Text(row.intra_verdict, style=tones.get(row.intra_verdict, "")),
+                _comm_cell(row.comm_us_inter, table.step_us),
+                Text(row.inter_verdict, style=tones.get(row.inter_verdict, "")),
+            )
+        return grid
+
+    @on(PlanReady)
+    def plan_ready(self, message: PlanReady) -> None:
+        """The step breakdown and the operations of the layout."""
+        if message.data is not self.data:
+            return
+        plan = self.plan = message.plan
+        self.query_one("#plan-title", Static).update(f"step breakdown: {describe_layout(plan)}")
+        self.query_one("#strat-plan", Static).update(
+            plan_renderable(plan, self.data.fabric.gpu.name)
+        )
+
+    @on(SearchReady)
+    def search_ready(self, message: SearchReady) -> None:
+        """The ranked layouts."""
+        if message.data is not self.data:
+            return
+        self._controls()
+        self.plans = message.plans
+        grid = Table(
+            title="fastest layouts that fit in memory",
+            title_justify="left",
+            box=None,
+            padding=(0, 1),
+            pad_edge=False,
+        )
+        for name in ("#", "tp", "pp", "dp", "ep", "mb", "step", "exposed", "bubble", "GB"):
+            grid.add_column(name, justify="right", no_wrap=True)
+        for i, p in enumerate(self.plans, 1):
+            lay = p.layout
+            grid.add_row(
+                str(i),
+                str(lay.tp),
+                str(lay.pp),
+                str(lay.dp),
+                str(lay.ep),
+                str(lay.microbatches),
+                _time(p.step_us),
+                _time(p.exposed_comm_us),
+                _time(p.bubble_us),
+                f"{getattr(p, 'memory_GB', 0.0):.0f}",
+            )
+        self.query_one("#strat-search", Static).update(grid)
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def action_pick_model(self) -> None:
+        """Choose the model."""
+        data = self.data
+        if data is None:
+            return
+
+        def done(model_id: str | None) -> None:
+            if model_id and model_id != self.model_id:
+                self.model_id = model_id
+                self.choice = None
+                self.plans = []
+                self.query_one("#strat-search", Static).update("")
+                self.refresh_all()
+
+        choices = [
+            (m.id, f"{m.id:<14} {m.params_B:>6g}B  {m.name}")
+            for m in sorted(data.catalog.models.values(), key=lambda m: m.params_B)
+        ]
+        self.app.push_screen(PickerModal("Model", choices, self.model_id), done)
+
+    def action_ask_layout(self) -> None:
+        """Ask for TP, PP, EP and the DP flavour."""
+        data = self.data
+        if data is None or self.choice is None:
+            return
+        from fabricui.tui.data import DP_STRATEGIES
+
+        def done(text: str | None) -> None:
+            if text and self.choice is not None and self.data is not None:
+                self.choice = parse_layout(text, self.choice)
+                self._controls("computing...")
+                self._plan(self.data, self.model_id, self.choice)
+
+        self.app.push_screen(
+            PromptModal(
+                "Layout (DP takes the GPUs left over)",
+                self.choice.label(),
+                f"tpN ppN epN and one of {', '.join(DP_STRATEGIES)}",
+                check_layout_text,
+            ),
+            done,
+        )
+
+    def action_search(self) -> None:
+        """Rank every valid layout on all GPUs (in a worker)."""
+        if self.data is None or self.choice is None:
+            return
+        self._controls("searching layouts...")
+        self.query_one("#strat-search", Static).update("searching layouts...")
+        self._search(self.data, self.model_id, self.choice.dp_strategy)
+
+    def status_text(self) -> str:
+        """Model for the sub-title."""
+        return self.model_id

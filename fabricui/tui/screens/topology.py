@@ -1,0 +1,347 @@
+"""The topology view: the fabric map with a GPU cursor, source and destination, and the path."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widgets import Footer, Header, Static
+from textual.worker import get_current_worker
+
+from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.widgets.path_panel import PathPanel
+from fabricui.tui.widgets.topology_map import TopologyMap
+
+if TYPE_CHECKING:
+    from fabricui.engine.evaluate import PathReport
+    from fabricui.tui.data import FabricData
+
+#: Message size the path panel starts with [bytes] (1 GiB, as the README's example).
+DEFAULT_SIZE = 2**30
+#: Largest and smallest sizes ``+`` and ``-`` reach [bytes].
+MAX_SIZE, MIN_SIZE = 2**44, 1
+
+_SIZE = Binding.Group("size", compact=True)
+
+
+def check_size(text: str) -> str | None:
+    """Error line for a bad size, else None."""
+    from fabricui.errors import FabricError
+    from fabricui.units import parse_size
+
+    try:
+        value = parse_size(text)
+    except FabricError as exc:
+        return exc.message
+    return None if value >= 1 else "size must be at least 1 byte"
+
+
+class TopologyScreen(ViewScreen):
+    """Nodes, switches and NICs with a GPU cursor; ``s``/``d`` route a path shown at the side.
+
+    Different-node paths light up the NIC and leaf/spine legs on the map; the side panel
+    lists every hop, the bottleneck, the latency and the transfer time of the message size.
+    """
+
+    VIEW = "topology"
+    VIEW_TITLE = "Topology"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "s",
+            "mark_source",
+            "Source",
+            id="path.source",
+            tooltip="Route from the GPU under the cursor",
+        ),
+        Binding(
+            "d",
+            "mark_destination",
+            "Dest",
+            id="path.destination",
+            tooltip="Route to the GPU under the cursor",
+        ),
+        Binding(
+            "plus,equals_sign",
+            "size(2)",
+            "Size x2",
+            id="path.size_up",
+            tooltip="Double the message size",
+            key_display="+",
+            group=_SIZE,
+        ),
+        Binding(
+            "minus",
+            "size(0.5)",
+            "Size /2",
+            id="path.size_down",
+            tooltip="Halve the message size",
+            key_display="-",
+            group=_SIZE,
+        ),
+        Binding(
+            "m",
+            "ask_size",
+            "Type size",
+            show=False,
+            id="path.size",
+            tooltip="Type a message size (64K, 1G, 1GB)",
+        ),
+        Binding(
+            "x", "swap", "Swap", show=False, id="path.swap", tooltip="Swap source and destination"
+        ),
+        Binding(
+            "g",
+            "goto",
+            "Go to",
+            id="map.goto",
+            tooltip="Move the cursor to a GPU id (n3.g7 or a rank)",
+        ),
+        Binding(
+            "z",
+            "zoom",
+            "Zoom",
+            id="map.zoom",
+            tooltip="Zoom into the node under the cursor, or back out",
+        ),
+        Binding(
+            "escape",
+            "zoom_out",
+            "Zoom out",
+            show=False,
+            id="map.zoom_out",
+            tooltip="Show every node",
+        ),
+    ]
+    """Path and map keys (the map adds the cursor keys)."""
+
+    DEFAULT_CSS = """
+    TopologyScreen #topology-body { height: 1fr; }
+    TopologyScreen TopologyMap { width: 1fr; height: 1fr; }
+    TopologyScreen #path-side { width: 46; height: 1fr; border-left: vkey $primary-darken-2; }
+    TopologyScreen.-wide #path-side { width: 60; }
+    TopologyScreen #map-legend { height: 1; color: $text-muted; padding: 0 1; }
+    """
+
+    class PathComputed(Message):
+        """A routed path is ready (posted by the routing worker)."""
+
+        def __init__(self, report: PathReport) -> None:
+            self.report = report
+            """The engine's report."""
+            super().__init__()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.src: int | None = None
+        """Source rank."""
+        self.dst: int | None = None
+        """Destination rank."""
+        self.size_bytes = DEFAULT_SIZE
+        """Message size for the transfer time [bytes]."""
+        self.report: PathReport | None = None
+        """The path shown (the engine's report, unchanged)."""
+
+    def compose(self) -> ComposeResult:
+        """Header, legend, the map and the path panel, footer."""
+        yield Header()
+        yield Static(
+            "arrows move · s source · d dest · +/- size · z zoom · ? keys · [..] on path",
+            id="map-legend",
+        )
+        with Horizontal(id="topology-body"):
+            yield TopologyMap(id="map")
+            with VerticalScroll(id="path-side"):
+                yield PathPanel(id="path")
+        yield Footer()
+
+    def on_resize(self) -> None:
+        """Give the path panel a full table on wide terminals."""
+        self.set_class(self.size.width >= 140, "-wide")
+
+    @property
+    def map(self) -> TopologyMap:
+        """The map widget."""
+        return self.query_one(TopologyMap)
+
+    @property
+    def panel(self) -> PathPanel:
+        """The path panel."""
+        return self.query_one(PathPanel)
+
+    def data_changed(self, data: FabricData) -> None:
+        """New fabric: reset the endpoints (or take the command line's) and route."""
+        self.size_bytes = self.fabric_app.take_initial_size() or self.size_bytes
+        src, dst = data.default_pair()
+        wanted = self.fabric_app.take_initial_pair()
+        if wanted is not None:
+            try:
+                src = data.parse_gpu(wanted[0]) if wanted[0] else src
+                dst = data.parse_gpu(wanted[1]) if wanted[1] else dst
+            except Exception as exc:  # EngineError: bad id on the command line
+                self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
+        self.src, self.dst = src, dst
+        self.map.show_fabric(data.fabric, cursor=src)
+        self.map.focus()
+        self.route()
+
+    def status_text(self) -> str:
+        """Zoom state for the sub-title."""
+        if self.data is not None and self.map.zoom is not None:
+            return f"zoomed on n{self.map.zoom}"
+        return ""
+
+    # --- routing ---------------------------------------------------------------------------
+
+    def route(self) -> None:
+        """Route src -> dst in a worker, or say what is missing."""
+        data = self.data
+        if data is None:
+            return
+        fabric = data.fabric
+        if self.src is None:
+            self.panel.show_message("press s on a GPU to choose the source")
+        elif self.dst is None:
+            self.panel.show_message(
+                "press d on another GPU (or click it) to route",
+                src_name=fabric.gpu_name(self.src),
+            )
+        else:
+            self._route(data, self.src, self.dst, self.size_bytes)
+            return
+        self.report = None
+        self.map.set_marks(self.src, self.dst)
+
+    @work(thread=True, exclusive=True, group="path", exit_on_error=False, description="route")
+    def _route(self, data: FabricData, src: int, dst: int, size_bytes: int) -> None:
+        report = data.path(src, dst, size_bytes)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.PathComputed(report))
+
+    @on(PathComputed)
+    def path_computed(self, message: PathComputed) -> None:
+        """Show the path on the map and in the panel."""
+        data = self.data
+        report = message.report
+        if data is None or report.topology != data.fabric.spec.id:
+            return
+        self.report = report
+        devices = set()
+        for hop in report.hops:
+            for name in (hop.src, hop.dst):
+                dev = data.device_id(name)
+                if dev is not None:
+                    devices.add(dev)
+        narrow = report.hops[report.bottleneck_hop]
+        bottleneck = {data.device_id(narrow.src), data.device_id(narrow.dst)} - {None}
+        self.map.set_marks(self.src, self.dst, frozenset(devices), frozenset(bottleneck))  # type: ignore[arg-type]
+        self.panel.show_report(report)
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def action_mark_source(self) -> None:
+        """The GPU under the cursor becomes the source."""
+        if self.data is None:
+            return
+        self.src = self.map.cursor
+        if self.dst == self.src:
+            self.dst = None
+        self.route()
+
+    def action_mark_destination(self) -> None:
+        """The GPU under the cursor becomes the destination."""
+        if self.data is None:
+            return
+        rank = self.map.cursor
+        if rank == self.src:
+            self.app.notify("source and destination are the same GPU", severity="warning")
+            return
+        self.dst = rank
+        self.route()
+
+    def action_swap(self) -> None:
+        """Swap source and destination."""
+        if self.src is not None and self.dst is not None:
+            self.src, self.dst = self.dst, self.src
+            self.route()
+
+    @on(TopologyMap.GpuClicked)
+    def gpu_clicked(self, message: TopologyMap.GpuClicked) -> None:
+        """First click picks the source, the next one the destination (as in the seeds)."""
+        if self.src is None or self.dst is not None:
+            self.src, self.dst = message.rank, None
+        elif message.rank != self.src:
+            self.dst = message.rank
+        self.route()
+
+    def action_size(self, factor: float) -> None:
+        """Double or halve the message size."""
+        size = int(self.size_bytes * factor)
+        self.size_bytes = max(MIN_SIZE, min(MAX_SIZE, size))
+        self.route()
+
+    def action_ask_size(self) -> None:
+        """Ask for a message size."""
+        from fabricui.units import format_bytes, parse_size
+
+        def done(value: str | None) -> None:
+            if value:
+                self.size_bytes = parse_size(value)
+                self.route()
+
+        current = format_bytes(self.size_bytes).replace(" ", "").replace("iB", "")
+        self.app.push_screen(
+            PromptModal(
+                "Message size", current, "8, 64K, 1G (binary), 1GB (decimal), 1GiB", check_size
+            ),
+            done,
+        )
+
+    def action_goto(self) -> None:
+        """Ask for a GPU id and move the cursor there."""
+        data = self.data
+        if data is None:
+            return
+
+        def check(text: str) -> str | None:
+            from fabricui.errors import FabricError
+
+            try:
+                data.parse_gpu(text)
+            except FabricError as exc:
+                return exc.message
+            return None
+
+        def done(value: str | None) -> None:
+            if value:
+                rank = data.parse_gpu(value)
+                node = rank // data.fabric.gpus_per_node
+                if self.map.zoom is not None and self.map.zoom != node:
+                    self.map.set_zoom(node)
+                self.map.cursor = rank
+
+        last = data.fabric.gpu_name(data.fabric.n_gpus - 1)
+        self.app.push_screen(
+            PromptModal("Go to GPU", "", f"n<node>.g<gpu> (n0.g0 .. {last}) or a rank", check), done
+        )
+
+    def action_zoom(self) -> None:
+        """Zoom into the cursor's node, or back out."""
+        if self.data is None:
+            return
+        if self.map.zoom is None:
+            self.map.set_zoom(self.map.cursor // self.data.fabric.gpus_per_node)
+        else:
+            self.map.set_zoom(None)
+        self.fabric_app.update_titles()
+
+    def action_zoom_out(self) -> None:
+        """Show every node again."""
+        if self.map.zoom is not None:
+            self.map.set_zoom(None)
+            self.fabric_app.update_titles()

@@ -1,0 +1,1 @@
+"""Widgets of the explorer, one widget (family) per module."""

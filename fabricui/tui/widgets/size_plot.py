@@ -1,0 +1,130 @@
+"""A column plot of one figure against message size (busbw against size, log-x)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.widget import Widget
+
+#: Widest a single size's column gets (including its gap).
+MAX_COLUMN_WIDTH = 6
+#: Vertical eighth blocks, empty to full.
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def short_size(size_bytes: float) -> str:
+    """``8``, ``64K``, ``1G``: nccl-tests' binary suffixes, for axis labels."""
+    value = float(size_bytes)
+    for suffix in ("", "K", "M", "G", "T"):
+        if value < 1024 or suffix == "T":
+            return f"{value:.0f}{suffix}" if value == int(value) else f"{value:.3g}{suffix}"
+        value /= 1024
+    return f"{value:.3g}T"  # pragma: no cover - loop always returns
+
+
+def plot_columns(n: int, width: int) -> list[int]:
+    """Which size each column draws (-1: a gap): wide plots give every size the same bar
+    and a gap after it, narrow ones sample the sizes evenly."""
+    if n <= 0:
+        return []
+    if width >= 2 * n:
+        per = min(width // n, MAX_COLUMN_WIDTH)
+        return [i if c < per - 1 else -1 for i in range(n) for c in range(per)]
+    if width >= n:
+        return list(range(n))
+    return [min(n - 1, int(c * n / width)) for c in range(width)]
+
+
+class SizePlot(Widget):
+    """Columns of a figure for each size: sizes spread evenly (log-x), linear y from 0.
+
+    The selected size's column is drawn in the highlight tone, so the plot follows the
+    table's cursor.
+    """
+
+    DEFAULT_CSS = """
+    SizePlot { height: 1fr; padding: 0 1; }
+    SizePlot > .size-plot--bar { color: $primary; }
+    SizePlot > .size-plot--selected { color: $warning; text-style: bold; }
+    SizePlot > .size-plot--axis { color: $text-muted; }
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "size-plot--bar",
+        "size-plot--selected",
+        "size-plot--axis",
+    }
+    """Tones of the columns, the selected column and the axes."""
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id, classes=classes)
+        self.sizes: list[float] = []
+        """Message sizes [bytes], ascending."""
+        self.values: list[float] = []
+        """The figure for each size (GB/s)."""
+        self.selected: int | None = None
+        """Index of the highlighted size."""
+        self.title = "busbw GB/s"
+        """Caption above the plot."""
+
+    def set_data(self, sizes: Sequence[float], values: Sequence[float], title: str) -> None:
+        """Plot ``values`` against ``sizes``."""
+        self.sizes, self.values, self.title = list(sizes), list(values), title
+        self.refresh()
+
+    def select(self, index: int | None) -> None:
+        """Highlight one size."""
+        self.selected = index
+        self.refresh()
+
+    def _style(self, name: str):  # type: ignore[no-untyped-def]
+        return self.get_component_rich_style(f"size-plot--{name}", partial=True)
+
+    def render(self) -> Text:
+        """The plot for the current size."""
+        out = Text(no_wrap=True, overflow="crop")
+        if not self.values:
+            return out
+        top = max(self.values) or 1.0
+        y_labels = [f"{top:.4g}", f"{top / 2:.4g}", "0"]
+        axis_w = max(len(s) for s in y_labels) + 1
+        width = max(4, self.size.width - axis_w)
+        height = max(2, self.size.height - 3)
+        n = len(self.values)
+        columns = plot_columns(n, width)
+        out.append(self.title + "\n", self._style("axis"))
+        for row in range(height):
+            level = height - row
+            label = ""
+            if row == 0:
+                label = y_labels[0]
+            elif row == height // 2:
+                label = y_labels[1]
+            out.append(label.rjust(axis_w - 1) + "│", self._style("axis"))
+            for index in columns:
+                if index < 0:
+                    out.append(" ")
+                    continue
+                fill = self.values[index] / top * height
+                part = min(8, max(0, int(round((fill - (level - 1)) * 8))))
+                tone = "selected" if index == self.selected else "bar"
+                out.append(BLOCKS[part], self._style(tone))
+            out.append("\n")
+        out.append(" " * (axis_w - 1) + "└" + "─" * width + "\n", self._style("axis"))
+        first, last = short_size(self.sizes[0]), short_size(self.sizes[-1])
+        middle = short_size(self.sizes[n // 2])
+        axis = [" "] * (width + axis_w)
+        used = len(columns)
+        marks = [(axis_w, first)]
+        if n > 2:
+            marks.append((axis_w + used // 2 - len(middle) // 2, middle))
+        if n > 1:
+            marks.append((axis_w + used - len(last), last))
+        for pos, label in marks:
+            for i, ch in enumerate(label):
+                if 0 <= pos + i < len(axis):
+                    axis[pos + i] = ch
+        out.append("".join(axis).rstrip(), self._style("axis"))
+        return out

@@ -1,0 +1,567 @@
+"""The topology map: nodes as boxes of GPUs, switches and NICs, the network below, a GPU cursor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+if TYPE_CHECKING:
+    from textual import events
+
+    from fabricui.fabric.fabric import Fabric
+
+#: Above this many nodes the map shows a compact overview (one glyph per GPU).
+DETAIL_MAX_NODES = 8
+#: Row labels of the device kinds drawn inside a node box, in drawing order.
+ROW_KINDS = (("GPU", 0), ("NVSw", 3), ("PCIe", 2), ("CPU", 1), ("NIC", 4))
+#: Width of the row-label column inside a node box.
+LABEL_W = 6
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A piece of one map line."""
+
+    text: str
+    """What is drawn (a device cell is drawn with a bracket either side)."""
+    role: str
+    """``text``, ``dim``, ``title``, ``border``, ``gpu``, ``dev``, ``glyph`` or ``node``."""
+    dev: int = -1
+    """Device id of a device cell, else -1."""
+    rank: int = -1
+    """Global rank of a GPU cell, else -1."""
+    node: int = -1
+    """Node of a ``node`` label cell, else -1."""
+
+    @property
+    def width(self) -> int:
+        """Columns the cell takes (device cells add a bracket either side)."""
+        return len(self.text) + (2 if self.role in ("gpu", "dev") else 0)
+
+
+@dataclass
+class MapLayout:
+    """Lines of cells for one width and zoom, plus where each GPU is."""
+
+    lines: list[list[Cell]] = field(default_factory=list)
+    """The map, line by line."""
+    gpu_at: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """rank -> (line, column) of its cell."""
+    width: int = 0
+    """Widest line [columns]."""
+
+    def add(self, cells: list[Cell]) -> None:
+        """Append a line, recording its GPU cells."""
+        y = len(self.lines)
+        x = 0
+        for cell in cells:
+            if cell.rank >= 0:
+                self.gpu_at[cell.rank] = (y, x)
+            x += cell.width
+        self.width = max(self.width, x)
+        self.lines.append(cells)
+
+    def gpus_on_line(self, y: int) -> list[tuple[int, int]]:
+        """(column, rank) of the GPU cells of line ``y``."""
+        out, x = [], 0
+        for cell in self.lines[y]:
+            if cell.rank >= 0:
+                out.append((x, cell.rank))
+            x += cell.width
+        return out
+
+    def cell_at(self, x: int, y: int) -> Cell | None:
+        """The cell covering column ``x`` of line ``y``."""
+        if not 0 <= y < len(self.lines):
+            return None
+        left = 0
+        for cell in self.lines[y]:
+            if left <= x < left + cell.width:
+                return cell
+            left += cell.width
+        return None
+
+
+def _pad(cells: list[Cell], width: int) -> list[Cell]:
+    used = sum(c.width for c in cells)
+    return cells + ([Cell(" " * (width - used), "text")] if width > used else [])
+
+
+def _device_rows(fabric: Fabric, node: int) -> list[tuple[str, list[int]]]:
+    """(label, device ids) for each kind present in a node, in ``ROW_KINDS`` order."""
+    d = fabric.node_devices
+    kinds = fabric.dev_kind[:d]
+    rows = []
+    for label, kind in ROW_KINDS:
+        local = [i for i in range(d) if int(kinds[i]) == kind]
+        if local:
+            rows.append((label, [node * d + i for i in local]))
+    return rows
+
+
+def _cell_of(fabric: Fabric, dev: int, role: str, width: int) -> Cell:
+    index = str(int(fabric.dev_index[dev])).rjust(width)
+    rank = -1
+    if role == "gpu":
+        node = int(fabric.dev_node[dev])
+        rank = node * fabric.gpus_per_node + int(fabric.dev_index[dev])
+    return Cell(index, role, dev=dev, rank=rank)
+
+
+def _row_notes(fabric: Fabric) -> dict[str, str]:
+    spec = fabric.spec
+    notes: dict[str, str] = {}
+    if spec.intra.link:
+        notes["NVSw"] = spec.intra.link
+    notes["PCIe"] = spec.intra.host_link or fabric.gpu.pcie
+    if spec.net is not None:
+        notes["NIC"] = spec.net.link
+    return notes
+
+
+def node_box(fabric: Fabric, node: int, inner: int) -> list[list[Cell]]:
+    """One node as a box: a title line, one line (or more) per device kind, a bottom line."""
+    title = f" n{node} "
+    lines = [
+        [
+            Cell("╭─", "border"),
+            Cell(title, "title"),
+            Cell("─" * (inner - len(title) - 1) + "╮", "border"),
+        ]
+    ]
+    notes = _row_notes(fabric)
+    for label, devs in _device_rows(fabric, node):
+        role = "gpu" if label == "GPU" else "dev"
+        digits = len(str(len(devs) - 1))
+        cells = [_cell_of(fabric, dev, role, digits) for dev in devs]
+        per_line = max(1, (inner - LABEL_W) // (digits + 2))
+        for start in range(0, len(cells), per_line):
+            chunk = cells[start : start + per_line]
+            head = Cell((" " + label if start == 0 else "").ljust(LABEL_W), "dim")
+            row = [head, *chunk]
+            used = sum(c.width for c in row)
+            note = notes.get(label, "") if start == 0 else ""
+            if note and used + len(note) + 1 <= inner:
+                row.append(Cell(" " * (inner - used - len(note)) + note, "dim"))
+            lines.append([Cell("│", "border"), *_pad(row, inner), Cell("│", "border")])
+    lines.append([Cell("╰" + "─" * inner + "╯", "border")])
+    return lines
+
+
+def _box_inner(fabric: Fabric, width: int) -> int:
+    rows = _device_rows(fabric, 0)
+    widest = max(len(devs) * (len(str(len(devs) - 1)) + 2) for _, devs in rows) + LABEL_W
+    return max(18, min(widest + 1, width - 2))
+
+
+def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
+    from fabricui.fabric.fabric import DeviceKind
+
+    lines: list[list[Cell]] = []
+    net = fabric.spec.net
+    for label, kind in (("Leaf", DeviceKind.LEAF), ("Spine", DeviceKind.SPINE)):
+        devs = [int(d) for d in fabric.devices_of_kind(kind)]
+        if not devs:
+            continue
+        digits = len(str(len(devs) - 1))
+        cells = [_cell_of(fabric, dev, "dev", digits) for dev in devs]
+        per_line = max(1, (width - LABEL_W - 1) // (digits + 2))
+        for start in range(0, len(cells), per_line):
+            head = Cell((label if start == 0 else "").ljust(LABEL_W + 1), "dim")
+            lines.append([head, *cells[start : start + per_line]])
+    if lines and net is not None:
+        leafs = len(fabric.devices_of_kind(DeviceKind.LEAF))
+        spines = len(fabric.devices_of_kind(DeviceKind.SPINE))
+        text = f"network: {net.link}, {leafs} leaf switch{'es' * (leafs != 1)}"
+        text += f", {spines} spine{'s' * (spines != 1)}" if spines else " (no spines)"
+        lines.insert(0, [Cell(text, "dim")])
+    return lines
+
+
+def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]]:
+    """Runs of consecutive nodes cabled to the same leaf switches, with a header each."""
+    from fabricui.fabric.fabric import DeviceKind
+
+    kind = fabric.dev_kind
+    src, dst = fabric.link_src, fabric.link_dst
+    mask = (kind[src] == DeviceKind.NIC) & (kind[dst] == DeviceKind.LEAF)
+    leafs: dict[int, set[int]] = {}
+    for node, leaf in zip(
+        fabric.dev_node[src[mask]].tolist(), fabric.dev_index[dst[mask]].tolist()
+    ):
+        leafs.setdefault(int(node), set()).add(int(leaf))
+    groups: list[tuple[frozenset[int], list[int]]] = []
+    for node in nodes:
+        key = frozenset(leafs.get(node, set()))
+        if groups and groups[-1][0] == key:
+            groups[-1][1].append(node)
+        else:
+            groups.append((key, [node]))
+    if len(groups) > max(1, len(nodes) // 4):
+        groups = [(frozenset(), nodes[i : i + 16]) for i in range(0, len(nodes), 16)]
+    out = []
+    for key, members in groups:
+        span = f"n{members[0]}-n{members[-1]}" if len(members) > 1 else f"n{members[0]}"
+        if key:
+            listed = " ".join(str(i) for i in sorted(key)[:8]) + (" ..." if len(key) > 8 else "")
+            out.append((f"{span} · leafs {listed}", members))
+        else:
+            out.append((span, members))
+    return out
+
+
+def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayout:
+    """Lay the fabric out for ``width`` columns: node boxes, or an overview of big fabrics.
+
+    Args:
+        fabric: The fabric.
+        width: Columns available.
+        zoom: A node to draw alone (its box and the network), or None for every node.
+
+    Returns:
+        The layout.
+    """
+    width = max(24, width)
+    layout = MapLayout()
+    nodes = [zoom] if zoom is not None else list(range(fabric.nodes))
+    if len(nodes) <= DETAIL_MAX_NODES:
+        inner = _box_inner(fabric, width)
+        per_row = max(1, (width + 1) // (inner + 3))
+        for start in range(0, len(nodes), per_row):
+            boxes = [node_box(fabric, n, inner) for n in nodes[start : start + per_row]]
+            for parts in zip(*boxes):
+                line: list[Cell] = []
+                for i, part in enumerate(parts):
+                    if i:
+                        line.append(Cell(" ", "text"))
+                    line.extend(part)
+                layout.add(line)
+    else:
+        label_w = len(f"n{fabric.nodes - 1}") + 1
+        seg_w = label_w + fabric.gpus_per_node + 2
+        per_row = max(1, width // seg_w)
+        for header, members in _leaf_groups(fabric, nodes):
+            layout.add([Cell(header, "dim")])
+            for start in range(0, len(members), per_row):
+                line = []
+                for node in members[start : start + per_row]:
+                    line.append(Cell(f"n{node}".ljust(label_w), "node", node=node))
+                    base = node * fabric.gpus_per_node
+                    for g in range(fabric.gpus_per_node):
+                        dev = int(fabric.gpu_dev[base + g])
+                        line.append(Cell("·", "glyph", dev=dev, rank=base + g))
+                    line.append(Cell("  ", "text"))
+                layout.add(line)
+    net = _network_lines(fabric, width)
+    if net:
+        layout.add([])
+        for line in net:
+            layout.add(line)
+    return layout
+
+
+class TopologyMap(ScrollView, can_focus=True):
+    """The fabric drawn as node boxes (or an overview of big fabrics) with a GPU cursor.
+
+    Arrow keys move the cursor over GPUs; a click moves it too and posts ``GpuClicked``.
+    Devices on the routed path are bracketed and coloured; the source and destination GPUs
+    and the narrowest hop's devices get their own colours.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left", "move(-1)", "GPU left", show=False, id="map.left", tooltip="Previous GPU"),
+        Binding("right", "move(1)", "GPU right", show=False, id="map.right", tooltip="Next GPU"),
+        Binding("up", "vertical(-1)", "GPU up", show=False, id="map.up", tooltip="GPU above"),
+        Binding("down", "vertical(1)", "GPU down", show=False, id="map.down", tooltip="GPU below"),
+        Binding(
+            "left_square_bracket",
+            "node(-1)",
+            "Prev node",
+            show=False,
+            id="map.prev_node",
+            tooltip="Same GPU on the previous node",
+        ),
+        Binding(
+            "right_square_bracket",
+            "node(1)",
+            "Next node",
+            show=False,
+            id="map.next_node",
+            tooltip="Same GPU on the next node",
+        ),
+        Binding("home", "first", "First GPU", show=False, id="map.first", tooltip="GPU 0"),
+        Binding("end", "last", "Last GPU", show=False, id="map.last", tooltip="The last GPU"),
+    ]
+    """Cursor keys (the screen adds source, destination and zoom)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "topology-map--gpu",
+        "topology-map--dev",
+        "topology-map--path",
+        "topology-map--src",
+        "topology-map--dst",
+        "topology-map--bottleneck",
+        "topology-map--cursor",
+        "topology-map--title",
+        "topology-map--border",
+        "topology-map--dim",
+    }
+    """Styles of the map's parts (see ``DEFAULT_CSS``)."""
+
+    DEFAULT_CSS = """
+    TopologyMap {
+        background: $surface;
+        scrollbar-size-vertical: 1;
+    }
+    TopologyMap > .topology-map--gpu { color: $text; }
+    TopologyMap > .topology-map--dev { color: $text-muted; }
+    TopologyMap > .topology-map--path { color: yellow; text-style: bold; }
+    TopologyMap > .topology-map--src { color: lime; text-style: bold underline; }
+    TopologyMap > .topology-map--dst { color: magenta; text-style: bold underline; }
+    TopologyMap > .topology-map--bottleneck { color: red; text-style: bold; }
+    TopologyMap > .topology-map--cursor { text-style: reverse; }
+    TopologyMap > .topology-map--title { color: $primary; text-style: bold; }
+    TopologyMap > .topology-map--border { color: $primary-darken-1; }
+    TopologyMap > .topology-map--dim { color: $text-muted; }
+    """
+
+    cursor: reactive[int] = reactive(0, init=False)
+    """Global rank under the cursor."""
+
+    class CursorMoved(Message):
+        """The cursor moved to another GPU."""
+
+        def __init__(self, rank: int) -> None:
+            self.rank = rank
+            """The rank now under the cursor."""
+            super().__init__()
+
+    class GpuClicked(Message):
+        """A GPU was clicked with the mouse."""
+
+        def __init__(self, rank: int) -> None:
+            self.rank = rank
+            """The rank clicked."""
+            super().__init__()
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id, classes=classes)
+        self.fabric: Fabric | None = None
+        """The fabric drawn (None until loaded)."""
+        self.zoom: int | None = None
+        """The node drawn alone, or None."""
+        self.src: int | None = None
+        """Source rank."""
+        self.dst: int | None = None
+        """Destination rank."""
+        self.path_devs: frozenset[int] = frozenset()
+        """Devices on the routed path."""
+        self.bottleneck_devs: frozenset[int] = frozenset()
+        """The two devices of the narrowest hop."""
+        self._layout = MapLayout()
+        self._layout_key: tuple[int, int, int | None] | None = None
+
+    # --- state from the screen -------------------------------------------------------------
+
+    def show_fabric(self, fabric: Fabric, cursor: int = 0) -> None:
+        """Draw another fabric, with the cursor on ``cursor``."""
+        self.fabric = fabric
+        self.zoom = None
+        self.src = self.dst = None
+        self.path_devs = self.bottleneck_devs = frozenset()
+        self._layout_key = None
+        self.set_reactive(TopologyMap.cursor, min(max(cursor, 0), fabric.n_gpus - 1))
+        self._relayout()
+
+    def set_marks(
+        self,
+        src: int | None,
+        dst: int | None,
+        path_devs: frozenset[int] = frozenset(),
+        bottleneck_devs: frozenset[int] = frozenset(),
+    ) -> None:
+        """Mark the source, destination and the path's devices."""
+        self.src, self.dst = src, dst
+        self.path_devs, self.bottleneck_devs = path_devs, bottleneck_devs
+        self.refresh()
+
+    def set_zoom(self, node: int | None) -> None:
+        """Draw one node alone (with the network), or every node when None."""
+        self.zoom = node
+        self._relayout()
+
+    @property
+    def layout_lines(self) -> MapLayout:
+        """The current layout (for tests and the text snapshot)."""
+        return self._layout
+
+    # --- layout ----------------------------------------------------------------------------
+
+    def _relayout(self) -> None:
+        if self.fabric is None:
+            return
+        width = max(24, self.scrollable_content_region.width or self.size.width or 80)
+        key = (id(self.fabric), width, self.zoom)
+        if key != self._layout_key:
+            self._layout = build_layout(self.fabric, width, self.zoom)
+            self._layout_key = key
+            self.virtual_size = Size(self._layout.width, len(self._layout.lines))
+        self.refresh()
+        self.call_after_refresh(self._scroll_to_cursor)
+
+    def on_resize(self) -> None:
+        """Lay out again for the new width."""
+        self._relayout()
+
+    def _scroll_to_cursor(self) -> None:
+        pos = self._layout.gpu_at.get(self.cursor)
+        if pos is None:
+            return
+        y, x = pos
+        self.scroll_to_region(Region(x, max(0, y - 1), 4, 3), animate=False, immediate=True)
+
+    # --- rendering -------------------------------------------------------------------------
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"topology-map--{name}", partial=True)
+
+    def render_line(self, y: int) -> Strip:
+        """Draw one line of the map, scrolled."""
+        scroll_x, scroll_y = self.scroll_offset
+        index = y + scroll_y
+        base = self.rich_style
+        if index >= len(self._layout.lines):
+            return Strip.blank(self.size.width, base)
+        segments = []
+        for cell in self._layout.lines[index]:
+            segments.extend(self._cell_segments(cell, base))
+        strip = Strip(segments).crop(scroll_x, scroll_x + self.size.width)
+        return strip.extend_cell_length(self.size.width, base)
+
+    def _cell_segments(self, cell: Cell, base: Style) -> list[Segment]:
+        role = cell.role
+        if role in ("text", "dim", "title", "border"):
+            style = base if role == "text" else base + self._style(role)
+            return [Segment(cell.text, style)]
+        if role == "node":
+            on_path = self._node_on_path(cell.node)
+            style = base + self._style("path" if on_path else "dim")
+            return [Segment(cell.text, style)]
+        on_path = cell.dev in self.path_devs
+        style = base + self._style("gpu" if cell.rank >= 0 else "dev")
+        if on_path:
+            style += self._style("path")
+        if cell.dev in self.bottleneck_devs:
+            style += self._style("bottleneck")
+        text = cell.text
+        if cell.rank >= 0 and cell.rank == self.src:
+            style += self._style("src")
+        elif cell.rank >= 0 and cell.rank == self.dst:
+            style += self._style("dst")
+        if role == "glyph":
+            if cell.rank == self.src:
+                text = "S"
+            elif cell.rank == self.dst:
+                text = "D"
+            elif on_path:
+                text = "■"
+            if cell.rank == self.cursor:
+                style += self._style("cursor")
+            return [Segment(text, style)]
+        left, right = ("[", "]") if on_path else (" ", " ")
+        if cell.rank >= 0 and cell.rank == self.cursor:
+            return [
+                Segment(left, style),
+                Segment(text, style + self._style("cursor")),
+                Segment(right, style),
+            ]
+        return [Segment(f"{left}{text}{right}", style)]
+
+    def _node_on_path(self, node: int) -> bool:
+        fabric = self.fabric
+        if fabric is None or not self.path_devs:
+            return False
+        return any(int(fabric.dev_node[d]) == node for d in self.path_devs)
+
+    def render_text(self) -> str:
+        """The whole map as plain text (brackets mark the path; no cursor)."""
+        out = []
+        for line in self._layout.lines:
+            parts = []
+            for cell in line:
+                parts.append("".join(s.text for s in self._cell_segments(cell, Style())))
+            out.append("".join(parts).rstrip())
+        return "\n".join(out)
+
+    # --- cursor ----------------------------------------------------------------------------
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        """Repaint and keep the cursor in view; tell the screen."""
+        self.refresh()
+        self._scroll_to_cursor()
+        self.post_message(self.CursorMoved(new))
+
+    def _n_gpus(self) -> int:
+        return self.fabric.n_gpus if self.fabric is not None else 1
+
+    def _visible(self, rank: int) -> bool:
+        return rank in self._layout.gpu_at
+
+    def action_move(self, step: int) -> None:
+        """Move the cursor to the previous or next GPU (wrapping)."""
+        n = self._n_gpus()
+        rank = (self.cursor + step) % n
+        if self.zoom is not None and self.fabric is not None:
+            g = self.fabric.gpus_per_node
+            rank = self.zoom * g + (self.cursor - self.zoom * g + step) % g
+        self.cursor = rank
+
+    def action_vertical(self, step: int) -> None:
+        """Move the cursor to the nearest GPU on the line above or below."""
+        pos = self._layout.gpu_at.get(self.cursor)
+        if pos is None:
+            return
+        y, x = pos
+        line = y + step
+        while 0 <= line < len(self._layout.lines):
+            gpus = self._layout.gpus_on_line(line)
+            if gpus:
+                self.cursor = min(gpus, key=lambda item: abs(item[0] - x))[1]
+                return
+            line += step
+
+    def action_node(self, step: int) -> None:
+        """Move the cursor to the same GPU of the previous or next node."""
+        if self.fabric is None or self.zoom is not None:
+            return
+        self.cursor = (self.cursor + step * self.fabric.gpus_per_node) % self._n_gpus()
+
+    def action_first(self) -> None:
+        """Cursor on the first GPU shown."""
+        self.cursor = min(self._layout.gpu_at) if self._layout.gpu_at else 0
+
+    def action_last(self) -> None:
+        """Cursor on the last GPU shown."""
+        self.cursor = max(self._layout.gpu_at) if self._layout.gpu_at else 0
+
+    def on_click(self, event: events.Click) -> None:
+        """Put the cursor on the clicked GPU and tell the screen."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        scroll_x, scroll_y = self.scroll_offset
+        cell = self._layout.cell_at(offset.x + scroll_x, offset.y + scroll_y)
+        if cell is None or cell.rank < 0:
+            return
+        event.stop()
+        self.cursor = cell.rank
+        self.post_message(self.GpuClicked(cell.rank))

@@ -1,0 +1,115 @@
+"""Headless parts of the explorer: data wrappers, the ring stepper, snapshot and explore CLIs."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from fabricui.engine.evaluate import evaluate_path
+from fabricui.errors import FabricError
+from fabricui.snapshot import main as snapshot_main
+from fabricui.tui.data import FabricData, WhatIf
+from fabricui.tui.widgets.ring_stepper import cell_text, ring_steps
+
+
+@pytest.fixture(scope="module")
+def pod(tui_catalog) -> FabricData:
+    """dgx-h100-pod on the fixed catalog."""
+    return FabricData.load("dgx-h100-pod", catalog=tui_catalog)
+
+
+def test_pyramid_tiers_are_hwdb_records_and_routed_paths(pod):
+    """SMEM and HBM from the GPU record; peer and NIC tiers are the engine's paths."""
+    tiers = {t.name: t for t in pod.pyramid()}
+    gpu = pod.fabric.gpu
+    assert tiers["SMEM / registers"].bw_GBps == gpu.smem_bw_GBps
+    assert tiers["HBM3"].bw_GBps == gpu.hbm_bw_GBps
+    peer = evaluate_path(pod.fabric, "n0.g0", "n0.g1")
+    assert tiers["NVLink 4.0 peer"].bw_GBps == peer.bottleneck_GBps
+    assert tiers["NVLink 4.0 peer"].lat_us == peer.latency_us
+    nic = evaluate_path(pod.fabric, "n0.g0", "n1.g0")
+    assert tiers["NIC (InfiniBand NDR)"].bw_GBps == nic.bottleneck_GBps == 50.0
+
+
+def test_what_if_changes_the_spec_and_refuses_missing_knobs(tui_catalog):
+    """NIC rate and scale-up links rebuild the fabric; a PCIe box has no scale-up links."""
+    data = FabricData.load("dgx-h100-pod", catalog=tui_catalog, what_if=WhatIf(200.0, 9))
+    assert data.path(0, 31, None).bottleneck_GBps == 25.0
+    assert data.path(0, 1, None).bottleneck_GBps == 225.0
+    with pytest.raises(FabricError, match="no scale-up links"):
+        FabricData.load("pcie-rtx4090x2", catalog=tui_catalog, what_if=WhatIf(None, 2))
+
+
+@pytest.mark.parametrize(
+    ("op", "steps"), [("all_reduce", 6), ("all_gather", 3), ("reduce_scatter", 3), ("broadcast", 6)]
+)
+def test_ring_stepper_ends_with_the_collective_done(op, steps):
+    """Each op takes the textbook number of steps and ends in its final state."""
+    run = ring_steps(op, 4)
+    assert len(run) == steps
+    final = [[cell_text(h, 4) for h in row] for row in run[-1].state]
+    if op == "all_reduce":
+        assert all(cell == "all" for row in final for cell in row)
+    elif op == "reduce_scatter":
+        assert [row[(r + 1) % 4] for r, row in enumerate(final)] == ["all"] * 4
+    else:
+        expected = ["0", "1", "2", "3"] if op == "all_gather" else ["0"] * 4
+        assert all(row == expected for row in final)
+
+
+def test_snapshot_cli_writes_text_and_never_overwrites(tmp_path, capsys):
+    """-o FILE.txt renders the view as text; the same name again is refused (exit 2)."""
+    out = tmp_path / "topo.txt"
+    args = ["topology", "--src", "n0.g1", "--dst", "n2.g6", "--size", "100x30", "-o", str(out)]
+    assert snapshot_main(args) == 0
+    text = out.read_text()
+    assert "n0.g1 -> n2.g6" in text and "bottleneck" in text
+    assert snapshot_main(args) == 2
+    assert "exists" in capsys.readouterr().err
+    assert out.read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["topology", "-t", "nope"], "unknown topology 'nope'"),
+        (["topology", "--src", "n9.g0"], "no GPU n9.g0"),
+        (["topology", "--src", "n0.g1", "--dst", "1"], "same GPU"),
+        (["collectives", "--op", "allreduce"], "unknown operation"),
+        (["strategies", "--model", "gpt5"], "unknown model"),
+        (["topology", "--size", "80by24"], "invalid --size"),
+        (["pyramid", "-o", "x.png"], "use a .svg or .txt"),
+    ],
+)
+def test_snapshot_cli_bad_input_is_one_line_exit_2(argv, message, tmp_path, capsys):
+    """Bad input: one line on stderr, exit status 2, no file written."""
+    if "-o" not in argv:
+        argv = [*argv, "-o", str(tmp_path / "out.svg")]
+    assert snapshot_main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "out.svg").exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"topology": "nope"}, "unknown topology"),
+        ({"src": "n0.g99"}, "no GPU n0.g99"),
+        ({"view": "graphs"}, "unknown view"),
+        ({"nodes": 0}, "at least 1"),
+    ],
+)
+def test_explore_rejects_bad_options_before_starting(options, message, monkeypatch):
+    """fabricui explore checks its options first (the CLI prints one line, exit 2)."""
+    from fabricui.commands import explore
+    from fabricui.tui.app import FabricApp
+
+    def never(self, *args, **kwargs):
+        raise AssertionError("the app started despite bad options")
+
+    monkeypatch.setattr(FabricApp, "run", never)
+
+    with pytest.raises(FabricError, match=message):
+        explore.run(argparse.Namespace(**options))

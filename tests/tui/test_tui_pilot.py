@@ -1,0 +1,396 @@
+"""Pilot tests: every interaction of the explorer, driven by keys and the mouse."""
+
+from __future__ import annotations
+
+import io
+import time
+
+from textual.widgets import DataTable, OptionList
+
+from fabricui.engine.evaluate import evaluate_path
+from fabricui.tui.app import settle
+from fabricui.tui.screens.collectives import CollectivesScreen
+from fabricui.tui.screens.error import ErrorModal
+from fabricui.tui.screens.help import HelpModal, key_label
+from fabricui.tui.screens.picker import PickerModal
+from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.screens.strategies import StrategiesScreen
+from fabricui.tui.screens.topology import TopologyScreen
+from fabricui.tui.widgets.path_panel import hop_rows
+from fabricui.tui.widgets.ring_stepper import RingStepper
+from fabricui.tui.widgets.topology_map import TopologyMap
+
+GiB = 2**30
+
+
+async def answer_prompt(pilot, key: str, text: str) -> None:
+    """Press ``key``, wait for its prompt, type ``text`` and submit."""
+    await pilot.press(key)
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, PromptModal)
+    await pilot.press(*text, "enter")
+
+
+def engine_path(app, src: int, dst: int, size: int):
+    """The engine's own report for the same pair (fresh router)."""
+    fabric = app.data.fabric
+    return evaluate_path(fabric, fabric.gpu_name(src), fabric.gpu_name(dst), size)
+
+
+async def test_starts_on_default_topology_with_a_path(app_factory):
+    """No arguments: dgx-h100-pod, topology view, a cross-node path already routed."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TopologyScreen)
+        assert app.data.spec.id == "dgx-h100-pod"
+        assert screen.report == engine_path(app, 0, 31, GiB)
+        assert "dgx-h100-pod" in app.sub_title
+
+
+async def test_keys_select_source_and_destination(app_factory):
+    """Arrows move the cursor; s and d mark the endpoints; the panel shows the engine's path."""
+    messages = []
+    app = app_factory()
+    async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
+        await settle(pilot)
+        await pilot.press("right", "right", "right", "s")
+        await pilot.press("right_square_bracket", "right_square_bracket", "down", "d")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TopologyScreen)
+        assert screen.src == 3
+        assert screen.dst not in (None, 3)
+        dst = screen.dst
+        assert dst // 8 != 0  # another node: the path leaves through the NIC
+        report = screen.report
+        assert report == engine_path(app, 3, dst, GiB)
+        hops = [(h.src, h.dst) for h in report.hops]
+        assert any(".nic" in a for a, _ in hops) and any("leaf" in b for _, b in hops)
+        assert any(isinstance(m, TopologyScreen.PathComputed) for m in messages)
+        marked = screen.map.path_devs
+        assert app.data.device_id(f"n0.nic{report.hops[1].dst[-1]}") in marked
+
+
+async def test_path_panel_numbers_equal_the_engine(app_factory):
+    """Every hop's GB/s and us, the bottleneck, latency and transfer time are the engine's."""
+    from fabricui.tui.app import screen_text
+    from fabricui.units import format_bandwidth, format_time_us
+
+    app = app_factory()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        report = app.screen.report
+        text = screen_text(app)
+        for _, a, b, link, bw, lat in hop_rows(report):
+            assert a in text and b in text and bw in text and lat in text and link in text
+        assert format_bandwidth(report.bottleneck_GBps) in text
+        assert format_time_us(report.latency_us) in text
+        assert format_time_us(report.transfer_us) in text
+        assert report.bottleneck_GBps == 50.0
+
+
+async def test_mouse_selects_source_then_destination(app_factory):
+    """A click picks the source, the next click the destination (as in the seeds)."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        gpu_map = screen.query_one(TopologyMap)
+        for rank in (5, 13):
+            y, x = gpu_map.layout_lines.gpu_at[rank]
+            assert await pilot.click(TopologyMap, offset=(x + 1, y))
+            await settle(pilot)
+        assert (screen.src, screen.dst) == (5, 13)
+        assert gpu_map.cursor == 13
+        assert screen.report == engine_path(app, 5, 13, GiB)
+
+
+async def test_size_keys_and_typed_size_change_the_transfer_time(app_factory):
+    """+ doubles, - halves, m asks for a size; the transfer time follows the engine."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("plus")
+        await settle(pilot)
+        assert app.screen.report == engine_path(app, 0, 31, 2 * GiB)
+        await pilot.press("minus", "minus")
+        await settle(pilot)
+        assert app.screen.report.size_bytes == GiB // 2
+        await answer_prompt(pilot, "m", "64K")
+        await settle(pilot)
+        assert app.screen.report == engine_path(app, 0, 31, 65536)
+
+
+async def test_bad_input_in_a_prompt_stays_open_with_the_reason(app_factory):
+    """A GPU id that does not exist is explained in the prompt, never a traceback."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "g", "n99.g0")
+        modal = app.screen
+        assert isinstance(modal, PromptModal)
+        error = str(modal.query_one("#prompt-error").render())
+        assert "no GPU n99.g0" in error
+        await pilot.press("escape")
+        await answer_prompt(pilot, "g", "n2.g5")
+        await settle(pilot)
+        assert app.screen.query_one(TopologyMap).cursor == 21
+
+
+async def test_zoom_into_a_node_and_out(app_factory):
+    """z draws the cursor's node alone; z again shows every node."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        gpu_map = app.screen.query_one(TopologyMap)
+        await pilot.press("right_square_bracket", "z")
+        assert gpu_map.zoom == 1
+        assert set(gpu_map.layout_lines.gpu_at) == set(range(8, 16))
+        await pilot.press("z")
+        assert gpu_map.zoom is None
+        assert len(gpu_map.layout_lines.gpu_at) == 32
+
+
+async def test_switch_views_by_key_and_palette(app_factory):
+    """1-5 switch views; the palette's 'view: ...' commands do too."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for key, view in (("2", "pyramid"), ("3", "collectives"), ("4", "strategies")):
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.current_mode == view
+        await pilot.press("5")
+        assert app.current_mode == "plugins"
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        await pilot.press(*"view: Topology")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.current_mode == "topology"
+
+
+async def test_topology_picker_and_palette_switch_topologies(app_factory):
+    """t opens the picker (the seeds' regimes tagged); the palette names every topology."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, PickerModal)
+        ids = [key for key, _ in picker.choices]
+        assert {"pcie-rtx4090x2", "hgx-h200", "gb200-nvl72", "h100-ib-cluster"} <= set(ids)
+        picker.query_one(OptionList).highlighted = ids.index("pcie-rtx4090x2")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.data.spec.id == "pcie-rtx4090x2"
+        assert app.screen.report == engine_path(app, 0, 1, GiB)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        await pilot.press(*"topology: gb200-nvl72")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.data.spec.id == "gb200-nvl72"
+
+
+async def test_node_count_and_what_if_rebuild_the_fabric(app_factory):
+    """N rescales the topology; w changes the NIC rate, and the path follows."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "N", "8")
+        await settle(pilot)
+        assert app.data.fabric.nodes == 8
+        await answer_prompt(pilot, "w", "nic=200")
+        await settle(pilot)
+        assert app.data.spec.net.gbps == 200
+        assert app.screen.report.bottleneck_GBps == 25.0
+
+
+async def test_collectives_table_equals_the_engine(app_factory):
+    """Pick an operation, a group and sizes: each row is the engine's prediction."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "e", "1G:4G")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CollectivesScreen)
+        expected = app.data.collective("all_reduce", "all", [GiB, 2 * GiB, 4 * GiB])
+        got = screen.prediction
+        assert list(got.time_us) == list(expected.time_us)
+        assert list(got.busbw_GBps) == list(expected.busbw_GBps)
+        assert got.algorithm == expected.algorithm
+        table = screen.query_one(DataTable)
+        assert table.row_count == 3
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        app.screen.query_one(OptionList).highlighted = 2  # per-node
+        await pilot.press("enter")
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        app.screen.query_one(OptionList).highlighted = 1  # all_gather
+        await pilot.press("enter")
+        await settle(pilot)
+        assert (screen.op, screen.group) == ("all_gather", "per-node")
+        assert screen.prediction.nranks == 4
+        assert screen.query_one(RingStepper).op == "all_gather"
+
+
+async def test_ring_stepper_steps_and_plays_only_when_asked(app_factory):
+    """n steps, b goes back, p plays and pauses; no timer runs while paused."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        stepper = app.screen.query_one(RingStepper)
+        assert stepper._timer is None and stepper.total == 6
+        await pilot.press("n", "n", "b")
+        assert stepper.step == 1
+        await pilot.press("p")
+        assert stepper.playing and stepper._timer is not None
+        await pilot.press("p")
+        assert not stepper.playing and stepper._timer is None
+        await pilot.press("r")
+        assert stepper.step == 0
+
+
+async def test_strategies_table_plan_and_search_equal_the_engine(app_factory):
+    """The decision table, the plan and the search are the engine's own results."""
+    app = app_factory(view="strategies")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, StrategiesScreen)
+        assert screen.table == app.data.decision_table("llama3-70b")
+        verdicts = {row.name: row.inter_verdict for row in screen.table.rows}
+        assert verdicts["tp"] == "no" and verdicts["pp"] == "yes"
+        await answer_prompt(pilot, "l", "tp4 pp2 fsdp")
+        await settle(pilot)
+        assert (screen.plan.layout.tp, screen.plan.layout.pp) == (4, 2)
+        await pilot.press("f")
+        await settle(pilot)
+        expected = app.data.search("llama3-70b", "fsdp")
+        assert [p.step_us for p in screen.plans] == [p.step_us for p in expected]
+
+
+async def test_plugins_view_lists_plugins_and_failures(tui_catalog):
+    """What each plugin contributes, and a failing plugin with its reason (plus a warning)."""
+    from fabricui import hookimpl
+    from fabricui.plugins import PluginHost
+    from fabricui.tui.app import make_app, screen_text
+
+    class Broken:
+        __name__ = "broken_plugin"
+
+        @hookimpl
+        def register_strategies(self, register):
+            raise RuntimeError("boom: missing dependency")
+
+    host = PluginHost(load_external=False)
+    host.register(Broken(), name="broken_plugin")
+    app = make_app(view="plugins", catalog=tui_catalog, host=host)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "nvlink" in text and "collective_algorithms: nvls" in text
+        assert "broken_plugin" in text and "boom: missing dependency" in text
+        assert any("broken_plugin" in str(n.message) for n in app._notifications)
+
+
+async def test_help_lists_every_key(app_factory):
+    """? shows every binding of every view with its description."""
+    app = app_factory()
+    async with app.run_test(size=(120, 50)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpModal)
+        from rich.console import Console
+
+        from fabricui.tui.screens.help import help_table
+
+        console = Console(width=100, record=True, file=io.StringIO())
+        console.print(help_table(app.screen.sections))
+        text = console.export_text()
+        for _, bindings in app.help_sections():
+            for binding in bindings:
+                assert binding.description in text, binding
+                assert key_label(binding) in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpModal)
+
+
+async def test_save_snapshot_never_overwrites(app_factory, tmp_path, monkeypatch):
+    """S saves SVG and text in the current directory under a new name each time."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fabricui-topology.svg").write_text("mine")
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    assert (tmp_path / "fabricui-topology.svg").read_text() == "mine"
+    assert (tmp_path / "fabricui-topology-2.svg").read_text().startswith("<svg")
+    text = (tmp_path / "fabricui-topology-2.txt").read_text()
+    assert "n0.g0 -> n3.g7" in text and "bottleneck" in text
+    assert (tmp_path / "fabricui-topology-3.svg").exists()
+
+
+async def test_unknown_topology_shows_an_error_modal(app_factory):
+    """A bad topology given to the app is an error modal, not a traceback."""
+    app = app_factory(topology="no-such-pod")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorModal)
+        assert "unknown topology 'no-such-pod'" in app.screen.message
+
+
+async def test_no_color_keeps_the_path_visible(app_factory, monkeypatch):
+    """With NO_COLOR the path is still marked (brackets) and the app works."""
+    from fabricui.tui.app import screen_text
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.no_color
+        text = screen_text(app)
+        assert "[0]" in text and "bottleneck" in text
+
+
+async def test_idle_app_does_not_redraw(app_factory):
+    """Once settled, nothing repaints until a key is pressed (no animation when idle)."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.2)
+        calls = []
+        original = app._display
+        app._display = lambda *args, **kwargs: (calls.append(1), original(*args, **kwargs))
+        await pilot.pause(0.6)
+        assert calls == []
+
+
+async def test_1024_gpu_fabric_starts_and_answers_keys(app_factory):
+    """h100-ib-cluster --nodes 128: the overview draws, keys move and route quickly."""
+    app = app_factory(topology="h100-ib-cluster", nodes=128)
+    started = time.perf_counter()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.data.fabric.n_gpus == 1024
+        await pilot.press("right", "s", "end", "d")
+        await settle(pilot)
+        screen = app.screen
+        assert (screen.src, screen.dst) == (1, 1023)
+        assert screen.report == engine_path(app, 1, 1023, GiB)
+        await pilot.press("down", "down", "left_square_bracket", "z")
+        await settle(pilot)
+        assert screen.map.zoom is not None
+    assert time.perf_counter() - started < 30

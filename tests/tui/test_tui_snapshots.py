@@ -1,0 +1,49 @@
+"""Snapshot tests: each view at 80x24 and 120x40 (review the SVGs before --snapshot-update)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricui.tui.app import settle
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+
+
+@pytest.mark.parametrize("size", SIZES)
+class TestTopology:
+    def test_cross_node_path(self, snap_compare, app_factory, size):
+        """dgx-h100-pod: four node boxes (GPU, NVSwitch, PCIe, CPU, NIC rows) and the leafs;
+        n0.g0 -> n3.g7 bracketed through n0.pcie0, n0.nic0, both leafs, n3.nic7, n3.pcie3;
+        the side panel lists 7 hops with the ib-ndr bottleneck (50 GB/s), 2.88 us, 1 GiB."""
+        assert snap_compare(app_factory(), terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES)
+class TestPyramid:
+    def test_h100_tiers(self, snap_compare, app_factory, size):
+        """SMEM, HBM3, NVLink 4.0 peer, NIC (InfiniBand NDR) and leaf-to-leaf tiers as
+        log-scaled bars with GB/s and latency, a ratio between each pair of tiers."""
+        assert snap_compare(app_factory(view="pyramid"), terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES)
+class TestCollectives:
+    def test_all_reduce_sweep(self, snap_compare, app_factory, size):
+        """all_reduce on 32 GPUs from 8 B to 16 GiB: time, algbw, busbw, algorithm per row,
+        the ring stepper at its start, and the busbw columns rising with size."""
+        assert snap_compare(app_factory(view="collectives"), terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES)
+class TestStrategies:
+    def test_llama3_70b_on_the_pod(self, snap_compare, app_factory, size):
+        """Intra and inter bars per strategy against the compute line (FSDP and TP inter
+        past it, in red), the decision table, and the tp8 x dp4 step breakdown."""
+        assert snap_compare(app_factory(view="strategies"), terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", SIZES)
+class TestPlugins:
+    def test_builtin_plugins(self, snap_compare, app_factory, size):
+        """Every built-in plugin with version, source, status ok and what it contributes."""
+        assert snap_compare(app_factory(view="plugins"), terminal_size=size, run_before=settle)
