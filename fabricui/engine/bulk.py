@@ -6,6 +6,11 @@ and rates, the tiers where adaptive routing spreads a flow evenly over equal-cos
 *aggregate resources* (a leaf's uplinks, a pod's uplinks to the cores, and their downward
 twins) whose capacity is the sum of their links: exact for even spreading, and it turns one
 flow into a fixed, short list of resources.
+
+A dragonfly's middle segment comes from its ``Dragonfly`` table and a torus's whole route
+from its ``Torus`` table: one minimal route per flow, so their resources are plain links.
+A fabric with network links but none of these tables (a plugin's builder) is routed pair
+by pair with ``Router.route``: slow, never approximate.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import numpy.typing as npt
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric
+from fabricui.fabric.network import Dragonfly, FatTree
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -64,16 +70,28 @@ class BulkRouter:
     ) -> None:
         self.fabric = fabric
         router = router or Router(fabric)
+        self._router = router
         g = fabric.gpus_per_node
         ln = fabric.node_links
         dn = fabric.node_devices
-        # Same-node GPU pairs of node 0 (staging through the host included).
-        self._pair = _pad(
-            [[int(k) for k in router.route(a, b)] for a in range(g) for b in range(g)]
+        self._ln, self._dn, self._g = ln, dn, g
+        self._torus = fabric.torus
+        self._net: FatTree | Dragonfly | None = (
+            fabric.tree if fabric.tree is not None else fabric.dragonfly
         )
-        gpu_dev0 = fabric.gpu_dev[:g].astype(np.int64)
-        nic_dev0 = fabric.gpu_nic[:g].astype(np.int64)
-        self._has_net = fabric.tree is not None and bool((nic_dev0 >= 0).all())
+        self._has_net = False
+        self._fallback = False
+        if self._torus is None:
+            # Same-node GPU pairs of node 0 (staging through the host included).
+            self._pair = _pad(
+                [[int(k) for k in router.route(a, b)] for a in range(g) for b in range(g)]
+            )
+            gpu_dev0 = fabric.gpu_dev[:g].astype(np.int64)
+            nic_dev0 = fabric.gpu_nic[:g].astype(np.int64)
+            self._has_net = self._net is not None and bool((nic_dev0 >= 0).all())
+            # Network links but no table to read routes from (e.g. a plugin's builder):
+            # route cross-node pairs one by one rather than guess.
+            self._fallback = not self._has_net and fabric.n_links > fabric.nodes * ln
         if self._has_net:
             self._up = _pad(
                 [
@@ -87,14 +105,13 @@ class BulkRouter:
                     for a, n in zip(gpu_dev0, nic_dev0)
                 ]
             )
-            tree = fabric.tree
-            assert tree is not None
-            n_nics_total = tree.nic_link.shape[0]
+            net = self._net
+            assert net is not None
+            n_nics_total = net.nic_link.shape[0]
             self._nics_per_node = n_nics_total // fabric.nodes
             local_nic = fabric.dev_index[nic_dev0]  # (g,) NIC index within the node
             self._local_nic = local_nic.astype(np.int64)
             self._n_nic_links = n_nics_total
-        self._ln, self._dn, self._g = ln, dn, g
         self.capacity_GBps = link_capacity_GBps(fabric) if capacity_GBps is None else capacity_GBps
         self._build_resources()
 
@@ -135,6 +152,8 @@ class BulkRouter:
 
     def _segments(self, a: IntArray, b: IntArray, aggregate: bool) -> IntArray:
         """(n_flows, width) link (or resource) ids of every flow, -1 padded."""
+        if self._torus is not None:
+            return self._torus.paths(a, b)  # one route per flow: no aggregates
         g, ln = self._g, self._ln
         node_a, node_b = a // g, b // g
         la, lb = a % g, b % g
@@ -142,10 +161,12 @@ class BulkRouter:
         pair = self._pair[la * g + lb]
         pair = np.where(pair >= 0, pair + (node_a * ln)[:, None], -1)
         if not self._has_net:
+            if self._fallback and not same.all():
+                return self._routed_one_by_one(a, b, same, pair)
             if not same.all():
                 raise EngineError(f"{self.fabric.spec.id}: no network between nodes")
             return np.where((a == b)[:, None], -1, pair)
-        tree = self.fabric.tree
+        tree = self._net
         assert tree is not None
         up = self._up[la]
         up = np.where(up >= 0, up + (node_a * ln)[:, None], -1)
@@ -155,8 +176,12 @@ class BulkRouter:
         nic_b = node_b * self._nics_per_node + self._local_nic[lb]
         nic_up = tree.nic_link[nic_a][:, None]
         nic_down = (tree.nic_link[nic_b] + self._n_nic_links)[:, None]
-        leaf_a, leaf_b = tree.leaf_of_nic[nic_a], tree.leaf_of_nic[nic_b]
-        middle = self._network(leaf_a, leaf_b, a, b, aggregate)
+        if isinstance(tree, Dragonfly):
+            # One minimal route per flow: the links themselves are the resources.
+            middle = tree.router_links(tree.router_of_nic[nic_a], tree.router_of_nic[nic_b])
+        else:
+            leaf_a, leaf_b = tree.leaf_of_nic[nic_a], tree.leaf_of_nic[nic_b]
+            middle = self._network(leaf_a, leaf_b, a, b, aggregate)
         cross = np.concatenate([up, nic_up, middle, nic_down, down], axis=1)
         width = max(pair.shape[1], cross.shape[1])
         out = np.full((a.shape[0], width), -1, dtype=np.int64)
@@ -164,6 +189,19 @@ class BulkRouter:
         out[same, :] = -1
         out[same, : pair.shape[1]] = pair[same]
         out[a == b, :] = -1
+        return out
+
+    def _routed_one_by_one(
+        self, a: IntArray, b: IntArray, same: npt.NDArray[np.bool_], pair: IntArray
+    ) -> IntArray:
+        """Rows of ``Router.route`` for cross-node flows of a fabric without a network table
+        (slow, exact); same-node flows from the template table."""
+        cross = np.flatnonzero(~same)
+        routed = _pad([[int(k) for k in self._router.route(int(a[i]), int(b[i]))] for i in cross])
+        out = np.full((a.shape[0], max(pair.shape[1], routed.shape[1])), -1, dtype=np.int64)
+        out[:, : pair.shape[1]] = np.where((a == b)[:, None], -1, pair)
+        out[cross, :] = -1
+        out[cross, : routed.shape[1]] = routed
         return out
 
     def _network(

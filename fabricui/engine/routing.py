@@ -8,6 +8,10 @@ spines) are spread by a deterministic hash of the endpoints.
 Intra-node routes are computed once on node 0 and shifted (every node block is identical);
 switch-to-switch routes are computed once per pair of leafs. A single route costs a few
 dictionary look-ups after the first.
+
+Dragonflies and tori are routed from their tables (``Dragonfly.router_links``,
+``Torus.paths``), the same functions the vectorized router uses: minimal dragonfly routes
+through the groups' gateways, dimension-order torus routes through intermediate chips.
 """
 
 from __future__ import annotations
@@ -165,6 +169,8 @@ class Router:
         self._switch_graph = _Graph(fabric, between, fabric.n_devices)
         self._switch_transit = is_switch
         self._switch_trees: dict[int, npt.NDArray[np.bool_]] = {}
+        self._dragonfly = fabric.dragonfly
+        self._torus = fabric.torus
 
     def _intra(self, node: int, a_dev: int, b_dev: int) -> IntArray:
         dn, ln = self.fabric.node_devices, self.fabric.node_links
@@ -191,6 +197,10 @@ class Router:
         leaf_a, leaf_b = int(fabric.link_dst[up]), int(fabric.link_src[down])
         if leaf_a == leaf_b:
             return [up, down]
+        if self._dragonfly is not None:
+            ra, rb = int(fabric.dev_index[leaf_a]), int(fabric.dev_index[leaf_b])
+            middle = self._dragonfly.router_links([ra], [rb])[0]
+            return [up, *(int(k) for k in middle[middle >= 0]), down]
         tree = self._switch_trees.get(leaf_a)
         if tree is None:
             if len(self._switch_trees) >= _MAX_CACHED_TREES:
@@ -245,6 +255,9 @@ class Router:
                 raise EngineError(f"rank {rank} out of range 0..{fabric.n_gpus - 1}")
         if src_rank == dst_rank:
             return np.zeros(0, dtype=np.int32)
+        if self._torus is not None:
+            row = self._torus.paths([src_rank], [dst_rank])[0]
+            return row[row >= 0].astype(np.int32)
         a, b = int(fabric.gpu_dev[src_rank]), int(fabric.gpu_dev[dst_rank])
         node_a, node_b = src_rank // g, dst_rank // g
         if node_a == node_b:

@@ -15,7 +15,14 @@ import numpy as np
 
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric
-from fabricui.fabric.network import FatTree, build_network
+from fabricui.fabric.network import (
+    Dragonfly,
+    FatTree,
+    Torus,
+    build_network,
+    build_torus,
+    torus_dims,
+)
 from fabricui.model import LinkGeneration, NicSpec, SwitchSpec, TopologySpec
 
 if TYPE_CHECKING:
@@ -222,7 +229,8 @@ def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _
 
     gpu_nic_local = [-1] * g
     nic_ports = 1.0
-    if spec.net is not None:
+    # A torus wires the chips themselves: no NICs.
+    if spec.net is not None and spec.net.layout != "torus":
         net = spec.net
         net_link = catalog.links[net.link]
         gbps = net.gbps or net_link.bw_GBps * 8
@@ -317,13 +325,37 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
     gpu_dev = (gpu_local[None, :] + offsets).reshape(-1)
     gpu_cpu = (np.asarray(gpu_cpu_local)[None, :] + offsets).reshape(-1)
     gpu_nic = np.full(nodes * g, -1, dtype=np.int64)
-    if spec.net is not None:
+    if spec.net is not None and spec.net.layout != "torus":
         gpu_nic = (np.asarray(gpu_nic_local)[None, :] + offsets).reshape(-1)
 
     net_parts = None
-    tree = None
+    tree: FatTree | None = None
+    dragonfly: Dragonfly | None = None
+    torus: Torus | None = None
+    if spec.net is not None and spec.net.layout == "torus":
+        # Every chip-to-chip link, also inside a node, is in the network block.
+        link = catalog.links[spec.net.link]
+        dims = torus_dims(spec.net, nodes * g)
+        network = build_torus(dims, gpu_dev, spec.net.gbps / 8.0 if spec.net.gbps else link.bw_GBps)
+        total = network.src.shape[0]
+        assert isinstance(network.tree, Torus)
+        torus = network.tree.shifted(nodes * ln)
+        net_parts = dict(
+            kind=np.zeros(0, dtype=np.int8),
+            index=np.zeros(0, dtype=np.int32),
+            node=np.zeros(0, dtype=np.int32),
+            lat=np.zeros(0),
+            reduces=np.zeros(0, dtype=np.bool_),
+            model=np.zeros(0, dtype=np.int16),
+            src=network.src,
+            dst=network.dst,
+            bw=network.bw_GBps,
+            llat=np.full(total, link.lat_us),
+            gen=np.full(total, gens(link.id), dtype=np.int16),
+            count=network.count.astype(np.int16),
+        )
     # A single node keeps its NICs (so --nodes can grow it) but needs no switches.
-    if spec.net is not None and nodes > 1:
+    elif spec.net is not None and nodes > 1:
         net = spec.net
         link = catalog.links[net.link]
         gbps = net.gbps or link.bw_GBps * 8
@@ -346,7 +378,11 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         n_sw = len(network.kind)
         total = network.src.shape[0]
         first_link = nodes * ln
-        tree = _shift_tree(network.tree, first_link)
+        if isinstance(network.tree, Dragonfly):
+            dragonfly = network.tree.shifted(first_link)
+        else:
+            assert isinstance(network.tree, FatTree)
+            tree = _shift_tree(network.tree, first_link)
         net_parts = dict(
             kind=np.asarray(network.kind, dtype=np.int8),
             index=np.asarray(network.index, dtype=np.int32),
@@ -399,4 +435,6 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         node_devices=dn,
         node_links=ln,
         tree=tree,
+        dragonfly=dragonfly,
+        torus=torus,
     )

@@ -2,8 +2,10 @@
 
 Layout contract (builders keep it, the router relies on it): node ``n`` owns devices
 ``[n * node_devices, (n + 1) * node_devices)`` and links ``[n * node_links, (n + 1) *
-node_links)``, every node block identical up to that offset; network devices (leaf, spine
-switches) and their links follow the node blocks.
+node_links)``, every node block identical up to that offset; network devices (leaf, spine,
+core switches, dragonfly routers) and their links follow the node blocks. A torus has no
+network devices: its chip-to-chip links (all of them, also between chips of one node) form
+the network block.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from fabricui.model import GpuSpec
 from fabricui.model.topology import TopologySpec
 
 if TYPE_CHECKING:
-    from fabricui.fabric.network import FatTree
+    from fabricui.fabric.network import Dragonfly, FatTree, Torus
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
@@ -36,6 +38,7 @@ class DeviceKind(IntEnum):
     LEAF = 5
     SPINE = 6
     CORE = 7
+    ROUTER = 8
 
 
 #: Short name prefix of each kind, used in device names (``n0.nvsw0``, ``leaf1``).
@@ -48,6 +51,7 @@ KIND_PREFIX = {
     DeviceKind.LEAF: "leaf",
     DeviceKind.SPINE: "spine",
     DeviceKind.CORE: "core",
+    DeviceKind.ROUTER: "router",
 }
 
 #: Kinds that forward traffic between other devices (their latency counts when traversed).
@@ -59,9 +63,10 @@ FORWARDING = (
     DeviceKind.SPINE,
     DeviceKind.CPU,
     DeviceKind.CORE,
+    DeviceKind.ROUTER,
 )
 #: Network switch kinds (above the NICs).
-NETWORK_SWITCHES = (DeviceKind.LEAF, DeviceKind.SPINE, DeviceKind.CORE)
+NETWORK_SWITCHES = (DeviceKind.LEAF, DeviceKind.SPINE, DeviceKind.CORE, DeviceKind.ROUTER)
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,11 @@ class Fabric:
     node_links: int
     """Links per node block."""
     tree: FatTree | None = None
-    """The network's regular structure with absolute link ids (None without a network)."""
+    """The fat-tree's regular structure with absolute link ids (None without one)."""
+    dragonfly: Dragonfly | None = None
+    """The dragonfly's groups, gateways and link tables, absolute ids (None without one)."""
+    torus: Torus | None = None
+    """The torus's shape and per-chip link table, absolute ids (None without one)."""
 
     @property
     def n_devices(self) -> int:
@@ -145,7 +154,8 @@ class Fabric:
         return self.spec.gpus_per_node
 
     def device_name(self, dev: int) -> str:
-        """Stable name of a device: ``n3.g7``, ``n0.nvsw0``, ``n2.nic5``, ``leaf1``."""
+        """Stable name of a device: ``n3.g7``, ``n0.nvsw0``, ``n2.nic5``, ``leaf1``,
+        ``router12``."""
         kind = DeviceKind(int(self.dev_kind[dev]))
         prefix = KIND_PREFIX[kind]
         node = int(self.dev_node[dev])

@@ -64,7 +64,14 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
     intra: IntraSpec = spec.intra
     ipath = (*base, "intra")
     check_choice(doc, (*ipath, "fabric"), intra.fabric, INTRA_FABRICS)
-    if intra.fabric == "none" and spec.gpus_per_node > 1:
+    torus = spec.net is not None and spec.net.layout == "torus"
+    if torus and intra.fabric != "none":
+        raise _fail(
+            doc,
+            (*ipath, "fabric"),
+            f"must be none with net.layout torus: the torus links the chips (got {intra.fabric!r})",
+        )
+    if intra.fabric == "none" and spec.gpus_per_node > 1 and not torus:
         raise _fail(doc, ipath, f"required when gpus_per_node > 1 ({spec.gpus_per_node})")
     if intra.fabric in _INTRA_FAMILIES:
         if intra.link is None:
@@ -94,13 +101,23 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
     net = spec.net
     npath = (*base, "net")
     link = _ref(doc, (*npath, "link"), catalog.links, "link", net.link)
-    if link.tier != "scale-out":
-        raise _fail(doc, (*npath, "link"), f"{net.link} is not a network link (tier {link.tier})")
     check_choice(doc, (*npath, "layout"), net.layout, NET_LAYOUTS)
+    if net.layout == "torus":
+        if link.tier not in ("scale-up", "scale-out"):
+            raise _fail(
+                doc,
+                (*npath, "link"),
+                f"{net.link} is not a chip-to-chip or network link (tier {link.tier})",
+            )
+    elif link.tier != "scale-out":
+        raise _fail(doc, (*npath, "link"), f"{net.link} is not a network link (tier {link.tier})")
+    _check_layout_keys(doc, npath, spec)
     check_range(doc, (*npath, "oversubscription"), net.oversubscription, 1.0, 64.0, "ratio")
     check_range(
         doc, (*npath, "spine_oversubscription"), net.spine_oversubscription, 1.0, 64.0, "ratio"
     )
+    if net.layout == "torus":
+        return  # no NICs: nics_per_node and nic_map do not apply
     if net.nics_per_node < 1:
         raise _fail(doc, (*npath, "nics_per_node"), f"must be at least 1 (got {net.nics_per_node})")
     if net.switch is not None:
@@ -119,3 +136,47 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
                     (*npath, "nic_map", i),
                     f"NIC index {nic} out of range 0..{net.nics_per_node - 1}",
                 )
+
+
+#: Keys that only one network layout reads.
+_LAYOUT_KEYS = {
+    "groups": "dragonfly",
+    "routers_per_group": "dragonfly",
+    "global_links": "dragonfly",
+    "torus": "torus",
+}
+
+
+def _check_layout_keys(doc: YamlDocument, npath: KeyPath, spec: TopologySpec) -> None:
+    """Dragonfly and torus knobs: set only with their layout, positive, and a torus shape
+    that holds exactly the topology's chips."""
+    net = spec.net
+    assert net is not None
+    for key, layout in _LAYOUT_KEYS.items():
+        value = getattr(net, key)
+        if value is None:
+            continue
+        if net.layout != layout:
+            raise _fail(
+                doc, (*npath, key), f"only applies to layout {layout} (layout is {net.layout})"
+            )
+        if key != "torus" and value < 1:
+            raise _fail(doc, (*npath, key), f"must be at least 1 (got {value})")
+    if net.torus is None:
+        return
+    dims = net.torus
+    if not 1 <= len(dims) <= 3 or min(dims) < 1:
+        raise _fail(
+            doc, (*npath, "torus"), f"expected 1 to 3 ring sizes of at least 1 (got {list(dims)})"
+        )
+    chips = 1
+    for size in dims:
+        chips *= size
+    if chips != spec.n_gpus:
+        shape = "x".join(str(d) for d in dims)
+        raise _fail(
+            doc,
+            (*npath, "torus"),
+            f"{shape} = {chips} chips, but nodes x gpus_per_node = {spec.nodes} x "
+            f"{spec.gpus_per_node} = {spec.n_gpus}",
+        )

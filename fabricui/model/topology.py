@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, replace
 #: Intra-node fabrics a builder understands.
 INTRA_FABRICS = ("nvswitch", "mesh", "pcie", "none")
 
-#: Network layouts: one switch, two tiers of leaf/spine switches.
-NET_LAYOUTS = ("auto", "single", "leaf-spine", "three-tier")
+#: Network layouts: one switch, two or three tiers of switches (fat-trees), a dragonfly of
+#: router groups, or a 3D torus of direct chip-to-chip links (no switches, no NICs).
+NET_LAYOUTS = ("auto", "single", "leaf-spine", "three-tier", "dragonfly", "torus")
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,10 @@ class NetSpec:
     nic_map: tuple[int, ...] | None = None
     """Explicit NIC index of each local GPU; default spreads GPUs evenly over NICs."""
     layout: str = "auto"
-    """``single`` switch, ``leaf-spine``, ``three-tier`` (leaf/spine pods under cores), or
-    ``auto`` (single when the ports fit one switch, else leaf-spine)."""
+    """``single`` switch, ``leaf-spine``, ``three-tier`` (leaf/spine pods under cores),
+    ``dragonfly`` (groups of all-to-all routers joined by global links), ``torus`` (chips
+    wired directly in a 3D torus, e.g. TPU ICI), or ``auto`` (single when the ports fit one
+    switch, else leaf-spine)."""
     leafs: int | None = None
     """Leaf switches (default: as many as the switch radix needs)."""
     spines: int | None = None
@@ -73,6 +76,18 @@ class NetSpec:
     """Port-to-port latency of every network switch [us] (default: the switch model's)."""
     sharp: bool = False
     """True when in-network reduction (SHARP / CollNet) is enabled on reducing switches."""
+    groups: int | None = None
+    """Dragonfly only: router groups (default: as many as the routers need)."""
+    routers_per_group: int | None = None
+    """Dragonfly only: routers in each group, all-to-all by one local cable each (default:
+    half the switch radix, fewer when the whole fabric fits in one group)."""
+    global_links: int | None = None
+    """Dragonfly only: cables in the one global bundle between every pair of groups
+    (default: each router's radix/4 global ports spread over the other groups)."""
+    torus: tuple[int, ...] | None = None
+    """Torus only: ring sizes ``[X, Y, Z]`` (1 to 3 entries); their product is the number
+    of chips. Default (and after ``--nodes`` changes the chip count): the most cube-like
+    factorization of the chip count."""
 
 
 @dataclass(frozen=True)
@@ -106,5 +121,17 @@ class TopologySpec:
         return self.nodes * self.gpus_per_node
 
     def with_nodes(self, nodes: int) -> TopologySpec:
-        """Return a copy with ``nodes`` nodes (``--nodes N``)."""
-        return replace(self, nodes=nodes)
+        """Return a copy with ``nodes`` nodes (``--nodes N``).
+
+        A torus whose explicit shape no longer holds the chip count falls back to the
+        derived, most cube-like shape.
+        """
+        spec = replace(self, nodes=nodes)
+        net = spec.net
+        if net is not None and net.layout == "torus" and net.torus is not None:
+            chips = 1
+            for size in net.torus:
+                chips *= size
+            if chips != spec.n_gpus:
+                spec = replace(spec, net=replace(net, torus=None))
+        return spec
