@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
-from fabricui.fabric.fabric import DeviceKind, Fabric
+from fabricui.fabric.fabric import Fabric
 from fabricui.fabric.network import Dragonfly, FatTree
 
 IntArray = npt.NDArray[np.int64]
@@ -345,8 +345,3 @@ class BulkRouter:
             share = resource_load[res_ids] / links.shape[1]
             np.add.at(load, links, np.repeat(share[:, None], links.shape[1], axis=1))
         return load
-
-
-def uses_network_aggregates(fabric: Fabric) -> bool:
-    """True when the fabric has a fat-tree network the bulk router can aggregate."""
-    return fabric.tree is not None and int((fabric.dev_kind == DeviceKind.LEAF).sum()) > 0

@@ -54,17 +54,6 @@ KIND_PREFIX = {
     DeviceKind.ROUTER: "router",
 }
 
-#: Kinds that forward traffic between other devices (their latency counts when traversed).
-FORWARDING = (
-    DeviceKind.PCIE_SWITCH,
-    DeviceKind.NVSWITCH,
-    DeviceKind.NIC,
-    DeviceKind.LEAF,
-    DeviceKind.SPINE,
-    DeviceKind.CPU,
-    DeviceKind.CORE,
-    DeviceKind.ROUTER,
-)
 #: Network switch kinds (above the NICs).
 NETWORK_SWITCHES = (DeviceKind.LEAF, DeviceKind.SPINE, DeviceKind.CORE, DeviceKind.ROUTER)
 
