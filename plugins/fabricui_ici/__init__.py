@@ -22,3 +22,15 @@ def register_interconnects(register: Callable[[Interconnect], None]) -> None:
         register: The host's callback.
     """
     register(ICI)
+
+
+@hookimpl
+def register_collective_algorithms(register: Callable[[object], None]) -> None:
+    """Register per-dimension torus rings.
+
+    Args:
+        register: The host's callback.
+    """
+    from fabricui_ici.torus import TorusRings
+
+    register(TorusRings())

@@ -610,6 +610,7 @@ BUILTIN_IMPORTERS = {"importers": ["nvidia-smi", "nccl-xml", "ibstat", "rocm-smi
 BUILTIN_ALGORITHMS = {
     "nvlink": {"collective_algorithms": ["nvls", "nvlstree"]},
     "infiniband": {"collective_algorithms": ["sharp"]},
+    "ici": {"collective_algorithms": ["torus"]},
 }
 
 
