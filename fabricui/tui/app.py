@@ -252,9 +252,10 @@ class FabricApp(App[None]):
     # --- start-up --------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        """Show the first view at once; load the fabric behind it."""
+        """Show the first view at once; load the fabric once it has painted (a loading
+        thread started earlier would compete with the first frame for the interpreter)."""
         self.switch_mode(self.view)
-        self.load_topology(self.topology, self.nodes)
+        self.call_after_refresh(self.load_topology, self.topology, self.nodes)
 
     def take_initial_pair(self) -> tuple[str | None, str | None] | None:
         """The command line's ``--src``/``--dst``, once (the first fabric only)."""
