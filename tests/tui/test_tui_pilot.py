@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import time
 
+import pytest
 from textual.widgets import DataTable, OptionList
 
 from fabricui.engine.evaluate import evaluate_path
@@ -394,3 +395,25 @@ async def test_1024_gpu_fabric_starts_and_answers_keys(app_factory):
         await settle(pilot)
         assert screen.map.zoom is not None
     assert time.perf_counter() - started < 30
+
+
+async def test_open_nccl_log_shows_the_doctors_findings(app_factory):
+    """o asks for an NCCL_DEBUG log and shows its findings (codes and fixes) beside the map."""
+    from pathlib import Path
+
+    from fabricui.tui.widgets.findings_panel import FindingsPanel
+
+    logs = Path(__file__).parents[2].parent / "shared" / "data" / "topo" / "nccl_debug_logs"
+    sample = logs / "nccl_952_ib_no_device_p2p_ipc_plus_net_socket.txt"
+    if not sample.exists():
+        pytest.skip("shared NCCL log samples not present")
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "o", "/no/such/log.txt")
+        assert isinstance(app.screen, PromptModal)  # a missing file keeps the prompt open
+        await pilot.press("escape")
+        await answer_prompt(pilot, "o", str(sample))
+        await settle(pilot)
+        text = str(app.screen.query_one(FindingsPanel).render())
+        assert "net-socket-fallback" in text and "fix:" in text

@@ -14,6 +14,7 @@ from textual.worker import get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.widgets.findings_panel import FindingsPanel
 from fabricui.tui.widgets.path_panel import PathPanel
 from fabricui.tui.widgets.topology_map import TopologyMap
 
@@ -52,6 +53,14 @@ class TopologyScreen(ViewScreen):
     VIEW_TITLE = "Topology"
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "o",
+            "open_log",
+            "NCCL log",
+            id="path.open_log",
+            tooltip="Read an NCCL_DEBUG=INFO log and show the doctor's findings beside the map",
+            show=False,
+        ),
         Binding(
             "s",
             "mark_source",
@@ -158,6 +167,7 @@ class TopologyScreen(ViewScreen):
             yield TopologyMap(id="map")
             with VerticalScroll(id="path-side"):
                 yield PathPanel(id="path")
+                yield FindingsPanel(id="findings")
         yield Footer()
 
     def on_resize(self) -> None:
@@ -300,6 +310,37 @@ class TopologyScreen(ViewScreen):
                 "Message size", current, "8, 64K, 1G (binary), 1GB (decimal), 1GiB", check_size
             ),
             done,
+        )
+
+    def action_open_log(self) -> None:
+        """Ask for an NCCL_DEBUG log; show the doctor's findings under the path panel."""
+        from pathlib import Path
+
+        from fabricui.doctor import diagnose
+        from fabricui.errors import FabricError
+        from fabricui.importers.nccl_log import read_nccl_log
+
+        def check(text: str) -> str | None:
+            try:
+                read_nccl_log(Path(text).expanduser())
+            except FabricError as exc:
+                return exc.message
+            return None
+
+        def done(value: str | None) -> None:
+            if not value:
+                return
+            log = read_nccl_log(Path(value).expanduser())
+            findings = diagnose(log)
+            self.query_one(FindingsPanel).show_log(value, log, findings)
+            worst = [f for f in findings if f.severity in ("error", "warning")]
+            self.notify(
+                f"{len(worst)} problem(s) in {value}" if worst else f"{value}: healthy",
+                severity="warning" if worst else "information",
+            )
+
+        self.app.push_screen(
+            PromptModal("NCCL_DEBUG=INFO log", "", "path to the log file", check), done
         )
 
     def action_goto(self) -> None:
