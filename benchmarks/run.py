@@ -21,12 +21,9 @@ import sys
 import time
 import tracemalloc
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parents[1]
 
 FULL = {
     "gpus": 100_000,

@@ -375,7 +375,7 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
     Raises:
         HwdbError: An entry lacks a key or has malformed rows, naming file and line.
     """
-    from fabricui.engine.types import OPS
+    from fabricui.engine.names import OPS
 
     if not isinstance(doc.data, list):
         raise HwdbError(f"{doc.where(())}: expected a list of measurement entries")

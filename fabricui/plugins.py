@@ -15,8 +15,8 @@ from typing import Any, Callable, TextIO
 import pluggy
 
 from fabricui import hookspecs
+from fabricui.engine.names import OPS
 from fabricui.engine.types import (
-    OPS,
     CollectiveAlgorithm,
     Interconnect,
     Strategy,

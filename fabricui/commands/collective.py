@@ -7,17 +7,9 @@ import json
 import math
 from typing import Any
 
+from fabricui.engine.names import OPS
 from fabricui.errors import ConfigError
 
-OPS = (
-    "all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "all_to_all",
-    "broadcast",
-    "reduce",
-    "send_recv",
-)
 #: Ways to pick the group of GPUs from the fabric.
 GROUPS = ("all", "node", "per-node")
 

@@ -6,9 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from fabricui.engine.names import PATTERNS
 from fabricui.errors import ConfigError
-
-PATTERNS = ("all_to_all", "ring", "random-pairs")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

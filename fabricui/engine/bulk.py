@@ -73,8 +73,7 @@ class BulkRouter:
         self._router = router
         g = fabric.gpus_per_node
         ln = fabric.node_links
-        dn = fabric.node_devices
-        self._ln, self._dn, self._g = ln, dn, g
+        self._ln, self._g = ln, g
         self._torus = fabric.torus
         self._net: FatTree | Dragonfly | None = (
             fabric.tree if fabric.tree is not None else fabric.dragonfly

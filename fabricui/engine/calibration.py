@@ -33,7 +33,8 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.evaluate import algorithms_for_env, evaluate_collective
-from fabricui.engine.types import OPS, CollectiveAlgorithm
+from fabricui.engine.names import OPS
+from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
 

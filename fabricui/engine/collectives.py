@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.types import OPS, CollectiveAlgorithm
+from fabricui.engine.names import OPS
+from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError
 
 FloatArray = npt.NDArray[np.float64]

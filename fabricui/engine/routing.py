@@ -201,16 +201,11 @@ class Router:
             ra, rb = int(fabric.dev_index[leaf_a]), int(fabric.dev_index[leaf_b])
             middle = self._dragonfly.router_links([ra], [rb])[0]
             return [up, *(int(k) for k in middle[middle >= 0]), down]
-        tree = self._switch_trees.get(leaf_a)
-        if tree is None:
-            if len(self._switch_trees) >= _MAX_CACHED_TREES:
-                self._switch_trees.clear()
-            tree = self._switch_trees[leaf_a] = self._switch_graph.single_source(
-                leaf_a, self._switch_transit
-            )
+        tree = self._switch_tree(leaf_a)
         return [up, *self._switch_graph.pick(tree, leaf_a, leaf_b, salt), down]
 
     def _switch_tree(self, leaf: int) -> npt.NDArray[np.bool_]:
+        """Best-route tree from one leaf over the switches (cached, bounded)."""
         tree = self._switch_trees.get(leaf)
         if tree is None:
             if len(self._switch_trees) >= _MAX_CACHED_TREES:

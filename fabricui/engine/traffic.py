@@ -8,11 +8,9 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.bulk import BulkRouter
+from fabricui.engine.names import PATTERNS
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
-
-#: Patterns ``traffic`` knows.
-PATTERNS = ("all_to_all", "ring", "random-pairs")
 
 
 def pattern_flows(

@@ -21,17 +21,6 @@ if TYPE_CHECKING:
 
 FloatArray = npt.NDArray[np.float64]
 
-#: Collective operations, named as nccl-tests names them.
-OPS = (
-    "all_reduce",
-    "all_gather",
-    "reduce_scatter",
-    "all_to_all",
-    "broadcast",
-    "reduce",
-    "send_recv",
-)
-
 
 @dataclass(frozen=True)
 class Interconnect:

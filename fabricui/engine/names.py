@@ -1,0 +1,17 @@
+"""Names users type (operations, traffic patterns), importable without numpy."""
+
+from __future__ import annotations
+
+#: Collective operations, named as nccl-tests names them.
+OPS = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "broadcast",
+    "reduce",
+    "send_recv",
+)
+
+#: Traffic patterns ``fabricui traffic`` knows.
+PATTERNS = ("all_to_all", "ring", "random-pairs")
