@@ -183,18 +183,47 @@ _START = """
 import sys, time
 t0 = time.perf_counter()
 {imports}
+import textual.app as _textual_app
 
-async def first_frame(pilot):
-    await pilot.pause()
-    sys.stdout.write(f"{{time.perf_counter() - t0:.6f}}\\n")
+_frames = []
+_display = _textual_app.App._display
+
+
+def _record(self, screen, renderable):
+    if renderable is not None:
+        _frames.append(time.perf_counter() - t0)
+    _display(self, screen, renderable)
+
+
+_textual_app.App._display = _record
+
+
+async def measure(pilot):
+    while not _frames:
+        await pilot.pause(0.001)
+    first = _frames[0]
+    ready = first
+    if getattr(pilot.app, "data", "absent") is None:  # fabricui: wait for the map to be drawn
+        while pilot.app.data is None:
+            await pilot.pause(0.001)
+        seen = len(_frames)
+        while len(_frames) == seen:
+            await pilot.pause(0.001)
+        ready = _frames[-1]
+    sys.stdout.write(f"{{first:.6f}} {{ready:.6f}}\\n")
     pilot.app.exit()
 
 {construct}
-app.run(headless=True, auto_pilot=first_frame)
+app.run(headless=True, auto_pilot=measure)
 """
 
 
-def _start_time(imports: str, construct: str) -> float:
+def _start_times(imports: str, construct: str) -> tuple[float, float]:
+    """(first frame, fabric drawn) seconds after interpreter start, in a fresh process.
+
+    A frame is what the compositor hands to the driver (``App._display``), the moment a
+    terminal would receive it.
+    """
     code = _START.format(imports=imports, construct=construct)
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -204,24 +233,43 @@ def _start_time(imports: str, construct: str) -> float:
         timeout=120,
         env={**os.environ, "TERM": "xterm-256color"},
     )
-    return float(out.stdout.strip().splitlines()[-1])
+    first, ready = out.stdout.strip().splitlines()[-1].split()
+    return float(first), float(ready)
+
+
+#: Keys pressed on the big fabric: cursor moves, node jumps that scroll, first/last GPU.
+TUI_KEYS = ["right", "down", "left", "up", "right_square_bracket", "end", "home"] * 3
 
 
 def bench_tui(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
-    """Cold start to first frame over an empty Textual app; key-to-repaint on a big fabric."""
+    """Cold start to first frame over an empty Textual app; key-to-repaint on a big fabric.
+
+    Start-up runs are interleaved (empty, ours, empty, ...) and the best of each is kept,
+    so a busy machine slows both alike.
+    """
     try:
+        import textual.app as textual_app
+
         from fabricui.tui.app import make_app
     except ImportError:
         results["tui_start_ratio"] = results["tui_key_ms"] = None
         return
-    empty = statistics.median(
-        _start_time("from textual.app import App", "app = App()") for _ in range(3)
-    )
-    ours = statistics.median(
-        _start_time("from fabricui.tui.app import make_app", "app = make_app()") for _ in range(3)
-    )
-    results["tui_start_ratio"] = ours / empty
-    results["_tui_start_empty_s"] = empty
+    empty, ours = [], []
+    for _ in range(5):
+        empty.append(_start_times("from textual.app import App", "app = App()"))
+        ours.append(_start_times("from fabricui.tui.app import make_app", "app = make_app()"))
+    best_empty = min(first for first, _ in empty)
+    results["tui_start_ratio"] = min(first for first, _ in ours) / best_empty
+    results["tui_ready_s"] = min(ready for _, ready in ours)
+    results["_tui_start_empty_s"] = best_empty
+
+    frames: list[float] = []
+    display = textual_app.App._display
+
+    def record(self, screen, renderable) -> None:  # type: ignore[no-untyped-def]
+        if renderable is not None:
+            frames.append(time.perf_counter())
+        display(self, screen, renderable)
 
     async def keys() -> float:
         app = make_app(topology="h100-ib-cluster", nodes=cfg["tui_nodes"])
@@ -229,14 +277,20 @@ def bench_tui(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # typ
         async with app.run_test(size=(120, 40)) as pilot:
             await app.workers.wait_for_complete()
             await pilot.pause()
-            for key in ["right", "down", "left", "up"] * 5:
+            for key in TUI_KEYS:
+                frames.clear()
                 start = time.perf_counter()
                 await pilot.press(key)
                 await pilot.pause()
-                timings.append(time.perf_counter() - start)
+                if frames:
+                    timings.append(frames[0] - start)
         return statistics.median(timings) * 1e3
 
-    results["tui_key_ms"] = asyncio.run(keys())
+    textual_app.App._display = record  # type: ignore[method-assign]
+    try:
+        results["tui_key_ms"] = asyncio.run(keys())
+    finally:
+        textual_app.App._display = display  # type: ignore[method-assign]
 
 
 BENCHES = {
@@ -247,7 +301,7 @@ BENCHES = {
     "search": bench_search,
     "tui": bench_tui,
 }
-TARGETS = {
+TARGETS: dict[str, tuple[str, float] | None] = {
     "build_100k_s": ("<=", 2.0),
     "build_100k_peak_mib": ("<=", 1024.0),
     "paths_100k_s": ("<=", 1.0),
@@ -258,6 +312,7 @@ TARGETS = {
     "search_405b_16k_s": ("<=", 1.0),
     "tui_start_ratio": ("<=", 1.3),
     "tui_key_ms": ("<=", 50.0),
+    "tui_ready_s": None,
 }
 
 
@@ -302,12 +357,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {machine()}{' (quick sizes)' if args.quick else ''}")
     print(f"reference workload: {ref * 1e3:.1f} ms (figures in seconds also shown as multiples)")
     for key, value in public.items():
-        op, target = TARGETS[key]
         if value is None:
             print(f"  {key:<28} n/a")
             continue
-        ok = value <= target if op == "<=" else value >= target
         extra = f"  ({vs_reference[key]:.1f}x reference)" if key in vs_reference else ""
+        if TARGETS[key] is None:
+            print(f"  {key:<28} {value:10.3f}  (no target){extra}")
+            continue
+        op, target = TARGETS[key]
+        ok = value <= target if op == "<=" else value >= target
         print(
             f"  {key:<28} {value:10.3f}  target {op} {target:g}  {'ok' if ok else 'MISSED'}{extra}"
         )

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from fabricui.hookspecs import hookimpl
+from typing import Any
 
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "hookimpl"]
+
+
+def __getattr__(name: str) -> Any:
+    """``fabricui.hookimpl`` on first use: the explorer starts without importing pluggy."""
+    if name == "hookimpl":
+        from fabricui.hookspecs import hookimpl
+
+        return hookimpl
+    raise AttributeError(f"module 'fabricui' has no attribute {name!r}")

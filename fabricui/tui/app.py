@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar
 
 from textual import on, work
 from textual.app import App
@@ -15,15 +16,6 @@ from textual.worker import Worker, WorkerState
 
 from fabricui.tui.commands import FabricCommands
 from fabricui.tui.screens.base import ViewScreen
-from fabricui.tui.screens.collectives import CollectivesScreen
-from fabricui.tui.screens.error import ErrorModal
-from fabricui.tui.screens.help import HelpModal, Section
-from fabricui.tui.screens.picker import PickerModal
-from fabricui.tui.screens.plugins import PluginsScreen
-from fabricui.tui.screens.prompt import PromptModal
-from fabricui.tui.screens.pyramid import PyramidScreen
-from fabricui.tui.screens.strategies import StrategiesScreen
-from fabricui.tui.screens.topology import TopologyScreen
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -31,9 +23,18 @@ if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
     from fabricui.tui.data import FabricData, WhatIf
+    from fabricui.tui.screens.help import Section
 
+#: Each view: id (key order 1-5) -> (module under fabricui.tui.screens, screen class, title).
+VIEW_SCREENS = {
+    "topology": ("topology", "TopologyScreen", "Topology"),
+    "pyramid": ("pyramid", "PyramidScreen", "Bandwidth pyramid"),
+    "collectives": ("collectives", "CollectivesScreen", "Collectives"),
+    "strategies": ("strategies", "StrategiesScreen", "Strategies"),
+    "plugins": ("plugins", "PluginsScreen", "Plugins"),
+}
 #: View ids in key order (1-5).
-VIEWS = ("topology", "pyramid", "collectives", "strategies", "plugins")
+VIEWS = tuple(VIEW_SCREENS)
 #: The topology the explorer opens when none is named (``hwdb.resolve.DEFAULT_TOPOLOGY``).
 DEFAULT_TOPOLOGY = "dgx-h100-pod"
 
@@ -77,6 +78,16 @@ def screen_text(app: App[object]) -> str:
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
+def screen_class(view: str) -> type[ViewScreen]:
+    """The screen class of a view, imported on first use: start-up pays for the first only."""
+    module, name, _title = VIEW_SCREENS[view]
+    return getattr(import_module(f"fabricui.tui.screens.{module}"), name)  # type: ignore[no-any-return]
+
+
+def _screen_factory(view: str) -> Callable[[], ViewScreen]:
+    return lambda: screen_class(view)()
+
+
 async def settle(pilot: Pilot[object], rounds: int = 20) -> None:
     """Wait until no worker runs and every message they posted is handled."""
     from textual.worker import WorkerCancelled, WorkerFailed
@@ -106,21 +117,13 @@ class FabricApp(App[None]):
     COMMANDS = App.COMMANDS | {FabricCommands}
     ENABLE_COMMAND_PALETTE = True
 
-    MODES: ClassVar[dict[str, type[ViewScreen]]] = {  # type: ignore[assignment]
-        "topology": TopologyScreen,
-        "pyramid": PyramidScreen,
-        "collectives": CollectivesScreen,
-        "strategies": StrategiesScreen,
-        "plugins": PluginsScreen,
+    MODES: ClassVar[dict[str, Callable[[], ViewScreen]]] = {  # type: ignore[assignment]
+        view: _screen_factory(view) for view in VIEWS
     }
-    """One screen per view."""
+    """One screen per view, built (and its module imported) when first shown."""
 
     VIEW_TITLES: ClassVar[dict[str, str]] = {
-        "topology": TopologyScreen.VIEW_TITLE,
-        "pyramid": PyramidScreen.VIEW_TITLE,
-        "collectives": CollectivesScreen.VIEW_TITLE,
-        "strategies": StrategiesScreen.VIEW_TITLE,
-        "plugins": PluginsScreen.VIEW_TITLE,
+        view: title for view, (_module, _name, title) in VIEW_SCREENS.items()
     }
     """Human name of each view."""
 
@@ -228,6 +231,11 @@ class FabricApp(App[None]):
         size_bytes: int | None = None,
         options: dict[str, str] | None = None,
     ) -> None:
+        self.view = view if view in VIEWS else "topology"
+        """The view shown first."""
+        # Start in the first view's mode: switching from Textual's default screen on mount
+        # would parse every stylesheet a second time before the first frame.
+        self.DEFAULT_MODE = self.view  # type: ignore[misc]
         super().__init__()
         self.topology = topology
         """The topology asked for (id or YAML path)."""
@@ -235,8 +243,6 @@ class FabricApp(App[None]):
         """Its ``--nodes`` override."""
         self.what_if: WhatIf | None = None
         """Link overrides in force."""
-        self.view = view if view in VIEWS else "topology"
-        """The view shown first."""
         self.catalog = catalog
         """The hardware database (loaded in the first worker when not given)."""
         self.host = host
@@ -252,9 +258,9 @@ class FabricApp(App[None]):
     # --- start-up --------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        """Show the first view at once; load the fabric once it has painted (a loading
-        thread started earlier would compete with the first frame for the interpreter)."""
-        self.switch_mode(self.view)
+        """Load the fabric once the first view has painted (a loading thread started
+        earlier would compete with the first frame for the interpreter)."""
+        self.update_titles()
         self.call_after_refresh(self.load_topology, self.topology, self.nodes)
 
     def take_initial_pair(self) -> tuple[str | None, str | None] | None:
@@ -341,6 +347,8 @@ class FabricApp(App[None]):
             self.log.error(f"{worker.description} failed: {error!r}")
             text = f"{type(error).__name__}: {error}"
         if worker.group == "load":
+            from fabricui.tui.screens.error import ErrorModal
+
             self.push_screen(ErrorModal(f"Cannot load {self.topology}", text))
         else:
             self.notify(text, title=f"{worker.description} failed", severity="error", timeout=8)
@@ -392,6 +400,8 @@ class FabricApp(App[None]):
                 self.load_topology(topology)
 
         current = self.data.spec.id if self.data else None
+        from fabricui.tui.screens.picker import PickerModal
+
         self.push_screen(
             PickerModal("Topology (the seeds' regimes are tagged)", choices, current), done
         )
@@ -417,6 +427,8 @@ class FabricApp(App[None]):
         def done(text: str | None) -> None:
             if text:
                 self.load_topology(data.topology, int(text), data.what_if)
+
+        from fabricui.tui.screens.prompt import PromptModal
 
         self.push_screen(
             PromptModal(
@@ -461,6 +473,8 @@ class FabricApp(App[None]):
 
         net = data.spec.net
         current = f"nic={net.gbps:g}" if net is not None and net.gbps else ""
+        from fabricui.tui.screens.prompt import PromptModal
+
         self.push_screen(
             PromptModal(
                 "What-if links (empty resets)",
@@ -499,13 +513,15 @@ class FabricApp(App[None]):
         )
         return [
             ("everywhere", [*self.BINDINGS, palette]),
-            ("topology view", [*TopologyScreen.BINDINGS, *TopologyMap.BINDINGS]),
-            ("collectives view", CollectivesScreen.BINDINGS),
-            ("strategies view", StrategiesScreen.BINDINGS),
+            ("topology view", [*screen_class("topology").BINDINGS, *TopologyMap.BINDINGS]),
+            ("collectives view", screen_class("collectives").BINDINGS),
+            ("strategies view", screen_class("strategies").BINDINGS),
         ]
 
     def action_help(self) -> None:
         """Show every key."""
+        from fabricui.tui.screens.help import HelpModal
+
         if not isinstance(self.screen, HelpModal):
             self.push_screen(HelpModal(self.help_sections()))
 

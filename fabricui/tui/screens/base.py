@@ -20,8 +20,6 @@ class ViewScreen(Screen[None]):
 
     VIEW: ClassVar[str] = ""
     """The view id (``topology``, ``pyramid`` ...)."""
-    VIEW_TITLE: ClassVar[str] = ""
-    """Human name, shown in the header."""
 
     def __init__(self) -> None:
         super().__init__(id=f"view-{self.VIEW}")

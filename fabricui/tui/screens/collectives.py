@@ -10,12 +10,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.ring_stepper import STEPPER_OPS, RingStepper
 from fabricui.tui.widgets.size_plot import SizePlot
 
@@ -71,7 +72,6 @@ class CollectivesScreen(ViewScreen):
     """
 
     VIEW = "collectives"
-    VIEW_TITLE = "Collectives"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -164,7 +164,7 @@ class CollectivesScreen(ViewScreen):
             yield RingStepper(id="stepper")
             with Vertical():
                 yield SizePlot(id="plot")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         """Columns, then whatever is loaded."""

@@ -9,9 +9,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
     from fabricui.tui.data import FabricData
@@ -47,7 +48,6 @@ class PluginsScreen(ViewScreen):
     """Every plugin found (built-in ones too), its contributions, and each failure's reason."""
 
     VIEW = "plugins"
-    VIEW_TITLE = "Plugins"
 
     BINDINGS: ClassVar[list[BindingType]] = []
     """No keys of its own."""
@@ -63,7 +63,7 @@ class PluginsScreen(ViewScreen):
         with VerticalScroll(id="plugins-scroll"):
             yield Static("loading plugins...", id="plugins-table")
             yield Static("", id="plugins-failures")
-        yield Footer()
+        yield KeyBar()
 
     def data_changed(self, data: FabricData) -> None:
         """The plugin host loaded with the catalog: list it."""

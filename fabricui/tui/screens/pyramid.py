@@ -9,11 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
+from fabricui.tui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
     from fabricui.tui.data import FabricData, Tier
@@ -47,7 +48,6 @@ class PyramidScreen(ViewScreen):
     """
 
     VIEW = "pyramid"
-    VIEW_TITLE = "Bandwidth pyramid"
 
     BINDINGS: ClassVar[list[BindingType]] = []
     """No keys of its own: the app's keys switch views and topologies."""
@@ -80,7 +80,7 @@ class PyramidScreen(ViewScreen):
             yield Static("loading the fabric...", id="pyramid-head")
             yield BarChart(id="pyramid-chart")
             yield Static("", id="pyramid-table")
-        yield Footer()
+        yield KeyBar()
 
     def data_changed(self, data: FabricData) -> None:
         """Compute the tiers of the new fabric."""

@@ -13,13 +13,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
+from fabricui.tui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
     from fabricui.engine.strategies import DecisionTable, PlanReport
@@ -168,7 +169,6 @@ class StrategiesScreen(ViewScreen):
     """
 
     VIEW = "strategies"
-    VIEW_TITLE = "Strategies"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("m", "pick_model", "Model", id="strategies.model", tooltip="Choose the model"),
@@ -262,7 +262,7 @@ class StrategiesScreen(ViewScreen):
                 yield Static("step breakdown", classes="strat-title", id="plan-title", markup=False)
                 yield Static("", id="strat-plan", classes="strat-text")
                 yield Static("", id="strat-search", classes="strat-text strat-gap")
-        yield Footer()
+        yield KeyBar()
 
     def on_resize(self) -> None:
         """Two columns on wide terminals, one below the other on narrow ones."""

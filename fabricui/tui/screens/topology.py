@@ -9,12 +9,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 from textual.worker import get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.findings_panel import FindingsPanel
+from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.path_panel import PathPanel
 from fabricui.tui.widgets.topology_map import TopologyMap
 
@@ -50,7 +51,6 @@ class TopologyScreen(ViewScreen):
     """
 
     VIEW = "topology"
-    VIEW_TITLE = "Topology"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -168,7 +168,7 @@ class TopologyScreen(ViewScreen):
             with VerticalScroll(id="path-side"):
                 yield PathPanel(id="path")
                 yield FindingsPanel(id="findings")
-        yield Footer()
+        yield KeyBar()
 
     def on_resize(self) -> None:
         """Give the path panel a full table on wide terminals."""

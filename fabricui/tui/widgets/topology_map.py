@@ -334,7 +334,7 @@ class TopologyMap(ScrollView, can_focus=True):
     TopologyMap > .topology-map--dim { color: $text-muted; }
     """
 
-    cursor: reactive[int] = reactive(0, init=False)
+    cursor: reactive[int] = reactive(0, init=False, repaint=False)
     """Global rank under the cursor."""
 
     class CursorMoved(Message):
@@ -369,6 +369,10 @@ class TopologyMap(ScrollView, can_focus=True):
         """The two devices of the narrowest hop."""
         self._layout = MapLayout()
         self._layout_key: tuple[int, int, int | None] | None = None
+        self._strips: dict[int, Strip] = {}
+        """Drawn layout lines by index, uncropped: a cursor move redraws two lines, not all."""
+        self._styles: dict[str, Style] = {}
+        """Component styles by part name (cleared when the theme or CSS changes)."""
 
     # --- state from the screen -------------------------------------------------------------
 
@@ -392,6 +396,7 @@ class TopologyMap(ScrollView, can_focus=True):
         """Mark the source, destination and the path's devices."""
         self.src, self.dst = src, dst
         self.path_devs, self.bottleneck_devs = path_devs, bottleneck_devs
+        self._strips.clear()
         self.refresh()
 
     def set_zoom(self, node: int | None) -> None:
@@ -414,6 +419,7 @@ class TopologyMap(ScrollView, can_focus=True):
         if key != self._layout_key:
             self._layout = build_layout(self.fabric, width, self.zoom)
             self._layout_key = key
+            self._strips.clear()
             self.virtual_size = Size(self._layout.width, len(self._layout.lines))
         self.refresh()
         self.call_after_refresh(self._scroll_to_cursor)
@@ -431,21 +437,43 @@ class TopologyMap(ScrollView, can_focus=True):
 
     # --- rendering -------------------------------------------------------------------------
 
+    def notify_style_update(self) -> None:
+        """Forget drawn lines and styles: the theme or CSS changed."""
+        super().notify_style_update()
+        self._styles = {}
+        self._strips = {}
+
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"topology-map--{name}", partial=True)
+        style = self._styles.get(name)
+        if style is None:
+            style = self._styles[name] = self.get_component_rich_style(
+                f"topology-map--{name}", partial=True
+            )
+        return style
 
     def render_line(self, y: int) -> Strip:
-        """Draw one line of the map, scrolled."""
+        """Draw one line of the map, scrolled (lines are drawn once and then cropped)."""
         scroll_x, scroll_y = self.scroll_offset
         index = y + scroll_y
         base = self.rich_style
         if index >= len(self._layout.lines):
             return Strip.blank(self.size.width, base)
-        segments = []
-        for cell in self._layout.lines[index]:
-            segments.extend(self._cell_segments(cell, base))
-        strip = Strip(segments).crop(scroll_x, scroll_x + self.size.width)
+        strip = self._strips.get(index)
+        if strip is None:
+            segments = []
+            for cell in self._layout.lines[index]:
+                segments.extend(self._cell_segments(cell, base))
+            strip = self._strips[index] = Strip(segments)
+        strip = strip.crop(scroll_x, scroll_x + self.size.width)
         return strip.extend_cell_length(self.size.width, base)
+
+    def _refresh_rank(self, rank: int) -> None:
+        """Redraw the line holding ``rank``'s cell only."""
+        pos = self._layout.gpu_at.get(rank)
+        if pos is None:
+            return
+        self._strips.pop(pos[0], None)
+        self.refresh_line(pos[0])
 
     def _cell_segments(self, cell: Cell, base: Style) -> list[Segment]:
         role = cell.role
@@ -505,8 +533,9 @@ class TopologyMap(ScrollView, can_focus=True):
     # --- cursor ----------------------------------------------------------------------------
 
     def watch_cursor(self, old: int, new: int) -> None:
-        """Repaint and keep the cursor in view; tell the screen."""
-        self.refresh()
+        """Redraw the two lines involved and keep the cursor in view; tell the screen."""
+        self._refresh_rank(old)
+        self._refresh_rank(new)
         self._scroll_to_cursor()
         self.post_message(self.CursorMoved(new))
 

@@ -1,0 +1,215 @@
+"""The key bar: the active screen's key hints drawn as one line of text.
+
+Why not Textual's ``Footer``: it mounts a widget per key and recomposes them whenever the
+bindings change (every focus move), which was the largest part of the explorer's start-up.
+One widget that renders one line keeps start-up close to an empty Textual app's; clicks and
+hover still work, and on a narrow terminal the hints that do not fit are dropped from the
+middle so Save, Help and Quit stay visible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from textual import events
+    from textual.binding import Binding
+    from textual.screen import Screen
+
+#: Actions whose hints are kept when the line is too narrow for every hint.
+KEEP_ACTIONS = frozenset({"save_snapshot", "help", "quit"})
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One piece of the bar: a key (or a group's keys) and what it does."""
+
+    keys: tuple[tuple[str, str], ...]
+    """(as shown, key a click presses) per key: ``(("q", "q"),)``, ``(("+", "plus"), ...)``."""
+    description: str
+    """What they do."""
+    enabled: bool
+    """False when the action cannot run now (drawn dim)."""
+    keep: bool
+    """Kept when the bar is too narrow."""
+
+    @property
+    def width(self) -> int:
+        """Columns taken: `` keys `` then ``description `` (no description: keys only)."""
+        shown = sum(len(display) + 1 for display, _key in self.keys) + 1
+        return shown + (len(self.description) + 1 if self.description else 0)
+
+
+def _first_key(binding: Binding) -> str:
+    return binding.key.split(",")[0].strip()
+
+
+def hints_for(screen: Screen, key_display: Callable[[Binding], str]) -> list[Hint]:
+    """The shown bindings of ``screen``, one hint per action, grouped bindings combined.
+
+    ``key_display`` is the app's ``get_key_display`` (so ``question_mark`` reads ``?``).
+    """
+    by_action: dict[str, tuple[Binding, bool]] = {}
+    for _node, binding, enabled, _tooltip in screen.active_bindings.values():
+        if binding.show and binding.action not in by_action:
+            by_action[binding.action] = (binding, enabled)
+    hints: list[Hint] = []
+    pending: list[tuple[Binding, bool]] = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        group = pending[0][0].group
+        if group is not None and len(pending) > 1:
+            hints.append(
+                Hint(
+                    tuple((key_display(b), _first_key(b)) for b, _ in pending),
+                    group.description,
+                    any(e for _, e in pending),
+                    any(b.action in KEEP_ACTIONS for b, _ in pending),
+                )
+            )
+        else:
+            for binding, enabled in pending:
+                hints.append(
+                    Hint(
+                        ((key_display(binding), _first_key(binding)),),
+                        binding.description,
+                        enabled,
+                        binding.action in KEEP_ACTIONS,
+                    )
+                )
+        pending.clear()
+
+    for binding, enabled in by_action.values():
+        if pending and (binding.group is None or binding.group is not pending[0][0].group):
+            flush()
+        pending.append((binding, enabled))
+    flush()
+    palette = screen.active_bindings.get(screen.app.COMMAND_PALETTE_BINDING)
+    if screen.app.ENABLE_COMMAND_PALETTE and palette is not None:
+        _node, binding, enabled, _tooltip = palette
+        keys = ((key_display(binding), _first_key(binding)),)
+        hints.append(Hint(keys, "palette", enabled, keep=False))
+    return hints
+
+
+def fit(hints: list[Hint], width: int) -> list[Hint]:
+    """Drop hints (last first, never a kept one) until the rest fit in ``width`` columns."""
+    shown = list(hints)
+    while sum(h.width for h in shown) > width:
+        droppable = [i for i, h in enumerate(shown) if not h.keep]
+        if not droppable:
+            break
+        del shown[droppable[-1]]
+    return shown
+
+
+class KeyBar(Widget):
+    """One line of key hints for the active screen; click a hint to press its key."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "key-bar--key",
+        "key-bar--description",
+        "key-bar--disabled",
+        "key-bar--hover",
+    }
+
+    DEFAULT_CSS = """
+    KeyBar {
+        dock: bottom;
+        height: 1;
+        background: $footer-background;
+        color: $footer-foreground;
+    }
+    KeyBar > .key-bar--key {
+        color: $footer-key-foreground;
+        background: $footer-key-background;
+        text-style: bold;
+    }
+    KeyBar > .key-bar--description {
+        color: $footer-description-foreground;
+        background: $footer-description-background;
+    }
+    KeyBar > .key-bar--disabled { text-opacity: 50%; color: $text-disabled; }
+    KeyBar > .key-bar--hover { background: $block-hover-background; }
+    """
+
+    hover: reactive[int] = reactive(-1)
+    """Index of the hint under the mouse, or -1."""
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id)
+        self._spans: list[tuple[int, int, int, str]] = []
+        """(first column, end column, hint index, key) of each clickable piece."""
+
+    def on_mount(self) -> None:
+        """Redraw when the screen's bindings change (focus moved, a check_action flipped)."""
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+
+    def on_unmount(self) -> None:
+        """Stop listening to a screen that is going away."""
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen: Screen) -> None:
+        if screen is self.screen:
+            self.refresh()
+
+    def hints(self) -> list[Hint]:
+        """The hints drawn at the current width (tests read these)."""
+        return fit(hints_for(self.screen, self.app.get_key_display), self.size.width)
+
+    def render(self) -> Text:
+        """The hints, left to right, remembering where each one is for clicks."""
+        key_style = self.get_component_rich_style("key-bar--key", partial=True)
+        desc_style = self.get_component_rich_style("key-bar--description", partial=True)
+        disabled = self.get_component_rich_style("key-bar--disabled", partial=True)
+        hover = self.get_component_rich_style("key-bar--hover", partial=True)
+        text = Text(no_wrap=True, overflow="crop", end="")
+        self._spans = []
+        for index, hint in enumerate(self.hints()):
+            keys, description = key_style, desc_style
+            if not hint.enabled:
+                keys, description = keys + disabled, description + disabled
+            if index == self.hover:
+                keys, description = keys + hover, description + hover
+            text.append(" ", keys)
+            for display, key in hint.keys:
+                start = text.cell_len
+                text.append(f"{display} ", keys)
+                self._spans.append((start, text.cell_len, index, key))
+            if hint.description:
+                start = text.cell_len
+                text.append(f"{hint.description} ", description)
+                self._spans.append((start, text.cell_len, index, hint.keys[0][1]))
+        return text
+
+    def _span_at(self, x: int) -> tuple[int, str] | None:
+        """(hint index, key) of the hint drawn at column ``x``, if any."""
+        for start, end, index, key in self._spans:
+            if start - 1 <= x < end:
+                return index, key
+        return None
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        """Highlight the hint under the mouse."""
+        span = self._span_at(event.x)
+        self.hover = span[0] if span else -1
+
+    def on_leave(self) -> None:
+        """No hint is under the mouse any more."""
+        self.hover = -1
+
+    def on_click(self, event: events.Click) -> None:
+        """Press the clicked hint's key."""
+        span = self._span_at(event.x)
+        if span is not None:
+            event.stop()
+            self.app.simulate_key(span[1])
