@@ -129,13 +129,13 @@ def _print_json(data: Any) -> None:
 
 def _cmd_path(args: argparse.Namespace) -> int:
     from fabricui.engine.evaluate import evaluate_path
-    from fabricui.fabric import build_fabric
     from fabricui.hwdb.resolve import resolve_topology
     from fabricui.report import render_path
+    from fabricui.session import build_fabric_with_plugins
 
     catalog = _catalog(args)
     spec = resolve_topology(args.topology, catalog, args.nodes)
-    fabric = build_fabric(spec, catalog)
+    fabric = build_fabric_with_plugins(spec, catalog)
     report = evaluate_path(fabric, args.src, args.dst, args.size)
     if args.json:
         _print_json(report.to_json())
@@ -229,8 +229,11 @@ def _cmd_hwdb_validate(args: argparse.Namespace) -> int:
         )
         print(f"ok: {target or default_hwdb_dir()}: {counts}")
         return 0
+    from fabricui.session import topology_builder
+
     catalog = _catalog(args)
     spec = parse_topology(read_yaml(target), catalog, default_id=target.stem)
+    topology_builder(spec)
     print(f"ok: {target}: topology {spec.id}, {spec.nodes} x {spec.gpus_per_node} {spec.gpu}")
     return 0
 

@@ -1,12 +1,20 @@
-"""One place that loads what every view needs: the plugins and the catalog they extend."""
+"""One place that loads what every view needs: the plugins, the catalog they extend, and the
+fabric a topology spec builds (with the plugin builder its ``builder:`` key names)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from fabricui.errors import ConfigError, FabricError, PluginError
 from fabricui.hwdb import Catalog, default_hwdb_dir, load_catalog
 from fabricui.plugins import PluginHost, get_host
+
+if TYPE_CHECKING:
+    from fabricui.engine.types import TopologyBuilder
+    from fabricui.fabric import Fabric
+    from fabricui.model import TopologySpec
 
 
 def load_catalog_with_plugins(
@@ -44,3 +52,79 @@ def load_catalog_with_plugins(
 
         catalog = apply_overlay(catalog, read_overlay(calibration))
     return catalog
+
+
+def topology_builder(spec: TopologySpec, host: PluginHost | None = None) -> TopologyBuilder | None:
+    """The plugin builder a spec's ``builder:`` key names, or None for the built-in builder.
+
+    Args:
+        spec: A checked topology spec.
+        host: The plugin host (default: the process-wide one).
+
+    Returns:
+        The registered builder, or None when the spec names none.
+
+    Raises:
+        ConfigError: No loaded plugin registers that name (the message names the spec's
+            file, the ``builder`` key and the nearest registered names).
+    """
+    if spec.builder is None:
+        return None
+    from fabricui.hwdb.catalog import nearest
+
+    builders = (host or get_host()).topology_builders()
+    builder = builders.get(spec.builder)
+    if builder is not None:
+        return builder
+    close = nearest(spec.builder, builders)
+    if close:
+        hint = f"nearest: {', '.join(close)}"
+    elif builders:
+        hint = f"registered: {', '.join(sorted(builders))}"
+    else:
+        hint = "no loaded plugin registers topology builders; see `fabricui plugins`"
+    where = spec.origin or f"topology {spec.id}"
+    raise ConfigError(f"{where}: builder: unknown topology builder {spec.builder!r} ({hint})")
+
+
+def build_fabric_with_plugins(
+    spec: TopologySpec, catalog: Catalog, host: PluginHost | None = None
+) -> Fabric:
+    """Build the fabric of a spec: with the plugin builder its ``builder:`` key names, else
+    with the built-in builder.
+
+    Args:
+        spec: A checked topology spec.
+        catalog: The catalog the spec's ids refer to.
+        host: The plugin host (default: the process-wide one).
+
+    Returns:
+        The fabric.
+
+    Raises:
+        ConfigError: The spec names a builder no loaded plugin registers.
+        FabricError: The builder refuses the spec (its own one-line message).
+        PluginError: The builder crashed or returned something that is not a fabric.
+    """
+    from fabricui.fabric import Fabric, build_fabric
+
+    host = host or get_host()
+    builder = topology_builder(spec, host)
+    if builder is None:
+        return build_fabric(spec, catalog)
+    owner = host.contributor("topology_builders", builder.name) or "?"
+    try:
+        fabric = builder.build(spec, catalog)
+    except FabricError:
+        raise
+    except Exception as exc:  # a plugin's bug: name it, never a traceback
+        raise PluginError(
+            f"topology builder {builder.name!r} (plugin {owner}) failed on {spec.id}: "
+            f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+        ) from exc
+    if not isinstance(fabric, Fabric):
+        raise PluginError(
+            f"topology builder {builder.name!r} (plugin {owner}) returned "
+            f"{type(fabric).__name__}, not a Fabric"
+        )
+    return fabric

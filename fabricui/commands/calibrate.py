@@ -118,7 +118,7 @@ def _case(
 
     from fabricui.engine.calibration import CalibrationCase, split_alternate
     from fabricui.engine.evaluate import algorithms_for_env
-    from fabricui.fabric import build_fabric
+    from fabricui.session import build_fabric_with_plugins
 
     if run.op is None:
         raise ConfigError(f"{run.source}: cannot tell the collective; give --op")
@@ -129,7 +129,7 @@ def _case(
     if nodes < 1:
         raise ConfigError(f"--nodes must be at least 1 (got {nodes})")
     if nodes not in fabrics:
-        fabrics[nodes] = build_fabric(_spec_for(spec, nodes), catalog)
+        fabrics[nodes] = build_fabric_with_plugins(_spec_for(spec, nodes), catalog)
     fabric = fabrics[nodes]
     nranks = run.nranks or fabric.n_gpus
     if nranks % nodes or nranks // nodes > per_node:

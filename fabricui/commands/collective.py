@@ -147,14 +147,14 @@ def run(args: argparse.Namespace) -> int:
         result = {"op": args.op, "topology": None, "nranks": args.nranks, "rows": rows}
     else:
         from fabricui.engine.evaluate import evaluate_collective
-        from fabricui.fabric import build_fabric
         from fabricui.hwdb.resolve import resolve_topology
-        from fabricui.session import load_catalog_with_plugins
+        from fabricui.session import build_fabric_with_plugins, load_catalog_with_plugins
 
         catalog = load_catalog_with_plugins(
             getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
         )
-        fabric = build_fabric(resolve_topology(args.topology, catalog, args.nodes), catalog)
+        spec = resolve_topology(args.topology, catalog, args.nodes)
+        fabric = build_fabric_with_plugins(spec, catalog)
         ranks = _group_ranks(args, fabric)
         prediction = evaluate_collective(fabric, args.op, sizes, ranks=ranks, algo=args.algo)
         result = {

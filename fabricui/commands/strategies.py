@@ -117,10 +117,9 @@ def load_context(args: argparse.Namespace) -> tuple[Catalog, Fabric, ModelShape]
     Raises:
         FabricError: Unknown model or topology, or a bad ``--nodes``.
     """
-    from fabricui.fabric import build_fabric
     from fabricui.hwdb.catalog import unknown_id_message
     from fabricui.hwdb.resolve import resolve_topology
-    from fabricui.session import load_catalog_with_plugins
+    from fabricui.session import build_fabric_with_plugins, load_catalog_with_plugins
 
     catalog = load_catalog_with_plugins(
         getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
@@ -130,7 +129,7 @@ def load_context(args: argparse.Namespace) -> tuple[Catalog, Fabric, ModelShape]
         raise ConfigError(unknown_id_message("model", model_id, catalog.models))
     topology = getattr(args, "topology", None) or DEFAULT_TOPOLOGY
     spec = resolve_topology(topology, catalog, getattr(args, "nodes", None))
-    return catalog, build_fabric(spec, catalog), catalog.models[model_id]
+    return catalog, build_fabric_with_plugins(spec, catalog), catalog.models[model_id]
 
 
 def load_strategies() -> dict[str, Strategy]:

@@ -42,14 +42,14 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from fabricui.engine.traffic import pattern_flows, simulate_traffic
-    from fabricui.fabric import build_fabric
     from fabricui.hwdb.resolve import resolve_topology
-    from fabricui.session import load_catalog_with_plugins
+    from fabricui.session import build_fabric_with_plugins, load_catalog_with_plugins
 
     catalog = load_catalog_with_plugins(
         getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
     )
-    fabric = build_fabric(resolve_topology(args.topology, catalog, args.nodes), catalog)
+    spec = resolve_topology(args.topology, catalog, args.nodes)
+    fabric = build_fabric_with_plugins(spec, catalog)
     n = fabric.n_gpus if args.gpus is None else args.gpus
     if not 2 <= n <= fabric.n_gpus:
         raise ConfigError(f"--gpus must be within 2..{fabric.n_gpus} (got {n})")

@@ -80,11 +80,11 @@ class BulkRouter:
         )
         self._has_net = False
         self._fallback = False
+        # Same-node routes of node 0 (staging through the host included), filled in on
+        # first use: a 1,024-GPU scale-up node has a million pairs, a ring needs a few.
+        self._pair_keys = np.zeros(0, dtype=np.int64)
+        self._pair_rows = np.full((0, 1), -1, dtype=np.int64)
         if self._torus is None:
-            # Same-node GPU pairs of node 0 (staging through the host included).
-            self._pair = _pad(
-                [[int(k) for k in router.route(a, b)] for a in range(g) for b in range(g)]
-            )
             gpu_dev0 = fabric.gpu_dev[:g].astype(np.int64)
             nic_dev0 = fabric.gpu_nic[:g].astype(np.int64)
             self._has_net = self._net is not None and bool((nic_dev0 >= 0).all())
@@ -157,7 +157,7 @@ class BulkRouter:
         node_a, node_b = a // g, b // g
         la, lb = a % g, b % g
         same = node_a == node_b
-        pair = self._pair[la * g + lb]
+        pair = self._pairs(la * g + lb)
         pair = np.where(pair >= 0, pair + (node_a * ln)[:, None], -1)
         if not self._has_net:
             if self._fallback and not same.all():
@@ -189,6 +189,32 @@ class BulkRouter:
         out[same, : pair.shape[1]] = pair[same]
         out[a == b, :] = -1
         return out
+
+    def _pairs(self, keys: IntArray) -> IntArray:
+        """(n_flows, width) node-0 routes of the local pairs ``a * g + b``, -1 padded.
+
+        Routes not asked for before are computed with ``Router.route`` and kept, sorted by
+        key, so memory grows with the pairs used, not with ``g**2``.
+        """
+        known = self._pair_keys
+        at = np.minimum(np.searchsorted(known, keys), max(known.shape[0] - 1, 0))
+        found = known[at] == keys if known.size else np.zeros(keys.shape[0], dtype=bool)
+        missing = np.unique(keys[~found])
+        if missing.size:
+            g = self._g
+            new = _pad(
+                [[int(k) for k in self._router.route(int(m) // g, int(m) % g)] for m in missing]
+            )
+            width = max(new.shape[1], self._pair_rows.shape[1])
+            rows = np.full((known.shape[0] + missing.shape[0], width), -1, dtype=np.int64)
+            rows[: known.shape[0], : self._pair_rows.shape[1]] = self._pair_rows
+            rows[known.shape[0] :, : new.shape[1]] = new
+            merged = np.concatenate([known, missing])
+            order = np.argsort(merged, kind="stable")
+            self._pair_keys, self._pair_rows = merged[order], rows[order]
+            known = self._pair_keys
+            at = np.searchsorted(known, keys)
+        return self._pair_rows[at]
 
     def _routed_one_by_one(
         self, a: IntArray, b: IntArray, same: npt.NDArray[np.bool_], pair: IntArray

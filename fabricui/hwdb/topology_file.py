@@ -11,6 +11,7 @@ from fabricui.model.topology import INTRA_FABRICS, NET_LAYOUTS, IntraSpec, Topol
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
+    from fabricui.model import GpuSpec
 
 #: Link families allowed for each intra-node fabric.
 _INTRA_FAMILIES = {
@@ -64,6 +65,31 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
     intra: IntraSpec = spec.intra
     ipath = (*base, "intra")
     check_choice(doc, (*ipath, "fabric"), intra.fabric, INTRA_FABRICS)
+    if spec.builder is not None:
+        # A plugin builder decides what the intra-node block means (whether the name is
+        # registered is checked where plugins are loaded, in ``fabricui.session``).
+        if not spec.builder.strip():
+            raise _fail(
+                doc, (*base, "builder"), f"must name a topology builder (got {spec.builder!r})"
+            )
+        if intra.link is not None:
+            _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link)
+    else:
+        _check_intra(doc, ipath, spec, gpu, catalog)
+    for attr in ("host_link", "socket_link"):
+        value = getattr(intra, attr)
+        if value is not None:
+            _ref(doc, (*ipath, attr), catalog.links, "link", value)
+    if intra.switch is not None:
+        _ref(doc, (*ipath, "switch"), catalog.switches, "switch", intra.switch)
+    _check_net(doc, base, spec, catalog)
+
+
+def _check_intra(
+    doc: YamlDocument, ipath: KeyPath, spec: TopologySpec, gpu: GpuSpec, catalog: Catalog
+) -> None:
+    """The built-in builder's intra-node rules: fabric kind, link family, GPUs per node."""
+    intra = spec.intra
     torus = spec.net is not None and spec.net.layout == "torus"
     if torus and intra.fabric != "none":
         raise _fail(
@@ -88,12 +114,10 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
                     f"{intra.link} is a {link.family} link; {intra.fabric} needs "
                     f"{' or '.join(families)} (got {intra.link!r})",
                 )
-    for attr in ("host_link", "socket_link"):
-        value = getattr(intra, attr)
-        if value is not None:
-            _ref(doc, (*ipath, attr), catalog.links, "link", value)
-    if intra.switch is not None:
-        _ref(doc, (*ipath, "switch"), catalog.switches, "switch", intra.switch)
+
+
+def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Catalog) -> None:
+    """Network rules, the same for every builder."""
     if spec.nodes > 1 and spec.net is None:
         raise _fail(doc, (*base, "net"), f"required when nodes > 1 ({spec.nodes})")
     if spec.net is None:

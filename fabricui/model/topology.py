@@ -114,6 +114,10 @@ class TopologySpec:
     """File the spec came from, for messages."""
     nodes_settable: bool = True
     """True when ``--nodes N`` may rescale this topology."""
+    builder: str | None = None
+    """Name of a plugin topology builder that turns this spec into a fabric (``fabricui
+    plugins`` lists them); None: the built-in builder. The named builder decides what
+    ``intra`` means; the catalog then checks only the ids the spec refers to."""
 
     @property
     def n_gpus(self) -> int:

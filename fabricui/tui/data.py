@@ -199,8 +199,8 @@ class FabricData:
         import fabricui.fabric.ids
         import fabricui.units  # noqa: F401
         from fabricui.engine.routing import Router
-        from fabricui.fabric import build_fabric
         from fabricui.hwdb.resolve import resolve_topology
+        from fabricui.session import build_fabric_with_plugins
 
         if catalog is None:
             from fabricui.session import load_catalog_with_plugins
@@ -209,7 +209,7 @@ class FabricData:
         spec = resolve_topology(topology, catalog, nodes)
         if what_if is not None:
             spec = what_if.apply(spec)
-        fabric = build_fabric(spec, catalog)
+        fabric = build_fabric_with_plugins(spec, catalog, host)
         return cls(catalog, spec, fabric, Router(fabric), topology, nodes, what_if)
 
     @property
