@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from fabricui.commands.strategies import add_common_args, load_context, load_strategies
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 
 #: Data-parallel flavours ``--dp-strategy`` accepts.
 DP_STRATEGIES = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
+#: Strategies that split the model, never a ``--dp-strategy``.
+MODEL_PARALLEL = ("tp", "tp-sp", "pp", "ep")
 #: Rows ``--search`` prints.
 SEARCH_TOP = 10
 COLUMNS = (
@@ -56,9 +59,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         parser.add_argument(flag, type=int, default=None, help=text)
     parser.add_argument(
         "--dp-strategy",
-        choices=DP_STRATEGIES,
         default="ddp",
-        help="how the data-parallel dimension communicates (default: ddp)",
+        metavar="NAME",
+        help=f"how the data-parallel dimension communicates: {', '.join(DP_STRATEGIES)}, or a "
+        "data-parallel strategy a plugin registers (default: ddp)",
+    )
+    parser.add_argument(
+        "--strategy",
+        action="append",
+        default=[],
+        dest="extra_strategies",
+        metavar="NAME",
+        help="also price this registered strategy, e.g. one from a plugin (repeatable; "
+        "see fabricui plugins)",
     )
     parser.add_argument(
         "--sp", action="store_true", help="sequence parallel with TP (all-gather + reduce-scatter)"
@@ -83,7 +96,11 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.engine import strategies as engine
 
     _catalog, fabric, model = load_context(args)
-    chosen = chosen_strategies(_get(args, "dp_strategy", "ddp"), bool(_get(args, "sp", False)))
+    chosen = chosen_strategies(
+        _get(args, "dp_strategy", "ddp"),
+        bool(_get(args, "sp", False)),
+        _get(args, "extra_strategies", ()),
+    )
     mfu = _get(args, "mfu", engine.DEFAULT_MFU)
     if _get(args, "search", False):
         seq = _get(args, "seq", model.seq_len)
@@ -105,16 +122,30 @@ def _print(args: argparse.Namespace, data: dict[str, Any], text: Any) -> None:
     print(json.dumps(data, indent=2) if getattr(args, "json", False) else text())
 
 
-def chosen_strategies(dp_strategy: str, sequence_parallel: bool) -> list[Strategy]:
-    """The strategies a plan uses: one DP flavour, TP (or TP+SP), PP and EP.
+def chosen_strategies(
+    dp_strategy: str, sequence_parallel: bool, extra: Sequence[str] = ()
+) -> list[Strategy]:
+    """The strategies a plan uses: one DP flavour, TP (or TP+SP), PP, EP, then ``extra``.
+
+    Args:
+        dp_strategy: A built-in DP flavour (``DP_STRATEGIES``) or any registered strategy
+            other than TP, PP and EP (a plugin's DP flavour, e.g. compressed DDP).
+        sequence_parallel: Use TP with sequence parallelism.
+        extra: Further registered strategies to price (``--strategy``), each once.
 
     Raises:
-        ConfigError: An unknown or unregistered DP flavour.
+        ConfigError: An unknown or unregistered strategy.
     """
     available = load_strategies()
-    if dp_strategy not in DP_STRATEGIES:
-        raise ConfigError(f"--dp-strategy must be one of {', '.join(DP_STRATEGIES)}")
-    names = (dp_strategy, "tp-sp" if sequence_parallel else "tp", "pp", "ep")
+    if dp_strategy not in DP_STRATEGIES and (
+        dp_strategy in MODEL_PARALLEL or dp_strategy not in available
+    ):
+        raise ConfigError(
+            f"--dp-strategy must be one of {', '.join(DP_STRATEGIES)} or a data-parallel "
+            f"strategy a plugin registers (got {dp_strategy!r}; see fabricui plugins)"
+        )
+    names = [dp_strategy, "tp-sp" if sequence_parallel else "tp", "pp", "ep"]
+    names += [n for n in dict.fromkeys(extra) if n not in names]
     missing = [n for n in names if n not in available]
     if missing:
         raise ConfigError(f"strategies not available: {', '.join(missing)} (see fabricui plugins)")

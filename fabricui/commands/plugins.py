@@ -1,9 +1,11 @@
-"""``fabricui plugins``: list plugins with their version, source, status and contributions."""
+"""``fabricui plugins``: list plugins with their version, source, status and contributions;
+``fabricui plugins new NAME``: scaffold a plugin package."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,22 +21,51 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         subparsers: The object ``ArgumentParser.add_subparsers()`` returned.
     """
     parser = subparsers.add_parser(
-        "plugins", help="list installed plugins, what they contribute, and failures"
+        "plugins",
+        help="list installed plugins, what they contribute, and failures; scaffold one",
+        usage="%(prog)s [-h] [--all] [--json]\n       %(prog)s new [-h] [--dir DIR] [--force] NAME",
     )
     parser.add_argument(
         "--all", action="store_true", help="include the built-in plugins (hidden otherwise)"
     )
     parser.add_argument("--json", action="store_true", help='print JSON {"plugins": [...]}')
+    actions = parser.add_subparsers(dest="plugins_command", metavar="ACTION")
+    new = actions.add_parser(
+        "new",
+        prog=f"{parser.prog} new",
+        help="scaffold a plugin package fabricui-NAME/ (pyproject, hookimpls, tests)",
+    )
+    new.add_argument(
+        "name", metavar="NAME", help="plugin name: lowercase letters, digits and dashes (my-fabric)"
+    )
+    new.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("."),
+        help="directory to create fabricui-NAME/ in (default: the current one)",
+    )
+    new.add_argument(
+        "--force", action="store_true", help="replace an existing fabricui-NAME/ directory"
+    )
     return parser
 
 
 def run(args: argparse.Namespace, host: PluginHost | None = None) -> int:
-    """Print the plugin list as a table or JSON; returns the exit status (0).
+    """Print the plugin list as a table or JSON, or scaffold a plugin (``new``).
 
     Args:
-        args: Parsed arguments with ``all`` and ``json``.
+        args: Parsed arguments with ``all`` and ``json`` (and ``plugins_command``,
+            ``name``, ``dir`` and ``force`` for ``new``).
         host: Plugin host to describe (default: the process-wide one).
+
+    Returns:
+        The exit status (0).
+
+    Raises:
+        ConfigError: ``new`` with a bad name or an existing target without ``--force``.
     """
+    if getattr(args, "plugins_command", None) == "new":
+        return run_new(args)
     if host is None:
         from fabricui.plugins import get_host
 
@@ -44,6 +75,28 @@ def run(args: argparse.Namespace, host: PluginHost | None = None) -> int:
         print(json.dumps({"plugins": rows}, indent=2))
     else:
         print(_table(rows, args.all))
+    return 0
+
+
+def run_new(args: argparse.Namespace) -> int:
+    """Write ``fabricui-NAME/`` and say what to do next; returns the exit status (0).
+
+    Args:
+        args: Parsed arguments with ``name``, ``dir`` and ``force``.
+
+    Raises:
+        ConfigError: A bad name, or an existing target without ``--force``.
+    """
+    from fabricui.scaffold import scaffold
+
+    target = scaffold(args.name, args.dir, force=args.force)
+    files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
+    # "./" keeps pip from reading a bare relative path as a package name.
+    shown = target.as_posix() if target.is_absolute() else f"./{target.as_posix()}"
+    print(f"created {shown}/")
+    for name in files:
+        print(f"  {name}")
+    print(f"next: pip install -e '{shown}[test]' && fabricui plugins && pytest {shown}")
     return 0
 
 
