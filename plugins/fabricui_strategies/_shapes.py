@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from fabricui.engine.types import CommOp
+
 if TYPE_CHECKING:
     from fabricui.engine.types import Layout
     from fabricui.model import ModelShape
@@ -45,3 +47,19 @@ def activation_bytes(model: ModelShape, layout: Layout) -> float:
 def n_buckets(size_bytes: float) -> int:
     """Gradient buckets of at most ``BUCKET_BYTES`` that hold ``size_bytes`` (at least 1)."""
     return max(1, -int(-size_bytes // BUCKET_BYTES))
+
+
+def bucketed_gradients(strategy: str, collective: str, grad_bytes: float) -> CommOp:
+    """``collective`` over the dp group once per gradient bucket, overlapped with backward
+    (how DDP all-reduces and ZeRO reduce-scatters gradients)."""
+    buckets = n_buckets(grad_bytes)
+    verb = collective.replace("_", "-")
+    return CommOp(
+        strategy=strategy,
+        collective=collective,
+        group="dp",
+        size_bytes=grad_bytes / buckets,
+        count=buckets,
+        overlappable=True,
+        note=f"gradient {verb}, {BUCKET_BYTES // 2**20} MiB buckets",
+    )

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
 from fabricui.engine.types import CommOp, Layout, Strategy
-from fabricui_strategies._shapes import BUCKET_BYTES, n_buckets, stage_param_bytes
+from fabricui_strategies._shapes import bucketed_gradients, stage_param_bytes
 
 if TYPE_CHECKING:
     from fabricui.model import ModelShape
@@ -36,19 +36,7 @@ class DDP(Strategy):
             model: The model shape.
             layout: The layout.
         """
-        grad_bytes = stage_param_bytes(model, layout)
-        buckets = n_buckets(grad_bytes)
-        return [
-            CommOp(
-                strategy=self.name,
-                collective="all_reduce",
-                group="dp",
-                size_bytes=grad_bytes / buckets,
-                count=buckets,
-                overlappable=True,
-                note=f"gradient all-reduce, {BUCKET_BYTES // 2**20} MiB buckets",
-            )
-        ]
+        return [bucketed_gradients(self.name, "all_reduce", stage_param_bytes(model, layout))]
 
 
 @hookimpl

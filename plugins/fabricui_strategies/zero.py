@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Callable, ClassVar
 from fabricui import hookimpl
 from fabricui.engine.types import CommOp, Layout, Strategy
 from fabricui_strategies._shapes import (
-    BUCKET_BYTES,
+    bucketed_gradients,
     layer_param_bytes,
-    n_buckets,
     stage_layers,
     stage_param_bytes,
 )
@@ -42,17 +41,8 @@ class Zero1(Strategy):
             layout: The layout.
         """
         shard_bytes = stage_param_bytes(model, layout)
-        buckets = n_buckets(shard_bytes)
         return [
-            CommOp(
-                strategy=self.name,
-                collective="reduce_scatter",
-                group="dp",
-                size_bytes=shard_bytes / buckets,
-                count=buckets,
-                overlappable=True,
-                note=f"gradient reduce-scatter, {BUCKET_BYTES // 2**20} MiB buckets",
-            ),
+            bucketed_gradients(self.name, "reduce_scatter", shard_bytes),
             CommOp(
                 strategy=self.name,
                 collective="all_gather",
