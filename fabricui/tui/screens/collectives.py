@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
@@ -19,6 +19,7 @@ from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.ring_stepper import STEPPER_OPS, RingStepper
 from fabricui.tui.widgets.size_plot import SizePlot
+from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
@@ -155,8 +156,8 @@ class CollectivesScreen(ViewScreen):
         """The engine's prediction shown."""
 
     def compose(self) -> ComposeResult:
-        """Header, the controls line, table, stepper and plot, footer."""
-        yield Header()
+        """Title bar, the controls line, table, stepper and plot, key bar."""
+        yield TitleBar()
         yield Static("", id="coll-controls", markup=False)
         table: DataTable[object] = DataTable(id="coll-table", cursor_type="row", zebra_stripes=True)
         yield table

@@ -9,10 +9,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Header, Static
+from textual.widgets import Static
 
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.widgets.key_bar import KeyBar
+from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from fabricui.tui.data import FabricData
@@ -58,8 +59,8 @@ class PluginsScreen(ViewScreen):
     """
 
     def compose(self) -> ComposeResult:
-        """Header, the table and the failures, footer."""
-        yield Header()
+        """Title bar, the table and the failures, key bar."""
+        yield TitleBar()
         with VerticalScroll(id="plugins-scroll"):
             yield Static("loading plugins...", id="plugins-table")
             yield Static("", id="plugins-failures")

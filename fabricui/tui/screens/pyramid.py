@@ -9,12 +9,13 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import Header, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
 from fabricui.tui.widgets.key_bar import KeyBar
+from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from fabricui.tui.data import FabricData, Tier
@@ -74,8 +75,8 @@ class PyramidScreen(ViewScreen):
         """The tiers shown."""
 
     def compose(self) -> ComposeResult:
-        """Header, the chart and the sources, footer."""
-        yield Header()
+        """Title bar, the chart and the sources, key bar."""
+        yield TitleBar()
         with VerticalScroll(id="pyramid-scroll"):
             yield Static("loading the fabric...", id="pyramid-head")
             yield BarChart(id="pyramid-chart")

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Header, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
@@ -21,6 +21,7 @@ from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
 from fabricui.tui.widgets.key_bar import KeyBar
+from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from fabricui.engine.strategies import DecisionTable, PlanReport
@@ -248,8 +249,8 @@ class StrategiesScreen(ViewScreen):
         """Search results shown."""
 
     def compose(self) -> ComposeResult:
-        """Header, controls, the two columns, footer."""
-        yield Header()
+        """Title bar, controls, the two columns, key bar."""
+        yield TitleBar()
         yield Static("", id="strat-controls", markup=False)
         with VerticalScroll(id="strat-body"):
             with Vertical(id="strat-left"):

@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.widgets import Header, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
@@ -17,6 +17,7 @@ from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.findings_panel import FindingsPanel
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.path_panel import PathPanel
+from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.tui.widgets.topology_map import TopologyMap
 
 if TYPE_CHECKING:
@@ -157,8 +158,8 @@ class TopologyScreen(ViewScreen):
         """The path shown (the engine's report, unchanged)."""
 
     def compose(self) -> ComposeResult:
-        """Header, legend, the map and the path panel, footer."""
-        yield Header()
+        """Title bar, legend, the map and the path panel, key bar."""
+        yield TitleBar()
         yield Static(
             "arrows move · s source · d dest · +/- size · z zoom · ? keys · [..] on path",
             id="map-legend",
