@@ -168,16 +168,17 @@ class CollectivesScreen(ViewScreen):
         yield KeyBar()
 
     def on_mount(self) -> None:
-        """Columns, then whatever is loaded."""
+        """Columns (fixed widths: auto widths would depend on when rows arrive), then
+        whatever is loaded."""
         table = self.query_one(DataTable)
-        for key, label in (
-            ("size", "size"),
-            ("time", "time"),
-            ("algbw", "algbw GB/s"),
-            ("busbw", "busbw GB/s"),
-            ("algo", "algorithm"),
+        for key, label, width in (
+            ("size", "size", 9),
+            ("time", "time", 9),
+            ("algbw", "algbw GB/s", 10),
+            ("busbw", "busbw GB/s", 10),
+            ("algo", "algorithm", 15),
         ):
-            table.add_column(label, key=key)
+            table.add_column(label, key=key, width=width)
         table.focus()
         super().on_mount()
 
