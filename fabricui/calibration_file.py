@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.errors import ConfigError, FabricError, HwdbError
+from fabricui.errors import FabricError, HwdbError
+from fabricui.hwdb.schema import show
 from fabricui.hwdb.yamlfile import YamlDocument, format_path, parse_yaml, read_yaml
 
 if TYPE_CHECKING:
@@ -142,11 +141,17 @@ _FILE_OP = re.compile(
     r"(all_?reduce|all_?gather|reduce_?scatter|all_?to_?all|broadcast|send_?recv|reduce)",
     re.IGNORECASE,
 )
-_THREADS = re.compile(r"^nThread\s+(\d+)\s+nGpus\s+(\d+)")
+_THREADS = re.compile(r"^nThread\s+(\d{1,9})\s+nGpus\s+(\d{1,9})")
 _RANK = re.compile(
-    r"^Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\S+\s*(.*)$"
+    r"^Rank\s+(\d{1,9})\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\S+\s*(.*)$"
 )
 _INT = re.compile(r"^-?\d+$")
+#: A message size: ASCII digits, at most 18 (``int`` reads it exactly, any Python).
+_SIZE = re.compile(r"[0-9]{1,18}")
+#: Largest results file read [bytes]; nccl-tests outputs and measurement files are kilobytes.
+MAX_RESULTS_BYTES = 16 * 2**20
+#: Most ranks a measurement entry may state.
+MAX_RANKS = 2**24
 _ENV_LINE = re.compile(r"NCCL INFO (NCCL_\w+) set by environment to (\S+?)\.?$")
 
 
@@ -210,7 +215,7 @@ class _Table:
 
     def row(self, tokens: list[str], number: int) -> None:
         """Add a data row, or ignore a line that only looks like one (errors, N/A)."""
-        if len(tokens) < 4 or not tokens[0].isdigit():
+        if len(tokens) < 4 or not _SIZE.fullmatch(tokens[0]):
             return
         index = self._time_index(tokens)
         if index is None or index + 2 >= len(tokens):
@@ -271,12 +276,10 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
     table = _Table(op)
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
-        while True:
-            match = _PREFIX.match(line)
-            if not match:
-                break
-            line = line[match.end() :]
-        stripped = line.strip()
+        pos = 0
+        while (match := _PREFIX.match(line, pos)) and match.end() > pos:
+            pos = match.end()
+        stripped = line[pos:].strip()
         if " NCCL INFO " in f" {stripped} ":
             setting = _ENV_LINE.search(stripped)
             if setting:
@@ -306,7 +309,7 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
                 table.header = tokens
             continue
         tokens = stripped.split()
-        if tokens[0].isdigit():
+        if _SIZE.fullmatch(tokens[0]):
             table.row(tokens, number)
         elif op is None and not table.rows:
             table.op = op_from_name(stripped) or table.op
@@ -328,20 +331,36 @@ def _measurement_rows(doc: YamlDocument, path: tuple, rows: Any) -> tuple[Result
         if not isinstance(row, list) or len(row) != 4:
             raise HwdbError(
                 f"{doc.where(where)}: {format_path(where)}: expected [size_bytes, time_us, "
-                f"algbw_GBps, busbw_GBps] (got {row!r})"
+                f"algbw_GBps, busbw_GBps] (got {show(row)})"
             )
-        if isinstance(row[0], bool) or not isinstance(row[0], int) or row[0] <= 0:
-            raise HwdbError(f"{doc.where(where)}: {format_path(where)}: bad size {row[0]!r}")
+        size = row[0]
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 < size < 2**62:
+            raise HwdbError(f"{doc.where(where)}: {format_path(where)}: bad size {show(size)}")
         values: list[float | None] = []
         for value in row[1:]:
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, float))
-            ):
-                raise HwdbError(f"{doc.where(where)}: {format_path(where)}: bad number {value!r}")
+            if value is not None and not _finite_number(value):
+                raise HwdbError(
+                    f"{doc.where(where)}: {format_path(where)}: bad number {show(value)} "
+                    "(expected a finite number >= 0, or null)"
+                )
             values.append(None if value is None else float(value))
         time, algbw, busbw = values
         out.append(ResultRow(row[0], time or 0.0, algbw, busbw, doc.line_of(where)))
     return tuple(out)
+
+
+def _text_mapping(value: Any) -> dict[str, str]:
+    """``{name: value}`` of the scalar items of a mapping (an NCCL environment)."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): str(v) for k, v in value.items() if _scalar(k) and _scalar(v)}
+
+
+def _finite_number(value: Any) -> bool:
+    """True for an int or float that is finite, >= 0 and at most 1e30."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return 0 <= value <= 1e30
 
 
 def _with_times(rows: Sequence[ResultRow], op: str, nranks: int) -> tuple[ResultRow, ...]:
@@ -387,15 +406,28 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
         for key in ("id", "op", "rows"):
             if key not in entry:
                 raise HwdbError(f"{doc.where(path)}: [{index}]: missing key {key!r}")
-        op = str(entry["op"])
+        op = entry["op"]
         if op not in OPS:
-            raise HwdbError(f"{doc.where((*path, 'op'))}: [{index}].op: unknown collective {op!r}")
+            raise HwdbError(
+                f"{doc.where((*path, 'op'))}: [{index}].op: unknown collective {show(op)}"
+            )
+        if not _scalar(entry["id"]):
+            raise HwdbError(f"{doc.where((*path, 'id'))}: [{index}].id: expected text")
         hardware = entry.get("hardware") or {}
         nodes = hardware.get("nodes") if isinstance(hardware, dict) else None
         per_node = hardware.get("gpus_per_node") if isinstance(hardware, dict) else None
         nranks = entry.get("nranks")
         if nranks is None and isinstance(nodes, int) and isinstance(per_node, int):
             nranks = nodes * per_node
+        if nranks is not None and (
+            isinstance(nranks, bool) or not isinstance(nranks, int) or not 0 < nranks <= MAX_RANKS
+        ):
+            raise HwdbError(
+                f"{doc.where((*path, 'nranks'))}: [{index}].nranks: expected a rank count "
+                f"from 1 to {MAX_RANKS} (got {show(nranks)})"
+            )
+        if not isinstance(nodes, int) or isinstance(nodes, bool) or not 0 < nodes <= MAX_RANKS:
+            nodes = None
         rows = _measurement_rows(doc, (*path, "rows"), entry["rows"])
         env = entry.get("env") or {}
         runs.append(
@@ -406,9 +438,9 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
                 nranks=int(nranks) if nranks else None,
                 nodes=int(nodes) if isinstance(nodes, int) else None,
                 single_process=entry.get("launch") == "single-process",
-                env={str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else {},
+                env=_text_mapping(env),
                 entry_id=str(entry["id"]),
-                quality=entry.get("quality"),
+                quality=entry.get("quality") if _scalar(entry.get("quality")) else None,
             )
         )
     return runs
@@ -430,13 +462,19 @@ def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ())
         HwdbError: A malformed measurements file (file:line).
     """
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_RESULTS_BYTES + 1)
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise ResultsError(f"{path}: is a directory, expected nccl-tests output") from None
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read ({exc.strerror})") from None
+    if len(data) > MAX_RESULTS_BYTES:
+        raise ResultsError(f"{path}: larger than 16 MiB, not nccl-tests output")
+    if b"\x00" in data:
+        raise ResultsError(f"{path}: a binary file (NUL bytes), not nccl-tests output")
+    text = data.decode("utf-8", errors="replace")
     if _looks_like_measurements(text):
         runs = parse_measurements(parse_yaml(text, str(path)))
         if entries:
@@ -474,6 +512,11 @@ def _looks_like_measurements(text: str) -> bool:
 
 def _fail(doc: YamlDocument, path: tuple, problem: str) -> HwdbError:
     return HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}")
+
+
+def _scalar(value: Any) -> bool:
+    """True for text or a number (what ``str()`` turns into a short name)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
 
 
 def parse_overlay(doc: YamlDocument) -> CalibrationOverlay:
@@ -522,17 +565,19 @@ def parse_overlay(doc: YamlDocument) -> CalibrationOverlay:
                     doc, (*path, name), f"unknown field (known: {', '.join(OVERLAY_FIELDS)})"
                 )
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise _fail(doc, (*path, name), f"expected a number (got {value!r})")
+                raise _fail(doc, (*path, name), f"expected a number (got {show(value)})")
             low, high = OVERLAY_FIELDS[name]
-            if not (math.isfinite(value) and low <= value <= high):
-                raise _fail(doc, (*path, name), f"{value} is outside {low}..{high}")
+            if not (low <= value <= high) or (isinstance(value, float) and math.isnan(value)):
+                raise _fail(doc, (*path, name), f"{show(value)} is outside {low}..{high}")
             values[name] = float(value)
         out[str(link_id)] = LinkCalibration(**values)
         where[str(link_id)] = doc.where(path)
     fitted_on = data.get("fitted_on") or []
-    if not isinstance(fitted_on, list):
+    if not isinstance(fitted_on, list) or not all(_scalar(f) for f in fitted_on):
         raise _fail(doc, ("fitted_on",), "expected a list of file names")
     topology = data.get("topology")
+    if topology is not None and not _scalar(topology):
+        raise _fail(doc, ("topology",), f"expected a topology id (got {show(topology)})")
     return CalibrationOverlay(
         links=out,
         topology=None if topology is None else str(topology),
@@ -618,17 +663,6 @@ def write_overlay(path: Path, text: str, force: bool = False) -> None:
     Raises:
         ConfigError: The file exists and ``force`` is False, or it cannot be written.
     """
-    if path.exists() and not force:
-        raise ConfigError(f"{path}: already exists (use --force to replace it)")
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({exc.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise ConfigError(f"{path}: cannot write ({exc.strerror})") from None
+    from fabricui.atomic_write import write_text
+
+    write_text(path, text, force=force)

@@ -146,7 +146,7 @@ def _completion_errors(log: NcclLog, settings: dict[str, str]) -> list[Finding]:
     if not log.completion_errors:
         return []
     first = log.completion_errors[0]
-    match = re.search(r"peer (\S+) with (?:error |status=)(\d+)", first.text)
+    match = re.search(r"peer (\S+) with (?:error |status=)(\d{1,9})", first.text)
     peer, status = (match.group(1), int(match.group(2))) if match else ("?", -1)
     meaning = IBV_WC_STATUS.get(status, "see ibv_wc_status")
     more = f" ({len(log.completion_errors)} such lines)" if len(log.completion_errors) > 1 else ""

@@ -162,19 +162,16 @@ async def _render(request: ViewRequest, catalog: Catalog, host: PluginHost | Non
 
 
 def write_snapshot(snapshot: Snapshot, path: Path, force: bool = False) -> Path:
-    """Write the SVG (``.svg``) or the text (any other suffix, e.g. ``.txt``) to ``path``.
+    """Write the SVG (``.svg``) or the text (any other suffix, e.g. ``.txt``) to ``path``,
+    atomically.
 
     Raises:
         ConfigError: The file exists and ``force`` is False, or it cannot be written.
     """
+    from fabricui.atomic_write import write_text
+
     content = snapshot.svg if path.suffix.lower() == ".svg" else snapshot.text
-    try:
-        with open(path, "w" if force else "x", encoding="utf-8") as handle:
-            handle.write(content)
-    except FileExistsError:
-        raise ConfigError(f"{path} exists: choose another name or pass --force") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_text(path, content, force=force)
     return path
 
 

@@ -210,8 +210,10 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.hwdb.resolve import resolve_topology
     from fabricui.session import load_catalog_with_plugins
 
-    if args.output is not None and args.output.exists() and not args.force:
-        raise ConfigError(f"{args.output}: already exists (use --force to replace it)")
+    if args.output is not None:
+        from fabricui.atomic_write import check_target
+
+        check_target(args.output, args.force)
     if args.algo:
         _forced_algo(args.algo, algorithms_for_env())
     catalog = load_catalog_with_plugins(

@@ -172,8 +172,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--force, --nodes, --net and --gpu only apply with -o FILE")
     if output == "-" and args.json:
         raise ConfigError("--json and -o - both write to stdout: give -o a file name")
-    if output and output != "-" and not args.force and Path(output).exists():
-        raise ConfigError(f"{output}: exists; pass --force to overwrite it")
+    if output and output != "-":
+        from fabricui.atomic_write import check_target
+
+        check_target(Path(output), args.force)
     table = importer_table()
     if args.format not in table:
         from fabricui.hwdb.catalog import unknown_id_message
@@ -184,24 +186,75 @@ def run(args: argparse.Namespace) -> int:
         result = table[args.format](text)
     except FabricError as exc:
         raise ParseError(f"{origin}: {exc.message}") from None
-    except Exception as exc:  # a plugin's (or our) bug must not become a traceback
-        raise ParseError(
-            f"{origin}: the {args.format} importer failed: {type(exc).__name__}: {exc}"
-        ) from None
-    warnings = list(getattr(result, "warnings", []))
-    notes = list(getattr(result, "notes", []))
+    except Exception as exc:  # a plugin importer's bug (the plugin host recorded it)
+        raise ParseError(f"{origin}: {_importer(args.format)} failed: {_one_line(exc)}") from None
+    warnings, notes, shown = _checked_result(result, args.format, args.json)
     _warn(warnings)
-    if args.json:
-        data = result.to_json() if hasattr(result, "to_json") else result
-        print(json.dumps(data, indent=2))
-    else:
-        summary = getattr(result, "summary", None)
-        print(summary() if callable(summary) else json.dumps(result, indent=2, default=str))
+    print(shown)
+    if not args.json:
         for note in notes:
             print(f"  note: {note}")
     if output:
         _write_spec(args, result, origin, warnings)
     return 0
+
+
+def _importer(name: str) -> str:
+    """``the NAME importer (plugin P)`` for messages."""
+    from fabricui.plugins import get_host
+
+    owner = get_host().contributor("importers", name)
+    builtin = owner is None or owner == "importers"
+    return f"the {name} importer" + ("" if builtin else f" (plugin {owner})")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _text_list(value: Any) -> list[str] | None:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        return None
+    return [" ".join(v.split()) for v in value]
+
+
+def _checked_result(result: Any, name: str, as_json: bool) -> tuple[list[str], list[str], str]:
+    """(warnings, notes, what to print) of an importer's result, checked: a plugin importer
+    may return anything.
+
+    Raises:
+        ParseError: ``warnings``/``notes`` are not lists of text, ``to_json()`` is not JSON
+            (NaN included) or ``summary()`` is not text.
+    """
+    from fabricui.importers.common import ParseError
+
+    def broken(problem: str) -> ParseError:
+        return ParseError(f"{_importer(name)} returned {problem}")
+
+    warnings = _text_list(getattr(result, "warnings", []))
+    notes = _text_list(getattr(result, "notes", []))
+    if warnings is None or notes is None:
+        return_type = type(result).__name__
+        raise broken(f"a {return_type} whose warnings or notes are not lists of text")
+    try:
+        if as_json:
+            to_json = getattr(result, "to_json", None)
+            data = to_json() if callable(to_json) else result
+            return warnings, notes, json.dumps(data, indent=2, allow_nan=False)
+        summary = getattr(result, "summary", None)
+        if not callable(summary):
+            return warnings, notes, json.dumps(result, indent=2, default=str, allow_nan=False)
+        text = summary()
+    except FabricError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise broken(f"data that is not JSON ({_one_line(exc)})") from None
+    except Exception as exc:  # the result's own method failed
+        raise broken(f"a result that fails: {_one_line(exc)}") from None
+    if not isinstance(text, str):
+        raise broken(f"a summary that is {type(text).__name__}, not text")
+    return warnings, notes, text
 
 
 def _write_spec(args: argparse.Namespace, result: Any, origin: str, gaps: list[str]) -> None:
@@ -210,24 +263,36 @@ def _write_spec(args: argparse.Namespace, result: Any, origin: str, gaps: list[s
     from fabricui.fabric import build_fabric
     from fabricui.hwdb.topology_file import parse_topology
     from fabricui.hwdb.yamlfile import parse_yaml
-    from fabricui.importers.common import ParseError
+    from fabricui.importers.common import NodeLayout, ParseError
     from fabricui.importers.spec import build_spec, parse_net, render_yaml, write_spec
     from fabricui.session import load_catalog_with_plugins
 
     layout_of = getattr(result, "layout", None)
     if not callable(layout_of):
         net = getattr(result, "suggested_net", None)
-        hint = f"; its NICs suggest --net {net()}" if callable(net) and net() else ""
+        suggested = net() if callable(net) else None
+        hint = f"; its NICs suggest --net {suggested}" if isinstance(suggested, str) else ""
         raise ParseError(
             f"{origin}: {args.format} output has no GPUs, so it cannot become a topology spec "
             f"(-o needs nvidia-smi, nccl-xml or rocm-smi output){hint}"
+        )
+    try:
+        layout = layout_of()
+    except FabricError:
+        raise
+    except Exception as exc:  # a plugin importer's result
+        raise ParseError(f"{_importer(args.format)} failed: layout(): {_one_line(exc)}") from None
+    if not isinstance(layout, NodeLayout):
+        raise ParseError(
+            f"{_importer(args.format)} returned a layout() that is {type(layout).__name__}, "
+            "not a NodeLayout"
         )
     catalog = load_catalog_with_plugins(getattr(args, "hwdb", []) or [])
     net = parse_net(args.net, catalog) if args.net else None
     output = args.output
     try:
         draft = build_spec(
-            layout_of(),
+            layout,
             catalog,
             gpu=args.gpu,
             nodes=args.nodes if args.nodes is not None else 1,

@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: Bad input, or an output file that exists without ``--force``.
     """
+    from fabricui.atomic_write import check_target, exists_message
     from fabricui.session import load_catalog_with_plugins
     from fabricui.snapshot import render_view, write_snapshot
 
@@ -118,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
         if output.exists() and not output.is_dir():
             raise ConfigError(f"{output} is not a directory (--all writes VIEW.svg files into it)")
         targets = [(view, output / f"{view}.svg") for view in VIEWS]
+        existing = [str(path) for _, path in targets if path.exists() or path.is_symlink()]
+        if existing and not args.force:
+            raise ConfigError(exists_message(", ".join(existing)))
     else:
         if not args.view:
             raise ConfigError("fabricui snapshot: give a VIEW (or --all)")
@@ -125,19 +129,20 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"unknown view {args.view!r} (one of {', '.join(VIEWS)})")
         if output.suffix.lower() not in (".svg", ".txt"):
             raise ConfigError(f"-o {output}: use a .svg or .txt file name")
+        check_target(output, args.force)
         targets = [(args.view, output)]
-    if not args.force:
-        existing = [str(path) for _, path in targets if path.exists()]
-        if existing:
-            raise ConfigError(f"{', '.join(existing)} exists: choose another name or pass --force")
     requests = [(_request(args, view), path) for view, path in targets]
     catalog = load_catalog_with_plugins(
         getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
     )
+    # Render every view before writing any, so a view that fails leaves no files behind.
+    rendered = [(render_view(request, catalog), path) for request, path in requests]
     if args.all:
-        output.mkdir(parents=True, exist_ok=True)
-    for request, path in requests:
-        snapshot = render_view(request, catalog)
+        try:
+            output.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"{output}: cannot create the directory ({exc.strerror})") from None
+    for snapshot, path in rendered:
         write_snapshot(snapshot, path, force=args.force)
         print(f"wrote {path}")
     return 0

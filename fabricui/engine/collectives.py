@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from fabricui.engine.names import OPS
 from fabricui.engine.types import CollectiveAlgorithm
-from fabricui.errors import EngineError
+from fabricui.errors import EngineError, PluginError
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -138,14 +138,22 @@ def predict(
     if not usable:
         names = ", ".join(a.name for a in candidates) or "none"
         raise EngineError(f"no algorithm can run {op} on this group (tried: {names})")
-    times, labels = [], []
+    times, labels, skipped = [], [], []
     for alg in usable:
         for proto in alg.protocols:
             if proto not in protocols:
                 continue
-            t = np.asarray(alg.time_us(group, op, sizes, proto), dtype=np.float64)
+            try:
+                t = np.asarray(alg.time_us(group, op, sizes, proto), dtype=np.float64)
+            except PluginError as exc:
+                # A plugin's algorithm failed; the plugin host recorded and reports it, and
+                # the other algorithms still price the collective.
+                skipped.append(exc.message)
+                break
             times.append(t)
             labels.append(f"{alg.name}/{proto}")
+    if not times and skipped:
+        raise EngineError(f"no algorithm could run {op}: {skipped[0]}")
     if not times:
         raise EngineError(f"no protocol of {', '.join(a.name for a in usable)} is allowed")
     table = np.vstack(times)

@@ -209,6 +209,16 @@ class NetworkBlock:
     tree: FatTree | Dragonfly | Torus
 
 
+#: Most switch-to-switch bundles a network may have (its link arrays hold two links each).
+MAX_BUNDLES = 2**24
+
+
+def _check_bundles(count: int, what: str) -> None:
+    """Raise EngineError when a layout asks for more than ``MAX_BUNDLES`` bundles."""
+    if count > MAX_BUNDLES:
+        raise EngineError(f"{what} = {count} switch-to-switch bundles exceeds {MAX_BUNDLES}")
+
+
 def _rail_groups(nodes: int, n_nic: int, ports: int, down: int, rail: bool) -> tuple[IntArray, int]:
     """Leaf of every (node, NIC) and the number of leafs, whole node groups per leaf."""
     node_ids = np.arange(nodes)[:, None]
@@ -313,6 +323,7 @@ def build_network(
         return ids
 
     if layout == "leaf-spine" and leafs > 1 and net.spines == 0:
+        _check_bundles(leafs * (leafs - 1) // 2, f"{leafs} leafs joined directly")
         ia, ib = np.triu_indices(leafs, 1)
         ab = bundle(base + ia, base + ib, np.minimum(up_bw[ia], up_bw[ib]) / (leafs - 1))
         direct = np.full((leafs, leafs), -1, dtype=np.int64)
@@ -321,6 +332,7 @@ def build_network(
     elif layout == "leaf-spine" and leafs > 1:
         cables = float(np.ceil(up_bw / port_bw_GBps).sum())
         spines = net.spines or max(1, math.ceil(cables / radix))
+        _check_bundles(leafs * spines, f"{leafs} leafs x {spines} spines")
         kind += [int(DeviceKind.SPINE)] * spines
         index += list(range(spines))
         la = np.repeat(np.arange(leafs), spines)
@@ -343,6 +355,7 @@ def build_network(
         )
         needed = max(1, math.ceil(float(pod_cables.max()) / spine_down_ports))
         spines_per_pod = max(1, min(leaf_up_ports, net.spines or needed))
+        _check_bundles(leafs * spines_per_pod, f"{leafs} leafs x {spines_per_pod} spines")
         spine_total = pods * spines_per_pod
         kind += [int(DeviceKind.SPINE)] * spine_total + [int(DeviceKind.CORE)] * spines_per_pod
         index += list(range(spine_total)) + list(range(spines_per_pod))
@@ -417,6 +430,10 @@ def plan_dragonfly(net: NetSpec, ports_total: int, radix: int) -> tuple[int, int
             f"dragonfly of {groups} groups exceeds {MAX_GROUPS}; set net.routers_per_group "
             "or net.groups"
         )
+    _check_bundles(
+        groups * per * (per - 1) // 2 + groups * (groups - 1) // 2,
+        f"dragonfly of {groups} groups x {per} routers",
+    )
     cables = net.global_links
     if cables is None:
         cables = max(1, (per * max(1, radix // 4)) // max(1, groups - 1))

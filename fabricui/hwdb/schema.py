@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import reprlib
 from typing import Any, TypeVar
 
 from fabricui.errors import HwdbError
@@ -18,14 +19,31 @@ from fabricui.model import records, topology
 
 T = TypeVar("T")
 
+#: Largest magnitude of a number in a record: beyond any count or figure, exact as a float
+#: (larger integers lose digits, and beyond 1e308 do not convert at all), and far enough
+#: from the float range that sums and products of figures stay finite.
+_MAX_NUMBER = 2**53
+
 _NESTED: dict[str, type] = {"IntraSpec": topology.IntraSpec, "NetSpec": topology.NetSpec}
 
 #: Fields that must be > 0 when present (everything named *_GBps, *_Gbps, *_TFLOPS, counts).
 _POSITIVE = re.compile(r"(_GBps|_Gbps|_TFLOPS|_GB|_B)$|^(nodes|gpus_per_node|radix|ports|layers)$")
 
 
+#: ``repr`` for values in messages: short, and bounded however big or nested the value is
+#: (a list of aliases can stand for billions of items).
+_SHOW = reprlib.Repr()
+_SHOW.maxlevel, _SHOW.maxlist, _SHOW.maxdict, _SHOW.maxstring, _SHOW.maxother = 2, 4, 4, 60, 60
+_SHOW.maxlong = 40
+
+
+def show(value: Any) -> str:
+    """A short one-line ``repr`` of a value read from YAML, for messages."""
+    return _SHOW.repr(value)
+
+
 def _fail(doc: YamlDocument, path: KeyPath, problem: str, value: Any = dataclasses.MISSING) -> None:
-    shown = "" if value is dataclasses.MISSING else f" (got {value!r})"
+    shown = "" if value is dataclasses.MISSING else f" (got {show(value)})"
     raise HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}{shown}")
 
 
@@ -34,6 +52,8 @@ def _number(doc: YamlDocument, path: KeyPath, value: Any, kind: str) -> float | 
         _fail(doc, path, f"expected a number ({kind})", value)
     if isinstance(value, float) and not math.isfinite(value):
         _fail(doc, path, "expected a finite number", value)
+    if abs(value) > _MAX_NUMBER:
+        _fail(doc, path, f"number too large (at most {_MAX_NUMBER})", value)
     if kind == "int":
         if isinstance(value, float):
             if not value.is_integer():

@@ -21,6 +21,34 @@ _INTRA_FAMILIES = {
 }
 
 
+#: Largest value of each count a spec may set: far beyond any machine, and small enough that
+#: the builder's per-node work (socket pairs, mesh pairs) and its int16 cable counts stay
+#: bounded. Fabric-wide sizes are bounded by the builder (``MAX_GPUS``, network tables).
+LIMITS: dict[tuple[str, str], int] = {
+    ("", "gpus_per_node"): 1024,
+    ("intra", "links_per_pair"): 1024,
+    ("intra", "links_per_gpu"): 1024,
+    ("intra", "pcie_switches"): 256,
+    ("intra", "sockets"): 64,
+    ("net", "nics_per_node"): 1024,
+    ("net", "leafs"): 65536,
+    ("net", "spines"): 65536,
+    ("net", "groups"): 4096,
+    ("net", "routers_per_group"): 256,
+    ("net", "global_links"): 1024,
+}
+
+
+def _check_limits(doc: YamlDocument, base: KeyPath, spec: TopologySpec) -> None:
+    """Raise for a count above ``LIMITS`` (before anything is built from it)."""
+    for (section, key), limit in LIMITS.items():
+        owner = spec if not section else getattr(spec, section)
+        value = getattr(owner, key, None) if owner is not None else None
+        if isinstance(value, int) and value > limit:
+            path = (*base, key) if not section else (*base, section, key)
+            raise _fail(doc, path, f"at most {limit} (got {value})")
+
+
 def _fail(doc: YamlDocument, path: KeyPath, problem: str) -> HwdbError:
     return HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}")
 
@@ -62,6 +90,7 @@ def parse_topology(doc: YamlDocument, catalog: Catalog, default_id: str = "custo
 
 def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Catalog) -> None:
     gpu = _ref(doc, (*base, "gpu"), catalog.gpus, "gpu", spec.gpu)
+    _check_limits(doc, base, spec)
     intra: IntraSpec = spec.intra
     ipath = (*base, "intra")
     check_choice(doc, (*ipath, "fabric"), intra.fabric, INTRA_FABRICS)

@@ -15,6 +15,13 @@ KeyPath = tuple[Union[str, int], ...]
 #: libyaml's safe loader when available (several times faster), else the pure-Python one.
 _SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+#: Largest YAML file read [bytes]: hwdb records, topology specs, overlays and measurement files
+#: are kilobytes; anything this big is a wrong file (and would take long to parse).
+MAX_YAML_BYTES = 16 * 2**20
+#: Deepest nesting of lists and mappings accepted. Real files nest a few levels; libyaml's
+#: composer recurses in C and crashes the interpreter some ten thousand levels down.
+MAX_DEPTH = 100
+
 
 @dataclass
 class YamlDocument:
@@ -63,19 +70,33 @@ def format_path(path: KeyPath) -> str:
     return out or "(top level)"
 
 
-def _record_lines(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
-            child = (*path, key)
-            lines[child] = key_node.start_mark.line + 1
-            _record_lines(value_node, child, lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            child = (*path, index)
-            lines[child] = item.start_mark.line + 1
-            _record_lines(item, child, lines)
+def _record_lines(root: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
+    """Record the line of every key path under ``root``.
+
+    Iterative (a deeply nested document must not hit the recursion limit), and each node is
+    visited once: an alias refers to a node already recorded under its anchor's path, so a
+    document of nested aliases (a "billion laughs") costs its size, not its expansion.
+    """
+    lines.setdefault(path, root.start_mark.line + 1)
+    seen = {id(root)}
+    stack: list[tuple[yaml.Node, KeyPath]] = [(root, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            children = []
+            for key_node, value_node in node.value:
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node)
+                children.append(((*where, key), key_node, value_node))
+        elif isinstance(node, yaml.SequenceNode):
+            children = [((*where, index), item, item) for index, item in enumerate(node.value)]
+        else:
+            continue
+        for child, mark_node, value_node in children:
+            lines[child] = mark_node.start_mark.line + 1
+            if id(value_node) not in seen:
+                seen.add(id(value_node))
+                lines.setdefault(child, value_node.start_mark.line + 1)
+                stack.append((value_node, child))
 
 
 def parse_yaml(text: str, origin: str) -> YamlDocument:
@@ -92,15 +113,53 @@ def parse_yaml(text: str, origin: str) -> YamlDocument:
         HwdbError: Syntax error, naming the file and line.
     """
     try:
+        _check_depth(text, origin)
         data = yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a SafeLoader, never unsafe
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
-        problem = exc.problem or exc.context or "invalid YAML"
+        problem = one_line(exc.problem or exc.context or "invalid YAML")
         raise HwdbError(f"{origin}{line}: YAML syntax error: {problem}") from None
-    except yaml.YAMLError as exc:  # pragma: no cover - non-marked errors are rare
-        raise HwdbError(f"{origin}: YAML syntax error: {exc}") from None
+    except yaml.reader.ReaderError:
+        # A character YAML does not allow (NUL, other control characters); the error has no
+        # line, so find the character again.
+        bad = yaml.reader.Reader.NON_PRINTABLE.search(text)
+        where = f"{origin}:{text.count(chr(10), 0, bad.start()) + 1}" if bad else origin
+        shown = f"character {bad.group()!r}" if bad else "a character"
+        raise HwdbError(f"{where}: YAML syntax error: {shown} is not allowed in YAML") from None
+    except yaml.YAMLError as exc:  # pragma: no cover - other unmarked errors are rare
+        raise HwdbError(f"{origin}: YAML syntax error: {one_line(str(exc))}") from None
+    except RecursionError:
+        raise HwdbError(f"{origin}: YAML nested too deeply") from None
+    except ValueError as exc:
+        # The loader's int() refuses numbers of thousands of digits (Python 3.11+).
+        problem = (
+            "a number with thousands of digits" if "digits" in str(exc) else one_line(str(exc))
+        )
+        raise HwdbError(f"{origin}: YAML value cannot be read: {problem}") from None
     return YamlDocument(data=data, origin=origin, text=text)
+
+
+def _check_depth(text: str, origin: str) -> None:
+    """Raise HwdbError when collections nest deeper than ``MAX_DEPTH`` (read as events, which
+    libyaml produces without recursion). Each level takes a character, so short texts pass."""
+    if len(text) <= MAX_DEPTH:
+        return
+    depth = 0
+    for event in yaml.parse(text, Loader=_SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark else None
+                where = f"{origin}:{line}" if line else origin
+                raise HwdbError(f"{where}: YAML nested more than {MAX_DEPTH} levels deep")
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def one_line(text: str) -> str:
+    """``text`` with its lines joined by single spaces (messages are one line)."""
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 
 def read_yaml(path: Path) -> YamlDocument:
@@ -110,13 +169,20 @@ def read_yaml(path: Path) -> YamlDocument:
         HwdbError: The file cannot be read, is not UTF-8, or is not valid YAML.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_YAML_BYTES + 1)
     except FileNotFoundError:
         raise HwdbError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise HwdbError(f"{path}: is a directory, expected a YAML file") from None
+    except OSError as exc:
+        raise HwdbError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > MAX_YAML_BYTES:
+        raise HwdbError(
+            f"{path}: larger than {MAX_YAML_BYTES // 2**20} MiB, not a YAML record file"
+        )
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HwdbError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise HwdbError(f"{path}: cannot read ({exc.strerror})") from None
     return parse_yaml(text, str(path))

@@ -33,6 +33,15 @@ def clean_text(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+def _split_number(label: str) -> tuple[str, int] | None:
+    """``NIC12`` -> ("NIC", 12); None without trailing digits (or with absurdly many)."""
+    stem = label.rstrip("0123456789")
+    digits = label[len(stem) :]
+    if not digits or len(digits) > 9:
+        return None
+    return stem, int(digits)
+
+
 def span(labels: list[str]) -> str:
     """Name labels briefly: runs of 3+ consecutive numbers become ``GPU4..GPU15``.
 
@@ -54,14 +63,17 @@ def span(labels: list[str]) -> str:
         run.clear()
 
     for label in labels:
-        m = re.fullmatch(r"(.*?)(\d+)", label)
-        key = (m.group(1), int(m.group(2))) if m else None
+        key = _split_number(label)
         if not (key and last and key[0] == last[0] and key[1] == last[1] + 1):
             flush()
         run.append(label)
         last = key
     flush()
     return ", ".join(parts)
+
+
+#: Most 32-bit words an affinity mask may have (8192 CPUs).
+MAX_MASK_WORDS = 256
 
 
 def cpu_list_from_mask(mask: str) -> str | None:
@@ -71,24 +83,20 @@ def cpu_list_from_mask(mask: str) -> str | None:
         mask: Comma-separated 32-bit hex words, most significant first.
 
     Returns:
-        The CPU list, ``""`` for an empty mask, or None when ``mask`` is not a hex mask.
+        The CPU list, ``""`` for an empty mask, or None when ``mask`` is not a hex mask (or
+        has more than ``MAX_MASK_WORDS`` words).
     """
     words = mask.strip().split(",")
-    if not mask.strip() or not all(re.fullmatch(r"[0-9a-fA-F]{1,8}", w) for w in words):
+    if not mask.strip() or len(words) > MAX_MASK_WORDS:
         return None
-    value = 0
-    for word in words:
-        value = (value << 32) | int(word, 16)
-    ranges: list[str] = []
-    bit, start = 0, -1
-    while value >> bit or start >= 0:
-        on = (value >> bit) & 1
-        if on and start < 0:
-            start = bit
-        elif not on and start >= 0:
-            ranges.append(str(start) if start == bit - 1 else f"{start}-{bit - 1}")
-            start = -1
-        bit += 1
+    if not all(re.fullmatch(r"[0-9a-fA-F]{1,8}", w) for w in words):
+        return None
+    # Bit 0 (CPU 0) first; runs of 1s are the CPU ranges.
+    bits = "".join(f"{int(word, 16):032b}" for word in words)[::-1]
+    ranges = [
+        str(m.start()) if m.end() - m.start() == 1 else f"{m.start()}-{m.end() - 1}"
+        for m in re.finditer("1+", bits)
+    ]
     return ",".join(ranges)
 
 
@@ -136,33 +144,35 @@ def gpu_id_from_name(name: str) -> tuple[bool, str | None]:
     return False, None
 
 
+#: A row of a ``nvidia-smi topo -m`` matrix (multiline; linear on any input).
+TOPO_M_ROW = r"(?m)^[ \t|]*GPU\d+[ \t|]+(?:X|NV\d+|SYS|SOC|NODE|PHB|PXB|PIX)\b"
+
 #: (what the text looks like, the importer that reads it or None) for ``sniff``.
 _LOOKS: tuple[tuple[str, str, str | None], ...] = (
-    (r"(?m)^\s*<!DOCTYPE|<!ENTITY", "an XML document with a DOCTYPE/ENTITY declaration", None),
-    (r"(?m)^\d+(?:,\d+)?[acd]\d+(?:,\d+)?\s*$", "a `diff` of two files", None),
+    # Whitespace inside a line is [ \t] and runs of pipes and blanks are one class: with \s
+    # (which matches newlines) or "\s*\|?\s*", a paste of blank lines or spaces takes
+    # quadratic time or worse to reject.
+    (r"(?m)^[ \t]*<!DOCTYPE|<!ENTITY", "an XML document with a DOCTYPE/ENTITY declaration", None),
+    (r"(?m)^\d+(?:,\d+)?[acd]\d+(?:,\d+)?[ \t]*$", "a `diff` of two files", None),
     (r"(?m)^@@ -\d+(?:,\d+)? \+\d+", "a unified `diff` of two files", None),
-    (r"<system\b|<cpu\b[^>]*numaid|<pci\s+busid", "NCCL topology XML", "nccl-xml"),
+    (r"<system\b|<cpu\b[^>]{0,400}numaid|<pci[ \t]+busid", "NCCL topology XML", "nccl-xml"),
     (r"NCCL (?:INFO|WARN)\b", "an NCCL_DEBUG log (read it with the doctor)", None),
-    (r"(?m)^\s*CA '[^']+'\s*$", "`ibstat` output", "ibstat"),
-    (r"(?m)^\s*hca_id:", "`ibv_devinfo` output", "ibstat"),
-    (r"(?m)^\s*\S+\s+port\s+\d+\s+==>", "`ibdev2netdev` output", "ibstat"),
+    (r"(?m)^[ \t]*CA '[^'\n]+'[ \t]*$", "`ibstat` output", "ibstat"),
+    (r"(?m)^[ \t]*hca_id:", "`ibv_devinfo` output", "ibstat"),
+    (r"(?m)^[ \t]*\S+[ \t]+port[ \t]+\d+[ \t]+==>", "`ibdev2netdev` output", "ibstat"),
     (
-        r"(?m)ROCm System Management Interface|between two GPUs|^\s*GPU\[\d+\]\s*:",
+        r"(?m)ROCm System Management Interface|between two GPUs|^[ \t]*GPU\[\d+\][ \t]*:",
         "`rocm-smi --showtopo` output",
         "rocm-smi",
     ),
     (
-        r"(?m)^\s*\|?\s*GPU\d+\s*\|?\s+(?:X|OK|NS|CNS|GNS|TNS|DR|U)\s*\|?\s+(?:OK|NS|CNS|GNS|TNS|DR|U)\b",
+        r"(?m)^[ \t|]*GPU\d+[ \t|]+(?:X|OK|NS|CNS|GNS|TNS|DR|U)[ \t|]+(?:OK|NS|CNS|GNS|TNS|DR|U)\b",
         "a `nvidia-smi topo -p2p` matrix (P2P capability)",
         None,
     ),
-    (
-        r"(?m)^\s*\|?\s*GPU\d+\s*\|?\s+(?:X|NV\d+|SYS|SOC|NODE|PHB|PXB|PIX)\b",
-        "`nvidia-smi topo -m` output",
-        "nvidia-smi",
-    ),
+    (TOPO_M_ROW, "`nvidia-smi topo -m` output", "nvidia-smi"),
     (r"NVIDIA-SMI \d", "the `nvidia-smi` status table (not `nvidia-smi topo -m`)", None),
-    (r"(?m)^\s*GPU\d+\s+0\s+\d+\s", "a `rocm-smi --showtopo` matrix", "rocm-smi"),
+    (r"(?m)^[ \t]*GPU\d+[ \t]+0[ \t]+\d+[ \t]", "a `rocm-smi --showtopo` matrix", "rocm-smi"),
 )
 
 

@@ -21,10 +21,16 @@ EXPECTED = "`ibstat`, `ibv_devinfo` or `ibdev2netdev` output"
 
 _CA = re.compile(r"^\s*CA\s+'([^']+)'\s*$")
 _HCA_ID = re.compile(r"^\s*hca_id:\s*(\S+)\s*$")
-_PORT = re.compile(r"^\s*Port\s+(\d+)\s*:\s*$")
-_DEV_PORT = re.compile(r"^\s*port:\s*(\d+)\s*$")
-_KEY = re.compile(r"^\s*([A-Za-z][\w ]*?)\s*:\s*(.*?)\s*$")
-_NETDEV = re.compile(r"^\s*(\S+)\s+port\s+(\d+)\s*==>\s*(\S+)\s*(?:\((\w+)\))?\s*(?:#\s*(.*))?$")
+_PORT = re.compile(r"^\s*Port\s+(\d{1,6})\s*:\s*$")
+_DEV_PORT = re.compile(r"^\s*port:\s*(\d{1,6})\s*$")
+#: The key of a ``Key: value`` line (the line is split at its first colon in code: a lazy
+#: key or value before ``\s*`` takes quadratic time on a long run of blanks).
+_KEY = re.compile(r"[A-Za-z][\w ]*")
+_NETDEV = re.compile(
+    r"^\s*(\S+)\s+port\s+(\d{1,6})\s*==>\s*(\S+)\s*(?:\((\w+)\)\s*)?(?:#\s*(.*))?$"
+)
+#: A rate or speed: digits with at most one decimal point (``float`` reads it, finite).
+_NUMBER = r"\d{1,6}(?:\.\d{1,6})?"
 _ERROR = re.compile(
     r"^\s*(?:ibpanic|ibwarn|iberror)\b|\bfailed\b|No such (?:file|device)|\bcannot\b|"
     r"^\s*(?:error|warning)\b",
@@ -41,7 +47,23 @@ _WIDTH = {"1X": 1, "2X": 2, "4X": 4, "8X": 8, "12X": 12}
 
 
 def _natural(name: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+    """Sort key: ``mlx5_10`` after ``mlx5_9`` (digit runs compare by value, any length)."""
+    parts = re.split(r"(\d+)", name)
+    return [(len(p.lstrip("0")), p.lstrip("0")) if i % 2 else p for i, p in enumerate(parts)]
+
+
+def _key_value(line: str) -> tuple[str, str] | None:
+    """(key, value) of a ``Key: value`` line, or None when it is none."""
+    key, colon, value = line.partition(":")
+    key = key.strip()
+    if not colon or not _KEY.fullmatch(key):
+        return None
+    return key, value.strip()
+
+
+def _small_int(text: str | None) -> int | None:
+    """``text`` as an int when it is 1 to 9 decimal digits, else None."""
+    return int(text) if text is not None and re.fullmatch(r"\d{1,9}", text) else None
 
 
 def _value(text: str, redacted: set[str], key: str) -> str | None:
@@ -244,10 +266,10 @@ def parse(text: str) -> IbDevices:
         if _ERROR.search(line):
             errors.append(line.strip())
             continue
-        m = _KEY.match(line)
-        if m is None or hca is None:
+        pair = _key_value(line)
+        if pair is None or hca is None:
             continue
-        key, value = m.group(1).strip().lower(), _value(m.group(2), redacted, m.group(1).strip())
+        key, value = pair[0].lower(), _value(pair[1], redacted, pair[0])
         if port is None:
             if key in ("ca type", "vendor_part_id"):
                 hca.ca_type = value
@@ -255,24 +277,24 @@ def parse(text: str) -> IbDevices:
                 hca.firmware = value
             elif key in ("node guid", "node_guid"):
                 hca.node_guid = _guid(value)
-            elif key in ("number of ports", "phys_port_cnt") and value and value.isdigit():
-                hca.ports_declared = int(value)
+            elif key in ("number of ports", "phys_port_cnt") and _small_int(value):
+                hca.ports_declared = _small_int(value)
             continue
         if key == "state" and value:
             port.state = _STATES.get(value.split()[0], value)
         elif key == "physical state":
             port.physical_state = value
-        elif key == "rate" and value and (r := re.match(r"[\d.]+", value)):
+        elif key == "rate" and value and (r := re.match(_NUMBER, value)):
             port.rate_gbps = float(r.group())
         elif key in ("link layer", "link_layer"):
             port.link_layer = value
-        elif key in ("base lid", "port_lid") and value and value.isdigit():
-            port.lid = int(value)
-        elif key in ("sm lid", "sm_lid") and value and value.isdigit():
-            port.sm_lid = int(value)
+        elif key in ("base lid", "port_lid") and _small_int(value) is not None:
+            port.lid = _small_int(value)
+        elif key in ("sm lid", "sm_lid") and _small_int(value) is not None:
+            port.sm_lid = _small_int(value)
         elif key == "active_width" and value:
             width = _WIDTH.get(value.split()[0])
-        elif key == "active_speed" and value and (r := re.match(r"([\d.]+)\s*Gbps", value)):
+        elif key == "active_speed" and value and (r := re.match(rf"({_NUMBER})\s*Gbps", value)):
             speed = float(r.group(1))
         if width and speed and port.rate_gbps is None:
             port.rate_gbps = width * speed

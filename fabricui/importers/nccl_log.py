@@ -35,6 +35,9 @@ TRANSPORT_LABELS = {
     "other": "other",
 }
 
+#: Largest log read [bytes]; an INFO log of a big job is tens of MiB.
+MAX_LOG_BYTES = 256 * 2**20
+
 #: Networks that move data over TCP sockets.
 SOCKET_NETWORKS = ("Socket", "FastSocket")
 
@@ -236,36 +239,37 @@ _BARE_PREFIX = re.compile(r"^\s*NCCL (?P<level>INFO|WARN)\b ?(?P<msg>.*)$")
 # --- messages ------------------------------------------------------------------------------
 
 _VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)(?:[-+.]\S*?cuda(\d+(?:\.\d+)*))?")
-_DRIVER = re.compile(r"^cudaDriverVersion (\d+)")
+_DRIVER = re.compile(r"^cudaDriverVersion (\d{1,9})")
 _BOOTSTRAP = re.compile(r"^Bootstrap\s*: Using (.*)$")
-_NET_USING = re.compile(r"^NET/(?P<name>[\w.\- ]+?)\s*: Using (?P<rest>.*)$")
+_NET_USING = re.compile(r"^NET/(?P<name>[\w.\- ]*[\w.\-])\s*: Using (?P<rest>.*)$")
 _NET_NO_DEVICE = re.compile(r"^NET/IB\s*: No device found")
 _USING_NETWORK = re.compile(r"^Using network (\S+(?: Libfabric)?)")
-_PLUGIN_LOADED = re.compile(r"^NET/Plugin\s*: Loaded net plugin (.*?)(?:\s*\(v\d+\))?$")
+#: The name is trimmed of a trailing ``(vN)`` in code (``_plugin_name``).
+_PLUGIN_LOADED = re.compile(r"^NET/Plugin\s*: Loaded net plugin (.*)$")
 _P2P_PLUGIN = re.compile(r"^P2P plugin (?:v\d+ )?(\S+)")
 _PLUGIN_PATH = re.compile(r"^Plugin Path\s*: (\S+)")
-_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*?)\.?\s*$")
-_IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):([^<\s;]*)<\d+>")
-_IB_DEVICE = re.compile(r"(?:\[(\d+)\]\s*)?([\w.\-+]+):(\d+)/(IB|RoCE)(/SHARP)?")
-_IB_VNIC = re.compile(r"\[(\d+)\]=\{([^}]*)\}")
-_CONNECTION = re.compile(
-    r"^(?:Channel|Ring) (?P<ch>\d+)(?:/\d+)? : (?P<src>\d+)\[[0-9a-fA-Fx]+\] -> "
-    r"(?P<dst>\d+)\[[0-9a-fA-Fx]+\](?: \[(?P<dir>send|receive)\])? via (?P<via>.+?)\s*$"
+#: The value is trimmed (trailing blanks, then one final period) in code.
+_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*)$")
+# Names start at a word boundary (lookbehind): else every position inside a long word is
+# tried again, quadratic on a long line.
+_IFACE = re.compile(r"(?:\[\d+\])?(?<![\w.\-])([\w.\-]+):([^<\s;]*)<\d+>")
+_IB_DEVICE = re.compile(
+    r"(?:\[(\d{1,9})\]\s*)?(?<![\w.\-+])([\w.\-+]+):(\d{1,9})/(IB|RoCE)(/SHARP)?"
 )
-_RING_LIST = re.compile(r"^Channel (\d+)/(\d+) :\s+-?\d+(?:\s+-?\d+)*\s*$")
-_COLL_CHANNELS = re.compile(r"\b(\d+) coll channels\b")
-_NVLS_CHANNELS = re.compile(r"\b(\d+) nvls channels\b|\bnvlsChannels (\d+)")
-_NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d+)")
+_IB_VNIC = re.compile(r"\[(\d{1,9})\]=\{([^}]*)\}")
+_CONNECTION = re.compile(
+    r"^(?:Channel|Ring) (?P<ch>\d{1,9})(?:/\d+)? : (?P<src>\d{1,9})\[[0-9a-fA-Fx]+\] -> "
+    r"(?P<dst>\d{1,9})\[[0-9a-fA-Fx]+\](?: \[(?P<dir>send|receive)\])? via (?P<via>\S.*)$"
+)
+_RING_LIST = re.compile(r"^Channel (\d{1,9})/(\d{1,9}) :\s+-?\d+(?:\s+-?\d+)*\s*$")
+_COLL_CHANNELS = re.compile(r"\b(\d{1,9}) coll channels\b")
+_NVLS_CHANNELS = re.compile(r"\b(\d{1,9}) nvls channels\b|\bnvlsChannels (\d{1,9})")
+_NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d{1,9})")
 _GDR = re.compile(r"GPU Direct RDMA (?:\([\w-]+\) )?([Dd]isabled|[Ee]nabled) for (.*)$")
 _COMPLETION = re.compile(r"Got completion from peer (\S+) with (?:error |status=)(\d+)")
-_IBVERBS = re.compile(
-    r"(?:failed to open|unable to open|cannot open).*libibverbs"
-    r"|libibverbs.*(?:not found|cannot open)",
-    re.IGNORECASE,
-)
-_ERROR_RETURN = re.compile(r"^([\w./-]+\.(?:cc|cu|h|c)):(\d+) -> (\d+)")
-_COMM = re.compile(r"\brank (\d+) nR?ranks (\d+)\b", re.IGNORECASE)
-_NODES = re.compile(r"\bnNodes (\d+) localRanks (\d+)")
+_ERROR_RETURN = re.compile(r"^([\w./-]+\.(?:cc|cu|h|c)):(\d{1,9}) -> (\d{1,9})")
+_COMM = re.compile(r"\brank (\d{1,9}) nR?ranks (\d{1,9})\b", re.IGNORECASE)
+_NODES = re.compile(r"\bnNodes (\d{1,9}) localRanks (\d{1,9})")
 _SYSTEM = re.compile(r"^=== System : max(?:Bw|Width) ")
 _GRAPH_NODE = re.compile(r"^(?:\+ \w+\[[\d.]+\] - )?(?:CPU|GPU|NVS|NIC|NET|PCI)/[0-9A-Fa-f]+")
 _GPU_NAME = re.compile(
@@ -275,11 +279,37 @@ _GPU_NAME = re.compile(
 
 def _strip_junk(line: str) -> str:
     """Remove launcher and timestamp prefixes (they may be stacked)."""
+    pos = 0
     while True:
-        match = _LEADING_JUNK.match(line)
-        if not match or not match.group(0):
-            return line
-        line = line[match.end() :]
+        match = _LEADING_JUNK.match(line, pos)
+        if not match or match.end() == pos:
+            return line[pos:]
+        pos = match.end()
+
+
+def _libibverbs_missing(msg: str) -> bool:
+    """True for a message saying libibverbs could not be loaded (string search: a regex
+    with ``.*`` between the phrases is quadratic on a line repeating the first one)."""
+    low = msg.lower()
+    starts = [i for i in (low.find(w) for w in _OPEN_FAILED) if i >= 0]
+    if starts and "libibverbs" in low[min(starts) :]:
+        return True
+    at = low.find("libibverbs")
+    return at >= 0 and any(w in low[at:] for w in ("not found", "cannot open"))
+
+
+#: Phrases before ``libibverbs`` in a load failure.
+_OPEN_FAILED = ("failed to open", "unable to open", "cannot open")
+
+
+def _plugin_name(text: str) -> str:
+    """``aws-ofi-nccl (v7)`` -> ``aws-ofi-nccl``."""
+    name = text.rstrip()
+    if name.endswith(")"):
+        at = name.rfind("(v")
+        if at >= 0 and name[at + 2 : -1].isdecimal():
+            name = name[:at].rstrip()
+    return name
 
 
 def _split_line(raw: str) -> tuple[str | None, str, str, bool]:
@@ -414,7 +444,7 @@ def _parse_message(
         log.version = log.version or version.group(1)
         log.cuda = log.cuda or version.group(2)
         return True
-    if _IBVERBS.search(msg):
+    if _libibverbs_missing(msg):
         log.ibverbs_missing.append(Message(number, msg))
         known = True
     gdr = _GDR.search(msg)
@@ -428,7 +458,7 @@ def _parse_message(
     connection = _CONNECTION.match(msg)
     if connection:
         src, dst = int(connection.group("src")), int(connection.group("dst"))
-        via = connection.group("via")
+        via = connection.group("via").rstrip()
         log.transports.append(
             Transport(
                 line=number,
@@ -449,7 +479,8 @@ def _parse_message(
         return True
     env = _ENV.match(msg)
     if env:
-        log.env[env.group(1)] = env.group(2).strip()
+        value = env.group(2).rstrip()
+        log.env[env.group(1)] = (value[:-1] if value.endswith(".") else value).strip()
         return True
     if _NET_NO_DEVICE.match(msg):
         log.ib_no_device = True
@@ -485,8 +516,9 @@ def _parse_message(
     for pattern in (_PLUGIN_LOADED, _P2P_PLUGIN):
         plugin = pattern.match(msg)
         if plugin:
-            if plugin.group(1) not in log.plugins:
-                log.plugins.append(plugin.group(1))
+            name = _plugin_name(plugin.group(1))
+            if name not in log.plugins:
+                log.plugins.append(name)
             return True
     path = _PLUGIN_PATH.match(msg)
     if path:
@@ -557,16 +589,33 @@ def read_nccl_log(path: Path | str) -> NcclLog:
         NcclLogError: The file cannot be read, is binary, or is not an NCCL log.
     """
     if str(path) == "-":
-        return parse_nccl_log(sys.stdin.read(), "<stdin>")
+        stream = sys.stdin
+        if stream is None:
+            raise NcclLogError("<stdin>: no standard input")
+        buffer = getattr(stream, "buffer", None)
+        data = (
+            buffer.read(MAX_LOG_BYTES + 1) if buffer else stream.read().encode("utf-8", "replace")
+        )
+        return _decode_and_parse(data, "<stdin>")
     file = Path(path)
     try:
-        data = file.read_bytes()
+        with open(file, "rb") as handle:
+            data = handle.read(MAX_LOG_BYTES + 1)
     except FileNotFoundError:
         raise NcclLogError(f"{file}: no such file") from None
     except IsADirectoryError:
         raise NcclLogError(f"{file}: is a directory, expected an NCCL_DEBUG log") from None
     except OSError as exc:
         raise NcclLogError(f"{file}: cannot read ({exc.strerror})") from None
+    return _decode_and_parse(data, str(file))
+
+
+def _decode_and_parse(data: bytes, source: str) -> NcclLog:
+    if len(data) > MAX_LOG_BYTES:
+        raise NcclLogError(
+            f"{source}: larger than {MAX_LOG_BYTES // 2**20} MiB; keep the NCCL lines "
+            "(grep NCCL) and read those"
+        )
     if b"\x00" in data[:4096]:
-        raise NcclLogError(f"{file}: binary file, expected an NCCL_DEBUG text log")
-    return parse_nccl_log(data.decode("utf-8", errors="replace"), str(file))
+        raise NcclLogError(f"{source}: binary file, expected an NCCL_DEBUG text log")
+    return parse_nccl_log(data.decode("utf-8", errors="replace"), source)

@@ -70,22 +70,28 @@ CPU_NAMES = {
     ("AuthenticAMD", 25, 160): "AMD Bergamo",
 }
 NVSWITCH_CLASS = "0x068000"
+#: One tag. Comments and processing instructions are blanked out before (see ``_blank``);
+#: attribute values stop at ``<`` (XML forbids it there), so an unclosed quote costs one scan
+#: to the next tag, not one to the end of the text per tag.
 _TAG = re.compile(
-    r"<!--.*?-->|<\?.*?\?>|<(/?)([A-Za-z_][\w.-]*)((?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*)"
-    r"\s*(/?)>",
-    re.DOTALL,
+    r"<(/?)([A-Za-z_][\w.-]*)((?:\s+[\w:.-]+\s*=\s*(?:\"[^\"<]*\"|'[^'<]*'))*)\s*(/?)>"
 )
+#: Deepest element nesting read: NCCL topologies nest system/cpu/pci.../gpu/nvlink, about ten.
+MAX_DEPTH = 64
 _ATTR = re.compile(r"([\w:.-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
 _DIFF = re.compile(r"(?m)^(?:\d+(?:,\d+)?[acd]\d+(?:,\d+)?|@@ -\d+(?:,\d+)? \+\d+.*)\s*$")
 
 
 def _int(value: str | None) -> int | None:
-    if value is None or not value.strip():
+    """An attribute as an int (``12``, ``0x1f``); None when empty, not a number, or absurdly
+    large (a 64-bit range is more than any count or id in a topology)."""
+    if value is None or not value.strip() or len(value) > 40:
         return None
     try:
-        return int(value, 0)
+        number = int(value, 0)
     except ValueError:
         return None
+    return number if -(2**63) <= number < 2**63 else None
 
 
 def _gts(speed: str | None) -> float | None:
@@ -108,12 +114,60 @@ def amd_family(familyid: int) -> int:
     return familyid
 
 
+def _blank(body: str) -> str:
+    """``body`` with every closed comment and processing instruction replaced by blanks
+    (newlines kept, so positions and line numbers stay); an unclosed one is left as it is.
+
+    One pass: each opener's next position is searched again only once the scan passed it.
+    """
+    out: list[str] = []
+    pos = 0
+    closers = dict(_HIDDEN)
+    upcoming = {opener: body.find(opener) for opener in closers}
+    while True:
+        for opener, at in upcoming.items():
+            if 0 <= at < pos:
+                upcoming[opener] = body.find(opener, pos)
+        found = [(at, opener) for opener, at in upcoming.items() if at >= 0]
+        if not found:
+            break
+        start, opener = min(found)
+        end = body.find(closers[opener], start + len(opener))
+        if end < 0:
+            break
+        end += len(closers[opener])
+        out += [body[pos:start], re.sub(r"[^\n]", " ", body[start:end])]
+        pos = end
+    out.append(body[pos:])
+    return "".join(out)
+
+
+#: (opener, closer) of the markup ``_blank`` hides.
+_HIDDEN = (("<!--", "-->"), ("<?", "?>"))
+
+
+def _depth(root: ET.Element) -> int:
+    """How deep elements nest under ``root`` (iteratively: no recursion limit)."""
+    deepest = 0
+    stack = [(root, 0)]
+    while stack:
+        element, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth <= MAX_DEPTH:
+            stack.extend((child, depth + 1) for child in element)
+    return deepest
+
+
 def _recover(body: str) -> tuple[ET.Element | None, list[str], int | None]:
     """Rebuild a tree from well-formed tags whose nesting is cut off (an excerpt).
 
     Returns:
         (root holding the top-level elements, remarks, line of the first malformed tag).
+
+    Raises:
+        ParseError: Elements nest deeper than ``MAX_DEPTH``.
     """
+    body = _blank(body)
     root = ET.Element("fragment")
     stack = [root]
     orphans = 0
@@ -146,6 +200,12 @@ def _recover(body: str) -> tuple[ET.Element | None, list[str], int | None]:
         element = ET.SubElement(stack[-1], tag, values)
         if not selfclose:
             stack.append(element)
+            if len(stack) > MAX_DEPTH + 1:
+                line = body.count("\n", 0, m.start()) + 1
+                raise ParseError(
+                    f"elements nested more than {MAX_DEPTH} levels deep at line {line}: "
+                    "not an NCCL topology"
+                )
     rest = body[pos:]
     if "<" in rest:
         line = body.count("\n", 0, pos + rest.index("<")) + 1
@@ -392,6 +452,8 @@ def parse(text: str) -> NcclTopoXml:
         wrapper.append(root)
         result.warnings.append(f"root element is <{root.tag}>, not <system>: an excerpt")
         root = wrapper
+    if _depth(root) > MAX_DEPTH:
+        raise ParseError(f"elements nested more than {MAX_DEPTH} levels deep: not an NCCL topology")
     walker = _Walker(result)
     walker.walk(root)
     _name_devices(result, walker)

@@ -29,21 +29,29 @@ from fabricui.importers.common import (
 FORMAT = "nvidia-smi"
 EXPECTED = "`nvidia-smi topo -m` output"
 
-_LINK = r"X|NV\d+|SYS|SOC|NODE|PHB|PXB|PIX"
+#: Link cells; a bonded-NVLink count has at most a few digits (NV18), so a longer run of
+#: digits is no link cell.
+_LINK = r"X|NV\d{1,4}(?!\d)|SYS|SOC|NODE|PHB|PXB|PIX"
 _LINK_ONE = re.compile(_LINK)
 _LINK_TOKEN = re.compile(rf"(?:{_LINK})+")
 #: Cells of ``nvidia-smi topo -p2p r|w|rw|n|a``.
 P2P_CODES = frozenset({"OK", "CNS", "GNS", "TNS", "NS", "DR", "U"})
 _LABEL_PART = re.compile(r"GPU\d+|NIC\d+|[a-z][a-z0-9]*_(?:bond_)?\d+")
+#: A token made of labels only (``NIC11NIC12``). Checked with fullmatch first: ``findall``
+#: alone restarts inside a long identifier at every letter, quadratic on a long token.
+_LABEL_RUN = re.compile(rf"(?:{_LABEL_PART.pattern})+")
 _ROW_LABEL = re.compile(r"GPU\d+|NIC\d+|[A-Za-z][\w.:-]*")
-_GPU_LABEL = re.compile(r"GPU(\d+)")
+_GPU_LABEL = re.compile(r"GPU(\d{1,6})")
 _EXTRA = re.compile(r"GPU\s+NUMA(?:\s+ID)?|CPU(?:\s+Affinity)?|NUMA(?:\s+Affinity)?")
 _EXTRA_WORDS = frozenset({"CPU", "NUMA", "GPU", "Affinity", "ID"})
-_RULER = re.compile(r"[\s|:+=-]*-{3,}[\s|:+=-]*")
-_LEGEND_NIC = re.compile(r"^\s*[-*]?\s*NIC(\d+)\s*:\s*(\S+)\s*$")
-_GPU_NAME = re.compile(
-    r"(?:^|\s)GPU\s*\d+\s*:\s*(.+?)\s*(?:\(UUID.*)?$|Product Name\s*:\s*(.+?)\s*$"
-)
+_RULER_CHARS = frozenset("|:+=-")
+_LEGEND_NIC = re.compile(r"^\s*(?:[-*]\s*)?NIC(\d{1,6})\s*:\s*(\S+)\s*$")
+#: ``GPU 0: NVIDIA H100 (UUID: ...)`` or ``Product Name : ...``; the name is trimmed in code
+#: (a lazy name before ``\s*$`` is quadratic on a long run of blanks).
+_GPU_NAME = re.compile(r"(?:^|\s)GPU\s*\d+\s*:\s*(.+)$|Product Name\s*:\s*(.+)$")
+#: Most columns a ``topo -m`` matrix has: 16 GPUs and a few dozen NIC ports on the largest
+#: machines; a "header" with more is not one (and would cost quadratic time in pairs).
+MAX_COLUMNS = 512
 _FENCE = re.compile(r"^\s*(?:```|~~~|</?details|<summary)")
 #: Affinity columns, in the order nvidia-smi prints them.
 EXTRA_KEYS = ("cpu", "numa", "gpu_numa")
@@ -57,8 +65,15 @@ def _extra_key(text: str) -> str:
 
 def _split_labels(token: str) -> list[str]:
     """``NIC11NIC12`` -> [NIC11, NIC12]; a token that is no run of labels stays whole."""
-    parts = _LABEL_PART.findall(token)
-    return parts if parts and "".join(parts) == token else [token]
+    if not _LABEL_RUN.fullmatch(token):
+        return [token]
+    parts: list[str] = _LABEL_PART.findall(token)
+    return parts
+
+
+def _is_ruler(line: str) -> bool:
+    """A rule under a header (``---|---``, ``+----+``): blanks and ``|:+=-`` with a ``---``."""
+    return "---" in line and all(c.isspace() or c in _RULER_CHARS for c in line)
 
 
 def _split_codes(token: str) -> list[str] | None:
@@ -138,6 +153,8 @@ def _header_of(line: str, number: int) -> _Header | None:
                 md_extras.append((-1 - k, _extra_key(cell)))
             elif cell:
                 md_labels.extend(_split_labels(cell))
+        if len(md_labels) > MAX_COLUMNS:
+            return None
         return _Header(number, md_labels, [-1] * len(md_labels), md_extras)
     tokens = _tokens(line)
     if not tokens:
@@ -155,7 +172,7 @@ def _header_of(line: str, number: int) -> _Header | None:
             extra_from = pos
             break
         glued = re.fullmatch(r"(.+?)(CPU|NUMA)", token)
-        if glued and "".join(_LABEL_PART.findall(glued.group(1))) == glued.group(1):
+        if glued and _LABEL_RUN.fullmatch(glued.group(1)):
             # ``NIC9CPU Affinity``: the TAB before the affinity columns was lost.
             token, extra_from = glued.group(1), pos + len(glued.group(1))
         parts = _split_labels(token)
@@ -169,6 +186,8 @@ def _header_of(line: str, number: int) -> _Header | None:
     extras: list[tuple[int, str]] = []
     if extra_from is not None:
         extras = [(m.start(), _extra_key(m.group())) for m in _EXTRA.finditer(line, extra_from)]
+    if len(labels) > MAX_COLUMNS:
+        return None
     return _Header(number, labels, positions, extras)
 
 
@@ -192,7 +211,7 @@ def _row_of(line: str, number: int, width: int | None) -> _Row | None:
                 break
             codes.extend(split)
             k += 1
-        if not codes:
+        if not codes or len(codes) > MAX_COLUMNS:
             return None
         extras = [(-1, c) for c in cells[k:]]
         return _Row(number, cells[0], codes, [-1] * len(codes), extras, markdown=True)
@@ -211,7 +230,7 @@ def _row_of(line: str, number: int, width: int | None) -> _Row | None:
             code_pos.append(pos)
             pos += len(part)
         k += 1
-    if not codes:
+    if not codes or len(codes) > MAX_COLUMNS:
         return None
     return _Row(number, tokens[0][1], codes, code_pos, tokens[k:])
 
@@ -230,7 +249,7 @@ def _read_blocks(lines: list[str]) -> list[_Block]:
         i += 1
         while i < len(lines):
             line = lines[i]
-            if not line.strip() or _RULER.fullmatch(line):
+            if not line.strip() or _is_ruler(line):
                 if block.rows and not line.strip():
                     break
                 i += 1
@@ -399,7 +418,7 @@ class NvidiaSmiTopo:
 def _counts(counter: Counter[str]) -> str:
     def order(item: tuple[str, int]) -> tuple[int, int, str]:
         kind = item[0]
-        nv = re.fullmatch(r"NV(\d+)", kind)
+        nv = re.fullmatch(r"NV(\d{1,6})", kind)
         if nv:
             return (0, -int(nv.group(1)), kind)
         rank = PCIE_CODES.index(kind) if kind in PCIE_CODES else 9
@@ -455,7 +474,7 @@ def _headerless_labels(block: _Block, warnings: list[str]) -> list[str]:
         if "X" not in row.codes:
             continue
         x = row.codes.index("X")
-        m = re.fullmatch(r"NIC(\d+)", row.label)
+        m = re.fullmatch(r"NIC(\d{1,6})", row.label)
         if m and n_gpu is None:
             n_gpu = x - int(m.group(1))
         if not _GPU_LABEL.fullmatch(row.label) and not m:
@@ -656,7 +675,7 @@ def parse(text: str) -> NvidiaSmiTopo:
         elif "cpu" in keys and not cpu:
             empty["cpu"].append(gpu)
         node = values.get("numa", "").strip()
-        if re.fullmatch(r"\d+", node):
+        if re.fullmatch(r"\d{1,6}", node):
             numa[gpu] = int(node)
         elif node and node != "N/A":
             numa[gpu] = node
@@ -664,7 +683,7 @@ def parse(text: str) -> NvidiaSmiTopo:
         elif "numa" in keys and not node:
             empty["numa"].append(gpu)
         gnuma = values.get("gpu_numa", "").strip()
-        if re.fullmatch(r"\d+", gnuma):
+        if re.fullmatch(r"\d{1,6}", gnuma):
             gpu_numa[gpu] = int(gnuma)
     if empty["cpu"]:
         warnings.append(f"CPU affinity empty for {span(empty['cpu'])} (a container or VM view?)")
@@ -683,7 +702,9 @@ def parse(text: str) -> NvidiaSmiTopo:
             continue
         m = _GPU_NAME.search(line)
         if m:
-            names.append((m.group(1) or m.group(2)).strip())
+            name = (m.group(1) or m.group(2)).split("(UUID", 1)[0].strip()
+            if name:
+                names.append(name)
     if not gpus:
         raise ParseError("the `topo -m` matrix has no GPU columns")
     return NvidiaSmiTopo(

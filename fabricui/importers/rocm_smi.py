@@ -12,19 +12,44 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabricui.importers.common import NodeLayout, ParseError, clean_text, span, wrong_format
+from fabricui.importers.common import (
+    TOPO_M_ROW,
+    NodeLayout,
+    ParseError,
+    clean_text,
+    span,
+    wrong_format,
+)
 
 FORMAT = "rocm-smi"
 EXPECTED = "`rocm-smi --showtopo` output"
 #: Weight of one XGMI hop in rocm-smi's topology.
 XGMI_WEIGHT = 15
+#: Most GPU columns a matrix may have (eight or sixteen on real machines); a longer "header"
+#: is not one, and its pairs would cost quadratic time.
+MAX_COLUMNS = 256
 
-_BANNER = re.compile(r"^\s*={3,}\s*(.*?)\s*={3,}\s*$")
-_HEADER = re.compile(r"^\s*(?:GPU\d+\s*)+$")
-_ROW = re.compile(r"^\s*(GPU\d+)\s+(\S.*?)\s*$")
+_HEADER = re.compile(r"^\s*GPU\d{1,4}(?:\s+GPU\d{1,4})*\s*$")
+_ROW = re.compile(r"^\s*(GPU\d{1,4})\s+(\S.*)$")
 _NUMA = re.compile(r"^\s*GPU\[(\d+)\]\s*:\s*\(Topology\)\s*Numa (Node|Affinity)\s*:\s*(\S+)")
 _KINDS = ("weight", "hops", "type")
 _KIND_NAMES = {"weight": "weight", "hops": "hops", "type": "link type"}
+
+
+def _banner(line: str) -> str | None:
+    """The title of a ``==== title ====`` banner line (3+ ``=`` each side), else None.
+
+    Read with string methods: a regex with a lazy title between two ``={3,}`` runs takes
+    quadratic time on a long line of ``=``.
+    """
+    text = line.strip()
+    if len(text) >= 6 and not text.strip("="):
+        return ""  # a rule of = only
+    inner = text.lstrip("=")
+    title = inner.rstrip("=")
+    if len(text) - len(inner) < 3 or len(inner) - len(title) < 3:
+        return None
+    return title.strip()
 
 
 def _kind_of(title: str) -> str | None:
@@ -117,13 +142,13 @@ def _read(lines: list[str]) -> tuple[list[_Matrix], dict[str, dict[str, str]], l
     title: str | None = None
     current: _Matrix | None = None
     for number, line in enumerate(lines, start=1):
-        banner = _BANNER.match(line)
-        if banner:
-            title = banner.group(1)
+        banner = _banner(line)
+        if banner is not None:
+            title = banner
             titles.append(title)
             current = None
             continue
-        if _HEADER.match(line):
+        if _HEADER.match(line) and len(line.split()) <= MAX_COLUMNS:
             kind = _kind_of(title) if title else None
             current = _Matrix(kind, number, line.split())
             matrices.append(current)
@@ -155,7 +180,7 @@ def parse(text: str) -> RocmTopo:
         ParseError: No GPU matrix in the text.
     """
     text = clean_text(text)
-    if re.search(r"(?m)^\s*\|?\s*GPU\d+\s*\|?\s+(?:X|NV\d+|SYS|SOC|NODE|PHB|PXB|PIX|OK)\b", text):
+    if re.search(TOPO_M_ROW, text) or re.search(r"(?m)^[ \t|]*GPU\d+[ \t|]+OK\b", text):
         raise wrong_format(text, EXPECTED, FORMAT)
     matrices, numa_raw, titles = _read(text.split("\n"))
     if not matrices:
@@ -214,7 +239,7 @@ def parse(text: str) -> RocmTopo:
         return None
 
     def number(value: str | None) -> int | None:
-        return int(value) if value is not None and value.isdigit() else None
+        return int(value) if value is not None and re.fullmatch(r"\d{1,9}", value) else None
 
     links: list[dict[str, Any]] = []
     inferred = 0
@@ -249,7 +274,7 @@ def parse(text: str) -> RocmTopo:
     numa: dict[str, int] = {}
     for gpu, values in numa_raw.items():
         node = values.get("node")
-        if node is not None and re.fullmatch(r"-?\d+", node) and int(node) >= 0:
+        if node is not None and re.fullmatch(r"\d{1,9}", node):
             numa[gpu] = int(node)
     if not numa_raw:
         cut = any(_kind_of(title) == "numa" for title in titles)

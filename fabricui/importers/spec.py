@@ -11,9 +11,7 @@ as a warning and written into the YAML as a comment.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -121,7 +119,7 @@ def _label_groups(layout: NodeLayout, groups: list[list[int]]) -> str:
 
 
 def _nv_count(code: str) -> int | None:
-    m = re.fullmatch(r"NV(\d+)", code)
+    m = re.fullmatch(r"NV(\d{1,6})", code)
     return int(m.group(1)) if m else None
 
 
@@ -509,37 +507,6 @@ def write_spec(path: Path, text: str, force: bool = False) -> None:
     Raises:
         ConfigError: ``path`` exists (without ``force``), is a directory, or cannot be written.
     """
-    if path.is_dir():
-        raise ConfigError(f"{path}: is a directory, give a file name for -o")
-    if path.exists() and not force:
-        raise ConfigError(f"{path}: exists; pass --force to overwrite it")
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({exc.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        if force:
-            os.replace(tmp, path)
-        else:
-            try:
-                # A hard link never replaces an existing file, even one created meanwhile.
-                os.link(tmp, path)
-            except FileExistsError:
-                raise ConfigError(f"{path}: exists; pass --force to overwrite it") from None
-            except OSError:
-                if path.exists():
-                    raise ConfigError(f"{path}: exists; pass --force to overwrite it") from None
-                os.replace(tmp, path)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({exc.strerror})") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    from fabricui.atomic_write import write_text
+
+    write_text(path, text, force=force)

@@ -487,17 +487,16 @@ class FabricApp(App[None]):
 
     def action_save_snapshot(self) -> None:
         """Save the current view as SVG and plain text in the current directory."""
+        from fabricui.atomic_write import write_text
+        from fabricui.errors import FabricError
+
         view = self.current_mode
         svg_path, txt_path = next_free_paths(Path.cwd(), f"fabricui-{view}")
         try:
-            svg = self.export_screenshot(title=f"fabricui {view}")
-            text = screen_text(self)
-            with open(svg_path, "x", encoding="utf-8") as handle:
-                handle.write(svg)
-            with open(txt_path, "x", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError as exc:
-            self.notify(f"cannot save: {exc}", title="snapshot", severity="error")
+            write_text(svg_path, self.export_screenshot(title=f"fabricui {view}"))
+            write_text(txt_path, screen_text(self))
+        except FabricError as exc:
+            self.notify(f"cannot save: {exc.message}", title="snapshot", severity="error")
             return
         self.notify(f"saved {svg_path} and {txt_path.name}", title="snapshot")
 
