@@ -16,7 +16,6 @@ through the groups' gateways, dimension-order torus routes through intermediate 
 
 from __future__ import annotations
 
-import weakref
 from functools import cached_property
 
 import numpy as np
@@ -104,22 +103,22 @@ class _Graph:
         return hops
 
 
-#: One router per live fabric (by identity), so repeated queries share caches.
-_ROUTERS: dict[int, tuple[weakref.ref, Router]] = {}
-
-
 class Router:
     """Routes between GPUs of one fabric, caching template and switch-level routes."""
 
     @classmethod
     def for_fabric(cls, fabric: Fabric) -> Router:
-        """The shared router of ``fabric`` (built on first use, dropped with the fabric)."""
-        key = id(fabric)
-        entry = _ROUTERS.get(key)
-        if entry is not None and entry[0]() is fabric:
-            return entry[1]
-        router = cls(fabric)
-        _ROUTERS[key] = (weakref.ref(fabric, lambda _ref, key=key: _ROUTERS.pop(key, None)), router)
+        """The shared router of ``fabric``, so repeated queries share caches.
+
+        Kept on the fabric itself (built on first use), so it is freed with the fabric; a
+        module-level table would keep every fabric ever routed alive.
+        """
+        router = fabric.__dict__.get("_router")
+        if router is None:
+            router = cls(fabric)
+            object.__setattr__(
+                fabric, "_router", router
+            )  # a cache, not a field of the frozen fabric
         return router
 
     @cached_property
