@@ -253,7 +253,7 @@ class FabricApp(App[None]):
         self._initial_size = size_bytes
         self._options = dict(options or {})
         self._cache: dict[tuple[str, int | None, WhatIf | None], FabricData] = {}
-        self._warned_plugins = False
+        self._plugin_failures_shown: set[tuple[str, str]] = set()
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -320,22 +320,29 @@ class FabricApp(App[None]):
         self._warn_plugin_failures()
 
     def _warn_plugin_failures(self) -> None:
-        if self._warned_plugins or self.host is None:
+        """Notify plugins that failed since the last notice: at load, or later when the
+        engine called one that raised, hung or returned garbage."""
+        if self.host is None:
             return
-        self._warned_plugins = True
-        failures = self.host.failures
+        failures = [
+            f for f in self.host.failures if (f.name, f.error) not in self._plugin_failures_shown
+        ]
+        self._plugin_failures_shown.update((f.name, f.error) for f in failures)
         if failures:
-            names = ", ".join(f.name for f in failures)
+            names = ", ".join(dict.fromkeys(f.name for f in failures))
             self.notify(
-                f"{len(failures)} plugin(s) failed to load: {names}. See the plugins view (5).",
+                f"plugin(s) skipped: {names}. See the plugins view (5).",
                 title="plugins",
                 severity="warning",
             )
 
     @on(Worker.StateChanged)
     def worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Turn a failed worker into a message: an error modal for loads, else a notification."""
+        """Turn a failed worker into a message: an error modal for loads, else a notification;
+        after any worker, tell about plugins it found broken."""
         worker = event.worker
+        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self._warn_plugin_failures()
         if event.state != WorkerState.ERROR:
             return
         from fabricui.errors import FabricError

@@ -417,3 +417,56 @@ async def test_open_nccl_log_shows_the_doctors_findings(app_factory):
         await settle(pilot)
         text = str(app.screen.query_one(FindingsPanel).render())
         assert "net-socket-fallback" in text and "fix:" in text
+
+
+async def test_plugin_that_breaks_later_is_named_when_it_breaks(tui_catalog, monkeypatch):
+    """An algorithm plugin that raises when the collectives view prices it: the view still
+    fills (without it) and a notification names the plugin."""
+    import fabricui.plugins as plugins_module
+    from fabricui import hookimpl
+    from fabricui.engine.types import CollectiveAlgorithm
+    from fabricui.plugins import PluginHost
+    from fabricui.tui.app import make_app
+
+    class Flaky(CollectiveAlgorithm):
+        name = "flaky"
+        ops = ("all_reduce",)
+
+        def applicable(self, group, op):
+            return True
+
+        def time_us(self, group, op, size_bytes, protocol):
+            raise RuntimeError("lost its calibration table")
+
+    class FlakyPlugin:
+        @hookimpl
+        def register_collective_algorithms(self, register):
+            register(Flaky())
+
+    host = PluginHost(load_external=False)
+    host.register(FlakyPlugin(), name="flaky_plugin")
+    monkeypatch.setattr(plugins_module, "get_host", lambda: host)
+    app = make_app(view="collectives", catalog=tui_catalog, host=host)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        assert table.row_count > 0
+        notes = [str(n.message) for n in app._notifications]
+        assert any("flaky_plugin" in note and "plugins view" in note for note in notes), notes
+
+
+async def test_a_failing_view_computation_is_reported(app_factory, monkeypatch):
+    """A view's worker that fails (here the collective prediction) shows a notification
+    instead of leaving an empty table without a word."""
+    from fabricui.errors import EngineError
+    from fabricui.tui.data import FabricData
+
+    def fail(self, op, group, sizes):
+        raise EngineError("no route between n0.g0 and n1.g0")
+
+    monkeypatch.setattr(FabricData, "collective", fail)
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        notes = [(str(n.title), str(n.message)) for n in app._notifications]
+        assert ("collective failed", "no route between n0.g0 and n1.g0") in notes, notes

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar, cast
 
+from textual import on
 from textual.screen import Screen
+from textual.worker import Worker
 
 if TYPE_CHECKING:
     from fabricui.tui.app import FabricApp
@@ -39,6 +41,12 @@ class ViewScreen(Screen[None]):
         """Catch up with a fabric loaded while this view was hidden."""
         self.sync()
         self.fabric_app.update_titles()
+
+    @on(Worker.StateChanged)
+    def worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """This view's workers report to the app like its own (Textual does not bubble
+        worker events): a failure becomes a notification, a broken plugin is named."""
+        self.fabric_app.worker_state_changed(event)
 
     def sync(self) -> None:
         """Redraw when the app holds data this view has not drawn yet."""
