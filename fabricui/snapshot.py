@@ -1,4 +1,4 @@
-"""Headless rendering of an explorer view to SVG or plain text, for reports, scripts and CI.
+"""Headless rendering of an explorer view to SVG, plain text or Markdown, for reports and CI.
 
 ``render_view`` runs the Textual app off-screen at a given terminal size, waits until every
 worker has finished, and returns what the screen shows. Textual is imported only when a
@@ -40,6 +40,20 @@ class Snapshot:
     """The screen as an SVG document."""
     text: str
     """The screen as plain text."""
+    heading: str = ""
+    """What the title bar says of the view (``Topology · dgx-h100-pod``)."""
+    size: tuple[int, int] = DEFAULT_SIZE
+    """Terminal (columns, rows) it was rendered at."""
+
+    def markdown(self) -> str:
+        """A Markdown report: a heading, how it was rendered, the screen in a text block."""
+        fence = "~~~~" if "```" in self.text else "```"
+        columns, rows = self.size
+        return (
+            f"# fabricui: {self.heading or self.view}\n\n"
+            f"The `{self.view}` view, rendered at {columns}x{rows} by `fabricui snapshot`.\n\n"
+            f"{fence}text\n{self.text.rstrip()}\n{fence}\n"
+        )
 
 
 @dataclass
@@ -158,19 +172,26 @@ async def _render(request: ViewRequest, catalog: Catalog, host: PluginHost | Non
         await settle(pilot)
         svg = app.export_screenshot(title=f"fabricui {request.view}")
         text = screen_text(app)
-    return Snapshot(request.view, svg, text)
+        heading = app.sub_title
+    return Snapshot(request.view, svg, text, heading, request.size)
 
 
 def write_snapshot(snapshot: Snapshot, path: Path, force: bool = False) -> Path:
-    """Write the SVG (``.svg``) or the text (any other suffix, e.g. ``.txt``) to ``path``,
-    atomically.
+    """Write the SVG (``.svg``), a Markdown report (``.md``) or the plain text (any other
+    suffix, e.g. ``.txt``) to ``path``, atomically.
 
     Raises:
         ConfigError: The file exists and ``force`` is False, or it cannot be written.
     """
     from fabricui.atomic_write import write_text
 
-    content = snapshot.svg if path.suffix.lower() == ".svg" else snapshot.text
+    suffix = path.suffix.lower()
+    if suffix == ".svg":
+        content = snapshot.svg
+    elif suffix == ".md":
+        content = snapshot.markdown()
+    else:
+        content = snapshot.text
     write_text(path, content, force=force)
     return path
 

@@ -9,7 +9,8 @@ from typing import Any
 from fabricui.errors import ConfigError
 
 DESCRIPTION = (
-    "Render an explorer view off-screen to FILE.svg or FILE.txt (plain text); "
+    "Render an explorer view off-screen to FILE.svg, FILE.txt (plain text) or FILE.md "
+    "(a Markdown report); "
     "--all renders every view into a directory."
 )
 #: Views ``--all`` renders, and the file name of each.
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         type=Path,
         metavar="FILE",
-        help="FILE.svg or FILE.txt (with --all: a directory, written as VIEW.svg)",
+        help="FILE.svg, FILE.txt or FILE.md (with --all: a directory, written as VIEW.svg)",
     )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
     parser.add_argument(
@@ -127,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("fabricui snapshot: give a VIEW (or --all)")
         if args.view not in VIEWS:
             raise ConfigError(f"unknown view {args.view!r} (one of {', '.join(VIEWS)})")
-        if output.suffix.lower() not in (".svg", ".txt"):
-            raise ConfigError(f"-o {output}: use a .svg or .txt file name")
+        if output.suffix.lower() not in (".svg", ".txt", ".md"):
+            raise ConfigError(f"-o {output}: use a .svg, .txt or .md file name")
         check_target(output, args.force)
         targets = [(args.view, output)]
     requests = [(_request(args, view), path) for view, path in targets]

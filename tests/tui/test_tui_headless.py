@@ -70,6 +70,18 @@ def test_snapshot_cli_writes_text_and_never_overwrites(tmp_path, capsys):
     assert out.read_text() == text
 
 
+def test_snapshot_cli_writes_a_markdown_report(tmp_path):
+    """-o FILE.md: a heading naming the view and topology, then the screen in a text block."""
+    out = tmp_path / "collectives.md"
+    args = ["collectives", "--sizes", "1G", "--size", "100x30", "-o", str(out)]
+    assert snapshot_main(args) == 0
+    lines = out.read_text().splitlines()
+    assert lines[0] == "# fabricui: Collectives · dgx-h100-pod · all_reduce on all"
+    assert "rendered at 100x30" in lines[2]
+    assert lines[4] == "```text" and lines[-1] == "```"
+    assert any("1 GiB" in line and "busbw" not in line for line in lines[5:-1])
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -79,7 +91,7 @@ def test_snapshot_cli_writes_text_and_never_overwrites(tmp_path, capsys):
         (["collectives", "--op", "allreduce"], "unknown operation"),
         (["strategies", "--model", "gpt5"], "unknown model"),
         (["topology", "--size", "80by24"], "invalid --size"),
-        (["pyramid", "-o", "x.png"], "use a .svg or .txt"),
+        (["pyramid", "-o", "x.png"], "use a .svg, .txt or .md"),
     ],
 )
 def test_snapshot_cli_bad_input_is_one_line_exit_2(argv, message, tmp_path, capsys):
