@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from fabricui.engine.evaluate import PathReport
+from fabricui.engine.paths import Hop
 from fabricui.fabric.fabric import Fabric
 from fabricui.units import format_bandwidth, format_bytes, format_time_us
+
+
+def hop_hardware(hop: Hop) -> str:
+    """``NVIDIA ConnectX-7 NDR ... -> NVIDIA Quantum-2 QM9700 (NDR)``: the hop's two ends."""
+    return f"{hop.src_model or '?'} -> {hop.dst_model or '?'}"
 
 
 def render_path(report: PathReport, fabric: Fabric) -> str:
@@ -33,6 +39,8 @@ def render_path(report: PathReport, fabric: Fabric) -> str:
         f"bottleneck: {format_bandwidth(report.bottleneck_GBps)} per direction, "
         f"hop {report.bottleneck_hop + 1} {hop.src} -> {hop.dst} ({hop.link})"
     )
+    if hop.src_model or hop.dst_model:
+        lines.append(f"hardware:   {hop_hardware(hop)}")
     lines.append(f"latency:    {format_time_us(report.latency_us)} (links + switches + NICs)")
     if report.transfer_us is not None and report.size_bytes is not None:
         lines.append(

@@ -69,6 +69,8 @@ class PathReport:
                     "count": h.count,
                     "bw_GBps": h.bw_GBps,
                     "lat_us": h.lat_us,
+                    "from_model": h.src_model,
+                    "to_model": h.dst_model,
                 }
                 for h in self.hops
             ],

@@ -25,6 +25,10 @@ class Hop:
     """Bandwidth per direction [GB/s]."""
     lat_us: float
     """Link latency plus the latency of ``dst`` when it forwards the traffic [us]."""
+    src_model: str = ""
+    """Hardware of ``src`` (``NVIDIA ConnectX-7 NDR (400 Gb/s InfiniBand)``)."""
+    dst_model: str = ""
+    """Hardware of ``dst``."""
 
 
 def hop_latencies_us(fabric: Fabric, links: IntArray) -> FloatArray:
@@ -90,6 +94,8 @@ def describe_hops(fabric: Fabric, links: IntArray) -> list[Hop]:
             count=int(fabric.link_count[k]),
             bw_GBps=float(fabric.link_bw_GBps[k]),
             lat_us=float(lat[i]),
+            src_model=fabric.model_of(int(fabric.link_src[k])),
+            dst_model=fabric.model_of(int(fabric.link_dst[k])),
         )
         for i, k in enumerate(links)
     ]

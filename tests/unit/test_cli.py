@@ -149,3 +149,17 @@ def test_no_traceback_from_the_installed_entry_point():
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_path_names_the_hardware_at_the_bottleneck(capsys):
+    """Text and JSON say which devices the narrowest hop joins (the NIC and the leaf switch)."""
+    from fabricui.cli import main
+
+    args = ["path", "-t", "dgx-h100-pod", "--src", "n0.g0", "--dst", "n3.g7"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "hardware:   NVIDIA ConnectX-7 NDR (400 Gb/s InfiniBand) -> NVIDIA Quantum-2" in out
+    assert main([*args, "--json"]) == 0
+    hops = json.loads(capsys.readouterr().out)["hops"]
+    assert hops[0]["from_model"] == "NVIDIA H100 SXM5 80GB"
+    assert hops[2]["to_model"].startswith("NVIDIA Quantum-2 QM9700")

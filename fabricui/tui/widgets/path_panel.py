@@ -26,7 +26,9 @@ def hop_rows(report: PathReport) -> list[tuple[str, str, str, str, str, str]]:
 
 
 def summary_lines(report: PathReport) -> list[tuple[str, str]]:
-    """(label, value) lines under the hops: bottleneck, latency, size and transfer time."""
+    """(label, value) lines under the hops: bottleneck, latency, size, transfer time, and
+    the hardware at the bottleneck's two ends."""
+    from fabricui.report import hop_hardware
     from fabricui.units import format_bandwidth, format_bytes, format_time_us
 
     hop = report.hops[report.bottleneck_hop]
@@ -36,11 +38,13 @@ def summary_lines(report: PathReport) -> list[tuple[str, str]]:
             f"{format_bandwidth(report.bottleneck_GBps)} per direction, hop "
             f"{report.bottleneck_hop + 1} {hop.src} -> {hop.dst} ({hop.link})",
         ),
-        ("latency", f"{format_time_us(report.latency_us)} (links + switches + NICs)"),
     ]
+    lines.append(("latency", f"{format_time_us(report.latency_us)} (links + switches + NICs)"))
     if report.size_bytes is not None and report.transfer_us is not None:
         lines.append(("size", format_bytes(report.size_bytes)))
         lines.append(("transfer", f"{format_time_us(report.transfer_us)} (latency + size / bw)"))
+    if hop.src_model or hop.dst_model:
+        lines.append(("hardware", f"at the bottleneck: {hop_hardware(hop)}"))
     return lines
 
 
