@@ -1,51 +1,50 @@
-"""The plugin host: loads plugins, calls hooks one plugin at a time, validates what they give."""
+"""The plugin host: finds and loads plugins, calls hooks one plugin at a time, keeps what
+passes ``plugin_checks`` and records every failure.
+
+Single-file plugins (where they live, when their directory is trusted) are in
+``plugin_files``; time budgets and the guards on what plugins registered in ``plugin_guards``.
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib.metadata
 import importlib.util
-import math
-import numbers
 import os
 import re
-import stat
 import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-import numpy as np
 import pluggy
 
 from fabricui import hookspecs
-from fabricui.engine.collectives import PROTOCOLS
-from fabricui.engine.names import OPS
-from fabricui.engine.strategies import AXES
 from fabricui.engine.types import (
     CollectiveAlgorithm,
-    CommOp,
     Interconnect,
     Strategy,
     TopologyBuilder,
 )
-from fabricui.errors import FabricError, HwdbError, PluginError
-from fabricui.model.records import TIERS, LinkGeneration
+from fabricui.errors import HwdbError, PluginError
+from fabricui.model.records import LinkGeneration
+from fabricui.plugin_checks import RULES, _one_line
+from fabricui.plugin_files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
+from fabricui.plugin_files import _load_file, plugin_dirs, unsafe_reason
+from fabricui.plugin_guards import _GUARDS, _Guard, call_with_budget, timeout_s
+from fabricui.plugin_guards import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
+from fabricui.plugin_guards import ENV_TIMEOUT as ENV_TIMEOUT
+from fabricui.plugin_guards import PluginTimeout as PluginTimeout
 
 #: Entry-point group (and pluggy project name) plugins register under.
 GROUP = hookspecs.PROJECT
 
-ENV_PLUGINS_DIR = "FABRICUI_PLUGINS_DIR"
 ENV_LOAD = "FABRICUI_LOAD_PLUGINS"
 ENV_DISABLE = "FABRICUI_DISABLE_PLUGINS"
 ENV_STRICT = "FABRICUI_STRICT_PLUGINS"
 ENV_TRACE = "FABRICUI_TRACE_PLUGINS"
-ENV_TIMEOUT = "FABRICUI_PLUGIN_TIMEOUT_S"
 
-#: Time a plugin's hook (or a call into what it registered) may take [s] before it is skipped.
-DEFAULT_TIMEOUT_S = 5.0
 
 SOURCE_BUILTIN = "builtin"
 SOURCE_ENTRY_POINT = "entry point"
@@ -107,140 +106,6 @@ class PluginInfo:
         return load + self.hook_errors + self.call_errors
 
 
-# --- validation of registered objects -----------------------------------------------------
-
-
-def _expect(obj: Any, cls: type) -> None:
-    """Raise PluginError unless ``obj`` is an instance of ``cls``."""
-    if isinstance(obj, type) and issubclass(obj, cls):
-        raise PluginError(f"register an instance of {obj.__name__}, not the class")
-    if not isinstance(obj, cls):
-        raise PluginError(f"expected {cls.__name__}, got {type(obj).__name__} {obj!r:.60}")
-
-
-def _name_of(obj: Any, attr: str = "name") -> str:
-    """The non-empty str identifier ``obj.<attr>``, else PluginError."""
-    name = getattr(obj, attr, None)
-    if not isinstance(name, str) or not name.strip():
-        raise PluginError(f"{type(obj).__name__} needs a non-empty str {attr}, got {name!r}")
-    return name
-
-
-def _finite(value: Any, what: str, positive: bool = False) -> float:
-    """``value`` as a float; PluginError unless it is a finite number (> 0 when ``positive``,
-    else >= 0)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise PluginError(f"{what} must be a number, got {type(value).__name__} {value!r:.40}")
-    number = float(value)
-    if not math.isfinite(number) or number < 0 or (positive and number == 0):
-        bound = "greater than 0" if positive else "at least 0"
-        raise PluginError(f"{what} must be a finite number {bound}, got {value!r:.40}")
-    return number
-
-
-def _check_link_generation(obj: Any) -> tuple[str, Any]:
-    _expect(obj, LinkGeneration)
-    link_id = _name_of(obj, "id")
-    what = f"link generation {link_id!r}"
-    if not isinstance(obj.family, str) or not obj.family.strip():
-        raise PluginError(f"{what}: family must be a non-empty str, got {obj.family!r:.40}")
-    if obj.tier not in TIERS:
-        raise PluginError(f"{what}: tier must be one of {', '.join(TIERS)}, got {obj.tier!r:.40}")
-    _finite(obj.bw_GBps, f"{what}: bw_GBps", positive=True)
-    _finite(obj.lat_us, f"{what}: lat_us")
-    if not 0 < _finite(obj.efficiency, f"{what}: efficiency", positive=True) <= 1:
-        raise PluginError(f"{what}: efficiency must be in (0, 1], got {obj.efficiency!r}")
-    if obj.links_per_gpu is not None:
-        _finite(obj.links_per_gpu, f"{what}: links_per_gpu", positive=True)
-    for rate in obj.rates_Gbps if isinstance(obj.rates_Gbps, tuple) else (obj.rates_Gbps,):
-        _finite(rate, f"{what}: rates_Gbps", positive=True)
-    return link_id, obj
-
-
-def _check_hwdb_path(obj: Any) -> tuple[str, Any]:
-    if not isinstance(obj, Path):
-        raise PluginError(f"expected pathlib.Path, got {type(obj).__name__} {obj!r:.60}")
-    if not obj.is_dir():
-        raise PluginError(f"hwdb path {obj} is not a directory")
-    return str(obj.resolve()), obj
-
-
-def _check_interconnect(obj: Any) -> tuple[str, Any]:
-    _expect(obj, Interconnect)
-    name = _name_of(obj)
-    families = obj.families
-    if not isinstance(families, tuple) or not families:
-        raise PluginError(f"interconnect {name!r}: families must be a non-empty tuple of str")
-    if not all(isinstance(f, str) and f for f in families):
-        raise PluginError(f"interconnect {name!r}: families must be non-empty str")
-    return name, obj
-
-
-def _check_topology_builder(obj: Any) -> tuple[str, Any]:
-    _expect(obj, TopologyBuilder)
-    name = _name_of(obj)
-    if not callable(obj.build):
-        raise PluginError(f"topology builder {name!r}: build is not callable")
-    return name, obj
-
-
-def _check_collective_algorithm(obj: Any) -> tuple[str, Any]:
-    from fabricui.engine.algorithms import core_algorithms
-
-    _expect(obj, CollectiveAlgorithm)
-    name = _name_of(obj)
-    if name in {a.name for a in core_algorithms()}:
-        raise PluginError(f"algorithm {name!r} is one of fabricui's core algorithms")
-    for attr, allowed in (("ops", OPS), ("protocols", PROTOCOLS)):
-        value = getattr(obj, attr, None)
-        if not isinstance(value, tuple) or not value or not all(v in allowed for v in value):
-            raise PluginError(
-                f"algorithm {name!r}: {attr} must be a non-empty tuple from {allowed}"
-            )
-    for method in ("applicable", "time_us"):
-        if not callable(getattr(obj, method, None)):
-            raise PluginError(f"algorithm {name!r}: {method} is not callable")
-    return name, obj
-
-
-def _check_strategy(obj: Any) -> tuple[str, Any]:
-    _expect(obj, Strategy)
-    name = _name_of(obj)
-    for method in ("applicable", "operations"):
-        if not callable(getattr(obj, method, None)):
-            raise PluginError(f"strategy {name!r}: {method} is not callable")
-    return name, obj
-
-
-def _check_importer(item: tuple[Any, Any]) -> tuple[str, Any]:
-    name, parse = item
-    if not isinstance(name, str) or not name.strip():
-        raise PluginError(f"importer needs a non-empty str name, got {name!r}")
-    if not callable(parse):
-        raise PluginError(f"importer {name!r}: parse is not callable")
-    return name, parse
-
-
-def _one(item: Any) -> Any:
-    return item
-
-
-def _pair(name: Any, parse: Any) -> tuple[Any, Any]:
-    return name, parse
-
-
-#: kind -> (turns register(...) arguments into one item, validates it into (key, value)).
-_RULES: dict[str, tuple[Callable[..., Any], Callable[[Any], tuple[str, Any]]]] = {
-    "link_generations": (_one, _check_link_generation),
-    "hwdb_paths": (_one, _check_hwdb_path),
-    "interconnects": (_one, _check_interconnect),
-    "topology_builders": (_one, _check_topology_builder),
-    "collective_algorithms": (_one, _check_collective_algorithm),
-    "strategies": (_one, _check_strategy),
-    "importers": (_pair, _check_importer),
-}
-
-
 # --- discovery -----------------------------------------------------------------------------
 
 
@@ -278,16 +143,6 @@ def _discover() -> list[importlib.metadata.EntryPoint]:
     return found
 
 
-def plugin_dirs() -> list[Path]:
-    """Directories searched for single-file plugins: the user's config dir, then the env's."""
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    dirs = [Path(config) / "fabricui" / "plugins"]
-    extra = os.environ.get(ENV_PLUGINS_DIR)
-    if extra:
-        dirs.append(Path(extra).expanduser())
-    return dirs
-
-
 def _normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -309,30 +164,6 @@ def _is_builtin(ep: Any, dist: str | None) -> bool:
     return module.startswith("fabricui_") and _normalize(dist or "") == "fabricui"
 
 
-def _import_file(path: Path) -> object:
-    """Import a single-file plugin as module ``fabricui_file_plugin_<stem>``."""
-    module_name = "fabricui_file_plugin_" + re.sub(r"\W", "_", path.stem)
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise PluginError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
-    return module
-
-
-def _load_file(path: Path) -> object:
-    """Import a single-file plugin unless someone else than the user could have written it."""
-    unsafe = unsafe_reason(path)
-    if unsafe:
-        raise PluginError(f"{path} is {unsafe}: not loaded (make it yours and `chmod go-w {path}`)")
-    return _import_file(path)
-
-
 def _env_list(name: str) -> set[str] | None:
     """Comma-separated names from ``$name``; None when unset (an empty value is an empty set)."""
     value = os.environ.get(name)
@@ -343,346 +174,6 @@ def _env_list(name: str) -> set[str] | None:
 
 def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
-
-
-def _one_line(exc: BaseException) -> str:
-    text = exc.message if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
-    return " ".join(line.strip() for line in str(text).splitlines() if line.strip())
-
-
-def unsafe_reason(path: Path) -> str | None:
-    """Why ``path`` (a plugin directory or file) must not be trusted to hold code, or None.
-
-    Code there runs as the user, so no other user may write it: not writable by others, not
-    writable by its group unless that group is the owner's private group (Debian and Ubuntu
-    give every user one, with umask 002), and owned by the user or root. Not checked where
-    there are no Unix owners (Windows).
-
-    Args:
-        path: The directory or file.
-
-    Returns:
-        One line, e.g. ``writable by others (mode 0777)``, or None when it is safe.
-    """
-    if not hasattr(os, "getuid"):
-        return None
-    try:
-        info = path.stat()
-    except OSError as exc:
-        return f"not readable ({exc.strerror or exc})"
-    if info.st_uid not in (0, os.getuid()):
-        return f"owned by another user (uid {info.st_uid})"
-    mode = stat.S_IMODE(info.st_mode)
-    if info.st_mode & stat.S_IWOTH:
-        return f"writable by others (mode {mode:04o})"
-    if info.st_mode & stat.S_IWGRP and not _private_group(info.st_gid, info.st_uid):
-        return f"writable by group {_group_name(info.st_gid)} (mode {mode:04o})"
-    return None
-
-
-def _private_group(gid: int, uid: int) -> bool:
-    """True when ``gid`` is the primary group of ``uid`` and has no other members."""
-    try:
-        import grp
-        import pwd
-    except ImportError:  # no Unix user database
-        return False
-    try:
-        owner = pwd.getpwuid(uid)
-        group = grp.getgrgid(gid)
-    except KeyError:
-        return False
-    others = [name for name in group.gr_mem if name != owner.pw_name]
-    primary_of_others = [
-        user.pw_name for user in pwd.getpwall() if user.pw_gid == gid and user.pw_uid != uid
-    ]
-    return owner.pw_gid == gid and not others and not primary_of_others
-
-
-def _group_name(gid: int) -> str:
-    try:
-        import grp
-
-        return grp.getgrgid(gid).gr_name
-    except (ImportError, KeyError):
-        return str(gid)
-
-
-def timeout_s() -> float | None:
-    """The time budget of one plugin call, from ``FABRICUI_PLUGIN_TIMEOUT_S`` [s].
-
-    Returns:
-        ``DEFAULT_TIMEOUT_S`` when unset or not a number; None (no limit) for 0 or less.
-    """
-    text = os.environ.get(ENV_TIMEOUT, "").strip()
-    try:
-        value = float(text) if text else DEFAULT_TIMEOUT_S
-    except ValueError:
-        return DEFAULT_TIMEOUT_S
-    if math.isnan(value):
-        return DEFAULT_TIMEOUT_S
-    return value if 0 < value < math.inf else None
-
-
-class PluginTimeout(PluginError):
-    """A plugin call ran past its time budget (it is abandoned, still running, in a thread)."""
-
-
-def call_with_budget(function: Callable[[], Any], seconds: float | None) -> Any:
-    """``function()``, abandoned when it takes longer than ``seconds``.
-
-    The call runs in a daemon thread, so a hook that sleeps or loops forever cannot hold
-    the app (nor its exit); Python cannot stop the thread, so it is left to finish alone.
-
-    Args:
-        function: What to call.
-        seconds: The budget; None calls ``function`` directly, without a thread.
-
-    Returns:
-        What ``function`` returned.
-
-    Raises:
-        PluginTimeout: It did not return within ``seconds``.
-        BaseException: Whatever ``function`` raised.
-    """
-    if seconds is None:
-        return function()
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = function()
-        except BaseException as exc:  # handed to the caller's thread as it is
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="fabricui-plugin-call", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        raise PluginTimeout(f"took longer than {seconds:g} s ({ENV_TIMEOUT}); abandoned")
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
-
-
-# --- guarding what plugins registered --------------------------------------------------------
-
-
-class _Skipped(Exception):
-    """A guarded call failed (already recorded); the caller substitutes a safe result."""
-
-
-class _Guard:
-    """Calls into one registered object for the host: time budget, errors, garbage results.
-
-    The first failure is recorded against the plugin (``fabricui plugins`` shows it, the CLI
-    prints it once) and disables the object: later calls are skipped at once. A
-    ``FabricError`` (a deliberate one-line error) passes through untouched.
-    """
-
-    def __init__(self, host: PluginHost, info: PluginInfo, label: str, timed: bool) -> None:
-        self.host = host
-        self.info = info
-        self.label = label
-        """What it is, for messages (``collective algorithm 'toy-ring'``)."""
-        self.timed = timed
-        """Whether calls get the time budget (external plugins; built-ins are trusted)."""
-        self.failed = False
-
-    def call(self, method: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """``function(*args, **kwargs)`` within the budget; raises ``_Skipped`` on failure."""
-        if self.failed:
-            raise _Skipped
-        budget = self.host.timeout_s if self.timed else None
-        try:
-            return call_with_budget(functools.partial(function, *args, **kwargs), budget)
-        except PluginTimeout as exc:
-            self.fail(method, exc)
-        except FabricError:  # a deliberate one-line error for the user, not a plugin bug
-            raise
-        except (Exception, SystemExit) as exc:
-            self.fail(method, exc)
-        raise _Skipped
-
-    def fail(self, method: str, exc: BaseException) -> None:
-        """Record that ``method`` failed with ``exc`` and disable the object."""
-        self.failed = True
-        self.host._record_call_failure(self.info, f"{self.label}: {method}", exc)
-
-    def garbage(self, method: str, problem: str) -> _Skipped:
-        """Record a result that is not what the method promises; returns ``_Skipped``."""
-        self.fail(method, PluginError(problem))
-        return _Skipped()
-
-
-class _GuardedCall:
-    """A registered callable (importer ``parse``, builder ``build``) called through a guard.
-
-    Compares equal to the callable it wraps. A failure is recorded against the plugin and
-    then raised as it was, for the caller to add what it was doing (the import and build
-    paths name the format or builder); a timeout raises ``PluginError`` naming the plugin,
-    and so does any call after a failure. A ``FabricError`` (a parse error) passes through.
-    """
-
-    def __init__(self, function: Callable[..., Any], guard: _Guard, method: str) -> None:
-        self.__wrapped__ = function
-        self.guard = guard
-        self.method = method
-        self.__name__ = getattr(function, "__name__", method)
-        self.__doc__ = getattr(function, "__doc__", None)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        guard = self.guard
-        prefix = f"plugin {guard.info.name}: {guard.label}"
-        if guard.failed:
-            raise PluginError(f"{prefix} is skipped: it failed earlier (see `fabricui plugins`)")
-        budget = guard.host.timeout_s if guard.timed else None
-        try:
-            return call_with_budget(functools.partial(self.__wrapped__, *args, **kwargs), budget)
-        except PluginTimeout as exc:
-            guard.fail(self.method, exc)
-            raise PluginError(f"{prefix}: {self.method} {exc.message}") from None
-        except FabricError:  # a deliberate one-line error (the input is not this format)
-            raise
-        except SystemExit as exc:  # a plugin must not end the app
-            guard.fail(self.method, exc)
-            raise PluginError(f"{prefix}: {self.method} called exit({exc.code!r})") from None
-        except Exception as exc:
-            guard.fail(self.method, exc)
-            raise
-
-    def __eq__(self, other: object) -> bool:
-        inner = other.__wrapped__ if isinstance(other, _GuardedCall) else other
-        return bool(self.__wrapped__ == inner)
-
-    def __hash__(self) -> int:
-        return hash(self.__wrapped__)
-
-    def __repr__(self) -> str:
-        return f"<guarded {self.__wrapped__!r}>"
-
-
-def _original(obj: Any, method: str) -> Callable[..., Any]:
-    """The plugin's own ``obj.<method>``, under any guard an earlier host put on it."""
-    current = getattr(obj, method)
-    return getattr(current, "_fabricui_original", current)
-
-
-def _install(
-    obj: Any, method: str, guarded: Callable[..., Any], original: Callable[..., Any]
-) -> None:
-    """Put ``guarded`` on the instance in place of ``original`` (identity and equality of the
-    registered object stay as they were)."""
-    guarded._fabricui_original = original  # type: ignore[attr-defined]
-    object.__setattr__(obj, method, guarded)
-
-
-def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> CollectiveAlgorithm:
-    """``applicable`` answers False and ``time_us`` raises PluginError once either failed,
-    hung or returned something that is not a time per size (NaN, negative, wrong shape)."""
-    applicable, time_us = _original(algorithm, "applicable"), _original(algorithm, "time_us")
-
-    def guarded_applicable(group: Any, op: str) -> bool:
-        try:
-            result = guard.call("applicable", applicable, group, op)
-            if not isinstance(result, (bool, np.bool_)):
-                raise guard.garbage("applicable", f"returned {type(result).__name__}, not bool")
-        except _Skipped:
-            return False
-        return bool(result)
-
-    def guarded_time_us(group: Any, op: str, size_bytes: Any, protocol: str) -> Any:
-        try:
-            result = guard.call("time_us", time_us, group, op, size_bytes, protocol)
-            try:
-                times = np.asarray(result, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise guard.garbage(
-                    "time_us", f"returned {type(result).__name__}, not an array of times"
-                ) from None
-            shape = np.shape(size_bytes)
-            if times.shape != shape:
-                raise guard.garbage("time_us", f"returned shape {times.shape} for sizes {shape}")
-            if not np.isfinite(times).all() or (times < 0).any():
-                raise guard.garbage("time_us", "returned NaN, infinite or negative times")
-        except _Skipped:
-            raise PluginError(
-                f"plugin {guard.info.name}: {guard.label} skipped (see `fabricui plugins`)"
-            ) from None
-        return times
-
-    _install(algorithm, "applicable", guarded_applicable, applicable)
-    _install(algorithm, "time_us", guarded_time_us, time_us)
-    return algorithm
-
-
-def _check_operations(result: Any) -> str | None:
-    """What is wrong with a strategy's ``operations()`` result, or None."""
-    if not isinstance(result, (list, tuple)):
-        return f"returned {type(result).__name__}, not a list of CommOp"
-    for op in result:
-        if not isinstance(op, CommOp):
-            return f"returned a {type(op).__name__} item, not CommOp"
-        if op.collective not in OPS:
-            return f"collective {op.collective!r} is not one of {', '.join(OPS)}"
-        if op.group not in AXES:
-            return f"group {op.group!r} is not one of {', '.join(AXES)}"
-        for attr in ("size_bytes", "count"):
-            value = getattr(op, attr)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                return f"{attr} {value!r:.40} is not a number"
-            if not math.isfinite(value) or value < 0:
-                return f"{attr} {value!r} is not a finite number >= 0"
-    return None
-
-
-def _guard_strategy(guard: _Guard, strategy: Strategy) -> Strategy:
-    """Once ``applicable`` or ``operations`` failed, hung or returned garbage, the strategy
-    is skipped: ``applicable`` answers False and ``operations`` returns no operations."""
-    applicable, operations = _original(strategy, "applicable"), _original(strategy, "operations")
-
-    def guarded_applicable(model: Any, layout: Any) -> bool:
-        try:
-            result = guard.call("applicable", applicable, model, layout)
-            if not isinstance(result, (bool, np.bool_)):
-                raise guard.garbage("applicable", f"returned {type(result).__name__}, not bool")
-        except _Skipped:
-            return False
-        return bool(result)
-
-    def guarded_operations(model: Any, layout: Any) -> list[CommOp]:
-        try:
-            result = guard.call("operations", operations, model, layout)
-            problem = _check_operations(result)
-            if problem:
-                raise guard.garbage("operations", problem)
-        except _Skipped:
-            return []
-        return list(result)
-
-    _install(strategy, "applicable", guarded_applicable, applicable)
-    _install(strategy, "operations", guarded_operations, operations)
-    return strategy
-
-
-def _guard_builder(guard: _Guard, builder: TopologyBuilder) -> TopologyBuilder:
-    build = builder.build
-    build = build.__wrapped__ if isinstance(build, _GuardedCall) else build
-    return dataclasses.replace(builder, build=_GuardedCall(build, guard, "build"))
-
-
-def _guard_importer(guard: _Guard, parse: Callable[..., Any]) -> Callable[..., Any]:
-    parse = parse.__wrapped__ if isinstance(parse, _GuardedCall) else parse
-    return _GuardedCall(parse, guard, "parse")
-
-
-#: kind -> (label of one contribution, guard installer) for what plugins register code in.
-_GUARDS: dict[str, tuple[str, Callable[[_Guard, Any], Any]]] = {
-    "collective_algorithms": ("collective algorithm", _guard_algorithm),
-    "strategies": ("strategy", _guard_strategy),
-    "topology_builders": ("topology builder", _guard_builder),
-    "importers": ("importer", _guard_importer),
-}
 
 
 # --- the host ------------------------------------------------------------------------------
@@ -907,7 +398,7 @@ class PluginHost:
     ) -> dict[str, Any] | None:
         """One plugin's contributions to ``kind``, or None when its hook failed."""
         hook = f"register_{kind}"
-        pack, check = _RULES[kind]
+        pack, check = RULES[kind]
         staged: dict[str, Any] = {}
         errors: list[PluginError] = []
         closed = threading.Event()

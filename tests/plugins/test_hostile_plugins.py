@@ -16,7 +16,7 @@ from unittest.mock import MagicMock
 import numpy as np
 import pytest
 
-from fabricui import hookimpl
+from fabricui import hookimpl, plugin_files
 from fabricui import plugins as plugins_module
 from fabricui.cli import main
 from fabricui.engine.algorithms import core_algorithms
@@ -606,7 +606,7 @@ def test_writable_plugin_directory_is_ignored(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: int, reason: str
 ):
     """A directory others can write to: none of its files is imported; one line names it."""
-    monkeypatch.setattr(plugins_module, "_private_group", lambda gid, uid: False)
+    monkeypatch.setattr(plugin_files, "_private_group", lambda gid, uid: False)
     directory = _plugin_dir(tmp_path, mode)
     (directory / "trap.py").write_text("raise SystemExit('must not be imported')\n")
     host = _load_from(monkeypatch, directory)
@@ -627,7 +627,7 @@ def test_writable_plugin_file_is_ignored(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: int
 ):
     """A plugin file others can write to is skipped; its neighbours still load."""
-    monkeypatch.setattr(plugins_module, "_private_group", lambda gid, uid: False)
+    monkeypatch.setattr(plugin_files, "_private_group", lambda gid, uid: False)
     directory = _plugin_dir(tmp_path)
     trap = directory / "trap.py"
     trap.write_text("raise SystemExit('must not be imported')\n")
@@ -643,7 +643,7 @@ def test_group_writable_directory_of_a_private_group_loads(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ):
     """umask 002 with a user-private group (Debian, Ubuntu): no other user can write it."""
-    monkeypatch.setattr(plugins_module, "_private_group", lambda gid, uid: True)
+    monkeypatch.setattr(plugin_files, "_private_group", lambda gid, uid: True)
     host = _load_from(monkeypatch, _plugin_dir(tmp_path, 0o775))
     assert list(host.interconnects()) == ["homelink"]
     assert host.failures == []
@@ -668,8 +668,8 @@ def test_private_group_means_no_other_user_is_in_it(
     monkeypatch.setattr(pwd, "getpwuid", lambda uid: users[0])
     monkeypatch.setattr(pwd, "getpwall", lambda: users)
     monkeypatch.setattr(grp, "getgrgid", lambda gid: NS(gr_name="ann", gr_mem=list(members)))
-    assert plugins_module._private_group(1000, 1000) is private
-    assert plugins_module._private_group(1001, 1000) is False  # not the owner's primary group
+    assert plugin_files._private_group(1000, 1000) is private
+    assert plugin_files._private_group(1001, 1000) is False  # not the owner's primary group
 
 
 @needs_unix

@@ -1,0 +1,306 @@
+"""Calls into plugins under a time budget, and guards on what they registered: a plugin that
+raises, hangs or returns garbage when the engine calls it is recorded and skipped."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import numbers
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from fabricui.engine.names import OPS
+from fabricui.engine.strategies import AXES
+from fabricui.engine.types import (
+    CollectiveAlgorithm,
+    CommOp,
+    Strategy,
+    TopologyBuilder,
+)
+from fabricui.errors import FabricError, PluginError
+
+if TYPE_CHECKING:
+    from fabricui.plugins import PluginHost, PluginInfo
+
+#: Environment variable: the time budget of one plugin call [s] (0 or less: no limit).
+ENV_TIMEOUT = "FABRICUI_PLUGIN_TIMEOUT_S"
+#: Time a plugin's hook (or a call into what it registered) may take [s] before it is skipped.
+DEFAULT_TIMEOUT_S = 5.0
+
+
+def timeout_s() -> float | None:
+    """The time budget of one plugin call, from ``FABRICUI_PLUGIN_TIMEOUT_S`` [s].
+
+    Returns:
+        ``DEFAULT_TIMEOUT_S`` when unset or not a number; None (no limit) for 0 or less.
+    """
+    text = os.environ.get(ENV_TIMEOUT, "").strip()
+    try:
+        value = float(text) if text else DEFAULT_TIMEOUT_S
+    except ValueError:
+        return DEFAULT_TIMEOUT_S
+    if math.isnan(value):
+        return DEFAULT_TIMEOUT_S
+    return value if 0 < value < math.inf else None
+
+
+class PluginTimeout(PluginError):
+    """A plugin call ran past its time budget (it is abandoned, still running, in a thread)."""
+
+
+def call_with_budget(function: Callable[[], Any], seconds: float | None) -> Any:
+    """``function()``, abandoned when it takes longer than ``seconds``.
+
+    The call runs in a daemon thread, so a hook that sleeps or loops forever cannot hold
+    the app (nor its exit); Python cannot stop the thread, so it is left to finish alone.
+
+    Args:
+        function: What to call.
+        seconds: The budget; None calls ``function`` directly, without a thread.
+
+    Returns:
+        What ``function`` returned.
+
+    Raises:
+        PluginTimeout: It did not return within ``seconds``.
+        BaseException: Whatever ``function`` raised.
+    """
+    if seconds is None:
+        return function()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = function()
+        except BaseException as exc:  # handed to the caller's thread as it is
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="fabricui-plugin-call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise PluginTimeout(f"took longer than {seconds:g} s ({ENV_TIMEOUT}); abandoned")
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+class _Skipped(Exception):
+    """A guarded call failed (already recorded); the caller substitutes a safe result."""
+
+
+class _Guard:
+    """Calls into one registered object for the host: time budget, errors, garbage results.
+
+    The first failure is recorded against the plugin (``fabricui plugins`` shows it, the CLI
+    prints it once) and disables the object: later calls are skipped at once. A
+    ``FabricError`` (a deliberate one-line error) passes through untouched.
+    """
+
+    def __init__(self, host: PluginHost, info: PluginInfo, label: str, timed: bool) -> None:
+        self.host = host
+        self.info = info
+        self.label = label
+        """What it is, for messages (``collective algorithm 'toy-ring'``)."""
+        self.timed = timed
+        """Whether calls get the time budget (external plugins; built-ins are trusted)."""
+        self.failed = False
+
+    def call(self, method: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``function(*args, **kwargs)`` within the budget; raises ``_Skipped`` on failure."""
+        if self.failed:
+            raise _Skipped
+        budget = self.host.timeout_s if self.timed else None
+        try:
+            return call_with_budget(functools.partial(function, *args, **kwargs), budget)
+        except PluginTimeout as exc:
+            self.fail(method, exc)
+        except FabricError:  # a deliberate one-line error for the user, not a plugin bug
+            raise
+        except (Exception, SystemExit) as exc:
+            self.fail(method, exc)
+        raise _Skipped
+
+    def fail(self, method: str, exc: BaseException) -> None:
+        """Record that ``method`` failed with ``exc`` and disable the object."""
+        self.failed = True
+        self.host._record_call_failure(self.info, f"{self.label}: {method}", exc)
+
+    def garbage(self, method: str, problem: str) -> _Skipped:
+        """Record a result that is not what the method promises; returns ``_Skipped``."""
+        self.fail(method, PluginError(problem))
+        return _Skipped()
+
+
+class _GuardedCall:
+    """A registered callable (importer ``parse``, builder ``build``) called through a guard.
+
+    Compares equal to the callable it wraps. A failure is recorded against the plugin and
+    then raised as it was, for the caller to add what it was doing (the import and build
+    paths name the format or builder); a timeout raises ``PluginError`` naming the plugin,
+    and so does any call after a failure. A ``FabricError`` (a parse error) passes through.
+    """
+
+    def __init__(self, function: Callable[..., Any], guard: _Guard, method: str) -> None:
+        self.__wrapped__ = function
+        self.guard = guard
+        self.method = method
+        self.__name__ = getattr(function, "__name__", method)
+        self.__doc__ = getattr(function, "__doc__", None)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        guard = self.guard
+        prefix = f"plugin {guard.info.name}: {guard.label}"
+        if guard.failed:
+            raise PluginError(f"{prefix} is skipped: it failed earlier (see `fabricui plugins`)")
+        budget = guard.host.timeout_s if guard.timed else None
+        try:
+            return call_with_budget(functools.partial(self.__wrapped__, *args, **kwargs), budget)
+        except PluginTimeout as exc:
+            guard.fail(self.method, exc)
+            raise PluginError(f"{prefix}: {self.method} {exc.message}") from None
+        except FabricError:  # a deliberate one-line error (the input is not this format)
+            raise
+        except SystemExit as exc:  # a plugin must not end the app
+            guard.fail(self.method, exc)
+            raise PluginError(f"{prefix}: {self.method} called exit({exc.code!r})") from None
+        except Exception as exc:
+            guard.fail(self.method, exc)
+            raise
+
+    def __eq__(self, other: object) -> bool:
+        inner = other.__wrapped__ if isinstance(other, _GuardedCall) else other
+        return bool(self.__wrapped__ == inner)
+
+    def __hash__(self) -> int:
+        return hash(self.__wrapped__)
+
+    def __repr__(self) -> str:
+        return f"<guarded {self.__wrapped__!r}>"
+
+
+def _original(obj: Any, method: str) -> Callable[..., Any]:
+    """The plugin's own ``obj.<method>``, under any guard an earlier host put on it."""
+    current = getattr(obj, method)
+    return getattr(current, "_fabricui_original", current)
+
+
+def _install(
+    obj: Any, method: str, guarded: Callable[..., Any], original: Callable[..., Any]
+) -> None:
+    """Put ``guarded`` on the instance in place of ``original`` (identity and equality of the
+    registered object stay as they were)."""
+    guarded._fabricui_original = original  # type: ignore[attr-defined]
+    object.__setattr__(obj, method, guarded)
+
+
+def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> CollectiveAlgorithm:
+    """``applicable`` answers False and ``time_us`` raises PluginError once either failed,
+    hung or returned something that is not a time per size (NaN, negative, wrong shape)."""
+    applicable, time_us = _original(algorithm, "applicable"), _original(algorithm, "time_us")
+
+    def guarded_applicable(group: Any, op: str) -> bool:
+        try:
+            result = guard.call("applicable", applicable, group, op)
+            if not isinstance(result, (bool, np.bool_)):
+                raise guard.garbage("applicable", f"returned {type(result).__name__}, not bool")
+        except _Skipped:
+            return False
+        return bool(result)
+
+    def guarded_time_us(group: Any, op: str, size_bytes: Any, protocol: str) -> Any:
+        try:
+            result = guard.call("time_us", time_us, group, op, size_bytes, protocol)
+            try:
+                times = np.asarray(result, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise guard.garbage(
+                    "time_us", f"returned {type(result).__name__}, not an array of times"
+                ) from None
+            shape = np.shape(size_bytes)
+            if times.shape != shape:
+                raise guard.garbage("time_us", f"returned shape {times.shape} for sizes {shape}")
+            if not np.isfinite(times).all() or (times < 0).any():
+                raise guard.garbage("time_us", "returned NaN, infinite or negative times")
+        except _Skipped:
+            raise PluginError(
+                f"plugin {guard.info.name}: {guard.label} skipped (see `fabricui plugins`)"
+            ) from None
+        return times
+
+    _install(algorithm, "applicable", guarded_applicable, applicable)
+    _install(algorithm, "time_us", guarded_time_us, time_us)
+    return algorithm
+
+
+def _check_operations(result: Any) -> str | None:
+    """What is wrong with a strategy's ``operations()`` result, or None."""
+    if not isinstance(result, (list, tuple)):
+        return f"returned {type(result).__name__}, not a list of CommOp"
+    for op in result:
+        if not isinstance(op, CommOp):
+            return f"returned a {type(op).__name__} item, not CommOp"
+        if op.collective not in OPS:
+            return f"collective {op.collective!r} is not one of {', '.join(OPS)}"
+        if op.group not in AXES:
+            return f"group {op.group!r} is not one of {', '.join(AXES)}"
+        for attr in ("size_bytes", "count"):
+            value = getattr(op, attr)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                return f"{attr} {value!r:.40} is not a number"
+            if not math.isfinite(value) or value < 0:
+                return f"{attr} {value!r} is not a finite number >= 0"
+    return None
+
+
+def _guard_strategy(guard: _Guard, strategy: Strategy) -> Strategy:
+    """Once ``applicable`` or ``operations`` failed, hung or returned garbage, the strategy
+    is skipped: ``applicable`` answers False and ``operations`` returns no operations."""
+    applicable, operations = _original(strategy, "applicable"), _original(strategy, "operations")
+
+    def guarded_applicable(model: Any, layout: Any) -> bool:
+        try:
+            result = guard.call("applicable", applicable, model, layout)
+            if not isinstance(result, (bool, np.bool_)):
+                raise guard.garbage("applicable", f"returned {type(result).__name__}, not bool")
+        except _Skipped:
+            return False
+        return bool(result)
+
+    def guarded_operations(model: Any, layout: Any) -> list[CommOp]:
+        try:
+            result = guard.call("operations", operations, model, layout)
+            problem = _check_operations(result)
+            if problem:
+                raise guard.garbage("operations", problem)
+        except _Skipped:
+            return []
+        return list(result)
+
+    _install(strategy, "applicable", guarded_applicable, applicable)
+    _install(strategy, "operations", guarded_operations, operations)
+    return strategy
+
+
+def _guard_builder(guard: _Guard, builder: TopologyBuilder) -> TopologyBuilder:
+    build = builder.build
+    build = build.__wrapped__ if isinstance(build, _GuardedCall) else build
+    return dataclasses.replace(builder, build=_GuardedCall(build, guard, "build"))
+
+
+def _guard_importer(guard: _Guard, parse: Callable[..., Any]) -> Callable[..., Any]:
+    parse = parse.__wrapped__ if isinstance(parse, _GuardedCall) else parse
+    return _GuardedCall(parse, guard, "parse")
+
+
+#: kind -> (label of one contribution, guard installer) for what plugins register code in.
+_GUARDS: dict[str, tuple[str, Callable[[_Guard, Any], Any]]] = {
+    "collective_algorithms": ("collective algorithm", _guard_algorithm),
+    "strategies": ("strategy", _guard_strategy),
+    "topology_builders": ("topology builder", _guard_builder),
+    "importers": ("importer", _guard_importer),
+}
