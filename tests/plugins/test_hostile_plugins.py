@@ -496,16 +496,6 @@ def test_broken_hwdb_directory_is_dropped(tmp_path: Path):
     assert state == "failed" and "links.yaml:2" in error and "missing required key" in error
 
 
-@pytest.fixture
-def installed() -> None:
-    import importlib.metadata
-
-    try:
-        importlib.metadata.distribution("fabricui")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("fabricui is not installed (pip install -e .)")
-
-
 def test_builtin_wins_a_clash(installed: None):
     """A plugin registering a built-in strategy's name (``ddp``) loses to the built-in."""
     impostor = strategy("ddp")

@@ -614,15 +614,6 @@ BUILTIN_ALGORITHMS = {
 }
 
 
-@pytest.fixture
-def installed() -> None:
-    """Built-ins are found through the installed distribution's entry points."""
-    try:
-        importlib.metadata.distribution("fabricui")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.skip("fabricui is not installed (pip install -e .)")
-
-
 def test_builtins_load_through_entry_points(installed: None):
     """Every built-in loads from the ``fabricui`` group as source builtin, ok, one interconnect."""
     host = make_host(builtins=True)
