@@ -78,8 +78,9 @@ def alpha_beta(
     net_steps: float,
     spb,
     constants: ModelConstants = DEFAULT,
+    fill_bytes: FloatArray | float = 0.0,
 ) -> FloatArray:  # type: ignore[no-untyped-def]
-    """``launch + base + steps + S * spb / efficiency`` for every size [us].
+    """``launch + base + steps + (S + fill) * spb / efficiency`` for every size [us].
 
     Args:
         group: The group.
@@ -89,6 +90,7 @@ def alpha_beta(
         net_steps: Steps crossing the network.
         spb: Microseconds per message byte at full (Simple) efficiency.
         constants: Model constants.
+        fill_bytes: Bytes' worth of time a pipeline spends filling (per size or one value).
     """
     spb_max = float(np.max(spb))
     busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
@@ -101,7 +103,7 @@ def alpha_beta(
         + intra_steps * step_latency_us(group, protocol, False, constants)
         + net_steps * step_latency_us(group, protocol, True, constants)
     )
-    return alpha + sizes * spb / scale
+    return alpha + (sizes + fill_bytes) * spb / scale
 
 
 def _ring_flows(group: Group, channels: int, volume: float, closed: bool = True):
@@ -180,6 +182,26 @@ def _binary_tree_edges(k: int) -> list[tuple[int, int]]:
     return [(i, (i - 1) // 2) for i in range(1, k)]
 
 
+#: Bytes one channel moves per pipeline step, by protocol: NCCL's buffer per channel over its
+#: 8 steps (Simple 4 MiB, LL128 about 4.4 MiB, LL 256 KiB of which half is payload).
+TREE_CHUNK_BYTES = {"simple": 512 * 1024, "ll128": 560 * 1024, "ll": 16 * 1024}
+
+
+def tree_fill_bytes(
+    size_bytes: FloatArray, protocol: str, net_steps: float, channels: int
+) -> FloatArray:
+    """Bytes' worth of time a deep tree spends filling its pipeline [bytes].
+
+    Store and forward: a chunk crosses a level before the next level can start on it, so
+    every network step beyond the first level (one up, one down) adds one chunk per channel.
+    The first level's fill is part of the fitted medium-size tree efficiency (two-node runs),
+    so only deeper trees (more than two nodes) pay this.
+    """
+    extra_steps = max(0.0, net_steps - 2.0)
+    chunk = np.minimum(size_bytes / channels, TREE_CHUNK_BYTES[protocol])
+    return extra_steps * chunk * channels
+
+
 class Tree(CollectiveAlgorithm):
     """All-reduce as a chain inside each node and double binary trees across nodes."""
 
@@ -223,7 +245,8 @@ class Tree(CollectiveAlgorithm):
         intra = 2.0 * (group.ppn - 1)
         net = 2.0 * math.ceil(math.log2(group.n_nodes)) if group.n_nodes > 1 else 0.0
         spb = self.spb(group) / tree_size_efficiency(size_bytes, protocol)
-        return alpha_beta(group, size_bytes, protocol, intra, net, spb)
+        fill = tree_fill_bytes(size_bytes, protocol, net, channels_for(group))
+        return alpha_beta(group, size_bytes, protocol, intra, net, spb, fill_bytes=fill)
 
 
 class Direct(CollectiveAlgorithm):

@@ -202,3 +202,15 @@ def test_sharp_needs_it_enabled(mini):
         evaluate_collective(plain, "all_reduce", big, algo="sharp")
     assert evaluate_collective(sharp, "all_reduce", big).algorithm[0] == "sharp/simple"
     assert isinstance(spec.net, NetSpec)
+
+
+def test_deep_tree_pays_its_pipeline_fill_per_extra_level():
+    """512 nodes: 18 network steps, 16 beyond the first level; 1 MiB over 4 channels in LL
+    chunks of 16 KiB adds 16 * 16 KiB * 4 = 1 MiB of fill. Two nodes add nothing."""
+    from fabricui.engine.algorithms import tree_fill_bytes
+
+    sizes = np.array([2.0**20, 64.0])
+    assert tree_fill_bytes(sizes, "ll", 18.0, 4).tolist() == [2.0**20, 16 * 64.0]
+    # Simple chunks are 512 KiB: a 1 GiB message fills with 16 * 512 KiB * 4 = 32 MiB.
+    assert tree_fill_bytes(np.array([2.0**30]), "simple", 18.0, 4)[0] == 32 * 2**20
+    assert tree_fill_bytes(sizes, "ll", 2.0, 4).tolist() == [0.0, 0.0]
