@@ -262,9 +262,14 @@ class Direct(CollectiveAlgorithm):
         return group.n > 1
 
     def spb(self, group: Group, op: str) -> float:
-        """Microseconds per message byte of the busiest link."""
+        """Microseconds per message byte of the busiest link.
+
+        Fewer channels per peer cost ``p2p_efficiency``, except when the copies through host
+        memory (no PCIe peer-to-peer) are the bottleneck: channels do not change those.
+        """
         raw = group.memo(("p2p", op), lambda: self._raw_spb(group, op))
-        return raw / (DEFAULT.p2p_efficiency * staging_penalty(group, op))
+        staging = staging_penalty(group, op)
+        return raw / (staging if staging < 1.0 else DEFAULT.p2p_efficiency)
 
     def _raw_spb(self, group: Group, op: str) -> float:
         ranks = group.ranks

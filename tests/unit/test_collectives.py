@@ -214,3 +214,18 @@ def test_deep_tree_pays_its_pipeline_fill_per_extra_level():
     # Simple chunks are 512 KiB: a 1 GiB message fills with 16 * 512 KiB * 4 = 32 MiB.
     assert tree_fill_bytes(np.array([2.0**30]), "simple", 18.0, 4)[0] == 32 * 2**20
     assert tree_fill_bytes(sizes, "ll", 2.0, 4).tolist() == [0.0, 0.0]
+
+
+def test_host_staged_all_to_all_is_limited_by_staging_not_channels(mini):
+    """Without PCIe P2P the copies through host memory bound an all-to-all as they bound an
+    all-gather (the same staging efficiency); with P2P, point-to-point pays its channel
+    efficiency instead."""
+    from fabricui.engine.algorithms import Direct
+
+    staged = Group(build_fabric(mini.topologies["pcie-noP2P"], mini), np.arange(2))
+    direct = Direct()
+    raw = direct._raw_spb(staged, "all_to_all")
+    assert direct.spb(staged, "all_to_all") == pytest.approx(raw / DEFAULT.pcie_no_p2p_efficiency)
+    p2p = Group(build_fabric(mini.topologies["pcie-box"], mini), np.arange(2))
+    raw = direct._raw_spb(p2p, "all_to_all")
+    assert direct.spb(p2p, "all_to_all") == pytest.approx(raw / DEFAULT.p2p_efficiency)
