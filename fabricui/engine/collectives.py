@@ -97,6 +97,15 @@ class Prediction:
         return self.algbw_GBps * bus_factor(self.op, self.nranks)
 
 
+def network_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    """``protocols`` minus those the NICs' transport cannot carry, when the group crosses
+    nodes (EFA's first generation, without in-order delivery, carries only Simple)."""
+    allowed = group.fabric.net_protocols
+    if group.n_nodes < 2 or not allowed:
+        return protocols
+    return tuple(p for p in protocols if p in allowed) or protocols
+
+
 def predict(
     group,  # type: ignore[no-untyped-def]
     op: str,
@@ -133,6 +142,7 @@ def predict(
     known = {a.name for a in algorithms}
     if algo != "auto" and algo not in known:
         raise EngineError(f"unknown algorithm {algo!r} (available: {', '.join(sorted(known))})")
+    protocols = network_protocols(group, protocols)
     candidates = [a for a in algorithms if (algo in ("auto", a.name)) and op in a.ops]
     usable = [a for a in candidates if a.applicable(group, op)]
     if not usable:

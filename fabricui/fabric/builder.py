@@ -117,13 +117,29 @@ def _default_sockets(spec: TopologySpec) -> int:
     return 2 if spec.gpus_per_node >= 4 and spec.intra.fabric != "pcie" else 1
 
 
-def _pick_nic(catalog: Catalog, link_id: str, gbps: float) -> NicSpec | None:
-    """The catalog NIC speaking ``link_id``, preferring one with the requested port rate."""
-    candidates = [n for n in catalog.nics.values() if n.link == link_id]
+def _pick_nic(catalog: Catalog, spec: TopologySpec, gbps: float) -> NicSpec | None:
+    """The spec's NIC, else the catalog NIC speaking its link: one made for its GPU first
+    (cloud adapters come with particular instance types), then one of the port rate."""
+    net = spec.net
+    assert net is not None
+    if net.nic is not None:
+        return catalog.nics[net.nic]
+    candidates = [n for n in catalog.nics.values() if n.link == net.link]
     if not candidates:
         return None
-    exact = [n for n in candidates if n.rate_Gbps == gbps]
-    return (exact or candidates)[0]
+    candidates = [n for n in candidates if not n.gpus or spec.gpu in n.gpus] or candidates
+    candidates.sort(key=lambda n: (not n.gpus, n.rate_Gbps != gbps))
+    return candidates[0]
+
+
+def _net_protocols(spec: TopologySpec, catalog: Catalog) -> tuple[str, ...]:
+    """NCCL protocols the spec's NICs carry across nodes (empty: all, or no NICs)."""
+    net = spec.net
+    if net is None or net.layout == "torus":
+        return ()
+    gbps = net.gbps or catalog.links[net.link].bw_GBps * 8
+    nic = _pick_nic(catalog, spec, gbps)
+    return nic.protocols if nic is not None else ()
 
 
 def _pick_switch(catalog: Catalog, spec_switch: str | None, link: LinkGeneration) -> SwitchSpec:
@@ -234,7 +250,7 @@ def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _
         net = spec.net
         net_link = catalog.links[net.link]
         gbps = net.gbps or net_link.bw_GBps * 8
-        nic_spec = _pick_nic(catalog, net.link, gbps)
+        nic_spec = _pick_nic(catalog, spec, gbps)
         n_nic = net.nics_per_node
         if net.nic_map is None and n_nic > g:
             # More ports than GPUs (EFA, dual-port RoCE): each GPU drives its share of ports.
@@ -437,4 +453,5 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         tree=tree,
         dragonfly=dragonfly,
         torus=torus,
+        net_protocols=_net_protocols(spec, catalog),
     )

@@ -116,6 +116,8 @@ class Fabric:
     """The dragonfly's groups, gateways and link tables, absolute ids (None without one)."""
     torus: Torus | None = None
     """The torus's shape and per-chip link table, absolute ids (None without one)."""
+    net_protocols: tuple[str, ...] = ()
+    """NCCL protocols the NICs' transport carries across nodes (empty: all)."""
 
     @property
     def n_devices(self) -> int:

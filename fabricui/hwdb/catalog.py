@@ -137,6 +137,10 @@ def _load_record_file(
             catalog.origins[key] = doc.where(path)
 
 
+#: NCCL's protocols, as a NIC's ``protocols`` may name them.
+NCCL_PROTOCOLS = ("ll", "ll128", "simple")
+
+
 def _check_references(catalog: Catalog) -> None:
     """Every id a record names must exist (GPU links, NIC links ...)."""
     for gpu in catalog.gpus.values():
@@ -153,6 +157,17 @@ def _check_references(catalog: Catalog) -> None:
                 where = catalog.origins[("nics", nic.id)]
                 msg = unknown_id_message("link", ref, catalog.links)
                 raise HwdbError(f"{where}: nics.{nic.id}.{attr}: {msg}")
+        where = catalog.origins.get(("nics", nic.id), "nics")
+        for protocol in nic.protocols:
+            if protocol not in NCCL_PROTOCOLS:
+                raise HwdbError(
+                    f"{where}: nics.{nic.id}.protocols: unknown protocol {protocol!r} "
+                    f"(one of {', '.join(NCCL_PROTOCOLS)})"
+                )
+        for gpu_id in nic.gpus:
+            if gpu_id not in catalog.gpus:
+                msg = unknown_id_message("GPU", gpu_id, catalog.gpus)
+                raise HwdbError(f"{where}: nics.{nic.id}.gpus: {msg}")
 
 
 def load_catalog(

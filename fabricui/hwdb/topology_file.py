@@ -175,6 +175,14 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
         raise _fail(doc, (*npath, "nics_per_node"), f"must be at least 1 (got {net.nics_per_node})")
     if net.switch is not None:
         _ref(doc, (*npath, "switch"), catalog.switches, "switch", net.switch)
+    if net.nic is not None:
+        _ref(doc, (*npath, "nic"), catalog.nics, "NIC", net.nic)
+        if catalog.nics[net.nic].link != net.link:
+            raise _fail(
+                doc,
+                (*npath, "nic"),
+                f"{net.nic} speaks {catalog.nics[net.nic].link}, not {net.link}",
+            )
     if net.nic_map is not None:
         if len(net.nic_map) != spec.gpus_per_node:
             raise _fail(

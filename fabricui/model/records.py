@@ -130,6 +130,12 @@ class NicSpec:
     """Per-field references that differ from ``source``."""
     note: str = ""
     """Anything a user should know."""
+    protocols: tuple[str, ...] = ()
+    """NCCL protocols its transport can carry (``simple`` where the adapter cannot deliver
+    bytes in order, so LL and LL128 would corrupt data); empty: all of them."""
+    gpus: tuple[str, ...] = ()
+    """GPUs it ships with, for adapters that exist only in particular systems (a cloud's
+    instance types); a topology with that GPU and this NIC's link picks it. Empty: any."""
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,8 @@ class NetSpec:
     """Three-tier only: spine downlink : uplink (to the cores) capacity ratio."""
     switch: str | None = None
     """Switch model id (default by link family)."""
+    nic: str | None = None
+    """NIC model id (default: the catalog's NIC for the link, the GPU and the port rate)."""
     switch_lat_us: float | None = None
     """Port-to-port latency of every network switch [us] (default: the switch model's)."""
     sharp: bool = False

@@ -136,3 +136,40 @@ def test_hwdb_record_errors(folder, expected):
     with pytest.raises(HwdbError) as exc:
         load_catalog([DATA / "hwdb" / folder])
     assert expected in one_line(exc)
+
+
+@pytest.mark.parametrize(
+    ("nic", "expected"),
+    [
+        ("efa-v3", "spec.yaml:5: net.nic: unknown NIC 'efa-v3'"),
+        ("cx7-ndr", "spec.yaml:5: net.nic: cx7-ndr speaks ib-ndr, not efa"),
+    ],
+)
+def test_net_nic_must_exist_and_speak_the_link(catalog, tmp_path, nic, expected):
+    """``net.nic`` names a NIC record of the same link; else one line with file and line."""
+    path = tmp_path / "spec.yaml"
+    path.write_text(
+        "gpu: a100-sxm4-80gb\nnodes: 2\ngpus_per_node: 8\n"
+        "intra: {fabric: nvswitch, link: nvlink3}\n"
+        f"net: {{link: efa, gbps: 100, nics_per_node: 4, nic: {nic}}}\n"
+    )
+    with pytest.raises(HwdbError) as exc:
+        resolve_topology(str(path), catalog)
+    assert expected in one_line(exc)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("  protocols: [lll]", "nics.bad.protocols: unknown protocol 'lll'"),
+        ("  gpus: [a100]", "nics.bad.gpus: unknown GPU 'a100'"),
+    ],
+)
+def test_nic_record_protocols_and_gpus_are_checked(tmp_path, line, expected):
+    (tmp_path / "nics.yaml").write_text(
+        "nics:\n- id: bad\n  name: Bad NIC\n  link: efa\n  ports: 1\n  rate_Gbps: 100\n"
+        f"  pcie: pcie4\n  lat_us: 1.0\n  source: https://example.com\n{line}\n"
+    )
+    with pytest.raises(HwdbError) as exc:
+        load_catalog([Path(__file__).parents[2] / "hwdb", tmp_path])
+    assert expected in one_line(exc)

@@ -229,3 +229,33 @@ def test_host_staged_all_to_all_is_limited_by_staging_not_channels(mini):
     p2p = Group(build_fabric(mini.topologies["pcie-box"], mini), np.arange(2))
     raw = direct._raw_spb(p2p, "all_to_all")
     assert direct.spb(p2p, "all_to_all") == pytest.approx(raw / DEFAULT.p2p_efficiency)
+
+
+def _two_node(catalog, gpu: str, link: str = "efa", nic: str | None = None):
+    from fabricui.model import IntraSpec, TopologySpec
+
+    spec = TopologySpec(
+        id="t",
+        gpu=gpu,
+        nodes=2,
+        gpus_per_node=8,
+        intra=IntraSpec(fabric="nvswitch", link="nvlink3" if "a100" in gpu else "nvlink4"),
+        net=NetSpec(link=link, gbps=100, nics_per_node=4, nic=nic),
+    )
+    return build_fabric(spec, catalog)
+
+
+def test_first_generation_efa_carries_only_simple_across_nodes(catalog):
+    """An `efa` network on A100 nodes is p4d's first-generation EFA: aws-ofi-nccl forces the
+    Simple protocol there, so even 8 B crosses nodes with Simple; H100 nodes (p5) keep LL."""
+    p4d = _two_node(catalog, "a100-sxm4-80gb")
+    assert p4d.net_protocols == ("simple",)
+    cross = evaluate_collective(p4d, "all_reduce", [8.0, 2.0**30])
+    assert all(a.endswith("/simple") for a in cross.algorithm)
+    inside = evaluate_collective(p4d, "all_reduce", [8.0], ranks=np.arange(8))
+    assert not inside.algorithm[0].endswith("/simple")  # within a node NVLink carries LL
+    p5 = _two_node(catalog, "h100-sxm")
+    assert p5.net_protocols == ()
+    assert evaluate_collective(p5, "all_reduce", [8.0]).algorithm[0].endswith("/ll")
+    # naming the NIC overrides the pairing
+    assert _two_node(catalog, "a100-sxm4-80gb", nic="efa-v2").net_protocols == ()
