@@ -117,29 +117,22 @@ def _default_sockets(spec: TopologySpec) -> int:
     return 2 if spec.gpus_per_node >= 4 and spec.intra.fabric != "pcie" else 1
 
 
-def _pick_nic(catalog: Catalog, spec: TopologySpec, gbps: float) -> NicSpec | None:
+def _pick_nic(catalog: Catalog, spec: TopologySpec) -> NicSpec | None:
     """The spec's NIC, else the catalog NIC speaking its link: one made for its GPU first
-    (cloud adapters come with particular instance types), then one of the port rate."""
+    (cloud adapters come with particular instance types), then one of the port rate.
+    None without NICs (one node, a torus) or when the catalog has none for the link."""
     net = spec.net
-    assert net is not None
+    if net is None or net.layout == "torus":
+        return None
     if net.nic is not None:
         return catalog.nics[net.nic]
     candidates = [n for n in catalog.nics.values() if n.link == net.link]
     if not candidates:
         return None
+    gbps = net.gbps or catalog.links[net.link].bw_GBps * 8
     candidates = [n for n in candidates if not n.gpus or spec.gpu in n.gpus] or candidates
     candidates.sort(key=lambda n: (not n.gpus, n.rate_Gbps != gbps))
     return candidates[0]
-
-
-def _net_protocols(spec: TopologySpec, catalog: Catalog) -> tuple[str, ...]:
-    """NCCL protocols the spec's NICs carry across nodes (empty: all, or no NICs)."""
-    net = spec.net
-    if net is None or net.layout == "torus":
-        return ()
-    gbps = net.gbps or catalog.links[net.link].bw_GBps * 8
-    nic = _pick_nic(catalog, spec, gbps)
-    return nic.protocols if nic is not None else ()
 
 
 def _pick_switch(catalog: Catalog, spec_switch: str | None, link: LinkGeneration) -> SwitchSpec:
@@ -169,7 +162,13 @@ def _gpu_nic_map(spec: TopologySpec, n_nic_devices: int) -> list[int]:
     return [(i * n_nic_devices) // g for i in range(g)]
 
 
-def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _Interner):
+def _build_node(
+    spec: TopologySpec,
+    catalog: Catalog,
+    gens: _Interner,
+    models: _Interner,
+    nic_spec: NicSpec | None,
+):
     """One node's devices and links (local ids), plus per-GPU NIC and CPU local ids."""
     gpu = catalog.gpus[spec.gpu]
     intra = spec.intra
@@ -248,9 +247,6 @@ def _build_node(spec: TopologySpec, catalog: Catalog, gens: _Interner, models: _
     # A torus wires the chips themselves: no NICs.
     if spec.net is not None and spec.net.layout != "torus":
         net = spec.net
-        net_link = catalog.links[net.link]
-        gbps = net.gbps or net_link.bw_GBps * 8
-        nic_spec = _pick_nic(catalog, spec, gbps)
         n_nic = net.nics_per_node
         if net.nic_map is None and n_nic > g:
             # More ports than GPUs (EFA, dual-port RoCE): each GPU drives its share of ports.
@@ -318,7 +314,10 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
     if spec.nodes * spec.gpus_per_node > MAX_GPUS:
         raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
     gens, models = _Interner(), _Interner()
-    block, gpu_nic_local, gpu_cpu_local, nic_ports = _build_node(spec, catalog, gens, models)
+    nic_spec = _pick_nic(catalog, spec)
+    block, gpu_nic_local, gpu_cpu_local, nic_ports = _build_node(
+        spec, catalog, gens, models, nic_spec
+    )
     nodes = spec.nodes
     dn, ln = len(block.kind), len(block.src)
 
@@ -453,5 +452,5 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         tree=tree,
         dragonfly=dragonfly,
         torus=torus,
-        net_protocols=_net_protocols(spec, catalog),
+        net_protocols=nic_spec.protocols if nic_spec is not None else (),
     )
