@@ -116,9 +116,8 @@ class Router:
         router = fabric.__dict__.get("_router")
         if router is None:
             router = cls(fabric)
-            object.__setattr__(
-                fabric, "_router", router
-            )  # a cache, not a field of the frozen fabric
+            # A cache kept on the frozen fabric, not one of its fields.
+            object.__setattr__(fabric, "_router", router)
         return router
 
     @cached_property
