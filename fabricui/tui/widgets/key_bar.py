@@ -10,6 +10,7 @@ middle so Save, Help and Quit stay visible.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -61,38 +62,18 @@ def hints_for(screen: Screen, key_display: Callable[[Binding], str]) -> list[Hin
         if binding.show and binding.action not in by_action:
             by_action[binding.action] = (binding, enabled)
     hints: list[Hint] = []
-    pending: list[tuple[Binding, bool]] = []
-
-    def flush() -> None:
-        if not pending:
-            return
-        group = pending[0][0].group
-        if group is not None and len(pending) > 1:
-            hints.append(
-                Hint(
-                    tuple((key_display(b), _first_key(b)) for b, _ in pending),
-                    group.description,
-                    any(e for _, e in pending),
-                    any(b.action in KEEP_ACTIONS for b, _ in pending),
-                )
-            )
+    for group, items in groupby(by_action.values(), key=lambda item: item[0].group):
+        run = list(items)
+        if group is not None and len(run) > 1:
+            keys = tuple((key_display(b), _first_key(b)) for b, _ in run)
+            enabled = any(e for _, e in run)
+            keep = any(b.action in KEEP_ACTIONS for b, _ in run)
+            hints.append(Hint(keys, group.description, enabled, keep))
         else:
-            for binding, enabled in pending:
-                hints.append(
-                    Hint(
-                        ((key_display(binding), _first_key(binding)),),
-                        binding.description,
-                        enabled,
-                        binding.action in KEEP_ACTIONS,
-                    )
-                )
-        pending.clear()
-
-    for binding, enabled in by_action.values():
-        if pending and (binding.group is None or binding.group is not pending[0][0].group):
-            flush()
-        pending.append((binding, enabled))
-    flush()
+            hints.extend(
+                Hint(((key_display(b), _first_key(b)),), b.description, e, b.action in KEEP_ACTIONS)
+                for b, e in run
+            )
     palette = screen.active_bindings.get(screen.app.COMMAND_PALETTE_BINDING)
     if screen.app.ENABLE_COMMAND_PALETTE and palette is not None:
         _node, binding, enabled, _tooltip = palette
