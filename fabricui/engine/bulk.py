@@ -69,7 +69,7 @@ class BulkRouter:
         self, fabric: Fabric, router: Router | None = None, capacity_GBps: FloatArray | None = None
     ) -> None:
         self.fabric = fabric
-        router = router or Router(fabric)
+        router = router or Router.for_fabric(fabric)
         self._router = router
         g = fabric.gpus_per_node
         ln = fabric.node_links
@@ -157,8 +157,12 @@ class BulkRouter:
         node_a, node_b = a // g, b // g
         la, lb = a % g, b % g
         same = node_a == node_b
-        pair = self._pairs(la * g + lb)
-        pair = np.where(pair >= 0, pair + (node_a * ln)[:, None], -1)
+        # Same-node routes come from the template table; only those flows need them.
+        pair = np.full((a.shape[0], 1), -1, dtype=np.int64)
+        if same.any():
+            local = self._pairs(la[same] * g + lb[same])
+            pair = np.full((a.shape[0], local.shape[1]), -1, dtype=np.int64)
+            pair[same] = np.where(local >= 0, local + (node_a[same] * ln)[:, None], -1)
         if not self._has_net:
             if self._fallback and not same.all():
                 return self._routed_one_by_one(a, b, same, pair)
