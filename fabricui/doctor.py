@@ -8,12 +8,11 @@ part of the interface: scripts and the TUI key on them, so they never change mea
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from fabricui.importers.nccl_log import TRANSPORT_LABELS, NcclLog
+from fabricui.importers.nccl_log import COMPLETION, TRANSPORT_LABELS, NcclLog
 
 #: Severities, most severe first.
 SEVERITIES = ("error", "warning", "info")
@@ -146,7 +145,7 @@ def _completion_errors(log: NcclLog, settings: dict[str, str]) -> list[Finding]:
     if not log.completion_errors:
         return []
     first = log.completion_errors[0]
-    match = re.search(r"peer (\S+) with (?:error |status=)(\d{1,9})", first.text)
+    match = COMPLETION.search(first.text)
     peer, status = (match.group(1), int(match.group(2))) if match else ("?", -1)
     meaning = IBV_WC_STATUS.get(status, "see ibv_wc_status")
     more = f" ({len(log.completion_errors)} such lines)" if len(log.completion_errors) > 1 else ""

@@ -266,7 +266,8 @@ _COLL_CHANNELS = re.compile(r"\b(\d{1,9}) coll channels\b")
 _NVLS_CHANNELS = re.compile(r"\b(\d{1,9}) nvls channels\b|\bnvlsChannels (\d{1,9})")
 _NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d{1,9})")
 _GDR = re.compile(r"GPU Direct RDMA (?:\([\w-]+\) )?([Dd]isabled|[Ee]nabled) for (.*)$")
-_COMPLETION = re.compile(r"Got completion from peer (\S+) with (?:error |status=)(\d+)")
+#: An IB completion error line: (peer, ibv_wc_status).
+COMPLETION = re.compile(r"Got completion from peer (\S+) with (?:error |status=)(\d{1,9})")
 _ERROR_RETURN = re.compile(r"^([\w./-]+\.(?:cc|cu|h|c)):(\d{1,9}) -> (\d{1,9})")
 _COMM = re.compile(r"\brank (\d{1,9}) nR?ranks (\d{1,9})\b", re.IGNORECASE)
 _NODES = re.compile(r"\bnNodes (\d{1,9}) localRanks (\d{1,9})")
@@ -452,7 +453,7 @@ def _parse_message(
         target = log.gdr_disabled if gdr.group(1).lower() == "disabled" else log.gdr_enabled
         target.append(Message(number, msg))
         return True
-    if _COMPLETION.search(msg):
+    if COMPLETION.search(msg):
         log.completion_errors.append(Message(number, msg))
         return True
     connection = _CONNECTION.match(msg)
