@@ -183,15 +183,21 @@ def scaffold(name: str, parent: Path, force: bool = False) -> Path:
     if parent.exists() and not parent.is_dir():
         raise ConfigError(f"--dir {parent} is not a directory")
     files = render(names)
-    parent.mkdir(parents=True, exist_ok=True)
-    staging = _hidden_sibling(target, "new")
-    staging.mkdir()
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = _hidden_sibling(target, "new")
+        staging.mkdir()
+    except OSError as exc:
+        raise ConfigError(f"{target}: cannot write ({exc.strerror or exc})") from None
     try:
         for relative, text in files.items():
             path = staging / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         _swap_into_place(staging, target)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ConfigError(f"{target}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -177,7 +177,7 @@ def test_failed_write_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.
         return real(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Path, "write_text", flaky)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(ConfigError, match=r"fabricui-my-fabric: cannot write \(disk full\)"):
         scaffold("my-fabric", tmp_path)
     assert list(tmp_path.iterdir()) == []
     monkeypatch.setattr(Path, "write_text", real)
@@ -185,10 +185,20 @@ def test_failed_write_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.
     before = {p: p.read_bytes() for p in target.rglob("*") if p.is_file()}
     calls.clear()
     monkeypatch.setattr(Path, "write_text", flaky)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(ConfigError, match="disk full"):
         scaffold("my-fabric", tmp_path, force=True)
     assert {p: p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["fabricui-my-fabric"]
+
+
+def test_unwritable_directory_is_one_line_exit_2(tmp_path: Path, capsys):
+    """--dir under a regular file: one error line, exit status 2, no traceback."""
+    from fabricui.cli import main
+
+    (tmp_path / "file").write_text("x")
+    assert main(["plugins", "new", "foo", "--dir", str(tmp_path / "file" / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("name", ["x", "my-fabric", "a-rather-long-plugin-name-for-line-lengths"])
