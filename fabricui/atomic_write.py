@@ -38,7 +38,7 @@ def check_target(path: Path, force: bool = False) -> None:
         raise ConfigError(f"{path}: is a directory, give a file name")
     if not force and (path.exists() or path.is_symlink()):
         raise ConfigError(exists_message(path))
-    parent = path.parent if str(path.parent) else Path(".")
+    parent = path.parent
     if not parent.is_dir():
         raise ConfigError(f"{path}: no such directory {parent}")
 
@@ -60,7 +60,7 @@ def write_text(path: Path, text: str, force: bool = False) -> None:
     """
     path = Path(path)
     check_target(path, force)
-    directory = path.parent if str(path.parent) else Path(".")
+    directory = path.parent
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:

@@ -11,8 +11,7 @@ import numbers
 from pathlib import Path
 from typing import Any, Callable
 
-from fabricui.engine.collectives import PROTOCOLS
-from fabricui.engine.names import OPS
+from fabricui.engine.names import OPS, PROTOCOLS
 from fabricui.engine.types import (
     CollectiveAlgorithm,
     Interconnect,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import importlib.util
 import os
 import re
 import sys
@@ -33,7 +32,6 @@ from fabricui.plugin_checks import RULES, _one_line
 from fabricui.plugin_files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
 from fabricui.plugin_files import _load_file, plugin_dirs, unsafe_reason
 from fabricui.plugin_guards import _GUARDS, _Guard, call_with_budget, timeout_s
-from fabricui.plugin_guards import DEFAULT_TIMEOUT_S as DEFAULT_TIMEOUT_S
 from fabricui.plugin_guards import ENV_TIMEOUT as ENV_TIMEOUT
 from fabricui.plugin_guards import PluginTimeout as PluginTimeout
 

@@ -70,21 +70,20 @@ def topology_builder(spec: TopologySpec, host: PluginHost | None = None) -> Topo
     """
     if spec.builder is None:
         return None
-    from fabricui.hwdb.catalog import nearest
+    from fabricui.hwdb.catalog import unknown_id_message
 
     builders = (host or get_host()).topology_builders()
     builder = builders.get(spec.builder)
     if builder is not None:
         return builder
-    close = nearest(spec.builder, builders)
-    if close:
-        hint = f"nearest: {', '.join(close)}"
-    elif builders:
-        hint = f"registered: {', '.join(sorted(builders))}"
-    else:
-        hint = "no loaded plugin registers topology builders; see `fabricui plugins`"
     where = spec.origin or f"topology {spec.id}"
-    raise ConfigError(f"{where}: builder: unknown topology builder {spec.builder!r} ({hint})")
+    if not builders:
+        raise ConfigError(
+            f"{where}: builder: unknown topology builder {spec.builder!r} (no loaded plugin "
+            "registers topology builders; see `fabricui plugins`)"
+        )
+    message = unknown_id_message("topology builder", spec.builder, builders)
+    raise ConfigError(f"{where}: builder: {message}")
 
 
 def build_fabric_with_plugins(

@@ -182,13 +182,12 @@ def _binary_tree_edges(k: int) -> list[tuple[int, int]]:
     return [(i, (i - 1) // 2) for i in range(1, k)]
 
 
-#: Bytes one channel moves per pipeline step, by protocol: NCCL's buffer per channel over its
-#: 8 steps (Simple 4 MiB, LL128 about 4.4 MiB, LL 256 KiB of which half is payload).
-TREE_CHUNK_BYTES = {"simple": 512 * 1024, "ll128": 560 * 1024, "ll": 16 * 1024}
-
-
 def tree_fill_bytes(
-    size_bytes: FloatArray, protocol: str, net_steps: float, channels: int
+    size_bytes: FloatArray,
+    protocol: str,
+    net_steps: float,
+    channels: int,
+    constants: ModelConstants = DEFAULT,
 ) -> FloatArray:
     """Bytes' worth of time a deep tree spends filling its pipeline [bytes].
 
@@ -198,8 +197,7 @@ def tree_fill_bytes(
     so only deeper trees (more than two nodes) pay this.
     """
     extra_steps = max(0.0, net_steps - 2.0)
-    chunk = np.minimum(size_bytes / channels, TREE_CHUNK_BYTES[protocol])
-    return extra_steps * chunk * channels
+    return extra_steps * np.minimum(size_bytes, constants.chunk_bytes[protocol] * channels)
 
 
 class Tree(CollectiveAlgorithm):

@@ -21,13 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.names import OPS
+from fabricui.engine.names import OPS, PROTOCOLS
 from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError, PluginError
 
 FloatArray = npt.NDArray[np.float64]
-
-PROTOCOLS = ("ll", "ll128", "simple")
 
 
 def bus_factor(op: str, nranks: int) -> float:
@@ -103,7 +101,7 @@ def network_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # 
     allowed = group.fabric.net_protocols
     if group.n_nodes < 2 or not allowed:
         return protocols
-    return tuple(p for p in protocols if p in allowed) or protocols
+    return tuple(p for p in protocols if p in allowed)
 
 
 def predict(

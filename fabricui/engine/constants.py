@@ -55,6 +55,12 @@ class ModelConstants:
     socket_max_GBps: float = 8.0
     """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: its helper threads, not the
     line rate, limit it on fast Ethernet."""
+    chunk_bytes: dict[str, int] = field(
+        default_factory=lambda: {"ll": 16 * 1024, "ll128": 560 * 1024, "simple": 512 * 1024}
+    )
+    """Bytes one channel moves per pipeline step, per protocol: NCCL's buffer per channel over
+    its 8 steps (Simple 4 MiB, LL128 about 4.4 MiB, LL 256 KiB of which half is payload)
+    [bytes]. Not fitted."""
     pipeline_fill_us: float = 129.0
     """Time the Simple protocol spends filling and draining its pipeline of chunks before
     the bandwidth term applies (once per call) [us]."""

@@ -15,3 +15,6 @@ OPS = (
 
 #: Traffic patterns ``fabricui traffic`` knows.
 PATTERNS = ("all_to_all", "ring", "random-pairs")
+
+#: NCCL protocols, fastest-latency first.
+PROTOCOLS = ("ll", "ll128", "simple")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabricui.engine.names import PROTOCOLS
 from fabricui.errors import HwdbError
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.topology_file import parse_topology
@@ -137,10 +138,6 @@ def _load_record_file(
             catalog.origins[key] = doc.where(path)
 
 
-#: NCCL's protocols, as a NIC's ``protocols`` may name them.
-NCCL_PROTOCOLS = ("ll", "ll128", "simple")
-
-
 def _check_references(catalog: Catalog) -> None:
     """Every id a record names must exist (GPU links, NIC links ...)."""
     for gpu in catalog.gpus.values():
@@ -159,10 +156,10 @@ def _check_references(catalog: Catalog) -> None:
                 raise HwdbError(f"{where}: nics.{nic.id}.{attr}: {msg}")
         where = catalog.origins.get(("nics", nic.id), "nics")
         for protocol in nic.protocols:
-            if protocol not in NCCL_PROTOCOLS:
+            if protocol not in PROTOCOLS:
                 raise HwdbError(
                     f"{where}: nics.{nic.id}.protocols: unknown protocol {protocol!r} "
-                    f"(one of {', '.join(NCCL_PROTOCOLS)})"
+                    f"(one of {', '.join(PROTOCOLS)})"
                 )
         for gpu_id in nic.gpus:
             if gpu_id not in catalog.gpus:

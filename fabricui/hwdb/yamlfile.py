@@ -95,7 +95,6 @@ def _record_lines(root: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> 
             lines[child] = mark_node.start_mark.line + 1
             if id(value_node) not in seen:
                 seen.add(id(value_node))
-                lines.setdefault(child, value_node.start_mark.line + 1)
                 stack.append((value_node, child))
 
 

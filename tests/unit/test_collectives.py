@@ -259,3 +259,8 @@ def test_first_generation_efa_carries_only_simple_across_nodes(catalog):
     assert evaluate_collective(p5, "all_reduce", [8.0]).algorithm[0].endswith("/ll")
     # naming the NIC overrides the pairing
     assert _two_node(catalog, "a100-sxm4-80gb", nic="efa-v2").net_protocols == ()
+    # asking only for protocols the NICs cannot carry is an error, not a silent LL price
+    with pytest.raises(EngineError, match="no protocol"):
+        predict(
+            Group(p4d, np.arange(16)), "all_reduce", [8.0], core_algorithms(), protocols=("ll",)
+        )
