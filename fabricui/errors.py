@@ -45,3 +45,16 @@ class PluginError(FabricError):
     """A plugin failed to load or registered invalid data."""
 
     title = "plugin"
+
+
+def one_line(text: object) -> str:
+    """``text`` with its lines joined by single spaces (messages are one line)."""
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def exception_line(exc: BaseException) -> str:
+    """An exception as one line: a fabricui error's message, else ``Type: message``."""
+    if isinstance(exc, FabricError):
+        return one_line(exc.message)
+    text = one_line(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -151,8 +151,3 @@ RULES: dict[str, tuple[Callable[..., Any], Callable[[Any], tuple[str, Any]]]] = 
     "strategies": (_one, _check_strategy),
     "importers": (_pair, _check_importer),
 }
-
-
-def _one_line(exc: BaseException) -> str:
-    text = exc.message if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
-    return " ".join(line.strip() for line in str(text).splitlines() if line.strip())

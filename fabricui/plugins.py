@@ -26,9 +26,9 @@ from fabricui.engine.types import (
     Strategy,
     TopologyBuilder,
 )
-from fabricui.errors import HwdbError, PluginError
+from fabricui.errors import HwdbError, PluginError, exception_line
 from fabricui.model.records import LinkGeneration
-from fabricui.plugin_checks import RULES, _one_line
+from fabricui.plugin_checks import RULES
 from fabricui.plugin_files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
 from fabricui.plugin_files import _load_file, plugin_dirs, unsafe_reason
 from fabricui.plugin_guards import _GUARDS, _Guard, call_with_budget, timeout_s
@@ -330,7 +330,7 @@ class PluginHost:
         name: str | None = None,
     ) -> None:
         """Record ``exc`` against ``info`` (for ``hook``, when given); re-raise in strict mode."""
-        error = _one_line(exc)
+        error = exception_line(exc)
         if hook is None:
             info.load_error = error
         else:
@@ -346,7 +346,7 @@ class PluginHost:
 
     def _record_call_failure(self, info: PluginInfo, what: str, exc: BaseException) -> None:
         """Record that calling into ``info``'s contribution failed; re-raise in strict mode."""
-        error = f"{what}: {_one_line(exc)}"
+        error = f"{what}: {exception_line(exc)}"
         info.call_errors.append(error)
         self._call_failures.append(PluginFailure(info.name, info.dist, info.version, error))
         if self.strict:
@@ -413,7 +413,7 @@ class PluginHost:
                 errors.append(exc)
                 raise
             except Exception as exc:  # garbage that broke a check (or wrong arguments)
-                error = PluginError(f"register(...): {_one_line(exc)}")
+                error = PluginError(f"register(...): {exception_line(exc)}")
                 errors.append(error)
                 raise error from exc
             staged[key] = value

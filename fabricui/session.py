@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fabricui.errors import ConfigError, FabricError, PluginError
+from fabricui.errors import ConfigError, FabricError, PluginError, exception_line
 from fabricui.hwdb import Catalog, default_hwdb_dir, load_catalog
 from fabricui.plugins import PluginHost, get_host
 
@@ -119,7 +119,7 @@ def build_fabric_with_plugins(
     except Exception as exc:  # a plugin's bug: name it, never a traceback
         raise PluginError(
             f"topology builder {builder.name!r} (plugin {owner}) failed on {spec.id}: "
-            f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+            f"{exception_line(exc)}"
         ) from exc
     if not isinstance(fabric, Fabric):
         raise PluginError(

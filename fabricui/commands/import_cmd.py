@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
-from fabricui.errors import ConfigError, FabricError
+from fabricui.errors import ConfigError, FabricError, exception_line
 
 #: Largest input read [bytes]; topology outputs are a few KiB.
 MAX_INPUT_BYTES = 64 * 2**20
@@ -187,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
     except FabricError as exc:
         raise ParseError(f"{origin}: {exc.message}") from None
     except Exception as exc:  # a plugin importer's bug (the plugin host recorded it)
-        raise ParseError(f"{origin}: {_importer(args.format)} failed: {_one_line(exc)}") from None
+        failed = f"{_importer(args.format)} failed: {exception_line(exc)}"
+        raise ParseError(f"{origin}: {failed}") from None
     warnings, notes, shown = _checked_result(result, args.format, args.json)
     _warn(warnings)
     print(shown)
@@ -206,11 +207,6 @@ def _importer(name: str) -> str:
     owner = get_host().contributor("importers", name)
     builtin = owner is None or owner == "importers"
     return f"the {name} importer" + ("" if builtin else f" (plugin {owner})")
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _text_list(value: Any) -> list[str] | None:
@@ -249,9 +245,9 @@ def _checked_result(result: Any, name: str, as_json: bool) -> tuple[list[str], l
     except FabricError:
         raise
     except (TypeError, ValueError) as exc:
-        raise broken(f"data that is not JSON ({_one_line(exc)})") from None
+        raise broken(f"data that is not JSON ({exception_line(exc)})") from None
     except Exception as exc:  # the result's own method failed
-        raise broken(f"a result that fails: {_one_line(exc)}") from None
+        raise broken(f"a result that fails: {exception_line(exc)}") from None
     if not isinstance(text, str):
         raise broken(f"a summary that is {type(text).__name__}, not text")
     return warnings, notes, text
@@ -281,7 +277,8 @@ def _write_spec(args: argparse.Namespace, result: Any, origin: str, gaps: list[s
     except FabricError:
         raise
     except Exception as exc:  # a plugin importer's result
-        raise ParseError(f"{_importer(args.format)} failed: layout(): {_one_line(exc)}") from None
+        failed = f"{_importer(args.format)} failed: layout(): {exception_line(exc)}"
+        raise ParseError(failed) from None
     if not isinstance(layout, NodeLayout):
         raise ParseError(
             f"{_importer(args.format)} returned a layout() that is {type(layout).__name__}, "

@@ -8,7 +8,7 @@ from typing import Any, Union
 
 import yaml
 
-from fabricui.errors import HwdbError
+from fabricui.errors import HwdbError, one_line
 
 KeyPath = tuple[Union[str, int], ...]
 
@@ -154,11 +154,6 @@ def _check_depth(text: str, origin: str) -> None:
                 raise HwdbError(f"{where}: YAML nested more than {MAX_DEPTH} levels deep")
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
-
-
-def one_line(text: str) -> str:
-    """``text`` with its lines joined by single spaces (messages are one line)."""
-    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 
 def read_yaml(path: Path) -> YamlDocument:
