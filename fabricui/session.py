@@ -12,6 +12,7 @@ from fabricui.hwdb import Catalog, default_hwdb_dir, load_catalog
 from fabricui.plugins import PluginHost, get_host
 
 if TYPE_CHECKING:
+    from fabricui.engine.strategies import DecisionTable
     from fabricui.engine.types import TopologyBuilder
     from fabricui.fabric import Fabric
     from fabricui.model import TopologySpec
@@ -127,3 +128,15 @@ def build_fabric_with_plugins(
             f"{type(fabric).__name__}, not a Fabric"
         )
     return fabric
+
+
+def without_failed_strategies(
+    table: DecisionTable, host: PluginHost | None = None
+) -> DecisionTable:
+    """A decision table without the rows of plugin strategies that failed while it was
+    computed: their figures would read as "no communication" (the host reports each one)."""
+    import dataclasses
+
+    host = host or get_host()
+    rows = tuple(r for r in table.rows if not host.failed_at_call("strategies", r.name))
+    return table if len(rows) == len(table.rows) else dataclasses.replace(table, rows=rows)

@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         FabricError: Unknown model or topology, or invalid numbers.
     """
     from fabricui.engine import strategies as engine
+    from fabricui.session import without_failed_strategies
 
     _catalog, fabric, model = load_context(args)
     table = engine.decision_table(
@@ -99,24 +100,12 @@ def run(args: argparse.Namespace) -> int:
         mfu=_arg(args, "mfu", engine.DEFAULT_MFU),
         degree=getattr(args, "degree", None),
     )
-    table = _without_failed(table)
+    table = without_failed_strategies(table)
     if args.json:
         print(json.dumps(table.to_json(), indent=2))
     else:
         print(render_table(table))
     return 0
-
-
-def _without_failed(table: DecisionTable) -> DecisionTable:
-    """The table without rows of plugin strategies that failed while it was computed (their
-    figures would read as "no communication"; the plugin host reports each failure)."""
-    import dataclasses
-
-    from fabricui.plugins import get_host
-
-    host = get_host()
-    rows = tuple(r for r in table.rows if not host.failed_at_call("strategies", r.name))
-    return table if len(rows) == len(table.rows) else dataclasses.replace(table, rows=rows)
 
 
 def _arg(args: argparse.Namespace, name: str, default: Any) -> Any:

@@ -414,8 +414,10 @@ class FabricData:
     def decision_table(self, model_id: str) -> DecisionTable:
         """The seeds' decision table for a model (``decision_table``)."""
         from fabricui.engine.strategies import decision_table
+        from fabricui.session import without_failed_strategies
 
-        return decision_table(self.fabric, self.model(model_id), self.strategies().values())
+        table = decision_table(self.fabric, self.model(model_id), self.strategies().values())
+        return without_failed_strategies(table)
 
     def default_layout(self, model_id: str) -> LayoutChoice:
         """TP on the node's GPUs when it divides the heads (at most 8), DP over the rest."""
