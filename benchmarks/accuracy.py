@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 import yaml
 
-from fabricui.engine.evaluate import algorithms_for_env, evaluate_collective
+from fabricui.engine.evaluate import evaluate_collective
 from fabricui.errors import FabricError
 from fabricui.fabric import build_fabric
 from fabricui.hwdb import load_catalog
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument
+from fabricui.services.session import collective_algorithms
 
 LARGE = 64 * 2**20
 SMALL = 64 * 2**10
@@ -70,7 +71,7 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
         entry["op"],
         sizes,
         ranks=np.arange(nranks),
-        algorithms=algorithms_for_env(env),
+        algorithms=collective_algorithms(env),
         algo=_forced_algo(env),
         single_process=entry.get("launch") == "single-process",
     )

@@ -147,12 +147,12 @@ def bench_alltoall(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  
 def bench_sweep(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
     """All-reduce sweep 8 B .. 16 GiB over every algorithm, vectorized vs a per-size loop."""
     from fabricui.engine.collectives import predict
-    from fabricui.engine.evaluate import algorithms_for_env
     from fabricui.engine.group import Group
+    from fabricui.services.session import collective_algorithms
 
     fabric = cluster(cat, cfg["sweep"] // 8)
     group = Group(fabric, np.arange(cfg["sweep"]))
-    algorithms = algorithms_for_env()
+    algorithms = collective_algorithms()
     sizes = 2.0 ** np.arange(3, 35)
     predict(group, "all_reduce", sizes, algorithms)  # route the flows once (shared by both)
     ours, _ = timed(lambda: predict(group, "all_reduce", sizes, algorithms), repeat=5)
@@ -167,13 +167,19 @@ def bench_search(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # 
     """Rank every valid layout of a model on a large cluster."""
     from fabricui.commands.strategies import load_strategies
     from fabricui.engine.strategies import search_layouts
+    from fabricui.services.session import pricer
 
     fabric = cluster(cat, cfg["search_nodes"])
     strategies = list(load_strategies().values())
     model = cat.models[cfg["search_model"]]
     seconds, _ = timed(
         lambda: search_layouts(
-            fabric, model, strategies, global_batch=cfg["search_batch"], seq_len=8192
+            fabric,
+            model,
+            strategies,
+            global_batch=cfg["search_batch"],
+            seq_len=8192,
+            evaluate=pricer(fabric),
         )
     )
     results["search_405b_16k_s"] = seconds

@@ -13,7 +13,7 @@ The overlay is a small YAML file::
       ib-ndr: {efficiency: 0.23, lat_us: 0.4}
 
 ``apply_overlay`` replaces those figures of the catalog's link records, so every command
-that loads the catalog through ``fabricui.session`` predicts with them.
+that loads the catalog through ``fabricui.services.session`` predicts with them.
 """
 
 from __future__ import annotations
@@ -394,7 +394,7 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
     Raises:
         HwdbError: An entry lacks a key or has malformed rows, naming file and line.
     """
-    from fabricui.engine.names import OPS
+    from fabricui.vocabulary import OPS
 
     if not isinstance(doc.data, list):
         raise HwdbError(f"{doc.where(())}: expected a list of measurement entries")

@@ -22,6 +22,7 @@ from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import traffic as traffic_command
 from fabricui.errors import ConfigError, FabricError
+from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
 EXIT_USAGE = 2
 
@@ -37,7 +38,7 @@ def _add_topology_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--topology",
         "-t",
-        default="dgx-h100-pod",
+        default=DEFAULT_TOPOLOGY,
         help="built-in topology id (see `fabricui topologies`) or a YAML file path "
         "(default: dgx-h100-pod)",
     )
@@ -118,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _catalog(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from fabricui.session import load_catalog_with_plugins
+    from fabricui.services.session import load_catalog_with_plugins
 
     return load_catalog_with_plugins(args.hwdb, calibration=args.calibration)
 
@@ -131,7 +132,7 @@ def _cmd_path(args: argparse.Namespace) -> int:
     from fabricui.engine.evaluate import evaluate_path
     from fabricui.hwdb.resolve import resolve_topology
     from fabricui.report import render_path
-    from fabricui.session import build_fabric_with_plugins
+    from fabricui.services.session import build_fabric_with_plugins
 
     catalog = _catalog(args)
     spec = resolve_topology(args.topology, catalog, args.nodes)
@@ -229,7 +230,7 @@ def _cmd_hwdb_validate(args: argparse.Namespace) -> int:
         )
         print(f"ok: {target or default_hwdb_dir()}: {counts}")
         return 0
-    from fabricui.session import topology_builder
+    from fabricui.services.session import topology_builder
 
     catalog = _catalog(args)
     spec = parse_topology(read_yaml(target), catalog, default_id=target.stem)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError
+from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -62,7 +63,7 @@ class ViewRequest:
 
     view: str
     """View id (``VIEWS``)."""
-    topology: str = "dgx-h100-pod"
+    topology: str = DEFAULT_TOPOLOGY
     """Topology id or YAML path."""
     nodes: int | None = None
     """``--nodes`` override."""

@@ -117,8 +117,7 @@ def _case(
     import numpy as np
 
     from fabricui.engine.calibration import CalibrationCase, split_alternate
-    from fabricui.engine.evaluate import algorithms_for_env
-    from fabricui.session import build_fabric_with_plugins
+    from fabricui.services.session import build_fabric_with_plugins, collective_algorithms
 
     if run.op is None:
         raise ConfigError(f"{run.source}: cannot tell the collective; give --op")
@@ -139,7 +138,7 @@ def _case(
         )
     local = nranks // nodes
     ranks = (np.arange(nodes)[:, None] * per_node + np.arange(local)[None, :]).reshape(-1)
-    algorithms = algorithms_for_env(run.env)
+    algorithms = collective_algorithms(run.env)
     if run.env.get("NCCL_ALGO"):
         algo = _forced_algo(run.env["NCCL_ALGO"], algorithms, strict=False)
     else:
@@ -206,16 +205,15 @@ def run(args: argparse.Namespace) -> int:
         write_overlay,
     )
     from fabricui.engine.calibration import fit_links
-    from fabricui.engine.evaluate import algorithms_for_env
     from fabricui.hwdb.resolve import resolve_topology
-    from fabricui.session import load_catalog_with_plugins
+    from fabricui.services.session import collective_algorithms, load_catalog_with_plugins
 
     if args.output is not None:
         from fabricui.atomic_write import check_target
 
         check_target(args.output, args.force)
     if args.algo:
-        _forced_algo(args.algo, algorithms_for_env())
+        _forced_algo(args.algo, collective_algorithms())
     catalog = load_catalog_with_plugins(
         getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
     )

@@ -7,8 +7,8 @@ import json
 import math
 from typing import Any
 
-from fabricui.engine.names import OPS
 from fabricui.errors import ConfigError
+from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS
 
 #: Ways to pick the group of GPUs from the fabric.
 GROUPS = ("all", "node", "per-node")
@@ -23,7 +23,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--topology",
         "-t",
-        default="dgx-h100-pod",
+        default=DEFAULT_TOPOLOGY,
         help="built-in topology id or YAML file (default: dgx-h100-pod)",
     )
     parser.add_argument("--nodes", type=int, help="rescale the topology to N nodes")
@@ -148,7 +148,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         from fabricui.engine.evaluate import evaluate_collective
         from fabricui.hwdb.resolve import resolve_topology
-        from fabricui.session import build_fabric_with_plugins, load_catalog_with_plugins
+        from fabricui.services.session import (
+            build_fabric_with_plugins,
+            collective_algorithms,
+            load_catalog_with_plugins,
+        )
 
         catalog = load_catalog_with_plugins(
             getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
@@ -156,7 +160,9 @@ def run(args: argparse.Namespace) -> int:
         spec = resolve_topology(args.topology, catalog, args.nodes)
         fabric = build_fabric_with_plugins(spec, catalog)
         ranks = _group_ranks(args, fabric)
-        prediction = evaluate_collective(fabric, args.op, sizes, ranks=ranks, algo=args.algo)
+        prediction = evaluate_collective(
+            fabric, args.op, sizes, ranks=ranks, algorithms=collective_algorithms(), algo=args.algo
+        )
         result = {
             "op": args.op,
             "topology": fabric.spec.id,

@@ -97,7 +97,7 @@ def _check(
 ) -> Any:
     """Load the catalog (calibrated when asked) and the topology once to reject bad input;
     returns the catalog, which the app then keeps for every reload."""
-    from fabricui.session import load_catalog_with_plugins
+    from fabricui.services.session import load_catalog_with_plugins
     from fabricui.tui.data import FabricData
 
     catalog = load_catalog_with_plugins(hwdb, calibration=calibration)

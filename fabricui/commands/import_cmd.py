@@ -261,7 +261,7 @@ def _write_spec(args: argparse.Namespace, result: Any, origin: str, gaps: list[s
     from fabricui.hwdb.yamlfile import parse_yaml
     from fabricui.importers.common import NodeLayout, ParseError
     from fabricui.importers.spec import build_spec, parse_net, render_yaml, write_spec
-    from fabricui.session import load_catalog_with_plugins
+    from fabricui.services.session import load_catalog_with_plugins
 
     layout_of = getattr(result, "layout", None)
     if not callable(layout_of):

@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
         FabricError: Unknown ids, or a layout the model or fabric cannot run.
     """
     from fabricui.engine import strategies as engine
+    from fabricui.services.session import pricer
 
     _catalog, fabric, model = load_context(args)
     chosen = chosen_strategies(
@@ -105,10 +106,13 @@ def run(args: argparse.Namespace) -> int:
     if _get(args, "search", False):
         seq = _get(args, "seq", model.seq_len)
         batch = _get(args, "global_batch", fabric.n_gpus)
-        plans = engine.search_layouts(fabric, model, chosen, batch, seq, SEARCH_TOP, mfu)
+        plans = engine.search_layouts(
+            fabric, model, chosen, batch, seq, SEARCH_TOP, mfu, evaluate=pricer(fabric)
+        )
         _print(args, _search_json(fabric, model, plans), lambda: render_search(plans))
         return 0
-    report = engine.plan(fabric, model, layout_from_args(args, fabric, model), chosen, mfu)
+    layout = layout_from_args(args, fabric, model)
+    report = engine.plan(fabric, model, layout, chosen, mfu, evaluate=pricer(fabric))
     _print(args, report.to_json(), lambda: render_plan(report, fabric))
     return 0
 

@@ -87,7 +87,7 @@ def run_new(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: A bad name, or an existing target without ``--force``.
     """
-    from fabricui.scaffold import scaffold
+    from fabricui.plugins.scaffold import scaffold
 
     target = scaffold(args.name, args.dir, force=args.force)
     files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())

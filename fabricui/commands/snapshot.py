@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricui.errors import ConfigError
+from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
 DESCRIPTION = (
     "Render an explorer view off-screen to FILE.svg, FILE.txt (plain text) or FILE.md "
@@ -56,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--topology",
         "-t",
-        default="dgx-h100-pod",
+        default=DEFAULT_TOPOLOGY,
         help="built-in topology id or a YAML file path (default: dgx-h100-pod)",
     )
     parser.add_argument("--nodes", type=int, help="rescale the topology to N nodes")
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         FabricError: Bad input, or an output file that exists without ``--force``.
     """
     from fabricui.atomic_write import check_target, exists_message
-    from fabricui.session import load_catalog_with_plugins
+    from fabricui.services.session import load_catalog_with_plugins
     from fabricui.snapshot import render_view, write_snapshot
 
     output: Path = args.output

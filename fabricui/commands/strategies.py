@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
     from fabricui.engine.strategies import DecisionTable
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from fabricui.model import ModelShape
 
 DEFAULT_MODEL = "llama3-70b"
-DEFAULT_TOPOLOGY = "dgx-h100-pod"
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         FabricError: Unknown model or topology, or invalid numbers.
     """
     from fabricui.engine import strategies as engine
-    from fabricui.session import without_failed_strategies
+    from fabricui.services.session import pricer, without_failed_strategies
 
     _catalog, fabric, model = load_context(args)
     table = engine.decision_table(
@@ -99,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         microbatches=_arg(args, "microbatches", engine.TABLE_MICROBATCHES),
         mfu=_arg(args, "mfu", engine.DEFAULT_MFU),
         degree=getattr(args, "degree", None),
+        evaluate=pricer(fabric),
     )
     table = without_failed_strategies(table)
     if args.json:
@@ -121,7 +122,7 @@ def load_context(args: argparse.Namespace) -> tuple[Catalog, Fabric, ModelShape]
     """
     from fabricui.hwdb.catalog import unknown_id_message
     from fabricui.hwdb.resolve import resolve_topology
-    from fabricui.session import build_fabric_with_plugins, load_catalog_with_plugins
+    from fabricui.services.session import build_fabric_with_plugins, load_catalog_with_plugins
 
     catalog = load_catalog_with_plugins(
         getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)

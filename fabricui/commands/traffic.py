@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from fabricui.engine.names import PATTERNS
 from fabricui.errors import ConfigError
+from fabricui.vocabulary import DEFAULT_TOPOLOGY, PATTERNS
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -18,7 +18,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--topology",
         "-t",
-        default="dgx-h100-pod",
+        default=DEFAULT_TOPOLOGY,
         help="built-in topology id or YAML file (default: dgx-h100-pod)",
     )
     parser.add_argument("--nodes", type=int, help="rescale the topology to N nodes")
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     from fabricui.engine.traffic import pattern_flows, simulate_traffic
     from fabricui.hwdb.resolve import resolve_topology
-    from fabricui.session import build_fabric_with_plugins, load_catalog_with_plugins
+    from fabricui.services.session import build_fabric_with_plugins, load_catalog_with_plugins
 
     catalog = load_catalog_with_plugins(
         getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)

@@ -33,10 +33,10 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.evaluate import algorithms_for_env, evaluate_collective
-from fabricui.engine.names import OPS
 from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
+from fabricui.vocabulary import OPS
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]

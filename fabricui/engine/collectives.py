@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.names import OPS, PROTOCOLS
 from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError, PluginError
+from fabricui.vocabulary import OPS, PROTOCOLS
 
 FloatArray = npt.NDArray[np.float64]
 

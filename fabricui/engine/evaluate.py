@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,24 +131,27 @@ def evaluate_path(
     )
 
 
-def algorithms_for_env(env: dict[str, Any] | None = None) -> list[CollectiveAlgorithm]:
-    """Core algorithms plus plugin ones, minus those an NCCL environment disables.
+def algorithms_for_env(
+    env: dict[str, Any] | None = None, extra: Iterable[CollectiveAlgorithm] = ()
+) -> list[CollectiveAlgorithm]:
+    """Core algorithms plus ``extra`` ones (the plugins', passed in by the service layer),
+    minus those an NCCL environment disables.
 
     ``NCCL_NVLS_ENABLE=0`` removes NVLS algorithms; ``NCCL_ALGO`` is honoured by the caller
     passing ``algo``.
+
+    Args:
+        env: NCCL environment variables of a run.
+        extra: Further candidate algorithms (NVLS, SHARP ... from plugins).
+
+    Returns:
+        The candidate algorithms.
     """
-    algorithms = list(core_algorithms()) + plugin_algorithms()
+    algorithms = [*core_algorithms(), *extra]
     env = env or {}
     if str(env.get("NCCL_NVLS_ENABLE", "1")) == "0":
         algorithms = [a for a in algorithms if not a.name.startswith("nvls")]
     return algorithms
-
-
-def plugin_algorithms() -> list[CollectiveAlgorithm]:
-    """Collective algorithms contributed by loaded plugins (NVLS, SHARP ...)."""
-    from fabricui.plugins import get_host
-
-    return list(get_host().collective_algorithms().values())
 
 
 def evaluate_collective(
@@ -167,7 +171,8 @@ def evaluate_collective(
         op: Collective name (``OPS``).
         size_bytes: Sizes [bytes], nccl-tests convention.
         ranks: Global ranks of the group (default: every GPU).
-        algorithms: Candidate algorithms (default: core and plugin ones).
+        algorithms: Candidate algorithms (default: the core ones; the service layer adds the
+            plugins').
         algo: ``auto`` or an algorithm name.
         single_process: One process drives every GPU of a node.
         router: A router to share.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.types import CommOp, Layout, Strategy
+from fabricui.engine.types import CollectiveAlgorithm, CommOp, Layout, Strategy
 from fabricui.errors import EngineError
 
 if TYPE_CHECKING:
@@ -198,12 +198,19 @@ class Pricer:
     Args:
         fabric: The fabric.
         evaluate: ``evaluate(fabric, op, size_bytes, ranks=...)`` returning a Prediction
-            (default: ``evaluate_collective`` sharing one router).
+            (default: ``evaluate_collective`` over ``algorithms`` sharing one router).
+        algorithms: Candidate collective algorithms for the default ``evaluate`` (default:
+            the core ones; the service layer adds the plugins').
     """
 
-    def __init__(self, fabric: Fabric, evaluate: Evaluate | None = None) -> None:
+    def __init__(
+        self,
+        fabric: Fabric,
+        evaluate: Evaluate | None = None,
+        algorithms: Sequence[CollectiveAlgorithm] | None = None,
+    ) -> None:
         self.fabric = fabric
-        self.evaluate = evaluate or _default_evaluate(fabric)
+        self.evaluate = evaluate or _default_evaluate(fabric, algorithms)
         self._cache: dict[tuple[str, tuple[int, ...], float], tuple[float, str]] = {}
 
     def __call__(
@@ -219,11 +226,14 @@ class Pricer:
         return self._cache[key]
 
 
-def _default_evaluate(fabric: Fabric) -> Evaluate:
+def _default_evaluate(
+    fabric: Fabric, algorithms: Sequence[CollectiveAlgorithm] | None = None
+) -> Evaluate:
     from fabricui.engine.evaluate import evaluate_collective
     from fabricui.engine.routing import Router
 
-    return functools.partial(evaluate_collective, router=Router(fabric))
+    chosen = list(algorithms) if algorithms else None
+    return functools.partial(evaluate_collective, algorithms=chosen, router=Router(fabric))
 
 
 def price_operations(

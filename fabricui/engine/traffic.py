@@ -8,9 +8,9 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.bulk import BulkRouter
-from fabricui.engine.names import PATTERNS
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
+from fabricui.vocabulary import PATTERNS
 
 
 def pattern_flows(

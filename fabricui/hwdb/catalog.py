@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricui.engine.names import PROTOCOLS
 from fabricui.errors import HwdbError
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument, read_yaml
 from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec, TopologySpec
 from fabricui.model.records import LINK_FAMILIES, TIERS
+from fabricui.vocabulary import PROTOCOLS
 
 #: Top-level list keys of a record file and the record each holds.
 RECORD_KINDS: dict[str, type] = {

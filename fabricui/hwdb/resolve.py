@@ -9,9 +9,9 @@ from fabricui.hwdb.catalog import Catalog, unknown_id_message
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import read_yaml
 from fabricui.model import TopologySpec
+from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 
 #: The topology the explorer opens when none is named.
-DEFAULT_TOPOLOGY = "dgx-h100-pod"
 
 
 def _looks_like_path(text: str) -> bool:

@@ -96,7 +96,7 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
     check_choice(doc, (*ipath, "fabric"), intra.fabric, INTRA_FABRICS)
     if spec.builder is not None:
         # A plugin builder decides what the intra-node block means (whether the name is
-        # registered is checked where plugins are loaded, in ``fabricui.session``).
+        # registered is checked where plugins are loaded, in ``fabricui.services.session``).
         if not spec.builder.strip():
             raise _fail(
                 doc, (*base, "builder"), f"must name a topology builder (got {spec.builder!r})"

@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 
 from fabricui.tui.commands import FabricCommands
 from fabricui.tui.screens.base import ViewScreen
+from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -35,8 +36,6 @@ VIEW_SCREENS = {
 }
 #: View ids in key order (1-5).
 VIEWS = tuple(VIEW_SCREENS)
-#: The topology the explorer opens when none is named (``hwdb.resolve.DEFAULT_TOPOLOGY``).
-DEFAULT_TOPOLOGY = "dgx-h100-pod"
 
 _VIEW = Binding.Group("views", compact=True)
 
@@ -300,7 +299,7 @@ class FabricApp(App[None]):
 
             self.host = get_host()
         if self.catalog is None:
-            from fabricui.session import load_catalog_with_plugins
+            from fabricui.services.session import load_catalog_with_plugins
 
             self.catalog = load_catalog_with_plugins(host=self.host)
         data = FabricData.load(topology, nodes, self.catalog, self.host, what_if)

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
     from fabricui.engine.evaluate import PathReport
     from fabricui.engine.routing import Router
-    from fabricui.engine.strategies import DecisionTable, PlanReport
-    from fabricui.engine.types import Strategy
+    from fabricui.engine.strategies import DecisionTable, PlanReport, Pricer
+    from fabricui.engine.types import CollectiveAlgorithm, Strategy
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.model import TopologySpec
@@ -165,6 +165,7 @@ class FabricData:
     """Serialises engine calls that share ``router``."""
     _names: dict[str, int] | None = field(default=None, repr=False)
     _strategies: dict[str, Strategy] | None = field(default=None, repr=False)
+    _algorithms: list[CollectiveAlgorithm] | None = field(default=None, repr=False)
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -200,10 +201,10 @@ class FabricData:
         import fabricui.units  # noqa: F401
         from fabricui.engine.routing import Router
         from fabricui.hwdb.resolve import resolve_topology
-        from fabricui.session import build_fabric_with_plugins
+        from fabricui.services.session import build_fabric_with_plugins
 
         if catalog is None:
-            from fabricui.session import load_catalog_with_plugins
+            from fabricui.services.session import load_catalog_with_plugins
 
             catalog = load_catalog_with_plugins(host=host)
         spec = resolve_topology(topology, catalog, nodes)
@@ -287,7 +288,12 @@ class FabricData:
             )
         with self.lock:
             return evaluate_collective(
-                self.fabric, op, list(sizes), ranks=ranks, router=self.router
+                self.fabric,
+                op,
+                list(sizes),
+                ranks=ranks,
+                algorithms=self.algorithms(),
+                router=self.router,
             )
 
     def pyramid(self) -> list[Tier]:
@@ -390,6 +396,19 @@ class FabricData:
 
     # --- strategies ------------------------------------------------------------------------
 
+    def algorithms(self) -> list[CollectiveAlgorithm]:
+        """Every candidate collective algorithm (core and plugins'), loaded once."""
+        if self._algorithms is None:
+            from fabricui.services.session import collective_algorithms
+
+            self._algorithms = collective_algorithms()
+        return self._algorithms
+
+    def _pricer(self) -> Pricer:
+        from fabricui.engine.strategies import Pricer
+
+        return Pricer(self.fabric, algorithms=self.algorithms())
+
     def strategies(self) -> dict[str, Strategy]:
         """Strategies by name, loaded as ``fabricui strategies`` loads them."""
         if self._strategies is None:
@@ -414,9 +433,14 @@ class FabricData:
     def decision_table(self, model_id: str) -> DecisionTable:
         """The seeds' decision table for a model (``decision_table``)."""
         from fabricui.engine.strategies import decision_table
-        from fabricui.session import without_failed_strategies
+        from fabricui.services.session import without_failed_strategies
 
-        table = decision_table(self.fabric, self.model(model_id), self.strategies().values())
+        table = decision_table(
+            self.fabric,
+            self.model(model_id),
+            self.strategies().values(),
+            evaluate=self._pricer(),
+        )
         return without_failed_strategies(table)
 
     def default_layout(self, model_id: str) -> LayoutChoice:
@@ -440,7 +464,7 @@ class FabricData:
         args = argparse.Namespace(tp=choice.tp, pp=choice.pp, ep=choice.ep)
         layout = layout_from_args(args, self.fabric, model)
         chosen = chosen_strategies(choice.dp_strategy, False)
-        return plan(self.fabric, model, layout, chosen)
+        return plan(self.fabric, model, layout, chosen, evaluate=self._pricer())
 
     def search(self, model_id: str, dp_strategy: str = "ddp", top: int = 10) -> list[PlanReport]:
         """Rank every valid layout on all GPUs (``search_layouts``, as ``plan --search``)."""
@@ -450,5 +474,11 @@ class FabricData:
         model = self.model(model_id)
         chosen = chosen_strategies(dp_strategy, False)
         return search_layouts(
-            self.fabric, model, chosen, self.fabric.n_gpus, model.seq_len, top=top
+            self.fabric,
+            model,
+            chosen,
+            self.fabric.n_gpus,
+            model.seq_len,
+            top=top,
+            evaluate=self._pricer(),
         )

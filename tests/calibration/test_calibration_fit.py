@@ -208,7 +208,7 @@ def test_calibrated_catalog_predicts_the_cluster(tmp_path, ring_fit):
         overlay_yaml,
         write_overlay,
     )
-    from fabricui.session import load_catalog_with_plugins
+    from fabricui.services.session import load_catalog_with_plugins
 
     run, result = ring_fit
     overlay = CalibrationOverlay(

@@ -16,8 +16,7 @@ from unittest.mock import MagicMock
 import numpy as np
 import pytest
 
-from fabricui import hookimpl, plugin_files
-from fabricui import plugins as plugins_module
+from fabricui import hookimpl
 from fabricui.cli import main
 from fabricui.engine.algorithms import core_algorithms
 from fabricui.engine.evaluate import evaluate_collective
@@ -34,6 +33,8 @@ from fabricui.hwdb import load_catalog
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.model.records import LinkGeneration
 from fabricui.plugins import PluginHost, PluginTimeout, get_host, unsafe_reason
+from fabricui.plugins import files as plugin_files
+from fabricui.plugins import host as plugins_module
 
 ENV_VARS = (
     plugins_module.ENV_PLUGINS_DIR,

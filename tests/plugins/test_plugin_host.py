@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 from fabricui import hookimpl, hookspecs
-from fabricui import plugins as plugins_module
 from fabricui.commands import plugins as plugins_command
 from fabricui.engine.types import (
     CollectiveAlgorithm,
@@ -30,6 +29,7 @@ from fabricui.engine.types import (
 )
 from fabricui.model.records import LINK_FAMILIES, LinkGeneration
 from fabricui.plugins import PluginFailure, PluginHost, get_host
+from fabricui.plugins import host as plugins_module
 
 BUILTINS = {
     "pcie": ("pcie", "cpu"),

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from fabricui import scaffold as scaffold_module
 from fabricui.cli import main
 from fabricui.errors import ConfigError
 from fabricui.plugins import PluginHost
-from fabricui.scaffold import plugin_names, render, scaffold
+from fabricui.plugins import scaffold as scaffold_module
+from fabricui.plugins.scaffold import plugin_names, render, scaffold
 
 #: Files every scaffold holds, for plugin ``my-fabric``.
 FILES = {

@@ -9,7 +9,6 @@ from typing import Any, Callable
 import pytest
 
 from fabricui import hookimpl
-from fabricui import session as session_module
 from fabricui.engine.evaluate import evaluate_path
 from fabricui.engine.types import TopologyBuilder
 from fabricui.errors import ConfigError, EngineError, HwdbError, PluginError
@@ -17,7 +16,8 @@ from fabricui.fabric import Fabric, build_fabric
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.model import IntraSpec, TopologySpec
 from fabricui.plugins import PluginHost
-from fabricui.session import build_fabric_with_plugins, topology_builder
+from fabricui.services import session as session_module
+from fabricui.services.session import build_fabric_with_plugins, topology_builder
 
 #: A spec only a plugin builder understands: four GPUs and no intra-node fabric of its own.
 STAR_SPEC = """\

@@ -9,6 +9,7 @@ from fabricui.engine.evaluate import evaluate_collective
 from fabricui.engine.group import Group
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.resolve import resolve_topology
+from fabricui.services.session import collective_algorithms
 
 
 def test_torus_rings_bandwidth_by_hand(catalog):
@@ -27,7 +28,7 @@ def test_torus_rings_bandwidth_by_hand(catalog):
 def test_torus_all_reduce_uses_it(catalog):
     """On the whole torus, large all-reduces take the dimension rings, not one giant ring."""
     fabric = build_fabric(resolve_topology("tpu-v5p-torus", catalog), catalog)
-    pred = evaluate_collective(fabric, "all_reduce", [2.0**30])
+    pred = evaluate_collective(fabric, "all_reduce", [2.0**30], algorithms=collective_algorithms())
     assert pred.algorithm[0] == "torus/simple"
     ring = evaluate_collective(fabric, "all_reduce", [2.0**30], algo="ring")
     assert pred.time_us[0] < ring.time_us[0]

@@ -22,7 +22,7 @@ SOURCES = sorted(
 #: Modules allowed to write files other than through ``atomic_write``, and why.
 OTHER_WRITERS = {
     "fabricui/atomic_write.py": "the one atomic writer",
-    "fabricui/scaffold.py": "writes a new package into a private staging directory, then "
+    "fabricui/plugins/scaffold.py": "writes a new package into a private staging directory, then "
     "renames the whole directory into place",
 }
 

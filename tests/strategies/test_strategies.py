@@ -21,6 +21,7 @@ from fabricui.errors import EngineError, FabricError
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.plugins import PluginHost
+from fabricui.services.session import pricer
 
 GiB = 2**30
 BUCKET = 25 * 2**20
@@ -404,7 +405,9 @@ EXPECTED = {
 def test_decision_table_reproduces_the_seed(request, catalog, fixture):
     """llama3-70b on the DGX H100 pod: the seed's table, computed (degree 4 and degree 8)."""
     fabric = request.getfixturevalue(fixture)
-    table = engine.decision_table(fabric, catalog.models["llama3-70b"], ALL)
+    table = engine.decision_table(
+        fabric, catalog.models["llama3-70b"], ALL, evaluate=pricer(fabric)
+    )
     rows = {row.name: row for row in table.rows}
     assert list(rows) == ["ddp", "fsdp", "hsdp", "tp", "pp", "ep"]
     for name, (intra, inter) in EXPECTED.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fabricui.plugins import PluginHost
-from fabricui.session import load_catalog_with_plugins
+from fabricui.services.session import load_catalog_with_plugins
 from fabricui.tui.app import FabricApp, make_app
 
 

@@ -422,7 +422,7 @@ async def test_open_nccl_log_shows_the_doctors_findings(app_factory):
 async def test_plugin_that_breaks_later_is_named_when_it_breaks(tui_catalog, monkeypatch):
     """An algorithm plugin that raises when the collectives view prices it: the view still
     fills (without it) and a notification names the plugin."""
-    import fabricui.plugins as plugins_module
+    import fabricui.plugins.host as plugins_module
     from fabricui import hookimpl
     from fabricui.engine.types import CollectiveAlgorithm
     from fabricui.plugins import PluginHost
@@ -446,6 +446,7 @@ async def test_plugin_that_breaks_later_is_named_when_it_breaks(tui_catalog, mon
     host = PluginHost(load_external=False)
     host.register(FlakyPlugin(), name="flaky_plugin")
     monkeypatch.setattr(plugins_module, "get_host", lambda: host)
+    monkeypatch.setattr("fabricui.services.session.get_host", lambda: host)
     app = make_app(view="collectives", catalog=tui_catalog, host=host)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

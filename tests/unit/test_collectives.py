@@ -16,11 +16,12 @@ import pytest
 from fabricui.engine.algorithms import Ring, Tree, core_algorithms
 from fabricui.engine.collectives import algbw_GBps, bus_factor, ideal_time_us, predict
 from fabricui.engine.constants import DEFAULT
-from fabricui.engine.evaluate import algorithms_for_env, evaluate_collective
+from fabricui.engine.evaluate import evaluate_collective
 from fabricui.engine.group import Group
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric
 from fabricui.model import NetSpec
+from fabricui.services.session import collective_algorithms
 
 S = 2.0**32  # large enough that latency is negligible next to the differences we take
 
@@ -93,7 +94,7 @@ def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
     with the Simple protocol a large tree keeps its large-size efficiency factor."""
     fabric = build_fabric(mini.topologies["shared-nic"], mini)
     group = Group(fabric, np.arange(16))
-    algorithms = algorithms_for_env()
+    algorithms = collective_algorithms()
 
     def slope(algo):
         pred = predict(
@@ -131,7 +132,7 @@ def test_auto_picks_the_fastest_per_size(mini):
     fabric = build_fabric(mini.topologies["pod"], mini)
     sizes = 2.0 ** np.arange(3, 34, 3)
     group = Group(fabric, np.arange(32))
-    algorithms = algorithms_for_env()
+    algorithms = collective_algorithms()
     auto = predict(group, "all_reduce", sizes, algorithms)
     for name in ("ring", "tree", "nvlstree"):
         forced = predict(group, "all_reduce", sizes, algorithms, algo=name)
@@ -143,15 +144,23 @@ def test_nvls_only_where_the_switch_reduces_and_env_can_disable_it(catalog, mini
     """NVLS runs on a Hopper NVSwitch node, never on A100; NCCL_NVLS_ENABLE=0 removes it."""
     from fabricui.hwdb.resolve import resolve_topology
 
+    ALL = collective_algorithms()
+
     h100 = build_fabric(resolve_topology("dgx-h100", catalog), catalog)
     a100 = build_fabric(resolve_topology("dgx-a100", catalog), catalog)
     big = [2.0**30]
-    assert evaluate_collective(h100, "all_reduce", big).algorithm[0].startswith("nvls")
-    assert not evaluate_collective(a100, "all_reduce", big).algorithm[0].startswith("nvls")
-    off = algorithms_for_env({"NCCL_NVLS_ENABLE": "0"})
+    assert (
+        evaluate_collective(h100, "all_reduce", big, algorithms=ALL).algorithm[0].startswith("nvls")
+    )
+    assert (
+        not evaluate_collective(a100, "all_reduce", big, algorithms=ALL)
+        .algorithm[0]
+        .startswith("nvls")
+    )
+    off = collective_algorithms({"NCCL_NVLS_ENABLE": "0"})
     assert not any(a.name.startswith("nvls") for a in off)
     with pytest.raises(EngineError, match="no algorithm can run"):
-        evaluate_collective(a100, "all_reduce", big, algo="nvls")
+        evaluate_collective(a100, "all_reduce", big, algorithms=ALL, algo="nvls")
 
 
 def test_inputs_scalar_array_empty_and_bad(mini):
@@ -194,13 +203,16 @@ def test_core_algorithms_declare_ops():
 
 def test_sharp_needs_it_enabled(mini):
     """SHARP only when the spec enables it on reducing switches; then it is the fastest."""
+    ALL = collective_algorithms()
     spec = mini.topologies["fat-tree"]
     plain = build_fabric(spec, mini)
     sharp = build_fabric(replace(spec, net=replace(spec.net, sharp=True)), mini)
     big = [2.0**32]
     with pytest.raises(EngineError):
-        evaluate_collective(plain, "all_reduce", big, algo="sharp")
-    assert evaluate_collective(sharp, "all_reduce", big).algorithm[0] == "sharp/simple"
+        evaluate_collective(plain, "all_reduce", big, algorithms=ALL, algo="sharp")
+    assert (
+        evaluate_collective(sharp, "all_reduce", big, algorithms=ALL).algorithm[0] == "sharp/simple"
+    )
     assert isinstance(spec.net, NetSpec)
 
 

@@ -21,7 +21,7 @@ from fabricui.fabric import DeviceKind
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.model import TopologySpec
 from fabricui.plugins import PluginHost
-from fabricui.session import build_fabric_with_plugins, load_catalog_with_plugins
+from fabricui.services.session import build_fabric_with_plugins, load_catalog_with_plugins
 
 
 @pytest.fixture(scope="module")

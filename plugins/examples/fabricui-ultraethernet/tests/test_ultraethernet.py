@@ -19,7 +19,7 @@ from fabricui.engine.routing import Router
 from fabricui.fabric import DeviceKind
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.plugins import PluginHost
-from fabricui.session import build_fabric_with_plugins, load_catalog_with_plugins
+from fabricui.services.session import build_fabric_with_plugins, load_catalog_with_plugins
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """``fabricui plugins new``: write a third-party plugin package from the templates.
 
-The files of the new package are plain templates under ``fabricui/templates/plugin/``
+The files of the new package are plain templates under ``fabricui/plugins/templates/plugin/``
 (``string.Template``, ``${name}`` placeholders), so they read like the files they become.
 This module checks the name, fills the templates in, and writes the package atomically:
 everything goes into a hidden directory next to the target, which is then renamed into
@@ -153,7 +153,7 @@ def render(names: PluginNames) -> dict[str, str]:
         names: What ``plugin_names`` derived.
     """
     values = asdict(names)
-    templates = resources.files("fabricui") / "templates" / "plugin"
+    templates = resources.files("fabricui.plugins") / "templates" / "plugin"
     files = {}
     for template, target in FILES.items():
         text = (templates / template).read_text(encoding="utf-8")

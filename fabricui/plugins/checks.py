@@ -11,7 +11,6 @@ import numbers
 from pathlib import Path
 from typing import Any, Callable
 
-from fabricui.engine.names import OPS, PROTOCOLS
 from fabricui.engine.types import (
     CollectiveAlgorithm,
     Interconnect,
@@ -20,6 +19,7 @@ from fabricui.engine.types import (
 )
 from fabricui.errors import PluginError
 from fabricui.model.records import TIERS, LinkGeneration
+from fabricui.vocabulary import OPS, PROTOCOLS
 
 
 def _expect(obj: Any, cls: type) -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError, FabricError, PluginError, exception_line
 from fabricui.hwdb import Catalog, default_hwdb_dir, load_catalog
 from fabricui.plugins import PluginHost, get_host
 
 if TYPE_CHECKING:
-    from fabricui.engine.strategies import DecisionTable
-    from fabricui.engine.types import TopologyBuilder
+    from fabricui.engine.strategies import DecisionTable, Pricer
+    from fabricui.engine.types import CollectiveAlgorithm, TopologyBuilder
     from fabricui.fabric import Fabric
     from fabricui.model import TopologySpec
 
@@ -140,3 +140,37 @@ def without_failed_strategies(
     host = host or get_host()
     rows = tuple(r for r in table.rows if not host.failed_at_call("strategies", r.name))
     return table if len(rows) == len(table.rows) else dataclasses.replace(table, rows=rows)
+
+
+def collective_algorithms(
+    env: dict[str, Any] | None = None, host: PluginHost | None = None
+) -> list[CollectiveAlgorithm]:
+    """Every candidate collective algorithm: the engine's core ones plus the loaded plugins'
+    (NVLS, SHARP ...), minus those an NCCL environment disables.
+
+    Args:
+        env: NCCL environment variables of a run (``NCCL_NVLS_ENABLE=0`` ...).
+        host: The plugin host (default: the process-wide one).
+
+    Returns:
+        The candidates, in the order the engine tries them.
+    """
+    from fabricui.engine.evaluate import algorithms_for_env
+
+    host = host or get_host()
+    return algorithms_for_env(env, host.collective_algorithms().values())
+
+
+def pricer(fabric: Fabric, host: PluginHost | None = None) -> Pricer:
+    """A collective pricer for strategy operations on ``fabric`` with every loaded algorithm.
+
+    Args:
+        fabric: The fabric.
+        host: The plugin host (default: the process-wide one).
+
+    Returns:
+        A pricer sharing one router and caching per (collective, group, size).
+    """
+    from fabricui.engine.strategies import Pricer
+
+    return Pricer(fabric, algorithms=collective_algorithms(host=host))

@@ -1,8 +1,8 @@
 """The plugin host: finds and loads plugins, calls hooks one plugin at a time, keeps what
-passes ``plugin_checks`` and records every failure.
+passes ``checks`` and records every failure.
 
 Single-file plugins (where they live, when their directory is trusted) are in
-``plugin_files``; time budgets and the guards on what plugins registered in ``plugin_guards``.
+``files``; time budgets and the guards on what plugins registered in ``guards``.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from fabricui.engine.types import (
 )
 from fabricui.errors import HwdbError, PluginError, exception_line
 from fabricui.model.records import LinkGeneration
-from fabricui.plugin_checks import RULES
-from fabricui.plugin_files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
-from fabricui.plugin_files import _load_file, plugin_dirs, unsafe_reason
-from fabricui.plugin_guards import _GUARDS, _Guard, call_with_budget, timeout_s
-from fabricui.plugin_guards import ENV_TIMEOUT as ENV_TIMEOUT
-from fabricui.plugin_guards import PluginTimeout as PluginTimeout
+from fabricui.plugins.checks import RULES
+from fabricui.plugins.files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
+from fabricui.plugins.files import _load_file, plugin_dirs, unsafe_reason
+from fabricui.plugins.guards import _GUARDS, _Guard, call_with_budget, timeout_s
+from fabricui.plugins.guards import ENV_TIMEOUT as ENV_TIMEOUT
+from fabricui.plugins.guards import PluginTimeout as PluginTimeout
 
 #: Entry-point group (and pluggy project name) plugins register under.
 GROUP = hookspecs.PROJECT

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from fabricui.engine.names import OPS
 from fabricui.engine.strategies import AXES
 from fabricui.engine.types import (
     CollectiveAlgorithm,
@@ -22,9 +21,10 @@ from fabricui.engine.types import (
     TopologyBuilder,
 )
 from fabricui.errors import FabricError, PluginError
+from fabricui.vocabulary import OPS
 
 if TYPE_CHECKING:
-    from fabricui.plugins import PluginHost, PluginInfo
+    from fabricui.plugins.host import PluginHost, PluginInfo
 
 #: Environment variable: the time budget of one plugin call [s] (0 or less: no limit).
 ENV_TIMEOUT = "FABRICUI_PLUGIN_TIMEOUT_S"

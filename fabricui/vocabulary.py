@@ -1,6 +1,11 @@
-"""Names users type (operations, traffic patterns), importable without numpy."""
+"""The words users type and the defaults every entry point shares (operations, traffic
+patterns, protocols, the built-in default topology), importable without numpy."""
 
 from __future__ import annotations
+
+#: The topology every entry point opens when none is named.
+DEFAULT_TOPOLOGY = "dgx-h100-pod"
+
 
 #: Collective operations, named as nccl-tests names them.
 OPS = (
