@@ -7,6 +7,7 @@ microseconds, sizes in bytes. ``8K``/``64M``/``1G`` are powers of two, as in ncc
 
 from __future__ import annotations
 
+import math
 import re
 
 from fabricui.errors import ConfigError
@@ -46,6 +47,25 @@ def parse_size(text: str) -> int:
     if tail == "I":
         raise ConfigError(f"invalid size {text!r}: did you mean {number}{prefix}iB?")
     return int(round(float(number) * scale))
+
+
+def parse_size_sweep(text: str, what: str = "size range") -> list[int]:
+    """``8:16G`` -> [8, 16, 32, ..., 16 GiB] (doubling, both ends included).
+
+    Args:
+        text: ``START:END``.
+        what: How error messages name the input (``--sweep``).
+
+    Raises:
+        ConfigError: Malformed range, or the start is not below the end.
+    """
+    if text.count(":") != 1:
+        raise ConfigError(f"invalid {what} {text!r}: use START:END, e.g. 8:16G")
+    start, end = (parse_size(part) for part in text.split(":"))
+    if start < 1 or end < start:
+        raise ConfigError(f"invalid {what} {text!r}: need 1 <= START <= END")
+    count = int(math.floor(math.log2(end / start))) + 1
+    return [start * 2**i for i in range(count)]
 
 
 def parse_bandwidth_GBps(text: str) -> float:

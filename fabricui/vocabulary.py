@@ -23,3 +23,6 @@ PATTERNS = ("all_to_all", "ring", "random-pairs")
 
 #: NCCL protocols, fastest-latency first.
 PROTOCOLS = ("ll", "ll128", "simple")
+
+#: The explorer's views, in key order (1-5).
+VIEWS = ("topology", "pyramid", "collectives", "strategies", "plugins")

@@ -41,7 +41,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     Returns:
         The subcommand's parser.
     """
-    from fabricui.commands.collective import OPS
+    from fabricui.vocabulary import OPS
 
     parser = subparsers.add_parser(
         "calibrate",

@@ -4,29 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from typing import Any
 
+from fabricui.commands.options import (
+    add_json_option,
+    add_topology_options,
+    catalog,
+    topology_request,
+)
 from fabricui.errors import ConfigError
-from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS
-
-#: Ways to pick the group of GPUs from the fabric.
-GROUPS = ("all", "node", "per-node")
+from fabricui.services.requests import GROUPS, CollectiveRequest
+from fabricui.vocabulary import OPS
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``collective`` subcommand."""
-    parser = subparsers.add_parser(
+    parser: argparse.ArgumentParser = subparsers.add_parser(
         "collective", help="predict a collective per size (time, algbw, busbw, algorithm)"
     )
     parser.add_argument("op", choices=OPS, metavar="OP", help=", ".join(OPS))
-    parser.add_argument(
-        "--topology",
-        "-t",
-        default=DEFAULT_TOPOLOGY,
-        help="built-in topology id or YAML file (default: dgx-h100-pod)",
-    )
-    parser.add_argument("--nodes", type=int, help="rescale the topology to N nodes")
+    add_topology_options(parser)
     parser.add_argument("--gpus", type=int, help="use the first N GPUs (global ranks 0..N-1)")
     parser.add_argument(
         "--group",
@@ -54,76 +51,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--nranks", type=int, help="ranks for --ideal")
     parser.add_argument("--bw", help="per-rank bandwidth for --ideal, e.g. 100GB/s or 400Gb/s")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(parser, "print one JSON object")
     return parser
 
 
-def sweep_sizes(text: str) -> list[int]:
-    """``8:16G`` -> [8, 16, 32, ..., 16 GiB] (doubling, both ends included).
-
-    Raises:
-        ConfigError: Malformed range, or the start is not below the end.
-    """
-    from fabricui.units import parse_size
-
-    if text.count(":") != 1:
-        raise ConfigError(f"invalid --sweep {text!r}: use START:END, e.g. 8:16G")
-    start, end = (parse_size(part) for part in text.split(":"))
-    if start < 1 or end < start:
-        raise ConfigError(f"invalid --sweep {text!r}: need 1 <= START <= END")
-    count = int(math.floor(math.log2(end / start))) + 1
-    return [start * 2**i for i in range(count)]
-
-
 def _sizes(args: argparse.Namespace) -> list[int]:
-    from fabricui.units import parse_size
+    from fabricui.units import parse_size, parse_size_sweep
 
     if args.sweep:
-        return sweep_sizes(args.sweep)
+        return parse_size_sweep(args.sweep, "--sweep")
     if not args.size:
         raise ConfigError("fabricui collective: give --size S [S ...] or --sweep A:B")
     return [parse_size(s) for s in args.size]
 
 
-def _group_ranks(args: argparse.Namespace, fabric):  # type: ignore[no-untyped-def]
-    import numpy as np
-
-    g = fabric.gpus_per_node
-    if args.gpus is not None:
-        if not 1 <= args.gpus <= fabric.n_gpus:
-            raise ConfigError(f"--gpus must be within 1..{fabric.n_gpus} (got {args.gpus})")
-        return np.arange(args.gpus)
-    if args.group == "node":
-        return np.arange(g)
-    if args.group == "per-node":
-        return np.arange(fabric.nodes) * g
-    return np.arange(fabric.n_gpus)
-
-
-def _rows(prediction) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
-    return [
-        {
-            "size_bytes": int(size),
-            "algorithm": algo,
-            "time_us": float(t),
-            "algbw_GBps": float(alg),
-            "busbw_GBps": float(bus),
-        }
-        for size, algo, t, alg, bus in zip(
-            prediction.size_bytes,
-            prediction.algorithm,
-            prediction.time_us,
-            prediction.algbw_GBps,
-            prediction.busbw_GBps,
-        )
-    ]
-
-
 def run(args: argparse.Namespace) -> int:
-    """Predict and print; returns 0."""
-    import numpy as np
+    """Predict and print; returns 0.
 
-    from fabricui.engine.collectives import algbw_GBps, bus_factor, ideal_time_us
+    Raises:
+        FabricError: Bad sizes, topology, group, algorithm; ``--ideal`` without its numbers.
+    """
+    from fabricui.services.collective import ideal_collective, predict_collective
 
     sizes = _sizes(args)
     if args.ideal:
@@ -131,63 +79,36 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--ideal needs --nranks N (>= 1) and --bw BW, e.g. 100GB/s")
         from fabricui.units import parse_bandwidth_GBps
 
-        bw = parse_bandwidth_GBps(args.bw)
-        times = ideal_time_us(args.op, np.asarray(sizes, dtype=float), args.nranks, bw)
-        alg = algbw_GBps(sizes, times)
-        rows = [
-            {
-                "size_bytes": s,
-                "algorithm": "ideal",
-                "time_us": float(t),
-                "algbw_GBps": float(a),
-                "busbw_GBps": float(a) * bus_factor(args.op, args.nranks),
-            }
-            for s, t, a in zip(sizes, times, alg)
-        ]
-        result = {"op": args.op, "topology": None, "nranks": args.nranks, "rows": rows}
+        result = ideal_collective(args.op, sizes, args.nranks, parse_bandwidth_GBps(args.bw))
     else:
-        from fabricui.engine.evaluate import evaluate_collective
-        from fabricui.hwdb.resolve import resolve_topology
-        from fabricui.services.session import (
-            build_fabric_with_plugins,
-            collective_algorithms,
-            load_catalog_with_plugins,
+        request = CollectiveRequest(
+            topology_request(args), args.op, tuple(sizes), args.group, args.gpus, args.algo
         )
-
-        catalog = load_catalog_with_plugins(
-            getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
-        )
-        spec = resolve_topology(args.topology, catalog, args.nodes)
-        fabric = build_fabric_with_plugins(spec, catalog)
-        ranks = _group_ranks(args, fabric)
-        prediction = evaluate_collective(
-            fabric, args.op, sizes, ranks=ranks, algorithms=collective_algorithms(), algo=args.algo
-        )
-        result = {
-            "op": args.op,
-            "topology": fabric.spec.id,
-            "nranks": int(len(ranks)),
-            "rows": _rows(prediction),
-        }
+        result = predict_collective(request, catalog(args))
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result.to_json(), indent=2))
     else:
-        print(render(result))
+        print(render(result.to_json()))
     return 0
 
 
 def render(result: dict[str, Any]) -> str:
     """nccl-tests-like table of one collective's rows."""
+    from fabricui.render.table import text_table
     from fabricui.units import format_bytes
 
     where = f" on {result['topology']}" if result["topology"] else " (ideal)"
-    lines = [
-        f"{result['op']}{where}, {result['nranks']} ranks",
-        f"{'size':>10}  {'time us':>12}  {'algbw GB/s':>10}  {'busbw GB/s':>10}  algorithm",
-    ]
-    for row in result["rows"]:
-        lines.append(
-            f"{format_bytes(row['size_bytes']):>10}  {row['time_us']:>12.2f}  "
-            f"{row['algbw_GBps']:>10.2f}  {row['busbw_GBps']:>10.2f}  {row['algorithm']}"
+    rows = [("size", "time us", "algbw GB/s", "busbw GB/s", "algorithm")]
+    rows += [
+        (
+            format_bytes(row["size_bytes"]),
+            f"{row['time_us']:.2f}",
+            f"{row['algbw_GBps']:.2f}",
+            f"{row['busbw_GBps']:.2f}",
+            row["algorithm"],
         )
-    return "\n".join(lines)
+        for row in result["rows"]
+    ]
+    return "\n".join(
+        [f"{result['op']}{where}, {result['nranks']} ranks", *text_table(rows, right={0, 1, 2, 3})]
+    )

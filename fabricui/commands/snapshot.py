@@ -1,4 +1,5 @@
-"""``fabricui snapshot``: render an explorer view headless to SVG or text (scripts, CI, README)."""
+"""``fabricui snapshot``: the options that render explorer views headless to SVG, text or
+Markdown, turned into the snapshot request the TUI renders (``fabricui.cli`` hands it over)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,16 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from fabricui.commands.options import add_topology_options, topology_request
 from fabricui.errors import ConfigError
-from fabricui.vocabulary import DEFAULT_TOPOLOGY
+from fabricui.services.requests import LaunchRequest, SnapshotRequest
+from fabricui.vocabulary import VIEWS
 
 DESCRIPTION = (
     "Render an explorer view off-screen to FILE.svg, FILE.txt (plain text) or FILE.md "
     "(a Markdown report); "
     "--all renders every view into a directory."
 )
-#: Views ``--all`` renders, and the file name of each.
-VIEWS = ("topology", "pyramid", "collectives", "strategies", "plugins")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -32,7 +33,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``fabricui snapshot`` (shared with ``python -m fabricui.snapshot``)."""
+    """The options of ``fabricui snapshot``."""
     parser.add_argument(
         "view", nargs="?", metavar="VIEW", help=f"one of {', '.join(VIEWS)} (or give --all)"
     )
@@ -54,13 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="COLSxROWS",
         help="terminal size (default: 120x40)",
     )
-    parser.add_argument(
-        "--topology",
-        "-t",
-        default=DEFAULT_TOPOLOGY,
-        help="built-in topology id or a YAML file path (default: dgx-h100-pod)",
-    )
-    parser.add_argument("--nodes", type=int, help="rescale the topology to N nodes")
+    add_topology_options(parser)
     parser.add_argument("--src", help="topology view: source GPU (n<node>.g<gpu> or a rank)")
     parser.add_argument("--dst", help="topology view: destination GPU")
     parser.add_argument(
@@ -80,50 +75,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _request(args: argparse.Namespace, view: str) -> Any:
-    from fabricui.snapshot import ViewRequest, parse_terminal_size
-    from fabricui.units import parse_size
-
-    options = {
-        key: value
-        for key in ("op", "group", "sizes", "model", "layout")
-        if (value := getattr(args, key, None))
-    }
-    if getattr(args, "search", False):
-        options["search"] = "yes"
-    size = getattr(args, "message_size", None)
-    return ViewRequest(
-        view=view,
-        topology=args.topology,
-        nodes=args.nodes,
-        src=args.src,
-        dst=args.dst,
-        message_size=parse_size(size) if size else None,
-        options=options,
-        size=parse_terminal_size(args.size),
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    """Render and write; prints where each file went; returns 0.
+def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
+    """The snapshot request of the parsed options (checked: views, file names, sizes).
 
     Raises:
-        FabricError: Bad input, or an output file that exists without ``--force``.
+        ConfigError: A view and ``--all`` together, neither, an unknown view, a file name
+            that is not .svg/.txt/.md, an ``--all`` target that is not a directory, existing
+            files without ``--force``, or a bad terminal or message size.
     """
     from fabricui.atomic_write import check_target, exists_message
-    from fabricui.services.session import load_catalog_with_plugins
-    from fabricui.snapshot import render_view, write_snapshot
+    from fabricui.units import parse_size
 
     output: Path = args.output
+    directory = None
     if args.all:
         if args.view:
             raise ConfigError("fabricui snapshot: give a VIEW or --all, not both")
         if output.exists() and not output.is_dir():
             raise ConfigError(f"{output} is not a directory (--all writes VIEW.svg files into it)")
-        targets = [(view, output / f"{view}.svg") for view in VIEWS]
+        targets = tuple((view, output / f"{view}.svg") for view in VIEWS)
         existing = [str(path) for _, path in targets if path.exists() or path.is_symlink()]
         if existing and not args.force:
             raise ConfigError(exists_message(", ".join(existing)))
+        directory = output
     else:
         if not args.view:
             raise ConfigError("fabricui snapshot: give a VIEW (or --all)")
@@ -132,19 +106,35 @@ def run(args: argparse.Namespace) -> int:
         if output.suffix.lower() not in (".svg", ".txt", ".md"):
             raise ConfigError(f"-o {output}: use a .svg, .txt or .md file name")
         check_target(output, args.force)
-        targets = [(args.view, output)]
-    requests = [(_request(args, view), path) for view, path in targets]
-    catalog = load_catalog_with_plugins(
-        getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
+        targets = ((args.view, output),)
+    options = {
+        key: value
+        for key in ("op", "group", "sizes", "model", "layout")
+        if (value := getattr(args, key, None))
+    }
+    if getattr(args, "search", False):
+        options["search"] = "yes"
+    size = getattr(args, "message_size", None)
+    launch = LaunchRequest(
+        topology=topology_request(args),
+        src=args.src,
+        dst=args.dst,
+        message_size=parse_size(size) if size else None,
+        options=tuple(options.items()),
     )
-    # Render every view before writing any, so a view that fails leaves no files behind.
-    rendered = [(render_view(request, catalog), path) for request, path in requests]
-    if args.all:
-        try:
-            output.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"{output}: cannot create the directory ({exc.strerror})") from None
-    for snapshot, path in rendered:
-        write_snapshot(snapshot, path, force=args.force)
-        print(f"wrote {path}")
-    return 0
+    return SnapshotRequest(launch, targets, directory, args.force, parse_terminal_size(args.size))
+
+
+def parse_terminal_size(text: str) -> tuple[int, int]:
+    """``120x40`` -> (120, 40).
+
+    Raises:
+        ConfigError: Not ``COLSxROWS`` within 40x10 .. 1000x500.
+    """
+    cols, sep, rows = text.lower().partition("x")
+    if not sep or not cols.isdigit() or not rows.isdigit():
+        raise ConfigError(f"invalid --size {text!r}: use COLUMNSxROWS such as 120x40")
+    size = (int(cols), int(rows))
+    if size[0] < 40 or size[1] < 10 or size[0] > 1000 or size[1] > 500:
+        raise ConfigError(f"--size {text} is out of range (40x10 .. 1000x500)")
+    return size

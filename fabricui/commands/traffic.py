@@ -6,22 +6,17 @@ import argparse
 import json
 from typing import Any
 
-from fabricui.errors import ConfigError
-from fabricui.vocabulary import DEFAULT_TOPOLOGY, PATTERNS
+from fabricui.commands.options import add_topology_options, catalog, topology_request
+from fabricui.services.requests import TrafficRequest
+from fabricui.vocabulary import PATTERNS
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``traffic`` subcommand."""
-    parser = subparsers.add_parser(
+    parser: argparse.ArgumentParser = subparsers.add_parser(
         "traffic", help="max-min fair rates of a traffic pattern; the most loaded links"
     )
-    parser.add_argument(
-        "--topology",
-        "-t",
-        default=DEFAULT_TOPOLOGY,
-        help="built-in topology id or YAML file (default: dgx-h100-pod)",
-    )
-    parser.add_argument("--nodes", type=int, help="rescale the topology to N nodes")
+    add_topology_options(parser)
     parser.add_argument(
         "--pattern",
         choices=PATTERNS,
@@ -38,82 +33,41 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Simulate and print; returns 0."""
-    import numpy as np
+    """Simulate and print; returns 0.
 
-    from fabricui.engine.traffic import pattern_flows, simulate_traffic
-    from fabricui.hwdb.resolve import resolve_topology
-    from fabricui.services.session import build_fabric_with_plugins, load_catalog_with_plugins
+    Raises:
+        FabricError: Unknown topology, a GPU count or ``--top`` out of range.
+    """
+    from fabricui.render.table import text_table
+    from fabricui.services.traffic import simulate
 
-    catalog = load_catalog_with_plugins(
-        getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
-    )
-    spec = resolve_topology(args.topology, catalog, args.nodes)
-    fabric = build_fabric_with_plugins(spec, catalog)
-    n = fabric.n_gpus if args.gpus is None else args.gpus
-    if not 2 <= n <= fabric.n_gpus:
-        raise ConfigError(f"--gpus must be within 2..{fabric.n_gpus} (got {n})")
-    if args.top < 1:
-        raise ConfigError(f"--top must be at least 1 (got {args.top})")
-    src, dst = pattern_flows(args.pattern, np.arange(n), args.seed)
-    report = simulate_traffic(fabric, src, dst)
-    busiest = report.busiest_links(args.top)
-    rates = report.rate_GBps
-    links = [
-        {
-            "link": f"{fabric.device_name(int(fabric.link_src[k]))}->"
-            f"{fabric.device_name(int(fabric.link_dst[k]))}",
-            "generation": fabric.generations[int(fabric.link_gen[k])],
-            "load_GBps": float(report.link_load_GBps[k]),
-            "capacity_GBps": float(report.link_capacity_GBps[k]),
-            "utilization": float(report.link_load_GBps[k] / report.link_capacity_GBps[k]),
-        }
-        for k in busiest
-    ]
-    summary = {
-        "min_GBps": float(rates.min()),
-        "median_GBps": float(np.median(rates)),
-        "max_GBps": float(rates.max()),
-        "total_GBps": float(rates.sum()),
-    }
+    request = TrafficRequest(topology_request(args), args.pattern, args.gpus, args.seed, args.top)
+    result = simulate(request, catalog(args))
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "topology": fabric.spec.id,
-                    "pattern": args.pattern,
-                    "gpus": n,
-                    "flows": [
-                        {
-                            "src": fabric.gpu_name(int(a)),
-                            "dst": fabric.gpu_name(int(b)),
-                            "rate_GBps": float(r),
-                        }
-                        for a, b, r in zip(src, dst, rates)
-                    ],
-                    "rates": summary,
-                    "busiest_links": links,
-                }
-            )
-        )
+        print(json.dumps(result.to_json()))
         return 0
-    print(f"{args.pattern} among {n} GPUs of {fabric.spec.id}: {src.size} flows, max-min fair")
+    rates = result.rates
     print(
-        f"flow rate GB/s: min {summary['min_GBps']:.3g}  median {summary['median_GBps']:.3g}"
-        f"  max {summary['max_GBps']:.3g}  (total {summary['total_GBps']:.4g})"
+        f"{result.pattern} among {result.gpus} GPUs of {result.topology}: "
+        f"{len(result.flows)} flows, max-min fair"
+    )
+    print(
+        f"flow rate GB/s: min {rates['min_GBps']:.3g}  median {rates['median_GBps']:.3g}"
+        f"  max {rates['max_GBps']:.3g}  (total {rates['total_GBps']:.4g})"
     )
     print("busiest links (achievable capacity = bandwidth x efficiency):")
-    width = max((len(x["link"]) for x in links), default=4)
-    for x in links:
-        print(
-            f"  {x['link']:<{width}}  {x['generation']:<8} {x['load_GBps']:9.2f} / "
-            f"{x['capacity_GBps']:8.2f} GB/s  {x['utilization']:6.1%}"
+    rows = [
+        (
+            x["link"],
+            x["generation"],
+            f"{x['load_GBps']:.2f} /",
+            f"{x['capacity_GBps']:.2f} GB/s",
+            f"{x['utilization']:.1%}",
         )
-    slowest = np.argsort(rates, kind="stable")[:5]
+        for x in result.busiest_links
+    ]
+    print("\n".join(text_table(rows, right={2, 3, 4}, indent="  ")))
     print("slowest flows:")
-    for i in slowest:
-        print(
-            f"  {fabric.gpu_name(int(src[i]))} -> {fabric.gpu_name(int(dst[i]))}  "
-            f"{rates[i]:.3g} GB/s"
-        )
+    for src, dst, rate in result.slowest_flows(5):
+        print(f"  {src} -> {dst}  {rate:.3g} GB/s")
     return 0

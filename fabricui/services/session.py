@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError, FabricError, PluginError, exception_line
-from fabricui.hwdb import Catalog, default_hwdb_dir, load_catalog
+from fabricui.hwdb import Catalog, default_hwdb_dir
+from fabricui.hwdb import load_catalog as load_hwdb
 from fabricui.plugins import PluginHost, get_host
+from fabricui.services.requests import CatalogRequest, TopologyRequest
 
 if TYPE_CHECKING:
     from fabricui.engine.strategies import DecisionTable, Pricer
@@ -47,12 +49,55 @@ def load_catalog_with_plugins(
         link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
         for link_id, link in host.link_generations().items()
     }
-    catalog = load_catalog(dirs, extra_links=links)
+    catalog = load_hwdb(dirs, extra_links=links)
     if calibration is not None:
         from fabricui.calibration_file import apply_overlay, read_overlay
 
         catalog = apply_overlay(catalog, read_overlay(calibration))
     return catalog
+
+
+def load_catalog(request: CatalogRequest | None = None, host: PluginHost | None = None) -> Catalog:
+    """The catalog a request names (``load_catalog_with_plugins`` of its directories and
+    overlay).
+
+    Raises:
+        HwdbError: A database file or the overlay is malformed.
+    """
+    request = request or CatalogRequest()
+    return load_catalog_with_plugins(request.hwdb_dirs, host, request.calibration)
+
+
+def resolve_spec(request: TopologyRequest, catalog: Catalog) -> TopologySpec:
+    """The checked spec a topology request names, with its node count and what-if applied.
+
+    Raises:
+        FabricError: Unknown topology, bad node count, a malformed file or what-if.
+    """
+    from fabricui.hwdb.resolve import resolve_topology
+
+    spec = resolve_topology(request.topology, catalog, request.nodes)
+    if request.what_if is not None:
+        spec = request.what_if.apply(spec)
+    return spec
+
+
+def load_fabric(
+    request: TopologyRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+) -> Fabric:
+    """Resolve and build the fabric a topology request names, with plugin builders.
+
+    Args:
+        request: Topology, node count and what-if.
+        catalog: The catalog (default: the built-in database with plugins).
+        host: The plugin host (default: the process-wide one).
+
+    Raises:
+        FabricError: Unknown topology, bad node count, a malformed file, a builder that
+            refuses the spec.
+    """
+    catalog = catalog or load_catalog(host=host)
+    return build_fabric_with_plugins(resolve_spec(request, catalog), catalog, host)
 
 
 def topology_builder(spec: TopologySpec, host: PluginHost | None = None) -> TopologyBuilder | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 from importlib import import_module
 from pathlib import Path
@@ -14,6 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
+from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.commands import FabricCommands
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
-    from fabricui.tui.data import FabricData, WhatIf
+    from fabricui.tui.data import FabricData
     from fabricui.tui.screens.help import Section
 
 #: Each view: id (key order 1-5) -> (module under fabricui.tui.screens, screen class, title).
@@ -220,38 +222,30 @@ class FabricApp(App[None]):
 
     def __init__(
         self,
-        topology: str = DEFAULT_TOPOLOGY,
-        nodes: int | None = None,
-        src: str | None = None,
-        dst: str | None = None,
-        view: str = "topology",
+        launch: LaunchRequest | None = None,
         catalog: Catalog | None = None,
         host: PluginHost | None = None,
-        size_bytes: int | None = None,
-        options: dict[str, str] | None = None,
     ) -> None:
-        self.view = view if view in VIEWS else "topology"
+        launch = launch or LaunchRequest()
+        self.view = launch.view if launch.view in VIEWS else "topology"
         """The view shown first."""
         # Start in the first view's mode: switching from Textual's default screen on mount
         # would parse every stylesheet a second time before the first frame.
         self.DEFAULT_MODE = self.view  # type: ignore[misc]
         super().__init__()
-        self.topology = topology
-        """The topology asked for (id or YAML path)."""
-        self.nodes = nodes
-        """Its ``--nodes`` override."""
-        self.what_if: WhatIf | None = None
-        """Link overrides in force."""
+        self.request = launch.topology
+        """The topology asked for (id or YAML path, nodes, what-if): the one loading or
+        shown."""
         self.catalog = catalog
         """The hardware database (loaded in the first worker when not given)."""
         self.host = host
         """The plugin host (the process-wide one when not given)."""
         self.data: FabricData | None = None
         """The loaded fabric (None until the first load finishes)."""
-        self._initial_pair = (src, dst) if (src or dst) else None
-        self._initial_size = size_bytes
-        self._options = dict(options or {})
-        self._cache: dict[tuple[str, int | None, WhatIf | None], FabricData] = {}
+        self._initial_pair = (launch.src, launch.dst) if (launch.src or launch.dst) else None
+        self._initial_size = launch.message_size
+        self._options = dict(launch.options)
+        self._cache: dict[TopologyRequest, FabricData] = {}
         self._plugin_failures_shown: set[tuple[str, str]] = set()
 
     # --- start-up --------------------------------------------------------------------------
@@ -260,7 +254,7 @@ class FabricApp(App[None]):
         """Load the fabric once the first view has painted (a loading thread started
         earlier would compete with the first frame for the interpreter)."""
         self.update_titles()
-        self.call_after_refresh(self.load_topology, self.topology, self.nodes)
+        self.call_after_refresh(self.load_topology, self.request)
 
     def take_initial_pair(self) -> tuple[str | None, str | None] | None:
         """The command line's ``--src``/``--dst``, once (the first fabric only)."""
@@ -276,22 +270,32 @@ class FabricApp(App[None]):
         size, self._initial_size = self._initial_size, None
         return size
 
-    def load_topology(
-        self, topology: str, nodes: int | None = None, what_if: WhatIf | None = None
-    ) -> None:
-        """Resolve and build a topology in a worker (cached per topology, nodes, what-if)."""
-        cached = self._cache.get((topology, nodes, what_if))
+    @property
+    def topology(self) -> str:
+        """The topology asked for last (id or YAML path)."""
+        return self.request.topology
+
+    def load_topology(self, request: TopologyRequest | str) -> None:
+        """Resolve and build a topology in a worker (cached per request).
+
+        Args:
+            request: The topology, node count and what-if (a bare id: that topology).
+        """
+        if isinstance(request, str):
+            request = TopologyRequest(request)
+        self.request = request
+        cached = self._cache.get(request)
         if cached is not None:
             self.post_message(self.FabricLoaded(cached))
             return
         if self.data is not None:
-            self.notify(f"loading {topology}...", timeout=2)
-        self._load(topology, nodes, what_if)
+            self.notify(f"loading {request.topology}...", timeout=2)
+        self._load(request)
 
     @work(
         thread=True, exclusive=True, group="load", exit_on_error=False, description="load topology"
     )
-    def _load(self, topology: str, nodes: int | None, what_if: WhatIf | None) -> None:
+    def _load(self, request: TopologyRequest) -> None:
         from fabricui.tui.data import FabricData
 
         if self.host is None:
@@ -299,19 +303,19 @@ class FabricApp(App[None]):
 
             self.host = get_host()
         if self.catalog is None:
-            from fabricui.services.session import load_catalog_with_plugins
+            from fabricui.services.session import load_catalog
 
-            self.catalog = load_catalog_with_plugins(host=self.host)
-        data = FabricData.load(topology, nodes, self.catalog, self.host, what_if)
+            self.catalog = load_catalog(host=self.host)
+        data = FabricData.load(request, self.catalog, self.host)
         self.post_message(self.FabricLoaded(data))
 
     @on(FabricLoaded)
     def fabric_loaded(self, message: FabricLoaded) -> None:
         """Make the new fabric current and let the visible view redraw."""
         data = message.data
-        self._cache[(data.topology, data.nodes, data.what_if)] = data
+        self._cache[data.request] = data
         self.data = data
-        self.topology, self.nodes, self.what_if = data.topology, data.nodes, data.what_if
+        self.request = data.request
         for screen in self.screen_stack:
             if isinstance(screen, ViewScreen):
                 screen.sync()
@@ -432,7 +436,7 @@ class FabricApp(App[None]):
 
         def done(text: str | None) -> None:
             if text:
-                self.load_topology(data.topology, int(text), data.what_if)
+                self.load_topology(dataclasses.replace(data.request, nodes=int(text)))
 
         from fabricui.tui.screens.prompt import PromptModal
 
@@ -475,7 +479,7 @@ class FabricApp(App[None]):
 
         def done(text: str | None) -> None:
             if text is not None:
-                self.load_topology(data.topology, data.nodes, parse(text))
+                self.load_topology(dataclasses.replace(data.request, what_if=parse(text)))
 
         net = data.spec.net
         current = f"nic={net.gbps:g}" if net is not None and net.gbps else ""
@@ -541,6 +545,7 @@ def make_app(
     host: PluginHost | None = None,
     size_bytes: int | None = None,
     options: dict[str, str] | None = None,
+    launch: LaunchRequest | None = None,
 ) -> FabricApp:
     """Build the explorer (the CLI, snapshots and tests all start here).
 
@@ -555,8 +560,19 @@ def make_app(
         size_bytes: Message size of the path panel [bytes].
         options: View options taken when each view first draws: ``op``, ``group``,
             ``sizes`` (collectives), ``model``, ``layout``, ``search`` (strategies).
+        launch: All of the above as one request (``explore`` and ``snapshot`` build it);
+            when given, the separate arguments are ignored.
 
     Returns:
         The app, not yet running.
     """
-    return FabricApp(topology, nodes, src, dst, view, catalog, host, size_bytes, options)
+    if launch is None:
+        launch = LaunchRequest(
+            TopologyRequest(topology, nodes),
+            view,
+            src,
+            dst,
+            size_bytes,
+            tuple((options or {}).items()),
+        )
+    return FabricApp(launch, catalog, host)

@@ -6,17 +6,23 @@ import argparse
 
 import pytest
 
+from fabricui.cli import main
 from fabricui.engine.evaluate import evaluate_path
 from fabricui.errors import FabricError
-from fabricui.snapshot import main as snapshot_main
+from fabricui.services.requests import TopologyRequest
 from fabricui.tui.data import FabricData, WhatIf
 from fabricui.tui.widgets.ring_stepper import cell_text, ring_steps
+
+
+def snapshot_main(argv: list[str]) -> int:
+    """``fabricui snapshot ARGV``."""
+    return main(["snapshot", *argv])
 
 
 @pytest.fixture(scope="module")
 def pod(tui_catalog) -> FabricData:
     """dgx-h100-pod on the fixed catalog."""
-    return FabricData.load("dgx-h100-pod", catalog=tui_catalog)
+    return FabricData.load(TopologyRequest("dgx-h100-pod"), catalog=tui_catalog)
 
 
 def test_pyramid_tiers_are_hwdb_records_and_routed_paths(pod):
@@ -34,11 +40,15 @@ def test_pyramid_tiers_are_hwdb_records_and_routed_paths(pod):
 
 def test_what_if_changes_the_spec_and_refuses_missing_knobs(tui_catalog):
     """NIC rate and scale-up links rebuild the fabric; a PCIe box has no scale-up links."""
-    data = FabricData.load("dgx-h100-pod", catalog=tui_catalog, what_if=WhatIf(200.0, 9))
+    data = FabricData.load(
+        TopologyRequest("dgx-h100-pod", what_if=WhatIf(200.0, 9)), catalog=tui_catalog
+    )
     assert data.path(0, 31, None).bottleneck_GBps == 25.0
     assert data.path(0, 1, None).bottleneck_GBps == 225.0
     with pytest.raises(FabricError, match="no scale-up links"):
-        FabricData.load("pcie-rtx4090x2", catalog=tui_catalog, what_if=WhatIf(None, 2))
+        FabricData.load(
+            TopologyRequest("pcie-rtx4090x2", what_if=WhatIf(None, 2)), catalog=tui_catalog
+        )
 
 
 @pytest.mark.parametrize(
@@ -117,6 +127,7 @@ def test_explore_rejects_bad_options_before_starting(options, message, monkeypat
     """fabricui explore checks its options first (the CLI prints one line, exit 2)."""
     from fabricui.commands import explore
     from fabricui.tui.app import FabricApp
+    from fabricui.tui.launch import run_explorer
 
     def never(self, *args, **kwargs):
         raise AssertionError("the app started despite bad options")
@@ -124,4 +135,4 @@ def test_explore_rejects_bad_options_before_starting(options, message, monkeypat
     monkeypatch.setattr(FabricApp, "run", never)
 
     with pytest.raises(FabricError, match=message):
-        explore.run(argparse.Namespace(**options))
+        run_explorer(explore.launch_request(argparse.Namespace(**options)))

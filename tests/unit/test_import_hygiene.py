@@ -20,5 +20,5 @@ def test_engine_and_fabric_are_free_of_yaml_and_textual():
 
 def test_cli_path_does_not_import_textual():
     """``fabricui path`` stays headless."""
-    loaded = modules_after("import fabricui.cli, fabricui.report, fabricui.hwdb")
+    loaded = modules_after("import fabricui.cli, fabricui.render.path, fabricui.hwdb")
     assert "textual" not in loaded

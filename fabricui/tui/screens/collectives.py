@@ -52,11 +52,10 @@ def parse_range(text: str) -> list[int]:
     Raises:
         ConfigError: Malformed sizes or an empty range.
     """
-    from fabricui.commands.collective import sweep_sizes
     from fabricui.errors import ConfigError
-    from fabricui.units import parse_size
+    from fabricui.units import parse_size, parse_size_sweep
 
-    sizes = sweep_sizes(text) if ":" in text else [parse_size(text)]
+    sizes = parse_size_sweep(text) if ":" in text else [parse_size(text)]
     if not sizes or sizes[0] < 1:
         raise ConfigError(f"invalid size range {text!r}: use A:B such as 8:16G, or one size")
     if len(sizes) > 64:

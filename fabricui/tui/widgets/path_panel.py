@@ -28,7 +28,7 @@ def hop_rows(report: PathReport) -> list[tuple[str, str, str, str, str, str]]:
 def summary_lines(report: PathReport) -> list[tuple[str, str]]:
     """(label, value) lines under the hops: bottleneck, latency, size, transfer time, and
     the hardware at the bottleneck's two ends."""
-    from fabricui.report import hop_hardware
+    from fabricui.render.path import hop_hardware
     from fabricui.units import format_bandwidth, format_bytes, format_time_us
 
     hop = report.hops[report.bottleneck_hop]

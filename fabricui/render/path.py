@@ -1,10 +1,12 @@
-"""Plain-text renderings of engine results, shared by the CLI and snapshots."""
+"""The routed path as text: a table of hops and its figures (``fabricui path``, the TUI's
+path panel)."""
 
 from __future__ import annotations
 
 from fabricui.engine.evaluate import PathReport
 from fabricui.engine.paths import Hop
 from fabricui.fabric.fabric import Fabric
+from fabricui.render.table import text_table
 from fabricui.units import format_bandwidth, format_bytes, format_time_us
 
 
@@ -26,14 +28,7 @@ def render_path(report: PathReport, fabric: Fabric) -> str:
         rows.append(
             (str(i + 1), hop.src, hop.dst, link, f"{hop.bw_GBps:.1f}", f"{hop.lat_us:.3f}", mark)
         )
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    right = {0, 4, 5}
-    for row in rows:
-        cells = [
-            cell.rjust(w) if c in right else cell.ljust(w)
-            for c, (cell, w) in enumerate(zip(row, widths))
-        ]
-        lines.append("  " + "  ".join(cells).rstrip())
+    lines += text_table(rows, right={0, 4, 5}, indent="  ")
     hop = report.hops[report.bottleneck_hop]
     lines.append(
         f"bottleneck: {format_bandwidth(report.bottleneck_GBps)} per direction, "

@@ -1,0 +1,56 @@
+"""``fabricui path``: the route between two GPUs, hop by hop, with its bottleneck."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from fabricui.commands.options import (
+    add_json_option,
+    add_topology_options,
+    catalog,
+    topology_request,
+)
+from fabricui.services.requests import PathRequest
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``path`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "path", help="route between two GPUs: hops, bottleneck, latency"
+    )
+    add_topology_options(parser)
+    parser.add_argument("--src", required=True, help="source GPU: n<node>.g<gpu> or a global rank")
+    parser.add_argument("--dst", required=True, help="destination GPU")
+    parser.add_argument(
+        "--size",
+        type=_size,
+        help="message size for the transfer time: 8, 64K, 1G (binary), 1GB, 1GiB",
+    )
+    add_json_option(parser, "print one JSON object")
+    return parser
+
+
+def _size(text: str) -> int:
+    from fabricui.units import parse_size
+
+    return parse_size(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Route and print; returns 0.
+
+    Raises:
+        FabricError: Unknown topology or GPU ids, identical endpoints.
+    """
+    from fabricui.render.path import render_path
+    from fabricui.services.path import find_path
+
+    request = PathRequest(topology_request(args), args.src, args.dst, args.size)
+    result = find_path(request, catalog(args))
+    if args.json:
+        print(json.dumps(result.report.to_json(), indent=2))
+    else:
+        print(render_path(result.report, result.fabric))
+    return 0

@@ -1,0 +1,148 @@
+"""Collectives on a loaded fabric: which ranks a named group means, the prediction per
+size with every loaded algorithm, and the textbook bandwidth-only bound."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import ConfigError
+from fabricui.services.requests import GROUPS, CollectiveRequest
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from fabricui.engine.collectives import Prediction
+    from fabricui.fabric.fabric import Fabric
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.plugins import PluginHost
+
+
+@dataclass(frozen=True)
+class CollectiveResult:
+    """One collective per size, as ``fabricui collective`` reports it."""
+
+    op: str
+    """Collective name."""
+    topology: str | None
+    """Topology id (None for the textbook bound)."""
+    nranks: int
+    """Ranks in the group."""
+    rows: tuple[dict[str, Any], ...]
+    """Per size: ``size_bytes``, ``algorithm``, ``time_us``, ``algbw_GBps``, ``busbw_GBps``."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``fabricui collective --json`` object."""
+        return {
+            "op": self.op,
+            "topology": self.topology,
+            "nranks": self.nranks,
+            "rows": list(self.rows),
+        }
+
+
+def group_ranks(
+    fabric: Fabric, group: str = "all", gpus: int | None = None
+) -> npt.NDArray[np.int64]:
+    """Global ranks of a named group, or of the first ``gpus`` GPUs.
+
+    Args:
+        fabric: The fabric.
+        group: ``all``, ``node`` (the GPUs of node 0) or ``per-node`` (GPU 0 of every node).
+        gpus: The first N GPUs instead of a named group.
+
+    Raises:
+        ConfigError: ``gpus`` out of range, or an unknown group.
+    """
+    import numpy as np
+
+    if gpus is not None:
+        if not 1 <= gpus <= fabric.n_gpus:
+            raise ConfigError(f"--gpus must be within 1..{fabric.n_gpus} (got {gpus})")
+        return np.arange(gpus, dtype=np.int64)
+    g = fabric.gpus_per_node
+    if group == "node":
+        return np.arange(g, dtype=np.int64)
+    if group == "per-node":
+        return np.arange(fabric.nodes, dtype=np.int64) * g
+    if group != "all":
+        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUPS)})")
+    return np.arange(fabric.n_gpus, dtype=np.int64)
+
+
+def prediction_rows(prediction: Prediction) -> tuple[dict[str, Any], ...]:
+    """One JSON-ready row per size of a prediction."""
+    return tuple(
+        {
+            "size_bytes": int(size),
+            "algorithm": algo,
+            "time_us": float(t),
+            "algbw_GBps": float(alg),
+            "busbw_GBps": float(bus),
+        }
+        for size, algo, t, alg, bus in zip(
+            prediction.size_bytes,
+            prediction.algorithm,
+            prediction.time_us,
+            prediction.algbw_GBps,
+            prediction.busbw_GBps,
+        )
+    )
+
+
+def predict_collective(
+    request: CollectiveRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+) -> CollectiveResult:
+    """Predict a collective on the requested fabric with every loaded algorithm.
+
+    Raises:
+        FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
+    """
+    from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.services.session import collective_algorithms, load_fabric
+
+    fabric = load_fabric(request.topology, catalog, host)
+    ranks = group_ranks(fabric, request.group, request.gpus)
+    prediction = evaluate_collective(
+        fabric,
+        request.op,
+        list(request.size_bytes),
+        ranks=ranks,
+        algorithms=collective_algorithms(host=host),
+        algo=request.algo,
+    )
+    return CollectiveResult(
+        request.op, fabric.spec.id, int(len(ranks)), prediction_rows(prediction)
+    )
+
+
+def ideal_collective(
+    op: str, size_bytes: Sequence[int], nranks: int, bw_GBps: float
+) -> CollectiveResult:
+    """The textbook bandwidth-only time of ``op`` over ``nranks`` ranks of ``bw_GBps`` each.
+
+    Raises:
+        ConfigError: Fewer than one rank or a bandwidth that is not positive.
+    """
+    import numpy as np
+
+    from fabricui.engine.collectives import algbw_GBps, bus_factor, ideal_time_us
+
+    if nranks < 1 or not bw_GBps > 0:
+        raise ConfigError("--ideal needs --nranks N (>= 1) and a positive --bw, e.g. 100GB/s")
+    sizes = np.asarray(size_bytes, dtype=float)
+    times = ideal_time_us(op, sizes, nranks, bw_GBps)
+    alg = algbw_GBps(sizes, times)
+    rows = tuple(
+        {
+            "size_bytes": int(s),
+            "algorithm": "ideal",
+            "time_us": float(t),
+            "algbw_GBps": float(a),
+            "busbw_GBps": float(a) * bus_factor(op, nranks),
+        }
+        for s, t, a in zip(sizes, times, alg)
+    )
+    return CollectiveResult(op, None, nranks, rows)

@@ -1,0 +1,407 @@
+"""A loaded topology and the figures every view asks of it: one catalog, spec, fabric and
+router, with thin wrappers over the engine (paths, collectives on named groups, the
+bandwidth pyramid, strategies). No Textual: the TUI and snapshots use it from workers, the
+CLI directly, and tests headless.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from fabricui.engine.collectives import Prediction
+    from fabricui.engine.evaluate import PathReport
+    from fabricui.engine.routing import Router
+    from fabricui.engine.strategies import DecisionTable, PlanReport, Pricer
+    from fabricui.engine.types import CollectiveAlgorithm, Strategy
+    from fabricui.fabric.fabric import Fabric
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.model import TopologySpec
+    from fabricui.plugins import PluginHost
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One tier of the bandwidth pyramid."""
+
+    name: str
+    """What the tier is (``HBM3``, ``NVLink peer``)."""
+    bw_GBps: float
+    """Bandwidth per GPU per direction [GB/s]."""
+    lat_us: float | None
+    """Latency [us], None when the database has none."""
+    detail: str
+    """Where the figure comes from (hwdb record or routed path)."""
+
+
+@dataclass(frozen=True)
+class LayoutChoice:
+    """What the strategies view asks the engine to plan (the ``fabricui plan`` options)."""
+
+    tp: int = 1
+    """Tensor-parallel degree."""
+    pp: int = 1
+    """Pipeline stages."""
+    ep: int = 1
+    """Expert-parallel degree."""
+    dp_strategy: str = "ddp"
+    """How the data-parallel dimension communicates (``DP_STRATEGIES``)."""
+
+    def label(self) -> str:
+        """``tp8 pp1 ep1 ddp``."""
+        return f"tp{self.tp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
+
+
+@dataclass
+class LoadedFabric:
+    """A loaded topology: catalog, spec, fabric and a shared router, plus engine calls.
+
+    Engine calls that share the router hold ``lock`` so that two worker threads never
+    fill its caches at once.
+    """
+
+    catalog: Catalog
+    """The hardware database (with plugin records)."""
+    spec: TopologySpec
+    """The resolved topology spec."""
+    fabric: Fabric
+    """The built fabric."""
+    router: Router
+    """One router per fabric, reused by every path and collective."""
+    request: TopologyRequest
+    """What was asked: topology id or path, node count, what-if."""
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """Serialises engine calls that share ``router``."""
+    _names: dict[str, int] | None = field(default=None, repr=False)
+    _strategies: dict[str, Strategy] | None = field(default=None, repr=False)
+    _algorithms: list[CollectiveAlgorithm] | None = field(default=None, repr=False)
+
+    # --- loading ---------------------------------------------------------------------------
+
+    @classmethod
+    def load(
+        cls,
+        request: TopologyRequest,
+        catalog: Catalog | None = None,
+        host: PluginHost | None = None,
+    ) -> LoadedFabric:
+        """Resolve and build a topology.
+
+        Args:
+            request: Topology id or path, node count and what-if.
+            catalog: The catalog (default: built-in database plus plugins).
+            host: Plugin host used for builders and when the catalog has to be loaded.
+
+        Returns:
+            The loaded data.
+
+        Raises:
+            FabricError: Unknown topology, bad node count, or a malformed file.
+        """
+        # Import every engine module the views use here, in the loading thread, so that
+        # later workers never import concurrently (a partially initialised module).
+        import fabricui.engine.evaluate
+        import fabricui.engine.strategies
+        import fabricui.fabric.ids
+        import fabricui.units  # noqa: F401
+        from fabricui.engine.routing import Router
+        from fabricui.services.session import build_fabric_with_plugins, load_catalog, resolve_spec
+
+        catalog = catalog or load_catalog(CatalogRequest(), host)
+        spec = resolve_spec(request, catalog)
+        fabric = build_fabric_with_plugins(spec, catalog, host)
+        return cls(catalog, spec, fabric, Router(fabric), request)
+
+    @property
+    def topology(self) -> str:
+        """The topology argument it was loaded from (id or file path)."""
+        return self.request.topology
+
+    @property
+    def nodes(self) -> int | None:
+        """The ``--nodes`` override, if any."""
+        return self.request.nodes
+
+    @property
+    def what_if(self) -> WhatIf | None:
+        """Link overrides applied to the spec, if any."""
+        return self.request.what_if
+
+    @property
+    def label(self) -> str:
+        """Topology id with the node override and what-if links, for titles."""
+        label = TopologyRequest(self.spec.id, self.nodes).label()
+        if self.what_if is not None:
+            label += f" ({self.what_if.label()})"
+        return label
+
+    # --- devices ---------------------------------------------------------------------------
+
+    def device_id(self, name: str) -> int | None:
+        """Device id of a device name (``n0.nic3``), None when unknown."""
+        if self._names is None:
+            fabric = self.fabric
+            self._names = {fabric.device_name(d): d for d in range(fabric.n_devices)}
+        return self._names.get(name)
+
+    def parse_gpu(self, text: str) -> int:
+        """Global rank of ``n3.g7`` or ``31``.
+
+        Raises:
+            EngineError: Malformed or out of range (the message names valid ids).
+        """
+        from fabricui.fabric.ids import parse_gpu_id
+
+        return parse_gpu_id(self.fabric, text)
+
+    def default_pair(self) -> tuple[int, int | None]:
+        """Source and destination shown first: GPU 0 and the last GPU (another node if any)."""
+        n = self.fabric.n_gpus
+        return 0, (n - 1 if n > 1 else None)
+
+    # --- engine calls ----------------------------------------------------------------------
+
+    def path(self, src: int, dst: int, size_bytes: int | None) -> PathReport:
+        """The routed path between two ranks (``evaluate_path``).
+
+        Raises:
+            EngineError: Same GPU or invalid ranks.
+        """
+        from fabricui.engine.evaluate import evaluate_path
+
+        fabric = self.fabric
+        with self.lock:
+            return evaluate_path(
+                fabric, fabric.gpu_name(src), fabric.gpu_name(dst), size_bytes, router=self.router
+            )
+
+    def group_ranks(self, group: str) -> npt.NDArray[np.int64]:
+        """Ranks of a named group: ``all``, ``node`` (node 0) or ``per-node`` (GPU 0 of each)."""
+        import numpy as np
+
+        fabric = self.fabric
+        if group == "node":
+            return np.arange(fabric.gpus_per_node, dtype=np.int64)
+        if group == "per-node":
+            return np.arange(fabric.nodes, dtype=np.int64) * fabric.gpus_per_node
+        return np.arange(fabric.n_gpus, dtype=np.int64)
+
+    def collective(self, op: str, group: str, sizes: Sequence[int]) -> Prediction:
+        """Predict ``op`` on a named group for each size (``evaluate_collective``).
+
+        Raises:
+            EngineError: The group has one rank, or no algorithm applies.
+        """
+        from fabricui.engine.evaluate import evaluate_collective
+        from fabricui.errors import EngineError
+
+        ranks = self.group_ranks(group)
+        if len(ranks) < 2:
+            raise EngineError(
+                f"group {group!r} has one GPU on {self.spec.id}: choose another group"
+            )
+        with self.lock:
+            return evaluate_collective(
+                self.fabric,
+                op,
+                list(sizes),
+                ranks=ranks,
+                algorithms=self.algorithms(),
+                router=self.router,
+            )
+
+    def pyramid(self) -> list[Tier]:
+        """The bandwidth pyramid of this fabric, fastest tier first.
+
+        On-chip and memory tiers are the GPU's hwdb figures; peer, NIC and spine tiers are
+        routed paths (GPU 0 to GPU 1, to GPU 0 of node 1, and to a GPU behind another leaf).
+        """
+        fabric, catalog = self.fabric, self.catalog
+        gpu = fabric.gpu
+        tiers: list[Tier] = []
+        if gpu.smem_bw_GBps:
+            smem = catalog.links.get("smem")
+            tiers.append(
+                Tier(
+                    "SMEM / registers",
+                    gpu.smem_bw_GBps,
+                    smem.lat_us if smem else None,
+                    f"{gpu.id} smem_bw_GBps (hwdb)",
+                )
+            )
+        memory = catalog.links.get((gpu.memory_tech or "").lower())
+        tiers.append(
+            Tier(
+                gpu.memory_tech or "memory",
+                gpu.hbm_bw_GBps,
+                memory.lat_us if memory is not None and memory.family == "memory" else None,
+                f"{gpu.id} hbm_bw_GBps (hwdb)",
+            )
+        )
+        g = fabric.gpus_per_node
+        if g >= 2:
+            report = self.path(0, 1, None)
+            tiers.append(self._path_tier(report, "peer"))
+        if fabric.nodes >= 2:
+            report = self.path(0, g, None)
+            tiers.append(self._path_tier(report, "NIC", network=True))
+            spine = self._spine_report()
+            if spine is not None:
+                tiers.append(self._path_tier(spine, "spine", network=True))
+        elif self.spec.net is not None:
+            link = catalog.links.get(self.spec.net.link)
+            if link is not None:
+                gbps = self.spec.net.gbps or link.bw_GBps * 8
+                tiers.append(
+                    Tier(
+                        f"NIC ({link.name.split(' (')[0]})",
+                        gbps / 8.0,
+                        link.lat_us,
+                        f"{link.id} port rate (hwdb; one node, no route)",
+                    )
+                )
+        return tiers
+
+    def _path_tier(self, report: PathReport, kind: str, network: bool = False) -> Tier:
+        from fabricui.units import format_bandwidth
+
+        hop = report.hops[report.bottleneck_hop]
+        if network:
+            gens = [h.link for h in report.hops if self.catalog.links.get(h.link) is not None]
+            net_gens = [g for g in gens if self.catalog.links[g].tier == "scale-out"] or gens
+            gen = net_gens[0]
+        else:
+            gen = hop.link
+        record = self.catalog.links.get(gen)
+        family = record.name if record is not None else gen
+        if kind == "peer":
+            name = f"{family.split(' (')[0]} peer"
+        elif kind == "NIC":
+            name = f"NIC ({family.split(' (')[0]})"
+        else:
+            name = (
+                "spine" if any(h.dst.startswith("spine") for h in report.hops) else "leaf to leaf"
+            )
+        detail = (
+            f"{report.src}->{report.dst}: bottleneck {hop.src}->{hop.dst} "
+            f"{format_bandwidth(report.bottleneck_GBps)}"
+        )
+        return Tier(name, report.bottleneck_GBps, report.latency_us, detail)
+
+    def _spine_report(self) -> PathReport | None:
+        """A cross-node path that climbs above the leaf (spine or leaf-to-leaf), if any."""
+        from fabricui.fabric.fabric import DeviceKind
+
+        fabric = self.fabric
+        if not len(fabric.devices_of_kind(DeviceKind.LEAF)) > 1:
+            return None
+        g, last = fabric.gpus_per_node, fabric.nodes - 1
+        candidates = [last * g + g - 1, last * g + min(1, g - 1), g + g - 1, last * g]
+        for dst in candidates:
+            if dst == 0:
+                continue
+            report = self.path(0, dst, None)
+            names = [h.dst for h in report.hops]
+            if any(n.startswith("spine") for n in names) or any(
+                h.src.startswith("leaf") and h.dst.startswith("leaf") for h in report.hops
+            ):
+                return report
+        return None
+
+    # --- strategies ------------------------------------------------------------------------
+
+    def algorithms(self) -> list[CollectiveAlgorithm]:
+        """Every candidate collective algorithm (core and plugins'), loaded once."""
+        if self._algorithms is None:
+            from fabricui.services.session import collective_algorithms
+
+            self._algorithms = collective_algorithms()
+        return self._algorithms
+
+    def _pricer(self) -> Pricer:
+        from fabricui.engine.strategies import Pricer
+
+        return Pricer(self.fabric, algorithms=self.algorithms())
+
+    def strategies(self) -> dict[str, Strategy]:
+        """Strategies by name, loaded as ``fabricui strategies`` loads them."""
+        if self._strategies is None:
+            from fabricui.commands.strategies import load_strategies
+
+            self._strategies = load_strategies()
+        return self._strategies
+
+    def model(self, model_id: str) -> Any:
+        """A model shape by id.
+
+        Raises:
+            ConfigError: Unknown model (names the nearest ids).
+        """
+        from fabricui.errors import ConfigError
+        from fabricui.hwdb.catalog import unknown_id_message
+
+        if model_id not in self.catalog.models:
+            raise ConfigError(unknown_id_message("model", model_id, self.catalog.models))
+        return self.catalog.models[model_id]
+
+    def decision_table(self, model_id: str) -> DecisionTable:
+        """The seeds' decision table for a model (``decision_table``)."""
+        from fabricui.engine.strategies import decision_table
+        from fabricui.services.session import without_failed_strategies
+
+        table = decision_table(
+            self.fabric,
+            self.model(model_id),
+            self.strategies().values(),
+            evaluate=self._pricer(),
+        )
+        return without_failed_strategies(table)
+
+    def default_layout(self, model_id: str) -> LayoutChoice:
+        """TP on the node's GPUs when it divides the heads (at most 8), DP over the rest."""
+        model = self.model(model_id)
+        tp = min(8, self.fabric.gpus_per_node)
+        while tp > 1 and (model.heads % tp or self.fabric.n_gpus % tp):
+            tp -= 1
+        return LayoutChoice(tp=tp)
+
+    def plan(self, model_id: str, choice: LayoutChoice) -> PlanReport:
+        """Price one layout on every GPU of the fabric (``plan``, as ``fabricui plan``).
+
+        Raises:
+            FabricError: A layout the model or the fabric cannot run.
+        """
+        from fabricui.commands.plan import chosen_strategies, layout_from_args
+        from fabricui.engine.strategies import plan
+
+        model = self.model(model_id)
+        args = argparse.Namespace(tp=choice.tp, pp=choice.pp, ep=choice.ep)
+        layout = layout_from_args(args, self.fabric, model)
+        chosen = chosen_strategies(choice.dp_strategy, False)
+        return plan(self.fabric, model, layout, chosen, evaluate=self._pricer())
+
+    def search(self, model_id: str, dp_strategy: str = "ddp", top: int = 10) -> list[PlanReport]:
+        """Rank every valid layout on all GPUs (``search_layouts``, as ``plan --search``)."""
+        from fabricui.commands.plan import chosen_strategies
+        from fabricui.engine.strategies import search_layouts
+
+        model = self.model(model_id)
+        chosen = chosen_strategies(dp_strategy, False)
+        return search_layouts(
+            self.fabric,
+            model,
+            chosen,
+            self.fabric.n_gpus,
+            model.seq_len,
+            top=top,
+            evaluate=self._pricer(),
+        )

@@ -1,0 +1,100 @@
+"""Traffic patterns on a requested fabric: max-min fair rates of every flow and the
+busiest links."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import ConfigError
+from fabricui.services.requests import TrafficRequest
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.plugins import PluginHost
+
+
+@dataclass(frozen=True)
+class TrafficResult:
+    """What ``fabricui traffic`` reports."""
+
+    topology: str
+    """Topology id."""
+    pattern: str
+    """Pattern name."""
+    gpus: int
+    """GPUs taking part."""
+    flows: tuple[tuple[str, str, float], ...]
+    """Every flow: (source GPU, destination GPU, rate [GB/s])."""
+    rates: dict[str, float]
+    """``min_GBps``, ``median_GBps``, ``max_GBps``, ``total_GBps`` over the flows."""
+    busiest_links: tuple[dict[str, Any], ...]
+    """The most loaded links: ``link``, ``generation``, ``load_GBps``, ``capacity_GBps``,
+    ``utilization``."""
+
+    def slowest_flows(self, count: int = 5) -> list[tuple[str, str, float]]:
+        """The ``count`` slowest flows, slowest first (ties in flow order)."""
+        order = sorted(range(len(self.flows)), key=lambda i: self.flows[i][2])
+        return [self.flows[i] for i in order[:count]]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``fabricui traffic --json`` object."""
+        return {
+            "topology": self.topology,
+            "pattern": self.pattern,
+            "gpus": self.gpus,
+            "flows": [{"src": a, "dst": b, "rate_GBps": r} for a, b, r in self.flows],
+            "rates": self.rates,
+            "busiest_links": list(self.busiest_links),
+        }
+
+
+def simulate(
+    request: TrafficRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+) -> TrafficResult:
+    """Route every flow of the pattern and share the links max-min fairly.
+
+    Raises:
+        FabricError: Unknown topology, a GPU count or ``top`` out of range.
+    """
+    import numpy as np
+
+    from fabricui.engine.traffic import pattern_flows, simulate_traffic
+    from fabricui.services.session import load_fabric
+
+    fabric = load_fabric(request.topology, catalog, host)
+    n = fabric.n_gpus if request.gpus is None else request.gpus
+    if not 2 <= n <= fabric.n_gpus:
+        raise ConfigError(f"--gpus must be within 2..{fabric.n_gpus} (got {n})")
+    if request.top < 1:
+        raise ConfigError(f"--top must be at least 1 (got {request.top})")
+    src, dst = pattern_flows(request.pattern, np.arange(n), request.seed)
+    report = simulate_traffic(fabric, src, dst)
+    name = fabric.device_name
+    links = tuple(
+        {
+            "link": f"{name(int(fabric.link_src[k]))}->{name(int(fabric.link_dst[k]))}",
+            "generation": fabric.generations[int(fabric.link_gen[k])],
+            "load_GBps": float(report.link_load_GBps[k]),
+            "capacity_GBps": float(report.link_capacity_GBps[k]),
+            "utilization": float(report.link_load_GBps[k] / report.link_capacity_GBps[k]),
+        }
+        for k in report.busiest_links(request.top)
+    )
+    rates = report.rate_GBps
+    return TrafficResult(
+        topology=fabric.spec.id,
+        pattern=request.pattern,
+        gpus=n,
+        flows=tuple(
+            (fabric.gpu_name(int(a)), fabric.gpu_name(int(b)), float(r))
+            for a, b, r in zip(src, dst, rates)
+        ),
+        rates={
+            "min_GBps": float(rates.min()),
+            "median_GBps": float(np.median(rates)),
+            "max_GBps": float(rates.max()),
+            "total_GBps": float(rates.sum()),
+        },
+        busiest_links=links,
+    )

@@ -1,0 +1,78 @@
+"""Starting the explorer: check what the user asked before the screen is taken over, then
+run the app until the user quits."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fabricui.errors import ConfigError
+from fabricui.services.requests import CatalogRequest, LaunchRequest
+from fabricui.vocabulary import VIEWS
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.plugins import PluginHost
+
+
+def check_launch(
+    request: LaunchRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+) -> Catalog:
+    """Check everything the user typed before the app starts; returns the catalog to use.
+
+    Raises:
+        FabricError: Unknown view, topology, GPU id, operation, group, model or layout.
+    """
+    from fabricui.tui.data import GROUPS, OPS, FabricData
+
+    if request.view not in VIEWS:
+        raise ConfigError(f"unknown view {request.view!r} (one of {', '.join(VIEWS)})")
+    data = FabricData.load(request.topology, catalog, host)
+    for gpu in (request.src, request.dst):
+        if gpu is not None:
+            data.parse_gpu(gpu)
+    if (
+        request.src is not None
+        and request.dst is not None
+        and data.parse_gpu(request.src) == data.parse_gpu(request.dst)
+    ):
+        raise ConfigError(f"source and destination are the same GPU ({request.src})")
+    options = dict(request.options)
+    if options.get("op") and options["op"] not in OPS:
+        raise ConfigError(f"unknown operation {options['op']!r} (one of {', '.join(OPS)})")
+    if options.get("group") and options["group"] not in GROUPS:
+        raise ConfigError(f"unknown group {options['group']!r} (one of {', '.join(GROUPS)})")
+    if options.get("sizes"):
+        from fabricui.tui.screens.collectives import parse_range
+
+        parse_range(options["sizes"])
+    if options.get("model"):
+        data.model(options["model"])
+    if options.get("layout"):
+        from fabricui.tui.data import LayoutChoice
+        from fabricui.tui.screens.strategies import parse_layout
+
+        parse_layout(options["layout"], LayoutChoice())
+    return data.catalog
+
+
+def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None = None) -> int:
+    """Check the request, then run the explorer until the user quits; returns 0.
+
+    Options are checked before the screen is taken over, so that a typo is one line on
+    stderr (exit status 2) rather than a modal. Without options nothing is loaded before
+    the first paint: the explorer starts as fast as Textual does.
+
+    Raises:
+        FabricError: Unknown topology, bad node count, GPU id, size or view.
+    """
+    catalog_request = catalog_request or CatalogRequest()
+    catalog = None
+    if not request.is_default() or catalog_request != CatalogRequest():
+        from fabricui.services.session import load_catalog
+
+        catalog = check_launch(request, load_catalog(catalog_request))
+
+    from fabricui.tui.app import make_app
+
+    make_app(launch=request, catalog=catalog).run()
+    return 0
