@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from fabricui.errors import ConfigError
 
 if TYPE_CHECKING:
-    from fabricui.calibration_file import ResultRun
     from fabricui.engine.calibration import CalibrationCase, CalibrationResult
     from fabricui.engine.types import CollectiveAlgorithm
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
+    from fabricui.importers.nccl_tests import ResultRun
     from fabricui.model import TopologySpec
 
 #: Link tiers in the order the fit tries their generations (the network first).
@@ -197,19 +197,19 @@ def run(args: argparse.Namespace) -> int:
         FabricError: Unreadable results, an unknown topology, runs that do not fit it, or
             an existing ``--output`` without ``--force``.
     """
-    from fabricui.calibration_file import (
+    from fabricui.engine.calibration import fit_links
+    from fabricui.hwdb.overlay import (
         CalibrationOverlay,
         LinkCalibration,
         overlay_yaml,
-        read_results,
         write_overlay,
     )
-    from fabricui.engine.calibration import fit_links
     from fabricui.hwdb.resolve import resolve_topology
+    from fabricui.importers.nccl_tests import read_results
     from fabricui.services.session import collective_algorithms, load_catalog_with_plugins
 
     if args.output is not None:
-        from fabricui.atomic_write import check_target
+        from fabricui.files import check_target
 
         check_target(args.output, args.force)
     if args.algo:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from fabricui.errors import ConfigError
 
 if TYPE_CHECKING:
-    from fabricui.doctor import Finding
     from fabricui.importers.nccl_log import NcclLog
+    from fabricui.services.doctor import Finding
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -22,7 +22,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     Returns:
         The subcommand's parser.
     """
-    from fabricui.doctor import CODES
+    from fabricui.services.doctor import CODES
 
     codes = "; ".join(f"{code}: {text}" for code, text in CODES.items())
     parser = subparsers.add_parser(
@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: The file is missing or not an NCCL log, or an ``--env`` is malformed.
     """
-    from fabricui.doctor import diagnose, report_json
     from fabricui.importers.nccl_log import read_nccl_log
+    from fabricui.services.doctor import diagnose, report_json
 
     hints = _env_hints(args.env)
     log = read_nccl_log(args.log)
@@ -82,7 +82,7 @@ def render(log: NcclLog, findings: list[Finding]) -> str:
     Returns:
         Lines joined with newlines.
     """
-    from fabricui.doctor import transport_label
+    from fabricui.services.doctor import transport_label
 
     version = log.version or "not printed"
     if log.cuda:

@@ -83,7 +83,7 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
             that is not .svg/.txt/.md, an ``--all`` target that is not a directory, existing
             files without ``--force``, or a bad terminal or message size.
     """
-    from fabricui.atomic_write import check_target, exists_message
+    from fabricui.files import check_target, exists_message
     from fabricui.units import parse_size
 
     output: Path = args.output

@@ -162,19 +162,11 @@ def read_yaml(path: Path) -> YamlDocument:
     Raises:
         HwdbError: The file cannot be read, is not UTF-8, or is not valid YAML.
     """
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_YAML_BYTES + 1)
-    except FileNotFoundError:
-        raise HwdbError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise HwdbError(f"{path}: is a directory, expected a YAML file") from None
-    except OSError as exc:
-        raise HwdbError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if len(data) > MAX_YAML_BYTES:
-        raise HwdbError(
-            f"{path}: larger than {MAX_YAML_BYTES // 2**20} MiB, not a YAML record file"
-        )
+    from fabricui.files import read_bounded
+
+    data, _ = read_bounded(
+        path, MAX_YAML_BYTES, HwdbError, "a YAML file", ", not a YAML record file"
+    )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -11,7 +11,6 @@ forms the doctor needs; anything else is ignored. No I/O except ``read_nccl_log`
 from __future__ import annotations
 
 import re
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -589,29 +588,24 @@ def read_nccl_log(path: Path | str) -> NcclLog:
     Raises:
         NcclLogError: The file cannot be read, is binary, or is not an NCCL log.
     """
-    if str(path) == "-":
-        stream = sys.stdin
-        if stream is None:
-            raise NcclLogError("<stdin>: no standard input")
-        buffer = getattr(stream, "buffer", None)
-        data = (
-            buffer.read(MAX_LOG_BYTES + 1) if buffer else stream.read().encode("utf-8", "replace")
-        )
-        return _decode_and_parse(data, "<stdin>")
-    file = Path(path)
-    try:
-        with open(file, "rb") as handle:
-            data = handle.read(MAX_LOG_BYTES + 1)
-    except FileNotFoundError:
-        raise NcclLogError(f"{file}: no such file") from None
-    except IsADirectoryError:
-        raise NcclLogError(f"{file}: is a directory, expected an NCCL_DEBUG log") from None
-    except OSError as exc:
-        raise NcclLogError(f"{file}: cannot read ({exc.strerror})") from None
-    return _decode_and_parse(data, str(file))
+    from fabricui.files import read_bounded
+
+    data, source = read_bounded(
+        path,
+        MAX_LOG_BYTES,
+        NcclLogError,
+        "an NCCL_DEBUG log",
+        "; keep the NCCL lines (grep NCCL) and read those",
+    )
+    return decode_and_parse(data, source)
 
 
-def _decode_and_parse(data: bytes, source: str) -> NcclLog:
+def decode_and_parse(data: bytes, source: str) -> NcclLog:
+    """Parse the bytes of a log read elsewhere (the TUI reads files in a worker).
+
+    Raises:
+        NcclLogError: Binary data, or not an NCCL log.
+    """
     if len(data) > MAX_LOG_BYTES:
         raise NcclLogError(
             f"{source}: larger than {MAX_LOG_BYTES // 2**20} MiB; keep the NCCL lines "

@@ -507,6 +507,6 @@ def write_spec(path: Path, text: str, force: bool = False) -> None:
     Raises:
         ConfigError: ``path`` exists (without ``force``), is a directory, or cannot be written.
     """
-    from fabricui.atomic_write import write_text
+    from fabricui.files import write_text
 
     write_text(path, text, force=force)

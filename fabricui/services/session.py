@@ -51,7 +51,7 @@ def load_catalog_with_plugins(
     }
     catalog = load_hwdb(dirs, extra_links=links)
     if calibration is not None:
-        from fabricui.calibration_file import apply_overlay, read_overlay
+        from fabricui.hwdb.overlay import apply_overlay, read_overlay
 
         catalog = apply_overlay(catalog, read_overlay(calibration))
     return catalog

@@ -497,8 +497,8 @@ class FabricApp(App[None]):
 
     def action_save_snapshot(self) -> None:
         """Save the current view as SVG and plain text in the current directory."""
-        from fabricui.atomic_write import write_text
         from fabricui.errors import FabricError
+        from fabricui.files import write_text
 
         view = self.current_mode
         svg_path, txt_path = next_free_paths(Path.cwd(), f"fabricui-{view}")

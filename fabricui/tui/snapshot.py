@@ -104,7 +104,7 @@ def write_snapshot(snapshot: Snapshot, path: Path, force: bool = False) -> Path:
     Raises:
         ConfigError: The file exists and ``force`` is False, or it cannot be written.
     """
-    from fabricui.atomic_write import write_text
+    from fabricui.files import write_text
 
     suffix = path.suffix.lower()
     if suffix == ".svg":

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fabricui.calibration_file import read_overlay
 from fabricui.commands import calibrate as calibrate_command
 from fabricui.errors import FabricError
+from fabricui.hwdb.overlay import read_overlay
 
 DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
 RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"

@@ -6,21 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from fabricui.calibration_file import (
+from fabricui.errors import ConfigError, HwdbError
+from fabricui.hwdb.overlay import (
     CalibrationOverlay,
     LinkCalibration,
-    ResultsError,
     apply_overlay,
-    op_from_name,
     overlay_yaml,
-    parse_nccl_tests,
     parse_overlay,
     read_overlay,
-    read_results,
     write_overlay,
 )
-from fabricui.errors import ConfigError, HwdbError
 from fabricui.hwdb.yamlfile import parse_yaml
+from fabricui.importers.nccl_tests import ResultsError, op_from_name, parse_nccl_tests, read_results
 
 DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
 RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"

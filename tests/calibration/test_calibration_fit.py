@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabricui.calibration_file import read_results
 from fabricui.engine.calibration import (
     CalibrationCase,
     fit_links,
@@ -21,6 +20,7 @@ from fabricui.engine.evaluate import algorithms_for_env, evaluate_collective
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.resolve import resolve_topology
+from fabricui.importers.nccl_tests import read_results
 
 DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
 RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"
@@ -202,7 +202,7 @@ def test_insensitive_generations_are_not_fitted(fabric):
 def test_calibrated_catalog_predicts_the_cluster(tmp_path, ring_fit):
     """The overlay written from a fit, loaded through the session, predicts the large
     ring rows of the degraded cluster within a few percent."""
-    from fabricui.calibration_file import (
+    from fabricui.hwdb.overlay import (
         CalibrationOverlay,
         LinkCalibration,
         overlay_yaml,

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from fabricui.commands import doctor as doctor_command
-from fabricui.doctor import CODES, SEVERITIES, diagnose, report_json
 from fabricui.errors import FabricError
 from fabricui.importers.nccl_log import (
     NcclLogError,
@@ -19,6 +18,7 @@ from fabricui.importers.nccl_log import (
     parse_nccl_log,
     read_nccl_log,
 )
+from fabricui.services.doctor import CODES, SEVERITIES, diagnose, report_json
 
 ROOT = Path(__file__).parents[2]
 SAMPLES = ROOT.parent / "shared" / "data" / "topo" / "nccl_debug_logs"

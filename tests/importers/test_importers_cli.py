@@ -15,6 +15,7 @@ from _topo_samples import listing, sample_text
 from fabricui.commands import import_cmd
 from fabricui.importers.builtin import BUILTIN_FORMATS, builtin_importers
 from fabricui.plugins import PluginHost
+from fabricui.services import importing
 
 ROOT = Path(__file__).resolve().parents[2]
 TWO_GPUS = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-7\nGPU1\tNV4\t X \t0-7\n"
@@ -114,7 +115,7 @@ def test_importer_crash_is_one_line(monkeypatch, tmp_path, run_import):
     def broken(text: str) -> object:
         raise KeyError("boom")
 
-    monkeypatch.setattr(import_cmd, "importer_table", lambda: {"nvidia-smi": broken})
+    monkeypatch.setattr(importing, "importer_table", lambda host=None: {"nvidia-smi": broken})
     src = tmp_path / "t.txt"
     src.write_text(TWO_GPUS)
     status, _, err = run_import("nvidia-smi", str(src))

@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 from _property import DATA, ROOT, no_leftovers, run_cli
 
-from fabricui import atomic_write
-from fabricui.atomic_write import write_text
+from fabricui import files as atomic_write
 from fabricui.errors import ConfigError
+from fabricui.files import write_text
 
 #: Product source: the package and the built-in plugins.
 SOURCES = sorted(
     [*(ROOT / "fabricui").rglob("*.py"), *(ROOT / "plugins").glob("fabricui_*/**/*.py")]
 )
-#: Modules allowed to write files other than through ``atomic_write``, and why.
+#: Modules allowed to write files other than through ``files``, and why.
 OTHER_WRITERS = {
-    "fabricui/atomic_write.py": "the one atomic writer",
+    "fabricui/files.py": "the one atomic writer",
     "fabricui/plugins/scaffold.py": "writes a new package into a private staging directory, then "
     "renames the whole directory into place",
 }
@@ -67,7 +67,7 @@ def _writes(tree: ast.AST) -> list[int]:
         owner = func.value if isinstance(func, ast.Attribute) else None
         owner_name = owner.id if isinstance(owner, ast.Name) else None
         if name in ("write_text", "write_bytes") and owner is not None:
-            if owner_name != "atomic_write":  # Path.write_text, not atomic_write.write_text
+            if owner_name not in ("atomic_write", "files"):  # Path.write_text, not files.write_text
                 lines.append(node.lineno)
         elif (name in ("replace", "rename", "link") and owner_name == "os") or name == "mkstemp":
             lines.append(node.lineno)
@@ -79,7 +79,7 @@ def _writes(tree: ast.AST) -> list[int]:
 
 
 def test_every_file_write_goes_through_atomic_write():
-    """Only ``atomic_write`` (and the listed exceptions) write files."""
+    """Only ``fabricui.files`` (and the listed exceptions) write files."""
     found = []
     for path in SOURCES:
         relative = _relative(path)
@@ -87,7 +87,7 @@ def test_every_file_write_goes_through_atomic_write():
             continue
         for number in _writes(ast.parse(path.read_text(encoding="utf-8"))):
             found.append(f"{relative}:{number}")
-    assert not found, "files written outside fabricui.atomic_write:\n" + "\n".join(found)
+    assert not found, "files written outside fabricui.files:\n" + "\n".join(found)
 
 
 def test_write_refuses_to_replace_without_force(tmp_path: Path):

@@ -317,9 +317,9 @@ class TopologyScreen(ViewScreen):
         """Ask for an NCCL_DEBUG log; show the doctor's findings under the path panel."""
         from pathlib import Path
 
-        from fabricui.doctor import diagnose
         from fabricui.errors import FabricError
         from fabricui.importers.nccl_log import read_nccl_log
+        from fabricui.services.doctor import diagnose
 
         def check(text: str) -> str | None:
             try:

@@ -1,19 +1,9 @@
-"""Calibration files: nccl-tests results in, link-figure overlays out (and back in).
+"""nccl-tests results, the input of ``fabricui calibrate`` and of the accuracy benchmark.
 
 Results come in two shapes. The nccl-tests stdout table (any op, out-of-place columns are
 used; comments, ``# Using devices`` rank lines, launcher prefixes such as ``[1,0]<stdout>:``
 and interleaved ``NCCL INFO`` lines are understood), or the shared measurements YAML (a list
 of entries whose ``rows`` are ``[size_bytes, time_us, algbw_GBps, busbw_GBps]``).
-
-The overlay is a small YAML file::
-
-    topology: dgx-h100-pod          # what it was fitted on (informative)
-    fitted_on: [allreduce.txt]
-    links:
-      ib-ndr: {efficiency: 0.23, lat_us: 0.4}
-
-``apply_overlay`` replaces those figures of the catalog's link records, so every command
-that loads the catalog through ``fabricui.services.session`` predicts with them.
 """
 
 from __future__ import annotations
@@ -28,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import FabricError, HwdbError
 from fabricui.hwdb.schema import show
-from fabricui.hwdb.yamlfile import YamlDocument, format_path, parse_yaml, read_yaml
+from fabricui.hwdb.yamlfile import YamlDocument, format_path, parse_yaml
 
 if TYPE_CHECKING:
-    from fabricui.hwdb.catalog import Catalog
+    pass
 
 #: nccl-tests binary stems and the collective each runs (``alltoall_perf`` -> all_to_all).
 NCCL_TESTS_OPS = {
@@ -48,10 +38,6 @@ NCCL_TESTS_OPS = {
     "sendrecv": "send_recv",
     "send_recv": "send_recv",
 }
-#: Fields of a link entry in an overlay and their allowed range.
-OVERLAY_FIELDS = {"efficiency": (0.01, 1.0), "lat_us": (0.0, 1000.0)}
-#: Top-level keys of an overlay.
-OVERLAY_KEYS = ("topology", "fitted_on", "links", "constants")
 
 
 class ResultsError(FabricError):
@@ -100,32 +86,6 @@ class ResultRun:
     """Measurements entry id."""
     quality: str | None = None
     """Measurements entry quality (``reference``, ``degraded``, ``ambiguous``)."""
-
-
-@dataclass(frozen=True)
-class LinkCalibration:
-    """Fitted figures of one link generation (None: keep the database's)."""
-
-    efficiency: float | None = None
-    """Achievable fraction of the line rate (0.01-1)."""
-    lat_us: float | None = None
-    """Per-hop latency [us]."""
-
-
-@dataclass(frozen=True)
-class CalibrationOverlay:
-    """A calibration overlay: link figures that replace the database's."""
-
-    links: dict[str, LinkCalibration]
-    """Link generation id -> figures."""
-    topology: str | None = None
-    """Topology the figures were fitted on (informative)."""
-    fitted_on: tuple[str, ...] = ()
-    """Result files the fit used (informative)."""
-    origin: str = "<overlay>"
-    """File name for messages."""
-    where: dict[str, str] = field(default_factory=dict)
-    """Link id -> ``file:line`` of its entry."""
 
 
 # --- nccl-tests output ---------------------------------------------------------------------
@@ -349,6 +309,11 @@ def _measurement_rows(doc: YamlDocument, path: tuple, rows: Any) -> tuple[Result
     return tuple(out)
 
 
+def _scalar(value: Any) -> bool:
+    """True for text or a number (what ``str()`` turns into a short name)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
 def _text_mapping(value: Any) -> dict[str, str]:
     """``{name: value}`` of the scalar items of a mapping (an NCCL environment)."""
     if not isinstance(value, dict):
@@ -461,17 +426,11 @@ def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ())
         ResultsError: Unreadable file, no result rows, an unknown entry id.
         HwdbError: A malformed measurements file (file:line).
     """
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_RESULTS_BYTES + 1)
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ResultsError(f"{path}: is a directory, expected nccl-tests output") from None
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read ({exc.strerror})") from None
-    if len(data) > MAX_RESULTS_BYTES:
-        raise ResultsError(f"{path}: larger than 16 MiB, not nccl-tests output")
+    from fabricui.files import read_bounded
+
+    data, _ = read_bounded(
+        path, MAX_RESULTS_BYTES, ResultsError, "nccl-tests output", ", not nccl-tests output"
+    )
     if b"\x00" in data:
         raise ResultsError(f"{path}: a binary file (NUL bytes), not nccl-tests output")
     text = data.decode("utf-8", errors="replace")
@@ -505,164 +464,3 @@ def _looks_like_measurements(text: str) -> bool:
             continue
         return stripped.startswith("- id:") or stripped == "-"
     return False
-
-
-# --- overlay -------------------------------------------------------------------------------
-
-
-def _fail(doc: YamlDocument, path: tuple, problem: str) -> HwdbError:
-    return HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}")
-
-
-def _scalar(value: Any) -> bool:
-    """True for text or a number (what ``str()`` turns into a short name)."""
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
-
-
-def parse_overlay(doc: YamlDocument) -> CalibrationOverlay:
-    """Check an overlay document and convert it.
-
-    Args:
-        doc: The parsed YAML.
-
-    Returns:
-        The overlay.
-
-    Raises:
-        HwdbError: Unknown keys, a missing ``links`` mapping, a figure that is not a number
-            or out of range, or model constants (not supported yet), naming file and line.
-    """
-    data = doc.data
-    if not isinstance(data, dict):
-        raise HwdbError(
-            f"{doc.where(())}: expected a calibration overlay mapping with 'links' "
-            f"(got {type(data).__name__})"
-        )
-    for key in data:
-        if key not in OVERLAY_KEYS:
-            raise _fail(doc, (key,), f"unknown key (known: {', '.join(OVERLAY_KEYS)})")
-    constants = data.get("constants")
-    if constants not in (None, {}):
-        raise _fail(
-            doc,
-            ("constants",),
-            "model constants cannot be overridden by an overlay yet; remove the key "
-            "(only links are applied)",
-        )
-    links = data.get("links")
-    if not isinstance(links, dict) or not links:
-        raise _fail(doc, ("links",), "expected a mapping of link generation -> figures")
-    out: dict[str, LinkCalibration] = {}
-    where: dict[str, str] = {}
-    for link_id, figures in links.items():
-        path = ("links", link_id)
-        if not isinstance(figures, dict) or not figures:
-            raise _fail(doc, path, "expected a mapping with efficiency and/or lat_us")
-        values: dict[str, float] = {}
-        for name, value in figures.items():
-            if name not in OVERLAY_FIELDS:
-                raise _fail(
-                    doc, (*path, name), f"unknown field (known: {', '.join(OVERLAY_FIELDS)})"
-                )
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise _fail(doc, (*path, name), f"expected a number (got {show(value)})")
-            low, high = OVERLAY_FIELDS[name]
-            if not (low <= value <= high) or (isinstance(value, float) and math.isnan(value)):
-                raise _fail(doc, (*path, name), f"{show(value)} is outside {low}..{high}")
-            values[name] = float(value)
-        out[str(link_id)] = LinkCalibration(**values)
-        where[str(link_id)] = doc.where(path)
-    fitted_on = data.get("fitted_on") or []
-    if not isinstance(fitted_on, list) or not all(_scalar(f) for f in fitted_on):
-        raise _fail(doc, ("fitted_on",), "expected a list of file names")
-    topology = data.get("topology")
-    if topology is not None and not _scalar(topology):
-        raise _fail(doc, ("topology",), f"expected a topology id (got {show(topology)})")
-    return CalibrationOverlay(
-        links=out,
-        topology=None if topology is None else str(topology),
-        fitted_on=tuple(str(f) for f in fitted_on),
-        origin=doc.origin,
-        where=where,
-    )
-
-
-def read_overlay(path: Path | str) -> CalibrationOverlay:
-    """Read a calibration overlay file (``--calibration FILE``).
-
-    Raises:
-        HwdbError: Missing or malformed file (file:line).
-    """
-    return parse_overlay(read_yaml(Path(path)))
-
-
-def apply_overlay(catalog: Catalog, overlay: CalibrationOverlay) -> Catalog:
-    """A catalog whose link records carry the overlay's figures.
-
-    Args:
-        catalog: The ``Catalog``.
-        overlay: The overlay.
-
-    Returns:
-        A new catalog (other record tables shared with ``catalog``); ``origins`` of changed
-        links name the overlay.
-
-    Raises:
-        HwdbError: The overlay names a link generation the catalog does not have.
-    """
-    from fabricui.hwdb.catalog import unknown_id_message
-
-    links = dict(catalog.links)
-    origins = dict(catalog.origins)
-    for link_id, figures in overlay.links.items():
-        if link_id not in links:
-            raise HwdbError(
-                f"{overlay.where.get(link_id, overlay.origin)}: links.{link_id}: "
-                + unknown_id_message("link", link_id, links)
-            )
-        changes = {k: v for k, v in dataclasses.asdict(figures).items() if v is not None}
-        links[link_id] = dataclasses.replace(links[link_id], **changes)
-        key = ("links", link_id)
-        origins[key] = f"{origins.get(key, '?')}, calibrated by {overlay.where[link_id]}"
-    return dataclasses.replace(catalog, links=links, origins=origins)
-
-
-def overlay_yaml(overlay: CalibrationOverlay, comments: Sequence[str] = ()) -> str:
-    """The overlay as YAML text, with ``comments`` as ``#`` lines on top.
-
-    Args:
-        overlay: The overlay.
-        comments: Lines to put first (without ``#``).
-
-    Returns:
-        YAML text that ``parse_overlay`` reads back to the same figures.
-    """
-    import yaml
-
-    data: dict[str, Any] = {}
-    if overlay.topology is not None:
-        data["topology"] = overlay.topology
-    data["fitted_on"] = list(overlay.fitted_on)
-    data["links"] = {
-        link_id: {k: round(v, 6) for k, v in dataclasses.asdict(f).items() if v is not None}
-        for link_id, f in overlay.links.items()
-    }
-    head = "".join(f"# {line}\n" for line in comments)
-    body: str = yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
-    return head + body
-
-
-def write_overlay(path: Path, text: str, force: bool = False) -> None:
-    """Write an overlay atomically (a temporary file renamed over the target).
-
-    Args:
-        path: Target file.
-        text: The YAML text.
-        force: Replace an existing file.
-
-    Raises:
-        ConfigError: The file exists and ``force`` is False, or it cannot be written.
-    """
-    from fabricui.atomic_write import write_text
-
-    write_text(path, text, force=force)

@@ -1,0 +1,226 @@
+"""The one way fabricui reads a user's file and writes an output file.
+
+Reading (``read_bounded``): a path or ``-`` (standard input); only regular files (a FIFO,
+a device or a directory is a one-line error, never a hang: the file is opened without
+blocking and checked with ``fstat`` before a byte is read); at most a stated number of
+bytes, checked before the work starts.
+
+Writing (``write_text``): every file fabricui writes on request (``-o`` of ``import``,
+``calibrate`` and ``snapshot``, the TUI's saves) goes to a temporary file in the target's
+directory, is flushed to disk, and is then moved into place in one step (``os.link`` when
+the target must not exist, so a file created meanwhile is never replaced; ``os.replace``
+with ``force``). Only a regular file is ever replaced (never a device, a FIFO or what a
+symbolic link points to). On any error the temporary file is removed and no target is
+left behind.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from fabricui.errors import ConfigError, FabricError
+
+#: What ``fstat`` says a file that is not a regular one is, for messages.
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_bounded(
+    name: str | Path,
+    limit_bytes: int,
+    error: type[FabricError] = ConfigError,
+    what: str = "a text file",
+    too_large: str = "",
+) -> tuple[bytes, str]:
+    """The bytes of a regular file (or of standard input for ``-``), at most ``limit_bytes``.
+
+    Args:
+        name: The path, or ``-`` for standard input.
+        limit_bytes: Largest size accepted [bytes].
+        error: The error type raised (the caller's area: ``HwdbError``, ``ParseError`` ...).
+        what: What the file should be, for messages (``an NCCL_DEBUG log``).
+        too_large: Advice appended to the too-large message.
+
+    Returns:
+        (the bytes, the name to use in messages: the path, or ``<stdin>``).
+
+    Raises:
+        FabricError: Of type ``error``: missing, a directory, FIFO, device or socket, not
+            readable, or larger than ``limit_bytes`` (one line naming the file).
+    """
+    if str(name) == "-":
+        stream = sys.stdin
+        if stream is None or getattr(stream, "closed", False):
+            raise error("<stdin>: no standard input")
+        buffer = getattr(stream, "buffer", None)
+        try:
+            data = buffer.read(limit_bytes + 1) if buffer else stream.read().encode()
+        except (OSError, ValueError) as exc:
+            raise error(f"<stdin>: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+        return _within(data, "<stdin>", limit_bytes, error, too_large), "<stdin>"
+    path = str(name)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory, expected {what}") from None
+    except PermissionError:
+        raise error(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{path}: is {_kind(info.st_mode)}, expected {what}")
+        if info.st_size > limit_bytes:
+            _within(b"", path, limit_bytes, error, too_large, size=info.st_size)
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            data = handle.read(limit_bytes + 1)
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    return _within(data, path, limit_bytes, error, too_large), path
+
+
+def _within(
+    data: bytes,
+    origin: str,
+    limit_bytes: int,
+    error: type[FabricError],
+    too_large: str,
+    size: int | None = None,
+) -> bytes:
+    if (size if size is not None else len(data)) > limit_bytes:
+        limit = f"{limit_bytes // 2**20} MiB" if limit_bytes >= 2**20 else f"{limit_bytes} bytes"
+        raise error(f"{origin}: larger than {limit}{too_large}")
+    return data
+
+
+def exists_message(path: Path | str) -> str:
+    """The one-line refusal to replace an existing file."""
+    return f"{path}: already exists; pass --force to overwrite it"
+
+
+def check_target(path: Path, force: bool = False) -> None:
+    """Raise unless ``path`` may be written: not a directory, and absent unless ``force``.
+
+    Commands call this before doing slow work, so a refusal comes first.
+
+    Args:
+        path: The output file.
+        force: Whether an existing file may be replaced.
+
+    Raises:
+        ConfigError: ``path`` is a directory, its directory does not exist, it exists and
+            ``force`` is False, it is something ``force`` must not replace (a device, a
+            FIFO, a socket, a symbolic link), or it cannot be looked at.
+    """
+    path = Path(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write ({_reason(exc)})") from None
+    if info is not None:
+        if stat.S_ISDIR(info.st_mode):
+            raise ConfigError(f"{path}: is a directory, give a file name")
+        if not force:
+            raise ConfigError(exists_message(path))
+        if stat.S_ISLNK(info.st_mode):
+            raise ConfigError(f"{path}: is a symbolic link; --force replaces regular files only")
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(
+                f"{path}: is {_kind(info.st_mode)}; --force replaces regular files only"
+            )
+    parent = path.parent
+    try:
+        parent_ok = stat.S_ISDIR(os.stat(parent).st_mode)
+    except FileNotFoundError:
+        parent_ok = False
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write ({_reason(exc)})") from None
+    if not parent_ok:
+        raise ConfigError(f"{path}: no such directory {parent}")
+
+
+def _reason(exc: OSError) -> str:
+    """Why an OS call failed, in words (``File name too long``, ``Permission denied``)."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return "file name too long"
+    return exc.strerror or str(exc)
+
+
+def write_text(path: Path, text: str, force: bool = False) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically; refuse to replace a file unless ``force``.
+
+    The new file gets the usual permissions (``0o666`` minus the umask), not the private
+    ones of a temporary file.
+
+    Args:
+        path: Destination file.
+        text: The whole content.
+        force: Replace an existing file.
+
+    Raises:
+        ConfigError: ``path`` exists (without ``force``), is a directory, or cannot be
+            written (the message names the reason); nothing is left behind.
+    """
+    path = Path(path)
+    check_target(path, force)
+    directory = path.parent
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write ({_reason(exc)})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        if force:
+            os.replace(tmp, path)
+        else:
+            _link_new(Path(tmp), path)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write ({_reason(exc)})") from None
+    except UnicodeEncodeError as exc:
+        raise ConfigError(f"{path}: cannot write text that is not Unicode ({exc.reason})") from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _link_new(tmp: Path, path: Path) -> None:
+    """Give ``tmp`` the name ``path`` unless ``path`` exists (also if it appeared meanwhile)."""
+    try:
+        # A hard link never replaces an existing file, even one created since the check.
+        os.link(tmp, path)
+    except FileExistsError:
+        raise ConfigError(exists_message(path)) from None
+    except OSError:
+        # No hard links here (some network and FUSE file systems): check, then rename.
+        if path.exists() or path.is_symlink():
+            raise ConfigError(exists_message(path)) from None
+        os.replace(tmp, path)

@@ -1,0 +1,293 @@
+"""``import``: read what a machine printed, run the importer for its format (built-in or a
+plugin's), check what the importer returned, and turn a parsed node into a topology spec
+that is known to load before it is written."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from fabricui.errors import ConfigError, FabricError, HwdbError, exception_line
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.plugins import PluginHost
+
+#: Largest input read [bytes]; topology outputs are a few KiB.
+MAX_INPUT_BYTES = 64 * 2**20
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """What ``fabricui import`` was asked."""
+
+    format: str
+    """Importer name (``nvidia-smi``, ``ibstat`` ... or a plugin's)."""
+    file: str
+    """The saved output, or ``-`` for standard input."""
+    as_json: bool = False
+    """Show the parsed data as JSON instead of a summary."""
+    output: str | None = None
+    """Write a topology spec here (``-``: standard output)."""
+    force: bool = False
+    """Let ``output`` replace an existing file."""
+    nodes: int | None = None
+    """Replicate the node this many times in the spec."""
+    net: str | None = None
+    """``LINK:GBPS`` of the spec's network."""
+    gpu: str | None = None
+    """Catalog GPU id of the spec."""
+    hwdb_dirs: tuple[Path, ...] = ()
+    """User hwdb directories for the spec's catalog."""
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an importer made of the input, checked."""
+
+    origin: str
+    """The input's name (path or ``<stdin>``)."""
+    result: Any
+    """The importer's own result object."""
+    warnings: tuple[str, ...]
+    """What the input does not say or says oddly."""
+    notes: tuple[str, ...]
+    """Remarks shown under the summary."""
+    shown: str
+    """The summary, or the JSON text when asked."""
+
+
+@dataclass(frozen=True)
+class WrittenSpec:
+    """A topology spec made from an import."""
+
+    text: str
+    """The YAML."""
+    summary: str
+    """One line saying what it holds."""
+    warnings: tuple[str, ...]
+    """Guesses the mapping made."""
+
+
+def importer_table(host: PluginHost | None = None) -> dict[str, Callable[..., Any]]:
+    """Importers by format name, as the plugin host has them (built-ins arrive through the
+    ``fabricui_importers`` plugin like any other; disabling it removes them).
+
+    Returns:
+        Format name -> ``parse(text)``.
+    """
+    from fabricui.plugins import get_host
+
+    return dict((host or get_host()).importers())
+
+
+def importer_label(name: str, host: PluginHost | None = None) -> str:
+    """``the NAME importer (plugin P)`` for messages."""
+    from fabricui.plugins import get_host
+
+    owner = (host or get_host()).contributor("importers", name)
+    builtin = owner is None or owner == "importers"
+    return f"the {name} importer" + ("" if builtin else f" (plugin {owner})")
+
+
+def check_request(request: ImportRequest) -> None:
+    """Refuse option combinations that cannot work, before reading anything.
+
+    Raises:
+        ConfigError: ``-o`` options without ``-o``, ``--json`` with ``-o -``, or an output
+            file that exists without ``--force``.
+    """
+    output = request.output
+    if not output and (request.force or request.nodes is not None or request.net or request.gpu):
+        raise ConfigError("--force, --nodes, --net and --gpu only apply with -o FILE")
+    if output == "-" and request.as_json:
+        raise ConfigError("--json and -o - both write to stdout: give -o a file name")
+    if output and output != "-":
+        from fabricui.files import check_target
+
+        check_target(Path(output), request.force)
+
+
+def read_input(name: str) -> tuple[str, str]:
+    """The text of FILE (``-`` = stdin) and the name to use in messages.
+
+    Raises:
+        ParseError: Missing, not a regular file, unreadable, binary, not UTF-8, too large
+            or empty.
+    """
+    from fabricui.files import read_bounded
+    from fabricui.importers.common import ParseError
+
+    data, origin = read_bounded(
+        name, MAX_INPUT_BYTES, ParseError, "a file", ", not the output of a topology command"
+    )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # PowerShell's `>` writes UTF-16 with a byte-order mark.
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"{origin}: not valid UTF-16 text (byte {exc.start})") from None
+    elif b"\x00" in data:
+        raise ParseError(f"{origin}: a binary file (NUL bytes), not text output")
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"{origin}: not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise ParseError(f"{origin}: empty input")
+    return text, origin
+
+
+def import_text(
+    request: ImportRequest, text: str, origin: str, host: PluginHost | None = None
+) -> Imported:
+    """Run the request's importer on ``text`` and check what it returned.
+
+    Raises:
+        ConfigError: Unknown format (names the nearest ones).
+        ParseError: The input is not that format, or a plugin importer broke.
+    """
+    from fabricui.importers.common import ParseError
+
+    table = importer_table(host)
+    if request.format not in table:
+        from fabricui.hwdb.catalog import unknown_id_message
+
+        raise ConfigError(unknown_id_message("import format", request.format, table))
+    try:
+        result = table[request.format](text)
+    except FabricError as exc:
+        raise ParseError(f"{origin}: {exc.message}") from None
+    except Exception as exc:  # a plugin importer's bug (the plugin host recorded it)
+        failed = f"{importer_label(request.format, host)} failed: {exception_line(exc)}"
+        raise ParseError(f"{origin}: {failed}") from None
+    warnings, notes, shown = _checked_result(result, request.format, request.as_json, host)
+    return Imported(origin, result, tuple(warnings), tuple(notes), shown)
+
+
+def _text_list(value: Any) -> list[str] | None:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        return None
+    return [" ".join(v.split()) for v in value]
+
+
+def _checked_result(
+    result: Any, name: str, as_json: bool, host: PluginHost | None
+) -> tuple[list[str], list[str], str]:
+    """(warnings, notes, what to print) of an importer's result, checked: a plugin importer
+    may return anything.
+
+    Raises:
+        ParseError: ``warnings``/``notes`` are not lists of text, ``to_json()`` is not JSON
+            (NaN included) or ``summary()`` is not text.
+    """
+    from fabricui.importers.common import ParseError
+
+    def broken(problem: str) -> ParseError:
+        return ParseError(f"{importer_label(name, host)} returned {problem}")
+
+    warnings = _text_list(getattr(result, "warnings", []))
+    notes = _text_list(getattr(result, "notes", []))
+    if warnings is None or notes is None:
+        return_type = type(result).__name__
+        raise broken(f"a {return_type} whose warnings or notes are not lists of text")
+    try:
+        if as_json:
+            to_json = getattr(result, "to_json", None)
+            data = to_json() if callable(to_json) else result
+            return warnings, notes, json.dumps(data, indent=2, allow_nan=False)
+        summary = getattr(result, "summary", None)
+        if not callable(summary):
+            return warnings, notes, json.dumps(result, indent=2, default=str, allow_nan=False)
+        text = summary()
+    except FabricError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise broken(f"data that is not JSON ({exception_line(exc)})") from None
+    except Exception as exc:  # the result's own method failed
+        raise broken(f"a result that fails: {exception_line(exc)}") from None
+    if not isinstance(text, str):
+        raise broken(f"a summary that is {type(text).__name__}, not text")
+    return warnings, notes, text
+
+
+def spec_id(output: str) -> str:
+    """The topology id a spec written to ``output`` gets (its file name, tidied)."""
+    if output == "-":
+        return "imported"
+    stem = re.sub(r"[^a-z0-9._-]+", "-", Path(output).stem.lower()).strip("-.")
+    return stem or "imported"
+
+
+def make_spec(
+    request: ImportRequest,
+    imported: Imported,
+    catalog: Catalog | None = None,
+    host: PluginHost | None = None,
+) -> WrittenSpec:
+    """Turn the parsed node into a topology spec, checked by loading and building it.
+
+    Raises:
+        ParseError: The input has no GPUs, or a plugin's layout is broken.
+        HwdbError: The spec made does not load (a bug in the mapping).
+    """
+    from fabricui.fabric import build_fabric
+    from fabricui.hwdb.topology_file import parse_topology
+    from fabricui.hwdb.yamlfile import parse_yaml
+    from fabricui.importers.common import NodeLayout, ParseError
+    from fabricui.importers.spec import build_spec, parse_net, render_yaml
+
+    result, origin = imported.result, imported.origin
+    layout_of = getattr(result, "layout", None)
+    if not callable(layout_of):
+        net = getattr(result, "suggested_net", None)
+        suggested = net() if callable(net) else None
+        hint = f"; its NICs suggest --net {suggested}" if isinstance(suggested, str) else ""
+        raise ParseError(
+            f"{origin}: {request.format} output has no GPUs, so it cannot become a topology "
+            f"spec (-o needs nvidia-smi, nccl-xml or rocm-smi output){hint}"
+        )
+    try:
+        layout = layout_of()
+    except FabricError:
+        raise
+    except Exception as exc:  # a plugin importer's result
+        failed = f"{importer_label(request.format, host)} failed: layout(): {exception_line(exc)}"
+        raise ParseError(failed) from None
+    if not isinstance(layout, NodeLayout):
+        raise ParseError(
+            f"{importer_label(request.format, host)} returned a layout() that is "
+            f"{type(layout).__name__}, not a NodeLayout"
+        )
+    if catalog is None:
+        from fabricui.services.requests import CatalogRequest
+        from fabricui.services.session import load_catalog
+
+        catalog = load_catalog(CatalogRequest(request.hwdb_dirs), host)
+    net = parse_net(request.net, catalog) if request.net else None
+    output = request.output or "-"
+    try:
+        draft = build_spec(
+            layout,
+            catalog,
+            gpu=request.gpu,
+            nodes=request.nodes if request.nodes is not None else 1,
+            net=net,
+            spec_id=spec_id(output),
+            origin=origin,
+            command=f"fabricui import {request.format} {origin}",
+        )
+    except ParseError as exc:
+        raise ParseError(f"{origin}: {exc.message}") from None
+    text = render_yaml(draft, list(imported.warnings))
+    name = "<stdout>" if output == "-" else output
+    try:
+        spec = parse_topology(parse_yaml(text, name), catalog, default_id=spec_id(output))
+        build_fabric(spec, catalog)
+    except FabricError as exc:  # the mapping produced something the builder refuses: our bug
+        raise HwdbError(f"the topology made from {origin} does not load: {exc.message}") from None
+    return WrittenSpec(text, draft.summary(), tuple(draft.warnings))
