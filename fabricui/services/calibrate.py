@@ -1,0 +1,286 @@
+"""``calibrate``: fit a topology's link figures to nccl-tests results and write an overlay.
+
+Every run's rows are sorted by size and split alternately: even rows are fitted, odd rows
+held out, so the report shows whether the fitted figures predict sizes they never saw.
+Held-out files add whole runs (another op or algorithm on the same cluster) that only
+check the fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import ConfigError
+from fabricui.services.requests import CatalogRequest
+
+if TYPE_CHECKING:
+    from fabricui.engine.calibration import CalibrationCase, CalibrationResult
+    from fabricui.engine.types import CollectiveAlgorithm
+    from fabricui.fabric.fabric import Fabric
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.importers.nccl_tests import ResultRun
+    from fabricui.model import TopologySpec
+
+#: Link tiers in the order the fit tries their generations (the network first).
+TIER_ORDER = ("scale-out", "scale-up", "host", "memory", "on-chip")
+#: Tiers whose generations' latency may be fitted.
+LATENCY_TIERS = ("scale-out", "scale-up")
+
+
+@dataclass(frozen=True)
+class CalibrateRequest:
+    """What ``fabricui calibrate`` was asked."""
+
+    topology: str
+    """Built-in topology id or YAML file the runs ran on."""
+    results: tuple[Path, ...]
+    """nccl-tests output files (or measurements YAML) to fit."""
+    held_out: tuple[Path, ...] = ()
+    """Results of the same cluster used only to check the fit."""
+    nodes: int | None = None
+    """Node count of the runs (default: their host count)."""
+    op: str | None = None
+    """Collective of files that do not name it."""
+    algo: str | None = None
+    """``NCCL_ALGO`` of runs whose output does not print it."""
+    entries: tuple[str, ...] = ()
+    """Measurements-YAML entries to use (default: all)."""
+    output: Path | None = None
+    """Where to write the overlay."""
+    force: bool = False
+    """Replace an existing ``output``."""
+    catalog: CatalogRequest = field(default_factory=CatalogRequest)
+    """The hardware database to start from."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A fit and what became of it."""
+
+    report: dict[str, Any]
+    """The ``--json`` object (the text report renders the same)."""
+    held_out_worse: bool
+    """Held-out rows got worse with the fitted figures (the fit follows noise)."""
+
+
+def _spec_for(spec: TopologySpec, nodes: int) -> TopologySpec:
+    """The topology rescaled to the runs' node count."""
+    if nodes == spec.nodes:
+        return spec
+    if not spec.nodes_settable:
+        raise ConfigError(
+            f"topology {spec.id} has a fixed node count ({spec.nodes}), runs use {nodes}"
+        )
+    if nodes > 1 and spec.net is None:
+        raise ConfigError(f"topology {spec.id} has no network; the runs span {nodes} nodes")
+    return spec.with_nodes(nodes)
+
+
+def _case(
+    run: ResultRun,
+    spec: TopologySpec,
+    catalog: Catalog,
+    fabrics: dict[int, Fabric],
+    request: CalibrateRequest,
+    held_out: bool,
+) -> CalibrationCase:
+    """A calibration case of one run: its fabric, ranks, algorithm and fit mask."""
+    import numpy as np
+
+    from fabricui.engine.calibration import CalibrationCase, split_alternate
+    from fabricui.services.session import build_fabric_with_plugins, collective_algorithms
+
+    if run.op is None:
+        raise ConfigError(f"{run.source}: cannot tell the collective; give --op")
+    per_node = spec.gpus_per_node
+    nodes = request.nodes or run.nodes
+    if nodes is None:
+        nodes = math.ceil(run.nranks / per_node) if run.nranks else spec.nodes
+    if nodes < 1:
+        raise ConfigError(f"--nodes must be at least 1 (got {nodes})")
+    if nodes not in fabrics:
+        fabrics[nodes] = build_fabric_with_plugins(_spec_for(spec, nodes), catalog)
+    fabric = fabrics[nodes]
+    nranks = run.nranks or fabric.n_gpus
+    if nranks % nodes or nranks // nodes > per_node:
+        raise ConfigError(
+            f"{run.source}: {nranks} ranks do not fit {nodes} nodes of {per_node} GPUs "
+            f"of {spec.id} (use --nodes)"
+        )
+    local = nranks // nodes
+    ranks = (np.arange(nodes)[:, None] * per_node + np.arange(local)[None, :]).reshape(-1)
+    algorithms = collective_algorithms(run.env)
+    if run.env.get("NCCL_ALGO"):
+        algo = _forced_algo(run.env["NCCL_ALGO"], algorithms, strict=False)
+    else:
+        algo = _forced_algo(request.algo, algorithms)
+    rows = sorted(run.rows, key=lambda r: r.size_bytes)
+    sizes = np.array([r.size_bytes for r in rows], dtype=np.float64)
+    times = np.array([r.time_us for r in rows], dtype=np.float64)
+    fit = np.zeros(len(rows), dtype=bool) if held_out else split_alternate(len(rows))
+    return CalibrationCase(
+        label=run.source,
+        fabric=fabric,
+        op=run.op,
+        size_bytes=sizes,
+        time_us=times,
+        fit=fit,
+        ranks=ranks,
+        algorithms=tuple(algorithms),
+        algo=algo,
+        single_process=run.single_process,
+    )
+
+
+def _forced_algo(
+    value: str | None, algorithms: list[CollectiveAlgorithm], strict: bool = True
+) -> str:
+    """The engine algorithm an ``NCCL_ALGO`` value forces, or ``auto`` (lists such as
+    ``ring,tree``, exclusions such as ``^nvls`` and, unless ``strict``, algorithms the model
+    lacks leave the choice to the model)."""
+    name = (value or "").strip().lower()
+    known = {a.name for a in algorithms}
+    if not name or name == "auto":
+        return "auto"
+    if name in known:
+        return name
+    if "," in name or name.startswith("^") or not strict:
+        return "auto"
+    raise ConfigError(f"unknown algorithm {value!r} (known: {', '.join(sorted(known))})")
+
+
+def _generation_order(catalog: Catalog, generations: list[str]) -> tuple[list[str], list[str]]:
+    """Generations by tier (network first) and those whose latency may be fitted."""
+    rank = {tier: i for i, tier in enumerate(TIER_ORDER)}
+
+    def tier(gen: str) -> str:
+        link = catalog.links.get(gen)
+        return link.tier if link is not None else "host"
+
+    order = sorted(generations, key=lambda g: (rank.get(tier(g), len(rank)), generations.index(g)))
+    return order, [g for g in order if tier(g) in LATENCY_TIERS]
+
+
+def calibrate(request: CalibrateRequest) -> Calibration:
+    """Fit, report and write the overlay when asked.
+
+    Raises:
+        FabricError: Unreadable results, an unknown topology, runs that do not fit it, or
+            an existing output without ``force``.
+    """
+    from fabricui.engine.calibration import fit_links
+    from fabricui.hwdb.overlay import (
+        CalibrationOverlay,
+        LinkCalibration,
+        overlay_yaml,
+        write_overlay,
+    )
+    from fabricui.hwdb.resolve import resolve_topology
+    from fabricui.importers.nccl_tests import read_results
+    from fabricui.services.session import collective_algorithms, load_catalog
+
+    if request.output is not None:
+        from fabricui.files import check_target
+
+        check_target(request.output, request.force)
+    if request.algo:
+        _forced_algo(request.algo, collective_algorithms())
+    catalog = load_catalog(request.catalog)
+    spec = resolve_topology(request.topology, catalog)
+    entries = list(request.entries)
+    fit_runs = [r for path in request.results for r in read_results(path, request.op, entries)]
+    check_runs = [r for path in request.held_out for r in read_results(path, request.op, entries)]
+    fabrics: dict[int, Fabric] = {}
+    cases = [_case(r, spec, catalog, fabrics, request, False) for r in fit_runs]
+    cases += [_case(r, spec, catalog, fabrics, request, True) for r in check_runs]
+    generations = list(dict.fromkeys(g for f in fabrics.values() for g in f.generations))
+    order, latency = _generation_order(catalog, generations)
+    result = fit_links(cases, generations=order, latency_generations=latency)
+
+    changed = result.changed
+    overlay = CalibrationOverlay(
+        links={gen: LinkCalibration(**values) for gen, values in changed.items()},
+        topology=spec.id,
+        fitted_on=tuple(str(p) for p in request.results),
+    )
+    report = _report(spec, request, cases, result, fit_runs + check_runs)
+    written = False
+    if request.output is not None and changed:
+        errors = result.errors
+        comments = [
+            "fabricui calibration overlay (fabricui calibrate); apply with: "
+            f"fabricui --calibration {request.output.name} ...",
+            f"median |t_pred/t_meas - 1|: fitted rows {pct(errors['fit']['before'])} -> "
+            f"{pct(errors['fit']['after'])}, held-out rows "
+            f"{pct(errors['held_out']['before'])} -> {pct(errors['held_out']['after'])}",
+        ]
+        write_overlay(request.output, overlay_yaml(overlay, comments), force=request.force)
+        written = True
+    report["output"] = str(request.output) if written else None
+    held = result.errors["held_out"]
+    worse = (
+        held["before"] is not None and held["after"] is not None and held["after"] > held["before"]
+    )
+    return Calibration(report, worse)
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _report(
+    spec: TopologySpec,
+    request: CalibrateRequest,
+    cases: list[CalibrationCase],
+    result: CalibrationResult,
+    runs: list[ResultRun],
+) -> dict[str, Any]:
+    """The ``--json`` object (the text report renders the same)."""
+    links = {}
+    for gen in result.before:
+        entry = {}
+        for name in ("efficiency", "lat_us"):
+            entry[name] = {"before": result.before[gen][name], "after": result.after[gen][name]}
+        entry["fitted"] = [n for g, n in result.fitted if g == gen]
+        links[gen] = entry
+    runs_out = []
+    for case, run, before, after in zip(
+        cases, runs, result.predicted_before, result.predicted_after
+    ):
+        rows = [
+            {
+                "size_bytes": int(size),
+                "measured_us": float(measured),
+                "before_us": float(b),
+                "after_us": float(a),
+                "set": "fit" if fitted else "held_out",
+            }
+            for size, measured, b, a, fitted in zip(
+                case.size_bytes, case.time_us, before, after, case.fit
+            )
+        ]
+        runs_out.append(
+            {
+                "source": case.label,
+                "op": case.op,
+                "nranks": int(len(case.ranks)) if case.ranks is not None else None,
+                "nodes": case.fabric.nodes,
+                "algo": case.algo,
+                "single_process": case.single_process,
+                "entry": run.entry_id,
+                "rows": rows,
+            }
+        )
+    return {
+        "topology": spec.id,
+        "files": [str(p) for p in request.results],
+        "held_out_files": [str(p) for p in request.held_out],
+        "links": links,
+        "overlay": result.changed,
+        "errors": result.errors,
+        "evaluations": result.evaluations,
+        "runs": runs_out,
+    }
