@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class FabricError(Exception):
     """Root of every error fabricui reports to a user as one line (exit status 2).
@@ -58,3 +61,20 @@ def exception_line(exc: BaseException) -> str:
         return one_line(exc.message)
     text = one_line(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def nearest(name: str, candidates: Iterable[str], count: int = 3) -> list[str]:
+    """The ``count`` candidates closest to ``name`` (for 'did you mean' messages)."""
+    pool = sorted(set(candidates))
+    close = difflib.get_close_matches(name, pool, n=count, cutoff=0.4)
+    if not close:
+        close = [c for c in pool if name.lower() in c.lower() or c.lower() in name.lower()]
+    return close[:count]
+
+
+def unknown_id_message(kind: str, name: str, candidates: Iterable[str]) -> str:
+    """One line: ``unknown gpu 'h100' (nearest: h100-sxm, h200-sxm)``."""
+    pool = list(candidates)
+    close = nearest(name, pool)
+    hint = f"nearest: {', '.join(close)}" if close else f"valid: {', '.join(sorted(pool)[:8])}"
+    return f"unknown {kind} {name!r} ({hint})"

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricui.errors import HwdbError
+from fabricui.errors import HwdbError, unknown_id_message
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument, read_yaml
@@ -35,23 +34,6 @@ def default_hwdb_dir() -> Path:
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[2] / "hwdb"
-
-
-def nearest(name: str, candidates: Iterable[str], count: int = 3) -> list[str]:
-    """The ``count`` candidates closest to ``name`` (for 'did you mean' messages)."""
-    pool = sorted(set(candidates))
-    close = difflib.get_close_matches(name, pool, n=count, cutoff=0.4)
-    if not close:
-        close = [c for c in pool if name.lower() in c.lower() or c.lower() in name.lower()]
-    return close[:count]
-
-
-def unknown_id_message(kind: str, name: str, candidates: Iterable[str]) -> str:
-    """One line: ``unknown gpu 'h100' (nearest: h100-sxm, h200-sxm)``."""
-    pool = list(candidates)
-    close = nearest(name, pool)
-    hint = f"nearest: {', '.join(close)}" if close else f"valid: {', '.join(sorted(pool)[:8])}"
-    return f"unknown {kind} {name!r} ({hint})"
 
 
 @dataclass

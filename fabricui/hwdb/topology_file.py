@@ -54,7 +54,7 @@ def _fail(doc: YamlDocument, path: KeyPath, problem: str) -> HwdbError:
 
 
 def _ref(doc: YamlDocument, path: KeyPath, table: dict[str, Any], kind: str, value: str) -> Any:
-    from fabricui.hwdb.catalog import unknown_id_message
+    from fabricui.errors import unknown_id_message
 
     if value not in table:
         raise _fail(doc, path, unknown_id_message(kind, value, table))

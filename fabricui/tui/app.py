@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import io
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ClassVar
@@ -18,6 +17,7 @@ from textual.worker import Worker, WorkerState
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.commands import FabricCommands
 from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.textual_private import screen_text as screen_text
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
@@ -56,29 +56,6 @@ def next_free_paths(directory: Path, stem: str) -> tuple[Path, Path]:
         n += 1
 
 
-def screen_text(app: App[object]) -> str:
-    """The current screen as plain text, line by line (what the SVG shows, without styles)."""
-    from rich.console import Console
-
-    width, height = app.size
-    console = Console(
-        width=width,
-        height=height,
-        file=io.StringIO(),
-        force_terminal=True,
-        color_system=None,
-        record=True,
-        legacy_windows=False,
-        safe_box=False,
-    )
-    update = app.screen._compositor.render_update(
-        full=True, screen_stack=app._background_screens, simplify=True
-    )
-    console.print(update)
-    lines = console.export_text(styles=False).splitlines()
-    return "\n".join(line.rstrip() for line in lines) + "\n"
-
-
 def screen_class(view: str) -> type[ViewScreen]:
     """The screen class of a view, imported on first use: start-up pays for the first only."""
     module, name, _title = VIEW_SCREENS[view]
@@ -103,6 +80,17 @@ async def settle(pilot: Pilot[object], rounds: int = 20) -> None:
             await pilot.pause()
             if not any(w.is_running for w in app.workers):
                 return
+
+
+def binding_ids(app: FabricApp) -> set[str]:
+    """Every binding id a keymap may remap: the app's, each view's, the map's, the modals'."""
+    from fabricui.tui.screens.prompt import PromptModal
+    from fabricui.tui.widgets.topology_map import TopologyMap
+
+    bindings = [*app.BINDINGS, *TopologyMap.BINDINGS, *PromptModal.BINDINGS]
+    for view in VIEWS:
+        bindings += screen_class(view).BINDINGS
+    return {b.id for b in bindings if isinstance(b, Binding) and b.id}
 
 
 class FabricApp(App[None]):
@@ -247,6 +235,7 @@ class FabricApp(App[None]):
         self._options = dict(launch.options)
         self._cache: dict[TopologyRequest, FabricData] = {}
         self._plugin_failures_shown: set[tuple[str, str]] = set()
+        self._settings_problem = self._apply_user_keymap()
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -254,7 +243,30 @@ class FabricApp(App[None]):
         """Load the fabric once the first view has painted (a loading thread started
         earlier would compete with the first frame for the interpreter)."""
         self.update_titles()
+        if self._settings_problem:
+            self.notify(self._settings_problem, title="settings", severity="warning", timeout=10)
         self.call_after_refresh(self.load_topology, self.request)
+
+    def _apply_user_keymap(self) -> str | None:
+        """Remap keys from the settings file's ``keymap`` (binding id -> keys); returns a
+        problem to show once the screen is up (a bad file never stops the explorer)."""
+        from fabricui.errors import FabricError, unknown_id_message
+        from fabricui.services.settings import load_settings
+
+        try:
+            settings = load_settings()
+        except FabricError as exc:
+            return exc.message
+        if not settings.keymap:
+            return None
+        known = binding_ids(self)
+        unknown = [b for b in settings.keymap if b not in known]
+        self.set_keymap({b: keys for b, keys in settings.keymap.items() if b in known})
+        if unknown:
+            return f"{settings.origin}: keymap: " + unknown_id_message(
+                "binding id", unknown[0], known
+            )
+        return None
 
     def take_initial_pair(self) -> tuple[str | None, str | None] | None:
         """The command line's ``--src``/``--dst``, once (the first fabric only)."""

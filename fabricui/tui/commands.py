@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from fabricui.tui.app import FabricApp
+    from fabricui.tui.explorer import Explorer
 
 Command = tuple[str, Callable[[], object], str]
 """(title, callback, help) of one palette command."""
@@ -19,9 +19,9 @@ class FabricCommands(Provider):
     """``view: Topology`` ... ``topology: dgx-h100-pod`` ... ``snapshot: Save current view``."""
 
     @property
-    def fabric_app(self) -> FabricApp:
+    def fabric_app(self) -> Explorer:
         """The app, typed."""
-        return cast("FabricApp", self.app)
+        return cast("Explorer", self.app)
 
     def commands(self) -> list[Command]:
         """Every command, in the order the palette lists them."""

@@ -23,7 +23,7 @@ DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
 RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"
 DEFAULT = DATA / "h100_2node_degraded_default_all_reduce_perf.txt"
 MEASUREMENTS = DATA / "h100_2node_degraded_measurements.yaml"
-SHARED = Path(__file__).parents[3] / "shared" / "data" / "nccl" / "measurements.yaml"
+SHARED = Path(__file__).parents[1] / "data" / "nccl" / "measurements.yaml"
 
 MODERN = """\
 # nccl-tests version 2.18.3 nccl-headers=23003 nccl-library=23003
@@ -180,7 +180,6 @@ def test_measurements_format_fixture():
     assert only.entry_id.endswith("_ring")
 
 
-@pytest.mark.skipif(not SHARED.is_file(), reason="shared measurements not present")
 def test_shared_measurements_busbw_only_rows_get_times():
     """Rows with busbw only (time null) get t = S / (busbw / bus factor)."""
     (run,) = read_results(SHARED, entries=["stas00_h200_1node_allreduce_ring_16GiB"])

@@ -26,7 +26,7 @@ DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
 RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"
 DEFAULT = DATA / "h100_2node_degraded_default_all_reduce_perf.txt"
 MEASUREMENTS = DATA / "h100_2node_degraded_measurements.yaml"
-SHARED = Path(__file__).parents[3] / "shared" / "data" / "nccl" / "measurements.yaml"
+SHARED = Path(__file__).parents[1] / "data" / "nccl" / "measurements.yaml"
 NETWORK_FIRST = ["ib-ndr", "nvlink4", "pcie5", "upi"]
 
 
@@ -169,7 +169,6 @@ def test_held_out_run_of_another_algorithm_improves(fabric):
     assert result.errors["held_out"]["after"] < result.errors["held_out"]["before"]
 
 
-@pytest.mark.skipif(not SHARED.is_file(), reason="shared measurements not present")
 def test_shared_measurement_entry_fits(fabric):
     """The shared measurements file itself (an entry picked by id) calibrates the same."""
     (run,) = read_results(SHARED, entries=["nccltests290_h100_2node_ib_ndr_allreduce_ring"])
@@ -177,7 +176,6 @@ def test_shared_measurement_entry_fits(fabric):
     assert result.errors["held_out"]["after"] < result.errors["held_out"]["before"]
 
 
-@pytest.mark.skipif(not SHARED.is_file(), reason="shared measurements not present")
 def test_cluster_the_database_fits_is_left_alone(fabric):
     """A reference entry the model already predicts well changes no figure (fitting its
     noise would make held-out rows worse)."""

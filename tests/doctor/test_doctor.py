@@ -21,7 +21,7 @@ from fabricui.importers.nccl_log import (
 from fabricui.services.doctor import CODES, SEVERITIES, diagnose, report_json
 
 ROOT = Path(__file__).parents[2]
-SAMPLES = ROOT.parent / "shared" / "data" / "topo" / "nccl_debug_logs"
+SAMPLES = Path(__file__).parents[1] / "data" / "topo" / "nccl_debug_logs"
 HEALTHY = Path(__file__).parent / "data" / "healthy_h100_nvls_2_24_3.log"
 
 #: Every sample's findings: code -> severity. A new sample without an entry fails.
@@ -130,7 +130,6 @@ def run_doctor(capsys):
     return run
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
 @pytest.mark.parametrize("path", sample_files(), ids=lambda p: p.stem)
 def test_sample_findings(path: Path):
     """Each published sample gives exactly its expected codes and severities."""
@@ -139,13 +138,11 @@ def test_sample_findings(path: Path):
     assert codes(diagnose(log)) == EXPECTED[path.name]
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
 def test_expectations_name_existing_samples():
     """No expectation is left for a sample that is gone (renamed files are noticed)."""
     assert set(EXPECTED) == {p.name for p in sample_files()}
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
 @pytest.mark.parametrize("path", sample_files(), ids=lambda p: p.stem)
 def test_sample_file_reads_with_header(path: Path):
     """The CLI path reads a sample file as is (header lines included) to the same codes."""
@@ -155,8 +152,6 @@ def test_sample_file_reads_with_header(path: Path):
 
 def test_every_code_is_exercised():
     """Every documented code comes out of a published sample or an NCCL-shaped snippet."""
-    if not SAMPLES.is_dir():
-        pytest.skip("shared samples not present")
     seen = set()
     for path in sample_files():
         seen |= set(EXPECTED[path.name])
@@ -182,7 +177,6 @@ def test_healthy_log_has_no_warning_or_error():
     assert log.hosts == {"gpu-node-0"}
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
 @pytest.mark.parametrize(
     "name",
     [
@@ -201,8 +195,6 @@ def test_healthy_samples_have_no_warning_or_error(name: str):
 
 
 def parse_sample(name: str):  # type: ignore[no-untyped-def]
-    if not SAMPLES.is_dir():
-        pytest.skip("shared samples not present")
     return parse_nccl_log(sample_text(SAMPLES / name), name)
 
 
@@ -407,7 +399,6 @@ def test_cli_json_shape(run_doctor):
         assert set(finding) == {"code", "severity", "message", "fix"}
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
 def test_cli_text_with_findings_exits_zero(run_doctor):
     """Findings do not change the exit status; the text names codes, fixes and transports."""
     path = SAMPLES / "nccl_952_ib_no_device_p2p_ipc_plus_net_socket.txt"
@@ -417,7 +408,6 @@ def test_cli_text_with_findings_exits_zero(run_doctor):
     assert "P2P/IPC" in out and "NET/Socket" in out
 
 
-@pytest.mark.skipif(not SAMPLES.is_dir(), reason="shared samples not present")
 def test_cli_json_transports(run_doctor):
     """Transport counts per connection type in JSON."""
     path = SAMPLES / "nccl_1189_h20_p2p_cumem_and_ib_gdrdma.txt"

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: ``../shared/data/topo`` next to the checkout (override with FABRICUI_TOPO_SAMPLES).
+#: ``tests/data/topo``: the published samples, each with its source line (INDEX.md there);
+#: FABRICUI_TOPO_SAMPLES points at another copy.
 SAMPLES = Path(
-    os.environ.get(
-        "FABRICUI_TOPO_SAMPLES", Path(__file__).resolve().parents[3] / "shared" / "data" / "topo"
-    )
+    os.environ.get("FABRICUI_TOPO_SAMPLES", Path(__file__).resolve().parents[1] / "data" / "topo")
 )
 
 

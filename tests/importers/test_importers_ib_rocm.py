@@ -24,13 +24,13 @@ def test_every_sample_has_an_importer_and_a_test():
     """Each file of the folder is covered below (a new one fails here)."""
     names = set(listing(FOLDER))
     if not names:
-        pytest.skip("topology samples not found")
+        pytest.fail("topology samples not found under tests/data/topo")
     assert names == IB_SAMPLES | ROCM_SAMPLES
 
 
 def needs(name: str) -> None:
     if name not in listing(FOLDER):
-        pytest.skip("topology samples not found")
+        pytest.fail("topology samples not found under tests/data/topo")
 
 
 def test_ibstat_redacted_with_ibpanic():

@@ -168,7 +168,7 @@ def test_every_expectation_has_a_sample():
     """A renamed or removed sample is noticed (when the samples are there)."""
     names = set(listing(FOLDER))
     if not names:
-        pytest.skip("topology samples not found")
+        pytest.fail("topology samples not found under tests/data/topo")
     assert set(EXPECT) <= names
 
 
@@ -176,7 +176,7 @@ def test_ibm_dump_paths_and_numa():
     """GPU0 shares a PCIe switch with mlx5_7 (PIX) and reaches the other socket's NICs by SYS;
     CPU affinity masks become CPU lists."""
     if "ibm_cloud_gx3d_h100_topo_dump.txt" not in listing(FOLDER):
-        pytest.skip("topology samples not found")
+        pytest.fail("topology samples not found under tests/data/topo")
     r = nccl_xml.parse(sample_text(FOLDER, "ibm_cloud_gx3d_h100_topo_dump.txt"))
     layout = r.layout()
     assert layout.nics[0] == "mlx5_7" and layout.nic_paths[(0, 0)] == "PIX"
@@ -190,7 +190,7 @@ def test_ibm_dump_paths_and_numa():
 def test_ndv4_bare_provider_file_locality():
     """Bare GPUs and NICs under Azure's synthetic bridges pair up PIX within each bridge."""
     if "azure_ndv4_topo.txt" not in listing(FOLDER):
-        pytest.skip("topology samples not found")
+        pytest.fail("topology samples not found under tests/data/topo")
     r = nccl_xml.parse(sample_text(FOLDER, "azure_ndv4_topo.txt"))
     layout = r.layout()
     assert layout.gpus[0] == "GPU0" and r.gpus[0]["busid"] == "0001:00:00.0"

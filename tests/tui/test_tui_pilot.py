@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import time
 
-import pytest
 from textual.widgets import DataTable, OptionList
 
 from fabricui.engine.evaluate import evaluate_path
@@ -17,6 +16,7 @@ from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.screens.strategies import StrategiesScreen
 from fabricui.tui.screens.topology import TopologyScreen
+from fabricui.tui.textual_private import notifications, record_frames
 from fabricui.tui.widgets.path_panel import hop_rows
 from fabricui.tui.widgets.ring_stepper import RingStepper
 from fabricui.tui.widgets.topology_map import TopologyMap
@@ -302,7 +302,7 @@ async def test_plugins_view_lists_plugins_and_failures(tui_catalog):
         text = screen_text(app)
         assert "nvlink" in text and "collective_algorithms: nvls" in text
         assert "broken_plugin" in text and "boom: missing dependency" in text
-        assert any("broken_plugin" in str(n.message) for n in app._notifications)
+        assert any("broken_plugin" in str(n.message) for n in notifications(app))
 
 
 async def test_help_lists_every_key(app_factory):
@@ -373,9 +373,8 @@ async def test_idle_app_does_not_redraw(app_factory):
         await settle(pilot)
         await pilot.pause(0.2)
         calls = []
-        original = app._display
-        app._display = lambda *args, **kwargs: (calls.append(1), original(*args, **kwargs))
-        await pilot.pause(0.6)
+        with record_frames(lambda: calls.append(1)):
+            await pilot.pause(0.6)
         assert calls == []
 
 
@@ -403,10 +402,8 @@ async def test_open_nccl_log_shows_the_doctors_findings(app_factory):
 
     from fabricui.tui.widgets.findings_panel import FindingsPanel
 
-    logs = Path(__file__).parents[2].parent / "shared" / "data" / "topo" / "nccl_debug_logs"
+    logs = Path(__file__).parents[1] / "data" / "topo" / "nccl_debug_logs"
     sample = logs / "nccl_952_ib_no_device_p2p_ipc_plus_net_socket.txt"
-    if not sample.exists():
-        pytest.skip("shared NCCL log samples not present")
     app = app_factory()
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -452,7 +449,7 @@ async def test_plugin_that_breaks_later_is_named_when_it_breaks(tui_catalog, mon
         await settle(pilot)
         table = app.screen.query_one(DataTable)
         assert table.row_count > 0
-        notes = [str(n.message) for n in app._notifications]
+        notes = [str(n.message) for n in notifications(app)]
         assert any("flaky_plugin" in note and "plugins view" in note for note in notes), notes
 
 
@@ -469,5 +466,49 @@ async def test_a_failing_view_computation_is_reported(app_factory, monkeypatch):
     app = app_factory(view="collectives")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        notes = [(str(n.title), str(n.message)) for n in app._notifications]
+        notes = [(str(n.title), str(n.message)) for n in notifications(app)]
         assert ("collective failed", "no route between n0.g0 and n1.g0") in notes, notes
+
+
+async def test_user_keymap_remaps_a_binding(app_factory, monkeypatch, tmp_path):
+    """A keymap in the settings file moves a binding to another key; an unknown binding id
+    is named in a notification with the nearest ids, and the explorer runs anyway."""
+    config = tmp_path / "config.yaml"
+    config.write_text("keymap:\n  view.collectives: f3\n  view.colectives: f4\n")
+    monkeypatch.setenv("FABRICUI_CONFIG", str(config))
+    app = app_factory(view="pyramid")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        assert app.current_mode == "collectives"
+        notes = [str(n.message) for n in notifications(app)]
+        assert any("unknown binding id 'view.colectives'" in n for n in notes), notes
+
+
+async def test_prompt_validators_keep_bad_input_open(app_factory):
+    """The go-to prompt validates when submitted: a bad id keeps it open with the reason."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptModal)
+        for key in "n99.g0":
+            await pilot.press(key)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptModal)
+        assert "no GPU n99.g0" in str(app.screen.query_one("#prompt-error").render())
+
+
+def test_log_path_check_never_reads_the_file(tmp_path):
+    """The log prompt checks with a stat: a FIFO is refused at once, never opened."""
+    import os
+
+    from fabricui.tui.screens.topology import check_log_path
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert check_log_path(str(fifo)) == f"{fifo}: not a regular file"
+    assert "no such file" in check_log_path(str(tmp_path / "nope"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-MEASUREMENTS = ROOT.parent / "shared" / "data" / "nccl" / "measurements.yaml"
+MEASUREMENTS = ROOT / "tests" / "data" / "nccl" / "measurements.yaml"
 
 
 def test_collective_json_shape(run_cli):
@@ -115,7 +115,6 @@ def test_collective_errors(run_cli, argv, expected):
     assert status == 2 and out == "" and err.count("\n") == 1 and expected in err
 
 
-@pytest.mark.skipif(not MEASUREMENTS.exists(), reason="shared measurements not present")
 def test_accuracy_benchmark_runs():
     """benchmarks/accuracy.py scores the shared measurements and prints the summary keys."""
     proc = subprocess.run(

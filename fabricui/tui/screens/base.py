@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, ClassVar, cast
 
 from textual import on
 from textual.screen import Screen
-from textual.worker import Worker
+from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
-    from fabricui.tui.app import FabricApp
     from fabricui.tui.data import FabricData
+    from fabricui.tui.explorer import Explorer
 
 
 class ViewScreen(Screen[None]):
@@ -29,9 +29,9 @@ class ViewScreen(Screen[None]):
         """The data this view last drew."""
 
     @property
-    def fabric_app(self) -> FabricApp:
+    def fabric_app(self) -> Explorer:
         """The app, typed."""
-        return cast("FabricApp", self.app)
+        return cast("Explorer", self.app)
 
     def on_mount(self) -> None:
         """Draw whatever is already loaded."""
@@ -47,6 +47,11 @@ class ViewScreen(Screen[None]):
         """This view's workers report to the app like its own (Textual does not bubble
         worker events): a failure becomes a notification, a broken plugin is named."""
         self.fabric_app.worker_state_changed(event)
+        if event.state == WorkerState.ERROR:
+            self.worker_failed(event.worker)
+
+    def worker_failed(self, worker: Worker[object]) -> None:
+        """One of this view's workers failed (the app has told the user): tidy up."""
 
     def sync(self) -> None:
         """Redraw when the app holds data this view has not drawn yet."""

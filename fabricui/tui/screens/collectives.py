@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
@@ -133,6 +134,13 @@ class CollectivesScreen(ViewScreen):
     CollectivesScreen SizePlot { width: 1fr; }
     """
 
+    op: var[str] = var("all_reduce", init=False)
+    """Operation (nccl-tests name)."""
+    group: var[str] = var("all", init=False)
+    """Group id (``all``, ``node``, ``per-node``)."""
+    size_range: var[str] = var(DEFAULT_RANGE, init=False)
+    """Size range text (``8:16G`` or one size)."""
+
     class PredictionReady(Message):
         """The engine's prediction for the current choices."""
 
@@ -145,14 +153,33 @@ class CollectivesScreen(ViewScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.op = "all_reduce"
-        """Operation."""
-        self.group = "all"
-        """Group id (``all``, ``node``, ``per-node``)."""
-        self.size_range = DEFAULT_RANGE
-        """Size range text."""
         self.prediction: Prediction | None = None
         """The engine's prediction shown."""
+        self._predict_pending = False
+
+    def watch_op(self, op: str) -> None:
+        """A new operation: the stepper shows it (or all-reduce); predict again."""
+        if self.is_mounted:
+            self.query_one(RingStepper).op = op if op in STEPPER_OPS else "all_reduce"
+        self._request_predict()
+
+    def watch_group(self) -> None:
+        """A new group: predict again."""
+        self._request_predict()
+
+    def watch_size_range(self) -> None:
+        """A new size range: predict again."""
+        self._request_predict()
+
+    def _request_predict(self) -> None:
+        """Predict once after the current handler, however many choices it changed."""
+        if not self._predict_pending:
+            self._predict_pending = True
+            self.call_next(self._predict_now)
+
+    def _predict_now(self) -> None:
+        self._predict_pending = False
+        self.predict()
 
     def compose(self) -> ComposeResult:
         """Title bar, the controls line, table, stepper and plot, key bar."""
@@ -193,7 +220,7 @@ class CollectivesScreen(ViewScreen):
         self.size_range = app.take_option("sizes") or self.size_range
         if data.fabric.nodes < 2 and self.group == "per-node":
             self.group = "all"
-        self.predict()
+        self._request_predict()
 
     def _controls(self, busy: bool = False) -> None:
         data = self.data
@@ -209,7 +236,6 @@ class CollectivesScreen(ViewScreen):
         if self.data is None:
             return
         self._controls(busy=True)
-        self.query_one(RingStepper).op = self.op if self.op in STEPPER_OPS else "all_reduce"
         self._predict(self.data, self.op, self.group, parse_range(self.size_range))
 
     @work(
@@ -267,7 +293,6 @@ class CollectivesScreen(ViewScreen):
         def done(op: str | None) -> None:
             if op:
                 self.op = op
-                self.predict()
 
         choices = [(op, op) for op in OPS]
         self.app.push_screen(PickerModal("Collective operation", choices, self.op), done)
@@ -283,7 +308,6 @@ class CollectivesScreen(ViewScreen):
         def done(group: str | None) -> None:
             if group:
                 self.group = group
-                self.predict()
 
         choices = [
             (g, f"{g:<9} {len(data.group_ranks(g)):>5} GPUs  {GROUP_TEXT[g]}") for g in GROUPS
@@ -296,7 +320,6 @@ class CollectivesScreen(ViewScreen):
         def done(text: str | None) -> None:
             if text:
                 self.size_range = text
-                self.predict()
 
         self.app.push_screen(
             PromptModal(

@@ -9,11 +9,28 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.validation import ValidationResult, Validator
 from textual.widgets import Input, Label
 
 
+class CheckValidator(Validator):
+    """A Textual validator from a check function: ``check(text)`` returns an error line
+    for bad input, or None (the engine's own one-line messages become the failure text)."""
+
+    def __init__(self, check: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self.check = check
+        """Returns an error line for bad input, else None."""
+
+    def validate(self, value: str) -> ValidationResult:
+        """Valid when ``check`` finds nothing wrong."""
+        error = self.check(value.strip())
+        return self.failure(error) if error else self.success()
+
+
 class PromptModal(ModalScreen["str | None"]):
-    """Ask for one value; ``check`` returns an error line (kept open) or None (accepted).
+    """Ask for one value, validated when submitted (Textual validators: ``validators``, or
+    ``check`` returning an error line); a failure keeps the modal open and says why.
 
     Dismisses with the text typed, or None on escape.
     """
@@ -40,6 +57,7 @@ class PromptModal(ModalScreen["str | None"]):
         value: str = "",
         help_text: str = "",
         check: Callable[[str], str | None] | None = None,
+        validators: list[Validator] | None = None,
     ) -> None:
         super().__init__()
         self.title_text = title
@@ -48,26 +66,31 @@ class PromptModal(ModalScreen["str | None"]):
         """Initial text."""
         self.help_text = help_text
         """Hint under the input."""
-        self.check = check
-        """Returns an error line for bad input, else None."""
+        self.validators = list(validators or []) + ([CheckValidator(check)] if check else [])
+        """What the value must pass before the modal closes."""
 
     def compose(self) -> ComposeResult:
         """Title, input, hint and the error line."""
         with Vertical():
             yield Label(self.title_text)
-            yield Input(value=self.value, id="prompt-input", select_on_focus=True)
+            yield Input(
+                value=self.value,
+                id="prompt-input",
+                select_on_focus=True,
+                validators=self.validators,
+                validate_on=["submitted"],
+            )
             yield Label(self.help_text, id="prompt-help")
             yield Label("", id="prompt-error")
 
     @on(Input.Submitted)
     def submitted(self, event: Input.Submitted) -> None:
         """Check the value; close with it, or show why not."""
-        value = event.value.strip()
-        error = self.check(value) if self.check else None
-        if error:
-            self.query_one("#prompt-error", Label).update(error)
+        result = event.validation_result
+        if result is not None and not result.is_valid:
+            self.query_one("#prompt-error", Label).update("; ".join(result.failure_descriptions))
             return
-        self.dismiss(value)
+        self.dismiss(event.value.strip())
 
     def action_cancel(self) -> None:
         """Close without a value."""

@@ -9,8 +9,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
@@ -22,6 +23,8 @@ from fabricui.tui.widgets.topology_map import TopologyMap
 
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
+    from fabricui.importers.nccl_log import NcclLog
+    from fabricui.services.doctor import Finding
     from fabricui.tui.data import FabricData
 
 #: Message size the path panel starts with [bytes] (1 GiB, as the README's example).
@@ -42,6 +45,26 @@ def check_size(text: str) -> str | None:
     except FabricError as exc:
         return exc.message
     return None if value >= 1 else "size must be at least 1 byte"
+
+
+def check_log_path(text: str) -> str | None:
+    """Error line for a path that is not a readable regular file, else None (a ``stat``
+    only: the log is read in a worker, never while the prompt is open)."""
+    import os
+    import stat
+    from pathlib import Path
+
+    if not text:
+        return "give the path of the log file"
+    try:
+        info = os.stat(Path(text).expanduser())
+    except FileNotFoundError:
+        return f"{text}: no such file"
+    except OSError as exc:
+        return f"{text}: cannot read ({exc.strerror or exc})"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{text}: not a regular file"
+    return None
 
 
 class TopologyScreen(ViewScreen):
@@ -138,6 +161,13 @@ class TopologyScreen(ViewScreen):
     TopologyScreen #map-legend { height: 1; color: $text-muted; padding: 0 1; }
     """
 
+    src: var[int | None] = var(None, init=False)
+    """Source rank (None: not chosen)."""
+    dst: var[int | None] = var(None, init=False)
+    """Destination rank (None: not chosen)."""
+    size_bytes: var[int] = var(DEFAULT_SIZE, init=False)
+    """Message size for the transfer time [bytes], kept within MIN_SIZE..MAX_SIZE."""
+
     class PathComputed(Message):
         """A routed path is ready (posted by the routing worker)."""
 
@@ -146,16 +176,23 @@ class TopologyScreen(ViewScreen):
             """The engine's report."""
             super().__init__()
 
+    class LogRead(Message):
+        """An NCCL log was read and diagnosed (posted by the reading worker)."""
+
+        def __init__(self, name: str, log: NcclLog, findings: list[Finding]) -> None:
+            self.name = name
+            """The file name the user typed."""
+            self.log = log
+            """The parsed log."""
+            self.findings = findings
+            """The doctor's findings."""
+            super().__init__()
+
     def __init__(self) -> None:
         super().__init__()
-        self.src: int | None = None
-        """Source rank."""
-        self.dst: int | None = None
-        """Destination rank."""
-        self.size_bytes = DEFAULT_SIZE
-        """Message size for the transfer time [bytes]."""
         self.report: PathReport | None = None
         """The path shown (the engine's report, unchanged)."""
+        self._route_pending = False
 
     def compose(self) -> ComposeResult:
         """Title bar, legend, the map and the path panel, key bar."""
@@ -185,6 +222,32 @@ class TopologyScreen(ViewScreen):
         """The path panel."""
         return self.query_one(PathPanel)
 
+    def validate_size_bytes(self, size_bytes: int) -> int:
+        """Keep the message size within MIN_SIZE..MAX_SIZE."""
+        return max(MIN_SIZE, min(MAX_SIZE, int(size_bytes)))
+
+    def watch_src(self) -> None:
+        """A new source: route again."""
+        self._request_route()
+
+    def watch_dst(self) -> None:
+        """A new destination: route again."""
+        self._request_route()
+
+    def watch_size_bytes(self) -> None:
+        """A new message size: route again."""
+        self._request_route()
+
+    def _request_route(self) -> None:
+        """Route once after the current handler, however many choices it changed."""
+        if not self._route_pending:
+            self._route_pending = True
+            self.call_next(self._route_now)
+
+    def _route_now(self) -> None:
+        self._route_pending = False
+        self.route()
+
     def data_changed(self, data: FabricData) -> None:
         """New fabric: reset the endpoints (or take the command line's) and route."""
         self.size_bytes = self.fabric_app.take_initial_size() or self.size_bytes
@@ -196,10 +259,10 @@ class TopologyScreen(ViewScreen):
                 dst = data.parse_gpu(wanted[1]) if wanted[1] else dst
             except Exception as exc:  # EngineError: bad id on the command line
                 self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
-        self.src, self.dst = src, dst
         self.map.show_fabric(data.fabric, cursor=src)
         self.map.focus()
-        self.route()
+        self.src, self.dst = src, dst
+        self._request_route()
 
     def status_text(self) -> str:
         """Zoom state for the sub-title."""
@@ -262,7 +325,6 @@ class TopologyScreen(ViewScreen):
         self.src = self.map.cursor
         if self.dst == self.src:
             self.dst = None
-        self.route()
 
     def action_mark_destination(self) -> None:
         """The GPU under the cursor becomes the destination."""
@@ -273,13 +335,11 @@ class TopologyScreen(ViewScreen):
             self.app.notify("source and destination are the same GPU", severity="warning")
             return
         self.dst = rank
-        self.route()
 
     def action_swap(self) -> None:
         """Swap source and destination."""
         if self.src is not None and self.dst is not None:
             self.src, self.dst = self.dst, self.src
-            self.route()
 
     @on(TopologyMap.GpuClicked)
     def gpu_clicked(self, message: TopologyMap.GpuClicked) -> None:
@@ -288,13 +348,10 @@ class TopologyScreen(ViewScreen):
             self.src, self.dst = message.rank, None
         elif message.rank != self.src:
             self.dst = message.rank
-        self.route()
 
     def action_size(self, factor: float) -> None:
         """Double or halve the message size."""
-        size = int(self.size_bytes * factor)
-        self.size_bytes = max(MIN_SIZE, min(MAX_SIZE, size))
-        self.route()
+        self.size_bytes = int(self.size_bytes * factor)
 
     def action_ask_size(self) -> None:
         """Ask for a message size."""
@@ -303,7 +360,6 @@ class TopologyScreen(ViewScreen):
         def done(value: str | None) -> None:
             if value:
                 self.size_bytes = parse_size(value)
-                self.route()
 
         current = format_bytes(self.size_bytes).replace(" ", "").replace("iB", "")
         self.app.push_screen(
@@ -314,34 +370,44 @@ class TopologyScreen(ViewScreen):
         )
 
     def action_open_log(self) -> None:
-        """Ask for an NCCL_DEBUG log; show the doctor's findings under the path panel."""
+        """Ask for an NCCL_DEBUG log; read and diagnose it in a worker (a slow disk or a
+        large log never blocks the screen); show the findings under the path panel."""
+
+        def done(value: str | None) -> None:
+            if value:
+                self.query_one(FindingsPanel).show_message(f"reading {value}...")
+                self._read_log(value)
+
+        self.app.push_screen(
+            PromptModal("NCCL_DEBUG=INFO log", "", "path to the log file", check_log_path), done
+        )
+
+    @work(thread=True, exclusive=True, group="log", exit_on_error=False, description="NCCL log")
+    def _read_log(self, name: str) -> None:
         from pathlib import Path
 
-        from fabricui.errors import FabricError
         from fabricui.importers.nccl_log import read_nccl_log
         from fabricui.services.doctor import diagnose
 
-        def check(text: str) -> str | None:
-            try:
-                read_nccl_log(Path(text).expanduser())
-            except FabricError as exc:
-                return exc.message
-            return None
+        log = read_nccl_log(Path(name).expanduser())
+        findings = diagnose(log)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.LogRead(name, log, findings))
 
-        def done(value: str | None) -> None:
-            if not value:
-                return
-            log = read_nccl_log(Path(value).expanduser())
-            findings = diagnose(log)
-            self.query_one(FindingsPanel).show_log(value, log, findings)
-            worst = [f for f in findings if f.severity in ("error", "warning")]
-            self.notify(
-                f"{len(worst)} problem(s) in {value}" if worst else f"{value}: healthy",
-                severity="warning" if worst else "information",
-            )
+    def worker_failed(self, worker: Worker[object]) -> None:
+        """A log that could not be read leaves no "reading..." line behind."""
+        if worker.group == "log":
+            self.query_one(FindingsPanel).show_message("no log shown (see the error above)")
 
-        self.app.push_screen(
-            PromptModal("NCCL_DEBUG=INFO log", "", "path to the log file", check), done
+    @on(LogRead)
+    def log_read(self, message: LogRead) -> None:
+        """Show the findings and say how many problems there are."""
+        self.query_one(FindingsPanel).show_log(message.name, message.log, message.findings)
+        worst = [f for f in message.findings if f.severity in ("error", "warning")]
+        name = message.name
+        self.notify(
+            f"{len(worst)} problem(s) in {name}" if worst else f"{name}: healthy",
+            severity="warning" if worst else "information",
         )
 
     def action_goto(self) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widget import Widget
 
 #: Eighth-block characters for the fractional end of a bar.
@@ -85,18 +86,16 @@ class BarChart(Widget):
     }
     """Tones of bars, the marker and labels."""
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, classes=classes)
-        self.bars: list[Bar] = []
-        """The rows."""
-        self.log_scale = False
-        """Log scale."""
-        self.marker: float | None = None
-        """Reference value drawn as a vertical line (linear scale), or None."""
-        self.marker_label = ""
-        """Caption of the marker, shown under the bars."""
-        self.empty = ""
-        """Shown when there are no bars."""
+    bars: reactive[tuple[Bar, ...]] = reactive((), layout=True)
+    """The rows."""
+    log_scale: reactive[bool] = reactive(False)
+    """Log scale."""
+    marker: reactive[float | None] = reactive(None)
+    """Reference value drawn as a vertical line (linear scale), or None."""
+    marker_label: reactive[str] = reactive("", layout=True)
+    """Caption of the marker, shown under the bars."""
+    empty: reactive[str] = reactive("", layout=True)
+    """Shown when there are no bars."""
 
     def set_bars(
         self,
@@ -106,14 +105,12 @@ class BarChart(Widget):
         marker_label: str = "",
     ) -> None:
         """Replace the rows."""
-        self.bars, self.log_scale = bars, log
+        self.bars, self.log_scale = tuple(bars), log
         self.marker, self.marker_label = marker, marker_label
-        self.refresh(layout=True)
 
     def show_message(self, text: str) -> None:
         """No bars, just a line of text."""
-        self.bars, self.empty = [], text
-        self.refresh(layout=True)
+        self.bars, self.empty = (), text
 
     def _style(self, name: str):  # type: ignore[no-untyped-def]
         return self.get_component_rich_style(f"bar-chart--{name}", partial=True)

@@ -39,3 +39,10 @@ class FindingsPanel(Static):
             lines.append(f"  fix: {escape(finding.fix)}")
         self.update("\n".join(lines))
         self.display = True
+
+    def show_message(self, text: str) -> None:
+        """A line instead of findings (``reading LOG...``)."""
+        from rich.markup import escape
+
+        self.update(escape(text))
+        self.display = True

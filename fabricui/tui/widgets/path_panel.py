@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widget import Widget
 
 if TYPE_CHECKING:
@@ -76,26 +77,22 @@ class PathPanel(Widget):
     }
     """Styles of the bottleneck row, labels, title and the endpoints."""
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, classes=classes)
-        self.report: PathReport | None = None
-        """The path shown, or None."""
-        self.message = "loading the fabric..."
-        """What is shown when there is no path."""
-        self.src_name: str | None = None
-        """Source GPU name when only the source is chosen."""
+    report: reactive[PathReport | None] = reactive(None, layout=True)
+    """The path shown, or None."""
+    message: reactive[str] = reactive("loading the fabric...", layout=True)
+    """What is shown when there is no path."""
+    src_name: reactive[str | None] = reactive(None, layout=True)
+    """Source GPU name when only the source is chosen."""
 
     def show_report(self, report: PathReport) -> None:
         """Show a routed path."""
         self.report = report
-        self.refresh(layout=True)
 
     def show_message(self, message: str, src_name: str | None = None) -> None:
         """Show a hint or an error instead of a path."""
         self.report = None
         self.message = message
         self.src_name = src_name
-        self.refresh(layout=True)
 
     def _style(self, name: str):  # type: ignore[no-untyped-def]
         return self.get_component_rich_style(f"path-panel--{name}", partial=True)

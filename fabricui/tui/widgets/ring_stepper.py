@@ -130,7 +130,7 @@ class RingStepper(Widget):
     }
     """Tones of the title, chunks just received, complete chunks and captions."""
 
-    op: reactive[str] = reactive("all_reduce", init=False)
+    op: reactive[str] = reactive("all_reduce", init=False, layout=True)
     """The collective shown."""
     step: reactive[int] = reactive(0, init=False)
     """Steps taken (0: starting state)."""
@@ -156,15 +156,10 @@ class RingStepper(Widget):
         self._steps = ring_steps(self.op)
         self.playing = False
         self.step = 0
-        self.refresh(layout=True)
 
     def validate_step(self, step: int) -> int:
         """Keep the step within 0..total."""
         return max(0, min(step, self.total))
-
-    def watch_step(self) -> None:
-        """Repaint."""
-        self.refresh()
 
     def watch_playing(self, playing: bool) -> None:
         """Start or stop the timer (no timer runs while paused)."""

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
+from textual.reactive import reactive
 from textual.widget import Widget
 
 #: Widest a single size's column gets (including its gap).
@@ -58,26 +59,22 @@ class SizePlot(Widget):
     }
     """Tones of the columns, the selected column and the axes."""
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
-        super().__init__(id=id, classes=classes)
-        self.sizes: list[float] = []
-        """Message sizes [bytes], ascending."""
-        self.values: list[float] = []
-        """The figure for each size (GB/s)."""
-        self.selected: int | None = None
-        """Index of the highlighted size."""
-        self.title = "busbw GB/s"
-        """Caption above the plot."""
+    sizes: reactive[tuple[float, ...]] = reactive(())
+    """Message sizes [bytes], ascending."""
+    values: reactive[tuple[float, ...]] = reactive(())
+    """The figure for each size (GB/s)."""
+    selected: reactive[int | None] = reactive(None)
+    """Index of the highlighted size."""
+    title: reactive[str] = reactive("busbw GB/s")
+    """Caption above the plot."""
 
     def set_data(self, sizes: Sequence[float], values: Sequence[float], title: str) -> None:
         """Plot ``values`` against ``sizes``."""
-        self.sizes, self.values, self.title = list(sizes), list(values), title
-        self.refresh()
+        self.sizes, self.values, self.title = tuple(sizes), tuple(values), title
 
     def select(self, index: int | None) -> None:
         """Highlight one size."""
         self.selected = index
-        self.refresh()
 
     def _style(self, name: str):  # type: ignore[no-untyped-def]
         return self.get_component_rich_style(f"size-plot--{name}", partial=True)

@@ -1,0 +1,86 @@
+"""The user's settings file (``$XDG_CONFIG_HOME/fabricui/config.yaml``, or the file
+``FABRICUI_CONFIG`` names): for now the keymap, binding id -> keys, as posting does::
+
+    keymap:
+      view.topology: f1
+      path.source: ctrl+s,s
+
+Read only when the file exists (the explorer's start-up pays one ``stat`` otherwise); a
+malformed file is one line naming the file, line and key, and the explorer starts anyway.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fabricui.errors import ConfigError, FabricError, unknown_id_message
+
+#: Environment variable naming another settings file.
+ENV_CONFIG = "FABRICUI_CONFIG"
+#: Largest settings file read [bytes].
+MAX_SETTINGS_BYTES = 256 * 1024
+#: Top-level keys a settings file may hold.
+KEYS = ("keymap",)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the settings file says (empty when there is none)."""
+
+    keymap: dict[str, str] = field(default_factory=dict)
+    """Binding id -> comma-separated keys."""
+    origin: str | None = None
+    """The file read, or None."""
+
+
+def settings_path() -> Path:
+    """Where the settings file is: ``$FABRICUI_CONFIG``, else
+    ``$XDG_CONFIG_HOME/fabricui/config.yaml`` (``~/.config`` when unset)."""
+    named = os.environ.get(ENV_CONFIG)
+    if named:
+        return Path(named).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "fabricui" / "config.yaml"
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """The settings file's contents (defaults when it does not exist).
+
+    Raises:
+        ConfigError: Unreadable, not YAML, an unknown key, or a keymap that is not a
+            mapping of binding ids to key names (file, line and key named).
+    """
+    path = path or settings_path()
+    if not path.exists():
+        return Settings()
+    from fabricui.files import read_bounded
+    from fabricui.hwdb.yamlfile import format_path, parse_yaml
+
+    data, origin = read_bounded(path, MAX_SETTINGS_BYTES, ConfigError, "a YAML settings file")
+    try:
+        doc = parse_yaml(data.decode("utf-8"), origin)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{origin}: not UTF-8 text (byte {exc.start})") from None
+    except FabricError as exc:
+        raise ConfigError(exc.message) from None
+    if doc.data is None:
+        return Settings(origin=origin)
+    if not isinstance(doc.data, dict):
+        raise ConfigError(f"{origin}: expected a mapping of settings ({', '.join(KEYS)})")
+    for key in doc.data:
+        if key not in KEYS:
+            message = unknown_id_message("setting", str(key), KEYS)
+            raise ConfigError(f"{doc.where((key,))}: {message}")
+    keymap = doc.data.get("keymap") or {}
+    if not isinstance(keymap, dict):
+        raise ConfigError(f"{doc.where(('keymap',))}: keymap: expected binding-id: keys pairs")
+    for binding_id, keys in keymap.items():
+        if not isinstance(binding_id, str) or not isinstance(keys, str) or not keys.strip():
+            where = doc.where(("keymap", binding_id))
+            raise ConfigError(
+                f"{where}: {format_path(('keymap', binding_id))}: expected keys such as "
+                "'f1' or 'ctrl+s,s'"
+            )
+    return Settings(keymap={k: v.strip() for k, v in keymap.items()}, origin=origin)

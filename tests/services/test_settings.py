@@ -1,0 +1,51 @@
+"""The settings file: keymap read and checked, problems named by file, line and key."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricui.errors import ConfigError
+from fabricui.services.settings import load_settings, settings_path
+
+
+def test_no_file_means_defaults(tmp_path):
+    """A missing settings file is no error: empty settings."""
+    settings = load_settings(tmp_path / "absent.yaml")
+    assert settings.keymap == {} and settings.origin is None
+
+
+def test_keymap_is_read(tmp_path):
+    """``keymap:`` maps binding ids to keys (whitespace trimmed)."""
+    path = tmp_path / "config.yaml"
+    path.write_text("keymap:\n  view.topology: ' f1 '\n  path.source: ctrl+s,s\n")
+    settings = load_settings(path)
+    assert settings.keymap == {"view.topology": "f1", "path.source": "ctrl+s,s"}
+    assert settings.origin == str(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("keymaps: {}\n", "config.yaml:1: unknown setting 'keymaps' (nearest: keymap)"),
+        ("keymap: [f1]\n", "config.yaml:1: keymap: expected binding-id: keys pairs"),
+        ("keymap:\n  view.topology: 3\n", "config.yaml:2: keymap.view.topology: expected keys"),
+        ("keymap: {a: [\n", "YAML syntax error"),
+        ("- f1\n", "expected a mapping of settings"),
+    ],
+)
+def test_bad_settings_are_one_line(tmp_path, text, message):
+    """Each problem is one line naming the file, the line and the key."""
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    assert message in caught.value.message and "\n" not in caught.value.message
+
+
+def test_path_follows_xdg_and_the_override(monkeypatch, tmp_path):
+    """``$FABRICUI_CONFIG`` wins; else ``$XDG_CONFIG_HOME/fabricui/config.yaml``."""
+    monkeypatch.delenv("FABRICUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    assert settings_path() == tmp_path / "fabricui" / "config.yaml"
+    monkeypatch.setenv("FABRICUI_CONFIG", str(tmp_path / "mine.yaml"))
+    assert settings_path() == tmp_path / "mine.yaml"
