@@ -43,6 +43,7 @@ from fabricui.model import (
     NetSpec,
     NicSpec,
     SwitchSpec,
+    TopologySpec,
 )
 
 if TYPE_CHECKING:
@@ -78,15 +79,20 @@ __all__ = [
     "Strategy",
     "SwitchSpec",
     "TopologyBuilder",
+    "TopologySpec",
     "Tree",
     "alpha_beta",
+    "build",
     "build_fabric",
     "collective",
     "hookimpl",
     "load_catalog",
     "load_fabric",
+    "max_min_rates",
     "path",
     "plugin_host",
+    "resolve_topology",
+    "route_links",
     "run_cli",
 ]
 
@@ -115,6 +121,29 @@ def load_catalog(hwdb_dirs: Sequence[Path] = (), host: PluginHost | None = None)
     from fabricui.services.session import load_catalog_with_plugins
 
     return load_catalog_with_plugins(hwdb_dirs, host=host)
+
+
+def resolve_topology(topology: str, catalog: Catalog, nodes: int | None = None) -> TopologySpec:
+    """The checked spec of a built-in topology id or a YAML path (``--nodes`` applied).
+
+    Raises:
+        FabricError: Unknown topology, a malformed file, or a node count it cannot take.
+    """
+    from fabricui.hwdb.resolve import resolve_topology as resolve
+
+    return resolve(topology, catalog, nodes)
+
+
+def build(spec: TopologySpec, catalog: Catalog, host: PluginHost | None = None) -> Fabric:
+    """Build a spec's fabric the way ``fabricui`` does: with the plugin builder its
+    ``builder:`` key names, else the built-in builder.
+
+    Raises:
+        FabricError: The builder refuses the spec (one line), or a plugin builder broke.
+    """
+    from fabricui.services.session import build_fabric_with_plugins
+
+    return build_fabric_with_plugins(spec, catalog, host)
 
 
 def load_fabric(topology: str, nodes: int | None = None, host: PluginHost | None = None) -> Fabric:
@@ -167,6 +196,21 @@ def collective(
     return evaluate_collective(
         fabric, op, size_bytes, ranks, algorithms=collective_algorithms(host=host), algo=algo
     )
+
+
+def route_links(fabric: Fabric, src_rank: int, dst_rank: int) -> Any:
+    """The link ids (into ``fabric.link_*`` arrays) of the path between two ranks, in order."""
+    from fabricui.engine.routing import Router
+
+    return Router.for_fabric(fabric).route(src_rank, dst_rank)
+
+
+def max_min_rates(fabric: Fabric, src: Any, dst: Any) -> Any:
+    """Max-min fair rate of every flow ``src[i] -> dst[i]`` (ranks) on an idle fabric [GB/s]."""
+    from fabricui.engine.routing import Router
+
+    rates, _ = Router.for_fabric(fabric).bulk().max_min_rates(src, dst)
+    return rates
 
 
 def run_cli(argv: Sequence[str]) -> int:

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
-from fabricui.engine.types import CommOp, Layout, Strategy
+from fabricui.api import CommOp, Layout, Strategy
 
 if TYPE_CHECKING:
-    from fabricui.model import ModelShape
+    from fabricui.api import ModelShape
 
 __version__ = "0.1.0"
 

@@ -15,8 +15,7 @@ from fabricui_powersgd import (
     powersgd_traffic,
 )
 
-from fabricui.engine.types import Layout
-from fabricui.model import ModelShape
+from fabricui.api import Layout, ModelShape
 
 #: A toy gated (SwiGLU) decoder: 2 layers, hidden 64, 4 heads of 16, ffn 256, vocab 1000.
 #: Parameters: per layer q, k, v, o 4 x 64 x 64 = 16384, MLP 3 x 64 x 256 = 49152, norms
@@ -113,7 +112,7 @@ def test_not_applicable_without_dp_or_to_moe():
 
 def test_gpt3_mlp_has_two_matrices_llama_three():
     """The MLP shape is read off params_B: GPT-3's 2 x h x 4h, Llama 3's gated 3 matrices."""
-    from fabricui.hwdb import load_catalog
+    from fabricui.api import load_catalog
 
     models = load_catalog().models
     assert mlp_matrices(models["gpt3-175b"]) == 2
@@ -123,9 +122,9 @@ def test_gpt3_mlp_has_two_matrices_llama_three():
 @pytest.mark.skipif(not installed(), reason="pip install the plugin first")
 def test_plugin_host_loads_it():
     """fabricui's plugin host loads the entry point: status ok, both strategies."""
-    from fabricui.plugins import PluginHost
+    from fabricui.api import plugin_host
 
-    rows = {row["name"]: row for row in PluginHost().describe()}
+    rows = {row["name"]: row for row in plugin_host().describe()}
     assert rows["powersgd"]["status"] == "ok", rows["powersgd"]["error"]
     assert rows["powersgd"]["contributes"] == {"strategies": ["powersgd", "powersgd-r4"]}
 
@@ -133,7 +132,7 @@ def test_plugin_host_loads_it():
 @pytest.mark.skipif(not installed(), reason="pip install the plugin first")
 def test_fabricui_plan_prices_it(capsys: pytest.CaptureFixture[str]):
     """``fabricui plan --dp-strategy powersgd`` prices P and Q on the real dp group."""
-    from fabricui.cli import main
+    from fabricui.api import run_cli as main
 
     argv = ["plan", "-m", "llama3-8b", "-t", "dgx-h100-pod", "--tp", "8"]
     assert main([*argv, "--dp-strategy", "powersgd", "--json"]) == 0

@@ -20,14 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from fabricui import hookimpl
-from fabricui.engine.types import Interconnect, TopologyBuilder
-from fabricui.model import LinkGeneration
+from fabricui.api import Interconnect, LinkGeneration, TopologyBuilder
 from fabricui_ualink.links import FAMILY, LINKS
 
 if TYPE_CHECKING:
-    from fabricui.fabric import Fabric
-    from fabricui.hwdb.catalog import Catalog
-    from fabricui.model import TopologySpec
+    from fabricui.api import Catalog, Fabric, TopologySpec
 
 __version__ = "0.1.0"
 

@@ -7,7 +7,7 @@ as everywhere in fabricui (``docs/hwdb.md``).
 
 from __future__ import annotations
 
-from fabricui.model import LinkGeneration
+from fabricui.api import LinkGeneration
 
 #: Data rate of one UALink 200G lane, per direction [Gb/s] (signalling is 212.5 GT/s).
 LANE_GBPS = 200.0

@@ -30,13 +30,19 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
-from fabricui.errors import ConfigError
-from fabricui.fabric import Fabric, build_fabric
-from fabricui.model import IntraSpec, LinkGeneration, SwitchSpec, TopologySpec
+from fabricui.api import (
+    ConfigError,
+    Fabric,
+    IntraSpec,
+    LinkGeneration,
+    SwitchSpec,
+    TopologySpec,
+    build_fabric,
+)
 from fabricui_ualink.links import FAMILY
 
 if TYPE_CHECKING:
-    from fabricui.hwdb.catalog import Catalog
+    from fabricui.api import Catalog
 
 #: Name of the builder (the ``builder:`` key of a topology spec).
 BUILDER_NAME = "ualink-pod"

@@ -13,31 +13,24 @@ from fabricui_ualink import POD_BUILDER, UALINK
 from fabricui_ualink.links import LINKS, ualink_port
 from fabricui_ualink.pod import MAX_ACCELERATORS
 
-from fabricui.cli import main
-from fabricui.engine.evaluate import evaluate_collective, evaluate_path
-from fabricui.engine.routing import Router
-from fabricui.errors import ConfigError
-from fabricui.fabric import DeviceKind
-from fabricui.hwdb.resolve import resolve_topology
-from fabricui.model import TopologySpec
-from fabricui.plugins import PluginHost
-from fabricui.services.session import build_fabric_with_plugins, load_catalog_with_plugins
+from fabricui import api
+from fabricui.api import ConfigError, DeviceKind, TopologySpec
 
 
 @pytest.fixture(scope="module")
-def host() -> PluginHost:
+def host():
     """Built-ins plus every installed plugin (this one among them)."""
-    return PluginHost()
+    return api.plugin_host()
 
 
 @pytest.fixture(scope="module")
 def catalog(host):
-    return load_catalog_with_plugins(host=host)
+    return api.load_catalog(host=host)
 
 
 @pytest.fixture(scope="module")
 def pod(catalog) -> TopologySpec:
-    return resolve_topology("ualink-pod", catalog)
+    return api.resolve_topology("ualink-pod", catalog)
 
 
 def with_intra(spec: TopologySpec, **changes) -> TopologySpec:
@@ -85,8 +78,8 @@ def test_reference_pod_spec(pod, catalog):
 
 def test_path_crosses_one_switch_on_bundled_ports(pod, catalog, host):
     """Two accelerators of different hosts meet in the switch layer over 4 x4 ports."""
-    fabric = build_fabric_with_plugins(pod, catalog, host)
-    report = evaluate_path(fabric, "n0.g0", "n0.g127")
+    fabric = api.build(pod, catalog, host)
+    report = api.path(fabric, "n0.g0", "n0.g127")
     assert [(h.link, h.count, h.bw_GBps) for h in report.hops] == [
         ("ualink200-x4", 4, 400.0),
         ("ualink200-x4", 4, 400.0),
@@ -94,13 +87,13 @@ def test_path_crosses_one_switch_on_bundled_ports(pod, catalog, host):
     # Two link hops of 0.12 us and one switch traversal of 0.25 us: under half of the
     # specification's < 1 us round trip.
     assert report.latency_us == pytest.approx(0.49)
-    switch = int(fabric.link_dst[Router.for_fabric(fabric).route(0, 127)[0]])
+    switch = int(fabric.link_dst[api.route_links(fabric, 0, 127)[0]])
     assert fabric.model_of(switch).endswith("4 planes")
 
 
 def test_hosts_are_separate_servers(pod, catalog, host):
     """One CPU per host and no socket-to-socket links between hosts."""
-    fabric = build_fabric_with_plugins(pod, catalog, host)
+    fabric = api.build(pod, catalog, host)
     cpus = fabric.devices_of_kind(DeviceKind.CPU)
     assert cpus.size == 32
     cpu_to_cpu = (fabric.dev_kind[fabric.link_src] == DeviceKind.CPU) & (
@@ -112,9 +105,9 @@ def test_hosts_are_separate_servers(pod, catalog, host):
 
 def test_all_reduce_reaches_the_port_bundle(pod, catalog, host):
     """A large ring all-reduce approaches 4 x 100 GB/s x 0.93 bus bandwidth."""
-    fabric = build_fabric_with_plugins(pod, catalog, host)
+    fabric = api.build(pod, catalog, host)
     size = 8 * 2**30
-    prediction = evaluate_collective(fabric, "all_reduce", [size])
+    prediction = api.collective(fabric, "all_reduce", [size])
     n = fabric.n_gpus
     busbw = size / prediction.time_us[0] / 1e3 * 2 * (n - 1) / n
     assert 0.95 * 372.0 < busbw <= 372.0
@@ -122,9 +115,9 @@ def test_all_reduce_reaches_the_port_bundle(pod, catalog, host):
 
 def test_pods_join_over_the_net(catalog, host):
     """--nodes 2: two pods, joined by the spec's 400G RoCE net."""
-    spec = resolve_topology("ualink-pod", catalog, nodes=2)
-    fabric = build_fabric_with_plugins(spec, catalog, host)
-    report = evaluate_path(fabric, "n0.g0", "n1.g0")
+    spec = api.resolve_topology("ualink-pod", catalog, nodes=2)
+    fabric = api.build(spec, catalog, host)
+    report = api.path(fabric, "n0.g0", "n1.g0")
     assert "roce" in {h.link for h in report.hops}
 
 
@@ -152,7 +145,7 @@ def test_bad_pods_are_one_line_errors(pod, catalog, host, changes, message):
     intra = changes.pop("intra", {})
     spec = dataclasses.replace(with_intra(pod, **intra), **changes)
     with pytest.raises(ConfigError) as exc:
-        build_fabric_with_plugins(spec, catalog, host)
+        api.build(spec, catalog, host)
     text = str(exc.value)
     assert "\n" not in text and "ualink-pod.yaml" in text and message in text
 
@@ -162,16 +155,18 @@ def test_x1_ports_fill_a_512_accelerator_plane(pod, catalog, host):
     spec = dataclasses.replace(
         with_intra(pod, link="ualink200-x1", links_per_gpu=8, sockets=None), gpus_per_node=512
     )
-    fabric = build_fabric_with_plugins(spec, catalog, host)
+    fabric = api.build(spec, catalog, host)
     assert fabric.n_gpus == 512
-    assert evaluate_path(fabric, 0, 511).bottleneck_GBps == pytest.approx(8 * 25.0)
+    assert api.path(fabric, 0, 511).bottleneck_GBps == pytest.approx(8 * 25.0)
 
 
 def test_cli_path_and_collective(capsys):
     """The commands use the installed plugin's topology, builder and links."""
-    assert main(["path", "--topology", "ualink-pod", "--src", "n0.g0", "--dst", "n0.g5"]) == 0
+    assert (
+        api.run_cli(["path", "--topology", "ualink-pod", "--src", "n0.g0", "--dst", "n0.g5"]) == 0
+    )
     assert "ualink200-x4 x4" in capsys.readouterr().out
-    status = main(
+    status = api.run_cli(
         ["collective", "all_reduce", "--topology", "ualink-pod", "--size", "1G", "--json"]
     )
     assert status == 0

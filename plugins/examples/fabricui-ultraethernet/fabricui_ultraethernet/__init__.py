@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from fabricui import hookimpl
-from fabricui.engine.types import Interconnect
-from fabricui.model import LinkGeneration
+from fabricui.api import Interconnect, LinkGeneration
 from fabricui_ultraethernet.links import FAMILY, LINKS
 
 __version__ = "0.1.0"

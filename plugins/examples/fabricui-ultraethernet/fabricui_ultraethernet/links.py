@@ -14,7 +14,7 @@ The transport's behaviour maps onto figures fabricui already prices:
 
 from __future__ import annotations
 
-from fabricui.model import LinkGeneration
+from fabricui.api import LinkGeneration
 
 #: Link family of Ultra Ethernet generations (``LinkGeneration.family``).
 FAMILY = "uec"

@@ -13,30 +13,25 @@ import pytest
 from fabricui_ultraethernet import ULTRA_ETHERNET
 from fabricui_ultraethernet.links import UEC_800G
 
-from fabricui.cli import main
-from fabricui.engine.evaluate import evaluate_collective, evaluate_path
-from fabricui.engine.routing import Router
-from fabricui.fabric import DeviceKind
-from fabricui.hwdb.resolve import resolve_topology
-from fabricui.plugins import PluginHost
-from fabricui.services.session import build_fabric_with_plugins, load_catalog_with_plugins
+from fabricui import api
+from fabricui.api import DeviceKind
 
 
 @pytest.fixture(scope="module")
-def host() -> PluginHost:
+def host():
     """Built-ins plus every installed plugin (this one among them)."""
-    return PluginHost()
+    return api.plugin_host()
 
 
 @pytest.fixture(scope="module")
 def catalog(host):
-    return load_catalog_with_plugins(host=host)
+    return api.load_catalog(host=host)
 
 
 @pytest.fixture(scope="module")
 def cluster(catalog, host):
-    spec = resolve_topology("uec-800g-cluster", catalog)
-    return build_fabric_with_plugins(spec, catalog, host)
+    spec = api.resolve_topology("uec-800g-cluster", catalog)
+    return api.build(spec, catalog, host)
 
 
 def test_link_figures():
@@ -75,7 +70,7 @@ def test_cluster_is_a_two_tier_fabric_of_uec_nics(cluster):
 
 def test_path_uses_the_uec_link_and_nic_latency(cluster):
     """Cross-node traffic leaves on a 100 GB/s uec-800g port; each NIC adds 0.5 us."""
-    report = evaluate_path(cluster, "n0.g0", "n31.g3")
+    report = api.path(cluster, "n0.g0", "n31.g3")
     net = [h for h in report.hops if h.link == "uec-800g"]
     assert net and report.bottleneck_GBps == 100.0
     assert report.hops[report.bottleneck_hop].link == "uec-800g"
@@ -89,19 +84,19 @@ def test_sprayed_flows_do_not_collide(cluster):
     (what UET's packet spraying does), no two flows pinned to one uplink."""
     src = np.arange(16) * 8  # GPU 0 of nodes 0..15 (rail 0)
     dst = (np.arange(16) + 16) * 8 + 1  # GPU 1 of nodes 16..31 (rail 1)
-    rates, _ = Router.for_fabric(cluster).bulk().max_min_rates(src, dst)
+    rates = api.max_min_rates(cluster, src, dst)
     assert rates == pytest.approx(np.full(16, 100.0 * 0.92))
 
 
 def test_ring_all_reduce_is_bound_by_the_nics(catalog, host):
     """Two nodes, ring: bus bandwidth approaches 8 NICs x 100 GB/s x 0.92 and halves at 400G."""
-    spec = resolve_topology("uec-800g-cluster", catalog, nodes=2)
+    spec = api.resolve_topology("uec-800g-cluster", catalog, nodes=2)
     size = 8 * 2**30
 
     def busbw(gbps: float) -> float:
         net = dataclasses.replace(spec.net, gbps=gbps)
-        fabric = build_fabric_with_plugins(dataclasses.replace(spec, net=net), catalog, host)
-        time_us = evaluate_collective(fabric, "all_reduce", [size], algo="ring").time_us[0]
+        fabric = api.build(dataclasses.replace(spec, net=net), catalog, host)
+        time_us = api.collective(fabric, "all_reduce", [size], algo="ring").time_us[0]
         return size / time_us / 1e3 * 2 * 15 / 16
 
     full = busbw(800.0)
@@ -111,9 +106,11 @@ def test_ring_all_reduce_is_bound_by_the_nics(catalog, host):
 
 def test_cli_path_and_collective(capsys):
     """The commands find the plugin's topology and link generation."""
-    assert main(["path", "--topology", "uec-800g-cluster", "--src", "0", "--dst", "255"]) == 0
+    assert (
+        api.run_cli(["path", "--topology", "uec-800g-cluster", "--src", "0", "--dst", "255"]) == 0
+    )
     assert "uec-800g" in capsys.readouterr().out
-    status = main(
+    status = api.run_cli(
         ["collective", "all_reduce", "--topology", "uec-800g-cluster", "--size", "1G", "--json"]
     )
     assert status == 0
