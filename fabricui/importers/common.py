@@ -72,6 +72,10 @@ def span(labels: list[str]) -> str:
     return ", ".join(parts)
 
 
+#: Most GPUs one node's spec may have: every server and tray has far fewer (an NVL72
+#: rack is 18 hosts of 4); a larger "node" is a whole cluster pasted as one.
+MAX_NODE_GPUS = 1024
+
 #: Most 32-bit words an affinity mask may have (8192 CPUs).
 MAX_MASK_WORDS = 256
 
