@@ -24,7 +24,8 @@ from fabricui.commands import strategies as strategies_command
 from fabricui.commands import topologies as topologies_command
 from fabricui.commands import traffic as traffic_command
 from fabricui.commands.options import add_catalog_options, catalog_request
-from fabricui.errors import ConfigError, FabricError
+from fabricui.errors import ConfigError, FabricError, one_line
+from fabricui.render.output import safe_streams
 
 EXIT_USAGE = 2
 
@@ -81,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"fabricui {__version__}")
     add_catalog_options(parser)
+    explore_command.add_launch_options(parser, top_level=True)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for add_parser, _run in COMMANDS.values():
         add_parser(sub)
@@ -90,9 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 user error)."""
     parser = build_parser()
+    originals = safe_streams()  # what commands print from their input cannot drive a terminal
     try:
         args = parser.parse_args(argv)
-        if args.command is None:  # bare `fabricui` opens the explorer on the default topology
+        if args.command in (None, "explore"):  # bare `fabricui` opens the explorer
+            sys.stdout, sys.stderr = originals
             return _explore(args)
         status = COMMANDS[args.command][1](args)
         if args.command != "plugins":
@@ -101,9 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             get_host().report_failures(sys.stderr)
         return status
     except FabricError as exc:
-        print(f"fabricui: error: {exc.message}", file=sys.stderr)
+        print(f"fabricui: error: {one_line(exc.message)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        sys.stdout, sys.stderr = originals

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from fabricui.commands.options import (
@@ -12,6 +11,7 @@ from fabricui.commands.options import (
     catalog,
     topology_request,
 )
+from fabricui.render.output import print_json
 from fabricui.services.requests import PathRequest
 
 
@@ -24,8 +24,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--src", required=True, help="source GPU: n<node>.g<gpu> or a global rank")
     parser.add_argument("--dst", required=True, help="destination GPU")
     parser.add_argument(
+        "--message-size",
         "--size",
+        dest="size",
         type=_size,
+        metavar="SIZE",
         help="message size for the transfer time: 8, 64K, 1G (binary), 1GB, 1GiB",
     )
     add_json_option(parser, "print one JSON object")
@@ -33,9 +36,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _size(text: str) -> int:
-    from fabricui.units import parse_size
+    from fabricui.units import parse_message_size
 
-    return parse_size(text)
+    return parse_message_size(text, "--message-size")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     request = PathRequest(topology_request(args), args.src, args.dst, args.size)
     result = find_path(request, catalog(args))
     if args.json:
-        print(json.dumps(result.report.to_json(), indent=2))
+        print_json(result.report.to_json())
     else:
         print(render_path(result.report, result.fabric))
     return 0

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from fabricui.commands.strategies import add_common_args, load_context, load_strategies
 from fabricui.errors import ConfigError
+from fabricui.render.output import print_json
 
 if TYPE_CHECKING:
     from fabricui.engine.strategies import PlanReport
@@ -123,7 +123,10 @@ def _get(args: argparse.Namespace, name: str, default: Any) -> Any:
 
 
 def _print(args: argparse.Namespace, data: dict[str, Any], text: Any) -> None:
-    print(json.dumps(data, indent=2) if getattr(args, "json", False) else text())
+    if getattr(args, "json", False):
+        print_json(data)
+    else:
+        print(text())
 
 
 def chosen_strategies(

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from fabricui.render.output import print_json
 
 if TYPE_CHECKING:
     from fabricui.plugins import PluginHost
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace, host: PluginHost | None = None) -> int:
         host = get_host()
     rows = [row for row in host.describe() if _shown(row, args.all)]
     if args.json:
-        print(json.dumps({"plugins": rows}, indent=2))
+        print_json({"plugins": rows})
     else:
         print(_table(rows, args.all))
     return 0

@@ -50,10 +50,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
     parser.add_argument(
+        "--terminal-size",
         "--size",
+        dest="terminal_size",
         default="120x40",
         metavar="COLSxROWS",
-        help="terminal size (default: 120x40)",
+        help="terminal size to render at (default: 120x40; --size is the old name)",
     )
     add_topology_options(parser)
     parser.add_argument("--src", help="topology view: source GPU (n<node>.g<gpu> or a rank)")
@@ -84,7 +86,7 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
             files without ``--force``, or a bad terminal or message size.
     """
     from fabricui.files import check_target, exists_message
-    from fabricui.units import parse_size
+    from fabricui.units import parse_message_size
 
     output: Path = args.output
     directory = None
@@ -119,10 +121,12 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
         topology=topology_request(args),
         src=args.src,
         dst=args.dst,
-        message_size=parse_size(size) if size else None,
+        message_size=parse_message_size(size, "--message-size") if size else None,
         options=tuple(options.items()),
     )
-    return SnapshotRequest(launch, targets, directory, args.force, parse_terminal_size(args.size))
+    return SnapshotRequest(
+        launch, targets, directory, args.force, parse_terminal_size(args.terminal_size)
+    )
 
 
 def parse_terminal_size(text: str) -> tuple[int, int]:
@@ -133,8 +137,8 @@ def parse_terminal_size(text: str) -> tuple[int, int]:
     """
     cols, sep, rows = text.lower().partition("x")
     if not sep or not cols.isdigit() or not rows.isdigit():
-        raise ConfigError(f"invalid --size {text!r}: use COLUMNSxROWS such as 120x40")
+        raise ConfigError(f"invalid --terminal-size {text!r}: use COLUMNSxROWS such as 120x40")
     size = (int(cols), int(rows))
     if size[0] < 40 or size[1] < 10 or size[0] > 1000 or size[1] > 500:
-        raise ConfigError(f"--size {text} is out of range (40x10 .. 1000x500)")
+        raise ConfigError(f"--terminal-size {text} is out of range (40x10 .. 1000x500)")
     return size

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.render.output import print_json
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     )
     table = without_failed_strategies(table)
     if args.json:
-        print(json.dumps(table.to_json(), indent=2))
+        print_json(table.to_json())
     else:
         print(render_table(table))
     return 0

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from fabricui.commands.options import add_topology_options, catalog, topology_request
+from fabricui.render.output import print_json
 from fabricui.services.requests import TrafficRequest
 from fabricui.vocabulary import PATTERNS
 
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     request = TrafficRequest(topology_request(args), args.pattern, args.gpus, args.seed, args.top)
     result = simulate(request, catalog(args))
     if args.json:
-        print(json.dumps(result.to_json()))
+        print_json(result.to_json(), indent=None)
         return 0
     rates = result.rates
     print(

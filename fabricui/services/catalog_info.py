@@ -66,6 +66,22 @@ class Validation:
     spec: TopologySpec | None = None
     """The topology, when a topology file was checked."""
 
+    def to_json(self) -> dict[str, Any]:
+        """The ``hwdb validate --json`` object: ``ok``, ``target``, and ``counts`` or
+        ``topology`` (id, nodes, gpus_per_node, gpu)."""
+        out: dict[str, Any] = {"ok": True, "target": str(self.target)}
+        if self.spec is not None:
+            s = self.spec
+            out["topology"] = {
+                "id": s.id,
+                "nodes": s.nodes,
+                "gpus_per_node": s.gpus_per_node,
+                "gpu": s.gpu,
+            }
+        else:
+            out["counts"] = dict(self.counts or {})
+        return out
+
     def summary(self) -> str:
         """``ok: hwdb: 27 links, ...`` or ``ok: FILE: topology ID, 2 x 8 h100-sxm``."""
         if self.spec is not None:

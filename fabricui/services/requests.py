@@ -14,6 +14,10 @@ from fabricui.vocabulary import DEFAULT_TOPOLOGY
 if TYPE_CHECKING:
     from fabricui.model import TopologySpec
 
+#: Fastest NIC port a what-if may ask for [Gb/s] (well past any port built).
+MAX_NIC_GBPS = 100_000.0
+#: Most scale-up links a what-if may give a GPU or a GPU pair.
+MAX_SCALEUP_LINKS = 1024
 #: Groups of GPUs a collective can run on: every GPU, the GPUs of node 0, GPU 0 of every node.
 GROUPS = ("all", "node", "per-node")
 
@@ -57,12 +61,17 @@ class WhatIf:
         if self.nic_gbps is not None:
             if spec.net is None:
                 raise ConfigError(f"topology {spec.id} has no network: no NIC rate to set")
-            if self.nic_gbps <= 0:
-                raise ConfigError(f"NIC rate must be positive (got {self.nic_gbps:g})")
+            if not 0 < self.nic_gbps <= MAX_NIC_GBPS:
+                raise ConfigError(
+                    f"NIC rate must be within 0..{MAX_NIC_GBPS:g} Gb/s (got {self.nic_gbps:g})"
+                )
             spec = dataclasses.replace(spec, net=dataclasses.replace(spec.net, gbps=self.nic_gbps))
         if self.scaleup_links is not None:
-            if self.scaleup_links < 1:
-                raise ConfigError(f"scale-up links must be at least 1 (got {self.scaleup_links})")
+            if not 1 <= self.scaleup_links <= MAX_SCALEUP_LINKS:
+                raise ConfigError(
+                    f"scale-up links must be within 1..{MAX_SCALEUP_LINKS} "
+                    f"(got {self.scaleup_links})"
+                )
             intra = spec.intra
             if intra.fabric == "nvswitch":
                 intra = dataclasses.replace(intra, links_per_gpu=self.scaleup_links)

@@ -236,6 +236,9 @@ class FabricApp(App[None]):
         self._cache: dict[TopologyRequest, FabricData] = {}
         self._plugin_failures_shown: set[tuple[str, str]] = set()
         self._settings_problem = self._apply_user_keymap()
+        self.exit_on_signals = False
+        """End like ``q`` on SIGTERM and SIGHUP, restoring the terminal (the CLI sets it;
+        tests and snapshots run without signal handlers)."""
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -243,9 +246,24 @@ class FabricApp(App[None]):
         """Load the fabric once the first view has painted (a loading thread started
         earlier would compete with the first frame for the interpreter)."""
         self.update_titles()
+        if self.exit_on_signals:
+            self._handle_signals()
         if self._settings_problem:
             self.notify(self._settings_problem, title="settings", severity="warning", timeout=10)
         self.call_after_refresh(self.load_topology, self.request)
+
+    def _handle_signals(self) -> None:
+        """SIGTERM/SIGHUP exit through the event loop, so Textual restores the terminal
+        (raw mode off, main screen back) instead of leaving it as the app drew it."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for name in ("SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is not None:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(signum, self.exit, None, 128 + signum)
 
     def _apply_user_keymap(self) -> str | None:
         """Remap keys from the settings file's ``keymap`` (binding id -> keys); returns a

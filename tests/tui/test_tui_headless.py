@@ -100,7 +100,7 @@ def test_snapshot_cli_writes_a_markdown_report(tmp_path):
         (["topology", "--src", "n0.g1", "--dst", "1"], "same GPU"),
         (["collectives", "--op", "allreduce"], "unknown operation"),
         (["strategies", "--model", "gpt5"], "unknown model"),
-        (["topology", "--size", "80by24"], "invalid --size"),
+        (["topology", "--size", "80by24"], "invalid --terminal-size"),
         (["pyramid", "-o", "x.png"], "use a .svg, .txt or .md"),
     ],
 )
