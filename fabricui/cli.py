@@ -44,13 +44,14 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _snapshot(args: argparse.Namespace) -> int:
+    from fabricui.services.session import load_catalog
     from fabricui.tui.snapshot import run_snapshot
 
     request = snapshot_command.snapshot_request(args)
-    from fabricui.services.session import load_catalog
-
-    for path in run_snapshot(request, load_catalog(catalog_request(args))):
-        print(f"wrote {path}")
+    written, stdout = run_snapshot(request, load_catalog(catalog_request(args)))
+    sys.stdout.write(stdout)
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr if stdout else sys.stdout)
     return 0
 
 

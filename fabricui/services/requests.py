@@ -173,14 +173,37 @@ class LaunchRequest:
         return self == LaunchRequest(view=self.view, message_size=self.message_size)
 
 
+#: Formats ``fabricui snapshot`` writes: a Markdown report, the screen as SVG, as text.
+SNAPSHOT_FORMATS = ("md", "svg", "txt")
+
+
+@dataclass(frozen=True)
+class SnapshotTarget:
+    """One view to write in one format."""
+
+    view: str
+    """View id."""
+    format: str
+    """``md``, ``svg`` or ``txt``."""
+    path: Path | None
+    """The file, or None for standard output."""
+
+    @property
+    def image_path(self) -> Path | None:
+        """The SVG written beside a Markdown report (and linked from it), if any."""
+        if self.format != "md" or self.path is None:
+            return None
+        return self.path.with_suffix(".svg")
+
+
 @dataclass(frozen=True)
 class SnapshotRequest:
-    """``fabricui snapshot``: views rendered off-screen and written to files."""
+    """``fabricui snapshot``: views rendered off-screen and written to files or stdout."""
 
     launch: LaunchRequest
     """The explorer's state to render (its ``view`` is ignored: see ``targets``)."""
-    targets: tuple[tuple[str, Path], ...]
-    """(view, file) pairs; the suffix picks the format (``.svg``, ``.txt``, ``.md``)."""
+    targets: tuple[SnapshotTarget, ...]
+    """What to write."""
     directory: Path | None = None
     """The directory to create first (``--all``), if any."""
     force: bool = False

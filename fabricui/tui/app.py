@@ -236,6 +236,8 @@ class FabricApp(App[None]):
         self._cache: dict[TopologyRequest, FabricData] = {}
         self._plugin_failures_shown: set[tuple[str, str]] = set()
         self._settings_problem = self._apply_user_keymap()
+        self.failures: list[str] = []
+        """Why each view computation that failed did (snapshots refuse a half-drawn view)."""
         self.exit_on_signals = False
         """End like ``q`` on SIGTERM and SIGHUP, restoring the terminal (the CLI sets it;
         tests and snapshots run without signal handlers)."""
@@ -386,6 +388,7 @@ class FabricApp(App[None]):
         else:
             self.log.error(f"{worker.description} failed: {error!r}")
             text = f"{type(error).__name__}: {error}"
+        self.failures.append(text)
         if worker.group == "load":
             from fabricui.tui.screens.error import ErrorModal
 
