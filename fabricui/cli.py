@@ -216,19 +216,23 @@ def _cmd_hwdb(args: argparse.Namespace) -> int:
 
 
 def _cmd_hwdb_validate(args: argparse.Namespace) -> int:
-    from fabricui.hwdb import default_hwdb_dir, load_catalog
+    from fabricui.hwdb import default_hwdb_dir
     from fabricui.hwdb.topology_file import parse_topology
     from fabricui.hwdb.yamlfile import read_yaml
+    from fabricui.services.session import load_catalog_with_plugins
 
     target: Path | None = args.path
     if target is None or target.is_dir():
-        dirs = [default_hwdb_dir(), *args.hwdb] + ([target] if target is not None else [])
-        catalog = load_catalog(dirs)
+        # The plugins' records are part of the database a directory is checked against.
+        extra = [*args.hwdb] + ([target] if target is not None else [])
+        catalog = load_catalog_with_plugins(extra)
         counts = ", ".join(
             f"{len(catalog.table(k))} {k}"
             for k in ("links", "gpus", "nics", "switches", "topologies", "models")
         )
-        print(f"ok: {target or default_hwdb_dir()}: {counts}")
+        missing = len(catalog.unavailable)
+        note = f"; {missing} topologies need plugins that are not loaded" if missing else ""
+        print(f"ok: {target or default_hwdb_dir()}: {counts}{note}")
         return 0
     from fabricui.services.session import topology_builder
 

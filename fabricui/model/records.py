@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 #: Tiers of the bandwidth pyramid, fastest first. ``memory`` is on-package (SMEM, HBM).
 TIERS = ("on-chip", "memory", "scale-up", "host", "scale-out")
 
-#: Link families the catalog knows; plugins may add more.
+#: Link families of the core database (on-package memory); every other family is declared
+#: by the interconnect plugin that owns it (``register_interconnects``), and the catalog
+#: accepts the families of the plugins that are loaded.
+CORE_FAMILIES = ("memory",)
+
+#: The families fabricui's built-in plugins declared when this constant was last updated.
+#: Informational only (kept for code that imports it): the catalog validates link records
+#: against the families the loaded plugins register, not against this list.
 LINK_FAMILIES = (
     "memory",
     "pcie",
@@ -38,7 +45,7 @@ class LinkGeneration:
     name: str
     """Human name (``NVLink 4.0``)."""
     family: str
-    """Technology family, one of ``LINK_FAMILIES``."""
+    """Technology family: ``memory``, or one a loaded interconnect plugin declares."""
     tier: str
     """Pyramid tier, one of ``TIERS``."""
     bw_GBps: float
@@ -61,6 +68,11 @@ class LinkGeneration:
     """Per-field references that differ from ``source``."""
     note: str = ""
     """Anything a user should know about the figures."""
+    protocols: tuple[str, ...] = ()
+    """NCCL protocols (``ll``, ``ll128``, ``simple``) a collective may use when this link is
+    on the path between two of its GPUs; empty: all of them. NCCL enables LL128 only where
+    128-byte stores arrive whole (NVLink), so a host link or a vendor link without that
+    guarantee lists ``[ll, simple]`` and the engine never prices LL128 across it."""
 
     @property
     def per_gpu_bw_GBps(self) -> float | None:

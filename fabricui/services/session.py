@@ -27,6 +27,10 @@ def load_catalog_with_plugins(
     plus the user's ``--hwdb`` directories (later ones override earlier records), with a
     calibration overlay's link figures applied last.
 
+    Interconnect plugins own the records of their family, so a disabled plugin's link
+    generations, NICs and switches are missing; a built-in topology that needs them is
+    listed in ``Catalog.unavailable`` with the plugin to enable.
+
     Args:
         extra_dirs: User directories (``--hwdb DIR``), applied last.
         host: The plugin host (default: the process-wide one).
@@ -47,7 +51,12 @@ def load_catalog_with_plugins(
         link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
         for link_id, link in host.link_generations().items()
     }
-    catalog = load_catalog(dirs, extra_links=links)
+    catalog = load_catalog(
+        dirs,
+        extra_links=links,
+        families=host.link_families(),
+        withheld=host.withheld_hwdb(),
+    )
     if calibration is not None:
         from fabricui.calibration_file import apply_overlay, read_overlay
 
