@@ -105,8 +105,34 @@ def _shown(row: dict[str, Any], show_all: bool) -> bool:
     return show_all or row["source"] != "builtin" or row["status"] != "ok"
 
 
+#: Table label of each ``contributes`` key, in the order the table lists them (what a
+#: plugin brings to the fabric first, its hwdb directory last); ``--json`` keeps the keys.
+LABELS = {
+    "interconnects": "interconnects",
+    "link_generations": "generations",
+    "nics": "NICs",
+    "switches": "switches",
+    "gpus": "GPUs",
+    "models": "models",
+    "topologies": "topologies",
+    "collective_algorithms": "algorithms",
+    "topology_builders": "builders",
+    "strategies": "strategies",
+    "importers": "importers",
+    "hwdb_paths": "hwdb",
+}
+
+
 def _contributes(row: dict[str, Any]) -> str:
-    parts = [f"{kind}: {', '.join(names)}" for kind, names in row["contributes"].items()]
+    """``generations: nvlink1, nvlink2; switches: ...`` (an hwdb path by its last two parts)."""
+    contributes = row["contributes"]
+    order = [k for k in LABELS if k in contributes] + [k for k in contributes if k not in LABELS]
+    parts = []
+    for kind in order:
+        names = contributes[kind]
+        if kind == "hwdb_paths":
+            names = ["/".join(Path(name).parts[-2:]) for name in names]
+        parts.append(f"{LABELS.get(kind, kind)}: {', '.join(names)}")
     return "; ".join(parts) or "-"
 
 

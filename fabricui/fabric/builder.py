@@ -453,4 +453,5 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         dragonfly=dragonfly,
         torus=torus,
         net_protocols=nic_spec.protocols if nic_spec is not None else (),
+        generation_records=tuple(catalog.links[g] for g in gens.items),
     )
