@@ -26,6 +26,9 @@ RECORD_KINDS: dict[str, type] = {
     "models": ModelShape,
 }
 
+#: Where a NIC record may sit (``NicSpec.attach``).
+NIC_ATTACH = ("host", "gpu")
+
 #: Every kind ``fabricui hwdb list`` knows, in display order.
 KINDS = ("links", "gpus", "nics", "switches", "topologies", "models")
 
@@ -231,6 +234,11 @@ def _check_references(catalog: Catalog) -> None:
             break
         if withheld:
             continue
+        if nic.attach not in NIC_ATTACH:
+            raise HwdbError(
+                f"{where}: nics.{nic.id}.attach: must be one of {', '.join(NIC_ATTACH)} "
+                f"(got {nic.attach!r})"
+            )
         for protocol in nic.protocols:
             if protocol not in PROTOCOLS:
                 raise HwdbError(

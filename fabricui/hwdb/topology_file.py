@@ -223,7 +223,13 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
     if net.nics_per_node < 1:
         raise _fail(doc, (*npath, "nics_per_node"), f"must be at least 1 (got {net.nics_per_node})")
     if net.switch is not None:
-        _ref(doc, (*npath, "switch"), catalog.switches, "switch", net.switch, catalog)
+        switch = _ref(doc, (*npath, "switch"), catalog.switches, "switch", net.switch, catalog)
+        if switch.radix is None or switch.port_Gbps is None:
+            raise _fail(
+                doc,
+                (*npath, "switch"),
+                f"{switch.id} has no published radix and port rate; a network switch needs both",
+            )
     if net.nic is not None:
         _ref(doc, (*npath, "nic"), catalog.nics, "NIC", net.nic, catalog)
         if catalog.nics[net.nic].link != net.link:

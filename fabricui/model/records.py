@@ -98,8 +98,9 @@ class GpuSpec:
     """On-package memory capacity [GB]."""
     hbm_bw_GBps: float
     """Memory bandwidth [GB/s]."""
-    bf16_dense_TFLOPS: float
-    """Peak dense BF16 tensor throughput, no sparsity [TFLOP/s]."""
+    bf16_dense_TFLOPS: float | None
+    """Peak dense BF16 tensor throughput, no sparsity [TFLOP/s]; ``null`` where the vendor
+    has not published it (a plan then asks for one instead of guessing)."""
     pcie: str
     """Host link generation id (``pcie5``)."""
     source: str
@@ -148,6 +149,10 @@ class NicSpec:
     gpus: tuple[str, ...] = ()
     """GPUs it ships with, for adapters that exist only in particular systems (a cloud's
     instance types); a topology with that GPU and this NIC's link picks it. Empty: any."""
+    attach: str = "host"
+    """Where the adapter sits: ``host`` (a PCIe card or mezzanine behind the node's PCIe
+    switch or CPU) or ``gpu`` (network ports on the accelerator itself, as Gaudi's on-die
+    RoCE ports: traffic to them does not cross the host's PCIe)."""
 
 
 @dataclass(frozen=True)
@@ -160,10 +165,11 @@ class SwitchSpec:
     """Product name."""
     family: str
     """``nvswitch``, ``pcie``, ``infiniband``, ``ethernet``, ``slingshot`` ..."""
-    radix: int
-    """Number of ports."""
-    port_Gbps: float
-    """Rate of one port [Gb/s]."""
+    radix: int | None
+    """Number of ports; ``null`` where the vendor has not published it (such a switch can
+    be a scale-up switch, whose ports the builder does not count, but not a network's)."""
+    port_Gbps: float | None
+    """Rate of one port [Gb/s]; ``null`` where not published."""
     lat_us: float
     """Port-to-port latency [us]."""
     source: str

@@ -44,6 +44,7 @@ FALLBACK_BUILTINS = frozenset(
         "efa",
         "slingshot",
         "ici",
+        "neuronlink",
         "importers",
         "ddp",
         "zero",

@@ -40,6 +40,7 @@ BUILTINS = {
     "efa": ("efa",),
     "slingshot": ("slingshot",),
     "ici": ("ici",),
+    "neuronlink": ("neuronlink",),
 }
 ENV_VARS = (
     plugins_module.ENV_PLUGINS_DIR,
@@ -617,30 +618,31 @@ BUILTIN_ALGORITHMS = {
 BUILTIN_RECORDS = {
     "pcie": {
         "link_generations": {"pcie3", "pcie4", "pcie5", "pcie6", "upi"},
-        "switches": {"pcie-gen4-switch", "pcie-gen5-switch"},
+        "switches": {"pcie-gen4-switch", "pcie-gen5-switch", "pcie-gen6-switch"},
     },
     "nvlink": {
-        "link_generations": {"nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvlink-c2c"},
-        "switches": {"nvswitch1", "nvswitch2", "nvswitch3", "nvswitch4"},
+        "link_generations": {f"nvlink{n}" for n in range(1, 7)} | {"nvlink-c2c"},
+        "switches": {"nvswitch1", "nvswitch2", "nvswitch3", "nvswitch4", "nvlink6-switch"},
     },
     "xgmi": {"link_generations": {"xgmi2", "xgmi3", "xgmi4"}},
     "infiniband": {
         "link_generations": {"ib-hdr", "ib-ndr", "ib-xdr"},
-        "nics": {"cx6-hdr", "cx7-ndr", "cx8-xdr"},
+        "nics": {"cx6-hdr", "cx7-ndr", "cx8-xdr", "cx9-xdr"},
         "switches": {"quantum", "quantum-2", "quantum-x800"},
     },
     "ethernet": {
-        "link_generations": {"roce", "tcp", "tcpxo"},
-        "nics": {"cx7-roce", "bf3", "pollara-400", "gve-tcpxo", "generic-eth"},
+        "link_generations": {"roce", "tcp", "tcpxo", "gaudi3-roce"},
+        "nics": {"cx7-roce", "cx8-roce", "bf3", "pollara-400", "thor2", "gaudi3-nic"},
         "switches": {"spectrum-4", "generic-ethernet"},
     },
-    "efa": {"link_generations": {"efa"}, "nics": {"efa-v1", "efa-v2"}},
+    "efa": {"link_generations": {"efa"}, "nics": {"efa-v1", "efa-v2", "efa-v3", "efa-v4"}},
     "slingshot": {
         "link_generations": {"slingshot"},
         "nics": {"cassini"},
         "switches": {"rosetta"},
     },
-    "ici": {"link_generations": {"ici-v5p"}},
+    "ici": {"link_generations": {"ici-v5p", "ici-v6e", "ici-v7"}},
+    "neuronlink": {"link_generations": {"neuronlink-v3"}},
 }
 
 

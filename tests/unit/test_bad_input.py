@@ -141,7 +141,7 @@ def test_hwdb_record_errors(folder, expected):
 @pytest.mark.parametrize(
     ("nic", "expected"),
     [
-        ("efa-v3", "spec.yaml:5: net.nic: unknown NIC 'efa-v3'"),
+        ("efa-v9", "spec.yaml:5: net.nic: unknown NIC 'efa-v9'"),
         ("cx7-ndr", "spec.yaml:5: net.nic: cx7-ndr speaks ib-ndr, not efa"),
     ],
 )
