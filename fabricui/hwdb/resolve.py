@@ -37,6 +37,9 @@ def resolve_topology(name: str, catalog: Catalog, nodes: int | None = None) -> T
         spec = catalog.topologies[name]
     elif name in catalog.unavailable:
         raise ConfigError(catalog.unavailable[name])
+    elif ("topologies", name) in catalog.withheld:
+        reason = catalog.withheld[("topologies", name)]
+        raise ConfigError(f"topology {name} {reason}; enable that plugin to use it")
     elif _looks_like_path(name):
         path = Path(name)
         spec = parse_topology(read_yaml(path), catalog, default_id=path.stem)
