@@ -226,6 +226,9 @@ class PluginHost:
         """id(PluginInfo) -> hwdb record kind -> ids its YAML directories brought."""
         self._dropped_hwdb: list[Withheld] = []
         """hwdb directories of loaded plugins that did not load (their records are out)."""
+        self._hwdb_catalog: Any = None
+        """The catalog the plugin hwdb directories were checked in (built-in database plus
+        every plugin directory that loads), reused by ``hwdb_catalog``."""
         self._reported: set[PluginFailure] = set()
         self.strict = _env_flag(ENV_STRICT)
         self.timeout_s = timeout_s()
@@ -381,6 +384,7 @@ class PluginHost:
         self._owners.clear()
         self._records.clear()
         self._dropped_hwdb.clear()
+        self._hwdb_catalog = None
         self._hook_failures.clear()
         self._call_failures.clear()
         for info in self._infos:
@@ -531,6 +535,7 @@ class PluginHost:
                 drop(key, exc)
             else:
                 self._attribute_records(catalog, paths, owners)
+                self._hwdb_catalog = catalog
                 return
         good: list[str] = []
         for key in list(paths):
@@ -541,7 +546,8 @@ class PluginHost:
             else:
                 good.append(key)
         if paths:
-            self._attribute_records(load(list(paths.values())), paths, owners)
+            self._hwdb_catalog = load(list(paths.values()))
+            self._attribute_records(self._hwdb_catalog, paths, owners)
 
     def _attribute_records(
         self, catalog: Any, paths: dict[str, Any], owners: dict[str, PluginInfo]
@@ -589,6 +595,25 @@ class PluginHost:
     def interconnects(self) -> dict[str, Interconnect]:
         """Interconnects registered by plugins, by name."""
         return self._collect("interconnects")
+
+    def hwdb_catalog(self) -> Any:
+        """A copy of the catalog the plugin hwdb directories were checked in: the built-in
+        database, the plugins' directories and link generations (what
+        ``fabricui.services.session.load_catalog_with_plugins`` loads without user
+        directories), so it need not be loaded twice; None when no plugin registers a
+        directory.
+        """
+        import dataclasses
+
+        self._collect("hwdb_paths")
+        catalog = self._hwdb_catalog
+        if catalog is None:
+            return None
+        tables = ("links", "gpus", "nics", "switches", "models", "topologies", "origins")
+        copies = {name: dict(getattr(catalog, name)) for name in tables}
+        copies["withheld"] = dict(catalog.withheld)
+        copies["unavailable"] = dict(catalog.unavailable)
+        return dataclasses.replace(catalog, **copies)
 
     def link_families(self) -> tuple[str, ...]:
         """Link families a hwdb link record may name: the core's (on-package memory), those

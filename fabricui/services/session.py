@@ -46,17 +46,22 @@ def load_catalog_with_plugins(
             unknown link generation.
     """
     host = host or get_host()
-    dirs = [default_hwdb_dir(), *host.hwdb_paths(), *extra_dirs]
-    links = {
-        link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
-        for link_id, link in host.link_generations().items()
-    }
-    catalog = load_catalog(
-        dirs,
-        extra_links=links,
-        families=host.link_families(),
-        withheld=host.withheld_hwdb(),
-    )
+    extra = list(extra_dirs)
+    # Without user directories the plugin host has already loaded exactly this catalog
+    # (checking the plugins' hwdb directories): reuse it.
+    catalog = None if extra else host.hwdb_catalog()
+    if catalog is None:
+        dirs = [default_hwdb_dir(), *host.hwdb_paths(), *extra]
+        links = {
+            link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
+            for link_id, link in host.link_generations().items()
+        }
+        catalog = load_catalog(
+            dirs,
+            extra_links=links,
+            families=host.link_families(),
+            withheld=host.withheld_hwdb(),
+        )
     if calibration is not None:
         from fabricui.calibration_file import apply_overlay, read_overlay
 
