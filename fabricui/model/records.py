@@ -33,6 +33,7 @@ LINK_FAMILIES = (
     "tcpxo",
     "ethernet",
     "ici",
+    "neuronlink",
 )
 
 
