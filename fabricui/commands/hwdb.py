@@ -92,10 +92,8 @@ def _show(args: argparse.Namespace, catalog: Any) -> int:
     if args.json:
         print_json({"kind": kind, **record_json(record)})
         return 0
-    print(
-        f"{kind[:-1] if kind.endswith('s') else kind} {record.id}  "
-        f"({catalog.origins.get((kind, record.id), '')})"
-    )
+    singular = {"switches": "switch", "gpus": "GPU", "nics": "NIC"}.get(kind, kind.rstrip("s"))
+    print(f"{singular} {record.id}  ({catalog.origins.get((kind, record.id), '')})")
     for key, value in record_json(record).items():
         if key == "id" or value in (None, "", [], {}):
             continue

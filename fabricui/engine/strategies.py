@@ -65,7 +65,13 @@ def model_flops_per_token(model: ModelShape, seq_len: int | None = None) -> floa
 def compute_time_us(fabric: Fabric, model: ModelShape, layout: Layout, mfu: float) -> float:
     """One GPU's compute per step [us]: its share of the step's FLOPs at ``mfu`` x peak."""
     flops = layout.global_batch * layout.seq_len * model_flops_per_token(model, layout.seq_len)
-    flops_per_us = fabric.gpu.bf16_dense_TFLOPS * 1e6 * mfu
+    peak = fabric.gpu.bf16_dense_TFLOPS
+    if peak is None:
+        raise EngineError(
+            f"{fabric.gpu.id} has no published BF16 peak (hwdb bf16_dense_TFLOPS: null); "
+            "a plan needs one: give it in a --hwdb directory that overrides the GPU record"
+        )
+    flops_per_us = peak * 1e6 * mfu
     return flops / layout.world / flops_per_us
 
 

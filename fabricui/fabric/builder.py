@@ -263,6 +263,8 @@ def _build_node(
             port = host_port(first_gpu)
             if host_link.family == "nvlink-c2c":
                 port = gpu_cpu_local[first_gpu]
+            if nic_spec is not None and nic_spec.attach == "gpu":
+                port = gpus[first_gpu]  # NIC ports on the accelerator itself (Gaudi)
             ports = max(1, round(nic_ports))
             block.cable(
                 nic, port, ports * nic_pcie.bw_GBps, nic_pcie.lat_us, gens(nic_pcie.id), ports
@@ -453,4 +455,5 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         dragonfly=dragonfly,
         torus=torus,
         net_protocols=nic_spec.protocols if nic_spec is not None else (),
+        generation_records=tuple(catalog.links[g] for g in gens.items),
     )

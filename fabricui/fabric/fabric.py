@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.model import GpuSpec
+from fabricui.model import GpuSpec, LinkGeneration
 from fabricui.model.topology import TopologySpec
 
 if TYPE_CHECKING:
@@ -118,6 +118,9 @@ class Fabric:
     """The torus's shape and per-chip link table, absolute ids (None without one)."""
     net_protocols: tuple[str, ...] = ()
     """NCCL protocols the NICs' transport carries across nodes (empty: all)."""
+    generation_records: tuple[LinkGeneration, ...] = ()
+    """The hwdb record of each of ``generations`` (same order), for what the engine reads
+    per generation (tier, protocols a link carries); empty when a builder gives none."""
 
     @property
     def n_devices(self) -> int:

@@ -29,6 +29,10 @@ def load_catalog_with_plugins(
     plus the user's ``--hwdb`` directories (later ones override earlier records), with a
     calibration overlay's link figures applied last.
 
+    Interconnect plugins own the records of their family, so a disabled plugin's link
+    generations, NICs and switches are missing; a built-in topology that needs them is
+    listed in ``Catalog.unavailable`` with the plugin to enable.
+
     Args:
         extra_dirs: User directories (``--hwdb DIR``), applied last.
         host: The plugin host (default: the process-wide one).
@@ -44,12 +48,22 @@ def load_catalog_with_plugins(
             unknown link generation.
     """
     host = host or get_host()
-    dirs = [default_hwdb_dir(), *host.hwdb_paths(), *extra_dirs]
-    links = {
-        link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
-        for link_id, link in host.link_generations().items()
-    }
-    catalog = load_hwdb(dirs, extra_links=links)
+    extra = list(extra_dirs)
+    # Without user directories the plugin host has already loaded exactly this catalog
+    # (checking the plugins' hwdb directories): reuse it.
+    catalog = None if extra else host.hwdb_catalog()
+    if catalog is None:
+        dirs = [default_hwdb_dir(), *host.hwdb_paths(), *extra]
+        links = {
+            link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
+            for link_id, link in host.link_generations().items()
+        }
+        catalog = load_hwdb(
+            dirs,
+            extra_links=links,
+            families=host.link_families(),
+            withheld=host.withheld_hwdb(),
+        )
     if calibration is not None:
         from fabricui.hwdb.overlay import apply_overlay, read_overlay
 

@@ -21,6 +21,29 @@ if TYPE_CHECKING:
 #: Status colours.
 STATUS_STYLE = {"ok": "green", "failed": "bold red", "blocked": "yellow"}
 
+#: hwdb record kinds shown as a count (``NICs: 4``) so a row stays a few lines high; the
+#: names are in ``fabricui plugins --all`` and ``fabricui hwdb list``.
+COUNTED = {
+    "nics": "NICs",
+    "switches": "switches",
+    "gpus": "GPUs",
+    "models": "models",
+    "topologies": "topologies",
+}
+#: Contributions left out of the table (a plugin's hwdb directory path).
+HIDDEN = ("hwdb_paths",)
+
+
+def contributions(contributes: dict[str, list[str]]) -> str:
+    """``kind: a, b; NICs: 4`` for one plugin's contributions, sorted by kind."""
+    parts = []
+    for kind, keys in sorted(contributes.items()):
+        if kind in HIDDEN:
+            continue
+        shown = str(len(keys)) if kind in COUNTED else ", ".join(keys)
+        parts.append(f"{COUNTED.get(kind, kind)}: {shown}")
+    return "; ".join(parts)
+
 
 def plugin_table(plugins: list[dict[str, Any]]) -> Table:
     """One row per plugin: name, version, source, status and contributions."""
@@ -31,9 +54,7 @@ def plugin_table(plugins: list[dict[str, Any]]) -> Table:
     table.add_column("status", no_wrap=True)
     table.add_column("contributes", ratio=1)
     for info in plugins:
-        contributes = "; ".join(
-            f"{kind}: {', '.join(keys)}" for kind, keys in sorted(info["contributes"].items())
-        )
+        contributes = contributions(info["contributes"])
         status = info["status"]
         table.add_row(
             info["name"],
