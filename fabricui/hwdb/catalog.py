@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fabricui.errors import HwdbError, unknown_id_message
 from fabricui.hwdb.plugin_dirs import NeedsPluginError, Withheld, builtin_plugin_dirs, withheld_ids
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
+from fabricui.hwdb.tables import KINDS as KINDS
+from fabricui.hwdb.tables import Catalog as Catalog
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument, read_yaml
-from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec, TopologySpec
+from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec
 from fabricui.model.records import TIERS
 from fabricui.vocabulary import PROTOCOLS
 
@@ -28,9 +29,6 @@ RECORD_KINDS: dict[str, type] = {
 #: Where a NIC record may sit (``NicSpec.attach``).
 NIC_ATTACH = ("host", "gpu")
 
-#: Every kind ``fabricui hwdb list`` knows, in display order.
-KINDS = ("links", "gpus", "nics", "switches", "topologies", "models")
-
 
 def default_hwdb_dir() -> Path:
     """The built-in database: shipped inside the wheel, or the checkout's ``hwdb/``."""
@@ -44,55 +42,6 @@ def shipped_hwdb_dirs() -> list[Path]:
     """The database fabricui ships: the core directory, then the ``hwdb/`` directory of each
     built-in plugin (their link generations, NICs and switches), in plugin load order."""
     return [default_hwdb_dir(), *(path for _, path in builtin_plugin_dirs())]
-
-
-@dataclass
-class Catalog:
-    """All hardware records by kind and id, plus the file each came from."""
-
-    links: dict[str, LinkGeneration] = field(default_factory=dict)
-    gpus: dict[str, GpuSpec] = field(default_factory=dict)
-    nics: dict[str, NicSpec] = field(default_factory=dict)
-    switches: dict[str, SwitchSpec] = field(default_factory=dict)
-    models: dict[str, ModelShape] = field(default_factory=dict)
-    topologies: dict[str, TopologySpec] = field(default_factory=dict)
-    origins: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(kind, id) -> ``file:line`` the record was read from."""
-    withheld: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(kind, id) -> why it is missing, as the phrase after ``<kind> <id>`` in a message:
-    ``comes from plugin nvlink (disabled by FABRICUI_DISABLE_PLUGINS)``, or for a record
-    that needs such an id, ``needs link pcie5, which comes from plugin pcie (...)``."""
-    unavailable: dict[str, str] = field(default_factory=dict)
-    """Topology id -> one-line reason, for topologies that need a withheld record."""
-
-    def table(self, kind: str) -> dict[str, Any]:
-        """The records of one kind (``links``, ``gpus`` ... ``topologies``)."""
-        if kind not in KINDS:
-            raise HwdbError(unknown_id_message("record kind", kind, KINDS))
-        table: dict[str, Any] = getattr(self, kind)
-        return table
-
-    def get(self, kind: str, record_id: str) -> Any:
-        """One record, or an error naming the nearest valid ids."""
-        table = self.table(kind)
-        if record_id not in table:
-            reason = self.withheld.get((kind, record_id))
-            if reason is not None:
-                raise NeedsPluginError(f"{kind.rstrip('s')} {record_id} {reason}")
-            raise HwdbError(unknown_id_message(kind.rstrip("s"), record_id, table))
-        return table[record_id]
-
-    def find(self, record_id: str) -> tuple[str, Any]:
-        """Look an id up in every kind; returns (kind, record)."""
-        for kind in KINDS:
-            table = self.table(kind)
-            if record_id in table:
-                return kind, table[record_id]
-        for (kind, withheld_id), reason in self.withheld.items():
-            if withheld_id == record_id:
-                raise NeedsPluginError(f"{kind.rstrip('s')} {record_id} {reason}")
-        every = [i for kind in KINDS for i in self.table(kind)]
-        raise HwdbError(unknown_id_message("hwdb id", record_id, every))
 
 
 def _check_record(

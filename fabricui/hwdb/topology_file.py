@@ -11,7 +11,7 @@ from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
 from fabricui.model.topology import INTRA_FABRICS, NET_LAYOUTS, IntraSpec, TopologySpec
 
 if TYPE_CHECKING:
-    from fabricui.hwdb.catalog import Catalog
+    from fabricui.hwdb.tables import Catalog
     from fabricui.model import GpuSpec
 
 #: Link families allowed for each intra-node fabric; ``None``: any scale-up link (a direct
