@@ -354,7 +354,7 @@ class LoadedFabric:
         return self.catalog.models[model_id]
 
     def decision_table(self, model_id: str) -> DecisionTable:
-        """The seeds' decision table for a model (``decision_table``)."""
+        """Which strategies survive this fabric for a model (``decision_table``)."""
         from fabricui.engine.strategies import decision_table
         from fabricui.services.session import without_failed_strategies
 

@@ -431,12 +431,13 @@ class FabricApp(App[None]):
             self.notify("the hardware database is still loading", severity="warning")
             return
         regimes = {topology: regime for regime, topology in REGIMES}
-        choices = []
-        for spec in sorted(self.catalog.topologies.values(), key=lambda s: s.n_gpus):
-            tag = f" [{regimes[spec.id]}]" if spec.id in regimes else ""
-            choices.append(
-                (spec.id, f"{spec.id:<16} {spec.n_gpus:>4} GPUs{tag}  {spec.description}")
+        choices = [
+            (
+                spec.id,
+                (spec.id, f"{spec.n_gpus} GPUs", regimes.get(spec.id, ""), spec.description),
             )
+            for spec in sorted(self.catalog.topologies.values(), key=lambda s: (s.n_gpus, s.id))
+        ]
 
         def done(topology: str | None) -> None:
             if topology:
@@ -446,7 +447,7 @@ class FabricApp(App[None]):
         from fabricui.tui.screens.picker import PickerModal
 
         self.push_screen(
-            PickerModal("Topology (the seeds' regimes are tagged)", choices, current), done
+            PickerModal("Topology (four typical regimes are tagged)", choices, current), done
         )
 
     def action_ask_nodes(self) -> None:

@@ -512,3 +512,28 @@ def test_log_path_check_never_reads_the_file(tmp_path):
     os.mkfifo(fifo)
     assert check_log_path(str(fifo)) == f"{fifo}: not a regular file"
     assert "no such file" in check_log_path(str(tmp_path / "nope"))
+
+
+async def test_topology_picker_filters_as_you_type(app_factory):
+    """Typing in the topology picker narrows the list (it never opens another dialog);
+    enter picks the first row left; the columns line up."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        options = app.screen.query_one(OptionList)
+        total = options.option_count
+        for key in "nvl72 cluster":
+            await pilot.press(key if key != " " else "space")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        assert 0 < options.option_count < total
+        first = options.get_option_at_index(0).id
+        assert "nvl72" in first and "cluster" in first
+        lines = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert len({line.index("GPUs") for line in lines}) == 1  # aligned columns
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.data is not None and app.data.spec.id == first

@@ -309,9 +309,7 @@ class CollectivesScreen(ViewScreen):
             if group:
                 self.group = group
 
-        choices = [
-            (g, f"{g:<9} {len(data.group_ranks(g)):>5} GPUs  {GROUP_TEXT[g]}") for g in GROUPS
-        ]
+        choices = [(g, (g, f"{len(data.group_ranks(g))} GPUs", GROUP_TEXT[g])) for g in GROUPS]
         self.app.push_screen(PickerModal("Group of GPUs", choices, self.group), done)
 
     def action_ask_range(self) -> None:

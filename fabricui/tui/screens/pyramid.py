@@ -41,7 +41,7 @@ def _short(name: str) -> str:
 
 
 class PyramidScreen(ViewScreen):
-    """The seeds' bandwidth cliff for the selected topology.
+    """The bandwidth cliff of the selected topology, tier by tier.
 
     SMEM and HBM come from the GPU's hwdb record; the peer, NIC and spine tiers are routed
     paths on this fabric (the engine's bottleneck and latency), so the ratios are the

@@ -343,7 +343,7 @@ class TopologyScreen(ViewScreen):
 
     @on(TopologyMap.GpuClicked)
     def gpu_clicked(self, message: TopologyMap.GpuClicked) -> None:
-        """First click picks the source, the next one the destination (as in the seeds)."""
+        """First click picks the source, the next one the destination."""
         if self.src is None or self.dst is not None:
             self.src, self.dst = message.rank, None
         elif message.rank != self.src:

@@ -1,6 +1,6 @@
 """A step-by-step ring: how chunks move around a small ring for the classic collectives.
 
-This is a teaching aid (the seeds' stepper), not a cost model: it shows which rank sends
+This is a teaching aid, not a cost model: it shows which rank sends
 which chunk at each step of the textbook ring algorithm; the engine prices collectives.
 """
 
