@@ -42,20 +42,6 @@ VIEWS = tuple(VIEW_SCREENS)
 _VIEW = Binding.Group("views", compact=True)
 
 
-def next_free_paths(directory: Path, stem: str) -> tuple[Path, Path]:
-    """``stem.svg`` and ``stem.txt``, or ``stem-2``, ``stem-3`` ... when either exists.
-
-    Nothing a user wrote is overwritten: both names are free when returned.
-    """
-    n = 1
-    while True:
-        name = stem if n == 1 else f"{stem}-{n}"
-        svg, txt = directory / f"{name}.svg", directory / f"{name}.txt"
-        if not svg.exists() and not txt.exists():
-            return svg, txt
-        n += 1
-
-
 def screen_class(view: str) -> type[ViewScreen]:
     """The screen class of a view, imported on first use: start-up pays for the first only."""
     module, name, _title = VIEW_SCREENS[view]
@@ -185,8 +171,15 @@ class FabricApp(App[None]):
             "save_snapshot",
             "Save",
             id="snapshot.save",
-            tooltip="Save this view as SVG and text in the current directory",
+            tooltip="Save this view as a Markdown report, SVG or text (you choose where)",
             key_display="S",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "Copy",
+            id="app.copy",
+            tooltip="Copy the path, an equivalent command or JSON (OSC 52)",
         ),
         Binding(
             "question_mark",
@@ -529,20 +522,86 @@ class FabricApp(App[None]):
             done,
         )
 
-    def action_save_snapshot(self) -> None:
-        """Save the current view as SVG and plain text in the current directory."""
-        from fabricui.errors import FabricError
-        from fabricui.files import write_text
+    def current_launch(self) -> LaunchRequest:
+        """The explorer's current state as a launch request: topology, view and the
+        view's choices (what a report, a snapshot or a copied command shows again)."""
+        screen = self.screen if isinstance(self.screen, ViewScreen) else None
+        state = dict(screen.view_state()) if screen is not None else {}
+        size = state.pop("message_size", None)
+        return LaunchRequest(
+            topology=self.request,
+            view=self.current_mode,
+            src=state.pop("src", None),
+            dst=state.pop("dst", None),
+            message_size=int(size) if size else None,
+            options=tuple(state.items()),
+        )
 
-        view = self.current_mode
-        svg_path, txt_path = next_free_paths(Path.cwd(), f"fabricui-{view}")
-        try:
-            write_text(svg_path, self.export_screenshot(title=f"fabricui {view}"))
-            write_text(txt_path, screen_text(self))
-        except FabricError as exc:
-            self.notify(f"cannot save: {exc.message}", title="snapshot", severity="error")
-            return
-        self.notify(f"saved {svg_path} and {txt_path.name}", title="snapshot")
+    def action_save_snapshot(self) -> None:
+        """Ask for a format and a file, then save the whole view (not only what fits)."""
+        from fabricui.tui.screens.save import SaveModal
+
+        launch = self.current_launch()
+
+        def done(choice: tuple[str, Path] | None) -> None:
+            if choice is not None:
+                self.notify(f"saving {choice[1].name}...", title="save", timeout=2)
+                self._save(launch, *choice)
+
+        self.push_screen(SaveModal(launch.view, Path.cwd()), done)
+
+    @work(thread=True, group="save", exit_on_error=False, description="save")
+    def _save(self, launch: LaunchRequest, fmt: str, path: Path) -> None:
+        """Render off-screen at a size that holds the whole view, then write atomically."""
+        from fabricui.files import write_text
+        from fabricui.tui.snapshot import render_view
+
+        width, height = self.size
+        whole = (max(width, 160), max(height, 60))
+        writes = []
+        if fmt == "md":
+            from fabricui.render.markdown import render_markdown
+            from fabricui.services.reports import build_report
+
+            image = path.with_suffix(".svg")
+            report = build_report(launch, self.catalog, self.host, image.name)
+            writes.append((image, render_view(launch, self.catalog, self.host, whole).svg))
+            writes.append((path, render_markdown(report)))
+        else:
+            snapshot = render_view(launch, self.catalog, self.host, whole)
+            writes.append((path, snapshot.svg if fmt == "svg" else snapshot.text))
+        for target, content in writes:
+            write_text(target, content)
+        names = " and ".join(str(target) for target, _ in reversed(writes))
+        self.call_from_thread(self.notify, f"saved {names}", title="save")
+
+    def action_copy(self) -> None:
+        """Copy the path, an equivalent command or JSON to the clipboard (OSC 52)."""
+        from fabricui.services.reports import reproduce_command
+
+        screen = self.screen if isinstance(self.screen, ViewScreen) else None
+        launch = self.current_launch()
+        items = list(screen.copy_items()) if screen is not None else []
+        items.append(
+            (
+                "command: fabricui snapshot ... (this view's report)",
+                reproduce_command(launch, launch.view),
+            )
+        )
+        texts = dict(items)
+
+        def done(label: str | None) -> None:
+            if label is not None:
+                self.copy_to_clipboard(texts[label])
+                self.notify(
+                    f"copied {label.split(':')[0]} ({len(texts[label])} characters) with OSC 52; "
+                    "a terminal without OSC 52 ignores it: press S to save instead",
+                    title="copy",
+                )
+
+        from fabricui.tui.screens.picker import PickerModal
+
+        self.push_screen(PickerModal("Copy to the clipboard", [(k, k) for k in texts]), done)
 
     def help_sections(self) -> list[Section]:
         """Every binding of the app, the views and the map, by area."""

@@ -55,7 +55,7 @@ class FabricCommands(Provider):
             (
                 "snapshot: Save current view",
                 app.action_save_snapshot,
-                "SVG and text in the current directory",
+                "a Markdown report, SVG or text; you choose the file",
             ),
             ("help: Keys", app.action_help, "every key of every view"),
         ]

@@ -327,21 +327,48 @@ async def test_help_lists_every_key(app_factory):
         assert not isinstance(app.screen, HelpModal)
 
 
-async def test_save_snapshot_never_overwrites(app_factory, tmp_path, monkeypatch):
-    """S saves SVG and text in the current directory under a new name each time."""
+async def test_save_dialog_writes_a_report_and_never_overwrites(app_factory, tmp_path, monkeypatch):
+    """S asks for a format and a file: the default Markdown report (with its SVG beside it)
+    takes a free name; a text save holds the whole path panel even at 80x24."""
+    from fabricui.tui.screens.save import SaveModal
+
     monkeypatch.chdir(tmp_path)
     (tmp_path / "fabricui-topology.svg").write_text("mine")
     app = app_factory()
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("S")
-        await pilot.press("ctrl+s")
         await pilot.pause()
+        assert isinstance(app.screen, SaveModal)
+        await pilot.press("enter")
+        await settle(pilot)
+        report = (tmp_path / "fabricui-topology-2.md").read_text()
+        assert "| # | from | to | link |" in report and "(fabricui-topology-2.svg)" in report
+        assert (tmp_path / "fabricui-topology-2.svg").read_text().startswith("<svg")
+        await pilot.press("S")
+        await pilot.pause()
+        app.screen.query_one("#save-txt").value = True
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
     assert (tmp_path / "fabricui-topology.svg").read_text() == "mine"
-    assert (tmp_path / "fabricui-topology-2.svg").read_text().startswith("<svg")
-    text = (tmp_path / "fabricui-topology-2.txt").read_text()
-    assert "n0.g0 -> n3.g7" in text and "bottleneck" in text
-    assert (tmp_path / "fabricui-topology-3.svg").exists()
+    text = (tmp_path / "fabricui-topology.txt").read_text()
+    assert "n0.g0 -> n3.g7" in text and "transfer" in text
+
+
+async def test_copy_menu_puts_the_path_on_the_clipboard(app_factory):
+    """y offers the path as text, the equivalent command and JSON; the choice is copied."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        for key in "command":
+            await pilot.press(key)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.clipboard.startswith("fabricui path -t dgx-h100-pod --src n0.g0 --dst n3.g7")
 
 
 async def test_unknown_topology_shows_an_error_modal(app_factory):

@@ -348,6 +348,33 @@ class CollectivesScreen(ViewScreen):
         stepper.playing = False
         stepper.step = 0
 
+    def view_state(self) -> dict[str, str]:
+        """Operation, group and sizes."""
+        return {"op": self.op, "group": self.group, "sizes": self.size_range}
+
+    def copy_items(self) -> list[tuple[str, str]]:
+        """The ``fabricui collective`` command and the prediction as JSON."""
+        import json
+        import shlex
+
+        data, prediction = self.data, self.prediction
+        if data is None or prediction is None:
+            return []
+        from fabricui.services.collective import prediction_rows
+
+        sizes = (
+            ["--sweep", self.size_range] if ":" in self.size_range else ["--size", self.size_range]
+        )
+        words = ["fabricui", "collective", self.op, "-t", data.topology]
+        if data.nodes is not None:
+            words += ["--nodes", str(data.nodes)]
+        words += [*sizes, "--group", self.group]
+        rows = {"op": self.op, "topology": data.spec.id, "rows": list(prediction_rows(prediction))}
+        return [
+            ("command: fabricui collective ...", " ".join(shlex.quote(w) for w in words)),
+            ("table as JSON", json.dumps(rows, indent=2, allow_nan=False)),
+        ]
+
     def status_text(self) -> str:
         """Operation and group for the sub-title."""
         return f"{self.op} on {self.group}"

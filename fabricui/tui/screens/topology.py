@@ -264,6 +264,37 @@ class TopologyScreen(ViewScreen):
         self.src, self.dst = src, dst
         self._request_route()
 
+    def view_state(self) -> dict[str, str]:
+        """The endpoints and the message size."""
+        data = self.data
+        state = {"message_size": str(self.size_bytes)}
+        if data is not None:
+            if self.src is not None:
+                state["src"] = data.fabric.gpu_name(self.src)
+            if self.dst is not None:
+                state["dst"] = data.fabric.gpu_name(self.dst)
+        return state
+
+    def copy_items(self) -> list[tuple[str, str]]:
+        """The path as text, the ``fabricui path`` command and its JSON."""
+        import json
+        import shlex
+
+        report, data = self.report, self.data
+        if report is None or data is None:
+            return []
+        from fabricui.render.path import render_path
+
+        words = ["fabricui", "path", "-t", data.topology]
+        if data.nodes is not None:
+            words += ["--nodes", str(data.nodes)]
+        words += ["--src", report.src, "--dst", report.dst, "--message-size", str(self.size_bytes)]
+        return [
+            ("path as text", render_path(report, data.fabric)),
+            ("command: fabricui path ...", " ".join(shlex.quote(w) for w in words)),
+            ("path as JSON", json.dumps(report.to_json(), indent=2, allow_nan=False)),
+        ]
+
     def status_text(self) -> str:
         """Zoom state for the sub-title."""
         if self.data is not None and self.map.zoom is not None:
