@@ -141,7 +141,10 @@ class LoadedFabric:
         """Topology id with the node override and what-if links, for titles."""
         label = TopologyRequest(self.spec.id, self.nodes).label()
         if self.what_if is not None:
-            label += f" ({self.what_if.label()})"
+            assumed = self.what_if.label()
+            if self.what_if.nic_gbps is not None and self.spec.net is not None:
+                assumed += f" {self.spec.net.link}"  # the generation that has that rate
+            label += f" ({assumed})"
         return label
 
     # --- devices ---------------------------------------------------------------------------

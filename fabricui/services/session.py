@@ -93,7 +93,31 @@ def resolve_spec(request: TopologyRequest, catalog: Catalog) -> TopologySpec:
     spec = resolve_topology(request.topology, catalog, request.nodes)
     if request.what_if is not None:
         spec = request.what_if.apply(spec)
+        spec = generation_for_rate(spec, catalog)
     return spec
+
+
+def generation_for_rate(spec: TopologySpec, catalog: Catalog) -> TopologySpec:
+    """The spec with its network's link generation swapped for the one of the same family
+    that has the port rate asked for (800 Gb/s InfiniBand is XDR, not NDR); unchanged when
+    the generation has that rate, or no generation of the family does."""
+    import dataclasses
+
+    net = spec.net
+    if net is None or not net.gbps:
+        return spec
+    link = catalog.links.get(net.link)
+    if link is None or not link.rates_Gbps or net.gbps in link.rates_Gbps:
+        return spec
+    same = [
+        g
+        for g in catalog.links.values()
+        if g.family == link.family and g.rates_Gbps and net.gbps in g.rates_Gbps
+    ]
+    if not same:
+        return spec
+    chosen = max(same, key=lambda g: (g.year or 0, g.id))
+    return dataclasses.replace(spec, net=dataclasses.replace(net, link=chosen.id))
 
 
 def load_fabric(

@@ -170,3 +170,12 @@ def test_explore_rejects_bad_options_before_starting(options, message, monkeypat
 
     with pytest.raises(FabricError, match=message):
         run_explorer(explore.launch_request(argparse.Namespace(**options)))
+
+
+def test_what_if_names_the_generation_it_assumes(tui_catalog):
+    """NIC 800 Gb/s on an NDR pod is XDR InfiniBand: the spec and the label say so."""
+    data = FabricData.load(
+        TopologyRequest("dgx-h100-pod", what_if=WhatIf(800.0, None)), catalog=tui_catalog
+    )
+    assert data.spec.net.link == "ib-xdr" and data.spec.net.gbps == 800.0
+    assert data.label == "dgx-h100-pod (NIC 800 Gb/s ib-xdr)"

@@ -564,3 +564,17 @@ async def test_topology_picker_filters_as_you_type(app_factory):
         await pilot.press("enter")
         await settle(pilot)
         assert app.data is not None and app.data.spec.id == first
+
+
+async def test_what_if_keeps_the_chosen_gpus(app_factory):
+    """w with a new NIC rate rebuilds the fabric and keeps the source and destination."""
+    app = app_factory(src="n1.g2", dst="n2.g5")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "w", "nic=800")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TopologyScreen)
+        assert screen.report is not None
+        assert (screen.report.src, screen.report.dst) == ("n1.g2", "n2.g5")
+        assert "ib-xdr" in app.sub_title

@@ -78,14 +78,6 @@ class TopologyScreen(ViewScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
-            "o",
-            "open_log",
-            "NCCL log",
-            id="path.open_log",
-            tooltip="Read an NCCL_DEBUG=INFO log and show the doctor's findings beside the map",
-            show=False,
-        ),
-        Binding(
             "s",
             "mark_source",
             "Source",
@@ -118,17 +110,6 @@ class TopologyScreen(ViewScreen):
             group=_SIZE,
         ),
         Binding(
-            "m",
-            "ask_size",
-            "Type size",
-            show=False,
-            id="path.size",
-            tooltip="Type a message size (64K, 1G, 1GB)",
-        ),
-        Binding(
-            "x", "swap", "Swap", show=False, id="path.swap", tooltip="Swap source and destination"
-        ),
-        Binding(
             "g",
             "goto",
             "Go to",
@@ -141,6 +122,23 @@ class TopologyScreen(ViewScreen):
             "Zoom",
             id="map.zoom",
             tooltip="Zoom into the node under the cursor, or back out",
+        ),
+        Binding(
+            "o",
+            "open_log",
+            "NCCL log",
+            id="path.open_log",
+            tooltip="Read an NCCL_DEBUG=INFO log and show the doctor's findings beside the map",
+        ),
+        Binding(
+            "m",
+            "ask_size",
+            "Size",
+            id="path.size",
+            tooltip="Type a message size (64K, 1G, 1GB)",
+        ),
+        Binding(
+            "x", "swap", "Swap", show=False, id="path.swap", tooltip="Swap source and destination"
         ),
         Binding(
             "escape",
@@ -193,6 +191,7 @@ class TopologyScreen(ViewScreen):
         self.report: PathReport | None = None
         """The path shown (the engine's report, unchanged)."""
         self._route_pending = False
+        self._shown: tuple[str, str | None, str | None] | None = None
 
     def compose(self) -> ComposeResult:
         """Title bar, legend, the map and the path panel, key bar."""
@@ -252,7 +251,7 @@ class TopologyScreen(ViewScreen):
         """New fabric: reset the endpoints (or take the command line's) and route."""
         self.size_bytes = self.fabric_app.take_initial_size() or self.size_bytes
         src, dst = data.default_pair()
-        wanted = self.fabric_app.take_initial_pair()
+        wanted = self.fabric_app.take_initial_pair() or self._kept_pair(data)
         if wanted is not None:
             try:
                 src = data.parse_gpu(wanted[0]) if wanted[0] else src
@@ -263,6 +262,23 @@ class TopologyScreen(ViewScreen):
         self.map.focus()
         self.src, self.dst = src, dst
         self._request_route()
+
+    def _kept_pair(self, data: FabricData) -> tuple[str | None, str | None] | None:
+        """The endpoints shown on the previous fabric of the same topology (a what-if or a
+        node count change keeps the user's choice when those GPUs still exist)."""
+        shown = self._shown
+        if shown is None or shown[0] != data.spec.id:
+            return None
+        from fabricui.errors import FabricError
+
+        pair = (shown[1], shown[2])
+        try:
+            for name in pair:
+                if name is not None:
+                    data.parse_gpu(name)
+        except FabricError:
+            return None  # fewer nodes now: back to the default pair
+        return pair
 
     def view_state(self) -> dict[str, str]:
         """The endpoints and the message size."""
@@ -309,6 +325,11 @@ class TopologyScreen(ViewScreen):
         if data is None:
             return
         fabric = data.fabric
+        self._shown = (
+            data.spec.id,
+            None if self.src is None else fabric.gpu_name(self.src),
+            None if self.dst is None else fabric.gpu_name(self.dst),
+        )
         if self.src is None:
             self.panel.show_message("press s on a GPU to choose the source")
         elif self.dst is None:
@@ -433,7 +454,10 @@ class TopologyScreen(ViewScreen):
     @on(LogRead)
     def log_read(self, message: LogRead) -> None:
         """Show the findings and say how many problems there are."""
-        self.query_one(FindingsPanel).show_log(message.name, message.log, message.findings)
+        panel = self.query_one(FindingsPanel)
+        panel.show_log(message.name, message.log, message.findings)
+        # The findings sit under the path panel: bring them into view, whatever the height.
+        self.call_after_refresh(panel.scroll_visible, top=True, animate=False)
         worst = [f for f in message.findings if f.severity in ("error", "warning")]
         name = message.name
         self.notify(
