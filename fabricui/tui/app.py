@@ -231,9 +231,14 @@ class FabricApp(App[None]):
         self._settings_problem = self._apply_user_keymap()
         self.failures: list[str] = []
         """Why each view computation that failed did (snapshots refuse a half-drawn view)."""
-        self.exit_on_signals = False
-        """End like ``q`` on SIGTERM and SIGHUP, restoring the terminal (the CLI sets it;
-        tests and snapshots run without signal handlers)."""
+        self.interactive = False
+        """A real session (the CLI sets it): SIGTERM and SIGHUP end it like ``q`` (the
+        terminal restored), and the theme, topology and message size are remembered for
+        the next run. Tests and snapshots run without either."""
+        self._remembered: dict[str, object] = {}
+        self.fallback: TopologyRequest | None = None
+        """What to load instead when the first load fails (a remembered topology that is
+        gone reopens the default one)."""
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -241,11 +246,32 @@ class FabricApp(App[None]):
         """Load the fabric once the first view has painted (a loading thread started
         earlier would compete with the first frame for the interpreter)."""
         self.update_titles()
-        if self.exit_on_signals:
+        if self.interactive:
             self._handle_signals()
+            self._restore_theme()
         if self._settings_problem:
             self.notify(self._settings_problem, title="settings", severity="warning", timeout=10)
         self.call_after_refresh(self.load_topology, self.request)
+
+    def _restore_theme(self) -> None:
+        """Start with the settings file's theme, else the one used last; remember changes."""
+        from fabricui.services.settings import load_settings, load_state
+
+        with contextlib.suppress(Exception):  # a bad settings file was reported already
+            self._remembered = load_state()
+            wanted = load_settings().theme or self._remembered.get("theme")
+            if isinstance(wanted, str) and wanted in self.available_themes:
+                self.theme = wanted
+        self.watch(self, "theme", lambda theme: self.remember(theme=theme), init=False)
+
+    def remember(self, **values: object) -> None:
+        """Keep ``values`` (topology, nodes, message_size, theme) for the next session."""
+        if not self.interactive:
+            return
+        from fabricui.services.settings import save_state
+
+        self._remembered.update(values)
+        save_state(self._remembered)
 
     def _handle_signals(self) -> None:
         """SIGTERM/SIGHUP exit through the event loop, so Textual restores the terminal
@@ -341,6 +367,8 @@ class FabricApp(App[None]):
         self._cache[data.request] = data
         self.data = data
         self.request = data.request
+        if data.what_if is None:
+            self.remember(topology=data.topology, nodes=data.nodes)
         for screen in self.screen_stack:
             if isinstance(screen, ViewScreen):
                 screen.sync()
@@ -382,7 +410,11 @@ class FabricApp(App[None]):
             self.log.error(f"{worker.description} failed: {error!r}")
             text = f"{type(error).__name__}: {error}"
         self.failures.append(text)
-        if worker.group == "load":
+        if worker.group == "load" and self.fallback is not None and self.data is None:
+            fallback, self.fallback = self.fallback, None
+            self.notify(f"could not reopen {self.topology} ({text}); opened {fallback.topology}")
+            self.load_topology(fallback)
+        elif worker.group == "load":
             from fabricui.tui.screens.error import ErrorModal
 
             self.push_screen(ErrorModal(f"Cannot load {self.topology}", text))

@@ -73,13 +73,34 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
 
         catalog = check_launch(request, load_catalog(catalog_request))
     check_terminal()
+    remembered = with_remembered(request)
 
     from fabricui.tui.app import make_app
 
-    app = make_app(launch=request, catalog=catalog)
-    app.exit_on_signals = True
+    app = make_app(launch=remembered, catalog=catalog)
+    app.interactive = True
+    if remembered.topology != request.topology:
+        app.fallback = request.topology  # if the remembered topology is gone
     app.run()
     return app.return_code or 0
+
+
+def with_remembered(request: LaunchRequest) -> LaunchRequest:
+    """Bare ``fabricui`` reopens the topology and message size of the last session (the
+    built-in default topology the first time); anything asked for wins."""
+    import dataclasses
+
+    from fabricui.services.requests import TopologyRequest
+    from fabricui.services.settings import load_state
+
+    state = load_state()
+    topology, nodes, size = state.get("topology"), state.get("nodes"), state.get("message_size")
+    if request.topology == TopologyRequest() and isinstance(topology, str):
+        remembered = TopologyRequest(topology, nodes if isinstance(nodes, int) else None)
+        request = dataclasses.replace(request, topology=remembered)
+    if request.message_size is None and isinstance(size, int) and size > 0:
+        request = dataclasses.replace(request, message_size=size)
+    return request
 
 
 def check_terminal() -> None:

@@ -578,3 +578,35 @@ async def test_what_if_keeps_the_chosen_gpus(app_factory):
         assert screen.report is not None
         assert (screen.report.src, screen.report.dst) == ("n1.g2", "n2.g5")
         assert "ib-xdr" in app.sub_title
+
+
+async def test_a_session_remembers_topology_size_and_theme(app_factory, monkeypatch, tmp_path):
+    """An interactive session keeps its topology, message size and theme for the next
+    bare ``fabricui``; a remembered topology that is gone reopens the default one."""
+    from fabricui.services.requests import LaunchRequest, TopologyRequest
+    from fabricui.services.settings import load_state
+    from fabricui.tui.launch import with_remembered
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    monkeypatch.delenv("FABRICUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    app = app_factory(topology="dgx-h100")
+    app.interactive = True
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("plus")
+        await settle(pilot)
+        app.theme = "nord"
+        await pilot.pause()
+    state = load_state()
+    assert state["topology"] == "dgx-h100" and state["message_size"] == 2**31
+    assert state["theme"] == "nord"
+    again = with_remembered(LaunchRequest())
+    assert again.topology == TopologyRequest("dgx-h100") and again.message_size == 2**31
+
+    gone = app_factory(launch=LaunchRequest(TopologyRequest("no-such-pod")))
+    gone.fallback = TopologyRequest()
+    async with gone.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert gone.data is not None and gone.data.spec.id == "dgx-h100-pod"
+        assert any("could not reopen no-such-pod" in str(n.message) for n in notifications(gone))

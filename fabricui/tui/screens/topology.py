@@ -233,9 +233,10 @@ class TopologyScreen(ViewScreen):
         """A new destination: route again."""
         self._request_route()
 
-    def watch_size_bytes(self) -> None:
-        """A new message size: route again."""
+    def watch_size_bytes(self, size_bytes: int) -> None:
+        """A new message size: route again (and remember it for the next session)."""
         self._request_route()
+        self.fabric_app.remember(message_size=size_bytes)
 
     def _request_route(self) -> None:
         """Route once after the current handler, however many choices it changed."""
