@@ -50,6 +50,12 @@ def add_launch_options(parser: argparse.ArgumentParser, top_level: bool = False)
     parser.add_argument(
         "--view", default=unset, help=f"view shown first: {', '.join(VIEWS)} (default: topology)"
     )
+    parser.add_argument(
+        "--ascii",
+        action="store_true",
+        default=unset,
+        help="draw with plain ASCII (default: when the locale is not UTF-8)",
+    )
 
 
 def launch_request(args: argparse.Namespace) -> LaunchRequest:
@@ -77,4 +83,5 @@ def launch_request(args: argparse.Namespace) -> LaunchRequest:
         src=getattr(args, "src", None),
         dst=getattr(args, "dst", None),
         message_size=size_bytes,
+        ascii=True if getattr(args, "ascii", None) else None,
     )

@@ -60,6 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
     parser.add_argument(
+        "--ascii", action="store_true", help="draw with plain ASCII (default: Unicode)"
+    )
+    parser.add_argument(
         "--terminal-size",
         "--size",
         dest="terminal_size",
@@ -144,6 +147,7 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
         dst=args.dst,
         message_size=parse_message_size(size, "--message-size") if size else None,
         options=tuple(options.items()),
+        ascii=bool(getattr(args, "ascii", False)),
     )
     return SnapshotRequest(
         launch, targets, directory, args.force, parse_terminal_size(args.terminal_size)

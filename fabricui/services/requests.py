@@ -167,10 +167,14 @@ class LaunchRequest:
     options: tuple[tuple[str, str], ...] = ()
     """View options taken when each view first draws: ``op``, ``group``, ``sizes``
     (collectives), ``model``, ``layout``, ``search`` (strategies)."""
+    ascii: bool | None = None
+    """Draw with plain ASCII (None: when the terminal's locale is not UTF-8)."""
 
     def is_default(self) -> bool:
         """Nothing asked beyond the defaults (the explorer may start before loading)."""
-        return self == LaunchRequest(view=self.view, message_size=self.message_size)
+        return self == LaunchRequest(
+            view=self.view, message_size=self.message_size, ascii=self.ascii
+        )
 
 
 #: Formats ``fabricui snapshot`` writes: a Markdown report, the screen as SVG, as text.

@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.commands import FabricCommands
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.textual_private import screen_text as screen_text
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
@@ -66,6 +67,17 @@ async def settle(pilot: Pilot[object], rounds: int = 20) -> None:
             await pilot.pause()
             if not any(w.is_running for w in app.workers):
                 return
+
+
+def _ascii_scrollbars(on: bool) -> None:
+    """Scrollbars drawn with ASCII (Textual draws them with block characters), or not."""
+    from textual.scrollbar import ScrollBar, ScrollBarRender
+
+    class AsciiScrollBarRender(ScrollBarRender):
+        VERTICAL_BARS: ClassVar[list[str]] = ["#"] * 7 + [" "]
+        HORIZONTAL_BARS: ClassVar[list[str]] = ["#"] * 7 + [" "]
+
+    ScrollBar.renderer = AsciiScrollBarRender if on else ScrollBarRender
 
 
 def binding_ids(app: FabricApp) -> set[str]:
@@ -206,8 +218,16 @@ class FabricApp(App[None]):
         launch: LaunchRequest | None = None,
         catalog: Catalog | None = None,
         host: PluginHost | None = None,
+        ascii_only: bool | None = None,
     ) -> None:
         launch = launch or LaunchRequest()
+        from fabricui.tui.glyphs import locale_is_utf8, use_ascii
+
+        if ascii_only is None:
+            ascii_only = launch.ascii if launch.ascii is not None else not locale_is_utf8()
+        self.ascii_only = ascii_only
+        """Draw with plain ASCII (``--ascii``, or a locale that is not UTF-8)."""
+        use_ascii(self.ascii_only)
         self.view = launch.view if launch.view in VIEWS else "topology"
         """The view shown first."""
         # Start in the first view's mode: switching from Textual's default screen on mount
@@ -246,6 +266,9 @@ class FabricApp(App[None]):
         """Load the fabric once the first view has painted (a loading thread started
         earlier would compete with the first frame for the interpreter)."""
         self.update_titles()
+        if self.ascii_only:
+            self.add_class("-ascii")
+        _ascii_scrollbars(self.ascii_only)
         if self.interactive:
             self._handle_signals()
             self._restore_theme()
@@ -432,7 +455,7 @@ class FabricApp(App[None]):
             parts.append(self.data.label)
         if screen is not None and screen.status_text():
             parts.append(screen.status_text())
-        self.sub_title = " · ".join(parts)
+        self.sub_title = f" {glyphs().dot} ".join(parts)
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -671,6 +694,7 @@ def make_app(
     size_bytes: int | None = None,
     options: dict[str, str] | None = None,
     launch: LaunchRequest | None = None,
+    ascii_only: bool | None = None,
 ) -> FabricApp:
     """Build the explorer (the CLI, snapshots and tests all start here).
 
@@ -687,6 +711,7 @@ def make_app(
             ``sizes`` (collectives), ``model``, ``layout``, ``search`` (strategies).
         launch: All of the above as one request (``explore`` and ``snapshot`` build it);
             when given, the separate arguments are ignored.
+        ascii_only: Draw with plain ASCII (default: when the locale is not UTF-8).
 
     Returns:
         The app, not yet running.
@@ -700,4 +725,4 @@ def make_app(
             size_bytes,
             tuple((options or {}).items()),
         )
-    return FabricApp(launch, catalog, host)
+    return FabricApp(launch, catalog, host, ascii_only)

@@ -610,3 +610,19 @@ async def test_a_session_remembers_topology_size_and_theme(app_factory, monkeypa
         await settle(pilot)
         assert gone.data is not None and gone.data.spec.id == "dgx-h100-pod"
         assert any("could not reopen no-such-pod" in str(n.message) for n in notifications(gone))
+
+
+async def test_ascii_mode_draws_without_unicode(app_factory, monkeypatch):
+    """With a locale that is not UTF-8 the explorer draws with ASCII only (title, key
+    bar, borders of the dialogs); ``--ascii`` asks for the same."""
+    from fabricui.tui.textual_private import screen_text
+
+    monkeypatch.setenv("LC_ALL", "C")
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        text = screen_text(app)
+    assert app.ascii_only
+    assert all(ord(ch) < 128 for ch in text), sorted({ch for ch in text if ord(ch) >= 128})

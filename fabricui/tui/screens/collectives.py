@@ -14,6 +14,7 @@ from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
@@ -224,10 +225,11 @@ class CollectivesScreen(ViewScreen):
 
     def _controls(self, busy: bool = False) -> None:
         data = self.data
+        dot = glyphs().dot
         n = len(data.group_ranks(self.group)) if data is not None else 0
         text = (
-            f"op {self.op} [o] · group {self.group}, {n} GPUs [g] · sizes {self.size_range} [e]"
-            + (" · computing..." if busy else "")
+            f"op {self.op} [o] {dot} group {self.group}, {n} GPUs [g] {dot} sizes "
+            f"{self.size_range} [e]" + (f" {dot} computing..." if busy else "")
         )
         self.query_one("#coll-controls", Static).update(text)
 

@@ -13,6 +13,7 @@ from textual.reactive import var
 from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.findings_panel import FindingsPanel
@@ -197,7 +198,17 @@ class TopologyScreen(ViewScreen):
         """Title bar, legend, the map and the path panel, key bar."""
         yield TitleBar()
         yield Static(
-            "arrows move · s source · d dest · +/- size · z zoom · ? keys · [..] on path",
+            f" {glyphs().dot} ".join(
+                (
+                    "arrows move",
+                    "s source",
+                    "d dest",
+                    "+/- size",
+                    "z zoom",
+                    "? keys",
+                    "[..] on path",
+                )
+            ),
             id="map-legend",
         )
         with Horizontal(id="topology-body"):
