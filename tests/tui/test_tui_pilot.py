@@ -626,3 +626,25 @@ async def test_ascii_mode_draws_without_unicode(app_factory, monkeypatch):
         text = screen_text(app)
     assert app.ascii_only
     assert all(ord(ch) < 128 for ch in text), sorted({ch for ch in text if ord(ch) >= 128})
+
+
+async def test_tables_filter_and_sort(app_factory):
+    """/ filters the collectives table to rows holding the words; > and I sort by the next
+    column, descending; the plot still follows the cursor's size."""
+    from textual.widgets import DataTable
+
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        total = table.row_count
+        await pilot.press("slash", "n", "v", "l", "s", "enter")
+        await pilot.pause()
+        shown = [str(table.get_row_at(i)[4]) for i in range(table.row_count)]
+        assert 0 < len(shown) < total and all("nvls" in algo for algo in shown)
+        await pilot.press("greater_than_sign", "I")
+        await pilot.pause()
+        times = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert times[0].endswith("ms") and "sorted by time, descending" in str(
+            app.screen.query_one("#coll-controls").render()
+        )
