@@ -187,6 +187,13 @@ class FabricApp(App[None]):
             key_display="S",
         ),
         Binding(
+            "c",
+            "compare",
+            "Compare",
+            id="app.compare",
+            tooltip="Compare with the previous fabric (a what-if) or another topology",
+        ),
+        Binding(
             "y",
             "copy",
             "Copy",
@@ -256,6 +263,8 @@ class FabricApp(App[None]):
         terminal restored), and the theme, topology and message size are remembered for
         the next run. Tests and snapshots run without either."""
         self._remembered: dict[str, object] = {}
+        self.previous: FabricData | None = None
+        """The fabric shown before the current one (what ``c`` compares with first)."""
         self.fallback: TopologyRequest | None = None
         """What to load instead when the first load fails (a remembered topology that is
         gone reopens the default one)."""
@@ -388,6 +397,8 @@ class FabricApp(App[None]):
         """Make the new fabric current and let the visible view redraw."""
         data = message.data
         self._cache[data.request] = data
+        if self.data is not None and self.data.request != data.request:
+            self.previous = self.data
         self.data = data
         self.request = data.request
         if data.what_if is None:
@@ -629,6 +640,42 @@ class FabricApp(App[None]):
             write_text(target, content)
         names = " and ".join(str(target) for target, _ in reversed(writes))
         self.call_from_thread(self.notify, f"saved {names}", title="save")
+
+    def action_compare(self) -> None:
+        """Compare the current fabric with the previous one (before a what-if) or with
+        another topology: path, all-reduce and pyramid figures side by side."""
+        data, catalog = self.data, self.catalog
+        if data is None or catalog is None:
+            return
+        choices: list[tuple[str, str | tuple[str, ...]]] = []
+        if self.previous is not None:
+            choices.append(("@previous", f"the previous fabric: {self.previous.label}"))
+        choices += [
+            (spec.id, (spec.id, f"{spec.n_gpus} GPUs", spec.description))
+            for spec in sorted(catalog.topologies.values(), key=lambda s: (s.n_gpus, s.id))
+            if spec.id != data.spec.id
+        ]
+
+        def done(choice: str | None) -> None:
+            if choice:
+                self._compare(data, choice, self.current_launch())
+
+        from fabricui.tui.screens.picker import PickerModal
+
+        self.push_screen(PickerModal(f"Compare {data.label} with", choices), done)
+
+    @work(thread=True, group="compare", exclusive=True, exit_on_error=False, description="compare")
+    def _compare(self, current: FabricData, choice: str, launch: LaunchRequest) -> None:
+        from fabricui.services.compare import compare
+        from fabricui.tui.data import FabricData
+        from fabricui.tui.screens.compare import CompareModal
+
+        if choice == "@previous" and self.previous is not None:
+            before = self.previous
+        else:
+            before = FabricData.load(TopologyRequest(choice), self.catalog, self.host)
+        figures = compare(before, current, launch.src, launch.dst)
+        self.call_from_thread(self.push_screen, CompareModal(figures, before.label, current.label))
 
     def action_copy(self) -> None:
         """Copy the path, an equivalent command or JSON to the clipboard (OSC 52)."""

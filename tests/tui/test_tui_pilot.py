@@ -648,3 +648,25 @@ async def test_tables_filter_and_sort(app_factory):
         assert times[0].endswith("ms") and "sorted by time, descending" in str(
             app.screen.query_one("#coll-controls").render()
         )
+
+
+async def test_compare_before_and_after_a_what_if(app_factory):
+    """c after a what-if compares the fabric before and after: the NIC-bound path and the
+    all-reduce busbw go up with 800 Gb/s NICs, side by side."""
+    from fabricui.tui.screens.compare import CompareModal
+
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "w", "nic=800")
+        await settle(pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        await pilot.press("enter")  # the previous fabric is the first choice
+        await settle(pilot)
+        assert isinstance(app.screen, CompareModal)
+        figures = {f.name: f for f in app.screen.figures}
+        path = figures["path n0.g0 -> n3.g7: bottleneck"]
+        assert (path.a, path.b) == (50.0, 63.0)
+        assert figures["all_reduce 1 GiB: busbw"].better is True
