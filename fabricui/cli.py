@@ -5,6 +5,7 @@ commands (``fabricui.commands``) and the explorer (``fabricui.tui``)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Callable, NoReturn
@@ -26,6 +27,7 @@ from fabricui.commands import traffic as traffic_command
 from fabricui.commands.options import add_catalog_options, catalog_request
 from fabricui.errors import ConfigError, FabricError, one_line
 from fabricui.render.output import safe_streams
+from fabricui.services.admission import ENV_MAX_MEMORY
 
 EXIT_USAGE = 2
 
@@ -94,8 +96,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 user error)."""
     parser = build_parser()
     originals = safe_streams()  # what commands print from their input cannot drive a terminal
+    budget_before = os.environ.get(ENV_MAX_MEMORY)
     try:
         args = parser.parse_args(argv)
+        if args.max_memory is not None:
+            from fabricui.services.admission import memory_budget
+
+            memory_budget(args.max_memory)  # checked here: one line for a bad value
+            os.environ[ENV_MAX_MEMORY] = args.max_memory
         if args.command in (None, "explore"):  # bare `fabricui` opens the explorer
             sys.stdout, sys.stderr = originals
             return _explore(args)
@@ -114,3 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     finally:
         sys.stdout, sys.stderr = originals
+        if budget_before is None:
+            os.environ.pop(ENV_MAX_MEMORY, None)
+        else:
+            os.environ[ENV_MAX_MEMORY] = budget_before

@@ -67,6 +67,12 @@ def add_catalog_options(parser: argparse.ArgumentParser) -> None:
         help="extra hardware-database directory whose records add to or override the built-in ones",
     )
     parser.add_argument(
+        "--max-memory",
+        metavar="SIZE",
+        help="memory a request may use, e.g. 8G (default 2G, or $FABRICUI_MAX_MEMORY); "
+        "larger work is refused up front with what would fit",
+    )
+    parser.add_argument(
         "--calibration",
         type=Path,
         metavar="FILE",

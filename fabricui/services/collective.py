@@ -101,10 +101,21 @@ def predict_collective(
         FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
     """
     from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.services import admission
     from fabricui.services.session import collective_algorithms, load_fabric
 
     fabric = load_fabric(request.topology, catalog, host)
     ranks = group_ranks(fabric, request.group, request.gpus)
+    if request.op == "all_to_all":
+        budget = admission.memory_budget()
+        n = len(ranks)
+        admission.admit(
+            admission.Work(
+                f"all_to_all among {n} GPUs", n * (n - 1), "flows", admission.FLOW_BYTES
+            ),
+            budget,
+            f"use --gpus {admission.largest_all_to_all(budget)} or fewer, or --group per-node",
+        )
     prediction = evaluate_collective(
         fabric,
         request.op,

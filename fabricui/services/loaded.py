@@ -114,10 +114,16 @@ class LoadedFabric:
         import fabricui.fabric.ids
         import fabricui.units  # noqa: F401
         from fabricui.engine.routing import Router
-        from fabricui.services.session import build_fabric_with_plugins, load_catalog, resolve_spec
+        from fabricui.services.session import (
+            admit_fabric,
+            build_fabric_with_plugins,
+            load_catalog,
+            resolve_spec,
+        )
 
         catalog = catalog or load_catalog(CatalogRequest(), host)
         spec = resolve_spec(request, catalog)
+        admit_fabric(spec)
         fabric = build_fabric_with_plugins(spec, catalog, host)
         return cls(catalog, spec, fabric, Router(fabric), request)
 

@@ -135,7 +135,27 @@ def load_fabric(
             refuses the spec.
     """
     catalog = catalog or load_catalog(host=host)
-    return build_fabric_with_plugins(resolve_spec(request, catalog), catalog, host)
+    spec = resolve_spec(request, catalog)
+    admit_fabric(spec)
+    return build_fabric_with_plugins(spec, catalog, host)
+
+
+def admit_fabric(spec: TopologySpec) -> None:
+    """Refuse a topology whose fabric would not fit the memory budget (one line, with the
+    node count that would).
+
+    Raises:
+        ConfigError: Too many GPUs for the budget.
+    """
+    from fabricui.services import admission
+
+    budget = admission.memory_budget()
+    most = max(1, (budget - admission.BASE_BYTES) // admission.GPU_BYTES // spec.gpus_per_node)
+    admission.admit(
+        admission.Work(f"topology {spec.id}", spec.n_gpus, "GPUs", admission.GPU_BYTES),
+        budget,
+        f"use --nodes {most} or fewer",
+    )
 
 
 def topology_builder(spec: TopologySpec, host: PluginHost | None = None) -> TopologyBuilder | None:
