@@ -157,6 +157,33 @@ _LOOKS: tuple[tuple[str, str, str | None], ...] = (
     (r"(?m)^@@ -\d+(?:,\d+)? \+\d+", "a unified `diff` of two files", None),
     (r"<system\b|<cpu\b[^>]{0,400}numaid|<pci[ \t]+busid", "NCCL topology XML", "nccl-xml"),
     (r"NCCL (?:INFO|WARN)\b", "an NCCL_DEBUG log (read it with the doctor)", None),
+    (
+        r'(?m)^[ \t#]*(?:Switch|Ca)[ \t]+\d{1,5}[ \t]+"[SH]-[0-9A-Fa-f]',
+        "`ibnetdiscover` output",
+        "ibnetdiscover",
+    ),
+    (
+        r"(?m)^[ \t]*(?:SW|CA)[ \t]+\d{1,6}[ \t]+\d{1,5}[ \t]+0x[0-9A-Fa-f]{1,32}"
+        r"[ \t]+\d{1,2}x[ \t]",
+        "`ibnetdiscover -p` output",
+        "ibnetdiscover",
+    ),
+    (r"==\([^)\n]{0,80}\)==(?:>|&gt;)", "`iblinkinfo` output", "iblinkinfo"),
+    (
+        r"(?im)^[ \t#]*(?:SwitchName|BlockName)=|^-[ \t]*topology[ \t]*:",
+        "a Slurm topology.conf or `scontrol show topology`",
+        "slurm-topology",
+    ),
+    (
+        r"(?m)=+NVSMI LOG=+|^[ \t]*Fabric[ \t]*\n[ \t]+State[ \t]+:",
+        "`nvidia-smi -q` output",
+        "nvidia-smi-q",
+    ),
+    (
+        r"(?m)^[ \t]*Link \d{1,3}: [\d.]{1,10} GB/s",
+        "`nvidia-smi nvlink --status` output (per-link rates, not a topology)",
+        None,
+    ),
     (r"(?m)^[ \t]*CA '[^'\n]+'[ \t]*$", "`ibstat` output", "ibstat"),
     (r"(?m)^[ \t]*hca_id:", "`ibv_devinfo` output", "ibstat"),
     (r"(?m)^[ \t]*\S+[ \t]+port[ \t]+\d+[ \t]+==>", "`ibdev2netdev` output", "ibstat"),
