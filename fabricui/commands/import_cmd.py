@@ -24,6 +24,8 @@ MAX_INPUT_BYTES = 64 * 2**20
 FORMATS_HELP = (
     "nvidia-smi (`nvidia-smi topo -m`), nccl-xml (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE), "
     "ibstat (also ibv_devinfo, ibdev2netdev), rocm-smi (`rocm-smi --showtopo`), "
+    "ibnetdiscover (plain, -g, -p), iblinkinfo, slurm-topology (topology.conf, scontrol show "
+    "topology, topology.yaml), nvidia-smi-q (NVLink fabric of `nvidia-smi -q`), "
     "or a plugin's format"
 )
 
@@ -90,6 +92,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="ID",
         help="-o: catalog GPU id (see `fabricui hwdb list gpus`); default: named in the "
         "input, else guessed from the links",
+    )
+    parser.add_argument(
+        "--node",
+        metavar="NODE",
+        help="-o with ibnetdiscover, iblinkinfo or slurm-topology: what one host is, a "
+        "topology id (dgx-a100) or a node spec file (from `import nvidia-smi -o` or `probe`)",
+    )
+    parser.add_argument(
+        "--hosts",
+        metavar="HOSTLIST",
+        help="-o with a cluster format: the hosts that become nodes (Slurm hostlist, e.g. "
+        "'luna-[0001-0560]'); default: those with the most common port count",
     )
     return parser
 
@@ -168,8 +182,11 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.importers.common import ParseError
 
     output = args.output
-    if not output and (args.force or args.nodes is not None or args.net or args.gpu):
-        raise ConfigError("--force, --nodes, --net and --gpu only apply with -o FILE")
+    node, hosts = getattr(args, "node", None), getattr(args, "hosts", None)
+    if not output and (args.force or args.nodes is not None or args.net or args.gpu or node):
+        raise ConfigError("--force, --nodes, --net, --gpu and --node only apply with -o FILE")
+    if hosts and not output:
+        raise ConfigError("--hosts only applies with -o FILE")
     if output == "-" and args.json:
         raise ConfigError("--json and -o - both write to stdout: give -o a file name")
     if output and output != "-":
@@ -189,13 +206,26 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # a plugin importer's bug (the plugin host recorded it)
         failed = f"{_importer(args.format)} failed: {exception_line(exc)}"
         raise ParseError(f"{origin}: {failed}") from None
+    from fabricui.importers.fabric_graph import SwitchGraph
+
+    cluster = isinstance(result, SwitchGraph)
+    if cluster:
+        from fabricui.commands.import_cluster import check_cluster_args
+
+        check_cluster_args(args, result)
+    elif node or hosts:
+        raise ConfigError(f"--node and --hosts apply to cluster formats, not {args.format}")
     warnings, notes, shown = _checked_result(result, args.format, args.json)
     _warn(warnings)
     print(shown)
     if not args.json:
         for note in notes:
             print(f"  note: {note}")
-    if output:
+    if output and cluster:
+        from fabricui.commands.import_cluster import write_cluster_spec
+
+        write_cluster_spec(args, result, origin, warnings, _spec_id(output))
+    elif output:
         _write_spec(args, result, origin, warnings)
     return 0
 
