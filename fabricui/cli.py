@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import traffic as traffic_command
 from fabricui.errors import ConfigError, FabricError
+from fabricui.services.jobs import NODELIST_ENV
 from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
 EXIT_USAGE = 2
@@ -80,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     path.add_argument("--src", required=True, help="source GPU: n<node>.g<gpu> or a global rank")
     path.add_argument("--dst", required=True, help="destination GPU")
     path.add_argument(
+        "--hosts",
+        metavar="HOSTLIST",
+        help="place a job on an imported cluster's hosts (Slurm hostlist; default "
+        "$SLURM_JOB_NODELIST on such a cluster): --src/--dst are then job ranks or HOST.gK",
+    )
+    path.add_argument(
         "--size",
         type=_positive_size,
         help="message size for the transfer time: 8, 64K, 1G (binary), 1GB, 1GiB",
@@ -137,10 +145,18 @@ def _cmd_path(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     spec = resolve_topology(args.topology, catalog, args.nodes)
     fabric = build_fabric_with_plugins(spec, catalog)
-    report = evaluate_path(fabric, args.src, args.dst, args.size)
+    src, dst, job = args.src, args.dst, None
+    if args.hosts or (spec.cluster and spec.cluster.hosts and os.environ.get(NODELIST_ENV)):
+        from fabricui.services.jobs import place_job
+
+        job = place_job(fabric, args.hosts)
+        src, dst = str(job.rank_of(src)), str(job.rank_of(dst))
+    report = evaluate_path(fabric, src, dst, args.size)
     if args.json:
-        _print_json(report.to_json())
+        _print_json({**report.to_json(), **({"job": job.to_json()} if job else {})})
     else:
+        if job is not None:
+            print(job.summary())
         print(render_path(report, fabric))
     return 0
 
