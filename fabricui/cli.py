@@ -23,7 +23,6 @@ from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import traffic as traffic_command
 from fabricui.errors import ConfigError, FabricError
-from fabricui.services.jobs import NODELIST_ENV
 from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
 EXIT_USAGE = 2
@@ -145,10 +144,10 @@ def _cmd_path(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
     spec = resolve_topology(args.topology, catalog, args.nodes)
     fabric = build_fabric_with_plugins(spec, catalog)
+    from fabricui.services.jobs import NODELIST_ENV, place_job
+
     src, dst, job = args.src, args.dst, None
     if args.hosts or (spec.cluster and spec.cluster.hosts and os.environ.get(NODELIST_ENV)):
-        from fabricui.services.jobs import place_job
-
         job = place_job(fabric, args.hosts)
         src, dst = str(job.rank_of(src)), str(job.rank_of(dst))
     report = evaluate_path(fabric, src, dst, args.size)
