@@ -19,6 +19,7 @@ from fabricui.commands import explore as explore_command
 from fabricui.commands import import_cmd as import_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
+from fabricui.commands import probe as probe_command
 from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import traffic as traffic_command
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_command.add_parser(sub)
     explore_command.add_parser(sub)
     snapshot_command.add_parser(sub)
+    probe_command.add_parser(sub)
     return parser
 
 
@@ -268,6 +270,7 @@ COMMANDS = {
     "import": import_command.run,
     "explore": explore_command.run,
     "snapshot": snapshot_command.run,
+    "probe": probe_command.run,
 }
 
 

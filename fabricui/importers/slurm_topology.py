@@ -306,6 +306,12 @@ def _tree(parsed: _Parsed) -> tuple[list[FabricSwitch], list[FabricLink], dict[s
             f"one cable each is assumed): {listing(mutual)}"
         )
     roots = [s for s in switches if s not in parents]
+    cut_off = [s for s in roots if switches[s].nodes and not switches[s].children]
+    if cut_off and any(s.children for s in switches.values()):
+        warnings.append(
+            f"{len(cut_off)} leaf switch(es) are under no other switch (their nodes reach no "
+            f"other part of the fabric): {listing(cut_off)}"
+        )
     if switches and not roots:
         warnings.append("no root switch: every switch is some switch's child (a cycle)")
     elif len(roots) > 1:
