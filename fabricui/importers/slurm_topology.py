@@ -141,9 +141,10 @@ def _read_conf(lines: list[str], parsed: _Parsed) -> tuple[int, list[str]]:
                 continue
             values[key.lower()] = v
         if head == "blocksizes":
-            try:
-                parsed.block_sizes = [int(v) for v in value.split(",") if v.strip()]
-            except ValueError:
+            sizes = [v.strip() for v in value.split(",") if v.strip()]
+            if all(v.isdigit() and len(v) < 9 for v in sizes):
+                parsed.block_sizes = [int(v) for v in sizes]
+            else:
                 typos.append(f"line {number}: BlockSizes={value[:20]}")
             continue
         if not value:
@@ -244,7 +245,9 @@ def _read_yaml(lines: list[str], parsed: _Parsed) -> int:
         elif key == "block_sizes":
             in_sizes = not value
             if value:
-                parsed.block_sizes += [int(v) for v in value.split(",") if v.strip().isdigit()]
+                parsed.block_sizes += [
+                    int(v) for v in value.split(",") if v.strip().isdigit() and len(v.strip()) < 9
+                ]
         elif key == "children" and isinstance(item, _Switch) and value:
             item.children.extend(parsed.names(value, number))
         elif key == "nodes" and isinstance(item, (_Switch, FabricBlock)) and value:
