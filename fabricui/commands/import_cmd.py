@@ -3,7 +3,9 @@
 ``FILE`` may be ``-`` (stdin). The summary goes to stdout (or JSON with ``--json``); every gap
 the importer states goes to stderr as ``fabricui: warning: ...``. With ``-o FILE`` the node
 becomes a topology spec that ``fabricui explore --topology FILE`` opens (``--nodes N`` replicates
-it, ``--net LINK:GBPS`` and ``--gpu ID`` fill what the input does not say).
+it, ``--net LINK:GBPS`` and ``--gpu ID`` fill what the input does not say). For the cluster
+formats (ibnetdiscover, iblinkinfo, slurm-topology) ``-o`` needs ``--node NODE`` and writes the
+whole cluster (``fabricui.commands.import_cluster``).
 """
 
 from __future__ import annotations
