@@ -48,6 +48,8 @@ SIGNAL_SPEEDS = {
 TIER_NAMES = ("leaf", "spine", "core")
 #: Most items a message lists before ``...``.
 _SHOW = 4
+#: Most uplinks a host-less leaf may have to be recognised as one (a switch radix).
+_MAX_UPLINKS = 256
 
 
 def link_gbps(width: str | None, speed: str | None) -> float | None:
@@ -262,18 +264,19 @@ class SwitchGraph:
         # alone from one switch far above the hosts. Without this they would come out as a
         # tier above the cores (Selene's MLG01-05 under MSPINE4-01, SLG03-09..12 of its
         # storage fabric).
+        # Bounded so a hostile graph stays linear: a leaf has at most a radix of uplinks.
         extra = set()
         for name, others in adjacent.items():
-            if name in seeds or not others:
+            if name in seeds or not others or len(others) > _MAX_UPLINKS:
                 continue
             if len(others) == 1 and first[next(iter(others))] >= 2:
                 extra.add(name)
                 continue
             probe = next(iter(others))
+            candidates = [leaf for leaf in adjacent[probe] if leaf in seeds][:_MAX_UPLINKS]
             if len(others) >= 2 and any(
                 others <= adjacent[leaf] and 2 * len(others) > len(adjacent[leaf])
-                for leaf in adjacent[probe]
-                if leaf in seeds
+                for leaf in candidates
             ):
                 extra.add(name)
         self._tiers = _levels(adjacent, seeds | extra) if extra else first

@@ -322,28 +322,25 @@ def _tree(parsed: _Parsed) -> tuple[list[FabricSwitch], list[FabricLink], dict[s
             f"{len(roots)} root switches (nobody's child: separate fabrics, or the top switch "
             f"is missing): {listing(roots)}"
         )
-    # Descendant nodes of each switch (memoized, cycles cut).
-    below: dict[str, set[str]] = {}
-
-    def descendants(name: str, path: frozenset[str]) -> set[str]:
-        if name in below:
-            return below[name]
-        found: set[str] = set()
-        for child in switches[name].children:
-            if child in switches and child not in path:
-                found |= set(switches[child].nodes) | descendants(child, path | {child})
-        below[name] = found
-        return found
-
+    # A node listed on several switches: newer `scontrol show topology` repeats a subtree's
+    # nodes on every switch above it. Keep the lowest listing (smallest Level, else the
+    # switches without child switches); what is left on two switches is a duplicate.
     node_switches: dict[str, list[str]] = {}
-    summaries = 0
     for switch in switches.values():
-        subtree = descendants(switch.name, frozenset({switch.name})) if switch.children else set()
         for node in switch.nodes:
-            if node in subtree:
-                summaries += 1
-                continue
             node_switches.setdefault(node, []).append(switch.name)
+    summaries = 0
+    for node, owners in node_switches.items():
+        if len(owners) < 2:
+            continue
+        levels = [switches[o].level for o in owners]
+        if all(level is not None for level in levels):
+            low = min(level for level in levels if level is not None)
+            keep = [o for o in owners if switches[o].level == low]
+        else:
+            keep = [o for o in owners if not switches[o].children] or owners
+        summaries += len(owners) - len(keep)
+        node_switches[node] = keep
     if summaries:
         parsed.notes.append(
             f"{summaries} node entries on upper switches repeat their subtree's nodes (as newer "
