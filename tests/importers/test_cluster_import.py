@@ -260,3 +260,19 @@ def test_gb200_blocks_become_nvlink_domains(tmp_path, run_cli):
         "path", "--topology", str(out), "--hosts", "hpcbench-hpc-[1-2]", "--src", "0", "--dst", "4"
     )
     assert status == 0 and "different nodes" in stdout and "ib-ndr" in stdout
+
+
+def test_cluster_importers_import_nothing_heavy():
+    """The new importers and the cluster spec writer load without numpy, yaml or textual."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import fabricui.importers.ibnetdiscover, fabricui.importers.iblinkinfo, "
+        "fabricui.importers.slurm_topology, fabricui.importers.nvidia_smi_q, "
+        "fabricui.importers.hostlist, fabricui.importers.fabric_graph, "
+        "fabricui.importers.cluster_spec; "
+        "print(sorted({'numpy', 'yaml', 'textual', 'rich'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
