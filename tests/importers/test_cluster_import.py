@@ -174,9 +174,11 @@ def test_cluster_options_are_checked(tmp_path, run_cli):
     assert status == 2 and "--node nope-node" in err and not (tmp_path / "c.yaml").exists()
 
 
-def test_selene_to_spec_to_path_with_real_names(tmp_path, run_cli):
+def test_selene_to_spec_to_path_with_real_names(tmp_path, run_cli, monkeypatch):
     """The SuperPOD dump becomes a spec that builds exactly (666 switches, 458 nodes); a path
-    between two hosts of a job crosses the real leaf, spine and core switches."""
+    between two hosts of a job crosses the real leaf, spine and core switches; inside a Slurm
+    job, ``$SLURM_JOB_NODELIST`` places it."""
+    monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
     out = tmp_path / "selene.yaml"
     status, stdout, err = run_cli(
         "import", "ibnetdiscover", str(FABRIC / SELENE), "-o", str(out), "--node", "dgx-a100"
@@ -205,6 +207,10 @@ def test_selene_to_spec_to_path_with_real_names(tmp_path, run_cli):
     data = json.loads(stdout)
     assert data["job"]["hosts"] == ["luna-0001", "luna-0002"]
     assert {h["to"] for h in data["hops"]} >= {"LG01-01"}
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "luna-[0457-0458]")
+    status, stdout, err = run_cli("path", "--topology", str(out), "--src", "0", "--dst", "15")
+    assert status == 0, err
+    assert stdout.startswith("job on 2 host(s) luna-[0457-0458]: 16 GPUs")
     status, _, err = run_cli(
         "import", "ibnetdiscover", str(FABRIC / SELENE), "-o", str(out), "--node", "dgx-a100"
     )
@@ -241,9 +247,10 @@ def test_hosts_option_picks_the_nodes(tmp_path, run_cli):
     assert status == 2 and "r-dmz-ufm999" in err
 
 
-def test_gb200_blocks_become_nvlink_domains(tmp_path, run_cli):
+def test_gb200_blocks_become_nvlink_domains(tmp_path, run_cli, monkeypatch):
     """Slurm blocks of 18 GB200 trays become 4 NVLink domains of 72 GPUs; two trays of one
     block talk over NVLink, trays of two blocks over the network."""
+    monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
     out = tmp_path / "gb.yaml"
     block = FABRIC / "topology_conf_block/azure_gb200_4x18_blocks_clusteruuid_names.txt"
     status, _, err = run_cli(
