@@ -301,7 +301,9 @@ def _write_spec(args: argparse.Namespace, result: Any, origin: str, gaps: list[s
         suggested = net() if callable(net) else None
         hint = f"; its NICs suggest --net {suggested}" if isinstance(suggested, str) else ""
         raise ParseError(
-            f"{origin}: {args.format} output has no GPUs, so it cannot become a topology spec "
+            f"{origin}: {args.format} output has "
+            + ("no GPU link matrix" if getattr(result, "gpus", None) else "no GPUs")
+            + ", so it cannot become a topology spec "
             f"(-o needs nvidia-smi, nccl-xml or rocm-smi output){hint}"
         )
     try:

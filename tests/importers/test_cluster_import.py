@@ -283,3 +283,10 @@ def test_cluster_importers_import_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_nvidia_smi_q_cannot_become_a_spec(tmp_path, run_cli):
+    """-o with nvidia-smi -q says it has no GPU link matrix (it lists GPUs, not their links)."""
+    src = FABRIC / "nvidia_smi/h100_hgx_8gpu_nvidia_smi_q_full.txt"
+    status, _, err = run_cli("import", "nvidia-smi-q", str(src), "-o", str(tmp_path / "q.yaml"))
+    assert status == 2 and "has no GPU link matrix" in err and not (tmp_path / "q.yaml").exists()
