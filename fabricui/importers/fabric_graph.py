@@ -331,7 +331,11 @@ class SwitchGraph:
             "format": self.format,
             "source": self.source,
             "switches": switches,
-            self.host_key: [h.to_json() for h in self.hosts],
+            # Slurm nodes have no adapter ports: only their names (and GUID-named ones marked).
+            self.host_key: [
+                h.to_json() if self.host_key == "hosts" else {"name": h.name, "named": h.named}
+                for h in self.hosts
+            ],
             "links": [k.to_json() for k in self.links],
             "blocks": [b.to_json() for b in self.blocks],
             "oversubscription": self.oversubscription(),
