@@ -20,6 +20,7 @@ from fabricui.commands import import_cmd as import_command
 from fabricui.commands import path as path_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
+from fabricui.commands import probe as probe_command
 from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import topologies as topologies_command
@@ -72,6 +73,7 @@ COMMANDS: dict[
     "doctor": (doctor_command.add_parser, doctor_command.run),
     "calibrate": (calibrate_command.add_parser, calibrate_command.run),
     "import": (import_command.add_parser, import_command.run),
+    "probe": (probe_command.add_parser, probe_command.run),
     "explore": (explore_command.add_parser, _explore),
     "snapshot": (snapshot_command.add_parser, _snapshot),
 }

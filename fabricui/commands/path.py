@@ -31,6 +31,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SIZE",
         help="message size for the transfer time: 8, 64K, 1G (binary), 1GB, 1GiB",
     )
+    parser.add_argument(
+        "--hosts",
+        metavar="HOSTLIST",
+        help="place a job on an imported cluster's hosts (Slurm hostlist; default "
+        "$SLURM_JOB_NODELIST on such a cluster): --src/--dst are then job ranks or HOST.gK",
+    )
     add_json_option(parser, "print one JSON object")
     return parser
 
@@ -50,10 +56,12 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.render.path import render_path
     from fabricui.services.path import find_path
 
-    request = PathRequest(topology_request(args), args.src, args.dst, args.size)
+    request = PathRequest(topology_request(args), args.src, args.dst, args.size, args.hosts)
     result = find_path(request, catalog(args))
     if args.json:
-        print_json(result.report.to_json())
+        print_json(result.to_json())
     else:
+        if result.job is not None:
+            print(result.job.summary())
         print(render_path(result.report, result.fabric))
     return 0

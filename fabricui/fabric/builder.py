@@ -315,6 +315,10 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         raise EngineError(f"{spec.id}: needs at least one node and one GPU per node")
     if spec.nodes * spec.gpus_per_node > MAX_GPUS:
         raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
+    if spec.net is not None and spec.net.layout == "explicit":  # a real cluster's own graph
+        from fabricui.fabric.explicit import build_explicit
+
+        return build_explicit(spec, catalog)
     gens, models = _Interner(), _Interner()
     nic_spec = _pick_nic(catalog, spec)
     block, gpu_nic_local, gpu_cpu_local, nic_ports = _build_node(

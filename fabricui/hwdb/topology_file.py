@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import HwdbError
@@ -120,7 +121,13 @@ def parse_topology(doc: YamlDocument, catalog: Catalog, default_id: str = "custo
     if data.get("intra", "absent") is None:
         data["intra"] = {"fabric": "none"}
     data.setdefault("id", default_id)
+    cluster = data.pop("cluster", None)
     spec = convert_record(doc, base, TopologySpec, data, overrides={"origin": doc.origin})
+    if cluster is not None or (spec.net is not None and spec.net.layout == "explicit"):
+        # The real cluster's switches and hosts: short text lines, read by their own parser.
+        from fabricui.hwdb.cluster_file import parse_cluster
+
+        spec = replace(spec, cluster=parse_cluster(doc, (*base, "cluster"), cluster, spec))
     _check_spec(doc, base, spec, catalog)
     return spec
 

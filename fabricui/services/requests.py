@@ -113,6 +113,9 @@ class PathRequest:
     """Destination GPU id."""
     size_bytes: int | None = None
     """Message size for the transfer time [bytes]."""
+    hosts: str | None = None
+    """A job's hosts on an imported cluster (Slurm hostlist); ``src``/``dst`` are then job
+    ranks or ``HOST.gK`` (default ``$SLURM_JOB_NODELIST`` on such a cluster)."""
 
 
 @dataclass(frozen=True)

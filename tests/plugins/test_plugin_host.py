@@ -606,7 +606,18 @@ BUILTIN_STRATEGIES = {
     "ep": ["ep"],
 }
 #: Built-in importer plugins and the formats each registers.
-BUILTIN_IMPORTERS = {"importers": ["nvidia-smi", "nccl-xml", "ibstat", "rocm-smi"]}
+BUILTIN_IMPORTERS = {
+    "importers": [
+        "nvidia-smi",
+        "nccl-xml",
+        "ibstat",
+        "rocm-smi",
+        "ibnetdiscover",
+        "iblinkinfo",
+        "slurm-topology",
+        "nvidia-smi-q",
+    ]
+}
 #: Collective algorithms that exist only on one interconnect.
 BUILTIN_ALGORITHMS = {
     "nvlink": {"collective_algorithms": ["nvls", "nvlstree"]},
