@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from fabricui.commands.options import (
+    add_hosts_option,
     add_json_option,
     add_topology_options,
     catalog,
@@ -59,6 +60,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--nranks", type=int, help="ranks for --ideal")
     parser.add_argument("--bw", help="per-rank bandwidth for --ideal, e.g. 100GB/s or 400Gb/s")
+    add_hosts_option(parser, "the group is the job's GPUs, compared with as many packed")
     add_json_option(parser, "print one JSON object")
     return parser
 
@@ -111,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         result = ideal_collective(op, sizes, args.nranks, parse_bandwidth_GBps(args.bw))
     else:
         request = CollectiveRequest(
-            topology_request(args), op, tuple(sizes), args.group, args.gpus, args.algo
+            topology_request(args), op, tuple(sizes), args.group, args.gpus, args.algo, args.hosts
         )
         result = predict_collective(request, catalog(args))
     if args.json:
@@ -138,6 +140,14 @@ def render(result: dict[str, Any]) -> str:
         )
         for row in result["rows"]
     ]
-    return "\n".join(
-        [f"{result['op']}{where}, {result['nranks']} ranks", *text_table(rows, right={0, 1, 2, 3})]
-    )
+    lines = [f"{result['op']}{where}, {result['nranks']} ranks"]
+    job = result.get("job")
+    if job is not None:
+        rows[0] = (*rows[0], "packed busbw")
+        for i, packed in enumerate(result["packed_rows"], start=1):
+            rows[i] = (*rows[i], f"{packed['busbw_GBps']:.2f}")
+        lines.append(
+            f"job on {len(job['hosts'])} host(s) {job['hostlist']}: {job['top_tier']} "
+            "is the highest tier its traffic climbs; 'packed' is as many GPUs from rank 0"
+        )
+    return "\n".join([*lines, *text_table(rows, right={0, 1, 2, 3, 5})])

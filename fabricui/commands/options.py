@@ -81,6 +81,21 @@ def add_catalog_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_hosts_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--hosts HOSTLIST``: a Slurm job's hosts on an imported cluster.
+
+    Args:
+        parser: The command's parser.
+        what: What the job's GPUs become (``the group``).
+    """
+    parser.add_argument(
+        "--hosts",
+        metavar="HOSTLIST",
+        help=f"a job's hosts on an imported cluster (Slurm hostlist, e.g. 'node[001-064]'; "
+        f"default $SLURM_JOB_NODELIST on such a cluster): {what}",
+    )
+
+
 def add_json_option(parser: argparse.ArgumentParser, help_text: str = "print JSON") -> None:
     """Add ``--json``."""
     parser.add_argument("--json", action="store_true", help=help_text)

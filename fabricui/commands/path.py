@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from fabricui.commands.options import (
+    add_hosts_option,
     add_json_option,
     add_topology_options,
     catalog,
@@ -31,12 +32,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SIZE",
         help="message size for the transfer time: 8, 64K, 1G (binary), 1GB, 1GiB",
     )
-    parser.add_argument(
-        "--hosts",
-        metavar="HOSTLIST",
-        help="place a job on an imported cluster's hosts (Slurm hostlist; default "
-        "$SLURM_JOB_NODELIST on such a cluster): --src/--dst are then job ranks or HOST.gK",
-    )
+    add_hosts_option(parser, "--src/--dst are then job ranks or HOST.gK")
     add_json_option(parser, "print one JSON object")
     return parser
 

@@ -43,16 +43,13 @@ def find_path(
         FabricError: Unknown topology or GPU ids (named with the nearest valid ones),
             identical endpoints, a negative size.
     """
-    import os
-
     from fabricui.engine.evaluate import evaluate_path
-    from fabricui.services.jobs import NODELIST_ENV, place_job
+    from fabricui.services.collective import job_of
     from fabricui.services.session import load_fabric
 
     fabric = load_fabric(request.topology, catalog, host)
-    src, dst, job = request.src, request.dst, None
-    cluster = fabric.spec.cluster
-    if request.hosts or (cluster is not None and cluster.hosts and os.environ.get(NODELIST_ENV)):
-        job = place_job(fabric, request.hosts)
+    src, dst = request.src, request.dst
+    job = job_of(fabric, request.hosts)
+    if job is not None:
         src, dst = str(job.rank_of(src)), str(job.rank_of(dst))
     return PathResult(evaluate_path(fabric, src, dst, request.size_bytes), fabric, job)

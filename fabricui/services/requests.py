@@ -134,6 +134,10 @@ class CollectiveRequest:
     """The first N GPUs instead of a named group."""
     algo: str = "auto"
     """``auto`` (the fastest per size) or an algorithm name."""
+    hosts: str | None = None
+    """A job's hosts on an imported cluster (Slurm hostlist): the group is the job's GPUs,
+    compared with the same count packed (default ``$SLURM_JOB_NODELIST`` on such a
+    cluster)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,9 @@ class TrafficRequest:
     """Seed of ``random-pairs``."""
     top: int = 10
     """How many of the busiest links to report."""
+    hosts: str | None = None
+    """A job's hosts on an imported cluster (Slurm hostlist): the pattern runs among the
+    job's GPUs."""
 
 
 @dataclass(frozen=True)

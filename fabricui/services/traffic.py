@@ -61,10 +61,17 @@ def simulate(
 
     from fabricui.engine.traffic import pattern_flows, simulate_traffic
     from fabricui.services import admission
+    from fabricui.services.collective import job_of
     from fabricui.services.session import load_fabric
 
     fabric = load_fabric(request.topology, catalog, host)
-    n = fabric.n_gpus if request.gpus is None else request.gpus
+    job = job_of(fabric, request.hosts)
+    members = job.ranks if job is not None else None
+    n = (
+        len(members)
+        if members is not None
+        else (fabric.n_gpus if request.gpus is None else request.gpus)
+    )
     if not 2 <= n <= fabric.n_gpus:
         raise ConfigError(f"--gpus must be within 2..{fabric.n_gpus} (got {n})")
     budget = admission.memory_budget()
@@ -81,7 +88,8 @@ def simulate(
     )
     if request.top < 1:
         raise ConfigError(f"--top must be at least 1 (got {request.top})")
-    src, dst = pattern_flows(request.pattern, np.arange(n), request.seed)
+    group = members if members is not None else np.arange(n)
+    src, dst = pattern_flows(request.pattern, group, request.seed)
     report = simulate_traffic(fabric, src, dst)
     name = fabric.device_name
     links = tuple(

@@ -290,3 +290,29 @@ def test_nvidia_smi_q_cannot_become_a_spec(tmp_path, run_cli):
     src = FABRIC / "nvidia_smi/h100_hgx_8gpu_nvidia_smi_q_full.txt"
     status, _, err = run_cli("import", "nvidia-smi-q", str(src), "-o", str(tmp_path / "q.yaml"))
     assert status == 2 and "has no GPU link matrix" in err and not (tmp_path / "q.yaml").exists()
+
+
+def test_a_job_on_the_cluster_collective_and_traffic(tmp_path, run_cli, monkeypatch):
+    """``collective --hosts`` runs over the job's GPUs and compares them with as many packed
+    from rank 0; ``traffic --hosts`` runs the pattern among the job's GPUs."""
+    monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
+    out = tmp_path / "selene.yaml"
+    status, _, err = run_cli(
+        "import", "ibnetdiscover", str(FABRIC / SELENE), "-o", str(out), "--node", "dgx-a100"
+    )
+    assert status == 0, err
+    hosts = "luna-[0001-0002,0421-0422]"
+    status, stdout, err = run_cli(
+        "collective", "all_reduce", "-t", str(out), "--hosts", hosts, "--size", "1G", "--json"
+    )
+    assert status == 0, err
+    data = json.loads(stdout)
+    assert data["nranks"] == 32 and data["job"]["hostlist"] == hosts
+    assert len(data["packed_rows"]) == len(data["rows"]) == 1
+    status, stdout, err = run_cli("traffic", "-t", str(out), "--hosts", hosts, "--json")
+    assert status == 0, err
+    flows = json.loads(stdout)["flows"]
+    assert len(flows) == 32 * 31 and len({f["src"].split(".")[0] for f in flows}) == 4
+    monkeypatch.setenv("SLURM_JOB_NODELIST", "luna-[0001-0002]")
+    status, stdout, err = run_cli("collective", "all_reduce", "-t", str(out), "--size", "1G")
+    assert status == 0 and "job on 2 host(s) luna-[0001-0002]" in stdout
