@@ -20,7 +20,9 @@ from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 
 def launch_us(group: Group, constants: ModelConstants = DEFAULT) -> float:
     """Fixed per-call cost, higher when one process launches on every GPU of a node."""
-    extra = constants.single_process_us_per_gpu * group.ppn if group.single_process else 0.0
+    extra = (
+        constants.single_process_us_per_gpu * group.ranks_per_host if group.single_process else 0.0
+    )
     return constants.launch_us + extra
 
 
@@ -287,7 +289,7 @@ class Direct(CollectiveAlgorithm):
         intra, net = (0.0, 1.0) if crosses else (1.0, 0.0)
         # Each peer is a separate send and receive; one process posting for every GPU of its
         # node serialises them.
-        posting = group.ppn if group.single_process else 1
+        posting = group.ranks_per_host if group.single_process else 1
         extra = DEFAULT.p2p_peer_us * (group.n - 1) * posting if op == "all_to_all" else 0.0
         return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op)) + extra
 

@@ -71,7 +71,8 @@ class BulkRouter:
         self.fabric = fabric
         router = router or Router.for_fabric(fabric)
         self._router = router
-        g = fabric.gpus_per_node
+        # Templates are per scale-up domain block (a node, or the hosts of an NVL72 rack).
+        g = fabric.gpus_per_domain
         ln = fabric.node_links
         self._ln, self._g = ln, g
         self._torus = fabric.torus
@@ -90,7 +91,7 @@ class BulkRouter:
             self._has_net = self._net is not None and bool((nic_dev0 >= 0).all())
             # Network links but no table to read routes from (e.g. a plugin's builder):
             # route cross-node pairs one by one rather than guess.
-            self._fallback = not self._has_net and fabric.n_links > fabric.nodes * ln
+            self._fallback = not self._has_net and fabric.n_links > fabric.domains * ln
         if self._has_net:
             self._up = _pad(
                 [
@@ -107,8 +108,11 @@ class BulkRouter:
             net = self._net
             assert net is not None
             n_nics_total = net.nic_link.shape[0]
-            self._nics_per_node = n_nics_total // fabric.nodes
-            local_nic = fabric.dev_index[nic_dev0]  # (g,) NIC index within the node
+            self._nics_per_node = n_nics_total // fabric.domains
+            # (g,) NIC index within the domain block, in the network's NIC order.
+            per_host = n_nics_total // fabric.nodes
+            host_of = np.arange(g) // fabric.gpus_per_node
+            local_nic = fabric.dev_index[nic_dev0] + host_of * per_host
             self._local_nic = local_nic.astype(np.int64)
             self._n_nic_links = n_nics_total
         self.capacity_GBps = link_capacity_GBps(fabric) if capacity_GBps is None else capacity_GBps

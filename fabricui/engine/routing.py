@@ -151,7 +151,7 @@ class Router:
         intra = fabric.spec.intra
         self._staged = intra.fabric == "pcie" and not intra.p2p
         # Network: each NIC's single cable to its leaf, and the switch-only graph above.
-        net_links = np.arange(fabric.nodes * ln, fabric.n_links, dtype=np.int64)
+        net_links = np.arange(fabric.domains * ln, fabric.n_links, dtype=np.int64)
         is_switch = np.isin(kinds, NETWORK_SWITCHES)
         from_nic = net_links[kinds[fabric.link_src[net_links]] == DeviceKind.NIC]
         to_nic = net_links[kinds[fabric.link_dst[net_links]] == DeviceKind.NIC]
@@ -224,7 +224,7 @@ class Router:
         up = self._nic_up.get(nic) if nic >= 0 else None
         if up is None:
             raise EngineError(f"{fabric.gpu_name(rank)} has no network uplink")
-        node = rank // fabric.gpus_per_node
+        node = rank // fabric.gpus_per_domain
         gpu = int(fabric.gpu_dev[rank])
         return np.concatenate([self._intra(node, gpu, nic), np.asarray([up], dtype=np.int32)])
 
@@ -242,7 +242,7 @@ class Router:
             EngineError: A rank is out of range or the nodes are not connected.
         """
         fabric = self.fabric
-        g = fabric.gpus_per_node
+        g = fabric.gpus_per_domain
         for rank in (src_rank, dst_rank):
             if not 0 <= rank < fabric.n_gpus:
                 raise EngineError(f"rank {rank} out of range 0..{fabric.n_gpus - 1}")
@@ -260,7 +260,10 @@ class Router:
             return self._intra(node_a, a, b)
         nic_a, nic_b = int(fabric.gpu_nic[src_rank]), int(fabric.gpu_nic[dst_rank])
         if nic_a < 0 or nic_b < 0:
-            raise EngineError(f"{fabric.spec.id}: no network between nodes {node_a} and {node_b}")
+            raise EngineError(
+                f"{fabric.spec.id}: no network between {fabric.gpu_name(src_rank)} and "
+                f"{fabric.gpu_name(dst_rank)}"
+            )
         salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
         return np.concatenate(
             [

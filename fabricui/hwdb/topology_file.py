@@ -7,18 +7,26 @@ from typing import TYPE_CHECKING, Any
 from fabricui.errors import HwdbError
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
-from fabricui.model.topology import INTRA_FABRICS, NET_LAYOUTS, IntraSpec, TopologySpec
+from fabricui.model.topology import (
+    INTRA_FABRICS,
+    NET_LAYOUTS,
+    SWITCHED_FABRICS,
+    IntraSpec,
+    TopologySpec,
+)
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.model import GpuSpec
 
-#: Link families allowed for each intra-node fabric.
+#: Link families allowed for each intra-node fabric; ``switch`` and ``mesh`` take any
+#: scale-up link generation (``_SCALE_UP``), so a vendor's new one needs no code.
 _INTRA_FAMILIES = {
     "nvswitch": ("nvlink",),
-    "mesh": ("nvlink", "xgmi"),
     "pcie": ("pcie",),
 }
+#: Intra-node fabrics that accept any link generation of the scale-up tier.
+_SCALE_UP = ("switch", "mesh")
 
 
 #: Largest value of each count a spec may set: far beyond any machine, and small enough that
@@ -30,6 +38,7 @@ LIMITS: dict[tuple[str, str], int] = {
     ("intra", "links_per_gpu"): 1024,
     ("intra", "pcie_switches"): 256,
     ("intra", "sockets"): 64,
+    ("intra", "hosts_per_domain"): 1024,
     ("net", "nics_per_node"): 1024,
     ("net", "leafs"): 65536,
     ("net", "spines"): 65536,
@@ -128,20 +137,49 @@ def _check_intra(
         )
     if intra.fabric == "none" and spec.gpus_per_node > 1 and not torus:
         raise _fail(doc, ipath, f"required when gpus_per_node > 1 ({spec.gpus_per_node})")
-    if intra.fabric in _INTRA_FAMILIES:
-        if intra.link is None:
+    if intra.hosts_per_domain < 1:
+        raise _fail(
+            doc, (*ipath, "hosts_per_domain"), f"must be at least 1 (got {intra.hosts_per_domain})"
+        )
+    if intra.hosts_per_domain > 1 and intra.fabric not in SWITCHED_FABRICS:
+        raise _fail(
+            doc,
+            (*ipath, "hosts_per_domain"),
+            f"only a switch fabric (nvswitch, switch) spans hosts (fabric is {intra.fabric})",
+        )
+    if intra.fabric in _INTRA_FAMILIES or intra.fabric in _SCALE_UP:
+        link_id = intra.link
+        if link_id is None:
             link_id = gpu.scaleup_link if intra.fabric != "pcie" else gpu.pcie
             if link_id is None:
                 raise _fail(doc, (*ipath, "link"), f"required: {gpu.id} has no scale-up link")
         else:
             link = _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link)
-            families = _INTRA_FAMILIES[intra.fabric]
-            if link.family not in families:
+            if intra.fabric in _SCALE_UP:
+                if link.tier != "scale-up":
+                    raise _fail(
+                        doc,
+                        (*ipath, "link"),
+                        f"{intra.link} is a {link.tier} link; {intra.fabric} needs a scale-up "
+                        f"link generation (got {intra.link!r})",
+                    )
+            else:
+                families = _INTRA_FAMILIES[intra.fabric]
+                if link.family not in families:
+                    raise _fail(
+                        doc,
+                        (*ipath, "link"),
+                        f"{intra.link} is a {link.family} link; {intra.fabric} needs "
+                        f"{' or '.join(families)} (got {intra.link!r})",
+                    )
+        if intra.fabric == "switch" and intra.switch is None:
+            family = catalog.links[link_id].family if link_id in catalog.links else ""
+            if len([s for s in catalog.switches.values() if s.family == family]) != 1:
                 raise _fail(
                     doc,
-                    (*ipath, "link"),
-                    f"{intra.link} is a {link.family} link; {intra.fabric} needs "
-                    f"{' or '.join(families)} (got {intra.link!r})",
+                    (*ipath, "switch"),
+                    f"required with fabric switch: name the switch record of {link_id} "
+                    f"(no single catalog switch of family {family!r})",
                 )
 
 

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-#: Intra-node fabrics a builder understands.
-INTRA_FABRICS = ("nvswitch", "mesh", "pcie", "none")
+#: Intra-node fabrics a builder understands: ``switch`` is any scale-up link generation on
+#: the switch its record names (UALink, a plugin's FooLink ...); ``nvswitch`` the same for
+#: NVLink with the NVSwitch of the generation by default.
+INTRA_FABRICS = ("nvswitch", "switch", "mesh", "pcie", "none")
+
+#: Intra-node fabrics whose switch may span several hosts (a scale-up domain).
+SWITCHED_FABRICS = ("nvswitch", "switch")
 
 #: Network layouts: one switch, two or three tiers of switches (fat-trees), a dragonfly of
 #: router groups, or a 3D torus of direct chip-to-chip links (no switches, no NICs).
@@ -21,9 +26,14 @@ class IntraSpec:
     """How the GPUs of one node are connected."""
 
     fabric: str = "none"
-    """``nvswitch``, ``mesh`` (direct GPU links), ``pcie`` or ``none`` (one GPU per node)."""
+    """``nvswitch`` (NVLink switch), ``switch`` (any scale-up link generation on the switch
+    ``switch`` names), ``mesh`` (direct GPU links), ``pcie`` or ``none`` (one GPU per node)."""
     link: str | None = None
     """Link generation id of the GPU-to-GPU (or GPU-to-switch) links."""
+    hosts_per_domain: int = 1
+    """Switch fabrics only: hosts (nodes) that share one scale-up domain, e.g. 18 compute
+    trays of 4 GPUs in a GB200 NVL72 rack. Node ids stay per host (``n17.g3``); every
+    domain holds this many hosts (``nodes`` is a multiple of it, or smaller: one domain)."""
     links_per_pair: int = 1
     """Mesh only: parallel links between every GPU pair."""
     links_per_gpu: int | None = None
@@ -37,10 +47,12 @@ class IntraSpec:
     """CPU sockets per node (default 2 for 4+ GPUs, else 1)."""
     host_link: str | None = None
     """GPU/NIC host-link generation id (default: the GPU's PCIe generation)."""
-    socket_link: str = "upi"
-    """Link generation id between CPU sockets."""
+    socket_link: str | None = None
+    """Link generation id between CPU sockets (default by platform: NVLink-C2C between
+    Grace CPUs, AMD's socket link on AMD GPU platforms, Intel UPI otherwise)."""
     switch: str | None = None
-    """Switch model id for the NVSwitch (default by NVLink generation)."""
+    """Switch model id of the scale-up switch (``nvswitch``: default by NVLink generation;
+    ``switch``: required unless one catalog switch has the link's family)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +137,16 @@ class TopologySpec:
     def n_gpus(self) -> int:
         """Total GPUs in the fabric."""
         return self.nodes * self.gpus_per_node
+
+    @property
+    def hosts_per_domain(self) -> int:
+        """Hosts in each scale-up domain as built: the spec's, or all nodes when fewer."""
+        return max(1, min(self.intra.hosts_per_domain, self.nodes))
+
+    @property
+    def domains(self) -> int:
+        """Scale-up domains (NVLink racks); equal to ``nodes`` when a domain is one host."""
+        return -(-self.nodes // self.hosts_per_domain)
 
     def with_nodes(self, nodes: int) -> TopologySpec:
         """Return a copy with ``nodes`` nodes (``--nodes N``).

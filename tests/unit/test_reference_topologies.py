@@ -6,6 +6,7 @@ plus the forwarding latency of every switch and NIC passed (figures from the cat
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from fabricui.engine.evaluate import evaluate_path
@@ -103,12 +104,39 @@ def test_nvswitch_nodes_route_over_nvlink(catalog, name, link, per_gpu_GBps):
     assert report.latency_us == pytest.approx(expected)
 
 
-def test_gb200_nvl72_is_one_nvlink_domain(catalog):
-    """72 GPUs share one NVLink domain; 36 Grace CPUs hang off NVLink-C2C."""
+def test_gb200_nvl72_is_one_nvlink_domain_of_18_hosts(catalog):
+    """18 trays x 4 GPUs share one NVLink domain: n0.g0 -> n17.g3 is NVLink 5 all the way,
+    through the rack's switch (d0.nvsw0); the old per-rack id n0.g71 still names that GPU."""
     fabric = fabric_of(catalog, "gb200-nvl72")
+    assert (fabric.nodes, fabric.gpus_per_node, fabric.hosts_per_domain) == (18, 4, 18)
     assert fabric.n_gpus == 72 and count(fabric, DeviceKind.CPU) == 36
-    report = evaluate_path(fabric, "n0.g0", "n0.g71")
-    assert [h.dst for h in report.hops] == ["n0.nvsw0", "n0.g71"]
+    report = evaluate_path(fabric, "n0.g0", "n17.g3")
+    assert [h.dst for h in report.hops] == ["d0.nvsw0", "n17.g3"]
+    assert {h.link for h in report.hops} == {"nvlink5"}
+    assert report.bottleneck_GBps == pytest.approx(18 * 50.0)
+    alias = evaluate_path(fabric, "n0.g0", "n0.g71")
+    assert alias.dst == "n17.g3" and alias.hops == report.hops
+
+
+def test_gb200_grace_c2c_joins_a_grace_to_its_own_two_gpus(catalog):
+    """NVLink-C2C is per superchip: each Grace links to its own two GPUs (450 GB/s per
+    direction shared by the two, 225 each), one C2C bundle joins a tray's two Graces, and
+    no Grace links to another tray's (no 36-CPU mesh)."""
+    fabric = fabric_of(catalog, "gb200-nvl72")
+    c2c = fabric.generations.index("nvlink-c2c")
+    links = fabric.link_gen == c2c
+    kinds = fabric.dev_kind
+    cpu_cpu = links & (kinds[fabric.link_src] == DeviceKind.CPU) & (
+        kinds[fabric.link_dst] == DeviceKind.CPU
+    )
+    assert int(cpu_cpu.sum()) == 2 * 18  # one bundle (two directions) per tray
+    same_host = fabric.dev_node[fabric.link_src] == fabric.dev_node[fabric.link_dst]
+    assert bool(np.all(same_host[links]))
+    gpu_cpu = links & (kinds[fabric.link_src] == DeviceKind.GPU)
+    assert int(gpu_cpu.sum()) == 72
+    assert np.allclose(fabric.link_bw_GBps[gpu_cpu], catalog.links["nvlink-c2c"].bw_GBps / 2)
+    report = evaluate_path(fabric, "n0.g1", "n0.g2")  # two superchips of one tray: NVLink
+    assert {h.link for h in report.hops} == {"nvlink5"}
 
 
 def test_mesh_nodes(catalog):
