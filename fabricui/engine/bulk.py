@@ -7,10 +7,20 @@ and rates, the tiers where adaptive routing spreads a flow evenly over equal-cos
 twins) whose capacity is the sum of their links: exact for even spreading, and it turns one
 flow into a fixed, short list of resources.
 
-A dragonfly's middle segment comes from its ``Dragonfly`` table and a torus's whole route
-from its ``Torus`` table: one minimal route per flow, so their resources are plain links.
-A fabric with network links but none of these tables (a plugin's builder) is routed pair
-by pair with ``Router.route``: slow, never approximate.
+Cross-rail flows on a rail-optimized fat-tree go through their PXN proxy (``Router``).
+
+A dragonfly is routed adaptively, as Slingshot and other dragonfly routers do (UGAL): a
+flow between groups either spreads over every global bundle of its group pair (minimal),
+or is sent through intermediate groups (Valiant), whichever leaves the busiest resource
+less loaded. Minimal flows load the pair's global bundles as one aggregate and their
+routers' local links as aggregates (weighted by the share of the pair's cables held by
+other routers); Valiant flows load their source group's global egress and their target
+group's global ingress, and their middle hops spread over every global and local link.
+Path queries (an idle fabric) take the minimal route.
+
+A torus's whole route comes from its ``Torus`` table: one dimension-order route per flow,
+so its resources are plain links. A fabric with network links but none of these tables (a
+plugin's builder) is routed pair by pair with ``Router.route``: slow, never approximate.
 """
 
 from __future__ import annotations
@@ -92,6 +102,7 @@ class BulkRouter:
             # Network links but no table to read routes from (e.g. a plugin's builder):
             # route cross-node pairs one by one rather than guess.
             self._fallback = not self._has_net and fabric.n_links > fabric.domains * ln
+        self._proxy = router.proxy if self._has_net else None
         if self._has_net:
             self._up = _pad(
                 [
@@ -99,6 +110,35 @@ class BulkRouter:
                     for a, n in zip(gpu_dev0, nic_dev0)
                 ]
             )
+            if self._proxy is not None:
+                # PXN: up routes through the proxy for every (GPU, rail), and the proxy's NIC.
+                rows, via_nic = [], []
+                for a in range(g):
+                    for r in range(self._proxy.shape[1]):
+                        p = int(self._proxy[a, r])
+                        if p < 0:
+                            rows.append(
+                                [
+                                    int(k)
+                                    for k in router._intra(0, int(gpu_dev0[a]), int(nic_dev0[a]))
+                                ]
+                            )
+                            via_nic.append(a)
+                        else:
+                            rows.append(
+                                [
+                                    int(k)
+                                    for k in router._intra(0, int(gpu_dev0[a]), int(gpu_dev0[p]))
+                                ]
+                                + [
+                                    int(k)
+                                    for k in router._intra(0, int(gpu_dev0[p]), int(nic_dev0[p]))
+                                ]
+                            )
+                            via_nic.append(p)
+                self._pxn_up = _pad(rows).reshape(g, self._proxy.shape[1], -1)
+                self._pxn_via = np.asarray(via_nic, dtype=np.int64).reshape(g, -1)
+                self._rail = np.asarray(router.rail_of(np.arange(g)), dtype=np.int64)
             self._down = _pad(
                 [
                     [int(k) for k in router._intra(0, int(n), int(a))]
@@ -121,11 +161,14 @@ class BulkRouter:
     # --- resources ---------------------------------------------------------------------
 
     def _build_resources(self) -> None:
-        """Aggregate resources after the links: leaf up/down, pod up/down."""
+        """Aggregate resources after the links: leaf up/down, pod up/down; for a dragonfly,
+        group-pair global bundles, routers' local links, groups' global egress and ingress,
+        and all global and all local links."""
         fabric, cap = self.fabric, self.capacity_GBps
         tree = fabric.tree
         n = fabric.n_links
         self._leaf_up_res = self._leaf_down_res = self._pod_up_res = self._pod_down_res = None
+        self._df_res: dict[str, IntArray] = {}
         extra: list[FloatArray] = []
         if tree is not None and tree.leaf_up.size:
             leafs = tree.leaf_up.shape[0]
@@ -137,8 +180,57 @@ class BulkRouter:
                 pods = tree.spine_up.shape[0]
                 self._pod_up_res = n + np.arange(pods)
                 self._pod_down_res = n + pods + np.arange(pods)
-                extra += [cap[tree.spine_up].sum(axis=1), cap[tree.spine_down].sum(axis=1)]
+                extra += [
+                    cap[tree.spine_up].reshape(pods, -1).sum(axis=1),
+                    cap[tree.spine_down].reshape(pods, -1).sum(axis=1),
+                ]
                 n += 2 * pods
+        df = fabric.dragonfly
+        if df is not None and df.global_link.size:
+            groups, routers = df.groups, df.routers
+            per = df.routers_per_group
+            pair_key = (df.global_src // per) * groups + df.global_dst // per
+            pair_cap = np.bincount(
+                pair_key, weights=cap[df.global_link], minlength=groups * groups
+            )
+            local = df.local
+            valid = local >= 0
+            out_cap = np.where(valid, cap[np.where(valid, local, 0)], 0.0).sum(axis=1)
+            # A router's incoming local links are the outgoing ones of its group mates.
+            in_cap = np.zeros(routers)
+            np.add.at(
+                in_cap,
+                (np.arange(routers)[:, None] // df.routers_per_group) * df.routers_per_group
+                + np.arange(df.routers_per_group)[None, :],
+                np.where(valid, cap[np.where(valid, local, 0)], 0.0),
+            )
+            g_src = df.global_src // df.routers_per_group
+            g_dst = df.global_dst // df.routers_per_group
+            egress = np.bincount(g_src, weights=cap[df.global_link], minlength=groups)
+            ingress = np.bincount(g_dst, weights=cap[df.global_link], minlength=groups)
+            parts = {
+                "pair": pair_cap,
+                "local_out": out_cap,
+                "local_in": in_cap,
+                "egress": egress,
+                "ingress": ingress,
+                "global": np.array([cap[df.global_link].sum()]),
+                "local": np.array([out_cap.sum()]),
+            }
+            for name, values in parts.items():
+                self._df_res[name] = n + np.arange(values.shape[0])
+                extra.append(values)
+                n += values.shape[0]
+            count = df.global_count.astype(np.float64)
+            self._pair_cables = np.bincount(
+                g_src * groups + g_dst, weights=count, minlength=groups * groups
+            )
+            self._cables_from = np.bincount(
+                df.global_src * groups + g_dst, weights=count, minlength=routers * groups
+            ).reshape(routers, groups)
+            self._cables_into = np.bincount(
+                df.global_dst * groups + g_src, weights=count, minlength=routers * groups
+            ).reshape(routers, groups)
         self.resource_capacity_GBps = np.concatenate([cap, *extra]) if extra else cap.copy()
 
     # --- assembly ----------------------------------------------------------------------
@@ -153,8 +245,14 @@ class BulkRouter:
             raise EngineError(f"ranks must be within 0..{n - 1}")
         return a, b
 
-    def _segments(self, a: IntArray, b: IntArray, aggregate: bool) -> IntArray:
-        """(n_flows, width) link (or resource) ids of every flow, -1 padded."""
+    def _segments(
+        self, a: IntArray, b: IntArray, aggregate: bool, valiant: bool = False
+    ) -> IntArray:
+        """(n_flows, width) link (or resource) ids of every flow, -1 padded.
+
+        ``aggregate``: resources (links and aggregates) for loads, else one route per flow;
+        ``valiant``: dragonfly flows between groups through intermediate groups.
+        """
         if self._torus is not None:
             return self._torus.paths(a, b)  # one route per flow: no aggregates
         g, ln = self._g, self._ln
@@ -175,17 +273,26 @@ class BulkRouter:
             return np.where((a == b)[:, None], -1, pair)
         tree = self._net
         assert tree is not None
-        up = self._up[la]
+        if self._proxy is not None:
+            rail_b = self._rail[lb]
+            up = self._pxn_up[la, rail_b]
+            via = self._pxn_via[la, rail_b]
+        else:
+            up, via = self._up[la], la
         up = np.where(up >= 0, up + (node_a * ln)[:, None], -1)
         down = self._down[lb]
         down = np.where(down >= 0, down + (node_b * ln)[:, None], -1)
-        nic_a = node_a * self._nics_per_node + self._local_nic[la]
+        nic_a = node_a * self._nics_per_node + self._local_nic[via]
         nic_b = node_b * self._nics_per_node + self._local_nic[lb]
         nic_up = tree.nic_link[nic_a][:, None]
         nic_down = (tree.nic_link[nic_b] + self._n_nic_links)[:, None]
         if isinstance(tree, Dragonfly):
-            # One minimal route per flow: the links themselves are the resources.
-            middle = tree.router_links(tree.router_of_nic[nic_a], tree.router_of_nic[nic_b])
+            ra, rb = tree.router_of_nic[nic_a], tree.router_of_nic[nic_b]
+            if aggregate:
+                middle = self._dragonfly_resources(ra, rb, valiant)
+            else:
+                salt = (a * 2654435761 + b) & 0x7FFFFFFF
+                middle = tree.router_links(ra, rb, salt)
         else:
             leaf_a, leaf_b = tree.leaf_of_nic[nic_a], tree.leaf_of_nic[nic_b]
             middle = self._network(leaf_a, leaf_b, a, b, aggregate)
@@ -261,13 +368,75 @@ class BulkRouter:
                 out[cross_pod, 2] = self._pod_down_res[pod_b[cross_pod]]
             return out
         planes = tree.leaf_up.shape[1]
-        plane = ((a * 2654435761 + b) & 0x7FFFFFFF) % planes  # ECMP pick, as Router does
+        salt = (a * 2654435761 + b) & 0x7FFFFFFF
+        plane = salt % planes  # ECMP pick, as Router does
         out[moves, 0] = tree.leaf_up[leaf_a[moves], plane[moves]]
         out[moves, 3] = tree.leaf_down[leaf_b[moves], plane[moves]]
         if tree.spine_up.size:
-            out[cross_pod, 1] = tree.spine_up[pod_a[cross_pod], plane[cross_pod]]
-            out[cross_pod, 2] = tree.spine_down[pod_b[cross_pod], plane[cross_pod]]
+            core = (salt // planes) % tree.spine_up.shape[2]
+            idx = (pod_a[cross_pod], plane[cross_pod], core[cross_pod])
+            out[cross_pod, 1] = tree.spine_up[idx]
+            out[cross_pod, 2] = tree.spine_down[pod_b[cross_pod], plane[cross_pod], core[cross_pod]]
         return out
+
+    def _dragonfly_resources(self, ra: IntArray, rb: IntArray, valiant: bool) -> IntArray:
+        """(n, 6) resources between two routers under adaptive routing (module docstring);
+        local hops inside a group are plain links. Their weights come from ``_weights``."""
+        df = self.fabric.dragonfly
+        assert df is not None
+        n = ra.shape[0]
+        per = df.routers_per_group
+        out = np.full((n, 6), -1, dtype=np.int64)
+        ga, gb = ra // per, rb // per
+        inside = (ga == gb) & (ra != rb)
+        out[inside, 0] = df.local[ra[inside], rb[inside] % per]
+        cross = ga != gb
+        if not cross.any() or not self._df_res:
+            return out
+        res = self._df_res
+        out[cross, 1] = res["local_out"][ra[cross]]
+        out[cross, 4] = res["local_in"][rb[cross]]
+        if valiant and df.groups > 2:
+            out[cross, 2] = res["egress"][ga[cross]]
+            out[cross, 3] = res["ingress"][gb[cross]]
+            out[cross, 5] = res["global"][0]
+            out[cross, 0] = res["local"][0]
+        else:
+            pair = ga[cross] * df.groups + gb[cross]
+            out[cross, 2] = res["pair"][pair]
+        return out
+
+    def _weights(self, a: IntArray, b: IntArray, res: IntArray, valiant: bool) -> FloatArray:
+        """(n_flows, width) bytes each resource carries per byte of its flow: 1, except for a
+        dragonfly. A minimal flow's local aggregates carry the share of its group pair's
+        cables held by other routers than its own (that share needs a local hop); a Valiant
+        flow's middle takes two global hops and one local hop, spread over every link."""
+        w = (res >= 0).astype(np.float64)
+        df = self.fabric.dragonfly
+        if df is None or not self._df_res:
+            return w
+        r = self._df_res
+        if valiant:
+            w[res == r["global"][0]] = 2.0
+            return w
+        per = df.routers_per_group
+        g = self._g
+        nic_a = (a // g) * self._nics_per_node + self._local_nic[a % g]
+        nic_b = (b // g) * self._nics_per_node + self._local_nic[b % g]
+        ra, rb = df.router_of_nic[nic_a], df.router_of_nic[nic_b]
+        ga, gb = ra // per, rb // per
+        cross = ga != gb
+        if not cross.any():
+            return w
+        p = ga * df.groups + gb
+        total = np.maximum(self._pair_cables[p], 1)
+        share_out = 1.0 - self._cables_from[ra, gb] / total
+        share_in = 1.0 - self._cables_into[rb, ga] / total
+        lo, li = r["local_out"], r["local_in"]
+        is_out = (res >= lo[0]) & (res <= lo[-1])
+        is_in = (res >= li[0]) & (res <= li[-1])
+        w = np.where(is_out, share_out[:, None], w)
+        return np.where(is_in, share_in[:, None], w)
 
     # --- queries -----------------------------------------------------------------------
 
@@ -296,30 +465,81 @@ class BulkRouter:
         lat = np.where(valid, hop, 0.0).sum(axis=1)
         return PathMetrics(bottleneck_GBps=bw, latency_us=lat)
 
-    def incidence(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> tuple[IntArray, IntArray]:
+    def incidence(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool = False
+    ) -> tuple[IntArray, IntArray]:
         """(flow, resource) pairs: which links and aggregates each flow loads."""
-        a, b = self._check(src, dst)
-        res = self._segments(a, b, aggregate=True)
-        flow, col = np.nonzero(res >= 0)
-        return flow, res[flow, col]
+        flow, res, _ = self.weighted_incidence(src, dst, valiant)
+        return flow, res
 
-    def loads(self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike) -> FloatArray:
-        """(n_resources,) bytes per message byte on every link and aggregate."""
-        flow, res = self.incidence(src, dst)
+    def weighted_incidence(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool = False
+    ) -> tuple[IntArray, IntArray, FloatArray]:
+        """(flow, resource, weight) triples: the bytes each resource carries per byte of
+        each flow (1 on fat-trees and tori; see ``_weights`` for dragonflies).
+
+        Args:
+            src: (n_flows,) source ranks.
+            dst: (n_flows,) destination ranks.
+            valiant: Dragonfly only: route flows between groups through intermediate groups.
+        """
+        a, b = self._check(src, dst)
+        res = self._segments(a, b, aggregate=True, valiant=valiant)
+        weight = self._weights(a, b, res, valiant)
+        flow, col = np.nonzero((res >= 0) & (weight > 0))
+        return flow, res[flow, col], weight[flow, col]
+
+    def _modes(self) -> tuple[bool, ...]:
+        """Routing modes adaptive routing chooses from: minimal, and on a dragonfly of three
+        or more groups also Valiant."""
+        df = self.fabric.dragonfly
+        return (False, True) if df is not None and df.groups > 2 and self._df_res else (False,)
+
+    def loads(
+        self,
+        src: npt.ArrayLike,
+        dst: npt.ArrayLike,
+        volume: npt.ArrayLike,
+        valiant: bool | None = None,
+    ) -> FloatArray:
+        """(n_resources,) bytes per message byte on every link and aggregate.
+
+        Args:
+            src: (n_flows,) source ranks.
+            dst: (n_flows,) destination ranks.
+            volume: Bytes per message byte of each flow (or one value).
+            valiant: Dragonfly routing mode; None takes the less loaded one (UGAL).
+        """
+        if valiant is None:
+            modes = self._modes()
+            if len(modes) == 1:
+                valiant = modes[0]
+            else:
+                return min(
+                    (self.loads(src, dst, volume, mode) for mode in modes),
+                    key=self._busiest,
+                )
+        flow, res, weight = self.weighted_incidence(src, dst, valiant)
         vol = np.broadcast_to(
             np.asarray(volume, dtype=np.float64), np.asarray(src).reshape(-1).shape
         )
-        return np.bincount(res, weights=vol[flow], minlength=self.resource_capacity_GBps.size)
+        return np.bincount(
+            res, weights=vol[flow] * weight, minlength=self.resource_capacity_GBps.size
+        )
 
-    def seconds_per_byte(
-        self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike
-    ) -> float:
-        """Busiest resource's time per message byte [us per byte] (0 without traffic)."""
-        load = self.loads(src, dst, volume)
+    def _busiest(self, load: FloatArray) -> float:
+        """Busiest resource's time per message byte [us per byte] of a load vector."""
         used = load > 0
         if not used.any():
             return 0.0
         return float(np.max(load[used] / (self.resource_capacity_GBps[used] * 1e3)))
+
+    def seconds_per_byte(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike
+    ) -> float:
+        """Busiest resource's time per message byte [us per byte] (0 without traffic);
+        dragonfly flows take the less loaded routing mode (UGAL)."""
+        return self._busiest(self.loads(src, dst, volume))
 
     def max_min_rates(
         self, src: npt.ArrayLike, dst: npt.ArrayLike
@@ -327,12 +547,28 @@ class BulkRouter:
         """Max-min fair rates of concurrent flows (progressive filling).
 
         Every unfrozen flow grows at the same pace until some resource is full; the flows
-        through it freeze at that rate; repeat.
+        through it freeze at that rate; repeat. On a dragonfly both routing modes are
+        filled and the one delivering more in total is kept (UGAL).
 
         Returns:
             (n_flows,) rate of each flow [GB/s], and (n_resources,) load [GB/s].
         """
-        flow, res = self.incidence(src, dst)
+        best: tuple[FloatArray, FloatArray] | None = None
+        for mode in self._modes():
+            result = self._max_min(src, dst, mode)
+            total = float(np.where(np.isfinite(result[0]), result[0], 0.0).sum())
+            if best is None or total > float(np.where(np.isfinite(best[0]), best[0], 0.0).sum()) * (
+                1 + 1e-9
+            ):
+                best = result
+        assert best is not None
+        return best
+
+    def _max_min(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool
+    ) -> tuple[FloatArray, FloatArray]:
+        """Progressive filling in one routing mode (see ``max_min_rates``)."""
+        flow, res, weight = self.weighted_incidence(src, dst, valiant)
         n_flows = np.asarray(src).reshape(-1).shape[0]
         cap = self.resource_capacity_GBps
         rate = np.zeros(n_flows)
@@ -345,7 +581,7 @@ class BulkRouter:
             live = active[flow]
             if not live.any():
                 break
-            counts = np.bincount(res[live], minlength=cap.size)
+            counts = np.bincount(res[live], weights=weight[live], minlength=cap.size)
             used = counts > 0
             share = np.full(cap.size, np.inf)
             share[used] = remaining[used] / counts[used]
@@ -356,7 +592,9 @@ class BulkRouter:
             frozen_flows = np.unique(flow[live & full[res]])
             active[frozen_flows] = False
         load = np.bincount(
-            res, weights=np.where(np.isfinite(rate), rate, 0.0)[flow], minlength=cap.size
+            res,
+            weights=np.where(np.isfinite(rate), rate, 0.0)[flow] * weight,
+            minlength=cap.size,
         )
         return rate, load
 
@@ -375,6 +613,39 @@ class BulkRouter:
         for res_ids, links in pairs:
             if res_ids is None or links is None or not links.size:
                 continue
-            share = resource_load[res_ids] / links.shape[1]
-            np.add.at(load, links, np.repeat(share[:, None], links.shape[1], axis=1))
+            flat = links.reshape(links.shape[0], -1)
+            share = resource_load[res_ids] / flat.shape[1]
+            np.add.at(load, flat, np.repeat(share[:, None], flat.shape[1], axis=1))
+        df = fabric.dragonfly
+        if df is not None and self._df_res:
+            cap = self.capacity_GBps
+            gl = df.global_link
+            per = df.routers_per_group
+            pair = (df.global_src // per) * df.groups + df.global_dst // per
+            pair_res = self._df_res["pair"][pair]
+            pair_cap = self.resource_capacity_GBps[pair_res]
+            spread = resource_load[pair_res] * cap[gl] / np.where(pair_cap > 0, pair_cap, 1.0)
+            egress = self._df_res["egress"][df.global_src // per]
+            ingress = self._df_res["ingress"][df.global_dst // per]
+            share = cap[gl] / self.resource_capacity_GBps[self._df_res["global"][0]]
+            spread += resource_load[self._df_res["global"][0]] * share
+            for agg in (egress, ingress):
+                agg_cap = self.resource_capacity_GBps[agg]
+                spread += resource_load[agg] * cap[gl] / np.where(agg_cap > 0, agg_cap, 1.0)
+            np.add.at(load, gl, spread)
+            # Local aggregates: a router's outgoing and incoming local links, and all of them.
+            valid = df.local >= 0
+            rows, cols = np.nonzero(valid)
+            links = df.local[rows, cols]
+            into = (rows // per) * per + cols  # the router each local link enters
+            res = self._df_res
+            share = np.zeros(links.shape[0])
+            for agg, router in ((res["local_out"], rows), (res["local_in"], into)):
+                agg_cap = self.resource_capacity_GBps[agg[router]]
+                share += (
+                    resource_load[agg[router]] * cap[links] / np.where(agg_cap > 0, agg_cap, 1.0)
+                )
+            all_cap = self.resource_capacity_GBps[res["local"][0]]
+            share += resource_load[res["local"][0]] * cap[links] / max(all_cap, 1e-12)
+            np.add.at(load, links, share)
         return load

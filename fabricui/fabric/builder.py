@@ -22,6 +22,8 @@ from fabricui.fabric.network import (
     Torus,
     build_network,
     build_torus,
+    default_host_block,
+    effective_radix,
     torus_dims,
 )
 from fabricui.model import LinkGeneration, NicSpec, SwitchSpec, TopologySpec
@@ -488,14 +490,28 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         gpu_nic = (np.asarray(gpu_nic_local)[None, :] + offsets).reshape(-1)
 
     net_parts = None
+    network_plan: tuple[tuple[str, str], ...] = ()
     tree: FatTree | None = None
     dragonfly: Dragonfly | None = None
     torus: Torus | None = None
     if spec.net is not None and spec.net.layout == "torus":
         # Every chip-to-chip link, also inside a node, is in the network block.
         link = catalog.links[spec.net.link]
-        dims = torus_dims(spec.net, nodes * g)
-        network = build_torus(dims, gpu_dev, spec.net.gbps / 8.0 if spec.net.gbps else link.bw_GBps)
+        block_spec = spec.net.host_block
+        block = (
+            tuple(int(b) for b in block_spec) + (1,) * (3 - len(block_spec))
+            if block_spec is not None
+            else default_host_block(g)
+        )
+        dims = torus_dims(spec.net, nodes * g, block)
+        network = build_torus(
+            dims,
+            gpu_dev,
+            spec.net.gbps / 8.0 if spec.net.gbps else link.bw_GBps,
+            g,
+            (block[0], block[1], block[2]),
+        )
+        network_plan = network.plan
         total = network.src.shape[0]
         assert isinstance(network.tree, Torus)
         torus = network.tree.shifted(domains * ln)
@@ -531,9 +547,10 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
             nic_ports * port_bw,
             ports,
             port_bw,
-            switch.radix,
+            effective_radix(switch.radix, switch.port_Gbps, gbps),
             base,
         )
+        network_plan = (("switch", switch.name), *network.plan)
         n_sw = len(network.kind)
         total = network.src.shape[0]
         first_link = domains * ln
@@ -598,6 +615,7 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         host_links=lh,
         scaleup_prefix=scaleup.prefix if scaleup else "nvsw",
         scaleup_label=scaleup.label if scaleup else "NVSw",
+        network_plan=network_plan,
         tree=tree,
         dragonfly=dragonfly,
         torus=torus,

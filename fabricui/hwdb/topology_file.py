@@ -243,6 +243,7 @@ _LAYOUT_KEYS = {
     "routers_per_group": "dragonfly",
     "global_links": "dragonfly",
     "torus": "torus",
+    "host_block": "torus",
 }
 
 
@@ -259,8 +260,26 @@ def _check_layout_keys(doc: YamlDocument, npath: KeyPath, spec: TopologySpec) ->
             raise _fail(
                 doc, (*npath, key), f"only applies to layout {layout} (layout is {net.layout})"
             )
-        if key != "torus" and value < 1:
+        if key not in ("torus", "host_block") and value < 1:
             raise _fail(doc, (*npath, key), f"must be at least 1 (got {value})")
+    if net.host_block is not None:
+        block = net.host_block
+        if not 1 <= len(block) <= 3 or min(block) < 1:
+            raise _fail(
+                doc,
+                (*npath, "host_block"),
+                f"expected 1 to 3 chip counts of at least 1 (got {list(block)})",
+            )
+        chips = 1
+        for size in block:
+            chips *= size
+        if chips != spec.gpus_per_node:
+            shape = "x".join(str(d) for d in block)
+            raise _fail(
+                doc,
+                (*npath, "host_block"),
+                f"{shape} = {chips} chips, but a host has {spec.gpus_per_node}",
+            )
     if net.torus is None:
         return
     dims = net.torus

@@ -101,7 +101,10 @@ class NetSpec:
     torus: tuple[int, ...] | None = None
     """Torus only: ring sizes ``[X, Y, Z]`` (1 to 3 entries); their product is the number
     of chips. Default (and after ``--nodes`` changes the chip count): the most cube-like
-    factorization of the chip count."""
+    factorization of the chip count whose sides hold whole host blocks."""
+    host_block: tuple[int, ...] | None = None
+    """Torus only: a host's chips along x, y, z (default by chips per host: 4 -> 2 x 2 x 1
+    as a TPU v5p host, 8 -> 2 x 2 x 2, 2 -> 2 x 1 x 1)."""
 
 
 @dataclass(frozen=True)
@@ -152,10 +155,15 @@ class TopologySpec:
         """Return a copy with ``nodes`` nodes (``--nodes N``).
 
         A torus whose explicit shape no longer holds the chip count falls back to the
-        derived, most cube-like shape.
+        derived, most cube-like shape; explicit leaf and spine counts describe the size the
+        topology was written for, so another node count derives them from the switch radix.
         """
         spec = replace(self, nodes=nodes)
         net = spec.net
+        rescaled = net is not None and nodes != self.nodes and net.layout != "torus"
+        if rescaled and net is not None and (net.leafs is not None or net.spines is not None):
+            net = replace(net, leafs=None, spines=None)
+            spec = replace(spec, net=net)
         if net is not None and net.layout == "torus" and net.torus is not None:
             chips = 1
             for size in net.torus:

@@ -106,25 +106,34 @@ def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
     assert slope("ring") / slope("tree") == pytest.approx(2 * 15 / 16 * large_tree, rel=1e-6)
 
 
-def oversubscribed(mini, ratio):
+def oversubscribed(mini, ratio, nodes=4):
     base = mini.topologies["fat-tree"]
     net = replace(
         base.net, nics_per_node=1, rail_optimized=False, leafs=2, spines=1, oversubscription=ratio
     )
     return build_fabric(
-        replace(base, nodes=4, gpus_per_node=1, net=net, intra=replace(base.intra, fabric="none")),
+        replace(
+            base, nodes=nodes, gpus_per_node=1, net=net, intra=replace(base.intra, fabric="none")
+        ),
         mini,
     )
 
 
 def test_oversubscribed_spine_becomes_the_bottleneck(mini):
-    """4 single-GPU nodes, 2 per leaf: at 4:1 a leaf's uplink is 2 x 50 / 4 = 25 GB/s, half a
-    NIC, so the ring's leaf-crossing edge halves the bandwidth; at 1:1 the NIC bounds it."""
-    ranks = np.arange(4)
-    flat = bandwidth_GBps(oversubscribed(mini, 1.0), "all_reduce", ranks, "ring")
-    thin = bandwidth_GBps(oversubscribed(mini, 4.0), "all_reduce", ranks, "ring")
-    assert flat == pytest.approx(50 * 0.95 / 1.5, rel=1e-6)  # volume 2(n-1)/n = 1.5 per edge
-    assert thin == pytest.approx(25 * 0.95 / 1.5, rel=1e-6)
+    """8 single-GPU nodes, 4 per leaf. Cables are whole: at 1:1 a leaf has 4 uplink cables,
+    at 4:1 one. An all-to-all sends 7/8 of each rank's buffer through its NIC (47.5 GB/s
+    achievable) and 16 flows of 1/8 across each leaf's uplinks: 2 buffers over 4 x 47.5 at
+    1:1 (the NICs bound it), over one 47.5 cable at 4:1 (the uplink bounds it)."""
+    ranks = np.arange(8)
+    a, b = np.meshgrid(ranks, ranks, indexing="ij")
+    off = a != b
+    volume = np.full(int(off.sum()), 1.0 / 8)
+    for ratio, cables, expected in ((1.0, 4, 0.875 / 47.5e3), (4.0, 1, 2.0 / 47.5e3)):
+        fabric = oversubscribed(mini, ratio, nodes=8)
+        tree = fabric.tree
+        assert int(fabric.link_count[tree.leaf_up].sum(axis=1)[0]) == cables
+        group = Group(fabric, ranks)
+        assert group.seconds_per_byte(a[off], b[off], volume) == pytest.approx(expected)
 
 
 def test_auto_picks_the_fastest_per_size(mini):

@@ -50,16 +50,19 @@ def test_every_reference_topology_builds_and_routes(catalog, name):
 
 
 def test_dgx_h100_pod_layout_and_cross_node_path(catalog):
-    """4 nodes x 8 GPUs, one NDR NIC per GPU, two leafs joined directly, 1 NVSwitch per node."""
+    """4 nodes x 8 GPUs, one NDR NIC per GPU, two leafs joined directly, 1 NVSwitch per node.
+    n0.g0 -> n3.g7 crosses rails: PXN hands the data over NVLink to n0.g7, whose NIC is on
+    rail 7, so the network part stays under leaf1."""
     fabric = fabric_of(catalog, "dgx-h100-pod")
     assert (fabric.n_gpus, count(fabric, DeviceKind.NIC)) == (32, 32)
     assert count(fabric, DeviceKind.LEAF) == 2 and count(fabric, DeviceKind.SPINE) == 0
     assert count(fabric, DeviceKind.NVSWITCH) == 4
     report = evaluate_path(fabric, "n0.g0", "n3.g7", size_bytes=2**30)
     assert [h.dst for h in report.hops] == [
-        "n0.pcie0",
-        "n0.nic0",
-        "leaf0",
+        "n0.nvsw0",
+        "n0.g7",
+        "n0.pcie3",
+        "n0.nic7",
         "leaf1",
         "n3.nic7",
         "n3.pcie3",
@@ -68,14 +71,17 @@ def test_dgx_h100_pod_layout_and_cross_node_path(catalog):
     links, sw = catalog.links, catalog.switches
     ndr = links["ib-ndr"]
     assert report.bottleneck_GBps == ndr.bw_GBps == 50.0
-    assert report.bottleneck_link == "n0.nic0->leaf0"
-    assert report.hops[3].bw_GBps == 16 * 50.0  # 16 NICs per leaf, all crossing to the other
+    assert report.bottleneck_link == "n0.nic7->leaf1"
+    tree = fabric.tree
+    assert fabric.link_count[tree.direct[0, 1]] == 16  # 16 NICs per leaf, all crossing
     expected_lat = (
-        4 * links["pcie5"].lat_us
-        + 3 * ndr.lat_us
+        2 * links["nvlink4"].lat_us
+        + sw["nvswitch3"].lat_us
+        + 4 * links["pcie5"].lat_us
+        + 2 * ndr.lat_us
         + 2 * sw["pcie-gen5-switch"].lat_us
         + 2 * catalog.nics["cx7-ndr"].lat_us
-        + 2 * sw["quantum-2"].lat_us
+        + sw["quantum-2"].lat_us
     )
     assert report.latency_us == pytest.approx(expected_lat)
     assert report.transfer_us == pytest.approx(expected_lat + 2**30 / 50e3)
@@ -179,20 +185,58 @@ def test_pcie_rtx4090x8_crosses_sockets_and_shares_nics(catalog):
 
 
 def test_h100_ib_cluster_is_a_rail_optimized_two_tier_fat_tree(catalog):
-    """32 nodes: 8 rail leafs (32 ports down each), 4 spines, 400 GB/s per leaf-spine bundle."""
+    """32 nodes: one scalable unit, 8 rail leafs (32 ports down, 32 up each), 4 spines of 64
+    ports, 8 whole cables (400 GB/s) per leaf-spine bundle. Same rail: under one leaf;
+    another rail: PXN to the local GPU of the destination's rail, still one leaf."""
     fabric = fabric_of(catalog, "h100-ib-cluster")
     assert fabric.n_gpus == 256
     assert count(fabric, DeviceKind.LEAF) == 8 and count(fabric, DeviceKind.SPINE) == 4
+    assert set(fabric.link_count[fabric.tree.leaf_up].ravel().tolist()) == {8}
     same_rail = evaluate_path(fabric, "n0.g3", "n31.g3")
     assert [h.dst for h in same_rail.hops][2:4] == ["leaf3", "n31.nic3"]
     cross_rail = evaluate_path(fabric, "n0.g0", "n31.g5")
     names = [h.dst for h in cross_rail.hops]
-    assert names[2] == "leaf0" and names[3].startswith("spine") and names[4] == "leaf5"
-    assert cross_rail.hops[3].bw_GBps == pytest.approx(32 * 50.0 / 4)
+    assert names[:2] == ["n0.nvsw0", "n0.g5"] and names[4:6] == ["leaf5", "n31.nic5"]
 
 
 def test_h100_ib_cluster_nodes_option(catalog):
-    """--nodes rescales the cluster; 128 nodes = 1,024 GPUs on 32 leafs."""
+    """--nodes rescales the cluster; 128 nodes = 1,024 GPUs: 4 scalable units, 32 leafs,
+    16 spines with 2 cables from every leaf (64 ports each)."""
     fabric = fabric_of(catalog, "h100-ib-cluster", nodes=128)
     assert fabric.n_gpus == 1024
-    assert count(fabric, DeviceKind.LEAF) == 32
+    assert count(fabric, DeviceKind.LEAF) == 32 and count(fabric, DeviceKind.SPINE) == 16
+    assert set(fabric.link_count[fabric.tree.leaf_up].ravel().tolist()) == {2}
+
+
+@pytest.mark.parametrize(("name", "nodes"), [("h100-ib-cluster", 1024), ("dgx-h100-pod", 16)])
+def test_idle_paths_get_the_nics_rate_on_whole_cables(catalog, name, nodes):
+    """Between any two GPUs of an idle fabric the bottleneck is the NIC's 50 GB/s and every
+    switch-to-switch hop is a whole number of cables (issue #13's acceptance check)."""
+    from fabricui.engine.bulk import BulkRouter
+
+    fabric = fabric_of(catalog, name, nodes=nodes)
+    rng = np.random.default_rng(13)
+    src = rng.integers(0, fabric.n_gpus, 2000)
+    dst = (src + rng.integers(1, fabric.n_gpus, 2000)) % fabric.n_gpus
+    cross = src // fabric.gpus_per_node != dst // fabric.gpus_per_node
+    metrics = BulkRouter(fabric).path_metrics(src[cross], dst[cross])
+    np.testing.assert_allclose(metrics.bottleneck_GBps, 50.0)
+    for a, b in list(zip(src[cross], dst[cross]))[:50]:
+        report = evaluate_path(fabric, str(a), str(b))
+        assert report.bottleneck_GBps == 50.0
+        for hop in report.hops:
+            if hop.link == "ib-ndr":
+                assert hop.bw_GBps == pytest.approx(hop.count * 50.0)
+    switches = np.isin(fabric.dev_kind, [DeviceKind.LEAF, DeviceKind.SPINE, DeviceKind.CORE])
+    between = switches[fabric.link_src] & switches[fabric.link_dst]
+    port = catalog.links["ib-ndr"].bw_GBps
+    np.testing.assert_allclose(fabric.link_bw_GBps[between], fabric.link_count[between] * port)
+    nic_ports = np.bincount(
+        fabric.link_dst[np.isin(fabric.dev_kind[fabric.link_src], [DeviceKind.NIC])],
+        weights=fabric.link_count[np.isin(fabric.dev_kind[fabric.link_src], [DeviceKind.NIC])],
+        minlength=fabric.n_devices,
+    )
+    ports = np.bincount(
+        fabric.link_src[between], weights=fabric.link_count[between], minlength=fabric.n_devices
+    ) + nic_ports
+    assert ports[switches].max() <= catalog.switches["quantum-2"].radix
