@@ -190,9 +190,7 @@ class BulkRouter:
             groups, routers = df.groups, df.routers
             per = df.routers_per_group
             pair_key = (df.global_src // per) * groups + df.global_dst // per
-            pair_cap = np.bincount(
-                pair_key, weights=cap[df.global_link], minlength=groups * groups
-            )
+            pair_cap = np.bincount(pair_key, weights=cap[df.global_link], minlength=groups * groups)
             local = df.local
             valid = local >= 0
             out_cap = np.where(valid, cap[np.where(valid, local, 0)], 0.0).sum(axis=1)
@@ -221,16 +219,6 @@ class BulkRouter:
                 self._df_res[name] = n + np.arange(values.shape[0])
                 extra.append(values)
                 n += values.shape[0]
-            count = df.global_count.astype(np.float64)
-            self._pair_cables = np.bincount(
-                g_src * groups + g_dst, weights=count, minlength=groups * groups
-            )
-            self._cables_from = np.bincount(
-                df.global_src * groups + g_dst, weights=count, minlength=routers * groups
-            ).reshape(routers, groups)
-            self._cables_into = np.bincount(
-                df.global_dst * groups + g_src, weights=count, minlength=routers * groups
-            ).reshape(routers, groups)
         self.resource_capacity_GBps = np.concatenate([cap, *extra]) if extra else cap.copy()
 
     # --- assembly ----------------------------------------------------------------------
@@ -253,8 +241,15 @@ class BulkRouter:
         ``aggregate``: resources (links and aggregates) for loads, else one route per flow;
         ``valiant``: dragonfly flows between groups through intermediate groups.
         """
+        return self._weighted_segments(a, b, aggregate, valiant)[0]
+
+    def _weighted_segments(
+        self, a: IntArray, b: IntArray, aggregate: bool, valiant: bool = False
+    ) -> tuple[IntArray, FloatArray | None]:
+        """``_segments`` plus the bytes each resource carries per byte of its flow (None:
+        1 everywhere; only a dragonfly's adaptive routing spreads flows unevenly)."""
         if self._torus is not None:
-            return self._torus.paths(a, b)  # one route per flow: no aggregates
+            return self._torus.paths(a, b), None  # one route per flow: no aggregates
         g, ln = self._g, self._ln
         node_a, node_b = a // g, b // g
         la, lb = a % g, b % g
@@ -267,10 +262,10 @@ class BulkRouter:
             pair[same] = np.where(local >= 0, local + (node_a[same] * ln)[:, None], -1)
         if not self._has_net:
             if self._fallback and not same.all():
-                return self._routed_one_by_one(a, b, same, pair)
+                return self._routed_one_by_one(a, b, same, pair), None
             if not same.all():
                 raise EngineError(f"{self.fabric.spec.id}: no network between nodes")
-            return np.where((a == b)[:, None], -1, pair)
+            return np.where((a == b)[:, None], -1, pair), None
         tree = self._net
         assert tree is not None
         if self._proxy is not None:
@@ -286,10 +281,11 @@ class BulkRouter:
         nic_b = node_b * self._nics_per_node + self._local_nic[lb]
         nic_up = tree.nic_link[nic_a][:, None]
         nic_down = (tree.nic_link[nic_b] + self._n_nic_links)[:, None]
+        middle_w: FloatArray | None = None
         if isinstance(tree, Dragonfly):
             ra, rb = tree.router_of_nic[nic_a], tree.router_of_nic[nic_b]
             if aggregate:
-                middle = self._dragonfly_resources(ra, rb, valiant)
+                middle, middle_w = self._dragonfly_resources(ra, rb, valiant)
             else:
                 salt = (a * 2654435761 + b) & 0x7FFFFFFF
                 middle = tree.router_links(ra, rb, salt)
@@ -303,7 +299,13 @@ class BulkRouter:
         out[same, :] = -1
         out[same, : pair.shape[1]] = pair[same]
         out[a == b, :] = -1
-        return out
+        if middle_w is None:
+            return out, None
+        weight = (out >= 0).astype(np.float64)
+        start = up.shape[1] + 1
+        weight[:, start : start + middle.shape[1]] = np.where(middle >= 0, middle_w, 0.0)
+        weight[same] = (out[same] >= 0).astype(np.float64)
+        return out, weight
 
     def _pairs(self, keys: IntArray) -> IntArray:
         """(n_flows, width) node-0 routes of the local pairs ``a * g + b``, -1 padded.
@@ -379,64 +381,83 @@ class BulkRouter:
             out[cross_pod, 2] = tree.spine_down[pod_b[cross_pod], plane[cross_pod], core[cross_pod]]
         return out
 
-    def _dragonfly_resources(self, ra: IntArray, rb: IntArray, valiant: bool) -> IntArray:
-        """(n, 6) resources between two routers under adaptive routing (module docstring);
-        local hops inside a group are plain links. Their weights come from ``_weights``."""
+    #: Most (flow, resource) entries the exact spreading of dragonfly flows may build;
+    #: beyond it, a router's local links count as one aggregate.
+    _MAX_SPREAD = 1 << 25
+
+    def _dragonfly_resources(
+        self, ra: IntArray, rb: IntArray, valiant: bool
+    ) -> tuple[IntArray, FloatArray]:
+        """Resources (and their weights) between two routers under adaptive routing.
+
+        Inside a group: the one local link. Minimal: the group pair's global bundles as one
+        aggregate, and the local hops to and from the bundles' routers, each weighted by its
+        bundle's share of the pair's cables. Valiant: a global hop out of the source group
+        from any of its routers (each local link of the source router 1/a), its egress, two
+        global hops over all global links, a local hop in the intermediate group over all
+        local links, the target group's ingress, and a local hop into the target router
+        (1/a from each group mate).
+        """
         df = self.fabric.dragonfly
         assert df is not None
         n = ra.shape[0]
         per = df.routers_per_group
-        out = np.full((n, 6), -1, dtype=np.int64)
         ga, gb = ra // per, rb // per
         inside = (ga == gb) & (ra != rb)
-        out[inside, 0] = df.local[ra[inside], rb[inside] % per]
-        cross = ga != gb
-        if not cross.any() or not self._df_res:
-            return out
+        cross = np.flatnonzero(ga != gb)
         res = self._df_res
-        out[cross, 1] = res["local_out"][ra[cross]]
-        out[cross, 4] = res["local_in"][rb[cross]]
         if valiant and df.groups > 2:
-            out[cross, 2] = res["egress"][ga[cross]]
-            out[cross, 3] = res["ingress"][gb[cross]]
-            out[cross, 5] = res["global"][0]
-            out[cross, 0] = res["local"][0]
+            width = 2 * per + 4
         else:
-            pair = ga[cross] * df.groups + gb[cross]
-            out[cross, 2] = res["pair"][pair]
-        return out
-
-    def _weights(self, a: IntArray, b: IntArray, res: IntArray, valiant: bool) -> FloatArray:
-        """(n_flows, width) bytes each resource carries per byte of its flow: 1, except for a
-        dragonfly. A minimal flow's local aggregates carry the share of its group pair's
-        cables held by other routers than its own (that share needs a local hop); a Valiant
-        flow's middle takes two global hops and one local hop, spread over every link."""
-        w = (res >= 0).astype(np.float64)
-        df = self.fabric.dragonfly
-        if df is None or not self._df_res:
-            return w
-        r = self._df_res
-        if valiant:
-            w[res == r["global"][0]] = 2.0
-            return w
-        per = df.routers_per_group
-        g = self._g
-        nic_a = (a // g) * self._nics_per_node + self._local_nic[a % g]
-        nic_b = (b // g) * self._nics_per_node + self._local_nic[b % g]
-        ra, rb = df.router_of_nic[nic_a], df.router_of_nic[nic_b]
-        ga, gb = ra // per, rb // per
-        cross = ga != gb
-        if not cross.any():
-            return w
-        p = ga * df.groups + gb
-        total = np.maximum(self._pair_cables[p], 1)
-        share_out = 1.0 - self._cables_from[ra, gb] / total
-        share_in = 1.0 - self._cables_into[rb, ga] / total
-        lo, li = r["local_out"], r["local_in"]
-        is_out = (res >= lo[0]) & (res <= lo[-1])
-        is_in = (res >= li[0]) & (res <= li[-1])
-        w = np.where(is_out, share_out[:, None], w)
-        return np.where(is_in, share_in[:, None], w)
+            p = ga[cross] * df.groups + gb[cross]
+            m = df.pair_start[p + 1] - df.pair_start[p]
+            most = int(m.max()) if m.size else 0
+            width = max(1, 2 * most + 1)
+        ids = np.full((n, width), -1, dtype=np.int64)
+        w = np.zeros((n, width))
+        ids[inside, 0] = df.local[ra[inside], rb[inside] % per]
+        w[inside, 0] = 1.0
+        if not cross.size or not res:
+            return ids, w
+        src, dst = ra[cross], rb[cross]
+        if valiant and df.groups > 2:
+            ids[cross, :per] = df.local[src]
+            w[cross, :per] = 1.0 / per
+            ids[cross, per : 2 * per] = df.local[
+                (dst // per)[:, None] * per + np.arange(per)[None, :], (dst % per)[:, None]
+            ]
+            w[cross, per : 2 * per] = 1.0 / per
+            tail = 2 * per
+            ids[cross, tail] = res["egress"][ga[cross]]
+            ids[cross, tail + 1] = res["ingress"][gb[cross]]
+            ids[cross, tail + 2] = res["global"][0]
+            ids[cross, tail + 3] = res["local"][0]
+            w[cross, tail : tail + 2] = 1.0
+            w[cross, tail + 2] = 2.0
+            w[cross, tail + 3] = (per - 1) / per
+            return ids, np.where(ids >= 0, w, 0.0)
+        ids[cross, 0] = res["pair"][p]
+        w[cross, 0] = 1.0
+        if cross.size * width > self._MAX_SPREAD:
+            ids[cross, 1] = res["local_out"][src]
+            ids[cross, 2] = res["local_in"][dst]
+            w[cross, 1:3] = 1.0
+            return ids, w
+        k = np.arange(most)[None, :]
+        valid = k < m[:, None]
+        bundle = np.where(valid, df.pair_start[p][:, None] + k, 0)
+        total = np.maximum(np.where(valid, df.global_count[bundle], 0).sum(axis=1), 1)
+        share = np.where(valid, df.global_count[bundle] / total[:, None], 0.0)
+        first, last = df.global_src[bundle], df.global_dst[bundle]
+        hop_out = valid & (first != src[:, None])
+        hop_in = valid & (last != dst[:, None])
+        ids[cross, 1 : 1 + most] = np.where(hop_out, df.local[src[:, None], first % per], -1)
+        w[cross, 1 : 1 + most] = np.where(hop_out, share, 0.0)
+        ids[cross, 1 + most : 1 + 2 * most] = np.where(
+            hop_in, df.local[last, (dst % per)[:, None]], -1
+        )
+        w[cross, 1 + most : 1 + 2 * most] = np.where(hop_in, share, 0.0)
+        return ids, w
 
     # --- queries -----------------------------------------------------------------------
 
@@ -476,7 +497,7 @@ class BulkRouter:
         self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool = False
     ) -> tuple[IntArray, IntArray, FloatArray]:
         """(flow, resource, weight) triples: the bytes each resource carries per byte of
-        each flow (1 on fat-trees and tori; see ``_weights`` for dragonflies).
+        each flow (1 on fat-trees and tori; see ``_dragonfly_resources``).
 
         Args:
             src: (n_flows,) source ranks.
@@ -484,8 +505,10 @@ class BulkRouter:
             valiant: Dragonfly only: route flows between groups through intermediate groups.
         """
         a, b = self._check(src, dst)
-        res = self._segments(a, b, aggregate=True, valiant=valiant)
-        weight = self._weights(a, b, res, valiant)
+        res, weight = self._weighted_segments(a, b, aggregate=True, valiant=valiant)
+        if weight is None:
+            flow, col = np.nonzero(res >= 0)
+            return flow, res[flow, col], np.ones(flow.shape[0])
         flow, col = np.nonzero((res >= 0) & (weight > 0))
         return flow, res[flow, col], weight[flow, col]
 
@@ -542,19 +565,20 @@ class BulkRouter:
         return self._busiest(self.loads(src, dst, volume))
 
     def max_min_rates(
-        self, src: npt.ArrayLike, dst: npt.ArrayLike
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool | None = None
     ) -> tuple[FloatArray, FloatArray]:
         """Max-min fair rates of concurrent flows (progressive filling).
 
         Every unfrozen flow grows at the same pace until some resource is full; the flows
         through it freeze at that rate; repeat. On a dragonfly both routing modes are
-        filled and the one delivering more in total is kept (UGAL).
+        filled and the one delivering more in total is kept (UGAL), unless ``valiant``
+        names one.
 
         Returns:
             (n_flows,) rate of each flow [GB/s], and (n_resources,) load [GB/s].
         """
         best: tuple[FloatArray, FloatArray] | None = None
-        for mode in self._modes():
+        for mode in self._modes() if valiant is None else (valiant,):
             result = self._max_min(src, dst, mode)
             total = float(np.where(np.isfinite(result[0]), result[0], 0.0).sum())
             if best is None or total > float(np.where(np.isfinite(best[0]), best[0], 0.0).sum()) * (

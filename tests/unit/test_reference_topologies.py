@@ -132,8 +132,10 @@ def test_gb200_grace_c2c_joins_a_grace_to_its_own_two_gpus(catalog):
     c2c = fabric.generations.index("nvlink-c2c")
     links = fabric.link_gen == c2c
     kinds = fabric.dev_kind
-    cpu_cpu = links & (kinds[fabric.link_src] == DeviceKind.CPU) & (
-        kinds[fabric.link_dst] == DeviceKind.CPU
+    cpu_cpu = (
+        links
+        & (kinds[fabric.link_src] == DeviceKind.CPU)
+        & (kinds[fabric.link_dst] == DeviceKind.CPU)
     )
     assert int(cpu_cpu.sum()) == 2 * 18  # one bundle (two directions) per tray
     same_host = fabric.dev_node[fabric.link_src] == fabric.dev_node[fabric.link_dst]
@@ -236,7 +238,10 @@ def test_idle_paths_get_the_nics_rate_on_whole_cables(catalog, name, nodes):
         weights=fabric.link_count[np.isin(fabric.dev_kind[fabric.link_src], [DeviceKind.NIC])],
         minlength=fabric.n_devices,
     )
-    ports = np.bincount(
-        fabric.link_src[between], weights=fabric.link_count[between], minlength=fabric.n_devices
-    ) + nic_ports
+    ports = (
+        np.bincount(
+            fabric.link_src[between], weights=fabric.link_count[between], minlength=fabric.n_devices
+        )
+        + nic_ports
+    )
     assert ports[switches].max() <= catalog.switches["quantum-2"].radix
