@@ -10,8 +10,10 @@ from typing import Any
 from fabricui.errors import ConfigError
 from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS
 
-#: Ways to pick the group of GPUs from the fabric.
-GROUPS = ("all", "node", "per-node")
+#: Ways to pick the group of GPUs from the fabric: every GPU, the GPUs of host (node) 0
+#: (``node`` is the same), those of scale-up domain 0 (the hosts sharing an NVLink switch,
+#: e.g. an NVL72 rack), or GPU 0 of every node.
+GROUPS = ("all", "host", "node", "domain", "per-node")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -32,7 +34,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--group",
         choices=GROUPS,
         default="all",
-        help="all GPUs, the GPUs of node 0, or GPU 0 of every node",
+        help="all GPUs, the GPUs of host 0 (node is the same), of scale-up domain 0 (an "
+        "NVLink rack), or GPU 0 of every node",
     )
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument(
@@ -93,8 +96,10 @@ def _group_ranks(args: argparse.Namespace, fabric):  # type: ignore[no-untyped-d
         if not 1 <= args.gpus <= fabric.n_gpus:
             raise ConfigError(f"--gpus must be within 1..{fabric.n_gpus} (got {args.gpus})")
         return np.arange(args.gpus)
-    if args.group == "node":
+    if args.group in ("node", "host"):
         return np.arange(g)
+    if args.group == "domain":
+        return np.arange(min(fabric.gpus_per_domain, fabric.n_gpus))
     if args.group == "per-node":
         return np.arange(fabric.nodes) * g
     return np.arange(fabric.n_gpus)

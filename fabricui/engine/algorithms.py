@@ -81,6 +81,7 @@ def alpha_beta(
     spb,
     constants: ModelConstants = DEFAULT,
     fill_bytes: FloatArray | float = 0.0,
+    pipelined: bool = True,
 ) -> FloatArray:  # type: ignore[no-untyped-def]
     """``launch + base + steps + (S + fill) * spb / efficiency`` for every size [us].
 
@@ -93,15 +94,18 @@ def alpha_beta(
         spb: Microseconds per message byte at full (Simple) efficiency.
         constants: Model constants.
         fill_bytes: Bytes' worth of time a pipeline spends filling (per size or one value).
+        pipelined: False for algorithms that are not a pipeline of protocol steps (NVLS
+            reduces in the switch): no protocol setup and no pipeline fill, only the launch
+            and the steps.
     """
     spb_max = float(np.max(spb))
     busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
-    fill = constants.pipeline_fill_us if protocol == "simple" else 0.0
+    fill = constants.pipeline_fill_us if protocol == "simple" and pipelined else 0.0
     alpha = (
         fill
         + launch_us(group, constants)
-        + constants.base_us[protocol]
+        + (constants.base_us[protocol] if pipelined else 0.0)
         + intra_steps * step_latency_us(group, protocol, False, constants)
         + net_steps * step_latency_us(group, protocol, True, constants)
     )

@@ -390,8 +390,9 @@ class BulkRouter:
     ) -> tuple[IntArray, FloatArray]:
         """Resources (and their weights) between two routers under adaptive routing.
 
-        Inside a group: the one local link. Minimal: the group pair's global bundles as one
-        aggregate, and the local hops to and from the bundles' routers, each weighted by its
+        Inside a group: the one local link, or (Valiant) a hop to any router of the group
+        and from it (each of the source's and the target's local links 1/(a-1)). Between
+        groups, minimal: the group pair's global bundles as one aggregate, and the local hops to and from the bundles' routers, each weighted by its
         bundle's share of the pair's cables. Valiant: a global hop out of the source group
         from any of its routers (each local link of the source router 1/a), its egress, two
         global hops over all global links, a local hop in the intermediate group over all
@@ -413,10 +414,22 @@ class BulkRouter:
             m = df.pair_start[p + 1] - df.pair_start[p]
             most = int(m.max()) if m.size else 0
             width = max(1, 2 * most + 1)
+        if valiant and per > 2:
+            width = max(width, 2 * per)
         ids = np.full((n, width), -1, dtype=np.int64)
         w = np.zeros((n, width))
-        ids[inside, 0] = df.local[ra[inside], rb[inside] % per]
-        w[inside, 0] = 1.0
+        if valiant and per > 2:
+            rows = np.flatnonzero(inside)
+            ids[rows, :per] = df.local[ra[rows]]
+            ids[rows, per : 2 * per] = df.local[
+                (rb[rows] // per)[:, None] * per + np.arange(per)[None, :],
+                (rb[rows] % per)[:, None],
+            ]
+            w[rows, : 2 * per] = 1.0 / (per - 1)
+            w = np.where(ids >= 0, w, 0.0)
+        else:
+            ids[inside, 0] = df.local[ra[inside], rb[inside] % per]
+            w[inside, 0] = 1.0
         if not cross.size or not res:
             return ids, w
         src, dst = ra[cross], rb[cross]
@@ -513,10 +526,12 @@ class BulkRouter:
         return flow, res[flow, col], weight[flow, col]
 
     def _modes(self) -> tuple[bool, ...]:
-        """Routing modes adaptive routing chooses from: minimal, and on a dragonfly of three
-        or more groups also Valiant."""
+        """Routing modes adaptive routing chooses from: minimal, and on a dragonfly also
+        Valiant (through another group, or another router of the group)."""
         df = self.fabric.dragonfly
-        return (False, True) if df is not None and df.groups > 2 and self._df_res else (False,)
+        if df is None:
+            return (False,)
+        return (False, True) if df.groups > 2 or df.routers_per_group > 2 else (False,)
 
     def loads(
         self,

@@ -50,8 +50,14 @@ class ModelConstants:
     """Setup of each peer of a point-to-point group (all-to-all issues one send and one
     receive per peer) [us]."""
     nvls_efficiency: tuple[float, float] = (0.72, 0.63)
-    """NVLink SHARP reductions reach this fraction of the NVLink capacity on Hopper and on
-    Blackwell (NCCL's own model rates Blackwell's NVLS 0.74/0.85 of Hopper's)."""
+    """NVLink SHARP all-gather and reduce-scatter reach this fraction of the NVLink capacity
+    on Hopper and on Blackwell (NCCL's own model rates Blackwell's NVLS 0.74/0.85 of
+    Hopper's)."""
+    nvls_allreduce_speedup: tuple[float, float] = (1.30, 1.225)
+    """NVLS all-reduce bus bandwidth over the NVLink port capacity, Hopper and Blackwell:
+    the switch reduces, so a port carries less than a ring's 2(n-1)/n; measured NVLS
+    busbw is this constant multiple of the port from 8 to 72 GPUs (8x H200 480 and 8x B200
+    838 GB/s here; a 72-GPU GB200 rack's 835 GB/s, not fitted, agrees)."""
     socket_max_GBps: float = 8.0
     """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: its helper threads, not the
     line rate, limit it on fast Ethernet."""

@@ -631,8 +631,9 @@ def plan_dragonfly(net: NetSpec, ports_total: int, radix: int) -> tuple[int, int
 
     A balanced dragonfly (Kim et al.) gives each router ``p = radix/4`` terminal ports,
     ``a = radix/2`` routers per group (``a - 1`` local ports) and ``h = radix/4`` global
-    ports. Unset sizes follow from the terminal ports needed: ``ceil(ports / p)`` routers,
-    ``a`` per group (fewer when one group holds them all), then as many groups as needed.
+    ports. Unset sizes follow from the terminal ports needed: ``ceil(ports / p)`` routers in
+    whole groups of ``a`` (a group is a cabinet: a job that fills part of it still has its
+    other routers to route through), then as many groups as needed.
     A group's ``a * h`` global ports spread over the other groups: ``floor(a * h /
     (groups - 1))`` cables per pair at least (``global_links`` sets it).
 
@@ -644,7 +645,7 @@ def plan_dragonfly(net: NetSpec, ports_total: int, radix: int) -> tuple[int, int
     needed = max(1, math.ceil(ports_total / p))
     groups, per = net.groups, net.routers_per_group
     if groups is None and per is None:
-        per = max(1, min(radix // 2, needed))
+        per = max(1, radix // 2)
         groups = math.ceil(needed / per)
     elif groups is None:
         assert per is not None
@@ -696,8 +697,9 @@ def build_dragonfly(
 ) -> NetworkBlock:
     """Routers, local and global bundles of a dragonfly (arguments as ``build_network``).
 
-    NICs (node-major) fill the routers in order, ``ceil(NICs / routers)`` per router, so a
-    router's last ports (or the last routers) may stay empty. Local bundles are one cable.
+    NICs (node-major) fill the routers in order, ``radix / 4`` terminal ports each (spread
+    evenly when the spec sets groups or routers), so the last routers may stay empty.
+    Local bundles are one cable.
     Global cables follow the consecutive arrangement (module docstring); cables between
     the same two routers form one bundle. Link order: NIC -> router, router -> NIC, then
     each local bundle's two directions, then each global bundle's.
@@ -709,6 +711,9 @@ def build_dragonfly(
     groups, per, cables = plan_dragonfly(net, n_nics * ports, radix)
     routers = groups * per
     per_router = math.ceil(n_nics / routers)
+    if net.groups is None and net.routers_per_group is None:
+        # Whole groups: terminals fill routers at radix/4 ports each, the rest stay empty.
+        per_router = max(per_router, max(1, radix // 4) // max(1, ports))
     router_of_nic = np.arange(n_nics, dtype=np.int64) // per_router
     src = [nic_flat, base + router_of_nic]
     dst = [base + router_of_nic, nic_flat]

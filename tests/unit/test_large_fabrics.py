@@ -220,10 +220,12 @@ def test_dragonfly_global_cables_spread_over_every_router(catalog):
 
 def test_dragonfly_default_sizing():
     """Balanced radix-64 dragonfly: 16 terminals, 32 routers per group, 16 global ports per
-    router; 100,000 ports -> 6,250 routers in 196 groups, 512 / 195 -> 2 cables per pair."""
+    router; 100,000 ports -> 6,250 routers in 196 groups, 512 / 195 -> 2 cables per pair; a
+    job of 64 ports still sits in a whole group of 32 routers (the others carry its
+    non-minimal routes)."""
     net = NetSpec(link="x", layout="dragonfly")
     assert plan_dragonfly(net, 100_000, 64) == (196, 32, 2)
-    assert plan_dragonfly(net, 64, 64)[:2] == (1, 4)  # one group of 4 routers
+    assert plan_dragonfly(net, 64, 64)[:2] == (1, 32)  # one whole group (cabinet)
     assert plan_dragonfly(replace(net, groups=5), 320, 64) == (5, 4, 16)
     assert plan_dragonfly(replace(net, routers_per_group=8), 320, 64) == (3, 8, 64)
 
