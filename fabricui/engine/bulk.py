@@ -628,8 +628,7 @@ class BulkRouter:
             rate[active] += step
             remaining -= step * counts
             full = used & (share <= step * (1 + 1e-9))
-            frozen_flows = np.unique(flow[live & full[res]])
-            active[frozen_flows] = False
+            active[flow[live & full[res]]] = False  # flows through a full resource freeze
         load = np.bincount(
             res,
             weights=np.where(np.isfinite(rate), rate, 0.0)[flow] * weight,
