@@ -392,8 +392,9 @@ class BulkRouter:
 
         Inside a group: the one local link, or (Valiant) a hop to any router of the group
         and from it (each of the source's and the target's local links 1/(a-1)). Between
-        groups, minimal: the group pair's global bundles as one aggregate, and the local hops to and from the bundles' routers, each weighted by its
-        bundle's share of the pair's cables. Valiant: a global hop out of the source group
+        groups, minimal: the group pair's global bundles as one aggregate, and the local
+        hops to and from the bundles' routers, each weighted by its bundle's share of the
+        pair's cables. Valiant: a global hop out of the source group
         from any of its routers (each local link of the source router 1/a), its egress, two
         global hops over all global links, a local hop in the intermediate group over all
         local links, the target group's ingress, and a local hop into the target router
