@@ -183,7 +183,7 @@ def _scaleup(spec: TopologySpec, catalog: Catalog) -> _ScaleUp | None:
 
 
 #: Longest row label a switch record gives the map (``UALink``).
-LABEL_CHARS = 6
+LABEL_CHARS = 8
 
 
 def _pick_nic(catalog: Catalog, spec: TopologySpec) -> NicSpec | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,12 +92,20 @@ class Catalog:
         raise HwdbError(unknown_id_message("hwdb id", record_id, every))
 
 
-def _check_record(doc: YamlDocument, path: tuple, kind: str, record: Any) -> None:
-    """Range and vocabulary checks that types alone do not catch."""
+#: A link family a plugin's or user's directory declares: lowercase letters, digits, dashes.
+_NEW_FAMILY = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+
+
+def _check_record(
+    doc: YamlDocument, path: tuple, kind: str, record: Any, builtin: bool = True
+) -> None:
+    """Range and vocabulary checks that types alone do not catch. Outside the built-in
+    database a link record may name a new family (a vendor's scale-up link in YAML)."""
     if not str(record.source).strip():
         raise HwdbError(f"{doc.where((*path, 'source'))}: {kind}: 'source' must not be empty")
-    if kind == "links":
+    if kind == "links" and (builtin or not _NEW_FAMILY.match(record.family)):
         check_choice(doc, (*path, "family"), record.family, LINK_FAMILIES)
+    if kind == "links":
         check_choice(doc, (*path, "tier"), record.tier, TIERS)
         check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
     for key in getattr(record, "sources", {}):
@@ -107,7 +116,7 @@ def _check_record(doc: YamlDocument, path: tuple, kind: str, record: Any) -> Non
 
 
 def _load_record_file(
-    doc: YamlDocument, catalog: Catalog, seen: dict[tuple[str, str], str]
+    doc: YamlDocument, catalog: Catalog, seen: dict[tuple[str, str], str], builtin: bool = True
 ) -> None:
     if doc.data is None:
         return
@@ -126,7 +135,7 @@ def _load_record_file(
         for index, item in enumerate(items):
             path = (kind, index)
             record = convert_record(doc, path, RECORD_KINDS[kind], item)
-            _check_record(doc, path, kind, record)
+            _check_record(doc, path, kind, record, builtin)
             key = (kind, record.id)
             if key in seen:
                 raise HwdbError(
@@ -189,12 +198,14 @@ def load_catalog(
     catalog = Catalog()
     directories = list(dirs) if dirs is not None else [default_hwdb_dir()]
     topology_docs: list[YamlDocument] = []
+    builtin_dir = default_hwdb_dir().resolve()
     for directory in directories:
         if not directory.is_dir():
             raise HwdbError(f"{directory}: hardware database directory not found")
         seen: dict[tuple[str, str], str] = {}
+        builtin = directory.resolve() == builtin_dir
         for path in sorted(directory.glob("*.yaml")):
-            _load_record_file(read_yaml(path), catalog, seen)
+            _load_record_file(read_yaml(path), catalog, seen, builtin)
         topology_docs += [read_yaml(p) for p in sorted((directory / "topologies").glob("*.yaml"))]
     for link_id, (link, origin) in (extra_links or {}).items():
         if link_id not in catalog.links:
