@@ -184,7 +184,7 @@ def _domain_head(fabric: Fabric, domain: int, nodes: list[int], width: int) -> l
     switches = [int(d) for d in fabric.domain_device_ids(domain)]
     first, last = nodes[0], nodes[-1]
     span = f"n{first}-n{last}" if last > first else f"n{first}"
-    title = f"╔═ d{domain} · scale-up domain {span} · {fabric.scaleup_label} "
+    title = f"╔═ d{domain} ({span}) {fabric.scaleup_label} "
     cells = [Cell(title, "border")]
     cells += [_cell_of(fabric, dev, "dev", 1) for dev in switches]
     note = f" {fabric.spec.intra.link or ''} "
