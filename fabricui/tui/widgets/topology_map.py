@@ -216,8 +216,13 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
     if lines and net is not None:
         leafs = len(fabric.devices_of_kind(DeviceKind.LEAF))
         spines = len(fabric.devices_of_kind(DeviceKind.SPINE))
+        cores = len(fabric.devices_of_kind(DeviceKind.CORE))
         text = f"network: {net.link}, {leafs} leaf switch{'es' * (leafs != 1)}"
         text += f", {spines} spine{'s' * (spines != 1)}" if spines else " (no spines)"
+        text += f", {cores} core{'s' * (cores != 1)}" if cores else ""
+        plan = dict(fabric.network_plan)
+        if "leaf oversubscription" in plan:
+            text += f", {plan['leaf oversubscription']}:1 at the leafs"
         lines.insert(0, [Cell(text, "dim")])
     return lines
 
