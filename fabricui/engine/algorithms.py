@@ -249,6 +249,9 @@ class Tree(CollectiveAlgorithm):
         intra = 2.0 * (group.ppn - 1)
         net = 2.0 * math.ceil(math.log2(group.n_nodes)) if group.n_nodes > 1 else 0.0
         spb = self.spb(group) / tree_size_efficiency(size_bytes, protocol)
+        if protocol == "ll":
+            # alpha_beta divides by LL's wire efficiency; a tree's LL is slower still.
+            spb = spb * DEFAULT.protocol_efficiency["ll"] / DEFAULT.tree_ll_efficiency
         fill = tree_fill_bytes(size_bytes, protocol, net, channels_for(group))
         return alpha_beta(group, size_bytes, protocol, intra, net, spb, fill_bytes=fill)
 

@@ -43,6 +43,10 @@ class ModelConstants:
     """Ceiling of LL bus bandwidth across nodes [GB/s]."""
     tree_efficiency: float = 0.92
     """Tree pipelines reach this fraction of the flows' bandwidth (fan-in/fan-out stalls)."""
+    tree_ll_efficiency: float = 1.0 / 3.8
+    """A tree on the LL protocol reaches this fraction of its Simple bandwidth (NCCL's own
+    model divides tree LL by 3.8, where a ring's LL keeps half: every tree step polls the
+    flags of several peers). Replaces LL's wire efficiency for trees. Not fitted."""
     p2p_efficiency: float = 0.85
     """Point-to-point transfers (send/recv, all-to-all) reach this fraction of the flows'
     bandwidth (fewer channels per peer than collectives)."""

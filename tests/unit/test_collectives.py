@@ -109,6 +109,25 @@ def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
     assert slope("ring") / slope("tree") == pytest.approx(2 * 15 / 16 * large_tree, rel=1e-6)
 
 
+def test_tree_on_ll_runs_at_one_3_8th_of_its_simple_bandwidth(mini):
+    """NCCL's model divides a tree's LL bandwidth by 3.8 (a ring's LL keeps half): at
+    sizes in one size-efficiency bucket and under the LL ceiling, the LL slope is the
+    Simple slope x 3.8 x (Simple's / LL's size efficiency)."""
+    fabric = build_fabric(mini.topologies["shared-nic"], mini)
+    group = Group(fabric, np.arange(16))
+    algorithms = collective_algorithms()
+    sizes = [2.0**20, 1.5 * 2.0**20]  # both log2(S / 64) = 14
+
+    def slope(protocol):
+        pred = predict(group, "all_reduce", sizes, algorithms, algo="tree", protocols=(protocol,))
+        return (pred.time_us[1] - pred.time_us[0]) / (sizes[1] - sizes[0])
+
+    eff = DEFAULT.tree_size_efficiency
+    # Hand: busbw under the 45 GB/s multi-node LL ceiling on this small fabric.
+    expected = 3.8 * eff["simple"][14] / eff["ll"][14]
+    assert slope("ll") / slope("simple") == pytest.approx(expected, rel=1e-6)
+
+
 def oversubscribed(mini, ratio, nodes=4):
     base = mini.topologies["fat-tree"]
     net = replace(
