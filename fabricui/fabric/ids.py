@@ -90,3 +90,19 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
         f"no GPU {raw} in {name}: {' and '.join(problem)} (nearest: {nearest}); "
         f"{_valid_range(fabric)}"
     )
+
+
+def placement(fabric: Fabric, src: str, dst: str) -> str:
+    """How two GPUs (canonical ``n<node>.g<gpu>`` names) sit: ``same node``, ``same
+    domain d<k>`` (different hosts of one scale-up domain) or ``different nodes``."""
+    a, b = _GPU_RE.match(src), _GPU_RE.match(dst)
+    if a is None or b is None or a.group(1) != "n" or b.group(1) != "n":
+        same = src.split(".")[0] == dst.split(".")[0]
+        return "same node" if same else "different nodes"
+    node_a, node_b = int(a.group(2)), int(b.group(2))
+    if node_a == node_b:
+        return "same node"
+    per = fabric.hosts_per_domain
+    if per > 1 and node_a // per == node_b // per:
+        return f"same domain d{node_a // per}"
+    return "different nodes"

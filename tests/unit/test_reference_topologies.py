@@ -11,7 +11,9 @@ import pytest
 
 from fabricui.engine.evaluate import evaluate_path
 from fabricui.fabric import DeviceKind, build_fabric
+from fabricui.fabric.ids import placement
 from fabricui.hwdb.resolve import resolve_topology
+from fabricui.report import render_path
 
 REFERENCE = [
     "dgx-a100",
@@ -122,6 +124,8 @@ def test_gb200_nvl72_is_one_nvlink_domain_of_18_hosts(catalog):
     assert report.bottleneck_GBps == pytest.approx(18 * 50.0)
     alias = evaluate_path(fabric, "n0.g0", "n0.g71")
     assert alias.dst == "n17.g3" and alias.hops == report.hops
+    assert render_path(report, fabric).splitlines()[0].endswith("(same domain d0, 2 hops)")
+    assert placement(fabric, "n3.g1", "n3.g2") == "same node"
 
 
 def test_gb200_grace_c2c_joins_a_grace_to_its_own_two_gpus(catalog):
