@@ -57,10 +57,20 @@ def staging_penalty(group: Group, op: str, constants: ModelConstants = DEFAULT) 
 def tree_size_efficiency(
     sizes: FloatArray, protocol: str, constants: ModelConstants = DEFAULT
 ) -> FloatArray:
-    """(n_sizes,) fraction of a tree's bandwidth reached at each size (medium sizes stall)."""
+    """(n_sizes,) fraction of a tree's bandwidth reached at each size (medium sizes stall).
+
+    NCCL corrects trees below 512 MiB only (table indices 0-22; its last entry serves
+    NVLS+tree): from 512 MiB a tree runs at its full bandwidth.
+    """
     table = np.asarray(constants.tree_size_efficiency[protocol])
     index = np.floor(np.log2(np.maximum(sizes, 64.0) / 64.0)).astype(np.int64)
-    return table[np.clip(index, 0, table.shape[0] - 1)]
+    return np.where(
+        index >= TREE_CORRECTED_SIZES, 1.0, table[np.clip(index, 0, table.shape[0] - 1)]
+    )
+
+
+#: Sizes (log2 of size / 64 B) that NCCL's tree correction covers: 64 B .. 256 MiB.
+TREE_CORRECTED_SIZES = 23
 
 
 def step_latency_us(

@@ -94,8 +94,9 @@ class ModelConstants:
         }
     )
     """Trees reach only part of their bandwidth at medium sizes (pipeline fan-in stalls);
-    index ``log2(size / 64 B)`` from 64 B to 512 MiB, the last value beyond. Values from
-    NCCL's empirical tree correction (shared/data/nccl/nccl_model_facts.md, section 6)."""
+    index ``log2(size / 64 B)`` from 64 B; trees use indices 0-22 (to 256 MiB) and run
+    uncorrected from 512 MiB, as NCCL does. Values from NCCL's empirical tree correction
+    (shared/data/nccl/nccl_model_facts.md, section 6)."""
 
 
 DEFAULT = ModelConstants()

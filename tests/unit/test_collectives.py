@@ -94,7 +94,8 @@ def test_shared_nic_halves_cross_node_bandwidth(mini):
 
 def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
     """Between two nodes a tree sends each byte once per direction, a ring 2(n-1)/n times;
-    with the Simple protocol a large tree keeps its large-size efficiency factor."""
+    from 512 MiB a tree has no size correction (NCCL corrects 64 B..256 MiB only), so only
+    the tree pipeline's efficiency remains."""
     fabric = build_fabric(mini.topologies["shared-nic"], mini)
     group = Group(fabric, np.arange(16))
     algorithms = collective_algorithms()
@@ -105,8 +106,19 @@ def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
         )
         return (pred.time_us[1] - pred.time_us[0]) / S
 
-    large_tree = DEFAULT.tree_size_efficiency["simple"][-1] * DEFAULT.tree_efficiency
+    large_tree = DEFAULT.tree_efficiency
     assert slope("ring") / slope("tree") == pytest.approx(2 * 15 / 16 * large_tree, rel=1e-6)
+
+
+def test_tree_size_correction_stops_at_512_mib():
+    """NCCL's table covers log2(S / 64 B) = 0..22: 256 MiB is index 22 (Simple 0.9), 512 MiB
+    and beyond run uncorrected."""
+    from fabricui.engine.algorithms import tree_size_efficiency
+
+    sizes = np.array([64.0, 2.0**20, 2.0**28, 2.0**29, 2.0**34])
+    table = DEFAULT.tree_size_efficiency["simple"]
+    got = tree_size_efficiency(sizes, "simple").tolist()
+    assert got == [table[0], table[14], table[22], 1.0, 1.0]
 
 
 def test_tree_on_ll_runs_at_one_3_8th_of_its_simple_bandwidth(mini):
