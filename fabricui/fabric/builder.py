@@ -104,12 +104,14 @@ class _Interner:
         return self._ids[item]
 
 
-def _default_pcie_switches(spec: TopologySpec) -> int:
+def _default_pcie_switches(spec: TopologySpec, c2c: bool = False) -> int:
     """Servers with NVLink put two GPUs (and their NICs) under each PCIe switch; a plain
-    PCIe box, unless its spec says otherwise, has its GPUs on the CPU's root ports."""
+    PCIe box, unless its spec says otherwise, has its GPUs on the CPU's root ports, and a
+    superchip (NVLink-C2C host link) joins each GPU to its Grace directly, the NICs on the
+    Grace's root ports."""
     if spec.intra.pcie_switches is not None:
         return spec.intra.pcie_switches
-    if spec.intra.fabric == "pcie":
+    if spec.intra.fabric == "pcie" or c2c:
         return 0
     return spec.gpus_per_node // 2 if spec.gpus_per_node >= 4 else 0
 
@@ -254,7 +256,7 @@ def _build_host(
     host_link = catalog.links[intra.host_link or gpu.pcie]
     c2c = host_link.family == "nvlink-c2c"
     sockets = _default_sockets(spec)
-    n_switches = _default_pcie_switches(spec)
+    n_switches = _default_pcie_switches(spec, c2c)
     cpu_model = models("CPU socket" if not c2c else "Grace CPU")
     cpus = [block.device(DeviceKind.CPU, i, 0.0, cpu_model) for i in range(sockets)]
     socket_link = catalog.links.get(_socket_link(catalog, spec, host_link), None)

@@ -151,6 +151,20 @@ def test_gb200_grace_c2c_joins_a_grace_to_its_own_two_gpus(catalog):
     assert {h.link for h in report.hops} == {"nvlink5"}
 
 
+def test_superchip_spec_without_pcie_switches_key_joins_gpu_and_grace_directly(catalog):
+    """A spec with the NVLink-C2C host link and no ``pcie_switches`` gets none: GPU -C2C->
+    Grace -PCIe-> NIC, as on the shipped GB200 topologies that state ``pcie_switches: 0``."""
+    from dataclasses import replace
+
+    spec = resolve_topology("gb200-nvl72-cluster", catalog, None)
+    spec = replace(spec, intra=replace(spec.intra, pcie_switches=None))
+    fabric = build_fabric(spec, catalog)
+    assert count(fabric, DeviceKind.PCIE_SWITCH) == 0
+    report = evaluate_path(fabric, "d0.g3", "d1.g3")  # same rail: no PXN detour
+    assert [h.link for h in report.hops][:2] == ["nvlink-c2c", "pcie5"]
+    assert report.hops[0].dst == "n0.cpu1"
+
+
 def test_mesh_nodes(catalog):
     """MI300X: one xGMI link per pair (64 GB/s); GH200 quad: 6 NVLink 4 links per pair."""
     mi = evaluate_path(fabric_of(catalog, "mi300x-node"), "n0.g0", "n0.g5")
