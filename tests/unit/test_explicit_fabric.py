@@ -200,8 +200,10 @@ def test_four_thousand_switches_stay_fast(catalog):
     assert build_s < 5.0, f"build took {build_s:.2f} s"
     assert path_s < 1.0, f"first path took {path_s:.2f} s"
     hops = names_on(fabric, path)
-    assert hops[2] == "L00-00" and hops[-4] == "L39-49"
-    assert [h[0] for h in hops[2:7]] == ["L", "S", "C", "S", "L"]
+    # PXN: over NVLink to the GPU on the destination's rail (n0.g7), then that rail's leaf.
+    assert hops[:4] == ["n0.nvsw0", "n0.g7", "n0.pcie3", "n0.nic7"]
+    assert hops[4] == "L00-07" and hops[-4] == "L39-49"
+    assert [h[0] for h in hops[4:9]] == ["L", "S", "C", "S", "L"]
     metrics = (
         Router.for_fabric(fabric).bulk().path_metrics(np.arange(0, 80, 8), np.arange(7920, 8000, 8))
     )
