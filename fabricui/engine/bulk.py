@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.engine.capacity import link_capacity_GBps as link_capacity_GBps
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
@@ -37,15 +38,6 @@ from fabricui.fabric.network import Dragonfly, FatTree
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
-
-
-def link_capacity_GBps(fabric: Fabric, socket_max_GBps: float | None = None) -> FloatArray:
-    """(n_links,) achievable bandwidth ``bw * eff``; TCP links capped at the socket ceiling."""
-    capacity = fabric.link_bw_GBps * fabric.link_eff
-    if socket_max_GBps is not None and "tcp" in fabric.generations:
-        tcp = fabric.link_gen == fabric.generations.index("tcp")
-        capacity = np.where(tcp, np.minimum(capacity, socket_max_GBps), capacity)
-    return capacity
 
 
 def _pad(rows: list[list[int]]) -> IntArray:
@@ -688,3 +680,20 @@ class BulkRouter:
             share += resource_load[res["local"][0]] * cap[links] / max(all_cap, 1e-12)
             np.add.at(load, links, share)
         return load
+
+
+def bulk_router(router: Router, capacity_GBps: FloatArray | None = None) -> BulkRouter:
+    """The vectorized router over ``router``'s routes: cached on the router for its own
+    capacities, a new one for other capacities (a calibration trial).
+
+    Args:
+        router: The per-pair router whose caches it shares.
+        capacity_GBps: (n_links,) achievable bandwidths [GB/s] (default: the router's).
+    """
+    if capacity_GBps is not None and capacity_GBps is not router.capacity_GBps:
+        return BulkRouter(router.fabric, router, capacity_GBps=capacity_GBps)
+    cached = router.__dict__.get("_bulk")
+    if cached is None:
+        cached = BulkRouter(router.fabric, router, capacity_GBps=router.capacity_GBps)
+        router.__dict__["_bulk"] = cached
+    return cached

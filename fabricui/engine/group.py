@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.bulk import BulkRouter
+from fabricui.engine.bulk import BulkRouter, bulk_router
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
@@ -147,7 +147,7 @@ class Group:
     @cached_property
     def bulk(self) -> BulkRouter:
         """Vectorized router sharing this group's capacities (loads of many flows at once)."""
-        bulk: BulkRouter = self.router.bulk(self.capacity_GBps)
+        bulk: BulkRouter = bulk_router(self.router, self.capacity_GBps)
         return bulk
 
     def seconds_per_byte(self, src: IntArray, dst: IntArray, volume: FloatArray) -> float:

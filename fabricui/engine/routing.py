@@ -130,20 +130,10 @@ class Router:
     def capacity_GBps(self) -> npt.NDArray[np.float64]:
         """(n_links,) achievable bandwidth ``bw * eff`` [GB/s], TCP links capped at what the
         socket transport drives (``ModelConstants.socket_max_GBps``)."""
-        from fabricui.engine.bulk import link_capacity_GBps
+        from fabricui.engine.capacity import link_capacity_GBps
         from fabricui.engine.constants import DEFAULT
 
         return link_capacity_GBps(self.fabric, DEFAULT.socket_max_GBps)
-
-    def bulk(self, capacity_GBps: npt.NDArray[np.float64] | None = None):  # type: ignore[no-untyped-def]
-        """The vectorized router (cached for this router's own capacities)."""
-        from fabricui.engine.bulk import BulkRouter
-
-        if capacity_GBps is not None and capacity_GBps is not self.capacity_GBps:
-            return BulkRouter(self.fabric, self, capacity_GBps=capacity_GBps)
-        if "_bulk" not in self.__dict__:
-            self.__dict__["_bulk"] = BulkRouter(self.fabric, self, capacity_GBps=self.capacity_GBps)
-        return self.__dict__["_bulk"]
 
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric

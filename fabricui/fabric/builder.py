@@ -419,8 +419,9 @@ def _shift_tree(tree: FatTree, offset: int) -> FatTree:
     )
 
 
-def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
-    """Build the fabric of a topology spec.
+def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
+    """Build the fabric of a topology spec whose network a builder derives (every layout
+    but ``explicit``): node blocks tiled with numpy, then the network block.
 
     Args:
         spec: A checked topology spec (from the catalog or a user file).
@@ -437,10 +438,6 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         raise EngineError(f"{spec.id}: needs at least one node and one GPU per node")
     if spec.nodes * spec.gpus_per_node > MAX_GPUS:
         raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
-    if spec.net is not None and spec.net.layout == "explicit":  # a real cluster's own graph
-        from fabricui.fabric.explicit import build_explicit
-
-        return build_explicit(spec, catalog)
     hosts = spec.hosts_per_domain
     if spec.nodes > hosts and spec.nodes % hosts:
         raise EngineError(

@@ -16,12 +16,14 @@ between chips of one node) form the network block.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.fabric.kinds import KIND_PREFIX as KIND_PREFIX
+from fabricui.fabric.kinds import NETWORK_SWITCHES as NETWORK_SWITCHES
+from fabricui.fabric.kinds import DeviceKind as DeviceKind
 from fabricui.model import GpuSpec, LinkGeneration
 from fabricui.model.topology import TopologySpec
 
@@ -30,37 +32,6 @@ if TYPE_CHECKING:
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
-
-
-class DeviceKind(IntEnum):
-    """What a device is; the value is stored in ``Fabric.dev_kind``."""
-
-    GPU = 0
-    CPU = 1
-    PCIE_SWITCH = 2
-    NVSWITCH = 3
-    NIC = 4
-    LEAF = 5
-    SPINE = 6
-    CORE = 7
-    ROUTER = 8
-
-
-#: Short name prefix of each kind, used in device names (``n0.nvsw0``, ``leaf1``).
-KIND_PREFIX = {
-    DeviceKind.GPU: "g",
-    DeviceKind.CPU: "cpu",
-    DeviceKind.PCIE_SWITCH: "pcie",
-    DeviceKind.NVSWITCH: "nvsw",
-    DeviceKind.NIC: "nic",
-    DeviceKind.LEAF: "leaf",
-    DeviceKind.SPINE: "spine",
-    DeviceKind.CORE: "core",
-    DeviceKind.ROUTER: "router",
-}
-
-#: Network switch kinds (above the NICs).
-NETWORK_SWITCHES = (DeviceKind.LEAF, DeviceKind.SPINE, DeviceKind.CORE, DeviceKind.ROUTER)
 
 
 @dataclass(frozen=True)

@@ -432,7 +432,7 @@ def build_network(
     Raises:
         EngineError: A layout the switches cannot build (one line naming what is missing).
     """
-    from fabricui.fabric.fabric import DeviceKind
+    from fabricui.fabric.kinds import DeviceKind
 
     if net.layout == "dragonfly":
         return build_dragonfly(net, nodes, nic_devs, nic_bw_GBps, ports, port_bw_GBps, radix, base)
@@ -704,7 +704,7 @@ def build_dragonfly(
     the same two routers form one bundle. Link order: NIC -> router, router -> NIC, then
     each local bundle's two directions, then each global bundle's.
     """
-    from fabricui.fabric.fabric import DeviceKind
+    from fabricui.fabric.kinds import DeviceKind
 
     nic_flat = nic_devs.reshape(-1)
     n_nics = nic_flat.shape[0]
