@@ -621,14 +621,17 @@ async def test_ascii_mode_draws_without_unicode(app_factory, monkeypatch):
     from fabricui.tui.textual_private import screen_text
 
     monkeypatch.setenv("LC_ALL", "C")
-    app = app_factory(view="collectives")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("o")
-        await pilot.pause()
-        text = screen_text(app)
-    assert app.ascii_only
-    assert all(ord(ch) < 128 for ch in text), sorted({ch for ch in text if ord(ch) >= 128})
+    texts = []
+    for topology, view in (("dgx-h100-pod", "collectives"), ("gb200-nvl72", "topology")):
+        app = app_factory(topology=topology, view=view)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            await pilot.press("o")  # a dialog: the operation picker, or the log prompt
+            await pilot.pause()
+            texts.append(screen_text(app))
+        assert app.ascii_only
+    for text in texts:
+        assert all(ord(ch) < 128 for ch in text), sorted({ch for ch in text if ord(ch) >= 128})
 
 
 async def test_tables_filter_and_sort(app_factory):

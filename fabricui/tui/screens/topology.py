@@ -378,7 +378,9 @@ class TopologyScreen(ViewScreen):
         narrow = report.hops[report.bottleneck_hop]
         bottleneck = {data.device_id(narrow.src), data.device_id(narrow.dst)} - {None}
         self.map.set_marks(self.src, self.dst, frozenset(devices), frozenset(bottleneck))  # type: ignore[arg-type]
-        self.panel.show_report(report)
+        from fabricui.fabric.ids import placement
+
+        self.panel.show_report(report, placement(data.fabric, report.src, report.dst))
 
     # --- actions ---------------------------------------------------------------------------
 

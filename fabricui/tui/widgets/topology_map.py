@@ -19,6 +19,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from fabricui.tui.glyphs import glyphs
+
 if TYPE_CHECKING:
     from textual import events
 
@@ -146,11 +148,12 @@ def _row_notes(fabric: Fabric) -> dict[str, str]:
 def node_box(fabric: Fabric, node: int, inner: int) -> list[list[Cell]]:
     """One node as a box: a title line, one line (or more) per device kind, a bottom line."""
     title = f" n{node} "
+    tl, tr, br, bl, h, v = glyphs().box
     lines = [
         [
-            Cell("╭─", "border"),
+            Cell(tl + h, "border"),
             Cell(title, "title"),
-            Cell("─" * (inner - len(title) - 1) + "╮", "border"),
+            Cell(h * (inner - len(title) - 1) + tr, "border"),
         ]
     ]
     notes = _row_notes(fabric)
@@ -168,8 +171,8 @@ def node_box(fabric: Fabric, node: int, inner: int) -> list[list[Cell]]:
             note = notes.get(label, "") if start == 0 else ""
             if note and used + len(note) + 1 <= inner:
                 row.append(Cell(" " * (inner - used - len(note)) + note, "dim"))
-            lines.append([Cell("│", "border"), *_pad(row, inner), Cell("│", "border")])
-    lines.append([Cell("╰" + "─" * inner + "╯", "border")])
+            lines.append([Cell(v, "border"), *_pad(row, inner), Cell(v, "border")])
+    lines.append([Cell(bl + h * inner + br, "border")])
     return lines
 
 
@@ -184,18 +187,20 @@ def _domain_head(fabric: Fabric, domain: int, nodes: list[int], width: int) -> l
     switches = [int(d) for d in fabric.domain_device_ids(domain)]
     first, last = nodes[0], nodes[-1]
     span = f"n{first}-n{last}" if last > first else f"n{first}"
-    title = f"╔═ d{domain} ({span}) {fabric.scaleup_label} "
+    tl, _tr, _br, _bl, h, _v = glyphs().double
+    title = f"{tl}{h} d{domain} ({span}) {fabric.scaleup_label} "
     cells = [Cell(title, "border")]
     cells += [_cell_of(fabric, dev, "dev", 1) for dev in switches]
     note = f" {fabric.spec.intra.link or ''} "
     used = sum(c.width for c in cells) + len(note)
     cells.append(Cell(note, "dim"))
-    cells.append(Cell("═" * max(1, width - used), "border"))
+    cells.append(Cell(h * max(1, width - used), "border"))
     return cells
 
 
 def _domain_foot(width: int) -> list[Cell]:
-    return [Cell("╚" + "═" * max(1, width - 1), "border")]
+    _tl, _tr, _br, bl, h, _v = glyphs().double
+    return [Cell(bl + h * max(1, width - 1), "border")]
 
 
 def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
@@ -253,7 +258,7 @@ def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]
         span = f"n{members[0]}-n{members[-1]}" if len(members) > 1 else f"n{members[0]}"
         if key:
             listed = " ".join(str(i) for i in sorted(key)[:8]) + (" ..." if len(key) > 8 else "")
-            out.append((f"{span} · leafs {listed}", members))
+            out.append((f"{span} {glyphs().dot} leafs {listed}", members))
         else:
             out.append((span, members))
     return out
@@ -306,7 +311,8 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
         per_row = max(1, width // seg_w)
         if hosts > 1:
             groups = [
-                (f"d{d} · {fabric.scaleup_label} domain n{m[0]}-n{m[-1]}", m, d) for d, m in runs
+                (f"d{d} {glyphs().dot} {fabric.scaleup_label} domain n{m[0]}-n{m[-1]}", m, d)
+                for d, m in runs
             ]
         else:
             groups = [(header, members, None) for header, members in _leaf_groups(fabric, nodes)]
@@ -322,7 +328,7 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
                     base = node * fabric.gpus_per_node
                     for g in range(fabric.gpus_per_node):
                         dev = int(fabric.gpu_dev[base + g])
-                        line.append(Cell("·", "glyph", dev=dev, rank=base + g))
+                        line.append(Cell(glyphs().dot, "glyph", dev=dev, rank=base + g))
                     line.append(Cell("  ", "text"))
                 layout.add(line)
     net = _network_lines(fabric, width)
@@ -565,7 +571,7 @@ class TopologyMap(ScrollView, can_focus=True):
             elif cell.rank == self.dst:
                 text = "D"
             elif on_path:
-                text = "■"
+                text = glyphs().square
             if cell.rank == self.cursor:
                 style += self._style("cursor")
             return [Segment(text, style)]
