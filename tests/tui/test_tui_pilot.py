@@ -676,3 +676,31 @@ async def test_compare_before_and_after_a_what_if(app_factory):
         path = figures["path n0.g0 -> n3.g7: bottleneck"]
         assert (path.a, path.b) == (50.0, 63.0)
         assert figures["all_reduce 1 GiB: busbw"].better is True
+
+
+async def test_heat_colours_the_map_by_link_load(app_factory):
+    """h colours devices by their busiest link under all-to-all traffic, then ring, then
+    off; the legend names the busiest link."""
+    from fabricui.tui.widgets.topology_map import TopologyMap, heat_level
+
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("h")
+        await settle(pilot)
+        heat = app.screen.query_one(TopologyMap).heat
+        assert heat is not None and 0 < float(heat.max()) <= 1.0 + 1e-9
+        assert "heat: all_to_all" in str(app.screen.query_one("#map-legend").render())
+        await pilot.press("h")
+        await settle(pilot)
+        assert "heat: ring" in str(app.screen.query_one("#map-legend").render())
+        await pilot.press("h")
+        await settle(pilot)
+        assert app.screen.query_one(TopologyMap).heat is None
+    assert [heat_level(u) for u in (0.0, 0.3, 0.7, 0.9, 1.0)] == [
+        "dim",
+        "heat-low",
+        "heat-mid",
+        "heat-high",
+        "heat-full",
+    ]

@@ -8,7 +8,7 @@ frame for their domain, with the domain's switch (named by its record: ``NVSw``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -339,6 +339,20 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
     return layout
 
 
+def heat_level(utilization: float) -> str:
+    """The colour class of a utilisation: idle and light traffic dim, then low, mid, high,
+    and full (a saturated link, where max-min fairness throttles flows)."""
+    if utilization < 0.05:
+        return "dim"
+    if utilization < 0.5:
+        return "heat-low"
+    if utilization < 0.8:
+        return "heat-mid"
+    if utilization < 0.999:
+        return "heat-high"
+    return "heat-full"
+
+
 class TopologyMap(ScrollView, can_focus=True):
     """The fabric drawn as node boxes (or an overview of big fabrics) with a GPU cursor.
 
@@ -384,6 +398,10 @@ class TopologyMap(ScrollView, can_focus=True):
         "topology-map--title",
         "topology-map--border",
         "topology-map--dim",
+        "topology-map--heat-low",
+        "topology-map--heat-mid",
+        "topology-map--heat-high",
+        "topology-map--heat-full",
     }
     """Styles of the map's parts (see ``DEFAULT_CSS``)."""
 
@@ -402,6 +420,10 @@ class TopologyMap(ScrollView, can_focus=True):
     TopologyMap > .topology-map--title { color: $primary; text-style: bold; }
     TopologyMap > .topology-map--border { color: $primary-darken-1; }
     TopologyMap > .topology-map--dim { color: $text-muted; }
+    TopologyMap > .topology-map--heat-low { color: $success; }
+    TopologyMap > .topology-map--heat-mid { color: $warning; }
+    TopologyMap > .topology-map--heat-high { color: $error; }
+    TopologyMap > .topology-map--heat-full { color: $error; text-style: bold reverse; }
     """
 
     cursor: reactive[int] = reactive(0, init=False, repaint=False)
@@ -437,6 +459,8 @@ class TopologyMap(ScrollView, can_focus=True):
         """Devices on the routed path."""
         self.bottleneck_devs: frozenset[int] = frozenset()
         """The two devices of the narrowest hop."""
+        self.heat: Any = None
+        """(n_devices,) utilisation 0..1 under a traffic pattern, or None (no heat)."""
         self._layout = MapLayout()
         self._layout_key: tuple[int, int, int | None] | None = None
         self._strips: dict[int, Strip] = {}
@@ -466,6 +490,12 @@ class TopologyMap(ScrollView, can_focus=True):
         """Mark the source, destination and the path's devices."""
         self.src, self.dst = src, dst
         self.path_devs, self.bottleneck_devs = path_devs, bottleneck_devs
+        self._strips.clear()
+        self.refresh()
+
+    def set_heat(self, utilization: Any) -> None:
+        """Colour every device by how busy its busiest link is (None: no heat)."""
+        self.heat = utilization
         self._strips.clear()
         self.refresh()
 
@@ -556,6 +586,8 @@ class TopologyMap(ScrollView, can_focus=True):
             return [Segment(cell.text, style)]
         on_path = cell.dev in self.path_devs
         style = base + self._style("gpu" if cell.rank >= 0 else "dev")
+        if self.heat is not None and 0 <= cell.dev < len(self.heat):
+            style += self._style(heat_level(float(self.heat[cell.dev])))
         if on_path:
             style += self._style("path")
         if cell.dev in self.bottleneck_devs:
