@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
     from fabricui.importers.nccl_log import NcclLog
     from fabricui.services.doctor import Finding
+    from fabricui.services.jobs import JobPlacement
     from fabricui.services.traffic import Heat
     from fabricui.tui.data import FabricData
 
@@ -272,6 +273,9 @@ class TopologyScreen(ViewScreen):
         """New fabric: reset the endpoints (or take the command line's) and route."""
         self.size_bytes = self.fabric_app.take_initial_size() or self.size_bytes
         src, dst = data.default_pair()
+        job = self._place_job(data)
+        if job is not None and len(job.ranks) > 1:
+            src, dst = int(job.ranks[0]), int(job.ranks[-1])
         wanted = self.fabric_app.take_initial_pair() or self._kept_pair(data)
         if wanted is not None:
             try:
@@ -280,12 +284,29 @@ class TopologyScreen(ViewScreen):
             except Exception as exc:  # EngineError: bad id on the command line
                 self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
         self.map.show_fabric(data.fabric, cursor=src)
+        self.map.set_job(frozenset(int(r) for r in job.ranks) if job is not None else frozenset())
         if self.heat_pattern is not None:
             self.heat_pattern = None
             self._legend()
         self.map.focus()
         self.src, self.dst = src, dst
         self._request_route()
+
+    def _place_job(self, data: FabricData) -> JobPlacement | None:
+        """The job ``--hosts`` (or ``$SLURM_JOB_NODELIST`` on an imported cluster) names,
+        placed on this fabric and said in a notification; None without one."""
+        from fabricui.errors import FabricError
+        from fabricui.services.collective import job_of
+
+        hosts = self.fabric_app.take_option("hosts")
+        try:
+            job = job_of(data.fabric, hosts)
+        except FabricError as exc:
+            self.app.notify(exc.message, title="job", severity="error")
+            return None
+        if job is not None:
+            self.app.notify(job.summary(), title="job")
+        return job
 
     def _kept_pair(self, data: FabricData) -> tuple[str | None, str | None] | None:
         """The endpoints shown on the previous fabric of the same topology (a what-if or a

@@ -398,6 +398,7 @@ class TopologyMap(ScrollView, can_focus=True):
         "topology-map--title",
         "topology-map--border",
         "topology-map--dim",
+        "topology-map--job",
         "topology-map--heat-low",
         "topology-map--heat-mid",
         "topology-map--heat-high",
@@ -420,6 +421,7 @@ class TopologyMap(ScrollView, can_focus=True):
     TopologyMap > .topology-map--title { color: $primary; text-style: bold; }
     TopologyMap > .topology-map--border { color: $primary-darken-1; }
     TopologyMap > .topology-map--dim { color: $text-muted; }
+    TopologyMap > .topology-map--job { text-style: underline; color: $accent; }
     TopologyMap > .topology-map--heat-low { color: $success; }
     TopologyMap > .topology-map--heat-mid { color: $warning; }
     TopologyMap > .topology-map--heat-high { color: $error; }
@@ -459,6 +461,8 @@ class TopologyMap(ScrollView, can_focus=True):
         """Devices on the routed path."""
         self.bottleneck_devs: frozenset[int] = frozenset()
         """The two devices of the narrowest hop."""
+        self.job_ranks: frozenset[int] = frozenset()
+        """GPUs of a placed job (``--hosts``), underlined."""
         self.heat: Any = None
         """(n_devices,) utilisation 0..1 under a traffic pattern, or None (no heat)."""
         self._layout = MapLayout()
@@ -490,6 +494,12 @@ class TopologyMap(ScrollView, can_focus=True):
         """Mark the source, destination and the path's devices."""
         self.src, self.dst = src, dst
         self.path_devs, self.bottleneck_devs = path_devs, bottleneck_devs
+        self._strips.clear()
+        self.refresh()
+
+    def set_job(self, ranks: frozenset[int]) -> None:
+        """Underline a job's GPUs (empty: none)."""
+        self.job_ranks = ranks
         self._strips.clear()
         self.refresh()
 
@@ -586,6 +596,8 @@ class TopologyMap(ScrollView, can_focus=True):
             return [Segment(cell.text, style)]
         on_path = cell.dev in self.path_devs
         style = base + self._style("gpu" if cell.rank >= 0 else "dev")
+        if cell.rank >= 0 and cell.rank in self.job_ranks:
+            style += self._style("job")
         if self.heat is not None and 0 <= cell.dev < len(self.heat):
             style += self._style(heat_level(float(self.heat[cell.dev])))
         if on_path:
