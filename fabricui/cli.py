@@ -112,8 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     reading (``| head -1``) ends the output quietly with 0.
     """
     if sys.stdout is None:  # started with standard output closed: nowhere to print a result
-        if sys.stderr is not None:
-            print(f"fabricui: error: {STDOUT_CLOSED}", file=sys.stderr)
+        _error(STDOUT_CLOSED)
         return EXIT_USAGE
     parser = build_parser()
     originals = safe_streams()  # what commands print from their input cannot drive a terminal
@@ -134,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 get_host().report_failures(sys.stderr)
         return status
     except FabricError as exc:
-        print(f"fabricui: error: {one_line(exc.message)}", file=sys.stderr)
+        _error(exc.message)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -143,15 +142,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # an OS error no command turned into a message: still one line
         from fabricui.files import os_error_line
 
-        print(f"fabricui: error: {one_line(os_error_line(exc))}", file=sys.stderr)
+        _error(os_error_line(exc))
         return EXIT_USAGE
     except MemoryError:
-        print(f"fabricui: error: {OUT_OF_MEMORY}", file=sys.stderr)
+        _error(OUT_OF_MEMORY)
         return EXIT_USAGE
     finally:
         if sys.stderr is not originals[1] and originals[1] is None:
             sys.stderr.close()
         sys.stdout, sys.stderr = originals
+
+
+def _error(message: str) -> None:
+    """Print ``fabricui: error: MESSAGE`` as one line on stderr (nowhere when it is closed:
+    ``print`` would fall back to stdout)."""
+    if sys.stderr is not None:
+        print(f"fabricui: error: {one_line(message)}", file=sys.stderr)
 
 
 def run() -> NoReturn:

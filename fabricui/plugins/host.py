@@ -37,7 +37,7 @@ from fabricui.plugins.checks import RULES
 from fabricui.plugins.files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
 from fabricui.plugins.files import PluginFile, import_source, plugin_dirs, read_plugin_files
 from fabricui.plugins.guards import _GUARDS, _Guard
-from fabricui.plugins.process import as_plugin_error, call_plugin, running, sigints
+from fabricui.plugins.process import as_plugin_error, call_plugin, running, sigints, warn
 from fabricui.plugins.records import PluginFailure as PluginFailure
 from fabricui.plugins.records import PluginInfo as PluginInfo
 
@@ -677,10 +677,9 @@ class PluginHost:
         Args:
             stream: Where to print (default ``sys.stderr``).
         """
-        out = stream if stream is not None else sys.stderr
         fresh = [f for f in self.failures if f not in self._reported]
         for failure in fresh:
-            print(f"fabricui: plugin {failure.name} skipped: {failure.error}", file=out)
+            warn(f"fabricui: plugin {failure.name} skipped: {failure.error}", stream)
             self._reported.add(failure)
         return len(fresh)
 

@@ -304,6 +304,19 @@ class _Router(io.TextIOBase):
         return getattr(self.stream, name)
 
 
+def warn(line: str, stream: TextIO | None = None) -> None:
+    """Write one line on ``stream`` (default standard error); nothing when it is closed.
+
+    Never ``print(..., file=sys.stderr)`` where stderr may be closed (``2>&-``): print
+    then falls back to standard output, in the middle of the command's result.
+    """
+    out = stream if stream is not None else sys.stderr
+    if out is None:
+        return
+    with contextlib.suppress(BaseException):
+        out.write(line + "\n")
+
+
 def _to_stderr(name: str, lines: list[str]) -> None:
     """Write a plugin's complete lines on standard error, each as ``plugin NAME: line``."""
     stream = sys.stderr
@@ -362,14 +375,12 @@ def exit_process(status: int, stream: TextIO | None = None) -> NoReturn:
     leftovers = leftover_threads()
     if not leftovers:
         sys.exit(status)
-    out = stream if stream is not None else sys.stderr
     for name, thread in leftovers:
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            print(
-                f"fabricui: plugin {name} left thread {thread.name!r} running; "
-                "exiting without waiting for it",
-                file=out,
-            )
+        warn(
+            f"fabricui: plugin {name} left thread {thread.name!r} running; "
+            "exiting without waiting for it",
+            stream,
+        )
     run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
     if run_exitfuncs is not None:
         with contextlib.suppress(BaseException):
@@ -431,8 +442,4 @@ class _AtExit:
             problem = exception_line(exc)
         else:
             return
-        with contextlib.suppress(BaseException):
-            print(
-                f"fabricui: plugin {self.name}: atexit handler {label}: {problem}",
-                file=sys.stderr,
-            )
+        warn(f"fabricui: plugin {self.name}: atexit handler {label}: {problem}")
