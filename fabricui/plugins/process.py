@@ -359,21 +359,31 @@ def leftover_threads() -> list[tuple[str, threading.Thread]]:
     ]
 
 
+def _busy_plugin_threads() -> list[threading.Thread]:
+    """Daemon threads still running plugin code (calls abandoned past their budget, or
+    interrupted by Ctrl-C). Not ``is_alive()``: after a ``join`` that Ctrl-C interrupted,
+    Python 3.11 may report the joined thread stopped while it still runs."""
+    return [t for t in threading.enumerate() if t.daemon and t in _owners]
+
+
 def exit_process(status: int, stream: TextIO | None = None) -> NoReturn:
     """End the program with ``status`` without waiting for plugin threads.
 
     Python waits for every thread that is not a daemon before it exits, so a plugin's
-    endless thread would keep ``fabricui`` running forever. When such threads are still
-    running, each is named in one line, the atexit handlers run (plugins' ones within their
-    budget), the streams are flushed and the process ends with ``os._exit(status)``;
-    otherwise it is a normal ``sys.exit``.
+    endless thread would keep ``fabricui`` running forever; and a daemon thread caught
+    writing on stderr while the interpreter shuts down aborts the process ("Fatal Python
+    error: could not acquire lock ... possibly due to daemon threads", SIGABRT). So when
+    plugin threads are still running, those that are not daemons are named in one line
+    each, the atexit handlers run (plugins' ones within their budget), the streams are
+    flushed and the process ends with ``os._exit(status)``, skipping the interpreter's
+    shutdown; otherwise it is a normal ``sys.exit``.
 
     Args:
         status: The exit status.
         stream: Where to name the threads (default ``sys.stderr``).
     """
     leftovers = leftover_threads()
-    if not leftovers:
+    if not leftovers and not _busy_plugin_threads():
         sys.exit(status)
     for name, thread in leftovers:
         warn(
