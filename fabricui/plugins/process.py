@@ -41,6 +41,9 @@ from fabricui.plugins.budget import PluginTimeout, call_with_budget, timeout_s, 
 
 #: The real ``os._exit``, for ``exit_process`` (plugin code only ever sees the guarded one).
 _real_exit = os._exit
+_pid = os.getpid()
+"""This process: a child a plugin forked (``multiprocessing``) ends with the real
+``os._exit``, or it would run on in the plugin's code after its work."""
 _real_register = atexit.register
 _real_unregister = atexit.unregister
 
@@ -340,7 +343,7 @@ def _flush_partial(name: str) -> None:
 def _guarded_exit(status: int) -> None:
     """``os._exit`` as plugin code sees it: raises ``PluginExit`` in a plugin's thread."""
     name = owner()
-    if name is None:
+    if name is None or os.getpid() != _pid:
         _real_exit(status)
     if getattr(_local, "plugin", None) is None:
         # A thread the plugin started itself: no host call is waiting to record this.
