@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
 from collections.abc import Sequence
@@ -117,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     originals = safe_streams()  # what commands print from their input cannot drive a terminal
     if sys.stderr is None:  # `2>&-`: warnings must not fall back to stdout (print's default)
-        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (closed below)
+        sys.stderr = _Discard()
     try:
         args = parser.parse_args(argv)
         if args.command in (None, "explore"):  # bare `fabricui` opens the explorer
@@ -148,9 +149,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(OUT_OF_MEMORY)
         return EXIT_USAGE
     finally:
-        if sys.stderr is not originals[1] and originals[1] is None:
-            sys.stderr.close()
         sys.stdout, sys.stderr = originals
+
+
+class _Discard(io.TextIOBase):
+    """Standard error when it is closed: what is written goes nowhere."""
+
+    def write(self, text: str) -> int:
+        """Drop ``text``; returns its length."""
+        return len(text)
 
 
 def _error(message: str) -> None:
