@@ -3,15 +3,16 @@ and the watchdog for plugin code that holds the interpreter lock.
 
 A budget is enforced by running the call in a daemon thread and waiting for it at most the
 budget; past it the call is abandoned (Python cannot stop a thread) and the plugin skipped.
-That wait needs the interpreter lock. Plugin code that never releases it (one long
-C-level operation such as ``7**(7**11)``, a regular expression backtracking, a C extension's
-busy loop) freezes every thread, the budget's included, until it ends. For that case only,
-a call made from the main thread with a budget also arms ``faulthandler``'s watchdog
-(``watchdog``; ``process.call_plugin`` does), which
-runs without the lock: if the call is still running ``watchdog_s(budget)`` seconds later,
-it writes the stack of every thread on standard error (the plugin's file and line first
-among them, after a ``Timeout (0:00:11)!`` line) and ends the process with status 1. There
-is no gentler way out of a frozen interpreter, and it beats hanging for hours.
+That wait needs the interpreter lock. Plugin code that never releases it (one long C-level
+operation such as ``7**(7**11)``, a regular expression backtracking, a C extension's busy
+loop) freezes every thread, the budget's included, until it ends. For that case only, a
+call made from the main thread with a budget also has ``faulthandler``'s watchdog armed
+(``watchdog``, which ``process.call_plugin`` uses); it runs without the lock. If the call
+is still running ``watchdog_s(budget)`` seconds later (a little sooner within a
+``batch``), it writes the stack of every thread on standard error (a ``Timeout
+(0:00:11)!`` line, then the stacks, the plugin's file and line among them) and ends the
+process with status 1. There is no gentler way out of a frozen interpreter, and it beats
+hanging for hours.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import math
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any, Callable
 
@@ -35,8 +37,11 @@ DEFAULT_TIMEOUT_S = 5.0
 #: ``watchdog_s``).
 WATCHDOG_GRACE_S = 6.0
 
-_watchdog_armed = False
-"""Whether a call on the main thread has armed the watchdog (calls nest)."""
+_watch_depth = 0
+"""Open ``watchdog`` and ``batch`` scopes on the main thread (the watchdog is disarmed when
+the last one closes)."""
+_armed_until: float | None = None
+"""When the armed watchdog fires (``time.monotonic()``), or None when it is not armed."""
 
 
 def timeout_s() -> float | None:
@@ -110,26 +115,54 @@ def call_with_budget(
 
 @contextlib.contextmanager
 def watchdog(seconds: float | None) -> Iterator[None]:
-    """Arm ``faulthandler``'s watchdog around a call with budget ``seconds`` made on the main
-    thread (see the module); nested calls keep the outer one's."""
-    global _watchdog_armed
-    stream = sys.__stderr__
-    if (
-        seconds is None
-        or _watchdog_armed
-        or threading.current_thread() is not threading.main_thread()
-        or stream is None
-    ):
+    """Have ``faulthandler``'s watchdog armed around a call with budget ``seconds`` made on
+    the main thread (see the module).
+
+    Arming and disarming start and stop a thread (about 0.3 ms), so within a ``batch`` of
+    calls the watchdog stays armed and is re-armed only when less than the call's budget
+    and half the grace is left: a frozen call ends the process between ``seconds`` plus
+    half the grace and ``watchdog_s(seconds)`` after it started.
+    """
+    global _armed_until
+    if seconds is None or not _watchable():
         yield
         return
-    try:
-        faulthandler.dump_traceback_later(watchdog_s(seconds), exit=True, file=stream)
-    except (OSError, ValueError, RuntimeError):  # no usable stderr descriptor
+    needed = time.monotonic() + seconds + WATCHDOG_GRACE_S / 2
+    if _armed_until is None or _armed_until < needed:
+        try:
+            faulthandler.dump_traceback_later(watchdog_s(seconds), exit=True, file=sys.__stderr__)
+        except (OSError, ValueError, RuntimeError):  # no usable stderr descriptor
+            yield
+            return
+        _armed_until = time.monotonic() + watchdog_s(seconds)
+    with _watch_scope():
+        yield
+
+
+@contextlib.contextmanager
+def batch() -> Iterator[None]:
+    """Calls into plugins made one after another on the main thread (loading every plugin,
+    calling one hook of each): the watchdog stays armed from one to the next."""
+    if not _watchable():
         yield
         return
-    _watchdog_armed = True
+    with _watch_scope():
+        yield
+
+
+def _watchable() -> bool:
+    """Whether a watchdog may end this process now: on the main thread, with a stderr."""
+    return threading.current_thread() is threading.main_thread() and sys.__stderr__ is not None
+
+
+@contextlib.contextmanager
+def _watch_scope() -> Iterator[None]:
+    global _watch_depth, _armed_until
+    _watch_depth += 1
     try:
         yield
     finally:
-        _watchdog_armed = False
-        faulthandler.cancel_dump_traceback_later()
+        _watch_depth -= 1
+        if _watch_depth == 0 and _armed_until is not None:
+            faulthandler.cancel_dump_traceback_later()
+            _armed_until = None

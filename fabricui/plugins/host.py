@@ -32,7 +32,7 @@ from fabricui.hwdb.plugin_dirs import Withheld, package_hwdb_dir
 from fabricui.model.records import CORE_FAMILIES, LinkGeneration
 from fabricui.plugins.budget import ENV_TIMEOUT as ENV_TIMEOUT
 from fabricui.plugins.budget import PluginTimeout as PluginTimeout
-from fabricui.plugins.budget import timeout_s
+from fabricui.plugins.budget import batch, timeout_s
 from fabricui.plugins.checks import RULES
 from fabricui.plugins.files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
 from fabricui.plugins.files import PluginFile, import_source, plugin_dirs, read_plugin_files
@@ -219,7 +219,14 @@ class PluginHost:
         return info.plugin is not None and self._pm.is_registered(info.plugin)
 
     def _load_entry_points(self, builtins: bool, external: bool) -> None:
-        for ep in entry_points():
+        found = entry_points()
+        with batch():  # one watchdog for all the imports, not one per plugin (see budget)
+            self._load_each_entry_point(found, builtins, external)
+
+    def _load_each_entry_point(
+        self, found: list[importlib.metadata.EntryPoint], builtins: bool, external: bool
+    ) -> None:
+        for ep in found:
             dist, version = _dist_of(ep)
             module = str(ep.value).partition(":")[0].strip()
             if _is_builtin(ep, dist):
@@ -242,8 +249,10 @@ class PluginHost:
                 self._infos.append(info)
                 self._fail(info, exc)
                 continue
-            for plugin_file in found or ():
-                self._load(plugin_file.stem, SOURCE_FILE, None, None, _file_loader(plugin_file))
+            with batch():
+                for plugin_file in found or ():
+                    loader = _file_loader(plugin_file)
+                    self._load(plugin_file.stem, SOURCE_FILE, None, None, loader)
 
     def _allowed(self, name: str) -> bool:
         return self._allow is None or name in self._allow
@@ -360,11 +369,12 @@ class PluginHost:
         hook = f"register_{kind}"
         result: dict[str, Any] = {}
         owners: dict[str, PluginInfo] = {}
-        for info in self._implementers(hook):
-            staged = self._call_one(info, kind, owners)
-            if staged is not None:
-                result.update(self._guarded(kind, info, staged))
-                owners.update(dict.fromkeys(staged, info))
+        with batch():
+            for info in self._implementers(hook):
+                staged = self._call_one(info, kind, owners)
+                if staged is not None:
+                    result.update(self._guarded(kind, info, staged))
+                    owners.update(dict.fromkeys(staged, info))
         self._results[kind] = result
         self._owners[kind] = owners
         if kind == "link_generations":

@@ -314,3 +314,75 @@ def test_threads_a_plugin_leaves_running_are_named(monkeypatch, tmp_path):
         if thread.name == "lingering":
             thread.join(5)
     assert ("lingerer", "lingering") not in [(n, t.name) for n, t in process.leftover_threads()]
+
+
+# --- the watchdog for plugin code that holds the interpreter lock -----------------------------
+
+
+class FakeFaulthandler:
+    """Counts arming and disarming instead of starting faulthandler's thread."""
+
+    def __init__(self) -> None:
+        self.armed: list[float] = []
+        self.cancelled = 0
+
+    def dump_traceback_later(self, timeout: float, **options: Any) -> None:
+        assert options["exit"] is True
+        self.armed.append(timeout)
+
+    def cancel_dump_traceback_later(self) -> None:
+        self.cancelled += 1
+
+
+@pytest.fixture
+def fake_faulthandler(monkeypatch: pytest.MonkeyPatch) -> FakeFaulthandler:
+    from fabricui.plugins import budget
+
+    fake = FakeFaulthandler()
+    monkeypatch.setattr(budget, "faulthandler", fake)
+    return fake
+
+
+def test_watchdog_arms_around_a_call_on_the_main_thread(fake_faulthandler):
+    """Armed at budget plus grace for the call, disarmed after; none without a budget."""
+    from fabricui.plugins import budget
+
+    process.call_plugin(lambda: None, 2.0, "p")
+    assert fake_faulthandler.armed == [2.0 + budget.WATCHDOG_GRACE_S]
+    assert fake_faulthandler.cancelled == 1
+    process.call_plugin(lambda: None, None, "p")
+    assert len(fake_faulthandler.armed) == 1
+
+
+def test_watchdog_stays_armed_through_a_batch(fake_faulthandler):
+    """Calls one after another in a batch arm it once (arming costs a thread) and it is
+    disarmed when the batch ends, before fabricui's own work goes on."""
+    from fabricui.plugins import budget
+
+    with budget.batch():
+        for _ in range(20):
+            process.call_plugin(lambda: None, 2.0, "p")
+        assert len(fake_faulthandler.armed) == 1 and fake_faulthandler.cancelled == 0
+    assert fake_faulthandler.cancelled == 1
+
+
+def test_watchdog_is_rearmed_when_too_little_time_is_left(fake_faulthandler, monkeypatch):
+    """A batch running longer than half the grace re-arms before the next call."""
+    from fabricui.plugins import budget
+
+    clock = [1000.0]
+    monkeypatch.setattr(budget.time, "monotonic", lambda: clock[0])
+    with budget.batch():
+        process.call_plugin(lambda: None, 2.0, "p")
+        clock[0] += budget.WATCHDOG_GRACE_S / 2 + 0.1
+        process.call_plugin(lambda: None, 2.0, "p")
+    assert len(fake_faulthandler.armed) == 2
+
+
+def test_watchdog_never_arms_off_the_main_thread(fake_faulthandler):
+    """In the explorer plugins load in a worker: ending the process there would leave the
+    terminal raw, so no watchdog."""
+    worker = threading.Thread(target=lambda: process.call_plugin(lambda: None, 2.0, "p"))
+    worker.start()
+    worker.join()
+    assert fake_faulthandler.armed == []
