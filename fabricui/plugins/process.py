@@ -18,9 +18,9 @@ into what a plugin registered in it; the command line wraps a whole command in
   plugin raised itself is the plugin's failure (``as_plugin_error``).
 
 A thread is a plugin's when it runs plugin code for the host (``run_as``, which
-``call_plugin`` uses on the thread it starts for the call) or was started while a plugin's
-scope was open (found when the scope closes). ``exit_process`` ends the program without waiting for
-plugin threads that are not daemons.
+``call_plugin`` uses on the thread it starts for the call) or was started by a plugin's
+thread (``threading.Thread.start`` notes who started it while the guards are installed).
+``exit_process`` ends the program without waiting for plugin threads that are not daemons.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ _pid = os.getpid()
 ``os._exit``, or it would run on in the plugin's code after its work."""
 _real_register = atexit.register
 _real_unregister = atexit.unregister
+_real_start = threading.Thread.start
 
 _local = threading.local()
 """``plugin``: the name of the plugin whose code the current thread runs, if any."""
@@ -136,22 +137,18 @@ def owner(thread: threading.Thread | None = None) -> str | None:
 
 @contextlib.contextmanager
 def running(name: str) -> Iterator[None]:
-    """Run plugin ``name``'s code on this thread: guards installed, threads it starts noted.
+    """Run plugin ``name``'s code on this thread, with the guards installed.
 
     Args:
         name: The plugin's name, for what it prints and for what goes wrong.
     """
     previous = getattr(_local, "plugin", None)
-    before = set(threading.enumerate())
     _install()
     _local.plugin = name
     try:
         yield
     finally:
         _local.plugin = previous
-        for thread in threading.enumerate():
-            if thread not in before and thread not in _owners:
-                _owners[thread] = name
         _flush_partial(name)
         _uninstall()
 
@@ -171,6 +168,15 @@ def command_scope() -> Iterator[None]:
         with _lock:
             _command -= 1
         _uninstall()
+
+
+def _start(self: threading.Thread) -> None:
+    """``Thread.start`` while the guards are installed: a thread a plugin's thread starts is
+    that plugin's too (what it prints, whether it may end the process, who left it)."""
+    name = owner()
+    if name is not None and self not in _owners:
+        _owners[self] = name
+    _real_start(self)
 
 
 # --- Ctrl-C ----------------------------------------------------------------------------------
@@ -231,6 +237,7 @@ def _install() -> None:
         os._exit = _guarded_exit
         atexit.register = _register  # type: ignore[assignment]
         atexit.unregister = _unregister
+        threading.Thread.start = _start  # type: ignore[method-assign]
         if threading.current_thread() is threading.main_thread():
             with contextlib.suppress(ValueError, TypeError):
                 if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
@@ -250,6 +257,7 @@ def _uninstall() -> None:
         os._exit = _real_exit
         atexit.register = _real_register
         atexit.unregister = _real_unregister
+        threading.Thread.start = _real_start  # type: ignore[method-assign]
         if _saved.pop("sigint", False) and threading.current_thread() is threading.main_thread():
             with contextlib.suppress(ValueError, TypeError):
                 if signal.getsignal(signal.SIGINT) is _on_sigint:
@@ -352,13 +360,11 @@ def _guarded_exit(status: int) -> None:
 
 
 def leftover_threads() -> list[tuple[str, threading.Thread]]:
-    """Threads that are not daemons, still running, other than the main thread, with the
-    plugin each belongs to (``(unknown)`` when no plugin scope saw it start)."""
-    main = threading.main_thread()
+    """Plugin threads that are not daemons and still run, with the plugin of each."""
     return [
-        (_owners.get(thread) or "(unknown)", thread)
+        (_owners[thread], thread)
         for thread in threading.enumerate()
-        if thread is not main and not thread.daemon and thread.is_alive()
+        if thread in _owners and not thread.daemon and thread.is_alive()
     ]
 
 

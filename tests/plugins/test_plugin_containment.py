@@ -93,6 +93,7 @@ def guards_are_off() -> None:
     """Nothing of the containment is left installed once plugin code has run."""
     assert os._exit is process._real_exit
     assert atexit.register is process._real_register
+    assert threading.Thread.start is process._real_start
     assert not isinstance(sys.stdout, process._Router)
     assert signal.getsignal(signal.SIGINT) is not process._on_sigint
     assert process._depth == 0
@@ -296,24 +297,39 @@ def test_atexit_handlers_of_plugins_are_budgeted(monkeypatch, tmp_path, capsys):
 THREADS = """\
 import threading
 stop = threading.Event()
-threading.Thread(target=stop.wait, name="lingering", daemon=False).start()
+
+
+def start_another():
+    threading.Thread(target=stop.wait, name="grandchild", daemon=False).start()
+    stop.wait()
+
+
+threading.Thread(target=start_another, name="lingering", daemon=False).start()
 """
 
 
 def test_threads_a_plugin_leaves_running_are_named(monkeypatch, tmp_path):
-    """A thread that is not a daemon, started at import: ``exit_process`` would name it and
-    not wait for it (the exit itself is run end to end in tests/hostile)."""
-    file_plugins(monkeypatch, tmp_path, lingerer=THREADS)
-    module = sys.modules["fabricui_file_plugin_lingerer"]
-    try:
-        found = [(name, t.name) for name, t in process.leftover_threads()]
-        assert ("lingerer", "lingering") in found
-    finally:
-        module.stop.set()
+    """Threads that are not daemons, started at import and by those threads: the plugin's,
+    so ``exit_process`` would name them and not wait for them (the exit itself is run end
+    to end in tests/hostile). A thread fabricui starts is nobody's."""
+    with process.command_scope():  # the guards stay on while the command runs
+        own = threading.Thread(target=time.sleep, args=(0.5,), name="fabricui's own")
+        own.start()
+        file_plugins(monkeypatch, tmp_path, lingerer=THREADS)
+        module = sys.modules["fabricui_file_plugin_lingerer"]
+        try:
+            deadline = time.monotonic() + 5
+            while len(process.leftover_threads()) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            found = sorted((name, t.name) for name, t in process.leftover_threads())
+            assert found == [("lingerer", "grandchild"), ("lingerer", "lingering")]
+        finally:
+            module.stop.set()
+            own.join()
     for thread in threading.enumerate():
-        if thread.name == "lingering":
+        if thread.name in ("lingering", "grandchild"):
             thread.join(5)
-    assert ("lingerer", "lingering") not in [(n, t.name) for n, t in process.leftover_threads()]
+    assert process.leftover_threads() == []
 
 
 # --- the watchdog for plugin code that holds the interpreter lock -----------------------------
