@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from fabricui.errors import ConfigError, FabricError
@@ -284,6 +283,8 @@ def write_text(path: Path, text: str, force: bool = False) -> None:
         ConfigError: ``path`` exists (without ``force``), is a directory, or cannot be
             written (the message names the reason); nothing is left behind.
     """
+    import tempfile  # not at module level: readers (the explorer's start-up) need none of it
+
     path = Path(path)
     check_target(path, force)
     directory = path.parent
