@@ -67,4 +67,3 @@ def test_biggest_topologies_under_a_memory_cap(env, argv: tuple[str, ...], fits:
             "fabricui: error: not enough memory for this request (a memory limit or the "
             "machine's); ask for less: fewer --nodes, a smaller topology or fewer sizes"
         ]
-    assert result.seconds < 20
