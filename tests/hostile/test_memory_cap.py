@@ -52,7 +52,7 @@ def cap_memory() -> None:
     ("argv", "fits"), CASES, ids=lambda v: v[v.index("-t") + 1] if isinstance(v, tuple) else str(v)
 )
 def test_biggest_topologies_under_a_memory_cap(env, argv: tuple[str, ...], fits: bool):
-    """Finish with valid output, or refuse with the one-line out-of-memory error."""
+    """Finish with valid output, or refuse with one line that says how to ask for less."""
     try:
         result = run(command(*argv), env, timeout=60, preexec_fn=cap_memory)
     except subprocess.TimeoutExpired:
@@ -62,8 +62,10 @@ def test_biggest_topologies_under_a_memory_cap(env, argv: tuple[str, ...], fits:
         assert result.status == 0, result.err
         assert json.loads(result.out)
     else:
+        # Refused up front (admission control or the switch radix, each saying how to ask
+        # for less), or caught as the one-line out-of-memory error.
         assert result.status == 2
-        assert result.err_lines == [
-            "fabricui: error: not enough memory for this request (a memory limit or the "
-            "machine's); ask for less: fewer --nodes, a smaller topology or fewer sizes"
-        ]
+        assert len(result.err_lines) == 1, result.err
+        line = result.err_lines[0]
+        assert line.startswith("fabricui: error: ")
+        assert "fewer" in line
