@@ -116,7 +116,12 @@ def run(args: argparse.Namespace) -> int:
         request = CollectiveRequest(
             topology_request(args), op, tuple(sizes), args.group, args.gpus, args.algo, args.hosts
         )
-        result = predict_collective(request, catalog(args))
+        from fabricui.render.progress import terminal_progress
+        from fabricui.services.collective import COLLECTIVE_PHASES
+
+        phases = COLLECTIVE_PHASES + (args.hosts is not None)
+        with terminal_progress("collective", phases, quiet=args.json) as progress:
+            result = predict_collective(request, catalog(args), progress=progress)
     if args.json:
         print_json(result.to_json())
     else:

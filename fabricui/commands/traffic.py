@@ -44,20 +44,22 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: Unknown topology, a GPU count or ``--top`` out of range.
     """
+    from fabricui.render.progress import terminal_progress
     from fabricui.render.table import text_table
-    from fabricui.services.traffic import simulate
+    from fabricui.services.traffic import TRAFFIC_PHASES, simulate
 
     request = TrafficRequest(
         topology_request(args), args.pattern, args.gpus, args.seed, args.top, args.hosts
     )
-    result = simulate(request, catalog(args))
+    with terminal_progress("traffic", TRAFFIC_PHASES, quiet=args.json) as progress:
+        result = simulate(request, catalog(args), progress=progress)
     if args.json:
         print_json(result.to_json(), indent=None)
         return 0
     rates = result.rates
     print(
         f"{result.pattern} among {result.gpus} GPUs of {result.topology}: "
-        f"{len(result.flows)} flows, max-min fair"
+        f"{result.n_flows:,} flows, max-min fair"
     )
     print(
         f"flow rate GB/s: min {rates['min_GBps']:.3g}  median {rates['median_GBps']:.3g}"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.services.progress import NO_PROGRESS, Phases
 from fabricui.services.requests import GROUPS, CollectiveRequest
 
 if TYPE_CHECKING:
@@ -105,10 +106,18 @@ def prediction_rows(prediction: Prediction) -> tuple[dict[str, Any], ...]:
     )
 
 
+#: Phases ``predict_collective`` reports (one more with ``--hosts``: the packed job).
+COLLECTIVE_PHASES = 3
+
+
 def predict_collective(
-    request: CollectiveRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+    request: CollectiveRequest,
+    catalog: Catalog | None = None,
+    host: PluginHost | None = None,
+    progress: Phases = NO_PROGRESS,
 ) -> CollectiveResult:
-    """Predict a collective on the requested fabric with every loaded algorithm.
+    """Predict a collective on the requested fabric with every loaded algorithm, reporting
+    ``COLLECTIVE_PHASES`` phases to ``progress``.
 
     Raises:
         FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
@@ -117,6 +126,7 @@ def predict_collective(
     from fabricui.services import admission
     from fabricui.services.session import collective_algorithms, load_fabric
 
+    progress.phase("building the fabric")
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
     ranks = job.ranks if job is not None else group_ranks(fabric, request.group, request.gpus)
@@ -130,9 +140,11 @@ def predict_collective(
             budget,
             f"use --gpus {admission.largest_all_to_all(budget)} or fewer, or --group per-node",
         )
+    progress.phase("loading the algorithms")
     algorithms = collective_algorithms(host=host)
 
     def rows_of(group: Any) -> tuple[dict[str, Any], ...]:
+        progress.phase(f"{request.op} among {len(group):,} GPUs")
         prediction = evaluate_collective(
             fabric,
             request.op,

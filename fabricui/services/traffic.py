@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.services.progress import NO_PROGRESS, Phases
 from fabricui.services.requests import TrafficRequest
 
 if TYPE_CHECKING:
@@ -14,9 +15,14 @@ if TYPE_CHECKING:
     from fabricui.plugins import PluginHost
 
 
+#: Phases ``simulate`` reports.
+TRAFFIC_PHASES = 3
+
+
 @dataclass(frozen=True)
 class TrafficResult:
-    """What ``fabricui traffic`` reports."""
+    """What ``fabricui traffic`` reports. Flows stay arrays (a million-flow all-to-all is
+    named only when a caller asks for every flow)."""
 
     topology: str
     """Topology id."""
@@ -24,18 +30,49 @@ class TrafficResult:
     """Pattern name."""
     gpus: int
     """GPUs taking part."""
-    flows: tuple[tuple[str, str, float], ...]
-    """Every flow: (source GPU, destination GPU, rate [GB/s])."""
+    src_ranks: Any
+    """(flows,) global rank each flow leaves."""
+    dst_ranks: Any
+    """(flows,) global rank each flow enters."""
+    rate_GBps: Any
+    """(flows,) max-min fair rate of each flow [GB/s]."""
+    gpu_names: tuple[str, ...]
+    """Name of every global rank (``n0.g3``), indexed by rank."""
     rates: dict[str, float]
     """``min_GBps``, ``median_GBps``, ``max_GBps``, ``total_GBps`` over the flows."""
     busiest_links: tuple[dict[str, Any], ...]
     """The most loaded links: ``link``, ``generation``, ``load_GBps``, ``capacity_GBps``,
     ``utilization``."""
 
+    @property
+    def n_flows(self) -> int:
+        """Number of flows."""
+        return int(len(self.rate_GBps))
+
+    @property
+    def flows(self) -> list[tuple[str, str, float]]:
+        """Every flow: (source GPU, destination GPU, rate [GB/s]), in flow order."""
+        return self._named(slice(None))
+
     def slowest_flows(self, count: int = 5) -> list[tuple[str, str, float]]:
         """The ``count`` slowest flows, slowest first (ties in flow order)."""
-        order = sorted(range(len(self.flows)), key=lambda i: self.flows[i][2])
-        return [self.flows[i] for i in order[:count]]
+        import numpy as np
+
+        order = np.argsort(self.rate_GBps, kind="stable")[:count]
+        return self._named(order)
+
+    def _named(self, which: Any) -> list[tuple[str, str, float]]:
+        """Flows ``which`` (an index array or a slice) with their GPUs' names."""
+        import numpy as np
+
+        names = np.asarray(self.gpu_names, dtype=object)
+        return list(
+            zip(
+                names[self.src_ranks[which]].tolist(),
+                names[self.dst_ranks[which]].tolist(),
+                self.rate_GBps[which].tolist(),
+            )
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui traffic --json`` object."""
@@ -50,9 +87,13 @@ class TrafficResult:
 
 
 def simulate(
-    request: TrafficRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+    request: TrafficRequest,
+    catalog: Catalog | None = None,
+    host: PluginHost | None = None,
+    progress: Phases = NO_PROGRESS,
 ) -> TrafficResult:
-    """Route every flow of the pattern and share the links max-min fairly.
+    """Route every flow of the pattern and share the links max-min fairly, reporting
+    ``TRAFFIC_PHASES`` phases to ``progress``.
 
     Raises:
         FabricError: Unknown topology, a GPU count or ``top`` out of range.
@@ -64,6 +105,7 @@ def simulate(
     from fabricui.services.collective import job_of
     from fabricui.services.session import load_fabric
 
+    progress.phase("building the fabric")
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
     members = job.ranks if job is not None else None
@@ -90,7 +132,9 @@ def simulate(
         raise ConfigError(f"--top must be at least 1 (got {request.top})")
     group = members if members is not None else np.arange(n)
     src, dst = pattern_flows(request.pattern, group, request.seed)
+    progress.phase(f"routing {len(src):,} flows, max-min fair rates")
     report = simulate_traffic(fabric, src, dst)
+    progress.phase("busiest links")
     name = fabric.device_name
     links = tuple(
         {
@@ -107,10 +151,10 @@ def simulate(
         topology=fabric.spec.id,
         pattern=request.pattern,
         gpus=n,
-        flows=tuple(
-            (fabric.gpu_name(int(a)), fabric.gpu_name(int(b)), float(r))
-            for a, b, r in zip(src, dst, rates)
-        ),
+        src_ranks=np.asarray(src),
+        dst_ranks=np.asarray(dst),
+        rate_GBps=np.asarray(rates, dtype=float),
+        gpu_names=tuple(fabric.gpu_name(rank) for rank in range(fabric.n_gpus)),
         rates={
             "min_GBps": float(rates.min()),
             "median_GBps": float(np.median(rates)),
