@@ -17,6 +17,9 @@ from typing import Any
 from fabricui.commands.options import catalog_request
 from fabricui.render.output import print_json
 
+#: Median error of the fitted rows under which unchanged figures mean the database fits.
+FITS_WELL = 0.10
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``calibrate`` subcommand.
@@ -85,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         FabricError: Unreadable results, an unknown topology, runs that do not fit it, or
             an existing ``--output`` without ``--force``.
     """
-    from fabricui.services.calibrate import CalibrateRequest, calibrate
+    from fabricui.render.progress import terminal_progress
+    from fabricui.services.calibrate import CALIBRATE_PHASES, CalibrateRequest, calibrate
 
     request = CalibrateRequest(
         topology=args.topology,
@@ -99,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         catalog=catalog_request(args),
     )
-    calibration = calibrate(request)
+    with terminal_progress("calibrate", CALIBRATE_PHASES, quiet=args.json) as progress:
+        calibration = calibrate(request, progress)
     if args.json:
         print_json(calibration.report)
     else:
@@ -168,9 +173,17 @@ def render(report: dict[str, Any]) -> str:
         f"{pct(errors['held_out']['after']):>8}",
     ]
     if not report["overlay"]:
-        lines.append(
-            "no link figure changed: the database already fits these runs (nothing written)"
-        )
+        after = errors["fit"]["after"]
+        if after is not None and after > FITS_WELL:
+            lines.append(
+                f"no link figure changed, yet predictions are off by {pct(after)}: the runs "
+                "may not be of this topology or node count (a degraded link, another "
+                "fabric); nothing written"
+            )
+        else:
+            lines.append(
+                "no link figure changed: the database already fits these runs (nothing written)"
+            )
     if report.get("output"):
         lines.append(
             f"wrote {report['output']} (apply with: fabricui --calibration {report['output']} ...)"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.services.progress import NO_PROGRESS, Phases
 from fabricui.services.requests import CatalogRequest
 
 if TYPE_CHECKING:
@@ -91,7 +92,11 @@ def _case(
     import numpy as np
 
     from fabricui.engine.calibration import CalibrationCase, split_alternate
-    from fabricui.services.session import build_fabric_with_plugins, collective_algorithms
+    from fabricui.services.session import (
+        admit_fabric,
+        build_fabric_with_plugins,
+        collective_algorithms,
+    )
 
     if run.op is None:
         raise ConfigError(f"{run.source}: cannot tell the collective; give --op")
@@ -102,7 +107,9 @@ def _case(
     if nodes < 1:
         raise ConfigError(f"--nodes must be at least 1 (got {nodes})")
     if nodes not in fabrics:
-        fabrics[nodes] = build_fabric_with_plugins(_spec_for(spec, nodes), catalog)
+        scaled = _spec_for(spec, nodes)
+        admit_fabric(scaled)  # a 100,000-host log: one line, not gigabytes
+        fabrics[nodes] = build_fabric_with_plugins(scaled, catalog)
     fabric = fabrics[nodes]
     nranks = run.nranks or fabric.n_gpus
     if nranks % nodes or nranks // nodes > per_node:
@@ -164,8 +171,13 @@ def _generation_order(catalog: Catalog, generations: list[str]) -> tuple[list[st
     return order, [g for g in order if tier(g) in LATENCY_TIERS]
 
 
-def calibrate(request: CalibrateRequest) -> Calibration:
-    """Fit, report and write the overlay when asked.
+#: Phases ``calibrate`` reports.
+CALIBRATE_PHASES = 4
+
+
+def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Calibration:
+    """Fit, report and write the overlay when asked, reporting ``CALIBRATE_PHASES`` phases
+    to ``progress``.
 
     Raises:
         FabricError: Unreadable results, an unknown topology, runs that do not fit it, or
@@ -188,17 +200,21 @@ def calibrate(request: CalibrateRequest) -> Calibration:
         check_target(request.output, request.force)
     if request.algo:
         _forced_algo(request.algo, collective_algorithms())
+    progress.phase("reading the results")
     catalog = load_catalog(request.catalog)
     spec = resolve_topology(request.topology, catalog)
     entries = list(request.entries)
     fit_runs = [r for path in request.results for r in read_results(path, request.op, entries)]
     check_runs = [r for path in request.held_out for r in read_results(path, request.op, entries)]
+    progress.phase("building the fabrics of the runs")
     fabrics: dict[int, Fabric] = {}
     cases = [_case(r, spec, catalog, fabrics, request, False) for r in fit_runs]
     cases += [_case(r, spec, catalog, fabrics, request, True) for r in check_runs]
     generations = list(dict.fromkeys(g for f in fabrics.values() for g in f.generations))
     order, latency = _generation_order(catalog, generations)
+    progress.phase(f"fitting {len(order)} link generation(s) to {len(cases)} run(s)")
     result = fit_links(cases, generations=order, latency_generations=latency)
+    progress.phase("comparing before and after")
 
     changed = result.changed
     overlay = CalibrationOverlay(

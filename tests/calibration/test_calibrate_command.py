@@ -151,8 +151,8 @@ def test_nothing_changed_writes_nothing(run_calibrate, tmp_path):
         "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong",
     ]
     for row in rows:
-        t = row["before_us"]
-        lines.append(f"{row['size_bytes']} 1 float sum -1 {t:.2f} 1.00 1.00 0 {t:.2f} 1.00 1.00 0")
+        t = row["before_us"]  # busbw/algbw 1.875 = 2 (n - 1) / n: the run's 16 ranks
+        lines.append(f"{row['size_bytes']} 1 float sum -1 {t:.2f} 1.00 1.875 0 {t:.2f} 1 1.875 0")
     table.write_text("\n".join(lines) + "\n")
     out_path = tmp_path / "calibrated.yaml"
     status, out, err = run_calibrate(
@@ -160,3 +160,34 @@ def test_nothing_changed_writes_nothing(run_calibrate, tmp_path):
     )
     assert status == 0, err
     assert "nothing written" in out and not out_path.exists()
+    assert "already fits" in out
+
+
+def test_unchanged_figures_far_off_say_so(run_calibrate):
+    """A report whose figures stayed put while the rows are far off is not called a fit."""
+    status, out, _ = run_calibrate(str(RING), "-t", "dgx-h100", "--json")
+    report = json.loads(out)
+    report["overlay"] = {}
+    report["errors"]["fit"]["after"] = 0.5
+    text = calibrate_command.render(report)
+    assert "already fits" not in text
+    assert "predictions are off by 50.0%: the runs may not be of this topology" in text
+    report["errors"]["fit"]["after"] = 0.02
+    assert "the database already fits these runs" in calibrate_command.render(report)
+
+
+def test_a_huge_cluster_log_is_refused_in_one_line(run_calibrate, tmp_path, monkeypatch):
+    """A log of more hosts than the memory budget builds is one line with what fits."""
+    monkeypatch.setenv("FABRICUI_MAX_MEMORY", "130M")
+    lines = RING.read_text().splitlines()
+    ranks = [
+        f"#  Rank {8 * n + d:5d} Group  0 Pid 1 on node{n} device {d} [0x18] NVIDIA H100"
+        for n in range(1024)
+        for d in range(8)
+    ]
+    body = [line for line in lines if not line.startswith("#  Rank")]
+    log = tmp_path / "all_reduce_perf.txt"
+    log.write_text("\n".join(body[:10] + ranks + body[10:]) + "\n")
+    status, _, err = run_calibrate(str(log), "-t", "dgx-h100")
+    assert status == 2
+    assert err.count("\n") == 1 and "8,192 GPUs" in err and "use --nodes" in err
