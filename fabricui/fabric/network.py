@@ -626,7 +626,9 @@ def build_network(
 MAX_GROUPS = 4096
 
 
-def plan_dragonfly(net: NetSpec, ports_total: int, radix: int) -> tuple[int, int, int]:
+def plan_dragonfly(
+    net: NetSpec, ports_total: int, radix: int, ports_per_node: int = 0
+) -> tuple[int, int, int]:
     """Groups, routers per group and the fewest cables between two groups of a dragonfly.
 
     A balanced dragonfly (Kim et al.) gives each router ``p = radix/4`` terminal ports,
@@ -638,8 +640,9 @@ def plan_dragonfly(net: NetSpec, ports_total: int, radix: int) -> tuple[int, int
     (groups - 1))`` cables per pair at least (``global_links`` sets it).
 
     Raises:
-        EngineError: More than ``MAX_GROUPS`` groups, or more global cables than a group's
-            routers have ports for.
+        EngineError: More than ``MAX_GROUPS`` groups, more groups than a group's global
+            ports can reach (a pair without a cable has no minimal route), or more global
+            cables than a group's routers have ports for.
     """
     p = max(1, radix // 4)
     needed = max(1, math.ceil(ports_total / p))
@@ -663,7 +666,19 @@ def plan_dragonfly(net: NetSpec, ports_total: int, radix: int) -> tuple[int, int
     )
     cables = net.global_links
     if cables is None:
-        cables = max(1, (per * max(1, radix // 4)) // max(1, groups - 1))
+        global_ports = per * max(1, radix // 4)
+        if groups - 1 > global_ports:
+            # Every pair of groups needs a global cable for a minimal route.
+            most = (global_ports + 1) * per * p
+            fits = f"{most:,} NIC ports"
+            if ports_per_node:
+                fits = f"up to --nodes {most // ports_per_node}"
+            raise EngineError(
+                f"dragonfly of {groups} groups: a group of {per} {radix}-port routers has "
+                f"{global_ports} global ports, enough for {global_ports + 1} groups "
+                f"({fits}); use fewer nodes, or set net.routers_per_group"
+            )
+        cables = max(1, global_ports // max(1, groups - 1))
     return groups, per, cables
 
 
@@ -708,7 +723,9 @@ def build_dragonfly(
 
     nic_flat = nic_devs.reshape(-1)
     n_nics = nic_flat.shape[0]
-    groups, per, cables = plan_dragonfly(net, n_nics * ports, radix)
+    groups, per, cables = plan_dragonfly(
+        net, n_nics * ports, radix, ports_per_node=n_nics * ports // max(nodes, 1)
+    )
     routers = groups * per
     per_router = math.ceil(n_nics / routers)
     if net.groups is None and net.routers_per_group is None:

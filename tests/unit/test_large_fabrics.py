@@ -228,6 +228,10 @@ def test_dragonfly_default_sizing():
     assert plan_dragonfly(net, 64, 64)[:2] == (1, 32)  # one whole group (cabinet)
     assert plan_dragonfly(replace(net, groups=5), 320, 64) == (5, 4, 16)
     assert plan_dragonfly(replace(net, routers_per_group=8), 320, 64) == (3, 8, 64)
+    # 513 groups of 32 routers x 16 global ports: every pair of groups has one cable.
+    assert plan_dragonfly(net, 513 * 32 * 16, 64) == (513, 32, 1)
+    with pytest.raises(EngineError, match=r"514 groups.*513 groups \(up to --nodes 32832\)"):
+        plan_dragonfly(net, 514 * 32 * 16, 64, ports_per_node=8)
 
 
 # --- torus -------------------------------------------------------------------------------
