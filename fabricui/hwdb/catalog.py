@@ -12,7 +12,7 @@ from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument, read_yaml
 from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec, TopologySpec
-from fabricui.model.records import LINK_FAMILIES, TIERS
+from fabricui.model.records import LINK_FAMILIES, MLP_KINDS, TIERS
 from fabricui.vocabulary import PROTOCOLS
 
 #: Top-level list keys of a record file and the record each holds.
@@ -81,6 +81,15 @@ def _check_record(doc: YamlDocument, path: tuple, kind: str, record: Any) -> Non
         check_choice(doc, (*path, "family"), record.family, LINK_FAMILIES)
         check_choice(doc, (*path, "tier"), record.tier, TIERS)
         check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
+    if kind == "models" and record.mlp:
+        check_choice(doc, (*path, "mlp"), record.mlp, MLP_KINDS)
+    if kind == "gpus":
+        for name in ("gemm_efficiency", "attention_efficiency", "hbm_efficiency"):
+            value = getattr(record, name)
+            if value is not None:
+                check_range(doc, (*path, name), value, 0.01, 1.0, "efficiency")
+        if record.sms is not None:
+            check_range(doc, (*path, "sms"), record.sms, 1, 100000, "SM count")
     for key in getattr(record, "sources", {}):
         if not hasattr(record, key):
             raise HwdbError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
-from fabricui.engine.types import CommOp, Layout, Strategy
+from fabricui.engine.types import CommOp, Layout, StateShards, Strategy
 from fabricui_strategies._shapes import stage_param_bytes
 from fabricui_strategies.zero import fsdp_operations
 
@@ -49,9 +49,15 @@ class HSDP(Strategy):
                     count=1,
                     overlappable=True,
                     note="gradient-shard all-reduce across replicas",
+                    scope="step",
                 )
             )
         return ops
+
+    def state_shards(self, model: ModelShape, layout: Layout) -> StateShards:
+        """Everything over the shard group; replicas hold their own copy."""
+        shard = shard_size(layout)
+        return StateShards(weights=shard, grads=shard, optimizer=shard)
 
 
 def shard_size(layout: Layout) -> int:
