@@ -484,8 +484,15 @@ def test_plan_cli_json_shape(capsys):
     data = run_json(capsys, plan_command, "plan", "--tp", "8", "--pp", "2", "--seq", "4096")
     assert data["layout"]["dp"] == 2 and data["layout"]["microbatches"] == 8
     assert {op["strategy"] for op in data["operations"]} == {"ddp", "tp", "pp"}
-    parts = data["compute_us"] + data["exposed_comm_us"] + data["bubble_us"]
+    parts = (
+        data["compute_us"]
+        + data["recompute_us"]
+        + data["exposed_comm_us"]
+        + data["bubble_us"]
+        + data["optimizer_us"]
+    )
     assert data["step_us"] == pytest.approx(parts)
+    assert sum(data["breakdown_us"].values()) == pytest.approx(data["step_us"])
 
 
 def test_plan_cli_search_json(capsys):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Union
@@ -92,7 +91,7 @@ class Pricer:
     ) -> None:
         self.fabric = fabric
         self.evaluate = evaluate or _default_evaluate(fabric, algorithms)
-        self._cache: dict[tuple[str, tuple[int, ...], float], tuple[float, str]] = {}
+        self._cache: dict[tuple[str, tuple[int, ...]], dict[float, tuple[float, str]]] = {}
 
     def __call__(
         self, collective: str, ranks: tuple[int, ...], size_bytes: float
@@ -100,32 +99,54 @@ class Pricer:
         """(time of one call [us], algorithm) of ``collective`` on ``ranks``."""
         if len(ranks) < 2 or size_bytes <= 0:
             return 0.0, "-"
-        key = (collective, ranks, float(size_bytes))
-        if key not in self._cache:
-            self.prime(collective, ranks, [size_bytes])
-        return self._cache[key]
+        sizes = self._cache.get((collective, ranks))
+        size = float(size_bytes)
+        if sizes is None or size not in sizes:
+            self.prime(collective, ranks, [size])
+            sizes = self._cache[(collective, ranks)]
+        return sizes[size]
 
     def prime(self, collective: str, ranks: tuple[int, ...], sizes: Sequence[float]) -> None:
         """Price many sizes of one collective on one group in a single engine call."""
-        todo = sorted({float(s) for s in sizes if s > 0} - self._known(collective, ranks))
+        known = self._cache.setdefault((collective, ranks), {})
+        todo = sorted({float(s) for s in sizes if s > 0} - set(known))
         if len(ranks) < 2 or not todo:
             return
         pred = self.evaluate(self.fabric, collective, todo, ranks=np.asarray(ranks))
         for size, time_us, algo in zip(todo, pred.time_us, pred.algorithm):
-            self._cache[(collective, ranks, size)] = (float(time_us), str(algo))
+            known[size] = (float(time_us), str(algo))
 
-    def _known(self, collective: str, ranks: tuple[int, ...]) -> set[float]:
-        return {k[2] for k in self._cache if k[0] == collective and k[1] == ranks}
+
+class _GroupEvaluate:
+    """``evaluate_collective`` that keeps each group it builds: routing a large group is
+    the expensive part, and a plan prices several collectives on the same group."""
+
+    def __init__(self, fabric: Fabric, algorithms: Sequence[CollectiveAlgorithm] | None) -> None:
+        from fabricui.engine.evaluate import algorithms_for_env
+        from fabricui.engine.routing import Router
+
+        self.router = Router(fabric)
+        self.algorithms = list(algorithms) if algorithms else algorithms_for_env()
+        self.groups: dict[bytes, Any] = {}
+
+    def __call__(
+        self, fabric: Fabric, op: str, size_bytes: Sequence[float], ranks: Any = None
+    ) -> Prediction:
+        from fabricui.engine.collectives import predict
+        from fabricui.engine.group import Group
+
+        members = np.asarray(ranks if ranks is not None else np.arange(fabric.n_gpus))
+        key = members.astype(np.int64).tobytes()
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = Group(fabric, members, router=self.router)
+        return predict(group, op, size_bytes, self.algorithms)
 
 
 def _default_evaluate(
     fabric: Fabric, algorithms: Sequence[CollectiveAlgorithm] | None = None
 ) -> Evaluate:
-    from fabricui.engine.evaluate import evaluate_collective
-    from fabricui.engine.routing import Router
-
-    chosen = list(algorithms) if algorithms else None
-    return functools.partial(evaluate_collective, algorithms=chosen, router=Router(fabric))
+    return _GroupEvaluate(fabric, algorithms)
 
 
 PricerLike = Union[Evaluate, Pricer, None]
@@ -144,7 +165,7 @@ def representative(groups: Groups, op: CommOp) -> tuple[int, ...]:
     """
     if op.group not in groups or len(groups[op.group]) == 0:
         raise EngineError(f"{op.strategy}: unknown process group {op.group!r} ({', '.join(AXES)})")
-    return tuple(int(r) for r in groups[op.group][0])
+    return tuple(np.asarray(groups[op.group][0]).tolist())
 
 
 def price_calls(
@@ -156,8 +177,16 @@ def price_calls(
         EngineError: An operation names an axis ``groups`` does not have.
     """
     priced = []
+    ranks_of: dict[str, tuple[int, ...]] = {}
+    wanted: dict[tuple[str, tuple[int, ...]], list[float]] = {}
     for op in ops:
-        ranks = representative(groups, op)
+        if op.group not in ranks_of:
+            ranks_of[op.group] = representative(groups, op)
+        wanted.setdefault((op.collective, ranks_of[op.group]), []).append(op.size_bytes)
+    for (collective, ranks), sizes in wanted.items():
+        pricer.prime(collective, ranks, sizes)
+    for op in ops:
+        ranks = ranks_of[op.group]
         call_us, algorithm = pricer(op.collective, ranks, op.size_bytes)
         priced.append(PricedOp(op, ranks, call_us, algorithm))
     return priced

@@ -169,12 +169,14 @@ class PlanReport:
         """Why this layout is fast (or what holds it back), short phrases for rankings."""
         lay = self.layout
         out = []
+        node = self.gpus_per_node
         if lay.tp > 1:
-            inside = self.gpus_per_node and lay.tp * lay.cp <= self.gpus_per_node
+            inside = node and lay.tp <= node and node % lay.tp == 0
             where = "inside the NVLink domain" if inside else "across nodes"
             out.append(f"TP{lay.tp} {where}")
         if lay.cp > 1:
-            out.append(f"CP{lay.cp}")
+            inside = node and lay.tp * lay.cp <= node and node % (lay.tp * lay.cp) == 0
+            out.append(f"CP{lay.cp} {'in the node' if inside else 'ring across nodes'}")
         if lay.pp > 1:
             out.append(f"bubble {self.bubble_fraction:.0%}")
         exposed = self.exposed_comm_us / self.step_us if self.step_us else 0.0
