@@ -82,7 +82,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "see fabricui plugins)",
     )
     parser.add_argument(
-        "--sp", action="store_true", help="sequence parallel with TP (all-gather + reduce-scatter)"
+        "--sp",
+        action="store_true",
+        default=None,
+        help="sequence parallel with TP: all-gather + reduce-scatter (default: on with TP on "
+        "Hopper and later, as Megatron-Core and NeMo run it; off before)",
+    )
+    parser.add_argument(
+        "--no-sp", action="store_false", dest="sp", help="TP without sequence parallelism"
     )
     parser.add_argument(
         "--recompute",
@@ -164,7 +171,7 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
         model=_get(args, "model", DEFAULT_MODEL),
         layout=layout_request(args),
         dp_strategy=_get(args, "dp_strategy", None),
-        sequence_parallel=bool(_get(args, "sp", False)),
+        sequence_parallel=_get(args, "sp", None),
         extra_strategies=tuple(_get(args, "extra_strategies", ())),
         recipe=RecipeChoices(
             recompute=_get(args, "recompute", None),

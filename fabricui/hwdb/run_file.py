@@ -389,12 +389,6 @@ def _strategy(doc: YamlDocument, path: KeyPath, value: Any) -> str | None:
 
 def _check_degrees(doc: YamlDocument, path: KeyPath, run: RunSpec, model: ModelShape) -> None:
     """Degrees the model, the batch and the cluster allow."""
-    gpus = run.topology.nodes * run.topology.gpus_per_node
-    world = run.tp * run.pp * run.dp * run.cp
-    if world > gpus:
-        raise _fail(
-            doc, (*path, "dp"), f"tp x pp x dp x cp = {world} GPUs, the topology has {gpus}"
-        )
     if model.heads % run.tp:
         raise _fail(
             doc,
@@ -412,6 +406,12 @@ def _check_degrees(doc: YamlDocument, path: KeyPath, run: RunSpec, model: ModelS
             doc,
             (*path, "ep"),
             f"{run.ep} must divide the experts ({model.experts}) and dp ({run.dp})",
+        )
+    gpus = run.topology.nodes * run.topology.gpus_per_node
+    world = run.tp * run.pp * run.dp * run.cp
+    if world > gpus:
+        raise _fail(
+            doc, (*path, "dp"), f"tp x pp x dp x cp = {world} GPUs, the topology has {gpus}"
         )
     seq = run.seq_len or model.seq_len
     if seq % run.cp:

@@ -392,7 +392,6 @@ class LoadedFabric:
             model=model_id,
             layout=LayoutRequest(tp=choice.tp, pp=choice.pp, ep=choice.ep, cp=choice.cp),
             dp_strategy=choice.dp_strategy,
-            sequence_parallel=False,
             recipe=RecipeChoices(recompute=choice.recompute),
         )
         return plan_on(
@@ -408,7 +407,6 @@ class LoadedFabric:
             topology=self.request,
             model=model_id,
             dp_strategy=dp_strategy,
-            sequence_parallel=False,
             search=True,
             top=top,
         )

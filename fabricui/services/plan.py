@@ -82,7 +82,7 @@ class PlanRequest:
     """DP flavour (a built-in or a plugin's); None: ``ddp`` for a plan, every built-in one
     for a search."""
     sequence_parallel: bool | None = None
-    """SP with TP; None: the GPU generation's default (the CLI passes False unless ``--sp``)."""
+    """SP with TP; None: the GPU generation's default (on with TP on Hopper and later)."""
     extra_strategies: tuple[str, ...] = ()
     """Further registered strategies to price (``--strategy``)."""
     recipe: RecipeChoices | None = None

@@ -32,8 +32,8 @@ class Zero1(Strategy):
     stage: ClassVar[int] = 1
 
     def applicable(self, model: ModelShape, layout: Layout) -> bool:
-        """Needs two or more data-parallel ranks."""
-        return layout.dp > 1
+        """Needs two or more data-parallel ranks (replicas or context-parallel ranks)."""
+        return layout.dp * layout.cp > 1
 
     def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
         """Reduce-scatter of the gradients and all-gather of the parameters, once per step.
@@ -58,8 +58,9 @@ class Zero1(Strategy):
         ]
 
     def state_shards(self, model: ModelShape, layout: Layout) -> StateShards:
-        """Optimizer states over the data-parallel group (ZeRO-2: gradients too)."""
-        dp = max(1, layout.dp)
+        """Optimizer states over the data-parallel group, ``dp * cp`` ranks (ZeRO-2:
+        gradients too)."""
+        dp = max(1, layout.dp * layout.cp)
         return StateShards(grads=dp if self.stage >= 2 else 1, optimizer=dp)
 
 
@@ -88,8 +89,8 @@ class FSDP(Strategy):
     group: ClassVar[str] = "dp"
 
     def applicable(self, model: ModelShape, layout: Layout) -> bool:
-        """Needs two or more data-parallel ranks."""
-        return layout.dp > 1
+        """Needs two or more data-parallel ranks (replicas or context-parallel ranks)."""
+        return layout.dp * layout.cp > 1
 
     def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
         """The three per-layer collectives, counted per step.
@@ -101,8 +102,8 @@ class FSDP(Strategy):
         return fsdp_operations(self.name, self.group, model, layout)
 
     def state_shards(self, model: ModelShape, layout: Layout) -> StateShards:
-        """Everything over the data-parallel group."""
-        dp = max(1, layout.dp)
+        """Everything over the data-parallel group, ``dp * cp`` ranks."""
+        dp = max(1, layout.dp * layout.cp)
         return StateShards(weights=dp, grads=dp, optimizer=dp)
 
 

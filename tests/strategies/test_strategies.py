@@ -483,7 +483,8 @@ def test_plan_cli_json_shape(capsys):
     """plan --json: operations and the step breakdown."""
     data = run_json(capsys, plan_command, "plan", "--tp", "8", "--pp", "2", "--seq", "4096")
     assert data["layout"]["dp"] == 2 and data["layout"]["microbatches"] == 8
-    assert {op["strategy"] for op in data["operations"]} == {"ddp", "tp", "pp"}
+    # On Hopper TP runs with sequence parallelism unless --no-sp (as Megatron-Core does).
+    assert {op["strategy"] for op in data["operations"]} == {"ddp", "tp-sp", "pp"}
     parts = (
         data["compute_us"]
         + data["recompute_us"]
