@@ -385,7 +385,7 @@ def render_search(result: SearchResult) -> str:
             str(i),
             *(str(getattr(p.layout, k)) for k in ("tp", "cp", "pp", "vpp", "dp", "ep")),
             f"{p.layout.micro_batch:g}",
-            p.strategies[0] if p.strategies else "-",
+            next((s for s in p.strategies if s not in MODEL_PARALLEL), "-"),
             p.recipe.recompute,
             *(_time(t) for t in (p.step_us, p.exposed_comm_us, p.bubble_us)),
             f"{p.mfu:.0%}",
