@@ -68,8 +68,8 @@ def test_mlp_kind_read_off_params_when_unstated():
 def test_megatron_model_flops_by_hand():
     """GPT 175B: 72 l h^2 (1 + s / 6h + V / 12 l h) per sequence token (Narayanan eq. 3
     without the recompute pass) = 72 l h^2 + 12 l s h + 6 V h."""
-    l, h, s, v = 96, 12288, 2048, 51200
-    expected = 72 * l * h**2 + 12 * l * s * h + 6 * v * h
+    layers, h, s, v = 96, 12288, 2048, 51200
+    expected = 72 * layers * h**2 + 12 * layers * s * h + 6 * v * h
     assert model_flops_per_token(geometry(GPT_175B), s) == pytest.approx(expected, rel=1e-4)
 
 

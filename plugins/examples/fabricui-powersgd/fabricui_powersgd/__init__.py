@@ -218,7 +218,6 @@ class PowerSGD(Strategy):
             )
         return ops
 
-
     def memory(self, model: ModelShape, layout: Layout) -> list[MemoryTerm]:
         """What the hook keeps per GPU: the error-feedback residual (a copy of every
         gradient element this GPU holds) and the P and Q matrices it reuses between steps
