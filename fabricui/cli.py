@@ -5,6 +5,7 @@ commands (``fabricui.commands``) and the explorer (``fabricui.tui``)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Callable, NoReturn
@@ -19,12 +20,15 @@ from fabricui.commands import import_cmd as import_command
 from fabricui.commands import path as path_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
+from fabricui.commands import probe as probe_command
 from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import topologies as topologies_command
 from fabricui.commands import traffic as traffic_command
 from fabricui.commands.options import add_catalog_options, catalog_request
-from fabricui.errors import ConfigError, FabricError
+from fabricui.errors import ConfigError, FabricError, one_line
+from fabricui.render.output import safe_streams
+from fabricui.services.admission import ENV_MAX_MEMORY
 
 EXIT_USAGE = 2
 
@@ -43,13 +47,14 @@ def _explore(args: argparse.Namespace) -> int:
 
 
 def _snapshot(args: argparse.Namespace) -> int:
+    from fabricui.services.session import load_catalog
     from fabricui.tui.snapshot import run_snapshot
 
     request = snapshot_command.snapshot_request(args)
-    from fabricui.services.session import load_catalog
-
-    for path in run_snapshot(request, load_catalog(catalog_request(args))):
-        print(f"wrote {path}")
+    written, stdout = run_snapshot(request, load_catalog(catalog_request(args)))
+    sys.stdout.write(stdout)
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr if stdout else sys.stdout)
     return 0
 
 
@@ -68,6 +73,7 @@ COMMANDS: dict[
     "doctor": (doctor_command.add_parser, doctor_command.run),
     "calibrate": (calibrate_command.add_parser, calibrate_command.run),
     "import": (import_command.add_parser, import_command.run),
+    "probe": (probe_command.add_parser, probe_command.run),
     "explore": (explore_command.add_parser, _explore),
     "snapshot": (snapshot_command.add_parser, _snapshot),
 }
@@ -81,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"fabricui {__version__}")
     add_catalog_options(parser)
+    explore_command.add_launch_options(parser, top_level=True)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for add_parser, _run in COMMANDS.values():
         add_parser(sub)
@@ -90,9 +97,17 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 user error)."""
     parser = build_parser()
+    originals = safe_streams()  # what commands print from their input cannot drive a terminal
+    budget_before = os.environ.get(ENV_MAX_MEMORY)
     try:
         args = parser.parse_args(argv)
-        if args.command is None:  # bare `fabricui` opens the explorer on the default topology
+        if args.max_memory is not None:
+            from fabricui.services.admission import memory_budget
+
+            memory_budget(args.max_memory)  # checked here: one line for a bad value
+            os.environ[ENV_MAX_MEMORY] = args.max_memory
+        if args.command in (None, "explore"):  # bare `fabricui` opens the explorer
+            sys.stdout, sys.stderr = originals
             return _explore(args)
         status = COMMANDS[args.command][1](args)
         if args.command != "plugins":
@@ -101,9 +116,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             get_host().report_failures(sys.stderr)
         return status
     except FabricError as exc:
-        print(f"fabricui: error: {exc.message}", file=sys.stderr)
+        print(f"fabricui: error: {one_line(exc.message)}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        sys.stdout, sys.stderr = originals
+        if budget_before is None:
+            os.environ.pop(ENV_MAX_MEMORY, None)
+        else:
+            os.environ[ENV_MAX_MEMORY] = budget_before

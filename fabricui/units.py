@@ -49,6 +49,22 @@ def parse_size(text: str) -> int:
     return int(round(float(number) * scale))
 
 
+#: Largest message size accepted [bytes] (1 PiB; larger is a typo, not a message).
+MAX_MESSAGE_BYTES = 2**50
+
+
+def parse_message_size(text: str, what: str = "--size") -> int:
+    """A message size in bytes, at least 1 byte and at most ``MAX_MESSAGE_BYTES``.
+
+    Raises:
+        ConfigError: Not a size, or out of that range.
+    """
+    size = parse_size(text)
+    if not 1 <= size <= MAX_MESSAGE_BYTES:
+        raise ConfigError(f"{what} {text}: a message size from 1 byte to 1 PiB")
+    return size
+
+
 def parse_size_sweep(text: str, what: str = "size range") -> list[int]:
     """``8:16G`` -> [8, 16, 32, ..., 16 GiB] (doubling, both ends included).
 
@@ -62,10 +78,15 @@ def parse_size_sweep(text: str, what: str = "size range") -> list[int]:
     if text.count(":") != 1:
         raise ConfigError(f"invalid {what} {text!r}: use START:END, e.g. 8:16G")
     start, end = (parse_size(part) for part in text.split(":"))
-    if start < 1 or end < start:
-        raise ConfigError(f"invalid {what} {text!r}: need 1 <= START <= END")
+    if start < 1 or end < start or end > MAX_MESSAGE_BYTES:
+        raise ConfigError(f"invalid {what} {text!r}: need 1 <= START <= END <= 1P")
     count = int(math.floor(math.log2(end / start))) + 1
     return [start * 2**i for i in range(count)]
+
+
+#: Plausible bandwidths of one link or GPU [GB/s per direction]: a serial console to
+#: 100x any scale-up link built; outside is a typo (or ``1e-308``).
+MIN_BW_GBPS, MAX_BW_GBPS = 1e-3, 1e6
 
 
 def parse_bandwidth_GBps(text: str) -> float:
@@ -82,15 +103,20 @@ def parse_bandwidth_GBps(text: str) -> float:
         ConfigError: The text is not a bandwidth.
     """
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        pass
-    match = _BW_RE.match(str(text))
-    if not match:
-        raise ConfigError(f"invalid bandwidth {text!r}: use e.g. 100GB/s or 400Gb/s")
-    number, prefix, unit = match.groups()
-    value = float(number) * _DECIMAL[prefix.upper()] / 1e9
-    return value / 8 if unit == "b" else value
+        match = _BW_RE.match(str(text))
+        if not match:
+            raise ConfigError(f"invalid bandwidth {text!r}: use e.g. 100GB/s or 400Gb/s") from None
+        number, prefix, unit = match.groups()
+        value = float(number) * _DECIMAL[prefix.upper()] / 1e9
+        value = value / 8 if unit == "b" else value
+    if not MIN_BW_GBPS <= value <= MAX_BW_GBPS:
+        raise ConfigError(
+            f"bandwidth {text}: outside {MIN_BW_GBPS:g} GB/s .. {MAX_BW_GBPS:g} GB/s "
+            "(per direction)"
+        )
+    return value
 
 
 def gbps_to_GBps(gbps: float) -> float:

@@ -26,3 +26,14 @@ PROTOCOLS = ("ll", "ll128", "simple")
 
 #: The explorer's views, in key order (1-5).
 VIEWS = ("topology", "pyramid", "collectives", "strategies", "plugins")
+
+
+def op_name(text: str) -> str | None:
+    """The collective ``text`` names, whichever spelling users bring: ``all_reduce``,
+    ``allreduce``, ``all-reduce``, ``AllReduce``, ``alltoall``, ``sendrecv`` ... (None for
+    none)."""
+    key = text.strip().lower().replace("-", "").replace("_", "").replace(" ", "")
+    return _OP_KEYS.get(key)
+
+
+_OP_KEYS = {op.replace("_", ""): op for op in OPS}

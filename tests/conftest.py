@@ -13,6 +13,13 @@ DATA = Path(__file__).parent / "data"
 MINI_HWDB = DATA / "hwdb" / "mini"
 
 
+@pytest.fixture(autouse=True)
+def utf8_locale(monkeypatch):
+    """Every test sees a UTF-8 locale (the explorer draws with ASCII otherwise), so that
+    results do not depend on the machine's LANG; ASCII tests set their own."""
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+
+
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     """The real built-in hardware database."""

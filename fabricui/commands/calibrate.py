@@ -10,12 +10,12 @@ later command with ``fabricui --calibration FILE``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from fabricui.commands.options import catalog_request
+from fabricui.render.output import print_json
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     )
     calibration = calibrate(request)
     if args.json:
-        print(json.dumps(calibration.report, indent=2))
+        print_json(calibration.report)
     else:
         print(render(calibration.report))
     if calibration.held_out_worse:

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from fabricui.commands.options import (
+    add_hosts_option,
     add_json_option,
     add_topology_options,
     catalog,
     topology_request,
 )
 from fabricui.errors import ConfigError
+from fabricui.render.output import print_json
 from fabricui.services.requests import GROUPS, CollectiveRequest
 from fabricui.vocabulary import OPS
 
@@ -22,7 +23,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "collective", help="predict a collective per size (time, algbw, busbw, algorithm)"
     )
-    parser.add_argument("op", choices=OPS, metavar="OP", help=", ".join(OPS))
+    parser.add_argument(
+        "op",
+        nargs="?",
+        metavar="OP",
+        help=f"{', '.join(OPS)} (also allreduce, all-reduce, AllReduce ...); before or after "
+        "the options",
+    )
     add_topology_options(parser)
     parser.add_argument("--gpus", type=int, help="use the first N GPUs (global ranks 0..N-1)")
     parser.add_argument(
@@ -34,6 +41,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument(
         "--size",
+        "--message-size",
+        dest="size",
         nargs="+",
         metavar="S",
         help="sizes: 8, 64K, 1G (binary, as nccl-tests), 1GB, 1GiB",
@@ -51,18 +60,40 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--nranks", type=int, help="ranks for --ideal")
     parser.add_argument("--bw", help="per-rank bandwidth for --ideal, e.g. 100GB/s or 400Gb/s")
+    add_hosts_option(parser, "the group is the job's GPUs, compared with as many packed")
     add_json_option(parser, "print one JSON object")
     return parser
 
 
-def _sizes(args: argparse.Namespace) -> list[int]:
-    from fabricui.units import parse_size, parse_size_sweep
+def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
+    """The operation and the sizes, wherever the operation was typed: ``--size 1G
+    all_reduce`` hands the op to ``--size`` (it takes several values), so a size that is
+    an operation's name is the operation.
 
+    Raises:
+        ConfigError: No operation, two, an unknown one (with the nearest names), or no sizes.
+    """
+    from fabricui.errors import unknown_id_message
+    from fabricui.units import parse_message_size, parse_size_sweep
+    from fabricui.vocabulary import op_name
+
+    words = list(args.size or [])
+    named = [w for w in words if op_name(w) is not None]
+    typed = [args.op] if args.op else []
+    if len(typed) + len(named) > 1:
+        raise ConfigError(f"fabricui collective: one operation, not {', '.join(typed + named)}")
+    if not typed and not named:
+        raise ConfigError(f"fabricui collective: give the operation ({', '.join(OPS)})")
+    text = (typed + named)[0]
+    op = op_name(text)
+    if op is None:
+        raise ConfigError(unknown_id_message("operation", text, OPS))
+    words = [w for w in words if w not in named]
     if args.sweep:
-        return parse_size_sweep(args.sweep, "--sweep")
-    if not args.size:
+        return op, parse_size_sweep(args.sweep, "--sweep")
+    if not words:
         raise ConfigError("fabricui collective: give --size S [S ...] or --sweep A:B")
-    return [parse_size(s) for s in args.size]
+    return op, [parse_message_size(w) for w in words]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,20 +104,20 @@ def run(args: argparse.Namespace) -> int:
     """
     from fabricui.services.collective import ideal_collective, predict_collective
 
-    sizes = _sizes(args)
+    op, sizes = _op_and_sizes(args)
     if args.ideal:
         if not args.nranks or args.nranks < 1 or not args.bw:
             raise ConfigError("--ideal needs --nranks N (>= 1) and --bw BW, e.g. 100GB/s")
         from fabricui.units import parse_bandwidth_GBps
 
-        result = ideal_collective(args.op, sizes, args.nranks, parse_bandwidth_GBps(args.bw))
+        result = ideal_collective(op, sizes, args.nranks, parse_bandwidth_GBps(args.bw))
     else:
         request = CollectiveRequest(
-            topology_request(args), args.op, tuple(sizes), args.group, args.gpus, args.algo
+            topology_request(args), op, tuple(sizes), args.group, args.gpus, args.algo, args.hosts
         )
         result = predict_collective(request, catalog(args))
     if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+        print_json(result.to_json())
     else:
         print(render(result.to_json()))
     return 0
@@ -109,6 +140,14 @@ def render(result: dict[str, Any]) -> str:
         )
         for row in result["rows"]
     ]
-    return "\n".join(
-        [f"{result['op']}{where}, {result['nranks']} ranks", *text_table(rows, right={0, 1, 2, 3})]
-    )
+    lines = [f"{result['op']}{where}, {result['nranks']} ranks"]
+    job = result.get("job")
+    if job is not None:
+        rows[0] = (*rows[0], "packed busbw")
+        for i, packed in enumerate(result["packed_rows"], start=1):
+            rows[i] = (*rows[i], f"{packed['busbw_GBps']:.2f}")
+        lines.append(
+            f"job on {len(job['hosts'])} host(s) {job['hostlist']}: {job['top_tier']} "
+            "is the highest tier its traffic climbs; 'packed' is as many GPUs from rank 0"
+        )
+    return "\n".join([*lines, *text_table(rows, right={0, 1, 2, 3, 5})])

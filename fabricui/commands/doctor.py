@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.render.output import print_json
 
 if TYPE_CHECKING:
     from fabricui.importers.nccl_log import NcclLog
     from fabricui.services.doctor import Finding
+
+
+#: Exit status when ``--fail-on`` finds a finding that severe (2 is for unusable input).
+EXIT_FINDINGS = 1
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -40,6 +44,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="an NCCL setting the job used that the log may not print (e.g. NCCL_IB_DISABLE=1)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--fail-on",
+        choices=("warning", "error"),
+        help="exit 1 when a finding is at least this severe (for CI); default: exit 0",
+    )
     return parser
 
 
@@ -54,7 +63,8 @@ def _env_hints(items: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Diagnose and print; returns 0 whatever the findings (2 only for unreadable input).
+    """Diagnose and print; returns 0, or 1 when ``--fail-on`` finds a finding that severe
+    (2 only for unreadable input).
 
     Raises:
         FabricError: The file is missing or not an NCCL log, or an ``--env`` is malformed.
@@ -66,9 +76,14 @@ def run(args: argparse.Namespace) -> int:
     log = read_nccl_log(args.log)
     findings = diagnose(log, hints)
     if args.json:
-        print(json.dumps(report_json(log, findings), indent=2))
+        print_json(report_json(log, findings))
     else:
         print(render(log, findings))
+    fail_on = getattr(args, "fail_on", None)
+    if fail_on is not None:
+        worst = {"warning": ("warning", "error"), "error": ("error",)}[fail_on]
+        if any(f.severity in worst for f in findings):
+            return EXIT_FINDINGS
     return 0
 
 

@@ -21,14 +21,41 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "explore", help="open the interactive explorer (also what `fabricui` alone does)"
     )
-    add_topology_options(parser)
-    parser.add_argument("--src", help="source GPU shown first: n<node>.g<gpu> or a rank")
-    parser.add_argument("--dst", help="destination GPU shown first")
-    parser.add_argument(
-        "--size", help="message size of the path panel: 8, 64K, 1G (binary), 1GB (default: 1G)"
-    )
-    parser.add_argument("--view", default="topology", help=f"view shown first: {', '.join(VIEWS)}")
+    add_launch_options(parser)
     return parser
+
+
+def add_launch_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
+    """The explorer's options: topology, what-if, ``--src``, ``--dst``, ``--message-size``
+    (alias ``--size``) and ``--view``; also accepted before any command (``fabricui -t X``).
+
+    Args:
+        parser: The ``explore`` parser, or the top-level one (``top_level=True``).
+        top_level: Declare the defaults (None) that ``explore``'s copies keep.
+    """
+    unset = None if top_level else argparse.SUPPRESS
+    add_topology_options(parser, top_level)
+    parser.add_argument(
+        "--src", default=unset, help="source GPU shown first: n<node>.g<gpu> or a rank"
+    )
+    parser.add_argument("--dst", default=unset, help="destination GPU shown first")
+    size_flags = ["--message-size"] if top_level else ["--message-size", "--size"]
+    parser.add_argument(
+        *size_flags,
+        dest="message_size",
+        default=unset,
+        metavar="SIZE",
+        help="message size of the path panel: 8, 64K, 1G (binary), 1GB (default: 1G)",
+    )
+    parser.add_argument(
+        "--view", default=unset, help=f"view shown first: {', '.join(VIEWS)} (default: topology)"
+    )
+    parser.add_argument(
+        "--ascii",
+        action="store_true",
+        default=unset,
+        help="draw with plain ASCII (default: when the locale is not UTF-8)",
+    )
 
 
 def launch_request(args: argparse.Namespace) -> LaunchRequest:
@@ -45,17 +72,16 @@ def launch_request(args: argparse.Namespace) -> LaunchRequest:
     if view not in VIEWS:
         raise ConfigError(f"unknown view {view!r} (one of {', '.join(VIEWS)})")
     size_bytes = None
-    size_text = getattr(args, "size", None)
+    size_text = getattr(args, "message_size", None)
     if size_text:
-        from fabricui.units import parse_size
+        from fabricui.units import parse_message_size
 
-        size_bytes = parse_size(size_text)
-        if size_bytes < 1:
-            raise ConfigError(f"--size must be at least 1 byte (got {size_text})")
+        size_bytes = parse_message_size(size_text, "--message-size")
     return LaunchRequest(
         topology=topology_request(args),
         view=view,
         src=getattr(args, "src", None),
         dst=getattr(args, "dst", None),
         message_size=size_bytes,
+        ascii=True if getattr(args, "ascii", None) else None,
     )

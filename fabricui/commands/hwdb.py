@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from fabricui.commands.options import catalog, catalog_request
 from fabricui.errors import ConfigError
+from fabricui.render.output import print_json
 
 
 def add_parser(subparsers: Any, parser_class: Any = None) -> argparse.ArgumentParser:
@@ -33,6 +33,7 @@ def add_parser(subparsers: Any, parser_class: Any = None) -> argparse.ArgumentPa
     validate.add_argument(
         "path", nargs="?", type=Path, help="a hwdb directory or a topology YAML file"
     )
+    validate.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
 
 
@@ -49,7 +50,11 @@ def run(args: argparse.Namespace) -> int:
 
         target = args.path
         checked = None if target is None or target.is_dir() else catalog(args)
-        print(validate(target, catalog_request(args).hwdb_dirs, checked).summary())
+        result = validate(target, catalog_request(args).hwdb_dirs, checked)
+        if args.json:
+            print_json(result.to_json())
+        else:
+            print(result.summary())
         return 0
     if args.hwdb_command == "list":
         return _list(args, catalog(args))
@@ -62,7 +67,7 @@ def _list(args: argparse.Namespace, catalog: Any) -> int:
 
     kinds = record_kinds(args.kind)
     if args.json:
-        print(json.dumps({k: sorted(catalog.table(k)) for k in kinds}, indent=2))
+        print_json({k: sorted(catalog.table(k)) for k in kinds})
         return 0
     for kind in kinds:
         table = catalog.table(kind)
@@ -85,12 +90,10 @@ def _show(args: argparse.Namespace, catalog: Any) -> int:
 
     kind, record = catalog.find(args.id)
     if args.json:
-        print(json.dumps({"kind": kind, **record_json(record)}, indent=2))
+        print_json({"kind": kind, **record_json(record)})
         return 0
-    print(
-        f"{kind[:-1] if kind.endswith('s') else kind} {record.id}  "
-        f"({catalog.origins.get((kind, record.id), '')})"
-    )
+    singular = {"switches": "switch", "gpus": "GPU", "nics": "NIC"}.get(kind, kind.rstrip("s"))
+    print(f"{singular} {record.id}  ({catalog.origins.get((kind, record.id), '')})")
     for key, value in record_json(record).items():
         if key == "id" or value in (None, "", [], {}):
             continue

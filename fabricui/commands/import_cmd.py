@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 FORMATS_HELP = (
     "nvidia-smi (`nvidia-smi topo -m`), nccl-xml (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE), "
     "ibstat (also ibv_devinfo, ibdev2netdev), rocm-smi (`rocm-smi --showtopo`), "
+    "ibnetdiscover (plain, -g, -p), iblinkinfo, slurm-topology (topology.conf, scontrol show "
+    "topology, topology.yaml), nvidia-smi-q (NVLink fabric of `nvidia-smi -q`), "
     "or a plugin's format"
 )
 
@@ -58,6 +60,18 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="write a topology spec that `fabricui explore --topology YAML` opens (- prints it)",
     )
     parser.add_argument("--force", action="store_true", help="let -o replace an existing file")
+    parser.add_argument(
+        "--node",
+        metavar="NODE",
+        help="-o with ibnetdiscover, iblinkinfo or slurm-topology: what one host is, a "
+        "topology id (dgx-a100) or a node spec file (from `import nvidia-smi -o` or `probe`)",
+    )
+    parser.add_argument(
+        "--hosts",
+        metavar="HOSTLIST",
+        help="-o with a cluster format: the hosts that become nodes (Slurm hostlist, e.g. "
+        "'luna-[0001-0560]'); default: those with the most common port count",
+    )
     parser.add_argument("--nodes", type=int, help="-o: replicate the node N times (default 1)")
     parser.add_argument(
         "--net",
@@ -101,12 +115,15 @@ def run(args: argparse.Namespace) -> int:
         net=args.net,
         gpu=args.gpu,
         hwdb_dirs=tuple(getattr(args, "hwdb", None) or ()),
+        node=getattr(args, "node", None),
+        hosts=getattr(args, "hosts", None),
     )
     importing.check_request(request)
     if args.file == "-" and sys.stdin is not None and sys.stdin.isatty():
         print("fabricui: reading the output from stdin (end with Ctrl-D)", file=sys.stderr)
     text, origin = importing.read_input(args.file)
     imported = importing.import_text(request, text, origin)
+    importing.check_cluster_request(request, imported)
     _warn(imported.warnings)
     print(imported.shown)
     if not args.json:
@@ -120,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
 def _write_spec(request: ImportRequest, imported: Imported) -> None:
     """Make the spec and write it (``-o``), saying where it went."""
     from fabricui.files import write_text
-    from fabricui.services.importing import make_spec
+    from fabricui.services.importing import is_cluster, make_cluster_spec, make_spec
 
-    spec = make_spec(request, imported)
+    spec = (make_cluster_spec if is_cluster(imported) else make_spec)(request, imported)
     _warn(spec.warnings)
     output = request.output
     if output == "-":

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from fabricui.commands.options import (
+    add_hosts_option,
     add_json_option,
     add_topology_options,
     catalog,
     topology_request,
 )
+from fabricui.render.output import print_json
 from fabricui.services.requests import PathRequest
 
 
@@ -24,18 +25,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--src", required=True, help="source GPU: n<node>.g<gpu> or a global rank")
     parser.add_argument("--dst", required=True, help="destination GPU")
     parser.add_argument(
+        "--message-size",
         "--size",
+        dest="size",
         type=_size,
+        metavar="SIZE",
         help="message size for the transfer time: 8, 64K, 1G (binary), 1GB, 1GiB",
     )
+    add_hosts_option(parser, "--src/--dst are then job ranks or HOST.gK")
     add_json_option(parser, "print one JSON object")
     return parser
 
 
 def _size(text: str) -> int:
-    from fabricui.units import parse_size
+    from fabricui.units import parse_message_size
 
-    return parse_size(text)
+    return parse_message_size(text, "--message-size")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,10 +52,12 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.render.path import render_path
     from fabricui.services.path import find_path
 
-    request = PathRequest(topology_request(args), args.src, args.dst, args.size)
+    request = PathRequest(topology_request(args), args.src, args.dst, args.size, args.hosts)
     result = find_path(request, catalog(args))
     if args.json:
-        print(json.dumps(result.report.to_json(), indent=2))
+        print_json(result.to_json())
     else:
+        if result.job is not None:
+            print(result.job.summary())
         print(render_path(result.report, result.fabric))
     return 0

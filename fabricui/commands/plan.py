@@ -4,13 +4,13 @@ or price a published run (``--run FILE``)."""
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.commands.strategies import add_common_args, catalog_of, topology_of
 from fabricui.errors import ConfigError
+from fabricui.render.output import print_json
 from fabricui.services.plan import DP_STRATEGIES as DP_STRATEGIES
 from fabricui.services.plan import MODEL_PARALLEL as MODEL_PARALLEL
 from fabricui.services.plan import SEARCH_TOP as SEARCH_TOP
@@ -212,7 +212,10 @@ def _get(args: argparse.Namespace, name: str, default: Any) -> Any:
 
 
 def _print(args: argparse.Namespace, data: dict[str, Any], text: Any) -> None:
-    print(json.dumps(data, indent=2) if getattr(args, "json", False) else text())
+    if getattr(args, "json", False):
+        print_json(data)
+    else:
+        print(text())
 
 
 def chosen_strategies(

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from fabricui.render.output import print_json
 
 if TYPE_CHECKING:
     from fabricui.plugins import PluginHost
@@ -23,7 +24,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "plugins",
         help="list installed plugins, what they contribute, and failures; scaffold one",
-        usage="%(prog)s [-h] [--all] [--json]\n       %(prog)s new [-h] [--dir DIR] [--force] NAME",
+        usage="%(prog)s [-h] [--all] [--json]\n       "
+        "%(prog)s new [-h] [--scale-up | --scale-out] [--dir DIR] [--force] NAME",
     )
     parser.add_argument(
         "--all", action="store_true", help="include the built-in plugins (hidden otherwise)"
@@ -33,7 +35,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     new = actions.add_parser(
         "new",
         prog=f"{parser.prog} new",
-        help="scaffold a plugin package fabricui-NAME/ (pyproject, hookimpls, tests)",
+        help="scaffold a plugin package fabricui-NAME/ (pyproject, hookimpls, hwdb, tests)",
     )
     new.add_argument(
         "name", metavar="NAME", help="plugin name: lowercase letters, digits and dashes (my-fabric)"
@@ -46,6 +48,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     new.add_argument(
         "--force", action="store_true", help="replace an existing fabricui-NAME/ directory"
+    )
+    kind = new.add_mutually_exclusive_group()
+    kind.add_argument(
+        "--scale-up",
+        dest="kind",
+        action="store_const",
+        const="scale-up",
+        help="a scale-up interconnect: its link generation and a reference topology in YAML "
+        "(hwdb/), tests that route and price a collective over it",
+    )
+    kind.add_argument(
+        "--scale-out",
+        dest="kind",
+        action="store_const",
+        const="scale-out",
+        help="a network link generation, its interconnect and a strategy (the default)",
     )
     return parser
 
@@ -72,7 +90,7 @@ def run(args: argparse.Namespace, host: PluginHost | None = None) -> int:
         host = get_host()
     rows = [row for row in host.describe() if _shown(row, args.all)]
     if args.json:
-        print(json.dumps({"plugins": rows}, indent=2))
+        print_json({"plugins": rows})
     else:
         print(_table(rows, args.all))
     return 0
@@ -82,14 +100,16 @@ def run_new(args: argparse.Namespace) -> int:
     """Write ``fabricui-NAME/`` and say what to do next; returns the exit status (0).
 
     Args:
-        args: Parsed arguments with ``name``, ``dir`` and ``force``.
+        args: Parsed arguments with ``name``, ``dir``, ``force`` and ``kind``
+            (``scale-up`` or ``scale-out``, the default).
 
     Raises:
         ConfigError: A bad name, or an existing target without ``--force``.
     """
     from fabricui.plugins.scaffold import scaffold
 
-    target = scaffold(args.name, args.dir, force=args.force)
+    kind = getattr(args, "kind", None) or "scale-out"
+    target = scaffold(args.name, args.dir, force=args.force, kind=kind)
     files = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
     # "./" keeps pip from reading a bare relative path as a package name.
     shown = target.as_posix() if target.is_absolute() else f"./{target.as_posix()}"
@@ -105,8 +125,34 @@ def _shown(row: dict[str, Any], show_all: bool) -> bool:
     return show_all or row["source"] != "builtin" or row["status"] != "ok"
 
 
+#: Table label of each ``contributes`` key, in the order the table lists them (what a
+#: plugin brings to the fabric first, its hwdb directory last); ``--json`` keeps the keys.
+LABELS = {
+    "interconnects": "interconnects",
+    "link_generations": "generations",
+    "nics": "NICs",
+    "switches": "switches",
+    "gpus": "GPUs",
+    "models": "models",
+    "topologies": "topologies",
+    "collective_algorithms": "algorithms",
+    "topology_builders": "builders",
+    "strategies": "strategies",
+    "importers": "importers",
+    "hwdb_paths": "hwdb",
+}
+
+
 def _contributes(row: dict[str, Any]) -> str:
-    parts = [f"{kind}: {', '.join(names)}" for kind, names in row["contributes"].items()]
+    """``generations: nvlink1, nvlink2; switches: ...`` (an hwdb path by its last two parts)."""
+    contributes = row["contributes"]
+    order = [k for k in LABELS if k in contributes] + [k for k in contributes if k not in LABELS]
+    parts = []
+    for kind in order:
+        names = contributes[kind]
+        if kind == "hwdb_paths":
+            names = ["/".join(Path(name).parts[-2:]) for name in names]
+        parts.append(f"{LABELS.get(kind, kind)}: {', '.join(names)}")
     return "; ".join(parts) or "-"
 
 

@@ -9,13 +9,18 @@ from typing import Any
 
 from fabricui.commands.options import add_topology_options, topology_request
 from fabricui.errors import ConfigError
-from fabricui.services.requests import LaunchRequest, SnapshotRequest
+from fabricui.services.requests import (
+    SNAPSHOT_FORMATS,
+    LaunchRequest,
+    SnapshotRequest,
+    SnapshotTarget,
+)
 from fabricui.vocabulary import VIEWS
 
 DESCRIPTION = (
-    "Render an explorer view off-screen to FILE.svg, FILE.txt (plain text) or FILE.md "
-    "(a Markdown report); "
-    "--all renders every view into a directory."
+    "Write an explorer view as a Markdown report (FILE.md, with the view's SVG beside it; "
+    "-o - prints the report), as the screen in SVG (FILE.svg) or as plain text (FILE.txt); "
+    "--all writes every view into a directory (--format picks md, svg or txt)."
 )
 
 
@@ -44,16 +49,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         required=True,
-        type=Path,
         metavar="FILE",
-        help="FILE.svg, FILE.txt or FILE.md (with --all: a directory, written as VIEW.svg)",
+        help="FILE.md, FILE.svg or FILE.txt; - for standard output; with --all a directory",
+    )
+    parser.add_argument(
+        "--format",
+        choices=SNAPSHOT_FORMATS,
+        help="md (a report), svg or txt (the screen); default: from FILE's suffix, md for -, "
+        "svg for --all",
     )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
     parser.add_argument(
+        "--ascii", action="store_true", help="draw with plain ASCII (default: Unicode)"
+    )
+    parser.add_argument(
+        "--terminal-size",
         "--size",
+        dest="terminal_size",
         default="120x40",
         metavar="COLSxROWS",
-        help="terminal size (default: 120x40)",
+        help="terminal size to render at (default: 120x40; --size is the old name)",
     )
     add_topology_options(parser)
     parser.add_argument("--src", help="topology view: source GPU (n<node>.g<gpu> or a rank)")
@@ -76,37 +91,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
-    """The snapshot request of the parsed options (checked: views, file names, sizes).
+    """The snapshot request of the parsed options (checked: views, names, formats, sizes).
 
     Raises:
         ConfigError: A view and ``--all`` together, neither, an unknown view, a file name
-            that is not .svg/.txt/.md, an ``--all`` target that is not a directory, existing
+            that is not .md/.svg/.txt, an ``--all`` target that is not a directory, existing
             files without ``--force``, or a bad terminal or message size.
     """
-    from fabricui.files import check_target, exists_message
-    from fabricui.units import parse_size
+    from fabricui.files import check_target
+    from fabricui.units import parse_message_size
 
-    output: Path = args.output
+    output = args.output
+    fmt = getattr(args, "format", None)
     directory = None
     if args.all:
         if args.view:
             raise ConfigError("fabricui snapshot: give a VIEW or --all, not both")
-        if output.exists() and not output.is_dir():
-            raise ConfigError(f"{output} is not a directory (--all writes VIEW.svg files into it)")
-        targets = tuple((view, output / f"{view}.svg") for view in VIEWS)
-        existing = [str(path) for _, path in targets if path.exists() or path.is_symlink()]
-        if existing and not args.force:
-            raise ConfigError(exists_message(", ".join(existing)))
-        directory = output
+        if output == "-":
+            raise ConfigError("fabricui snapshot --all: -o names a directory, not -")
+        directory = Path(output)
+        if directory.exists() and not directory.is_dir():
+            raise ConfigError(f"{directory} is not a directory (--all writes VIEW files into it)")
+        fmt = fmt or "svg"
+        targets = tuple(SnapshotTarget(v, fmt, directory / f"{v}.{fmt}") for v in VIEWS)
     else:
         if not args.view:
             raise ConfigError("fabricui snapshot: give a VIEW (or --all)")
         if args.view not in VIEWS:
             raise ConfigError(f"unknown view {args.view!r} (one of {', '.join(VIEWS)})")
-        if output.suffix.lower() not in (".svg", ".txt", ".md"):
-            raise ConfigError(f"-o {output}: use a .svg, .txt or .md file name")
-        check_target(output, args.force)
-        targets = ((args.view, output),)
+        if output == "-":
+            targets = (SnapshotTarget(args.view, fmt or "md", None),)
+        else:
+            path = Path(output)
+            suffix = path.suffix.lower().lstrip(".")
+            if suffix not in SNAPSHOT_FORMATS:
+                raise ConfigError(f"-o {output}: use a .md, .svg or .txt file name (or -)")
+            if fmt is not None and fmt != suffix:
+                raise ConfigError(f"-o {output} is .{suffix} but --format is {fmt}")
+            targets = (SnapshotTarget(args.view, suffix, path),)
+    for target in targets:
+        for path in (target.path, target.image_path):
+            if path is not None and not (directory is not None and not directory.exists()):
+                check_target(path, args.force)
     options = {
         key: value
         for key in ("op", "group", "sizes", "model", "layout")
@@ -119,10 +145,13 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
         topology=topology_request(args),
         src=args.src,
         dst=args.dst,
-        message_size=parse_size(size) if size else None,
+        message_size=parse_message_size(size, "--message-size") if size else None,
         options=tuple(options.items()),
+        ascii=bool(getattr(args, "ascii", False)),
     )
-    return SnapshotRequest(launch, targets, directory, args.force, parse_terminal_size(args.size))
+    return SnapshotRequest(
+        launch, targets, directory, args.force, parse_terminal_size(args.terminal_size)
+    )
 
 
 def parse_terminal_size(text: str) -> tuple[int, int]:
@@ -133,8 +162,8 @@ def parse_terminal_size(text: str) -> tuple[int, int]:
     """
     cols, sep, rows = text.lower().partition("x")
     if not sep or not cols.isdigit() or not rows.isdigit():
-        raise ConfigError(f"invalid --size {text!r}: use COLUMNSxROWS such as 120x40")
+        raise ConfigError(f"invalid --terminal-size {text!r}: use COLUMNSxROWS such as 120x40")
     size = (int(cols), int(rows))
     if size[0] < 40 or size[1] < 10 or size[0] > 1000 or size[1] > 500:
-        raise ConfigError(f"--size {text} is out of range (40x10 .. 1000x500)")
+        raise ConfigError(f"--terminal-size {text} is out of range (40x10 .. 1000x500)")
     return size

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
 from fabricui.commands.options import catalog_request, topology_request
+from fabricui.render.output import print_json
 from fabricui.services.plan import DEFAULT_MODEL as DEFAULT_MODEL
 from fabricui.services.plan import load_strategies as load_strategies
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     )
     table = decision_table(request, strategies=load_strategies())
     if getattr(args, "json", False):
-        print(json.dumps(table.to_json(), indent=2))
+        print_json(table.to_json())
     else:
         print(render_table(table))
     return 0

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from fabricui.commands.options import add_json_option, catalog
+from fabricui.render.output import print_json
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
 
     rows = topology_rows(catalog(args))
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print_json(rows)
         return 0
     table = [(r["id"], f"{r['gpus']} GPUs", r["description"]) for r in rows]
     print("\n".join(text_table(table, right={1})))

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from fabricui.commands.options import add_topology_options, catalog, topology_request
+from fabricui.commands.options import (
+    add_hosts_option,
+    add_topology_options,
+    catalog,
+    topology_request,
+)
+from fabricui.render.output import print_json
 from fabricui.services.requests import TrafficRequest
 from fabricui.vocabulary import PATTERNS
 
@@ -29,6 +34,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--json", action="store_true", help="one JSON object, with every flow's rate"
     )
+    add_hosts_option(parser, "the pattern runs among the job's GPUs")
     return parser
 
 
@@ -41,10 +47,12 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.render.table import text_table
     from fabricui.services.traffic import simulate
 
-    request = TrafficRequest(topology_request(args), args.pattern, args.gpus, args.seed, args.top)
+    request = TrafficRequest(
+        topology_request(args), args.pattern, args.gpus, args.seed, args.top, args.hosts
+    )
     result = simulate(request, catalog(args))
     if args.json:
-        print(json.dumps(result.to_json()))
+        print_json(result.to_json(), indent=None)
         return 0
     rates = result.rates
     print(

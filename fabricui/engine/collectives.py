@@ -104,6 +104,16 @@ def network_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # 
     return tuple(p for p in protocols if p in allowed)
 
 
+def link_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    """``protocols`` minus those a link generation between the group's GPUs cannot carry
+    (its hwdb ``protocols``: a vendor link without LL128 says so instead of losing it
+    silently)."""
+    allowed = group.link_protocols
+    if allowed is None:
+        return protocols
+    return tuple(p for p in protocols if p in allowed)
+
+
 def predict(
     group,  # type: ignore[no-untyped-def]
     op: str,
@@ -140,7 +150,7 @@ def predict(
     known = {a.name for a in algorithms}
     if algo != "auto" and algo not in known:
         raise EngineError(f"unknown algorithm {algo!r} (available: {', '.join(sorted(known))})")
-    protocols = network_protocols(group, protocols)
+    protocols = link_protocols(group, network_protocols(group, protocols))
     candidates = [a for a in algorithms if (algo in ("auto", a.name)) and op in a.ops]
     usable = [a for a in candidates if a.applicable(group, op)]
     if not usable:

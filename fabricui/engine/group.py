@@ -30,6 +30,8 @@ ARCH_ORDER = {
     "cdna3": 2,
     "blackwell": 3,
     "cdna4": 3,
+    # Vera Rubin: no fitted library constants of its own yet; Blackwell's are the closest.
+    "rubin": 3,
 }
 
 
@@ -246,15 +248,50 @@ class Group:
 
     @cached_property
     def intra_class(self) -> str:
-        """``nvlink`` when ranks of a node talk over NVLink/xGMI only, else ``pci``."""
+        """``nvlink`` when ranks of a node talk over scale-up links only (NVLink, xGMI, any
+        link whose hwdb tier is ``scale-up``), else ``pci``."""
         local = max(self.by_node, key=lambda r: r.shape[0])
         if local.shape[0] < 2:
             fabric_kind = self.fabric.spec.intra.fabric
             return "nvlink" if fabric_kind in ("nvswitch", "mesh") else "pci"
         links = self.route(int(local[0]), int(local[1]))
-        gens = [self.fabric.generations[int(g)] for g in self.fabric.link_gen[links]]
-        scale_up = all(g.startswith(("nvlink", "xgmi")) and g != "nvlink-c2c" for g in gens)
+        records = self.fabric.generation_records
+        if records:
+            scale_up = all(records[int(g)].tier == "scale-up" for g in self.fabric.link_gen[links])
+        else:  # a builder that gives no records: known scale-up generations by name
+            gens = [self.fabric.generations[int(g)] for g in self.fabric.link_gen[links]]
+            scale_up = all(g.startswith(("nvlink", "xgmi")) and g != "nvlink-c2c" for g in gens)
         return "nvlink" if scale_up else "pci"
+
+    @cached_property
+    def link_protocols(self) -> tuple[str, ...] | None:
+        """Protocols every link generation between the group's GPUs carries (hwdb
+        ``protocols``), or None when none restricts them.
+
+        The links looked at are those of a route between two ranks of the busiest node and,
+        across nodes, the network links between the first ranks of two nodes: the GPUs'
+        traffic crosses them. A NIC's host link is left out of the network route (NCCL
+        keeps LL128 over a GPU's PCIe path to its NIC), and the NIC's own restriction is
+        ``Fabric.net_protocols``.
+        """
+        records = self.fabric.generation_records
+        if not records or not any(r.protocols for r in records):
+            return None
+        fabric = self.fabric
+        gens: set[int] = set()
+        local = max(self.by_node, key=lambda r: r.shape[0])
+        if local.shape[0] > 1:
+            gens |= {int(g) for g in fabric.link_gen[self.route(int(local[0]), int(local[1]))]}
+        if self.n_nodes > 1:
+            links = self.route(int(self.by_node[0][0]), int(self.by_node[1][0]))
+            network = links[links >= fabric.nodes * fabric.node_links]
+            gens |= {int(g) for g in fabric.link_gen[network]}
+        allowed: tuple[str, ...] | None = None
+        for g in sorted(gens):
+            protocols = records[g].protocols
+            if protocols:
+                allowed = tuple(p for p in (allowed or protocols) if p in protocols)
+        return allowed
 
     @cached_property
     def has_nvswitch_reduction(self) -> bool:

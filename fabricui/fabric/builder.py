@@ -263,6 +263,8 @@ def _build_node(
             port = host_port(first_gpu)
             if host_link.family == "nvlink-c2c":
                 port = gpu_cpu_local[first_gpu]
+            if nic_spec is not None and nic_spec.attach == "gpu":
+                port = gpus[first_gpu]  # NIC ports on the accelerator itself (Gaudi)
             ports = max(1, round(nic_ports))
             block.cable(
                 nic, port, ports * nic_pcie.bw_GBps, nic_pcie.lat_us, gens(nic_pcie.id), ports
@@ -313,6 +315,10 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         raise EngineError(f"{spec.id}: needs at least one node and one GPU per node")
     if spec.nodes * spec.gpus_per_node > MAX_GPUS:
         raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
+    if spec.net is not None and spec.net.layout == "explicit":  # a real cluster's own graph
+        from fabricui.fabric.explicit import build_explicit
+
+        return build_explicit(spec, catalog)
     gens, models = _Interner(), _Interner()
     nic_spec = _pick_nic(catalog, spec)
     block, gpu_nic_local, gpu_cpu_local, nic_ports = _build_node(
@@ -453,4 +459,5 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         dragonfly=dragonfly,
         torus=torus,
         net_protocols=nic_spec.protocols if nic_spec is not None else (),
+        generation_records=tuple(catalog.links[g] for g in gens.items),
     )

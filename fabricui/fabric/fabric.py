@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.model import GpuSpec
+from fabricui.model import GpuSpec, LinkGeneration
 from fabricui.model.topology import TopologySpec
 
 if TYPE_CHECKING:
@@ -118,6 +118,12 @@ class Fabric:
     """The torus's shape and per-chip link table, absolute ids (None without one)."""
     net_protocols: tuple[str, ...] = ()
     """NCCL protocols the NICs' transport carries across nodes (empty: all)."""
+    generation_records: tuple[LinkGeneration, ...] = ()
+    """The hwdb record of each of ``generations`` (same order), for what the engine reads
+    per generation (tier, protocols a link carries); empty when a builder gives none."""
+    switch_names: tuple[str, ...] = ()
+    """Real names of the network devices (in device order after the node blocks) of an
+    imported cluster; empty: names are derived (``leaf3``)."""
 
     @property
     def n_devices(self) -> int:
@@ -146,10 +152,12 @@ class Fabric:
 
     def device_name(self, dev: int) -> str:
         """Stable name of a device: ``n3.g7``, ``n0.nvsw0``, ``n2.nic5``, ``leaf1``,
-        ``router12``."""
+        ``router12``, or an imported cluster's real switch name (``LG01-01``)."""
+        node = int(self.dev_node[dev])
+        if node < 0 and self.switch_names:
+            return self.switch_names[dev - self.nodes * self.node_devices]
         kind = DeviceKind(int(self.dev_kind[dev]))
         prefix = KIND_PREFIX[kind]
-        node = int(self.dev_node[dev])
         index = int(self.dev_index[dev])
         return f"n{node}.{prefix}{index}" if node >= 0 else f"{prefix}{index}"
 

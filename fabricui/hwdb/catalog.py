@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
 from fabricui.errors import HwdbError, unknown_id_message
+from fabricui.hwdb.plugin_dirs import NeedsPluginError, Withheld, builtin_plugin_dirs, withheld_ids
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
+from fabricui.hwdb.tables import KINDS as KINDS
+from fabricui.hwdb.tables import Catalog as Catalog
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument, read_yaml
-from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec, TopologySpec
-from fabricui.model.records import LINK_FAMILIES, MLP_KINDS, TIERS
+from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec
+from fabricui.model.records import MLP_KINDS, TIERS
 from fabricui.vocabulary import PROTOCOLS
 
 #: Top-level list keys of a record file and the record each holds.
@@ -24,8 +26,8 @@ RECORD_KINDS: dict[str, type] = {
     "models": ModelShape,
 }
 
-#: Every kind ``fabricui hwdb list`` knows, in display order.
-KINDS = ("links", "gpus", "nics", "switches", "topologies", "models")
+#: Where a NIC record may sit (``NicSpec.attach``).
+NIC_ATTACH = ("host", "gpu")
 
 
 def default_hwdb_dir() -> Path:
@@ -36,49 +38,20 @@ def default_hwdb_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "hwdb"
 
 
-@dataclass
-class Catalog:
-    """All hardware records by kind and id, plus the file each came from."""
-
-    links: dict[str, LinkGeneration] = field(default_factory=dict)
-    gpus: dict[str, GpuSpec] = field(default_factory=dict)
-    nics: dict[str, NicSpec] = field(default_factory=dict)
-    switches: dict[str, SwitchSpec] = field(default_factory=dict)
-    models: dict[str, ModelShape] = field(default_factory=dict)
-    topologies: dict[str, TopologySpec] = field(default_factory=dict)
-    origins: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(kind, id) -> ``file:line`` the record was read from."""
-
-    def table(self, kind: str) -> dict[str, Any]:
-        """The records of one kind (``links``, ``gpus`` ... ``topologies``)."""
-        if kind not in KINDS:
-            raise HwdbError(unknown_id_message("record kind", kind, KINDS))
-        table: dict[str, Any] = getattr(self, kind)
-        return table
-
-    def get(self, kind: str, record_id: str) -> Any:
-        """One record, or an error naming the nearest valid ids."""
-        table = self.table(kind)
-        if record_id not in table:
-            raise HwdbError(unknown_id_message(kind.rstrip("s"), record_id, table))
-        return table[record_id]
-
-    def find(self, record_id: str) -> tuple[str, Any]:
-        """Look an id up in every kind; returns (kind, record)."""
-        for kind in KINDS:
-            table = self.table(kind)
-            if record_id in table:
-                return kind, table[record_id]
-        every = [i for kind in KINDS for i in self.table(kind)]
-        raise HwdbError(unknown_id_message("hwdb id", record_id, every))
+def shipped_hwdb_dirs() -> list[Path]:
+    """The database fabricui ships: the core directory, then the ``hwdb/`` directory of each
+    built-in plugin (their link generations, NICs and switches), in plugin load order."""
+    return [default_hwdb_dir(), *(path for _, path in builtin_plugin_dirs())]
 
 
-def _check_record(doc: YamlDocument, path: tuple, kind: str, record: Any) -> None:
+def _check_record(
+    doc: YamlDocument, path: tuple, kind: str, record: Any, families: Collection[str] | None
+) -> None:
     """Range and vocabulary checks that types alone do not catch."""
     if not str(record.source).strip():
         raise HwdbError(f"{doc.where((*path, 'source'))}: {kind}: 'source' must not be empty")
     if kind == "links":
-        check_choice(doc, (*path, "family"), record.family, LINK_FAMILIES)
+        _check_family(doc, path, record.family, families)
         check_choice(doc, (*path, "tier"), record.tier, TIERS)
         check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
     if kind == "models" and record.mlp:
@@ -90,6 +63,12 @@ def _check_record(doc: YamlDocument, path: tuple, kind: str, record: Any) -> Non
                 check_range(doc, (*path, name), value, 0.01, 1.0, "efficiency")
         if record.sms is not None:
             check_range(doc, (*path, "sms"), record.sms, 1, 100000, "SM count")
+    for protocol in getattr(record, "protocols", ()):
+        if protocol not in PROTOCOLS:
+            raise HwdbError(
+                f"{doc.where((*path, 'protocols'))}: {kind}.{record.id}.protocols: unknown "
+                f"protocol {protocol!r} (one of {', '.join(PROTOCOLS)})"
+            )
     for key in getattr(record, "sources", {}):
         if not hasattr(record, key):
             raise HwdbError(
@@ -97,8 +76,26 @@ def _check_record(doc: YamlDocument, path: tuple, kind: str, record: Any) -> Non
             )
 
 
+def _check_family(
+    doc: YamlDocument, path: tuple, family: str, families: Collection[str] | None
+) -> None:
+    """A link's family must be declared by a loaded plugin (or be a core family)."""
+    if not family.strip():
+        raise HwdbError(f"{doc.where((*path, 'family'))}: {path[0]}[{path[1]}].family: empty")
+    if families is None or family in families:
+        return
+    raise HwdbError(
+        f"{doc.where((*path, 'family'))}: {path[0]}[{path[1]}].family: {family!r} is not "
+        f"declared by any loaded plugin (declared: {', '.join(sorted(families))}; a plugin "
+        "declares its families with register_interconnects)"
+    )
+
+
 def _load_record_file(
-    doc: YamlDocument, catalog: Catalog, seen: dict[tuple[str, str], str]
+    doc: YamlDocument,
+    catalog: Catalog,
+    seen: dict[tuple[str, str], str],
+    families: Collection[str] | None,
 ) -> None:
     if doc.data is None:
         return
@@ -117,7 +114,7 @@ def _load_record_file(
         for index, item in enumerate(items):
             path = (kind, index)
             record = convert_record(doc, path, RECORD_KINDS[kind], item)
-            _check_record(doc, path, kind, record)
+            _check_record(doc, path, kind, record, families)
             key = (kind, record.id)
             if key in seen:
                 raise HwdbError(
@@ -129,23 +126,59 @@ def _load_record_file(
             catalog.origins[key] = doc.where(path)
 
 
+def _missing(catalog: Catalog, kind: str, ref: str | None) -> str | None:
+    """Why a referenced id is absent: the withheld reason, "" when it is simply unknown,
+    None when it is present (or no reference)."""
+    if ref is None or ref in catalog.table(kind):
+        return None
+    return catalog.withheld.get((kind, ref), "")
+
+
+def _withhold(catalog: Catalog, kind: str, record_id: str, ref: str, reason: str) -> None:
+    """Move a record whose required reference is withheld out of its table: it needs that
+    plugin too (an H100 needs the pcie plugin's pcie5, a NIC its link's plugin)."""
+    del catalog.table(kind)[record_id]
+    catalog.withheld[(kind, record_id)] = f"needs link {ref}, which {reason}"
+
+
 def _check_references(catalog: Catalog) -> None:
-    """Every id a record names must exist (GPU links, NIC links ...)."""
-    for gpu in catalog.gpus.values():
+    """Every id a record names must exist (GPU links, NIC links ...), or be withheld: a
+    required one (a GPU's host link, a NIC's links) then withholds the record as well, an
+    optional one (a GPU's scale-up link) is checked where a topology uses it."""
+    for gpu in list(catalog.gpus.values()):
+        where = catalog.origins[("gpus", gpu.id)]
         for attr in ("pcie", "scaleup_link"):
             ref = getattr(gpu, attr)
-            if ref is not None and ref not in catalog.links:
-                where = catalog.origins[("gpus", gpu.id)]
+            reason = _missing(catalog, "links", ref)
+            if reason is None:
+                continue
+            if not reason:
                 msg = unknown_id_message("link", ref, catalog.links)
                 raise HwdbError(f"{where}: gpus.{gpu.id}.{attr}: {msg}")
-    for nic in catalog.nics.values():
+            if attr == "pcie":
+                _withhold(catalog, "gpus", gpu.id, ref, reason)
+                break
+    for nic in list(catalog.nics.values()):
+        where = catalog.origins.get(("nics", nic.id), "nics")
+        withheld = False
         for attr in ("link", "pcie"):
             ref = getattr(nic, attr)
-            if ref not in catalog.links:
-                where = catalog.origins[("nics", nic.id)]
+            reason = _missing(catalog, "links", ref)
+            if reason is None:
+                continue
+            if not reason:
                 msg = unknown_id_message("link", ref, catalog.links)
                 raise HwdbError(f"{where}: nics.{nic.id}.{attr}: {msg}")
-        where = catalog.origins.get(("nics", nic.id), "nics")
+            _withhold(catalog, "nics", nic.id, ref, reason)
+            withheld = True
+            break
+        if withheld:
+            continue
+        if nic.attach not in NIC_ATTACH:
+            raise HwdbError(
+                f"{where}: nics.{nic.id}.attach: must be one of {', '.join(NIC_ATTACH)} "
+                f"(got {nic.attach!r})"
+            )
         for protocol in nic.protocols:
             if protocol not in PROTOCOLS:
                 raise HwdbError(
@@ -153,7 +186,7 @@ def _check_references(catalog: Catalog) -> None:
                     f"(one of {', '.join(PROTOCOLS)})"
                 )
         for gpu_id in nic.gpus:
-            if gpu_id not in catalog.gpus:
+            if _missing(catalog, "gpus", gpu_id) == "":
                 msg = unknown_id_message("GPU", gpu_id, catalog.gpus)
                 raise HwdbError(f"{where}: nics.{nic.id}.gpus: {msg}")
 
@@ -161,40 +194,64 @@ def _check_references(catalog: Catalog) -> None:
 def load_catalog(
     dirs: Iterable[Path] | None = None,
     extra_links: dict[str, tuple[LinkGeneration, str]] | None = None,
+    families: Collection[str] | None = None,
+    withheld: Iterable[Withheld] = (),
 ) -> Catalog:
     """Load the hardware database.
 
     Args:
         dirs: Database directories, later ones adding or overriding records of earlier
-            ones. Default: the built-in database only.
+            ones. Default: the database fabricui ships (``shipped_hwdb_dirs``: the core
+            directory and every built-in plugin's records, whatever plugins are disabled;
+            ``fabricui.services.session.load_catalog_with_plugins`` follows the plugin host).
         extra_links: Link generations registered by plugins: id -> (record, origin). They
             do not override records of the same id read from YAML.
+        families: Link families a YAML link record may name (the core's and those the
+            loaded plugins declare); None accepts any.
+        withheld: hwdb directories of plugins that are not loaded. Their records stay out,
+            but a record or topology that names one of their ids is withheld too (or, for a
+            user's topology file, refused) with a message naming the plugin to enable.
 
     Returns:
-        The validated catalog.
+        The validated catalog. Built-in topologies that need a withheld record are listed
+        in ``unavailable`` instead of ``topologies``.
 
     Raises:
         HwdbError: A file is malformed, a record invalid, or an id duplicated in one
             directory or unknown.
     """
     catalog = Catalog()
-    directories = list(dirs) if dirs is not None else [default_hwdb_dir()]
+    directories = list(dirs) if dirs is not None else shipped_hwdb_dirs()
     topology_docs: list[YamlDocument] = []
     for directory in directories:
         if not directory.is_dir():
             raise HwdbError(f"{directory}: hardware database directory not found")
         seen: dict[tuple[str, str], str] = {}
         for path in sorted(directory.glob("*.yaml")):
-            _load_record_file(read_yaml(path), catalog, seen)
+            _load_record_file(read_yaml(path), catalog, seen, families)
         topology_docs += [read_yaml(p) for p in sorted((directory / "topologies").glob("*.yaml"))]
     for link_id, (link, origin) in (extra_links or {}).items():
         if link_id not in catalog.links:
             catalog.links[link_id] = link
             catalog.origins[("links", link_id)] = origin
+    catalog.withheld = {
+        key: reason
+        for key, reason in withheld_ids(list(withheld)).items()
+        if key[1] not in catalog.table(key[0])
+    }
     _check_references(catalog)
     for doc in topology_docs:
+        default_id = Path(doc.origin).stem
+        try:
+            spec = parse_topology(doc, catalog, default_id=default_id)
+        except NeedsPluginError as exc:
+            data = doc.data if isinstance(doc.data, dict) else {}
+            topology_id = str(data.get("id") or default_id)
+            catalog.unavailable[topology_id] = f"topology {topology_id}: {exc.message}"
+            catalog.topologies.pop(topology_id, None)
+            continue
         # A later directory's topology overrides a built-in one of the same id.
-        spec = parse_topology(doc, catalog, default_id=Path(doc.origin).stem)
         catalog.topologies[spec.id] = spec
         catalog.origins[("topologies", spec.id)] = doc.origin
+        catalog.unavailable.pop(spec.id, None)
     return catalog

@@ -11,8 +11,6 @@ from fabricui.hwdb.yamlfile import read_yaml
 from fabricui.model import TopologySpec
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 
-#: The topology the explorer opens when none is named.
-
 
 def _looks_like_path(text: str) -> bool:
     return "/" in text or text.endswith((".yaml", ".yml")) or Path(text).is_file()
@@ -30,11 +28,18 @@ def resolve_topology(name: str, catalog: Catalog, nodes: int | None = None) -> T
         The checked spec.
 
     Raises:
-        HwdbError: The file is malformed or refers to unknown hardware.
-        ConfigError: Unknown built-in name, or ``nodes`` is invalid for this topology.
+        HwdbError: The file is malformed or refers to unknown hardware (a
+            ``NeedsPluginError`` when a disabled plugin provides it).
+        ConfigError: Unknown built-in name, a built-in that needs a disabled plugin (the
+            message names it), or ``nodes`` is invalid for this topology.
     """
     if name in catalog.topologies:
         spec = catalog.topologies[name]
+    elif name in catalog.unavailable:
+        raise ConfigError(catalog.unavailable[name])
+    elif ("topologies", name) in catalog.withheld:
+        reason = catalog.withheld[("topologies", name)]
+        raise ConfigError(f"topology {name} {reason}; enable that plugin to use it")
     elif _looks_like_path(name):
         path = Path(name)
         spec = parse_topology(read_yaml(path), catalog, default_id=path.stem)

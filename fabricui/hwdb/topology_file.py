@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import HwdbError
+from fabricui.hwdb.plugin_dirs import NeedsPluginError
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
 from fabricui.model.topology import INTRA_FABRICS, NET_LAYOUTS, IntraSpec, TopologySpec
 
 if TYPE_CHECKING:
-    from fabricui.hwdb.catalog import Catalog
+    from fabricui.hwdb.tables import Catalog
     from fabricui.model import GpuSpec
 
-#: Link families allowed for each intra-node fabric.
-_INTRA_FAMILIES = {
+#: Link families allowed for each intra-node fabric; ``None``: any scale-up link (a direct
+#: GPU-to-GPU mesh works the same whoever makes the link: NVLink, xGMI, a vendor's).
+_INTRA_FAMILIES: dict[str, tuple[str, ...] | None] = {
     "nvswitch": ("nvlink",),
-    "mesh": ("nvlink", "xgmi"),
+    "mesh": None,
     "pcie": ("pcie",),
 }
 
@@ -53,12 +56,47 @@ def _fail(doc: YamlDocument, path: KeyPath, problem: str) -> HwdbError:
     return HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}")
 
 
-def _ref(doc: YamlDocument, path: KeyPath, table: dict[str, Any], kind: str, value: str) -> Any:
+#: Record kind (catalog table) of each kind word used in messages.
+_TABLES = {"gpu": "gpus", "link": "links", "switch": "switches", "NIC": "nics"}
+
+
+def _ref(
+    doc: YamlDocument,
+    path: KeyPath,
+    table: dict[str, Any],
+    kind: str,
+    value: str,
+    catalog: Catalog | None = None,
+) -> Any:
+    """The record ``value`` of ``table``; a one-line error naming the plugin to enable when a
+    disabled plugin provides it, else the nearest known ids."""
     from fabricui.errors import unknown_id_message
 
     if value not in table:
+        reason = catalog.withheld.get((_TABLES[kind], value)) if catalog is not None else None
+        if reason is not None:
+            raise NeedsPluginError(
+                f"{doc.where(path)}: {format_path(path)}: {kind} {value} {reason}; "
+                "enable that plugin to use this topology"
+            )
         raise _fail(doc, path, unknown_id_message(kind, value, table))
     return table[value]
+
+
+def _implied_link(
+    doc: YamlDocument, path: KeyPath, catalog: Catalog, link_id: str, what: str
+) -> None:
+    """A link the spec does not name but the builder will use (a GPU's host or scale-up
+    link) must be loaded too; when its plugin is disabled, say so."""
+    if link_id in catalog.links:
+        return
+    reason = catalog.withheld.get(("links", link_id))
+    if reason is None:  # the catalog's own reference check makes this unreachable
+        raise _fail(doc, path, f"{what} {link_id} is not in the hardware database")
+    raise NeedsPluginError(
+        f"{doc.where(path)}: {format_path(path)}: {what} {link_id} {reason}; "
+        "enable that plugin to use this topology"
+    )
 
 
 def parse_topology(doc: YamlDocument, catalog: Catalog, default_id: str = "custom") -> TopologySpec:
@@ -83,13 +121,19 @@ def parse_topology(doc: YamlDocument, catalog: Catalog, default_id: str = "custo
     if data.get("intra", "absent") is None:
         data["intra"] = {"fabric": "none"}
     data.setdefault("id", default_id)
+    cluster = data.pop("cluster", None)
     spec = convert_record(doc, base, TopologySpec, data, overrides={"origin": doc.origin})
+    if cluster is not None or (spec.net is not None and spec.net.layout == "explicit"):
+        # The real cluster's switches and hosts: short text lines, read by their own parser.
+        from fabricui.hwdb.cluster_file import parse_cluster
+
+        spec = replace(spec, cluster=parse_cluster(doc, (*base, "cluster"), cluster, spec))
     _check_spec(doc, base, spec, catalog)
     return spec
 
 
 def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Catalog) -> None:
-    gpu = _ref(doc, (*base, "gpu"), catalog.gpus, "gpu", spec.gpu)
+    gpu = _ref(doc, (*base, "gpu"), catalog.gpus, "gpu", spec.gpu, catalog)
     _check_limits(doc, base, spec)
     intra: IntraSpec = spec.intra
     ipath = (*base, "intra")
@@ -102,15 +146,17 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
                 doc, (*base, "builder"), f"must name a topology builder (got {spec.builder!r})"
             )
         if intra.link is not None:
-            _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link)
+            _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link, catalog)
     else:
         _check_intra(doc, ipath, spec, gpu, catalog)
     for attr in ("host_link", "socket_link"):
         value = getattr(intra, attr)
         if value is not None:
-            _ref(doc, (*ipath, attr), catalog.links, "link", value)
+            _ref(doc, (*ipath, attr), catalog.links, "link", value, catalog)
+    if intra.host_link is None:
+        _implied_link(doc, (*base, "gpu"), catalog, gpu.pcie, f"{gpu.id}'s host link")
     if intra.switch is not None:
-        _ref(doc, (*ipath, "switch"), catalog.switches, "switch", intra.switch)
+        _ref(doc, (*ipath, "switch"), catalog.switches, "switch", intra.switch, catalog)
     _check_net(doc, base, spec, catalog)
 
 
@@ -133,16 +179,26 @@ def _check_intra(
             link_id = gpu.scaleup_link if intra.fabric != "pcie" else gpu.pcie
             if link_id is None:
                 raise _fail(doc, (*ipath, "link"), f"required: {gpu.id} has no scale-up link")
+            what = f"{gpu.id}'s {'host' if intra.fabric == 'pcie' else 'scale-up'} link"
+            _implied_link(doc, (*ipath, "fabric"), catalog, link_id, what)
+            link = catalog.links[link_id]
         else:
-            link = _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link)
-            families = _INTRA_FAMILIES[intra.fabric]
-            if link.family not in families:
-                raise _fail(
-                    doc,
-                    (*ipath, "link"),
-                    f"{intra.link} is a {link.family} link; {intra.fabric} needs "
-                    f"{' or '.join(families)} (got {intra.link!r})",
-                )
+            link = _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link, catalog)
+        families = _INTRA_FAMILIES[intra.fabric]
+        if families is None and link.tier != "scale-up":
+            raise _fail(
+                doc,
+                (*ipath, "link"),
+                f"{link.id} is a {link.tier} link; {intra.fabric} needs a scale-up link "
+                f"(got {link.id!r})",
+            )
+        if families is not None and link.family not in families:
+            raise _fail(
+                doc,
+                (*ipath, "link"),
+                f"{link.id} is a {link.family} link; {intra.fabric} needs "
+                f"{' or '.join(families)} (got {link.id!r})",
+            )
 
 
 def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Catalog) -> None:
@@ -153,7 +209,7 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
         return
     net = spec.net
     npath = (*base, "net")
-    link = _ref(doc, (*npath, "link"), catalog.links, "link", net.link)
+    link = _ref(doc, (*npath, "link"), catalog.links, "link", net.link, catalog)
     check_choice(doc, (*npath, "layout"), net.layout, NET_LAYOUTS)
     if net.layout == "torus":
         if link.tier not in ("scale-up", "scale-out"):
@@ -174,9 +230,15 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
     if net.nics_per_node < 1:
         raise _fail(doc, (*npath, "nics_per_node"), f"must be at least 1 (got {net.nics_per_node})")
     if net.switch is not None:
-        _ref(doc, (*npath, "switch"), catalog.switches, "switch", net.switch)
+        switch = _ref(doc, (*npath, "switch"), catalog.switches, "switch", net.switch, catalog)
+        if switch.radix is None or switch.port_Gbps is None:
+            raise _fail(
+                doc,
+                (*npath, "switch"),
+                f"{switch.id} has no published radix and port rate; a network switch needs both",
+            )
     if net.nic is not None:
-        _ref(doc, (*npath, "nic"), catalog.nics, "NIC", net.nic)
+        _ref(doc, (*npath, "nic"), catalog.nics, "NIC", net.nic, catalog)
         if catalog.nics[net.nic].link != net.link:
             raise _fail(
                 doc,

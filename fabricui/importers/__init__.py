@@ -16,6 +16,9 @@ A result (a small dataclass) offers:
 
 Input that is not the expected format raises ``common.ParseError`` naming what it looks like.
 ``nccl_log`` (``NCCL_DEBUG=INFO`` logs, read by the doctor) is separate and has its own API.
+The cluster importers (``ibnetdiscover``, ``iblinkinfo``, ``slurm_topology``) return a
+``fabric_graph.SwitchGraph`` instead of a node; ``cluster_spec`` turns one into a topology
+spec, and ``hostlist`` reads Slurm's node lists.
 Built-in importers are registered by the ``fabricui_importers`` plugin through the
 ``register_importers(register)`` hook; ``builtin.builtin_importers()`` is the same table.
 """

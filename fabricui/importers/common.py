@@ -72,6 +72,10 @@ def span(labels: list[str]) -> str:
     return ", ".join(parts)
 
 
+#: Most GPUs one node's spec may have: every server and tray has far fewer (an NVL72
+#: rack is 18 hosts of 4); a larger "node" is a whole cluster pasted as one.
+MAX_NODE_GPUS = 1024
+
 #: Most 32-bit words an affinity mask may have (8192 CPUs).
 MAX_MASK_WORDS = 256
 
@@ -157,6 +161,64 @@ _LOOKS: tuple[tuple[str, str, str | None], ...] = (
     (r"(?m)^@@ -\d+(?:,\d+)? \+\d+", "a unified `diff` of two files", None),
     (r"<system\b|<cpu\b[^>]{0,400}numaid|<pci[ \t]+busid", "NCCL topology XML", "nccl-xml"),
     (r"NCCL (?:INFO|WARN)\b", "an NCCL_DEBUG log (read it with the doctor)", None),
+    (
+        r'(?m)^[ \t#]*(?:Switch|Ca)[ \t]+\d{1,5}[ \t]+"[SH]-[0-9A-Fa-f]',
+        "`ibnetdiscover` output",
+        "ibnetdiscover",
+    ),
+    (
+        r"(?m)^[ \t]*(?:SW|CA)[ \t]+\d{1,6}[ \t]+\d{1,5}[ \t]+0x[0-9A-Fa-f]{1,32}"
+        r"[ \t]+\d{1,2}x[ \t]",
+        "`ibnetdiscover -p` output",
+        "ibnetdiscover",
+    ),
+    (r"==\([^)\n]{0,80}\)==(?:>|&gt;)", "`iblinkinfo` output", "iblinkinfo"),
+    (
+        r"(?im)^[ \t#]*(?:SwitchName|BlockName)=|^-[ \t]*topology[ \t]*:",
+        "a Slurm topology.conf or `scontrol show topology`",
+        "slurm-topology",
+    ),
+    (
+        r"(?m)=+NVSMI LOG=+|^[ \t]*Fabric[ \t]*\n[ \t]+State[ \t]+:",
+        "`nvidia-smi -q` output",
+        "nvidia-smi-q",
+    ),
+    (
+        r"(?m)^[ \t]*Link \d{1,3}: [\d.]{1,10} GB/s",
+        "`nvidia-smi nvlink --status` output (per-link rates, not a topology)",
+        None,
+    ),
+    (
+        r"(?m)^[ \t]*(?:Switch|Ca)[ \t]*:[ \t]*0x[0-9A-Fa-f]{1,32}[ \t]+ports[ \t]+\d",
+        "`ibswitches`/`ibhosts` output (nodes without their cables: run `ibnetdiscover`)",
+        None,
+    ),
+    (
+        r"(?m)(?:^|,)#?(?:Fields:)?StartDevice,StartPort,",
+        "a UFM NDT cabling plan (planned cables, not discovered ones)",
+        None,
+    ),
+    (
+        r'"NetworkNodes"[ \t]*:',
+        "`aws ec2 describe-instance-topology` JSON (network node ids, no switches or cables)",
+        None,
+    ),
+    (r'"compounded_links"|"DomainUUID"', "a NetQ / NMX JSON export", None),
+    (
+        r"(?m)^[ \t]*H-[0-9A-Fa-f]{16}[ \t]+\S+[ \t]*$",
+        "a GUID-to-hostname map (a companion file, not a topology)",
+        None,
+    ),
+    (
+        r"(?m)^[ \t]*[\w.-]{1,80}:[ \t]*[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-",
+        "a host-to-ClusterUUID map (a companion file, not a topology)",
+        None,
+    ),
+    (
+        r"(?m)^[ \t]*S-[0-9A-Fa-f]{16}[ \t]*$",
+        "a list of switch GUIDs (a companion file, not a topology)",
+        None,
+    ),
     (r"(?m)^[ \t]*CA '[^'\n]+'[ \t]*$", "`ibstat` output", "ibstat"),
     (r"(?m)^[ \t]*hca_id:", "`ibv_devinfo` output", "ibstat"),
     (r"(?m)^[ \t]*\S+[ \t]+port[ \t]+\d+[ \t]+==>", "`ibdev2netdev` output", "ibstat"),

@@ -129,18 +129,20 @@ class Hca:
     """Port count the tool announced (``Number of ports``/``phys_port_cnt``)."""
     ports: list[IbPort] = field(default_factory=list)
     """Ports listed."""
+    _by_number: dict[int, IbPort] = field(default_factory=dict, repr=False, compare=False)
 
     def port(self, number: int) -> IbPort:
-        """The port ``number``, created when new."""
-        for port in self.ports:
-            if port.port == number:
-                return port
-        self.ports.append(IbPort(number))
-        return self.ports[-1]
+        """The port ``number``, created when new (an index, not a scan: dumps list
+        hundreds of thousands of ports)."""
+        found = self._by_number.get(number)
+        if found is None:
+            found = self._by_number[number] = IbPort(number)
+            self.ports.append(found)
+        return found
 
     def to_json(self) -> dict[str, Any]:
         """Fields with ports as dicts."""
-        data = {k: v for k, v in self.__dict__.items() if k != "ports"}
+        data = {k: v for k, v in self.__dict__.items() if k not in ("ports", "_by_number")}
         data["ports"] = [p.to_json() for p in self.ports]
         return data
 

@@ -249,9 +249,10 @@ _P2P_PLUGIN = re.compile(r"^P2P plugin (?:v\d+ )?(\S+)")
 _PLUGIN_PATH = re.compile(r"^Plugin Path\s*: (\S+)")
 #: The value is trimmed (trailing blanks, then one final period) in code.
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*)$")
-# Names start at a word boundary (lookbehind): else every position inside a long word is
-# tried again, quadratic on a long line.
-_IFACE = re.compile(r"(?:\[\d+\])?(?<![\w.\-])([\w.\-]+):([^<\s;]*)<\d+>")
+# One interface per whitespace- or ';'-separated token, matched from the token's start only:
+# a search over the whole line would restart after every ':' of a long token (quadratic).
+_IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):([^<\s;]*)<\d+>$")
+_IFACE_SEPARATORS = re.compile(r"[\s;]+")
 _IB_DEVICE = re.compile(
     r"(?:\[(\d{1,9})\]\s*)?(?<![\w.\-+])([\w.\-+]+):(\d{1,9})/(IB|RoCE)(/SHARP)?"
 )
@@ -325,7 +326,13 @@ def _split_line(raw: str) -> tuple[str | None, str, str, bool]:
 
 
 def _interfaces(text: str) -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for m in _IFACE.finditer(text)]
+    """(interface, address) of every ``name:address<index>`` token, in order."""
+    found = []
+    for token in _IFACE_SEPARATORS.split(text):
+        match = _IFACE.match(token)
+        if match:
+            found.append((match.group(1), match.group(2)))
+    return found
 
 
 def _ib_devices(text: str) -> tuple[IbDevice, ...]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabricui.importers.common import (
+    MAX_NODE_GPUS,
     NodeLayout,
     ParseError,
     clean_text,
@@ -320,7 +321,16 @@ class NcclTopoXml:
         return "\n".join(out)
 
     def layout(self) -> NodeLayout:
-        """The node as ``spec.build_spec`` needs it (PCIe paths from the tree)."""
+        """The node as ``spec.build_spec`` needs it (PCIe paths from the tree).
+
+        Raises:
+            ParseError: More GPUs than one node has (checked before the pairs are built).
+        """
+        if len(self.gpus) > MAX_NODE_GPUS:
+            raise ParseError(
+                f"{len(self.gpus)} GPUs in one topology: a node spec holds at most "
+                f"{MAX_NODE_GPUS} (is this a whole cluster's dump?)"
+            )
         names = [g["name"] for g in self.gpus]
         nvswitch = any(g["nvlink"].get("nvswitch") for g in self.gpus)
         direct = bool(self.nvlinks)

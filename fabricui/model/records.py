@@ -16,7 +16,14 @@ MLP_KINDS = ("gelu", "relu", "swiglu", "geglu")
 #: The gated MLP kinds.
 GATED_MLPS = ("swiglu", "geglu")
 
-#: Link families the catalog knows; plugins may add more.
+#: Link families of the core database (on-package memory); every other family is declared
+#: by the interconnect plugin that owns it (``register_interconnects``), and the catalog
+#: accepts the families of the plugins that are loaded.
+CORE_FAMILIES = ("memory",)
+
+#: The families fabricui's built-in plugins declared when this constant was last updated.
+#: Informational only (kept for code that imports it): the catalog validates link records
+#: against the families the loaded plugins register, not against this list.
 LINK_FAMILIES = (
     "memory",
     "pcie",
@@ -31,6 +38,7 @@ LINK_FAMILIES = (
     "tcpxo",
     "ethernet",
     "ici",
+    "neuronlink",
 )
 
 
@@ -43,7 +51,7 @@ class LinkGeneration:
     name: str
     """Human name (``NVLink 4.0``)."""
     family: str
-    """Technology family, one of ``LINK_FAMILIES``."""
+    """Technology family: ``memory``, or one a loaded interconnect plugin declares."""
     tier: str
     """Pyramid tier, one of ``TIERS``."""
     bw_GBps: float
@@ -66,6 +74,11 @@ class LinkGeneration:
     """Per-field references that differ from ``source``."""
     note: str = ""
     """Anything a user should know about the figures."""
+    protocols: tuple[str, ...] = ()
+    """NCCL protocols (``ll``, ``ll128``, ``simple``) a collective may use when this link is
+    on the path between two of its GPUs; empty: all of them. NCCL enables LL128 only where
+    128-byte stores arrive whole (NVLink), so a host link or a vendor link without that
+    guarantee lists ``[ll, simple]`` and the engine never prices LL128 across it."""
 
     @property
     def per_gpu_bw_GBps(self) -> float | None:
@@ -91,8 +104,9 @@ class GpuSpec:
     """On-package memory capacity [GB]."""
     hbm_bw_GBps: float
     """Memory bandwidth [GB/s]."""
-    bf16_dense_TFLOPS: float
-    """Peak dense BF16 tensor throughput, no sparsity [TFLOP/s]."""
+    bf16_dense_TFLOPS: float | None
+    """Peak dense BF16 tensor throughput, no sparsity [TFLOP/s]; ``null`` where the vendor
+    has not published it (a plan then asks for one instead of guessing)."""
     pcie: str
     """Host link generation id (``pcie5``)."""
     source: str
@@ -155,6 +169,10 @@ class NicSpec:
     gpus: tuple[str, ...] = ()
     """GPUs it ships with, for adapters that exist only in particular systems (a cloud's
     instance types); a topology with that GPU and this NIC's link picks it. Empty: any."""
+    attach: str = "host"
+    """Where the adapter sits: ``host`` (a PCIe card or mezzanine behind the node's PCIe
+    switch or CPU) or ``gpu`` (network ports on the accelerator itself, as Gaudi's on-die
+    RoCE ports: traffic to them does not cross the host's PCIe)."""
 
 
 @dataclass(frozen=True)
@@ -167,10 +185,11 @@ class SwitchSpec:
     """Product name."""
     family: str
     """``nvswitch``, ``pcie``, ``infiniband``, ``ethernet``, ``slingshot`` ..."""
-    radix: int
-    """Number of ports."""
-    port_Gbps: float
-    """Rate of one port [Gb/s]."""
+    radix: int | None
+    """Number of ports; ``null`` where the vendor has not published it (such a switch can
+    be a scale-up switch, whose ports the builder does not count, but not a network's)."""
+    port_Gbps: float | None
+    """Rate of one port [Gb/s]; ``null`` where not published."""
     lat_us: float
     """Port-to-port latency [us]."""
     source: str

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from fabricui.model.cluster import ClusterSpec
+
 #: Intra-node fabrics a builder understands.
 INTRA_FABRICS = ("nvswitch", "mesh", "pcie", "none")
 
 #: Network layouts: one switch, two or three tiers of switches (fat-trees), a dragonfly of
-#: router groups, or a 3D torus of direct chip-to-chip links (no switches, no NICs).
-NET_LAYOUTS = ("auto", "single", "leaf-spine", "three-tier", "dragonfly", "torus")
+#: router groups, a 3D torus of direct chip-to-chip links (no switches, no NICs), or the
+#: explicit switch graph of a real cluster (the spec's ``cluster`` section).
+NET_LAYOUTS = ("auto", "single", "leaf-spine", "three-tier", "dragonfly", "torus", "explicit")
 
 
 @dataclass(frozen=True)
@@ -58,8 +61,9 @@ class NetSpec:
     layout: str = "auto"
     """``single`` switch, ``leaf-spine``, ``three-tier`` (leaf/spine pods under cores),
     ``dragonfly`` (groups of all-to-all routers joined by global links), ``torus`` (chips
-    wired directly in a 3D torus, e.g. TPU ICI), or ``auto`` (single when the ports fit one
-    switch, else leaf-spine)."""
+    wired directly in a 3D torus, e.g. TPU ICI), ``explicit`` (the switches and cables of the
+    spec's ``cluster`` section), or ``auto`` (single when the ports fit one switch, else
+    leaf-spine)."""
     leafs: int | None = None
     """Leaf switches (default: as many as the switch radix needs)."""
     spines: int | None = None
@@ -120,6 +124,9 @@ class TopologySpec:
     """Name of a plugin topology builder that turns this spec into a fabric (``fabricui
     plugins`` lists them); None: the built-in builder. The named builder decides what
     ``intra`` means; the catalog then checks only the ids the spec refers to."""
+    cluster: ClusterSpec | None = None
+    """A real cluster's host names and, with ``net.layout: explicit``, its switches and
+    cables (written by ``fabricui import ibnetdiscover ... -o``)."""
 
     @property
     def n_gpus(self) -> int:

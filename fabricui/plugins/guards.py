@@ -24,7 +24,7 @@ from fabricui.errors import FabricError, PluginError
 from fabricui.vocabulary import OPS
 
 if TYPE_CHECKING:
-    from fabricui.plugins.host import PluginHost, PluginInfo
+    from fabricui.plugins.records import CallRecorder, PluginInfo
 
 #: Environment variable: the time budget of one plugin call [s] (0 or less: no limit).
 ENV_TIMEOUT = "FABRICUI_PLUGIN_TIMEOUT_S"
@@ -101,7 +101,7 @@ class _Guard:
     ``FabricError`` (a deliberate one-line error) passes through untouched.
     """
 
-    def __init__(self, host: PluginHost, info: PluginInfo, label: str, timed: bool) -> None:
+    def __init__(self, host: CallRecorder, info: PluginInfo, label: str, timed: bool) -> None:
         self.host = host
         self.info = info
         self.label = label

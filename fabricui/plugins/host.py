@@ -13,7 +13,6 @@ import os
 import re
 import sys
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
@@ -27,13 +26,16 @@ from fabricui.engine.types import (
     TopologyBuilder,
 )
 from fabricui.errors import HwdbError, PluginError, exception_line
-from fabricui.model.records import LinkGeneration
+from fabricui.hwdb.plugin_dirs import Withheld, package_hwdb_dir
+from fabricui.model.records import CORE_FAMILIES, LinkGeneration
 from fabricui.plugins.checks import RULES
 from fabricui.plugins.files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
 from fabricui.plugins.files import _load_file, plugin_dirs, unsafe_reason
 from fabricui.plugins.guards import _GUARDS, _Guard, call_with_budget, timeout_s
 from fabricui.plugins.guards import ENV_TIMEOUT as ENV_TIMEOUT
 from fabricui.plugins.guards import PluginTimeout as PluginTimeout
+from fabricui.plugins.records import PluginFailure as PluginFailure
+from fabricui.plugins.records import PluginInfo as PluginInfo
 
 #: Entry-point group (and pluggy project name) plugins register under.
 GROUP = hookspecs.PROJECT
@@ -49,6 +51,17 @@ SOURCE_ENTRY_POINT = "entry point"
 SOURCE_FILE = "file"
 SOURCE_REGISTERED = "registered"
 
+#: hwdb record kinds a plugin's YAML directory brings, and the ``contributes`` key
+#: ``describe()`` lists them under (YAML link records join the hook-registered ones).
+RECORD_KEYS = {
+    "links": "link_generations",
+    "gpus": "gpus",
+    "nics": "nics",
+    "switches": "switches",
+    "models": "models",
+    "topologies": "topologies",
+}
+
 #: Contribution kinds, in the order ``describe()`` lists them; each has hook ``register_<kind>``.
 KINDS = (
     "link_generations",
@@ -59,49 +72,6 @@ KINDS = (
     "strategies",
     "importers",
 )
-
-
-@dataclass(frozen=True)
-class PluginFailure:
-    """A plugin that was skipped, as a whole or for one hook, and why."""
-
-    name: str
-    """Plugin name (entry-point name, file stem, or the name it was registered under)."""
-    dist: str | None
-    """Distribution that declared it, when it came from an entry point."""
-    version: str | None
-    """Version of that distribution (or the file plugin's ``__version__``)."""
-    error: str
-    """One line: what went wrong."""
-
-
-@dataclass(eq=False)
-class PluginInfo:
-    """What the host knows about one plugin it found."""
-
-    name: str
-    """Plugin name (unique among registered plugins)."""
-    source: str
-    """``builtin``, ``entry point``, ``file`` or ``registered`` (in-process)."""
-    dist: str | None = None
-    """Distribution that declared it, for entry points."""
-    version: str | None = None
-    """Distribution version, or a file plugin's ``__version__``."""
-    plugin: object | None = None
-    """The registered plugin object (None when it failed to load or is blocked)."""
-    blocked: bool = False
-    load_error: str | None = None
-    """Why it was not loaded (import, registration or hookspec validation)."""
-    hook_errors: list[str] = field(default_factory=list)
-    """Why some of its hooks' contributions were dropped (``register_x: error``)."""
-    call_errors: list[str] = field(default_factory=list)
-    """Why contributions were skipped when called (``strategy 'x': operations: error``)."""
-
-    @property
-    def errors(self) -> list[str]:
-        """Every error recorded for this plugin."""
-        load = [self.load_error] if self.load_error else []
-        return load + self.hook_errors + self.call_errors
 
 
 # --- discovery -----------------------------------------------------------------------------
@@ -207,6 +177,13 @@ class PluginHost:
         self._call_failures: list[PluginFailure] = []
         self._results: dict[str, dict[str, Any]] = {}
         self._owners: dict[str, dict[str, PluginInfo]] = {}
+        self._records: dict[int, dict[str, list[str]]] = {}
+        """id(PluginInfo) -> hwdb record kind -> ids its YAML directories brought."""
+        self._dropped_hwdb: list[Withheld] = []
+        """hwdb directories of loaded plugins that did not load (their records are out)."""
+        self._hwdb_catalog: Any = None
+        """The catalog the plugin hwdb directories were checked in (built-in database plus
+        every plugin directory that loads), reused by ``hwdb_catalog``."""
         self._reported: set[PluginFailure] = set()
         self.strict = _env_flag(ENV_STRICT)
         self.timeout_s = timeout_s()
@@ -240,11 +217,14 @@ class PluginHost:
     def _load_entry_points(self, builtins: bool, external: bool) -> None:
         for ep in entry_points():
             dist, version = _dist_of(ep)
+            module = str(ep.value).partition(":")[0].strip()
             if _is_builtin(ep, dist):
                 if builtins:
-                    self._load(ep.name, SOURCE_BUILTIN, dist, version, ep.load)
+                    info = self._load(ep.name, SOURCE_BUILTIN, dist, version, ep.load)
+                    info.module = module
             elif external and self._allowed(ep.name):
-                self._load(ep.name, SOURCE_ENTRY_POINT, dist, version, ep.load)
+                info = self._load(ep.name, SOURCE_ENTRY_POINT, dist, version, ep.load)
+                info.module = module
 
     def _load_files(self, dirs: list[Path]) -> None:
         """Load ``*.py`` files of each directory that exists, unless it (or the file) could
@@ -357,6 +337,9 @@ class PluginHost:
     def _forget_results(self) -> None:
         self._results.clear()
         self._owners.clear()
+        self._records.clear()
+        self._dropped_hwdb.clear()
+        self._hwdb_catalog = None
         self._hook_failures.clear()
         self._call_failures.clear()
         for info in self._infos:
@@ -465,7 +448,14 @@ class PluginHost:
             )
 
     def _drop_broken_hwdb(self, paths: dict[str, Any], owners: dict[str, PluginInfo]) -> None:
-        """Drop each plugin hwdb directory that does not load on top of the built-in one."""
+        """Load every plugin hwdb directory on top of the built-in one, drop each that does
+        not load (naming its plugin), and note which records each plugin brought.
+
+        One catalog load in the common case; an error is pinned on the directory its file
+        is in, that directory dropped and the rest loaded again. An error that no one
+        directory's file shows (a plugin record that breaks a core topology) falls back
+        to adding the directories one at a time.
+        """
         from fabricui.hwdb import default_hwdb_dir, load_catalog
 
         if not paths:
@@ -474,16 +464,77 @@ class PluginHost:
             link_id: (link, f"plugin {self.contributor('link_generations', link_id)}")
             for link_id, link in self.link_generations().items()
         }
-        good: list[Path] = []
-        for key, path in list(paths.items()):
+        families = self.link_families()
+
+        def load(dirs: list[Path]) -> Any:
+            withheld = self._not_loaded_hwdb() + self._dropped_hwdb
+            return load_catalog(
+                [default_hwdb_dir(), *dirs], extra_links=links, families=families, withheld=withheld
+            )
+
+        def drop(key: str, exc: HwdbError) -> None:
+            owner = owners.pop(key)
+            path = paths.pop(key)
+            self._dropped_hwdb.append(
+                Withheld(path, f"plugin {owner.name} (its hwdb records did not load)")
+            )
+            self._fail(owner, PluginError(exc.message), hook="register_hwdb_paths")
+
+        while paths:
             try:
-                load_catalog([default_hwdb_dir(), *good, path], extra_links=links)
+                catalog = load(list(paths.values()))
             except HwdbError as exc:
-                owner = owners.pop(key)
-                del paths[key]
-                self._fail(owner, PluginError(exc.message), hook="register_hwdb_paths")
+                key = _culprit(exc.message, paths)
+                if key is None:
+                    break  # not pinned on one file: add the directories one at a time
+                drop(key, exc)
             else:
-                good.append(path)
+                self._attribute_records(catalog, paths, owners)
+                self._hwdb_catalog = catalog
+                return
+        good: list[str] = []
+        for key in list(paths):
+            try:
+                load([paths[k] for k in good] + [paths[key]])
+            except HwdbError as exc:
+                drop(key, exc)
+            else:
+                good.append(key)
+        if paths:
+            self._hwdb_catalog = load(list(paths.values()))
+            self._attribute_records(self._hwdb_catalog, paths, owners)
+
+    def _attribute_records(
+        self, catalog: Any, paths: dict[str, Any], owners: dict[str, PluginInfo]
+    ) -> None:
+        """Note, per plugin, the ids of the records its hwdb directories brought."""
+        dirs = [(str(Path(path)), owners[key]) for key, path in paths.items()]
+        for (kind, record_id), origin in catalog.origins.items():
+            owner = next((info for prefix, info in dirs if _inside(origin, prefix)), None)
+            if owner is not None:
+                self._records.setdefault(id(owner), {}).setdefault(kind, []).append(record_id)
+
+    def _not_loaded_hwdb(self) -> list[Withheld]:
+        """hwdb directories of entry-point plugins that are disabled or failed to load, and
+        of built-ins this host did not load at all (``builtins=False``)."""
+        from fabricui.hwdb.plugin_dirs import builtin_plugin_dirs
+
+        found: list[Withheld] = []
+        seen = {i.name for i in self._infos if i.source == SOURCE_BUILTIN}
+        for name, path in builtin_plugin_dirs():
+            if name not in seen:
+                found.append(Withheld(path, f"plugin {name} (not loaded)"))
+        for info in self._infos:
+            if info.module is None or (
+                info.plugin is not None and self._pm.is_registered(info.plugin)
+            ):
+                continue
+            path = package_hwdb_dir(info.module)
+            if path is None:
+                continue
+            why = f"disabled by {ENV_DISABLE}" if info.blocked else "failed to load"
+            found.append(Withheld(path, f"plugin {info.name} ({why})"))
+        return found
 
     # the typed facade
 
@@ -499,6 +550,43 @@ class PluginHost:
     def interconnects(self) -> dict[str, Interconnect]:
         """Interconnects registered by plugins, by name."""
         return self._collect("interconnects")
+
+    def hwdb_catalog(self) -> Any:
+        """A copy of the catalog the plugin hwdb directories were checked in: the built-in
+        database, the plugins' directories and link generations (what
+        ``fabricui.services.session.load_catalog_with_plugins`` loads without user
+        directories), so it need not be loaded twice; None when no plugin registers a
+        directory.
+        """
+        import dataclasses
+
+        self._collect("hwdb_paths")
+        catalog = self._hwdb_catalog
+        if catalog is None:
+            return None
+        tables = ("links", "gpus", "nics", "switches", "models", "topologies", "origins")
+        copies = {name: dict(getattr(catalog, name)) for name in tables}
+        copies["withheld"] = dict(catalog.withheld)
+        copies["unavailable"] = dict(catalog.unavailable)
+        return dataclasses.replace(catalog, **copies)
+
+    def link_families(self) -> tuple[str, ...]:
+        """Link families a hwdb link record may name: the core's (on-package memory), those
+        the loaded plugins' interconnects declare, and those of link generations plugins
+        register (the family list comes from the plugins, not a constant)."""
+        families = list(CORE_FAMILIES)
+        for interconnect in self.interconnects().values():
+            families += interconnect.families
+        families += [link.family for link in self.link_generations().values()]
+        return tuple(dict.fromkeys(families))
+
+    def withheld_hwdb(self) -> list[Withheld]:
+        """hwdb directories whose records are out of the catalog: those of plugins that are
+        disabled or failed to load (found by the ``hwdb/`` convention, without importing
+        them) and those that did not load. The catalog uses their ids to tell which plugin a
+        topology needs."""
+        self._collect("hwdb_paths")
+        return self._not_loaded_hwdb() + self._dropped_hwdb
 
     def topology_builders(self) -> dict[str, TopologyBuilder]:
         """Topology builders registered by plugins, by name (``build`` guarded)."""
@@ -563,6 +651,10 @@ class PluginHost:
             kind: [key for key, owner in self._owners[kind].items() if owner is info]
             for kind in KINDS
         }
+        for record_kind, ids in self._records.get(id(info), {}).items():
+            key = RECORD_KEYS[record_kind]
+            listed = contributes.setdefault(key, [])
+            listed += [i for i in ids if i not in listed]
         return {
             "name": info.name,
             "version": info.version,
@@ -591,6 +683,23 @@ class PluginHost:
             print(f"fabricui: plugin {failure.name} skipped: {failure.error}", file=out)
             self._reported.add(failure)
         return len(fresh)
+
+
+def _inside(origin: str, directory: str) -> bool:
+    """True when ``origin`` (``file`` or ``file:line``) is a file under ``directory``."""
+    prefix = directory.rstrip("/\\") + os.sep
+    return origin.startswith(prefix)
+
+
+def _culprit(message: str, paths: dict[str, Any]) -> str | None:
+    """The key of the hwdb directory whose file a catalog error message starts with."""
+    for key, path in paths.items():
+        for directory in {str(Path(path)), key}:
+            if message.startswith(directory.rstrip("/\\") + os.sep) or message.startswith(
+                f"{directory}:"
+            ):
+                return key
+    return None
 
 
 @functools.cache

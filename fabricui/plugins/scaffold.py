@@ -26,12 +26,35 @@ from fabricui.errors import ConfigError
 GROUP = "fabricui"
 #: Plugin names: lowercase letters, digits and single dashes, starting with a letter.
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
-#: Template file -> path in the new package (``string.Template`` placeholders allowed).
-FILES = {
-    "pyproject.toml.tmpl": "pyproject.toml",
-    "README.md.tmpl": "README.md",
-    "plugin.py.tmpl": "${package}/__init__.py",
-    "test_plugin.py.tmpl": "tests/test_${module}.py",
+#: Template file (under ``templates/``) -> path in the new package, per kind of plugin
+#: (``string.Template`` placeholders allowed in both). ``scale-out``: a network link
+#: generation registered from Python, its interconnect and a strategy. ``scale-up``: a
+#: scale-up link generation and a reference topology in YAML (``hwdb/``), the interconnect
+#: that owns the family, and tests that route and price a collective over it.
+TEMPLATES = {
+    "scale-out": {
+        "plugin/pyproject.toml.tmpl": "pyproject.toml",
+        "plugin/README.md.tmpl": "README.md",
+        "plugin/plugin.py.tmpl": "${package}/__init__.py",
+        "plugin/test_plugin.py.tmpl": "tests/test_${module}.py",
+    },
+    "scale-up": {
+        "plugin/pyproject.toml.tmpl": "pyproject.toml",
+        "scale_up/README.md.tmpl": "README.md",
+        "scale_up/plugin.py.tmpl": "${package}/__init__.py",
+        "scale_up/links.yaml.tmpl": "${package}/hwdb/links.yaml",
+        "scale_up/node.yaml.tmpl": "${package}/hwdb/topologies/${name}-node.yaml",
+        "scale_up/test_plugin.py.tmpl": "tests/test_${module}.py",
+    },
+}
+#: The kind ``fabricui plugins new`` writes without ``--scale-up``/``--scale-out``.
+DEFAULT_KIND = "scale-out"
+#: Template file -> path of the default kind (kept for code that imports it).
+FILES = TEMPLATES[DEFAULT_KIND]
+#: One-line description of each kind (the package's ``description``).
+DESCRIPTIONS = {
+    "scale-out": "${title} network links and a gradient-norm strategy",
+    "scale-up": "${title} scale-up links and a reference topology",
 }
 #: Built-in plugin names, used when fabricui's own distribution metadata is not available.
 FALLBACK_BUILTINS = frozenset(
@@ -44,6 +67,7 @@ FALLBACK_BUILTINS = frozenset(
         "efa",
         "slingshot",
         "ici",
+        "neuronlink",
         "importers",
         "ddp",
         "zero",
@@ -75,7 +99,9 @@ class PluginNames:
     title: str
     """Human name (``My Fabric``)."""
     link_id: str
-    """Id of the link generation it registers (``my-fabric-400g``)."""
+    """Id of the scale-out link generation it registers (``my-fabric-400g``)."""
+    scale_up_link_id: str
+    """Id of the scale-up link generation its hwdb/ holds (``my-fabric-gen1``)."""
     strategy: str
     """Name of the strategy it registers (``my-fabric-grad-norm``)."""
     fabricui_version: str
@@ -142,33 +168,43 @@ def plugin_names(name: str) -> PluginNames:
         module=module,
         title=" ".join(part.capitalize() for part in name.split("-")),
         link_id=f"{name}-400g",
+        scale_up_link_id=f"{name}-gen1",
         strategy=f"{name}-grad-norm",
         fabricui_version=major_minor,
     )
 
 
-def render(names: PluginNames) -> dict[str, str]:
+def render(names: PluginNames, kind: str = DEFAULT_KIND) -> dict[str, str]:
     """The new package's files: relative path -> text.
 
     Args:
         names: What ``plugin_names`` derived.
+        kind: ``scale-out`` or ``scale-up`` (``TEMPLATES``).
+
+    Raises:
+        ConfigError: An unknown kind.
     """
+    if kind not in TEMPLATES:
+        raise ConfigError(f"plugin kind {kind!r}: one of {', '.join(TEMPLATES)}")
     values = asdict(names)
-    templates = resources.files("fabricui.plugins") / "templates" / "plugin"
+    values["description"] = string.Template(DESCRIPTIONS[kind]).substitute(values)
+    templates = resources.files("fabricui.plugins") / "templates"
     files = {}
-    for template, target in FILES.items():
+    for template, target in TEMPLATES[kind].items():
         text = (templates / template).read_text(encoding="utf-8")
         files[string.Template(target).substitute(values)] = string.Template(text).substitute(values)
     return files
 
 
-def scaffold(name: str, parent: Path, force: bool = False) -> Path:
+def scaffold(name: str, parent: Path, force: bool = False, kind: str = DEFAULT_KIND) -> Path:
     """Write the plugin package ``fabricui-<name>/`` into ``parent``.
 
     Args:
         name: The plugin name (``my-fabric``).
         parent: Directory to create it in (created when missing).
         force: Replace an existing ``fabricui-<name>`` (file or directory).
+        kind: ``scale-out`` (a network link from Python, an interconnect, a strategy) or
+            ``scale-up`` (a scale-up link and a topology in YAML, the interconnect).
 
     Returns:
         The package directory.
@@ -183,7 +219,7 @@ def scaffold(name: str, parent: Path, force: bool = False) -> Path:
         raise ConfigError(f"{target} already exists; pass --force to replace it")
     if parent.exists() and not parent.is_dir():
         raise ConfigError(f"--dir {parent} is not a directory")
-    files = render(names)
+    files = render(names, kind)
     try:
         parent.mkdir(parents=True, exist_ok=True)
         staging = _hidden_sibling(target, "new")

@@ -65,6 +65,25 @@ class Validation:
     """Records per kind, when a database directory was checked."""
     spec: TopologySpec | None = None
     """The topology, when a topology file was checked."""
+    unavailable: int = 0
+    """Topologies that need plugins that are not loaded."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``hwdb validate --json`` object: ``ok``, ``target``, and ``counts`` or
+        ``topology`` (id, nodes, gpus_per_node, gpu)."""
+        out: dict[str, Any] = {"ok": True, "target": str(self.target)}
+        if self.spec is not None:
+            s = self.spec
+            out["topology"] = {
+                "id": s.id,
+                "nodes": s.nodes,
+                "gpus_per_node": s.gpus_per_node,
+                "gpu": s.gpu,
+            }
+        else:
+            out["counts"] = dict(self.counts or {})
+            out["unavailable_topologies"] = self.unavailable
+        return out
 
     def summary(self) -> str:
         """``ok: hwdb: 27 links, ...`` or ``ok: FILE: topology ID, 2 x 8 h100-sxm``."""
@@ -72,7 +91,12 @@ class Validation:
             s = self.spec
             return f"ok: {self.target}: topology {s.id}, {s.nodes} x {s.gpus_per_node} {s.gpu}"
         counts = ", ".join(f"{n} {kind}" for kind, n in (self.counts or {}).items())
-        return f"ok: {self.target}: {counts}"
+        note = (
+            f"; {self.unavailable} topologies need plugins that are not loaded"
+            if self.unavailable
+            else ""
+        )
+        return f"ok: {self.target}: {counts}{note}"
 
 
 def validate(
@@ -84,13 +108,17 @@ def validate(
     Raises:
         FabricError: The first problem, with file, line, key and value.
     """
-    from fabricui.hwdb import default_hwdb_dir, load_catalog
+    from fabricui.hwdb import default_hwdb_dir
+    from fabricui.services.session import load_catalog_with_plugins
 
     if target is None or target.is_dir():
-        dirs = [default_hwdb_dir(), *hwdb_dirs] + ([target] if target is not None else [])
-        checked = load_catalog(dirs)
+        # The plugins' records are part of the database a directory is checked against.
+        extra = [*hwdb_dirs] + ([target] if target is not None else [])
+        checked = load_catalog_with_plugins(extra)
         counts = {kind: len(checked.table(kind)) for kind in COUNTED_KINDS}
-        return Validation(target or default_hwdb_dir(), counts=counts)
+        return Validation(
+            target or default_hwdb_dir(), counts=counts, unavailable=len(checked.unavailable)
+        )
     from fabricui.hwdb.topology_file import parse_topology
     from fabricui.hwdb.yamlfile import read_yaml
     from fabricui.services.session import load_catalog as load_service_catalog

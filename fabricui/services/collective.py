@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
+    from fabricui.services.jobs import JobPlacement
 
 
 @dataclass(frozen=True)
@@ -32,15 +33,25 @@ class CollectiveResult:
     """Ranks in the group."""
     rows: tuple[dict[str, Any], ...]
     """Per size: ``size_bytes``, ``algorithm``, ``time_us``, ``algbw_GBps``, ``busbw_GBps``."""
+    job: dict[str, Any] | None = None
+    """Where the job ran (``JobPlacement.to_json``), when a job was placed."""
+    packed: tuple[dict[str, Any], ...] = ()
+    """The same rows for as many GPUs packed from rank 0 (the placement a scheduler
+    would give an empty cluster), when a job was placed."""
 
     def to_json(self) -> dict[str, Any]:
-        """The ``fabricui collective --json`` object."""
-        return {
+        """The ``fabricui collective --json`` object (``job`` and ``packed_rows`` when a
+        job was placed)."""
+        out: dict[str, Any] = {
             "op": self.op,
             "topology": self.topology,
             "nranks": self.nranks,
             "rows": list(self.rows),
         }
+        if self.job is not None:
+            out["job"] = self.job
+            out["packed_rows"] = list(self.packed)
+        return out
 
 
 def group_ranks(
@@ -101,21 +112,60 @@ def predict_collective(
         FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
     """
     from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.services import admission
     from fabricui.services.session import collective_algorithms, load_fabric
 
     fabric = load_fabric(request.topology, catalog, host)
-    ranks = group_ranks(fabric, request.group, request.gpus)
-    prediction = evaluate_collective(
-        fabric,
-        request.op,
-        list(request.size_bytes),
-        ranks=ranks,
-        algorithms=collective_algorithms(host=host),
-        algo=request.algo,
-    )
+    job = job_of(fabric, request.hosts)
+    ranks = job.ranks if job is not None else group_ranks(fabric, request.group, request.gpus)
+    if request.op == "all_to_all":
+        budget = admission.memory_budget()
+        n = len(ranks)
+        admission.admit(
+            admission.Work(
+                f"all_to_all among {n} GPUs", n * (n - 1), "flows", admission.FLOW_BYTES
+            ),
+            budget,
+            f"use --gpus {admission.largest_all_to_all(budget)} or fewer, or --group per-node",
+        )
+    algorithms = collective_algorithms(host=host)
+
+    def rows_of(group: Any) -> tuple[dict[str, Any], ...]:
+        prediction = evaluate_collective(
+            fabric,
+            request.op,
+            list(request.size_bytes),
+            ranks=group,
+            algorithms=algorithms,
+            algo=request.algo,
+        )
+        return prediction_rows(prediction)
+
+    if job is None:
+        return CollectiveResult(request.op, fabric.spec.id, int(len(ranks)), rows_of(ranks))
+    import numpy as np
+
+    packed = rows_of(np.arange(len(ranks), dtype=np.int64))
     return CollectiveResult(
-        request.op, fabric.spec.id, int(len(ranks)), prediction_rows(prediction)
+        request.op, fabric.spec.id, int(len(ranks)), rows_of(ranks), job.to_json(), packed
     )
+
+
+def job_of(fabric: Fabric, hosts: str | None) -> JobPlacement | None:
+    """The job placed on ``fabric`` by ``hosts`` (or ``$SLURM_JOB_NODELIST`` when the
+    fabric is an imported cluster with host names), else None.
+
+    Raises:
+        ConfigError: Unknown hosts (named with the nearest known ones).
+    """
+    import os
+
+    from fabricui.services.jobs import NODELIST_ENV, place_job
+
+    cluster = fabric.spec.cluster
+    if hosts or (cluster is not None and cluster.hosts and os.environ.get(NODELIST_ENV)):
+        return place_job(fabric, hosts)
+    return None
 
 
 def ideal_collective(

@@ -42,6 +42,10 @@ class ImportRequest:
     """Catalog GPU id of the spec."""
     hwdb_dirs: tuple[Path, ...] = ()
     """User hwdb directories for the spec's catalog."""
+    node: str | None = None
+    """Cluster formats: what one host is (a topology id or a node spec file)."""
+    hosts: str | None = None
+    """Cluster formats: the hosts that become nodes (a Slurm hostlist)."""
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,12 @@ def check_request(request: ImportRequest) -> None:
             file that exists without ``--force``.
     """
     output = request.output
-    if not output and (request.force or request.nodes is not None or request.net or request.gpu):
-        raise ConfigError("--force, --nodes, --net and --gpu only apply with -o FILE")
+    if not output and (
+        request.force or request.nodes is not None or request.net or request.gpu or request.node
+    ):
+        raise ConfigError("--force, --nodes, --net, --gpu and --node only apply with -o FILE")
+    if request.hosts and not output:
+        raise ConfigError("--hosts only applies with -o FILE")
     if output == "-" and request.as_json:
         raise ConfigError("--json and -o - both write to stdout: give -o a file name")
     if output and output != "-":
@@ -248,8 +256,10 @@ def make_spec(
         suggested = net() if callable(net) else None
         hint = f"; its NICs suggest --net {suggested}" if isinstance(suggested, str) else ""
         raise ParseError(
-            f"{origin}: {request.format} output has no GPUs, so it cannot become a topology "
-            f"spec (-o needs nvidia-smi, nccl-xml or rocm-smi output){hint}"
+            f"{origin}: {request.format} output has "
+            + ("no GPU link matrix" if getattr(result, "gpus", None) else "no GPUs")
+            + ", so it cannot become a topology spec "
+            f"(-o needs nvidia-smi, nccl-xml or rocm-smi output){hint}"
         )
     try:
         layout = layout_of()
@@ -291,3 +301,105 @@ def make_spec(
     except FabricError as exc:  # the mapping produced something the builder refuses: our bug
         raise HwdbError(f"the topology made from {origin} does not load: {exc.message}") from None
     return WrittenSpec(text, draft.summary(), tuple(draft.warnings))
+
+
+def is_cluster(imported: Imported) -> bool:
+    """Whether the import is a whole cluster's switch graph (ibnetdiscover, iblinkinfo,
+    slurm-topology), which ``-o`` joins with one node's spec."""
+    from fabricui.importers.fabric_graph import SwitchGraph
+
+    return isinstance(imported.result, SwitchGraph)
+
+
+def check_cluster_request(request: ImportRequest, imported: Imported) -> None:
+    """Refuse options that do not apply to this import, before any slow work.
+
+    Raises:
+        ConfigError: ``--nodes`` with a cluster, ``-o`` without ``--node``, or ``--node``/
+            ``--hosts`` with a format that is not a cluster's.
+    """
+    if not is_cluster(imported):
+        if request.node or request.hosts:
+            raise ConfigError(f"--node and --hosts apply to cluster formats, not {request.format}")
+        return
+    if request.nodes is not None:
+        raise ConfigError(
+            f"--nodes does not apply to {request.format}: the cluster's hosts are its nodes"
+        )
+    if request.output and not request.node:
+        raise ConfigError(
+            f"-o with {request.format} needs --node NODE: what one host is, a reference "
+            "topology (e.g. dgx-a100, see `fabricui topologies`) or a node spec file from "
+            "`fabricui import nvidia-smi ... -o` or `fabricui probe`"
+        )
+
+
+def make_cluster_spec(
+    request: ImportRequest,
+    imported: Imported,
+    catalog: Catalog | None = None,
+    host: PluginHost | None = None,
+) -> WrittenSpec:
+    """The cluster spec of an imported switch graph and ``--node``: real switch names and
+    cables (``importers.cluster_spec``), checked by building it before it is written.
+
+    Raises:
+        ConfigError: Bad ``--node``, ``--hosts``, ``--net`` or ``--gpu``.
+        ParseError: Nothing in the graph to build a cluster from.
+        HwdbError: The spec made does not load (a bug, reported as one line).
+    """
+    from fabricui.errors import unknown_id_message
+    from fabricui.fabric import build_fabric
+    from fabricui.hwdb.resolve import resolve_topology
+    from fabricui.hwdb.topology_file import parse_topology
+    from fabricui.hwdb.yamlfile import parse_yaml
+    from fabricui.importers.cluster_spec import build_cluster_spec, render_cluster_yaml
+    from fabricui.importers.common import ParseError
+    from fabricui.importers.hostlist import expand
+    from fabricui.importers.spec import parse_net
+
+    if catalog is None:
+        from fabricui.services.requests import CatalogRequest
+        from fabricui.services.session import load_catalog
+
+        catalog = load_catalog(CatalogRequest(request.hwdb_dirs), host)
+    origin = imported.origin
+    try:
+        node = resolve_topology(str(request.node), catalog)
+    except FabricError as exc:
+        raise ConfigError(f"--node {request.node}: {exc.message}") from None
+    if request.gpu is not None and request.gpu not in catalog.gpus:
+        raise ConfigError(f"--gpu: {unknown_id_message('gpu', request.gpu, catalog.gpus)}")
+    try:
+        hosts = expand(request.hosts) if request.hosts else None
+    except ParseError as exc:
+        raise ConfigError(f"--hosts: {exc.message}") from None
+    net = parse_net(request.net, catalog) if request.net else None
+    output = request.output or "-"
+    ident = spec_id(output)
+    try:
+        draft = build_cluster_spec(
+            imported.result,
+            node,
+            catalog,
+            spec_id=ident,
+            origin=Path(origin).name,
+            command=f"fabricui import {request.format} {origin} --node {request.node}",
+            hosts=hosts,
+            net=net,
+            gpu=request.gpu,
+        )
+    except ParseError as exc:
+        raise ParseError(f"{origin}: {exc.message}") from None
+    text = render_cluster_yaml(draft, list(imported.warnings))
+    name = "<stdout>" if output == "-" else output
+    try:
+        spec = parse_topology(parse_yaml(text, name), catalog, default_id=ident)
+        build_fabric(spec, catalog)
+    except FabricError as exc:
+        raise HwdbError(f"the cluster made from {origin} does not load: {exc.message}") from None
+    summary = (
+        f"{draft.summary()}; try `fabricui path --topology {output} --src 0 "
+        f"--dst {spec.n_gpus - 1}`"
+    )
+    return WrittenSpec(text, summary, tuple(draft.warnings))

@@ -124,10 +124,16 @@ class LoadedFabric:
         import fabricui.fabric.ids
         import fabricui.units  # noqa: F401
         from fabricui.engine.routing import Router
-        from fabricui.services.session import build_fabric_with_plugins, load_catalog, resolve_spec
+        from fabricui.services.session import (
+            admit_fabric,
+            build_fabric_with_plugins,
+            load_catalog,
+            resolve_spec,
+        )
 
         catalog = catalog or load_catalog(CatalogRequest(), host)
         spec = resolve_spec(request, catalog)
+        admit_fabric(spec)
         fabric = build_fabric_with_plugins(spec, catalog, host)
         return cls(catalog, spec, fabric, Router(fabric), request)
 
@@ -151,7 +157,10 @@ class LoadedFabric:
         """Topology id with the node override and what-if links, for titles."""
         label = TopologyRequest(self.spec.id, self.nodes).label()
         if self.what_if is not None:
-            label += f" ({self.what_if.label()})"
+            assumed = self.what_if.label()
+            if self.what_if.nic_gbps is not None and self.spec.net is not None:
+                assumed += f" {self.spec.net.link}"  # the generation that has that rate
+            label += f" ({assumed})"
         return label
 
     # --- devices ---------------------------------------------------------------------------
@@ -364,7 +373,8 @@ class LoadedFabric:
         return self.catalog.models[model_id]
 
     def decision_table(self, model_id: str) -> DecisionTable:
-        """The seeds' decision table for a model (``services.plan.decision_table_on``)."""
+        """Which strategies survive this fabric for a model
+        (``services.plan.decision_table_on``)."""
         from fabricui.services.plan import TableRequest, decision_table_on
 
         request = TableRequest(topology=self.request, model=model_id)

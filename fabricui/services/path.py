@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fabricui.services.requests import PathRequest
 
@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
+    from fabricui.services.jobs import JobPlacement
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,15 @@ class PathResult:
     """Hops, bottleneck, latency and transfer time."""
     fabric: Fabric
     """The fabric."""
+    job: JobPlacement | None = None
+    """Where the job's ranks are, when a job was placed (``--hosts``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``fabricui path --json`` object (with ``job`` when one was placed)."""
+        out = self.report.to_json()
+        if self.job is not None:
+            out["job"] = self.job.to_json()
+        return out
 
 
 def find_path(
@@ -34,7 +44,12 @@ def find_path(
             identical endpoints, a negative size.
     """
     from fabricui.engine.evaluate import evaluate_path
+    from fabricui.services.collective import job_of
     from fabricui.services.session import load_fabric
 
     fabric = load_fabric(request.topology, catalog, host)
-    return PathResult(evaluate_path(fabric, request.src, request.dst, request.size_bytes), fabric)
+    src, dst = request.src, request.dst
+    job = job_of(fabric, request.hosts)
+    if job is not None:
+        src, dst = str(job.rank_of(src)), str(job.rank_of(dst))
+    return PathResult(evaluate_path(fabric, src, dst, request.size_bytes), fabric, job)

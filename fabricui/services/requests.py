@@ -14,6 +14,10 @@ from fabricui.vocabulary import DEFAULT_TOPOLOGY
 if TYPE_CHECKING:
     from fabricui.model import TopologySpec
 
+#: Fastest NIC port a what-if may ask for [Gb/s] (well past any port built).
+MAX_NIC_GBPS = 100_000.0
+#: Most scale-up links a what-if may give a GPU or a GPU pair.
+MAX_SCALEUP_LINKS = 1024
 #: Groups of GPUs a collective can run on: every GPU, the GPUs of node 0, GPU 0 of every node.
 GROUPS = ("all", "node", "per-node")
 
@@ -57,12 +61,17 @@ class WhatIf:
         if self.nic_gbps is not None:
             if spec.net is None:
                 raise ConfigError(f"topology {spec.id} has no network: no NIC rate to set")
-            if self.nic_gbps <= 0:
-                raise ConfigError(f"NIC rate must be positive (got {self.nic_gbps:g})")
+            if not 0 < self.nic_gbps <= MAX_NIC_GBPS:
+                raise ConfigError(
+                    f"NIC rate must be within 0..{MAX_NIC_GBPS:g} Gb/s (got {self.nic_gbps:g})"
+                )
             spec = dataclasses.replace(spec, net=dataclasses.replace(spec.net, gbps=self.nic_gbps))
         if self.scaleup_links is not None:
-            if self.scaleup_links < 1:
-                raise ConfigError(f"scale-up links must be at least 1 (got {self.scaleup_links})")
+            if not 1 <= self.scaleup_links <= MAX_SCALEUP_LINKS:
+                raise ConfigError(
+                    f"scale-up links must be within 1..{MAX_SCALEUP_LINKS} "
+                    f"(got {self.scaleup_links})"
+                )
             intra = spec.intra
             if intra.fabric == "nvswitch":
                 intra = dataclasses.replace(intra, links_per_gpu=self.scaleup_links)
@@ -104,6 +113,9 @@ class PathRequest:
     """Destination GPU id."""
     size_bytes: int | None = None
     """Message size for the transfer time [bytes]."""
+    hosts: str | None = None
+    """A job's hosts on an imported cluster (Slurm hostlist); ``src``/``dst`` are then job
+    ranks or ``HOST.gK`` (default ``$SLURM_JOB_NODELIST`` on such a cluster)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +134,10 @@ class CollectiveRequest:
     """The first N GPUs instead of a named group."""
     algo: str = "auto"
     """``auto`` (the fastest per size) or an algorithm name."""
+    hosts: str | None = None
+    """A job's hosts on an imported cluster (Slurm hostlist): the group is the job's GPUs,
+    compared with the same count packed (default ``$SLURM_JOB_NODELIST`` on such a
+    cluster)."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +154,9 @@ class TrafficRequest:
     """Seed of ``random-pairs``."""
     top: int = 10
     """How many of the busiest links to report."""
+    hosts: str | None = None
+    """A job's hosts on an imported cluster (Slurm hostlist): the pattern runs among the
+    job's GPUs."""
 
 
 @dataclass(frozen=True)
@@ -158,20 +177,47 @@ class LaunchRequest:
     options: tuple[tuple[str, str], ...] = ()
     """View options taken when each view first draws: ``op``, ``group``, ``sizes``
     (collectives), ``model``, ``layout``, ``search`` (strategies)."""
+    ascii: bool | None = None
+    """Draw with plain ASCII (None: when the terminal's locale is not UTF-8)."""
 
     def is_default(self) -> bool:
         """Nothing asked beyond the defaults (the explorer may start before loading)."""
-        return self == LaunchRequest(view=self.view, message_size=self.message_size)
+        return self == LaunchRequest(
+            view=self.view, message_size=self.message_size, ascii=self.ascii
+        )
+
+
+#: Formats ``fabricui snapshot`` writes: a Markdown report, the screen as SVG, as text.
+SNAPSHOT_FORMATS = ("md", "svg", "txt")
+
+
+@dataclass(frozen=True)
+class SnapshotTarget:
+    """One view to write in one format."""
+
+    view: str
+    """View id."""
+    format: str
+    """``md``, ``svg`` or ``txt``."""
+    path: Path | None
+    """The file, or None for standard output."""
+
+    @property
+    def image_path(self) -> Path | None:
+        """The SVG written beside a Markdown report (and linked from it), if any."""
+        if self.format != "md" or self.path is None:
+            return None
+        return self.path.with_suffix(".svg")
 
 
 @dataclass(frozen=True)
 class SnapshotRequest:
-    """``fabricui snapshot``: views rendered off-screen and written to files."""
+    """``fabricui snapshot``: views rendered off-screen and written to files or stdout."""
 
     launch: LaunchRequest
     """The explorer's state to render (its ``view`` is ignored: see ``targets``)."""
-    targets: tuple[tuple[str, Path], ...]
-    """(view, file) pairs; the suffix picks the format (``.svg``, ``.txt``, ``.md``)."""
+    targets: tuple[SnapshotTarget, ...]
+    """What to write."""
     directory: Path | None = None
     """The directory to create first (``--all``), if any."""
     force: bool = False

@@ -30,6 +30,10 @@ def load_catalog_with_plugins(
     plus the user's ``--hwdb`` directories (later ones override earlier records), with a
     calibration overlay's link figures applied last.
 
+    Interconnect plugins own the records of their family, so a disabled plugin's link
+    generations, NICs and switches are missing; a built-in topology that needs them is
+    listed in ``Catalog.unavailable`` with the plugin to enable.
+
     Args:
         extra_dirs: User directories (``--hwdb DIR``), applied last.
         host: The plugin host (default: the process-wide one).
@@ -45,12 +49,22 @@ def load_catalog_with_plugins(
             unknown link generation.
     """
     host = host or get_host()
-    dirs = [default_hwdb_dir(), *host.hwdb_paths(), *extra_dirs]
-    links = {
-        link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
-        for link_id, link in host.link_generations().items()
-    }
-    catalog = load_hwdb(dirs, extra_links=links)
+    extra = list(extra_dirs)
+    # Without user directories the plugin host has already loaded exactly this catalog
+    # (checking the plugins' hwdb directories): reuse it.
+    catalog = None if extra else host.hwdb_catalog()
+    if catalog is None:
+        dirs = [default_hwdb_dir(), *host.hwdb_paths(), *extra]
+        links = {
+            link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
+            for link_id, link in host.link_generations().items()
+        }
+        catalog = load_hwdb(
+            dirs,
+            extra_links=links,
+            families=host.link_families(),
+            withheld=host.withheld_hwdb(),
+        )
     if calibration is not None:
         from fabricui.hwdb.overlay import apply_overlay, read_overlay
 
@@ -80,7 +94,31 @@ def resolve_spec(request: TopologyRequest, catalog: Catalog) -> TopologySpec:
     spec = resolve_topology(request.topology, catalog, request.nodes)
     if request.what_if is not None:
         spec = request.what_if.apply(spec)
+        spec = generation_for_rate(spec, catalog)
     return spec
+
+
+def generation_for_rate(spec: TopologySpec, catalog: Catalog) -> TopologySpec:
+    """The spec with its network's link generation swapped for the one of the same family
+    that has the port rate asked for (800 Gb/s InfiniBand is XDR, not NDR); unchanged when
+    the generation has that rate, or no generation of the family does."""
+    import dataclasses
+
+    net = spec.net
+    if net is None or not net.gbps:
+        return spec
+    link = catalog.links.get(net.link)
+    if link is None or not link.rates_Gbps or net.gbps in link.rates_Gbps:
+        return spec
+    same = [
+        g
+        for g in catalog.links.values()
+        if g.family == link.family and g.rates_Gbps and net.gbps in g.rates_Gbps
+    ]
+    if not same:
+        return spec
+    chosen = max(same, key=lambda g: (g.year or 0, g.id))
+    return dataclasses.replace(spec, net=dataclasses.replace(net, link=chosen.id))
 
 
 def load_fabric(
@@ -98,7 +136,27 @@ def load_fabric(
             refuses the spec.
     """
     catalog = catalog or load_catalog(host=host)
-    return build_fabric_with_plugins(resolve_spec(request, catalog), catalog, host)
+    spec = resolve_spec(request, catalog)
+    admit_fabric(spec)
+    return build_fabric_with_plugins(spec, catalog, host)
+
+
+def admit_fabric(spec: TopologySpec) -> None:
+    """Refuse a topology whose fabric would not fit the memory budget (one line, with the
+    node count that would).
+
+    Raises:
+        ConfigError: Too many GPUs for the budget.
+    """
+    from fabricui.services import admission
+
+    budget = admission.memory_budget()
+    most = max(1, (budget - admission.BASE_BYTES) // admission.GPU_BYTES // spec.gpus_per_node)
+    admission.admit(
+        admission.Work(f"topology {spec.id}", spec.n_gpus, "GPUs", admission.GPU_BYTES),
+        budget,
+        f"use --nodes {most} or fewer",
+    )
 
 
 def topology_builder(spec: TopologySpec, host: PluginHost | None = None) -> TopologyBuilder | None:

@@ -11,6 +11,7 @@ malformed file is one line naming the file, line and key, and the explorer start
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,9 @@ ENV_CONFIG = "FABRICUI_CONFIG"
 #: Largest settings file read [bytes].
 MAX_SETTINGS_BYTES = 256 * 1024
 #: Top-level keys a settings file may hold.
-KEYS = ("keymap",)
+KEYS = ("keymap", "theme")
+#: What the explorer remembers between runs (its own file, never the user's settings).
+STATE_KEYS = ("topology", "nodes", "message_size", "theme")
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class Settings:
 
     keymap: dict[str, str] = field(default_factory=dict)
     """Binding id -> comma-separated keys."""
+    theme: str | None = None
+    """Textual theme to start with (``textual-dark``, ``nord`` ...)."""
     origin: str | None = None
     """The file read, or None."""
 
@@ -83,4 +88,57 @@ def load_settings(path: Path | None = None) -> Settings:
                 f"{where}: {format_path(('keymap', binding_id))}: expected keys such as "
                 "'f1' or 'ctrl+s,s'"
             )
-    return Settings(keymap={k: v.strip() for k, v in keymap.items()}, origin=origin)
+    theme = doc.data.get("theme")
+    if theme is not None and not isinstance(theme, str):
+        raise ConfigError(f"{doc.where(('theme',))}: theme: expected a theme name")
+    return Settings(keymap={k: v.strip() for k, v in keymap.items()}, theme=theme, origin=origin)
+
+
+def state_path() -> Path:
+    """Where the explorer keeps what it remembers: ``$XDG_STATE_HOME/fabricui/state.yaml``
+    (``~/.local/state`` when unset). fabricui writes this file; the user's settings file
+    is only ever read."""
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return Path(base) / "fabricui" / "state.yaml"
+
+
+def load_state(path: Path | None = None) -> dict[str, object]:
+    """What the explorer remembered (empty when nothing, or when the file is unreadable:
+    remembered state is a convenience, never a reason to stop)."""
+    path = path or state_path()
+    if not path.exists():
+        return {}
+    from fabricui.files import read_bounded
+    from fabricui.hwdb.yamlfile import parse_yaml
+
+    try:
+        data, origin = read_bounded(path, MAX_SETTINGS_BYTES, ConfigError, "a YAML state file")
+        doc = parse_yaml(data.decode("utf-8"), origin)
+    except (FabricError, UnicodeDecodeError):
+        return {}
+    if not isinstance(doc.data, dict):
+        return {}
+    return {k: v for k, v in doc.data.items() if k in STATE_KEYS and isinstance(v, (str, int))}
+
+
+def save_state(state: dict[str, object], path: Path | None = None) -> None:
+    """Remember ``state`` (only ``STATE_KEYS``), atomically; failures are silent (a
+    read-only home must not break the explorer)."""
+    path = path or state_path()
+    lines = ["# What fabricui's explorer remembers between runs (rewritten by it)."]
+    for key in STATE_KEYS:
+        value = state.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool):
+            text = str(value)
+            lines.append(
+                f"{key}: {text}" if isinstance(value, int) else f"{key}: {json.dumps(text)}"
+            )
+    try:
+        from fabricui.files import write_text
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, "\n".join(lines) + "\n", force=True)
+    except (OSError, FabricError):
+        pass

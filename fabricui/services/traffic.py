@@ -60,15 +60,36 @@ def simulate(
     import numpy as np
 
     from fabricui.engine.traffic import pattern_flows, simulate_traffic
+    from fabricui.services import admission
+    from fabricui.services.collective import job_of
     from fabricui.services.session import load_fabric
 
     fabric = load_fabric(request.topology, catalog, host)
-    n = fabric.n_gpus if request.gpus is None else request.gpus
+    job = job_of(fabric, request.hosts)
+    members = job.ranks if job is not None else None
+    n = (
+        len(members)
+        if members is not None
+        else (fabric.n_gpus if request.gpus is None else request.gpus)
+    )
     if not 2 <= n <= fabric.n_gpus:
         raise ConfigError(f"--gpus must be within 2..{fabric.n_gpus} (got {n})")
+    budget = admission.memory_budget()
+    fit = admission.largest_all_to_all(budget)
+    admission.admit(
+        admission.Work(
+            f"traffic {request.pattern} among {n} GPUs",
+            admission.pattern_flows(request.pattern, n),
+            "flows",
+            admission.FLOW_BYTES,
+        ),
+        budget,
+        f"use --gpus {fit} or fewer, or --pattern ring / random-pairs",
+    )
     if request.top < 1:
         raise ConfigError(f"--top must be at least 1 (got {request.top})")
-    src, dst = pattern_flows(request.pattern, np.arange(n), request.seed)
+    group = members if members is not None else np.arange(n)
+    src, dst = pattern_flows(request.pattern, group, request.seed)
     report = simulate_traffic(fabric, src, dst)
     name = fabric.device_name
     links = tuple(

@@ -16,6 +16,7 @@ from textual.worker import Worker, WorkerState
 
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.commands import FabricCommands
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.textual_private import screen_text as screen_text
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
@@ -42,20 +43,6 @@ VIEWS = tuple(VIEW_SCREENS)
 _VIEW = Binding.Group("views", compact=True)
 
 
-def next_free_paths(directory: Path, stem: str) -> tuple[Path, Path]:
-    """``stem.svg`` and ``stem.txt``, or ``stem-2``, ``stem-3`` ... when either exists.
-
-    Nothing a user wrote is overwritten: both names are free when returned.
-    """
-    n = 1
-    while True:
-        name = stem if n == 1 else f"{stem}-{n}"
-        svg, txt = directory / f"{name}.svg", directory / f"{name}.txt"
-        if not svg.exists() and not txt.exists():
-            return svg, txt
-        n += 1
-
-
 def screen_class(view: str) -> type[ViewScreen]:
     """The screen class of a view, imported on first use: start-up pays for the first only."""
     module, name, _title = VIEW_SCREENS[view]
@@ -80,6 +67,17 @@ async def settle(pilot: Pilot[object], rounds: int = 20) -> None:
             await pilot.pause()
             if not any(w.is_running for w in app.workers):
                 return
+
+
+def _ascii_scrollbars(on: bool) -> None:
+    """Scrollbars drawn with ASCII (Textual draws them with block characters), or not."""
+    from textual.scrollbar import ScrollBar, ScrollBarRender
+
+    class AsciiScrollBarRender(ScrollBarRender):
+        VERTICAL_BARS: ClassVar[list[str]] = ["#"] * 7 + [" "]
+        HORIZONTAL_BARS: ClassVar[list[str]] = ["#"] * 7 + [" "]
+
+    ScrollBar.renderer = AsciiScrollBarRender if on else ScrollBarRender
 
 
 def binding_ids(app: FabricApp) -> set[str]:
@@ -185,8 +183,22 @@ class FabricApp(App[None]):
             "save_snapshot",
             "Save",
             id="snapshot.save",
-            tooltip="Save this view as SVG and text in the current directory",
+            tooltip="Save this view as a Markdown report, SVG or text (you choose where)",
             key_display="S",
+        ),
+        Binding(
+            "c",
+            "compare",
+            "Compare",
+            id="app.compare",
+            tooltip="Compare with the previous fabric (a what-if) or another topology",
+        ),
+        Binding(
+            "y",
+            "copy",
+            "Copy",
+            id="app.copy",
+            tooltip="Copy the path, an equivalent command or JSON (OSC 52)",
         ),
         Binding(
             "question_mark",
@@ -213,8 +225,16 @@ class FabricApp(App[None]):
         launch: LaunchRequest | None = None,
         catalog: Catalog | None = None,
         host: PluginHost | None = None,
+        ascii_only: bool | None = None,
     ) -> None:
         launch = launch or LaunchRequest()
+        from fabricui.tui.glyphs import locale_is_utf8, use_ascii
+
+        if ascii_only is None:
+            ascii_only = launch.ascii if launch.ascii is not None else not locale_is_utf8()
+        self.ascii_only = ascii_only
+        """Draw with plain ASCII (``--ascii``, or a locale that is not UTF-8)."""
+        use_ascii(self.ascii_only)
         self.view = launch.view if launch.view in VIEWS else "topology"
         """The view shown first."""
         # Start in the first view's mode: switching from Textual's default screen on mount
@@ -236,6 +256,18 @@ class FabricApp(App[None]):
         self._cache: dict[TopologyRequest, FabricData] = {}
         self._plugin_failures_shown: set[tuple[str, str]] = set()
         self._settings_problem = self._apply_user_keymap()
+        self.failures: list[str] = []
+        """Why each view computation that failed did (snapshots refuse a half-drawn view)."""
+        self.interactive = False
+        """A real session (the CLI sets it): SIGTERM and SIGHUP end it like ``q`` (the
+        terminal restored), and the theme, topology and message size are remembered for
+        the next run. Tests and snapshots run without either."""
+        self._remembered: dict[str, object] = {}
+        self.previous: FabricData | None = None
+        """The fabric shown before the current one (what ``c`` compares with first)."""
+        self.fallback: TopologyRequest | None = None
+        """What to load instead when the first load fails (a remembered topology that is
+        gone reopens the default one)."""
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -243,9 +275,48 @@ class FabricApp(App[None]):
         """Load the fabric once the first view has painted (a loading thread started
         earlier would compete with the first frame for the interpreter)."""
         self.update_titles()
+        if self.ascii_only:
+            self.add_class("-ascii")
+        _ascii_scrollbars(self.ascii_only)
+        if self.interactive:
+            self._handle_signals()
+            self._restore_theme()
         if self._settings_problem:
             self.notify(self._settings_problem, title="settings", severity="warning", timeout=10)
         self.call_after_refresh(self.load_topology, self.request)
+
+    def _restore_theme(self) -> None:
+        """Start with the settings file's theme, else the one used last; remember changes."""
+        from fabricui.services.settings import load_settings, load_state
+
+        with contextlib.suppress(Exception):  # a bad settings file was reported already
+            self._remembered = load_state()
+            wanted = load_settings().theme or self._remembered.get("theme")
+            if isinstance(wanted, str) and wanted in self.available_themes:
+                self.theme = wanted
+        self.watch(self, "theme", lambda theme: self.remember(theme=theme), init=False)
+
+    def remember(self, **values: object) -> None:
+        """Keep ``values`` (topology, nodes, message_size, theme) for the next session."""
+        if not self.interactive:
+            return
+        from fabricui.services.settings import save_state
+
+        self._remembered.update(values)
+        save_state(self._remembered)
+
+    def _handle_signals(self) -> None:
+        """SIGTERM/SIGHUP exit through the event loop, so Textual restores the terminal
+        (raw mode off, main screen back) instead of leaving it as the app drew it."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for name in ("SIGTERM", "SIGHUP"):
+            signum = getattr(signal, name, None)
+            if signum is not None:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(signum, self.exit, None, 128 + signum)
 
     def _apply_user_keymap(self) -> str | None:
         """Remap keys from the settings file's ``keymap`` (binding id -> keys); returns a
@@ -326,8 +397,12 @@ class FabricApp(App[None]):
         """Make the new fabric current and let the visible view redraw."""
         data = message.data
         self._cache[data.request] = data
+        if self.data is not None and self.data.request != data.request:
+            self.previous = self.data
         self.data = data
         self.request = data.request
+        if data.what_if is None:
+            self.remember(topology=data.topology, nodes=data.nodes)
         for screen in self.screen_stack:
             if isinstance(screen, ViewScreen):
                 screen.sync()
@@ -368,7 +443,12 @@ class FabricApp(App[None]):
         else:
             self.log.error(f"{worker.description} failed: {error!r}")
             text = f"{type(error).__name__}: {error}"
-        if worker.group == "load":
+        self.failures.append(text)
+        if worker.group == "load" and self.fallback is not None and self.data is None:
+            fallback, self.fallback = self.fallback, None
+            self.notify(f"could not reopen {self.topology} ({text}); opened {fallback.topology}")
+            self.load_topology(fallback)
+        elif worker.group == "load":
             from fabricui.tui.screens.error import ErrorModal
 
             self.push_screen(ErrorModal(f"Cannot load {self.topology}", text))
@@ -386,7 +466,7 @@ class FabricApp(App[None]):
             parts.append(self.data.label)
         if screen is not None and screen.status_text():
             parts.append(screen.status_text())
-        self.sub_title = " · ".join(parts)
+        self.sub_title = f" {glyphs().dot} ".join(parts)
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -410,12 +490,13 @@ class FabricApp(App[None]):
             self.notify("the hardware database is still loading", severity="warning")
             return
         regimes = {topology: regime for regime, topology in REGIMES}
-        choices = []
-        for spec in sorted(self.catalog.topologies.values(), key=lambda s: s.n_gpus):
-            tag = f" [{regimes[spec.id]}]" if spec.id in regimes else ""
-            choices.append(
-                (spec.id, f"{spec.id:<16} {spec.n_gpus:>4} GPUs{tag}  {spec.description}")
+        choices = [
+            (
+                spec.id,
+                (spec.id, f"{spec.n_gpus} GPUs", regimes.get(spec.id, ""), spec.description),
             )
+            for spec in sorted(self.catalog.topologies.values(), key=lambda s: (s.n_gpus, s.id))
+        ]
 
         def done(topology: str | None) -> None:
             if topology:
@@ -425,7 +506,7 @@ class FabricApp(App[None]):
         from fabricui.tui.screens.picker import PickerModal
 
         self.push_screen(
-            PickerModal("Topology (the seeds' regimes are tagged)", choices, current), done
+            PickerModal("Topology (four typical regimes are tagged)", choices, current), done
         )
 
     def action_ask_nodes(self) -> None:
@@ -507,20 +588,122 @@ class FabricApp(App[None]):
             done,
         )
 
-    def action_save_snapshot(self) -> None:
-        """Save the current view as SVG and plain text in the current directory."""
-        from fabricui.errors import FabricError
-        from fabricui.files import write_text
+    def current_launch(self) -> LaunchRequest:
+        """The explorer's current state as a launch request: topology, view and the
+        view's choices (what a report, a snapshot or a copied command shows again)."""
+        screen = self.screen if isinstance(self.screen, ViewScreen) else None
+        state = dict(screen.view_state()) if screen is not None else {}
+        size = state.pop("message_size", None)
+        return LaunchRequest(
+            topology=self.request,
+            view=self.current_mode,
+            src=state.pop("src", None),
+            dst=state.pop("dst", None),
+            message_size=int(size) if size else None,
+            options=tuple(state.items()),
+        )
 
-        view = self.current_mode
-        svg_path, txt_path = next_free_paths(Path.cwd(), f"fabricui-{view}")
-        try:
-            write_text(svg_path, self.export_screenshot(title=f"fabricui {view}"))
-            write_text(txt_path, screen_text(self))
-        except FabricError as exc:
-            self.notify(f"cannot save: {exc.message}", title="snapshot", severity="error")
+    def action_save_snapshot(self) -> None:
+        """Ask for a format and a file, then save the whole view (not only what fits)."""
+        from fabricui.tui.screens.save import SaveModal
+
+        launch = self.current_launch()
+
+        def done(choice: tuple[str, Path] | None) -> None:
+            if choice is not None:
+                self.notify(f"saving {choice[1].name}...", title="save", timeout=2)
+                self._save(launch, *choice)
+
+        self.push_screen(SaveModal(launch.view, Path.cwd()), done)
+
+    @work(thread=True, group="save", exit_on_error=False, description="save")
+    def _save(self, launch: LaunchRequest, fmt: str, path: Path) -> None:
+        """Render off-screen at a size that holds the whole view, then write atomically."""
+        from fabricui.files import write_text
+        from fabricui.tui.snapshot import render_view
+
+        width, height = self.size
+        whole = (max(width, 160), max(height, 60))
+        writes = []
+        if fmt == "md":
+            from fabricui.render.markdown import render_markdown
+            from fabricui.services.reports import build_report
+
+            image = path.with_suffix(".svg")
+            report = build_report(launch, self.catalog, self.host, image.name)
+            writes.append((image, render_view(launch, self.catalog, self.host, whole).svg))
+            writes.append((path, render_markdown(report)))
+        else:
+            snapshot = render_view(launch, self.catalog, self.host, whole)
+            writes.append((path, snapshot.svg if fmt == "svg" else snapshot.text))
+        for target, content in writes:
+            write_text(target, content)
+        names = " and ".join(str(target) for target, _ in reversed(writes))
+        self.call_from_thread(self.notify, f"saved {names}", title="save")
+
+    def action_compare(self) -> None:
+        """Compare the current fabric with the previous one (before a what-if) or with
+        another topology: path, all-reduce and pyramid figures side by side."""
+        data, catalog = self.data, self.catalog
+        if data is None or catalog is None:
             return
-        self.notify(f"saved {svg_path} and {txt_path.name}", title="snapshot")
+        choices: list[tuple[str, str | tuple[str, ...]]] = []
+        if self.previous is not None:
+            choices.append(("@previous", f"the previous fabric: {self.previous.label}"))
+        choices += [
+            (spec.id, (spec.id, f"{spec.n_gpus} GPUs", spec.description))
+            for spec in sorted(catalog.topologies.values(), key=lambda s: (s.n_gpus, s.id))
+            if spec.id != data.spec.id
+        ]
+
+        def done(choice: str | None) -> None:
+            if choice:
+                self._compare(data, choice, self.current_launch())
+
+        from fabricui.tui.screens.picker import PickerModal
+
+        self.push_screen(PickerModal(f"Compare {data.label} with", choices), done)
+
+    @work(thread=True, group="compare", exclusive=True, exit_on_error=False, description="compare")
+    def _compare(self, current: FabricData, choice: str, launch: LaunchRequest) -> None:
+        from fabricui.services.compare import compare
+        from fabricui.tui.data import FabricData
+        from fabricui.tui.screens.compare import CompareModal
+
+        if choice == "@previous" and self.previous is not None:
+            before = self.previous
+        else:
+            before = FabricData.load(TopologyRequest(choice), self.catalog, self.host)
+        figures = compare(before, current, launch.src, launch.dst)
+        self.call_from_thread(self.push_screen, CompareModal(figures, before.label, current.label))
+
+    def action_copy(self) -> None:
+        """Copy the path, an equivalent command or JSON to the clipboard (OSC 52)."""
+        from fabricui.services.reports import reproduce_command
+
+        screen = self.screen if isinstance(self.screen, ViewScreen) else None
+        launch = self.current_launch()
+        items = list(screen.copy_items()) if screen is not None else []
+        items.append(
+            (
+                "command: fabricui snapshot ... (this view's report)",
+                reproduce_command(launch, launch.view),
+            )
+        )
+        texts = dict(items)
+
+        def done(label: str | None) -> None:
+            if label is not None:
+                self.copy_to_clipboard(texts[label])
+                self.notify(
+                    f"copied {label.split(':')[0]} ({len(texts[label])} characters) with OSC 52; "
+                    "a terminal without OSC 52 ignores it: press S to save instead",
+                    title="copy",
+                )
+
+        from fabricui.tui.screens.picker import PickerModal
+
+        self.push_screen(PickerModal("Copy to the clipboard", [(k, k) for k in texts]), done)
 
     def help_sections(self) -> list[Section]:
         """Every binding of the app, the views and the map, by area."""
@@ -558,6 +741,7 @@ def make_app(
     size_bytes: int | None = None,
     options: dict[str, str] | None = None,
     launch: LaunchRequest | None = None,
+    ascii_only: bool | None = None,
 ) -> FabricApp:
     """Build the explorer (the CLI, snapshots and tests all start here).
 
@@ -574,6 +758,7 @@ def make_app(
             ``sizes`` (collectives), ``model``, ``layout``, ``search`` (strategies).
         launch: All of the above as one request (``explore`` and ``snapshot`` build it);
             when given, the separate arguments are ignored.
+        ascii_only: Draw with plain ASCII (default: when the locale is not UTF-8).
 
     Returns:
         The app, not yet running.
@@ -587,4 +772,4 @@ def make_app(
             size_bytes,
             tuple((options or {}).items()),
         )
-    return FabricApp(launch, catalog, host)
+    return FabricApp(launch, catalog, host, ascii_only)

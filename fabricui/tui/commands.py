@@ -36,7 +36,7 @@ class FabricCommands(Provider):
         topologies = sorted(catalog.topologies.values(), key=lambda s: s.id) if catalog else []
         for spec in topologies:
             regime = regimes.get(spec.id)
-            text = f"{spec.n_gpus} GPUs" + (f", the seeds' {regime}" if regime else "")
+            text = f"{spec.n_gpus} GPUs" + (f", a {regime}" if regime else "")
             out.append(
                 (
                     f"topology: {spec.id}",
@@ -55,7 +55,7 @@ class FabricCommands(Provider):
             (
                 "snapshot: Save current view",
                 app.action_save_snapshot,
-                "SVG and text in the current directory",
+                "a Markdown report, SVG or text; you choose the file",
             ),
             ("help: Keys", app.action_help, "every key of every view"),
         ]

@@ -22,7 +22,8 @@ OPS = (
 DP_STRATEGIES = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
 #: Model the strategies view opens on.
 DEFAULT_MODEL = "llama3-70b"
-#: The seeds' four regimes and the reference topology that stands for each.
+#: Four regimes of GPU fabrics and the reference topology that stands for each (tagged in
+#: the topology picker).
 REGIMES = (
     ("consumer PCIe box", "pcie-rtx4090x2"),
     ("HGX node", "hgx-h200"),

@@ -62,3 +62,6 @@ class Explorer(Protocol):
 
     def action_help(self) -> None:
         """Show every key."""
+
+    def remember(self, **values: object) -> None:
+        """Keep values (topology, nodes, message_size, theme) for the next session."""

@@ -3,6 +3,7 @@ run the app until the user quits."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError
@@ -71,8 +72,48 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
         from fabricui.services.session import load_catalog
 
         catalog = check_launch(request, load_catalog(catalog_request))
+    check_terminal()
+    remembered = with_remembered(request)
 
     from fabricui.tui.app import make_app
 
-    make_app(launch=request, catalog=catalog).run()
-    return 0
+    app = make_app(launch=remembered, catalog=catalog)
+    app.interactive = True
+    if remembered.topology != request.topology:
+        app.fallback = request.topology  # if the remembered topology is gone
+    app.run()
+    return app.return_code or 0
+
+
+def with_remembered(request: LaunchRequest) -> LaunchRequest:
+    """Bare ``fabricui`` reopens the topology and message size of the last session (the
+    built-in default topology the first time); anything asked for wins."""
+    import dataclasses
+
+    from fabricui.services.requests import TopologyRequest
+    from fabricui.services.settings import load_state
+
+    state = load_state()
+    topology, nodes, size = state.get("topology"), state.get("nodes"), state.get("message_size")
+    if request.topology == TopologyRequest() and isinstance(topology, str):
+        remembered = TopologyRequest(topology, nodes if isinstance(nodes, int) else None)
+        request = dataclasses.replace(request, topology=remembered)
+    if request.message_size is None and isinstance(size, int) and size > 0:
+        request = dataclasses.replace(request, message_size=size)
+    return request
+
+
+def check_terminal() -> None:
+    """Refuse to start the explorer where it cannot be used.
+
+    Raises:
+        ConfigError: Standard input or output is not a terminal (a pipe, a file, a
+            closed stream): the screen would be escape codes nobody reads, or nothing
+            would ever answer a key.
+    """
+    for name, stream in (("output", sys.stdout), ("input", sys.stdin)):
+        if stream is None or getattr(stream, "closed", False) or not stream.isatty():
+            raise ConfigError(
+                f"the explorer needs a terminal, and standard {name} is not one; for text use "
+                "`fabricui path ...`, `fabricui collective ...` or `fabricui snapshot VIEW -o -`"
+            )

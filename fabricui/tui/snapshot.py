@@ -43,16 +43,6 @@ class Snapshot:
     size: tuple[int, int] = DEFAULT_SIZE
     """Terminal (columns, rows) it was rendered at."""
 
-    def markdown(self) -> str:
-        """A Markdown report: a heading, how it was rendered, the screen in a text block."""
-        fence = "~~~~" if "```" in self.text else "```"
-        columns, rows = self.size
-        return (
-            f"# fabricui: {self.heading or self.view}\n\n"
-            f"The `{self.view}` view, rendered at {columns}x{rows} by `fabricui snapshot`.\n\n"
-            f"{fence}text\n{self.text.rstrip()}\n{fence}\n"
-        )
-
 
 def render_view(
     request: LaunchRequest,
@@ -94,53 +84,58 @@ async def _render(
         svg = app.export_screenshot(title=f"fabricui {request.view}")
         text = screen_text(app)
         heading = app.sub_title
+        failures = list(app.failures)
+    if failures:
+        raise ConfigError(f"the {request.view} view could not be computed: {failures[0]}")
     return Snapshot(request.view, svg, text, heading, terminal_size)
 
 
-def write_snapshot(snapshot: Snapshot, path: Path, force: bool = False) -> Path:
-    """Write the SVG (``.svg``), a Markdown report (``.md``) or the plain text (any other
-    suffix, e.g. ``.txt``) to ``path``, atomically.
-
-    Raises:
-        ConfigError: The file exists and ``force`` is False, or it cannot be written.
-    """
-    from fabricui.files import write_text
-
-    suffix = path.suffix.lower()
-    if suffix == ".svg":
-        content = snapshot.svg
-    elif suffix == ".md":
-        content = snapshot.markdown()
-    else:
-        content = snapshot.text
-    write_text(path, content, force=force)
-    return path
-
-
-def run_snapshot(request: SnapshotRequest, catalog: Catalog | None = None) -> list[Path]:
+def run_snapshot(
+    request: SnapshotRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+) -> tuple[list[Path], str]:
     """Render every target, then write them all (a view that fails leaves no files behind).
 
+    A Markdown target is a report built from the service layer (``services.reports``),
+    with the view's SVG written beside it and linked; SVG and text targets are the screen.
+
     Args:
-        request: The views, files and state to render.
+        request: The views, formats, files and state to render.
         catalog: A catalog to use (default: the built-in database with plugins).
+        host: A plugin host to use (default: the process-wide one).
 
     Returns:
-        The files written, in order.
+        (the files written, in order; the text for standard output, if a target is ``-``).
 
     Raises:
-        FabricError: Bad input, or a file that cannot be written.
+        FabricError: Bad input, a view that could not be computed (nothing is written), or
+            a file that cannot be written.
     """
-    rendered = [
-        (
-            render_view(
-                dataclasses.replace(request.launch, view=view),
-                catalog,
-                terminal_size=request.terminal_size,
-            ),
-            path,
-        )
-        for view, path in request.targets
-    ]
+    from fabricui.files import write_text
+    from fabricui.render.markdown import render_markdown
+    from fabricui.services.reports import build_report
+
+    if catalog is None:
+        from fabricui.services.session import load_catalog
+
+        catalog = load_catalog(host=host)
+    writes: list[tuple[Path, str]] = []
+    stdout: list[str] = []
+    for target in request.targets:
+        launch = dataclasses.replace(request.launch, view=target.view)
+        if target.format == "md":
+            image = target.image_path
+            report = build_report(launch, catalog, host, image.name if image else None)
+            content = render_markdown(report)
+            if image is not None:
+                svg = render_view(launch, catalog, host, request.terminal_size).svg
+                writes.append((image, svg))
+        else:
+            snapshot = render_view(launch, catalog, host, request.terminal_size)
+            content = snapshot.svg if target.format == "svg" else snapshot.text
+        if target.path is None:
+            stdout.append(content)
+        else:
+            writes.append((target.path, content))
     if request.directory is not None:
         try:
             request.directory.mkdir(parents=True, exist_ok=True)
@@ -148,4 +143,6 @@ def run_snapshot(request: SnapshotRequest, catalog: Catalog | None = None) -> li
             raise ConfigError(
                 f"{request.directory}: cannot create the directory ({exc.strerror})"
             ) from None
-    return [write_snapshot(snapshot, path, force=request.force) for snapshot, path in rendered]
+    for path, content in writes:
+        write_text(path, content, force=request.force)
+    return [path for path, _ in writes], "".join(stdout)

@@ -1,4 +1,5 @@
-"""Built-in plugin: importers for nvidia-smi topo -m, NCCL topology XML, ibstat and rocm-smi."""
+"""Built-in plugin: importers for nvidia-smi topo -m, NCCL topology XML, ibstat, rocm-smi and the
+cluster formats (ibnetdiscover, iblinkinfo, Slurm topology, nvidia-smi -q)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from fabricui import hookimpl
 
 @hookimpl
 def register_importers(register: Callable[[str, Callable[..., Any]], None]) -> None:
-    """Register the four built-in importers under their format names.
+    """Register the built-in importers under their format names.
 
     Args:
         register: The host's callback, ``register(name, parse)``.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from fabricui import hookimpl
@@ -12,6 +13,9 @@ INFINIBAND = Interconnect(
     families=("infiniband",),
     description="NVIDIA InfiniBand",
 )
+
+#: This plugin's hwdb records: the link generations, NICs and switches of its family.
+HWDB = Path(__file__).resolve().parent / "hwdb"
 
 
 @hookimpl
@@ -34,3 +38,14 @@ def register_collective_algorithms(register: Callable[[object], None]) -> None:
     from fabricui_infiniband.sharp import Sharp
 
     register(Sharp())
+
+
+@hookimpl
+def register_hwdb_paths(register: Callable[[Path], None]) -> None:
+    """Register this package's ``hwdb/`` directory, so the catalog holds the infiniband records
+    only while this plugin is loaded (``FABRICUI_DISABLE_PLUGINS=infiniband`` removes them).
+
+    Args:
+        register: The host's callback.
+    """
+    register(HWDB)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from fabricui import hookimpl
@@ -12,6 +13,9 @@ NVLINK = Interconnect(
     families=("nvlink", "nvlink-c2c"),
     description="NVIDIA NVLink, NVSwitch and NVLink-C2C",
 )
+
+#: This plugin's hwdb records: the link generations, NICs and switches of its family.
+HWDB = Path(__file__).resolve().parent / "hwdb"
 
 
 @hookimpl
@@ -35,3 +39,14 @@ def register_collective_algorithms(register: Callable[[object], None]) -> None:
 
     register(Nvls())
     register(NvlsTree())
+
+
+@hookimpl
+def register_hwdb_paths(register: Callable[[Path], None]) -> None:
+    """Register this package's ``hwdb/`` directory, so the catalog holds the nvlink records
+    only while this plugin is loaded (``FABRICUI_DISABLE_PLUGINS=nvlink`` removes them).
+
+    Args:
+        register: The host's callback.
+    """
+    register(HWDB)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from fabricui import hookimpl
@@ -13,6 +14,9 @@ PCIE = Interconnect(
     description="PCI Express and CPU socket links",
 )
 
+#: This plugin's hwdb records: the link generations, NICs and switches of its family.
+HWDB = Path(__file__).resolve().parent / "hwdb"
+
 
 @hookimpl
 def register_interconnects(register: Callable[[Interconnect], None]) -> None:
@@ -22,3 +26,14 @@ def register_interconnects(register: Callable[[Interconnect], None]) -> None:
         register: The host's callback.
     """
     register(PCIE)
+
+
+@hookimpl
+def register_hwdb_paths(register: Callable[[Path], None]) -> None:
+    """Register this package's ``hwdb/`` directory, so the catalog holds the pcie records
+    only while this plugin is loaded (``FABRICUI_DISABLE_PLUGINS=pcie`` removes them).
+
+    Args:
+        register: The host's callback.
+    """
+    register(HWDB)

@@ -465,3 +465,15 @@ def test_report_json_lists_devices_and_env():
     }
     assert data["env"]["NCCL_IB_PCI_RELAXED_ORDERING"] == "1"
     assert data["nranks"] == 8
+
+
+def test_a_128k_interface_line_answers_at_once():
+    """``Bootstrap : Using a:a:a:...`` (128 KiB) parses in well under a second (no
+    regular-expression backtracking over the line)."""
+    import time
+
+    line = "host:1:1 [0] NCCL INFO Bootstrap : Using " + "a:" * 65536 + "\n"
+    started = time.perf_counter()
+    log = parse_nccl_log("NCCL INFO NCCL version 2.18.1+cuda12.1\n" + line, "bomb")
+    assert time.perf_counter() - started < 2.0
+    assert log.version == "2.18.1"

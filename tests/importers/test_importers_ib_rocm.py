@@ -186,3 +186,18 @@ def test_rocm_refuses(text: str, message: str):
     with pytest.raises(ParseError) as exc:
         rocm_smi.parse(text)
     assert message in str(exc.value)
+
+
+def test_a_hundred_thousand_ports_parse_in_linear_time():
+    """Ports are found through an index, not a scan per line (a 100k-port dump is quick)."""
+    import time
+
+    n = 100_000
+    ports = "".join(
+        f"\tPort {i}:\n\t\tState: Active\n\t\tRate: 200\n\t\tLink layer: InfiniBand\n"
+        for i in range(1, n + 1)
+    )
+    started = time.perf_counter()
+    result = ibstat.parse(f"CA 'mlx5_0'\n\tCA type: MT4123\n\tNumber of ports: {n}\n{ports}")
+    assert len(result.hcas[0].ports) == n
+    assert time.perf_counter() - started < 10.0

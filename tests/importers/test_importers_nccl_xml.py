@@ -267,3 +267,19 @@ def test_text_before_the_xml_is_skipped():
     r = nccl_xml.parse("$ cat topo.xml\n" + WHOLE)
     assert len(r.gpus) == 2 and r.warnings == []
     assert r.notes == ["ignored 1 line(s) of text before the XML"]
+
+
+def test_a_cluster_sized_dump_is_refused_before_pairing_gpus():
+    """2,000 GPUs in one file: layout() says so at once instead of pairing every GPU."""
+    import time
+
+    gpus = "".join(
+        f'<pci busid="0000:{i // 256:02x}:{i % 256:02x}.0" class="0x030200">'
+        f'<gpu dev="{i}" sm="90" rank="{i}"/></pci>'
+        for i in range(2000)
+    )
+    result = nccl_xml.parse(f'<system version="1"><cpu numaid="0">{gpus}</cpu></system>')
+    started = time.perf_counter()
+    with pytest.raises(ParseError, match="2000 GPUs in one topology: a node spec holds at most"):
+        result.layout()
+    assert time.perf_counter() - started < 1.0

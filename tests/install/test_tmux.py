@@ -429,18 +429,20 @@ def test_explorer_in_a_real_terminal(
         lambda s: s if header_shows("Collectives")(s) and table.search(s) else None,
     )
     pane.send("S")
-    svg_path, text_path = cwd / "fabricui-collectives.svg", cwd / "fabricui-collectives.txt"
+    pane.wait_for("the save dialog", lambda s: s if "Save the collectives view" in s else None)
+    pane.send("Enter")
+    svg_path, report_path = cwd / "fabricui-collectives.svg", cwd / "fabricui-collectives.md"
 
     def saved(_screen: str) -> bool | None:
-        # The text file is written after the SVG; whole once it ends with a newline.
-        done = text_path.exists() and text_path.read_text(encoding="utf-8").endswith("\n")
+        # The report is written after the SVG; whole once it ends with a newline.
+        done = report_path.exists() and report_path.read_text(encoding="utf-8").endswith("\n")
         return True if done else None
 
-    pane.wait_for(f"{svg_path.name} and {text_path.name} in {cwd}", saved)
+    pane.wait_for(f"{svg_path.name} and {report_path.name} in {cwd}", saved)
     svg = svg_path.read_text(encoding="utf-8")
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
-    text = text_path.read_text(encoding="utf-8")
-    assert "Collectives" in text and "all_reduce" in text and table.search(text)
+    report = report_path.read_text(encoding="utf-8")
+    assert report.startswith("# fabricui: Collectives") and "| 8 B |" in report
 
     # Back on the topology view, the chosen pair is still there.
     pane.send("1")

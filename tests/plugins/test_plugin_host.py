@@ -27,7 +27,7 @@ from fabricui.engine.types import (
     Strategy,
     TopologyBuilder,
 )
-from fabricui.model.records import LINK_FAMILIES, LinkGeneration
+from fabricui.model.records import CORE_FAMILIES, LinkGeneration
 from fabricui.plugins import PluginFailure, PluginHost, get_host
 from fabricui.plugins import host as plugins_module
 
@@ -40,6 +40,7 @@ BUILTINS = {
     "efa": ("efa",),
     "slingshot": ("slingshot",),
     "ici": ("ici",),
+    "neuronlink": ("neuronlink",),
 }
 ENV_VARS = (
     plugins_module.ENV_PLUGINS_DIR,
@@ -606,12 +607,54 @@ BUILTIN_STRATEGIES = {
     "cp": ["cp"],
 }
 #: Built-in importer plugins and the formats each registers.
-BUILTIN_IMPORTERS = {"importers": ["nvidia-smi", "nccl-xml", "ibstat", "rocm-smi"]}
+BUILTIN_IMPORTERS = {
+    "importers": [
+        "nvidia-smi",
+        "nccl-xml",
+        "ibstat",
+        "rocm-smi",
+        "ibnetdiscover",
+        "iblinkinfo",
+        "slurm-topology",
+        "nvidia-smi-q",
+    ]
+}
 #: Collective algorithms that exist only on one interconnect.
 BUILTIN_ALGORITHMS = {
     "nvlink": {"collective_algorithms": ["nvls", "nvlstree"]},
     "infiniband": {"collective_algorithms": ["sharp"]},
     "ici": {"collective_algorithms": ["torus"]},
+}
+#: hwdb records each built-in interconnect brings from its package's hwdb/ (at least these:
+#: a new generation joins the list without breaking the test).
+BUILTIN_RECORDS = {
+    "pcie": {
+        "link_generations": {"pcie3", "pcie4", "pcie5", "pcie6", "upi"},
+        "switches": {"pcie-gen4-switch", "pcie-gen5-switch", "pcie-gen6-switch"},
+    },
+    "nvlink": {
+        "link_generations": {f"nvlink{n}" for n in range(1, 7)} | {"nvlink-c2c"},
+        "switches": {"nvswitch1", "nvswitch2", "nvswitch3", "nvswitch4", "nvlink6-switch"},
+    },
+    "xgmi": {"link_generations": {"xgmi2", "xgmi3", "xgmi4"}},
+    "infiniband": {
+        "link_generations": {"ib-hdr", "ib-ndr", "ib-xdr"},
+        "nics": {"cx6-hdr", "cx7-ndr", "cx8-xdr", "cx9-xdr"},
+        "switches": {"quantum", "quantum-2", "quantum-x800"},
+    },
+    "ethernet": {
+        "link_generations": {"roce", "tcp", "tcpxo", "gaudi3-roce"},
+        "nics": {"cx7-roce", "cx8-roce", "bf3", "pollara-400", "thor2", "gaudi3-nic"},
+        "switches": {"spectrum-4", "generic-ethernet"},
+    },
+    "efa": {"link_generations": {"efa"}, "nics": {"efa-v1", "efa-v2", "efa-v3", "efa-v4"}},
+    "slingshot": {
+        "link_generations": {"slingshot"},
+        "nics": {"cassini"},
+        "switches": {"rosetta"},
+    },
+    "ici": {"link_generations": {"ici-v5p", "ici-v6e", "ici-v7"}},
+    "neuronlink": {"link_generations": {"neuronlink-v3"}},
 }
 
 
@@ -625,7 +668,14 @@ def test_builtins_load_through_entry_points(installed: None):
         assert described["dist"] == "fabricui" and described["version"]
         if name in BUILTINS:
             expected = {"interconnects": [name], **BUILTIN_ALGORITHMS.get(name, {})}
-        elif name in BUILTIN_IMPORTERS:
+            contributes = described["contributes"]
+            (hwdb,) = contributes.pop("hwdb_paths")
+            assert Path(hwdb).parts[-2:] == (f"fabricui_{name}", "hwdb")
+            for key, ids in BUILTIN_RECORDS[name].items():
+                assert ids <= set(contributes.pop(key)), (name, key)
+            assert contributes == expected, name
+            continue
+        if name in BUILTIN_IMPORTERS:
             expected = {"importers": BUILTIN_IMPORTERS[name]}
         else:
             expected = {"strategies": BUILTIN_STRATEGIES[name]}
@@ -634,11 +684,18 @@ def test_builtins_load_through_entry_points(installed: None):
     assert host.failures == []
 
 
-def test_builtin_families_cover_the_link_families(installed: None):
-    """Every link family but on-package memory belongs to exactly one built-in interconnect."""
+def test_builtin_families_cover_the_link_families(installed: None, catalog):
+    """Every family of a shipped link record but on-package memory belongs to exactly one
+    built-in interconnect, and each plugin's records are of the families it declares."""
     families = [f for fams in BUILTINS.values() for f in fams]
     assert len(families) == len(set(families))
-    assert set(families) == set(LINK_FAMILIES) - {"memory"}
+    shipped = {link.family for link in catalog.links.values()}
+    assert set(families) == shipped - set(CORE_FAMILIES)
+    host = make_host(builtins=True)
+    assert set(host.link_families()) == set(families) | set(CORE_FAMILIES)
+    for row in host.describe():
+        for link_id in row["contributes"].get("link_generations", []):
+            assert catalog.links[link_id].family in BUILTINS[row["name"]], link_id
 
 
 def test_builtin_plugins_are_top_level_packages(installed: None):

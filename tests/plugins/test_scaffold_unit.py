@@ -227,3 +227,53 @@ def test_listing_still_parses_without_an_action(capsys: pytest.CaptureFixture[st
     """``fabricui plugins --json`` (no action) is still the listing."""
     assert main(["plugins", "--json"]) == 0
     assert '"plugins"' in capsys.readouterr().out
+
+
+def test_scale_up_template_ships_yaml_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """--scale-up: a link generation and a topology in hwdb/, the interconnect owning the
+    family; registered in a host with the built-ins, the topology routes over the link and
+    the package's own test checks what it registers, not an exact list."""
+    assert main(["plugins", "new", "foo-link", "--scale-up", "--dir", str(tmp_path)]) == 0
+    target = tmp_path / "fabricui-foo-link"
+    assert files_under(target) == {
+        "pyproject.toml",
+        "README.md",
+        "fabricui_foo_link/__init__.py",
+        "fabricui_foo_link/hwdb/links.yaml",
+        "fabricui_foo_link/hwdb/topologies/foo-link-node.yaml",
+        "tests/test_foo_link.py",
+    }
+    test_text = (target / "tests" / "test_foo_link.py").read_text(encoding="utf-8")
+    assert 'in contributes.get("link_generations", [])' in test_text
+    assert '["contributes"] ==' not in test_text
+    monkeypatch.syspath_prepend(str(target))
+    monkeypatch.delitem(sys.modules, "fabricui_foo_link", raising=False)
+    module = importlib.import_module("fabricui_foo_link")
+    try:
+        from fabricui.engine.evaluate import evaluate_path
+        from fabricui.fabric import build_fabric
+        from fabricui.hwdb.resolve import resolve_topology
+        from fabricui.services.session import load_catalog_with_plugins
+
+        host = PluginHost(load_external=False, builtins=True)
+        assert host.register(module, name="foo-link")
+        row = next(r for r in host.describe() if r["name"] == "foo-link")
+        assert row["status"] == "ok", row["error"]
+        assert row["contributes"]["link_generations"] == ["foo-link-gen1"]
+        assert row["contributes"]["topologies"] == ["foo-link-node"]
+        catalog = load_catalog_with_plugins(host=host)
+        fabric = build_fabric(resolve_topology("foo-link-node", catalog), catalog)
+        report = evaluate_path(fabric, "0", "1")
+        assert [(h.link, h.bw_GBps) for h in report.hops] == [("foo-link-gen1", 100.0)]
+    finally:
+        sys.modules.pop("fabricui_foo_link", None)
+
+
+def test_scale_out_test_checks_what_it_registers(tmp_path: Path):
+    """The default (scale-out) package's test asserts "registers at least", so adding a hook
+    does not break it."""
+    target = scaffold("my-fabric", tmp_path, kind="scale-out")
+    text = (target / "tests" / "test_my_fabric.py").read_text(encoding="utf-8")
+    assert "LINK_ID in contributes.get" in text and '["contributes"] ==' not in text
+    with pytest.raises(ConfigError, match="plugin kind 'sideways'"):
+        scaffold("other", tmp_path, kind="sideways")

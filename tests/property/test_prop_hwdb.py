@@ -24,8 +24,13 @@ from _property import (
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-#: Databases to copy and break: the small test one and the real one.
-SOURCES = [MINI_HWDB, ROOT / "hwdb"]
+#: Databases to copy and break: the small test one, the real core and two plugins' records.
+SOURCES = [
+    MINI_HWDB,
+    ROOT / "hwdb",
+    ROOT / "plugins" / "fabricui_nvlink" / "hwdb",
+    ROOT / "plugins" / "fabricui_ethernet" / "hwdb",
+]
 #: (database, file relative to it) for every YAML file in them.
 FILES = [(src, p.relative_to(src)) for src in SOURCES for p in sample_files(src, "**/*.yaml")]
 
@@ -57,8 +62,14 @@ def test_broken_database_file(data: st.DataObject, which: int) -> None:
 
 
 def _records(name: str, kind: str) -> list[dict[str, Any]]:
-    data = yaml.safe_load((ROOT / "hwdb" / name).read_text(encoding="utf-8"))
-    return [r for r in data[kind] if isinstance(r, dict)]
+    """The shipped records of one kind: the core's and the built-in plugins' files."""
+    records: list[dict[str, Any]] = []
+    for directory in [ROOT / "hwdb", *sorted((ROOT / "plugins").glob("fabricui_*/hwdb"))]:
+        path = directory / name
+        if path.is_file():
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            records += [r for r in data[kind] if isinstance(r, dict)]
+    return records
 
 
 #: Real records per section, to change a field or two of.

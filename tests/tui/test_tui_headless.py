@@ -81,15 +81,49 @@ def test_snapshot_cli_writes_text_and_never_overwrites(tmp_path, capsys):
 
 
 def test_snapshot_cli_writes_a_markdown_report(tmp_path):
-    """-o FILE.md: a heading naming the view and topology, then the screen in a text block."""
+    """-o FILE.md: a report (title, command, version, topology facts, a Markdown table of
+    the collective, sources) with the view's SVG beside it and linked."""
     out = tmp_path / "collectives.md"
     args = ["collectives", "--sizes", "1G", "--size", "100x30", "-o", str(out)]
     assert snapshot_main(args) == 0
-    lines = out.read_text().splitlines()
-    assert lines[0] == "# fabricui: Collectives · dgx-h100-pod · all_reduce on all"
-    assert "rendered at 100x30" in lines[2]
-    assert lines[4] == "```text" and lines[-1] == "```"
-    assert any("1 GiB" in line and "busbw" not in line for line in lines[5:-1])
+    text = out.read_text()
+    lines = text.splitlines()
+    assert lines[0] == "# fabricui: Collectives · dgx-h100-pod"
+    assert "fabricui snapshot collectives --sizes 1G -o report.md" in text
+    assert "| size | time | algbw GB/s | busbw GB/s | algorithm |" in text
+    assert any(line.startswith("| 1 GiB |") for line in lines)
+    assert "![Collectives · dgx-h100-pod](collectives.svg)" in text
+    assert "## Sources" in text and "<https://" in text
+    assert (tmp_path / "collectives.svg").read_text().startswith("<svg")
+
+
+def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
+    """``snapshot topology -o -``: the hop table and the command that reproduces it, and
+    nothing of the screen (no key bar, no title glyph)."""
+    assert snapshot_main(["topology", "--src", "n0.g1", "--dst", "n2.g6", "-o", "-"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# fabricui: Path · dgx-h100-pod\n")
+    assert "fabricui snapshot topology --src n0.g1 --dst n2.g6 -o report.md" in out
+    assert "| # | from | to | link | GB/s | lat us | hardware |" in out
+    assert "| 3 | n0.nic1 | leaf0 | ib-ndr | 50.0 |" in out
+    assert "Quit" not in out and "⭘" not in out
+
+
+def test_snapshot_all_writes_every_view_in_the_format_asked(tmp_path):
+    """``--all --format txt`` writes VIEW.txt for every view."""
+    out = tmp_path / "shots"
+    assert snapshot_main(["--all", "--format", "txt", "--size", "100x30", "-o", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        f"{v}.txt" for v in ("topology", "pyramid", "collectives", "strategies", "plugins")
+    )
+
+
+def test_a_view_that_cannot_be_computed_writes_nothing(tmp_path, capsys):
+    """``snapshot strategies --layout 'tp8 pp3'`` on 32 GPUs: exit 2, one line, no file."""
+    out = tmp_path / "s.svg"
+    assert snapshot_main(["strategies", "--layout", "tp8 pp3", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "does not divide" in err and err.count("\n") == 1 and not out.exists()
 
 
 @pytest.mark.parametrize(
@@ -100,8 +134,8 @@ def test_snapshot_cli_writes_a_markdown_report(tmp_path):
         (["topology", "--src", "n0.g1", "--dst", "1"], "same GPU"),
         (["collectives", "--op", "allreduce"], "unknown operation"),
         (["strategies", "--model", "gpt5"], "unknown model"),
-        (["topology", "--size", "80by24"], "invalid --size"),
-        (["pyramid", "-o", "x.png"], "use a .svg, .txt or .md"),
+        (["topology", "--size", "80by24"], "invalid --terminal-size"),
+        (["pyramid", "-o", "x.png"], "use a .md, .svg or .txt file name"),
     ],
 )
 def test_snapshot_cli_bad_input_is_one_line_exit_2(argv, message, tmp_path, capsys):
@@ -136,3 +170,12 @@ def test_explore_rejects_bad_options_before_starting(options, message, monkeypat
 
     with pytest.raises(FabricError, match=message):
         run_explorer(explore.launch_request(argparse.Namespace(**options)))
+
+
+def test_what_if_names_the_generation_it_assumes(tui_catalog):
+    """NIC 800 Gb/s on an NDR pod is XDR InfiniBand: the spec and the label say so."""
+    data = FabricData.load(
+        TopologyRequest("dgx-h100-pod", what_if=WhatIf(800.0, None)), catalog=tui_catalog
+    )
+    assert data.spec.net.link == "ib-xdr" and data.spec.net.gbps == 800.0
+    assert data.label == "dgx-h100-pod (NIC 800 Gb/s ib-xdr)"

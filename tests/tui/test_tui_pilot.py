@@ -327,21 +327,48 @@ async def test_help_lists_every_key(app_factory):
         assert not isinstance(app.screen, HelpModal)
 
 
-async def test_save_snapshot_never_overwrites(app_factory, tmp_path, monkeypatch):
-    """S saves SVG and text in the current directory under a new name each time."""
+async def test_save_dialog_writes_a_report_and_never_overwrites(app_factory, tmp_path, monkeypatch):
+    """S asks for a format and a file: the default Markdown report (with its SVG beside it)
+    takes a free name; a text save holds the whole path panel even at 80x24."""
+    from fabricui.tui.screens.save import SaveModal
+
     monkeypatch.chdir(tmp_path)
     (tmp_path / "fabricui-topology.svg").write_text("mine")
     app = app_factory()
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         await pilot.press("S")
-        await pilot.press("ctrl+s")
         await pilot.pause()
+        assert isinstance(app.screen, SaveModal)
+        await pilot.press("enter")
+        await settle(pilot)
+        report = (tmp_path / "fabricui-topology-2.md").read_text()
+        assert "| # | from | to | link |" in report and "(fabricui-topology-2.svg)" in report
+        assert (tmp_path / "fabricui-topology-2.svg").read_text().startswith("<svg")
+        await pilot.press("S")
+        await pilot.pause()
+        app.screen.query_one("#save-txt").value = True
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
     assert (tmp_path / "fabricui-topology.svg").read_text() == "mine"
-    assert (tmp_path / "fabricui-topology-2.svg").read_text().startswith("<svg")
-    text = (tmp_path / "fabricui-topology-2.txt").read_text()
-    assert "n0.g0 -> n3.g7" in text and "bottleneck" in text
-    assert (tmp_path / "fabricui-topology-3.svg").exists()
+    text = (tmp_path / "fabricui-topology.txt").read_text()
+    assert "n0.g0 -> n3.g7" in text and "transfer" in text
+
+
+async def test_copy_menu_puts_the_path_on_the_clipboard(app_factory):
+    """y offers the path as text, the equivalent command and JSON; the choice is copied."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        for key in "command":
+            await pilot.press(key)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.clipboard.startswith("fabricui path -t dgx-h100-pod --src n0.g0 --dst n3.g7")
 
 
 async def test_unknown_topology_shows_an_error_modal(app_factory):
@@ -512,3 +539,134 @@ def test_log_path_check_never_reads_the_file(tmp_path):
     os.mkfifo(fifo)
     assert check_log_path(str(fifo)) == f"{fifo}: not a regular file"
     assert "no such file" in check_log_path(str(tmp_path / "nope"))
+
+
+async def test_topology_picker_filters_as_you_type(app_factory):
+    """Typing in the topology picker narrows the list (it never opens another dialog);
+    enter picks the first row left; the columns line up."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        options = app.screen.query_one(OptionList)
+        total = options.option_count
+        for key in "nvl72 cluster":
+            await pilot.press(key if key != " " else "space")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        assert 0 < options.option_count < total
+        first = options.get_option_at_index(0).id
+        assert "nvl72" in first and "cluster" in first
+        lines = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert len({line.index("GPUs") for line in lines}) == 1  # aligned columns
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.data is not None and app.data.spec.id == first
+
+
+async def test_what_if_keeps_the_chosen_gpus(app_factory):
+    """w with a new NIC rate rebuilds the fabric and keeps the source and destination."""
+    app = app_factory(src="n1.g2", dst="n2.g5")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "w", "nic=800")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TopologyScreen)
+        assert screen.report is not None
+        assert (screen.report.src, screen.report.dst) == ("n1.g2", "n2.g5")
+        assert "ib-xdr" in app.sub_title
+
+
+async def test_a_session_remembers_topology_size_and_theme(app_factory, monkeypatch, tmp_path):
+    """An interactive session keeps its topology, message size and theme for the next
+    bare ``fabricui``; a remembered topology that is gone reopens the default one."""
+    from fabricui.services.requests import LaunchRequest, TopologyRequest
+    from fabricui.services.settings import load_state
+    from fabricui.tui.launch import with_remembered
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    monkeypatch.delenv("FABRICUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    app = app_factory(topology="dgx-h100")
+    app.interactive = True
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("plus")
+        await settle(pilot)
+        app.theme = "nord"
+        await pilot.pause()
+    state = load_state()
+    assert state["topology"] == "dgx-h100" and state["message_size"] == 2**31
+    assert state["theme"] == "nord"
+    again = with_remembered(LaunchRequest())
+    assert again.topology == TopologyRequest("dgx-h100") and again.message_size == 2**31
+
+    gone = app_factory(launch=LaunchRequest(TopologyRequest("no-such-pod")))
+    gone.fallback = TopologyRequest()
+    async with gone.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert gone.data is not None and gone.data.spec.id == "dgx-h100-pod"
+        assert any("could not reopen no-such-pod" in str(n.message) for n in notifications(gone))
+
+
+async def test_ascii_mode_draws_without_unicode(app_factory, monkeypatch):
+    """With a locale that is not UTF-8 the explorer draws with ASCII only (title, key
+    bar, borders of the dialogs); ``--ascii`` asks for the same."""
+    from fabricui.tui.textual_private import screen_text
+
+    monkeypatch.setenv("LC_ALL", "C")
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        text = screen_text(app)
+    assert app.ascii_only
+    assert all(ord(ch) < 128 for ch in text), sorted({ch for ch in text if ord(ch) >= 128})
+
+
+async def test_tables_filter_and_sort(app_factory):
+    """/ filters the collectives table to rows holding the words; > and I sort by the next
+    column, descending; the plot still follows the cursor's size."""
+    from textual.widgets import DataTable
+
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        total = table.row_count
+        await pilot.press("slash", "n", "v", "l", "s", "enter")
+        await pilot.pause()
+        shown = [str(table.get_row_at(i)[4]) for i in range(table.row_count)]
+        assert 0 < len(shown) < total and all("nvls" in algo for algo in shown)
+        await pilot.press("greater_than_sign", "I")
+        await pilot.pause()
+        times = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert times[0].endswith("ms") and "sorted by time, descending" in str(
+            app.screen.query_one("#coll-controls").render()
+        )
+
+
+async def test_compare_before_and_after_a_what_if(app_factory):
+    """c after a what-if compares the fabric before and after: the NIC-bound path and the
+    all-reduce busbw go up with 800 Gb/s NICs, side by side."""
+    from fabricui.tui.screens.compare import CompareModal
+
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "w", "nic=800")
+        await settle(pilot)
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        await pilot.press("enter")  # the previous fabric is the first choice
+        await settle(pilot)
+        assert isinstance(app.screen, CompareModal)
+        figures = {f.name: f for f in app.screen.figures}
+        path = figures["path n0.g0 -> n3.g7: bottleneck"]
+        assert (path.a, path.b) == (50.0, 63.0)
+        assert figures["all_reduce 1 GiB: busbw"].better is True

@@ -9,7 +9,7 @@ import pytest
 from fabricui.errors import ConfigError, EngineError, HwdbError
 from fabricui.fabric import build_fabric
 from fabricui.fabric.ids import parse_gpu_id
-from fabricui.hwdb import load_catalog
+from fabricui.hwdb import load_catalog, shipped_hwdb_dirs
 from fabricui.hwdb.resolve import resolve_topology
 
 DATA = Path(__file__).parents[1] / "data"
@@ -141,7 +141,7 @@ def test_hwdb_record_errors(folder, expected):
 @pytest.mark.parametrize(
     ("nic", "expected"),
     [
-        ("efa-v3", "spec.yaml:5: net.nic: unknown NIC 'efa-v3'"),
+        ("efa-v9", "spec.yaml:5: net.nic: unknown NIC 'efa-v9'"),
         ("cx7-ndr", "spec.yaml:5: net.nic: cx7-ndr speaks ib-ndr, not efa"),
     ],
 )
@@ -171,5 +171,5 @@ def test_nic_record_protocols_and_gpus_are_checked(tmp_path, line, expected):
         f"  pcie: pcie4\n  lat_us: 1.0\n  source: https://example.com\n{line}\n"
     )
     with pytest.raises(HwdbError) as exc:
-        load_catalog([Path(__file__).parents[2] / "hwdb", tmp_path])
+        load_catalog([*shipped_hwdb_dirs(), tmp_path])
     assert expected in one_line(exc)

@@ -163,3 +163,53 @@ def test_path_names_the_hardware_at_the_bottleneck(capsys):
     hops = json.loads(capsys.readouterr().out)["hops"]
     assert hops[0]["from_model"] == "NVIDIA H100 SXM5 80GB"
     assert hops[2]["to_model"].startswith("NVIDIA Quantum-2 QM9700")
+
+
+def test_doctor_fail_on_gives_ci_an_exit_status(run_cli, tmp_path):
+    """``doctor --fail-on warning`` exits 1 on a log with warnings; without it, 0."""
+    log = Path(__file__).parents[1] / "data" / "topo" / "nccl_debug_logs"
+    sample = str(log / "nccl_952_ib_no_device_p2p_ipc_plus_net_socket.txt")
+    assert run_cli("doctor", sample)[0] == 0
+    assert run_cli("doctor", sample, "--fail-on", "warning")[0] == 1
+    healthy = str(Path(__file__).parents[1] / "doctor" / "data" / "healthy_h100_nvls_2_24_3.log")
+    assert run_cli("doctor", healthy, "--fail-on", "warning")[0] == 0
+
+
+def test_hwdb_validate_json(run_cli):
+    """``hwdb validate --json``: ok, the target and counts (or the topology checked)."""
+    status, out, _ = run_cli("hwdb", "validate", "--json")
+    data = json.loads(out)
+    assert status == 0 and data["ok"] is True and data["counts"]["topologies"] > 5
+    status, out, _ = run_cli("hwdb", "validate", str(TOPO / "minimal.yaml"), "--json")
+    assert json.loads(out)["topology"]["nodes"] >= 1
+
+
+def test_what_if_flags_change_the_path(run_cli):
+    """``--nic-gbps 800`` makes the NIC hop 100 GB/s; a bad value is one line, exit 2."""
+    argv = ["path", "-t", "dgx-h100-pod", "--src", "n0.g0", "--dst", "n3.g7", "--json"]
+    status, out, _ = run_cli(*argv, "--nic-gbps", "800")
+    assert status == 0 and json.loads(out)["bottleneck_GBps"] == pytest.approx(63.0)
+    status, _, err = run_cli(*argv, "--nic-gbps", "nan")
+    assert status == 2 and "NIC rate must be within" in err and err.count("\n") == 1
+
+
+def test_control_characters_from_input_are_escaped(run_cli, tmp_path):
+    """A file name with an escape sequence is printed escaped, never raw."""
+    evil = tmp_path / "a\x1b]0;pwned\x07.yaml"
+    status, _, err = run_cli("path", "-t", str(evil), "--src", "0", "--dst", "1")
+    assert status == 2 and "\x1b" not in err and "\\x1b]0;pwned\\x07" in err
+
+
+def test_no_explorer_without_a_terminal():
+    """``fabricui | cat`` and ``fabricui < /dev/null``: one line, exit 2, no escape codes."""
+    result = subprocess.run(
+        [sys.executable, "-m", "fabricui"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("fabricui: error: the explorer needs a terminal")
+    assert result.stderr.count("\n") == 1

@@ -102,7 +102,9 @@ def test_text_table(run_cli):
         (["collective", "all_reduce", "--size", "1G", "--gpus", "99"], "--gpus must be within"),
         (["collective", "all_reduce", "--sweep", "1G:8"], "invalid --sweep"),
         (["collective", "all_reduce", "--ideal", "--size", "1G"], "--ideal needs"),
-        (["collective", "allreduce", "--size", "1G"], "invalid choice"),
+        (["collective", "alreduce", "--size", "1G"], "unknown operation 'alreduce' (nearest"),
+        (["collective", "--size", "1G", "all_gather", "all_reduce"], "one operation"),
+        (["collective", "all_reduce", "--size", "0"], "from 1 byte to 1 PiB"),
         (
             ["collective", "all_reduce", "-t", "dgx-a100", "--size", "1G", "--algo", "nvls"],
             "no algorithm can run all_reduce",
@@ -134,3 +136,21 @@ def test_accuracy_benchmark_runs():
     assert set(data["summary"]) == {"scored", "median", "p90", "large_median", "small_median"}
     assert data["summary"]["scored"] >= 30
     assert all(set(e) == {"id", "error"} for e in data["entries"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["collective", "--size", "1G", "all_reduce", "-t", "dgx-h100"],
+        ["collective", "allreduce", "--size", "1G", "-t", "dgx-h100"],
+        ["collective", "All-Reduce", "-t", "dgx-h100", "--size", "1G"],
+        ["-t", "dgx-h100", "collective", "all_reduce", "--size", "1G"],
+    ],
+)
+def test_collective_takes_the_op_anywhere_and_in_any_spelling(run_cli, argv):
+    """The op before or after the options (even after --size), nccl-tests' spellings, and
+    the topology before the command all mean the same run."""
+    status, out, err = run_cli(*argv, "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    assert data["op"] == "all_reduce" and data["topology"] == "dgx-h100"

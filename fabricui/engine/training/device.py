@@ -67,12 +67,14 @@ def make_device(gpu: GpuSpec, precision: str = "bf16") -> tuple[Device, list[str
         (device, assumptions): one sentence per figure the record lacks.
 
     Raises:
-        EngineError: Unknown precision.
+        EngineError: Unknown precision, or the GPU has no published BF16 peak.
     """
     if precision not in PRECISIONS:
         raise EngineError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
+    from fabricui.engine.training.legacy import peak_TFLOPS
+
     notes: list[str] = []
-    half = gpu.bf16_dense_TFLOPS * 1e12
+    half = peak_TFLOPS(gpu) * 1e12
     peak = half
     if precision == "fp8":
         if gpu.fp8_dense_TFLOPS:

@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from fabricui.errors import EngineError
+
 if TYPE_CHECKING:
     from fabricui.engine.types import Layout
     from fabricui.fabric.fabric import Fabric
-    from fabricui.model import ModelShape
+    from fabricui.model import GpuSpec, ModelShape
 
 #: The MFU the first planner assumed for every GPU, model and shape (``--mfu`` default then).
 DEFAULT_MFU = 0.4
@@ -34,8 +36,22 @@ def legacy_flops_per_token(model: ModelShape, seq_len: int | None = None) -> flo
 def compute_time_us(fabric: Fabric, model: ModelShape, layout: Layout, mfu: float) -> float:
     """One GPU's compute per step [us]: its share of the step's FLOPs at ``mfu`` x peak."""
     flops = layout.global_batch * layout.seq_len * legacy_flops_per_token(model, layout.seq_len)
-    flops_per_us = fabric.gpu.bf16_dense_TFLOPS * 1e6 * mfu
+    flops_per_us = peak_TFLOPS(fabric.gpu) * 1e6 * mfu
     return flops / layout.world / flops_per_us
+
+
+def peak_TFLOPS(gpu: GpuSpec) -> float:
+    """The GPU's dense BF16 peak [TFLOP/s].
+
+    Raises:
+        EngineError: The record has none (``bf16_dense_TFLOPS: null``).
+    """
+    if gpu.bf16_dense_TFLOPS is None:
+        raise EngineError(
+            f"{gpu.id} has no published BF16 peak (hwdb bf16_dense_TFLOPS: null); "
+            "a plan needs one: give it in a --hwdb directory that overrides the GPU record"
+        )
+    return float(gpu.bf16_dense_TFLOPS)
 
 
 def pipeline_bubble_us(compute_us: float, stages: int, microbatches: int) -> float:

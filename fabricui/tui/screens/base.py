@@ -66,3 +66,13 @@ class ViewScreen(Screen[None]):
     def status_text(self) -> str:
         """What the header's sub-title shows for this view."""
         return ""
+
+    def view_state(self) -> dict[str, str]:
+        """This view's choices as launch options (``src``, ``dst``, ``message_size``,
+        ``op``, ``group``, ``sizes``, ``model``, ``layout``): what a snapshot, a report or
+        a copied command needs to show the same thing."""
+        return {}
+
+    def copy_items(self) -> list[tuple[str, str]]:
+        """(label, text) the copy menu offers for this view, besides the report command."""
+        return []

@@ -14,9 +14,11 @@ from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.widgets.filter_bar import FilterBar, row_matches
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.ring_stepper import STEPPER_OPS, RingStepper
 from fabricui.tui.widgets.size_plot import SizePlot
@@ -64,6 +66,10 @@ def parse_range(text: str) -> list[int]:
     return sizes
 
 
+#: Column names as the controls line says them (the table's order).
+SORT_NAMES = ("size", "time", "algbw", "busbw", "algorithm")
+
+
 class CollectivesScreen(ViewScreen):
     """Time, algbw, busbw and algorithm per size for one operation and group, plus the stepper.
 
@@ -95,6 +101,41 @@ class CollectivesScreen(ViewScreen):
             "Sizes",
             id="collectives.sizes",
             tooltip="Size range A:B (doubling) or one size",
+        ),
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            id="collectives.filter",
+            tooltip="Show rows holding words",
+            key_display="/",
+            show=False,
+        ),
+        Binding(
+            "greater_than_sign",
+            "sort(1)",
+            "Sort >",
+            id="collectives.sort_next",
+            tooltip="Sort by the next column (or click a header)",
+            key_display=">",
+            show=False,
+        ),
+        Binding(
+            "less_than_sign",
+            "sort(-1)",
+            "Sort <",
+            id="collectives.sort_previous",
+            tooltip="Sort by the previous column",
+            key_display="<",
+            show=False,
+        ),
+        Binding(
+            "I",
+            "invert",
+            "Invert",
+            id="collectives.invert",
+            tooltip="Reverse the sort order",
+            show=False,
         ),
         Binding(
             "n", "stepper_step(1)", "Step", id="stepper.next", tooltip="Ring stepper: next step"
@@ -140,6 +181,12 @@ class CollectivesScreen(ViewScreen):
     """Group id (``all``, ``node``, ``per-node``)."""
     size_range: var[str] = var(DEFAULT_RANGE, init=False)
     """Size range text (``8:16G`` or one size)."""
+    sort_column: var[int] = var(0, init=False)
+    """Table column the rows are sorted by (size first)."""
+    reverse: var[bool] = var(False, init=False)
+    """Sorted in descending order."""
+    filter_text: var[str] = var("", init=False)
+    """Words a row must hold to be shown."""
 
     class PredictionReady(Message):
         """The engine's prediction for the current choices."""
@@ -185,6 +232,7 @@ class CollectivesScreen(ViewScreen):
         """Title bar, the controls line, table, stepper and plot, key bar."""
         yield TitleBar()
         yield Static("", id="coll-controls", markup=False)
+        yield FilterBar(id="coll-filter")
         table: DataTable[object] = DataTable(id="coll-table", cursor_type="row", zebra_stripes=True)
         yield table
         with Horizontal(id="coll-bottom"):
@@ -224,11 +272,15 @@ class CollectivesScreen(ViewScreen):
 
     def _controls(self, busy: bool = False) -> None:
         data = self.data
+        dot = glyphs().dot
         n = len(data.group_ranks(self.group)) if data is not None else 0
         text = (
-            f"op {self.op} [o] · group {self.group}, {n} GPUs [g] · sizes {self.size_range} [e]"
-            + (" · computing..." if busy else "")
+            f"op {self.op} [o] {dot} group {self.group}, {n} GPUs [g] {dot} sizes "
+            f"{self.size_range} [e]" + (f" {dot} computing..." if busy else "")
         )
+        if self.sort_column or self.reverse:
+            order = "descending" if self.reverse else "ascending"
+            text += f" {dot} sorted by {SORT_NAMES[self.sort_column]}, {order} [<>I]"
         self.query_one("#coll-controls", Static).update(text)
 
     def predict(self) -> None:
@@ -255,34 +307,97 @@ class CollectivesScreen(ViewScreen):
         """Fill the table and the plot."""
         if message.data is not self.data:
             return
-        from fabricui.units import format_bytes, format_time_us
 
-        pred = self.prediction = message.prediction
-        table = self.query_one(DataTable)
-        row = table.cursor_row
-        table.clear()
-        for size, t, alg, bus, algo in zip(
-            pred.size_bytes, pred.time_us, pred.algbw_GBps, pred.busbw_GBps, pred.algorithm
-        ):
-            table.add_row(
-                Text(format_bytes(size), justify="right"),
-                Text(format_time_us(float(t)), justify="right"),
-                Text(f"{alg:.2f}", justify="right"),
-                Text(f"{bus:.2f}", justify="right"),
-                algo,
-                key=str(int(size)),
-            )
-        if pred.size_bytes.shape[0]:
-            table.move_cursor(row=min(row, pred.size_bytes.shape[0] - 1))
+        self.prediction = message.prediction
+        self._fill_table()
+        pred = self.prediction
         plot = self.query_one(SizePlot)
         plot.set_data(list(pred.size_bytes), list(pred.busbw_GBps), "busbw GB/s")
-        plot.select(table.cursor_row)
+        self._follow_cursor()
         self._controls()
 
+    def _fill_table(self) -> None:
+        """The prediction's rows, filtered by the filter's words and sorted by the chosen
+        column (row keys are the sizes, so the plot follows the cursor whatever the order)."""
+        from fabricui.units import format_bytes, format_time_us
+
+        pred = self.prediction
+        if pred is None:
+            return
+        table = self.query_one(DataTable)
+        keep = (
+            table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            if (table.row_count)
+            else None
+        )
+        rows = []
+        for i, (size, t, alg, bus, algo) in enumerate(
+            zip(pred.size_bytes, pred.time_us, pred.algbw_GBps, pred.busbw_GBps, pred.algorithm)
+        ):
+            cells = (format_bytes(size), format_time_us(float(t)), f"{alg:.2f}", f"{bus:.2f}", algo)
+            if row_matches(cells, self.filter_text):
+                sort_keys = (float(size), float(t), float(alg), float(bus), str(algo))
+                rows.append((sort_keys[self.sort_column], i, cells, str(int(size))))
+        rows.sort(key=lambda r: (r[0], r[1]), reverse=self.reverse)
+        table.clear()
+        for _, _, cells, key in rows:
+            table.add_row(*(Text(c, justify="right") for c in cells[:4]), cells[4], key=key)
+        if keep is not None and keep in table.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+
+    def _follow_cursor(self) -> None:
+        """Highlight the cursor row's size on the plot."""
+        table, pred = self.query_one(DataTable), self.prediction
+        if pred is None or not table.row_count:
+            self.query_one(SizePlot).select(None)
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        sizes = [str(int(s)) for s in pred.size_bytes]
+        self.query_one(SizePlot).select(sizes.index(key) if key in sizes else None)
+
     @on(DataTable.RowHighlighted)
-    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def row_highlighted(self) -> None:
         """The plot follows the table's cursor."""
-        self.query_one(SizePlot).select(event.cursor_row)
+        self._follow_cursor()
+
+    @on(DataTable.HeaderSelected)
+    def header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a header sorts by that column (again: the other way)."""
+        if event.column_index == self.sort_column:
+            self.reverse = not self.reverse
+        else:
+            self.sort_column = event.column_index
+
+    @on(FilterBar.Filtered)
+    def filter_changed(self, message: FilterBar.Filtered) -> None:
+        """Show only the rows holding the filter's words."""
+        self.filter_text = message.query
+
+    def watch_sort_column(self) -> None:
+        """Sort again."""
+        self._fill_table()
+        self._controls()
+
+    def watch_reverse(self) -> None:
+        """Sort again."""
+        self._fill_table()
+        self._controls()
+
+    def watch_filter_text(self) -> None:
+        """Filter again."""
+        self._fill_table()
+
+    def action_filter(self) -> None:
+        """Show the filter line."""
+        self.query_one(FilterBar).open()
+
+    def action_sort(self, step: int) -> None:
+        """Sort by the next (or previous) column."""
+        self.sort_column = (self.sort_column + step) % 5
+
+    def action_invert(self) -> None:
+        """Reverse the order."""
+        self.reverse = not self.reverse
 
     # --- choices ---------------------------------------------------------------------------
 
@@ -309,9 +424,7 @@ class CollectivesScreen(ViewScreen):
             if group:
                 self.group = group
 
-        choices = [
-            (g, f"{g:<9} {len(data.group_ranks(g)):>5} GPUs  {GROUP_TEXT[g]}") for g in GROUPS
-        ]
+        choices = [(g, (g, f"{len(data.group_ranks(g))} GPUs", GROUP_TEXT[g])) for g in GROUPS]
         self.app.push_screen(PickerModal("Group of GPUs", choices, self.group), done)
 
     def action_ask_range(self) -> None:
@@ -349,6 +462,33 @@ class CollectivesScreen(ViewScreen):
         stepper = self.query_one(RingStepper)
         stepper.playing = False
         stepper.step = 0
+
+    def view_state(self) -> dict[str, str]:
+        """Operation, group and sizes."""
+        return {"op": self.op, "group": self.group, "sizes": self.size_range}
+
+    def copy_items(self) -> list[tuple[str, str]]:
+        """The ``fabricui collective`` command and the prediction as JSON."""
+        import json
+        import shlex
+
+        data, prediction = self.data, self.prediction
+        if data is None or prediction is None:
+            return []
+        from fabricui.services.collective import prediction_rows
+
+        sizes = (
+            ["--sweep", self.size_range] if ":" in self.size_range else ["--size", self.size_range]
+        )
+        words = ["fabricui", "collective", self.op, "-t", data.topology]
+        if data.nodes is not None:
+            words += ["--nodes", str(data.nodes)]
+        words += [*sizes, "--group", self.group]
+        rows = {"op": self.op, "topology": data.spec.id, "rows": list(prediction_rows(prediction))}
+        return [
+            ("command: fabricui collective ...", " ".join(shlex.quote(w) for w in words)),
+            ("table as JSON", json.dumps(rows, indent=2, allow_nan=False)),
+        ]
 
     def status_text(self) -> str:
         """Operation and group for the sub-title."""

@@ -44,19 +44,20 @@ def _bindings(items: Iterable[BindingType]) -> list[Binding]:
 
 
 def help_table(sections: Sequence[Section]) -> Table:
-    """Every binding by area: key, description, id and tooltip."""
+    """Every binding by area: key, what it does, its id (for keymaps; never wrapped) and
+    the longer explanation (wrapped to the width left)."""
     table = Table(box=None, padding=(0, 1), pad_edge=False, expand=True, show_header=False)
-    table.add_column("key", no_wrap=True, style="bold")
+    table.add_column("key", no_wrap=True, style="bold", max_width=12)
     table.add_column("what", no_wrap=True)
-    table.add_column("detail", ratio=1, style="dim")
+    table.add_column("id", no_wrap=True, style="dim")
+    table.add_column("detail", ratio=1)
     for title, bindings in sections:
-        table.add_row(Text(title, style="bold underline"), "", "")
+        table.add_row("", Text(title, style="bold underline"), "", "")
         for binding in _bindings(bindings):
-            detail = binding.tooltip or ""
-            if binding.id:
-                detail = f"{detail}  [{binding.id}]" if detail else f"[{binding.id}]"
-            table.add_row(key_label(binding), binding.description, Text(detail))
-        table.add_row("", "", "")
+            table.add_row(
+                key_label(binding), binding.description, binding.id or "", binding.tooltip or ""
+            )
+        table.add_row("", "", "", "")
     return table
 
 

@@ -1,67 +1,145 @@
-"""Pick one item from a list in a modal (topologies, operations, groups, models)."""
+"""Pick one item from a list in a modal (topologies, operations, groups, models), with a
+filter: type anywhere and the list narrows to the rows holding every word typed."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import ClassVar, Union
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList
+from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
+
+from fabricui.render.table import text_table
+
+Cells = Union[str, Sequence[str]]
+"""A choice's text: one string, or cells laid out in aligned columns."""
+
+
+def choice_lines(choices: Sequence[tuple[str, Cells]]) -> list[str]:
+    """One line per choice; cells of every choice padded to shared column widths."""
+    rows = [[text] if isinstance(text, str) else list(text) for _, text in choices]
+    if not rows:
+        return []
+    width = max(len(r) for r in rows)
+    numbers = {c for c in range(width) if all(len(r) > c and r[c][:1].isdigit() for r in rows)}
+    return text_table(rows, right=numbers)
+
+
+def matches(line: str, query: str) -> bool:
+    """Every word of ``query`` occurs in ``line`` (case-insensitive)."""
+    text = line.lower()
+    return all(word in text for word in query.lower().split())
 
 
 class PickerModal(ModalScreen["str | None"]):
-    """A list of (id, text) choices; enter or a click picks one, escape cancels.
+    """A list of (id, text) choices; typing filters it, enter or a click picks one,
+    escape cancels.
 
     Dismisses with the chosen id or None.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="picker.cancel", tooltip="Close without a change"),
+        Binding(
+            "slash",
+            "focus_filter",
+            "Filter",
+            id="picker.filter",
+            tooltip="Type words to narrow the list",
+            key_display="/",
+        ),
     ]
-    """Escape cancels; arrows and enter come from the list."""
+    """Escape cancels, / filters; arrows and enter come from the list."""
 
     DEFAULT_CSS = """
     PickerModal { align: center middle; }
     PickerModal > Vertical {
-        width: 90; max-width: 95%; height: auto; max-height: 90%;
+        width: auto; min-width: 40; max-width: 95%; height: auto; max-height: 90%;
         border: round $primary; background: $panel; padding: 0 1;
     }
-    PickerModal OptionList { height: auto; max-height: 24; border: none; }
+    PickerModal #picker-filter { border: none; height: 1; padding: 0; background: $panel; }
+    PickerModal OptionList, PickerModal OptionList:focus {
+        height: auto; max-height: 1fr; border: none; width: auto; padding: 0;
+    }
+    PickerModal #picker-count { color: $text-muted; }
     """
 
     def __init__(
-        self, title: str, choices: list[tuple[str, str]], current: str | None = None
+        self, title: str, choices: Sequence[tuple[str, Cells]], current: str | None = None
     ) -> None:
         super().__init__()
         self.title_text = title
         """Shown above the list."""
-        self.choices = choices
-        """(id, text) of each choice."""
+        self.choices = list(choices)
+        """(id, text or cells) of each choice."""
         self.current = current
         """Id highlighted first."""
+        self.lines = dict(zip((key for key, _ in self.choices), choice_lines(self.choices)))
+        """Id -> the aligned line shown for it."""
 
     def compose(self) -> ComposeResult:
-        """Title and the list."""
+        """Title, the filter, the list and how many rows it shows."""
         with Vertical():
             yield Label(self.title_text)
-            yield OptionList(*(Option(text, id=key) for key, text in self.choices))
+            yield Input(placeholder="type to filter (/)", id="picker-filter", select_on_focus=False)
+            yield OptionList(*(Option(line, id=key) for key, line in self.lines.items()))
+            yield Label("", id="picker-count")
 
     def on_mount(self) -> None:
-        """Highlight the current choice."""
+        """Highlight the current choice and give the list the focus."""
         options = self.query_one(OptionList)
-        ids = [key for key, _ in self.choices]
+        ids = list(self.lines)
         if self.current in ids:
             options.highlighted = ids.index(self.current)
         options.focus()
+
+    @on(Input.Changed, "#picker-filter")
+    def filter_changed(self, event: Input.Changed) -> None:
+        """Show only the rows holding every word typed."""
+        shown = [(key, line) for key, line in self.lines.items() if matches(line, event.value)]
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options([Option(line, id=key) for key, line in shown])
+        if shown:
+            options.highlighted = 0
+        total = len(self.lines)
+        self.query_one("#picker-count", Label).update(
+            f"{len(shown)} of {total}" if event.value.strip() else ""
+        )
+
+    @on(Input.Submitted, "#picker-filter")
+    def filter_submitted(self) -> None:
+        """Enter in the filter picks the highlighted row."""
+        options = self.query_one(OptionList)
+        if options.highlighted is not None and options.option_count:
+            option = options.get_option_at_index(options.highlighted)
+            self.dismiss(option.id)
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing on the list goes to the filter; down from the filter goes to the list."""
+        field = self.query_one("#picker-filter", Input)
+        options = self.query_one(OptionList)
+        if options.has_focus and event.is_printable and event.character not in (None, "/"):
+            field.focus()
+            field.insert_text_at_cursor(event.character or "")
+            event.stop()
+        elif field.has_focus and event.key == "down":
+            options.focus()
+            event.stop()
 
     @on(OptionList.OptionSelected)
     def selected(self, event: OptionList.OptionSelected) -> None:
         """Close with the chosen id."""
         self.dismiss(event.option.id)
+
+    def action_focus_filter(self) -> None:
+        """Move to the filter."""
+        self.query_one("#picker-filter", Input).focus()
 
     def action_cancel(self) -> None:
         """Close without a choice."""

@@ -6,12 +6,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.reactive import var
 from textual.widgets import Static
 
 from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.widgets.filter_bar import FilterBar, row_matches
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
 
@@ -21,27 +24,58 @@ if TYPE_CHECKING:
 #: Status colours.
 STATUS_STYLE = {"ok": "green", "failed": "bold red", "blocked": "yellow"}
 
+#: hwdb record kinds shown as a count (``NICs: 4``) so a row stays a few lines high; the
+#: names are in ``fabricui plugins --all`` and ``fabricui hwdb list``.
+COUNTED = {
+    "nics": "NICs",
+    "switches": "switches",
+    "gpus": "GPUs",
+    "models": "models",
+    "topologies": "topologies",
+}
+#: Contributions left out of the table (a plugin's hwdb directory path).
+HIDDEN = ("hwdb_paths",)
 
-def plugin_table(plugins: list[dict[str, Any]]) -> Table:
-    """One row per plugin: name, version, source, status and contributions."""
-    table = Table(box=None, padding=(0, 1), pad_edge=False, expand=True)
-    table.add_column("plugin", no_wrap=True)
-    table.add_column("version", no_wrap=True)
-    table.add_column("source", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("contributes", ratio=1)
-    for info in plugins:
-        contributes = "; ".join(
-            f"{kind}: {', '.join(keys)}" for kind, keys in sorted(info["contributes"].items())
-        )
-        status = info["status"]
-        table.add_row(
+
+def contributions(contributes: dict[str, list[str]]) -> str:
+    """``kind: a, b; NICs: 4`` for one plugin's contributions, sorted by kind."""
+    parts = []
+    for kind, keys in sorted(contributes.items()):
+        if kind in HIDDEN:
+            continue
+        shown = str(len(keys)) if kind in COUNTED else ", ".join(keys)
+        parts.append(f"{COUNTED.get(kind, kind)}: {shown}")
+    return "; ".join(parts)
+
+
+#: Columns of the plugin table.
+COLUMNS = ("plugin", "version", "source", "status", "contributes")
+
+
+def plugin_rows(plugins: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """One row of cells per plugin: name, version, source, status, contributions."""
+    return [
+        (
             info["name"],
             info["version"] or "-",
             info["source"],
-            Text(status, style=STATUS_STYLE.get(status, "")),
-            contributes or "-",
+            info["status"],
+            contributions(info["contributes"]) or "-",
         )
+        for info in plugins
+    ]
+
+
+def plugin_table(rows: list[tuple[str, ...]], sort_column: int = 0, reverse: bool = False) -> Table:
+    """The rows as a table; the sorted column's header is marked with its direction."""
+    table = Table(box=None, padding=(0, 1), pad_edge=False, expand=True)
+    for i, name in enumerate(COLUMNS):
+        mark = (" v" if reverse else " ^") if i == sort_column else ""
+        table.add_column(name + mark, no_wrap=i < len(COLUMNS) - 1, ratio=1 if i == 4 else None)
+    for row in rows:
+        cells = list(row)
+        status = cells[3]
+        table.add_row(*cells[:3], Text(status, style=STATUS_STYLE.get(status, "")), cells[4])
     return table
 
 
@@ -50,8 +84,49 @@ class PluginsScreen(ViewScreen):
 
     VIEW = "plugins"
 
-    BINDINGS: ClassVar[list[BindingType]] = []
-    """No keys of its own."""
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            id="plugins.filter",
+            tooltip="Show rows holding words",
+            key_display="/",
+        ),
+        Binding(
+            "greater_than_sign",
+            "sort(1)",
+            "Sort >",
+            id="plugins.sort_next",
+            tooltip="Sort by the next column",
+            key_display=">",
+        ),
+        Binding(
+            "less_than_sign",
+            "sort(-1)",
+            "Sort <",
+            id="plugins.sort_previous",
+            tooltip="Sort by the previous column",
+            key_display="<",
+            show=False,
+        ),
+        Binding(
+            "I",
+            "invert",
+            "Invert",
+            id="plugins.invert",
+            tooltip="Reverse the sort order",
+            show=False,
+        ),
+    ]
+    """Filter and sort the table."""
+
+    sort_column: var[int] = var(0, init=False)
+    """Column the rows are sorted by."""
+    reverse: var[bool] = var(False, init=False)
+    """Sorted in descending order."""
+    filter_text: var[str] = var("", init=False)
+    """Words a row must hold to be shown."""
 
     DEFAULT_CSS = """
     PluginsScreen #plugins-scroll { height: 1fr; padding: 0 1; }
@@ -61,6 +136,7 @@ class PluginsScreen(ViewScreen):
     def compose(self) -> ComposeResult:
         """Title bar, the table and the failures, key bar."""
         yield TitleBar()
+        yield FilterBar(id="plugins-filter")
         with VerticalScroll(id="plugins-scroll"):
             yield Static("loading plugins...", id="plugins-table")
             yield Static("", id="plugins-failures")
@@ -72,7 +148,8 @@ class PluginsScreen(ViewScreen):
         if host is None:
             return
         plugins = host.describe()
-        self.query_one("#plugins-table", Static).update(plugin_table(plugins))
+        self._rows = plugin_rows(plugins)
+        self._redraw()
         failures = host.failures
         text = Text()
         if failures:
@@ -85,3 +162,38 @@ class PluginsScreen(ViewScreen):
         else:
             text.append(f"{len(plugins)} plugins loaded, no failures.", style="green")
         self.query_one("#plugins-failures", Static).update(text)
+
+    def _redraw(self) -> None:
+        rows = [r for r in getattr(self, "_rows", []) if row_matches(r, self.filter_text)]
+        rows.sort(key=lambda r: r[self.sort_column].lower(), reverse=self.reverse)
+        table = self.query_one("#plugins-table", Static)
+        table.update(plugin_table(rows, self.sort_column, self.reverse))
+
+    def watch_sort_column(self) -> None:
+        """Sort again."""
+        self._redraw()
+
+    def watch_reverse(self) -> None:
+        """Sort again."""
+        self._redraw()
+
+    def watch_filter_text(self) -> None:
+        """Filter again."""
+        self._redraw()
+
+    @on(FilterBar.Filtered)
+    def filter_changed(self, message: FilterBar.Filtered) -> None:
+        """The filter's words."""
+        self.filter_text = message.query
+
+    def action_filter(self) -> None:
+        """Show the filter line."""
+        self.query_one(FilterBar).open()
+
+    def action_sort(self, step: int) -> None:
+        """Sort by the next (or previous) column."""
+        self.sort_column = (self.sort_column + step) % len(COLUMNS)
+
+    def action_invert(self) -> None:
+        """Reverse the order."""
+        self.reverse = not self.reverse

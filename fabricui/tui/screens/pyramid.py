@@ -12,6 +12,7 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
 from fabricui.tui.widgets.key_bar import KeyBar
@@ -32,7 +33,9 @@ def tier_bars(tiers: list[Tier]) -> list[Bar]:
         if i + 1 < len(tiers):
             below = tiers[i + 1]
             ratio = tier.bw_GBps / below.bw_GBps if below.bw_GBps else float("inf")
-            bars.append(Bar(f"↓ {ratio:.3g}x  {_short(tier.name)}:{_short(below.name)}", None))
+            bars.append(
+                Bar(f"{glyphs().down} {ratio:.3g}x  {_short(tier.name)}:{_short(below.name)}", None)
+            )
     return bars
 
 
@@ -41,7 +44,7 @@ def _short(name: str) -> str:
 
 
 class PyramidScreen(ViewScreen):
-    """The seeds' bandwidth cliff for the selected topology.
+    """The bandwidth cliff of the selected topology, tier by tier.
 
     SMEM and HBM come from the GPU's hwdb record; the peer, NIC and spine tiers are routed
     paths on this fabric (the engine's bottleneck and latency), so the ratios are the
@@ -103,7 +106,7 @@ class PyramidScreen(ViewScreen):
         data = message.data
         gpu = data.fabric.gpu
         self.query_one("#pyramid-head", Static).update(
-            f"{data.label} · {gpu.name}: per-GPU bandwidth per direction, log scale. "
+            f"{data.label} {glyphs().dot} {gpu.name}: per-GPU bandwidth per direction, log scale. "
             "Each step down is the cost of fetching one tier deeper."
         )
         self.query_one(BarChart).set_bars(tier_bars(self.tiers), log=True)

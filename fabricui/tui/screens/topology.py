@@ -13,6 +13,7 @@ from textual.reactive import var
 from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.findings_panel import FindingsPanel
@@ -78,14 +79,6 @@ class TopologyScreen(ViewScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
-            "o",
-            "open_log",
-            "NCCL log",
-            id="path.open_log",
-            tooltip="Read an NCCL_DEBUG=INFO log and show the doctor's findings beside the map",
-            show=False,
-        ),
-        Binding(
             "s",
             "mark_source",
             "Source",
@@ -118,17 +111,6 @@ class TopologyScreen(ViewScreen):
             group=_SIZE,
         ),
         Binding(
-            "m",
-            "ask_size",
-            "Type size",
-            show=False,
-            id="path.size",
-            tooltip="Type a message size (64K, 1G, 1GB)",
-        ),
-        Binding(
-            "x", "swap", "Swap", show=False, id="path.swap", tooltip="Swap source and destination"
-        ),
-        Binding(
             "g",
             "goto",
             "Go to",
@@ -141,6 +123,23 @@ class TopologyScreen(ViewScreen):
             "Zoom",
             id="map.zoom",
             tooltip="Zoom into the node under the cursor, or back out",
+        ),
+        Binding(
+            "o",
+            "open_log",
+            "NCCL log",
+            id="path.open_log",
+            tooltip="Read an NCCL_DEBUG=INFO log and show the doctor's findings beside the map",
+        ),
+        Binding(
+            "m",
+            "ask_size",
+            "Size",
+            id="path.size",
+            tooltip="Type a message size (64K, 1G, 1GB)",
+        ),
+        Binding(
+            "x", "swap", "Swap", show=False, id="path.swap", tooltip="Swap source and destination"
         ),
         Binding(
             "escape",
@@ -193,12 +192,23 @@ class TopologyScreen(ViewScreen):
         self.report: PathReport | None = None
         """The path shown (the engine's report, unchanged)."""
         self._route_pending = False
+        self._shown: tuple[str, str | None, str | None] | None = None
 
     def compose(self) -> ComposeResult:
         """Title bar, legend, the map and the path panel, key bar."""
         yield TitleBar()
         yield Static(
-            "arrows move · s source · d dest · +/- size · z zoom · ? keys · [..] on path",
+            f" {glyphs().dot} ".join(
+                (
+                    "arrows move",
+                    "s source",
+                    "d dest",
+                    "+/- size",
+                    "z zoom",
+                    "? keys",
+                    "[..] on path",
+                )
+            ),
             id="map-legend",
         )
         with Horizontal(id="topology-body"):
@@ -234,9 +244,10 @@ class TopologyScreen(ViewScreen):
         """A new destination: route again."""
         self._request_route()
 
-    def watch_size_bytes(self) -> None:
-        """A new message size: route again."""
+    def watch_size_bytes(self, size_bytes: int) -> None:
+        """A new message size: route again (and remember it for the next session)."""
         self._request_route()
+        self.fabric_app.remember(message_size=size_bytes)
 
     def _request_route(self) -> None:
         """Route once after the current handler, however many choices it changed."""
@@ -252,7 +263,7 @@ class TopologyScreen(ViewScreen):
         """New fabric: reset the endpoints (or take the command line's) and route."""
         self.size_bytes = self.fabric_app.take_initial_size() or self.size_bytes
         src, dst = data.default_pair()
-        wanted = self.fabric_app.take_initial_pair()
+        wanted = self.fabric_app.take_initial_pair() or self._kept_pair(data)
         if wanted is not None:
             try:
                 src = data.parse_gpu(wanted[0]) if wanted[0] else src
@@ -263,6 +274,54 @@ class TopologyScreen(ViewScreen):
         self.map.focus()
         self.src, self.dst = src, dst
         self._request_route()
+
+    def _kept_pair(self, data: FabricData) -> tuple[str | None, str | None] | None:
+        """The endpoints shown on the previous fabric of the same topology (a what-if or a
+        node count change keeps the user's choice when those GPUs still exist)."""
+        shown = self._shown
+        if shown is None or shown[0] != data.spec.id:
+            return None
+        from fabricui.errors import FabricError
+
+        pair = (shown[1], shown[2])
+        try:
+            for name in pair:
+                if name is not None:
+                    data.parse_gpu(name)
+        except FabricError:
+            return None  # fewer nodes now: back to the default pair
+        return pair
+
+    def view_state(self) -> dict[str, str]:
+        """The endpoints and the message size."""
+        data = self.data
+        state = {"message_size": str(self.size_bytes)}
+        if data is not None:
+            if self.src is not None:
+                state["src"] = data.fabric.gpu_name(self.src)
+            if self.dst is not None:
+                state["dst"] = data.fabric.gpu_name(self.dst)
+        return state
+
+    def copy_items(self) -> list[tuple[str, str]]:
+        """The path as text, the ``fabricui path`` command and its JSON."""
+        import json
+        import shlex
+
+        report, data = self.report, self.data
+        if report is None or data is None:
+            return []
+        from fabricui.render.path import render_path
+
+        words = ["fabricui", "path", "-t", data.topology]
+        if data.nodes is not None:
+            words += ["--nodes", str(data.nodes)]
+        words += ["--src", report.src, "--dst", report.dst, "--message-size", str(self.size_bytes)]
+        return [
+            ("path as text", render_path(report, data.fabric)),
+            ("command: fabricui path ...", " ".join(shlex.quote(w) for w in words)),
+            ("path as JSON", json.dumps(report.to_json(), indent=2, allow_nan=False)),
+        ]
 
     def status_text(self) -> str:
         """Zoom state for the sub-title."""
@@ -278,6 +337,11 @@ class TopologyScreen(ViewScreen):
         if data is None:
             return
         fabric = data.fabric
+        self._shown = (
+            data.spec.id,
+            None if self.src is None else fabric.gpu_name(self.src),
+            None if self.dst is None else fabric.gpu_name(self.dst),
+        )
         if self.src is None:
             self.panel.show_message("press s on a GPU to choose the source")
         elif self.dst is None:
@@ -343,7 +407,7 @@ class TopologyScreen(ViewScreen):
 
     @on(TopologyMap.GpuClicked)
     def gpu_clicked(self, message: TopologyMap.GpuClicked) -> None:
-        """First click picks the source, the next one the destination (as in the seeds)."""
+        """First click picks the source, the next one the destination."""
         if self.src is None or self.dst is not None:
             self.src, self.dst = message.rank, None
         elif message.rank != self.src:
@@ -402,7 +466,10 @@ class TopologyScreen(ViewScreen):
     @on(LogRead)
     def log_read(self, message: LogRead) -> None:
         """Show the findings and say how many problems there are."""
-        self.query_one(FindingsPanel).show_log(message.name, message.log, message.findings)
+        panel = self.query_one(FindingsPanel)
+        panel.show_log(message.name, message.log, message.findings)
+        # The findings sit under the path panel: bring them into view, whatever the height.
+        self.call_after_refresh(panel.scroll_visible, top=True, animate=False)
         worst = [f for f in message.findings if f.severity in ("error", "warning")]
         name = message.name
         self.notify(

@@ -10,8 +10,9 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from fabricui.tui.glyphs import glyphs
+
 #: Eighth-block characters for the fractional end of a bar.
-EIGHTHS = " ▏▎▍▌▋▊▉"
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ def draw_bar(cells: float) -> str:
     """Block characters for a bar of ``cells`` cells."""
     whole = int(cells)
     part = int((cells - whole) * 8)
-    return "█" * whole + (EIGHTHS[part] if part else "")
+    g = glyphs()
+    return g.full * whole + (g.eighths[part] if part else "")
 
 
 class BarChart(Widget):
@@ -146,7 +148,7 @@ class BarChart(Widget):
             if marker_at is not None and marker_at < area:
                 before, after = body[:marker_at], body[marker_at + 1 :]
                 out.append(before, self._style(tone))
-                out.append("┃", self._style("marker"))
+                out.append(glyphs().marker, self._style("marker"))
                 out.append(after, self._style("bad" if bar.value > self.marker else tone))  # type: ignore[operator]
             else:
                 out.append(body, self._style(tone))
@@ -155,10 +157,10 @@ class BarChart(Widget):
             column = label_w + 1 + marker_at
             out.append("\n")
             if column + 2 + len(self.marker_label) <= self.size.width:
-                out.append(" " * column + "┃ ", self._style("marker"))
+                out.append(" " * column + glyphs().marker + " ", self._style("marker"))
                 out.append(self.marker_label, self._style("muted"))
             else:
                 start = max(0, column - len(self.marker_label) - 1)
                 out.append(" " * start + self.marker_label + " ", self._style("muted"))
-                out.append("┃", self._style("marker"))
+                out.append(glyphs().marker, self._style("marker"))
         return out

@@ -1,6 +1,6 @@
 """A step-by-step ring: how chunks move around a small ring for the classic collectives.
 
-This is a teaching aid (the seeds' stepper), not a cost model: it shows which rank sends
+This is a teaching aid, not a cost model: it shows which rank sends
 which chunk at each step of the textbook ring algorithm; the engine prices collectives.
 """
 
@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
+
+from fabricui.tui.glyphs import glyphs
 
 if TYPE_CHECKING:
     from textual.timer import Timer
@@ -188,8 +190,11 @@ class RingStepper(Widget):
         state = initial_state(self.op, n) if self.step == 0 else self._steps[self.step - 1].state
         current = self._steps[self.step - 1] if self.step else None
         out = Text(no_wrap=True, overflow="ellipsis")
-        phase = f" · {current.phase}" if current else " · start"
-        out.append(f"ring {self.op} · step {self.step}/{self.total}{phase}", self._style("title"))
+        dot = glyphs().dot
+        phase = f" {dot} {current.phase}" if current else f" {dot} start"
+        out.append(
+            f"ring {self.op} {dot} step {self.step}/{self.total}{phase}", self._style("title")
+        )
         if self.playing:
             out.append("  (playing)", self._style("muted"))
         out.append("\n")
@@ -208,7 +213,7 @@ class RingStepper(Widget):
                 else:
                     style = self._style("muted") if not holders else None
                 out.append(text, style or "")
-            arrow = "↓" if rank < n - 1 else "↺"
+            arrow = glyphs().down if rank < n - 1 else glyphs().wrap
             if rank in sends:
                 dst, chunk = sends[rank]
                 out.append(f" {arrow} {CHUNKS[chunk]} to GPU{dst}", self._style("fresh"))

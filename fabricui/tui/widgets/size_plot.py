@@ -9,10 +9,11 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from fabricui.tui.glyphs import glyphs
+
 #: Widest a single size's column gets (including its gap).
 MAX_COLUMN_WIDTH = 6
 #: Vertical eighth blocks, empty to full.
-BLOCKS = " ▁▂▃▄▅▆▇█"
 
 
 def short_size(size_bytes: float) -> str:
@@ -99,7 +100,7 @@ class SizePlot(Widget):
                 label = y_labels[0]
             elif row == height // 2:
                 label = y_labels[1]
-            out.append(label.rjust(axis_w - 1) + "│", self._style("axis"))
+            out.append(label.rjust(axis_w - 1) + glyphs().vline, self._style("axis"))
             for index in columns:
                 if index < 0:
                     out.append(" ")
@@ -107,9 +108,12 @@ class SizePlot(Widget):
                 fill = self.values[index] / top * height
                 part = min(8, max(0, int(round((fill - (level - 1)) * 8))))
                 tone = "selected" if index == self.selected else "bar"
-                out.append(BLOCKS[part], self._style(tone))
+                out.append(glyphs().levels[part], self._style(tone))
             out.append("\n")
-        out.append(" " * (axis_w - 1) + "└" + "─" * width + "\n", self._style("axis"))
+        out.append(
+            " " * (axis_w - 1) + glyphs().corner + glyphs().hline * width + "\n",
+            self._style("axis"),
+        )
         first, last = short_size(self.sizes[0]), short_size(self.sizes[-1])
         middle = short_size(self.sizes[n // 2])
         axis = [" "] * (width + axis_w)

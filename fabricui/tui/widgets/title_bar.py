@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.widget import Widget
 
+from fabricui.tui.glyphs import glyphs
+
 if TYPE_CHECKING:
     from textual import events
 
 #: The icon drawn at the left; a click on it opens the command palette.
-ICON = "⭘"
 #: Columns kept for the icon on the left and, for symmetry, on the right.
 SIDE_W = 8
 
@@ -45,7 +46,7 @@ class TitleBar(Widget):
     def title_text(self) -> str:
         """What the bar says: ``fabricui — Topology · dgx-h100-pod``."""
         title, sub_title = self.app.title, self.app.sub_title
-        return f"{title} — {sub_title}" if sub_title else title
+        return f"{title} {glyphs().dash} {sub_title}" if sub_title else title
 
     def render(self) -> Text:
         """The icon, then the title centred in what is left (cut with an ellipsis)."""
@@ -53,9 +54,9 @@ class TitleBar(Widget):
         middle = max(0, width - 2 * SIDE_W)
         title = self.title_text()
         if len(title) > middle:
-            title = title[: max(0, middle - 1)] + "…" if middle else ""
+            title = title[: max(0, middle - 1)] + glyphs().ellipsis if middle else ""
         line = Text(no_wrap=True, overflow="crop", end="")
-        line.append(f" {ICON} ".ljust(SIDE_W))
+        line.append(f" {glyphs().icon} ".ljust(SIDE_W))
         line.append(title.center(middle))
         return line
 

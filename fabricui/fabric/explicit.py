@@ -1,0 +1,251 @@
+"""Build a real cluster's fabric: every switch and cable as the spec's ``cluster`` lists them.
+
+A spec with ``net.layout: explicit`` (written by ``fabricui import ibnetdiscover ... -o``)
+names its switches, the switch each host NIC port is cabled to, and every switch-to-switch
+bundle with its cable count and rate. Nothing is generated: no leaf or spine count, no
+oversubscription ratio; the capacity of each tier is whatever the cables add up to.
+
+The nodes follow the fabric's layout contract like every other builder's: one node is built
+by ``build_fabric`` (the same spec as a single node, so NVSwitch, PCIe, NICs and their
+wiring are the built-in builder's), tiled over the nodes, and the switches and cables follow
+the node blocks. Switches keep their real names (``Fabric.switch_names``) and their tier as
+device kind (leaf, spine, core). The fabric has no regular ``FatTree`` table, so routes come
+from ``Router``'s widest-shortest search over the real graph (cached per source leaf).
+
+A NIC port without a cable (a host line's ``-``) stays in the node, uncabled; the GPUs that
+would use it use the nearest cabled port of the same host instead, as NCCL does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.errors import EngineError
+from fabricui.fabric.fabric import DeviceKind, Fabric
+from fabricui.model.cluster import ClusterSpec
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.model import LinkGeneration, SwitchSpec, TopologySpec
+
+#: Device kind of each cluster tier.
+TIER_KINDS = {"leaf": DeviceKind.LEAF, "spine": DeviceKind.SPINE, "core": DeviceKind.CORE}
+
+
+def _tile(values: npt.NDArray, nodes: int, step: int = 0) -> npt.NDArray:
+    """``values`` repeated for every node, shifted by ``step`` per node (ids) or not."""
+    if not step:
+        return np.tile(values, nodes)
+    shifts = (np.arange(nodes, dtype=np.int64) * step)[:, None]
+    return (values.astype(np.int64)[None, :] + shifts).reshape(-1)
+
+
+def _switch_model(spec: TopologySpec, catalog: Catalog, link: LinkGeneration) -> SwitchSpec:
+    """The spec's switch model, else the default one for the network link."""
+    from fabricui.fabric.builder import (
+        DEFAULT_NET_SWITCH,
+        DEFAULT_SWITCH_BY_FAMILY,
+        FALLBACK_NET_SWITCH,
+    )
+
+    assert spec.net is not None
+    for candidate in (
+        spec.net.switch,
+        DEFAULT_NET_SWITCH.get(link.id),
+        DEFAULT_SWITCH_BY_FAMILY.get(link.family),
+        FALLBACK_NET_SWITCH,
+    ):
+        if candidate and candidate in catalog.switches:
+            found: SwitchSpec = catalog.switches[candidate]
+            return found
+    raise EngineError(f"no network switch model in the hardware database for {link.id}")
+
+
+def _reroute_uncabled(
+    gpu_nic: npt.NDArray[np.int64],
+    cluster: ClusterSpec,
+    template: Fabric,
+    nic_local: npt.NDArray[np.int64],
+    dn: int,
+) -> None:
+    """Point GPUs whose NIC port has no cable at the nearest cabled port of the same host
+    (in place), as NCCL does when a port is down; a host without any cabled port keeps its
+    NICs (routes to it fail, naming the uncabled NIC)."""
+    per_node = cluster.hosts_per_node
+    g = template.gpus_per_node
+    nics_per_host = nic_local.shape[0] // per_node
+    position = {int(dev): j for j, dev in enumerate(nic_local)}
+    for h, host in enumerate(cluster.hosts):
+        if all(p is not None for p in host.ports):
+            continue
+        cabled = [k for k, p in enumerate(host.ports) if p is not None]
+        if not cabled:
+            continue
+        node, slot = divmod(h, per_node)
+        for i in range(g):
+            local = int(template.gpu_nic[i])
+            j = position.get(local)
+            if j is None or j // nics_per_host != slot:
+                continue
+            k = j - slot * nics_per_host
+            if host.ports[k] is None:
+                best = min(cabled, key=lambda c, k=k: (abs(c - k), c))
+                gpu_nic[node * g + i] = node * dn + int(nic_local[slot * nics_per_host + best])
+
+
+def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
+    """Build the fabric of a spec whose network is the explicit graph of ``spec.cluster``.
+
+    Args:
+        spec: A checked spec with ``net.layout: explicit`` and a ``cluster`` section.
+        catalog: The hardware database its ids refer to.
+
+    Returns:
+        The fabric: identical node blocks, then one device per cluster switch (real names),
+        one bundle per NIC port cable and per switch-to-switch bundle.
+
+    Raises:
+        EngineError: The cluster does not fit the spec (host or NIC counts), or a NIC
+            device stands for several ports (explicit cabling needs one device per port).
+    """
+    from fabricui.fabric.builder import build_fabric
+
+    net, cluster = spec.net, spec.cluster
+    if net is None or cluster is None or not cluster.switches:
+        raise EngineError(f"{spec.id}: net.layout explicit needs a cluster section with switches")
+    per_node = cluster.hosts_per_node
+    if len(cluster.hosts) != spec.nodes * per_node:
+        raise EngineError(
+            f"{spec.id}: the cluster lists {len(cluster.hosts)} hosts for {spec.nodes} nodes of "
+            f"{per_node} (its node count is fixed; --nodes cannot change it)"
+        )
+    # One node, built by the built-in builder (its NICs kept, no switches).
+    template = build_fabric(
+        replace(spec, nodes=1, net=replace(net, layout="single"), cluster=None), catalog
+    )
+    nic_local = np.flatnonzero(template.dev_kind == DeviceKind.NIC)
+    if nic_local.shape[0] != net.nics_per_node:
+        raise EngineError(
+            f"{spec.id}: {net.nics_per_node} NIC ports per node on {spec.gpus_per_node} GPUs "
+            "become shared NIC devices; explicit cabling needs net.nic_map to give each port "
+            "its own device"
+        )
+    nodes = spec.nodes
+    dn, ln = template.n_devices, template.n_links
+    link = catalog.links[net.link]
+    switch = _switch_model(spec, catalog, link)
+    default_gbps = net.gbps or link.bw_GBps * 8
+    labels = list(template.dev_model)
+    label_ids = {label: i for i, label in enumerate(labels)}
+
+    def label(text: str) -> int:
+        if text not in label_ids:
+            label_ids[text] = len(labels)
+            labels.append(text)
+        return label_ids[text]
+
+    generations = list(template.generations)
+    if net.link not in generations:
+        generations.append(net.link)
+    gen = generations.index(net.link)
+
+    # --- switches: one device each, after the node blocks ---
+    base = nodes * dn
+    names = [s.name for s in cluster.switches]
+    index_of = {name: i for i, name in enumerate(names)}
+    kinds = np.asarray([int(TIER_KINDS[s.tier]) for s in cluster.switches], dtype=np.int8)
+    sw_index = np.zeros(len(names), dtype=np.int32)
+    for kind in TIER_KINDS.values():
+        mask = kinds == int(kind)
+        sw_index[mask] = np.arange(int(mask.sum()), dtype=np.int32)
+    sw_model = np.asarray([label(s.model or switch.name) for s in cluster.switches], dtype=np.int16)
+
+    # --- cables: each NIC port to its switch, then switch-to-switch bundles ---
+    nics_per_host = net.nics_per_node // per_node
+    offsets = np.arange(nodes, dtype=np.int64)[:, None] * dn
+    src: list[int] = []
+    dst: list[int] = []
+    bw: list[float] = []
+    count: list[int] = []
+    for h, host in enumerate(cluster.hosts):
+        node, slot = divmod(h, per_node)
+        for k, switch_name in enumerate(host.ports):
+            if switch_name is None:
+                continue
+            rate = host.gbps[k] if k < len(host.gbps) and host.gbps[k] else default_gbps
+            nic = node * dn + int(nic_local[slot * nics_per_host + k])
+            sw = base + index_of[switch_name]
+            src += [nic, sw]
+            dst += [sw, nic]
+            bw += [rate / 8.0, rate / 8.0]
+            count += [1, 1]
+    bundles: dict[tuple[int, int], list[float]] = {}
+    for cable in cluster.cables:
+        a, b = index_of[cable.a], index_of[cable.b]
+        key = (a, b) if a < b else (b, a)
+        entry = bundles.setdefault(key, [0.0, 0.0])
+        entry[0] += cable.cables * cable.gbps / 8.0
+        entry[1] += cable.cables
+    for (a, b), (bw_GBps, cables) in bundles.items():
+        src += [base + a, base + b]
+        dst += [base + b, base + a]
+        bw += [bw_GBps, bw_GBps]
+        count += [int(min(cables, 32767))] * 2
+
+    gpu_nic = np.where(
+        template.gpu_nic[None, :] >= 0, template.gpu_nic[None, :] + offsets, -1
+    ).reshape(-1)
+    _reroute_uncabled(gpu_nic, cluster, template, nic_local, dn)
+
+    n_net_links = len(src)
+    dev_kind = np.concatenate([_tile(template.dev_kind, nodes), kinds]).astype(np.int8)
+    link_gen = np.concatenate([_tile(template.link_gen, nodes), np.full(n_net_links, gen)]).astype(
+        np.int16
+    )
+    efficiency = np.asarray([catalog.links[g].efficiency for g in generations])
+    return Fabric(
+        spec=spec,
+        dev_kind=dev_kind,
+        dev_node=np.concatenate(
+            [np.repeat(np.arange(nodes, dtype=np.int32), dn), np.full(len(names), -1)]
+        ).astype(np.int32),
+        dev_index=np.concatenate([_tile(template.dev_index, nodes), sw_index]).astype(np.int32),
+        dev_lat_us=np.concatenate(
+            [_tile(template.dev_lat_us, nodes), np.full(len(names), switch.lat_us)]
+        ),
+        dev_model=tuple(labels),
+        dev_model_id=np.concatenate([_tile(template.dev_model_id, nodes), sw_model]).astype(
+            np.int16
+        ),
+        link_src=np.concatenate(
+            [_tile(template.link_src, nodes, dn), np.asarray(src, dtype=np.int64)]
+        ).astype(np.int32),
+        link_dst=np.concatenate(
+            [_tile(template.link_dst, nodes, dn), np.asarray(dst, dtype=np.int64)]
+        ).astype(np.int32),
+        link_bw_GBps=np.concatenate([_tile(template.link_bw_GBps, nodes), np.asarray(bw)]),
+        link_lat_us=np.concatenate(
+            [_tile(template.link_lat_us, nodes), np.full(n_net_links, link.lat_us)]
+        ),
+        link_eff=efficiency[link_gen],
+        link_gen=link_gen,
+        link_count=np.concatenate(
+            [_tile(template.link_count, nodes), np.asarray(count, dtype=np.int64)]
+        ).astype(np.int16),
+        generations=tuple(generations),
+        gpu_dev=(template.gpu_dev[None, :] + offsets).reshape(-1).astype(np.int32),
+        gpu_nic=gpu_nic.astype(np.int32),
+        gpu_cpu=(template.gpu_cpu[None, :] + offsets).reshape(-1).astype(np.int32),
+        dev_reduces=np.concatenate(
+            [_tile(template.dev_reduces, nodes), np.full(len(names), switch.in_network_reduction)]
+        ).astype(np.bool_),
+        gpu=template.gpu,
+        node_devices=dn,
+        node_links=ln,
+        net_protocols=template.net_protocols,
+        switch_names=tuple(names),
+    )

@@ -1,0 +1,64 @@
+"""The catalog's tables: every hardware record by kind and id, where each came from and
+what is withheld (a disabled plugin's records). No loading here (``catalog`` loads), so a
+module that only reads records needs nothing else."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabricui.errors import HwdbError, unknown_id_message
+from fabricui.hwdb.plugin_dirs import NeedsPluginError
+from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec, TopologySpec
+
+#: Every kind ``fabricui hwdb list`` knows, in display order.
+KINDS = ("links", "gpus", "nics", "switches", "topologies", "models")
+
+
+@dataclass
+class Catalog:
+    """All hardware records by kind and id, plus the file each came from."""
+
+    links: dict[str, LinkGeneration] = field(default_factory=dict)
+    gpus: dict[str, GpuSpec] = field(default_factory=dict)
+    nics: dict[str, NicSpec] = field(default_factory=dict)
+    switches: dict[str, SwitchSpec] = field(default_factory=dict)
+    models: dict[str, ModelShape] = field(default_factory=dict)
+    topologies: dict[str, TopologySpec] = field(default_factory=dict)
+    origins: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(kind, id) -> ``file:line`` the record was read from."""
+    withheld: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(kind, id) -> why it is missing, as the phrase after ``<kind> <id>`` in a message:
+    ``comes from plugin nvlink (disabled by FABRICUI_DISABLE_PLUGINS)``, or for a record
+    that needs such an id, ``needs link pcie5, which comes from plugin pcie (...)``."""
+    unavailable: dict[str, str] = field(default_factory=dict)
+    """Topology id -> one-line reason, for topologies that need a withheld record."""
+
+    def table(self, kind: str) -> dict[str, Any]:
+        """The records of one kind (``links``, ``gpus`` ... ``topologies``)."""
+        if kind not in KINDS:
+            raise HwdbError(unknown_id_message("record kind", kind, KINDS))
+        table: dict[str, Any] = getattr(self, kind)
+        return table
+
+    def get(self, kind: str, record_id: str) -> Any:
+        """One record, or an error naming the nearest valid ids."""
+        table = self.table(kind)
+        if record_id not in table:
+            reason = self.withheld.get((kind, record_id))
+            if reason is not None:
+                raise NeedsPluginError(f"{kind.rstrip('s')} {record_id} {reason}")
+            raise HwdbError(unknown_id_message(kind.rstrip("s"), record_id, table))
+        return table[record_id]
+
+    def find(self, record_id: str) -> tuple[str, Any]:
+        """Look an id up in every kind; returns (kind, record)."""
+        for kind in KINDS:
+            table = self.table(kind)
+            if record_id in table:
+                return kind, table[record_id]
+        for (kind, withheld_id), reason in self.withheld.items():
+            if withheld_id == record_id:
+                raise NeedsPluginError(f"{kind.rstrip('s')} {record_id} {reason}")
+        every = [i for kind in KINDS for i in self.table(kind)]
+        raise HwdbError(unknown_id_message("hwdb id", record_id, every))

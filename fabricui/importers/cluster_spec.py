@@ -1,0 +1,718 @@
+"""Turn an imported switch graph plus one node's spec into a topology spec of the whole cluster.
+
+The node spec says what one host is (GPUs, NVSwitch or PCIe, NICs): a reference topology
+(``dgx-a100``) or a file from ``fabricui import nvidia-smi ... -o`` / ``fabricui probe``. The
+switch graph says everything above the NICs. The result is a spec with ``net.layout:
+explicit`` and a ``cluster`` section that fabricui builds exactly: the real switch names, one
+line per cable bundle with its real cable count and rate, each host's NIC ports on their real
+switches (in rail order), tiers from the cabling. Oversubscription is not a parameter: the
+cables are the capacity, and the measured leaf ratios are written as a comment.
+
+Choices the input cannot settle are made openly and listed as warnings (also written into
+the file): which hosts are compute nodes (the most common port count and its name family;
+``hosts=`` picks them instead), the NIC ports per node when the node spec disagrees with the
+cabling, the link generation for speeds the catalog lacks (QDR, EDR), rates a Slurm file does
+not have. Slurm blocks whose node spec is an NVLink tray (GB200) become NVLink domains: one
+fabric node per block, its trays sharing one NVSwitch domain.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import ConfigError
+from fabricui.importers.common import ParseError
+from fabricui.importers.fabric_graph import SwitchGraph, listing, tier_name
+from fabricui.importers.hostlist import compress, natural_key
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.model import IntraSpec, TopologySpec
+
+#: InfiniBand link generation for a measured port rate [Gb/s] (the catalog has HDR and up;
+#: older speeds get HDR's latency and efficiency with their own measured rate).
+_IB_LINKS = ((200.0, "ib-hdr"), (400.0, "ib-ndr"), (800.0, "ib-xdr"))
+#: Intra-node fields written when they differ from their defaults.
+_INTRA_FIELDS = (
+    "fabric",
+    "link",
+    "links_per_pair",
+    "links_per_gpu",
+    "p2p",
+    "pcie_switches",
+    "sockets",
+    "host_link",
+    "socket_link",
+    "switch",
+)
+#: A text line YAML reads as the same string without quotes: blank-separated tokens of
+#: plain characters (a blank inside means it is never a number, boolean or null).
+_PLAIN_LINE = re.compile(r"[A-Za-z0-9_][\w.@/+=;,()-]*(?: [\w.@/+=;,()-]+)+")
+
+
+@dataclass
+class ClusterDraft:
+    """A cluster topology spec ready to be rendered, with what was decided on the way."""
+
+    data: dict[str, Any]
+    """Top-level keys before ``cluster``, in the order they are written."""
+    cluster: dict[str, Any]
+    """``hosts_per_node`` and the ``switches``/``hosts``/``cables``/``blocks`` lines."""
+    warnings: list[str] = field(default_factory=list)
+    """Choices and assumptions (also written as YAML comments)."""
+    comments: list[str] = field(default_factory=list)
+    """Facts worth keeping next to the spec (tiers, oversubscription, left-out hosts)."""
+
+    def summary(self) -> str:
+        """One line: nodes, GPUs, switches, cables."""
+        d, c = self.data, self.cluster
+        per = c["hosts_per_node"]
+        hosts = sum(1 for line in c["hosts"] if line.split()[0] != "-")
+        nodes = f"{d['nodes']} nodes" + (f" ({hosts} hosts)" if per > 1 else "")
+        net = d.get("net") or {}
+        return (
+            f"{nodes} x {d['gpus_per_node']} {d['gpu']}, {len(c['switches'])} switches, "
+            f"{len(c['cables'])} switch-to-switch bundles, {net.get('layout', 'no')} network"
+        )
+
+
+def _intra_dict(intra: IntraSpec) -> dict[str, Any]:
+    """The intra-node spec as YAML keys, defaults left out."""
+    from fabricui.model import IntraSpec
+
+    defaults = IntraSpec()
+    out: dict[str, Any] = {}
+    for name in _INTRA_FIELDS:
+        value = getattr(intra, name)
+        if name == "fabric" or value != getattr(defaults, name):
+            out[name] = value
+    return out
+
+
+def _family(name: str, named: bool) -> str:
+    return name.rstrip("0123456789") if named else "(adapters without host name)"
+
+
+def _ib_link(gbps: float) -> str:
+    for limit, link in _IB_LINKS:
+        if gbps <= limit:
+            return link
+    return _IB_LINKS[-1][1]
+
+
+def _yaml_text(text: str) -> str:
+    """A text line as a YAML scalar: plain when YAML reads it back unchanged, else quoted."""
+    return text if _PLAIN_LINE.fullmatch(text) else json.dumps(text, ensure_ascii=False)
+
+
+def _token(name: str) -> str:
+    """A name usable as one token of a cluster line (no blanks or ``@``; never ``-``)."""
+    token = re.sub(r"[\s@]+", "_", name.strip()) or "_"
+    return "_" + token if token in ("-", "#") or token.startswith("#") else token
+
+
+@dataclass
+class _Ports:
+    """The compute hosts and each one's cabled ports."""
+
+    hosts: list[str]
+    ports: dict[str, list[tuple[str, str, float | None]]]
+    """host -> [(port label, switch, rate Gb/s)] in rail order."""
+    per_host: int
+
+
+def _host_ports(graph: SwitchGraph) -> dict[str, list[tuple[str, str, float | None]]]:
+    """Every host's cabled ports: (label, switch, rate), in adapter then port order."""
+    owner = graph.port_owner()
+    hca_of = {(p.name, p.port): p.hca for h in graph.hosts for p in h.ports}
+    out: dict[str, list[tuple[str, str, float | None]]] = {h.name: [] for h in graph.hosts}
+    for port_name, port_no, switch, link in graph.host_links():
+        hca = hca_of.get((port_name, port_no), "") or port_name
+        label = f"{hca}:{port_no}" if port_no is not None else hca
+        out[owner[port_name]].append((label, switch, link.gbps))
+    for ports in out.values():
+        ports.sort(key=lambda p: natural_key(p[0]))
+    return out
+
+
+def _choose_hosts(
+    graph: SwitchGraph,
+    chosen: list[str] | None,
+    node_nics: int | None,
+    warnings: list[str],
+    comments: list[str],
+) -> _Ports:
+    """The hosts that become nodes and their ports (see the module docstring)."""
+    ports = _host_ports(graph)
+    named = {h.name: h.named for h in graph.hosts}
+    if chosen is not None:
+        missing = [h for h in chosen if h not in ports]
+        if missing:
+            from fabricui.hwdb.catalog import unknown_id_message
+
+            raise ConfigError("--hosts: " + unknown_id_message("host", missing[0], ports))
+        hosts = list(dict.fromkeys(chosen))
+    elif not graph.cables_known:
+        hosts = [h for h, p in ports.items() if p]  # every Slurm node is a compute node
+    else:
+        cabled = {h: p for h, p in ports.items() if p}
+        if not cabled:
+            raise ParseError("no host has a cable to a switch: nothing to place GPUs on")
+        counts = Counter(len(p) for p in cabled.values())
+        modal = max(counts, key=lambda n: (counts[n], n))
+        families = Counter(_family(h, named[h]) for h, p in cabled.items() if len(p) == modal)
+        main = families.most_common(1)[0][0]
+        hosts = [h for h, p in cabled.items() if len(p) == modal or _family(h, named[h]) == main]
+        left = sorted(set(cabled) - set(hosts), key=natural_key)
+        if left:
+            warnings.append(
+                f"{len(left)} host(s) left out as not compute nodes (another port count and "
+                f"name family than the {len(hosts)} nodes; pass --hosts to choose): "
+                f"{compress(left)}"
+            )
+        unconnected = [h for h, p in ports.items() if not p]
+        if unconnected:
+            comments.append(f"hosts without a cable to a switch: {compress(unconnected)}")
+    hosts.sort(key=natural_key)
+    counts = Counter(len(ports[h]) for h in hosts)
+    per_host = max(counts, key=lambda n: (counts[n], n)) if counts else 0
+    if not graph.cables_known:
+        per_host = node_nics or 1
+    return _Ports(hosts, {h: ports[h] for h in hosts}, per_host)
+
+
+def _rails(chosen: _Ports, warnings: list[str]) -> dict[str, list[tuple[str, float | None] | None]]:
+    """Each host's ports placed in rail order: (switch, rate) or None for a missing port."""
+    per = chosen.per_host
+    labels = sorted({p[0] for h in chosen.hosts for p in chosen.ports[h]}, key=natural_key)
+    by_label = len(labels) == per
+    out: dict[str, list[tuple[str, float | None] | None]] = {}
+    short: list[str] = []
+    extra: list[str] = []
+    for host in chosen.hosts:
+        ports = chosen.ports[host]
+        if by_label:
+            slot = {label: (switch, gbps) for label, switch, gbps in ports}
+            row: list[tuple[str, float | None] | None] = [slot.get(label) for label in labels]
+        else:
+            row = [(switch, gbps) for _, switch, gbps in ports[:per]]
+            row += [None] * (per - len(row))
+            if len(ports) > per:
+                extra.append(host)
+        missing = [labels[i] if by_label else f"port {i}" for i, p in enumerate(row) if p is None]
+        if missing:
+            short.append(f"{host} ({', '.join(m.split(':')[0] for m in missing)})")
+        out[host] = row
+    if short:
+        warnings.append(
+            f"{len(short)} host(s) have fewer than {per} cabled NIC ports (a missing cable or a "
+            f"port down): the missing ports stay uncabled and their GPUs use the nearest port "
+            f"of the same host: {listing(short)}"
+        )
+    if extra:
+        warnings.append(
+            f"{len(extra)} host(s) have more than {per} cabled ports: only the first {per} "
+            f"(adapter order) are in the spec: {listing(extra)}"
+        )
+    if (
+        per > 1
+        and not by_label
+        and len({tuple(p[0] for p in chosen.ports[h]) for h in chosen.hosts}) > 1
+    ):
+        warnings.append(
+            "hosts name their adapters differently: NIC k is each host's k-th cabled port in "
+            "adapter order"
+        )
+    return out
+
+
+def _domain_spec(
+    node: TopologySpec, block_size: int, warnings: list[str]
+) -> tuple[int, int, dict[str, Any], int]:
+    """(GPUs per host, GPUs per domain node, intra dict, NICs per domain node) when blocks
+    become NVLink domains of ``block_size`` hosts.
+
+    The node spec is either one tray (GB200: 4 GPUs on NVLink 5 switches) or the whole
+    domain (``gb200-nvl72``: 72 GPUs); a spec above 8 GPUs that ``block_size`` divides is
+    taken as the domain.
+    """
+    g = node.gpus_per_node
+    nics = node.net.nics_per_node if node.net is not None else 0
+    intra = _intra_dict(node.intra)
+    if g > 8 and g % block_size == 0:
+        return g // block_size, g, intra, nics
+    if node.intra.fabric != "nvswitch":
+        raise ParseError(
+            f"blocks are NVLink domains, but the node spec {node.id} has no NVSwitch "
+            f"(intra fabric {node.intra.fabric}): give a GB200-class --node"
+        )
+    for key in ("sockets", "pcie_switches"):
+        if key in intra and intra[key]:
+            intra[key] = intra[key] * block_size
+    warnings.append(
+        f"each block becomes one NVLink domain of {block_size} x {g} GPUs on "
+        f"{node.intra.link or 'the GPU'}'s NVSwitch fabric (node spec {node.id} is one tray)"
+    )
+    return g, g * block_size, intra, nics * block_size
+
+
+def _net_dict(
+    node: TopologySpec,
+    catalog: Catalog,
+    link: str,
+    gbps: float,
+    nics: int,
+    g: int,
+    warnings: list[str],
+) -> dict[str, Any]:
+    net: dict[str, Any] = {"link": link, "gbps": gbps, "nics_per_node": nics, "layout": "explicit"}
+    spec_net = node.net
+    if spec_net is not None:
+        if (
+            spec_net.nic_map is not None
+            and len(spec_net.nic_map) == g
+            and nics == (spec_net.nics_per_node)
+        ):
+            net["nic_map"] = list(spec_net.nic_map)
+        if spec_net.nic and catalog.nics[spec_net.nic].link == link:
+            net["nic"] = spec_net.nic
+        if spec_net.switch and spec_net.link == link:
+            net["switch"] = spec_net.switch
+        if spec_net.sharp:
+            net["sharp"] = True
+    if "nic_map" not in net and nics > g:
+        # One NIC device per cabled port: spread the GPUs, the extra ports carry no GPU.
+        net["nic_map"] = [(i * nics) // g for i in range(g)]
+        warnings.append(
+            f"{nics} NIC ports per node for {g} GPUs: GPU i uses port i*{nics}/{g}, the other "
+            "ports carry no GPU traffic"
+        )
+    return net
+
+
+def build_cluster_spec(
+    graph: SwitchGraph,
+    node: TopologySpec,
+    catalog: Catalog,
+    *,
+    spec_id: str = "cluster",
+    origin: str = "",
+    command: str = "",
+    hosts: list[str] | None = None,
+    net: tuple[str, float] | None = None,
+    gpu: str | None = None,
+) -> ClusterDraft:
+    """Map a switch graph and a node spec to a cluster topology spec.
+
+    Args:
+        graph: The imported switch graph (ibnetdiscover, iblinkinfo, Slurm topology).
+        node: What one host is (its ``nodes`` count is ignored).
+        catalog: The hardware database (link, NIC and switch ids).
+        spec_id: The spec's ``id``.
+        origin: Input file name, for the description.
+        command: The command line that made it, for ``source``.
+        hosts: The hosts to make nodes of (default: chosen from the graph).
+        net: (link id, Gb/s) overriding the network link and the rate of cables whose
+            rate the input lacks.
+        gpu: Catalog GPU id overriding the node spec's.
+
+    Returns:
+        The draft with its warnings and comments.
+
+    Raises:
+        ParseError: Nothing to build (no hosts, no cabled host).
+        ConfigError: ``hosts`` names a host the graph lacks.
+    """
+    warnings: list[str] = []
+    comments: list[str] = []
+    if node.nodes > 1:
+        comments.append(f"node spec {node.id} is a {node.nodes}-node topology: one node is used")
+    blocks_as_domains = bool(graph.blocks) and not graph.switches
+    if blocks_as_domains:
+        return _blocks_spec(graph, node, catalog, spec_id, origin, command, net, gpu)
+    if not graph.switches:
+        raise ParseError("the input has no switches: nothing to build a cluster network from")
+    node_nics = node.net.nics_per_node if node.net is not None else None
+    chosen = _choose_hosts(graph, hosts, node_nics, warnings, comments)
+    if not chosen.hosts:
+        raise ParseError("no host to make a node of (no host is cabled to a switch)")
+    g = node.gpus_per_node
+    per = chosen.per_host
+    if node_nics is not None and per != node_nics and graph.cables_known:
+        warnings.append(
+            f"node spec {node.id} has {node_nics} NIC(s) per node, the fabric cables {per} "
+            f"port(s) per host: the spec uses {per}"
+        )
+    if not graph.cables_known:
+        rows = {
+            h: [(chosen.ports[h][0][1], None)] * per if chosen.ports[h] else [None] * per
+            for h in chosen.hosts
+        }
+    else:
+        rows = _rails(chosen, warnings)
+    # --- rates and link generation ---
+    rates = Counter(
+        gbps for row in rows.values() for port in row if port is not None and (gbps := port[1])
+    )
+    measured = max(rates, key=lambda r: (rates[r], r)) if rates else None
+    if net is not None:
+        link, gbps = net
+        if measured is not None and measured != gbps:
+            warnings.append(f"--net rate {gbps:g} Gb/s differs from the cabled {measured:g} Gb/s")
+    elif measured is not None and graph.format in ("ibnetdiscover", "iblinkinfo"):
+        link, gbps = _ib_link(measured), measured
+        if node.net is not None and node.net.link != link:
+            warnings.append(
+                f"the hosts are cabled at {measured:g} Gb/s InfiniBand, the node spec says "
+                f"{node.net.link}: the spec uses {link}"
+            )
+        if measured < 200:
+            warnings.append(
+                f"no catalog link generation for {measured:g} Gb/s InfiniBand: {link}'s "
+                "latency and efficiency with the measured rates"
+            )
+    elif node.net is not None:
+        link = node.net.link
+        gbps = node.net.gbps or catalog.links[link].bw_GBps * 8
+    else:
+        link, gbps = "ib-ndr", 400.0
+        warnings.append("network link not in the input or the node spec: assumed ib-ndr 400")
+    if not graph.cables_known:
+        warnings.append(
+            f"{graph.source} names each switch's parent, not its cables: all {per} NIC port(s) "
+            f"of a node are assumed on its leaf at {gbps:g} Gb/s, and every uplink bundle "
+            "non-blocking (a switch's capacity below it split evenly over its parents); "
+            "import ibnetdiscover output for the real cabling"
+        )
+    # --- switches: those joined to the nodes' part of the fabric ---
+    tiers = graph.tiers()
+    names = {s.name: _token(s.name) for s in graph.switches}
+    adjacency: dict[str, set[str]] = {s: set() for s in names}
+    for k in graph.switch_links():
+        adjacency[k.a].add(k.b)
+        adjacency[k.b].add(k.a)
+    used_switches = {p[0] for row in rows.values() for p in row if p is not None}
+    reach = set(used_switches)
+    frontier = list(used_switches)
+    while frontier:
+        nxt = []
+        for s in frontier:
+            for other in adjacency[s]:
+                if other not in reach:
+                    reach.add(other)
+                    nxt.append(other)
+        frontier = nxt
+    dropped = [s.name for s in graph.switches if s.name not in reach]
+    if dropped:
+        warnings.append(
+            f"{len(dropped)} switch(es) have no path to the nodes' switches: left out: "
+            f"{listing(dropped)}"
+        )
+    switch_lines = []
+    ordered = sorted(
+        (s for s in graph.switches if s.name in reach),
+        key=lambda s: (max(tiers.get(s.name, 0), 0), natural_key(s.name)),
+    )
+    for s in ordered:
+        tier = tier_name(max(tiers.get(s.name, 0), 0))
+        model = s.model if s.model and len(s.model) <= 60 else ""
+        switch_lines.append(_yaml_text(f"{names[s.name]} {tier} {model}".strip()))
+    # --- cables ---
+    bundles: Counter[tuple[str, str, float]] = Counter()
+    unknown_rate = 0
+    if not graph.cables_known:
+        bundles = _assumed_bundles(graph, tiers, rows, reach, names, gbps)
+    for k in graph.switch_links() if graph.cables_known else ():
+        if k.a not in reach or k.b not in reach:
+            continue
+        a, b = sorted((names[k.a], names[k.b]))
+        rate = k.gbps
+        if rate is None:
+            unknown_rate += 1
+            rate = gbps
+        bundles[(a, b, rate)] += 1
+    if unknown_rate and graph.cables_known:
+        warnings.append(
+            f"{unknown_rate} switch-to-switch cable(s) have no rate in the input: {gbps:g} Gb/s "
+            "assumed"
+        )
+    cable_lines = [_yaml_text(f"{a} {b} {n} {r:g}") for (a, b, r), n in bundles.items()]
+    # --- hosts ---
+    host_lines = []
+    for host in chosen.hosts:
+        tokens = [_token(host)]
+        for port in rows[host]:
+            if port is None:
+                tokens.append("-")
+            elif port[1] is not None and port[1] != gbps:
+                tokens.append(f"{names[port[0]]}@{port[1]:g}")
+            else:
+                tokens.append(names[port[0]])
+        host_lines.append(_yaml_text(" ".join(tokens)))
+    per_rate = Counter(p[1] for row in rows.values() for p in row if p is not None and p[1])
+    slower = sum(n for r, n in per_rate.items() if r != gbps)
+    if slower:
+        comments.append(
+            f"{slower} host cable(s) run at another rate than {gbps:g} Gb/s (written SWITCH@GBPS)"
+        )
+    # --- facts ---
+    counts = Counter(tier_name(max(tiers.get(s, 0), 0)) for s in reach)
+    comments.append(
+        "switches: "
+        + ", ".join(f"{counts[t]} {t}" for t in ("leaf", "spine", "core") if counts.get(t))
+        + f" (tiers inferred from the cabling); {sum(bundles.values())} switch-to-switch "
+        f"cables in {len(bundles)} bundles"
+    )
+    ratio = graph.oversubscription()
+    if ratio:
+        comments.append(
+            f"measured leaf oversubscription (host : uplink capacity): median "
+            f"{ratio['median']:g}:1, min {ratio['min']:g}, max {ratio['max']:g}"
+        )
+    gpu_id = gpu or node.gpu
+    blocks = _host_blocks(graph, chosen.hosts)
+    net_dict = _net_dict(node, catalog, link, gbps, per, g, warnings)
+    where = f" ({origin})" if origin else ""
+    data: dict[str, Any] = {
+        "id": spec_id,
+        "description": (
+            f"Imported cluster{where}: {len(chosen.hosts)} x {node.id} nodes on "
+            f"{len(switch_lines)} switches ({graph.source})"
+        ),
+        "source": command or f"fabricui import {graph.format}",
+        "gpu": gpu_id,
+        "nodes": len(chosen.hosts),
+        "gpus_per_node": g,
+        "nodes_settable": False,
+        "intra": _intra_dict(node.intra),
+        "net": net_dict,
+    }
+    cluster: dict[str, Any] = {
+        "hosts_per_node": 1,
+        "switches": switch_lines,
+        "hosts": host_lines,
+        "cables": cable_lines,
+    }
+    if blocks:
+        cluster["blocks"] = blocks
+    return ClusterDraft(data=data, cluster=cluster, warnings=warnings, comments=comments)
+
+
+def _assumed_bundles(
+    graph: SwitchGraph,
+    tiers: dict[str, int],
+    rows: dict[str, list[tuple[str, float | None] | None]],
+    reach: set[str],
+    names: dict[str, str],
+    gbps: float,
+) -> Counter[tuple[str, str, float]]:
+    """Non-blocking uplink bundles for a graph without cable details (Slurm): bottom up, a
+    switch's capacity below it (hosts' ports, children's bundles) is split evenly over the
+    switches a tier above it; switches of one tier cabled together get one cable."""
+    down: Counter[str] = Counter()
+    for row in rows.values():
+        for port in row:
+            if port is not None:
+                down[port[0]] += gbps
+    parents: dict[str, set[str]] = {}
+    peers: set[tuple[str, str]] = set()
+    for k in graph.switch_links():
+        if k.a not in reach or k.b not in reach:
+            continue
+        ta, tb = tiers.get(k.a, 0), tiers.get(k.b, 0)
+        if ta == tb:
+            peers.add((min(k.a, k.b), max(k.a, k.b)))
+        elif ta < tb:
+            parents.setdefault(k.a, set()).add(k.b)
+        else:
+            parents.setdefault(k.b, set()).add(k.a)
+    bundles: Counter[tuple[str, str, float]] = Counter()
+    for switch in sorted(reach, key=lambda s: (tiers.get(s, 0), natural_key(s))):
+        above = sorted(parents.get(switch, ()), key=natural_key)
+        for parent in above:
+            cables = max(1, -(-int(down[switch]) // int(gbps * len(above))))
+            a, b = sorted((names[switch], names[parent]))
+            bundles[(a, b, gbps)] += cables
+            down[parent] += cables * gbps
+    for a, b in peers:
+        x, y = sorted((names[a], names[b]))
+        bundles[(x, y, gbps)] += 1
+    return bundles
+
+
+def _host_blocks(graph: SwitchGraph, hosts: list[str]) -> list[str]:
+    """Each host's block name (``-`` for none); empty when the graph has no blocks."""
+    if not graph.blocks:
+        return []
+    block_of: dict[str, str] = {}
+    for block in graph.blocks:
+        for node in block.nodes:
+            block_of.setdefault(node, block.name)
+    return [_yaml_text(_token(block_of.get(h, "-"))) for h in hosts]
+
+
+def _blocks_spec(
+    graph: SwitchGraph,
+    node: TopologySpec,
+    catalog: Catalog,
+    spec_id: str,
+    origin: str,
+    command: str,
+    net: tuple[str, float] | None,
+    gpu: str | None,
+) -> ClusterDraft:
+    """A spec whose nodes are Slurm blocks (NVLink domains) and whose hosts are their trays."""
+    warnings: list[str] = []
+    comments: list[str] = []
+    blocks = [b for b in graph.blocks if b.nodes]
+    if not blocks:
+        raise ParseError("the blocks list no nodes: nothing to build")
+    size = max(len(b.nodes) for b in blocks)
+    partial = [f"{b.name} ({len(b.nodes)})" for b in blocks if len(b.nodes) < size]
+    if partial:
+        warnings.append(
+            f"{len(partial)} block(s) hold fewer than {size} nodes: their empty slots are "
+            f"domain positions without a host (modelled, never placed on): {listing(partial)}"
+        )
+    per_host, gpus_per_node, intra, nics = _domain_spec(node, size, warnings)
+    nics = max(nics, size)
+    if nics % size:
+        nics = size * max(1, nics // size)
+    seen: set[str] = set()
+    host_lines: list[str] = []
+    twice: list[str] = []
+    for block in blocks:
+        names = []
+        for name in block.nodes:
+            if name in seen:
+                twice.append(name)
+                names.append("-")
+                continue
+            seen.add(name)
+            names.append(_token(name))
+        names += ["-"] * (size - len(names))
+        host_lines += [_yaml_text(n) if n != "-" else '"-"' for n in names]
+    if twice:
+        warnings.append(
+            f"{len(twice)} node(s) are in two blocks: kept in the first only: {listing(twice)}"
+        )
+    if net is not None:
+        link, gbps = net
+    elif node.net is not None:
+        link, gbps = node.net.link, node.net.gbps or catalog.links[node.net.link].bw_GBps * 8
+    else:
+        link, gbps = "ib-ndr", 400.0
+    layout = node.net.layout if node.net is not None and node.net.layout != "explicit" else "auto"
+    warnings.append(
+        f"the network between the blocks is not in the input: a generated {layout} "
+        f"{link} {gbps:g} Gb/s fabric with {nics} NIC port(s) per domain (import "
+        "ibnetdiscover output for the real one)"
+    )
+    net_dict: dict[str, Any] = {
+        "link": link,
+        "gbps": gbps,
+        "nics_per_node": nics,
+        "layout": layout,
+    }
+    if node.net is not None:
+        for key in ("rail_optimized", "oversubscription", "spines", "sharp", "switch", "nic"):
+            value = getattr(node.net, key)
+            default = getattr(type(node.net)(link=link), key)
+            if value != default:
+                net_dict[key] = value
+        if net_dict.get("nic") and catalog.nics[net_dict["nic"]].link != link:
+            del net_dict["nic"]
+    comments.append(
+        f"{len(blocks)} block(s) of up to {size} hosts x {per_host} GPUs = {gpus_per_node} GPUs "
+        "per NVLink domain"
+    )
+    where = f" ({origin})" if origin else ""
+    data: dict[str, Any] = {
+        "id": spec_id,
+        "description": (
+            f"Imported cluster{where}: {len(blocks)} NVLink domains of {size} x {node.id} "
+            f"({graph.source})"
+        ),
+        "source": command or f"fabricui import {graph.format}",
+        "gpu": gpu or node.gpu,
+        "nodes": len(blocks),
+        "gpus_per_node": gpus_per_node,
+        "nodes_settable": False,
+        "intra": intra,
+        "net": net_dict,
+    }
+    cluster = {
+        "hosts_per_node": size,
+        "switches": [],
+        "hosts": host_lines,
+        "cables": [],
+        "blocks": [_yaml_text(_token(b.name)) for b in blocks],
+    }
+    return ClusterDraft(data=data, cluster=cluster, warnings=warnings, comments=comments)
+
+
+_PLAIN_WORD = re.compile(r"[a-z][a-z0-9._-]*")
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:g}" if value == int(value) else repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_scalar(v) for v in value) + "]"
+    text = str(value)
+    if _PLAIN_WORD.fullmatch(text) and text not in _YAML_WORDS:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def render_cluster_yaml(draft: ClusterDraft, gaps: list[str] | tuple[str, ...] = ()) -> str:
+    """The spec as YAML text: comments (gaps, choices, facts), the keys, the cluster lines.
+
+    Args:
+        draft: The spec to render.
+        gaps: The import's own warnings, written before the spec's.
+    """
+    out = ["# Cluster topology written by `fabricui import` (format: docs/hwdb.md, cluster)."]
+    problems = [*gaps, *draft.warnings]
+    if problems:
+        out.append("# Gaps in the input and choices made (check them):")
+        out += [f"#   - {' '.join(line.split())}" for line in problems]
+    if draft.comments:
+        out.append("# Measured:")
+        out += [f"#   {' '.join(line.split())}" for line in draft.comments]
+    for key, value in draft.data.items():
+        if isinstance(value, dict):
+            out.append(f"{key}:")
+            out += [f"  {k}: {_scalar(v)}" for k, v in value.items()]
+        else:
+            out.append(f"{key}: {_scalar(value)}")
+    cluster = draft.cluster
+    out.append("cluster:")
+    out.append(f"  hosts_per_node: {cluster['hosts_per_node']}")
+    sections = (
+        ("switches", "NAME TIER [MODEL]"),
+        ("hosts", "HOST then the switch of each NIC port ('-': no cable, SWITCH@GBPS: rate)"),
+        ("cables", "SWITCH SWITCH CABLES GBPS"),
+        ("blocks", "NVLink domain / Slurm block of each node"),
+    )
+    for key, what in sections:
+        lines = cluster.get(key)
+        if key == "blocks" and not lines:
+            continue
+        if not lines:
+            out.append(f"  {key}: []")
+            continue
+        out.append(f"  {key}:  # {what}")
+        out += [f"    - {line}" for line in lines]
+    return "\n".join(out) + "\n"

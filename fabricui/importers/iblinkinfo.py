@@ -1,0 +1,275 @@
+"""Parse ``iblinkinfo`` output: every switch port (and, in newer versions, every adapter port).
+
+Old versions print ``Switch 0x<guid> <name>:`` blocks, newer ones ``Switch: 0x<guid> <name>:``
+and ``CA: <name>:`` blocks; each port line reads ``<lid> <port>[  ] ==( 4X 25.78125 Gbps
+Active/  LinkUp)==> <peer lid> <peer port>[  ] "<peer name>" ( )``. Ports that are down
+(``==( ... Down/ Polling)==>``) have no peer and are counted, not linked. A cable listed from
+both ends is kept once (ends are told apart by LID and port).
+
+Several runs pasted together (``iblinkinfo -P 1`` then ``-P 2``: one per rail, each its own
+subnet whose LIDs may repeat) are read as separate subnets joined by host name. Output copied
+from a web page (HTML-escaped: ``&nbsp;``, ``&quot;``, ``==&gt;``, ``<br>``) is decoded first,
+with a note. Lane rates are signalling rates (``14.0625`` = FDR, ``53.125`` = HDR); the link's
+``gbps`` is the nominal data rate (4X HDR = 200).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from fabricui.importers.common import ParseError, clean_text, wrong_format
+from fabricui.importers.fabric_graph import (
+    LANE_GBPS,
+    SIGNAL_SPEEDS,
+    FabricHost,
+    FabricLink,
+    FabricSwitch,
+    HostPort,
+    SwitchGraph,
+    listing,
+    sort_hosts,
+)
+
+FORMAT = "iblinkinfo"
+EXPECTED = "`iblinkinfo` output"
+
+#: Largest input read [characters] (a 4,000-switch fabric prints ~20 MB).
+MAX_INPUT_CHARS = 64 * 2**20
+
+_SWITCH = re.compile(r"^Switch:?[ \t]+(0x[0-9A-Fa-f]{1,32})(?:[ \t]+(.*))?$")
+_CA = re.compile(r"^CA:[ \t]+(.*)$")
+_PORT = re.compile(
+    r"^(?:0x[0-9A-Fa-f]{1,32}[ \t]+)?(?:\"[^\"\n]{0,200}\"[ \t]+)?"
+    r"(\d{1,6})[ \t]+(\d{1,5})\[[^\]\n]{0,8}\][ \t]*==\([ \t]*"
+    r"(?:(\d{1,2})X[ \t]+(\d{1,4}(?:\.\d{1,6})?)[ \t]+Gbps[ \t]+)?"
+    r"([A-Za-z]{1,12})/[ \t]*([A-Za-z]{1,12})[ \t]*\)==>[ \t]*(.*)$"
+)
+_PEER = re.compile(r"^(\d{1,6})[ \t]+(\d{1,5})\[[^\]\n]{0,8}\][ \t]*\"")
+_RUN = re.compile(r"\biblinkinfo\b")
+_UNNAMED = re.compile(r"^(?:MT\d{3,}\b|Mellanox Technologies\b|$)")
+#: Longest line read: a port line is ~120 characters; longer ones are not iblinkinfo.
+MAX_LINE_CHARS = 4096
+
+
+def _label(text: str) -> str:
+    """A block header's name: ``IBM HSSM:`` -> ``IBM HSSM``."""
+    text = text.strip()
+    return text[:-1].rstrip() if text.endswith(":") else text
+
+
+def _peer(rest: str) -> tuple[int, int, str] | None:
+    """(LID, port, description) of a port line's peer part, or None (port down)."""
+    m = _PEER.match(rest)
+    if m is None:
+        return None
+    close = rest.rfind('"')
+    if close < m.end():
+        return None
+    return int(m.group(1)), int(m.group(2)), rest[m.end() : close]
+
+
+def _decode_html(text: str) -> tuple[str, bool]:
+    """Text copied from an HTML page's source, decoded; (text, whether it was HTML)."""
+    if not re.search(r"&(?:nbsp|quot|gt|lt|amp);|<br\s*/?>", text, re.IGNORECASE):
+        return text, False
+    text = re.sub(r"<br\s*/?>", "\n", text, flags=re.IGNORECASE)
+    text = re.sub(r"</?(?:p|pre|div|span|tt|code)\b[^>\n]{0,200}>", "", text, flags=re.IGNORECASE)
+    return html.unescape(text).replace("\xa0", " "), True
+
+
+@dataclass
+class _End:
+    """One end of a cable: subnet run, LID, port."""
+
+    run: int
+    lid: int
+    port: int
+
+
+def _speed(width: str | None, lane: str | None) -> tuple[str | None, str | None, float | None]:
+    """(``4x``, ``QDR``, 40.0) from ``4`` and ``10.0``; an unknown lane rate keeps its number."""
+    if not width or not lane:
+        return None, None, None
+    rate = float(lane)
+    name = SIGNAL_SPEEDS.get(rate)
+    lanes = int(width)
+    gbps = lanes * LANE_GBPS[name] if name else lanes * rate
+    return f"{lanes}x", name, gbps
+
+
+def parse(text: str) -> SwitchGraph:
+    """Parse ``iblinkinfo`` output (one or several runs).
+
+    Args:
+        text: The output as pasted (HTML-escaped text is decoded).
+
+    Returns:
+        The switch graph: switches, hosts (adapters by NodeDescription), cables.
+
+    Raises:
+        ParseError: Too large, or no ``iblinkinfo`` port line in the text.
+    """
+    if len(text) > MAX_INPUT_CHARS:
+        raise ParseError(f"input of {len(text):,} characters is larger than any iblinkinfo output")
+    text, was_html = _decode_html(clean_text(text))
+    warnings: list[str] = []
+    notes: list[str] = []
+    if was_html:
+        notes.append("the input was HTML-escaped (copied from a web page's source): decoded")
+    switches: dict[tuple[int, str], FabricSwitch] = {}
+    switch_of_lid: dict[tuple[int, int], str] = {}
+    desc_of_lid: dict[tuple[int, int], str] = {}
+    cables: dict[tuple[tuple[int, int, int], tuple[int, int, int]], FabricLink] = {}
+    ends: dict[tuple[tuple[int, int, int], tuple[int, int, int]], tuple[_End, _End]] = {}
+    speeds_of: dict[tuple[tuple[int, int, int], tuple[int, int, int]], set[str]] = {}
+    run = 0
+    current: tuple[str, str] | None = None  # ("switch", guid) or ("ca", name)
+    down = 0
+    unknown: list[str] = []
+    lines_read = 0
+    for number, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if len(line) > MAX_LINE_CHARS:
+            unknown.append(f"line {number}: {line[:60]}")
+            continue
+        if _RUN.search(line) and "==" not in line:
+            if lines_read:
+                run += 1
+            current = None
+            continue
+        m = _SWITCH.match(line)
+        if m:
+            guid, name = m.group(1).lower(), _label(m.group(2) or "")
+            key = (run, guid)
+            if key not in switches:
+                switches[key] = FabricSwitch(name=name, guid=guid, description=name)
+            current = ("switch", guid)
+            continue
+        m = _CA.match(line)
+        if m:
+            current = ("ca", _label(m.group(1)))
+            continue
+        m = _PORT.match(line)
+        if m is None or current is None:
+            if not line.startswith("#"):
+                unknown.append(f"line {number}: {line[:60]}")
+            continue
+        lines_read += 1
+        lid, port, width, lane, state, _, rest = m.groups()
+        here = (run, int(lid), int(port))
+        if current[0] == "switch":
+            switch = switches[(run, current[1])]
+            switch.lid = int(lid)
+            switch.ports = max(switch.ports or 0, int(port))
+            switch_of_lid[(run, int(lid))] = current[1]
+        else:
+            desc_of_lid[(run, int(lid))] = current[1]
+        peer = _peer(rest.strip())
+        if state.lower() != "active" or peer is None:
+            down += 1
+            continue
+        p_lid, p_port, p_desc = peer
+        there = (run, p_lid, p_port)
+        desc_of_lid.setdefault((run, p_lid), p_desc.strip())
+        key = (here, there) if here <= there else (there, here)
+        w, s, gbps = _speed(width, lane)
+        speeds_of.setdefault(key, set()).add(f"{w}{s or lane}")
+        if key not in cables:
+            cables[key] = FabricLink("", None, "", None, w, s, gbps)
+            ends[key] = (_End(*key[0]), _End(*key[1]))
+        elif gbps is not None and (cables[key].gbps is None or gbps < cables[key].gbps):
+            cables[key].width, cables[key].speed, cables[key].gbps = w, s, gbps
+    if not lines_read:
+        raise wrong_format(text, EXPECTED, FORMAT)
+    # --- names: switches by GUID when their description is no usable unique name ---
+    counts = Counter(s.name for s in switches.values())
+    by_guid: list[str] = []
+    runs = run + 1
+    for (_, guid), switch in switches.items():
+        usable = switch.name and " " not in switch.name and counts[switch.name] == 1
+        if not usable:
+            by_guid.append(f"S-{guid[2:].zfill(16)} ({switch.name!r})")
+            switch.model = switch.name
+            switch.name = f"S-{guid[2:].zfill(16)}"
+        if runs > 1:
+            switch.chassis = None
+    if by_guid:
+        warnings.append(
+            f"{len(by_guid)} switch(es) have no usable name (description has blanks or is "
+            f"shared): named by GUID id, {listing(by_guid)}"
+        )
+    switch_name = {(r, lid): switches[(r, g)].name for (r, lid), g in switch_of_lid.items()}
+    hosts: dict[str, FabricHost] = {}
+    unnamed: list[str] = []
+    links: list[FabricLink] = []
+    host_ports: dict[tuple[str, int], HostPort] = {}
+
+    def endpoint(end: _End) -> str:
+        key = (end.run, end.lid)
+        if key in switch_name:
+            return switch_name[key]
+        desc = desc_of_lid.get(key, "")
+        if _UNNAMED.match(desc):
+            name = f"lid{end.lid}" + (f"@run{end.run + 1}" if runs > 1 else "")
+            if name not in hosts:
+                unnamed.append(f"{name} ({desc!r})")
+            host, hca, named = name, "", False
+        else:
+            name = desc
+            host, _, hca = desc.partition(" ")
+            named = True
+        entry = hosts.setdefault(host, FabricHost(host, named=named))
+        if (name, end.port) not in host_ports:
+            host_ports[(name, end.port)] = HostPort(name, hca=hca.strip(), port=end.port)
+            entry.ports.append(host_ports[(name, end.port)])
+        return name
+
+    mismatched = []
+    for key, link in cables.items():
+        a, b = ends[key]
+        link.a, link.a_port = endpoint(a), a.port
+        link.b, link.b_port = endpoint(b), b.port
+        if len(speeds_of[key]) > 1:
+            mismatched.append(f"{link.a}[{a.port}]-{link.b}[{b.port}]")
+        links.append(link)
+    if unnamed:
+        warnings.append(
+            f"{len(unnamed)} adapter(s) have no host name (description is the adapter model): "
+            f"named by LID, {listing(unnamed)}"
+        )
+    if mismatched:
+        warnings.append(
+            f"{len(mismatched)} cable(s) report a different rate at each end; the lower is "
+            f"used: {listing(mismatched)}"
+        )
+    loops = [f"{k.a} ports {k.a_port}-{k.b_port}" for k in links if k.a == k.b]
+    if loops:
+        warnings.append(
+            f"{len(loops)} self-loop cable(s) join two ports of one switch: {listing(loops)}"
+        )
+    if runs > 1:
+        notes.append(
+            f"{runs} runs of iblinkinfo (one subnet each, e.g. -P 1 and -P 2 for two rails): "
+            "hosts are joined by name across them"
+        )
+    if down:
+        notes.append(f"{down} port(s) down or without a peer (not cables)")
+    if unknown:
+        warnings.append(
+            f"{len(unknown)} line(s) not understood and skipped (prompt, banner, error "
+            f"output?): {listing(unknown)}"
+        )
+    return SwitchGraph(
+        format=FORMAT,
+        source="iblinkinfo",
+        switches=list(switches.values()),
+        hosts=sort_hosts(list(hosts.values())),
+        links=links,
+        warnings=warnings,
+        notes=notes,
+    )

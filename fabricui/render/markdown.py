@@ -1,0 +1,47 @@
+"""A report as Markdown worth pasting: a title, the command that reproduces it, the
+version and date, the topology in a few facts, the figures as tables, the SVG beside it
+and the hardware-database sources of the figures used."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fabricui.services.reports import Report, Table
+
+
+def _cell(text: str) -> str:
+    """A table cell: pipes escaped, on one line."""
+    return " ".join(text.replace("|", "\\|").split()) or " "
+
+
+def markdown_table(table: Table) -> list[str]:
+    """The table in GitHub-flavoured Markdown (numbers right-aligned)."""
+    header = "| " + " | ".join(_cell(h) or " " for h in table.header) + " |"
+    rule = (
+        "|"
+        + "|".join(" ---: " if c in table.right else " --- " for c in range(len(table.header)))
+        + "|"
+    )
+    rows = ["| " + " | ".join(_cell(c) for c in row) + " |" for row in table.rows]
+    return [f"**{_cell(table.caption)}**", "", header, rule, *rows]
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report as Markdown text (ends with a newline)."""
+    lines = [f"# fabricui: {report.title}", ""]
+    lines += ["```sh", report.command, "```", ""]
+    lines += [f"fabricui {report.version}, {report.created}", ""]
+    lines += [f"- **{label}**: {value}" for label, value in report.summary]
+    lines.append("")
+    if report.image:
+        lines += [f"![{report.title}]({report.image})", ""]
+    for table in report.tables:
+        lines += [*markdown_table(table), ""]
+    if report.notes:
+        lines += [*report.notes, ""]
+    if report.sources:
+        lines += ["## Sources", ""]
+        lines += [f"- {what}: <{url}>" for what, url in report.sources]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

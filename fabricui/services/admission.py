@@ -1,0 +1,105 @@
+"""Admission control: every request that can grow without bound says up front how much
+work it is (flows, ranks, GPUs) and roughly what memory that takes; above the budget it is
+refused with one line that says what would fit, instead of eating a shared login node.
+
+The per-item costs below were measured on this code (peak RSS over a range of sizes, the
+slope, rounded up); they are deliberately on the safe side: a refusal should be right, an
+admitted request should fit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+from fabricui.errors import ConfigError
+
+#: Environment variable raising (or lowering) the budget; ``--max-memory`` wins over it.
+ENV_MAX_MEMORY = "FABRICUI_MAX_MEMORY"
+#: Default budget [bytes]: a share of a few-GB, 2-core login node.
+DEFAULT_BUDGET_BYTES = 2 * 2**30
+#: Memory a process has before any work (interpreter, numpy, the catalog) [bytes].
+BASE_BYTES = 120 * 2**20
+#: Memory per routed flow of a traffic pattern or an all-to-all [bytes] (route, loads,
+#: rates and the per-flow result).
+FLOW_BYTES = 1200
+#: Memory per GPU of a built fabric (device and link tables, routes) [bytes].
+GPU_BYTES = 2000
+
+
+@dataclass(frozen=True)
+class Work:
+    """How big a request is."""
+
+    what: str
+    """What is asked, for the message (``traffic all_to_all among 8192 GPUs``)."""
+    items: int
+    """How many units of work (flows, GPUs ...)."""
+    unit: str
+    """Their name (``flows``)."""
+    bytes_each: int
+    """Estimated memory per unit [bytes]."""
+
+    @property
+    def bytes(self) -> int:
+        """Estimated peak memory of the request [bytes]."""
+        return BASE_BYTES + self.items * self.bytes_each
+
+
+def memory_budget(text: str | None = None) -> int:
+    """The budget [bytes]: ``--max-memory`` if given, else ``$FABRICUI_MAX_MEMORY``, else
+    ``DEFAULT_BUDGET_BYTES``.
+
+    Raises:
+        ConfigError: A value that is not a size of at least 64 MiB.
+    """
+    from fabricui.units import parse_size
+
+    source = "--max-memory"
+    if text is None:
+        text, source = os.environ.get(ENV_MAX_MEMORY), ENV_MAX_MEMORY
+    if not text:
+        return DEFAULT_BUDGET_BYTES
+    value = parse_size(text)
+    if value < 64 * 2**20:
+        raise ConfigError(f"{source} {text}: at least 64M (a size such as 4G)")
+    return value
+
+
+def _size(value: float) -> str:
+    from fabricui.units import format_bytes
+
+    return format_bytes(value)
+
+
+def admit(work: Work, budget_bytes: int, advice: str) -> None:
+    """Let ``work`` run, or refuse it in one line.
+
+    Args:
+        work: The request's size.
+        budget_bytes: The memory it may use.
+        advice: What the user can do instead (``use --gpus 1448 or fewer``).
+
+    Raises:
+        ConfigError: The estimate is above the budget.
+    """
+    if work.bytes <= budget_bytes:
+        return
+    raise ConfigError(
+        f"{work.what} is {work.items:,} {work.unit}, about {_size(work.bytes)} to compute "
+        f"(limit {_size(budget_bytes)}, --max-memory or {ENV_MAX_MEMORY}): {advice}"
+    )
+
+
+def pattern_flows(pattern: str, gpus: int) -> int:
+    """Flows a traffic pattern among ``gpus`` GPUs has."""
+    if pattern == "all_to_all":
+        return gpus * (gpus - 1)
+    return gpus
+
+
+def largest_all_to_all(budget_bytes: int) -> int:
+    """The most GPUs an all-to-all (n * (n - 1) flows) fits within the budget."""
+    flows = max(0, budget_bytes - BASE_BYTES) // FLOW_BYTES
+    return max(2, int((1 + math.sqrt(1 + 4 * flows)) / 2))

@@ -1,0 +1,245 @@
+"""Place a Slurm job on an imported cluster: which GPUs its hosts hold, what fabric it spans.
+
+``$SLURM_JOB_NODELIST`` (or ``--hosts``) says where a job landed, in Slurm hostlist syntax;
+the cluster spec (``fabricui import ibnetdiscover ... -o``) says which fabric node and which
+GPUs each host is. ``place_job`` joins them: the job's global ranks in hostlist order, and
+how much of the fabric it spans (leaf switches its NICs are cabled to, spine switches above
+those leaves, NVLink domains / Slurm blocks, and the highest tier its traffic must climb).
+A host the cluster does not know is a one-line error naming the nearest known hosts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.errors import ConfigError
+from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric
+
+#: Environment variable Slurm sets to the job's hosts.
+NODELIST_ENV = "SLURM_JOB_NODELIST"
+#: Most unknown hosts named in one error line.
+_SHOW_UNKNOWN = 3
+
+
+@dataclass(frozen=True)
+class JobPlacement:
+    """A job's hosts on a fabric and what they span."""
+
+    topology: str
+    """The fabric's topology id."""
+    hosts: tuple[str, ...]
+    """The job's hosts, in hostlist order (each once)."""
+    ranks: npt.NDArray[np.int64]
+    """(n_job_gpus,) global ranks of the hosts' GPUs: job rank i is ``ranks[i]``."""
+    gpus_per_host: int
+    """GPUs each host holds."""
+    nodes: tuple[int, ...]
+    """Fabric nodes (NVLink domains when hosts share one) the job uses."""
+    blocks: tuple[str, ...]
+    """Names of the blocks / NVLink domains spanned (from the cluster spec; ``n<node>``
+    when it names none)."""
+    leaves: tuple[str, ...]
+    """Leaf switches the job's GPU NICs are cabled to."""
+    spines: tuple[str, ...]
+    """Spine switches cabled to those leaves."""
+    top_tier: str
+    """Highest tier the job's traffic must climb: ``node`` (one node, no network),
+    ``leaf`` (one leaf), ``spine`` (a spine reaches every leaf of the job) or ``core``."""
+
+    def rank_of(self, text: str) -> int:
+        """The global rank of a job GPU given as a job rank (``5``) or ``HOST.gK``.
+
+        Raises:
+            ConfigError: Not a job rank or GPU of the job's hosts.
+        """
+        raw = str(text).strip()
+        if raw.isdigit():
+            index = int(raw)
+            if index < len(self.ranks):
+                return int(self.ranks[index])
+            raise ConfigError(
+                f"job rank {index} out of range: the job has {len(self.ranks)} GPUs "
+                f"(ranks 0..{len(self.ranks) - 1}, or HOST.gK such as {self.hosts[0]}.g0)"
+            )
+        host, sep, gpu = raw.rpartition(".g")
+        if sep and host in self.hosts and gpu.isdigit() and int(gpu) < self.gpus_per_host:
+            return int(self.ranks[self.hosts.index(host) * self.gpus_per_host + int(gpu)])
+        raise ConfigError(
+            f"{raw!r} is no GPU of the job: give a job rank 0..{len(self.ranks) - 1} or "
+            f"HOST.gK with K < {self.gpus_per_host} (e.g. {self.hosts[0]}.g0)"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Hosts (as a hostlist too), ranks and what the job spans."""
+        from fabricui.importers.hostlist import compress
+
+        return {
+            "topology": self.topology,
+            "hostlist": compress(self.hosts),
+            "hosts": list(self.hosts),
+            "gpus_per_host": self.gpus_per_host,
+            "ranks": [int(r) for r in self.ranks],
+            "nodes": len(self.nodes),
+            "blocks": list(self.blocks),
+            "leaves": list(self.leaves),
+            "spines": list(self.spines),
+            "top_tier": self.top_tier,
+        }
+
+    def summary(self) -> str:
+        """One line: hosts, GPUs, and the leaves, spines and blocks spanned."""
+        from fabricui.importers.hostlist import compress
+
+        return (
+            f"job on {len(self.hosts)} host(s) {compress(self.hosts)}: {len(self.ranks)} GPUs, "
+            f"{len(self.leaves)} leaf, {len(self.spines)} spine switch(es), "
+            f"{len(self.blocks)} block(s); traffic climbs to the {self.top_tier}"
+        )
+
+
+def _nearest(name: str, known: list[str], count: int = 3) -> list[str]:
+    """Known hosts closest to ``name``: same stem and width by number, else by spelling."""
+    stem = name.rstrip("0123456789")
+    digits = name[len(stem) :]
+    if digits and len(digits) <= 9:
+        target = int(digits)
+        same = [
+            k
+            for k in known
+            if k.startswith(stem)
+            and k[len(stem) :].isdigit()
+            and len(k[len(stem) :]) == len(digits)
+            and len(k) - len(stem) <= 9
+        ]
+        if same:
+            same.sort(key=lambda k: (abs(int(k[len(stem) :]) - target), k))
+            return same[:count]
+    return difflib.get_close_matches(name, known, n=count, cutoff=0.4)
+
+
+def _switch_of_nics(fabric: Fabric) -> dict[int, int]:
+    """NIC device -> the network switch its cable goes to."""
+    kinds = fabric.dev_kind
+    src, dst = fabric.link_src, fabric.link_dst
+    mask = (kinds[src] == DeviceKind.NIC) & np.isin(kinds[dst], NETWORK_SWITCHES)
+    out: dict[int, int] = {}
+    for nic, switch in zip(src[mask].tolist(), dst[mask].tolist()):
+        out.setdefault(int(nic), int(switch))
+    return out
+
+
+def place_job(
+    fabric: Fabric, hosts: str | None = None, env: Mapping[str, str] | None = None
+) -> JobPlacement:
+    """Place a job given by a Slurm hostlist on a fabric built from an imported cluster.
+
+    Args:
+        fabric: A fabric whose spec has a ``cluster`` section (host names).
+        hosts: Slurm hostlist (``node[001-064,100]``); default ``$SLURM_JOB_NODELIST``.
+        env: Environment to read the default from (default ``os.environ``).
+
+    Returns:
+        The job's ranks and what it spans.
+
+    Raises:
+        ConfigError: No hostlist, a malformed or oversized one, a topology without host
+            names, or unknown hosts (the nearest known names in the message).
+    """
+    from fabricui.importers.common import ParseError
+    from fabricui.importers.hostlist import expand, natural_key
+
+    environ = os.environ if env is None else env
+    source = "--hosts"
+    if hosts is None:
+        hosts = environ.get(NODELIST_ENV)
+        source = f"${NODELIST_ENV}"
+        if not hosts:
+            raise ConfigError(f"no --hosts given and ${NODELIST_ENV} is not set")
+    cluster = fabric.spec.cluster
+    if cluster is None or not cluster.hosts:
+        raise ConfigError(
+            f"topology {fabric.spec.id} names no hosts: import the cluster first "
+            "(`fabricui import ibnetdiscover|slurm-topology FILE -o cluster.yaml --node NODE`)"
+        )
+    try:
+        wanted = list(dict.fromkeys(expand(hosts)))
+    except ParseError as exc:
+        raise ConfigError(f"{source}: {exc.message}") from None
+    index = {name: i for i, name in enumerate(cluster.host_names()) if name is not None}
+    unknown = [name for name in wanted if name not in index]
+    if unknown:
+        known = list(index)
+        near = _nearest(unknown[0], known)
+        more = len(unknown) - _SHOW_UNKNOWN
+        shown = ", ".join(unknown[:_SHOW_UNKNOWN]) + (f" and {more} more" if more > 0 else "")
+        hint = f" (nearest to {unknown[0]}: {', '.join(near)})" if near else ""
+        raise ConfigError(
+            f"{source}: {len(unknown)} host(s) not in {fabric.spec.id}: {shown}{hint}"
+        )
+    per_node = cluster.hosts_per_node
+    g = fabric.gpus_per_node
+    per_host = g // per_node
+    host_ids = np.asarray([index[name] for name in wanted], dtype=np.int64)
+    node, slot = host_ids // per_node, host_ids % per_node
+    first = node * g + slot * per_host
+    ranks = (first[:, None] + np.arange(per_host, dtype=np.int64)[None, :]).reshape(-1)
+    nodes = tuple(sorted({int(n) for n in node}))
+    blocks = tuple(cluster.blocks[n] if cluster.blocks else f"n{n}" for n in nodes)
+    switch_of = _switch_of_nics(fabric)
+    leaf_devs = sorted(
+        {switch_of[nic] for nic in fabric.gpu_nic[ranks].tolist() if nic >= 0 and nic in switch_of}
+    )
+    spine_devs = _spines_above(fabric, leaf_devs)
+    top = _top_tier(fabric, nodes, leaf_devs)
+    return JobPlacement(
+        topology=fabric.spec.id,
+        hosts=tuple(wanted),
+        ranks=ranks,
+        gpus_per_host=per_host,
+        nodes=nodes,
+        blocks=blocks,
+        leaves=tuple(sorted((fabric.device_name(d) for d in leaf_devs), key=natural_key)),
+        spines=tuple(sorted((fabric.device_name(d) for d in spine_devs), key=natural_key)),
+        top_tier=top,
+    )
+
+
+def _neighbours(fabric: Fabric, devices: list[int], kind: DeviceKind) -> dict[int, set[int]]:
+    """For each device in ``devices``: its neighbours of ``kind``."""
+    wanted = np.zeros(fabric.n_devices, dtype=bool)
+    wanted[devices] = True
+    src, dst = fabric.link_src, fabric.link_dst
+    mask = wanted[src] & (fabric.dev_kind[dst] == kind)
+    out: dict[int, set[int]] = {d: set() for d in devices}
+    for a, b in zip(src[mask].tolist(), dst[mask].tolist()):
+        out[int(a)].add(int(b))
+    return out
+
+
+def _spines_above(fabric: Fabric, leaves: list[int]) -> list[int]:
+    """Spine switches cabled to any of ``leaves``."""
+    if not leaves:
+        return []
+    above = _neighbours(fabric, leaves, DeviceKind.SPINE)
+    return sorted(set().union(*above.values()))
+
+
+def _top_tier(fabric: Fabric, nodes: tuple[int, ...], leaves: list[int]) -> str:
+    """``node``, ``leaf``, ``spine`` or ``core`` (see ``JobPlacement.top_tier``)."""
+    if len(nodes) <= 1:
+        return "node"
+    if len(leaves) <= 1:
+        return "leaf"
+    above = _neighbours(fabric, leaves, DeviceKind.SPINE)
+    shared = set.intersection(*above.values()) if above else set()
+    if shared:
+        return "spine"
+    has_core = bool((fabric.dev_kind == DeviceKind.CORE).any())
+    return "core" if has_core else "spine"

@@ -1,0 +1,316 @@
+"""``fabricui probe``: collect what this node can say about its GPUs and network, for a spec and
+a support ticket.
+
+Each tool that is installed runs once, as the calling user (never through sudo), with a
+timeout and no input: ``nvidia-smi topo -m``, ``nvidia-smi -q``, ``ibstat``, ``ibv_devinfo -v``,
+``rocm-smi --showtopo``, ``lspci -tv`` and, when allowed (it may need access to the fabric's
+management port), ``ibnetdiscover``. Raw outputs go to a folder as they were printed, with a
+``probe.json`` listing what ran, what failed, what was missing and what each importer read.
+When a GPU matrix was read, the node becomes ``node.yaml`` through the same importer and spec
+mapping as ``fabricui import nvidia-smi -o`` (with the network ``ibstat`` suggests). A missing
+tool is a line in the report, never a failure.
+
+Nothing is overwritten: an existing non-empty folder needs ``force``; files are written
+atomically (``fabricui.files``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabricui.errors import ConfigError, FabricError, exception_line
+
+#: Seconds each tool may run before it is stopped.
+DEFAULT_TIMEOUT_S = 30.0
+#: Most bytes of one tool's output kept (a large fabric's ibnetdiscover is tens of MB).
+MAX_OUTPUT_BYTES = 64 * 2**20
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A command the probe runs."""
+
+    name: str
+    """File stem of its output (``nvidia-smi-topo-m``)."""
+    argv: tuple[str, ...]
+    """The command line (the program is looked up on PATH)."""
+    importer: str | None
+    """Importer format that reads its output, None when none does."""
+    needs_allow: bool = False
+    """True for tools run only when asked (``ibnetdiscover`` talks to the fabric)."""
+
+
+#: Every tool, in the order they run.
+TOOLS = (
+    Tool("nvidia-smi-topo-m", ("nvidia-smi", "topo", "-m"), "nvidia-smi"),
+    Tool("nvidia-smi-q", ("nvidia-smi", "-q"), "nvidia-smi-q"),
+    Tool("ibstat", ("ibstat",), "ibstat"),
+    Tool("ibv_devinfo", ("ibv_devinfo", "-v"), "ibstat"),
+    Tool("rocm-smi-showtopo", ("rocm-smi", "--showtopo"), "rocm-smi"),
+    Tool("lspci-tv", ("lspci", "-tv"), None),
+    Tool("ibnetdiscover", ("ibnetdiscover",), "ibnetdiscover", needs_allow=True),
+)
+
+
+@dataclass
+class ToolRun:
+    """What happened to one tool."""
+
+    tool: str
+    """The command line, as text."""
+    status: str
+    """``ok``, ``missing`` (not installed), ``skipped`` (not allowed), ``failed`` (non-zero
+    exit), ``timeout`` or ``error`` (could not start)."""
+    seconds: float = 0.0
+    """Run time [s]."""
+    exit_code: int | None = None
+    """Exit status when it ran."""
+    files: list[str] = field(default_factory=list)
+    """Files written (raw stdout, stderr)."""
+    detail: str = ""
+    """One line: the error, or what the importer read."""
+    warnings: list[str] = field(default_factory=list)
+    """The importer's warnings on this output."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as a dict."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class ProbeReport:
+    """The whole probe: every tool's run and the node spec, if one was written."""
+
+    host: str
+    """This machine's host name."""
+    folder: str
+    """Where the files went."""
+    runs: list[ToolRun]
+    """One entry per tool, in ``TOOLS`` order."""
+    node_spec: str | None = None
+    """The node spec file written, or None."""
+    node_spec_note: str = ""
+    """Why no node spec was written, or its one-line summary."""
+
+    @property
+    def missing(self) -> list[str]:
+        """Programs that are not installed."""
+        return list(dict.fromkeys(r.tool.split()[0] for r in self.runs if r.status == "missing"))
+
+    def to_json(self) -> dict[str, Any]:
+        """host, folder, runs, missing, node_spec."""
+        return {
+            "host": self.host,
+            "folder": self.folder,
+            "runs": [r.to_json() for r in self.runs],
+            "missing": self.missing,
+            "node_spec": self.node_spec,
+            "node_spec_note": self.node_spec_note,
+        }
+
+    def summary(self) -> str:
+        """One line per tool, then the node spec and the missing tools."""
+        lines = [f"probe of {self.host}: raw outputs in {self.folder}/"]
+        for run in self.runs:
+            extra = f" ({run.detail})" if run.detail else ""
+            lines.append(f"  {run.status:<8} {run.tool}{extra}")
+        if self.node_spec:
+            lines.append(f"node spec: {self.node_spec} ({self.node_spec_note})")
+        else:
+            lines.append(f"node spec: not written ({self.node_spec_note})")
+        if self.missing:
+            lines.append(f"missing tools: {', '.join(self.missing)}")
+        return "\n".join(lines)
+
+
+def _prepare(folder: Path, force: bool) -> None:
+    """Create ``folder``, or accept an existing one when empty or ``force``.
+
+    Raises:
+        ConfigError: It is a file, its parent is missing, or it holds files (without force).
+    """
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{folder}: exists and is not a folder")
+    if folder.is_dir() and any(folder.iterdir()) and not force:
+        raise ConfigError(f"{folder}: already exists and is not empty; pass --force to reuse it")
+    if not folder.parent.is_dir():
+        raise ConfigError(f"{folder}: no such directory {folder.parent}")
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{folder}: cannot create ({exc.strerror or exc})") from None
+
+
+def _run(
+    tool: Tool, exe: str, timeout_s: float, env: dict[str, str]
+) -> tuple[ToolRun, bytes, bytes]:
+    """Run one tool; (its record, stdout, stderr)."""
+    text = " ".join(tool.argv)
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(
+            [exe, *tool.argv[1:]],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout_s,
+            env=env,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        run = ToolRun(text, "timeout", time.perf_counter() - start)
+        run.detail = f"stopped after {timeout_s:g} s"
+        return run, exc.stdout or b"", exc.stderr or b""
+    except OSError as exc:
+        return ToolRun(text, "error", detail=exc.strerror or str(exc)), b"", b""
+    run = ToolRun(text, "ok", round(time.perf_counter() - start, 3), done.returncode)
+    if done.returncode != 0:
+        run.status = "failed"
+        first = next((ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if ln), "")
+        run.detail = f"exit {done.returncode}" + (f": {first.strip()[:160]}" if first else "")
+    return run, done.stdout, done.stderr
+
+
+def probe(
+    folder: Path,
+    *,
+    force: bool = False,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    allow_ibnetdiscover: bool = False,
+    path: str | None = None,
+    extra_hwdb: tuple[Path, ...] = (),
+) -> ProbeReport:
+    """Run the tools present on this node, save their outputs, write a node spec if possible.
+
+    Args:
+        folder: Output folder (created; an existing non-empty one needs ``force``).
+        force: Reuse a non-empty folder, replacing files of the same names.
+        timeout_s: Seconds each tool may run.
+        allow_ibnetdiscover: Also run ``ibnetdiscover`` (it queries the whole fabric).
+        path: The PATH to look tools up on (default: the environment's).
+        extra_hwdb: Further hardware-database folders (``--hwdb``) for the node spec.
+
+    Returns:
+        The report (also written as ``probe.json`` in ``folder``).
+
+    Raises:
+        ConfigError: The folder cannot be used, or ``timeout_s`` is not positive.
+    """
+    from fabricui.files import write_text
+
+    if not timeout_s > 0:
+        raise ConfigError(f"--timeout must be a positive number of seconds (got {timeout_s})")
+    _prepare(folder, force)
+    search = path if path is not None else os.environ.get("PATH", os.defpath)
+    env = dict(os.environ, PATH=search, LC_ALL="C")
+    runs: list[ToolRun] = []
+    outputs: dict[str, str] = {}
+    for tool in TOOLS:
+        exe = shutil.which(tool.argv[0], path=search)
+        text = " ".join(tool.argv)
+        if exe is None:
+            runs.append(ToolRun(text, "missing", detail="not on PATH"))
+            continue
+        if tool.needs_allow and not allow_ibnetdiscover:
+            runs.append(ToolRun(text, "skipped", detail="pass --ibnetdiscover to run it"))
+            continue
+        run, out, err = _run(tool, exe, timeout_s, env)
+        for data, suffix in ((out, ".txt"), (err, ".stderr.txt")):
+            if data:
+                name = f"{tool.name}{suffix}"
+                body = data[:MAX_OUTPUT_BYTES].decode("utf-8", "replace")
+                write_text(folder / name, body, force=force)
+                run.files.append(name)
+        if len(out) > MAX_OUTPUT_BYTES:
+            run.warnings.append(f"output cut at {MAX_OUTPUT_BYTES // 2**20} MiB")
+        if run.status == "ok" and tool.importer is not None:
+            outputs[tool.name] = out.decode("utf-8", "replace")
+            _read(tool, outputs[tool.name], run)
+        runs.append(run)
+    report = ProbeReport(host=socket.gethostname(), folder=str(folder), runs=runs)
+    _node_spec(report, outputs, folder, force, extra_hwdb)
+    write_text(folder / "probe.json", json.dumps(report.to_json(), indent=2) + "\n", force=force)
+    return report
+
+
+def _read(tool: Tool, text: str, run: ToolRun) -> None:
+    """Parse a tool's output with its importer; record a one-line result."""
+    from fabricui.importers.builtin import builtin_importers
+
+    assert tool.importer is not None
+    try:
+        result = builtin_importers()[tool.importer](text)
+    except FabricError as exc:
+        run.detail = f"not read: {exc.message[:200]}"
+        return
+    run.warnings = [*run.warnings, *list(getattr(result, "warnings", []))]
+    summary = result.summary().splitlines()[0]
+    run.detail = summary[:200]
+
+
+def _node_spec(
+    report: ProbeReport,
+    outputs: dict[str, str],
+    folder: Path,
+    force: bool,
+    extra_hwdb: tuple[Path, ...],
+) -> None:
+    """Write ``node.yaml`` from the GPU matrix (nvidia-smi or rocm-smi) and ibstat's network."""
+    from fabricui.fabric import build_fabric
+    from fabricui.files import write_text
+    from fabricui.hwdb.topology_file import parse_topology
+    from fabricui.hwdb.yamlfile import parse_yaml
+    from fabricui.importers import ibstat, nvidia_smi, rocm_smi
+    from fabricui.importers.spec import build_spec, parse_net, render_yaml
+    from fabricui.services.session import load_catalog_with_plugins
+
+    matrix = None
+    for name, parser in (
+        ("nvidia-smi-topo-m", nvidia_smi.parse),
+        ("rocm-smi-showtopo", rocm_smi.parse),
+    ):
+        if name in outputs:
+            try:
+                matrix = parser(outputs[name])
+                break
+            except FabricError:
+                continue
+    if matrix is None:
+        report.node_spec_note = "no GPU matrix read (nvidia-smi topo -m or rocm-smi --showtopo)"
+        return
+    net = None
+    for name in ("ibstat", "ibv_devinfo"):
+        if name in outputs:
+            try:
+                net = ibstat.parse(outputs[name]).suggested_net()
+            except FabricError:
+                net = None
+            if net:
+                break
+    try:
+        catalog = load_catalog_with_plugins(extra_hwdb)
+        layout = matrix.layout()
+        draft = build_spec(
+            layout,
+            catalog,
+            net=parse_net(net, catalog) if net else None,
+            spec_id=f"node-{report.host}".lower(),
+            origin=report.host,
+            command=f"fabricui probe on {report.host}",
+        )
+        text = render_yaml(draft, layout.gaps)
+        spec = parse_topology(parse_yaml(text, "node.yaml"), catalog)
+        build_fabric(spec, catalog)
+        write_text(folder / "node.yaml", text, force=force)
+    except FabricError as exc:
+        report.node_spec_note = f"could not build one: {exception_line(exc)[:200]}"
+        return
+    report.node_spec = str(folder / "node.yaml")
+    report.node_spec_note = draft.summary()

@@ -1,0 +1,379 @@
+"""A view's report: the figures a view shows, as tables, with how to reproduce them and the
+hardware-database sources behind them. Built from the service layer, never from the screen,
+so a report is whole at any terminal size and fails loudly when a figure cannot be made."""
+
+from __future__ import annotations
+
+import datetime
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import ConfigError
+from fabricui.services.requests import LaunchRequest
+from fabricui.vocabulary import DEFAULT_TOPOLOGY
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.plugins import PluginHost
+    from fabricui.services.loaded import LoadedFabric
+
+#: Title of each view in reports.
+VIEW_TITLES = {
+    "topology": "Path",
+    "pyramid": "Bandwidth pyramid",
+    "collectives": "Collectives",
+    "strategies": "Strategies",
+    "plugins": "Plugins",
+}
+#: Size range the collectives view shows when none is given (as the explorer does).
+DEFAULT_SIZES = "8:16G"
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of a report."""
+
+    caption: str
+    """What the table shows."""
+    header: tuple[str, ...]
+    """Column names."""
+    rows: tuple[tuple[str, ...], ...]
+    """Cells as text."""
+    right: frozenset[int] = frozenset()
+    """Columns of numbers (right-aligned)."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a report says, ready to render as Markdown (``render.markdown``)."""
+
+    title: str
+    """``Path · dgx-h100-pod``."""
+    command: str
+    """The command that reproduces it."""
+    version: str
+    """fabricui's version."""
+    created: str
+    """When it was made (UTC, ISO 8601)."""
+    summary: tuple[tuple[str, str], ...]
+    """The topology in a few facts: (label, value)."""
+    tables: tuple[Table, ...]
+    """The figures."""
+    notes: tuple[str, ...] = ()
+    """Lines under the tables (bottleneck, latency ...)."""
+    sources: tuple[tuple[str, str], ...] = ()
+    """(hwdb record, source URL) of the figures used."""
+    image: str | None = None
+    """File name of the SVG beside the report, if one is written."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """View-specific data for JSON (``path`` report ...)."""
+
+
+def reproduce_command(launch: LaunchRequest, view: str) -> str:
+    """The ``fabricui snapshot`` command that renders the same view."""
+    words = ["fabricui", "snapshot", view]
+    topo = launch.topology
+    if topo.topology != DEFAULT_TOPOLOGY:
+        words += ["-t", topo.topology]
+    if topo.nodes is not None:
+        words += ["--nodes", str(topo.nodes)]
+    if topo.what_if is not None:
+        if topo.what_if.nic_gbps is not None:
+            words += ["--nic-gbps", f"{topo.what_if.nic_gbps:g}"]
+        if topo.what_if.scaleup_links is not None:
+            words += ["--scale-up-links", str(topo.what_if.scaleup_links)]
+    if view == "topology":
+        words += [
+            w
+            for flag, value in (("--src", launch.src), ("--dst", launch.dst))
+            if value
+            for w in (flag, value)
+        ]
+        if launch.message_size is not None:
+            words += ["--message-size", str(launch.message_size)]
+    for key, value in launch.options:
+        words += ["--search"] if key == "search" else [f"--{key}", value]
+    return " ".join(shlex.quote(w) for w in [*words, "-o", "report.md"])
+
+
+def topology_summary(data: LoadedFabric) -> tuple[tuple[str, str], ...]:
+    """The topology in a few facts: GPUs, scale-up, network."""
+    spec, fabric, catalog = data.spec, data.fabric, data.catalog
+    gpu = catalog.gpus.get(spec.gpu)
+    facts = [
+        ("topology", data.label),
+        (
+            "GPUs",
+            f"{fabric.n_gpus} = {fabric.nodes} x {fabric.gpus_per_node} "
+            f"{gpu.name if gpu else spec.gpu}",
+        ),
+        ("scale-up", f"{spec.intra.fabric}, {spec.intra.link}"),
+    ]
+    if spec.net is not None:
+        rate = f" {spec.net.gbps:g} Gb/s" if spec.net.gbps else ""
+        facts.append(("network", f"{spec.net.link}{rate}, {spec.net.nics_per_node} NICs per node"))
+    else:
+        facts.append(("network", "none (one node)"))
+    return tuple(facts)
+
+
+#: How reports name one record of each kind.
+_SINGULAR = {"links": "link", "gpus": "GPU", "nics": "NIC", "switches": "switch", "models": "model"}
+
+
+def record_sources(catalog: Catalog, ids: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """(``kind id``, URL) of each record named, and its per-field sources, in order."""
+    out: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for kind, record_id in ids:
+        record = catalog.table(kind).get(record_id)
+        if record is None:
+            continue
+        label = f"{_SINGULAR.get(kind, kind)} {record_id}"
+        pairs = [(label, getattr(record, "source", ""))]
+        pairs += [
+            (f"{label} {name}", url)
+            for name, url in (getattr(record, "sources", None) or {}).items()
+        ]
+        for pair in pairs:
+            if pair[1] and pair not in seen:
+                seen.add(pair)
+                out.append(pair)
+    return tuple(out)
+
+
+def _fabric_records(data: LoadedFabric, used: list[str]) -> list[tuple[str, str]]:
+    """(kind, id) of the GPU and of each link generation, NIC or switch the figures used
+    (``used`` holds link ids and hardware names as the path shows them)."""
+    catalog = data.catalog
+    ids = [("gpus", data.spec.gpu)]
+    by_name = {
+        getattr(record, "name", ""): (kind, record_id)
+        for kind in ("nics", "switches")
+        for record_id, record in catalog.table(kind).items()
+    }
+    for item in dict.fromkeys(used):
+        if item in catalog.links:
+            ids.append(("links", item))
+        elif item in by_name:
+            ids.append(by_name[item])
+    return ids
+
+
+def build_report(
+    launch: LaunchRequest,
+    catalog: Catalog | None = None,
+    host: PluginHost | None = None,
+    image: str | None = None,
+) -> Report:
+    """The report of ``launch.view`` on ``launch.topology``.
+
+    Raises:
+        FabricError: A bad choice (GPU id, op, group, sizes, model, layout): the report is
+            never written half-made.
+    """
+    from fabricui import __version__
+    from fabricui.services.loaded import LoadedFabric
+
+    view = launch.view
+    if view not in VIEW_TITLES:
+        raise ConfigError(f"unknown view {view!r} (one of {', '.join(VIEW_TITLES)})")
+    data = LoadedFabric.load(launch.topology, catalog, host)
+    builder = _BUILDERS[view]
+    tables, notes, links, extra = builder(data, launch, host)
+    created = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    return Report(
+        title=f"{VIEW_TITLES[view]} · {data.label}",
+        command=reproduce_command(launch, view),
+        version=__version__,
+        created=created.isoformat().replace("+00:00", "Z"),
+        summary=topology_summary(data),
+        tables=tuple(tables),
+        notes=tuple(notes),
+        sources=record_sources(data.catalog, _fabric_records(data, links)),
+        image=image,
+        extra=extra,
+    )
+
+
+Built = tuple[list[Table], list[str], list[str], dict[str, Any]]
+
+
+def _path_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
+    from fabricui.units import format_bytes, format_time_us
+
+    src, dst = data.default_pair()
+    if launch.src:
+        src = data.parse_gpu(launch.src)
+    if launch.dst:
+        dst = data.parse_gpu(launch.dst)
+    if dst is None:
+        raise ConfigError(f"topology {data.spec.id} has one GPU: no path to report")
+    if src == dst:
+        raise ConfigError(f"source and destination are the same GPU ({data.fabric.gpu_name(src)})")
+    size = launch.message_size or 2**30
+    report = data.path(src, dst, size)
+    rows = tuple(
+        (
+            str(i + 1),
+            hop.src,
+            hop.dst,
+            hop.link + (f" x{hop.count}" if hop.count > 1 else ""),
+            f"{hop.bw_GBps:.1f}",
+            f"{hop.lat_us:.3f}",
+            f"{hop.src_model or '?'} -> {hop.dst_model or '?'}",
+            "bottleneck" if i == report.bottleneck_hop else "",
+        )
+        for i, hop in enumerate(report.hops)
+    )
+    table = Table(
+        f"{report.src} -> {report.dst}, {len(report.hops)} hops",
+        ("#", "from", "to", "link", "GB/s", "lat us", "hardware", ""),
+        rows,
+        frozenset({0, 4, 5}),
+    )
+    hop = report.hops[report.bottleneck_hop]
+    notes = [
+        f"Bottleneck: {report.bottleneck_GBps:.1f} GB/s per direction at hop "
+        f"{report.bottleneck_hop + 1}, {hop.src} -> {hop.dst} ({hop.link}).",
+        f"Latency: {format_time_us(report.latency_us)} (links, switches and NICs).",
+    ]
+    if report.transfer_us is not None:
+        notes.append(
+            f"Transfer: {format_bytes(size)} in {format_time_us(report.transfer_us)} "
+            "(latency + size / bottleneck)."
+        )
+    used = [name for h in report.hops for name in (h.link, h.src_model, h.dst_model) if name]
+    return [table], notes, used, {"path": report.to_json()}
+
+
+def _pyramid_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
+    tiers = data.pyramid()
+    rows = tuple(
+        (
+            t.name,
+            f"{t.bw_GBps:,.1f}",
+            "-" if t.lat_us is None else f"{t.lat_us:.3f}",
+            t.detail,
+        )
+        for t in tiers
+    )
+    table = Table(
+        "Bandwidth per GPU per direction, fastest tier first",
+        ("tier", "GB/s", "lat us", "from"),
+        rows,
+        frozenset({1, 2}),
+    )
+    notes = [
+        f"{a.name} is {a.bw_GBps / b.bw_GBps:.1f}x {b.name}."
+        for a, b in zip(tiers, tiers[1:])
+        if b.bw_GBps > 0
+    ]
+    links = [h for h in (data.spec.intra.link, data.spec.net.link if data.spec.net else None) if h]
+    return [table], notes, links, {}
+
+
+def _collectives_report(
+    data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None
+) -> Built:
+    from fabricui.services.requests import GROUPS
+    from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep
+    from fabricui.vocabulary import OPS, op_name
+
+    options = dict(launch.options)
+    op = op_name(options.get("op", "all_reduce"))
+    if op is None:
+        raise ConfigError(f"unknown operation {options['op']!r} (one of {', '.join(OPS)})")
+    group = options.get("group", "all")
+    if group not in GROUPS:
+        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUPS)})")
+    text = options.get("sizes", DEFAULT_SIZES)
+    sizes = parse_size_sweep(text, "--sizes") if ":" in text else [parse_size(text)]
+    prediction = data.collective(op, group, sizes)
+    rows = tuple(
+        (
+            format_bytes(float(s)),
+            format_time_us(float(t)),
+            f"{a:.2f}",
+            f"{b:.2f}",
+            str(algo),
+        )
+        for s, t, a, b, algo in zip(
+            prediction.size_bytes,
+            prediction.time_us,
+            prediction.algbw_GBps,
+            prediction.busbw_GBps,
+            prediction.algorithm,
+        )
+    )
+    n = len(data.group_ranks(group))
+    table = Table(
+        f"{op} on {group} ({n} GPUs), nccl-tests' definitions",
+        ("size", "time", "algbw GB/s", "busbw GB/s", "algorithm"),
+        rows,
+        frozenset({0, 1, 2, 3}),
+    )
+    links = list(data.fabric.generations)
+    return [table], [], links, {}
+
+
+def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
+    """The decision table of the model (``--model``, default llama3-70b)."""
+    model_id = dict(launch.options).get("model", "llama3-70b")
+    table = data.decision_table(model_id)
+    rows = tuple(
+        (
+            row.name,
+            _ms(row.comm_us_intra),
+            row.intra_verdict,
+            _ms(row.comm_us_inter),
+            row.inter_verdict,
+            row.note,
+        )
+        for row in table.rows
+    )
+    return (
+        [
+            Table(
+                f"{model_id}: communication per step against compute "
+                f"({_ms(table.step_us)} ms), within a node and across nodes",
+                ("strategy", "intra ms", "intra", "inter ms", "inter", "note"),
+                rows,
+                frozenset({1, 3}),
+            )
+        ],
+        [],
+        list(data.fabric.generations),
+        {"decision_table": table.to_json()},
+    )
+
+
+def _ms(value_us: float | None) -> str:
+    return "-" if value_us is None else f"{value_us / 1e3:,.1f}"
+
+
+def _plugins_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
+    from fabricui.plugins import get_host
+
+    rows = tuple(
+        (
+            row["name"],
+            row["version"] or "",
+            row["source"],
+            row["status"],
+            "; ".join(f"{kind}: {', '.join(keys)}" for kind, keys in row["contributes"].items()),
+        )
+        for row in (host or get_host()).describe()
+    )
+    table = Table("Loaded plugins", ("plugin", "version", "source", "status", "contributes"), rows)
+    return [table], [], [], {}
+
+
+_BUILDERS: dict[str, Any] = {
+    "topology": _path_report,
+    "pyramid": _pyramid_report,
+    "collectives": _collectives_report,
+    "strategies": _strategies_report,
+    "plugins": _plugins_report,
+}

@@ -1,0 +1,130 @@
+"""The save dialog: which format (a Markdown report, the screen as SVG or text) and where;
+the path follows the format until the user edits it, and an existing file is never
+replaced without saying so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, RadioButton, RadioSet
+
+#: Formats offered, with what each writes.
+FORMATS = (
+    ("md", "Markdown report (tables, sources, the SVG beside it)"),
+    ("svg", "the whole view as SVG"),
+    ("txt", "the whole view as plain text"),
+)
+
+
+def free_path(directory: Path, stem: str, suffix: str) -> Path:
+    """``stem.suffix``, or ``stem-2.suffix`` ... : a name no file has (nor its SVG twin)."""
+    n = 1
+    while True:
+        name = stem if n == 1 else f"{stem}-{n}"
+        path = directory / f"{name}.{suffix}"
+        twins = [path] + ([path.with_suffix(".svg")] if suffix == "md" else [])
+        if not any(p.exists() or p.is_symlink() for p in twins):
+            return path
+        n += 1
+
+
+class SaveModal(ModalScreen["tuple[str, Path] | None"]):
+    """Choose a format and a file; dismisses with (format, path) or None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="save.cancel", tooltip="Close without saving"),
+    ]
+    """Escape cancels; enter in the path saves."""
+
+    DEFAULT_CSS = """
+    SaveModal { align: center middle; }
+    SaveModal > Vertical {
+        width: 72; max-width: 95%; height: auto;
+        border: round $primary; background: $panel; padding: 0 1;
+    }
+    SaveModal RadioSet { width: 100%; border: none; }
+    SaveModal #save-buttons { height: auto; align-horizontal: right; }
+    SaveModal #save-error { color: $error; }
+    """
+
+    def __init__(self, view: str, directory: Path) -> None:
+        super().__init__()
+        self.view = view
+        """The view saved (names the default file)."""
+        self.directory = directory
+        """Where new files go by default."""
+        self._auto_path = True
+
+    def _default(self, fmt: str) -> str:
+        """A free name in ``directory``, shown relative to it."""
+        return free_path(self.directory, f"fabricui-{self.view}", fmt).name
+
+    def compose(self) -> ComposeResult:
+        """Formats, the path, Save and Cancel."""
+        with Vertical():
+            yield Label(f"Save the {self.view} view")
+            with RadioSet(id="save-format"):
+                for i, (fmt, text) in enumerate(FORMATS):
+                    yield RadioButton(f"{fmt}: {text}", value=i == 0, id=f"save-{fmt}")
+            yield Input(value=self._default("md"), id="save-path")
+            yield Label("", id="save-error")
+            with Horizontal(id="save-buttons"):
+                yield Button("Save", variant="primary", id="save-ok")
+                yield Button("Cancel", id="save-cancel")
+
+    def on_mount(self) -> None:
+        """Start in the path field."""
+        self.query_one("#save-path", Input).focus()
+
+    @property
+    def format(self) -> str:
+        """The format chosen."""
+        pressed = self.query_one(RadioSet).pressed_button
+        return (pressed.id or "save-md").removeprefix("save-") if pressed else "md"
+
+    @on(RadioSet.Changed)
+    def format_changed(self) -> None:
+        """A new format: a new default name (unless the user typed one)."""
+        if self._auto_path:
+            field = self.query_one("#save-path", Input)
+            field.value = self._default(self.format)
+            self._auto_path = True
+
+    @on(Input.Changed, "#save-path")
+    def path_edited(self, event: Input.Changed) -> None:
+        """The user's own name is kept across format changes."""
+        self._auto_path = event.value == self._default(self.format)
+
+    @on(Input.Submitted, "#save-path")
+    @on(Button.Pressed, "#save-ok")
+    def save(self) -> None:
+        """Close with (format, path) once the path can be written."""
+        from fabricui.errors import FabricError
+        from fabricui.files import check_target
+
+        text = self.query_one("#save-path", Input).value.strip()
+        if not text:
+            self.query_one("#save-error", Label).update("give a file name")
+            return
+        path = Path(text).expanduser()
+        if not path.is_absolute():
+            path = self.directory / path
+        try:
+            check_target(path)
+            if self.format == "md":
+                check_target(path.with_suffix(".svg"))
+        except FabricError as exc:
+            self.query_one("#save-error", Label).update(exc.message)
+            return
+        self.dismiss((self.format, path))
+
+    @on(Button.Pressed, "#save-cancel")
+    def action_cancel(self) -> None:
+        """Close without saving."""
+        self.dismiss(None)

@@ -1,0 +1,58 @@
+"""Admission control: work past the memory budget is refused up front with what fits."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricui.errors import ConfigError
+from fabricui.services import admission
+
+
+def test_budget_from_option_env_or_default(monkeypatch):
+    """--max-memory wins over $FABRICUI_MAX_MEMORY, which wins over the default."""
+    monkeypatch.delenv(admission.ENV_MAX_MEMORY, raising=False)
+    assert admission.memory_budget() == admission.DEFAULT_BUDGET_BYTES
+    monkeypatch.setenv(admission.ENV_MAX_MEMORY, "8G")
+    assert admission.memory_budget() == 8 * 2**30
+    assert admission.memory_budget("512M") == 512 * 2**20
+    with pytest.raises(ConfigError, match="at least 64M"):
+        admission.memory_budget("1k")
+
+
+def test_largest_all_to_all_fits_and_one_more_does_not():
+    """The GPU count offered as advice is the largest whose all-to-all is admitted."""
+    budget = 2 * 2**30
+    n = admission.largest_all_to_all(budget)
+    fits = admission.Work("a", n * (n - 1), "flows", admission.FLOW_BYTES)
+    over = admission.Work("a", (n + 1) * n, "flows", admission.FLOW_BYTES)
+    assert fits.bytes <= budget < over.bytes
+
+
+def test_refusals_are_one_line_with_advice(run_cli):
+    """traffic and all_to_all on 8,192 GPUs, and a 1.9M-GPU cluster, are refused at once."""
+    status, _, err = run_cli("traffic", "-t", "h100-ib-cluster", "--nodes", "1024")
+    assert status == 2 and err.count("\n") == 1
+    assert "67,100,672 flows" in err and "use --gpus" in err
+    status, _, err = run_cli(
+        "collective", "all_to_all", "-t", "h100-ib-cluster", "--nodes", "1024", "--size", "1G"
+    )
+    assert status == 2 and "all_to_all among 8192 GPUs" in err
+    status, _, err = run_cli(
+        "path", "-t", "gb200-nvl72-cluster", "--nodes", "27000", "--src", "0", "--dst", "5"
+    )
+    assert status == 2 and "use --nodes" in err
+    status, out, _ = run_cli(
+        "--max-memory",
+        "200G",
+        "path",
+        "-t",
+        "gb200-nvl72-cluster",
+        "--nodes",
+        "27000",
+        "--src",
+        "0",
+        "--dst",
+        "5",
+        "--json",
+    )
+    assert status == 0 and '"bottleneck_GBps"' in out
