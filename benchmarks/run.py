@@ -79,17 +79,22 @@ def catalog():  # type: ignore[no-untyped-def]
 
 
 def cluster(cat, nodes: int, three_tier: bool = False):  # type: ignore[no-untyped-def]
+    """``h100-ib-cluster`` of ``nodes`` nodes; ``three_tier``: the 100,000-GPU build's
+    network, rail-optimized 400G RoCE on 64 x 800G Spectrum-4 switches (128 ports of 400G
+    each), since three tiers of 64-port NDR switches end at 65,536 ports."""
     from fabricui.fabric import build_fabric
     from fabricui.hwdb.resolve import resolve_topology
 
     spec = resolve_topology("h100-ib-cluster", cat, nodes)
     if three_tier:
-        spec = replace(spec, net=replace(spec.net, layout="three-tier"))
+        net = replace(spec.net, layout="three-tier", link="roce", switch="spectrum-4")
+        spec = replace(spec, net=net)
     return build_fabric(spec, cat)
 
 
 def bench_build(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
-    """Build a rail-optimized three-tier fat-tree of ``gpus`` GPUs: time and peak memory."""
+    """Build a rail-optimized, radix-true three-tier fat-tree of ``gpus`` GPUs (real core
+    switches, whole cables): time and peak memory."""
     nodes = cfg["gpus"] // 8
     tracemalloc.start()
     seconds, fabric = timed(lambda: cluster(cat, nodes, three_tier=True))

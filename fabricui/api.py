@@ -211,9 +211,10 @@ def route_links(fabric: Fabric, src_rank: int, dst_rank: int) -> Any:
 
 def max_min_rates(fabric: Fabric, src: Any, dst: Any) -> Any:
     """Max-min fair rate of every flow ``src[i] -> dst[i]`` (ranks) on an idle fabric [GB/s]."""
+    from fabricui.engine.bulk import bulk_router
     from fabricui.engine.routing import Router
 
-    rates, _ = Router.for_fabric(fabric).bulk().max_min_rates(src, dst)
+    rates, _ = bulk_router(Router.for_fabric(fabric)).max_min_rates(src, dst)
     return rates
 
 

@@ -36,7 +36,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--group",
         choices=GROUPS,
         default="all",
-        help="all GPUs, the GPUs of node 0, or GPU 0 of every node",
+        help="all GPUs, the GPUs of host 0 (node is the same), of scale-up domain 0 (an "
+        "NVLink rack), or GPU 0 of every node",
     )
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument(

@@ -20,7 +20,9 @@ from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 
 def launch_us(group: Group, constants: ModelConstants = DEFAULT) -> float:
     """Fixed per-call cost, higher when one process launches on every GPU of a node."""
-    extra = constants.single_process_us_per_gpu * group.ppn if group.single_process else 0.0
+    extra = (
+        constants.single_process_us_per_gpu * group.ranks_per_host if group.single_process else 0.0
+    )
     return constants.launch_us + extra
 
 
@@ -55,10 +57,20 @@ def staging_penalty(group: Group, op: str, constants: ModelConstants = DEFAULT) 
 def tree_size_efficiency(
     sizes: FloatArray, protocol: str, constants: ModelConstants = DEFAULT
 ) -> FloatArray:
-    """(n_sizes,) fraction of a tree's bandwidth reached at each size (medium sizes stall)."""
+    """(n_sizes,) fraction of a tree's bandwidth reached at each size (medium sizes stall).
+
+    NCCL corrects trees below 512 MiB only (table indices 0-22; its last entry serves
+    NVLS+tree): from 512 MiB a tree runs at its full bandwidth.
+    """
     table = np.asarray(constants.tree_size_efficiency[protocol])
     index = np.floor(np.log2(np.maximum(sizes, 64.0) / 64.0)).astype(np.int64)
-    return table[np.clip(index, 0, table.shape[0] - 1)]
+    return np.where(
+        index >= TREE_CORRECTED_SIZES, 1.0, table[np.clip(index, 0, table.shape[0] - 1)]
+    )
+
+
+#: Sizes (log2 of size / 64 B) that NCCL's tree correction covers: 64 B .. 256 MiB.
+TREE_CORRECTED_SIZES = 23
 
 
 def step_latency_us(
@@ -79,6 +91,7 @@ def alpha_beta(
     spb,
     constants: ModelConstants = DEFAULT,
     fill_bytes: FloatArray | float = 0.0,
+    pipelined: bool = True,
 ) -> FloatArray:  # type: ignore[no-untyped-def]
     """``launch + base + steps + (S + fill) * spb / efficiency`` for every size [us].
 
@@ -91,15 +104,18 @@ def alpha_beta(
         spb: Microseconds per message byte at full (Simple) efficiency.
         constants: Model constants.
         fill_bytes: Bytes' worth of time a pipeline spends filling (per size or one value).
+        pipelined: False for algorithms that are not a pipeline of protocol steps (NVLS
+            reduces in the switch): no protocol setup and no pipeline fill, only the launch
+            and the steps.
     """
     spb_max = float(np.max(spb))
     busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
-    fill = constants.pipeline_fill_us if protocol == "simple" else 0.0
+    fill = constants.pipeline_fill_us if protocol == "simple" and pipelined else 0.0
     alpha = (
         fill
         + launch_us(group, constants)
-        + constants.base_us[protocol]
+        + (constants.base_us[protocol] if pipelined else 0.0)
         + intra_steps * step_latency_us(group, protocol, False, constants)
         + net_steps * step_latency_us(group, protocol, True, constants)
     )
@@ -243,6 +259,9 @@ class Tree(CollectiveAlgorithm):
         intra = 2.0 * (group.ppn - 1)
         net = 2.0 * math.ceil(math.log2(group.n_nodes)) if group.n_nodes > 1 else 0.0
         spb = self.spb(group) / tree_size_efficiency(size_bytes, protocol)
+        if protocol == "ll":
+            # alpha_beta divides by LL's wire efficiency; a tree's LL is slower still.
+            spb = spb * DEFAULT.protocol_efficiency["ll"] / DEFAULT.tree_ll_efficiency
         fill = tree_fill_bytes(size_bytes, protocol, net, channels_for(group))
         return alpha_beta(group, size_bytes, protocol, intra, net, spb, fill_bytes=fill)
 
@@ -287,7 +306,7 @@ class Direct(CollectiveAlgorithm):
         intra, net = (0.0, 1.0) if crosses else (1.0, 0.0)
         # Each peer is a separate send and receive; one process posting for every GPU of its
         # node serialises them.
-        posting = group.ppn if group.single_process else 1
+        posting = group.ranks_per_host if group.single_process else 1
         extra = DEFAULT.p2p_peer_us * (group.n - 1) * posting if op == "all_to_all" else 0.0
         return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op)) + extra
 

@@ -7,10 +7,20 @@ and rates, the tiers where adaptive routing spreads a flow evenly over equal-cos
 twins) whose capacity is the sum of their links: exact for even spreading, and it turns one
 flow into a fixed, short list of resources.
 
-A dragonfly's middle segment comes from its ``Dragonfly`` table and a torus's whole route
-from its ``Torus`` table: one minimal route per flow, so their resources are plain links.
-A fabric with network links but none of these tables (a plugin's builder) is routed pair
-by pair with ``Router.route``: slow, never approximate.
+Cross-rail flows on a rail-optimized fat-tree go through their PXN proxy (``Router``).
+
+A dragonfly is routed adaptively, as Slingshot and other dragonfly routers do (UGAL): a
+flow between groups either spreads over every global bundle of its group pair (minimal),
+or is sent through intermediate groups (Valiant), whichever leaves the busiest resource
+less loaded. Minimal flows load the pair's global bundles as one aggregate and their
+routers' local links as aggregates (weighted by the share of the pair's cables held by
+other routers); Valiant flows load their source group's global egress and their target
+group's global ingress, and their middle hops spread over every global and local link.
+Path queries (an idle fabric) take the minimal route.
+
+A torus's whole route comes from its ``Torus`` table: one dimension-order route per flow,
+so its resources are plain links. A fabric with network links but none of these tables (a
+plugin's builder) is routed pair by pair with ``Router.route``: slow, never approximate.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.engine.capacity import link_capacity_GBps as link_capacity_GBps
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
@@ -27,15 +38,6 @@ from fabricui.fabric.network import Dragonfly, FatTree
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
-
-
-def link_capacity_GBps(fabric: Fabric, socket_max_GBps: float | None = None) -> FloatArray:
-    """(n_links,) achievable bandwidth ``bw * eff``; TCP links capped at the socket ceiling."""
-    capacity = fabric.link_bw_GBps * fabric.link_eff
-    if socket_max_GBps is not None and "tcp" in fabric.generations:
-        tcp = fabric.link_gen == fabric.generations.index("tcp")
-        capacity = np.where(tcp, np.minimum(capacity, socket_max_GBps), capacity)
-    return capacity
 
 
 def _pad(rows: list[list[int]]) -> IntArray:
@@ -71,7 +73,8 @@ class BulkRouter:
         self.fabric = fabric
         router = router or Router.for_fabric(fabric)
         self._router = router
-        g = fabric.gpus_per_node
+        # Templates are per scale-up domain block (a node, or the hosts of an NVL72 rack).
+        g = fabric.gpus_per_domain
         ln = fabric.node_links
         self._ln, self._g = ln, g
         self._torus = fabric.torus
@@ -90,7 +93,8 @@ class BulkRouter:
             self._has_net = self._net is not None and bool((nic_dev0 >= 0).all())
             # Network links but no table to read routes from (e.g. a plugin's builder):
             # route cross-node pairs one by one rather than guess.
-            self._fallback = not self._has_net and fabric.n_links > fabric.nodes * ln
+            self._fallback = not self._has_net and fabric.n_links > fabric.domains * ln
+        self._proxy = router.proxy if self._has_net else None
         if self._has_net:
             self._up = _pad(
                 [
@@ -98,6 +102,35 @@ class BulkRouter:
                     for a, n in zip(gpu_dev0, nic_dev0)
                 ]
             )
+            if self._proxy is not None:
+                # PXN: up routes through the proxy for every (GPU, rail), and the proxy's NIC.
+                rows, via_nic = [], []
+                for a in range(g):
+                    for r in range(self._proxy.shape[1]):
+                        p = int(self._proxy[a, r])
+                        if p < 0:
+                            rows.append(
+                                [
+                                    int(k)
+                                    for k in router._intra(0, int(gpu_dev0[a]), int(nic_dev0[a]))
+                                ]
+                            )
+                            via_nic.append(a)
+                        else:
+                            rows.append(
+                                [
+                                    int(k)
+                                    for k in router._intra(0, int(gpu_dev0[a]), int(gpu_dev0[p]))
+                                ]
+                                + [
+                                    int(k)
+                                    for k in router._intra(0, int(gpu_dev0[p]), int(nic_dev0[p]))
+                                ]
+                            )
+                            via_nic.append(p)
+                self._pxn_up = _pad(rows).reshape(g, self._proxy.shape[1], -1)
+                self._pxn_via = np.asarray(via_nic, dtype=np.int64).reshape(g, -1)
+                self._rail = np.asarray(router.rail_of(np.arange(g)), dtype=np.int64)
             self._down = _pad(
                 [
                     [int(k) for k in router._intra(0, int(n), int(a))]
@@ -107,8 +140,11 @@ class BulkRouter:
             net = self._net
             assert net is not None
             n_nics_total = net.nic_link.shape[0]
-            self._nics_per_node = n_nics_total // fabric.nodes
-            local_nic = fabric.dev_index[nic_dev0]  # (g,) NIC index within the node
+            self._nics_per_node = n_nics_total // fabric.domains
+            # (g,) NIC index within the domain block, in the network's NIC order.
+            per_host = n_nics_total // fabric.nodes
+            host_of = np.arange(g) // fabric.gpus_per_node
+            local_nic = fabric.dev_index[nic_dev0] + host_of * per_host
             self._local_nic = local_nic.astype(np.int64)
             self._n_nic_links = n_nics_total
         self.capacity_GBps = link_capacity_GBps(fabric) if capacity_GBps is None else capacity_GBps
@@ -117,11 +153,14 @@ class BulkRouter:
     # --- resources ---------------------------------------------------------------------
 
     def _build_resources(self) -> None:
-        """Aggregate resources after the links: leaf up/down, pod up/down."""
+        """Aggregate resources after the links: leaf up/down, pod up/down; for a dragonfly,
+        group-pair global bundles, routers' local links, groups' global egress and ingress,
+        and all global and all local links."""
         fabric, cap = self.fabric, self.capacity_GBps
         tree = fabric.tree
         n = fabric.n_links
         self._leaf_up_res = self._leaf_down_res = self._pod_up_res = self._pod_down_res = None
+        self._df_res: dict[str, IntArray] = {}
         extra: list[FloatArray] = []
         if tree is not None and tree.leaf_up.size:
             leafs = tree.leaf_up.shape[0]
@@ -133,8 +172,45 @@ class BulkRouter:
                 pods = tree.spine_up.shape[0]
                 self._pod_up_res = n + np.arange(pods)
                 self._pod_down_res = n + pods + np.arange(pods)
-                extra += [cap[tree.spine_up].sum(axis=1), cap[tree.spine_down].sum(axis=1)]
+                extra += [
+                    cap[tree.spine_up].reshape(pods, -1).sum(axis=1),
+                    cap[tree.spine_down].reshape(pods, -1).sum(axis=1),
+                ]
                 n += 2 * pods
+        df = fabric.dragonfly
+        if df is not None and df.global_link.size:
+            groups, routers = df.groups, df.routers
+            per = df.routers_per_group
+            pair_key = (df.global_src // per) * groups + df.global_dst // per
+            pair_cap = np.bincount(pair_key, weights=cap[df.global_link], minlength=groups * groups)
+            local = df.local
+            valid = local >= 0
+            out_cap = np.where(valid, cap[np.where(valid, local, 0)], 0.0).sum(axis=1)
+            # A router's incoming local links are the outgoing ones of its group mates.
+            in_cap = np.zeros(routers)
+            np.add.at(
+                in_cap,
+                (np.arange(routers)[:, None] // df.routers_per_group) * df.routers_per_group
+                + np.arange(df.routers_per_group)[None, :],
+                np.where(valid, cap[np.where(valid, local, 0)], 0.0),
+            )
+            g_src = df.global_src // df.routers_per_group
+            g_dst = df.global_dst // df.routers_per_group
+            egress = np.bincount(g_src, weights=cap[df.global_link], minlength=groups)
+            ingress = np.bincount(g_dst, weights=cap[df.global_link], minlength=groups)
+            parts = {
+                "pair": pair_cap,
+                "local_out": out_cap,
+                "local_in": in_cap,
+                "egress": egress,
+                "ingress": ingress,
+                "global": np.array([cap[df.global_link].sum()]),
+                "local": np.array([out_cap.sum()]),
+            }
+            for name, values in parts.items():
+                self._df_res[name] = n + np.arange(values.shape[0])
+                extra.append(values)
+                n += values.shape[0]
         self.resource_capacity_GBps = np.concatenate([cap, *extra]) if extra else cap.copy()
 
     # --- assembly ----------------------------------------------------------------------
@@ -149,10 +225,23 @@ class BulkRouter:
             raise EngineError(f"ranks must be within 0..{n - 1}")
         return a, b
 
-    def _segments(self, a: IntArray, b: IntArray, aggregate: bool) -> IntArray:
-        """(n_flows, width) link (or resource) ids of every flow, -1 padded."""
+    def _segments(
+        self, a: IntArray, b: IntArray, aggregate: bool, valiant: bool = False
+    ) -> IntArray:
+        """(n_flows, width) link (or resource) ids of every flow, -1 padded.
+
+        ``aggregate``: resources (links and aggregates) for loads, else one route per flow;
+        ``valiant``: dragonfly flows between groups through intermediate groups.
+        """
+        return self._weighted_segments(a, b, aggregate, valiant)[0]
+
+    def _weighted_segments(
+        self, a: IntArray, b: IntArray, aggregate: bool, valiant: bool = False
+    ) -> tuple[IntArray, FloatArray | None]:
+        """``_segments`` plus the bytes each resource carries per byte of its flow (None:
+        1 everywhere; only a dragonfly's adaptive routing spreads flows unevenly)."""
         if self._torus is not None:
-            return self._torus.paths(a, b)  # one route per flow: no aggregates
+            return self._torus.paths(a, b), None  # one route per flow: no aggregates
         g, ln = self._g, self._ln
         node_a, node_b = a // g, b // g
         la, lb = a % g, b % g
@@ -165,23 +254,33 @@ class BulkRouter:
             pair[same] = np.where(local >= 0, local + (node_a[same] * ln)[:, None], -1)
         if not self._has_net:
             if self._fallback and not same.all():
-                return self._routed_one_by_one(a, b, same, pair)
+                return self._routed_one_by_one(a, b, same, pair), None
             if not same.all():
                 raise EngineError(f"{self.fabric.spec.id}: no network between nodes")
-            return np.where((a == b)[:, None], -1, pair)
+            return np.where((a == b)[:, None], -1, pair), None
         tree = self._net
         assert tree is not None
-        up = self._up[la]
+        if self._proxy is not None:
+            rail_b = self._rail[lb]
+            up = self._pxn_up[la, rail_b]
+            via = self._pxn_via[la, rail_b]
+        else:
+            up, via = self._up[la], la
         up = np.where(up >= 0, up + (node_a * ln)[:, None], -1)
         down = self._down[lb]
         down = np.where(down >= 0, down + (node_b * ln)[:, None], -1)
-        nic_a = node_a * self._nics_per_node + self._local_nic[la]
+        nic_a = node_a * self._nics_per_node + self._local_nic[via]
         nic_b = node_b * self._nics_per_node + self._local_nic[lb]
         nic_up = tree.nic_link[nic_a][:, None]
         nic_down = (tree.nic_link[nic_b] + self._n_nic_links)[:, None]
+        middle_w: FloatArray | None = None
         if isinstance(tree, Dragonfly):
-            # One minimal route per flow: the links themselves are the resources.
-            middle = tree.router_links(tree.router_of_nic[nic_a], tree.router_of_nic[nic_b])
+            ra, rb = tree.router_of_nic[nic_a], tree.router_of_nic[nic_b]
+            if aggregate:
+                middle, middle_w = self._dragonfly_resources(ra, rb, valiant)
+            else:
+                salt = (a * 2654435761 + b) & 0x7FFFFFFF
+                middle = tree.router_links(ra, rb, salt)
         else:
             leaf_a, leaf_b = tree.leaf_of_nic[nic_a], tree.leaf_of_nic[nic_b]
             middle = self._network(leaf_a, leaf_b, a, b, aggregate)
@@ -192,7 +291,13 @@ class BulkRouter:
         out[same, :] = -1
         out[same, : pair.shape[1]] = pair[same]
         out[a == b, :] = -1
-        return out
+        if middle_w is None:
+            return out, None
+        weight = (out >= 0).astype(np.float64)
+        start = up.shape[1] + 1
+        weight[:, start : start + middle.shape[1]] = np.where(middle >= 0, middle_w, 0.0)
+        weight[same] = (out[same] >= 0).astype(np.float64)
+        return out, weight
 
     def _pairs(self, keys: IntArray) -> IntArray:
         """(n_flows, width) node-0 routes of the local pairs ``a * g + b``, -1 padded.
@@ -257,13 +362,108 @@ class BulkRouter:
                 out[cross_pod, 2] = self._pod_down_res[pod_b[cross_pod]]
             return out
         planes = tree.leaf_up.shape[1]
-        plane = ((a * 2654435761 + b) & 0x7FFFFFFF) % planes  # ECMP pick, as Router does
+        salt = (a * 2654435761 + b) & 0x7FFFFFFF
+        plane = salt % planes  # ECMP pick, as Router does
         out[moves, 0] = tree.leaf_up[leaf_a[moves], plane[moves]]
         out[moves, 3] = tree.leaf_down[leaf_b[moves], plane[moves]]
         if tree.spine_up.size:
-            out[cross_pod, 1] = tree.spine_up[pod_a[cross_pod], plane[cross_pod]]
-            out[cross_pod, 2] = tree.spine_down[pod_b[cross_pod], plane[cross_pod]]
+            core = (salt // planes) % tree.spine_up.shape[2]
+            idx = (pod_a[cross_pod], plane[cross_pod], core[cross_pod])
+            out[cross_pod, 1] = tree.spine_up[idx]
+            out[cross_pod, 2] = tree.spine_down[pod_b[cross_pod], plane[cross_pod], core[cross_pod]]
         return out
+
+    #: Most (flow, resource) entries the exact spreading of dragonfly flows may build;
+    #: beyond it, a router's local links count as one aggregate.
+    _MAX_SPREAD = 1 << 25
+
+    def _dragonfly_resources(
+        self, ra: IntArray, rb: IntArray, valiant: bool
+    ) -> tuple[IntArray, FloatArray]:
+        """Resources (and their weights) between two routers under adaptive routing.
+
+        Inside a group: the one local link, or (Valiant) a hop to any router of the group
+        and from it (each of the source's and the target's local links 1/(a-1)). Between
+        groups, minimal: the group pair's global bundles as one aggregate, and the local
+        hops to and from the bundles' routers, each weighted by its bundle's share of the
+        pair's cables. Valiant: a global hop out of the source group
+        from any of its routers (each local link of the source router 1/a), its egress, two
+        global hops over all global links, a local hop in the intermediate group over all
+        local links, the target group's ingress, and a local hop into the target router
+        (1/a from each group mate).
+        """
+        df = self.fabric.dragonfly
+        assert df is not None
+        n = ra.shape[0]
+        per = df.routers_per_group
+        ga, gb = ra // per, rb // per
+        inside = (ga == gb) & (ra != rb)
+        cross = np.flatnonzero(ga != gb)
+        res = self._df_res
+        if valiant and df.groups > 2:
+            width = 2 * per + 4
+        else:
+            p = ga[cross] * df.groups + gb[cross]
+            m = df.pair_start[p + 1] - df.pair_start[p]
+            most = int(m.max()) if m.size else 0
+            width = max(1, 2 * most + 1)
+        if valiant and per > 2:
+            width = max(width, 2 * per)
+        ids = np.full((n, width), -1, dtype=np.int64)
+        w = np.zeros((n, width))
+        if valiant and per > 2:
+            rows = np.flatnonzero(inside)
+            ids[rows, :per] = df.local[ra[rows]]
+            ids[rows, per : 2 * per] = df.local[
+                (rb[rows] // per)[:, None] * per + np.arange(per)[None, :],
+                (rb[rows] % per)[:, None],
+            ]
+            w[rows, : 2 * per] = 1.0 / (per - 1)
+            w = np.where(ids >= 0, w, 0.0)
+        else:
+            ids[inside, 0] = df.local[ra[inside], rb[inside] % per]
+            w[inside, 0] = 1.0
+        if not cross.size or not res:
+            return ids, w
+        src, dst = ra[cross], rb[cross]
+        if valiant and df.groups > 2:
+            ids[cross, :per] = df.local[src]
+            w[cross, :per] = 1.0 / per
+            ids[cross, per : 2 * per] = df.local[
+                (dst // per)[:, None] * per + np.arange(per)[None, :], (dst % per)[:, None]
+            ]
+            w[cross, per : 2 * per] = 1.0 / per
+            tail = 2 * per
+            ids[cross, tail] = res["egress"][ga[cross]]
+            ids[cross, tail + 1] = res["ingress"][gb[cross]]
+            ids[cross, tail + 2] = res["global"][0]
+            ids[cross, tail + 3] = res["local"][0]
+            w[cross, tail : tail + 2] = 1.0
+            w[cross, tail + 2] = 2.0
+            w[cross, tail + 3] = (per - 1) / per
+            return ids, np.where(ids >= 0, w, 0.0)
+        ids[cross, 0] = res["pair"][p]
+        w[cross, 0] = 1.0
+        if cross.size * width > self._MAX_SPREAD:
+            ids[cross, 1] = res["local_out"][src]
+            ids[cross, 2] = res["local_in"][dst]
+            w[cross, 1:3] = 1.0
+            return ids, w
+        k = np.arange(most)[None, :]
+        valid = k < m[:, None]
+        bundle = np.where(valid, df.pair_start[p][:, None] + k, 0)
+        total = np.maximum(np.where(valid, df.global_count[bundle], 0).sum(axis=1), 1)
+        share = np.where(valid, df.global_count[bundle] / total[:, None], 0.0)
+        first, last = df.global_src[bundle], df.global_dst[bundle]
+        hop_out = valid & (first != src[:, None])
+        hop_in = valid & (last != dst[:, None])
+        ids[cross, 1 : 1 + most] = np.where(hop_out, df.local[src[:, None], first % per], -1)
+        w[cross, 1 : 1 + most] = np.where(hop_out, share, 0.0)
+        ids[cross, 1 + most : 1 + 2 * most] = np.where(
+            hop_in, df.local[last, (dst % per)[:, None]], -1
+        )
+        w[cross, 1 + most : 1 + 2 * most] = np.where(hop_in, share, 0.0)
+        return ids, w
 
     # --- queries -----------------------------------------------------------------------
 
@@ -292,43 +492,115 @@ class BulkRouter:
         lat = np.where(valid, hop, 0.0).sum(axis=1)
         return PathMetrics(bottleneck_GBps=bw, latency_us=lat)
 
-    def incidence(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> tuple[IntArray, IntArray]:
+    def incidence(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool = False
+    ) -> tuple[IntArray, IntArray]:
         """(flow, resource) pairs: which links and aggregates each flow loads."""
-        a, b = self._check(src, dst)
-        res = self._segments(a, b, aggregate=True)
-        flow, col = np.nonzero(res >= 0)
-        return flow, res[flow, col]
+        flow, res, _ = self.weighted_incidence(src, dst, valiant)
+        return flow, res
 
-    def loads(self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike) -> FloatArray:
-        """(n_resources,) bytes per message byte on every link and aggregate."""
-        flow, res = self.incidence(src, dst)
+    def weighted_incidence(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool = False
+    ) -> tuple[IntArray, IntArray, FloatArray]:
+        """(flow, resource, weight) triples: the bytes each resource carries per byte of
+        each flow (1 on fat-trees and tori; see ``_dragonfly_resources``).
+
+        Args:
+            src: (n_flows,) source ranks.
+            dst: (n_flows,) destination ranks.
+            valiant: Dragonfly only: route flows between groups through intermediate groups.
+        """
+        a, b = self._check(src, dst)
+        res, weight = self._weighted_segments(a, b, aggregate=True, valiant=valiant)
+        if weight is None:
+            flow, col = np.nonzero(res >= 0)
+            return flow, res[flow, col], np.ones(flow.shape[0])
+        flow, col = np.nonzero((res >= 0) & (weight > 0))
+        return flow, res[flow, col], weight[flow, col]
+
+    def _modes(self) -> tuple[bool, ...]:
+        """Routing modes adaptive routing chooses from: minimal, and on a dragonfly also
+        Valiant (through another group, or another router of the group)."""
+        df = self.fabric.dragonfly
+        if df is None:
+            return (False,)
+        return (False, True) if df.groups > 2 or df.routers_per_group > 2 else (False,)
+
+    def loads(
+        self,
+        src: npt.ArrayLike,
+        dst: npt.ArrayLike,
+        volume: npt.ArrayLike,
+        valiant: bool | None = None,
+    ) -> FloatArray:
+        """(n_resources,) bytes per message byte on every link and aggregate.
+
+        Args:
+            src: (n_flows,) source ranks.
+            dst: (n_flows,) destination ranks.
+            volume: Bytes per message byte of each flow (or one value).
+            valiant: Dragonfly routing mode; None takes the less loaded one (UGAL).
+        """
+        if valiant is None:
+            modes = self._modes()
+            if len(modes) == 1:
+                valiant = modes[0]
+            else:
+                return min(
+                    (self.loads(src, dst, volume, mode) for mode in modes),
+                    key=self._busiest,
+                )
+        flow, res, weight = self.weighted_incidence(src, dst, valiant)
         vol = np.broadcast_to(
             np.asarray(volume, dtype=np.float64), np.asarray(src).reshape(-1).shape
         )
-        return np.bincount(res, weights=vol[flow], minlength=self.resource_capacity_GBps.size)
+        return np.bincount(
+            res, weights=vol[flow] * weight, minlength=self.resource_capacity_GBps.size
+        )
 
-    def seconds_per_byte(
-        self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike
-    ) -> float:
-        """Busiest resource's time per message byte [us per byte] (0 without traffic)."""
-        load = self.loads(src, dst, volume)
+    def _busiest(self, load: FloatArray) -> float:
+        """Busiest resource's time per message byte [us per byte] of a load vector."""
         used = load > 0
         if not used.any():
             return 0.0
         return float(np.max(load[used] / (self.resource_capacity_GBps[used] * 1e3)))
 
+    def seconds_per_byte(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike
+    ) -> float:
+        """Busiest resource's time per message byte [us per byte] (0 without traffic);
+        dragonfly flows take the less loaded routing mode (UGAL)."""
+        return self._busiest(self.loads(src, dst, volume))
+
     def max_min_rates(
-        self, src: npt.ArrayLike, dst: npt.ArrayLike
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool | None = None
     ) -> tuple[FloatArray, FloatArray]:
         """Max-min fair rates of concurrent flows (progressive filling).
 
         Every unfrozen flow grows at the same pace until some resource is full; the flows
-        through it freeze at that rate; repeat.
+        through it freeze at that rate; repeat. On a dragonfly both routing modes are
+        filled and the one delivering more in total is kept (UGAL), unless ``valiant``
+        names one.
 
         Returns:
             (n_flows,) rate of each flow [GB/s], and (n_resources,) load [GB/s].
         """
-        flow, res = self.incidence(src, dst)
+        best: tuple[FloatArray, FloatArray] | None = None
+        for mode in self._modes() if valiant is None else (valiant,):
+            result = self._max_min(src, dst, mode)
+            total = float(np.where(np.isfinite(result[0]), result[0], 0.0).sum())
+            if best is None or total > float(np.where(np.isfinite(best[0]), best[0], 0.0).sum()) * (
+                1 + 1e-9
+            ):
+                best = result
+        assert best is not None
+        return best
+
+    def _max_min(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool
+    ) -> tuple[FloatArray, FloatArray]:
+        """Progressive filling in one routing mode (see ``max_min_rates``)."""
+        flow, res, weight = self.weighted_incidence(src, dst, valiant)
         n_flows = np.asarray(src).reshape(-1).shape[0]
         cap = self.resource_capacity_GBps
         rate = np.zeros(n_flows)
@@ -341,7 +613,7 @@ class BulkRouter:
             live = active[flow]
             if not live.any():
                 break
-            counts = np.bincount(res[live], minlength=cap.size)
+            counts = np.bincount(res[live], weights=weight[live], minlength=cap.size)
             used = counts > 0
             share = np.full(cap.size, np.inf)
             share[used] = remaining[used] / counts[used]
@@ -349,10 +621,11 @@ class BulkRouter:
             rate[active] += step
             remaining -= step * counts
             full = used & (share <= step * (1 + 1e-9))
-            frozen_flows = np.unique(flow[live & full[res]])
-            active[frozen_flows] = False
+            active[flow[live & full[res]]] = False  # flows through a full resource freeze
         load = np.bincount(
-            res, weights=np.where(np.isfinite(rate), rate, 0.0)[flow], minlength=cap.size
+            res,
+            weights=np.where(np.isfinite(rate), rate, 0.0)[flow] * weight,
+            minlength=cap.size,
         )
         return rate, load
 
@@ -371,6 +644,56 @@ class BulkRouter:
         for res_ids, links in pairs:
             if res_ids is None or links is None or not links.size:
                 continue
-            share = resource_load[res_ids] / links.shape[1]
-            np.add.at(load, links, np.repeat(share[:, None], links.shape[1], axis=1))
+            flat = links.reshape(links.shape[0], -1)
+            share = resource_load[res_ids] / flat.shape[1]
+            np.add.at(load, flat, np.repeat(share[:, None], flat.shape[1], axis=1))
+        df = fabric.dragonfly
+        if df is not None and self._df_res:
+            cap = self.capacity_GBps
+            gl = df.global_link
+            per = df.routers_per_group
+            pair = (df.global_src // per) * df.groups + df.global_dst // per
+            pair_res = self._df_res["pair"][pair]
+            pair_cap = self.resource_capacity_GBps[pair_res]
+            spread = resource_load[pair_res] * cap[gl] / np.where(pair_cap > 0, pair_cap, 1.0)
+            egress = self._df_res["egress"][df.global_src // per]
+            ingress = self._df_res["ingress"][df.global_dst // per]
+            share = cap[gl] / self.resource_capacity_GBps[self._df_res["global"][0]]
+            spread += resource_load[self._df_res["global"][0]] * share
+            for agg in (egress, ingress):
+                agg_cap = self.resource_capacity_GBps[agg]
+                spread += resource_load[agg] * cap[gl] / np.where(agg_cap > 0, agg_cap, 1.0)
+            np.add.at(load, gl, spread)
+            # Local aggregates: a router's outgoing and incoming local links, and all of them.
+            valid = df.local >= 0
+            rows, cols = np.nonzero(valid)
+            links = df.local[rows, cols]
+            into = (rows // per) * per + cols  # the router each local link enters
+            res = self._df_res
+            share = np.zeros(links.shape[0])
+            for agg, router in ((res["local_out"], rows), (res["local_in"], into)):
+                agg_cap = self.resource_capacity_GBps[agg[router]]
+                share += (
+                    resource_load[agg[router]] * cap[links] / np.where(agg_cap > 0, agg_cap, 1.0)
+                )
+            all_cap = self.resource_capacity_GBps[res["local"][0]]
+            share += resource_load[res["local"][0]] * cap[links] / max(all_cap, 1e-12)
+            np.add.at(load, links, share)
         return load
+
+
+def bulk_router(router: Router, capacity_GBps: FloatArray | None = None) -> BulkRouter:
+    """The vectorized router over ``router``'s routes: cached on the router for its own
+    capacities, a new one for other capacities (a calibration trial).
+
+    Args:
+        router: The per-pair router whose caches it shares.
+        capacity_GBps: (n_links,) achievable bandwidths [GB/s] (default: the router's).
+    """
+    if capacity_GBps is not None and capacity_GBps is not router.capacity_GBps:
+        return BulkRouter(router.fabric, router, capacity_GBps=capacity_GBps)
+    cached = router.__dict__.get("_bulk")
+    if cached is None:
+        cached = BulkRouter(router.fabric, router, capacity_GBps=router.capacity_GBps)
+        router.__dict__["_bulk"] = cached
+    return cached

@@ -43,6 +43,10 @@ class ModelConstants:
     """Ceiling of LL bus bandwidth across nodes [GB/s]."""
     tree_efficiency: float = 0.92
     """Tree pipelines reach this fraction of the flows' bandwidth (fan-in/fan-out stalls)."""
+    tree_ll_efficiency: float = 1.0 / 3.8
+    """A tree on the LL protocol reaches this fraction of its Simple bandwidth (NCCL's own
+    model divides tree LL by 3.8, where a ring's LL keeps half: every tree step polls the
+    flags of several peers). Replaces LL's wire efficiency for trees. Not fitted."""
     p2p_efficiency: float = 0.85
     """Point-to-point transfers (send/recv, all-to-all) reach this fraction of the flows'
     bandwidth (fewer channels per peer than collectives)."""
@@ -50,8 +54,14 @@ class ModelConstants:
     """Setup of each peer of a point-to-point group (all-to-all issues one send and one
     receive per peer) [us]."""
     nvls_efficiency: tuple[float, float] = (0.72, 0.63)
-    """NVLink SHARP reductions reach this fraction of the NVLink capacity on Hopper and on
-    Blackwell (NCCL's own model rates Blackwell's NVLS 0.74/0.85 of Hopper's)."""
+    """NVLink SHARP all-gather and reduce-scatter reach this fraction of the NVLink capacity
+    on Hopper and on Blackwell (NCCL's own model rates Blackwell's NVLS 0.74/0.85 of
+    Hopper's)."""
+    nvls_allreduce_speedup: tuple[float, float] = (1.30, 1.225)
+    """NVLS all-reduce bus bandwidth over the NVLink port capacity, Hopper and Blackwell:
+    the switch reduces, so a port carries less than a ring's 2(n-1)/n; measured NVLS
+    busbw is this constant multiple of the port from 8 to 72 GPUs (8x H200 480 and 8x B200
+    838 GB/s here; a 72-GPU GB200 rack's 835 GB/s, not fitted, agrees)."""
     socket_max_GBps: float = 8.0
     """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: its helper threads, not the
     line rate, limit it on fast Ethernet."""
@@ -84,8 +94,9 @@ class ModelConstants:
         }
     )
     """Trees reach only part of their bandwidth at medium sizes (pipeline fan-in stalls);
-    index ``log2(size / 64 B)`` from 64 B to 512 MiB, the last value beyond. Values from
-    NCCL's empirical tree correction (shared/data/nccl/nccl_model_facts.md, section 6)."""
+    index ``log2(size / 64 B)`` from 64 B; trees use indices 0-22 (to 256 MiB) and run
+    uncorrected from 512 MiB, as NCCL does. Values from NCCL's empirical tree correction
+    (shared/data/nccl/nccl_model_facts.md, section 6)."""
 
 
 DEFAULT = ModelConstants()

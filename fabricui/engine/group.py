@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.bulk import BulkRouter
+from fabricui.engine.bulk import BulkRouter, bulk_router
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
@@ -81,8 +81,19 @@ class Group:
 
     @cached_property
     def node_of(self) -> IntArray:
-        """(n,) node of each rank."""
+        """(n,) scale-up domain of each rank: what NCCL treats as one node (a server, or
+        every host of an NVL72 rack sharing its NVLink switch)."""
+        return (self.ranks // self.fabric.gpus_per_domain).astype(np.int32)
+
+    @cached_property
+    def host_of(self) -> IntArray:
+        """(n,) host (node id of ``n<host>.g<gpu>``) of each rank."""
         return (self.ranks // self.fabric.gpus_per_node).astype(np.int32)
+
+    @cached_property
+    def ranks_per_host(self) -> int:
+        """Ranks on the busiest host (one process per host drives them with ``-g N``)."""
+        return int(np.bincount(self.host_of).max())
 
     @cached_property
     def nodes(self) -> IntArray:
@@ -136,7 +147,7 @@ class Group:
     @cached_property
     def bulk(self) -> BulkRouter:
         """Vectorized router sharing this group's capacities (loads of many flows at once)."""
-        bulk: BulkRouter = self.router.bulk(self.capacity_GBps)
+        bulk: BulkRouter = bulk_router(self.router, self.capacity_GBps)
         return bulk
 
     def seconds_per_byte(self, src: IntArray, dst: IntArray, volume: FloatArray) -> float:
@@ -222,7 +233,7 @@ class Group:
         for order in self.ring_orders(channels):
             nxt = np.roll(order, -1)
             if mesh:
-                crossing = self.fabric.gpus_per_node
+                crossing = self.fabric.gpus_per_domain
                 keep = (order // crossing) != (nxt // crossing)
                 order, nxt = order[keep], nxt[keep]
             src.append(order)
@@ -295,7 +306,7 @@ class Group:
 
     @cached_property
     def has_nvswitch_reduction(self) -> bool:
-        """Every node's GPUs sit on an NVSwitch that can reduce (NVLS)."""
+        """Every domain's GPUs sit on a scale-up switch that can reduce (NVLS)."""
         fabric = self.fabric
         switches = np.flatnonzero((fabric.dev_kind == DeviceKind.NVSWITCH) & fabric.dev_reduces)
         return bool(switches.size) and self.ppn > 1

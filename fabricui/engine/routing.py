@@ -11,7 +11,13 @@ dictionary look-ups after the first.
 
 Dragonflies and tori are routed from their tables (``Dragonfly.router_links``,
 ``Torus.paths``), the same functions the vectorized router uses: minimal dragonfly routes
-through the groups' gateways, dimension-order torus routes through intermediate chips.
+(an idle fabric's adaptive routing takes them), dimension-order torus routes through
+intermediate chips.
+
+PXN (NCCL's "PCI x NVLink", on by default): on a rail-optimized fat-tree, traffic for a NIC
+on another rail first moves over NVLink to the GPU of the same scale-up domain whose NIC is
+on the destination's rail (the *proxy*), which sends it: the network part stays on one
+rail, under one leaf switch when both nodes share it.
 """
 
 from __future__ import annotations
@@ -124,20 +130,10 @@ class Router:
     def capacity_GBps(self) -> npt.NDArray[np.float64]:
         """(n_links,) achievable bandwidth ``bw * eff`` [GB/s], TCP links capped at what the
         socket transport drives (``ModelConstants.socket_max_GBps``)."""
-        from fabricui.engine.bulk import link_capacity_GBps
+        from fabricui.engine.capacity import link_capacity_GBps
         from fabricui.engine.constants import DEFAULT
 
         return link_capacity_GBps(self.fabric, DEFAULT.socket_max_GBps)
-
-    def bulk(self, capacity_GBps: npt.NDArray[np.float64] | None = None):  # type: ignore[no-untyped-def]
-        """The vectorized router (cached for this router's own capacities)."""
-        from fabricui.engine.bulk import BulkRouter
-
-        if capacity_GBps is not None and capacity_GBps is not self.capacity_GBps:
-            return BulkRouter(self.fabric, self, capacity_GBps=capacity_GBps)
-        if "_bulk" not in self.__dict__:
-            self.__dict__["_bulk"] = BulkRouter(self.fabric, self, capacity_GBps=self.capacity_GBps)
-        return self.__dict__["_bulk"]
 
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric
@@ -151,7 +147,7 @@ class Router:
         intra = fabric.spec.intra
         self._staged = intra.fabric == "pcie" and not intra.p2p
         # Network: each NIC's single cable to its leaf, and the switch-only graph above.
-        net_links = np.arange(fabric.nodes * ln, fabric.n_links, dtype=np.int64)
+        net_links = np.arange(fabric.domains * ln, fabric.n_links, dtype=np.int64)
         is_switch = np.isin(kinds, NETWORK_SWITCHES)
         from_nic = net_links[kinds[fabric.link_src[net_links]] == DeviceKind.NIC]
         to_nic = net_links[kinds[fabric.link_dst[net_links]] == DeviceKind.NIC]
@@ -169,6 +165,63 @@ class Router:
         self._switch_trees: dict[int, npt.NDArray[np.bool_]] = {}
         self._dragonfly = fabric.dragonfly
         self._torus = fabric.torus
+        self.proxy = self._pxn_proxies()
+        """(gpus_per_domain, rails) local GPU that sends for a local GPU to a NIC of that rail
+        (PXN), -1 where the GPU's own NIC is on that rail; None without PXN."""
+
+    @property
+    def rails(self) -> int:
+        """Rails of a rail-optimized network: NICs per host (1 otherwise)."""
+        fabric = self.fabric
+        nic = fabric.gpu_nic[: fabric.gpus_per_node]
+        return int(fabric.dev_index[nic].max()) + 1 if (nic >= 0).all() else 1
+
+    def rail_of(self, rank: int | npt.NDArray[np.int64]):  # type: ignore[no-untyped-def]
+        """Rail (NIC index within its host) of each rank's NIC."""
+        return self.fabric.dev_index[self.fabric.gpu_nic[rank]]
+
+    def _pxn_proxies(self) -> npt.NDArray[np.int64] | None:
+        """PXN's proxy table, or None when PXN does not apply: no rail-optimized fat-tree of
+        several leafs, or no GPU-to-GPU scale-up links to reach a proxy."""
+        fabric = self.fabric
+        net = fabric.spec.net
+        if net is None or not net.rail_optimized or net.layout in ("torus", "dragonfly"):
+            return None
+        if fabric.spec.intra.fabric not in ("nvswitch", "switch", "mesh") or (
+            fabric.gpus_per_domain < 2
+        ):
+            return None
+        # One switch for every NIC: nothing to keep on a rail.
+        first_switches = {int(fabric.link_dst[k]) for k in self._nic_up.values()}
+        if len(first_switches) < 2:
+            return None
+        rails = self.rails
+        if rails < 2:
+            return None
+        g, per_host = fabric.gpus_per_domain, fabric.gpus_per_node
+        local = np.arange(g)
+        rail = np.asarray(self.rail_of(local), dtype=np.int64)
+        proxy = np.full((g, rails), -1, dtype=np.int64)
+        for r in range(rails):
+            on_rail = np.flatnonzero(rail == r)
+            if not on_rail.size:
+                continue
+            host = local // per_host
+            # A GPU of the same host on that rail (same position first), else the domain's.
+            same_host = on_rail[None, :] // per_host == host[:, None]
+            pick = np.where(
+                same_host.any(axis=1), on_rail[np.argmax(same_host, axis=1)], on_rail[0]
+            )
+            proxy[:, r] = np.where(rail == r, -1, pick)
+        return proxy
+
+    def pxn_proxy(self, src_rank: int, dst_rank: int) -> int:
+        """Rank that sends for ``src_rank`` to ``dst_rank``'s NIC (PXN), or -1 for itself."""
+        if self.proxy is None:
+            return -1
+        g = self.fabric.gpus_per_domain
+        local = self.proxy[src_rank % g, int(self.rail_of(dst_rank))]
+        return -1 if local < 0 else (src_rank // g) * g + int(local)
 
     def _intra(self, node: int, a_dev: int, b_dev: int) -> IntArray:
         dn, ln = self.fabric.node_devices, self.fabric.node_links
@@ -197,7 +250,7 @@ class Router:
             return [up, down]
         if self._dragonfly is not None:
             ra, rb = int(fabric.dev_index[leaf_a]), int(fabric.dev_index[leaf_b])
-            middle = self._dragonfly.router_links([ra], [rb])[0]
+            middle = self._dragonfly.router_links([ra], [rb], [salt])[0]
             return [up, *(int(k) for k in middle[middle >= 0]), down]
         tree = self._switch_tree(leaf_a)
         return [up, *self._switch_graph.pick(tree, leaf_a, leaf_b, salt), down]
@@ -224,7 +277,7 @@ class Router:
         up = self._nic_up.get(nic) if nic >= 0 else None
         if up is None:
             raise EngineError(f"{fabric.gpu_name(rank)} has no network uplink")
-        node = rank // fabric.gpus_per_node
+        node = rank // fabric.gpus_per_domain
         gpu = int(fabric.gpu_dev[rank])
         return np.concatenate([self._intra(node, gpu, nic), np.asarray([up], dtype=np.int32)])
 
@@ -242,7 +295,7 @@ class Router:
             EngineError: A rank is out of range or the nodes are not connected.
         """
         fabric = self.fabric
-        g = fabric.gpus_per_node
+        g = fabric.gpus_per_domain
         for rank in (src_rank, dst_rank):
             if not 0 <= rank < fabric.n_gpus:
                 raise EngineError(f"rank {rank} out of range 0..{fabric.n_gpus - 1}")
@@ -260,11 +313,19 @@ class Router:
             return self._intra(node_a, a, b)
         nic_a, nic_b = int(fabric.gpu_nic[src_rank]), int(fabric.gpu_nic[dst_rank])
         if nic_a < 0 or nic_b < 0:
-            raise EngineError(f"{fabric.spec.id}: no network between nodes {node_a} and {node_b}")
+            raise EngineError(
+                f"{fabric.spec.id}: no network between {fabric.gpu_name(src_rank)} and "
+                f"{fabric.gpu_name(dst_rank)}"
+            )
         salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
+        first = [self._intra(node_a, a, nic_a)]
+        proxy = self.pxn_proxy(src_rank, dst_rank)
+        if proxy >= 0:
+            via, nic_a = int(fabric.gpu_dev[proxy]), int(fabric.gpu_nic[proxy])
+            first = [self._intra(node_a, a, via), self._intra(node_a, via, nic_a)]
         return np.concatenate(
             [
-                self._intra(node_a, a, nic_a),
+                *first,
                 np.asarray(self._network(nic_a, nic_b, salt), dtype=np.int32),
                 self._intra(node_b, nic_b, b),
             ]

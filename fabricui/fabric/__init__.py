@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fabricui.fabric.builder import build_fabric
+from fabricui.fabric.build import build_fabric
 from fabricui.fabric.fabric import DeviceKind, Fabric
 
 __all__ = ["DeviceKind", "Fabric", "build_fabric"]

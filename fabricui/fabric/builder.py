@@ -8,6 +8,7 @@ several GPUs or several NIC ports per GPU, a single switch, and two-tier leaf/sp
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,8 @@ from fabricui.fabric.network import (
     Torus,
     build_network,
     build_torus,
+    default_host_block,
+    effective_radix,
     torus_dims,
 )
 from fabricui.model import LinkGeneration, NicSpec, SwitchSpec, TopologySpec
@@ -101,12 +104,14 @@ class _Interner:
         return self._ids[item]
 
 
-def _default_pcie_switches(spec: TopologySpec) -> int:
+def _default_pcie_switches(spec: TopologySpec, c2c: bool = False) -> int:
     """Servers with NVLink put two GPUs (and their NICs) under each PCIe switch; a plain
-    PCIe box, unless its spec says otherwise, has its GPUs on the CPU's root ports."""
+    PCIe box, unless its spec says otherwise, has its GPUs on the CPU's root ports, and a
+    superchip (NVLink-C2C host link) joins each GPU to its Grace directly, the NICs on the
+    Grace's root ports."""
     if spec.intra.pcie_switches is not None:
         return spec.intra.pcie_switches
-    if spec.intra.fabric == "pcie":
+    if spec.intra.fabric == "pcie" or c2c:
         return 0
     return spec.gpus_per_node // 2 if spec.gpus_per_node >= 4 else 0
 
@@ -115,6 +120,72 @@ def _default_sockets(spec: TopologySpec) -> int:
     if spec.intra.sockets is not None:
         return max(1, spec.intra.sockets)
     return 2 if spec.gpus_per_node >= 4 and spec.intra.fabric != "pcie" else 1
+
+
+def _socket_link(catalog: Catalog, spec: TopologySpec, host_link: LinkGeneration) -> str:
+    """The link between a host's CPU sockets: the spec's, else the platform's (Grace CPUs
+    talk over NVLink-C2C, AMD GPU servers have EPYC sockets on Infinity Fabric, other x86
+    servers Intel UPI)."""
+    if spec.intra.socket_link is not None:
+        return spec.intra.socket_link
+    if host_link.family == "nvlink-c2c":
+        return host_link.id
+    if catalog.gpus[spec.gpu].vendor == "amd" and "amd-if-socket" in catalog.links:
+        return "amd-if-socket"
+    return "upi"
+
+
+@dataclass(frozen=True)
+class _ScaleUp:
+    """The scale-up switch of a switch fabric and how GPUs attach to it."""
+
+    link: LinkGeneration
+    """Link generation of the GPU-to-switch links."""
+    per_gpu: int
+    """Links from each GPU into the switch."""
+    switch: SwitchSpec | None
+    """The switch record (None: an NVSwitch the catalog has no record of)."""
+    prefix: str
+    """Device-name prefix (``nvsw``; another family's switch: ``<family>sw``)."""
+    label: str
+    """Short label for views (``NVSw``; else the first word of the switch's name)."""
+
+
+def _scaleup(spec: TopologySpec, catalog: Catalog) -> _ScaleUp | None:
+    """The scale-up switch a switch fabric uses (None for mesh, PCIe or single GPUs).
+
+    Raises:
+        EngineError: ``fabric: switch`` without a switch record for its link.
+    """
+    intra = spec.intra
+    if intra.fabric not in ("nvswitch", "switch"):
+        return None
+    gpu = catalog.gpus[spec.gpu]
+    link = catalog.links[intra.link or (gpu.scaleup_link or "")]
+    per_gpu = (
+        intra.links_per_gpu
+        or (gpu.scaleup_links if gpu.scaleup_link == link.id else 0)
+        or link.links_per_gpu
+        or 1
+    )
+    sw_id = intra.switch
+    if sw_id is None and link.id in DEFAULT_NVSWITCH:
+        sw_id = DEFAULT_NVSWITCH[link.id]
+    if sw_id is None:
+        same = [s for s in catalog.switches.values() if s.family == link.family]
+        sw_id = same[0].id if len(same) == 1 else None
+    switch = catalog.switches.get(sw_id) if sw_id else None
+    if switch is None and intra.fabric == "switch":
+        raise EngineError(f"{spec.id}: intra.switch: no switch record for {link.id}")
+    if switch is None or switch.family == "nvswitch":
+        return _ScaleUp(link, per_gpu, switch, "nvsw", "NVSw")
+    family = re.sub(r"[^a-z0-9]", "", switch.family.lower()) or "scaleup"
+    label = (switch.name.split() or [family])[0][:LABEL_CHARS]
+    return _ScaleUp(link, per_gpu, switch, f"{family}sw", label)
+
+
+#: Longest row label a switch record gives the map (``UALink``).
+LABEL_CHARS = 8
 
 
 def _pick_nic(catalog: Catalog, spec: TopologySpec) -> NicSpec | None:
@@ -162,14 +233,19 @@ def _gpu_nic_map(spec: TopologySpec, n_nic_devices: int) -> list[int]:
     return [(i * n_nic_devices) // g for i in range(g)]
 
 
-def _build_node(
+def _build_host(
     spec: TopologySpec,
     catalog: Catalog,
     gens: _Interner,
     models: _Interner,
     nic_spec: NicSpec | None,
+    scaleup: _ScaleUp | None,
 ):
-    """One node's devices and links (local ids), plus per-GPU NIC and CPU local ids."""
+    """One host's devices and links (local ids), plus per-GPU NIC and CPU local ids.
+
+    With one host per domain the host also holds its scale-up switch (or mesh links); a
+    switch shared by several hosts belongs to the domain block instead (``_add_domain``).
+    """
     gpu = catalog.gpus[spec.gpu]
     intra = spec.intra
     block = _Block()
@@ -178,11 +254,12 @@ def _build_node(
     gpus = [block.device(DeviceKind.GPU, i, 0.0, gpu_model) for i in range(g)]
 
     host_link = catalog.links[intra.host_link or gpu.pcie]
+    c2c = host_link.family == "nvlink-c2c"
     sockets = _default_sockets(spec)
-    n_switches = _default_pcie_switches(spec)
-    cpu_model = models("CPU socket" if host_link.family != "nvlink-c2c" else "Grace CPU")
+    n_switches = _default_pcie_switches(spec, c2c)
+    cpu_model = models("CPU socket" if not c2c else "Grace CPU")
     cpus = [block.device(DeviceKind.CPU, i, 0.0, cpu_model) for i in range(sockets)]
-    socket_link = catalog.links.get(intra.socket_link, None)
+    socket_link = catalog.links.get(_socket_link(catalog, spec, host_link), None)
     if socket_link is not None:
         for a in range(sockets):
             for b in range(a + 1, sockets):
@@ -209,38 +286,40 @@ def _build_node(
 
     for s, sw in enumerate(switches):
         cpu = cpus[(s * sockets) // n_switches]
-        uplink = catalog.links[gpu.pcie] if host_link.family == "nvlink-c2c" else host_link
+        uplink = catalog.links[gpu.pcie] if c2c else host_link
         block.cable(sw, cpu, uplink.bw_GBps, uplink.lat_us, gens(uplink.id), 1)
+    # NVLink-C2C is one link per superchip: a Grace's bandwidth is shared by its GPUs
+    # (GB200: two), so each GPU's C2C hop carries its share.
+    per_socket = -(-g // sockets)
+    host_bw = host_link.bw_GBps / per_socket if c2c else host_link.bw_GBps
     for i, dev in enumerate(gpus):
-        block.cable(dev, host_port(i), host_link.bw_GBps, host_link.lat_us, gens(host_link.id), 1)
+        block.cable(dev, host_port(i), host_bw, host_link.lat_us, gens(host_link.id), 1)
 
-    if intra.fabric in ("nvswitch", "mesh"):
+    if scaleup is not None and spec.hosts_per_domain == 1:
+        sw_spec = scaleup.switch
+        nvsw = block.device(
+            DeviceKind.NVSWITCH,
+            0,
+            sw_spec.lat_us if sw_spec else 0.0,
+            models(sw_spec.name if sw_spec else "NVSwitch"),
+            reduces=bool(sw_spec and sw_spec.in_network_reduction),
+        )
+        link, per_gpu = scaleup.link, scaleup.per_gpu
+        for dev in gpus:
+            block.cable(dev, nvsw, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu)
+    elif intra.fabric == "mesh":
         link = catalog.links[intra.link or (gpu.scaleup_link or "")]
-        if intra.fabric == "nvswitch":
-            per_gpu = intra.links_per_gpu or gpu.scaleup_links or link.links_per_gpu or 1
-            sw_id = intra.switch or DEFAULT_NVSWITCH.get(link.id)
-            sw_spec = catalog.switches.get(sw_id) if sw_id else None
-            nvsw = block.device(
-                DeviceKind.NVSWITCH,
-                0,
-                sw_spec.lat_us if sw_spec else 0.0,
-                models(sw_spec.name if sw_spec else "NVSwitch"),
-                reduces=bool(sw_spec and sw_spec.in_network_reduction),
-            )
-            for dev in gpus:
-                block.cable(dev, nvsw, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu)
-        else:
-            per_pair = intra.links_per_pair
-            for a in range(g):
-                for b in range(a + 1, g):
-                    block.cable(
-                        gpus[a],
-                        gpus[b],
-                        per_pair * link.bw_GBps,
-                        link.lat_us,
-                        gens(link.id),
-                        per_pair,
-                    )
+        per_pair = intra.links_per_pair
+        for a in range(g):
+            for b in range(a + 1, g):
+                block.cable(
+                    gpus[a],
+                    gpus[b],
+                    per_pair * link.bw_GBps,
+                    link.lat_us,
+                    gens(link.id),
+                    per_pair,
+                )
 
     gpu_nic_local = [-1] * g
     nic_ports = 1.0
@@ -261,7 +340,7 @@ def _build_node(
         for k, nic in enumerate(nics):
             first_gpu = mapping.index(k) if k in mapping else (k * g) // n_nic
             port = host_port(first_gpu)
-            if host_link.family == "nvlink-c2c":
+            if c2c:
                 port = gpu_cpu_local[first_gpu]
             if nic_spec is not None and nic_spec.attach == "gpu":
                 port = gpus[first_gpu]  # NIC ports on the accelerator itself (Gaudi)
@@ -271,6 +350,48 @@ def _build_node(
             )
         gpu_nic_local = [nics[m] for m in mapping]
     return block, gpu_nic_local, gpu_cpu_local, nic_ports
+
+
+def _domain_block(
+    host: _Block, spec: TopologySpec, scaleup: _ScaleUp | None, gens: _Interner, models: _Interner
+) -> _Block:
+    """The domain block: ``hosts_per_domain`` copies of the host block, then the switch the
+    hosts share and every GPU's links into it (local ids)."""
+    hosts = spec.hosts_per_domain
+    if hosts == 1:
+        return host
+    dh, lh = len(host.kind), len(host.src)
+    block = _Block()
+    for h in range(hosts):
+        block.kind += host.kind
+        block.reduces += host.reduces
+        block.index += host.index
+        block.lat_us += host.lat_us
+        block.model += host.model
+        block.src += [v + h * dh for v in host.src]
+        block.dst += [v + h * dh for v in host.dst]
+        block.bw += host.bw
+        block.lat += host.lat
+        block.gen += host.gen
+        block.count += host.count
+    assert scaleup is not None  # only switch fabrics span hosts (checked with the spec)
+    sw_spec = scaleup.switch
+    switch = block.device(
+        DeviceKind.NVSWITCH,
+        0,
+        sw_spec.lat_us if sw_spec else 0.0,
+        models(sw_spec.name if sw_spec else "NVSwitch"),
+        reduces=bool(sw_spec and sw_spec.in_network_reduction),
+    )
+    link, per_gpu = scaleup.link, scaleup.per_gpu
+    gpu_local = [i for i, k in enumerate(host.kind) if k == DeviceKind.GPU]
+    for h in range(hosts):
+        for i in gpu_local:
+            block.cable(
+                h * dh + i, switch, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu
+            )
+    del lh
+    return block
 
 
 def _tile(values: list, nodes: int, dtype, offset_step: int = 0) -> np.ndarray:
@@ -298,51 +419,75 @@ def _shift_tree(tree: FatTree, offset: int) -> FatTree:
     )
 
 
-def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
-    """Build the fabric of a topology spec.
+def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
+    """Build the fabric of a topology spec whose network a builder derives (every layout
+    but ``explicit``): node blocks tiled with numpy, then the network block.
 
     Args:
         spec: A checked topology spec (from the catalog or a user file).
         catalog: The hardware database the spec's ids refer to.
 
     Returns:
-        The fabric, with every node an identical block of devices and links.
+        The fabric, with every scale-up domain an identical block of devices and links.
 
     Raises:
-        EngineError: The spec is out of range (no nodes, too many GPUs).
+        EngineError: The spec is out of range (no nodes, too many GPUs, nodes that do not
+            fill whole scale-up domains, a network the switches cannot build).
     """
     if spec.nodes < 1 or spec.gpus_per_node < 1:
         raise EngineError(f"{spec.id}: needs at least one node and one GPU per node")
     if spec.nodes * spec.gpus_per_node > MAX_GPUS:
         raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
-    if spec.net is not None and spec.net.layout == "explicit":  # a real cluster's own graph
-        from fabricui.fabric.explicit import build_explicit
-
-        return build_explicit(spec, catalog)
+    hosts = spec.hosts_per_domain
+    if spec.nodes > hosts and spec.nodes % hosts:
+        raise EngineError(
+            f"{spec.id}: {spec.nodes} nodes do not fill whole scale-up domains of {hosts} hosts "
+            f"(use a multiple of {hosts}, or fewer than {hosts} for one domain)"
+        )
     gens, models = _Interner(), _Interner()
     nic_spec = _pick_nic(catalog, spec)
-    block, gpu_nic_local, gpu_cpu_local, nic_ports = _build_node(
-        spec, catalog, gens, models, nic_spec
+    scaleup = _scaleup(spec, catalog)
+    host, gpu_nic_local, gpu_cpu_local, nic_ports = _build_host(
+        spec, catalog, gens, models, nic_spec, scaleup
     )
+    block = _domain_block(host, spec, scaleup, gens, models)
     nodes = spec.nodes
+    domains = spec.domains
+    dh, lh = len(host.kind), len(host.src)
     dn, ln = len(block.kind), len(block.src)
 
-    kind = _tile(block.kind, nodes, np.int8)
-    reduces = _tile(block.reduces, nodes, np.bool_)
-    index = _tile(block.index, nodes, np.int32)
-    node = np.repeat(np.arange(nodes, dtype=np.int32), dn)
-    lat_dev = _tile(block.lat_us, nodes, np.float64)
-    model = _tile(block.model, nodes, np.int16)
-    src = _tile(block.src, nodes, np.int64, dn)
-    dst = _tile(block.dst, nodes, np.int64, dn)
-    bw = _tile(block.bw, nodes, np.float64)
-    lat = _tile(block.lat, nodes, np.float64)
-    gen = _tile(block.gen, nodes, np.int16)
-    count = _tile(block.count, nodes, np.int16)
+    kind = _tile(block.kind, domains, np.int8)
+    reduces = _tile(block.reduces, domains, np.bool_)
+    index = _tile(block.index, domains, np.int32)
+    # Node (host) of every device: hosts are consecutive inside a domain block; a switch
+    # the hosts share belongs to none of them (-1).
+    local_host = np.full(dn, -1, dtype=np.int64)
+    local_host[: hosts * dh] = np.repeat(np.arange(hosts), dh)
+    if hosts == 1:
+        local_host[:] = 0
+    node = (
+        np.where(
+            local_host[None, :] >= 0,
+            local_host[None, :] + (np.arange(domains, dtype=np.int64) * hosts)[:, None],
+            -1,
+        )
+        .reshape(-1)
+        .astype(np.int32)
+    )
+    lat_dev = _tile(block.lat_us, domains, np.float64)
+    model = _tile(block.model, domains, np.int16)
+    src = _tile(block.src, domains, np.int64, dn)
+    dst = _tile(block.dst, domains, np.int64, dn)
+    bw = _tile(block.bw, domains, np.float64)
+    lat = _tile(block.lat, domains, np.float64)
+    gen = _tile(block.gen, domains, np.int16)
+    count = _tile(block.count, domains, np.int16)
 
     g = spec.gpus_per_node
-    gpu_local = np.flatnonzero(np.asarray(block.kind) == DeviceKind.GPU)
-    offsets = (np.arange(nodes, dtype=np.int64) * dn)[:, None]
+    gpu_local = np.flatnonzero(np.asarray(host.kind) == DeviceKind.GPU)
+    # Host n (domain n // hosts, position n % hosts) starts at this device id.
+    host_ids = np.arange(nodes, dtype=np.int64)
+    offsets = ((host_ids // hosts) * dn + (host_ids % hosts) * dh)[:, None]
     gpu_dev = (gpu_local[None, :] + offsets).reshape(-1)
     gpu_cpu = (np.asarray(gpu_cpu_local)[None, :] + offsets).reshape(-1)
     gpu_nic = np.full(nodes * g, -1, dtype=np.int64)
@@ -350,17 +495,31 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         gpu_nic = (np.asarray(gpu_nic_local)[None, :] + offsets).reshape(-1)
 
     net_parts = None
+    network_plan: tuple[tuple[str, str], ...] = ()
     tree: FatTree | None = None
     dragonfly: Dragonfly | None = None
     torus: Torus | None = None
     if spec.net is not None and spec.net.layout == "torus":
         # Every chip-to-chip link, also inside a node, is in the network block.
         link = catalog.links[spec.net.link]
-        dims = torus_dims(spec.net, nodes * g)
-        network = build_torus(dims, gpu_dev, spec.net.gbps / 8.0 if spec.net.gbps else link.bw_GBps)
+        block_spec = spec.net.host_block
+        block = (
+            tuple(int(b) for b in block_spec) + (1,) * (3 - len(block_spec))
+            if block_spec is not None
+            else default_host_block(g)
+        )
+        dims = torus_dims(spec.net, nodes * g, block)
+        network = build_torus(
+            dims,
+            gpu_dev,
+            spec.net.gbps / 8.0 if spec.net.gbps else link.bw_GBps,
+            g,
+            (block[0], block[1], block[2]),
+        )
+        network_plan = network.plan
         total = network.src.shape[0]
         assert isinstance(network.tree, Torus)
-        torus = network.tree.shifted(nodes * ln)
+        torus = network.tree.shifted(domains * ln)
         net_parts = dict(
             kind=np.zeros(0, dtype=np.int8),
             index=np.zeros(0, dtype=np.int32),
@@ -383,9 +542,9 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         port_bw = gbps / 8.0
         switch = _pick_switch(catalog, net.switch, link)
         sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
-        nic_local = np.flatnonzero(np.asarray(block.kind) == DeviceKind.NIC)
+        nic_local = np.flatnonzero(np.asarray(host.kind) == DeviceKind.NIC)
         ports = max(1, round(nic_ports))
-        base = nodes * dn
+        base = domains * dn
         network = build_network(
             net,
             nodes,
@@ -393,12 +552,13 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
             nic_ports * port_bw,
             ports,
             port_bw,
-            switch.radix,
+            effective_radix(switch.radix, switch.port_Gbps, gbps),
             base,
         )
+        network_plan = (("switch", switch.name), *network.plan)
         n_sw = len(network.kind)
         total = network.src.shape[0]
-        first_link = nodes * ln
+        first_link = domains * ln
         if isinstance(network.tree, Dragonfly):
             dragonfly = network.tree.shifted(first_link)
         else:
@@ -455,6 +615,12 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         gpu=catalog.gpus[spec.gpu],
         node_devices=dn,
         node_links=ln,
+        hosts_per_domain=hosts,
+        host_devices=dh,
+        host_links=lh,
+        scaleup_prefix=scaleup.prefix if scaleup else "nvsw",
+        scaleup_label=scaleup.label if scaleup else "NVSw",
+        network_plan=network_plan,
         tree=tree,
         dragonfly=dragonfly,
         torus=torus,

@@ -112,7 +112,7 @@ def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
         EngineError: The cluster does not fit the spec (host or NIC counts), or a NIC
             device stands for several ports (explicit cabling needs one device per port).
     """
-    from fabricui.fabric.builder import build_fabric
+    from fabricui.fabric.builder import build_tiled
 
     net, cluster = spec.net, spec.cluster
     if net is None or cluster is None or not cluster.switches:
@@ -124,7 +124,7 @@ def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
             f"{per_node} (its node count is fixed; --nodes cannot change it)"
         )
     # One node, built by the built-in builder (its NICs kept, no switches).
-    template = build_fabric(
+    template = build_tiled(
         replace(spec, nodes=1, net=replace(net, layout="single"), cluster=None), catalog
     )
     nic_local = np.flatnonzero(template.dev_kind == DeviceKind.NIC)

@@ -1,22 +1,29 @@
 """The fabric: numpy tables of devices and directed links, laid out node block by node block.
 
-Layout contract (builders keep it, the router relies on it): node ``n`` owns devices
-``[n * node_devices, (n + 1) * node_devices)`` and links ``[n * node_links, (n + 1) *
-node_links)``, every node block identical up to that offset; network devices (leaf, spine,
-core switches, dragonfly routers) and their links follow the node blocks. A torus has no
-network devices: its chip-to-chip links (all of them, also between chips of one node) form
-the network block.
+Layout contract (builders keep it, the router relies on it): the fabric is tiled by
+*scale-up domain* (the GPUs one switch fabric joins: a DGX node, or the 18 hosts of a GB200
+NVL72 rack). Domain ``d`` owns devices ``[d * node_devices, (d + 1) * node_devices)`` and
+links ``[d * node_links, (d + 1) * node_links)``, every domain block identical up to that
+offset. Inside a domain block come its hosts, each an identical block of ``host_devices``
+devices and ``host_links`` links (host ``h`` of domain ``d`` is node ``d * hosts_per_domain
++ h``), then the domain's own devices (its scale-up switch when it spans hosts) and their
+links. With one host per domain (every single-server topology) domain and node are the same.
+Network devices (leaf, spine, core switches, dragonfly routers) and their links follow the
+domain blocks. A torus has no network devices: its chip-to-chip links (all of them, also
+between chips of one node) form the network block.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.fabric.kinds import KIND_PREFIX as KIND_PREFIX
+from fabricui.fabric.kinds import NETWORK_SWITCHES as NETWORK_SWITCHES
+from fabricui.fabric.kinds import DeviceKind as DeviceKind
 from fabricui.model import GpuSpec, LinkGeneration
 from fabricui.model.topology import TopologySpec
 
@@ -25,37 +32,6 @@ if TYPE_CHECKING:
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
-
-
-class DeviceKind(IntEnum):
-    """What a device is; the value is stored in ``Fabric.dev_kind``."""
-
-    GPU = 0
-    CPU = 1
-    PCIE_SWITCH = 2
-    NVSWITCH = 3
-    NIC = 4
-    LEAF = 5
-    SPINE = 6
-    CORE = 7
-    ROUTER = 8
-
-
-#: Short name prefix of each kind, used in device names (``n0.nvsw0``, ``leaf1``).
-KIND_PREFIX = {
-    DeviceKind.GPU: "g",
-    DeviceKind.CPU: "cpu",
-    DeviceKind.PCIE_SWITCH: "pcie",
-    DeviceKind.NVSWITCH: "nvsw",
-    DeviceKind.NIC: "nic",
-    DeviceKind.LEAF: "leaf",
-    DeviceKind.SPINE: "spine",
-    DeviceKind.CORE: "core",
-    DeviceKind.ROUTER: "router",
-}
-
-#: Network switch kinds (above the NICs).
-NETWORK_SWITCHES = (DeviceKind.LEAF, DeviceKind.SPINE, DeviceKind.CORE, DeviceKind.ROUTER)
 
 
 @dataclass(frozen=True)
@@ -124,6 +100,19 @@ class Fabric:
     switch_names: tuple[str, ...] = ()
     """Real names of the network devices (in device order after the node blocks) of an
     imported cluster; empty: names are derived (``leaf3``)."""
+    hosts_per_domain: int = 1
+    """Hosts (nodes) in each scale-up domain block."""
+    host_devices: int = 0
+    """Devices per host block inside a domain block (0: the whole domain block)."""
+    host_links: int = 0
+    """Links per host block inside a domain block (0: the whole domain block)."""
+    scaleup_prefix: str = "nvsw"
+    """Device-name prefix of the scale-up switch, from its record (``nvsw``, ``ualinksw``)."""
+    scaleup_label: str = "NVSw"
+    """Short label of the scale-up switch for the map's rows (``NVSw``, ``UALink``)."""
+    network_plan: tuple[tuple[str, str], ...] = ()
+    """What the network builder chose, as (figure, value) pairs for views (tiers, switch
+    counts, built oversubscription)."""
 
     @property
     def n_devices(self) -> int:
@@ -147,19 +136,52 @@ class Fabric:
 
     @property
     def gpus_per_node(self) -> int:
-        """GPUs per node."""
+        """GPUs per node (host)."""
         return self.spec.gpus_per_node
+
+    @property
+    def domains(self) -> int:
+        """Scale-up domain blocks (equal to ``nodes`` with one host per domain)."""
+        return -(-self.nodes // self.hosts_per_domain)
+
+    @property
+    def gpus_per_domain(self) -> int:
+        """GPUs in each scale-up domain block."""
+        return self.gpus_per_node * self.hosts_per_domain
+
+    def prefix_of(self, kind: DeviceKind) -> str:
+        """Device-name prefix of a kind; the scale-up switch is named by its record."""
+        return self.scaleup_prefix if kind == DeviceKind.NVSWITCH else KIND_PREFIX[kind]
 
     def device_name(self, dev: int) -> str:
         """Stable name of a device: ``n3.g7``, ``n0.nvsw0``, ``n2.nic5``, ``leaf1``,
-        ``router12``, or an imported cluster's real switch name (``LG01-01``)."""
+        ``router12``; a switch shared by the hosts of a domain is ``d<domain>.nvsw0``; an
+        imported cluster's switches keep their real names (``LG01-01``)."""
         node = int(self.dev_node[dev])
-        if node < 0 and self.switch_names:
-            return self.switch_names[dev - self.nodes * self.node_devices]
+        if node < 0 and self.switch_names and dev >= self.domains * self.node_devices:
+            return self.switch_names[dev - self.domains * self.node_devices]
         kind = DeviceKind(int(self.dev_kind[dev]))
-        prefix = KIND_PREFIX[kind]
+        prefix = self.prefix_of(kind)
         index = int(self.dev_index[dev])
-        return f"n{node}.{prefix}{index}" if node >= 0 else f"{prefix}{index}"
+        if node >= 0:
+            return f"n{node}.{prefix}{index}"
+        if dev < self.domains * self.node_devices:
+            return f"d{dev // self.node_devices}.{prefix}{index}"
+        return f"{prefix}{index}"
+
+    def host_device_ids(self, node: int) -> IntArray:
+        """Device ids of one host's own block (its GPUs, CPUs, PCIe switches, NICs)."""
+        per_host = self.host_devices or self.node_devices
+        domain, host = divmod(node, self.hosts_per_domain)
+        start = domain * self.node_devices + host * per_host
+        return np.arange(start, start + per_host, dtype=np.int32)
+
+    def domain_device_ids(self, domain: int) -> IntArray:
+        """Device ids a domain block holds beyond its hosts' (its shared scale-up switch)."""
+        start = domain * self.node_devices + self.hosts_per_domain * (
+            self.host_devices or self.node_devices
+        )
+        return np.arange(start, (domain + 1) * self.node_devices, dtype=np.int32)
 
     def model_of(self, dev: int) -> str:
         """Hardware label of a device (``H100 SXM5``, ``Quantum-2 QM9700``)."""

@@ -1,22 +1,32 @@
-"""The network: one switch, a leaf/spine fabric, a three-tier fat-tree, a dragonfly, or a torus.
+"""The network: one switch, a fat-tree of two or three tiers, a dragonfly, or a torus.
 
-Bundles of parallel cables are single links whose bandwidth is the sum of the cables.
-Three-tier fabrics group leafs into pods, each with its own spines; spine ``i`` of every pod
-connects to core plane ``i`` (the core switches of a plane are one aggregated device, since
-traffic spreads evenly over them). Besides device and link tables the builder returns a
-``FatTree``: the regular structure the vectorized router uses to spread flows over
-equal-cost routes without enumerating them.
+Fat-trees are radix-true: leaf, spine and core counts follow from the switch radix (in
+ports of the NIC rate, so a 64 x 800G switch takes 128 x 400G NICs) and the requested
+oversubscription, cables are whole numbers, and a two-tier fabric that outgrows its radix
+becomes three-tier. Rail-optimized wiring follows the reference architectures: one leaf per
+rail per *scalable unit* (SU), the nodes one leaf's down ports hold. Three tiers group
+leafs into pods (whole SUs), each with its own spines; spine ``i`` of every pod connects to
+the cores of plane ``i``. A spec asking for what the switches cannot build (more ports than
+a switch has, more pods than a core has ports) is a one-line ``EngineError``. Besides
+device and link tables the builder returns a ``FatTree`` (the regular structure the
+vectorized router uses to spread flows over equal-cost routes without enumerating them)
+and the figures it chose (``NetworkBlock.plan``).
 
 A dragonfly (Kim et al., ISCA 2008) has groups of routers, all-to-all inside a group by
-one local cable per router pair, and one global bundle between every pair of groups,
-between a deterministic *gateway* router on each side. NICs fill the routers' terminal
-ports in node-major order. Routing is minimal: router -> (local) gateway -> global ->
-gateway -> (local) router; its ``Dragonfly`` table gives that one path per flow.
+one local cable per router pair, and global cables between groups spread over *all*
+routers of a group: global port ``q`` of a group (router ``q // h``, ``h`` global ports per
+router) leads to the group ``(q mod (groups - 1)) + 1`` ahead, the consecutive arrangement
+of Camarero et al. (ACM TACO 2014), so every router holds global cables and every group
+pair gets ``a * h / (groups - 1)`` of them. NICs fill the routers' terminal ports in
+node-major order. Its ``Dragonfly`` table gives minimal routes (the router's own cable to
+the target group when it has one); adaptive routing (UGAL: minimal or Valiant through an
+intermediate group, whichever is less loaded) is priced by the bulk router.
 
 A torus wires chips directly (TPU ICI): ring links along each of up to three dimensions,
 dimension-order routing (x, then y, then z), the shorter way around each ring (ties go the
-positive way). Its ``Torus`` table holds each chip's outgoing link per dimension and
-direction.
+positive way). Hosts occupy blocks of the torus (a TPU v5p host's 4 chips are a 2 x 2 x 1
+block), so a host's chips are neighbours. Its ``Torus`` table holds each chip's position
+and outgoing link per dimension and direction.
 """
 
 from __future__ import annotations
@@ -49,13 +59,15 @@ class FatTree:
     pod_of_leaf: IntArray
     """(leafs,) pod of each leaf (all 0 without pods)."""
     leaf_up: IntArray
-    """(leafs, spines_per_pod) links leaf -> spine of its pod (empty without spines)."""
+    """(leafs, spines_per_pod) links leaf -> spine (plane) of its pod (empty without
+    spines)."""
     leaf_down: IntArray
     """(leafs, spines_per_pod) links spine -> leaf."""
     spine_up: IntArray
-    """(pods, spines_per_pod) links spine -> core plane (empty without cores)."""
+    """(pods, spines_per_pod, cores_per_plane) links spine -> core of its plane (empty
+    without cores)."""
     spine_down: IntArray
-    """(pods, spines_per_pod) links core plane -> spine."""
+    """(pods, spines_per_pod, cores_per_plane) links core -> spine."""
     direct: IntArray
     """(leafs, leafs) link leaf -> leaf when leafs are joined without spines, else empty."""
 
@@ -67,14 +79,13 @@ def _shift(ids: IntArray, offset: int) -> IntArray:
 
 @dataclass(frozen=True)
 class Dragonfly:
-    """Groups of all-to-all routers joined by global bundles; link ids local to the
-    network block until ``shifted``.
+    """Groups of all-to-all routers joined by global bundles spread over every router;
+    link ids local to the network block until ``shifted``.
 
     Router ``r`` is router ``r % routers_per_group`` of group ``r // routers_per_group``
-    (device ``router<r>``). The bundle between groups ``i`` and ``j`` joins router
-    ``gateway[i, j]`` of group ``i`` to router ``gateway[j, i]`` of group ``j``, where
-    ``gateway[i, j] = ((j - i) mod groups - 1) mod routers_per_group``: group ``i``
-    reaches the next group through its router 0, the one after through router 1, and so on.
+    (device ``router<r>``). Global bundles are directed and sorted by group pair: those
+    from group ``i`` to group ``j`` are ``global_*[pair_start[i * groups + j] :
+    pair_start[i * groups + j + 1]]``.
     """
 
     router_of_nic: IntArray
@@ -85,32 +96,72 @@ class Dragonfly:
     """Routers in each group."""
     local: IntArray
     """(routers, routers_per_group) link router -> router ``j`` of its group (-1: itself)."""
-    gateway: IntArray
-    """(groups, groups) router (index within group ``i``) holding the bundle to group
-    ``j``; -1 on the diagonal."""
+    global_src: IntArray
+    """(n_bundles,) router a directed global bundle leaves."""
+    global_dst: IntArray
+    """(n_bundles,) router it enters (in another group)."""
     global_link: IntArray
-    """(groups, groups) link from group ``i``'s gateway to group ``j``'s; -1 on the diagonal."""
+    """(n_bundles,) its link id."""
+    global_count: IntArray
+    """(n_bundles,) cables in it."""
+    pair_start: IntArray
+    """(groups * groups + 1,) first bundle of each (source group, target group) pair."""
+    own: IntArray
+    """(routers, groups) a bundle leaving this router for that group, -1 when it holds
+    none."""
     global_cables: int
-    """Cables in each global bundle."""
+    """Fewest cables between any two groups."""
 
     @property
     def groups(self) -> int:
         """Number of groups."""
-        return int(self.gateway.shape[0])
+        return int(self.own.shape[1])
 
     @property
     def routers(self) -> int:
         """Number of routers."""
         return int(self.local.shape[0])
 
-    def router_links(self, ra: npt.ArrayLike, rb: npt.ArrayLike) -> IntArray:
+    def pair_bundles(self, ga: int, gb: int) -> IntArray:
+        """Bundle indices from group ``ga`` to group ``gb``."""
+        p = ga * self.groups + gb
+        return np.arange(self.pair_start[p], self.pair_start[p + 1])
+
+    def minimal_bundle(self, ra: IntArray, rb: IntArray, salt: IntArray) -> IntArray:
+        """The global bundle a minimal route takes from router ``ra`` to router ``rb`` (in
+        another group): ``ra``'s own cable to the target group, else one entering ``rb``,
+        else one picked by ``salt`` (a hash of the endpoints)."""
+        per = self.routers_per_group
+        ga, gb = ra // per, rb // per
+        choice = self.own[ra, gb]
+        arrive = self.own[rb, ga]
+        # The reverse of rb's bundle to ga enters rb: bundles are stored in both directions
+        # with the same position within their pair.
+        has_arrive = (choice < 0) & (arrive >= 0)
+        if has_arrive.any():
+            back = arrive[has_arrive]
+            pos = back - self.pair_start[gb[has_arrive] * self.groups + ga[has_arrive]]
+            choice[has_arrive] = (
+                self.pair_start[ga[has_arrive] * self.groups + gb[has_arrive]] + pos
+            )
+        rest = choice < 0
+        if rest.any():
+            p = ga[rest] * self.groups + gb[rest]
+            n = self.pair_start[p + 1] - self.pair_start[p]
+            choice[rest] = self.pair_start[p] + salt[rest] % np.maximum(n, 1)
+        return choice
+
+    def router_links(
+        self, ra: npt.ArrayLike, rb: npt.ArrayLike, salt: npt.ArrayLike = 0
+    ) -> IntArray:
         """(n, 3) links of the minimal route from router ``ra`` to ``rb``, -1 padded.
 
-        Columns: local hop to the gateway, global hop, local hop from the far gateway;
-        same group: only the first column; same router: none.
+        Columns: local hop to the router holding the global bundle, the global bundle, local
+        hop from the router it enters; same group: only the first column; same router: none.
         """
         a_r = np.asarray(ra, dtype=np.int64).reshape(-1)
         b_r = np.asarray(rb, dtype=np.int64).reshape(-1)
+        salt_arr = np.broadcast_to(np.asarray(salt, dtype=np.int64), a_r.shape).copy()
         per = self.routers_per_group
         out = np.full((a_r.shape[0], 3), -1, dtype=np.int64)
         ga, gb = a_r // per, b_r // per
@@ -118,12 +169,12 @@ class Dragonfly:
         out[inside, 0] = self.local[a_r[inside], b_r[inside] % per]
         cross = np.flatnonzero(ga != gb)
         if cross.size:
-            src, dst, g_src, g_dst = a_r[cross], b_r[cross], ga[cross], gb[cross]
-            gw_src = g_src * per + self.gateway[g_src, g_dst]
-            gw_dst = g_dst * per + self.gateway[g_dst, g_src]
+            src, dst = a_r[cross], b_r[cross]
+            bundle = self.minimal_bundle(src, dst, salt_arr[cross])
+            gw_src, gw_dst = self.global_src[bundle], self.global_dst[bundle]
             first = src != gw_src
             out[cross[first], 0] = self.local[src[first], gw_src[first] % per]
-            out[cross, 1] = self.global_link[g_src, g_dst]
+            out[cross, 1] = self.global_link[bundle]
             last = gw_dst != dst
             out[cross[last], 2] = self.local[gw_dst[last], dst[last] % per]
         return out
@@ -143,8 +194,10 @@ class Torus:
     """Chips in a torus of up to three rings; link ids local to the network block until
     ``shifted``.
 
-    Chip (global rank) ``r`` sits at ``x = r % X``, ``y = (r // X) % Y``, ``z = r // (X*Y)``,
-    so the chips of one node are consecutive along x.
+    Hosts hold blocks of ``block`` chips: host ``h`` sits at block ``(h % HX, (h // HX) %
+    HY, h // (HX * HY))`` of the host grid ``(X / bx, Y / by, Z / bz)`` and its chip ``c``
+    at ``(c % bx, (c // bx) % by, c // (bx * by))`` inside the block; ``pos`` holds every
+    chip's coordinates.
     """
 
     dims: tuple[int, int, int]
@@ -152,11 +205,25 @@ class Torus:
     out: IntArray
     """(chips, 3, 2) link chip -> its +1 (``[..., 0]``) and -1 (``[..., 1]``) neighbour
     along each dimension; both the same link when the ring has two chips, -1 when one."""
+    pos: IntArray
+    """(chips, 3) coordinates of every chip (global rank)."""
+    rank_at: IntArray
+    """(X * Y * Z,) chip at ``x + X * (y + Y * z)``."""
+    block: tuple[int, int, int] = (1, 1, 1)
+    """Chips of one host along each dimension."""
 
     @property
     def width(self) -> int:
         """Most hops of any route: ``X//2 + Y//2 + Z//2`` (at least 1)."""
         return max(1, sum(d // 2 for d in self.dims))
+
+    def neighbour(self, ranks: npt.ArrayLike, axis: int, step: int) -> IntArray:
+        """Rank of each chip's neighbour ``step`` chips along ``axis`` (wrapping)."""
+        r = np.asarray(ranks, dtype=np.int64)
+        p = self.pos[r].copy()
+        p[:, axis] = (p[:, axis] + step) % self.dims[axis]
+        x, y, z = self.dims
+        return self.rank_at[p[:, 0] + x * (p[:, 1] + y * p[:, 2])]
 
     def paths(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> IntArray:
         """(n, width) links of the dimension-order route of each chip pair, -1 padded.
@@ -167,28 +234,25 @@ class Torus:
         a = np.asarray(src, dtype=np.int64).reshape(-1)
         b = np.asarray(dst, dtype=np.int64).reshape(-1)
         out = np.full((a.shape[0], self.width), -1, dtype=np.int64)
-        cur = a.copy()
+        cur = self.pos[a].copy()
+        goal = self.pos[b]
+        x_size, y_size, _ = self.dims
         col = 0
-        stride = 1
         for d, size in enumerate(self.dims):
             if size > 1:
-                ca, cb = (a // stride) % size, (b // stride) % size
-                ahead = (cb - ca) % size
+                ahead = (goal[:, d] - cur[:, d]) % size
                 plus = ahead <= size // 2
                 steps = np.where(plus, ahead, size - ahead)
                 direction = np.where(plus, 0, 1)
                 step = np.where(plus, 1, -1)
-                coord = ca
                 for k in range(size // 2):
                     idx = np.flatnonzero(steps > k)
                     if not idx.size:
                         break
-                    out[idx, col + k] = self.out[cur[idx], d, direction[idx]]
-                    moved = (coord[idx] + step[idx]) % size
-                    cur[idx] += (moved - coord[idx]) * stride
-                    coord[idx] = moved
+                    here = self.rank_at[cur[idx, 0] + x_size * (cur[idx, 1] + y_size * cur[idx, 2])]
+                    out[idx, col + k] = self.out[here, d, direction[idx]]
+                    cur[idx, d] = (cur[idx, d] + step[idx]) % size
                 col += size // 2
-            stride *= size
         return out
 
     def shifted(self, offset: int) -> Torus:
@@ -207,6 +271,9 @@ class NetworkBlock:
     bw_GBps: npt.NDArray[np.float64]
     count: IntArray
     tree: FatTree | Dragonfly | Torus
+    plan: tuple[tuple[str, str], ...] = ()
+    """What was built, as (figure, value) pairs (tiers, switch counts, cables, built
+    oversubscription)."""
 
 
 #: Most switch-to-switch bundles a network may have (its link arrays hold two links each).
@@ -219,33 +286,83 @@ def _check_bundles(count: int, what: str) -> None:
         raise EngineError(f"{what} = {count} switch-to-switch bundles exceeds {MAX_BUNDLES}")
 
 
-def _rail_groups(nodes: int, n_nic: int, ports: int, down: int, rail: bool) -> tuple[IntArray, int]:
-    """Leaf of every (node, NIC) and the number of leafs, whole node groups per leaf."""
-    node_ids = np.arange(nodes)[:, None]
-    nic_ids = np.arange(n_nic)[None, :]
-    if rail:
-        per_group = max(1, down // ports)
-        groups = math.ceil(nodes / per_group)
-        return (node_ids // per_group) * n_nic + nic_ids, groups * n_nic
-    per_leaf = max(1, down // (n_nic * ports))
-    return (node_ids // per_leaf) + 0 * nic_ids, math.ceil(nodes / per_leaf)
+def effective_radix(radix: int, switch_port_Gbps: float, nic_port_Gbps: float) -> int:
+    """Ports of the NIC rate one switch offers: each switch port splits into as many NIC-rate
+    ports as fit (a 64 x 800G switch is 128 x 400G with breakout cables)."""
+    if nic_port_Gbps <= 0 or switch_port_Gbps <= nic_port_Gbps:
+        return radix
+    return radix * int(switch_port_Gbps // nic_port_Gbps)
+
+
+def _split_ports(radix: int, oversubscription: float) -> tuple[int, int]:
+    """(down, up) ports of a switch for a down:up capacity ratio, whole ports, at least one
+    of each."""
+    down = max(1, int(radix * oversubscription / (1 + oversubscription)))
+    up = max(1, math.ceil(down / oversubscription))
+    while down + up > radix and down > 1:
+        down -= 1
+        up = max(1, math.ceil(down / oversubscription))
+    return down, up
+
+
+def _spread(total: int, parts: int) -> IntArray:
+    """``total`` cables over ``parts`` bundles as evenly as whole cables allow."""
+    base, extra = divmod(total, parts)
+    return base + (np.arange(parts) < extra).astype(np.int64)
+
+
+def _smallest_divisor(n: int, at_least: float) -> int | None:
+    """Smallest divisor of ``n`` not below ``at_least`` (None when ``at_least > n``)."""
+    for d in range(max(1, math.ceil(at_least)), n + 1):
+        if n % d == 0:
+            return d
+    return None
+
+
+@dataclass(frozen=True)
+class _LeafPlan:
+    """Leaf assignment and port split of a fat-tree."""
+
+    layout: str
+    assign: IntArray
+    leafs: int
+    up: int
+    used: IntArray
 
 
 def plan_leafs(
     net: NetSpec, nodes: int, n_nic: int, ports: int, radix: int
 ) -> tuple[str, IntArray, int]:
-    """Layout actually built, leaf of every (node, NIC), and the number of leafs."""
+    """Layout asked for (``single`` or a tiered fat-tree), leaf of every (node, NIC), and
+    the number of leafs (radix-true; see ``_plan_leafs``)."""
+    plan = _plan_leafs(net, nodes, n_nic, ports, radix)
+    return plan.layout, plan.assign, plan.leafs
+
+
+def _plan_leafs(net: NetSpec, nodes: int, n_nic: int, ports: int, radix: int) -> _LeafPlan:
+    """Leafs of a fat-tree: one per rail per scalable unit (rail-optimized), or whole nodes
+    per leaf; each leaf's uplinks sized for the oversubscription asked.
+
+    Raises:
+        EngineError: A switch cannot hold the ports asked for.
+    """
     total = nodes * n_nic * ports
     layout = net.layout
     if layout == "auto":
         layout = "single" if total <= radix and net.leafs in (None, 1) else "leaf-spine"
     if layout == "single":
-        return layout, np.zeros((nodes, n_nic), dtype=np.int64), 1
+        if total > radix:
+            raise EngineError(
+                f"net.layout single: {total} NIC ports exceed one {radix}-port switch "
+                "(use leaf-spine or auto)"
+            )
+        assign = np.zeros((nodes, n_nic), dtype=np.int64)
+        return _LeafPlan(layout, assign, 1, 0, np.array([total]))
     o = net.oversubscription
-    down = max(1, int(radix * o / (1 + o)))
-    if layout == "leaf-spine" and net.leafs is not None:
+    down, up_full = _split_ports(radix, o)
+    node_ids, nic_ids = np.arange(nodes)[:, None], np.arange(n_nic)[None, :]
+    if net.leafs is not None:
         leafs = net.leafs
-        node_ids, nic_ids = np.arange(nodes)[:, None], np.arange(n_nic)[None, :]
         rails = n_nic if net.rail_optimized else 1
         if net.rail_optimized and leafs >= rails:
             per_rail = leafs // rails
@@ -254,9 +371,37 @@ def plan_leafs(
             assign = (nic_ids * leafs) // rails + 0 * node_ids
         else:
             assign = (node_ids * leafs) // nodes + 0 * nic_ids
-        return layout, assign.astype(np.int64), leafs
-    assign, leafs = _rail_groups(nodes, n_nic, ports, down, net.rail_optimized)
-    return layout, assign.astype(np.int64), leafs
+        used = np.bincount(assign.reshape(-1), minlength=leafs) * ports
+        up = math.ceil(int(used.max()) / o) if leafs > 1 else 0
+        if int(used.max()) + up > radix:
+            need = math.ceil(total / down)
+            raise EngineError(
+                f"net.leafs: {leafs} leaf switches of {radix} ports cannot hold {total} NIC "
+                f"ports with their uplinks (oversubscription {o:g}; at least {need} leafs)"
+            )
+        return _LeafPlan(layout, assign.astype(np.int64), leafs, up, used)
+    if ports > down:
+        raise EngineError(
+            f"a NIC's {ports} ports exceed a leaf's {down} down ports (radix {radix})"
+        )
+    if net.rail_optimized:
+        per_su = max(1, down // ports)  # nodes of one scalable unit: one leaf per rail
+        assign = (node_ids // per_su) * n_nic + nic_ids
+        leafs = math.ceil(nodes / per_su) * n_nic
+    else:
+        per_leaf = down // (n_nic * ports)
+        if per_leaf < 1:
+            raise EngineError(
+                f"a node's {n_nic * ports} NIC ports exceed a leaf's {down} down ports "
+                f"(radix {radix}); use rail_optimized: true"
+            )
+        assign = node_ids // per_leaf + 0 * nic_ids
+        leafs = math.ceil(nodes / per_leaf)
+    used = np.bincount(assign.reshape(-1), minlength=leafs) * ports
+    # Leafs are cabled for a full scalable unit; a cluster smaller than one SU cables what
+    # its leafs use.
+    up = up_full if int(used.max()) >= down else math.ceil(int(used.max()) / o)
+    return _LeafPlan(layout, assign.astype(np.int64), leafs, up if leafs > 1 else 0, used)
 
 
 def build_network(
@@ -277,24 +422,26 @@ def build_network(
         nic_devs: (nodes, nics_per_node) absolute device ids of the NICs.
         nic_bw_GBps: Bandwidth of one NIC device (all its ports) [GB/s].
         ports: Switch ports one NIC device uses.
-        port_bw_GBps: Bandwidth of one port [GB/s].
-        radix: Ports per switch.
+        port_bw_GBps: Bandwidth of one port (and of one switch-to-switch cable) [GB/s].
+        radix: Ports per switch at the NIC port rate (``effective_radix``).
         base: Absolute id of the first switch device.
 
     Returns:
         The network block.
 
     Raises:
-        EngineError: A layout that cannot be built (e.g. too few ports).
+        EngineError: A layout the switches cannot build (one line naming what is missing).
     """
-    from fabricui.fabric.fabric import DeviceKind
+    from fabricui.fabric.kinds import DeviceKind
 
     if net.layout == "dragonfly":
         return build_dragonfly(net, nodes, nic_devs, nic_bw_GBps, ports, port_bw_GBps, radix, base)
+    if net.layout not in ("auto", "single", "leaf-spine", "three-tier"):
+        raise EngineError(f"unknown network layout {net.layout!r}")
     n_nic = nic_devs.shape[1]
-    layout, assign, leafs = plan_leafs(net, nodes, n_nic, ports, radix)
-    o = net.oversubscription
-    leaf_of_nic = assign.reshape(-1)
+    leaf_plan = _plan_leafs(net, nodes, n_nic, ports, radix)
+    layout, leafs, up = leaf_plan.layout, leaf_plan.leafs, leaf_plan.up
+    leaf_of_nic = leaf_plan.assign.reshape(-1)
     nic_flat = nic_devs.reshape(-1)
     n_links = nic_flat.shape[0]
     src = [nic_flat, base + leaf_of_nic]
@@ -304,78 +451,155 @@ def build_network(
     next_link = 2 * n_links
     kind = [int(DeviceKind.LEAF)] * leafs
     index = list(range(leafs))
-    down_bw = np.bincount(leaf_of_nic, minlength=leafs) * nic_bw_GBps
-    up_bw = down_bw / o
     empty = np.zeros((0, 0), dtype=np.int64)
     pod_of_leaf = np.zeros(leafs, dtype=np.int64)
-    leaf_up = leaf_down = spine_up = spine_down = direct = empty
+    leaf_up = leaf_down = direct = empty
+    spine_up = spine_down = np.zeros((0, 0, 0), dtype=np.int64)
+    down_used = int(leaf_plan.used.max())
+    plan: list[tuple[str, str]] = [("switch ports", f"{radix} at the NIC rate")]
 
-    def bundle(a: IntArray, b: IntArray, bw_each: npt.NDArray[np.float64]) -> IntArray:
-        """Add a <-> b bundles; returns the link ids a -> b (b -> a follow them)."""
+    def bundle(a: IntArray, b: IntArray, cables: IntArray) -> IntArray:
+        """Add a <-> b bundles of whole cables; returns the link ids a -> b (b -> a follow)."""
         nonlocal next_link
+        cables = np.asarray(cables, dtype=np.int64)
         src.extend([a, b])
         dst.extend([b, a])
-        bw.append(np.concatenate([bw_each, bw_each]))
-        cables = np.maximum(1, np.round(bw_each / port_bw_GBps))
+        bw.append(np.concatenate([cables, cables]) * port_bw_GBps)
         count.append(np.concatenate([cables, cables]))
         ids = next_link + np.arange(a.shape[0])
         next_link += 2 * a.shape[0]
         return ids
 
-    if layout == "leaf-spine" and leafs > 1 and net.spines == 0:
+    tiers = 1
+    if leafs > 1 and net.spines == 0:
+        if leafs - 1 > up:
+            raise EngineError(
+                f"net.spines 0: {leafs} leafs joined directly need {leafs - 1} uplinks each, "
+                f"they have {up} (radix {radix})"
+            )
         _check_bundles(leafs * (leafs - 1) // 2, f"{leafs} leafs joined directly")
+        per_pair = up // (leafs - 1)
         ia, ib = np.triu_indices(leafs, 1)
-        ab = bundle(base + ia, base + ib, np.minimum(up_bw[ia], up_bw[ib]) / (leafs - 1))
+        ab = bundle(base + ia, base + ib, np.full(ia.shape[0], per_pair))
         direct = np.full((leafs, leafs), -1, dtype=np.int64)
         direct[ia, ib] = ab
         direct[ib, ia] = ab + ia.shape[0]
-    elif layout == "leaf-spine" and leafs > 1:
-        cables = float(np.ceil(up_bw / port_bw_GBps).sum())
-        spines = net.spines or max(1, math.ceil(cables / radix))
-        _check_bundles(leafs * spines, f"{leafs} leafs x {spines} spines")
-        kind += [int(DeviceKind.SPINE)] * spines
-        index += list(range(spines))
-        la = np.repeat(np.arange(leafs), spines)
-        sp = np.tile(np.arange(spines), leafs)
-        up = bundle(base + la, base + leafs + sp, up_bw[la] / spines)
-        leaf_up = up.reshape(leafs, spines)
-        leaf_down = (up + la.shape[0]).reshape(leafs, spines)
-    elif layout == "three-tier":
-        spine_o = net.spine_oversubscription
-        spine_down_ports = max(1, int(radix * spine_o / (1 + spine_o)))
-        leaf_up_ports = max(1, radix - max(1, int(radix * o / (1 + o))))
-        per_pod = max(1, spine_down_ports)
-        if net.rail_optimized:
-            per_pod = max(n_nic, (per_pod // n_nic) * n_nic)
-        pods = math.ceil(leafs / per_pod)
-        pod_cables = np.bincount(
-            pod_of_leaf := np.arange(leafs) // per_pod,
-            weights=np.ceil(up_bw / port_bw_GBps),
-            minlength=pods,
-        )
-        needed = max(1, math.ceil(float(pod_cables.max()) / spine_down_ports))
-        spines_per_pod = max(1, min(leaf_up_ports, net.spines or needed))
-        _check_bundles(leafs * spines_per_pod, f"{leafs} leafs x {spines_per_pod} spines")
-        spine_total = pods * spines_per_pod
-        kind += [int(DeviceKind.SPINE)] * spine_total + [int(DeviceKind.CORE)] * spines_per_pod
-        index += list(range(spine_total)) + list(range(spines_per_pod))
-        la = np.repeat(np.arange(leafs), spines_per_pod)
-        plane = np.tile(np.arange(spines_per_pod), leafs)
-        spine_of = pod_of_leaf[la] * spines_per_pod + plane
-        up = bundle(base + la, base + leafs + spine_of, up_bw[la] / spines_per_pod)
-        leaf_up = up.reshape(leafs, spines_per_pod)
-        leaf_down = (up + la.shape[0]).reshape(leafs, spines_per_pod)
-        pod_down_bw = np.bincount(pod_of_leaf, weights=up_bw, minlength=pods)
-        sp = np.arange(spine_total)
-        to_core = bundle(
-            base + leafs + sp,
-            base + leafs + spine_total + sp % spines_per_pod,
-            pod_down_bw[sp // spines_per_pod] / spines_per_pod / spine_o,
-        )
-        spine_up = to_core.reshape(pods, spines_per_pod)
-        spine_down = (to_core + spine_total).reshape(pods, spines_per_pod)
-    elif layout not in ("single", "leaf-spine"):
-        raise EngineError(f"unknown network layout {layout!r}")
+        plan += [("leafs", f"{leafs}, joined directly, {per_pair} cables per pair")]
+        tiers = 1
+    elif leafs > 1:
+        two_tier_spines: int | None = None
+        if layout != "three-tier":
+            if net.spines is not None:
+                two_tier_spines = net.spines
+            else:
+                two_tier_spines = _smallest_divisor(up, leafs * up / radix)
+        if two_tier_spines is not None:
+            spines = two_tier_spines
+            cables = _spread(up, spines)
+            if int(cables.min()) < 1:
+                raise EngineError(
+                    f"net.spines: {spines} spines need at least one uplink each from every "
+                    f"leaf; leafs have {up} (radix {radix})"
+                )
+            if leafs * int(cables.max()) > radix:
+                raise EngineError(
+                    f"net.spines: {spines} spines of {radix} ports cannot take {leafs} leafs "
+                    f"x {up} uplinks (use more spines, or layout three-tier)"
+                )
+            _check_bundles(leafs * spines, f"{leafs} leafs x {spines} spines")
+            kind += [int(DeviceKind.SPINE)] * spines
+            index += list(range(spines))
+            la = np.repeat(np.arange(leafs), spines)
+            sp = np.tile(np.arange(spines), leafs)
+            ids = bundle(base + la, base + leafs + sp, cables[sp])
+            leaf_up = ids.reshape(leafs, spines)
+            leaf_down = (ids + la.shape[0]).reshape(leafs, spines)
+            tiers = 2
+            per = "x".join(sorted({str(int(c)) for c in cables}))
+            plan += [
+                ("tiers", "2 (leaf, spine)"),
+                ("leafs", f"{leafs}, {down_used} down / {up} up ports"),
+                ("spines", f"{spines}, {per} cables from each leaf"),
+            ]
+        else:
+            tiers = 3
+            spine_o = net.spine_oversubscription
+            spine_down, spine_up_full = _split_ports(radix, spine_o)
+            rails = n_nic if net.rail_optimized else 1
+            if net.spines is not None:
+                per_pod_spines = net.spines
+                cables1 = _spread(up, per_pod_spines)
+                if int(cables1.min()) < 1:
+                    raise EngineError(
+                        f"net.spines: {per_pod_spines} spines per pod need an uplink each "
+                        f"from every leaf; leafs have {up}"
+                    )
+            else:
+                per_pod_spines = up
+                cables1 = np.ones(up, dtype=np.int64)
+            leafs_per_pod = max(1, spine_down // int(cables1.max()))
+            if net.rail_optimized and leafs_per_pod >= rails:
+                leafs_per_pod = (leafs_per_pod // rails) * rails  # whole scalable units
+            pods = math.ceil(leafs / leafs_per_pod)
+            pod_of_leaf = np.arange(leafs, dtype=np.int64) // leafs_per_pod
+            spine_down_used = min(leafs, leafs_per_pod) * int(cables1.max())
+            spine_uplinks = (
+                spine_up_full
+                if spine_down_used >= spine_down
+                else math.ceil(spine_down_used / spine_o)
+            )
+            cores_per_plane = _smallest_divisor(spine_uplinks, pods * spine_uplinks / radix)
+            if cores_per_plane is None:
+                most = radix // 2 * (radix // 2) * radix
+                raise EngineError(
+                    f"{nodes} nodes need {pods} pods, more than a {radix}-port core switch "
+                    f"can join: a three-tier fat-tree of this radix holds about {most} "
+                    f"ports (use oversubscription, a higher-radix switch, or fewer nodes)"
+                )
+            cables2 = spine_uplinks // cores_per_plane
+            spine_total = pods * per_pod_spines
+            cores = per_pod_spines * cores_per_plane
+            _check_bundles(leafs * per_pod_spines, f"{leafs} leafs x {per_pod_spines} spines")
+            _check_bundles(spine_total * cores_per_plane, f"{spine_total} spines x cores")
+            kind += [int(DeviceKind.SPINE)] * spine_total + [int(DeviceKind.CORE)] * cores
+            index += list(range(spine_total)) + list(range(cores))
+            la = np.repeat(np.arange(leafs), per_pod_spines)
+            plane = np.tile(np.arange(per_pod_spines), leafs)
+            spine_of = pod_of_leaf[la] * per_pod_spines + plane
+            ids = bundle(base + la, base + leafs + spine_of, cables1[plane])
+            leaf_up = ids.reshape(leafs, per_pod_spines)
+            leaf_down = (ids + la.shape[0]).reshape(leafs, per_pod_spines)
+            sp = np.repeat(np.arange(spine_total), cores_per_plane)
+            core = (sp % per_pod_spines) * cores_per_plane + np.tile(
+                np.arange(cores_per_plane), spine_total
+            )
+            ids2 = bundle(
+                base + leafs + sp,
+                base + leafs + spine_total + core,
+                np.full(sp.shape[0], cables2),
+            )
+            spine_up = ids2.reshape(pods, per_pod_spines, cores_per_plane)
+            spine_down = (ids2 + sp.shape[0]).reshape(pods, per_pod_spines, cores_per_plane)
+            why = "" if layout == "three-tier" else f": two tiers hold {radix * (radix // 2)} ports"
+            plan += [
+                ("tiers", "3 (leaf, spine, core)" + why),
+                ("leafs", f"{leafs}, {down_used} down / {up} up ports"),
+                ("pods", f"{pods} of {leafs_per_pod} leafs"),
+                (
+                    "spines",
+                    f"{spine_total} ({per_pod_spines} per pod), {spine_down_used} "
+                    f"down / {spine_uplinks} up ports",
+                ),
+                (
+                    "cores",
+                    f"{cores} ({cores_per_plane} per plane), {cables2} cables from each spine",
+                ),
+            ]
+            plan.append(("spine oversubscription", f"{spine_down_used / spine_uplinks:.2f}"))
+    if tiers >= 2 or (leafs > 1 and net.spines == 0):
+        plan.append(("leaf oversubscription", f"{down_used / max(up, 1):.2f}"))
+    else:
+        plan += [("switches", "1")]
     tree = FatTree(
         leaf_of_nic=leaf_of_nic,
         nic_link=np.arange(n_links, dtype=np.int64),
@@ -394,6 +618,7 @@ def build_network(
         bw_GBps=np.concatenate(bw),
         count=np.concatenate(count).astype(np.int64),
         tree=tree,
+        plan=tuple(plan),
     )
 
 
@@ -402,23 +627,25 @@ MAX_GROUPS = 4096
 
 
 def plan_dragonfly(net: NetSpec, ports_total: int, radix: int) -> tuple[int, int, int]:
-    """Groups, routers per group and cables per global bundle of a dragonfly.
+    """Groups, routers per group and the fewest cables between two groups of a dragonfly.
 
     A balanced dragonfly (Kim et al.) gives each router ``p = radix/4`` terminal ports,
     ``a = radix/2`` routers per group (``a - 1`` local ports) and ``h = radix/4`` global
-    ports. Unset sizes follow from the terminal ports needed: ``ceil(ports / p)`` routers,
-    ``a`` per group (fewer when one group holds them all), then as many groups as needed.
-    Global bundles get the group's ``a * h`` global ports spread over the other groups
-    (at least one cable each).
+    ports. Unset sizes follow from the terminal ports needed: ``ceil(ports / p)`` routers in
+    whole groups of ``a`` (a group is a cabinet: a job that fills part of it still has its
+    other routers to route through), then as many groups as needed.
+    A group's ``a * h`` global ports spread over the other groups: ``floor(a * h /
+    (groups - 1))`` cables per pair at least (``global_links`` sets it).
 
     Raises:
-        EngineError: More than ``MAX_GROUPS`` groups.
+        EngineError: More than ``MAX_GROUPS`` groups, or more global cables than a group's
+            routers have ports for.
     """
     p = max(1, radix // 4)
     needed = max(1, math.ceil(ports_total / p))
     groups, per = net.groups, net.routers_per_group
     if groups is None and per is None:
-        per = max(1, min(radix // 2, needed))
+        per = max(1, radix // 2)
         groups = math.ceil(needed / per)
     elif groups is None:
         assert per is not None
@@ -440,6 +667,24 @@ def plan_dragonfly(net: NetSpec, ports_total: int, radix: int) -> tuple[int, int
     return groups, per, cables
 
 
+def _global_ports(net: NetSpec, groups: int, per: int, cables: int, radix: int) -> int:
+    """Global ports per router: radix/4 (balanced), or what ``global_links`` needs.
+
+    Raises:
+        EngineError: The routers have too few ports left for the cables asked for.
+    """
+    if net.global_links is None:
+        return max(1, radix // 4)
+    need = math.ceil(cables * (groups - 1) / per)
+    spare = radix - max(1, radix // 4) - (per - 1)
+    if need > max(spare, 1):
+        raise EngineError(
+            f"net.global_links: {cables} cables to each of {groups - 1} groups need {need} "
+            f"global ports per router; {radix}-port routers have {max(spare, 0)} left"
+        )
+    return need
+
+
 def build_dragonfly(
     net: NetSpec,
     nodes: int,
@@ -452,18 +697,23 @@ def build_dragonfly(
 ) -> NetworkBlock:
     """Routers, local and global bundles of a dragonfly (arguments as ``build_network``).
 
-    NICs (node-major) fill the routers in order, ``ceil(NICs / routers)`` per router, so a
-    router's last ports (or the last routers) may stay empty. Local bundles are one cable;
-    global bundles ``global_links`` cables. Link order: NIC -> router, router -> NIC, then
-    each bundle's two directions (local bundles, then global bundles).
+    NICs (node-major) fill the routers in order, ``radix / 4`` terminal ports each (spread
+    evenly when the spec sets groups or routers), so the last routers may stay empty.
+    Local bundles are one cable.
+    Global cables follow the consecutive arrangement (module docstring); cables between
+    the same two routers form one bundle. Link order: NIC -> router, router -> NIC, then
+    each local bundle's two directions, then each global bundle's.
     """
-    from fabricui.fabric.fabric import DeviceKind
+    from fabricui.fabric.kinds import DeviceKind
 
     nic_flat = nic_devs.reshape(-1)
     n_nics = nic_flat.shape[0]
     groups, per, cables = plan_dragonfly(net, n_nics * ports, radix)
     routers = groups * per
     per_router = math.ceil(n_nics / routers)
+    if net.groups is None and net.routers_per_group is None:
+        # Whole groups: terminals fill routers at radix/4 ports each, the rest stay empty.
+        per_router = max(per_router, max(1, radix // 4) // max(1, ports))
     router_of_nic = np.arange(n_nics, dtype=np.int64) // per_router
     src = [nic_flat, base + router_of_nic]
     dst = [base + router_of_nic, nic_flat]
@@ -486,30 +736,74 @@ def build_dragonfly(
     local[lb, la % per] = ids + m
     next_link += 2 * m
 
-    # Global: one bundle per group pair between the two gateways.
-    gi, gj = np.triu_indices(groups, 1)
-    gateway = np.full((groups, groups), -1, dtype=np.int64)
-    gateway[gi, gj] = ((gj - gi) % groups - 1) % per
-    gateway[gj, gi] = ((gi - gj) % groups - 1) % per
-    ra, rb = gi * per + gateway[gi, gj], gj * per + gateway[gj, gi]
-    m = ra.shape[0]
-    src += [base + ra, base + rb]
-    dst += [base + rb, base + ra]
-    bw.append(np.full(2 * m, cables * port_bw_GBps))
-    count.append(np.full(2 * m, cables, dtype=np.int64))
-    global_link = np.full((groups, groups), -1, dtype=np.int64)
-    ids = next_link + np.arange(m, dtype=np.int64)
-    global_link[gi, gj] = ids
-    global_link[gj, gi] = ids + m
+    # Global: cable k between groups i < j leaves i's port (j - i - 1) + k (g - 1) and j's
+    # port (i - j) mod g - 1 + k (g - 1); a port's router is port // h.
+    global_src = np.zeros(0, dtype=np.int64)
+    global_dst = np.zeros(0, dtype=np.int64)
+    global_count = np.zeros(0, dtype=np.int64)
+    global_link = np.zeros(0, dtype=np.int64)
+    pair_start = np.zeros(groups * groups + 1, dtype=np.int64)
+    own = np.full((routers, groups), -1, dtype=np.int64)
+    fewest = 0
+    if groups > 1:
+        h = _global_ports(net, groups, per, cables, radix)
+        ports_per_group = per * h
+        gi, gj = np.triu_indices(groups, 1)
+        off_i = gj - gi - 1
+        off_j = (gi - gj) % groups - 1
+        if net.global_links is not None:
+            k_max = np.full(gi.shape[0], cables, dtype=np.int64)
+        else:
+            # Every port used once: offset o gets the ports q = o + k (g - 1) < a h.
+            def slots(off: IntArray) -> IntArray:
+                return (ports_per_group - 1 - off) // (groups - 1) + 1
 
+            k_max = np.minimum(slots(off_i), slots(off_j))
+        fewest = int(k_max.min())
+        pair = np.repeat(np.arange(gi.shape[0]), k_max)
+        k = np.arange(pair.shape[0]) - np.repeat(np.cumsum(k_max) - k_max, k_max)
+        ra = gi[pair] * per + (off_i[pair] + k * (groups - 1)) // h
+        rb = gj[pair] * per + (off_j[pair] + k * (groups - 1)) // h
+        # Cables between the same two routers form one bundle.
+        key = ra * routers + rb
+        uniq, n_cables = np.unique(key, return_counts=True)
+        ua, ub = uniq // routers, uniq % routers
+        m = ua.shape[0]
+        src += [base + ua, base + ub]
+        dst += [base + ub, base + ua]
+        bw.append(np.concatenate([n_cables, n_cables]) * port_bw_GBps)
+        count.append(np.concatenate([n_cables, n_cables]).astype(np.int64))
+        ids = next_link + np.arange(m, dtype=np.int64)
+        # Directed bundles (both directions), sorted by (source group, target group) with
+        # the same position in their pair for both directions.
+        d_src = np.concatenate([ua, ub])
+        d_dst = np.concatenate([ub, ua])
+        d_link = np.concatenate([ids, ids + m])
+        d_count = np.concatenate([n_cables, n_cables])
+        rank_in = np.concatenate([np.arange(m), np.arange(m)])
+        pair_key = (d_src // per) * groups + d_dst // per
+        order = np.lexsort((rank_in, pair_key))
+        global_src, global_dst = d_src[order], d_dst[order]
+        global_link, global_count = d_link[order], d_count[order].astype(np.int64)
+        pair_start = np.searchsorted(pair_key[order], np.arange(groups * groups + 1))
+        own[global_src, global_dst // per] = np.arange(global_src.shape[0])
     table = Dragonfly(
         router_of_nic=router_of_nic,
         nic_link=np.arange(n_nics, dtype=np.int64),
         routers_per_group=per,
         local=local,
-        gateway=gateway,
+        global_src=global_src,
+        global_dst=global_dst,
         global_link=global_link,
-        global_cables=int(cables),
+        global_count=global_count,
+        pair_start=pair_start.astype(np.int64),
+        own=own,
+        global_cables=fewest,
+    )
+    plan = (
+        ("switch ports", f"{radix} at the NIC rate"),
+        ("groups", f"{groups} of {per} routers"),
+        ("global cables per group pair", f"{fewest} or more, over every router of a group"),
     )
     return NetworkBlock(
         kind=[int(DeviceKind.ROUTER)] * routers,
@@ -519,34 +813,51 @@ def build_dragonfly(
         bw_GBps=np.concatenate(bw).astype(np.float64),
         count=np.concatenate(count).astype(np.int64),
         tree=table,
+        plan=plan,
     )
 
 
-def torus_shape(chips: int) -> tuple[int, int, int]:
-    """The most cube-like (X, Y, Z), X <= Y <= Z, with ``X * Y * Z == chips`` (smallest
-    ``X + Y + Z``, hence smallest diameter)."""
-    best = (1, 1, chips)
+def default_host_block(chips_per_host: int) -> tuple[int, int, int]:
+    """Chips of one host as a torus block: 4 -> 2 x 2 x 1 (TPU v4/v5p hosts), 8 -> 2 x 2 x 2,
+    2 -> 2 x 1 x 1; other counts a line along x."""
+    return {1: (1, 1, 1), 2: (2, 1, 1), 4: (2, 2, 1), 8: (2, 2, 2)}.get(
+        chips_per_host, (chips_per_host, 1, 1)
+    )
+
+
+def torus_shape(chips: int, block: tuple[int, int, int] = (1, 1, 1)) -> tuple[int, int, int]:
+    """The most cube-like (X, Y, Z) with ``X * Y * Z == chips`` whose sides are multiples
+    of the host block's (smallest ``X + Y + Z``, hence smallest diameter); without such a
+    shape, the most cube-like of any."""
+    best: tuple[int, int, int] | None = None
     x = 1
-    while x * x * x <= chips:
+    while x <= chips:
         if chips % x == 0:
             rest = chips // x
-            y = x
-            while y * y <= rest:
-                if rest % y == 0 and x + y + rest // y < sum(best):
-                    best = (x, y, rest // y)
+            y = 1
+            while y <= rest:
+                if rest % y == 0:
+                    shape = (x, y, rest // y)
+                    fits = all(s % b == 0 for s, b in zip(shape, block))
+                    if fits and (best is None or (sum(shape), shape) < (sum(best), best)):
+                        best = shape
                 y += 1
         x += 1
+    if best is None:
+        return torus_shape(chips) if block != (1, 1, 1) else (1, 1, chips)
     return best
 
 
-def torus_dims(net: NetSpec, chips: int) -> tuple[int, int, int]:
+def torus_dims(
+    net: NetSpec, chips: int, block: tuple[int, int, int] = (1, 1, 1)
+) -> tuple[int, int, int]:
     """(X, Y, Z) of a torus: the spec's (padded with 1s) or the derived shape.
 
     Raises:
         EngineError: The spec's shape does not hold exactly ``chips`` chips.
     """
     if net.torus is None:
-        return torus_shape(chips)
+        return torus_shape(chips, block)
     dims = tuple(int(d) for d in net.torus) + (1,) * (3 - len(net.torus))
     product = dims[0] * dims[1] * dims[2]
     if len(net.torus) > 3 or product != chips:
@@ -555,8 +866,39 @@ def torus_dims(net: NetSpec, chips: int) -> tuple[int, int, int]:
     return dims[0], dims[1], dims[2]
 
 
+def torus_positions(
+    dims: tuple[int, int, int], chips_per_host: int, block: tuple[int, int, int]
+) -> npt.NDArray[np.int64]:
+    """(chips, 3) coordinates of every chip: hosts tile the torus in blocks (``Torus``).
+
+    A block that does not tile the torus (or hold a host's chips) falls back to a line of
+    consecutive chips along x.
+    """
+    chips = dims[0] * dims[1] * dims[2]
+    rank = np.arange(chips, dtype=np.int64)
+    bx, by, bz = block
+    fits = bx * by * bz == chips_per_host and all(d % b == 0 for d, b in zip(dims, block))
+    if not fits:
+        x, y = dims[0], dims[1]
+        return np.stack([rank % x, (rank // x) % y, rank // (x * y)], axis=1)
+    hx, hy = dims[0] // bx, dims[1] // by
+    host, chip = rank // chips_per_host, rank % chips_per_host
+    return np.stack(
+        [
+            (host % hx) * bx + chip % bx,
+            ((host // hx) % hy) * by + (chip // bx) % by,
+            (host // (hx * hy)) * bz + chip // (bx * by),
+        ],
+        axis=1,
+    )
+
+
 def build_torus(
-    dims: tuple[int, int, int], gpu_devs: IntArray, link_bw_GBps: float
+    dims: tuple[int, int, int],
+    gpu_devs: IntArray,
+    link_bw_GBps: float,
+    chips_per_host: int = 1,
+    block: tuple[int, int, int] = (1, 1, 1),
 ) -> NetworkBlock:
     """The chip-to-chip links of a torus (no devices).
 
@@ -566,16 +908,22 @@ def build_torus(
     then the reverse direction.
     """
     chips = int(gpu_devs.shape[0])
-    rank = np.arange(chips, dtype=np.int64)
+    pos = torus_positions(dims, chips_per_host, block)
+    x_size, y_size, _ = dims
+    flat = pos[:, 0] + x_size * (pos[:, 1] + y_size * pos[:, 2])
+    rank_at = np.empty(chips, dtype=np.int64)
+    rank_at[flat] = np.arange(chips, dtype=np.int64)
     out = np.full((chips, 3, 2), -1, dtype=np.int64)
     src: list[IntArray] = []
     dst: list[IntArray] = []
     next_link = 0
-    stride = 1
+    rank = np.arange(chips, dtype=np.int64)
     for d, size in enumerate(dims):
         if size > 1:
-            coord = (rank // stride) % size
-            ahead = rank + (((coord + 1) % size) - coord) * stride
+            coord = pos[:, d]
+            ahead_pos = pos.copy()
+            ahead_pos[:, d] = (coord + 1) % size
+            ahead = rank_at[ahead_pos[:, 0] + x_size * (ahead_pos[:, 1] + y_size * ahead_pos[:, 2])]
             lower = rank[coord == 0] if size == 2 else rank
             upper = ahead[lower]
             m = lower.shape[0]
@@ -589,7 +937,6 @@ def build_torus(
                 out[lower, d, 0] = ids
                 out[upper, d, 1] = ids + m
             next_link += 2 * m
-        stride *= size
     chip_src = np.concatenate(src) if src else np.zeros(0, dtype=np.int64)
     chip_dst = np.concatenate(dst) if dst else np.zeros(0, dtype=np.int64)
     return NetworkBlock(
@@ -599,5 +946,6 @@ def build_torus(
         dst=gpu_devs[chip_dst].astype(np.int64),
         bw_GBps=np.full(next_link, link_bw_GBps),
         count=np.ones(next_link, dtype=np.int64),
-        tree=Torus(dims=dims, out=out),
+        tree=Torus(dims=dims, out=out, pos=pos, rank_at=rank_at, block=block),
+        plan=(("torus", "x".join(str(d) for d in dims)), ("host block", "x".join(map(str, block)))),
     )

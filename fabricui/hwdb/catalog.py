@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
@@ -45,13 +46,18 @@ def shipped_hwdb_dirs() -> list[Path]:
 
 
 def _check_record(
-    doc: YamlDocument, path: tuple, kind: str, record: Any, families: Collection[str] | None
+    doc: YamlDocument,
+    path: tuple,
+    kind: str,
+    record: Any,
+    families: Collection[str] | None,
+    builtin: bool = True,
 ) -> None:
     """Range and vocabulary checks that types alone do not catch."""
     if not str(record.source).strip():
         raise HwdbError(f"{doc.where((*path, 'source'))}: {kind}: 'source' must not be empty")
     if kind == "links":
-        _check_family(doc, path, record.family, families)
+        _check_family(doc, path, record.family, families, builtin)
         check_choice(doc, (*path, "tier"), record.tier, TIERS)
         check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
     if kind == "models" and record.mlp:
@@ -76,13 +82,25 @@ def _check_record(
             )
 
 
+#: A link family a vendor's or user's directory may declare in YAML alone (a scale-up link
+#: with no code): lowercase letters, digits and dashes.
+_NEW_FAMILY = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+
+
 def _check_family(
-    doc: YamlDocument, path: tuple, family: str, families: Collection[str] | None
+    doc: YamlDocument,
+    path: tuple,
+    family: str,
+    families: Collection[str] | None,
+    builtin: bool = True,
 ) -> None:
-    """A link's family must be declared by a loaded plugin (or be a core family)."""
+    """A link's family must be declared by a loaded plugin (or be a core family); outside
+    the database fabricui ships, a directory may name a new one (a vendor's link in YAML)."""
     if not family.strip():
         raise HwdbError(f"{doc.where((*path, 'family'))}: {path[0]}[{path[1]}].family: empty")
     if families is None or family in families:
+        return
+    if not builtin and _NEW_FAMILY.match(family):
         return
     raise HwdbError(
         f"{doc.where((*path, 'family'))}: {path[0]}[{path[1]}].family: {family!r} is not "
@@ -96,6 +114,7 @@ def _load_record_file(
     catalog: Catalog,
     seen: dict[tuple[str, str], str],
     families: Collection[str] | None,
+    builtin: bool = True,
 ) -> None:
     if doc.data is None:
         return
@@ -114,7 +133,7 @@ def _load_record_file(
         for index, item in enumerate(items):
             path = (kind, index)
             record = convert_record(doc, path, RECORD_KINDS[kind], item)
-            _check_record(doc, path, kind, record, families)
+            _check_record(doc, path, kind, record, families, builtin)
             key = (kind, record.id)
             if key in seen:
                 raise HwdbError(
@@ -223,12 +242,14 @@ def load_catalog(
     catalog = Catalog()
     directories = list(dirs) if dirs is not None else shipped_hwdb_dirs()
     topology_docs: list[YamlDocument] = []
+    shipped = {d.resolve() for d in shipped_hwdb_dirs()}
     for directory in directories:
         if not directory.is_dir():
             raise HwdbError(f"{directory}: hardware database directory not found")
         seen: dict[tuple[str, str], str] = {}
+        builtin = directory.resolve() in shipped
         for path in sorted(directory.glob("*.yaml")):
-            _load_record_file(read_yaml(path), catalog, seen, families)
+            _load_record_file(read_yaml(path), catalog, seen, families, builtin)
         topology_docs += [read_yaml(p) for p in sorted((directory / "topologies").glob("*.yaml"))]
     for link_id, (link, origin) in (extra_links or {}).items():
         if link_id not in catalog.links:

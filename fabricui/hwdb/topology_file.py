@@ -9,16 +9,24 @@ from fabricui.errors import HwdbError
 from fabricui.hwdb.plugin_dirs import NeedsPluginError
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
-from fabricui.model.topology import INTRA_FABRICS, NET_LAYOUTS, IntraSpec, TopologySpec
+from fabricui.model.topology import (
+    INTRA_FABRICS,
+    NET_LAYOUTS,
+    SWITCHED_FABRICS,
+    IntraSpec,
+    TopologySpec,
+)
 
 if TYPE_CHECKING:
     from fabricui.hwdb.tables import Catalog
     from fabricui.model import GpuSpec
 
 #: Link families allowed for each intra-node fabric; ``None``: any scale-up link (a direct
-#: GPU-to-GPU mesh works the same whoever makes the link: NVLink, xGMI, a vendor's).
+#: GPU-to-GPU mesh or a scale-up switch works the same whoever makes the link: NVLink,
+#: xGMI, a vendor's new one, which then needs no code).
 _INTRA_FAMILIES: dict[str, tuple[str, ...] | None] = {
     "nvswitch": ("nvlink",),
+    "switch": None,
     "mesh": None,
     "pcie": ("pcie",),
 }
@@ -33,6 +41,7 @@ LIMITS: dict[tuple[str, str], int] = {
     ("intra", "links_per_gpu"): 1024,
     ("intra", "pcie_switches"): 256,
     ("intra", "sockets"): 64,
+    ("intra", "hosts_per_domain"): 1024,
     ("net", "nics_per_node"): 1024,
     ("net", "leafs"): 65536,
     ("net", "spines"): 65536,
@@ -174,8 +183,19 @@ def _check_intra(
         )
     if intra.fabric == "none" and spec.gpus_per_node > 1 and not torus:
         raise _fail(doc, ipath, f"required when gpus_per_node > 1 ({spec.gpus_per_node})")
+    if intra.hosts_per_domain < 1:
+        raise _fail(
+            doc, (*ipath, "hosts_per_domain"), f"must be at least 1 (got {intra.hosts_per_domain})"
+        )
+    if intra.hosts_per_domain > 1 and intra.fabric not in SWITCHED_FABRICS:
+        raise _fail(
+            doc,
+            (*ipath, "hosts_per_domain"),
+            f"only a switch fabric (nvswitch, switch) spans hosts (fabric is {intra.fabric})",
+        )
     if intra.fabric in _INTRA_FAMILIES:
-        if intra.link is None:
+        link_id = intra.link
+        if link_id is None:
             link_id = gpu.scaleup_link if intra.fabric != "pcie" else gpu.pcie
             if link_id is None:
                 raise _fail(doc, (*ipath, "link"), f"required: {gpu.id} has no scale-up link")
@@ -199,6 +219,15 @@ def _check_intra(
                 f"{link.id} is a {link.family} link; {intra.fabric} needs "
                 f"{' or '.join(families)} (got {link.id!r})",
             )
+        if intra.fabric == "switch" and intra.switch is None:
+            family = catalog.links[link_id].family if link_id in catalog.links else ""
+            if len([s for s in catalog.switches.values() if s.family == family]) != 1:
+                raise _fail(
+                    doc,
+                    (*ipath, "switch"),
+                    f"required with fabric switch: name the switch record of {link_id} "
+                    f"(no single catalog switch of family {family!r})",
+                )
 
 
 def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Catalog) -> None:
@@ -267,6 +296,7 @@ _LAYOUT_KEYS = {
     "routers_per_group": "dragonfly",
     "global_links": "dragonfly",
     "torus": "torus",
+    "host_block": "torus",
 }
 
 
@@ -283,8 +313,26 @@ def _check_layout_keys(doc: YamlDocument, npath: KeyPath, spec: TopologySpec) ->
             raise _fail(
                 doc, (*npath, key), f"only applies to layout {layout} (layout is {net.layout})"
             )
-        if key != "torus" and value < 1:
+        if key not in ("torus", "host_block") and value < 1:
             raise _fail(doc, (*npath, key), f"must be at least 1 (got {value})")
+    if net.host_block is not None:
+        block = net.host_block
+        if not 1 <= len(block) <= 3 or min(block) < 1:
+            raise _fail(
+                doc,
+                (*npath, "host_block"),
+                f"expected 1 to 3 chip counts of at least 1 (got {list(block)})",
+            )
+        chips = 1
+        for size in block:
+            chips *= size
+        if chips != spec.gpus_per_node:
+            shape = "x".join(str(d) for d in block)
+            raise _fail(
+                doc,
+                (*npath, "host_block"),
+                f"{shape} = {chips} chips, but a host has {spec.gpus_per_node}",
+            )
     if net.torus is None:
         return
     dims = net.torus

@@ -10,8 +10,13 @@ from dataclasses import dataclass, field, replace
 
 from fabricui.model.cluster import ClusterSpec
 
-#: Intra-node fabrics a builder understands.
-INTRA_FABRICS = ("nvswitch", "mesh", "pcie", "none")
+#: Intra-node fabrics a builder understands: ``switch`` is any scale-up link generation on
+#: the switch its record names (UALink, a plugin's FooLink ...); ``nvswitch`` the same for
+#: NVLink with the NVSwitch of the generation by default.
+INTRA_FABRICS = ("nvswitch", "switch", "mesh", "pcie", "none")
+
+#: Intra-node fabrics whose switch may span several hosts (a scale-up domain).
+SWITCHED_FABRICS = ("nvswitch", "switch")
 
 #: Network layouts: one switch, two or three tiers of switches (fat-trees), a dragonfly of
 #: router groups, a 3D torus of direct chip-to-chip links (no switches, no NICs), or the
@@ -24,9 +29,14 @@ class IntraSpec:
     """How the GPUs of one node are connected."""
 
     fabric: str = "none"
-    """``nvswitch``, ``mesh`` (direct GPU links), ``pcie`` or ``none`` (one GPU per node)."""
+    """``nvswitch`` (NVLink switch), ``switch`` (any scale-up link generation on the switch
+    ``switch`` names), ``mesh`` (direct GPU links), ``pcie`` or ``none`` (one GPU per node)."""
     link: str | None = None
     """Link generation id of the GPU-to-GPU (or GPU-to-switch) links."""
+    hosts_per_domain: int = 1
+    """Switch fabrics only: hosts (nodes) that share one scale-up domain, e.g. 18 compute
+    trays of 4 GPUs in a GB200 NVL72 rack. Node ids stay per host (``n17.g3``); every
+    domain holds this many hosts (``nodes`` is a multiple of it, or smaller: one domain)."""
     links_per_pair: int = 1
     """Mesh only: parallel links between every GPU pair."""
     links_per_gpu: int | None = None
@@ -40,10 +50,12 @@ class IntraSpec:
     """CPU sockets per node (default 2 for 4+ GPUs, else 1)."""
     host_link: str | None = None
     """GPU/NIC host-link generation id (default: the GPU's PCIe generation)."""
-    socket_link: str = "upi"
-    """Link generation id between CPU sockets."""
+    socket_link: str | None = None
+    """Link generation id between CPU sockets (default by platform: NVLink-C2C between
+    Grace CPUs, AMD's socket link on AMD GPU platforms, Intel UPI otherwise)."""
     switch: str | None = None
-    """Switch model id for the NVSwitch (default by NVLink generation)."""
+    """Switch model id of the scale-up switch (``nvswitch``: default by NVLink generation;
+    ``switch``: required unless one catalog switch has the link's family)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +105,10 @@ class NetSpec:
     torus: tuple[int, ...] | None = None
     """Torus only: ring sizes ``[X, Y, Z]`` (1 to 3 entries); their product is the number
     of chips. Default (and after ``--nodes`` changes the chip count): the most cube-like
-    factorization of the chip count."""
+    factorization of the chip count whose sides hold whole host blocks."""
+    host_block: tuple[int, ...] | None = None
+    """Torus only: a host's chips along x, y, z (default by chips per host: 4 -> 2 x 2 x 1
+    as a TPU v5p host, 8 -> 2 x 2 x 2, 2 -> 2 x 1 x 1)."""
 
 
 @dataclass(frozen=True)
@@ -133,14 +148,29 @@ class TopologySpec:
         """Total GPUs in the fabric."""
         return self.nodes * self.gpus_per_node
 
+    @property
+    def hosts_per_domain(self) -> int:
+        """Hosts in each scale-up domain as built: the spec's, or all nodes when fewer."""
+        return max(1, min(self.intra.hosts_per_domain, self.nodes))
+
+    @property
+    def domains(self) -> int:
+        """Scale-up domains (NVLink racks); equal to ``nodes`` when a domain is one host."""
+        return -(-self.nodes // self.hosts_per_domain)
+
     def with_nodes(self, nodes: int) -> TopologySpec:
         """Return a copy with ``nodes`` nodes (``--nodes N``).
 
         A torus whose explicit shape no longer holds the chip count falls back to the
-        derived, most cube-like shape.
+        derived, most cube-like shape; explicit leaf and spine counts describe the size the
+        topology was written for, so another node count derives them from the switch radix.
         """
         spec = replace(self, nodes=nodes)
         net = spec.net
+        rescaled = net is not None and nodes != self.nodes and net.layout != "torus"
+        if rescaled and net is not None and (net.leafs is not None or net.spines is not None):
+            net = replace(net, leafs=None, spines=None)
+            spec = replace(spec, net=net)
         if net is not None and net.layout == "torus" and net.torus is not None:
             chips = 1
             for size in net.torus:

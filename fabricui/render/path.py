@@ -6,6 +6,7 @@ from __future__ import annotations
 from fabricui.engine.evaluate import PathReport
 from fabricui.engine.paths import Hop
 from fabricui.fabric.fabric import Fabric
+from fabricui.fabric.ids import placement
 from fabricui.render.table import text_table
 from fabricui.units import format_bandwidth, format_bytes, format_time_us
 
@@ -17,8 +18,7 @@ def hop_hardware(hop: Hop) -> str:
 
 def render_path(report: PathReport, fabric: Fabric) -> str:
     """The routed path as a table of hops followed by its figures."""
-    same_node = report.src.split(".")[0] == report.dst.split(".")[0]
-    where = "same node" if same_node else "different nodes"
+    where = placement(fabric, report.src, report.dst)
     n = len(report.hops)
     lines = [f"{report.topology}: {report.src} -> {report.dst} ({where}, {n} hop{'s' * (n != 1)})"]
     rows = [("#", "from", "to", "link", "GB/s", "lat us", "")]

@@ -74,8 +74,10 @@ def group_ranks(
             raise ConfigError(f"--gpus must be within 1..{fabric.n_gpus} (got {gpus})")
         return np.arange(gpus, dtype=np.int64)
     g = fabric.gpus_per_node
-    if group == "node":
+    if group in ("node", "host"):
         return np.arange(g, dtype=np.int64)
+    if group == "domain":
+        return np.arange(min(fabric.gpus_per_domain, fabric.n_gpus), dtype=np.int64)
     if group == "per-node":
         return np.arange(fabric.nodes, dtype=np.int64) * g
     if group != "all":

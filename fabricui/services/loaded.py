@@ -204,15 +204,11 @@ class LoadedFabric:
             )
 
     def group_ranks(self, group: str) -> npt.NDArray[np.int64]:
-        """Ranks of a named group: ``all``, ``node`` (node 0) or ``per-node`` (GPU 0 of each)."""
-        import numpy as np
+        """Ranks of a named group (``services.requests.GROUPS``: all, host or node, domain,
+        per-node), as ``fabricui collective --group`` picks them."""
+        from fabricui.services.collective import group_ranks
 
-        fabric = self.fabric
-        if group == "node":
-            return np.arange(fabric.gpus_per_node, dtype=np.int64)
-        if group == "per-node":
-            return np.arange(fabric.nodes, dtype=np.int64) * fabric.gpus_per_node
-        return np.arange(fabric.n_gpus, dtype=np.int64)
+        return group_ranks(self.fabric, group)
 
     def collective(self, op: str, group: str, sizes: Sequence[int]) -> Prediction:
         """Predict ``op`` on a named group for each size (``evaluate_collective``).

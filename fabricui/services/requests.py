@@ -18,8 +18,10 @@ if TYPE_CHECKING:
 MAX_NIC_GBPS = 100_000.0
 #: Most scale-up links a what-if may give a GPU or a GPU pair.
 MAX_SCALEUP_LINKS = 1024
-#: Groups of GPUs a collective can run on: every GPU, the GPUs of node 0, GPU 0 of every node.
-GROUPS = ("all", "node", "per-node")
+#: Groups of GPUs a collective can run on: every GPU, the GPUs of host (node) 0 (``node``
+#: is the same), those of scale-up domain 0 (the hosts sharing an NVLink switch, e.g. an
+#: NVL72 rack), or GPU 0 of every node.
+GROUPS = ("all", "host", "node", "domain", "per-node")
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,12 @@ from textual.worker import Worker, WorkerState
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.commands import FabricCommands
 from fabricui.tui.glyphs import glyphs
+from fabricui.tui.offscreen import settle as settle
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.textual_private import screen_text as screen_text
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
-    from textual.pilot import Pilot
-
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
     from fabricui.tui.data import FabricData
@@ -51,22 +50,6 @@ def screen_class(view: str) -> type[ViewScreen]:
 
 def _screen_factory(view: str) -> Callable[[], ViewScreen]:
     return lambda: screen_class(view)()
-
-
-async def settle(pilot: Pilot[object], rounds: int = 20) -> None:
-    """Wait until no worker runs and every message they posted is handled."""
-    from textual.worker import WorkerCancelled, WorkerFailed
-
-    app = pilot.app
-    for _ in range(rounds):
-        # A failed worker is reported by the app itself; keep waiting for the others.
-        with contextlib.suppress(WorkerFailed, WorkerCancelled):
-            await app.workers.wait_for_complete()
-        await pilot.pause()
-        if not any(w.is_running for w in app.workers):
-            await pilot.pause()
-            if not any(w.is_running for w in app.workers):
-                return
 
 
 def _ascii_scrollbars(on: bool) -> None:
@@ -620,7 +603,11 @@ class FabricApp(App[None]):
     def _save(self, launch: LaunchRequest, fmt: str, path: Path) -> None:
         """Render off-screen at a size that holds the whole view, then write atomically."""
         from fabricui.files import write_text
-        from fabricui.tui.snapshot import render_view
+        from fabricui.tui.offscreen import render_app
+
+        def render_view(launch: LaunchRequest, catalog, host, size):  # type: ignore[no-untyped-def]
+            app = make_app(catalog=catalog, host=host, launch=launch, ascii_only=self.ascii_only)
+            return render_app(app, launch.view, size)
 
         width, height = self.size
         whole = (max(width, 160), max(height, 60))

@@ -6,7 +6,10 @@ layer (``fabricui.services.loaded``), which holds no Textual and no cost logic e
 from __future__ import annotations
 
 from fabricui.services.loaded import LayoutChoice, LoadedFabric, Tier
-from fabricui.services.requests import GROUPS, WhatIf
+from fabricui.services.requests import WhatIf
+
+#: Groups the collectives view offers (``node`` is accepted as host's old name).
+GROUPS = ("all", "host", "domain", "per-node")
 
 #: Collective operations the collectives view offers (nccl-tests names).
 OPS = (

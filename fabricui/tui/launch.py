@@ -40,7 +40,7 @@ def check_launch(
     options = dict(request.options)
     if options.get("op") and options["op"] not in OPS:
         raise ConfigError(f"unknown operation {options['op']!r} (one of {', '.join(OPS)})")
-    if options.get("group") and options["group"] not in GROUPS:
+    if options.get("group") and options["group"] not in (*GROUPS, "node"):
         raise ConfigError(f"unknown group {options['group']!r} (one of {', '.join(GROUPS)})")
     if options.get("sizes"):
         from fabricui.tui.screens.collectives import parse_range

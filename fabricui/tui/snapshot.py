@@ -11,37 +11,17 @@ Regenerate the README's screenshots with::
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError
 from fabricui.services.requests import LaunchRequest, SnapshotRequest
+from fabricui.tui.offscreen import DEFAULT_SIZE, Snapshot, render_app
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
-
-#: Terminal size of a snapshot when none is given (columns, rows).
-DEFAULT_SIZE = (120, 40)
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """One view rendered off-screen."""
-
-    view: str
-    """The view id."""
-    svg: str
-    """The screen as an SVG document."""
-    text: str
-    """The screen as plain text."""
-    heading: str = ""
-    """What the title bar says of the view (``Topology · dgx-h100-pod``)."""
-    size: tuple[int, int] = DEFAULT_SIZE
-    """Terminal (columns, rows) it was rendered at."""
 
 
 def render_view(
@@ -64,30 +44,12 @@ def render_view(
     Raises:
         FabricError: Bad input (checked before the app starts).
     """
+    from fabricui.tui.app import make_app
     from fabricui.tui.launch import check_launch
 
     catalog = check_launch(request, catalog, host)
-    return asyncio.run(_render(request, catalog, host, terminal_size))
-
-
-async def _render(
-    request: LaunchRequest,
-    catalog: Catalog,
-    host: PluginHost | None,
-    terminal_size: tuple[int, int],
-) -> Snapshot:
-    from fabricui.tui.app import make_app, screen_text, settle
-
     app = make_app(catalog=catalog, host=host, launch=request)
-    async with app.run_test(size=terminal_size) as pilot:
-        await settle(pilot)
-        svg = app.export_screenshot(title=f"fabricui {request.view}")
-        text = screen_text(app)
-        heading = app.sub_title
-        failures = list(app.failures)
-    if failures:
-        raise ConfigError(f"the {request.view} view could not be computed: {failures[0]}")
-    return Snapshot(request.view, svg, text, heading, terminal_size)
+    return render_app(app, request.view, terminal_size)
 
 
 def run_snapshot(

@@ -1,9 +1,13 @@
-"""Collectives on a direct torus, one dimension at a time (as TPU pods run them).
+"""Collectives on a direct torus, all dimensions at once (as TPU pods run them).
 
-All-reduce = reduce-scatter along x, then y, then z, then all-gather back. Each stage runs
-bidirectional rings along one dimension: every chip sends half of its share each way to its
-two neighbours, so both links of the dimension carry traffic. After the reduce-scatter of a
-dimension of size n, each chip holds 1/n of the data, so later stages move less.
+Every stage runs bidirectional rings: each chip sends half of its share each way to its two
+neighbours along one dimension, so both links of that dimension carry traffic. To use all
+of a chip's links at once, the data is split into one part per dimension, and part ``t``
+reduce-scatters the dimensions in the order rotated by ``t`` (x, y, z; y, z, x; z, x, y):
+at every stage each dimension works for one part. After the reduce-scatter along a
+dimension of size n a part holds 1/n of its data, so later stages move less. All-reduce is
+the reduce-scatter followed by the all-gather in reverse. On a 16 x 16 x 16 torus this is
+three times the bandwidth of reducing x, then y, then z with the whole buffer.
 """
 
 from __future__ import annotations
@@ -17,21 +21,13 @@ from fabricui.engine.group import Group
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 
 
-def _neighbours(dims: tuple[int, int, int], ranks: np.ndarray, axis: int, step: int) -> np.ndarray:
-    """Rank of each chip's neighbour ``step`` (+1 or -1) along ``axis`` (wrapping)."""
-    stride = int(np.prod(dims[:axis]))
-    size = dims[axis]
-    coord = (ranks // stride) % size
-    return ranks + (((coord + step) % size) - coord) * stride
-
-
 class TorusRings(CollectiveAlgorithm):
-    """Dimension-by-dimension bidirectional rings over the whole torus."""
+    """Bidirectional rings on every dimension at once, one part of the data per dimension."""
 
     name: ClassVar[str] = "torus"
     ops: ClassVar[tuple[str, ...]] = ("all_reduce", "all_gather", "reduce_scatter")
     protocols: ClassVar[tuple[str, ...]] = ("ll", "simple")
-    description: ClassVar[str] = "per-dimension bidirectional rings on a direct torus"
+    description: ClassVar[str] = "bidirectional rings on all torus dimensions at once"
 
     def applicable(self, group: Group, op: str) -> bool:
         """The group is every chip of a torus fabric."""
@@ -39,25 +35,41 @@ class TorusRings(CollectiveAlgorithm):
         return torus is not None and group.n == group.fabric.n_gpus and group.n > 1
 
     def _stages(self, group: Group) -> tuple[float, float]:
-        """(us per message byte of one pass, ring steps of one pass)."""
-        dims = tuple(group.fabric.torus.dims)
+        """(us per message byte of one pass, ring steps of one pass).
+
+        Notes:
+            Stage j of part t works on dimension ``dims[(t + j) % k]`` (k active
+            dimensions) with ``left`` of the part still to reduce; each chip sends
+            ``(n - 1) / n * left / k / 2`` of the buffer each way (all of it one way on a
+            ring of two).
+        """
+        torus = group.fabric.torus
+        dims = tuple(torus.dims)
 
         def raw() -> tuple[float, float]:
             ranks = group.ranks.astype(np.int64)
-            spb, steps, remaining = 0.0, 0.0, 1.0
-            for axis, size in enumerate(dims):
-                if size < 2:
-                    continue
-                src = np.concatenate([ranks, ranks])
-                dst = np.concatenate(
-                    [_neighbours(dims, ranks, axis, 1), _neighbours(dims, ranks, axis, -1)]
+            active = [axis for axis, size in enumerate(dims) if size > 1]
+            k = len(active)
+            spb, steps = 0.0, 0.0
+            for stage in range(k):
+                src, dst, vol = [], [], []
+                stage_steps = 0.0
+                for part in range(k):
+                    order = active[part:] + active[:part]
+                    axis = order[stage]
+                    size = dims[axis]
+                    left = 1.0 / float(np.prod([dims[a] for a in order[:stage]]))
+                    halves = 1.0 if size == 2 else 0.5  # a 2-ring has one neighbour, one link
+                    share = (size - 1) / size * left / k * halves
+                    for step in (1, -1) if size > 2 else (1,):
+                        src.append(ranks)
+                        dst.append(torus.neighbour(ranks, axis, step))
+                        vol.append(np.full(ranks.shape[0], share))
+                    stage_steps = max(stage_steps, float(size - 1))
+                spb += group.seconds_per_byte(
+                    np.concatenate(src), np.concatenate(dst), np.concatenate(vol)
                 )
-                halves = 1.0 if size == 2 else 0.5  # a 2-ring has one neighbour, one link
-                vol = np.full(src.shape[0], halves)
-                per_byte = group.seconds_per_byte(src, dst, vol)
-                spb += (size - 1) / size * remaining * per_byte
-                steps += size - 1
-                remaining /= size
+                steps += stage_steps
             return spb, steps
 
         return group.memo(("torus", dims), raw)  # type: ignore[return-value]

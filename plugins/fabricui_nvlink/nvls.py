@@ -1,9 +1,21 @@
 """NVLink SHARP (NVLS): reductions inside the NVSwitch, on Hopper and newer.
 
-Single node (``nvls``): every GPU pushes its data into the switch once and reads the reduced
-result once, so each GPU's NVSwitch port carries about one message each way instead of the
-ring's 2(n-1)/n. Across nodes (``nvlstree``): NVLS inside each node, and each GPU carries
-its 1/ppn share across nodes on double binary trees over its own NIC.
+One scale-up domain (``nvls``; a DGX node or a whole NVL72 rack): every GPU pushes its data
+into the switch and reads the reduced result. Measured NVLS all-reduce bus bandwidth is a
+constant multiple of the GPU's NVLink port capacity from 8 to 72 GPUs (the switch's
+reduction, not the port, sets the pace), so a port is charged a ring's ``2(n-1)/n`` of the
+message at ``nvls_allreduce_speedup`` times its capacity (``n`` counts every rank of the
+group, so across domains NVLS keeps its bus bandwidth, as measured). Its fixed cost is the
+launch and the NVLS setup (NCCL's model charges 25 us); the pipeline of chunks behind it
+(NCCL_NVLS_NCHANNELS channels of Simple-protocol chunks: 16 on Hopper, 32 on Blackwell)
+fills in proportion to the message until it holds one chunk per channel, so an 8-byte NVLS
+call costs the setup, not the full pipeline fill of a 16 GiB one.
+
+Across domains (``nvlstree``): NVLS inside each domain, and double binary trees between the
+domains carried by the domain's NVLS *heads*, each head a GPU sending its share of the data
+over its own NIC: one head per NIC, at most NCCL_MAX_NVLS_ARITY (32). With three or more
+domains a head in the middle of a tree forwards to two children and its parent, twice the
+traffic of two domains; the flows on the fabric carry that.
 """
 
 from __future__ import annotations
@@ -22,6 +34,11 @@ from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 MIN_ARCH_INDEX = 2
 #: Setup of an NVLS operation (multicast object, switch round trip) [us].
 NVLS_LATENCY_US = 21.0
+#: Most NVLS heads (NCCL_MAX_NVLS_ARITY).
+MAX_HEADS = 32
+#: NVLS channels NCCL runs by default on Hopper and on Blackwell (NVLS_NCHANNELS_SM90,
+#: NVLS_NCHANNELS_SM100 in src/transport/nvls.cc).
+NVLS_CHANNELS = (16, 32)
 
 
 def _nvls_ok(group: Group) -> bool:
@@ -34,10 +51,26 @@ def _nvls_ok(group: Group) -> bool:
 
 
 def _intra_spb(group: Group, op: str) -> float:
+    """Microseconds per message byte of the NVLS stage (all-reduce: the group's bus factor
+    at ``nvls_allreduce_speedup`` times the port; others: the domain's share)."""
+    arch = min(group.arch_index, 3) - MIN_ARCH_INDEX
+    if op == "all_reduce":
+        volume = 2.0 * (group.n - 1) / group.n
+        return group.switch_port_spb(volume) / DEFAULT.nvls_allreduce_speedup[arch]
     n = group.ppn
-    volume = 1.0 if op == "all_reduce" else (n - 1) / n
-    efficiency = DEFAULT.nvls_efficiency[min(group.arch_index, 3) - MIN_ARCH_INDEX]
-    return group.switch_port_spb(volume) / efficiency
+    return group.switch_port_spb((n - 1) / n) / DEFAULT.nvls_efficiency[arch]
+
+
+def nvls_fixed_us(group: Group, size_bytes: FloatArray) -> FloatArray:
+    """NVLS setup plus the part of the pipeline fill a message of each size fills [us].
+
+    Notes:
+        ``NVLS_LATENCY_US + pipeline_fill_us * min(1, S / (chunk * channels))`` with the
+        Simple protocol's chunk and NCCL's NVLS channel count.
+    """
+    channels = NVLS_CHANNELS[min(group.arch_index, 3) - MIN_ARCH_INDEX]
+    full = DEFAULT.chunk_bytes["simple"] * channels
+    return NVLS_LATENCY_US + DEFAULT.pipeline_fill_us * np.minimum(1.0, size_bytes / full)
 
 
 class Nvls(CollectiveAlgorithm):
@@ -46,41 +79,58 @@ class Nvls(CollectiveAlgorithm):
     name: ClassVar[str] = "nvls"
     ops: ClassVar[tuple[str, ...]] = ("all_reduce", "all_gather", "reduce_scatter")
     protocols: ClassVar[tuple[str, ...]] = ("simple",)
-    description: ClassVar[str] = "NVLink SHARP: reduce/multicast in the NVSwitch (one node)"
+    description: ClassVar[str] = "NVLink SHARP: reduce/multicast in the NVSwitch (one domain)"
 
     def applicable(self, group: Group, op: str) -> bool:
-        """One node of Hopper+ GPUs on a reducing NVSwitch."""
+        """One domain of Hopper+ GPUs on a reducing NVSwitch."""
         return group.n_nodes == 1 and _nvls_ok(group)
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
-        """Switch-port bound transfer plus the NVLS setup [us]."""
+        """Switch-port bound transfer plus the launch and NVLS setup [us]."""
         spb = _intra_spb(group, op)
-        return alpha_beta(group, size_bytes, protocol, 0.0, 0.0, spb) + NVLS_LATENCY_US
+        return alpha_beta(
+            group, size_bytes, protocol, 0.0, 0.0, spb, pipelined=False
+        ) + nvls_fixed_us(group, size_bytes)
+
+
+def nvls_heads(group: Group) -> int:
+    """NVLS heads per domain: one per NIC the domain's ranks use, at most ``MAX_HEADS``.
+
+    Args:
+        group: A group spanning several domains.
+
+    Returns:
+        The number of heads (GPUs whose NICs carry the trees between domains).
+    """
+    return max(1, min(group.nics_per_node, MAX_HEADS))
 
 
 class NvlsTree(CollectiveAlgorithm):
-    """NVLS inside each node, double binary trees across nodes (all-reduce)."""
+    """NVLS inside each domain, double binary trees across domains (all-reduce)."""
 
     name: ClassVar[str] = "nvlstree"
     ops: ClassVar[tuple[str, ...]] = ("all_reduce",)
     protocols: ClassVar[tuple[str, ...]] = ("simple",)
-    description: ClassVar[str] = "NVLS within nodes + trees across nodes (all-reduce)"
+    description: ClassVar[str] = "NVLS within domains + trees across domains (all-reduce)"
 
     def applicable(self, group: Group, op: str) -> bool:
-        """Two or more nodes, each a reducing NVLink domain."""
+        """Two or more domains, each a reducing NVLink domain."""
         return group.n_nodes > 1 and _nvls_ok(group)
 
     def net_spb(self, group: Group) -> float:
-        """Each local GPU index runs its own trees over nodes on 1/ppn of the data."""
+        """Each head runs its own trees over the domains on 1/heads of the data."""
         return group.memo("nvlstree-net", lambda: self._raw_net_spb(group)) / (
             DEFAULT.tree_efficiency
         )
 
     def _raw_net_spb(self, group: Group) -> float:
         k, ppn = group.n_nodes, group.ppn
-        src, dst, vol = [], [], []
+        heads = min(nvls_heads(group), ppn)
         columns = np.stack(group.by_node)  # (k, ppn)
-        for j in range(ppn):
+        # Heads spread over the domain's hosts (one NIC each).
+        picks = (np.arange(heads) * ppn) // heads
+        src, dst, vol = [], [], []
+        for j in picks:
             ranks = columns[:, j]
             for mirror in (False, True):
                 for child in range(1, k):
@@ -88,11 +138,13 @@ class NvlsTree(CollectiveAlgorithm):
                     a, b = (k - 1 - child, k - 1 - parent) if mirror else (child, parent)
                     src += [ranks[a], ranks[b]]
                     dst += [ranks[b], ranks[a]]
-                    vol += [0.5 / ppn, 0.5 / ppn]
+                    vol += [0.5 / heads, 0.5 / heads]
         return group.seconds_per_byte(np.array(src), np.array(dst), np.array(vol))
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """The slower of the NVLS and network stages (they pipeline) plus both latencies."""
         spb = max(_intra_spb(group, op), self.net_spb(group))
         net_steps = 2.0 * math.ceil(math.log2(group.n_nodes))
-        return alpha_beta(group, size_bytes, protocol, 0.0, net_steps, spb) + NVLS_LATENCY_US
+        return alpha_beta(
+            group, size_bytes, protocol, 0.0, net_steps, spb, pipelined=False
+        ) + nvls_fixed_us(group, size_bytes)

@@ -25,8 +25,10 @@ DISTS = ("fabricui-ualink", "fabricui-ultraethernet")
 
 #: UALink x4 port bundle of the reference pod: 4 ports x 100 GB/s x efficiency 0.93.
 UALINK_POD_GBPS = 4 * 100.0 * 0.93
-#: Two UEC nodes on a ring: 8 NICs x 100 GB/s x efficiency 0.92.
-UEC_NODE_GBPS = 8 * 100.0 * 0.92
+#: Two UEC nodes on a ring: the slower of 8 NICs x 100 GB/s x efficiency 0.92 (736) and a
+#: B300's NVLink 5 port, 900 GB/s x 0.76 (684), which carries the whole ring volume because
+#: the ring leaves each node through its entry GPU's NIC (PXN).
+UEC_NODE_GBPS = min(8 * 100.0 * 0.92, 900.0 * 0.76)
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +89,7 @@ def test_ualink_pod_path_and_all_reduce(venv: InstalledVenv) -> None:
 
 def test_uec_cluster_path_and_all_reduce(venv: InstalledVenv) -> None:
     """uec-800g-cluster crosses the network on the plugin's 800G link; a two-node ring
-    all-reduce is bound by the nodes' eight UEC NICs."""
+    all-reduce is bound by the slower of the nodes' eight UEC NICs and a GPU's NVLink."""
     report = run_json(venv, "path", "-t", "uec-800g-cluster", "--src", "n0.g0", "--dst", "n31.g3")
     assert report["topology"] == "uec-800g-cluster"
     assert report["bottleneck_generation"] == "uec-800g"

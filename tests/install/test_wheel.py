@@ -113,17 +113,18 @@ def test_every_reference_topology_resolves_and_routes(installed_venv: InstalledV
 
 
 def test_path_reports_the_readme_bottleneck(installed_venv: InstalledVenv) -> None:
-    """The README's example path: 7 hops, 50 GB/s at the NIC -> leaf hop, 1 GiB in 21.48 ms."""
+    """The README's example path: 8 hops (PXN: over NVLink to the GPU on the destination's
+    rail, out through its NIC), 50 GB/s at the NIC -> leaf hop, 1 GiB in 21.48 ms."""
     args = ("fabricui", "path", "--src", "n0.g0", "--dst", "n3.g7", "--size", "1G")
     report = json.loads(installed_venv.run(*args, "--json").stdout)
     assert report["topology"] == "dgx-h100-pod"
-    assert len(report["hops"]) == 7
+    assert len(report["hops"]) == 8
     assert report["bottleneck_GBps"] == 50.0
-    assert report["bottleneck_link"] == "n0.nic0->leaf0"
+    assert report["bottleneck_link"] == "n0.nic7->leaf1"
     assert report["bottleneck_generation"] == "ib-ndr"
     assert report["transfer_us"] == pytest.approx(21477.7, rel=1e-3)
     text = installed_venv.run(*args).stdout
-    assert "bottleneck: 50 GB/s per direction, hop 3 n0.nic0 -> leaf0 (ib-ndr)" in text
+    assert "bottleneck: 50 GB/s per direction, hop 5 n0.nic7 -> leaf1 (ib-ndr)" in text
 
 
 def test_collective_all_reduce_json(installed_venv: InstalledVenv) -> None:

@@ -180,14 +180,19 @@ FOO_LINK = """links:
 
 
 def test_family_list_comes_from_the_plugins(tmp_path):
-    """A YAML link of family foolink loads only when a plugin declares that family; the
-    records the plugin's directory brings are listed as its contributions."""
+    """A family is declared by a plugin's interconnect, or by the YAML of a plugin's or
+    user's own directory (a vendor's link needs no code); a name that cannot be a family
+    is refused; the records a plugin's directory brings are listed as its contributions."""
     hwdb = tmp_path / "foo"
     hwdb.mkdir()
     (hwdb / "links.yaml").write_text(FOO_LINK)
     host = builtins_host()
-    with pytest.raises(HwdbError, match="'foolink' is not declared by any loaded plugin"):
-        load_catalog_with_plugins([hwdb], host=host)
+    assert load_catalog_with_plugins([hwdb], host=host).links["foolink-2"].family == "foolink"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "links.yaml").write_text(FOO_LINK.replace("family: foolink", "family: Foo Link!"))
+    with pytest.raises(HwdbError, match="'Foo Link!' is not declared by any loaded plugin"):
+        load_catalog_with_plugins([bad], host=host)
     host.register(FooFamily(hwdb), name="foo")
     catalog = load_catalog_with_plugins(host=host)
     assert catalog.links["foolink-2"].protocols == ("ll", "simple")

@@ -1,4 +1,5 @@
-"""Torus collectives (ici plugin): per-dimension bidirectional rings, hand-computed."""
+"""Torus collectives (ici plugin): bidirectional rings on all dimensions at once,
+hand-computed."""
 
 from __future__ import annotations
 
@@ -13,15 +14,19 @@ from fabricui.services.session import collective_algorithms
 
 
 def test_torus_rings_bandwidth_by_hand(catalog):
-    """16x16x16 chips, ICI 100 GB/s x 0.8 per link: each dimension's reduce-scatter puts
-    (15/16) x (data left) / 2 on each link; data left shrinks 16-fold per dimension."""
+    """16x16x16 chips, ICI 100 GB/s x 0.8 per link. A third of the data per dimension, all
+    three at once: at each stage every link carries (15/16) x (data left) x 1/3 x 1/2, and
+    data left shrinks 16-fold per stage: a third of reducing x, then y, then z with the
+    whole buffer (15/16 x left / 2 per link)."""
     from fabricui_ici.torus import TorusRings
 
     fabric = build_fabric(resolve_topology("tpu-v5p-torus", catalog), catalog)
     spb, steps = TorusRings()._stages(Group(fabric, np.arange(fabric.n_gpus)))
     capacity = 100 * 0.8 * 1e3  # bytes per us
-    expected = sum(15 / 16 * left * 0.5 / capacity for left in (1, 1 / 16, 1 / 256))
+    expected = sum(15 / 16 * left / 3 * 0.5 / capacity for left in (1, 1 / 16, 1 / 256))
     assert spb == pytest.approx(expected)
+    one_axis_at_a_time = sum(15 / 16 * left * 0.5 / capacity for left in (1, 1 / 16, 1 / 256))
+    assert one_axis_at_a_time / spb == pytest.approx(3.0)
     assert steps == 3 * 15
 
 

@@ -105,7 +105,7 @@ def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
     assert out.startswith("# fabricui: Path · dgx-h100-pod\n")
     assert "fabricui snapshot topology --src n0.g1 --dst n2.g6 -o report.md" in out
     assert "| # | from | to | link | GB/s | lat us | hardware |" in out
-    assert "| 3 | n0.nic1 | leaf0 | ib-ndr | 50.0 |" in out
+    assert "| 5 | n0.nic6 | leaf1 | ib-ndr | 50.0 |" in out  # PXN: over NVLink to rail 6
     assert "Quit" not in out and "⭘" not in out
 
 

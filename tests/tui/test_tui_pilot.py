@@ -232,7 +232,10 @@ async def test_collectives_table_equals_the_engine(app_factory):
         await pilot.press("g")
         await pilot.pause()
         assert isinstance(app.screen, PickerModal)
-        app.screen.query_one(OptionList).highlighted = 2  # per-node
+        groups = app.screen.query_one(OptionList)
+        groups.highlighted = next(
+            i for i in range(groups.option_count) if groups.get_option_at_index(i).id == "per-node"
+        )
         await pilot.press("enter")
         await pilot.press("o")
         await pilot.pause()

@@ -13,16 +13,18 @@ SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"
 class TestTopology:
     def test_cross_node_path(self, snap_compare, app_factory, size):
         """dgx-h100-pod: four node boxes (GPU, NVSwitch, PCIe, CPU, NIC rows) and the leafs;
-        n0.g0 -> n3.g7 bracketed through n0.pcie0, n0.nic0, both leafs, n3.nic7, n3.pcie3;
-        the side panel lists 7 hops with the ib-ndr bottleneck (50 GB/s), 2.88 us, 1 GiB."""
+        n0.g0 -> n3.g7 crosses rails, so PXN brackets n0.nvsw0, n0.g7, n0.pcie3, n0.nic7,
+        leaf1, n3.nic7, n3.pcie3; the side panel lists 8 hops with the ib-ndr bottleneck
+        (50 GB/s, n0.nic7 -> leaf1), 3.23 us, 1 GiB."""
         assert snap_compare(app_factory(), terminal_size=size, run_before=settle)
 
 
 @pytest.mark.parametrize("size", SIZES)
 class TestPyramid:
     def test_h100_tiers(self, snap_compare, app_factory, size):
-        """SMEM, HBM3, NVLink 4.0 peer, NIC (InfiniBand NDR) and leaf-to-leaf tiers as
-        log-scaled bars with GB/s and latency, a ratio between each pair of tiers."""
+        """SMEM, HBM3, NVLink 4.0 peer and NIC (InfiniBand NDR) tiers as log-scaled bars with
+        GB/s and latency, a ratio between each pair of tiers (no leaf-to-leaf tier: with PXN
+        no GPU path of the pod climbs above its leaf)."""
         assert snap_compare(app_factory(view="pyramid"), terminal_size=size, run_before=settle)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -55,10 +57,16 @@ def test_max_min_leaves_no_resource_over_capacity(mini):
 
 
 def test_loads_spread_evenly_over_spines(mini):
-    """A flow leaving a leaf puts an equal share on each of the leaf's uplinks."""
-    fabric = build_fabric(mini.topologies["fat-tree"], mini)
+    """A flow leaving a leaf puts an equal share on each of the leaf's uplinks. Without rail
+    optimization (no PXN) 5 nodes share a 2:1 leaf: 40 ports down, 20 up, two spines of 10
+    cables each."""
+    spec = mini.topologies["fat-tree"]
+    spec = replace(spec, net=replace(spec.net, rail_optimized=False))
+    fabric = build_fabric(spec, mini)
     bulk = BulkRouter(fabric)
     tree = fabric.tree
+    assert tree.leaf_up.shape == (4, 2)
+    assert fabric.link_count[tree.leaf_up].tolist() == [[10, 10]] * 4
     load = bulk.link_loads(bulk.loads([0], [fabric.n_gpus - 3], [1.0]))
     uplinks = load[tree.leaf_up[0]]
     np.testing.assert_allclose(uplinks, 1.0 / tree.leaf_up.shape[1])

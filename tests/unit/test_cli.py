@@ -48,7 +48,7 @@ def test_path_text(run_cli):
     )
     assert status == 0
     assert "bottleneck:" in out and "latency:" in out and "transfer:" in out
-    assert "leaf0" in out and "n3.nic7" in out
+    assert "leaf1" in out and "n3.nic7" in out
 
 
 def test_path_from_yaml_file(run_cli):
@@ -162,7 +162,8 @@ def test_path_names_the_hardware_at_the_bottleneck(capsys):
     assert main([*args, "--json"]) == 0
     hops = json.loads(capsys.readouterr().out)["hops"]
     assert hops[0]["from_model"] == "NVIDIA H100 SXM5 80GB"
-    assert hops[2]["to_model"].startswith("NVIDIA Quantum-2 QM9700")
+    # cross-rail: PXN over NVLink to n0.g7, then its NIC enters the leaf at hop 5
+    assert hops[4]["to_model"].startswith("NVIDIA Quantum-2 QM9700")
 
 
 def test_doctor_fail_on_gives_ci_an_exit_status(run_cli, tmp_path):

@@ -70,14 +70,17 @@ def test_ring_on_nvswitch_node(mini):
 
 
 def test_ring_across_two_nodes_spreads_over_eight_nics(mini):
-    """16 ranks, 8 channels each crossing on its own NIC: net 8 x 50 x 0.95 = 380 > NVLink's
-    7/8 share of 360 -> the NVLink (411 GB/s) no, the NICs bound: min(380, 360 * 8 / 7)."""
+    """16 ranks, 8 channels each crossing on its own NIC: net 8 x 50 x 0.95 = 380. Each
+    channel enters a node at GPU c and leaves from GPU c - 1 for the next node's GPU c, on
+    rail c: PXN hands it over NVLink to the local GPU c first (NCCL uses one NIC per channel
+    both ways). Every GPU then sends one channel's share over NVLink per channel (its ring
+    edge, or the PXN hop): 8/8 of the volume on 18 x 25 x 0.8 = 360 GB/s, which bounds it."""
     spec = mini.topologies["pod"].with_nodes(2)
     fabric = build_fabric(spec, mini)
     busbw = bandwidth_GBps(
         fabric, "all_reduce", np.arange(16), "ring", bus_factor("all_reduce", 16)
     )
-    assert busbw == pytest.approx(min(8 * 50 * 0.95, 360 * 8 / 7), rel=1e-6)
+    assert busbw == pytest.approx(min(8 * 50 * 0.95, 360), rel=1e-6)
 
 
 def test_shared_nic_halves_cross_node_bandwidth(mini):
@@ -91,7 +94,8 @@ def test_shared_nic_halves_cross_node_bandwidth(mini):
 
 def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
     """Between two nodes a tree sends each byte once per direction, a ring 2(n-1)/n times;
-    with the Simple protocol a large tree keeps its large-size efficiency factor."""
+    from 512 MiB a tree has no size correction (NCCL corrects 64 B..256 MiB only), so only
+    the tree pipeline's efficiency remains."""
     fabric = build_fabric(mini.topologies["shared-nic"], mini)
     group = Group(fabric, np.arange(16))
     algorithms = collective_algorithms()
@@ -102,29 +106,68 @@ def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
         )
         return (pred.time_us[1] - pred.time_us[0]) / S
 
-    large_tree = DEFAULT.tree_size_efficiency["simple"][-1] * DEFAULT.tree_efficiency
+    large_tree = DEFAULT.tree_efficiency
     assert slope("ring") / slope("tree") == pytest.approx(2 * 15 / 16 * large_tree, rel=1e-6)
 
 
-def oversubscribed(mini, ratio):
+def test_tree_size_correction_stops_at_512_mib():
+    """NCCL's table covers log2(S / 64 B) = 0..22: 256 MiB is index 22 (Simple 0.9), 512 MiB
+    and beyond run uncorrected."""
+    from fabricui.engine.algorithms import tree_size_efficiency
+
+    sizes = np.array([64.0, 2.0**20, 2.0**28, 2.0**29, 2.0**34])
+    table = DEFAULT.tree_size_efficiency["simple"]
+    got = tree_size_efficiency(sizes, "simple").tolist()
+    assert got == [table[0], table[14], table[22], 1.0, 1.0]
+
+
+def test_tree_on_ll_runs_at_one_3_8th_of_its_simple_bandwidth(mini):
+    """NCCL's model divides a tree's LL bandwidth by 3.8 (a ring's LL keeps half): at
+    sizes in one size-efficiency bucket and under the LL ceiling, the LL slope is the
+    Simple slope x 3.8 x (Simple's / LL's size efficiency)."""
+    fabric = build_fabric(mini.topologies["shared-nic"], mini)
+    group = Group(fabric, np.arange(16))
+    algorithms = collective_algorithms()
+    sizes = [2.0**20, 1.5 * 2.0**20]  # both log2(S / 64) = 14
+
+    def slope(protocol):
+        pred = predict(group, "all_reduce", sizes, algorithms, algo="tree", protocols=(protocol,))
+        return (pred.time_us[1] - pred.time_us[0]) / (sizes[1] - sizes[0])
+
+    eff = DEFAULT.tree_size_efficiency
+    # Hand: busbw under the 45 GB/s multi-node LL ceiling on this small fabric.
+    expected = 3.8 * eff["simple"][14] / eff["ll"][14]
+    assert slope("ll") / slope("simple") == pytest.approx(expected, rel=1e-6)
+
+
+def oversubscribed(mini, ratio, nodes=4):
     base = mini.topologies["fat-tree"]
     net = replace(
         base.net, nics_per_node=1, rail_optimized=False, leafs=2, spines=1, oversubscription=ratio
     )
     return build_fabric(
-        replace(base, nodes=4, gpus_per_node=1, net=net, intra=replace(base.intra, fabric="none")),
+        replace(
+            base, nodes=nodes, gpus_per_node=1, net=net, intra=replace(base.intra, fabric="none")
+        ),
         mini,
     )
 
 
 def test_oversubscribed_spine_becomes_the_bottleneck(mini):
-    """4 single-GPU nodes, 2 per leaf: at 4:1 a leaf's uplink is 2 x 50 / 4 = 25 GB/s, half a
-    NIC, so the ring's leaf-crossing edge halves the bandwidth; at 1:1 the NIC bounds it."""
-    ranks = np.arange(4)
-    flat = bandwidth_GBps(oversubscribed(mini, 1.0), "all_reduce", ranks, "ring")
-    thin = bandwidth_GBps(oversubscribed(mini, 4.0), "all_reduce", ranks, "ring")
-    assert flat == pytest.approx(50 * 0.95 / 1.5, rel=1e-6)  # volume 2(n-1)/n = 1.5 per edge
-    assert thin == pytest.approx(25 * 0.95 / 1.5, rel=1e-6)
+    """8 single-GPU nodes, 4 per leaf. Cables are whole: at 1:1 a leaf has 4 uplink cables,
+    at 4:1 one. An all-to-all sends 7/8 of each rank's buffer through its NIC (47.5 GB/s
+    achievable) and 16 flows of 1/8 across each leaf's uplinks: 2 buffers over 4 x 47.5 at
+    1:1 (the NICs bound it), over one 47.5 cable at 4:1 (the uplink bounds it)."""
+    ranks = np.arange(8)
+    a, b = np.meshgrid(ranks, ranks, indexing="ij")
+    off = a != b
+    volume = np.full(int(off.sum()), 1.0 / 8)
+    for ratio, cables, expected in ((1.0, 4, 0.875 / 47.5e3), (4.0, 1, 2.0 / 47.5e3)):
+        fabric = oversubscribed(mini, ratio, nodes=8)
+        tree = fabric.tree
+        assert int(fabric.link_count[tree.leaf_up].sum(axis=1)[0]) == cables
+        group = Group(fabric, ranks)
+        assert group.seconds_per_byte(a[off], b[off], volume) == pytest.approx(expected)
 
 
 def test_auto_picks_the_fastest_per_size(mini):

@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from fabricui.engine.bulk import bulk_router
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, HwdbError
 from fabricui.fabric import DeviceKind, build_fabric
@@ -89,7 +90,7 @@ def test_routes_cross_real_switches(catalog):
     path = router.route(0, 31)
     hops = names_on(fabric, path)
     assert "L1" in hops and "L2" in hops and ({"S1", "S2"} & set(hops))
-    metrics = router.bulk().path_metrics([0, 15], [31, 31])
+    metrics = bulk_router(router).path_metrics([0, 15], [31, 31])
     assert metrics.bottleneck_GBps[0] == pytest.approx(50.0)
     assert metrics.bottleneck_GBps[1] == pytest.approx(25.0)  # n1.g7 uses h2's 200G port
 
@@ -200,9 +201,11 @@ def test_four_thousand_switches_stay_fast(catalog):
     assert build_s < 5.0, f"build took {build_s:.2f} s"
     assert path_s < 1.0, f"first path took {path_s:.2f} s"
     hops = names_on(fabric, path)
-    assert hops[2] == "L00-00" and hops[-4] == "L39-49"
-    assert [h[0] for h in hops[2:7]] == ["L", "S", "C", "S", "L"]
-    metrics = (
-        Router.for_fabric(fabric).bulk().path_metrics(np.arange(0, 80, 8), np.arange(7920, 8000, 8))
+    # PXN: over NVLink to the GPU on the destination's rail (n0.g7), then that rail's leaf.
+    assert hops[:4] == ["n0.nvsw0", "n0.g7", "n0.pcie3", "n0.nic7"]
+    assert hops[4] == "L00-07" and hops[-4] == "L39-49"
+    assert [h[0] for h in hops[4:9]] == ["L", "S", "C", "S", "L"]
+    metrics = bulk_router(Router.for_fabric(fabric)).path_metrics(
+        np.arange(0, 80, 8), np.arange(7920, 8000, 8)
     )
     assert np.all(metrics.bottleneck_GBps == 50.0)

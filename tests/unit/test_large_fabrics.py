@@ -4,14 +4,17 @@ Mini figures (tests/data/hwdb/mini): NDR 50 GB/s x 0.95 = 47.5 GB/s achievable, 
 25 GB/s x 0.8 = 20 GB/s, PCIe5 64 GB/s. A tiny 8-port switch (written to a temporary
 directory) keeps the three-tier instance small enough to draw.
 
-Dragonfly, 3 groups x 2 routers, one node (1 GPU, 1 NIC) per router::
+Dragonfly, 3 groups x 2 routers, one node (1 GPU, 1 NIC) per router, one global cable
+per group pair; global port q of a group ((j - i) mod 3 - 1 for group j) is on router q::
 
     group 0: router0 router1   group 1: router2 router3   group 2: router4 router5
-    gateways ((j - i) mod 3 - 1) mod 2:  0->1 router0, 0->2 router1, 1->2 router2,
-                                         1->0 router3, 2->0 router4, 2->1 router5
+    cables to the group ahead on router 0, to the group after that on router 1:
     global bundles: router0-router3, router1-router4, router2-router5
 
-Torus 4 x 4 x 2 (32 chips, 4 per node): chip r at x = r % 4, y = (r // 4) % 4, z = r // 16.
+Torus 4 x 4 x 2 (32 chips, 4 per node): hosts are 2 x 2 x 1 blocks of the host grid
+2 x 2 x 2, host h at block (h % 2, (h // 2) % 2, h // 4), its chip c at (c % 2, c // 2, 0)
+inside the block: chip r = 4h + c sits at x = 2 (h % 2) + c % 2, y = 2 ((h // 2) % 2) +
+c // 2, z = h // 4.
 """
 
 from __future__ import annotations
@@ -95,7 +98,8 @@ def test_dragonfly_devices_and_links(dragonfly):
     table = fabric.dragonfly
     assert (table.groups, table.routers_per_group, table.global_cables) == (3, 2, 1)
     assert table.router_of_nic.tolist() == [0, 1, 2, 3, 4, 5]
-    assert table.gateway.tolist() == [[-1, 0, 1], [1, -1, 0], [0, 1, -1]]
+    reaches = [[g for g in range(3) if table.own[r, g] >= 0] for r in range(6)]
+    assert reaches == [[1], [2], [2], [0], [0], [1]]
     bundles = {
         tuple(sorted((fabric.device_name(int(s)), fabric.device_name(int(d)))))
         for s, d in zip(fabric.link_src, fabric.link_dst)
@@ -150,14 +154,17 @@ def test_dragonfly_bulk_paths_equal_router(mini):
 
 
 def test_dragonfly_ring_loads_and_rates_by_hand(dragonfly):
-    """Ring 0->1->...->5->0. Cross-group flows 1->2, 3->4, 5->0 each take a local hop
-    into and out of a gateway; local link router1->router0 carries 1->2 and 5->0, so it and
-    its twins (router3->router2, router5->router4) are shared by two flows: 47.5 / 2."""
+    """Ring 0->1->...->5->0. Minimal routing: cross-group flows 1->2, 3->4, 5->0 each take a
+    local hop to the router holding the pair's cable and one from the router it enters;
+    local link router1->router0 carries 1->2 and 5->0, so it and its twins (router3->router2,
+    router5->router4) are shared by two flows: 47.5 / 2. Adaptive routing (UGAL) sends them
+    through the third group instead (Valiant), counted against every global and local link:
+    each flow gets its NIC's rate."""
     fabric = dragonfly
     bulk = BulkRouter(fabric)
     src = np.arange(6)
     dst = np.roll(src, -1)
-    load = bulk.loads(src, dst, 1.0)
+    load = bulk.loads(src, dst, 1.0, valiant=False)
 
     def link(a, b):
         (k,) = np.flatnonzero(
@@ -169,11 +176,10 @@ def test_dragonfly_ring_loads_and_rates_by_hand(dragonfly):
     assert load[link("router3", "router2")] == 2
     assert load[link("router5", "router4")] == 2
     assert load[link("router0", "router1")] == 1
-    assert load[link("router0", "router3")] == 1  # global 0 -> 1 (flow 1->2)
-    assert load[link("router3", "router0")] == 0
-    assert load[link("router4", "router1")] == 1  # global 2 -> 0 (flow 5->0)
-    rates, _ = bulk.max_min_rates(src, dst)
+    rates, _ = bulk.max_min_rates(src, dst, valiant=False)
     np.testing.assert_allclose(rates, [NIC_RATE, NIC_RATE / 2] * 3)
+    rates, _ = bulk.max_min_rates(src, dst)
+    np.testing.assert_allclose(rates, NIC_RATE)
 
 
 def fabric_dev(fabric, name):
@@ -182,20 +188,44 @@ def fabric_dev(fabric, name):
 
 
 def test_dragonfly_max_min_on_a_shared_global_bundle(mini):
-    """0->2 and 1->3 both cross the one global bundle router0->router3: one cable shares
-    47.5 GB/s; two cables give each flow its NIC's full rate."""
+    """0->2 and 1->3 both need group 0 -> group 1. Minimal routing puts both on the one
+    cable router0->router3: 47.5 / 2 each; two cables (one on each router) give each its
+    NIC's rate. Adaptive routing with one cable sends 0->2 through group 2 (router0 ->
+    router1 -> router4 -> router5 -> router2), and both run at full rate."""
     for cables, expected in ((1, NIC_RATE / 2), (2, NIC_RATE)):
         fabric = build_fabric(dragonfly_spec(global_links=cables), mini)
-        rates, _ = BulkRouter(fabric).max_min_rates([0, 1], [2, 3])
+        rates, _ = BulkRouter(fabric).max_min_rates([0, 1], [2, 3], valiant=False)
         np.testing.assert_allclose(rates, [expected, expected])
+    fabric = build_fabric(dragonfly_spec(global_links=1), mini)
+    rates, _ = BulkRouter(fabric).max_min_rates([0, 1], [2, 3])
+    np.testing.assert_allclose(rates, [NIC_RATE, NIC_RATE])
+
+
+def test_dragonfly_global_cables_spread_over_every_router(catalog):
+    """A balanced radix-64 dragonfly of 4 groups x 32 routers: every router holds global
+    cables (16 ports each), 512 per group over 3 other groups: 170 cables per pair (two
+    ports idle), no pair behind a single router pair."""
+    spec = resolve_topology("dragonfly-cluster", catalog, 256)  # 2,048 NICs = 4 groups
+    table = build_fabric(spec, catalog).dragonfly
+    assert (table.groups, table.routers_per_group) == (4, 32)
+    per_router = np.bincount(table.global_src, weights=table.global_count, minlength=128)
+    assert per_router.min() >= 15 and per_router.max() <= 16
+    pair = (table.global_src // 32) * 4 + table.global_dst // 32
+    cables = np.bincount(pair, weights=table.global_count, minlength=16).reshape(4, 4)
+    assert cables[~np.eye(4, dtype=bool)].min() == 170
+    assert table.global_cables == 170
+    routers_per_pair = np.bincount(pair, minlength=16).reshape(4, 4)
+    assert routers_per_pair[0, 1] >= 10
 
 
 def test_dragonfly_default_sizing():
     """Balanced radix-64 dragonfly: 16 terminals, 32 routers per group, 16 global ports per
-    router; 100,000 ports -> 6,250 routers in 196 groups, 512 / 195 -> 2 cables per pair."""
+    router; 100,000 ports -> 6,250 routers in 196 groups, 512 / 195 -> 2 cables per pair; a
+    job of 64 ports still sits in a whole group of 32 routers (the others carry its
+    non-minimal routes)."""
     net = NetSpec(link="x", layout="dragonfly")
     assert plan_dragonfly(net, 100_000, 64) == (196, 32, 2)
-    assert plan_dragonfly(net, 64, 64)[:2] == (1, 4)  # one group of 4 routers
+    assert plan_dragonfly(net, 64, 64)[:2] == (1, 32)  # one whole group (cabinet)
     assert plan_dragonfly(replace(net, groups=5), 320, 64) == (5, 4, 16)
     assert plan_dragonfly(replace(net, routers_per_group=8), 320, 64) == (3, 8, 64)
 
@@ -231,25 +261,40 @@ def test_torus_neighbours(torus):
     assert (np.bincount(dst, minlength=fabric.n_devices)[fabric.gpu_dev] == 5).all()
     chip_of = {int(d): r for r, d in enumerate(fabric.gpu_dev)}
     neighbours = sorted(chip_of[int(d)] for s, d in zip(src, dst) if chip_of[int(s)] == 0)
-    assert neighbours == [1, 3, 4, 12, 16]
+    # chip 0 at (0,0,0): +x (1,0,0) chip 1, -x (3,0,0) chip 5, +y (0,1,0) chip 2,
+    # -y (0,3,0) chip 10, z (0,0,1) chip 16
+    assert neighbours == [1, 2, 5, 10, 16]
 
 
 def test_torus_wraparound_and_ties(torus):
-    """0 -> 3 is one hop backwards around the x ring; 0 -> 2 (a tie) goes the positive way."""
-    back = evaluate_path(torus, "0", "3")
-    assert [(h.src, h.dst, h.link) for h in back.hops] == [("n0.g0", "n0.g3", "nvlink4")]
+    """0 -> 5 (x 0 -> 3) is one hop backwards around the x ring; 0 -> 4 (x 0 -> 2, a tie)
+    goes the positive way, through chip 1."""
+    back = evaluate_path(torus, "0", "5")
+    assert [(h.src, h.dst, h.link) for h in back.hops] == [("n0.g0", "n1.g1", "nvlink4")]
     assert back.latency_us == pytest.approx(0.25)
-    assert names(evaluate_path(torus, "0", "2")) == ["n0.g1", "n0.g2"]
+    assert names(evaluate_path(torus, "0", "4")) == ["n0.g1", "n1.g0"]
 
 
 def test_torus_dimension_order(torus):
-    """0 (0,0,0) -> 31 (3,3,1): x first (to chip 3), then y backwards (to 15), then z; the
-    intermediate chips forward with no extra latency: 3 x 0.25 us."""
+    """0 (0,0,0) -> 31 (3,3,1): x first (backwards to chip 5), then y backwards (to 15),
+    then z; the intermediate chips forward with no extra latency: 3 x 0.25 us."""
     report = evaluate_path(torus, "0", "31")
-    assert names(report) == ["n0.g3", "n3.g3", "n7.g3"]
+    assert names(report) == ["n1.g1", "n3.g3", "n7.g3"]
     assert report.latency_us == pytest.approx(0.75)
-    # y then x is never taken: 5 (1,1,0) -> 8 (0,2,0) moves in x before y
-    assert names(evaluate_path(torus, "5", "8")) == ["n1.g0", "n2.g0"]
+    # y then x is never taken: 5 (3,0,0) -> 8 (0,2,0) wraps in x before moving in y
+    assert names(evaluate_path(torus, "5", "8")) == ["n0.g0", "n0.g2", "n2.g0"]
+
+
+def test_torus_hosts_are_2x2x1_blocks(catalog, torus):
+    """A host's 4 chips are a 2 x 2 x 1 block: any two at most 2 hops apart (on the 4,096-chip
+    TPU v5p slice too), joined by 4 of the torus's links."""
+    for fabric in (torus, build_fabric(resolve_topology("tpu-v5p-torus", catalog), catalog)):
+        assert fabric.torus.block == (2, 2, 1)
+        hosts = np.arange(fabric.nodes)[:: max(1, fabric.nodes // 64)]
+        a = np.repeat(hosts * 4, 16) + np.tile(np.repeat(np.arange(4), 4), hosts.shape[0])
+        b = np.repeat(hosts * 4, 16) + np.tile(np.tile(np.arange(4), 4), hosts.shape[0])
+        paths = BulkRouter(fabric).paths(a, b)
+        assert int((paths >= 0).sum(axis=1).max()) == 2
 
 
 def test_torus_bulk_paths_equal_router(mini):
@@ -265,27 +310,21 @@ def test_torus_bulk_paths_equal_router(mini):
 
 
 def test_torus_ring_loads_by_hand(torus):
-    """Ring r -> r+1 over 32 chips: every +x link carries one flow (x = 3 wraps to x = 0),
-    the +y links leaving x = 0 carry the flows that change row (8), the z bundle carries
-    15 -> 16 one way and 31 -> 0 the other; nothing else. 42 hops in all; every flow alone
-    on its links gets 20 GB/s."""
+    """Around host 0's block 0 -> 1 -> 3 -> 2 -> 0: one hop each (+x, +y, -x, -y), each
+    alone on its link at 20 GB/s. 0 -> 3 goes x then y (0 -> 1 -> 3), so it shares the
+    link 1 -> 3 with 1 -> 3: half each."""
     fabric = torus
     table = fabric.torus
     bulk = BulkRouter(fabric)
-    src = np.arange(32)
-    dst = np.roll(src, -1)
+    src = np.array([0, 1, 3, 2])
+    dst = np.array([1, 3, 2, 0])
     load = bulk.loads(src, dst, 1.0)
-    plus_x = table.out[:, 0, 0]
-    assert (load[plus_x] == 1).all()
-    assert (load[table.out[:, 0, 1]] == 0).all()
-    x0 = np.flatnonzero(src % 4 == 0)
-    assert (load[table.out[x0, 1, 0]] == 1).all()
-    assert load[table.out[0, 2, 0]] == 1 and load[table.out[16, 2, 0]] == 1
-    assert load.sum() == 42
+    assert load.sum() == 4
+    for link in (table.out[0, 0, 0], table.out[1, 1, 0], table.out[3, 0, 1], table.out[2, 1, 1]):
+        assert load[link] == 1
     rates, _ = bulk.max_min_rates(src, dst)
     np.testing.assert_allclose(rates, ICI_RATE)
-    # 0 -> 2 and 1 -> 2 share the link 1 -> 2
-    rates, _ = bulk.max_min_rates([0, 1], [2, 2])
+    rates, _ = bulk.max_min_rates([0, 1], [3, 3])
     np.testing.assert_allclose(rates, [ICI_RATE / 2] * 2)
 
 
@@ -400,9 +439,11 @@ def test_three_tier_cross_pod_path_by_hand(tiny):
 
 def test_three_tier_oversubscription_halves_cross_pod_rates(tiny):
     """Every GPU of pod 0 sends to its twin in pod 1 (16 flows). At 1:1 each gets its NIC's
-    47.5 GB/s (pod uplinks 4 x 200 x 0.95 = 760 = 16 x 47.5). At 2:1 spine -> core the
-    pod's uplinks halve: 23.75 each. At 2:1 leaf -> spine (5 ports down; 10 nodes so each
-    leaf holds 5 of the 20 senders) a leaf's 125 GB/s x 0.95 serves 5 flows: 23.75."""
+    47.5 GB/s (pod uplinks 4 x 200 x 0.95 = 760 = 16 x 47.5). At 2:1 spine -> core a spine
+    takes 5 ports down and 3 up, using 4 down and 2 up: the pod's uplinks halve, 23.75
+    each. At 2:1 leaf -> spine an 8-port leaf splits into 5 down and 3 up (whole ports: 5:3
+    built, the plan says so); with 10 nodes each leaf holds 5 of the 20 senders on 3
+    uplink cables: 3 x 47.5 / 5 = 28.5 each."""
     src = np.arange(16)
     for spine_o, expected in ((1.0, NIC_RATE), (2.0, NIC_RATE / 2)):
         fabric = build_fabric(three_tier(spine_o=spine_o), tiny)
@@ -410,9 +451,10 @@ def test_three_tier_oversubscription_halves_cross_pod_rates(tiny):
         np.testing.assert_allclose(rates, expected)
     fabric = build_fabric(three_tier(nodes=10, o=2.0), tiny)
     assert fabric.tree.leaf_of_nic.reshape(10, 4)[:, 0].tolist() == [0] * 5 + [4] * 5
+    assert ("leaf oversubscription", "1.67") in fabric.network_plan
     src = np.arange(20)
     rates, _ = BulkRouter(fabric).max_min_rates(src, src + 20)
-    np.testing.assert_allclose(rates, NIC_RATE / 2)
+    np.testing.assert_allclose(rates, 3 * NIC_RATE / 5)
 
 
 # --- named topologies and scale ----------------------------------------------------------

@@ -20,23 +20,35 @@ def hops(report):
 
 
 def test_pod_cross_node_via_two_leafs(mini):
-    """n0.g0 -> n3.g7 leaves by its own NIC (rail 0, leaf0) and enters by rail 7 (leaf1)."""
+    """n0.g0 -> n3.g7 crosses rails: PXN moves the data over NVLink to n0.g7, whose NIC is
+    on rail 7 (leaf1), so the network part stays under one leaf."""
     fabric = build_fabric(mini.topologies["pod"], mini)
     report = evaluate_path(fabric, "n0.g0", "n3.g7", 2**30)
     assert hops(report) == [
-        ("n0.g0", "n0.pcie0", "pcie5", 1, 64.0),
-        ("n0.pcie0", "n0.nic0", "pcie5", 1, 64.0),
-        ("n0.nic0", "leaf0", "ib-ndr", 1, 50.0),
-        ("leaf0", "leaf1", "ib-ndr", 16, 800.0),  # 16 NICs x 50 GB/s, non-blocking
+        ("n0.g0", "n0.nvsw0", "nvlink4", 18, 450.0),
+        ("n0.nvsw0", "n0.g7", "nvlink4", 18, 450.0),
+        ("n0.g7", "n0.pcie3", "pcie5", 1, 64.0),
+        ("n0.pcie3", "n0.nic7", "pcie5", 1, 64.0),
+        ("n0.nic7", "leaf1", "ib-ndr", 1, 50.0),
         ("leaf1", "n3.nic7", "ib-ndr", 1, 50.0),
         ("n3.nic7", "n3.pcie3", "pcie5", 1, 64.0),
         ("n3.pcie3", "n3.g7", "pcie5", 1, 64.0),
     ]
     assert report.bottleneck_GBps == 50.0
-    assert report.bottleneck_link == "n0.nic0->leaf0"
-    # links 0.5+0.5+1+1+1+0.5+0.5 = 5.0; pcie sw 0.1 x2, nic 0.5 x2, leaf 0.2 x2 = 1.6
-    assert report.latency_us == pytest.approx(6.6)
-    assert report.transfer_us == pytest.approx(6.6 + 2**30 / 50e3)
+    assert report.bottleneck_link == "n0.nic7->leaf1"
+    # links 0.25x2 + 0.5x2 + 1.0x2 + 0.5x2 = 4.5; NVSwitch 0.5, pcie sw 0.1 x2, nic 0.5 x2,
+    # leaf 0.2 = 1.9 (the proxy GPU forwards with no latency of its own)
+    assert report.latency_us == pytest.approx(6.4)
+    assert report.transfer_us == pytest.approx(6.4 + 2**30 / 50e3)
+
+
+def test_pod_leafs_are_joined_directly_by_whole_cables(mini):
+    """Rails 0-3 on leaf0, 4-7 on leaf1, no spines: each leaf's 16 NIC ports get 16 uplink
+    cables to the other leaf (800 GB/s)."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    tree = fabric.tree
+    link = tree.direct[0, 1]
+    assert (int(fabric.link_count[link]), float(fabric.link_bw_GBps[link])) == (16, 800.0)
 
 
 def test_pod_same_rail_stays_on_one_leaf(mini):
@@ -112,13 +124,16 @@ def test_shared_nic(mini):
 
 
 def test_fat_tree_oversubscribed_spine(mini):
-    """2:1 leafs: a leaf's 16 NIC ports (800 GB/s) get 400 GB/s of spine uplinks."""
+    """2:1 leafs: a leaf's 16 NIC ports (800 GB/s) get 8 whole uplink cables (400 GB/s) to
+    the one spine; a cross-rail path takes PXN and stays under the destination's leaf."""
     fabric = build_fabric(mini.topologies["fat-tree"], mini)
+    tree = fabric.tree
+    assert tree.leaf_up.shape == (8, 1)
+    assert fabric.link_count[tree.leaf_up[0, 0]] == 8
+    assert fabric.link_bw_GBps[tree.leaf_up[0, 0]] == pytest.approx(400.0)
     report = evaluate_path(fabric, "n0.g0", "n15.g3")
     names = [h.dst for h in report.hops]
-    assert names[2] == "leaf0" and names[3].startswith("spine") and names[4] == "leaf3"
-    uplink = report.hops[3]
-    assert uplink.bw_GBps == pytest.approx(400.0)
+    assert names[:2] == ["n0.nvsw0", "n0.g3"] and names[4:6] == ["leaf3", "n15.nic3"]
 
 
 def test_route_is_symmetric_in_length(mini):

@@ -33,8 +33,10 @@ DEFAULT_RANGE = "8:16G"
 #: What each group means, for the picker.
 GROUP_TEXT = {
     "all": "every GPU of the fabric",
-    "node": "the GPUs of node 0",
-    "per-node": "GPU 0 of every node (one GPU per node)",
+    "host": "the GPUs of host 0",
+    "node": "the GPUs of host 0",
+    "domain": "the GPUs of scale-up domain 0 (an NVLink rack)",
+    "per-node": "GPU 0 of every host (one GPU per host)",
 }
 
 

@@ -1,4 +1,9 @@
-"""The topology map: nodes as boxes of GPUs, switches and NICs, the network below, a GPU cursor."""
+"""The topology map: nodes as boxes of GPUs, switches and NICs, the network below, a GPU cursor.
+
+Hosts that share a scale-up domain (the 18 trays of a GB200 NVL72 rack) are drawn inside a
+frame for their domain, with the domain's switch (named by its record: ``NVSw``,
+``UALink`` ...) on the frame's first line.
+"""
 
 from __future__ import annotations
 
@@ -96,15 +101,25 @@ def _pad(cells: list[Cell], width: int) -> list[Cell]:
     return cells + ([Cell(" " * (width - used), "text")] if width > used else [])
 
 
+def _row_label(fabric: Fabric, label: str, kind: int) -> str:
+    """A row's label: the scale-up switch is named by its record (``NVSw``, ``UALink``)."""
+    return fabric.scaleup_label if kind == 3 else label
+
+
+def _label_width(fabric: Fabric) -> int:
+    """Width of the row-label column: room for the longest label and a space."""
+    return max(LABEL_W, len(fabric.scaleup_label) + 2)
+
+
 def _device_rows(fabric: Fabric, node: int) -> list[tuple[str, list[int]]]:
-    """(label, device ids) for each kind present in a node, in ``ROW_KINDS`` order."""
-    d = fabric.node_devices
-    kinds = fabric.dev_kind[:d]
+    """(label, device ids) for each kind present in a node (host), in ``ROW_KINDS`` order."""
+    ids = fabric.host_device_ids(node)
+    kinds = fabric.dev_kind[ids]
     rows = []
     for label, kind in ROW_KINDS:
-        local = [i for i in range(d) if int(kinds[i]) == kind]
+        local = [int(ids[i]) for i in range(ids.shape[0]) if int(kinds[i]) == kind]
         if local:
-            rows.append((label, [node * d + i for i in local]))
+            rows.append((_row_label(fabric, label, kind), local))
     return rows
 
 
@@ -121,7 +136,7 @@ def _row_notes(fabric: Fabric) -> dict[str, str]:
     spec = fabric.spec
     notes: dict[str, str] = {}
     if spec.intra.link:
-        notes["NVSw"] = spec.intra.link
+        notes[fabric.scaleup_label] = spec.intra.link
     notes["PCIe"] = spec.intra.host_link or fabric.gpu.pcie
     if spec.net is not None:
         notes["NIC"] = spec.net.link
@@ -139,14 +154,15 @@ def node_box(fabric: Fabric, node: int, inner: int) -> list[list[Cell]]:
         ]
     ]
     notes = _row_notes(fabric)
+    label_w = _label_width(fabric)
     for label, devs in _device_rows(fabric, node):
         role = "gpu" if label == "GPU" else "dev"
         digits = len(str(len(devs) - 1))
         cells = [_cell_of(fabric, dev, role, digits) for dev in devs]
-        per_line = max(1, (inner - LABEL_W) // (digits + 2))
+        per_line = max(1, (inner - label_w) // (digits + 2))
         for start in range(0, len(cells), per_line):
             chunk = cells[start : start + per_line]
-            head = Cell((" " + label if start == 0 else "").ljust(LABEL_W), "dim")
+            head = Cell((" " + label if start == 0 else "").ljust(label_w), "dim")
             row = [head, *chunk]
             used = sum(c.width for c in row)
             note = notes.get(label, "") if start == 0 else ""
@@ -159,8 +175,27 @@ def node_box(fabric: Fabric, node: int, inner: int) -> list[list[Cell]]:
 
 def _box_inner(fabric: Fabric, width: int) -> int:
     rows = _device_rows(fabric, 0)
-    widest = max(len(devs) * (len(str(len(devs) - 1)) + 2) for _, devs in rows) + LABEL_W
-    return max(18, min(widest + 1, width - 2))
+    widest = max(len(devs) * (len(str(len(devs) - 1)) + 2) for _, devs in rows)
+    return max(18, min(widest + _label_width(fabric) + 1, width - 2))
+
+
+def _domain_head(fabric: Fabric, domain: int, nodes: list[int], width: int) -> list[Cell]:
+    """First line of a domain's frame: its name, hosts, and its shared switch as a cell."""
+    switches = [int(d) for d in fabric.domain_device_ids(domain)]
+    first, last = nodes[0], nodes[-1]
+    span = f"n{first}-n{last}" if last > first else f"n{first}"
+    title = f"╔═ d{domain} ({span}) {fabric.scaleup_label} "
+    cells = [Cell(title, "border")]
+    cells += [_cell_of(fabric, dev, "dev", 1) for dev in switches]
+    note = f" {fabric.spec.intra.link or ''} "
+    used = sum(c.width for c in cells) + len(note)
+    cells.append(Cell(note, "dim"))
+    cells.append(Cell("═" * max(1, width - used), "border"))
+    return cells
+
+
+def _domain_foot(width: int) -> list[Cell]:
+    return [Cell("╚" + "═" * max(1, width - 1), "border")]
 
 
 def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
@@ -181,8 +216,13 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
     if lines and net is not None:
         leafs = len(fabric.devices_of_kind(DeviceKind.LEAF))
         spines = len(fabric.devices_of_kind(DeviceKind.SPINE))
+        cores = len(fabric.devices_of_kind(DeviceKind.CORE))
         text = f"network: {net.link}, {leafs} leaf switch{'es' * (leafs != 1)}"
         text += f", {spines} spine{'s' * (spines != 1)}" if spines else " (no spines)"
+        text += f", {cores} core{'s' * (cores != 1)}" if cores else ""
+        plan = dict(fabric.network_plan)
+        if "leaf oversubscription" in plan:
+            text += f", {plan['leaf oversubscription']}:1 at the leafs"
         lines.insert(0, [Cell(text, "dim")])
     return lines
 
@@ -233,24 +273,48 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
     width = max(24, width)
     layout = MapLayout()
     nodes = [zoom] if zoom is not None else list(range(fabric.nodes))
+    hosts = fabric.hosts_per_domain
+    # Runs of nodes by scale-up domain; one run of every node when a domain is one host.
+    runs: list[tuple[int | None, list[int]]] = [(None, nodes)]
+    if hosts > 1:
+        runs = []
+        for node in nodes:
+            if runs and runs[-1][0] == node // hosts:
+                runs[-1][1].append(node)
+            else:
+                runs.append((node // hosts, [node]))
     if len(nodes) <= DETAIL_MAX_NODES:
         inner = _box_inner(fabric, width)
         per_row = max(1, (width + 1) // (inner + 3))
-        for start in range(0, len(nodes), per_row):
-            boxes = [node_box(fabric, n, inner) for n in nodes[start : start + per_row]]
-            for parts in zip(*boxes):
-                line: list[Cell] = []
-                for i, part in enumerate(parts):
-                    if i:
-                        line.append(Cell(" ", "text"))
-                    line.extend(part)
-                layout.add(line)
+        for domain, members in runs:
+            if domain is not None:
+                layout.add(_domain_head(fabric, domain, members, width))
+            for start in range(0, len(members), per_row):
+                boxes = [node_box(fabric, n, inner) for n in members[start : start + per_row]]
+                for parts in zip(*boxes):
+                    line: list[Cell] = []
+                    for i, part in enumerate(parts):
+                        if i:
+                            line.append(Cell(" ", "text"))
+                        line.extend(part)
+                    layout.add(line)
+            if domain is not None:
+                layout.add(_domain_foot(width))
     else:
         label_w = len(f"n{fabric.nodes - 1}") + 1
         seg_w = label_w + fabric.gpus_per_node + 2
         per_row = max(1, width // seg_w)
-        for header, members in _leaf_groups(fabric, nodes):
-            layout.add([Cell(header, "dim")])
+        if hosts > 1:
+            groups = [
+                (f"d{d} · {fabric.scaleup_label} domain n{m[0]}-n{m[-1]}", m, d) for d, m in runs
+            ]
+        else:
+            groups = [(header, members, None) for header, members in _leaf_groups(fabric, nodes)]
+        for header, members, domain in groups:
+            if domain is not None:
+                layout.add(_domain_head(fabric, domain, members, width))
+            else:
+                layout.add([Cell(header, "dim")])
             for start in range(0, len(members), per_row):
                 line = []
                 for node in members[start : start + per_row]:

@@ -1,0 +1,74 @@
+"""Running the explorer off-screen: wait until every worker is done, then take what the
+screen shows (SVG and plain text). Used by snapshots and by the explorer's own save, so
+neither imports the other."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import ConfigError
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.pilot import Pilot
+
+#: Terminal size of a snapshot when none is given (columns, rows).
+DEFAULT_SIZE = (120, 40)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One view rendered off-screen."""
+
+    view: str
+    """The view id."""
+    svg: str
+    """The screen as an SVG document."""
+    text: str
+    """The screen as plain text."""
+    heading: str = ""
+    """What the title bar says of the view (``Topology · dgx-h100-pod``)."""
+    size: tuple[int, int] = DEFAULT_SIZE
+    """Terminal (columns, rows) it was rendered at."""
+
+
+async def settle(pilot: Pilot[Any], rounds: int = 20) -> None:
+    """Wait until no worker runs and every message they posted is handled."""
+    from textual.worker import WorkerCancelled, WorkerFailed
+
+    app = pilot.app
+    for _ in range(rounds):
+        # A failed worker is reported by the app itself; keep waiting for the others.
+        with contextlib.suppress(WorkerFailed, WorkerCancelled):
+            await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(w.is_running for w in app.workers):
+            await pilot.pause()
+            if not any(w.is_running for w in app.workers):
+                return
+
+
+def render_app(app: App[Any], view: str, terminal_size: tuple[int, int] = DEFAULT_SIZE) -> Snapshot:
+    """Run ``app`` off-screen until its workers are done and take its screen.
+
+    Raises:
+        ConfigError: A view computation failed (a half-drawn view is never returned).
+    """
+    return asyncio.run(_render(app, view, terminal_size))
+
+
+async def _render(app: Any, view: str, terminal_size: tuple[int, int]) -> Snapshot:
+    from fabricui.tui.textual_private import screen_text
+
+    async with app.run_test(size=terminal_size) as pilot:
+        await settle(pilot)
+        svg = app.export_screenshot(title=f"fabricui {view}")
+        text = screen_text(app)
+        heading = app.sub_title
+        failures = list(getattr(app, "failures", ()))
+    if failures:
+        raise ConfigError(f"the {view} view could not be computed: {failures[0]}")
+    return Snapshot(view, svg, text, heading, terminal_size)
