@@ -196,19 +196,11 @@ _START = """
 import sys, time
 t0 = time.perf_counter()
 {imports}
-import textual.app as _textual_app
+from fabricui.tui.textual_private import record_frames
 
 _frames = []
-_display = _textual_app.App._display
-
-
-def _record(self, screen, renderable):
-    if renderable is not None:
-        _frames.append(time.perf_counter() - t0)
-    _display(self, screen, renderable)
-
-
-_textual_app.App._display = _record
+_recording = record_frames(lambda: _frames.append(time.perf_counter() - t0))
+_recording.__enter__()
 
 
 async def measure(pilot):
@@ -264,9 +256,8 @@ def bench_tui(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # typ
     so a busy machine slows both alike.
     """
     try:
-        import textual.app as textual_app
-
         from fabricui.tui.app import make_app
+        from fabricui.tui.textual_private import record_frames
     except ImportError:
         results["tui_start_ratio"] = results["tui_key_ms"] = None
         return
@@ -281,12 +272,6 @@ def bench_tui(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # typ
     results["_tui_start_empty_s"] = best_empty
 
     frames: list[float] = []
-    display = textual_app.App._display
-
-    def record(self, screen, renderable) -> None:  # type: ignore[no-untyped-def]
-        if renderable is not None:
-            frames.append(time.perf_counter())
-        display(self, screen, renderable)
 
     async def keys() -> float:
         app = make_app(topology="h100-ib-cluster", nodes=cfg["tui_nodes"])
@@ -303,11 +288,8 @@ def bench_tui(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # typ
                     timings.append(frames[0] - start)
         return statistics.median(timings) * 1e3
 
-    textual_app.App._display = record  # type: ignore[method-assign]
-    try:
+    with record_frames(lambda: frames.append(time.perf_counter())):
         results["tui_key_ms"] = asyncio.run(keys())
-    finally:
-        textual_app.App._display = display  # type: ignore[method-assign]
 
 
 BENCHES = {

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from fabricui.cli import main
+from fabricui.cli import run
 
-raise SystemExit(main())
+run()

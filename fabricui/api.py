@@ -88,6 +88,7 @@ __all__ = [
     "alpha_beta",
     "build",
     "build_fabric",
+    "builtin_importers",
     "collective",
     "hookimpl",
     "load_catalog",
@@ -216,6 +217,14 @@ def max_min_rates(fabric: Fabric, src: Any, dst: Any) -> Any:
 
     rates, _ = bulk_router(Router.for_fabric(fabric)).max_min_rates(src, dst)
     return rates
+
+
+def builtin_importers() -> dict[str, Any]:
+    """fabricui's own importers by format name (``nvidia-smi``, ``ibnetdiscover`` ...), as
+    the built-in ``importers`` plugin registers them."""
+    from fabricui.importers.builtin import builtin_importers as table
+
+    return dict(table())
 
 
 def run_cli(argv: Sequence[str]) -> int:

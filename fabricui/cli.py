@@ -5,6 +5,8 @@ commands (``fabricui.commands``) and the explorer (``fabricui.tui``)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 from collections.abc import Sequence
@@ -30,7 +32,17 @@ from fabricui.errors import ConfigError, FabricError, one_line
 from fabricui.render.output import safe_streams
 from fabricui.services.admission import ENV_MAX_MEMORY
 
+#: Exit status of a one-line error (anything the user typed, pointed at or asked for).
 EXIT_USAGE = 2
+#: Exit status after Ctrl-C (128 + SIGINT, as a shell reports it).
+EXIT_INTERRUPTED = 130
+STDOUT_CLOSED = (
+    "standard output is closed; give fabricui somewhere to print (a terminal, a file or a pipe)"
+)
+OUT_OF_MEMORY = (
+    "not enough memory for this request (a memory limit or the machine's); "
+    "ask for less: fewer --nodes, a smaller topology or fewer sizes"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,10 +107,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 2 user error)."""
+    """Run the CLI; returns the exit status.
+
+    0: done. 2: a one-line error on stderr: anything the user typed or pointed at (a
+    missing file, a name over the file system's limit, a directory they cannot enter, a
+    read-only file system, a request larger than memory allows), and standard output
+    closed (``>&-``: the result could not be printed). 130: Ctrl-C. A reader that stops
+    reading (``| head -1``) ends the output quietly with 0.
+    """
+    if sys.stdout is None:  # started with standard output closed: nowhere to print a result
+        _error(STDOUT_CLOSED)
+        return EXIT_USAGE
     parser = build_parser()
     originals = safe_streams()  # what commands print from their input cannot drive a terminal
     budget_before = os.environ.get(ENV_MAX_MEMORY)
+    if sys.stderr is None:  # `2>&-`: warnings must not fall back to stdout (print's default)
+        sys.stderr = _Discard()
     try:
         args = parser.parse_args(argv)
         if args.max_memory is not None:
@@ -109,22 +133,84 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in (None, "explore"):  # bare `fabricui` opens the explorer
             sys.stdout, sys.stderr = originals
             return _explore(args)
-        status = COMMANDS[args.command][1](args)
-        if args.command != "plugins":
-            from fabricui.plugins import get_host
+        from fabricui.plugins.process import command_scope
 
-            get_host().report_failures(sys.stderr)
+        with command_scope():  # a plugin's thread cannot print on stdout or end the process
+            status = COMMANDS[args.command][1](args)
+            if args.command != "plugins":
+                from fabricui.plugins import get_host
+
+                get_host().report_failures(sys.stderr)
         return status
     except FabricError as exc:
-        print(f"fabricui: error: {one_line(exc.message)}", file=sys.stderr)
+        _error(exc.message)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # an OS error no command turned into a message: still one line
+        from fabricui.files import os_error_line
+
+        _error(os_error_line(exc))
+        return EXIT_USAGE
+    except MemoryError:
+        _error(OUT_OF_MEMORY)
+        return EXIT_USAGE
     finally:
         sys.stdout, sys.stderr = originals
         if budget_before is None:
             os.environ.pop(ENV_MAX_MEMORY, None)
         else:
             os.environ[ENV_MAX_MEMORY] = budget_before
+
+
+class _Discard(io.TextIOBase):
+    """Standard error when it is closed: what is written goes nowhere."""
+
+    def write(self, text: str) -> int:
+        """Drop ``text``; returns its length."""
+        return len(text)
+
+
+def _error(message: str) -> None:
+    """Print ``fabricui: error: MESSAGE`` as one line on stderr (nowhere when it is closed:
+    ``print`` would fall back to stdout)."""
+    if sys.stderr is not None:
+        print(f"fabricui: error: {one_line(message)}", file=sys.stderr)
+
+
+def run() -> NoReturn:
+    """The ``fabricui`` program (console script, ``python -m fabricui``): ``main``, then an
+    exit that neither a closed pipe nor a plugin can turn into a traceback or a hang.
+
+    Standard output is flushed here, so that a reader gone away (``| head -1``) is noticed
+    while it can still be handled (quietly, standard output pointed at ``/dev/null``), not
+    in the interpreter's last flush, which prints an ``Exception ignored`` and exits 120.
+    Then ``exit_process`` ends the program without waiting for threads a plugin started.
+    """
+    try:
+        status = main()
+    except SystemExit as exc:  # --help, --version
+        status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    _flush_stdout()
+    process = sys.modules.get("fabricui.plugins.process")
+    if process is None:  # no plugin was loaded (--help, --version): nothing can hold the exit
+        sys.exit(status)
+    process.exit_process(status)
+
+
+def _flush_stdout() -> None:
+    """Flush standard output; when its reader is gone, point it at ``/dev/null``."""
+    stream = sys.stdout
+    if stream is None:
+        return
+    try:
+        stream.flush()
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, stream.fileno())
+            os.close(devnull)
+    except (OSError, ValueError):
+        pass

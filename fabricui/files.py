@@ -3,7 +3,9 @@
 Reading (``read_bounded``): a path or ``-`` (standard input); only regular files (a FIFO,
 a device or a directory is a one-line error, never a hang: the file is opened without
 blocking and checked with ``fstat`` before a byte is read); at most a stated number of
-bytes, checked before the work starts.
+bytes, checked before the work starts. ``open_regular`` and ``read_open`` are the same two
+steps for a caller that must check the opened file itself or open it relative to a
+directory descriptor (single-file plugins).
 
 Writing (``write_text``): every file fabricui writes on request (``-o`` of ``import``,
 ``calibrate`` and ``snapshot``, the TUI's saves) goes to a temporary file in the target's
@@ -16,11 +18,9 @@ left behind.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 
 from fabricui.errors import ConfigError, FabricError
@@ -73,31 +73,100 @@ def read_bounded(
             raise error(f"<stdin>: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
         return _within(data, "<stdin>", limit_bytes, error, too_large), "<stdin>"
     path = str(name)
+    fd, info = open_regular(path, error=error, what=what)
+    return read_open(fd, info, path, limit_bytes, error, too_large), path
+
+
+def open_regular(
+    path: str | Path,
+    error: type[FabricError] = ConfigError,
+    what: str = "a text file",
+    dir_fd: int | None = None,
+    follow_symlinks: bool = True,
+    shown: str | None = None,
+) -> tuple[int, os.stat_result]:
+    """Open a regular file for reading without ever blocking; returns (descriptor, fstat).
+
+    Opened with ``O_NONBLOCK`` (a FIFO cannot hold the open), then checked with ``fstat``
+    of the descriptor, so what is read is what was checked, whatever the path names now.
+
+    Args:
+        path: The file, relative to ``dir_fd`` when given.
+        error: The error type raised.
+        what: What the file should be, for messages.
+        dir_fd: A directory descriptor ``path`` is relative to (see ``os.open``).
+        follow_symlinks: False opens with ``O_NOFOLLOW``: a symbolic link is refused.
+        shown: The name messages use (default ``path``).
+
+    Returns:
+        The open descriptor (the caller closes it, or hands it to ``read_open``) and its
+        ``fstat``.
+
+    Raises:
+        FabricError: Of type ``error``: missing, not a regular file, a symbolic link (with
+            ``follow_symlinks=False``), or cannot be opened (one line naming the file).
+    """
+    shown = shown or str(path)
+    flags = os.O_RDONLY | _flag("O_NONBLOCK") | _flag("O_NOCTTY") | _flag("O_CLOEXEC")
+    if not follow_symlinks:
+        flags |= _flag("O_NOFOLLOW")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, flags, dir_fd=dir_fd)
     except FileNotFoundError:
-        raise error(f"{path}: no such file") from None
+        raise error(f"{shown}: no such file") from None
     except IsADirectoryError:
-        raise error(f"{path}: is a directory, expected {what}") from None
-    except PermissionError:
-        raise error(f"{path}: permission denied") from None
+        raise error(f"{shown}: is a directory, expected {what}") from None
     except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+        if not follow_symlinks and _is_symlink(path, dir_fd):
+            raise error(f"{shown}: is a symbolic link (not followed), expected {what}") from None
+        raise error(f"{shown}: cannot read ({reason(exc)})") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise error(f"{path}: is {_kind(info.st_mode)}, expected {what}")
+            raise error(f"{shown}: is {_kind(info.st_mode)}, expected {what}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def read_open(
+    fd: int,
+    info: os.stat_result,
+    origin: str,
+    limit_bytes: int,
+    error: type[FabricError] = ConfigError,
+    too_large: str = "",
+) -> bytes:
+    """The bytes of a file ``open_regular`` opened, at most ``limit_bytes``; closes ``fd``.
+
+    Raises:
+        FabricError: Of type ``error``: larger than ``limit_bytes``, or a read error.
+    """
+    try:
         if info.st_size > limit_bytes:
-            _within(b"", path, limit_bytes, error, too_large, size=info.st_size)
+            _within(b"", origin, limit_bytes, error, too_large, size=info.st_size)
         with os.fdopen(fd, "rb", closefd=True) as handle:
             fd = -1
             data = handle.read(limit_bytes + 1)
     except OSError as exc:
-        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise error(f"{origin}: cannot read ({reason(exc)})") from None
     finally:
         if fd >= 0:
             os.close(fd)
-    return _within(data, path, limit_bytes, error, too_large), path
+    return _within(data, origin, limit_bytes, error, too_large)
+
+
+def _flag(name: str) -> int:
+    """``os.<name>``, or 0 where the platform has no such flag (Windows)."""
+    return int(getattr(os, name, 0))
+
+
+def _is_symlink(path: str | Path, dir_fd: int | None) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(path, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _within(
@@ -139,7 +208,7 @@ def check_target(path: Path, force: bool = False) -> None:
     except FileNotFoundError:
         info = None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({_reason(exc)})") from None
+        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
     if info is not None:
         if stat.S_ISDIR(info.st_mode):
             raise ConfigError(f"{path}: is a directory, give a file name")
@@ -157,16 +226,46 @@ def check_target(path: Path, force: bool = False) -> None:
     except FileNotFoundError:
         parent_ok = False
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({_reason(exc)})") from None
+        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
     if not parent_ok:
         raise ConfigError(f"{path}: no such directory {parent}")
 
 
-def _reason(exc: OSError) -> str:
-    """Why an OS call failed, in words (``File name too long``, ``Permission denied``)."""
-    if exc.errno == errno.ENAMETOOLONG:
-        return "file name too long"
-    return exc.strerror or str(exc)
+def reason(exc: OSError) -> str:
+    """Why an OS call failed, in the OS's words in lower case (``file name too long``,
+    ``permission denied``, ``read-only file system``)."""
+    text = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
+def os_error_line(exc: OSError) -> str:
+    """An ``OSError`` as one line for the user: the file it names and why, never a type name.
+
+    The command line's last resort for an error no command turned into a message (a name
+    over the file system's limit, a directory the user cannot enter, a read-only file
+    system): ``/data/x.yaml: permission denied``.
+    """
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    where = " -> ".join(names)
+    return f"{where}: {reason(exc)}" if where else reason(exc)
+
+
+def exists(path: str | Path, error: type[FabricError] = ConfigError) -> bool:
+    """Whether ``path`` exists; a path that cannot even be looked at is a one-line error.
+
+    ``Path.exists`` answers False only for a missing file and raises for a name over the
+    file system's limit or a directory the user cannot enter.
+
+    Raises:
+        FabricError: Of type ``error``: ``path`` cannot be looked at (why, in words).
+    """
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({reason(exc)})") from None
+    return True
 
 
 def write_text(path: Path, text: str, force: bool = False) -> None:
@@ -184,13 +283,15 @@ def write_text(path: Path, text: str, force: bool = False) -> None:
         ConfigError: ``path`` exists (without ``force``), is a directory, or cannot be
             written (the message names the reason); nothing is left behind.
     """
+    import tempfile  # not at module level: readers (the explorer's start-up) need none of it
+
     path = Path(path)
     check_target(path, force)
     directory = path.parent
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({_reason(exc)})") from None
+        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -204,7 +305,7 @@ def write_text(path: Path, text: str, force: bool = False) -> None:
         else:
             _link_new(Path(tmp), path)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({_reason(exc)})") from None
+        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
     except UnicodeEncodeError as exc:
         raise ConfigError(f"{path}: cannot write text that is not Unicode ({exc.reason})") from None
     finally:

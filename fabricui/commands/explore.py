@@ -51,6 +51,14 @@ def add_launch_options(parser: argparse.ArgumentParser, top_level: bool = False)
         "--view", default=unset, help=f"view shown first: {', '.join(VIEWS)} (default: topology)"
     )
     parser.add_argument(
+        "--hosts",
+        default=unset,
+        metavar="HOSTLIST",
+        help="a job's hosts on an imported cluster (Slurm hostlist; default "
+        "$SLURM_JOB_NODELIST there): highlighted on the map, the path between its first and "
+        "last GPU",
+    )
+    parser.add_argument(
         "--ascii",
         action="store_true",
         default=unset,
@@ -83,5 +91,6 @@ def launch_request(args: argparse.Namespace) -> LaunchRequest:
         src=getattr(args, "src", None),
         dst=getattr(args, "dst", None),
         message_size=size_bytes,
+        options=(("hosts", args.hosts),) if getattr(args, "hosts", None) else (),
         ascii=True if getattr(args, "ascii", None) else None,
     )

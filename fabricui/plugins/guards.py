@@ -1,5 +1,6 @@
-"""Calls into plugins under a time budget, and guards on what they registered: a plugin that
-raises, hangs or returns garbage when the engine calls it is recorded and skipped."""
+"""Guards on what plugins registered: a plugin that raises, hangs or returns garbage when the
+engine calls it is recorded and skipped. Each call runs as the plugin's code
+(``budget.call_plugin``: time budget, stdout and exit contained)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import dataclasses
 import functools
 import math
 import numbers
-import os
-import threading
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
@@ -20,73 +19,19 @@ from fabricui.engine.types import (
     Strategy,
     TopologyBuilder,
 )
-from fabricui.errors import FabricError, PluginError
+from fabricui.errors import FabricError, PluginError, exception_line
+from fabricui.plugins.budget import PluginTimeout
+from fabricui.plugins.process import (
+    PluginAborted,
+    PluginExit,
+    as_plugin_error,
+    call_plugin,
+    sigints,
+)
 from fabricui.vocabulary import OPS
 
 if TYPE_CHECKING:
     from fabricui.plugins.records import CallRecorder, PluginInfo
-
-#: Environment variable: the time budget of one plugin call [s] (0 or less: no limit).
-ENV_TIMEOUT = "FABRICUI_PLUGIN_TIMEOUT_S"
-#: Time a plugin's hook (or a call into what it registered) may take [s] before it is skipped.
-DEFAULT_TIMEOUT_S = 5.0
-
-
-def timeout_s() -> float | None:
-    """The time budget of one plugin call, from ``FABRICUI_PLUGIN_TIMEOUT_S`` [s].
-
-    Returns:
-        ``DEFAULT_TIMEOUT_S`` when unset or not a number; None (no limit) for 0 or less.
-    """
-    text = os.environ.get(ENV_TIMEOUT, "").strip()
-    try:
-        value = float(text) if text else DEFAULT_TIMEOUT_S
-    except ValueError:
-        return DEFAULT_TIMEOUT_S
-    if math.isnan(value):
-        return DEFAULT_TIMEOUT_S
-    return value if 0 < value < math.inf else None
-
-
-class PluginTimeout(PluginError):
-    """A plugin call ran past its time budget (it is abandoned, still running, in a thread)."""
-
-
-def call_with_budget(function: Callable[[], Any], seconds: float | None) -> Any:
-    """``function()``, abandoned when it takes longer than ``seconds``.
-
-    The call runs in a daemon thread, so a hook that sleeps or loops forever cannot hold
-    the app (nor its exit); Python cannot stop the thread, so it is left to finish alone.
-
-    Args:
-        function: What to call.
-        seconds: The budget; None calls ``function`` directly, without a thread.
-
-    Returns:
-        What ``function`` returned.
-
-    Raises:
-        PluginTimeout: It did not return within ``seconds``.
-        BaseException: Whatever ``function`` raised.
-    """
-    if seconds is None:
-        return function()
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = function()
-        except BaseException as exc:  # handed to the caller's thread as it is
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="fabricui-plugin-call", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        raise PluginTimeout(f"took longer than {seconds:g} s ({ENV_TIMEOUT}); abandoned")
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
 
 
 class _Skipped(Exception):
@@ -111,19 +56,32 @@ class _Guard:
         self.failed = False
 
     def call(self, method: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """``function(*args, **kwargs)`` within the budget; raises ``_Skipped`` on failure."""
+        """``function(*args, **kwargs)`` within the budget; raises ``_Skipped`` on failure.
+
+        Whatever the plugin raises fails it, ``BaseException`` included, except a
+        ``FabricError`` (passed through) and the user's Ctrl-C (re-raised).
+        """
         if self.failed:
             raise _Skipped
-        budget = self.host.timeout_s if self.timed else None
+        mark = sigints()
         try:
-            return call_with_budget(functools.partial(function, *args, **kwargs), budget)
-        except PluginTimeout as exc:
+            return self.run(function, *args, **kwargs)
+        except (PluginTimeout, PluginAborted) as exc:
             self.fail(method, exc)
         except FabricError:  # a deliberate one-line error for the user, not a plugin bug
             raise
-        except (Exception, SystemExit) as exc:
-            self.fail(method, exc)
+        except BaseException as exc:
+            self.fail(method, as_plugin_error(exc, mark))
         raise _Skipped
+
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``function(*args, **kwargs)``: an external plugin's as its code (``call_plugin``:
+        budget, own thread, stdout and exits contained); a built-in's directly, as these
+        calls sit on the engine's hot paths and built-ins are fabricui's own code."""
+        if not self.timed:
+            return function(*args, **kwargs)
+        call = functools.partial(function, *args, **kwargs)
+        return call_plugin(call, self.host.timeout_s, self.info.name)
 
     def fail(self, method: str, exc: BaseException) -> None:
         """Record that ``method`` failed with ``exc`` and disable the object."""
@@ -157,20 +115,21 @@ class _GuardedCall:
         prefix = f"plugin {guard.info.name}: {guard.label}"
         if guard.failed:
             raise PluginError(f"{prefix} is skipped: it failed earlier (see `fabricui plugins`)")
-        budget = guard.host.timeout_s if guard.timed else None
+        mark = sigints()
         try:
-            return call_with_budget(functools.partial(self.__wrapped__, *args, **kwargs), budget)
+            return guard.run(self.__wrapped__, *args, **kwargs)
         except PluginTimeout as exc:
             guard.fail(self.method, exc)
             raise PluginError(f"{prefix}: {self.method} {exc.message}") from None
         except FabricError:  # a deliberate one-line error (the input is not this format)
             raise
-        except SystemExit as exc:  # a plugin must not end the app
-            guard.fail(self.method, exc)
-            raise PluginError(f"{prefix}: {self.method} called exit({exc.code!r})") from None
         except Exception as exc:
             guard.fail(self.method, exc)
             raise
+        except BaseException as exc:  # exit(), os._exit(), its own KeyboardInterrupt ...
+            error = as_plugin_error(exc, mark)  # re-raises the user's Ctrl-C
+            guard.fail(self.method, error)
+            raise PluginError(f"{prefix}: {self.method} {_aborted(exc)}") from None
 
     def __eq__(self, other: object) -> bool:
         inner = other.__wrapped__ if isinstance(other, _GuardedCall) else other
@@ -181,6 +140,15 @@ class _GuardedCall:
 
     def __repr__(self) -> str:
         return f"<guarded {self.__wrapped__!r}>"
+
+
+def _aborted(exc: BaseException) -> str:
+    """How plugin code that raised ``exc`` (not an ``Exception``) ended, for a message."""
+    if isinstance(exc, PluginExit):
+        return str(exc)
+    if isinstance(exc, SystemExit):
+        return f"called exit({exc.code!r})"
+    return f"raised {exception_line(exc)}"
 
 
 def _original(obj: Any, method: str) -> Callable[..., Any]:

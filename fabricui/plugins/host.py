@@ -2,7 +2,9 @@
 passes ``checks`` and records every failure.
 
 Single-file plugins (where they live, when their directory is trusted) are in
-``files``; time budgets and the guards on what plugins registered in ``guards``.
+``files``; time budgets in ``budget``; what plugin code may not do to the process (print on
+stdout, exit, keep it alive) in ``process``; the guards on what plugins registered in
+``guards``.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from fabricui.engine.types import (
 from fabricui.errors import HwdbError, PluginError, exception_line
 from fabricui.hwdb.plugin_dirs import Withheld, package_hwdb_dir
 from fabricui.model.records import CORE_FAMILIES, LinkGeneration
+from fabricui.plugins.budget import ENV_TIMEOUT as ENV_TIMEOUT
+from fabricui.plugins.budget import PluginTimeout as PluginTimeout
+from fabricui.plugins.budget import batch, timeout_s
 from fabricui.plugins.checks import RULES
 from fabricui.plugins.files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
-from fabricui.plugins.files import _load_file, plugin_dirs, unsafe_reason
-from fabricui.plugins.guards import _GUARDS, _Guard, call_with_budget, timeout_s
-from fabricui.plugins.guards import ENV_TIMEOUT as ENV_TIMEOUT
-from fabricui.plugins.guards import PluginTimeout as PluginTimeout
+from fabricui.plugins.files import PluginFile, import_source, plugin_dirs, read_plugin_files
+from fabricui.plugins.guards import _GUARDS, _Guard
+from fabricui.plugins.process import as_plugin_error, call_plugin, running, sigints, warn
 from fabricui.plugins.records import PluginFailure as PluginFailure
 from fabricui.plugins.records import PluginInfo as PluginInfo
 
@@ -215,7 +219,14 @@ class PluginHost:
         return info.plugin is not None and self._pm.is_registered(info.plugin)
 
     def _load_entry_points(self, builtins: bool, external: bool) -> None:
-        for ep in entry_points():
+        found = entry_points()
+        with batch():  # one watchdog for all the imports, not one per plugin (see budget)
+            self._load_each_entry_point(found, builtins, external)
+
+    def _load_each_entry_point(
+        self, found: list[importlib.metadata.EntryPoint], builtins: bool, external: bool
+    ) -> None:
+        for ep in found:
             dist, version = _dist_of(ep)
             module = str(ep.value).partition(":")[0].strip()
             if _is_builtin(ep, dist):
@@ -227,27 +238,21 @@ class PluginHost:
                 info.module = module
 
     def _load_files(self, dirs: list[Path]) -> None:
-        """Load ``*.py`` files of each directory that exists, unless it (or the file) could
-        have been written by someone else than the user (see ``unsafe_reason``)."""
+        """Load the ``*.py`` files of each plugin directory that exists, unless someone else
+        than the user could have written the directory, one above it, or the file (see
+        ``files``); each file is read through the checked directory's descriptor first."""
         for directory in dirs:
-            if not directory.is_dir():
-                continue
-            unsafe = unsafe_reason(directory)
-            if unsafe:
+            try:
+                found = read_plugin_files(directory, self._allowed)
+            except PluginError as exc:
                 info = PluginInfo(name=str(directory), source=SOURCE_FILE)
                 self._infos.append(info)
-                self._fail(
-                    info,
-                    PluginError(
-                        f"plugin directory {unsafe}: none of its plugins loaded "
-                        f"(make it yours and `chmod go-w {directory}`)"
-                    ),
-                )
+                self._fail(info, exc)
                 continue
-            for path in sorted(directory.glob("*.py")):
-                if path.name.startswith("_") or not self._allowed(path.stem):
-                    continue
-                self._load(path.stem, SOURCE_FILE, None, None, functools.partial(_load_file, path))
+            with batch():
+                for plugin_file in found or ():
+                    loader = _file_loader(plugin_file)
+                    self._load(plugin_file.stem, SOURCE_FILE, None, None, loader)
 
     def _allowed(self, name: str) -> bool:
         return self._allow is None or name in self._allow
@@ -266,19 +271,22 @@ class PluginHost:
         if self._pm.is_blocked(name):
             info.blocked = True
             return info
+        mark = sigints()
         try:
-            # Importing runs the plugin's module code: under the same time budget as hooks.
-            plugin = call_with_budget(loader, self.timeout_s)
-            if info.version is None and source == SOURCE_FILE:
-                version = getattr(plugin, "__version__", None)
-                info.version = version if isinstance(version, str) else None
-            self._pm.register(plugin, name=name)
-            info.plugin = plugin
-            self._reject_specname(plugin)
-        except (Exception, SystemExit) as exc:  # SystemExit: a plugin must not end the app
+            with running(name):
+                # Importing runs the plugin's module code: under the same budget as hooks.
+                plugin = call_plugin(loader, self.timeout_s, name)
+                if info.version is None and source == SOURCE_FILE:
+                    version = getattr(plugin, "__version__", None)
+                    info.version = version if isinstance(version, str) else None
+                self._pm.register(plugin, name=name)
+                info.plugin = plugin
+                self._reject_specname(plugin)
+        except BaseException as exc:  # exit(), os._exit(), KeyboardInterrupt: not the app's end
+            error = as_plugin_error(exc, mark)  # the user's Ctrl-C is re-raised
             if info.plugin is not None and self._pm.is_registered(info.plugin):
                 self._pm.unregister(info.plugin)
-            self._fail(info, exc)
+            self._fail(info, error)
         return info
 
     def _reject_specname(self, plugin: object) -> None:
@@ -361,11 +369,12 @@ class PluginHost:
         hook = f"register_{kind}"
         result: dict[str, Any] = {}
         owners: dict[str, PluginInfo] = {}
-        for info in self._implementers(hook):
-            staged = self._call_one(info, kind, owners)
-            if staged is not None:
-                result.update(self._guarded(kind, info, staged))
-                owners.update(dict.fromkeys(staged, info))
+        with batch():
+            for info in self._implementers(hook):
+                staged = self._call_one(info, kind, owners)
+                if staged is not None:
+                    result.update(self._guarded(kind, info, staged))
+                    owners.update(dict.fromkeys(staged, info))
         self._results[kind] = result
         self._owners[kind] = owners
         if kind == "link_generations":
@@ -403,13 +412,14 @@ class PluginHost:
 
         others = [i.plugin for i in self._registered() if i is not info]
         caller = self._pm.subset_hook_caller(hook, remove_plugins=others)
+        mark = sigints()
         try:
-            call_with_budget(functools.partial(caller, register=register), self.timeout_s)
+            call_plugin(functools.partial(caller, register=register), self.timeout_s, info.name)
             if errors:
                 raise errors[0]
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:  # exit(), os._exit(), KeyboardInterrupt: not the app's end
             closed.set()
-            self._fail(info, exc, hook=hook)
+            self._fail(info, as_plugin_error(exc, mark), hook=hook)  # the user's Ctrl-C: raised
             return None
         closed.set()
         return staged
@@ -677,12 +687,23 @@ class PluginHost:
         Args:
             stream: Where to print (default ``sys.stderr``).
         """
-        out = stream if stream is not None else sys.stderr
         fresh = [f for f in self.failures if f not in self._reported]
         for failure in fresh:
-            print(f"fabricui: plugin {failure.name} skipped: {failure.error}", file=out)
+            warn(f"fabricui: plugin {failure.name} skipped: {failure.error}", stream)
             self._reported.add(failure)
         return len(fresh)
+
+
+def _file_loader(plugin_file: PluginFile) -> Callable[[], object]:
+    """What imports a single-file plugin from the bytes already read (or raises why not)."""
+    if plugin_file.source is None:
+        error = plugin_file.error or PluginError(f"{plugin_file.path}: not loaded")
+
+        def refuse() -> object:
+            raise error
+
+        return refuse
+    return functools.partial(import_source, plugin_file.stem, plugin_file.source, plugin_file.path)
 
 
 def _inside(origin: str, directory: str) -> bool:

@@ -303,31 +303,42 @@ class LoadedFabric:
         elif kind == "NIC":
             name = f"NIC ({family.split(' (')[0]})"
         else:
-            name = (
-                "spine" if any(h.dst.startswith("spine") for h in report.hops) else "leaf to leaf"
-            )
+            above_leaf = self._switch_names(above_leaf=True)
+            name = "spine" if any(h.dst in above_leaf for h in report.hops) else "leaf to leaf"
         detail = (
             f"{report.src}->{report.dst}: bottleneck {hop.src}->{hop.dst} "
             f"{format_bandwidth(report.bottleneck_GBps)}"
         )
         return Tier(name, report.bottleneck_GBps, report.latency_us, detail)
 
+    def _switch_names(self, above_leaf: bool) -> frozenset[str]:
+        """Names of the leaf switches, or of the switches above them, told by their kind
+        (an imported cluster's switches keep their own names, ``LG01-01``)."""
+        from fabricui.fabric.kinds import DeviceKind
+
+        kinds = (DeviceKind.SPINE, DeviceKind.CORE) if above_leaf else (DeviceKind.LEAF,)
+        fabric = self.fabric
+        return frozenset(
+            fabric.device_name(int(dev)) for kind in kinds for dev in fabric.devices_of_kind(kind)
+        )
+
     def _spine_report(self) -> PathReport | None:
         """A cross-node path that climbs above the leaf (spine or leaf-to-leaf), if any."""
-        from fabricui.fabric.fabric import DeviceKind
-
-        fabric = self.fabric
-        if not len(fabric.devices_of_kind(DeviceKind.LEAF)) > 1:
+        leaves = self._switch_names(above_leaf=False)
+        if len(leaves) <= 1:
             return None
+        above_leaf = self._switch_names(above_leaf=True)
+        fabric = self.fabric
         g, last = fabric.gpus_per_node, fabric.nodes - 1
         candidates = [last * g + g - 1, last * g + min(1, g - 1), g + g - 1, last * g]
+        # An imported cluster's hosts sit on leaves in any order: try a spread of others.
+        candidates += [node * g for node in range(1, last, max(1, last // 32))]
         for dst in candidates:
             if dst == 0:
                 continue
             report = self.path(0, dst, None)
-            names = [h.dst for h in report.hops]
-            if any(n.startswith("spine") for n in names) or any(
-                h.src.startswith("leaf") and h.dst.startswith("leaf") for h in report.hops
+            if any(h.dst in above_leaf for h in report.hops) or any(
+                h.src in leaves and h.dst in leaves for h in report.hops
             ):
                 return report
         return None

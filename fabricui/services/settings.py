@@ -57,10 +57,11 @@ def load_settings(path: Path | None = None) -> Settings:
         ConfigError: Unreadable, not YAML, an unknown key, or a keymap that is not a
             mapping of binding ids to key names (file, line and key named).
     """
+    from fabricui.files import exists, read_bounded
+
     path = path or settings_path()
-    if not path.exists():
+    if not exists(path, ConfigError):  # a name too long or a closed directory: one line
         return Settings()
-    from fabricui.files import read_bounded
     from fabricui.hwdb.yamlfile import format_path, parse_yaml
 
     data, origin = read_bounded(path, MAX_SETTINGS_BYTES, ConfigError, "a YAML settings file")

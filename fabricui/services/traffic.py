@@ -119,3 +119,61 @@ def simulate(
         },
         busiest_links=links,
     )
+
+
+@dataclass(frozen=True)
+class Heat:
+    """How busy every device is under a traffic pattern: for the map's heat colours."""
+
+    pattern: str
+    """Pattern name."""
+    utilization: Any
+    """(n_devices,) highest load / capacity over the links each device sends or receives
+    on (0 when none carries traffic)."""
+    busiest: str
+    """The busiest link and its load, as a line for the legend."""
+
+
+def heat(fabric: Any, pattern: str, ranks: Any = None) -> Heat:
+    """Route ``pattern`` among ``ranks`` (every GPU by default) with max-min fair rates and
+    take each device's busiest link.
+
+    Raises:
+        FabricError: A pattern too big for the memory budget (one line, what fits).
+    """
+    import numpy as np
+
+    from fabricui.engine.traffic import pattern_flows, simulate_traffic
+    from fabricui.services import admission
+
+    group = np.arange(fabric.n_gpus) if ranks is None else np.asarray(ranks)
+    budget = admission.memory_budget()
+    admission.admit(
+        admission.Work(
+            f"heat of {pattern} among {len(group)} GPUs",
+            admission.pattern_flows(pattern, len(group)),
+            "flows",
+            admission.FLOW_BYTES,
+        ),
+        budget,
+        "choose the ring pattern, or fewer nodes",
+    )
+    src, dst = pattern_flows(pattern, group)
+    report = simulate_traffic(fabric, src, dst)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        util = np.where(
+            report.link_capacity_GBps > 0, report.link_load_GBps / report.link_capacity_GBps, 0.0
+        )
+    per_device = np.zeros(fabric.n_devices)
+    np.maximum.at(per_device, fabric.link_src, util)
+    np.maximum.at(per_device, fabric.link_dst, util)
+    top = report.busiest_links(1)
+    busiest = ""
+    if top.size:
+        k = int(top[0])
+        name = fabric.device_name
+        busiest = (
+            f"busiest {name(int(fabric.link_src[k]))}->{name(int(fabric.link_dst[k]))} "
+            f"{util[k]:.0%} of {report.link_capacity_GBps[k]:.0f} GB/s"
+        )
+    return Heat(pattern, per_device, busiest)

@@ -41,6 +41,8 @@ class Glyphs:
     box: str
     """Box corners and sides, ``top-left top-right bottom-right bottom-left horizontal
     vertical`` (6 characters)."""
+    double: str
+    """The same for a double frame (a scale-up domain around its hosts)."""
     square: str
     """A filled square (a marked device)."""
 
@@ -60,6 +62,7 @@ UNICODE = Glyphs(
     hline="─",
     corner="└",
     box="╭╮╯╰─│",
+    double="╔╗╝╚═║",
     square="■",
 )
 ASCII = Glyphs(
@@ -77,6 +80,7 @@ ASCII = Glyphs(
     hline="-",
     corner="+",
     box="++++-|",
+    double="++++=|",
     square="#",
 )
 

@@ -48,6 +48,10 @@ def check_launch(
         parse_range(options["sizes"])
     if options.get("model"):
         data.model(options["model"])
+    if options.get("hosts"):
+        from fabricui.services.collective import job_of
+
+        job_of(data.fabric, options["hosts"])  # unknown hosts: one line before the screen
     if options.get("layout"):
         from fabricui.tui.data import LayoutChoice
         from fabricui.tui.screens.strategies import parse_layout

@@ -15,7 +15,7 @@ def register_importers(register: Callable[[str, Callable[..., Any]], None]) -> N
     Args:
         register: The host's callback, ``register(name, parse)``.
     """
-    from fabricui.importers.builtin import builtin_importers
+    from fabricui.api import builtin_importers
 
     for name, parse in builtin_importers().items():
         register(name, parse)

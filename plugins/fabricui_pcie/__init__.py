@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Callable
 
 from fabricui import hookimpl
-from fabricui.engine.types import Interconnect
+from fabricui.api import Interconnect
 
 PCIE = Interconnect(
     name="pcie",

@@ -38,6 +38,23 @@ def test_pyramid_tiers_are_hwdb_records_and_routed_paths(pod):
     assert tiers["NIC (InfiniBand NDR)"].bw_GBps == nic.bottleneck_GBps == 50.0
 
 
+def test_pyramid_finds_the_spine_of_an_imported_cluster(tmp_path, tui_catalog):
+    """Switches keep their real names (sw05), so the spine tier is told by device kind;
+    the hosts of a leaf are not the first and last nodes, so other nodes are tried."""
+    conf = tmp_path / "topology.conf"
+    conf.write_text(
+        "SwitchName=sw00 Nodes=h[0-1,5]\nSwitchName=sw01 Nodes=h[2-4]\n"
+        "SwitchName=sw05 Switches=sw[00-01]\n"
+    )
+    spec = tmp_path / "cluster.yaml"
+    status = main(["import", "slurm-topology", str(conf), "--node", "dgx-h100", "-o", str(spec)])
+    assert status == 0
+    data = FabricData.load(TopologyRequest(str(spec)), catalog=tui_catalog)
+    tiers = {t.name: t for t in data.pyramid()}
+    assert tiers["spine"].detail.startswith(("n0.g0->n2.", "n0.g0->n3.", "n0.g0->n4."))
+    assert tiers["spine"].lat_us > tiers["NIC (InfiniBand NDR)"].lat_us
+
+
 def test_what_if_changes_the_spec_and_refuses_missing_knobs(tui_catalog):
     """NIC rate and scale-up links rebuild the fabric; a PCIe box has no scale-up links."""
     data = FabricData.load(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import time
+from pathlib import Path
 
 from textual.widgets import DataTable, OptionList
 
@@ -621,14 +622,17 @@ async def test_ascii_mode_draws_without_unicode(app_factory, monkeypatch):
     from fabricui.tui.textual_private import screen_text
 
     monkeypatch.setenv("LC_ALL", "C")
-    app = app_factory(view="collectives")
-    async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        await pilot.press("o")
-        await pilot.pause()
-        text = screen_text(app)
-    assert app.ascii_only
-    assert all(ord(ch) < 128 for ch in text), sorted({ch for ch in text if ord(ch) >= 128})
+    texts = []
+    for topology, view in (("dgx-h100-pod", "collectives"), ("gb200-nvl72", "topology")):
+        app = app_factory(topology=topology, view=view)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            await pilot.press("o")  # a dialog: the operation picker, or the log prompt
+            await pilot.pause()
+            texts.append(screen_text(app))
+        assert app.ascii_only
+    for text in texts:
+        assert all(ord(ch) < 128 for ch in text), sorted({ch for ch in text if ord(ch) >= 128})
 
 
 async def test_tables_filter_and_sort(app_factory):
@@ -673,3 +677,54 @@ async def test_compare_before_and_after_a_what_if(app_factory):
         path = figures["path n0.g0 -> n3.g7: bottleneck"]
         assert (path.a, path.b) == (50.0, 63.0)
         assert figures["all_reduce 1 GiB: busbw"].better is True
+
+
+async def test_heat_colours_the_map_by_link_load(app_factory):
+    """h colours devices by their busiest link under all-to-all traffic, then ring, then
+    off; the legend names the busiest link."""
+    from fabricui.tui.widgets.topology_map import TopologyMap, heat_level
+
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("h")
+        await settle(pilot)
+        heat = app.screen.query_one(TopologyMap).heat
+        assert heat is not None and 0 < float(heat.max()) <= 1.0 + 1e-9
+        assert "heat: all_to_all" in str(app.screen.query_one("#map-legend").render())
+        await pilot.press("h")
+        await settle(pilot)
+        assert "heat: ring" in str(app.screen.query_one("#map-legend").render())
+        await pilot.press("h")
+        await settle(pilot)
+        assert app.screen.query_one(TopologyMap).heat is None
+    assert [heat_level(u) for u in (0.0, 0.3, 0.7, 0.9, 1.0)] == [
+        "dim",
+        "heat-low",
+        "heat-mid",
+        "heat-high",
+        "heat-full",
+    ]
+
+
+async def test_a_job_is_underlined_on_an_imported_cluster(app_factory, tmp_path, run_cli):
+    """explore --hosts on an imported cluster: the job's GPUs are marked on the map and the
+    path runs between its first and last GPU."""
+    from fabricui.services.requests import LaunchRequest, TopologyRequest
+    from fabricui.tui.widgets.topology_map import TopologyMap
+
+    dump = Path(__file__).parents[1] / "data" / "fabric" / "ibnetdiscover"
+    out = tmp_path / "selene.yaml"
+    sample = dump / "nvidia_selene_compute_hdr_superpod_2021.txt"
+    status, _, err = run_cli(
+        "import", "ibnetdiscover", str(sample), "-o", str(out), "--node", "dgx-a100"
+    )
+    assert status == 0, err
+    launch = LaunchRequest(TopologyRequest(str(out)), options=(("hosts", "luna-[0001-0002]"),))
+    app = app_factory(launch=launch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert len(app.screen.query_one(TopologyMap).job_ranks) == 16
+        report = app.screen.report
+        assert report is not None and (report.src, report.dst) == ("n0.g0", "n1.g7")
+        assert any("job on 2 host(s)" in str(n.message) for n in notifications(app))

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
     from fabricui.importers.nccl_log import NcclLog
     from fabricui.services.doctor import Finding
+    from fabricui.services.jobs import JobPlacement
+    from fabricui.services.traffic import Heat
     from fabricui.tui.data import FabricData
 
 #: Message size the path panel starts with [bytes] (1 GiB, as the README's example).
@@ -34,6 +36,8 @@ DEFAULT_SIZE = 2**30
 MAX_SIZE, MIN_SIZE = 2**44, 1
 
 _SIZE = Binding.Group("size", compact=True)
+#: The line above the map.
+LEGEND = ("arrows move", "s source", "d dest", "+/- size", "z zoom", "h heat", "? keys")
 
 
 def check_size(text: str) -> str | None:
@@ -142,6 +146,13 @@ class TopologyScreen(ViewScreen):
             "x", "swap", "Swap", show=False, id="path.swap", tooltip="Swap source and destination"
         ),
         Binding(
+            "h",
+            "heat",
+            "Heat",
+            id="map.heat",
+            tooltip="Colour devices by link load: all-to-all, then ring traffic, then off",
+        ),
+        Binding(
             "escape",
             "zoom_out",
             "Zoom out",
@@ -175,6 +186,16 @@ class TopologyScreen(ViewScreen):
             """The engine's report."""
             super().__init__()
 
+    class HeatReady(Message):
+        """Link loads of a traffic pattern are ready (posted by the heat worker)."""
+
+        def __init__(self, data: FabricData, heat: Heat) -> None:
+            self.data = data
+            """Fabric it was computed on."""
+            self.heat = heat
+            """Per-device utilisation and the busiest link."""
+            super().__init__()
+
     class LogRead(Message):
         """An NCCL log was read and diagnosed (posted by the reading worker)."""
 
@@ -191,26 +212,15 @@ class TopologyScreen(ViewScreen):
         super().__init__()
         self.report: PathReport | None = None
         """The path shown (the engine's report, unchanged)."""
+        self.heat_pattern: str | None = None
+        """The traffic pattern whose link loads colour the map, or None."""
         self._route_pending = False
         self._shown: tuple[str, str | None, str | None] | None = None
 
     def compose(self) -> ComposeResult:
         """Title bar, legend, the map and the path panel, key bar."""
         yield TitleBar()
-        yield Static(
-            f" {glyphs().dot} ".join(
-                (
-                    "arrows move",
-                    "s source",
-                    "d dest",
-                    "+/- size",
-                    "z zoom",
-                    "? keys",
-                    "[..] on path",
-                )
-            ),
-            id="map-legend",
-        )
+        yield Static(f" {glyphs().dot} ".join(LEGEND), id="map-legend")
         with Horizontal(id="topology-body"):
             yield TopologyMap(id="map")
             with VerticalScroll(id="path-side"):
@@ -263,6 +273,9 @@ class TopologyScreen(ViewScreen):
         """New fabric: reset the endpoints (or take the command line's) and route."""
         self.size_bytes = self.fabric_app.take_initial_size() or self.size_bytes
         src, dst = data.default_pair()
+        job = self._place_job(data)
+        if job is not None and len(job.ranks) > 1:
+            src, dst = int(job.ranks[0]), int(job.ranks[-1])
         wanted = self.fabric_app.take_initial_pair() or self._kept_pair(data)
         if wanted is not None:
             try:
@@ -271,9 +284,29 @@ class TopologyScreen(ViewScreen):
             except Exception as exc:  # EngineError: bad id on the command line
                 self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
         self.map.show_fabric(data.fabric, cursor=src)
+        self.map.set_job(frozenset(int(r) for r in job.ranks) if job is not None else frozenset())
+        if self.heat_pattern is not None:
+            self.heat_pattern = None
+            self._legend()
         self.map.focus()
         self.src, self.dst = src, dst
         self._request_route()
+
+    def _place_job(self, data: FabricData) -> JobPlacement | None:
+        """The job ``--hosts`` (or ``$SLURM_JOB_NODELIST`` on an imported cluster) names,
+        placed on this fabric and said in a notification; None without one."""
+        from fabricui.errors import FabricError
+        from fabricui.services.collective import job_of
+
+        hosts = self.fabric_app.take_option("hosts")
+        try:
+            job = job_of(data.fabric, hosts)
+        except FabricError as exc:
+            self.app.notify(exc.message, title="job", severity="error")
+            return None
+        if job is not None:
+            self.app.notify(job.summary(), title="job")
+        return job
 
     def _kept_pair(self, data: FabricData) -> tuple[str | None, str | None] | None:
         """The endpoints shown on the previous fabric of the same topology (a what-if or a
@@ -378,7 +411,9 @@ class TopologyScreen(ViewScreen):
         narrow = report.hops[report.bottleneck_hop]
         bottleneck = {data.device_id(narrow.src), data.device_id(narrow.dst)} - {None}
         self.map.set_marks(self.src, self.dst, frozenset(devices), frozenset(bottleneck))  # type: ignore[arg-type]
-        self.panel.show_report(report)
+        from fabricui.fabric.ids import placement
+
+        self.panel.show_report(report, placement(data.fabric, report.src, report.dst))
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -431,6 +466,46 @@ class TopologyScreen(ViewScreen):
                 "Message size", current, "8, 64K, 1G (binary), 1GB (decimal), 1GiB", check_size
             ),
             done,
+        )
+
+    def action_heat(self) -> None:
+        """Cycle the map's heat: all-to-all link loads, ring link loads, off."""
+        data = self.data
+        if data is None:
+            return
+        order = (None, "all_to_all", "ring")
+        self.heat_pattern = order[(order.index(self.heat_pattern) + 1) % len(order)]
+        if self.heat_pattern is None:
+            self.map.set_heat(None)
+            self._legend()
+            return
+        self._legend(f"heat: {self.heat_pattern} traffic, computing...")
+        self._heat(data, self.heat_pattern)
+
+    @work(thread=True, exclusive=True, group="heat", exit_on_error=False, description="heat")
+    def _heat(self, data: FabricData, pattern: str) -> None:
+        from fabricui.services.traffic import heat
+
+        with data.lock:
+            result = heat(data.fabric, pattern)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.HeatReady(data, result))
+
+    @on(HeatReady)
+    def heat_ready(self, message: HeatReady) -> None:
+        """Colour the map and say what the colours mean."""
+        if message.data is not self.data or self.heat_pattern != message.heat.pattern:
+            return
+        self.map.set_heat(message.heat.utilization)
+        self._legend(
+            f"heat: {message.heat.pattern} (green < 50% < yellow < 80% < red; reversed: "
+            f"saturated); {message.heat.busiest} [h]"
+        )
+
+    def _legend(self, text: str | None = None) -> None:
+        """The line above the map: the keys, or what the heat colours mean."""
+        self.query_one("#map-legend", Static).update(
+            text if text is not None else f" {glyphs().dot} ".join(LEGEND)
         )
 
     def action_open_log(self) -> None:

@@ -84,8 +84,12 @@ class PathPanel(Widget):
     src_name: reactive[str | None] = reactive(None, layout=True)
     """Source GPU name when only the source is chosen."""
 
-    def show_report(self, report: PathReport) -> None:
-        """Show a routed path."""
+    placement: reactive[str] = reactive("")
+    """How the two GPUs sit (``same node``, ``same domain d0``, ``different nodes``)."""
+
+    def show_report(self, report: PathReport, placement: str = "") -> None:
+        """Show a routed path (``placement``: how its ends sit, from the fabric)."""
+        self.placement = placement
         self.report = report
 
     def show_message(self, message: str, src_name: str | None = None) -> None:
@@ -113,7 +117,8 @@ class PathPanel(Widget):
         title.append(report.src, self._style("src"))
         title.append(" -> ")
         title.append(report.dst, self._style("dst"))
-        title.append(f"\n{'same node' if same else 'different nodes'}, {n} hop{'s' * (n != 1)}")
+        where = self.placement or ("same node" if same else "different nodes")
+        title.append(f"\n{where}, {n} hop{'s' * (n != 1)}")
         hops = (
             self._hops_wide(report) if self.size.width >= WIDE_COLUMNS else self._hops_chain(report)
         )

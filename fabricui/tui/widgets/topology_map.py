@@ -8,7 +8,7 @@ frame for their domain, with the domain's switch (named by its record: ``NVSw``,
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -18,6 +18,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from fabricui.tui.glyphs import glyphs
 
 if TYPE_CHECKING:
     from textual import events
@@ -146,11 +148,12 @@ def _row_notes(fabric: Fabric) -> dict[str, str]:
 def node_box(fabric: Fabric, node: int, inner: int) -> list[list[Cell]]:
     """One node as a box: a title line, one line (or more) per device kind, a bottom line."""
     title = f" n{node} "
+    tl, tr, br, bl, h, v = glyphs().box
     lines = [
         [
-            Cell("╭─", "border"),
+            Cell(tl + h, "border"),
             Cell(title, "title"),
-            Cell("─" * (inner - len(title) - 1) + "╮", "border"),
+            Cell(h * (inner - len(title) - 1) + tr, "border"),
         ]
     ]
     notes = _row_notes(fabric)
@@ -168,8 +171,8 @@ def node_box(fabric: Fabric, node: int, inner: int) -> list[list[Cell]]:
             note = notes.get(label, "") if start == 0 else ""
             if note and used + len(note) + 1 <= inner:
                 row.append(Cell(" " * (inner - used - len(note)) + note, "dim"))
-            lines.append([Cell("│", "border"), *_pad(row, inner), Cell("│", "border")])
-    lines.append([Cell("╰" + "─" * inner + "╯", "border")])
+            lines.append([Cell(v, "border"), *_pad(row, inner), Cell(v, "border")])
+    lines.append([Cell(bl + h * inner + br, "border")])
     return lines
 
 
@@ -184,18 +187,20 @@ def _domain_head(fabric: Fabric, domain: int, nodes: list[int], width: int) -> l
     switches = [int(d) for d in fabric.domain_device_ids(domain)]
     first, last = nodes[0], nodes[-1]
     span = f"n{first}-n{last}" if last > first else f"n{first}"
-    title = f"╔═ d{domain} ({span}) {fabric.scaleup_label} "
+    tl, _tr, _br, _bl, h, _v = glyphs().double
+    title = f"{tl}{h} d{domain} ({span}) {fabric.scaleup_label} "
     cells = [Cell(title, "border")]
     cells += [_cell_of(fabric, dev, "dev", 1) for dev in switches]
     note = f" {fabric.spec.intra.link or ''} "
     used = sum(c.width for c in cells) + len(note)
     cells.append(Cell(note, "dim"))
-    cells.append(Cell("═" * max(1, width - used), "border"))
+    cells.append(Cell(h * max(1, width - used), "border"))
     return cells
 
 
 def _domain_foot(width: int) -> list[Cell]:
-    return [Cell("╚" + "═" * max(1, width - 1), "border")]
+    _tl, _tr, _br, bl, h, _v = glyphs().double
+    return [Cell(bl + h * max(1, width - 1), "border")]
 
 
 def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
@@ -253,7 +258,7 @@ def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]
         span = f"n{members[0]}-n{members[-1]}" if len(members) > 1 else f"n{members[0]}"
         if key:
             listed = " ".join(str(i) for i in sorted(key)[:8]) + (" ..." if len(key) > 8 else "")
-            out.append((f"{span} · leafs {listed}", members))
+            out.append((f"{span} {glyphs().dot} leafs {listed}", members))
         else:
             out.append((span, members))
     return out
@@ -306,7 +311,8 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
         per_row = max(1, width // seg_w)
         if hosts > 1:
             groups = [
-                (f"d{d} · {fabric.scaleup_label} domain n{m[0]}-n{m[-1]}", m, d) for d, m in runs
+                (f"d{d} {glyphs().dot} {fabric.scaleup_label} domain n{m[0]}-n{m[-1]}", m, d)
+                for d, m in runs
             ]
         else:
             groups = [(header, members, None) for header, members in _leaf_groups(fabric, nodes)]
@@ -322,7 +328,7 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
                     base = node * fabric.gpus_per_node
                     for g in range(fabric.gpus_per_node):
                         dev = int(fabric.gpu_dev[base + g])
-                        line.append(Cell("·", "glyph", dev=dev, rank=base + g))
+                        line.append(Cell(glyphs().dot, "glyph", dev=dev, rank=base + g))
                     line.append(Cell("  ", "text"))
                 layout.add(line)
     net = _network_lines(fabric, width)
@@ -331,6 +337,20 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
         for line in net:
             layout.add(line)
     return layout
+
+
+def heat_level(utilization: float) -> str:
+    """The colour class of a utilisation: idle and light traffic dim, then low, mid, high,
+    and full (a saturated link, where max-min fairness throttles flows)."""
+    if utilization < 0.05:
+        return "dim"
+    if utilization < 0.5:
+        return "heat-low"
+    if utilization < 0.8:
+        return "heat-mid"
+    if utilization < 0.999:
+        return "heat-high"
+    return "heat-full"
 
 
 class TopologyMap(ScrollView, can_focus=True):
@@ -378,6 +398,11 @@ class TopologyMap(ScrollView, can_focus=True):
         "topology-map--title",
         "topology-map--border",
         "topology-map--dim",
+        "topology-map--job",
+        "topology-map--heat-low",
+        "topology-map--heat-mid",
+        "topology-map--heat-high",
+        "topology-map--heat-full",
     }
     """Styles of the map's parts (see ``DEFAULT_CSS``)."""
 
@@ -396,6 +421,11 @@ class TopologyMap(ScrollView, can_focus=True):
     TopologyMap > .topology-map--title { color: $primary; text-style: bold; }
     TopologyMap > .topology-map--border { color: $primary-darken-1; }
     TopologyMap > .topology-map--dim { color: $text-muted; }
+    TopologyMap > .topology-map--job { text-style: underline; color: $accent; }
+    TopologyMap > .topology-map--heat-low { color: $success; }
+    TopologyMap > .topology-map--heat-mid { color: $warning; }
+    TopologyMap > .topology-map--heat-high { color: $error; }
+    TopologyMap > .topology-map--heat-full { color: $error; text-style: bold reverse; }
     """
 
     cursor: reactive[int] = reactive(0, init=False, repaint=False)
@@ -431,6 +461,10 @@ class TopologyMap(ScrollView, can_focus=True):
         """Devices on the routed path."""
         self.bottleneck_devs: frozenset[int] = frozenset()
         """The two devices of the narrowest hop."""
+        self.job_ranks: frozenset[int] = frozenset()
+        """GPUs of a placed job (``--hosts``), underlined."""
+        self.heat: Any = None
+        """(n_devices,) utilisation 0..1 under a traffic pattern, or None (no heat)."""
         self._layout = MapLayout()
         self._layout_key: tuple[int, int, int | None] | None = None
         self._strips: dict[int, Strip] = {}
@@ -460,6 +494,18 @@ class TopologyMap(ScrollView, can_focus=True):
         """Mark the source, destination and the path's devices."""
         self.src, self.dst = src, dst
         self.path_devs, self.bottleneck_devs = path_devs, bottleneck_devs
+        self._strips.clear()
+        self.refresh()
+
+    def set_job(self, ranks: frozenset[int]) -> None:
+        """Underline a job's GPUs (empty: none)."""
+        self.job_ranks = ranks
+        self._strips.clear()
+        self.refresh()
+
+    def set_heat(self, utilization: Any) -> None:
+        """Colour every device by how busy its busiest link is (None: no heat)."""
+        self.heat = utilization
         self._strips.clear()
         self.refresh()
 
@@ -550,6 +596,10 @@ class TopologyMap(ScrollView, can_focus=True):
             return [Segment(cell.text, style)]
         on_path = cell.dev in self.path_devs
         style = base + self._style("gpu" if cell.rank >= 0 else "dev")
+        if cell.rank >= 0 and cell.rank in self.job_ranks:
+            style += self._style("job")
+        if self.heat is not None and 0 <= cell.dev < len(self.heat):
+            style += self._style(heat_level(float(self.heat[cell.dev])))
         if on_path:
             style += self._style("path")
         if cell.dev in self.bottleneck_devs:
@@ -565,7 +615,7 @@ class TopologyMap(ScrollView, can_focus=True):
             elif cell.rank == self.dst:
                 text = "D"
             elif on_path:
-                text = "■"
+                text = glyphs().square
             if cell.rank == self.cursor:
                 style += self._style("cursor")
             return [Segment(text, style)]
