@@ -169,9 +169,11 @@ def bench_sweep(cfg: dict[str, int], cat, results: dict[str, Any]) -> None:  # t
 
 
 def bench_search(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
-    """Rank every valid layout of a model on a large cluster."""
-    from fabricui.commands.strategies import load_strategies
-    from fabricui.engine.strategies import search_layouts
+    """Rank every layout of a model on a large cluster: tp x cp x pp x vpp x dp x ep x
+    micro-batch x DP strategy x recompute, under the memory limit (the search's bounds
+    plan only the candidates that can still make the top 10)."""
+    from fabricui.engine.training.search import search_layouts
+    from fabricui.services.plan import load_strategies
     from fabricui.services.session import pricer
 
     fabric = cluster(cat, cfg["search_nodes"])

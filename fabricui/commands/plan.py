@@ -1,27 +1,28 @@
-"""``fabricui plan``: price a parallel layout on a fabric, or rank every layout (``--search``)."""
+"""``fabricui plan``: price a parallel layout on a fabric, rank every layout (``--search``),
+or price a published run (``--run FILE``)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.commands.strategies import add_common_args, load_context, load_strategies
+from fabricui.commands.strategies import add_common_args, catalog_of, topology_of
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
+from fabricui.services.plan import DP_STRATEGIES as DP_STRATEGIES
+from fabricui.services.plan import MODEL_PARALLEL as MODEL_PARALLEL
+from fabricui.services.plan import SEARCH_TOP as SEARCH_TOP
+from fabricui.services.plan import load_strategies as load_strategies
 
 if TYPE_CHECKING:
-    from fabricui.engine.strategies import PlanReport
+    from fabricui.engine.training.step import PlanReport
     from fabricui.engine.types import Layout, Strategy
     from fabricui.fabric.fabric import Fabric
     from fabricui.model import ModelShape
+    from fabricui.services.plan import LayoutRequest, PlanRequest, RunResult, SearchResult
 
-#: Data-parallel flavours ``--dp-strategy`` accepts.
-DP_STRATEGIES = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
-#: Strategies that split the model, never a ``--dp-strategy``.
-MODEL_PARALLEL = ("tp", "tp-sp", "pp", "ep")
-#: Rows ``--search`` prints.
-SEARCH_TOP = 10
 COLUMNS = (
     "strategy",
     "collective",
@@ -43,26 +44,33 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         subparsers: The object ``ArgumentParser.add_subparsers()`` returned.
     """
     parser = subparsers.add_parser(
-        "plan", help="price a TP/PP/DP/EP layout on a fabric: per-operation comm and step time"
+        "plan",
+        help="price a TP/PP/CP/DP/EP layout on a fabric: step breakdown, MFU, memory; "
+        "--search ranks every layout, --run prices a published run",
     )
     add_common_args(parser)
     degrees = (
         ("--tp", "tensor-parallel degree (default: 1)"),
-        ("--pp", "pipeline stages (default: 1)"),
+        ("--pp", "pipeline stages; need not divide the layers (default: 1)"),
         ("--dp", "data-parallel replicas (default: the GPUs left over)"),
+        ("--cp", "context-parallel degree, ring attention (default: 1)"),
         ("--ep", "expert-parallel degree, within DP (default: 1)"),
-        ("--microbatches", "micro-batches per step (default: 4 x pp with pipelines, else 1)"),
+        ("--vpp", "interleaved model chunks per pipeline stage (default: 1)"),
+        ("--microbatches", "micro-batches per step (default: from --global-batch, else 4 x pp)"),
+        ("--micro-batch", "sequences per micro-batch (default: 1)"),
         ("--global-batch", "sequences per step (default: dp x microbatches; --search: GPUs)"),
         ("--seq", "tokens per sequence (default: the model's)"),
+        ("--top", f"layouts --search prints (default: {SEARCH_TOP})"),
     )
     for flag, text in degrees:
         parser.add_argument(flag, type=int, default=None, help=text)
     parser.add_argument(
         "--dp-strategy",
-        default="ddp",
+        default=None,
         metavar="NAME",
         help=f"how the data-parallel dimension communicates: {', '.join(DP_STRATEGIES)}, or a "
-        "data-parallel strategy a plugin registers (default: ddp)",
+        "data-parallel strategy a plugin registers (default: ddp; --search tries ddp, zero1, "
+        "zero2 and fsdp)",
     )
     parser.add_argument(
         "--strategy",
@@ -74,47 +82,128 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "see fabricui plugins)",
     )
     parser.add_argument(
-        "--sp", action="store_true", help="sequence parallel with TP (all-gather + reduce-scatter)"
+        "--sp",
+        action="store_true",
+        default=None,
+        help="sequence parallel with TP: all-gather + reduce-scatter (default: on with TP on "
+        "Hopper and later, as Megatron-Core and NeMo run it; off before)",
     )
+    parser.add_argument(
+        "--no-sp", action="store_false", dest="sp", help="TP without sequence parallelism"
+    )
+    parser.add_argument(
+        "--recompute",
+        choices=("none", "selective", "full"),
+        help="activation recomputation (default: none; --search tries all three)",
+    )
+    parser.add_argument("--precision", choices=("bf16", "fp16", "fp8"), help="GEMM precision")
+    parser.add_argument(
+        "--attention",
+        choices=("flash", "unfused"),
+        help="attention kernel (default: flash on Hopper and later, unfused before)",
+    )
+    for name, what in (
+        ("dp-overlap", "gradient reduction with the backward pass"),
+        ("tp-overlap", "TP collectives with the GEMMs (inside a node)"),
+        ("ep-overlap", "expert all-to-alls with the expert GEMMs"),
+    ):
+        dest = name.replace("-", "_")
+        parser.add_argument(
+            f"--{name}", dest=dest, action="store_true", default=None, help=f"overlap {what}"
+        )
+        parser.add_argument(
+            f"--no-{name}", dest=dest, action="store_false", help=f"do not overlap {what}"
+        )
     parser.add_argument(
         "--search",
         action="store_true",
         help=f"rank every valid layout by step time (top {SEARCH_TOP}); ignores the degrees",
     )
+    parser.add_argument(
+        "--run",
+        metavar="FILE",
+        help="price the run(s) of a run file (the schema of shared/data/training/runs.yaml); "
+        "ignores the model, topology and degree options",
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the plan (or the search ranking) as text or JSON; returns the exit status (0).
+    """Print the plan, the search ranking or the priced runs; returns the exit status (0).
 
     Args:
         args: Parsed arguments (see ``add_parser``; missing optional ones take defaults).
 
     Raises:
-        FabricError: Unknown ids, or a layout the model or fabric cannot run.
+        FabricError: Unknown ids, a bad run file, or a layout the model or fabric cannot run.
     """
-    from fabricui.engine import strategies as engine
-    from fabricui.services.session import pricer
+    from fabricui.services import plan as service
 
-    _catalog, fabric, model = load_context(args)
-    chosen = chosen_strategies(
-        _get(args, "dp_strategy", "ddp"),
-        bool(_get(args, "sp", False)),
-        _get(args, "extra_strategies", ()),
-    )
-    mfu = _get(args, "mfu", engine.DEFAULT_MFU)
-    if _get(args, "search", False):
-        seq = _get(args, "seq", model.seq_len)
-        batch = _get(args, "global_batch", fabric.n_gpus)
-        plans = engine.search_layouts(
-            fabric, model, chosen, batch, seq, SEARCH_TOP, mfu, evaluate=pricer(fabric)
+    if _get(args, "run", None):
+        runs = service.price_runs(
+            service.RunRequest(Path(args.run), catalog_of(args)), strategies=load_strategies()
         )
-        _print(args, _search_json(fabric, model, plans), lambda: render_search(plans))
+        data: dict[str, Any] = (
+            run_json(runs[0]) if len(runs) == 1 else {"runs": [run_json(r) for r in runs]}
+        )
+        _print(args, data, lambda: "\n\n".join(render_run(r) for r in runs))
         return 0
-    layout = layout_from_args(args, fabric, model)
-    report = engine.plan(fabric, model, layout, chosen, mfu, evaluate=pricer(fabric))
-    _print(args, report.to_json(), lambda: render_plan(report, fabric))
+    request = plan_request(args)
+    if request.search:
+        result = service.search(request, strategies=load_strategies())
+        _print(args, _search_json(result), lambda: render_search(result))
+        return 0
+    planned = service.plan(request, strategies=load_strategies())
+    _print(args, planned.report.to_json(), lambda: render_plan(planned.report, planned.fabric))
     return 0
+
+
+def plan_request(args: argparse.Namespace) -> PlanRequest:
+    """The service request ``args`` describe."""
+    from fabricui.engine.training.recipe import RecipeChoices
+    from fabricui.services.plan import DEFAULT_MODEL, PlanRequest
+
+    mfu = _get(args, "mfu", None)
+    if mfu is not None and not 0.0 < mfu <= 1.0:
+        raise ConfigError(f"--mfu must be in (0, 1] (got {mfu})")
+    return PlanRequest(
+        topology=topology_of(args),
+        model=_get(args, "model", DEFAULT_MODEL),
+        layout=layout_request(args),
+        dp_strategy=_get(args, "dp_strategy", None),
+        sequence_parallel=_get(args, "sp", None),
+        extra_strategies=tuple(_get(args, "extra_strategies", ())),
+        recipe=RecipeChoices(
+            recompute=_get(args, "recompute", None),
+            precision=_get(args, "precision", None),
+            attention=_get(args, "attention", None),
+            dp_overlap=_get(args, "dp_overlap", None),
+            tp_overlap=_get(args, "tp_overlap", None),
+            ep_overlap=_get(args, "ep_overlap", None),
+            mfu=mfu,
+        ),
+        search=bool(_get(args, "search", False)),
+        top=_get(args, "top", SEARCH_TOP),
+        catalog=catalog_of(args),
+    )
+
+
+def layout_request(args: argparse.Namespace) -> LayoutRequest:
+    """The degrees and batch of ``args``."""
+    from fabricui.services.plan import LayoutRequest
+
+    return LayoutRequest(
+        tp=_get(args, "tp", None),
+        pp=_get(args, "pp", None),
+        dp=_get(args, "dp", None),
+        cp=_get(args, "cp", None),
+        ep=_get(args, "ep", None),
+        vpp=_get(args, "vpp", None),
+        microbatches=_get(args, "microbatches", None),
+        micro_batch=_get(args, "micro_batch", None),
+        global_batch=_get(args, "global_batch", None),
+        seq_len=_get(args, "seq", None),
+    )
 
 
 def _get(args: argparse.Namespace, name: str, default: Any) -> Any:
@@ -132,84 +221,42 @@ def _print(args: argparse.Namespace, data: dict[str, Any], text: Any) -> None:
 def chosen_strategies(
     dp_strategy: str, sequence_parallel: bool, extra: Sequence[str] = ()
 ) -> list[Strategy]:
-    """The strategies a plan uses: one DP flavour, TP (or TP+SP), PP, EP, then ``extra``.
-
-    Args:
-        dp_strategy: A built-in DP flavour (``DP_STRATEGIES``) or any registered strategy
-            other than TP, PP and EP (a plugin's DP flavour, e.g. compressed DDP).
-        sequence_parallel: Use TP with sequence parallelism.
-        extra: Further registered strategies to price (``--strategy``), each once.
+    """The strategies a plan uses (``services.plan.chosen_strategies`` over this module's
+    ``load_strategies``).
 
     Raises:
         ConfigError: An unknown or unregistered strategy.
     """
-    available = load_strategies()
-    if dp_strategy not in DP_STRATEGIES and (
-        dp_strategy in MODEL_PARALLEL or dp_strategy not in available
-    ):
-        raise ConfigError(
-            f"--dp-strategy must be one of {', '.join(DP_STRATEGIES)} or a data-parallel "
-            f"strategy a plugin registers (got {dp_strategy!r}; see fabricui plugins)"
-        )
-    names = [dp_strategy, "tp-sp" if sequence_parallel else "tp", "pp", "ep"]
-    names += [n for n in dict.fromkeys(extra) if n not in names]
-    missing = [n for n in names if n not in available]
-    if missing:
-        raise ConfigError(f"strategies not available: {', '.join(missing)} (see fabricui plugins)")
-    return [available[n] for n in names]
+    from fabricui.services.plan import chosen_strategies as choose
+
+    return choose(dp_strategy, sequence_parallel, extra, load_strategies())
 
 
 def layout_from_args(args: argparse.Namespace, fabric: Fabric, model: ModelShape) -> Layout:
-    """The layout ``--tp/--pp/--dp/--ep/--microbatches/--global-batch/--seq`` describe.
+    """The layout ``--tp/--pp/--dp/--cp/--ep/--microbatches/--global-batch/--seq`` describe.
 
     Raises:
-        ConfigError: A degree below 1, or tp x pp that does not divide the GPUs when
-            ``--dp`` is left out.
+        ConfigError: A degree below 1, or degrees that do not divide the GPUs.
     """
-    from fabricui.engine.types import Layout
+    from fabricui.services.plan import build_layout
 
-    tp, pp, ep = (_positive(args, name, 1) for name in ("tp", "pp", "ep"))
-    dp = _positive(args, "dp", 0) or _leftover_dp(fabric, tp, pp)
-    microbatches = _positive(args, "microbatches", 4 * pp if pp > 1 else 1)
-    batch = _positive(args, "global_batch", dp * microbatches)
-    seq = _positive(args, "seq", model.seq_len)
-    return Layout(tp, pp, dp, ep, microbatches, batch, seq)
-
-
-def _positive(args: argparse.Namespace, name: str, default: int) -> int:
-    value = getattr(args, name, None)
-    if value is None:
-        return default
-    if value < 1:
-        raise ConfigError(f"--{name.replace('_', '-')} must be at least 1 (got {value})")
-    return int(value)
-
-
-def _leftover_dp(fabric: Fabric, tp: int, pp: int) -> int:
-    if tp * pp > fabric.n_gpus:
-        raise ConfigError(f"layout needs {tp * pp} GPUs, {fabric.spec.id} has {fabric.n_gpus}")
-    if fabric.n_gpus % (tp * pp):
-        raise ConfigError(
-            f"tp x pp = {tp * pp} does not divide {fabric.spec.id}'s {fabric.n_gpus} GPUs; "
-            "give --dp"
-        )
-    return fabric.n_gpus // (tp * pp)
+    return build_layout(layout_request(args), fabric, model)
 
 
 # --- text ------------------------------------------------------------------------------------
 
 
 def describe_layout(layout: Layout) -> str:
-    """``tp 8 x pp 2 x dp 2 (ep 1), 8 micro-batches, global batch 16 x 8192 tokens``."""
+    """``tp 8 x cp 1 x pp 2 x dp 2 (ep 1, vpp 1), micro-batches 8 x 1, global batch 16 x 8192``."""
     return (
-        f"tp {layout.tp} x pp {layout.pp} x dp {layout.dp} (ep {layout.ep}), "
-        f"micro-batches {layout.microbatches}, global batch {layout.global_batch} x "
-        f"{layout.seq_len} tokens"
+        f"tp {layout.tp} x cp {layout.cp} x pp {layout.pp} x dp {layout.dp} (ep {layout.ep}, "
+        f"vpp {layout.vpp}), micro-batches {layout.microbatches} x {layout.micro_batch:g}, "
+        f"global batch {layout.global_batch} x {layout.seq_len} tokens"
     )
 
 
 def render_plan(report: PlanReport, fabric: Fabric) -> str:
-    """Operation table and step breakdown of one plan."""
+    """Operation table, step breakdown, throughput, memory and assumptions of one plan."""
     from fabricui.units import format_bytes
 
     head = (
@@ -223,7 +270,7 @@ def render_plan(report: PlanReport, fabric: Fabric) -> str:
             p.op.group,
             str(p.group_size),
             format_bytes(p.op.size_bytes),
-            f"{p.op.count:g}",
+            f"{p.calls:g}",
             _time(p.time_us),
             _time(p.exposed_us),
             p.algorithm,
@@ -233,7 +280,7 @@ def render_plan(report: PlanReport, fabric: Fabric) -> str:
     ]
     lines = [head, ""]
     lines += _table(cells) if cells else ["no communication (one GPU per model replica, no DP)"]
-    lines += ["", *_breakdown(report, fabric, _time)]
+    lines += ["", *breakdown_lines(report, fabric)]
     return "\n".join(lines)
 
 
@@ -243,20 +290,62 @@ def _time(time_us: float) -> str:
     return "0" if time_us == 0 else format_time_us(time_us)
 
 
-def _breakdown(report: PlanReport, fabric: Fabric, fmt: Any) -> list[str]:
-    peak = fabric.gpu.bf16_dense_TFLOPS
-    return [
-        "step per GPU:",
-        f"  compute         {fmt(report.compute_us):>10}  "
-        f"({report.flops_per_token:.3g} FLOP/token at {report.mfu:.0%} of {peak:g} TFLOP/s)",
-        f"  exposed comm    {fmt(report.exposed_comm_us):>10}  "
-        f"(of {fmt(report.comm_us)} communication)",
-        f"  pipeline bubble {fmt(report.bubble_us):>10}  "
-        f"((p-1)/(m+p-1) = {report.bubble_fraction:.1%})",
-        f"  step            {fmt(report.step_us):>10}",
-        f"memory per GPU:   {report.memory_GB:.0f} GB of {report.memory_limit_GB:.0f} GB usable"
-        + ("" if report.fits else "  (does not fit: raise tp/pp or shard with fsdp)"),
-    ]
+#: Step parts and how the text names them.
+PART_NAMES = (
+    ("compute", "compute"),
+    ("recompute", "recompute"),
+    ("tp_exposed", "exposed TP comm"),
+    ("cp_exposed", "exposed CP comm"),
+    ("pp_exposed", "exposed PP comm"),
+    ("dp_exposed", "exposed DP comm"),
+    ("ep_exposed", "exposed EP comm"),
+    ("bubble", "pipeline bubble"),
+    ("optimizer", "optimizer step"),
+)
+
+
+def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
+    """The step breakdown, throughput, memory and assumptions as text lines."""
+    parts = report.breakdown()
+    step = report.step_us
+    lines = [f"step per GPU (stage {report.critical_stage} of {report.layout.pp}):"]
+    for key, name in PART_NAMES:
+        value = parts.pop(key, 0.0)
+        share = f"{value / step:6.1%}" if step else ""
+        lines.append(f"  {name:<17} {_time(value):>10}  {share}")
+    for key, value in parts.items():
+        lines.append(f"  {key:<17} {_time(value):>10}")
+    lines.append(f"  {'step':<17} {_time(step):>10}")
+    lines.append(
+        f"  exposed comm {_time(report.exposed_comm_us)} of {_time(report.comm_us)} communication; "
+        f"pipeline bubble {report.bubble_fraction:.1%} of compute + bubble"
+    )
+    basis = (
+        f"compute at a fixed {report.compute_mfu:.0%} of peak"
+        if report.compute_mfu is not None
+        else f"kernel model, {report.recipe.precision}, {report.recipe.attention} attention"
+    )
+    lines.append(
+        f"throughput: {report.tflops_per_gpu:.0f} TFLOP/s per GPU, MFU {report.mfu:.1%} of "
+        f"{report.peak_tflops:g} TFLOP/s ({report.flops_per_token:.3g} model FLOP/token; {basis})"
+    )
+    mem = report.memory
+    if mem is not None:
+        lines.append(
+            f"memory per GPU (stage {mem.stage}): {report.memory_GB:.1f} GB of "
+            f"{report.memory_limit_GB:.0f} GB usable = weights {mem.weights_bytes / 1e9:.1f} + "
+            f"grads {mem.grads_bytes / 1e9:.1f} + optimizer {mem.optimizer_bytes / 1e9:.1f} + "
+            f"activations {mem.activations_bytes / 1e9:.1f}"
+            + (f" + logits {mem.logits_bytes / 1e9:.1f}" if mem.logits_bytes else "")
+            + "".join(f" + {what} {size / 1e9:.1f}" for what, size in mem.extra)
+            + ("" if report.fits else "  (does not fit: raise tp/pp, shard or recompute)")
+        )
+    if report.stage_layers and len(set(report.stage_layers)) > 1:
+        lines.append(f"layers per stage: {', '.join(str(n) for n in report.stage_layers)}")
+    if report.assumptions:
+        lines.append("assumed:")
+        lines += [f"  - {text}" for text in report.assumptions]
+    return lines
 
 
 def _table(cells: list[tuple[str, ...]]) -> list[str]:
@@ -274,35 +363,92 @@ def _line(cells: Any, widths: list[int], right: set[str], names: tuple[str, ...]
     return "  ".join(parts).rstrip()
 
 
-def render_search(plans: list[PlanReport]) -> str:
-    """The ranked layouts, fastest first."""
-    names = ("#", "tp", "pp", "dp", "ep", "mb", "step", "compute", "exposed", "bubble", "mem GB")
+def render_search(result: SearchResult) -> str:
+    """The ranked layouts, fastest first, each with why it wins."""
+    plans = result.plans
+    names = (
+        "#",
+        "tp",
+        "cp",
+        "pp",
+        "vpp",
+        "dp",
+        "ep",
+        "mb",
+        "dp strat",
+        "recomp",
+        "step",
+        "exposed",
+        "bubble",
+        "MFU",
+        "mem GB",
+    )
     cells = [
         (
             str(i),
-            *(str(getattr(p.layout, k)) for k in ("tp", "pp", "dp", "ep", "microbatches")),
-            *(_time(t) for t in (p.step_us, p.compute_us, p.exposed_comm_us, p.bubble_us)),
+            *(str(getattr(p.layout, k)) for k in ("tp", "cp", "pp", "vpp", "dp", "ep")),
+            f"{p.layout.micro_batch:g}",
+            next((s for s in p.strategies if s not in MODEL_PARALLEL), "-"),
+            p.recipe.recompute,
+            *(_time(t) for t in (p.step_us, p.exposed_comm_us, p.bubble_us)),
+            f"{p.mfu:.0%}",
             f"{p.memory_GB:.0f}",
         )
         for i, p in enumerate(plans, 1)
     ]
     widths = [max(len(c[i]) for c in [names, *cells]) for i in range(len(names))]
-    first = plans[0]
     head = (
-        f"{first.model} on {first.topology}: {len(plans)} fastest layouts, global batch "
-        f"{first.layout.global_batch} x {first.layout.seq_len} tokens"
+        f"{result.model.id} on {result.fabric.spec.id} ({result.fabric.n_gpus} GPUs): "
+        f"{len(plans)} fastest layouts, global batch {result.global_batch} x "
+        f"{result.seq_len} tokens"
     )
-    rows = [_line(c, widths, set(names), names) for c in [names, *cells]]
+    left = {"dp strat", "recomp"}
+    rows = [_line(c, widths, set(names) - left, names) for c in [names, *cells]]
+    why = [f"  {i}. {'; '.join(p.reasons())}" for i, p in enumerate(plans, 1)]
+    limit = plans[0].memory_limit_GB if plans else 0.0
     note = (
-        f"only layouts whose estimated memory fits in {first.memory_limit_GB:.0f} GB per GPU "
-        "(mixed-precision Adam states + activations)"
+        f"only layouts whose estimated memory fits in {limit:.0f} GB per GPU; "
+        "step = compute + recompute + exposed comm + bubble + optimizer"
     )
-    return "\n".join([head, "", *rows, "", note])
+    return "\n".join([head, "", *rows, "", "why:", *why, "", note])
 
 
-def _search_json(fabric: Fabric, model: ModelShape, plans: list[PlanReport]) -> dict[str, Any]:
+def _search_json(result: SearchResult) -> dict[str, Any]:
     return {
-        "model": model.id,
-        "topology": fabric.spec.id,
-        "plans": [p.to_json() for p in plans],
+        "model": result.model.id,
+        "topology": result.fabric.spec.id,
+        "global_batch": result.global_batch,
+        "seq_len": result.seq_len,
+        "plans": [p.to_json() for p in result.plans],
     }
+
+
+def run_json(result: RunResult) -> dict[str, Any]:
+    """One priced run: the entry, the measured and predicted step, and the plan."""
+    measured = result.entry.run.step_time_s
+    return {
+        "id": result.entry.id,
+        "model": result.entry.model.id,
+        "quality": result.entry.quality,
+        "meas_s": measured,
+        "pred_s": result.report.step_us * 1e-6,
+        "error": result.error,
+        "plan": result.report.to_json(),
+    }
+
+
+def render_run(result: RunResult) -> str:
+    """One priced run as text: the layout, the breakdown, measured vs predicted."""
+    report = result.report
+    entry = result.entry
+    head = (
+        f"{entry.id}: {entry.model.name} on {result.fabric.spec.gpu} x {result.fabric.n_gpus} "
+        f"({result.fabric.nodes} nodes): {describe_layout(report.layout)}"
+    )
+    lines = [head, *breakdown_lines(report, result.fabric)]
+    if entry.run.step_time_s is not None and result.error is not None:
+        lines.append(
+            f"measured {entry.run.step_time_s:g} s, predicted {report.step_us * 1e-6:.3g} s "
+            f"({result.error:+.1%})"
+        )
+    return "\n".join(lines)

@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from fabricui.errors import ConfigError
+from fabricui.commands.options import catalog_request, topology_request
 from fabricui.render.output import print_json
+from fabricui.services.plan import DEFAULT_MODEL as DEFAULT_MODEL
+from fabricui.services.plan import load_strategies as load_strategies
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
-    from fabricui.engine.strategies import DecisionTable
-    from fabricui.engine.types import Strategy
+    from fabricui.engine.training.table import DecisionTable
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.model import ModelShape
-
-DEFAULT_MODEL = "llama3-70b"
+    from fabricui.services.requests import CatalogRequest, TopologyRequest
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
@@ -38,10 +38,21 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mfu",
         type=float,
-        default=0.4,
-        help="fraction of the GPU's dense BF16 peak that compute achieves (default: 0.4)",
+        default=None,
+        help="run compute at this fraction of the GPU's dense peak instead of the kernel "
+        "model (GEMM and attention throughput from the GPU's hwdb figures)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def topology_of(args: argparse.Namespace) -> TopologyRequest:
+    """The topology request of ``--topology`` and ``--nodes``."""
+    return topology_request(args)
+
+
+def catalog_of(args: argparse.Namespace) -> CatalogRequest:
+    """The catalog request of ``--hwdb`` and ``--calibration``."""
+    return catalog_request(args)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -82,36 +93,28 @@ def run(args: argparse.Namespace) -> int:
 
     Args:
         args: Parsed arguments (``model``, ``topology``, ``nodes``, ``json`` and optionally
-            ``seq``, ``microbatches``, ``mfu``, ``hwdb``).
+            ``seq``, ``microbatches``, ``mfu``, ``degree``, ``hwdb``).
 
     Raises:
         FabricError: Unknown model or topology, or invalid numbers.
     """
-    from fabricui.engine import strategies as engine
-    from fabricui.services.session import pricer, without_failed_strategies
+    from fabricui.services.plan import TableRequest, decision_table
 
-    _catalog, fabric, model = load_context(args)
-    table = engine.decision_table(
-        fabric,
-        model,
-        load_strategies().values(),
-        seq_len=_arg(args, "seq", engine.TABLE_SEQ),
-        microbatches=_arg(args, "microbatches", engine.TABLE_MICROBATCHES),
-        mfu=_arg(args, "mfu", engine.DEFAULT_MFU),
+    request = TableRequest(
+        topology=topology_of(args),
+        model=getattr(args, "model", None) or DEFAULT_MODEL,
+        seq_len=getattr(args, "seq", None),
+        microbatches=getattr(args, "microbatches", None),
         degree=getattr(args, "degree", None),
-        evaluate=pricer(fabric),
+        mfu=getattr(args, "mfu", None),
+        catalog=catalog_of(args),
     )
-    table = without_failed_strategies(table)
-    if args.json:
+    table = decision_table(request, strategies=load_strategies())
+    if getattr(args, "json", False):
         print_json(table.to_json())
     else:
         print(render_table(table))
     return 0
-
-
-def _arg(args: argparse.Namespace, name: str, default: Any) -> Any:
-    value = getattr(args, name, None)
-    return default if value is None else value
 
 
 def load_context(args: argparse.Namespace) -> tuple[Catalog, Fabric, ModelShape]:
@@ -120,59 +123,9 @@ def load_context(args: argparse.Namespace) -> tuple[Catalog, Fabric, ModelShape]
     Raises:
         FabricError: Unknown model or topology, or a bad ``--nodes``.
     """
-    from fabricui.hwdb.catalog import unknown_id_message
-    from fabricui.hwdb.resolve import resolve_topology
-    from fabricui.services.session import build_fabric_with_plugins, load_catalog_with_plugins
+    from fabricui.services.plan import load_context as load
 
-    catalog = load_catalog_with_plugins(
-        getattr(args, "hwdb", None) or [], calibration=getattr(args, "calibration", None)
-    )
-    model_id = getattr(args, "model", None) or DEFAULT_MODEL
-    if model_id not in catalog.models:
-        raise ConfigError(unknown_id_message("model", model_id, catalog.models))
-    topology = getattr(args, "topology", None) or DEFAULT_TOPOLOGY
-    spec = resolve_topology(topology, catalog, getattr(args, "nodes", None))
-    return catalog, build_fabric_with_plugins(spec, catalog), catalog.models[model_id]
-
-
-def load_strategies() -> dict[str, Strategy]:
-    """Strategies by name: those plugins register, plus the built-in ones.
-
-    Until pyproject.toml lists the ``fabricui_strategies`` entry points the plugin host does
-    not load them, so the built-in classes are imported directly and added under any name
-    no plugin registered. TODO(lead): drop the fallback once the entry points are wired.
-    """
-    found: dict[str, Strategy] = {}
-    try:
-        from fabricui.plugins import get_host
-
-        found.update(get_host().strategies())
-    except (ImportError, AttributeError):  # plugin host not ready: built-ins only
-        pass
-    for strategy in _builtin_strategies():
-        found.setdefault(strategy.name, strategy)
-    return found
-
-
-def _builtin_strategies() -> list[Strategy]:
-    from fabricui_strategies.ddp import DDP
-    from fabricui_strategies.ep import ExpertParallel
-    from fabricui_strategies.hsdp import HSDP
-    from fabricui_strategies.pp import PipelineParallel
-    from fabricui_strategies.tp import SequenceParallelTP, TensorParallel
-    from fabricui_strategies.zero import FSDP, Zero1, Zero2
-
-    return [
-        DDP(),
-        Zero1(),
-        Zero2(),
-        FSDP(),
-        HSDP(),
-        TensorParallel(),
-        SequenceParallelTP(),
-        PipelineParallel(),
-        ExpertParallel(),
-    ]
+    return load(topology_of(args), getattr(args, "model", None) or DEFAULT_MODEL, catalog_of(args))
 
 
 def render_table(table: DecisionTable) -> str:
@@ -182,15 +135,15 @@ def render_table(table: DecisionTable) -> str:
     head = (
         f"{table.model} on {table.topology}: each strategy alone on {table.degree} GPUs, "
         f"{table.microbatches} micro-batches x {table.seq_len} tokens per GPU; "
-        f"compute {format_time_us(table.step_us)} per step at {table.mfu:.0%} MFU"
+        f"compute {format_time_us(table.step_us)} per step ({table.compute_basis})"
     )
     columns = ("strategy", "comm intra", "OK intra?", "comm inter", "OK inter?")
     cells = [
         (
             row.name,
-            _comm_cell(row.comm_us_intra, table.step_us),
+            _comm_cell(row.comm_us_intra, table.step_us, row.applies),
             row.intra_verdict,
-            _comm_cell(row.comm_us_inter, table.step_us),
+            _comm_cell(row.comm_us_inter, table.step_us, row.applies),
             row.inter_verdict,
         )
         for row in table.rows
@@ -199,21 +152,27 @@ def render_table(table: DecisionTable) -> str:
     lines = [head, "", _line(columns, widths), *(_line(c, widths) for c in cells), ""]
     lines += [f"  {row.name}: {row.note}" for row in table.rows if row.note]
     lines.append(_rule_text())
+    lines.append(
+        "the reference step is the whole model on one GPU; a plan's step (fabricui plan) "
+        "prices its own batch and layout"
+    )
     if all(row.comm_us_inter is None for row in table.rows):
         lines.append("one node: give --nodes N (N >= 2) for the cross-node column")
     return "\n".join(lines)
 
 
-def _comm_cell(comm_us: float | None, step_us: float) -> str:
+def _comm_cell(comm_us: float | None, step_us: float, applies: bool = True) -> str:
     from fabricui.units import format_time_us
 
+    if not applies:
+        return "does not apply"
     if comm_us is None:
         return "-"
     return f"{format_time_us(comm_us)} ({comm_us / step_us:.0%})"
 
 
 def _rule_text() -> str:
-    from fabricui.engine.strategies import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
+    from fabricui.engine.training.table import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
 
     return (
         "comm: per step (% of compute); OK when the exposed part (after overlap) is <= "

@@ -91,11 +91,21 @@ class Layout:
     """HSDP shard-group size: data-parallel ranks that shard the model between them, the
     rest replicate it (0: not set; the engine sets it to the data-parallel ranks that share
     a node)."""
+    cp: int = 1
+    """Context-parallel degree: each sequence is split over ``cp`` ranks (ring attention),
+    between TP and EP in rank order."""
+    vpp: int = 1
+    """Model chunks per pipeline stage (interleaved 1F1B; 1: plain 1F1B)."""
 
     @property
     def world(self) -> int:
-        """GPUs the layout needs."""
-        return self.tp * self.pp * self.dp
+        """GPUs the layout needs: ``tp * cp * pp * dp``."""
+        return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def micro_batch(self) -> float:
+        """Sequences per micro-batch: ``global_batch / (dp * microbatches)``."""
+        return self.global_batch / (self.dp * self.microbatches)
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,54 @@ class CommOp:
     """True when it can hide behind compute (e.g. DDP's bucketed all-reduce in backward)."""
     note: str = ""
     """What it is, for the operation table (``gradient all-reduce, 25 MB buckets``)."""
+    scope: str = ""
+    """When it runs, which decides what compute it can hide behind: ``layer`` (in every
+    layer, every micro-batch: TP, CP, EP, FSDP gathers), ``microbatch`` (once per
+    micro-batch: pipeline sends) or ``step`` (once per optimizer step: gradient
+    reduction). Empty: by its group (``SCOPES_BY_GROUP``)."""
+    recomputed: bool = False
+    """True when full activation recomputation issues it again (forward-pass collectives)."""
+
+    @property
+    def resolved_scope(self) -> str:
+        """``scope``, or the default of its group."""
+        return self.scope or SCOPES_BY_GROUP.get(self.group, "step")
+
+
+#: When an operation on each group runs, unless it says otherwise (``CommOp.scope``).
+SCOPES_BY_GROUP = {
+    "tp": "layer",
+    "cp": "layer",
+    "ep": "layer",
+    "pp": "microbatch",
+    "dp": "step",
+    "dp_intra": "step",
+    "dp_inter": "step",
+}
+
+
+@dataclass(frozen=True)
+class StateShards:
+    """Ranks each kind of model state is divided over by a data-parallel strategy."""
+
+    weights: int = 1
+    """Ranks sharing the 16-bit weights (ZeRO-3 / FSDP: the data-parallel group)."""
+    grads: int = 1
+    """Ranks sharing the gradients (ZeRO-2 and up)."""
+    optimizer: int = 1
+    """Ranks sharing the optimizer states (ZeRO-1 and up)."""
+
+
+@dataclass(frozen=True)
+class MemoryTerm:
+    """Memory a strategy adds on every GPU (a compression buffer, a copy of the gradients)."""
+
+    strategy: str
+    """Strategy that adds it."""
+    what: str
+    """What it is, for the memory breakdown."""
+    size_bytes: float
+    """Bytes per GPU."""
 
 
 class Strategy(ABC):
@@ -136,3 +194,13 @@ class Strategy(ABC):
     def applicable(self, model: ModelShape, layout: Layout) -> bool:
         """False when the layout does not use this strategy (e.g. tp == 1 for TP)."""
         return True
+
+    def state_shards(self, model: ModelShape, layout: Layout) -> StateShards:
+        """How this strategy divides the model states over ranks (default: it does not;
+        ZeRO and FSDP override this)."""
+        return StateShards()
+
+    def memory(self, model: ModelShape, layout: Layout) -> list[MemoryTerm]:
+        """Memory this strategy adds per GPU beyond the model states and activations
+        (default: none)."""
+        return []

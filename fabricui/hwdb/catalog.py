@@ -15,7 +15,7 @@ from fabricui.hwdb.tables import Catalog as Catalog
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument, read_yaml
 from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec
-from fabricui.model.records import TIERS
+from fabricui.model.records import MLP_KINDS, TIERS
 from fabricui.vocabulary import PROTOCOLS
 
 #: Top-level list keys of a record file and the record each holds.
@@ -60,6 +60,15 @@ def _check_record(
         _check_family(doc, path, record.family, families, builtin)
         check_choice(doc, (*path, "tier"), record.tier, TIERS)
         check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
+    if kind == "models" and record.mlp:
+        check_choice(doc, (*path, "mlp"), record.mlp, MLP_KINDS)
+    if kind == "gpus":
+        for name in ("gemm_efficiency", "attention_efficiency", "hbm_efficiency"):
+            value = getattr(record, name)
+            if value is not None:
+                check_range(doc, (*path, name), value, 0.01, 1.0, "efficiency")
+        if record.sms is not None:
+            check_range(doc, (*path, "sms"), record.sms, 1, 100000, "SM count")
     for protocol in getattr(record, "protocols", ()):
         if protocol not in PROTOCOLS:
             raise HwdbError(

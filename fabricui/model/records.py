@@ -11,6 +11,11 @@ from dataclasses import dataclass, field
 #: Tiers of the bandwidth pyramid, fastest first. ``memory`` is on-package (SMEM, HBM).
 TIERS = ("on-chip", "memory", "scale-up", "host", "scale-out")
 
+#: MLP kinds a model shape names: gated ones (three matrices) and plain ones (two).
+MLP_KINDS = ("gelu", "relu", "swiglu", "geglu")
+#: The gated MLP kinds.
+GATED_MLPS = ("swiglu", "geglu")
+
 #: Link families of the core database (on-package memory); every other family is declared
 #: by the interconnect plugin that owns it (``register_interconnects``), and the catalog
 #: accepts the families of the plugins that are loaded.
@@ -114,6 +119,20 @@ class GpuSpec:
     """Aggregate shared-memory / L1 bandwidth over all SMs [GB/s], for the pyramid."""
     memory_tech: str = ""
     """Memory technology (``HBM3``, ``GDDR6X``)."""
+    fp8_dense_TFLOPS: float | None = None
+    """Peak dense FP8 tensor throughput, no sparsity [TFLOP/s]; None: no FP8 tensor cores."""
+    sms: int | None = None
+    """Streaming multiprocessors (compute units): GEMM tiles run in waves of this many."""
+    gemm_efficiency: float | None = None
+    """Fraction of the dense peak a large square GEMM sustains (cuBLAS, 8192^3, measured);
+    the training model derives every GEMM shape's throughput from it (0-1]."""
+    gemm_overhead_us: float | None = None
+    """Fixed time of one GEMM call beyond its FLOPs (launch, pipeline fill and drain),
+    derived from the same measurement at a small size [us]."""
+    attention_efficiency: float | None = None
+    """Fraction of the dense peak a fused (flash) attention kernel sustains (0-1]."""
+    hbm_efficiency: float | None = None
+    """Fraction of ``hbm_bw_GBps`` a streaming copy reaches (measured) (0-1]."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""
@@ -217,6 +236,22 @@ class ModelShape:
     """Parameters active per token for MoE [billions]; None for dense."""
     moe_layers: int = 0
     """Number of layers that are MoE."""
+    head_dim: int | None = None
+    """Width of one attention head (default ``hidden / heads``)."""
+    mlp: str = ""
+    """MLP kind: ``swiglu`` (gated, three matrices) or ``gelu`` (two); empty: read off
+    ``params_B`` (whichever makes the shape add up)."""
+    shared_experts: int = 0
+    """Experts every token visits besides its routed top-k (DeepSeek), each ``ffn_hidden`` wide."""
+    dense_ffn_hidden: int | None = None
+    """MLP width of the dense (non-MoE) layers of an MoE model (default ``ffn_hidden``)."""
+    sliding_window: int = 0
+    """Attention window of the layers that use one [tokens] (0: every layer attends fully)."""
+    window_layers: int = 0
+    """How many layers use ``sliding_window`` (the rest attend to the whole sequence)."""
+    dropout: bool | None = None
+    """True when training applies dropout (GPT-3 era); None: inferred from ``mlp`` (GELU
+    models yes, gated models no)."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

@@ -75,6 +75,7 @@ FALLBACK_BUILTINS = frozenset(
         "tp",
         "pp",
         "ep",
+        "cp",
     }
 )
 #: Top-level packages of the built-ins, used with ``FALLBACK_BUILTINS``.

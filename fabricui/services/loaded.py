@@ -6,7 +6,6 @@ CLI directly, and tests headless.
 
 from __future__ import annotations
 
-import argparse
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,7 +20,9 @@ if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
     from fabricui.engine.evaluate import PathReport
     from fabricui.engine.routing import Router
-    from fabricui.engine.strategies import DecisionTable, PlanReport, Pricer
+    from fabricui.engine.training.pricing import Pricer
+    from fabricui.engine.training.step import PlanReport
+    from fabricui.engine.training.table import DecisionTable
     from fabricui.engine.types import CollectiveAlgorithm, Strategy
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
@@ -55,10 +56,17 @@ class LayoutChoice:
     """Expert-parallel degree."""
     dp_strategy: str = "ddp"
     """How the data-parallel dimension communicates (``DP_STRATEGIES``)."""
+    cp: int = 1
+    """Context-parallel degree."""
+    recompute: str | None = None
+    """Activation recomputation (None: the default, none)."""
 
     def label(self) -> str:
-        """``tp8 pp1 ep1 ddp``."""
-        return f"tp{self.tp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
+        """``tp8 pp1 ep1 ddp`` (``cp2`` and the recompute mode when set)."""
+        text = f"tp{self.tp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
+        if self.cp > 1:
+            text = f"tp{self.tp} cp{self.cp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
+        return text + (f" {self.recompute}" if self.recompute else "")
 
 
 @dataclass
@@ -110,7 +118,9 @@ class LoadedFabric:
         # Import every engine module the views use here, in the loading thread, so that
         # later workers never import concurrently (a partially initialised module).
         import fabricui.engine.evaluate
-        import fabricui.engine.strategies
+        import fabricui.engine.training.search
+        import fabricui.engine.training.step
+        import fabricui.engine.training.table
         import fabricui.fabric.ids
         import fabricui.units  # noqa: F401
         from fabricui.engine.routing import Router
@@ -344,14 +354,14 @@ class LoadedFabric:
         return self._algorithms
 
     def _pricer(self) -> Pricer:
-        from fabricui.engine.strategies import Pricer
+        from fabricui.engine.training.pricing import Pricer
 
         return Pricer(self.fabric, algorithms=self.algorithms())
 
     def strategies(self) -> dict[str, Strategy]:
         """Strategies by name, loaded as ``fabricui strategies`` loads them."""
         if self._strategies is None:
-            from fabricui.commands.strategies import load_strategies
+            from fabricui.services.plan import load_strategies
 
             self._strategies = load_strategies()
         return self._strategies
@@ -370,54 +380,54 @@ class LoadedFabric:
         return self.catalog.models[model_id]
 
     def decision_table(self, model_id: str) -> DecisionTable:
-        """Which strategies survive this fabric for a model (``decision_table``)."""
-        from fabricui.engine.strategies import decision_table
-        from fabricui.services.session import without_failed_strategies
+        """Which strategies survive this fabric for a model
+        (``services.plan.decision_table_on``)."""
+        from fabricui.services.plan import TableRequest, decision_table_on
 
-        table = decision_table(
-            self.fabric,
-            self.model(model_id),
-            self.strategies().values(),
-            evaluate=self._pricer(),
+        request = TableRequest(topology=self.request, model=model_id)
+        return decision_table_on(
+            self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
         )
-        return without_failed_strategies(table)
 
     def default_layout(self, model_id: str) -> LayoutChoice:
         """TP on the node's GPUs when it divides the heads (at most 8), DP over the rest."""
-        model = self.model(model_id)
-        tp = min(8, self.fabric.gpus_per_node)
-        while tp > 1 and (model.heads % tp or self.fabric.n_gpus % tp):
-            tp -= 1
-        return LayoutChoice(tp=tp)
+        from fabricui.services.plan import default_layout
+
+        return LayoutChoice(tp=default_layout(self.fabric, self.model(model_id)).tp or 1)
 
     def plan(self, model_id: str, choice: LayoutChoice) -> PlanReport:
-        """Price one layout on every GPU of the fabric (``plan``, as ``fabricui plan``).
+        """Price one layout on every GPU of the fabric (as ``fabricui plan``).
 
         Raises:
             FabricError: A layout the model or the fabric cannot run.
         """
-        from fabricui.commands.plan import chosen_strategies, layout_from_args
-        from fabricui.engine.strategies import plan
+        from fabricui.engine.training.recipe import RecipeChoices
+        from fabricui.services.plan import LayoutRequest, PlanRequest, plan_on
 
-        model = self.model(model_id)
-        args = argparse.Namespace(tp=choice.tp, pp=choice.pp, ep=choice.ep)
-        layout = layout_from_args(args, self.fabric, model)
-        chosen = chosen_strategies(choice.dp_strategy, False)
-        return plan(self.fabric, model, layout, chosen, evaluate=self._pricer())
+        request = PlanRequest(
+            topology=self.request,
+            model=model_id,
+            layout=LayoutRequest(tp=choice.tp, pp=choice.pp, ep=choice.ep, cp=choice.cp),
+            dp_strategy=choice.dp_strategy,
+            recipe=RecipeChoices(recompute=choice.recompute),
+        )
+        return plan_on(
+            self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
+        )
 
     def search(self, model_id: str, dp_strategy: str = "ddp", top: int = 10) -> list[PlanReport]:
-        """Rank every valid layout on all GPUs (``search_layouts``, as ``plan --search``)."""
-        from fabricui.commands.plan import chosen_strategies
-        from fabricui.engine.strategies import search_layouts
+        """Rank every valid layout on all GPUs with one DP strategy (as ``plan --search
+        --dp-strategy``)."""
+        from fabricui.services.plan import PlanRequest, search_on
 
-        model = self.model(model_id)
-        chosen = chosen_strategies(dp_strategy, False)
-        return search_layouts(
-            self.fabric,
-            model,
-            chosen,
-            self.fabric.n_gpus,
-            model.seq_len,
+        request = PlanRequest(
+            topology=self.request,
+            model=model_id,
+            dp_strategy=dp_strategy,
+            search=True,
             top=top,
-            evaluate=self._pricer(),
         )
+        result = search_on(
+            self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
+        )
+        return list(result.plans)

@@ -14,7 +14,8 @@ from fabricui.plugins import PluginHost, get_host
 from fabricui.services.requests import CatalogRequest, TopologyRequest
 
 if TYPE_CHECKING:
-    from fabricui.engine.strategies import DecisionTable, Pricer
+    from fabricui.engine.training.pricing import Pricer
+    from fabricui.engine.training.table import DecisionTable
     from fabricui.engine.types import CollectiveAlgorithm, TopologyBuilder
     from fabricui.fabric import Fabric
     from fabricui.model import TopologySpec
@@ -274,6 +275,6 @@ def pricer(fabric: Fabric, host: PluginHost | None = None) -> Pricer:
     Returns:
         A pricer sharing one router and caching per (collective, group, size).
     """
-    from fabricui.engine.strategies import Pricer
+    from fabricui.engine.training.pricing import Pricer
 
     return Pricer(fabric, algorithms=collective_algorithms(host=host))

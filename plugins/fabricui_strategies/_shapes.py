@@ -40,8 +40,20 @@ def micro_batch(layout: Layout) -> float:
 
 
 def activation_bytes(model: ModelShape, layout: Layout) -> float:
-    """One micro-batch's hidden-state tensor, ``b * s * h * dtype_bytes`` [bytes]."""
-    return micro_batch(layout) * layout.seq_len * model.hidden * layout.dtype_bytes
+    """One micro-batch's hidden-state tensor on one context-parallel rank,
+    ``b * (s / cp) * h * dtype_bytes`` [bytes]."""
+    tokens = micro_batch(layout) * layout.seq_len / max(1, layout.cp)
+    return tokens * model.hidden * layout.dtype_bytes
+
+
+def kv_bytes(model: ModelShape, layout: Layout) -> float:
+    """Keys and values of one micro-batch's sequence chunk on one TP rank,
+    ``2 * b * (s / cp) * kv_dim / tp * dtype_bytes`` (key/value heads replicate when there
+    are fewer than ``tp``) [bytes]."""
+    head_dim = model.head_dim or model.hidden // max(1, model.heads)
+    kv_heads = max(model.kv_heads / layout.tp, 1.0)
+    tokens = micro_batch(layout) * layout.seq_len / max(1, layout.cp)
+    return 2 * tokens * kv_heads * head_dim * layout.dtype_bytes
 
 
 def n_buckets(size_bytes: float) -> int:

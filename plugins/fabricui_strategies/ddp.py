@@ -26,8 +26,8 @@ class DDP(Strategy):
     description: ClassVar[str] = "data parallel: bucketed gradient all-reduce, overlapped"
 
     def applicable(self, model: ModelShape, layout: Layout) -> bool:
-        """Needs two or more data-parallel replicas."""
-        return layout.dp > 1
+        """Needs two or more data-parallel ranks (replicas or context-parallel ranks)."""
+        return layout.dp * layout.cp > 1
 
     def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
         """One all-reduce per bucket per step.

@@ -17,7 +17,8 @@ class ExpertParallel(Strategy):
     experts and combines the results (2 all-to-alls in forward, 2 in backward).
 
     Bytes per all-to-all and rank: ``tokens * top_k * hidden * dtype_bytes`` for the
-    micro-batch's ``b * s`` tokens. On the critical path (no DualPipe-style overlap).
+    micro-batch's ``b * s / cp`` tokens (balanced routing). On the critical path unless
+    EP overlap is switched on (DualPipe-style); full recomputation repeats the forward ones.
     """
 
     name: ClassVar[str] = "ep"
@@ -34,7 +35,7 @@ class ExpertParallel(Strategy):
             model: The model shape.
             layout: The layout.
         """
-        tokens = micro_batch(layout) * layout.seq_len
+        tokens = micro_batch(layout) * layout.seq_len / max(1, layout.cp)
         size = tokens * max(1, model.experts_per_token) * model.hidden * layout.dtype_bytes
         moe_layers = (model.moe_layers or model.layers) / layout.pp
         return [
@@ -46,6 +47,8 @@ class ExpertParallel(Strategy):
                 count=2 * moe_layers * layout.microbatches,
                 overlappable=False,
                 note=f"token dispatch + combine, per MoE layer, {phase}",
+                scope="layer",
+                recomputed=phase == "forward",
             )
             for phase in ("forward", "backward")
         ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
-from fabricui.engine.types import CommOp, Layout, Strategy
+from fabricui.engine.types import CommOp, Layout, StateShards, Strategy
 from fabricui_strategies._shapes import stage_param_bytes
 from fabricui_strategies.zero import fsdp_operations
 
@@ -27,8 +27,8 @@ class HSDP(Strategy):
     description: ClassVar[str] = "hybrid shard: FSDP within a node, all-reduce across nodes"
 
     def applicable(self, model: ModelShape, layout: Layout) -> bool:
-        """Needs two or more data-parallel ranks."""
-        return layout.dp > 1
+        """Needs two or more data-parallel ranks (replicas or context-parallel ranks)."""
+        return layout.dp * layout.cp > 1
 
     def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
         """FSDP on ``dp_intra`` plus the replica all-reduce on ``dp_inter``.
@@ -39,7 +39,7 @@ class HSDP(Strategy):
         """
         shard = shard_size(layout)
         ops = fsdp_operations(self.name, "dp_intra", model, layout) if shard > 1 else []
-        if layout.dp // shard > 1:
+        if layout.dp * layout.cp // shard > 1:
             ops.append(
                 CommOp(
                     strategy=self.name,
@@ -49,14 +49,21 @@ class HSDP(Strategy):
                     count=1,
                     overlappable=True,
                     note="gradient-shard all-reduce across replicas",
+                    scope="step",
                 )
             )
         return ops
 
+    def state_shards(self, model: ModelShape, layout: Layout) -> StateShards:
+        """Everything over the shard group; replicas hold their own copy."""
+        shard = shard_size(layout)
+        return StateShards(weights=shard, grads=shard, optimizer=shard)
+
 
 def shard_size(layout: Layout) -> int:
-    """Ranks of one shard group: ``layout.dp_shard``, or ``dp`` when it is not set."""
-    return layout.dp_shard if layout.dp_shard > 0 else layout.dp
+    """Ranks of one shard group: ``layout.dp_shard``, or the whole data-parallel group
+    (``dp * cp``) when it is not set."""
+    return layout.dp_shard if layout.dp_shard > 0 else layout.dp * layout.cp
 
 
 @hookimpl

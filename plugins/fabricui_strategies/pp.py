@@ -12,21 +12,26 @@ if TYPE_CHECKING:
     from fabricui.model import ModelShape
 
 
-def bubble_fraction(p: int, m: int) -> float:
-    """Idle fraction of a 1F1B / GPipe pipeline step: ``(p - 1) / (m + p - 1)``.
+def bubble_fraction(p: int, m: int, v: int = 1) -> float:
+    """Idle fraction of a 1F1B / GPipe pipeline step: ``(p - 1) / (m + p - 1)``; with ``v``
+    interleaved chunks per stage ``((p - 1) / v) / (m + (p - 1) / v)``.
 
     Args:
         p: Pipeline stages.
         m: Micro-batches per step.
+        v: Model chunks per stage (interleaved schedule).
     """
-    return (p - 1) / (m + p - 1)
+    idle = (p - 1) / v
+    return idle / (m + idle)
 
 
 class PipelineParallel(Strategy):
     """1F1B pipeline: each micro-batch's activations cross every stage boundary forward and
-    their gradients cross it backward, ``b * s * h * dtype_bytes`` each (point to point,
-    overlappable with the other micro-batches' compute). The bubble is not communication;
-    the engine adds it with ``bubble_fraction``.
+    their gradients cross it backward, ``b * (s / cp) * h * dtype_bytes`` each, point to
+    point. With TP each rank sends its ``1 / tp`` share (Megatron's scatter-gather; with
+    sequence parallelism the tensor is already split). The interleaved schedule crosses a
+    boundary per model chunk: ``vpp`` times per micro-batch. The bubble is not
+    communication; the engine adds it from the schedule.
     """
 
     name: ClassVar[str] = "pp"
@@ -48,10 +53,11 @@ class PipelineParallel(Strategy):
                 strategy=self.name,
                 collective="send_recv",
                 group="pp",
-                size_bytes=activation_bytes(model, layout),
-                count=layout.microbatches,
+                size_bytes=activation_bytes(model, layout) / layout.tp,
+                count=layout.microbatches * max(1, layout.vpp),
                 overlappable=True,
                 note=f"{what} to the {where} stage, per micro-batch",
+                scope="microbatch",
             )
             for what, where in (("activations", "next"), ("activation gradients", "previous"))
         ]

@@ -15,8 +15,11 @@ if TYPE_CHECKING:
 class TensorParallel(Strategy):
     """Megatron TP: two all-reduces per layer in forward (attention, MLP), two in backward.
 
-    Each is the micro-batch's hidden state, ``b * s * h * dtype_bytes``; they sit on the
-    critical path (not overlappable). 80 layers: 2 x 2 x 80 = 320 per micro-batch.
+    Each is the micro-batch's hidden state on this context-parallel rank,
+    ``b * (s / cp) * h * dtype_bytes``; they sit on the critical path (the engine hides
+    them behind the layer's GEMMs only when TP communication overlap is switched on).
+    80 layers: 2 x 2 x 80 = 320 per micro-batch. Full activation recomputation runs the
+    forward ones again (``recomputed``).
     """
 
     name: ClassVar[str] = "tp"
@@ -52,6 +55,8 @@ class TensorParallel(Strategy):
             count=2 * stage_layers(model, layout) * layout.microbatches,
             overlappable=False,
             note=f"activation {collective.replace('_', '-')}, 2 per layer, {phase}",
+            scope="layer",
+            recomputed=phase == "forward",
         )
 
 
@@ -59,7 +64,10 @@ class SequenceParallelTP(TensorParallel):
     """TP with sequence parallelism: each all-reduce becomes a reduce-scatter + all-gather.
 
     Same bytes on the wire (Korthikanti et al. 2022); activations outside the TP regions
-    are split along the sequence, which saves memory, not traffic.
+    are split along the sequence, which saves memory and the norm and dropout work each
+    rank repeats, not traffic. (Megatron gathers the sequence-split input again in the
+    backward pass for the weight gradients, overlapped with the input-gradient GEMM; not
+    listed.)
     """
 
     name: ClassVar[str] = "tp-sp"

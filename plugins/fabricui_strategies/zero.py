@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
-from fabricui.engine.types import CommOp, Layout, Strategy
+from fabricui.engine.types import CommOp, Layout, StateShards, Strategy
 from fabricui_strategies._shapes import (
     bucketed_gradients,
     layer_param_bytes,
@@ -22,7 +22,9 @@ class Zero1(Strategy):
 
     Once per step: the gradients are reduce-scattered (in 25 MiB buckets, overlapped with
     backward) so each rank owns the reduced shard it updates, then the updated parameters
-    are all-gathered (after the optimizer step, exposed). Same volume as DDP's all-reduce.
+    are all-gathered after the optimizer step (Megatron's distributed optimizer overlaps
+    that gather with the next step's forward when DP overlap is on). Same volume as DDP's
+    all-reduce.
     """
 
     name: ClassVar[str] = "zero1"
@@ -30,8 +32,8 @@ class Zero1(Strategy):
     stage: ClassVar[int] = 1
 
     def applicable(self, model: ModelShape, layout: Layout) -> bool:
-        """Needs two or more data-parallel ranks."""
-        return layout.dp > 1
+        """Needs two or more data-parallel ranks (replicas or context-parallel ranks)."""
+        return layout.dp * layout.cp > 1
 
     def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
         """Reduce-scatter of the gradients and all-gather of the parameters, once per step.
@@ -49,10 +51,17 @@ class Zero1(Strategy):
                 group="dp",
                 size_bytes=shard_bytes,
                 count=1,
-                overlappable=False,
+                overlappable=True,
                 note="updated-parameter all-gather after the optimizer step",
+                scope="step",
             ),
         ]
+
+    def state_shards(self, model: ModelShape, layout: Layout) -> StateShards:
+        """Optimizer states over the data-parallel group, ``dp * cp`` ranks (ZeRO-2:
+        gradients too)."""
+        dp = max(1, layout.dp * layout.cp)
+        return StateShards(grads=dp if self.stage >= 2 else 1, optimizer=dp)
 
 
 class Zero2(Zero1):
@@ -71,7 +80,8 @@ class FSDP(Strategy):
     ``params_per_layer * dtype_bytes`` (the TP shard). With one micro-batch each GPU sends
     3 Psi (Psi: the parameter bytes), 1.5x DDP's all-reduce (2 Psi), as in the ZeRO paper;
     with gradient accumulation the collectives repeat for every micro-batch. Prefetching
-    overlaps them with compute.
+    overlaps each with the previous layer's compute; at scale each gather is a ring over
+    the whole data-parallel group, whose per-step latency the engine prices.
     """
 
     name: ClassVar[str] = "fsdp"
@@ -79,8 +89,8 @@ class FSDP(Strategy):
     group: ClassVar[str] = "dp"
 
     def applicable(self, model: ModelShape, layout: Layout) -> bool:
-        """Needs two or more data-parallel ranks."""
-        return layout.dp > 1
+        """Needs two or more data-parallel ranks (replicas or context-parallel ranks)."""
+        return layout.dp * layout.cp > 1
 
     def operations(self, model: ModelShape, layout: Layout) -> list[CommOp]:
         """The three per-layer collectives, counted per step.
@@ -90,6 +100,11 @@ class FSDP(Strategy):
             layout: The layout.
         """
         return fsdp_operations(self.name, self.group, model, layout)
+
+    def state_shards(self, model: ModelShape, layout: Layout) -> StateShards:
+        """Everything over the data-parallel group, ``dp * cp`` ranks."""
+        dp = max(1, layout.dp * layout.cp)
+        return StateShards(weights=dp, grads=dp, optimizer=dp)
 
 
 def fsdp_operations(strategy: str, group: str, model: ModelShape, layout: Layout) -> list[CommOp]:
@@ -117,6 +132,7 @@ def fsdp_operations(strategy: str, group: str, model: ModelShape, layout: Layout
             count=count,
             overlappable=True,
             note=note,
+            scope="layer",
         )
         for collective, note in kinds
     ]

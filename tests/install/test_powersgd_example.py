@@ -45,6 +45,6 @@ def test_powersgd_example_is_listed_priced_and_tested(installed_venv):
         shutil.copytree(EXAMPLE / "tests", tests, dirs_exist_ok=True)
         # The pytest script, not python -m: the working directory stays off sys.path.
         result = installed_venv.run("pytest", "-q", "-p", "no:cacheprovider", tests.name)
-        assert "8 passed" in result.stdout, result.stdout
+        assert "9 passed" in result.stdout, result.stdout
     finally:
         installed_venv.run("python", "-m", "pip", "uninstall", "-y", "--quiet", "fabricui-powersgd")

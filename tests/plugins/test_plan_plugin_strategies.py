@@ -51,16 +51,17 @@ def plan_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
 
 
 def test_strategy_flag_adds_a_plugin_strategy(capsys: pytest.CaptureFixture[str]):
-    """--strategy (given twice) prices the plugin's operations once, next to DDP and TP."""
+    """--strategy (given twice) prices the plugin's operations once, next to DDP and TP
+    (with sequence parallelism, the default on Hopper)."""
     data = plan_json(capsys, "--tp", "2", "--strategy", "toy-extra", "--strategy", "toy-extra")
-    assert data["strategies"] == ["ddp", "tp", "toy-extra"]
+    assert data["strategies"] == ["ddp", "tp-sp", "toy-extra"]
     (toy,) = [op for op in data["operations"] if op["strategy"] == "toy-extra"]
     assert toy["group_size"] == 2 and toy["count"] == 2 and toy["call_us"] > 0
 
 
 def test_dp_strategy_takes_a_plugin_flavour(capsys: pytest.CaptureFixture[str]):
     """--dp-strategy toy-dp replaces DDP on the data-parallel group."""
-    data = plan_json(capsys, "--tp", "2", "--dp-strategy", "toy-dp")
+    data = plan_json(capsys, "--tp", "2", "--dp-strategy", "toy-dp", "--no-sp")
     assert data["strategies"] == ["toy-dp", "tp"]
     (toy,) = [op for op in data["operations"] if op["strategy"] == "toy-dp"]
     assert toy["group"] == "dp" and toy["group_size"] == 4 and toy["call_us"] > 0

@@ -604,6 +604,7 @@ BUILTIN_STRATEGIES = {
     "tp": ["tp", "tp-sp"],
     "pp": ["pp"],
     "ep": ["ep"],
+    "cp": ["cp"],
 }
 #: Built-in importer plugins and the formats each registers.
 BUILTIN_IMPORTERS = {

@@ -356,7 +356,8 @@ def test_plan_tp_inside_a_node_beats_tp_across(pod, catalog):
     [
         (Layout(tp=8, pp=8), "layout needs 64 GPUs, dgx-h100-pod has 32"),
         (Layout(tp=3, dp=2), "tp 3 does not divide llama3-70b's 64 attention heads"),
-        (Layout(pp=3), "pp 3 does not divide llama3-70b's 80 layers"),
+        (Layout(pp=2, vpp=41, microbatches=2, global_batch=2), "pp 2 x vpp 41 exceeds"),
+        (Layout(cp=3, seq_len=4096), "cp 3 does not divide the sequence"),
         (Layout(dp=4, ep=2, global_batch=4), "dense"),
         (Layout(dp=4, global_batch=6), "global batch 6 is not a multiple"),
     ],
@@ -412,10 +413,14 @@ def test_decision_table_reproduces_the_seed(request, catalog, fixture):
     assert list(rows) == ["ddp", "fsdp", "hsdp", "tp", "pp", "ep"]
     for name, (intra, inter) in EXPECTED.items():
         assert (rows[name].intra_ok, rows[name].inter_ok) == (intra, inter), name
-    assert rows["ep"].intra_ok and rows["ep"].inter_verdict in ("marginal", "no")
+    # EP does not apply to a dense model: the row says so and carries no figures.
+    ep_row = rows["ep"]
+    assert not ep_row.applies and (ep_row.intra_verdict, ep_row.inter_verdict) == ("n/a", "n/a")
+    assert ep_row.comm_us_intra is None and "dense" in ep_row.note
     for row in table.rows:
-        assert row.comm_us_inter > row.comm_us_intra, row.name
         assert row.step_us == table.step_us
+        if row.applies:
+            assert row.comm_us_inter > row.comm_us_intra, row.name
 
 
 def test_decision_table_on_one_node_has_no_inter_column(catalog):
@@ -423,7 +428,8 @@ def test_decision_table_on_one_node_has_no_inter_column(catalog):
     fabric = build_fabric(resolve_topology("dgx-h100", catalog), catalog)
     table = engine.decision_table(fabric, catalog.models["llama3-8b"], ALL)
     assert all(r.comm_us_inter is None and r.inter_ok is None for r in table.rows)
-    assert all(r.intra_ok is not None for r in table.rows)
+    assert all(r.intra_ok is not None for r in table.rows if r.applies)
+    assert [r.name for r in table.rows if not r.applies] == ["ep"]
 
 
 def test_decision_table_for_moe_uses_the_model(pod, catalog):
@@ -477,9 +483,17 @@ def test_plan_cli_json_shape(capsys):
     """plan --json: operations and the step breakdown."""
     data = run_json(capsys, plan_command, "plan", "--tp", "8", "--pp", "2", "--seq", "4096")
     assert data["layout"]["dp"] == 2 and data["layout"]["microbatches"] == 8
-    assert {op["strategy"] for op in data["operations"]} == {"ddp", "tp", "pp"}
-    parts = data["compute_us"] + data["exposed_comm_us"] + data["bubble_us"]
+    # On Hopper TP runs with sequence parallelism unless --no-sp (as Megatron-Core does).
+    assert {op["strategy"] for op in data["operations"]} == {"ddp", "tp-sp", "pp"}
+    parts = (
+        data["compute_us"]
+        + data["recompute_us"]
+        + data["exposed_comm_us"]
+        + data["bubble_us"]
+        + data["optimizer_us"]
+    )
     assert data["step_us"] == pytest.approx(parts)
+    assert sum(data["breakdown_us"].values()) == pytest.approx(data["step_us"])
 
 
 def test_plan_cli_search_json(capsys):

@@ -39,8 +39,10 @@ class TestCollectives:
 @pytest.mark.parametrize("size", SIZES)
 class TestStrategies:
     def test_llama3_70b_on_the_pod(self, snap_compare, app_factory, size):
-        """Intra and inter bars per strategy against the compute line (FSDP and TP inter
-        past it, in red), the decision table, and the tp8 x dp4 step breakdown."""
+        """Intra and inter bars per strategy against the kernel-model compute line (FSDP and
+        TP inter past it, in red), EP marked as not applying to the dense model, the
+        decision table with its compute basis, and the tp8 x dp4 step breakdown (compute,
+        bubble, optimizer, throughput and MFU, memory)."""
         assert snap_compare(app_factory(view="strategies"), terminal_size=size, run_before=settle)
 
 

@@ -24,16 +24,19 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
-    from fabricui.engine.strategies import DecisionTable, PlanReport
+    from fabricui.engine.training.step import PlanReport
+    from fabricui.engine.training.table import DecisionTable
     from fabricui.tui.data import FabricData, LayoutChoice
 
 #: Bar tone of each verdict of the decision table.
-VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted"}
-_TOKEN = re.compile(r"^(tp|pp|ep)=?(\d+)$")
+VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted", "n/a": "muted"}
+_TOKEN = re.compile(r"^(tp|pp|ep|cp)=?(\d+)$")
+#: Recompute modes the layout prompt accepts.
+RECOMPUTE_WORDS = ("none", "selective", "full")
 
 
 def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
-    """``tp8 pp2 ep1 fsdp`` (any order, ``tp=8`` too) -> a layout choice.
+    """``tp8 pp2 ep1 cp2 fsdp selective`` (any order, ``tp=8`` too) -> a layout choice.
 
     Raises:
         ConfigError: An unknown word or a degree below 1.
@@ -53,9 +56,12 @@ def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
             values[match.group(1)] = degree
         elif word in DP_STRATEGIES:
             values["dp_strategy"] = word
+        elif word in RECOMPUTE_WORDS:
+            values["recompute"] = word
         else:
             raise ConfigError(
-                f"unknown word {word!r}: use tpN ppN epN and one of {', '.join(DP_STRATEGIES)}"
+                f"unknown word {word!r}: use tpN ppN epN cpN, one of "
+                f"{', '.join(DP_STRATEGIES)} and a recompute mode ({', '.join(RECOMPUTE_WORDS)})"
             )
     return dataclasses.replace(current, **values)  # type: ignore[arg-type]
 
@@ -78,6 +84,9 @@ def decision_bars(table: DecisionTable) -> list[Bar]:
 
     bars = []
     for row in table.rows:
+        if not row.applies:
+            bars.append(Bar(f"{row.name}: does not apply (dense model)", None))
+            continue
         for where, comm, verdict in (
             ("intra", row.comm_us_intra, row.intra_verdict),
             ("inter", row.comm_us_inter, row.inter_verdict),
@@ -105,28 +114,49 @@ def _time(time_us: float) -> str:
 
 
 def describe_layout(plan: PlanReport) -> str:
-    """``tp 8 x pp 1 x dp 4 (ep 1), 1 micro-batch, batch 4 x 8192``."""
+    """``tp 8 x pp 1 x dp 4 (ep 1), 1 micro-batch, batch 4 x 8192`` (``cp 2`` when set)."""
     lay = plan.layout
+    cp = f" x cp {lay.cp}" if lay.cp > 1 else ""
     return (
-        f"tp {lay.tp} x pp {lay.pp} x dp {lay.dp} (ep {lay.ep}), {lay.microbatches} micro-batches, "
-        f"batch {lay.global_batch} x {lay.seq_len}"
+        f"tp {lay.tp}{cp} x pp {lay.pp} x dp {lay.dp} (ep {lay.ep}), {lay.microbatches} "
+        f"micro-batches, batch {lay.global_batch} x {lay.seq_len}"
     )
 
 
+#: Step parts the breakdown shows, and their labels.
+PARTS = (
+    ("compute", "compute"),
+    ("recompute", "recompute"),
+    ("tp_exposed", "exposed TP"),
+    ("cp_exposed", "exposed CP"),
+    ("pp_exposed", "exposed PP"),
+    ("dp_exposed", "exposed DP"),
+    ("ep_exposed", "exposed EP"),
+    ("bubble", "pipeline bubble"),
+    ("optimizer", "optimizer"),
+)
+
+
 def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
-    """Step breakdown (compute, exposed communication, bubble, step, memory) and operations."""
+    """Step breakdown (compute, recompute, exposed TP/CP/PP/DP/EP, bubble, optimizer, step),
+    throughput, memory and operations."""
     lines = Table.grid(padding=(0, 1))
     lines.add_column(no_wrap=True)
     lines.add_column(justify="right", no_wrap=True)
     lines.add_column()
-    lines.add_row("compute", _time(plan.compute_us), f"at {plan.mfu:.0%} MFU ({gpu_name})")
-    lines.add_row(
-        "exposed comm", _time(plan.exposed_comm_us), f"of {_time(plan.comm_us)} communication"
+    parts = plan.breakdown()
+    step = plan.step_us
+    for key, name in PARTS:
+        value = parts.get(key, 0.0)
+        if key in ("compute", "bubble") or value > 0:
+            lines.add_row(name, _time(value), f"{value / step:.0%}" if step else "")
+    lines.add_row(Text("step", style="bold"), Text(_time(step), style="bold"), "per GPU")
+    basis = (
+        f"at a fixed {plan.compute_mfu:.0%} MFU"
+        if plan.compute_mfu is not None
+        else f"kernel model ({gpu_name})"
     )
-    lines.add_row(
-        "pipeline bubble", _time(plan.bubble_us), f"{plan.bubble_fraction:.1%} of compute + bubble"
-    )
-    lines.add_row(Text("step", style="bold"), Text(_time(plan.step_us), style="bold"), "per GPU")
+    lines.add_row("throughput", f"{plan.tflops_per_gpu:.0f} TF/s", f"MFU {plan.mfu:.0%}, {basis}")
     memory = getattr(plan, "memory_GB", None)
     limit = getattr(plan, "memory_limit_GB", None)
     if memory and limit:
@@ -367,7 +397,7 @@ class StrategiesScreen(ViewScreen):
         out.update(self._decision_renderable(table))
 
     def _decision_renderable(self, table: DecisionTable) -> Table:
-        from fabricui.engine.strategies import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
+        from fabricui.engine.training.table import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
 
         grid = Table(
             title=(
@@ -378,9 +408,14 @@ class StrategiesScreen(ViewScreen):
             box=None,
             padding=(0, 1),
             pad_edge=False,
-            caption=(
-                f"comm per step (% of compute); OK when the part not hidden behind compute is "
-                f"<= {OK_EXPOSED_FRACTION:.0%} of it, marginal above {GOOD_EXPOSED_FRACTION:.0%}"
+            caption="".join(
+                [f"{row.name}: {row.note}\n" for row in table.rows if not row.applies]
+                + [
+                    f"comm per step (% of compute: the whole model on one GPU, "
+                    f"{table.compute_basis}); OK when the part not hidden behind compute is "
+                    f"<= {OK_EXPOSED_FRACTION:.0%} of it, marginal above "
+                    f"{GOOD_EXPOSED_FRACTION:.0%}"
+                ]
             ),
             caption_justify="left",
         )
@@ -388,6 +423,15 @@ class StrategiesScreen(ViewScreen):
             grid.add_column(name, no_wrap=True)
         tones = {"yes": "green", "marginal": "yellow", "no": "red"}
         for row in table.rows:
+            if not row.applies:
+                grid.add_row(
+                    row.name,
+                    Text("-", style="dim"),
+                    Text("n/a", style="dim"),
+                    Text("-", style="dim"),
+                    Text("n/a", style="dim"),
+                )
+                continue
             grid.add_row(
                 row.name,
                 _comm_cell(row.comm_us_intra, table.step_us),
@@ -422,21 +466,22 @@ class StrategiesScreen(ViewScreen):
             padding=(0, 1),
             pad_edge=False,
         )
-        for name in ("#", "tp", "pp", "dp", "ep", "mb", "step", "exposed", "bubble", "GB"):
-            grid.add_column(name, justify="right", no_wrap=True)
+        for name in ("#", "tp", "cp", "pp", "dp", "mb", "recomp", "step", "MFU", "GB", "why"):
+            grid.add_column(name, justify="left" if name == "why" else "right", no_wrap=True)
         for i, p in enumerate(self.plans, 1):
             lay = p.layout
             grid.add_row(
                 str(i),
                 str(lay.tp),
+                str(lay.cp),
                 str(lay.pp),
                 str(lay.dp),
-                str(lay.ep),
                 str(lay.microbatches),
+                p.recipe.recompute,
                 _time(p.step_us),
-                _time(p.exposed_comm_us),
-                _time(p.bubble_us),
+                f"{p.mfu:.0%}",
                 f"{getattr(p, 'memory_GB', 0.0):.0f}",
+                "; ".join(p.reasons()[:2]),
             )
         self.query_one("#strat-search", Static).update(grid)
 
@@ -479,7 +524,7 @@ class StrategiesScreen(ViewScreen):
             PromptModal(
                 "Layout (DP takes the GPUs left over)",
                 self.choice.label(),
-                f"tpN ppN epN and one of {', '.join(DP_STRATEGIES)}",
+                f"tpN ppN epN cpN, one of {', '.join(DP_STRATEGIES)}, recompute mode",
                 check_layout_text,
             ),
             done,

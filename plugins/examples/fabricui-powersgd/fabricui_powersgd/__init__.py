@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
-from fabricui.api import CommOp, Layout, Strategy
+from fabricui.api import CommOp, Layout, MemoryTerm, Strategy
 
 if TYPE_CHECKING:
     from fabricui.api import ModelShape
@@ -217,6 +217,22 @@ class PowerSGD(Strategy):
                 )
             )
         return ops
+
+    def memory(self, model: ModelShape, layout: Layout) -> list[MemoryTerm]:
+        """What the hook keeps per GPU: the error-feedback residual (a copy of every
+        gradient element this GPU holds) and the P and Q matrices it reuses between steps
+        (``use_error_feedback`` and ``warm_start``, the hook's defaults).
+
+        Args:
+            model: A dense model shape.
+            layout: The layout.
+        """
+        traffic = powersgd_traffic(model, layout, self.rank)
+        size = layout.dtype_bytes
+        return [
+            MemoryTerm(self.name, "error feedback", traffic.gradient_elements * size),
+            MemoryTerm(self.name, "P and Q", (traffic.p_elements + traffic.q_elements) * size),
+        ]
 
 
 class PowerSGDRank4(PowerSGD):

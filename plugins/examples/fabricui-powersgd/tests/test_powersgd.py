@@ -80,6 +80,16 @@ def test_toy_bytes_per_step_by_hand():
     assert sum(op.size_bytes * op.count for op in ops) == 41216
 
 
+def test_memory_by_hand():
+    """Rank 4, BF16: the error feedback holds all 259392 gradient elements (518784 bytes);
+    P and Q hold 14656 + 5632 elements (40576 bytes)."""
+    terms = PowerSGDRank4().memory(TOY, Layout(dp=4, global_batch=4, seq_len=128))
+    assert [(t.what, t.size_bytes) for t in terms] == [
+        ("error feedback", 518784),
+        ("P and Q", 40576),
+    ]
+
+
 def test_rank_1_is_a_quarter_of_rank_4_here():
     """No matrix of the toy is narrower than 4, so rank 1 sends exactly a quarter of P and Q."""
     layout = Layout(dp=4)

@@ -1,0 +1,40 @@
+"""Model FLOPs per token: what MFU and "achieved TFLOP/s" count.
+
+The Megatron-LM convention (Narayanan et al. 2021 eq. 3 without the recompute pass;
+Korthikanti et al. 2022; PaLM's MFU): every matrix multiply of the active parameters
+forward (2 per parameter) and backward (4), the attention score and value products over
+the whole ``s x s`` matrix (``12 s q_dim`` per layer, the causal mask not discounted) and
+the output layer. Recomputation is not model work, so it is not counted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fabricui.engine.training.shape import Geometry
+
+
+def model_flops_per_token(geo: Geometry, seq_len: int) -> float:
+    """Training FLOPs per token (forward + backward) [FLOP].
+
+    Notes:
+        ``6 (N_active - N_embedding) + 12 L s_eff q_dim + 6 V h`` where ``N_embedding`` is
+        the input embedding and the output layer (``2 V h``; the lookup is not a multiply,
+        the output layer is counted by ``6 V h``) and ``s_eff`` is ``s``, or the window of
+        windowed layers.
+
+    Args:
+        geo: The model geometry.
+        seq_len: Tokens per sequence.
+    """
+    matrices = geo.active_params - 2 * geo.embedding_params - geo.hidden
+    full_layers = geo.layers - geo.window_layers
+    attended = full_layers * seq_len + geo.window_layers * min(geo.window or seq_len, seq_len)
+    attention = 12.0 * attended * geo.q_dim
+    return 6.0 * matrices + attention + 6.0 * geo.vocab * geo.hidden
+
+
+def step_model_flops(geo: Geometry, seq_len: int, global_batch: int) -> float:
+    """Model FLOPs of one optimizer step: ``global_batch * seq_len`` tokens [FLOP]."""
+    return model_flops_per_token(geo, seq_len) * global_batch * seq_len

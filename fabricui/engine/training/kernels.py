@@ -1,0 +1,127 @@
+"""Time of the kernels a training step runs: GEMMs, fused attention, memory-bound passes.
+
+Vectorized over numpy arrays (every argument broadcasts), so the layout search prices
+thousands of layouts at once.
+
+GEMM model (NVIDIA, "Matrix Multiplication Background User's Guide", tile and wave
+quantization): the output is cut into 128 x 128 tiles that run in waves of ``sms`` tiles;
+a partial tile or a partial last wave costs a whole one. The device's measured large-GEMM
+efficiency already contains the quantization of its 8192^3 measurement, which is divided
+out. A GEMM also cannot beat its memory traffic (roofline), and each call costs the
+device's fixed overhead.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Union
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from fabricui.engine.training.device import Device
+
+FloatArray = npt.NDArray[np.float64]
+Number = Union[float, FloatArray]
+
+#: Output tile edge of the GEMM model [elements].
+TILE = 128
+#: Size of the square GEMM the devices' efficiencies were measured at.
+REFERENCE_GEMM = 8192
+
+
+def quantization(m: Number, n: Number, sms: int | None, count: Number = 1.0) -> FloatArray:
+    """Useful fraction of the tile work a GEMM (or ``count`` of them batched) schedules.
+
+    Args:
+        m: Output rows.
+        n: Output columns.
+        sms: SMs (None: no quantization, 1.0).
+        count: GEMMs in the batch (grouped GEMM), sharing the waves.
+
+    Returns:
+        ``m * n * count / (waves * sms * TILE^2)`` in (0, 1].
+    """
+    m_arr, n_arr, c_arr = (np.asarray(x, dtype=np.float64) for x in (m, n, count))
+    if sms is None:
+        return np.ones(np.broadcast(m_arr, n_arr, c_arr).shape)
+    tiles = np.ceil(m_arr / TILE) * np.ceil(n_arr / TILE) * c_arr
+    waves = np.maximum(1.0, np.ceil(tiles / sms))
+    return np.minimum(1.0, m_arr * n_arr * c_arr / (waves * sms * TILE * TILE))
+
+
+def gemm_time_s(
+    device: Device, m: Number, n: Number, k: Number, count: Number = 1.0, calls: Number = 1.0
+) -> FloatArray:
+    """Time of ``count`` GEMMs ``(m x k) @ (k x n)`` issued as ``calls`` kernel launches [s].
+
+    ``time = max(2 m n k count / (peak * eff * q), bytes / hbm) + calls * overhead`` where
+    ``eff`` is the device's efficiency with the reference GEMM's quantization divided out,
+    ``q`` this GEMM's quantization and ``bytes`` its inputs and 16-bit output.
+
+    Args:
+        device: The device.
+        m: Output rows (tokens for a linear layer).
+        n: Output columns.
+        k: Inner dimension.
+        count: GEMMs of this shape (batched heads, local experts).
+        calls: Kernel launches they take (1 for a batched or grouped GEMM).
+
+    Returns:
+        Time [s], broadcast over the arguments.
+    """
+    m_arr, n_arr, k_arr, c_arr = (np.asarray(x, dtype=np.float64) for x in (m, n, k, count))
+    ref = float(quantization(REFERENCE_GEMM, REFERENCE_GEMM, device.sms))
+    eff = device.gemm_efficiency / ref
+    flops = 2.0 * m_arr * n_arr * k_arr * c_arr
+    compute = flops / (device.peak_flops * eff * quantization(m_arr, n_arr, device.sms, c_arr))
+    traffic = c_arr * (
+        device.gemm_input_bytes * (m_arr * k_arr + k_arr * n_arr) + 2.0 * m_arr * n_arr
+    )
+    memory = traffic / device.hbm_Bps
+    return (
+        np.maximum(compute, memory) + np.asarray(calls, dtype=np.float64) * device.gemm_overhead_s
+    )
+
+
+def linear_times_s(
+    device: Device, tokens: Number, n: Number, k: Number, count: Number = 1.0
+) -> tuple[FloatArray, FloatArray]:
+    """Forward and backward time of a linear layer ``y = x W`` (``W``: k x n) [s].
+
+    Backward is two GEMMs of the forward's FLOPs: the input gradient (``tokens x k``,
+    inner ``n``) and the weight gradient (``k x n``, inner ``tokens``).
+
+    Args:
+        device: The device.
+        tokens: Rows of ``x``.
+        n: Output features.
+        k: Input features.
+        count: Copies (local experts of a grouped GEMM).
+
+    Returns:
+        (forward, backward) [s].
+    """
+    forward = gemm_time_s(device, tokens, n, k, count)
+    backward = gemm_time_s(device, tokens, k, n, count) + gemm_time_s(device, k, n, tokens, count)
+    return forward, backward
+
+
+def memory_time_s(device: Device, size_bytes: Number) -> FloatArray:
+    """Time of a memory-bound pass that moves ``size_bytes`` through HBM [s]."""
+    return np.asarray(size_bytes, dtype=np.float64) / device.hbm_Bps
+
+
+def flash_attention_times_s(device: Device, flops_forward: Number) -> tuple[FloatArray, FloatArray]:
+    """Forward and backward time of a fused attention kernel [s].
+
+    Backward does 2.5x the forward's FLOPs (the score matrix is recomputed, FlashAttention
+    paper); both run at the device's fused-attention efficiency.
+
+    Args:
+        device: The device.
+        flops_forward: Forward FLOPs of the attention core (score and value products).
+    """
+    rate = device.half_flops * device.attention_efficiency
+    forward = np.asarray(flops_forward, dtype=np.float64) / rate
+    return forward, 2.5 * forward

@@ -1,0 +1,204 @@
+"""Memory per GPU: weights, gradients and optimizer states per data-parallel sharding, the
+activations of the micro-batches in flight (Korthikanti et al. 2022), and the logits.
+
+Model states, per parameter a GPU holds: 16-bit weights (2 bytes), main gradients
+(``grad_bytes``: 4 for Megatron's FP32 gradient buffer, 2 for 16-bit gradients), and mixed-
+precision Adam (FP32 master weights, momentum and variance: 12 bytes), each divided by the
+ranks the data-parallel strategy shards it over (``Strategy.state_shards``). Megatron's
+18 bytes per parameter reproduces Korthikanti et al.'s Figure 1 (45.6 GiB for 22B and 175B
+on 64 GPUs).
+
+Activations of one layer and one micro-batch of ``T`` tokens (bytes per token), after
+Korthikanti et al.'s Table 2 generalized to GQA and gated MLPs: kept on every TP rank
+unless sequence parallelism splits them: two norm inputs (4h), the QKV and MLP inputs
+(2h + 2h), dropout masks (2h); split by TP: Q, K, V and the attention output
+(``4 q_dim + 4 kv_dim``), the MLP's inner tensors (GELU: input and output, ``4f``; gated:
+gate, up and product, ``6f``); with the unfused attention of 2021-22 the score matrix's
+softmax output, dropout mask and dropout output (``5 a s^2 b / t`` per micro-batch, 2 without
+dropout). GPT-3: ``sbh (10 + 24 / t + 5 a s / (h t))``, as in the paper. Selective
+recompute drops the score terms; full recompute keeps only each layer's input (``2h``, split
+by SP) plus one layer's full set while it is recomputed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fabricui.engine.training.kernels import FloatArray, Number
+from fabricui.engine.types import StateShards
+
+if TYPE_CHECKING:
+    from fabricui.engine.training.shape import Geometry
+
+#: Bytes per parameter of the 16-bit weights.
+WEIGHT_BYTES = 2.0
+#: Bytes per parameter of mixed-precision Adam: FP32 master weights, momentum, variance.
+OPTIMIZER_BYTES = 12.0
+#: Bytes per logit kept for the loss: 16-bit logits and FP32 softmax.
+LOGIT_BYTES = 6.0
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """Memory of the most loaded GPU [bytes]."""
+
+    weights_bytes: float
+    """16-bit weights."""
+    grads_bytes: float
+    """Main gradients."""
+    optimizer_bytes: float
+    """Optimizer states (master weights and Adam moments)."""
+    activations_bytes: float
+    """Activations of the micro-batches in flight (and one recomputed layer)."""
+    logits_bytes: float = 0.0
+    """Logits of the loss (last stage)."""
+    extra: tuple[tuple[str, float], ...] = field(default=())
+    """What strategies add: (what, bytes)."""
+    stage: int = 0
+    """Pipeline stage it describes."""
+
+    @property
+    def total_bytes(self) -> float:
+        """Everything."""
+        extra = sum(size for _, size in self.extra)
+        states = self.weights_bytes + self.grads_bytes + self.optimizer_bytes
+        return states + self.activations_bytes + self.logits_bytes + extra
+
+    @property
+    def total_GB(self) -> float:
+        """Everything [GB]."""
+        return self.total_bytes / 1e9
+
+    def to_json(self) -> dict[str, object]:
+        """The ``memory`` object of ``plan --json``."""
+        return {
+            "stage": self.stage,
+            "weights_GB": self.weights_bytes / 1e9,
+            "grads_GB": self.grads_bytes / 1e9,
+            "optimizer_GB": self.optimizer_bytes / 1e9,
+            "activations_GB": self.activations_bytes / 1e9,
+            "logits_GB": self.logits_bytes / 1e9,
+            "extra": [{"what": what, "GB": size / 1e9} for what, size in self.extra],
+            "total_GB": self.total_GB,
+        }
+
+
+def stage_params(
+    geo: Geometry, layers: Number, tp: Number, ep: Number, first: bool, last: bool
+) -> FloatArray:
+    """Parameters one GPU of a stage holds: its layers' TP (and EP) shards, plus the input
+    embedding on the first stage and the output layer on the last (vocabulary-parallel).
+
+    MoE layers hold ``experts / ep`` routed experts, TP-sharded like the dense MLP; a
+    stage's MoE layers are counted in proportion to the model's share of MoE layers.
+    """
+    t, e, n = (np.asarray(x, dtype=np.float64) for x in (tp, ep, layers))
+    dense_layer = (geo.attention_params + geo.dense_mlp_params) / t + 2 * geo.hidden
+    moe_layer = (
+        geo.attention_params / t
+        + (geo.experts / e + geo.shared_experts) * geo.expert_params / t
+        + geo.hidden * geo.experts
+        + 2 * geo.hidden
+    )
+    moe_share = geo.moe_layers / geo.layers
+    per_layer = (1 - moe_share) * dense_layer + moe_share * moe_layer
+    params = n * per_layer
+    if first:
+        params = params + geo.embedding_params / t
+    if last:
+        params = params + geo.embedding_params / t + geo.hidden
+    return params
+
+
+def states_bytes(
+    params: Number, shards: StateShards, grad_bytes: float = 4.0
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(weights, gradients, optimizer) bytes of ``params`` parameters under ``shards``."""
+    p = np.asarray(params, dtype=np.float64)
+    return (
+        p * WEIGHT_BYTES / shards.weights,
+        p * grad_bytes / shards.grads,
+        p * OPTIMIZER_BYTES / shards.optimizer,
+    )
+
+
+def layer_activation_bytes(
+    geo: Geometry,
+    tp: Number,
+    cp: Number,
+    micro_batch: Number,
+    seq_len: Number,
+    sequence_parallel: Number,
+    recompute: str = "none",
+    attention: str = "flash",
+) -> FloatArray:
+    """Activations one layer keeps for one micro-batch until its backward [bytes].
+
+    Args:
+        geo: Model geometry.
+        tp: TP degree.
+        cp: CP degree (the sequence is split ``cp`` ways).
+        micro_batch: Sequences per micro-batch.
+        seq_len: Tokens per sequence.
+        sequence_parallel: 1 when norms and dropout are split over TP ranks.
+        recompute: ``none``, ``selective`` or ``full``.
+        attention: ``flash`` (no score matrix kept) or ``unfused``.
+    """
+    t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
+    split = np.where(np.asarray(sequence_parallel, dtype=np.float64) > 0, t, 1.0)
+    tokens = b * s / c
+    h = float(geo.hidden)
+    if recompute == "full":
+        return tokens * 2 * h / split
+    replicated = 8 * h + (2 * h if geo.dropout else 0.0)
+    inner = 6.0 if geo.gated else 4.0
+    attention_part = 4.0 * geo.q_dim + 4.0 * geo.kv_dim
+    if geo.moe_layers:
+        share = geo.moe_layers / geo.layers
+        moe_mlp = geo.top_k * (2 * h + inner * geo.ffn) + geo.shared_experts * inner * geo.ffn
+        mlp = (1 - share) * inner * geo.dense_ffn + share * moe_mlp
+    else:
+        mlp = inner * geo.dense_ffn
+    per_token = replicated / split + (attention_part + mlp) / t
+    size = tokens * per_token
+    if attention == "unfused" and recompute != "selective":
+        per_score = 5.0 if geo.dropout else 2.0
+        s_kv = s
+        size = size + per_score * b * (geo.heads / t) * (s / c) * s_kv
+    return size
+
+
+def activation_bytes(
+    geo: Geometry,
+    layers: Number,
+    in_flight: Number,
+    tp: Number,
+    cp: Number,
+    micro_batch: Number,
+    seq_len: Number,
+    sequence_parallel: Number,
+    recompute: str = "none",
+    attention: str = "flash",
+) -> FloatArray:
+    """Activations of a stage: ``layers * in_flight`` layer-micro-batches, plus under full
+    recompute one layer's whole set while its backward runs [bytes]."""
+    kept = layer_activation_bytes(
+        geo, tp, cp, micro_batch, seq_len, sequence_parallel, recompute, attention
+    )
+    total = kept * np.asarray(layers, dtype=np.float64) * np.asarray(in_flight, dtype=np.float64)
+    if recompute == "full":
+        total = total + layer_activation_bytes(
+            geo, tp, cp, micro_batch, seq_len, sequence_parallel, "none", attention
+        )
+    return total
+
+
+def logits_bytes(
+    geo: Geometry, tp: Number, cp: Number, micro_batch: Number, seq_len: Number
+) -> FloatArray:
+    """Logits of one micro-batch on the last stage: ``T V / t`` values (``LOGIT_BYTES``)."""
+    t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
+    return b * s / c * geo.vocab / t * LOGIT_BYTES

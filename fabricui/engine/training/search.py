@@ -1,0 +1,588 @@
+"""Layout search: every tp x cp x pp x vpp x ep x micro-batch x DP strategy x recompute on
+all the fabric's GPUs, ranked by step time under the memory limit.
+
+Two stages. (1) Every candidate's compute, bubble, optimizer step and memory come from
+the same functions a plan uses, vectorized with numpy over all candidates, plus the
+critical-path communication every plan has (TP collectives, pipeline sends, CP's ring
+beyond the attention it overlaps) priced on the same groups; the data-parallel traffic is
+priced on a proxy group at least as fast as the real one (same members per node, adjacent
+nodes). That is a lower bound of the candidate's step. For each layout only the cheapest
+way to fit is kept: the least sharding (DDP, then ZeRO-1, ZeRO-2, FSDP: the same traffic
+or more) at each recompute level, and no heavier recompute once DDP or ZeRO-1/2 fits.
+(2) Candidates are planned in full (``step.plan``: every strategy's operations priced on
+the fabric) in order of their bound, until the next bound is slower than the ``top``-th
+best plan found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fabricui.engine.training import schedule
+from fabricui.engine.training.device import make_device
+from fabricui.engine.training.layer import embedding_cost, layer_cost, output_layer_cost
+from fabricui.engine.training.memory import (
+    OPTIMIZER_BYTES,
+    WEIGHT_BYTES,
+    activation_bytes,
+    logits_bytes,
+    stage_params,
+)
+from fabricui.engine.training.pricing import Pricer, PricerLike, as_pricer
+from fabricui.engine.training.recipe import RECOMPUTE_MODES, Recipe, era_recipe
+from fabricui.engine.training.shape import Geometry, geometry
+from fabricui.engine.training.step import ADAM_BYTES, USABLE_MEMORY, PlanReport, plan
+from fabricui.engine.types import Layout, Strategy
+from fabricui.errors import EngineError
+
+if TYPE_CHECKING:
+    from fabricui.fabric.fabric import Fabric
+    from fabricui.model import ModelShape
+
+#: Data-parallel flavours the search tries, least sharded (and least traffic) first.
+DP_FLAVOURS = ("ddp", "zero1", "zero2", "fsdp")
+#: Context-parallel degrees tried (each must leave at least ``MIN_CP_TOKENS`` per rank).
+CP_DEGREES = (1, 2, 4, 8, 16)
+#: Fewest tokens of a sequence one context-parallel rank may hold.
+MIN_CP_TOKENS = 1024
+#: Micro-batch sizes tried (sequences).
+MICRO_BATCHES = (1, 2, 4)
+#: Interleaved chunks per stage tried.
+VPP_DEGREES = (1, 2, 4)
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """What the search varies; None: every value it knows."""
+
+    dp_flavours: tuple[str, ...] | None = None
+    """DP strategies to try (a subset of ``DP_FLAVOURS`` or plugin names)."""
+    recompute: tuple[str, ...] = RECOMPUTE_MODES
+    """Recompute modes to try."""
+    micro_batches: tuple[int, ...] = MICRO_BATCHES
+    """Micro-batch sizes to try."""
+    cp_degrees: tuple[int, ...] = CP_DEGREES
+    """CP degrees to try."""
+    vpp_degrees: tuple[int, ...] = VPP_DEGREES
+    """Interleaving degrees to try."""
+    max_tp: int | None = None
+    """Largest TP degree (default: the attention heads)."""
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def candidate_layouts(
+    n_gpus: int, model: ModelShape, global_batch: int, seq_len: int, space: SearchSpace
+) -> list[Layout]:
+    """Every layout of the search space that uses all ``n_gpus`` and the model allows.
+
+    tp divides the heads, cp the sequence (``seq_len / cp >= MIN_CP_TOKENS``), pp is at
+    most the layers (uneven stages are fine), dp x micro-batch divides the global batch,
+    ep divides dp and the experts (1 for a dense model); a pipeline needs at least ``pp``
+    micro-batches; interleaving needs ``pp * vpp`` layers and micro-batches divisible by
+    ``pp`` (Megatron's rule).
+    """
+    layouts = []
+    max_tp = space.max_tp or model.heads
+    for tp in _divisors(n_gpus):
+        if tp > max_tp or model.heads % tp:
+            continue
+        for cp in space.cp_degrees:
+            if (n_gpus // tp) % cp or seq_len % cp or (cp > 1 and seq_len // cp < MIN_CP_TOKENS):
+                continue
+            rest = n_gpus // (tp * cp)
+            for pp in _divisors(rest):
+                dp = rest // pp
+                if pp > model.layers or global_batch % dp:
+                    continue
+                eps = [e for e in _divisors(dp) if model.experts % e == 0] if model.experts else [1]
+                for b in space.micro_batches:
+                    if (global_batch // dp) % b:
+                        continue
+                    m = global_batch // (dp * b)
+                    if pp > 1 and m < pp:
+                        continue  # 1F1B needs a micro-batch per stage in flight
+                    for vpp in space.vpp_degrees:
+                        if vpp > 1 and (pp == 1 or m % pp or pp * vpp > model.layers):
+                            continue
+                        for ep in eps:
+                            layouts.append(
+                                Layout(
+                                    tp=tp,
+                                    pp=pp,
+                                    dp=dp,
+                                    ep=ep,
+                                    microbatches=m,
+                                    global_batch=global_batch,
+                                    seq_len=seq_len,
+                                    cp=cp,
+                                    vpp=vpp,
+                                )
+                            )
+    return layouts
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    bound_s: float
+    """Lower bound of the step without data-parallel traffic [s]."""
+    layout: Layout
+    recompute: str
+    dp_flavour: str
+    layer_s: float
+    """One layer's forward and backward (FSDP's gathers hide behind it) [s]."""
+    tau_s: float
+    """The slowest stage's micro-batch [s]."""
+    most_layers: int
+    """Layers of the stage with the most."""
+
+
+def _refined_s(
+    cand: _Candidate, fabric: Fabric, model: ModelShape, pricer: Pricer, recipe: Recipe, cache: dict
+) -> float:
+    """The candidate's bound with its data-parallel traffic on the proxy group added."""
+    dp_layer, dp_step = _dp_lower_s(fabric, model, [cand.layout], cand.dp_flavour, pricer, cache)
+    extra = max(0.0, float(dp_layer[0]) - cand.layer_s) * cand.most_layers
+    window = cand.tau_s if recipe.dp_overlap else 0.0
+    return cand.bound_s + cand.layout.microbatches * extra + max(0.0, float(dp_step[0]) - window)
+
+
+def _critical_comm_s(
+    fabric: Fabric,
+    geo: Geometry,
+    layouts: Sequence[Layout],
+    arr: dict[str, np.ndarray],
+    b: np.ndarray,
+    sp: np.ndarray,
+    pricer: Pricer,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Critical-path communication every plan has: TP collectives per layer and micro-batch
+    (forward, backward), and pipeline sends per micro-batch [s].
+
+    The same operations and groups the built-in TP and PP strategies give a plan (TP: the
+    first ``tp`` ranks; PP: ranks ``tp * cp * ep`` apart), priced with the same pricer, so
+    the bound stays below the plan.
+
+    Returns:
+        (TP forward per layer, TP backward per layer, PP per micro-batch), per candidate.
+    """
+    hidden = float(geo.hidden)
+    act = b * arr["seq_len"] / arr["cp"] * hidden * 2.0
+    tp_f = np.zeros(len(layouts))
+    tp_b = np.zeros(len(layouts))
+    pp_mb = np.zeros(len(layouts))
+    for tp in sorted(set(arr["tp"].astype(int))):
+        if tp < 2:
+            continue
+        ranks = tuple(range(tp))
+        for flag in (0.0, 1.0):
+            mask = (arr["tp"] == tp) & (sp == flag)
+            if not mask.any():
+                continue
+            collectives = ("all_gather", "reduce_scatter") if flag else ("all_reduce",)
+            sizes = act[mask]
+            total = np.zeros(int(mask.sum()))
+            for collective in collectives:
+                pricer.prime(collective, ranks, sizes.tolist())
+                total += np.array([pricer(collective, ranks, x)[0] for x in sizes])
+            tp_f[mask] = 2 * total * 1e-6
+            tp_b[mask] = 2 * total * 1e-6
+    stride = (arr["tp"] * arr["cp"] * arr["ep"]).astype(int)
+    for key in sorted(set(zip(stride.tolist(), arr["pp"].astype(int).tolist()))):
+        step, pp = key
+        if pp < 2 or step * pp > fabric.n_gpus:
+            continue
+        mask = (stride == step) & (arr["pp"] == pp)
+        ranks = tuple(range(0, step * pp, step))
+        sizes = act[mask] / arr["tp"][mask]
+        pricer.prime("send_recv", ranks, sizes.tolist())
+        call = np.array([pricer("send_recv", ranks, x)[0] for x in sizes]) * 1e-6
+        pp_mb[mask] = 2 * call * arr["vpp"][mask]
+    return tp_f, tp_b, pp_mb
+
+
+def _ring_comm_s(
+    geo: Geometry, arr: dict[str, np.ndarray], b: np.ndarray, pricer: Pricer
+) -> tuple[np.ndarray, np.ndarray]:
+    """CP's ring sends per layer and micro-batch, forward and backward [s] (the built-in
+    CP strategy's operations on its group: ranks ``tp`` apart)."""
+    kv_heads = np.maximum(geo.kv_heads / arr["tp"], 1.0)
+    kv = 2 * b * arr["seq_len"] / arr["cp"] * kv_heads * geo.head_dim * 2.0
+    fwd = np.zeros(len(kv))
+    bwd = np.zeros(len(kv))
+    pairs = set(zip(arr["tp"].astype(int).tolist(), arr["cp"].astype(int).tolist()))
+    for tp, cp in sorted(pairs):
+        if cp < 2:
+            continue
+        mask = (arr["tp"] == tp) & (arr["cp"] == cp)
+        ranks = tuple(range(0, tp * cp, tp))
+        sizes = kv[mask]
+        pricer.prime("send_recv", ranks, [*sizes.tolist(), *(2 * sizes).tolist()])
+        one = np.array([pricer("send_recv", ranks, x)[0] for x in sizes]) * 1e-6
+        two = np.array([pricer("send_recv", ranks, 2 * x)[0] for x in sizes]) * 1e-6
+        fwd[mask] = (cp - 1) * one
+        bwd[mask] = (cp - 1) * two
+    return fwd, bwd
+
+
+#: Gradient bucket of DDP and ZeRO (PyTorch's ``bucket_cap_mb=25``) [bytes].
+BUCKET_BYTES = 25 * 2**20
+
+
+def _proxy_dp_group(fabric: Fabric, lay: Layout) -> tuple[int, ...]:
+    """A data-parallel group as fast as the layout's own or faster: the same members per
+    node at the same local positions (rails), on adjacent nodes (which on a fat-tree share
+    leaves at least as often as the real group's, farther apart)."""
+    g = fabric.gpus_per_node
+    tp, cp, ep, pp, dp = lay.tp, lay.cp, lay.ep, lay.pp, lay.dp
+    members = (
+        (np.arange(dp // ep)[:, None, None] * (pp * ep * cp * tp))
+        + (np.arange(ep)[None, :, None] * (cp * tp))
+        + (np.arange(cp)[None, None, :] * tp)
+    ).ravel()
+    local = sorted(int(x) for x in members[members < g])
+    n = members.size
+    if not local or n % len(local) or (n // len(local)) * g > fabric.n_gpus:
+        return tuple(np.sort(members).tolist())
+    nodes = np.arange(n // len(local))[:, None] * g
+    return tuple((nodes + np.asarray(local)[None, :]).ravel().tolist())
+
+
+def _dp_lower_s(
+    fabric: Fabric,
+    model: ModelShape,
+    layouts: Sequence[Layout],
+    flavour: str,
+    pricer: Pricer,
+    cache: dict[tuple[str, int, int, int, int, int], tuple[float, float]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lower bounds of a DP flavour's communication: (per layer and micro-batch, per step)
+    [s], on the proxy group (``_proxy_dp_group``), with the built-in strategies' operations
+    (DDP: bucketed all-reduce; ZeRO-1/2: bucketed reduce-scatter and a gather; FSDP: two
+    gathers and a reduce-scatter per layer). Other flavours: 0 (no bound)."""
+    per_layer = np.zeros(len(layouts))
+    per_step = np.zeros(len(layouts))
+    if flavour not in DP_FLAVOURS:
+        return per_layer, per_step
+    params = model.params_B * 1e9
+    for i, lay in enumerate(layouts):
+        if lay.dp * lay.cp < 2:
+            continue
+        key = (flavour, lay.tp, lay.cp, lay.pp, lay.ep, lay.dp)
+        if key not in cache:
+            ranks = _proxy_dp_group(fabric, lay)
+            stage = params * 2 / (lay.tp * lay.pp)
+            layer = params * 2 / (model.layers * lay.tp)
+            buckets = max(1, -int(-stage // BUCKET_BYTES))
+            if flavour == "fsdp":
+                gather = pricer("all_gather", ranks, layer)[0]
+                scatter = pricer("reduce_scatter", ranks, layer)[0]
+                cache[key] = ((2 * gather + scatter) * 1e-6, 0.0)
+            elif flavour == "ddp":
+                cache[key] = (0.0, buckets * pricer("all_reduce", ranks, stage / buckets)[0] * 1e-6)
+            else:
+                scatter = buckets * pricer("reduce_scatter", ranks, stage / buckets)[0]
+                cache[key] = (0.0, (scatter + pricer("all_gather", ranks, stage)[0]) * 1e-6)
+        per_layer[i], per_step[i] = cache[key]
+    return per_layer, per_step
+
+
+def _bounds(
+    fabric: Fabric,
+    model: ModelShape,
+    layouts: Sequence[Layout],
+    recipe: Recipe,
+    sequence_parallel: Sequence[bool],
+    flavours: Sequence[Strategy],
+    recompute_modes: Sequence[str],
+    pricer: Pricer,
+) -> list[_Candidate]:
+    """Stage one: lower bounds and memory of every candidate, the cheapest fit per layout."""
+    geo = geometry(model)
+    device, _ = make_device(fabric.gpu, recipe.precision)
+    arr = {
+        name: np.array([getattr(lay, name) for lay in layouts], dtype=np.float64)
+        for name in ("tp", "cp", "pp", "dp", "ep", "vpp", "microbatches", "seq_len")
+    }
+    b = np.array([lay.micro_batch for lay in layouts])
+    sp = np.array(sequence_parallel, dtype=np.float64)
+    moe_share = geo.moe_layers / geo.layers
+    win_share = geo.window_layers / geo.layers
+    parts = []
+    for moe, ms in ((False, 1 - moe_share), (True, moe_share)):
+        for windowed, ws in ((False, 1 - win_share), (True, win_share)):
+            if ms * ws > 0:
+                cost = layer_cost(
+                    device,
+                    geo,
+                    arr["tp"],
+                    arr["cp"],
+                    arr["ep"],
+                    b,
+                    arr["seq_len"],
+                    sp,
+                    recipe.attention,
+                    moe=moe,
+                    windowed=windowed,
+                )
+                parts.append((ms * ws, cost))
+    fb = sum(w * (c.fwd_s + c.bwd_s) for w, c in parts)
+    gemm = sum(w * (c.gemm_fwd_s + c.gemm_bwd_s) for w, c in parts)
+    tp_f, tp_b, pp_mb = _critical_comm_s(fabric, geo, layouts, arr, b, sp, pricer)
+    tp_in_node = (arr["tp"] <= fabric.gpus_per_node) & (fabric.gpus_per_node % arr["tp"] == 0)
+    attn = sum(w * (c.attn_fwd_s + c.attn_bwd_s) for w, c in parts)
+    cp_f, cp_b = _ring_comm_s(geo, arr, b, pricer)
+    out = output_layer_cost(device, geo, arr["tp"], arr["cp"], b, arr["seq_len"])
+    emb = embedding_cost(device, geo, arr["cp"], b, arr["seq_len"])
+    out_s, emb_s = out.fwd_s + out.bwd_s, emb.fwd_s + emb.bwd_s
+    split = {int(p): schedule.stage_layers(model.layers, int(p)) for p in set(arr["pp"])}
+    first = np.array([split[int(p)][0] for p in arr["pp"]], dtype=np.float64)
+    last = np.array([split[int(p)][-1] for p in arr["pp"]], dtype=np.float64)
+    middle = np.array([max(split[int(p)][1:-1] or [0]) for p in arr["pp"]], dtype=np.float64)
+    single = arr["pp"] == 1
+    limit = fabric.gpu.memory_GB * 1e9 * USABLE_MEMORY
+    shard_cache: dict[tuple[str, int, int], tuple[int, int, int]] = {}
+    best: dict[tuple[int, str], _Candidate] = {}
+    settled = np.zeros(len(layouts), dtype=bool)
+    for mode in recompute_modes:
+        rec = sum(w * c.recompute_s(mode) for w, c in parts)
+        tp_comm = tp_f * (2.0 if mode == "full" else 1.0) + tp_b
+        if recipe.tp_overlap:
+            tp_comm = np.where(tp_in_node, np.maximum(0.0, tp_comm - gemm), tp_comm)
+        cp_comm = np.maximum(0.0, cp_f * (2.0 if mode == "full" else 1.0) + cp_b - attn)
+        per_layer = fb + rec + tp_comm + cp_comm
+        tau0 = first * per_layer + emb_s + np.where(single, out_s, 0.0) + pp_mb
+        taul = np.where(single, tau0, last * per_layer + out_s + pp_mb)
+        taum = middle * per_layer + pp_mb
+        tau_max = np.maximum(np.maximum(tau0, taul), taum)
+        total = model.layers * per_layer + emb_s + out_s
+        pipe = arr["microbatches"] * tau_max + (total - tau_max) / arr["vpp"]
+        acts0 = activation_bytes(
+            geo,
+            first,
+            [
+                schedule.in_flight(int(p), int(mm), int(v), 0)
+                for p, mm, v in zip(arr["pp"], arr["microbatches"], arr["vpp"])
+            ],
+            arr["tp"],
+            arr["cp"],
+            b,
+            arr["seq_len"],
+            sp,
+            mode,
+            recipe.attention,
+        )
+        actsl = activation_bytes(
+            geo,
+            last,
+            [
+                schedule.in_flight(int(p), int(mm), int(v), int(p) - 1)
+                for p, mm, v in zip(arr["pp"], arr["microbatches"], arr["vpp"])
+            ],
+            arr["tp"],
+            arr["cp"],
+            b,
+            arr["seq_len"],
+            sp,
+            mode,
+            recipe.attention,
+        ) + logits_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"])
+        actsm = activation_bytes(
+            geo,
+            middle,
+            [
+                schedule.in_flight(int(p), int(mm), int(v), 1)
+                for p, mm, v in zip(arr["pp"], arr["microbatches"], arr["vpp"])
+            ],
+            arr["tp"],
+            arr["cp"],
+            b,
+            arr["seq_len"],
+            sp,
+            mode,
+            recipe.attention,
+        )
+        paramsm = stage_params(geo, middle, arr["tp"], arr["ep"], False, False)
+        params0 = stage_params(geo, first, arr["tp"], arr["ep"], True, False)
+        paramsl = stage_params(geo, last, arr["tp"], arr["ep"], False, True)
+        params_single = stage_params(geo, first, arr["tp"], arr["ep"], True, True)
+        params0 = np.where(single, params_single, params0)
+        paramsl = np.where(single, params_single, paramsl)
+        for flavour in flavours:
+            w, g, o = _shard_arrays(flavour, model, layouts, shard_cache)
+            grad = recipe.grad_bytes
+            per_param = WEIGHT_BYTES / w + grad / g + OPTIMIZER_BYTES / o
+            s0 = params0 * per_param
+            sl = paramsl * per_param
+            mem = np.maximum(np.maximum(s0 + acts0, sl + actsl), paramsm * per_param + actsm)
+            most = np.maximum(params0, paramsl)
+            opt_s = most / o * (ADAM_BYTES + grad) / device.hbm_Bps
+            most_layers = np.maximum(np.maximum(first, last), middle)
+            for i in np.flatnonzero((mem <= limit) & ~settled):
+                key2 = (int(i), mode)
+                if key2 not in best:
+                    best[key2] = _Candidate(
+                        float(pipe[i] + opt_s[i]),
+                        layouts[i],
+                        mode,
+                        flavour.name,
+                        float(fb[i]),
+                        float(tau_max[i]),
+                        int(most_layers[i]),
+                    )
+        # A layout that fits with DDP or ZeRO-1/2 (the same traffic) gains nothing from
+        # recomputing more: heavier recompute modes only add time.
+        for i in range(len(layouts)):
+            cand = best.get((i, mode))
+            if cand is not None and cand.dp_flavour in ("ddp", "zero1", "zero2"):
+                settled[i] = True
+    return list(best.values())
+
+
+def _shard_arrays(
+    flavour: Strategy,
+    model: ModelShape,
+    layouts: Sequence[Layout],
+    cache: dict[tuple[str, int, int], tuple[int, int, int]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(weights, grads, optimizer) shard counts of every layout under a DP flavour."""
+    out = np.ones((len(layouts), 3))
+    for i, lay in enumerate(layouts):
+        key = (flavour.name, lay.dp, lay.cp)
+        if key not in cache:
+            shards = flavour.state_shards(model, lay)
+            cache[key] = (shards.weights, shards.grads, shards.optimizer)
+        out[i] = cache[key]
+    return out[:, 0], out[:, 1], out[:, 2]
+
+
+def search_layouts(
+    fabric: Fabric,
+    model: ModelShape,
+    strategies: Iterable[Strategy],
+    global_batch: int,
+    seq_len: int,
+    top: int = 10,
+    mfu: float | None = None,
+    evaluate: PricerLike = None,
+    recipe: Recipe | None = None,
+    sequence_parallel: bool | None = None,
+    space: SearchSpace | None = None,
+) -> list[PlanReport]:
+    """The ``top`` fastest layouts of ``model`` on all the fabric's GPUs that fit in memory.
+
+    Args:
+        fabric: The fabric.
+        model: The model shape.
+        strategies: The strategies to plan with: the DP flavours among them are the ones
+            tried (``DP_FLAVOURS`` order; one of them: it is fixed), TP (``tp`` or ``tp-sp``),
+            PP, EP and CP are used where they apply, any other strategy is added to every
+            plan.
+        global_batch: Sequences per optimizer step.
+        seq_len: Tokens per sequence.
+        top: How many plans to return.
+        mfu: Legacy fixed MFU (every candidate planned in full; slow on large fabrics).
+        evaluate: ``evaluate_collective``-like function or a shared ``Pricer``.
+        recipe: Precision, attention kernel and overlaps (recompute is searched).
+        sequence_parallel: Use SP with TP (default: when ``tp-sp`` is among the strategies).
+        space: What to vary (default: everything).
+
+    Returns:
+        Plans sorted by step time (ties: smaller tp, pp, cp, more micro-batches).
+
+    Raises:
+        EngineError: Bad batch, sequence or ``top``, no valid layout, or none that fits.
+    """
+    for name, value in (("global batch", global_batch), ("seq", seq_len), ("top", top)):
+        if value < 1:
+            raise EngineError(f"{name} must be at least 1 (got {value})")
+    recipe = recipe or era_recipe(fabric.gpu.arch)
+    if mfu is not None:
+        recipe = dataclasses.replace(recipe, mfu=mfu)
+    space = space or SearchSpace()
+    pool = list(strategies)
+    by_name = {s.name: s for s in pool}
+    flavours = _flavours(pool, space)
+    if not flavours:
+        raise EngineError("no data-parallel strategy to search with (ddp, zero1, zero2, fsdp)")
+    flavour_names = {f.name for f in flavours} | set(DP_FLAVOURS) | {"hsdp"}
+    core = {"tp", "tp-sp", "pp", "ep", "cp"}
+    extras = [s for s in pool if s.name not in core and s.name not in flavour_names]
+    if sequence_parallel is None:
+        sequence_parallel = "tp-sp" in by_name and "tp" not in by_name
+    tp_strategy = by_name.get("tp-sp" if sequence_parallel else "tp") or by_name.get("tp")
+    parallel = [
+        s for s in (tp_strategy, by_name.get("pp"), by_name.get("ep"), by_name.get("cp")) if s
+    ]
+    layouts = candidate_layouts(fabric.n_gpus, model, global_batch, seq_len, space)
+    if not layouts:
+        raise EngineError(
+            f"no valid layout of {model.id} on {fabric.n_gpus} GPUs with global batch "
+            f"{global_batch}"
+        )
+    modes = space.recompute if recipe.mfu is None else (recipe.recompute,)
+    sp_flags = [bool(sequence_parallel) and lay.tp > 1 for lay in layouts]
+    pricer = as_pricer(fabric, evaluate)
+    candidates = _bounds(fabric, model, layouts, recipe, sp_flags, flavours, modes, pricer)
+    if not candidates:
+        raise EngineError(
+            f"no layout of {model.id} fits in {fabric.gpu.memory_GB:g} GB per GPU on "
+            f"{fabric.n_gpus} GPUs, even with FSDP and full recomputation; add GPUs"
+        )
+    queue = [(c.bound_s, _tie(c.layout), i, False) for i, c in enumerate(candidates)]
+    heapq.heapify(queue)
+    dp_cache: dict[tuple[str, int, int, int, int, int], tuple[float, float]] = {}
+    kept: list[tuple[float, int, PlanReport]] = []
+    while queue:
+        bound_s, tie, index, refined = heapq.heappop(queue)
+        if len(kept) >= top and bound_s * 1e6 > -kept[0][0]:
+            break
+        cand = candidates[index]
+        if not refined:
+            better = _refined_s(cand, fabric, model, pricer, recipe, dp_cache)
+            heapq.heappush(queue, (max(better, bound_s), tie, index, True))
+            continue
+        chosen = [by_name[cand.dp_flavour], *parallel, *extras]
+        report = plan(
+            fabric,
+            model,
+            cand.layout,
+            chosen,
+            evaluate=pricer,
+            recipe=dataclasses.replace(recipe, recompute=cand.recompute),
+        )
+        if not report.fits:
+            continue
+        item = (-report.step_us, -index, report)
+        if len(kept) < top:
+            heapq.heappush(kept, item)
+        elif item > kept[0]:
+            heapq.heapreplace(kept, item)
+    reports = [r for _, _, r in kept]
+    reports.sort(key=lambda r: (r.step_us, _tie(r.layout)))
+    return reports
+
+
+def _tie(layout: Layout) -> tuple[int, ...]:
+    return (layout.tp, layout.pp, layout.cp, layout.ep, -layout.microbatches, layout.vpp)
+
+
+def _flavours(pool: Sequence[Strategy], space: SearchSpace) -> list[Strategy]:
+    """The DP strategies to try, least sharded first; a plugin's DP flavour counts too when
+    it is the only one given."""
+    names = space.dp_flavours
+    known = [s for name in DP_FLAVOURS for s in pool if s.name == name]
+    if names is not None:
+        chosen = [s for s in pool if s.name in names]
+        order = {n: i for i, n in enumerate(DP_FLAVOURS)}
+        return sorted(chosen, key=lambda s: order.get(s.name, -1))
+    return known

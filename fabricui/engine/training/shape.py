@@ -1,0 +1,190 @@
+"""A transformer's geometry as the training model reads it: widths, matrices, parameters.
+
+``ModelShape`` (hwdb) states what a paper or a config states; ``Geometry`` derives what the
+cost model needs from it (head width, query and key/value widths, gated or plain MLP,
+routed and shared experts, parameters per layer and in the embeddings). Pure arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fabricui.model.records import GATED_MLPS
+
+if TYPE_CHECKING:
+    from fabricui.model import ModelShape
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Widths and parameter counts of a decoder-only transformer.
+
+    Parameter counts leave out biases and norm weights below ``hidden`` per matrix (they
+    are under 0.1 % of any model here); ``layer_params`` is one dense layer,
+    ``moe_layer_params`` one MoE layer (router, routed and shared experts, attention).
+    """
+
+    hidden: int
+    """Model width ``h``."""
+    layers: int
+    """Transformer layers ``L``."""
+    heads: int
+    """Query heads ``a``."""
+    kv_heads: int
+    """Key/value heads (GQA)."""
+    head_dim: int
+    """Width of one head ``d``."""
+    ffn: int
+    """MLP inner width (per expert for MoE layers)."""
+    dense_ffn: int
+    """MLP inner width of the dense layers of an MoE model (``ffn`` for a dense model)."""
+    gated: bool
+    """True for SwiGLU/GeGLU (gate, up and down matrices), False for GELU (up and down)."""
+    vocab: int
+    """Vocabulary size ``V``."""
+    experts: int
+    """Routed experts per MoE layer (0: dense)."""
+    top_k: int
+    """Routed experts per token."""
+    shared_experts: int
+    """Experts every token visits."""
+    moe_layers: int
+    """MoE layers (the first ``layers - moe_layers`` are dense)."""
+    window: int
+    """Sliding attention window [tokens] (0: none)."""
+    window_layers: int
+    """Layers that use the window."""
+    dropout: bool
+    """Dropout in training (adds masks to activations and memory traffic)."""
+
+    @property
+    def q_dim(self) -> int:
+        """Query (and attention output) width ``a * d``."""
+        return self.heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        """Key (= value) width ``kv_heads * d``."""
+        return self.kv_heads * self.head_dim
+
+    @property
+    def mlp_matrices(self) -> int:
+        """Weight matrices per MLP: 3 gated, 2 plain."""
+        return 3 if self.gated else 2
+
+    @property
+    def dense_layers(self) -> int:
+        """Layers with a dense MLP."""
+        return self.layers - self.moe_layers
+
+    @property
+    def attention_params(self) -> float:
+        """Q, K, V and output projections of one layer [count]."""
+        return float(self.hidden * (2 * self.q_dim + 2 * self.kv_dim))
+
+    @property
+    def dense_mlp_params(self) -> float:
+        """One dense MLP [count]."""
+        return float(self.mlp_matrices * self.hidden * self.dense_ffn)
+
+    @property
+    def expert_params(self) -> float:
+        """One expert's MLP [count]."""
+        return float(self.mlp_matrices * self.hidden * self.ffn)
+
+    @property
+    def layer_params(self) -> float:
+        """One dense layer: attention, MLP and two norms [count]."""
+        return self.attention_params + self.dense_mlp_params + 2 * self.hidden
+
+    @property
+    def moe_layer_params(self) -> float:
+        """One MoE layer: attention, router, routed and shared experts, norms [count]."""
+        experts = (self.experts + self.shared_experts) * self.expert_params
+        return self.attention_params + experts + self.hidden * self.experts + 2 * self.hidden
+
+    @property
+    def embedding_params(self) -> float:
+        """Input embedding (and, untied, the output layer has as many) [count]."""
+        return float(self.vocab * self.hidden)
+
+    @property
+    def params(self) -> float:
+        """All parameters: layers, input embedding and output layer (untied) [count]."""
+        return (
+            self.dense_layers * self.layer_params
+            + self.moe_layers * self.moe_layer_params
+            + 2 * self.embedding_params
+            + self.hidden
+        )
+
+    @property
+    def active_params(self) -> float:
+        """Parameters one token uses (routed top-k and shared experts only) [count]."""
+        if not self.moe_layers:
+            return self.params
+        active_layer = (
+            self.attention_params
+            + (self.top_k + self.shared_experts) * self.expert_params
+            + self.hidden * self.experts
+            + 2 * self.hidden
+        )
+        return (
+            self.dense_layers * self.layer_params
+            + self.moe_layers * active_layer
+            + 2 * self.embedding_params
+            + self.hidden
+        )
+
+
+def geometry(model: ModelShape) -> Geometry:
+    """The geometry of a model shape; unstated fields take the usual defaults.
+
+    ``head_dim`` defaults to ``hidden / heads``; an MLP kind left empty is read off
+    ``params_B`` (gated when three matrices per MLP make the parameters add up closer than
+    two); ``dropout`` left unset follows the MLP (GELU models of the GPT-3 era trained
+    with dropout, gated ones without).
+
+    Args:
+        model: The model shape.
+
+    Returns:
+        Its geometry.
+    """
+    head_dim = model.head_dim or max(1, model.hidden // max(1, model.heads))
+    moe_layers = (model.moe_layers or model.layers) if model.experts else 0
+    base = Geometry(
+        hidden=model.hidden,
+        layers=model.layers,
+        heads=model.heads,
+        kv_heads=max(1, model.kv_heads),
+        head_dim=head_dim,
+        ffn=model.ffn_hidden,
+        dense_ffn=model.dense_ffn_hidden or model.ffn_hidden,
+        gated=True,
+        vocab=model.vocab,
+        experts=model.experts,
+        top_k=max(1, model.experts_per_token) if model.experts else 0,
+        shared_experts=model.shared_experts,
+        moe_layers=moe_layers,
+        window=model.sliding_window,
+        window_layers=min(model.window_layers, model.layers) if model.sliding_window else 0,
+        dropout=False,
+    )
+    gated = model.mlp in GATED_MLPS if model.mlp else _gated_by_params(base, model.params_B)
+    dropout = model.dropout if model.dropout is not None else not gated
+    return _replace(base, gated=gated, dropout=dropout)
+
+
+def _gated_by_params(base: Geometry, params_B: float) -> bool:
+    target = params_B * 1e9
+    gated = abs(_replace(base, gated=True).params - target)
+    plain = abs(_replace(base, gated=False).params - target)
+    return gated <= plain
+
+
+def _replace(geo: Geometry, **changes: object) -> Geometry:
+    import dataclasses
+
+    return dataclasses.replace(geo, **changes)  # type: ignore[arg-type]

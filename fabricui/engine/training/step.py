@@ -1,0 +1,550 @@
+"""One training step of a layout on a fabric: compute, exposed communication, bubble,
+optimizer, memory, and every assumption made.
+
+The step (per GPU of the slowest pipeline stage):
+
+- each stage's micro-batch time ``tau_i``: its layers' forward and backward (``layer.py``),
+  the embedding on the first stage and the output layer and loss on the last, the
+  recomputation the recipe asks for, the exposed per-layer communication (TP, CP, EP,
+  FSDP gathers) and the pipeline sends (``comm.py``);
+- the pipeline: ``m * max(tau) + (sum(tau) - max(tau)) / v`` (``schedule.py``); the part
+  beyond ``m * max(tau)`` is the bubble;
+- then the exposed once-per-step communication (gradient reduction, parameter gathers)
+  and the optimizer step (Adam reads and writes each local parameter's states once,
+  memory-bound).
+
+With ``Recipe.mfu`` set the compute is instead ``step FLOPs / world`` at that fraction of
+the peak, the pipeline even and the overlappable communication hidden behind the whole
+compute (the model before the kernel model; kept for ``--mfu``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fabricui.engine.training import comm, schedule
+from fabricui.engine.training.device import Device, make_device
+from fabricui.engine.training.flops import model_flops_per_token
+from fabricui.engine.training.groups import check_degrees, layout_groups
+from fabricui.engine.training.layer import (
+    LayerCost,
+    embedding_cost,
+    layer_cost,
+    output_layer_cost,
+)
+from fabricui.engine.training.memory import (
+    MemoryReport,
+    activation_bytes,
+    logits_bytes,
+    stage_params,
+    states_bytes,
+)
+from fabricui.engine.training.pricing import (
+    PricedOp,
+    PricerLike,
+    as_pricer,
+    price_calls,
+    with_shared_window,
+)
+from fabricui.engine.training.recipe import Recipe, era_recipe
+from fabricui.engine.training.shape import Geometry, geometry
+from fabricui.engine.types import Layout, StateShards, Strategy
+from fabricui.errors import EngineError
+
+if TYPE_CHECKING:
+    from fabricui.fabric.fabric import Fabric
+    from fabricui.model import ModelShape
+
+#: Share of HBM usable by the job (allocator, CUDA context, NCCL buffers take the rest).
+USABLE_MEMORY = 0.9
+#: Bytes an Adam step moves per local parameter besides the gradient: reads FP32 master
+#: weight, momentum and variance (12), writes them (12) and the 16-bit weight (2).
+ADAM_BYTES = 26.0
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    """A layout on a fabric: priced operations and the step breakdown (per GPU of the
+    slowest stage). Times in microseconds."""
+
+    topology: str
+    """Topology id."""
+    model: str
+    """Model id."""
+    layout: Layout
+    """The layout (``dp_shard`` filled in)."""
+    mfu: float
+    """Model FLOPs utilisation achieved: model FLOPs per GPU per second over the peak."""
+    operations: tuple[PricedOp, ...]
+    """Priced communication operations."""
+    compute_us: float
+    """Forward and backward compute per step [us]."""
+    bubble_us: float
+    """Pipeline bubble per step [us]."""
+    flops_per_token: float
+    """Model FLOPs per token (Megatron's count; ``flops.model_flops_per_token``)."""
+    strategies: tuple[str, ...] = field(default=())
+    """Strategies that applied to this layout."""
+    memory_GB: float = 0.0
+    """Estimated memory of the most loaded GPU [GB]."""
+    memory_limit_GB: float = 0.0
+    """Usable memory of the GPU (90% of its capacity) [GB]."""
+    recompute_us: float = 0.0
+    """Recomputed forward work per step [us]."""
+    optimizer_us: float = 0.0
+    """Optimizer step [us]."""
+    exposed_us: dict[str, float] = field(default_factory=dict)
+    """Exposed communication per category (``tp``, ``cp``, ``pp``, ``dp``, ``ep``) [us]."""
+    tflops_per_gpu: float = 0.0
+    """Model TFLOP/s per GPU achieved."""
+    peak_tflops: float = 0.0
+    """The GPU's dense peak at the GEMM precision [TFLOP/s]."""
+    memory: MemoryReport | None = None
+    """Memory breakdown of the most loaded GPU."""
+    recipe: Recipe = field(default_factory=Recipe)
+    """Recompute, precision, attention kernel and overlaps used."""
+    assumptions: tuple[str, ...] = field(default=())
+    """Everything assumed where the request left a setting unstated."""
+    stage_layers: tuple[int, ...] = field(default=())
+    """Transformer layers of each pipeline stage."""
+    critical_stage: int = 0
+    """The slowest stage (its GPU is the one reported)."""
+    gpus_per_node: int = 0
+    """GPUs per node of the fabric (the NVLink domain of TP)."""
+    compute_mfu: float | None = None
+    """The fixed MFU compute ran at (``--mfu``), or None for the kernel model."""
+
+    @property
+    def fits(self) -> bool:
+        """True when the estimated memory fits in the GPU."""
+        return self.memory_GB <= self.memory_limit_GB
+
+    @property
+    def comm_us(self) -> float:
+        """All communication per step, hidden or not [us]."""
+        return sum(p.time_us for p in self.operations)
+
+    @property
+    def exposed_comm_us(self) -> float:
+        """Communication not hidden behind compute [us]."""
+        return sum(p.exposed_us for p in self.operations)
+
+    @property
+    def step_us(self) -> float:
+        """Compute + recompute + exposed communication + bubble + optimizer [us]."""
+        return (
+            self.compute_us
+            + self.recompute_us
+            + self.exposed_comm_us
+            + self.bubble_us
+            + self.optimizer_us
+        )
+
+    @property
+    def bubble_fraction(self) -> float:
+        """Bubble / (compute + recompute + bubble): ``(p - 1) / (m + p - 1)`` for an even
+        1F1B pipeline without communication."""
+        busy = self.compute_us + self.recompute_us + self.bubble_us
+        return self.bubble_us / busy if busy > 0 else 0.0
+
+    def breakdown(self) -> dict[str, float]:
+        """The step's parts [us]: compute, recompute, exposed TP/CP/PP/DP/EP, bubble,
+        optimizer (they add up to ``step_us``)."""
+        parts = {"compute": self.compute_us, "recompute": self.recompute_us}
+        exposed = dict(self.exposed_us)
+        for cat in comm.CATEGORIES:
+            parts[f"{cat}_exposed"] = exposed.pop(cat, 0.0)
+        for cat, value in exposed.items():
+            parts[f"{cat}_exposed"] = value
+        parts["bubble"] = self.bubble_us
+        parts["optimizer"] = self.optimizer_us
+        return parts
+
+    def reasons(self) -> list[str]:
+        """Why this layout is fast (or what holds it back), short phrases for rankings."""
+        lay = self.layout
+        out = []
+        node = self.gpus_per_node
+        if lay.tp > 1:
+            inside = node and lay.tp <= node and node % lay.tp == 0
+            where = "inside the NVLink domain" if inside else "across nodes"
+            out.append(f"TP{lay.tp} {where}")
+        if lay.cp > 1:
+            inside = node and lay.tp * lay.cp <= node and node % (lay.tp * lay.cp) == 0
+            out.append(f"CP{lay.cp} {'in the node' if inside else 'ring across nodes'}")
+        if lay.pp > 1:
+            out.append(f"bubble {self.bubble_fraction:.0%}")
+        exposed = self.exposed_comm_us / self.step_us if self.step_us else 0.0
+        out.append(f"exposed comm {exposed:.0%}")
+        sharding = [s for s in self.strategies if s in ("zero1", "zero2", "fsdp", "hsdp")]
+        if sharding:
+            out.append(f"{sharding[0]} fits {self.memory_GB:.0f}/{self.memory_limit_GB:.0f} GB")
+        if self.recipe.recompute != "none":
+            out.append(f"{self.recipe.recompute} recompute")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``plan --json`` object."""
+        layout = dataclasses.asdict(self.layout)
+        return {
+            "topology": self.topology,
+            "model": self.model,
+            "layout": {**layout, "world": self.layout.world},
+            "strategies": list(self.strategies),
+            "recipe": dataclasses.asdict(self.recipe),
+            "mfu": self.mfu,
+            "compute_mfu": self.compute_mfu,
+            "tflops_per_gpu": self.tflops_per_gpu,
+            "peak_tflops": self.peak_tflops,
+            "flops_per_token": self.flops_per_token,
+            "operations": [p.to_json() for p in self.operations],
+            "compute_us": self.compute_us,
+            "recompute_us": self.recompute_us,
+            "comm_us": self.comm_us,
+            "exposed_comm_us": self.exposed_comm_us,
+            "exposed_us": dict(self.exposed_us),
+            "bubble_us": self.bubble_us,
+            "bubble_fraction": self.bubble_fraction,
+            "optimizer_us": self.optimizer_us,
+            "step_us": self.step_us,
+            "step_s": self.step_us * 1e-6,
+            "breakdown_us": self.breakdown(),
+            "stage_layers": list(self.stage_layers),
+            "critical_stage": self.critical_stage,
+            "memory_GB": self.memory_GB,
+            "memory_limit_GB": self.memory_limit_GB,
+            "memory": None if self.memory is None else self.memory.to_json(),
+            "fits": self.fits,
+            "reasons": self.reasons(),
+            "assumptions": list(self.assumptions),
+        }
+
+
+def check_layout(fabric: Fabric, model: ModelShape, layout: Layout) -> None:
+    """Refuse a layout the model or the fabric cannot run, with a one-line reason.
+
+    Raises:
+        EngineError: Too many GPUs, or a degree that does not fit what it splits.
+    """
+    check_degrees(layout)
+    if layout.world > fabric.n_gpus:
+        raise EngineError(f"layout needs {layout.world} GPUs, {fabric.spec.id} has {fabric.n_gpus}")
+    problems = shape_problems(model, layout)
+    if problems:
+        raise EngineError(problems[0])
+
+
+def shape_problems(model: ModelShape, layout: Layout) -> list[str]:
+    """Why ``layout`` does not fit ``model`` (empty when it does)."""
+    problems = []
+    if model.heads % layout.tp:
+        problems.append(
+            f"tp {layout.tp} does not divide {model.id}'s {model.heads} attention heads"
+        )
+    if layout.pp > model.layers:
+        problems.append(f"pp {layout.pp} exceeds {model.id}'s {model.layers} layers")
+    elif layout.vpp > 1 and layout.pp * layout.vpp > model.layers:
+        problems.append(
+            f"pp {layout.pp} x vpp {layout.vpp} exceeds {model.id}'s {model.layers} layers"
+        )
+    if layout.vpp > 1 and layout.pp == 1:
+        problems.append(f"vpp {layout.vpp} needs a pipeline (pp > 1)")
+    if layout.seq_len % layout.cp:
+        problems.append(f"cp {layout.cp} does not divide the sequence of {layout.seq_len} tokens")
+    if layout.ep > 1 and model.experts == 0:
+        problems.append(f"{model.id} is dense (no experts): ep must be 1 (got {layout.ep})")
+    elif layout.ep > 1 and model.experts % layout.ep:
+        problems.append(f"ep {layout.ep} does not divide {model.id}'s {model.experts} experts")
+    per_step = layout.dp * layout.microbatches
+    if layout.global_batch % per_step:
+        problems.append(
+            f"global batch {layout.global_batch} is not a multiple of dp x microbatches "
+            f"= {per_step}"
+        )
+    return problems
+
+
+def sharding(strategies: Iterable[Strategy], model: ModelShape, layout: Layout) -> StateShards:
+    """The most sharded division of each state any of the strategies applies."""
+    weights = grads = optimizer = 1
+    for strategy in strategies:
+        shards = strategy.state_shards(model, layout)
+        weights = max(weights, shards.weights)
+        grads = max(grads, shards.grads)
+        optimizer = max(optimizer, shards.optimizer)
+    return StateShards(weights, grads, optimizer)
+
+
+def average_layer(
+    device: Device, geo: Geometry, layout: Layout, sequence_parallel: bool, attention: str
+) -> LayerCost:
+    """The mean layer of the model (dense and MoE, windowed and full attention mixed in
+    their proportions) for one micro-batch."""
+    parts = []
+    moe_share = geo.moe_layers / geo.layers
+    win_share = geo.window_layers / geo.layers
+    for moe, m_share in ((False, 1 - moe_share), (True, moe_share)):
+        for windowed, w_share in ((False, 1 - win_share), (True, win_share)):
+            weight = m_share * w_share
+            if weight <= 0:
+                continue
+            cost = layer_cost(
+                device,
+                geo,
+                layout.tp,
+                layout.cp,
+                layout.ep,
+                layout.micro_batch,
+                layout.seq_len,
+                1.0 if sequence_parallel else 0.0,
+                attention,
+                moe=moe,
+                windowed=windowed,
+            )
+            parts.append((weight, cost))
+    return _mix(parts)
+
+
+def _mix(parts: Sequence[tuple[float, LayerCost]]) -> LayerCost:
+    names = [f.name for f in dataclasses.fields(LayerCost)]
+    values = {n: sum(w * np.asarray(getattr(c, n)) for w, c in parts) for n in names}
+    return LayerCost(**values)
+
+
+def _f(x: Any) -> float:
+    return float(np.asarray(x))
+
+
+def plan(
+    fabric: Fabric,
+    model: ModelShape,
+    layout: Layout,
+    strategies: Iterable[Strategy],
+    mfu: float | None = None,
+    evaluate: PricerLike = None,
+    recipe: Recipe | None = None,
+    assumptions: Sequence[str] = (),
+) -> PlanReport:
+    """Map a layout onto the fabric and price one training step (module docstring).
+
+    Args:
+        fabric: The fabric (the layout uses its first ``layout.world`` GPUs).
+        model: The model shape.
+        layout: The layout; ``dp_shard`` 0 becomes the DP ranks that share a node.
+        strategies: Strategies in use; those not ``applicable`` to the layout are skipped.
+            TP with sequence parallelism (``tp-sp``) among them means SP.
+        mfu: Legacy: compute at this fraction of the dense peak (overrides ``recipe.mfu``).
+        evaluate: ``evaluate_collective``-like function or a shared ``Pricer``.
+        recipe: Recompute, precision, attention kernel, overlaps (default: the defaults of
+            the GPU generation's software, ``recipe.era_recipe``).
+        assumptions: What the caller already assumed (carried into the report).
+
+    Returns:
+        The plan report.
+
+    Raises:
+        EngineError: Invalid layout, recipe or MFU.
+    """
+    recipe = recipe or era_recipe(fabric.gpu.arch)
+    if mfu is not None:
+        recipe = dataclasses.replace(recipe, mfu=mfu)
+    check_layout(fabric, model, layout)
+    groups = layout_groups(fabric.n_gpus, fabric.gpus_per_node, layout)
+    layout = dataclasses.replace(layout, dp_shard=len(groups["dp_intra"][0]))
+    used = [s for s in strategies if s.applicable(model, layout)]
+    names = [s.name for s in used]
+    ops = [op for s in used for op in s.operations(model, layout)]
+    pricer = as_pricer(fabric, evaluate)
+    priced = comm.with_recompute(price_calls(fabric, ops, groups, pricer), recipe)
+    geo = geometry(model)
+    device, device_notes = make_device(fabric.gpu, recipe.precision)
+    notes = [*assumptions, *device_notes]
+    sp = "tp-sp" in names
+    stages = schedule.stage_layers(model.layers, layout.pp)
+    if recipe.mfu is not None:
+        return _legacy_plan(fabric, model, layout, recipe, used, priced, geo, device, stages, notes)
+    layer = average_layer(device, geo, layout, sp, recipe.attention)
+    out = output_layer_cost(device, geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len)
+    emb = embedding_cost(device, geo, layout.cp, layout.micro_batch, layout.seq_len)
+    m, v, p = layout.microbatches, layout.vpp, layout.pp
+    compute = []
+    recompute = []
+    for i, n in enumerate(stages):
+        work = n * (_f(layer.fwd_s) + _f(layer.bwd_s))
+        if i == 0:
+            work += _f(emb.fwd_s) + _f(emb.bwd_s)
+        if i == p - 1:
+            work += _f(out.fwd_s) + _f(out.bwd_s)
+        compute.append(work)
+        recompute.append(n * _f(layer.recompute_s(recipe.recompute)))
+    moe_share = geo.moe_layers / geo.layers
+    windows = comm.Windows(
+        gemm_s=_f(layer.gemm_fwd_s + layer.gemm_bwd_s),
+        expert_s=moe_share * _f(layer.gemm_fwd_s + layer.gemm_bwd_s),
+        attention_s=_f(layer.attn_fwd_s + layer.attn_bwd_s),
+        layer_s=_f(layer.fwd_s + layer.bwd_s),
+        microbatch_s=max(compute) + max(recompute),
+    )
+    tp_nodes = groups["tp"][0] // fabric.gpus_per_node
+    exposure = comm.expose(
+        priced, recipe, model.layers / p, m, windows, bool((tp_nodes == tp_nodes[0]).all())
+    )
+    per_layer_comm = sum(exposure.per_layer_s.values())
+    per_mb_comm = sum(exposure.per_microbatch_s.values())
+    tau = [c + r + n * per_layer_comm + per_mb_comm for c, r, n in zip(compute, recompute, stages)]
+    crit = int(np.argmax(tau))
+    pipeline_s = schedule.pipeline_time_s(tau, m, v)
+    bubble_s = pipeline_s - m * tau[crit]
+    exposed_us = {
+        cat: 1e6
+        * (
+            m
+            * (
+                stages[crit] * exposure.per_layer_s.get(cat, 0.0)
+                + exposure.per_microbatch_s.get(cat, 0.0)
+            )
+            + exposure.per_step_s.get(cat, 0.0)
+        )
+        for cat in set(exposure.per_layer_s) | set(exposure.per_step_s)
+    }
+    shards = sharding(used, model, layout)
+    memory, stage_params_max = _memory(geo, model, layout, recipe, used, shards, stages, sp)
+    optimizer_s = (
+        stage_params_max / shards.optimizer * (ADAM_BYTES + recipe.grad_bytes) / device.hbm_Bps
+    )
+    operations = comm.spread(priced, exposed_us)
+    step_s = pipeline_s + sum(exposure.per_step_s.values()) + optimizer_s
+    flops_token = model_flops_per_token(geo, layout.seq_len)
+    tflops = flops_token * layout.global_batch * layout.seq_len / layout.world / step_s / 1e12
+    return PlanReport(
+        topology=fabric.spec.id,
+        model=model.id,
+        layout=layout,
+        mfu=tflops * 1e12 / device.peak_flops,
+        operations=tuple(operations),
+        compute_us=m * compute[crit] * 1e6,
+        bubble_us=bubble_s * 1e6,
+        flops_per_token=flops_token,
+        strategies=tuple(names),
+        memory_GB=memory.total_GB,
+        memory_limit_GB=fabric.gpu.memory_GB * USABLE_MEMORY,
+        recompute_us=m * recompute[crit] * 1e6,
+        optimizer_us=optimizer_s * 1e6,
+        exposed_us={cat: exposed_us.get(cat, 0.0) for cat in comm.CATEGORIES},
+        tflops_per_gpu=tflops,
+        peak_tflops=device.peak_flops / 1e12,
+        memory=memory,
+        recipe=recipe,
+        assumptions=tuple(notes),
+        stage_layers=tuple(stages),
+        critical_stage=crit,
+        gpus_per_node=fabric.gpus_per_node,
+    )
+
+
+def _memory(
+    geo: Geometry,
+    model: ModelShape,
+    layout: Layout,
+    recipe: Recipe,
+    used: Sequence[Strategy],
+    shards: StateShards,
+    stages: Sequence[int],
+    sp: bool,
+) -> tuple[MemoryReport, float]:
+    """The most loaded stage's memory, and the largest stage's parameter count."""
+    extra = tuple(
+        (f"{t.strategy}: {t.what}", t.size_bytes) for s in used for t in s.memory(model, layout)
+    )
+    p = layout.pp
+    layers = np.asarray(stages, dtype=np.float64)
+    index = np.arange(p)
+    first = index == 0
+    last = index == p - 1
+    params = stage_params(geo, layers, layout.tp, layout.ep, False, False)
+    params = params + np.where(first, geo.embedding_params / layout.tp, 0.0)
+    params = params + np.where(last, geo.embedding_params / layout.tp + geo.hidden, 0.0)
+    weights, grads, optimizer = states_bytes(params, shards, recipe.grad_bytes)
+    flight = [schedule.in_flight(p, layout.microbatches, layout.vpp, i) for i in range(p)]
+    acts = activation_bytes(
+        geo,
+        layers,
+        flight,
+        layout.tp,
+        layout.cp,
+        layout.micro_batch,
+        layout.seq_len,
+        1.0 if sp else 0.0,
+        recipe.recompute,
+        recipe.attention,
+    )
+    logits = np.where(
+        last, _f(logits_bytes(geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len)), 0.0
+    )
+    totals = weights + grads + optimizer + acts + logits
+    i = int(np.argmax(totals))
+    report = MemoryReport(
+        _f(weights[i]), _f(grads[i]), _f(optimizer[i]), _f(acts[i]), _f(logits[i]), extra, i
+    )
+    return report, float(params.max())
+
+
+def _legacy_plan(
+    fabric: Fabric,
+    model: ModelShape,
+    layout: Layout,
+    recipe: Recipe,
+    used: Sequence[Strategy],
+    priced: Sequence[PricedOp],
+    geo: Geometry,
+    device: Device,
+    stages: Sequence[int],
+    notes: list[str],
+) -> PlanReport:
+    """The fixed-MFU step: even stages, one shared overlap window (``--mfu``)."""
+    from fabricui.engine.training.legacy import compute_time_us, legacy_flops_per_token
+
+    assert recipe.mfu is not None
+    compute_us = compute_time_us(fabric, model, layout, recipe.mfu)
+    bubble_us = compute_us * (layout.pp - 1) / (layout.vpp * layout.microbatches)
+    operations = with_shared_window(list(priced), compute_us)
+    shards = sharding(used, model, layout)
+    sp = any(s.name == "tp-sp" for s in used)
+    memory, _ = _memory(geo, model, layout, recipe, used, shards, stages, sp)
+    exposed: dict[str, float] = {cat: 0.0 for cat in comm.CATEGORIES}
+    for p in operations:
+        cat = comm.CATEGORY.get(p.op.group, p.op.group)
+        exposed[cat] = exposed.get(cat, 0.0) + p.exposed_us
+    step_us = compute_us + bubble_us + sum(p.exposed_us for p in operations)
+    flops_token = model_flops_per_token(geo, layout.seq_len)
+    tflops = flops_token * layout.global_batch * layout.seq_len / layout.world / step_us / 1e6
+    return PlanReport(
+        topology=fabric.spec.id,
+        model=model.id,
+        layout=layout,
+        mfu=tflops * 1e12 / device.peak_flops,
+        operations=tuple(operations),
+        compute_us=compute_us,
+        bubble_us=bubble_us,
+        flops_per_token=legacy_flops_per_token(model, layout.seq_len),
+        strategies=tuple(s.name for s in used),
+        memory_GB=memory.total_GB,
+        memory_limit_GB=fabric.gpu.memory_GB * USABLE_MEMORY,
+        exposed_us=exposed,
+        tflops_per_gpu=tflops,
+        peak_tflops=device.peak_flops / 1e12,
+        memory=memory,
+        recipe=recipe,
+        assumptions=(
+            *notes,
+            f"compute at a fixed {recipe.mfu:.0%} of peak (--mfu), no kernel model",
+        ),
+        stage_layers=tuple(stages),
+        gpus_per_node=fabric.gpus_per_node,
+        compute_mfu=recipe.mfu,
+    )

@@ -1,0 +1,425 @@
+"""Read training-run files: one entry, or a list of entries, of the shared runs schema.
+
+An entry has an ``id``, a ``model`` (an hwdb model id or the shape inline), a ``run`` block
+(the normalized layout: ``fabricui.model.run.RunSpec``) and optionally the source's own
+wording (``source``, ``hardware``, ``parallel``, ``batch`` ...), which is kept as prose and
+not read. Unknown keys, wrong types, impossible degrees and unknown hardware are errors
+naming the file, line and key path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fabricui.errors import HwdbError, unknown_id_message
+from fabricui.hwdb.schema import show
+from fabricui.hwdb.topology_file import parse_topology
+from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path, read_yaml
+from fabricui.model import ModelShape
+from fabricui.model.records import MLP_KINDS
+from fabricui.model.run import (
+    RUN_ATTENTION,
+    RUN_DP_STRATEGIES,
+    RUN_PRECISIONS,
+    RUN_RECOMPUTE,
+    RunEntry,
+    RunSpec,
+)
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.catalog import Catalog
+
+#: Entry keys that hold the source's own wording (kept as prose, not read).
+PROSE_KEYS = (
+    "source",
+    "hardware",
+    "parallel",
+    "batch",
+    "recompute",
+    "precision",
+    "measured",
+    "derived",
+    "verified",
+    "in_scope",
+    "why_out_of_scope",
+    "note",
+)
+#: Keys of an entry.
+ENTRY_KEYS = ("id", "model", "run", "quality", *PROSE_KEYS)
+#: Keys of an inline model shape.
+MODEL_KEYS = (
+    "id",
+    "name",
+    "params_B",
+    "active_params_B",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "head_dim",
+    "ffn_hidden",
+    "mlp",
+    "experts",
+    "experts_per_token",
+    "moe_layers",
+    "shared_experts",
+    "dense_ffn_hidden",
+    "seq_len",
+    "vocab",
+    "attention",
+    "dropout",
+    "source",
+    "note",
+)
+#: Keys of a run block.
+RUN_KEYS = (
+    "topology",
+    "tp",
+    "pp",
+    "dp",
+    "cp",
+    "ep",
+    "vpp",
+    "sp",
+    "dp_strategy",
+    "global_batch",
+    "micro_batch",
+    "recompute",
+    "precision",
+    "step_time_s",
+    "seq_len",
+    "attention",
+    "dp_overlap",
+    "tp_overlap",
+    "ep_overlap",
+)
+#: Largest degree or batch a run may state (beyond any machine; keeps products exact).
+MAX_COUNT = 2**31
+
+
+@dataclass
+class _SubDocument(YamlDocument):
+    """A view of part of a document: paths are relative to ``prefix``, lines are the file's."""
+
+    prefix: KeyPath = ()
+
+    def line_of(self, path: KeyPath) -> int | None:
+        """Line of ``prefix + path``."""
+        return super().line_of((*self.prefix, *path))
+
+
+def _fail(doc: YamlDocument, path: KeyPath, problem: str) -> HwdbError:
+    return HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}")
+
+
+def _mapping(
+    doc: YamlDocument, path: KeyPath, data: Any, keys: tuple[str, ...], what: str
+) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise _fail(doc, path, f"expected a mapping ({what}), got {show(data)}")
+    for key in data:
+        if key not in keys:
+            raise _fail(doc, (*path, str(key)), f"unknown key (known: {', '.join(keys)})")
+    return data
+
+
+def _int(doc: YamlDocument, path: KeyPath, value: Any, optional: bool = False) -> int | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
+        raise _fail(doc, path, f"expected a whole number, got {show(value)}")
+    number = int(value)
+    if not 1 <= number <= MAX_COUNT:
+        raise _fail(doc, path, f"must be between 1 and {MAX_COUNT} (got {number})")
+    return number
+
+
+def _float(doc: YamlDocument, path: KeyPath, value: Any, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(doc, path, f"expected a number, got {show(value)}")
+    number = float(value)
+    if not 0 < number < 1e30:
+        raise _fail(doc, path, f"must be a positive number (got {show(value)})")
+    return number
+
+
+def _choice(doc: YamlDocument, path: KeyPath, value: Any, choices: tuple[str, ...]) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in choices:
+        raise _fail(doc, path, f"must be one of {', '.join(choices)} (got {show(value)})")
+    return value
+
+
+def _flag(doc: YamlDocument, path: KeyPath, value: Any) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise _fail(doc, path, f"expected true, false or null, got {show(value)}")
+
+
+def read_run_file(path: Path, catalog: Catalog) -> list[RunEntry]:
+    """The entries of a run file (a mapping: one entry; a list: several).
+
+    Args:
+        path: The YAML file.
+        catalog: The hardware database (GPU, link and model ids).
+
+    Returns:
+        The entries, in file order.
+
+    Raises:
+        HwdbError: The file cannot be read or an entry is malformed (file, line, key).
+    """
+    return parse_runs(read_yaml(path), catalog)
+
+
+def parse_runs(doc: YamlDocument, catalog: Catalog) -> list[RunEntry]:
+    """The entries of a parsed run document (see ``read_run_file``).
+
+    Raises:
+        HwdbError: A malformed entry.
+    """
+    data = doc.data
+    if isinstance(data, dict):
+        return [parse_entry(doc, (), data, catalog)]
+    if isinstance(data, list) and data:
+        return [parse_entry(doc, (i,), item, catalog) for i, item in enumerate(data)]
+    raise HwdbError(f"{doc.where(())}: expected a run entry (with a run block) or a list of them")
+
+
+def parse_entry(doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog) -> RunEntry:
+    """One entry. An inline shape without ``params_B`` gets 0 (the service layer counts
+    its parameters from the shape).
+
+    Raises:
+        HwdbError: Naming the first problem's file, line and key path.
+    """
+    entry = _mapping(doc, path, data, ENTRY_KEYS, "a run entry: id, model, run")
+    if "run" not in entry:
+        raise _fail(doc, path, "missing required key 'run'")
+    if "model" not in entry:
+        raise _fail(doc, path, "missing required key 'model'")
+    entry_id = str(entry.get("id") or (Path(doc.origin).stem if not path else f"entry{path[-1]}"))
+    quality = entry.get("quality") or ""
+    if not isinstance(quality, str):
+        raise _fail(doc, (*path, "quality"), f"expected text, got {show(quality)}")
+    model = _model(doc, (*path, "model"), entry["model"], catalog, entry_id)
+    run = _run(doc, (*path, "run"), entry["run"], catalog, model)
+    return RunEntry(entry_id, model, run, quality, doc.where(path))
+
+
+def _model(
+    doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog, entry_id: str
+) -> ModelShape:
+    if isinstance(data, str):
+        if data not in catalog.models:
+            raise _fail(doc, path, unknown_id_message("model", data, catalog.models))
+        return catalog.models[data]
+    shape = _mapping(doc, path, data, MODEL_KEYS, "a model id or shape")
+    for key in ("layers", "hidden", "heads", "ffn_hidden", "seq_len", "vocab"):
+        if key not in shape:
+            raise _fail(doc, path, f"missing required key '{key}'")
+    ints = {}
+    for key in ("layers", "hidden", "heads", "ffn_hidden", "seq_len", "vocab"):
+        ints[key] = _int(doc, (*path, key), shape[key])
+    for key in (
+        "kv_heads",
+        "head_dim",
+        "experts",
+        "experts_per_token",
+        "moe_layers",
+        "shared_experts",
+        "dense_ffn_hidden",
+    ):
+        value = shape.get(key)
+        if value not in (None, 0):
+            ints[key] = _int(doc, (*path, key), value)
+    mlp = _mlp(doc, (*path, "mlp"), shape.get("mlp"))
+    window, window_layers = _attention(
+        doc, (*path, "attention"), shape.get("attention"), ints["layers"]
+    )
+    dropout = _flag(doc, (*path, "dropout"), shape.get("dropout"))
+    params = _float(doc, (*path, "params_B"), shape.get("params_B"), optional=True)
+    active = _float(doc, (*path, "active_params_B"), shape.get("active_params_B"), optional=True)
+    kv_heads = ints.get("kv_heads") or ints["heads"]
+    if ints["hidden"] % ints["heads"] and "head_dim" not in ints:
+        raise _fail(
+            doc,
+            (*path, "heads"),
+            f"{ints['heads']} heads do not divide hidden {ints['hidden']}; give head_dim",
+        )
+    if ints["heads"] % kv_heads:
+        raise _fail(
+            doc,
+            (*path, "kv_heads"),
+            f"{kv_heads} key/value heads do not divide the {ints['heads']} heads",
+        )
+    experts = ints.get("experts", 0)
+    if experts and ints.get("experts_per_token", 0) > experts:
+        raise _fail(doc, (*path, "experts_per_token"), f"more than the {experts} experts")
+    if ints.get("moe_layers", 0) > ints["layers"]:
+        raise _fail(doc, (*path, "moe_layers"), f"more than the {ints['layers']} layers")
+    model = ModelShape(
+        id=str(shape.get("id") or entry_id),
+        name=str(shape.get("name") or entry_id),
+        params_B=params or 0.0,
+        layers=ints["layers"],
+        hidden=ints["hidden"],
+        ffn_hidden=ints["ffn_hidden"],
+        heads=ints["heads"],
+        kv_heads=kv_heads,
+        vocab=ints["vocab"],
+        seq_len=ints["seq_len"],
+        source=str(shape.get("source") or doc.origin),
+        experts=experts,
+        experts_per_token=ints.get("experts_per_token", 0) if experts else 0,
+        active_params_B=active,
+        moe_layers=ints.get("moe_layers", 0) if experts else 0,
+        head_dim=ints.get("head_dim"),
+        mlp=mlp,
+        shared_experts=ints.get("shared_experts", 0) if experts else 0,
+        dense_ffn_hidden=ints.get("dense_ffn_hidden"),
+        sliding_window=window,
+        window_layers=window_layers,
+        dropout=dropout,
+    )
+    return model
+
+
+def _mlp(doc: YamlDocument, path: KeyPath, value: Any) -> str:
+    """``swiglu`` or ``gelu``; the source's wording may follow (``swiglu (per expert)``)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or not value.split():
+        raise _fail(doc, path, f"expected one of {', '.join(MLP_KINDS)}, got {show(value)}")
+    kind = value.split()[0].lower()
+    if kind not in MLP_KINDS:
+        raise _fail(doc, path, f"expected one of {', '.join(MLP_KINDS)}, got {show(value)}")
+    return kind
+
+
+_WINDOW = re.compile(r"(\d+)[- ]token sliding|sliding(?: window)?[: =]+(\d+)", re.IGNORECASE)
+
+
+def _attention(doc: YamlDocument, path: KeyPath, value: Any, layers: int) -> tuple[int, int]:
+    """(window, windowed layers) of ``full``, ``sliding: N`` or the source's wording
+    (``alternating full / 128-token sliding window``: every other layer)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("full", "causal")):
+        return 0, 0
+    if not isinstance(value, str):
+        raise _fail(
+            doc,
+            path,
+            f"expected full, 'sliding: N' or 'alternating ... N-token sliding window', "
+            f"got {show(value)}",
+        )
+    match = _WINDOW.search(value)
+    if match is None:
+        raise _fail(doc, path, f"no window size in {show(value)} (write 'sliding: N' or full)")
+    window = int(match.group(1) or match.group(2))
+    windowed = layers // 2 if "alternat" in value.lower() else layers
+    return window, windowed
+
+
+def _run(
+    doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog, model: ModelShape
+) -> RunSpec:
+    block = _mapping(doc, path, data, RUN_KEYS, "a run block")
+    for key in ("topology", "tp", "pp", "dp", "global_batch"):
+        if key not in block:
+            raise _fail(doc, path, f"missing required key '{key}'")
+    topo = block["topology"]
+    tpath = (*path, "topology")
+    if isinstance(topo, str):
+        if topo not in catalog.topologies:
+            raise _fail(doc, tpath, unknown_id_message("topology", topo, catalog.topologies))
+        spec = catalog.topologies[topo]
+    else:
+        sub = _SubDocument(data=topo, origin=doc.origin, text=doc.text, prefix=tpath)
+        spec = parse_topology(sub, catalog, default_id=f"{Path(doc.origin).stem}-topology")
+    deg = {key: _int(doc, (*path, key), block[key]) for key in ("tp", "pp", "dp", "global_batch")}
+    for key in ("cp", "ep"):
+        deg[key] = _int(doc, (*path, key), block.get(key), optional=True) or 1
+    vpp = _int(doc, (*path, "vpp"), block.get("vpp"), optional=True)
+    micro = _int(doc, (*path, "micro_batch"), block.get("micro_batch"), optional=True)
+    seq = _int(doc, (*path, "seq_len"), block.get("seq_len"), optional=True)
+    run = RunSpec(
+        topology=spec,
+        tp=int(deg["tp"] or 1),
+        pp=int(deg["pp"] or 1),
+        dp=int(deg["dp"] or 1),
+        global_batch=int(deg["global_batch"] or 1),
+        cp=int(deg["cp"]),
+        ep=int(deg["ep"]),
+        vpp=vpp,
+        sp=_flag(doc, (*path, "sp"), block.get("sp")),
+        dp_strategy=_strategy(doc, (*path, "dp_strategy"), block.get("dp_strategy")),
+        micro_batch=micro,
+        recompute=_choice(doc, (*path, "recompute"), block.get("recompute"), RUN_RECOMPUTE),
+        precision=_choice(doc, (*path, "precision"), block.get("precision"), RUN_PRECISIONS),
+        step_time_s=_float(doc, (*path, "step_time_s"), block.get("step_time_s"), optional=True),
+        seq_len=seq,
+        attention=_choice(doc, (*path, "attention"), block.get("attention"), RUN_ATTENTION),
+        dp_overlap=_flag(doc, (*path, "dp_overlap"), block.get("dp_overlap")),
+        tp_overlap=_flag(doc, (*path, "tp_overlap"), block.get("tp_overlap")),
+        ep_overlap=_flag(doc, (*path, "ep_overlap"), block.get("ep_overlap")),
+    )
+    _check_degrees(doc, path, run, model)
+    return run
+
+
+def _strategy(doc: YamlDocument, path: KeyPath, value: Any) -> str | None:
+    """A DP strategy name: the shared vocabulary, or any other name (a plugin's, checked
+    against the registered strategies when the run is priced)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", value):
+        raise _fail(
+            doc,
+            path,
+            f"expected one of {', '.join(RUN_DP_STRATEGIES)} or a plugin's, got {show(value)}",
+        )
+    return value
+
+
+def _check_degrees(doc: YamlDocument, path: KeyPath, run: RunSpec, model: ModelShape) -> None:
+    """Degrees the model, the batch and the cluster allow."""
+    if model.heads % run.tp:
+        raise _fail(
+            doc,
+            (*path, "tp"),
+            f"{run.tp} does not divide the model's {model.heads} attention heads",
+        )
+    if run.pp > model.layers:
+        raise _fail(doc, (*path, "pp"), f"{run.pp} stages for {model.layers} layers")
+    if run.vpp and run.vpp > 1 and run.pp * run.vpp > model.layers:
+        raise _fail(
+            doc, (*path, "vpp"), f"pp x vpp = {run.pp * run.vpp} chunks for {model.layers} layers"
+        )
+    if run.ep > 1 and (not model.experts or model.experts % run.ep or run.dp % run.ep):
+        raise _fail(
+            doc,
+            (*path, "ep"),
+            f"{run.ep} must divide the experts ({model.experts}) and dp ({run.dp})",
+        )
+    gpus = run.topology.nodes * run.topology.gpus_per_node
+    world = run.tp * run.pp * run.dp * run.cp
+    if world > gpus:
+        raise _fail(
+            doc, (*path, "dp"), f"tp x pp x dp x cp = {world} GPUs, the topology has {gpus}"
+        )
+    seq = run.seq_len or model.seq_len
+    if seq % run.cp:
+        raise _fail(doc, (*path, "cp"), f"{run.cp} does not divide the sequence of {seq} tokens")
+    micro = run.micro_batch or 1
+    if run.global_batch % (run.dp * micro):
+        raise _fail(
+            doc,
+            (*path, "global_batch"),
+            f"{run.global_batch} is not a multiple of dp x micro_batch = {run.dp * micro}",
+        )

@@ -1,0 +1,728 @@
+"""Training plans as a service: what ``fabricui plan``, ``fabricui strategies``, the
+accuracy benchmark and the explorer's strategies view ask, with typed requests.
+
+Loads what a question needs (catalog, fabric, model, the registered strategies, the
+collective algorithms of the plugins), turns a request into the engine's layout and
+recipe (saying what it assumed), and returns the engine's reports. No argparse, no
+printing, no Textual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fabricui.errors import ConfigError, EngineError, FabricError
+from fabricui.services.requests import CatalogRequest, TopologyRequest
+
+if TYPE_CHECKING:
+    from fabricui.engine.training.pricing import Pricer
+    from fabricui.engine.training.recipe import Recipe, RecipeChoices
+    from fabricui.engine.training.step import PlanReport
+    from fabricui.engine.training.table import DecisionTable
+    from fabricui.engine.types import Layout, Strategy
+    from fabricui.fabric.fabric import Fabric
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.model import ModelShape
+    from fabricui.model.run import RunEntry
+    from fabricui.plugins import PluginHost
+
+#: Model a plan or a table is for when none is named.
+DEFAULT_MODEL = "llama3-70b"
+#: Data-parallel flavours ``--dp-strategy`` accepts (``zero3`` is ``fsdp``).
+DP_STRATEGIES = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp")
+#: Names that mean another strategy.
+ALIASES = {"zero3": "fsdp", "none": "ddp"}
+#: Strategies that split the model, never a ``--dp-strategy``.
+MODEL_PARALLEL = ("tp", "tp-sp", "pp", "ep", "cp")
+#: Layouts a search returns.
+SEARCH_TOP = 10
+
+
+@dataclass(frozen=True)
+class LayoutRequest:
+    """Degrees and batch of a plan; None: the default (module docstring of ``build_layout``)."""
+
+    tp: int | None = None
+    """Tensor-parallel degree."""
+    pp: int | None = None
+    """Pipeline stages."""
+    dp: int | None = None
+    """Data-parallel replicas."""
+    cp: int | None = None
+    """Context-parallel degree."""
+    ep: int | None = None
+    """Expert-parallel degree."""
+    vpp: int | None = None
+    """Interleaved chunks per stage."""
+    microbatches: int | None = None
+    """Micro-batches per step."""
+    micro_batch: int | None = None
+    """Sequences per micro-batch (alternative to ``microbatches``)."""
+    global_batch: int | None = None
+    """Sequences per step."""
+    seq_len: int | None = None
+    """Tokens per sequence."""
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """``fabricui plan``: price one layout, or search every layout."""
+
+    topology: TopologyRequest = field(default_factory=TopologyRequest)
+    """Where."""
+    model: str = DEFAULT_MODEL
+    """Model id."""
+    layout: LayoutRequest = field(default_factory=LayoutRequest)
+    """Degrees and batch (ignored by a search except ``global_batch`` and ``seq_len``)."""
+    dp_strategy: str | None = None
+    """DP flavour (a built-in or a plugin's); None: ``ddp`` for a plan, every built-in one
+    for a search."""
+    sequence_parallel: bool | None = None
+    """SP with TP; None: the GPU generation's default (on with TP on Hopper and later)."""
+    extra_strategies: tuple[str, ...] = ()
+    """Further registered strategies to price (``--strategy``)."""
+    recipe: RecipeChoices | None = None
+    """Recompute, precision, attention, overlaps, fixed MFU; None: all defaults."""
+    search: bool = False
+    """Rank every layout instead of pricing one."""
+    top: int = SEARCH_TOP
+    """Layouts a search returns."""
+    catalog: CatalogRequest = field(default_factory=CatalogRequest)
+    """Which hardware database."""
+
+
+@dataclass(frozen=True)
+class TableRequest:
+    """``fabricui strategies``: the decision table."""
+
+    topology: TopologyRequest = field(default_factory=TopologyRequest)
+    """Where."""
+    model: str = DEFAULT_MODEL
+    """Model id."""
+    seq_len: int | None = None
+    """Tokens per micro-batch of the reference step (default ``TABLE_SEQ``)."""
+    microbatches: int | None = None
+    """Micro-batches per GPU of the reference step (default ``TABLE_MICROBATCHES``)."""
+    degree: int | None = None
+    """Group size (default: GPUs per node, at most 8 and the node count)."""
+    mfu: float | None = None
+    """Price the reference compute at this MFU instead of the kernel model."""
+    catalog: CatalogRequest = field(default_factory=CatalogRequest)
+    """Which hardware database."""
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """``fabricui plan --run FILE``: price the entries of a run file."""
+
+    path: Path
+    """The run file (one entry or a list)."""
+    catalog: CatalogRequest = field(default_factory=CatalogRequest)
+    """Which hardware database."""
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A priced layout and what it ran on."""
+
+    report: PlanReport
+    """The engine's plan."""
+    fabric: Fabric
+    """The fabric it was priced on."""
+    model: ModelShape
+    """The model."""
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Ranked layouts."""
+
+    plans: tuple[PlanReport, ...]
+    """Fastest first."""
+    fabric: Fabric
+    """The fabric."""
+    model: ModelShape
+    """The model."""
+    global_batch: int
+    """Sequences per step of every plan."""
+    seq_len: int
+    """Tokens per sequence."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A run file's entry, priced."""
+
+    entry: RunEntry
+    """The entry as read."""
+    report: PlanReport
+    """The plan of its layout."""
+    fabric: Fabric
+    """The fabric its topology block built."""
+
+    @property
+    def error(self) -> float | None:
+        """``predicted / measured - 1`` when the run states a measured step time."""
+        measured = self.entry.run.step_time_s
+        if measured is None:
+            return None
+        return self.report.step_us * 1e-6 / measured - 1.0
+
+
+# --- strategies -----------------------------------------------------------------------------
+
+
+def load_strategies(host: PluginHost | None = None) -> dict[str, Strategy]:
+    """Strategies by name: those plugins register, plus the built-in ones under any name no
+    plugin registered (so a host that failed to load them still plans)."""
+    found: dict[str, Strategy] = {}
+    try:
+        from fabricui.plugins import get_host
+
+        found.update((host or get_host()).strategies())
+    except (ImportError, AttributeError):  # plugin host not ready: built-ins only
+        pass
+    for strategy in _builtin_strategies():
+        found.setdefault(strategy.name, strategy)
+    return found
+
+
+def _builtin_strategies() -> list[Strategy]:
+    from fabricui_strategies.cp import ContextParallel
+    from fabricui_strategies.ddp import DDP
+    from fabricui_strategies.ep import ExpertParallel
+    from fabricui_strategies.hsdp import HSDP
+    from fabricui_strategies.pp import PipelineParallel
+    from fabricui_strategies.tp import SequenceParallelTP, TensorParallel
+    from fabricui_strategies.zero import FSDP, Zero1, Zero2
+
+    return [
+        DDP(),
+        Zero1(),
+        Zero2(),
+        FSDP(),
+        HSDP(),
+        TensorParallel(),
+        SequenceParallelTP(),
+        PipelineParallel(),
+        ExpertParallel(),
+        ContextParallel(),
+    ]
+
+
+def chosen_strategies(
+    dp_strategy: str,
+    sequence_parallel: bool,
+    extra: Sequence[str] = (),
+    available: Mapping[str, Strategy] | None = None,
+) -> list[Strategy]:
+    """The strategies a plan uses: one DP flavour, TP (or TP+SP), PP, EP, CP, then ``extra``.
+
+    Args:
+        dp_strategy: A built-in DP flavour (``DP_STRATEGIES``) or any registered strategy
+            other than the model-parallel ones (a plugin's DP flavour).
+        sequence_parallel: Use TP with sequence parallelism.
+        extra: Further registered strategies to price (``--strategy``), each once.
+        available: Registered strategies (default: ``load_strategies()``).
+
+    Raises:
+        ConfigError: An unknown or unregistered strategy.
+    """
+    available = load_strategies() if available is None else available
+    dp_name = ALIASES.get(dp_strategy, dp_strategy)
+    known = dp_strategy in DP_STRATEGIES or dp_strategy in ALIASES
+    if not known and (dp_strategy in MODEL_PARALLEL or dp_strategy not in available):
+        raise ConfigError(
+            f"--dp-strategy must be one of {', '.join(DP_STRATEGIES)} or a data-parallel "
+            f"strategy a plugin registers (got {dp_strategy!r}; see fabricui plugins)"
+        )
+    names = [dp_name, "tp-sp" if sequence_parallel else "tp", "pp", "ep"]
+    names += [n for n in dict.fromkeys(extra) if n not in names]
+    if "cp" in available and "cp" not in names:
+        names.append("cp")
+    missing = [n for n in names if n not in available]
+    if missing:
+        raise ConfigError(f"strategies not available: {', '.join(missing)} (see fabricui plugins)")
+    return [available[n] for n in names]
+
+
+# --- layouts and recipes --------------------------------------------------------------------
+
+
+def build_layout(request: LayoutRequest, fabric: Fabric, model: ModelShape) -> Layout:
+    """The layout a request describes on ``fabric``.
+
+    Defaults: tp, pp, cp, ep, vpp 1; dp the GPUs left over; micro-batches
+    ``global_batch / (dp x micro_batch)`` when the global batch is given (micro-batch 1 by
+    default), else ``4 x pp`` with a pipeline and 1 without; global batch
+    ``dp x micro-batches x micro_batch``; sequence the model's.
+
+    Raises:
+        ConfigError: A degree below 1, or degrees that do not divide the GPUs or the batch.
+    """
+    from fabricui.engine.types import Layout
+
+    tp, pp, cp, ep, vpp = (_positive(request, name, 1) for name in ("tp", "pp", "cp", "ep", "vpp"))
+    dp = _positive(request, "dp", 0) or _leftover_dp(fabric, tp * pp * cp)
+    seq = _positive(request, "seq_len", model.seq_len)
+    micro = _positive(request, "micro_batch", 0)
+    batch = _positive(request, "global_batch", 0)
+    if request.microbatches is not None:
+        microbatches = _positive(request, "microbatches", 1)
+    elif batch:
+        per = micro or 1
+        if batch % (dp * per):
+            raise ConfigError(
+                f"--global-batch {batch} is not a multiple of dp x micro-batch = {dp * per}"
+            )
+        microbatches = batch // (dp * per)
+    else:
+        microbatches = 4 * pp if pp > 1 else 1
+    if not batch:
+        batch = dp * microbatches * (micro or 1)
+    return Layout(tp, pp, dp, ep, microbatches, batch, seq, cp=cp, vpp=vpp)
+
+
+def _positive(request: LayoutRequest, name: str, default: int) -> int:
+    value = getattr(request, name)
+    if value is None:
+        return default
+    if value < 1:
+        flag = {"seq_len": "seq"}.get(name, name).replace("_", "-")
+        raise ConfigError(f"--{flag} must be at least 1 (got {value})")
+    return int(value)
+
+
+def _leftover_dp(fabric: Fabric, split: int) -> int:
+    if split > fabric.n_gpus:
+        raise ConfigError(f"layout needs {split} GPUs, {fabric.spec.id} has {fabric.n_gpus}")
+    if fabric.n_gpus % split:
+        raise ConfigError(
+            f"tp x pp x cp = {split} does not divide {fabric.spec.id}'s {fabric.n_gpus} GPUs; "
+            "give --dp"
+        )
+    return fabric.n_gpus // split
+
+
+def resolve(
+    choices: RecipeChoices | None, fabric: Fabric, tp: int, sequence_parallel: bool | None = None
+) -> tuple[Recipe, bool, list[str]]:
+    """(recipe, sequence parallelism, assumptions) of a request's choices on a fabric;
+    ``sequence_parallel`` overrides the choices' own.
+
+    Raises:
+        ConfigError: An unknown recompute mode, precision or attention kernel.
+    """
+    from fabricui.engine.training.recipe import (
+        RecipeChoices,
+        default_sequence_parallel,
+        resolve_recipe,
+        software_era,
+    )
+
+    choices = choices or RecipeChoices()
+    arch = fabric.gpu.arch
+    try:
+        recipe, notes = resolve_recipe(choices, arch)
+    except EngineError as exc:
+        raise ConfigError(exc.message) from None
+    sp = choices.sequence_parallel if sequence_parallel is None else sequence_parallel
+    if sp is None:
+        sp = default_sequence_parallel(arch, tp)
+        if tp > 1:
+            notes.append(
+                f"sequence parallelism not stated: {'on' if sp else 'off'} ({software_era(arch)})"
+            )
+    return recipe, bool(sp), notes
+
+
+# --- loading --------------------------------------------------------------------------------
+
+
+def load_context(
+    topology: TopologyRequest,
+    model_id: str,
+    catalog_request: CatalogRequest | None = None,
+    host: PluginHost | None = None,
+) -> tuple[Catalog, Fabric, ModelShape]:
+    """The catalog, the built fabric and the model a request names.
+
+    Raises:
+        FabricError: Unknown model or topology, or a bad node count.
+    """
+    from fabricui.hwdb.catalog import unknown_id_message
+    from fabricui.services.session import build_fabric_with_plugins, load_catalog, resolve_spec
+
+    catalog = load_catalog(catalog_request or CatalogRequest(), host)
+    if model_id not in catalog.models:
+        raise ConfigError(unknown_id_message("model", model_id, catalog.models))
+    spec = resolve_spec(topology, catalog)
+    return catalog, build_fabric_with_plugins(spec, catalog, host), catalog.models[model_id]
+
+
+def pricer_for(fabric: Fabric, host: PluginHost | None = None) -> Pricer:
+    """A pricer with every loaded collective algorithm (core and plugins')."""
+    from fabricui.services.session import pricer
+
+    return pricer(fabric, host)
+
+
+# --- the questions --------------------------------------------------------------------------
+
+
+def plan(
+    request: PlanRequest,
+    strategies: Mapping[str, Strategy] | None = None,
+    host: PluginHost | None = None,
+) -> PlanResult:
+    """Price one layout (``request.search`` is ignored: see ``search``).
+
+    Args:
+        request: What to price.
+        strategies: Registered strategies (default: ``load_strategies(host)``).
+        host: The plugin host (default: the process-wide one).
+
+    Raises:
+        FabricError: Unknown ids, a bad layout or strategy, a layout the model or the
+            fabric cannot run.
+    """
+    _catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
+    report = plan_on(fabric, model, request, strategies, pricer_for(fabric, host))
+    return PlanResult(report, fabric, model)
+
+
+def plan_on(
+    fabric: Fabric,
+    model: ModelShape,
+    request: PlanRequest,
+    strategies: Mapping[str, Strategy] | None = None,
+    pricer: Pricer | None = None,
+) -> PlanReport:
+    """Price one layout of ``request`` on an already built fabric (the explorer's call).
+
+    Raises:
+        FabricError: A bad layout or strategy, or a layout the model or fabric cannot run.
+    """
+    from fabricui.engine.training.step import plan as engine_plan
+
+    layout = build_layout(request.layout, fabric, model)
+    recipe, sp, notes = resolve(request.recipe, fabric, layout.tp, request.sequence_parallel)
+    available = load_strategies() if strategies is None else strategies
+    chosen = chosen_strategies(
+        request.dp_strategy or "ddp", sp, request.extra_strategies, available
+    )
+    return engine_plan(
+        fabric, model, layout, chosen, evaluate=pricer, recipe=recipe, assumptions=notes
+    )
+
+
+def search(
+    request: PlanRequest,
+    strategies: Mapping[str, Strategy] | None = None,
+    host: PluginHost | None = None,
+) -> SearchResult:
+    """Rank every layout of the request's model on all GPUs (``search_layouts``).
+
+    Raises:
+        FabricError: Unknown ids, a bad batch, no valid layout or none that fits.
+    """
+    _catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
+    return search_on(fabric, model, request, strategies, pricer_for(fabric, host))
+
+
+def search_on(
+    fabric: Fabric,
+    model: ModelShape,
+    request: PlanRequest,
+    strategies: Mapping[str, Strategy] | None = None,
+    pricer: Pricer | None = None,
+) -> SearchResult:
+    """``search`` on an already built fabric.
+
+    Raises:
+        FabricError: A bad batch, no valid layout or none that fits.
+    """
+    from fabricui.engine.training.search import DP_FLAVOURS, SearchSpace, search_layouts
+
+    available = load_strategies() if strategies is None else strategies
+    layout = request.layout
+    seq = layout.seq_len or model.seq_len
+    batch = layout.global_batch or fabric.n_gpus
+    for name, value in (("--global-batch", batch), ("--seq", seq), ("--top", request.top)):
+        if value < 1:
+            raise ConfigError(f"{name} must be at least 1 (got {value})")
+    recipe, sp, _notes = resolve(request.recipe, fabric, 2, request.sequence_parallel)
+    flavours: tuple[str, ...] | None = None
+    if request.dp_strategy:
+        chosen = chosen_strategies(request.dp_strategy, sp, request.extra_strategies, available)
+        flavours = (chosen[0].name,)
+    pool = [s for name, s in available.items() if name in (*DP_FLAVOURS, *MODEL_PARALLEL)]
+    pool += [available[n] for n in request.extra_strategies if n in available]
+    if flavours and flavours[0] not in DP_FLAVOURS:
+        pool.append(available[flavours[0]])
+    recompute = (recipe.recompute,) if request.recipe and request.recipe.recompute else None
+    space = SearchSpace(dp_flavours=flavours, **({"recompute": recompute} if recompute else {}))
+    try:
+        plans = search_layouts(
+            fabric,
+            model,
+            pool,
+            batch,
+            seq,
+            top=request.top,
+            evaluate=pricer,
+            recipe=recipe,
+            sequence_parallel=sp,
+            space=space,
+        )
+    except EngineError as exc:
+        raise ConfigError(exc.message) from None
+    return SearchResult(tuple(plans), fabric, model, batch, seq)
+
+
+def decision_table(
+    request: TableRequest,
+    strategies: Mapping[str, Strategy] | None = None,
+    host: PluginHost | None = None,
+) -> DecisionTable:
+    """The decision table of a model on a topology (plugin strategies that failed while it
+    was computed are left out).
+
+    Raises:
+        FabricError: Unknown ids, or a degree the fabric does not have.
+    """
+    _catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
+    return decision_table_on(fabric, model, request, strategies, pricer_for(fabric, host), host)
+
+
+def decision_table_on(
+    fabric: Fabric,
+    model: ModelShape,
+    request: TableRequest,
+    strategies: Mapping[str, Strategy] | None = None,
+    pricer: Pricer | None = None,
+    host: PluginHost | None = None,
+) -> DecisionTable:
+    """``decision_table`` on an already built fabric.
+
+    Raises:
+        FabricError: A degree the fabric does not have, or invalid numbers.
+    """
+    from fabricui.engine.training.table import TABLE_MICROBATCHES, TABLE_SEQ
+    from fabricui.engine.training.table import decision_table as engine_table
+    from fabricui.services.session import without_failed_strategies
+
+    available = load_strategies() if strategies is None else strategies
+    table = engine_table(
+        fabric,
+        model,
+        available.values(),
+        seq_len=request.seq_len if request.seq_len is not None else TABLE_SEQ,
+        microbatches=request.microbatches
+        if request.microbatches is not None
+        else TABLE_MICROBATCHES,
+        mfu=request.mfu,
+        degree=request.degree,
+        evaluate=pricer,
+    )
+    return without_failed_strategies(table, host)
+
+
+def default_layout(fabric: Fabric, model: ModelShape) -> LayoutRequest:
+    """TP over a node's GPUs when it divides the heads (at most 8), DP over the rest."""
+    tp = min(8, fabric.gpus_per_node)
+    while tp > 1 and (model.heads % tp or fabric.n_gpus % tp):
+        tp -= 1
+    return LayoutRequest(tp=tp)
+
+
+# --- run files ------------------------------------------------------------------------------
+
+
+def read_runs(path: Path, catalog: Catalog) -> list[RunEntry]:
+    """The entries of a run file.
+
+    Raises:
+        HwdbError: The file cannot be read or an entry is malformed (file, line, key).
+    """
+    from fabricui.hwdb.run_file import read_run_file
+
+    return read_run_file(Path(path), catalog)
+
+
+def price_runs(
+    request: RunRequest,
+    strategies: Mapping[str, Strategy] | None = None,
+    host: PluginHost | None = None,
+) -> list[RunResult]:
+    """Price every entry of a run file.
+
+    Raises:
+        FabricError: The file or an entry is bad, or a model cannot fit (one line, naming
+            the file and key).
+    """
+    from fabricui.services.session import load_catalog
+
+    catalog = load_catalog(request.catalog, host)
+    entries = read_runs(request.path, catalog)
+    available = load_strategies(host) if strategies is None else strategies
+    return [price_entry(entry, catalog, available, host) for entry in entries]
+
+
+def price_entry(
+    entry: RunEntry,
+    catalog: Catalog,
+    strategies: Mapping[str, Strategy] | None = None,
+    host: PluginHost | None = None,
+) -> RunResult:
+    """Price one run entry on the fabric its topology block builds.
+
+    Unstated settings take the GPU generation's software defaults (listed in the report's
+    assumptions); ``micro_batch`` unstated is 1 and ``vpp`` unstated is 1, as the shared
+    data's scoring rule says.
+
+    Raises:
+        FabricError: A strategy that is not registered, a layout the engine refuses, or a
+            model that cannot fit even fully sharded with full recomputation.
+    """
+    from fabricui.engine.training.recipe import RecipeChoices
+    from fabricui.engine.training.shape import geometry
+    from fabricui.engine.training.step import plan as engine_plan
+    from fabricui.engine.types import Layout
+    from fabricui.services.session import build_fabric_with_plugins
+
+    run = entry.run
+    model = entry.model
+    if model.params_B <= 0:
+        model = dataclasses.replace(model, params_B=geometry(model).params / 1e9)
+    fabric = build_fabric_with_plugins(run.topology, catalog, host)
+    notes = []
+    micro = run.micro_batch or 1
+    if run.micro_batch is None:
+        notes.append("micro_batch not stated: 1")
+    vpp = run.vpp or 1
+    if run.vpp is None and run.pp > 1:
+        notes.append("vpp not stated: 1 (plain 1F1B)")
+    seq = run.seq_len or model.seq_len
+    layout = Layout(
+        tp=run.tp,
+        pp=run.pp,
+        dp=run.dp,
+        ep=run.ep,
+        microbatches=run.global_batch // (run.dp * micro),
+        global_batch=run.global_batch,
+        seq_len=seq,
+        cp=run.cp,
+        vpp=vpp,
+    )
+    choices = RecipeChoices(
+        recompute=run.recompute,
+        precision=run.precision,
+        attention=run.attention,
+        dp_overlap=run.dp_overlap,
+        tp_overlap=run.tp_overlap,
+        ep_overlap=run.ep_overlap,
+        sequence_parallel=run.sp,
+    )
+    recipe, sp, recipe_notes = resolve(choices, fabric, run.tp)
+    dp_name = run.dp_strategy or "ddp"
+    if run.dp_strategy is None and run.dp > 1:
+        notes.append("dp_strategy not stated: ddp")
+    available = load_strategies(host) if strategies is None else strategies
+    where = entry.origin or entry.id
+    try:
+        chosen = chosen_strategies(dp_name, sp, (), available)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: run.dp_strategy: {exc.message}") from None
+    pricer = pricer_for(fabric, host)
+    try:
+        report = engine_plan(
+            fabric,
+            model,
+            layout,
+            chosen,
+            evaluate=pricer,
+            recipe=recipe,
+            assumptions=[*notes, *recipe_notes],
+        )
+    except EngineError as exc:
+        raise ConfigError(f"{where}: run: {exc.message}") from None
+    report = _check_fit(report, fabric, model, layout, recipe, available, where, pricer)
+    return RunResult(entry, report, fabric)
+
+
+def _check_fit(
+    report: PlanReport,
+    fabric: Fabric,
+    model: ModelShape,
+    layout: Layout,
+    recipe: Recipe,
+    available: Mapping[str, Strategy],
+    where: str,
+    pricer: Pricer,
+) -> PlanReport:
+    """A run that does not fit as stated: say so; one that cannot fit at all: refuse it.
+
+    Raises:
+        ConfigError: Not even FSDP with full recomputation fits the GPU's memory.
+    """
+    capacity = fabric.gpu.memory_GB
+    if report.fits:
+        return report
+    from fabricui.engine.training.step import plan as engine_plan
+
+    lightest = engine_plan(
+        fabric,
+        model,
+        layout,
+        [available["fsdp"], available["tp-sp"], available["pp"], available["ep"]],
+        evaluate=pricer,
+        recipe=dataclasses.replace(recipe, recompute="full"),
+    )
+    if lightest.memory_GB > capacity:
+        raise ConfigError(
+            f"{where}: run: {model.id} cannot fit in {capacity:g} GB per GPU with this layout "
+            f"(needs {report.memory_GB:.0f} GB as stated, {lightest.memory_GB:.0f} GB even with "
+            "FSDP and full recomputation)"
+        )
+    note = (
+        f"as stated it needs {report.memory_GB:.0f} GB per GPU, more than the "
+        f"{report.memory_limit_GB:.0f} GB usable: the run must have sharded or recomputed more "
+        "than stated (priced as stated)"
+    )
+    return dataclasses.replace(report, assumptions=(*report.assumptions, note))
+
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DP_STRATEGIES",
+    "MODEL_PARALLEL",
+    "SEARCH_TOP",
+    "FabricError",
+    "LayoutRequest",
+    "PlanRequest",
+    "PlanResult",
+    "RunRequest",
+    "RunResult",
+    "SearchResult",
+    "TableRequest",
+    "build_layout",
+    "chosen_strategies",
+    "decision_table",
+    "decision_table_on",
+    "default_layout",
+    "load_context",
+    "load_strategies",
+    "plan",
+    "plan_on",
+    "price_entry",
+    "price_runs",
+    "read_runs",
+    "resolve",
+    "search",
+    "search_on",
+]

@@ -1,0 +1,116 @@
+"""The commands of the issue's "Done when": the searches that keep TP inside the NVLink
+domain, Meta's Llama 3 405B layout accepted and fitting, and ``strategies`` marking what
+does not apply."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+def test_search_405b_on_16k_gpus(run_cli):
+    """``plan --model llama3-405b -t h100-ib-cluster --nodes 2048 --search``: the top 3 keep
+    TP within an 8-GPU node, and each says why it wins."""
+    status, out, _ = run_cli(
+        "plan",
+        "--model",
+        "llama3-405b",
+        "-t",
+        "h100-ib-cluster",
+        "--nodes",
+        "2048",
+        "--search",
+        "--json",
+    )
+    assert status == 0
+    plans = json.loads(out)["plans"]
+    assert len(plans) == 10
+    for plan in plans[:3]:
+        assert plan["layout"]["tp"] <= 8 and plan["fits"]
+        assert any("inside the NVLink domain" in r for r in plan["reasons"])
+    status, text, _ = run_cli(
+        "plan", "--model", "llama3-405b", "-t", "h100-ib-cluster", "--nodes", "2048", "--search"
+    )
+    assert "why:" in text and "bubble" in text
+
+
+def test_search_70b_on_the_pod(run_cli):
+    """``plan --model llama3-70b -t dgx-h100-pod --search``: TP inside the node in the top 3."""
+    status, out, _ = run_cli(
+        "plan", "--model", "llama3-70b", "-t", "dgx-h100-pod", "--search", "--json"
+    )
+    assert status == 0
+    plans = json.loads(out)["plans"]
+    assert all(p["layout"]["tp"] <= 8 for p in plans[:3]) and all(p["fits"] for p in plans)
+
+
+def test_meta_layout_is_accepted_and_fits(run_cli):
+    """``--tp 8 --pp 16 --dp 128 --global-batch 2048 --dp-strategy zero2`` on 16,384 H100:
+    126 layers on 16 stages (7 + 14 x 8 + 7), memory within the GPU."""
+    status, out, _ = run_cli(
+        "plan",
+        "-m",
+        "llama3-405b",
+        "-t",
+        "h100-ib-cluster",
+        "--nodes",
+        "2048",
+        "--tp",
+        "8",
+        "--pp",
+        "16",
+        "--dp",
+        "128",
+        "--global-batch",
+        "2048",
+        "--dp-strategy",
+        "zero2",
+        "--json",
+    )
+    assert status == 0
+    data = json.loads(out)
+    assert data["fits"] and data["stage_layers"][:2] == [7, 8] and data["stage_layers"][-1] == 7
+    assert data["layout"]["microbatches"] == 16 and data["layout"]["world"] == 16384
+    assert 0.3 < data["mfu"] < 0.5
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--dp-strategy", "zero3"), None),
+        (("--cp", "2", "--tp", "4"), None),
+        (("--vpp", "2", "--pp", "2", "--tp", "8"), None),
+        (("--recompute", "selective", "--tp", "8"), None),
+        (("--cp", "3"), "tp x pp x cp = 3 does not divide"),
+        (("--vpp", "2"), "vpp 2 needs a pipeline"),
+        (("--precision", "fp4"), "invalid choice"),
+    ],
+)
+def test_plan_options(run_cli, argv, message):
+    """New options work; bad ones are one line, exit 2."""
+    status, out, err = run_cli("plan", "-m", "llama3-70b", "-t", "dgx-h100-pod", *argv)
+    if message is None:
+        assert status == 0 and "step per GPU" in out
+    else:
+        assert status == 2 and message in err and "\n" not in err.strip()
+
+
+def test_plan_mfu_option_still_works(run_cli):
+    """``--mfu`` keeps the fixed-MFU compute and says so."""
+    status, out, _ = run_cli("plan", "--tp", "8", "--mfu", "0.4", "--json")
+    data = json.loads(out)
+    assert status == 0 and data["compute_mfu"] == 0.4
+    assert any("--mfu" in a for a in data["assumptions"])
+
+
+def test_strategies_marks_ep_on_a_dense_model(run_cli):
+    """The decision table says EP does not apply to llama3-70b, in text and JSON."""
+    status, out, _ = run_cli("strategies", "-m", "llama3-70b")
+    assert status == 0 and "does not apply" in out and "n/a" in out
+    status, out, _ = run_cli("strategies", "-m", "llama3-70b", "--json")
+    rows = {r["name"]: r for r in json.loads(out)["strategies"]}
+    assert rows["ep"]["applies"] is False and rows["ep"]["comm_us_intra"] is None
+    status, out, _ = run_cli("strategies", "-m", "mixtral-8x7b", "--json")
+    rows = {r["name"]: r for r in json.loads(out)["strategies"]}
+    assert rows["ep"]["applies"] is True and rows["ep"]["comm_us_intra"] > 0

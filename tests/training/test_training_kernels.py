@@ -1,0 +1,122 @@
+"""Kernel times: the GEMM model (tiles, waves, roofline, per-call overhead), linear layers,
+fused attention, memory-bound passes; and the device figures read from hwdb."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fabricui.engine.training.device import DEFAULT_HBM_EFFICIENCY, Device, make_device
+from fabricui.engine.training.kernels import (
+    flash_attention_times_s,
+    gemm_time_s,
+    linear_times_s,
+    memory_time_s,
+    quantization,
+)
+from fabricui.errors import EngineError
+
+#: A round device: 100 TFLOP/s peak at 0.5 efficiency, 4 SMs, 1 TB/s, 10 us per GEMM.
+TOY = Device(
+    name="toy",
+    peak_flops=100e12,
+    half_flops=100e12,
+    gemm_efficiency=0.5,
+    gemm_overhead_s=10e-6,
+    sms=4,
+    attention_efficiency=0.25,
+    hbm_Bps=1e12,
+    memory_bytes=80e9,
+    gemm_input_bytes=2.0,
+)
+
+
+def test_quantization_by_hand():
+    """256 x 256 is 4 tiles of 128: one full wave of 4 SMs; 384 x 128 is 3 of 4 slots;
+    200 x 128 pads to 2 tiles of which 200/256 is useful, on 2 of 4 slots."""
+    assert quantization(256, 256, 4) == pytest.approx(1.0)
+    assert quantization(384, 128, 4) == pytest.approx(0.75)
+    assert quantization(200, 128, 4) == pytest.approx(200 * 128 / (4 * 128 * 128))
+    assert quantization(128, 128, 4, count=8) == pytest.approx(1.0)  # 8 tiles, 2 full waves
+    assert quantization(1000, 1000, None) == 1.0
+
+
+def test_gemm_time_by_hand():
+    """8192^3 on 4 SMs: 4096 tiles in 1024 full waves (q = 1); 2 * 8192^3 FLOPs at
+    100e12 * 0.5 plus 10 us."""
+    flops = 2 * 8192.0**3
+    expected = flops / (100e12 * 0.5) + 10e-6
+    assert float(gemm_time_s(TOY, 8192, 8192, 8192)) == pytest.approx(expected)
+
+
+def test_gemm_efficiency_is_relative_to_the_reference_shape():
+    """A GEMM quantized like the 8192^3 reference runs at the device's efficiency; one with a
+    half-empty last wave takes longer per FLOP by the ratio of the two quantizations."""
+    dev = dataclasses.replace(TOY, sms=3, gemm_overhead_s=0.0)
+    ref_q = float(quantization(8192, 8192, 3))
+    small = float(gemm_time_s(dev, 512, 512, 4096))  # 16 tiles on 3 SMs: 6 waves, 16/18
+    flops = 2 * 512 * 512 * 4096
+    assert small == pytest.approx(flops / (100e12 * 0.5 / ref_q * 16 / 18))
+
+
+def test_skinny_gemm_is_memory_bound():
+    """M = 16 tokens on a fast device: reading the 8192 x 8192 weight (2 bytes each) takes
+    longer than the FLOPs, so the GEMM runs at memory speed (roofline)."""
+    dev = dataclasses.replace(TOY, gemm_overhead_s=0.0, peak_flops=1e16)
+    t = float(gemm_time_s(dev, 16, 8192, 8192))
+    traffic = 2.0 * (16 * 8192 + 8192 * 8192) + 2.0 * 16 * 8192
+    assert t == pytest.approx(traffic / 1e12)
+
+
+def test_linear_backward_is_two_gemms():
+    """Backward = input gradient (tokens x k, inner n) + weight gradient (k x n, inner tokens)."""
+    fwd, bwd = linear_times_s(TOY, 4096, 1024, 2048)
+    assert float(fwd) == pytest.approx(float(gemm_time_s(TOY, 4096, 1024, 2048)))
+    expected = gemm_time_s(TOY, 4096, 2048, 1024) + gemm_time_s(TOY, 2048, 1024, 4096)
+    assert float(bwd) == pytest.approx(float(expected))
+
+
+def test_kernels_broadcast_over_arrays_and_empty_inputs():
+    """Array in, array out (the search prices thousands of layouts at once); empty stays empty."""
+    m = np.array([1024.0, 2048.0, 4096.0])
+    times = gemm_time_s(TOY, m, 4096, 4096)
+    assert times.shape == (3,) and np.all(np.diff(times) > 0)
+    assert gemm_time_s(TOY, np.array([]), 4096, 4096).shape == (0,)
+    assert np.isnan(gemm_time_s(TOY, np.nan, 4096, 4096))
+
+
+def test_memory_and_flash_attention_by_hand():
+    """1 GB at 1 TB/s is 1 ms; a 1e12-FLOP attention at 25 % of 100 TFLOP/s is 40 ms forward
+    and 2.5 times that backward (the score matrix is recomputed)."""
+    assert float(memory_time_s(TOY, 1e9)) == pytest.approx(1e-3)
+    fwd, bwd = flash_attention_times_s(TOY, 1e12)
+    assert (float(fwd), float(bwd)) == pytest.approx((0.04, 0.1))
+
+
+def test_device_reads_hwdb_figures(catalog):
+    """H100: 989.4 TFLOP/s BF16, 1978.9 FP8, 0.76 GEMM efficiency, 9 us per call, 132 SMs;
+    no HBM efficiency in hwdb, so the default (and a sentence saying so)."""
+    gpu = catalog.gpus["h100-sxm"]
+    bf16, notes = make_device(gpu, "bf16")
+    fp8, _ = make_device(gpu, "fp8")
+    assert bf16.peak_flops == pytest.approx(989.4e12) and fp8.peak_flops == pytest.approx(1978.9e12)
+    assert (bf16.gemm_efficiency, bf16.gemm_overhead_s, bf16.sms) == (0.76, 9e-6, 132)
+    assert fp8.gemm_input_bytes == 1.0 and fp8.half_flops == bf16.peak_flops
+    assert bf16.hbm_Bps == pytest.approx(3350e9 * DEFAULT_HBM_EFFICIENCY)
+    assert any("hbm_efficiency" in n for n in notes)
+
+
+def test_device_refuses_unknown_precision(catalog):
+    """A precision the model does not know is an EngineError."""
+    with pytest.raises(EngineError, match="precision must be one of"):
+        make_device(catalog.gpus["h100-sxm"], "fp4")
+
+
+def test_every_sourced_gemm_figure_has_a_source(catalog):
+    """Each GPU figure of the training model names where it comes from."""
+    for gpu in catalog.gpus.values():
+        for name in ("gemm_efficiency", "gemm_overhead_us", "attention_efficiency", "sms"):
+            if getattr(gpu, name) is not None:
+                assert name in gpu.sources, (gpu.id, name)

@@ -1,0 +1,128 @@
+"""Model geometry and FLOPs: parameters from the shape (GQA, SwiGLU vs GELU, MoE active
+experts, output layer), Megatron's model-FLOPs count, and the layer's FLOPs by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from fabricui.engine.training.device import make_device
+from fabricui.engine.training.flops import model_flops_per_token
+from fabricui.engine.training.layer import layer_cost, output_layer_cost
+from fabricui.engine.training.shape import geometry
+from fabricui.model import ModelShape
+
+GPT_175B = ModelShape(
+    id="gpt-175b",
+    name="GPT 175B (Megatron)",
+    params_B=174.6,
+    layers=96,
+    hidden=12288,
+    ffn_hidden=49152,
+    heads=96,
+    kv_heads=96,
+    vocab=51200,
+    seq_len=2048,
+    source="Korthikanti et al. 2022, Table 3",
+    mlp="gelu",
+)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "tolerance"),
+    [("llama3-8b", 0.01), ("llama3-70b", 0.01), ("llama3-405b", 0.01), ("gpt3-175b", 0.01)],
+)
+def test_dense_parameters_from_the_shape(catalog, model_id, tolerance):
+    """Counting the matrices of the shape (GQA widths, three SwiGLU matrices or two GELU ones,
+    untied embeddings) gives the published parameter count."""
+    model = catalog.models[model_id]
+    assert geometry(model).params == pytest.approx(model.params_B * 1e9, rel=tolerance)
+
+
+def test_moe_total_and_active_parameters(catalog):
+    """Mixtral 8x7B: 46.7B total, 12.9B active (top-2 of 8 experts)."""
+    geo = geometry(catalog.models["mixtral-8x7b"])
+    assert geo.params == pytest.approx(46.7e9, rel=0.01)
+    assert geo.active_params == pytest.approx(12.9e9, rel=0.01)
+
+
+def test_mlp_kind_read_off_params_when_unstated():
+    """Without ``mlp`` the geometry picks whichever matrix count matches params_B."""
+    plain = dataclasses.replace(GPT_175B, mlp="")
+    assert not geometry(plain).gated and geometry(plain).dropout
+    gated = dataclasses.replace(
+        plain,
+        params_B=8.03,
+        layers=32,
+        hidden=4096,
+        ffn_hidden=14336,
+        heads=32,
+        kv_heads=8,
+        vocab=128256,
+    )
+    assert geometry(gated).gated and not geometry(gated).dropout
+
+
+def test_megatron_model_flops_by_hand():
+    """GPT 175B: 72 l h^2 (1 + s / 6h + V / 12 l h) per sequence token (Narayanan eq. 3
+    without the recompute pass) = 72 l h^2 + 12 l s h + 6 V h."""
+    layers, h, s, v = 96, 12288, 2048, 51200
+    expected = 72 * layers * h**2 + 12 * layers * s * h + 6 * v * h
+    assert model_flops_per_token(geometry(GPT_175B), s) == pytest.approx(expected, rel=1e-4)
+
+
+def test_windowed_layers_attend_over_the_window():
+    """Half the layers with a 128-token window: their attention term uses 128, not s."""
+    full = geometry(GPT_175B)
+    win = geometry(dataclasses.replace(GPT_175B, sliding_window=128, window_layers=48))
+    saved = 12 * 48 * (2048 - 128) * 12288
+    assert model_flops_per_token(full, 2048) - model_flops_per_token(win, 2048) == pytest.approx(
+        saved
+    )
+
+
+def test_layer_flops_by_hand(catalog):
+    """One Llama 3 70B layer, one 8192-token sequence, tp 8: the linear layers' FLOPs are
+    2 T h (q + 2 kv) / t + 2 T q h / t + 2 T h (2f + f) / t, and fused causal attention adds
+    4 (a / t) T (s / 2) d."""
+    model = catalog.models["llama3-70b"]
+    geo = geometry(model)
+    device, _ = make_device(catalog.gpus["h100-sxm"])
+    t, tokens = 8, 8192
+    cost = layer_cost(device, geo, t, 1, 1, 1, tokens, 0.0, "flash")
+    kv = max(geo.kv_heads / t, 1) * geo.head_dim
+    linear = (
+        2 * tokens * geo.hidden * (geo.q_dim / t + 2 * kv) + 2 * tokens * geo.q_dim * geo.hidden / t
+    )
+    mlp = 2 * tokens * geo.hidden * 3 * geo.ffn / t
+    attention = 4 * (geo.heads / t) * tokens * (tokens / 2) * geo.head_dim
+    assert float(cost.flops_fwd) == pytest.approx(linear + mlp + attention)
+
+
+def test_layer_cost_responds_to_tp_recompute_and_sp(catalog):
+    """TP 8 is faster per GPU than TP 4; full recompute repeats the forward, selective only
+    the attention core; sequence parallelism removes the norm and residual passes each TP
+    rank would repeat."""
+    geo = geometry(GPT_175B)
+    device, _ = make_device(catalog.gpus["a100-sxm4-80gb"])
+    tp4 = layer_cost(device, geo, 4, 1, 1, 1, 2048, 0.0, "unfused")
+    tp8 = layer_cost(device, geo, 8, 1, 1, 1, 2048, 0.0, "unfused")
+    tp8_sp = layer_cost(device, geo, 8, 1, 1, 1, 2048, 1.0, "unfused")
+    assert float(tp8.fwd_s) < float(tp4.fwd_s)
+    assert float(tp8.recompute_s("full")) == pytest.approx(float(tp8.fwd_s))
+    assert 0 < float(tp8.recompute_s("selective")) < 0.2 * float(tp8.fwd_s)
+    assert float(tp8.recompute_s("none")) == 0.0
+    assert float(tp8_sp.elem_fwd_s) < float(tp8.elem_fwd_s)
+    assert float(tp8_sp.gemm_fwd_s) == pytest.approx(float(tp8.gemm_fwd_s))
+
+
+def test_output_layer_is_vocabulary_parallel(catalog):
+    """The output layer's FLOPs are 2 T h V / t; doubling t halves them."""
+    geo = geometry(GPT_175B)
+    device, _ = make_device(catalog.gpus["a100-sxm4-80gb"])
+    out = output_layer_cost(device, geo, np.array([4.0, 8.0]), 1, 1, 2048)
+    assert out.flops_fwd.tolist() == pytest.approx(
+        [2 * 2048 * 12288 * 51200 / 4, 2 * 2048 * 12288 * 51200 / 8]
+    )
