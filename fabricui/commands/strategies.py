@@ -128,6 +128,10 @@ def load_context(args: argparse.Namespace) -> tuple[Catalog, Fabric, ModelShape]
     return load(topology_of(args), getattr(args, "model", None) or DEFAULT_MODEL, catalog_of(args))
 
 
+#: Why a strategy of the table is absent.
+MISSING_WHY = "(plugin disabled or failed to load; see fabricui plugins --all)"
+
+
 def render_table(table: DecisionTable) -> str:
     """The decision table as text: comm per step intra and inter, against the step."""
     from fabricui.units import format_time_us
@@ -151,6 +155,8 @@ def render_table(table: DecisionTable) -> str:
     widths = [max(len(c[i]) for c in [columns, *cells]) for i in range(len(columns))]
     lines = [head, "", _line(columns, widths), *(_line(c, widths) for c in cells), ""]
     lines += [f"  {row.name}: {row.note}" for row in table.rows if row.note]
+    if table.missing:
+        lines.append(f"  not loaded: {', '.join(table.missing)} {MISSING_WHY}")
     lines.append(_rule_text())
     lines.append(
         "the reference step is the whole model on one GPU; a plan's step (fabricui plan) "

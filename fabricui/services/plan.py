@@ -177,41 +177,11 @@ class RunResult:
 
 
 def load_strategies(host: PluginHost | None = None) -> dict[str, Strategy]:
-    """Strategies by name: those plugins register, plus the built-in ones under any name no
-    plugin registered (so a host that failed to load them still plans)."""
-    found: dict[str, Strategy] = {}
-    try:
-        from fabricui.plugins import get_host
+    """Strategies by name, as plugins register them (the built-in ones are plugins too: a
+    disabled or broken one is simply absent, and plans that need it say so)."""
+    from fabricui.plugins import get_host
 
-        found.update((host or get_host()).strategies())
-    except (ImportError, AttributeError):  # plugin host not ready: built-ins only
-        pass
-    for strategy in _builtin_strategies():
-        found.setdefault(strategy.name, strategy)
-    return found
-
-
-def _builtin_strategies() -> list[Strategy]:
-    from fabricui_strategies.cp import ContextParallel
-    from fabricui_strategies.ddp import DDP
-    from fabricui_strategies.ep import ExpertParallel
-    from fabricui_strategies.hsdp import HSDP
-    from fabricui_strategies.pp import PipelineParallel
-    from fabricui_strategies.tp import SequenceParallelTP, TensorParallel
-    from fabricui_strategies.zero import FSDP, Zero1, Zero2
-
-    return [
-        DDP(),
-        Zero1(),
-        Zero2(),
-        FSDP(),
-        HSDP(),
-        TensorParallel(),
-        SequenceParallelTP(),
-        PipelineParallel(),
-        ExpertParallel(),
-        ContextParallel(),
-    ]
+    return dict((host or get_host()).strategies())
 
 
 def chosen_strategies(

@@ -440,10 +440,32 @@ def test_decision_table_for_moe_uses_the_model(pod, catalog):
     assert (rows["tp"].intra_ok, rows["tp"].inter_ok) == (True, False)
 
 
-def test_decision_table_needs_every_strategy(pod, catalog):
-    """Missing strategies are named."""
-    with pytest.raises(EngineError, match="not registered: ep"):
-        engine.decision_table(pod, catalog.models["llama3-8b"], ALL[:-1])
+def test_decision_table_names_missing_strategies(pod, catalog):
+    """A strategy no plugin registers (disabled, broken) is named and left out; the others
+    are priced as before; with none of them the table is one error."""
+    model = catalog.models["llama3-8b"]
+    full = engine.decision_table(pod, model, ALL)
+    table = engine.decision_table(pod, model, ALL[:-1])
+    assert table.missing == ("ep",) and full.missing == ()
+    assert table.rows == tuple(row for row in full.rows if row.name != "ep")
+    assert table.to_json()["missing"] == ["ep"]
+    with pytest.raises(EngineError, match="no strategy registered"):
+        engine.decision_table(pod, model, [])
+
+
+def test_a_disabled_strategy_plugin_leaves_the_table_working(run_cli, monkeypatch):
+    """FABRICUI_DISABLE_PLUGINS=ddp: no ddp row, a line naming it, status 0."""
+    from fabricui.plugins import get_host
+
+    monkeypatch.setenv("FABRICUI_DISABLE_PLUGINS", "ddp")
+    get_host.cache_clear()
+    try:
+        status, out, _ = run_cli("strategies", "-t", "dgx-h100-pod")
+    finally:
+        monkeypatch.delenv("FABRICUI_DISABLE_PLUGINS")
+        get_host.cache_clear()
+    assert status == 0
+    assert "\nddp " not in out and "not loaded: ddp" in out
 
 
 # --- CLI -------------------------------------------------------------------------------------

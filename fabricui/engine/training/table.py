@@ -122,7 +122,8 @@ def verdict(exposed_us: float | None, step_us: float) -> str:
 
 @dataclass(frozen=True)
 class DecisionTable:
-    """The seeds' decision table, computed on a fabric for one model."""
+    """Which parallelism survives this fabric: each strategy alone, its communication per
+    step inside a node and across nodes against the compute it can hide behind."""
 
     topology: str
     """Topology id."""
@@ -142,6 +143,9 @@ class DecisionTable:
     """One row per strategy (``TABLE_STRATEGIES`` order)."""
     compute_basis: str = ""
     """How the reference step's compute was priced (for the caption)."""
+    missing: tuple[str, ...] = ()
+    """Strategies of ``TABLE_STRATEGIES`` no loaded plugin registers (disabled or broken):
+    left out of ``rows``."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``strategies --json`` object."""
@@ -156,6 +160,7 @@ class DecisionTable:
             "compute_basis": self.compute_basis,
             "ok_exposed_fraction": OK_EXPOSED_FRACTION,
             "strategies": [row.to_json() for row in self.rows],
+            "missing": list(self.missing),
         }
 
 
@@ -241,7 +246,8 @@ def decision_table(
             compute when TP (EP) overlap is on.
 
     Raises:
-        EngineError: A needed strategy is missing, or the degree does not fit the fabric.
+        EngineError: None of the table's strategies is registered, or the degree does not
+            fit the fabric.
     """
     if seq_len < 1 or microbatches < 1:
         raise EngineError(
@@ -252,9 +258,9 @@ def decision_table(
     degree = table_degree(fabric) if degree is None else degree
     _check_table_degree(fabric, degree)
     by_name = {s.name: s for s in strategies}
-    missing = [name for name in TABLE_STRATEGIES if name not in by_name]
-    if missing:
-        raise EngineError(f"strategies not registered: {', '.join(missing)}")
+    present = [name for name in TABLE_STRATEGIES if name in by_name]
+    if not present:
+        raise EngineError(f"no strategy registered of {', '.join(TABLE_STRATEGIES)}")
     pricer = as_pricer(fabric, evaluate)
     recipe = recipe or era_recipe(fabric.gpu.arch)
     base = Layout(microbatches=microbatches, seq_len=seq_len)
@@ -275,7 +281,7 @@ def decision_table(
             step_us,
             _hidden_axes(recipe),
         )
-        for name in TABLE_STRATEGIES
+        for name in present
     ]
     return DecisionTable(
         topology=fabric.spec.id,
@@ -287,6 +293,7 @@ def decision_table(
         mfu=achieved,
         rows=tuple(rows),
         compute_basis=basis,
+        missing=tuple(name for name in TABLE_STRATEGIES if name not in by_name),
     )
 
 

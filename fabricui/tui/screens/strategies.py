@@ -192,7 +192,7 @@ def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
 
 
 class StrategiesScreen(ViewScreen):
-    """The seeds' 'which parallelism survives this fabric?' on the selected topology.
+    """Which parallelism survives this fabric, on the selected topology.
 
     Left: each strategy's communication per step (group inside one node, and across
     nodes) against the step's compute, and the decision table. Right: the step breakdown of
@@ -397,8 +397,6 @@ class StrategiesScreen(ViewScreen):
         out.update(self._decision_renderable(table))
 
     def _decision_renderable(self, table: DecisionTable) -> Table:
-        from fabricui.engine.training.table import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
-
         grid = Table(
             title=(
                 f"decision table: {table.model}, each strategy alone on {table.degree} GPUs, "
@@ -408,15 +406,7 @@ class StrategiesScreen(ViewScreen):
             box=None,
             padding=(0, 1),
             pad_edge=False,
-            caption="".join(
-                [f"{row.name}: {row.note}\n" for row in table.rows if not row.applies]
-                + [
-                    f"comm per step (% of compute: the whole model on one GPU, "
-                    f"{table.compute_basis}); OK when the part not hidden behind compute is "
-                    f"<= {OK_EXPOSED_FRACTION:.0%} of it, marginal above "
-                    f"{GOOD_EXPOSED_FRACTION:.0%}"
-                ]
-            ),
+            caption=_caption(table),
             caption_justify="left",
         )
         for name in ("strategy", "intra comm", "OK intra", "inter comm", "OK inter"):
@@ -541,3 +531,21 @@ class StrategiesScreen(ViewScreen):
     def status_text(self) -> str:
         """Model for the sub-title."""
         return self.model_id
+
+
+def _caption(table: DecisionTable) -> str:
+    """Notes on rows that do not apply, strategies not loaded, and the rule of the verdicts."""
+    from fabricui.engine.training.table import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
+
+    lines = [f"{row.name}: {row.note}" for row in table.rows if not row.applies]
+    if table.missing:
+        lines.append(
+            f"not loaded: {', '.join(table.missing)} (plugin disabled or failed to load; "
+            "see the plugins view)"
+        )
+    lines.append(
+        f"comm per step (% of compute: the whole model on one GPU, {table.compute_basis}); "
+        f"OK when the part not hidden behind compute is <= {OK_EXPOSED_FRACTION:.0%} of it, "
+        f"marginal above {GOOD_EXPOSED_FRACTION:.0%}"
+    )
+    return "\n".join(lines)
