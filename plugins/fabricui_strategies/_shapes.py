@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fabricui.engine.types import CommOp
+from fabricui.api import CommOp
 
 if TYPE_CHECKING:
-    from fabricui.engine.types import Layout
-    from fabricui.model import ModelShape
+    from fabricui.api import Layout, ModelShape
 
 #: DDP / ZeRO gradient bucket size (PyTorch DDP's default ``bucket_cap_mb=25``) [bytes].
 BUCKET_BYTES = 25 * 2**20

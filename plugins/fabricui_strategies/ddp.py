@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
-from fabricui.engine.types import CommOp, Layout, Strategy
+from fabricui.api import CommOp, Layout, Strategy
 from fabricui_strategies._shapes import bucketed_gradients, stage_param_bytes
 
 if TYPE_CHECKING:
-    from fabricui.model import ModelShape
+    from fabricui.api import ModelShape
 
 
 class DDP(Strategy):

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
-from fabricui.engine.types import CommOp, Layout, StateShards, Strategy
+from fabricui.api import CommOp, Layout, StateShards, Strategy
 from fabricui_strategies._shapes import stage_param_bytes
 from fabricui_strategies.zero import fsdp_operations
 
 if TYPE_CHECKING:
-    from fabricui.model import ModelShape
+    from fabricui.api import ModelShape
 
 
 class HSDP(Strategy):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
-from fabricui.engine.types import CommOp, Layout, StateShards, Strategy
+from fabricui.api import CommOp, Layout, StateShards, Strategy
 from fabricui_strategies._shapes import (
     bucketed_gradients,
     layer_param_bytes,
@@ -14,7 +14,7 @@ from fabricui_strategies._shapes import (
 )
 
 if TYPE_CHECKING:
-    from fabricui.model import ModelShape
+    from fabricui.api import ModelShape
 
 
 class Zero1(Strategy):

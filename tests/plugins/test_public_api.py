@@ -13,7 +13,11 @@ ROOT = Path(__file__).parents[2]
 EXAMPLES = sorted((ROOT / "plugins" / "examples").rglob("*.py"))
 #: The scaffold's templates and the built-in plugins' entry modules: what a vendor copies.
 TEMPLATES = sorted((ROOT / "fabricui" / "plugins" / "templates").rglob("*.py.tmpl"))
-BUILTIN_ENTRIES = sorted((ROOT / "plugins").glob("fabricui_*/__init__.py"))
+#: Every module of the built-in strategy plugin too: strategies need nothing private.
+BUILTIN_ENTRIES = sorted(
+    {*(ROOT / "plugins").glob("fabricui_*/__init__.py")}
+    | {*(ROOT / "plugins" / "fabricui_strategies").glob("*.py")}
+)
 ALLOWED = {"fabricui", "fabricui.api"}
 
 
