@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from fabricui.commands.options import catalog_request, topology_request
+from fabricui.commands.options import add_topology_options, catalog_request, topology_request
 from fabricui.render.output import print_json
 from fabricui.services.plan import DEFAULT_MODEL as DEFAULT_MODEL
 from fabricui.services.plan import load_strategies as load_strategies
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
-    """``--model``, ``--topology``, ``--nodes``, ``--mfu`` and ``--json`` (plan and strategies).
+    """``--model``, the topology options (``--topology``, ``--nodes``, what-if links),
+    ``--mfu`` and ``--json`` (plan and strategies).
 
     Args:
         parser: The subcommand's parser.
@@ -28,13 +29,7 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", "-m", default=DEFAULT_MODEL, help=f"model id (default: {DEFAULT_MODEL})"
     )
-    parser.add_argument(
-        "--topology",
-        "-t",
-        default=DEFAULT_TOPOLOGY,
-        help=f"built-in topology id or a YAML file path (default: {DEFAULT_TOPOLOGY})",
-    )
-    parser.add_argument("--nodes", type=int, help="rescale the topology to N nodes")
+    add_topology_options(parser)
     parser.add_argument(
         "--mfu",
         type=float,

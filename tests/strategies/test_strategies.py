@@ -576,3 +576,20 @@ def test_layout_default_dp_fills_the_fabric(pod, catalog):
     layout = plan_command.layout_from_args(args, pod, catalog.models["llama3-70b"])
     assert dataclasses.astuple(layout)[:5] == (8, 2, 2, 1, 8)
     assert layout.global_batch == 16 and layout.seq_len == 8192
+
+
+def test_strategies_and_plan_take_the_shared_topology_options(run_cli):
+    """``fabricui -t X strategies`` keeps X (the command's copy does not reset it), and the
+    what-if NIC rate reaches the cross-node column."""
+    status, out, _ = run_cli("-t", "dgx-a100", "strategies")
+    assert status == 0 and out.startswith("llama3-70b on dgx-a100:")
+    status, out, _ = run_cli("-t", "dgx-a100", "plan", "--model", "llama3-8b")
+    assert status == 0 and out.startswith("llama3-8b on dgx-a100")
+
+    def inter_comm(*extra: str) -> str:
+        status, out, _ = run_cli("strategies", "-t", "dgx-h100-pod", *extra, "--json")
+        assert status == 0
+        rows = {row["name"]: row for row in json.loads(out)["strategies"]}
+        return rows["fsdp"]["comm_us_inter"]
+
+    assert inter_comm("--nic-gbps", "100") > 3 * inter_comm()
