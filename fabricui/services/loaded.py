@@ -6,6 +6,7 @@ CLI directly, and tests headless.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -67,6 +68,44 @@ class LayoutChoice:
         if self.cp > 1:
             text = f"tp{self.tp} cp{self.cp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
         return text + (f" {self.recompute}" if self.recompute else "")
+
+
+#: DP flavours a layout names (``fabricui plan --dp-strategy``).
+DP_STRATEGIES = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
+#: A degree word of a layout: ``tp8``, ``pp=2``.
+_LAYOUT_WORD = re.compile(r"^(tp|pp|ep|cp)=?(\d+)$")
+#: Recompute modes the layout prompt accepts.
+RECOMPUTE_WORDS = ("none", "selective", "full")
+
+
+def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
+    """``tp8 pp2 ep1 cp2 fsdp selective`` (any order, ``tp=8`` too) -> a layout choice.
+
+    Raises:
+        ConfigError: An unknown word or a degree below 1.
+    """
+    import dataclasses
+
+    from fabricui.errors import ConfigError
+
+    values: dict[str, object] = {}
+    for word in text.lower().replace(",", " ").split():
+        match = _LAYOUT_WORD.match(word)
+        if match:
+            degree = int(match.group(2))
+            if degree < 1:
+                raise ConfigError(f"{match.group(1)} must be at least 1 (got {degree})")
+            values[match.group(1)] = degree
+        elif word in DP_STRATEGIES:
+            values["dp_strategy"] = word
+        elif word in RECOMPUTE_WORDS:
+            values["recompute"] = word
+        else:
+            raise ConfigError(
+                f"unknown word {word!r}: use tpN ppN epN cpN, one of "
+                f"{', '.join(DP_STRATEGIES)} and a recompute mode ({', '.join(RECOMPUTE_WORDS)})"
+            )
+    return dataclasses.replace(current, **values)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -415,9 +454,11 @@ class LoadedFabric:
             self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
         )
 
-    def search(self, model_id: str, dp_strategy: str = "ddp", top: int = 10) -> list[PlanReport]:
+    def search(
+        self, model_id: str, dp_strategy: str | None = "ddp", top: int = 10
+    ) -> list[PlanReport]:
         """Rank every valid layout on all GPUs with one DP strategy (as ``plan --search
-        --dp-strategy``)."""
+        --dp-strategy``), or with each built-in one (None, as ``plan --search``)."""
         from fabricui.services.plan import PlanRequest, search_on
 
         request = PlanRequest(

@@ -319,8 +319,10 @@ def _collectives_report(
 
 
 def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
-    """The decision table of the model (``--model``, default llama3-70b)."""
-    model_id = dict(launch.options).get("model", "llama3-70b")
+    """The decision table of the model (``--model``, default llama3-70b); with ``--layout``
+    that layout's step breakdown, with ``--search`` the fastest layouts."""
+    options = dict(launch.options)
+    model_id = options.get("model", "llama3-70b")
     table = data.decision_table(model_id)
     rows = tuple(
         (
@@ -333,20 +335,125 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
         )
         for row in table.rows
     )
-    return (
-        [
-            Table(
-                f"{model_id}: communication per step against compute "
-                f"({_ms(table.step_us)} ms), within a node and across nodes",
-                ("strategy", "intra ms", "intra", "inter ms", "inter", "note"),
-                rows,
-                frozenset({1, 3}),
-            )
-        ],
-        [],
-        list(data.fabric.generations),
-        {"decision_table": table.to_json()},
+    tables = [
+        Table(
+            f"{model_id}: communication per step against compute "
+            f"({_ms(table.step_us)} ms, {table.compute_basis}), each strategy alone on "
+            f"{table.degree} GPUs, within a node and across nodes",
+            ("strategy", "intra ms", "intra", "inter ms", "inter", "note"),
+            rows,
+            frozenset({1, 3}),
+        )
+    ]
+    notes = []
+    if table.missing:
+        notes.append(f"Not loaded: {', '.join(table.missing)} (plugin disabled or failed to load).")
+    extra: dict[str, Any] = {"decision_table": table.to_json()}
+    dp_strategy = None  # search every DP flavour, as `fabricui plan --search`
+    if options.get("layout"):
+        from fabricui.services.loaded import LayoutChoice, parse_layout
+
+        choice = parse_layout(options["layout"], LayoutChoice())
+        plan = data.plan(model_id, choice)
+        tables += _plan_tables(plan, choice.label())
+        notes += [f"Assumed: {line}" for line in plan.assumptions]
+        extra["plan"] = plan.to_json()
+        dp_strategy = choice.dp_strategy
+    if "search" in options:
+        plans = data.search(model_id, dp_strategy)
+        tables.append(_search_table(plans))
+        extra["search"] = [plan.to_json() for plan in plans]
+    return tables, notes, list(data.fabric.generations), extra
+
+
+#: Step parts of a plan's breakdown, with their labels.
+_STEP_PARTS = (
+    ("compute", "compute"),
+    ("recompute", "recompute"),
+    ("tp_exposed", "exposed TP"),
+    ("cp_exposed", "exposed CP"),
+    ("pp_exposed", "exposed PP"),
+    ("dp_exposed", "exposed DP"),
+    ("ep_exposed", "exposed EP"),
+    ("bubble", "pipeline bubble"),
+    ("optimizer", "optimizer"),
+)
+
+
+def _plan_tables(plan: Any, label: str) -> list[Table]:
+    """A plan's step breakdown and its priced operations."""
+    step = plan.step_us
+    parts = plan.breakdown()
+    breakdown = [
+        (name, _ms(parts.get(key, 0.0)), f"{parts.get(key, 0.0) / step:.0%}" if step else "")
+        for key, name in _STEP_PARTS
+        if key in ("compute", "bubble") or parts.get(key, 0.0) > 0
+    ]
+    breakdown.append(("step", _ms(step), "100%"))
+    fits = "fits" if plan.fits else "does not fit"
+    caption = (
+        f"layout {label}: step per GPU, {plan.tflops_per_gpu:.0f} TFLOP/s per GPU, MFU "
+        f"{plan.mfu:.0%}, memory {plan.memory_GB:.0f} of {plan.memory_limit_GB:.0f} GB "
+        f"usable ({fits})"
     )
+    tables = [Table(caption, ("part", "ms", "share"), tuple(breakdown), frozenset({1, 2}))]
+    if plan.operations:
+        ops = tuple(
+            (
+                f"{p.op.strategy} {p.op.collective}",
+                f"{p.op.group} x{p.group_size}",
+                _ms(p.time_us),
+                _ms(p.exposed_us),
+                p.algorithm,
+            )
+            for p in plan.operations
+        )
+        tables.append(
+            Table(
+                f"layout {label}: communication per step",
+                ("operation", "group", "ms", "exposed ms", "algorithm"),
+                ops,
+                frozenset({2, 3}),
+            )
+        )
+    return tables
+
+
+def _search_table(plans: list[Any]) -> Table:
+    """The fastest layouts, fastest first, with why each is fast."""
+    rows = tuple(
+        (
+            str(rank),
+            _layout_words(plan),
+            _ms(plan.step_us),
+            f"{plan.mfu:.0%}",
+            f"{plan.memory_GB:.0f}",
+            "; ".join(plan.reasons()),
+        )
+        for rank, plan in enumerate(plans, 1)
+    )
+    return Table(
+        "fastest layouts (only those whose memory fits)",
+        ("#", "layout", "step ms", "MFU", "GB", "why"),
+        rows,
+        frozenset({0, 2, 3, 4}),
+    )
+
+
+def _layout_words(plan: Any) -> str:
+    """``tp8 cp2 pp4 v2 dp16 mb1 zero1 selective`` (degrees above 1; dp, the micro-batch
+    size and the DP flavour always; the recompute mode when there is one)."""
+    layout = plan.layout
+    words = [
+        f"{axis}{getattr(layout, axis)}" for axis in ("tp", "cp", "pp") if getattr(layout, axis) > 1
+    ]
+    words += [f"v{layout.vpp}"] if layout.vpp > 1 else []
+    words += [f"ep{layout.ep}"] if layout.ep > 1 else []
+    words += [f"dp{layout.dp}", f"mb{layout.micro_batch:g}"]
+    words += [s for s in plan.strategies if s in ("ddp", "zero1", "zero2", "fsdp", "hsdp")][:1]
+    if plan.recipe.recompute not in ("", "none", None):
+        words.append(plan.recipe.recompute)
+    return " ".join(words)
 
 
 def _ms(value_us: float | None) -> str:

@@ -5,7 +5,7 @@ layer (``fabricui.services.loaded``), which holds no Textual and no cost logic e
 
 from __future__ import annotations
 
-from fabricui.services.loaded import LayoutChoice, LoadedFabric, Tier
+from fabricui.services.loaded import DP_STRATEGIES, LayoutChoice, LoadedFabric, Tier
 from fabricui.services.requests import WhatIf
 
 #: Groups the collectives view offers (``node`` is accepted as host's old name).
@@ -21,8 +21,6 @@ OPS = (
     "all_to_all",
     "send_recv",
 )
-#: Data-parallel flavours the strategies view offers (as ``fabricui plan --dp-strategy``).
-DP_STRATEGIES = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
 #: Model the strategies view opens on.
 DEFAULT_MODEL = "llama3-70b"
 #: Four regimes of GPU fabrics and the reference topology that stands for each (tagged in

@@ -126,6 +126,23 @@ def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
     assert "Quit" not in out and "⭘" not in out
 
 
+def test_strategies_report_has_the_layout_and_the_search(capsys):
+    """``snapshot strategies --layout L --search -o -``: the decision table with its compute
+    basis, the layout's step breakdown (parts adding up to the step) and operations, and
+    the fastest layouts named as ``plan --search`` names them."""
+    args = ["strategies", "--model", "llama3-8b", "--layout", "tp8 zero1", "--search", "-o", "-"]
+    assert snapshot_main(args) == 0
+    out = capsys.readouterr().out
+    assert "kernel model (h100-sxm)" in out
+    assert "**layout tp8 pp1 ep1 zero1: step per GPU" in out
+    assert "| part | ms | share |" in out and "| step |" in out
+    assert "| operation | group | ms | exposed ms | algorithm |" in out
+    assert "**fastest layouts (only those whose memory fits)**" in out
+    ranked = [line for line in out.splitlines() if line.startswith("| 1 | tp")]
+    assert ranked and "zero1" in ranked[0]  # searched with the layout's DP flavour
+    assert "Assumed: " in out
+
+
 def test_snapshot_all_writes_every_view_in_the_format_asked(tmp_path):
     """``--all --format txt`` writes VIEW.txt for every view."""
     out = tmp_path / "shots"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group
@@ -30,46 +29,12 @@ if TYPE_CHECKING:
 
 #: Bar tone of each verdict of the decision table.
 VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted", "n/a": "muted"}
-_TOKEN = re.compile(r"^(tp|pp|ep|cp)=?(\d+)$")
-#: Recompute modes the layout prompt accepts.
-RECOMPUTE_WORDS = ("none", "selective", "full")
-
-
-def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
-    """``tp8 pp2 ep1 cp2 fsdp selective`` (any order, ``tp=8`` too) -> a layout choice.
-
-    Raises:
-        ConfigError: An unknown word or a degree below 1.
-    """
-    import dataclasses
-
-    from fabricui.errors import ConfigError
-    from fabricui.tui.data import DP_STRATEGIES
-
-    values: dict[str, object] = {}
-    for word in text.lower().replace(",", " ").split():
-        match = _TOKEN.match(word)
-        if match:
-            degree = int(match.group(2))
-            if degree < 1:
-                raise ConfigError(f"{match.group(1)} must be at least 1 (got {degree})")
-            values[match.group(1)] = degree
-        elif word in DP_STRATEGIES:
-            values["dp_strategy"] = word
-        elif word in RECOMPUTE_WORDS:
-            values["recompute"] = word
-        else:
-            raise ConfigError(
-                f"unknown word {word!r}: use tpN ppN epN cpN, one of "
-                f"{', '.join(DP_STRATEGIES)} and a recompute mode ({', '.join(RECOMPUTE_WORDS)})"
-            )
-    return dataclasses.replace(current, **values)  # type: ignore[arg-type]
 
 
 def check_layout_text(text: str) -> str | None:
     """Error line for a malformed layout, else None."""
     from fabricui.errors import FabricError
-    from fabricui.tui.data import LayoutChoice
+    from fabricui.services.loaded import LayoutChoice, parse_layout
 
     try:
         parse_layout(text, LayoutChoice())
@@ -306,7 +271,7 @@ class StrategiesScreen(ViewScreen):
 
     def data_changed(self, data: FabricData) -> None:
         """New fabric: table and plan again; the old search no longer applies."""
-        from fabricui.tui.data import LayoutChoice
+        from fabricui.services.loaded import LayoutChoice, parse_layout
 
         app = self.fabric_app
         self.model_id = app.take_option("model") or self.model_id
@@ -502,6 +467,7 @@ class StrategiesScreen(ViewScreen):
         data = self.data
         if data is None or self.choice is None:
             return
+        from fabricui.services.loaded import parse_layout
         from fabricui.tui.data import DP_STRATEGIES
 
         def done(text: str | None) -> None:
