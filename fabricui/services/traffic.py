@@ -103,13 +103,18 @@ def simulate(
         for k in report.busiest_links(request.top)
     )
     rates = report.rate_GBps
+    # A million flows name a few thousand GPUs: name each GPU once.
+    names = {int(r): fabric.gpu_name(int(r)) for r in np.unique(np.concatenate([src, dst]))}
     return TrafficResult(
         topology=fabric.spec.id,
         pattern=request.pattern,
         gpus=n,
         flows=tuple(
-            (fabric.gpu_name(int(a)), fabric.gpu_name(int(b)), float(r))
-            for a, b, r in zip(src, dst, rates)
+            zip(
+                map(names.__getitem__, src.tolist()),
+                map(names.__getitem__, dst.tolist()),
+                rates.tolist(),
+            )
         ),
         rates={
             "min_GBps": float(rates.min()),
