@@ -9,8 +9,10 @@ The nodes follow the fabric's layout contract like every other builder's: one no
 by ``build_fabric`` (the same spec as a single node, so NVSwitch, PCIe, NICs and their
 wiring are the built-in builder's), tiled over the nodes, and the switches and cables follow
 the node blocks. Switches keep their real names (``Fabric.switch_names``) and their tier as
-device kind (leaf, spine, core). The fabric has no regular ``FatTree`` table, so routes come
-from ``Router``'s widest-shortest search over the real graph (cached per source leaf).
+device kind (leaf, spine, core). The fabric has no regular ``FatTree`` table: routes come
+from ``Router``'s widest-shortest search over the real graph, in bulk per (leaf, leaf) pair
+(``engine.switch_routes``). With ``intra.hosts_per_domain`` the blocks are NVLink domains of
+several hosts (a GB200 rack's trays), built by the same builder as one domain.
 
 A NIC port without a cable (a host line's ``-``) stays in the node, uncabled; the GPUs that
 would use it use the nearest cabled port of the same host instead, as NCCL does.
