@@ -343,6 +343,11 @@ def build_cluster_spec(
     if node.nodes > 1:
         comments.append(f"node spec {node.id} is a {node.nodes}-node topology: one node is used")
     blocks_as_domains = bool(graph.blocks) and not graph.switches
+    if blocks_as_domains and domains is not None:
+        raise ParseError(
+            "--domains groups the hosts of a switch graph; Slurm blocks are NVLink domains "
+            "already (import ibnetdiscover output with --domains for the real fabric)"
+        )
     if blocks_as_domains:
         return _blocks_spec(graph, node, catalog, spec_id, origin, command, net, gpu)
     if not graph.switches:

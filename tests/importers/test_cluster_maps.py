@@ -238,6 +238,12 @@ def test_domains_need_a_switched_node_and_a_cluster_format(tmp_path, run_cli):
     assert status == 2 and "need a node spec with a scale-up switch" in err
     status, _, err = run_cli("import", "ibnetdiscover", str(dump), "--domains", str(folder))
     assert status == 2 and "--domains only applies with -o" in err
+    block = FABRIC / "topology_conf_block/azure_gb200_4x18_blocks_clusteruuid_names.txt"
+    status, _, err = run_cli(
+        "import", "slurm-topology", str(block), "-o", str(tmp_path / "b.yaml"),
+        "--node", "gb200-nvl72", "--domains", str(folder),
+    )  # fmt: skip
+    assert status == 2 and "Slurm blocks are NVLink domains already" in err
 
 
 def test_large_domain_files_read_in_linear_time():
