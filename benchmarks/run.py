@@ -35,6 +35,8 @@ FULL = {
     "search_model": "llama3-405b",
     "search_batch": 2048,
     "tui_nodes": 128,
+    "cluster_gpus": 1024,
+    "selene": True,
 }
 QUICK = {
     "gpus": 8_000,
@@ -46,6 +48,8 @@ QUICK = {
     "search_model": "llama3-70b",
     "search_batch": 256,
     "tui_nodes": 16,
+    "cluster_gpus": 128,
+    "selene": False,
 }
 
 
@@ -192,6 +196,86 @@ def bench_search(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # 
     results["search_405b_16k_s"] = seconds
 
 
+def bench_cluster(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Imported clusters (``net.layout: explicit``, routed on their own switch graph):
+    the 1,024-GPU cluster written out as an explicit cluster spec, all-reduce and
+    all-to-all rates timed against the same work on the generated fat-tree it copies (the
+    baseline, same run); and a 1 GiB all-reduce over the 3,664 GPUs of the Selene import
+    (the shared ibnetdiscover sample), cold routes, against routing its flows pair by pair
+    with ``Router.route`` as before."""
+    from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.engine.traffic import pattern_flows, simulate_traffic
+    from fabricui.fabric import build_fabric
+    from fabricui.fabric.explicit import cluster_of
+    from fabricui.services.session import collective_algorithms
+
+    algorithms = collective_algorithms()
+    tree = cluster(cat, cfg["cluster_gpus"] // 8)
+    explicit = build_fabric(cluster_of(tree), cat)
+    src, dst = pattern_flows("all_to_all", np.arange(cfg["cluster_gpus"]))
+
+    def work(fabric):  # type: ignore[no-untyped-def]
+        evaluate_collective(fabric, "all_reduce", [2**30], algorithms=algorithms)
+        return simulate_traffic(fabric, src, dst)
+
+    tree_s, _ = timed(lambda: work(tree))
+    explicit_s, _ = timed(lambda: work(explicit))
+    results["cluster_vs_fat_tree_ratio"] = explicit_s / tree_s
+    seconds, _ = timed(lambda: simulate_traffic(explicit, src, dst))
+    results["cluster_alltoall_1024_s"] = seconds
+    results["selene_allreduce_s"] = None
+    results["selene_speedup_vs_pairwise"] = None
+    if cfg["selene"]:
+        selene = _selene(cat)
+        if selene is not None:
+            seconds, _ = timed(
+                lambda: evaluate_collective(selene, "all_reduce", [2**30], algorithms=algorithms)
+            )
+            results["selene_allreduce_s"] = seconds
+            results["selene_speedup_vs_pairwise"] = _pairwise_s(selene, algorithms) / seconds
+
+
+def _selene(cat):  # type: ignore[no-untyped-def]
+    """The Selene sample imported with DGX A100 nodes and built (None without the file)."""
+    from pathlib import Path
+
+    from fabricui.fabric import build_fabric
+    from fabricui.hwdb.resolve import resolve_topology
+    from fabricui.hwdb.topology_file import parse_topology
+    from fabricui.hwdb.yamlfile import parse_yaml
+    from fabricui.importers.cluster_spec import build_cluster_spec, render_cluster_yaml
+    from fabricui.importers.ibnetdiscover import parse
+
+    path = (
+        Path(__file__).parents[1]
+        / "tests/data/fabric/ibnetdiscover/nvidia_selene_compute_hdr_superpod_2021.txt"
+    )
+    if not path.is_file():
+        return None
+    graph = parse(path.read_text())
+    draft = build_cluster_spec(graph, resolve_topology("dgx-a100", cat), cat, spec_id="selene")
+    spec = parse_topology(parse_yaml(render_cluster_yaml(draft), "selene.yaml"), cat)
+    return build_fabric(spec, cat)
+
+
+def _pairwise_s(fabric, algorithms) -> float:  # type: ignore[no-untyped-def]
+    """The same all-reduce with its flows routed one pair at a time (``Router.route``, the
+    bulk router's way for an imported cluster before): the baseline."""
+    from fabricui.engine.bulk import BulkRouter
+    from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.engine.routing import Router
+
+    fresh = replace(fabric)  # its own router and caches
+    router = Router.for_fabric(fresh)
+    bulk = BulkRouter(fresh, router, capacity_GBps=router.capacity_GBps)
+    bulk._graph, bulk._fallback = None, True
+    router.__dict__["_bulk"] = bulk
+    seconds, _ = timed(
+        lambda: evaluate_collective(fresh, "all_reduce", [2**30], algorithms=algorithms)
+    )
+    return seconds
+
+
 _START = """
 import sys, time
 t0 = time.perf_counter()
@@ -299,6 +383,7 @@ BENCHES = {
     "sweep": bench_sweep,
     "search": bench_search,
     "tui": bench_tui,
+    "cluster": bench_cluster,
 }
 TARGETS: dict[str, tuple[str, float] | None] = {
     "build_100k_s": ("<=", 2.0),
@@ -312,6 +397,10 @@ TARGETS: dict[str, tuple[str, float] | None] = {
     "tui_start_ratio": ("<=", 1.3),
     "tui_key_ms": ("<=", 50.0),
     "tui_ready_s": None,
+    "cluster_vs_fat_tree_ratio": ("<=", 1.5),
+    "cluster_alltoall_1024_s": ("<=", 5.0),
+    "selene_allreduce_s": ("<=", 1.0),
+    "selene_speedup_vs_pairwise": None,
 }
 
 

@@ -1,4 +1,5 @@
-"""``fabricui doctor``: read an NCCL_DEBUG=INFO log and list what is wrong with the setup."""
+"""``fabricui doctor``: read an NCCL_DEBUG=INFO log and list what is wrong with the setup;
+with ``--topology`` also what is wrong with how the job used the fabric it ran on."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from fabricui.render.output import print_json
 if TYPE_CHECKING:
     from fabricui.importers.nccl_log import NcclLog
     from fabricui.services.doctor import Finding
+    from fabricui.services.doctor_fabric import FabricCheck
 
 
 #: Exit status when ``--fail-on`` finds a finding that severe (2 is for unusable input).
@@ -26,15 +28,23 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     Returns:
         The subcommand's parser.
     """
+    from fabricui.commands.options import add_topology_options
     from fabricui.services.doctor import CODES
+    from fabricui.services.doctor_fabric import FABRIC_CODES
 
     codes = "; ".join(f"{code}: {text}" for code, text in CODES.items())
+    fabric_codes = "; ".join(f"{code}: {text}" for code, text in FABRIC_CODES.items())
     parser = subparsers.add_parser(
         "doctor",
-        help="diagnose an NCCL_DEBUG=INFO log: network, transports, findings with fixes",
+        help="diagnose an NCCL_DEBUG=INFO log: network, transports, findings with fixes "
+        "(with --topology: rings, NICs and channels against the fabric the job ran on)",
         description="Read an NCCL_DEBUG=INFO log and report the NCCL version, the network, "
-        "transports per connection type, channels and findings. Finding codes: " + codes,
+        "transports per connection type, channels and findings. Finding codes: "
+        + codes
+        + ". With --topology T (an imported cluster or the job's machines) the log's rings, "
+        "NICs and channels are checked against that fabric: " + fabric_codes,
     )
+    add_topology_options(parser)
     parser.add_argument("log", metavar="LOG", help="the log file, or - for standard input")
     parser.add_argument(
         "--env",
@@ -42,6 +52,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=[],
         metavar="NAME=VALUE",
         help="an NCCL setting the job used that the log may not print (e.g. NCCL_IB_DISABLE=1)",
+    )
+    parser.add_argument(
+        "--hosts",
+        metavar="HOSTLIST",
+        help="with --topology: the job's hosts (Slurm hostlist) when the log's host names "
+        "are not the topology's; the log's hosts map to them in order of their first rank",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -75,10 +91,19 @@ def run(args: argparse.Namespace) -> int:
     hints = _env_hints(args.env)
     log = read_nccl_log(args.log)
     findings = diagnose(log, hints)
+    check = _fabric_check(args, log)
+    if check is not None:
+        from fabricui.services.doctor import SEVERITIES
+
+        order = {s: i for i, s in enumerate(SEVERITIES)}
+        findings = sorted([*findings, *check.findings], key=lambda f: order[f.severity])
     if args.json:
-        print_json(report_json(log, findings))
+        data = report_json(log, findings)
+        if check is not None:
+            data["fabric"] = check.to_json()
+        print_json(data)
     else:
-        print(render(log, findings))
+        print(render(log, findings, check))
     fail_on = getattr(args, "fail_on", None)
     if fail_on is not None:
         worst = {"warning": ("warning", "error"), "error": ("error",)}[fail_on]
@@ -87,12 +112,40 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(log: NcclLog, findings: list[Finding]) -> str:
+def _fabric_check(args: argparse.Namespace, log: NcclLog) -> FabricCheck | None:
+    """The comparison with ``--topology`` (None without it).
+
+    Raises:
+        ConfigError: ``--hosts`` without ``--topology``, or a bad hostlist.
+        FabricError: The topology cannot be loaded.
+    """
+    from fabricui.commands.options import catalog, topology_request
+    from fabricui.importers.common import ParseError
+    from fabricui.importers.hostlist import expand
+    from fabricui.services.doctor_fabric import compare
+    from fabricui.services.session import load_fabric
+
+    if getattr(args, "topology", None) is None:
+        if getattr(args, "hosts", None):
+            raise ConfigError("--hosts applies with --topology (the fabric the job ran on)")
+        return None
+    hosts = None
+    if args.hosts:
+        try:
+            hosts = list(dict.fromkeys(expand(args.hosts)))
+        except ParseError as exc:
+            raise ConfigError(f"--hosts: {exc.message}") from None
+    fabric = load_fabric(topology_request(args), catalog(args))
+    return compare(log, fabric, hosts)
+
+
+def render(log: NcclLog, findings: list[Finding], check: FabricCheck | None = None) -> str:
     """The text report: facts first, then findings with their fixes.
 
     Args:
         log: The parsed log.
-        findings: ``diagnose(log)``.
+        findings: ``diagnose(log)`` (and the fabric check's).
+        check: The comparison with the fabric, when one was asked for.
 
     Returns:
         Lines joined with newlines.
@@ -142,6 +195,18 @@ def render(log: NcclLog, findings: list[Finding]) -> str:
     if log.env:
         settings = ", ".join(f"{k}={v}" for k, v in sorted(log.env.items()))
         lines.append(f"  environment    {settings}")
+    if check is not None:
+        placed = len(check.placement.gpu_of)
+        lines.append(f"  fabric         {check.topology}: {placed} rank(s) placed")
+        for host, where in list(check.placement.host_of.items())[:4]:
+            lines.append(f"    {host} -> {where}")
+        if len(check.placement.host_of) > 4:
+            lines.append(f"    ... and {len(check.placement.host_of) - 4} more hosts")
+        for ring in check.rings[:4]:
+            edges = ", ".join(f"{n} {tier}" for tier, n in ring["edges"].items() if n)
+            lines.append(f"    ring {ring['channel']:>2}: edges {edges}")
+        for note in check.placement.assumptions:
+            lines.append(f"    assumed: {note}")
     problems = [f for f in findings if f.severity != "info"]
     lines.append("")
     if not problems:

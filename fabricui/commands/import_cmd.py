@@ -72,6 +72,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="-o with a cluster format: the hosts that become nodes (Slurm hostlist, e.g. "
         "'luna-[0001-0560]'); default: those with the most common port count",
     )
+    parser.add_argument(
+        "--names",
+        metavar="FILE",
+        help="cluster formats: a GUID-to-hostname map ('H-<guid> host', 'host: 0x<guid>', "
+        "CSV) naming adapters the fabric names by GUID; unmatched GUIDs are listed",
+    )
+    parser.add_argument(
+        "--domains",
+        metavar="PATH",
+        help="-o with a cluster format: each tray's NVLink domain, a folder of per-tray "
+        "`nvidia-smi -q` outputs (named by host), pdsh-prefixed `nvidia-smi -q`, "
+        "'HOST CLUSTERUUID [CLIQUEID]' lines or an NMX compute-node JSON; the trays of a "
+        "domain share its NVLink switch",
+    )
     parser.add_argument("--nodes", type=int, help="-o: replicate the node N times (default 1)")
     parser.add_argument(
         "--net",
@@ -117,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
         hwdb_dirs=tuple(getattr(args, "hwdb", None) or ()),
         node=getattr(args, "node", None),
         hosts=getattr(args, "hosts", None),
+        names=getattr(args, "names", None),
+        domains=getattr(args, "domains", None),
     )
     importing.check_request(request)
     if args.file == "-" and sys.stdin is not None and sys.stdin.isatty():

@@ -19,8 +19,11 @@ group's global ingress, and their middle hops spread over every global and local
 Path queries (an idle fabric) take the minimal route.
 
 A torus's whole route comes from its ``Torus`` table: one dimension-order route per flow,
-so its resources are plain links. A fabric with network links but none of these tables (a
-plugin's builder) is routed pair by pair with ``Router.route``: slow, never approximate.
+so its resources are plain links. An imported cluster (``net.layout: explicit``) is routed on
+its own switch graph per (leaf, leaf) pair (``graph_routes``): one route per flow as the
+router picks it, and loads spread over every route it could pick. A fabric with network
+links but none of these (a plugin's builder) is routed pair by pair with ``Router.route``:
+slow, never approximate.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.capacity import link_capacity_GBps as link_capacity_GBps
+from fabricui.engine.graph_routes import ExplicitFlows, Incidence
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
@@ -92,8 +96,14 @@ class BulkRouter:
             nic_dev0 = fabric.gpu_nic[:g].astype(np.int64)
             self._has_net = self._net is not None and bool((nic_dev0 >= 0).all())
             # Network links but no table to read routes from (e.g. a plugin's builder):
-            # route cross-node pairs one by one rather than guess.
+            # route cross-node pairs one by one rather than guess; an imported cluster's
+            # graph is routed per leaf pair.
             self._fallback = not self._has_net and fabric.n_links > fabric.domains * ln
+        self._graph: ExplicitFlows | None = None
+        net_spec = fabric.spec.net
+        if self._fallback and net_spec is not None and net_spec.layout == "explicit":
+            self._graph = ExplicitFlows(fabric, router)
+            self._fallback = False
         self._proxy = router.proxy if self._has_net else None
         if self._has_net:
             self._up = _pad(
@@ -255,6 +265,15 @@ class BulkRouter:
         if not self._has_net:
             if self._fallback and not same.all():
                 return self._routed_one_by_one(a, b, same, pair), None
+            if self._graph is not None and not same.all():
+                cross = np.flatnonzero(~same)
+                routed = self._graph.paths(a[cross], b[cross])
+                width = max(pair.shape[1], routed.shape[1])
+                out = np.full((a.shape[0], width), -1, dtype=np.int64)
+                out[:, : pair.shape[1]] = np.where((a == b)[:, None], -1, pair)
+                out[cross, :] = -1
+                out[cross, : routed.shape[1]] = routed
+                return out, None
             if not same.all():
                 raise EngineError(f"{self.fabric.spec.id}: no network between nodes")
             return np.where((a == b)[:, None], -1, pair), None
@@ -510,13 +529,37 @@ class BulkRouter:
             dst: (n_flows,) destination ranks.
             valiant: Dragonfly only: route flows between groups through intermediate groups.
         """
+        return self._incidence(src, dst, valiant).expanded()
+
+    def _incidence(self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool) -> Incidence:
+        """What ``weighted_incidence`` says, with an imported cluster's leaf-pair spreads
+        kept as shared groups (one copy per leaf pair, not per flow)."""
         a, b = self._check(src, dst)
+        if self._graph is not None:
+            same = (a // self._g) == (b // self._g)
+            rows = np.flatnonzero(~same)
+            if rows.size:
+                inc = self._graph.incidence(a[rows], b[rows], a.shape[0], rows)
+                local = np.flatnonzero(same & (a != b))
+                pair = self._pairs((a[local] % self._g) * self._g + b[local] % self._g)
+                pair = np.where(pair >= 0, pair + ((a[local] // self._g) * self._ln)[:, None], -1)
+                i, col = np.nonzero(pair >= 0)
+                return Incidence(
+                    n_flows=inc.n_flows,
+                    flow=np.concatenate([inc.flow, local[i]]),
+                    res=np.concatenate([inc.res, pair[i, col]]),
+                    weight=None,
+                    group=inc.group,
+                    group_ptr=inc.group_ptr,
+                    group_res=inc.group_res,
+                    group_weight=inc.group_weight,
+                )
         res, weight = self._weighted_segments(a, b, aggregate=True, valiant=valiant)
         if weight is None:
             flow, col = np.nonzero(res >= 0)
-            return flow, res[flow, col], np.ones(flow.shape[0])
+            return Incidence(a.shape[0], flow, res[flow, col], np.ones(flow.shape[0]))
         flow, col = np.nonzero((res >= 0) & (weight > 0))
-        return flow, res[flow, col], weight[flow, col]
+        return Incidence(a.shape[0], flow, res[flow, col], weight[flow, col])
 
     def _modes(self) -> tuple[bool, ...]:
         """Routing modes adaptive routing chooses from: minimal, and on a dragonfly also
@@ -550,13 +593,11 @@ class BulkRouter:
                     (self.loads(src, dst, volume, mode) for mode in modes),
                     key=self._busiest,
                 )
-        flow, res, weight = self.weighted_incidence(src, dst, valiant)
+        incidence = self._incidence(src, dst, valiant)
         vol = np.broadcast_to(
             np.asarray(volume, dtype=np.float64), np.asarray(src).reshape(-1).shape
         )
-        return np.bincount(
-            res, weights=vol[flow] * weight, minlength=self.resource_capacity_GBps.size
-        )
+        return incidence.loads(vol, self.resource_capacity_GBps.size)
 
     def _busiest(self, load: FloatArray) -> float:
         """Busiest resource's time per message byte [us per byte] of a load vector."""
@@ -599,21 +640,43 @@ class BulkRouter:
     def _max_min(
         self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool
     ) -> tuple[FloatArray, FloatArray]:
-        """Progressive filling in one routing mode (see ``max_min_rates``)."""
-        flow, res, weight = self.weighted_incidence(src, dst, valiant)
-        n_flows = np.asarray(src).reshape(-1).shape[0]
+        """Progressive filling in one routing mode (see ``max_min_rates``).
+
+        Flows that share a leaf pair's spread (an imported cluster) load it as a group: the
+        group's resources count its active flows once per iteration, and a full resource
+        in a group freezes every flow of the group.
+        """
+        inc = self._incidence(src, dst, valiant)
+        flow, res, weight = inc.flow, inc.res, inc.weight
+        n_flows = inc.n_flows
         cap = self.resource_capacity_GBps
         rate = np.zeros(n_flows)
         remaining = cap.astype(np.float64).copy()
-        active = np.ones(n_flows, dtype=bool)
         has_links = np.bincount(flow, minlength=n_flows) > 0
+        group = inc.group
+        grouped = group is not None and inc.group_ptr is not None and inc.group_ptr.size > 1
+        if grouped:
+            assert group is not None and inc.group_ptr is not None
+            assert inc.group_res is not None and inc.group_weight is not None
+            member = group >= 0
+            of_flow = np.maximum(group, 0)
+            n_groups = inc.group_ptr.shape[0] - 1
+            group_row, group_res, group_weight = inc.group_row, inc.group_res, inc.group_weight
+            has_links |= member
         rate[~has_links] = np.inf
-        active &= has_links
+        active = has_links.copy()
         for _ in range(n_flows + 1):
-            live = active[flow]
-            if not live.any():
+            if not active.any():
                 break
-            counts = np.bincount(res[live], weights=weight[live], minlength=cap.size)
+            live = active[flow]
+            counts = np.bincount(
+                res[live], weights=None if weight is None else weight[live], minlength=cap.size
+            ).astype(np.float64)
+            if grouped:
+                per_group = np.bincount(of_flow[active & member], minlength=n_groups)
+                counts += np.bincount(
+                    group_res, weights=group_weight * per_group[group_row], minlength=cap.size
+                )
             used = counts > 0
             share = np.full(cap.size, np.inf)
             share[used] = remaining[used] / counts[used]
@@ -621,13 +684,14 @@ class BulkRouter:
             rate[active] += step
             remaining -= step * counts
             full = used & (share <= step * (1 + 1e-9))
-            active[flow[live & full[res]]] = False  # flows through a full resource freeze
-        load = np.bincount(
-            res,
-            weights=np.where(np.isfinite(rate), rate, 0.0)[flow] * weight,
-            minlength=cap.size,
-        )
-        return rate, load
+            frozen = np.zeros(n_flows, dtype=bool)
+            frozen[flow[live & full[res]]] = True  # flows through a full resource freeze
+            if grouped:
+                hit = np.zeros(n_groups, dtype=bool)
+                hit[group_row[full[group_res]]] = True
+                frozen |= member & hit[of_flow]
+            active &= ~frozen
+        return rate, inc.loads(np.where(np.isfinite(rate), rate, 0.0), cap.size)
 
     def link_loads(self, resource_load: FloatArray) -> FloatArray:
         """(n_links,) per-link load from resource loads: aggregates spread evenly over

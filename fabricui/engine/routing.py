@@ -255,6 +255,34 @@ class Router:
         tree = self._switch_tree(leaf_a)
         return [up, *self._switch_graph.pick(tree, leaf_a, leaf_b, salt), down]
 
+    @property
+    def switch_graph(self) -> _Graph:
+        """The switch-to-switch links as an adjacency graph (what network routes cross)."""
+        return self._switch_graph
+
+    @property
+    def switch_transit(self) -> npt.NDArray[np.bool_]:
+        """(n_devices,) devices that forward network traffic (the network switches)."""
+        return self._switch_transit
+
+    def nic_cables(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(n_devices,) link from each NIC up to its switch and back down, -1 for devices
+        without a cable: the first and last network hop of every route."""
+        n = self.fabric.n_devices
+        up = np.full(n, -1, dtype=np.int64)
+        down = np.full(n, -1, dtype=np.int64)
+        if self._nic_up:
+            up[np.fromiter(self._nic_up, np.int64)] = np.fromiter(self._nic_up.values(), np.int64)
+        if self._nic_down:
+            keys = np.fromiter(self._nic_down, np.int64)
+            down[keys] = np.fromiter(self._nic_down.values(), np.int64)
+        return up, down
+
+    def switch_tree(self, leaf: int) -> npt.NDArray[np.bool_]:
+        """(n_switch_graph_links,) which switch links lie on a best route from ``leaf``
+        (by ``switch_graph`` position): the router picks among exactly these."""
+        return self._switch_tree(leaf)
+
     def _switch_tree(self, leaf: int) -> npt.NDArray[np.bool_]:
         """Best-route tree from one leaf over the switches (cached, bounded)."""
         tree = self._switch_trees.get(leaf)

@@ -13,7 +13,10 @@ the file): which hosts are compute nodes (the most common port count and its nam
 ``hosts=`` picks them instead), the NIC ports per node when the node spec disagrees with the
 cabling, the link generation for speeds the catalog lacks (QDR, EDR), rates a Slurm file does
 not have. Slurm blocks whose node spec is an NVLink tray (GB200) become NVLink domains: one
-fabric node per block, its trays sharing one NVSwitch domain.
+fabric node per block, its trays sharing one NVSwitch domain. With a map of each tray's
+NVLink domain (``nvlink_domains``, from ``nvidia-smi -q``) the hosts stay nodes and the
+domains become ``intra.hosts_per_domain`` blocks of the real fabric: the trays of a domain
+in consecutive nodes, a partial rack's missing trays as empty slots.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from fabricui.importers.hostlist import compress, natural_key
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
+    from fabricui.importers.nvlink_domains import DomainMap
     from fabricui.model import IntraSpec, TopologySpec
 
 #: InfiniBand link generation for a measured port rate [Gb/s] (the catalog has HDR and up;
@@ -71,8 +75,11 @@ class ClusterDraft:
         """One line: nodes, GPUs, switches, cables."""
         d, c = self.data, self.cluster
         per = c["hosts_per_node"]
-        hosts = sum(1 for line in c["hosts"] if line.split()[0] != "-")
+        hosts = sum(1 for line in c["hosts"] if line.split()[0].strip('"') != "-")
+        domain = (d.get("intra") or {}).get("hosts_per_domain", 1)
         nodes = f"{d['nodes']} nodes" + (f" ({hosts} hosts)" if per > 1 else "")
+        if domain > 1:
+            nodes += f" ({hosts} trays in {d['nodes'] // domain} NVLink domains of {domain})"
         net = d.get("net") or {}
         return (
             f"{nodes} x {d['gpus_per_node']} {d['gpu']}, {len(c['switches'])} switches, "
@@ -305,6 +312,7 @@ def build_cluster_spec(
     hosts: list[str] | None = None,
     net: tuple[str, float] | None = None,
     gpu: str | None = None,
+    domains: DomainMap | None = None,
 ) -> ClusterDraft:
     """Map a switch graph and a node spec to a cluster topology spec.
 
@@ -319,12 +327,15 @@ def build_cluster_spec(
         net: (link id, Gb/s) overriding the network link and the rate of cables whose
             rate the input lacks.
         gpu: Catalog GPU id overriding the node spec's.
+        domains: Each tray's NVLink domain: the hosts are grouped into scale-up domains
+            of the node spec's switch fabric (``intra.hosts_per_domain``).
 
     Returns:
         The draft with its warnings and comments.
 
     Raises:
-        ParseError: Nothing to build (no hosts, no cabled host).
+        ParseError: Nothing to build (no hosts, no cabled host, no host in a domain), or
+            domains with a node spec without a scale-up switch.
         ConfigError: ``hosts`` names a host the graph lacks.
     """
     warnings: list[str] = []
@@ -332,6 +343,11 @@ def build_cluster_spec(
     if node.nodes > 1:
         comments.append(f"node spec {node.id} is a {node.nodes}-node topology: one node is used")
     blocks_as_domains = bool(graph.blocks) and not graph.switches
+    if blocks_as_domains and domains is not None:
+        raise ParseError(
+            "--domains groups the hosts of a switch graph; Slurm blocks are NVLink domains "
+            "already (import ibnetdiscover output with --domains for the real fabric)"
+        )
     if blocks_as_domains:
         return _blocks_spec(graph, node, catalog, spec_id, origin, command, net, gpu)
     if not graph.switches:
@@ -442,8 +458,17 @@ def build_cluster_spec(
         )
     cable_lines = [_yaml_text(f"{a} {b} {n} {r:g}") for (a, b, r), n in bundles.items()]
     # --- hosts ---
+    slots: list[str | None] = list(chosen.hosts)
+    intra = _intra_dict(node.intra)
+    domain_names: list[str] = []
+    if domains is not None:
+        slots, domain_names, size = _domain_slots(node, chosen.hosts, domains, warnings, comments)
+        intra["hosts_per_domain"] = size
     host_lines = []
-    for host in chosen.hosts:
+    for host in slots:
+        if host is None:
+            host_lines.append('"-"')
+            continue
         tokens = [_token(host)]
         for port in rows[host]:
             if port is None:
@@ -474,21 +499,25 @@ def build_cluster_spec(
             f"{ratio['median']:g}:1, min {ratio['min']:g}, max {ratio['max']:g}"
         )
     gpu_id = gpu or node.gpu
-    blocks = _host_blocks(graph, chosen.hosts)
+    blocks = (
+        [_yaml_text(_token(name)) for name in domain_names]
+        if domain_names
+        else _host_blocks(graph, chosen.hosts)
+    )
     net_dict = _net_dict(node, catalog, link, gbps, per, g, warnings)
     where = f" ({origin})" if origin else ""
     data: dict[str, Any] = {
         "id": spec_id,
         "description": (
-            f"Imported cluster{where}: {len(chosen.hosts)} x {node.id} nodes on "
-            f"{len(switch_lines)} switches ({graph.source})"
+            f"Imported cluster{where}: {sum(h is not None for h in slots)} x {node.id} nodes "
+            f"on {len(switch_lines)} switches ({graph.source})"
         ),
         "source": command or f"fabricui import {graph.format}",
         "gpu": gpu_id,
-        "nodes": len(chosen.hosts),
+        "nodes": len(slots),
         "gpus_per_node": g,
         "nodes_settable": False,
-        "intra": _intra_dict(node.intra),
+        "intra": intra,
         "net": net_dict,
     }
     cluster: dict[str, Any] = {
@@ -500,6 +529,75 @@ def build_cluster_spec(
     if blocks:
         cluster["blocks"] = blocks
     return ClusterDraft(data=data, cluster=cluster, warnings=warnings, comments=comments)
+
+
+def _domain_slots(
+    node: TopologySpec,
+    hosts: list[str],
+    domains: DomainMap,
+    warnings: list[str],
+    comments: list[str],
+) -> tuple[list[str | None], list[str], int]:
+    """(host of each node, None for an empty slot; domain name of each node; trays per
+    domain) when the hosts are grouped into NVLink domains.
+
+    Domains follow each other in the order of their first host, trays in natural order; a
+    domain with fewer trays than the largest (or than the node spec's rack) is padded with
+    empty slots. Hosts in no domain are left out, since a tray without its NVLink fabric
+    runs no multi-GPU job.
+    """
+    if node.intra.fabric not in ("nvswitch", "switch"):
+        raise ParseError(
+            f"NVLink domains need a node spec with a scale-up switch, but {node.id}'s intra "
+            f"fabric is {node.intra.fabric}: give a GB200-class --node (e.g. gb200-nvl72)"
+        )
+    source = domains.source
+    known = set(hosts)
+    groups: dict[str, list[str]] = {}
+    for host in hosts:
+        domain = domains.domain_of.get(host)
+        if domain is not None:
+            groups.setdefault(domain, []).append(host)
+    warnings.extend(domains.warnings)
+    unlisted = [h for h in hosts if h not in domains.domain_of and h not in domains.left_out]
+    if unlisted:
+        warnings.append(
+            f"{len(unlisted)} host(s) of the fabric are not in {source}: no NVLink domain, "
+            f"left out: {compress(unlisted)}"
+        )
+    elsewhere = sorted((h for h in domains.domain_of if h not in known), key=natural_key)
+    if elsewhere:
+        warnings.append(
+            f"{len(elsewhere)} tray(s) of {source} are no host of the fabric (no cable, or "
+            f"not chosen): {listing(elsewhere)}"
+        )
+    if not groups:
+        raise ParseError(f"no host of the fabric is in an NVLink domain of {source}")
+    largest = max(len(v) for v in groups.values())
+    rack = node.intra.hosts_per_domain
+    size = max(largest, rack if rack > 1 else 1)
+    if rack > 1 and largest > rack:
+        warnings.append(
+            f"a domain holds {largest} trays, more than the {rack} of {node.id}: domains of "
+            f"{largest} trays"
+        )
+    partial = [f"{name} ({len(v)})" for name, v in groups.items() if len(v) < size]
+    if partial:
+        warnings.append(
+            f"{len(partial)} NVLink domain(s) hold fewer than {size} trays: their empty slots "
+            f"are domain positions without a host (never placed on): {listing(partial)}"
+        )
+    slots: list[str | None] = []
+    names: list[str] = []
+    for name, members in groups.items():
+        members.sort(key=natural_key)
+        slots += [*members, *([None] * (size - len(members)))]
+        names += [name] * size
+    comments.append(
+        f"{len(groups)} NVLink domain(s) of up to {size} trays x {node.gpus_per_node} GPUs "
+        f"({source})"
+    )
+    return slots, names, size
 
 
 def _assumed_bundles(

@@ -83,6 +83,17 @@ class Transport:
     """What followed ``via`` (``NET/IB/3/GDRDMA``)."""
     direction: str = ""
     """``send``, ``receive`` or empty."""
+    src_dev: str = ""
+    """The source rank's device as printed (``3``: its nvmlDev; ``3d000``: older NCCL's
+    PCI bus id)."""
+    dst_dev: str = ""
+    """The destination rank's device as printed."""
+    net_dev: int | None = None
+    """NCCL's network device index (``NET/IB/3``: 3), for network connections."""
+    proxy: int | None = None
+    """The rank that sends for ``src`` through its own NIC (PXN, ``NET/IB/3(5)``: 5)."""
+    host: str | None = None
+    """Host that printed the line (the sender's, or the receiver's for ``receive``)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +177,14 @@ class NcclLog:
     """The topology print shows an NVSwitch (``NVS/``)."""
     gpu_names: list[str] = field(default_factory=list)
     """GPU model names mentioned (``H100``), when the log has them."""
+    rings: dict[int, list[int]] = field(default_factory=dict)
+    """Channel -> its ring as rank 0 prints it (``Channel 00/02 :    0   1 ...``)."""
+    ring_next: dict[tuple[int, int], int] = field(default_factory=dict)
+    """(channel, rank) -> the next rank of its ring (``Ring 00 : 7 -> 0 -> 1`` lines)."""
+    rank_hosts: dict[int, str] = field(default_factory=dict)
+    """Rank -> the host that printed its init or connection lines."""
+    rank_devs: dict[int, str] = field(default_factory=dict)
+    """Rank -> its device as printed (nvmlDev/cudaDev, or an older NCCL's bus id)."""
 
     @property
     def network(self) -> str | None:
@@ -217,6 +236,24 @@ class NcclLog:
         """Collective channels: ``N coll channels`` when printed, else the ring lists'."""
         return self.coll_channels if self.coll_channels is not None else self.ring_channels
 
+    def ring_orders(self) -> dict[int, list[int]]:
+        """Channel -> ring order: the printed lists, else rebuilt from ``Ring c : prev ->
+        rank -> next`` lines (from rank 0 when every rank printed its line)."""
+        if self.rings:
+            return dict(self.rings)
+        out: dict[int, list[int]] = {}
+        channels = sorted({c for c, _ in self.ring_next})
+        for channel in channels:
+            start = min(r for c, r in self.ring_next if c == channel)
+            order, seen, rank = [], set(), start
+            while rank not in seen and (channel, rank) in self.ring_next:
+                seen.add(rank)
+                order.append(rank)
+                rank = self.ring_next[(channel, rank)]
+            if rank == start and len(order) > 1:
+                out[channel] = order
+        return out
+
 
 # --- line prefixes -------------------------------------------------------------------------
 
@@ -258,10 +295,19 @@ _IB_DEVICE = re.compile(
 )
 _IB_VNIC = re.compile(r"\[(\d{1,9})\]=\{([^}]*)\}")
 _CONNECTION = re.compile(
-    r"^(?:Channel|Ring) (?P<ch>\d{1,9})(?:/\d+)? : (?P<src>\d{1,9})\[[0-9a-fA-Fx]+\] -> "
-    r"(?P<dst>\d{1,9})\[[0-9a-fA-Fx]+\](?: \[(?P<dir>send|receive)\])? via (?P<via>\S.*)$"
+    r"^(?:Channel|Ring) (?P<ch>\d{1,9})(?:/\d+)? : (?P<src>\d{1,9})\[(?P<sdev>[0-9a-fA-Fx]{1,16})\]"
+    r" -> (?P<dst>\d{1,9})\[(?P<ddev>[0-9a-fA-Fx]{1,16})\](?: \[(?P<dir>send|receive)\])? "
+    r"via (?P<via>\S.*)$"
 )
-_RING_LIST = re.compile(r"^Channel (\d{1,9})/(\d{1,9}) :\s+-?\d+(?:\s+-?\d+)*\s*$")
+_RING_LIST = re.compile(r"^Channel (\d{1,9})/(\d{1,9}) :\s+(-?\d+(?:\s+-?\d+)*)\s*$")
+#: ``Ring 00 : 7 -> 0 -> 1`` (GRAPH subsystem: a rank's ring neighbours).
+_RING_NEXT = re.compile(r"^Ring (\d{1,9}) : (-?\d{1,9}) -> (\d{1,9}) -> (-?\d{1,9})\s*$")
+#: ``NET/IB/3``, ``NET/IB/3(5)`` (PXN through rank 5), ``NET/IBext_v8/1/GDRDMA``.
+_NET_DEV = re.compile(r"^NET/[^/\s]{1,64}/(\d{1,6})(?:\((\d{1,9})\))?")
+#: A rank's physical GPU (``nvmlDev``) first, else its CUDA device (``cudaDev``).
+_DEVICES = (re.compile(r"\bnvmlDev (\d{1,6})\b"), re.compile(r"\bcudaDev (\d{1,6})\b"))
+#: Most ranks a printed ring is read with (longer lists are a paste artefact).
+_MAX_RING = 1 << 20
 _COLL_CHANNELS = re.compile(r"\b(\d{1,9}) coll channels\b")
 _NVLS_CHANNELS = re.compile(r"\b(\d{1,9}) nvls channels\b|\bnvlsChannels (\d{1,9})")
 _NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d{1,9})")
@@ -420,7 +466,7 @@ def parse_nccl_log(text: str, source: str = "<log>") -> NcclLog:
         if not stripped or _TIMESTAMP_LINE.match(stripped):
             continue
         host, level, msg, prefixed = _split_line(raw)
-        known = _parse_message(log, number, level, msg, seen_lists)
+        known = _parse_message(log, number, level, msg, seen_lists, host if prefixed else None)
         if prefixed or known:
             log.recognized += 1
             if host and prefixed:
@@ -437,7 +483,12 @@ def parse_nccl_log(text: str, source: str = "<log>") -> NcclLog:
 
 
 def _parse_message(
-    log: NcclLog, number: int, level: str, msg: str, seen_lists: set[tuple[IbDevice, ...]]
+    log: NcclLog,
+    number: int,
+    level: str,
+    msg: str,
+    seen_lists: set[tuple[IbDevice, ...]],
+    host: str | None = None,
 ) -> bool:
     """Record what one message says; returns True when it is a known NCCL message."""
     if level == "WARN":
@@ -466,6 +517,8 @@ def _parse_message(
     if connection:
         src, dst = int(connection.group("src")), int(connection.group("dst"))
         via = connection.group("via").rstrip()
+        direction = connection.group("dir") or ""
+        net = _NET_DEV.match(via)
         log.transports.append(
             Transport(
                 line=number,
@@ -474,15 +527,35 @@ def _parse_message(
                 dst=dst,
                 kind=classify_transport(via),
                 text=via,
-                direction=connection.group("dir") or "",
+                direction=direction,
+                src_dev=connection.group("sdev"),
+                dst_dev=connection.group("ddev"),
+                net_dev=int(net.group(1)) if net else None,
+                proxy=int(net.group(2)) if net and net.group(2) else None,
+                host=host,
             )
         )
         log.ranks.update((src, dst))
+        log.rank_devs.setdefault(src, connection.group("sdev"))
+        log.rank_devs.setdefault(dst, connection.group("ddev"))
+        if host:
+            log.rank_hosts.setdefault(dst if direction == "receive" else src, host)
         return True
     ring = _RING_LIST.match(msg)
     if ring:
         total = int(ring.group(2))
         log.ring_channels = max(log.ring_channels or 0, total)
+        order = ring.group(3).split()
+        if len(order) <= _MAX_RING:
+            log.rings.setdefault(int(ring.group(1)), [int(r) for r in order])
+        return True
+    ring_next = _RING_NEXT.match(msg)
+    if ring_next:
+        channel, rank = int(ring_next.group(1)), int(ring_next.group(3))
+        log.ring_next[(channel, rank)] = int(ring_next.group(4))
+        log.ranks.add(rank)
+        if host:
+            log.rank_hosts.setdefault(rank, host)
         return True
     env = _ENV.match(msg)
     if env:
@@ -577,8 +650,16 @@ def _parse_message(
         known = True
     comm = _COMM.search(msg)
     if comm:
-        log.ranks.add(int(comm.group(1)))
+        rank = int(comm.group(1))
+        log.ranks.add(rank)
         log.nranks = int(comm.group(2))
+        if host:
+            log.rank_hosts.setdefault(rank, host)
+        for pattern in _DEVICES:
+            device = pattern.search(msg)
+            if device:
+                log.rank_devs[rank] = device.group(1)
+                break
         known = True
     return known
 

@@ -22,8 +22,11 @@ DEFAULT_BUDGET_BYTES = 2 * 2**30
 #: Memory a process has before any work (interpreter, numpy, the catalog) [bytes].
 BASE_BYTES = 120 * 2**20
 #: Memory per routed flow of a traffic pattern or an all-to-all [bytes] (route, loads,
-#: rates and the per-flow result).
-FLOW_BYTES = 1200
+#: rates and the per-flow result). Measured 2026-11-23 as the slope of peak RSS of
+#: ``fabricui traffic --json`` between 512 and 1,024 GPUs: 485 on a generated 1,024-GPU
+#: fat-tree, 540 on the imported Selene cluster; at 1,698 GPUs (2.9 million flows) both
+#: peak at 1.5 GB. Rounded up.
+FLOW_BYTES = 700
 #: Memory per GPU of a built fabric (device and link tables, routes) [bytes].
 GPU_BYTES = 2000
 

@@ -70,20 +70,24 @@ def group_ranks(
     """
     import numpy as np
 
+    from fabricui.services.jobs import placeable_ranks
+
+    # An imported cluster's empty NVLink-domain slots hold no host: never in a group.
+    placeable = placeable_ranks(fabric)
     if gpus is not None:
-        if not 1 <= gpus <= fabric.n_gpus:
-            raise ConfigError(f"--gpus must be within 1..{fabric.n_gpus} (got {gpus})")
-        return np.arange(gpus, dtype=np.int64)
+        if not 1 <= gpus <= placeable.shape[0]:
+            raise ConfigError(f"--gpus must be within 1..{placeable.shape[0]} (got {gpus})")
+        return placeable[:gpus]
     g = fabric.gpus_per_node
     if group in ("node", "host"):
         return np.arange(g, dtype=np.int64)
     if group == "domain":
         return np.arange(min(fabric.gpus_per_domain, fabric.n_gpus), dtype=np.int64)
     if group == "per-node":
-        return np.arange(fabric.nodes, dtype=np.int64) * g
+        return placeable[placeable % g == 0]
     if group != "all":
         raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUPS)})")
-    return np.arange(fabric.n_gpus, dtype=np.int64)
+    return placeable
 
 
 def prediction_rows(prediction: Prediction) -> tuple[dict[str, Any], ...]:

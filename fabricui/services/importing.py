@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 
 #: Largest input read [bytes]; topology outputs are a few KiB.
 MAX_INPUT_BYTES = 64 * 2**20
+#: Largest total of a folder of per-tray ``nvidia-smi -q`` outputs read by ``--domains``
+#: [bytes] (a tray's full output is ~100 KB; 10,000 trays fit).
+MAX_DOMAIN_BYTES = 2 * 2**30
+#: File name endings dropped to get a tray's host name (``gb200-01.txt`` -> ``gb200-01``).
+_OUTPUT_SUFFIXES = (".txt", ".log", ".out", ".q", ".nvsmi")
+#: Formats whose result is a switch graph (``--names`` and ``--domains`` apply).
+_CLUSTER_OPTIONS = "--names and --domains apply to ibnetdiscover, iblinkinfo and slurm-topology"
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,11 @@ class ImportRequest:
     """Cluster formats: what one host is (a topology id or a node spec file)."""
     hosts: str | None = None
     """Cluster formats: the hosts that become nodes (a Slurm hostlist)."""
+    names: str | None = None
+    """Cluster formats: a GUID-to-hostname map naming unnamed adapters."""
+    domains: str | None = None
+    """Cluster formats: each tray's NVLink domain (a folder of ``nvidia-smi -q`` outputs,
+    pdsh-prefixed ``nvidia-smi -q``, ``HOST CLUSTERUUID [CLIQUEID]`` lines, NMX JSON)."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,8 @@ def check_request(request: ImportRequest) -> None:
         raise ConfigError("--force, --nodes, --net, --gpu and --node only apply with -o FILE")
     if request.hosts and not output:
         raise ConfigError("--hosts only applies with -o FILE")
+    if request.domains and not output:
+        raise ConfigError("--domains only applies with -o FILE")
     if output == "-" and request.as_json:
         raise ConfigError("--json and -o - both write to stdout: give -o a file name")
     if output and output != "-":
@@ -173,6 +187,8 @@ def import_text(
     except Exception as exc:  # a plugin importer's bug (the plugin host recorded it)
         failed = f"{importer_label(request.format, host)} failed: {exception_line(exc)}"
         raise ParseError(f"{origin}: {failed}") from None
+    if request.names:
+        _apply_names(result, request.names)
     warnings, notes, shown = _checked_result(result, request.format, request.as_json, host)
     return Imported(origin, result, tuple(warnings), tuple(notes), shown)
 
@@ -303,6 +319,86 @@ def make_spec(
     return WrittenSpec(text, draft.summary(), tuple(draft.warnings))
 
 
+def _apply_names(result: Any, path: str) -> None:
+    """Rename a switch graph's unnamed adapters from the ``--names`` map (in place).
+
+    Raises:
+        ConfigError: Not a switch graph.
+        ParseError: The map cannot be read or names nothing.
+    """
+    from fabricui.files import read_bounded
+    from fabricui.importers.common import ParseError
+    from fabricui.importers.fabric_graph import SwitchGraph
+    from fabricui.importers.guid_names import apply_names, parse_names
+
+    if not isinstance(result, SwitchGraph):
+        raise ConfigError(_CLUSTER_OPTIONS)
+    data, origin = read_bounded(path, MAX_INPUT_BYTES, ParseError, "a GUID-to-hostname map")
+    text = data.decode("utf-8", errors="replace")
+    try:
+        names = parse_names(text, f"--names {origin}")
+    except ParseError as exc:
+        raise ParseError(exc.message) from None
+    apply_names(result, names, f"--names {Path(origin).name}")
+
+
+def read_domains(path: str) -> Any:
+    """The NVLink domain of every tray from ``--domains PATH``: a folder of per-tray
+    ``nvidia-smi -q`` outputs (file name = host name, ``.txt``/``.log``/``.out`` dropped),
+    or one file (``importers.nvlink_domains.parse_domains``).
+
+    Returns:
+        The ``DomainMap``.
+
+    Raises:
+        ParseError: Unreadable, too large, or not a domain source (one line).
+    """
+    import os
+
+    from fabricui.files import read_bounded
+    from fabricui.importers.common import ParseError
+    from fabricui.importers.nvlink_domains import (
+        MAX_TRAYS,
+        domains_from_trays,
+        parse_domains,
+    )
+
+    folder = Path(path)
+    if not folder.is_dir():
+        data, origin = read_bounded(
+            path, MAX_DOMAIN_BYTES, ParseError, "an NVLink domain source (file or folder)"
+        )
+        try:
+            return parse_domains(data.decode("utf-8", errors="replace"), origin)
+        except ParseError as exc:
+            raise ParseError(f"--domains {exc.message}") from None
+    outputs: dict[str, str] = {}
+    total = 0
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        raise ParseError(f"--domains {path}: cannot list ({exc.strerror or exc})") from None
+    for entry in entries:
+        if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+            continue
+        if len(outputs) >= MAX_TRAYS:
+            raise ParseError(f"--domains {path}: more than {MAX_TRAYS:,} files")
+        data, _ = read_bounded(entry.path, MAX_INPUT_BYTES, ParseError, "nvidia-smi -q output")
+        total += len(data)
+        if total > MAX_DOMAIN_BYTES:
+            raise ParseError(f"--domains {path}: more than {MAX_DOMAIN_BYTES // 2**30} GiB")
+        host = entry.name
+        for suffix in _OUTPUT_SUFFIXES:
+            if host.endswith(suffix) and len(host) > len(suffix):
+                host = host[: -len(suffix)]
+                break
+        outputs[host] = data.decode("utf-8", errors="replace")
+    try:
+        return domains_from_trays(outputs, f"nvidia-smi -q of {len(outputs)} tray(s) ({path})")
+    except ParseError as exc:
+        raise ParseError(f"--domains {path}: {exc.message}") from None
+
+
 def is_cluster(imported: Imported) -> bool:
     """Whether the import is a whole cluster's switch graph (ibnetdiscover, iblinkinfo,
     slurm-topology), which ``-o`` joins with one node's spec."""
@@ -321,6 +417,8 @@ def check_cluster_request(request: ImportRequest, imported: Imported) -> None:
     if not is_cluster(imported):
         if request.node or request.hosts:
             raise ConfigError(f"--node and --hosts apply to cluster formats, not {request.format}")
+        if request.domains:
+            raise ConfigError(_CLUSTER_OPTIONS)
         return
     if request.nodes is not None:
         raise ConfigError(
@@ -375,6 +473,7 @@ def make_cluster_spec(
     except ParseError as exc:
         raise ConfigError(f"--hosts: {exc.message}") from None
     net = parse_net(request.net, catalog) if request.net else None
+    domains = read_domains(request.domains) if request.domains else None
     output = request.output or "-"
     ident = spec_id(output)
     try:
@@ -388,6 +487,7 @@ def make_cluster_spec(
             hosts=hosts,
             net=net,
             gpu=request.gpu,
+            domains=domains,
         )
     except ParseError as exc:
         raise ParseError(f"{origin}: {exc.message}") from None

@@ -41,17 +41,19 @@ class JobPlacement:
     gpus_per_host: int
     """GPUs each host holds."""
     nodes: tuple[int, ...]
-    """Fabric nodes (NVLink domains when hosts share one) the job uses."""
+    """Scale-up domains the job uses: fabric nodes, or the NVLink domains the nodes share
+    (``intra.hosts_per_domain``)."""
     blocks: tuple[str, ...]
-    """Names of the blocks / NVLink domains spanned (from the cluster spec; ``n<node>``
-    when it names none)."""
+    """Names of the blocks / NVLink domains spanned (from the cluster spec; ``n<node>`` or
+    ``d<domain>`` when it names none)."""
     leaves: tuple[str, ...]
     """Leaf switches the job's GPU NICs are cabled to."""
     spines: tuple[str, ...]
     """Spine switches cabled to those leaves."""
     top_tier: str
     """Highest tier the job's traffic must climb: ``node`` (one node, no network),
-    ``leaf`` (one leaf), ``spine`` (a spine reaches every leaf of the job) or ``core``."""
+    ``leaf`` (one leaf), ``spine`` (a spine reaches every leaf of the job) or ``core``;
+    ``node`` also when every host is in one NVLink domain."""
 
     def rank_of(self, text: str) -> int:
         """The global rank of a job GPU given as a job rank (``5``) or ``HOST.gK``.
@@ -190,8 +192,12 @@ def place_job(
     node, slot = host_ids // per_node, host_ids % per_node
     first = node * g + slot * per_host
     ranks = (first[:, None] + np.arange(per_host, dtype=np.int64)[None, :]).reshape(-1)
-    nodes = tuple(sorted({int(n) for n in node}))
-    blocks = tuple(cluster.blocks[n] if cluster.blocks else f"n{n}" for n in nodes)
+    domain = fabric.hosts_per_domain
+    nodes = tuple(sorted({int(n) // domain for n in node}))
+    if cluster.blocks:
+        blocks = tuple(dict.fromkeys(cluster.blocks[int(n)] for n in sorted(set(node.tolist()))))
+    else:
+        blocks = tuple(f"d{n}" if domain > 1 else f"n{n}" for n in nodes)
     switch_of = _switch_of_nics(fabric)
     leaf_devs = sorted(
         {switch_of[nic] for nic in fabric.gpu_nic[ranks].tolist() if nic >= 0 and nic in switch_of}
@@ -209,6 +215,19 @@ def place_job(
         spines=tuple(sorted((fabric.device_name(d) for d in spine_devs), key=natural_key)),
         top_tier=top,
     )
+
+
+def placeable_ranks(fabric: Fabric) -> npt.NDArray[np.int64]:
+    """Global ranks of GPUs on real hosts: all of them, but for an imported cluster whose
+    partial NVLink domains have empty slots (modelled trays without a host, never placed
+    on and without network cables) only those of named hosts."""
+    cluster = fabric.spec.cluster
+    every = np.arange(fabric.n_gpus, dtype=np.int64)
+    if cluster is None or all(h.name is not None for h in cluster.hosts):
+        return every
+    per_host = fabric.gpus_per_node // cluster.hosts_per_node
+    named = np.asarray([h.name is not None for h in cluster.hosts], dtype=bool)
+    return every[np.repeat(named, per_host)]
 
 
 def _neighbours(fabric: Fabric, devices: list[int], kind: DeviceKind) -> dict[int, set[int]]:

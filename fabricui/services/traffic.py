@@ -103,19 +103,22 @@ def simulate(
     from fabricui.engine.traffic import pattern_flows, simulate_traffic
     from fabricui.services import admission
     from fabricui.services.collective import job_of
+    from fabricui.services.jobs import placeable_ranks
     from fabricui.services.session import load_fabric
 
     progress.phase("building the fabric")
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
     members = job.ranks if job is not None else None
+    # An imported cluster's empty NVLink-domain slots hold no host: never in a pattern.
+    placeable = placeable_ranks(fabric)
     n = (
         len(members)
         if members is not None
-        else (fabric.n_gpus if request.gpus is None else request.gpus)
+        else (placeable.shape[0] if request.gpus is None else request.gpus)
     )
-    if not 2 <= n <= fabric.n_gpus:
-        raise ConfigError(f"--gpus must be within 2..{fabric.n_gpus} (got {n})")
+    if not 2 <= n <= placeable.shape[0]:
+        raise ConfigError(f"--gpus must be within 2..{placeable.shape[0]} (got {n})")
     budget = admission.memory_budget()
     fit = admission.largest_all_to_all(budget)
     admission.admit(
@@ -130,7 +133,7 @@ def simulate(
     )
     if request.top < 1:
         raise ConfigError(f"--top must be at least 1 (got {request.top})")
-    group = members if members is not None else np.arange(n)
+    group = members if members is not None else placeable[:n]
     src, dst = pattern_flows(request.pattern, group, request.seed)
     progress.phase(f"routing {len(src):,} flows, max-min fair rates")
     report = simulate_traffic(fabric, src, dst)
@@ -189,8 +192,9 @@ def heat(fabric: Any, pattern: str, ranks: Any = None) -> Heat:
 
     from fabricui.engine.traffic import pattern_flows, simulate_traffic
     from fabricui.services import admission
+    from fabricui.services.jobs import placeable_ranks
 
-    group = np.arange(fabric.n_gpus) if ranks is None else np.asarray(ranks)
+    group = placeable_ranks(fabric) if ranks is None else np.asarray(ranks)
     budget = admission.memory_budget()
     admission.admit(
         admission.Work(

@@ -1,0 +1,260 @@
+"""Bulk routing on an imported cluster's switch graph: the router's exact route per flow,
+loads spread over every route it could pick, and the same figures as the generated
+fat-tree whose cabling the cluster copies."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_explicit_fabric import MINI, big_cluster
+
+from fabricui.engine.bulk import BulkRouter
+from fabricui.engine.evaluate import evaluate_collective
+from fabricui.engine.graph_routes import Incidence
+from fabricui.engine.routing import Router
+from fabricui.engine.switch_routes import switch_routes
+from fabricui.engine.traffic import pattern_flows, simulate_traffic
+from fabricui.errors import EngineError
+from fabricui.fabric import DeviceKind, build_fabric
+from fabricui.fabric.explicit import cluster_of
+from fabricui.hwdb.resolve import resolve_topology
+from fabricui.hwdb.topology_file import parse_topology
+from fabricui.hwdb.yamlfile import parse_yaml
+from fabricui.model.topology import IntraSpec, NetSpec, TopologySpec
+from fabricui.services.session import collective_algorithms
+
+UNEVEN = """\
+id: uneven
+gpu: h100-sxm
+nodes: 2
+gpus_per_node: 8
+nodes_settable: false
+intra: {fabric: nvswitch, link: nvlink4, sockets: 2, pcie_switches: 4}
+net: {link: ib-ndr, gbps: 400, nics_per_node: 1, nic_map: [0, 0, 0, 0, 0, 0, 0, 0],
+      layout: explicit}
+cluster:
+  switches: [L1 leaf, L2 leaf, S1 spine, S2 spine]
+  hosts: [h1 L1, h2 L2]
+  cables:
+    - L1 S1 2 400
+    - L1 S2 1 400
+    - L2 S1 1 400
+    - L2 S2 1 400
+"""
+
+
+def load(text: str, catalog):
+    return build_fabric(parse_topology(parse_yaml(text, "cluster.yaml"), catalog), catalog)
+
+
+def named_loads(fabric, load) -> dict[tuple[str, str], float]:
+    """Non-zero loads on switch-to-switch links by (from, to) name."""
+    out = {}
+    for k in np.flatnonzero(load[: fabric.n_links] > 1e-12):
+        a, b = int(fabric.link_src[k]), int(fabric.link_dst[k])
+        if fabric.dev_node[a] < 0 and fabric.dev_node[b] < 0:
+            out[(fabric.device_name(a), fabric.device_name(b))] = float(load[k])
+    return out
+
+
+def by_name(fabric, load) -> dict[tuple[str, str], float]:
+    """Loads of every loaded link by (from, to) device names (link ids differ between a
+    fat-tree and its explicit copy)."""
+    out: dict[tuple[str, str], float] = {}
+    for k in np.flatnonzero(load > 1e-12):
+        key = (
+            fabric.device_name(int(fabric.link_src[k])),
+            fabric.device_name(int(fabric.link_dst[k])),
+        )
+        out[key] = out.get(key, 0.0) + float(load[k])
+    return out
+
+
+def generated(catalog, topology: str, nodes: int, **net):
+    spec = resolve_topology(topology, catalog, nodes)
+    if net:
+        spec = replace(spec, net=replace(spec.net, **net))
+    return build_fabric(spec, catalog)
+
+
+def test_spread_follows_bandwidth_at_each_switch(catalog):
+    """L1 reaches L2 through S1 (2 cables up, 1 down) and S2 (1 and 1): both routes are
+    50 GB/s wide, so both are the router's; L1 splits 2:1 by its uplinks' bandwidth."""
+    fabric = load(UNEVEN, catalog)
+    bulk = BulkRouter(fabric)
+    load_ = bulk.loads([0], [8], 1.0)
+    assert named_loads(fabric, load_) == pytest.approx(
+        {("L1", "S1"): 2 / 3, ("L1", "S2"): 1 / 3, ("S1", "L2"): 2 / 3, ("S2", "L2"): 1 / 3}
+    )
+    route = Router.for_fabric(fabric).route(0, 8)
+    assert np.array_equal(bulk.paths([0], [8])[0][: route.shape[0]], route)
+
+
+def test_max_min_on_a_shared_leaf_pair_by_hand(catalog):
+    """Eight flows h1 -> h2 share one 400G NIC port each way: 50 x eff GB/s between them."""
+    fabric = load(UNEVEN, catalog)
+    bulk = BulkRouter(fabric)
+    rates, load_ = bulk.max_min_rates(np.arange(8), np.arange(8, 16))
+    nic = np.flatnonzero(
+        (fabric.dev_kind[fabric.link_src] == DeviceKind.NIC)
+        & (fabric.dev_node[fabric.link_dst] < 0)
+    )[0]
+    cap = bulk.capacity_GBps[nic]
+    np.testing.assert_allclose(rates, cap / 8)
+    assert load_[nic] == pytest.approx(cap)
+
+
+@pytest.mark.parametrize(
+    ("topology", "nodes", "net"),
+    [
+        ("h100-ib-cluster", 16, {}),
+        ("h100-ib-cluster", 64, {"layout": "three-tier"}),
+        ("h100-ib-cluster", 48, {"oversubscription": 3.0}),
+        ("dgx-a100", 40, {"rail_optimized": False, "oversubscription": 1.5}),
+        ("gb200-nvl72-cluster", 36, {}),
+    ],
+)
+def test_explicit_copy_prices_as_the_fat_tree(catalog, topology, nodes, net):
+    """A cluster whose cables are a generated fat-tree's gives the same all-reduce, the
+    same max-min rates and the same link loads: spreading over the router's routes is what
+    the fat-tree's aggregates (a leaf's or a pod's uplinks) do."""
+    tree = generated(catalog, topology, nodes, **net)
+    explicit = build_fabric(cluster_of(tree), catalog)
+    assert explicit.tree is None and explicit.n_links == tree.n_links
+    algorithms = collective_algorithms()
+    for op in ("all_reduce", "all_gather"):
+        a = evaluate_collective(tree, op, [2**20, 2**30], algorithms=algorithms)
+        b = evaluate_collective(explicit, op, [2**20, 2**30], algorithms=algorithms)
+        np.testing.assert_allclose(b.time_us, a.time_us, rtol=1e-9)
+        assert b.algorithm == a.algorithm
+    ranks = np.arange(min(tree.n_gpus, 192))
+    for src, dst in (
+        pattern_flows("all_to_all", ranks),
+        pattern_flows("random-pairs", np.arange(tree.n_gpus), seed=3),
+    ):
+        want = simulate_traffic(tree, src, dst)
+        got = simulate_traffic(explicit, src, dst)
+        np.testing.assert_allclose(got.rate_GBps, want.rate_GBps, rtol=1e-9)
+        loads_got = by_name(explicit, got.link_load_GBps)
+        loads_want = by_name(tree, want.link_load_GBps)
+        assert loads_got.keys() == loads_want.keys()
+        for key, value in loads_want.items():
+            assert loads_got[key] == pytest.approx(value, rel=1e-7, abs=1e-9), key
+
+
+@pytest.mark.parametrize("topology", ["mini", "copy"])
+def test_paths_are_the_routers_own(catalog, topology):
+    """Every bulk route is ``Router.route``'s, link for link (PXN proxies, uncabled ports
+    and the hash among equal routes included)."""
+    if topology == "mini":
+        fabric = load(MINI, catalog)
+    else:
+        fabric = build_fabric(
+            cluster_of(generated(catalog, "h100-ib-cluster", 64, layout="three-tier")), catalog
+        )
+    router = Router(fabric)
+    rng = np.random.default_rng(7)
+    src = rng.integers(0, fabric.n_gpus, 600)
+    dst = rng.integers(0, fabric.n_gpus, 600)
+    paths = BulkRouter(fabric, router).paths(src, dst)
+    for row, a, b in zip(paths, src, dst):
+        assert np.array_equal(row[row >= 0], router.route(int(a), int(b)))
+
+
+def test_batched_trees_are_the_routers(catalog):
+    """The best-route trees computed for all leaves at once equal the router's, leaf by
+    leaf."""
+    fabric = build_fabric(
+        cluster_of(generated(catalog, "h100-ib-cluster", 64, layout="three-tier")), catalog
+    )
+    router = Router(fabric)
+    routes = switch_routes(router)
+    leaves = np.flatnonzero(fabric.dev_kind == DeviceKind.LEAF)
+    trees = routes.trees(routes.compact(leaves))
+    for leaf, tree in zip(leaves, trees):
+        assert np.array_equal(tree, router.switch_tree(int(leaf)))
+
+
+def test_spreads_conserve_each_flow(catalog):
+    """Every leaf pair's spread puts one byte per byte on the target leaf's incoming
+    links and one on the source's outgoing ones, and only on links the router may pick."""
+    fabric = build_fabric(
+        cluster_of(generated(catalog, "h100-ib-cluster", 64, layout="three-tier")), catalog
+    )
+    router = Router(fabric)
+    routes = switch_routes(router)
+    leaves = np.flatnonzero(fabric.dev_kind == DeviceKind.LEAF)
+    a, b = np.meshgrid(leaves, leaves, indexing="ij")
+    keep = a != b
+    a, b = a[keep], b[keep]
+    group, ptr, links, weight = routes.spread(a, b)
+    for i in range(0, a.shape[0], 37):
+        g = group[i]
+        mine, w = links[ptr[g] : ptr[g + 1]], weight[ptr[g] : ptr[g + 1]]
+        assert w.sum() > 0 and np.all(w > 0)
+        assert w[fabric.link_dst[mine] == b[i]].sum() == pytest.approx(1.0)
+        assert w[fabric.link_src[mine] == a[i]].sum() == pytest.approx(1.0)
+        picked = set(router.switch_graph.links[router.switch_tree(int(a[i]))].tolist())
+        assert set(mine.tolist()) <= picked
+
+
+def test_an_unreachable_leaf_is_one_line(catalog):
+    """A leaf with no cable to the rest is an EngineError naming the devices."""
+    text = UNEVEN.replace("    - L2 S1 1 400\n    - L2 S2 1 400\n", "")
+    fabric = load(text, catalog)
+    bulk = BulkRouter(fabric)
+    for call in (lambda: bulk.paths([0], [8]), lambda: bulk.loads([0], [8], 1.0)):
+        with pytest.raises(EngineError, match="no route from device") as info:
+            call()
+        assert "\n" not in str(info.value)
+
+
+def test_incidence_expands_groups_per_flow():
+    """The factored incidence and its plain triples give the same loads."""
+    inc = Incidence(
+        n_flows=3,
+        flow=np.array([0, 1, 2]),
+        res=np.array([0, 0, 1]),
+        weight=None,
+        group=np.array([0, -1, 0]),
+        group_ptr=np.array([0, 2]),
+        group_res=np.array([2, 3]),
+        group_weight=np.array([0.25, 0.75]),
+    )
+    volume = np.array([1.0, 2.0, 4.0])
+    flow, res, weight = inc.expanded()
+    plain = np.bincount(res, weights=volume[flow] * weight, minlength=4)
+    np.testing.assert_allclose(inc.loads(volume, 4), plain)
+    np.testing.assert_allclose(plain, [3.0, 4.0, 1.25, 3.75])
+
+
+@pytest.mark.slow
+def test_four_thousand_switches_route_in_bulk(catalog):
+    """On a 4,000-switch, 8,000-GPU cluster, a 1,024-GPU all-to-all's rates and an
+    all-reduce over every GPU take seconds, not the minutes of routing pair by pair."""
+    spec = TopologySpec(
+        gpu="h100-sxm",
+        nodes=1000,
+        gpus_per_node=8,
+        intra=IntraSpec(fabric="nvswitch", link="nvlink4", sockets=2, pcie_switches=4),
+        net=NetSpec(link="ib-ndr", gbps=400, nics_per_node=8, layout="explicit"),
+        id="big",
+        cluster=big_cluster(),
+        nodes_settable=False,
+    )
+    fabric = build_fabric(spec, catalog)
+    start = time.perf_counter()
+    prediction = evaluate_collective(
+        fabric, "all_reduce", [2**30], algorithms=collective_algorithms()
+    )
+    reduce_s = time.perf_counter() - start
+    src, dst = pattern_flows("all_to_all", np.arange(0, 8000, 8)[:1024])
+    start = time.perf_counter()
+    report = simulate_traffic(fabric, src, dst)
+    a2a_s = time.perf_counter() - start
+    assert prediction.busbw_GBps[0] > 0 and np.all(report.rate_GBps > 0)
+    assert reduce_s < 60.0, f"all-reduce took {reduce_s:.1f} s"
+    assert a2a_s < 60.0, f"all-to-all took {a2a_s:.1f} s"
