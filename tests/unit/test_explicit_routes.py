@@ -234,7 +234,8 @@ def test_incidence_expands_groups_per_flow():
 @pytest.mark.slow
 def test_four_thousand_switches_route_in_bulk(catalog):
     """On a 4,000-switch, 8,000-GPU cluster, a 1,024-GPU all-to-all's rates and an
-    all-reduce over every GPU take seconds, not the minutes of routing pair by pair."""
+    all-reduce over every GPU take seconds, not the minutes of routing pair by pair (CPU
+    time: a loaded CI machine stretches the wall clock, not the work)."""
     spec = TopologySpec(
         gpu="h100-sxm",
         nodes=1000,
@@ -246,15 +247,15 @@ def test_four_thousand_switches_route_in_bulk(catalog):
         nodes_settable=False,
     )
     fabric = build_fabric(spec, catalog)
-    start = time.perf_counter()
+    start = time.process_time()
     prediction = evaluate_collective(
         fabric, "all_reduce", [2**30], algorithms=collective_algorithms()
     )
-    reduce_s = time.perf_counter() - start
+    reduce_s = time.process_time() - start
     src, dst = pattern_flows("all_to_all", np.arange(0, 8000, 8)[:1024])
-    start = time.perf_counter()
+    start = time.process_time()
     report = simulate_traffic(fabric, src, dst)
-    a2a_s = time.perf_counter() - start
+    a2a_s = time.process_time() - start
     assert prediction.busbw_GBps[0] > 0 and np.all(report.rate_GBps > 0)
     assert reduce_s < 60.0, f"all-reduce took {reduce_s:.1f} s"
     assert a2a_s < 60.0, f"all-to-all took {a2a_s:.1f} s"
