@@ -419,6 +419,8 @@ class BulkRouter:
         inside = (ga == gb) & (ra != rb)
         cross = np.flatnonzero(ga != gb)
         res = self._df_res
+        if valiant and per > 2 and df.groups > 2 and res and n * (2 * per + 4) > self._MAX_SPREAD:
+            return self._valiant_aggregates(ra, rb, inside, cross)
         if valiant and df.groups > 2:
             width = 2 * per + 4
         else:
@@ -482,6 +484,35 @@ class BulkRouter:
             hop_in, df.local[last, (dst % per)[:, None]], -1
         )
         w[cross, 1 + most : 1 + 2 * most] = np.where(hop_in, share, 0.0)
+        return ids, w
+
+    def _valiant_aggregates(
+        self, ra: IntArray, rb: IntArray, inside: npt.NDArray[np.bool_], cross: IntArray
+    ) -> tuple[IntArray, FloatArray]:
+        """``_dragonfly_resources`` under Valiant routing with each router's local links
+        as one aggregate (out of it, into it): six resources per flow instead of
+        ``2 a + 4``, for more flows than ``_MAX_SPREAD`` allows.
+
+        The same loads: a flow spread evenly over a router's ``a - 1`` local links, ``w``
+        on each, puts ``(a - 1) w`` on their aggregate, whose capacity is their sum, and
+        ``link_loads`` spreads an aggregate's load back over its links by capacity.
+        """
+        df = self.fabric.dragonfly
+        assert df is not None
+        res = self._df_res
+        per = df.routers_per_group
+        ids = np.full((ra.shape[0], 6), -1, dtype=np.int64)
+        w = np.zeros((ra.shape[0], 6))
+        rows = np.flatnonzero(inside)  # out of ra over any mate, into rb from it: 1 each
+        ids[rows, 0], ids[rows, 1] = res["local_out"][ra[rows]], res["local_in"][rb[rows]]
+        w[rows, :2] = 1.0
+        src, dst = ra[cross], rb[cross]
+        ga, gb = src // per, dst // per
+        spread = (per - 1) / per  # the global hop leaves from (enters at) a mate: 1 - 1/a
+        ids[cross, 0], ids[cross, 1] = res["local_out"][src], res["local_in"][dst]
+        ids[cross, 2], ids[cross, 3] = res["egress"][ga], res["ingress"][gb]
+        ids[cross, 4], ids[cross, 5] = res["global"][0], res["local"][0]
+        w[cross] = [spread, spread, 1.0, 1.0, 2.0, spread]
         return ids, w
 
     # --- queries -----------------------------------------------------------------------
@@ -600,11 +631,41 @@ class BulkRouter:
         return incidence.loads(vol, self.resource_capacity_GBps.size)
 
     def _busiest(self, load: FloatArray) -> float:
-        """Busiest resource's time per message byte [us per byte] of a load vector."""
+        """Busiest resource's time per message byte [us per byte] of a load vector.
+
+        A dragonfly router's local links counted as aggregates (out of it, into it) are
+        judged link by link, as if each flow had been spread over them: a local link
+        carries its source router's outgoing share and its target router's incoming share.
+        """
+        load, capacity = self._unfold_router_aggregates(load)
         used = load > 0
         if not used.any():
             return 0.0
-        return float(np.max(load[used] / (self.resource_capacity_GBps[used] * 1e3)))
+        return float(np.max(load[used] / (capacity[used] * 1e3)))
+
+    def _unfold_router_aggregates(self, load: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """``load`` with the dragonfly routers' local aggregates (``local_out``,
+        ``local_in``) spread onto their links by capacity and zeroed, and the capacities."""
+        capacity = self.resource_capacity_GBps
+        df = self.fabric.dragonfly
+        res = self._df_res
+        if df is None or not res:
+            return load, capacity
+        out_ids, in_ids = res["local_out"], res["local_in"]
+        if not (load[out_ids].any() or load[in_ids].any()):
+            return load, capacity
+        per = df.routers_per_group
+        rows, cols = np.nonzero(df.local >= 0)
+        links = df.local[rows, cols]
+        into = (rows // per) * per + cols  # the router each local link enters
+        cap = self.capacity_GBps[links]
+        unfolded = np.array(load, dtype=np.float64)
+        for agg in (out_ids[rows], in_ids[into]):
+            agg_cap = capacity[agg]
+            np.add.at(unfolded, links, load[agg] * cap / np.where(agg_cap > 0, agg_cap, 1.0))
+        unfolded[out_ids] = 0.0
+        unfolded[in_ids] = 0.0
+        return unfolded, capacity
 
     def seconds_per_byte(
         self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike

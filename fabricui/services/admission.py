@@ -29,6 +29,12 @@ BASE_BYTES = 120 * 2**20
 FLOW_BYTES = 700
 #: Memory per GPU of a built fabric (device and link tables, routes) [bytes].
 GPU_BYTES = 2000
+#: Memory per rank of a collective's prediction (every algorithm's flows, their routes and
+#: loads) [bytes]. Measured 2026-11-23 as the slope of peak RSS of ``fabricui collective
+#: all_reduce --size 1G`` on dragonfly-cluster: 1.13 GB at 64,000 ranks, 1.95 GB at
+#: 128,000, 3.58 GB at 240,000 (12-13 KB per rank); a fat-tree takes less (0.79 GB at
+#: 64,000). Rounded up.
+RANK_BYTES = 15_000
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,29 @@ def admit(work: Work, budget_bytes: int, advice: str) -> None:
     raise ConfigError(
         f"{work.what} is {work.items:,} {work.unit}, about {_size(work.bytes)} to compute "
         f"(limit {_size(budget_bytes)}, --max-memory or {ENV_MAX_MEMORY}): {advice}"
+    )
+
+
+def admit_collective(op: str, ranks: int, budget_bytes: int | None = None) -> None:
+    """Let a collective among ``ranks`` GPUs be predicted, or refuse it in one line with
+    the group size that fits (and, for an all-to-all, its n (n - 1) flows).
+
+    Raises:
+        ConfigError: The estimate is above the budget.
+    """
+    budget = memory_budget() if budget_bytes is None else budget_bytes
+    most = max(2, (budget - BASE_BYTES) // RANK_BYTES)
+    if op == "all_to_all":
+        most = min(most, largest_all_to_all(budget))
+        admit(
+            Work(f"all_to_all among {ranks} GPUs", ranks * (ranks - 1), "flows", FLOW_BYTES),
+            budget,
+            f"use --gpus {most} or fewer, or --group per-node",
+        )
+    admit(
+        Work(f"{op} among {ranks:,} GPUs", ranks, "ranks", RANK_BYTES),
+        budget,
+        f"use --gpus {most} or fewer, or --group per-node",
     )
 
 

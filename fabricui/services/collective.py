@@ -134,16 +134,7 @@ def predict_collective(
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
     ranks = job.ranks if job is not None else group_ranks(fabric, request.group, request.gpus)
-    if request.op == "all_to_all":
-        budget = admission.memory_budget()
-        n = len(ranks)
-        admission.admit(
-            admission.Work(
-                f"all_to_all among {n} GPUs", n * (n - 1), "flows", admission.FLOW_BYTES
-            ),
-            budget,
-            f"use --gpus {admission.largest_all_to_all(budget)} or fewer, or --group per-node",
-        )
+    admission.admit_collective(request.op, len(ranks))
     progress.phase("loading the algorithms")
     algorithms = collective_algorithms(host=host)
 

@@ -45,3 +45,29 @@ def test_refusals_are_one_line_with_advice(run_cli):
     status, _, err = run_cli("--max-memory", "100M", *argv)
     assert status == 2 and "limit 100 MiB" in err and "use --nodes" in err
     assert run_cli(*argv)[0] == 0
+
+
+def test_collectives_are_admitted_by_their_ranks(run_cli):
+    """A collective among more GPUs than the budget's ranks is refused with the group size
+    that fits (which is then admitted); the explorer's collectives view refuses the same."""
+    budget = 512 * 2**20
+    most = (budget - admission.BASE_BYTES) // admission.RANK_BYTES
+    admission.admit_collective("all_reduce", most, budget)
+    with pytest.raises(ConfigError, match=rf"all_reduce among {most + 1:,} GPUs.*--gpus {most}"):
+        admission.admit_collective("all_reduce", most + 1, budget)
+    argv = ["collective", "all_reduce", "-t", "h100-ib-cluster", "--nodes", "8", "--size", "1M"]
+    status, _, err = run_cli("--max-memory", "120.3M", *argv)
+    assert status == 2 and err.count("\n") == 1 and "64 GPUs is 64 ranks" in err
+
+
+def test_the_explorer_refuses_a_collective_past_the_budget(monkeypatch, catalog):
+    """LoadedFabric.collective (the view's call) goes through the same admission."""
+    from fabricui.services.loaded import LoadedFabric
+    from fabricui.services.requests import TopologyRequest
+
+    data = LoadedFabric.load(TopologyRequest("dgx-h100-pod"), catalog=catalog)
+    monkeypatch.setenv(admission.ENV_MAX_MEMORY, "120.3M")
+    with pytest.raises(ConfigError, match="all_reduce among 32 GPUs"):
+        data.collective("all_reduce", "all", [1 << 20])
+    monkeypatch.delenv(admission.ENV_MAX_MEMORY)
+    assert data.collective("all_reduce", "all", [1 << 20]).time_us[0] > 0

@@ -524,3 +524,28 @@ def test_bulk_falls_back_to_router_without_a_table(mini):
     without = BulkRouter(bare).path_metrics(pairs[:, 0], pairs[:, 1])
     np.testing.assert_allclose(without.bottleneck_GBps, with_table.bottleneck_GBps)
     np.testing.assert_allclose(without.latency_us, with_table.latency_us)
+
+
+def test_valiant_router_aggregates_give_the_same_loads(mini, monkeypatch):
+    """Beyond ``_MAX_SPREAD`` (flows x resources), Valiant flows count a router's local
+    links as two aggregates (out of it, into it) instead of one entry per link: six
+    resources per flow, not 2 a + 4. Spread back onto the links, the loads are the same
+    and so is the busiest link's time per byte."""
+    spec = replace(
+        dragonfly_spec(nodes=40), net=replace(dragonfly_spec().net, groups=5, routers_per_group=4)
+    )
+    fabric = build_fabric(spec, mini)
+    rng = np.random.default_rng(7)
+    src, dst = rng.integers(0, fabric.n_gpus, size=(2, 400))
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    volume = rng.uniform(0.5, 2.0, src.shape[0])
+    exact = BulkRouter(fabric)
+    exact_load = exact.loads(src, dst, volume, valiant=True)
+    exact_entries = len(exact._incidence(src, dst, True).res)
+    monkeypatch.setattr(BulkRouter, "_MAX_SPREAD", 0)
+    coarse = BulkRouter(fabric)
+    coarse_load = coarse.loads(src, dst, volume, valiant=True)
+    assert len(coarse._incidence(src, dst, True).res) < exact_entries
+    np.testing.assert_allclose(coarse.link_loads(coarse_load), exact.link_loads(exact_load))
+    np.testing.assert_allclose(coarse._busiest(coarse_load), exact._busiest(exact_load))
