@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from fabricui.engine.collectives import parse_library_version
 from fabricui.engine.evaluate import evaluate_collective
 from fabricui.errors import FabricError
 from fabricui.fabric import build_fabric
@@ -74,6 +75,7 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
         algorithms=collective_algorithms(env),
         algo=_forced_algo(env),
         single_process=entry.get("launch") == "single-process",
+        library_version=parse_library_version(entry.get("nccl_version")),
     )
     errors, large, small = [], [], []
     for i, (size, t_meas, _algbw, busbw_meas) in enumerate(rows):
