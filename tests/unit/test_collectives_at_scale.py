@@ -107,3 +107,93 @@ def test_ll128_never_crosses_a_host_bridge(catalog):
     assert not ll128_over_network(host)
     hgx = Group(fabric_of(catalog, H100_2), np.arange(16), library_version=(2, 18, 3))
     assert ll128_over_network(hgx)
+
+
+#: Two GB200 NVL72 racks: 18 trays of 4 GPUs per NVLink domain, 4 NICs per tray.
+GB200_2RACK = {
+    "gpu": "gb200",
+    "nodes": 36,
+    "gpus_per_node": 4,
+    "intra": {
+        "fabric": "nvswitch",
+        "link": "nvlink5",
+        "hosts_per_domain": 18,
+        "sockets": 2,
+        "host_link": "nvlink-c2c",
+    },
+    "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
+}
+
+
+def test_rings_across_racks_use_at_most_nccls_32_search_channels(catalog):
+    """A rack holds 72 NICs but NCCL's ring search builds at most MAXCHANNELS/2 = 32
+    channels; an 8-GPU server's 8 NICs each carry one."""
+    from fabricui.engine.algorithms import channels_for
+    from fabricui.engine.constants import DEFAULT
+
+    racks = Group(fabric_of(catalog, GB200_2RACK), np.arange(144))
+    assert racks.nics_per_node == 72
+    assert channels_for(racks) == DEFAULT.max_search_channels == 32
+    assert channels_for(Group(fabric_of(catalog, H100_2), np.arange(16))) == 8
+    assert channels_for(Group(fabric_of(catalog, H100_2), np.arange(8))) == 1
+
+
+def test_a_long_chain_pays_simple_fill_per_hop_beyond_an_8_gpu_node():
+    """20 racks of 72 GPUs: the chain has 2 x 71 = 142 steps, 128 beyond an 8-GPU node's 14,
+    and the network 2 x ceil(log2 20) = 10 steps, 8 beyond the first level. Simple pays
+    (128 + 8) chunks of 512 KiB per channel; LL forwards within the node as data arrives
+    and pays only the 8 network steps, in its 16 KiB chunks."""
+    from fabricui.engine.algorithms import tree_fill_bytes
+
+    big, small = np.array([2.0**34]), np.array([1024.0])
+    simple = tree_fill_bytes(big, "simple", 10.0, 32, intra_steps=142.0)
+    assert simple[0] == (128 + 8) * 512 * 1024 * 32
+    assert tree_fill_bytes(small, "simple", 10.0, 32, intra_steps=142.0)[0] == 136 * 1024.0
+    assert tree_fill_bytes(big, "ll", 10.0, 32, intra_steps=142.0)[0] == 8 * 16 * 1024 * 32
+    # An 8-GPU node's chain (14 steps) on two nodes (2 network steps) adds nothing.
+    assert tree_fill_bytes(big, "simple", 2.0, 8, intra_steps=14.0)[0] == 0.0
+
+
+def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
+    """Within one node a tree is its chain: the GPUs' fan-in stalls cost tree_efficiency.
+    Across the GB200 partitions of NCCL issue #1801 (one 4-GPU tray per rack, IB between)
+    the NICs bound the tree, which then runs at their rate: the tree's time per byte is that
+    of all its flows, with no stall factor."""
+    from fabricui.engine.algorithms import Tree
+    from fabricui.engine.constants import DEFAULT
+
+    tree = Tree()
+    node = Group(fabric_of(catalog, H100_2), np.arange(8))
+    chain = tree._raw_spb(node, chain=True, across=False)
+    assert tree.spb(node) == pytest.approx(chain / DEFAULT.tree_efficiency, rel=1e-12)
+    nvl4 = {
+        "gpu": "gb200",
+        "nodes": 3,
+        "gpus_per_node": 4,
+        "intra": {"fabric": "nvswitch", "link": "nvlink5", "sockets": 2},
+        "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
+    }
+    parts = Group(fabric_of(catalog, nvl4), np.arange(12))
+    every = tree._raw_spb(parts)
+    chain = tree._raw_spb(parts, chain=True, across=False)
+    assert chain / DEFAULT.tree_efficiency < every  # the NICs are the bottleneck
+    assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
+
+
+def test_nvls_fill_grows_with_its_heads(catalog):
+    """A channel's NVLS loop holds one chunk per head: 8 heads fill in pipeline_fill_us once
+    S reaches 512 KiB x 32 Blackwell channels = 16 MiB; a 72-GPU rack's 32 heads take 4x
+    the time and 4x the data."""
+    from fabricui_nvlink.nvls import NVLS_LATENCY_US, nvls_domain_heads, nvls_fixed_us
+
+    from fabricui.engine.constants import DEFAULT
+
+    rack = Group(fabric_of(catalog, GB200_2RACK), np.arange(72))
+    assert nvls_domain_heads(rack) == 32
+    full8 = 512 * 1024 * 32.0
+    sizes = np.array([full8 / 2, full8, 4 * full8, 2.0**34])
+    fill = DEFAULT.pipeline_fill_us
+    eight = nvls_fixed_us(rack, sizes, 8) - NVLS_LATENCY_US
+    np.testing.assert_allclose(eight, [fill / 2, fill, fill, fill])
+    rack_fill = nvls_fixed_us(rack, sizes, 32) - NVLS_LATENCY_US
+    np.testing.assert_allclose(rack_fill, [fill / 2, fill, 4 * fill, 4 * fill])
