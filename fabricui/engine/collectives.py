@@ -174,7 +174,7 @@ def network_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # 
     allowed = group.fabric.net_protocols
     if allowed:
         protocols = tuple(p for p in protocols if p in allowed)
-    if "ll128" in protocols and not ll128_over_network(group):
+    if "ll128" in protocols and not group.memo("ll128-network", lambda: ll128_over_network(group)):
         protocols = tuple(p for p in protocols if p != "ll128")
     return protocols
 
