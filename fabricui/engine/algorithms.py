@@ -16,6 +16,7 @@ import numpy as np
 from fabricui.engine.constants import DEFAULT, ModelConstants
 from fabricui.engine.group import Group
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
+from fabricui.fabric.fabric import IntArray
 
 
 def launch_us(group: Group, constants: ModelConstants = DEFAULT) -> float:
@@ -262,32 +263,56 @@ class Tree(CollectiveAlgorithm):
             stalls slow the GPUs of the chains; a tree whose busiest link is a NIC or the
             network runs at that link's rate.
         """
-        every = group.memo("tree", lambda: self._raw_spb(group, chain=True, across=True))
-        chain = group.memo("tree-chain", lambda: self._raw_spb(group, chain=True, across=False))
+        pair: list[tuple[float, float]] = []  # routed once for both figures
+
+        def both() -> tuple[float, float]:
+            if not pair:
+                pair.append(self._raw_spbs(group))
+            return pair[0]
+
+        every = group.memo("tree", lambda: both()[0])
+        chain = group.memo("tree-chain", lambda: both()[1])
         raw = max(every, chain / DEFAULT.tree_efficiency)
         return raw / staging_penalty(group, "all_reduce")
 
-    def _raw_spb(self, group: Group, chain: bool = True, across: bool = True) -> float:
-        """Busiest link's time per message byte of the chains and/or the trees across nodes."""
+    def _raw_spbs(self, group: Group) -> tuple[float, float]:
+        """Busiest link's time per message byte of all the tree's flows, and of its chains
+        alone [us per byte].
+
+        The chains stay within their domains (no network link, so no dragonfly routing
+        choice): their loads add to the loads of the trees across nodes.
+        """
         channels = channels_for(group)
-        src, dst, vol = [], [], []
+        chain: list[list[IntArray]] = [[], [], []]
+        across: list[list[IntArray]] = [[], [], []]
         for order in group.ring_orders(channels):
             per_node = np.split(order, np.cumsum([r.shape[0] for r in group.by_node])[:-1])
-            for local in per_node if chain else ():  # reduce toward the leader, broadcast back
-                src += [local[1:], local[:-1]]
-                dst += [local[:-1], local[1:]]
-                vol += [np.full(local.shape[0] - 1, 1.0 / channels)] * 2
+            for local in per_node:  # chain: reduce toward the leader, broadcast back
+                chain[0] += [local[1:], local[:-1]]
+                chain[1] += [local[:-1], local[1:]]
+                chain[2] += [np.full(local.shape[0] - 1, 1.0 / channels)] * 2
             leaders = np.array([local[0] for local in per_node])
             k = leaders.shape[0]
-            for mirror in (False, True) if across else ():  # two trees, half the data each
+            for mirror in (False, True):  # two trees, half the data each
                 for child, parent in _binary_tree_edges(k):
                     a, b = (k - 1 - child, k - 1 - parent) if mirror else (child, parent)
-                    src += [leaders[[a]], leaders[[b]]]
-                    dst += [leaders[[b]], leaders[[a]]]
-                    vol += [np.full(1, 0.5 / channels)] * 2
-        if not src:
-            return 0.0
-        return group.seconds_per_byte(np.concatenate(src), np.concatenate(dst), np.concatenate(vol))
+                    across[0] += [leaders[[a]], leaders[[b]]]
+                    across[1] += [leaders[[b]], leaders[[a]]]
+                    across[2] += [np.full(1, 0.5 / channels)] * 2
+        bulk = group.bulk
+        capacity = bulk.resource_capacity_GBps * 1e3
+        load = [
+            bulk.loads(*(np.concatenate(part) for part in flows))
+            if flows[0]
+            else np.zeros(capacity.shape[0])
+            for flows in (chain, across)
+        ]
+
+        def busiest(total: FloatArray) -> float:
+            used = total > 0
+            return float(np.max(total[used] / capacity[used])) if used.any() else 0.0
+
+        return busiest(load[0] + load[1]), busiest(load[0])
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """alpha-beta time of the tree for every size [us]."""

@@ -164,7 +164,8 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
 
     tree = Tree()
     node = Group(fabric_of(catalog, H100_2), np.arange(8))
-    chain = tree._raw_spb(node, chain=True, across=False)
+    every, chain = tree._raw_spbs(node)
+    assert every == chain  # one node: the tree is its chain
     assert tree.spb(node) == pytest.approx(chain / DEFAULT.tree_efficiency, rel=1e-12)
     nvl4 = {
         "gpu": "gb200",
@@ -174,8 +175,7 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
         "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
     }
     parts = Group(fabric_of(catalog, nvl4), np.arange(12))
-    every = tree._raw_spb(parts)
-    chain = tree._raw_spb(parts, chain=True, across=False)
+    every, chain = tree._raw_spbs(parts)
     assert chain / DEFAULT.tree_efficiency < every  # the NICs are the bottleneck
     assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
 
