@@ -40,6 +40,25 @@ MAX_HEADS = 32
 #: NVLS channels NCCL runs by default on Hopper and on Blackwell (NVLS_NCHANNELS_SM90,
 #: NVLS_NCHANNELS_SM100 in src/transport/nvls.cc).
 NVLS_CHANNELS = (16, 32)
+#: Blackwell NVLS channels within one NVLink domain from NCCL 2.27 (NVLS_NCHANNELS_SM100_NVL).
+NVLS_CHANNELS_ONE_DOMAIN = 24
+#: First NCCL release that runs fewer Blackwell NVLS channels within one domain.
+FEWER_CHANNELS_SINCE = (2, 27, 0)
+
+
+def nvls_channels(group: Group) -> int:
+    """NVLS channels NCCL runs for the group.
+
+    ``ncclNvlsInit`` (src/transport/nvls.cc) runs 16 on Hopper and 32 on Blackwell; from
+    v2.27.3 a Blackwell group within one NVLink domain runs 24 (``multiNode ?
+    NVLS_NCHANNELS_SM100 : NVLS_NCHANNELS_SM100_NVL``). An unknown release is the current.
+    """
+    arch = min(group.arch_index, 3) - MIN_ARCH_INDEX
+    version = group.library_version
+    recent = version is None or version >= FEWER_CHANNELS_SINCE
+    if arch == 1 and group.n_nodes == 1 and recent:
+        return NVLS_CHANNELS_ONE_DOMAIN
+    return NVLS_CHANNELS[arch]
 
 
 def _nvls_ok(group: Group) -> bool:
@@ -88,7 +107,7 @@ def nvls_fixed_us(group: Group, size_bytes: FloatArray, heads: int) -> FloatArra
         ``NVLS_LATENCY_US + pipeline_fill_us * h * min(1, S / (chunk * channels * h))``,
         ``h = heads / 8``, with the Simple protocol's chunk and NCCL's NVLS channel count.
     """
-    channels = NVLS_CHANNELS[min(group.arch_index, 3) - MIN_ARCH_INDEX]
+    channels = nvls_channels(group)
     scale = heads / REFERENCE_HEADS
     full = DEFAULT.chunk_bytes["simple"] * channels * scale
     return NVLS_LATENCY_US + DEFAULT.pipeline_fill_us * scale * np.minimum(1.0, size_bytes / full)
@@ -126,6 +145,14 @@ class Nvls(CollectiveAlgorithm):
 
 def nvls_heads(group: Group) -> int:
     """NVLS heads per domain: one per NIC the domain's ranks use, at most ``MAX_HEADS``.
+
+    NCCL's NVLS search (src/graph/search.cc) makes each head a NIC and its local GPU, no GPU
+    twice, at most ``min(NCCL_MAX_NVLS_ARITY, GPUs)``. Each head takes the search's speed
+    from every GPU's NVSwitch link (twice from its own), and the search lowers the speed
+    while more heads fit: on an NVL72 rack (72 NICs, 18 x 40 GB/s of NVLink per GPU in
+    NCCL's topology, inter speeds 48, 45, 42, 40, 30, 24, 22, 20 on Blackwell in 2.26) 14
+    heads fit at 48 GB/s, 29 at 24, 31 at 22 and 32 at 20, where it stops at the maximum:
+    all 32, the NICs' count capped.
 
     Args:
         group: A group spanning several domains.

@@ -182,13 +182,13 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
 
 def test_nvls_fill_grows_with_its_heads(catalog):
     """A channel's NVLS loop holds one chunk per head: 8 heads fill in pipeline_fill_us once
-    S reaches 512 KiB x 32 Blackwell channels = 16 MiB; a 72-GPU rack's 32 heads take 4x
-    the time and 4x the data."""
+    S reaches 512 KiB x 32 Blackwell channels (NCCL 2.26) = 16 MiB; a 72-GPU rack's 32 heads
+    take 4x the time and 4x the data."""
     from fabricui_nvlink.nvls import NVLS_LATENCY_US, nvls_domain_heads, nvls_fixed_us
 
     from fabricui.engine.constants import DEFAULT
 
-    rack = Group(fabric_of(catalog, GB200_2RACK), np.arange(72))
+    rack = Group(fabric_of(catalog, GB200_2RACK), np.arange(72), library_version=(2, 26, 2))
     assert nvls_domain_heads(rack) == 32
     full8 = 512 * 1024 * 32.0
     sizes = np.array([full8 / 2, full8, 4 * full8, 2.0**34])
@@ -197,3 +197,18 @@ def test_nvls_fill_grows_with_its_heads(catalog):
     np.testing.assert_allclose(eight, [fill / 2, fill, fill, fill])
     rack_fill = nvls_fixed_us(rack, sizes, 32) - NVLS_LATENCY_US
     np.testing.assert_allclose(rack_fill, [fill / 2, fill, 4 * fill, 4 * fill])
+
+
+def test_blackwell_runs_24_nvls_channels_in_one_domain_from_2_27(catalog):
+    """ncclNvlsInit: 16 channels on Hopper, 32 on Blackwell; from 2.27 a Blackwell group in
+    one NVLink domain runs NVLS_NCHANNELS_SM100_NVL = 24, across domains still 32."""
+    from fabricui_nvlink.nvls import nvls_channels
+
+    fabric = fabric_of(catalog, GB200_2RACK)
+    one_rack = np.arange(72)
+    assert nvls_channels(Group(fabric, one_rack, library_version=(2, 26, 2))) == 32
+    assert nvls_channels(Group(fabric, one_rack, library_version=(2, 27, 3))) == 24
+    assert nvls_channels(Group(fabric, one_rack)) == 24
+    assert nvls_channels(Group(fabric, np.arange(144))) == 32
+    hopper = fabric_of(catalog, H100_2)
+    assert nvls_channels(Group(hopper, np.arange(8))) == 16
