@@ -43,10 +43,10 @@ class ModelConstants:
     """Ceiling of LL bus bandwidth across nodes [GB/s]."""
     tree_efficiency: float = 0.92
     """A tree whose GPUs set its pace (the chain within a node) reaches this fraction of its
-    flows' bandwidth: each GPU reduces two children's data and its own (fan-in/fan-out
-    stalls). A tree bound by its NICs runs at the NICs' rate, as the NIC-bound trees
-    measured on 2 and 3 nodes do (Alps 2 x 4 GH200; GB200 NVL4/NVL8 partitions on three
-    racks, NCCL issue #1801)."""
+    flows' bandwidth: each GPU waits for its children's data, reduces it with its own and
+    forwards it (fan-in/fan-out stalls). A tree bound by its NICs runs at the NICs' rate,
+    as the NIC-bound trees measured on 2 and 3 nodes do (Alps 2 x 4 GH200; GB200 NVL4/NVL8
+    partitions on three racks, NCCL issue #1801)."""
     max_search_channels: int = 32
     """Most channels NCCL's ring and tree search builds (``ringGraph->maxChannels =
     MAXCHANNELS/2`` in src/init.cc): beyond this, more NICs in a scale-up domain (an NVL72
