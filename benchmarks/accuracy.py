@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from fabricui.engine.collectives import parse_library_version
 from fabricui.engine.evaluate import evaluate_collective
 from fabricui.errors import FabricError
 from fabricui.fabric import build_fabric
@@ -44,6 +45,8 @@ class EntryResult:
     error: float | None = None
     large: float | None = None
     small: float | None = None
+    signed: float | None = None
+    """Median over rows of t_pred / t_meas - 1 (positive: predicted slower than measured)."""
     rows: list[dict[str, Any]] = field(default_factory=list)
     problem: str = ""
 
@@ -74,14 +77,18 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
         algorithms=collective_algorithms(env),
         algo=_forced_algo(env),
         single_process=entry.get("launch") == "single-process",
+        library_version=parse_library_version(entry.get("nccl_version")),
     )
-    errors, large, small = [], [], []
+    errors, large, small, signed = [], [], [], []
     for i, (size, t_meas, _algbw, busbw_meas) in enumerate(rows):
         t_pred = float(prediction.time_us[i])
+        busbw_pred = float(prediction.busbw_GBps[i])
         if t_meas:
             err = abs(t_pred / t_meas - 1)
+            signed.append(t_pred / t_meas - 1)
         elif busbw_meas:
-            err = abs(float(prediction.busbw_GBps[i]) / busbw_meas - 1)
+            err = abs(busbw_pred / busbw_meas - 1)
+            signed.append(busbw_meas / busbw_pred - 1 if busbw_pred > 0 else float("inf"))
         else:
             continue
         errors.append(err)
@@ -101,6 +108,7 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
             }
         )
     result.error, result.large, result.small = _median(errors), _median(large), _median(small)
+    result.signed = _median(signed)
     return result
 
 
@@ -110,17 +118,20 @@ def _forced_algo(env: dict[str, Any]) -> str:
 
 
 def summarize(results: list[EntryResult]) -> dict[str, Any]:
-    """Median and p90 over scored entries, plus large- and small-message medians."""
+    """Median and p90 over scored entries, large- and small-message medians, and the mean
+    of the entries' signed errors (positive: the model predicts slower than measured)."""
     scored = [r for r in results if r.error is not None]
     errs = [r.error for r in scored]
     large = [r.large for r in scored if r.large is not None]
     small = [r.small for r in scored if r.small is not None]
+    signed = [r.signed for r in scored if r.signed is not None]
     return {
         "scored": len(scored),
         "median": _median(errs),
         "p90": float(np.percentile(errs, 90)) if errs else None,
         "large_median": _median(large),
         "small_median": _median(small),
+        "mean_signed": float(np.mean(signed)) if signed else None,
     }
 
 
@@ -144,14 +155,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(
             json.dumps(
-                {"entries": [{"id": r.id, "error": r.error} for r in results], "summary": summary},
+                {
+                    "entries": [
+                        {"id": r.id, "error": r.error, "signed": r.signed} for r in results
+                    ],
+                    "summary": summary,
+                },
                 indent=2,
             )
         )
         return 0
     for r in sorted(results, key=lambda r: -(r.error or 0)):
         err = "   n/a" if r.error is None else f"{100 * r.error:5.1f}%"
-        print(f"{err}  {r.id:<52} {r.op:<14} {r.problem}")
+        bias = "" if r.signed is None else f"{100 * r.signed:+6.1f}%"
+        print(f"{err} {bias:>7}  {r.id:<52} {r.op:<14} {r.problem}")
         if args.rows:
             for row in r.rows:
                 print(

@@ -16,6 +16,7 @@ import numpy as np
 from fabricui.engine.constants import DEFAULT, ModelConstants
 from fabricui.engine.group import Group
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
+from fabricui.fabric.fabric import IntArray
 
 
 def launch_us(group: Group, constants: ModelConstants = DEFAULT) -> float:
@@ -133,9 +134,13 @@ def _ring_flows(group: Group, channels: int, volume: float, closed: bool = True)
     return src, dst, share * volume
 
 
-def channels_for(group: Group) -> int:
-    """Parallel rings/trees: one per NIC a node uses across nodes (spreads NIC traffic)."""
-    return group.nics_per_node if group.n_nodes > 1 else 1
+def channels_for(group: Group, constants: ModelConstants = DEFAULT) -> int:
+    """Parallel rings/trees across nodes: one per NIC a node uses (spreading NIC traffic), up
+    to the most NCCL's search builds (``max_search_channels``; an NVL72 rack's 72 NICs
+    carry 32 rings); 1 within a node."""
+    if group.n_nodes < 2:
+        return 1
+    return max(1, min(group.nics_per_node, constants.max_search_channels))
 
 
 class Ring(CollectiveAlgorithm):
@@ -204,15 +209,37 @@ def tree_fill_bytes(
     net_steps: float,
     channels: int,
     constants: ModelConstants = DEFAULT,
+    intra_steps: float = 0.0,
 ) -> FloatArray:
-    """Bytes' worth of time a deep tree spends filling its pipeline [bytes].
+    """Bytes' worth of time a deep or long tree spends filling its pipeline [bytes].
 
-    Store and forward: a chunk crosses a level before the next level can start on it, so
-    every network step beyond the first level (one up, one down) adds one chunk per channel.
-    The first level's fill is part of the fitted medium-size tree efficiency (two-node runs),
-    so only deeper trees (more than two nodes) pay this.
+    Store and forward: a chunk crosses a hop before the next hop can start on it, so every
+    such hop beyond those of the trees the constants describe adds one chunk per channel.
+    Network hops forward whole steps in every protocol; the first level's (one up, one down)
+    fill is part of the fitted medium-size tree efficiency (two-node runs), so only deeper
+    trees (more than two nodes) pay for theirs. Within a node LL and LL128 flag every 8 or
+    128 bytes and forward as data arrives, but Simple flags whole steps, so a chain longer
+    than ``tree_reference_gpus`` (an NVL72 rack is one 72-GPU chain) pays for every extra
+    hop on Simple.
+
+    Args:
+        size_bytes: (n_sizes,) message sizes [bytes].
+        protocol: ``ll``, ``ll128`` or ``simple``.
+        net_steps: Network steps of the tree (up and down).
+        channels: Parallel trees, each filling its own pipeline.
+        constants: Model constants.
+        intra_steps: Steps along the chain within a node (up and down).
+
+    Returns:
+        (n_sizes,) fill [bytes at the tree's rate].
+
+    Notes:
+        ``(max(0, net - 2) + [Simple] max(0, intra - 2 (G - 1))) * min(S, chunk * channels)``
+        with G = ``tree_reference_gpus``.
     """
     extra_steps = max(0.0, net_steps - 2.0)
+    if protocol == "simple":
+        extra_steps += max(0.0, intra_steps - 2.0 * (constants.tree_reference_gpus - 1))
     return extra_steps * np.minimum(size_bytes, constants.chunk_bytes[protocol] * channels)
 
 
@@ -229,28 +256,63 @@ class Tree(CollectiveAlgorithm):
         return group.n > 1
 
     def spb(self, group: Group) -> float:
-        """Microseconds per message byte: reduce up and broadcast down, both pipelined."""
-        raw = group.memo("tree", lambda: self._raw_spb(group))
-        return raw / (DEFAULT.tree_efficiency * staging_penalty(group, "all_reduce"))
+        """Microseconds per message byte: reduce up and broadcast down, both pipelined.
 
-    def _raw_spb(self, group: Group) -> float:
+        Notes:
+            ``max(spb_all, spb_chain / tree_efficiency) / staging``: the fan-in/fan-out
+            stalls slow the GPUs of the chains; a tree whose busiest link is a NIC or the
+            network runs at that link's rate.
+        """
+        pair: list[tuple[float, float]] = []  # routed once for both figures
+
+        def both() -> tuple[float, float]:
+            if not pair:
+                pair.append(self._raw_spbs(group))
+            return pair[0]
+
+        every = group.memo("tree", lambda: both()[0])
+        chain = group.memo("tree-chain", lambda: both()[1])
+        raw = max(every, chain / DEFAULT.tree_efficiency)
+        return raw / staging_penalty(group, "all_reduce")
+
+    def _raw_spbs(self, group: Group) -> tuple[float, float]:
+        """Busiest link's time per message byte of all the tree's flows, and of its chains
+        alone [us per byte].
+
+        The chains stay within their domains (no network link, so no dragonfly routing
+        choice): their loads add to the loads of the trees across nodes.
+        """
         channels = channels_for(group)
-        src, dst, vol = [], [], []
+        chain: list[list[IntArray]] = [[], [], []]
+        across: list[list[IntArray]] = [[], [], []]
         for order in group.ring_orders(channels):
             per_node = np.split(order, np.cumsum([r.shape[0] for r in group.by_node])[:-1])
             for local in per_node:  # chain: reduce toward the leader, broadcast back
-                src += [local[1:], local[:-1]]
-                dst += [local[:-1], local[1:]]
-                vol += [np.full(local.shape[0] - 1, 1.0 / channels)] * 2
+                chain[0] += [local[1:], local[:-1]]
+                chain[1] += [local[:-1], local[1:]]
+                chain[2] += [np.full(local.shape[0] - 1, 1.0 / channels)] * 2
             leaders = np.array([local[0] for local in per_node])
             k = leaders.shape[0]
             for mirror in (False, True):  # two trees, half the data each
                 for child, parent in _binary_tree_edges(k):
                     a, b = (k - 1 - child, k - 1 - parent) if mirror else (child, parent)
-                    src += [leaders[[a]], leaders[[b]]]
-                    dst += [leaders[[b]], leaders[[a]]]
-                    vol += [np.full(1, 0.5 / channels)] * 2
-        return group.seconds_per_byte(np.concatenate(src), np.concatenate(dst), np.concatenate(vol))
+                    across[0] += [leaders[[a]], leaders[[b]]]
+                    across[1] += [leaders[[b]], leaders[[a]]]
+                    across[2] += [np.full(1, 0.5 / channels)] * 2
+        bulk = group.bulk
+        capacity = bulk.resource_capacity_GBps * 1e3
+        load = [
+            bulk.loads(*(np.concatenate(part) for part in flows))
+            if flows[0]
+            else np.zeros(capacity.shape[0])
+            for flows in (chain, across)
+        ]
+
+        def busiest(total: FloatArray) -> float:
+            used = total > 0
+            return float(np.max(total[used] / capacity[used])) if used.any() else 0.0
+
+        return busiest(load[0] + load[1]), busiest(load[0])
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """alpha-beta time of the tree for every size [us]."""
@@ -262,7 +324,7 @@ class Tree(CollectiveAlgorithm):
         if protocol == "ll":
             # alpha_beta divides by LL's wire efficiency; a tree's LL is slower still.
             spb = spb * DEFAULT.protocol_efficiency["ll"] / DEFAULT.tree_ll_efficiency
-        fill = tree_fill_bytes(size_bytes, protocol, net, channels_for(group))
+        fill = tree_fill_bytes(size_bytes, protocol, net, channels_for(group), intra_steps=intra)
         return alpha_beta(group, size_bytes, protocol, intra, net, spb, fill_bytes=fill)
 
 

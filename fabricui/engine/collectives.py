@@ -16,13 +16,15 @@ bus_factor(op, n)``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.types import CollectiveAlgorithm
-from fabricui.errors import EngineError, PluginError
+from fabricui.errors import EngineError, FabricError, PluginError
+from fabricui.fabric.kinds import DeviceKind
 from fabricui.vocabulary import OPS, PROTOCOLS
 
 FloatArray = npt.NDArray[np.float64]
@@ -95,13 +97,86 @@ class Prediction:
         return self.algbw_GBps * bus_factor(self.op, self.nranks)
 
 
+#: First NCCL release that keeps LL128 on a NIC reached through a Grace CPU's NVLink-C2C
+#: (its ``P2C`` path type and ``NCCL_LL128_C2C=1``; src/graph/tuning.cc of v2.27.3).
+LL128_OVER_C2C_SINCE = (2, 27, 0)
+
+
+def parse_library_version(text: object) -> tuple[int, int, int] | None:
+    """The ``(major, minor, patch)`` release a version string names, or None.
+
+    Args:
+        text: ``"2.23.4-1 (uenv ...)"``, ``"2.29.2+cuda13.1"``, ``"not printed"`` or None.
+
+    Returns:
+        The first ``major.minor.patch`` found, or None when there is none.
+    """
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", str(text or ""))
+    if match is None:
+        return None
+    major, minor, patch = (int(v) for v in match.groups())
+    return major, minor, patch
+
+
+def nic_path(group) -> str:  # type: ignore[no-untyped-def]
+    """How a GPU of the group reaches its NIC, in NCCL's path classes.
+
+    Returns:
+        ``pci`` (through PCIe switches only: NCCL's PIX/PXB), ``c2c`` (through a CPU the GPU
+        joins over NVLink-C2C, a Grace: NCCL's P2C) or ``host`` (through a CPU's root
+        complex over PCIe: NCCL's PHB); ``pci`` without a NIC.
+    """
+    fabric = group.fabric
+    try:
+        links = group.router.to_leaf(int(group.ranks[0]))
+    except FabricError:
+        return "pci"
+    hops = fabric.link_dst[links[:-1]]
+    cpu = np.flatnonzero(fabric.dev_kind[hops] == DeviceKind.CPU)
+    if cpu.size == 0:
+        return "pci"
+    first = int(links[cpu[0]])  # the link into the CPU
+    return "c2c" if fabric.generations[int(fabric.link_gen[first])] == "nvlink-c2c" else "host"
+
+
+def ll128_over_network(group) -> bool:  # type: ignore[no-untyped-def]
+    """Whether NCCL keeps LL128 for a group whose traffic crosses the network.
+
+    NCCL enables LL128 only where it has been validated: on Hopper and newer for NIC paths
+    up to PXN (a PCIe switch, or PXN over NVLink), and since 2.27 through a Grace's
+    NVLink-C2C (P2C); a NIC on a CPU's root complex (PHB) disables it, as does a Grace's
+    NIC before 2.27 (src/graph/tuning.cc: ``typeInter <= PATH_PXB || (minCompCap >= 90
+    && typeInter <= PATH_PXN)`` in v2.23.4-v2.26.2, ``<= (LL128_C2C ? PATH_P2C :
+    PATH_PXN)`` from v2.27.3). An unknown release is taken as the current one.
+
+    Args:
+        group: A group spanning nodes.
+
+    Returns:
+        False when the GPU-to-NIC path disables LL128.
+    """
+    path = nic_path(group)
+    if path == "pci":
+        return True
+    if path == "host":
+        return False
+    version = group.library_version
+    return version is None or version >= LL128_OVER_C2C_SINCE
+
+
 def network_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
-    """``protocols`` minus those the NICs' transport cannot carry, when the group crosses
-    nodes (EFA's first generation, without in-order delivery, carries only Simple)."""
-    allowed = group.fabric.net_protocols
-    if group.n_nodes < 2 or not allowed:
+    """``protocols`` minus those the network path cannot carry, when the group crosses
+    nodes: the NICs' transport (EFA's first generation, without in-order delivery, carries
+    only Simple) and LL128 where NCCL disables it for the GPU-to-NIC path
+    (``ll128_over_network``)."""
+    if group.n_nodes < 2:
         return protocols
-    return tuple(p for p in protocols if p in allowed)
+    allowed = group.fabric.net_protocols
+    if allowed:
+        protocols = tuple(p for p in protocols if p in allowed)
+    if "ll128" in protocols and not group.memo("ll128-network", lambda: ll128_over_network(group)):
+        protocols = tuple(p for p in protocols if p != "ll128")
+    return protocols
 
 
 def link_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # type: ignore[no-untyped-def]

@@ -42,7 +42,19 @@ class ModelConstants:
     ll_cap_multinode_GBps: float = 45.0
     """Ceiling of LL bus bandwidth across nodes [GB/s]."""
     tree_efficiency: float = 0.92
-    """Tree pipelines reach this fraction of the flows' bandwidth (fan-in/fan-out stalls)."""
+    """A tree whose GPUs set its pace (the chain within a node) reaches this fraction of its
+    flows' bandwidth: each GPU waits for its children's data, reduces it with its own and
+    forwards it (fan-in/fan-out stalls). A tree bound by its NICs runs at the NICs' rate,
+    as the NIC-bound trees measured on 2 and 3 nodes do (Alps 2 x 4 GH200; GB200 NVL4/NVL8
+    partitions on three racks, NCCL issue #1801)."""
+    max_search_channels: int = 32
+    """Most channels NCCL's ring and tree search builds (``ringGraph->maxChannels =
+    MAXCHANNELS/2`` in src/init.cc): beyond this, more NICs in a scale-up domain (an NVL72
+    rack has 72) carry no ring or tree."""
+    tree_reference_gpus: int = 8
+    """GPUs per node of the trees NCCL's medium-size correction and the fitted constants
+    describe (every measured tree ran on nodes of up to 8 GPUs): a longer chain within a
+    domain pays the Simple protocol's pipeline fill for each extra hop."""
     tree_ll_efficiency: float = 1.0 / 3.8
     """A tree on the LL protocol reaches this fraction of its Simple bandwidth (NCCL's own
     model divides tree LL by 3.8, where a ring's LL keeps half: every tree step polls the

@@ -163,6 +163,7 @@ def evaluate_collective(
     algo: str = "auto",
     single_process: bool = False,
     router: Router | None = None,
+    library_version: tuple[int, int, int] | None = None,
 ) -> Prediction:
     """Predict a collective on a fabric.
 
@@ -176,6 +177,8 @@ def evaluate_collective(
         algo: ``auto`` or an algorithm name.
         single_process: One process drives every GPU of a node.
         router: A router to share.
+        library_version: NCCL release of the run (``(2, 23, 4)``) for defaults that changed
+            between releases (``parse_library_version``); None: the current release.
 
     Returns:
         Per-size prediction.
@@ -185,5 +188,6 @@ def evaluate_collective(
         np.arange(fabric.n_gpus) if ranks is None else ranks,
         router=router,
         single_process=single_process,
+        library_version=library_version,
     )
     return predict(group, op, size_bytes, algorithms or algorithms_for_env(), algo=algo)

@@ -43,6 +43,9 @@ class Group:
         ranks: Global ranks in the group (any order; the ring follows node-major order).
         router: Router to share caches with.
         single_process: One process launches on every GPU of a node (nccl-tests ``-g N``).
+        library_version: Version of the collective library that runs the group (NCCL's
+            ``(2, 23, 4)``), for the defaults that changed between releases; None for the
+            current release.
 
     Raises:
         EngineError: Empty group, duplicates or out-of-range ranks.
@@ -54,6 +57,7 @@ class Group:
         ranks: npt.ArrayLike,
         router: Router | None = None,
         single_process: bool = False,
+        library_version: tuple[int, int, int] | None = None,
     ):
         ranks_arr = np.unique(np.asarray(ranks, dtype=np.int64))
         if ranks_arr.size == 0:
@@ -65,6 +69,8 @@ class Group:
         self.ranks: IntArray = ranks_arr.astype(np.int32)
         self.single_process = single_process
         """True when one process drives every GPU of a node (slower launches)."""
+        self.library_version = library_version
+        """Collective library release (``(2, 23, 4)``), or None for the current one."""
         self._routes: dict[tuple[int, int], IntArray] = {}
         self._memo: dict[object, float] = {}
 

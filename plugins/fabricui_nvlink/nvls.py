@@ -8,8 +8,9 @@ message at ``nvls_allreduce_speedup`` times its capacity (``n`` counts every ran
 group, so across domains NVLS keeps its bus bandwidth, as measured). Its fixed cost is the
 launch and the NVLS setup (NCCL's model charges 25 us); the pipeline of chunks behind it
 (NCCL_NVLS_NCHANNELS channels of Simple-protocol chunks: 16 on Hopper, 32 on Blackwell)
-fills in proportion to the message until it holds one chunk per channel, so an 8-byte NVLS
-call costs the setup, not the full pipeline fill of a 16 GiB one.
+fills in proportion to the message until it holds one chunk per channel and head, so an
+8-byte NVLS call costs the setup, not the full pipeline fill of a 16 GiB one; a channel's loop
+holds one chunk per head, so a 72-GPU rack (32 heads) fills four times an 8-GPU node's pipeline.
 
 Across domains (``nvlstree``): NVLS inside each domain, and double binary trees between the
 domains carried by the domain's NVLS *heads*, each head a GPU sending its share of the data
@@ -39,6 +40,25 @@ MAX_HEADS = 32
 #: NVLS channels NCCL runs by default on Hopper and on Blackwell (NVLS_NCHANNELS_SM90,
 #: NVLS_NCHANNELS_SM100 in src/transport/nvls.cc).
 NVLS_CHANNELS = (16, 32)
+#: Blackwell NVLS channels within one NVLink domain from NCCL 2.27 (NVLS_NCHANNELS_SM100_NVL).
+NVLS_CHANNELS_ONE_DOMAIN = 24
+#: First NCCL release that runs fewer Blackwell NVLS channels within one domain.
+FEWER_CHANNELS_SINCE = (2, 27, 0)
+
+
+def nvls_channels(group: Group) -> int:
+    """NVLS channels NCCL runs for the group.
+
+    ``ncclNvlsInit`` (src/transport/nvls.cc) runs 16 on Hopper and 32 on Blackwell; from
+    v2.27.3 a Blackwell group within one NVLink domain runs 24 (``multiNode ?
+    NVLS_NCHANNELS_SM100 : NVLS_NCHANNELS_SM100_NVL``). An unknown release is the current.
+    """
+    arch = min(group.arch_index, 3) - MIN_ARCH_INDEX
+    version = group.library_version
+    recent = version is None or version >= FEWER_CHANNELS_SINCE
+    if arch == 1 and group.n_nodes == 1 and recent:
+        return NVLS_CHANNELS_ONE_DOMAIN
+    return NVLS_CHANNELS[arch]
 
 
 def _nvls_ok(group: Group) -> bool:
@@ -61,16 +81,46 @@ def _intra_spb(group: Group, op: str) -> float:
     return group.switch_port_spb((n - 1) / n) / DEFAULT.nvls_efficiency[arch]
 
 
-def nvls_fixed_us(group: Group, size_bytes: FloatArray) -> FloatArray:
+#: GPUs of the NVLS domains the fitted pipeline fill describes (8-GPU HGX/DGX nodes).
+REFERENCE_HEADS = 8
+
+
+def nvls_fixed_us(group: Group, size_bytes: FloatArray, heads: int) -> FloatArray:
     """NVLS setup plus the part of the pipeline fill a message of each size fills [us].
 
+    Each channel reduces loops of ``heads`` chunks, one per head (``loopCount =
+    nvls->nHeads * chunkSize`` in src/device/all_reduce.h), through a pipeline of scatter,
+    in-switch reduction and multicast, and gather; the pipeline fills in a number of loops,
+    so its fill grows with the heads: the fill fitted on 8-GPU nodes (``pipeline_fill_us``)
+    times ``heads / 8``, filling with ``heads / 8`` times the data. A 72-GPU rack runs 32
+    heads (NCCL_MAX_NVLS_ARITY), four times an 8-GPU node's fill.
+
+    Args:
+        group: The group.
+        size_bytes: (n_sizes,) message sizes [bytes].
+        heads: NVLS heads per domain (``nvls_domain_heads``, ``nvls_heads``).
+
+    Returns:
+        (n_sizes,) fixed time [us].
+
     Notes:
-        ``NVLS_LATENCY_US + pipeline_fill_us * min(1, S / (chunk * channels))`` with the
-        Simple protocol's chunk and NCCL's NVLS channel count.
+        ``NVLS_LATENCY_US + pipeline_fill_us * h * min(1, S / (chunk * channels * h))``,
+        ``h = heads / 8``, with the Simple protocol's chunk and NCCL's NVLS channel count.
     """
-    channels = NVLS_CHANNELS[min(group.arch_index, 3) - MIN_ARCH_INDEX]
-    full = DEFAULT.chunk_bytes["simple"] * channels
-    return NVLS_LATENCY_US + DEFAULT.pipeline_fill_us * np.minimum(1.0, size_bytes / full)
+    channels = nvls_channels(group)
+    scale = heads / REFERENCE_HEADS
+    full = DEFAULT.chunk_bytes["simple"] * channels * scale
+    return NVLS_LATENCY_US + DEFAULT.pipeline_fill_us * scale * np.minimum(1.0, size_bytes / full)
+
+
+def nvls_domain_heads(group: Group) -> int:
+    """NVLS heads of a group within one domain: every GPU, at most ``MAX_HEADS``.
+
+    Without a NIC in the way NCCL's NVLS search makes every GPU a head
+    (``graph->minChannels = graph->maxChannels = min(NCCL_MAX_NVLS_ARITY, ngpus)`` in
+    src/graph/search.cc).
+    """
+    return max(1, min(group.ppn, MAX_HEADS))
 
 
 class Nvls(CollectiveAlgorithm):
@@ -90,11 +140,19 @@ class Nvls(CollectiveAlgorithm):
         spb = _intra_spb(group, op)
         return alpha_beta(
             group, size_bytes, protocol, 0.0, 0.0, spb, pipelined=False
-        ) + nvls_fixed_us(group, size_bytes)
+        ) + nvls_fixed_us(group, size_bytes, nvls_domain_heads(group))
 
 
 def nvls_heads(group: Group) -> int:
     """NVLS heads per domain: one per NIC the domain's ranks use, at most ``MAX_HEADS``.
+
+    NCCL's NVLS search (src/graph/search.cc) makes each head a NIC and its local GPU, no GPU
+    twice, at most ``min(NCCL_MAX_NVLS_ARITY, GPUs)``. Each head takes the search's speed
+    from every GPU's NVSwitch link (twice from its own), and the search lowers the speed
+    while more heads fit: on an NVL72 rack (72 NICs, 18 x 40 GB/s of NVLink per GPU in
+    NCCL's topology, inter speeds 48, 45, 42, 40, 30, 24, 22, 20 on Blackwell in 2.26) 14
+    heads fit at 48 GB/s, 29 at 24, 31 at 22 and 32 at 20, where it stops at the maximum:
+    all 32, the NICs' count capped.
 
     Args:
         group: A group spanning several domains.
@@ -145,6 +203,7 @@ class NvlsTree(CollectiveAlgorithm):
         """The slower of the NVLS and network stages (they pipeline) plus both latencies."""
         spb = max(_intra_spb(group, op), self.net_spb(group))
         net_steps = 2.0 * math.ceil(math.log2(group.n_nodes))
+        heads = min(nvls_heads(group), group.ppn)
         return alpha_beta(
             group, size_bytes, protocol, 0.0, net_steps, spb, pipelined=False
-        ) + nvls_fixed_us(group, size_bytes)
+        ) + nvls_fixed_us(group, size_bytes, heads)

@@ -118,7 +118,8 @@ def test_collective_errors(run_cli, argv, expected):
 
 
 def test_accuracy_benchmark_runs():
-    """benchmarks/accuracy.py scores the shared measurements and prints the summary keys."""
+    """benchmarks/accuracy.py scores the shared measurements and prints the summary keys
+    (with the mean signed error) and each entry's absolute and signed error."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -133,9 +134,18 @@ def test_accuracy_benchmark_runs():
         timeout=300,
     )
     data = json.loads(proc.stdout)
-    assert set(data["summary"]) == {"scored", "median", "p90", "large_median", "small_median"}
+    assert set(data["summary"]) == {
+        "scored",
+        "median",
+        "p90",
+        "large_median",
+        "small_median",
+        "mean_signed",
+    }
     assert data["summary"]["scored"] >= 30
-    assert all(set(e) == {"id", "error"} for e in data["entries"])
+    assert all(set(e) == {"id", "error", "signed"} for e in data["entries"])
+    assert all(isinstance(e["signed"], float) for e in data["entries"] if e["error"] is not None)
+    assert isinstance(data["summary"]["mean_signed"], float)
 
 
 @pytest.mark.parametrize(

@@ -94,8 +94,9 @@ def test_shared_nic_halves_cross_node_bandwidth(mini):
 
 def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
     """Between two nodes a tree sends each byte once per direction, a ring 2(n-1)/n times;
-    from 512 MiB a tree has no size correction (NCCL corrects 64 B..256 MiB only), so only
-    the tree pipeline's efficiency remains."""
+    from 512 MiB a tree has no size correction (NCCL corrects 64 B..256 MiB only), and here
+    both are bound by the shared NIC, where the tree's fan-in stalls (a GPU-side cost) do not
+    show: the ratio is exactly 2 x 15/16."""
     fabric = build_fabric(mini.topologies["shared-nic"], mini)
     group = Group(fabric, np.arange(16))
     algorithms = collective_algorithms()
@@ -106,8 +107,7 @@ def test_tree_moves_half_the_ring_volume_between_two_nodes(mini):
         )
         return (pred.time_us[1] - pred.time_us[0]) / S
 
-    large_tree = DEFAULT.tree_efficiency
-    assert slope("ring") / slope("tree") == pytest.approx(2 * 15 / 16 * large_tree, rel=1e-6)
+    assert slope("ring") / slope("tree") == pytest.approx(2 * 15 / 16, rel=1e-6)
 
 
 def test_tree_size_correction_stops_at_512_mib():

@@ -1,0 +1,214 @@
+"""Collectives at scale: NCCL's release-dependent defaults and the physics of large groups.
+
+Each case is computed by hand from the rule it checks (NCCL source lines are named in the
+functions' docstrings), on fabrics built from small hardware blocks of the real catalog.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabricui.engine.collectives import (
+    LL128_OVER_C2C_SINCE,
+    ll128_over_network,
+    network_protocols,
+    nic_path,
+    parse_library_version,
+)
+from fabricui.engine.group import Group
+from fabricui.fabric import build_fabric
+from fabricui.hwdb.topology_file import parse_topology
+from fabricui.hwdb.yamlfile import YamlDocument
+
+
+def fabric_of(catalog, hardware: dict):
+    """A fabric from a compact ``hardware`` block (the measurement files' form)."""
+    spec = parse_topology(YamlDocument(data=hardware, origin="test"), catalog, default_id="t")
+    return build_fabric(spec, catalog)
+
+
+#: Two quad-GH200 nodes as on Alps: each GPU joins its Grace over NVLink-C2C and its NIC
+#: hangs off the Grace's PCIe.
+GH200_2 = {
+    "gpu": "gh200",
+    "nodes": 2,
+    "gpus_per_node": 4,
+    "intra": {
+        "fabric": "mesh",
+        "link": "nvlink4",
+        "links_per_pair": 6,
+        "sockets": 4,
+        "host_link": "nvlink-c2c",
+    },
+    "net": {"link": "slingshot", "gbps": 200, "nics_per_node": 4},
+}
+#: Two 8x H100 servers: each NIC shares a PCIe switch with two GPUs.
+H100_2 = {
+    "gpu": "h100-sxm",
+    "nodes": 2,
+    "gpus_per_node": 8,
+    "intra": {"fabric": "nvswitch", "link": "nvlink4"},
+    "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 8},
+}
+#: Two PCIe boxes without switches: GPUs and NIC on the CPU's root ports.
+PCIE_2 = {
+    "gpu": "l40s",
+    "nodes": 2,
+    "gpus_per_node": 2,
+    "intra": {"fabric": "pcie", "link": "pcie4"},
+    "net": {"link": "roce", "gbps": 100, "nics_per_node": 1},
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [
+        ("2.23.4-1 (uenv nccl-tests/nccl-2.23.4-1-aws-1.13.0:v0)", (2, 23, 4)),
+        ("2.29.2+cuda13.1 (printed)", (2, 29, 2)),
+        ("not printed (README example since June 2023)", None),
+        (None, None),
+        ("", None),
+    ],
+)
+def test_library_version_is_the_first_release_number(text, version):
+    """Version strings of the measurement files name their release first or not at all."""
+    assert parse_library_version(text) == version
+
+
+def test_nic_paths_follow_where_the_nic_hangs(catalog):
+    """A Grace's NIC is reached over C2C (NCCL's P2C), an HGX NIC through a PCIe switch
+    (PXB), a switchless PCIe box's NIC through the CPU's root complex (PHB)."""
+    assert nic_path(Group(fabric_of(catalog, GH200_2), np.arange(8))) == "c2c"
+    assert nic_path(Group(fabric_of(catalog, H100_2), np.arange(16))) == "pci"
+    assert nic_path(Group(fabric_of(catalog, PCIE_2), np.arange(4))) == "host"
+
+
+def test_ll128_through_a_grace_needs_nccl_2_27(catalog):
+    """NCCL 2.23-2.26 disable LL128 on a PHB path, which a Grace's NIC is before 2.27 made
+    it P2C; from 2.27 (and for an unknown release, taken as current) LL128 stays."""
+    fabric = fabric_of(catalog, GH200_2)
+    old = Group(fabric, np.arange(8), library_version=(2, 23, 4))
+    new = Group(fabric, np.arange(8), library_version=LL128_OVER_C2C_SINCE)
+    current = Group(fabric, np.arange(8))
+    assert not ll128_over_network(old)
+    assert ll128_over_network(new) and ll128_over_network(current)
+    assert network_protocols(old, ("ll", "ll128", "simple")) == ("ll", "simple")
+    assert network_protocols(new, ("ll", "ll128", "simple")) == ("ll", "ll128", "simple")
+    # Within one node the network path does not matter.
+    inside = Group(fabric, np.arange(4), library_version=(2, 23, 4))
+    assert network_protocols(inside, ("ll", "ll128", "simple")) == ("ll", "ll128", "simple")
+
+
+def test_ll128_never_crosses_a_host_bridge(catalog):
+    """A NIC on the CPU's root complex (PHB) disables LL128 in every release; one behind a
+    PCIe switch keeps it in every release."""
+    host = Group(fabric_of(catalog, PCIE_2), np.arange(4), library_version=(2, 30, 7))
+    assert not ll128_over_network(host)
+    hgx = Group(fabric_of(catalog, H100_2), np.arange(16), library_version=(2, 18, 3))
+    assert ll128_over_network(hgx)
+
+
+#: Two GB200 NVL72 racks: 18 trays of 4 GPUs per NVLink domain, 4 NICs per tray.
+GB200_2RACK = {
+    "gpu": "gb200",
+    "nodes": 36,
+    "gpus_per_node": 4,
+    "intra": {
+        "fabric": "nvswitch",
+        "link": "nvlink5",
+        "hosts_per_domain": 18,
+        "sockets": 2,
+        "host_link": "nvlink-c2c",
+    },
+    "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
+}
+
+
+def test_rings_across_racks_use_at_most_nccls_32_search_channels(catalog):
+    """A rack holds 72 NICs but NCCL's ring search builds at most MAXCHANNELS/2 = 32
+    channels; an 8-GPU server's 8 NICs each carry one."""
+    from fabricui.engine.algorithms import channels_for
+    from fabricui.engine.constants import DEFAULT
+
+    racks = Group(fabric_of(catalog, GB200_2RACK), np.arange(144))
+    assert racks.nics_per_node == 72
+    assert channels_for(racks) == DEFAULT.max_search_channels == 32
+    assert channels_for(Group(fabric_of(catalog, H100_2), np.arange(16))) == 8
+    assert channels_for(Group(fabric_of(catalog, H100_2), np.arange(8))) == 1
+
+
+def test_a_long_chain_pays_simple_fill_per_hop_beyond_an_8_gpu_node():
+    """20 racks of 72 GPUs: the chain has 2 x 71 = 142 steps, 128 beyond an 8-GPU node's 14,
+    and the network 2 x ceil(log2 20) = 10 steps, 8 beyond the first level. Simple pays
+    (128 + 8) chunks of 512 KiB per channel; LL forwards within the node as data arrives
+    and pays only the 8 network steps, in its 16 KiB chunks."""
+    from fabricui.engine.algorithms import tree_fill_bytes
+
+    big, small = np.array([2.0**34]), np.array([1024.0])
+    simple = tree_fill_bytes(big, "simple", 10.0, 32, intra_steps=142.0)
+    assert simple[0] == (128 + 8) * 512 * 1024 * 32
+    assert tree_fill_bytes(small, "simple", 10.0, 32, intra_steps=142.0)[0] == 136 * 1024.0
+    assert tree_fill_bytes(big, "ll", 10.0, 32, intra_steps=142.0)[0] == 8 * 16 * 1024 * 32
+    # An 8-GPU node's chain (14 steps) on two nodes (2 network steps) adds nothing.
+    assert tree_fill_bytes(big, "simple", 2.0, 8, intra_steps=14.0)[0] == 0.0
+
+
+def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
+    """Within one node a tree is its chain: the GPUs' fan-in stalls cost tree_efficiency.
+    Across the GB200 partitions of NCCL issue #1801 (one 4-GPU tray per rack, IB between)
+    the NICs bound the tree, which then runs at their rate: the tree's time per byte is that
+    of all its flows, with no stall factor."""
+    from fabricui.engine.algorithms import Tree
+    from fabricui.engine.constants import DEFAULT
+
+    tree = Tree()
+    node = Group(fabric_of(catalog, H100_2), np.arange(8))
+    every, chain = tree._raw_spbs(node)
+    assert every == chain  # one node: the tree is its chain
+    assert tree.spb(node) == pytest.approx(chain / DEFAULT.tree_efficiency, rel=1e-12)
+    nvl4 = {
+        "gpu": "gb200",
+        "nodes": 3,
+        "gpus_per_node": 4,
+        "intra": {"fabric": "nvswitch", "link": "nvlink5", "sockets": 2},
+        "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
+    }
+    parts = Group(fabric_of(catalog, nvl4), np.arange(12))
+    every, chain = tree._raw_spbs(parts)
+    assert chain / DEFAULT.tree_efficiency < every  # the NICs are the bottleneck
+    assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
+
+
+def test_nvls_fill_grows_with_its_heads(catalog):
+    """A channel's NVLS loop holds one chunk per head: 8 heads fill in pipeline_fill_us once
+    S reaches 512 KiB x 32 Blackwell channels (NCCL 2.26) = 16 MiB; a 72-GPU rack's 32 heads
+    take 4x the time and 4x the data."""
+    from fabricui_nvlink.nvls import NVLS_LATENCY_US, nvls_domain_heads, nvls_fixed_us
+
+    from fabricui.engine.constants import DEFAULT
+
+    rack = Group(fabric_of(catalog, GB200_2RACK), np.arange(72), library_version=(2, 26, 2))
+    assert nvls_domain_heads(rack) == 32
+    full8 = 512 * 1024 * 32.0
+    sizes = np.array([full8 / 2, full8, 4 * full8, 2.0**34])
+    fill = DEFAULT.pipeline_fill_us
+    eight = nvls_fixed_us(rack, sizes, 8) - NVLS_LATENCY_US
+    np.testing.assert_allclose(eight, [fill / 2, fill, fill, fill])
+    rack_fill = nvls_fixed_us(rack, sizes, 32) - NVLS_LATENCY_US
+    np.testing.assert_allclose(rack_fill, [fill / 2, fill, 4 * fill, 4 * fill])
+
+
+def test_blackwell_runs_24_nvls_channels_in_one_domain_from_2_27(catalog):
+    """ncclNvlsInit: 16 channels on Hopper, 32 on Blackwell; from 2.27 a Blackwell group in
+    one NVLink domain runs NVLS_NCHANNELS_SM100_NVL = 24, across domains still 32."""
+    from fabricui_nvlink.nvls import nvls_channels
+
+    fabric = fabric_of(catalog, GB200_2RACK)
+    one_rack = np.arange(72)
+    assert nvls_channels(Group(fabric, one_rack, library_version=(2, 26, 2))) == 32
+    assert nvls_channels(Group(fabric, one_rack, library_version=(2, 27, 3))) == 24
+    assert nvls_channels(Group(fabric, one_rack)) == 24
+    assert nvls_channels(Group(fabric, np.arange(144))) == 32
+    hopper = fabric_of(catalog, H100_2)
+    assert nvls_channels(Group(hopper, np.arange(8))) == 16
