@@ -212,8 +212,13 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
         devs = [int(d) for d in fabric.devices_of_kind(kind)]
         if not devs:
             continue
-        digits = len(str(len(devs) - 1))
-        cells = [_cell_of(fabric, dev, "dev", digits) for dev in devs]
+        if fabric.switch_names:  # an imported cluster: its switches' own names
+            names = [fabric.device_name(dev) for dev in devs]
+            digits = max(len(name) for name in names)
+            cells = [Cell(name.ljust(digits), "dev", dev=dev) for dev, name in zip(devs, names)]
+        else:
+            digits = len(str(len(devs) - 1))
+            cells = [_cell_of(fabric, dev, "dev", digits) for dev in devs]
         per_line = max(1, (width - LABEL_W - 1) // (digits + 2))
         for start in range(0, len(cells), per_line):
             head = Cell((label if start == 0 else "").ljust(LABEL_W + 1), "dim")
@@ -257,7 +262,13 @@ def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]
     for key, members in groups:
         span = f"n{members[0]}-n{members[-1]}" if len(members) > 1 else f"n{members[0]}"
         if key:
-            listed = " ".join(str(i) for i in sorted(key)[:8]) + (" ..." if len(key) > 8 else "")
+            shown = sorted(key)[:8]
+            if fabric.switch_names:
+                leaf_devs = fabric.devices_of_kind(DeviceKind.LEAF)
+                words = [fabric.device_name(int(leaf_devs[i])) for i in shown]
+            else:
+                words = [str(i) for i in shown]
+            listed = " ".join(words) + (" ..." if len(key) > 8 else "")
             out.append((f"{span} {glyphs().dot} leafs {listed}", members))
         else:
             out.append((span, members))
