@@ -55,6 +55,23 @@ def test_pyramid_finds_the_spine_of_an_imported_cluster(tmp_path, tui_catalog):
     assert tiers["spine"].lat_us > tiers["NIC (InfiniBand NDR)"].lat_us
 
 
+def test_map_names_an_imported_clusters_switches(tmp_path, tui_catalog):
+    """The network rows of an imported cluster read its switches' names, not indices."""
+    from fabricui.tui.widgets.topology_map import build_layout
+
+    conf = tmp_path / "topology.conf"
+    conf.write_text(
+        "SwitchName=ib-a Nodes=h[0-1]\nSwitchName=ib-b Nodes=h[2-3]\n"
+        "SwitchName=ib-top Switches=ib-a,ib-b\n"
+    )
+    spec = tmp_path / "cluster.yaml"
+    assert main(["import", "slurm-topology", str(conf), "--node", "dgx-h100", "-o", str(spec)]) == 0
+    data = FabricData.load(TopologyRequest(str(spec)), catalog=tui_catalog)
+    text = ["".join(cell.text for cell in line) for line in build_layout(data.fabric, 100).lines]
+    assert any(line.startswith("Leaf") and "ib-a" in line and "ib-b" in line for line in text)
+    assert any(line.startswith("Spine") and "ib-top" in line for line in text)
+
+
 def test_what_if_changes_the_spec_and_refuses_missing_knobs(tui_catalog):
     """NIC rate and scale-up links rebuild the fabric; a PCIe box has no scale-up links."""
     data = FabricData.load(
