@@ -431,10 +431,29 @@ class LoadedFabric:
         )
 
     def default_layout(self, model_id: str) -> LayoutChoice:
-        """TP on the node's GPUs when it divides the heads (at most 8), DP over the rest."""
+        """The layout the strategies view opens on: TP on the node's GPUs when it divides
+        the heads (at most 8), DP over the rest, with the least that makes the model fit:
+        plain DDP, else ZeRO-1, ZeRO-2, FSDP, then the same with 2, 4, 8 ... pipeline
+        stages (a layout that cannot run at all is skipped). When nothing fits, the plain
+        TP x DDP layout (its plan says by how much it does not fit)."""
+        from fabricui.errors import FabricError
         from fabricui.services.plan import default_layout
 
-        return LayoutChoice(tp=default_layout(self.fabric, self.model(model_id)).tp or 1)
+        model = self.model(model_id)
+        tp = default_layout(self.fabric, model).tp or 1
+        plain = LayoutChoice(tp=tp)
+        pp = 1
+        while tp * pp <= self.fabric.n_gpus and pp <= model.layers:
+            if self.fabric.n_gpus % (tp * pp) == 0:
+                for flavour in ("ddp", "zero1", "zero2", "fsdp"):
+                    choice = LayoutChoice(tp=tp, pp=pp, dp_strategy=flavour)
+                    try:
+                        if self.plan(model_id, choice).fits:
+                            return choice
+                    except FabricError:
+                        continue
+            pp *= 2
+        return plain
 
     def plan(self, model_id: str, choice: LayoutChoice) -> PlanReport:
         """Price one layout on every GPU of the fabric (as ``fabricui plan``).

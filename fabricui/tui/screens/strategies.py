@@ -211,9 +211,11 @@ class StrategiesScreen(ViewScreen):
     class PlanReady(Message):
         """A layout's plan is computed."""
 
-        def __init__(self, data: FabricData, plan: PlanReport) -> None:
+        def __init__(self, data: FabricData, choice: LayoutChoice, plan: PlanReport) -> None:
             self.data = data
             """Fabric it belongs to."""
+            self.choice = choice
+            """The layout planned (the default one when none was chosen)."""
             self.plan = plan
             """The engine's plan."""
             super().__init__()
@@ -290,8 +292,6 @@ class StrategiesScreen(ViewScreen):
         data = self.data
         if data is None:
             return
-        if self.choice is None:
-            self.choice = data.default_layout(self.model_id)
         self._controls("computing...")
         self.query_one(BarChart).show_message("computing...")
         self._table(data, self.model_id)
@@ -322,10 +322,12 @@ class StrategiesScreen(ViewScreen):
         exit_on_error=False,
         description="plan",
     )
-    def _plan(self, data: FabricData, model_id: str, choice: LayoutChoice) -> None:
+    def _plan(self, data: FabricData, model_id: str, choice: LayoutChoice | None) -> None:
+        if choice is None:  # the default layout is a small search: off the UI thread
+            choice = data.default_layout(model_id)
         plan = data.plan(model_id, choice)
         if not get_current_worker().is_cancelled:
-            self.post_message(self.PlanReady(data, plan))
+            self.post_message(self.PlanReady(data, choice, plan))
 
     @work(
         thread=True,
@@ -334,7 +336,7 @@ class StrategiesScreen(ViewScreen):
         exit_on_error=False,
         description="layout search",
     )
-    def _search(self, data: FabricData, model_id: str, dp_strategy: str) -> None:
+    def _search(self, data: FabricData, model_id: str, dp_strategy: str | None) -> None:
         plans = data.search(model_id, dp_strategy)
         if not get_current_worker().is_cancelled:
             self.post_message(self.SearchReady(data, plans))
@@ -402,6 +404,9 @@ class StrategiesScreen(ViewScreen):
         if message.data is not self.data:
             return
         plan = self.plan = message.plan
+        self.choice = message.choice
+        searching = any(w.group == "strategies-search" and w.is_running for w in self.workers)
+        self._controls("searching layouts..." if searching else "")
         self.query_one("#plan-title", Static).update(f"step breakdown: {describe_layout(plan)}")
         self.query_one("#strat-plan", Static).update(
             plan_renderable(plan, self.data.fabric.gpu.name)
@@ -488,11 +493,13 @@ class StrategiesScreen(ViewScreen):
 
     def action_search(self) -> None:
         """Rank every valid layout on all GPUs (in a worker)."""
-        if self.data is None or self.choice is None:
+        if self.data is None:
             return
         self._controls("searching layouts...")
         self.query_one("#strat-search", Static).update("searching layouts...")
-        self._search(self.data, self.model_id, self.choice.dp_strategy)
+        # Before the default layout is known: every DP flavour.
+        flavour = self.choice.dp_strategy if self.choice else None
+        self._search(self.data, self.model_id, flavour)
 
     def status_text(self) -> str:
         """Model for the sub-title."""
