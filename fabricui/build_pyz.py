@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
+from fabricui import files
 from fabricui.errors import ConfigError, FabricError, one_line
-from fabricui.files import check_target
 
 #: Where the pyz goes unless ``-o`` says otherwise (``dist/`` is ignored by git).
 DEFAULT_OUTPUT = Path("dist") / "fabricui.pyz"
@@ -241,7 +241,7 @@ def build(output: Path, target: Target, force: bool = False) -> Path:
         output.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"{output}: cannot write ({exc.strerror or exc})") from None
-    check_target(output, force)
+    files.check_target(output, force)
     with tempfile.TemporaryDirectory(prefix="fabricui-pyz-") as scratch:
         wheels = Path(scratch) / "wheels"
         _run(
@@ -250,7 +250,7 @@ def build(output: Path, target: Target, force: bool = False) -> Path:
         )
         (wheel,) = wheels.glob("fabricui-*.whl")
         preamble = Path(scratch) / "fabricui_pyz_check.py"
-        preamble.write_text(target.preamble(), encoding="utf-8")
+        files.write_text(preamble, target.preamble())
         staged = output.parent / f".{output.name}.{os.getpid()}.tmp"
         try:
             _run(
@@ -274,7 +274,7 @@ def build(output: Path, target: Target, force: bool = False) -> Path:
                 f"bundling fabricui and its dependencies for CPython "
                 f"{target.major}.{target.minor} on {target.label}",
             )
-            os.replace(staged, output)
+            files.move_into_place(staged, output, force)
         finally:
             staged.unlink(missing_ok=True)
     return output

@@ -157,3 +157,21 @@ def test_preamble_stops_other_interpreters_in_one_line(target):
     assert result.stderr.startswith("fabricui: error: this fabricui.pyz holds compiled packages")
     assert result.stderr.endswith(f"build_pyz --python-version {here}\n")
     assert result.stderr.count("\n") == 1
+
+
+def test_the_pyz_is_named_atomically_and_never_replaced_without_force(tmp_path: Path):
+    """``files.move_into_place`` (how the finished pyz gets its name) keeps an existing file,
+    even one that appeared after the first check, unless forced."""
+    from fabricui.files import move_into_place
+
+    staged, target = tmp_path / ".f.pyz.tmp", tmp_path / "f.pyz"
+    staged.write_bytes(b"new")
+    move_into_place(staged, target)
+    staged.unlink()  # as build() does: the staged name may be a second link to the file
+    assert target.read_bytes() == b"new"
+    staged.write_bytes(b"newer")
+    with pytest.raises(ConfigError, match=r"f\.pyz: already exists; pass --force"):
+        move_into_place(staged, target)
+    assert target.read_bytes() == b"new"
+    move_into_place(staged, target, force=True)
+    assert target.read_bytes() == b"newer" and not staged.exists()
