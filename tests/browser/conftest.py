@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp  # textual-serve's own dependency (the test extra has fabricui serve's)
 import pytest
 
 #: Chromium binaries looked for, Debian's first (``.ci/run`` installs package ``chromium``).
@@ -128,7 +129,6 @@ async def page(tmp_path: Path) -> AsyncIterator[Page]:
     chromium = find_chromium()
     if chromium is None:
         pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-    aiohttp = pytest.importorskip("aiohttp", reason="aiohttp comes with fabricui[serve]")
     profile = tmp_path / "chromium-profile"
     profile.mkdir()
     with (tmp_path / "chromium.log").open("wb") as log:

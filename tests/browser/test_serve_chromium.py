@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.slow
 
-pytest.importorskip("textual_serve", reason="fabricui serve needs fabricui[serve]")
-
 #: The README's example pair (7 hops, 50 GB/s at n0.nic0 -> leaf0).
 LAUNCH = ("-t", "dgx-h100-pod", "--src", "n0.g0", "--dst", "n3.g7")
 #: Longest wait for the server to answer HTTP, and for the explorer's first frame [s]: a
