@@ -240,7 +240,7 @@ def build(output: Path, target: Target, force: bool = False) -> Path:
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(f"{output}: cannot write ({exc.strerror or exc})") from None
+        raise ConfigError(f"{output}: cannot write ({files.reason(exc)})") from None
     files.check_target(output, force)
     with tempfile.TemporaryDirectory(prefix="fabricui-pyz-") as scratch:
         wheels = Path(scratch) / "wheels"

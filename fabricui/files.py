@@ -334,7 +334,7 @@ def move_into_place(tmp: Path, path: Path, force: bool = False) -> None:
         else:
             _link_new(Path(tmp), Path(path))
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({_reason(exc)})") from None
+        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
 
 
 def _link_new(tmp: Path, path: Path) -> None:

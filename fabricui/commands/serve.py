@@ -22,18 +22,6 @@ DEFAULT_PORT = 8000
 #: Address it binds to unless told otherwise: this machine only.
 DEFAULT_HOST = "127.0.0.1"
 
-#: Launch options passed on to each explorer: (attribute, flag), in ``explore``'s order.
-LAUNCH_FLAGS = (
-    ("topology", "--topology"),
-    ("nodes", "--nodes"),
-    ("nic_gbps", "--nic-gbps"),
-    ("scale_up_links", "--scale-up-links"),
-    ("src", "--src"),
-    ("dst", "--dst"),
-    ("message_size", "--message-size"),
-    ("view", "--view"),
-)
-
 DESCRIPTION = (
     "Serve the explorer to a web browser (textual-serve; pip install 'fabricui[serve]'). "
     "Every browser tab runs its own `fabricui explore` with the launch options given here. "
@@ -110,8 +98,9 @@ def serve_request(args: argparse.Namespace) -> ServeRequest:
 def explore_args(args: argparse.Namespace) -> list[str]:
     """The ``fabricui`` arguments that open the explorer as ``args`` asks.
 
-    File paths become absolute, so that the explorer finds them whatever directory it
-    starts in.
+    The options are those ``add_launch_options`` declares, read from its own parser, so an
+    option added to the explorer is passed on without a change here. File paths become
+    absolute, so that the explorer finds them whatever directory it starts in.
 
     Args:
         args: Parsed arguments; every attribute is optional.
@@ -126,12 +115,23 @@ def explore_args(args: argparse.Namespace) -> list[str]:
     if calibration is not None:
         words += ["--calibration", str(Path(calibration).resolve())]
     words.append("explore")
-    for attribute, flag in LAUNCH_FLAGS:
-        value = getattr(args, attribute, None)
-        if value is None:
+    for action in launch_actions():
+        value = getattr(args, action.dest, None)
+        if value is None or value is argparse.SUPPRESS or value is False:
+            continue
+        flag = next(o for o in action.option_strings if o.startswith("--"))
+        if action.nargs == 0:  # a switch such as --ascii
+            words.append(flag)
             continue
         text = str(value)
-        if attribute == "topology" and Path(text).is_file():
+        if action.dest == "topology" and Path(text).is_file():
             text = str(Path(text).resolve())
         words += [flag, text]
     return words
+
+
+def launch_actions() -> list[argparse.Action]:
+    """The options ``fabricui explore`` takes, in its order (one argparse action each)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_launch_options(parser)
+    return [action for action in parser._actions if action.option_strings]

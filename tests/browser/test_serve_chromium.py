@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.slow
 
-#: The README's example pair (7 hops, 50 GB/s at n0.nic0 -> leaf0).
+#: The README's example pair (50 GB/s at the InfiniBand hop).
 LAUNCH = ("-t", "dgx-h100-pod", "--src", "n0.g0", "--dst", "n3.g7")
 #: Longest wait for the server to answer HTTP, and for the explorer's first frame [s]: a
 #: cold start on a loaded 2-core machine.
@@ -125,11 +125,11 @@ async def test_browser_shows_the_served_path(page: Page, tmp_path: Path, run_cli
             await page.screenshot(tmp_path / "page.png")
             raise
         hops = re.search(r"(?:same|different) nodes?, (\d+) hops?", screen)
-        assert hops and int(hops.group(1)) == len(expected["hops"]) == 7
+        assert hops and int(hops.group(1)) == len(expected["hops"]), screen
         bottleneck = re.search(r"bottleneck\s+([\d.]+) GB/s per direction", screen)
         assert bottleneck, screen
         assert float(bottleneck.group(1)) == expected["bottleneck_GBps"] == 50.0
-        assert "n0.nic0 -> leaf0" in screen
+        assert expected["bottleneck_link"].replace("->", " -> ") in screen
         stop(server)  # while the browser is still connected: the explorer must go too
         assert server.returncode == 0, log.read_text()[-3000:]
         served = " ".join(log.read_text(encoding="utf-8", errors="replace").split())

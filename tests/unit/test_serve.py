@@ -14,7 +14,7 @@ import pytest
 
 from fabricui.cli import build_parser
 from fabricui.commands.explore import launch_request
-from fabricui.commands.serve import serve_request
+from fabricui.commands.serve import launch_actions, serve_request
 from fabricui.errors import ConfigError
 from fabricui.services.requests import ServeRequest
 from fabricui.tui import launch as tui_launch
@@ -82,6 +82,9 @@ def test_explore_args_carry_every_launch_option(monkeypatch: pytest.MonkeyPatch)
         "64K",
         "--view",
         "pyramid",
+        "--hosts",
+        "gpu[01-02]",
+        "--ascii",
         "--port",
         "8123",
     ]
@@ -95,6 +98,11 @@ def test_explore_args_carry_every_launch_option(monkeypatch: pytest.MonkeyPatch)
     absolute = replace(request.launch.topology, topology=str(Path(topology).resolve()))
     assert launch_request(again) == replace(request.launch, topology=absolute)
     assert request.launch.message_size == 64 * 1024 and request.launch.view == "pyramid"
+    assert request.launch.ascii is True and "--ascii" in args
+    # Every option the explorer takes was given above, so none can be dropped unnoticed.
+    parsed = build_parser().parse_args(argv)
+    missing = [a.dest for a in launch_actions() if getattr(parsed, a.dest, None) in (None, False)]
+    assert not missing, f"launch options this test does not give: {missing}"
 
 
 def test_options_before_the_command_pass_through():
