@@ -23,6 +23,7 @@ from fabricui.commands import path as path_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
 from fabricui.commands import probe as probe_command
+from fabricui.commands import serve as serve_command
 from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import topologies as topologies_command
@@ -58,6 +59,12 @@ def _explore(args: argparse.Namespace) -> int:
     return run_explorer(explore_command.launch_request(args), catalog_request(args))
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from fabricui.tui.serve import run_server
+
+    return run_server(serve_command.serve_request(args))
+
+
 def _snapshot(args: argparse.Namespace) -> int:
     from fabricui.services.session import load_catalog
     from fabricui.tui.snapshot import run_snapshot
@@ -88,6 +95,7 @@ COMMANDS: dict[
     "probe": (probe_command.add_parser, probe_command.run),
     "explore": (explore_command.add_parser, _explore),
     "snapshot": (snapshot_command.add_parser, _snapshot),
+    "serve": (serve_command.add_parser, _serve),
 }
 
 
@@ -130,9 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             memory_budget(args.max_memory)  # checked here: one line for a bad value
             os.environ[ENV_MAX_MEMORY] = args.max_memory
-        if args.command in (None, "explore"):  # bare `fabricui` opens the explorer
-            sys.stdout, sys.stderr = originals
-            return _explore(args)
+        if args.command in (None, "explore", "serve"):  # bare `fabricui` opens the explorer
+            sys.stdout, sys.stderr = originals  # they draw on the terminal themselves
+            return _serve(args) if args.command == "serve" else _explore(args)
         from fabricui.plugins.process import command_scope
 
         with command_scope():  # a plugin's thread cannot print on stdout or end the process

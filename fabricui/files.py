@@ -313,6 +313,30 @@ def write_text(path: Path, text: str, force: bool = False) -> None:
             os.unlink(tmp)
 
 
+def move_into_place(tmp: Path, path: Path, force: bool = False) -> None:
+    """Give a finished file the name ``path``, atomically; replace a file only with ``force``.
+
+    For outputs another program writes whole (a build tool's archive), which ``write_text``
+    cannot produce: the program writes ``tmp`` beside ``path``, and this names it.
+
+    Args:
+        tmp: The finished file, in ``path``'s directory; it keeps existing (callers remove it).
+        path: Its name.
+        force: Replace an existing file.
+
+    Raises:
+        ConfigError: ``path`` exists (also one created since ``check_target``) without
+            ``force``, or cannot be written.
+    """
+    try:
+        if force:
+            os.replace(tmp, path)
+        else:
+            _link_new(Path(tmp), Path(path))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
+
+
 def _link_new(tmp: Path, path: Path) -> None:
     """Give ``tmp`` the name ``path`` unless ``path`` exists (also if it appeared meanwhile)."""
     try:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import io
 import os
 import signal
@@ -294,6 +295,13 @@ class _Router(io.TextIOBase):
         """Flush standard output."""
         self.stream.flush()
 
+    def close(self) -> None:
+        """Drop the wrapper. Its flush of the wrapped stream may fail by then (a reader gone
+        away) and is not worth a report: Python 3.13 prints finalizer errors it used to ignore.
+        """
+        with contextlib.suppress(OSError, ValueError):
+            super().close()
+
     def isatty(self) -> bool:
         """Whether standard output is a terminal."""
         return self.stream.isatty()
@@ -394,6 +402,9 @@ def exit_process(status: int, stream: TextIO | None = None) -> NoReturn:
     leftovers = leftover_threads()
     if not leftovers and not _busy_plugin_threads():
         sys.exit(status)
+    # The process ends below without waiting for plugin threads; a collection started in one
+    # of them meanwhile (3.13 runs it when a signal wakes the thread) crashed CPython 3.13.0.
+    gc.disable()
     for name, thread in leftovers:
         warn(
             f"fabricui: plugin {name} left thread {thread.name!r} running; "

@@ -4,6 +4,7 @@ record file can never move the cursor, clear the screen or retitle the terminal.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
@@ -54,6 +55,13 @@ class SafeWriter(io.TextIOBase):
     def flush(self) -> None:
         """Flush the underlying stream."""
         self.stream.flush()
+
+    def close(self) -> None:
+        """Drop the wrapper. Its flush of the wrapped stream may fail by then (a reader gone
+        away) and is not worth a report: Python 3.13 prints finalizer errors it used to ignore.
+        """
+        with contextlib.suppress(OSError, ValueError):
+            super().close()
 
     def isatty(self) -> bool:
         """Whether the underlying stream is a terminal."""

@@ -189,6 +189,25 @@ class LaunchRequest:
         )
 
 
+@dataclass(frozen=True)
+class ServeRequest:
+    """``fabricui serve``: the explorer in a browser, one explorer process per browser tab."""
+
+    launch: LaunchRequest = field(default_factory=LaunchRequest)
+    """What each explorer opens on (checked once before the server starts)."""
+    catalog: CatalogRequest = field(default_factory=CatalogRequest)
+    """The hardware database the explorers read."""
+    explore_args: tuple[str, ...] = ("explore",)
+    """The ``fabricui`` arguments each browser session runs (``explore`` and its options)."""
+    host: str = "127.0.0.1"
+    """Address the web server binds to (loopback unless the user widens it)."""
+    port: int = 8000
+    """TCP port of the web server."""
+    public_url: str | None = None
+    """Base URL the browser reaches the server at (a proxy or SSH tunnel); None: from
+    ``host`` and ``port``."""
+
+
 #: Formats ``fabricui snapshot`` writes: a Markdown report, the screen as SVG, as text.
 SNAPSHOT_FORMATS = ("md", "svg", "txt")
 

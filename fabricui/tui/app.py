@@ -662,7 +662,11 @@ class FabricApp(App[None]):
         else:
             before = FabricData.load(TopologyRequest(choice), self.catalog, self.host)
         figures = compare(before, current, launch.src, launch.dst)
-        self.call_from_thread(self.push_screen, CompareModal(figures, before.label, current.label))
+        # The modal is made on the app's thread: on Python 3.9 a screen's asyncio objects
+        # bind to the current event loop when made, and a worker thread has none.
+        self.call_from_thread(
+            lambda: self.push_screen(CompareModal(figures, before.label, current.label))
+        )
 
     def action_copy(self) -> None:
         """Copy the path, an equivalent command or JSON to the clipboard (OSC 52)."""

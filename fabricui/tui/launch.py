@@ -3,12 +3,16 @@ run the app until the user quits."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError
 from fabricui.services.requests import CatalogRequest, LaunchRequest
 from fabricui.vocabulary import VIEWS
+
+#: The driver textual-serve runs each explorer with (``TEXTUAL_DRIVER``).
+WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -114,6 +118,8 @@ def check_terminal() -> None:
             closed stream): the screen would be escape codes nobody reads, or nothing
             would ever answer a key.
     """
+    if os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER:
+        return  # `fabricui serve`: Textual's web driver speaks to the browser over pipes
     for name, stream in (("output", sys.stdout), ("input", sys.stdin)):
         if stream is None or getattr(stream, "closed", False) or not stream.isatty():
             raise ConfigError(

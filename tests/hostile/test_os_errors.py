@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,8 @@ def test_read_only_file_system_is_one_line(
 
     monkeypatch.setattr(os, "open", read_only_open)
     monkeypatch.setattr(os, "mkdir", read_only_mkdir)
+    if hasattr(pathlib, "_NormalAccessor"):  # Python < 3.11: Path.mkdir keeps its own os.mkdir
+        monkeypatch.setattr(pathlib._NormalAccessor, "mkdir", staticmethod(read_only_mkdir))
     argv = commands(str(tmp_path))[name]
     status = main(argv)
     line = one_error_line(status, capsys.readouterr().err)

@@ -1,0 +1,187 @@
+"""Serving the explorer to a web browser with textual-serve: check the request, then run a
+web server whose every browser session is a ``fabricui explore`` process.
+
+textual-serve is an optional extra (``fabricui[serve]``): it brings aiohttp and a web
+terminal that a login node running the explorer over SSH does not need.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import shlex
+import socket
+import sys
+from typing import Any
+
+from fabricui.errors import ConfigError, one_line
+from fabricui.services.requests import CatalogRequest, ServeRequest
+
+#: How to install what ``fabricui serve`` needs.
+INSTALL_HINT = "pip install 'fabricui[serve]'"
+#: Host names that always mean this machine.
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
+#: How long a stopped session waits for its explorer to quit before killing it [s].
+REAP_TIMEOUT_S = 10.0
+
+
+def run_server(request: ServeRequest) -> int:
+    """Check the request, then serve the explorer until interrupted; returns 0.
+
+    A typo in the launch options is one line on stderr (exit status 2) before anything
+    listens, rather than an error in every browser tab later.
+
+    Args:
+        request: What to serve and where.
+
+    Raises:
+        ConfigError: textual-serve is missing, the port cannot be bound, or a launch
+            option is wrong (topology, GPU id, view).
+    """
+    server_class = _server_class()
+    if not request.launch.is_default() or request.catalog != CatalogRequest():
+        from fabricui.services.session import load_catalog
+        from fabricui.tui.launch import check_launch
+
+        check_launch(request.launch, load_catalog(request.catalog))
+    check_bindable(request.host, request.port)
+    url = public_url(request)
+    if not is_loopback(request.host):
+        print(
+            f"fabricui: warning: serving on {request.host}:{request.port}, not loopback: "
+            "anyone who can reach that port runs the explorer as you (no login)",
+            file=sys.stderr,
+        )
+    server = server_class(
+        explorer_command(request.explore_args),
+        host=request.host,
+        port=request.port,
+        title="fabricui",
+        public_url=url,
+    )
+    try:
+        server.serve()
+    except OSError as exc:  # the port was taken between the check and the bind
+        raise ConfigError(f"cannot serve on {request.host}:{request.port}: {_reason(exc)}") from exc
+    return 0
+
+
+def _server_class() -> Any:
+    """textual-serve's ``Server``, its sessions reaping the explorers they started.
+
+    Raises:
+        ConfigError: textual-serve (or what it needs) is not installed.
+    """
+    try:
+        from textual_serve import server as served
+        from textual_serve.app_service import AppService
+    except ImportError as exc:
+        raise ConfigError(
+            f"fabricui serve needs the serve extra ({one_line(exc)}): {INSTALL_HINT}"
+        ) from exc
+
+    class ReapingAppService(AppService):  # type: ignore[misc]
+        """A browser session that waits for its explorer to exit when it stops.
+
+        textual-serve leaves the finished process to the garbage collector; when the
+        server is stopped with sessions open, that happens after the event loop closed
+        and prints "Event loop is closed" tracebacks instead of exiting quietly.
+        """
+
+        async def stop(self) -> None:
+            process = self._process
+            try:
+                await super().stop()
+            finally:  # also when shutdown cancels the session midway
+                if process is not None:
+                    await _reap(process)
+
+    served.AppService = ReapingAppService  # the name Server.handle_websocket creates
+    return served.Server
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Close the explorer's input and wait for it to exit (killed after a while).
+
+    Closing its input comes first and is synchronous: a pipe left open would be closed by
+    the garbage collector after the event loop is gone, which fails noisily.
+    """
+    if process.stdin is not None:
+        process.stdin.close()
+    try:
+        await asyncio.wait_for(process.wait(), REAP_TIMEOUT_S)
+    except asyncio.TimeoutError:
+        process.kill()
+        await process.wait()
+
+
+def explorer_command(explore_args: tuple[str, ...]) -> str:
+    """The shell command each browser session runs: this interpreter's fabricui.
+
+    ``python -m fabricui`` rather than a ``fabricui`` found on PATH, so that the explorer
+    is the one serving it even from a virtual environment that is not activated.
+
+    Args:
+        explore_args: ``explore`` and its options.
+    """
+    return shlex.join([sys.executable, "-m", "fabricui", *explore_args])
+
+
+def public_url(request: ServeRequest) -> str:
+    """The base URL the page tells the browser to connect its websocket to.
+
+    A wildcard address (``0.0.0.0``, ``::``) is where the server listens, not where a
+    browser can reach it: this machine's name stands in for it.
+    """
+    if request.public_url is not None:
+        return request.public_url
+    host = request.host
+    if _is_wildcard(host):
+        host = socket.getfqdn()
+    if ":" in host:  # an IPv6 literal
+        host = f"[{host}]"
+    return f"http://{host}:{request.port}"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only (127.0.0.0/8, ::1 or localhost)."""
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bindable(host: str, port: int) -> None:
+    """Fail early, in one line, when the server could not listen there.
+
+    Raises:
+        ConfigError: The port is taken, the address is not this machine's, or the host
+            name does not resolve.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        raise ConfigError(f"cannot serve on {host}:{port}: {_reason(exc)}") from exc
+    family, _, _, _, address = infos[0]
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            # The server sets SO_REUSEADDR too: a port in TIME_WAIT is not "in use".
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        raise ConfigError(f"cannot serve on {host}:{port}: {_reason(exc)}") from exc
+
+
+def _is_wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return False
+
+
+def _reason(exc: BaseException) -> str:
+    """An OS error's reason without its errno prefix (``address already in use``)."""
+    text = getattr(exc, "strerror", None) or str(exc)
+    return one_line(text).lower()
