@@ -83,7 +83,8 @@ def test_misbehaving_plugins_cannot_corrupt_json_or_hold_the_process(tmp_path: P
     env = environment(
         tmp_path,
         FABRICUI_PLUGINS_DIR=str(plugin_dir(tmp_path, MISBEHAVING)),
-        FABRICUI_PLUGIN_TIMEOUT_S="1",
+        # 3 s, not 1: under a loaded CI the well-behaved part of a plugin must not overrun.
+        FABRICUI_PLUGIN_TIMEOUT_S="3",
     )
     result = run(command(*PATH_JSON), env, timeout=30)
     no_traceback(result)
@@ -101,7 +102,7 @@ def test_misbehaving_plugins_cannot_corrupt_json_or_hold_the_process(tmp_path: P
         "fabricui: plugin exiter skipped: called os._exit(7)",
         "fabricui: plugin lingerer left thread 'forever' running; exiting without waiting for it",
         "fabricui: plugin ender: atexit handler broken: RuntimeError: at exit",
-        "fabricui: plugin ender: atexit handler slow: took longer than 1 s "
+        "fabricui: plugin ender: atexit handler slow: took longer than 3 s "
         "(FABRICUI_PLUGIN_TIMEOUT_S); abandoned",
     ):
         assert expected in lines, result.err
