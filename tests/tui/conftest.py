@@ -11,8 +11,17 @@ from fabricui.tui.app import FabricApp, make_app
 
 @pytest.fixture(scope="session")
 def tui_host() -> PluginHost:
-    """Built-in plugins only (no third-party entry points or plugin directories)."""
-    return PluginHost(load_external=False)
+    """Built-in plugins only (no third-party entry points or plugin directories).
+
+    The built-ins carry fabricui's own version; it is fixed here so that the plugins view's
+    snapshots do not change with every release."""
+    from fabricui.plugins.host import SOURCE_BUILTIN
+
+    host = PluginHost(load_external=False)
+    for info in host._infos:
+        if info.source == SOURCE_BUILTIN:
+            info.version = "X.Y.Z"
+    return host
 
 
 @pytest.fixture(scope="session")
