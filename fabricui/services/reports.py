@@ -319,8 +319,9 @@ def _collectives_report(
 
 
 def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
-    """The decision table of the model (``--model``, default llama3-70b); with ``--layout``
-    that layout's step breakdown, with ``--search`` the fastest layouts."""
+    """The decision table of the model (``--model``, default llama3-70b), the step breakdown
+    of ``--layout`` (else of the layout the view opens on: the least that fits), and with
+    ``--search`` the fastest layouts."""
     options = dict(launch.options)
     model_id = options.get("model", "llama3-70b")
     table = data.decision_table(model_id)
@@ -349,16 +350,18 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
     if table.missing:
         notes.append(f"Not loaded: {', '.join(table.missing)} (plugin disabled or failed to load).")
     extra: dict[str, Any] = {"decision_table": table.to_json()}
+    from fabricui.services.loaded import LayoutChoice, parse_layout
+
     dp_strategy = None  # search every DP flavour, as `fabricui plan --search`
     if options.get("layout"):
-        from fabricui.services.loaded import LayoutChoice, parse_layout
-
         choice = parse_layout(options["layout"], LayoutChoice())
-        plan = data.plan(model_id, choice)
-        tables += _plan_tables(plan, choice.label())
-        notes += [f"Assumed: {line}" for line in plan.assumptions]
-        extra["plan"] = plan.to_json()
         dp_strategy = choice.dp_strategy
+    else:  # the layout the view opens on
+        choice = data.default_layout(model_id)
+    plan = data.plan(model_id, choice)
+    tables += _plan_tables(plan, choice.label())
+    notes += [f"Assumed: {line}" for line in plan.assumptions]
+    extra["plan"] = plan.to_json()
     if "search" in options:
         plans = data.search(model_id, dp_strategy)
         tables.append(_search_table(plans))
