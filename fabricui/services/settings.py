@@ -11,7 +11,6 @@ malformed file is one line naming the file, line and key, and the explorer start
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,26 +106,54 @@ def state_path() -> Path:
 
 def load_state(path: Path | None = None) -> dict[str, object]:
     """What the explorer remembered (empty when nothing, or when the file is unreadable:
-    remembered state is a convenience, never a reason to stop)."""
+    remembered state is a convenience, never a reason to stop).
+
+    Read without a YAML parser: the file is the few ``key: value`` lines ``save_state``
+    writes, and it is read before the explorer's first frame, where loading the YAML
+    stack would cost a returning user about 0.1 s of start-up."""
     path = path or state_path()
     if not path.exists():
         return {}
     from fabricui.files import read_bounded
-    from fabricui.hwdb.yamlfile import parse_yaml
 
     try:
-        data, origin = read_bounded(path, MAX_SETTINGS_BYTES, ConfigError, "a YAML state file")
-        doc = parse_yaml(data.decode("utf-8"), origin)
+        data, _ = read_bounded(path, MAX_SETTINGS_BYTES, ConfigError, "a state file")
+        text = data.decode("utf-8")
     except (FabricError, UnicodeDecodeError):
         return {}
-    if not isinstance(doc.data, dict):
-        return {}
-    return {k: v for k, v in doc.data.items() if k in STATE_KEYS and isinstance(v, (str, int))}
+    return parse_state(text)
+
+
+def parse_state(text: str) -> dict[str, object]:
+    """The ``STATE_KEYS`` of ``save_state``'s lines: ``key: 123`` (an integer), ``key:
+    "text"`` (a JSON string) or ``key: text``; any other line is skipped."""
+    import json
+
+    state: dict[str, object] = {}
+    for raw in text.splitlines():
+        key, sep, value = raw.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in STATE_KEYS or not value:
+            continue
+        if value.startswith('"'):
+            try:
+                decoded = json.loads(value)
+            except ValueError:
+                continue
+            if isinstance(decoded, str):
+                state[key] = decoded
+        elif value.lstrip("-").isdigit():
+            state[key] = int(value)
+        elif value[0] not in "'[{&*!|>%@`#":  # a plain scalar, not other YAML
+            state[key] = value
+    return state
 
 
 def save_state(state: dict[str, object], path: Path | None = None) -> None:
     """Remember ``state`` (only ``STATE_KEYS``), atomically; failures are silent (a
     read-only home must not break the explorer)."""
+    import json
+
     path = path or state_path()
     lines = ["# What fabricui's explorer remembers between runs (rewritten by it)."]
     for key in STATE_KEYS:

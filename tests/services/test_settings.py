@@ -49,3 +49,31 @@ def test_path_follows_xdg_and_the_override(monkeypatch, tmp_path):
     assert settings_path() == tmp_path / "fabricui" / "config.yaml"
     monkeypatch.setenv("FABRICUI_CONFIG", str(tmp_path / "mine.yaml"))
     assert settings_path() == tmp_path / "mine.yaml"
+
+
+def test_the_remembered_state_round_trips_without_yaml(tmp_path):
+    """save_state's lines read back as written (strings with quotes and colons, integers),
+    and reading them does not load the YAML stack: it runs before the first frame."""
+    import subprocess
+    import sys
+
+    from fabricui.services.settings import load_state, save_state
+
+    path = tmp_path / "state.yaml"
+    state = {"topology": 'my "pod": v2.yaml', "nodes": 16, "message_size": 2**31, "theme": "nord"}
+    save_state({**state, "unknown": "dropped"}, path)
+    assert load_state(path) == state
+    code = (
+        "import sys; from pathlib import Path; from fabricui.services.settings import load_state;"
+        f"assert load_state(Path({str(path)!r}))['nodes'] == 16;"
+        "print('yaml' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_a_hand_edited_state_file_keeps_what_it_can_read():
+    from fabricui.services.settings import parse_state
+
+    text = "# note\ntopology: h100-ib-cluster\nnodes: many\nnodes: 8\ntheme: [a, b]\nbad line\n"
+    assert parse_state(text) == {"topology": "h100-ib-cluster", "nodes": 8}
