@@ -119,16 +119,29 @@ def _normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+#: Distribution location -> (name, version): every built-in plugin's entry point names the
+#: same distribution, whose metadata (with the README as its description) takes a few
+#: milliseconds to parse; parsed once per distribution instead of twice per entry point.
+_DIST_CACHE: dict[str, tuple[str | None, str | None]] = {}
+
+
 def _dist_of(ep: Any) -> tuple[str | None, str | None]:
     """(distribution name, version) of an entry point, or Nones."""
     dist = getattr(ep, "dist", None)
     if dist is None:
         return None, None
-    name, version = dist.metadata["Name"], dist.version
-    return (
-        name if isinstance(name, str) else None,
-        version if isinstance(version, str) else None,
-    )
+    key = str(getattr(dist, "_path", ""))  # empty: a custom finder's, not cached
+    found = _DIST_CACHE.get(key) if key else None
+    if found is None:
+        metadata = dist.metadata
+        name, version = metadata["Name"], metadata.get("Version")
+        found = (
+            name if isinstance(name, str) else None,
+            version if isinstance(version, str) else None,
+        )
+        if key:
+            _DIST_CACHE[key] = found
+    return found
 
 
 def _is_builtin(ep: Any, dist: str | None) -> bool:
