@@ -101,6 +101,25 @@ def test_tp_overlap_hides_tp_inside_a_node_only(pod, catalog, strategies):
     assert "TP8 inside the NVLink domain" in on.reasons()
 
 
+def test_tp_overlap_spans_the_hosts_of_one_nvlink_domain(catalog, strategies):
+    """On GB200 NVL72 a host has 4 GPUs but its rack's 72 share one NVLink switch: TP8
+    across two hosts still overlaps with the GEMMs (no network on the way), and the ranking
+    says it is inside the NVLink domain; the decision table agrees across hosts."""
+    from fabricui.engine.training.table import decision_table
+
+    rack = build_fabric(resolve_topology("gb200-nvl72", catalog), catalog)
+    assert rack.gpus_per_node == 4 and rack.gpus_per_domain == 72
+    model = catalog.models["llama3-70b"]
+    chosen = [strategies[n] for n in ("ddp", "tp", "pp")]
+    layout = Layout(tp=8, dp=9, global_batch=9, seq_len=8192)
+    on = plan(rack, model, layout, chosen, evaluate=pricer(rack), recipe=Recipe(tp_overlap=True))
+    assert on.exposed_us["tp"] == 0
+    assert "TP8 inside the NVLink domain" in on.reasons()
+    table = decision_table(rack, model, list(strategies.values()))
+    tp_row = next(row for row in table.rows if row.name == "tp")
+    assert tp_row.exposed_us_inter == tp_row.exposed_us_intra
+
+
 def test_dp_overlap_hides_gradient_reduction(pod, catalog, strategies):
     """DDP's bucketed all-reduce: exposed in full without DP overlap, less with it."""
     model = catalog.models["llama3-8b"]

@@ -338,7 +338,10 @@ def _bounds(
     fb = sum(w * (c.fwd_s + c.bwd_s) for w, c in parts)
     gemm = sum(w * (c.gemm_fwd_s + c.gemm_bwd_s) for w, c in parts)
     tp_f, tp_b, pp_mb = _critical_comm_s(fabric, geo, layouts, arr, b, sp, pricer)
-    tp_in_node = (arr["tp"] <= fabric.gpus_per_node) & (fabric.gpus_per_node % arr["tp"] == 0)
+    # TP overlap needs the TP group on one NVLink (scale-up) domain: a node, or the hosts
+    # sharing an NVLink switch (an NVL72 rack).
+    domain = fabric.gpus_per_domain
+    tp_in_node = (arr["tp"] <= domain) & (domain % arr["tp"] == 0)
     attn = sum(w * (c.attn_fwd_s + c.attn_bwd_s) for w, c in parts)
     cp_f, cp_b = _ring_comm_s(geo, arr, b, pricer)
     out = output_layer_cost(device, geo, arr["tp"], arr["cp"], b, arr["seq_len"])

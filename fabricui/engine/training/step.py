@@ -115,7 +115,9 @@ class PlanReport:
     critical_stage: int = 0
     """The slowest stage (its GPU is the one reported)."""
     gpus_per_node: int = 0
-    """GPUs per node of the fabric (the NVLink domain of TP)."""
+    """GPUs per node (host) of the fabric."""
+    gpus_per_domain: int = 0
+    """GPUs of the fabric's NVLink (scale-up) domain: the node's, or an NVL72 rack's."""
     compute_mfu: float | None = None
     """The fixed MFU compute ran at (``--mfu``), or None for the kernel model."""
 
@@ -169,14 +171,14 @@ class PlanReport:
         """Why this layout is fast (or what holds it back), short phrases for rankings."""
         lay = self.layout
         out = []
-        node = self.gpus_per_node
+        node = self.gpus_per_domain or self.gpus_per_node
         if lay.tp > 1:
             inside = node and lay.tp <= node and node % lay.tp == 0
             where = "inside the NVLink domain" if inside else "across nodes"
             out.append(f"TP{lay.tp} {where}")
         if lay.cp > 1:
             inside = node and lay.tp * lay.cp <= node and node % (lay.tp * lay.cp) == 0
-            out.append(f"CP{lay.cp} {'in the node' if inside else 'ring across nodes'}")
+            out.append(f"CP{lay.cp} {'in the NVLink domain' if inside else 'ring across nodes'}")
         if lay.pp > 1:
             out.append(f"bubble {self.bubble_fraction:.0%}")
         exposed = self.exposed_comm_us / self.step_us if self.step_us else 0.0
@@ -390,7 +392,7 @@ def plan(
         layer_s=_f(layer.fwd_s + layer.bwd_s),
         microbatch_s=max(compute) + max(recompute),
     )
-    tp_nodes = groups["tp"][0] // fabric.gpus_per_node
+    tp_nodes = groups["tp"][0] // fabric.gpus_per_domain  # one NVLink domain: TP overlap
     exposure = comm.expose(
         priced, recipe, model.layers / p, m, windows, bool((tp_nodes == tp_nodes[0]).all())
     )
@@ -444,6 +446,7 @@ def plan(
         stage_layers=tuple(stages),
         critical_stage=crit,
         gpus_per_node=fabric.gpus_per_node,
+        gpus_per_domain=fabric.gpus_per_domain,
     )
 
 
@@ -546,5 +549,6 @@ def _legacy_plan(
         ),
         stage_layers=tuple(stages),
         gpus_per_node=fabric.gpus_per_node,
+        gpus_per_domain=fabric.gpus_per_domain,
         compute_mfu=recipe.mfu,
     )

@@ -407,20 +407,16 @@ def _priced_case(
     """(communication, exposed communication) per step [us], or None without groups.
 
     Operations on an axis in ``hidden`` (TP with TP overlap on) count as overlappable when
-    their group sits in one node: TP overlap (Transformer Engine's userbuffers) works over
-    NVLink, not across the network."""
+    their group sits in one NVLink domain (a node, or an NVL72 rack's hosts): TP overlap
+    (Transformer Engine's userbuffers) works over NVLink, not across the network."""
     if groups is None:
         return None
     layout = case.layout
     if strategy.name == "hsdp" and len(groups["dp_inter"][0]) == 1:
         layout = dataclasses.replace(layout, dp=layout.dp_shard)
+    domain = fabric.gpus_per_domain
     one_node = {
-        axis: bool(
-            np.all(
-                np.asarray(g)[0] // fabric.gpus_per_node
-                == np.asarray(g)[0][0] // fabric.gpus_per_node
-            )
-        )
+        axis: bool(np.all(np.asarray(g)[0] // domain == np.asarray(g)[0][0] // domain))
         for axis, g in groups.items()
     }
     ops = [
