@@ -447,6 +447,31 @@ async def test_open_nccl_log_shows_the_doctors_findings(app_factory):
         assert "net-socket-fallback" in text and "fix:" in text
 
 
+async def test_an_nccl_log_is_also_checked_against_the_fabric_on_screen(app_factory):
+    """On the cluster a job ran on, o also compares the log's rings, NICs and channels with
+    the fabric, as `doctor LOG --topology` does: two channels on hosts with eight NICs."""
+    from pathlib import Path
+
+    from fabricui.tui.widgets.findings_panel import FindingsPanel
+
+    tests = Path(__file__).parents[1]
+    sample = (
+        tests
+        / "data"
+        / "topo"
+        / "nccl_debug_logs"
+        / "nccl_tests_133_p2p_direct_pointer_ib_gdrdma.txt"
+    )
+    cluster = tests / "doctor" / "topologies" / "cluster_nodeab.yaml"
+    app = app_factory(topology=str(cluster))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "o", str(sample))
+        await settle(pilot)
+        text = str(app.screen.query_one(FindingsPanel).render())
+        assert "channels-below-nics" in text and "fix:" in text
+
+
 async def test_plugin_that_breaks_later_is_named_when_it_breaks(tui_catalog, monkeypatch):
     """An algorithm plugin that raises when the collectives view prices it: the view still
     fills (without it) and a notification names the plugin."""

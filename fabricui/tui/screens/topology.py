@@ -211,6 +211,9 @@ class TopologyScreen(ViewScreen):
     def __init__(self) -> None:
         super().__init__()
         self.report: PathReport | None = None
+        self.job_hosts: list[str] | None = None
+        """The job's hosts (``--hosts``) on this fabric, in order: an NCCL log's hosts map
+        to them when the topology does not name its own."""
         """The path shown (the engine's report, unchanged)."""
         self.heat_pattern: str | None = None
         """The traffic pattern whose link loads colour the map, or None."""
@@ -274,6 +277,7 @@ class TopologyScreen(ViewScreen):
         self.size_bytes = self.fabric_app.take_initial_size() or self.size_bytes
         src, dst = data.default_pair()
         job = self._place_job(data)
+        self.job_hosts = list(job.hosts) if job is not None else None
         if job is not None and len(job.ranks) > 1:
             src, dst = int(job.ranks[0]), int(job.ranks[-1])
         wanted = self.fabric_app.take_initial_pair() or self._kept_pair(data)
@@ -510,7 +514,9 @@ class TopologyScreen(ViewScreen):
 
     def action_open_log(self) -> None:
         """Ask for an NCCL_DEBUG log; read and diagnose it in a worker (a slow disk or a
-        large log never blocks the screen); show the findings under the path panel."""
+        large log never blocks the screen), also against the fabric on screen (its rings,
+        NICs and channels, as ``doctor --topology``); show the findings under the path
+        panel."""
 
         def done(value: str | None) -> None:
             if value:
@@ -530,6 +536,17 @@ class TopologyScreen(ViewScreen):
 
         log = read_nccl_log(Path(name).expanduser())
         findings = diagnose(log)
+        data = self.data
+        if data is not None:  # and against the fabric on screen, as `doctor --topology`
+            from fabricui.errors import FabricError
+            from fabricui.services.doctor_fabric import compare
+
+            try:
+                findings += compare(log, data.fabric, self.job_hosts).findings
+            except FabricError as exc:
+                self.app.call_from_thread(
+                    self.app.notify, exc.message, title="log vs fabric", severity="warning"
+                )
         if not get_current_worker().is_cancelled:
             self.post_message(self.LogRead(name, log, findings))
 
