@@ -14,7 +14,8 @@ from fabricui.commands.options import (
 )
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
-from fabricui.services.requests import GROUPS, CollectiveRequest
+from fabricui.services.command_requests import CollectiveRequest
+from fabricui.services.requests import GROUPS
 from fabricui.vocabulary import OPS
 
 

@@ -13,7 +13,7 @@ from fabricui.commands.options import (
     topology_request,
 )
 from fabricui.render.output import print_json
-from fabricui.services.requests import PathRequest
+from fabricui.services.command_requests import PathRequest
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:

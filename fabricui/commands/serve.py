@@ -15,7 +15,7 @@ from typing import Any
 from fabricui.commands.explore import add_launch_options, launch_request
 from fabricui.commands.options import catalog_request
 from fabricui.errors import ConfigError
-from fabricui.services.requests import ServeRequest
+from fabricui.services.command_requests import ServeRequest
 
 #: Port ``fabricui serve`` listens on unless told otherwise.
 DEFAULT_PORT = 8000

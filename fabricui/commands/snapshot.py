@@ -9,12 +9,8 @@ from typing import Any
 
 from fabricui.commands.options import add_topology_options, topology_request
 from fabricui.errors import ConfigError
-from fabricui.services.requests import (
-    SNAPSHOT_FORMATS,
-    LaunchRequest,
-    SnapshotRequest,
-    SnapshotTarget,
-)
+from fabricui.services.command_requests import SNAPSHOT_FORMATS, SnapshotRequest, SnapshotTarget
+from fabricui.services.requests import LaunchRequest
 from fabricui.vocabulary import VIEWS
 
 DESCRIPTION = (

@@ -12,7 +12,7 @@ from fabricui.commands.options import (
     topology_request,
 )
 from fabricui.render.output import print_json
-from fabricui.services.requests import TrafficRequest
+from fabricui.services.command_requests import TrafficRequest
 from fabricui.vocabulary import PATTERNS
 
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.progress import NO_PROGRESS, Phases
-from fabricui.services.requests import GROUPS, CollectiveRequest
+from fabricui.services.requests import GROUPS
 
 if TYPE_CHECKING:
     import numpy as np

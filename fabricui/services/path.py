@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fabricui.services.requests import PathRequest
+from fabricui.services.command_requests import PathRequest
 
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport

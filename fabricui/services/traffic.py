@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.services.command_requests import TrafficRequest
 from fabricui.services.progress import NO_PROGRESS, Phases
-from fabricui.services.requests import TrafficRequest
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog

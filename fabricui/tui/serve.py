@@ -15,7 +15,8 @@ import sys
 from typing import Any
 
 from fabricui.errors import ConfigError, one_line
-from fabricui.services.requests import CatalogRequest, ServeRequest
+from fabricui.services.command_requests import ServeRequest
+from fabricui.services.requests import CatalogRequest
 
 #: How to install what ``fabricui serve`` needs.
 INSTALL_HINT = "pip install 'fabricui[serve]'"

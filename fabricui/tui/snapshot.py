@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError
-from fabricui.services.requests import LaunchRequest, SnapshotRequest
+from fabricui.services.command_requests import SnapshotRequest
+from fabricui.services.requests import LaunchRequest
 from fabricui.tui.offscreen import DEFAULT_SIZE, Snapshot, render_app
 
 if TYPE_CHECKING:

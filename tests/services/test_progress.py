@@ -10,8 +10,9 @@ import pytest
 
 from fabricui.render import progress
 from fabricui.render.progress import TerminalProgress, bar_line, terminal_progress
+from fabricui.services.command_requests import CollectiveRequest, TrafficRequest
 from fabricui.services.progress import NO_PROGRESS
-from fabricui.services.requests import CollectiveRequest, TopologyRequest, TrafficRequest
+from fabricui.services.requests import TopologyRequest
 
 
 class FakeTerminal(io.StringIO):

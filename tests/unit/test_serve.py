@@ -16,7 +16,7 @@ from fabricui.cli import build_parser
 from fabricui.commands.explore import launch_request
 from fabricui.commands.serve import launch_actions, serve_request
 from fabricui.errors import ConfigError
-from fabricui.services.requests import ServeRequest
+from fabricui.services.command_requests import ServeRequest
 from fabricui.tui import launch as tui_launch
 from fabricui.tui import serve as tui_serve
 
