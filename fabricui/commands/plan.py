@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabricui.commands.options import add_hosts_option
 from fabricui.commands.strategies import add_common_args, catalog_of, topology_of
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
@@ -119,6 +120,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help=f"rank every valid layout by step time (top {SEARCH_TOP}); ignores the degrees",
     )
+    add_hosts_option(parser, "the layout runs on the job's GPUs (one layout, not --search)")
     parser.add_argument(
         "--run",
         metavar="FILE",
@@ -149,12 +151,25 @@ def run(args: argparse.Namespace) -> int:
         _print(args, data, lambda: "\n\n".join(render_run(r) for r in runs))
         return 0
     request = plan_request(args)
+    if request.search and request.hosts:
+        raise ConfigError(
+            "--hosts prices one layout on the job's GPUs; --search ranks layouts on every GPU "
+            "of the topology: give the layout (--tp/--pp/--dp ...) or drop --hosts"
+        )
     if request.search:
         result = service.search(request, strategies=load_strategies())
         _print(args, _search_json(result), lambda: render_search(result))
         return 0
     planned = service.plan(request, strategies=load_strategies())
-    _print(args, planned.report.to_json(), lambda: render_plan(planned.report, planned.fabric))
+    data = planned.report.to_json()
+    if planned.job is not None:
+        data["job"] = planned.job.to_json()
+
+    def text() -> str:
+        rendered = render_plan(planned.report, planned.fabric)
+        return rendered if planned.job is None else f"{planned.job.summary()}\n{rendered}"
+
+    _print(args, data, text)
     return 0
 
 
@@ -185,6 +200,7 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
         search=bool(_get(args, "search", False)),
         top=_get(args, "top", SEARCH_TOP),
         catalog=catalog_of(args),
+        hosts=_get(args, "hosts", None),
     )
 
 

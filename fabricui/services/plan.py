@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from fabricui.model import ModelShape
     from fabricui.model.run import RunEntry
     from fabricui.plugins import PluginHost
+    from fabricui.services.jobs import JobPlacement
 
 #: Model a plan or a table is for when none is named.
 DEFAULT_MODEL = "llama3-70b"
@@ -93,6 +94,9 @@ class PlanRequest:
     """Layouts a search returns."""
     catalog: CatalogRequest = field(default_factory=CatalogRequest)
     """Which hardware database."""
+    hosts: str | None = None
+    """A job's hosts on an imported cluster (Slurm hostlist): the layout runs on their GPUs
+    (default ``$SLURM_JOB_NODELIST`` on such a cluster); one layout only, not a search."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,8 @@ class PlanResult:
     """The fabric it was priced on."""
     model: ModelShape
     """The model."""
+    job: JobPlacement | None = None
+    """The job's hosts it ran on (``--hosts``), or None: the fabric's first GPUs."""
 
 
 @dataclass(frozen=True)
@@ -223,8 +229,10 @@ def chosen_strategies(
 # --- layouts and recipes --------------------------------------------------------------------
 
 
-def build_layout(request: LayoutRequest, fabric: Fabric, model: ModelShape) -> Layout:
-    """The layout a request describes on ``fabric``.
+def build_layout(
+    request: LayoutRequest, fabric: Fabric, model: ModelShape, n_gpus: int | None = None
+) -> Layout:
+    """The layout a request describes on ``fabric`` (or on a job's ``n_gpus`` of it).
 
     Defaults: tp, pp, cp, ep, vpp 1; dp the GPUs left over; micro-batches
     ``global_batch / (dp x micro_batch)`` when the global batch is given (micro-batch 1 by
@@ -237,7 +245,7 @@ def build_layout(request: LayoutRequest, fabric: Fabric, model: ModelShape) -> L
     from fabricui.engine.types import Layout
 
     tp, pp, cp, ep, vpp = (_positive(request, name, 1) for name in ("tp", "pp", "cp", "ep", "vpp"))
-    dp = _positive(request, "dp", 0) or _leftover_dp(fabric, tp * pp * cp)
+    dp = _positive(request, "dp", 0) or _leftover_dp(fabric, tp * pp * cp, n_gpus)
     seq = _positive(request, "seq_len", model.seq_len)
     micro = _positive(request, "micro_batch", 0)
     batch = _positive(request, "global_batch", 0)
@@ -267,15 +275,14 @@ def _positive(request: LayoutRequest, name: str, default: int) -> int:
     return int(value)
 
 
-def _leftover_dp(fabric: Fabric, split: int) -> int:
-    if split > fabric.n_gpus:
-        raise ConfigError(f"layout needs {split} GPUs, {fabric.spec.id} has {fabric.n_gpus}")
-    if fabric.n_gpus % split:
-        raise ConfigError(
-            f"tp x pp x cp = {split} does not divide {fabric.spec.id}'s {fabric.n_gpus} GPUs; "
-            "give --dp"
-        )
-    return fabric.n_gpus // split
+def _leftover_dp(fabric: Fabric, split: int, n_gpus: int | None = None) -> int:
+    n = fabric.n_gpus if n_gpus is None else n_gpus
+    where = fabric.spec.id if n_gpus is None else f"the job on {fabric.spec.id}"
+    if split > n:
+        raise ConfigError(f"layout needs {split} GPUs, {where} has {n}")
+    if n % split:
+        raise ConfigError(f"tp x pp x cp = {split} does not divide {where}'s {n} GPUs; give --dp")
+    return n // split
 
 
 def resolve(
@@ -360,9 +367,12 @@ def plan(
         FabricError: Unknown ids, a bad layout or strategy, a layout the model or the
             fabric cannot run.
     """
+    from fabricui.services.collective import job_of
+
     _catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
-    report = plan_on(fabric, model, request, strategies, pricer_for(fabric, host))
-    return PlanResult(report, fabric, model)
+    job = job_of(fabric, request.hosts)
+    report = plan_on(fabric, model, request, strategies, pricer_for(fabric, host), job)
+    return PlanResult(report, fabric, model, job)
 
 
 def plan_on(
@@ -371,22 +381,32 @@ def plan_on(
     request: PlanRequest,
     strategies: Mapping[str, Strategy] | None = None,
     pricer: Pricer | None = None,
+    job: JobPlacement | None = None,
 ) -> PlanReport:
-    """Price one layout of ``request`` on an already built fabric (the explorer's call).
+    """Price one layout of ``request`` on an already built fabric (the explorer's call),
+    on the GPUs of ``job`` when given.
 
     Raises:
         FabricError: A bad layout or strategy, or a layout the model or fabric cannot run.
     """
     from fabricui.engine.training.step import plan as engine_plan
 
-    layout = build_layout(request.layout, fabric, model)
+    n_gpus = None if job is None else len(job.ranks)
+    layout = build_layout(request.layout, fabric, model, n_gpus)
     recipe, sp, notes = resolve(request.recipe, fabric, layout.tp, request.sequence_parallel)
     available = load_strategies() if strategies is None else strategies
     chosen = chosen_strategies(
         request.dp_strategy or "ddp", sp, request.extra_strategies, available
     )
     return engine_plan(
-        fabric, model, layout, chosen, evaluate=pricer, recipe=recipe, assumptions=notes
+        fabric,
+        model,
+        layout,
+        chosen,
+        evaluate=pricer,
+        recipe=recipe,
+        assumptions=notes,
+        ranks=None if job is None else job.ranks,
     )
 
 

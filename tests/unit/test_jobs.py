@@ -153,3 +153,30 @@ def test_json_and_summary(shared):
     assert data["hostlist"] == "h[1-2]" and data["ranks"][:3] == [0, 1, 2]
     assert data["leaves"] == ["L1"] and data["top_tier"] == "leaf"
     assert "\n" not in job.summary() and "16 GPUs" in job.summary()
+
+
+def test_plan_runs_a_layout_on_the_jobs_gpus(tmp_path, run_cli, monkeypatch):
+    """`plan --hosts` prices the layout on the job's hosts: DP over h1 and h3 crosses the
+    spines where h1 and h2 share a leaf, so the same layout's DP costs more there; the JSON
+    says where the job ran, and --search with --hosts is one line."""
+    import json
+
+    monkeypatch.delenv(NODELIST_ENV, raising=False)
+    path = tmp_path / "shared.yaml"
+    path.write_text(SHARED)
+    common = ("plan", "-t", str(path), "-m", "llama3-8b", "--tp", "8", "--json")
+    status, out, err = run_cli(*common, "--hosts", "h[1-2]")
+    assert status == 0, err
+    packed = json.loads(out)
+    assert packed["job"]["hosts"] == ["h1", "h2"] and packed["layout"]["dp"] == 2
+    status, out, err = run_cli(*common, "--hosts", "h1,h3")
+    assert status == 0, err
+    spread = json.loads(out)
+    assert spread["job"]["hosts"] == ["h1", "h3"]
+    assert spread["comm_us"] > packed["comm_us"]
+    status, out, err = run_cli(*common[:-1], "--hosts", "h1,h9")
+    assert status == 2 and "h9" in err and len(err.strip().splitlines()) == 1
+    status, out, err = run_cli("plan", "-t", str(path), "--search", "--hosts", "h[1-2]")
+    assert status == 2 and "--hosts" in err and len(err.strip().splitlines()) == 1
+    status, out, err = run_cli(*common[:-1], "--hosts", "h[1-2]")
+    assert status == 0 and out.startswith("job on 2 host(s) h[1-2]: 16 GPUs")

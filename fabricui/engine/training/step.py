@@ -57,6 +57,8 @@ from fabricui.engine.types import Layout, StateShards, Strategy
 from fabricui.errors import EngineError
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from fabricui.fabric.fabric import Fabric
     from fabricui.model import ModelShape
 
@@ -227,15 +229,20 @@ class PlanReport:
         }
 
 
-def check_layout(fabric: Fabric, model: ModelShape, layout: Layout) -> None:
-    """Refuse a layout the model or the fabric cannot run, with a one-line reason.
+def check_layout(
+    fabric: Fabric, model: ModelShape, layout: Layout, n_gpus: int | None = None
+) -> None:
+    """Refuse a layout the model or the fabric (or the job's ``n_gpus`` of it) cannot run,
+    with a one-line reason.
 
     Raises:
         EngineError: Too many GPUs, or a degree that does not fit what it splits.
     """
     check_degrees(layout)
-    if layout.world > fabric.n_gpus:
-        raise EngineError(f"layout needs {layout.world} GPUs, {fabric.spec.id} has {fabric.n_gpus}")
+    n = fabric.n_gpus if n_gpus is None else n_gpus
+    if layout.world > n:
+        where = fabric.spec.id if n_gpus is None else f"the job on {fabric.spec.id}"
+        raise EngineError(f"layout needs {layout.world} GPUs, {where} has {n}")
     problems = shape_problems(model, layout)
     if problems:
         raise EngineError(problems[0])
@@ -331,11 +338,13 @@ def plan(
     evaluate: PricerLike = None,
     recipe: Recipe | None = None,
     assumptions: Sequence[str] = (),
+    ranks: npt.NDArray[np.int64] | None = None,
 ) -> PlanReport:
     """Map a layout onto the fabric and price one training step (module docstring).
 
     Args:
-        fabric: The fabric (the layout uses its first ``layout.world`` GPUs).
+        fabric: The fabric (the layout uses its first ``layout.world`` GPUs, or of
+            ``ranks``).
         model: The model shape.
         layout: The layout; ``dp_shard`` 0 becomes the DP ranks that share a node.
         strategies: Strategies in use; those not ``applicable`` to the layout are skipped.
@@ -345,6 +354,8 @@ def plan(
         recipe: Recompute, precision, attention kernel, overlaps (default: the defaults of
             the GPU generation's software, ``recipe.era_recipe``).
         assumptions: What the caller already assumed (carried into the report).
+        ranks: The GPUs a job holds (job rank i is GPU ``ranks[i]``, whole hosts in the
+            job's order), None: the fabric's GPUs in order.
 
     Returns:
         The plan report.
@@ -355,8 +366,11 @@ def plan(
     recipe = recipe or era_recipe(fabric.gpu.arch)
     if mfu is not None:
         recipe = dataclasses.replace(recipe, mfu=mfu)
-    check_layout(fabric, model, layout)
-    groups = layout_groups(fabric.n_gpus, fabric.gpus_per_node, layout)
+    n_gpus = fabric.n_gpus if ranks is None else len(ranks)
+    check_layout(fabric, model, layout, None if ranks is None else n_gpus)
+    groups = layout_groups(n_gpus, fabric.gpus_per_node, layout)
+    if ranks is not None:  # job ranks -> the fabric's GPUs
+        groups = {axis: np.asarray(ranks)[g] for axis, g in groups.items()}
     layout = dataclasses.replace(layout, dp_shard=len(groups["dp_intra"][0]))
     used = [s for s in strategies if s.applicable(model, layout)]
     names = [s.name for s in used]
