@@ -181,6 +181,9 @@ class NcclLog:
     """Channel -> its ring as rank 0 prints it (``Channel 00/02 :    0   1 ...``)."""
     ring_next: dict[tuple[int, int], int] = field(default_factory=dict)
     """(channel, rank) -> the next rank of its ring (``Ring 00 : 7 -> 0 -> 1`` lines)."""
+    tree_up: dict[tuple[int, int], int] = field(default_factory=dict)
+    """(channel, rank) -> its parent in the channel's tree, -1 at the root (``Trees [0]
+    1/-1/-1->0->-1`` lines; NCCL 2.5's ``...|up->r->down`` second half is not read)."""
     rank_hosts: dict[int, str] = field(default_factory=dict)
     """Rank -> the host that printed its init or connection lines."""
     rank_devs: dict[int, str] = field(default_factory=dict)
@@ -306,6 +309,14 @@ _RING_NEXT = re.compile(r"^Ring (\d{1,9}) : (-?\d{1,9}) -> (\d{1,9}) -> (-?\d{1,
 _NET_DEV = re.compile(r"^NET/[^/\s]{1,64}/(\d{1,6})(?:\((\d{1,9})\))?")
 #: A rank's physical GPU (``nvmlDev``) first, else its CUDA device (``cudaDev``).
 _DEVICES = (re.compile(r"\bnvmlDev (\d{1,6})\b"), re.compile(r"\bcudaDev (\d{1,6})\b"))
+#: ``Trees [0] 1/-1/-1->0->-1 [1] ...``: per channel, up to three children, the rank, its
+#: parent (GRAPH subsystem).
+_TREES = re.compile(
+    r"^Trees(?: \[\d{1,9}\] -?\d{1,9}/-?\d{1,9}/-?\d{1,9}->\d{1,9}->-?\d{1,9}(?:\|\S{1,80})?)+\s*$"
+)
+_TREE_ENTRY = re.compile(r"\[(\d{1,9})\] -?\d{1,9}/-?\d{1,9}/-?\d{1,9}->(\d{1,9})->(-?\d{1,9})")
+#: Longest ``Trees`` line read (64 channels of full entries; longer is a paste artefact).
+_MAX_TREES_LINE = 8192
 #: Most ranks a printed ring is read with (longer lists are a paste artefact).
 _MAX_RING = 1 << 20
 _COLL_CHANNELS = re.compile(r"\b(\d{1,9}) coll channels\b")
@@ -548,6 +559,13 @@ def _parse_message(
         order = ring.group(3).split()
         if len(order) <= _MAX_RING:
             log.rings.setdefault(int(ring.group(1)), [int(r) for r in order])
+        return True
+    if msg.startswith("Trees") and len(msg) <= _MAX_TREES_LINE and _TREES.match(msg):
+        for channel, rank, up in _TREE_ENTRY.findall(msg):
+            log.tree_up[(int(channel), int(rank))] = int(up)
+            log.ranks.add(int(rank))
+            if host:
+                log.rank_hosts.setdefault(int(rank), host)
         return True
     ring_next = _RING_NEXT.match(msg)
     if ring_next:

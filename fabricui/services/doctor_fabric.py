@@ -41,6 +41,8 @@ FABRIC_CODES: dict[str, str] = {
     "log-fabric-mismatch": "the log's GPUs or NICs per host do not fit the topology",
     "ring-extra-crossings": "a ring climbs to spines or cores more often than the job's "
     "placement needs",
+    "tree-extra-crossings": "a tree's edges climb to spines or cores more often than the same "
+    "tree over the nodes in switch order",
     "nic-not-gpu-rail": "a rank moves its network traffic through a NIC other than its GPU's",
     "pxn-absent": "cross-rail traffic that PXN would keep on one rail goes over the spines",
     "cross-rail-traffic": "a connection leaves on one rail and arrives on another",
@@ -377,6 +379,109 @@ def _ring_findings(
     ], checked
 
 
+def _tree_findings(log: NcclLog, fabric: Fabric, placement: LogPlacement) -> list[Finding]:
+    """``tree-extra-crossings``: each channel's tree edges between scale-up domains by the
+    tier they climb, against the same tree with its domains in switch order.
+
+    NCCL builds a channel's tree over the nodes in the order of their first rank; the
+    reference keeps the tree's shape and gives its k-th node the k-th domain sorted by the
+    spine, then the leaf, its representative GPU sits under (a hostfile sorted by switch)."""
+    import numpy as np
+
+    gpu_of = placement.gpu_of
+    g = fabric.gpus_per_domain
+    edges: dict[int, list[tuple[int, int]]] = {}
+    for (channel, rank), up in log.tree_up.items():
+        if up >= 0 and rank in gpu_of and up in gpu_of:
+            a, b = gpu_of[rank], gpu_of[up]
+            if a // g != b // g:
+                edges.setdefault(channel, []).append((a, b))
+    worst: tuple[int, int, int, int, int, int] | None = None
+    checked = bad = 0
+    for channel, pairs in sorted(edges.items()):
+        if len(pairs) > _MAX_EDGES // 4:
+            continue
+        src = np.asarray([a for a, _ in pairs], dtype=np.int64)
+        dst = np.asarray([b for _, b in pairs], dtype=np.int64)
+        domains = np.unique(np.concatenate([src, dst]) // g)
+        if domains.shape[0] * (domains.shape[0] - 1) // 2 > _MAX_EDGES:  # pairwise grouping
+            continue
+        order = _domains_in_log_order(log, placement, domains, g)
+        switch = _domains_in_switch_order(fabric, order, g)
+        relabel = {int(d): int(s_) for d, s_ in zip(order, switch)}
+        offset_src, offset_dst = src % g, dst % g
+        ref_src = np.asarray([relabel[int(d)] for d in src // g], dtype=np.int64) * g + offset_src
+        ref_dst = np.asarray([relabel[int(d)] for d in dst // g], dtype=np.int64) * g + offset_dst
+        tiers, ref = _tiers(fabric, src, dst), _tiers(fabric, ref_src, ref_dst)
+        have = (int((tiers >= 2).sum()), int((tiers >= 3).sum()))
+        need = (int((ref >= 2).sum()), int((ref >= 3).sum()))
+        checked += 1
+        extra = (have[0] - need[0]) + (have[1] - need[1])
+        if extra > 0:
+            bad += 1
+            if worst is None or extra > worst[0]:
+                worst = (extra, channel, *have, *need)
+    if worst is None:
+        return []
+    _, channel, above_leaf, to_core, need_leaf, need_core = worst
+    return [
+        Finding(
+            "tree-extra-crossings",
+            "warning",
+            f"the tree of channel {channel} climbs above the leaves {above_leaf} times and to "
+            f"the cores {to_core} times, where the same tree over its nodes in switch order "
+            f"needs {need_leaf} and {need_core} ({bad} of {checked} trees checked are so)",
+            "NCCL builds its trees over the nodes in rank order: give ranks in switch order "
+            "(Slurm's topology/tree plugin, or a hostfile sorted by leaf), so that parent and "
+            "child nodes share a leaf",
+        )
+    ]
+
+
+def _domains_in_log_order(log: NcclLog, placement: LogPlacement, domains, g: int):  # type: ignore[no-untyped-def]
+    """The domains of ``domains`` in the order of their lowest log rank (NCCL's node order)."""
+    import numpy as np
+
+    first: dict[int, int] = {}
+    for rank, gpu in sorted(placement.gpu_of.items()):
+        first.setdefault(gpu // g, rank)
+    return np.asarray(sorted((int(d) for d in domains), key=lambda d: first.get(d, 1 << 62)))
+
+
+def _domains_in_switch_order(fabric: Fabric, order, g: int):  # type: ignore[no-untyped-def]
+    """``order``'s domains sorted by the spine group, then the leaf group, their first GPUs
+    share (ties keep ``order``)."""
+    import numpy as np
+
+    n = order.shape[0]
+    if n < 2:
+        return order
+    reps = order * g
+    a, b = np.triu_indices(n, 1)
+    tiers = _tiers(fabric, reps[a], reps[b])
+    leaf = _components(n, a[tiers <= 1], b[tiers <= 1])
+    spine = _components(n, a[tiers <= 2], b[tiers <= 2])
+    keys = sorted(range(n), key=lambda i: (spine[i], leaf[i], i))
+    return order[np.asarray(keys, dtype=np.int64)]
+
+
+def _components(count: int, a, b) -> list[int]:  # type: ignore[no-untyped-def]
+    """Component label (its smallest member) of each of ``count`` items joined by a-b."""
+    parent = list(range(count))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for x, y in zip(a.tolist(), b.tolist()):
+        rx, ry = root(x), root(y)
+        if rx != ry:
+            parent[max(rx, ry)] = min(rx, ry)
+    return [root(i) for i in range(count)]
+
+
 def _needed(fabric: Fabric, firsts, ring, g: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """(edges above the leaf, edges to the core) the best order of the ring's domains needs:
     one crossing per group of domains that share a leaf (or a spine), when there are
@@ -624,6 +729,7 @@ def compare(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> Fab
         )
     ring_findings, rings = _ring_findings(log, fabric, placement)
     findings += ring_findings
+    findings += _tree_findings(log, fabric, placement)
     if nic_map is not None and fabric.spec.net is not None:
         findings += _nic_findings(log, fabric, placement, nic_map)
     findings += _channel_findings(log, fabric, placement)

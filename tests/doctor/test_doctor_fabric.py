@@ -147,6 +147,44 @@ def test_ring_rebuilt_from_each_ranks_ring_line(catalog):
     assert "ring-extra-crossings" in fabric_codes(check)
 
 
+#: NCCL's binary tree over 8 nodes (position -> parent position, -1 at the root).
+BTREE_8 = {0: -1, 4: 0, 2: 4, 6: 4, 1: 2, 3: 2, 5: 6, 7: 6}
+
+
+def tree_log(hosts: list[str]) -> str:
+    """Each node's first rank prints its place in channel 0's and 1's inter-node tree."""
+    lines = init_lines(hosts)
+    for pos, up in BTREE_8.items():
+        parent = -1 if up < 0 else up * 8
+        entry = f"-1/-1/-1->{pos * 8}->{parent}"
+        lines.append(line(hosts[pos], 0, f"Trees [0] {entry} [1] {entry}"))
+    return "\n".join(lines)
+
+
+def test_tree_across_leaves_in_the_wrong_order(catalog):
+    """Hosts given leaf by leaf alternately (h1 h3 h5 h7 h2 h4 h6 h8): NCCL's tree over the
+    nodes in that order climbs to the spine 6 times where the same tree over the nodes in
+    switch order does 5; in switch order the doctor says nothing."""
+    cluster = topology(catalog, "cluster_8hosts.yaml")
+    log = parse_nccl_log(tree_log(["h1", "h3", "h5", "h7", "h2", "h4", "h6", "h8"]))
+    assert log.tree_up[(0, 8)] == 16 and log.tree_up[(1, 0)] == -1
+    check = compare(log, cluster)
+    assert fabric_codes(check) == {"tree-extra-crossings": "warning"}
+    message = check.findings[0].message
+    assert "above the leaves 6 times" in message and "needs 5 and 0" in message
+    assert "2 of 2 trees" in message
+    ordered = parse_nccl_log(tree_log([f"h{i}" for i in range(1, 9)]))
+    assert "tree-extra-crossings" not in fabric_codes(compare(ordered, cluster))
+
+
+def test_trees_of_both_nccl_formats_are_read():
+    """NCCL 2.5's ``down|up`` halves and today's single entries, three children or none."""
+    old = parse_nccl_log(line("h1", 3, "Trees [0] 154/-1/-1->155->153|153->155->154/-1/-1"))
+    assert old.tree_up == {(0, 155): 153}
+    new = parse_nccl_log(line("h1", 0, "Trees [0] 1/2/3->0->-1 [1] -1/-1/-1->0->4"))
+    assert new.tree_up == {(0, 0): -1, (1, 0): 4}
+
+
 def test_pxn_absent_and_with_pxn(catalog, rails):
     """Rank 0 (host00000 GPU 0) sends to rank 9 (host00001 GPU 1) on NIC 0 and it arrives on
     NIC 1: across rails, which PXN avoids on this NVSwitch fabric; with PXN (``NET/IB/1(1)``)
@@ -224,6 +262,7 @@ def test_every_fabric_code_is_exercised(catalog, rails):
         "log-host-unknown",
         "log-fabric-mismatch",
         "ring-extra-crossings",
+        "tree-extra-crossings",
         "nic-not-gpu-rail",
         "pxn-absent",
         "cross-rail-traffic",
