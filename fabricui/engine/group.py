@@ -161,17 +161,24 @@ class Group:
         traffic. Flows crossing the network spread evenly over equal-cost routes."""
         return self.bulk.seconds_per_byte(src, dst, volume)
 
-    def switch_port_spb(self, volume: float) -> float:
-        """Time per message byte when every rank moves ``volume`` bytes over its link into the
-        node's NVSwitch (the busiest such link) [us per byte]; inf without an NVSwitch."""
+    @cached_property
+    def switch_port_GBps(self) -> float:
+        """Slowest link from a member GPU into its NVSwitch [GB/s]; 0 without an NVSwitch
+        (computed once per group: every NVLS size of a sweep asks for it)."""
         fabric = self.fabric
         gpu_devs = fabric.gpu_dev[self.ranks]
         to_switch = np.isin(fabric.link_src, gpu_devs) & (
             fabric.dev_kind[fabric.link_dst] == DeviceKind.NVSWITCH
         )
-        if not to_switch.any():
+        return float(self.capacity_GBps[to_switch].min()) if to_switch.any() else 0.0
+
+    def switch_port_spb(self, volume: float) -> float:
+        """Time per message byte when every rank moves ``volume`` bytes over its link into the
+        node's NVSwitch (the busiest such link) [us per byte]; inf without an NVSwitch."""
+        port_GBps = self.switch_port_GBps
+        if port_GBps <= 0.0:
             return float("inf")
-        return float(volume / (self.capacity_GBps[to_switch].min() * 1e3))
+        return float(volume / (port_GBps * 1e3))
 
     def uplink_spb(self, volume: float) -> float:
         """Time per message byte when every rank sends ``volume`` bytes up to its leaf switch
