@@ -37,11 +37,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "doctor",
         help="diagnose an NCCL_DEBUG=INFO log: network, transports, findings with fixes "
-        "(with --topology: rings, NICs and channels against the fabric the job ran on)",
+        "(with --topology: rings, trees, NICs and channels against the fabric the job ran on)",
         description="Read an NCCL_DEBUG=INFO log and report the NCCL version, the network, "
         "transports per connection type, channels and findings. Finding codes: "
         + codes
-        + ". With --topology T (an imported cluster or the job's machines) the log's rings, "
+        + ". With --topology T (an imported cluster or the job's machines) the log's rings, trees, "
         "NICs and channels are checked against that fabric: " + fabric_codes,
     )
     add_topology_options(parser)

@@ -678,7 +678,7 @@ def _channel_findings(log: NcclLog, fabric: Fabric, placement: LogPlacement) -> 
 
 
 def compare(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> FabricCheck:
-    """Check an NCCL log's rings, NICs and channels against the fabric the job ran on.
+    """Check an NCCL log's rings, trees, NICs and channels against the fabric the job ran on.
 
     Args:
         log: The parsed log.

@@ -515,7 +515,7 @@ class TopologyScreen(ViewScreen):
     def action_open_log(self) -> None:
         """Ask for an NCCL_DEBUG log; read and diagnose it in a worker (a slow disk or a
         large log never blocks the screen), also against the fabric on screen (its rings,
-        NICs and channels, as ``doctor --topology``); show the findings under the path
+        trees, NICs and channels, as ``doctor --topology``); show the findings under the path
         panel."""
 
         def done(value: str | None) -> None:
