@@ -31,6 +31,7 @@ from fabricui.errors import ConfigError
 from fabricui.importers.common import ParseError
 from fabricui.importers.fabric_graph import SwitchGraph, listing, tier_name
 from fabricui.importers.hostlist import compress, natural_key
+from fabricui.importers.spec import yaml_keys
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -753,27 +754,6 @@ def _blocks_spec(
     return ClusterDraft(data=data, cluster=cluster, warnings=warnings, comments=comments)
 
 
-_PLAIN_WORD = re.compile(r"[a-z][a-z0-9._-]*")
-_YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
-
-
-def _scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:g}" if value == int(value) else repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_scalar(v) for v in value) + "]"
-    text = str(value)
-    if _PLAIN_WORD.fullmatch(text) and text not in _YAML_WORDS:
-        return text
-    return json.dumps(text, ensure_ascii=False)
-
-
 def render_cluster_yaml(draft: ClusterDraft, gaps: list[str] | tuple[str, ...] = ()) -> str:
     """The spec as YAML text: comments (gaps, choices, facts), the keys, the cluster lines.
 
@@ -789,12 +769,7 @@ def render_cluster_yaml(draft: ClusterDraft, gaps: list[str] | tuple[str, ...] =
     if draft.comments:
         out.append("# Measured:")
         out += [f"#   {' '.join(line.split())}" for line in draft.comments]
-    for key, value in draft.data.items():
-        if isinstance(value, dict):
-            out.append(f"{key}:")
-            out += [f"  {k}: {_scalar(v)}" for k, v in value.items()]
-        else:
-            out.append(f"{key}: {_scalar(value)}")
+    out += yaml_keys(draft.data)
     cluster = draft.cluster
     out.append("cluster:")
     out.append(f"  hosts_per_node: {cluster['hosts_per_node']}")

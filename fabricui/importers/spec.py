@@ -455,7 +455,8 @@ _PLAIN = re.compile(r"[a-z][a-z0-9._-]*")
 _YAML_WORDS = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
 
 
-def _scalar(value: Any) -> str:
+def yaml_scalar(value: Any) -> str:
+    """One YAML flow value: plain where YAML reads it back unchanged, else JSON-quoted."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -465,7 +466,7 @@ def _scalar(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}" if value == int(value) else repr(value)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_scalar(v) for v in value) + "]"
+        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
     text = str(value)
     if _PLAIN.fullmatch(text) and text not in _YAML_WORDS:
         return text
@@ -487,13 +488,20 @@ def render_yaml(draft: SpecDraft, gaps: Sequence[str] = ()) -> str:
     if draft.comments:
         out.append("# Network and the NIC each GPU uses (net, net.nic_map):")
         out += [f"#   {line}" for line in draft.comments]
-    for key, value in draft.data.items():
+    out += yaml_keys(draft.data)
+    return "\n".join(out) + "\n"
+
+
+def yaml_keys(data: dict[str, Any]) -> list[str]:
+    """``key: value`` lines, a nested mapping one level down (a spec's ``intra``, ``net``)."""
+    out: list[str] = []
+    for key, value in data.items():
         if isinstance(value, dict):
             out.append(f"{key}:")
-            out += [f"  {k}: {_scalar(v)}" for k, v in value.items()]
+            out += [f"  {k}: {yaml_scalar(v)}" for k, v in value.items()]
         else:
-            out.append(f"{key}: {_scalar(value)}")
-    return "\n".join(out) + "\n"
+            out.append(f"{key}: {yaml_scalar(value)}")
+    return out
 
 
 def write_spec(path: Path, text: str, force: bool = False) -> None:
