@@ -369,51 +369,23 @@ def _bounds(
         tau_max = np.maximum(np.maximum(tau0, taul), taum)
         total = model.layers * per_layer + emb_s + out_s
         pipe = arr["microbatches"] * tau_max + (total - tau_max) / arr["vpp"]
-        acts0 = activation_bytes(
-            geo,
-            first,
-            [
-                schedule.in_flight(int(p), int(mm), int(v), 0)
+
+        def stage_acts(layers, stage_of, mode=mode):  # type: ignore[no-untyped-def]
+            """Activation bytes of a stage holding ``layers``, ``stage_of(pp)`` its index."""
+            flight = [
+                schedule.in_flight(int(p), int(mm), int(v), stage_of(int(p)))
                 for p, mm, v in zip(arr["pp"], arr["microbatches"], arr["vpp"])
-            ],
-            arr["tp"],
-            arr["cp"],
-            b,
-            arr["seq_len"],
-            sp,
-            mode,
-            recipe.attention,
+            ]
+            return activation_bytes(
+                geo, layers, flight, arr["tp"], arr["cp"], b, arr["seq_len"], sp, mode,
+                recipe.attention,
+            )  # fmt: skip
+
+        acts0 = stage_acts(first, lambda p: 0)
+        actsl = stage_acts(last, lambda p: p - 1) + logits_bytes(
+            geo, arr["tp"], arr["cp"], b, arr["seq_len"]
         )
-        actsl = activation_bytes(
-            geo,
-            last,
-            [
-                schedule.in_flight(int(p), int(mm), int(v), int(p) - 1)
-                for p, mm, v in zip(arr["pp"], arr["microbatches"], arr["vpp"])
-            ],
-            arr["tp"],
-            arr["cp"],
-            b,
-            arr["seq_len"],
-            sp,
-            mode,
-            recipe.attention,
-        ) + logits_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"])
-        actsm = activation_bytes(
-            geo,
-            middle,
-            [
-                schedule.in_flight(int(p), int(mm), int(v), 1)
-                for p, mm, v in zip(arr["pp"], arr["microbatches"], arr["vpp"])
-            ],
-            arr["tp"],
-            arr["cp"],
-            b,
-            arr["seq_len"],
-            sp,
-            mode,
-            recipe.attention,
-        )
+        actsm = stage_acts(middle, lambda p: 1)
         paramsm = stage_params(geo, middle, arr["tp"], arr["ep"], False, False)
         params0 = stage_params(geo, first, arr["tp"], arr["ep"], True, False)
         paramsl = stage_params(geo, last, arr["tp"], arr["ep"], False, True)
