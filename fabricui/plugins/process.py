@@ -28,7 +28,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import gc
-import io
 import os
 import signal
 import sys
@@ -39,6 +38,7 @@ from typing import Any, Callable, NoReturn, TextIO
 
 from fabricui.errors import PluginError, exception_line
 from fabricui.plugins.budget import PluginTimeout, call_with_budget, timeout_s, watchdog
+from fabricui.streams import StreamWrapper
 
 #: The real ``os._exit``, for ``exit_process`` (plugin code only ever sees the guarded one).
 _real_exit = os._exit
@@ -271,13 +271,8 @@ _partial: dict[str, str] = {}
 """Plugin name -> the start of a line it has not finished yet."""
 
 
-class _Router(io.TextIOBase):
+class _Router(StreamWrapper):
     """``sys.stdout`` while plugin code may run: plugin threads' text goes to stderr, named."""
-
-    def __init__(self, stream: TextIO) -> None:
-        super().__init__()
-        self.stream = stream
-        """The standard output fabricui writes its results on."""
 
     def write(self, text: str) -> int:
         """Write ``text``: on stdout for fabricui, on stderr with a prefix for a plugin."""
@@ -290,34 +285,6 @@ class _Router(io.TextIOBase):
                 _partial[name] = lines[-1]
         _to_stderr(name, lines[:-1])
         return len(text)
-
-    def flush(self) -> None:
-        """Flush standard output."""
-        self.stream.flush()
-
-    def close(self) -> None:
-        """Drop the wrapper. Its flush of the wrapped stream may fail by then (a reader gone
-        away) and is not worth a report: Python 3.13 prints finalizer errors it used to ignore.
-        """
-        with contextlib.suppress(OSError, ValueError):
-            super().close()
-
-    def isatty(self) -> bool:
-        """Whether standard output is a terminal."""
-        return self.stream.isatty()
-
-    def fileno(self) -> int:
-        """Standard output's descriptor."""
-        return self.stream.fileno()
-
-    def writable(self) -> bool:
-        """Always True: a text stream one writes to."""
-        return True
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        """Standard output's encoding."""
-        return str(getattr(self.stream, "encoding", "utf-8"))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)

@@ -4,14 +4,13 @@ record file can never move the cursor, clear the screen or retitle the terminal.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import sys
 from typing import Any, TextIO
 
 from fabricui.errors import FabricError
+from fabricui.streams import StreamWrapper
 
 #: C0 and C1 control characters other than newline and tab (ESC, BEL, CSI, OSC, DCS ...).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -39,42 +38,13 @@ def print_json(data: Any, indent: int | None = 2) -> None:
     print(json_text(data, indent))
 
 
-class SafeWriter(io.TextIOBase):
+class SafeWriter(StreamWrapper):
     """A text stream that escapes control characters before they reach the terminal."""
-
-    def __init__(self, stream: TextIO) -> None:
-        super().__init__()
-        self.stream = stream
-        """The stream written to."""
 
     def write(self, text: str) -> int:
         """Write ``text`` with its control characters escaped; returns ``len(text)``."""
         self.stream.write(escape_controls(text))
         return len(text)
-
-    def flush(self) -> None:
-        """Flush the underlying stream."""
-        self.stream.flush()
-
-    def close(self) -> None:
-        """Drop the wrapper. Its flush of the wrapped stream may fail by then (a reader gone
-        away) and is not worth a report: Python 3.13 prints finalizer errors it used to ignore.
-        """
-        with contextlib.suppress(OSError, ValueError):
-            super().close()
-
-    def isatty(self) -> bool:
-        """Whether the underlying stream is a terminal."""
-        return self.stream.isatty()
-
-    def fileno(self) -> int:
-        """The underlying stream's descriptor."""
-        return self.stream.fileno()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        """The underlying stream's encoding."""
-        return getattr(self.stream, "encoding", "utf-8")
 
 
 def safe_streams() -> tuple[TextIO, TextIO]:
