@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from fabricui.errors import FabricError
@@ -313,3 +314,21 @@ class NodeLayout:
     """What ``net_link``/``net_gbps`` were read from."""
     gaps: list[str] = field(default_factory=list)
     """Warnings of the parse that bear on the spec (copied into the YAML)."""
+
+
+def component_labels(count: int, a: Iterable[int], b: Iterable[int]) -> list[int]:
+    """Connected component of each of ``count`` items joined by the pairs ``a[i]-b[i]``,
+    labelled by its smallest member (union-find)."""
+    parent = list(range(count))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for x, y in zip(a, b):
+        rx, ry = root(int(x)), root(int(y))
+        if rx != ry:
+            parent[max(rx, ry)] = min(rx, ry)
+    return [root(i) for i in range(count)]

@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
-from fabricui.importers.common import PCIE_CODES, NodeLayout, ParseError, span
+from fabricui.importers.common import (
+    PCIE_CODES,
+    NodeLayout,
+    ParseError,
+    component_labels,
+    span,
+)
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -91,19 +97,10 @@ def parse_net(text: str, catalog: Catalog) -> tuple[str, float]:
 
 def _components(n: int, pairs: list[tuple[int, int]]) -> list[list[int]]:
     """Connected components of ``n`` nodes joined by ``pairs``, each sorted, in order."""
-    parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in pairs:
-        parent[root(a)] = root(b)
+    labels = component_labels(n, (a for a, _ in pairs), (b for _, b in pairs))
     groups: dict[int, list[int]] = {}
-    for i in range(n):
-        groups.setdefault(root(i), []).append(i)
+    for i, label in enumerate(labels):
+        groups.setdefault(label, []).append(i)
     return sorted(groups.values())
 
 

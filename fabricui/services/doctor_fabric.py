@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.importers.common import component_labels
 from fabricui.services.doctor import SEVERITIES, Finding
 
 if TYPE_CHECKING:
@@ -303,21 +304,6 @@ def _tiers(fabric: Fabric, src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64
     return np.where(links >= 0, rank[kinds], 0).max(axis=1)
 
 
-def _groups(count: int, pairs: list[tuple[int, int]]) -> int:
-    """Connected components of ``count`` items joined by ``pairs`` (union-find)."""
-    parent = list(range(count))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in pairs:
-        parent[root(a)] = root(b)
-    return len({root(i) for i in range(count)})
-
-
 def _ring_findings(
     log: NcclLog, fabric: Fabric, placement: LogPlacement
 ) -> tuple[list[Finding], list[dict[str, Any]]]:
@@ -459,27 +445,10 @@ def _domains_in_switch_order(fabric: Fabric, order, g: int):  # type: ignore[no-
     reps = order * g
     a, b = np.triu_indices(n, 1)
     tiers = _tiers(fabric, reps[a], reps[b])
-    leaf = _components(n, a[tiers <= 1], b[tiers <= 1])
-    spine = _components(n, a[tiers <= 2], b[tiers <= 2])
+    leaf = component_labels(n, a[tiers <= 1], b[tiers <= 1])
+    spine = component_labels(n, a[tiers <= 2], b[tiers <= 2])
     keys = sorted(range(n), key=lambda i: (spine[i], leaf[i], i))
     return order[np.asarray(keys, dtype=np.int64)]
-
-
-def _components(count: int, a, b) -> list[int]:  # type: ignore[no-untyped-def]
-    """Component label (its smallest member) of each of ``count`` items joined by a-b."""
-    parent = list(range(count))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for x, y in zip(a.tolist(), b.tolist()):
-        rx, ry = root(x), root(y)
-        if rx != ry:
-            parent[max(rx, ry)] = min(rx, ry)
-    return [root(i) for i in range(count)]
 
 
 def _needed(fabric: Fabric, firsts, ring, g: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
@@ -499,8 +468,8 @@ def _needed(fabric: Fabric, firsts, ring, g: int) -> tuple[int, int]:  # type: i
     if a.shape[0] > _MAX_EDGES:
         return 0, 0
     tiers = _tiers(fabric, reps[a], reps[b])
-    leaf = _groups(n, [(int(x), int(y)) for x, y, t in zip(a, b, tiers) if t <= 1])
-    spine = _groups(n, [(int(x), int(y)) for x, y, t in zip(a, b, tiers) if t <= 2])
+    leaf = len(set(component_labels(n, a[tiers <= 1], b[tiers <= 1])))
+    spine = len(set(component_labels(n, a[tiers <= 2], b[tiers <= 2])))
     return (leaf if leaf > 1 else 0), (spine if spine > 1 else 0)
 
 
