@@ -41,6 +41,19 @@ ALIASES = {"zero3": "fsdp", "none": "ddp"}
 MODEL_PARALLEL = ("tp", "tp-sp", "pp", "ep", "cp")
 #: Layouts a search returns.
 SEARCH_TOP = 10
+#: A plan's step parts (``PlanReport.breakdown`` keys) in the order reports and the explorer
+#: show them, with their labels.
+STEP_PARTS = (
+    ("compute", "compute"),
+    ("recompute", "recompute"),
+    ("tp_exposed", "exposed TP"),
+    ("cp_exposed", "exposed CP"),
+    ("pp_exposed", "exposed PP"),
+    ("dp_exposed", "exposed DP"),
+    ("ep_exposed", "exposed EP"),
+    ("bubble", "pipeline bubble"),
+    ("optimizer", "optimizer"),
+)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.services.plan import STEP_PARTS
 from fabricui.services.requests import LaunchRequest
 from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
@@ -369,27 +370,13 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
     return tables, notes, list(data.fabric.generations), extra
 
 
-#: Step parts of a plan's breakdown, with their labels.
-_STEP_PARTS = (
-    ("compute", "compute"),
-    ("recompute", "recompute"),
-    ("tp_exposed", "exposed TP"),
-    ("cp_exposed", "exposed CP"),
-    ("pp_exposed", "exposed PP"),
-    ("dp_exposed", "exposed DP"),
-    ("ep_exposed", "exposed EP"),
-    ("bubble", "pipeline bubble"),
-    ("optimizer", "optimizer"),
-)
-
-
 def _plan_tables(plan: Any, label: str) -> list[Table]:
     """A plan's step breakdown and its priced operations."""
     step = plan.step_us
     parts = plan.breakdown()
     breakdown = [
         (name, _ms(parts.get(key, 0.0)), f"{parts.get(key, 0.0) / step:.0%}" if step else "")
-        for key, name in _STEP_PARTS
+        for key, name in STEP_PARTS
         if key in ("compute", "bubble") or parts.get(key, 0.0) > 0
     ]
     breakdown.append(("step", _ms(step), "100%"))

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from fabricui.services.plan import STEP_PARTS
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
@@ -88,20 +89,6 @@ def describe_layout(plan: PlanReport) -> str:
     )
 
 
-#: Step parts the breakdown shows, and their labels.
-PARTS = (
-    ("compute", "compute"),
-    ("recompute", "recompute"),
-    ("tp_exposed", "exposed TP"),
-    ("cp_exposed", "exposed CP"),
-    ("pp_exposed", "exposed PP"),
-    ("dp_exposed", "exposed DP"),
-    ("ep_exposed", "exposed EP"),
-    ("bubble", "pipeline bubble"),
-    ("optimizer", "optimizer"),
-)
-
-
 def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
     """Step breakdown (compute, recompute, exposed TP/CP/PP/DP/EP, bubble, optimizer, step),
     throughput, memory and operations."""
@@ -111,7 +98,7 @@ def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
     lines.add_column()
     parts = plan.breakdown()
     step = plan.step_us
-    for key, name in PARTS:
+    for key, name in STEP_PARTS:
         value = parts.get(key, 0.0)
         if key in ("compute", "bubble") or value > 0:
             lines.add_row(name, _time(value), f"{value / step:.0%}" if step else "")
