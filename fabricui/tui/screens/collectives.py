@@ -18,7 +18,7 @@ from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
-from fabricui.tui.widgets.filter_bar import FilterBar, row_matches
+from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.ring_stepper import STEPPER_OPS, RingStepper
 from fabricui.tui.widgets.size_plot import SizePlot
@@ -104,41 +104,7 @@ class CollectivesScreen(ViewScreen):
             id="collectives.sizes",
             tooltip="Size range A:B (doubling) or one size",
         ),
-        Binding(
-            "slash",
-            "filter",
-            "Filter",
-            id="collectives.filter",
-            tooltip="Show rows holding words",
-            key_display="/",
-            show=False,
-        ),
-        Binding(
-            "greater_than_sign",
-            "sort(1)",
-            "Sort >",
-            id="collectives.sort_next",
-            tooltip="Sort by the next column (or click a header)",
-            key_display=">",
-            show=False,
-        ),
-        Binding(
-            "less_than_sign",
-            "sort(-1)",
-            "Sort <",
-            id="collectives.sort_previous",
-            tooltip="Sort by the previous column",
-            key_display="<",
-            show=False,
-        ),
-        Binding(
-            "I",
-            "invert",
-            "Invert",
-            id="collectives.invert",
-            tooltip="Reverse the sort order",
-            show=False,
-        ),
+        *table_bindings("collectives", shown=False, header_clicks=True),
         Binding(
             "n", "stepper_step(1)", "Step", id="stepper.next", tooltip="Ring stepper: next step"
         ),

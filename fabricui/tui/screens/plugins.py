@@ -8,13 +8,13 @@ from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.reactive import var
 from textual.widgets import Static
 
 from fabricui.tui.screens.base import ViewScreen
-from fabricui.tui.widgets.filter_bar import FilterBar, row_matches
+from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
 
@@ -85,39 +85,7 @@ class PluginsScreen(ViewScreen):
     VIEW = "plugins"
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(
-            "slash",
-            "filter",
-            "Filter",
-            id="plugins.filter",
-            tooltip="Show rows holding words",
-            key_display="/",
-        ),
-        Binding(
-            "greater_than_sign",
-            "sort(1)",
-            "Sort >",
-            id="plugins.sort_next",
-            tooltip="Sort by the next column",
-            key_display=">",
-        ),
-        Binding(
-            "less_than_sign",
-            "sort(-1)",
-            "Sort <",
-            id="plugins.sort_previous",
-            tooltip="Sort by the previous column",
-            key_display="<",
-            show=False,
-        ),
-        Binding(
-            "I",
-            "invert",
-            "Invert",
-            id="plugins.invert",
-            tooltip="Reverse the sort order",
-            show=False,
-        ),
+        *table_bindings("plugins", shown=True, header_clicks=False)
     ]
     """Filter and sort the table."""
 

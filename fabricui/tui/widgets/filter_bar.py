@@ -11,6 +11,31 @@ from textual.message import Message
 from textual.widgets import Input
 
 
+def table_bindings(view: str, shown: bool, header_clicks: bool) -> list[Binding]:
+    """``/`` filter, ``>``/``<`` sort by the next/previous column, ``I`` invert: the keys of a
+    view with a filterable, sortable table (its actions ``filter``, ``sort(step)``,
+    ``invert``), ids ``VIEW.filter`` ... ``shown``: filter and ``>`` in the key bar."""
+    hint = " (or click a header)" if header_clicks else ""
+    return [
+        Binding(
+            "slash", "filter", "Filter", id=f"{view}.filter",
+            tooltip="Show rows holding words", key_display="/", show=shown,
+        ),
+        Binding(
+            "greater_than_sign", "sort(1)", "Sort >", id=f"{view}.sort_next",
+            tooltip=f"Sort by the next column{hint}", key_display=">", show=shown,
+        ),
+        Binding(
+            "less_than_sign", "sort(-1)", "Sort <", id=f"{view}.sort_previous",
+            tooltip="Sort by the previous column", key_display="<", show=False,
+        ),
+        Binding(
+            "I", "invert", "Invert", id=f"{view}.invert",
+            tooltip="Reverse the sort order", show=False,
+        ),
+    ]  # fmt: skip
+
+
 def row_matches(cells: list[str] | tuple[str, ...], query: str) -> bool:
     """Every word of ``query`` occurs in one of the row's cells (case-insensitive)."""
     text = " ".join(cells).lower()
