@@ -290,11 +290,11 @@ def _positive(request: LayoutRequest, name: str, default: int) -> int:
 
 def _leftover_dp(fabric: Fabric, split: int, n_gpus: int | None = None) -> int:
     n = fabric.n_gpus if n_gpus is None else n_gpus
-    where = fabric.spec.id if n_gpus is None else f"the job on {fabric.spec.id}"
+    owner = f"{fabric.spec.id}'s" if n_gpus is None else f"the job's (on {fabric.spec.id})"
     if split > n:
-        raise ConfigError(f"layout needs {split} GPUs, {where} has {n}")
+        raise ConfigError(f"layout needs {split} GPUs, more than {owner} {n}")
     if n % split:
-        raise ConfigError(f"tp x pp x cp = {split} does not divide {where}'s {n} GPUs; give --dp")
+        raise ConfigError(f"tp x pp x cp = {split} does not divide {owner} {n} GPUs; give --dp")
     return n // split
 
 

@@ -241,7 +241,7 @@ def check_layout(
     check_degrees(layout)
     n = fabric.n_gpus if n_gpus is None else n_gpus
     if layout.world > n:
-        where = fabric.spec.id if n_gpus is None else f"the job on {fabric.spec.id}"
+        where = fabric.spec.id if n_gpus is None else f"the job (on {fabric.spec.id})"
         raise EngineError(f"layout needs {layout.world} GPUs, {where} has {n}")
     problems = shape_problems(model, layout)
     if problems:
