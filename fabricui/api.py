@@ -21,6 +21,7 @@ from fabricui.engine.algorithms import Ring, Tree, alpha_beta
 from fabricui.engine.constants import DEFAULT as DEFAULT_CONSTANTS
 from fabricui.engine.constants import ModelConstants
 from fabricui.engine.group import Group
+from fabricui.engine.training.shape import Geometry, geometry
 from fabricui.engine.types import (
     CollectiveAlgorithm,
     CommOp,
@@ -65,6 +66,7 @@ __all__ = [
     "Fabric",
     "FabricError",
     "FloatArray",
+    "Geometry",
     "GpuSpec",
     "Group",
     "HwdbError",
@@ -90,6 +92,7 @@ __all__ = [
     "build_fabric",
     "builtin_importers",
     "collective",
+    "geometry",
     "hookimpl",
     "load_catalog",
     "load_fabric",

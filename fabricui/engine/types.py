@@ -96,6 +96,29 @@ class Layout:
     between TP and EP in rank order."""
     vpp: int = 1
     """Model chunks per pipeline stage (interleaved 1F1B; 1: plain 1F1B)."""
+    grad_reduce_bytes: float = 0.0
+    """Bytes per gradient element the data-parallel reduction moves (4: FP32 gradients, as
+    Megatron-LM reduces them under BF16); 0: ``dtype_bytes``."""
+    bucket_params: float = 0.0
+    """Parameters per gradient bucket (Megatron: ``max(40M, 1M x dp)``); 0: PyTorch DDP's
+    25 MiB buckets."""
+    fsdp_reshard: bool = True
+    """FSDP / ZeRO-3 frees the gathered parameters after forward and gathers them again for
+    backward (``reshard_after_forward``)."""
+    fsdp_reduce_bytes: float = 0.0
+    """Bytes per gradient element of FSDP's reduce-scatter; 0: ``grad_reduce_bytes``."""
+    etp: int = 0
+    """Expert tensor-parallel degree (Megatron-Core's ``expert_tensor_parallel_size``): the
+    experts of an MoE layer are split over ``etp x ep`` of the ``tp x cp x dp`` ranks of a
+    pipeline stage; 0: ``tp``."""
+    ep_local: int = 0
+    """Expert-parallel ranks that share a scale-up domain (the engine sets it: dispatch
+    within the domain crosses NVLink, not the network); 0: unknown (all remote)."""
+    moe_dispatch: str = "alltoall"
+    """MoE dispatch: ``alltoall`` (one copy of a token per routed expert) or ``deepep``
+    (one copy per destination domain, forwarded there over NVLink, as DeepEP does)."""
+    moe_imbalance: float = 1.0
+    """Tokens of the most loaded expert over the mean (1: balanced routing)."""
 
     @property
     def world(self) -> int:
@@ -106,6 +129,22 @@ class Layout:
     def micro_batch(self) -> float:
         """Sequences per micro-batch: ``global_batch / (dp * microbatches)``."""
         return self.global_batch / (self.dp * self.microbatches)
+
+    @property
+    def wire_grad_bytes(self) -> float:
+        """Bytes per gradient element of the data-parallel reduction."""
+        return self.grad_reduce_bytes or float(self.dtype_bytes)
+
+    @property
+    def expert_tp(self) -> int:
+        """Expert tensor-parallel degree (``etp``, or ``tp`` when unset)."""
+        return self.etp or self.tp
+
+    @property
+    def expert_dp(self) -> int:
+        """Ranks that hold the same experts and reduce their gradients together:
+        ``tp x cp x dp / (etp x ep)`` (Megatron-Core's expert data-parallel group)."""
+        return max(1, (self.tp * self.cp * self.dp) // (self.expert_tp * self.ep))
 
 
 @dataclass(frozen=True)
@@ -133,6 +172,10 @@ class CommOp:
     reduction). Empty: by its group (``SCOPES_BY_GROUP``)."""
     recomputed: bool = False
     """True when full activation recomputation issues it again (forward-pass collectives)."""
+    phase: str = ""
+    """``forward`` or ``backward`` when the operation runs in one pass only: it can hide
+    only behind that pass's compute (a gradient reduction behind backward, a parameter
+    gather behind forward); empty: either."""
 
     @property
     def resolved_scope(self) -> str:
@@ -147,6 +190,7 @@ SCOPES_BY_GROUP = {
     "ep": "layer",
     "pp": "microbatch",
     "dp": "step",
+    "edp": "step",
     "dp_intra": "step",
     "dp_inter": "step",
 }

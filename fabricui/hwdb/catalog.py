@@ -14,8 +14,25 @@ from fabricui.hwdb.tables import KINDS as KINDS
 from fabricui.hwdb.tables import Catalog as Catalog
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument, read_yaml
-from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec
-from fabricui.model.records import MLP_KINDS, TIERS
+from fabricui.model import (
+    FrameworkSpec,
+    GpuSpec,
+    KernelSpec,
+    LinkGeneration,
+    ModelShape,
+    NicSpec,
+    SwitchSpec,
+)
+from fabricui.model.records import (
+    ATTENTION_IMPLS,
+    FP8_RECIPES,
+    LOSS_STYLES,
+    MLP_KINDS,
+    MOE_DISPATCH,
+    PASS_STYLES,
+    SELECTIVE_KINDS,
+    TIERS,
+)
 from fabricui.vocabulary import PROTOCOLS
 
 #: Top-level list keys of a record file and the record each holds.
@@ -25,6 +42,8 @@ RECORD_KINDS: dict[str, type] = {
     "nics": NicSpec,
     "switches": SwitchSpec,
     "models": ModelShape,
+    "frameworks": FrameworkSpec,
+    "kernels": KernelSpec,
 }
 
 #: Where a NIC record may sit (``NicSpec.attach``).
@@ -62,8 +81,31 @@ def _check_record(
         check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
     if kind == "models" and record.mlp:
         check_choice(doc, (*path, "mlp"), record.mlp, MLP_KINDS)
+    if kind == "frameworks":
+        check_choice(doc, (*path, "attention"), record.attention, ATTENTION_IMPLS)
+        check_choice(doc, (*path, "passes"), record.passes, PASS_STYLES)
+        check_choice(doc, (*path, "loss"), record.loss, LOSS_STYLES)
+        check_choice(doc, (*path, "fp8_recipe"), record.fp8_recipe, FP8_RECIPES)
+        check_choice(doc, (*path, "moe_dispatch"), record.moe_dispatch, MOE_DISPATCH)
+        check_choice(doc, (*path, "selective"), record.selective, SELECTIVE_KINDS)
+        if record.years and (len(record.years) != 2 or record.years[0] > record.years[1]):
+            raise HwdbError(
+                f"{doc.where((*path, 'years'))}: frameworks.{record.id}.years: expected "
+                f"[first, last] (got {list(record.years)})"
+            )
+        for name in ("grad_reduce_bytes", "fsdp_reduce_bytes"):
+            check_range(doc, (*path, name), getattr(record, name), 1.0, 4.0, "bytes per element")
+    if kind == "kernels":
+        check_choice(doc, (*path, "impl"), record.impl, ATTENTION_IMPLS)
+        for name in ("fwd_efficiency", "bwd_efficiency"):
+            check_range(doc, (*path, name), getattr(record, name), 0.01, 1.0, "efficiency")
     if kind == "gpus":
-        for name in ("gemm_efficiency", "attention_efficiency", "hbm_efficiency"):
+        for name in (
+            "gemm_efficiency",
+            "attention_efficiency",
+            "hbm_efficiency",
+            "fp8_gemm_efficiency",
+        ):
             value = getattr(record, name)
             if value is not None:
                 check_range(doc, (*path, name), value, 0.01, 1.0, "efficiency")

@@ -23,8 +23,11 @@ from fabricui.model.records import MLP_KINDS
 from fabricui.model.run import (
     RUN_ATTENTION,
     RUN_DP_STRATEGIES,
+    RUN_FP8_RECIPES,
+    RUN_MOE_DISPATCH,
     RUN_PRECISIONS,
     RUN_RECOMPUTE,
+    RUN_RECOMPUTE_MODULES,
     RunEntry,
     RunSpec,
 )
@@ -71,6 +74,7 @@ MODEL_KEYS = (
     "vocab",
     "attention",
     "dropout",
+    "rotary",
     "source",
     "note",
 )
@@ -95,6 +99,17 @@ RUN_KEYS = (
     "dp_overlap",
     "tp_overlap",
     "ep_overlap",
+    "framework",
+    "power_W",
+    "fp8_recipe",
+    "recompute_modules",
+    "compile",
+    "moe_dispatch",
+    "moe_imbalance",
+    "etp",
+    "fsdp_reshard",
+    "grad_reduce_bytes",
+    "domain_hosts",
 )
 #: Largest degree or batch a run may state (beyond any machine; keeps products exact).
 MAX_COUNT = 2**31
@@ -210,7 +225,21 @@ def parse_entry(doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog) -
         raise _fail(doc, (*path, "quality"), f"expected text, got {show(quality)}")
     model = _model(doc, (*path, "model"), entry["model"], catalog, entry_id)
     run = _run(doc, (*path, "run"), entry["run"], catalog, model)
-    return RunEntry(entry_id, model, run, quality, doc.where(path))
+    return RunEntry(entry_id, model, run, quality, doc.where(path), _prose(entry.get("source")))
+
+
+def _prose(value: Any) -> str:
+    """The words of a prose block (text, or a mapping / list of them), at most 4,000
+    characters: enough to name a framework and a year."""
+    if isinstance(value, dict):
+        text = " ".join(_prose(v) for v in value.values())
+    elif isinstance(value, list):
+        text = " ".join(_prose(v) for v in value)
+    elif value is None:
+        text = ""
+    else:
+        text = str(value)
+    return text[:4000]
 
 
 def _model(
@@ -244,6 +273,7 @@ def _model(
         doc, (*path, "attention"), shape.get("attention"), ints["layers"]
     )
     dropout = _flag(doc, (*path, "dropout"), shape.get("dropout"))
+    rotary = _flag(doc, (*path, "rotary"), shape.get("rotary"))
     params = _float(doc, (*path, "params_B"), shape.get("params_B"), optional=True)
     active = _float(doc, (*path, "active_params_B"), shape.get("active_params_B"), optional=True)
     kv_heads = ints.get("kv_heads") or ints["heads"]
@@ -287,6 +317,7 @@ def _model(
         sliding_window=window,
         window_layers=window_layers,
         dropout=dropout,
+        rotary=rotary,
     )
     return model
 
@@ -368,9 +399,50 @@ def _run(
         dp_overlap=_flag(doc, (*path, "dp_overlap"), block.get("dp_overlap")),
         tp_overlap=_flag(doc, (*path, "tp_overlap"), block.get("tp_overlap")),
         ep_overlap=_flag(doc, (*path, "ep_overlap"), block.get("ep_overlap")),
+        framework=_framework(doc, (*path, "framework"), block.get("framework"), catalog),
+        power_W=_float(doc, (*path, "power_W"), block.get("power_W"), optional=True),
+        fp8_recipe=_choice(doc, (*path, "fp8_recipe"), block.get("fp8_recipe"), RUN_FP8_RECIPES),
+        recompute_modules=_modules(
+            doc, (*path, "recompute_modules"), block.get("recompute_modules")
+        ),
+        compile=_flag(doc, (*path, "compile"), block.get("compile")),
+        moe_dispatch=_choice(
+            doc, (*path, "moe_dispatch"), block.get("moe_dispatch"), RUN_MOE_DISPATCH
+        ),
+        moe_imbalance=_float(
+            doc, (*path, "moe_imbalance"), block.get("moe_imbalance"), optional=True
+        ),
+        etp=_int(doc, (*path, "etp"), block.get("etp"), optional=True),
+        fsdp_reshard=_flag(doc, (*path, "fsdp_reshard"), block.get("fsdp_reshard")),
+        grad_reduce_bytes=_float(
+            doc, (*path, "grad_reduce_bytes"), block.get("grad_reduce_bytes"), optional=True
+        ),
+        domain_hosts=_int(doc, (*path, "domain_hosts"), block.get("domain_hosts"), optional=True),
     )
     _check_degrees(doc, path, run, model)
     return run
+
+
+def _framework(doc: YamlDocument, path: KeyPath, value: Any, catalog: Catalog) -> str | None:
+    """A framework id of the database."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in catalog.frameworks:
+        raise _fail(doc, path, unknown_id_message("framework", str(value), catalog.frameworks))
+    return value
+
+
+def _modules(doc: YamlDocument, path: KeyPath, value: Any) -> tuple[str, ...] | None:
+    """A list of recompute modules."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value:
+        raise _fail(
+            doc, path, f"expected a list of {', '.join(RUN_RECOMPUTE_MODULES)}, got {show(value)}"
+        )
+    return tuple(
+        str(_choice(doc, (*path, i), item, RUN_RECOMPUTE_MODULES)) for i, item in enumerate(value)
+    )
 
 
 def _strategy(doc: YamlDocument, path: KeyPath, value: Any) -> str | None:
@@ -401,11 +473,17 @@ def _check_degrees(doc: YamlDocument, path: KeyPath, run: RunSpec, model: ModelS
         raise _fail(
             doc, (*path, "vpp"), f"pp x vpp = {run.pp * run.vpp} chunks for {model.layers} layers"
         )
-    if run.ep > 1 and (not model.experts or model.experts % run.ep or run.dp % run.ep):
+    stage = run.tp * run.cp * run.dp
+    if run.ep > 1 and (not model.experts or model.experts % run.ep or stage % run.ep):
         raise _fail(
             doc,
             (*path, "ep"),
-            f"{run.ep} must divide the experts ({model.experts}) and dp ({run.dp})",
+            f"{run.ep} must divide the experts ({model.experts}) and tp x cp x dp ({stage}): "
+            "expert groups are formed from a pipeline stage's ranks",
+        )
+    if run.etp and stage % (run.etp * run.ep):
+        raise _fail(
+            doc, (*path, "etp"), f"etp x ep = {run.etp * run.ep} must divide tp x cp x dp ({stage})"
         )
     gpus = run.topology.nodes * run.topology.gpus_per_node
     world = run.tp * run.pp * run.dp * run.cp

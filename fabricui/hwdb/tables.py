@@ -9,10 +9,19 @@ from typing import Any
 
 from fabricui.errors import HwdbError, unknown_id_message
 from fabricui.hwdb.plugin_dirs import NeedsPluginError
-from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec, TopologySpec
+from fabricui.model import (
+    FrameworkSpec,
+    GpuSpec,
+    KernelSpec,
+    LinkGeneration,
+    ModelShape,
+    NicSpec,
+    SwitchSpec,
+    TopologySpec,
+)
 
 #: Every kind ``fabricui hwdb list`` knows, in display order.
-KINDS = ("links", "gpus", "nics", "switches", "topologies", "models")
+KINDS = ("links", "gpus", "nics", "switches", "topologies", "models", "frameworks", "kernels")
 
 
 @dataclass
@@ -24,6 +33,8 @@ class Catalog:
     nics: dict[str, NicSpec] = field(default_factory=dict)
     switches: dict[str, SwitchSpec] = field(default_factory=dict)
     models: dict[str, ModelShape] = field(default_factory=dict)
+    frameworks: dict[str, FrameworkSpec] = field(default_factory=dict)
+    kernels: dict[str, KernelSpec] = field(default_factory=dict)
     topologies: dict[str, TopologySpec] = field(default_factory=dict)
     origins: dict[tuple[str, str], str] = field(default_factory=dict)
     """(kind, id) -> ``file:line`` the record was read from."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from fabricui.model.records import (
+    FrameworkSpec,
     GpuSpec,
+    KernelSpec,
     LinkGeneration,
     ModelShape,
     NicSpec,
@@ -12,7 +14,9 @@ from fabricui.model.records import (
 from fabricui.model.topology import IntraSpec, NetSpec, TopologySpec
 
 __all__ = [
+    "FrameworkSpec",
     "GpuSpec",
+    "KernelSpec",
     "IntraSpec",
     "LinkGeneration",
     "ModelShape",

@@ -16,6 +16,23 @@ MLP_KINDS = ("gelu", "relu", "swiglu", "geglu")
 #: The gated MLP kinds.
 GATED_MLPS = ("swiglu", "geglu")
 
+#: How a framework runs its memory-bound passes (``FrameworkSpec.passes``).
+PASS_STYLES = ("fused", "compiled", "eager")
+#: How a framework computes the cross entropy (``FrameworkSpec.loss``): one fused pass
+#: each way, Megatron's vocabulary-parallel kernels on an FP32 softmax, or PyTorch eager
+#: ops on logits cast to FP32.
+LOSS_STYLES = ("fused", "fp32", "eager")
+#: FP8 scaling recipes: per-tensor delayed (amax history) or current scaling, 1x128 /
+#: 128x128 block scaling (DeepSeek-V3), MXFP8 (32-element blocks, Blackwell).
+FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
+#: What a framework's selective recomputation recomputes (``FrameworkSpec.selective``).
+SELECTIVE_KINDS = ("attention", "ops")
+#: MoE token dispatch (``FrameworkSpec.moe_dispatch``).
+MOE_DISPATCH = ("alltoall", "deepep")
+#: Attention implementations a framework or a run names: fused kernels with a ``kernels``
+#: record, and Megatron's unfused score matrix of 2021-22.
+ATTENTION_IMPLS = ("cudnn", "fa2", "fa3", "fa4", "triton", "unfused")
+
 #: Link families of the core database (on-package memory); every other family is declared
 #: by the interconnect plugin that owns it (``register_interconnects``), and the catalog
 #: accepts the families of the plugins that are loaded.
@@ -130,13 +147,103 @@ class GpuSpec:
     """Fixed time of one GEMM call beyond its FLOPs (launch, pipeline fill and drain),
     derived from the same measurement at a small size [us]."""
     attention_efficiency: float | None = None
-    """Fraction of the dense peak a fused (flash) attention kernel sustains (0-1]."""
+    """Fraction of the dense peak a fused (flash) attention kernel sustains (0-1], for a
+    kernel the database has no ``kernels`` record of on this architecture."""
     hbm_efficiency: float | None = None
     """Fraction of ``hbm_bw_GBps`` a streaming copy reaches (measured) (0-1]."""
+    fp8_gemm_efficiency: float | None = None
+    """Fraction of ``fp8_dense_TFLOPS`` a large FP8 GEMM sustains (measured, as
+    ``gemm_efficiency`` for 16-bit) (0-1]."""
+    power_W: float | None = None
+    """Board power limit the peaks are quoted at (TDP) [W]."""
+    launch_gap_us: float | None = None
+    """GPU time between two dependent kernels of one stream, beyond their own run times
+    (launch and drain) [us]."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""
     """Anything a user should know about the figures."""
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """A fused attention kernel's sustained throughput on one GPU architecture."""
+
+    id: str
+    """Stable id (``cudnn-hopper``)."""
+    impl: str
+    """Implementation (``cudnn``, ``fa2``, ``fa3``, ``fa4``, ``triton``), as a framework's
+    ``attention`` names it."""
+    arch: str
+    """GPU architecture it was measured on (``hopper``)."""
+    fwd_efficiency: float
+    """Forward: fraction of the dense 16-bit peak at long sequences, causal (0-1]."""
+    bwd_efficiency: float
+    """Backward: fraction of the dense 16-bit peak at long sequences (0-1]."""
+    source: str
+    """Reference for the figures."""
+    half_seq: float = 0.0
+    """Sequence length at which the kernel reaches half its long-sequence throughput
+    (``eff(s) = eff * s / (s + half_seq)``, fitted to the source's sequence sweep) [tokens]."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Per-field references that differ from ``source``."""
+    note: str = ""
+    """How the figures were read."""
+
+
+@dataclass(frozen=True)
+class FrameworkSpec:
+    """A training framework's defaults: the kernels it runs and how it communicates.
+
+    A plan or a run that does not state a setting takes its framework's (and says so)."""
+
+    id: str
+    """Stable id (``megatron-core``, ``torchtitan``)."""
+    name: str
+    """Human name."""
+    source: str
+    """Reference (the framework's code or documentation at a commit)."""
+    match: tuple[str, ...] = ()
+    """Lower-case words that name it in a published run's source (a README's URL, a
+    paper's title), so a run that does not state its framework is recognised."""
+    years: tuple[int, ...] = ()
+    """First and last year of the releases these defaults describe (empty: any); picks
+    between profiles of one framework by the year a run's source gives."""
+    attention: str = "cudnn"
+    """Fused attention kernel it runs (a ``kernels`` record's ``impl``)."""
+    passes: str = "fused"
+    """Its memory-bound passes: ``fused`` (Transformer Engine and Megatron's fused norm,
+    rotary, activation and bias-dropout-add kernels), ``compiled`` (torch.compile fuses
+    each chain of pointwise ops into one kernel) or ``eager`` (one PyTorch op per kernel,
+    FP32 upcasts included)."""
+    loss: str = "fused"
+    """Cross entropy: ``fused`` (one pass over the 16-bit logits each way), ``fp32``
+    (Megatron's vocabulary-parallel kernels keeping an FP32 softmax) or ``eager`` (logits
+    cast to FP32, log-softmax and its gradient as separate PyTorch ops)."""
+    tp_overlap: bool = True
+    """TP collectives overlapped with the GEMMs by default."""
+    grad_reduce_bytes: float = 2.0
+    """Bytes per gradient element the data-parallel reduction moves (4: FP32)."""
+    bucket_params: float = 0.0
+    """Parameters per gradient bucket (0: PyTorch DDP's 25 MiB buckets)."""
+    fsdp_reshard: bool = True
+    """FSDP / ZeRO-3 frees the gathered parameters after forward and gathers them again
+    for backward."""
+    fsdp_reduce_bytes: float = 4.0
+    """Bytes per gradient element FSDP's reduce-scatter moves."""
+    selective: str = "attention"
+    """What ``recompute: selective`` recomputes: ``attention`` (the attention core,
+    Korthikanti et al. 2022) or ``ops`` (PyTorch's op-level policy: the pointwise ops
+    and every second matmul of the forward)."""
+    fp8_recipe: str = "delayed"
+    """FP8 scaling recipe by default (``delayed``, ``current``, ``blockwise``, ``mxfp8``)."""
+    moe_dispatch: str = "alltoall"
+    """MoE token dispatch: ``alltoall`` (one copy per routed expert) or ``deepep`` (one
+    copy per destination node, forwarded over NVLink; node-limited routing)."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Per-field references that differ from ``source``."""
+    note: str = ""
+    """Anything a user should know."""
 
 
 @dataclass(frozen=True)
@@ -252,6 +359,10 @@ class ModelShape:
     dropout: bool | None = None
     """True when training applies dropout (GPT-3 era); None: inferred from ``mlp`` (GELU
     models yes, gated models no)."""
+    rotary: bool | None = None
+    """True when attention applies rotary position embeddings to queries and keys; None:
+    inferred from ``mlp`` (gated models, the Llama family, do; GPT-era GELU models use
+    learned or ALiBi positions)."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

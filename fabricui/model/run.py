@@ -19,8 +19,15 @@ RUN_DP_STRATEGIES = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp", "none")
 RUN_RECOMPUTE = ("none", "selective", "full")
 #: Precisions a run may name.
 RUN_PRECISIONS = ("bf16", "fp16", "fp8")
-#: Attention kernels a run may name (an extension of the shared schema).
-RUN_ATTENTION = ("flash", "unfused")
+#: Attention kernels a run may name (an extension of the shared schema): ``flash`` (the
+#: framework's fused kernel), a named fused kernel, or Megatron's unfused score matrix.
+RUN_ATTENTION = ("flash", "cudnn", "fa2", "fa3", "fa4", "triton", "unfused")
+#: FP8 recipes a run may name.
+RUN_FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
+#: Megatron-Core recompute modules a run may name (``recompute_modules``).
+RUN_RECOMPUTE_MODULES = ("core_attn", "mlp", "moe", "moe_act", "layernorm", "shared_experts")
+#: MoE dispatch kinds a run may name.
+RUN_MOE_DISPATCH = ("alltoall", "deepep")
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,31 @@ class RunSpec:
     """TP collectives overlapped with GEMMs; None: not stated."""
     ep_overlap: bool | None = None
     """Expert all-to-alls overlapped with expert GEMMs; None: not stated."""
+    framework: str | None = None
+    """The framework whose defaults apply (an hwdb ``frameworks`` id); None: the one the
+    entry's source names, else its GPU generation's."""
+    power_W: float | None = None
+    """Board power cap the GPUs ran at, below their own limit [W]; None: their limit."""
+    fp8_recipe: str | None = None
+    """FP8 scaling recipe (``RUN_FP8_RECIPES``); None: the framework's."""
+    recompute_modules: tuple[str, ...] | None = None
+    """Modules selective recomputation recomputes (``RUN_RECOMPUTE_MODULES``)."""
+    compile: bool | None = None
+    """torch.compile on (pointwise ops fused); None: the framework's kernels."""
+    moe_dispatch: str | None = None
+    """MoE dispatch (``RUN_MOE_DISPATCH``); None: the framework's."""
+    moe_imbalance: float | None = None
+    """Tokens of the most loaded expert over the mean; None: balanced (1)."""
+    etp: int | None = None
+    """Expert tensor-parallel degree; None: tp when the expert groups allow, else 1."""
+    fsdp_reshard: bool | None = None
+    """FSDP gathers the parameters again for backward; None: the framework's."""
+    grad_reduce_bytes: float | None = None
+    """Bytes per gradient element of the data-parallel reduction (4: FP32); None: the
+    framework's."""
+    domain_hosts: int | None = None
+    """Hosts (trays) in use in each scale-up domain, when fewer than the topology's (a
+    GB200 rack with 16 of its 18 trays in the job); None: whole domains."""
 
 
 @dataclass(frozen=True)
@@ -81,3 +113,6 @@ class RunEntry:
     """``reference`` entries are scored; others are not."""
     origin: str = ""
     """``file:line`` of the entry, for messages."""
+    source_text: str = ""
+    """The entry's ``source`` wording (paper, URL, table), to recognise the framework of a
+    run that does not name it."""

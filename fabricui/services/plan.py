@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.model import ModelShape
-    from fabricui.model.run import RunEntry
+    from fabricui.model.run import RunEntry, RunSpec
     from fabricui.plugins import PluginHost
     from fabricui.services.jobs import JobPlacement
+    from fabricui.services.software import Software
 
 #: Model a plan or a table is for when none is named.
 DEFAULT_MODEL = "llama3-70b"
@@ -80,6 +81,8 @@ class LayoutRequest:
     """Sequences per step."""
     seq_len: int | None = None
     """Tokens per sequence."""
+    etp: int | None = None
+    """Expert tensor-parallel degree (None: tp when the expert groups allow it, else 1)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,9 @@ class PlanRequest:
     hosts: str | None = None
     """A job's hosts on an imported cluster (Slurm hostlist): the layout runs on their GPUs
     (default ``$SLURM_JOB_NODELIST`` on such a cluster); one layout only, not a search."""
+    framework: str | None = None
+    """The training framework whose defaults apply (an hwdb ``frameworks`` id); None:
+    ``software.DEFAULT_FRAMEWORK``."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,8 @@ class TableRequest:
     """Price the reference compute at this MFU instead of the kernel model."""
     catalog: CatalogRequest = field(default_factory=CatalogRequest)
     """Which hardware database."""
+    framework: str | None = None
+    """The training framework whose defaults apply; None: today's default."""
 
 
 @dataclass(frozen=True)
@@ -275,7 +283,15 @@ def build_layout(
         microbatches = 4 * pp if pp > 1 else 1
     if not batch:
         batch = dp * microbatches * (micro or 1)
-    return Layout(tp, pp, dp, ep, microbatches, batch, seq, cp=cp, vpp=vpp)
+    etp = _positive(request, "etp", 0) or default_etp(tp, cp, dp, ep)
+    return Layout(tp, pp, dp, ep, microbatches, batch, seq, cp=cp, vpp=vpp, etp=etp)
+
+
+def default_etp(tp: int, cp: int, dp: int, ep: int) -> int:
+    """Expert tensor parallelism when unstated: ``tp`` (Megatron-Core's default) when
+    ``tp x ep`` expert groups tile a pipeline stage's ``tp x cp x dp`` ranks, else 1 (the
+    experts are spread over the TP ranks too, as Megatron-Bridge's MoE recipes set)."""
+    return tp if (tp * cp * dp) % (tp * ep) == 0 else 1
 
 
 def _positive(request: LayoutRequest, name: str, default: int) -> int:
@@ -299,14 +315,22 @@ def _leftover_dp(fabric: Fabric, split: int, n_gpus: int | None = None) -> int:
 
 
 def resolve(
-    choices: RecipeChoices | None, fabric: Fabric, tp: int, sequence_parallel: bool | None = None
+    choices: RecipeChoices | None,
+    fabric: Fabric,
+    tp: int,
+    sequence_parallel: bool | None = None,
+    software: Software | None = None,
 ) -> tuple[Recipe, bool, list[str]]:
-    """(recipe, sequence parallelism, assumptions) of a request's choices on a fabric;
-    ``sequence_parallel`` overrides the choices' own.
+    """(recipe, sequence parallelism, assumptions) of a request's choices on a fabric, with
+    ``software``'s framework filling in what is unstated (None: the GPU generation's
+    software) and its attention kernel record for the fabric's GPU; ``sequence_parallel``
+    overrides the choices' own.
 
     Raises:
         ConfigError: An unknown recompute mode, precision or attention kernel.
     """
+    import dataclasses
+
     from fabricui.engine.training.recipe import (
         RecipeChoices,
         default_sequence_parallel,
@@ -316,17 +340,23 @@ def resolve(
 
     choices = choices or RecipeChoices()
     arch = fabric.gpu.arch
+    framework = software.framework if software is not None else None
     try:
-        recipe, notes = resolve_recipe(choices, arch)
+        recipe, notes = resolve_recipe(choices, arch, framework)
     except EngineError as exc:
         raise ConfigError(exc.message) from None
+    if software is not None:
+        if software.why:
+            notes.insert(0, software.why)
+        impl = recipe.attention_impl or (framework.attention if framework else "")
+        kernel = software.kernel(impl, arch) if recipe.attention == "flash" else None
+        recipe = dataclasses.replace(recipe, attention_impl=impl, attention_kernel=kernel)
     sp = choices.sequence_parallel if sequence_parallel is None else sequence_parallel
     if sp is None:
-        sp = default_sequence_parallel(arch, tp)
+        sp = default_sequence_parallel(arch, tp, framework)
         if tp > 1:
-            notes.append(
-                f"sequence parallelism not stated: {'on' if sp else 'off'} ({software_era(arch)})"
-            )
+            era = framework.id if framework else software_era(arch)
+            notes.append(f"sequence parallelism not stated: {'on' if sp else 'off'} ({era})")
     return recipe, bool(sp), notes
 
 
@@ -381,10 +411,12 @@ def plan(
             fabric cannot run.
     """
     from fabricui.services.collective import job_of
+    from fabricui.services.software import software_for
 
-    _catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
+    catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
     job = job_of(fabric, request.hosts)
-    report = plan_on(fabric, model, request, strategies, pricer_for(fabric, host), job)
+    software = software_for(catalog, request.framework)
+    report = plan_on(fabric, model, request, strategies, pricer_for(fabric, host), job, software)
     return PlanResult(report, fabric, model, job)
 
 
@@ -395,18 +427,23 @@ def plan_on(
     strategies: Mapping[str, Strategy] | None = None,
     pricer: Pricer | None = None,
     job: JobPlacement | None = None,
+    software: Software | None = None,
 ) -> PlanReport:
     """Price one layout of ``request`` on an already built fabric (the explorer's call),
-    on the GPUs of ``job`` when given.
+    on the GPUs of ``job`` when given, with ``software`` (default: the request's
+    framework from the request's catalog).
 
     Raises:
         FabricError: A bad layout or strategy, or a layout the model or fabric cannot run.
     """
     from fabricui.engine.training.step import plan as engine_plan
 
+    software = software or software_of(request.catalog, request.framework)
     n_gpus = None if job is None else len(job.ranks)
     layout = build_layout(request.layout, fabric, model, n_gpus)
-    recipe, sp, notes = resolve(request.recipe, fabric, layout.tp, request.sequence_parallel)
+    recipe, sp, notes = resolve(
+        request.recipe, fabric, layout.tp, request.sequence_parallel, software
+    )
     available = load_strategies() if strategies is None else strategies
     chosen = chosen_strategies(
         request.dp_strategy or "ddp", sp, request.extra_strategies, available
@@ -433,8 +470,11 @@ def search(
     Raises:
         FabricError: Unknown ids, a bad batch, no valid layout or none that fits.
     """
-    _catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
-    return search_on(fabric, model, request, strategies, pricer_for(fabric, host))
+    from fabricui.services.software import software_for
+
+    catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
+    software = software_for(catalog, request.framework)
+    return search_on(fabric, model, request, strategies, pricer_for(fabric, host), software)
 
 
 def search_on(
@@ -443,6 +483,7 @@ def search_on(
     request: PlanRequest,
     strategies: Mapping[str, Strategy] | None = None,
     pricer: Pricer | None = None,
+    software: Software | None = None,
 ) -> SearchResult:
     """``search`` on an already built fabric.
 
@@ -451,6 +492,7 @@ def search_on(
     """
     from fabricui.engine.training.search import DP_FLAVOURS, SearchSpace, search_layouts
 
+    software = software or software_of(request.catalog, request.framework)
     available = load_strategies() if strategies is None else strategies
     layout = request.layout
     seq = layout.seq_len or model.seq_len
@@ -458,7 +500,7 @@ def search_on(
     for name, value in (("--global-batch", batch), ("--seq", seq), ("--top", request.top)):
         if value < 1:
             raise ConfigError(f"{name} must be at least 1 (got {value})")
-    recipe, sp, _notes = resolve(request.recipe, fabric, 2, request.sequence_parallel)
+    recipe, sp, _notes = resolve(request.recipe, fabric, 2, request.sequence_parallel, software)
     flavours: tuple[str, ...] | None = None
     if request.dp_strategy:
         chosen = chosen_strategies(request.dp_strategy, sp, request.extra_strategies, available)
@@ -498,8 +540,13 @@ def decision_table(
     Raises:
         FabricError: Unknown ids, or a degree the fabric does not have.
     """
-    _catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
-    return decision_table_on(fabric, model, request, strategies, pricer_for(fabric, host), host)
+    from fabricui.services.software import software_for
+
+    catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
+    software = software_for(catalog, request.framework)
+    return decision_table_on(
+        fabric, model, request, strategies, pricer_for(fabric, host), host, software
+    )
 
 
 def decision_table_on(
@@ -509,6 +556,7 @@ def decision_table_on(
     strategies: Mapping[str, Strategy] | None = None,
     pricer: Pricer | None = None,
     host: PluginHost | None = None,
+    software: Software | None = None,
 ) -> DecisionTable:
     """``decision_table`` on an already built fabric.
 
@@ -519,6 +567,8 @@ def decision_table_on(
     from fabricui.engine.training.table import decision_table as engine_table
     from fabricui.services.session import without_failed_strategies
 
+    software = software or software_of(request.catalog, request.framework)
+    recipe, _sp, _notes = resolve(None, fabric, 1, None, software)
     available = load_strategies() if strategies is None else strategies
     table = engine_table(
         fabric,
@@ -531,8 +581,17 @@ def decision_table_on(
         mfu=request.mfu,
         degree=request.degree,
         evaluate=pricer,
+        recipe=recipe,
     )
     return without_failed_strategies(table, host)
+
+
+def software_of(catalog: CatalogRequest, framework: str | None) -> Software:
+    """The software of a request whose caller did not resolve it (loads the catalog)."""
+    from fabricui.services.session import load_catalog
+    from fabricui.services.software import software_for
+
+    return software_for(load_catalog(catalog), framework)
 
 
 def default_layout(fabric: Fabric, model: ModelShape) -> LayoutRequest:
@@ -582,47 +641,76 @@ def price_entry(
     strategies: Mapping[str, Strategy] | None = None,
     host: PluginHost | None = None,
 ) -> RunResult:
-    """Price one run entry on the fabric its topology block builds.
+    """Price one run entry on the fabric its topology block builds, as ``plan`` prices a
+    layout (``plan_on``), with the software the run ran (``software.software_for_run``).
 
-    Unstated settings take the GPU generation's software defaults (listed in the report's
-    assumptions); ``micro_batch`` unstated is 1 and ``vpp`` unstated is 1, as the shared
-    data's scoring rule says.
+    Unstated settings take that software's defaults (listed in the report's assumptions);
+    ``micro_batch`` unstated is 1 and ``vpp`` unstated is 1, as the shared data's scoring
+    rule says.
 
     Raises:
         FabricError: A strategy that is not registered, a layout the engine refuses, or a
             model that cannot fit even fully sharded with full recomputation.
     """
-    from fabricui.engine.training.recipe import RecipeChoices
     from fabricui.engine.training.shape import geometry
-    from fabricui.engine.training.step import plan as engine_plan
-    from fabricui.engine.types import Layout
     from fabricui.services.session import build_fabric_with_plugins
+    from fabricui.services.software import software_for_run
 
     run = entry.run
     model = entry.model
     if model.params_B <= 0:
         model = dataclasses.replace(model, params_B=geometry(model).params / 1e9)
     fabric = build_fabric_with_plugins(run.topology, catalog, host)
+    where = entry.origin or entry.id
+    try:
+        software = software_for_run(entry, catalog, fabric.gpu.arch)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: run.framework: {exc.message}") from None
     notes = []
-    micro = run.micro_batch or 1
     if run.micro_batch is None:
         notes.append("micro_batch not stated: 1")
-    vpp = run.vpp or 1
     if run.vpp is None and run.pp > 1:
         notes.append("vpp not stated: 1 (plain 1F1B)")
-    seq = run.seq_len or model.seq_len
-    layout = Layout(
-        tp=run.tp,
-        pp=run.pp,
-        dp=run.dp,
-        ep=run.ep,
-        microbatches=run.global_batch // (run.dp * micro),
-        global_batch=run.global_batch,
-        seq_len=seq,
-        cp=run.cp,
-        vpp=vpp,
+    if run.dp_strategy is None and run.dp > 1:
+        notes.append("dp_strategy not stated: ddp")
+    request = PlanRequest(
+        model=model.id,
+        layout=LayoutRequest(
+            tp=run.tp,
+            pp=run.pp,
+            dp=run.dp,
+            cp=run.cp,
+            ep=run.ep,
+            etp=run.etp,
+            vpp=run.vpp or 1,
+            micro_batch=run.micro_batch or 1,
+            global_batch=run.global_batch,
+            seq_len=run.seq_len or model.seq_len,
+        ),
+        dp_strategy=run.dp_strategy or "ddp",
+        recipe=run_choices(run),
     )
-    choices = RecipeChoices(
+    available = load_strategies(host) if strategies is None else strategies
+    pricer = pricer_for(fabric, host)
+    try:
+        report = plan_on(fabric, model, request, available, pricer, None, software)
+    except ConfigError as exc:
+        field_name = "dp_strategy" if "strateg" in exc.message else ""
+        raise ConfigError(
+            f"{where}: run{'.' + field_name if field_name else ''}: {exc.message}"
+        ) from None
+    except EngineError as exc:
+        raise ConfigError(f"{where}: run: {exc.message}") from None
+    report = dataclasses.replace(report, assumptions=(*notes, *report.assumptions))
+    report = _check_fit(report, fabric, model, request, available, where, pricer, software)
+    return RunResult(entry, report, fabric)
+
+
+def run_choices(run: RunSpec) -> RecipeChoices:
+    """The recipe settings a run block states."""
+    from fabricui.engine.training.recipe import RecipeChoices
+
+    return RecipeChoices(
         recompute=run.recompute,
         precision=run.precision,
         attention=run.attention,
@@ -630,63 +718,45 @@ def price_entry(
         tp_overlap=run.tp_overlap,
         ep_overlap=run.ep_overlap,
         sequence_parallel=run.sp,
+        fp8_recipe=run.fp8_recipe,
+        recompute_modules=run.recompute_modules,
+        passes="compiled" if run.compile else None,
+        moe_dispatch=run.moe_dispatch,
+        moe_imbalance=run.moe_imbalance,
+        power_W=run.power_W,
+        grad_reduce_bytes=run.grad_reduce_bytes,
+        fsdp_reshard=run.fsdp_reshard,
     )
-    recipe, sp, recipe_notes = resolve(choices, fabric, run.tp)
-    dp_name = run.dp_strategy or "ddp"
-    if run.dp_strategy is None and run.dp > 1:
-        notes.append("dp_strategy not stated: ddp")
-    available = load_strategies(host) if strategies is None else strategies
-    where = entry.origin or entry.id
-    try:
-        chosen = chosen_strategies(dp_name, sp, (), available)
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: run.dp_strategy: {exc.message}") from None
-    pricer = pricer_for(fabric, host)
-    try:
-        report = engine_plan(
-            fabric,
-            model,
-            layout,
-            chosen,
-            evaluate=pricer,
-            recipe=recipe,
-            assumptions=[*notes, *recipe_notes],
-        )
-    except EngineError as exc:
-        raise ConfigError(f"{where}: run: {exc.message}") from None
-    report = _check_fit(report, fabric, model, layout, recipe, available, where, pricer)
-    return RunResult(entry, report, fabric)
 
 
 def _check_fit(
     report: PlanReport,
     fabric: Fabric,
     model: ModelShape,
-    layout: Layout,
-    recipe: Recipe,
+    request: PlanRequest,
     available: Mapping[str, Strategy],
     where: str,
     pricer: Pricer,
+    software: Software,
 ) -> PlanReport:
-    """A run that does not fit as stated: say so; one that cannot fit at all: refuse it.
+    """A run that does not fit as stated: say so; one that cannot fit at all (not even
+    fully sharded with full recomputation, when FSDP is registered): refuse it.
 
     Raises:
         ConfigError: Not even FSDP with full recomputation fits the GPU's memory.
     """
+    from fabricui.engine.training.recipe import RecipeChoices
+
     capacity = fabric.gpu.memory_GB
     if report.fits:
         return report
-    from fabricui.engine.training.step import plan as engine_plan
-
-    lightest = engine_plan(
-        fabric,
-        model,
-        layout,
-        [available["fsdp"], available["tp-sp"], available["pp"], available["ep"]],
-        evaluate=pricer,
-        recipe=dataclasses.replace(recipe, recompute="full"),
-    )
-    if lightest.memory_GB > capacity:
+    choices = dataclasses.replace(request.recipe or RecipeChoices(), recompute="full")
+    lightest_request = dataclasses.replace(request, dp_strategy="fsdp", recipe=choices)
+    try:
+        lightest = plan_on(fabric, model, lightest_request, available, pricer, None, software)
+    except FabricError:
+        lightest = None
+    if lightest is not None and lightest.memory_GB > capacity:
         raise ConfigError(
             f"{where}: run: {model.id} cannot fit in {capacity:g} GB per GPU with this layout "
             f"(needs {report.memory_GB:.0f} GB as stated, {lightest.memory_GB:.0f} GB even with "

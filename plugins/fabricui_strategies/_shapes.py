@@ -1,10 +1,17 @@
-"""Shape arithmetic the strategies share: parameter, gradient and activation bytes."""
+"""Shape arithmetic the strategies share: parameter, gradient and activation bytes.
+
+An MoE model's parameters split in two: the dense ones (attention, norms, the dense layers'
+MLPs, shared experts, routers, embeddings) live on every data-parallel replica and reduce
+their gradients over the ``dp`` group; the routed experts are spread over ``ep`` ranks (and
+split ``etp`` ways) and reduce over the ranks holding the same experts, the ``edp`` group
+(Megatron-Core's expert data parallelism).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fabricui.api import CommOp
+from fabricui.api import CommOp, geometry
 
 if TYPE_CHECKING:
     from fabricui.api import Layout, ModelShape
@@ -18,14 +25,46 @@ def total_params(model: ModelShape) -> float:
     return model.params_B * 1e9
 
 
-def stage_param_bytes(model: ModelShape, layout: Layout) -> float:
-    """Bytes of the parameters one GPU of a TP x PP shard holds (= its gradient bytes)."""
-    return total_params(model) * layout.dtype_bytes / (layout.tp * layout.pp)
+def expert_params(model: ModelShape) -> float:
+    """Parameters of the routed experts of every MoE layer [count] (0 for a dense model)."""
+    if not model.experts:
+        return 0.0
+    geo = geometry(model)
+    return float(geo.moe_layers * geo.experts * geo.expert_params)
+
+
+def dense_params(model: ModelShape, layout: Layout | None = None) -> float:
+    """Parameters reduced and gathered over the ``dp`` group: all but the routed experts
+    when expert parallelism spreads them (``ep > 1``), else all of them."""
+    if layout is not None and layout.ep <= 1:
+        return total_params(model)
+    return max(0.0, total_params(model) - expert_params(model))
+
+
+def stage_param_bytes(model: ModelShape, layout: Layout, grads: bool = False) -> float:
+    """Bytes of the dense parameters one GPU of a TP x PP shard holds (``grads``: of their
+    gradients as the data-parallel reduction moves them)."""
+    per = layout.wire_grad_bytes if grads else layout.dtype_bytes
+    return dense_params(model, layout) * per / (layout.tp * layout.pp)
+
+
+def stage_expert_bytes(model: ModelShape, layout: Layout, grads: bool = False) -> float:
+    """Bytes of the routed experts one GPU holds apart from the dense parameters:
+    ``1 / (ep x etp)`` of a stage's (0 without expert parallelism)."""
+    if layout.ep <= 1:
+        return 0.0
+    per = layout.wire_grad_bytes if grads else layout.dtype_bytes
+    return expert_params(model) * per / (layout.ep * layout.expert_tp * layout.pp)
 
 
 def layer_param_bytes(model: ModelShape, layout: Layout) -> float:
-    """Bytes of one layer's TP shard: parameters spread evenly over layers, embeddings included."""
-    return total_params(model) * layout.dtype_bytes / (model.layers * layout.tp)
+    """Bytes of one layer's TP shard of the dense parameters, embeddings spread evenly."""
+    return dense_params(model, layout) * layout.dtype_bytes / (model.layers * layout.tp)
+
+
+def layer_expert_bytes(model: ModelShape, layout: Layout) -> float:
+    """Bytes of one layer's share of the routed experts on one GPU."""
+    return stage_expert_bytes(model, layout) * layout.pp / model.layers
 
 
 def stage_layers(model: ModelShape, layout: Layout) -> float:
@@ -55,22 +94,49 @@ def kv_bytes(model: ModelShape, layout: Layout) -> float:
     return 2 * tokens * kv_heads * head_dim * layout.dtype_bytes
 
 
-def n_buckets(size_bytes: float) -> int:
-    """Gradient buckets of at most ``BUCKET_BYTES`` that hold ``size_bytes`` (at least 1)."""
-    return max(1, -int(-size_bytes // BUCKET_BYTES))
+def bucket_bytes(layout: Layout) -> float:
+    """Bytes of one gradient bucket: Megatron's ``bucket_params`` parameters at the wire
+    width (``max(40M, 1M x dp)`` parameters there), else PyTorch DDP's 25 MiB."""
+    if layout.bucket_params > 0:
+        params = max(layout.bucket_params, 1e6 * layout.dp * layout.cp)
+        return params * layout.wire_grad_bytes
+    return float(BUCKET_BYTES)
 
 
-def bucketed_gradients(strategy: str, collective: str, grad_bytes: float) -> CommOp:
-    """``collective`` over the dp group once per gradient bucket, overlapped with backward
-    (how DDP all-reduces and ZeRO reduce-scatters gradients)."""
-    buckets = n_buckets(grad_bytes)
+def n_buckets(size_bytes: float, bucket: float = BUCKET_BYTES) -> int:
+    """Gradient buckets of at most ``bucket`` bytes that hold ``size_bytes`` (at least 1)."""
+    return max(1, -int(-size_bytes // bucket))
+
+
+def bucketed_gradients(
+    strategy: str, collective: str, grad_bytes: float, layout: Layout, group: str = "dp"
+) -> CommOp:
+    """``collective`` over ``group`` once per gradient bucket, overlapped with backward (how
+    DDP all-reduces and ZeRO reduce-scatters gradients)."""
+    bucket = bucket_bytes(layout)
+    buckets = n_buckets(grad_bytes, bucket)
     verb = collective.replace("_", "-")
+    width = "FP32 " if layout.wire_grad_bytes >= 4 else ""
+    what = "expert " if group == "edp" else ""
     return CommOp(
         strategy=strategy,
         collective=collective,
-        group="dp",
+        group=group,
         size_bytes=grad_bytes / buckets,
         count=buckets,
         overlappable=True,
-        note=f"gradient {verb}, {BUCKET_BYTES // 2**20} MiB buckets",
+        note=f"{width}{what}gradient {verb}, {bucket / 2**20:.0f} MiB buckets",
+        phase="backward",
     )
+
+
+def gradient_operations(
+    strategy: str, collective: str, model: ModelShape, layout: Layout
+) -> list[CommOp]:
+    """Bucketed gradient reduction of the dense parameters over ``dp`` and, for an MoE
+    model, of the experts over ``edp`` (when more than one rank holds them)."""
+    ops = [bucketed_gradients(strategy, collective, stage_param_bytes(model, layout, True), layout)]
+    experts = stage_expert_bytes(model, layout, True)
+    if experts > 0 and layout.expert_dp > 1:
+        ops.append(bucketed_gradients(strategy, collective, experts, layout, "edp"))
+    return ops

@@ -49,6 +49,7 @@ class ContextParallel(Strategy):
                 note=f"{what} to the next CP rank, per ring step, {phase}",
                 scope="layer",
                 recomputed=phase == "forward",
+                phase=phase,
             )
             for phase, what, factor in (
                 ("forward", "keys and values", 1),

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui import hookimpl
 from fabricui.api import CommOp, Layout, Strategy
-from fabricui_strategies._shapes import bucketed_gradients, stage_param_bytes
+from fabricui_strategies._shapes import gradient_operations
 
 if TYPE_CHECKING:
     from fabricui.api import ModelShape
@@ -17,9 +17,10 @@ class DDP(Strategy):
 
     With gradient accumulation (``no_sync``) the all-reduce runs once per optimizer step,
     during the last micro-batch's backward; each GPU reduces the gradients of its TP x PP
-    shard, ``dtype_bytes * params / (tp * pp)`` bytes (2 * params for BF16 without TP/PP).
-    For MoE models every parameter is counted on the ``dp`` group (expert gradients really
-    reduce over ``dp / ep``; a stated simplification).
+    shard at the framework's wire width (``Layout.wire_grad_bytes``: 4 for FP32
+    gradients), in 25 MiB buckets or Megatron's ``bucket_params``. An MoE model's routed
+    experts reduce over the ranks that hold the same experts (``edp``), the rest over
+    ``dp``.
     """
 
     name: ClassVar[str] = "ddp"
@@ -36,7 +37,7 @@ class DDP(Strategy):
             model: The model shape.
             layout: The layout.
         """
-        return [bucketed_gradients(self.name, "all_reduce", stage_param_bytes(model, layout))]
+        return gradient_operations(self.name, "all_reduce", model, layout)
 
 
 @hookimpl

@@ -45,11 +45,12 @@ class HSDP(Strategy):
                     strategy=self.name,
                     collective="all_reduce",
                     group="dp_inter",
-                    size_bytes=stage_param_bytes(model, layout) / shard,
+                    size_bytes=stage_param_bytes(model, layout, grads=True) / shard,
                     count=1,
                     overlappable=True,
                     note="gradient-shard all-reduce across replicas",
                     scope="step",
+                    phase="backward",
                 )
             )
         return ops

@@ -57,6 +57,7 @@ class TensorParallel(Strategy):
             note=f"activation {collective.replace('_', '-')}, 2 per layer, {phase}",
             scope="layer",
             recomputed=phase == "forward",
+            phase=phase,
         )
 
 

@@ -7,8 +7,12 @@ from typing import TYPE_CHECKING, Callable, ClassVar
 from fabricui import hookimpl
 from fabricui.api import CommOp, Layout, StateShards, Strategy
 from fabricui_strategies._shapes import (
-    bucketed_gradients,
+    bucket_bytes,
+    gradient_operations,
+    layer_expert_bytes,
     layer_param_bytes,
+    n_buckets,
+    stage_expert_bytes,
     stage_layers,
     stage_param_bytes,
 )
@@ -42,20 +46,30 @@ class Zero1(Strategy):
             model: The model shape.
             layout: The layout.
         """
-        shard_bytes = stage_param_bytes(model, layout)
-        return [
-            bucketed_gradients(self.name, "reduce_scatter", shard_bytes),
-            CommOp(
-                strategy=self.name,
-                collective="all_gather",
-                group="dp",
-                size_bytes=shard_bytes,
-                count=1,
-                overlappable=True,
-                note="updated-parameter all-gather after the optimizer step",
-                scope="step",
-            ),
-        ]
+        ops = gradient_operations(self.name, "reduce_scatter", model, layout)
+        gathers = [("dp", stage_param_bytes(model, layout))]
+        if layout.expert_dp > 1:
+            gathers.append(("edp", stage_expert_bytes(model, layout)))
+        bucket = bucket_bytes(layout) * layout.dtype_bytes / layout.wire_grad_bytes
+        for group, size in gathers:
+            if size <= 0:
+                continue
+            buckets = n_buckets(size, bucket)
+            ops.append(
+                CommOp(
+                    strategy=self.name,
+                    collective="all_gather",
+                    group=group,
+                    size_bytes=size / buckets,
+                    count=buckets,
+                    overlappable=True,
+                    note="updated-parameter all-gather after the optimizer step"
+                    + (" (experts)" if group == "edp" else ""),
+                    scope="step",
+                    phase="forward",
+                )
+            )
+        return ops
 
     def state_shards(self, model: ModelShape, layout: Layout) -> StateShards:
         """Optimizer states over the data-parallel group, ``dp * cp`` ranks (ZeRO-2:
@@ -108,7 +122,12 @@ class FSDP(Strategy):
 
 
 def fsdp_operations(strategy: str, group: str, model: ModelShape, layout: Layout) -> list[CommOp]:
-    """FSDP's per-layer all-gather (fwd), all-gather (bwd) and reduce-scatter (bwd).
+    """FSDP's per-layer all-gather (forward), all-gather (backward, when parameters are
+    resharded after forward) and reduce-scatter (backward), every micro-batch.
+
+    Gathers move 16-bit parameters; the reduce-scatter moves gradients at the framework's
+    width (``Layout.fsdp_reduce_bytes``: FP32 for PyTorch FSDP's default reduce dtype).
+    Routed experts are sharded over ``edp`` like the rest over ``group``.
 
     Args:
         strategy: Name to put on the operations.
@@ -116,26 +135,43 @@ def fsdp_operations(strategy: str, group: str, model: ModelShape, layout: Layout
         model: The model shape.
         layout: The layout.
     """
-    layer_bytes = layer_param_bytes(model, layout)
     count = stage_layers(model, layout) * layout.microbatches
-    kinds = (
-        ("all_gather", "parameter all-gather per layer, forward"),
-        ("all_gather", "parameter all-gather per layer, backward"),
-        ("reduce_scatter", "gradient reduce-scatter per layer, backward"),
-    )
-    return [
-        CommOp(
-            strategy=strategy,
-            collective=collective,
-            group=group,
-            size_bytes=layer_bytes,
-            count=count,
-            overlappable=True,
-            note=note,
-            scope="layer",
+    reduce = layout.fsdp_reduce_bytes or layout.wire_grad_bytes
+    shards = [(group, layer_param_bytes(model, layout), "")]
+    if layout.expert_dp > 1 and layer_expert_bytes(model, layout) > 0:
+        shards.append(("edp", layer_expert_bytes(model, layout), "experts' "))
+    ops = []
+    for axis, size, what in shards:
+        kinds = [("all_gather", size, f"{what}parameter all-gather per layer, forward", "forward")]
+        if layout.fsdp_reshard:
+            kinds.append(
+                ("all_gather", size, f"{what}parameter all-gather per layer, backward", "backward")
+            )
+        grad = size * reduce / layout.dtype_bytes
+        width = "FP32 " if reduce >= 4 else ""
+        kinds.append(
+            (
+                "reduce_scatter",
+                grad,
+                f"{width}{what}gradient reduce-scatter per layer, backward",
+                "backward",
+            )
         )
-        for collective, note in kinds
-    ]
+        ops += [
+            CommOp(
+                strategy=strategy,
+                collective=collective,
+                group=axis,
+                size_bytes=nbytes,
+                count=count,
+                overlappable=True,
+                note=note,
+                scope="layer",
+                phase=phase,
+            )
+            for collective, nbytes, note, phase in kinds
+        ]
+    return ops
 
 
 @hookimpl

@@ -269,8 +269,28 @@ def test_layout_groups_refuse_too_many_gpus():
     """A layout larger than the fabric is an EngineError with a one-line message."""
     with pytest.raises(EngineError, match="layout needs 64 GPUs"):
         engine.layout_groups(32, 8, Layout(tp=8, pp=8))
-    with pytest.raises(EngineError, match="ep 3 must divide dp 4"):
+    with pytest.raises(EngineError, match=r"ep 3 x etp 1 must divide tp x cp x dp = 4"):
         engine.layout_groups(32, 8, Layout(dp=4, ep=3))
+
+
+def test_expert_groups_span_tp_ranks_when_etp_is_one():
+    """Megatron-Core forms expert groups from a stage's TP x DP ranks: TP2, EP32, DP16 on
+    32 GPUs per stage is one EP group of 32 consecutive ranks, and each rank holds its
+    own experts (no expert data parallelism); with ETP 2 the same layout is refused."""
+    groups = engine.layout_groups(64, 8, Layout(tp=2, dp=16, ep=32, etp=1, pp=2))
+    assert groups["ep"].tolist() == [list(range(32)), list(range(32, 64))]
+    assert groups["edp"].shape == (64, 1)
+    assert groups["pp"][0].tolist() == [0, 32]
+    with pytest.raises(EngineError, match="ep 32 x etp 2 must divide"):
+        engine.layout_groups(64, 8, Layout(tp=2, dp=16, ep=32, pp=2))
+
+
+def test_expert_data_parallel_groups_hold_the_same_experts():
+    """TP2, DP8, EP4 (expert TP 2): a stage's 16 ranks are 2 expert-data-parallel copies of
+    4 x 2 expert shards; the EP group strides over the TP pairs."""
+    groups = engine.layout_groups(64, 8, Layout(tp=2, dp=8, ep=4, pp=4))
+    assert groups["ep"][0].tolist() == [0, 2, 4, 6]
+    assert groups["edp"][0].tolist() == [0, 32]
 
 
 def fake_evaluate(fabric, op, size_bytes, ranks=None):

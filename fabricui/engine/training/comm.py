@@ -30,11 +30,21 @@ CATEGORY = {
     "ep": "ep",
     "pp": "pp",
     "dp": "dp",
+    "edp": "dp",
     "dp_intra": "dp",
     "dp_inter": "dp",
 }
 #: Categories of exposed communication, in report order.
 CATEGORIES = ("tp", "cp", "pp", "dp", "ep")
+#: SMs a bandwidth-bound NCCL collective holds while it runs beside compute: one thread
+#: block per channel, 16 channels (the "16 coll channels" NCCL's INFO log reports on an
+#: 8-GPU NVLink node with one NIC per GPU).
+COLLECTIVE_SMS = 16
+
+
+def collective_sm_share(sms: int | None) -> float:
+    """Share of a GPU's SMs an overlapped collective takes from the compute beside it."""
+    return min(1.0, COLLECTIVE_SMS / sms) if sms else 0.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,28 @@ class Windows:
     """One layer, one micro-batch, forward and backward."""
     microbatch_s: float
     """Forward and backward of one micro-batch on the stage."""
+    layer_fwd_s: float = 0.0
+    """One layer's forward, one micro-batch (0: a third of ``layer_s``)."""
+    microbatch_fwd_s: float = 0.0
+    """Forward of one micro-batch on the stage (0: a third of ``microbatch_s``)."""
+    sm_share: float = 0.0
+    """Share of the GPU's SMs a collective holds while it runs beside compute (NCCL runs
+    one thread block per channel on an SM of its own): hidden communication slows the
+    compute it overlaps by this share of its time."""
+
+    def forward(self, scope: str) -> float:
+        """The forward part of a layer's or a micro-batch's window."""
+        total, fwd = (
+            (self.layer_s, self.layer_fwd_s)
+            if scope == "layer"
+            else (self.microbatch_s, self.microbatch_fwd_s)
+        )
+        return fwd if fwd > 0 else total / 3.0
+
+    def backward(self, scope: str) -> float:
+        """The backward part (with any recomputation) of a layer's or a micro-batch's window."""
+        total = self.layer_s if scope == "layer" else self.microbatch_s
+        return max(0.0, total - self.forward(scope))
 
 
 @dataclass(frozen=True)
@@ -83,6 +115,18 @@ def expose(
 ) -> Exposure:
     """Exposed time of every category per layer, per micro-batch and per step.
 
+    Layer scope: TP and EP collectives are exposed unless their overlap is on (then they
+    hide behind the layer's GEMMs, expert GEMMs for EP); CP's ring hides behind the
+    attention core; other overlappable operations (FSDP's prefetched gathers and
+    reductions) hide behind the pass they run in (``CommOp.phase``: a forward gather
+    behind the layer's forward, a backward gather and the gradient reduce-scatter behind
+    its backward), and one call of each per micro-batch cannot be prefetched (the first
+    layer's gather, the last layer's reduction). Step scope, with DP overlap: the bucketed
+    gradient reduction hides behind the last micro-batch's backward but its last bucket
+    (the first layers' gradients) is exposed; the parameter gather behind the first
+    forward, its first bucket exposed. Whatever hides still takes ``sm_share`` of the
+    compute it overlaps.
+
     Args:
         priced: Operations with their per-call time; ``calls`` are per step per GPU.
         recipe: Which overlaps are on.
@@ -97,10 +141,11 @@ def expose(
     per_layer = {c: 0.0 for c in CATEGORIES}
     per_mb = {c: 0.0 for c in CATEGORIES}
     per_step = {c: 0.0 for c in CATEGORIES}
-    hideable: dict[str, float] = {}
+    hideable: dict[tuple[str, str], float] = {}
     exposed: dict[str, float] = {}
-    step_hidden = 0.0
-    per_layer_calls = max(layers_per_stage, 1e-9) * max(microbatches, 1)
+    step_hidden: dict[str, list[PricedOp]] = {}
+    mb = max(microbatches, 1)
+    per_layer_calls = max(layers_per_stage, 1e-9) * mb
     for p in priced:
         cat = CATEGORY.get(p.op.group, p.op.group)
         time_s = p.time_us * 1e-6
@@ -108,24 +153,48 @@ def expose(
         if scope == "layer":
             each = time_s / per_layer_calls
             if _hides_in_layer(p, recipe, tp_in_node):
-                hideable[cat] = hideable.get(cat, 0.0) + each
+                key = (cat, _layer_phase(p))
+                hideable[key] = hideable.get(key, 0.0) + each
+                if _prefetched(p):  # the first gather / the last reduction of each pass
+                    per_mb[cat] = per_mb.get(cat, 0.0) + p.call_us * 1e-6
             else:
                 exposed[cat] = exposed.get(cat, 0.0) + each
         elif scope == "microbatch":
-            per_mb[cat] = per_mb.get(cat, 0.0) + time_s / max(microbatches, 1)
+            per_mb[cat] = per_mb.get(cat, 0.0) + time_s / mb
         elif p.op.overlappable and recipe.dp_overlap:
-            step_hidden += time_s
+            step_hidden.setdefault(p.op.phase or "backward", []).append(p)
             per_step[cat] = per_step.get(cat, 0.0)
         else:
             per_step[cat] = per_step.get(cat, 0.0) + time_s
-    for cat in set(hideable) | set(exposed):
-        window = _layer_window(cat, recipe, windows, tp_in_node)
-        left = max(0.0, hideable.get(cat, 0.0) - window)
+    for cat in {c for c, _ in hideable} | set(exposed):
+        left = 0.0
+        for (c, phase), total in hideable.items():
+            if c != cat:
+                continue
+            window = _layer_window(cat, phase, recipe, windows, tp_in_node)
+            left += max(0.0, total - window) + windows.sm_share * min(total, window)
         per_layer[cat] = per_layer.get(cat, 0.0) + exposed.get(cat, 0.0) + left
-    if step_hidden > 0:
-        left = max(0.0, step_hidden - windows.microbatch_s)
-        per_step["dp"] = per_step.get("dp", 0.0) + left
+    for phase, ops in step_hidden.items():
+        window = windows.forward("step") if phase == "forward" else windows.backward("step")
+        total = sum(p.time_us for p in ops) * 1e-6
+        tail = max(p.call_us for p in ops) * 1e-6
+        left = max(tail, total - window) + windows.sm_share * min(total - tail, window)
+        for p in ops:
+            cat = CATEGORY.get(p.op.group, p.op.group)
+            share = p.time_us * 1e-6 / total if total > 0 else 0.0
+            per_step[cat] = per_step.get(cat, 0.0) + left * share
     return Exposure(per_layer, per_mb, per_step)
+
+
+def _layer_phase(p: PricedOp) -> str:
+    """The pass a layer-scope operation hides in: its phase, or the whole layer."""
+    return p.op.phase if p.op.phase in ("forward", "backward") else ""
+
+
+def _prefetched(p: PricedOp) -> bool:
+    """A data-parallel operation of every layer that runs one layer ahead (FSDP's
+    prefetched gather) or behind (its reduction): one call per pass is not hidden."""
+    return p.op.group in ("dp", "edp", "dp_intra", "dp_inter") and p.op.overlappable
 
 
 def _hides_in_layer(p: PricedOp, recipe: Recipe, tp_in_node: bool) -> bool:
@@ -137,13 +206,19 @@ def _hides_in_layer(p: PricedOp, recipe: Recipe, tp_in_node: bool) -> bool:
     return p.op.overlappable
 
 
-def _layer_window(category: str, recipe: Recipe, windows: Windows, tp_in_node: bool) -> float:
+def _layer_window(
+    category: str, phase: str, recipe: Recipe, windows: Windows, tp_in_node: bool
+) -> float:
     if category == "tp":
         return windows.gemm_s if recipe.tp_overlap and tp_in_node else 0.0
     if category == "ep":
         return windows.expert_s if recipe.ep_overlap else 0.0
     if category == "cp":
         return windows.attention_s
+    if phase == "forward":
+        return windows.forward("layer")
+    if phase == "backward":
+        return windows.backward("layer")
     return windows.layer_s
 
 

@@ -1,9 +1,17 @@
-"""What one GPU sustains for training kernels, from its hwdb record and the precision.
+"""What one GPU sustains for training kernels, from its hwdb record, the precision, the
+attention kernel the framework runs and the board's power limit.
 
-Every figure comes from the GPU's record (``fabricui/model/records.py``: peak, GEMM
-efficiency and per-call overhead, fused-attention efficiency, HBM bandwidth and its
-achievable fraction, SM count); a record that lacks one gets the default below, and the
-plan says so.
+Every figure comes from the GPU's record (``fabricui/model/records.py``: peaks, GEMM
+efficiency and per-call overhead at 16-bit and FP8, HBM bandwidth and its achievable
+fraction, SM count, power limit) and from the attention kernel's record
+(``KernelSpec``: forward and backward efficiency by sequence length); a record that lacks
+one gets the default below, and the plan says so.
+
+A power limit below the board's own slows every compute-bound kernel with the clock:
+dynamic power goes as ``C V^2 f`` and the voltage tracks the clock along the DVFS curve,
+so power goes about as ``f^3`` and the clock a capped board holds is
+``(cap / limit)^(1/3)`` of the one it holds at its own limit (an upper bound: the static
+part of the power does not scale). Memory-bound kernels keep their speed.
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from typing import TYPE_CHECKING
 from fabricui.errors import EngineError
 
 if TYPE_CHECKING:
-    from fabricui.model import GpuSpec
+    from fabricui.model import GpuSpec, KernelSpec
 
 #: Precisions the training model knows (fp8: GEMMs in FP8, everything else in BF16).
 PRECISIONS = ("bf16", "fp16", "fp8")
@@ -24,10 +32,13 @@ DEFAULT_GEMM_EFFICIENCY = 0.72
 #: Per-GEMM overhead assumed when a record has none: H100's 9 us (its hwdb note) [us].
 DEFAULT_GEMM_OVERHEAD_US = 9.0
 #: Fused-attention efficiency assumed when a record has none (FlashAttention-2 on A100 and
-#: cuDNN on H100 bracket it: 0.6-0.7).
+#: cuDNN on H100 bracket it: 0.5-0.7).
 DEFAULT_ATTENTION_EFFICIENCY = 0.6
 #: Achievable fraction of HBM bandwidth assumed when a record has none (A100's measured 0.84).
 DEFAULT_HBM_EFFICIENCY = 0.84
+#: FP8 GEMM efficiency relative to the 16-bit one when a record has none: H100's measured
+#: 0.709 / 0.803 of the two peaks (Stas Bekman's MAMF table, ml-engineering).
+DEFAULT_FP8_GEMM_RATIO = 0.883
 
 
 @dataclass(frozen=True)
@@ -41,33 +52,69 @@ class Device:
     half_flops: float
     """Dense BF16/FP16 peak (attention runs in 16-bit even under FP8) [FLOP/s]."""
     gemm_efficiency: float
-    """Sustained fraction of the peak of a large square GEMM, wave quantization included."""
+    """Sustained fraction of ``peak_flops`` of a large square GEMM, wave quantization included."""
     gemm_overhead_s: float
     """Fixed time per GEMM call [s]."""
     sms: int | None
     """SMs (GEMM tiles run in waves of this many), None: no wave quantization."""
     attention_efficiency: float
-    """Fraction of ``half_flops`` a fused attention kernel sustains."""
+    """Fraction of ``half_flops`` a fused attention kernel's forward sustains at long
+    sequences."""
     hbm_Bps: float
     """Achievable memory bandwidth [bytes/s]."""
     memory_bytes: float
     """HBM capacity [bytes]."""
     gemm_input_bytes: float
     """Bytes per GEMM input element (1 under FP8, else 2)."""
+    attention_bwd_efficiency: float | None = None
+    """The same for the backward kernel; None: as the forward."""
+    attention_half_seq: float = 0.0
+    """Sequence length at which the attention kernel runs at half its long-sequence rate
+    [tokens]; 0: no dependence on the sequence."""
+    clock_scale: float = 1.0
+    """Compute-bound throughput relative to the board at its own power limit (< 1 under a
+    lower power cap)."""
+    half_gemm_efficiency: float | None = None
+    """Efficiency of 16-bit GEMMs when ``peak_flops`` is the FP8 one (the output layer and
+    the router stay in BF16 under FP8); None: ``gemm_efficiency``."""
+
+    @property
+    def bwd_attention_efficiency(self) -> float:
+        """Backward attention efficiency at long sequences."""
+        if self.attention_bwd_efficiency is None:
+            return self.attention_efficiency
+        return self.attention_bwd_efficiency
 
 
-def make_device(gpu: GpuSpec, precision: str = "bf16") -> tuple[Device, list[str]]:
+def power_clock_scale(limit_W: float | None, cap_W: float | None) -> float:
+    """Clock a board capped at ``cap_W`` holds relative to its own limit ``limit_W``:
+    ``min(1, (cap / limit)^(1/3))`` (module docstring); 1 when either is unknown."""
+    if not limit_W or not cap_W:
+        return 1.0
+    return min(1.0, (cap_W / limit_W) ** (1.0 / 3.0))
+
+
+def make_device(
+    gpu: GpuSpec,
+    precision: str = "bf16",
+    kernel: KernelSpec | None = None,
+    power_W: float | None = None,
+) -> tuple[Device, list[str]]:
     """The device a GPU record and a precision describe, and what had to be assumed.
 
     Args:
         gpu: The GPU record.
         precision: ``bf16``, ``fp16`` or ``fp8``.
+        kernel: The fused attention kernel the framework runs on this GPU's architecture
+            (None: the record's ``attention_efficiency``).
+        power_W: The board's power cap when below its own limit [W] (None: its limit).
 
     Returns:
         (device, assumptions): one sentence per figure the record lacks.
 
     Raises:
-        EngineError: Unknown precision, or the GPU has no published BF16 peak.
+        EngineError: Unknown precision, the GPU has no published BF16 peak, or a power cap
+            that is not a positive number.
     """
     if precision not in PRECISIONS:
         raise EngineError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
@@ -75,17 +122,10 @@ def make_device(gpu: GpuSpec, precision: str = "bf16") -> tuple[Device, list[str
 
     notes: list[str] = []
     half = peak_TFLOPS(gpu) * 1e12
-    peak = half
-    if precision == "fp8":
-        if gpu.fp8_dense_TFLOPS:
-            peak = gpu.fp8_dense_TFLOPS * 1e12
-        else:
-            notes.append(f"{gpu.id} has no FP8 tensor peak in hwdb: FP8 GEMMs priced at BF16 rate")
     figures = {}
     for name, default, unit in (
         ("gemm_efficiency", DEFAULT_GEMM_EFFICIENCY, ""),
         ("gemm_overhead_us", DEFAULT_GEMM_OVERHEAD_US, " us"),
-        ("attention_efficiency", DEFAULT_ATTENTION_EFFICIENCY, ""),
         ("hbm_efficiency", DEFAULT_HBM_EFFICIENCY, ""),
     ):
         value = getattr(gpu, name)
@@ -93,16 +133,63 @@ def make_device(gpu: GpuSpec, precision: str = "bf16") -> tuple[Device, list[str
             value = default
             notes.append(f"{gpu.id} has no {name} in hwdb: assumed {default:g}{unit}")
         figures[name] = float(value)
+    peak, efficiency, half_efficiency = half, figures["gemm_efficiency"], None
+    if precision == "fp8":
+        if gpu.fp8_dense_TFLOPS:
+            peak = gpu.fp8_dense_TFLOPS * 1e12
+            half_efficiency = efficiency
+            if gpu.fp8_gemm_efficiency is not None:
+                efficiency = float(gpu.fp8_gemm_efficiency)
+            else:
+                efficiency = efficiency * DEFAULT_FP8_GEMM_RATIO
+                notes.append(
+                    f"{gpu.id} has no fp8_gemm_efficiency in hwdb: assumed "
+                    f"{DEFAULT_FP8_GEMM_RATIO:g} of its 16-bit one (H100's ratio)"
+                )
+        else:
+            notes.append(f"{gpu.id} has no FP8 tensor peak in hwdb: FP8 GEMMs priced at BF16 rate")
+    attention_fwd, attention_bwd, half_seq = _attention(gpu, kernel, notes)
+    if power_W is not None and not power_W > 0:
+        raise EngineError(f"power cap must be a positive number of watts (got {power_W})")
+    scale = power_clock_scale(gpu.power_W, power_W)
+    if power_W and not gpu.power_W:
+        notes.append(f"{gpu.id} has no power_W in hwdb: the {power_W:g} W cap is not priced")
+    elif scale < 1.0:
+        notes.append(
+            f"power capped at {power_W:g} W of {gpu.power_W:g} W: compute at "
+            f"{scale:.0%} clock ((cap / limit)^(1/3))"
+        )
     device = Device(
         name=gpu.id,
         peak_flops=peak,
         half_flops=half,
-        gemm_efficiency=figures["gemm_efficiency"],
+        gemm_efficiency=efficiency,
         gemm_overhead_s=figures["gemm_overhead_us"] * 1e-6,
         sms=gpu.sms,
-        attention_efficiency=figures["attention_efficiency"],
+        attention_efficiency=attention_fwd,
+        attention_bwd_efficiency=attention_bwd,
+        attention_half_seq=half_seq,
         hbm_Bps=gpu.hbm_bw_GBps * 1e9 * figures["hbm_efficiency"],
         memory_bytes=gpu.memory_GB * 1e9,
-        gemm_input_bytes=1.0 if precision == "fp8" else 2.0,
+        gemm_input_bytes=1.0 if precision == "fp8" and gpu.fp8_dense_TFLOPS else 2.0,
+        clock_scale=scale,
+        half_gemm_efficiency=half_efficiency,
     )
     return device, notes
+
+
+def _attention(
+    gpu: GpuSpec, kernel: KernelSpec | None, notes: list[str]
+) -> tuple[float, float | None, float]:
+    """(forward efficiency, backward efficiency or None, half-rate sequence) of the fused
+    attention kernel: the kernel record's, else the GPU record's one figure."""
+    if kernel is not None:
+        return kernel.fwd_efficiency, kernel.bwd_efficiency, kernel.half_seq
+    value = gpu.attention_efficiency
+    if value is None:
+        value = DEFAULT_ATTENTION_EFFICIENCY
+        notes.append(
+            f"{gpu.id} has no attention_efficiency in hwdb: assumed "
+            f"{DEFAULT_ATTENTION_EFFICIENCY:g}"
+        )
+    return float(value), None, 0.0

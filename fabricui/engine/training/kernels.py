@@ -28,6 +28,8 @@ Number = Union[float, FloatArray]
 TILE = 128
 #: Size of the square GEMM the devices' efficiencies were measured at.
 REFERENCE_GEMM = 8192
+#: Sequence length the attention kernels' efficiencies are quoted at [tokens].
+ATTENTION_REF_SEQ = 8192.0
 
 
 def quantization(m: Number, n: Number, sms: int | None, count: Number = 1.0) -> FloatArray:
@@ -51,13 +53,20 @@ def quantization(m: Number, n: Number, sms: int | None, count: Number = 1.0) -> 
 
 
 def gemm_time_s(
-    device: Device, m: Number, n: Number, k: Number, count: Number = 1.0, calls: Number = 1.0
+    device: Device,
+    m: Number,
+    n: Number,
+    k: Number,
+    count: Number = 1.0,
+    calls: Number = 1.0,
+    half: bool = False,
 ) -> FloatArray:
     """Time of ``count`` GEMMs ``(m x k) @ (k x n)`` issued as ``calls`` kernel launches [s].
 
-    ``time = max(2 m n k count / (peak * eff * q), bytes / hbm) + calls * overhead`` where
-    ``eff`` is the device's efficiency with the reference GEMM's quantization divided out,
-    ``q`` this GEMM's quantization and ``bytes`` its inputs and 16-bit output.
+    ``time = max(2 m n k count / (peak * eff * q * clock), bytes / hbm) + calls * overhead``
+    where ``eff`` is the device's efficiency with the reference GEMM's quantization divided
+    out, ``q`` this GEMM's quantization, ``clock`` the power cap's clock scale and
+    ``bytes`` its inputs and 16-bit output.
 
     Args:
         device: The device.
@@ -66,18 +75,22 @@ def gemm_time_s(
         k: Inner dimension.
         count: GEMMs of this shape (batched heads, local experts).
         calls: Kernel launches they take (1 for a batched or grouped GEMM).
+        half: Run in 16-bit even when the device's GEMM precision is FP8 (the output
+            layer, the router and attention's own products stay in BF16).
 
     Returns:
         Time [s], broadcast over the arguments.
     """
     m_arr, n_arr, k_arr, c_arr = (np.asarray(x, dtype=np.float64) for x in (m, n, k, count))
     ref = float(quantization(REFERENCE_GEMM, REFERENCE_GEMM, device.sms))
-    eff = device.gemm_efficiency / ref
+    if half and device.half_gemm_efficiency is not None:
+        peak, eff, in_bytes = device.half_flops, device.half_gemm_efficiency, 2.0
+    else:
+        peak, eff, in_bytes = device.peak_flops, device.gemm_efficiency, device.gemm_input_bytes
+    rate = peak * eff / ref * device.clock_scale
     flops = 2.0 * m_arr * n_arr * k_arr * c_arr
-    compute = flops / (device.peak_flops * eff * quantization(m_arr, n_arr, device.sms, c_arr))
-    traffic = c_arr * (
-        device.gemm_input_bytes * (m_arr * k_arr + k_arr * n_arr) + 2.0 * m_arr * n_arr
-    )
+    compute = flops / (rate * quantization(m_arr, n_arr, device.sms, c_arr))
+    traffic = c_arr * (in_bytes * (m_arr * k_arr + k_arr * n_arr) + 2.0 * m_arr * n_arr)
     memory = traffic / device.hbm_Bps
     return (
         np.maximum(compute, memory) + np.asarray(calls, dtype=np.float64) * device.gemm_overhead_s
@@ -85,7 +98,12 @@ def gemm_time_s(
 
 
 def linear_times_s(
-    device: Device, tokens: Number, n: Number, k: Number, count: Number = 1.0
+    device: Device,
+    tokens: Number,
+    n: Number,
+    k: Number,
+    count: Number = 1.0,
+    half: bool = False,
 ) -> tuple[FloatArray, FloatArray]:
     """Forward and backward time of a linear layer ``y = x W`` (``W``: k x n) [s].
 
@@ -98,12 +116,15 @@ def linear_times_s(
         n: Output features.
         k: Input features.
         count: Copies (local experts of a grouped GEMM).
+        half: Keep it in 16-bit under FP8 (``gemm_time_s``).
 
     Returns:
         (forward, backward) [s].
     """
-    forward = gemm_time_s(device, tokens, n, k, count)
-    backward = gemm_time_s(device, tokens, k, n, count) + gemm_time_s(device, k, n, tokens, count)
+    forward = gemm_time_s(device, tokens, n, k, count, half=half)
+    backward = gemm_time_s(device, tokens, k, n, count, half=half) + gemm_time_s(
+        device, k, n, tokens, count, half=half
+    )
     return forward, backward
 
 
@@ -112,16 +133,28 @@ def memory_time_s(device: Device, size_bytes: Number) -> FloatArray:
     return np.asarray(size_bytes, dtype=np.float64) / device.hbm_Bps
 
 
-def flash_attention_times_s(device: Device, flops_forward: Number) -> tuple[FloatArray, FloatArray]:
+def flash_attention_times_s(
+    device: Device, flops_forward: Number, seq_len: Number = 0.0
+) -> tuple[FloatArray, FloatArray]:
     """Forward and backward time of a fused attention kernel [s].
 
     Backward does 2.5x the forward's FLOPs (the score matrix is recomputed, FlashAttention
-    paper); both run at the device's fused-attention efficiency.
+    paper). Each direction runs at its kernel's efficiency, measured at ``ATTENTION_REF_SEQ``
+    tokens and scaled to other lengths by ``s / (s + half_seq)`` (the kernel's tiles of
+    queries and keys fill the GPU only on long sequences), times the power cap's clock
+    scale.
 
     Args:
         device: The device.
         flops_forward: Forward FLOPs of the attention core (score and value products).
+        seq_len: Query tokens per sequence on this GPU (0: the long-sequence rate).
     """
-    rate = device.half_flops * device.attention_efficiency
-    forward = np.asarray(flops_forward, dtype=np.float64) / rate
-    return forward, 2.5 * forward
+    s = np.asarray(seq_len, dtype=np.float64)
+    half = device.attention_half_seq
+    ref = ATTENTION_REF_SEQ / (ATTENTION_REF_SEQ + half)
+    fill = np.where(s > 0, s / np.maximum(s + half, 1.0) / ref, 1.0)
+    rate = device.half_flops * device.clock_scale * fill
+    flops = np.asarray(flops_forward, dtype=np.float64)
+    forward = flops / (rate * device.attention_efficiency)
+    backward = 2.5 * flops / (rate * device.bwd_attention_efficiency)
+    return forward, backward

@@ -1,13 +1,15 @@
 """Time of one transformer layer, one micro-batch, on one GPU: forward, backward, recompute.
 
 A layer is its linear layers (GEMMs sharded by tensor parallelism, experts spread by
-expert parallelism), its attention core (fused FlashAttention-style, or Megatron's
-unfused score matrix with a fused softmax) and its memory-bound passes (norms, residual
-adds, activation, dropout masks, MoE token permutation). Communication is priced
+expert parallelism), its attention core (a fused FlashAttention-style kernel, or
+Megatron's unfused score matrix with a fused softmax) and its memory-bound passes (norms,
+residual adds, rotary embeddings, activation, dropout masks, MoE token permutation, FP8
+casts), counted the way the framework runs them (``Kernels``). Communication is priced
 separately (``comm.py``). Everything broadcasts over numpy arrays of layouts.
 
 Notation: ``T = b * s / cp`` tokens of the micro-batch on this GPU, ``t`` the TP degree,
-``h`` the width, ``f`` the MLP width, ``d`` the head width.
+``h`` the width, ``f`` the MLP width, ``d`` the head width, ``q`` and ``kv`` the query and
+key/value widths on one TP rank.
 """
 
 from __future__ import annotations
@@ -42,10 +44,50 @@ UNFUSED_SCORE_BYTES_BWD = (6.0, 5.0)
 #: Backward memory passes move about twice the forward's bytes (read the saved input and
 #: the incoming gradient, write the outgoing one).
 ELEMENTWISE_BACKWARD_FACTOR = 2.0
-#: Bytes per logit of the vocabulary-parallel cross entropy: forward reads the 16-bit
-#: logits and writes and reads FP32 softmax (10), backward reads it and writes the 16-bit
-#: gradient (8).
-LOSS_BYTES_PER_LOGIT = (10.0, 8.0)
+#: Bytes per logit of the cross entropy, (forward, backward), by ``Kernels.loss``:
+#: ``fused``: one pass reads the 16-bit logits and writes their gradient, backward scales
+#: it in place (Transformer Engine's and Apex's fused cross entropy); ``fp32``: Megatron's
+#: vocabulary-parallel kernels read the logits and write and read an FP32 softmax, backward
+#: reads it and writes the 16-bit gradient; ``eager``: ``logits.float()`` (2 + 4),
+#: ``log_softmax`` (4 + 4), then backward through both (4 + 4 + 4 + 4 + 2 + 4).
+LOSS_BYTES_PER_LOGIT = {"fused": (4.0, 4.0), "fp32": (10.0, 8.0), "eager": (14.0, 22.0)}
+#: Memory-bound bytes per token and layer in the forward pass, by ``Kernels.passes``, as
+#: multiples of the width they act on: (norms, residual adds) on ``h``, rotary on
+#: ``q + kv``, the gated and the plain activation on ``f``.
+#: ``fused``: each norm reads its input and writes its output (2 + 2), fused into the next
+#: GEMM; each bias-dropout-add reads two inputs and writes one (6); rotary reads and writes
+#: queries and keys (2 + 2); SwiGLU reads gate and up and writes their product (4 + 2 per
+#: ``f``), GELU reads and writes (2 + 2). ``compiled``: torch.compile fuses each chain of
+#: pointwise ops into one kernel, the same traffic. ``eager``: RMSNorm as PyTorch ops on an
+#: FP32 copy (``x.float()`` 2 + 4, ``pow`` 4 + 4, ``mean`` 4, ``x * rsqrt`` 4 + 4,
+#: ``type_as`` 4 + 2, ``* weight`` 2 + 2: 36), rotary through complex FP32 tensors
+#: (``float`` 2 + 4, complex multiply 4 + 4, ``type_as`` 4 + 2: 20), SwiGLU as ``silu``
+#: then ``mul`` (2 + 2, 4 + 2: 10), as torchtitan's Llama code writes them.
+PASS_BYTES = {
+    "fused": {"norm": 4.0, "residual": 6.0, "rotary": 4.0, "gated": 6.0, "plain": 4.0},
+    "compiled": {"norm": 4.0, "residual": 6.0, "rotary": 4.0, "gated": 6.0, "plain": 4.0},
+    "eager": {"norm": 36.0, "residual": 6.0, "rotary": 20.0, "gated": 10.0, "plain": 4.0},
+}
+#: Bytes per element of one FP8 cast of a GEMM operand, by recipe: ``delayed`` reads the
+#: 16-bit tensor and writes it in FP8 and, for the weight-gradient GEMM, a transposed FP8
+#: copy (2 + 1 + 1); ``current`` reads it once more for its amax first (+2); ``blockwise``
+#: and ``mxfp8`` write row-wise and column-wise scaled copies with their scales in the same
+#: pass (2 + 1 + 1) (Transformer Engine's FP8 recipes).
+FP8_CAST_BYTES = {"delayed": 4.0, "current": 6.0, "blockwise": 4.0, "mxfp8": 4.0}
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """How a framework runs the work around the GEMMs (``FrameworkSpec``)."""
+
+    attention: str = "flash"
+    """``flash`` (a fused kernel) or ``unfused`` (score matrix in HBM)."""
+    passes: str = "fused"
+    """Memory-bound passes: ``fused``, ``compiled`` or ``eager`` (``PASS_BYTES``)."""
+    loss: str = "fp32"
+    """Cross entropy: ``fused``, ``fp32`` or ``eager`` (``LOSS_BYTES_PER_LOGIT``)."""
+    fp8_recipe: str | None = None
+    """FP8 scaling recipe when the GEMMs run in FP8 (``FP8_CAST_BYTES``), else None."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +109,14 @@ class LayerCost:
     """Memory-bound passes, backward."""
     flops_fwd: FloatArray
     """FLOPs the forward executes (what a recompute repeats)."""
+    norm_fwd_s: FloatArray | float = 0.0
+    """The norms' share of ``elem_fwd_s``."""
+    mlp_fwd_s: FloatArray | float = 0.0
+    """The MLP's (dense or routed experts') GEMMs and activation, forward."""
+    act_fwd_s: FloatArray | float = 0.0
+    """The activation pass of the MLP or the experts, forward."""
+    shared_fwd_s: FloatArray | float = 0.0
+    """The shared experts' GEMMs and activation, forward."""
 
     @property
     def fwd_s(self) -> FloatArray:
@@ -78,14 +128,42 @@ class LayerCost:
         """Backward."""
         return self.gemm_bwd_s + self.attn_bwd_s + self.elem_bwd_s
 
-    def recompute_s(self, recompute: str) -> FloatArray:
-        """Extra forward work a recompute mode adds: the whole forward (``full``), the
-        attention core (``selective``, Korthikanti et al. 2022) or nothing."""
+    def recompute_s(
+        self, recompute: str, selective: str = "attention", modules: tuple[str, ...] = ()
+    ) -> FloatArray:
+        """Extra forward work a recompute mode adds.
+
+        ``full``: the whole forward. ``selective``: the ``modules`` named (Megatron-Core's
+        ``recompute_modules``: ``core_attn``, ``mlp``, ``moe``, ``moe_act``, ``layernorm``,
+        ``shared_experts``), else by ``selective``: the attention core (``attention``,
+        Korthikanti et al. 2022) or every pointwise op and every second matmul of the
+        forward (``ops``, PyTorch's op-level policy as torchtitan runs it). ``none``:
+        nothing.
+        """
         if recompute == "full":
             return self.fwd_s
-        if recompute == "selective":
-            return self.attn_fwd_s
-        return np.zeros_like(self.fwd_s)
+        if recompute != "selective":
+            return np.zeros_like(self.fwd_s)
+        if modules:
+            parts = {
+                "core_attn": self.attn_fwd_s,
+                "mlp": self.mlp_fwd_s,
+                "moe": self.mlp_fwd_s,
+                "moe_act": self.act_fwd_s,
+                "layernorm": self.norm_fwd_s,
+                "shared_experts": self.shared_fwd_s,
+            }
+            total = np.zeros_like(self.fwd_s)
+            for name in modules:
+                total = total + parts.get(name, 0.0)
+            return total
+        if selective == "ops":
+            return self.elem_fwd_s + 0.5 * self.gemm_fwd_s
+        return np.asarray(self.attn_fwd_s + np.zeros_like(self.fwd_s))
+
+
+#: Megatron-Core's ``recompute_modules`` the layer model prices (``LayerCost.recompute_s``).
+RECOMPUTE_MODULES = ("core_attn", "mlp", "moe", "moe_act", "layernorm", "shared_experts")
 
 
 def _arr(x: Number) -> FloatArray:
@@ -104,21 +182,25 @@ def layer_cost(
     attention: str = "flash",
     moe: bool = False,
     windowed: bool = False,
+    kernels: Kernels | None = None,
+    imbalance: float = 1.0,
+    etp: Number | None = None,
 ) -> LayerCost:
     """Forward and backward time of one transformer layer for one micro-batch.
 
-    Linear layers: QKV (``T x h`` by ``h x (q + 2 kv) / t``; key/value heads replicate
-    when there are fewer than ``t``), attention output, then the MLP (gated: gate and up
-    ``h x 2f / t``, down ``f / t x h``) or, in an MoE layer, the router, ``E / ep`` local
-    experts as one grouped GEMM of ``T k ep / E`` tokens each (balanced routing) and the
-    shared experts. Attention core: ``4 b (a / t) s_q s_kv d`` FLOPs with ``s_q = s / cp``;
-    fused kernels skip the masked half (``s_kv = s / 2``, or the window), the unfused path
-    computes the whole ``s x s`` score matrix and moves it through HBM for softmax and
-    dropout. Memory-bound bytes per token, forward: two norms (8h) and two residual adds
-    (12h, plus 2h of dropout masks) on ``T / t`` tokens with sequence parallelism, on all
-    ``T`` without; the activation (``6f / t`` gated, ``4f / t`` GELU); for MoE the
-    activation of every routed and shared expert and the token permutation (``4h + 4kh``).
-    Backward moves twice the forward's bytes.
+    Linear layers: QKV (``T x h`` by ``h x (q + 2 kv)``; key/value heads replicate when
+    there are fewer than ``t``), attention output, then the MLP (gated: gate and up
+    ``h x 2f / t``, down ``f / t x h``) or, in an MoE layer, the router (16-bit), ``E / ep``
+    local experts as one grouped GEMM of ``imbalance * T k ep / E`` tokens each (the most
+    loaded GPU; 1: balanced routing) and the shared experts. Attention core:
+    ``4 b (a / t) s_q s_kv d`` FLOPs with ``s_q = s / cp``; fused kernels skip the masked
+    half (``s_kv = s / 2``, or the window) at the kernel's efficiency for ``s_q``, the
+    unfused path computes the whole ``s x s`` score matrix and moves it through HBM for
+    softmax and dropout. Memory-bound passes: ``PASS_BYTES`` per token for norms and
+    residual adds (on ``T / t`` tokens with sequence parallelism, on all ``T`` without),
+    rotary embeddings, the activation, dropout masks (2h), for MoE the activation of every
+    routed and shared expert and the token permutation (``4h + 4kh``); under FP8 one cast
+    of every GEMM operand (``FP8_CAST_BYTES``). Backward moves twice the forward's bytes.
 
     Args:
         device: The GPU.
@@ -129,65 +211,105 @@ def layer_cost(
         micro_batch: Sequences per micro-batch ``b``.
         seq_len: Tokens per sequence ``s``.
         sequence_parallel: 1 (True) when norms and residuals are split over TP ranks.
-        attention: ``flash`` or ``unfused``.
+        attention: ``flash`` or ``unfused`` (when ``kernels`` is None).
         moe: Price the MLP as an MoE layer.
         windowed: The layer attends within ``geo.window`` tokens.
+        kernels: How the framework runs the non-GEMM work (default: fused passes,
+            ``attention``).
+        imbalance: Tokens of the most loaded expert over the mean (MoE layers).
+        etp: Expert tensor-parallel degree (None: ``tp``): each rank routes
+            ``T etp / tp`` tokens and holds ``1 / etp`` of each local expert.
 
     Returns:
         The layer's cost.
     """
+    kernels = kernels or Kernels(attention=attention)
+    pb = PASS_BYTES[kernels.passes]
     t, c, e, b, s = (_arr(x) for x in (tp, cp, ep, micro_batch, seq_len))
     sp = _arr(sequence_parallel) > 0
+    split = np.where(sp, t, 1.0)
     h, d = float(geo.hidden), float(geo.head_dim)
     tokens = b * s / c
+    q_local = geo.q_dim / t
     kv_local = np.maximum(geo.kv_heads / t, 1.0) * d
-    qkv_f, qkv_b = linear_times_s(device, tokens, geo.q_dim / t + 2 * kv_local, h)
-    out_f, out_b = linear_times_s(device, tokens, h, geo.q_dim / t)
+    qkv_f, qkv_b = linear_times_s(device, tokens, q_local + 2 * kv_local, h)
+    out_f, out_b = linear_times_s(device, tokens, h, q_local)
     gemm_f, gemm_b = qkv_f + out_f, qkv_b + out_b
-    flops = 2 * tokens * h * (geo.q_dim / t + 2 * kv_local) + 2 * tokens * h * geo.q_dim / t
-    act_bytes_per_width = 6.0 if geo.gated else 4.0
+    flops = 2 * tokens * h * (q_local + 2 * kv_local) + 2 * tokens * h * q_local
+    act = pb["gated"] if geo.gated else pb["plain"]
     up_width = (2.0 if geo.gated else 1.0) * geo.ffn
+    # FP8 casts: elements of the GEMM inputs (forward) and output gradients (backward).
+    cast_in = 2 * h / split + q_local
+    cast_grad = q_local + 2 * kv_local + 2 * h / split
+    shared_f = _zero(tokens)
     if moe:
+        x = t if etp is None else _arr(etp)
         local = geo.experts / e
-        per_expert = tokens * geo.top_k * e / geo.experts
-        router_f, router_b = linear_times_s(device, tokens, float(geo.experts), h)
-        up_f, up_b = linear_times_s(device, per_expert, up_width / t, h, local)
-        down_f, down_b = linear_times_s(device, per_expert, h, geo.ffn / t, local)
+        routed = tokens * x / t * geo.top_k
+        per_expert = imbalance * routed * e / geo.experts
+        router_f, router_b = linear_times_s(device, tokens, float(geo.experts), h, half=True)
+        up_f, up_b = linear_times_s(device, per_expert, up_width / x, h, local)
+        down_f, down_b = linear_times_s(device, per_expert, h, geo.ffn / x, local)
+        act_bytes = routed * imbalance * act * geo.ffn / x
+        mlp_f = up_f + down_f + memory_time_s(device, act_bytes)
         gemm_f = gemm_f + router_f + up_f + down_f
         gemm_b = gemm_b + router_b + up_b + down_b
-        routed = tokens * geo.top_k
-        flops = flops + 2 * tokens * h * geo.experts + 2 * routed * h * (up_width + geo.ffn) / t
-        mlp_bytes = tokens * (
-            (geo.top_k + geo.shared_experts) * act_bytes_per_width * geo.ffn / t
-            + 4 * h
-            + 4 * geo.top_k * h
-        )
+        flops = flops + 2 * tokens * h * geo.experts + 2 * routed * h * (up_width + geo.ffn) / x
+        mlp_bytes = act_bytes + routed / geo.top_k * (4 * h + 4 * geo.top_k * h)
+        cast_in = cast_in + x / t * geo.top_k * imbalance * (h + geo.ffn / x)
+        cast_grad = cast_grad + x / t * geo.top_k * imbalance * (up_width / x + h)
         if geo.shared_experts:
             shared = geo.shared_experts
             sh_up_f, sh_up_b = linear_times_s(device, tokens, shared * up_width / t, h)
             sh_dn_f, sh_dn_b = linear_times_s(device, tokens, h, shared * geo.ffn / t)
+            sh_act = tokens * shared * act * geo.ffn / t
+            shared_f = sh_up_f + sh_dn_f + memory_time_s(device, sh_act)
             gemm_f = gemm_f + sh_up_f + sh_dn_f
             gemm_b = gemm_b + sh_up_b + sh_dn_b
+            mlp_bytes = mlp_bytes + sh_act
             flops = flops + 2 * tokens * h * shared * (up_width + geo.ffn) / t
+            cast_in = cast_in + shared * geo.ffn / t
+            cast_grad = cast_grad + shared * up_width / t
     else:
         dense_up = (2.0 if geo.gated else 1.0) * geo.dense_ffn
         up_f, up_b = linear_times_s(device, tokens, dense_up / t, h)
         down_f, down_b = linear_times_s(device, tokens, h, geo.dense_ffn / t)
         gemm_f, gemm_b = gemm_f + up_f + down_f, gemm_b + up_b + down_b
         flops = flops + 2 * tokens * h * (dense_up + geo.dense_ffn) / t
-        mlp_bytes = tokens * act_bytes_per_width * geo.dense_ffn / t
-    attn_f, attn_b, attn_flops = _attention(device, geo, t, c, b, s, attention, windowed)
-    replicated = 20.0 * h + (2.0 * h if geo.dropout else 0.0)
-    elem_f = memory_time_s(device, tokens * replicated / np.where(sp, t, 1.0) + mlp_bytes)
+        act_bytes = tokens * act * geo.dense_ffn / t
+        mlp_bytes = act_bytes
+        mlp_f = up_f + down_f + memory_time_s(device, act_bytes)
+        cast_in = cast_in + geo.dense_ffn / t
+        cast_grad = cast_grad + dense_up / t
+    attn_f, attn_b, attn_flops = _attention(device, geo, t, c, b, s, kernels.attention, windowed)
+    norm_bytes = tokens * 2 * pb["norm"] * h / split
+    replicated = 2 * pb["residual"] * h + (2.0 * h if geo.dropout else 0.0)
+    rotary = pb["rotary"] * (q_local + kv_local) if geo.rotary else 0.0
+    fp8 = FP8_CAST_BYTES[kernels.fp8_recipe] if kernels.fp8_recipe else 0.0
+    elem_bytes = norm_bytes + tokens * (replicated / split + rotary + fp8 * cast_in) + mlp_bytes
+    elem_f = memory_time_s(device, elem_bytes)
+    elem_b = memory_time_s(
+        device,
+        ELEMENTWISE_BACKWARD_FACTOR * (elem_bytes - tokens * fp8 * cast_in)
+        + tokens * fp8 * cast_grad,
+    )
     return LayerCost(
         gemm_fwd_s=gemm_f,
         gemm_bwd_s=gemm_b,
         attn_fwd_s=attn_f,
         attn_bwd_s=attn_b,
         elem_fwd_s=elem_f,
-        elem_bwd_s=ELEMENTWISE_BACKWARD_FACTOR * elem_f,
+        elem_bwd_s=elem_b,
         flops_fwd=flops + attn_flops,
+        norm_fwd_s=memory_time_s(device, norm_bytes),
+        mlp_fwd_s=mlp_f,
+        act_fwd_s=memory_time_s(device, act_bytes),
+        shared_fwd_s=shared_f,
     )
+
+
+def _zero(like: FloatArray) -> FloatArray:
+    return np.zeros_like(np.asarray(like, dtype=np.float64))
 
 
 def _attention(
@@ -207,11 +329,11 @@ def _attention(
     if attention == "flash":
         s_kv = np.minimum(float(geo.window), s) if windowed and geo.window else s / 2
         flops = 4 * heads * s_q * s_kv * d
-        forward, backward = flash_attention_times_s(device, flops)
+        forward, backward = flash_attention_times_s(device, flops, s_q)
         return forward, backward, flops
     s_kv = np.minimum(float(geo.window), s) if windowed and geo.window else s
-    scores_f, scores_b = linear_times_s(device, s_q, s_kv, d, heads)
-    values_f, values_b = linear_times_s(device, s_q, d, s_kv, heads)
+    scores_f, scores_b = linear_times_s(device, s_q, s_kv, d, heads, half=True)
+    values_f, values_b = linear_times_s(device, s_q, d, s_kv, heads, half=True)
     elements = heads * s_q * s_kv
     drop = 1.0 if geo.dropout else 0.0
     fwd_bytes = elements * (UNFUSED_SCORE_BYTES_FWD[0] + drop * UNFUSED_SCORE_BYTES_FWD[1])
@@ -222,26 +344,34 @@ def _attention(
 
 
 def output_layer_cost(
-    device: Device, geo: Geometry, tp: Number, cp: Number, micro_batch: Number, seq_len: Number
+    device: Device,
+    geo: Geometry,
+    tp: Number,
+    cp: Number,
+    micro_batch: Number,
+    seq_len: Number,
+    loss: str = "fp32",
 ) -> LayerCost:
     """The output layer and the loss for one micro-batch on the last stage.
 
-    A ``T x h`` by ``h x V / t`` GEMM (vocabulary-parallel) and the cross entropy over its
-    ``T x V / t`` logits (``LOSS_BYTES_PER_LOGIT``).
+    A ``T x h`` by ``h x V / t`` GEMM (vocabulary-parallel; 16-bit under FP8, as Transformer
+    Engine leaves the output layer) and the cross entropy over its ``T x V / t`` logits
+    (``LOSS_BYTES_PER_LOGIT[loss]``).
     """
     t, c, b, s = (_arr(x) for x in (tp, cp, micro_batch, seq_len))
     tokens = b * s / c
     vocab = geo.vocab / t
-    gemm_f, gemm_b = linear_times_s(device, tokens, vocab, float(geo.hidden))
+    gemm_f, gemm_b = linear_times_s(device, tokens, vocab, float(geo.hidden), half=True)
     logits = tokens * vocab
     zero = np.zeros_like(gemm_f)
+    fwd_bytes, bwd_bytes = LOSS_BYTES_PER_LOGIT[loss]
     return LayerCost(
         gemm_fwd_s=gemm_f,
         gemm_bwd_s=gemm_b,
         attn_fwd_s=zero,
         attn_bwd_s=zero,
-        elem_fwd_s=memory_time_s(device, logits * LOSS_BYTES_PER_LOGIT[0]),
-        elem_bwd_s=memory_time_s(device, logits * LOSS_BYTES_PER_LOGIT[1]),
+        elem_fwd_s=memory_time_s(device, logits * fwd_bytes),
+        elem_bwd_s=memory_time_s(device, logits * bwd_bytes),
         flops_fwd=2 * tokens * vocab * geo.hidden,
     )
 
@@ -266,7 +396,9 @@ def embedding_cost(
 
 __all__ = [
     "ATTENTION_KINDS",
+    "Kernels",
     "LayerCost",
+    "RECOMPUTE_MODULES",
     "embedding_cost",
     "gemm_time_s",
     "layer_cost",

@@ -1,21 +1,35 @@
-"""How a job trains beyond its layout: recomputation, precision, attention kernel, overlaps.
+"""How a job trains beyond its layout: recomputation, precision, kernels, overlaps and the
+framework whose defaults fill in what is not stated.
 
-What a run or a command leaves unstated takes the default of the software its GPU
-generation trained with, and the plan says so: on Volta and Ampere the Megatron-LM of
-2021-22 (the runs of Narayanan et al. and Korthikanti et al.: unfused attention with a
-fused softmax, gradient all-reduce after the backward pass, no sequence parallelism); on
-Hopper and later Megatron-Core / NeMo as its performance recipes run it (fused attention,
-gradient reduction and parameter gathers overlapped with compute, sequence parallelism with
-TP and TP collectives overlapped with the GEMMs).
+A setting a plan or a run states wins. What it leaves unstated takes its framework's
+default (``FrameworkSpec``, read from the hwdb's ``frameworks.yaml`` by the caller), and
+the plan says so. Without a framework the defaults are those of the software the GPU
+generation trained with: on Volta and Ampere the Megatron-LM of 2021-22 (the runs of
+Narayanan et al. and Korthikanti et al.: unfused attention with a fused softmax, gradient
+all-reduce after the backward pass, no sequence parallelism); on Hopper and later
+Megatron-Core / NeMo as its performance recipes run it (fused attention, gradient
+reduction and parameter gathers overlapped with compute, sequence parallelism with TP and
+TP collectives overlapped with the GEMMs).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fabricui.engine.training.device import PRECISIONS
-from fabricui.engine.training.layer import ATTENTION_KINDS
+from fabricui.engine.training.layer import (
+    ATTENTION_KINDS,
+    FP8_CAST_BYTES,
+    LOSS_BYTES_PER_LOGIT,
+    PASS_BYTES,
+    RECOMPUTE_MODULES,
+    Kernels,
+)
 from fabricui.errors import EngineError
+
+if TYPE_CHECKING:
+    from fabricui.model import FrameworkSpec, KernelSpec
 
 #: Activation recomputation modes.
 RECOMPUTE_MODES = ("none", "selective", "full")
@@ -23,6 +37,9 @@ RECOMPUTE_MODES = ("none", "selective", "full")
 EARLY_ARCHS = ("volta", "turing", "ampere")
 #: GPU architectures without BF16 (FP16 mixed precision).
 FP16_ONLY_ARCHS = ("volta", "turing")
+#: Attention implementations a recipe may name: the fused kernels (each priced from its
+#: ``kernels`` record), ``flash`` (the framework's fused kernel) and ``unfused``.
+ATTENTION_CHOICES = ("flash", "cudnn", "fa2", "fa3", "fa4", "triton", "unfused")
 
 
 @dataclass(frozen=True)
@@ -46,34 +63,96 @@ class Recipe:
     """Bytes per gradient element kept for the optimizer (FP32 main gradients: 4)."""
     mfu: float | None = None
     """Legacy: run compute at this fraction of the dense peak instead of the kernel model."""
+    framework: str = ""
+    """Id of the framework whose defaults filled in the rest (empty: the GPU generation's
+    software)."""
+    attention_impl: str = ""
+    """The fused attention kernel (``cudnn``, ``fa2`` ...; empty: the GPU record's one
+    figure)."""
+    passes: str = "fused"
+    """Memory-bound passes: ``fused``, ``compiled`` or ``eager``."""
+    loss: str = "fp32"
+    """Cross entropy: ``fused``, ``fp32`` or ``eager``."""
+    selective: str = "attention"
+    """What ``selective`` recomputes: ``attention`` or ``ops``."""
+    recompute_modules: tuple[str, ...] = ()
+    """Modules ``selective`` recomputes (Megatron-Core's ``recompute_modules``); empty: by
+    ``selective``."""
+    fp8_recipe: str = "delayed"
+    """FP8 scaling recipe (``delayed``, ``current``, ``blockwise``, ``mxfp8``)."""
+    grad_reduce_bytes: float = 2.0
+    """Bytes per gradient element the data-parallel reduction moves."""
+    bucket_params: float = 0.0
+    """Parameters per gradient bucket (0: 25 MiB buckets)."""
+    fsdp_reshard: bool = True
+    """FSDP / ZeRO-3 gathers the parameters again for backward."""
+    fsdp_reduce_bytes: float = 4.0
+    """Bytes per gradient element of FSDP's reduce-scatter."""
+    moe_dispatch: str = "alltoall"
+    """MoE dispatch: ``alltoall`` (a copy per routed expert) or ``deepep`` (a copy per node)."""
+    moe_imbalance: float = 1.0
+    """Tokens of the most loaded expert over the mean (1: balanced)."""
+    power_W: float | None = None
+    """Board power cap below the GPU's own limit [W]; None: its limit."""
+    attention_kernel: KernelSpec | None = None
+    """The fused attention kernel's record on this GPU's architecture (None: the GPU
+    record's one figure)."""
 
     def __post_init__(self) -> None:
-        """Refuse unknown modes.
+        """Refuse unknown modes and numbers outside their range.
 
         Raises:
-            EngineError: An unknown recompute mode, precision or attention kind.
+            EngineError: An unknown recompute mode, precision, attention kind, pass style,
+                loss, FP8 recipe or module, or a number out of range.
         """
         for name, value, allowed in (
             ("recompute", self.recompute, RECOMPUTE_MODES),
             ("precision", self.precision, PRECISIONS),
             ("attention", self.attention, ATTENTION_KINDS),
+            ("passes", self.passes, tuple(PASS_BYTES)),
+            ("loss", self.loss, tuple(LOSS_BYTES_PER_LOGIT)),
+            ("fp8 recipe", self.fp8_recipe, tuple(FP8_CAST_BYTES)),
+            ("selective", self.selective, ("attention", "ops")),
+            ("moe dispatch", self.moe_dispatch, ("alltoall", "deepep")),
         ):
             if value not in allowed:
                 raise EngineError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
+        for module in self.recompute_modules:
+            if module not in RECOMPUTE_MODULES:
+                raise EngineError(
+                    f"recompute module must be one of {', '.join(RECOMPUTE_MODULES)} "
+                    f"(got {module!r})"
+                )
         if self.mfu is not None and not 0.0 < self.mfu <= 1.0:
             raise EngineError(f"mfu must be in (0, 1] (got {self.mfu})")
+        if not 1.0 <= self.moe_imbalance <= 1000.0:
+            raise EngineError(
+                f"MoE imbalance must be between 1 and 1000 (got {self.moe_imbalance})"
+            )
+        if self.power_W is not None and not 1.0 <= self.power_W <= 1e5:
+            raise EngineError(f"power cap must be between 1 and 100000 W (got {self.power_W})")
+
+    @property
+    def kernels(self) -> Kernels:
+        """How the layer model runs the non-GEMM work under this recipe."""
+        return Kernels(
+            attention=self.attention,
+            passes=self.passes,
+            loss=self.loss,
+            fp8_recipe=self.fp8_recipe if self.precision == "fp8" else None,
+        )
 
 
 @dataclass(frozen=True)
 class RecipeChoices:
-    """What a run or a command states; None: unstated (the generation's default)."""
+    """What a run or a command states; None: unstated (the framework's default)."""
 
     recompute: str | None = None
     """Recompute mode."""
     precision: str | None = None
     """Precision."""
     attention: str | None = None
-    """Attention kernel."""
+    """Attention kernel (``ATTENTION_CHOICES``)."""
     dp_overlap: bool | None = None
     """Overlap gradient reduction with backward."""
     tp_overlap: bool | None = None
@@ -84,6 +163,22 @@ class RecipeChoices:
     """Sequence parallelism with TP."""
     mfu: float | None = None
     """Legacy fixed MFU."""
+    fp8_recipe: str | None = None
+    """FP8 scaling recipe."""
+    recompute_modules: tuple[str, ...] | None = None
+    """Modules selective recomputation recomputes."""
+    passes: str | None = None
+    """Memory-bound passes (``compiled`` for a torch.compile run)."""
+    moe_dispatch: str | None = None
+    """MoE dispatch."""
+    moe_imbalance: float | None = None
+    """Tokens of the most loaded expert over the mean."""
+    power_W: float | None = None
+    """Board power cap [W]."""
+    grad_reduce_bytes: float | None = None
+    """Bytes per gradient element of the data-parallel reduction (4: FP32)."""
+    fsdp_reshard: bool | None = None
+    """FSDP gathers again for backward (reshard after forward)."""
 
 
 def software_era(arch: str) -> str:
@@ -91,8 +186,11 @@ def software_era(arch: str) -> str:
     return "Megatron-LM 2021-22" if arch in EARLY_ARCHS else "Megatron-Core/NeMo"
 
 
-def default_sequence_parallel(arch: str, tp: int) -> bool:
-    """SP by default with TP on Hopper and later (Megatron-Core, NeMo), not before."""
+def default_sequence_parallel(arch: str, tp: int, framework: FrameworkSpec | None = None) -> bool:
+    """SP by default with TP on Hopper and later (Megatron-Core, NeMo) and with any named
+    framework of today, not with the Megatron-LM of 2021-22."""
+    if framework is not None:
+        return tp > 1 and framework.attention != "unfused"
     return tp > 1 and arch not in EARLY_ARCHS
 
 
@@ -101,12 +199,16 @@ def era_recipe(arch: str) -> Recipe:
     return resolve_recipe(RecipeChoices(), arch)[0]
 
 
-def resolve_recipe(choices: RecipeChoices, arch: str) -> tuple[Recipe, list[str]]:
+def resolve_recipe(
+    choices: RecipeChoices, arch: str, framework: FrameworkSpec | None = None
+) -> tuple[Recipe, list[str]]:
     """The recipe a set of choices means on a GPU architecture, and the assumptions made.
 
     Args:
         choices: What was stated.
         arch: The GPU's architecture (``ampere``, ``hopper`` ...).
+        framework: The framework whose defaults fill in what is unstated (None: the GPU
+            generation's software, ``software_era``).
 
     Returns:
         (recipe, assumptions): one sentence per setting that took a default.
@@ -114,6 +216,8 @@ def resolve_recipe(choices: RecipeChoices, arch: str) -> tuple[Recipe, list[str]
     Raises:
         EngineError: An unknown mode.
     """
+    if framework is not None:
+        return _framework_recipe(choices, arch, framework)
     early = arch in EARLY_ARCHS
     era = software_era(arch)
     notes: list[str] = []
@@ -154,16 +258,119 @@ def resolve_recipe(choices: RecipeChoices, arch: str) -> tuple[Recipe, list[str]
         else "NeMo's performance recipes overlap TP collectives with the GEMMs",
     )
     ep_overlap = pick("EP overlap", choices.ep_overlap, False, f"{era} default")
+    kind, impl = _attention_kind(str(attention))
     recipe = Recipe(
         recompute=str(recompute),
         precision=str(precision),
-        attention=str(attention),
+        attention=kind,
+        attention_impl=impl,
         dp_overlap=bool(dp_overlap),
         tp_overlap=bool(tp_overlap),
         ep_overlap=bool(ep_overlap),
         mfu=choices.mfu,
+        **_stated_extras(choices),
     )
     return recipe, notes
+
+
+def _framework_recipe(
+    choices: RecipeChoices, arch: str, framework: FrameworkSpec
+) -> tuple[Recipe, list[str]]:
+    """``resolve_recipe`` with a framework's defaults."""
+    notes: list[str] = []
+    name = framework.id
+
+    def pick(label: str, value: object, default: object, why: str = "") -> object:
+        if value is not None:
+            return value
+        notes.append(f"{label} not stated: {_show(default)} ({name}{'; ' + why if why else ''})")
+        return default
+
+    early_software = framework.attention == "unfused"
+    half = "fp16" if early_software or arch in FP16_ONLY_ARCHS else "bf16"
+    precision = pick("precision", choices.precision, half)
+    recompute = pick("recompute", choices.recompute, "none")
+    attention = choices.attention or framework.attention
+    if choices.attention in (None, "flash"):
+        attention = framework.attention
+    if choices.attention is None:
+        notes.append(f"attention not stated: {_attention_words(framework.attention)} ({name})")
+    dp_overlap = pick("DP overlap", choices.dp_overlap, not early_software)
+    tp_overlap = pick("TP overlap", choices.tp_overlap, framework.tp_overlap)
+    ep_overlap = pick("EP overlap", choices.ep_overlap, False)
+    fp8_recipe = choices.fp8_recipe or framework.fp8_recipe
+    if precision == "fp8" and choices.fp8_recipe is None:
+        notes.append(f"FP8 recipe not stated: {fp8_recipe} scaling ({name})")
+    kind, impl = _attention_kind(str(attention))
+    recipe = Recipe(
+        recompute=str(recompute),
+        precision=str(precision),
+        attention=kind,
+        attention_impl=impl,
+        dp_overlap=bool(dp_overlap),
+        tp_overlap=bool(tp_overlap),
+        ep_overlap=bool(ep_overlap),
+        mfu=choices.mfu,
+        framework=name,
+        passes=choices.passes or framework.passes,
+        loss=framework.loss,
+        selective=framework.selective,
+        recompute_modules=tuple(choices.recompute_modules or ()),
+        fp8_recipe=fp8_recipe,
+        grad_reduce_bytes=choices.grad_reduce_bytes or framework.grad_reduce_bytes,
+        bucket_params=framework.bucket_params,
+        fsdp_reshard=framework.fsdp_reshard
+        if choices.fsdp_reshard is None
+        else choices.fsdp_reshard,
+        fsdp_reduce_bytes=choices.grad_reduce_bytes or framework.fsdp_reduce_bytes,
+        moe_dispatch=choices.moe_dispatch or framework.moe_dispatch,
+        moe_imbalance=choices.moe_imbalance or 1.0,
+        power_W=choices.power_W,
+    )
+    return recipe, notes
+
+
+def _stated_extras(choices: RecipeChoices) -> dict[str, object]:
+    """The settings a choice states beyond the era's (no framework to default them)."""
+    extras: dict[str, object] = {}
+    for name in ("fp8_recipe", "passes", "moe_dispatch", "grad_reduce_bytes", "fsdp_reshard"):
+        value = getattr(choices, name)
+        if value is not None:
+            extras[name] = value
+    if choices.recompute_modules:
+        extras["recompute_modules"] = tuple(choices.recompute_modules)
+    if choices.moe_imbalance is not None:
+        extras["moe_imbalance"] = choices.moe_imbalance
+    if choices.power_W is not None:
+        extras["power_W"] = choices.power_W
+    return extras
+
+
+def _attention_kind(attention: str) -> tuple[str, str]:
+    """(kind, implementation) of an attention choice: ``unfused`` is its own kind; a named
+    fused kernel is ``flash`` priced by its record; ``flash`` alone by the GPU's figure.
+
+    Raises:
+        EngineError: An unknown attention choice.
+    """
+    if attention not in ATTENTION_CHOICES:
+        raise EngineError(
+            f"attention must be one of {', '.join(ATTENTION_CHOICES)} (got {attention!r})"
+        )
+    if attention == "unfused":
+        return "unfused", ""
+    return "flash", "" if attention == "flash" else attention
+
+
+def _attention_words(impl: str) -> str:
+    return {
+        "unfused": "unfused (score matrix with a fused softmax)",
+        "cudnn": "cuDNN fused attention",
+        "fa2": "FlashAttention-2",
+        "fa3": "FlashAttention-3",
+        "fa4": "FlashAttention-4",
+        "triton": "Triton fused attention",
+    }.get(impl, impl)
 
 
 def _show(value: object) -> str:

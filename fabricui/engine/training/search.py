@@ -308,7 +308,7 @@ def _bounds(
 ) -> list[_Candidate]:
     """Stage one: lower bounds and memory of every candidate, the cheapest fit per layout."""
     geo = geometry(model)
-    device, _ = make_device(fabric.gpu, recipe.precision)
+    device, _ = make_device(fabric.gpu, recipe.precision, recipe.attention_kernel, recipe.power_W)
     arr = {
         name: np.array([getattr(lay, name) for lay in layouts], dtype=np.float64)
         for name in ("tp", "cp", "pp", "dp", "ep", "vpp", "microbatches", "seq_len")
@@ -333,6 +333,8 @@ def _bounds(
                     recipe.attention,
                     moe=moe,
                     windowed=windowed,
+                    kernels=recipe.kernels,
+                    imbalance=recipe.moe_imbalance,
                 )
                 parts.append((ms * ws, cost))
     fb = sum(w * (c.fwd_s + c.bwd_s) for w, c in parts)
@@ -344,7 +346,7 @@ def _bounds(
     tp_in_node = (arr["tp"] <= domain) & (domain % arr["tp"] == 0)
     attn = sum(w * (c.attn_fwd_s + c.attn_bwd_s) for w, c in parts)
     cp_f, cp_b = _ring_comm_s(geo, arr, b, pricer)
-    out = output_layer_cost(device, geo, arr["tp"], arr["cp"], b, arr["seq_len"])
+    out = output_layer_cost(device, geo, arr["tp"], arr["cp"], b, arr["seq_len"], recipe.loss)
     emb = embedding_cost(device, geo, arr["cp"], b, arr["seq_len"])
     out_s, emb_s = out.fwd_s + out.bwd_s, emb.fwd_s + emb.bwd_s
     split = {int(p): schedule.stage_layers(model.layers, int(p)) for p in set(arr["pp"])}
@@ -357,7 +359,9 @@ def _bounds(
     best: dict[tuple[int, str], _Candidate] = {}
     settled = np.zeros(len(layouts), dtype=bool)
     for mode in recompute_modes:
-        rec = sum(w * c.recompute_s(mode) for w, c in parts)
+        rec = sum(
+            w * c.recompute_s(mode, recipe.selective, recipe.recompute_modules) for w, c in parts
+        )
         tp_comm = tp_f * (2.0 if mode == "full" else 1.0) + tp_b
         if recipe.tp_overlap:
             tp_comm = np.where(tp_in_node, np.maximum(0.0, tp_comm - gemm), tp_comm)

@@ -57,6 +57,8 @@ class Geometry:
     """Layers that use the window."""
     dropout: bool
     """Dropout in training (adds masks to activations and memory traffic)."""
+    rotary: bool = False
+    """Rotary position embeddings on queries and keys (a memory-bound pass)."""
 
     @property
     def q_dim(self) -> int:
@@ -143,8 +145,8 @@ def geometry(model: ModelShape) -> Geometry:
 
     ``head_dim`` defaults to ``hidden / heads``; an MLP kind left empty is read off
     ``params_B`` (gated when three matrices per MLP make the parameters add up closer than
-    two); ``dropout`` left unset follows the MLP (GELU models of the GPT-3 era trained
-    with dropout, gated ones without).
+    two); ``dropout`` and ``rotary`` left unset follow the MLP (GELU models of the GPT-3
+    era trained with dropout and without rotary embeddings, gated ones the other way).
 
     Args:
         model: The model shape.
@@ -174,7 +176,8 @@ def geometry(model: ModelShape) -> Geometry:
     )
     gated = model.mlp in GATED_MLPS if model.mlp else _gated_by_params(base, model.params_B)
     dropout = model.dropout if model.dropout is not None else not gated
-    return _replace(base, gated=gated, dropout=dropout)
+    rotary = model.rotary if model.rotary is not None else gated
+    return _replace(base, gated=gated, dropout=dropout, rotary=rotary)
 
 
 def _gated_by_params(base: Geometry, params_B: float) -> bool:

@@ -32,6 +32,7 @@ from fabricui.engine.training.device import Device, make_device
 from fabricui.engine.training.flops import model_flops_per_token
 from fabricui.engine.training.groups import check_degrees, layout_groups
 from fabricui.engine.training.layer import (
+    Kernels,
     LayerCost,
     embedding_cost,
     layer_cost,
@@ -290,7 +291,13 @@ def sharding(strategies: Iterable[Strategy], model: ModelShape, layout: Layout) 
 
 
 def average_layer(
-    device: Device, geo: Geometry, layout: Layout, sequence_parallel: bool, attention: str
+    device: Device,
+    geo: Geometry,
+    layout: Layout,
+    sequence_parallel: bool,
+    attention: str,
+    kernels: Kernels | None = None,
+    imbalance: float = 1.0,
 ) -> LayerCost:
     """The mean layer of the model (dense and MoE, windowed and full attention mixed in
     their proportions) for one micro-batch."""
@@ -314,14 +321,41 @@ def average_layer(
                 attention,
                 moe=moe,
                 windowed=windowed,
+                kernels=kernels,
+                imbalance=imbalance,
+                etp=layout.expert_tp,
             )
             parts.append((weight, cost))
     return _mix(parts)
 
 
+def with_software(layout: Layout, recipe: Recipe) -> Layout:
+    """The layout with what the framework decides about its communication: gradient
+    width and buckets, FSDP's resharding and reduce width, MoE dispatch and imbalance."""
+    return dataclasses.replace(
+        layout,
+        grad_reduce_bytes=recipe.grad_reduce_bytes,
+        bucket_params=recipe.bucket_params,
+        fsdp_reshard=recipe.fsdp_reshard,
+        fsdp_reduce_bytes=recipe.fsdp_reduce_bytes,
+        moe_dispatch=recipe.moe_dispatch,
+        moe_imbalance=recipe.moe_imbalance,
+    )
+
+
+def ranks_per_domain(group: npt.NDArray[np.int64], gpus_per_domain: int) -> int:
+    """Members of ``group`` in the scale-up domain of its first member."""
+    members = np.asarray(group)
+    if members.size == 0 or gpus_per_domain <= 0:
+        return 0
+    return int(np.sum(members // gpus_per_domain == members[0] // gpus_per_domain))
+
+
 def _mix(parts: Sequence[tuple[float, LayerCost]]) -> LayerCost:
     names = [f.name for f in dataclasses.fields(LayerCost)]
-    values = {n: sum(w * np.asarray(getattr(c, n)) for w, c in parts) for n in names}
+    values = {
+        n: sum(w * np.asarray(getattr(c, n), dtype=np.float64) for w, c in parts) for n in names
+    }
     return LayerCost(**values)
 
 
@@ -368,43 +402,67 @@ def plan(
         recipe = dataclasses.replace(recipe, mfu=mfu)
     n_gpus = fabric.n_gpus if ranks is None else len(ranks)
     check_layout(fabric, model, layout, None if ranks is None else n_gpus)
+    layout = with_software(layout, recipe)
     groups = layout_groups(n_gpus, fabric.gpus_per_node, layout)
     if ranks is not None:  # job ranks -> the fabric's GPUs
         groups = {axis: np.asarray(ranks)[g] for axis, g in groups.items()}
-    layout = dataclasses.replace(layout, dp_shard=len(groups["dp_intra"][0]))
+    layout = dataclasses.replace(
+        layout,
+        dp_shard=len(groups["dp_intra"][0]),
+        ep_local=ranks_per_domain(groups["ep"][0], fabric.gpus_per_domain),
+    )
     used = [s for s in strategies if s.applicable(model, layout)]
     names = [s.name for s in used]
     ops = [op for s in used for op in s.operations(model, layout)]
     pricer = as_pricer(fabric, evaluate)
     priced = comm.with_recompute(price_calls(fabric, ops, groups, pricer), recipe)
     geo = geometry(model)
-    device, device_notes = make_device(fabric.gpu, recipe.precision)
+    device, device_notes = make_device(
+        fabric.gpu, recipe.precision, recipe.attention_kernel, recipe.power_W
+    )
     notes = [*assumptions, *device_notes]
     sp = "tp-sp" in names
     stages = schedule.stage_layers(model.layers, layout.pp)
     if recipe.mfu is not None:
         return _legacy_plan(fabric, model, layout, recipe, used, priced, geo, device, stages, notes)
-    layer = average_layer(device, geo, layout, sp, recipe.attention)
-    out = output_layer_cost(device, geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len)
+    layer = average_layer(
+        device, geo, layout, sp, recipe.attention, recipe.kernels, recipe.moe_imbalance
+    )
+    out = output_layer_cost(
+        device, geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len, recipe.loss
+    )
     emb = embedding_cost(device, geo, layout.cp, layout.micro_batch, layout.seq_len)
     m, v, p = layout.microbatches, layout.vpp, layout.pp
     compute = []
     recompute = []
+    forward = []
     for i, n in enumerate(stages):
         work = n * (_f(layer.fwd_s) + _f(layer.bwd_s))
+        fwd = n * _f(layer.fwd_s)
         if i == 0:
             work += _f(emb.fwd_s) + _f(emb.bwd_s)
+            fwd += _f(emb.fwd_s)
         if i == p - 1:
             work += _f(out.fwd_s) + _f(out.bwd_s)
+            fwd += _f(out.fwd_s)
         compute.append(work)
-        recompute.append(n * _f(layer.recompute_s(recipe.recompute)))
+        forward.append(fwd)
+        recompute.append(
+            n * _f(layer.recompute_s(recipe.recompute, recipe.selective, recipe.recompute_modules))
+        )
     moe_share = geo.moe_layers / geo.layers
+    layer_recompute = _f(
+        layer.recompute_s(recipe.recompute, recipe.selective, recipe.recompute_modules)
+    )
     windows = comm.Windows(
         gemm_s=_f(layer.gemm_fwd_s + layer.gemm_bwd_s),
         expert_s=moe_share * _f(layer.gemm_fwd_s + layer.gemm_bwd_s),
         attention_s=_f(layer.attn_fwd_s + layer.attn_bwd_s),
-        layer_s=_f(layer.fwd_s + layer.bwd_s),
+        layer_s=_f(layer.fwd_s + layer.bwd_s) + layer_recompute,
         microbatch_s=max(compute) + max(recompute),
+        layer_fwd_s=_f(layer.fwd_s),
+        microbatch_fwd_s=max(forward),
+        sm_share=comm.collective_sm_share(device.sms),
     )
     tp_nodes = groups["tp"][0] // fabric.gpus_per_domain  # one NVLink domain: TP overlap
     exposure = comm.expose(

@@ -186,10 +186,12 @@ def reference_compute_us(
     """
     recipe = recipe or era_recipe(fabric.gpu.arch)
     geo = geometry(model)
-    device, _ = make_device(fabric.gpu, recipe.precision)
+    device, _ = make_device(fabric.gpu, recipe.precision, recipe.attention_kernel, recipe.power_W)
     layout = Layout(microbatches=microbatches, global_batch=microbatches, seq_len=seq_len)
-    layer = average_layer(device, geo, layout, False, recipe.attention)
-    out = output_layer_cost(device, geo, 1, 1, 1, seq_len)
+    layer = average_layer(
+        device, geo, layout, False, recipe.attention, recipe.kernels, recipe.moe_imbalance
+    )
+    out = output_layer_cost(device, geo, 1, 1, 1, seq_len, recipe.loss)
     emb = embedding_cost(device, geo, 1, 1, seq_len)
     per_mb = (
         model.layers * (layer.fwd_s + layer.bwd_s) + out.fwd_s + out.bwd_s + emb.fwd_s + emb.bwd_s
@@ -315,10 +317,12 @@ def _case(fabric: Fabric, model: ModelShape, name: str, base: Layout, degree: in
             layout, None, None, f"{model.id} is dense (no experts): EP does not apply", False
         )
     inter = _one_per_node(fabric, degree)
+    # Without EP every replica holds every expert: expert gradients reduce over the DP group.
+    axes = (axis, "edp") if axis == "dp" else (axis,)
     return _Case(
         layout=layout,
-        intra={axis: np.arange(degree)[None, :]},
-        inter=None if inter is None else {axis: inter[None, :]},
+        intra={a: np.arange(degree)[None, :] for a in axes},
+        inter=None if inter is None else {a: inter[None, :] for a in axes},
     )
 
 
