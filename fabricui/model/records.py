@@ -156,6 +156,12 @@ class GpuSpec:
     ``gemm_efficiency`` for 16-bit) (0-1]."""
     power_W: float | None = None
     """Board power limit the peaks are quoted at (TDP) [W]."""
+    sustained_efficiency: float | None = None
+    """Fraction of the GEMM and attention figures above (microbenchmarks: milliseconds on
+    an idle GPU) that compute-bound kernels keep through sustained training: clocks under
+    the power limit with HBM, NVLink and the NICs drawing from the same budget, and the
+    shapes and data a model runs. Fitted per GPU generation to the published runs of its
+    best-tuned software (``sources`` names them); a plan prints it as an assumption (0-1]."""
     launch_gap_us: float | None = None
     """GPU time between two dependent kernels of one stream, beyond their own run times
     (launch and drain) [us]."""

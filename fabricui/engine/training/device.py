@@ -72,8 +72,9 @@ class Device:
     """Sequence length at which the attention kernel runs at half its long-sequence rate
     [tokens]; 0: no dependence on the sequence."""
     clock_scale: float = 1.0
-    """Compute-bound throughput relative to the board at its own power limit (< 1 under a
-    lower power cap)."""
+    """Compute-bound throughput relative to the microbenchmark figures: the GPU's
+    sustained efficiency through a training step, times the clock a lower power cap
+    leaves."""
     half_gemm_efficiency: float | None = None
     """Efficiency of 16-bit GEMMs when ``peak_flops`` is the FP8 one (the output layer and
     the router stay in BF16 under FP8); None: ``gemm_efficiency``."""
@@ -152,6 +153,12 @@ def make_device(
     if power_W is not None and not power_W > 0:
         raise EngineError(f"power cap must be a positive number of watts (got {power_W})")
     scale = power_clock_scale(gpu.power_W, power_W)
+    sustained = gpu.sustained_efficiency
+    if sustained is not None and sustained < 1.0:
+        notes.append(
+            f"{gpu.id} sustains {sustained:.0%} of its GEMM and attention microbenchmarks "
+            "through a training step (hwdb sustained_efficiency, fitted to published runs)"
+        )
     if power_W and not gpu.power_W:
         notes.append(f"{gpu.id} has no power_W in hwdb: the {power_W:g} W cap is not priced")
     elif scale < 1.0:
@@ -172,7 +179,7 @@ def make_device(
         hbm_Bps=gpu.hbm_bw_GBps * 1e9 * figures["hbm_efficiency"],
         memory_bytes=gpu.memory_GB * 1e9,
         gemm_input_bytes=1.0 if precision == "fp8" and gpu.fp8_dense_TFLOPS else 2.0,
-        clock_scale=scale,
+        clock_scale=scale * (sustained if sustained is not None else 1.0),
         half_gemm_efficiency=half_efficiency,
     )
     return device, notes
