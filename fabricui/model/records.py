@@ -162,9 +162,6 @@ class GpuSpec:
     the power limit with HBM, NVLink and the NICs drawing from the same budget, and the
     shapes and data a model runs. Fitted per GPU generation to the published runs of its
     best-tuned software (``sources`` names them); a plan prints it as an assumption (0-1]."""
-    launch_gap_us: float | None = None
-    """GPU time between two dependent kernels of one stream, beyond their own run times
-    (launch and drain) [us]."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

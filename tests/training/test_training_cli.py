@@ -47,7 +47,8 @@ def test_search_70b_on_the_pod(run_cli):
 
 def test_meta_layout_is_accepted_and_fits(run_cli):
     """``--tp 8 --pp 16 --dp 128 --global-batch 2048 --dp-strategy zero2`` on 16,384 H100:
-    126 layers on 16 stages (7 + 14 x 8 + 7), memory within the GPU."""
+    126 layers on 16 stages (7 + 14 x 8 + 7), memory within the GPU; plain 1F1B with 16
+    micro-batches on 16 stages idles half the step (MFU 25-50 %)."""
     status, out, _ = run_cli(
         "plan",
         "-m",
@@ -72,7 +73,7 @@ def test_meta_layout_is_accepted_and_fits(run_cli):
     data = json.loads(out)
     assert data["fits"] and data["stage_layers"][:2] == [7, 8] and data["stage_layers"][-1] == 7
     assert data["layout"]["microbatches"] == 16 and data["layout"]["world"] == 16384
-    assert 0.3 < data["mfu"] < 0.5
+    assert 0.25 < data["mfu"] < 0.5
 
 
 @pytest.mark.parametrize(

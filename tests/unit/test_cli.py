@@ -93,7 +93,16 @@ def test_hwdb_list_show_validate(run_cli):
     status, out, _ = run_cli("hwdb", "list", "gpus")
     assert status == 0 and "h100-sxm" in out
     status, out, _ = run_cli("hwdb", "list", "--json")
-    assert set(json.loads(out)) == {"links", "gpus", "nics", "switches", "topologies", "models"}
+    assert set(json.loads(out)) == {
+        "links",
+        "gpus",
+        "nics",
+        "switches",
+        "topologies",
+        "models",
+        "frameworks",
+        "kernels",
+    }
     status, out, _ = run_cli("hwdb", "show", "nvlink4", "--json")
     record = json.loads(out)
     assert record["kind"] == "links" and record["source"].startswith("http")

@@ -11,7 +11,15 @@ import pytest
 from fabricui.hwdb import load_catalog, shipped_hwdb_dirs
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import parse_yaml
-from fabricui.model import GpuSpec, LinkGeneration, ModelShape, NicSpec, SwitchSpec
+from fabricui.model import (
+    FrameworkSpec,
+    GpuSpec,
+    KernelSpec,
+    LinkGeneration,
+    ModelShape,
+    NicSpec,
+    SwitchSpec,
+)
 from fabricui.model.topology import IntraSpec, NetSpec, TopologySpec
 
 DOC = Path(__file__).parents[2] / "docs" / "hwdb.md"
@@ -22,6 +30,8 @@ RECORDS = {
     "nics": NicSpec,
     "switches": SwitchSpec,
     "models": ModelShape,
+    "frameworks": FrameworkSpec,
+    "kernels": KernelSpec,
 }
 
 

@@ -124,8 +124,8 @@ def expose(
     layer's gather, the last layer's reduction). Step scope, with DP overlap: the bucketed
     gradient reduction hides behind the last micro-batch's backward but its last bucket
     (the first layers' gradients) is exposed; the parameter gather behind the first
-    forward, its first bucket exposed. Whatever hides still takes ``sm_share`` of the
-    compute it overlaps.
+    forward, its first bucket exposed. What NCCL hides still takes ``sm_share`` of the
+    compute it overlaps (TP overlap excepted: it runs on Transformer Engine's userbuffers).
 
     Args:
         priced: Operations with their per-call time; ``calls`` are per step per GPU.
@@ -172,8 +172,12 @@ def expose(
             if c != cat:
                 continue
             window = _layer_window(cat, phase, recipe, windows, tp_in_node)
-            left += max(0.0, total - window) + windows.sm_share * min(total, window)
+            # TP overlap runs on Transformer Engine's userbuffers (copy engines and a few
+            # SMs of its own), not on NCCL channels beside the GEMMs: no SM share.
+            share = 0.0 if cat == "tp" else windows.sm_share
+            left += max(0.0, total - window) + share * min(total, window)
         per_layer[cat] = per_layer.get(cat, 0.0) + exposed.get(cat, 0.0) + left
+    _cap(priced, per_layer, per_mb, per_layer_calls, mb)
     for phase, ops in step_hidden.items():
         window = windows.forward("step") if phase == "forward" else windows.backward("step")
         total = sum(p.time_us for p in ops) * 1e-6
@@ -184,6 +188,39 @@ def expose(
             share = p.time_us * 1e-6 / total if total > 0 else 0.0
             per_step[cat] = per_step.get(cat, 0.0) + left * share
     return Exposure(per_layer, per_mb, per_step)
+
+
+def _cap(
+    priced: Sequence[PricedOp],
+    per_layer: dict[str, float],
+    per_mb: dict[str, float],
+    per_layer_calls: float,
+    microbatches: int,
+) -> None:
+    """Never more exposed than there is communication: a category's layer and micro-batch
+    exposure together at most its layer and micro-batch operations' time (in place)."""
+    layers = per_layer_calls / microbatches
+    totals: dict[str, float] = {}
+    for p in priced:
+        if p.op.resolved_scope in ("layer", "microbatch"):
+            cat = CATEGORY.get(p.op.group, p.op.group)
+            totals[cat] = totals.get(cat, 0.0) + p.time_us * 1e-6 / microbatches
+    for cat, total in totals.items():
+        exposed = per_layer.get(cat, 0.0) * layers + per_mb.get(cat, 0.0)
+        if exposed > total > 0:
+            per_layer[cat] = per_layer.get(cat, 0.0) * total / exposed
+            per_mb[cat] = per_mb.get(cat, 0.0) * total / exposed
+
+
+def on_stage(priced: Sequence[PricedOp], layer_scale: float) -> list[PricedOp]:
+    """The operations as the critical stage runs them: layer-scope calls scaled by its
+    layers over the average stage's (strategies count ``layers / pp`` per stage)."""
+    if layer_scale == 1.0:
+        return list(priced)
+    return [
+        dataclasses.replace(p, count=p.calls * layer_scale) if p.op.resolved_scope == "layer" else p
+        for p in priced
+    ]
 
 
 def _layer_phase(p: PricedOp) -> str:

@@ -90,7 +90,7 @@ class PlanReport:
     bubble_us: float
     """Pipeline bubble per step [us]."""
     flops_per_token: float
-    """Model FLOPs per token (Megatron's count; ``flops.model_flops_per_token``)."""
+    """Model FLOPs per token (causal attention; ``flops.model_flops_per_token``)."""
     strategies: tuple[str, ...] = field(default=())
     """Strategies that applied to this layout."""
     memory_GB: float = 0.0
@@ -491,7 +491,7 @@ def plan(
     optimizer_s = (
         stage_params_max / shards.optimizer * (ADAM_BYTES + recipe.grad_bytes) / device.hbm_Bps
     )
-    operations = comm.spread(priced, exposed_us)
+    operations = comm.spread(comm.on_stage(priced, stages[crit] * p / model.layers), exposed_us)
     step_s = pipeline_s + sum(exposure.per_step_s.values()) + optimizer_s
     flops_token = model_flops_per_token(geo, layout.seq_len)
     tflops = flops_token * layout.global_batch * layout.seq_len / layout.world / step_s / 1e12
