@@ -99,9 +99,53 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--precision", choices=("bf16", "fp16", "fp8"), help="GEMM precision")
     parser.add_argument(
+        "--framework",
+        metavar="ID",
+        help="training framework whose defaults fill in the rest (default: megatron-core; "
+        "see fabricui hwdb list frameworks)",
+    )
+    parser.add_argument(
         "--attention",
-        choices=("flash", "unfused"),
-        help="attention kernel (default: flash on Hopper and later, unfused before)",
+        choices=("flash", "cudnn", "fa2", "fa3", "fa4", "triton", "unfused"),
+        help="attention kernel: a fused kernel by name, flash (the framework's) or unfused "
+        "(default: the framework's)",
+    )
+    parser.add_argument(
+        "--fp8-recipe",
+        choices=("delayed", "current", "blockwise", "mxfp8"),
+        help="FP8 scaling recipe with --precision fp8 (default: the framework's)",
+    )
+    parser.add_argument(
+        "--recompute-modules",
+        metavar="LIST",
+        help="modules selective recompute recomputes, comma-separated (core_attn, mlp, moe, "
+        "moe_act, layernorm, shared_experts; Megatron-Core's recompute_modules)",
+    )
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        default=None,
+        help="torch.compile: each chain of pointwise ops runs as one kernel",
+    )
+    parser.add_argument(
+        "--power-cap",
+        type=float,
+        default=None,
+        metavar="W",
+        help="GPU board power cap below its own limit [W] (compute slows with the clock)",
+    )
+    parser.add_argument(
+        "--moe-dispatch",
+        choices=("alltoall", "deepep"),
+        help="MoE token dispatch: a copy per routed expert, or one per node (default: the "
+        "framework's)",
+    )
+    parser.add_argument(
+        "--moe-imbalance",
+        type=float,
+        default=None,
+        metavar="X",
+        help="tokens of the busiest expert over the mean (default: 1, balanced)",
     )
     for name, what in (
         ("dp-overlap", "gradient reduction with the backward pass"),
@@ -196,12 +240,26 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
             tp_overlap=_get(args, "tp_overlap", None),
             ep_overlap=_get(args, "ep_overlap", None),
             mfu=mfu,
+            fp8_recipe=_get(args, "fp8_recipe", None),
+            recompute_modules=_modules(_get(args, "recompute_modules", None)),
+            passes="compiled" if _get(args, "compile", None) else None,
+            moe_dispatch=_get(args, "moe_dispatch", None),
+            moe_imbalance=_get(args, "moe_imbalance", None),
+            power_W=_get(args, "power_cap", None),
         ),
         search=bool(_get(args, "search", False)),
         top=_get(args, "top", SEARCH_TOP),
         catalog=catalog_of(args),
         hosts=_get(args, "hosts", None),
+        framework=_get(args, "framework", None),
     )
+
+
+def _modules(text: str | None) -> tuple[str, ...] | None:
+    """``--recompute-modules`` as a tuple (the recipe checks the names)."""
+    if not text:
+        return None
+    return tuple(part.strip() for part in text.split(",") if part.strip())
 
 
 def layout_request(args: argparse.Namespace) -> LayoutRequest:
@@ -339,7 +397,16 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
     basis = (
         f"compute at a fixed {report.compute_mfu:.0%} of peak"
         if report.compute_mfu is not None
-        else f"kernel model, {report.recipe.precision}, {report.recipe.attention} attention"
+        else "kernel model, "
+        + ", ".join(
+            part
+            for part in (
+                report.recipe.framework,
+                report.recipe.precision,
+                f"{report.recipe.attention_impl or report.recipe.attention} attention",
+            )
+            if part
+        )
     )
     lines.append(
         f"throughput: {report.tflops_per_gpu:.0f} TFLOP/s per GPU, MFU {report.mfu:.1%} of "

@@ -201,7 +201,12 @@ class PlanReport:
             "model": self.model,
             "layout": {**layout, "world": self.layout.world},
             "strategies": list(self.strategies),
-            "recipe": dataclasses.asdict(self.recipe),
+            "recipe": {
+                **dataclasses.asdict(self.recipe),
+                "attention_kernel": (
+                    self.recipe.attention_kernel.id if self.recipe.attention_kernel else None
+                ),
+            },
             "mfu": self.mfu,
             "compute_mfu": self.compute_mfu,
             "tflops_per_gpu": self.tflops_per_gpu,
