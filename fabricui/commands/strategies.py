@@ -80,6 +80,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="group size of every strategy (default: GPUs per node, at most 8 and at most "
         "the node count)",
     )
+    parser.add_argument(
+        "--framework",
+        metavar="ID",
+        help="training framework whose defaults price the reference step (default: "
+        "megatron-core; see fabricui hwdb list frameworks)",
+    )
     return parser
 
 
@@ -103,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
         degree=getattr(args, "degree", None),
         mfu=getattr(args, "mfu", None),
         catalog=catalog_of(args),
+        framework=getattr(args, "framework", None),
     )
     table = decision_table(request, strategies=load_strategies())
     if getattr(args, "json", False):
