@@ -2,14 +2,16 @@
 test).
 
 Usage: python benchmarks/training_accuracy.py --data ../shared/data/training/runs.yaml
-[--json] [--rows] [--all]
+[--json] [--rows] [--all] [--families]
 
 Every ``reference`` entry (``--all``: every entry) is priced as ``fabricui plan --run``
 prices it, and scored as the data's README defines: entry error ``|t_pred / t_meas - 1|``
 on ``run.step_time_s``; the summary gives the median and the 90th percentile over entries
 (numpy's linear interpolation) and the mean signed error ``t_pred / t_meas - 1`` (negative:
-optimistic). ``--json`` prints ``{"summary": {"scored", "median", "p90", "mean_signed"},
-"entries": [{"id", "pred_s", "meas_s", "error"}]}`` with fractions, not percents. An entry
+optimistic). ``--json`` prints ``{"summary": {"scored", "median", "p90", "mean_signed"}, "families":
+{family: summary}, "entries": [{"id", "pred_s", "meas_s", "error", "families"}]}`` with
+fractions, not percents; ``--families`` prints each family's summary (A100 Megatron,
+Hopper dense BF16, FP8, FSDP, MoE, Blackwell; a run can be in several). An entry
 that cannot be priced is named on stderr, counted as ``failed`` and not scored.
 """
 
@@ -28,6 +30,17 @@ import numpy as np
 from fabricui.errors import FabricError
 
 
+#: Families the summary is broken down by, in print order (an entry can be in several).
+FAMILIES = (
+    "A100 Megatron",
+    "Hopper dense BF16",
+    "FP8",
+    "FSDP",
+    "MoE",
+    "Blackwell",
+)
+
+
 @dataclass(frozen=True)
 class Scored:
     """One entry's prediction and score."""
@@ -40,6 +53,8 @@ class Scored:
     """Measured step time [s]."""
     breakdown: dict[str, float]
     """The predicted step's parts [s]."""
+    families: tuple[str, ...] = ()
+    """The ``FAMILIES`` it belongs to."""
 
     @property
     def signed(self) -> float:
@@ -93,8 +108,32 @@ def score(path: Path, every: bool = False) -> tuple[list[Scored], list[str]]:
             problems.append(f"{entry.id}: {exc.message}")
             continue
         parts = {k: v * 1e-6 for k, v in result.report.breakdown().items()}
-        scored.append(Scored(entry.id, result.report.step_us * 1e-6, entry.run.step_time_s, parts))
+        families = families_of(result)
+        scored.append(
+            Scored(entry.id, result.report.step_us * 1e-6, entry.run.step_time_s, parts, families)
+        )
     return scored, problems
+
+
+def families_of(result: Any) -> tuple[str, ...]:
+    """The families of a priced run: by GPU generation, precision, sharding and experts."""
+    report, arch = result.report, result.fabric.gpu.arch
+    moe = result.entry.model.experts > 0
+    fsdp = any(name in ("fsdp", "hsdp") for name in report.strategies)
+    out = []
+    if arch == "ampere" and report.recipe.framework.startswith("megatron"):
+        out.append("A100 Megatron")
+    if arch == "hopper" and not moe and report.recipe.precision != "fp8":
+        out.append("Hopper dense BF16")
+    if report.recipe.precision == "fp8" and not moe:
+        out.append("FP8")
+    if fsdp and not moe:
+        out.append("FSDP")
+    if moe:
+        out.append("MoE")
+    if arch == "blackwell":
+        out.append("Blackwell")
+    return tuple(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--rows", action="store_true", help="print each entry's step breakdown")
     parser.add_argument("--all", action="store_true", help="score every measured entry")
+    parser.add_argument(
+        "--families", action="store_true", help="print the summary of each family too"
+    )
     args = parser.parse_args(argv)
     try:
         scored, problems = score(args.data, args.all)
@@ -114,11 +156,22 @@ def main(argv: list[str] | None = None) -> int:
     for line in problems:
         print(f"training_accuracy: not scored: {line}", file=sys.stderr)
     summary = summarize(scored, len(problems))
+    by_family = {
+        family: summarize([s for s in scored if family in s.families]) for family in FAMILIES
+    }
     if args.json:
         entries = [
-            {"id": s.id, "pred_s": s.pred_s, "meas_s": s.meas_s, "error": s.error} for s in scored
+            {
+                "id": s.id,
+                "pred_s": s.pred_s,
+                "meas_s": s.meas_s,
+                "error": s.error,
+                "families": list(s.families),
+            }
+            for s in scored
         ]
-        print(json.dumps({"summary": summary, "entries": entries}, indent=2))
+        out = {"summary": summary, "families": by_family, "entries": entries}
+        print(json.dumps(out, indent=2))
         return 0
     for s in sorted(scored, key=lambda s: -s.error):
         print(f"{100 * s.signed:+6.1f}%  {s.id:<44} pred {s.pred_s:9.3f} s  meas {s.meas_s:9.3f} s")
@@ -135,6 +188,14 @@ def main(argv: list[str] | None = None) -> int:
         )
         for k, v in summary.items()
     }
+    if args.families:
+        print(f"{'family':<20} {'runs':>4} {'median':>7} {'p90':>7} {'mean signed':>12}")
+        for family, stats in by_family.items():
+            if stats["scored"]:
+                print(
+                    f"{family:<20} {stats['scored']:>4} {100 * stats['median']:>6.1f}% "
+                    f"{100 * stats['p90']:>6.1f}% {100 * stats['mean_signed']:>+11.1f}%"
+                )
     print(f"summary: {fmt}")
     return 0
 
