@@ -442,7 +442,8 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     if spec.nodes > hosts and spec.nodes % hosts:
         raise EngineError(
             f"{spec.id}: {spec.nodes} nodes do not fill whole scale-up domains of {hosts} hosts "
-            f"(use a multiple of {hosts}, or fewer than {hosts} for one domain)"
+            f"(use a multiple of {hosts}, or fewer than {hosts} for one domain; a run file "
+            f"states hosts in use per domain with run.domain_hosts)"
         )
     gens, models = _Interner(), _Interner()
     nic_spec = _pick_nic(catalog, spec)

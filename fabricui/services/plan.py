@@ -19,6 +19,9 @@ from fabricui.errors import ConfigError, EngineError, FabricError
 from fabricui.services.requests import CatalogRequest, TopologyRequest
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from fabricui.engine.training.pricing import Pricer
     from fabricui.engine.training.recipe import Recipe, RecipeChoices
     from fabricui.engine.training.step import PlanReport
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
     from fabricui.engine.types import Layout, Strategy
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
-    from fabricui.model import ModelShape
+    from fabricui.model import ModelShape, TopologySpec
     from fabricui.model.run import RunEntry, RunSpec
     from fabricui.plugins import PluginHost
     from fabricui.services.jobs import JobPlacement
@@ -428,10 +431,11 @@ def plan_on(
     pricer: Pricer | None = None,
     job: JobPlacement | None = None,
     software: Software | None = None,
+    ranks: npt.NDArray[np.int64] | None = None,
 ) -> PlanReport:
     """Price one layout of ``request`` on an already built fabric (the explorer's call),
-    on the GPUs of ``job`` when given, with ``software`` (default: the request's
-    framework from the request's catalog).
+    on the GPUs of ``job`` (or the global ``ranks``) when given, with ``software``
+    (default: the request's framework from the request's catalog).
 
     Raises:
         FabricError: A bad layout or strategy, or a layout the model or fabric cannot run.
@@ -439,7 +443,9 @@ def plan_on(
     from fabricui.engine.training.step import plan as engine_plan
 
     software = software or software_of(request.catalog, request.framework)
-    n_gpus = None if job is None else len(job.ranks)
+    if job is not None:
+        ranks = job.ranks
+    n_gpus = None if ranks is None else len(ranks)
     layout = build_layout(request.layout, fabric, model, n_gpus)
     recipe, sp, notes = resolve(
         request.recipe, fabric, layout.tp, request.sequence_parallel, software
@@ -456,7 +462,7 @@ def plan_on(
         evaluate=pricer,
         recipe=recipe,
         assumptions=notes,
-        ranks=None if job is None else job.ranks,
+        ranks=ranks,
     )
 
 
@@ -660,8 +666,9 @@ def price_entry(
     model = entry.model
     if model.params_B <= 0:
         model = dataclasses.replace(model, params_B=geometry(model).params / 1e9)
-    fabric = build_fabric_with_plugins(run.topology, catalog, host)
     where = entry.origin or entry.id
+    spec, ranks = _partial_domains(run, where)
+    fabric = build_fabric_with_plugins(spec, catalog, host)
     try:
         software = software_for_run(entry, catalog, fabric.gpu.arch)
     except ConfigError as exc:
@@ -692,8 +699,13 @@ def price_entry(
     )
     available = load_strategies(host) if strategies is None else strategies
     pricer = pricer_for(fabric, host)
+    if ranks is not None:
+        notes.append(
+            f"{run.domain_hosts} of each scale-up domain's {spec.intra.hosts_per_domain} hosts "
+            "in use (run.domain_hosts)"
+        )
     try:
-        report = plan_on(fabric, model, request, available, pricer, None, software)
+        report = plan_on(fabric, model, request, available, pricer, None, software, ranks)
     except ConfigError as exc:
         field_name = "dp_strategy" if "strateg" in exc.message else ""
         raise ConfigError(
@@ -704,6 +716,33 @@ def price_entry(
     report = dataclasses.replace(report, assumptions=(*notes, *report.assumptions))
     report = _check_fit(report, fabric, model, request, available, where, pricer, software)
     return RunResult(entry, report, fabric)
+
+
+def _partial_domains(run: RunSpec, where: str) -> tuple[TopologySpec, npt.NDArray[np.int64] | None]:
+    """The topology to build and the GPUs the job holds when it uses ``domain_hosts`` hosts
+    of each scale-up domain (whole domains built, the job on their first hosts).
+
+    Raises:
+        ConfigError: ``domain_hosts`` above the domain's hosts.
+    """
+    import numpy as np
+
+    spec = run.topology
+    used = run.domain_hosts
+    full = spec.intra.hosts_per_domain if spec.intra is not None else 1
+    if not used or used == full:
+        return spec, None
+    if used > full:
+        raise ConfigError(
+            f"{where}: run.domain_hosts: {used} is more than the {full} hosts of a scale-up "
+            "domain (intra.hosts_per_domain)"
+        )
+    domains = -(-spec.nodes // used)
+    built = dataclasses.replace(spec, nodes=domains * full)
+    hosts = np.concatenate([np.arange(used) + d * full for d in range(domains)])[: spec.nodes]
+    gpus = spec.gpus_per_node
+    ranks = (hosts[:, None] * gpus + np.arange(gpus)[None, :]).ravel().astype(np.int64)
+    return built, ranks
 
 
 def run_choices(run: RunSpec) -> RecipeChoices:
