@@ -198,7 +198,8 @@ def test_scorer_on_the_tiny_file(capsys, run_cli):
     scorer = _scorer()
     assert scorer.main(["--data", str(TINY), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"summary", "entries"}
+    assert set(data) == {"summary", "families", "entries"}
+    assert data["families"]["A100 Megatron"]["scored"] == 2
     ids = [e["id"] for e in data["entries"]]
     assert ids == ["narayanan21_t1_1.7b", "korthikanti22_t5_175b_seqsel"]
     errors = []
