@@ -542,6 +542,23 @@ class BulkRouter:
         lat = np.where(valid, hop, 0.0).sum(axis=1)
         return PathMetrics(bottleneck_GBps=bw, latency_us=lat)
 
+    def link_shares(self, src: int, dst: int) -> FloatArray:
+        """(n_links,) fraction of one transfer from rank ``src`` to rank ``dst`` that every
+        link carries when the transfer spreads as the fabric spreads it: evenly over a
+        leaf's (or pod's) equal-cost uplinks, as ECMP over NCCL's many channels and queue
+        pairs and adaptive routing do; over a dragonfly group pair's global cables (minimal
+        routes: an idle fabric's adaptive routing takes them); over every route of an
+        imported cluster's leaf pair. A NIC's ports and a bundle's parallel cables are one
+        link already. A link the transfer does not cross carries 0.
+
+        Args:
+            src: Source rank.
+            dst: Destination rank.
+        """
+        valiant = False if self.fabric.dragonfly is not None else None
+        load = self.loads([src], [dst], [1.0], valiant=valiant)
+        return self.link_loads(load)
+
     def incidence(
         self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool = False
     ) -> tuple[IntArray, IntArray]:
@@ -805,6 +822,17 @@ class BulkRouter:
             share += resource_load[res["local"][0]] * cap[links] / max(all_cap, 1e-12)
             np.add.at(load, links, share)
         return load
+
+
+def line_rate_bulk_router(router: Router) -> BulkRouter:
+    """The vectorized router over ``router``'s routes with every link at its line rate (what
+    ``fabricui path`` reports), cached on the router."""
+    cached = router.__dict__.get("_bulk_line")
+    if cached is None:
+        fabric = router.fabric
+        cached = BulkRouter(fabric, router, capacity_GBps=fabric.link_bw_GBps.astype(np.float64))
+        router.__dict__["_bulk_line"] = cached
+    return cached
 
 
 def bulk_router(router: Router, capacity_GBps: FloatArray | None = None) -> BulkRouter:
