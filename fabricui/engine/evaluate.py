@@ -10,9 +10,9 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.algorithms import core_algorithms
+from fabricui.engine.bulk import line_rate_bulk_router
 from fabricui.engine.collectives import Prediction, predict
 from fabricui.engine.group import Group
-from fabricui.engine.bulk import line_rate_bulk_router
 from fabricui.engine.paths import (
     Hop,
     describe_hops,
@@ -89,6 +89,16 @@ class PathReport:
         return out
 
 
+def _bottleneck_hop(fabric: Fabric, hops: tuple[Hop, ...]) -> int:
+    """Index of the narrowest hop; among equally narrow ones a network hop (the NIC's port
+    rather than the on-die or PCIe hop that feeds it at the same rate), else the first."""
+    narrowest = min(h.transfer_GBps for h in hops)
+    tied = [i for i, h in enumerate(hops) if h.transfer_GBps <= narrowest * (1 + 1e-9)]
+    records = {r.id: r for r in fabric.generation_records}
+    network = [i for i in tied if getattr(records.get(hops[i].link), "tier", "") == "scale-out"]
+    return (network or tied)[0]
+
+
 def evaluate_path(
     fabric: Fabric,
     src: str,
@@ -123,7 +133,7 @@ def evaluate_path(
     # ECMP or adaptive routing): each hop gives it what its share of links carries.
     shares = line_rate_bulk_router(router).link_shares(a, b)
     hops = tuple(describe_hops(fabric, links, shares))
-    position = min(range(len(hops)), key=lambda i: hops[i].transfer_GBps)
+    position = _bottleneck_hop(fabric, hops)
     bw = hops[position].transfer_GBps
     return PathReport(
         topology=fabric.spec.id,

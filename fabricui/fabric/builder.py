@@ -226,6 +226,32 @@ def _pick_pcie_switch(catalog: Catalog, pcie_link: str) -> SwitchSpec | None:
     return (same_gen or pcie or [None])[0]
 
 
+#: CPU of a superchip (NVLink-C2C host link) by GPU architecture, for device labels.
+SUPERCHIP_CPUS = {"rubin": "Vera CPU"}
+
+
+def nic_attachment(spec: TopologySpec, nic_spec: NicSpec | None, has_switches: bool) -> str:
+    """Where a host's NICs plug in (``NIC_ATTACH``): the spec's ``net.nic_attach``, else
+    the GPU for adapters on the accelerator's die (the NIC record's ``attach: gpu``), else
+    the GPUs' PCIe switch when the host has switches, else the CPU's root ports.
+
+    Raises:
+        EngineError: ``pcie-switch`` on a host without PCIe switches.
+    """
+    net = spec.net
+    attach = net.nic_attach if net is not None else None
+    if attach is None:
+        if nic_spec is not None and nic_spec.attach == "gpu":
+            return "gpu"
+        return "pcie-switch" if has_switches else "cpu"
+    if attach == "pcie-switch" and not has_switches:
+        raise EngineError(
+            f"{spec.id}: net.nic_attach pcie-switch: the host has no PCIe switches "
+            "(set intra.pcie_switches)"
+        )
+    return attach
+
+
 def _gpu_nic_map(spec: TopologySpec, n_nic_devices: int) -> list[int]:
     g = spec.gpus_per_node
     if spec.net is not None and spec.net.nic_map is not None:
@@ -257,7 +283,7 @@ def _build_host(
     c2c = host_link.family == "nvlink-c2c"
     sockets = _default_sockets(spec)
     n_switches = _default_pcie_switches(spec, c2c)
-    cpu_model = models("CPU socket" if not c2c else "Grace CPU")
+    cpu_model = models("CPU socket" if not c2c else SUPERCHIP_CPUS.get(gpu.arch, "Grace CPU"))
     cpus = [block.device(DeviceKind.CPU, i, 0.0, cpu_model) for i in range(sockets)]
     socket_link = catalog.links.get(_socket_link(catalog, spec, host_link), None)
     if socket_link is not None:
@@ -280,20 +306,32 @@ def _build_host(
     ]
     gpu_cpu_local = [cpus[(i * sockets) // g] for i in range(g)]
 
+    def gpu_switch(i: int) -> int:
+        """The PCIe switch GPU i sits behind (only when the host has switches)."""
+        return switches[(i * n_switches) // g]
+
     def host_port(i: int) -> int:
         """The device GPU i's host link plugs into (its PCIe switch, else its CPU socket)."""
-        return switches[(i * n_switches) // g] if switches else gpu_cpu_local[i]
+        return gpu_switch(i) if switches else gpu_cpu_local[i]
 
+    # A superchip's GPU reaches its CPU over NVLink-C2C and, when the host has PCIe
+    # switches (GB300's ConnectX-8s carry one each), the switch over its own PCIe lanes;
+    # the switch's uplink runs at the CPU's PCIe generation (Grace: Gen5).
+    cpu_pcie = catalog.links[intra.cpu_pcie or gpu.pcie]
     for s, sw in enumerate(switches):
         cpu = cpus[(s * sockets) // n_switches]
-        uplink = catalog.links[gpu.pcie] if c2c else host_link
+        uplink = cpu_pcie if c2c else host_link
         block.cable(sw, cpu, uplink.bw_GBps, uplink.lat_us, gens(uplink.id), 1)
     # NVLink-C2C is one link per superchip: a Grace's bandwidth is shared by its GPUs
     # (GB200: two), so each GPU's C2C hop carries its share.
     per_socket = -(-g // sockets)
     host_bw = host_link.bw_GBps / per_socket if c2c else host_link.bw_GBps
     for i, dev in enumerate(gpus):
-        block.cable(dev, host_port(i), host_bw, host_link.lat_us, gens(host_link.id), 1)
+        port = gpu_cpu_local[i] if c2c else host_port(i)
+        block.cable(dev, port, host_bw, host_link.lat_us, gens(host_link.id), 1)
+        if c2c and switches:
+            gpu_pcie = catalog.links[gpu.pcie]
+            block.cable(dev, gpu_switch(i), gpu_pcie.bw_GBps, gpu_pcie.lat_us, gens(gpu_pcie.id), 1)
 
     if scaleup is not None and spec.hosts_per_domain == 1:
         sw_spec = scaleup.switch
@@ -337,13 +375,15 @@ def _build_host(
         nics = [block.device(DeviceKind.NIC, i, nic_lat, nic_model) for i in range(n_nic)]
         mapping = _gpu_nic_map(spec, n_nic)
         nic_pcie = catalog.links[nic_spec.pcie if nic_spec else gpu.pcie]
+        attach = nic_attachment(spec, nic_spec, bool(switches))
         for k, nic in enumerate(nics):
             first_gpu = mapping.index(k) if k in mapping else (k * g) // n_nic
-            port = host_port(first_gpu)
-            if c2c:
+            if attach == "gpu":
+                port = gpus[first_gpu]  # the GPU's own lanes, or ports on its die (Gaudi)
+            elif attach == "pcie-switch":
+                port = gpu_switch(first_gpu)
+            else:
                 port = gpu_cpu_local[first_gpu]
-            if nic_spec is not None and nic_spec.attach == "gpu":
-                port = gpus[first_gpu]  # NIC ports on the accelerator itself (Gaudi)
             ports = max(1, round(nic_ports))
             block.cable(
                 nic, port, ports * nic_pcie.bw_GBps, nic_pcie.lat_us, gens(nic_pcie.id), ports
@@ -554,6 +594,7 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
             port_bw,
             effective_radix(switch.radix, switch.port_Gbps, gbps),
             base,
+            hosts_per_domain=hosts,
         )
         network_plan = (("switch", switch.name), *network.plan)
         n_sw = len(network.kind)

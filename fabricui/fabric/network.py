@@ -328,6 +328,8 @@ class _LeafPlan:
     leafs: int
     up: int
     used: IntArray
+    per_su: int = 0
+    """Nodes of one rail-optimized scalable unit (0: not rail-optimized by SU)."""
 
 
 def plan_leafs(
@@ -401,7 +403,32 @@ def _plan_leafs(net: NetSpec, nodes: int, n_nic: int, ports: int, radix: int) ->
     # Leafs are cabled for a full scalable unit; a cluster smaller than one SU cables what
     # its leafs use.
     up = up_full if int(used.max()) >= down else math.ceil(int(used.max()) / o)
-    return _LeafPlan(layout, assign.astype(np.int64), leafs, up if leafs > 1 else 0, used)
+    per_su = max(1, down // ports) if net.rail_optimized else 0
+    return _LeafPlan(layout, assign.astype(np.int64), leafs, up if leafs > 1 else 0, used, per_su)
+
+
+def _su_plan(per_su: int, nodes: int, hosts_per_domain: int) -> tuple[str, str] | None:
+    """The plan line of a rail-optimized scalable unit whose nodes are hosts of multi-host
+    scale-up domains (NVL72 trays): whole domains, or which domains straddle two SUs."""
+    if per_su <= 0 or hosts_per_domain <= 1 or nodes <= per_su:
+        return None
+    if per_su % hosts_per_domain == 0:
+        domains = per_su // hosts_per_domain
+        return ("scalable unit", f"{per_su} nodes = {domains} whole domains of {hosts_per_domain}")
+    split = sorted(
+        {
+            d
+            for start in range(per_su, nodes, per_su)
+            for d in (start // hosts_per_domain,)
+            if start % hosts_per_domain
+        }
+    )
+    shown = ", ".join(f"d{d}" for d in split[:4]) + (", ..." if len(split) > 4 else "")
+    return (
+        "scalable unit",
+        f"{per_su} nodes, not whole domains of {hosts_per_domain}: {len(split)} domain"
+        f"{'s' if len(split) != 1 else ''} ({shown}) straddle two SUs' leafs",
+    )
 
 
 def build_network(
@@ -413,6 +440,7 @@ def build_network(
     port_bw_GBps: float,
     radix: int,
     base: int,
+    hosts_per_domain: int = 1,
 ) -> NetworkBlock:
     """Switches and cables above the NICs.
 
@@ -425,6 +453,8 @@ def build_network(
         port_bw_GBps: Bandwidth of one port (and of one switch-to-switch cable) [GB/s].
         radix: Ports per switch at the NIC port rate (``effective_radix``).
         base: Absolute id of the first switch device.
+        hosts_per_domain: Hosts (nodes) of one scale-up domain, for the plan to say when
+            a rail-optimized scalable unit splits domains.
 
     Returns:
         The network block.
@@ -598,6 +628,9 @@ def build_network(
             plan.append(("spine oversubscription", f"{spine_down_used / spine_uplinks:.2f}"))
     if tiers >= 2 or (leafs > 1 and net.spines == 0):
         plan.append(("leaf oversubscription", f"{down_used / max(up, 1):.2f}"))
+        su = _su_plan(leaf_plan.per_su, nodes, hosts_per_domain)
+        if su is not None:
+            plan.append(su)
     else:
         plan += [("switches", "1")]
     tree = FatTree(

@@ -12,6 +12,7 @@ from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
 from fabricui.model.topology import (
     INTRA_FABRICS,
     NET_LAYOUTS,
+    NIC_ATTACH,
     SWITCHED_FABRICS,
     IntraSpec,
     TopologySpec,
@@ -158,7 +159,7 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
             _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link, catalog)
     else:
         _check_intra(doc, ipath, spec, gpu, catalog)
-    for attr in ("host_link", "socket_link"):
+    for attr in ("host_link", "socket_link", "cpu_pcie"):
         value = getattr(intra, attr)
         if value is not None:
             _ref(doc, (*ipath, attr), catalog.links, "link", value, catalog)
@@ -256,6 +257,8 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
     )
     if net.layout == "torus":
         return  # no NICs: nics_per_node and nic_map do not apply
+    if net.nic_attach is not None:
+        check_choice(doc, (*npath, "nic_attach"), net.nic_attach, NIC_ATTACH)
     if net.nics_per_node < 1:
         raise _fail(doc, (*npath, "nics_per_node"), f"must be at least 1 (got {net.nics_per_node})")
     if net.switch is not None:

@@ -154,7 +154,8 @@ class NicSpec:
     rate_Gbps: float
     """Line rate of one port [Gb/s]."""
     pcie: str
-    """Host interface generation id (``pcie5``)."""
+    """Link generation id of the hop to the adapter: its host interface (``pcie5``), or for
+    ports on the accelerator's die (``attach: gpu``) the on-die path (``gaudi3-nic-port``)."""
     lat_us: float
     """Adapter latency added once per traversal [us]."""
     source: str

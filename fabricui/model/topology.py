@@ -18,6 +18,9 @@ INTRA_FABRICS = ("nvswitch", "switch", "mesh", "pcie", "none")
 #: Intra-node fabrics whose switch may span several hosts (a scale-up domain).
 SWITCHED_FABRICS = ("nvswitch", "switch")
 
+#: Where a NIC plugs in (``NetSpec.nic_attach``).
+NIC_ATTACH = ("gpu", "pcie-switch", "cpu")
+
 #: Network layouts: one switch, two or three tiers of switches (fat-trees), a dragonfly of
 #: router groups, a 3D torus of direct chip-to-chip links (no switches, no NICs), or the
 #: explicit switch graph of a real cluster (the spec's ``cluster`` section).
@@ -50,6 +53,9 @@ class IntraSpec:
     """CPU sockets per node (default 2 for 4+ GPUs, else 1)."""
     host_link: str | None = None
     """GPU/NIC host-link generation id (default: the GPU's PCIe generation)."""
+    cpu_pcie: str | None = None
+    """PCIe generation id of the CPUs' root ports, where PCIe switches uplink to them
+    (default: the GPU's PCIe generation; Grace is ``pcie5`` beside a Gen6 GPU)."""
     socket_link: str | None = None
     """Link generation id between CPU sockets (default by platform: NVLink-C2C between
     Grace CPUs, AMD's socket link on AMD GPU platforms, Intel UPI otherwise)."""
@@ -90,6 +96,12 @@ class NetSpec:
     """Switch model id (default by link family)."""
     nic: str | None = None
     """NIC model id (default: the catalog's NIC for the link, the GPU and the port rate)."""
+    nic_attach: str | None = None
+    """Where each NIC plugs in (``NIC_ATTACH``): ``gpu`` (the GPU's own lanes, or ports on
+    its die), ``pcie-switch`` (the PCIe switch of its GPUs: a ConnectX-8's integrated
+    switch on GB300), ``cpu`` (a CPU's root ports: GB200's ConnectX-7 behind Grace).
+    Default: ``gpu`` for adapters on the accelerator's die (the NIC record's ``attach``),
+    else ``pcie-switch`` when the host has PCIe switches, else ``cpu``."""
     switch_lat_us: float | None = None
     """Port-to-port latency of every network switch [us] (default: the switch model's)."""
     sharp: bool = False

@@ -63,9 +63,11 @@ def test_scale_up_path_is_the_per_gpu_link(catalog, name, expected):
 
 @pytest.mark.parametrize(("name", "expected"), sorted(NETWORK.items()))
 def test_network_path_is_limited_by_the_nic_rate(catalog, name, expected):
-    """Across two nodes the bottleneck is the GPU's NIC ports on the network link."""
+    """Across two scale-up domains (servers, or the racks of NVL72 trays) the bottleneck is
+    the GPU's NIC ports on the network link."""
     link, bw = expected
-    report = evaluate_path(fabric_of(catalog, name, nodes=2), "n0.g0", "n1.g0")
+    hosts = resolve_topology(name, catalog).intra.hosts_per_domain
+    report = evaluate_path(fabric_of(catalog, name, nodes=2 * hosts), "n0.g0", "d1.g0")
     hop = next(h for h in report.hops if h.src == "n0.nic0")
     assert hop.link == link
     assert report.bottleneck_GBps == pytest.approx(bw)
