@@ -46,7 +46,12 @@ DEFAULT_NET_SWITCH = {
     "slingshot": "rosetta",
     "roce": "spectrum-4",
 }
-DEFAULT_SWITCH_BY_FAMILY = {"infiniband": "quantum-2", "slingshot": "rosetta"}
+DEFAULT_SWITCH_BY_FAMILY = {
+    "infiniband": "quantum-2",
+    "slingshot": "rosetta",
+    # AWS does not publish its EFA switches: a 51.2T merchant switch stands in.
+    "efa": "generic-ethernet-51t",
+}
 FALLBACK_NET_SWITCH = "generic-ethernet"
 
 #: Largest fabric the builder accepts (devices are int32 and memory is finite).
@@ -168,6 +173,7 @@ def _scaleup(spec: TopologySpec, catalog: Catalog) -> _ScaleUp | None:
         or link.links_per_gpu
         or 1
     )
+    check_gpu_ports(spec, catalog, link, per_gpu, "intra.links_per_gpu")
     sw_id = intra.switch
     if sw_id is None and link.id in DEFAULT_NVSWITCH:
         sw_id = DEFAULT_NVSWITCH[link.id]
@@ -182,6 +188,26 @@ def _scaleup(spec: TopologySpec, catalog: Catalog) -> _ScaleUp | None:
     family = re.sub(r"[^a-z0-9]", "", switch.family.lower()) or "scaleup"
     label = (switch.name.split() or [family])[0][:LABEL_CHARS]
     return _ScaleUp(link, per_gpu, switch, f"{family}sw", label)
+
+
+def check_gpu_ports(
+    spec: TopologySpec, catalog: Catalog, link: LinkGeneration, needed: int, key: str
+) -> None:
+    """Refuse more scale-up links per GPU than the GPU has ports of that link (a GB300 has
+    18 NVLink 5 ports: ``--scale-up-links 36`` asks for twice what exists).
+
+    Raises:
+        EngineError: One line naming the GPU's port count and its record's source.
+    """
+    gpu = catalog.gpus[spec.gpu]
+    ports = gpu.scaleup_links
+    if gpu.scaleup_link != link.id or ports < 1 or needed <= ports:
+        return
+    source = gpu.sources.get("scaleup_links", gpu.source)
+    raise EngineError(
+        f"{spec.id}: {key} (--scale-up-links): {needed} {link.id} links per GPU, but a "
+        f"{gpu.id} has {ports} ({source})"
+    )
 
 
 #: Longest row label a switch record gives the map (``UALink``).
@@ -348,6 +374,7 @@ def _build_host(
     elif intra.fabric == "mesh":
         link = catalog.links[intra.link or (gpu.scaleup_link or "")]
         per_pair = intra.links_per_pair
+        check_gpu_ports(spec, catalog, link, per_pair * (g - 1), "intra.links_per_pair")
         for a in range(g):
             for b in range(a + 1, g):
                 block.cable(
@@ -595,6 +622,7 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
             effective_radix(switch.radix, switch.port_Gbps, gbps),
             base,
             hosts_per_domain=hosts,
+            cable_ports=max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1,
         )
         network_plan = (("switch", switch.name), *network.plan)
         n_sw = len(network.kind)

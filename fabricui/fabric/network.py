@@ -441,6 +441,7 @@ def build_network(
     radix: int,
     base: int,
     hosts_per_domain: int = 1,
+    cable_ports: int = 1,
 ) -> NetworkBlock:
     """Switches and cables above the NICs.
 
@@ -455,6 +456,8 @@ def build_network(
         base: Absolute id of the first switch device.
         hosts_per_domain: Hosts (nodes) of one scale-up domain, for the plan to say when
             a rail-optimized scalable unit splits domains.
+        cable_ports: NIC-rate ports one switch port holds (a 800G port split into two
+            400G NIC ports: 2); switch-to-switch cables run at the full switch port rate.
 
     Returns:
         The network block.
@@ -488,13 +491,21 @@ def build_network(
     down_used = int(leaf_plan.used.max())
     plan: list[tuple[str, str]] = [("switch ports", f"{radix} at the NIC rate")]
 
+    # Switch-to-switch cables run at the switch's own port rate: a 64 x 800G leaf serving
+    # 400G NICs over breakout ports has 32 800G uplinks, not 64 400G ones.
+    split = max(1, cable_ports)
+    up = -(-up // split)
+    switch_ports = radix // split
+    cable_bw_GBps = port_bw_GBps * split
+    up_label = f"{up} up ports" if split == 1 else f"{up} up ports of {cable_bw_GBps * 8:g} Gb/s"
+
     def bundle(a: IntArray, b: IntArray, cables: IntArray) -> IntArray:
         """Add a <-> b bundles of whole cables; returns the link ids a -> b (b -> a follow)."""
         nonlocal next_link
         cables = np.asarray(cables, dtype=np.int64)
         src.extend([a, b])
         dst.extend([b, a])
-        bw.append(np.concatenate([cables, cables]) * port_bw_GBps)
+        bw.append(np.concatenate([cables, cables]) * cable_bw_GBps)
         count.append(np.concatenate([cables, cables]))
         ids = next_link + np.arange(a.shape[0])
         next_link += 2 * a.shape[0]
@@ -522,7 +533,7 @@ def build_network(
             if net.spines is not None:
                 two_tier_spines = net.spines
             else:
-                two_tier_spines = _smallest_divisor(up, leafs * up / radix)
+                two_tier_spines = _smallest_divisor(up, leafs * up / switch_ports)
         if two_tier_spines is not None:
             spines = two_tier_spines
             cables = _spread(up, spines)
@@ -531,9 +542,9 @@ def build_network(
                     f"net.spines: {spines} spines need at least one uplink each from every "
                     f"leaf; leafs have {up} (radix {radix})"
                 )
-            if leafs * int(cables.max()) > radix:
+            if leafs * int(cables.max()) > switch_ports:
                 raise EngineError(
-                    f"net.spines: {spines} spines of {radix} ports cannot take {leafs} leafs "
+                    f"net.spines: {spines} spines of {switch_ports} ports cannot take {leafs} leafs "
                     f"x {up} uplinks (use more spines, or layout three-tier)"
                 )
             _check_bundles(leafs * spines, f"{leafs} leafs x {spines} spines")
@@ -548,13 +559,13 @@ def build_network(
             per = "x".join(sorted({str(int(c)) for c in cables}))
             plan += [
                 ("tiers", "2 (leaf, spine)"),
-                ("leafs", f"{leafs}, {down_used} down / {up} up ports"),
+                ("leafs", f"{leafs}, {down_used} down / {up_label}"),
                 ("spines", f"{spines}, {per} cables from each leaf"),
             ]
         else:
             tiers = 3
             spine_o = net.spine_oversubscription
-            spine_down, spine_up_full = _split_ports(radix, spine_o)
+            spine_down, spine_up_full = _split_ports(switch_ports, spine_o)
             rails = n_nic if net.rail_optimized else 1
             if net.spines is not None:
                 per_pod_spines = net.spines
@@ -578,11 +589,11 @@ def build_network(
                 if spine_down_used >= spine_down
                 else math.ceil(spine_down_used / spine_o)
             )
-            cores_per_plane = _smallest_divisor(spine_uplinks, pods * spine_uplinks / radix)
+            cores_per_plane = _smallest_divisor(spine_uplinks, pods * spine_uplinks / switch_ports)
             if cores_per_plane is None:
-                most = radix // 2 * (radix // 2) * radix
+                most = radix // 2 * (switch_ports // 2) * switch_ports
                 raise EngineError(
-                    f"{nodes} nodes need {pods} pods, more than a {radix}-port core switch "
+                    f"{nodes} nodes need {pods} pods, more than a {switch_ports}-port core switch "
                     f"can join: a three-tier fat-tree of this radix holds about {most} "
                     f"ports (use oversubscription, a higher-radix switch, or fewer nodes)"
                 )
@@ -610,10 +621,14 @@ def build_network(
             )
             spine_up = ids2.reshape(pods, per_pod_spines, cores_per_plane)
             spine_down = (ids2 + sp.shape[0]).reshape(pods, per_pod_spines, cores_per_plane)
-            why = "" if layout == "three-tier" else f": two tiers hold {radix * (radix // 2)} ports"
+            why = (
+                ""
+                if layout == "three-tier"
+                else f": two tiers hold {switch_ports * (radix // 2)} ports"
+            )
             plan += [
                 ("tiers", "3 (leaf, spine, core)" + why),
-                ("leafs", f"{leafs}, {down_used} down / {up} up ports"),
+                ("leafs", f"{leafs}, {down_used} down / {up_label}"),
                 ("pods", f"{pods} of {leafs_per_pod} leafs"),
                 (
                     "spines",
@@ -627,7 +642,7 @@ def build_network(
             ]
             plan.append(("spine oversubscription", f"{spine_down_used / spine_uplinks:.2f}"))
     if tiers >= 2 or (leafs > 1 and net.spines == 0):
-        plan.append(("leaf oversubscription", f"{down_used / max(up, 1):.2f}"))
+        plan.append(("leaf oversubscription", f"{down_used / max(up * split, 1):.2f}"))
         su = _su_plan(leaf_plan.per_su, nodes, hosts_per_domain)
         if su is not None:
             plan.append(su)
