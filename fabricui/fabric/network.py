@@ -544,8 +544,8 @@ def build_network(
                 )
             if leafs * int(cables.max()) > switch_ports:
                 raise EngineError(
-                    f"net.spines: {spines} spines of {switch_ports} ports cannot take {leafs} leafs "
-                    f"x {up} uplinks (use more spines, or layout three-tier)"
+                    f"net.spines: {spines} spines of {switch_ports} ports cannot take "
+                    f"{leafs} leafs x {up} uplinks (use more spines, or layout three-tier)"
                 )
             _check_bundles(leafs * spines, f"{leafs} leafs x {spines} spines")
             kind += [int(DeviceKind.SPINE)] * spines
