@@ -461,6 +461,103 @@ def _domain_block(
     return block
 
 
+def torus_axis_links(spec: TopologySpec, catalog: Catalog) -> tuple[LinkGeneration, ...]:
+    """The link generation of each torus dimension (x, y, z): ``net.axis_links``, padded
+    with ``net.link``."""
+    net = spec.net
+    assert net is not None
+    if net.axis_links and (net.torus is None or len(net.torus) != len(net.axis_links)):
+        raise EngineError(
+            f"{spec.id}: net.axis_links names a link for each dimension of net.torus, which "
+            f"does not hold {spec.n_gpus} chips (--nodes cannot reshape this torus)"
+        )
+    named = tuple(catalog.links[a] for a in (net.axis_links or ()))
+    return named + (catalog.links[net.link],) * (3 - len(named))
+
+
+def _ports_per_chip(link: LinkGeneration) -> int | None:
+    """Ports of ``link`` one chip has (its record's ``links_per_gpu``), None: not stated."""
+    return link.links_per_gpu if link.links_per_gpu else None
+
+
+def torus_max_dims(catalog: Catalog, spec: TopologySpec, link: LinkGeneration) -> int:
+    """Most torus dimensions the chip's ports make: two ports per ring (TPU v6e's 4 ICI
+    ports: a 2D torus); 3 when the record states no port count or the spec names a link
+    per dimension."""
+    ports = _ports_per_chip(link)
+    if ports is None or (spec.net is not None and spec.net.axis_links):
+        return 3
+    return max(1, min(3, ports // 2))
+
+
+def _limit_source(link: LinkGeneration, field_name: str) -> str:
+    return link.sources.get(field_name, link.source)
+
+
+def check_torus_limits(
+    spec: TopologySpec,
+    catalog: Catalog,
+    dims: tuple[int, int, int],
+    axis_links: tuple[LinkGeneration, ...],
+) -> None:
+    """Refuse a torus the chips cannot make: more chips than the largest slice, sizes
+    beyond the largest slice's, or more ring ports per chip than the chip has.
+
+    Raises:
+        EngineError: One line naming the limit and its source.
+    """
+    link = axis_links[0] if spec.net is None else catalog.links[spec.net.link]
+    gpu = catalog.gpus[spec.gpu]
+    chips = dims[0] * dims[1] * dims[2]
+    shape = "x".join(str(d) for d in dims if d > 1) or "1"
+    pod = f"; a pod is {link.pod_chips:,} chips" if link.pod_chips else ""
+    if link.torus_max_chips is not None and chips > link.torus_max_chips:
+        biggest = "x".join(str(d) for d in link.torus_max) or f"{link.torus_max_chips:,} chips"
+        raise EngineError(
+            f"{spec.id}: {chips:,} chips exceed the largest {gpu.name} slice, {biggest} "
+            f"({link.torus_max_chips:,} chips{pod}; {_limit_source(link, 'torus_max_chips')})"
+        )
+    needed: dict[str, int] = {}
+    for d, size in enumerate(dims):
+        if size > 1:
+            needed[axis_links[d].id] = needed.get(axis_links[d].id, 0) + (2 if size > 2 else 1)
+    for gen, count in needed.items():
+        record = catalog.links[gen]
+        ports = _ports_per_chip(record)
+        if ports is not None and count > ports:
+            raise EngineError(
+                f"{spec.id}: a {shape} torus needs {count} {gen} ports per chip, a "
+                f"{gpu.name} has {ports} (a {ports // 2}D torus at most; "
+                f"{_limit_source(record, 'links_per_gpu')})"
+            )
+    if link.torus_max:
+        used = sorted(d for d in dims if d > 1)
+        most = sorted(link.torus_max)
+        fits = len(used) <= len(most) and all(
+            a <= b for a, b in zip(reversed(used), reversed(most))
+        )
+        if not fits:
+            biggest = "x".join(str(d) for d in link.torus_max)
+            raise EngineError(
+                f"{spec.id}: a {shape} torus does not fit the largest {gpu.name} slice, "
+                f"{biggest} ({_limit_source(link, 'torus_max')})"
+            )
+
+
+def torus_wraps(
+    link: LinkGeneration, dims: tuple[int, int, int], max_dims: int
+) -> tuple[bool, bool, bool]:
+    """Which rings wrap around: all of them, unless the link's record allows wrap-around
+    only in slices of whole blocks (``torus_wrap``): then all rings when the slice spans
+    every torus dimension of the chip in whole blocks, none otherwise (a mesh)."""
+    block = link.torus_wrap
+    if block is None:
+        return (True, True, True)
+    active = [d for d in dims if d > 1]
+    whole = len(active) >= max_dims and all(d % block == 0 for d in active)
+    return (whole, whole, whole)
+
+
 def _tile(values: list, nodes: int, dtype, offset_step: int = 0) -> np.ndarray:
     base = np.asarray(values, dtype=np.int64 if offset_step else dtype)
     if not offset_step:
@@ -569,24 +666,30 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     if spec.net is not None and spec.net.layout == "torus":
         # Every chip-to-chip link, also inside a node, is in the network block.
         link = catalog.links[spec.net.link]
+        axis_links = torus_axis_links(spec, catalog)
+        max_dims = torus_max_dims(catalog, spec, link)
         block_spec = spec.net.host_block
         block = (
             tuple(int(b) for b in block_spec) + (1,) * (3 - len(block_spec))
             if block_spec is not None
-            else default_host_block(g)
+            else default_host_block(g, max_dims)
         )
-        dims = torus_dims(spec.net, nodes * g, block)
+        dims = torus_dims(spec.net, nodes * g, block, max_dims)
+        check_torus_limits(spec, catalog, dims, axis_links)
+        wrap = torus_wraps(link, dims, max_dims)
+        rates = tuple(
+            spec.net.gbps / 8.0 if spec.net.gbps and a.id == link.id else a.bw_GBps
+            for a in axis_links
+        )
         network = build_torus(
-            dims,
-            gpu_dev,
-            spec.net.gbps / 8.0 if spec.net.gbps else link.bw_GBps,
-            g,
-            (block[0], block[1], block[2]),
+            dims, gpu_dev, (rates[0], rates[1], rates[2]), g, (block[0], block[1], block[2]), wrap
         )
         network_plan = network.plan
         total = network.src.shape[0]
-        assert isinstance(network.tree, Torus)
+        assert isinstance(network.tree, Torus) and network.axis is not None
         torus = network.tree.shifted(domains * ln)
+        axis_gen = np.asarray([gens(a.id) for a in axis_links], dtype=np.int16)
+        axis_lat = np.asarray([a.lat_us for a in axis_links])
         net_parts = dict(
             kind=np.zeros(0, dtype=np.int8),
             index=np.zeros(0, dtype=np.int32),
@@ -597,8 +700,8 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
             src=network.src,
             dst=network.dst,
             bw=network.bw_GBps,
-            llat=np.full(total, link.lat_us),
-            gen=np.full(total, gens(link.id), dtype=np.int16),
+            llat=axis_lat[network.axis],
+            gen=axis_gen[network.axis],
             count=network.count.astype(np.int16),
         )
     # A single node keeps its NICs (so --nodes can grow it) but needs no switches.

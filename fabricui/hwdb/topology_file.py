@@ -256,6 +256,8 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
         doc, (*npath, "spine_oversubscription"), net.spine_oversubscription, 1.0, 64.0, "ratio"
     )
     if net.layout == "torus":
+        for i, axis_link in enumerate(net.axis_links or ()):
+            _ref(doc, (*npath, "axis_links", i), catalog.links, "link", axis_link, catalog)
         return  # no NICs: nics_per_node and nic_map do not apply
     if net.nic_attach is not None:
         check_choice(doc, (*npath, "nic_attach"), net.nic_attach, NIC_ATTACH)
@@ -300,6 +302,7 @@ _LAYOUT_KEYS = {
     "global_links": "dragonfly",
     "torus": "torus",
     "host_block": "torus",
+    "axis_links": "torus",
 }
 
 
@@ -316,7 +319,7 @@ def _check_layout_keys(doc: YamlDocument, npath: KeyPath, spec: TopologySpec) ->
             raise _fail(
                 doc, (*npath, key), f"only applies to layout {layout} (layout is {net.layout})"
             )
-        if key not in ("torus", "host_block") and value < 1:
+        if key not in ("torus", "host_block", "axis_links") and value < 1:
             raise _fail(doc, (*npath, key), f"must be at least 1 (got {value})")
     if net.host_block is not None:
         block = net.host_block
@@ -336,6 +339,12 @@ def _check_layout_keys(doc: YamlDocument, npath: KeyPath, spec: TopologySpec) ->
                 (*npath, "host_block"),
                 f"{shape} = {chips} chips, but a host has {spec.gpus_per_node}",
             )
+    if net.axis_links is not None and (net.torus is None or len(net.axis_links) != len(net.torus)):
+        raise _fail(
+            doc,
+            (*npath, "axis_links"),
+            f"needs one link per net.torus dimension (torus: {list(net.torus or [])})",
+        )
     if net.torus is None:
         return
     dims = net.torus

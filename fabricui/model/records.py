@@ -79,6 +79,19 @@ class LinkGeneration:
     on the path between two of its GPUs; empty: all of them. NCCL enables LL128 only where
     128-byte stores arrive whole (NVLink), so a host link or a vendor link without that
     guarantee lists ``[ll, simple]`` and the engine never prices LL128 across it."""
+    torus_max: tuple[int, ...] = ()
+    """Chip-to-chip links only: the largest slice a torus of this link may be, as ring
+    sizes (``[16, 16, 24]`` for TPU v5p); a torus whose sizes, sorted, exceed these is
+    refused. Empty: no limit."""
+    torus_max_chips: int | None = None
+    """Chip-to-chip links only: most chips of one torus (the largest slice a pod runs)."""
+    pod_chips: int | None = None
+    """Chip-to-chip links only: chips of a whole pod, for messages (TPU v5p: 8,960)."""
+    torus_wrap: int | None = None
+    """Chip-to-chip links only: rings wrap around only in slices made of whole blocks of
+    this many chips along every torus dimension the chip has (4: whole 4x4x4 cubes on TPU
+    v5p and 7x; 16: TPU v6e's whole 16 x 16 pod); smaller slices are meshes. None: every
+    ring wraps."""
 
     @property
     def per_gpu_bw_GBps(self) -> float | None:

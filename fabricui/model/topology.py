@@ -118,6 +118,10 @@ class NetSpec:
     """Torus only: ring sizes ``[X, Y, Z]`` (1 to 3 entries); their product is the number
     of chips. Default (and after ``--nodes`` changes the chip count): the most cube-like
     factorization of the chip count whose sides hold whole host blocks."""
+    axis_links: tuple[str, ...] | None = None
+    """Torus only: the link generation of each ring dimension, x first (default:
+    ``link`` for all): a Trn2 UltraServer's rings across its instances are not its
+    in-instance torus links. Needs ``torus``."""
     host_block: tuple[int, ...] | None = None
     """Torus only: a host's chips along x, y, z (default by chips per host: 4 -> 2 x 2 x 1
     as a TPU v5p host, 8 -> 2 x 2 x 2, 2 -> 2 x 1 x 1)."""
