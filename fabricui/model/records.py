@@ -133,7 +133,11 @@ class GpuSpec:
     memory_tech: str = ""
     """Memory technology (``HBM3``, ``GDDR6X``)."""
     fp8_dense_TFLOPS: float | None = None
-    """Peak dense FP8 tensor throughput, no sparsity [TFLOP/s]; None: no FP8 tensor cores."""
+    """Peak dense FP8 tensor throughput, no sparsity (half a 2:4-sparsity figure)
+    [TFLOP/s]; None: no FP8 tensor cores, or none published."""
+    fp4_dense_TFLOPS: float | None = None
+    """Peak dense FP4 tensor throughput (NVFP4, MXFP4), no sparsity [TFLOP/s]; None: no
+    FP4 tensor cores, or none published."""
     sms: int | None = None
     """Streaming multiprocessors (compute units): GEMM tiles run in waves of this many."""
     gemm_efficiency: float | None = None
