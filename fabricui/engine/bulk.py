@@ -12,10 +12,11 @@ Cross-rail flows on a rail-optimized fat-tree go through their PXN proxy (``Rout
 A dragonfly is routed adaptively, as Slingshot and other dragonfly routers do (UGAL, per
 packet): each flow splits its bytes between its minimal route (spread over every global
 bundle of its group pair) and its Valiant route (through intermediate groups, or another
-router of its group) until neither is less loaded (``ugal_split``). Minimal flows load the pair's global bundles as one aggregate and their
-routers' local links as aggregates (weighted by the share of the pair's cables held by
-other routers); Valiant flows load their source group's global egress and their target
-group's global ingress, and their middle hops spread over every global and local link.
+router of its group) until neither is less loaded (``ugal_split``). Minimal flows load the
+pair's global bundles as one aggregate and their routers' local links as aggregates
+(weighted by the share of the pair's cables held by other routers); Valiant flows load
+their source group's global egress and their target group's global ingress, and their
+middle hops spread over every global and local link.
 Path queries (an idle fabric) take the minimal route.
 
 A torus's whole route comes from its ``Torus`` table: one dimension-order route per flow,

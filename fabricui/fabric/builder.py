@@ -25,6 +25,7 @@ from fabricui.fabric.network import (
     default_host_block,
     effective_radix,
     torus_dims,
+    torus_shape,
 )
 from fabricui.model import LinkGeneration, NicSpec, SwitchSpec, TopologySpec
 
@@ -419,15 +420,9 @@ def _build_host(
     return block, gpu_nic_local, gpu_cpu_local, nic_ports
 
 
-def _domain_block(
-    host: _Block, spec: TopologySpec, scaleup: _ScaleUp | None, gens: _Interner, models: _Interner
-) -> _Block:
-    """The domain block: ``hosts_per_domain`` copies of the host block, then the switch the
-    hosts share and every GPU's links into it (local ids)."""
-    hosts = spec.hosts_per_domain
-    if hosts == 1:
-        return host
-    dh, lh = len(host.kind), len(host.src)
+def _host_copies(host: _Block, hosts: int) -> _Block:
+    """``hosts`` copies of the host block, device ids shifted per copy (local ids)."""
+    dh = len(host.kind)
     block = _Block()
     for h in range(hosts):
         block.kind += host.kind
@@ -441,6 +436,19 @@ def _domain_block(
         block.lat += host.lat
         block.gen += host.gen
         block.count += host.count
+    return block
+
+
+def _domain_block(
+    host: _Block, spec: TopologySpec, scaleup: _ScaleUp | None, gens: _Interner, models: _Interner
+) -> _Block:
+    """The domain block: ``hosts_per_domain`` copies of the host block, then the switch the
+    hosts share and every GPU's links into it (local ids)."""
+    hosts = spec.hosts_per_domain
+    if hosts == 1:
+        return host
+    dh = len(host.kind)
+    block = _host_copies(host, hosts)
     assert scaleup is not None  # only switch fabrics span hosts (checked with the spec)
     sw_spec = scaleup.switch
     switch = block.device(
@@ -457,8 +465,64 @@ def _domain_block(
             block.cable(
                 h * dh + i, switch, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu
             )
-    del lh
     return block
+
+
+def _domain_torus_block(
+    host: _Block, spec: TopologySpec, catalog: Catalog, gens: _Interner
+) -> tuple[_Block, Torus, tuple[tuple[str, str], ...]]:
+    """The domain block of an ``intra.fabric: torus``: its hosts, then the chip-to-chip
+    links of the torus their chips make (a Trn2 instance's 4x4, a Trn2 UltraServer's
+    4x4x4), held to the link records' limits as a network torus is.
+
+    Returns:
+        The block, the torus table (chips as local ranks ``0 .. gpus_per_domain - 1``,
+        link ids local to the domain block) and the plan lines.
+    """
+    intra = spec.intra
+    gpu = catalog.gpus[spec.gpu]
+    g, hosts = spec.gpus_per_node, spec.hosts_per_domain
+    chips = g * hosts
+    link = catalog.links[intra.link or (gpu.scaleup_link or "")]
+    named = tuple(catalog.links[a] for a in (intra.axis_links or ()))
+    axis_links = named + (link,) * (3 - len(named))
+    max_dims = torus_max_dims(link, bool(named))
+    block_dims = (
+        tuple(int(b) for b in intra.host_block) + (1,) * (3 - len(intra.host_block))
+        if intra.host_block is not None
+        else default_host_block(g, max_dims)
+    )
+    shape = intra.torus
+    if shape is not None and int(np.prod(shape)) == chips:
+        dims = tuple(int(d) for d in shape) + (1,) * (3 - len(shape))
+    else:  # fewer hosts than a whole domain: the most cube-like torus of their blocks
+        dims = torus_shape(chips, (block_dims[0], block_dims[1], block_dims[2]), max_dims)
+    dims3 = (dims[0], dims[1], dims[2])
+    check_torus_limits(spec, catalog, dims3, axis_links, link)
+    wrap = torus_wraps(link, dims3, max_dims)
+    block = _host_copies(host, hosts) if hosts > 1 else host
+    gpu_local = np.flatnonzero(np.asarray(host.kind) == DeviceKind.GPU)
+    chip_devs = (gpu_local[None, :] + (np.arange(hosts) * len(host.kind))[:, None]).reshape(-1)
+    rates = tuple(a.bw_GBps for a in axis_links)
+    torus_links = build_torus(
+        dims3,
+        chip_devs.astype(np.int64),
+        (rates[0], rates[1], rates[2]),
+        g,
+        (block_dims[0], block_dims[1], block_dims[2]),
+        wrap,
+    )
+    assert isinstance(torus_links.tree, Torus) and torus_links.axis is not None
+    first = len(block.src)
+    if block is host:
+        block = _host_copies(host, 1)
+    block.src += torus_links.src.tolist()
+    block.dst += torus_links.dst.tolist()
+    block.bw += torus_links.bw_GBps.tolist()
+    block.lat += [axis_links[int(a)].lat_us for a in torus_links.axis]
+    block.gen += [gens(axis_links[int(a)].id) for a in torus_links.axis]
+    block.count += [1] * int(torus_links.src.shape[0])
+    return block, torus_links.tree.shifted(first), torus_links.plan
 
 
 def torus_axis_links(spec: TopologySpec, catalog: Catalog) -> tuple[LinkGeneration, ...]:
@@ -480,12 +544,12 @@ def _ports_per_chip(link: LinkGeneration) -> int | None:
     return link.links_per_gpu if link.links_per_gpu else None
 
 
-def torus_max_dims(catalog: Catalog, spec: TopologySpec, link: LinkGeneration) -> int:
+def torus_max_dims(link: LinkGeneration, per_axis: bool = False) -> int:
     """Most torus dimensions the chip's ports make: two ports per ring (TPU v6e's 4 ICI
     ports: a 2D torus); 3 when the record states no port count or the spec names a link
-    per dimension."""
+    per dimension (``per_axis``)."""
     ports = _ports_per_chip(link)
-    if ports is None or (spec.net is not None and spec.net.axis_links):
+    if ports is None or per_axis:
         return 3
     return max(1, min(3, ports // 2))
 
@@ -499,6 +563,7 @@ def check_torus_limits(
     catalog: Catalog,
     dims: tuple[int, int, int],
     axis_links: tuple[LinkGeneration, ...],
+    link: LinkGeneration,
 ) -> None:
     """Refuse a torus the chips cannot make: more chips than the largest slice, sizes
     beyond the largest slice's, or more ring ports per chip than the chip has.
@@ -506,7 +571,6 @@ def check_torus_limits(
     Raises:
         EngineError: One line naming the limit and its source.
     """
-    link = axis_links[0] if spec.net is None else catalog.links[spec.net.link]
     gpu = catalog.gpus[spec.gpu]
     chips = dims[0] * dims[1] * dims[2]
     shape = "x".join(str(d) for d in dims if d > 1) or "1"
@@ -614,7 +678,12 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     host, gpu_nic_local, gpu_cpu_local, nic_ports = _build_host(
         spec, catalog, gens, models, nic_spec, scaleup
     )
-    block = _domain_block(host, spec, scaleup, gens, models)
+    domain_torus: Torus | None = None
+    domain_plan: tuple[tuple[str, str], ...] = ()
+    if spec.intra.fabric == "torus":
+        block, domain_torus, domain_plan = _domain_torus_block(host, spec, catalog, gens)
+    else:
+        block = _domain_block(host, spec, scaleup, gens, models)
     nodes = spec.nodes
     domains = spec.domains
     dh, lh = len(host.kind), len(host.src)
@@ -667,7 +736,7 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         # Every chip-to-chip link, also inside a node, is in the network block.
         link = catalog.links[spec.net.link]
         axis_links = torus_axis_links(spec, catalog)
-        max_dims = torus_max_dims(catalog, spec, link)
+        max_dims = torus_max_dims(link, bool(spec.net.axis_links))
         block_spec = spec.net.host_block
         block = (
             tuple(int(b) for b in block_spec) + (1,) * (3 - len(block_spec))
@@ -675,7 +744,7 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
             else default_host_block(g, max_dims)
         )
         dims = torus_dims(spec.net, nodes * g, block, max_dims)
-        check_torus_limits(spec, catalog, dims, axis_links)
+        check_torus_limits(spec, catalog, dims, axis_links, link)
         wrap = torus_wraps(link, dims, max_dims)
         rates = tuple(
             spec.net.gbps / 8.0 if spec.net.gbps and a.id == link.id else a.bw_GBps
@@ -791,11 +860,12 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         host_devices=dh,
         host_links=lh,
         scaleup_prefix=scaleup.prefix if scaleup else "nvsw",
-        scaleup_label=scaleup.label if scaleup else "NVSw",
-        network_plan=network_plan,
+        scaleup_label=scaleup.label if scaleup else ("Torus" if domain_torus else "NVSw"),
+        network_plan=tuple((f"domain {k}", v) for k, v in domain_plan) + network_plan,
         tree=tree,
         dragonfly=dragonfly,
         torus=torus,
+        domain_torus=domain_torus,
         net_protocols=nic_spec.protocols if nic_spec is not None else (),
         generation_records=tuple(catalog.links[g] for g in gens.items),
     )

@@ -10,10 +10,10 @@ from fabricui.hwdb.plugin_dirs import NeedsPluginError
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
 from fabricui.model.topology import (
+    DOMAIN_FABRICS,
     INTRA_FABRICS,
     NET_LAYOUTS,
     NIC_ATTACH,
-    SWITCHED_FABRICS,
     IntraSpec,
     TopologySpec,
 )
@@ -29,6 +29,7 @@ _INTRA_FAMILIES: dict[str, tuple[str, ...] | None] = {
     "nvswitch": ("nvlink",),
     "switch": None,
     "mesh": None,
+    "torus": None,
     "pcie": ("pcie",),
 }
 
@@ -188,12 +189,14 @@ def _check_intra(
         raise _fail(
             doc, (*ipath, "hosts_per_domain"), f"must be at least 1 (got {intra.hosts_per_domain})"
         )
-    if intra.hosts_per_domain > 1 and intra.fabric not in SWITCHED_FABRICS:
+    if intra.hosts_per_domain > 1 and intra.fabric not in DOMAIN_FABRICS:
         raise _fail(
             doc,
             (*ipath, "hosts_per_domain"),
-            f"only a switch fabric (nvswitch, switch) spans hosts (fabric is {intra.fabric})",
+            f"only a switch fabric (nvswitch, switch) or a torus spans hosts (fabric is "
+            f"{intra.fabric})",
         )
+    _check_intra_torus(doc, ipath, spec, catalog)
     if intra.fabric in _INTRA_FAMILIES:
         link_id = intra.link
         if link_id is None:
@@ -229,6 +232,46 @@ def _check_intra(
                     f"required with fabric switch: name the switch record of {link_id} "
                     f"(no single catalog switch of family {family!r})",
                 )
+
+
+def _check_intra_torus(
+    doc: YamlDocument, ipath: KeyPath, spec: TopologySpec, catalog: Catalog
+) -> None:
+    """``intra.torus``, ``host_block`` and ``axis_links``: only with ``fabric: torus``, a
+    shape holding the domain's chips, a block holding a host's, one link per dimension."""
+    intra = spec.intra
+    for key in ("torus", "host_block", "axis_links"):
+        if getattr(intra, key) is not None and intra.fabric != "torus":
+            raise _fail(doc, (*ipath, key), f"only applies to fabric torus (is {intra.fabric})")
+    if intra.fabric != "torus":
+        return
+    wanted = {
+        "torus": spec.gpus_per_node * intra.hosts_per_domain,
+        "host_block": spec.gpus_per_node,
+    }
+    for key, chips in wanted.items():
+        sizes = getattr(intra, key)
+        if sizes is None:
+            continue
+        if not 1 <= len(sizes) <= 3 or min(sizes) < 1:
+            raise _fail(
+                doc, (*ipath, key), f"expected 1 to 3 sizes of at least 1 (got {list(sizes)})"
+            )
+        product = 1
+        for size in sizes:
+            product *= size
+        if product != chips:
+            shape = "x".join(str(d) for d in sizes)
+            raise _fail(doc, (*ipath, key), f"{shape} = {product} chips, expected {chips}")
+    if intra.axis_links is not None:
+        if intra.torus is not None and len(intra.axis_links) != len(intra.torus):
+            raise _fail(
+                doc,
+                (*ipath, "axis_links"),
+                f"needs one link per intra.torus dimension ({list(intra.torus)})",
+            )
+        for i, axis_link in enumerate(intra.axis_links):
+            _ref(doc, (*ipath, "axis_links", i), catalog.links, "link", axis_link, catalog)
 
 
 def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Catalog) -> None:

@@ -13,10 +13,14 @@ from fabricui.model.cluster import ClusterSpec
 #: Intra-node fabrics a builder understands: ``switch`` is any scale-up link generation on
 #: the switch its record names (UALink, a plugin's FooLink ...); ``nvswitch`` the same for
 #: NVLink with the NVSwitch of the generation by default.
-INTRA_FABRICS = ("nvswitch", "switch", "mesh", "pcie", "none")
+INTRA_FABRICS = ("nvswitch", "switch", "mesh", "pcie", "torus", "none")
 
 #: Intra-node fabrics whose switch may span several hosts (a scale-up domain).
 SWITCHED_FABRICS = ("nvswitch", "switch")
+
+#: Intra-node fabrics that may span several hosts: a switch, or a torus of chip-to-chip
+#: links (a Trn2 UltraServer's four instances).
+DOMAIN_FABRICS = (*SWITCHED_FABRICS, "torus")
 
 #: Where a NIC plugs in (``NetSpec.nic_attach``).
 NIC_ATTACH = ("gpu", "pcie-switch", "cpu")
@@ -33,7 +37,8 @@ class IntraSpec:
 
     fabric: str = "none"
     """``nvswitch`` (NVLink switch), ``switch`` (any scale-up link generation on the switch
-    ``switch`` names), ``mesh`` (direct GPU links), ``pcie`` or ``none`` (one GPU per node)."""
+    ``switch`` names), ``mesh`` (direct GPU links), ``torus`` (chip-to-chip links in a
+    torus, ``torus``), ``pcie`` or ``none`` (one GPU per node)."""
     link: str | None = None
     """Link generation id of the GPU-to-GPU (or GPU-to-switch) links."""
     hosts_per_domain: int = 1
@@ -62,6 +67,15 @@ class IntraSpec:
     switch: str | None = None
     """Switch model id of the scale-up switch (``nvswitch``: default by NVLink generation;
     ``switch``: required unless one catalog switch has the link's family)."""
+    torus: tuple[int, ...] | None = None
+    """Torus only: ring sizes of a scale-up domain's torus (``[4, 4, 4]``: a Trn2
+    UltraServer); their product is ``gpus_per_node x hosts_per_domain``. Default (and for
+    a partial domain): the most cube-like shape of whole host blocks."""
+    host_block: tuple[int, ...] | None = None
+    """Torus only: a host's chips along x, y, z (``[4, 4, 1]``: a trn2.48xlarge's 4x4)."""
+    axis_links: tuple[str, ...] | None = None
+    """Torus only: the link generation of each ring dimension, x first (default: ``link``
+    for all)."""
 
 
 @dataclass(frozen=True)

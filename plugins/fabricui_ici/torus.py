@@ -1,4 +1,5 @@
-"""Collectives on a direct torus, all dimensions at once (as TPU pods run them).
+"""Collectives on a direct torus, all dimensions at once (as TPU pods run them): a network
+torus (TPU slices), or the torus of one scale-up domain (a Trn2 instance or UltraServer).
 
 Every stage runs bidirectional rings: each chip sends half of its share each way to its two
 neighbours along one dimension, so both links of that dimension carry traffic. To use all
@@ -43,12 +44,14 @@ class TorusRings(CollectiveAlgorithm):
             still to reduce; each chip sends ``(n - 1) / n * left / parts / 2`` of the
             buffer each way (all of it one way on a ring of two).
         """
-        torus = group.fabric.torus
+        torus, offset = _group_torus(group)
+        assert torus is not None
         dims = tuple(torus.dims)
         axes = _ring_axes(group)
 
         def plan(orders: list[list[int]]) -> tuple[float, float]:
             ranks = group.ranks.astype(np.int64)
+            local = ranks - offset
             parts = len(orders)
             spb, steps = 0.0, 0.0
             for stage in range(len(orders[0])):
@@ -62,7 +65,7 @@ class TorusRings(CollectiveAlgorithm):
                     share = (size - 1) / size * left / parts * halves
                     for step in (1, -1) if size > 2 else (1,):
                         src.append(ranks)
-                        dst.append(torus.neighbour(ranks, axis, step))
+                        dst.append(torus.neighbour(local, axis, step) + offset)
                         vol.append(np.full(ranks.shape[0], share))
                     stage_steps = max(stage_steps, float(size - 1))
                 spb += group.seconds_per_byte(
@@ -90,10 +93,10 @@ def _ring_axes(group: Group) -> tuple[int, ...]:
     """Torus dimensions (of size > 1) along which the group holds whole rings, when the
     group is exactly such a sub-torus (whole rings along these, one coordinate along the
     others); empty otherwise."""
-    torus = getattr(group.fabric, "torus", None)
+    torus, offset = _group_torus(group)
     if torus is None:
         return ()
-    pos = torus.pos[group.ranks.astype(np.int64)]
+    pos = torus.pos[group.ranks.astype(np.int64) - offset]
     axes = []
     size = 1
     for axis, ring in enumerate(torus.dims):
@@ -114,7 +117,8 @@ def _part_orders(group: Group, axes: list[int]) -> list[list[list[int]]]:
     rotated among those, the slower dimensions last, on data already reduced by the fast
     ones (the instance's torus first, then the ring across instances)."""
     rotated = [axes[t:] + axes[:t] for t in range(len(axes))]
-    torus = group.fabric.torus
+    torus, _ = _group_torus(group)
+    assert torus is not None
     rate = {}
     for axis in axes:
         links = torus.out[:, axis, :]
@@ -126,3 +130,19 @@ def _part_orders(group: Group, axes: list[int]) -> list[list[list[int]]]:
         return [rotated]
     slow = sorted((a for a in axes if a not in fast), key=lambda a: -rate[a])
     return [rotated, [fast[t:] + fast[:t] + slow for t in range(len(fast))]]
+
+
+def _group_torus(group: Group):  # type: ignore[no-untyped-def]
+    """(torus, first rank) the group's chips lie in: the fabric's torus (first rank 0), or
+    the torus of the one scale-up domain holding every rank (a Trn2 UltraServer); (None,
+    0) otherwise."""
+    fabric = group.fabric
+    if getattr(fabric, "torus", None) is not None:
+        return fabric.torus, 0
+    domain_torus = getattr(fabric, "domain_torus", None)
+    if domain_torus is None:
+        return None, 0
+    domains = group.ranks // fabric.gpus_per_domain
+    if (domains != domains[0]).any():
+        return None, 0
+    return domain_torus, int(domains[0]) * fabric.gpus_per_domain

@@ -99,10 +99,14 @@ def test_gaudi3_nic_sits_on_the_accelerator(catalog):
 
 
 def test_trn2_ultraserver_is_a_4x4x4_torus(catalog):
-    """64 Trainium2 chips, each with 6 torus neighbours (4 in its instance, 2 across)."""
+    """64 Trainium2 chips in one NeuronLink domain's 4x4x4 torus, each with 6 torus
+    neighbours (4 in its instance, 2 across)."""
     fabric = fabric_of(catalog, "trn2-ultraserver")
-    assert fabric.torus is not None and fabric.n_gpus == 64
-    assert np.all(np.bincount(fabric.link_src[fabric.link_src < fabric.n_devices])[:64] >= 6)
+    assert fabric.domain_torus is not None and fabric.n_gpus == 64
+    assert fabric.domain_torus.dims == (4, 4, 4)
+    gpus = fabric.gpu_dev.astype(np.int64)
+    chip_links = np.isin(fabric.link_src, gpus) & np.isin(fabric.link_dst, gpus)
+    assert np.all(np.bincount(fabric.link_src[chip_links], minlength=fabric.n_devices)[gpus] == 6)
 
 
 def test_rubin_has_no_invented_bf16_peak(catalog, run_cli):
