@@ -772,11 +772,16 @@ class BulkRouter:
         return unfolded, capacity
 
     def seconds_per_byte(
-        self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike
+        self,
+        src: npt.ArrayLike,
+        dst: npt.ArrayLike,
+        volume: npt.ArrayLike,
+        valiant: bool | FloatArray | None = None,
     ) -> float:
         """Busiest resource's time per message byte [us per byte] (0 without traffic);
-        dragonfly flows take the less loaded routing mode (UGAL)."""
-        return self._busiest(self.loads(src, dst, volume))
+        dragonfly flows split between their routes as adaptive routing does (UGAL), unless
+        ``valiant`` names a mode (as ``loads``)."""
+        return self._busiest(self.loads(src, dst, volume, valiant))
 
     def max_min_rates(
         self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool | None = None

@@ -10,9 +10,9 @@ switch-to-switch routes are computed once per pair of leafs. A single route cost
 dictionary look-ups after the first.
 
 Dragonflies and tori (a network torus, or the torus of each scale-up domain) are routed
-from their tables (``Dragonfly.router_links``, ``Torus.paths``), the same functions the vectorized router uses: minimal dragonfly routes
-(an idle fabric's adaptive routing takes them), dimension-order torus routes through
-intermediate chips.
+from their tables (``Dragonfly.router_links``, ``Torus.paths``), the same functions the
+vectorized router uses: minimal dragonfly routes (an idle fabric's adaptive routing takes
+them), dimension-order torus routes through intermediate chips.
 
 PXN (NCCL's "PCI x NVLink", on by default): on a rail-optimized fat-tree, traffic for a NIC
 on another rail first moves over NVLink to the GPU of the same scale-up domain whose NIC is
