@@ -375,7 +375,9 @@ def _build_host(
     elif intra.fabric == "mesh":
         link = catalog.links[intra.link or (gpu.scaleup_link or "")]
         per_pair = intra.links_per_pair
-        check_gpu_ports(spec, catalog, link, per_pair * (g - 1), "intra.links_per_pair")
+        # A pair cannot have more links than a GPU has ports. (The whole mesh may: a
+        # partial mesh such as DGX-1's hybrid cube-mesh is modelled as a uniform one.)
+        check_gpu_ports(spec, catalog, link, per_pair, "intra.links_per_pair")
         for a in range(g):
             for b in range(a + 1, g):
                 block.cable(
