@@ -336,3 +336,18 @@ def test_fp8_and_fp4_dense_peaks(catalog, gpu, fp8, fp4):
     device, notes = make_device(record, "fp8")
     assert device.peak_flops == pytest.approx(fp8 * 1e12, rel=1e-4)
     assert not any("FP8" in n for n in notes)
+
+
+def test_a_neuronlink_domain_is_at_most_64_chips(catalog, tmp_path):
+    """Trainium2's memory pool (one NeuronLink domain) is up to 64 chips: 8 instances in one
+    torus are refused; 8 instances as two UltraServers build."""
+    spec = write(
+        tmp_path,
+        "gpu: trainium2\nnodes: 8\ngpus_per_node: 16\n"
+        "intra: {fabric: torus, link: neuronlink-v3, hosts_per_domain: 8, torus: [4, 4, 8], "
+        "host_block: [4, 4, 1], axis_links: [neuronlink-v3, neuronlink-v3, neuronlink-v3-ring]}\n"
+        "net: {link: efa, gbps: 200, nics_per_node: 16, nic: efa-v3}\n",
+    )
+    with pytest.raises(EngineError, match=r"128 chips exceed .* \(64 chips; .*trainium2\.rst\)"):
+        build_fabric(resolve_topology(spec, catalog), catalog)
+    assert fabric_of(catalog, "trn2-ultraserver", 8).domains == 2
