@@ -9,13 +9,14 @@ flow into a fixed, short list of resources.
 
 Cross-rail flows on a rail-optimized fat-tree go through their PXN proxy (``Router``).
 
-A dragonfly is routed adaptively, as Slingshot and other dragonfly routers do (UGAL): a
-flow between groups either spreads over every global bundle of its group pair (minimal),
-or is sent through intermediate groups (Valiant), whichever leaves the busiest resource
-less loaded. Minimal flows load the pair's global bundles as one aggregate and their
-routers' local links as aggregates (weighted by the share of the pair's cables held by
-other routers); Valiant flows load their source group's global egress and their target
-group's global ingress, and their middle hops spread over every global and local link.
+A dragonfly is routed adaptively, as Slingshot and other dragonfly routers do (UGAL, per
+packet): each flow splits its bytes between its minimal route (spread over every global
+bundle of its group pair) and its Valiant route (through intermediate groups, or another
+router of its group) until neither is less loaded (``ugal_split``). Minimal flows load the
+pair's global bundles as one aggregate and their routers' local links as aggregates
+(weighted by the share of the pair's cables held by other routers); Valiant flows load
+their source group's global egress and their target group's global ingress, and their
+middle hops spread over every global and local link.
 Path queries (an idle fabric) take the minimal route.
 
 A torus's whole route comes from its ``Torus`` table: one dimension-order route per flow,
@@ -542,6 +543,23 @@ class BulkRouter:
         lat = np.where(valid, hop, 0.0).sum(axis=1)
         return PathMetrics(bottleneck_GBps=bw, latency_us=lat)
 
+    def link_shares(self, src: int, dst: int) -> FloatArray:
+        """(n_links,) fraction of one transfer from rank ``src`` to rank ``dst`` that every
+        link carries when the transfer spreads as the fabric spreads it: evenly over a
+        leaf's (or pod's) equal-cost uplinks, as ECMP over NCCL's many channels and queue
+        pairs and adaptive routing do; over a dragonfly group pair's global cables (minimal
+        routes: an idle fabric's adaptive routing takes them); over every route of an
+        imported cluster's leaf pair. A NIC's ports and a bundle's parallel cables are one
+        link already. A link the transfer does not cross carries 0.
+
+        Args:
+            src: Source rank.
+            dst: Destination rank.
+        """
+        valiant = False if self.fabric.dragonfly is not None else None
+        load = self.loads([src], [dst], [1.0], valiant=valiant)
+        return self.link_loads(load)
+
     def incidence(
         self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool = False
     ) -> tuple[IntArray, IntArray]:
@@ -562,10 +580,15 @@ class BulkRouter:
         """
         return self._incidence(src, dst, valiant).expanded()
 
-    def _incidence(self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool) -> Incidence:
+    def _incidence(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool | FloatArray
+    ) -> Incidence:
         """What ``weighted_incidence`` says, with an imported cluster's leaf-pair spreads
-        kept as shared groups (one copy per leaf pair, not per flow)."""
+        kept as shared groups (one copy per leaf pair, not per flow); ``valiant`` is one
+        mode for every flow or each flow's fraction on its Valiant route (``ugal_split``)."""
         a, b = self._check(src, dst)
+        if isinstance(valiant, np.ndarray):
+            return self._mixed_incidence(a, b, valiant)
         if self._graph is not None:
             same = (a // self._g) == (b // self._g)
             rows = np.flatnonzero(~same)
@@ -592,6 +615,88 @@ class BulkRouter:
         flow, col = np.nonzero((res >= 0) & (weight > 0))
         return Incidence(a.shape[0], flow, res[flow, col], weight[flow, col])
 
+    def _mixed_incidence(self, a: IntArray, b: IntArray, valiant: FloatArray) -> Incidence:
+        """The incidence of flows that split their bytes between their two routes:
+        ``valiant`` is each flow's fraction on its Valiant route (0: all minimal, 1: all
+        Valiant; booleans give one route per flow)."""
+        share = np.asarray(valiant, dtype=np.float64)
+        flows, res, weights = [], [], []
+        for mode, part in ((False, 1.0 - share), (True, share)):
+            rows = np.flatnonzero(part > 0)
+            if rows.size:
+                f, r, w = self._incidence(a[rows], b[rows], mode).expanded()
+                flows.append(rows[f])
+                res.append(r)
+                weights.append(w * part[rows[f]])
+        if not flows:
+            return Incidence(a.shape[0], np.zeros(0, np.int64), np.zeros(0, np.int64), None)
+        return Incidence(
+            a.shape[0], np.concatenate(flows), np.concatenate(res), np.concatenate(weights)
+        )
+
+    #: Rounds of successive averages ``ugal_split`` runs.
+    _UGAL_ROUNDS = 12
+    #: Exponent of the smooth route cost (sum of bytes x utilisation^p): large enough to
+    #: act like the busiest resource, smooth enough to let flows share out.
+    _UGAL_POWER = 8.0
+    #: Most flows split one by one; a larger pattern (a 4,096-GPU all-to-all has 16.8
+    #: million flows, spread evenly already) takes the better single mode.
+    _UGAL_MAX_FLOWS = 1 << 16
+
+    def ugal_split(
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike = 1.0
+    ) -> FloatArray:
+        """(n_flows,) the fraction of each flow's bytes adaptive routing (UGAL) sends on
+        its Valiant route on a dragonfly (through another group, or another router of its
+        group); the rest takes its minimal route.
+
+        A UGAL router decides per packet: minimal unless the minimal route's queues are
+        the longer, so in the steady state a flow's bytes split between its routes until
+        neither is less loaded. That equilibrium is found by successive averages: each
+        round every flow's best route under the current loads (cost: its bytes times each
+        resource's utilisation to the power ``_UGAL_POWER``, summed) is averaged into its
+        split with weight 1/(round + 2); the split whose busiest resource is least loaded
+        is kept, and it is never worse than every flow minimal or every flow Valiant.
+
+        Args:
+            src: (n_flows,) source ranks.
+            dst: (n_flows,) destination ranks.
+            volume: Bytes per message byte of each flow (or one value).
+        """
+        a, b = self._check(src, dst)
+        n = a.shape[0]
+        vol = np.broadcast_to(np.asarray(volume, dtype=np.float64), a.shape).astype(np.float64)
+        if len(self._modes()) < 2 or n == 0:
+            return np.zeros(n)
+        size = self.resource_capacity_GBps.size
+        if n > self._UGAL_MAX_FLOWS:
+            pure = (np.zeros(n), np.ones(n))
+            return min(
+                pure,
+                key=lambda x: self._busiest(self._incidence(a, b, bool(x[0])).loads(vol, size)),
+            )
+        cap = np.where(self.resource_capacity_GBps > 0, self.resource_capacity_GBps, np.inf)
+        fm, rm, wm = self._incidence(a, b, False).expanded()
+        fv, rv, wv = self._incidence(a, b, True).expanded()
+        bytes_m, bytes_v = vol[fm] * wm, vol[fv] * wv
+
+        def load_of(x: FloatArray) -> FloatArray:
+            return np.bincount(rm, weights=bytes_m * (1.0 - x[fm]), minlength=size) + (
+                np.bincount(rv, weights=bytes_v * x[fv], minlength=size)
+            )
+
+        candidates = [np.zeros(n), np.ones(n)]
+        scores = [self._busiest(load_of(x)) for x in candidates]
+        x = np.zeros(n)
+        for k in range(self._UGAL_ROUNDS):
+            util = load_of(x) / cap
+            cost_m = np.bincount(fm, weights=bytes_m * util[rm] ** self._UGAL_POWER, minlength=n)
+            cost_v = np.bincount(fv, weights=bytes_v * util[rv] ** self._UGAL_POWER, minlength=n)
+            x = x + ((cost_v < cost_m).astype(np.float64) - x) / (k + 2)
+            candidates.append(x)
+            scores.append(self._busiest(load_of(x)))
+        return candidates[int(np.argmin(scores))]
+
     def _modes(self) -> tuple[bool, ...]:
         """Routing modes adaptive routing chooses from: minimal, and on a dragonfly also
         Valiant (through another group, or another router of the group)."""
@@ -605,7 +710,7 @@ class BulkRouter:
         src: npt.ArrayLike,
         dst: npt.ArrayLike,
         volume: npt.ArrayLike,
-        valiant: bool | None = None,
+        valiant: bool | FloatArray | None = None,
     ) -> FloatArray:
         """(n_resources,) bytes per message byte on every link and aggregate.
 
@@ -613,17 +718,16 @@ class BulkRouter:
             src: (n_flows,) source ranks.
             dst: (n_flows,) destination ranks.
             volume: Bytes per message byte of each flow (or one value).
-            valiant: Dragonfly routing mode; None takes the less loaded one (UGAL).
+            valiant: Dragonfly routing: one mode for every flow, or each flow's fraction
+                on its Valiant route; None: adaptive routing decides (``ugal_split``).
         """
         if valiant is None:
             modes = self._modes()
-            if len(modes) == 1:
-                valiant = modes[0]
-            else:
+            if len(modes) > 1 and np.asarray(src).size > self._UGAL_MAX_FLOWS:
                 return min(
-                    (self.loads(src, dst, volume, mode) for mode in modes),
-                    key=self._busiest,
+                    (self.loads(src, dst, volume, mode) for mode in modes), key=self._busiest
                 )
+            valiant = modes[0] if len(modes) == 1 else self.ugal_split(src, dst, volume)
         incidence = self._incidence(src, dst, valiant)
         vol = np.broadcast_to(
             np.asarray(volume, dtype=np.float64), np.asarray(src).reshape(-1).shape
@@ -668,11 +772,16 @@ class BulkRouter:
         return unfolded, capacity
 
     def seconds_per_byte(
-        self, src: npt.ArrayLike, dst: npt.ArrayLike, volume: npt.ArrayLike
+        self,
+        src: npt.ArrayLike,
+        dst: npt.ArrayLike,
+        volume: npt.ArrayLike,
+        valiant: bool | FloatArray | None = None,
     ) -> float:
         """Busiest resource's time per message byte [us per byte] (0 without traffic);
-        dragonfly flows take the less loaded routing mode (UGAL)."""
-        return self._busiest(self.loads(src, dst, volume))
+        dragonfly flows split between their routes as adaptive routing does (UGAL), unless
+        ``valiant`` names a mode (as ``loads``)."""
+        return self._busiest(self.loads(src, dst, volume, valiant))
 
     def max_min_rates(
         self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool | None = None
@@ -680,15 +789,19 @@ class BulkRouter:
         """Max-min fair rates of concurrent flows (progressive filling).
 
         Every unfrozen flow grows at the same pace until some resource is full; the flows
-        through it freeze at that rate; repeat. On a dragonfly both routing modes are
-        filled and the one delivering more in total is kept (UGAL), unless ``valiant``
-        names one.
+        through it freeze at that rate; repeat. On a dragonfly adaptive routing splits
+        each flow between its routes (``ugal_split``), and the filling that delivers the
+        most in total of that, every flow minimal and every flow Valiant is kept, unless
+        ``valiant`` names one mode.
 
         Returns:
             (n_flows,) rate of each flow [GB/s], and (n_resources,) load [GB/s].
         """
         best: tuple[FloatArray, FloatArray] | None = None
-        for mode in self._modes() if valiant is None else (valiant,):
+        modes: list[bool | FloatArray] = list(self._modes() if valiant is None else (valiant,))
+        if valiant is None and len(modes) > 1:
+            modes.append(self.ugal_split(src, dst))
+        for mode in modes:
             result = self._max_min(src, dst, mode)
             total = float(np.where(np.isfinite(result[0]), result[0], 0.0).sum())
             if best is None or total > float(np.where(np.isfinite(best[0]), best[0], 0.0).sum()) * (
@@ -699,7 +812,7 @@ class BulkRouter:
         return best
 
     def _max_min(
-        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool
+        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool | FloatArray
     ) -> tuple[FloatArray, FloatArray]:
         """Progressive filling in one routing mode (see ``max_min_rates``).
 
@@ -783,8 +896,9 @@ class BulkRouter:
             spread = resource_load[pair_res] * cap[gl] / np.where(pair_cap > 0, pair_cap, 1.0)
             egress = self._df_res["egress"][df.global_src // per]
             ingress = self._df_res["ingress"][df.global_dst // per]
-            share = cap[gl] / self.resource_capacity_GBps[self._df_res["global"][0]]
-            spread += resource_load[self._df_res["global"][0]] * share
+            # A Valiant flow's two global hops are its source group's egress and its target
+            # group's ingress; the all-global aggregate bounds their sum and carries no
+            # bytes of its own, so it is not spread onto the links again.
             for agg in (egress, ingress):
                 agg_cap = self.resource_capacity_GBps[agg]
                 spread += resource_load[agg] * cap[gl] / np.where(agg_cap > 0, agg_cap, 1.0)
@@ -805,6 +919,17 @@ class BulkRouter:
             share += resource_load[res["local"][0]] * cap[links] / max(all_cap, 1e-12)
             np.add.at(load, links, share)
         return load
+
+
+def line_rate_bulk_router(router: Router) -> BulkRouter:
+    """The vectorized router over ``router``'s routes with every link at its line rate (what
+    ``fabricui path`` reports), cached on the router."""
+    cached = router.__dict__.get("_bulk_line")
+    if cached is None:
+        fabric = router.fabric
+        cached = BulkRouter(fabric, router, capacity_GBps=fabric.link_bw_GBps.astype(np.float64))
+        router.__dict__["_bulk_line"] = cached
+    return cached
 
 
 def bulk_router(router: Router, capacity_GBps: FloatArray | None = None) -> BulkRouter:

@@ -10,12 +10,12 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.algorithms import core_algorithms
+from fabricui.engine.bulk import line_rate_bulk_router
 from fabricui.engine.collectives import Prediction, predict
 from fabricui.engine.group import Group
 from fabricui.engine.paths import (
     Hop,
     describe_hops,
-    path_bottleneck,
     path_latency_us,
     transfer_time_us,
 )
@@ -39,7 +39,8 @@ class PathReport:
     hops: tuple[Hop, ...]
     """The hops in order."""
     bottleneck_GBps: float
-    """Minimum per-direction bandwidth along the path [GB/s]."""
+    """Bandwidth a transfer gets at the narrowest hop, per direction [GB/s]: the link's, or
+    the parallel equal links' it spreads over there (a leaf's uplinks)."""
     bottleneck_hop: int
     """Index of the (first) narrowest hop."""
     latency_us: float
@@ -69,6 +70,8 @@ class PathReport:
                     "link": h.link,
                     "count": h.count,
                     "bw_GBps": h.bw_GBps,
+                    "routes": h.routes,
+                    "spread_GBps": h.transfer_GBps,
                     "lat_us": h.lat_us,
                     "from_model": h.src_model,
                     "to_model": h.dst_model,
@@ -84,6 +87,16 @@ class PathReport:
             out["size_bytes"] = self.size_bytes
             out["transfer_us"] = self.transfer_us
         return out
+
+
+def _bottleneck_hop(fabric: Fabric, hops: tuple[Hop, ...]) -> int:
+    """Index of the narrowest hop; among equally narrow ones a network hop (the NIC's port
+    rather than the on-die or PCIe hop that feeds it at the same rate), else the first."""
+    narrowest = min(h.transfer_GBps for h in hops)
+    tied = [i for i, h in enumerate(hops) if h.transfer_GBps <= narrowest * (1 + 1e-9)]
+    records = {r.id: r for r in fabric.generation_records}
+    network = [i for i in tied if getattr(records.get(hops[i].link), "tier", "") == "scale-out"]
+    return (network or tied)[0]
 
 
 def evaluate_path(
@@ -113,11 +126,15 @@ def evaluate_path(
         raise EngineError(f"source and destination are the same GPU ({fabric.gpu_name(a)})")
     if size_bytes is not None and size_bytes < 0:
         raise EngineError(f"size must not be negative (got {size_bytes})")
-    links = (router or Router.for_fabric(fabric)).route(a, b)
-    bw, link = path_bottleneck(fabric, links)
+    router = router or Router.for_fabric(fabric)
+    links = router.route(a, b)
     latency = path_latency_us(fabric, links)
-    hops = tuple(describe_hops(fabric, links))
-    position = int(list(links).index(link))
+    # A transfer spreads over a NIC's ports and over equal-cost cables (NCCL's channels on
+    # ECMP or adaptive routing): each hop gives it what its share of links carries.
+    shares = line_rate_bulk_router(router).link_shares(a, b)
+    hops = tuple(describe_hops(fabric, links, shares))
+    position = _bottleneck_hop(fabric, hops)
+    bw = hops[position].transfer_GBps
     return PathReport(
         topology=fabric.spec.id,
         src=fabric.gpu_name(a),

@@ -308,7 +308,7 @@ class Group:
             gens |= {int(g) for g in fabric.link_gen[self.route(int(local[0]), int(local[1]))]}
         if self.n_nodes > 1:
             links = self.route(int(self.by_node[0][0]), int(self.by_node[1][0]))
-            network = links[links >= fabric.nodes * fabric.node_links]
+            network = links[links >= fabric.domains * fabric.node_links]
             gens |= {int(g) for g in fabric.link_gen[network]}
         allowed: tuple[str, ...] | None = None
         for g in sorted(gens):

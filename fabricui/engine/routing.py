@@ -9,10 +9,10 @@ Intra-node routes are computed once on node 0 and shifted (every node block is i
 switch-to-switch routes are computed once per pair of leafs. A single route costs a few
 dictionary look-ups after the first.
 
-Dragonflies and tori are routed from their tables (``Dragonfly.router_links``,
-``Torus.paths``), the same functions the vectorized router uses: minimal dragonfly routes
-(an idle fabric's adaptive routing takes them), dimension-order torus routes through
-intermediate chips.
+Dragonflies and tori (a network torus, or the torus of each scale-up domain) are routed
+from their tables (``Dragonfly.router_links``, ``Torus.paths``), the same functions the
+vectorized router uses: minimal dragonfly routes (an idle fabric's adaptive routing takes
+them), dimension-order torus routes through intermediate chips.
 
 PXN (NCCL's "PCI x NVLink", on by default): on a rail-optimized fat-tree, traffic for a NIC
 on another rail first moves over NVLink to the GPU of the same scale-up domain whose NIC is
@@ -335,6 +335,10 @@ class Router:
         a, b = int(fabric.gpu_dev[src_rank]), int(fabric.gpu_dev[dst_rank])
         node_a, node_b = src_rank // g, dst_rank // g
         if node_a == node_b:
+            domain_torus = fabric.domain_torus
+            if domain_torus is not None:  # chips of one domain talk over its torus
+                row = domain_torus.paths([src_rank % g], [dst_rank % g])[0]
+                return (row[row >= 0] + node_a * fabric.node_links).astype(np.int32)
             if self._staged:
                 cpu = int(fabric.gpu_cpu[src_rank])
                 return np.concatenate([self._intra(node_a, a, cpu), self._intra(node_a, cpu, b)])

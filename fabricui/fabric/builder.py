@@ -25,6 +25,7 @@ from fabricui.fabric.network import (
     default_host_block,
     effective_radix,
     torus_dims,
+    torus_shape,
 )
 from fabricui.model import LinkGeneration, NicSpec, SwitchSpec, TopologySpec
 
@@ -46,7 +47,12 @@ DEFAULT_NET_SWITCH = {
     "slingshot": "rosetta",
     "roce": "spectrum-4",
 }
-DEFAULT_SWITCH_BY_FAMILY = {"infiniband": "quantum-2", "slingshot": "rosetta"}
+DEFAULT_SWITCH_BY_FAMILY = {
+    "infiniband": "quantum-2",
+    "slingshot": "rosetta",
+    # AWS does not publish its EFA switches: a 51.2T merchant switch stands in.
+    "efa": "generic-ethernet-51t",
+}
 FALLBACK_NET_SWITCH = "generic-ethernet"
 
 #: Largest fabric the builder accepts (devices are int32 and memory is finite).
@@ -168,6 +174,7 @@ def _scaleup(spec: TopologySpec, catalog: Catalog) -> _ScaleUp | None:
         or link.links_per_gpu
         or 1
     )
+    check_gpu_ports(spec, catalog, link, per_gpu, "intra.links_per_gpu")
     sw_id = intra.switch
     if sw_id is None and link.id in DEFAULT_NVSWITCH:
         sw_id = DEFAULT_NVSWITCH[link.id]
@@ -182,6 +189,26 @@ def _scaleup(spec: TopologySpec, catalog: Catalog) -> _ScaleUp | None:
     family = re.sub(r"[^a-z0-9]", "", switch.family.lower()) or "scaleup"
     label = (switch.name.split() or [family])[0][:LABEL_CHARS]
     return _ScaleUp(link, per_gpu, switch, f"{family}sw", label)
+
+
+def check_gpu_ports(
+    spec: TopologySpec, catalog: Catalog, link: LinkGeneration, needed: int, key: str
+) -> None:
+    """Refuse more scale-up links per GPU than the GPU has ports of that link (a GB300 has
+    18 NVLink 5 ports: ``--scale-up-links 36`` asks for twice what exists).
+
+    Raises:
+        EngineError: One line naming the GPU's port count and its record's source.
+    """
+    gpu = catalog.gpus[spec.gpu]
+    ports = gpu.scaleup_links
+    if gpu.scaleup_link != link.id or ports < 1 or needed <= ports:
+        return
+    source = gpu.sources.get("scaleup_links", gpu.source)
+    raise EngineError(
+        f"{spec.id}: {key} (--scale-up-links): {needed} {link.id} links per GPU, but a "
+        f"{gpu.id} has {ports} ({source})"
+    )
 
 
 #: Longest row label a switch record gives the map (``UALink``).
@@ -226,6 +253,32 @@ def _pick_pcie_switch(catalog: Catalog, pcie_link: str) -> SwitchSpec | None:
     return (same_gen or pcie or [None])[0]
 
 
+#: CPU of a superchip (NVLink-C2C host link) by GPU architecture, for device labels.
+SUPERCHIP_CPUS = {"rubin": "Vera CPU"}
+
+
+def nic_attachment(spec: TopologySpec, nic_spec: NicSpec | None, has_switches: bool) -> str:
+    """Where a host's NICs plug in (``NIC_ATTACH``): the spec's ``net.nic_attach``, else
+    the GPU for adapters on the accelerator's die (the NIC record's ``attach: gpu``), else
+    the GPUs' PCIe switch when the host has switches, else the CPU's root ports.
+
+    Raises:
+        EngineError: ``pcie-switch`` on a host without PCIe switches.
+    """
+    net = spec.net
+    attach = net.nic_attach if net is not None else None
+    if attach is None:
+        if nic_spec is not None and nic_spec.attach == "gpu":
+            return "gpu"
+        return "pcie-switch" if has_switches else "cpu"
+    if attach == "pcie-switch" and not has_switches:
+        raise EngineError(
+            f"{spec.id}: net.nic_attach pcie-switch: the host has no PCIe switches "
+            "(set intra.pcie_switches)"
+        )
+    return attach
+
+
 def _gpu_nic_map(spec: TopologySpec, n_nic_devices: int) -> list[int]:
     g = spec.gpus_per_node
     if spec.net is not None and spec.net.nic_map is not None:
@@ -257,7 +310,7 @@ def _build_host(
     c2c = host_link.family == "nvlink-c2c"
     sockets = _default_sockets(spec)
     n_switches = _default_pcie_switches(spec, c2c)
-    cpu_model = models("CPU socket" if not c2c else "Grace CPU")
+    cpu_model = models("CPU socket" if not c2c else SUPERCHIP_CPUS.get(gpu.arch, "Grace CPU"))
     cpus = [block.device(DeviceKind.CPU, i, 0.0, cpu_model) for i in range(sockets)]
     socket_link = catalog.links.get(_socket_link(catalog, spec, host_link), None)
     if socket_link is not None:
@@ -280,20 +333,32 @@ def _build_host(
     ]
     gpu_cpu_local = [cpus[(i * sockets) // g] for i in range(g)]
 
+    def gpu_switch(i: int) -> int:
+        """The PCIe switch GPU i sits behind (only when the host has switches)."""
+        return switches[(i * n_switches) // g]
+
     def host_port(i: int) -> int:
         """The device GPU i's host link plugs into (its PCIe switch, else its CPU socket)."""
-        return switches[(i * n_switches) // g] if switches else gpu_cpu_local[i]
+        return gpu_switch(i) if switches else gpu_cpu_local[i]
 
+    # A superchip's GPU reaches its CPU over NVLink-C2C and, when the host has PCIe
+    # switches (GB300's ConnectX-8s carry one each), the switch over its own PCIe lanes;
+    # the switch's uplink runs at the CPU's PCIe generation (Grace: Gen5).
+    cpu_pcie = catalog.links[intra.cpu_pcie or gpu.pcie]
     for s, sw in enumerate(switches):
         cpu = cpus[(s * sockets) // n_switches]
-        uplink = catalog.links[gpu.pcie] if c2c else host_link
+        uplink = cpu_pcie if c2c else host_link
         block.cable(sw, cpu, uplink.bw_GBps, uplink.lat_us, gens(uplink.id), 1)
     # NVLink-C2C is one link per superchip: a Grace's bandwidth is shared by its GPUs
     # (GB200: two), so each GPU's C2C hop carries its share.
     per_socket = -(-g // sockets)
     host_bw = host_link.bw_GBps / per_socket if c2c else host_link.bw_GBps
     for i, dev in enumerate(gpus):
-        block.cable(dev, host_port(i), host_bw, host_link.lat_us, gens(host_link.id), 1)
+        port = gpu_cpu_local[i] if c2c else host_port(i)
+        block.cable(dev, port, host_bw, host_link.lat_us, gens(host_link.id), 1)
+        if c2c and switches:
+            gpu_pcie = catalog.links[gpu.pcie]
+            block.cable(dev, gpu_switch(i), gpu_pcie.bw_GBps, gpu_pcie.lat_us, gens(gpu_pcie.id), 1)
 
     if scaleup is not None and spec.hosts_per_domain == 1:
         sw_spec = scaleup.switch
@@ -310,6 +375,9 @@ def _build_host(
     elif intra.fabric == "mesh":
         link = catalog.links[intra.link or (gpu.scaleup_link or "")]
         per_pair = intra.links_per_pair
+        # A pair cannot have more links than a GPU has ports. (The whole mesh may: a
+        # partial mesh such as DGX-1's hybrid cube-mesh is modelled as a uniform one.)
+        check_gpu_ports(spec, catalog, link, per_pair, "intra.links_per_pair")
         for a in range(g):
             for b in range(a + 1, g):
                 block.cable(
@@ -337,13 +405,15 @@ def _build_host(
         nics = [block.device(DeviceKind.NIC, i, nic_lat, nic_model) for i in range(n_nic)]
         mapping = _gpu_nic_map(spec, n_nic)
         nic_pcie = catalog.links[nic_spec.pcie if nic_spec else gpu.pcie]
+        attach = nic_attachment(spec, nic_spec, bool(switches))
         for k, nic in enumerate(nics):
             first_gpu = mapping.index(k) if k in mapping else (k * g) // n_nic
-            port = host_port(first_gpu)
-            if c2c:
+            if attach == "gpu":
+                port = gpus[first_gpu]  # the GPU's own lanes, or ports on its die (Gaudi)
+            elif attach == "pcie-switch":
+                port = gpu_switch(first_gpu)
+            else:
                 port = gpu_cpu_local[first_gpu]
-            if nic_spec is not None and nic_spec.attach == "gpu":
-                port = gpus[first_gpu]  # NIC ports on the accelerator itself (Gaudi)
             ports = max(1, round(nic_ports))
             block.cable(
                 nic, port, ports * nic_pcie.bw_GBps, nic_pcie.lat_us, gens(nic_pcie.id), ports
@@ -352,15 +422,9 @@ def _build_host(
     return block, gpu_nic_local, gpu_cpu_local, nic_ports
 
 
-def _domain_block(
-    host: _Block, spec: TopologySpec, scaleup: _ScaleUp | None, gens: _Interner, models: _Interner
-) -> _Block:
-    """The domain block: ``hosts_per_domain`` copies of the host block, then the switch the
-    hosts share and every GPU's links into it (local ids)."""
-    hosts = spec.hosts_per_domain
-    if hosts == 1:
-        return host
-    dh, lh = len(host.kind), len(host.src)
+def _host_copies(host: _Block, hosts: int) -> _Block:
+    """``hosts`` copies of the host block, device ids shifted per copy (local ids)."""
+    dh = len(host.kind)
     block = _Block()
     for h in range(hosts):
         block.kind += host.kind
@@ -374,6 +438,19 @@ def _domain_block(
         block.lat += host.lat
         block.gen += host.gen
         block.count += host.count
+    return block
+
+
+def _domain_block(
+    host: _Block, spec: TopologySpec, scaleup: _ScaleUp | None, gens: _Interner, models: _Interner
+) -> _Block:
+    """The domain block: ``hosts_per_domain`` copies of the host block, then the switch the
+    hosts share and every GPU's links into it (local ids)."""
+    hosts = spec.hosts_per_domain
+    if hosts == 1:
+        return host
+    dh = len(host.kind)
+    block = _host_copies(host, hosts)
     assert scaleup is not None  # only switch fabrics span hosts (checked with the spec)
     sw_spec = scaleup.switch
     switch = block.device(
@@ -390,8 +467,161 @@ def _domain_block(
             block.cable(
                 h * dh + i, switch, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu
             )
-    del lh
     return block
+
+
+def _domain_torus_block(
+    host: _Block, spec: TopologySpec, catalog: Catalog, gens: _Interner
+) -> tuple[_Block, Torus, tuple[tuple[str, str], ...]]:
+    """The domain block of an ``intra.fabric: torus``: its hosts, then the chip-to-chip
+    links of the torus their chips make (a Trn2 instance's 4x4, a Trn2 UltraServer's
+    4x4x4), held to the link records' limits as a network torus is.
+
+    Returns:
+        The block, the torus table (chips as local ranks ``0 .. gpus_per_domain - 1``,
+        link ids local to the domain block) and the plan lines.
+    """
+    intra = spec.intra
+    gpu = catalog.gpus[spec.gpu]
+    g, hosts = spec.gpus_per_node, spec.hosts_per_domain
+    chips = g * hosts
+    link = catalog.links[intra.link or (gpu.scaleup_link or "")]
+    named = tuple(catalog.links[a] for a in (intra.axis_links or ()))
+    axis_links = named + (link,) * (3 - len(named))
+    max_dims = torus_max_dims(link, bool(named))
+    block_dims = (
+        tuple(int(b) for b in intra.host_block) + (1,) * (3 - len(intra.host_block))
+        if intra.host_block is not None
+        else default_host_block(g, max_dims)
+    )
+    shape = intra.torus
+    if shape is not None and int(np.prod(shape)) == chips:
+        dims = tuple(int(d) for d in shape) + (1,) * (3 - len(shape))
+    else:  # fewer hosts than a whole domain: the most cube-like torus of their blocks
+        dims = torus_shape(chips, (block_dims[0], block_dims[1], block_dims[2]), max_dims)
+    dims3 = (dims[0], dims[1], dims[2])
+    check_torus_limits(spec, catalog, dims3, axis_links, link)
+    wrap = torus_wraps(link, dims3, max_dims)
+    block = _host_copies(host, hosts) if hosts > 1 else host
+    gpu_local = np.flatnonzero(np.asarray(host.kind) == DeviceKind.GPU)
+    chip_devs = (gpu_local[None, :] + (np.arange(hosts) * len(host.kind))[:, None]).reshape(-1)
+    rates = tuple(a.bw_GBps for a in axis_links)
+    torus_links = build_torus(
+        dims3,
+        chip_devs.astype(np.int64),
+        (rates[0], rates[1], rates[2]),
+        g,
+        (block_dims[0], block_dims[1], block_dims[2]),
+        wrap,
+    )
+    assert isinstance(torus_links.tree, Torus) and torus_links.axis is not None
+    first = len(block.src)
+    if block is host:
+        block = _host_copies(host, 1)
+    block.src += torus_links.src.tolist()
+    block.dst += torus_links.dst.tolist()
+    block.bw += torus_links.bw_GBps.tolist()
+    block.lat += [axis_links[int(a)].lat_us for a in torus_links.axis]
+    block.gen += [gens(axis_links[int(a)].id) for a in torus_links.axis]
+    block.count += [1] * int(torus_links.src.shape[0])
+    return block, torus_links.tree.shifted(first), torus_links.plan
+
+
+def torus_axis_links(spec: TopologySpec, catalog: Catalog) -> tuple[LinkGeneration, ...]:
+    """The link generation of each torus dimension (x, y, z): ``net.axis_links``, padded
+    with ``net.link``."""
+    net = spec.net
+    assert net is not None
+    if net.axis_links and (net.torus is None or len(net.torus) != len(net.axis_links)):
+        raise EngineError(
+            f"{spec.id}: net.axis_links names a link for each dimension of net.torus, which "
+            f"does not hold {spec.n_gpus} chips (--nodes cannot reshape this torus)"
+        )
+    named = tuple(catalog.links[a] for a in (net.axis_links or ()))
+    return named + (catalog.links[net.link],) * (3 - len(named))
+
+
+def _ports_per_chip(link: LinkGeneration) -> int | None:
+    """Ports of ``link`` one chip has (its record's ``links_per_gpu``), None: not stated."""
+    return link.links_per_gpu if link.links_per_gpu else None
+
+
+def torus_max_dims(link: LinkGeneration, per_axis: bool = False) -> int:
+    """Most torus dimensions the chip's ports make: two ports per ring (TPU v6e's 4 ICI
+    ports: a 2D torus); 3 when the record states no port count or the spec names a link
+    per dimension (``per_axis``)."""
+    ports = _ports_per_chip(link)
+    if ports is None or per_axis:
+        return 3
+    return max(1, min(3, ports // 2))
+
+
+def _limit_source(link: LinkGeneration, field_name: str) -> str:
+    return link.sources.get(field_name, link.source)
+
+
+def check_torus_limits(
+    spec: TopologySpec,
+    catalog: Catalog,
+    dims: tuple[int, int, int],
+    axis_links: tuple[LinkGeneration, ...],
+    link: LinkGeneration,
+) -> None:
+    """Refuse a torus the chips cannot make: more chips than the largest slice, sizes
+    beyond the largest slice's, or more ring ports per chip than the chip has.
+
+    Raises:
+        EngineError: One line naming the limit and its source.
+    """
+    gpu = catalog.gpus[spec.gpu]
+    chips = dims[0] * dims[1] * dims[2]
+    shape = "x".join(str(d) for d in dims if d > 1) or "1"
+    pod = f"; a pod is {link.pod_chips:,} chips" if link.pod_chips else ""
+    if link.torus_max_chips is not None and chips > link.torus_max_chips:
+        biggest = "x".join(str(d) for d in link.torus_max) or f"{link.torus_max_chips:,} chips"
+        raise EngineError(
+            f"{spec.id}: {chips:,} chips exceed the largest {gpu.name} slice, {biggest} "
+            f"({link.torus_max_chips:,} chips{pod}; {_limit_source(link, 'torus_max_chips')})"
+        )
+    needed: dict[str, int] = {}
+    for d, size in enumerate(dims):
+        if size > 1:
+            needed[axis_links[d].id] = needed.get(axis_links[d].id, 0) + (2 if size > 2 else 1)
+    for gen, count in needed.items():
+        record = catalog.links[gen]
+        ports = _ports_per_chip(record)
+        if ports is not None and count > ports:
+            raise EngineError(
+                f"{spec.id}: a {shape} torus needs {count} {gen} ports per chip, a "
+                f"{gpu.name} has {ports} (a {ports // 2}D torus at most; "
+                f"{_limit_source(record, 'links_per_gpu')})"
+            )
+    if link.torus_max:
+        used = sorted(d for d in dims if d > 1)
+        most = sorted(link.torus_max)
+        fits = len(used) <= len(most) and all(
+            a <= b for a, b in zip(reversed(used), reversed(most))
+        )
+        if not fits:
+            biggest = "x".join(str(d) for d in link.torus_max)
+            raise EngineError(
+                f"{spec.id}: a {shape} torus does not fit the largest {gpu.name} slice, "
+                f"{biggest} ({_limit_source(link, 'torus_max')})"
+            )
+
+
+def torus_wraps(
+    link: LinkGeneration, dims: tuple[int, int, int], max_dims: int
+) -> tuple[bool, bool, bool]:
+    """Which rings wrap around: all of them, unless the link's record allows wrap-around
+    only in slices of whole blocks (``torus_wrap``): then all rings when the slice spans
+    every torus dimension of the chip in whole blocks, none otherwise (a mesh)."""
+    block = link.torus_wrap
+    if block is None:
+        return (True, True, True)
+    active = [d for d in dims if d > 1]
+    whole = len(active) >= max_dims and all(d % block == 0 for d in active)
+    return (whole, whole, whole)
 
 
 def _tile(values: list, nodes: int, dtype, offset_step: int = 0) -> np.ndarray:
@@ -451,7 +681,12 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     host, gpu_nic_local, gpu_cpu_local, nic_ports = _build_host(
         spec, catalog, gens, models, nic_spec, scaleup
     )
-    block = _domain_block(host, spec, scaleup, gens, models)
+    domain_torus: Torus | None = None
+    domain_plan: tuple[tuple[str, str], ...] = ()
+    if spec.intra.fabric == "torus":
+        block, domain_torus, domain_plan = _domain_torus_block(host, spec, catalog, gens)
+    else:
+        block = _domain_block(host, spec, scaleup, gens, models)
     nodes = spec.nodes
     domains = spec.domains
     dh, lh = len(host.kind), len(host.src)
@@ -503,24 +738,30 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     if spec.net is not None and spec.net.layout == "torus":
         # Every chip-to-chip link, also inside a node, is in the network block.
         link = catalog.links[spec.net.link]
+        axis_links = torus_axis_links(spec, catalog)
+        max_dims = torus_max_dims(link, bool(spec.net.axis_links))
         block_spec = spec.net.host_block
         block = (
             tuple(int(b) for b in block_spec) + (1,) * (3 - len(block_spec))
             if block_spec is not None
-            else default_host_block(g)
+            else default_host_block(g, max_dims)
         )
-        dims = torus_dims(spec.net, nodes * g, block)
+        dims = torus_dims(spec.net, nodes * g, block, max_dims)
+        check_torus_limits(spec, catalog, dims, axis_links, link)
+        wrap = torus_wraps(link, dims, max_dims)
+        rates = tuple(
+            spec.net.gbps / 8.0 if spec.net.gbps and a.id == link.id else a.bw_GBps
+            for a in axis_links
+        )
         network = build_torus(
-            dims,
-            gpu_dev,
-            spec.net.gbps / 8.0 if spec.net.gbps else link.bw_GBps,
-            g,
-            (block[0], block[1], block[2]),
+            dims, gpu_dev, (rates[0], rates[1], rates[2]), g, (block[0], block[1], block[2]), wrap
         )
         network_plan = network.plan
         total = network.src.shape[0]
-        assert isinstance(network.tree, Torus)
+        assert isinstance(network.tree, Torus) and network.axis is not None
         torus = network.tree.shifted(domains * ln)
+        axis_gen = np.asarray([gens(a.id) for a in axis_links], dtype=np.int16)
+        axis_lat = np.asarray([a.lat_us for a in axis_links])
         net_parts = dict(
             kind=np.zeros(0, dtype=np.int8),
             index=np.zeros(0, dtype=np.int32),
@@ -531,8 +772,8 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
             src=network.src,
             dst=network.dst,
             bw=network.bw_GBps,
-            llat=np.full(total, link.lat_us),
-            gen=np.full(total, gens(link.id), dtype=np.int16),
+            llat=axis_lat[network.axis],
+            gen=axis_gen[network.axis],
             count=network.count.astype(np.int16),
         )
     # A single node keeps its NICs (so --nodes can grow it) but needs no switches.
@@ -555,6 +796,8 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
             port_bw,
             effective_radix(switch.radix, switch.port_Gbps, gbps),
             base,
+            hosts_per_domain=hosts,
+            cable_ports=max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1,
         )
         network_plan = (("switch", switch.name), *network.plan)
         n_sw = len(network.kind)
@@ -620,11 +863,12 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         host_devices=dh,
         host_links=lh,
         scaleup_prefix=scaleup.prefix if scaleup else "nvsw",
-        scaleup_label=scaleup.label if scaleup else "NVSw",
-        network_plan=network_plan,
+        scaleup_label=scaleup.label if scaleup else ("Torus" if domain_torus else "NVSw"),
+        network_plan=tuple((f"domain {k}", v) for k, v in domain_plan) + network_plan,
         tree=tree,
         dragonfly=dragonfly,
         torus=torus,
+        domain_torus=domain_torus,
         net_protocols=nic_spec.protocols if nic_spec is not None else (),
         generation_records=tuple(catalog.links[g] for g in gens.items),
     )

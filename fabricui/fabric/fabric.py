@@ -92,6 +92,10 @@ class Fabric:
     """The dragonfly's groups, gateways and link tables, absolute ids (None without one)."""
     torus: Torus | None = None
     """The torus's shape and per-chip link table, absolute ids (None without one)."""
+    domain_torus: Torus | None = None
+    """The torus the chips of each scale-up domain make (``intra.fabric: torus``): chips
+    as ranks within the domain, link ids within the domain block (domain ``d``'s links are
+    these plus ``d * node_links``); None without one."""
     net_protocols: tuple[str, ...] = ()
     """NCCL protocols the NICs' transport carries across nodes (empty: all)."""
     generation_records: tuple[LinkGeneration, ...] = ()

@@ -211,11 +211,20 @@ class Torus:
     """(X * Y * Z,) chip at ``x + X * (y + Y * z)``."""
     block: tuple[int, int, int] = (1, 1, 1)
     """Chips of one host along each dimension."""
+    wrap: tuple[bool, bool, bool] = (True, True, True)
+    """Whether each dimension's ring wraps around (False: a line, as a TPU slice smaller
+    than a whole cube is a mesh)."""
+
+    def hops_along(self, axis: int) -> int:
+        """Most hops a route takes along ``axis``: half the ring, or the whole line."""
+        size = self.dims[axis]
+        return size // 2 if self.wrap[axis] else size - 1
 
     @property
     def width(self) -> int:
-        """Most hops of any route: ``X//2 + Y//2 + Z//2`` (at least 1)."""
-        return max(1, sum(d // 2 for d in self.dims))
+        """Most hops of any route: ``X//2 + Y//2 + Z//2`` on rings, ``size - 1`` along a
+        line (at least 1)."""
+        return max(1, sum(self.hops_along(d) for d in range(3)))
 
     def neighbour(self, ranks: npt.ArrayLike, axis: int, step: int) -> IntArray:
         """Rank of each chip's neighbour ``step`` chips along ``axis`` (wrapping)."""
@@ -229,7 +238,8 @@ class Torus:
         """(n, width) links of the dimension-order route of each chip pair, -1 padded.
 
         Along each dimension (x, y, z in turn) the route takes the shorter way around the
-        ring, the positive way on a tie; column block ``d`` holds dimension ``d``'s hops.
+        ring, the positive way on a tie (along a line without wrap-around, the only way);
+        column block ``d`` holds dimension ``d``'s hops.
         """
         a = np.asarray(src, dtype=np.int64).reshape(-1)
         b = np.asarray(dst, dtype=np.int64).reshape(-1)
@@ -241,18 +251,18 @@ class Torus:
         for d, size in enumerate(self.dims):
             if size > 1:
                 ahead = (goal[:, d] - cur[:, d]) % size
-                plus = ahead <= size // 2
+                plus = ahead <= size // 2 if self.wrap[d] else goal[:, d] >= cur[:, d]
                 steps = np.where(plus, ahead, size - ahead)
                 direction = np.where(plus, 0, 1)
                 step = np.where(plus, 1, -1)
-                for k in range(size // 2):
+                for k in range(self.hops_along(d)):
                     idx = np.flatnonzero(steps > k)
                     if not idx.size:
                         break
                     here = self.rank_at[cur[idx, 0] + x_size * (cur[idx, 1] + y_size * cur[idx, 2])]
                     out[idx, col + k] = self.out[here, d, direction[idx]]
                     cur[idx, d] = (cur[idx, d] + step[idx]) % size
-                col += size // 2
+                col += self.hops_along(d)
         return out
 
     def shifted(self, offset: int) -> Torus:
@@ -274,6 +284,8 @@ class NetworkBlock:
     plan: tuple[tuple[str, str], ...] = ()
     """What was built, as (figure, value) pairs (tiers, switch counts, cables, built
     oversubscription)."""
+    axis: IntArray | None = None
+    """Torus only: (n_links,) the dimension (0, 1, 2) of each link."""
 
 
 #: Most switch-to-switch bundles a network may have (its link arrays hold two links each).
@@ -328,6 +340,8 @@ class _LeafPlan:
     leafs: int
     up: int
     used: IntArray
+    per_su: int = 0
+    """Nodes of one rail-optimized scalable unit (0: not rail-optimized by SU)."""
 
 
 def plan_leafs(
@@ -401,7 +415,32 @@ def _plan_leafs(net: NetSpec, nodes: int, n_nic: int, ports: int, radix: int) ->
     # Leafs are cabled for a full scalable unit; a cluster smaller than one SU cables what
     # its leafs use.
     up = up_full if int(used.max()) >= down else math.ceil(int(used.max()) / o)
-    return _LeafPlan(layout, assign.astype(np.int64), leafs, up if leafs > 1 else 0, used)
+    per_su = max(1, down // ports) if net.rail_optimized else 0
+    return _LeafPlan(layout, assign.astype(np.int64), leafs, up if leafs > 1 else 0, used, per_su)
+
+
+def _su_plan(per_su: int, nodes: int, hosts_per_domain: int) -> tuple[str, str] | None:
+    """The plan line of a rail-optimized scalable unit whose nodes are hosts of multi-host
+    scale-up domains (NVL72 trays): whole domains, or which domains straddle two SUs."""
+    if per_su <= 0 or hosts_per_domain <= 1 or nodes <= per_su:
+        return None
+    if per_su % hosts_per_domain == 0:
+        domains = per_su // hosts_per_domain
+        return ("scalable unit", f"{per_su} nodes = {domains} whole domains of {hosts_per_domain}")
+    split = sorted(
+        {
+            d
+            for start in range(per_su, nodes, per_su)
+            for d in (start // hosts_per_domain,)
+            if start % hosts_per_domain
+        }
+    )
+    shown = ", ".join(f"d{d}" for d in split[:4]) + (", ..." if len(split) > 4 else "")
+    return (
+        "scalable unit",
+        f"{per_su} nodes, not whole domains of {hosts_per_domain}: {len(split)} domain"
+        f"{'s' if len(split) != 1 else ''} ({shown}) straddle two SUs' leafs",
+    )
 
 
 def build_network(
@@ -413,6 +452,8 @@ def build_network(
     port_bw_GBps: float,
     radix: int,
     base: int,
+    hosts_per_domain: int = 1,
+    cable_ports: int = 1,
 ) -> NetworkBlock:
     """Switches and cables above the NICs.
 
@@ -425,6 +466,10 @@ def build_network(
         port_bw_GBps: Bandwidth of one port (and of one switch-to-switch cable) [GB/s].
         radix: Ports per switch at the NIC port rate (``effective_radix``).
         base: Absolute id of the first switch device.
+        hosts_per_domain: Hosts (nodes) of one scale-up domain, for the plan to say when
+            a rail-optimized scalable unit splits domains.
+        cable_ports: NIC-rate ports one switch port holds (a 800G port split into two
+            400G NIC ports: 2); switch-to-switch cables run at the full switch port rate.
 
     Returns:
         The network block.
@@ -458,13 +503,21 @@ def build_network(
     down_used = int(leaf_plan.used.max())
     plan: list[tuple[str, str]] = [("switch ports", f"{radix} at the NIC rate")]
 
+    # Switch-to-switch cables run at the switch's own port rate: a 64 x 800G leaf serving
+    # 400G NICs over breakout ports has 32 800G uplinks, not 64 400G ones.
+    split = max(1, cable_ports)
+    up = -(-up // split)
+    switch_ports = radix // split
+    cable_bw_GBps = port_bw_GBps * split
+    up_label = f"{up} up ports" if split == 1 else f"{up} up ports of {cable_bw_GBps * 8:g} Gb/s"
+
     def bundle(a: IntArray, b: IntArray, cables: IntArray) -> IntArray:
         """Add a <-> b bundles of whole cables; returns the link ids a -> b (b -> a follow)."""
         nonlocal next_link
         cables = np.asarray(cables, dtype=np.int64)
         src.extend([a, b])
         dst.extend([b, a])
-        bw.append(np.concatenate([cables, cables]) * port_bw_GBps)
+        bw.append(np.concatenate([cables, cables]) * cable_bw_GBps)
         count.append(np.concatenate([cables, cables]))
         ids = next_link + np.arange(a.shape[0])
         next_link += 2 * a.shape[0]
@@ -492,7 +545,7 @@ def build_network(
             if net.spines is not None:
                 two_tier_spines = net.spines
             else:
-                two_tier_spines = _smallest_divisor(up, leafs * up / radix)
+                two_tier_spines = _smallest_divisor(up, leafs * up / switch_ports)
         if two_tier_spines is not None:
             spines = two_tier_spines
             cables = _spread(up, spines)
@@ -501,10 +554,10 @@ def build_network(
                     f"net.spines: {spines} spines need at least one uplink each from every "
                     f"leaf; leafs have {up} (radix {radix})"
                 )
-            if leafs * int(cables.max()) > radix:
+            if leafs * int(cables.max()) > switch_ports:
                 raise EngineError(
-                    f"net.spines: {spines} spines of {radix} ports cannot take {leafs} leafs "
-                    f"x {up} uplinks (use more spines, or layout three-tier)"
+                    f"net.spines: {spines} spines of {switch_ports} ports cannot take "
+                    f"{leafs} leafs x {up} uplinks (use more spines, or layout three-tier)"
                 )
             _check_bundles(leafs * spines, f"{leafs} leafs x {spines} spines")
             kind += [int(DeviceKind.SPINE)] * spines
@@ -518,13 +571,13 @@ def build_network(
             per = "x".join(sorted({str(int(c)) for c in cables}))
             plan += [
                 ("tiers", "2 (leaf, spine)"),
-                ("leafs", f"{leafs}, {down_used} down / {up} up ports"),
+                ("leafs", f"{leafs}, {down_used} down / {up_label}"),
                 ("spines", f"{spines}, {per} cables from each leaf"),
             ]
         else:
             tiers = 3
             spine_o = net.spine_oversubscription
-            spine_down, spine_up_full = _split_ports(radix, spine_o)
+            spine_down, spine_up_full = _split_ports(switch_ports, spine_o)
             rails = n_nic if net.rail_optimized else 1
             if net.spines is not None:
                 per_pod_spines = net.spines
@@ -548,11 +601,11 @@ def build_network(
                 if spine_down_used >= spine_down
                 else math.ceil(spine_down_used / spine_o)
             )
-            cores_per_plane = _smallest_divisor(spine_uplinks, pods * spine_uplinks / radix)
+            cores_per_plane = _smallest_divisor(spine_uplinks, pods * spine_uplinks / switch_ports)
             if cores_per_plane is None:
-                most = radix // 2 * (radix // 2) * radix
+                most = radix // 2 * (switch_ports // 2) * switch_ports
                 raise EngineError(
-                    f"{nodes} nodes need {pods} pods, more than a {radix}-port core switch "
+                    f"{nodes} nodes need {pods} pods, more than a {switch_ports}-port core switch "
                     f"can join: a three-tier fat-tree of this radix holds about {most} "
                     f"ports (use oversubscription, a higher-radix switch, or fewer nodes)"
                 )
@@ -580,10 +633,14 @@ def build_network(
             )
             spine_up = ids2.reshape(pods, per_pod_spines, cores_per_plane)
             spine_down = (ids2 + sp.shape[0]).reshape(pods, per_pod_spines, cores_per_plane)
-            why = "" if layout == "three-tier" else f": two tiers hold {radix * (radix // 2)} ports"
+            why = (
+                ""
+                if layout == "three-tier"
+                else f": two tiers hold {switch_ports * (radix // 2)} ports"
+            )
             plan += [
                 ("tiers", "3 (leaf, spine, core)" + why),
-                ("leafs", f"{leafs}, {down_used} down / {up} up ports"),
+                ("leafs", f"{leafs}, {down_used} down / {up_label}"),
                 ("pods", f"{pods} of {leafs_per_pod} leafs"),
                 (
                     "spines",
@@ -597,7 +654,10 @@ def build_network(
             ]
             plan.append(("spine oversubscription", f"{spine_down_used / spine_uplinks:.2f}"))
     if tiers >= 2 or (leafs > 1 and net.spines == 0):
-        plan.append(("leaf oversubscription", f"{down_used / max(up, 1):.2f}"))
+        plan.append(("leaf oversubscription", f"{down_used / max(up * split, 1):.2f}"))
+        su = _su_plan(leaf_plan.per_su, nodes, hosts_per_domain)
+        if su is not None:
+            plan.append(su)
     else:
         plan += [("switches", "1")]
     tree = FatTree(
@@ -834,17 +894,22 @@ def build_dragonfly(
     )
 
 
-def default_host_block(chips_per_host: int) -> tuple[int, int, int]:
-    """Chips of one host as a torus block: 4 -> 2 x 2 x 1 (TPU v4/v5p hosts), 8 -> 2 x 2 x 2,
-    2 -> 2 x 1 x 1; other counts a line along x."""
+def default_host_block(chips_per_host: int, max_dims: int = 3) -> tuple[int, int, int]:
+    """Chips of one host as a torus block: 4 -> 2 x 2 x 1 (TPU v4/v5p hosts), 8 -> 2 x 2 x 2
+    (2 x 4 x 1 on a 2D torus: a TPU v6e host), 2 -> 2 x 1 x 1; other counts a line along x."""
+    if chips_per_host == 8 and max_dims < 3:
+        return (2, 4, 1)
     return {1: (1, 1, 1), 2: (2, 1, 1), 4: (2, 2, 1), 8: (2, 2, 2)}.get(
         chips_per_host, (chips_per_host, 1, 1)
     )
 
 
-def torus_shape(chips: int, block: tuple[int, int, int] = (1, 1, 1)) -> tuple[int, int, int]:
+def torus_shape(
+    chips: int, block: tuple[int, int, int] = (1, 1, 1), max_dims: int = 3
+) -> tuple[int, int, int]:
     """The most cube-like (X, Y, Z) with ``X * Y * Z == chips`` whose sides are multiples
-    of the host block's (smallest ``X + Y + Z``, hence smallest diameter); without such a
+    of the host block's (smallest ``X + Y + Z``, hence smallest diameter) and with at most
+    ``max_dims`` sides above 1 (a chip with 4 ports makes a 2D torus); without such a
     shape, the most cube-like of any."""
     best: tuple[int, int, int] | None = None
     x = 1
@@ -856,25 +921,33 @@ def torus_shape(chips: int, block: tuple[int, int, int] = (1, 1, 1)) -> tuple[in
                 if rest % y == 0:
                     shape = (x, y, rest // y)
                     fits = all(s % b == 0 for s, b in zip(shape, block))
+                    fits = fits and sum(s > 1 for s in shape) <= max_dims
                     if fits and (best is None or (sum(shape), shape) < (sum(best), best)):
                         best = shape
                 y += 1
         x += 1
     if best is None:
-        return torus_shape(chips) if block != (1, 1, 1) else (1, 1, chips)
+        if block != (1, 1, 1):
+            return torus_shape(chips, max_dims=max_dims)
+        return (1, 1, chips) if max_dims >= 1 else (1, 1, chips)
     return best
 
 
 def torus_dims(
-    net: NetSpec, chips: int, block: tuple[int, int, int] = (1, 1, 1)
+    net: NetSpec, chips: int, block: tuple[int, int, int] = (1, 1, 1), max_dims: int = 3
 ) -> tuple[int, int, int]:
-    """(X, Y, Z) of a torus: the spec's (padded with 1s) or the derived shape.
+    """(X, Y, Z) of a torus: the spec's (padded with 1s) or the derived shape (at most
+    ``max_dims`` dimensions).
 
     Raises:
         EngineError: The spec's shape does not hold exactly ``chips`` chips.
     """
     if net.torus is None:
-        return torus_shape(chips, block)
+        shape = torus_shape(chips, block, max_dims)
+        # A 2D shape lies in x and y (2 x 4 hosts of a TPU v6e), not in y and z.
+        if max_dims == 2 and shape[0] == 1:
+            shape = (shape[1], shape[2], 1)
+        return shape
     dims = tuple(int(d) for d in net.torus) + (1,) * (3 - len(net.torus))
     product = dims[0] * dims[1] * dims[2]
     if len(net.torus) > 3 or product != chips:
@@ -913,17 +986,25 @@ def torus_positions(
 def build_torus(
     dims: tuple[int, int, int],
     gpu_devs: IntArray,
-    link_bw_GBps: float,
+    link_bw_GBps: float | tuple[float, float, float],
     chips_per_host: int = 1,
     block: tuple[int, int, int] = (1, 1, 1),
+    wrap: tuple[bool, bool, bool] = (True, True, True),
 ) -> NetworkBlock:
     """The chip-to-chip links of a torus (no devices).
 
     Along every dimension of size >= 3 each chip has a bundle to its +1 neighbour (with
-    wrap-around), so two links in and two out; a dimension of size 2 has one bundle per
-    chip pair; size 1 none. Link order: per dimension, the +1 direction of every bundle,
-    then the reverse direction.
+    wrap-around), so two links in and two out; without wrap-around the last chip of each
+    line has none; a dimension of size 2 has one bundle per chip pair; size 1 none. Link
+    order: per dimension, the +1 direction of every bundle, then the reverse direction.
+    ``link_bw_GBps`` is one rate for every link or one per dimension; ``NetworkBlock.axis``
+    holds each link's dimension.
     """
+    axis_bw = (
+        tuple(float(b) for b in link_bw_GBps)
+        if isinstance(link_bw_GBps, tuple)
+        else (float(link_bw_GBps),) * 3
+    )
     chips = int(gpu_devs.shape[0])
     pos = torus_positions(dims, chips_per_host, block)
     x_size, y_size, _ = dims
@@ -933,6 +1014,7 @@ def build_torus(
     out = np.full((chips, 3, 2), -1, dtype=np.int64)
     src: list[IntArray] = []
     dst: list[IntArray] = []
+    axis: list[IntArray] = []
     next_link = 0
     rank = np.arange(chips, dtype=np.int64)
     for d, size in enumerate(dims):
@@ -941,12 +1023,18 @@ def build_torus(
             ahead_pos = pos.copy()
             ahead_pos[:, d] = (coord + 1) % size
             ahead = rank_at[ahead_pos[:, 0] + x_size * (ahead_pos[:, 1] + y_size * ahead_pos[:, 2])]
-            lower = rank[coord == 0] if size == 2 else rank
+            if size == 2:
+                lower = rank[coord == 0]
+            elif wrap[d]:
+                lower = rank
+            else:
+                lower = rank[coord < size - 1]  # a line: the last chip links no further
             upper = ahead[lower]
             m = lower.shape[0]
             ids = next_link + np.arange(m, dtype=np.int64)
             src += [lower, upper]
             dst += [upper, lower]
+            axis.append(np.full(2 * m, d, dtype=np.int64))
             if size == 2:
                 out[lower, d, :] = ids[:, None]
                 out[upper, d, :] = (ids + m)[:, None]
@@ -956,13 +1044,19 @@ def build_torus(
             next_link += 2 * m
     chip_src = np.concatenate(src) if src else np.zeros(0, dtype=np.int64)
     chip_dst = np.concatenate(dst) if dst else np.zeros(0, dtype=np.int64)
+    link_axis = np.concatenate(axis) if axis else np.zeros(0, dtype=np.int64)
+    shape = "x".join(str(d) for d in dims)
+    rings = [d for d in range(3) if dims[d] > 2]
+    if rings and not all(wrap[d] for d in rings):
+        shape += " (no wrap-around: a mesh)"
     return NetworkBlock(
         kind=[],
         index=[],
         src=gpu_devs[chip_src].astype(np.int64),
         dst=gpu_devs[chip_dst].astype(np.int64),
-        bw_GBps=np.full(next_link, link_bw_GBps),
+        bw_GBps=np.asarray(axis_bw, dtype=np.float64)[link_axis],
         count=np.ones(next_link, dtype=np.int64),
-        tree=Torus(dims=dims, out=out, pos=pos, rank_at=rank_at, block=block),
-        plan=(("torus", "x".join(str(d) for d in dims)), ("host block", "x".join(map(str, block)))),
+        tree=Torus(dims=dims, out=out, pos=pos, rank_at=rank_at, block=block, wrap=wrap),
+        plan=(("torus", shape), ("host block", "x".join(map(str, block)))),
+        axis=link_axis,
     )

@@ -10,9 +10,10 @@ from fabricui.hwdb.plugin_dirs import NeedsPluginError
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
 from fabricui.model.topology import (
+    DOMAIN_FABRICS,
     INTRA_FABRICS,
     NET_LAYOUTS,
-    SWITCHED_FABRICS,
+    NIC_ATTACH,
     IntraSpec,
     TopologySpec,
 )
@@ -28,6 +29,7 @@ _INTRA_FAMILIES: dict[str, tuple[str, ...] | None] = {
     "nvswitch": ("nvlink",),
     "switch": None,
     "mesh": None,
+    "torus": None,
     "pcie": ("pcie",),
 }
 
@@ -158,7 +160,7 @@ def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: C
             _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link, catalog)
     else:
         _check_intra(doc, ipath, spec, gpu, catalog)
-    for attr in ("host_link", "socket_link"):
+    for attr in ("host_link", "socket_link", "cpu_pcie"):
         value = getattr(intra, attr)
         if value is not None:
             _ref(doc, (*ipath, attr), catalog.links, "link", value, catalog)
@@ -187,12 +189,14 @@ def _check_intra(
         raise _fail(
             doc, (*ipath, "hosts_per_domain"), f"must be at least 1 (got {intra.hosts_per_domain})"
         )
-    if intra.hosts_per_domain > 1 and intra.fabric not in SWITCHED_FABRICS:
+    if intra.hosts_per_domain > 1 and intra.fabric not in DOMAIN_FABRICS:
         raise _fail(
             doc,
             (*ipath, "hosts_per_domain"),
-            f"only a switch fabric (nvswitch, switch) spans hosts (fabric is {intra.fabric})",
+            f"only a switch fabric (nvswitch, switch) or a torus spans hosts (fabric is "
+            f"{intra.fabric})",
         )
+    _check_intra_torus(doc, ipath, spec, catalog)
     if intra.fabric in _INTRA_FAMILIES:
         link_id = intra.link
         if link_id is None:
@@ -230,6 +234,46 @@ def _check_intra(
                 )
 
 
+def _check_intra_torus(
+    doc: YamlDocument, ipath: KeyPath, spec: TopologySpec, catalog: Catalog
+) -> None:
+    """``intra.torus``, ``host_block`` and ``axis_links``: only with ``fabric: torus``, a
+    shape holding the domain's chips, a block holding a host's, one link per dimension."""
+    intra = spec.intra
+    for key in ("torus", "host_block", "axis_links"):
+        if getattr(intra, key) is not None and intra.fabric != "torus":
+            raise _fail(doc, (*ipath, key), f"only applies to fabric torus (is {intra.fabric})")
+    if intra.fabric != "torus":
+        return
+    wanted = {
+        "torus": spec.gpus_per_node * intra.hosts_per_domain,
+        "host_block": spec.gpus_per_node,
+    }
+    for key, chips in wanted.items():
+        sizes = getattr(intra, key)
+        if sizes is None:
+            continue
+        if not 1 <= len(sizes) <= 3 or min(sizes) < 1:
+            raise _fail(
+                doc, (*ipath, key), f"expected 1 to 3 sizes of at least 1 (got {list(sizes)})"
+            )
+        product = 1
+        for size in sizes:
+            product *= size
+        if product != chips:
+            shape = "x".join(str(d) for d in sizes)
+            raise _fail(doc, (*ipath, key), f"{shape} = {product} chips, expected {chips}")
+    if intra.axis_links is not None:
+        if intra.torus is not None and len(intra.axis_links) != len(intra.torus):
+            raise _fail(
+                doc,
+                (*ipath, "axis_links"),
+                f"needs one link per intra.torus dimension ({list(intra.torus)})",
+            )
+        for i, axis_link in enumerate(intra.axis_links):
+            _ref(doc, (*ipath, "axis_links", i), catalog.links, "link", axis_link, catalog)
+
+
 def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Catalog) -> None:
     """Network rules, the same for every builder."""
     if spec.nodes > 1 and spec.net is None:
@@ -255,7 +299,11 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
         doc, (*npath, "spine_oversubscription"), net.spine_oversubscription, 1.0, 64.0, "ratio"
     )
     if net.layout == "torus":
+        for i, axis_link in enumerate(net.axis_links or ()):
+            _ref(doc, (*npath, "axis_links", i), catalog.links, "link", axis_link, catalog)
         return  # no NICs: nics_per_node and nic_map do not apply
+    if net.nic_attach is not None:
+        check_choice(doc, (*npath, "nic_attach"), net.nic_attach, NIC_ATTACH)
     if net.nics_per_node < 1:
         raise _fail(doc, (*npath, "nics_per_node"), f"must be at least 1 (got {net.nics_per_node})")
     if net.switch is not None:
@@ -297,6 +345,7 @@ _LAYOUT_KEYS = {
     "global_links": "dragonfly",
     "torus": "torus",
     "host_block": "torus",
+    "axis_links": "torus",
 }
 
 
@@ -313,7 +362,7 @@ def _check_layout_keys(doc: YamlDocument, npath: KeyPath, spec: TopologySpec) ->
             raise _fail(
                 doc, (*npath, key), f"only applies to layout {layout} (layout is {net.layout})"
             )
-        if key not in ("torus", "host_block") and value < 1:
+        if key not in ("torus", "host_block", "axis_links") and value < 1:
             raise _fail(doc, (*npath, key), f"must be at least 1 (got {value})")
     if net.host_block is not None:
         block = net.host_block
@@ -333,6 +382,12 @@ def _check_layout_keys(doc: YamlDocument, npath: KeyPath, spec: TopologySpec) ->
                 (*npath, "host_block"),
                 f"{shape} = {chips} chips, but a host has {spec.gpus_per_node}",
             )
+    if net.axis_links is not None and (net.torus is None or len(net.axis_links) != len(net.torus)):
+        raise _fail(
+            doc,
+            (*npath, "axis_links"),
+            f"needs one link per net.torus dimension (torus: {list(net.torus or [])})",
+        )
     if net.torus is None:
         return
     dims = net.torus

@@ -96,6 +96,19 @@ class LinkGeneration:
     on the path between two of its GPUs; empty: all of them. NCCL enables LL128 only where
     128-byte stores arrive whole (NVLink), so a host link or a vendor link without that
     guarantee lists ``[ll, simple]`` and the engine never prices LL128 across it."""
+    torus_max: tuple[int, ...] = ()
+    """Chip-to-chip links only: the largest slice a torus of this link may be, as ring
+    sizes (``[16, 16, 24]`` for TPU v5p); a torus whose sizes, sorted, exceed these is
+    refused. Empty: no limit."""
+    torus_max_chips: int | None = None
+    """Chip-to-chip links only: most chips of one torus (the largest slice a pod runs)."""
+    pod_chips: int | None = None
+    """Chip-to-chip links only: chips of a whole pod, for messages (TPU v5p: 8,960)."""
+    torus_wrap: int | None = None
+    """Chip-to-chip links only: rings wrap around only in slices made of whole blocks of
+    this many chips along every torus dimension the chip has (4: whole 4x4x4 cubes on TPU
+    v5p and 7x; 16: TPU v6e's whole 16 x 16 pod); smaller slices are meshes. None: every
+    ring wraps."""
 
     @property
     def per_gpu_bw_GBps(self) -> float | None:
@@ -137,7 +150,11 @@ class GpuSpec:
     memory_tech: str = ""
     """Memory technology (``HBM3``, ``GDDR6X``)."""
     fp8_dense_TFLOPS: float | None = None
-    """Peak dense FP8 tensor throughput, no sparsity [TFLOP/s]; None: no FP8 tensor cores."""
+    """Peak dense FP8 tensor throughput, no sparsity (half a 2:4-sparsity figure)
+    [TFLOP/s]; None: no FP8 tensor cores, or none published."""
+    fp4_dense_TFLOPS: float | None = None
+    """Peak dense FP4 tensor throughput (NVFP4, MXFP4), no sparsity [TFLOP/s]; None: no
+    FP4 tensor cores, or none published."""
     sms: int | None = None
     """Streaming multiprocessors (compute units): GEMM tiles run in waves of this many."""
     gemm_efficiency: float | None = None
@@ -264,7 +281,8 @@ class NicSpec:
     rate_Gbps: float
     """Line rate of one port [Gb/s]."""
     pcie: str
-    """Host interface generation id (``pcie5``)."""
+    """Link generation id of the hop to the adapter: its host interface (``pcie5``), or for
+    ports on the accelerator's die (``attach: gpu``) the on-die path (``gaudi3-nic-port``)."""
     lat_us: float
     """Adapter latency added once per traversal [us]."""
     source: str

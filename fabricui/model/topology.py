@@ -13,10 +13,17 @@ from fabricui.model.cluster import ClusterSpec
 #: Intra-node fabrics a builder understands: ``switch`` is any scale-up link generation on
 #: the switch its record names (UALink, a plugin's FooLink ...); ``nvswitch`` the same for
 #: NVLink with the NVSwitch of the generation by default.
-INTRA_FABRICS = ("nvswitch", "switch", "mesh", "pcie", "none")
+INTRA_FABRICS = ("nvswitch", "switch", "mesh", "pcie", "torus", "none")
 
 #: Intra-node fabrics whose switch may span several hosts (a scale-up domain).
 SWITCHED_FABRICS = ("nvswitch", "switch")
+
+#: Intra-node fabrics that may span several hosts: a switch, or a torus of chip-to-chip
+#: links (a Trn2 UltraServer's four instances).
+DOMAIN_FABRICS = (*SWITCHED_FABRICS, "torus")
+
+#: Where a NIC plugs in (``NetSpec.nic_attach``).
+NIC_ATTACH = ("gpu", "pcie-switch", "cpu")
 
 #: Network layouts: one switch, two or three tiers of switches (fat-trees), a dragonfly of
 #: router groups, a 3D torus of direct chip-to-chip links (no switches, no NICs), or the
@@ -30,7 +37,8 @@ class IntraSpec:
 
     fabric: str = "none"
     """``nvswitch`` (NVLink switch), ``switch`` (any scale-up link generation on the switch
-    ``switch`` names), ``mesh`` (direct GPU links), ``pcie`` or ``none`` (one GPU per node)."""
+    ``switch`` names), ``mesh`` (direct GPU links), ``torus`` (chip-to-chip links in a
+    torus, ``torus``), ``pcie`` or ``none`` (one GPU per node)."""
     link: str | None = None
     """Link generation id of the GPU-to-GPU (or GPU-to-switch) links."""
     hosts_per_domain: int = 1
@@ -50,12 +58,24 @@ class IntraSpec:
     """CPU sockets per node (default 2 for 4+ GPUs, else 1)."""
     host_link: str | None = None
     """GPU/NIC host-link generation id (default: the GPU's PCIe generation)."""
+    cpu_pcie: str | None = None
+    """PCIe generation id of the CPUs' root ports, where PCIe switches uplink to them
+    (default: the GPU's PCIe generation; Grace is ``pcie5`` beside a Gen6 GPU)."""
     socket_link: str | None = None
     """Link generation id between CPU sockets (default by platform: NVLink-C2C between
     Grace CPUs, AMD's socket link on AMD GPU platforms, Intel UPI otherwise)."""
     switch: str | None = None
     """Switch model id of the scale-up switch (``nvswitch``: default by NVLink generation;
     ``switch``: required unless one catalog switch has the link's family)."""
+    torus: tuple[int, ...] | None = None
+    """Torus only: ring sizes of a scale-up domain's torus (``[4, 4, 4]``: a Trn2
+    UltraServer); their product is ``gpus_per_node x hosts_per_domain``. Default (and for
+    a partial domain): the most cube-like shape of whole host blocks."""
+    host_block: tuple[int, ...] | None = None
+    """Torus only: a host's chips along x, y, z (``[4, 4, 1]``: a trn2.48xlarge's 4x4)."""
+    axis_links: tuple[str, ...] | None = None
+    """Torus only: the link generation of each ring dimension, x first (default: ``link``
+    for all)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +110,12 @@ class NetSpec:
     """Switch model id (default by link family)."""
     nic: str | None = None
     """NIC model id (default: the catalog's NIC for the link, the GPU and the port rate)."""
+    nic_attach: str | None = None
+    """Where each NIC plugs in (``NIC_ATTACH``): ``gpu`` (the GPU's own lanes, or ports on
+    its die), ``pcie-switch`` (the PCIe switch of its GPUs: a ConnectX-8's integrated
+    switch on GB300), ``cpu`` (a CPU's root ports: GB200's ConnectX-7 behind Grace).
+    Default: ``gpu`` for adapters on the accelerator's die (the NIC record's ``attach``),
+    else ``pcie-switch`` when the host has PCIe switches, else ``cpu``."""
     switch_lat_us: float | None = None
     """Port-to-port latency of every network switch [us] (default: the switch model's)."""
     sharp: bool = False
@@ -106,6 +132,10 @@ class NetSpec:
     """Torus only: ring sizes ``[X, Y, Z]`` (1 to 3 entries); their product is the number
     of chips. Default (and after ``--nodes`` changes the chip count): the most cube-like
     factorization of the chip count whose sides hold whole host blocks."""
+    axis_links: tuple[str, ...] | None = None
+    """Torus only: the link generation of each ring dimension, x first (default:
+    ``link`` for all): a Trn2 UltraServer's rings across its instances are not its
+    in-instance torus links. Needs ``torus``."""
     host_block: tuple[int, ...] | None = None
     """Torus only: a host's chips along x, y, z (default by chips per host: 4 -> 2 x 2 x 1
     as a TPU v5p host, 8 -> 2 x 2 x 2, 2 -> 2 x 1 x 1)."""

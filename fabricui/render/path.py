@@ -23,10 +23,17 @@ def render_path(report: PathReport, fabric: Fabric) -> str:
     lines = [f"{report.topology}: {report.src} -> {report.dst} ({where}, {n} hop{'s' * (n != 1)})"]
     rows = [("#", "from", "to", "link", "GB/s", "lat us", "")]
     for i, hop in enumerate(report.hops):
-        link = hop.link + (f" x{hop.count}" if hop.count > 1 else "")
         mark = "<- bottleneck" if i == report.bottleneck_hop else ""
         rows.append(
-            (str(i + 1), hop.src, hop.dst, link, f"{hop.bw_GBps:.1f}", f"{hop.lat_us:.3f}", mark)
+            (
+                str(i + 1),
+                hop.src,
+                hop.dst,
+                hop.label,
+                f"{hop.transfer_GBps:.1f}",
+                f"{hop.lat_us:.3f}",
+                mark,
+            )
         )
     lines += text_table(rows, right={0, 4, 5}, indent="  ")
     hop = report.hops[report.bottleneck_hop]

@@ -63,9 +63,11 @@ def test_scale_up_path_is_the_per_gpu_link(catalog, name, expected):
 
 @pytest.mark.parametrize(("name", "expected"), sorted(NETWORK.items()))
 def test_network_path_is_limited_by_the_nic_rate(catalog, name, expected):
-    """Across two nodes the bottleneck is the GPU's NIC ports on the network link."""
+    """Across two scale-up domains (servers, or the racks of NVL72 trays) the bottleneck is
+    the GPU's NIC ports on the network link."""
     link, bw = expected
-    report = evaluate_path(fabric_of(catalog, name, nodes=2), "n0.g0", "n1.g0")
+    hosts = resolve_topology(name, catalog).intra.hosts_per_domain
+    report = evaluate_path(fabric_of(catalog, name, nodes=2 * hosts), "n0.g0", "d1.g0")
     hop = next(h for h in report.hops if h.src == "n0.nic0")
     assert hop.link == link
     assert report.bottleneck_GBps == pytest.approx(bw)
@@ -97,10 +99,14 @@ def test_gaudi3_nic_sits_on_the_accelerator(catalog):
 
 
 def test_trn2_ultraserver_is_a_4x4x4_torus(catalog):
-    """64 Trainium2 chips, each with 6 torus neighbours (4 in its instance, 2 across)."""
+    """64 Trainium2 chips in one NeuronLink domain's 4x4x4 torus, each with 6 torus
+    neighbours (4 in its instance, 2 across)."""
     fabric = fabric_of(catalog, "trn2-ultraserver")
-    assert fabric.torus is not None and fabric.n_gpus == 64
-    assert np.all(np.bincount(fabric.link_src[fabric.link_src < fabric.n_devices])[:64] >= 6)
+    assert fabric.domain_torus is not None and fabric.n_gpus == 64
+    assert fabric.domain_torus.dims == (4, 4, 4)
+    gpus = fabric.gpu_dev.astype(np.int64)
+    chip_links = np.isin(fabric.link_src, gpus) & np.isin(fabric.link_dst, gpus)
+    assert np.all(np.bincount(fabric.link_src[chip_links], minlength=fabric.n_devices)[gpus] == 6)
 
 
 def test_rubin_has_no_invented_bf16_peak(catalog, run_cli):

@@ -21,8 +21,16 @@ def hop_rows(report: PathReport) -> list[tuple[str, str, str, str, str, str]]:
     """(#, from, to, link, GB/s, us) of each hop, formatted as ``fabricui path`` prints them."""
     rows = []
     for i, hop in enumerate(report.hops):
-        link = hop.link + (f" x{hop.count}" if hop.count > 1 else "")
-        rows.append((str(i + 1), hop.src, hop.dst, link, f"{hop.bw_GBps:.1f}", f"{hop.lat_us:.3f}"))
+        rows.append(
+            (
+                str(i + 1),
+                hop.src,
+                hop.dst,
+                hop.label,
+                f"{hop.transfer_GBps:.1f}",
+                f"{hop.lat_us:.3f}",
+            )
+        )
     return rows
 
 

@@ -234,6 +234,8 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
         if "leaf oversubscription" in plan:
             text += f", {plan['leaf oversubscription']}:1 at the leafs"
         lines.insert(0, [Cell(text, "dim")])
+        if "straddle" in plan.get("scalable unit", ""):
+            lines.insert(1, [Cell(f"scalable unit: {plan['scalable unit']}", "dim")])
     return lines
 
 
