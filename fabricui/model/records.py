@@ -260,6 +260,10 @@ class FrameworkSpec:
     moe_dispatch: str = "alltoall"
     """MoE token dispatch: ``alltoall`` (one copy per routed expert) or ``deepep`` (one
     copy per destination node, forwarded over NVLink; node-limited routing)."""
+    moe_sync_us: float = 0.0
+    """GPU time lost in each pass of each MoE layer while the host reads the tokens each
+    expert receives (to size the all-to-all and the grouped GEMM) and launches the rest of
+    the layer [us]; fitted to the framework's published MoE runs (``sources`` names them)."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

@@ -88,6 +88,8 @@ class Kernels:
     """Cross entropy: ``fused``, ``fp32`` or ``eager`` (``LOSS_BYTES_PER_LOGIT``)."""
     fp8_recipe: str | None = None
     """FP8 scaling recipe when the GEMMs run in FP8 (``FP8_CAST_BYTES``), else None."""
+    moe_sync_s: float = 0.0
+    """GPU time lost per pass of an MoE layer to the host's read of the token counts [s]."""
 
 
 @dataclass(frozen=True)
@@ -117,16 +119,19 @@ class LayerCost:
     """The activation pass of the MLP or the experts, forward."""
     shared_fwd_s: FloatArray | float = 0.0
     """The shared experts' GEMMs and activation, forward."""
+    host_s: FloatArray | float = 0.0
+    """GPU idle per pass (forward, and again backward) waiting on the host (MoE token
+    counts)."""
 
     @property
     def fwd_s(self) -> FloatArray:
         """Forward."""
-        return self.gemm_fwd_s + self.attn_fwd_s + self.elem_fwd_s
+        return self.gemm_fwd_s + self.attn_fwd_s + self.elem_fwd_s + self.host_s
 
     @property
     def bwd_s(self) -> FloatArray:
         """Backward."""
-        return self.gemm_bwd_s + self.attn_bwd_s + self.elem_bwd_s
+        return self.gemm_bwd_s + self.attn_bwd_s + self.elem_bwd_s + self.host_s
 
     def recompute_s(
         self, recompute: str, selective: str = "attention", modules: tuple[str, ...] = ()
@@ -305,6 +310,9 @@ def layer_cost(
         mlp_fwd_s=mlp_f,
         act_fwd_s=memory_time_s(device, act_bytes),
         shared_fwd_s=shared_f,
+        host_s=np.full_like(
+            np.asarray(tokens, dtype=np.float64), kernels.moe_sync_s if moe else 0.0
+        ),
     )
 
 

@@ -94,6 +94,8 @@ class Recipe:
     """Tokens of the most loaded expert over the mean (1: balanced)."""
     power_W: float | None = None
     """Board power cap below the GPU's own limit [W]; None: its limit."""
+    moe_sync_us: float = 0.0
+    """GPU time lost per MoE layer pass to the host's read of the token counts [us]."""
     attention_kernel: KernelSpec | None = None
     """The fused attention kernel's record on this GPU's architecture (None: the GPU
     record's one figure)."""
@@ -140,6 +142,7 @@ class Recipe:
             passes=self.passes,
             loss=self.loss,
             fp8_recipe=self.fp8_recipe if self.precision == "fp8" else None,
+            moe_sync_s=self.moe_sync_us * 1e-6,
         )
 
 
@@ -326,6 +329,7 @@ def _framework_recipe(
         moe_dispatch=choices.moe_dispatch or framework.moe_dispatch,
         moe_imbalance=choices.moe_imbalance or 1.0,
         power_W=choices.power_W,
+        moe_sync_us=framework.moe_sync_us,
     )
     return recipe, notes
 
