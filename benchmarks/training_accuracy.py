@@ -29,7 +29,6 @@ import numpy as np
 
 from fabricui.errors import FabricError
 
-
 #: Families the summary is broken down by, in print order (an entry can be in several).
 FAMILIES = (
     "A100 Megatron",
