@@ -101,7 +101,7 @@ class Layout:
     Megatron-LM reduces them under BF16); 0: ``dtype_bytes``."""
     bucket_params: float = 0.0
     """Parameters per gradient bucket (Megatron: ``max(40M, 1M x dp)``); 0: PyTorch DDP's
-    25 MiB buckets."""
+    25 MiB buckets; negative: one transformer layer's (PyTorch FSDP's unit)."""
     fsdp_reshard: bool = True
     """FSDP / ZeRO-3 frees the gathered parameters after forward and gathers them again for
     backward (``reshard_after_forward``)."""

@@ -246,6 +246,9 @@ class FrameworkSpec:
     """Bytes per gradient element the data-parallel reduction moves (4: FP32)."""
     bucket_params: float = 0.0
     """Parameters per gradient bucket (0: PyTorch DDP's 25 MiB buckets)."""
+    bucket_layers: bool = False
+    """Gradients and parameters move one transformer layer at a time (PyTorch FSDP's
+    wrapped unit, in ``SHARD_GRAD_OP`` too), not in buckets."""
     fsdp_reshard: bool = True
     """FSDP / ZeRO-3 frees the gathered parameters after forward and gathers them again
     for backward."""

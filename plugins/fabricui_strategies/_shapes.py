@@ -94,12 +94,16 @@ def kv_bytes(model: ModelShape, layout: Layout) -> float:
     return 2 * tokens * kv_heads * head_dim * layout.dtype_bytes
 
 
-def bucket_bytes(layout: Layout) -> float:
+def bucket_bytes(layout: Layout, model: ModelShape | None = None) -> float:
     """Bytes of one gradient bucket: Megatron's ``bucket_params`` parameters at the wire
-    width (``max(40M, 1M x dp)`` parameters there), else PyTorch DDP's 25 MiB."""
+    width (``max(40M, 1M x dp)`` parameters there); one layer's (``bucket_params < 0``:
+    PyTorch FSDP moves a wrapped transformer block at a time, also in ``SHARD_GRAD_OP``);
+    else PyTorch DDP's 25 MiB."""
     if layout.bucket_params > 0:
         params = max(layout.bucket_params, 1e6 * layout.dp * layout.cp)
         return params * layout.wire_grad_bytes
+    if layout.bucket_params < 0 and model is not None:
+        return stage_param_bytes(model, layout, True) / stage_layers(model, layout)
     return float(BUCKET_BYTES)
 
 
@@ -109,11 +113,16 @@ def n_buckets(size_bytes: float, bucket: float = BUCKET_BYTES) -> int:
 
 
 def bucketed_gradients(
-    strategy: str, collective: str, grad_bytes: float, layout: Layout, group: str = "dp"
+    strategy: str,
+    collective: str,
+    grad_bytes: float,
+    layout: Layout,
+    group: str = "dp",
+    model: ModelShape | None = None,
 ) -> CommOp:
     """``collective`` over ``group`` once per gradient bucket, overlapped with backward (how
     DDP all-reduces and ZeRO reduce-scatters gradients)."""
-    bucket = bucket_bytes(layout)
+    bucket = bucket_bytes(layout, model)
     buckets = n_buckets(grad_bytes, bucket)
     verb = collective.replace("_", "-")
     width = "FP32 " if layout.wire_grad_bytes >= 4 else ""
@@ -125,7 +134,8 @@ def bucketed_gradients(
         size_bytes=grad_bytes / buckets,
         count=buckets,
         overlappable=True,
-        note=f"{width}{what}gradient {verb}, {bucket / 2**20:.0f} MiB buckets",
+        note=f"{width}{what}gradient {verb}, "
+        + ("one per layer" if layout.bucket_params < 0 else f"{bucket / 2**20:.0f} MiB buckets"),
         phase="backward",
     )
 
@@ -135,8 +145,9 @@ def gradient_operations(
 ) -> list[CommOp]:
     """Bucketed gradient reduction of the dense parameters over ``dp`` and, for an MoE
     model, of the experts over ``edp`` (when more than one rank holds them)."""
-    ops = [bucketed_gradients(strategy, collective, stage_param_bytes(model, layout, True), layout)]
+    dense = stage_param_bytes(model, layout, True)
+    ops = [bucketed_gradients(strategy, collective, dense, layout, "dp", model)]
     experts = stage_expert_bytes(model, layout, True)
     if experts > 0 and layout.expert_dp > 1:
-        ops.append(bucketed_gradients(strategy, collective, experts, layout, "edp"))
+        ops.append(bucketed_gradients(strategy, collective, experts, layout, "edp", model))
     return ops

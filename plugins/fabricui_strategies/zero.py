@@ -50,7 +50,7 @@ class Zero1(Strategy):
         gathers = [("dp", stage_param_bytes(model, layout))]
         if layout.expert_dp > 1:
             gathers.append(("edp", stage_expert_bytes(model, layout)))
-        bucket = bucket_bytes(layout) * layout.dtype_bytes / layout.wire_grad_bytes
+        bucket = bucket_bytes(layout, model) * layout.dtype_bytes / layout.wire_grad_bytes
         for group, size in gathers:
             if size <= 0:
                 continue

@@ -83,7 +83,7 @@ class Recipe:
     grad_reduce_bytes: float = 2.0
     """Bytes per gradient element the data-parallel reduction moves."""
     bucket_params: float = 0.0
-    """Parameters per gradient bucket (0: 25 MiB buckets)."""
+    """Parameters per gradient bucket (0: 25 MiB buckets; negative: one layer's)."""
     fsdp_reshard: bool = True
     """FSDP / ZeRO-3 gathers the parameters again for backward."""
     fsdp_reduce_bytes: float = 4.0
@@ -321,7 +321,7 @@ def _framework_recipe(
         recompute_modules=tuple(choices.recompute_modules or ()),
         fp8_recipe=fp8_recipe,
         grad_reduce_bytes=choices.grad_reduce_bytes or framework.grad_reduce_bytes,
-        bucket_params=framework.bucket_params,
+        bucket_params=-1.0 if framework.bucket_layers else framework.bucket_params,
         fsdp_reshard=framework.fsdp_reshard
         if choices.fsdp_reshard is None
         else choices.fsdp_reshard,
