@@ -88,6 +88,9 @@ def _check_record(
         check_choice(doc, (*path, "fp8_recipe"), record.fp8_recipe, FP8_RECIPES)
         check_choice(doc, (*path, "moe_dispatch"), record.moe_dispatch, MOE_DISPATCH)
         check_choice(doc, (*path, "selective"), record.selective, SELECTIVE_KINDS)
+        check_range(
+            doc, (*path, "compute_efficiency"), record.compute_efficiency, 0.1, 1.0, "efficiency"
+        )
         if record.years and (len(record.years) != 2 or record.years[0] > record.years[1]):
             raise HwdbError(
                 f"{doc.where((*path, 'years'))}: frameworks.{record.id}.years: expected "

@@ -263,6 +263,11 @@ class FrameworkSpec:
     moe_dispatch: str = "alltoall"
     """MoE token dispatch: ``alltoall`` (one copy per routed expert) or ``deepep`` (one
     copy per destination node, forwarded over NVLink; node-limited routing)."""
+    compute_efficiency: float = 1.0
+    """Share of the reference software's compute throughput (Megatron-Core's, on which the
+    GPUs' sustained efficiencies were fitted) this framework's kernels reach: PyTorch
+    eager's launch gaps, autocast and FSDP hooks; fitted to the framework's published runs
+    (``sources`` names them) (0-1]."""
     moe_sync_us: float = 0.0
     """GPU time lost in each pass of each MoE layer while the host reads the tokens each
     expert receives (to size the all-to-all and the grouped GEMM) and launches the rest of

@@ -100,6 +100,7 @@ def make_device(
     precision: str = "bf16",
     kernel: KernelSpec | None = None,
     power_W: float | None = None,
+    software_efficiency: float = 1.0,
 ) -> tuple[Device, list[str]]:
     """The device a GPU record and a precision describe, and what had to be assumed.
 
@@ -109,6 +110,8 @@ def make_device(
         kernel: The fused attention kernel the framework runs on this GPU's architecture
             (None: the record's ``attention_efficiency``).
         power_W: The board's power cap when below its own limit [W] (None: its limit).
+        software_efficiency: The framework's share of the reference software's compute
+            throughput (``FrameworkSpec.compute_efficiency``).
 
     Returns:
         (device, assumptions): one sentence per figure the record lacks.
@@ -179,7 +182,7 @@ def make_device(
         hbm_Bps=gpu.hbm_bw_GBps * 1e9 * figures["hbm_efficiency"],
         memory_bytes=gpu.memory_GB * 1e9,
         gemm_input_bytes=1.0 if precision == "fp8" and gpu.fp8_dense_TFLOPS else 2.0,
-        clock_scale=scale * (sustained if sustained is not None else 1.0),
+        clock_scale=scale * (sustained if sustained is not None else 1.0) * software_efficiency,
         half_gemm_efficiency=half_efficiency,
     )
     return device, notes

@@ -96,6 +96,8 @@ class Recipe:
     """Board power cap below the GPU's own limit [W]; None: its limit."""
     moe_sync_us: float = 0.0
     """GPU time lost per MoE layer pass to the host's read of the token counts [us]."""
+    compute_efficiency: float = 1.0
+    """The framework's share of the reference software's compute throughput."""
     attention_kernel: KernelSpec | None = None
     """The fused attention kernel's record on this GPU's architecture (None: the GPU
     record's one figure)."""
@@ -330,7 +332,13 @@ def _framework_recipe(
         moe_imbalance=choices.moe_imbalance or 1.0,
         power_W=choices.power_W,
         moe_sync_us=framework.moe_sync_us,
+        compute_efficiency=framework.compute_efficiency,
     )
+    if framework.compute_efficiency < 1.0:
+        notes.append(
+            f"{name}'s kernels reach {framework.compute_efficiency:.0%} of Megatron-Core's "
+            "compute throughput (hwdb compute_efficiency, fitted to its published runs)"
+        )
     return recipe, notes
 
 

@@ -308,7 +308,13 @@ def _bounds(
 ) -> list[_Candidate]:
     """Stage one: lower bounds and memory of every candidate, the cheapest fit per layout."""
     geo = geometry(model)
-    device, _ = make_device(fabric.gpu, recipe.precision, recipe.attention_kernel, recipe.power_W)
+    device, _ = make_device(
+        fabric.gpu,
+        recipe.precision,
+        recipe.attention_kernel,
+        recipe.power_W,
+        recipe.compute_efficiency,
+    )
     arr = {
         name: np.array([getattr(lay, name) for lay in layouts], dtype=np.float64)
         for name in ("tp", "cp", "pp", "dp", "ep", "vpp", "microbatches", "seq_len")

@@ -423,7 +423,11 @@ def plan(
     priced = comm.with_recompute(price_calls(fabric, ops, groups, pricer), recipe)
     geo = geometry(model)
     device, device_notes = make_device(
-        fabric.gpu, recipe.precision, recipe.attention_kernel, recipe.power_W
+        fabric.gpu,
+        recipe.precision,
+        recipe.attention_kernel,
+        recipe.power_W,
+        recipe.compute_efficiency,
     )
     notes = [*assumptions, *device_notes]
     sp = "tp-sp" in names

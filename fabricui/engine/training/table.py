@@ -186,7 +186,13 @@ def reference_compute_us(
     """
     recipe = recipe or era_recipe(fabric.gpu.arch)
     geo = geometry(model)
-    device, _ = make_device(fabric.gpu, recipe.precision, recipe.attention_kernel, recipe.power_W)
+    device, _ = make_device(
+        fabric.gpu,
+        recipe.precision,
+        recipe.attention_kernel,
+        recipe.power_W,
+        recipe.compute_efficiency,
+    )
     layout = Layout(microbatches=microbatches, global_batch=microbatches, seq_len=seq_len)
     layer = average_layer(
         device, geo, layout, False, recipe.attention, recipe.kernels, recipe.moe_imbalance
