@@ -97,7 +97,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         choices=("none", "selective", "full"),
         help="activation recomputation (default: none; --search tries all three)",
     )
-    parser.add_argument("--precision", choices=("bf16", "fp16", "fp8"), help="GEMM precision")
+    parser.add_argument(
+        "--precision",
+        choices=("bf16", "fp16", "fp8", "fp4"),
+        help="GEMM precision (fp4: NVFP4 on parts with an FP4 peak)",
+    )
     parser.add_argument(
         "--framework",
         metavar="ID",

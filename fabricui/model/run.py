@@ -18,7 +18,7 @@ RUN_DP_STRATEGIES = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp", "none")
 #: Recompute modes a run may name.
 RUN_RECOMPUTE = ("none", "selective", "full")
 #: Precisions a run may name.
-RUN_PRECISIONS = ("bf16", "fp16", "fp8")
+RUN_PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
 #: Attention kernels a run may name (an extension of the shared schema): ``flash`` (the
 #: framework's fused kernel), a named fused kernel, or Megatron's unfused score matrix.
 RUN_ATTENTION = ("flash", "cudnn", "fa2", "fa3", "fa4", "triton", "unfused")

@@ -24,8 +24,11 @@ from fabricui.errors import EngineError
 if TYPE_CHECKING:
     from fabricui.model import GpuSpec, KernelSpec
 
-#: Precisions the training model knows (fp8: GEMMs in FP8, everything else in BF16).
-PRECISIONS = ("bf16", "fp16", "fp8")
+#: Precisions the training model knows (fp8 / fp4: the GEMMs in FP8 / NVFP4, everything
+#: else in BF16).
+PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
+#: Bytes per element of an NVFP4 GEMM operand: 4 bits and one FP8 scale per 16 elements.
+FP4_INPUT_BYTES = 0.5 + 1.0 / 16
 #: GEMM efficiency assumed for a GPU whose record has none: the lowest of the sourced
 #: figures (B200 0.72; H100 0.76, A100 0.80).
 DEFAULT_GEMM_EFFICIENCY = 0.72
@@ -138,6 +141,8 @@ def make_device(
             notes.append(f"{gpu.id} has no {name} in hwdb: assumed {default:g}{unit}")
         figures[name] = float(value)
     peak, efficiency, half_efficiency = half, figures["gemm_efficiency"], None
+    if precision == "fp4":
+        return _fp4_device(gpu, precision, kernel, power_W, software_efficiency)
     if precision == "fp8":
         if gpu.fp8_dense_TFLOPS:
             peak = gpu.fp8_dense_TFLOPS * 1e12
@@ -184,6 +189,37 @@ def make_device(
         gemm_input_bytes=1.0 if precision == "fp8" and gpu.fp8_dense_TFLOPS else 2.0,
         clock_scale=scale * (sustained if sustained is not None else 1.0) * software_efficiency,
         half_gemm_efficiency=half_efficiency,
+    )
+    return device, notes
+
+
+def _fp4_device(
+    gpu: GpuSpec,
+    precision: str,
+    kernel: KernelSpec | None,
+    power_W: float | None,
+    software_efficiency: float,
+) -> tuple[Device, list[str]]:
+    """NVFP4 GEMMs: the FP4 peak at the FP8 GEMM efficiency (no FP4 GEMM measurement is
+    published; assumed and said), 4-bit operands with their 16-element scales.
+
+    Raises:
+        EngineError: The GPU has no FP4 tensor peak in hwdb.
+    """
+    if not gpu.fp4_dense_TFLOPS:
+        raise EngineError(
+            f"{gpu.id} has no FP4 tensor peak in hwdb (fp4_dense_TFLOPS): precision fp4 needs "
+            "one (Blackwell and later)"
+        )
+    base, notes = make_device(gpu, "fp8", kernel, power_W, software_efficiency)
+    notes.append(
+        f"{gpu.id}: NVFP4 GEMMs at the FP8 GEMM efficiency ({base.gemm_efficiency:.2f}) of "
+        "the FP4 peak (no FP4 GEMM measurement in hwdb)"
+    )
+    import dataclasses
+
+    device = dataclasses.replace(
+        base, peak_flops=gpu.fp4_dense_TFLOPS * 1e12, gemm_input_bytes=FP4_INPUT_BYTES
     )
     return device, notes
 

@@ -72,8 +72,15 @@ PASS_BYTES = {
 #: 16-bit tensor and writes it in FP8 and, for the weight-gradient GEMM, a transposed FP8
 #: copy (2 + 1 + 1); ``current`` reads it once more for its amax first (+2); ``blockwise``
 #: and ``mxfp8`` write row-wise and column-wise scaled copies with their scales in the same
-#: pass (2 + 1 + 1) (Transformer Engine's FP8 recipes).
-FP8_CAST_BYTES = {"delayed": 4.0, "current": 6.0, "blockwise": 4.0, "mxfp8": 4.0}
+#: pass (2 + 1 + 1) (Transformer Engine's FP8 recipes); ``nvfp4`` reads the tensor for its
+#: amax, then writes two 4-bit copies with their 16-element FP8 scales (2 + 2 x 0.5625 + 2).
+FP8_CAST_BYTES = {
+    "delayed": 4.0,
+    "current": 6.0,
+    "blockwise": 4.0,
+    "mxfp8": 4.0,
+    "nvfp4": 2.0 + 2 * (0.5 + 1.0 / 16) + 2.0,
+}
 
 
 @dataclass(frozen=True)

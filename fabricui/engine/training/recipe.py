@@ -143,7 +143,9 @@ class Recipe:
             attention=self.attention,
             passes=self.passes,
             loss=self.loss,
-            fp8_recipe=self.fp8_recipe if self.precision == "fp8" else None,
+            fp8_recipe=self.fp8_recipe
+            if self.precision == "fp8"
+            else ("nvfp4" if self.precision == "fp4" else None),
             moe_sync_s=self.moe_sync_us * 1e-6,
         )
 
