@@ -85,7 +85,8 @@ def test_meta_layout_is_accepted_and_fits(run_cli):
         (("--recompute", "selective", "--tp", "8"), None),
         (("--cp", "3"), "tp x pp x cp = 3 does not divide"),
         (("--vpp", "2"), "vpp 2 needs a pipeline"),
-        (("--precision", "fp4"), "invalid choice"),
+        (("--precision", "fp4"), "h100-sxm has no FP4 tensor peak"),
+        (("--precision", "fp6"), "invalid choice"),
     ],
 )
 def test_plan_options(run_cli, argv, message):
