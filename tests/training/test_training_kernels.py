@@ -111,7 +111,7 @@ def test_device_reads_hwdb_figures(catalog):
 def test_device_refuses_unknown_precision(catalog):
     """A precision the model does not know is an EngineError."""
     with pytest.raises(EngineError, match="precision must be one of"):
-        make_device(catalog.gpus["h100-sxm"], "fp4")
+        make_device(catalog.gpus["h100-sxm"], "fp6")
 
 
 def test_every_sourced_gemm_figure_has_a_source(catalog):
