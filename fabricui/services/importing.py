@@ -164,6 +164,23 @@ def read_input(name: str) -> tuple[str, str]:
     return text, origin
 
 
+def detected_request(request: ImportRequest, text: str, origin: str) -> ImportRequest:
+    """The request with the format the text was recognised as (``import FILE``).
+
+    Raises:
+        ParseError: Not recognised, or recognised as something no importer reads.
+    """
+    import dataclasses
+
+    from fabricui.importers.common import ParseError, clean_text, detect
+
+    try:
+        fmt = detect(clean_text(text))
+    except ParseError as exc:
+        raise ParseError(f"{origin}: {exc.message}") from None
+    return dataclasses.replace(request, format=fmt)
+
+
 def import_text(
     request: ImportRequest, text: str, origin: str, host: PluginHost | None = None
 ) -> Imported:
