@@ -145,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         with command_scope():  # a plugin's thread cannot print on stdout or end the process
             status = COMMANDS[args.command][1](args)
+            _report_health()
             if args.command != "plugins":
                 from fabricui.plugins import get_host
 
@@ -171,6 +172,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ.pop(ENV_MAX_MEMORY, None)
         else:
             os.environ[ENV_MAX_MEMORY] = budget_before
+
+
+def _report_health() -> None:
+    """What ``--health`` changed in the fabric a command priced, on stderr (once each)."""
+    health = sys.modules.get("fabricui.services.health")
+    if health is None:  # no command read a health file
+        return
+    from fabricui.render.health import health_lines
+
+    seen: set[int] = set()
+    for fabric in health.drain_applied():
+        lines = health_lines(fabric)
+        key = hash(tuple(lines))
+        if key not in seen:
+            seen.add(key)
+            for line in lines:
+                print(line, file=sys.stderr)
 
 
 class _Discard(io.TextIOBase):
