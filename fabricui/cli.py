@@ -20,6 +20,7 @@ from fabricui.commands import explore as explore_command
 from fabricui.commands import hwdb as hwdb_command
 from fabricui.commands import import_cmd as import_command
 from fabricui.commands import path as path_command
+from fabricui.commands import place as place_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
 from fabricui.commands import probe as probe_command
@@ -93,6 +94,7 @@ COMMANDS: dict[
     "calibrate": (calibrate_command.add_parser, calibrate_command.run),
     "import": (import_command.add_parser, import_command.run),
     "probe": (probe_command.add_parser, probe_command.run),
+    "place": (place_command.add_parser, place_command.run),
     "explore": (explore_command.add_parser, _explore),
     "snapshot": (snapshot_command.add_parser, _snapshot),
     "serve": (serve_command.add_parser, _serve),

@@ -363,7 +363,7 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
                 f"{where}: {a_name} port {condition.port} has no peer to find it by"
             )
         else:
-            plan.unmatched.append(f"{where}: {host_text} is not a host of {fabric.spec.id}")
+            plan.unmatched.append(f"{where}: {host} is not a host of {fabric.spec.id}")
         return
     nics = names.nics(index)
     candidates = [n for n in nics if switch is None or _switch_of(fabric, names, n) == switch]
@@ -559,10 +559,13 @@ def _as_explicit(fabric: Fabric, catalog: Catalog) -> Fabric | None:
         spec = cluster_of(fabric)
     except EngineError:
         return None
-    if fabric.spec.cluster is not None and fabric.spec.cluster.hosts and spec.cluster is not None:
-        names = tuple(
-            dataclasses.replace(h, name=old.name)
-            for h, old in zip(spec.cluster.hosts, fabric.spec.cluster.hosts)
-        )
-        spec = dataclasses.replace(spec, cluster=dataclasses.replace(spec.cluster, hosts=names))
+    if spec.cluster is None:
+        return None
+    # Hosts keep the names they had: the cluster's, else the fabric's own (``n3``).
+    before = fabric.spec.cluster.hosts if fabric.spec.cluster is not None else ()
+    names = tuple(
+        dataclasses.replace(h, name=before[i].name if i < len(before) else f"n{i}")
+        for i, h in enumerate(spec.cluster.hosts)
+    )
+    spec = dataclasses.replace(spec, cluster=dataclasses.replace(spec.cluster, hosts=names))
     return build_fabric(spec, catalog)
