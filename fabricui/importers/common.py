@@ -270,7 +270,7 @@ _LOOKS: tuple[tuple[str, str, str | None], ...] = (
         "slurm-topology",
     ),
     (
-        r"(?m)=+NVSMI LOG=+|^[ \t]*Fabric[ \t]*\n[ \t]+State[ \t]+:",
+        r"(?m)=NVSMI LOG=|^[ \t]*Fabric[ \t]*\n[ \t]+State[ \t]+:",
         "`nvidia-smi -q` output",
         "nvidia-smi-q",
     ),

@@ -15,6 +15,7 @@ import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
+    MAX_LINE_CHARS,
     HealthItem,
     HealthReport,
     PortHealth,
@@ -75,7 +76,7 @@ def parse(text: str) -> HealthReport:
     cut = False
     for raw in lines:
         line = raw.strip()
-        if not line:
+        if not line or len(line) > MAX_LINE_CHARS:
             continue
         if line in ("...", "…"):
             cut = True

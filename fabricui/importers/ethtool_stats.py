@@ -13,6 +13,7 @@ import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
+    MAX_LINE_CHARS,
     HealthReport,
     PortHealth,
     health_text,
@@ -54,6 +55,8 @@ def parse(text: str) -> HealthReport:
     current: PortHealth | None = None
     dropped = 0
     for raw in lines:
+        if len(raw) > MAX_LINE_CHARS:
+            continue
         command = _COMMAND.search(raw)
         if command:
             name = command.group(1)

@@ -14,6 +14,7 @@ import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
+    MAX_LINE_CHARS,
     HealthItem,
     HealthReport,
     health_text,
@@ -62,7 +63,7 @@ def parse(text: str) -> HealthReport:
     messages = dropped = 0
     for raw in lines:
         line = raw.strip()
-        if not line:
+        if not line or len(line) > MAX_LINE_CHARS:
             continue
         if line.lower() == "fabric summary":
             in_summary, in_stages = True, False

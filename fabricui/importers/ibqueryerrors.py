@@ -14,6 +14,7 @@ import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
+    MAX_LINE_CHARS,
     HealthReport,
     PortHealth,
     health_text,
@@ -65,7 +66,7 @@ def parse(text: str) -> HealthReport:
     current: PortHealth | None = None
     for raw in lines:
         line = raw.strip()
-        if not line:
+        if not line or len(line) > MAX_LINE_CHARS:
             continue
         m = _NODE.match(line)
         if m:

@@ -12,14 +12,19 @@ from __future__ import annotations
 import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
-from fabricui.importers.port_health import HealthItem, HealthReport, health_text, strip_quote
+from fabricui.importers.port_health import (
+    MAX_LINE_CHARS,
+    HealthItem,
+    HealthReport,
+    health_text,
+    strip_quote,
+)
 
 FORMAT = "ibswinfo"
 EXPECTED = "`ibswinfo` output (a 'key | value' switch table)"
 
 #: Largest input read [characters].
 MAX_INPUT_CHARS = 4 * 2**20
-_ROW = re.compile(r"^([ \t]*)([^|\n]{1,60}?)[ \t]*\|[ \t]*(.{0,200}?)[ \t]*$")
 _PSU = re.compile(r"^(PSU\d{1,2})[ \t]+status$", re.IGNORECASE)
 _STATUS = re.compile(r"status|power$|^fan$", re.IGNORECASE)
 
@@ -42,9 +47,11 @@ def parse(text: str) -> HealthReport:
     text = health_text(clean_text(text))
     rows: list[tuple[bool, str, str]] = []
     for raw in text.split("\n"):
-        m = _ROW.match(strip_quote(raw).rstrip())
-        if m:
-            rows.append((bool(m.group(1)), m.group(2).strip(), m.group(3).strip()))
+        line = strip_quote(raw).rstrip()
+        key, bar, value = line.partition("|")
+        if not bar or len(line) > MAX_LINE_CHARS or not key.strip() or len(key.strip()) > 60:
+            continue
+        rows.append((key[:1] in (" ", "\t"), key.strip(), value.strip()[:200]))
     identity = {k.lower(): v for nested, k, v in rows if not nested}
     if not rows or not ({"guid", "part number", "product name", "ports"} & set(identity)):
         raise wrong_format(text, EXPECTED, FORMAT)

@@ -43,7 +43,6 @@ _LANE_GBPS = {
     "NDR": 100.0,
     "XDR": 200.0,
 }
-_ROW = re.compile(r"^([A-Za-z][^:\n]{0,60}?)[ \t]*:[ \t]?(.{0,300}?)[ \t]*$")
 _DEVICE = re.compile(r"mlxlink\b[^\n]{0,200}?[ \t]-d[ \t]+(\S{1,200})")
 _PORT_FLAG = re.compile(r"mlxlink\b[^\n]{0,200}?[ \t]-p[ \t]+(\d{1,3})\b")
 _ETH_SPEED = re.compile(r"^(\d{1,4})G\b")
@@ -88,10 +87,11 @@ def parse(text: str) -> HealthReport:
     rows: dict[str, str] = {}
     order: list[str] = []
     for raw in lines:
-        m = _ROW.match(raw.strip())
-        if m is None or "@" in m.group(1) or m.group(1).startswith(("$", "#")):
+        key, colon, value = raw.strip().partition(":")
+        key, value = key.strip(), value.strip()
+        too_long = len(key) > 60 or len(value) > 300
+        if not colon or not key[:1].isalpha() or too_long or "@" in key:
             continue
-        key, value = m.group(1).strip(), m.group(2).strip()
         if key not in rows:
             order.append(key)
         rows[key] = value

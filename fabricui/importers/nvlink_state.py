@@ -22,6 +22,7 @@ import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
+    MAX_LINE_CHARS,
     HealthReport,
     PortHealth,
     health_text,
@@ -37,8 +38,8 @@ EXPECTED = "`nvidia-smi nvlink` or `dcgmi nvlink` output"
 MAX_INPUT_CHARS = 64 * 2**20
 #: Most links one GPU or switch may list (an NVSwitch has 64 ports; a GPU at most 18).
 MAX_LINKS = 128
-_GPU = re.compile(r"^GPU[ \t]+(\d{1,4}):[ \t]*(.{0,120}?)(?:[ \t]*\(UUID:[^)\n]{0,80}\))?[ \t]*$")
-_LINK = re.compile(r"^Link[ \t]+(\d{1,3})[ \t]*:[ \t]*(.{0,200}?)[ \t]*$")
+_GPU = re.compile(r"^GPU[ \t]+(\d{1,4}):")
+_LINK = re.compile(r"^Link[ \t]+(\d{1,3})[ \t]*:")
 _RATE = re.compile(r"^([\d.]{1,10})[ \t]*GB/s$", re.IGNORECASE)
 _REMOTE = re.compile(
     r"^Remote[ \t]+Device[ \t]+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])"
@@ -104,7 +105,7 @@ def parse(text: str) -> HealthReport:
 
     for raw in lines:
         line = raw.strip()
-        if not line:
+        if not line or len(line) > MAX_LINE_CHARS:
             continue
         if line in ("...", "…"):
             elided = True
@@ -112,8 +113,9 @@ def parse(text: str) -> HealthReport:
         m = _GPU.match(line)
         if m:
             gpu = f"GPU {int(m.group(1))}"
-            if m.group(2):
-                models[gpu] = m.group(2).strip()
+            model = line[m.end() :].split("(UUID:")[0].strip()
+            if model:
+                models[gpu] = model[:120]
             dcgmi_entity = None
             continue
         m = _DCGMI_ENTITY.match(line)
@@ -146,7 +148,7 @@ def parse(text: str) -> HealthReport:
         m = _LINK.match(line)
         if m is None or gpu is None:
             continue
-        link, rest = int(m.group(1)), m.group(2)
+        link, rest = int(m.group(1)), line[m.end() :].strip()
         if _CAPABILITY.match(rest):
             kind("nvidia-smi nvlink -c")
             continue

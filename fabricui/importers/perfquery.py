@@ -14,6 +14,7 @@ import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
+    MAX_LINE_CHARS,
     HealthReport,
     PortHealth,
     health_text,
@@ -60,7 +61,7 @@ def parse(text: str) -> HealthReport:
     skipped = 0
     for raw in lines:
         line = raw.rstrip()
-        if not line.strip():
+        if not line.strip() or len(line) > MAX_LINE_CHARS:
             continue
         m = _HEADER.match(line.strip())
         if m:

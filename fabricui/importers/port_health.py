@@ -18,6 +18,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+#: Longest line a state reader looks at: these tools print short lines; a longer one is
+#: not their output, and skipping it keeps every line regex linear on hostile input.
+MAX_LINE_CHARS = 4096
+
 #: Port states, lower-case, as the JSON reports them.
 STATES = ("up", "down", "polling", "disabled", "inactive", "init", "armed", "unknown")
 

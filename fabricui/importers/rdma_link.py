@@ -13,6 +13,7 @@ import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
+    MAX_LINE_CHARS,
     HealthReport,
     PortHealth,
     health_text,
@@ -68,7 +69,7 @@ def parse(text: str) -> HealthReport:
     if stripped.startswith("["):
         try:
             records = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past any rdma output
             records = None
         if isinstance(records, list):
             for record in records:
@@ -83,6 +84,8 @@ def parse(text: str) -> HealthReport:
                 )
             report.source = "rdma -j link"
     for raw in lines:
+        if len(raw) > MAX_LINE_CHARS:
+            continue
         m = _LINE.match(raw.strip())
         if m is None:
             continue

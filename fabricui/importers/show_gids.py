@@ -15,6 +15,7 @@ from collections import Counter
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
+    MAX_LINE_CHARS,
     HealthReport,
     PortHealth,
     health_text,
@@ -66,7 +67,7 @@ def parse(text: str) -> HealthReport:
     pending: dict[str, object] | None = None
     for raw in lines:
         line = raw.strip()
-        if not line:
+        if not line or len(line) > MAX_LINE_CHARS:
             continue
         m = _FOUND.search(line)
         if m:
