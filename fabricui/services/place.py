@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fabricui.errors import ConfigError
+from fabricui.services.requests import TopologyRequest
 
 if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
-    from fabricui.services.requests import TopologyRequest
 
 #: Tier names by ``max_tier``.
 TIER_NAMES = ("one scale-up domain", "below the leaves", "through spines", "through cores")
@@ -296,6 +296,25 @@ def _running(request: PlaceRequest) -> list[Any]:
             "`scontrol show job` or sacct output"
         )
     return result.running()
+
+
+def running_job_ranks(fabric: Fabric, path: str) -> list[tuple[str, list[str], np.ndarray]]:
+    """(job id, its hosts on the fabric, their GPUs' global ranks) of every running job of a
+    ``squeue``/``scontrol show job``/``sacct`` output; hosts the fabric lacks are skipped.
+
+    Raises:
+        ConfigError: The file is not a job listing, or the fabric names no hosts.
+        ParseError: The file cannot be read.
+    """
+    from fabricui.services.jobs import place_job
+
+    layout = _Layout(fabric)
+    out = []
+    for job in _running(PlaceRequest(TopologyRequest(fabric.spec.id), 1, jobs=path)):
+        hosts = [n for n in job.nodes if n in layout.index]
+        if hosts:
+            out.append((job.id, hosts, place_job(fabric, ",".join(hosts)).ranks))
+    return out
 
 
 def _health_penalty(layout: _Layout) -> tuple[dict[int, str], set[int]]:
