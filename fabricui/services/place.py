@@ -100,7 +100,9 @@ class Placement:
     """``{op: {"pick": busbw, "random": busbw}}`` [GB/s] at ``size_bytes``, and the random
     pick's hosts and max tier."""
     shared: list[dict[str, Any]]
-    """Running jobs whose traffic shares uplinks with the pick, with the contention price."""
+    """Running jobs whose ring shares network links with the pick's: ``id``, ``hosts``,
+    ``links`` shared, the pick's slowest ring flow ``alone_GBps`` and ``together_GBps``
+    [GB/s]."""
     notes: list[str]
     """Assumptions and gaps."""
 
@@ -148,9 +150,9 @@ class Placement:
             )
         for job in self.shared:
             lines.append(
-                f"  shares {job['links']} uplink(s) with job {job['id']} ({job['hosts']} host(s)): "
-                f"all-reduce busbw {job['alone_GBps']:.1f} GB/s alone, "
-                f"{job['together_GBps']:.1f} GB/s while both run"
+                f"  shares {job['links']} network link(s) with job {job['id']} ({job['hosts']} "
+                f"host(s)): the pick's slowest ring flow gets {job['alone_GBps']:.1f} GB/s alone, "
+                f"{job['together_GBps']:.1f} GB/s while both rings run (max-min fair)"
             )
         for reason, names in self.left_out.items():
             if names:
@@ -509,25 +511,26 @@ def _price(
 def _shared(
     placement: Placement, layout: _Layout, running: list[Any], host: PluginHost | None
 ) -> None:
-    """For every running job whose hosts' leaf uplinks the pick also uses: both jobs'
-    ring all-reduce traffic priced together (max-min fair rates on the shared uplinks)
-    against the pick's alone."""
+    """For every running job whose ring shares network links with the pick's ring (leaf
+    uplinks, spine and core cables): both rings priced together with max-min fair rates
+    (the traffic engine) against the pick's alone."""
     if not running or placement.max_tier < 2:
         return
-    mine = {layout.index[h] for h in placement.hosts}
-    my_leaves = {leaf for h in mine for leaf in layout.leaves(h) if leaf >= 0}
-    my_uplinks = {k for leaf in my_leaves for k in layout.uplinks.get(leaf, [])}
+    from fabricui.engine.bulk import BulkRouter
+
+    router = BulkRouter(layout.fabric)
+    first = layout.fabric.domains * layout.fabric.node_links
+    mine = _ranks(layout, list(placement.hosts))
+    my_links = _ring_links(router, mine, first)
     for job in running:
-        hosts = [layout.index[n] for n in job.nodes if n in layout.index]
+        hosts = [n for n in job.nodes if n in layout.index]
         if len(hosts) < 2:
             continue
-        leaves = {leaf for h in hosts for leaf in layout.leaves(h) if leaf >= 0}
-        common = my_uplinks & {k for leaf in leaves for k in layout.uplinks.get(leaf, [])}
+        theirs = _ranks(layout, hosts)
+        common = my_links & _ring_links(router, theirs, first)
         if not common:
             continue
-        alone, together = _contention(
-            layout, list(placement.hosts), [layout.names[h] or "" for h in hosts]
-        )
+        alone, together = _contention(router, mine, theirs)
         placement.shared.append(
             {
                 "id": job.id,
@@ -539,21 +542,18 @@ def _shared(
         )
 
 
-def _contention(layout: _Layout, mine: list[str], theirs: list[str]) -> tuple[float, float]:
+def _ring_links(router: Any, ranks: np.ndarray, first: int) -> set[int]:
+    """Network links (ids from ``first``) a ring over ``ranks`` routes through."""
+    paths = router.paths(ranks, np.roll(ranks, -1))
+    return {int(k) for k in np.unique(paths) if k >= first}
+
+
+def _contention(router: Any, mine: np.ndarray, theirs: np.ndarray) -> tuple[float, float]:
     """The slowest flow rate of the pick's ring [GB/s], alone and with the other job's ring
     on the same fabric (max-min fair rates, the traffic engine)."""
-    from fabricui.engine.bulk import BulkRouter
-
-    a = _ranks(layout, mine)
-    b = _ranks(layout, theirs)
-    router = BulkRouter(layout.fabric)
-
-    def ring(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return ranks, np.roll(ranks, -1)
-
-    src_a, dst_a = ring(a)
-    alone = float(router.max_min_rates(src_a, dst_a)[0].min())
-    src_b, dst_b = ring(b)
-    rates, _ = router.max_min_rates(np.concatenate([src_a, src_b]), np.concatenate([dst_a, dst_b]))
-    together = float(rates[: len(src_a)].min())
-    return alone, together
+    src, dst = mine, np.roll(mine, -1)
+    alone = float(router.max_min_rates(src, dst)[0].min())
+    both_src = np.concatenate([src, theirs])
+    both_dst = np.concatenate([dst, np.roll(theirs, -1)])
+    rates, _ = router.max_min_rates(both_src, both_dst)
+    return alone, float(rates[: len(src)].min())

@@ -108,3 +108,36 @@ def test_a_topology_without_host_names_is_one_line(catalog):
 
     with pytest.raises(ConfigError, match="names no hosts"):
         place(PlaceRequest(TopologyRequest("dgx-h100-pod"), 2), catalog)
+
+
+TINY = """\
+id: tiny
+description: "4 DGX A100 on two leaves, one cable each up to one spine"
+gpu: a100-sxm4-80gb
+nodes: 4
+gpus_per_node: 8
+nodes_settable: false
+intra: {fabric: nvswitch, link: nvlink3, pcie_switches: 4, sockets: 2}
+net: {link: ib-hdr, gbps: 200, nics_per_node: 1, layout: explicit}
+cluster:
+  hosts_per_node: 1
+  switches: [L1 leaf, L2 leaf, S1 spine]
+  cables: [L1 S1 1 200, L2 S1 1 200]
+  hosts: [h1 L1, h2 L1, h3 L2, h4 L2]
+"""
+
+
+def test_a_running_job_on_the_same_uplinks_halves_the_ring(catalog, tmp_path):
+    """Job 7 on h1 and h3 and a pick of h2 and h4 both cross L1-S1 and L2-S1: the pick's
+    slowest ring flow (one 200 Gb/s cable at 92% efficiency: 23 GB/s) halves while both run
+    (max-min fair on the shared cables)."""
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(TINY)
+    jobs = tmp_path / "squeue.txt"
+    jobs.write_text("JOBID ST NODELIST\n7 R h[1,3]\n")
+    result = place(PlaceRequest(TopologyRequest(str(spec)), 2, jobs=str(jobs)), catalog)
+    assert result.hosts == ("h2", "h4") and result.max_tier == 2
+    (shared,) = result.shared
+    assert shared["id"] == "7" and shared["links"] == 4
+    assert shared["together_GBps"] == pytest.approx(shared["alone_GBps"] / 2)
+    assert result.left_out["running jobs"] == ["h1", "h3"]
