@@ -146,6 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from fabricui.plugins.process import command_scope
 
         with command_scope():  # a plugin's thread cannot print on stdout or end the process
+            _report_health(quiet=True)  # only what this command overlays is reported
             status = COMMANDS[args.command][1](args)
             _report_health()
             if args.command != "plugins":
@@ -176,10 +177,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ[ENV_MAX_MEMORY] = budget_before
 
 
-def _report_health() -> None:
-    """What ``--health`` changed in the fabric a command priced, on stderr (once each)."""
+def _report_health(quiet: bool = False) -> None:
+    """What ``--health`` changed in the fabric a command priced, on stderr (once each);
+    ``quiet`` forgets what earlier work overlaid without saying it."""
     health = sys.modules.get("fabricui.services.health")
     if health is None:  # no command read a health file
+        return
+    if quiet:
+        health.drain_applied()
         return
     from fabricui.render.health import health_lines
 

@@ -13,6 +13,7 @@ and the map read them).
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -315,8 +316,10 @@ def overlay(
     paths: tuple[str, ...] | list[str],
     catalog: Catalog | None = None,
     host: PluginHost | None = None,
+    report: bool = True,
 ) -> HealthOverlay:
-    """``fabric`` as the health files say it is.
+    """``fabric`` as the health files say it is (``report``: kept for the command line to
+    say what changed).
 
     Raises:
         FabricError: A file cannot be read or is not a recognised output.
@@ -327,7 +330,8 @@ def overlay(
     links, gpus = conditions(report, fabric)
     result = apply_health(fabric, links, gpus, catalog)
     result.fabric.__dict__["_health_report"] = report
-    _APPLIED.append(result.fabric)
+    if report:
+        _APPLIED.append(result.fabric)
     return result
 
 
@@ -345,8 +349,9 @@ def health_json(fabric: Fabric) -> dict[str, Any] | None:
     return data
 
 
-#: Fabrics overlaid since the last ``drain_applied`` (the command line reports them once).
-_APPLIED: list[Fabric] = []
+#: Fabrics overlaid since the last ``drain_applied`` (the command line reports them once;
+#: bounded, so a long-lived caller that never drains keeps only the last few).
+_APPLIED: deque[Fabric] = deque(maxlen=8)
 
 
 def drain_applied() -> list[Fabric]:

@@ -175,7 +175,7 @@ class LoadedFabric:
         spec = resolve_spec(request, catalog)
         admit_fabric(spec)
         fabric = build_fabric_with_plugins(spec, catalog, host)
-        fabric = with_health(fabric, request, catalog, host)
+        fabric = with_health(fabric, request, catalog, host, report=False)
         return cls(catalog, fabric.spec, fabric, Router(fabric), request)
 
     @property

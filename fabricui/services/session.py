@@ -142,9 +142,14 @@ def load_fabric(
 
 
 def with_health(
-    fabric: Fabric, request: TopologyRequest, catalog: Catalog, host: PluginHost | None = None
+    fabric: Fabric,
+    request: TopologyRequest,
+    catalog: Catalog,
+    host: PluginHost | None = None,
+    report: bool = True,
 ) -> Fabric:
-    """The fabric as the request's health files say it is (unchanged without any).
+    """The fabric as the request's health files say it is (unchanged without any);
+    ``report``: the command line says what changed (the explorer says it itself).
 
     Raises:
         FabricError: A health file cannot be read or is not a recognised output.
@@ -153,7 +158,7 @@ def with_health(
         return fabric
     from fabricui.services.health import overlay
 
-    return overlay(fabric, request.health, catalog, host).fabric
+    return overlay(fabric, request.health, catalog, host, report=report).fabric
 
 
 def admit_fabric(spec: TopologySpec) -> None:
