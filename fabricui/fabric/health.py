@@ -376,7 +376,7 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         and nics[condition.nic] in candidates
     ):
         nic = nics[condition.nic]
-    elif adapter and candidates and (m := _DIGITS.search(adapter)):
+    elif switch is not None and adapter and candidates and (m := _DIGITS.search(adapter)):
         ordinal = int(m.group(1))
         nic = candidates[ordinal] if ordinal < len(candidates) else None
     if nic is None:

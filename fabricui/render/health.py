@@ -23,7 +23,12 @@ def health_lines(fabric: Fabric) -> list[str]:
     lines = [f"fabricui: as it is: {overlay.summary().removeprefix('health: ')}"]
     order = sorted(overlay.changes, key=lambda c: -MARKS.index(c.kind))
     for change in order[:_SHOWN]:
-        kept = "" if change.kind == "errors" else f" keeps {change.factor:.0%} of its bandwidth"
+        if change.kind == "errors":
+            kept = ""
+        elif change.factor <= 0.0:
+            kept = " is removed"
+        else:
+            kept = f" keeps {change.factor:.0%} of its bandwidth"
         lines.append(f"fabricui: {change.kind}: {change.label}{kept} ({change.source})")
     if len(order) > _SHOWN:
         lines.append(f"fabricui: ... and {len(order) - _SHOWN} more changes (--json lists all)")

@@ -213,8 +213,11 @@ def conditions(
         if item.format in ("nvlink", "dcgmi-diag"):
             gpus += _gpu_conditions(ports, host, item, erroring, source)
             continue
-        nic_order = _nic_order(ports) if item.format not in _GRAPH_FORMATS else {}
+        one_host = item.format not in _GRAPH_FORMATS and item.format != "ibqueryerrors"
+        nic_order = _nic_order(ports) if one_host else {}
         for port in ports:
+            if one_host and nic_order and (port.device, port.port) not in nic_order:
+                continue  # another link layer's port (a storage or management NIC)
             bad = (item.name, port.label()) in erroring
             if port.state == "up" and not port.degraded and not bad:
                 continue

@@ -149,3 +149,25 @@ def test_conditions_that_name_nothing_are_listed(cluster, catalog):
     assert "luna-0001 is not a host" in overlay.unmatched[1]
     assert "name the file after its host" in overlay.unmatched[2]
     assert overlay.fabric.n_links == cluster.n_links
+
+
+def test_an_ibstat_file_named_after_its_host_takes_its_infiniband_ports(catalog, tmp_path):
+    """The H100 node's ibstat (8 InfiniBand ports, 4 Ethernet) saved as n0.txt with mlx5_3
+    polling: the 2nd InfiniBand port in adapter order is n0.nic1, removed; the Ethernet
+    ports that are disabled are not the fabric's NICs and change nothing."""
+    sample = Path(__file__).resolve().parents[1] / "data" / "health" / "infiniband"
+    text = (
+        sample / "ibstat_h100_8x_ndr_ib_plus_cx6dx_eth_three_ports_down_disabled.txt"
+    ).read_text()
+    text = "\n".join(text.split("\n")[2:])
+    at = text.index("CA 'mlx5_3'")
+    text = text[:at] + text[at:].replace("State: Active", "State: Down", 1).replace(
+        "Physical state: LinkUp", "Physical state: Polling", 1
+    )
+    path = tmp_path / "n0.txt"
+    path.write_text(text)
+    fabric = load_fabric(TopologyRequest("h100-ib-cluster", 2, health=(str(path),)), catalog)
+    overlay = health_of(fabric)
+    assert [(c.kind, c.label.split(" ")[0]) for c in overlay.changes] == [("down", "n0.nic1")]
+    assert fabric.device_name(int(fabric.gpu_nic[1])) == "n0.nic0"
+    assert overlay.unmatched == ()
