@@ -173,12 +173,6 @@ HEALTH_LOOKS: tuple[tuple[str, str, str], ...] = (
         "perfquery",
     ),
     (
-        r'(?m)^[ \t]*Errors[ \t]+for[ \t]+(?:0x[0-9A-Fa-f]{1,16}[ \t]+)?"|'
-        r"^##[ \t]+Summary:[ \t]+\d{1,9}[ \t]+nodes",
-        "`ibqueryerrors` output",
-        "ibqueryerrors",
-    ),
-    (
         r"(?m)^[ \t]*Fabric Summary[ \t]*$|^[ \t]*-[IWE]-[ \t]",
         "an `ibdiagnet` summary",
         "ibdiagnet",
@@ -262,6 +256,13 @@ _LOOKS: tuple[tuple[str, str, str | None], ...] = (
         r"[ \t]+\d{1,2}x[ \t]",
         "`ibnetdiscover -p` output",
         "ibnetdiscover",
+    ),
+    # ibqueryerrors -r prints iblinkinfo-style Link info lines: read it first.
+    (
+        r'(?m)^[ \t]*Errors[ \t]+for[ \t]+(?:0x[0-9A-Fa-f]{1,16}[ \t]+)?"|'
+        r"^##[ \t]+Summary:[ \t]+\d{1,9}[ \t]+nodes",
+        "`ibqueryerrors` output",
+        "ibqueryerrors",
     ),
     (r"==\([^)\n]{0,80}\)==(?:>|&gt;)", "`iblinkinfo` output", "iblinkinfo"),
     (

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
+from fabricui.importers.fabric_graph import LANE_GBPS, SIGNAL_SPEEDS
 from fabricui.importers.port_health import (
     MAX_LINE_CHARS,
     HealthReport,
@@ -89,8 +90,11 @@ def parse(text: str) -> HealthReport:
                 current.state = state_word(phys) if state_word(phys) != "unknown" else "down"
             current.detail = f"{state}/{phys}"
             if width and lane:
+                # The nominal data rate, as iblinkinfo's importer gives it (4X EDR: 100).
                 current.width = f"{width}X"
-                current.rate_gbps = round(int(width) * float(lane), 3)
+                name = SIGNAL_SPEEDS.get(float(lane))
+                per_lane = LANE_GBPS[name] if name else float(lane)
+                current.rate_gbps = round(int(width) * per_lane, 3)
             peer = _PEER.search(rest)
             if peer:
                 current.peer, current.peer_port = peer.group(2).strip(), int(peer.group(1))
