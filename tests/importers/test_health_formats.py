@@ -31,9 +31,8 @@ def test_iblinkinfo_ports_that_are_not_links_are_listed():
         ' "node01 mlx5_0" ( Could be 4X)'
     )
     for port in range(2, 12):
-        lines.append(
-            f'           1   {port:2d}[  ] ==(                Down/ Polling)==>             [  ] "" ( )'
-        )
+        down = "==(                Down/ Polling)==>"
+        lines.append(f'           1   {port:2d}[  ] {down}             [  ] "" ( )')
     text = "\n".join(lines) + "\n"
     assert detect(clean_text(text)) == "iblinkinfo"
     graph = iblinkinfo.parse(text)
@@ -48,16 +47,17 @@ def test_iblinkinfo_ports_that_are_not_links_are_listed():
     assert "ports that are not links: 10 polling" in graph.summary()
 
 
-IBQUERYERRORS = """\
-Errors for 0x0002c903004b7e40 "SwitchIB Mellanox Technologies"
-   GUID 0x2c903004b7e40 port 12: [SymbolErrorCounter == 65535] [LinkErrorRecoveryCounter == 12] [PortXmitWait == 982734 (982.734K)]
-       Link info:      5   12[  ] ==( 4X       25.78125 Gbps Active/  LinkUp)==>  0x0002c903004b7e41     9    1[  ] "node07 mlx5_0" ( )
-Errors for "node07 mlx5_0"
-   GUID 0x2c903004b7e41 port 1: [PortRcvErrors == 14]
-
-## Summary: 45 nodes checked, 2 bad nodes found
-##          1248 ports checked, 2 ports have errors beyond threshold
-"""
+IBQUERYERRORS = (
+    'Errors for 0x0002c903004b7e40 "SwitchIB Mellanox Technologies"\n'
+    "   GUID 0x2c903004b7e40 port 12: [SymbolErrorCounter == 65535]"
+    " [LinkErrorRecoveryCounter == 12] [PortXmitWait == 982734 (982.734K)]\n"
+    "       Link info:      5   12[  ] ==( 4X       25.78125 Gbps Active/  LinkUp)==>"
+    '  0x0002c903004b7e41     9    1[  ] "node07 mlx5_0" ( )\n'
+    'Errors for "node07 mlx5_0"\n'
+    "   GUID 0x2c903004b7e41 port 1: [PortRcvErrors == 14]\n\n"
+    "## Summary: 45 nodes checked, 2 bad nodes found\n"
+    "##          1248 ports checked, 2 ports have errors beyond threshold\n"
+)
 
 
 def test_ibqueryerrors_counters_link_info_and_findings():
@@ -178,7 +178,10 @@ def test_rdma_link_down_and_json():
     text = "link mlx5_1/1 state DOWN physical_state DISABLED netdev ens2f1np1\n"
     (port,) = rdma_link.parse(text).ports
     assert port.state == "disabled" and port.peer == "netdev ens2f1np1"
-    js = '[{"ifindex":0,"ifname":"mlx5_0","port":1,"state":"ACTIVE","physical_state":"LINK_UP","lid":5}]'
+    js = (
+        '[{"ifindex":0,"ifname":"mlx5_0","port":1,"state":"ACTIVE",'
+        '"physical_state":"LINK_UP","lid":5}]'
+    )
     report = rdma_link.parse(js)
     assert report.source == "rdma -j link"
     assert [(p.device, p.port, p.state, p.link_layer) for p in report.ports] == [
