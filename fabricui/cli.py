@@ -20,6 +20,7 @@ from fabricui.commands import explore as explore_command
 from fabricui.commands import hwdb as hwdb_command
 from fabricui.commands import import_cmd as import_command
 from fabricui.commands import path as path_command
+from fabricui.commands import place as place_command
 from fabricui.commands import plan as plan_command
 from fabricui.commands import plugins as plugins_command
 from fabricui.commands import probe as probe_command
@@ -93,6 +94,7 @@ COMMANDS: dict[
     "calibrate": (calibrate_command.add_parser, calibrate_command.run),
     "import": (import_command.add_parser, import_command.run),
     "probe": (probe_command.add_parser, probe_command.run),
+    "place": (place_command.add_parser, place_command.run),
     "explore": (explore_command.add_parser, _explore),
     "snapshot": (snapshot_command.add_parser, _snapshot),
     "serve": (serve_command.add_parser, _serve),
@@ -144,7 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from fabricui.plugins.process import command_scope
 
         with command_scope():  # a plugin's thread cannot print on stdout or end the process
+            _report_health(quiet=True)  # only what this command overlays is reported
             status = COMMANDS[args.command][1](args)
+            _report_health()
             if args.command != "plugins":
                 from fabricui.plugins import get_host
 
@@ -171,6 +175,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ.pop(ENV_MAX_MEMORY, None)
         else:
             os.environ[ENV_MAX_MEMORY] = budget_before
+
+
+def _report_health(quiet: bool = False) -> None:
+    """What ``--health`` changed in the fabric a command priced, on stderr (once each);
+    ``quiet`` forgets what earlier work overlaid without saying it."""
+    health = sys.modules.get("fabricui.services.health")
+    if health is None:  # no command read a health file
+        return
+    if quiet:
+        health.drain_applied()
+        return
+    from fabricui.render.health import health_lines
+
+    seen: set[int] = set()
+    for fabric in health.drain_applied():
+        lines = health_lines(fabric)
+        key = hash(tuple(lines))
+        if key not in seen:
+            seen.add(key)
+            for line in lines:
+                print(line, file=sys.stderr)
 
 
 class _Discard(io.TextIOBase):

@@ -45,7 +45,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "NICs and channels are checked against that fabric: " + fabric_codes,
     )
     add_topology_options(parser)
-    parser.add_argument("log", metavar="LOG", help="the log file, or - for standard input")
+    parser.add_argument(
+        "log",
+        metavar="LOG",
+        nargs="?",
+        help="the log file, or - for standard input (optional with --health: the health "
+        "files' findings, and with --topology the ranks and hosts they touch)",
+    )
     parser.add_argument(
         "--env",
         action="append",
@@ -89,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.services.doctor import diagnose, report_json
 
     hints = _env_hints(args.env)
+    if args.log is None:
+        if not getattr(args, "health", None):
+            raise ConfigError("give an NCCL_DEBUG=INFO log, or --health FILE (see --help)")
+        return _health_only(args)
     log = read_nccl_log(args.log)
     findings = diagnose(log, hints)
     check = _fabric_check(args, log)
@@ -97,13 +107,18 @@ def run(args: argparse.Namespace) -> int:
 
         order = {s: i for i, s in enumerate(SEVERITIES)}
         findings = sorted([*findings, *check.findings], key=lambda f: order[f.severity])
+    health, job = _health_parts(args, check)
     if args.json:
         data = report_json(log, findings)
         if check is not None:
             data["fabric"] = check.to_json()
+        if health is not None:
+            data["health"] = _health_json(health, job)
         print_json(data)
     else:
         print(render(log, findings, check))
+        if health is not None:
+            print(render_health(health, job))
     fail_on = getattr(args, "fail_on", None)
     if fail_on is not None:
         worst = {"warning": ("warning", "error"), "error": ("error",)}[fail_on]
@@ -137,6 +152,86 @@ def _fabric_check(args: argparse.Namespace, log: NcclLog) -> FabricCheck | None:
             raise ConfigError(f"--hosts: {exc.message}") from None
     fabric = load_fabric(topology_request(args), catalog(args))
     return compare(log, fabric, hosts)
+
+
+def _health_only(args: argparse.Namespace) -> int:
+    """``doctor --health FILE [-t T [--hosts H]]``: the files' findings, and the job's ranks
+    and hosts they touch on the fabric as it is."""
+    from fabricui.services.health import read_health
+
+    job: list[Any] = []
+    if getattr(args, "topology", None) is not None:
+        health, job = _health_parts(args, None)
+    else:
+        if getattr(args, "hosts", None):
+            raise ConfigError("--hosts applies with --topology (the fabric the job runs on)")
+        health = read_health(args.health)
+    assert health is not None
+    if args.json:
+        print_json({"health": _health_json(health, job)})
+    else:
+        print(render_health(health, job))
+    worst = {f.severity for f in health.findings} | {f.severity for f in job}
+    fail_on = getattr(args, "fail_on", None)
+    limit = {"warning": {"warning", "error"}, "error": {"error"}}.get(fail_on or "", set())
+    return EXIT_FINDINGS if worst & limit else 0
+
+
+def _health_parts(args: argparse.Namespace, check: FabricCheck | None) -> tuple[Any, list[Any]]:
+    """(the health files' report, the job's findings on the fabric as it is); (None, [])
+    without --health. The job: ``--hosts`` on the topology, the log's placed ranks, else
+    every GPU of the topology."""
+    if not getattr(args, "health", None):
+        return None, []
+    from fabricui.commands.options import catalog, topology_request
+    from fabricui.services.health import read_health, report_of
+
+    if getattr(args, "topology", None) is None:
+        return read_health(args.health), []
+    import numpy as np
+
+    from fabricui.services.doctor_health import job_health
+    from fabricui.services.jobs import place_job, placeable_ranks
+    from fabricui.services.session import load_fabric
+
+    fabric = load_fabric(topology_request(args), catalog(args))
+    if check is not None and check.placement.gpu_of:
+        ranks = np.asarray([g for _, g in sorted(check.placement.gpu_of.items())], dtype=np.int64)
+    elif getattr(args, "hosts", None):
+        ranks = place_job(fabric, args.hosts).ranks
+    else:
+        ranks = placeable_ranks(fabric)
+    cluster = fabric.spec.cluster
+    names = None
+    if cluster is not None and cluster.hosts and cluster.hosts_per_node == 1:
+        names = [h.name or "" for h in cluster.hosts]
+    report = report_of(fabric)
+    return report, job_health(fabric, ranks, names)
+
+
+def _health_json(health: Any, job: list[Any]) -> dict[str, Any]:
+    data: dict[str, Any] = health.to_json()
+    data["job"] = [f.to_json() for f in job]
+    return data
+
+
+def render_health(health: Any, job: list[Any]) -> str:
+    """The health files' findings (with the document each threshold comes from), then what
+    they do to the job."""
+    lines = ["health: " + ", ".join(f"{i.name} ({i.format})" for i in health.inputs)]
+    shown = list(health.findings)
+    if not shown and not job:
+        lines.append("no finding in the health files")
+    for finding in shown:
+        lines.append(f"{finding.severity:<7}  {finding.code} ({finding.where}): {finding.message}")
+        lines.append(f"         fix: {finding.fix}")
+        lines.append(f"         source: {finding.source}")
+    for finding in job:
+        lines.append(f"{finding.severity:<7}  {finding.code}: {finding.message}")
+        lines.append(f"         fix: {finding.fix}")
+    for note in health.notes:
+        lines.append(f"note: {note}")
+    return "\n".join(lines)
 
 
 def render(log: NcclLog, findings: list[Finding], check: FabricCheck | None = None) -> str:

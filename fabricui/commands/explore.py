@@ -59,6 +59,13 @@ def add_launch_options(parser: argparse.ArgumentParser, top_level: bool = False)
         "last GPU",
     )
     parser.add_argument(
+        "--jobs",
+        default=unset,
+        metavar="FILE",
+        help="running jobs (`squeue`, `scontrol show job`, `sacct` with NodeList) on an "
+        "imported cluster: their GPUs are underlined on the map",
+    )
+    parser.add_argument(
         "--ascii",
         action="store_true",
         default=unset,
@@ -91,6 +98,8 @@ def launch_request(args: argparse.Namespace) -> LaunchRequest:
         src=getattr(args, "src", None),
         dst=getattr(args, "dst", None),
         message_size=size_bytes,
-        options=(("hosts", args.hosts),) if getattr(args, "hosts", None) else (),
+        options=tuple(
+            (key, getattr(args, key)) for key in ("hosts", "jobs") if getattr(args, key, None)
+        ),
         ascii=True if getattr(args, "ascii", None) else None,
     )

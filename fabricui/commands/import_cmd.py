@@ -1,9 +1,10 @@
-"""``fabricui import FORMAT FILE``: read what a machine printed, show it, write a topology spec.
+"""``fabricui import [FORMAT] FILE``: read what a machine printed, show it, write a topology spec.
 
-``FILE`` may be ``-`` (stdin). The summary goes to stdout (or JSON with ``--json``); every gap
-the importer states goes to stderr as ``fabricui: warning: ...``. With ``-o FILE`` the node
-becomes a topology spec that ``fabricui explore --topology FILE`` opens (``--nodes N`` replicates
-it, ``--net LINK:GBPS`` and ``--gpu ID`` fill what the input does not say).
+``FILE`` may be ``-`` (stdin); without ``FORMAT`` the tool that printed it is recognised.
+The summary goes to stdout (or JSON with ``--json``); every gap the importer states goes to
+stderr as ``fabricui: warning: ...``. With ``-o FILE`` the node becomes a topology spec that
+``fabricui explore --topology FILE`` opens (``--nodes N`` replicates it, ``--net LINK:GBPS``
+and ``--gpu ID`` fill what the input does not say).
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ FORMATS_HELP = (
     "nvidia-smi (`nvidia-smi topo -m`), nccl-xml (NCCL_TOPO_FILE / NCCL_TOPO_DUMP_FILE), "
     "ibstat (also ibv_devinfo, ibdev2netdev), rocm-smi (`rocm-smi --showtopo`), "
     "ibnetdiscover (plain, -g, -p), iblinkinfo, slurm-topology (topology.conf, scontrol show "
-    "topology, topology.yaml), nvidia-smi-q (NVLink fabric of `nvidia-smi -q`), "
-    "or a plugin's format"
+    "topology, topology.yaml), nvidia-smi-q (NVLink fabric of `nvidia-smi -q`); port "
+    "state and counters: perfquery, ibqueryerrors, ibdiagnet, ibswinfo, mlxlink, nvlink "
+    "(`nvidia-smi nvlink -s/-R/-gt/-e`, `dcgmi nvlink`), dcgmi-diag, fabric-manager, "
+    "rdma-link, show-gids, ethtool (`ethtool -S`); Slurm: sinfo, scontrol-node, squeue, "
+    "scontrol-job, sacct; or a plugin's format. Left out, the format is recognised"
 )
 
 
@@ -47,10 +51,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "import",
-        help="read nvidia-smi topo -m, NCCL topology XML, ibstat or rocm-smi output: show it, "
-        "state what is missing, write a topology spec",
+        help="read what a tool printed (topology, port state and counters, NVLink state, "
+        "Slurm nodes and jobs): show it, state what is missing, write a topology spec",
     )
-    parser.add_argument("format", metavar="FORMAT", choices=_Formats(), help=FORMATS_HELP)
+    parser.add_argument(
+        "format", metavar="FORMAT", nargs="?", choices=_Formats(), help=FORMATS_HELP
+    )
     parser.add_argument("file", metavar="FILE", help="the saved output, or - to read stdin")
     parser.add_argument("--json", action="store_true", help="print the parsed data as JSON")
     parser.add_argument(
@@ -119,8 +125,9 @@ def run(args: argparse.Namespace) -> int:
     """
     from fabricui.services import importing
 
+    detected = args.format is None
     request = importing.ImportRequest(
-        format=args.format,
+        format=args.format or "",
         file=args.file,
         as_json=args.json,
         output=args.output,
@@ -138,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
     if args.file == "-" and sys.stdin is not None and sys.stdin.isatty():
         print("fabricui: reading the output from stdin (end with Ctrl-D)", file=sys.stderr)
     text, origin = importing.read_input(args.file)
+    if detected:
+        request = importing.detected_request(request, text, origin)
     imported = importing.import_text(request, text, origin)
     importing.check_cluster_request(request, imported)
     _warn(imported.warnings)
@@ -145,6 +154,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.json:
         for note in imported.notes:
             print(f"  note: {note}")
+        if detected:
+            print(f"  note: read as {request.format} output (name the format to be sure)")
     if args.output:
         _write_spec(request, imported)
     return 0

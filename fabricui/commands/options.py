@@ -50,6 +50,15 @@ def add_topology_options(parser: argparse.ArgumentParser, top_level: bool = Fals
         metavar="N",
         help="what if each GPU (NVSwitch) or GPU pair (mesh) had N scale-up links",
     )
+    parser.add_argument(
+        "--health",
+        action="append",
+        default=unset,
+        metavar="FILE",
+        help="price the fabric as it is: a state or counter output (iblinkinfo, ibstat, "
+        "nvidia-smi nvlink -s, dcgmi, perfquery ...; repeatable) whose down links are "
+        "removed, degraded links run at their trained rate, inactive NVLinks leave their GPU",
+    )
 
 
 def add_catalog_options(parser: argparse.ArgumentParser) -> None:
@@ -108,7 +117,10 @@ def topology_request(args: argparse.Namespace) -> TopologyRequest:
     links = getattr(args, "scale_up_links", None)
     what_if = WhatIf(nic_gbps, links) if nic_gbps is not None or links is not None else None
     return TopologyRequest(
-        getattr(args, "topology", None) or DEFAULT_TOPOLOGY, getattr(args, "nodes", None), what_if
+        getattr(args, "topology", None) or DEFAULT_TOPOLOGY,
+        getattr(args, "nodes", None),
+        what_if,
+        tuple(getattr(args, "health", None) or ()),
     )
 
 

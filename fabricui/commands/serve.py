@@ -123,10 +123,11 @@ def explore_args(args: argparse.Namespace) -> list[str]:
         if action.nargs == 0:  # a switch such as --ascii
             words.append(flag)
             continue
-        text = str(value)
-        if action.dest == "topology" and Path(text).is_file():
-            text = str(Path(text).resolve())
-        words += [flag, text]
+        for item in value if isinstance(value, list) else [value]:  # --health is repeatable
+            text = str(item)
+            if action.dest in ("topology", "health", "jobs") and Path(text).is_file():
+                text = str(Path(text).resolve())
+            words += [flag, text]
     return words
 
 

@@ -14,6 +14,22 @@ BUILTIN_FORMATS = (
     "iblinkinfo",
     "slurm-topology",
     "nvidia-smi-q",
+    "perfquery",
+    "ibqueryerrors",
+    "ibdiagnet",
+    "ibswinfo",
+    "mlxlink",
+    "nvlink",
+    "dcgmi-diag",
+    "fabric-manager",
+    "rdma-link",
+    "show-gids",
+    "ethtool",
+    "sinfo",
+    "scontrol-node",
+    "squeue",
+    "scontrol-job",
+    "sacct",
 )
 
 
@@ -24,16 +40,34 @@ def builtin_importers() -> dict[str, Callable[[str], Any]]:
         ``nvidia-smi`` (``topo -m``), ``nccl-xml``, ``ibstat`` (also reads ibv_devinfo and
         ibdev2netdev), ``rocm-smi``; the cluster importers ``ibnetdiscover`` (plain, -g, -p),
         ``iblinkinfo``, ``slurm-topology`` (topology.conf, scontrol show topology,
-        topology.yaml) and ``nvidia-smi-q`` (the NVLink fabric of ``nvidia-smi -q``).
+        topology.yaml) and ``nvidia-smi-q`` (the NVLink fabric of ``nvidia-smi -q``); the
+        state and counter formats (``perfquery``, ``ibqueryerrors``, ``ibdiagnet``,
+        ``ibswinfo``, ``mlxlink``, ``nvlink`` for ``nvidia-smi nvlink`` and ``dcgmi nvlink``,
+        ``dcgmi-diag``, ``fabric-manager``, ``rdma-link``, ``show-gids``, ``ethtool``) and
+        Slurm's node and job state (``sinfo``, ``scontrol-node``, ``squeue``,
+        ``scontrol-job``, ``sacct``).
     """
     from fabricui.importers import (
+        dcgmi_diag,
+        ethtool_stats,
+        fabric_manager,
+        ibdiagnet,
         iblinkinfo,
         ibnetdiscover,
+        ibqueryerrors,
         ibstat,
+        ibswinfo,
+        mlxlink,
         nccl_xml,
         nvidia_smi,
         nvidia_smi_q,
+        nvlink_state,
+        perfquery,
+        rdma_link,
         rocm_smi,
+        show_gids,
+        slurm_jobs,
+        slurm_nodes,
         slurm_topology,
     )
 
@@ -46,4 +80,20 @@ def builtin_importers() -> dict[str, Callable[[str], Any]]:
         "iblinkinfo": iblinkinfo.parse,
         "slurm-topology": slurm_topology.parse,
         "nvidia-smi-q": nvidia_smi_q.parse,
+        "perfquery": perfquery.parse,
+        "ibqueryerrors": ibqueryerrors.parse,
+        "ibdiagnet": ibdiagnet.parse,
+        "ibswinfo": ibswinfo.parse,
+        "mlxlink": mlxlink.parse,
+        "nvlink": nvlink_state.parse,
+        "dcgmi-diag": dcgmi_diag.parse,
+        "fabric-manager": fabric_manager.parse,
+        "rdma-link": rdma_link.parse,
+        "show-gids": show_gids.parse,
+        "ethtool": ethtool_stats.parse,
+        "sinfo": slurm_nodes.parse,
+        "scontrol-node": slurm_nodes.parse,
+        "squeue": slurm_jobs.parse,
+        "scontrol-job": slurm_jobs.parse,
+        "sacct": slurm_jobs.parse,
     }

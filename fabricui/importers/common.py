@@ -152,6 +152,90 @@ def gpu_id_from_name(name: str) -> tuple[bool, str | None]:
 #: A row of a ``nvidia-smi topo -m`` matrix (multiline; linear on any input).
 TOPO_M_ROW = r"(?m)^[ \t|]*GPU\d+[ \t|]+(?:X|NV\d+|SYS|SOC|NODE|PHB|PXB|PIX)\b"
 
+#: State, counter and Slurm outputs: (pattern, what it is, importer). Lines are matched
+#: with ``[ \t]`` for blanks (see ``_LOOKS``) and bounded repeats, so rejecting a paste of
+#: blank lines stays linear.
+HEALTH_LOOKS: tuple[tuple[str, str, str], ...] = (
+    (
+        r"(?m)^[ \t]*\[[A-Z][a-z]{2}[ \t]+\d{1,2}[ \t]+\d{4}[ \t]+\d{1,2}:\d\d:\d\d\][ \t]*"
+        r"\[(?:INFO|ERROR|WARNING|WARN|FATAL|DEBUG)\]",
+        "a Fabric Manager log",
+        "fabric-manager",
+    ),
+    (
+        r"(?m)^[ \t]*Operational Info[ \t]*$|\bmlxlink[ \t]+-d[ \t]",
+        "`mlxlink` output",
+        "mlxlink",
+    ),
+    (
+        r"(?m)^#[ \t]*[\w ]{1,40}counters:[ \t]+Lid[ \t]+\d|^[ \t]*PortSelect:\.{3}",
+        "`perfquery` output",
+        "perfquery",
+    ),
+    (
+        r"(?m)^[ \t]*Fabric Summary[ \t]*$|^[ \t]*-[IWE]-[ \t]",
+        "an `ibdiagnet` summary",
+        "ibdiagnet",
+    ),
+    (
+        r"(?m)^[ \t]*(?:part number|serial number|PSID|PSU\d{1,2} status)[ \t]*\|",
+        "`ibswinfo` output",
+        "ibswinfo",
+    ),
+    (
+        r"(?m)NvLink Link Status|NVLINK Error Counts|"
+        r"^[ \t]*(?:gpuId|physicalId)[ \t]+\d{1,6}:[ \t]*$|"
+        r"^[ \t]*Link[ \t]+\d{1,3}:[ \t]+(?:<inactive>|Remote Device|Data [TR]x|Raw [TR]x|"
+        r"Replay Errors|Recovery Errors|CRC Errors)",
+        "`nvidia-smi nvlink` or `dcgmi nvlink` output",
+        "nvlink",
+    ),
+    (
+        r"(?m)^[ \t]*\+[-=]{2,80}[ \t]+(?:Deployment|Integration|Hardware|Stress|Metadata)"
+        r"[ \t]+[-=]{2,80}\+|"
+        r"^[ \t]*\|[ \t]*(?:Diagnostic|Blacklist|Denylist|NVML Library|CUDA Main Library|"
+        r"Permissions and OS Blocks|Persistence Mode|Environment Variables|Page Retirement|"
+        r"Graphics Processes|Inforom|PCIe|GPU Memory|Memory Bandwidth|Targeted Stress|"
+        r"Targeted Power|SM Stress)[ \t]*\|[ \t]*(?:Pass|Fail|Warn|Skip)",
+        "`dcgmi diag` output",
+        "dcgmi-diag",
+    ),
+    (
+        r"(?m)^[ \t]*(?:\d{1,6}:[ \t]*)?link[ \t]+[\w.-]{1,64}/\d{1,5}[ \t]+"
+        r"[^\n]{0,400}\bstate[ \t]",
+        "`rdma link` output",
+        "rdma-link",
+    ),
+    (
+        r"(?m)^[ \t]*DEV[ \t]+PORT[ \t]+INDEX[ \t]+GID\b|n_gids_found[ \t]*=",
+        "`show_gids` output",
+        "show-gids",
+    ),
+    (r"(?m)^[ \t]*NIC statistics:[ \t]*$", "`ethtool -S` output", "ethtool"),
+    (r"(?m)^[ \t]*Infiniband device '[^'\n]{1,64}' port \d", "`ibstatus` output", "ibstat"),
+    (r"(?m)^[ \t]*JobId=\d", "`scontrol show job` output", "scontrol-job"),
+    (
+        r"(?m)^[ \t]*NodeName=\S{1,253}[ \t]+(?:Arch|CoresPerSocket|State)=",
+        "`scontrol show node` output",
+        "scontrol-node",
+    ),
+    (
+        r"(?m)^[ \t]*JobID(?:Raw)?(?:[ \t]+|\|)[^\n]{0,400}\bState\b",
+        "`sacct` output",
+        "sacct",
+    ),
+    (
+        r"(?m)^[ \t]*JOBID[ \t]+[^\n]{0,200}\b(?:ST|STATE)\b",
+        "`squeue` output",
+        "squeue",
+    ),
+    (
+        r"(?m)^[ \t]*(?:PARTITION|NODELIST|HOSTNAMES)[ \t]+[^\n]{0,300}\bSTATE\b",
+        "`sinfo` output",
+        "sinfo",
+    ),
+)
+
 #: (what the text looks like, the importer that reads it or None) for ``sniff``.
 _LOOKS: tuple[tuple[str, str, str | None], ...] = (
     # Whitespace inside a line is [ \t] and runs of pipes and blanks are one class: with \s
@@ -173,6 +257,13 @@ _LOOKS: tuple[tuple[str, str, str | None], ...] = (
         "`ibnetdiscover -p` output",
         "ibnetdiscover",
     ),
+    # ibqueryerrors -r prints iblinkinfo-style Link info lines: read it first.
+    (
+        r'(?m)^[ \t]*Errors[ \t]+for[ \t]+(?:0x[0-9A-Fa-f]{1,16}[ \t]+)?"|'
+        r"^##[ \t]+Summary:[ \t]+\d{1,9}[ \t]+nodes",
+        "`ibqueryerrors` output",
+        "ibqueryerrors",
+    ),
     (r"==\([^)\n]{0,80}\)==(?:>|&gt;)", "`iblinkinfo` output", "iblinkinfo"),
     (
         r"(?im)^[ \t#]*(?:SwitchName|BlockName)=|^-[ \t]*topology[ \t]*:",
@@ -180,14 +271,14 @@ _LOOKS: tuple[tuple[str, str, str | None], ...] = (
         "slurm-topology",
     ),
     (
-        r"(?m)=+NVSMI LOG=+|^[ \t]*Fabric[ \t]*\n[ \t]+State[ \t]+:",
+        r"(?m)=NVSMI LOG=|^[ \t]*Fabric[ \t]*\n[ \t]+State[ \t]+:",
         "`nvidia-smi -q` output",
         "nvidia-smi-q",
     ),
     (
-        r"(?m)^[ \t]*Link \d{1,3}: [\d.]{1,10} GB/s",
+        r"(?m)^[ \t]*Link \d{1,3}: (?:[\d.]{1,10} GB/s|<inactive>)",
         "`nvidia-smi nvlink --status` output (per-link rates, not a topology)",
-        None,
+        "nvlink",
     ),
     (
         r"(?m)^[ \t]*(?:Switch|Ca)[ \t]*:[ \t]*0x[0-9A-Fa-f]{1,32}[ \t]+ports[ \t]+\d",
@@ -220,6 +311,7 @@ _LOOKS: tuple[tuple[str, str, str | None], ...] = (
         "a list of switch GUIDs (a companion file, not a topology)",
         None,
     ),
+    *HEALTH_LOOKS,
     (r"(?m)^[ \t]*CA '[^'\n]+'[ \t]*$", "`ibstat` output", "ibstat"),
     (r"(?m)^[ \t]*hca_id:", "`ibv_devinfo` output", "ibstat"),
     (r"(?m)^[ \t]*\S+[ \t]+port[ \t]+\d+[ \t]+==>", "`ibdev2netdev` output", "ibstat"),
@@ -252,6 +344,31 @@ def sniff(text: str) -> tuple[str, str | None] | None:
         if re.search(pattern, text):
             return what, importer
     return None
+
+
+def detect(text: str) -> str:
+    """The importer that reads ``text`` (``fabricui import FILE`` without a format).
+
+    Args:
+        text: Cleaned input.
+
+    Returns:
+        The importer's format name.
+
+    Raises:
+        ParseError: Nothing recognised, or something no importer reads (the message says
+            what it looks like).
+    """
+    looks = sniff(text.replace("\xa0", " "))
+    if looks is None:
+        raise ParseError(
+            "cannot tell which tool printed this: give the format, e.g. "
+            "`fabricui import ibstat FILE` (`fabricui import --help` lists them)"
+        )
+    what, importer = looks
+    if importer is None:
+        raise ParseError(f"this looks like {what}, which no importer reads")
+    return importer
 
 
 def wrong_format(text: str, expected: str, fmt: str) -> ParseError:

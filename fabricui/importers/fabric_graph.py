@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabricui.importers.hostlist import compress, natural_key
+from fabricui.importers.port_health import PortHealth
 
 #: Nominal data rate of one lane [Gb/s] per InfiniBand speed name (``ibstat`` Rate / width).
 LANE_GBPS = {
@@ -215,6 +216,9 @@ class SwitchGraph:
     (``aggregation node``, ``router``)."""
     cables_known: bool = True
     """False when links are parent-child relations without cable counts or speeds."""
+    ports: list[PortHealth] = field(default_factory=list)
+    """Ports that are not links (down, polling, disabled, without a peer) and links that
+    trained below what their ends support, in the state importers' shape."""
     _tiers: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
     # --- structure ---------------------------------------------------------------------
@@ -339,6 +343,7 @@ class SwitchGraph:
             "links": [k.to_json() for k in self.links],
             "blocks": [b.to_json() for b in self.blocks],
             "oversubscription": self.oversubscription(),
+            "ports": [p.to_json() for p in self.ports],
             "warnings": list(self.warnings),
         }
 
@@ -374,11 +379,51 @@ class SwitchGraph:
         named = [h.name for h in self.hosts if h.named]
         if named:
             lines.append(f"  {what}: {compress(named)}")
+        not_links = Counter(p.state for p in self.ports if not p.degraded)
+        if not_links:
+            lines.append(
+                "  ports that are not links: "
+                + ", ".join(f"{n} {state}" for state, n in not_links.most_common())
+            )
+        degraded = [p for p in self.ports if p.degraded]
+        if degraded:
+            shown = ", ".join(
+                f"{p.label()} {p.width or ''} (could be {p.could_be})".replace("  ", " ")
+                for p in degraded[:_SHOW]
+            )
+            more = f" and {len(degraded) - _SHOW} more" if len(degraded) > _SHOW else ""
+            lines.append(f"  degraded links: {shown}{more}")
         for block in self.blocks[:_SHOW]:
             lines.append(f"  block {block.name}: {len(block.nodes)} nodes")
         if len(self.blocks) > _SHOW:
             lines.append(f"  ... and {len(self.blocks) - _SHOW} more blocks")
         return "\n".join(lines)
+
+
+def narrow_links(links: list[FabricLink], known: set[tuple[str, int | None]]) -> list[PortHealth]:
+    """Links that trained at fewer lanes than most of the fabric's (a 1X cable among 4X
+    ones), as degraded ports of their ``a`` end; ``known`` ends (already reported, e.g. by a
+    ``Could be`` hint) are skipped. Only lanes count: a slower speed can be a slower device
+    (EDR storage on an HDR fabric), a narrower width is a link that lost lanes."""
+    lanes = Counter(
+        int(k.width[:-1])
+        for k in links
+        if k.width and k.width[:-1].isdigit() and k.width[-1] in "xX"
+    )
+    if not lanes:
+        return []
+    modal = max(lanes, key=lambda n: (lanes[n], n))
+    out = []
+    for k in links:
+        if not k.width or not k.width[:-1].isdigit() or int(k.width[:-1]) >= modal:
+            continue
+        if (k.a, k.a_port) in known or (k.b, k.b_port) in known:
+            continue
+        port = PortHealth(k.a, k.a_port, "up", rate_gbps=k.gbps, degraded=True)
+        port.width, port.could_be = k.width.upper(), f"{modal}X"
+        port.peer, port.peer_port = k.b, k.b_port
+        out.append(port)
+    return out
 
 
 def _levels(adjacent: dict[str, set[str]], seeds: set[str]) -> dict[str, int]:

@@ -30,8 +30,10 @@ from fabricui.importers.fabric_graph import (
     HostPort,
     SwitchGraph,
     listing,
+    narrow_links,
     sort_hosts,
 )
+from fabricui.importers.port_health import PortHealth, state_word
 
 FORMAT = "iblinkinfo"
 EXPECTED = "`iblinkinfo` output"
@@ -44,14 +46,39 @@ _CA = re.compile(r"^CA:[ \t]+(.*)$")
 _PORT = re.compile(
     r"^(?:0x[0-9A-Fa-f]{1,32}[ \t]+)?(?:\"[^\"\n]{0,200}\"[ \t]+)?"
     r"(\d{1,6})[ \t]+(\d{1,5})\[[^\]\n]{0,8}\][ \t]*==\([ \t]*"
-    r"(?:(\d{1,2})X[ \t]+(\d{1,4}(?:\.\d{1,6})?)[ \t]+Gbps[ \t]+)?"
-    r"([A-Za-z]{1,12})/[ \t]*([A-Za-z]{1,12})[ \t]*\)==>[ \t]*(.*)$"
+    r"(?:(\d{1,2})X[ \t]+(\d{1,4}(?:\.\d{1,6})?)[ \t]+Gbps(?:[ \t]*\(FDR10\))?[ \t]+)?"
+    r"([A-Za-z]{1,12})/[ \t]*([A-Za-z]{1,12})[ \t]*\)(?:[ \t]*\(HOQ:[^)\n]{0,40}\))?==>[ \t]*(.*)$"
 )
 _PEER = re.compile(r"^(\d{1,6})[ \t]+(\d{1,5})\[[^\]\n]{0,8}\][ \t]*\"")
 _RUN = re.compile(r"\biblinkinfo\b")
+#: ``Could be 4X`` / ``Could be 53.125 Gbps`` hints after a link's peer.
+_COULD_BE = re.compile(r"Could be[ \t]+(\d{1,2}X|[\d.]{1,12}[ \t]+Gbps|FDR10)")
 _UNNAMED = re.compile(r"^(?:MT\d{3,}\b|Mellanox Technologies\b|$)")
 #: Longest line read: a port line is ~120 characters; longer ones are not iblinkinfo.
 MAX_LINE_CHARS = 4096
+#: Most ports that are not links (or are degraded) kept (a fabric has ~100,000 ports).
+MAX_PORT_RECORDS = 1_000_000
+
+
+def _named_ports(
+    records: list[tuple[tuple, PortHealth, tuple[int, int] | None]],
+    switches: dict[tuple[int, str], FabricSwitch],
+    switch_name: dict[tuple[int, int], str],
+    runs: int,
+) -> list[PortHealth]:
+    """The recorded ports with their owner's final name (a switch named by GUID when its
+    description is no usable name), and peers that are switches named the same way."""
+    out = []
+    for owner, port, peer in records:
+        if owner[0] == "switch":
+            switch = switches.get((owner[2], owner[1]))
+            port.device = switch.name if switch else owner[1]
+        else:
+            port.device = owner[1]
+        if peer is not None and peer in switch_name:
+            port.peer = switch_name[peer]
+        out.append(port)
+    return out
 
 
 def _label(text: str) -> str:
@@ -127,6 +154,7 @@ def parse(text: str) -> SwitchGraph:
     speeds_of: dict[tuple[tuple[int, int, int], tuple[int, int, int]], set[str]] = {}
     run = 0
     current: tuple[str, str] | None = None  # ("switch", guid) or ("ca", name)
+    open_ports: list[tuple[tuple, PortHealth, tuple[int, int] | None]] = []
     down = 0
     unknown: list[str] = []
     lines_read = 0
@@ -160,7 +188,7 @@ def parse(text: str) -> SwitchGraph:
                 unknown.append(f"line {number}: {line[:60]}")
             continue
         lines_read += 1
-        lid, port, width, lane, state, _, rest = m.groups()
+        lid, port, width, lane, state, phys, rest = m.groups()
         here = (run, int(lid), int(port))
         if current[0] == "switch":
             switch = switches[(run, current[1])]
@@ -170,8 +198,17 @@ def parse(text: str) -> SwitchGraph:
         else:
             desc_of_lid[(run, int(lid))] = current[1]
         peer = _peer(rest.strip())
+        owner = current if current[0] == "ca" else ("switch", current[1], run)
         if state.lower() != "active" or peer is None:
             down += 1
+            word = state_word(state)
+            if word in ("down", "unknown") and state_word(phys) in ("polling", "disabled"):
+                word = state_word(phys)
+            entry = PortHealth("", int(port), word, detail=f"{state}/{phys}")
+            if peer is None and state.lower() == "active":
+                entry.detail = f"{state}/{phys}, port not available"
+            if len(open_ports) < MAX_PORT_RECORDS:
+                open_ports.append((owner, entry, None))
             continue
         p_lid, p_port, p_desc = peer
         there = (run, p_lid, p_port)
@@ -179,6 +216,12 @@ def parse(text: str) -> SwitchGraph:
         key = (here, there) if here <= there else (there, here)
         w, s, gbps = _speed(width, lane)
         speeds_of.setdefault(key, set()).add(f"{w}{s or lane}")
+        hints = _COULD_BE.findall(rest)
+        if hints and len(open_ports) < MAX_PORT_RECORDS:
+            entry = PortHealth("", int(port), "up", rate_gbps=gbps, degraded=True)
+            entry.width, entry.could_be = (f"{width}X" if width else None), " and ".join(hints)
+            entry.peer, entry.peer_port = p_desc.strip(), p_port
+            open_ports.append((owner, entry, (run, p_lid)))
         if key not in cables:
             cables[key] = FabricLink("", None, "", None, w, s, gbps)
             ends[key] = (_End(*key[0]), _End(*key[1]))
@@ -264,7 +307,18 @@ def parse(text: str) -> SwitchGraph:
             f"{len(unknown)} line(s) not understood and skipped (prompt, banner, error "
             f"output?): {listing(unknown)}"
         )
+    ports = _named_ports(open_ports, switches, switch_name, runs)
+    hinted = {(p.device, p.port) for p in ports if p.degraded}
+    hinted |= {(p.peer or "", p.peer_port) for p in ports if p.degraded}
+    ports += narrow_links(links, hinted)
+    degraded = [p for p in ports if p.degraded]
+    if degraded:
+        warnings.append(
+            f"{len(degraded)} link(s) trained below what both ends support (iblinkinfo's "
+            f"'Could be' hint): {listing([p.label() + ' ' + (p.width or '') for p in degraded])}"
+        )
     return SwitchGraph(
+        ports=ports,
         format=FORMAT,
         source="iblinkinfo",
         switches=list(switches.values()),

@@ -29,6 +29,7 @@ from fabricui.importers.fabric_graph import (
     SwitchGraph,
     link_gbps,
     listing,
+    narrow_links,
     sort_hosts,
 )
 
@@ -472,7 +473,14 @@ def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
                 chassis=node.chassis,
             )
         )
+    narrow = narrow_links(links, set())
+    if narrow:
+        warnings.append(
+            f"{len(narrow)} link(s) trained at fewer lanes than the fabric's others: "
+            f"{listing([f'{p.label()} {p.width} (could be {p.could_be})' for p in narrow])}"
+        )
     return SwitchGraph(
+        ports=narrow,
         format=FORMAT,
         source=source,
         switches=graph_switches,

@@ -1,7 +1,10 @@
-"""Parse InfiniBand/RDMA device listings: ``ibstat``, ``ibv_devinfo [-v]`` and ``ibdev2netdev``.
+"""Parse InfiniBand/RDMA device listings: ``ibstat``, ``ibstatus``, ``ibv_devinfo [-v]`` and
+``ibdev2netdev``.
 
-All three give the HCAs (``mlx5_0`` ...) and their ports; ``ibstat`` and ``ibv_devinfo`` add
-port state and link layer, ``ibstat`` (and ``ibv_devinfo -v``) the rate. Tab-indented or
+All of them give the HCAs (``mlx5_0`` ...) and their ports; ``ibstat``, ``ibstatus`` and
+``ibv_devinfo`` add port state and link layer, ``ibstat``, ``ibstatus`` (``40 Gb/sec (4X
+QDR)``) and ``ibv_devinfo -v`` the rate. The JSON also carries every port in the shape all
+state importers share (``ports``: state, rate, degraded; ``health``: error lines). Tab-indented or
 tab-expanded output, values redacted as ``...``, error lines mixed into the output
 (``ibpanic: ...``), colon-grouped GUIDs and ``ibdev2netdev | column -t`` with comments are read;
 several listings pasted together are merged by HCA name.
@@ -15,6 +18,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabricui.importers.common import ParseError, clean_text, span, wrong_format
+from fabricui.importers.port_health import (
+    HealthItem,
+    PortHealth,
+    health_text,
+    prompt_host,
+    state_word,
+)
 
 FORMAT = "ibstat"
 EXPECTED = "`ibstat`, `ibv_devinfo` or `ibdev2netdev` output"
@@ -23,6 +33,9 @@ _CA = re.compile(r"^\s*CA\s+'([^']+)'\s*$")
 _HCA_ID = re.compile(r"^\s*hca_id:\s*(\S+)\s*$")
 _PORT = re.compile(r"^\s*Port\s+(\d{1,6})\s*:\s*$")
 _DEV_PORT = re.compile(r"^\s*port:\s*(\d{1,6})\s*$")
+_IBSTATUS = re.compile(r"^\s*Infiniband device '([^']+)' port (\d{1,6}) status:\s*$")
+#: ``(4X QDR)`` after an ibstatus rate: the trained width.
+_IBSTATUS_WIDTH = re.compile(r"\((\d{1,2})X\b")
 #: The key of a ``Key: value`` line (the line is split at its first colon in code: a lazy
 #: key or value before ``\s*`` takes quadratic time on a long run of blanks).
 _KEY = re.compile(r"[A-Za-z][\w ]*")
@@ -42,6 +55,12 @@ _STATES = {
     "PORT_INIT": "Initializing",
     "PORT_ARMED": "Armed",
     "PORT_ACTIVE_DEFER": "Active",
+}
+_IBSTATUS_STATES = {
+    "ACTIVE": "Active",
+    "DOWN": "Down",
+    "INIT": "Initializing",
+    "ARMED": "Armed",
 }
 _WIDTH = {"1X": 1, "2X": 2, "4X": 4, "8X": 8, "12X": 12}
 
@@ -107,6 +126,8 @@ class IbPort:
     """ibdev2netdev's (Up)/(Down): the IP interface, not the IB port."""
     comment: str | None = None
     """A comment the user appended to the line."""
+    width: int | None = None
+    """Trained lanes, when the listing prints them (ibstatus, ibv_devinfo -v)."""
 
     def to_json(self) -> dict[str, Any]:
         """All fields as a dict."""
@@ -161,6 +182,49 @@ class IbDevices:
     """Remarks that are not gaps."""
     format: str = FORMAT
     """Importer name."""
+    errors: list[str] = field(default_factory=list)
+    """Error lines the tools printed among the output (``ibpanic: ...``)."""
+    host: str | None = None
+    """The host it ran on, when a prompt names it."""
+
+    def port_health(self) -> list[PortHealth]:
+        """Every port in the shape all state importers share: state (a port that is down
+        reads as its physical state, ``polling`` or ``disabled``), rate, and ``degraded``
+        when it is up at a lower rate or width than the other ports of its adapter model
+        and link layer (a 4X port trained at 1X)."""
+        best: dict[tuple[str | None, str | None], float] = {}
+        for hca in self.hcas:
+            for p in hca.ports:
+                if p.state == "Active" and p.rate_gbps:
+                    key = (hca.ca_type, p.link_layer)
+                    best[key] = max(best.get(key, 0.0), p.rate_gbps)
+        out = []
+        for hca in self.hcas:
+            for p in hca.ports:
+                state = state_word(p.state)
+                physical = state_word(p.physical_state)
+                if state in ("down", "unknown") and physical in ("polling", "disabled"):
+                    state = physical
+                port = PortHealth(hca.name, p.port, state, rate_gbps=p.rate_gbps)
+                port.link_layer = p.link_layer
+                port.width = f"{p.width}X" if p.width else None
+                port.detail = (
+                    f"{p.state}/{p.physical_state}" if p.state and p.physical_state else None
+                )
+                top = best.get((hca.ca_type, p.link_layer))
+                if state == "up" and p.rate_gbps and top and p.rate_gbps < top:
+                    port.degraded = True
+                    port.could_be = f"{top:g} Gb/s"
+                if (
+                    state == "up"
+                    and p.width is not None
+                    and p.width < 4
+                    and p.link_layer == "InfiniBand"
+                ):
+                    port.degraded = True
+                    port.could_be = port.could_be or "4X"
+                out.append(port)
+        return out
 
     def suggested_net(self) -> str | None:
         """A ``--net`` value from the most common active (else any) port with a rate."""
@@ -176,12 +240,17 @@ class IbDevices:
         return f"{link}:{rate:g}"
 
     def to_json(self) -> dict[str, Any]:
-        """format, source, hcas (with ports), suggested_net."""
+        """format, source, hcas (with ports), suggested_net; ports and health in the shape
+        of every state importer; warnings."""
         return {
             "format": self.format,
             "source": "+".join(self.sources),
+            "host": self.host,
             "hcas": [h.to_json() for h in self.hcas],
             "suggested_net": self.suggested_net(),
+            "ports": [p.to_json() for p in self.port_health()],
+            "health": [HealthItem("ibstat", "error", line).to_json() for line in self.errors],
+            "warnings": list(self.warnings),
         }
 
     def summary(self) -> str:
@@ -221,7 +290,7 @@ def parse(text: str) -> IbDevices:
     Raises:
         ParseError: No HCA in the text.
     """
-    text = clean_text(text)
+    text = health_text(clean_text(text))
     hcas: dict[str, Hca] = {}
     sources: list[str] = []
     warnings: list[str] = []
@@ -238,6 +307,13 @@ def parse(text: str) -> IbDevices:
     for raw in lines:
         line = raw.rstrip()
         if not line.strip():
+            continue
+        m = _IBSTATUS.match(line)
+        if m:
+            if "ibstatus" not in sources:
+                sources.append("ibstatus")
+            hca = hcas.setdefault(m.group(1), Hca(m.group(1)))
+            port, width, speed = hca.port(int(m.group(2))), None, None
             continue
         m = _CA.match(line) or _HCA_ID.match(line)
         if m:
@@ -283,11 +359,16 @@ def parse(text: str) -> IbDevices:
                 hca.ports_declared = _small_int(value)
             continue
         if key == "state" and value:
-            port.state = _STATES.get(value.split()[0], value)
-        elif key == "physical state":
-            port.physical_state = value
+            value = re.sub(r"^\d{1,2}:\s*", "", value)  # ibstatus: "4: ACTIVE"
+            word = value.split()[0]
+            port.state = _STATES.get(word, _IBSTATUS_STATES.get(word.upper(), value))
+        elif key in ("physical state", "phys state"):
+            port.physical_state = re.sub(r"^\d{1,2}:\s*", "", value) if value else value
         elif key == "rate" and value and (r := re.match(_NUMBER, value)):
             port.rate_gbps = float(r.group())
+            lanes = _IBSTATUS_WIDTH.search(value)
+            if lanes:
+                port.width = int(lanes.group(1))
         elif key in ("link layer", "link_layer"):
             port.link_layer = value
         elif key in ("base lid", "port_lid") and _small_int(value) is not None:
@@ -296,6 +377,7 @@ def parse(text: str) -> IbDevices:
             port.sm_lid = _small_int(value)
         elif key == "active_width" and value:
             width = _WIDTH.get(value.split()[0])
+            port.width = width
         elif key == "active_speed" and value and (r := re.match(rf"({_NUMBER})\s*Gbps", value)):
             speed = float(r.group(1))
         if width and speed and port.rate_gbps is None:
@@ -337,4 +419,6 @@ def parse(text: str) -> IbDevices:
         warnings.append(f"link layer missing for {', '.join(no_layer)} (truncated?)")
     if not any(h.ports for h in ordered):
         raise ParseError("HCAs listed without any port: the output is cut off")
-    return IbDevices(sources=sources, hcas=ordered, warnings=warnings)
+    return IbDevices(
+        sources=sources, hcas=ordered, warnings=warnings, errors=errors, host=prompt_host(lines)
+    )

@@ -22,6 +22,7 @@ from typing import Any
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.fabric_graph import listing
+from fabricui.importers.port_health import HealthItem, PortHealth
 
 FORMAT = "nvidia-smi-q"
 EXPECTED = "`nvidia-smi -q` output with Fabric sections"
@@ -50,6 +51,20 @@ class GpuFabric:
     """``ClusterUUID`` (the NVLink domain)."""
     health: dict[str, str] = field(default_factory=dict)
     """``Health`` fields (``Summary``, ``Bandwidth``, ...)."""
+    pcie: dict[str, int] = field(default_factory=dict)
+    """PCIe counters of ``GPU Link Info`` (``Replays Since Reset``, ``Replay Number
+    Rollovers``)."""
+    pcie_link: str | None = None
+    """``Gen5 x16``: the PCIe link the GPU trained at (current generation and width)."""
+
+    def ok(self) -> bool:
+        """Registered (``Completed``/``Success``), healthy and at full bandwidth."""
+        return (
+            self.state == "Completed"
+            and self.status == "Success"
+            and self.health.get("Summary") in (None, "Healthy", "N/A")
+            and self.health.get("Bandwidth") in (None, "Full", "N/A")
+        )
 
     def domain(self) -> str | None:
         """``<ClusterUUID>/<CliqueId>`` when the GPU is a healthy-enough member, else None."""
@@ -89,15 +104,45 @@ class NvlinkFabric:
                 out.setdefault(domain, []).append(gpu.bus_id)
         return out
 
+    def port_health(self) -> list[PortHealth]:
+        """Each GPU's PCIe link with its replay counters, in the state importers' shape."""
+        out = []
+        for i, gpu in enumerate(self.gpus):
+            if not gpu.pcie and gpu.pcie_link is None:
+                continue
+            port = PortHealth(f"GPU {i} ({gpu.bus_id})", "PCIe", "up", counters=dict(gpu.pcie))
+            port.detail = gpu.pcie_link
+            out.append(port)
+        return out
+
+    def health_items(self) -> list[HealthItem]:
+        """Each GPU's NVLink fabric registration and health."""
+        out = []
+        for i, gpu in enumerate(self.gpus):
+            if gpu.state is None:
+                continue
+            status = f"{gpu.state}/{gpu.status or '?'}"
+            details = [f"{k} {v}" for k, v in gpu.health.items()]
+            if gpu.clique_id is not None:
+                details.append(f"CliqueId {gpu.clique_id}")
+            if gpu.cluster_uuid is not None:
+                details.append(f"ClusterUUID {gpu.cluster_uuid}")
+            name = f"GPU {i} ({gpu.bus_id})" if gpu.bus_id != "?" else f"GPU ? (section {i + 1})"
+            out.append(HealthItem(name, status, ", ".join(details), ok=gpu.ok()))
+        return out
+
     def to_json(self) -> dict[str, Any]:
         """format, switches (none), nodes (this node's GPUs), links (none), blocks (NVLink
-        domains), warnings."""
+        domains); ports (PCIe links) and health (fabric registrations) in the state
+        importers' shape; warnings."""
         return {
             "format": self.format,
             "switches": [],
             "nodes": [{"driver": self.driver, "gpus": [g.to_json() for g in self.gpus]}],
             "links": [],
             "blocks": [{"name": name, "gpus": gpus} for name, gpus in self.domains().items()],
+            "ports": [p.to_json() for p in self.port_health()],
+            "health": [h.to_json() for h in self.health_items()],
             "warnings": list(self.warnings),
         }
 
@@ -115,7 +160,37 @@ class NvlinkFabric:
             lines.append(f"  NVLink domain {name}: {len(gpus)} GPUs")
         if not domains:
             lines.append("  no multi-node NVLink domain (no ClusterUUID/CliqueId membership)")
+        for item in self.health_items():
+            if not item.ok:
+                lines.append(
+                    f"  {item.device}: {item.status}" + (f", {item.detail}" if item.detail else "")
+                )
+        replays = [p for p in self.port_health() if p.counters.get("Replays Since Reset")]
+        if replays:
+            lines.append(
+                "  PCIe replays since reset: "
+                + ", ".join(
+                    f"{p.device.split(' (')[0]} {p.counters['Replays Since Reset']}"
+                    for p in replays
+                )
+            )
         return "\n".join(lines)
+
+
+#: PCIe counters of ``GPU Link Info`` kept per GPU.
+_PCIE_COUNTERS = ("Replays Since Reset", "Replay Number Rollovers")
+#: Sub-sections whose ``Current`` row is the trained PCIe link.
+_PCIE_LINK = ("PCIe Generation", "Link Width")
+
+
+def _pcie_link(gpu: GpuFabric, subsection: str, value: str) -> None:
+    """Fold a ``Current`` generation or width into ``gpu.pcie_link`` (``Gen5 x16``)."""
+    gen, _, width = (gpu.pcie_link or " ").partition(" ")
+    if subsection == "PCIe Generation" and value.isdigit():
+        gen = f"Gen{value}"
+    elif subsection == "Link Width":
+        width = "x" + value.lower().rstrip("x")
+    gpu.pcie_link = f"{gen} {width}".strip()
 
 
 def _field(line: str) -> tuple[str, str] | None:
@@ -147,6 +222,7 @@ def parse(text: str) -> NvlinkFabric:
     fabric_indent: int | None = None
     health_indent: int | None = None
     sections = 0
+    subsection = ""
     for raw in text.split("\n"):
         line = raw.expandtabs(4).rstrip()
         body = line.strip()
@@ -171,10 +247,16 @@ def parse(text: str) -> NvlinkFabric:
             continue
         pair = _field(body)
         if fabric_indent is None:
-            if pair and pair[0] == "Driver Version":
+            if pair is None or not pair[1]:
+                subsection = body.rstrip(":").strip()
+            elif pair[0] == "Driver Version":
                 driver = pair[1]
-            elif pair and pair[0] == "Product Name" and gpu is not None:
+            elif pair[0] == "Product Name" and gpu is not None:
                 gpu.product = pair[1]
+            elif gpu is not None and pair[0] in _PCIE_COUNTERS and pair[1].isdigit():
+                gpu.pcie[pair[0]] = int(pair[1][:20])
+            elif gpu is not None and pair[0] == "Current" and subsection in _PCIE_LINK:
+                _pcie_link(gpu, subsection, pair[1])
             continue
         assert gpu is not None
         if body == "Health":

@@ -140,28 +140,26 @@ def read_input(name: str) -> tuple[str, str]:
         ParseError: Missing, not a regular file, unreadable, binary, not UTF-8, too large
             or empty.
     """
-    from fabricui.files import read_bounded
-    from fabricui.importers.common import ParseError
+    from fabricui.importers.reading import read_output
 
-    data, origin = read_bounded(
-        name, MAX_INPUT_BYTES, ParseError, "a file", ", not the output of a topology command"
-    )
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        # PowerShell's `>` writes UTF-16 with a byte-order mark.
-        try:
-            text = data.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise ParseError(f"{origin}: not valid UTF-16 text (byte {exc.start})") from None
-    elif b"\x00" in data:
-        raise ParseError(f"{origin}: a binary file (NUL bytes), not text output")
-    else:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ParseError(f"{origin}: not UTF-8 text (byte {exc.start})") from None
-    if not text.strip():
-        raise ParseError(f"{origin}: empty input")
-    return text, origin
+    return read_output(name, MAX_INPUT_BYTES)
+
+
+def detected_request(request: ImportRequest, text: str, origin: str) -> ImportRequest:
+    """The request with the format the text was recognised as (``import FILE``).
+
+    Raises:
+        ParseError: Not recognised, or recognised as something no importer reads.
+    """
+    import dataclasses
+
+    from fabricui.importers.common import ParseError, clean_text, detect
+
+    try:
+        fmt = detect(clean_text(text))
+    except ParseError as exc:
+        raise ParseError(f"{origin}: {exc.message}") from None
+    return dataclasses.replace(request, format=fmt)
 
 
 def import_text(

@@ -168,13 +168,15 @@ class LoadedFabric:
             build_fabric_with_plugins,
             load_catalog,
             resolve_spec,
+            with_health,
         )
 
         catalog = catalog or load_catalog(CatalogRequest(), host)
         spec = resolve_spec(request, catalog)
         admit_fabric(spec)
         fabric = build_fabric_with_plugins(spec, catalog, host)
-        return cls(catalog, spec, fabric, Router(fabric), request)
+        fabric = with_health(fabric, request, catalog, host, report=False)
+        return cls(catalog, fabric.spec, fabric, Router(fabric), request)
 
     @property
     def topology(self) -> str:
@@ -194,7 +196,7 @@ class LoadedFabric:
     @property
     def label(self) -> str:
         """Topology id with the node override and what-if links, for titles."""
-        label = TopologyRequest(self.spec.id, self.nodes).label()
+        label = TopologyRequest(self.spec.id, self.nodes, health=self.request.health).label()
         if self.what_if is not None:
             assumed = self.what_if.label()
             if self.what_if.nic_gbps is not None and self.spec.net is not None:

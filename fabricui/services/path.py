@@ -28,9 +28,14 @@ class PathResult:
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui path --json`` object (with ``job`` when one was placed)."""
+        from fabricui.services.health import health_json
+
         out = self.report.to_json()
         if self.job is not None:
             out["job"] = self.job.to_json()
+        health = health_json(self.fabric)
+        if health is not None:
+            out["health"] = health
         return out
 
 

@@ -378,13 +378,19 @@ def load_context(
         FabricError: Unknown model or topology, or a bad node count.
     """
     from fabricui.hwdb.catalog import unknown_id_message
-    from fabricui.services.session import build_fabric_with_plugins, load_catalog, resolve_spec
+    from fabricui.services.session import (
+        build_fabric_with_plugins,
+        load_catalog,
+        resolve_spec,
+        with_health,
+    )
 
     catalog = load_catalog(catalog_request or CatalogRequest(), host)
     if model_id not in catalog.models:
         raise ConfigError(unknown_id_message("model", model_id, catalog.models))
     spec = resolve_spec(topology, catalog)
-    return catalog, build_fabric_with_plugins(spec, catalog, host), catalog.models[model_id]
+    fabric = with_health(build_fabric_with_plugins(spec, catalog, host), topology, catalog, host)
+    return catalog, fabric, catalog.models[model_id]
 
 
 def pricer_for(fabric: Fabric, host: PluginHost | None = None) -> Pricer:

@@ -97,10 +97,14 @@ class TopologyRequest:
     """``--nodes N``: rescale the topology."""
     what_if: WhatIf | None = None
     """Link changes applied to the spec before it is built."""
+    health: tuple[str, ...] = ()
+    """Health files (``--health``): state and counter outputs applied to the built fabric,
+    which is then priced as it is (down links removed, degraded ones at their trained rate)."""
 
     def label(self) -> str:
         """``h100-ib-cluster --nodes 128`` style label."""
-        return self.topology if self.nodes is None else f"{self.topology} --nodes {self.nodes}"
+        text = self.topology if self.nodes is None else f"{self.topology} --nodes {self.nodes}"
+        return text + (" (as it is)" if self.health else "")
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,27 @@ def load_fabric(
     catalog = catalog or load_catalog(host=host)
     spec = resolve_spec(request, catalog)
     admit_fabric(spec)
-    return build_fabric_with_plugins(spec, catalog, host)
+    return with_health(build_fabric_with_plugins(spec, catalog, host), request, catalog, host)
+
+
+def with_health(
+    fabric: Fabric,
+    request: TopologyRequest,
+    catalog: Catalog,
+    host: PluginHost | None = None,
+    report: bool = True,
+) -> Fabric:
+    """The fabric as the request's health files say it is (unchanged without any);
+    ``report``: the command line says what changed (the explorer says it itself).
+
+    Raises:
+        FabricError: A health file cannot be read or is not a recognised output.
+    """
+    if not request.health:
+        return fabric
+    from fabricui.services.health import overlay
+
+    return overlay(fabric, request.health, catalog, host, report=report).fabric
 
 
 def admit_fabric(spec: TopologySpec) -> None:

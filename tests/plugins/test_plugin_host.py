@@ -617,6 +617,22 @@ BUILTIN_IMPORTERS = {
         "iblinkinfo",
         "slurm-topology",
         "nvidia-smi-q",
+        "perfquery",
+        "ibqueryerrors",
+        "ibdiagnet",
+        "ibswinfo",
+        "mlxlink",
+        "nvlink",
+        "dcgmi-diag",
+        "fabric-manager",
+        "rdma-link",
+        "show-gids",
+        "ethtool",
+        "sinfo",
+        "scontrol-node",
+        "squeue",
+        "scontrol-job",
+        "sacct",
     ]
 }
 #: Collective algorithms that exist only on one interconnect.

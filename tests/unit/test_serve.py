@@ -84,6 +84,10 @@ def test_explore_args_carry_every_launch_option(monkeypatch: pytest.MonkeyPatch)
         "pyramid",
         "--hosts",
         "gpu[01-02]",
+        "--health",
+        "data/health/infiniband/ibstat_cx3_mlx4_port1_ib_down_polling_port2_eth_disabled.txt",
+        "--jobs",
+        "data/health/slurm/squeue_schedmd_quickstart_doc_adev_running_pending_resources.txt",
         "--ascii",
         "--port",
         "8123",
@@ -95,8 +99,13 @@ def test_explore_args_carry_every_launch_option(monkeypatch: pytest.MonkeyPatch)
     # Parsed again, the explorer's own options ask for exactly what serve was asked.
     again = build_parser().parse_args(args)
     assert again.command == "explore"
-    absolute = replace(request.launch.topology, topology=str(Path(topology).resolve()))
-    assert launch_request(again) == replace(request.launch, topology=absolute)
+    health = tuple(str(Path(h).resolve()) for h in request.launch.topology.health)
+    absolute = replace(
+        request.launch.topology, topology=str(Path(topology).resolve()), health=health
+    )
+    jobs = str(Path(dict(request.launch.options)["jobs"]).resolve())
+    options = tuple((k, jobs if k == "jobs" else v) for k, v in request.launch.options)
+    assert launch_request(again) == replace(request.launch, topology=absolute, options=options)
     assert request.launch.message_size == 64 * 1024 and request.launch.view == "pyramid"
     assert request.launch.ascii is True and "--ascii" in args
     # Every option the explorer takes was given above, so none can be dropped unnoticed.

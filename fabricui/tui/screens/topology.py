@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -38,6 +38,20 @@ MAX_SIZE, MIN_SIZE = 2**44, 1
 _SIZE = Binding.Group("size", compact=True)
 #: The line above the map.
 LEGEND = ("arrows move", "s source", "d dest", "+/- size", "z zoom", "h heat", "? keys")
+#: What the map's health markers mean (shown with ``--health``).
+HEALTH_LEGEND = "x down ~ degraded ! errors"
+
+
+def health_heat(fabric: Any, marks: dict[int, str]) -> Any:
+    """(n_devices,) heat of the health marks: errors yellow, degraded red, down reversed."""
+    import numpy as np
+
+    level = {"errors": 0.6, "degraded": 0.9, "down": 1.0}
+    heat = np.zeros(fabric.n_devices)
+    for dev, mark in marks.items():
+        if 0 <= dev < heat.shape[0]:
+            heat[dev] = level.get(mark, 0.0)
+    return heat
 
 
 def check_size(text: str) -> str | None:
@@ -288,10 +302,12 @@ class TopologyScreen(ViewScreen):
             except Exception as exc:  # EngineError: bad id on the command line
                 self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
         self.map.show_fabric(data.fabric, cursor=src)
-        self.map.set_job(frozenset(int(r) for r in job.ranks) if job is not None else frozenset())
+        ranks = frozenset(int(r) for r in job.ranks) if job is not None else frozenset()
+        self.map.set_job(ranks | self._running_jobs(data))
+        self.map.set_health(self._health(data))
         if self.heat_pattern is not None:
             self.heat_pattern = None
-            self._legend()
+        self._legend()
         self.map.focus()
         self.src, self.dst = src, dst
         self._request_route()
@@ -311,6 +327,41 @@ class TopologyScreen(ViewScreen):
         if job is not None:
             self.app.notify(job.summary(), title="job")
         return job
+
+    def _health(self, data: FabricData) -> dict[int, str]:
+        """The devices ``--health`` marks, said once in a notification."""
+        from fabricui.fabric.health import health_of
+
+        overlay = health_of(data.fabric)
+        if overlay is None:
+            return {}
+        marks = {d: m for d, m in overlay.device_marks.items() if m != "ok"}
+        text = overlay.summary().removeprefix("health: ")
+        shown = "; ".join(c.label for c in overlay.changes[:3])
+        self.app.notify(f"{text}: {shown}" if shown else text, title="fabric as it is")
+        for line in overlay.unmatched[:3]:
+            self.app.notify(line, title="health", severity="warning")
+        return marks
+
+    def _running_jobs(self, data: FabricData) -> frozenset[int]:
+        """GPUs of the running jobs ``--jobs`` lists (squeue, scontrol show job), said in a
+        notification; empty without it."""
+        from fabricui.errors import FabricError
+        from fabricui.services.place import running_job_ranks
+
+        path = self.fabric_app.take_option("jobs")
+        if not path:
+            return frozenset()
+        try:
+            jobs = running_job_ranks(data.fabric, path)
+        except FabricError as exc:
+            self.app.notify(exc.message, title="jobs", severity="error")
+            return frozenset()
+        from fabricui.importers.hostlist import compress
+
+        text = "; ".join(f"{j} {compress(hosts)} ({len(r)} GPUs)" for j, hosts, r in jobs[:4])
+        self.app.notify(f"{len(jobs)} running job(s) on this fabric: {text}", title="jobs")
+        return frozenset(int(r) for _, _, ranks in jobs for r in ranks)
 
     def _kept_pair(self, data: FabricData) -> tuple[str | None, str | None] | None:
         """The endpoints shown on the previous fabric of the same topology (a what-if or a
@@ -477,11 +528,20 @@ class TopologyScreen(ViewScreen):
         data = self.data
         if data is None:
             return
-        order = (None, "all_to_all", "ring")
+        order: tuple[str | None, ...] = (None, "all_to_all", "ring")
+        if self.map.health:
+            order += ("health",)
         self.heat_pattern = order[(order.index(self.heat_pattern) + 1) % len(order)]
         if self.heat_pattern is None:
             self.map.set_heat(None)
             self._legend()
+            return
+        if self.heat_pattern == "health":
+            self.map.set_heat(health_heat(data.fabric, self.map.health))
+            self._legend(
+                "heat: health (yellow: counters over their threshold, red: degraded, reversed: "
+                "down; from --health) [h]"
+            )
             return
         self._legend(f"heat: {self.heat_pattern} traffic, computing...")
         self._heat(data, self.heat_pattern)
@@ -507,10 +567,12 @@ class TopologyScreen(ViewScreen):
         )
 
     def _legend(self, text: str | None = None) -> None:
-        """The line above the map: the keys, or what the heat colours mean."""
-        self.query_one("#map-legend", Static).update(
-            text if text is not None else f" {glyphs().dot} ".join(LEGEND)
-        )
+        """The line above the map: the keys (and the health markers when ``--health`` marks
+        devices), or what the heat colours mean."""
+        if text is None:
+            keys = (HEALTH_LEGEND, *LEGEND) if self.map.health else LEGEND
+            text = f" {glyphs().dot} ".join(keys)
+        self.query_one("#map-legend", Static).update(text)
 
     def action_open_log(self) -> None:
         """Ask for an NCCL_DEBUG log; read and diagnose it in a worker (a slow disk or a

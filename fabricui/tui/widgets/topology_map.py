@@ -32,6 +32,8 @@ DETAIL_MAX_NODES = 8
 ROW_KINDS = (("GPU", 0), ("NVSw", 3), ("PCIe", 2), ("CPU", 1), ("NIC", 4))
 #: Width of the row-label column inside a node box.
 LABEL_W = 6
+#: Text marker of a device whose links ``--health`` shows down, degraded or erroring.
+HEALTH_MARKERS = {"down": "x", "degraded": "~", "errors": "!"}
 
 
 @dataclass(frozen=True)
@@ -416,6 +418,9 @@ class TopologyMap(ScrollView, can_focus=True):
         "topology-map--heat-mid",
         "topology-map--heat-high",
         "topology-map--heat-full",
+        "topology-map--health-down",
+        "topology-map--health-degraded",
+        "topology-map--health-errors",
     }
     """Styles of the map's parts (see ``DEFAULT_CSS``)."""
 
@@ -439,6 +444,9 @@ class TopologyMap(ScrollView, can_focus=True):
     TopologyMap > .topology-map--heat-mid { color: $warning; }
     TopologyMap > .topology-map--heat-high { color: $error; }
     TopologyMap > .topology-map--heat-full { color: $error; text-style: bold reverse; }
+    TopologyMap > .topology-map--health-down { color: $error; text-style: bold strike; }
+    TopologyMap > .topology-map--health-degraded { color: $warning; text-style: bold; }
+    TopologyMap > .topology-map--health-errors { color: $warning; }
     """
 
     cursor: reactive[int] = reactive(0, init=False, repaint=False)
@@ -478,6 +486,9 @@ class TopologyMap(ScrollView, can_focus=True):
         """GPUs of a placed job (``--hosts``), underlined."""
         self.heat: Any = None
         """(n_devices,) utilisation 0..1 under a traffic pattern, or None (no heat)."""
+        self.health: dict[int, str] = {}
+        """Device -> ``down``, ``degraded`` or ``errors`` from ``--health`` (drawn with a
+        marker, ``HEALTH_MARKERS``, and a colour)."""
         self._layout = MapLayout()
         self._layout_key: tuple[int, int, int | None] | None = None
         self._strips: dict[int, Strip] = {}
@@ -519,6 +530,12 @@ class TopologyMap(ScrollView, can_focus=True):
     def set_heat(self, utilization: Any) -> None:
         """Colour every device by how busy its busiest link is (None: no heat)."""
         self.heat = utilization
+        self._strips.clear()
+        self.refresh()
+
+    def set_health(self, marks: dict[int, str]) -> None:
+        """Mark devices whose links are down, degraded or erroring (empty: none)."""
+        self.health = marks
         self._strips.clear()
         self.refresh()
 
@@ -618,6 +635,9 @@ class TopologyMap(ScrollView, can_focus=True):
         if cell.dev in self.bottleneck_devs:
             style += self._style("bottleneck")
         text = cell.text
+        mark = self.health.get(cell.dev) if self.health else None
+        if mark is not None:
+            style += self._style(f"health-{mark}")
         if cell.rank >= 0 and cell.rank == self.src:
             style += self._style("src")
         elif cell.rank >= 0 and cell.rank == self.dst:
@@ -627,12 +647,16 @@ class TopologyMap(ScrollView, can_focus=True):
                 text = "S"
             elif cell.rank == self.dst:
                 text = "D"
+            elif mark is not None:
+                text = HEALTH_MARKERS[mark]
             elif on_path:
                 text = glyphs().square
             if cell.rank == self.cursor:
                 style += self._style("cursor")
             return [Segment(text, style)]
         left, right = ("[", "]") if on_path else (" ", " ")
+        if mark is not None:  # in text too, not only colour (NO_COLOR, screen readers)
+            left = HEALTH_MARKERS[mark]
         if cell.rank >= 0 and cell.rank == self.cursor:
             return [
                 Segment(left, style),

@@ -1,0 +1,571 @@
+"""The fabric as it is: a health overlay applied to a built fabric.
+
+The fabric as designed has every cable at its nominal rate. The machines' own tools say
+otherwise: a cable that trained at 1X of 4X, a port that is down or polling, a GPU with
+NVLinks inactive. ``apply_health`` takes those conditions, named as the tools name things
+(switch names, host names and their adapters, a GPU's index on its host), finds them in the
+fabric and returns a new fabric every later stage prices unchanged:
+
+* a degraded cable runs at its trained rate (a bundle of ``c`` cables loses ``(1 - f) / c``
+  of its bandwidth for each cable at fraction ``f``);
+* a down cable is removed: on an imported cluster's explicit graph the link goes, and GPUs
+  whose NIC lost its only cable use the nearest cabled NIC of their host, as NCCL skips an
+  inactive port; a generated fat-tree keeps its regular tables, so a down switch-to-switch
+  cable carries nothing there (its bandwidth is 0 and routes take the others), and a host
+  cable that is down turns the fabric into its explicit graph first (``cluster_of``);
+* inactive NVLinks leave the GPU's scale-up links: they keep ``active / listed`` of their
+  bandwidth;
+* erroring ports are marked (views draw them), not slowed: the counters say the link is at
+  risk, not what it delivers.
+
+Nothing here reads files or knows the tools: the service layer turns imported outputs into
+``LinkCondition`` and ``GpuLinkCondition`` records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric
+
+if TYPE_CHECKING:
+    from fabricui.hwdb.tables import Catalog
+
+#: Marks a link can carry, worst last (``HealthOverlay.link_marks`` values).
+MARKS = ("ok", "errors", "degraded", "down")
+#: A trained rate within this fraction of nominal is nominal (rates print rounded).
+_TOLERANCE = 0.01
+#: Generic host names of a fabric without a cluster section: ``n3`` is node 3.
+_NODE_NAME = re.compile(r"^n(\d{1,9})$")
+_DIGITS = re.compile(r"(\d{1,6})$")
+
+
+@dataclass(frozen=True)
+class LinkCondition:
+    """One port or cable as a tool saw it."""
+
+    device: str
+    """Where the port is: a switch (``LG01-01``, ``leaf3``) or a host, optionally with its
+    adapter (``luna-0001 mlx5_0``, ``n3``)."""
+    port: int | None = None
+    """Port number at ``device``, when known."""
+    peer: str | None = None
+    """The other end (switch or ``host adapter``), when the tool says."""
+    peer_port: int | None = None
+    """Port number at ``peer``, when known."""
+    state: str = "up"
+    """``up``, or why it carries nothing (``down``, ``polling``, ``disabled`` ...)."""
+    fraction: float | None = None
+    """Trained share of the nominal rate when the tool knows it (1X of 4X: 0.25)."""
+    rate_gbps: float | None = None
+    """Trained rate [Gb/s], compared with the fabric's nominal when ``fraction`` is unknown."""
+    nic: int | None = None
+    """Which of the host's NICs (0-based, in the fabric's order) when ``device`` is a host
+    and no peer says which cable it is."""
+    erroring: bool = False
+    """Its counters crossed a threshold (marked, not slowed)."""
+    source: str = ""
+    """Where it was read (``iblinkinfo links.txt``)."""
+
+
+@dataclass(frozen=True)
+class GpuLinkCondition:
+    """One GPU's NVLinks as ``nvidia-smi nvlink`` or ``dcgmi nvlink`` listed them."""
+
+    host: str | None
+    """The GPU's host (None: the output does not say; fine on a one-node fabric)."""
+    gpu: int
+    """GPU index on the host (``nvidia-smi``'s)."""
+    inactive: int
+    """Links not up."""
+    listed: int | None
+    """Links listed (None: the output names only the links that are down; the fabric's
+    count of the GPU's scale-up links is used)."""
+    erroring: bool = False
+    """Its error counters crossed a threshold."""
+    source: str = ""
+    """Where it was read."""
+
+
+@dataclass(frozen=True)
+class HealthChange:
+    """What one condition changed."""
+
+    kind: str
+    """``down``, ``degraded`` or ``errors``."""
+    label: str
+    """The links it changed, as views name them (``n3.nic0 -> leaf1``)."""
+    factor: float
+    """Bandwidth kept (0 when removed, 1 when only marked)."""
+    devices: tuple[int, int]
+    """The two devices of the link (``-1`` for a GPU's scale-up links as a whole)."""
+    source: str
+    """Where the condition was read."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``kind``, ``link``, ``bandwidth_kept``, ``source``."""
+        return {
+            "kind": self.kind,
+            "link": self.label,
+            "bandwidth_kept": round(self.factor, 4),
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class HealthOverlay:
+    """The fabric as it is, and what the overlay changed to make it."""
+
+    fabric: Fabric
+    """The overlaid fabric."""
+    changes: tuple[HealthChange, ...]
+    """Each change, in the conditions' order."""
+    unmatched: tuple[str, ...]
+    """Conditions that name nothing in the fabric (another fabric's switches, a host the
+    fabric does not know), one line each."""
+    link_marks: npt.NDArray[np.int8] = field(repr=False)
+    """(n_links,) index into ``MARKS`` of every link of ``fabric``."""
+    device_marks: dict[int, str] = field(default_factory=dict)
+    """Device -> worst mark among its links and ports (devices whose cable was removed
+    included)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``changes`` and ``unmatched``."""
+        return {
+            "changes": [c.to_json() for c in self.changes],
+            "unmatched": list(self.unmatched),
+        }
+
+    def summary(self) -> str:
+        """One line: how many links are down, degraded, erroring."""
+        counts = {kind: sum(1 for c in self.changes if c.kind == kind) for kind in MARKS[1:]}
+        parts = [f"{n} {kind}" for kind, n in counts.items() if n]
+        text = "health: " + (", ".join(parts) if parts else "no change")
+        if self.unmatched:
+            text += f"; {len(self.unmatched)} condition(s) not in this fabric"
+        return text
+
+
+def health_of(fabric: Fabric) -> HealthOverlay | None:
+    """The overlay that made ``fabric``, if a health overlay made it."""
+    found = fabric.__dict__.get("_health")
+    return found if isinstance(found, HealthOverlay) else None
+
+
+class _Names:
+    """The fabric's switches and hosts by the names tools use."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        first = fabric.domains * fabric.node_devices
+        self.switch = {fabric.device_name(d): d for d in range(first, fabric.n_devices)}
+        cluster = fabric.spec.cluster
+        self.hosts: dict[str, int] = {}
+        self.per_node = 1
+        if cluster is not None and cluster.hosts:
+            self.per_node = cluster.hosts_per_node
+            self.hosts = {h.name: i for i, h in enumerate(cluster.hosts) if h.name}
+        kinds, src, dst = fabric.dev_kind, fabric.link_src, fabric.link_dst
+        is_switch = np.isin(kinds, NETWORK_SWITCHES)
+        net = np.arange(fabric.domains * fabric.node_links, fabric.n_links)
+        up = net[(kinds[src[net]] == DeviceKind.NIC) & is_switch[dst[net]]]
+        down = net[is_switch[src[net]] & (kinds[dst[net]] == DeviceKind.NIC)]
+        self.cable_up = {int(src[k]): int(k) for k in up}
+        self.cable_down = {int(dst[k]): int(k) for k in down}
+
+    def host(self, text: str) -> tuple[str, str | None, int | None]:
+        """(host, adapter, host index) of ``luna-0001 mlx5_0``, ``n3`` or ``luna-0001``."""
+        host, _, adapter = text.strip().partition(" ")
+        adapter = adapter.strip() or None
+        if host in self.hosts:
+            return host, adapter, self.hosts[host]
+        m = _NODE_NAME.match(host)
+        if m and int(m.group(1)) < self.fabric.nodes and not self.hosts:
+            return host, adapter, int(m.group(1))
+        return host, adapter, None
+
+    def nics(self, index: int) -> list[int]:
+        """NIC devices of host ``index`` in device order."""
+        fabric = self.fabric
+        node, slot = divmod(index, self.per_node)
+        devices = fabric.host_device_ids(node)
+        nics = [int(d) for d in devices if fabric.dev_kind[d] == DeviceKind.NIC]
+        if self.per_node > 1:
+            per = len(nics) // self.per_node
+            nics = nics[slot * per : (slot + 1) * per]
+        return nics
+
+    def node_of(self, index: int) -> int:
+        """Fabric node of host ``index``."""
+        return index // self.per_node
+
+
+def _pair_links(fabric: Fabric, a: int, b: int) -> list[int]:
+    """Directed links between devices ``a`` and ``b`` (both directions)."""
+    src, dst = fabric.link_src, fabric.link_dst
+    net = slice(fabric.domains * fabric.node_links, fabric.n_links)
+    s, d = src[net], dst[net]
+    hits = np.flatnonzero(((s == a) & (d == b)) | ((s == b) & (d == a)))
+    return [int(k) + fabric.domains * fabric.node_links for k in hits]
+
+
+def _nominal_gbps(fabric: Fabric, link: int) -> float:
+    """Nominal rate of one cable of a link [Gb/s]."""
+    return float(fabric.link_bw_GBps[link]) * 8.0 / max(int(fabric.link_count[link]), 1)
+
+
+def _fraction(condition: LinkCondition, fabric: Fabric, link: int) -> float:
+    """Share of its nominal rate a cable in this condition delivers (0 when not up)."""
+    if condition.state != "up":
+        return 0.0
+    if condition.fraction is not None:
+        return max(0.0, min(1.0, condition.fraction))
+    if condition.rate_gbps:
+        return max(0.0, min(1.0, condition.rate_gbps / _nominal_gbps(fabric, link)))
+    return 1.0
+
+
+class _Plan:
+    """Changes gathered before the new fabric is made."""
+
+    def __init__(self, fabric: Fabric) -> None:
+        self.fabric = fabric
+        self.lost = np.zeros(fabric.n_links)  # cables' worth of bandwidth lost per link
+        self.scale = np.ones(fabric.n_links)  # multiplicative factors (NVLinks)
+        self.marks = np.zeros(fabric.n_links, dtype=np.int8)
+        self.device_marks: dict[int, str] = {}
+        self.remove_cables: set[int] = set()  # NIC devices whose cable is down
+        self.changes: list[HealthChange] = []
+        self.unmatched: list[str] = []
+        self.seen: set[tuple[int, ...]] = set()
+
+    def mark(self, links: list[int], kind: str) -> None:
+        level = MARKS.index(kind)
+        for k in links:
+            self.marks[k] = max(self.marks[k], level)
+            for dev in (int(self.fabric.link_src[k]), int(self.fabric.link_dst[k])):
+                self.mark_device(dev, kind)
+
+    def mark_device(self, dev: int, kind: str) -> None:
+        old = self.device_marks.get(dev, "ok")
+        if MARKS.index(kind) > MARKS.index(old):
+            self.device_marks[dev] = kind
+
+    def label(self, a: int, b: int) -> str:
+        name = self.fabric.device_name
+        return f"{name(a)} -> {name(b)}"
+
+
+def apply_health(
+    fabric: Fabric,
+    links: list[LinkCondition] | tuple[LinkCondition, ...] = (),
+    gpus: list[GpuLinkCondition] | tuple[GpuLinkCondition, ...] = (),
+    catalog: Catalog | None = None,
+) -> HealthOverlay:
+    """The fabric as it is under these conditions.
+
+    Args:
+        fabric: The fabric as designed (any builder's).
+        links: Port and cable conditions.
+        gpus: NVLink conditions per GPU.
+        catalog: The hardware database; needed only to rebuild a generated fat-tree as its
+            explicit graph when a host cable is down (without it the cable keeps no
+            bandwidth instead).
+
+    Returns:
+        The overlay: the new fabric (``health_of`` finds the overlay on it), what changed
+        and what matched nothing.
+    """
+    names = _Names(fabric)
+    plan = _Plan(fabric)
+    for condition in links:
+        _link(plan, names, condition)
+    for condition in gpus:
+        _gpu(plan, names, condition)
+    if plan.remove_cables and (
+        fabric.tree is not None or fabric.dragonfly is not None or fabric.torus is not None
+    ):
+        if catalog is not None:
+            explicit = _as_explicit(fabric, catalog)
+            if explicit is not None:
+                return apply_health(explicit, links, gpus, catalog)
+        for nic in sorted(plan.remove_cables):  # no graph to remove it from: it carries nothing
+            for k in (names.cable_up.get(nic), names.cable_down.get(nic)):
+                if k is not None:
+                    plan.scale[k] = 0.0
+        plan.remove_cables = set()
+    return _build(plan, names)
+
+
+def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
+    """Find one port or cable and record its change."""
+    fabric = plan.fabric
+    where = condition.source or "health"
+    a_name, b_name = condition.device, condition.peer
+    a_switch = names.switch.get(a_name)
+    b_switch = names.switch.get(b_name) if b_name else None
+    kind = "down" if condition.state != "up" else ("degraded" if _is_degraded(condition) else None)
+    if kind is None and not condition.erroring:
+        return
+    if a_switch is not None and b_switch is not None:
+        pair = _pair_links(fabric, a_switch, b_switch)
+        if not pair:
+            plan.unmatched.append(f"{where}: no cable {a_name} - {b_name} in {fabric.spec.id}")
+            return
+        key = (
+            min(a_switch, b_switch),
+            max(a_switch, b_switch),
+            *sorted((condition.port or -1, condition.peer_port or -1)),
+        )
+        if key in plan.seen:  # the same cable listed from both ends
+            return
+        plan.seen.add(key)
+        f = _fraction(condition, fabric, pair[0])
+        count = max(int(fabric.link_count[pair[0]]), 1)
+        if kind is None:
+            plan.mark(pair, "errors")
+            plan.changes.append(
+                HealthChange(
+                    "errors", plan.label(a_switch, b_switch), 1.0, (a_switch, b_switch), where
+                )
+            )
+            return
+        lost = (1.0 - f) / count
+        for k in pair:
+            plan.lost[k] += lost
+        kept = max(0.0, 1.0 - plan.lost[pair[0]])
+        kind = "down" if kept <= 0.0 else kind
+        plan.mark(pair, kind)
+        what = f" (1 of {count} cables)" if count > 1 else ""
+        plan.changes.append(
+            HealthChange(
+                kind, plan.label(a_switch, b_switch) + what, kept, (a_switch, b_switch), where
+            )
+        )
+        return
+    # A host port: the host is at one end, its switch (if named) at the other.
+    if a_switch is not None and b_name:
+        host_text, switch = b_name, a_switch
+    elif b_switch is not None:
+        host_text, switch = a_name, b_switch
+    else:
+        host_text, switch = a_name, None
+    host, adapter, index = names.host(host_text)
+    if index is None:
+        if a_switch is not None and not b_name:
+            plan.unmatched.append(
+                f"{where}: {a_name} port {condition.port} has no peer to find it by"
+            )
+        else:
+            plan.unmatched.append(f"{where}: {host} is not a host of {fabric.spec.id}")
+        return
+    nics = names.nics(index)
+    candidates = [n for n in nics if switch is None or _switch_of(fabric, names, n) == switch]
+    nic = None
+    if len(candidates) == 1 and (switch is not None or len(nics) == 1):
+        nic = candidates[0]
+    elif (
+        condition.nic is not None
+        and condition.nic < len(nics)
+        and nics[condition.nic] in candidates
+    ):
+        nic = nics[condition.nic]
+    elif switch is not None and adapter and candidates and (m := _DIGITS.search(adapter)):
+        ordinal = int(m.group(1))
+        nic = candidates[ordinal] if ordinal < len(candidates) else None
+    if nic is None:
+        plan.unmatched.append(
+            f"{where}: which NIC of {host} is {adapter or 'this port'} is unknown"
+            + (" (no cable to that switch)" if switch is not None and not candidates else "")
+        )
+        return
+    up, down = names.cable_up.get(nic), names.cable_down.get(nic)
+    cable = [k for k in (up, down) if k is not None]
+    if not cable:
+        plan.unmatched.append(
+            f"{where}: {fabric.device_name(nic)} has no cable in {fabric.spec.id}"
+        )
+        return
+    key = (nic,)
+    if key in plan.seen:
+        return
+    plan.seen.add(key)
+    peer = int(fabric.link_dst[cable[0]]) if up is not None else int(fabric.link_src[cable[0]])
+    port_name = f"{host} {adapter}" if adapter else host
+    label = f"{fabric.device_name(nic)} ({port_name}) -> {fabric.device_name(peer)}"
+    if kind is None:
+        plan.mark(cable, "errors")
+        plan.changes.append(HealthChange("errors", label, 1.0, (nic, peer), where))
+        return
+    f = _fraction(condition, fabric, cable[0])
+    if f <= 0.0:
+        plan.remove_cables.add(nic)
+        plan.mark(cable, "down")
+        plan.changes.append(HealthChange("down", label, 0.0, (nic, peer), where))
+        return
+    for k in cable:
+        plan.lost[k] += 1.0 - f
+    plan.mark(cable, "degraded")
+    plan.changes.append(HealthChange("degraded", label, f, (nic, peer), where))
+
+
+def _is_degraded(condition: LinkCondition) -> bool:
+    if condition.fraction is not None:
+        return condition.fraction < 1.0 - _TOLERANCE
+    return condition.rate_gbps is not None  # judged against the fabric's nominal rate
+
+
+def _switch_of(fabric: Fabric, names: _Names, nic: int) -> int | None:
+    k = names.cable_up.get(nic)
+    return int(fabric.link_dst[k]) if k is not None else None
+
+
+def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> None:
+    """Scale one GPU's scale-up links to the share of its NVLinks that are active."""
+    fabric = plan.fabric
+    where = condition.source or "health"
+    if condition.host is None:
+        if fabric.nodes != 1:
+            plan.unmatched.append(
+                f"{where}: GPU {condition.gpu}'s host is not named (name the file after its "
+                "host, e.g. luna-0001.txt)"
+            )
+            return
+        node = 0
+    else:
+        _, _, index = names.host(condition.host)
+        if index is None:
+            plan.unmatched.append(f"{where}: {condition.host} is not a host of {fabric.spec.id}")
+            return
+        node = names.node_of(index)
+        if names.per_node > 1:
+            plan.unmatched.append(f"{where}: hosts share node blocks in {fabric.spec.id}")
+            return
+    if condition.gpu >= fabric.gpus_per_node:
+        plan.unmatched.append(
+            f"{where}: GPU {condition.gpu} of {condition.host or 'the host'}: the fabric's hosts "
+            f"have {fabric.gpus_per_node} GPUs"
+        )
+        return
+    rank = node * fabric.gpus_per_node + condition.gpu
+    dev = int(fabric.gpu_dev[rank])
+    kinds = fabric.dev_kind
+    scale_up = (DeviceKind.NVSWITCH, DeviceKind.GPU)
+    src, dst = fabric.link_src, fabric.link_dst
+    mine = np.flatnonzero(
+        ((src == dev) & np.isin(kinds[dst], scale_up))
+        | ((dst == dev) & np.isin(kinds[src], scale_up))
+    )
+    if not mine.size:
+        plan.unmatched.append(
+            f"{where}: {fabric.gpu_name(rank)} has no scale-up links in {fabric.spec.id}"
+        )
+        return
+    links = [int(k) for k in mine]
+    listed = condition.listed or int(fabric.link_count[links[0]])
+    active = max(0, listed - condition.inactive)
+    label = f"{fabric.gpu_name(rank)} NVLinks ({active} of {listed} active)"
+    if condition.inactive <= 0:
+        if condition.erroring:
+            plan.mark(links, "errors")
+            plan.changes.append(HealthChange("errors", label, 1.0, (dev, -1), where))
+        return
+    factor = active / listed if listed else 0.0
+    plan.scale[links] *= factor
+    kind = "down" if factor <= 0.0 else "degraded"
+    plan.mark(links, kind)
+    plan.changes.append(HealthChange(kind, label, factor, (dev, -1), where))
+
+
+def _build(plan: _Plan, names: _Names) -> HealthOverlay:
+    """The new fabric from the plan (links removed, bandwidths scaled, GPUs re-pointed)."""
+    fabric = plan.fabric
+    keep_bw = np.clip(1.0 - plan.lost, 0.0, 1.0) * plan.scale
+    bw = fabric.link_bw_GBps * keep_bw
+    marks = plan.marks.copy()
+    gpu_nic = fabric.gpu_nic
+    removed = np.zeros(fabric.n_links, dtype=bool)
+    if fabric.tree is None and fabric.dragonfly is None and fabric.torus is None:
+        # An explicit graph: what carries nothing goes (cables down, whole bundles lost).
+        network = np.arange(fabric.n_links) >= fabric.domains * fabric.node_links
+        removed = network & (bw <= 0.0)
+        for nic in plan.remove_cables:
+            for k in (names.cable_up.get(nic), names.cable_down.get(nic)):
+                if k is not None:
+                    removed[k] = True
+        if plan.remove_cables:
+            gpu_nic = _repoint(fabric, names, plan.remove_cables)
+    keep = ~removed
+    new = dataclasses.replace(
+        fabric,
+        link_src=fabric.link_src[keep],
+        link_dst=fabric.link_dst[keep],
+        link_bw_GBps=bw[keep],
+        link_lat_us=fabric.link_lat_us[keep],
+        link_eff=fabric.link_eff[keep],
+        link_gen=fabric.link_gen[keep],
+        link_count=fabric.link_count[keep],
+        gpu_nic=gpu_nic,
+    )
+    overlay = HealthOverlay(
+        fabric=new,
+        changes=tuple(plan.changes),
+        unmatched=tuple(plan.unmatched),
+        link_marks=marks[keep],
+        device_marks=dict(plan.device_marks),
+    )
+    object.__setattr__(new, "_health", overlay)  # found again by health_of
+    return overlay
+
+
+def _repoint(fabric: Fabric, names: _Names, lost: set[int]) -> npt.NDArray[np.int32]:
+    """``gpu_nic`` with GPUs whose NIC lost its cable on the nearest cabled NIC of their host
+    (by NIC position), as NCCL moves off an inactive port; a host with no cabled NIC left
+    keeps its NICs (routes to it fail, naming the NIC)."""
+    gpu_nic = fabric.gpu_nic.copy()
+    nic_node = fabric.dev_node
+    affected = sorted({int(nic_node[n]) for n in lost})
+    g = fabric.gpus_per_node
+    for node in affected:
+        nics = [
+            int(d) for d in fabric.host_device_ids(node) if fabric.dev_kind[d] == DeviceKind.NIC
+        ]
+        cabled = [i for i, n in enumerate(nics) if n in names.cable_up and n not in lost]
+        if not cabled:
+            continue
+        for rank in range(node * g, (node + 1) * g):
+            nic = int(gpu_nic[rank])
+            if nic in lost and nic in nics:
+                position = nics.index(nic)
+                best = min(cabled, key=lambda c: (abs(c - position), c))
+                gpu_nic[rank] = nics[best]
+    return gpu_nic
+
+
+def _as_explicit(fabric: Fabric, catalog: Catalog) -> Fabric | None:
+    """A generated fat-tree rebuilt as its explicit graph (same devices and links), so a
+    cable can be removed; None when it has no leaf switches to write out."""
+    from fabricui.errors import EngineError
+    from fabricui.fabric.build import build_fabric
+    from fabricui.fabric.explicit import cluster_of
+
+    try:
+        spec = cluster_of(fabric)
+    except EngineError:
+        return None
+    if spec.cluster is None:
+        return None
+    # Hosts keep the names they had: the cluster's, else the fabric's own (``n3``).
+    before = fabric.spec.cluster.hosts if fabric.spec.cluster is not None else ()
+    names = tuple(
+        dataclasses.replace(h, name=before[i].name if i < len(before) else f"n{i}")
+        for i, h in enumerate(spec.cluster.hosts)
+    )
+    spec = dataclasses.replace(spec, cluster=dataclasses.replace(spec.cluster, hosts=names))
+    return build_fabric(spec, catalog)

@@ -1,0 +1,38 @@
+"""Reading a saved output: bounded, regular files only, UTF-8 or PowerShell's UTF-16."""
+
+from __future__ import annotations
+
+from fabricui.importers.common import ParseError
+
+#: Largest input read [bytes]; topology and state outputs are a few KiB to MiB.
+MAX_INPUT_BYTES = 64 * 2**20
+
+
+def read_output(name: str, max_bytes: int = MAX_INPUT_BYTES) -> tuple[str, str]:
+    """The text of FILE (``-`` = stdin) and the name to use in messages.
+
+    Raises:
+        ParseError: Missing, not a regular file, unreadable, binary, not UTF-8, too large
+            or empty.
+    """
+    from fabricui.files import read_bounded
+
+    data, origin = read_bounded(
+        name, max_bytes, ParseError, "a file", ", not the output of a topology command"
+    )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # PowerShell's `>` writes UTF-16 with a byte-order mark.
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"{origin}: not valid UTF-16 text (byte {exc.start})") from None
+    elif b"\x00" in data:
+        raise ParseError(f"{origin}: a binary file (NUL bytes), not text output")
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"{origin}: not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise ParseError(f"{origin}: empty input")
+    return text, origin

@@ -1,0 +1,36 @@
+"""How the fabric as it is (``--health``) shows in command output: what the overlay changed,
+what it could not place, and the findings of the health files."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fabricui.fabric.fabric import Fabric
+
+#: Changes listed in the text before "... and N more".
+_SHOWN = 6
+
+
+def health_lines(fabric: Fabric) -> list[str]:
+    """Lines for stderr: a summary of the changes (the worst first), then every condition
+    that names nothing in the fabric."""
+    from fabricui.fabric.health import MARKS, health_of
+
+    overlay = health_of(fabric)
+    if overlay is None:
+        return []
+    lines = [f"fabricui: as it is: {overlay.summary().removeprefix('health: ')}"]
+    order = sorted(overlay.changes, key=lambda c: -MARKS.index(c.kind))
+    for change in order[:_SHOWN]:
+        if change.kind == "errors":
+            kept = ""
+        elif change.factor <= 0.0:
+            kept = " is removed"
+        else:
+            kept = f" keeps {change.factor:.0%} of its bandwidth"
+        lines.append(f"fabricui: {change.kind}: {change.label}{kept} ({change.source})")
+    if len(order) > _SHOWN:
+        lines.append(f"fabricui: ... and {len(order) - _SHOWN} more changes (--json lists all)")
+    lines += [f"fabricui: warning: {line}" for line in overlay.unmatched]
+    return lines

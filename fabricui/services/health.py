@@ -1,0 +1,370 @@
+"""The fabric as it is: read health files (``--health FILE``), list their findings, and apply
+them to a fabric as an overlay (``fabric.health``) that every later stage prices.
+
+A health file is any state or counter output ``fabricui import`` reads (its format is
+recognised): ``iblinkinfo``/``ibnetdiscover`` of the fabric now, ``ibstat``, ``rdma link``,
+``mlxlink``, ``nvidia-smi nvlink -s``, ``dcgmi nvlink``, ``dcgmi diag``, counters
+(``perfquery``, ``ibqueryerrors``, ``ethtool -S``) ... Outputs of one host (``ibstat``,
+``nvidia-smi nvlink``) say which host through the file's name (``luna-0001.txt``) or the
+shell prompt they were pasted with; Slurm node and job listings are not health (``place``
+and the map read them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fabricui.services.health_findings import (
+    SOURCES,
+    HealthFinding,
+    counter_findings,
+    health_item_finding,
+    port_findings,
+)
+
+if TYPE_CHECKING:
+    from fabricui.fabric.fabric import Fabric
+    from fabricui.fabric.health import GpuLinkCondition, HealthOverlay, LinkCondition
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.plugins import PluginHost
+
+#: Most health files one request reads.
+MAX_HEALTH_FILES = 256
+#: File name endings dropped to get a host name (``luna-0001.ibstat.txt`` -> ``luna-0001``).
+_SUFFIXES = re.compile(r"(\.(?:txt|log|out|ibstat|nvlink|smi|health))+$")
+#: Formats that are not health (node and job state).
+SLURM_FORMATS = ("sinfo", "scontrol-node", "squeue", "scontrol-job", "sacct")
+#: Formats whose result is a cluster's switch graph.
+_GRAPH_FORMATS = ("iblinkinfo", "ibnetdiscover")
+
+
+@dataclass(frozen=True)
+class HealthInput:
+    """One health file, read."""
+
+    path: str
+    """The file as given."""
+    format: str
+    """The importer that read it."""
+    result: Any
+    """The importer's result."""
+
+    @property
+    def name(self) -> str:
+        """The file name, for messages."""
+        return Path(self.path).name
+
+    @property
+    def host_hint(self) -> str:
+        """The host the file's name suggests (``luna-0001.txt`` -> ``luna-0001``)."""
+        return _SUFFIXES.sub("", Path(self.path).name)
+
+
+@dataclass
+class HealthReportSet:
+    """Every health file of a request: findings and the conditions the overlay applies."""
+
+    inputs: list[HealthInput]
+    """The files, read."""
+    findings: list[HealthFinding] = field(default_factory=list)
+    """What they show that is worth acting on, most severe first."""
+    notes: list[str] = field(default_factory=list)
+    """Files or records that say nothing about links."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``files`` and ``findings``."""
+        return {
+            "files": [{"path": i.path, "format": i.format} for i in self.inputs],
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+
+def read_health(
+    paths: tuple[str, ...] | list[str], host: PluginHost | None = None
+) -> HealthReportSet:
+    """Read every health file (format recognised) and list its findings.
+
+    Raises:
+        ConfigError: Too many files.
+        ParseError: A file is missing, unreadable, not recognised, or its importer refuses it
+            (the message names the file).
+    """
+    from fabricui.errors import ConfigError, FabricError, exception_line
+    from fabricui.importers.common import ParseError, clean_text, detect
+    from fabricui.importers.reading import read_output
+    from fabricui.plugins import get_host
+
+    if len(paths) > MAX_HEALTH_FILES:
+        raise ConfigError(f"--health: {len(paths)} files, at most {MAX_HEALTH_FILES}")
+    table = (host or get_host()).importers()
+    inputs = []
+    for path in paths:
+        text, origin = read_output(path)
+        try:
+            fmt = detect(clean_text(text))
+            result = table[fmt](text)
+        except FabricError as exc:
+            raise ParseError(f"--health {origin}: {exc.message}") from None
+        except KeyError:
+            raise ParseError(f"--health {origin}: no importer for this output") from None
+        except Exception as exc:  # a plugin importer's bug
+            raise ParseError(
+                f"--health {origin}: the importer failed: {exception_line(exc)}"
+            ) from None
+        inputs.append(HealthInput(path, fmt, result))
+    report = HealthReportSet(inputs)
+    for item in inputs:
+        report.findings.extend(findings_of(item.result, item.format, item.name))
+    order = {"error": 0, "warning": 1, "info": 2}
+    report.findings.sort(key=lambda f: order.get(f.severity, 3))
+    return report
+
+
+def findings_of(result: Any, fmt: str, origin: str = "") -> list[HealthFinding]:
+    """The findings of one importer result (state, counters and health items)."""
+    out: list[HealthFinding] = []
+    for port in _ports_of(result):
+        where = port.label()
+        detail = ", ".join(
+            x
+            for x in (
+                port.width and f"trained {port.width}",
+                port.rate_gbps is not None and f"{port.rate_gbps:g} Gb/s",
+                port.could_be and f"could be {port.could_be}",
+                port.detail,
+            )
+            if x
+        )
+        out += port_findings(where, port.state, port.degraded, detail, fmt, origin)
+        out += counter_findings(where, port.counters, fmt, origin)
+        replays = port.counters.get("Replays Since Reset")
+        if fmt == "nvidia-smi-q" and replays:
+            out.append(
+                HealthFinding(
+                    "pcie-replays",
+                    "info",
+                    where,
+                    f"PCIe Replays Since Reset = {replays:,} ({port.detail or 'link ?'}): the "
+                    "GPU's PCIe link resent packets; DCGM fails it above about 31 per minute on "
+                    "Gen5 x16",
+                    "read it again after a minute; a rate near the limit points at the riser, "
+                    "slot or retimer",
+                    SOURCES["dcgm-pcie"],
+                    origin,
+                )
+            )
+    for item in getattr(result, "health", None) or _health_items(result):
+        if not getattr(item, "ok", True):
+            out.append(health_item_finding(item.device, item.status, item.detail, fmt, origin))
+    return out
+
+
+def _ports_of(result: Any) -> list[Any]:
+    """The ``PortHealth`` records of any state importer's result."""
+    from fabricui.importers.fabric_graph import SwitchGraph
+    from fabricui.importers.port_health import HealthReport
+
+    if isinstance(result, HealthReport):
+        return list(result.ports)
+    if isinstance(result, SwitchGraph):
+        return list(result.ports)
+    method = getattr(result, "port_health", None)
+    return list(method()) if callable(method) else []
+
+
+def _health_items(result: Any) -> list[Any]:
+    method = getattr(result, "health_items", None)
+    if callable(method):
+        return list(method())
+    errors = getattr(result, "errors", None)
+    if errors:
+        from fabricui.importers.port_health import HealthItem
+
+        return [HealthItem("ibstat", "error", line) for line in errors]
+    return []
+
+
+def conditions(
+    report: HealthReportSet, fabric: Fabric
+) -> tuple[list[LinkCondition], list[GpuLinkCondition]]:
+    """The link and NVLink conditions the files state, named for ``fabric``.
+
+    Ports that are up at full rate and count no errors are no condition; a port whose
+    counters crossed a finding's threshold is marked erroring.
+    """
+    from fabricui.fabric.health import LinkCondition
+
+    links: list[LinkCondition] = []
+    gpus: list[GpuLinkCondition] = []
+    erroring = {(f.origin, f.where) for f in report.findings if f.severity in ("warning", "error")}
+    for item in report.inputs:
+        if item.format in SLURM_FORMATS:
+            report.notes.append(
+                f"{item.name}: {item.format} is node and job state, not link health"
+            )
+            continue
+        ports = _ports_of(item.result)
+        host = _host_of(item, fabric)
+        source = f"{item.format} {item.name}"
+        if item.format in ("nvlink", "dcgmi-diag"):
+            gpus += _gpu_conditions(ports, host, item, erroring, source)
+            continue
+        one_host = item.format not in _GRAPH_FORMATS and item.format != "ibqueryerrors"
+        nic_order = _nic_order(ports) if one_host else {}
+        for port in ports:
+            if one_host and nic_order and (port.device, port.port) not in nic_order:
+                continue  # another link layer's port (a storage or management NIC)
+            bad = (item.name, port.label()) in erroring
+            if port.state == "up" and not port.degraded and not bad:
+                continue
+            if port.state == "unknown" and not bad:
+                continue
+            fraction = _width_fraction(port.width, port.could_be)
+            if item.format in _GRAPH_FORMATS or item.format == "ibqueryerrors":
+                device, peer = port.device, port.peer
+            else:
+                device, peer = (f"{host} {port.device}" if host else port.device), None
+            links.append(
+                LinkCondition(
+                    device=device,
+                    port=port.port if isinstance(port.port, int) else None,
+                    peer=peer,
+                    peer_port=port.peer_port,
+                    state=port.state if port.state in ("up", "unknown") else port.state,
+                    fraction=fraction,
+                    rate_gbps=port.rate_gbps if port.degraded else None,
+                    nic=nic_order.get((port.device, port.port)),
+                    erroring=bad,
+                    source=source,
+                )
+            )
+    return links, gpus
+
+
+def _width_fraction(width: str | None, could_be: str | None) -> float | None:
+    """``1X`` of ``4X`` -> 0.25; None when the hint is not a width."""
+    have = re.match(r"(\d{1,2})X", width or "", re.IGNORECASE)
+    want = re.search(r"(\d{1,2})X", could_be or "", re.IGNORECASE)
+    if have and want and int(want.group(1)) > 0:
+        return min(1.0, int(have.group(1)) / int(want.group(1)))
+    return None
+
+
+def _nic_order(ports: list[Any]) -> dict[tuple[str, Any], int]:
+    """Each port's position among the host's ports of its most common link layer, in
+    adapter order: NIC k of the fabric's host (an H100 node lists 8 InfiniBand ports and 4
+    Ethernet ones; the 8 are its NICs)."""
+    from fabricui.importers.hostlist import natural_key
+
+    layers: dict[str | None, int] = {}
+    for port in ports:
+        layers[port.link_layer] = layers.get(port.link_layer, 0) + 1
+    if not layers:
+        return {}
+    main = max(layers, key=lambda layer: (layer == "InfiniBand", layers[layer]))
+    chosen = sorted(
+        (p for p in ports if p.link_layer == main),
+        key=lambda p: (natural_key(p.device), p.port if isinstance(p.port, int) else 0),
+    )
+    return {(p.device, p.port): i for i, p in enumerate(chosen)}
+
+
+def _host_of(item: HealthInput, fabric: Fabric) -> str | None:
+    """The host a one-host output belongs to: its file name when that is a host of the
+    fabric, else the host its prompt names, else the file name."""
+    cluster = fabric.spec.cluster
+    known = {h.name for h in cluster.hosts} if cluster is not None else set()
+    hint = item.host_hint
+    if hint in known or re.fullmatch(r"n\d{1,9}", hint):
+        return hint
+    prompt = getattr(item.result, "host", None)
+    if isinstance(prompt, str) and prompt:
+        return prompt
+    return hint if known else None
+
+
+def _gpu_conditions(
+    ports: list[Any],
+    host: str | None,
+    item: HealthInput,
+    erroring: set[tuple[str, str]],
+    source: str,
+) -> list[GpuLinkCondition]:
+    """One NVLink condition per GPU with links that are not up or that count errors."""
+    from fabricui.fabric.health import GpuLinkCondition
+
+    by_gpu: dict[int, list[Any]] = {}
+    for port in ports:
+        m = re.match(r"GPU (\d{1,4})$", port.device)
+        if m:
+            by_gpu.setdefault(int(m.group(1)), []).append(port)
+    out = []
+    for gpu, mine in by_gpu.items():
+        known = [p for p in mine if p.state != "unknown"]
+        inactive = sum(1 for p in known if p.state != "up")
+        bad = any((item.name, p.label()) in erroring for p in mine)
+        if not inactive and not bad:
+            continue
+        listed = None if item.format == "dcgmi-diag" else len(known) or None
+        out.append(GpuLinkCondition(host, gpu, inactive, listed, erroring=bad, source=source))
+    return out
+
+
+def overlay(
+    fabric: Fabric,
+    paths: tuple[str, ...] | list[str],
+    catalog: Catalog | None = None,
+    host: PluginHost | None = None,
+    report: bool = True,
+) -> HealthOverlay:
+    """``fabric`` as the health files say it is (``report``: kept for the command line to
+    say what changed).
+
+    Raises:
+        FabricError: A file cannot be read or is not a recognised output.
+    """
+    from fabricui.fabric.health import apply_health
+
+    report = read_health(paths, host)
+    links, gpus = conditions(report, fabric)
+    result = apply_health(fabric, links, gpus, catalog)
+    result.fabric.__dict__["_health_report"] = report
+    if report:
+        _APPLIED.append(result.fabric)
+    return result
+
+
+def health_json(fabric: Fabric) -> dict[str, Any] | None:
+    """``{"changes", "unmatched", "files", "findings"}`` of an overlaid fabric, else None."""
+    from fabricui.fabric.health import health_of
+
+    found = health_of(fabric)
+    if found is None:
+        return None
+    data = found.to_json()
+    report = report_of(fabric)
+    if report is not None:
+        data.update(report.to_json())
+    return data
+
+
+#: Fabrics overlaid since the last ``drain_applied`` (the command line reports them once;
+#: bounded, so a long-lived caller that never drains keeps only the last few).
+_APPLIED: deque[Fabric] = deque(maxlen=8)
+
+
+def drain_applied() -> list[Fabric]:
+    """The fabrics overlaid since the last call, oldest first (each reported once)."""
+    out = list(_APPLIED)
+    _APPLIED.clear()
+    return out
+
+
+def report_of(fabric: Fabric) -> HealthReportSet | None:
+    """The health files an overlaid fabric was made from (None for the fabric as designed)."""
+    found = fabric.__dict__.get("_health_report")
+    return found if isinstance(found, HealthReportSet) else None
