@@ -6,7 +6,10 @@ For every ``reference`` entry: build the topology from its ``hardware`` block, p
 row (honouring ``env``, ``launch`` and ``score_min_bytes``), and score as the data's README
 defines: row error |t_pred / t_meas - 1| (time when published, else busbw); an entry's error
 is the median over its rows; the summary gives median and p90 over entries, and the same
-over bandwidth-bound rows (>= 64 MiB) and latency-bound rows (<= 64 KiB).
+over bandwidth-bound rows (>= 64 MiB) and latency-bound rows (<= 64 KiB). Two predictions
+are scored separately: NCCL's pick (the algorithm, protocol and channels NCCL's own tuner
+chooses, priced by the engine: what the runs ran) and the best pick (the fastest the engine
+knows among those NCCL can run).
 """
 
 from __future__ import annotations
@@ -47,6 +50,11 @@ class EntryResult:
     small: float | None = None
     signed: float | None = None
     """Median over rows of t_pred / t_meas - 1 (positive: predicted slower than measured)."""
+    best_error: float | None = None
+    """The same median error for the best pick (the fastest the model knows)."""
+    best_large: float | None = None
+    best_small: float | None = None
+    best_signed: float | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     problem: str = ""
 
@@ -79,37 +87,74 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
         single_process=entry.get("launch") == "single-process",
         library_version=parse_library_version(entry.get("nccl_version")),
     )
-    errors, large, small, signed = [], [], [], []
+    scores = {"nccl": _Scores(), "best": _Scores()}
     for i, (size, t_meas, _algbw, busbw_meas) in enumerate(rows):
-        t_pred = float(prediction.time_us[i])
-        busbw_pred = float(prediction.busbw_GBps[i])
-        if t_meas:
-            err = abs(t_pred / t_meas - 1)
-            signed.append(t_pred / t_meas - 1)
-        elif busbw_meas:
-            err = abs(busbw_pred / busbw_meas - 1)
-            signed.append(busbw_meas / busbw_pred - 1 if busbw_pred > 0 else float("inf"))
-        else:
+        picks = {
+            "nccl": float(prediction.time_us[i]),
+            "best": float(prediction.best_time_us[i]),
+        }
+        if not t_meas and not busbw_meas:
             continue
-        errors.append(err)
-        if size >= LARGE:
-            large.append(err)
-        if size <= SMALL:
-            small.append(err)
+        errs = {}
+        for name, t_pred in picks.items():
+            busbw_pred = float(size) / t_pred / 1e3 * _bus_factor(entry["op"], nranks)
+            if t_meas:
+                err, sign = abs(t_pred / t_meas - 1), t_pred / t_meas - 1
+            else:
+                err = abs(busbw_pred / busbw_meas - 1)
+                sign = busbw_meas / busbw_pred - 1 if busbw_pred > 0 else float("inf")
+            scores[name].add(size, err, sign)
+            errs[name] = err
         result.rows.append(
             {
                 "size_bytes": int(size),
                 "measured_us": t_meas,
-                "predicted_us": t_pred,
+                "predicted_us": picks["nccl"],
+                "best_us": picks["best"],
                 "measured_busbw": busbw_meas,
                 "predicted_busbw": float(prediction.busbw_GBps[i]),
                 "algorithm": prediction.algorithm[i],
-                "error": err,
+                "best_algorithm": prediction.best_algorithm[i],
+                "error": errs["nccl"],
+                "best_error": errs["best"],
             }
         )
-    result.error, result.large, result.small = _median(errors), _median(large), _median(small)
-    result.signed = _median(signed)
+    nccl, best = scores["nccl"], scores["best"]
+    result.error, result.large, result.small, result.signed = nccl.medians()
+    result.best_error, result.best_large, result.best_small, result.best_signed = best.medians()
     return result
+
+
+@dataclass
+class _Scores:
+    """Row errors of one pick, kept by size class."""
+
+    errors: list[float] = field(default_factory=list)
+    large: list[float] = field(default_factory=list)
+    small: list[float] = field(default_factory=list)
+    signed: list[float] = field(default_factory=list)
+
+    def add(self, size: float, error: float, signed: float) -> None:
+        self.errors.append(error)
+        self.signed.append(signed)
+        if size >= LARGE:
+            self.large.append(error)
+        if size <= SMALL:
+            self.small.append(error)
+
+    def medians(self) -> tuple[float | None, float | None, float | None, float | None]:
+        return (
+            _median(self.errors),
+            _median(self.large),
+            _median(self.small),
+            _median(self.signed),
+        )
+
+
+def _bus_factor(op: str, nranks: int) -> float:
+    from fabricui.engine.collectives import bus_factor
+
+    return bus_factor(op, nranks)
 
 
 def _forced_algo(env: dict[str, Any]) -> str:
@@ -117,14 +162,16 @@ def _forced_algo(env: dict[str, Any]) -> str:
     return algo if algo in ("ring", "tree") else "auto"
 
 
-def summarize(results: list[EntryResult]) -> dict[str, Any]:
+def summarize(results: list[EntryResult], pick: str = "nccl") -> dict[str, Any]:
     """Median and p90 over scored entries, large- and small-message medians, and the mean
-    of the entries' signed errors (positive: the model predicts slower than measured)."""
-    scored = [r for r in results if r.error is not None]
-    errs = [r.error for r in scored]
-    large = [r.large for r in scored if r.large is not None]
-    small = [r.small for r in scored if r.small is not None]
-    signed = [r.signed for r in scored if r.signed is not None]
+    of the entries' signed errors (positive: the model predicts slower than measured), for
+    NCCL's pick (``nccl``, what the runs ran) or the best pick (``best``)."""
+    prefix = "" if pick == "nccl" else "best_"
+    scored = [r for r in results if getattr(r, prefix + "error") is not None]
+    errs = [getattr(r, prefix + "error") for r in scored]
+    large = [v for r in scored if (v := getattr(r, prefix + "large")) is not None]
+    small = [v for r in scored if (v := getattr(r, prefix + "small")) is not None]
+    signed = [v for r in scored if (v := getattr(r, prefix + "signed")) is not None]
     return {
         "scored": len(scored),
         "median": _median(errs),
@@ -152,33 +199,47 @@ def main(argv: list[str] | None = None) -> int:
         score_entry(e, catalog) for e in entries if args.all or e.get("quality") == "reference"
     ]
     summary = summarize(results)
+    best = summarize(results, "best")
     if args.json:
         print(
             json.dumps(
                 {
                     "entries": [
-                        {"id": r.id, "error": r.error, "signed": r.signed} for r in results
+                        {
+                            "id": r.id,
+                            "error": r.error,
+                            "signed": r.signed,
+                            "best_error": r.best_error,
+                        }
+                        for r in results
                     ],
                     "summary": summary,
+                    "best_summary": best,
                 },
                 indent=2,
             )
         )
         return 0
+    print(f"{'NCCL':>6} {'signed':>7} {'best':>6}  entry")
     for r in sorted(results, key=lambda r: -(r.error or 0)):
         err = "   n/a" if r.error is None else f"{100 * r.error:5.1f}%"
         bias = "" if r.signed is None else f"{100 * r.signed:+6.1f}%"
-        print(f"{err} {bias:>7}  {r.id:<52} {r.op:<14} {r.problem}")
+        best_err = "   n/a" if r.best_error is None else f"{100 * r.best_error:5.1f}%"
+        print(f"{err} {bias:>7} {best_err}  {r.id:<52} {r.op:<14} {r.problem}")
         if args.rows:
             for row in r.rows:
+                best_note = ""
+                if row["best_algorithm"] != row["algorithm"]:
+                    best_note = f"  best {row['best_us']:>10.1f}us {row['best_algorithm']}"
                 print(
                     f"        {row['size_bytes']:>12}  meas {row['measured_us'] or 0:>10.1f}us "
                     f"{row['measured_busbw']:>7.1f}  pred {row['predicted_us']:>10.1f}us "
-                    f"{row['predicted_busbw']:>7.1f}  {row['algorithm']:<14} "
-                    f"{100 * row['error']:5.1f}%"
+                    f"{row['predicted_busbw']:>7.1f}  {row['algorithm']:<16} "
+                    f"{100 * row['error']:5.1f}%{best_note}"
                 )
-    fmt = {k: (f"{100 * v:.1f}%" if isinstance(v, float) else v) for k, v in summary.items()}
-    print(f"summary: {fmt}")
+    for name, figures in (("NCCL's pick", summary), ("best pick", best)):
+        fmt = {k: (f"{100 * v:.1f}%" if isinstance(v, float) else v) for k, v in figures.items()}
+        print(f"summary ({name}): {fmt}")
     return 0
 
 

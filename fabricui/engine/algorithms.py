@@ -74,6 +74,28 @@ def tree_size_efficiency(
 TREE_CORRECTED_SIZES = 23
 
 
+def simple_fill_us(
+    sizes: FloatArray, channels: int, constants: ModelConstants = DEFAULT
+) -> FloatArray:
+    """(n_sizes,) time the Simple protocol spends filling and draining its pipeline [us].
+
+    Simple moves whole chunks and signals each one, so a call spends ``pipeline_fill_us``
+    before its steady state; a message smaller than one chunk on each of NCCL's channels
+    fills the pipeline with smaller chunks and pays in proportion (NVLS's fill follows the
+    same rule).
+
+    Args:
+        sizes: (n_sizes,) message sizes [bytes].
+        channels: Channels NCCL runs (``Group.nccl_channels``).
+        constants: Model constants.
+
+    Notes:
+        ``pipeline_fill_us * min(1, S / (chunk_bytes * channels))``.
+    """
+    full = constants.chunk_bytes["simple"] * max(1, channels)
+    return constants.pipeline_fill_us * np.minimum(1.0, np.asarray(sizes, dtype=np.float64) / full)
+
+
 def step_latency_us(
     group: Group, protocol: str, crosses_network: bool, constants: ModelConstants = DEFAULT
 ) -> float:
@@ -112,7 +134,9 @@ def alpha_beta(
     spb_max = float(np.max(spb))
     busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
-    fill = constants.pipeline_fill_us if protocol == "simple" and pipelined else 0.0
+    fill: FloatArray | float = 0.0
+    if protocol == "simple" and pipelined:
+        fill = simple_fill_us(sizes, group.nccl_channels, constants)
     alpha = (
         fill
         + launch_us(group, constants)
@@ -373,7 +397,55 @@ class Direct(CollectiveAlgorithm):
         return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op)) + extra
 
 
+#: Bandwidth PAT reaches beside a ring's (NCCL's own model rates its bus bandwidth at
+#: 0.75 of the graph's, src/graph/tuning.cc v2.24.3-1 onwards; 0.85 in 2.23).
+PAT_EFFICIENCY = 0.75
+
+
+class Pat(CollectiveAlgorithm):
+    """Parallel aggregated trees (NCCL's PAT): all-gather and reduce-scatter in log2(n)
+    steps, one GPU per node.
+
+    Step ``k`` exchanges with the rank ``2^k`` away and moves ``2^k / n`` of the buffer (the
+    data aggregated so far), so every rank still moves ``(n - 1) / n`` of it, but the steps
+    number ``log2(n)`` instead of ``n - 1`` and later steps cross higher network tiers.
+    """
+
+    name: ClassVar[str] = "pat"
+    ops: ClassVar[tuple[str, ...]] = ("all_gather", "reduce_scatter")
+    protocols: ClassVar[tuple[str, ...]] = ("simple",)
+    description: ClassVar[str] = (
+        "parallel aggregated trees (all-gather, reduce-scatter; 1 GPU/node)"
+    )
+
+    def applicable(self, group: Group, op: str) -> bool:
+        """One rank per node, two ranks or more (NCCL implements PAT only there)."""
+        return group.n > 1 and group.ppn == 1
+
+    def spb(self, group: Group) -> float:
+        """Microseconds per message byte: the steps one after another, each at the pace of
+        its busiest link."""
+
+        def raw() -> float:
+            ranks = group.ranks
+            n = group.n
+            total, distance = 0.0, 1
+            while distance < n:
+                volume = min(distance, n - distance) / n
+                src, dst = ranks, np.roll(ranks, -distance)
+                total += group.seconds_per_byte(src, dst, np.full(n, volume))
+                distance *= 2
+            return total
+
+        return group.memo("pat", raw) / PAT_EFFICIENCY
+
+    def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
+        """alpha-beta time of PAT for every size [us]: ``log2(n)`` network steps."""
+        steps = float(math.ceil(math.log2(group.n)))
+        return alpha_beta(group, size_bytes, protocol, 0.0, steps, self.spb(group))
+
+
 @lru_cache(maxsize=1)
 def core_algorithms() -> tuple[CollectiveAlgorithm, ...]:
     """The algorithms every fabric has (plugins add NVLS, SHARP ...)."""
-    return (Ring(), Tree(), Direct())
+    return (Ring(), Tree(), Direct(), Pat())

@@ -9,14 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricui.engine.collectives import (
-    LL128_OVER_C2C_SINCE,
-    ll128_over_network,
-    network_protocols,
-    nic_path,
-    parse_library_version,
-)
+from fabricui.engine.collectives import network_protocols, nic_path, parse_library_version
 from fabricui.engine.group import Group
+from fabricui.engine.nccl.env import read_env
+from fabricui.engine.nccl.releases import release_for
+from fabricui.engine.nccl.tuner import _ll128_default
+from fabricui.engine.nccl.view import NcclView
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument
@@ -84,29 +82,37 @@ def test_nic_paths_follow_where_the_nic_hangs(catalog):
     assert nic_path(Group(fabric_of(catalog, PCIE_2), np.arange(4))) == "host"
 
 
+def ll128_by_default(group: Group) -> bool:
+    """Whether NCCL's tuner turns LL128 on for ``group`` (its release, no environment)."""
+    release = release_for(group.library_version)
+    env = read_env({})
+    return _ll128_default(release, NcclView.of(group, release, env), env)
+
+
 def test_ll128_through_a_grace_needs_nccl_2_27(catalog):
     """NCCL 2.23-2.26 disable LL128 on a PHB path, which a Grace's NIC is before 2.27 made
-    it P2C; from 2.27 (and for an unknown release, taken as current) LL128 stays."""
+    it P2C; from 2.27 (and for an unknown release, taken as current) LL128 stays. The
+    engine still prices LL128 there (forcing it is possible, with a caution): only NCCL's
+    own pick leaves it off."""
     fabric = fabric_of(catalog, GH200_2)
     old = Group(fabric, np.arange(8), library_version=(2, 23, 4))
-    new = Group(fabric, np.arange(8), library_version=LL128_OVER_C2C_SINCE)
+    new = Group(fabric, np.arange(8), library_version=(2, 27, 3))
     current = Group(fabric, np.arange(8))
-    assert not ll128_over_network(old)
-    assert ll128_over_network(new) and ll128_over_network(current)
-    assert network_protocols(old, ("ll", "ll128", "simple")) == ("ll", "simple")
-    assert network_protocols(new, ("ll", "ll128", "simple")) == ("ll", "ll128", "simple")
+    assert not ll128_by_default(old)
+    assert ll128_by_default(new) and ll128_by_default(current)
+    assert network_protocols(old, ("ll", "ll128", "simple")) == ("ll", "ll128", "simple")
     # Within one node the network path does not matter.
     inside = Group(fabric, np.arange(4), library_version=(2, 23, 4))
-    assert network_protocols(inside, ("ll", "ll128", "simple")) == ("ll", "ll128", "simple")
+    assert ll128_by_default(inside)
 
 
 def test_ll128_never_crosses_a_host_bridge(catalog):
     """A NIC on the CPU's root complex (PHB) disables LL128 in every release; one behind a
     PCIe switch keeps it in every release."""
     host = Group(fabric_of(catalog, PCIE_2), np.arange(4), library_version=(2, 30, 7))
-    assert not ll128_over_network(host)
+    assert not ll128_by_default(host)
     hgx = Group(fabric_of(catalog, H100_2), np.arange(16), library_version=(2, 18, 3))
-    assert ll128_over_network(hgx)
+    assert ll128_by_default(hgx)
 
 
 #: Two GB200 NVL72 racks: 18 trays of 4 GPUs per NVLink domain, 4 NICs per tray.
