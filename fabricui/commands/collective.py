@@ -53,7 +53,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--algo",
         default="auto",
-        help="auto (fastest per size, as NCCL), or ring, tree, p2p, nvls, nvlstree, sharp, ...",
+        help="auto (NCCL's own pick per size, the fastest beside it), or force ring, tree, "
+        "p2p, nvls, nvlstree, sharp, pat, ... (as NCCL_ALGO does)",
+    )
+    parser.add_argument(
+        "--nccl",
+        metavar="VERSION",
+        help="NCCL release whose tuner picks (2.18 to 2.30; default the newest modelled)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NCCL_NAME=VALUE",
+        help="NCCL setting of the job (repeatable), read as NCCL reads it: NCCL_ALGO, "
+        "NCCL_PROTO (^ excludes), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, "
+        "NCCL_COLLNET_ENABLE ...; NCCL_* variables of this shell are read too",
     )
     parser.add_argument(
         "--ideal",
@@ -114,8 +129,18 @@ def run(args: argparse.Namespace) -> int:
 
         result = ideal_collective(op, sizes, args.nranks, parse_bandwidth_GBps(args.bw))
     else:
+        from fabricui.services.collective import nccl_environment
+
         request = CollectiveRequest(
-            topology_request(args), op, tuple(sizes), args.group, args.gpus, args.algo, args.hosts
+            topology_request(args),
+            op,
+            tuple(sizes),
+            args.group,
+            args.gpus,
+            args.algo,
+            args.hosts,
+            nccl_version=args.nccl,
+            nccl_env=tuple(sorted(nccl_environment(args.env).items())),
         )
         from fabricui.render.progress import terminal_progress
         from fabricui.services.collective import COLLECTIVE_PHASES
@@ -131,23 +156,48 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(result: dict[str, Any]) -> str:
-    """nccl-tests-like table of one collective's rows."""
+    """nccl-tests-like table of one collective's rows: NCCL's pick, and the best pick where
+    it is faster (with what forces it)."""
     from fabricui.render.table import text_table
     from fabricui.units import format_bytes
 
     where = f" on {result['topology']}" if result["topology"] else " (ideal)"
-    rows = [("size", "time us", "algbw GB/s", "busbw GB/s", "algorithm")]
-    rows += [
-        (
+    header = ["size", "time us", "algbw GB/s", "busbw GB/s", "algorithm"]
+    picks = any("best_pick" in row for row in result["rows"])
+    if picks:
+        header = [*header[:4], "NCCL's pick", "ch", "best pick", "best us", "gain"]
+    rows = [tuple(header)]
+    notes: dict[str, list[str]] = {}
+    for row in result["rows"]:
+        cells = [
             format_bytes(row["size_bytes"]),
             f"{row['time_us']:.2f}",
             f"{row['algbw_GBps']:.2f}",
             f"{row['busbw_GBps']:.2f}",
             row["algorithm"],
-        )
-        for row in result["rows"]
-    ]
-    lines = [f"{result['op']}{where}, {result['nranks']} ranks"]
+        ]
+        if picks:
+            nccl, best = row["nccl_pick"], row["best_pick"]
+            channels = "" if nccl["channels"] is None else str(nccl["channels"])
+            differs = bool(row["env"])
+            best_label = f"{best['algorithm']}/{best['protocol']}" if differs else "same"
+            cells += [
+                channels,
+                best_label,
+                f"{best['time_us']:.2f}" if differs else "",
+                f"{100 * row['gain']:.0f}%" if differs else "",
+            ]
+            if differs:
+                setting = " ".join(f"{k}={v}" for k, v in row["env"].items())
+                if row.get("caution"):
+                    setting += f" (caution: {row['caution']})"
+                notes.setdefault(setting, []).append(format_bytes(row["size_bytes"]))
+        rows.append(tuple(cells))
+    library = result.get("library")
+    title = f"{result['op']}{where}, {result['nranks']} ranks"
+    if library:
+        title += f"; {library}'s pick" if library.startswith("NCCL") else f"; {library}"
+    lines = [title]
     job = result.get("job")
     if job is not None:
         rows[0] = (*rows[0], "packed busbw")
@@ -157,4 +207,11 @@ def render(result: dict[str, Any]) -> str:
             f"job on {len(job['hosts'])} host(s) {job['hostlist']}: {job['top_tier']} "
             "is the highest tier its traffic climbs; 'packed' is as many GPUs from rank 0"
         )
-    return "\n".join([*lines, *text_table(rows, right={0, 1, 2, 3, 5})])
+    right = {0, 1, 2, 3} | ({5, 7, 8} if picks else set())
+    if job is not None:
+        right.add(len(rows[0]) - 1)
+    table = text_table(rows, right=right)
+    for setting, sizes in notes.items():
+        span = sizes[0] if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
+        table.append(f"best for {span}: {setting}")
+    return "\n".join([*lines, *table])

@@ -3,7 +3,7 @@ size with every loaded algorithm, and the textbook bandwidth-only bound."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,12 +34,21 @@ class CollectiveResult:
     nranks: int
     """Ranks in the group."""
     rows: tuple[dict[str, Any], ...]
-    """Per size: ``size_bytes``, ``algorithm``, ``time_us``, ``algbw_GBps``, ``busbw_GBps``."""
+    """Per size: ``size_bytes``, ``algorithm``, ``time_us``, ``algbw_GBps``, ``busbw_GBps``
+    (NCCL's pick: what a job runs), ``nccl_pick`` and ``best_pick`` (each ``algorithm``,
+    ``protocol``, ``channels``, ``time_us``), ``gain`` (NCCL's pick's time over the best's,
+    minus one), ``env`` (the settings that force the best pick; empty when NCCL already
+    runs it) and ``caution``."""
     job: dict[str, Any] | None = None
     """Where the job ran (``JobPlacement.to_json``), when a job was placed."""
     packed: tuple[dict[str, Any], ...] = ()
     """The same rows for as many GPUs packed from rank 0 (the placement a scheduler
     would give an empty cluster), when a job was placed."""
+    library: str | None = None
+    """The library whose pick ``time_us`` reports (``NCCL 2.30.3``), None for the textbook
+    bound."""
+    nccl_env: tuple[tuple[str, str], ...] = ()
+    """The NCCL environment the prediction honoured."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui collective --json`` object (``job`` and ``packed_rows`` when a
@@ -48,6 +57,8 @@ class CollectiveResult:
             "op": self.op,
             "topology": self.topology,
             "nranks": self.nranks,
+            "library": self.library,
+            "nccl_env": dict(self.nccl_env),
             "rows": list(self.rows),
         }
         if self.job is not None:
@@ -92,23 +103,58 @@ def group_ranks(
 
 
 def prediction_rows(prediction: Prediction) -> tuple[dict[str, Any], ...]:
-    """One JSON-ready row per size of a prediction."""
-    return tuple(
-        {
-            "size_bytes": int(size),
-            "algorithm": algo,
-            "time_us": float(t),
-            "algbw_GBps": float(alg),
-            "busbw_GBps": float(bus),
-        }
-        for size, algo, t, alg, bus in zip(
+    """One JSON-ready row per size of a prediction: NCCL's pick (the nccl-tests figures)
+    and, beside it, the best pick and how to force it."""
+    choice = prediction.choice
+    rows = []
+    for i, (size, algo, t, alg, bus) in enumerate(
+        zip(
             prediction.size_bytes,
             prediction.algorithm,
             prediction.time_us,
             prediction.algbw_GBps,
             prediction.busbw_GBps,
         )
-    )
+    ):
+        row: dict[str, Any] = {
+            "size_bytes": int(size),
+            "algorithm": algo,
+            "time_us": float(t),
+            "algbw_GBps": float(alg),
+            "busbw_GBps": float(bus),
+        }
+        if choice is not None:
+            best_us = float(choice.best.time_us[i])
+            row["nccl_pick"] = choice.nccl.row(i)
+            row["best_pick"] = choice.best.row(i)
+            row["gain"] = float(t) / best_us - 1.0 if best_us > 0 else 0.0
+            row["env"] = dict(choice.env[i])
+            row["caution"] = choice.caution[i] or None
+        rows.append(row)
+    return tuple(rows)
+
+
+def nccl_environment(settings: Iterable[str] = (), inherit: bool = True) -> dict[str, str]:
+    """The NCCL environment of a job: ``NCCL_*`` variables of this process (a job started
+    from this shell inherits them), then ``KEY=VALUE`` settings over them.
+
+    Args:
+        settings: ``NCCL_ALGO=ring`` ... (``--env``).
+        inherit: Read this process's ``NCCL_*`` variables first.
+
+    Raises:
+        ConfigError: A setting that is not ``NCCL_NAME=value``.
+    """
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k.startswith("NCCL_")} if inherit else {}
+    for setting in settings:
+        name, sep, value = setting.partition("=")
+        name = name.strip()
+        if not sep or not name.startswith("NCCL_") or not name[5:].replace("_", "").isalnum():
+            raise ConfigError(f"--env {setting!r}: give NCCL_NAME=value, e.g. NCCL_ALGO=ring")
+        env[name] = value.strip()
+    return env
 
 
 #: Phases ``predict_collective`` reports (one more with ``--hosts``: the packed job).
@@ -128,9 +174,13 @@ def predict_collective(
         FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
     """
     from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.engine.nccl import release_for
     from fabricui.services import admission
     from fabricui.services.session import collective_algorithms, load_fabric
 
+    release_for(request.nccl_version)  # an unknown or too old release: one clear error
+    version = None if request.nccl_version is None else _version_of(request.nccl_version)
+    nccl_env = dict(request.nccl_env)
     progress.phase("building the fabric")
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
@@ -148,17 +198,44 @@ def predict_collective(
             ranks=group,
             algorithms=algorithms,
             algo=request.algo,
+            library_version=version,
+            nccl_env=nccl_env,
         )
+        libraries.append(prediction.choice.library if prediction.choice else None)
         return prediction_rows(prediction)
 
+    libraries: list[str | None] = []
     if job is None:
-        return CollectiveResult(request.op, fabric.spec.id, int(len(ranks)), rows_of(ranks))
+        rows = rows_of(ranks)
+        return CollectiveResult(
+            request.op,
+            fabric.spec.id,
+            int(len(ranks)),
+            rows,
+            library=libraries[0],
+            nccl_env=request.nccl_env,
+        )
     import numpy as np
 
+    rows = rows_of(ranks)
     packed = rows_of(np.arange(len(ranks), dtype=np.int64))
     return CollectiveResult(
-        request.op, fabric.spec.id, int(len(ranks)), rows_of(ranks), job.to_json(), packed
+        request.op,
+        fabric.spec.id,
+        int(len(ranks)),
+        rows,
+        job.to_json(),
+        packed,
+        library=libraries[0],
+        nccl_env=request.nccl_env,
     )
+
+
+def _version_of(text: str) -> tuple[int, int, int]:
+    """``2.21`` -> (2, 21, 99): the newest patch of that line (validated by release_for)."""
+    from fabricui.engine.nccl.releases import parse_version
+
+    return parse_version(text) or (0, 0, 0)
 
 
 def job_of(fabric: Fabric, hosts: str | None) -> JobPlacement | None:

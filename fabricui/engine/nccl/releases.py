@@ -127,8 +127,8 @@ class Release:
 
     @property
     def version(self) -> str:
-        """``2.23.4``."""
-        return ".".join(str(v) for v in self.since)
+        """The version of the tag the tables were read at (``2.23.4``)."""
+        return self.tag[1:].rsplit("-", 1)[0]
 
 
 def _table(*rows: tuple[float, float, float]) -> Table:
