@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
+    from fabricui.importers.nccl_tests import ResultRun
     from fabricui.plugins import PluginHost
     from fabricui.services.jobs import JobPlacement
 
@@ -283,3 +284,63 @@ def ideal_collective(
         for s, t, a in zip(sizes, times, alg)
     )
     return CollectiveResult(op, None, nranks, rows)
+
+
+def parse_nccl_settings(text: str) -> tuple[str | None, dict[str, str]]:
+    """The NCCL release and settings of ``2.21 NCCL_ALGO=ring NCCL_PROTO=^LL128``: an
+    optional version first, then ``NCCL_NAME=value`` words (the explorer's NCCL prompt).
+
+    Raises:
+        FabricError: An unknown or too old version, or a word that is not a setting.
+    """
+    from fabricui.engine.nccl import release_for
+    from fabricui.engine.nccl.env import read_env
+
+    words = text.split()
+    version = None
+    if words and "=" not in words[0]:
+        version = words.pop(0)
+        release_for(version)
+    env = nccl_environment(words, inherit=False)
+    read_env(env)
+    return version, env
+
+
+def measured_run(value: str, op: str | None = None) -> ResultRun:
+    """An nccl-tests run from a file path or from the output itself (pasted).
+
+    Args:
+        value: A path, or the output's text.
+        op: Prefer the run of this collective when the output holds several.
+
+    Returns:
+        The run (its rows, ranks and collective when the output says them).
+
+    Raises:
+        FabricError: No nccl-tests table in the file or the text (or no such file).
+    """
+    from pathlib import Path
+
+    from fabricui.importers.nccl_tests import parse_nccl_tests, read_results
+
+    text = value.strip()
+    if "\n" not in text and text and not text.lstrip().startswith("#"):
+        runs = read_results(Path(text).expanduser(), op)
+    else:
+        runs = parse_nccl_tests(value, "pasted output")
+    if not runs:
+        raise ConfigError("no nccl-tests table in it: paste the output of all_reduce_perf ...")
+    return next((r for r in runs if r.op == op), runs[0])
+
+
+def measured_errors(
+    size_bytes: Sequence[float], time_us: Sequence[float], run: ResultRun
+) -> dict[int, tuple[float, float]]:
+    """Size -> (measured time [us], t_pred / t_meas - 1) for the sizes both have."""
+    measured = {int(r.size_bytes): float(r.time_us) for r in run.rows if r.time_us > 0}
+    out = {}
+    for size, t in zip(size_bytes, time_us):
+        meas = measured.get(int(size))
+        if meas:
+            out[int(size)] = (meas, float(t) / meas - 1.0)
+    return out
