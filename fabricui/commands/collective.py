@@ -77,6 +77,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--nranks", type=int, help="ranks for --ideal")
     parser.add_argument("--bw", help="per-rank bandwidth for --ideal, e.g. 100GB/s or 400Gb/s")
+    parser.add_argument(
+        "--tuner",
+        metavar="FILE",
+        help="write a config for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE) with "
+        "the best picks that beat NCCL's own by --tuner-margin or more",
+    )
+    parser.add_argument(
+        "--tuner-margin",
+        type=float,
+        default=0.05,
+        metavar="SHARE",
+        help="least saving a --tuner line needs, as a share of NCCL's time (default 0.05)",
+    )
+    parser.add_argument("--force", action="store_true", help="let --tuner replace a file")
     add_hosts_option(parser, "the group is the job's GPUs, compared with as many packed")
     add_json_option(parser, "print one JSON object")
     return parser
@@ -122,6 +136,14 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.services.collective import ideal_collective, predict_collective
 
     op, sizes = _op_and_sizes(args)
+    if args.tuner:
+        from pathlib import Path
+
+        from fabricui.files import check_target
+
+        if args.ideal:
+            raise ConfigError("--tuner needs a topology's prediction, not --ideal")
+        check_target(Path(args.tuner), args.force)
     if args.ideal:
         if not args.nranks or args.nranks < 1 or not args.bw:
             raise ConfigError("--ideal needs --nranks N (>= 1) and --bw BW, e.g. 100GB/s")
@@ -148,11 +170,33 @@ def run(args: argparse.Namespace) -> int:
         phases = COLLECTIVE_PHASES + (args.hosts is not None)
         with terminal_progress("collective", phases, quiet=args.json) as progress:
             result = predict_collective(request, catalog(args), progress=progress)
+    if args.tuner:
+        _write_tuner(args, result)
     if args.json:
         print_json(result.to_json())
     else:
         print(render(result.to_json()))
     return 0
+
+
+def _write_tuner(args: argparse.Namespace, result: Any) -> None:
+    """Write the tuner plugin's config; say so on stderr (stdout stays the table or JSON)."""
+    import sys
+    from pathlib import Path
+
+    from fabricui.files import write_text
+    from fabricui.services.collective import tuner_config
+
+    if not 0 <= args.tuner_margin < 10:
+        raise ConfigError(f"--tuner-margin must be a share from 0 (got {args.tuner_margin})")
+    text, lines = tuner_config(result, result.nccl_nodes, args.tuner_margin)
+    write_text(Path(args.tuner), text, force=args.force)
+    print(
+        f"wrote {args.tuner}: {lines} size range(s) where a pick beats NCCL's by "
+        f"{100 * args.tuner_margin:.0f}% or more (use it with NCCL_TUNER_CONFIG_FILE={args.tuner}"
+        " and NCCL's example tuner plugin)",
+        file=sys.stderr,
+    )
 
 
 def render(result: dict[str, Any]) -> str:

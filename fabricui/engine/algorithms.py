@@ -74,15 +74,16 @@ def tree_size_efficiency(
 TREE_CORRECTED_SIZES = 23
 
 
-def simple_fill_us(
+def network_fill_us(
     sizes: FloatArray, channels: int, constants: ModelConstants = DEFAULT
 ) -> FloatArray:
-    """(n_sizes,) time the Simple protocol spends filling and draining its pipeline [us].
+    """(n_sizes,) time Simple spends filling its pipeline across the network [us].
 
-    Simple moves whole chunks and signals each one, so a call spends ``pipeline_fill_us``
-    before its steady state; a message smaller than one chunk on each of NCCL's channels
-    fills the pipeline with smaller chunks and pays in proportion (NVLS's fill follows the
-    same rule).
+    Across a network every Simple chunk is a proxy-posted RDMA write followed by its flag,
+    so a call spends ``pipeline_fill_us`` before its steady state; a message smaller than
+    one chunk on each of NCCL's channels fills the pipeline with smaller chunks and pays in
+    proportion. Within a node GPUs signal each other directly, and the fill is part of the
+    step costs.
 
     Args:
         sizes: (n_sizes,) message sizes [bytes].
@@ -93,7 +94,8 @@ def simple_fill_us(
         ``pipeline_fill_us * min(1, S / (chunk_bytes * channels))``.
     """
     full = constants.chunk_bytes["simple"] * max(1, channels)
-    return constants.pipeline_fill_us * np.minimum(1.0, np.asarray(sizes, dtype=np.float64) / full)
+    size = np.asarray(sizes, dtype=np.float64)
+    return constants.pipeline_fill_us * np.minimum(1.0, size / full)
 
 
 def step_latency_us(
@@ -135,8 +137,8 @@ def alpha_beta(
     busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
     fill: FloatArray | float = 0.0
-    if protocol == "simple" and pipelined:
-        fill = simple_fill_us(sizes, group.nccl_channels, constants)
+    if protocol == "simple" and pipelined and net_steps > 0:
+        fill = network_fill_us(sizes, group.nccl_channels, constants)
     alpha = (
         fill
         + launch_us(group, constants)

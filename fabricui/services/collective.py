@@ -50,6 +50,8 @@ class CollectiveResult:
     bound."""
     nccl_env: tuple[tuple[str, str], ...] = ()
     """The NCCL environment the prediction honoured."""
+    nccl_nodes: int = 0
+    """NCCL's nodes in the group: its scale-up domains (for the tuner file)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui collective --json`` object (``job`` and ``packed_rows`` when a
@@ -206,6 +208,9 @@ def predict_collective(
         return prediction_rows(prediction)
 
     libraries: list[str | None] = []
+    import numpy as np
+
+    domains = int(np.unique(np.asarray(ranks) // fabric.gpus_per_domain).shape[0])
     if job is None:
         rows = rows_of(ranks)
         return CollectiveResult(
@@ -215,9 +220,8 @@ def predict_collective(
             rows,
             library=libraries[0],
             nccl_env=request.nccl_env,
+            nccl_nodes=domains,
         )
-    import numpy as np
-
     rows = rows_of(ranks)
     packed = rows_of(np.arange(len(ranks), dtype=np.int64))
     return CollectiveResult(
@@ -229,6 +233,7 @@ def predict_collective(
         packed,
         library=libraries[0],
         nccl_env=request.nccl_env,
+        nccl_nodes=domains,
     )
 
 
@@ -344,3 +349,79 @@ def measured_errors(
         if meas:
             out[int(size)] = (meas, float(t) / meas - 1.0)
     return out
+
+
+#: A better pick goes into the tuner file when it saves at least this share of NCCL's time.
+TUNER_MARGIN = 0.05
+#: NCCL's function names as the example tuner plugin's CSV spells them.
+TUNER_FUNCTIONS = {
+    "all_reduce": "allreduce",
+    "all_gather": "allgather",
+    "reduce_scatter": "reducescatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+}
+
+
+def tuner_config(
+    result: CollectiveResult, nodes: int, margin: float = TUNER_MARGIN
+) -> tuple[str, int]:
+    """A configuration for NCCL's example tuner plugin with the best picks that beat NCCL's
+    by ``margin`` or more.
+
+    The plugin (plugins/tuner/example in NVIDIA/nccl, read through ``NCCL_TUNER_CONFIG_FILE``)
+    takes ``collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,
+    numPipeOps,regBuff`` lines; each predicted size covers the sizes from halfway (in
+    log scale) to its neighbours, neighbours with the same best pick share one line, and
+    channels stay NCCL's (-1). Sizes not listed keep NCCL's own choice.
+
+    Args:
+        result: A ``predict_collective`` result with both picks per size.
+        nodes: NCCL's node count of the group (the line matches only that many).
+        margin: Least saving, as a share of NCCL's time.
+
+    Returns:
+        The file's text and the number of lines with a pick.
+
+    Raises:
+        ConfigError: The collective has no tuner (point-to-point) or no picks.
+    """
+    function = TUNER_FUNCTIONS.get(result.op)
+    if function is None:
+        raise ConfigError(
+            f"--tuner: NCCL's tuner chooses for {', '.join(TUNER_FUNCTIONS)}, not {result.op}"
+        )
+    from fabricui.engine.nccl.picks import NCCL_ALGORITHM
+
+    rows = sorted(result.rows, key=lambda r: r["size_bytes"])
+    sizes = [r["size_bytes"] for r in rows]
+    bounds = [0]
+    for a, b in zip(sizes, sizes[1:]):
+        bounds.append(int((a * b) ** 0.5) + 1)
+    bounds.append(4294967295 if sizes[-1] < 4294967295 else sizes[-1] * 2)
+    lines = [
+        "# NCCL example tuner plugin configuration written by fabricui (fabricui collective "
+        f"{result.op} -t {result.topology} ... --tuner)",
+        f"# {result.library}: sizes whose best pick beats NCCL's own by {100 * margin:.0f}% "
+        "or more; other sizes keep NCCL's choice",
+        "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,"
+        "numPipeOps,regBuff",
+    ]
+    picks: list[tuple[int, int, str, str]] = []
+    for i, row in enumerate(rows):
+        best = row.get("best_pick")
+        if not best or not row.get("env") or row.get("gain", 0.0) < margin:
+            continue
+        algorithm = NCCL_ALGORITHM.get(best["algorithm"])
+        if algorithm is None:
+            continue
+        lo, hi = bounds[i], bounds[i + 1] - 1
+        if picks and picks[-1][2:] == (algorithm, best["protocol"]) and picks[-1][1] + 1 == lo:
+            picks[-1] = (picks[-1][0], hi, algorithm, best["protocol"])
+        else:
+            picks.append((lo, hi, algorithm, best["protocol"]))
+    for lo, hi, algorithm, protocol in picks:
+        lines.append(
+            f"{function},{lo},{hi},{algorithm},{protocol},-1,{nodes},{result.nranks},-1,-1"
+        )
+    return "\n".join(lines) + "\n", len(picks)

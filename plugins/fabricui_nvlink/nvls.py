@@ -85,6 +85,10 @@ def _intra_spb(group: Group, op: str) -> float:
 REFERENCE_HEADS = 8
 
 
+#: NCCL's NVLS chunk (NCCL_NVLS_CHUNKSIZE, 128 KiB in src/transport/nvls.cc, 2.18-2.30).
+NVLS_CHUNK_BYTES = 128 * 1024
+
+
 def nvls_fixed_us(group: Group, size_bytes: FloatArray, heads: int) -> FloatArray:
     """NVLS setup plus the part of the pipeline fill a message of each size fills [us].
 
@@ -92,8 +96,9 @@ def nvls_fixed_us(group: Group, size_bytes: FloatArray, heads: int) -> FloatArra
     nvls->nHeads * chunkSize`` in src/device/all_reduce.h), through a pipeline of scatter,
     in-switch reduction and multicast, and gather; the pipeline fills in a number of loops,
     so its fill grows with the heads: the fill fitted on 8-GPU nodes (``pipeline_fill_us``)
-    times ``heads / 8``, filling with ``heads / 8`` times the data. A 72-GPU rack runs 32
-    heads (NCCL_MAX_NVLS_ARITY), four times an 8-GPU node's fill.
+    times ``heads / 8``. A message fills it in proportion until every channel holds one
+    NVLS chunk (128 KiB) per head. A 72-GPU rack runs 32 heads (NCCL_MAX_NVLS_ARITY),
+    four times an 8-GPU node's fill.
 
     Args:
         group: The group.
@@ -104,12 +109,12 @@ def nvls_fixed_us(group: Group, size_bytes: FloatArray, heads: int) -> FloatArra
         (n_sizes,) fixed time [us].
 
     Notes:
-        ``NVLS_LATENCY_US + pipeline_fill_us * h * min(1, S / (chunk * channels * h))``,
-        ``h = heads / 8``, with the Simple protocol's chunk and NCCL's NVLS channel count.
+        ``NVLS_LATENCY_US + pipeline_fill_us * h / 8 * min(1, S / (chunk * channels * h))``
+        with NCCL's NVLS channel count and chunk.
     """
     channels = nvls_channels(group)
+    full = NVLS_CHUNK_BYTES * channels * heads
     scale = heads / REFERENCE_HEADS
-    full = DEFAULT.chunk_bytes["simple"] * channels * scale
     return NVLS_LATENCY_US + DEFAULT.pipeline_fill_us * scale * np.minimum(1.0, size_bytes / full)
 
 

@@ -187,16 +187,16 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
 
 
 def test_nvls_fill_grows_with_its_heads(catalog):
-    """A channel's NVLS loop holds one chunk per head: 8 heads fill in pipeline_fill_us once
-    S reaches 512 KiB x 32 Blackwell channels (NCCL 2.26) = 16 MiB; a 72-GPU rack's 32 heads
-    take 4x the time and 4x the data."""
+    """A channel's NVLS loop holds one NVLS chunk (128 KiB) per head: 8 heads fill in
+    pipeline_fill_us once S reaches 128 KiB x 32 Blackwell channels (NCCL 2.26) x 8 heads =
+    32 MiB; a 72-GPU rack's 32 heads take 4x the time and 4x the data."""
     from fabricui_nvlink.nvls import NVLS_LATENCY_US, nvls_domain_heads, nvls_fixed_us
 
     from fabricui.engine.constants import DEFAULT
 
     rack = Group(fabric_of(catalog, GB200_2RACK), np.arange(72), library_version=(2, 26, 2))
     assert nvls_domain_heads(rack) == 32
-    full8 = 512 * 1024 * 32.0
+    full8 = 128 * 1024 * 32.0 * 8
     sizes = np.array([full8 / 2, full8, 4 * full8, 2.0**34])
     fill = DEFAULT.pipeline_fill_us
     eight = nvls_fixed_us(rack, sizes, 8) - NVLS_LATENCY_US

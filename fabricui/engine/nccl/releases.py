@@ -124,6 +124,9 @@ class Release:
     hopper_channel_doubling_all: bool = True
     """The multi-node channel doubling (ring speed above 45 GB/s, fewer than 16 channels)
     applies to Hopper and newer (2.26+), not only sm90."""
+    blackwell_nvls_tree_tuning: bool = False
+    """Blackwell NVLS channels across domains follow the NICs' speed and the GPUs per
+    domain (``ncclNvlsTreeSm100Tuning`` in src/transport/nvls.cc, 2.30.3+)."""
 
     @property
     def version(self) -> str:
@@ -450,6 +453,7 @@ V2_30 = replace(
     tag="v2.30.7-1",
     nvls_tree_cap_GBps=(*V2_29_7.nvls_tree_cap_GBps[:3], (0.0, 96.0, 80.0)),  # type: ignore[index]
     ll128_mixed_hopper=True,
+    blackwell_nvls_tree_tuning=True,
     speeds_inter=(
         *V2_29_7.speeds_inter[:2],
         (96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5, 15.0, *_TAIL),

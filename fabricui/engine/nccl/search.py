@@ -328,12 +328,28 @@ def nvls_runtime_channels(view: NcclView, release: Release, env: NcclEnv) -> int
     hopper, blackwell_multi, blackwell_one = release.nvls_channels
     if view.compute_capability >= 100:
         channels = blackwell_multi if view.n_nodes > 1 else blackwell_one
+        if view.n_nodes > 1 and release.blackwell_nvls_tree_tuning:
+            channels = _blackwell_nvls_tree_channels(view, channels)
     else:
         channels = hopper
     if env.max_channels is not None:
         channels = min(channels, max(1, env.max_channels))
     if env.min_channels is not None:
         channels = max(channels, env.min_channels)
+    return channels
+
+
+def _blackwell_nvls_tree_channels(view: NcclView, channels: int) -> int:
+    """NVLS channels of a Blackwell group across domains (2.30.3+): 32 on two domains with
+    NICs of 48 GB/s or more, 24 on more domains with 48-96 GB/s NICs or with 96 GB/s NICs
+    and up to 8 GPUs per domain, else 32."""
+    nic = view.nic_GBps
+    if view.n_nodes == 2 and nic >= 48.0:
+        return 32
+    if nic >= 96.0:
+        return 24 if view.ppn <= 8 else 32
+    if nic >= 48.0:
+        return 24
     return channels
 
 
