@@ -70,13 +70,39 @@ def _nvls_ok(group: Group) -> bool:
     )
 
 
+#: NVLink SHARP's efficiency on its port traffic, Hopper and Blackwell: NCCL's own
+#: ``nvlsEfficiency`` (src/graph/tuning.cc, v2.28.3-1 onwards: 0.85 and 0.74).
+NVLS_PORT_EFFICIENCY = (0.85, 0.74)
+
+
+def nvls_allreduce_factor(group: Group) -> float:
+    """NVLS all-reduce bus bandwidth over the NVLink port capacity.
+
+    Each GPU's port carries its whole buffer up once (the switch reduces every slice as it
+    reads it, ``multimem.ld_reduce``) and its reduced slice of ``1/p`` up, and takes the
+    ``p`` reduced slices multicast back down: ``1 + 1/p`` of the message each way for ``p``
+    GPUs in the domain, at NCCL's NVLS efficiency; the switch's reduction caps the bus
+    bandwidth at ``nvls_allreduce_speedup`` times the port (measured from 8 to 72 GPUs).
+    On 2, 4 and 6 GPUs of a Hopper box this gives 0.57, 1.02 and 1.21 times the port, as
+    NCCL 2.29 measures there (207, 376 and 443 GB/s: waynehacking8/nccl-collectives-bench,
+    results/scaling_attributed/report.md); the cap binds from 8.
+
+    Notes:
+        ``min(eff * (2 (n - 1) / n) / (1 + 1 / p), speedup)``, ``n`` ranks in the group.
+    """
+    arch = min(group.arch_index, 3) - MIN_ARCH_INDEX
+    n, p = group.n, max(group.ppn, 1)
+    traffic = NVLS_PORT_EFFICIENCY[arch] * (2.0 * (n - 1) / n) / (1.0 + 1.0 / p)
+    return min(traffic, DEFAULT.nvls_allreduce_speedup[arch])
+
+
 def _intra_spb(group: Group, op: str) -> float:
     """Microseconds per message byte of the NVLS stage (all-reduce: the group's bus factor
-    at ``nvls_allreduce_speedup`` times the port; others: the domain's share)."""
+    at ``nvls_allreduce_factor`` times the port; others: the domain's share)."""
     arch = min(group.arch_index, 3) - MIN_ARCH_INDEX
     if op == "all_reduce":
         volume = 2.0 * (group.n - 1) / group.n
-        return group.switch_port_spb(volume) / DEFAULT.nvls_allreduce_speedup[arch]
+        return group.switch_port_spb(volume) / nvls_allreduce_factor(group)
     n = group.ppn
     return group.switch_port_spb((n - 1) / n) / DEFAULT.nvls_efficiency[arch]
 

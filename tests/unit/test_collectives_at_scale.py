@@ -9,7 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricui.engine.collectives import network_protocols, nic_path, parse_library_version
+from fabricui.engine.collectives import (
+    network_protocols,
+    nic_path,
+    parse_library_version,
+    predict,
+)
 from fabricui.engine.group import Group
 from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.releases import release_for
@@ -18,6 +23,7 @@ from fabricui.engine.nccl.view import NcclView
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument
+from fabricui.services.session import collective_algorithms
 
 
 def fabric_of(catalog, hardware: dict):
@@ -218,3 +224,64 @@ def test_blackwell_runs_24_nvls_channels_in_one_domain_from_2_27(catalog):
     assert nvls_channels(Group(fabric, np.arange(144))) == 32
     hopper = fabric_of(catalog, H100_2)
     assert nvls_channels(Group(hopper, np.arange(8))) == 16
+
+
+#: 2, 4 and 6 GPUs of one 8-GPU NVSwitch Hopper box, all_reduce_perf 256 MB..8 GB, NCCL
+#: 2.29.2: the tuner's pick per GPU count (from the NCCL_DEBUG_SUBSYS=TUNING logs) and the
+#: peak bus bandwidth of the auto, NCCL_ALGO=Ring and NCCL_ALGO=NVLS arms [GB/s].
+#: Source: github.com/waynehacking8/nccl-collectives-bench, results/scaling_attributed/
+#: report.md at ec97f06204de7297d1b682a4c60f0924602c677d.
+HOPPER_BOX_SUBSETS = {
+    2: ("ring", 24, 348.0, 207.0),
+    4: ("ring", 24, 365.0, 376.0),
+    6: ("nvls", 16, 367.0, 443.0),
+}
+
+
+@pytest.mark.parametrize("gpus", sorted(HOPPER_BOX_SUBSETS))
+def test_nvls_on_part_of_a_box_as_measured(catalog, gpus):
+    """On a subset of an NVSwitch box NVLS moves ``1 + 1/p`` of the message through each
+    port (p GPUs), so it loses to ring at 2 GPUs and wins from 6; NCCL's tuner picks ring at
+    2 and 4 and NVLS at 6, with 24 and 16 channels; ring and NVLS peaks within 6%."""
+    pick, channels, ring_bw, nvls_bw = HOPPER_BOX_SUBSETS[gpus]
+    box = {
+        "gpu": "h100-sxm",
+        "nodes": 1,
+        "gpus_per_node": 8,
+        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
+        "net": None,
+    }
+    fabric = fabric_of(catalog, box)
+    sizes = [2.0**33]
+    algorithms = collective_algorithms()
+    auto = predict(
+        Group(fabric, np.arange(gpus), library_version=(2, 29, 2)), "all_reduce", sizes, algorithms
+    )
+    assert auto.choice.nccl.algorithm[0] == pick
+    assert auto.choice.nccl.channels[0] == channels
+    for algo, measured in (("Ring", ring_bw), ("NVLS", nvls_bw)):
+        group = Group(
+            fabric, np.arange(gpus), library_version=(2, 29, 2), nccl_env={"NCCL_ALGO": algo}
+        )
+        busbw = predict(group, "all_reduce", sizes, algorithms).busbw_GBps[0]
+        assert busbw == pytest.approx(measured, rel=0.06), algo
+
+
+def test_tree_chunks_shrink_as_nccl_sizes_them():
+    """NCCL halves a tree's LL128 chunk (560 KiB) toward 128 KiB while a message holds fewer
+    than 64 s / ppn chunks per channel, then toward 32 KiB under 16 s / ppn, s = 1 + log2
+    nodes + ppn / 10 (16 nodes of 8: s = 5.8, thresholds 46.4 and 11.6 on 16 channels).
+    Simple trees shrink by depth only up to 2.19; LL keeps its steps."""
+    from fabricui.engine.algorithms import tree_chunk_bytes
+
+    full = 560 * 1024.0
+    sizes = np.array([2.0**22, 2.0**26, 2.0**30])
+    ll128 = tree_chunk_bytes(sizes, "ll128", 16, 16, 8.0)
+    # 4 MiB: 0, 0, 1 chunk(s) per channel -> 71680; then 3 and 7 -> 17920 (halved from 35840).
+    # 64 MiB: 7, 14, 29 -> 71680, then 58 >= 11.6. 1 GiB: 117 chunks, no shrink.
+    assert ll128.tolist() == [full / 32, full / 8, full]
+    # Simple up to 2.19, depth 8 (two nodes of 8): 1 MiB on 8 channels ends at 32 KiB.
+    one = np.array([2.0**20])
+    assert tree_chunk_bytes(one, "simple", 8, 2, 8.0, (2, 19, 3)).tolist() == [32768.0]
+    assert tree_chunk_bytes(one, "simple", 8, 2, 8.0, (2, 20, 3)).tolist() == [512 * 1024.0]
+    assert tree_chunk_bytes(one, "ll", 8, 2, 8.0).tolist() == [16 * 1024.0]
