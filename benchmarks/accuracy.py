@@ -1,6 +1,7 @@
 """Accuracy of the collective model against real nccl-tests runs (a benchmark, not a test).
 
 Usage: python benchmarks/accuracy.py --data ../shared/data/nccl/measurements.yaml [--json]
+       [--logs benchmarks/data/nccl_logs.yaml] [--log-dir ../shared/data/topo/nccl_debug_logs]
 
 For every ``reference`` entry: build the topology from its ``hardware`` block, predict each
 row (honouring ``env``, ``launch`` and ``score_min_bytes``), and score as the data's README
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from fabricui.engine.collectives import parse_library_version
+from fabricui.engine.collectives import parse_library_version, predict
 from fabricui.engine.evaluate import evaluate_collective
 from fabricui.errors import FabricError
 from fabricui.fabric import build_fabric
@@ -36,6 +37,75 @@ from fabricui.services.session import collective_algorithms
 
 LARGE = 64 * 2**20
 SMALL = 64 * 2**10
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def log_matches(logs_file: Path, log_dir: Path | None, catalog) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """How often the model of NCCL's tuner picks what NCCL logged choosing.
+
+    Every log of ``logs_file`` (a log with the hardware it ran on) is read; each logged
+    choice is predicted on that hardware for the release the log prints. The logs of
+    ``log_dir`` are only read, to count how many show choices at all (without their
+    hardware they cannot be scored).
+
+    Returns:
+        ``choices``, ``algorithm`` (the algorithm matches), ``pick`` (algorithm and protocol
+        match), ``channels`` (and NCCL's channel count, where printed), per-log details,
+        and ``unscored_logs`` / ``unscored_with_choices`` for ``log_dir``.
+    """
+    from fabricui.engine.group import Group
+    from fabricui.engine.nccl.picks import ENGINE_ALGORITHM
+    from fabricui.importers.nccl_log import read_nccl_log
+
+    counts = {"choices": 0, "algorithm": 0, "pick": 0, "channels": 0, "channels_printed": 0}
+    details = []
+    entries = yaml.safe_load(logs_file.read_text(encoding="utf-8")) if logs_file.exists() else []
+    for entry in entries or []:
+        log = read_nccl_log(ROOT / entry["log"])
+        doc = YamlDocument(data=entry["hardware"], origin=f"nccl_logs:{entry['id']}")
+        fabric = build_fabric(parse_topology(doc, catalog, default_id=entry["id"]), catalog)
+        nranks = int(entry.get("nranks") or fabric.n_gpus)
+        group = Group(
+            fabric,
+            np.arange(nranks),
+            library_version=parse_library_version(log.version),
+            nccl_env={k: v for k, v in log.env.items() if k.startswith("NCCL_")},
+        )
+        matched = 0
+        for choice in log.choices:
+            if choice.op is None:
+                continue
+            size = choice.size_bytes
+            if choice.per_rank and choice.op in ("all_gather", "reduce_scatter"):
+                size *= nranks
+            prediction = predict(group, choice.op, [size], collective_algorithms())
+            nccl = prediction.choice.nccl if prediction.choice is not None else None
+            if nccl is None:
+                continue
+            counts["choices"] += 1
+            same_algorithm = nccl.nccl_algorithm[0] == choice.algorithm or (
+                ENGINE_ALGORITHM.get(choice.algorithm) == nccl.algorithm[0]
+            )
+            counts["algorithm"] += same_algorithm
+            same = same_algorithm and nccl.protocol[0] == choice.protocol
+            counts["pick"] += same
+            matched += same
+            if choice.channels is not None:
+                counts["channels_printed"] += 1
+                counts["channels"] += same and nccl.channels[0] == choice.channels
+        details.append({"id": entry["id"], "choices": len(log.choices), "matched": matched})
+    unscored, with_choices = 0, 0
+    if log_dir is not None and log_dir.is_dir():
+        for path in sorted(log_dir.iterdir()):
+            if path.is_file():
+                unscored += 1
+                with_choices += bool(read_nccl_log(path).choices)
+    return {
+        **counts,
+        "logs": details,
+        "unscored_logs": unscored,
+        "unscored_with_choices": with_choices,
+    }
 
 
 @dataclass
@@ -192,6 +262,18 @@ def main(argv: list[str] | None = None) -> int:
         "--all", action="store_true", help="score every quality, not only reference"
     )
     parser.add_argument("--rows", action="store_true", help="print every row of every entry")
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        default=ROOT / "benchmarks" / "data" / "nccl_logs.yaml",
+        help="NCCL TUNING logs with their hardware: how often the model picks what NCCL did",
+    )
+    parser.add_argument(
+        "--log-dir",
+        type=Path,
+        default=ROOT.parent / "shared" / "data" / "topo" / "nccl_debug_logs",
+        help="more NCCL_DEBUG logs, counted for choice lines (no hardware to score them on)",
+    )
     args = parser.parse_args(argv)
     entries = yaml.safe_load(args.data.read_text(encoding="utf-8"))
     catalog = load_catalog()
@@ -200,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     summary = summarize(results)
     best = summarize(results, "best")
+    logs = log_matches(args.logs, args.log_dir, catalog)
     if args.json:
         print(
             json.dumps(
@@ -215,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
                     ],
                     "summary": summary,
                     "best_summary": best,
+                    "log_matches": logs,
                 },
                 indent=2,
             )
@@ -240,6 +324,14 @@ def main(argv: list[str] | None = None) -> int:
     for name, figures in (("NCCL's pick", summary), ("best pick", best)):
         fmt = {k: (f"{100 * v:.1f}%" if isinstance(v, float) else v) for k, v in figures.items()}
         print(f"summary ({name}): {fmt}")
+    n = logs["choices"]
+    print(
+        f"logged NCCL choices: {n} in {len(logs['logs'])} log(s); the model picks the same "
+        f"algorithm for {logs['algorithm']}, the same algorithm and protocol for {logs['pick']}"
+        f", and NCCL's channels too for {logs['channels']} of {logs['channels_printed']} "
+        f"printed; {logs['unscored_logs']} more log(s) in --log-dir, "
+        f"{logs['unscored_with_choices']} with choice lines"
+    )
     return 0
 
 
