@@ -192,23 +192,41 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
     assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
 
 
-def test_nvls_fill_grows_with_its_heads(catalog):
-    """A channel's NVLS loop holds one NVLS chunk (128 KiB) per head: 8 heads fill in
-    pipeline_fill_us once S reaches 128 KiB x 32 Blackwell channels (NCCL 2.26) x 8 heads =
-    32 MiB; a 72-GPU rack's 32 heads take 4x the time and 4x the data."""
-    from fabricui_nvlink.nvls import NVLS_LATENCY_US, nvls_domain_heads, nvls_fixed_us
+def test_nvls_fill_grows_with_its_heads_and_its_chunk(catalog):
+    """NCCL shrinks the NVLS chunk (128 KiB) for messages with few chunks per operation
+    (channels x heads: 32 x 8 = 256 or 32 x 32 = 1024 on a 72-GPU rack in 2.26): 64 KiB
+    under 64 chunks each, 32 KiB under 8, 16 KiB under 2. The fill is pipeline_fill_us at
+    8 heads and 128 KiB, in proportion to heads and chunk, and a message fills it until
+    every channel holds a chunk per head."""
+    from fabricui_nvlink.nvls import (
+        NVLS_LATENCY_US,
+        nvls_chunk_bytes,
+        nvls_domain_heads,
+        nvls_fixed_us,
+    )
 
     from fabricui.engine.constants import DEFAULT
 
     rack = Group(fabric_of(catalog, GB200_2RACK), np.arange(72), library_version=(2, 26, 2))
     assert nvls_domain_heads(rack) == 32
-    full8 = 128 * 1024 * 32.0 * 8
-    sizes = np.array([full8 / 2, full8, 4 * full8, 2.0**34])
+    mib = 2.0**20
+    sizes = np.array([2 * mib, 16 * mib, 128 * mib, 2.0**34])
+    k = 1024.0
+    np.testing.assert_array_equal(nvls_chunk_bytes(sizes, 32, 8), [16 * k, 32 * k, 64 * k, 128 * k])
+    np.testing.assert_array_equal(
+        nvls_chunk_bytes(sizes, 32, 32), [16 * k, 16 * k, 32 * k, 128 * k]
+    )
     fill = DEFAULT.pipeline_fill_us
+    # 8 heads: 2 MiB fills half of 16 KiB x 256 = 4 MiB at 1/8 the chunk.
     eight = nvls_fixed_us(rack, sizes, 8) - NVLS_LATENCY_US
-    np.testing.assert_allclose(eight, [fill / 2, fill, fill, fill])
+    np.testing.assert_allclose(eight, [fill / 16, fill / 4, fill / 2, fill])
+    # 32 heads: four times the heads; 2 MiB fills 1/8 of 16 KiB x 1024 = 16 MiB.
     rack_fill = nvls_fixed_us(rack, sizes, 32) - NVLS_LATENCY_US
-    np.testing.assert_allclose(rack_fill, [fill / 2, fill, 4 * fill, 4 * fill])
+    np.testing.assert_allclose(rack_fill, [fill / 16, fill / 2, fill, 4 * fill])
+    # Trees between domains start at 64 KiB from 4 nodes; 16 x 8 operations take 32 KiB
+    # chunks below 8 MiB (one 64 KiB chunk each).
+    tree = nvls_chunk_bytes(sizes, 16, 8, tree=True, n_nodes=4)
+    np.testing.assert_array_equal(tree, [32 * k, 64 * k, 64 * k, 64 * k])
 
 
 def test_blackwell_runs_24_nvls_channels_in_one_domain_from_2_27(catalog):
