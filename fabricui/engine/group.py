@@ -272,13 +272,10 @@ class Group:
         """Collective channels NCCL builds for this group (its search's ring and tree
         channels, doubled, and its extra rules; ``fabricui.engine.nccl.search``): each runs
         its own pipeline of chunks."""
-        from fabricui.engine.nccl.picks import NcclSettings
-        from fabricui.engine.nccl.search import search
-        from fabricui.engine.nccl.view import NcclView
+        from fabricui.engine.nccl.picks import NcclSettings, nccl_graphs
 
         settings = NcclSettings.of(self.library_version, self.nccl_env)
-        view = NcclView.of(self, settings.release, settings.env)
-        return search(view, settings.release, settings.env).channels
+        return nccl_graphs(self, settings)[1].channels
 
     @cached_property
     def nic_path(self) -> str:

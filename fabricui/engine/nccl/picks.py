@@ -13,7 +13,7 @@ here: their library pick is taken as the fastest pick.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +27,7 @@ from fabricui.engine.nccl.releases import (
     Release,
     release_for,
 )
-from fabricui.engine.nccl.search import search
+from fabricui.engine.nccl.search import Graphs, search
 from fabricui.engine.nccl.tuner import TUNED_OPS, Tuning, p2p_protocol, tune
 from fabricui.engine.nccl.view import NcclView
 
@@ -186,12 +186,35 @@ def not_modelled(library: str, physical: Physical, n: int) -> Choice:
     )
 
 
-def _views(group, settings: NcclSettings) -> tuple[NcclView, NcclView]:  # type: ignore[no-untyped-def]
-    """NCCL's view as configured, and as the hardware allows (NVLS and CollNet on)."""
-    now = NcclView.of(group, settings.release, settings.env)
-    hardware_env = replace(settings.env, nvls=None, collnet=True)
-    could = NcclView.of(group, settings.release, hardware_env)
-    return now, could
+def _env_key(env: NcclEnv) -> tuple[object, ...]:
+    """A hashable key of an environment (its parsed fields and what was given)."""
+    parsed = tuple(getattr(env, f.name) for f in fields(env) if f.name != "given")
+    return (*parsed, tuple(sorted(env.given.items())))
+
+
+def nccl_graphs(group, settings: NcclSettings) -> tuple[NcclView, Graphs]:  # type: ignore[no-untyped-def]
+    """NCCL's view of ``group`` and the graphs its search builds (cached per group)."""
+
+    def compute() -> tuple[NcclView, Graphs]:
+        view = NcclView.of(group, settings.release, settings.env)
+        return view, search(view, settings.release, settings.env)
+
+    key = ("nccl-graphs", settings.release.version, _env_key(settings.env))
+    return group.memo(key, compute)  # type: ignore[no-any-return]
+
+
+def _tunings(group, settings: NcclSettings, op: str) -> tuple[NcclView, Tuning, Tuning]:  # type: ignore[no-untyped-def]
+    """NCCL's view, its tuning as configured and as the hardware allows (NVLS and CollNet
+    on), cached per group."""
+    release, env = settings.release, settings.env
+    view_now, graphs = nccl_graphs(group, settings)
+    tuning = tune(view_now, graphs, release, env, op, policy=True)
+    hardware = NcclSettings(release, replace(env, nvls=None, collnet=True))
+    view_could = NcclView.of(group, release, hardware.env)
+    # The search reads NVLS and CollNet from the view: the same view, the same graphs.
+    could_graphs = graphs if view_could == view_now else nccl_graphs(group, hardware)[1]
+    could = tune(view_could, could_graphs, release, hardware.env, op, policy=False)
+    return view_now, tuning, could
 
 
 def _force_env(
@@ -241,12 +264,11 @@ def choose(
         return not_modelled(library, physical, n)
     if op in P2P_OPS:
         return _p2p_choice(group, op, sizes, physical, settings)
-    view_now, view_could = _views(group, settings)
     release, env = settings.release, settings.env
-    graphs = search(view_now, release, env)
-    tuning = tune(view_now, graphs, release, env, op, policy=True)
-    could_graphs = search(view_could, release, env)
-    could = tune(view_could, could_graphs, release, env, op, policy=False)
+    view_now, tuning, could = group.memo(
+        ("nccl-tuning", op, release.version, _env_key(env)),
+        lambda: _tunings(group, settings, op),
+    )
     pairs = _nccl_pairs(tuning, physical, forced)
     if not pairs:  # nothing NCCL would run can be priced: fall back to the fastest
         return replace(not_modelled("NCCL", physical, n), library=f"NCCL {release.version}")
@@ -274,13 +296,11 @@ def choose(
     # Never call a pick better than NCCL's when it is not faster.
     keep = best_times >= nccl_physical
     best_list = [best_pairs[f] for f in fastest]
+    could_channels = _channels(could, best_list, sizes)
     best = Pick(
         algorithm=tuple(nccl.algorithm[j] if keep[j] else best_list[j][2][0] for j in range(n)),
         protocol=tuple(nccl.protocol[j] if keep[j] else best_list[j][2][1] for j in range(n)),
-        channels=tuple(
-            nccl_channels[j] if keep[j] else _channels(could, [best_list[j]], sizes[j : j + 1])[0]
-            for j in range(n)
-        ),
+        channels=tuple(nccl_channels[j] if keep[j] else could_channels[j] for j in range(n)),
         time_us=np.where(keep, nccl_physical, best_times),
         nccl_algorithm=tuple(
             nccl.nccl_algorithm[j] if keep[j] else ALGORITHMS[best_list[j][0]] for j in range(n)
@@ -324,11 +344,13 @@ def _nccl_pairs(
 
 
 def _channels(tuning: Tuning, pairs, sizes: FloatArray) -> tuple[int | None, ...]:  # type: ignore[no-untyped-def]
-    """Channels of each size's pair."""
+    """Channels of each size's pair (one call per distinct pair, over every size)."""
+    per_pair: dict[tuple[int, int], IntArray] = {}
     out: list[int | None] = []
     for j, (a, p, _) in enumerate(pairs):
-        channels = tuning.channels(ALGORITHMS[a], PROTOCOLS[p], sizes[j : j + 1])
-        out.append(int(channels[0]))
+        if (a, p) not in per_pair:
+            per_pair[(a, p)] = tuning.channels(ALGORITHMS[a], PROTOCOLS[p], sizes)
+        out.append(int(per_pair[(a, p)][j]))
     return tuple(out)
 
 
