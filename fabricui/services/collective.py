@@ -372,7 +372,8 @@ def tuner_config(
     The plugin (plugins/tuner/example in NVIDIA/nccl, read through ``NCCL_TUNER_CONFIG_FILE``)
     takes ``collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,
     numPipeOps,regBuff`` lines; each predicted size covers the sizes from halfway (in
-    log scale) to its neighbours, neighbours with the same best pick share one line, and
+    log scale) to its neighbours (as far beyond the first and the last), neighbours with
+    the same best pick share one line, and
     channels stay NCCL's (-1). Sizes not listed keep NCCL's own choice.
 
     Args:
@@ -395,10 +396,12 @@ def tuner_config(
 
     rows = sorted(result.rows, key=lambda r: r["size_bytes"])
     sizes = [r["size_bytes"] for r in rows]
-    bounds = [0]
+    # Edges: as far beyond the first and last size as halfway to their neighbour.
+    ratio = [sizes[1] / sizes[0], sizes[-1] / sizes[-2]] if len(sizes) > 1 else [1.0, 1.0]
+    bounds = [int(sizes[0] / ratio[0] ** 0.5)]
     for a, b in zip(sizes, sizes[1:]):
         bounds.append(int((a * b) ** 0.5) + 1)
-    bounds.append(4294967295 if sizes[-1] < 4294967295 else sizes[-1] * 2)
+    bounds.append(int(sizes[-1] * ratio[1] ** 0.5) + 1)
     lines = [
         "# NCCL example tuner plugin configuration written by fabricui (fabricui collective "
         f"{result.op} -t {result.topology} ... --tuner)",

@@ -108,7 +108,7 @@ def check_choices(
 
     from fabricui.engine.collectives import parse_library_version, predict
     from fabricui.engine.group import Group
-    from fabricui.engine.nccl.picks import ENGINE_ALGORITHM
+    from fabricui.engine.nccl.picks import ENGINE_ALGORITHM, NcclSettings, force_env
     from fabricui.errors import FabricError
 
     choices = [c for c in log.choices if c.op is not None]
@@ -120,6 +120,7 @@ def check_choices(
         library_version=parse_library_version(log.version),
         nccl_env={k: v for k, v in log.env.items() if k.startswith("NCCL_")},
     )
+    settings = NcclSettings.of(group.library_version, group.nccl_env)
     checked: list[CheckedChoice] = []
     by_op: dict[str, list[AlgoChoice]] = {}
     for choice in choices:
@@ -146,6 +147,14 @@ def check_choices(
             env = dict(pick.env[j])
             if best_us >= logged_us:
                 best_us, best_label, env = logged_us, _nccl_label(c.algorithm, c.protocol), {}
+            elif not env:  # the best is the model's pick, which NCCL did not run here
+                env = force_env(
+                    group,
+                    settings,
+                    op,
+                    pick.best.nccl_algorithm[j],
+                    pick.best.protocol[j],
+                )
             checked.append(
                 CheckedChoice(
                     line=c.line,

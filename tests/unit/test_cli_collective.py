@@ -71,6 +71,48 @@ def test_nccl_version_and_env_change_the_pick(run_cli, monkeypatch):
     assert data["rows"][0]["env"]["NCCL_PROTO"] == "LL"
 
 
+def test_tuner_config_for_nccls_example_plugin(run_cli, tmp_path):
+    """--tuner FILE writes one line per size range whose best pick beats NCCL's by the
+    margin, in the example tuner plugin's columns; the table still goes to stdout, an
+    existing file needs --force, and collectives NCCL's tuner does not choose for are
+    refused."""
+    config = tmp_path / "tuner.conf"
+    argv = ["collective", "all_reduce", "-t", "h100-ib-cluster", "--nodes", "16"]
+    status, out, err = run_cli(*argv, "--sweep", "64K:64M", "--json", "--tuner", str(config))
+    assert status == 0, err
+    rows = json.loads(out)["rows"]
+    assert f"wrote {config}" in err
+    lines = [ln for ln in config.read_text(encoding="utf-8").splitlines() if ln[:1] != "#"]
+    better = [r for r in rows if r["env"] and r["gain"] >= 0.05]
+    assert better and lines
+    covered = []
+    for line in lines:
+        function, lo, hi, algorithm, protocol, channels, nodes, ranks, pipe, reg = line.split(",")
+        assert (function, channels, nodes, ranks, pipe, reg) == (
+            "allreduce",
+            "-1",
+            "16",
+            "128",
+            "-1",
+            "-1",
+        )
+        covered += [
+            r
+            for r in better
+            if int(lo) <= r["size_bytes"] <= int(hi)
+            and (r["best_pick"]["algorithm"], r["best_pick"]["protocol"]) == (algorithm, protocol)
+        ]
+    assert len(covered) == len(better)
+    status, _, err = run_cli(*argv, "--size", "1M", "--tuner", str(config))
+    assert status == 2 and "already exists" in err
+    status, _, err = run_cli(*argv, "--size", "1M", "--tuner", str(config), "--force")
+    assert status == 0, err
+    status, _, err = run_cli(
+        "collective", "all_to_all", "--size", "1M", "--tuner", str(tmp_path / "a.conf")
+    )
+    assert status == 2 and "not all_to_all" in err
+
+
 def test_sweep_groups_and_nodes(run_cli):
     """--sweep doubles from A to B; --group node uses one node; --nodes rescales."""
     status, out, _ = run_cli(
@@ -188,6 +230,11 @@ def test_accuracy_benchmark_runs():
     assert all(set(e) == {"id", "error", "signed", "best_error"} for e in data["entries"])
     assert all(isinstance(e["signed"], float) for e in data["entries"] if e["error"] is not None)
     assert isinstance(data["summary"]["mean_signed"], float)
+    # Every choice the NCCL logs of benchmarks/data/nccl_logs.yaml show is the model's.
+    logs = data["log_matches"]
+    assert logs["choices"] >= 14
+    assert logs["algorithm"] == logs["pick"] == logs["choices"]
+    assert logs["channels"] == logs["channels_printed"]
 
 
 @pytest.mark.parametrize(

@@ -217,6 +217,15 @@ def _tunings(group, settings: NcclSettings, op: str) -> tuple[NcclView, Tuning, 
     return view_now, tuning, could
 
 
+def force_env(
+    group, settings: NcclSettings, op: str, algorithm: str, protocol: str
+) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The settings that make NCCL run ``algorithm/protocol`` (NCCL's names) for ``op`` on
+    ``group``, from ``settings``."""
+    view_now, _ = nccl_graphs(group, settings)
+    return _force_env(settings, op, algorithm, protocol, view_now)
+
+
 def _force_env(
     settings: NcclSettings, op: str, algorithm: str, protocol: str, view_now: NcclView
 ) -> dict[str, str]:
