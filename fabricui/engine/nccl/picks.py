@@ -64,6 +64,9 @@ LL128_CAUTION = (
 )
 #: Prefix-scoped NCCL_ALGO/NCCL_PROTO values exist from 2.24.
 SCOPED_SINCE = (2, 24, 0)
+#: A pick is called better than NCCL's only when it saves at least this share of NCCL's
+#: time: closer figures are within the model's precision.
+BETTER_BY = 0.01
 
 
 @dataclass(frozen=True)
@@ -302,8 +305,8 @@ def choose(
     table = np.vstack([physical[key] for _, _, key in best_pairs])
     fastest = np.argmin(table, axis=0)
     best_times = table[fastest, np.arange(n)]
-    # Never call a pick better than NCCL's when it is not faster.
-    keep = best_times >= nccl_physical
+    # Never call a pick better than NCCL's when it is not clearly faster.
+    keep = best_times >= nccl_physical * (1.0 - BETTER_BY)
     best_list = [best_pairs[f] for f in fastest]
     could_channels = _channels(could, best_list, sizes)
     best = Pick(
@@ -373,7 +376,7 @@ def _p2p_choice(
     nccl_keys = [("p2p", proto) if ("p2p", proto) in physical else keys[0] for proto in wanted]
     nccl_times = np.array([physical[k][j] for j, k in enumerate(nccl_keys)])
     index, best_times = _fastest(physical, keys, n)
-    keep = best_times >= nccl_times
+    keep = best_times >= nccl_times * (1.0 - BETTER_BY)
     best_keys = [nccl_keys[j] if keep[j] else keys[index[j]] for j in range(n)]
     envs: list[dict[str, str]] = []
     per_peer = sizes / (group.n if op == "all_to_all" else 1)
