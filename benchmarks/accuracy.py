@@ -156,6 +156,7 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
         algo=_forced_algo(env),
         single_process=entry.get("launch") == "single-process",
         library_version=parse_library_version(entry.get("nccl_version")),
+        nccl_env={str(k): str(v) for k, v in env.items() if str(k).startswith("NCCL_")},
     )
     scores = {"nccl": _Scores(), "best": _Scores()}
     for i, (size, t_meas, _algbw, busbw_meas) in enumerate(rows):
