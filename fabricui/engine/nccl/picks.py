@@ -287,6 +287,13 @@ def choose(
     nccl_times = tuning.times_us(sizes)
     rows = np.vstack([nccl_times[a, p] for a, p, _ in pairs])
     chosen = np.argmin(rows, axis=0)
+    if forced is None:
+        # Where NCCL's own pick is one the caller cannot price (a plugin's algorithm that is
+        # not loaded), the fastest pick it can price stands in, not NCCL's next choice.
+        unpriced = rows[chosen, np.arange(n)] > np.min(nccl_times, axis=(0, 1))
+        if unpriced.any():
+            fastest = np.argmin(np.vstack([physical[key] for _, _, key in pairs]), axis=0)
+            chosen = np.where(unpriced, fastest, chosen)
     keys = [key for _, _, key in pairs]
     nccl_key_index = [keys[c] for c in chosen]
     nccl_physical = np.array([physical[k][j] for j, k in enumerate(nccl_key_index)])
