@@ -1,12 +1,16 @@
 """Accuracy of the collective model against real nccl-tests runs (a benchmark, not a test).
 
 Usage: python benchmarks/accuracy.py --data ../shared/data/nccl/measurements.yaml [--json]
+       [--logs benchmarks/data/nccl_logs.yaml] [--log-dir ../shared/data/topo/nccl_debug_logs]
 
 For every ``reference`` entry: build the topology from its ``hardware`` block, predict each
 row (honouring ``env``, ``launch`` and ``score_min_bytes``), and score as the data's README
 defines: row error |t_pred / t_meas - 1| (time when published, else busbw); an entry's error
 is the median over its rows; the summary gives median and p90 over entries, and the same
-over bandwidth-bound rows (>= 64 MiB) and latency-bound rows (<= 64 KiB).
+over bandwidth-bound rows (>= 64 MiB) and latency-bound rows (<= 64 KiB). Two predictions
+are scored separately: NCCL's pick (the algorithm, protocol and channels NCCL's own tuner
+chooses, priced by the engine: what the runs ran) and the best pick (the fastest the engine
+knows among those NCCL can run).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from fabricui.engine.collectives import parse_library_version
+from fabricui.engine.collectives import parse_library_version, predict
 from fabricui.engine.evaluate import evaluate_collective
 from fabricui.errors import FabricError
 from fabricui.fabric import build_fabric
@@ -33,6 +37,75 @@ from fabricui.services.session import collective_algorithms
 
 LARGE = 64 * 2**20
 SMALL = 64 * 2**10
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def log_matches(logs_file: Path, log_dir: Path | None, catalog) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """How often the model of NCCL's tuner picks what NCCL logged choosing.
+
+    Every log of ``logs_file`` (a log with the hardware it ran on) is read; each logged
+    choice is predicted on that hardware for the release the log prints. The logs of
+    ``log_dir`` are only read, to count how many show choices at all (without their
+    hardware they cannot be scored).
+
+    Returns:
+        ``choices``, ``algorithm`` (the algorithm matches), ``pick`` (algorithm and protocol
+        match), ``channels`` (and NCCL's channel count, where printed), per-log details,
+        and ``unscored_logs`` / ``unscored_with_choices`` for ``log_dir``.
+    """
+    from fabricui.engine.group import Group
+    from fabricui.engine.nccl.picks import ENGINE_ALGORITHM
+    from fabricui.importers.nccl_log import read_nccl_log
+
+    counts = {"choices": 0, "algorithm": 0, "pick": 0, "channels": 0, "channels_printed": 0}
+    details = []
+    entries = yaml.safe_load(logs_file.read_text(encoding="utf-8")) if logs_file.exists() else []
+    for entry in entries or []:
+        log = read_nccl_log(ROOT / entry["log"])
+        doc = YamlDocument(data=entry["hardware"], origin=f"nccl_logs:{entry['id']}")
+        fabric = build_fabric(parse_topology(doc, catalog, default_id=entry["id"]), catalog)
+        nranks = int(entry.get("nranks") or fabric.n_gpus)
+        group = Group(
+            fabric,
+            np.arange(nranks),
+            library_version=parse_library_version(log.version),
+            nccl_env={k: v for k, v in log.env.items() if k.startswith("NCCL_")},
+        )
+        matched = 0
+        for choice in log.choices:
+            if choice.op is None:
+                continue
+            size = choice.size_bytes
+            if choice.per_rank and choice.op in ("all_gather", "reduce_scatter"):
+                size *= nranks
+            prediction = predict(group, choice.op, [size], collective_algorithms())
+            nccl = prediction.choice.nccl if prediction.choice is not None else None
+            if nccl is None:
+                continue
+            counts["choices"] += 1
+            same_algorithm = nccl.nccl_algorithm[0] == choice.algorithm or (
+                ENGINE_ALGORITHM.get(choice.algorithm) == nccl.algorithm[0]
+            )
+            counts["algorithm"] += same_algorithm
+            same = same_algorithm and nccl.protocol[0] == choice.protocol
+            counts["pick"] += same
+            matched += same
+            if choice.channels is not None:
+                counts["channels_printed"] += 1
+                counts["channels"] += same and nccl.channels[0] == choice.channels
+        details.append({"id": entry["id"], "choices": len(log.choices), "matched": matched})
+    unscored, with_choices = 0, 0
+    if log_dir is not None and log_dir.is_dir():
+        for path in sorted(log_dir.iterdir()):
+            if path.is_file():
+                unscored += 1
+                with_choices += bool(read_nccl_log(path).choices)
+    return {
+        **counts,
+        "logs": details,
+        "unscored_logs": unscored,
+        "unscored_with_choices": with_choices,
+    }
 
 
 @dataclass
@@ -47,6 +120,11 @@ class EntryResult:
     small: float | None = None
     signed: float | None = None
     """Median over rows of t_pred / t_meas - 1 (positive: predicted slower than measured)."""
+    best_error: float | None = None
+    """The same median error for the best pick (the fastest the model knows)."""
+    best_large: float | None = None
+    best_small: float | None = None
+    best_signed: float | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     problem: str = ""
 
@@ -78,38 +156,76 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
         algo=_forced_algo(env),
         single_process=entry.get("launch") == "single-process",
         library_version=parse_library_version(entry.get("nccl_version")),
+        nccl_env={str(k): str(v) for k, v in env.items() if str(k).startswith("NCCL_")},
     )
-    errors, large, small, signed = [], [], [], []
+    scores = {"nccl": _Scores(), "best": _Scores()}
     for i, (size, t_meas, _algbw, busbw_meas) in enumerate(rows):
-        t_pred = float(prediction.time_us[i])
-        busbw_pred = float(prediction.busbw_GBps[i])
-        if t_meas:
-            err = abs(t_pred / t_meas - 1)
-            signed.append(t_pred / t_meas - 1)
-        elif busbw_meas:
-            err = abs(busbw_pred / busbw_meas - 1)
-            signed.append(busbw_meas / busbw_pred - 1 if busbw_pred > 0 else float("inf"))
-        else:
+        picks = {
+            "nccl": float(prediction.time_us[i]),
+            "best": float(prediction.best_time_us[i]),
+        }
+        if not t_meas and not busbw_meas:
             continue
-        errors.append(err)
-        if size >= LARGE:
-            large.append(err)
-        if size <= SMALL:
-            small.append(err)
+        errs = {}
+        for name, t_pred in picks.items():
+            busbw_pred = float(size) / t_pred / 1e3 * _bus_factor(entry["op"], nranks)
+            if t_meas:
+                err, sign = abs(t_pred / t_meas - 1), t_pred / t_meas - 1
+            else:
+                err = abs(busbw_pred / busbw_meas - 1)
+                sign = busbw_meas / busbw_pred - 1 if busbw_pred > 0 else float("inf")
+            scores[name].add(size, err, sign)
+            errs[name] = err
         result.rows.append(
             {
                 "size_bytes": int(size),
                 "measured_us": t_meas,
-                "predicted_us": t_pred,
+                "predicted_us": picks["nccl"],
+                "best_us": picks["best"],
                 "measured_busbw": busbw_meas,
                 "predicted_busbw": float(prediction.busbw_GBps[i]),
                 "algorithm": prediction.algorithm[i],
-                "error": err,
+                "best_algorithm": prediction.best_algorithm[i],
+                "error": errs["nccl"],
+                "best_error": errs["best"],
             }
         )
-    result.error, result.large, result.small = _median(errors), _median(large), _median(small)
-    result.signed = _median(signed)
+    nccl, best = scores["nccl"], scores["best"]
+    result.error, result.large, result.small, result.signed = nccl.medians()
+    result.best_error, result.best_large, result.best_small, result.best_signed = best.medians()
     return result
+
+
+@dataclass
+class _Scores:
+    """Row errors of one pick, kept by size class."""
+
+    errors: list[float] = field(default_factory=list)
+    large: list[float] = field(default_factory=list)
+    small: list[float] = field(default_factory=list)
+    signed: list[float] = field(default_factory=list)
+
+    def add(self, size: float, error: float, signed: float) -> None:
+        self.errors.append(error)
+        self.signed.append(signed)
+        if size >= LARGE:
+            self.large.append(error)
+        if size <= SMALL:
+            self.small.append(error)
+
+    def medians(self) -> tuple[float | None, float | None, float | None, float | None]:
+        return (
+            _median(self.errors),
+            _median(self.large),
+            _median(self.small),
+            _median(self.signed),
+        )
+
+
+def _bus_factor(op: str, nranks: int) -> float:
+    from fabricui.engine.collectives import bus_factor
+
+    return bus_factor(op, nranks)
 
 
 def _forced_algo(env: dict[str, Any]) -> str:
@@ -117,14 +233,16 @@ def _forced_algo(env: dict[str, Any]) -> str:
     return algo if algo in ("ring", "tree") else "auto"
 
 
-def summarize(results: list[EntryResult]) -> dict[str, Any]:
+def summarize(results: list[EntryResult], pick: str = "nccl") -> dict[str, Any]:
     """Median and p90 over scored entries, large- and small-message medians, and the mean
-    of the entries' signed errors (positive: the model predicts slower than measured)."""
-    scored = [r for r in results if r.error is not None]
-    errs = [r.error for r in scored]
-    large = [r.large for r in scored if r.large is not None]
-    small = [r.small for r in scored if r.small is not None]
-    signed = [r.signed for r in scored if r.signed is not None]
+    of the entries' signed errors (positive: the model predicts slower than measured), for
+    NCCL's pick (``nccl``, what the runs ran) or the best pick (``best``)."""
+    prefix = "" if pick == "nccl" else "best_"
+    scored = [r for r in results if getattr(r, prefix + "error") is not None]
+    errs = [getattr(r, prefix + "error") for r in scored]
+    large = [v for r in scored if (v := getattr(r, prefix + "large")) is not None]
+    small = [v for r in scored if (v := getattr(r, prefix + "small")) is not None]
+    signed = [v for r in scored if (v := getattr(r, prefix + "signed")) is not None]
     return {
         "scored": len(scored),
         "median": _median(errs),
@@ -145,6 +263,18 @@ def main(argv: list[str] | None = None) -> int:
         "--all", action="store_true", help="score every quality, not only reference"
     )
     parser.add_argument("--rows", action="store_true", help="print every row of every entry")
+    parser.add_argument(
+        "--logs",
+        type=Path,
+        default=ROOT / "benchmarks" / "data" / "nccl_logs.yaml",
+        help="NCCL TUNING logs with their hardware: how often the model picks what NCCL did",
+    )
+    parser.add_argument(
+        "--log-dir",
+        type=Path,
+        default=ROOT.parent / "shared" / "data" / "topo" / "nccl_debug_logs",
+        help="more NCCL_DEBUG logs, counted for choice lines (no hardware to score them on)",
+    )
     args = parser.parse_args(argv)
     entries = yaml.safe_load(args.data.read_text(encoding="utf-8"))
     catalog = load_catalog()
@@ -152,33 +282,57 @@ def main(argv: list[str] | None = None) -> int:
         score_entry(e, catalog) for e in entries if args.all or e.get("quality") == "reference"
     ]
     summary = summarize(results)
+    best = summarize(results, "best")
+    logs = log_matches(args.logs, args.log_dir, catalog)
     if args.json:
         print(
             json.dumps(
                 {
                     "entries": [
-                        {"id": r.id, "error": r.error, "signed": r.signed} for r in results
+                        {
+                            "id": r.id,
+                            "error": r.error,
+                            "signed": r.signed,
+                            "best_error": r.best_error,
+                        }
+                        for r in results
                     ],
                     "summary": summary,
+                    "best_summary": best,
+                    "log_matches": logs,
                 },
                 indent=2,
             )
         )
         return 0
+    print(f"{'NCCL':>6} {'signed':>7} {'best':>6}  entry")
     for r in sorted(results, key=lambda r: -(r.error or 0)):
         err = "   n/a" if r.error is None else f"{100 * r.error:5.1f}%"
         bias = "" if r.signed is None else f"{100 * r.signed:+6.1f}%"
-        print(f"{err} {bias:>7}  {r.id:<52} {r.op:<14} {r.problem}")
+        best_err = "   n/a" if r.best_error is None else f"{100 * r.best_error:5.1f}%"
+        print(f"{err} {bias:>7} {best_err}  {r.id:<52} {r.op:<14} {r.problem}")
         if args.rows:
             for row in r.rows:
+                best_note = ""
+                if row["best_algorithm"] != row["algorithm"]:
+                    best_note = f"  best {row['best_us']:>10.1f}us {row['best_algorithm']}"
                 print(
                     f"        {row['size_bytes']:>12}  meas {row['measured_us'] or 0:>10.1f}us "
                     f"{row['measured_busbw']:>7.1f}  pred {row['predicted_us']:>10.1f}us "
-                    f"{row['predicted_busbw']:>7.1f}  {row['algorithm']:<14} "
-                    f"{100 * row['error']:5.1f}%"
+                    f"{row['predicted_busbw']:>7.1f}  {row['algorithm']:<16} "
+                    f"{100 * row['error']:5.1f}%{best_note}"
                 )
-    fmt = {k: (f"{100 * v:.1f}%" if isinstance(v, float) else v) for k, v in summary.items()}
-    print(f"summary: {fmt}")
+    for name, figures in (("NCCL's pick", summary), ("best pick", best)):
+        fmt = {k: (f"{100 * v:.1f}%" if isinstance(v, float) else v) for k, v in figures.items()}
+        print(f"summary ({name}): {fmt}")
+    n = logs["choices"]
+    print(
+        f"logged NCCL choices: {n} in {len(logs['logs'])} log(s); the model picks the same "
+        f"algorithm for {logs['algorithm']}, the same algorithm and protocol for {logs['pick']}"
+        f", and NCCL's channels too for {logs['channels']} of {logs['channels_printed']} "
+        f"printed; {logs['unscored_logs']} more log(s) in --log-dir, "
+        f"{logs['unscored_with_choices']} with choice lines"
+    )
     return 0
 
 

@@ -53,7 +53,22 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--algo",
         default="auto",
-        help="auto (fastest per size, as NCCL), or ring, tree, p2p, nvls, nvlstree, sharp, ...",
+        help="auto (NCCL's own pick per size, the fastest beside it), or force ring, tree, "
+        "p2p, nvls, nvlstree, sharp, pat, ... (as NCCL_ALGO does)",
+    )
+    parser.add_argument(
+        "--nccl",
+        metavar="VERSION",
+        help="NCCL release whose tuner picks (2.18 to 2.30; default the newest modelled)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NCCL_NAME=VALUE",
+        help="NCCL setting of the job (repeatable), read as NCCL reads it: NCCL_ALGO, "
+        "NCCL_PROTO (^ excludes), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, "
+        "NCCL_COLLNET_ENABLE ...; NCCL_* variables of this shell are read too",
     )
     parser.add_argument(
         "--ideal",
@@ -62,6 +77,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--nranks", type=int, help="ranks for --ideal")
     parser.add_argument("--bw", help="per-rank bandwidth for --ideal, e.g. 100GB/s or 400Gb/s")
+    parser.add_argument(
+        "--tuner",
+        metavar="FILE",
+        help="write a config for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE) with "
+        "the best picks that beat NCCL's own by --tuner-margin or more",
+    )
+    parser.add_argument(
+        "--tuner-margin",
+        type=float,
+        default=0.05,
+        metavar="SHARE",
+        help="least saving a --tuner line needs, as a share of NCCL's time (default 0.05)",
+    )
+    parser.add_argument("--force", action="store_true", help="let --tuner replace a file")
     add_hosts_option(parser, "the group is the job's GPUs, compared with as many packed")
     add_json_option(parser, "print one JSON object")
     return parser
@@ -107,6 +136,14 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.services.collective import ideal_collective, predict_collective
 
     op, sizes = _op_and_sizes(args)
+    if args.tuner:
+        from pathlib import Path
+
+        from fabricui.files import check_target
+
+        if args.ideal:
+            raise ConfigError("--tuner needs a topology's prediction, not --ideal")
+        check_target(Path(args.tuner), args.force)
     if args.ideal:
         if not args.nranks or args.nranks < 1 or not args.bw:
             raise ConfigError("--ideal needs --nranks N (>= 1) and --bw BW, e.g. 100GB/s")
@@ -114,8 +151,18 @@ def run(args: argparse.Namespace) -> int:
 
         result = ideal_collective(op, sizes, args.nranks, parse_bandwidth_GBps(args.bw))
     else:
+        from fabricui.services.collective import nccl_environment
+
         request = CollectiveRequest(
-            topology_request(args), op, tuple(sizes), args.group, args.gpus, args.algo, args.hosts
+            topology_request(args),
+            op,
+            tuple(sizes),
+            args.group,
+            args.gpus,
+            args.algo,
+            args.hosts,
+            nccl_version=args.nccl,
+            nccl_env=tuple(sorted(nccl_environment(args.env).items())),
         )
         from fabricui.render.progress import terminal_progress
         from fabricui.services.collective import COLLECTIVE_PHASES
@@ -123,6 +170,8 @@ def run(args: argparse.Namespace) -> int:
         phases = COLLECTIVE_PHASES + (args.hosts is not None)
         with terminal_progress("collective", phases, quiet=args.json) as progress:
             result = predict_collective(request, catalog(args), progress=progress)
+    if args.tuner:
+        _write_tuner(args, result)
     if args.json:
         print_json(result.to_json())
     else:
@@ -130,24 +179,69 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_tuner(args: argparse.Namespace, result: Any) -> None:
+    """Write the tuner plugin's config; say so on stderr (stdout stays the table or JSON)."""
+    import sys
+    from pathlib import Path
+
+    from fabricui.files import write_text
+    from fabricui.services.collective import tuner_config
+
+    if not 0 <= args.tuner_margin < 10:
+        raise ConfigError(f"--tuner-margin must be a share from 0 (got {args.tuner_margin})")
+    text, lines = tuner_config(result, result.nccl_nodes, args.tuner_margin)
+    write_text(Path(args.tuner), text, force=args.force)
+    print(
+        f"wrote {args.tuner}: {lines} size range(s) where a pick beats NCCL's by "
+        f"{100 * args.tuner_margin:.0f}% or more (use it with NCCL_TUNER_CONFIG_FILE={args.tuner}"
+        " and NCCL's example tuner plugin)",
+        file=sys.stderr,
+    )
+
+
 def render(result: dict[str, Any]) -> str:
-    """nccl-tests-like table of one collective's rows."""
+    """nccl-tests-like table of one collective's rows: NCCL's pick, and the best pick where
+    it is faster (with what forces it)."""
     from fabricui.render.table import text_table
     from fabricui.units import format_bytes
 
     where = f" on {result['topology']}" if result["topology"] else " (ideal)"
-    rows = [("size", "time us", "algbw GB/s", "busbw GB/s", "algorithm")]
-    rows += [
-        (
+    header = ["size", "time us", "algbw GB/s", "busbw GB/s", "algorithm"]
+    picks = any("best_pick" in row for row in result["rows"])
+    if picks:
+        header = [*header[:4], "NCCL's pick", "ch", "best pick", "best us", "gain"]
+    rows = [tuple(header)]
+    notes: dict[str, list[str]] = {}
+    for row in result["rows"]:
+        cells = [
             format_bytes(row["size_bytes"]),
             f"{row['time_us']:.2f}",
             f"{row['algbw_GBps']:.2f}",
             f"{row['busbw_GBps']:.2f}",
             row["algorithm"],
-        )
-        for row in result["rows"]
-    ]
-    lines = [f"{result['op']}{where}, {result['nranks']} ranks"]
+        ]
+        if picks:
+            nccl, best = row["nccl_pick"], row["best_pick"]
+            channels = "" if nccl["channels"] is None else str(nccl["channels"])
+            differs = bool(row["env"])
+            best_label = f"{best['algorithm']}/{best['protocol']}" if differs else "same"
+            cells += [
+                channels,
+                best_label,
+                f"{best['time_us']:.2f}" if differs else "",
+                f"{100 * row['gain']:.0f}%" if differs else "",
+            ]
+            if differs:
+                setting = " ".join(f"{k}={v}" for k, v in row["env"].items())
+                if row.get("caution"):
+                    setting += f" (caution: {row['caution']})"
+                notes.setdefault(setting, []).append(format_bytes(row["size_bytes"]))
+        rows.append(tuple(cells))
+    library = result.get("library")
+    title = f"{result['op']}{where}, {result['nranks']} ranks"
+    if library:
+        title += f"; {library}'s pick" if library.startswith("NCCL") else f"; {library}"
+    lines = [title]
     job = result.get("job")
     if job is not None:
         rows[0] = (*rows[0], "packed busbw")
@@ -157,4 +251,11 @@ def render(result: dict[str, Any]) -> str:
             f"job on {len(job['hosts'])} host(s) {job['hostlist']}: {job['top_tier']} "
             "is the highest tier its traffic climbs; 'packed' is as many GPUs from rank 0"
         )
-    return "\n".join([*lines, *text_table(rows, right={0, 1, 2, 3, 5})])
+    right = {0, 1, 2, 3} | ({5, 7, 8} if picks else set())
+    if job is not None:
+        right.add(len(rows[0]) - 1)
+    table = text_table(rows, right=right)
+    for setting, sizes in notes.items():
+        span = sizes[0] if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
+        table.append(f"best for {span}: {setting}")
+    return "\n".join([*lines, *table])

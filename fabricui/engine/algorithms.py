@@ -74,6 +74,30 @@ def tree_size_efficiency(
 TREE_CORRECTED_SIZES = 23
 
 
+def network_fill_us(
+    sizes: FloatArray, channels: int, constants: ModelConstants = DEFAULT
+) -> FloatArray:
+    """(n_sizes,) time Simple spends filling its pipeline across the network [us].
+
+    Across a network every Simple chunk is a proxy-posted RDMA write followed by its flag,
+    so a call spends ``pipeline_fill_us`` before its steady state; a message smaller than
+    one chunk on each of NCCL's channels fills the pipeline with smaller chunks and pays in
+    proportion. Within a node GPUs signal each other directly, and the fill is part of the
+    step costs.
+
+    Args:
+        sizes: (n_sizes,) message sizes [bytes].
+        channels: Channels NCCL runs (``Group.nccl_channels``).
+        constants: Model constants.
+
+    Notes:
+        ``pipeline_fill_us * min(1, S / (chunk_bytes * channels))``.
+    """
+    full = constants.chunk_bytes["simple"] * max(1, channels)
+    size = np.asarray(sizes, dtype=np.float64)
+    return constants.pipeline_fill_us * np.minimum(1.0, size / full)
+
+
 def step_latency_us(
     group: Group, protocol: str, crosses_network: bool, constants: ModelConstants = DEFAULT
 ) -> float:
@@ -112,7 +136,9 @@ def alpha_beta(
     spb_max = float(np.max(spb))
     busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
-    fill = constants.pipeline_fill_us if protocol == "simple" and pipelined else 0.0
+    fill: FloatArray | float = 0.0
+    if protocol == "simple" and pipelined and net_steps > 0:
+        fill = network_fill_us(sizes, group.nccl_channels, constants)
     alpha = (
         fill
         + launch_us(group, constants)
@@ -203,6 +229,63 @@ def _binary_tree_edges(k: int) -> list[tuple[int, int]]:
     return [(i, (i - 1) // 2) for i in range(1, k)]
 
 
+#: The last release whose Simple trees shrink their chunks with the tree's depth (NCCL's
+#: computeColl, src/enqueue.cc v2.18.1-1 to v2.19.4-1; from v2.20.3-1 a Simple tree keeps
+#: whole steps).
+SIMPLE_TREE_SHRINK_UNTIL = (2, 19, 99)
+
+
+def tree_chunk_bytes(
+    size_bytes: FloatArray,
+    protocol: str,
+    channels: int,
+    n_nodes: int,
+    ppn: float,
+    version: tuple[int, int, int] | None = None,
+    constants: ModelConstants = DEFAULT,
+) -> FloatArray:
+    """Bytes a tree's channel forwards per pipeline step, as NCCL sizes its chunks [bytes].
+
+    NCCL halves a tree's chunk while the message holds too few chunks per channel for the
+    tree to pipeline (src/enqueue.cc, every release from v2.18.1-1): LL128 halves from its
+    step (``chunk_bytes``) down to 128 KiB while ``S / (channels chunk)`` is under
+    ``64 s / ppn``, then down to 32 KiB under ``16 s / ppn``, with
+    ``s = 1 + floor(log2 nodes) + ppn / 10``; Simple, up to 2.19, halves down to 128, 64
+    and 32 KiB while it is under 8, 4 and 1 times the tree's depth
+    (``ppn - 1 + floor(log2 nodes)``). LL and newer Simple keep whole steps.
+
+    Args:
+        size_bytes: (n_sizes,) message sizes [bytes].
+        protocol: ``ll``, ``ll128`` or ``simple``.
+        channels: Channels NCCL runs.
+        n_nodes: Nodes of the group.
+        ppn: Ranks per node.
+        version: NCCL release (None: the newest).
+        constants: Model constants.
+
+    Returns:
+        (n_sizes,) chunk per channel [bytes].
+    """
+    sizes = np.asarray(size_bytes, dtype=np.float64)
+    chunk = np.full(sizes.shape, float(constants.chunk_bytes[protocol]))
+    log_nodes = max(0, int(n_nodes).bit_length() - 1)
+    if protocol == "ll128":
+        steps = 1.0 + log_nodes + 0.1 * ppn
+        rules = ((64.0 * steps / ppn, 131072.0), (16.0 * steps / ppn, 32768.0))
+    elif protocol == "simple" and version is not None and version <= SIMPLE_TREE_SHRINK_UNTIL:
+        depth = ppn - 1 + log_nodes
+        rules = ((8.0 * depth, 131072.0), (4.0 * depth, 65536.0), (1.0 * depth, 32768.0))
+    else:
+        return chunk
+    for below, floor in rules:
+        for _ in range(8):  # a chunk halves at most a few times per rule
+            shrink = (np.floor(sizes / (channels * chunk)) < below) & (chunk > floor)
+            if not shrink.any():
+                break
+            chunk = np.where(shrink, chunk / 2.0, chunk)
+    return chunk
+
+
 def tree_fill_bytes(
     size_bytes: FloatArray,
     protocol: str,
@@ -210,6 +293,7 @@ def tree_fill_bytes(
     channels: int,
     constants: ModelConstants = DEFAULT,
     intra_steps: float = 0.0,
+    chunk_bytes: FloatArray | None = None,
 ) -> FloatArray:
     """Bytes' worth of time a deep or long tree spends filling its pipeline [bytes].
 
@@ -229,6 +313,8 @@ def tree_fill_bytes(
         channels: Parallel trees, each filling its own pipeline.
         constants: Model constants.
         intra_steps: Steps along the chain within a node (up and down).
+        chunk_bytes: (n_sizes,) chunk per channel NCCL forwards (``tree_chunk_bytes``;
+            default: a whole step of the protocol, ``constants.chunk_bytes``).
 
     Returns:
         (n_sizes,) fill [bytes at the tree's rate].
@@ -240,7 +326,8 @@ def tree_fill_bytes(
     extra_steps = max(0.0, net_steps - 2.0)
     if protocol == "simple":
         extra_steps += max(0.0, intra_steps - 2.0 * (constants.tree_reference_gpus - 1))
-    return extra_steps * np.minimum(size_bytes, constants.chunk_bytes[protocol] * channels)
+    chunk = constants.chunk_bytes[protocol] if chunk_bytes is None else chunk_bytes
+    return extra_steps * np.minimum(size_bytes, chunk * channels)
 
 
 class Tree(CollectiveAlgorithm):
@@ -324,7 +411,18 @@ class Tree(CollectiveAlgorithm):
         if protocol == "ll":
             # alpha_beta divides by LL's wire efficiency; a tree's LL is slower still.
             spb = spb * DEFAULT.protocol_efficiency["ll"] / DEFAULT.tree_ll_efficiency
-        fill = tree_fill_bytes(size_bytes, protocol, net, channels_for(group), intra_steps=intra)
+        channels = channels_for(group)
+        chunk = tree_chunk_bytes(
+            size_bytes,
+            protocol,
+            group.nccl_channels,
+            group.n_nodes,
+            group.n / max(1, group.n_nodes),
+            group.library_version,
+        )
+        fill = tree_fill_bytes(
+            size_bytes, protocol, net, channels, intra_steps=intra, chunk_bytes=chunk
+        )
         return alpha_beta(group, size_bytes, protocol, intra, net, spb, fill_bytes=fill)
 
 
@@ -373,7 +471,55 @@ class Direct(CollectiveAlgorithm):
         return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op)) + extra
 
 
+#: Bandwidth PAT reaches beside a ring's (NCCL's own model rates its bus bandwidth at
+#: 0.75 of the graph's, src/graph/tuning.cc v2.24.3-1 onwards; 0.85 in 2.23).
+PAT_EFFICIENCY = 0.75
+
+
+class Pat(CollectiveAlgorithm):
+    """Parallel aggregated trees (NCCL's PAT): all-gather and reduce-scatter in log2(n)
+    steps, one GPU per node.
+
+    Step ``k`` exchanges with the rank ``2^k`` away and moves ``2^k / n`` of the buffer (the
+    data aggregated so far), so every rank still moves ``(n - 1) / n`` of it, but the steps
+    number ``log2(n)`` instead of ``n - 1`` and later steps cross higher network tiers.
+    """
+
+    name: ClassVar[str] = "pat"
+    ops: ClassVar[tuple[str, ...]] = ("all_gather", "reduce_scatter")
+    protocols: ClassVar[tuple[str, ...]] = ("simple",)
+    description: ClassVar[str] = (
+        "parallel aggregated trees (all-gather, reduce-scatter; 1 GPU/node)"
+    )
+
+    def applicable(self, group: Group, op: str) -> bool:
+        """One rank per node, two ranks or more (NCCL implements PAT only there)."""
+        return group.n > 1 and group.ppn == 1
+
+    def spb(self, group: Group) -> float:
+        """Microseconds per message byte: the steps one after another, each at the pace of
+        its busiest link."""
+
+        def raw() -> float:
+            ranks = group.ranks
+            n = group.n
+            total, distance = 0.0, 1
+            while distance < n:
+                volume = min(distance, n - distance) / n
+                src, dst = ranks, np.roll(ranks, -distance)
+                total += group.seconds_per_byte(src, dst, np.full(n, volume))
+                distance *= 2
+            return total
+
+        return group.memo("pat", raw) / PAT_EFFICIENCY
+
+    def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
+        """alpha-beta time of PAT for every size [us]: ``log2(n)`` network steps."""
+        steps = float(math.ceil(math.log2(group.n)))
+        return alpha_beta(group, size_bytes, protocol, 0.0, steps, self.spb(group))
+
+
 @lru_cache(maxsize=1)
 def core_algorithms() -> tuple[CollectiveAlgorithm, ...]:
     """The algorithms every fabric has (plugins add NVLS, SHARP ...)."""
-    return (Ring(), Tree(), Direct())
+    return (Ring(), Tree(), Direct(), Pat())

@@ -8,7 +8,8 @@ convention) is
 ``spb`` (microseconds per message byte) comes from the algorithm's flows routed on the fabric
 (``Group.seconds_per_byte``); ``alpha`` is a launch cost plus a per-step cost for every
 step of the algorithm (a protocol overhead plus the routed path's latency). ``auto`` takes,
-per size, the fastest enabled (algorithm, protocol), as NCCL does.
+per size, the (algorithm, protocol) NCCL's own tuner picks (``fabricui.engine.nccl``), and
+reports the fastest one beside it.
 
 nccl-tests' definitions are used for reporting: ``algbw = S / t`` and ``busbw = algbw *
 bus_factor(op, n)``.
@@ -22,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.engine.nccl.picks import Choice, NcclSettings, choose
 from fabricui.engine.types import CollectiveAlgorithm
-from fabricui.errors import EngineError, FabricError, PluginError
-from fabricui.fabric.kinds import DeviceKind
+from fabricui.errors import EngineError, PluginError
 from fabricui.vocabulary import OPS, PROTOCOLS
 
 FloatArray = npt.NDArray[np.float64]
@@ -73,7 +74,13 @@ def ideal_time_us(op: str, size_bytes: npt.ArrayLike, nranks: int, bw_GBps: floa
 
 @dataclass(frozen=True)
 class Prediction:
-    """Per-size results of one collective."""
+    """Per-size results of one collective.
+
+    ``time_us`` and ``algorithm`` are the pick a job runs: NCCL's own choice on NVIDIA GPUs
+    (its tuner modelled per release), the fastest pick where the library's tuner is not
+    modelled. ``choice`` holds both picks, the environment that forces the faster one and
+    NCCL's channels.
+    """
 
     op: str
     """Operation."""
@@ -82,9 +89,11 @@ class Prediction:
     size_bytes: FloatArray
     """(n_sizes,) sizes [bytes]."""
     time_us: FloatArray
-    """(n_sizes,) predicted time [us]."""
+    """(n_sizes,) predicted time of the pick a job runs [us]."""
     algorithm: tuple[str, ...]
-    """Chosen ``algorithm/protocol`` per size."""
+    """That pick's ``algorithm/protocol`` per size."""
+    choice: Choice | None = None
+    """NCCL's pick and the best pick per size (None for an empty sweep)."""
 
     @property
     def algbw_GBps(self) -> FloatArray:
@@ -96,10 +105,15 @@ class Prediction:
         """(n_sizes,) algbw times nccl-tests' bus factor [GB/s]."""
         return self.algbw_GBps * bus_factor(self.op, self.nranks)
 
+    @property
+    def best_time_us(self) -> FloatArray:
+        """(n_sizes,) time of the fastest pick [us] (the pick itself without a choice)."""
+        return self.choice.best.time_us if self.choice is not None else self.time_us
 
-#: First NCCL release that keeps LL128 on a NIC reached through a Grace CPU's NVLink-C2C
-#: (its ``P2C`` path type and ``NCCL_LL128_C2C=1``; src/graph/tuning.cc of v2.27.3).
-LL128_OVER_C2C_SINCE = (2, 27, 0)
+    @property
+    def best_algorithm(self) -> tuple[str, ...]:
+        """The fastest pick's ``algorithm/protocol`` per size."""
+        return self.choice.best.labels if self.choice is not None else self.algorithm
 
 
 def parse_library_version(text: object) -> tuple[int, int, int] | None:
@@ -119,63 +133,24 @@ def parse_library_version(text: object) -> tuple[int, int, int] | None:
 
 
 def nic_path(group) -> str:  # type: ignore[no-untyped-def]
-    """How a GPU of the group reaches its NIC, in NCCL's path classes.
-
-    Returns:
-        ``pci`` (through PCIe switches only: NCCL's PIX/PXB), ``c2c`` (through a CPU the GPU
-        joins over NVLink-C2C, a Grace: NCCL's P2C) or ``host`` (through a CPU's root
-        complex over PCIe: NCCL's PHB); ``pci`` without a NIC.
-    """
-    fabric = group.fabric
-    try:
-        links = group.router.to_leaf(int(group.ranks[0]))
-    except FabricError:
-        return "pci"
-    hops = fabric.link_dst[links[:-1]]
-    cpu = np.flatnonzero(fabric.dev_kind[hops] == DeviceKind.CPU)
-    if cpu.size == 0:
-        return "pci"
-    first = int(links[cpu[0]])  # the link into the CPU
-    return "c2c" if fabric.generations[int(fabric.link_gen[first])] == "nvlink-c2c" else "host"
-
-
-def ll128_over_network(group) -> bool:  # type: ignore[no-untyped-def]
-    """Whether NCCL keeps LL128 for a group whose traffic crosses the network.
-
-    NCCL enables LL128 only where it has been validated: on Hopper and newer for NIC paths
-    up to PXN (a PCIe switch, or PXN over NVLink), and since 2.27 through a Grace's
-    NVLink-C2C (P2C); a NIC on a CPU's root complex (PHB) disables it, as does a Grace's
-    NIC before 2.27 (src/graph/tuning.cc: ``typeInter <= PATH_PXB || (minCompCap >= 90
-    && typeInter <= PATH_PXN)`` in v2.23.4-v2.26.2, ``<= (LL128_C2C ? PATH_P2C :
-    PATH_PXN)`` from v2.27.3). An unknown release is taken as the current one.
-
-    Args:
-        group: A group spanning nodes.
-
-    Returns:
-        False when the GPU-to-NIC path disables LL128.
-    """
-    path = nic_path(group)
-    if path == "pci":
-        return True
-    if path == "host":
-        return False
-    version = group.library_version
-    return version is None or version >= LL128_OVER_C2C_SINCE
+    """How a GPU of the group reaches its NIC (``Group.nic_path``): ``pci``, ``c2c`` or
+    ``host``."""
+    return str(group.nic_path)
 
 
 def network_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
-    """``protocols`` minus those the network path cannot carry, when the group crosses
-    nodes: the NICs' transport (EFA's first generation, without in-order delivery, carries
-    only Simple) and LL128 where NCCL disables it for the GPU-to-NIC path
-    (``ll128_over_network``)."""
+    """``protocols`` minus those the NICs' transport cannot carry when the group crosses
+    nodes (EFA's first generation, without in-order delivery, carries only Simple).
+
+    Where NCCL merely leaves a protocol off by default (LL128 on GPU-to-NIC paths it has not
+    validated) the protocol stays priceable: NCCL's own rules decide its pick
+    (``fabricui.engine.nccl``), and forcing it is reported with a caution.
+    """
     if group.n_nodes < 2:
         return protocols
     allowed = group.fabric.net_protocols
     if allowed:
         protocols = tuple(p for p in protocols if p in allowed)
-    if "ll128" in protocols and not group.memo("ll128-network", lambda: ll128_over_network(group)):
-        protocols = tuple(p for p in protocols if p != "ll128")
     return protocols
 
 
@@ -196,19 +171,26 @@ def predict(
     algorithms: list[CollectiveAlgorithm],
     algo: str = "auto",
     protocols: tuple[str, ...] = PROTOCOLS,
+    nccl: NcclSettings | None = None,
 ) -> Prediction:
-    """Predict a collective on a group for every size, choosing the fastest algorithm.
+    """Predict a collective on a group for every size: NCCL's pick and the fastest one.
+
+    Every candidate (algorithm, protocol) is priced with the engine's physical model; NCCL's
+    tuner (``fabricui.engine.nccl``) says which of them NCCL runs.
 
     Args:
         group: The ``Group`` of ranks.
         op: Collective name (``OPS``).
         size_bytes: (n_sizes,) sizes [bytes], nccl-tests convention.
         algorithms: Candidate algorithms (core and plugin ones).
-        algo: ``auto`` or one algorithm name.
+        algo: ``auto`` (NCCL chooses), or one algorithm name (as ``NCCL_ALGO`` would force;
+            NCCL still chooses the protocol).
         protocols: Protocols allowed.
+        nccl: NCCL release and environment (default: the group's ``library_version``, or
+            the newest release modelled, and its ``nccl_env``).
 
     Returns:
-        Per-size time and the algorithm/protocol chosen.
+        Per-size time of the pick a job runs, and both picks (``Prediction.choice``).
 
     Raises:
         EngineError: Unknown op or algorithm, or none applies.
@@ -231,7 +213,8 @@ def predict(
     if not usable:
         names = ", ".join(a.name for a in candidates) or "none"
         raise EngineError(f"no algorithm can run {op} on this group (tried: {names})")
-    times, labels, skipped = [], [], []
+    physical: dict[tuple[str, str], FloatArray] = {}
+    skipped = []
     for alg in usable:
         for proto in alg.protocols:
             if proto not in protocols:
@@ -243,18 +226,19 @@ def predict(
                 # the other algorithms still price the collective.
                 skipped.append(exc.message)
                 break
-            times.append(t)
-            labels.append(f"{alg.name}/{proto}")
-    if not times and skipped:
+            if np.isfinite(t).any():
+                physical[(alg.name, proto)] = np.broadcast_to(t, sizes.shape).astype(np.float64)
+    if not physical and skipped:
         raise EngineError(f"no algorithm could run {op}: {skipped[0]}")
-    if not times:
+    if not physical:
         raise EngineError(f"no protocol of {', '.join(a.name for a in usable)} is allowed")
-    table = np.vstack(times)
-    best = np.argmin(table, axis=0)
+    settings = nccl or NcclSettings.of(group.library_version, group.nccl_env)
+    choice = choose(group, op, sizes, physical, settings, forced=None if algo == "auto" else algo)
     return Prediction(
         op=op,
         nranks=group.n,
         size_bytes=sizes,
-        time_us=table[best, np.arange(sizes.shape[0])],
-        algorithm=tuple(labels[i] for i in best),
+        time_us=choice.nccl.time_us,
+        algorithm=choice.nccl.labels,
+        choice=choice,
     )

@@ -20,18 +20,22 @@ class ModelConstants:
     single_process_us_per_gpu: float = 2.5
     """Extra launch cost per GPU when one process drives every GPU of a node [us]."""
     base_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 2.5, "ll128": 1.2, "simple": 15.0}
+        default_factory=lambda: {"ll": 2.5, "ll128": 14.0, "simple": 15.0}
     )
-    """Per-call setup of each protocol [us]."""
+    """Per-call setup of each protocol [us]. LL128's is NCCL's own (src/graph/tuning.cc
+    ``baseLat``, 14 us since 2.18): the measured runs do not pin it down, because NCCL picks
+    LL128 only where bandwidth dominates."""
     step_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 0.34, "ll128": 6.4, "simple": 5.5}
+        default_factory=lambda: {"ll": 0.34, "ll128": 1.9, "simple": 5.5}
     )
     """Synchronisation cost of one algorithm step within a node, per protocol [us]
-    (added to the routed path's latency)."""
+    (added to the routed path's latency). LL128's is NCCL's NVLink ring hop (1.9 us,
+    ``hwLat``), for the same reason as its base."""
     net_step_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 3.0, "ll128": 25.0, "simple": 17.4}
+        default_factory=lambda: {"ll": 3.0, "ll128": 8.5, "simple": 17.4}
     )
-    """Cost of one step that crosses the network, per protocol, beyond the path latency [us]."""
+    """Cost of one step that crosses the network, per protocol, beyond the path latency [us].
+    LL128's is NCCL's network tree hop (8.5 us, ``hwLat``)."""
     protocol_efficiency: dict[str, float] = field(
         default_factory=lambda: {"ll": 0.5, "ll128": 0.92, "simple": 1.0}
     )
@@ -85,7 +89,8 @@ class ModelConstants:
     [bytes]. Not fitted."""
     pipeline_fill_us: float = 129.0
     """Time the Simple protocol spends filling and draining its pipeline of chunks before
-    the bandwidth term applies (once per call) [us]."""
+    the bandwidth term applies, once per call, when its steps cross the network (NVLS: on
+    an 8-GPU domain) [us]; smaller messages fill it in proportion."""
     pcie_no_p2p_efficiency: float = 0.3
     """Staging through host memory when both directions stage at once (all-reduce,
     all-gather, all-to-all): the copies in and out of pinned host memory contend; one-way

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,6 +181,7 @@ def evaluate_collective(
     single_process: bool = False,
     router: Router | None = None,
     library_version: tuple[int, int, int] | None = None,
+    nccl_env: Mapping[str, str] | None = None,
 ) -> Prediction:
     """Predict a collective on a fabric.
 
@@ -195,10 +196,12 @@ def evaluate_collective(
         single_process: One process drives every GPU of a node.
         router: A router to share.
         library_version: NCCL release of the run (``(2, 23, 4)``) for defaults that changed
-            between releases (``parse_library_version``); None: the current release.
+            between releases (``parse_library_version``); None: the newest release modelled.
+        nccl_env: The run's NCCL environment (``NCCL_ALGO``, ``NCCL_PROTO``, channel bounds
+            ...), read as NCCL reads it.
 
     Returns:
-        Per-size prediction.
+        Per-size prediction: NCCL's pick (``time_us``) and the best pick (``choice``).
     """
     group = Group(
         fabric,
@@ -206,5 +209,6 @@ def evaluate_collective(
         router=router,
         single_process=single_process,
         library_version=library_version,
+        nccl_env=nccl_env,
     )
     return predict(group, op, size_bytes, algorithms or algorithms_for_env(), algo=algo)

@@ -9,6 +9,7 @@ therefore slows a collective without any special case.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy.typing as npt
 
 from fabricui.engine.bulk import BulkRouter, bulk_router
 from fabricui.engine.routing import Router
-from fabricui.errors import EngineError
+from fabricui.errors import EngineError, FabricError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
 
 #: GPU architectures ordered by generation (index used for per-architecture constants).
@@ -46,6 +47,8 @@ class Group:
         library_version: Version of the collective library that runs the group (NCCL's
             ``(2, 23, 4)``), for the defaults that changed between releases; None for the
             current release.
+        nccl_env: The run's NCCL environment (``NCCL_MAX_NCHANNELS`` ... change the
+            channels NCCL builds), or None.
 
     Raises:
         EngineError: Empty group, duplicates or out-of-range ranks.
@@ -58,6 +61,7 @@ class Group:
         router: Router | None = None,
         single_process: bool = False,
         library_version: tuple[int, int, int] | None = None,
+        nccl_env: Mapping[str, str] | None = None,
     ):
         ranks_arr = np.unique(np.asarray(ranks, dtype=np.int64))
         if ranks_arr.size == 0:
@@ -71,6 +75,8 @@ class Group:
         """True when one process drives every GPU of a node (slower launches)."""
         self.library_version = library_version
         """Collective library release (``(2, 23, 4)``), or None for the current one."""
+        self.nccl_env = dict(nccl_env or {})
+        """NCCL environment variables of the run (those that change its channels count)."""
         self._routes: dict[tuple[int, int], IntArray] = {}
         self._memo: dict[object, float] = {}
 
@@ -260,6 +266,34 @@ class Group:
                 np.concatenate([share_i, share_r]),
             )
         return src_r, dst_r, share_r
+
+    @cached_property
+    def nccl_channels(self) -> int:
+        """Collective channels NCCL builds for this group (its search's ring and tree
+        channels, doubled, and its extra rules; ``fabricui.engine.nccl.search``): each runs
+        its own pipeline of chunks."""
+        from fabricui.engine.nccl.picks import NcclSettings, nccl_graphs
+
+        settings = NcclSettings.of(self.library_version, self.nccl_env)
+        return nccl_graphs(self, settings)[1].channels
+
+    @cached_property
+    def nic_path(self) -> str:
+        """How a GPU of the group reaches its NIC, in NCCL's path classes: ``pci`` (through
+        PCIe switches only: NCCL's PIX/PXB), ``c2c`` (through a CPU the GPU joins over
+        NVLink-C2C, a Grace: NCCL's P2C) or ``host`` (through a CPU's root complex over
+        PCIe: NCCL's PHB); ``pci`` without a NIC."""
+        fabric = self.fabric
+        try:
+            links = self.router.to_leaf(int(self.ranks[0]))
+        except FabricError:
+            return "pci"
+        hops = fabric.link_dst[links[:-1]]
+        cpu = np.flatnonzero(fabric.dev_kind[hops] == DeviceKind.CPU)
+        if cpu.size == 0:
+            return "pci"
+        first = int(links[cpu[0]])  # the link into the CPU
+        return "c2c" if fabric.generations[int(fabric.link_gen[first])] == "nvlink-c2c" else "host"
 
     @cached_property
     def nics_per_node(self) -> int:

@@ -97,6 +97,29 @@ class Transport:
 
 
 @dataclass(frozen=True)
+class AlgoChoice:
+    """One collective NCCL logged its algorithm for (``NCCL_DEBUG_SUBSYS=TUNING``)."""
+
+    line: int
+    """Line number in the log."""
+    op: str | None
+    """Collective (``all_reduce`` ...), None when the line does not name it (2.21-2.22)."""
+    size_bytes: int
+    """Bytes as NCCL prints them: NCCL's whole buffer, except 2.26+ lines, which print one
+    rank's count times the type size (``per_rank``)."""
+    algorithm: str
+    """NCCL's algorithm (``ring``, ``tree``, ``nvls_tree``, ``collnet_direct``, ``pat`` ...)."""
+    protocol: str
+    """``ll``, ``ll128`` or ``simple``."""
+    time_us: float | None = None
+    """NCCL's own predicted time, when printed (2.21-2.25)."""
+    channels: int | None = None
+    """Channels used (``channel{Lo..Hi}``, 2.26+)."""
+    per_rank: bool = False
+    """The size is one rank's (2.26+ lines)."""
+
+
+@dataclass(frozen=True)
 class Message:
     """A WARN line or another line the doctor quotes."""
 
@@ -188,6 +211,13 @@ class NcclLog:
     """Rank -> the host that printed its init or connection lines."""
     rank_devs: dict[int, str] = field(default_factory=dict)
     """Rank -> its device as printed (nvmlDev/cudaDev, or an older NCCL's bus id)."""
+    choices: list[AlgoChoice] = field(default_factory=list)
+    """Algorithms NCCL logged choosing (``... Bytes -> Algo ... proto ...`` lines)."""
+    tuning: dict[tuple[str, str, str], tuple[float, float]] = field(default_factory=dict)
+    """NCCL's own model as rank 0 prints it (TUNING subsystem): (collective, algorithm,
+    protocol) -> (latency [us], algorithm bandwidth [GB/s])."""
+    tuning_block: tuple[str, ...] = ()
+    """Algorithms of the table block being read (parsing state)."""
 
     @property
     def network(self) -> str | None:
@@ -329,6 +359,37 @@ _ERROR_RETURN = re.compile(r"^([\w./-]+\.(?:cc|cu|h|c)):(\d{1,9}) -> (\d{1,9})")
 _COMM = re.compile(r"\brank (\d{1,9}) nR?ranks (\d{1,9})\b", re.IGNORECASE)
 _NODES = re.compile(r"\bnNodes (\d{1,9}) localRanks (\d{1,9})")
 _SYSTEM = re.compile(r"^=== System : max(?:Bw|Width) ")
+#: NCCL's tuning choice: ``4194304 Bytes -> Algo 1 proto 2 time 46.31`` (2.21-2.22),
+#: ``AllReduce: 4194304 Bytes -> Algo 1 proto 2 time 46.31`` (2.23-2.25), ``AllReduce:
+#: 4194304 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..15}`` (2.26+; src/enqueue.cc).
+_CHOICE = re.compile(
+    r"^(?:(?P<func>[A-Za-z]{1,20}): )?(?P<bytes>\d{1,20}) Bytes -> Algo (?P<algo>\w{1,20}) "
+    r"proto (?P<proto>\w{1,10})(?: time (?P<time>[\d.]{1,20}))?"
+    r"(?: channel\{Lo\.\.Hi\}=\{(?P<lo>\d{1,4})\.\.(?P<hi>\d{1,4})\})?"
+)
+#: A block header of NCCL's tuning table: ``Algorithm | Tree | Ring | CollNetDirect |``.
+_TUNING_HEADER = re.compile(r"^Algorithm\s*\|(.*)$")
+#: A row of it: ``AllReduce | 15.2/ 43.6 | 31.5/ 128.8 | ...`` (latency/bandwidth).
+_TUNING_ROW = re.compile(r"^(Broadcast|Reduce|AllGather|ReduceScatter|AllReduce)\s*\|(.*)$")
+_TUNING_CELL = re.compile(r"(-?[\d.]{1,12})\s*/\s*(-?[\d.]{1,12})")
+#: NCCL's table names of algorithms -> ours.
+_TABLE_ALGORITHMS = {
+    "tree": "tree",
+    "ring": "ring",
+    "collnetdirect": "collnet_direct",
+    "collnetchain": "collnet_chain",
+    "nvls": "nvls",
+    "nvlstree": "nvls_tree",
+    "pat": "pat",
+}
+#: NCCL's function names (``ncclFuncToString``) -> ours.
+_FUNCTIONS = {
+    "AllReduce": "all_reduce",
+    "AllGather": "all_gather",
+    "ReduceScatter": "reduce_scatter",
+    "Broadcast": "broadcast",
+    "Reduce": "reduce",
+}
 _GRAPH_NODE = re.compile(r"^(?:\+ \w+\[[\d.]+\] - )?(?:CPU|GPU|NVS|NIC|NET|PCI)/[0-9A-Fa-f]+")
 _GPU_NAME = re.compile(
     r"\b(A100|A800|H100|H800|H20|H200|B200|B300|GB200|GB300|GH200|L40S?|V100|A10G?|T4)\b"
@@ -417,6 +478,57 @@ def _ib_device(match: re.Match[str], position: int, vnic: int | None) -> IbDevic
         link_layer=match.group(4),
         sharp=bool(match.group(5)),
         vnic=vnic,
+    )
+
+
+def _tuning_line(log: NcclLog, msg: str) -> bool:
+    """Record a line of NCCL's tuning table; True when it is one."""
+    header = _TUNING_HEADER.match(msg)
+    if header:
+        names = [n.strip().lower() for n in header.group(1).split("|")]
+        log.tuning_block = tuple(_TABLE_ALGORITHMS.get(n, "") for n in names if n)
+        return True
+    row = _TUNING_ROW.match(msg) if log.tuning_block else None
+    if not row:
+        return False
+    from fabricui.engine.nccl.releases import PROTOCOLS
+
+    op = _FUNCTIONS[row.group(1)]
+    cells = _TUNING_CELL.findall(row.group(2))
+    for i, (lat, bw) in enumerate(cells):
+        block, p = divmod(i, len(PROTOCOLS))
+        if block < len(log.tuning_block) and log.tuning_block[block]:
+            key = (op, log.tuning_block[block], PROTOCOLS[p])
+            log.tuning[key] = (float(lat), float(bw))
+    return True
+
+
+def _algo_choice(number: int, match: re.Match[str]) -> AlgoChoice | None:
+    """The choice a ``Bytes -> Algo`` line records, None for an index NCCL never used."""
+    from fabricui.engine.nccl.releases import ALGORITHMS, PROTOCOLS
+
+    algo, proto = match.group("algo"), match.group("proto")
+    if algo.isdecimal() and proto.isdecimal():
+        a, p = int(algo), int(proto)
+        if a >= len(ALGORITHMS) or p >= len(PROTOCOLS):
+            return None
+        algorithm, protocol = ALGORITHMS[a], PROTOCOLS[p]
+        per_rank = False
+    else:
+        algorithm, protocol = algo.lower(), proto.lower()
+        if algorithm not in ALGORITHMS or protocol not in PROTOCOLS:
+            return None
+        per_rank = True
+    lo, hi = match.group("lo"), match.group("hi")
+    return AlgoChoice(
+        line=number,
+        op=_FUNCTIONS.get(match.group("func") or ""),
+        size_bytes=int(match.group("bytes")),
+        algorithm=algorithm,
+        protocol=protocol,
+        time_us=float(match.group("time")) if match.group("time") else None,
+        channels=int(hi) - int(lo) + 1 if lo is not None and hi is not None else None,
+        per_rank=per_rank,
     )
 
 
@@ -575,6 +687,14 @@ def _parse_message(
         if host:
             log.rank_hosts.setdefault(rank, host)
         return True
+    if _tuning_line(log, msg):
+        return True
+    choice = _CHOICE.match(msg) if "Bytes -> Algo" in msg else None
+    if choice:
+        recorded = _algo_choice(number, choice)
+        if recorded is not None:
+            log.choices.append(recorded)
+            return True
     env = _ENV.match(msg)
     if env:
         value = env.group(2).rstrip()

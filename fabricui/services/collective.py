@@ -3,7 +3,7 @@ size with every loaded algorithm, and the textbook bandwidth-only bound."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
+    from fabricui.importers.nccl_tests import ResultRun
     from fabricui.plugins import PluginHost
     from fabricui.services.jobs import JobPlacement
 
@@ -34,12 +35,23 @@ class CollectiveResult:
     nranks: int
     """Ranks in the group."""
     rows: tuple[dict[str, Any], ...]
-    """Per size: ``size_bytes``, ``algorithm``, ``time_us``, ``algbw_GBps``, ``busbw_GBps``."""
+    """Per size: ``size_bytes``, ``algorithm``, ``time_us``, ``algbw_GBps``, ``busbw_GBps``
+    (NCCL's pick: what a job runs), ``nccl_pick`` and ``best_pick`` (each ``algorithm``,
+    ``protocol``, ``channels``, ``time_us``), ``gain`` (NCCL's pick's time over the best's,
+    minus one), ``env`` (the settings that force the best pick; empty when NCCL already
+    runs it) and ``caution``."""
     job: dict[str, Any] | None = None
     """Where the job ran (``JobPlacement.to_json``), when a job was placed."""
     packed: tuple[dict[str, Any], ...] = ()
     """The same rows for as many GPUs packed from rank 0 (the placement a scheduler
     would give an empty cluster), when a job was placed."""
+    library: str | None = None
+    """The library whose pick ``time_us`` reports (``NCCL 2.30.3``), None for the textbook
+    bound."""
+    nccl_env: tuple[tuple[str, str], ...] = ()
+    """The NCCL environment the prediction honoured."""
+    nccl_nodes: int = 0
+    """NCCL's nodes in the group: its scale-up domains (for the tuner file)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui collective --json`` object (``job`` and ``packed_rows`` when a
@@ -48,6 +60,8 @@ class CollectiveResult:
             "op": self.op,
             "topology": self.topology,
             "nranks": self.nranks,
+            "library": self.library,
+            "nccl_env": dict(self.nccl_env),
             "rows": list(self.rows),
         }
         if self.job is not None:
@@ -92,23 +106,58 @@ def group_ranks(
 
 
 def prediction_rows(prediction: Prediction) -> tuple[dict[str, Any], ...]:
-    """One JSON-ready row per size of a prediction."""
-    return tuple(
-        {
-            "size_bytes": int(size),
-            "algorithm": algo,
-            "time_us": float(t),
-            "algbw_GBps": float(alg),
-            "busbw_GBps": float(bus),
-        }
-        for size, algo, t, alg, bus in zip(
+    """One JSON-ready row per size of a prediction: NCCL's pick (the nccl-tests figures)
+    and, beside it, the best pick and how to force it."""
+    choice = prediction.choice
+    rows = []
+    for i, (size, algo, t, alg, bus) in enumerate(
+        zip(
             prediction.size_bytes,
             prediction.algorithm,
             prediction.time_us,
             prediction.algbw_GBps,
             prediction.busbw_GBps,
         )
-    )
+    ):
+        row: dict[str, Any] = {
+            "size_bytes": int(size),
+            "algorithm": algo,
+            "time_us": float(t),
+            "algbw_GBps": float(alg),
+            "busbw_GBps": float(bus),
+        }
+        if choice is not None:
+            best_us = float(choice.best.time_us[i])
+            row["nccl_pick"] = choice.nccl.row(i)
+            row["best_pick"] = choice.best.row(i)
+            row["gain"] = float(t) / best_us - 1.0 if best_us > 0 else 0.0
+            row["env"] = dict(choice.env[i])
+            row["caution"] = choice.caution[i] or None
+        rows.append(row)
+    return tuple(rows)
+
+
+def nccl_environment(settings: Iterable[str] = (), inherit: bool = True) -> dict[str, str]:
+    """The NCCL environment of a job: ``NCCL_*`` variables of this process (a job started
+    from this shell inherits them), then ``KEY=VALUE`` settings over them.
+
+    Args:
+        settings: ``NCCL_ALGO=ring`` ... (``--env``).
+        inherit: Read this process's ``NCCL_*`` variables first.
+
+    Raises:
+        ConfigError: A setting that is not ``NCCL_NAME=value``.
+    """
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k.startswith("NCCL_")} if inherit else {}
+    for setting in settings:
+        name, sep, value = setting.partition("=")
+        name = name.strip()
+        if not sep or not name.startswith("NCCL_") or not name[5:].replace("_", "").isalnum():
+            raise ConfigError(f"--env {setting!r}: give NCCL_NAME=value, e.g. NCCL_ALGO=ring")
+        env[name] = value.strip()
+    return env
 
 
 #: Phases ``predict_collective`` reports (one more with ``--hosts``: the packed job).
@@ -128,9 +177,13 @@ def predict_collective(
         FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
     """
     from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.engine.nccl import release_for
     from fabricui.services import admission
     from fabricui.services.session import collective_algorithms, load_fabric
 
+    release_for(request.nccl_version)  # an unknown or too old release: one clear error
+    version = None if request.nccl_version is None else _version_of(request.nccl_version)
+    nccl_env = dict(request.nccl_env)
     progress.phase("building the fabric")
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
@@ -148,17 +201,47 @@ def predict_collective(
             ranks=group,
             algorithms=algorithms,
             algo=request.algo,
+            library_version=version,
+            nccl_env=nccl_env,
         )
+        libraries.append(prediction.choice.library if prediction.choice else None)
         return prediction_rows(prediction)
 
-    if job is None:
-        return CollectiveResult(request.op, fabric.spec.id, int(len(ranks)), rows_of(ranks))
+    libraries: list[str | None] = []
     import numpy as np
 
+    domains = int(np.unique(np.asarray(ranks) // fabric.gpus_per_domain).shape[0])
+    if job is None:
+        rows = rows_of(ranks)
+        return CollectiveResult(
+            request.op,
+            fabric.spec.id,
+            int(len(ranks)),
+            rows,
+            library=libraries[0],
+            nccl_env=request.nccl_env,
+            nccl_nodes=domains,
+        )
+    rows = rows_of(ranks)
     packed = rows_of(np.arange(len(ranks), dtype=np.int64))
     return CollectiveResult(
-        request.op, fabric.spec.id, int(len(ranks)), rows_of(ranks), job.to_json(), packed
+        request.op,
+        fabric.spec.id,
+        int(len(ranks)),
+        rows,
+        job.to_json(),
+        packed,
+        library=libraries[0],
+        nccl_env=request.nccl_env,
+        nccl_nodes=domains,
     )
+
+
+def _version_of(text: str) -> tuple[int, int, int]:
+    """``2.21`` -> (2, 21, 99): the newest patch of that line (validated by release_for)."""
+    from fabricui.engine.nccl.releases import parse_version
+
+    return parse_version(text) or (0, 0, 0)
 
 
 def job_of(fabric: Fabric, hosts: str | None) -> JobPlacement | None:
@@ -206,3 +289,142 @@ def ideal_collective(
         for s, t, a in zip(sizes, times, alg)
     )
     return CollectiveResult(op, None, nranks, rows)
+
+
+def parse_nccl_settings(text: str) -> tuple[str | None, dict[str, str]]:
+    """The NCCL release and settings of ``2.21 NCCL_ALGO=ring NCCL_PROTO=^LL128``: an
+    optional version first, then ``NCCL_NAME=value`` words (the explorer's NCCL prompt).
+
+    Raises:
+        FabricError: An unknown or too old version, or a word that is not a setting.
+    """
+    from fabricui.engine.nccl import release_for
+    from fabricui.engine.nccl.env import read_env
+
+    words = text.split()
+    version = None
+    if words and "=" not in words[0]:
+        version = words.pop(0)
+        release_for(version)
+    env = nccl_environment(words, inherit=False)
+    read_env(env)
+    return version, env
+
+
+def measured_run(value: str, op: str | None = None) -> ResultRun:
+    """An nccl-tests run from a file path or from the output itself (pasted).
+
+    Args:
+        value: A path, or the output's text.
+        op: Prefer the run of this collective when the output holds several.
+
+    Returns:
+        The run (its rows, ranks and collective when the output says them).
+
+    Raises:
+        FabricError: No nccl-tests table in the file or the text (or no such file).
+    """
+    from pathlib import Path
+
+    from fabricui.importers.nccl_tests import parse_nccl_tests, read_results
+
+    text = value.strip()
+    if "\n" not in text and text and not text.lstrip().startswith("#"):
+        runs = read_results(Path(text).expanduser(), op)
+    else:
+        runs = parse_nccl_tests(value, "pasted output")
+    if not runs:
+        raise ConfigError("no nccl-tests table in it: paste the output of all_reduce_perf ...")
+    return next((r for r in runs if r.op == op), runs[0])
+
+
+def measured_errors(
+    size_bytes: Sequence[float], time_us: Sequence[float], run: ResultRun
+) -> dict[int, tuple[float, float]]:
+    """Size -> (measured time [us], t_pred / t_meas - 1) for the sizes both have."""
+    measured = {int(r.size_bytes): float(r.time_us) for r in run.rows if r.time_us > 0}
+    out = {}
+    for size, t in zip(size_bytes, time_us):
+        meas = measured.get(int(size))
+        if meas:
+            out[int(size)] = (meas, float(t) / meas - 1.0)
+    return out
+
+
+#: A better pick goes into the tuner file when it saves at least this share of NCCL's time.
+TUNER_MARGIN = 0.05
+#: NCCL's function names as the example tuner plugin's CSV spells them.
+TUNER_FUNCTIONS = {
+    "all_reduce": "allreduce",
+    "all_gather": "allgather",
+    "reduce_scatter": "reducescatter",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+}
+
+
+def tuner_config(
+    result: CollectiveResult, nodes: int, margin: float = TUNER_MARGIN
+) -> tuple[str, int]:
+    """A configuration for NCCL's example tuner plugin with the best picks that beat NCCL's
+    by ``margin`` or more.
+
+    The plugin (plugins/tuner/example in NVIDIA/nccl, read through ``NCCL_TUNER_CONFIG_FILE``)
+    takes ``collective,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,
+    numPipeOps,regBuff`` lines; each predicted size covers the sizes from halfway (in
+    log scale) to its neighbours (as far beyond the first and the last), neighbours with
+    the same best pick share one line, and
+    channels stay NCCL's (-1). Sizes not listed keep NCCL's own choice.
+
+    Args:
+        result: A ``predict_collective`` result with both picks per size.
+        nodes: NCCL's node count of the group (the line matches only that many).
+        margin: Least saving, as a share of NCCL's time.
+
+    Returns:
+        The file's text and the number of lines with a pick.
+
+    Raises:
+        ConfigError: The collective has no tuner (point-to-point) or no picks.
+    """
+    function = TUNER_FUNCTIONS.get(result.op)
+    if function is None:
+        raise ConfigError(
+            f"--tuner: NCCL's tuner chooses for {', '.join(TUNER_FUNCTIONS)}, not {result.op}"
+        )
+    from fabricui.engine.nccl.picks import NCCL_ALGORITHM
+
+    rows = sorted(result.rows, key=lambda r: r["size_bytes"])
+    sizes = [r["size_bytes"] for r in rows]
+    # Edges: as far beyond the first and last size as halfway to their neighbour.
+    ratio = [sizes[1] / sizes[0], sizes[-1] / sizes[-2]] if len(sizes) > 1 else [1.0, 1.0]
+    bounds = [int(sizes[0] / ratio[0] ** 0.5)]
+    for a, b in zip(sizes, sizes[1:]):
+        bounds.append(int((a * b) ** 0.5) + 1)
+    bounds.append(int(sizes[-1] * ratio[1] ** 0.5) + 1)
+    lines = [
+        "# NCCL example tuner plugin configuration written by fabricui (fabricui collective "
+        f"{result.op} -t {result.topology} ... --tuner)",
+        f"# {result.library}: sizes whose best pick beats NCCL's own by {100 * margin:.0f}% "
+        "or more; other sizes keep NCCL's choice",
+        "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,"
+        "numPipeOps,regBuff",
+    ]
+    picks: list[tuple[int, int, str, str]] = []
+    for i, row in enumerate(rows):
+        best = row.get("best_pick")
+        if not best or not row.get("env") or row.get("gain", 0.0) < margin:
+            continue
+        algorithm = NCCL_ALGORITHM.get(best["algorithm"])
+        if algorithm is None:
+            continue
+        lo, hi = bounds[i], bounds[i + 1] - 1
+        if picks and picks[-1][2:] == (algorithm, best["protocol"]) and picks[-1][1] + 1 == lo:
+            picks[-1] = (picks[-1][0], hi, algorithm, best["protocol"])
+        else:
+            picks.append((lo, hi, algorithm, best["protocol"]))
+    for lo, hi, algorithm, protocol in picks:
+        lines.append(
+            f"{function},{lo},{hi},{algorithm},{protocol},-1,{nodes},{result.nranks},-1,-1"
+        )
+    return "\n".join(lines) + "\n", len(picks)

@@ -44,11 +44,16 @@ class CollectiveRequest:
     gpus: int | None = None
     """The first N GPUs instead of a named group."""
     algo: str = "auto"
-    """``auto`` (the fastest per size) or an algorithm name."""
+    """``auto`` (NCCL's own pick per size, the fastest beside it) or an algorithm name
+    (forced, as ``NCCL_ALGO`` would)."""
     hosts: str | None = None
     """A job's hosts on an imported cluster (Slurm hostlist): the group is the job's GPUs,
     compared with the same count packed (default ``$SLURM_JOB_NODELIST`` on such a
     cluster)."""
+    nccl_version: str | None = None
+    """NCCL release whose tuner is modelled (``2.21``; default: the newest modelled)."""
+    nccl_env: tuple[tuple[str, str], ...] = ()
+    """NCCL environment of the job (``NCCL_ALGO``, ``NCCL_PROTO``, channel bounds ...)."""
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from fabricui.errors import ConfigError
 from fabricui.importers.common import component_labels
 from fabricui.services.doctor import SEVERITIES, Finding
+from fabricui.services.doctor_algorithms import ALGORITHM_CODES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,6 +49,7 @@ FABRIC_CODES: dict[str, str] = {
     "pxn-absent": "cross-rail traffic that PXN would keep on one rail goes over the spines",
     "cross-rail-traffic": "a connection leaves on one rail and arrives on another",
     "channels-below-nics": "fewer channels than the job's nodes have NICs: some NICs idle",
+    **ALGORITHM_CODES,
 }
 #: Network tiers by the highest switch a route enters (0: within a scale-up domain).
 _TIER_NAMES = ("domain", "leaf", "spine", "core")
@@ -93,6 +95,8 @@ class FabricCheck:
     and to the core."""
     nic_map: dict[int, int] = field(default_factory=dict)
     """NCCL's NIC index -> the fabric's NIC index used."""
+    choices: list[Any] = field(default_factory=list)
+    """The algorithms the log shows NCCL choosing, priced (``doctor_algorithms``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabric`` object of ``fabricui doctor --json``."""
@@ -104,6 +108,7 @@ class FabricCheck:
             "assumptions": list(self.placement.assumptions),
             "rings": self.rings,
             "nic_map": {str(k): v for k, v in sorted(self.nic_map.items())},
+            "algorithm_choices": [c.to_json() for c in self.choices],
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -702,6 +707,8 @@ def compare(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> Fab
     if nic_map is not None and fabric.spec.net is not None:
         findings += _nic_findings(log, fabric, placement, nic_map)
     findings += _channel_findings(log, fabric, placement)
+    algorithm_findings, choices = _algorithm_check(log, fabric, placement)
+    findings += algorithm_findings
     order = {s: i for i, s in enumerate(SEVERITIES)}
     findings.sort(key=lambda f: (order[f.severity], f.code))
     return FabricCheck(
@@ -710,4 +717,28 @@ def compare(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> Fab
         findings=findings,
         rings=rings,
         nic_map=dict(nic_map or {}),
+        choices=choices,
     )
+
+
+def _algorithm_check(log: NcclLog, fabric: Fabric, placement: LogPlacement):  # type: ignore[no-untyped-def]
+    """The algorithms the log shows NCCL choosing, against the best picks on this fabric:
+    on the placed ranks when the log shows every rank, else on the first ``nranks`` GPUs."""
+    from fabricui.services.doctor_algorithms import check_choices
+    from fabricui.services.session import collective_algorithms
+
+    if not log.choices:
+        return [], []
+    ranks = sorted(set(placement.gpu_of.values()))
+    if log.nranks and len(ranks) != log.nranks:
+        ranks = list(range(min(log.nranks, fabric.n_gpus)))
+        placement.assumptions.append(
+            f"the algorithm check prices the log's choices on GPUs 0..{len(ranks) - 1}"
+        )
+    elif not ranks:
+        ranks = list(range(fabric.n_gpus))
+        placement.assumptions.append(
+            "the log does not say its ranks: the algorithm check prices its choices on every "
+            f"GPU of {fabric.spec.id}"
+        )
+    return check_choices(log, fabric, ranks, collective_algorithms())

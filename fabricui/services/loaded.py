@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -251,11 +251,20 @@ class LoadedFabric:
 
         return group_ranks(self.fabric, group)
 
-    def collective(self, op: str, group: str, sizes: Sequence[int]) -> Prediction:
-        """Predict ``op`` on a named group for each size (``evaluate_collective``).
+    def collective(
+        self,
+        op: str,
+        group: str,
+        sizes: Sequence[int],
+        nccl_version: tuple[int, int, int] | None = None,
+        nccl_env: Mapping[str, str] | None = None,
+    ) -> Prediction:
+        """Predict ``op`` on a named group for each size (``evaluate_collective``): NCCL's
+        pick for ``nccl_version`` (default the newest modelled) and ``nccl_env``, the
+        fastest beside it.
 
         Raises:
-            EngineError: The group has one rank, or no algorithm applies.
+            EngineError: The group has one rank, no algorithm applies, or a bad setting.
         """
         from fabricui.engine.evaluate import evaluate_collective
         from fabricui.errors import EngineError
@@ -275,6 +284,8 @@ class LoadedFabric:
                 ranks=ranks,
                 algorithms=self.algorithms(),
                 router=self.router,
+                library_version=nccl_version,
+                nccl_env=nccl_env,
             )
 
     def pyramid(self) -> list[Tier]:

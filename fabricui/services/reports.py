@@ -292,31 +292,56 @@ def _collectives_report(
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sizes") if ":" in text else [parse_size(text)]
     prediction = data.collective(op, group, sizes)
-    rows = tuple(
-        (
-            format_bytes(float(s)),
-            format_time_us(float(t)),
-            f"{a:.2f}",
-            f"{b:.2f}",
-            str(algo),
-        )
-        for s, t, a, b, algo in zip(
+    choice = prediction.choice
+    rows = []
+    notes: list[str] = []
+    for i, (s, t, a, b, algo) in enumerate(
+        zip(
             prediction.size_bytes,
             prediction.time_us,
             prediction.algbw_GBps,
             prediction.busbw_GBps,
             prediction.algorithm,
         )
-    )
+    ):
+        best, gain = "", ""
+        if choice is not None:
+            if choice.env[i]:
+                best = f"{choice.best.labels[i]} in {format_time_us(float(choice.best.time_us[i]))}"
+                gain = f"{100 * (float(t) / float(choice.best.time_us[i]) - 1):.0f}%"
+                setting = " ".join(f"{k}={v}" for k, v in choice.env[i].items())
+                caution = f" (caution: {choice.caution[i]})" if choice.caution[i] else ""
+                notes.append(f"- {format_bytes(float(s))}: {setting}{caution}")
+            else:
+                best = "same"
+        rows.append(
+            (format_bytes(float(s)), format_time_us(float(t)), f"{a:.2f}", f"{b:.2f}", str(algo))
+            + ((best, gain) if choice is not None else ())
+        )
     n = len(data.group_ranks(group))
+    library = choice.library if choice is not None else "the library"
+    header: tuple[str, ...] = ("size", "time", "algbw GB/s", "busbw GB/s", "algorithm")
+    if choice is not None:
+        header = (
+            "size",
+            "time",
+            "algbw GB/s",
+            "busbw GB/s",
+            f"{library}'s pick",
+            "best pick",
+            "gain",
+        )
     table = Table(
-        f"{op} on {group} ({n} GPUs), nccl-tests' definitions",
-        ("size", "time", "algbw GB/s", "busbw GB/s", "algorithm"),
-        rows,
-        frozenset({0, 1, 2, 3}),
+        f"{op} on {group} ({n} GPUs), nccl-tests' definitions: what {library} runs, and the "
+        "fastest pick it could run",
+        header,
+        tuple(rows),
+        frozenset({0, 1, 2, 3, 6} if choice is not None else {0, 1, 2, 3}),
     )
+    if notes:
+        notes = ["Settings that make NCCL run the best pick, per size:", *notes]
     links = list(data.fabric.generations)
-    return [table], [], links, {}
+    return [table], notes, links, {}
 
 
 def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:

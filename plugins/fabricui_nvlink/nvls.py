@@ -70,13 +70,39 @@ def _nvls_ok(group: Group) -> bool:
     )
 
 
+#: NVLink SHARP's efficiency on its port traffic, Hopper and Blackwell: NCCL's own
+#: ``nvlsEfficiency`` (src/graph/tuning.cc, v2.28.3-1 onwards: 0.85 and 0.74).
+NVLS_PORT_EFFICIENCY = (0.85, 0.74)
+
+
+def nvls_allreduce_factor(group: Group) -> float:
+    """NVLS all-reduce bus bandwidth over the NVLink port capacity.
+
+    Each GPU's port carries its whole buffer up once (the switch reduces every slice as it
+    reads it, ``multimem.ld_reduce``) and its reduced slice of ``1/p`` up, and takes the
+    ``p`` reduced slices multicast back down: ``1 + 1/p`` of the message each way for ``p``
+    GPUs in the domain, at NCCL's NVLS efficiency; the switch's reduction caps the bus
+    bandwidth at ``nvls_allreduce_speedup`` times the port (measured from 8 to 72 GPUs).
+    On 2, 4 and 6 GPUs of a Hopper box this gives 0.57, 1.02 and 1.21 times the port, as
+    NCCL 2.29 measures there (207, 376 and 443 GB/s: waynehacking8/nccl-collectives-bench,
+    results/scaling_attributed/report.md); the cap binds from 8.
+
+    Notes:
+        ``min(eff * (2 (n - 1) / n) / (1 + 1 / p), speedup)``, ``n`` ranks in the group.
+    """
+    arch = min(group.arch_index, 3) - MIN_ARCH_INDEX
+    n, p = group.n, max(group.ppn, 1)
+    traffic = NVLS_PORT_EFFICIENCY[arch] * (2.0 * (n - 1) / n) / (1.0 + 1.0 / p)
+    return min(traffic, DEFAULT.nvls_allreduce_speedup[arch])
+
+
 def _intra_spb(group: Group, op: str) -> float:
     """Microseconds per message byte of the NVLS stage (all-reduce: the group's bus factor
-    at ``nvls_allreduce_speedup`` times the port; others: the domain's share)."""
+    at ``nvls_allreduce_factor`` times the port; others: the domain's share)."""
     arch = min(group.arch_index, 3) - MIN_ARCH_INDEX
     if op == "all_reduce":
         volume = 2.0 * (group.n - 1) / group.n
-        return group.switch_port_spb(volume) / DEFAULT.nvls_allreduce_speedup[arch]
+        return group.switch_port_spb(volume) / nvls_allreduce_factor(group)
     n = group.ppn
     return group.switch_port_spb((n - 1) / n) / DEFAULT.nvls_efficiency[arch]
 
@@ -85,31 +111,67 @@ def _intra_spb(group: Group, op: str) -> float:
 REFERENCE_HEADS = 8
 
 
-def nvls_fixed_us(group: Group, size_bytes: FloatArray, heads: int) -> FloatArray:
+#: NCCL's NVLS chunk (NCCL_NVLS_CHUNKSIZE, 128 KiB in src/transport/nvls.cc, 2.18-2.30).
+NVLS_CHUNK_BYTES = 128 * 1024
+
+
+def nvls_chunk_bytes(
+    size_bytes: FloatArray, channels: int, heads: int, tree: bool = False, n_nodes: int = 1
+) -> FloatArray:
+    """The chunk NCCL moves per NVLS step for each size [bytes].
+
+    NCCL shrinks the NVLS chunk (128 KiB) while a message holds few chunks for its
+    ``channels * heads`` concurrent operations (src/enqueue.cc, v2.18.1-1 to v2.30.7): NVLS
+    drops to 64 KiB under 64 chunks per operation, to 32 KiB under 8 and to 16 KiB under 2;
+    NVLS with trees between domains starts at 64 KiB from 4 nodes (128 KiB below) and drops
+    to 64 KiB under 4 chunks per operation and to 32 KiB under 1.
+    """
+    sizes = np.asarray(size_bytes, dtype=np.float64)
+    ops = float(max(1, channels) * max(1, heads))
+    chunk = np.full(sizes.shape, float(NVLS_CHUNK_BYTES))
+    if tree:
+        if n_nodes >= 4:
+            chunk[:] = 65536.0
+        rules = ((4.0, 65536.0), (1.0, 32768.0))
+    else:
+        rules = ((64.0, 65536.0), (8.0, 32768.0), (2.0, 16384.0))
+    for times, smaller in rules:
+        chunk = np.where((sizes < times * ops * chunk) & (chunk > smaller), smaller, chunk)
+    return chunk
+
+
+def nvls_fixed_us(
+    group: Group, size_bytes: FloatArray, heads: int, tree: bool = False
+) -> FloatArray:
     """NVLS setup plus the part of the pipeline fill a message of each size fills [us].
 
     Each channel reduces loops of ``heads`` chunks, one per head (``loopCount =
     nvls->nHeads * chunkSize`` in src/device/all_reduce.h), through a pipeline of scatter,
     in-switch reduction and multicast, and gather; the pipeline fills in a number of loops,
-    so its fill grows with the heads: the fill fitted on 8-GPU nodes (``pipeline_fill_us``)
-    times ``heads / 8``, filling with ``heads / 8`` times the data. A 72-GPU rack runs 32
-    heads (NCCL_MAX_NVLS_ARITY), four times an 8-GPU node's fill.
+    so its fill grows with the heads and with the chunk: the fill measured on 8-GPU nodes
+    at NVLS's full 128 KiB chunk (``pipeline_fill_us``) times ``heads / 8`` and times the
+    chunk NCCL sizes for the message over 128 KiB (``nvls_chunk_bytes``: 16 KiB to
+    128 KiB). A message fills it in proportion until every channel holds one chunk per
+    head. A 72-GPU rack runs 32 heads (NCCL_MAX_NVLS_ARITY), four times an 8-GPU node's
+    fill.
 
     Args:
         group: The group.
         size_bytes: (n_sizes,) message sizes [bytes].
         heads: NVLS heads per domain (``nvls_domain_heads``, ``nvls_heads``).
+        tree: NVLS with trees between domains (its chunk rules).
 
     Returns:
         (n_sizes,) fixed time [us].
 
     Notes:
-        ``NVLS_LATENCY_US + pipeline_fill_us * h * min(1, S / (chunk * channels * h))``,
-        ``h = heads / 8``, with the Simple protocol's chunk and NCCL's NVLS channel count.
+        ``NVLS_LATENCY_US + pipeline_fill_us * h / 8 * c / 128K * min(1, S / (c channels h))``
+        with NCCL's NVLS channel count and chunk ``c``.
     """
     channels = nvls_channels(group)
-    scale = heads / REFERENCE_HEADS
-    full = DEFAULT.chunk_bytes["simple"] * channels * scale
+    chunk = nvls_chunk_bytes(size_bytes, channels, heads, tree, group.n_nodes)
+    full = chunk * channels * heads
+    scale = heads / REFERENCE_HEADS * chunk / NVLS_CHUNK_BYTES
     return NVLS_LATENCY_US + DEFAULT.pipeline_fill_us * scale * np.minimum(1.0, size_bytes / full)
 
 
@@ -206,4 +268,4 @@ class NvlsTree(CollectiveAlgorithm):
         heads = min(nvls_heads(group), group.ppn)
         return alpha_beta(
             group, size_bytes, protocol, 0.0, net_steps, spb, pipelined=False
-        ) + nvls_fixed_us(group, size_bytes, heads)
+        ) + nvls_fixed_us(group, size_bytes, heads, tree=True)

@@ -267,8 +267,55 @@ def test_every_fabric_code_is_exercised(catalog, rails):
         "pxn-absent",
         "cross-rail-traffic",
         "channels-below-nics",
+        "nccl-pick-not-best",
+        "nccl-pick-unexpected",
     }
     assert {"error", "warning", "info"} <= set(SEVERITIES)
+
+
+#: NCCL 2.30.4's own choices on an 8x H200 node (rank 0's TUNING lines).
+H200_TUNING = (
+    Path(__file__).parents[1] / "data" / "nccl_tuning" / "h200_8gpu_nccl_2_30_4_tuning.log"
+)
+
+
+def test_algorithm_check_on_nccls_own_choices(run_cli):
+    """NCCL's logged choices on the machine they ran on are what the model of its tuner
+    picks: each is priced (logged, predicted and best pick per size) and none is unexpected."""
+    status, out, err = run_cli("doctor", str(H200_TUNING), "-t", "hgx-h200", "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    choices = data["fabric"]["algorithm_choices"]
+    assert [(c["size_bytes"], c["logged"]) for c in choices] == [
+        (4, "ring/ll"),
+        (4194304, "nvls/simple"),
+    ]
+    assert all(c["logged"] == c["predicted"] for c in choices)
+    assert all(c["best_us"] <= c["logged_us"] for c in choices)
+    codes = {f["code"] for f in data["findings"]}
+    assert "nccl-pick-unexpected" not in codes
+
+
+def test_algorithm_check_says_when_nccl_chose_slower(tmp_path, run_cli):
+    """A log whose 4 MiB all-reduce ran ring/LL128 (as under NCCL_PROTO=LL128): the doctor
+    says the model of NCCL's tuner picks NVLS there, that NVLS is faster by more than the
+    margin, and the settings that restore it."""
+    text = H200_TUNING.read_text(encoding="utf-8").replace(
+        "4194304 Bytes -> Algo NVLS proto SIMPLE", "4194304 Bytes -> Algo RING proto LL128"
+    )
+    log = tmp_path / "ring.log"
+    log.write_text(text, encoding="utf-8")
+    status, out, err = run_cli("doctor", str(log), "-t", "hgx-h200", "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    slow = next(c for c in data["fabric"]["algorithm_choices"] if c["size_bytes"] == 4194304)
+    assert (slow["logged"], slow["predicted"]) == ("ring/ll128", "nvls/simple")
+    assert slow["best"] == "nvls/simple" and slow["gain"] >= 0.10
+    assert slow["env"]["NCCL_ALGO"] == "allreduce:NVLS"
+    findings = {f["code"]: f for f in data["findings"]}
+    assert findings["nccl-pick-unexpected"]["severity"] == "info"
+    assert findings["nccl-pick-not-best"]["severity"] == "warning"
+    assert "NCCL_ALGO=allreduce:NVLS" in findings["nccl-pick-not-best"]["fix"]
 
 
 def test_cli_json_and_errors(tmp_path, run_cli):

@@ -116,7 +116,8 @@ def test_snapshot_cli_writes_text_and_never_overwrites(tmp_path, capsys):
 
 def test_snapshot_cli_writes_a_markdown_report(tmp_path):
     """-o FILE.md: a report (title, command, version, topology facts, a Markdown table of
-    the collective, sources) with the view's SVG beside it and linked."""
+    the collective with NCCL's pick and the best pick, sources) with the view's SVG beside
+    it and linked."""
     out = tmp_path / "collectives.md"
     args = ["collectives", "--sizes", "1G", "--size", "100x30", "-o", str(out)]
     assert snapshot_main(args) == 0
@@ -124,7 +125,9 @@ def test_snapshot_cli_writes_a_markdown_report(tmp_path):
     lines = text.splitlines()
     assert lines[0] == "# fabricui: Collectives · dgx-h100-pod"
     assert "fabricui snapshot collectives --sizes 1G -o report.md" in text
-    assert "| size | time | algbw GB/s | busbw GB/s | algorithm |" in text
+    assert (
+        "| size | time | algbw GB/s | busbw GB/s | NCCL 2.30.7's pick | best pick | gain |" in text
+    )
     assert any(line.startswith("| 1 GiB |") for line in lines)
     assert "![Collectives · dgx-h100-pod](collectives.svg)" in text
     assert "## Sources" in text and "<https://" in text

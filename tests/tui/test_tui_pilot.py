@@ -515,7 +515,7 @@ async def test_a_failing_view_computation_is_reported(app_factory, monkeypatch):
     from fabricui.errors import EngineError
     from fabricui.tui.data import FabricData
 
-    def fail(self, op, group, sizes):
+    def fail(self, op, group, sizes, **settings):
         raise EngineError("no route between n0.g0 and n1.g0")
 
     monkeypatch.setattr(FabricData, "collective", fail)
@@ -673,7 +673,8 @@ async def test_tables_filter_and_sort(app_factory):
         await pilot.press("slash", "n", "v", "l", "s", "enter")
         await pilot.pause()
         shown = [str(table.get_row_at(i)[4]) for i in range(table.row_count)]
-        assert 0 < len(shown) < total and all("nvls" in algo for algo in shown)
+        rows = [" ".join(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+        assert 0 < len(shown) < total and all("nvls" in row for row in rows)
         await pilot.press("greater_than_sign", "I")
         await pilot.pause()
         times = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
@@ -684,7 +685,8 @@ async def test_tables_filter_and_sort(app_factory):
 
 async def test_compare_before_and_after_a_what_if(app_factory):
     """c after a what-if compares the fabric before and after: the NIC-bound path and the
-    all-reduce busbw go up with 800 Gb/s NICs, side by side."""
+    all-reduce busbw of NCCL's NIC-bound pick (NVLS+tree at 64 MiB) go up with 800 Gb/s
+    NICs, side by side."""
     from fabricui.tui.screens.compare import CompareModal
 
     app = app_factory()
@@ -701,7 +703,7 @@ async def test_compare_before_and_after_a_what_if(app_factory):
         figures = {f.name: f for f in app.screen.figures}
         path = figures["path n0.g0 -> n3.g7: bottleneck"]
         assert (path.a, path.b) == (50.0, 63.0)
-        assert figures["all_reduce 1 GiB: busbw"].better is True
+        assert figures["all_reduce 64 MiB: busbw"].better is True
 
 
 async def test_heat_colours_the_map_by_link_load(app_factory):
@@ -753,3 +755,85 @@ async def test_a_job_is_underlined_on_an_imported_cluster(app_factory, tmp_path,
         report = app.screen.report
         assert report is not None and (report.src, report.dst) == ("n0.g0", "n1.g7")
         assert any("job on 2 host(s)" in str(n.message) for n in notifications(app))
+
+
+async def test_collectives_nccl_settings_and_the_advice_line(app_factory):
+    """v takes an NCCL release and settings: the table is that release's pick under them,
+    and the line under the table says how to force the cursor size's best pick."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "e", "8:1G")
+        await settle(pilot)
+        await answer_prompt(pilot, "v", "2.21 NCCL_ALGO=ring")
+        await settle(pilot)
+        screen = app.screen
+        choice = screen.prediction.choice
+        assert screen.nccl == "2.21 NCCL_ALGO=ring" and choice.library == "NCCL 2.21.5"
+        assert set(choice.nccl.algorithm) == {"ring"}
+        assert "NCCL 2.21.5 NCCL_ALGO=ring [v]" in str(screen.query_one("#coll-controls").render())
+        table = screen.query_one(DataTable)
+        differing = [i for i, env in enumerate(choice.env) if env]
+        assert differing
+        size = str(int(screen.prediction.size_bytes[differing[0]]))
+        table.move_cursor(row=table.get_row_index(size))
+        await pilot.pause()
+        advice = str(screen.query_one("#coll-advice").render())
+        assert "NCCL_ALGO=" in advice and ": best " in advice
+
+
+#: A pasted all_reduce_perf table of two sizes (out-of-place figures only).
+PASTED = """# Collective test starting: all_reduce_perf
+#       size         count      type   redop    root     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)
+     1048576        262144     float     sum      -1    100.0   10.49   20.32      0
+  1073741824     268435456     float     sum      -1   5000.0  214.75  416.07      0
+"""
+
+
+async def test_measured_output_beside_the_prediction(app_factory):
+    """m then a pasted all_reduce_perf output: the view predicts at its sizes and shows the
+    measured time and the error per size, and the plot draws both; m again drops it."""
+    from textual.widgets import TextArea
+
+    from fabricui.tui.screens.measured import MeasuredModal
+    from fabricui.tui.widgets.size_plot import SizePlot
+
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, MeasuredModal)
+        app.screen.query_one(TextArea).text = PASTED
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        screen = app.screen
+        assert screen.measured is not None and screen.measured_name == "pasted"
+        assert list(screen.prediction.size_bytes) == [2**20, 2**30]
+        table = screen.query_one(DataTable)
+        assert "meas" in table.columns and table.row_count == 2
+        row = table.get_row(str(2**30))
+        predicted = float(screen.prediction.time_us[1])
+        assert str(row[-1]) == f"{100 * (predicted / 5000.0 - 1):+.0f}%"
+        assert len(screen.query_one(SizePlot).second) == 2
+        await pilot.press("m")
+        await settle(pilot)
+        assert screen.measured is None and "meas" not in table.columns
+
+
+async def test_measured_modal_says_why_it_cannot_read(app_factory, tmp_path):
+    """A path that is not an nccl-tests output keeps the modal open with the reason."""
+    from fabricui.tui.screens.measured import MeasuredModal
+
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\n")
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await pilot.pause()
+        await pilot.press(*str(junk), "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MeasuredModal)
+        assert str(app.screen.query_one("#measured-error").render())

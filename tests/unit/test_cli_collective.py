@@ -30,10 +30,87 @@ def test_collective_json_shape(run_cli):
     data = json.loads(out)
     assert (data["op"], data["topology"], data["nranks"]) == ("all_reduce", "dgx-h100-pod", 32)
     assert [r["size_bytes"] for r in data["rows"]] == [8, 65536, 2**30]
+    assert data["library"].startswith("NCCL ")
     for row in data["rows"]:
-        assert set(row) == {"size_bytes", "algorithm", "time_us", "algbw_GBps", "busbw_GBps"}
+        assert set(row) == {
+            "size_bytes",
+            "algorithm",
+            "time_us",
+            "algbw_GBps",
+            "busbw_GBps",
+            "nccl_pick",
+            "best_pick",
+            "gain",
+            "env",
+            "caution",
+        }
         assert row["algbw_GBps"] == pytest.approx(row["size_bytes"] / row["time_us"] / 1e3)
         assert row["busbw_GBps"] == pytest.approx(row["algbw_GBps"] * 2 * 31 / 32)
+        for pick in ("nccl_pick", "best_pick"):
+            assert set(row[pick]) == {"algorithm", "protocol", "channels", "time_us"}
+        # The top-level figures are NCCL's pick: what a job runs.
+        nccl = row["nccl_pick"]
+        assert row["time_us"] == nccl["time_us"]
+        assert row["algorithm"] == f"{nccl['algorithm']}/{nccl['protocol']}"
+        assert row["best_pick"]["time_us"] <= row["time_us"]
+        assert bool(row["env"]) == (row["best_pick"]["time_us"] < row["time_us"])
+
+
+def test_nccl_version_and_env_change_the_pick(run_cli, monkeypatch):
+    """--env NCCL_ALGO=ring makes NCCL run rings; the shell's NCCL_* variables count too,
+    --env overrides them; --nccl picks the release whose tuner decides."""
+    monkeypatch.setenv("NCCL_PROTO", "Simple")
+    argv = ["collective", "all_reduce", "-t", "dgx-h100", "--size", "8", "1G", "--json"]
+    status, out, err = run_cli(*argv, "--env", "NCCL_ALGO=ring", "--nccl", "2.21")
+    assert status == 0, err
+    data = json.loads(out)
+    assert data["library"] == "NCCL 2.21.5" and data["nccl_env"]["NCCL_ALGO"] == "ring"
+    assert [r["algorithm"] for r in data["rows"]] == ["ring/simple", "ring/simple"]
+    # The best pick leaves the settings aside and says how to get it.
+    assert data["rows"][0]["best_pick"]["protocol"] == "ll"
+    assert data["rows"][0]["env"]["NCCL_PROTO"] == "LL"
+
+
+def test_tuner_config_for_nccls_example_plugin(run_cli, tmp_path):
+    """--tuner FILE writes one line per size range whose best pick beats NCCL's by the
+    margin, in the example tuner plugin's columns; the table still goes to stdout, an
+    existing file needs --force, and collectives NCCL's tuner does not choose for are
+    refused."""
+    config = tmp_path / "tuner.conf"
+    argv = ["collective", "all_reduce", "-t", "h100-ib-cluster", "--nodes", "16"]
+    status, out, err = run_cli(*argv, "--sweep", "64K:64M", "--json", "--tuner", str(config))
+    assert status == 0, err
+    rows = json.loads(out)["rows"]
+    assert f"wrote {config}" in err
+    lines = [ln for ln in config.read_text(encoding="utf-8").splitlines() if ln[:1] != "#"]
+    better = [r for r in rows if r["env"] and r["gain"] >= 0.05]
+    assert better and lines
+    covered = []
+    for line in lines:
+        function, lo, hi, algorithm, protocol, channels, nodes, ranks, pipe, reg = line.split(",")
+        assert (function, channels, nodes, ranks, pipe, reg) == (
+            "allreduce",
+            "-1",
+            "16",
+            "128",
+            "-1",
+            "-1",
+        )
+        covered += [
+            r
+            for r in better
+            if int(lo) <= r["size_bytes"] <= int(hi)
+            and (r["best_pick"]["algorithm"], r["best_pick"]["protocol"]) == (algorithm, protocol)
+        ]
+    assert len(covered) == len(better)
+    status, _, err = run_cli(*argv, "--size", "1M", "--tuner", str(config))
+    assert status == 2 and "already exists" in err
+    status, _, err = run_cli(*argv, "--size", "1M", "--tuner", str(config), "--force")
+    assert status == 0, err
+    status, _, err = run_cli(
+        "collective", "all_to_all", "--size", "1M", "--tuner", str(tmp_path / "a.conf")
+    )
+    assert status == 2 and "not all_to_all" in err
 
 
 def test_sweep_groups_and_nodes(run_cli):
@@ -103,6 +180,12 @@ def test_text_table(run_cli):
         (["collective", "all_reduce", "--sweep", "1G:8"], "invalid --sweep"),
         (["collective", "all_reduce", "--ideal", "--size", "1G"], "--ideal needs"),
         (["collective", "alreduce", "--size", "1G"], "unknown operation 'alreduce' (nearest"),
+        (["collective", "all_reduce", "--size", "1G", "--nccl", "2.17"], "predates"),
+        (["collective", "all_reduce", "--size", "1G", "--env", "ALGO=ring"], "NCCL_NAME=value"),
+        (
+            ["collective", "all_reduce", "--size", "1G", "--env", "NCCL_PROTO=magic"],
+            "unknown name 'magic'",
+        ),
         (["collective", "--size", "1G", "all_gather", "all_reduce"], "one operation"),
         (["collective", "all_reduce", "--size", "0"], "from 1 byte to 1 PiB"),
         (
@@ -142,10 +225,16 @@ def test_accuracy_benchmark_runs():
         "small_median",
         "mean_signed",
     }
+    assert set(data["best_summary"]) == set(data["summary"])
     assert data["summary"]["scored"] >= 30
-    assert all(set(e) == {"id", "error", "signed"} for e in data["entries"])
+    assert all(set(e) == {"id", "error", "signed", "best_error"} for e in data["entries"])
     assert all(isinstance(e["signed"], float) for e in data["entries"] if e["error"] is not None)
     assert isinstance(data["summary"]["mean_signed"], float)
+    # Every choice the NCCL logs of benchmarks/data/nccl_logs.yaml show is the model's.
+    logs = data["log_matches"]
+    assert logs["choices"] >= 14
+    assert logs["algorithm"] == logs["pick"] == logs["choices"]
+    assert logs["channels"] == logs["channels_printed"]
 
 
 @pytest.mark.parametrize(

@@ -10,16 +10,20 @@ import numpy as np
 import pytest
 
 from fabricui.engine.collectives import (
-    LL128_OVER_C2C_SINCE,
-    ll128_over_network,
     network_protocols,
     nic_path,
     parse_library_version,
+    predict,
 )
 from fabricui.engine.group import Group
+from fabricui.engine.nccl.env import read_env
+from fabricui.engine.nccl.releases import release_for
+from fabricui.engine.nccl.tuner import _ll128_default
+from fabricui.engine.nccl.view import NcclView
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument
+from fabricui.services.session import collective_algorithms
 
 
 def fabric_of(catalog, hardware: dict):
@@ -84,29 +88,37 @@ def test_nic_paths_follow_where_the_nic_hangs(catalog):
     assert nic_path(Group(fabric_of(catalog, PCIE_2), np.arange(4))) == "host"
 
 
+def ll128_by_default(group: Group) -> bool:
+    """Whether NCCL's tuner turns LL128 on for ``group`` (its release, no environment)."""
+    release = release_for(group.library_version)
+    env = read_env({})
+    return _ll128_default(release, NcclView.of(group, release, env), env)
+
+
 def test_ll128_through_a_grace_needs_nccl_2_27(catalog):
     """NCCL 2.23-2.26 disable LL128 on a PHB path, which a Grace's NIC is before 2.27 made
-    it P2C; from 2.27 (and for an unknown release, taken as current) LL128 stays."""
+    it P2C; from 2.27 (and for an unknown release, taken as current) LL128 stays. The
+    engine still prices LL128 there (forcing it is possible, with a caution): only NCCL's
+    own pick leaves it off."""
     fabric = fabric_of(catalog, GH200_2)
     old = Group(fabric, np.arange(8), library_version=(2, 23, 4))
-    new = Group(fabric, np.arange(8), library_version=LL128_OVER_C2C_SINCE)
+    new = Group(fabric, np.arange(8), library_version=(2, 27, 3))
     current = Group(fabric, np.arange(8))
-    assert not ll128_over_network(old)
-    assert ll128_over_network(new) and ll128_over_network(current)
-    assert network_protocols(old, ("ll", "ll128", "simple")) == ("ll", "simple")
-    assert network_protocols(new, ("ll", "ll128", "simple")) == ("ll", "ll128", "simple")
+    assert not ll128_by_default(old)
+    assert ll128_by_default(new) and ll128_by_default(current)
+    assert network_protocols(old, ("ll", "ll128", "simple")) == ("ll", "ll128", "simple")
     # Within one node the network path does not matter.
     inside = Group(fabric, np.arange(4), library_version=(2, 23, 4))
-    assert network_protocols(inside, ("ll", "ll128", "simple")) == ("ll", "ll128", "simple")
+    assert ll128_by_default(inside)
 
 
 def test_ll128_never_crosses_a_host_bridge(catalog):
     """A NIC on the CPU's root complex (PHB) disables LL128 in every release; one behind a
     PCIe switch keeps it in every release."""
     host = Group(fabric_of(catalog, PCIE_2), np.arange(4), library_version=(2, 30, 7))
-    assert not ll128_over_network(host)
+    assert not ll128_by_default(host)
     hgx = Group(fabric_of(catalog, H100_2), np.arange(16), library_version=(2, 18, 3))
-    assert ll128_over_network(hgx)
+    assert ll128_by_default(hgx)
 
 
 #: Two GB200 NVL72 racks: 18 trays of 4 GPUs per NVLink domain, 4 NICs per tray.
@@ -180,23 +192,41 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
     assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
 
 
-def test_nvls_fill_grows_with_its_heads(catalog):
-    """A channel's NVLS loop holds one chunk per head: 8 heads fill in pipeline_fill_us once
-    S reaches 512 KiB x 32 Blackwell channels (NCCL 2.26) = 16 MiB; a 72-GPU rack's 32 heads
-    take 4x the time and 4x the data."""
-    from fabricui_nvlink.nvls import NVLS_LATENCY_US, nvls_domain_heads, nvls_fixed_us
+def test_nvls_fill_grows_with_its_heads_and_its_chunk(catalog):
+    """NCCL shrinks the NVLS chunk (128 KiB) for messages with few chunks per operation
+    (channels x heads: 32 x 8 = 256 or 32 x 32 = 1024 on a 72-GPU rack in 2.26): 64 KiB
+    under 64 chunks each, 32 KiB under 8, 16 KiB under 2. The fill is pipeline_fill_us at
+    8 heads and 128 KiB, in proportion to heads and chunk, and a message fills it until
+    every channel holds a chunk per head."""
+    from fabricui_nvlink.nvls import (
+        NVLS_LATENCY_US,
+        nvls_chunk_bytes,
+        nvls_domain_heads,
+        nvls_fixed_us,
+    )
 
     from fabricui.engine.constants import DEFAULT
 
     rack = Group(fabric_of(catalog, GB200_2RACK), np.arange(72), library_version=(2, 26, 2))
     assert nvls_domain_heads(rack) == 32
-    full8 = 512 * 1024 * 32.0
-    sizes = np.array([full8 / 2, full8, 4 * full8, 2.0**34])
+    mib = 2.0**20
+    sizes = np.array([2 * mib, 16 * mib, 128 * mib, 2.0**34])
+    k = 1024.0
+    np.testing.assert_array_equal(nvls_chunk_bytes(sizes, 32, 8), [16 * k, 32 * k, 64 * k, 128 * k])
+    np.testing.assert_array_equal(
+        nvls_chunk_bytes(sizes, 32, 32), [16 * k, 16 * k, 32 * k, 128 * k]
+    )
     fill = DEFAULT.pipeline_fill_us
+    # 8 heads: 2 MiB fills half of 16 KiB x 256 = 4 MiB at 1/8 the chunk.
     eight = nvls_fixed_us(rack, sizes, 8) - NVLS_LATENCY_US
-    np.testing.assert_allclose(eight, [fill / 2, fill, fill, fill])
+    np.testing.assert_allclose(eight, [fill / 16, fill / 4, fill / 2, fill])
+    # 32 heads: four times the heads; 2 MiB fills 1/8 of 16 KiB x 1024 = 16 MiB.
     rack_fill = nvls_fixed_us(rack, sizes, 32) - NVLS_LATENCY_US
-    np.testing.assert_allclose(rack_fill, [fill / 2, fill, 4 * fill, 4 * fill])
+    np.testing.assert_allclose(rack_fill, [fill / 16, fill / 2, fill, 4 * fill])
+    # Trees between domains start at 64 KiB from 4 nodes; 16 x 8 operations take 32 KiB
+    # chunks below 8 MiB (one 64 KiB chunk each).
+    tree = nvls_chunk_bytes(sizes, 16, 8, tree=True, n_nodes=4)
+    np.testing.assert_array_equal(tree, [32 * k, 64 * k, 64 * k, 64 * k])
 
 
 def test_blackwell_runs_24_nvls_channels_in_one_domain_from_2_27(catalog):
@@ -212,3 +242,68 @@ def test_blackwell_runs_24_nvls_channels_in_one_domain_from_2_27(catalog):
     assert nvls_channels(Group(fabric, np.arange(144))) == 32
     hopper = fabric_of(catalog, H100_2)
     assert nvls_channels(Group(hopper, np.arange(8))) == 16
+
+
+#: 2, 4 and 6 GPUs of one 8-GPU NVSwitch Hopper box, all_reduce_perf 256 MB..8 GB, NCCL
+#: 2.29.2: the tuner's pick per GPU count (from the NCCL_DEBUG_SUBSYS=TUNING logs) and the
+#: peak bus bandwidth of the auto, NCCL_ALGO=Ring and NCCL_ALGO=NVLS arms [GB/s].
+#: Source: github.com/waynehacking8/nccl-collectives-bench, results/scaling_attributed/
+#: report.md at ec97f06204de7297d1b682a4c60f0924602c677d.
+HOPPER_BOX_SUBSETS = {
+    2: ("ring", 24, 348.0, 207.0),
+    4: ("ring", 24, 365.0, 376.0),
+    6: ("nvls", 16, 367.0, 443.0),
+}
+#: The faster arm per GPU count there (NVLS by 3% at 4 GPUs, where NCCL runs ring).
+HOPPER_BOX_BEST = {2: "ring", 4: "nvls", 6: "nvls"}
+
+
+@pytest.mark.parametrize("gpus", sorted(HOPPER_BOX_SUBSETS))
+def test_nvls_on_part_of_a_box_as_measured(catalog, gpus):
+    """On a subset of an NVSwitch box NVLS moves ``1 + 1/p`` of the message through each
+    port (p GPUs), so it loses to ring at 2 GPUs and wins from 6; NCCL's tuner picks ring at
+    2 and 4 and NVLS at 6, with 24 and 16 channels, though NVLS is already the faster at 4;
+    ring and NVLS peaks within 6%."""
+    pick, channels, ring_bw, nvls_bw = HOPPER_BOX_SUBSETS[gpus]
+    box = {
+        "gpu": "h100-sxm",
+        "nodes": 1,
+        "gpus_per_node": 8,
+        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
+        "net": None,
+    }
+    fabric = fabric_of(catalog, box)
+    sizes = [2.0**33]
+    algorithms = collective_algorithms()
+    auto = predict(
+        Group(fabric, np.arange(gpus), library_version=(2, 29, 2)), "all_reduce", sizes, algorithms
+    )
+    assert auto.choice.nccl.algorithm[0] == pick
+    assert auto.choice.nccl.channels[0] == channels
+    assert auto.choice.best.algorithm[0] == HOPPER_BOX_BEST[gpus]
+    for algo, measured in (("Ring", ring_bw), ("NVLS", nvls_bw)):
+        group = Group(
+            fabric, np.arange(gpus), library_version=(2, 29, 2), nccl_env={"NCCL_ALGO": algo}
+        )
+        busbw = predict(group, "all_reduce", sizes, algorithms).busbw_GBps[0]
+        assert busbw == pytest.approx(measured, rel=0.06), algo
+
+
+def test_tree_chunks_shrink_as_nccl_sizes_them():
+    """NCCL halves a tree's LL128 chunk (560 KiB) toward 128 KiB while a message holds fewer
+    than 64 s / ppn chunks per channel, then toward 32 KiB under 16 s / ppn, s = 1 + log2
+    nodes + ppn / 10 (16 nodes of 8: s = 5.8, thresholds 46.4 and 11.6 on 16 channels).
+    Simple trees shrink by depth only up to 2.19; LL keeps its steps."""
+    from fabricui.engine.algorithms import tree_chunk_bytes
+
+    full = 560 * 1024.0
+    sizes = np.array([2.0**22, 2.0**26, 2.0**30])
+    ll128 = tree_chunk_bytes(sizes, "ll128", 16, 16, 8.0)
+    # 4 MiB: 0, 0, 1 chunk(s) per channel -> 71680; then 3 and 7 -> 17920 (halved from 35840).
+    # 64 MiB: 7, 14, 29 -> 71680, then 58 >= 11.6. 1 GiB: 117 chunks, no shrink.
+    assert ll128.tolist() == [full / 32, full / 8, full]
+    # Simple up to 2.19, depth 8 (two nodes of 8): 1 MiB on 8 channels ends at 32 KiB.
+    one = np.array([2.0**20])
+    assert tree_chunk_bytes(one, "simple", 8, 2, 8.0, (2, 19, 3)).tolist() == [32768.0]
+    assert tree_chunk_bytes(one, "simple", 8, 2, 8.0, (2, 20, 3)).tolist() == [512 * 1024.0]
+    assert tree_chunk_bytes(one, "ll", 8, 2, 8.0).tolist() == [16 * 1024.0]

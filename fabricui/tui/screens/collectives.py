@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.screens.measured import MeasuredModal
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
@@ -26,6 +27,7 @@ from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
+    from fabricui.importers.nccl_tests import ResultRun
     from fabricui.tui.data import FabricData
 
 #: Size range the view starts with (nccl-tests' ``-b 8 -e 16G -f 2``).
@@ -68,16 +70,48 @@ def parse_range(text: str) -> list[int]:
     return sizes
 
 
+def check_nccl(text: str) -> str | None:
+    """Error line for bad NCCL settings (``2.21 NCCL_ALGO=ring``), else None."""
+    from fabricui.errors import FabricError
+    from fabricui.services.collective import parse_nccl_settings
+
+    try:
+        parse_nccl_settings(text)
+    except FabricError as exc:
+        return exc.message
+    return None
+
+
+def check_measured(value: str) -> str | None:
+    """Error line for a measured output (path or paste) that cannot be read, else None."""
+    from fabricui.errors import FabricError
+    from fabricui.services.collective import measured_run
+
+    try:
+        measured_run(value)
+    except FabricError as exc:
+        return exc.message
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    return None
+
+
 #: Column names as the controls line says them (the table's order).
-SORT_NAMES = ("size", "time", "algbw", "busbw", "algorithm")
+SORT_NAMES = ("size", "time", "algbw", "busbw", "NCCL's pick", "channels", "best", "gain")
+#: The measured columns, added while a measured run is shown.
+MEASURED_COLUMNS = (("meas", "measured", 10), ("err", "error", 7))
 
 
 class CollectivesScreen(ViewScreen):
-    """Time, algbw, busbw and algorithm per size for one operation and group, plus the stepper.
+    """Per size: NCCL's pick (time, algbw, busbw, algorithm, channels) and the best pick
+    with its gain, plus the stepper.
 
-    ``o`` picks the operation, ``g`` the group and ``e`` the size range; the table's cursor
-    picks the size the plot highlights. The ring stepper shows the chosen operation (or
-    all-reduce) step by step: ``n``/``b`` step, ``p`` plays, ``r`` resets.
+    ``o`` picks the operation, ``g`` the group and ``e`` the size range, ``v`` the NCCL
+    release and settings; ``m`` opens or pastes a measured nccl-tests output to show it
+    beside the prediction with the error per size. The table's cursor picks the size the
+    plot highlights and the line under the table tells how to force that size's best pick.
+    The ring stepper shows the chosen operation (or all-reduce) step by step: ``n``/``b``
+    step, ``p`` plays, ``r`` resets.
     """
 
     VIEW = "collectives"
@@ -103,6 +137,20 @@ class CollectivesScreen(ViewScreen):
             "Sizes",
             id="collectives.sizes",
             tooltip="Size range A:B (doubling) or one size",
+        ),
+        Binding(
+            "v",
+            "ask_nccl",
+            "NCCL",
+            id="collectives.nccl",
+            tooltip="NCCL release and settings: 2.21 NCCL_ALGO=ring ...",
+        ),
+        Binding(
+            "m",
+            "ask_measured",
+            "Measured",
+            id="collectives.measured",
+            tooltip="Open or paste an nccl-tests output: measured beside predicted",
         ),
         *table_bindings("collectives", shown=False, header_clicks=True),
         Binding(
@@ -137,6 +185,7 @@ class CollectivesScreen(ViewScreen):
     DEFAULT_CSS = """
     CollectivesScreen #coll-controls { height: 1; padding: 0 1; color: $text-muted; }
     CollectivesScreen #coll-table { height: 1fr; }
+    CollectivesScreen #coll-advice { height: 1; padding: 0 1; color: $text-muted; }
     CollectivesScreen #coll-bottom { height: 9; border-top: hkey $primary-darken-2; }
     CollectivesScreen.-tall #coll-bottom { height: 14; }
     CollectivesScreen RingStepper { width: 54; }
@@ -155,6 +204,9 @@ class CollectivesScreen(ViewScreen):
     """Sorted in descending order."""
     filter_text: var[str] = var("", init=False)
     """Words a row must hold to be shown."""
+    nccl: var[str] = var("", init=False)
+    """NCCL release and settings typed at ``v`` (``2.21 NCCL_ALGO=ring``); empty: the
+    newest release modelled. The shell's NCCL_* variables apply under them."""
 
     class PredictionReady(Message):
         """The engine's prediction for the current choices."""
@@ -170,6 +222,10 @@ class CollectivesScreen(ViewScreen):
         super().__init__()
         self.prediction: Prediction | None = None
         """The engine's prediction shown."""
+        self.measured: ResultRun | None = None
+        """A measured nccl-tests run shown beside the prediction (``m``)."""
+        self.measured_name = ""
+        """Where the measured run came from (a file name, or ``pasted``)."""
         self._predict_pending = False
 
     def watch_op(self, op: str) -> None:
@@ -184,6 +240,10 @@ class CollectivesScreen(ViewScreen):
 
     def watch_size_range(self) -> None:
         """A new size range: predict again."""
+        self._request_predict()
+
+    def watch_nccl(self) -> None:
+        """New NCCL settings: predict again."""
         self._request_predict()
 
     def _request_predict(self) -> None:
@@ -203,6 +263,7 @@ class CollectivesScreen(ViewScreen):
         yield FilterBar(id="coll-filter")
         table: DataTable[object] = DataTable(id="coll-table", cursor_type="row", zebra_stripes=True)
         yield table
+        yield Static("", id="coll-advice", markup=False)
         with Horizontal(id="coll-bottom"):
             yield RingStepper(id="stepper")
             with Vertical():
@@ -218,7 +279,10 @@ class CollectivesScreen(ViewScreen):
             ("time", "time", 9),
             ("algbw", "algbw GB/s", 10),
             ("busbw", "busbw GB/s", 10),
-            ("algo", "algorithm", 15),
+            ("algo", "NCCL's pick", 15),
+            ("ch", "ch", 3),
+            ("best", "best pick", 15),
+            ("gain", "gain", 6),
         ):
             table.add_column(label, key=key, width=width)
         table.focus()
@@ -242,21 +306,50 @@ class CollectivesScreen(ViewScreen):
         data = self.data
         dot = glyphs().dot
         n = len(data.group_ranks(self.group)) if data is not None else 0
+        sizes = "measured" if self.measured is not None else self.size_range
         text = (
             f"op {self.op} [o] {dot} group {self.group}, {n} GPUs [g] {dot} sizes "
-            f"{self.size_range} [e]" + (f" {dot} computing..." if busy else "")
+            f"{sizes} [e] {dot} {self._library()} [v]" + (f" {dot} computing..." if busy else "")
         )
+        if self.measured is not None:
+            ranks = self.measured.nranks
+            text += f" {dot} measured: {self.measured_name}"
+            if ranks and ranks != n:
+                text += f" ({ranks} ranks, not {n})"
+            text += " [m]"
         if self.sort_column or self.reverse:
             order = "descending" if self.reverse else "ascending"
             text += f" {dot} sorted by {SORT_NAMES[self.sort_column]}, {order} [<>I]"
         self.query_one("#coll-controls", Static).update(text)
 
+    def _library(self) -> str:
+        """The library whose pick the table shows, with the settings typed."""
+        prediction = self.prediction
+        library = prediction.choice.library if prediction and prediction.choice else "NCCL"
+        settings = " ".join(self.nccl.split()[1:] if self._nccl_version() else self.nccl.split())
+        return library + (f" {settings}" if settings else "")
+
+    def _nccl_version(self) -> str | None:
+        from fabricui.services.collective import parse_nccl_settings
+
+        return parse_nccl_settings(self.nccl)[0] if self.nccl else None
+
     def predict(self) -> None:
         """Ask the engine for the current choices (in a worker)."""
         if self.data is None:
             return
+        from fabricui.engine.nccl.releases import parse_version
+        from fabricui.services.collective import nccl_environment, parse_nccl_settings
+
         self._controls(busy=True)
-        self._predict(self.data, self.op, self.group, parse_range(self.size_range))
+        version, settings = parse_nccl_settings(self.nccl)
+        env = nccl_environment([f"{k}={v}" for k, v in settings.items()])
+        sizes = (
+            sorted({int(r.size_bytes) for r in self.measured.rows})
+            if self.measured is not None
+            else parse_range(self.size_range)
+        )
+        self._predict(self.data, self.op, self.group, sizes, parse_version(version), env)
 
     @work(
         thread=True,
@@ -265,8 +358,16 @@ class CollectivesScreen(ViewScreen):
         exit_on_error=False,
         description="collective",
     )
-    def _predict(self, data: FabricData, op: str, group: str, sizes: list[int]) -> None:
-        prediction = data.collective(op, group, sizes)
+    def _predict(
+        self,
+        data: FabricData,
+        op: str,
+        group: str,
+        sizes: list[int],
+        version: tuple[int, int, int] | None,
+        env: dict[str, str],
+    ) -> None:
+        prediction = data.collective(op, group, sizes, nccl_version=version, nccl_env=env)
         if not get_current_worker().is_cancelled:
             self.post_message(self.PredictionReady(data, prediction))
 
@@ -278,43 +379,145 @@ class CollectivesScreen(ViewScreen):
 
         self.prediction = message.prediction
         self._fill_table()
-        pred = self.prediction
-        plot = self.query_one(SizePlot)
-        plot.set_data(list(pred.size_bytes), list(pred.busbw_GBps), "busbw GB/s")
+        self._plot()
         self._follow_cursor()
         self._controls()
+
+    def _plot(self) -> None:
+        """busbw per size: NCCL's pick, and the measured run beside it when one is shown."""
+        pred = self.prediction
+        if pred is None:
+            return
+        plot = self.query_one(SizePlot)
+        measured = self._measured_busbw()
+        if measured is None:
+            plot.set_data(list(pred.size_bytes), list(pred.busbw_GBps), "busbw GB/s")
+        else:
+            plot.set_data(
+                list(pred.size_bytes),
+                list(pred.busbw_GBps),
+                "busbw GB/s: predicted | measured",
+                measured,
+            )
+
+    def _measured_busbw(self) -> list[float] | None:
+        """Measured busbw at each predicted size (0 where not measured), or None."""
+        from fabricui.engine.collectives import bus_factor
+
+        run, pred = self.measured, self.prediction
+        if run is None or pred is None:
+            return None
+        times = {int(r.size_bytes): r.time_us for r in run.rows if r.time_us > 0}
+        factor = bus_factor(pred.op, pred.nranks)
+        return [
+            float(s) / times[int(s)] / 1e3 * factor if int(s) in times else 0.0
+            for s in pred.size_bytes
+        ]
 
     def _fill_table(self) -> None:
         """The prediction's rows, filtered by the filter's words and sorted by the chosen
         column (row keys are the sizes, so the plot follows the cursor whatever the order)."""
+        from fabricui.services.collective import measured_errors
         from fabricui.units import format_bytes, format_time_us
 
         pred = self.prediction
         if pred is None:
             return
         table = self.query_one(DataTable)
+        self._measured_columns(table)
         keep = (
             table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             if (table.row_count)
             else None
         )
+        errors = (
+            measured_errors(pred.size_bytes, pred.time_us, self.measured) if self.measured else {}
+        )
+        choice = pred.choice
         rows = []
         for i, (size, t, alg, bus, algo) in enumerate(
             zip(pred.size_bytes, pred.time_us, pred.algbw_GBps, pred.busbw_GBps, pred.algorithm)
         ):
-            cells = (format_bytes(size), format_time_us(float(t)), f"{alg:.2f}", f"{bus:.2f}", algo)
+            channels, best, gain, gain_value = "", "", "", 0.0
+            if choice is not None:
+                nc = choice.nccl.channels[i]
+                channels = "" if nc is None else str(nc)
+                if choice.env[i]:
+                    best = choice.best.labels[i]
+                    gain_value = float(t) / float(choice.best.time_us[i]) - 1.0
+                    gain = f"{100 * gain_value:.0f}%"
+                else:
+                    best = "same"
+            cells = [format_bytes(size), format_time_us(float(t)), f"{alg:.2f}", f"{bus:.2f}"]
+            cells += [algo, channels, best, gain]
+            meas = errors.get(int(size))
+            if self.measured is not None:
+                cells += [format_time_us(meas[0]), f"{100 * meas[1]:+.0f}%"] if meas else ["", ""]
             if row_matches(cells, self.filter_text):
-                sort_keys = (float(size), float(t), float(alg), float(bus), str(algo))
+                sort_keys = (
+                    float(size),
+                    float(t),
+                    float(alg),
+                    float(bus),
+                    str(algo),
+                    float(channels or 0),
+                    best,
+                    gain_value,
+                )
                 rows.append((sort_keys[self.sort_column], i, cells, str(int(size))))
         rows.sort(key=lambda r: (r[0], r[1]), reverse=self.reverse)
         table.clear()
         for _, _, cells, key in rows:
-            table.add_row(*(Text(c, justify="right") for c in cells[:4]), cells[4], key=key)
+            numbers = [Text(c, justify="right") for c in cells[:4]]
+            rest = [
+                cells[4],
+                Text(cells[5], justify="right"),
+                cells[6],
+                Text(cells[7], justify="right"),
+            ]
+            extra = [Text(c, justify="right") for c in cells[8:]]
+            table.add_row(*numbers, *rest, *extra, key=key)
         if keep is not None and keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep))
 
+    def _measured_columns(self, table: DataTable[object]) -> None:
+        """Add the measured and error columns while a measured run is shown, else drop them."""
+        present = "meas" in table.columns
+        if self.measured is not None and not present:
+            for key, label, width in MEASURED_COLUMNS:
+                table.add_column(label, key=key, width=width)
+        elif self.measured is None and present:
+            for key, _, _ in MEASURED_COLUMNS:
+                table.remove_column(key)
+
+    def _advice(self) -> None:
+        """The line under the table: how to make NCCL run the cursor size's best pick."""
+        from fabricui.units import format_bytes, format_time_us
+
+        pred, table = self.prediction, self.query_one(DataTable)
+        line = ""
+        if pred is not None and pred.choice is not None and table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            sizes = [str(int(s)) for s in pred.size_bytes]
+            if key in sizes:
+                i = sizes.index(key)
+                choice = pred.choice
+                size = format_bytes(pred.size_bytes[i])
+                if choice.env[i]:
+                    setting = " ".join(f"{k}={v}" for k, v in choice.env[i].items())
+                    line = (
+                        f"{size}: best {choice.best.labels[i]} in "
+                        f"{format_time_us(float(choice.best.time_us[i]))}: {setting}"
+                    )
+                    if choice.caution[i]:
+                        line += f" (caution: {choice.caution[i]})"
+                else:
+                    line = f"{size}: {choice.library} already runs the best pick"
+        self.query_one("#coll-advice", Static).update(line)
+
     def _follow_cursor(self) -> None:
-        """Highlight the cursor row's size on the plot."""
+        """Highlight the cursor row's size on the plot and say how to get its best pick."""
+        self._advice()
         table, pred = self.query_one(DataTable), self.prediction
         if pred is None or not table.row_count:
             self.query_one(SizePlot).select(None)
@@ -361,7 +564,7 @@ class CollectivesScreen(ViewScreen):
 
     def action_sort(self, step: int) -> None:
         """Sort by the next (or previous) column."""
-        self.sort_column = (self.sort_column + step) % 5
+        self.sort_column = (self.sort_column + step) % len(SORT_NAMES)
 
     def action_invert(self) -> None:
         """Reverse the order."""
@@ -412,6 +615,46 @@ class CollectivesScreen(ViewScreen):
             done,
         )
 
+    def action_ask_nccl(self) -> None:
+        """Ask for the NCCL release and settings."""
+
+        def done(text: str | None) -> None:
+            if text is not None:
+                self.nccl = text
+
+        self.app.push_screen(
+            PromptModal(
+                "NCCL release and settings",
+                self.nccl,
+                "e.g. 2.21 NCCL_ALGO=ring NCCL_PROTO=^LL128 (empty: the newest release)",
+                check_nccl,
+            ),
+            done,
+        )
+
+    def action_ask_measured(self) -> None:
+        """Open or paste a measured nccl-tests output (again: drop the one shown)."""
+        if self.measured is not None:
+            self.measured = None
+            self.measured_name = ""
+            self._request_predict()
+            return
+
+        def done(value: str | None) -> None:
+            if not value:
+                return
+            from fabricui.services.collective import measured_run
+
+            run = measured_run(value, self.op)
+            self.measured = run
+            pasted = "\n" in value.strip()
+            self.measured_name = "pasted" if pasted else value.strip().rsplit("/", 1)[-1]
+            if run.op and run.op != self.op:
+                self.op = run.op
+            self._request_predict()
+
+        self.app.push_screen(MeasuredModal(check_measured), done)
+
     # --- stepper ---------------------------------------------------------------------------
 
     def action_stepper_step(self, step: int) -> None:
@@ -452,11 +695,21 @@ class CollectivesScreen(ViewScreen):
         if data.nodes is not None:
             words += ["--nodes", str(data.nodes)]
         words += [*sizes, "--group", self.group]
+        version, settings = (None, {}) if not self.nccl else self._parsed_nccl()
+        if version:
+            words += ["--nccl", version]
+        for name, value in settings.items():
+            words += ["--env", f"{name}={value}"]
         rows = {"op": self.op, "topology": data.spec.id, "rows": list(prediction_rows(prediction))}
         return [
             ("command: fabricui collective ...", " ".join(shlex.quote(w) for w in words)),
             ("table as JSON", json.dumps(rows, indent=2, allow_nan=False)),
         ]
+
+    def _parsed_nccl(self) -> tuple[str | None, dict[str, str]]:
+        from fabricui.services.collective import parse_nccl_settings
+
+        return parse_nccl_settings(self.nccl)
 
     def status_text(self) -> str:
         """Operation and group for the sub-title."""

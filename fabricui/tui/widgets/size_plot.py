@@ -39,11 +39,25 @@ def plot_columns(n: int, width: int) -> list[int]:
     return [min(n - 1, int(c * n / width)) for c in range(width)]
 
 
+def paired_columns(n: int, width: int) -> list[tuple[int, int]]:
+    """(size, series) each column draws when two series stand side by side: a column of
+    each and a gap per size where the width allows, else the sizes sampled evenly with
+    both series; (-1, 0) is a gap."""
+    if n <= 0:
+        return []
+    if width >= 3 * n:
+        return [cell for i in range(n) for cell in ((i, 0), (i, 1), (-1, 0))]
+    pairs = max(1, width // 2)
+    picks = [min(n - 1, int(p * n / pairs)) for p in range(pairs)]
+    return [cell for i in picks for cell in ((i, 0), (i, 1))]
+
+
 class SizePlot(Widget):
     """Columns of a figure for each size: sizes spread evenly (log-x), linear y from 0.
 
     The selected size's column is drawn in the highlight tone, so the plot follows the
-    table's cursor.
+    table's cursor. A second series (a measurement beside a prediction) stands next to the
+    first, size by size, in its own tone.
     """
 
     DEFAULT_CSS = """
@@ -51,14 +65,16 @@ class SizePlot(Widget):
     SizePlot > .size-plot--bar { color: $primary; }
     SizePlot > .size-plot--selected { color: $warning; text-style: bold; }
     SizePlot > .size-plot--axis { color: $text-muted; }
+    SizePlot > .size-plot--second { color: $success; }
     """
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "size-plot--bar",
         "size-plot--selected",
         "size-plot--axis",
+        "size-plot--second",
     }
-    """Tones of the columns, the selected column and the axes."""
+    """Tones of the columns, the selected column, the axes and the second series."""
 
     sizes: reactive[tuple[float, ...]] = reactive(())
     """Message sizes [bytes], ascending."""
@@ -68,10 +84,19 @@ class SizePlot(Widget):
     """Index of the highlighted size."""
     title: reactive[str] = reactive("busbw GB/s")
     """Caption above the plot."""
+    second: reactive[tuple[float, ...]] = reactive(())
+    """A second series beside the first (empty: none)."""
 
-    def set_data(self, sizes: Sequence[float], values: Sequence[float], title: str) -> None:
-        """Plot ``values`` against ``sizes``."""
+    def set_data(
+        self,
+        sizes: Sequence[float],
+        values: Sequence[float],
+        title: str,
+        second: Sequence[float] | None = None,
+    ) -> None:
+        """Plot ``values`` (and ``second`` beside them) against ``sizes``."""
         self.sizes, self.values, self.title = tuple(sizes), tuple(values), title
+        self.second = tuple(second or ())
 
     def select(self, index: int | None) -> None:
         """Highlight one size."""
@@ -85,13 +110,16 @@ class SizePlot(Widget):
         out = Text(no_wrap=True, overflow="crop")
         if not self.values:
             return out
-        top = max(self.values) or 1.0
+        paired = len(self.second) == len(self.values)
+        top = max([*self.values, *(self.second if paired else ())]) or 1.0
         y_labels = [f"{top:.4g}", f"{top / 2:.4g}", "0"]
         axis_w = max(len(s) for s in y_labels) + 1
         width = max(4, self.size.width - axis_w)
         height = max(2, self.size.height - 3)
         n = len(self.values)
-        columns = plot_columns(n, width)
+        single = [(i, 0) for i in plot_columns(n, width)]
+        cells = paired_columns(n, width) if paired else single
+        columns = [i for i, _ in cells]
         out.append(self.title + "\n", self._style("axis"))
         for row in range(height):
             level = height - row
@@ -101,13 +129,14 @@ class SizePlot(Widget):
             elif row == height // 2:
                 label = y_labels[1]
             out.append(label.rjust(axis_w - 1) + glyphs().vline, self._style("axis"))
-            for index in columns:
+            for index, series in cells:
                 if index < 0:
                     out.append(" ")
                     continue
-                fill = self.values[index] / top * height
+                value = (self.second if series else self.values)[index]
+                fill = value / top * height
                 part = min(8, max(0, int(round((fill - (level - 1)) * 8))))
-                tone = "selected" if index == self.selected else "bar"
+                tone = "second" if series else "selected" if index == self.selected else "bar"
                 out.append(glyphs().levels[part], self._style(tone))
             out.append("\n")
         out.append(

@@ -1,0 +1,213 @@
+"""The NCCL environment variables that change what NCCL picks, read as NCCL reads them.
+
+``NCCL_ALGO`` and ``NCCL_PROTO`` are lists: names separated by commas, ``^`` in front
+excludes them instead, and from 2.24 a ``function:`` prefix scopes a list to one collective
+(``NCCL_PROTO="^LL128;allreduce:LL128"``); names are case-insensitive. Before 2.24 an
+unknown name is ignored, from 2.24 NCCL refuses it (src/graph/tuning.cc ``parseList`` at
+v2.23.4-1 and v2.24.3-1). Channel bounds, NVLS, CollNet, cross-NIC and QP settings are
+integers (src/graph/connect.cc, src/transport/nvls.cc, src/graph/search.cc,
+src/transport/net_ib.cc).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from fabricui.engine.nccl.releases import (
+    ALGORITHM_ENV_NAMES,
+    ALGORITHMS,
+    PROTOCOL_ENV_NAMES,
+    PROTOCOLS,
+    Release,
+)
+from fabricui.errors import EngineError
+
+#: Collectives as NCCL's per-function prefixes name them (``ncclFuncStr``).
+FUNCTION_NAMES = {
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "allgather": "all_gather",
+    "reducescatter": "reduce_scatter",
+    "allreduce": "all_reduce",
+}
+#: The variables this model honours (everything else a run sets is kept but not used).
+HONOURED = (
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_COLLNET_ENABLE",
+    "NCCL_CROSS_NIC",
+    "NCCL_IB_QPS_PER_CONNECTION",
+    "NCCL_PAT_ENABLE",
+    "NCCL_NET_OVERHEAD",
+    "NCCL_LL128_C2C",
+)
+#: First release whose lists take ``function:`` prefixes and refuse unknown names.
+PREFIXED_LISTS_SINCE = (2, 24, 0)
+
+
+@dataclass(frozen=True)
+class NcclEnv:
+    """The NCCL settings of a run that change its picks (None: NCCL's default)."""
+
+    algo: str | None = None
+    """``NCCL_ALGO`` as written."""
+    proto: str | None = None
+    """``NCCL_PROTO`` as written."""
+    min_channels: int | None = None
+    """``NCCL_MIN_NCHANNELS``."""
+    max_channels: int | None = None
+    """``NCCL_MAX_NCHANNELS``."""
+    nvls: bool | None = None
+    """``NCCL_NVLS_ENABLE`` (0 turns NVLS and NVLS+tree off)."""
+    collnet: bool = False
+    """``NCCL_COLLNET_ENABLE=1`` (CollNet/SHARP is off unless asked for)."""
+    cross_nic: int = 2
+    """``NCCL_CROSS_NIC``: 0 never, 1 always, 2 (default) when it helps."""
+    qps_per_connection: int = 1
+    """``NCCL_IB_QPS_PER_CONNECTION``."""
+    pat: int = 2
+    """``NCCL_PAT_ENABLE``: 0 off, 1 on, 2 (default) where NCCL supports it."""
+    net_overhead_us: float | None = None
+    """``NCCL_NET_OVERHEAD`` converted from ns [us]."""
+    ll128_c2c: bool = True
+    """``NCCL_LL128_C2C`` (2.27+): LL128 to NICs behind a Grace's NVLink-C2C."""
+    given: Mapping[str, str] = field(default_factory=dict)
+    """Every ``NCCL_*`` variable given, as written."""
+
+    @property
+    def sets_choice(self) -> bool:
+        """True when NCCL_ALGO or NCCL_PROTO narrows NCCL's own choice."""
+        return bool(self.algo or self.proto)
+
+
+def _integer(env: Mapping[str, str], name: str) -> int | None:
+    value = env.get(name)
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise EngineError(f"{name}={value!r} is not an integer") from None
+
+
+def read_env(env: Mapping[str, object] | None) -> NcclEnv:
+    """The NCCL settings among ``env`` (other variables are ignored).
+
+    Raises:
+        EngineError: A setting that must be an integer is not.
+    """
+    given = {str(k): str(v) for k, v in (env or {}).items() if str(k).startswith("NCCL_")}
+    nvls = _integer(given, "NCCL_NVLS_ENABLE")
+    collnet = _integer(given, "NCCL_COLLNET_ENABLE")
+    cross = _integer(given, "NCCL_CROSS_NIC")
+    qps = _integer(given, "NCCL_IB_QPS_PER_CONNECTION")
+    pat = _integer(given, "NCCL_PAT_ENABLE")
+    overhead = _integer(given, "NCCL_NET_OVERHEAD")
+    c2c = _integer(given, "NCCL_LL128_C2C")
+    return NcclEnv(
+        algo=given.get("NCCL_ALGO") or None,
+        proto=given.get("NCCL_PROTO") or None,
+        min_channels=_integer(given, "NCCL_MIN_NCHANNELS"),
+        max_channels=_integer(given, "NCCL_MAX_NCHANNELS"),
+        nvls=None if nvls is None else nvls != 0,
+        collnet=bool(collnet),
+        cross_nic=2 if cross is None else cross,
+        qps_per_connection=max(1, qps or 1),
+        pat=2 if pat is None else pat,
+        net_overhead_us=None if overhead is None or overhead == -2 else overhead / 1000.0,
+        ll128_c2c=True if c2c is None else c2c != 0,
+        given=given,
+    )
+
+
+def enabled_list(
+    text: str | None,
+    op: str,
+    names: Mapping[str, str],
+    release: Release,
+    variable: str,
+) -> dict[str, int] | None:
+    """Which of ``names`` a NCCL_ALGO/NCCL_PROTO value enables for collective ``op``.
+
+    Args:
+        text: The variable's value, or None.
+        op: The collective (``all_reduce`` ...).
+        names: Our name -> NCCL's name for every algorithm or protocol.
+        release: The NCCL release reading it (prefixes and strictness changed in 2.24).
+        variable: ``NCCL_ALGO`` or ``NCCL_PROTO``, for messages.
+
+    Returns:
+        Our name -> 1 (enabled) or 0 for every name, or None when the variable does not
+        apply (unset, or no entry for ``op``).
+
+    Raises:
+        EngineError: From 2.24, an unknown name or prefix, or a prefix-less entry after the
+            first (NCCL refuses to start).
+    """
+    if not text:
+        return None
+    lookup = {v.lower(): k for k, v in names.items()}
+    strict = release.since >= PREFIXED_LISTS_SINCE
+    result: dict[str, int] | None = None
+    entries = text.split(";") if strict else [text]
+    for position, entry in enumerate(entries):
+        prefix, _, items = entry.partition(":") if strict and ":" in entry else ("", "", entry)
+        if strict and not items.strip() and prefix:
+            items, prefix = prefix, ""
+        if strict and not prefix and position > 0:
+            raise EngineError(
+                f"{variable}={text!r}: every entry after the first needs a collective prefix "
+                "(e.g. allreduce:ring)"
+            )
+        if prefix:
+            function = FUNCTION_NAMES.get(prefix.strip().lower())
+            if function is None:
+                raise EngineError(
+                    f"{variable}={text!r}: unknown collective {prefix!r} "
+                    f"(one of {', '.join(FUNCTION_NAMES)})"
+                )
+            if function != op:
+                continue
+        items = items.strip()
+        exclude = items.startswith("^")
+        if exclude:
+            items = items[1:]
+        chosen = {name: int(exclude) for name in names}
+        for token in (t.strip() for t in items.split(",")):
+            if not token:
+                continue
+            ours = lookup.get(token.lower())
+            if ours is None:
+                if strict:
+                    known = ", ".join(names.values())
+                    raise EngineError(f"{variable}={text!r}: unknown name {token!r} ({known})")
+                continue
+            chosen[ours] = int(not exclude)
+        result = chosen
+    return result
+
+
+def algorithms_enabled(env: NcclEnv, op: str, release: Release) -> dict[str, int] | None:
+    """``NCCL_ALGO`` read for ``op`` (see ``enabled_list``)."""
+    return enabled_list(env.algo, op, ALGORITHM_ENV_NAMES, release, "NCCL_ALGO")
+
+
+def protocols_enabled(env: NcclEnv, op: str, release: Release) -> dict[str, int] | None:
+    """``NCCL_PROTO`` read for ``op`` (see ``enabled_list``)."""
+    return enabled_list(env.proto, op, PROTOCOL_ENV_NAMES, release, "NCCL_PROTO")
+
+
+__all__ = [
+    "ALGORITHMS",
+    "HONOURED",
+    "PROTOCOLS",
+    "NcclEnv",
+    "algorithms_enabled",
+    "enabled_list",
+    "protocols_enabled",
+    "read_env",
+]

@@ -1,0 +1,430 @@
+"""Per size: the (algorithm, protocol, channels) NCCL picks and the fastest one it could run.
+
+The engine prices every candidate with its physical model; NCCL's own tuner (``tuner.py``)
+says which of them NCCL runs. ``choose`` joins the two: the NCCL pick is the cheapest pair
+*by NCCL's model* among those the engine can price, timed by the engine; the best pick is
+the cheapest *by the engine* among those NCCL can run on this hardware (with the
+environment that forces it, and a caution where forcing it is a risk NCCL warns of).
+
+GPUs that do not run NCCL (AMD's RCCL, TPUs, Trainium) have a different tuner, not modelled
+here: their library pick is taken as the fastest pick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.engine.nccl.env import FUNCTION_NAMES, NcclEnv, read_env
+from fabricui.engine.nccl.releases import (
+    ALGORITHM_ENV_NAMES,
+    ALGORITHMS,
+    PROTOCOL_ENV_NAMES,
+    PROTOCOLS,
+    Release,
+    release_for,
+)
+from fabricui.engine.nccl.search import Graphs, search
+from fabricui.engine.nccl.tuner import TUNED_OPS, Tuning, p2p_protocol, tune
+from fabricui.engine.nccl.view import NcclView
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+#: The engine algorithm that prices each NCCL algorithm (CollNet chain is priced as the
+#: engine's SHARP, which models the direct variant's traffic).
+ENGINE_ALGORITHM = {
+    "ring": "ring",
+    "tree": "tree",
+    "nvls": "nvls",
+    "nvls_tree": "nvlstree",
+    "collnet_direct": "sharp",
+    "collnet_chain": "sharp",
+    "pat": "pat",
+}
+#: NCCL's name for an engine algorithm (for NCCL_ALGO).
+NCCL_ALGORITHM = {
+    "ring": "ring",
+    "tree": "tree",
+    "nvls": "nvls",
+    "nvlstree": "nvls_tree",
+    "sharp": "collnet_direct",
+    "pat": "pat",
+}
+#: Point-to-point operations: NCCL does not tune them, LL up to 16 KiB per peer.
+P2P_OPS = ("all_to_all", "send_recv")
+#: The caution for LL128 where NCCL leaves it off by default (src/graph/tuning.cc: "Other
+#: cases are not tested and may cause silent data corruption").
+LL128_CAUTION = (
+    "LL128 is off by default on this path because NCCL has not validated it there; "
+    "forcing it can corrupt data silently"
+)
+#: Prefix-scoped NCCL_ALGO/NCCL_PROTO values exist from 2.24.
+SCOPED_SINCE = (2, 24, 0)
+#: A pick is called better than NCCL's only when it saves at least this share of NCCL's
+#: time: closer figures are within the model's precision.
+BETTER_BY = 0.01
+
+
+@dataclass(frozen=True)
+class NcclSettings:
+    """The NCCL release and environment a prediction models."""
+
+    release: Release
+    """The tuning model's release."""
+    env: NcclEnv = field(default_factory=NcclEnv)
+    """The run's NCCL environment."""
+
+    @classmethod
+    def of(
+        cls,
+        version: str | tuple[int, int, int] | None = None,
+        env: Mapping[str, object] | None = None,
+    ) -> NcclSettings:
+        """Settings for NCCL ``version`` (None: the newest modelled) and ``env``.
+
+        Raises:
+            EngineError: An unknown or too old version, or a malformed setting.
+        """
+        return cls(release_for(version), read_env(env))
+
+    @property
+    def version(self) -> str:
+        """The release's version (``2.30.3``)."""
+        return self.release.version
+
+
+@dataclass(frozen=True)
+class Pick:
+    """One pick per size."""
+
+    algorithm: tuple[str, ...]
+    """Engine algorithm per size (``ring``, ``nvlstree``, ``sharp`` ...)."""
+    protocol: tuple[str, ...]
+    """Protocol per size (``ll``, ``ll128``, ``simple``)."""
+    channels: tuple[int | None, ...]
+    """Channels NCCL runs it with per size (None where NCCL's channels are not modelled)."""
+    time_us: FloatArray
+    """(n_sizes,) time by the engine's physical model [us]."""
+    nccl_algorithm: tuple[str, ...] = ()
+    """NCCL's own algorithm name per size (``collnet_chain``; empty when not NCCL)."""
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """``algorithm/protocol`` per size."""
+        return tuple(f"{a}/{p}" for a, p in zip(self.algorithm, self.protocol))
+
+    def row(self, i: int) -> dict[str, object]:
+        """The JSON object of size ``i``."""
+        return {
+            "algorithm": self.algorithm[i],
+            "protocol": self.protocol[i],
+            "channels": self.channels[i],
+            "time_us": float(self.time_us[i]),
+        }
+
+
+@dataclass(frozen=True)
+class Choice:
+    """NCCL's pick and the best pick of every size, and how to get from one to the other."""
+
+    library: str
+    """``NCCL 2.30.3`` (the release modelled), or the library whose tuner is not modelled."""
+    nccl: Pick
+    """What NCCL's tuner runs."""
+    best: Pick
+    """The fastest pick NCCL can run on this hardware."""
+    env: tuple[dict[str, str], ...]
+    """Per size: the settings that make NCCL run the best pick (empty when it already does)."""
+    caution: tuple[str, ...]
+    """Per size: why forcing the best pick is risky ('' when it is not)."""
+    nccl_model_us: FloatArray
+    """(n_sizes,) NCCL's own estimate of its pick [us] (nan where not modelled)."""
+
+
+Physical = Mapping[tuple[str, str], FloatArray]
+"""Engine times per (engine algorithm, protocol): (n_sizes,) [us]."""
+
+
+def library_of(group) -> str:  # type: ignore[no-untyped-def]
+    """The collective library the GPUs run: ``nccl`` on NVIDIA, ``rccl`` on AMD, else the
+    vendor's."""
+    vendor = group.fabric.gpu.vendor
+    return {"nvidia": "nccl", "amd": "rccl"}.get(vendor, vendor)
+
+
+def _fastest(physical: Physical, keys: Sequence[tuple[str, str]], n: int):  # type: ignore[no-untyped-def]
+    table = np.vstack([physical[k] for k in keys])
+    best = np.argmin(table, axis=0)
+    return best, table[best, np.arange(n)]
+
+
+def _pick_of(keys, index, times, channels=None, nccl_names=None) -> Pick:  # type: ignore[no-untyped-def]
+    n = len(times)
+    return Pick(
+        algorithm=tuple(keys[i][0] for i in index),
+        protocol=tuple(keys[i][1] for i in index),
+        channels=tuple(channels[j] for j in range(n)) if channels is not None else (None,) * n,
+        time_us=np.asarray(times, dtype=np.float64),
+        nccl_algorithm=tuple(nccl_names) if nccl_names is not None else (),
+    )
+
+
+def not_modelled(library: str, physical: Physical, n: int) -> Choice:
+    """The library's tuner is not modelled: its pick is taken as the fastest."""
+    keys = list(physical)
+    index, times = _fastest(physical, keys, n)
+    pick = _pick_of(keys, index, times)
+    name = library.upper() if library in ("rccl", "nccl") else library
+    return Choice(
+        library=f"{name} (tuner not modelled: fastest pick)",
+        nccl=pick,
+        best=pick,
+        env=({},) * n,
+        caution=("",) * n,
+        nccl_model_us=np.full(n, np.nan),
+    )
+
+
+def _env_key(env: NcclEnv) -> tuple[object, ...]:
+    """A hashable key of an environment (its parsed fields and what was given)."""
+    parsed = tuple(getattr(env, f.name) for f in fields(env) if f.name != "given")
+    return (*parsed, tuple(sorted(env.given.items())))
+
+
+def nccl_graphs(group, settings: NcclSettings) -> tuple[NcclView, Graphs]:  # type: ignore[no-untyped-def]
+    """NCCL's view of ``group`` and the graphs its search builds (cached per group)."""
+
+    def compute() -> tuple[NcclView, Graphs]:
+        view = NcclView.of(group, settings.release, settings.env)
+        return view, search(view, settings.release, settings.env)
+
+    key = ("nccl-graphs", settings.release.version, _env_key(settings.env))
+    return group.memo(key, compute)  # type: ignore[no-any-return]
+
+
+def _tunings(group, settings: NcclSettings, op: str) -> tuple[NcclView, Tuning, Tuning]:  # type: ignore[no-untyped-def]
+    """NCCL's view, its tuning as configured and as the hardware allows (NVLS and CollNet
+    on), cached per group."""
+    release, env = settings.release, settings.env
+    view_now, graphs = nccl_graphs(group, settings)
+    tuning = tune(view_now, graphs, release, env, op, policy=True)
+    hardware = NcclSettings(release, replace(env, nvls=None, collnet=True))
+    view_could = NcclView.of(group, release, hardware.env)
+    # The search reads NVLS and CollNet from the view: the same view, the same graphs.
+    could_graphs = graphs if view_could == view_now else nccl_graphs(group, hardware)[1]
+    could = tune(view_could, could_graphs, release, hardware.env, op, policy=False)
+    return view_now, tuning, could
+
+
+def force_env(
+    group, settings: NcclSettings, op: str, algorithm: str, protocol: str
+) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The settings that make NCCL run ``algorithm/protocol`` (NCCL's names) for ``op`` on
+    ``group``, from ``settings``."""
+    view_now, _ = nccl_graphs(group, settings)
+    return _force_env(settings, op, algorithm, protocol, view_now)
+
+
+def _force_env(
+    settings: NcclSettings, op: str, algorithm: str, protocol: str, view_now: NcclView
+) -> dict[str, str]:
+    """The settings that make NCCL run ``algorithm/protocol`` for ``op``."""
+    algo = ALGORITHM_ENV_NAMES[algorithm]
+    proto = PROTOCOL_ENV_NAMES[protocol]
+    if settings.release.since >= SCOPED_SINCE:
+        function = next(k for k, v in FUNCTION_NAMES.items() if v == op)
+        algo, proto = f"{function}:{algo}", f"{function}:{proto}"
+    env = {"NCCL_ALGO": algo, "NCCL_PROTO": proto}
+    if algorithm.startswith("collnet") and not settings.env.collnet:
+        env["NCCL_COLLNET_ENABLE"] = "1"
+    if algorithm in ("nvls", "nvls_tree") and not view_now.nvls:
+        env["NCCL_NVLS_ENABLE"] = "1"
+    if algorithm == "pat" and settings.env.pat == 0:
+        env["NCCL_PAT_ENABLE"] = "1"
+    return env
+
+
+def choose(
+    group,  # type: ignore[no-untyped-def]
+    op: str,
+    size_bytes: FloatArray,
+    physical: Physical,
+    settings: NcclSettings,
+    forced: str | None = None,
+) -> Choice:
+    """NCCL's pick and the best pick per size.
+
+    Args:
+        group: The ``Group``.
+        op: The collective.
+        size_bytes: (n_sizes,) sizes [bytes], nccl-tests' convention.
+        physical: Engine times of every candidate (engine algorithm, protocol).
+        settings: NCCL release and environment.
+        forced: An engine algorithm the caller insists on (``--algo``), or None.
+
+    Returns:
+        The two picks per size, the settings that force the best, and cautions.
+    """
+    sizes = np.asarray(size_bytes, dtype=np.float64)
+    n = sizes.shape[0]
+    library = library_of(group)
+    if library != "nccl":
+        return not_modelled(library, physical, n)
+    if op in P2P_OPS:
+        return _p2p_choice(group, op, sizes, physical, settings)
+    release, env = settings.release, settings.env
+    view_now, tuning, could = group.memo(
+        ("nccl-tuning", op, release.version, _env_key(env)),
+        lambda: _tunings(group, settings, op),
+    )
+    pairs = _nccl_pairs(tuning, physical, forced)
+    if not pairs:  # nothing NCCL would run can be priced: fall back to the fastest
+        return replace(not_modelled("NCCL", physical, n), library=f"NCCL {release.version}")
+    nccl_times = tuning.times_us(sizes)
+    rows = np.vstack([nccl_times[a, p] for a, p, _ in pairs])
+    chosen = np.argmin(rows, axis=0)
+    if forced is None:
+        # Where NCCL's own pick is one the caller cannot price (a plugin's algorithm that is
+        # not loaded), the fastest pick it can price stands in, not NCCL's next choice.
+        unpriced = rows[chosen, np.arange(n)] > np.min(nccl_times, axis=(0, 1))
+        if unpriced.any():
+            fastest = np.argmin(np.vstack([physical[key] for _, _, key in pairs]), axis=0)
+            chosen = np.where(unpriced, fastest, chosen)
+    keys = [key for _, _, key in pairs]
+    nccl_key_index = [keys[c] for c in chosen]
+    nccl_physical = np.array([physical[k][j] for j, k in enumerate(nccl_key_index)])
+    nccl_channels = _channels(tuning, [pairs[c] for c in chosen], sizes)
+    nccl = Pick(
+        algorithm=tuple(k[0] for k in nccl_key_index),
+        protocol=tuple(k[1] for k in nccl_key_index),
+        channels=nccl_channels,
+        time_us=nccl_physical,
+        nccl_algorithm=tuple(ALGORITHMS[pairs[c][0]] for c in chosen),
+    )
+    model_us = rows[chosen, np.arange(n)]
+
+    runnable = _nccl_pairs(could, physical, forced, allow_disabled=False)
+    best_pairs = runnable or pairs
+    table = np.vstack([physical[key] for _, _, key in best_pairs])
+    fastest = np.argmin(table, axis=0)
+    best_times = table[fastest, np.arange(n)]
+    # Never call a pick better than NCCL's when it is not clearly faster.
+    keep = best_times >= nccl_physical * (1.0 - BETTER_BY)
+    best_list = [best_pairs[f] for f in fastest]
+    could_channels = _channels(could, best_list, sizes)
+    best = Pick(
+        algorithm=tuple(nccl.algorithm[j] if keep[j] else best_list[j][2][0] for j in range(n)),
+        protocol=tuple(nccl.protocol[j] if keep[j] else best_list[j][2][1] for j in range(n)),
+        channels=tuple(nccl_channels[j] if keep[j] else could_channels[j] for j in range(n)),
+        time_us=np.where(keep, nccl_physical, best_times),
+        nccl_algorithm=tuple(
+            nccl.nccl_algorithm[j] if keep[j] else ALGORITHMS[best_list[j][0]] for j in range(n)
+        ),
+    )
+    envs, cautions = [], []
+    for j in range(n):
+        if keep[j]:
+            envs.append({})
+            cautions.append("")
+            continue
+        a, p, _ = best_list[j]
+        envs.append(_force_env(settings, op, ALGORITHMS[a], PROTOCOLS[p], view_now))
+        cautions.append(LL128_CAUTION if could.default_off[a, p] else "")
+    return Choice(
+        library=f"NCCL {release.version}",
+        nccl=nccl,
+        best=best,
+        env=tuple(envs),
+        caution=tuple(cautions),
+        nccl_model_us=model_us,
+    )
+
+
+def _nccl_pairs(
+    tuning: Tuning, physical: Physical, forced: str | None, allow_disabled: bool = False
+) -> list[tuple[int, int, tuple[str, str]]]:
+    """(NCCL algorithm, protocol, engine key) for every pair NCCL runs that the engine prices."""
+    pairs = []
+    for a, algorithm in enumerate(ALGORITHMS):
+        engine = ENGINE_ALGORITHM[algorithm]
+        if forced is not None and engine != forced:
+            continue
+        for p, protocol in enumerate(PROTOCOLS):
+            if tuning.bw_GBps[a, p] <= 0 and not allow_disabled:
+                continue
+            key = (engine, protocol)
+            if key in physical and np.isfinite(physical[key]).any():
+                pairs.append((a, p, key))
+    return pairs
+
+
+def _channels(tuning: Tuning, pairs, sizes: FloatArray) -> tuple[int | None, ...]:  # type: ignore[no-untyped-def]
+    """Channels of each size's pair (one call per distinct pair, over every size)."""
+    per_pair: dict[tuple[int, int], IntArray] = {}
+    out: list[int | None] = []
+    for j, (a, p, _) in enumerate(pairs):
+        if (a, p) not in per_pair:
+            per_pair[(a, p)] = tuning.channels(ALGORITHMS[a], PROTOCOLS[p], sizes)
+        out.append(int(per_pair[(a, p)][j]))
+    return tuple(out)
+
+
+def _p2p_choice(
+    group, op: str, sizes: FloatArray, physical: Physical, settings: NcclSettings
+) -> Choice:  # type: ignore[no-untyped-def]
+    """All-to-all and send/recv: NCCL picks LL up to 16 KiB per peer, else Simple."""
+    n = sizes.shape[0]
+    keys = [k for k in physical if k[0] == "p2p"] or list(physical)
+    wanted = p2p_protocol(op, group.n, sizes)
+    nccl_keys = [("p2p", proto) if ("p2p", proto) in physical else keys[0] for proto in wanted]
+    nccl_times = np.array([physical[k][j] for j, k in enumerate(nccl_keys)])
+    index, best_times = _fastest(physical, keys, n)
+    keep = best_times >= nccl_times * (1.0 - BETTER_BY)
+    best_keys = [nccl_keys[j] if keep[j] else keys[index[j]] for j in range(n)]
+    envs: list[dict[str, str]] = []
+    per_peer = sizes / (group.n if op == "all_to_all" else 1)
+    for j in range(n):
+        if keep[j] or best_keys[j][1] == nccl_keys[j][1]:
+            envs.append({})
+        elif best_keys[j][1] == "ll":
+            envs.append({"NCCL_P2P_LL_THRESHOLD": str(int(per_peer[j]))})
+        else:
+            envs.append({"NCCL_P2P_LL_THRESHOLD": "0"})
+    nccl = Pick(
+        algorithm=tuple(k[0] for k in nccl_keys),
+        protocol=tuple(k[1] for k in nccl_keys),
+        channels=(None,) * n,
+        time_us=nccl_times,
+        nccl_algorithm=("p2p",) * n,
+    )
+    best = Pick(
+        algorithm=tuple(k[0] for k in best_keys),
+        protocol=tuple(k[1] for k in best_keys),
+        channels=(None,) * n,
+        time_us=np.where(keep, nccl_times, best_times),
+        nccl_algorithm=("p2p",) * n,
+    )
+    return Choice(
+        library=f"NCCL {settings.version}",
+        nccl=nccl,
+        best=best,
+        env=tuple(envs),
+        caution=("",) * n,
+        nccl_model_us=np.full(n, np.nan),
+    )
+
+
+__all__ = [
+    "ENGINE_ALGORITHM",
+    "NCCL_ALGORITHM",
+    "TUNED_OPS",
+    "Choice",
+    "NcclSettings",
+    "Pick",
+    "choose",
+    "library_of",
+]
