@@ -274,14 +274,14 @@ SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "training"
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the shared training runs are not beside the repo")
 def test_accuracy_on_the_published_runs():
     """The published runs stay where the model was checked (benchmarks/training_accuracy.py):
-    Hopper and Blackwell median <= 10%, p90 <= 20%, mean signed within 6%; the A100-era
+    Hopper and Blackwell median <= 10%, p90 <= 20%, mean signed within 5%; the A100-era
     runs median <= 10%, p90 <= 20%; no entry of either beyond 37%."""
     from tests.training.test_training_runs import _scorer
 
     scorer = _scorer()
     for name, median, p90, mean in (
-        ("runs_hopper_blackwell.yaml", 0.10, 0.20, 0.06),
-        ("runs.yaml", 0.10, 0.20, 0.06),
+        ("runs_hopper_blackwell.yaml", 0.10, 0.20, 0.05),
+        ("runs.yaml", 0.10, 0.20, 0.05),
     ):
         scored, problems = scorer.score(SHARED / name)
         summary = scorer.summarize(scored, len(problems))
