@@ -117,7 +117,7 @@ def alpha_beta(
     constants: ModelConstants = DEFAULT,
     fill_bytes: FloatArray | float = 0.0,
     pipelined: bool = True,
-) -> FloatArray:  # type: ignore[no-untyped-def]
+) -> FloatArray:
     """``launch + base + steps + (S + fill) * spb / efficiency`` for every size [us].
 
     Args:
@@ -269,6 +269,7 @@ def tree_chunk_bytes(
     sizes = np.asarray(size_bytes, dtype=np.float64)
     chunk = np.full(sizes.shape, float(constants.chunk_bytes[protocol]))
     log_nodes = max(0, int(n_nodes).bit_length() - 1)
+    rules: tuple[tuple[float, float], ...]
     if protocol == "ll128":
         steps = 1.0 + log_nodes + 0.1 * ppn
         rules = ((64.0 * steps / ppn, 131072.0), (16.0 * steps / ppn, 32768.0))
@@ -389,7 +390,7 @@ class Tree(CollectiveAlgorithm):
         bulk = group.bulk
         capacity = bulk.resource_capacity_GBps * 1e3
         load = [
-            bulk.loads(*(np.concatenate(part) for part in flows))
+            bulk.loads(np.concatenate(flows[0]), np.concatenate(flows[1]), np.concatenate(flows[2]))
             if flows[0]
             else np.zeros(capacity.shape[0])
             for flows in (chain, across)

@@ -170,7 +170,10 @@ class BulkRouter:
         fabric, cap = self.fabric, self.capacity_GBps
         tree = fabric.tree
         n = fabric.n_links
-        self._leaf_up_res = self._leaf_down_res = self._pod_up_res = self._pod_down_res = None
+        self._leaf_up_res: IntArray | None = None
+        self._leaf_down_res: IntArray | None = None
+        self._pod_up_res: IntArray | None = None
+        self._pod_down_res: IntArray | None = None
         self._df_res: dict[str, IntArray] = {}
         extra: list[FloatArray] = []
         if tree is not None and tree.leaf_up.size:
@@ -267,13 +270,13 @@ class BulkRouter:
             if self._fallback and not same.all():
                 return self._routed_one_by_one(a, b, same, pair), None
             if self._graph is not None and not same.all():
-                cross = np.flatnonzero(~same)
-                routed = self._graph.paths(a[cross], b[cross])
+                apart = np.flatnonzero(~same)
+                routed = self._graph.paths(a[apart], b[apart])
                 width = max(pair.shape[1], routed.shape[1])
                 out = np.full((a.shape[0], width), -1, dtype=np.int64)
                 out[:, : pair.shape[1]] = np.where((a == b)[:, None], -1, pair)
-                out[cross, :] = -1
-                out[cross, : routed.shape[1]] = routed
+                out[apart, :] = -1
+                out[apart, : routed.shape[1]] = routed
                 return out, None
             if not same.all():
                 raise EngineError(f"{self.fabric.spec.id}: no network between nodes")
@@ -375,9 +378,11 @@ class BulkRouter:
         pod_a, pod_b = tree.pod_of_leaf[leaf_a], tree.pod_of_leaf[leaf_b]
         cross_pod = moves & (pod_a != pod_b) & bool(tree.spine_up.size)
         if aggregate:
+            assert self._leaf_up_res is not None and self._leaf_down_res is not None
             out[moves, 0] = self._leaf_up_res[leaf_a[moves]]
             out[moves, 3] = self._leaf_down_res[leaf_b[moves]]
             if tree.spine_up.size:
+                assert self._pod_up_res is not None and self._pod_down_res is not None
                 out[cross_pod, 1] = self._pod_up_res[pod_a[cross_pod]]
                 out[cross_pod, 2] = self._pod_down_res[pod_b[cross_pod]]
             return out
@@ -681,9 +686,10 @@ class BulkRouter:
         bytes_m, bytes_v = vol[fm] * wm, vol[fv] * wv
 
         def load_of(x: FloatArray) -> FloatArray:
-            return np.bincount(rm, weights=bytes_m * (1.0 - x[fm]), minlength=size) + (
+            load = np.bincount(rm, weights=bytes_m * (1.0 - x[fm]), minlength=size) + (
                 np.bincount(rv, weights=bytes_v * x[fv], minlength=size)
             )
+            return load.astype(np.float64, copy=False)
 
         candidates = [np.zeros(n), np.ones(n)]
         scores = [self._busiest(load_of(x)) for x in candidates]

@@ -132,13 +132,13 @@ def parse_library_version(text: object) -> tuple[int, int, int] | None:
     return major, minor, patch
 
 
-def nic_path(group) -> str:  # type: ignore[no-untyped-def]
+def nic_path(group) -> str:
     """How a GPU of the group reaches its NIC (``Group.nic_path``): ``pci``, ``c2c`` or
     ``host``."""
     return str(group.nic_path)
 
 
-def network_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+def network_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:
     """``protocols`` minus those the NICs' transport cannot carry when the group crosses
     nodes (EFA's first generation, without in-order delivery, carries only Simple).
 
@@ -154,7 +154,7 @@ def network_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # 
     return protocols
 
 
-def link_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+def link_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:
     """``protocols`` minus those a link generation between the group's GPUs cannot carry
     (its hwdb ``protocols``: a vendor link without LL128 says so instead of losing it
     silently)."""
@@ -165,7 +165,7 @@ def link_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:  # typ
 
 
 def predict(
-    group,  # type: ignore[no-untyped-def]
+    group,
     op: str,
     size_bytes: npt.ArrayLike,
     algorithms: list[CollectiveAlgorithm],

@@ -144,7 +144,7 @@ class Incidence:
                 weights=self.group_weight * per_group[self.group_row],
                 minlength=size,
             )
-        return load
+        return load.astype(np.float64, copy=False)
 
 
 class ExplicitFlows:

@@ -80,7 +80,7 @@ class Group:
         self._routes: dict[tuple[int, int], IntArray] = {}
         self._memo: dict[object, float] = {}
 
-    def memo(self, key: object, compute) -> float:  # type: ignore[no-untyped-def]
+    def memo(self, key: object, compute) -> float:
         """Cache a pure per-group figure (e.g. an algorithm's raw time per byte)."""
         if key not in self._memo:
             self._memo[key] = compute()

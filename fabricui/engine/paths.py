@@ -83,7 +83,7 @@ def path_bottleneck(fabric: Fabric, links: IntArray) -> tuple[float, int]:
     return float(fabric.link_bw_GBps[links[position]]), int(links[position])
 
 
-def transfer_time_us(size_bytes, lat_us, bw_GBps):  # type: ignore[no-untyped-def]
+def transfer_time_us(size_bytes, lat_us, bw_GBps):
     """Time to move a message over a path: ``lat + size / bw``.
 
     Args:

@@ -176,7 +176,7 @@ class Router:
         nic = fabric.gpu_nic[: fabric.gpus_per_node]
         return int(fabric.dev_index[nic].max()) + 1 if (nic >= 0).all() else 1
 
-    def rail_of(self, rank: int | npt.NDArray[np.int64]):  # type: ignore[no-untyped-def]
+    def rail_of(self, rank: int | npt.NDArray[np.int64]):
         """Rail (NIC index within its host) of each rank's NIC."""
         return self.fabric.dev_index[self.fabric.gpu_nic[rank]]
 

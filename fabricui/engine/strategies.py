@@ -33,7 +33,7 @@ from fabricui.engine.training.table import (
 )
 
 
-def valid_layouts(n_gpus: int, model, global_batch: int, seq_len: int) -> list:  # type: ignore[no-untyped-def]
+def valid_layouts(n_gpus: int, model, global_batch: int, seq_len: int) -> list:
     """Every layout the search considers (``search.candidate_layouts`` over its whole space)."""
     from fabricui.engine.training.search import SearchSpace
 

@@ -250,7 +250,7 @@ def _pick_pcie_switch(catalog: Catalog, pcie_link: str) -> SwitchSpec | None:
     """The PCIe switch of the GPUs' generation (``pcie5`` -> ``pcie-gen5-switch``)."""
     pcie = [s for s in catalog.switches.values() if s.family == "pcie"]
     same_gen = [s for s in pcie if f"gen{pcie_link[-1]}" in s.id]
-    return (same_gen or pcie or [None])[0]
+    return (same_gen or pcie)[0] if pcie else None
 
 
 #: CPU of a superchip (NVLink-C2C host link) by GPU architecture, for device labels.
@@ -741,12 +741,12 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         axis_links = torus_axis_links(spec, catalog)
         max_dims = torus_max_dims(link, bool(spec.net.axis_links))
         block_spec = spec.net.host_block
-        block = (
-            tuple(int(b) for b in block_spec) + (1,) * (3 - len(block_spec))
-            if block_spec is not None
-            else default_host_block(g, max_dims)
-        )
-        dims = torus_dims(spec.net, nodes * g, block, max_dims)
+        if block_spec is not None:
+            padded = [int(b) for b in block_spec] + [1, 1, 1]
+            chips_block = (padded[0], padded[1], padded[2])
+        else:
+            chips_block = default_host_block(g, max_dims)
+        dims = torus_dims(spec.net, nodes * g, chips_block, max_dims)
         check_torus_limits(spec, catalog, dims, axis_links, link)
         wrap = torus_wraps(link, dims, max_dims)
         rates = tuple(
@@ -754,7 +754,12 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
             for a in axis_links
         )
         network = build_torus(
-            dims, gpu_dev, (rates[0], rates[1], rates[2]), g, (block[0], block[1], block[2]), wrap
+            dims,
+            gpu_dev,
+            (rates[0], rates[1], rates[2]),
+            g,
+            (chips_block[0], chips_block[1], chips_block[2]),
+            wrap,
         )
         network_plan = network.plan
         total = network.src.shape[0]
@@ -783,6 +788,8 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         gbps = net.gbps or link.bw_GBps * 8
         port_bw = gbps / 8.0
         switch = _pick_switch(catalog, net.switch, link)
+        # The topology loader refuses a network switch without a radix and port rate.
+        assert switch.radix is not None and switch.port_Gbps is not None
         sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
         nic_local = np.flatnonzero(np.asarray(host.kind) == DeviceKind.NIC)
         ports = max(1, round(nic_ports))

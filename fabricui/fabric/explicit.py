@@ -103,7 +103,7 @@ def _reroute_uncabled(
                 continue
             k = j - slot * nics_per_host
             if host.ports[k] is None:
-                best = min(cabled, key=lambda c, k=k: (abs(c - k), c))
+                best = min((abs(c - k), c) for c in cabled)[1]  # nearest cabled port
                 local = int(nic_local[slot * nics_per_host + best])
                 gpu_nic[block * per_block + q] = block * dn + local
 
@@ -218,7 +218,8 @@ def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
         for k, switch_name in enumerate(host.ports):
             if switch_name is None:
                 continue
-            rate = host.gbps[k] if k < len(host.gbps) and host.gbps[k] else default_gbps
+            stated = host.gbps[k] if k < len(host.gbps) else None
+            rate = stated if stated else default_gbps
             nic = block * dn + int(nic_local[slot * nics_per_host + k])
             sw = base + index_of[switch_name]
             src += [nic, sw]

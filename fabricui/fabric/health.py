@@ -181,8 +181,8 @@ class _Names:
 
     def host(self, text: str) -> tuple[str, str | None, int | None]:
         """(host, adapter, host index) of ``luna-0001 mlx5_0``, ``n3`` or ``luna-0001``."""
-        host, _, adapter = text.strip().partition(" ")
-        adapter = adapter.strip() or None
+        host, _, rest = text.strip().partition(" ")
+        adapter = rest.strip() or None
         if host in self.hosts:
             return host, adapter, self.hosts[host]
         m = _NODE_NAME.match(host)
@@ -284,10 +284,10 @@ def apply_health(
     """
     names = _Names(fabric)
     plan = _Plan(fabric)
-    for condition in links:
-        _link(plan, names, condition)
-    for condition in gpus:
-        _gpu(plan, names, condition)
+    for link in links:
+        _link(plan, names, link)
+    for gpu in gpus:
+        _gpu(plan, names, gpu)
     if plan.remove_cables and (
         fabric.tree is not None or fabric.dragonfly is not None or fabric.torus is not None
     ):

@@ -59,10 +59,10 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
         rank = int(raw)
         if 0 <= rank < fabric.n_gpus:
             return rank
-        nearest = min(max(rank, 0), fabric.n_gpus - 1)
+        nearest_rank = min(max(rank, 0), fabric.n_gpus - 1)
         raise EngineError(
-            f"no GPU rank {rank} in {name} ({fabric.n_gpus} GPUs; nearest: {nearest}, "
-            f"{fabric.gpu_name(nearest)}); {_valid_range(fabric)}"
+            f"no GPU rank {rank} in {name} ({fabric.n_gpus} GPUs; nearest: {nearest_rank}, "
+            f"{fabric.gpu_name(nearest_rank)}); {_valid_range(fabric)}"
         )
     match = _GPU_RE.match(raw.lower())
     if not match:

@@ -577,7 +577,7 @@ def build_network(
         else:
             tiers = 3
             spine_o = net.spine_oversubscription
-            spine_down, spine_up_full = _split_ports(switch_ports, spine_o)
+            spine_ports_down, spine_up_full = _split_ports(switch_ports, spine_o)
             rails = n_nic if net.rail_optimized else 1
             if net.spines is not None:
                 per_pod_spines = net.spines
@@ -590,7 +590,7 @@ def build_network(
             else:
                 per_pod_spines = up
                 cables1 = np.ones(up, dtype=np.int64)
-            leafs_per_pod = max(1, spine_down // int(cables1.max()))
+            leafs_per_pod = max(1, spine_ports_down // int(cables1.max()))
             if net.rail_optimized and leafs_per_pod >= rails:
                 leafs_per_pod = (leafs_per_pod // rails) * rails  # whole scalable units
             pods = math.ceil(leafs / leafs_per_pod)
@@ -598,7 +598,7 @@ def build_network(
             spine_down_used = min(leafs, leafs_per_pod) * int(cables1.max())
             spine_uplinks = (
                 spine_up_full
-                if spine_down_used >= spine_down
+                if spine_down_used >= spine_ports_down
                 else math.ceil(spine_down_used / spine_o)
             )
             cores_per_plane = _smallest_divisor(spine_uplinks, pods * spine_uplinks / switch_ports)
@@ -948,11 +948,11 @@ def torus_dims(
         if max_dims == 2 and shape[0] == 1:
             shape = (shape[1], shape[2], 1)
         return shape
-    dims = tuple(int(d) for d in net.torus) + (1,) * (3 - len(net.torus))
+    dims = [int(d) for d in net.torus] + [1] * (3 - len(net.torus))
     product = dims[0] * dims[1] * dims[2]
     if len(net.torus) > 3 or product != chips:
-        shape = "x".join(str(d) for d in net.torus)
-        raise EngineError(f"torus {shape} holds {product} chips, the topology has {chips}")
+        stated = "x".join(str(d) for d in net.torus)
+        raise EngineError(f"torus {stated} holds {product} chips, the topology has {chips}")
     return dims[0], dims[1], dims[2]
 
 

@@ -257,7 +257,7 @@ def _report(
     """The ``--json`` object (the text report renders the same)."""
     links = {}
     for gen in result.before:
-        entry = {}
+        entry: dict[str, Any] = {}
         for name in ("efficiency", "lat_us"):
             entry[name] = {"before": result.before[gen][name], "after": result.after[gen][name]}
         entry["fitted"] = [n for g, n in result.fitted if g == gen]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from fabricui.engine.evaluate import PathReport
     from fabricui.services.loaded import LoadedFabric
 
 #: All-reduce sizes compared [bytes]: latency-bound, middle, bandwidth-bound.
@@ -58,7 +59,7 @@ def compare(
 
     figures: list[ComparedFigure] = []
     if src and dst:
-        reports = []
+        reports: list[PathReport | None] = []
         for data in (a, b):
             try:
                 reports.append(data.path(data.parse_gpu(src), data.parse_gpu(dst), 2**30))

@@ -268,7 +268,7 @@ def place_log(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> L
             continue
         i = host_index[host]
         node, slot = divmod(i, per_node)
-        placement.host_of[host] = names[i] if names and names[i] else f"n{i}"
+        placement.host_of[host] = (names[i] if names else None) or f"n{i}"
         before = len(notes)
         if by_order:
             local: dict[int, int | None] = {r: r % by_order for r in ranks}
@@ -289,7 +289,7 @@ def place_log(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> L
 # --- what the fabric says about the log's rings and NICs ----------------------------------
 
 
-def _tiers(fabric: Fabric, src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64]):  # type: ignore[no-untyped-def]
+def _tiers(fabric: Fabric, src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64]):
     """(n,) highest tier each route climbs (0 domain, 1 leaf, 2 spine, 3 core)."""
     import numpy as np
 
@@ -429,7 +429,7 @@ def _tree_findings(log: NcclLog, fabric: Fabric, placement: LogPlacement) -> lis
     ]
 
 
-def _domains_in_log_order(log: NcclLog, placement: LogPlacement, domains, g: int):  # type: ignore[no-untyped-def]
+def _domains_in_log_order(log: NcclLog, placement: LogPlacement, domains, g: int):
     """The domains of ``domains`` in the order of their lowest log rank (NCCL's node order)."""
     import numpy as np
 
@@ -439,7 +439,7 @@ def _domains_in_log_order(log: NcclLog, placement: LogPlacement, domains, g: int
     return np.asarray(sorted((int(d) for d in domains), key=lambda d: first.get(d, 1 << 62)))
 
 
-def _domains_in_switch_order(fabric: Fabric, order, g: int):  # type: ignore[no-untyped-def]
+def _domains_in_switch_order(fabric: Fabric, order, g: int):
     """``order``'s domains sorted by the spine group, then the leaf group, their first GPUs
     share (ties keep ``order``)."""
     import numpy as np
@@ -456,7 +456,7 @@ def _domains_in_switch_order(fabric: Fabric, order, g: int):  # type: ignore[no-
     return order[np.asarray(keys, dtype=np.int64)]
 
 
-def _needed(fabric: Fabric, firsts, ring, g: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _needed(fabric: Fabric, firsts, ring, g: int) -> tuple[int, int]:
     """(edges above the leaf, edges to the core) the best order of the ring's domains needs:
     one crossing per group of domains that share a leaf (or a spine), when there are
     several such groups."""
@@ -721,7 +721,7 @@ def compare(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> Fab
     )
 
 
-def _algorithm_check(log: NcclLog, fabric: Fabric, placement: LogPlacement):  # type: ignore[no-untyped-def]
+def _algorithm_check(log: NcclLog, fabric: Fabric, placement: LogPlacement):
     """The algorithms the log shows NCCL choosing, against the best picks on this fabric:
     on the placed ranks when the log shows every rank, else on the first ``nranks`` GPUs."""
     from fabricui.services.doctor_algorithms import check_choices

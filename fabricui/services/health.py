@@ -329,10 +329,10 @@ def overlay(
     """
     from fabricui.fabric.health import apply_health
 
-    report = read_health(paths, host)
-    links, gpus = conditions(report, fabric)
+    files = read_health(paths, host)
+    links, gpus = conditions(files, fabric)
     result = apply_health(fabric, links, gpus, catalog)
-    result.fabric.__dict__["_health_report"] = report
+    result.fabric.__dict__["_health_report"] = files
     if report:
         _APPLIED.append(result.fabric)
     return result

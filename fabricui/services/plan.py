@@ -521,8 +521,9 @@ def search_on(
     pool += [available[n] for n in request.extra_strategies if n in available]
     if flavours and flavours[0] not in DP_FLAVOURS:
         pool.append(available[flavours[0]])
-    recompute = (recipe.recompute,) if request.recipe and request.recipe.recompute else None
-    space = SearchSpace(dp_flavours=flavours, **({"recompute": recompute} if recompute else {}))
+    space = SearchSpace(dp_flavours=flavours)
+    if request.recipe and request.recipe.recompute:
+        space = dataclasses.replace(space, recompute=(recipe.recompute,))
     try:
         plans = search_layouts(
             fabric,

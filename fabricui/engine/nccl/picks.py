@@ -149,20 +149,20 @@ Physical = Mapping[tuple[str, str], FloatArray]
 """Engine times per (engine algorithm, protocol): (n_sizes,) [us]."""
 
 
-def library_of(group) -> str:  # type: ignore[no-untyped-def]
+def library_of(group) -> str:
     """The collective library the GPUs run: ``nccl`` on NVIDIA, ``rccl`` on AMD, else the
     vendor's."""
     vendor = group.fabric.gpu.vendor
     return {"nvidia": "nccl", "amd": "rccl"}.get(vendor, vendor)
 
 
-def _fastest(physical: Physical, keys: Sequence[tuple[str, str]], n: int):  # type: ignore[no-untyped-def]
+def _fastest(physical: Physical, keys: Sequence[tuple[str, str]], n: int):
     table = np.vstack([physical[k] for k in keys])
     best = np.argmin(table, axis=0)
     return best, table[best, np.arange(n)]
 
 
-def _pick_of(keys, index, times, channels=None, nccl_names=None) -> Pick:  # type: ignore[no-untyped-def]
+def _pick_of(keys, index, times, channels=None, nccl_names=None) -> Pick:
     n = len(times)
     return Pick(
         algorithm=tuple(keys[i][0] for i in index),
@@ -195,7 +195,7 @@ def _env_key(env: NcclEnv) -> tuple[object, ...]:
     return (*parsed, tuple(sorted(env.given.items())))
 
 
-def nccl_graphs(group, settings: NcclSettings) -> tuple[NcclView, Graphs]:  # type: ignore[no-untyped-def]
+def nccl_graphs(group, settings: NcclSettings) -> tuple[NcclView, Graphs]:
     """NCCL's view of ``group`` and the graphs its search builds (cached per group)."""
 
     def compute() -> tuple[NcclView, Graphs]:
@@ -203,10 +203,10 @@ def nccl_graphs(group, settings: NcclSettings) -> tuple[NcclView, Graphs]:  # ty
         return view, search(view, settings.release, settings.env)
 
     key = ("nccl-graphs", settings.release.version, _env_key(settings.env))
-    return group.memo(key, compute)  # type: ignore[no-any-return]
+    return group.memo(key, compute)
 
 
-def _tunings(group, settings: NcclSettings, op: str) -> tuple[NcclView, Tuning, Tuning]:  # type: ignore[no-untyped-def]
+def _tunings(group, settings: NcclSettings, op: str) -> tuple[NcclView, Tuning, Tuning]:
     """NCCL's view, its tuning as configured and as the hardware allows (NVLS and CollNet
     on), cached per group."""
     release, env = settings.release, settings.env
@@ -222,7 +222,7 @@ def _tunings(group, settings: NcclSettings, op: str) -> tuple[NcclView, Tuning, 
 
 def force_env(
     group, settings: NcclSettings, op: str, algorithm: str, protocol: str
-) -> dict[str, str]:  # type: ignore[no-untyped-def]
+) -> dict[str, str]:
     """The settings that make NCCL run ``algorithm/protocol`` (NCCL's names) for ``op`` on
     ``group``, from ``settings``."""
     view_now, _ = nccl_graphs(group, settings)
@@ -249,7 +249,7 @@ def _force_env(
 
 
 def choose(
-    group,  # type: ignore[no-untyped-def]
+    group,
     op: str,
     size_bytes: FloatArray,
     physical: Physical,
@@ -325,7 +325,8 @@ def choose(
             nccl.nccl_algorithm[j] if keep[j] else ALGORITHMS[best_list[j][0]] for j in range(n)
         ),
     )
-    envs, cautions = [], []
+    envs: list[dict[str, str]] = []
+    cautions: list[str] = []
     for j in range(n):
         if keep[j]:
             envs.append({})
@@ -362,7 +363,7 @@ def _nccl_pairs(
     return pairs
 
 
-def _channels(tuning: Tuning, pairs, sizes: FloatArray) -> tuple[int | None, ...]:  # type: ignore[no-untyped-def]
+def _channels(tuning: Tuning, pairs, sizes: FloatArray) -> tuple[int | None, ...]:
     """Channels of each size's pair (one call per distinct pair, over every size)."""
     per_pair: dict[tuple[int, int], IntArray] = {}
     out: list[int | None] = []
@@ -375,7 +376,7 @@ def _channels(tuning: Tuning, pairs, sizes: FloatArray) -> tuple[int | None, ...
 
 def _p2p_choice(
     group, op: str, sizes: FloatArray, physical: Physical, settings: NcclSettings
-) -> Choice:  # type: ignore[no-untyped-def]
+) -> Choice:
     """All-to-all and send/recv: NCCL picks LL up to 16 KiB per peer, else Simple."""
     n = sizes.shape[0]
     keys = [k for k in physical if k[0] == "p2p"] or list(physical)

@@ -140,10 +140,14 @@ def _table(*rows: tuple[float, float, float]) -> Table:
     return tuple(padded)
 
 
-_VOLTA_AMPERE_SPEEDS_INTRA = (40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0)
-_VOLTA_AMPERE_SPEEDS_INTRA += (4.0, 3.0)
-_VOLTA_AMPERE_SPEEDS_INTER = (48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0)
-_VOLTA_AMPERE_SPEEDS_INTER += (6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12)
+_VOLTA_AMPERE_SPEEDS_INTRA = (
+    *(40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0),
+    *(4.0, 3.0),
+)
+_VOLTA_AMPERE_SPEEDS_INTER = (
+    *(48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0),
+    *(6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12),
+)
 _TAIL = (12.0, 6.0, 3.0, 2.4, 1.2, 0.24, 0.12)
 
 #: NCCL 2.18.1 (tag v2.18.1-1): the first release of this model's range.

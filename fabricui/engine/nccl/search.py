@@ -177,7 +177,7 @@ def _search(
     return best_channels, best_speed
 
 
-def _duplicate(channels: int, speed: float, max_channels: int, compute_capability: int):  # type: ignore[no-untyped-def]
+def _duplicate(channels: int, speed: float, max_channels: int, compute_capability: int):
     """NCCL's ``ncclTopoDupChannels``: fast channels are doubled at half the speed."""
     if channels == 0 or speed < 25.0:
         return channels, speed

@@ -132,7 +132,7 @@ class NcclView:
         return "SYS" if self.sockets > 1 else "PXB"
 
     @classmethod
-    def of(cls, group, release: Release, env: NcclEnv) -> NcclView:  # type: ignore[no-untyped-def]
+    def of(cls, group, release: Release, env: NcclEnv) -> NcclView:
         """NCCL's view of ``group`` under ``release`` and ``env``."""
         fabric = group.fabric
         spec = fabric.spec

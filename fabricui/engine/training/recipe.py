@@ -15,7 +15,7 @@ TP collectives overlapped with the GEMMs).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fabricui.engine.training.device import PRECISIONS
 from fabricui.engine.training.layer import (
@@ -344,9 +344,9 @@ def _framework_recipe(
     return recipe, notes
 
 
-def _stated_extras(choices: RecipeChoices) -> dict[str, object]:
+def _stated_extras(choices: RecipeChoices) -> dict[str, Any]:
     """The settings a choice states beyond the era's (no framework to default them)."""
-    extras: dict[str, object] = {}
+    extras: dict[str, Any] = {}
     for name in ("fp8_recipe", "passes", "moe_dispatch", "grad_reduce_bytes", "fsdp_reshard"):
         value = getattr(choices, name)
         if value is not None:

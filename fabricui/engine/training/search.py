@@ -343,7 +343,7 @@ def _bounds(
                     imbalance=recipe.moe_imbalance,
                 )
                 parts.append((ms * ws, cost))
-    fb = sum(w * (c.fwd_s + c.bwd_s) for w, c in parts)
+    fb = np.add.reduce([w * (c.fwd_s + c.bwd_s) for w, c in parts])
     gemm = sum(w * (c.gemm_fwd_s + c.gemm_bwd_s) for w, c in parts)
     tp_f, tp_b, pp_mb = _critical_comm_s(fabric, geo, layouts, arr, b, sp, pricer)
     # TP overlap needs the TP group on one NVLink (scale-up) domain: a node, or the hosts
@@ -380,7 +380,7 @@ def _bounds(
         total = model.layers * per_layer + emb_s + out_s
         pipe = arr["microbatches"] * tau_max + (total - tau_max) / arr["vpp"]
 
-        def stage_acts(layers, stage_of, mode=mode):  # type: ignore[no-untyped-def]
+        def stage_acts(layers, stage_of, mode=mode):
             """Activation bytes of a stage holding ``layers``, ``stage_of(pp)`` its index."""
             flight = [
                 schedule.in_flight(int(p), int(mm), int(v), stage_of(int(p)))
@@ -412,8 +412,8 @@ def _bounds(
             most = np.maximum(params0, paramsl)
             opt_s = most / o * (ADAM_BYTES + grad) / device.hbm_Bps
             most_layers = np.maximum(np.maximum(first, last), middle)
-            for i in np.flatnonzero((mem <= limit) & ~settled):
-                key2 = (int(i), mode)
+            for i in np.flatnonzero((mem <= limit) & ~settled).tolist():
+                key2 = (i, mode)
                 if key2 not in best:
                     best[key2] = _Candidate(
                         float(pipe[i] + opt_s[i]),

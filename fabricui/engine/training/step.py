@@ -358,7 +358,7 @@ def ranks_per_domain(group: npt.NDArray[np.int64], gpus_per_domain: int) -> int:
 
 def _mix(parts: Sequence[tuple[float, LayerCost]]) -> LayerCost:
     names = [f.name for f in dataclasses.fields(LayerCost)]
-    values = {
+    values: dict[str, Any] = {
         n: sum(w * np.asarray(getattr(c, n), dtype=np.float64) for w, c in parts) for n in names
     }
     return LayerCost(**values)
@@ -554,7 +554,7 @@ def _memory(
     params = params + np.where(first, geo.embedding_params / layout.tp, 0.0)
     params = params + np.where(last, geo.embedding_params / layout.tp + geo.hidden, 0.0)
     weights, grads, optimizer = states_bytes(params, shards, recipe.grad_bytes)
-    flight = [schedule.in_flight(p, layout.microbatches, layout.vpp, i) for i in range(p)]
+    flight = np.array([schedule.in_flight(p, layout.microbatches, layout.vpp, i) for i in range(p)])
     acts = activation_bytes(
         geo,
         layers,

@@ -311,9 +311,11 @@ def _case(fabric: Fabric, model: ModelShape, name: str, base: Layout, degree: in
         return _hsdp_case(fabric, base, degree)
     m = base.microbatches
     if name in ("tp", "pp"):
-        layout = dataclasses.replace(
-            base, **{name: degree}, microbatches=degree * m, global_batch=degree * m
-        )
+        scaled = dataclasses.replace(base, microbatches=degree * m, global_batch=degree * m)
+        if name == "tp":
+            layout = dataclasses.replace(scaled, tp=degree)
+        else:
+            layout = dataclasses.replace(scaled, pp=degree)
     else:
         ep = degree if name == "ep" else 1
         layout = dataclasses.replace(base, dp=degree, ep=ep, global_batch=degree * m)
