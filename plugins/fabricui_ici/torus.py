@@ -17,9 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from fabricui.engine.algorithms import alpha_beta
-from fabricui.engine.group import Group
-from fabricui.engine.types import CollectiveAlgorithm, FloatArray
+from fabricui.api import CollectiveAlgorithm, FloatArray, Group, alpha_beta
 
 
 class TorusRings(CollectiveAlgorithm):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from fabricui import hookimpl
+from fabricui.api import hookimpl
 
 
 @hookimpl

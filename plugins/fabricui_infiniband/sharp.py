@@ -12,10 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from fabricui.engine.algorithms import alpha_beta
-from fabricui.engine.group import Group
-from fabricui.engine.types import CollectiveAlgorithm, FloatArray
-from fabricui.fabric.fabric import NETWORK_SWITCHES
+from fabricui.api import NETWORK_SWITCHES, CollectiveAlgorithm, FloatArray, Group, alpha_beta
 
 #: Aggregation tree setup and switch round trip [us].
 SHARP_LATENCY_US = 8.0
@@ -49,7 +46,7 @@ class Sharp(CollectiveAlgorithm):
         intra_spb = 0.0
         if ppn > 1:
             local = Group(group.fabric, group.by_node[0], group.router)
-            from fabricui.engine.algorithms import Ring
+            from fabricui.api import Ring
 
             intra_spb = Ring().spb(local, "all_reduce")
         spb = max(net_spb, intra_spb)

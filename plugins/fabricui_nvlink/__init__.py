@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from fabricui import hookimpl
-from fabricui.api import Interconnect
+from fabricui.api import Interconnect, hookimpl
 
 NVLINK = Interconnect(
     name="nvlink",

@@ -26,10 +26,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from fabricui.engine.algorithms import alpha_beta
-from fabricui.engine.constants import DEFAULT
-from fabricui.engine.group import Group
-from fabricui.engine.types import CollectiveAlgorithm, FloatArray
+from fabricui.api import DEFAULT_CONSTANTS as DEFAULT
+from fabricui.api import CollectiveAlgorithm, FloatArray, Group, alpha_beta
 
 #: NVLS needs the switch's multicast/reduce engines (NVSwitch 3+) and Hopper-class GPUs.
 MIN_ARCH_INDEX = 2

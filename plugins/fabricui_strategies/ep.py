@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, ClassVar
 
-from fabricui import hookimpl
-from fabricui.api import CommOp, Layout, Strategy
+from fabricui.api import CommOp, Layout, Strategy, hookimpl
 from fabricui_strategies._shapes import micro_batch
 
 if TYPE_CHECKING:

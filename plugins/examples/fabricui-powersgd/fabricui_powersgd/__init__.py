@@ -24,8 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ClassVar
 
-from fabricui import hookimpl
-from fabricui.api import CommOp, Layout, MemoryTerm, Strategy
+from fabricui.api import CommOp, Layout, MemoryTerm, Strategy, hookimpl
 
 if TYPE_CHECKING:
     from fabricui.api import ModelShape

@@ -19,8 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from fabricui import hookimpl
-from fabricui.api import Interconnect, LinkGeneration, TopologyBuilder
+from fabricui.api import Interconnect, LinkGeneration, TopologyBuilder, hookimpl
 from fabricui_ualink.links import FAMILY, LINKS
 
 if TYPE_CHECKING:

@@ -20,8 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from fabricui import hookimpl
-from fabricui.api import Interconnect, LinkGeneration
+from fabricui.api import Interconnect, LinkGeneration, hookimpl
 from fabricui_ultraethernet.links import FAMILY, LINKS
 
 __version__ = "0.1.0"
