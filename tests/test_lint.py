@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[1]
-TARGETS = ["fabricui", "tests", "benchmarks", "plugins"]
+TARGETS = ["fabricui", "tests", "benchmarks", "plugins", "tools"]
 
 
 def ruff(*args: str) -> subprocess.CompletedProcess[str]:

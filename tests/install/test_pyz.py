@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fabricui.build_pyz import has_shiv
+from tools.build_pyz import has_shiv
 
 pytestmark = [
     pytest.mark.slow,
@@ -92,7 +92,7 @@ def build(base: Path, *options: str) -> Pyz:
     """Build a pyz with the README's command into ``base``."""
     out = base / "dist" / "fabricui.pyz"
     proc = subprocess.run(
-        [sys.executable, "-m", "fabricui.build_pyz", "-o", str(out), *options],
+        [sys.executable, "tools/build_pyz.py", "-o", str(out), *options],
         cwd=REPO,
         capture_output=True,
         text=True,

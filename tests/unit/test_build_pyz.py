@@ -1,4 +1,4 @@
-"""``python3 -m fabricui.build_pyz``: its options, its one-line refusals, and the preamble
+"""``python3 tools/build_pyz.py``: its options, its one-line refusals, and the preamble
 that keeps a pyz off interpreters its compiled wheels were not built for (the build itself
 is tests/install/test_pyz.py)."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fabricui import build_pyz
-from fabricui.build_pyz import Target, main, target_of
 from fabricui.errors import ConfigError
+from tools import build_pyz
+from tools.build_pyz import Target, main, target_of
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -78,7 +78,7 @@ def test_errors_are_one_line_with_status_2(capsys):
     """A bad option: one line on stderr, exit status 2, no traceback."""
     status, out, err = run_main(capsys, "--python-version", "four")
     assert status == 2 and out == ""
-    assert err.startswith("fabricui.build_pyz: error: --python-version must be 3.X")
+    assert err.startswith("build_pyz: error: --python-version must be 3.X")
     assert err.count("\n") == 1
     status, _, err = run_main(capsys, "--nope")
     assert status == 2 and "unrecognized arguments: --nope" in err and err.count("\n") == 1
@@ -90,7 +90,7 @@ def test_missing_shiv_names_the_extra(capsys, monkeypatch, tmp_path: Path):
     status, _, err = run_main(capsys, "-o", str(tmp_path / "f.pyz"))
     assert status == 2
     assert err == (
-        "fabricui.build_pyz: error: building fabricui.pyz needs shiv: "
+        "build_pyz: error: building fabricui.pyz needs shiv: "
         "pip install 'fabricui[pyz]' (or pip install shiv)\n"
     )
     assert list(tmp_path.iterdir()) == []
@@ -114,7 +114,7 @@ def test_a_failed_step_is_one_line(capsys, monkeypatch, tmp_path: Path):
     monkeypatch.setattr(build_pyz, "_run", lambda command, doing: _real_run(failing, doing))
     status, _, err = run_main(capsys, "-o", str(tmp_path / "f.pyz"))
     assert status == 2 and err.count("\n") == 1
-    assert err.startswith("fabricui.build_pyz: error: building fabricui's wheel failed (exit 1)")
+    assert err.startswith("build_pyz: error: building fabricui's wheel failed (exit 1)")
     assert err.rstrip().endswith("ERROR: No matching distribution")
     assert list(tmp_path.iterdir()) == []
 
@@ -155,7 +155,7 @@ def test_preamble_stops_other_interpreters_in_one_line(target):
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("fabricui: error: this fabricui.pyz holds compiled packages")
-    assert result.stderr.endswith(f"build_pyz --python-version {here}\n")
+    assert result.stderr.endswith(f"build_pyz.py --python-version {here}\n")
     assert result.stderr.count("\n") == 1
 
 
@@ -175,3 +175,18 @@ def test_the_pyz_is_named_atomically_and_never_replaced_without_force(tmp_path: 
     assert target.read_bytes() == b"new"
     move_into_place(staged, target, force=True)
     assert target.read_bytes() == b"newer" and not staged.exists()
+
+
+def test_the_module_name_still_builds_from_a_checkout():
+    """``python3 -m fabricui.build_pyz`` runs the checkout's tools/build_pyz.py (its usage
+    line names it), and the wheel leaves both out."""
+    result = subprocess.run(
+        [sys.executable, "-m", "fabricui.build_pyz", "--help"],
+        cwd=Path(__file__).parents[2],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0 and "usage: python3 tools/build_pyz.py" in result.stdout
+    pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8")
+    assert 'exclude = ["fabricui/build_pyz.py"]' in pyproject
