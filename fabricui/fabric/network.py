@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -983,6 +984,152 @@ def _global_ports(net: NetSpec, groups: int, per: int, cables: int, radix: int) 
     return need
 
 
+class _DragonflyShape(NamedTuple):
+    """Sizes of a dragonfly (``plan_dragonfly``) and how its NICs fill the routers."""
+
+    groups: int
+    routers_per_group: int
+    cables: int
+    """Global cables asked for between every pair of groups (``plan_dragonfly``)."""
+    nics_per_router: int
+    """NICs each router's terminal ports take (the last routers may take fewer)."""
+
+    @property
+    def routers(self) -> int:
+        """Routers of all groups."""
+        return self.groups * self.routers_per_group
+
+
+def _dragonfly_shape(
+    net: NetSpec, nodes: int, n_nics: int, ports: int, radix: int
+) -> _DragonflyShape:
+    """Groups and routers for ``n_nics`` NICs of ``ports`` ports each: NICs fill routers at
+    ``radix / 4`` terminal ports each unless the spec sets groups or routers, then they
+    spread evenly.
+
+    Raises:
+        EngineError: The dragonfly cannot be built (``plan_dragonfly``).
+    """
+    groups, per, cables = plan_dragonfly(
+        net, n_nics * ports, radix, ports_per_node=n_nics * ports // max(nodes, 1)
+    )
+    per_router = math.ceil(n_nics / (groups * per))
+    if net.groups is None and net.routers_per_group is None:
+        # Whole groups: terminals fill routers at radix/4 ports each, the rest stay empty.
+        per_router = max(per_router, max(1, radix // 4) // max(1, ports))
+    return _DragonflyShape(groups, per, cables, per_router)
+
+
+def _local_bundles(
+    shape: _DragonflyShape, base: int, port_bw_GBps: float, cabling: _Cabling
+) -> IntArray:
+    """One cable between every pair of routers of every group; returns the ``local`` table
+    (``Dragonfly.local``)."""
+    per, routers = shape.routers_per_group, shape.routers
+    iu, ju = np.triu_indices(per, 1)
+    first = (np.arange(shape.groups, dtype=np.int64) * per)[:, None]
+    la, lb = (first + iu[None, :]).reshape(-1), (first + ju[None, :]).reshape(-1)
+    ids = cabling.add_cables(
+        base + la, base + lb, np.ones(la.shape[0], dtype=np.int64), port_bw_GBps
+    )
+    local = np.full((routers, per), -1, dtype=np.int64)
+    local[la, lb % per] = ids
+    local[lb, la % per] = ids + la.shape[0]
+    return local
+
+
+class _GlobalBundles(NamedTuple):
+    """The directed global bundles of a dragonfly, sorted by (source group, target group),
+    both directions of a bundle at the same position in their pair (``Dragonfly``)."""
+
+    src: IntArray
+    dst: IntArray
+    link: IntArray
+    cables: IntArray
+    """Cables in each bundle."""
+    pair_start: IntArray
+    own: IntArray
+    fewest: int
+    """Fewest cables between any two groups."""
+
+
+def _global_cable_ends(
+    net: NetSpec, shape: _DragonflyShape, radix: int
+) -> tuple[IntArray, IntArray, int]:
+    """The two routers of every global cable, and the fewest cables of any group pair.
+
+    Cable ``k`` between groups ``i < j`` leaves ``i``'s port ``(j - i - 1) + k (g - 1)``
+    and ``j``'s port ``(i - j) mod g - 1 + k (g - 1)``; a port's router is ``port // h``.
+
+    Raises:
+        EngineError: The routers have too few ports for the cables asked for.
+    """
+    groups, per = shape.groups, shape.routers_per_group
+    h = _global_ports(net, groups, per, shape.cables, radix)
+    ports_per_group = per * h
+    gi, gj = np.triu_indices(groups, 1)
+    off_i = gj - gi - 1
+    off_j = (gi - gj) % groups - 1
+    if net.global_links is not None:
+        k_max = np.full(gi.shape[0], shape.cables, dtype=np.int64)
+    else:
+        # Every port used once: offset o gets the ports q = o + k (g - 1) < a h.
+        def slots(off: IntArray) -> IntArray:
+            return (ports_per_group - 1 - off) // (groups - 1) + 1
+
+        k_max = np.minimum(slots(off_i), slots(off_j))
+    pair = np.repeat(np.arange(gi.shape[0]), k_max)
+    k = np.arange(pair.shape[0]) - np.repeat(np.cumsum(k_max) - k_max, k_max)
+    ra = gi[pair] * per + (off_i[pair] + k * (groups - 1)) // h
+    rb = gj[pair] * per + (off_j[pair] + k * (groups - 1)) // h
+    return ra, rb, int(k_max.min())
+
+
+def _global_bundles(
+    net: NetSpec,
+    shape: _DragonflyShape,
+    radix: int,
+    base: int,
+    port_bw_GBps: float,
+    cabling: _Cabling,
+) -> _GlobalBundles:
+    """The global cables (consecutive arrangement), those between the same two routers
+    as one bundle, cabled and sorted by group pair for the minimal-route tables.
+
+    Raises:
+        EngineError: The routers have too few ports for the cables asked for.
+    """
+    groups, per, routers = shape.groups, shape.routers_per_group, shape.routers
+    own = np.full((routers, groups), -1, dtype=np.int64)
+    if groups <= 1:
+        none = np.zeros(0, dtype=np.int64)
+        pair_start = np.zeros(groups * groups + 1, dtype=np.int64)
+        return _GlobalBundles(none, none, none, none, pair_start, own, 0)
+    ra, rb, fewest = _global_cable_ends(net, shape, radix)
+    uniq, n_cables = np.unique(ra * routers + rb, return_counts=True)
+    ua, ub = uniq // routers, uniq % routers
+    m = ua.shape[0]
+    ids = cabling.add_cables(base + ua, base + ub, n_cables, port_bw_GBps)
+    # Both directions, sorted by (source group, target group) with the same position in
+    # their pair for both directions.
+    d_src = np.concatenate([ua, ub])
+    d_dst = np.concatenate([ub, ua])
+    rank_in = np.concatenate([np.arange(m), np.arange(m)])
+    pair_key = (d_src // per) * groups + d_dst // per
+    order = np.lexsort((rank_in, pair_key))
+    src, dst = d_src[order], d_dst[order]
+    own[src, dst // per] = np.arange(src.shape[0])
+    return _GlobalBundles(
+        src=src,
+        dst=dst,
+        link=np.concatenate([ids, ids + m])[order],
+        cables=np.concatenate([n_cables, n_cables])[order].astype(np.int64),
+        pair_start=np.searchsorted(pair_key[order], np.arange(groups * groups + 1)),
+        own=own,
+        fewest=fewest,
+    )
+
+
 def build_dragonfly(
     net: NetSpec,
     nodes: int,
@@ -1006,114 +1153,38 @@ def build_dragonfly(
 
     nic_flat = nic_devs.reshape(-1)
     n_nics = nic_flat.shape[0]
-    groups, per, cables = plan_dragonfly(
-        net, n_nics * ports, radix, ports_per_node=n_nics * ports // max(nodes, 1)
+    shape = _dragonfly_shape(net, nodes, n_nics, ports, radix)
+    router_of_nic = np.arange(n_nics, dtype=np.int64) // shape.nics_per_router
+    cabling = _Cabling()
+    nic_link = cabling.add(
+        nic_flat, base + router_of_nic, np.full(n_nics, nic_bw_GBps), np.full(n_nics, ports)
     )
-    routers = groups * per
-    per_router = math.ceil(n_nics / routers)
-    if net.groups is None and net.routers_per_group is None:
-        # Whole groups: terminals fill routers at radix/4 ports each, the rest stay empty.
-        per_router = max(per_router, max(1, radix // 4) // max(1, ports))
-    router_of_nic = np.arange(n_nics, dtype=np.int64) // per_router
-    src = [nic_flat, base + router_of_nic]
-    dst = [base + router_of_nic, nic_flat]
-    bw = [np.full(2 * n_nics, nic_bw_GBps)]
-    count = [np.full(2 * n_nics, ports)]
-    next_link = 2 * n_nics
-
-    # Local: every router pair of every group, one cable.
-    iu, ju = np.triu_indices(per, 1)
-    first = (np.arange(groups, dtype=np.int64) * per)[:, None]
-    la, lb = (first + iu[None, :]).reshape(-1), (first + ju[None, :]).reshape(-1)
-    m = la.shape[0]
-    src += [base + la, base + lb]
-    dst += [base + lb, base + la]
-    bw.append(np.full(2 * m, port_bw_GBps))
-    count.append(np.ones(2 * m, dtype=np.int64))
-    local = np.full((routers, per), -1, dtype=np.int64)
-    ids = next_link + np.arange(m, dtype=np.int64)
-    local[la, lb % per] = ids
-    local[lb, la % per] = ids + m
-    next_link += 2 * m
-
-    # Global: cable k between groups i < j leaves i's port (j - i - 1) + k (g - 1) and j's
-    # port (i - j) mod g - 1 + k (g - 1); a port's router is port // h.
-    global_src = np.zeros(0, dtype=np.int64)
-    global_dst = np.zeros(0, dtype=np.int64)
-    global_count = np.zeros(0, dtype=np.int64)
-    global_link = np.zeros(0, dtype=np.int64)
-    pair_start = np.zeros(groups * groups + 1, dtype=np.int64)
-    own = np.full((routers, groups), -1, dtype=np.int64)
-    fewest = 0
-    if groups > 1:
-        h = _global_ports(net, groups, per, cables, radix)
-        ports_per_group = per * h
-        gi, gj = np.triu_indices(groups, 1)
-        off_i = gj - gi - 1
-        off_j = (gi - gj) % groups - 1
-        if net.global_links is not None:
-            k_max = np.full(gi.shape[0], cables, dtype=np.int64)
-        else:
-            # Every port used once: offset o gets the ports q = o + k (g - 1) < a h.
-            def slots(off: IntArray) -> IntArray:
-                return (ports_per_group - 1 - off) // (groups - 1) + 1
-
-            k_max = np.minimum(slots(off_i), slots(off_j))
-        fewest = int(k_max.min())
-        pair = np.repeat(np.arange(gi.shape[0]), k_max)
-        k = np.arange(pair.shape[0]) - np.repeat(np.cumsum(k_max) - k_max, k_max)
-        ra = gi[pair] * per + (off_i[pair] + k * (groups - 1)) // h
-        rb = gj[pair] * per + (off_j[pair] + k * (groups - 1)) // h
-        # Cables between the same two routers form one bundle.
-        key = ra * routers + rb
-        uniq, n_cables = np.unique(key, return_counts=True)
-        ua, ub = uniq // routers, uniq % routers
-        m = ua.shape[0]
-        src += [base + ua, base + ub]
-        dst += [base + ub, base + ua]
-        bw.append(np.concatenate([n_cables, n_cables]) * port_bw_GBps)
-        count.append(np.concatenate([n_cables, n_cables]).astype(np.int64))
-        ids = next_link + np.arange(m, dtype=np.int64)
-        # Directed bundles (both directions), sorted by (source group, target group) with
-        # the same position in their pair for both directions.
-        d_src = np.concatenate([ua, ub])
-        d_dst = np.concatenate([ub, ua])
-        d_link = np.concatenate([ids, ids + m])
-        d_count = np.concatenate([n_cables, n_cables])
-        rank_in = np.concatenate([np.arange(m), np.arange(m)])
-        pair_key = (d_src // per) * groups + d_dst // per
-        order = np.lexsort((rank_in, pair_key))
-        global_src, global_dst = d_src[order], d_dst[order]
-        global_link, global_count = d_link[order], d_count[order].astype(np.int64)
-        pair_start = np.searchsorted(pair_key[order], np.arange(groups * groups + 1))
-        own[global_src, global_dst // per] = np.arange(global_src.shape[0])
+    local = _local_bundles(shape, base, port_bw_GBps, cabling)
+    bundles = _global_bundles(net, shape, radix, base, port_bw_GBps, cabling)
     table = Dragonfly(
         router_of_nic=router_of_nic,
-        nic_link=np.arange(n_nics, dtype=np.int64),
-        routers_per_group=per,
+        nic_link=nic_link,
+        routers_per_group=shape.routers_per_group,
         local=local,
-        global_src=global_src,
-        global_dst=global_dst,
-        global_link=global_link,
-        global_count=global_count,
-        pair_start=pair_start.astype(np.int64),
-        own=own,
-        global_cables=fewest,
+        global_src=bundles.src,
+        global_dst=bundles.dst,
+        global_link=bundles.link,
+        global_count=bundles.cables,
+        pair_start=bundles.pair_start.astype(np.int64),
+        own=bundles.own,
+        global_cables=bundles.fewest,
     )
     plan = (
         ("switch ports", f"{radix} at the NIC rate"),
-        ("groups", f"{groups} of {per} routers"),
-        ("global cables per group pair", f"{fewest} or more, over every router of a group"),
+        ("groups", f"{shape.groups} of {shape.routers_per_group} routers"),
+        (
+            "global cables per group pair",
+            f"{bundles.fewest} or more, over every router of a group",
+        ),
     )
-    return NetworkBlock(
-        kind=[int(DeviceKind.ROUTER)] * routers,
-        index=list(range(routers)),
-        src=np.concatenate(src).astype(np.int64),
-        dst=np.concatenate(dst).astype(np.int64),
-        bw_GBps=np.concatenate(bw).astype(np.float64),
-        count=np.concatenate(count).astype(np.int64),
-        tree=table,
-        plan=plan,
+    routers = shape.routers
+    return cabling.block(
+        kind=[int(DeviceKind.ROUTER)] * routers, index=list(range(routers)), tree=table, plan=plan
     )
 
 
