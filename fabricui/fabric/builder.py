@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from fabricui.fabric.network import (
     torus_dims,
     torus_shape,
 )
-from fabricui.model import LinkGeneration, NicSpec, SwitchSpec, TopologySpec
+from fabricui.model import GpuSpec, LinkGeneration, NicSpec, SwitchSpec, TopologySpec
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -286,140 +286,227 @@ def _gpu_nic_map(spec: TopologySpec, n_nic_devices: int) -> list[int]:
     return [(i * n_nic_devices) // g for i in range(g)]
 
 
-def _build_host(
-    spec: TopologySpec,
-    catalog: Catalog,
-    gens: _Interner,
-    models: _Interner,
-    nic_spec: NicSpec | None,
-    scaleup: _ScaleUp | None,
-):
-    """One host's devices and links (local ids), plus per-GPU NIC and CPU local ids.
+@dataclass(frozen=True)
+class _Build:
+    """What every step of one build reads: the spec, the catalog, and the interners that
+    number link generations and device labels in first-use order (so the order the steps
+    run in is part of the fabric they build)."""
 
-    With one host per domain the host also holds its scale-up switch (or mesh links); a
-    switch shared by several hosts belongs to the domain block instead (``_add_domain``).
-    """
-    gpu = catalog.gpus[spec.gpu]
-    intra = spec.intra
-    block = _Block()
-    g = spec.gpus_per_node
-    gpu_model = models(gpu.name)
-    gpus = [block.device(DeviceKind.GPU, i, 0.0, gpu_model) for i in range(g)]
+    spec: TopologySpec
+    catalog: Catalog
+    gens: _Interner
+    models: _Interner
 
-    host_link = catalog.links[intra.host_link or gpu.pcie]
-    c2c = host_link.family == "nvlink-c2c"
+    @property
+    def gpu(self) -> GpuSpec:
+        """The spec's GPU record."""
+        return self.catalog.gpus[self.spec.gpu]
+
+
+@dataclass(frozen=True)
+class _HostDevices:
+    """Device ids (local to the host block) that a host's links plug into."""
+
+    gpus: list[int]
+    cpus: list[int]
+    pcie_switches: list[int]
+    gpu_cpu: list[int]
+    """CPU socket of each GPU."""
+
+    def switch_of(self, gpu: int) -> int:
+        """The PCIe switch GPU ``gpu`` sits behind (only when the host has switches)."""
+        return self.pcie_switches[(gpu * len(self.pcie_switches)) // len(self.gpus)]
+
+    def host_port(self, gpu: int) -> int:
+        """The device GPU ``gpu``'s host link plugs into (its PCIe switch, else its CPU
+        socket)."""
+        return self.switch_of(gpu) if self.pcie_switches else self.gpu_cpu[gpu]
+
+
+class _Host(NamedTuple):
+    """One host's block and where its GPUs' NIC and CPU traffic goes (local ids)."""
+
+    block: _Block
+    gpu_nic: list[int]
+    """NIC device of each GPU (-1 without NICs)."""
+    gpu_cpu: list[int]
+    """CPU socket device of each GPU."""
+    nic_ports: float
+    """NIC ports each NIC device stands for (more ports than GPUs: a GPU's share)."""
+
+
+def _add_sockets(block: _Block, b: _Build, host_link: LinkGeneration) -> list[int]:
+    """The host's CPU sockets (a superchip's Grace or Vera), every pair joined by the
+    socket link."""
+    spec, gpu = b.spec, b.gpu
     sockets = _default_sockets(spec)
-    n_switches = _default_pcie_switches(spec, c2c)
-    cpu_model = models("CPU socket" if not c2c else SUPERCHIP_CPUS.get(gpu.arch, "Grace CPU"))
+    c2c = host_link.family == "nvlink-c2c"
+    cpu_model = b.models("CPU socket" if not c2c else SUPERCHIP_CPUS.get(gpu.arch, "Grace CPU"))
     cpus = [block.device(DeviceKind.CPU, i, 0.0, cpu_model) for i in range(sockets)]
-    socket_link = catalog.links.get(_socket_link(catalog, spec, host_link), None)
+    socket_link = b.catalog.links.get(_socket_link(b.catalog, spec, host_link), None)
     if socket_link is not None:
-        for a in range(sockets):
-            for b in range(a + 1, sockets):
+        for first in range(sockets):
+            for second in range(first + 1, sockets):
                 block.cable(
-                    cpus[a],
-                    cpus[b],
+                    cpus[first],
+                    cpus[second],
                     socket_link.bw_GBps,
                     socket_link.lat_us,
-                    gens(socket_link.id),
+                    b.gens(socket_link.id),
                     1,
                 )
+    return cpus
 
-    pcie_switch = _pick_pcie_switch(catalog, gpu.pcie)
-    switch_model = models(pcie_switch.name if pcie_switch else "PCIe switch")
+
+def _add_pcie_switches(
+    block: _Block, b: _Build, host_link: LinkGeneration, cpus: list[int]
+) -> list[int]:
+    """The host's PCIe switches, each cabled up to its CPU socket. A superchip's switch
+    uplink runs at the CPU's PCIe generation (Grace: Gen5), not over NVLink-C2C."""
+    spec, gpu = b.spec, b.gpu
+    c2c = host_link.family == "nvlink-c2c"
+    n_switches = _default_pcie_switches(spec, c2c)
+    pcie_switch = _pick_pcie_switch(b.catalog, gpu.pcie)
+    switch_model = b.models(pcie_switch.name if pcie_switch else "PCIe switch")
     switch_lat = pcie_switch.lat_us if pcie_switch else 0.1
     switches = [
         block.device(DeviceKind.PCIE_SWITCH, i, switch_lat, switch_model) for i in range(n_switches)
     ]
-    gpu_cpu_local = [cpus[(i * sockets) // g] for i in range(g)]
+    cpu_pcie = b.catalog.links[spec.intra.cpu_pcie or gpu.pcie]
+    uplink = cpu_pcie if c2c else host_link
+    for s, switch in enumerate(switches):
+        cpu = cpus[(s * len(cpus)) // n_switches]
+        block.cable(switch, cpu, uplink.bw_GBps, uplink.lat_us, b.gens(uplink.id), 1)
+    return switches
 
-    def gpu_switch(i: int) -> int:
-        """The PCIe switch GPU i sits behind (only when the host has switches)."""
-        return switches[(i * n_switches) // g]
 
-    def host_port(i: int) -> int:
-        """The device GPU i's host link plugs into (its PCIe switch, else its CPU socket)."""
-        return gpu_switch(i) if switches else gpu_cpu_local[i]
-
-    # A superchip's GPU reaches its CPU over NVLink-C2C and, when the host has PCIe
-    # switches (GB300's ConnectX-8s carry one each), the switch over its own PCIe lanes;
-    # the switch's uplink runs at the CPU's PCIe generation (Grace: Gen5).
-    cpu_pcie = catalog.links[intra.cpu_pcie or gpu.pcie]
-    for s, sw in enumerate(switches):
-        cpu = cpus[(s * sockets) // n_switches]
-        uplink = cpu_pcie if c2c else host_link
-        block.cable(sw, cpu, uplink.bw_GBps, uplink.lat_us, gens(uplink.id), 1)
-    # NVLink-C2C is one link per superchip: a Grace's bandwidth is shared by its GPUs
-    # (GB200: two), so each GPU's C2C hop carries its share.
-    per_socket = -(-g // sockets)
+def _add_host_links(
+    block: _Block, b: _Build, host_link: LinkGeneration, devices: _HostDevices
+) -> None:
+    """Every GPU's host link. A superchip's GPU reaches its own CPU over NVLink-C2C, one
+    link per superchip whose bandwidth the Grace's GPUs share (GB200: two), and, when the
+    host has PCIe switches (GB300's ConnectX-8s carry one each), its switch over its own
+    PCIe lanes."""
+    c2c = host_link.family == "nvlink-c2c"
+    per_socket = -(-len(devices.gpus) // len(devices.cpus))
     host_bw = host_link.bw_GBps / per_socket if c2c else host_link.bw_GBps
-    for i, dev in enumerate(gpus):
-        port = gpu_cpu_local[i] if c2c else host_port(i)
-        block.cable(dev, port, host_bw, host_link.lat_us, gens(host_link.id), 1)
-        if c2c and switches:
-            gpu_pcie = catalog.links[gpu.pcie]
-            block.cable(dev, gpu_switch(i), gpu_pcie.bw_GBps, gpu_pcie.lat_us, gens(gpu_pcie.id), 1)
-
-    if scaleup is not None and spec.hosts_per_domain == 1:
-        sw_spec = scaleup.switch
-        nvsw = block.device(
-            DeviceKind.NVSWITCH,
-            0,
-            sw_spec.lat_us if sw_spec else 0.0,
-            models(sw_spec.name if sw_spec else "NVSwitch"),
-            reduces=bool(sw_spec and sw_spec.in_network_reduction),
-        )
-        link, per_gpu = scaleup.link, scaleup.per_gpu
-        for dev in gpus:
-            block.cable(dev, nvsw, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu)
-    elif intra.fabric == "mesh":
-        link = catalog.links[intra.link or (gpu.scaleup_link or "")]
-        per_pair = intra.links_per_pair
-        # A pair cannot have more links than a GPU has ports. (The whole mesh may: a
-        # partial mesh such as DGX-1's hybrid cube-mesh is modelled as a uniform one.)
-        check_gpu_ports(spec, catalog, link, per_pair, "intra.links_per_pair")
-        for a in range(g):
-            for b in range(a + 1, g):
-                block.cable(
-                    gpus[a],
-                    gpus[b],
-                    per_pair * link.bw_GBps,
-                    link.lat_us,
-                    gens(link.id),
-                    per_pair,
-                )
-
-    gpu_nic_local = [-1] * g
-    nic_ports = 1.0
-    # A torus wires the chips themselves: no NICs.
-    if spec.net is not None and spec.net.layout != "torus":
-        net = spec.net
-        n_nic = net.nics_per_node
-        if net.nic_map is None and n_nic > g:
-            # More ports than GPUs (EFA, dual-port RoCE): each GPU drives its share of ports.
-            nic_ports, n_nic = n_nic / g, g
-        nic_model = models(
-            (f"{nic_ports:g}x " if nic_ports != 1 else "") + (nic_spec.name if nic_spec else "NIC")
-        )
-        nic_lat = nic_spec.lat_us if nic_spec else 0.0
-        nics = [block.device(DeviceKind.NIC, i, nic_lat, nic_model) for i in range(n_nic)]
-        mapping = _gpu_nic_map(spec, n_nic)
-        nic_pcie = catalog.links[nic_spec.pcie if nic_spec else gpu.pcie]
-        attach = nic_attachment(spec, nic_spec, bool(switches))
-        for k, nic in enumerate(nics):
-            first_gpu = mapping.index(k) if k in mapping else (k * g) // n_nic
-            if attach == "gpu":
-                port = gpus[first_gpu]  # the GPU's own lanes, or ports on its die (Gaudi)
-            elif attach == "pcie-switch":
-                port = gpu_switch(first_gpu)
-            else:
-                port = gpu_cpu_local[first_gpu]
-            ports = max(1, round(nic_ports))
+    for i, dev in enumerate(devices.gpus):
+        port = devices.gpu_cpu[i] if c2c else devices.host_port(i)
+        block.cable(dev, port, host_bw, host_link.lat_us, b.gens(host_link.id), 1)
+        if c2c and devices.pcie_switches:
+            gpu_pcie = b.catalog.links[b.gpu.pcie]
             block.cable(
-                nic, port, ports * nic_pcie.bw_GBps, nic_pcie.lat_us, gens(nic_pcie.id), ports
+                dev,
+                devices.switch_of(i),
+                gpu_pcie.bw_GBps,
+                gpu_pcie.lat_us,
+                b.gens(gpu_pcie.id),
+                1,
             )
-        gpu_nic_local = [nics[m] for m in mapping]
-    return block, gpu_nic_local, gpu_cpu_local, nic_ports
+
+
+def _add_scaleup_switch(block: _Block, b: _Build, scaleup: _ScaleUp, gpus: list[int]) -> None:
+    """The scale-up switch (NVSwitch, UALink switch) and the links of ``gpus`` into it."""
+    sw_spec = scaleup.switch
+    switch = block.device(
+        DeviceKind.NVSWITCH,
+        0,
+        sw_spec.lat_us if sw_spec else 0.0,
+        b.models(sw_spec.name if sw_spec else "NVSwitch"),
+        reduces=bool(sw_spec and sw_spec.in_network_reduction),
+    )
+    link, per_gpu = scaleup.link, scaleup.per_gpu
+    for dev in gpus:
+        block.cable(dev, switch, per_gpu * link.bw_GBps, link.lat_us, b.gens(link.id), per_gpu)
+
+
+def _add_mesh(block: _Block, b: _Build, gpus: list[int]) -> None:
+    """A direct mesh: every GPU pair joined by ``links_per_pair`` scale-up links."""
+    intra = b.spec.intra
+    link = b.catalog.links[intra.link or (b.gpu.scaleup_link or "")]
+    per_pair = intra.links_per_pair
+    # A pair cannot have more links than a GPU has ports. (The whole mesh may: a
+    # partial mesh such as DGX-1's hybrid cube-mesh is modelled as a uniform one.)
+    check_gpu_ports(b.spec, b.catalog, link, per_pair, "intra.links_per_pair")
+    for first in range(len(gpus)):
+        for second in range(first + 1, len(gpus)):
+            block.cable(
+                gpus[first],
+                gpus[second],
+                per_pair * link.bw_GBps,
+                link.lat_us,
+                b.gens(link.id),
+                per_pair,
+            )
+
+
+def _nic_port(devices: _HostDevices, attach: str, gpu: int) -> int:
+    """The device a NIC serving GPU ``gpu`` plugs into (``nic_attachment``)."""
+    if attach == "gpu":
+        return devices.gpus[gpu]  # the GPU's own lanes, or ports on its die (Gaudi)
+    if attach == "pcie-switch":
+        return devices.switch_of(gpu)
+    return devices.gpu_cpu[gpu]
+
+
+def _add_nics(
+    block: _Block, b: _Build, devices: _HostDevices, nic_spec: NicSpec | None
+) -> tuple[list[int], float]:
+    """The host's NICs and their PCIe links; returns each GPU's NIC and the NIC ports a
+    NIC device stands for. A torus wires the chips themselves: no NICs."""
+    spec, net = b.spec, b.spec.net
+    g = len(devices.gpus)
+    if net is None or net.layout == "torus":
+        return [-1] * g, 1.0
+    n_nic, nic_ports = net.nics_per_node, 1.0
+    if net.nic_map is None and n_nic > g:
+        # More ports than GPUs (EFA, dual-port RoCE): each GPU drives its share of ports.
+        nic_ports, n_nic = n_nic / g, g
+    nic_model = b.models(
+        (f"{nic_ports:g}x " if nic_ports != 1 else "") + (nic_spec.name if nic_spec else "NIC")
+    )
+    nic_lat = nic_spec.lat_us if nic_spec else 0.0
+    nics = [block.device(DeviceKind.NIC, i, nic_lat, nic_model) for i in range(n_nic)]
+    mapping = _gpu_nic_map(spec, n_nic)
+    nic_pcie = b.catalog.links[nic_spec.pcie if nic_spec else b.gpu.pcie]
+    attach = nic_attachment(spec, nic_spec, bool(devices.pcie_switches))
+    ports = max(1, round(nic_ports))
+    for k, nic in enumerate(nics):
+        first_gpu = mapping.index(k) if k in mapping else (k * g) // n_nic
+        block.cable(
+            nic,
+            _nic_port(devices, attach, first_gpu),
+            ports * nic_pcie.bw_GBps,
+            nic_pcie.lat_us,
+            b.gens(nic_pcie.id),
+            ports,
+        )
+    return [nics[m] for m in mapping], nic_ports
+
+
+def _build_host(b: _Build, nic_spec: NicSpec | None, scaleup: _ScaleUp | None) -> _Host:
+    """One host's devices and links (local ids), plus per-GPU NIC and CPU local ids.
+
+    With one host per domain the host also holds its scale-up switch (or mesh links); a
+    switch shared by several hosts belongs to the domain block instead (``_domain_block``).
+    Devices come GPUs, CPU sockets, PCIe switches, scale-up switch, NICs.
+    """
+    block = _Block()
+    gpu_model = b.models(b.gpu.name)
+    g = b.spec.gpus_per_node
+    gpus = [block.device(DeviceKind.GPU, i, 0.0, gpu_model) for i in range(g)]
+    host_link = b.catalog.links[b.spec.intra.host_link or b.gpu.pcie]
+    cpus = _add_sockets(block, b, host_link)
+    switches = _add_pcie_switches(block, b, host_link, cpus)
+    gpu_cpu = [cpus[(i * len(cpus)) // g] for i in range(g)]
+    devices = _HostDevices(gpus, cpus, switches, gpu_cpu)
+    _add_host_links(block, b, host_link, devices)
+    if scaleup is not None and b.spec.hosts_per_domain == 1:
+        _add_scaleup_switch(block, b, scaleup, gpus)
+    elif b.spec.intra.fabric == "mesh":
+        _add_mesh(block, b, gpus)
+    gpu_nic, nic_ports = _add_nics(block, b, devices, nic_spec)
+    return _Host(block, gpu_nic, gpu_cpu, nic_ports)
 
 
 def _host_copies(host: _Block, hosts: int) -> _Block:
@@ -441,37 +528,22 @@ def _host_copies(host: _Block, hosts: int) -> _Block:
     return block
 
 
-def _domain_block(
-    host: _Block, spec: TopologySpec, scaleup: _ScaleUp | None, gens: _Interner, models: _Interner
-) -> _Block:
+def _domain_block(host: _Block, b: _Build, scaleup: _ScaleUp | None) -> _Block:
     """The domain block: ``hosts_per_domain`` copies of the host block, then the switch the
     hosts share and every GPU's links into it (local ids)."""
-    hosts = spec.hosts_per_domain
+    hosts = b.spec.hosts_per_domain
     if hosts == 1:
         return host
     dh = len(host.kind)
     block = _host_copies(host, hosts)
     assert scaleup is not None  # only switch fabrics span hosts (checked with the spec)
-    sw_spec = scaleup.switch
-    switch = block.device(
-        DeviceKind.NVSWITCH,
-        0,
-        sw_spec.lat_us if sw_spec else 0.0,
-        models(sw_spec.name if sw_spec else "NVSwitch"),
-        reduces=bool(sw_spec and sw_spec.in_network_reduction),
-    )
-    link, per_gpu = scaleup.link, scaleup.per_gpu
     gpu_local = [i for i, k in enumerate(host.kind) if k == DeviceKind.GPU]
-    for h in range(hosts):
-        for i in gpu_local:
-            block.cable(
-                h * dh + i, switch, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu
-            )
+    _add_scaleup_switch(block, b, scaleup, [h * dh + i for h in range(hosts) for i in gpu_local])
     return block
 
 
 def _domain_torus_block(
-    host: _Block, spec: TopologySpec, catalog: Catalog, gens: _Interner
+    host: _Block, b: _Build
 ) -> tuple[_Block, Torus, tuple[tuple[str, str], ...]]:
     """The domain block of an ``intra.fabric: torus``: its hosts, then the chip-to-chip
     links of the torus their chips make (a Trn2 instance's 4x4, a Trn2 UltraServer's
@@ -481,8 +553,9 @@ def _domain_torus_block(
         The block, the torus table (chips as local ranks ``0 .. gpus_per_domain - 1``,
         link ids local to the domain block) and the plan lines.
     """
+    spec, catalog, gens = b.spec, b.catalog, b.gens
     intra = spec.intra
-    gpu = catalog.gpus[spec.gpu]
+    gpu = b.gpu
     g, hosts = spec.gpus_per_node, spec.hosts_per_domain
     chips = g * hosts
     link = catalog.links[intra.link or (gpu.scaleup_link or "")]
@@ -678,15 +751,15 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     gens, models = _Interner(), _Interner()
     nic_spec = _pick_nic(catalog, spec)
     scaleup = _scaleup(spec, catalog)
-    host, gpu_nic_local, gpu_cpu_local, nic_ports = _build_host(
-        spec, catalog, gens, models, nic_spec, scaleup
-    )
+    b = _Build(spec, catalog, gens, models)
+    host_parts = _build_host(b, nic_spec, scaleup)
+    host, gpu_nic_local, gpu_cpu_local, nic_ports = host_parts
     domain_torus: Torus | None = None
     domain_plan: tuple[tuple[str, str], ...] = ()
     if spec.intra.fabric == "torus":
-        block, domain_torus, domain_plan = _domain_torus_block(host, spec, catalog, gens)
+        block, domain_torus, domain_plan = _domain_torus_block(host, b)
     else:
-        block = _domain_block(host, spec, scaleup, gens, models)
+        block = _domain_block(host, b, scaleup)
     nodes = spec.nodes
     domains = spec.domains
     dh, lh = len(host.kind), len(host.src)
