@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind, Fabric
@@ -31,6 +32,8 @@ from fabricui.model import GpuSpec, LinkGeneration, NicSpec, SwitchSpec, Topolog
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
+
+IntArray = npt.NDArray[np.int64]
 
 #: Default NVSwitch model per NVLink generation.
 DEFAULT_NVSWITCH = {
@@ -722,6 +725,263 @@ def _shift_tree(tree: FatTree, offset: int) -> FatTree:
     )
 
 
+def _check_tileable(spec: TopologySpec) -> None:
+    """Refuse a spec the tiling cannot build: no nodes or GPUs, more than ``MAX_GPUS``, or
+    nodes that do not fill whole scale-up domains.
+
+    Raises:
+        EngineError: One line naming the count and what would fit.
+    """
+    if spec.nodes < 1 or spec.gpus_per_node < 1:
+        raise EngineError(f"{spec.id}: needs at least one node and one GPU per node")
+    if spec.nodes * spec.gpus_per_node > MAX_GPUS:
+        raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
+    hosts = spec.hosts_per_domain
+    if spec.nodes > hosts and spec.nodes % hosts:
+        raise EngineError(
+            f"{spec.id}: {spec.nodes} nodes do not fill whole scale-up domains of {hosts} hosts "
+            f"(use a multiple of {hosts}, or fewer than {hosts} for one domain; a run file "
+            f"states hosts in use per domain with run.domain_hosts)"
+        )
+
+
+@dataclass(frozen=True)
+class _Tiling:
+    """How identical domain blocks tile the fabric (``Fabric``'s layout contract)."""
+
+    domains: int
+    hosts_per_domain: int
+    host_devices: int
+    host_links: int
+    domain_devices: int
+    domain_links: int
+
+    @property
+    def first_network_device(self) -> int:
+        """Id of the first device after the domain blocks."""
+        return self.domains * self.domain_devices
+
+    @property
+    def first_network_link(self) -> int:
+        """Id of the first link after the domain blocks."""
+        return self.domains * self.domain_links
+
+    def host_starts(self, nodes: int) -> IntArray:
+        """(nodes, 1) first device of each host: host ``n`` is host ``n % hosts`` of domain
+        ``n // hosts``."""
+        host_ids = np.arange(nodes, dtype=np.int64)
+        hosts = self.hosts_per_domain
+        return ((host_ids // hosts) * self.domain_devices + (host_ids % hosts) * self.host_devices)[
+            :, None
+        ]
+
+
+class _Tables(NamedTuple):
+    """Device and link arrays of part of a fabric (absolute ids), as ``Fabric`` names them."""
+
+    dev_kind: npt.NDArray[np.int8]
+    dev_reduces: npt.NDArray[np.bool_]
+    dev_index: npt.NDArray[np.int32]
+    dev_node: npt.NDArray[np.int32]
+    dev_lat_us: npt.NDArray[np.float64]
+    dev_model_id: npt.NDArray[np.int16]
+    link_src: IntArray
+    link_dst: IntArray
+    link_bw_GBps: npt.NDArray[np.float64]
+    link_lat_us: npt.NDArray[np.float64]
+    link_gen: npt.NDArray[np.int16]
+    link_count: npt.NDArray[np.int16]
+
+    def then(self, other: _Tables) -> _Tables:
+        """These devices and links followed by ``other``'s."""
+        return _Tables._make(np.concatenate([mine, theirs]) for mine, theirs in zip(self, other))
+
+
+def _node_of_devices(tiling: _Tiling) -> npt.NDArray[np.int32]:
+    """(domains * domain_devices,) node (host) of every device of the domain blocks: hosts
+    are consecutive inside a domain block; a switch the hosts share belongs to none (-1)."""
+    hosts, dh, dn = tiling.hosts_per_domain, tiling.host_devices, tiling.domain_devices
+    local_host = np.full(dn, -1, dtype=np.int64)
+    local_host[: hosts * dh] = np.repeat(np.arange(hosts), dh)
+    if hosts == 1:
+        local_host[:] = 0
+    return (
+        np.where(
+            local_host[None, :] >= 0,
+            local_host[None, :] + (np.arange(tiling.domains, dtype=np.int64) * hosts)[:, None],
+            -1,
+        )
+        .reshape(-1)
+        .astype(np.int32)
+    )
+
+
+def _tile_domains(block: _Block, tiling: _Tiling) -> _Tables:
+    """The domain block repeated ``domains`` times, device ids shifted per copy."""
+    domains, dn = tiling.domains, tiling.domain_devices
+    return _Tables(
+        dev_kind=_tile(block.kind, domains, np.int8),
+        dev_reduces=_tile(block.reduces, domains, np.bool_),
+        dev_index=_tile(block.index, domains, np.int32),
+        dev_node=_node_of_devices(tiling),
+        dev_lat_us=_tile(block.lat_us, domains, np.float64),
+        dev_model_id=_tile(block.model, domains, np.int16),
+        link_src=_tile(block.src, domains, np.int64, dn),
+        link_dst=_tile(block.dst, domains, np.int64, dn),
+        link_bw_GBps=_tile(block.bw, domains, np.float64),
+        link_lat_us=_tile(block.lat, domains, np.float64),
+        link_gen=_tile(block.gen, domains, np.int16),
+        link_count=_tile(block.count, domains, np.int16),
+    )
+
+
+class _Ranks(NamedTuple):
+    """Per global rank: its GPU, CPU socket and NIC device (absolute ids)."""
+
+    gpu_dev: IntArray
+    gpu_cpu: IntArray
+    gpu_nic: IntArray
+    """-1 without a NIC (one node without a network, a torus)."""
+
+
+def _rank_devices(spec: TopologySpec, host: _Host, tiling: _Tiling) -> _Ranks:
+    """Each rank's devices: its host's local ids shifted to where the host starts."""
+    starts = tiling.host_starts(spec.nodes)
+    gpu_local = np.flatnonzero(np.asarray(host.block.kind) == DeviceKind.GPU)
+    gpu_nic = np.full(spec.nodes * spec.gpus_per_node, -1, dtype=np.int64)
+    if spec.net is not None and spec.net.layout != "torus":
+        gpu_nic = (np.asarray(host.gpu_nic)[None, :] + starts).reshape(-1)
+    return _Ranks(
+        gpu_dev=(gpu_local[None, :] + starts).reshape(-1),
+        gpu_cpu=(np.asarray(host.gpu_cpu)[None, :] + starts).reshape(-1),
+        gpu_nic=gpu_nic,
+    )
+
+
+@dataclass(frozen=True)
+class _NetworkPart:
+    """The network after the domain blocks: its devices and links, plan lines and the
+    routing table of its kind (link ids absolute)."""
+
+    tables: _Tables
+    plan: tuple[tuple[str, str], ...]
+    tree: FatTree | None = None
+    dragonfly: Dragonfly | None = None
+    torus: Torus | None = None
+
+
+def _torus_host_block(
+    host_block: tuple[int, ...] | None, g: int, max_dims: int
+) -> tuple[int, int, int]:
+    """A host's chips along x, y, z: the spec's (padded with 1s), else the default for
+    ``g`` chips per host."""
+    if host_block is None:
+        return default_host_block(g, max_dims)
+    padded = [int(b) for b in host_block] + [1, 1, 1]
+    return (padded[0], padded[1], padded[2])
+
+
+def _torus_network(b: _Build, gpu_dev: IntArray, tiling: _Tiling) -> _NetworkPart:
+    """Every chip-to-chip link of a torus network (also inside a node); no devices.
+
+    Raises:
+        EngineError: A torus the chips cannot make (``check_torus_limits``).
+    """
+    spec, catalog, net = b.spec, b.catalog, b.spec.net
+    assert net is not None
+    g = spec.gpus_per_node
+    link = catalog.links[net.link]
+    axis_links = torus_axis_links(spec, catalog)
+    max_dims = torus_max_dims(link, bool(net.axis_links))
+    chips_block = _torus_host_block(net.host_block, g, max_dims)
+    dims = torus_dims(net, spec.nodes * g, chips_block, max_dims)
+    check_torus_limits(spec, catalog, dims, axis_links, link)
+    wrap = torus_wraps(link, dims, max_dims)
+    rates = tuple(net.gbps / 8.0 if net.gbps and a.id == link.id else a.bw_GBps for a in axis_links)
+    network = build_torus(dims, gpu_dev, (rates[0], rates[1], rates[2]), g, chips_block, wrap)
+    assert isinstance(network.tree, Torus) and network.axis is not None
+    axis_gen = np.asarray([b.gens(a.id) for a in axis_links], dtype=np.int16)
+    axis_lat = np.asarray([a.lat_us for a in axis_links])
+    tables = _Tables(
+        dev_kind=np.zeros(0, dtype=np.int8),
+        dev_reduces=np.zeros(0, dtype=np.bool_),
+        dev_index=np.zeros(0, dtype=np.int32),
+        dev_node=np.zeros(0, dtype=np.int32),
+        dev_lat_us=np.zeros(0),
+        dev_model_id=np.zeros(0, dtype=np.int16),
+        link_src=network.src,
+        link_dst=network.dst,
+        link_bw_GBps=network.bw_GBps,
+        link_lat_us=axis_lat[network.axis],
+        link_gen=axis_gen[network.axis],
+        link_count=network.count.astype(np.int16),
+    )
+    return _NetworkPart(tables, network.plan, torus=network.tree.shifted(tiling.first_network_link))
+
+
+def _switched_network(b: _Build, host: _Host, tiling: _Tiling) -> _NetworkPart:
+    """The switches above the NICs (``build_network``) as devices and links after the
+    domain blocks, with their routing table.
+
+    Raises:
+        EngineError: No switch model for the link, or a network the switches cannot build.
+    """
+    spec, catalog, net = b.spec, b.catalog, b.spec.net
+    assert net is not None
+    link = catalog.links[net.link]
+    gbps = net.gbps or link.bw_GBps * 8
+    port_bw = gbps / 8.0
+    switch = _pick_switch(catalog, net.switch, link)
+    # The topology loader refuses a network switch without a radix and port rate.
+    assert switch.radix is not None and switch.port_Gbps is not None
+    sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
+    nic_local = np.flatnonzero(np.asarray(host.block.kind) == DeviceKind.NIC)
+    network = build_network(
+        net,
+        spec.nodes,
+        nic_local[None, :] + tiling.host_starts(spec.nodes),
+        host.nic_ports * port_bw,
+        max(1, round(host.nic_ports)),
+        port_bw,
+        effective_radix(switch.radix, switch.port_Gbps, gbps),
+        tiling.first_network_device,
+        hosts_per_domain=tiling.hosts_per_domain,
+        cable_ports=max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1,
+    )
+    n_sw, n_links = len(network.kind), network.src.shape[0]
+    tables = _Tables(
+        dev_kind=np.asarray(network.kind, dtype=np.int8),
+        dev_reduces=np.full(n_sw, switch.in_network_reduction),
+        dev_index=np.asarray(network.index, dtype=np.int32),
+        dev_node=np.full(n_sw, -1, dtype=np.int32),
+        dev_lat_us=np.full(n_sw, sw_lat),
+        dev_model_id=np.full(n_sw, b.models(switch.name), dtype=np.int16),
+        link_src=network.src,
+        link_dst=network.dst,
+        link_bw_GBps=network.bw_GBps,
+        link_lat_us=np.full(n_links, link.lat_us),
+        link_gen=np.full(n_links, b.gens(link.id), dtype=np.int16),
+        link_count=network.count.astype(np.int16),
+    )
+    plan = (("switch", switch.name), *network.plan)
+    first_link = tiling.first_network_link
+    if isinstance(network.tree, Dragonfly):
+        return _NetworkPart(tables, plan, dragonfly=network.tree.shifted(first_link))
+    assert isinstance(network.tree, FatTree)
+    return _NetworkPart(tables, plan, tree=_shift_tree(network.tree, first_link))
+
+
+def _network(b: _Build, host: _Host, tiling: _Tiling, ranks: _Ranks) -> _NetworkPart | None:
+    """The network of the spec: a torus, or switches when there is more than one node (a
+    single node keeps its NICs, so --nodes can grow it, but needs no switches)."""
+    net = b.spec.net
+    if net is not None and net.layout == "torus":
+        return _torus_network(b, ranks.gpu_dev, tiling)
+    if net is not None and b.spec.nodes > 1:
+        return _switched_network(b, host, tiling)
+    return None
+
+
 def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     """Build the fabric of a topology spec whose network a builder derives (every layout
     but ``explicit``): node blocks tiled with numpy, then the network block.
@@ -737,218 +997,65 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         EngineError: The spec is out of range (no nodes, too many GPUs, nodes that do not
             fill whole scale-up domains, a network the switches cannot build).
     """
-    if spec.nodes < 1 or spec.gpus_per_node < 1:
-        raise EngineError(f"{spec.id}: needs at least one node and one GPU per node")
-    if spec.nodes * spec.gpus_per_node > MAX_GPUS:
-        raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
-    hosts = spec.hosts_per_domain
-    if spec.nodes > hosts and spec.nodes % hosts:
-        raise EngineError(
-            f"{spec.id}: {spec.nodes} nodes do not fill whole scale-up domains of {hosts} hosts "
-            f"(use a multiple of {hosts}, or fewer than {hosts} for one domain; a run file "
-            f"states hosts in use per domain with run.domain_hosts)"
-        )
-    gens, models = _Interner(), _Interner()
+    _check_tileable(spec)
+    b = _Build(spec, catalog, _Interner(), _Interner())
     nic_spec = _pick_nic(catalog, spec)
     scaleup = _scaleup(spec, catalog)
-    b = _Build(spec, catalog, gens, models)
-    host_parts = _build_host(b, nic_spec, scaleup)
-    host, gpu_nic_local, gpu_cpu_local, nic_ports = host_parts
+    host = _build_host(b, nic_spec, scaleup)
     domain_torus: Torus | None = None
     domain_plan: tuple[tuple[str, str], ...] = ()
     if spec.intra.fabric == "torus":
-        block, domain_torus, domain_plan = _domain_torus_block(host, b)
+        block, domain_torus, domain_plan = _domain_torus_block(host.block, b)
     else:
-        block = _domain_block(host, b, scaleup)
-    nodes = spec.nodes
-    domains = spec.domains
-    dh, lh = len(host.kind), len(host.src)
-    dn, ln = len(block.kind), len(block.src)
-
-    kind = _tile(block.kind, domains, np.int8)
-    reduces = _tile(block.reduces, domains, np.bool_)
-    index = _tile(block.index, domains, np.int32)
-    # Node (host) of every device: hosts are consecutive inside a domain block; a switch
-    # the hosts share belongs to none of them (-1).
-    local_host = np.full(dn, -1, dtype=np.int64)
-    local_host[: hosts * dh] = np.repeat(np.arange(hosts), dh)
-    if hosts == 1:
-        local_host[:] = 0
-    node = (
-        np.where(
-            local_host[None, :] >= 0,
-            local_host[None, :] + (np.arange(domains, dtype=np.int64) * hosts)[:, None],
-            -1,
-        )
-        .reshape(-1)
-        .astype(np.int32)
+        block = _domain_block(host.block, b, scaleup)
+    tiling = _Tiling(
+        domains=spec.domains,
+        hosts_per_domain=spec.hosts_per_domain,
+        host_devices=len(host.block.kind),
+        host_links=len(host.block.src),
+        domain_devices=len(block.kind),
+        domain_links=len(block.src),
     )
-    lat_dev = _tile(block.lat_us, domains, np.float64)
-    model = _tile(block.model, domains, np.int16)
-    src = _tile(block.src, domains, np.int64, dn)
-    dst = _tile(block.dst, domains, np.int64, dn)
-    bw = _tile(block.bw, domains, np.float64)
-    lat = _tile(block.lat, domains, np.float64)
-    gen = _tile(block.gen, domains, np.int16)
-    count = _tile(block.count, domains, np.int16)
-
-    g = spec.gpus_per_node
-    gpu_local = np.flatnonzero(np.asarray(host.kind) == DeviceKind.GPU)
-    # Host n (domain n // hosts, position n % hosts) starts at this device id.
-    host_ids = np.arange(nodes, dtype=np.int64)
-    offsets = ((host_ids // hosts) * dn + (host_ids % hosts) * dh)[:, None]
-    gpu_dev = (gpu_local[None, :] + offsets).reshape(-1)
-    gpu_cpu = (np.asarray(gpu_cpu_local)[None, :] + offsets).reshape(-1)
-    gpu_nic = np.full(nodes * g, -1, dtype=np.int64)
-    if spec.net is not None and spec.net.layout != "torus":
-        gpu_nic = (np.asarray(gpu_nic_local)[None, :] + offsets).reshape(-1)
-
-    net_parts = None
-    network_plan: tuple[tuple[str, str], ...] = ()
-    tree: FatTree | None = None
-    dragonfly: Dragonfly | None = None
-    torus: Torus | None = None
-    if spec.net is not None and spec.net.layout == "torus":
-        # Every chip-to-chip link, also inside a node, is in the network block.
-        link = catalog.links[spec.net.link]
-        axis_links = torus_axis_links(spec, catalog)
-        max_dims = torus_max_dims(link, bool(spec.net.axis_links))
-        block_spec = spec.net.host_block
-        if block_spec is not None:
-            padded = [int(b) for b in block_spec] + [1, 1, 1]
-            chips_block = (padded[0], padded[1], padded[2])
-        else:
-            chips_block = default_host_block(g, max_dims)
-        dims = torus_dims(spec.net, nodes * g, chips_block, max_dims)
-        check_torus_limits(spec, catalog, dims, axis_links, link)
-        wrap = torus_wraps(link, dims, max_dims)
-        rates = tuple(
-            spec.net.gbps / 8.0 if spec.net.gbps and a.id == link.id else a.bw_GBps
-            for a in axis_links
-        )
-        network = build_torus(
-            dims,
-            gpu_dev,
-            (rates[0], rates[1], rates[2]),
-            g,
-            (chips_block[0], chips_block[1], chips_block[2]),
-            wrap,
-        )
-        network_plan = network.plan
-        total = network.src.shape[0]
-        assert isinstance(network.tree, Torus) and network.axis is not None
-        torus = network.tree.shifted(domains * ln)
-        axis_gen = np.asarray([gens(a.id) for a in axis_links], dtype=np.int16)
-        axis_lat = np.asarray([a.lat_us for a in axis_links])
-        net_parts = dict(
-            kind=np.zeros(0, dtype=np.int8),
-            index=np.zeros(0, dtype=np.int32),
-            node=np.zeros(0, dtype=np.int32),
-            lat=np.zeros(0),
-            reduces=np.zeros(0, dtype=np.bool_),
-            model=np.zeros(0, dtype=np.int16),
-            src=network.src,
-            dst=network.dst,
-            bw=network.bw_GBps,
-            llat=axis_lat[network.axis],
-            gen=axis_gen[network.axis],
-            count=network.count.astype(np.int16),
-        )
-    # A single node keeps its NICs (so --nodes can grow it) but needs no switches.
-    elif spec.net is not None and nodes > 1:
-        net = spec.net
-        link = catalog.links[net.link]
-        gbps = net.gbps or link.bw_GBps * 8
-        port_bw = gbps / 8.0
-        switch = _pick_switch(catalog, net.switch, link)
-        # The topology loader refuses a network switch without a radix and port rate.
-        assert switch.radix is not None and switch.port_Gbps is not None
-        sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
-        nic_local = np.flatnonzero(np.asarray(host.kind) == DeviceKind.NIC)
-        ports = max(1, round(nic_ports))
-        base = domains * dn
-        network = build_network(
-            net,
-            nodes,
-            nic_local[None, :] + offsets,
-            nic_ports * port_bw,
-            ports,
-            port_bw,
-            effective_radix(switch.radix, switch.port_Gbps, gbps),
-            base,
-            hosts_per_domain=hosts,
-            cable_ports=max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1,
-        )
-        network_plan = (("switch", switch.name), *network.plan)
-        n_sw = len(network.kind)
-        total = network.src.shape[0]
-        first_link = domains * ln
-        if isinstance(network.tree, Dragonfly):
-            dragonfly = network.tree.shifted(first_link)
-        else:
-            assert isinstance(network.tree, FatTree)
-            tree = _shift_tree(network.tree, first_link)
-        net_parts = dict(
-            kind=np.asarray(network.kind, dtype=np.int8),
-            index=np.asarray(network.index, dtype=np.int32),
-            node=np.full(n_sw, -1, dtype=np.int32),
-            lat=np.full(n_sw, sw_lat),
-            reduces=np.full(n_sw, switch.in_network_reduction),
-            model=np.full(n_sw, models(switch.name), dtype=np.int16),
-            src=network.src,
-            dst=network.dst,
-            bw=network.bw_GBps,
-            llat=np.full(total, link.lat_us),
-            gen=np.full(total, gens(link.id), dtype=np.int16),
-            count=network.count.astype(np.int16),
-        )
-    if net_parts is not None:
-        kind = np.concatenate([kind, net_parts["kind"]])
-        reduces = np.concatenate([reduces, net_parts["reduces"]])
-        index = np.concatenate([index, net_parts["index"]])
-        node = np.concatenate([node, net_parts["node"]])
-        lat_dev = np.concatenate([lat_dev, net_parts["lat"]])
-        model = np.concatenate([model, net_parts["model"]])
-        src = np.concatenate([src, net_parts["src"]])
-        dst = np.concatenate([dst, net_parts["dst"]])
-        bw = np.concatenate([bw, net_parts["bw"]])
-        lat = np.concatenate([lat, net_parts["llat"]])
-        gen = np.concatenate([gen, net_parts["gen"]])
-        count = np.concatenate([count, net_parts["count"]])
-
+    tables = _tile_domains(block, tiling)
+    ranks = _rank_devices(spec, host, tiling)
+    network = _network(b, host, tiling, ranks)
+    if network is not None:
+        tables = tables.then(network.tables)
+    gens = b.gens.items
     return Fabric(
         spec=spec,
-        dev_kind=kind,
-        dev_node=node,
-        dev_index=index,
-        dev_lat_us=lat_dev,
-        dev_model=tuple(models.items),
-        dev_model_id=model,
-        link_src=src.astype(np.int32),
-        link_dst=dst.astype(np.int32),
-        link_bw_GBps=bw,
-        link_lat_us=lat,
-        link_eff=np.array([catalog.links[g].efficiency for g in gens.items])[gen],
-        link_gen=gen,
-        link_count=count,
-        generations=tuple(gens.items),
-        gpu_dev=gpu_dev.astype(np.int32),
-        gpu_nic=gpu_nic.astype(np.int32),
-        gpu_cpu=gpu_cpu.astype(np.int32),
-        dev_reduces=reduces,
-        gpu=catalog.gpus[spec.gpu],
-        node_devices=dn,
-        node_links=ln,
-        hosts_per_domain=hosts,
-        host_devices=dh,
-        host_links=lh,
+        dev_kind=tables.dev_kind,
+        dev_node=tables.dev_node,
+        dev_index=tables.dev_index,
+        dev_lat_us=tables.dev_lat_us,
+        dev_model=tuple(b.models.items),
+        dev_model_id=tables.dev_model_id,
+        link_src=tables.link_src.astype(np.int32),
+        link_dst=tables.link_dst.astype(np.int32),
+        link_bw_GBps=tables.link_bw_GBps,
+        link_lat_us=tables.link_lat_us,
+        link_eff=np.array([catalog.links[g].efficiency for g in gens])[tables.link_gen],
+        link_gen=tables.link_gen,
+        link_count=tables.link_count,
+        generations=tuple(gens),
+        gpu_dev=ranks.gpu_dev.astype(np.int32),
+        gpu_nic=ranks.gpu_nic.astype(np.int32),
+        gpu_cpu=ranks.gpu_cpu.astype(np.int32),
+        dev_reduces=tables.dev_reduces,
+        gpu=b.gpu,
+        node_devices=tiling.domain_devices,
+        node_links=tiling.domain_links,
+        hosts_per_domain=tiling.hosts_per_domain,
+        host_devices=tiling.host_devices,
+        host_links=tiling.host_links,
         scaleup_prefix=scaleup.prefix if scaleup else "nvsw",
         scaleup_label=scaleup.label if scaleup else ("Torus" if domain_torus else "NVSw"),
-        network_plan=tuple((f"domain {k}", v) for k, v in domain_plan) + network_plan,
-        tree=tree,
-        dragonfly=dragonfly,
-        torus=torus,
+        network_plan=tuple((f"domain {k}", v) for k, v in domain_plan)
+        + (network.plan if network is not None else ()),
+        tree=network.tree if network is not None else None,
+        dragonfly=network.dragonfly if network is not None else None,
+        torus=network.torus if network is not None else None,
         domain_torus=domain_torus,
         net_protocols=nic_spec.protocols if nic_spec is not None else (),
-        generation_records=tuple(catalog.links[g] for g in gens.items),
+        generation_records=tuple(catalog.links[g] for g in gens),
     )
