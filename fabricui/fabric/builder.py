@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
-from fabricui.fabric.fabric import DeviceKind, Fabric
+from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
 from fabricui.fabric.network import (
     Dragonfly,
     FatTree,
@@ -776,27 +776,6 @@ class _Tiling:
         ]
 
 
-class _Tables(NamedTuple):
-    """Device and link arrays of part of a fabric (absolute ids), as ``Fabric`` names them."""
-
-    dev_kind: npt.NDArray[np.int8]
-    dev_reduces: npt.NDArray[np.bool_]
-    dev_index: npt.NDArray[np.int32]
-    dev_node: npt.NDArray[np.int32]
-    dev_lat_us: npt.NDArray[np.float64]
-    dev_model_id: npt.NDArray[np.int16]
-    link_src: IntArray
-    link_dst: IntArray
-    link_bw_GBps: npt.NDArray[np.float64]
-    link_lat_us: npt.NDArray[np.float64]
-    link_gen: npt.NDArray[np.int16]
-    link_count: npt.NDArray[np.int16]
-
-    def then(self, other: _Tables) -> _Tables:
-        """These devices and links followed by ``other``'s."""
-        return _Tables._make(np.concatenate([mine, theirs]) for mine, theirs in zip(self, other))
-
-
 def _node_of_devices(tiling: _Tiling) -> npt.NDArray[np.int32]:
     """(domains * domain_devices,) node (host) of every device of the domain blocks: hosts
     are consecutive inside a domain block; a switch the hosts share belongs to none (-1)."""
@@ -816,18 +795,18 @@ def _node_of_devices(tiling: _Tiling) -> npt.NDArray[np.int32]:
     )
 
 
-def _tile_domains(block: _Block, tiling: _Tiling) -> _Tables:
+def _tile_domains(block: _Block, tiling: _Tiling) -> FabricTables:
     """The domain block repeated ``domains`` times, device ids shifted per copy."""
     domains, dn = tiling.domains, tiling.domain_devices
-    return _Tables(
+    return FabricTables(
         dev_kind=_tile(block.kind, domains, np.int8),
         dev_reduces=_tile(block.reduces, domains, np.bool_),
         dev_index=_tile(block.index, domains, np.int32),
         dev_node=_node_of_devices(tiling),
         dev_lat_us=_tile(block.lat_us, domains, np.float64),
         dev_model_id=_tile(block.model, domains, np.int16),
-        link_src=_tile(block.src, domains, np.int64, dn),
-        link_dst=_tile(block.dst, domains, np.int64, dn),
+        link_src=_tile(block.src, domains, np.int32, dn),
+        link_dst=_tile(block.dst, domains, np.int32, dn),
         link_bw_GBps=_tile(block.bw, domains, np.float64),
         link_lat_us=_tile(block.lat, domains, np.float64),
         link_gen=_tile(block.gen, domains, np.int16),
@@ -863,7 +842,7 @@ class _NetworkPart:
     """The network after the domain blocks: its devices and links, plan lines and the
     routing table of its kind (link ids absolute)."""
 
-    tables: _Tables
+    tables: FabricTables
     plan: tuple[tuple[str, str], ...]
     tree: FatTree | None = None
     dragonfly: Dragonfly | None = None
@@ -902,15 +881,15 @@ def _torus_network(b: _Build, gpu_dev: IntArray, tiling: _Tiling) -> _NetworkPar
     assert isinstance(network.tree, Torus) and network.axis is not None
     axis_gen = np.asarray([b.gens(a.id) for a in axis_links], dtype=np.int16)
     axis_lat = np.asarray([a.lat_us for a in axis_links])
-    tables = _Tables(
+    tables = FabricTables(
         dev_kind=np.zeros(0, dtype=np.int8),
         dev_reduces=np.zeros(0, dtype=np.bool_),
         dev_index=np.zeros(0, dtype=np.int32),
         dev_node=np.zeros(0, dtype=np.int32),
         dev_lat_us=np.zeros(0),
         dev_model_id=np.zeros(0, dtype=np.int16),
-        link_src=network.src,
-        link_dst=network.dst,
+        link_src=network.src.astype(np.int32),
+        link_dst=network.dst.astype(np.int32),
         link_bw_GBps=network.bw_GBps,
         link_lat_us=axis_lat[network.axis],
         link_gen=axis_gen[network.axis],
@@ -949,15 +928,15 @@ def _switched_network(b: _Build, host: _Host, tiling: _Tiling) -> _NetworkPart:
         cable_ports=max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1,
     )
     n_sw, n_links = len(network.kind), network.src.shape[0]
-    tables = _Tables(
+    tables = FabricTables(
         dev_kind=np.asarray(network.kind, dtype=np.int8),
         dev_reduces=np.full(n_sw, switch.in_network_reduction),
         dev_index=np.asarray(network.index, dtype=np.int32),
         dev_node=np.full(n_sw, -1, dtype=np.int32),
         dev_lat_us=np.full(n_sw, sw_lat),
         dev_model_id=np.full(n_sw, b.models(switch.name), dtype=np.int16),
-        link_src=network.src,
-        link_dst=network.dst,
+        link_src=network.src.astype(np.int32),
+        link_dst=network.dst.astype(np.int32),
         link_bw_GBps=network.bw_GBps,
         link_lat_us=np.full(n_links, link.lat_us),
         link_gen=np.full(n_links, b.gens(link.id), dtype=np.int16),
@@ -1024,24 +1003,13 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     gens = b.gens.items
     return Fabric(
         spec=spec,
-        dev_kind=tables.dev_kind,
-        dev_node=tables.dev_node,
-        dev_index=tables.dev_index,
-        dev_lat_us=tables.dev_lat_us,
+        **tables._asdict(),
         dev_model=tuple(b.models.items),
-        dev_model_id=tables.dev_model_id,
-        link_src=tables.link_src.astype(np.int32),
-        link_dst=tables.link_dst.astype(np.int32),
-        link_bw_GBps=tables.link_bw_GBps,
-        link_lat_us=tables.link_lat_us,
         link_eff=np.array([catalog.links[g].efficiency for g in gens])[tables.link_gen],
-        link_gen=tables.link_gen,
-        link_count=tables.link_count,
         generations=tuple(gens),
         gpu_dev=ranks.gpu_dev.astype(np.int32),
         gpu_nic=ranks.gpu_nic.astype(np.int32),
         gpu_cpu=ranks.gpu_cpu.astype(np.int32),
-        dev_reduces=tables.dev_reduces,
         gpu=b.gpu,
         node_devices=tiling.domain_devices,
         node_links=tiling.domain_links,

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
-from fabricui.fabric.fabric import DeviceKind, Fabric
+from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
 from fabricui.model.cluster import ClusterSpec
 
 if TYPE_CHECKING:
@@ -335,76 +335,64 @@ def _block_ranks(blocks: _Blocks, per_gpu: npt.NDArray) -> npt.NDArray[np.int32]
     return (per_gpu[: blocks.gpus][None, :] + offsets).reshape(-1).astype(np.int32)
 
 
-class _DeviceTables(NamedTuple):
-    """(n_devices,) device arrays: every block's devices, then the switches."""
-
-    kind: npt.NDArray[np.int8]
-    node: npt.NDArray[np.int32]
-    tier_index: npt.NDArray[np.int32]
-    lat_us: npt.NDArray[np.float64]
-    model_id: npt.NDArray[np.int16]
-    reduces: npt.NDArray[np.bool_]
-
-
-def _device_tables(
-    blocks: _Blocks, switches: _Switches, switch: SwitchSpec, switch_model_id: npt.NDArray
-) -> _DeviceTables:
-    """The template's devices for every block, then one device per cluster switch (all of
-    the default switch's latency and in-network reduction)."""
-    t, dn, n_switches = blocks.template, blocks.devices, len(switches.names)
+def _block_tables(blocks: _Blocks) -> FabricTables:
+    """The template's devices and links for every block (device ids and nodes shifted per
+    block)."""
+    t, dn, ln = blocks.template, blocks.devices, blocks.links
     block_node = t.dev_node[:dn].astype(np.int64)
     node = np.where(
         block_node[None, :] >= 0,
         block_node[None, :] + (np.arange(blocks.n_blocks, dtype=np.int64) * blocks.domain)[:, None],
         -1,
     ).reshape(-1)
-    return _DeviceTables(
-        kind=np.concatenate([blocks.tiled(t.dev_kind[:dn]), switches.kind]).astype(np.int8),
-        node=np.concatenate([node, np.full(n_switches, -1)]).astype(np.int32),
-        tier_index=np.concatenate([blocks.tiled(t.dev_index[:dn]), switches.tier_index]).astype(
-            np.int32
-        ),
-        lat_us=np.concatenate(
-            [blocks.tiled(t.dev_lat_us[:dn]), np.full(n_switches, switch.lat_us)]
-        ),
-        model_id=np.concatenate([blocks.tiled(t.dev_model_id[:dn]), switch_model_id]).astype(
-            np.int16
-        ),
-        reduces=np.concatenate(
-            [blocks.tiled(t.dev_reduces[:dn]), np.full(n_switches, switch.in_network_reduction)]
-        ).astype(np.bool_),
+    return FabricTables(
+        dev_kind=blocks.tiled(t.dev_kind[:dn]),
+        dev_reduces=blocks.tiled(t.dev_reduces[:dn]),
+        dev_index=blocks.tiled(t.dev_index[:dn]),
+        dev_node=node.astype(np.int32),
+        dev_lat_us=blocks.tiled(t.dev_lat_us[:dn]),
+        dev_model_id=blocks.tiled(t.dev_model_id[:dn]),
+        link_src=blocks.tiled(t.link_src[:ln], dn).astype(np.int32),
+        link_dst=blocks.tiled(t.link_dst[:ln], dn).astype(np.int32),
+        link_bw_GBps=blocks.tiled(t.link_bw_GBps[:ln]),
+        link_lat_us=blocks.tiled(t.link_lat_us[:ln]),
+        link_gen=blocks.tiled(t.link_gen[:ln]),
+        link_count=blocks.tiled(t.link_count[:ln]),
     )
 
 
-class _LinkTables(NamedTuple):
-    """(n_links,) link arrays: every block's links, then the network's."""
+class _NetworkHardware(NamedTuple):
+    """What every network device and link shares: the default switch's latency and
+    in-network reduction, the network link's generation id and latency."""
 
-    src: npt.NDArray[np.int32]
-    dst: npt.NDArray[np.int32]
-    bw_GBps: npt.NDArray[np.float64]
-    lat_us: npt.NDArray[np.float64]
-    gen: npt.NDArray[np.int16]
-    parallel: npt.NDArray[np.int16]
-    """Parallel cables (links) each link aggregates (``Fabric.link_count``)."""
+    switch: SwitchSpec
+    gen: int
+    """Index of the network link generation in the fabric's generations."""
+    lat_us: float
+    """Latency of the network link [us]."""
 
 
-def _link_tables(blocks: _Blocks, links: _NetLinks, gen: int, lat_us: float) -> _LinkTables:
-    """The template's links for every block (device ids shifted per block), then the
-    network's, all of link generation ``gen`` and latency ``lat_us`` [us]."""
-    t, dn, ln, n_net = blocks.template, blocks.devices, blocks.links, len(links.src)
-    return _LinkTables(
-        src=np.concatenate(
-            [blocks.tiled(t.link_src[:ln], dn), np.asarray(links.src, dtype=np.int64)]
-        ).astype(np.int32),
-        dst=np.concatenate(
-            [blocks.tiled(t.link_dst[:ln], dn), np.asarray(links.dst, dtype=np.int64)]
-        ).astype(np.int32),
-        bw_GBps=np.concatenate([blocks.tiled(t.link_bw_GBps[:ln]), np.asarray(links.bw_GBps)]),
-        lat_us=np.concatenate([blocks.tiled(t.link_lat_us[:ln]), np.full(n_net, lat_us)]),
-        gen=np.concatenate([blocks.tiled(t.link_gen[:ln]), np.full(n_net, gen)]).astype(np.int16),
-        parallel=np.concatenate(
-            [blocks.tiled(t.link_count[:ln]), np.asarray(links.count, dtype=np.int64)]
-        ).astype(np.int16),
+def _network_tables(
+    switches: _Switches,
+    model_id: npt.NDArray[np.int16],
+    links: _NetLinks,
+    hardware: _NetworkHardware,
+) -> FabricTables:
+    """One device per cluster switch, then the NIC cables and switch bundles."""
+    n_switches, n_links = len(switches.names), len(links.src)
+    return FabricTables(
+        dev_kind=switches.kind,
+        dev_reduces=np.full(n_switches, hardware.switch.in_network_reduction),
+        dev_index=switches.tier_index,
+        dev_node=np.full(n_switches, -1, dtype=np.int32),
+        dev_lat_us=np.full(n_switches, hardware.switch.lat_us),
+        dev_model_id=model_id,
+        link_src=np.asarray(links.src, dtype=np.int64).astype(np.int32),
+        link_dst=np.asarray(links.dst, dtype=np.int64).astype(np.int32),
+        link_bw_GBps=np.asarray(links.bw_GBps),
+        link_lat_us=np.full(n_links, hardware.lat_us),
+        link_gen=np.full(n_links, hardware.gen, dtype=np.int16),
+        link_count=np.asarray(links.count, dtype=np.int64).astype(np.int16),
     )
 
 
@@ -441,29 +429,20 @@ def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
     net_links = _NetLinks()
     _add_nic_cables(net_links, cluster, blocks, switches, net.gbps or link.bw_GBps * 8)
     _add_switch_bundles(net_links, cluster, blocks, switches)
-    devices = _device_tables(blocks, switches, switch, switch_model_id)
-    links = _link_tables(blocks, net_links, generations.index(net.link), link.lat_us)
+    hardware = _NetworkHardware(switch, generations.index(net.link), link.lat_us)
+    tables = _block_tables(blocks).then(
+        _network_tables(switches, switch_model_id, net_links, hardware)
+    )
     efficiency = np.asarray([catalog.links[g].efficiency for g in generations])
     return Fabric(
         spec=spec,
-        dev_kind=devices.kind,
-        dev_node=devices.node,
-        dev_index=devices.tier_index,
-        dev_lat_us=devices.lat_us,
+        **tables._asdict(),
         dev_model=labels,
-        dev_model_id=devices.model_id,
-        link_src=links.src,
-        link_dst=links.dst,
-        link_bw_GBps=links.bw_GBps,
-        link_lat_us=links.lat_us,
-        link_eff=efficiency[links.gen],
-        link_gen=links.gen,
-        link_count=links.parallel,
+        link_eff=efficiency[tables.link_gen],
         generations=tuple(generations),
         gpu_dev=_block_ranks(blocks, t.gpu_dev),
         gpu_nic=_gpu_nics(blocks, cluster).astype(np.int32),
         gpu_cpu=_block_ranks(blocks, t.gpu_cpu),
-        dev_reduces=devices.reduces,
         gpu=t.gpu,
         node_devices=blocks.devices,
         node_links=blocks.links,
