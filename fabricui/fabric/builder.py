@@ -492,7 +492,7 @@ def _build_host(b: _Build, nic_spec: NicSpec | None, scaleup: _ScaleUp | None) -
 
     With one host per domain the host also holds its scale-up switch (or mesh links); a
     switch shared by several hosts belongs to the domain block instead (``_domain_block``).
-    Devices come GPUs, CPU sockets, PCIe switches, scale-up switch, NICs.
+    Devices come in this order: GPUs, CPU sockets, PCIe switches, scale-up switch, NICs.
     """
     block = _Block()
     gpu_model = b.models(b.gpu.name)

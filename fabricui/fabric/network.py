@@ -589,7 +589,8 @@ def _join_leafs_directly(t: _Tiering, cabling: _Cabling) -> _UpperTiers:
     """``spines: 0``: every pair of leafs cabled directly, the uplinks shared evenly.
 
     Raises:
-        EngineError: A leaf has fewer uplinks than other leafs, or too many bundles.
+        EngineError: A leaf has fewer uplinks than there are other leafs, or the pairs
+            need more than ``MAX_BUNDLES`` bundles.
     """
     leafs, up = t.leafs, t.uplinks.cables
     if leafs - 1 > up:
