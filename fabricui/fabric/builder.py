@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from fabricui.errors import EngineError
-from fabricui.fabric.fabric import DeviceKind, Fabric
+from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
 from fabricui.fabric.network import (
     Dragonfly,
     FatTree,
@@ -27,10 +28,12 @@ from fabricui.fabric.network import (
     torus_dims,
     torus_shape,
 )
-from fabricui.model import LinkGeneration, NicSpec, SwitchSpec, TopologySpec
+from fabricui.model import GpuSpec, LinkGeneration, NicSpec, SwitchSpec, TopologySpec
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
+
+IntArray = npt.NDArray[np.int64]
 
 #: Default NVSwitch model per NVLink generation.
 DEFAULT_NVSWITCH = {
@@ -286,140 +289,227 @@ def _gpu_nic_map(spec: TopologySpec, n_nic_devices: int) -> list[int]:
     return [(i * n_nic_devices) // g for i in range(g)]
 
 
-def _build_host(
-    spec: TopologySpec,
-    catalog: Catalog,
-    gens: _Interner,
-    models: _Interner,
-    nic_spec: NicSpec | None,
-    scaleup: _ScaleUp | None,
-):
-    """One host's devices and links (local ids), plus per-GPU NIC and CPU local ids.
+@dataclass(frozen=True)
+class _Build:
+    """What every step of one build reads: the spec, the catalog, and the interners that
+    number link generations and device labels in first-use order (so the order the steps
+    run in is part of the fabric they build)."""
 
-    With one host per domain the host also holds its scale-up switch (or mesh links); a
-    switch shared by several hosts belongs to the domain block instead (``_add_domain``).
-    """
-    gpu = catalog.gpus[spec.gpu]
-    intra = spec.intra
-    block = _Block()
-    g = spec.gpus_per_node
-    gpu_model = models(gpu.name)
-    gpus = [block.device(DeviceKind.GPU, i, 0.0, gpu_model) for i in range(g)]
+    spec: TopologySpec
+    catalog: Catalog
+    gens: _Interner
+    models: _Interner
 
-    host_link = catalog.links[intra.host_link or gpu.pcie]
-    c2c = host_link.family == "nvlink-c2c"
+    @property
+    def gpu(self) -> GpuSpec:
+        """The spec's GPU record."""
+        return self.catalog.gpus[self.spec.gpu]
+
+
+@dataclass(frozen=True)
+class _HostDevices:
+    """Device ids (local to the host block) that a host's links plug into."""
+
+    gpus: list[int]
+    cpus: list[int]
+    pcie_switches: list[int]
+    gpu_cpu: list[int]
+    """CPU socket of each GPU."""
+
+    def switch_of(self, gpu: int) -> int:
+        """The PCIe switch GPU ``gpu`` sits behind (only when the host has switches)."""
+        return self.pcie_switches[(gpu * len(self.pcie_switches)) // len(self.gpus)]
+
+    def host_port(self, gpu: int) -> int:
+        """The device GPU ``gpu``'s host link plugs into (its PCIe switch, else its CPU
+        socket)."""
+        return self.switch_of(gpu) if self.pcie_switches else self.gpu_cpu[gpu]
+
+
+class _Host(NamedTuple):
+    """One host's block and where its GPUs' NIC and CPU traffic goes (local ids)."""
+
+    block: _Block
+    gpu_nic: list[int]
+    """NIC device of each GPU (-1 without NICs)."""
+    gpu_cpu: list[int]
+    """CPU socket device of each GPU."""
+    nic_ports: float
+    """NIC ports each NIC device stands for (more ports than GPUs: a GPU's share)."""
+
+
+def _add_sockets(block: _Block, b: _Build, host_link: LinkGeneration) -> list[int]:
+    """The host's CPU sockets (a superchip's Grace or Vera), every pair joined by the
+    socket link."""
+    spec, gpu = b.spec, b.gpu
     sockets = _default_sockets(spec)
-    n_switches = _default_pcie_switches(spec, c2c)
-    cpu_model = models("CPU socket" if not c2c else SUPERCHIP_CPUS.get(gpu.arch, "Grace CPU"))
+    c2c = host_link.family == "nvlink-c2c"
+    cpu_model = b.models("CPU socket" if not c2c else SUPERCHIP_CPUS.get(gpu.arch, "Grace CPU"))
     cpus = [block.device(DeviceKind.CPU, i, 0.0, cpu_model) for i in range(sockets)]
-    socket_link = catalog.links.get(_socket_link(catalog, spec, host_link), None)
+    socket_link = b.catalog.links.get(_socket_link(b.catalog, spec, host_link), None)
     if socket_link is not None:
-        for a in range(sockets):
-            for b in range(a + 1, sockets):
+        for first in range(sockets):
+            for second in range(first + 1, sockets):
                 block.cable(
-                    cpus[a],
-                    cpus[b],
+                    cpus[first],
+                    cpus[second],
                     socket_link.bw_GBps,
                     socket_link.lat_us,
-                    gens(socket_link.id),
+                    b.gens(socket_link.id),
                     1,
                 )
+    return cpus
 
-    pcie_switch = _pick_pcie_switch(catalog, gpu.pcie)
-    switch_model = models(pcie_switch.name if pcie_switch else "PCIe switch")
+
+def _add_pcie_switches(
+    block: _Block, b: _Build, host_link: LinkGeneration, cpus: list[int]
+) -> list[int]:
+    """The host's PCIe switches, each cabled up to its CPU socket. A superchip's switch
+    uplink runs at the CPU's PCIe generation (Grace: Gen5), not over NVLink-C2C."""
+    spec, gpu = b.spec, b.gpu
+    c2c = host_link.family == "nvlink-c2c"
+    n_switches = _default_pcie_switches(spec, c2c)
+    pcie_switch = _pick_pcie_switch(b.catalog, gpu.pcie)
+    switch_model = b.models(pcie_switch.name if pcie_switch else "PCIe switch")
     switch_lat = pcie_switch.lat_us if pcie_switch else 0.1
     switches = [
         block.device(DeviceKind.PCIE_SWITCH, i, switch_lat, switch_model) for i in range(n_switches)
     ]
-    gpu_cpu_local = [cpus[(i * sockets) // g] for i in range(g)]
+    cpu_pcie = b.catalog.links[spec.intra.cpu_pcie or gpu.pcie]
+    uplink = cpu_pcie if c2c else host_link
+    for s, switch in enumerate(switches):
+        cpu = cpus[(s * len(cpus)) // n_switches]
+        block.cable(switch, cpu, uplink.bw_GBps, uplink.lat_us, b.gens(uplink.id), 1)
+    return switches
 
-    def gpu_switch(i: int) -> int:
-        """The PCIe switch GPU i sits behind (only when the host has switches)."""
-        return switches[(i * n_switches) // g]
 
-    def host_port(i: int) -> int:
-        """The device GPU i's host link plugs into (its PCIe switch, else its CPU socket)."""
-        return gpu_switch(i) if switches else gpu_cpu_local[i]
-
-    # A superchip's GPU reaches its CPU over NVLink-C2C and, when the host has PCIe
-    # switches (GB300's ConnectX-8s carry one each), the switch over its own PCIe lanes;
-    # the switch's uplink runs at the CPU's PCIe generation (Grace: Gen5).
-    cpu_pcie = catalog.links[intra.cpu_pcie or gpu.pcie]
-    for s, sw in enumerate(switches):
-        cpu = cpus[(s * sockets) // n_switches]
-        uplink = cpu_pcie if c2c else host_link
-        block.cable(sw, cpu, uplink.bw_GBps, uplink.lat_us, gens(uplink.id), 1)
-    # NVLink-C2C is one link per superchip: a Grace's bandwidth is shared by its GPUs
-    # (GB200: two), so each GPU's C2C hop carries its share.
-    per_socket = -(-g // sockets)
+def _add_host_links(
+    block: _Block, b: _Build, host_link: LinkGeneration, devices: _HostDevices
+) -> None:
+    """Every GPU's host link. A superchip's GPU reaches its own CPU over NVLink-C2C, one
+    link per superchip whose bandwidth the Grace's GPUs share (GB200: two), and, when the
+    host has PCIe switches (GB300's ConnectX-8s carry one each), its switch over its own
+    PCIe lanes."""
+    c2c = host_link.family == "nvlink-c2c"
+    per_socket = -(-len(devices.gpus) // len(devices.cpus))
     host_bw = host_link.bw_GBps / per_socket if c2c else host_link.bw_GBps
-    for i, dev in enumerate(gpus):
-        port = gpu_cpu_local[i] if c2c else host_port(i)
-        block.cable(dev, port, host_bw, host_link.lat_us, gens(host_link.id), 1)
-        if c2c and switches:
-            gpu_pcie = catalog.links[gpu.pcie]
-            block.cable(dev, gpu_switch(i), gpu_pcie.bw_GBps, gpu_pcie.lat_us, gens(gpu_pcie.id), 1)
-
-    if scaleup is not None and spec.hosts_per_domain == 1:
-        sw_spec = scaleup.switch
-        nvsw = block.device(
-            DeviceKind.NVSWITCH,
-            0,
-            sw_spec.lat_us if sw_spec else 0.0,
-            models(sw_spec.name if sw_spec else "NVSwitch"),
-            reduces=bool(sw_spec and sw_spec.in_network_reduction),
-        )
-        link, per_gpu = scaleup.link, scaleup.per_gpu
-        for dev in gpus:
-            block.cable(dev, nvsw, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu)
-    elif intra.fabric == "mesh":
-        link = catalog.links[intra.link or (gpu.scaleup_link or "")]
-        per_pair = intra.links_per_pair
-        # A pair cannot have more links than a GPU has ports. (The whole mesh may: a
-        # partial mesh such as DGX-1's hybrid cube-mesh is modelled as a uniform one.)
-        check_gpu_ports(spec, catalog, link, per_pair, "intra.links_per_pair")
-        for a in range(g):
-            for b in range(a + 1, g):
-                block.cable(
-                    gpus[a],
-                    gpus[b],
-                    per_pair * link.bw_GBps,
-                    link.lat_us,
-                    gens(link.id),
-                    per_pair,
-                )
-
-    gpu_nic_local = [-1] * g
-    nic_ports = 1.0
-    # A torus wires the chips themselves: no NICs.
-    if spec.net is not None and spec.net.layout != "torus":
-        net = spec.net
-        n_nic = net.nics_per_node
-        if net.nic_map is None and n_nic > g:
-            # More ports than GPUs (EFA, dual-port RoCE): each GPU drives its share of ports.
-            nic_ports, n_nic = n_nic / g, g
-        nic_model = models(
-            (f"{nic_ports:g}x " if nic_ports != 1 else "") + (nic_spec.name if nic_spec else "NIC")
-        )
-        nic_lat = nic_spec.lat_us if nic_spec else 0.0
-        nics = [block.device(DeviceKind.NIC, i, nic_lat, nic_model) for i in range(n_nic)]
-        mapping = _gpu_nic_map(spec, n_nic)
-        nic_pcie = catalog.links[nic_spec.pcie if nic_spec else gpu.pcie]
-        attach = nic_attachment(spec, nic_spec, bool(switches))
-        for k, nic in enumerate(nics):
-            first_gpu = mapping.index(k) if k in mapping else (k * g) // n_nic
-            if attach == "gpu":
-                port = gpus[first_gpu]  # the GPU's own lanes, or ports on its die (Gaudi)
-            elif attach == "pcie-switch":
-                port = gpu_switch(first_gpu)
-            else:
-                port = gpu_cpu_local[first_gpu]
-            ports = max(1, round(nic_ports))
+    for i, dev in enumerate(devices.gpus):
+        port = devices.gpu_cpu[i] if c2c else devices.host_port(i)
+        block.cable(dev, port, host_bw, host_link.lat_us, b.gens(host_link.id), 1)
+        if c2c and devices.pcie_switches:
+            gpu_pcie = b.catalog.links[b.gpu.pcie]
             block.cable(
-                nic, port, ports * nic_pcie.bw_GBps, nic_pcie.lat_us, gens(nic_pcie.id), ports
+                dev,
+                devices.switch_of(i),
+                gpu_pcie.bw_GBps,
+                gpu_pcie.lat_us,
+                b.gens(gpu_pcie.id),
+                1,
             )
-        gpu_nic_local = [nics[m] for m in mapping]
-    return block, gpu_nic_local, gpu_cpu_local, nic_ports
+
+
+def _add_scaleup_switch(block: _Block, b: _Build, scaleup: _ScaleUp, gpus: list[int]) -> None:
+    """The scale-up switch (NVSwitch, UALink switch) and the links of ``gpus`` into it."""
+    sw_spec = scaleup.switch
+    switch = block.device(
+        DeviceKind.NVSWITCH,
+        0,
+        sw_spec.lat_us if sw_spec else 0.0,
+        b.models(sw_spec.name if sw_spec else "NVSwitch"),
+        reduces=bool(sw_spec and sw_spec.in_network_reduction),
+    )
+    link, per_gpu = scaleup.link, scaleup.per_gpu
+    for dev in gpus:
+        block.cable(dev, switch, per_gpu * link.bw_GBps, link.lat_us, b.gens(link.id), per_gpu)
+
+
+def _add_mesh(block: _Block, b: _Build, gpus: list[int]) -> None:
+    """A direct mesh: every GPU pair joined by ``links_per_pair`` scale-up links."""
+    intra = b.spec.intra
+    link = b.catalog.links[intra.link or (b.gpu.scaleup_link or "")]
+    per_pair = intra.links_per_pair
+    # A pair cannot have more links than a GPU has ports. (The whole mesh may: a
+    # partial mesh such as DGX-1's hybrid cube-mesh is modelled as a uniform one.)
+    check_gpu_ports(b.spec, b.catalog, link, per_pair, "intra.links_per_pair")
+    for first in range(len(gpus)):
+        for second in range(first + 1, len(gpus)):
+            block.cable(
+                gpus[first],
+                gpus[second],
+                per_pair * link.bw_GBps,
+                link.lat_us,
+                b.gens(link.id),
+                per_pair,
+            )
+
+
+def _nic_port(devices: _HostDevices, attach: str, gpu: int) -> int:
+    """The device a NIC serving GPU ``gpu`` plugs into (``nic_attachment``)."""
+    if attach == "gpu":
+        return devices.gpus[gpu]  # the GPU's own lanes, or ports on its die (Gaudi)
+    if attach == "pcie-switch":
+        return devices.switch_of(gpu)
+    return devices.gpu_cpu[gpu]
+
+
+def _add_nics(
+    block: _Block, b: _Build, devices: _HostDevices, nic_spec: NicSpec | None
+) -> tuple[list[int], float]:
+    """The host's NICs and their PCIe links; returns each GPU's NIC and the NIC ports a
+    NIC device stands for. A torus wires the chips themselves: no NICs."""
+    spec, net = b.spec, b.spec.net
+    g = len(devices.gpus)
+    if net is None or net.layout == "torus":
+        return [-1] * g, 1.0
+    n_nic, nic_ports = net.nics_per_node, 1.0
+    if net.nic_map is None and n_nic > g:
+        # More ports than GPUs (EFA, dual-port RoCE): each GPU drives its share of ports.
+        nic_ports, n_nic = n_nic / g, g
+    nic_model = b.models(
+        (f"{nic_ports:g}x " if nic_ports != 1 else "") + (nic_spec.name if nic_spec else "NIC")
+    )
+    nic_lat = nic_spec.lat_us if nic_spec else 0.0
+    nics = [block.device(DeviceKind.NIC, i, nic_lat, nic_model) for i in range(n_nic)]
+    mapping = _gpu_nic_map(spec, n_nic)
+    nic_pcie = b.catalog.links[nic_spec.pcie if nic_spec else b.gpu.pcie]
+    attach = nic_attachment(spec, nic_spec, bool(devices.pcie_switches))
+    ports = max(1, round(nic_ports))
+    for k, nic in enumerate(nics):
+        first_gpu = mapping.index(k) if k in mapping else (k * g) // n_nic
+        block.cable(
+            nic,
+            _nic_port(devices, attach, first_gpu),
+            ports * nic_pcie.bw_GBps,
+            nic_pcie.lat_us,
+            b.gens(nic_pcie.id),
+            ports,
+        )
+    return [nics[m] for m in mapping], nic_ports
+
+
+def _build_host(b: _Build, nic_spec: NicSpec | None, scaleup: _ScaleUp | None) -> _Host:
+    """One host's devices and links (local ids), plus per-GPU NIC and CPU local ids.
+
+    With one host per domain the host also holds its scale-up switch (or mesh links); a
+    switch shared by several hosts belongs to the domain block instead (``_domain_block``).
+    Devices come in this order: GPUs, CPU sockets, PCIe switches, scale-up switch, NICs.
+    """
+    block = _Block()
+    gpu_model = b.models(b.gpu.name)
+    g = b.spec.gpus_per_node
+    gpus = [block.device(DeviceKind.GPU, i, 0.0, gpu_model) for i in range(g)]
+    host_link = b.catalog.links[b.spec.intra.host_link or b.gpu.pcie]
+    cpus = _add_sockets(block, b, host_link)
+    switches = _add_pcie_switches(block, b, host_link, cpus)
+    gpu_cpu = [cpus[(i * len(cpus)) // g] for i in range(g)]
+    devices = _HostDevices(gpus, cpus, switches, gpu_cpu)
+    _add_host_links(block, b, host_link, devices)
+    if scaleup is not None and b.spec.hosts_per_domain == 1:
+        _add_scaleup_switch(block, b, scaleup, gpus)
+    elif b.spec.intra.fabric == "mesh":
+        _add_mesh(block, b, gpus)
+    gpu_nic, nic_ports = _add_nics(block, b, devices, nic_spec)
+    return _Host(block, gpu_nic, gpu_cpu, nic_ports)
 
 
 def _host_copies(host: _Block, hosts: int) -> _Block:
@@ -441,37 +531,22 @@ def _host_copies(host: _Block, hosts: int) -> _Block:
     return block
 
 
-def _domain_block(
-    host: _Block, spec: TopologySpec, scaleup: _ScaleUp | None, gens: _Interner, models: _Interner
-) -> _Block:
+def _domain_block(host: _Block, b: _Build, scaleup: _ScaleUp | None) -> _Block:
     """The domain block: ``hosts_per_domain`` copies of the host block, then the switch the
     hosts share and every GPU's links into it (local ids)."""
-    hosts = spec.hosts_per_domain
+    hosts = b.spec.hosts_per_domain
     if hosts == 1:
         return host
     dh = len(host.kind)
     block = _host_copies(host, hosts)
     assert scaleup is not None  # only switch fabrics span hosts (checked with the spec)
-    sw_spec = scaleup.switch
-    switch = block.device(
-        DeviceKind.NVSWITCH,
-        0,
-        sw_spec.lat_us if sw_spec else 0.0,
-        models(sw_spec.name if sw_spec else "NVSwitch"),
-        reduces=bool(sw_spec and sw_spec.in_network_reduction),
-    )
-    link, per_gpu = scaleup.link, scaleup.per_gpu
     gpu_local = [i for i, k in enumerate(host.kind) if k == DeviceKind.GPU]
-    for h in range(hosts):
-        for i in gpu_local:
-            block.cable(
-                h * dh + i, switch, per_gpu * link.bw_GBps, link.lat_us, gens(link.id), per_gpu
-            )
+    _add_scaleup_switch(block, b, scaleup, [h * dh + i for h in range(hosts) for i in gpu_local])
     return block
 
 
 def _domain_torus_block(
-    host: _Block, spec: TopologySpec, catalog: Catalog, gens: _Interner
+    host: _Block, b: _Build
 ) -> tuple[_Block, Torus, tuple[tuple[str, str], ...]]:
     """The domain block of an ``intra.fabric: torus``: its hosts, then the chip-to-chip
     links of the torus their chips make (a Trn2 instance's 4x4, a Trn2 UltraServer's
@@ -481,8 +556,9 @@ def _domain_torus_block(
         The block, the torus table (chips as local ranks ``0 .. gpus_per_domain - 1``,
         link ids local to the domain block) and the plan lines.
     """
+    spec, catalog, gens = b.spec, b.catalog, b.gens
     intra = spec.intra
-    gpu = catalog.gpus[spec.gpu]
+    gpu = b.gpu
     g, hosts = spec.gpus_per_node, spec.hosts_per_domain
     chips = g * hosts
     link = catalog.links[intra.link or (gpu.scaleup_link or "")]
@@ -649,6 +725,242 @@ def _shift_tree(tree: FatTree, offset: int) -> FatTree:
     )
 
 
+def _check_tileable(spec: TopologySpec) -> None:
+    """Refuse a spec the tiling cannot build: no nodes or GPUs, more than ``MAX_GPUS``, or
+    nodes that do not fill whole scale-up domains.
+
+    Raises:
+        EngineError: One line naming the count and what would fit.
+    """
+    if spec.nodes < 1 or spec.gpus_per_node < 1:
+        raise EngineError(f"{spec.id}: needs at least one node and one GPU per node")
+    if spec.nodes * spec.gpus_per_node > MAX_GPUS:
+        raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
+    hosts = spec.hosts_per_domain
+    if spec.nodes > hosts and spec.nodes % hosts:
+        raise EngineError(
+            f"{spec.id}: {spec.nodes} nodes do not fill whole scale-up domains of {hosts} hosts "
+            f"(use a multiple of {hosts}, or fewer than {hosts} for one domain; a run file "
+            f"states hosts in use per domain with run.domain_hosts)"
+        )
+
+
+@dataclass(frozen=True)
+class _Tiling:
+    """How identical domain blocks tile the fabric (``Fabric``'s layout contract)."""
+
+    domains: int
+    hosts_per_domain: int
+    host_devices: int
+    host_links: int
+    domain_devices: int
+    domain_links: int
+
+    @property
+    def first_network_device(self) -> int:
+        """Id of the first device after the domain blocks."""
+        return self.domains * self.domain_devices
+
+    @property
+    def first_network_link(self) -> int:
+        """Id of the first link after the domain blocks."""
+        return self.domains * self.domain_links
+
+    def host_starts(self, nodes: int) -> IntArray:
+        """(nodes, 1) first device of each host: host ``n`` is host ``n % hosts`` of domain
+        ``n // hosts``."""
+        host_ids = np.arange(nodes, dtype=np.int64)
+        hosts = self.hosts_per_domain
+        return ((host_ids // hosts) * self.domain_devices + (host_ids % hosts) * self.host_devices)[
+            :, None
+        ]
+
+
+def _node_of_devices(tiling: _Tiling) -> npt.NDArray[np.int32]:
+    """(domains * domain_devices,) node (host) of every device of the domain blocks: hosts
+    are consecutive inside a domain block; a switch the hosts share belongs to none (-1)."""
+    hosts, dh, dn = tiling.hosts_per_domain, tiling.host_devices, tiling.domain_devices
+    local_host = np.full(dn, -1, dtype=np.int64)
+    local_host[: hosts * dh] = np.repeat(np.arange(hosts), dh)
+    if hosts == 1:
+        local_host[:] = 0
+    return (
+        np.where(
+            local_host[None, :] >= 0,
+            local_host[None, :] + (np.arange(tiling.domains, dtype=np.int64) * hosts)[:, None],
+            -1,
+        )
+        .reshape(-1)
+        .astype(np.int32)
+    )
+
+
+def _tile_domains(block: _Block, tiling: _Tiling) -> FabricTables:
+    """The domain block repeated ``domains`` times, device ids shifted per copy."""
+    domains, dn = tiling.domains, tiling.domain_devices
+    return FabricTables(
+        dev_kind=_tile(block.kind, domains, np.int8),
+        dev_reduces=_tile(block.reduces, domains, np.bool_),
+        dev_index=_tile(block.index, domains, np.int32),
+        dev_node=_node_of_devices(tiling),
+        dev_lat_us=_tile(block.lat_us, domains, np.float64),
+        dev_model_id=_tile(block.model, domains, np.int16),
+        link_src=_tile(block.src, domains, np.int32, dn),
+        link_dst=_tile(block.dst, domains, np.int32, dn),
+        link_bw_GBps=_tile(block.bw, domains, np.float64),
+        link_lat_us=_tile(block.lat, domains, np.float64),
+        link_gen=_tile(block.gen, domains, np.int16),
+        link_count=_tile(block.count, domains, np.int16),
+    )
+
+
+class _Ranks(NamedTuple):
+    """Per global rank: its GPU, CPU socket and NIC device (absolute ids)."""
+
+    gpu_dev: IntArray
+    gpu_cpu: IntArray
+    gpu_nic: IntArray
+    """-1 without a NIC (one node without a network, a torus)."""
+
+
+def _rank_devices(spec: TopologySpec, host: _Host, tiling: _Tiling) -> _Ranks:
+    """Each rank's devices: its host's local ids shifted to where the host starts."""
+    starts = tiling.host_starts(spec.nodes)
+    gpu_local = np.flatnonzero(np.asarray(host.block.kind) == DeviceKind.GPU)
+    gpu_nic = np.full(spec.nodes * spec.gpus_per_node, -1, dtype=np.int64)
+    if spec.net is not None and spec.net.layout != "torus":
+        gpu_nic = (np.asarray(host.gpu_nic)[None, :] + starts).reshape(-1)
+    return _Ranks(
+        gpu_dev=(gpu_local[None, :] + starts).reshape(-1),
+        gpu_cpu=(np.asarray(host.gpu_cpu)[None, :] + starts).reshape(-1),
+        gpu_nic=gpu_nic,
+    )
+
+
+@dataclass(frozen=True)
+class _NetworkPart:
+    """The network after the domain blocks: its devices and links, plan lines and the
+    routing table of its kind (link ids absolute)."""
+
+    tables: FabricTables
+    plan: tuple[tuple[str, str], ...]
+    tree: FatTree | None = None
+    dragonfly: Dragonfly | None = None
+    torus: Torus | None = None
+
+
+def _torus_host_block(
+    host_block: tuple[int, ...] | None, g: int, max_dims: int
+) -> tuple[int, int, int]:
+    """A host's chips along x, y, z: the spec's (padded with 1s), else the default for
+    ``g`` chips per host."""
+    if host_block is None:
+        return default_host_block(g, max_dims)
+    padded = [int(b) for b in host_block] + [1, 1, 1]
+    return (padded[0], padded[1], padded[2])
+
+
+def _torus_network(b: _Build, gpu_dev: IntArray, tiling: _Tiling) -> _NetworkPart:
+    """Every chip-to-chip link of a torus network (also inside a node); no devices.
+
+    Raises:
+        EngineError: A torus the chips cannot make (``check_torus_limits``).
+    """
+    spec, catalog, net = b.spec, b.catalog, b.spec.net
+    assert net is not None
+    g = spec.gpus_per_node
+    link = catalog.links[net.link]
+    axis_links = torus_axis_links(spec, catalog)
+    max_dims = torus_max_dims(link, bool(net.axis_links))
+    chips_block = _torus_host_block(net.host_block, g, max_dims)
+    dims = torus_dims(net, spec.nodes * g, chips_block, max_dims)
+    check_torus_limits(spec, catalog, dims, axis_links, link)
+    wrap = torus_wraps(link, dims, max_dims)
+    rates = tuple(net.gbps / 8.0 if net.gbps and a.id == link.id else a.bw_GBps for a in axis_links)
+    network = build_torus(dims, gpu_dev, (rates[0], rates[1], rates[2]), g, chips_block, wrap)
+    assert isinstance(network.tree, Torus) and network.axis is not None
+    axis_gen = np.asarray([b.gens(a.id) for a in axis_links], dtype=np.int16)
+    axis_lat = np.asarray([a.lat_us for a in axis_links])
+    tables = FabricTables(
+        dev_kind=np.zeros(0, dtype=np.int8),
+        dev_reduces=np.zeros(0, dtype=np.bool_),
+        dev_index=np.zeros(0, dtype=np.int32),
+        dev_node=np.zeros(0, dtype=np.int32),
+        dev_lat_us=np.zeros(0),
+        dev_model_id=np.zeros(0, dtype=np.int16),
+        link_src=network.src.astype(np.int32),
+        link_dst=network.dst.astype(np.int32),
+        link_bw_GBps=network.bw_GBps,
+        link_lat_us=axis_lat[network.axis],
+        link_gen=axis_gen[network.axis],
+        link_count=network.count.astype(np.int16),
+    )
+    return _NetworkPart(tables, network.plan, torus=network.tree.shifted(tiling.first_network_link))
+
+
+def _switched_network(b: _Build, host: _Host, tiling: _Tiling) -> _NetworkPart:
+    """The switches above the NICs (``build_network``) as devices and links after the
+    domain blocks, with their routing table.
+
+    Raises:
+        EngineError: No switch model for the link, or a network the switches cannot build.
+    """
+    spec, catalog, net = b.spec, b.catalog, b.spec.net
+    assert net is not None
+    link = catalog.links[net.link]
+    gbps = net.gbps or link.bw_GBps * 8
+    port_bw = gbps / 8.0
+    switch = _pick_switch(catalog, net.switch, link)
+    # The topology loader refuses a network switch without a radix and port rate.
+    assert switch.radix is not None and switch.port_Gbps is not None
+    sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
+    nic_local = np.flatnonzero(np.asarray(host.block.kind) == DeviceKind.NIC)
+    network = build_network(
+        net,
+        spec.nodes,
+        nic_local[None, :] + tiling.host_starts(spec.nodes),
+        host.nic_ports * port_bw,
+        max(1, round(host.nic_ports)),
+        port_bw,
+        effective_radix(switch.radix, switch.port_Gbps, gbps),
+        tiling.first_network_device,
+        hosts_per_domain=tiling.hosts_per_domain,
+        cable_ports=max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1,
+    )
+    n_sw, n_links = len(network.kind), network.src.shape[0]
+    tables = FabricTables(
+        dev_kind=np.asarray(network.kind, dtype=np.int8),
+        dev_reduces=np.full(n_sw, switch.in_network_reduction),
+        dev_index=np.asarray(network.index, dtype=np.int32),
+        dev_node=np.full(n_sw, -1, dtype=np.int32),
+        dev_lat_us=np.full(n_sw, sw_lat),
+        dev_model_id=np.full(n_sw, b.models(switch.name), dtype=np.int16),
+        link_src=network.src.astype(np.int32),
+        link_dst=network.dst.astype(np.int32),
+        link_bw_GBps=network.bw_GBps,
+        link_lat_us=np.full(n_links, link.lat_us),
+        link_gen=np.full(n_links, b.gens(link.id), dtype=np.int16),
+        link_count=network.count.astype(np.int16),
+    )
+    plan = (("switch", switch.name), *network.plan)
+    first_link = tiling.first_network_link
+    if isinstance(network.tree, Dragonfly):
+        return _NetworkPart(tables, plan, dragonfly=network.tree.shifted(first_link))
+    assert isinstance(network.tree, FatTree)
+    return _NetworkPart(tables, plan, tree=_shift_tree(network.tree, first_link))
+
+
+def _network(b: _Build, host: _Host, tiling: _Tiling, ranks: _Ranks) -> _NetworkPart | None:
+    """The network of the spec: a torus, or switches when there is more than one node (a
+    single node keeps its NICs, so --nodes can grow it, but needs no switches)."""
+    net = b.spec.net
+    if net is not None and net.layout == "torus":
+        return _torus_network(b, ranks.gpu_dev, tiling)
+    if net is not None and b.spec.nodes > 1:
+        return _switched_network(b, host, tiling)
+    return None
+
+
 def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     """Build the fabric of a topology spec whose network a builder derives (every layout
     but ``explicit``): node blocks tiled with numpy, then the network block.
@@ -664,218 +976,54 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         EngineError: The spec is out of range (no nodes, too many GPUs, nodes that do not
             fill whole scale-up domains, a network the switches cannot build).
     """
-    if spec.nodes < 1 or spec.gpus_per_node < 1:
-        raise EngineError(f"{spec.id}: needs at least one node and one GPU per node")
-    if spec.nodes * spec.gpus_per_node > MAX_GPUS:
-        raise EngineError(f"{spec.id}: {spec.nodes * spec.gpus_per_node} GPUs exceeds {MAX_GPUS}")
-    hosts = spec.hosts_per_domain
-    if spec.nodes > hosts and spec.nodes % hosts:
-        raise EngineError(
-            f"{spec.id}: {spec.nodes} nodes do not fill whole scale-up domains of {hosts} hosts "
-            f"(use a multiple of {hosts}, or fewer than {hosts} for one domain; a run file "
-            f"states hosts in use per domain with run.domain_hosts)"
-        )
-    gens, models = _Interner(), _Interner()
+    _check_tileable(spec)
+    b = _Build(spec, catalog, _Interner(), _Interner())
     nic_spec = _pick_nic(catalog, spec)
     scaleup = _scaleup(spec, catalog)
-    host, gpu_nic_local, gpu_cpu_local, nic_ports = _build_host(
-        spec, catalog, gens, models, nic_spec, scaleup
-    )
+    host = _build_host(b, nic_spec, scaleup)
     domain_torus: Torus | None = None
     domain_plan: tuple[tuple[str, str], ...] = ()
     if spec.intra.fabric == "torus":
-        block, domain_torus, domain_plan = _domain_torus_block(host, spec, catalog, gens)
+        block, domain_torus, domain_plan = _domain_torus_block(host.block, b)
     else:
-        block = _domain_block(host, spec, scaleup, gens, models)
-    nodes = spec.nodes
-    domains = spec.domains
-    dh, lh = len(host.kind), len(host.src)
-    dn, ln = len(block.kind), len(block.src)
-
-    kind = _tile(block.kind, domains, np.int8)
-    reduces = _tile(block.reduces, domains, np.bool_)
-    index = _tile(block.index, domains, np.int32)
-    # Node (host) of every device: hosts are consecutive inside a domain block; a switch
-    # the hosts share belongs to none of them (-1).
-    local_host = np.full(dn, -1, dtype=np.int64)
-    local_host[: hosts * dh] = np.repeat(np.arange(hosts), dh)
-    if hosts == 1:
-        local_host[:] = 0
-    node = (
-        np.where(
-            local_host[None, :] >= 0,
-            local_host[None, :] + (np.arange(domains, dtype=np.int64) * hosts)[:, None],
-            -1,
-        )
-        .reshape(-1)
-        .astype(np.int32)
+        block = _domain_block(host.block, b, scaleup)
+    tiling = _Tiling(
+        domains=spec.domains,
+        hosts_per_domain=spec.hosts_per_domain,
+        host_devices=len(host.block.kind),
+        host_links=len(host.block.src),
+        domain_devices=len(block.kind),
+        domain_links=len(block.src),
     )
-    lat_dev = _tile(block.lat_us, domains, np.float64)
-    model = _tile(block.model, domains, np.int16)
-    src = _tile(block.src, domains, np.int64, dn)
-    dst = _tile(block.dst, domains, np.int64, dn)
-    bw = _tile(block.bw, domains, np.float64)
-    lat = _tile(block.lat, domains, np.float64)
-    gen = _tile(block.gen, domains, np.int16)
-    count = _tile(block.count, domains, np.int16)
-
-    g = spec.gpus_per_node
-    gpu_local = np.flatnonzero(np.asarray(host.kind) == DeviceKind.GPU)
-    # Host n (domain n // hosts, position n % hosts) starts at this device id.
-    host_ids = np.arange(nodes, dtype=np.int64)
-    offsets = ((host_ids // hosts) * dn + (host_ids % hosts) * dh)[:, None]
-    gpu_dev = (gpu_local[None, :] + offsets).reshape(-1)
-    gpu_cpu = (np.asarray(gpu_cpu_local)[None, :] + offsets).reshape(-1)
-    gpu_nic = np.full(nodes * g, -1, dtype=np.int64)
-    if spec.net is not None and spec.net.layout != "torus":
-        gpu_nic = (np.asarray(gpu_nic_local)[None, :] + offsets).reshape(-1)
-
-    net_parts = None
-    network_plan: tuple[tuple[str, str], ...] = ()
-    tree: FatTree | None = None
-    dragonfly: Dragonfly | None = None
-    torus: Torus | None = None
-    if spec.net is not None and spec.net.layout == "torus":
-        # Every chip-to-chip link, also inside a node, is in the network block.
-        link = catalog.links[spec.net.link]
-        axis_links = torus_axis_links(spec, catalog)
-        max_dims = torus_max_dims(link, bool(spec.net.axis_links))
-        block_spec = spec.net.host_block
-        if block_spec is not None:
-            padded = [int(b) for b in block_spec] + [1, 1, 1]
-            chips_block = (padded[0], padded[1], padded[2])
-        else:
-            chips_block = default_host_block(g, max_dims)
-        dims = torus_dims(spec.net, nodes * g, chips_block, max_dims)
-        check_torus_limits(spec, catalog, dims, axis_links, link)
-        wrap = torus_wraps(link, dims, max_dims)
-        rates = tuple(
-            spec.net.gbps / 8.0 if spec.net.gbps and a.id == link.id else a.bw_GBps
-            for a in axis_links
-        )
-        network = build_torus(
-            dims,
-            gpu_dev,
-            (rates[0], rates[1], rates[2]),
-            g,
-            (chips_block[0], chips_block[1], chips_block[2]),
-            wrap,
-        )
-        network_plan = network.plan
-        total = network.src.shape[0]
-        assert isinstance(network.tree, Torus) and network.axis is not None
-        torus = network.tree.shifted(domains * ln)
-        axis_gen = np.asarray([gens(a.id) for a in axis_links], dtype=np.int16)
-        axis_lat = np.asarray([a.lat_us for a in axis_links])
-        net_parts = dict(
-            kind=np.zeros(0, dtype=np.int8),
-            index=np.zeros(0, dtype=np.int32),
-            node=np.zeros(0, dtype=np.int32),
-            lat=np.zeros(0),
-            reduces=np.zeros(0, dtype=np.bool_),
-            model=np.zeros(0, dtype=np.int16),
-            src=network.src,
-            dst=network.dst,
-            bw=network.bw_GBps,
-            llat=axis_lat[network.axis],
-            gen=axis_gen[network.axis],
-            count=network.count.astype(np.int16),
-        )
-    # A single node keeps its NICs (so --nodes can grow it) but needs no switches.
-    elif spec.net is not None and nodes > 1:
-        net = spec.net
-        link = catalog.links[net.link]
-        gbps = net.gbps or link.bw_GBps * 8
-        port_bw = gbps / 8.0
-        switch = _pick_switch(catalog, net.switch, link)
-        # The topology loader refuses a network switch without a radix and port rate.
-        assert switch.radix is not None and switch.port_Gbps is not None
-        sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
-        nic_local = np.flatnonzero(np.asarray(host.kind) == DeviceKind.NIC)
-        ports = max(1, round(nic_ports))
-        base = domains * dn
-        network = build_network(
-            net,
-            nodes,
-            nic_local[None, :] + offsets,
-            nic_ports * port_bw,
-            ports,
-            port_bw,
-            effective_radix(switch.radix, switch.port_Gbps, gbps),
-            base,
-            hosts_per_domain=hosts,
-            cable_ports=max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1,
-        )
-        network_plan = (("switch", switch.name), *network.plan)
-        n_sw = len(network.kind)
-        total = network.src.shape[0]
-        first_link = domains * ln
-        if isinstance(network.tree, Dragonfly):
-            dragonfly = network.tree.shifted(first_link)
-        else:
-            assert isinstance(network.tree, FatTree)
-            tree = _shift_tree(network.tree, first_link)
-        net_parts = dict(
-            kind=np.asarray(network.kind, dtype=np.int8),
-            index=np.asarray(network.index, dtype=np.int32),
-            node=np.full(n_sw, -1, dtype=np.int32),
-            lat=np.full(n_sw, sw_lat),
-            reduces=np.full(n_sw, switch.in_network_reduction),
-            model=np.full(n_sw, models(switch.name), dtype=np.int16),
-            src=network.src,
-            dst=network.dst,
-            bw=network.bw_GBps,
-            llat=np.full(total, link.lat_us),
-            gen=np.full(total, gens(link.id), dtype=np.int16),
-            count=network.count.astype(np.int16),
-        )
-    if net_parts is not None:
-        kind = np.concatenate([kind, net_parts["kind"]])
-        reduces = np.concatenate([reduces, net_parts["reduces"]])
-        index = np.concatenate([index, net_parts["index"]])
-        node = np.concatenate([node, net_parts["node"]])
-        lat_dev = np.concatenate([lat_dev, net_parts["lat"]])
-        model = np.concatenate([model, net_parts["model"]])
-        src = np.concatenate([src, net_parts["src"]])
-        dst = np.concatenate([dst, net_parts["dst"]])
-        bw = np.concatenate([bw, net_parts["bw"]])
-        lat = np.concatenate([lat, net_parts["llat"]])
-        gen = np.concatenate([gen, net_parts["gen"]])
-        count = np.concatenate([count, net_parts["count"]])
-
+    tables = _tile_domains(block, tiling)
+    ranks = _rank_devices(spec, host, tiling)
+    network = _network(b, host, tiling, ranks)
+    if network is not None:
+        tables = tables.then(network.tables)
+    gens = b.gens.items
     return Fabric(
         spec=spec,
-        dev_kind=kind,
-        dev_node=node,
-        dev_index=index,
-        dev_lat_us=lat_dev,
-        dev_model=tuple(models.items),
-        dev_model_id=model,
-        link_src=src.astype(np.int32),
-        link_dst=dst.astype(np.int32),
-        link_bw_GBps=bw,
-        link_lat_us=lat,
-        link_eff=np.array([catalog.links[g].efficiency for g in gens.items])[gen],
-        link_gen=gen,
-        link_count=count,
-        generations=tuple(gens.items),
-        gpu_dev=gpu_dev.astype(np.int32),
-        gpu_nic=gpu_nic.astype(np.int32),
-        gpu_cpu=gpu_cpu.astype(np.int32),
-        dev_reduces=reduces,
-        gpu=catalog.gpus[spec.gpu],
-        node_devices=dn,
-        node_links=ln,
-        hosts_per_domain=hosts,
-        host_devices=dh,
-        host_links=lh,
+        **tables._asdict(),
+        dev_model=tuple(b.models.items),
+        link_eff=np.array([catalog.links[g].efficiency for g in gens])[tables.link_gen],
+        generations=tuple(gens),
+        gpu_dev=ranks.gpu_dev.astype(np.int32),
+        gpu_nic=ranks.gpu_nic.astype(np.int32),
+        gpu_cpu=ranks.gpu_cpu.astype(np.int32),
+        gpu=b.gpu,
+        node_devices=tiling.domain_devices,
+        node_links=tiling.domain_links,
+        hosts_per_domain=tiling.hosts_per_domain,
+        host_devices=tiling.host_devices,
+        host_links=tiling.host_links,
         scaleup_prefix=scaleup.prefix if scaleup else "nvsw",
         scaleup_label=scaleup.label if scaleup else ("Torus" if domain_torus else "NVSw"),
-        network_plan=tuple((f"domain {k}", v) for k, v in domain_plan) + network_plan,
-        tree=tree,
-        dragonfly=dragonfly,
-        torus=torus,
+        network_plan=tuple((f"domain {k}", v) for k, v in domain_plan)
+        + (network.plan if network is not None else ()),
+        tree=network.tree if network is not None else None,
+        dragonfly=network.dragonfly if network is not None else None,
+        torus=network.torus if network is not None else None,
         domain_torus=domain_torus,
         net_protocols=nic_spec.protocols if nic_spec is not None else (),
-        generation_records=tuple(catalog.links[g] for g in gens.items),
+        generation_records=tuple(catalog.links[g] for g in gens),
     )

@@ -20,19 +20,19 @@ would use it use the nearest cabled port of the same host instead, as NCCL does.
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
-from fabricui.fabric.fabric import DeviceKind, Fabric
+from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
 from fabricui.model.cluster import ClusterSpec
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
-    from fabricui.model import LinkGeneration, SwitchSpec, TopologySpec
+    from fabricui.model import LinkGeneration, NetSpec, SwitchSpec, TopologySpec
 
 #: Device kind of each cluster tier.
 TIER_KINDS = {"leaf": DeviceKind.LEAF, "spine": DeviceKind.SPINE, "core": DeviceKind.CORE}
@@ -122,28 +122,13 @@ def _network_plan(cluster: ClusterSpec, n_cables: int) -> tuple[tuple[str, str],
     )
 
 
-def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
-    """Build the fabric of a spec whose network is the explicit graph of ``spec.cluster``.
-
-    The device blocks are scale-up domains: with ``intra.hosts_per_domain`` (an NVL72
-    rack's trays) each block holds that many nodes, each a host; with the older
-    ``cluster.hosts_per_node`` each node is a domain whose hosts share its GPUs.
-
-    Args:
-        spec: A checked spec with ``net.layout: explicit`` and a ``cluster`` section.
-        catalog: The hardware database its ids refer to.
-
-    Returns:
-        The fabric: identical domain blocks, then one device per cluster switch (real
-        names), one bundle per NIC port cable and per switch-to-switch bundle.
+def _checked_cluster(spec: TopologySpec) -> tuple[NetSpec, ClusterSpec]:
+    """The spec's network and cluster, refused when they cannot fill the spec's nodes.
 
     Raises:
-        EngineError: The cluster does not fit the spec (host or NIC counts, nodes that do
-            not fill whole domains), or a NIC device stands for several ports (explicit
-            cabling needs one device per port).
+        EngineError: No switches, a host count that does not match the nodes, two
+            groupings of hosts, or nodes that do not fill whole domains.
     """
-    from fabricui.fabric.builder import build_tiled
-
     net, cluster = spec.net, spec.cluster
     if net is None or cluster is None or not cluster.switches:
         raise EngineError(f"{spec.id}: net.layout explicit needs a cluster section with switches")
@@ -164,151 +149,311 @@ def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
             f"{spec.id}: {spec.nodes} nodes do not fill whole scale-up domains of {domain} "
             "hosts (an NVLink domain's missing trays are '-' host lines)"
         )
-    # One domain block, built by the built-in builder (its NICs kept; the network it adds
-    # after the block for a domain of several hosts is cut off).
+    return net, cluster
+
+
+class _Blocks(NamedTuple):
+    """The device blocks of an explicit fabric: one domain built by the built-in builder,
+    repeated for every domain."""
+
+    template: Fabric
+    """One domain block (its devices and links come first in the template)."""
+    n_blocks: int
+    """Number of blocks."""
+    domain: int
+    """Nodes (hosts) per block (``intra.hosts_per_domain``)."""
+    hosts: int
+    """Cluster hosts per block (``hosts_per_domain`` or ``cluster.hosts_per_node``)."""
+    nic_local: npt.NDArray[np.int64]
+    """(nics_per_block,) block-local NIC devices, host by host."""
+
+    @property
+    def devices(self) -> int:
+        """Devices per block."""
+        return self.template.node_devices
+
+    @property
+    def links(self) -> int:
+        """Links per block."""
+        return self.template.node_links
+
+    @property
+    def first_switch(self) -> int:
+        """Device id of the first switch (after every block)."""
+        return self.n_blocks * self.devices
+
+    @property
+    def gpus(self) -> int:
+        """GPUs per block."""
+        return self.template.gpus_per_node * self.domain
+
+    def tiled(self, values: npt.NDArray, step: int = 0) -> npt.NDArray:
+        """One block's ``values`` for every block, shifted by ``step`` per block (ids)."""
+        return _tile(values, self.n_blocks, step)
+
+
+def _domain_blocks(
+    spec: TopologySpec, catalog: Catalog, net: NetSpec, cluster: ClusterSpec
+) -> _Blocks:
+    """One domain block, built by the built-in builder (its NICs kept; the network it adds
+    after the block for a domain of several hosts is cut off).
+
+    Raises:
+        EngineError: A NIC device stands for several ports (explicit cabling needs one
+            device per port).
+    """
+    from fabricui.fabric.builder import build_tiled
+
+    domain = spec.hosts_per_domain
     layout = "single" if domain == 1 else "auto"
     template_net = replace(net, layout=layout, leafs=None, spines=None, oversubscription=1.0)
     template = build_tiled(replace(spec, nodes=domain, net=template_net, cluster=None), catalog)
-    dn, ln = template.node_devices, template.node_links
-    hosts_per_block = domain * per_node
-    nic_local = np.flatnonzero(template.dev_kind[:dn] == DeviceKind.NIC)
+    nic_local = np.flatnonzero(template.dev_kind[: template.node_devices] == DeviceKind.NIC)
     if nic_local.shape[0] != net.nics_per_node * domain:
         raise EngineError(
             f"{spec.id}: {net.nics_per_node} NIC ports per node on {spec.gpus_per_node} GPUs "
             "become shared NIC devices; explicit cabling needs net.nic_map to give each port "
             "its own device"
         )
-    blocks = spec.nodes // domain
-    link = catalog.links[net.link]
-    switch = _switch_model(spec, catalog, link)
-    default_gbps = net.gbps or link.bw_GBps * 8
-    labels = list(template.dev_model)
-    label_ids = {label: i for i, label in enumerate(labels)}
+    return _Blocks(
+        template, spec.nodes // domain, domain, domain * cluster.hosts_per_node, nic_local
+    )
 
-    def label(text: str) -> int:
-        if text not in label_ids:
-            label_ids[text] = len(labels)
-            labels.append(text)
-        return label_ids[text]
 
-    generations = list(template.generations)
-    if net.link not in generations:
-        generations.append(net.link)
-    gen = generations.index(net.link)
+class _Switches(NamedTuple):
+    """The cluster's switches as devices after the blocks, in the cluster's order."""
 
-    # --- switches: one device each, after the domain blocks ---
-    base = blocks * dn
-    names = [s.name for s in cluster.switches]
-    index_of = {name: i for i, name in enumerate(names)}
+    names: tuple[str, ...]
+    index_of: dict[str, int]
+    """Position of each switch by name."""
+    kind: npt.NDArray[np.int8]
+    """(switches,) device kind of each (its tier)."""
+    tier_index: npt.NDArray[np.int32]
+    """(switches,) index among switches of its tier."""
+
+
+def _cluster_switches(cluster: ClusterSpec) -> _Switches:
+    """One device per cluster switch, its tier as its kind, numbered within its tier."""
+    names = tuple(s.name for s in cluster.switches)
     kinds = np.asarray([int(TIER_KINDS[s.tier]) for s in cluster.switches], dtype=np.int8)
-    sw_index = np.zeros(len(names), dtype=np.int32)
+    index = np.zeros(len(names), dtype=np.int32)
     for kind in TIER_KINDS.values():
         mask = kinds == int(kind)
-        sw_index[mask] = np.arange(int(mask.sum()), dtype=np.int32)
-    sw_model = np.asarray([label(s.model or switch.name) for s in cluster.switches], dtype=np.int16)
+        index[mask] = np.arange(int(mask.sum()), dtype=np.int32)
+    return _Switches(names, {name: i for i, name in enumerate(names)}, kinds, index)
 
-    # --- cables: each NIC port to its switch, then switch-to-switch bundles ---
-    nics_per_host = nic_local.shape[0] // hosts_per_block
-    src: list[int] = []
-    dst: list[int] = []
-    bw: list[float] = []
-    count: list[int] = []
+
+def _device_labels(
+    template_labels: tuple[str, ...], cluster: ClusterSpec, default_model: str
+) -> tuple[tuple[str, ...], npt.NDArray[np.int16]]:
+    """The template's hardware labels plus each switch's model (the cluster's, else the
+    default switch's), and every switch's label id."""
+    labels = list(template_labels)
+    ids = {label: i for i, label in enumerate(labels)}
+    model_id = []
+    for switch in cluster.switches:
+        text = switch.model or default_model
+        if text not in ids:
+            ids[text] = len(labels)
+            labels.append(text)
+        model_id.append(ids[text])
+    return tuple(labels), np.asarray(model_id, dtype=np.int16)
+
+
+@dataclass
+class _NetLinks:
+    """The network's directed links under construction: each cable or bundle as its two
+    directions, in the order added."""
+
+    src: list[int] = field(default_factory=list)
+    dst: list[int] = field(default_factory=list)
+    bw_GBps: list[float] = field(default_factory=list)
+    count: list[int] = field(default_factory=list)
+
+    def bundle(self, a: int, b: int, bw_GBps: float, count: int) -> None:
+        """A bundle ``a <-> b`` of ``count`` cables, ``bw_GBps`` per direction [GB/s]."""
+        self.src += [a, b]
+        self.dst += [b, a]
+        self.bw_GBps += [bw_GBps, bw_GBps]
+        self.count += [count, count]
+
+
+def _add_nic_cables(
+    links: _NetLinks,
+    cluster: ClusterSpec,
+    blocks: _Blocks,
+    switches: _Switches,
+    default_gbps: float,
+) -> None:
+    """Every cabled NIC port to its switch, at the host line's rate or the default."""
+    base = blocks.first_switch
+    nics_per_host = blocks.nic_local.shape[0] // blocks.hosts
     for h, host in enumerate(cluster.hosts):
-        block, slot = divmod(h, hosts_per_block)
+        block, slot = divmod(h, blocks.hosts)
         for k, switch_name in enumerate(host.ports):
             if switch_name is None:
                 continue
             stated = host.gbps[k] if k < len(host.gbps) else None
             rate = stated if stated else default_gbps
-            nic = block * dn + int(nic_local[slot * nics_per_host + k])
-            sw = base + index_of[switch_name]
-            src += [nic, sw]
-            dst += [sw, nic]
-            bw += [rate / 8.0, rate / 8.0]
-            count += [1, 1]
+            nic = block * blocks.devices + int(blocks.nic_local[slot * nics_per_host + k])
+            links.bundle(nic, base + switches.index_of[switch_name], rate / 8.0, 1)
+
+
+def _add_switch_bundles(
+    links: _NetLinks, cluster: ClusterSpec, blocks: _Blocks, switches: _Switches
+) -> None:
+    """One bundle per switch pair: repeated cable lines add up."""
+    base = blocks.first_switch
     bundles: dict[tuple[int, int], list[float]] = {}
     for cable in cluster.cables:
-        a, b = index_of[cable.a], index_of[cable.b]
+        a, b = switches.index_of[cable.a], switches.index_of[cable.b]
         key = (a, b) if a < b else (b, a)
         entry = bundles.setdefault(key, [0.0, 0.0])
         entry[0] += cable.cables * cable.gbps / 8.0
         entry[1] += cable.cables
     for (a, b), (bw_GBps, cables) in bundles.items():
-        src += [base + a, base + b]
-        dst += [base + b, base + a]
-        bw += [bw_GBps, bw_GBps]
-        count += [int(min(cables, 32767))] * 2
+        links.bundle(base + a, base + b, bw_GBps, int(min(cables, 32767)))
 
-    gpus_per_block = spec.gpus_per_node * domain
-    offsets = np.arange(blocks, dtype=np.int64)[:, None] * dn
-    block_gpu_nic = template.gpu_nic[:gpus_per_block].astype(np.int64)
+
+def _gpu_nics(blocks: _Blocks, cluster: ClusterSpec) -> npt.NDArray[np.int64]:
+    """(n_gpus,) NIC device of every GPU: its block's, moved off uncabled ports."""
+    offsets = np.arange(blocks.n_blocks, dtype=np.int64)[:, None] * blocks.devices
+    block_gpu_nic = blocks.template.gpu_nic[: blocks.gpus].astype(np.int64)
     gpu_nic = np.where(block_gpu_nic[None, :] >= 0, block_gpu_nic[None, :] + offsets, -1).reshape(
         -1
     )
-    _reroute_uncabled(gpu_nic, cluster, block_gpu_nic, nic_local, hosts_per_block, dn)
+    _reroute_uncabled(
+        gpu_nic, cluster, block_gpu_nic, blocks.nic_local, blocks.hosts, blocks.devices
+    )
+    return gpu_nic
 
-    n_net_links = len(src)
-    block_node = template.dev_node[:dn].astype(np.int64)
-    dev_node = np.where(
+
+def _block_ranks(blocks: _Blocks, per_gpu: npt.NDArray) -> npt.NDArray[np.int32]:
+    """(n_gpus,) a per-GPU device of the template (``gpu_dev``, ``gpu_cpu``) for every
+    block."""
+    offsets = np.arange(blocks.n_blocks, dtype=np.int64)[:, None] * blocks.devices
+    return (per_gpu[: blocks.gpus][None, :] + offsets).reshape(-1).astype(np.int32)
+
+
+def _block_tables(blocks: _Blocks) -> FabricTables:
+    """The template's devices and links for every block (device ids and nodes shifted per
+    block)."""
+    t, dn, ln = blocks.template, blocks.devices, blocks.links
+    block_node = t.dev_node[:dn].astype(np.int64)
+    node = np.where(
         block_node[None, :] >= 0,
-        block_node[None, :] + (np.arange(blocks, dtype=np.int64) * domain)[:, None],
+        block_node[None, :] + (np.arange(blocks.n_blocks, dtype=np.int64) * blocks.domain)[:, None],
         -1,
     ).reshape(-1)
-    dev_kind = np.concatenate([_tile(template.dev_kind[:dn], blocks), kinds]).astype(np.int8)
-    link_gen = np.concatenate(
-        [_tile(template.link_gen[:ln], blocks), np.full(n_net_links, gen)]
-    ).astype(np.int16)
+    return FabricTables(
+        dev_kind=blocks.tiled(t.dev_kind[:dn]),
+        dev_reduces=blocks.tiled(t.dev_reduces[:dn]),
+        dev_index=blocks.tiled(t.dev_index[:dn]),
+        dev_node=node.astype(np.int32),
+        dev_lat_us=blocks.tiled(t.dev_lat_us[:dn]),
+        dev_model_id=blocks.tiled(t.dev_model_id[:dn]),
+        link_src=blocks.tiled(t.link_src[:ln], dn).astype(np.int32),
+        link_dst=blocks.tiled(t.link_dst[:ln], dn).astype(np.int32),
+        link_bw_GBps=blocks.tiled(t.link_bw_GBps[:ln]),
+        link_lat_us=blocks.tiled(t.link_lat_us[:ln]),
+        link_gen=blocks.tiled(t.link_gen[:ln]),
+        link_count=blocks.tiled(t.link_count[:ln]),
+    )
+
+
+class _NetworkHardware(NamedTuple):
+    """What every network device and link shares: the default switch's latency and
+    in-network reduction, the network link's generation id and latency."""
+
+    switch: SwitchSpec
+    gen: int
+    """Index of the network link generation in the fabric's generations."""
+    lat_us: float
+    """Latency of the network link [us]."""
+
+
+def _network_tables(
+    switches: _Switches,
+    model_id: npt.NDArray[np.int16],
+    links: _NetLinks,
+    hardware: _NetworkHardware,
+) -> FabricTables:
+    """One device per cluster switch, then the NIC cables and switch bundles."""
+    n_switches, n_links = len(switches.names), len(links.src)
+    return FabricTables(
+        dev_kind=switches.kind,
+        dev_reduces=np.full(n_switches, hardware.switch.in_network_reduction),
+        dev_index=switches.tier_index,
+        dev_node=np.full(n_switches, -1, dtype=np.int32),
+        dev_lat_us=np.full(n_switches, hardware.switch.lat_us),
+        dev_model_id=model_id,
+        link_src=np.asarray(links.src, dtype=np.int64).astype(np.int32),
+        link_dst=np.asarray(links.dst, dtype=np.int64).astype(np.int32),
+        link_bw_GBps=np.asarray(links.bw_GBps),
+        link_lat_us=np.full(n_links, hardware.lat_us),
+        link_gen=np.full(n_links, hardware.gen, dtype=np.int16),
+        link_count=np.asarray(links.count, dtype=np.int64).astype(np.int16),
+    )
+
+
+def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
+    """Build the fabric of a spec whose network is the explicit graph of ``spec.cluster``.
+
+    The device blocks are scale-up domains: with ``intra.hosts_per_domain`` (an NVL72
+    rack's trays) each block holds that many nodes, each a host; with the older
+    ``cluster.hosts_per_node`` each node is a domain whose hosts share its GPUs.
+
+    Args:
+        spec: A checked spec with ``net.layout: explicit`` and a ``cluster`` section.
+        catalog: The hardware database its ids refer to.
+
+    Returns:
+        The fabric: identical domain blocks, then one device per cluster switch (real
+        names), one bundle per NIC port cable and per switch-to-switch bundle.
+
+    Raises:
+        EngineError: The cluster does not fit the spec (host or NIC counts, nodes that do
+            not fill whole domains), or a NIC device stands for several ports (explicit
+            cabling needs one device per port).
+    """
+    net, cluster = _checked_cluster(spec)
+    blocks = _domain_blocks(spec, catalog, net, cluster)
+    t = blocks.template
+    link = catalog.links[net.link]
+    switch = _switch_model(spec, catalog, link)
+    labels, switch_model_id = _device_labels(t.dev_model, cluster, switch.name)
+    generations = list(t.generations)
+    if net.link not in generations:
+        generations.append(net.link)
+    switches = _cluster_switches(cluster)
+    net_links = _NetLinks()
+    _add_nic_cables(net_links, cluster, blocks, switches, net.gbps or link.bw_GBps * 8)
+    _add_switch_bundles(net_links, cluster, blocks, switches)
+    hardware = _NetworkHardware(switch, generations.index(net.link), link.lat_us)
+    tables = _block_tables(blocks).then(
+        _network_tables(switches, switch_model_id, net_links, hardware)
+    )
     efficiency = np.asarray([catalog.links[g].efficiency for g in generations])
     return Fabric(
         spec=spec,
-        dev_kind=dev_kind,
-        dev_node=np.concatenate([dev_node, np.full(len(names), -1)]).astype(np.int32),
-        dev_index=np.concatenate([_tile(template.dev_index[:dn], blocks), sw_index]).astype(
-            np.int32
-        ),
-        dev_lat_us=np.concatenate(
-            [_tile(template.dev_lat_us[:dn], blocks), np.full(len(names), switch.lat_us)]
-        ),
-        dev_model=tuple(labels),
-        dev_model_id=np.concatenate([_tile(template.dev_model_id[:dn], blocks), sw_model]).astype(
-            np.int16
-        ),
-        link_src=np.concatenate(
-            [_tile(template.link_src[:ln], blocks, dn), np.asarray(src, dtype=np.int64)]
-        ).astype(np.int32),
-        link_dst=np.concatenate(
-            [_tile(template.link_dst[:ln], blocks, dn), np.asarray(dst, dtype=np.int64)]
-        ).astype(np.int32),
-        link_bw_GBps=np.concatenate([_tile(template.link_bw_GBps[:ln], blocks), np.asarray(bw)]),
-        link_lat_us=np.concatenate(
-            [_tile(template.link_lat_us[:ln], blocks), np.full(n_net_links, link.lat_us)]
-        ),
-        link_eff=efficiency[link_gen],
-        link_gen=link_gen,
-        link_count=np.concatenate(
-            [_tile(template.link_count[:ln], blocks), np.asarray(count, dtype=np.int64)]
-        ).astype(np.int16),
+        **tables._asdict(),
+        dev_model=labels,
+        link_eff=efficiency[tables.link_gen],
         generations=tuple(generations),
-        gpu_dev=(template.gpu_dev[:gpus_per_block][None, :] + offsets).reshape(-1).astype(np.int32),
-        gpu_nic=gpu_nic.astype(np.int32),
-        gpu_cpu=(template.gpu_cpu[:gpus_per_block][None, :] + offsets).reshape(-1).astype(np.int32),
-        dev_reduces=np.concatenate(
-            [
-                _tile(template.dev_reduces[:dn], blocks),
-                np.full(len(names), switch.in_network_reduction),
-            ]
-        ).astype(np.bool_),
-        gpu=template.gpu,
-        node_devices=dn,
-        node_links=ln,
-        net_protocols=template.net_protocols,
+        gpu_dev=_block_ranks(blocks, t.gpu_dev),
+        gpu_nic=_gpu_nics(blocks, cluster).astype(np.int32),
+        gpu_cpu=_block_ranks(blocks, t.gpu_cpu),
+        gpu=t.gpu,
+        node_devices=blocks.devices,
+        node_links=blocks.links,
+        net_protocols=t.net_protocols,
         generation_records=tuple(catalog.links[g] for g in generations),
-        switch_names=tuple(names),
-        hosts_per_domain=domain,
-        host_devices=template.host_devices,
-        host_links=template.host_links,
-        scaleup_prefix=template.scaleup_prefix,
-        scaleup_label=template.scaleup_label,
+        switch_names=switches.names,
+        hosts_per_domain=blocks.domain,
+        host_devices=t.host_devices,
+        host_links=t.host_links,
+        scaleup_prefix=t.scaleup_prefix,
+        scaleup_label=t.scaleup_label,
         network_plan=_network_plan(cluster, sum(c.cables for c in cluster.cables)),
     )
 

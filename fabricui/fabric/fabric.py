@@ -16,7 +16,7 @@ between chips of one node) form the network block.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,31 @@ if TYPE_CHECKING:
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
+
+
+class FabricTables(NamedTuple):
+    """Device and link arrays of a fabric or of a part of it (absolute ids), named as
+    ``Fabric`` names them: builders make one per part (domain blocks, network), join them
+    with ``then`` and pass the result to ``Fabric`` as keyword arguments."""
+
+    dev_kind: npt.NDArray[np.int8]
+    dev_reduces: npt.NDArray[np.bool_]
+    dev_index: IntArray
+    dev_node: IntArray
+    dev_lat_us: FloatArray
+    dev_model_id: npt.NDArray[np.int16]
+    link_src: IntArray
+    link_dst: IntArray
+    link_bw_GBps: FloatArray
+    link_lat_us: FloatArray
+    link_gen: npt.NDArray[np.int16]
+    link_count: npt.NDArray[np.int16]
+
+    def then(self, other: FabricTables) -> FabricTables:
+        """These devices and links followed by ``other``'s."""
+        return FabricTables._make(
+            np.concatenate([mine, theirs]) for mine, theirs in zip(self, other)
+        )
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ and outgoing link per dimension and direction.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -288,6 +289,61 @@ class NetworkBlock:
     """Torus only: (n_links,) the dimension (0, 1, 2) of each link."""
 
 
+@dataclass
+class _Cabling:
+    """Directed links of a network block under construction, ids in the order added: each
+    call adds bundles ``a -> b``, then the same bundles ``b -> a``, so a bundle's reverse
+    link is its id plus the number of bundles added with it."""
+
+    src: list[IntArray] = field(default_factory=list)
+    dst: list[IntArray] = field(default_factory=list)
+    bw_GBps: list[npt.NDArray[np.float64]] = field(default_factory=list)
+    count: list[IntArray] = field(default_factory=list)
+    n_links: int = 0
+    """Links added so far (the id of the next one)."""
+
+    def add(
+        self, a: IntArray, b: IntArray, bw_GBps: npt.NDArray[np.float64], count: IntArray
+    ) -> IntArray:
+        """Add bundles ``a[i] <-> b[i]`` of ``bw_GBps[i]`` per direction [GB/s] made of
+        ``count[i]`` parallel links; returns the (n,) link ids ``a -> b``."""
+        n = a.shape[0]
+        ids = self.n_links + np.arange(n, dtype=np.int64)
+        self.src += [a, b]
+        self.dst += [b, a]
+        self.bw_GBps.append(np.concatenate([bw_GBps, bw_GBps]))
+        self.count.append(np.concatenate([count, count]))
+        self.n_links += 2 * n
+        return ids
+
+    def add_cables(
+        self, a: IntArray, b: IntArray, cables: npt.ArrayLike, cable_bw_GBps: float
+    ) -> IntArray:
+        """Add bundles ``a[i] <-> b[i]`` of ``cables[i]`` whole cables of ``cable_bw_GBps``
+        each; returns the link ids ``a -> b``."""
+        whole = np.asarray(cables, dtype=np.int64)
+        return self.add(a, b, np.multiply(whole, cable_bw_GBps, dtype=np.float64), whole)
+
+    def block(
+        self,
+        kind: list[int],
+        index: list[int],
+        tree: FatTree | Dragonfly | Torus,
+        plan: tuple[tuple[str, str], ...],
+    ) -> NetworkBlock:
+        """The network block of these links and the given switches."""
+        return NetworkBlock(
+            kind=kind,
+            index=index,
+            src=np.concatenate(self.src).astype(np.int64),
+            dst=np.concatenate(self.dst).astype(np.int64),
+            bw_GBps=np.concatenate(self.bw_GBps).astype(np.float64),
+            count=np.concatenate(self.count).astype(np.int64),
+            tree=tree,
+            plan=plan,
+        )
+
+
 #: Most switch-to-switch bundles a network may have (its link arrays hold two links each).
 MAX_BUNDLES = 2**24
 
@@ -443,6 +499,343 @@ def _su_plan(per_su: int, nodes: int, hosts_per_domain: int) -> tuple[str, str] 
     )
 
 
+@dataclass(frozen=True)
+class _LeafUplinks:
+    """A leaf's uplinks as cables at the switch's own port rate: a 64 x 800G leaf serving
+    400G NICs over breakout ports has 32 800G uplinks, not 64 400G ones."""
+
+    cables: int
+    """Uplink cables of each leaf (switch ports at the switch's own rate)."""
+    nic_ports_per_cable: int
+    """NIC-rate ports one switch port holds (1 without breakout)."""
+    switch_ports: int
+    """Ports of one switch at its own rate."""
+    cable_bw_GBps: float
+    """Bandwidth of one switch-to-switch cable per direction [GB/s]."""
+
+    @property
+    def label(self) -> str:
+        """The leafs' plan line part on their uplinks (``32 up ports of 800 Gb/s``)."""
+        if self.nic_ports_per_cable == 1:
+            return f"{self.cables} up ports"
+        return f"{self.cables} up ports of {self.cable_bw_GBps * 8:g} Gb/s"
+
+
+def _leaf_uplinks(
+    up_nic_ports: int, radix: int, port_bw_GBps: float, cable_ports: int
+) -> _LeafUplinks:
+    """The uplinks of a leaf sized for ``up_nic_ports`` NIC-rate ports, in whole cables of
+    ``cable_ports`` NIC-rate ports each (``build_network``'s arguments)."""
+    split = max(1, cable_ports)
+    return _LeafUplinks(-(-up_nic_ports // split), split, radix // split, port_bw_GBps * split)
+
+
+@dataclass(frozen=True)
+class _Tiering:
+    """What the tiers above a fat-tree's leafs are sized and cabled from."""
+
+    net: NetSpec
+    nodes: int
+    nics_per_node: int
+    radix: int
+    """Ports per switch at the NIC port rate."""
+    base: int
+    """Absolute id of the first switch device (leaf 0)."""
+    leaf_plan: _LeafPlan
+    uplinks: _LeafUplinks
+
+    @property
+    def leafs(self) -> int:
+        """Number of leafs."""
+        return self.leaf_plan.leafs
+
+    @property
+    def down_used(self) -> int:
+        """Most down ports (NIC rate) any leaf uses."""
+        return int(self.leaf_plan.used.max())
+
+    def leaf_line(self) -> tuple[str, str]:
+        """The plan line of the leafs under spines."""
+        return ("leafs", f"{self.leafs}, {self.down_used} down / {self.uplinks.label}")
+
+
+def _no_links(dims: int) -> IntArray:
+    """An empty link table of ``dims`` dimensions (a tier the fabric does not have)."""
+    return np.zeros((0,) * dims, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _UpperTiers:
+    """What the tiers above the leafs add: their switches, the fat-tree tables of their
+    cables (link ids local to the network block) and the plan lines."""
+
+    kind: list[int]
+    index: list[int]
+    plan: list[tuple[str, str]]
+    pod_of_leaf: IntArray
+    leaf_up: IntArray = field(default_factory=lambda: _no_links(2))
+    leaf_down: IntArray = field(default_factory=lambda: _no_links(2))
+    spine_up: IntArray = field(default_factory=lambda: _no_links(3))
+    spine_down: IntArray = field(default_factory=lambda: _no_links(3))
+    direct: IntArray = field(default_factory=lambda: _no_links(2))
+
+
+def _one_pod(t: _Tiering) -> IntArray:
+    """Pod of every leaf when there are no pods (all 0)."""
+    return np.zeros(t.leafs, dtype=np.int64)
+
+
+def _join_leafs_directly(t: _Tiering, cabling: _Cabling) -> _UpperTiers:
+    """``spines: 0``: every pair of leafs cabled directly, the uplinks shared evenly.
+
+    Raises:
+        EngineError: A leaf has fewer uplinks than there are other leafs, or the pairs
+            need more than ``MAX_BUNDLES`` bundles.
+    """
+    leafs, up = t.leafs, t.uplinks.cables
+    if leafs - 1 > up:
+        raise EngineError(
+            f"net.spines 0: {leafs} leafs joined directly need {leafs - 1} uplinks each, "
+            f"they have {up} (radix {t.radix})"
+        )
+    _check_bundles(leafs * (leafs - 1) // 2, f"{leafs} leafs joined directly")
+    per_pair = up // (leafs - 1)
+    ia, ib = np.triu_indices(leafs, 1)
+    ab = cabling.add_cables(
+        t.base + ia, t.base + ib, np.full(ia.shape[0], per_pair), t.uplinks.cable_bw_GBps
+    )
+    direct = np.full((leafs, leafs), -1, dtype=np.int64)
+    direct[ia, ib] = ab
+    direct[ib, ia] = ab + ia.shape[0]
+    plan = [("leafs", f"{leafs}, joined directly, {per_pair} cables per pair")]
+    return _UpperTiers([], [], plan, _one_pod(t), direct=direct)
+
+
+def _two_tier_spines(t: _Tiering) -> int | None:
+    """Spines of a two-tier fat-tree: the spec's, else the fewest that split the leafs'
+    uplinks evenly and have ports for every leaf; None: three tiers (asked for, or two
+    cannot hold the leafs)."""
+    if t.leaf_plan.layout == "three-tier":
+        return None
+    if t.net.spines is not None:
+        return t.net.spines
+    up = t.uplinks.cables
+    return _smallest_divisor(up, t.leafs * up / t.uplinks.switch_ports)
+
+
+def _two_tiers(t: _Tiering, spines: int, cabling: _Cabling) -> _UpperTiers:
+    """Spines above the leafs, every leaf's uplinks spread over all of them.
+
+    Raises:
+        EngineError: A spine would get no cable from a leaf, or has too few ports.
+    """
+    from fabricui.fabric.kinds import DeviceKind
+
+    leafs, up, switch_ports = t.leafs, t.uplinks.cables, t.uplinks.switch_ports
+    cables = _spread(up, spines)
+    if int(cables.min()) < 1:
+        raise EngineError(
+            f"net.spines: {spines} spines need at least one uplink each from every "
+            f"leaf; leafs have {up} (radix {t.radix})"
+        )
+    if leafs * int(cables.max()) > switch_ports:
+        raise EngineError(
+            f"net.spines: {spines} spines of {switch_ports} ports cannot take "
+            f"{leafs} leafs x {up} uplinks (use more spines, or layout three-tier)"
+        )
+    _check_bundles(leafs * spines, f"{leafs} leafs x {spines} spines")
+    leaf = np.repeat(np.arange(leafs), spines)
+    spine = np.tile(np.arange(spines), leafs)
+    ids = cabling.add_cables(
+        t.base + leaf, t.base + leafs + spine, cables[spine], t.uplinks.cable_bw_GBps
+    )
+    per = "x".join(sorted({str(int(c)) for c in cables}))
+    plan = [
+        ("tiers", "2 (leaf, spine)"),
+        t.leaf_line(),
+        ("spines", f"{spines}, {per} cables from each leaf"),
+    ]
+    return _UpperTiers(
+        kind=[int(DeviceKind.SPINE)] * spines,
+        index=list(range(spines)),
+        plan=plan,
+        pod_of_leaf=_one_pod(t),
+        leaf_up=ids.reshape(leafs, spines),
+        leaf_down=(ids + leaf.shape[0]).reshape(leafs, spines),
+    )
+
+
+@dataclass(frozen=True)
+class _Pods:
+    """The pods of a three-tier fat-tree: whole scalable units of leafs under their own
+    spines; spine ``i`` of every pod joins the cores of plane ``i``."""
+
+    count: int
+    """Number of pods."""
+    leafs_per_pod: int
+    spines_per_pod: int
+    leaf_cables: IntArray
+    """(spines_per_pod,) cables from each leaf to spine ``i`` of its pod."""
+    spine_down_ports: int
+    """Down ports each spine uses."""
+    spine_up_ports: int
+    """Up ports of each spine, to the cores of its plane."""
+    cores_per_plane: int
+    core_cables: int
+    """Cables from each spine to each core of its plane."""
+
+    @property
+    def spines(self) -> int:
+        """Spines of all pods."""
+        return self.count * self.spines_per_pod
+
+    @property
+    def cores(self) -> int:
+        """Cores of all planes."""
+        return self.spines_per_pod * self.cores_per_plane
+
+
+def _size_pods(t: _Tiering) -> _Pods:
+    """Pods, spines and cores of a three-tier fat-tree: one spine per leaf uplink unless
+    the spec sets the spines, as many leafs per pod as a spine's down ports take, the
+    spines' uplinks split evenly over the fewest cores per plane that can join every pod.
+
+    Raises:
+        EngineError: Spines a leaf cannot reach, more pods than a core has ports for, or
+            too many bundles.
+    """
+    net, leafs, up = t.net, t.leafs, t.uplinks.cables
+    switch_ports = t.uplinks.switch_ports
+    spine_o = net.spine_oversubscription
+    spine_ports_down, spine_up_full = _split_ports(switch_ports, spine_o)
+    rails = t.nics_per_node if net.rail_optimized else 1
+    if net.spines is not None:
+        spines_per_pod = net.spines
+        leaf_cables = _spread(up, spines_per_pod)
+        if int(leaf_cables.min()) < 1:
+            raise EngineError(
+                f"net.spines: {spines_per_pod} spines per pod need an uplink each "
+                f"from every leaf; leafs have {up}"
+            )
+    else:
+        spines_per_pod = up
+        leaf_cables = np.ones(up, dtype=np.int64)
+    leafs_per_pod = max(1, spine_ports_down // int(leaf_cables.max()))
+    if net.rail_optimized and leafs_per_pod >= rails:
+        leafs_per_pod = (leafs_per_pod // rails) * rails  # whole scalable units
+    pods = math.ceil(leafs / leafs_per_pod)
+    spine_down_used = min(leafs, leafs_per_pod) * int(leaf_cables.max())
+    spine_uplinks = (
+        spine_up_full
+        if spine_down_used >= spine_ports_down
+        else math.ceil(spine_down_used / spine_o)
+    )
+    cores_per_plane = _smallest_divisor(spine_uplinks, pods * spine_uplinks / switch_ports)
+    if cores_per_plane is None:
+        most = t.radix // 2 * (switch_ports // 2) * switch_ports
+        raise EngineError(
+            f"{t.nodes} nodes need {pods} pods, more than a {switch_ports}-port core switch "
+            f"can join: a three-tier fat-tree of this radix holds about {most} "
+            f"ports (use oversubscription, a higher-radix switch, or fewer nodes)"
+        )
+    sized = _Pods(
+        count=pods,
+        leafs_per_pod=leafs_per_pod,
+        spines_per_pod=spines_per_pod,
+        leaf_cables=leaf_cables,
+        spine_down_ports=spine_down_used,
+        spine_up_ports=spine_uplinks,
+        cores_per_plane=cores_per_plane,
+        core_cables=spine_uplinks // cores_per_plane,
+    )
+    _check_bundles(leafs * spines_per_pod, f"{leafs} leafs x {spines_per_pod} spines")
+    _check_bundles(sized.spines * cores_per_plane, f"{sized.spines} spines x cores")
+    return sized
+
+
+def _three_tier_plan(t: _Tiering, pods: _Pods) -> list[tuple[str, str]]:
+    """The plan lines of a three-tier fat-tree (and why it has three tiers)."""
+    switch_ports = t.uplinks.switch_ports
+    why = (
+        ""
+        if t.leaf_plan.layout == "three-tier"
+        else f": two tiers hold {switch_ports * (t.radix // 2)} ports"
+    )
+    return [
+        ("tiers", "3 (leaf, spine, core)" + why),
+        t.leaf_line(),
+        ("pods", f"{pods.count} of {pods.leafs_per_pod} leafs"),
+        (
+            "spines",
+            f"{pods.spines} ({pods.spines_per_pod} per pod), {pods.spine_down_ports} "
+            f"down / {pods.spine_up_ports} up ports",
+        ),
+        (
+            "cores",
+            f"{pods.cores} ({pods.cores_per_plane} per plane), {pods.core_cables} cables "
+            "from each spine",
+        ),
+        ("spine oversubscription", f"{pods.spine_down_ports / pods.spine_up_ports:.2f}"),
+    ]
+
+
+def _three_tiers(t: _Tiering, cabling: _Cabling) -> _UpperTiers:
+    """Pods of leafs under their own spines, and the cores joining the pods.
+
+    Raises:
+        EngineError: The switches cannot build it (``_size_pods``).
+    """
+    from fabricui.fabric.kinds import DeviceKind
+
+    pods = _size_pods(t)
+    leafs, per_pod, per_plane = t.leafs, pods.spines_per_pod, pods.cores_per_plane
+    first_spine = t.base + leafs
+    first_core = first_spine + pods.spines
+    pod_of_leaf = np.arange(leafs, dtype=np.int64) // pods.leafs_per_pod
+    leaf = np.repeat(np.arange(leafs), per_pod)
+    plane = np.tile(np.arange(per_pod), leafs)
+    spine_of = pod_of_leaf[leaf] * per_pod + plane
+    up_ids = cabling.add_cables(
+        t.base + leaf, first_spine + spine_of, pods.leaf_cables[plane], t.uplinks.cable_bw_GBps
+    )
+    spine = np.repeat(np.arange(pods.spines), per_plane)
+    core = (spine % per_pod) * per_plane + np.tile(np.arange(per_plane), pods.spines)
+    core_ids = cabling.add_cables(
+        first_spine + spine,
+        first_core + core,
+        np.full(spine.shape[0], pods.core_cables),
+        t.uplinks.cable_bw_GBps,
+    )
+    return _UpperTiers(
+        kind=[int(DeviceKind.SPINE)] * pods.spines + [int(DeviceKind.CORE)] * pods.cores,
+        index=list(range(pods.spines)) + list(range(pods.cores)),
+        plan=_three_tier_plan(t, pods),
+        pod_of_leaf=pod_of_leaf,
+        leaf_up=up_ids.reshape(leafs, per_pod),
+        leaf_down=(up_ids + leaf.shape[0]).reshape(leafs, per_pod),
+        spine_up=core_ids.reshape(pods.count, per_pod, per_plane),
+        spine_down=(core_ids + spine.shape[0]).reshape(pods.count, per_pod, per_plane),
+    )
+
+
+def _upper_tiers(t: _Tiering, cabling: _Cabling, hosts_per_domain: int) -> _UpperTiers:
+    """The tiers above the leafs (none for one leaf), with the leafs' closing plan lines:
+    their built oversubscription and how scalable units meet scale-up domains."""
+    if t.leafs <= 1:
+        return _UpperTiers([], [], [("switches", "1")], _one_pod(t))
+    if t.net.spines == 0:
+        tiers = _join_leafs_directly(t, cabling)
+    else:
+        spines = _two_tier_spines(t)
+        tiers = _two_tiers(t, spines, cabling) if spines is not None else _three_tiers(t, cabling)
+    up_nic_ports = t.uplinks.cables * t.uplinks.nic_ports_per_cable
+    tiers.plan.append(("leaf oversubscription", f"{t.down_used / max(up_nic_ports, 1):.2f}"))
+    su = _su_plan(t.leaf_plan.per_su, t.nodes, hosts_per_domain)
+    if su is not None:
+        tiers.plan.append(su)
+    return tiers
+
+
 def build_network(
     net: NetSpec,
     nodes: int,
@@ -483,202 +876,34 @@ def build_network(
         return build_dragonfly(net, nodes, nic_devs, nic_bw_GBps, ports, port_bw_GBps, radix, base)
     if net.layout not in ("auto", "single", "leaf-spine", "three-tier"):
         raise EngineError(f"unknown network layout {net.layout!r}")
-    n_nic = nic_devs.shape[1]
-    leaf_plan = _plan_leafs(net, nodes, n_nic, ports, radix)
-    layout, leafs, up = leaf_plan.layout, leaf_plan.leafs, leaf_plan.up
+    nics_per_node = nic_devs.shape[1]
+    leaf_plan = _plan_leafs(net, nodes, nics_per_node, ports, radix)
     leaf_of_nic = leaf_plan.assign.reshape(-1)
     nic_flat = nic_devs.reshape(-1)
-    n_links = nic_flat.shape[0]
-    src = [nic_flat, base + leaf_of_nic]
-    dst = [base + leaf_of_nic, nic_flat]
-    bw = [np.full(2 * n_links, nic_bw_GBps)]
-    count = [np.full(2 * n_links, ports)]
-    next_link = 2 * n_links
-    kind = [int(DeviceKind.LEAF)] * leafs
-    index = list(range(leafs))
-    empty = np.zeros((0, 0), dtype=np.int64)
-    pod_of_leaf = np.zeros(leafs, dtype=np.int64)
-    leaf_up = leaf_down = direct = empty
-    spine_up = spine_down = np.zeros((0, 0, 0), dtype=np.int64)
-    down_used = int(leaf_plan.used.max())
-    plan: list[tuple[str, str]] = [("switch ports", f"{radix} at the NIC rate")]
-
-    # Switch-to-switch cables run at the switch's own port rate: a 64 x 800G leaf serving
-    # 400G NICs over breakout ports has 32 800G uplinks, not 64 400G ones.
-    split = max(1, cable_ports)
-    up = -(-up // split)
-    switch_ports = radix // split
-    cable_bw_GBps = port_bw_GBps * split
-    up_label = f"{up} up ports" if split == 1 else f"{up} up ports of {cable_bw_GBps * 8:g} Gb/s"
-
-    def bundle(a: IntArray, b: IntArray, cables: IntArray) -> IntArray:
-        """Add a <-> b bundles of whole cables; returns the link ids a -> b (b -> a follow)."""
-        nonlocal next_link
-        cables = np.asarray(cables, dtype=np.int64)
-        src.extend([a, b])
-        dst.extend([b, a])
-        bw.append(np.concatenate([cables, cables]) * cable_bw_GBps)
-        count.append(np.concatenate([cables, cables]))
-        ids = next_link + np.arange(a.shape[0])
-        next_link += 2 * a.shape[0]
-        return ids
-
-    tiers = 1
-    if leafs > 1 and net.spines == 0:
-        if leafs - 1 > up:
-            raise EngineError(
-                f"net.spines 0: {leafs} leafs joined directly need {leafs - 1} uplinks each, "
-                f"they have {up} (radix {radix})"
-            )
-        _check_bundles(leafs * (leafs - 1) // 2, f"{leafs} leafs joined directly")
-        per_pair = up // (leafs - 1)
-        ia, ib = np.triu_indices(leafs, 1)
-        ab = bundle(base + ia, base + ib, np.full(ia.shape[0], per_pair))
-        direct = np.full((leafs, leafs), -1, dtype=np.int64)
-        direct[ia, ib] = ab
-        direct[ib, ia] = ab + ia.shape[0]
-        plan += [("leafs", f"{leafs}, joined directly, {per_pair} cables per pair")]
-        tiers = 1
-    elif leafs > 1:
-        two_tier_spines: int | None = None
-        if layout != "three-tier":
-            if net.spines is not None:
-                two_tier_spines = net.spines
-            else:
-                two_tier_spines = _smallest_divisor(up, leafs * up / switch_ports)
-        if two_tier_spines is not None:
-            spines = two_tier_spines
-            cables = _spread(up, spines)
-            if int(cables.min()) < 1:
-                raise EngineError(
-                    f"net.spines: {spines} spines need at least one uplink each from every "
-                    f"leaf; leafs have {up} (radix {radix})"
-                )
-            if leafs * int(cables.max()) > switch_ports:
-                raise EngineError(
-                    f"net.spines: {spines} spines of {switch_ports} ports cannot take "
-                    f"{leafs} leafs x {up} uplinks (use more spines, or layout three-tier)"
-                )
-            _check_bundles(leafs * spines, f"{leafs} leafs x {spines} spines")
-            kind += [int(DeviceKind.SPINE)] * spines
-            index += list(range(spines))
-            la = np.repeat(np.arange(leafs), spines)
-            sp = np.tile(np.arange(spines), leafs)
-            ids = bundle(base + la, base + leafs + sp, cables[sp])
-            leaf_up = ids.reshape(leafs, spines)
-            leaf_down = (ids + la.shape[0]).reshape(leafs, spines)
-            tiers = 2
-            per = "x".join(sorted({str(int(c)) for c in cables}))
-            plan += [
-                ("tiers", "2 (leaf, spine)"),
-                ("leafs", f"{leafs}, {down_used} down / {up_label}"),
-                ("spines", f"{spines}, {per} cables from each leaf"),
-            ]
-        else:
-            tiers = 3
-            spine_o = net.spine_oversubscription
-            spine_ports_down, spine_up_full = _split_ports(switch_ports, spine_o)
-            rails = n_nic if net.rail_optimized else 1
-            if net.spines is not None:
-                per_pod_spines = net.spines
-                cables1 = _spread(up, per_pod_spines)
-                if int(cables1.min()) < 1:
-                    raise EngineError(
-                        f"net.spines: {per_pod_spines} spines per pod need an uplink each "
-                        f"from every leaf; leafs have {up}"
-                    )
-            else:
-                per_pod_spines = up
-                cables1 = np.ones(up, dtype=np.int64)
-            leafs_per_pod = max(1, spine_ports_down // int(cables1.max()))
-            if net.rail_optimized and leafs_per_pod >= rails:
-                leafs_per_pod = (leafs_per_pod // rails) * rails  # whole scalable units
-            pods = math.ceil(leafs / leafs_per_pod)
-            pod_of_leaf = np.arange(leafs, dtype=np.int64) // leafs_per_pod
-            spine_down_used = min(leafs, leafs_per_pod) * int(cables1.max())
-            spine_uplinks = (
-                spine_up_full
-                if spine_down_used >= spine_ports_down
-                else math.ceil(spine_down_used / spine_o)
-            )
-            cores_per_plane = _smallest_divisor(spine_uplinks, pods * spine_uplinks / switch_ports)
-            if cores_per_plane is None:
-                most = radix // 2 * (switch_ports // 2) * switch_ports
-                raise EngineError(
-                    f"{nodes} nodes need {pods} pods, more than a {switch_ports}-port core switch "
-                    f"can join: a three-tier fat-tree of this radix holds about {most} "
-                    f"ports (use oversubscription, a higher-radix switch, or fewer nodes)"
-                )
-            cables2 = spine_uplinks // cores_per_plane
-            spine_total = pods * per_pod_spines
-            cores = per_pod_spines * cores_per_plane
-            _check_bundles(leafs * per_pod_spines, f"{leafs} leafs x {per_pod_spines} spines")
-            _check_bundles(spine_total * cores_per_plane, f"{spine_total} spines x cores")
-            kind += [int(DeviceKind.SPINE)] * spine_total + [int(DeviceKind.CORE)] * cores
-            index += list(range(spine_total)) + list(range(cores))
-            la = np.repeat(np.arange(leafs), per_pod_spines)
-            plane = np.tile(np.arange(per_pod_spines), leafs)
-            spine_of = pod_of_leaf[la] * per_pod_spines + plane
-            ids = bundle(base + la, base + leafs + spine_of, cables1[plane])
-            leaf_up = ids.reshape(leafs, per_pod_spines)
-            leaf_down = (ids + la.shape[0]).reshape(leafs, per_pod_spines)
-            sp = np.repeat(np.arange(spine_total), cores_per_plane)
-            core = (sp % per_pod_spines) * cores_per_plane + np.tile(
-                np.arange(cores_per_plane), spine_total
-            )
-            ids2 = bundle(
-                base + leafs + sp,
-                base + leafs + spine_total + core,
-                np.full(sp.shape[0], cables2),
-            )
-            spine_up = ids2.reshape(pods, per_pod_spines, cores_per_plane)
-            spine_down = (ids2 + sp.shape[0]).reshape(pods, per_pod_spines, cores_per_plane)
-            why = (
-                ""
-                if layout == "three-tier"
-                else f": two tiers hold {switch_ports * (radix // 2)} ports"
-            )
-            plan += [
-                ("tiers", "3 (leaf, spine, core)" + why),
-                ("leafs", f"{leafs}, {down_used} down / {up_label}"),
-                ("pods", f"{pods} of {leafs_per_pod} leafs"),
-                (
-                    "spines",
-                    f"{spine_total} ({per_pod_spines} per pod), {spine_down_used} "
-                    f"down / {spine_uplinks} up ports",
-                ),
-                (
-                    "cores",
-                    f"{cores} ({cores_per_plane} per plane), {cables2} cables from each spine",
-                ),
-            ]
-            plan.append(("spine oversubscription", f"{spine_down_used / spine_uplinks:.2f}"))
-    if tiers >= 2 or (leafs > 1 and net.spines == 0):
-        plan.append(("leaf oversubscription", f"{down_used / max(up * split, 1):.2f}"))
-        su = _su_plan(leaf_plan.per_su, nodes, hosts_per_domain)
-        if su is not None:
-            plan.append(su)
-    else:
-        plan += [("switches", "1")]
+    n_nics = nic_flat.shape[0]
+    cabling = _Cabling()
+    nic_link = cabling.add(
+        nic_flat, base + leaf_of_nic, np.full(n_nics, nic_bw_GBps), np.full(n_nics, ports)
+    )
+    uplinks = _leaf_uplinks(leaf_plan.up, radix, port_bw_GBps, cable_ports)
+    tiering = _Tiering(net, nodes, nics_per_node, radix, base, leaf_plan, uplinks)
+    tiers = _upper_tiers(tiering, cabling, hosts_per_domain)
     tree = FatTree(
         leaf_of_nic=leaf_of_nic,
-        nic_link=np.arange(n_links, dtype=np.int64),
-        pod_of_leaf=pod_of_leaf,
-        leaf_up=leaf_up,
-        leaf_down=leaf_down,
-        spine_up=spine_up,
-        spine_down=spine_down,
-        direct=direct,
+        nic_link=nic_link,
+        pod_of_leaf=tiers.pod_of_leaf,
+        leaf_up=tiers.leaf_up,
+        leaf_down=tiers.leaf_down,
+        spine_up=tiers.spine_up,
+        spine_down=tiers.spine_down,
+        direct=tiers.direct,
     )
-    return NetworkBlock(
-        kind=kind,
-        index=index,
-        src=np.concatenate(src),
-        dst=np.concatenate(dst),
-        bw_GBps=np.concatenate(bw),
-        count=np.concatenate(count).astype(np.int64),
+    leafs = leaf_plan.leafs
+    return cabling.block(
+        kind=[int(DeviceKind.LEAF)] * leafs + tiers.kind,
+        index=list(range(leafs)) + tiers.index,
         tree=tree,
-        plan=tuple(plan),
+        plan=(("switch ports", f"{radix} at the NIC rate"), *tiers.plan),
     )
 
 
@@ -760,6 +985,152 @@ def _global_ports(net: NetSpec, groups: int, per: int, cables: int, radix: int) 
     return need
 
 
+class _DragonflyShape(NamedTuple):
+    """Sizes of a dragonfly (``plan_dragonfly``) and how its NICs fill the routers."""
+
+    groups: int
+    routers_per_group: int
+    cables: int
+    """Global cables asked for between every pair of groups (``plan_dragonfly``)."""
+    nics_per_router: int
+    """NICs each router's terminal ports take (the last routers may take fewer)."""
+
+    @property
+    def routers(self) -> int:
+        """Routers of all groups."""
+        return self.groups * self.routers_per_group
+
+
+def _dragonfly_shape(
+    net: NetSpec, nodes: int, n_nics: int, ports: int, radix: int
+) -> _DragonflyShape:
+    """Groups and routers for ``n_nics`` NICs of ``ports`` ports each: NICs fill routers at
+    ``radix / 4`` terminal ports each unless the spec sets groups or routers, then they
+    spread evenly.
+
+    Raises:
+        EngineError: The dragonfly cannot be built (``plan_dragonfly``).
+    """
+    groups, per, cables = plan_dragonfly(
+        net, n_nics * ports, radix, ports_per_node=n_nics * ports // max(nodes, 1)
+    )
+    per_router = math.ceil(n_nics / (groups * per))
+    if net.groups is None and net.routers_per_group is None:
+        # Whole groups: terminals fill routers at radix/4 ports each, the rest stay empty.
+        per_router = max(per_router, max(1, radix // 4) // max(1, ports))
+    return _DragonflyShape(groups, per, cables, per_router)
+
+
+def _local_bundles(
+    shape: _DragonflyShape, base: int, port_bw_GBps: float, cabling: _Cabling
+) -> IntArray:
+    """One cable between every pair of routers of every group; returns the ``local`` table
+    (``Dragonfly.local``)."""
+    per, routers = shape.routers_per_group, shape.routers
+    iu, ju = np.triu_indices(per, 1)
+    first = (np.arange(shape.groups, dtype=np.int64) * per)[:, None]
+    la, lb = (first + iu[None, :]).reshape(-1), (first + ju[None, :]).reshape(-1)
+    ids = cabling.add_cables(
+        base + la, base + lb, np.ones(la.shape[0], dtype=np.int64), port_bw_GBps
+    )
+    local = np.full((routers, per), -1, dtype=np.int64)
+    local[la, lb % per] = ids
+    local[lb, la % per] = ids + la.shape[0]
+    return local
+
+
+class _GlobalBundles(NamedTuple):
+    """The directed global bundles of a dragonfly, sorted by (source group, target group),
+    both directions of a bundle at the same position in their pair (``Dragonfly``)."""
+
+    src: IntArray
+    dst: IntArray
+    link: IntArray
+    cables: IntArray
+    """Cables in each bundle."""
+    pair_start: IntArray
+    own: IntArray
+    fewest: int
+    """Fewest cables between any two groups."""
+
+
+def _global_cable_ends(
+    net: NetSpec, shape: _DragonflyShape, radix: int
+) -> tuple[IntArray, IntArray, int]:
+    """The two routers of every global cable, and the fewest cables of any group pair.
+
+    Cable ``k`` between groups ``i < j`` leaves ``i``'s port ``(j - i - 1) + k (g - 1)``
+    and ``j``'s port ``(i - j) mod g - 1 + k (g - 1)``; a port's router is ``port // h``.
+
+    Raises:
+        EngineError: The routers have too few ports for the cables asked for.
+    """
+    groups, per = shape.groups, shape.routers_per_group
+    h = _global_ports(net, groups, per, shape.cables, radix)
+    ports_per_group = per * h
+    gi, gj = np.triu_indices(groups, 1)
+    off_i = gj - gi - 1
+    off_j = (gi - gj) % groups - 1
+    if net.global_links is not None:
+        k_max = np.full(gi.shape[0], shape.cables, dtype=np.int64)
+    else:
+        # Every port used once: offset o gets the ports q = o + k (g - 1) < a h.
+        def slots(off: IntArray) -> IntArray:
+            return (ports_per_group - 1 - off) // (groups - 1) + 1
+
+        k_max = np.minimum(slots(off_i), slots(off_j))
+    pair = np.repeat(np.arange(gi.shape[0]), k_max)
+    k = np.arange(pair.shape[0]) - np.repeat(np.cumsum(k_max) - k_max, k_max)
+    ra = gi[pair] * per + (off_i[pair] + k * (groups - 1)) // h
+    rb = gj[pair] * per + (off_j[pair] + k * (groups - 1)) // h
+    return ra, rb, int(k_max.min())
+
+
+def _global_bundles(
+    net: NetSpec,
+    shape: _DragonflyShape,
+    radix: int,
+    base: int,
+    port_bw_GBps: float,
+    cabling: _Cabling,
+) -> _GlobalBundles:
+    """The global cables (consecutive arrangement), those between the same two routers
+    as one bundle, cabled and sorted by group pair for the minimal-route tables.
+
+    Raises:
+        EngineError: The routers have too few ports for the cables asked for.
+    """
+    groups, per, routers = shape.groups, shape.routers_per_group, shape.routers
+    own = np.full((routers, groups), -1, dtype=np.int64)
+    if groups <= 1:
+        none = np.zeros(0, dtype=np.int64)
+        pair_start = np.zeros(groups * groups + 1, dtype=np.int64)
+        return _GlobalBundles(none, none, none, none, pair_start, own, 0)
+    ra, rb, fewest = _global_cable_ends(net, shape, radix)
+    uniq, n_cables = np.unique(ra * routers + rb, return_counts=True)
+    ua, ub = uniq // routers, uniq % routers
+    m = ua.shape[0]
+    ids = cabling.add_cables(base + ua, base + ub, n_cables, port_bw_GBps)
+    # Both directions, sorted by (source group, target group) with the same position in
+    # their pair for both directions.
+    d_src = np.concatenate([ua, ub])
+    d_dst = np.concatenate([ub, ua])
+    rank_in = np.concatenate([np.arange(m), np.arange(m)])
+    pair_key = (d_src // per) * groups + d_dst // per
+    order = np.lexsort((rank_in, pair_key))
+    src, dst = d_src[order], d_dst[order]
+    own[src, dst // per] = np.arange(src.shape[0])
+    return _GlobalBundles(
+        src=src,
+        dst=dst,
+        link=np.concatenate([ids, ids + m])[order],
+        cables=np.concatenate([n_cables, n_cables])[order].astype(np.int64),
+        pair_start=np.searchsorted(pair_key[order], np.arange(groups * groups + 1)),
+        own=own,
+        fewest=fewest,
+    )
+
+
 def build_dragonfly(
     net: NetSpec,
     nodes: int,
@@ -783,114 +1154,38 @@ def build_dragonfly(
 
     nic_flat = nic_devs.reshape(-1)
     n_nics = nic_flat.shape[0]
-    groups, per, cables = plan_dragonfly(
-        net, n_nics * ports, radix, ports_per_node=n_nics * ports // max(nodes, 1)
+    shape = _dragonfly_shape(net, nodes, n_nics, ports, radix)
+    router_of_nic = np.arange(n_nics, dtype=np.int64) // shape.nics_per_router
+    cabling = _Cabling()
+    nic_link = cabling.add(
+        nic_flat, base + router_of_nic, np.full(n_nics, nic_bw_GBps), np.full(n_nics, ports)
     )
-    routers = groups * per
-    per_router = math.ceil(n_nics / routers)
-    if net.groups is None and net.routers_per_group is None:
-        # Whole groups: terminals fill routers at radix/4 ports each, the rest stay empty.
-        per_router = max(per_router, max(1, radix // 4) // max(1, ports))
-    router_of_nic = np.arange(n_nics, dtype=np.int64) // per_router
-    src = [nic_flat, base + router_of_nic]
-    dst = [base + router_of_nic, nic_flat]
-    bw = [np.full(2 * n_nics, nic_bw_GBps)]
-    count = [np.full(2 * n_nics, ports)]
-    next_link = 2 * n_nics
-
-    # Local: every router pair of every group, one cable.
-    iu, ju = np.triu_indices(per, 1)
-    first = (np.arange(groups, dtype=np.int64) * per)[:, None]
-    la, lb = (first + iu[None, :]).reshape(-1), (first + ju[None, :]).reshape(-1)
-    m = la.shape[0]
-    src += [base + la, base + lb]
-    dst += [base + lb, base + la]
-    bw.append(np.full(2 * m, port_bw_GBps))
-    count.append(np.ones(2 * m, dtype=np.int64))
-    local = np.full((routers, per), -1, dtype=np.int64)
-    ids = next_link + np.arange(m, dtype=np.int64)
-    local[la, lb % per] = ids
-    local[lb, la % per] = ids + m
-    next_link += 2 * m
-
-    # Global: cable k between groups i < j leaves i's port (j - i - 1) + k (g - 1) and j's
-    # port (i - j) mod g - 1 + k (g - 1); a port's router is port // h.
-    global_src = np.zeros(0, dtype=np.int64)
-    global_dst = np.zeros(0, dtype=np.int64)
-    global_count = np.zeros(0, dtype=np.int64)
-    global_link = np.zeros(0, dtype=np.int64)
-    pair_start = np.zeros(groups * groups + 1, dtype=np.int64)
-    own = np.full((routers, groups), -1, dtype=np.int64)
-    fewest = 0
-    if groups > 1:
-        h = _global_ports(net, groups, per, cables, radix)
-        ports_per_group = per * h
-        gi, gj = np.triu_indices(groups, 1)
-        off_i = gj - gi - 1
-        off_j = (gi - gj) % groups - 1
-        if net.global_links is not None:
-            k_max = np.full(gi.shape[0], cables, dtype=np.int64)
-        else:
-            # Every port used once: offset o gets the ports q = o + k (g - 1) < a h.
-            def slots(off: IntArray) -> IntArray:
-                return (ports_per_group - 1 - off) // (groups - 1) + 1
-
-            k_max = np.minimum(slots(off_i), slots(off_j))
-        fewest = int(k_max.min())
-        pair = np.repeat(np.arange(gi.shape[0]), k_max)
-        k = np.arange(pair.shape[0]) - np.repeat(np.cumsum(k_max) - k_max, k_max)
-        ra = gi[pair] * per + (off_i[pair] + k * (groups - 1)) // h
-        rb = gj[pair] * per + (off_j[pair] + k * (groups - 1)) // h
-        # Cables between the same two routers form one bundle.
-        key = ra * routers + rb
-        uniq, n_cables = np.unique(key, return_counts=True)
-        ua, ub = uniq // routers, uniq % routers
-        m = ua.shape[0]
-        src += [base + ua, base + ub]
-        dst += [base + ub, base + ua]
-        bw.append(np.concatenate([n_cables, n_cables]) * port_bw_GBps)
-        count.append(np.concatenate([n_cables, n_cables]).astype(np.int64))
-        ids = next_link + np.arange(m, dtype=np.int64)
-        # Directed bundles (both directions), sorted by (source group, target group) with
-        # the same position in their pair for both directions.
-        d_src = np.concatenate([ua, ub])
-        d_dst = np.concatenate([ub, ua])
-        d_link = np.concatenate([ids, ids + m])
-        d_count = np.concatenate([n_cables, n_cables])
-        rank_in = np.concatenate([np.arange(m), np.arange(m)])
-        pair_key = (d_src // per) * groups + d_dst // per
-        order = np.lexsort((rank_in, pair_key))
-        global_src, global_dst = d_src[order], d_dst[order]
-        global_link, global_count = d_link[order], d_count[order].astype(np.int64)
-        pair_start = np.searchsorted(pair_key[order], np.arange(groups * groups + 1))
-        own[global_src, global_dst // per] = np.arange(global_src.shape[0])
+    local = _local_bundles(shape, base, port_bw_GBps, cabling)
+    bundles = _global_bundles(net, shape, radix, base, port_bw_GBps, cabling)
     table = Dragonfly(
         router_of_nic=router_of_nic,
-        nic_link=np.arange(n_nics, dtype=np.int64),
-        routers_per_group=per,
+        nic_link=nic_link,
+        routers_per_group=shape.routers_per_group,
         local=local,
-        global_src=global_src,
-        global_dst=global_dst,
-        global_link=global_link,
-        global_count=global_count,
-        pair_start=pair_start.astype(np.int64),
-        own=own,
-        global_cables=fewest,
+        global_src=bundles.src,
+        global_dst=bundles.dst,
+        global_link=bundles.link,
+        global_count=bundles.cables,
+        pair_start=bundles.pair_start.astype(np.int64),
+        own=bundles.own,
+        global_cables=bundles.fewest,
     )
     plan = (
         ("switch ports", f"{radix} at the NIC rate"),
-        ("groups", f"{groups} of {per} routers"),
-        ("global cables per group pair", f"{fewest} or more, over every router of a group"),
+        ("groups", f"{shape.groups} of {shape.routers_per_group} routers"),
+        (
+            "global cables per group pair",
+            f"{bundles.fewest} or more, over every router of a group",
+        ),
     )
-    return NetworkBlock(
-        kind=[int(DeviceKind.ROUTER)] * routers,
-        index=list(range(routers)),
-        src=np.concatenate(src).astype(np.int64),
-        dst=np.concatenate(dst).astype(np.int64),
-        bw_GBps=np.concatenate(bw).astype(np.float64),
-        count=np.concatenate(count).astype(np.int64),
-        tree=table,
-        plan=plan,
+    routers = shape.routers
+    return cabling.block(
+        kind=[int(DeviceKind.ROUTER)] * routers, index=list(range(routers)), tree=table, plan=plan
     )
 
 
