@@ -83,9 +83,9 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
     named = [w for w in words if op_name(w) is not None]
     typed = [args.op] if args.op else []
     if len(typed) + len(named) > 1:
-        raise ConfigError(f"fabricui collective: one operation, not {', '.join(typed + named)}")
+        raise ConfigError(f"collective: one operation, not {', '.join(typed + named)}")
     if not typed and not named:
-        raise ConfigError(f"fabricui collective: give the operation ({', '.join(OPS)})")
+        raise ConfigError(f"collective: give the operation ({', '.join(OPS)})")
     text = (typed + named)[0]
     op = op_name(text)
     if op is None:
@@ -94,7 +94,7 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
     if args.sweep:
         return op, parse_size_sweep(args.sweep, "--sweep")
     if not words:
-        raise ConfigError("fabricui collective: give --size S [S ...] or --sweep A:B")
+        raise ConfigError("collective: give --size S [S ...] or --sweep A:B")
     return op, [parse_message_size(w) for w in words]
 
 

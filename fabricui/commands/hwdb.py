@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         FabricError: No action, an unknown kind or id, or a database problem.
     """
     if args.hwdb_command is None:
-        raise ConfigError("fabricui hwdb: choose an action: list, show or validate")
+        raise ConfigError("hwdb: choose an action: list, show or validate")
     if args.hwdb_command == "validate":
         from fabricui.services.catalog_info import validate
 

@@ -72,7 +72,10 @@ class Report:
 
 
 def reproduce_command(launch: LaunchRequest, view: str) -> str:
-    """The ``fabricui snapshot`` command that renders the same view."""
+    """The ``fabricui snapshot`` command that prints the same view's report (sizes as
+    typed: ``--message-size 1G``)."""
+    from fabricui.units import size_argument
+
     words = ["fabricui", "snapshot", view]
     topo = launch.topology
     if topo.topology != DEFAULT_TOPOLOGY:
@@ -92,10 +95,14 @@ def reproduce_command(launch: LaunchRequest, view: str) -> str:
             for w in (flag, value)
         ]
         if launch.message_size is not None:
-            words += ["--message-size", str(launch.message_size)]
+            words += ["--message-size", size_argument(launch.message_size)]
     for key, value in launch.options:
-        words += ["--search"] if key == "search" else [f"--{key}", value]
-    return " ".join(shlex.quote(w) for w in [*words, "-o", "report.md"])
+        words += ["--search"] if key == "search" else [_OPTION_FLAGS.get(key, f"--{key}"), value]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+#: Launch options whose command-line flag is not ``--KEY``.
+_OPTION_FLAGS = {"sizes": "--sweep"}
 
 
 def topology_summary(data: LoadedFabric) -> tuple[tuple[str, str], ...]:
@@ -290,7 +297,7 @@ def _collectives_report(
     if group not in GROUPS:
         raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUPS)})")
     text = options.get("sizes", DEFAULT_SIZES)
-    sizes = parse_size_sweep(text, "--sizes") if ":" in text else [parse_size(text)]
+    sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
     prediction = data.collective(op, group, sizes)
     rows = tuple(
         (

@@ -118,12 +118,12 @@ def test_snapshot_cli_writes_a_markdown_report(tmp_path):
     """-o FILE.md: a report (title, command, version, topology facts, a Markdown table of
     the collective, sources) with the view's SVG beside it and linked."""
     out = tmp_path / "collectives.md"
-    args = ["collectives", "--sizes", "1G", "--size", "100x30", "-o", str(out)]
+    args = ["collectives", "--sweep", "1G", "--terminal-size", "100x30", "-o", str(out)]
     assert snapshot_main(args) == 0
     text = out.read_text()
     lines = text.splitlines()
     assert lines[0] == "# fabricui: Collectives · dgx-h100-pod"
-    assert "fabricui snapshot collectives --sizes 1G -o report.md" in text
+    assert "\nfabricui snapshot collectives --sweep 1G\n" in text
     assert "| size | time | algbw GB/s | busbw GB/s | algorithm |" in text
     assert any(line.startswith("| 1 GiB |") for line in lines)
     assert "![Collectives · dgx-h100-pod](collectives.svg)" in text
@@ -137,7 +137,7 @@ def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
     assert snapshot_main(["topology", "--src", "n0.g1", "--dst", "n2.g6", "-o", "-"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# fabricui: Path · dgx-h100-pod\n")
-    assert "fabricui snapshot topology --src n0.g1 --dst n2.g6 -o report.md" in out
+    assert "\nfabricui snapshot topology --src n0.g1 --dst n2.g6\n" in out
     assert "| # | from | to | link | GB/s | lat us | hardware |" in out
     assert "| 5 | n0.nic6 | leaf1 | ib-ndr | 50.0 |" in out  # PXN: over NVLink to rail 6
     assert "Quit" not in out and "⭘" not in out

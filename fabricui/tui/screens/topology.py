@@ -349,11 +349,13 @@ class TopologyScreen(ViewScreen):
         if report is None or data is None:
             return []
         from fabricui.render.path import render_path
+        from fabricui.units import size_argument
 
         words = ["fabricui", "path", "-t", data.topology]
         if data.nodes is not None:
             words += ["--nodes", str(data.nodes)]
-        words += ["--src", report.src, "--dst", report.dst, "--message-size", str(self.size_bytes)]
+        words += ["--src", report.src, "--dst", report.dst]
+        words += ["--message-size", size_argument(self.size_bytes)]
         return [
             ("path as text", render_path(report, data.fabric)),
             ("command: fabricui path ...", " ".join(shlex.quote(w) for w in words)),
