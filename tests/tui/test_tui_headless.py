@@ -151,10 +151,15 @@ def test_strategies_report_has_the_layout_and_the_search(capsys):
     assert snapshot_main(args) == 0
     out = capsys.readouterr().out
     assert "kernel model (h100-sxm)" in out
-    assert "**layout tp8 pp1 ep1 zero1: step per GPU" in out
+    assert (
+        "**layout tp8 pp1 ep1 zero1, dp 4, 1 micro-batch of 1, global batch 4 x 8192 tokens: "
+        "step per GPU"
+    ) in out
     assert "| part | ms | share |" in out and "| step |" in out
-    assert "| operation | group | ms | exposed ms | algorithm |" in out
-    assert "**fastest layouts (only those whose memory fits)**" in out
+    assert "| operation | group | ms | exposed ms | algorithm | what |" in out
+    assert (
+        "**fastest layouts (only those whose memory fits, global batch 32 x 8192 tokens)**" in out
+    )
     ranked = [line for line in out.splitlines() if line.startswith("| 1 | tp")]
     assert ranked and "zero1" in ranked[0]  # searched with the layout's DP flavour
     assert "Assumed: " in out
