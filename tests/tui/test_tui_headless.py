@@ -51,7 +51,7 @@ def test_pyramid_finds_the_spine_of_an_imported_cluster(tmp_path, tui_catalog):
     assert status == 0
     data = FabricData.load(TopologyRequest(str(spec)), catalog=tui_catalog)
     tiers = {t.name: t for t in data.pyramid()}
-    assert tiers["spine"].detail.startswith(("n0.g0->n2.", "n0.g0->n3.", "n0.g0->n4."))
+    assert tiers["spine"].detail.startswith(("h0.g0->h2.", "h0.g0->h3.", "h0.g0->h4."))
     assert tiers["spine"].lat_us > tiers["NIC (InfiniBand NDR)"].lat_us
 
 

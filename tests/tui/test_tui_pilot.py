@@ -751,5 +751,5 @@ async def test_a_job_is_underlined_on_an_imported_cluster(app_factory, tmp_path,
         await settle(pilot)
         assert len(app.screen.query_one(TopologyMap).job_ranks) == 16
         report = app.screen.report
-        assert report is not None and (report.src, report.dst) == ("n0.g0", "n1.g7")
+        assert report is not None and (report.src, report.dst) == ("luna-0001.g0", "luna-0002.g7")
         assert any("job on 2 host(s)" in str(n.message) for n in notifications(app))
