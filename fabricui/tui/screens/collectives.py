@@ -374,7 +374,8 @@ class CollectivesScreen(ViewScreen):
         from fabricui.tui.data import OPS
 
         def done(op: str | None) -> None:
-            if op:
+            if op and op != self.op:
+                self.fabric_app.remember_visit()
                 self.op = op
 
         choices = [(op, op) for op in OPS]
@@ -389,7 +390,8 @@ class CollectivesScreen(ViewScreen):
             return
 
         def done(group: str | None) -> None:
-            if group:
+            if group and group != self.group:
+                self.fabric_app.remember_visit()
                 self.group = group
 
         choices = [(g, (g, f"{len(data.group_ranks(g))} GPUs", GROUP_TEXT[g])) for g in GROUPS]
@@ -399,7 +401,8 @@ class CollectivesScreen(ViewScreen):
         """Ask for the size range."""
 
         def done(text: str | None) -> None:
-            if text:
+            if text and text != self.size_range:
+                self.fabric_app.remember_visit()
                 self.size_range = text
 
         self.app.push_screen(
@@ -430,6 +433,12 @@ class CollectivesScreen(ViewScreen):
         stepper = self.query_one(RingStepper)
         stepper.playing = False
         stepper.step = 0
+
+    def restore_state(self, state: dict[str, str]) -> None:
+        """The operation, group and sizes shown before (going back)."""
+        self.op = state.get("op", self.op)
+        self.group = state.get("group", self.group)
+        self.size_range = state.get("sizes", self.size_range)
 
     def view_state(self) -> dict[str, str]:
         """Operation, group and sizes."""

@@ -671,6 +671,7 @@ class StrategiesScreen(ViewScreen):
 
         def done(model_id: str | None) -> None:
             if model_id and model_id != self.model_id:
+                self.fabric_app.remember_visit()
                 self.model_id = model_id
                 self.choice = None
                 self.layout_typed = False
@@ -693,6 +694,7 @@ class StrategiesScreen(ViewScreen):
 
         def done(text: str | None) -> None:
             if text and self.choice is not None and self.data is not None:
+                self.fabric_app.remember_visit()
                 self.choice = parse_layout(text, self.choice)
                 self.layout_typed = True
                 self._controls("computing...")
@@ -722,6 +724,24 @@ class StrategiesScreen(ViewScreen):
     def status_text(self) -> str:
         """Model for the sub-title."""
         return self.model_id
+
+    def restore_state(self, state: dict[str, str]) -> None:
+        """The model and the layout shown before (going back); the search is kept when
+        the model is the same."""
+        from fabricui.errors import FabricError
+        from fabricui.services.loaded import LayoutChoice, parse_layout
+
+        model = state.get("model", self.model_id)
+        layout = state.get("layout")
+        try:
+            choice = parse_layout(layout, LayoutChoice()) if layout else None
+        except FabricError:
+            return
+        if model != self.model_id:
+            self.model_id = model
+            self._clear_search()
+        self.choice, self.layout_typed = choice, choice is not None
+        self.refresh_all()
 
     def view_state(self) -> dict[str, str]:
         """Model, the layout typed (else the view's default) and whether layouts were

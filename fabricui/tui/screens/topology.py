@@ -166,7 +166,7 @@ class TopologyScreen(ViewScreen):
             "Zoom out",
             show=False,
             id="map.zoom_out",
-            tooltip="Show every node",
+            tooltip="Show every node (not zoomed: go back, as Backspace)",
         ),
         Binding(
             "pagedown",
@@ -356,6 +356,24 @@ class TopologyScreen(ViewScreen):
             return None  # fewer nodes now: back to the default pair
         return pair
 
+    def restore_state(self, state: dict[str, str]) -> None:
+        """The endpoints and the message size shown before (going back)."""
+        data = self.data
+        if data is None:
+            return
+        from fabricui.errors import FabricError
+
+        try:
+            src = data.parse_gpu(state["src"]) if state.get("src") else None
+            dst = data.parse_gpu(state["dst"]) if state.get("dst") else None
+        except FabricError:
+            return
+        self.src, self.dst = src, dst
+        if state.get("message_size"):
+            self.size_bytes = int(state["message_size"])
+        if src is not None:
+            self.map.cursor = src
+
     def view_state(self) -> dict[str, str]:
         """The endpoints and the message size."""
         data = self.data
@@ -454,6 +472,7 @@ class TopologyScreen(ViewScreen):
         """The GPU under the cursor becomes the source."""
         if self.data is None:
             return
+        self.fabric_app.remember_visit()
         self.src = self.map.cursor
         if self.dst == self.src:
             self.dst = None
@@ -466,16 +485,19 @@ class TopologyScreen(ViewScreen):
         if rank == self.src:
             self.app.notify("source and destination are the same GPU", severity="warning")
             return
+        self.fabric_app.remember_visit()
         self.dst = rank
 
     def action_swap(self) -> None:
         """Swap source and destination."""
         if self.src is not None and self.dst is not None:
+            self.fabric_app.remember_visit()
             self.src, self.dst = self.dst, self.src
 
     @on(TopologyMap.GpuClicked)
     def gpu_clicked(self, message: TopologyMap.GpuClicked) -> None:
         """First click picks the source, the next one the destination."""
+        self.fabric_app.remember_visit()
         if self.src is None or self.dst is not None:
             self.src, self.dst = message.rank, None
         elif message.rank != self.src:
@@ -671,7 +693,9 @@ class TopologyScreen(ViewScreen):
         self.fabric_app.update_titles()
 
     def action_zoom_out(self) -> None:
-        """Show every node again."""
+        """Show every node again; when every node is shown, go back (as Backspace)."""
         if self.map.zoom is not None:
             self.map.set_zoom(None)
             self.fabric_app.update_titles()
+        else:
+            self.fabric_app.action_back()
