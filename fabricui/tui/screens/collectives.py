@@ -139,7 +139,7 @@ class CollectivesScreen(ViewScreen):
     CollectivesScreen #coll-table { height: 1fr; }
     CollectivesScreen #coll-bottom { height: 9; border-top: hkey $primary-darken-2; }
     CollectivesScreen.-tall #coll-bottom { height: 14; }
-    CollectivesScreen RingStepper { width: 54; }
+    CollectivesScreen RingStepper { width: 56; }
     CollectivesScreen SizePlot { width: 1fr; }
     """
 
@@ -321,7 +321,10 @@ class CollectivesScreen(ViewScreen):
             return
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         sizes = [str(int(s)) for s in pred.size_bytes]
-        self.query_one(SizePlot).select(sizes.index(key) if key in sizes else None)
+        index = sizes.index(key) if key in sizes else None
+        self.query_one(SizePlot).select(index)
+        if index is not None:  # the stepper draws the algorithm of the row under the cursor
+            self.query_one(RingStepper).algorithm = str(pred.algorithm[index])
 
     @on(DataTable.RowHighlighted)
     def row_highlighted(self) -> None:
