@@ -8,8 +8,8 @@ import pytest
 from fabricui.tui.app import settle
 from fabricui.tui.widgets.collective_steps import (
     ALGORITHMS,
+    DOUBLE_TREE,
     STEPPER_OPS,
-    _TREES,
     collective_steps,
 )
 from fabricui.tui.widgets.ring_stepper import RingStepper
@@ -66,7 +66,7 @@ def test_pat_reduce_scatter_leaves_gpu_r_with_chunk_r():
 def test_double_binary_tree_makes_every_gpu_a_leaf_once():
     """In NCCL's double binary tree each GPU is a leaf of one tree and inside the other."""
     for gpu in range(N):
-        inside = [gpu in children for children, _chunks in _TREES]
+        inside = [gpu in children for children, _chunks in DOUBLE_TREE]
         assert sorted(inside) == [False, True]
 
 

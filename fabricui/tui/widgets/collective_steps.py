@@ -113,7 +113,7 @@ def ring_steps(op: str, n: int = RING_RANKS) -> list[Step]:
 
 #: NCCL's double binary tree on four ranks: (parent -> children) of tree 0 (ncclGetBtree:
 #: 0 -> 2 -> 1, 3) and of its mirror, tree 1 (rank r there plays rank r - 1 of tree 0).
-_TREES = (
+DOUBLE_TREE = (
     ({0: (2,), 2: (1, 3)}, (0, 1)),  # tree 0 carries chunks A, B; root GPU0
     ({1: (3,), 3: (2, 0)}, (2, 3)),  # tree 1 carries chunks C, D; root GPU1
 )
@@ -130,13 +130,13 @@ def tree_steps(op: str, n: int = RING_RANKS) -> list[Step]:
         raise ValueError(f"no tree picture for {op} on {n} GPUs")
     rec = _Recorder(op, n)
     if op == "broadcast":
-        children = _TREES[0][0]
+        children = DOUBLE_TREE[0][0]
         for parent in (0, 2):
             sends = [(parent, c, k) for c in children[parent] for k in range(n)]
             rec.record(sends, "down the tree", False)
         return rec.steps
     levels: list[list[tuple[int, int, tuple[int, ...]]]] = [[], []]  # (parent, child, chunks)
-    for children, chunks in _TREES:
+    for children, chunks in DOUBLE_TREE:
         root = next(p for p in children if all(p not in c for c in children.values()))
         for child in children[root]:
             levels[0].append((root, child, chunks))
