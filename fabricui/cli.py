@@ -15,6 +15,7 @@ from typing import Callable, NoReturn
 from fabricui import __version__
 from fabricui.commands import calibrate as calibrate_command
 from fabricui.commands import collective as collective_command
+from fabricui.commands import completion as completion_command
 from fabricui.commands import doctor as doctor_command
 from fabricui.commands import explore as explore_command
 from fabricui.commands import hwdb as hwdb_command
@@ -102,6 +103,10 @@ def _snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _completion(args: argparse.Namespace) -> int:
+    return completion_command.run(args, build_parser())
+
+
 #: Each command: name -> (module adding its parser, function running it).
 COMMANDS: dict[
     str, tuple[Callable[..., argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
@@ -121,6 +126,8 @@ COMMANDS: dict[
     "explore": (explore_command.add_parser, _explore),
     "snapshot": (snapshot_command.add_parser, _snapshot),
     "serve": (serve_command.add_parser, _serve),
+    "completion": (completion_command.add_parser, _completion),
+    "man": (completion_command.add_man_parser, _completion),
 }
 
 

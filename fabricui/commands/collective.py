@@ -10,6 +10,7 @@ from fabricui.commands.options import (
     add_json_option,
     add_topology_options,
     catalog,
+    completes,
     topology_request,
 )
 from fabricui.errors import ConfigError
@@ -24,13 +25,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "collective", help="predict a collective per size (time, algbw, busbw, algorithm)"
     )
-    parser.add_argument(
+    op = parser.add_argument(
         "op",
         nargs="?",
         metavar="OP",
         help=f"{', '.join(OPS)} (also allreduce, all-reduce, AllReduce ...); before or after "
         "the options",
     )
+    completes(op, OPS)
     add_topology_options(parser)
     parser.add_argument("--gpus", type=int, help="use the first N GPUs (global ranks 0..N-1)")
     parser.add_argument(

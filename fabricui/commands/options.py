@@ -98,6 +98,13 @@ def add_global_options(parser: argparse.ArgumentParser, top_level: bool = False)
     )
 
 
+def completes(action: argparse.Action, words: tuple[str, ...] | str) -> None:
+    """Say what an argument completes to in the shell (``fabricui completion``): fixed
+    ``words``, or ``model`` / ``topology`` for the catalog's ids; argparse ignores it, so
+    the spellings it accepts beyond those stay accepted."""
+    action.completes = words  # type: ignore[attr-defined]
+
+
 def add_hosts_option(parser: argparse.ArgumentParser, what: str) -> None:
     """Add ``--hosts HOSTLIST``: a Slurm job's hosts on an imported cluster.
 

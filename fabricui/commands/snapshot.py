@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fabricui.commands.options import add_topology_options, topology_request
+from fabricui.commands.options import add_topology_options, completes, topology_request
 from fabricui.errors import ConfigError
 from fabricui.services.command_requests import SNAPSHOT_FORMATS, SnapshotRequest, SnapshotTarget
 from fabricui.services.requests import LaunchRequest
@@ -35,9 +35,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``fabricui snapshot``."""
-    parser.add_argument(
+    view = parser.add_argument(
         "view", nargs="?", metavar="VIEW", help=f"one of {', '.join(VIEWS)} (or give --all)"
     )
+    completes(view, VIEWS)
     parser.add_argument(
         "--all", action="store_true", help="render every view into the directory -o DIR"
     )
