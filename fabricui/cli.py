@@ -18,6 +18,7 @@ from fabricui.commands import collective as collective_command
 from fabricui.commands import completion as completion_command
 from fabricui.commands import doctor as doctor_command
 from fabricui.commands import explore as explore_command
+from fabricui.commands import export as export_command
 from fabricui.commands import hwdb as hwdb_command
 from fabricui.commands import import_cmd as import_command
 from fabricui.commands import path as path_command
@@ -126,6 +127,7 @@ COMMANDS: dict[
     "explore": (explore_command.add_parser, _explore),
     "snapshot": (snapshot_command.add_parser, _snapshot),
     "serve": (serve_command.add_parser, _serve),
+    "export": (export_command.add_parser, export_command.run),
     "completion": (completion_command.add_parser, _completion),
     "man": (completion_command.add_man_parser, _completion),
 }
