@@ -5,14 +5,16 @@ its argument completed as you type (right arrow takes the suggestion)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, cast
 
 from textual.suggester import Suggester
 
 from fabricui.tui.screens.prompt import PromptModal
 
 if TYPE_CHECKING:
-    from fabricui.tui.app import FabricApp
+    from textual.app import App
+
+    from fabricui.tui.explorer import Explorer
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,9 @@ def split(text: str) -> tuple[Command | None, str, str]:
     return BY_NAME.get(name), argument.strip(), word
 
 
-def _choices(app: FabricApp, command: Command) -> list[str]:
+def _choices(app: Explorer, command: Command) -> list[str]:
     """What the argument of ``command`` may be, for completion."""
-    from fabricui.tui.app import VIEWS
+    from fabricui.vocabulary import VIEWS
 
     catalog = app.catalog
     if command.name == "topology" and catalog is not None:
@@ -85,7 +87,7 @@ def _choices(app: FabricApp, command: Command) -> list[str]:
     return []
 
 
-def check(app: FabricApp, text: str) -> str | None:
+def check(app: Explorer, text: str) -> str | None:
     """Why a command line cannot run (one line), or None."""
     from fabricui.errors import FabricError, unknown_id_message
 
@@ -105,7 +107,7 @@ def check(app: FabricApp, text: str) -> str | None:
         return exc.message
 
 
-def _check_topology(app: FabricApp, argument: str) -> str | None:
+def _check_topology(app: Explorer, argument: str) -> str | None:
     from pathlib import Path
 
     from fabricui.errors import unknown_id_message
@@ -116,8 +118,8 @@ def _check_topology(app: FabricApp, argument: str) -> str | None:
     return unknown_id_message("topology", argument, catalog.topologies) + "; or a YAML file path"
 
 
-def _check_choice(name: str) -> Callable[[FabricApp, str], str | None]:
-    def validate(app: FabricApp, argument: str) -> str | None:
+def _check_choice(name: str) -> Callable[[Explorer, str], str | None]:
+    def validate(app: Explorer, argument: str) -> str | None:
         from fabricui.errors import unknown_id_message
 
         command = BY_NAME[name]
@@ -133,8 +135,8 @@ def _check_choice(name: str) -> Callable[[FabricApp, str], str | None]:
     return validate
 
 
-def _check_gpu(finder: str) -> Callable[[FabricApp, str], str | None]:
-    def validate(app: FabricApp, argument: str) -> str | None:
+def _check_gpu(finder: str) -> Callable[[Explorer, str], str | None]:
+    def validate(app: Explorer, argument: str) -> str | None:
         if app.data is not None:
             getattr(app.data, finder)(argument)
         return None
@@ -142,32 +144,32 @@ def _check_gpu(finder: str) -> Callable[[FabricApp, str], str | None]:
     return validate
 
 
-def _check_nodes(app: FabricApp, argument: str) -> str | None:
+def _check_nodes(app: Explorer, argument: str) -> str | None:
     if not argument.isdigit() or int(argument) < 1:
         return f"a whole number of nodes, not {argument!r}"
     return None
 
 
-def _check_size(app: FabricApp, argument: str) -> str | None:
+def _check_size(app: Explorer, argument: str) -> str | None:
     from fabricui.units import parse_message_size
 
     parse_message_size(argument, "size")
     return None
 
 
-def _check_sizes(app: FabricApp, argument: str) -> str | None:
+def _check_sizes(app: Explorer, argument: str) -> str | None:
     from fabricui.tui.screens.collectives import check_range
 
     return check_range(argument)
 
 
-def _check_layout(app: FabricApp, argument: str) -> str | None:
+def _check_layout(app: Explorer, argument: str) -> str | None:
     from fabricui.tui.screens.strategies import check_layout_text
 
     return check_layout_text(argument)
 
 
-_VALIDATORS: dict[str, Callable[[FabricApp, str], str | None]] = {
+_VALIDATORS: dict[str, Callable[[Explorer, str], str | None]] = {
     "topology": _check_topology,
     "nodes": _check_nodes,
     "view": _check_choice("view"),
@@ -183,7 +185,7 @@ _VALIDATORS: dict[str, Callable[[FabricApp, str], str | None]] = {
 }
 
 
-def run_command(app: FabricApp, text: str) -> None:
+def run_command(app: Explorer, text: str) -> None:
     """Run a checked command line (``check`` returned None for it)."""
     import dataclasses
 
@@ -199,8 +201,9 @@ def run_command(app: FabricApp, text: str) -> None:
     if name == "help":
         app.action_help()
         return
+    textual_app = cast("App[None]", app)
     if name == "quit":
-        app.exit()
+        textual_app.exit()
         return
     if name == "save":
         app.action_save_snapshot()
@@ -218,7 +221,7 @@ def run_command(app: FabricApp, text: str) -> None:
     app.switch_view(view)
 
     def act() -> None:
-        screen = app.screen
+        screen = textual_app.screen
         if not isinstance(screen, ViewScreen) or view != screen.VIEW or app.data is None:
             return
         if name == "find":
@@ -239,14 +242,14 @@ def run_command(app: FabricApp, text: str) -> None:
             state[name] = argument
         screen.restore_state(state)
 
-    app.call_after_refresh(act)
+    textual_app.call_after_refresh(act)
 
 
 class CommandSuggester(Suggester):
     """Completes the command word, then its argument (topology and model ids, views,
     operations, groups, host names)."""
 
-    def __init__(self, app: FabricApp) -> None:
+    def __init__(self, app: Explorer) -> None:
         super().__init__(use_cache=False, case_sensitive=True)
         self.fabric_app = app
         """The app whose catalog and fabric hold the choices."""
@@ -269,7 +272,7 @@ class CommandSuggester(Suggester):
 class CommandLineModal(PromptModal):
     """The ``:`` prompt: one command, checked before it closes, completed as you type."""
 
-    def __init__(self, app: FabricApp) -> None:
+    def __init__(self, app: Explorer) -> None:
         names = " · ".join(
             f"{c.name} {c.argument}".strip() for c in COMMANDS if c.name not in ("help", "quit")
         )

@@ -63,6 +63,9 @@ class Explorer(Protocol):
     def action_help(self) -> None:
         """Show every key."""
 
+    def action_command_line(self) -> None:
+        """Ask for a command (``:``) and run it."""
+
     def remember(self, **values: object) -> None:
         """Keep values (topology, nodes, message_size, theme) for the next session."""
 
