@@ -702,11 +702,14 @@ class FabricApp(App[None]):
         writes = []
         if fmt == "md":
             from fabricui.render.markdown import render_markdown
+            from fabricui.services.command_requests import SnapshotTarget
             from fabricui.services.reports import build_report
+            from fabricui.tui.snapshot import fabric_diagram
 
-            image = path.with_suffix(".svg")
-            report = build_report(launch, self.catalog, self.host, image.name)
-            writes.append((image, render_view(launch, self.catalog, self.host, whole).svg))
+            image = SnapshotTarget(launch.view, "md", path).image_path
+            report = build_report(launch, self.catalog, self.host, image.name if image else None)
+            if image is not None:
+                writes.append((image, fabric_diagram(launch, self.catalog, self.host)))
             writes.append((path, render_markdown(report)))
         else:
             snapshot = render_view(launch, self.catalog, self.host, whole)

@@ -53,13 +53,25 @@ def render_view(
     return render_app(app, request.view, terminal_size)
 
 
+def fabric_diagram(
+    launch: LaunchRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+) -> str:
+    """The diagram of the launch's fabric as SVG (``fabricui export``'s), the picture a
+    report links: a drawing of the fabric, not a screen with cut cells and a key bar."""
+    from fabricui.render.diagram import to_svg, topology_drawing
+    from fabricui.services.session import load_fabric
+
+    return to_svg(topology_drawing(load_fabric(launch.topology, catalog, host)))
+
+
 def run_snapshot(
     request: SnapshotRequest, catalog: Catalog | None = None, host: PluginHost | None = None
 ) -> tuple[list[Path], str]:
     """Render every target, then write them all (a view that fails leaves no files behind).
 
     A Markdown target is a report built from the service layer (``services.reports``),
-    with the view's SVG written beside it and linked; SVG and text targets are the screen.
+    with the fabric's diagram written beside it and linked; SVG and text targets are the
+    screen.
 
     Args:
         request: The views, formats, files and state to render.
@@ -90,8 +102,7 @@ def run_snapshot(
             report = build_report(launch, catalog, host, image.name if image else None)
             content = render_markdown(report)
             if image is not None:
-                svg = render_view(launch, catalog, host, request.terminal_size).svg
-                writes.append((image, svg))
+                writes.append((image, fabric_diagram(launch, catalog, host)))
         else:
             snapshot = render_view(launch, catalog, host, request.terminal_size)
             content = snapshot.svg if target.format == "svg" else snapshot.text

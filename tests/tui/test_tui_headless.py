@@ -116,7 +116,8 @@ def test_snapshot_cli_writes_text_and_never_overwrites(tmp_path, capsys):
 
 def test_snapshot_cli_writes_a_markdown_report(tmp_path):
     """-o FILE.md: a report (title, command, version, topology facts, a Markdown table of
-    the collective, sources) with the view's SVG beside it and linked."""
+    the collective, sources) with the fabric's diagram beside it and linked (a drawing,
+    not a screen: no key bar)."""
     out = tmp_path / "collectives.md"
     args = ["collectives", "--sweep", "1G", "--terminal-size", "100x30", "-o", str(out)]
     assert snapshot_main(args) == 0
@@ -126,9 +127,10 @@ def test_snapshot_cli_writes_a_markdown_report(tmp_path):
     assert "\nfabricui snapshot collectives --sweep 1G\n" in text
     assert "| size | time | algbw GB/s | busbw GB/s | algorithm |" in text
     assert any(line.startswith("| 1 GiB |") for line in lines)
-    assert "![Collectives · dgx-h100-pod](collectives.svg)" in text
+    assert "![the fabric, drawn as `fabricui export` draws it](collectives-fabric.svg)" in text
     assert "## Sources" in text and "<https://" in text
-    assert (tmp_path / "collectives.svg").read_text().startswith("<svg")
+    diagram = (tmp_path / "collectives-fabric.svg").read_text()
+    assert diagram.startswith("<svg") and "Quit" not in diagram and ">leaf0<" in diagram
 
 
 def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
