@@ -718,6 +718,14 @@ class FabricApp(App[None]):
             write_text(target, content)
         names = " and ".join(str(target) for target, _ in reversed(writes))
         self.call_from_thread(self.notify, f"saved {names}", title="save")
+        if self.is_web:  # `fabricui serve`: the file is on the server; the browser gets it too
+            self.call_from_thread(self.deliver_saved, [target for target, _ in writes])
+
+    def deliver_saved(self, paths: list[Path]) -> None:
+        """Send saved files to the browser as downloads (in a browser session only: in a
+        terminal the file is already where the user chose)."""
+        for path in paths:
+            self.deliver_text(path, save_filename=path.name)
 
     def action_compare(self) -> None:
         """Compare the current fabric with the previous one (before a what-if) or with
