@@ -124,8 +124,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--run",
         metavar="FILE",
-        help="price the run(s) of a run file (the schema of shared/data/training/runs.yaml); "
-        "ignores the model, topology and degree options",
+        help="price the run(s) of a run file: YAML entries with an id, a model and a run "
+        "block (topology, degrees, batch; docs/hwdb.md, 'Run files'); ignores the model, "
+        "topology and degree options",
     )
     return parser
 
