@@ -111,6 +111,8 @@ SEARCH_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("mfu", "MFU", 3),
     ("memory", "GB", 3),
 )
+#: Terminal width from which the view has two columns (each then fits the search table).
+WIDE_COLUMNS = 150
 #: Column names the controls line says when sorted (the table's order).
 SORT_NAMES = tuple(header if header != "#" else "rank" for _key, header, _w in SEARCH_COLUMNS)
 
@@ -192,14 +194,15 @@ def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
     from fabricui.services.reports import operation_label
 
     ops = Table(box=None, padding=(0, 1), pad_edge=False)
-    for name, justify in (
-        ("operation", "left"),
-        ("group", "left"),
-        ("time", "right"),
-        ("exposed", "right"),
-        ("algo", "left"),
+    # On a narrow column the operation's name wraps; the figures are never cut.
+    for name, justify, wraps in (
+        ("operation", "left", True),
+        ("group", "left", False),
+        ("time", "right", False),
+        ("exposed", "right", False),
+        ("algo", "left", False),
     ):
-        ops.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        ops.add_column(name, justify=justify, no_wrap=not wraps)  # type: ignore[arg-type]
     for p in plan.operations:
         ops.add_row(
             operation_label(p.op.strategy, p.op.collective, p.op.note),
@@ -366,8 +369,9 @@ class StrategiesScreen(ViewScreen):
         super().on_mount()
 
     def on_resize(self) -> None:
-        """Two columns on wide terminals, one below the other on narrow ones."""
-        self.set_class(self.size.width >= 120, "-wide")
+        """Two columns where each holds the layout search's table (150 columns and more),
+        one below the other on narrower terminals."""
+        self.set_class(self.size.width >= WIDE_COLUMNS, "-wide")
 
     def _controls(self, busy: str = "") -> None:
         from fabricui.tui.glyphs import glyphs

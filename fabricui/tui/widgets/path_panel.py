@@ -58,6 +58,14 @@ def summary_lines(report: PathReport) -> list[tuple[str, str]]:
 BOTTLENECK_MARK = "<-"
 
 
+def table_width(report: PathReport) -> int:
+    """Columns the hop table needs (#, from, to, link, GB/s, us, the mark): wider than the
+    panel, the hops are drawn as a chain instead."""
+    rows = hop_rows(report)
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    return sum(widths) + len(BOTTLENECK_MARK) + 6 * 2
+
+
 def fit_name(label: str, width: int, arrow: str = "-> ") -> str:
     """``label`` cut to ``width`` columns from the left (``-> …0560.nic7``): the end of a
     device name says what it is."""
@@ -148,9 +156,8 @@ class PathPanel(Widget):
         title.append(report.dst, self._style("dst"))
         where = self.placement or ("same node" if same else "different nodes")
         title.append(f"\n{where}, {n} hop{'s' * (n != 1)}")
-        hops = (
-            self._hops_wide(report) if self.size.width >= WIDE_COLUMNS else self._hops_chain(report)
-        )
+        wide = self.size.width >= WIDE_COLUMNS and table_width(report) <= self.content_size.width
+        hops = self._hops_wide(report) if wide else self._hops_chain(report)
         summary = Table.grid(padding=(0, 1))
         summary.add_column(style=self._style("label"), no_wrap=True)
         summary.add_column()
