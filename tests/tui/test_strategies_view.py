@@ -106,3 +106,24 @@ async def test_greater_than_sorts_the_search(app_factory):
         cps = [screen.plans[int(str(k.value)) - 1].layout.cp for k in table.rows]
         assert cps == sorted(cps, reverse=True)
         assert "by cp down" in screen_text(app)
+
+
+def test_the_readme_keys_are_the_views_keys():
+    """The README's "Collectives and strategies" keys are bound in those views, and the
+    keys it names everywhere (:, Esc, Backspace, j, k) in the app."""
+    from fabricui.tui.app import FabricApp
+    from fabricui.tui.screens.collectives import CollectivesScreen
+    from fabricui.tui.screens.topology import TopologyScreen
+
+    def keys(bindings) -> set[str]:
+        return {key.strip() for b in bindings for key in b.key.split(",")}
+
+    both = {"slash", "greater_than_sign", "less_than_sign", "I"}
+    assert both | {"o", "g", "e", "n", "b", "p", "r"} <= keys(CollectivesScreen.BINDINGS)
+    assert both | {"m", "l", "f", "pagedown", "pageup"} <= keys(StrategiesScreen.BINDINGS)
+    assert {"slash", "g", "s", "d", "x", "z", "h", "o", "m", "pagedown"} <= keys(
+        TopologyScreen.BINDINGS
+    )
+    assert {"colon", "escape", "backspace", "j", "k", "t", "S", "y", "c", "q"} <= keys(
+        FabricApp.BINDINGS
+    )
