@@ -146,13 +146,21 @@ def catalog_request(args: argparse.Namespace) -> CatalogRequest:
     directories, then ``$FABRICUI_HWDB``'s, then ``--hwdb``'s (a later directory's records
     override an earlier one's).
 
-    Raises:
-        ConfigError: A malformed settings file, or a directory it or ``$FABRICUI_HWDB``
-            names that is not one.
-    """
-    from fabricui.services.settings import env_hwdb_dirs, load_settings
+    A malformed settings file is a warning (its directories are not used).
 
-    settings = load_settings()
+    Raises:
+        ConfigError: A directory the settings file or ``$FABRICUI_HWDB`` names that is not
+            one.
+    """
+    import sys
+
+    from fabricui.services.settings import Settings, env_hwdb_dirs, load_settings
+
+    try:
+        settings = load_settings()
+    except ConfigError as exc:  # a broken keymap must not stop `fabricui path`
+        print(f"fabricui: warning: {exc.message} (settings not used)", file=sys.stderr)
+        settings = Settings()
     configured = [(d, f"{settings.origin}: hwdb") for d in settings.hwdb_dirs]
     configured += [(d, f"${ENV_HWDB}") for d in env_hwdb_dirs()]
     for directory, source in configured:
