@@ -704,12 +704,12 @@ class FabricApp(App[None]):
             from fabricui.render.markdown import render_markdown
             from fabricui.services.command_requests import SnapshotTarget
             from fabricui.services.reports import build_report
-            from fabricui.tui.snapshot import fabric_diagram
+            from fabricui.tui.offscreen import fabric_diagram
 
             image = SnapshotTarget(launch.view, "md", path).image_path
             report = build_report(launch, self.catalog, self.host, image.name if image else None)
             if image is not None:
-                writes.append((image, fabric_diagram(launch, self.catalog, self.host)))
+                writes.append((image, fabric_diagram(launch.topology, self.catalog, self.host)))
             writes.append((path, render_markdown(report)))
         else:
             snapshot = render_view(launch, self.catalog, self.host, whole)

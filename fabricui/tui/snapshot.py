@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from fabricui.errors import ConfigError
 from fabricui.services.command_requests import SnapshotRequest
 from fabricui.services.requests import LaunchRequest
-from fabricui.tui.offscreen import DEFAULT_SIZE, Snapshot, render_app
+from fabricui.tui.offscreen import DEFAULT_SIZE, Snapshot, fabric_diagram, render_app
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -51,17 +51,6 @@ def render_view(
     catalog = check_launch(request, catalog, host)
     app = make_app(catalog=catalog, host=host, launch=request)
     return render_app(app, request.view, terminal_size)
-
-
-def fabric_diagram(
-    launch: LaunchRequest, catalog: Catalog | None = None, host: PluginHost | None = None
-) -> str:
-    """The diagram of the launch's fabric as SVG (``fabricui export``'s), the picture a
-    report links: a drawing of the fabric, not a screen with cut cells and a key bar."""
-    from fabricui.render.diagram import to_svg, topology_drawing
-    from fabricui.services.session import load_fabric
-
-    return to_svg(topology_drawing(load_fabric(launch.topology, catalog, host)))
 
 
 def run_snapshot(
@@ -102,7 +91,7 @@ def run_snapshot(
             report = build_report(launch, catalog, host, image.name if image else None)
             content = render_markdown(report)
             if image is not None:
-                writes.append((image, fabric_diagram(launch, catalog, host)))
+                writes.append((image, fabric_diagram(launch.topology, catalog, host)))
         else:
             snapshot = render_view(launch, catalog, host, request.terminal_size)
             content = snapshot.svg if target.format == "svg" else snapshot.text

@@ -45,8 +45,8 @@ def summary_lines(report: PathReport) -> list[tuple[str, str]]:
         lines.append(
             (
                 "transfer",
-                f"{format_bytes(report.size_bytes)}: {format_time_us(report.transfer_us)} "
-                "= lat + size/bw",
+                f"{format_time_us(report.transfer_us)} for {format_bytes(report.size_bytes)} "
+                "(lat+size/bw)",
             )
         )
     if hop.src_model or hop.dst_model:
