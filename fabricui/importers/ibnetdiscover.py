@@ -485,7 +485,7 @@ def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
 
 
 #: A record line whose tab after the kind was lost (``Switch36 "S-..."``).
-_GLUED_HEADER = re.compile(r'^(\s*#*\s*(?:Switch|Ca|Rt))(\d{1,5}[ \t]*"[SHR]-)')
+_GLUED_HEADER = re.compile(r'^([ \t]*(?:#+[ \t]*)?(?:Switch|Ca|Rt))(\d{1,5}[ \t]*"[SHR]-)')
 #: How every line of a dump begins: what a wrapped line's rest never does.
 _LINE_START = re.compile(
     r"^\s*(?:$|#|\[\d|(?:Switch|Ca|Rt)\s*\d|(?:vendid|devid|sysimgguid|switchguid|caguid|"

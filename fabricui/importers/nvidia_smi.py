@@ -495,7 +495,7 @@ def _headerless_labels(block: _Block, warnings: list[str]) -> list[str]:
 
 
 #: A line of the matrix (its header or a row), markdown or not.
-_DATA_LINE = re.compile(r"^\s*\|?\s*(?:GPU\d|NIC\d|mlx\w*_\d)")
+_DATA_LINE = re.compile(r"^\s*(?:\|\s*)?(?:GPU\d|NIC\d|mlx\w*_\d)")
 
 
 def _repaired(lines: list[str]) -> tuple[list[str], list[str]]:

@@ -23,7 +23,7 @@ _PROMPT = re.compile(
     r"|➜\s)"
 )
 #: A Markdown table's rule under its header: ``|---|:--:|`` or ``--- | ---``.
-_MD_RULER = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$")
+_MD_RULER = re.compile(r"^\s*(?:\|\s*)?:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+(?:\|\s*)?$")
 #: Emphasis and code marks around a cell's text.
 _MD_MARKS = re.compile(r"\*\*|__|`|<br\s*/?>|&nbsp;")
 

@@ -117,3 +117,17 @@ def test_a_format_that_reads_nothing_says_so_once():
     with pytest.raises(ParseError) as error:
         nvidia_smi.parse("GPU0\tGPU1\tCPU Affinity\nLegend:\n  X    = Self\n")
     assert "not `nvidia-smi topo -m`" not in error.value.message
+
+
+@pytest.mark.parametrize("blank", ["\t", " "])
+def test_repairs_take_linear_time_on_long_blank_lines(blank):
+    """A pasted line of 200,000 blanks (a terminal logger's padding) is read at once: the
+    repairs' patterns never try every split of a run of blanks."""
+    import time
+
+    text = blank * 200_000 + "\n" + blank * 200_000 + "x\n"
+    start = time.perf_counter()
+    for parse in (ibnetdiscover.parse, nvidia_smi.parse):
+        with pytest.raises(ParseError):
+            parse(text)
+    assert time.perf_counter() - start < 2.0
