@@ -147,6 +147,10 @@ def _check_gpu(finder: str) -> Callable[[Explorer, str], str | None]:
 def _check_nodes(app: Explorer, argument: str) -> str | None:
     if not argument.isdigit() or int(argument) < 1:
         return f"a whole number of nodes, not {argument!r}"
+    if app.data is not None and app.catalog is not None:  # as N checks it
+        from fabricui.hwdb.resolve import resolve_topology
+
+        resolve_topology(app.data.topology, app.catalog, int(argument))
     return None
 
 
