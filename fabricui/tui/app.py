@@ -199,7 +199,7 @@ class FabricApp(App[None]):
             show=False,
             id="app.back",
             tooltip="Back to the view, topology or selection shown before",
-            key_display="⌫/esc",
+            key_display="esc/bksp",
         ),
         Binding(
             "colon",
