@@ -15,8 +15,10 @@ from typing import Callable, NoReturn
 from fabricui import __version__
 from fabricui.commands import calibrate as calibrate_command
 from fabricui.commands import collective as collective_command
+from fabricui.commands import completion as completion_command
 from fabricui.commands import doctor as doctor_command
 from fabricui.commands import explore as explore_command
+from fabricui.commands import export as export_command
 from fabricui.commands import hwdb as hwdb_command
 from fabricui.commands import import_cmd as import_command
 from fabricui.commands import path as path_command
@@ -29,7 +31,7 @@ from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import topologies as topologies_command
 from fabricui.commands import traffic as traffic_command
-from fabricui.commands.options import add_catalog_options, catalog_request
+from fabricui.commands.options import add_global_options, catalog_request
 from fabricui.errors import ConfigError, FabricError, one_line
 from fabricui.render.output import safe_streams
 from fabricui.services.admission import ENV_MAX_MEMORY
@@ -48,10 +50,35 @@ OUT_OF_MEMORY = (
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (exit status 2), never a multi-line usage dump."""
+    """argparse with one-line errors (exit status 2), never a multi-line usage dump.
+
+    The message names the command it is about (``path: ...``) but not the program:
+    ``main`` prints every error after ``fabricui: error:`` once.
+    """
 
     def error(self, message: str) -> NoReturn:
-        raise ConfigError(f"{self.prog}: {message} (see {self.prog} --help)")
+        command = self.prog.partition(" ")[2]
+        prefix = f"{command}: " if command else ""
+        raise ConfigError(f"{prefix}{message} (see {self.prog} --help)")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        """Parse; words no parser took are reported by the command they follow."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            _chosen_parser(self, parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+
+def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> _Parser:
+    """The deepest command parser ``args`` went through (``hwdb list``), else ``parser``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            child = action.choices.get(getattr(args, action.dest, None) or "")
+            if child is not None:
+                return _chosen_parser(child, args)
+    return parser  # type: ignore[return-value]
 
 
 def _explore(args: argparse.Namespace) -> int:
@@ -78,6 +105,10 @@ def _snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _completion(args: argparse.Namespace) -> int:
+    return completion_command.run(args, build_parser())
+
+
 #: Each command: name -> (module adding its parser, function running it).
 COMMANDS: dict[
     str, tuple[Callable[..., argparse.ArgumentParser], Callable[[argparse.Namespace], int]]
@@ -98,6 +129,9 @@ COMMANDS: dict[
     "explore": (explore_command.add_parser, _explore),
     "snapshot": (snapshot_command.add_parser, _snapshot),
     "serve": (serve_command.add_parser, _serve),
+    "export": (export_command.add_parser, export_command.run),
+    "completion": (completion_command.add_parser, _completion),
+    "man": (completion_command.add_man_parser, _completion),
 }
 
 
@@ -108,12 +142,46 @@ def build_parser() -> argparse.ArgumentParser:
         description="Explore GPU cluster fabrics: paths, bottlenecks and communication costs.",
     )
     parser.add_argument("--version", action="version", version=f"fabricui {__version__}")
-    add_catalog_options(parser)
+    add_global_options(parser, top_level=True)
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        dest="json_first",
+        help="print JSON (the commands that print data; also accepted after the command)",
+    )
     explore_command.add_launch_options(parser, top_level=True)
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
     for add_parser, _run in COMMANDS.values():
         add_parser(sub)
+    for command_parser in command_parsers(parser):
+        add_global_options(command_parser)
     return parser
+
+
+def command_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every command's parser under ``parser`` (``hwdb list`` too), each once."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                if all(child is not seen for seen in found):
+                    found.append(child)
+                    found += command_parsers(child)
+    return found
+
+
+def _json_first(args: argparse.Namespace) -> None:
+    """``fabricui --json COMMAND``: the command's own ``--json``, when it has one.
+
+    Raises:
+        ConfigError: The command (or the explorer) prints no JSON.
+    """
+    if not args.json_first:
+        return
+    if not hasattr(args, "json"):  # only commands that print data declare --json
+        what = f"fabricui {args.command}" if args.command else "the explorer"
+        raise ConfigError(f"--json: {what} prints no JSON")
+    args.json = True
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -135,6 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr = _Discard()
     try:
         args = parser.parse_args(argv)
+        _json_first(args)
         if args.max_memory is not None:
             from fabricui.services.admission import memory_budget
 

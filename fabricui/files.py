@@ -268,7 +268,16 @@ def exists(path: str | Path, error: type[FabricError] = ConfigError) -> bool:
     return True
 
 
-def write_text(path: Path, text: str, force: bool = False) -> None:
+def write_bytes(path: Path, data: bytes, force: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically, as ``write_text`` writes text (a PDF).
+
+    Raises:
+        ConfigError: As ``write_text``.
+    """
+    write_text(path, data, force)
+
+
+def write_text(path: Path, text: str | bytes, force: bool = False) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically; refuse to replace a file unless ``force``.
 
     The new file gets the usual permissions (``0o666`` minus the umask), not the private
@@ -293,8 +302,9 @@ def write_text(path: Path, text: str, force: bool = False) -> None:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         umask = os.umask(0)

@@ -65,6 +65,17 @@ def parse_message_size(text: str, what: str = "--size") -> int:
     return size
 
 
+def size_argument(size_bytes: int) -> str:
+    """The size as a command line writes it, exactly: ``1G``, ``64K``, ``8``, ``1000000``
+    (nccl-tests' binary suffixes where the size is a whole multiple; ``parse_size`` reads
+    it back to the same bytes)."""
+    size = int(size_bytes)
+    for suffix, scale in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale}{suffix}"
+    return str(size)
+
+
 def parse_size_sweep(text: str, what: str = "size range") -> list[int]:
     """``8:16G`` -> [8, 16, 32, ..., 16 GiB] (doubling, both ends included).
 

@@ -10,6 +10,7 @@ from fabricui.commands.options import (
     add_json_option,
     add_topology_options,
     catalog,
+    completes,
     topology_request,
 )
 from fabricui.errors import ConfigError
@@ -24,13 +25,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "collective", help="predict a collective per size (time, algbw, busbw, algorithm)"
     )
-    parser.add_argument(
+    op = parser.add_argument(
         "op",
         nargs="?",
         metavar="OP",
         help=f"{', '.join(OPS)} (also allreduce, all-reduce, AllReduce ...); before or after "
         "the options",
     )
+    completes(op, OPS)
     add_topology_options(parser)
     parser.add_argument("--gpus", type=int, help="use the first N GPUs (global ranks 0..N-1)")
     parser.add_argument(
@@ -112,9 +114,9 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
     named = [w for w in words if op_name(w) is not None]
     typed = [args.op] if args.op else []
     if len(typed) + len(named) > 1:
-        raise ConfigError(f"fabricui collective: one operation, not {', '.join(typed + named)}")
+        raise ConfigError(f"collective: one operation, not {', '.join(typed + named)}")
     if not typed and not named:
-        raise ConfigError(f"fabricui collective: give the operation ({', '.join(OPS)})")
+        raise ConfigError(f"collective: give the operation ({', '.join(OPS)})")
     text = (typed + named)[0]
     op = op_name(text)
     if op is None:
@@ -123,7 +125,7 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
     if args.sweep:
         return op, parse_size_sweep(args.sweep, "--sweep")
     if not words:
-        raise ConfigError("fabricui collective: give --size S [S ...] or --sweep A:B")
+        raise ConfigError("collective: give --size S [S ...] or --sweep A:B")
     return op, [parse_message_size(w) for w in words]
 
 

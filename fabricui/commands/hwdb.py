@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fabricui.commands.options import catalog, catalog_request
+from fabricui.commands.options import catalog, catalog_request, completes
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 
@@ -20,9 +20,10 @@ def add_parser(subparsers: Any, parser_class: Any = None) -> argparse.ArgumentPa
         dest="hwdb_command", parser_class=parser_class or type(parser), metavar="ACTION"
     )
     listing = actions.add_parser("list", help="list records of one kind, or all kinds")
-    listing.add_argument(
+    kind = listing.add_argument(
         "kind", nargs="?", help="links, gpus, nics, switches, topologies or models"
     )
+    completes(kind, ("links", "gpus", "nics", "switches", "topologies", "models"))
     listing.add_argument("--json", action="store_true", help="print JSON")
     show = actions.add_parser("show", help="show one record with its sources")
     show.add_argument("id", help="record id (e.g. nvlink4, h100-sxm, dgx-h100-pod)")
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         FabricError: No action, an unknown kind or id, or a database problem.
     """
     if args.hwdb_command is None:
-        raise ConfigError("fabricui hwdb: choose an action: list, show or validate")
+        raise ConfigError("hwdb: choose an action: list, show or validate")
     if args.hwdb_command == "validate":
         from fabricui.services.catalog_info import validate
 

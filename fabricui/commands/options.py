@@ -1,6 +1,6 @@
 """The options every command shares, declared once: the topology (``--topology/-t``,
-``--nodes``), the hardware database (``--hwdb``, ``--calibration``) and ``--json``; and the
-service requests they become."""
+``--nodes``), the global options (``--hwdb``, ``--calibration``, ``--max-memory``, accepted
+before or after the command) and ``--json``; and the service requests they become."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fabricui.errors import ConfigError
 from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
+from fabricui.services.settings import ENV_HWDB
 from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
@@ -61,33 +63,55 @@ def add_topology_options(parser: argparse.ArgumentParser, top_level: bool = Fals
     )
 
 
-def add_catalog_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--hwdb DIR`` (repeatable) and ``--calibration FILE`` (global options).
+def add_global_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
+    """Add the options every command takes, before or after its name: ``--hwdb DIR``
+    (repeatable), ``--calibration FILE`` and ``--max-memory SIZE``.
+
+    A command's copy keeps what was given before the command unless given again
+    (argparse's SUPPRESS default); ``--hwdb`` after the command collects into its own list
+    (``hwdb_after``), which ``catalog_request`` adds after the first one.
 
     Args:
-        parser: The top-level parser.
+        parser: The top-level parser, or a command's (``top_level=False``).
+        top_level: Declare the defaults the commands' copies keep.
     """
-    parser.add_argument(
+    from fabricui.services.admission import DEFAULT_BUDGET_BYTES, ENV_MAX_MEMORY
+    from fabricui.units import format_bytes
+
+    unset = None if top_level else argparse.SUPPRESS
+    group = parser.add_argument_group("global options (before or after the command)")
+    group.add_argument(
         "--hwdb",
         action="append",
         type=Path,
-        default=[],
+        default=[] if top_level else argparse.SUPPRESS,
+        dest="hwdb" if top_level else "hwdb_after",
         metavar="DIR",
-        help="extra hardware-database directory whose records add to or override the built-in ones",
+        help=f"extra hardware-database directory whose records add to or override the "
+        f"built-in ones (repeatable; also ${ENV_HWDB} and the settings file's hwdb:)",
     )
-    parser.add_argument(
-        "--max-memory",
-        metavar="SIZE",
-        help="memory a request may use, e.g. 8G (default 2G, or $FABRICUI_MAX_MEMORY); "
-        "larger work is refused up front with what would fit",
-    )
-    parser.add_argument(
+    group.add_argument(
         "--calibration",
         type=Path,
+        default=unset,
         metavar="FILE",
         help="calibration overlay from `fabricui calibrate`: fitted link efficiency and "
         "latency applied to every command and the TUI",
     )
+    group.add_argument(
+        "--max-memory",
+        default=unset,
+        metavar="SIZE",
+        help=f"memory a request may use, e.g. 8G (default {format_bytes(DEFAULT_BUDGET_BYTES)}, "
+        f"or ${ENV_MAX_MEMORY}); larger work is refused up front with what would fit",
+    )
+
+
+def completes(action: argparse.Action, words: tuple[str, ...] | str) -> None:
+    """Say what an argument completes to in the shell (``fabricui completion``): fixed
+    ``words``, or ``model`` / ``topology`` for the catalog's ids; argparse ignores it, so
+    the spellings it accepts beyond those stay accepted."""
+    action.completes = words  # type: ignore[attr-defined]
 
 
 def add_hosts_option(parser: argparse.ArgumentParser, what: str) -> None:
@@ -106,7 +130,7 @@ def add_hosts_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def add_json_option(parser: argparse.ArgumentParser, help_text: str = "print JSON") -> None:
-    """Add ``--json``."""
+    """Add ``--json`` (also accepted before the command: ``fabricui --json path ...``)."""
     parser.add_argument("--json", action="store_true", help=help_text)
 
 
@@ -124,11 +148,38 @@ def topology_request(args: argparse.Namespace) -> TopologyRequest:
     )
 
 
+def command_line_hwdb(args: argparse.Namespace) -> tuple[Path, ...]:
+    """The ``--hwdb`` directories typed, before the command then after it."""
+    return (*(getattr(args, "hwdb", None) or ()), *(getattr(args, "hwdb_after", None) or ()))
+
+
 def catalog_request(args: argparse.Namespace) -> CatalogRequest:
-    """The hardware database the global options name."""
-    return CatalogRequest(
-        tuple(getattr(args, "hwdb", None) or ()), getattr(args, "calibration", None)
-    )
+    """The hardware database the global options name: the settings file's ``hwdb:``
+    directories, then ``$FABRICUI_HWDB``'s, then ``--hwdb``'s (a later directory's records
+    override an earlier one's).
+
+    A malformed settings file is a warning (its directories are not used).
+
+    Raises:
+        ConfigError: A directory the settings file or ``$FABRICUI_HWDB`` names that is not
+            one.
+    """
+    import sys
+
+    from fabricui.services.settings import Settings, env_hwdb_dirs, load_settings
+
+    try:
+        settings = load_settings()
+    except ConfigError as exc:  # a broken keymap must not stop `fabricui path`
+        print(f"fabricui: warning: {exc.message} (settings not used)", file=sys.stderr)
+        settings = Settings()
+    configured = [(d, f"{settings.origin}: hwdb") for d in settings.hwdb_dirs]
+    configured += [(d, f"${ENV_HWDB}") for d in env_hwdb_dirs()]
+    for directory, source in configured:
+        if not directory.is_dir():
+            raise ConfigError(f"{source}: {directory} is not a directory")
+    dirs = (*(d for d, _ in configured), *command_line_hwdb(args))
+    return CatalogRequest(tuple(dirs), getattr(args, "calibration", None))
 
 
 def catalog(args: argparse.Namespace) -> Catalog:

@@ -168,12 +168,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help=f"rank every valid layout by step time (top {SEARCH_TOP}); ignores the degrees",
     )
-    add_hosts_option(parser, "the layout runs on the job's GPUs (one layout, not --search)")
+    add_hosts_option(parser, "the layout runs on the job's GPUs (with --search: every layout)")
     parser.add_argument(
         "--run",
         metavar="FILE",
-        help="price the run(s) of a run file (the schema of shared/data/training/runs.yaml); "
-        "ignores the model, topology and degree options",
+        help="price the run(s) of a run file: YAML entries with an id, a model and a run "
+        "block (topology, degrees, batch; docs/hwdb.md, 'Run files'); ignores the model, "
+        "topology and degree options",
     )
     return parser
 
@@ -199,14 +200,14 @@ def run(args: argparse.Namespace) -> int:
         _print(args, data, lambda: "\n\n".join(render_run(r) for r in runs))
         return 0
     request = plan_request(args)
-    if request.search and request.hosts:
-        raise ConfigError(
-            "--hosts prices one layout on the job's GPUs; --search ranks layouts on every GPU "
-            "of the topology: give the layout (--tp/--pp/--dp ...) or drop --hosts"
-        )
     if request.search:
         result = service.search(request, strategies=load_strategies())
-        _print(args, _search_json(result), lambda: render_search(result))
+
+        def search_text() -> str:
+            text = render_search(result)
+            return text if result.job is None else f"{result.job.summary()}\n{text}"
+
+        _print(args, _search_json(result), search_text)
         return 0
     planned = service.plan(request, strategies=load_strategies())
     data = planned.report.to_json()
@@ -484,8 +485,11 @@ def render_search(result: SearchResult) -> str:
         for i, p in enumerate(plans, 1)
     ]
     widths = [max(len(c[i]) for c in [names, *cells]) for i in range(len(names))]
+    gpus = f"{result.fabric.n_gpus} GPUs"
+    if result.job is not None:
+        gpus = f"the job's {len(result.job.ranks)} of {gpus}"
     head = (
-        f"{result.model.id} on {result.fabric.spec.id} ({result.fabric.n_gpus} GPUs): "
+        f"{result.model.id} on {result.fabric.spec.id} ({gpus}): "
         f"{len(plans)} fastest layouts, global batch {result.global_batch} x "
         f"{result.seq_len} tokens"
     )
@@ -501,13 +505,16 @@ def render_search(result: SearchResult) -> str:
 
 
 def _search_json(result: SearchResult) -> dict[str, Any]:
-    return {
+    data = {
         "model": result.model.id,
         "topology": result.fabric.spec.id,
         "global_batch": result.global_batch,
         "seq_len": result.seq_len,
         "plans": [p.to_json() for p in result.plans],
     }
+    if result.job is not None:
+        data["job"] = result.job.to_json()
+    return data
 
 
 def run_json(result: RunResult) -> dict[str, Any]:

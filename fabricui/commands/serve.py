@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricui.commands.explore import add_launch_options, launch_request
-from fabricui.commands.options import catalog_request
+from fabricui.commands.options import catalog_request, command_line_hwdb
 from fabricui.errors import ConfigError
 from fabricui.services.command_requests import ServeRequest
 
@@ -109,7 +109,7 @@ def explore_args(args: argparse.Namespace) -> list[str]:
         Global options (``--hwdb``, ``--calibration``), then ``explore`` and its options.
     """
     words: list[str] = []
-    for directory in getattr(args, "hwdb", None) or ():
+    for directory in command_line_hwdb(args):
         words += ["--hwdb", str(Path(directory).resolve())]
     calibration = getattr(args, "calibration", None)
     if calibration is not None:

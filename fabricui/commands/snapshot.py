@@ -7,15 +7,15 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fabricui.commands.options import add_topology_options, topology_request
+from fabricui.commands.options import add_topology_options, completes, topology_request
 from fabricui.errors import ConfigError
 from fabricui.services.command_requests import SNAPSHOT_FORMATS, SnapshotRequest, SnapshotTarget
 from fabricui.services.requests import LaunchRequest
 from fabricui.vocabulary import VIEWS
 
 DESCRIPTION = (
-    "Write an explorer view as a Markdown report (FILE.md, with the view's SVG beside it; "
-    "-o - prints the report), as the screen in SVG (FILE.svg) or as plain text (FILE.txt); "
+    "Print an explorer view as a Markdown report, or write it (-o FILE.md, with the view's "
+    "SVG beside it), as the screen in SVG (FILE.svg) or as plain text (FILE.txt); "
     "--all writes every view into a directory (--format picks md, svg or txt)."
 )
 
@@ -35,18 +35,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``fabricui snapshot``."""
-    parser.add_argument(
+    view = parser.add_argument(
         "view", nargs="?", metavar="VIEW", help=f"one of {', '.join(VIEWS)} (or give --all)"
     )
+    completes(view, VIEWS)
     parser.add_argument(
         "--all", action="store_true", help="render every view into the directory -o DIR"
     )
     parser.add_argument(
         "-o",
         "--output",
-        required=True,
+        default="-",
         metavar="FILE",
-        help="FILE.md, FILE.svg or FILE.txt; - for standard output; with --all a directory",
+        help="FILE.md, FILE.svg or FILE.txt; - for standard output (the default: the "
+        "Markdown report); with --all a directory",
     )
     parser.add_argument(
         "--format",
@@ -75,7 +77,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--op", help="collectives view: operation (default: all_reduce)")
     parser.add_argument("--group", help="collectives view: all, node or per-node (default: all)")
     parser.add_argument(
-        "--sizes", metavar="A:B", help="collectives view: size range, e.g. 8:16G, or one size"
+        "--sweep",
+        "--sizes",
+        dest="sizes",
+        metavar="A:B",
+        help="collectives view: size range, e.g. 8:16G, or one size (as `collective --sweep`; "
+        "--sizes is the old name)",
     )
     parser.add_argument("--model", help="strategies view: model id (default: llama3-70b)")
     parser.add_argument(
@@ -102,9 +109,9 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
     directory = None
     if args.all:
         if args.view:
-            raise ConfigError("fabricui snapshot: give a VIEW or --all, not both")
+            raise ConfigError("snapshot: give a VIEW or --all, not both")
         if output == "-":
-            raise ConfigError("fabricui snapshot --all: -o names a directory, not -")
+            raise ConfigError("snapshot --all: give the directory to write into (-o DIR)")
         directory = Path(output)
         if directory.exists() and not directory.is_dir():
             raise ConfigError(f"{directory} is not a directory (--all writes VIEW files into it)")
@@ -112,7 +119,7 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
         targets = tuple(SnapshotTarget(v, fmt, directory / f"{v}.{fmt}") for v in VIEWS)
     else:
         if not args.view:
-            raise ConfigError("fabricui snapshot: give a VIEW (or --all)")
+            raise ConfigError("snapshot: give a VIEW (or --all)")
         if args.view not in VIEWS:
             raise ConfigError(f"unknown view {args.view!r} (one of {', '.join(VIEWS)})")
         if output == "-":
@@ -158,7 +165,12 @@ def parse_terminal_size(text: str) -> tuple[int, int]:
     """
     cols, sep, rows = text.lower().partition("x")
     if not sep or not cols.isdigit() or not rows.isdigit():
-        raise ConfigError(f"invalid --terminal-size {text!r}: use COLUMNSxROWS such as 120x40")
+        hint = ""
+        if text[:1].isdigit():  # 1G, 64K: a message size where the screen's size goes
+            hint = " (a message size is --message-size)"
+        raise ConfigError(
+            f"invalid --terminal-size {text!r}: use COLUMNSxROWS such as 120x40{hint}"
+        )
     size = (int(cols), int(rows))
     if size[0] < 40 or size[1] < 10 or size[0] > 1000 or size[1] > 500:
         raise ConfigError(f"--terminal-size {text} is out of range (40x10 .. 1000x500)")

@@ -16,6 +16,7 @@ between chips of one node) form the network block.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -182,18 +183,40 @@ class Fabric:
         """Device-name prefix of a kind; the scale-up switch is named by its record."""
         return self.scaleup_prefix if kind == DeviceKind.NVSWITCH else KIND_PREFIX[kind]
 
+    @cached_property
+    def host_names(self) -> tuple[str | None, ...]:
+        """The name of every host of an imported cluster (``cluster.hosts``, host order:
+        node by node), None for an empty slot; empty when the spec names no hosts."""
+        cluster = self.spec.cluster
+        if cluster is None or len(cluster.hosts) != self.nodes * cluster.hosts_per_node:
+            return ()
+        return tuple(cluster.host_names())
+
+    def node_label(self, node: int) -> str:
+        """What a node is called: its host's name on an imported cluster with one host per
+        node (``luna-0016``), else ``n<node>``."""
+        names = self.host_names
+        if names and len(names) == self.nodes:
+            name = names[node]
+            if name:
+                return name
+        return f"n{node}"
+
     def device_name(self, dev: int) -> str:
-        """Stable name of a device: ``n3.g7``, ``n0.nvsw0``, ``n2.nic5``, ``leaf1``,
-        ``router12``; a switch shared by the hosts of a domain is ``d<domain>.nvsw0``; an
-        imported cluster's switches keep their real names (``LG01-01``)."""
+        """Display name of a device, the one source every view and command uses:
+        ``n3.g7``, ``n0.nvsw0``, ``n2.nic5``, ``leaf1``, ``router12``; a switch shared by
+        the hosts of a domain is ``d<domain>.nvsw0``; an imported cluster's switches and
+        hosts keep their real names (``LG01-01``, ``luna-0016.nic3``)."""
         node = int(self.dev_node[dev])
         if node < 0 and self.switch_names and dev >= self.domains * self.node_devices:
             return self.switch_names[dev - self.domains * self.node_devices]
         kind = DeviceKind(int(self.dev_kind[dev]))
         prefix = self.prefix_of(kind)
         index = int(self.dev_index[dev])
+        if kind == DeviceKind.GPU and node >= 0:
+            return self.gpu_name(node * self.gpus_per_node + index)
         if node >= 0:
-            return f"n{node}.{prefix}{index}"
+            return f"{self.node_label(node)}.{prefix}{index}"
         if dev < self.domains * self.node_devices:
             return f"d{dev // self.node_devices}.{prefix}{index}"
         return f"{prefix}{index}"
@@ -217,8 +240,18 @@ class Fabric:
         return self.dev_model[int(self.dev_model_id[dev])]
 
     def gpu_name(self, rank: int) -> str:
-        """``n<node>.g<gpu>`` of a global rank."""
-        return f"n{rank // self.gpus_per_node}.g{rank % self.gpus_per_node}"
+        """``n<node>.g<gpu>`` of a global rank, or ``<host>.g<k>`` on an imported cluster
+        (GPU ``k`` of that host: ``luna-0016.g7``)."""
+        node, gpu = divmod(int(rank), self.gpus_per_node)
+        names = self.host_names
+        if names:
+            per_node = len(names) // self.nodes
+            per_host = self.gpus_per_node // per_node
+            host, k = divmod(gpu, per_host)
+            name = names[node * per_node + host]
+            if name:
+                return f"{name}.g{k}"
+        return f"n{node}.g{gpu}"
 
     def devices_of_kind(self, kind: DeviceKind) -> IntArray:
         """Device ids of one kind, in id order."""

@@ -40,8 +40,31 @@ def _domain_rank(fabric: Fabric, raw: str, domain: int, k: int) -> int:
     )
 
 
+def host_index(fabric: Fabric) -> dict[str, int]:
+    """Host name -> host position (node by node) of an imported cluster; empty otherwise."""
+    return {name: i for i, name in enumerate(fabric.host_names) if name}
+
+
+def _host_gpu(fabric: Fabric, raw: str) -> int | None:
+    """The rank of ``HOST.gK`` on an imported cluster (``luna-0016.g7``), else None; an
+    unknown K on a known host is an error naming the host's GPUs."""
+    host, sep, gpu = raw.rpartition(".g")
+    if not sep or not fabric.host_names:
+        return None
+    position = host_index(fabric).get(host)
+    if position is None:
+        return None
+    per_node = len(fabric.host_names) // fabric.nodes
+    per_host = fabric.gpus_per_node // per_node
+    if not gpu.isdigit() or int(gpu) >= per_host:
+        raise EngineError(f"no GPU {raw} in {fabric.spec.id}: {host} has g0..g{per_host - 1}")
+    node, slot = divmod(position, per_node)
+    return node * fabric.gpus_per_node + slot * per_host + int(gpu)
+
+
 def parse_gpu_id(fabric: Fabric, text: str) -> int:
-    """Turn ``n3.g7``, ``d0.g71`` or ``31`` into a global rank.
+    """Turn ``n3.g7``, ``d0.g71``, ``31`` or, on an imported cluster, ``luna-0016.g7`` into
+    a global rank (a host's name wins over the ``n<node>`` form it could look like).
 
     Args:
         fabric: The fabric the id refers to.
@@ -55,6 +78,9 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
     """
     raw = str(text).strip()
     name = fabric.spec.id
+    named = _host_gpu(fabric, raw)
+    if named is not None:
+        return named
     if raw.lstrip("-").isdigit():
         rank = int(raw)
         if 0 <= rank < fabric.n_gpus:
@@ -93,16 +119,56 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
 
 
 def placement(fabric: Fabric, src: str, dst: str) -> str:
-    """How two GPUs (canonical ``n<node>.g<gpu>`` names) sit: ``same node``, ``same
-    domain d<k>`` (different hosts of one scale-up domain) or ``different nodes``."""
-    a, b = _GPU_RE.match(src), _GPU_RE.match(dst)
-    if a is None or b is None or a.group(1) != "n" or b.group(1) != "n":
+    """How two GPUs (as ``gpu_name`` names them) sit: ``same node``, ``same domain d<k>``
+    (different hosts of one scale-up domain) or ``different nodes``."""
+    try:
+        rank_a, rank_b = parse_gpu_id(fabric, src), parse_gpu_id(fabric, dst)
+    except EngineError:
         same = src.split(".")[0] == dst.split(".")[0]
         return "same node" if same else "different nodes"
-    node_a, node_b = int(a.group(2)), int(b.group(2))
+    node_a, node_b = rank_a // fabric.gpus_per_node, rank_b // fabric.gpus_per_node
     if node_a == node_b:
         return "same node"
     per = fabric.hosts_per_domain
     if per > 1 and node_a // per == node_b // per:
         return f"same domain d{node_a // per}"
     return "different nodes"
+
+
+def find_gpu(fabric: Fabric, text: str) -> int:
+    """The GPU a search names: a GPU id (``n3.g7``, ``luna-0016.g7``, a rank), a host or
+    node (``luna-0016``, ``n15``: its first GPU), else the first host whose name holds the
+    text (``0016``, case-insensitive).
+
+    Raises:
+        EngineError: Nothing matches (the nearest host names, or the valid ids).
+    """
+    raw = str(text).strip()
+    if not raw:
+        raise EngineError("type a host, a node (n3) or a GPU id (n3.g7)")
+    try:
+        return parse_gpu_id(fabric, raw)
+    except EngineError as exc:
+        error = exc
+    hosts = host_index(fabric)
+    per_node = len(fabric.host_names) // fabric.nodes if hosts else 1
+    per_host = fabric.gpus_per_node // per_node
+
+    def first_gpu(position: int) -> int:
+        node, slot = divmod(position, per_node)
+        return node * fabric.gpus_per_node + slot * per_host
+
+    if raw in hosts:
+        return first_gpu(hosts[raw])
+    node = re.match(r"^n(\d+)$", raw.lower())
+    if node and int(node.group(1)) < fabric.nodes:
+        return int(node.group(1)) * fabric.gpus_per_node
+    wanted = raw.lower()
+    for name, position in hosts.items():
+        if wanted in name.lower():
+            return first_gpu(position)
+    if hosts:
+        from fabricui.errors import unknown_id_message
+
+        raise EngineError(unknown_id_message("host or GPU", raw, hosts))
+    raise error

@@ -386,7 +386,9 @@ def wrong_format(text: str, expected: str, fmt: str) -> ParseError:
     if looks is None:
         return ParseError(f"no {expected} found in the input")
     what, importer = looks
-    hint = f": use `fabricui import {importer} FILE`" if importer and importer != fmt else ""
+    if importer == fmt:  # it is this format, but no line of it could be read
+        return ParseError(f"{what} found, but none of its lines could be read")
+    hint = f": use `fabricui import {importer} FILE`" if importer else ""
     return ParseError(f"this looks like {what}, not {expected}{hint}")
 
 

@@ -492,6 +492,30 @@ def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
     )
 
 
+#: A record line whose tab after the kind was lost (``Switch36 "S-..."``).
+_GLUED_HEADER = re.compile(r'^([ \t]*(?:#+[ \t]*)?(?:Switch|Ca|Rt))(\d{1,5}[ \t]*"[SHR]-)')
+#: How every line of a dump begins: what a wrapped line's rest never does.
+_LINE_START = re.compile(
+    r"^\s*(?:$|#|\[\d|(?:Switch|Ca|Rt)\s*\d|(?:vendid|devid|sysimgguid|switchguid|caguid|"
+    r"routerguid)=|Chassis\b|Non-Chassis\b|(?:SW|CA|RT)\s+\d|-\s+(?:SW|CA|RT)\b)"
+)
+
+
+#: A record, port or attribute line (not a comment).
+_DATA_START = re.compile(r"^\s*(?:\[\d|(?:Switch|Ca|Rt)\s*\d|\w+guid=|(?:SW|CA|RT)\s+\d)")
+
+
+def _repaired(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The lines with shell prompts inside the dump dropped, terminal-wrapped lines joined
+    and the tab after ``Switch``/``Ca`` put back; and a warning for each repair."""
+    from fabricui.importers.paste import drop_prompts, restore_tabs, unwrap
+
+    prompts = drop_prompts(lines, lambda line: _DATA_START.match(line) is not None)
+    wrapped = unwrap(prompts.lines, lambda line: _LINE_START.match(line) is not None)
+    tabs = restore_tabs(wrapped.lines, _GLUED_HEADER, "'Switch36' for 'Switch<TAB>36'")
+    return tabs.lines, [*prompts.warnings, *wrapped.warnings, *tabs.warnings]
+
+
 def parse(text: str) -> SwitchGraph:
     """Parse ``ibnetdiscover`` output (topology file, ``-g`` or ``-p``).
 
@@ -510,6 +534,7 @@ def parse(text: str) -> SwitchGraph:
     lines = text.split("\n")
     if len(lines) > MAX_LINES:
         raise ParseError(f"{len(lines):,} lines: more than {MAX_LINES:,}, not one fabric dump")
+    lines, repairs = _repaired(lines)
     reader = _Reader()
     records, unknown = _read_topology(lines, reader)
     source = "ibnetdiscover"
@@ -528,6 +553,7 @@ def parse(text: str) -> SwitchGraph:
             reader, unknown, source = ports_reader, ports_unknown, "ibnetdiscover -p"
     if not reader.nodes:
         raise wrong_format(text, EXPECTED, FORMAT)
+    reader.warnings[:0] = repairs
     errors = [u for u in unknown if _ERROR_LINE.search(u.split(": ", 1)[1])]
     if errors:
         reader.warnings.append(f"error output mixed into the dump: {listing(errors)}")

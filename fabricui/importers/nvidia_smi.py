@@ -494,6 +494,20 @@ def _headerless_labels(block: _Block, warnings: list[str]) -> list[str]:
     return labels
 
 
+#: A line of the matrix (its header or a row), markdown or not.
+_DATA_LINE = re.compile(r"^\s*(?:\|\s*)?(?:GPU\d|NIC\d|mlx\w*_\d)")
+
+
+def _repaired(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The lines without shell prompts inside the output, Markdown table rows as the parser
+    reads them; and a warning for each repair."""
+    from fabricui.importers.paste import drop_prompts, markdown_tables
+
+    prompts = drop_prompts(lines, lambda line: _DATA_LINE.match(line) is not None)
+    tables = markdown_tables(prompts.lines)
+    return tables.lines, [*prompts.warnings, *tables.warnings]
+
+
 def parse(text: str) -> NvidiaSmiTopo:
     """Parse ``nvidia-smi topo -m`` output.
 
@@ -507,11 +521,12 @@ def parse(text: str) -> NvidiaSmiTopo:
         ParseError: No ``topo -m`` matrix in the text (a ``topo -p2p`` matrix is named).
     """
     text = clean_text(text)
-    lines = [line.expandtabs(8) for line in text.split("\n")]
+    lines, repairs = _repaired(text.split("\n"))
+    lines = [line.expandtabs(8) for line in lines]
     blocks = _read_blocks(lines)
     topo = [b for b in blocks if b.kind == "topo"]
     p2p = [b for b in blocks if b.kind == "p2p"]
-    warnings: list[str] = []
+    warnings: list[str] = list(repairs)
     notes: list[str] = []
     if not topo:
         headerless = _headerless_block(lines)

@@ -35,7 +35,7 @@ def render_markdown(report: Report) -> str:
     lines += [f"- **{label}**: {value}" for label, value in report.summary]
     lines.append("")
     if report.image:
-        lines += [f"![{report.title}]({report.image})", ""]
+        lines += [f"![the fabric, drawn as `fabricui export` draws it]({report.image})", ""]
     for table in report.tables:
         lines += [*markdown_table(table), ""]
     if report.notes:

@@ -111,10 +111,12 @@ class SnapshotTarget:
 
     @property
     def image_path(self) -> Path | None:
-        """The SVG written beside a Markdown report (and linked from it), if any."""
-        if self.format != "md" or self.path is None:
+        """The fabric's diagram written beside a Markdown report and linked from it
+        (``report.md`` -> ``report-fabric.svg``); None for the plugins view, which is not
+        about a fabric."""
+        if self.format != "md" or self.path is None or self.view == "plugins":
             return None
-        return self.path.with_suffix(".svg")
+        return self.path.with_name(f"{self.path.stem}-fabric.svg")
 
 
 @dataclass(frozen=True)

@@ -651,6 +651,37 @@ def _channel_findings(log: NcclLog, fabric: Fabric, placement: LogPlacement) -> 
     ]
 
 
+#: The NET/IB link layer each network family of the hwdb runs on.
+_LINK_LAYERS = {"infiniband": "IB", "roce": "RoCE"}
+
+
+def _network_mismatch(log: NcclLog, fabric: Fabric, per_host: int) -> list[str]:
+    """How the log's RDMA NICs contradict the fabric's network: another link layer (RoCE
+    NICs on an InfiniBand fabric, or the reverse), or fewer NICs than each host has when
+    ``NCCL_IB_HCA`` does not choose them."""
+    if not log.ib_lists or fabric.spec.net is None:
+        return []
+    devices = log.ib_lists[0]
+    names = ", ".join(f"{d.name}:{d.port}/{d.link_layer}" for d in devices[:_SHOW])
+    records = {r.id: r for r in fabric.generation_records}
+    record = records.get(fabric.spec.net.link)
+    expected = _LINK_LAYERS.get(record.family if record is not None else "")
+    layers = {d.link_layer for d in devices}
+    out = []
+    if expected and expected not in layers:
+        out.append(
+            f"the log's NICs are {'/'.join(sorted(layers))} ({names}), the topology's "
+            f"network is {fabric.spec.net.link} ({expected})"
+        )
+    ports = {(d.name, d.port) for d in devices}
+    if per_host and len(ports) < per_host and "NCCL_IB_HCA" not in log.env:
+        out.append(
+            f"{len(ports)} NIC(s) in NET/IB ({names}), {per_host} per host on "
+            f"{fabric.spec.id} (NCCL_IB_HCA does not choose fewer)"
+        )
+    return out
+
+
 def compare(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> FabricCheck:
     """Check an NCCL log's rings, trees, NICs and channels against the fabric the job ran on.
 
@@ -691,6 +722,7 @@ def compare(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> Fab
     per_host = fabric.spec.net.nics_per_node if fabric.spec.net is not None else 0
     if nic_map and per_host and len(set(nic_map.values())) > per_host:
         mismatch.append(f"{len(set(nic_map.values()))} NICs in NET/IB, {per_host} per host")
+    mismatch += _network_mismatch(log, fabric, per_host)
     if mismatch:
         findings.append(
             Finding(

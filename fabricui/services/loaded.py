@@ -223,6 +223,17 @@ class LoadedFabric:
 
         return parse_gpu_id(self.fabric, text)
 
+    def find_gpu(self, text: str) -> int:
+        """The GPU a search names: an id, a host or node (its first GPU) or part of a
+        host's name (``fabric.ids.find_gpu``).
+
+        Raises:
+            EngineError: Nothing matches (names the nearest hosts).
+        """
+        from fabricui.fabric.ids import find_gpu
+
+        return find_gpu(self.fabric, text)
+
     def default_pair(self) -> tuple[int, int | None]:
         """Source and destination shown first: GPU 0 and the last GPU (another node if any)."""
         n = self.fabric.n_gpus

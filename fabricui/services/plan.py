@@ -181,6 +181,8 @@ class SearchResult:
     """Sequences per step of every plan."""
     seq_len: int
     """Tokens per sequence."""
+    job: JobPlacement | None = None
+    """The job's hosts the layouts were ranked on (``--hosts``), or None: every GPU."""
 
 
 @dataclass(frozen=True)
@@ -482,11 +484,15 @@ def search(
     Raises:
         FabricError: Unknown ids, a bad batch, no valid layout or none that fits.
     """
+    from fabricui.services.collective import job_of
     from fabricui.services.software import software_for
 
     catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
     software = software_for(catalog, request.framework)
-    return search_on(fabric, model, request, strategies, pricer_for(fabric, host), software)
+    job = job_of(fabric, request.hosts)
+    return search_on(
+        fabric, model, request, strategies, pricer_for(fabric, host), software, job
+    )
 
 
 def search_on(
@@ -496,8 +502,9 @@ def search_on(
     strategies: Mapping[str, Strategy] | None = None,
     pricer: Pricer | None = None,
     software: Software | None = None,
+    job: JobPlacement | None = None,
 ) -> SearchResult:
-    """``search`` on an already built fabric.
+    """``search`` on an already built fabric, on the GPUs of ``job`` when given.
 
     Raises:
         FabricError: A bad batch, no valid layout or none that fits.
@@ -508,7 +515,7 @@ def search_on(
     available = load_strategies() if strategies is None else strategies
     layout = request.layout
     seq = layout.seq_len or model.seq_len
-    batch = layout.global_batch or fabric.n_gpus
+    batch = layout.global_batch or (fabric.n_gpus if job is None else len(job.ranks))
     for name, value in (("--global-batch", batch), ("--seq", seq), ("--top", request.top)):
         if value < 1:
             raise ConfigError(f"{name} must be at least 1 (got {value})")
@@ -536,10 +543,11 @@ def search_on(
             recipe=recipe,
             sequence_parallel=sp,
             space=space,
+            ranks=None if job is None else job.ranks,
         )
     except EngineError as exc:
         raise ConfigError(exc.message) from None
-    return SearchResult(tuple(plans), fabric, model, batch, seq)
+    return SearchResult(tuple(plans), fabric, model, batch, seq, job)
 
 
 def decision_table(

@@ -72,7 +72,10 @@ class Report:
 
 
 def reproduce_command(launch: LaunchRequest, view: str) -> str:
-    """The ``fabricui snapshot`` command that renders the same view."""
+    """The ``fabricui snapshot`` command that prints the same view's report (sizes as
+    typed: ``--message-size 1G``)."""
+    from fabricui.units import size_argument
+
     words = ["fabricui", "snapshot", view]
     topo = launch.topology
     if topo.topology != DEFAULT_TOPOLOGY:
@@ -92,10 +95,14 @@ def reproduce_command(launch: LaunchRequest, view: str) -> str:
             for w in (flag, value)
         ]
         if launch.message_size is not None:
-            words += ["--message-size", str(launch.message_size)]
+            words += ["--message-size", size_argument(launch.message_size)]
     for key, value in launch.options:
-        words += ["--search"] if key == "search" else [f"--{key}", value]
-    return " ".join(shlex.quote(w) for w in [*words, "-o", "report.md"])
+        words += ["--search"] if key == "search" else [_OPTION_FLAGS.get(key, f"--{key}"), value]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+#: Launch options whose command-line flag is not ``--KEY``.
+_OPTION_FLAGS = {"sizes": "--sweep"}
 
 
 def topology_summary(data: LoadedFabric) -> tuple[tuple[str, str], ...]:
@@ -290,7 +297,7 @@ def _collectives_report(
     if group not in GROUPS:
         raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUPS)})")
     text = options.get("sizes", DEFAULT_SIZES)
-    sizes = parse_size_sweep(text, "--sizes") if ":" in text else [parse_size(text)]
+    sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
     prediction = data.collective(op, group, sizes)
     choice = prediction.choice
     rows = []
@@ -395,6 +402,34 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
     return tables, notes, list(data.fabric.generations), extra
 
 
+def layout_line(layout: Any) -> str:
+    """``tp 8 x pp 2 x dp 2 (ep 1, vpp 4), 8 micro-batches of 1, global batch 16 x 8192
+    tokens`` (``cp`` when above 1): the layout and the batch a plan's figures are for."""
+    cp = f" x cp {layout.cp}" if layout.cp > 1 else ""
+    vpp = f", vpp {layout.vpp}" if layout.vpp > 1 else ""
+    return (
+        f"tp {layout.tp}{cp} x pp {layout.pp} x dp {layout.dp} (ep {layout.ep}{vpp}), "
+        f"{batch_line(layout)}"
+    )
+
+
+def batch_line(layout: Any) -> str:
+    """``8 micro-batches of 1, global batch 16 x 8192 tokens``."""
+    plural = "" if layout.microbatches == 1 else "es"
+    return (
+        f"{layout.microbatches} micro-batch{plural} of {layout.micro_batch:g}, "
+        f"global batch {layout.global_batch} x {layout.seq_len} tokens"
+    )
+
+
+def operation_label(strategy: str, collective: str, note: str) -> str:
+    """``fsdp all_gather (forward)``: the operation, with the pass it runs in when its
+    note says (FSDP gathers parameters once for the forward and once for the backward)."""
+    phase = note.rsplit(",", 1)[-1].strip() if note else ""
+    when = f" ({phase})" if phase in ("forward", "backward") else ""
+    return f"{strategy} {collective}{when}"
+
+
 def _plan_tables(plan: Any, label: str) -> list[Table]:
     """A plan's step breakdown and its priced operations."""
     step = plan.step_us
@@ -407,7 +442,8 @@ def _plan_tables(plan: Any, label: str) -> list[Table]:
     breakdown.append(("step", _ms(step), "100%"))
     fits = "fits" if plan.fits else "does not fit"
     caption = (
-        f"layout {label}: step per GPU, {plan.tflops_per_gpu:.0f} TFLOP/s per GPU, MFU "
+        f"layout {label}, dp {plan.layout.dp}, {batch_line(plan.layout)}: step per GPU, "
+        f"{plan.tflops_per_gpu:.0f} TFLOP/s per GPU, MFU "
         f"{plan.mfu:.0%}, memory {plan.memory_GB:.0f} of {plan.memory_limit_GB:.0f} GB "
         f"usable ({fits})"
     )
@@ -415,18 +451,19 @@ def _plan_tables(plan: Any, label: str) -> list[Table]:
     if plan.operations:
         ops = tuple(
             (
-                f"{p.op.strategy} {p.op.collective}",
+                operation_label(p.op.strategy, p.op.collective, p.op.note),
                 f"{p.op.group} x{p.group_size}",
                 _ms(p.time_us),
                 _ms(p.exposed_us),
                 p.algorithm,
+                p.op.note,
             )
             for p in plan.operations
         )
         tables.append(
             Table(
                 f"layout {label}: communication per step",
-                ("operation", "group", "ms", "exposed ms", "algorithm"),
+                ("operation", "group", "ms", "exposed ms", "algorithm", "what"),
                 ops,
                 frozenset({2, 3}),
             )
@@ -439,7 +476,7 @@ def _search_table(plans: list[Any]) -> Table:
     rows = tuple(
         (
             str(rank),
-            _layout_words(plan),
+            layout_words(plan),
             _ms(plan.step_us),
             f"{plan.mfu:.0%}",
             f"{plan.memory_GB:.0f}",
@@ -447,15 +484,16 @@ def _search_table(plans: list[Any]) -> Table:
         )
         for rank, plan in enumerate(plans, 1)
     )
+    batch = f", global batch {plans[0].layout.global_batch} x {plans[0].layout.seq_len} tokens"
     return Table(
-        "fastest layouts (only those whose memory fits)",
+        f"fastest layouts (only those whose memory fits{batch if plans else ''})",
         ("#", "layout", "step ms", "MFU", "GB", "why"),
         rows,
         frozenset({0, 2, 3, 4}),
     )
 
 
-def _layout_words(plan: Any) -> str:
+def layout_words(plan: Any) -> str:
     """``tp8 cp2 pp4 v2 dp16 mb1 zero1 selective`` (degrees above 1; dp, the micro-batch
     size and the DP flavour always; the recompute mode when there is one)."""
     layout = plan.layout

@@ -1,9 +1,11 @@
 """The user's settings file (``$XDG_CONFIG_HOME/fabricui/config.yaml``, or the file
-``FABRICUI_CONFIG`` names): for now the keymap, binding id -> keys, as posting does::
+``FABRICUI_CONFIG`` names): the keymap (binding id -> keys, as posting does), the theme and
+extra hardware-database directories::
 
     keymap:
       view.topology: f1
       path.source: ctrl+s,s
+    hwdb: [~/vendor-hwdb, ./more]    # relative to this file's directory
 
 Read only when the file exists (the explorer's start-up pays one ``stat`` otherwise); a
 malformed file is one line naming the file, line and key, and the explorer starts anyway.
@@ -14,15 +16,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fabricui.errors import ConfigError, FabricError, unknown_id_message
 
 #: Environment variable naming another settings file.
 ENV_CONFIG = "FABRICUI_CONFIG"
+#: Environment variable naming extra hardware-database directories (``os.pathsep``-separated).
+ENV_HWDB = "FABRICUI_HWDB"
 #: Largest settings file read [bytes].
 MAX_SETTINGS_BYTES = 256 * 1024
 #: Top-level keys a settings file may hold.
-KEYS = ("keymap", "theme")
+KEYS = ("keymap", "theme", "hwdb")
 #: What the explorer remembers between runs (its own file, never the user's settings).
 STATE_KEYS = ("topology", "nodes", "message_size", "theme")
 
@@ -35,6 +40,9 @@ class Settings:
     """Binding id -> comma-separated keys."""
     theme: str | None = None
     """Textual theme to start with (``textual-dark``, ``nord`` ...)."""
+    hwdb_dirs: tuple[Path, ...] = ()
+    """Extra hardware-database directories (``hwdb:``), before ``$FABRICUI_HWDB`` and
+    ``--hwdb``."""
     origin: str | None = None
     """The file read, or None."""
 
@@ -91,7 +99,39 @@ def load_settings(path: Path | None = None) -> Settings:
     theme = doc.data.get("theme")
     if theme is not None and not isinstance(theme, str):
         raise ConfigError(f"{doc.where(('theme',))}: theme: expected a theme name")
-    return Settings(keymap={k: v.strip() for k, v in keymap.items()}, theme=theme, origin=origin)
+    return Settings(
+        keymap={k: v.strip() for k, v in keymap.items()},
+        theme=theme,
+        hwdb_dirs=_hwdb_dirs(doc, path.parent),
+        origin=origin,
+    )
+
+
+def _hwdb_dirs(doc: Any, base: Path) -> tuple[Path, ...]:
+    """``hwdb:``: one directory or a list of them (``~`` expanded, relative to ``base``).
+
+    Raises:
+        ConfigError: Not a directory name or a list of them (file, line and key named).
+    """
+    value = doc.data.get("hwdb")
+    if value is None:
+        return ()
+    entries = [value] if isinstance(value, str) else value
+    if not isinstance(entries, list):
+        raise ConfigError(f"{doc.where(('hwdb',))}: hwdb: expected a directory or a list of them")
+    dirs = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, str) or not entry.strip():
+            raise ConfigError(f"{doc.where(('hwdb', i))}: hwdb[{i}]: expected a directory name")
+        dirs.append(base / Path(entry.strip()).expanduser())
+    return tuple(dirs)
+
+
+def env_hwdb_dirs() -> tuple[Path, ...]:
+    """The directories ``$FABRICUI_HWDB`` names (separated by ``os.pathsep``, empty parts
+    skipped)."""
+    value = os.environ.get(ENV_HWDB, "")
+    return tuple(Path(part).expanduser() for part in value.split(os.pathsep) if part.strip())
 
 
 def state_path() -> Path:

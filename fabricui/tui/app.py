@@ -192,6 +192,26 @@ class FabricApp(App[None]):
             key_display="?",
         ),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="Leave fabricui"),
+        Binding(
+            "backspace,escape",
+            "back",
+            "Back",
+            show=False,
+            id="app.back",
+            tooltip="Back to the view, topology or selection shown before",
+            key_display="esc/bksp",
+        ),
+        Binding(
+            "colon",
+            "command_line",
+            "Command",
+            show=False,
+            id="app.command",
+            tooltip="Type a command: topology ID, view NAME, src GPU, model ID, find NAME ...",
+            key_display=":",
+        ),
+        Binding("j", "press('down')", "Down", show=False, id="app.down", tooltip="As down arrow"),
+        Binding("k", "press('up')", "Up", show=False, id="app.up", tooltip="As up arrow"),
     ]
     """Keys that work in every view."""
 
@@ -251,6 +271,10 @@ class FabricApp(App[None]):
         self.fallback: TopologyRequest | None = None
         """What to load instead when the first load fails (a remembered topology that is
         gone reopens the default one)."""
+        from fabricui.tui.history import History
+
+        self.history = History()
+        """The views, topologies and selections visited (Esc and Backspace go back)."""
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -341,21 +365,29 @@ class FabricApp(App[None]):
         """The topology asked for last (id or YAML path)."""
         return self.request.topology
 
-    def load_topology(self, request: TopologyRequest | str) -> None:
+    def load_topology(self, request: TopologyRequest | str, remember: bool = True) -> None:
         """Resolve and build a topology in a worker (cached per request).
 
         Args:
             request: The topology, node count and what-if (a bare id: that topology).
+            remember: Keep the place being left in the history (a user's switch, which
+                Backspace undoes); False when going back or reopening.
         """
         if isinstance(request, str):
             request = TopologyRequest(request)
+        shown = self.data
+        if remember and shown is not None and shown.request != request:
+            self.remember_visit()
+            self.notify(
+                f"opening {request.topology}; backspace goes back to {shown.label}",
+                title="topology",
+                timeout=4,
+            )
         self.request = request
         cached = self._cache.get(request)
         if cached is not None:
             self.post_message(self.FabricLoaded(cached))
             return
-        if self.data is not None:
-            self.notify(f"loading {request.topology}...", timeout=2)
         self._load(request)
 
     @work(
@@ -458,12 +490,68 @@ class FabricApp(App[None]):
         self.switch_view(view)
 
     def switch_view(self, view: str) -> None:
-        """Show a view by id."""
+        """Show a view by id (the one left is kept in the history)."""
         if view not in VIEWS:
             self.notify(f"unknown view {view!r} (one of {', '.join(VIEWS)})", severity="error")
             return
+        if view != self.current_mode:
+            self.remember_visit()
         self.switch_mode(view)
         self.update_titles()
+
+    # --- history ---------------------------------------------------------------------------
+
+    def remember_visit(self) -> None:
+        """Keep the place shown now (view, topology, the view's selections) in the history,
+        before a view, topology or selection changes."""
+        if self.data is not None:
+            self.history.push(self.current_launch())
+
+    def action_back(self) -> None:
+        """Go back to the place shown before (Esc and Backspace)."""
+        place = self.history.pop()
+        if place is None:
+            self.notify("nothing to go back to", timeout=2)
+            return
+        self.restore(place)
+
+    def restore(self, place: LaunchRequest) -> None:
+        """Show ``place`` again: its topology (reloaded when another one is shown), its
+        view and the view's selections."""
+        state = dict(place.options)
+        if place.src:
+            state["src"] = place.src
+        if place.dst:
+            state["dst"] = place.dst
+        if place.message_size:
+            state["message_size"] = str(place.message_size)
+        if place.topology != self.request:
+            # The views take these when the fabric arrives, as from the command line.
+            self._initial_pair = (place.src, place.dst) if (place.src or place.dst) else None
+            self._initial_size = place.message_size
+            self._options = dict(place.options)
+            self.load_topology(place.topology, remember=False)
+            self.switch_mode(place.view)
+        else:
+            self.switch_mode(place.view)
+            screen = self.screen
+            if isinstance(screen, ViewScreen):
+                screen.restore_state(state)
+        self.update_titles()
+
+    def action_press(self, key: str) -> None:
+        """Act as if ``key`` was pressed (``j`` and ``k`` are down and up arrows)."""
+        self.simulate_key(key)
+
+    def action_command_line(self) -> None:
+        """Ask for a command (``:``) and run it."""
+        from fabricui.tui.command_line import CommandLineModal, run_command
+
+        def done(text: str | None) -> None:
+            if text:
+                run_command(self, text)
+
+        self.push_screen(CommandLineModal(self), done)
 
     def action_pick_topology(self) -> None:
         """Pick a reference topology from a list."""
@@ -614,11 +702,14 @@ class FabricApp(App[None]):
         writes = []
         if fmt == "md":
             from fabricui.render.markdown import render_markdown
+            from fabricui.services.command_requests import SnapshotTarget
             from fabricui.services.reports import build_report
+            from fabricui.tui.offscreen import fabric_diagram
 
-            image = path.with_suffix(".svg")
-            report = build_report(launch, self.catalog, self.host, image.name)
-            writes.append((image, render_view(launch, self.catalog, self.host, whole).svg))
+            image = SnapshotTarget(launch.view, "md", path).image_path
+            report = build_report(launch, self.catalog, self.host, image.name if image else None)
+            if image is not None:
+                writes.append((image, fabric_diagram(launch.topology, self.catalog, self.host)))
             writes.append((path, render_markdown(report)))
         else:
             snapshot = render_view(launch, self.catalog, self.host, whole)
@@ -627,6 +718,14 @@ class FabricApp(App[None]):
             write_text(target, content)
         names = " and ".join(str(target) for target, _ in reversed(writes))
         self.call_from_thread(self.notify, f"saved {names}", title="save")
+        if self.is_web:  # `fabricui serve`: the file is on the server; the browser gets it too
+            self.call_from_thread(self.deliver_saved, [target for target, _ in writes])
+
+    def deliver_saved(self, paths: list[Path]) -> None:
+        """Send saved files to the browser as downloads (in a browser session only: in a
+        terminal the file is already where the user chose)."""
+        for path in paths:
+            self.deliver_text(path, save_filename=path.name)
 
     def action_compare(self) -> None:
         """Compare the current fabric with the previous one (before a what-if) or with

@@ -33,8 +33,8 @@ class Explorer(Protocol):
     def worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Report a view's worker that failed, and plugins it found broken."""
 
-    def load_topology(self, request: TopologyRequest | str) -> None:
-        """Load another topology (in a worker)."""
+    def load_topology(self, request: TopologyRequest | str, remember: bool = True) -> None:
+        """Load another topology (in a worker); ``remember`` keeps the place left."""
 
     def switch_view(self, view: str) -> None:
         """Show a view by id."""
@@ -63,5 +63,14 @@ class Explorer(Protocol):
     def action_help(self) -> None:
         """Show every key."""
 
+    def action_command_line(self) -> None:
+        """Ask for a command (``:``) and run it."""
+
     def remember(self, **values: object) -> None:
         """Keep values (topology, nodes, message_size, theme) for the next session."""
+
+    def remember_visit(self) -> None:
+        """Keep the place shown now in the history, before a selection changes."""
+
+    def action_back(self) -> None:
+        """Go back to the place shown before."""

@@ -1,6 +1,6 @@
 """Running the explorer off-screen: wait until every worker is done, then take what the
-screen shows (SVG and plain text). Used by snapshots and by the explorer's own save, so
-neither imports the other."""
+screen shows (SVG and plain text); and the fabric's diagram a report links. Used by
+snapshots and by the explorer's own save, so neither imports the other."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ from fabricui.errors import ConfigError
 if TYPE_CHECKING:
     from textual.app import App
     from textual.pilot import Pilot
+
+    from fabricui.hwdb.catalog import Catalog
+    from fabricui.plugins import PluginHost
+    from fabricui.services.requests import TopologyRequest
 
 #: Terminal size of a snapshot when none is given (columns, rows).
 DEFAULT_SIZE = (120, 40)
@@ -72,3 +76,14 @@ async def _render(app: Any, view: str, terminal_size: tuple[int, int]) -> Snapsh
     if failures:
         raise ConfigError(f"the {view} view could not be computed: {failures[0]}")
     return Snapshot(view, svg, text, heading, terminal_size)
+
+
+def fabric_diagram(
+    topology: TopologyRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+) -> str:
+    """The diagram of a topology as SVG (``fabricui export``'s), the picture a report
+    links: a drawing of the fabric, not a screen with cut cells and a key bar."""
+    from fabricui.render.diagram import to_svg, topology_drawing
+    from fabricui.services.session import load_fabric
+
+    return to_svg(topology_drawing(load_fabric(topology, catalog, host)))

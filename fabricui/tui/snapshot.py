@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from fabricui.errors import ConfigError
 from fabricui.services.command_requests import SnapshotRequest
 from fabricui.services.requests import LaunchRequest
-from fabricui.tui.offscreen import DEFAULT_SIZE, Snapshot, render_app
+from fabricui.tui.offscreen import DEFAULT_SIZE, Snapshot, fabric_diagram, render_app
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -59,7 +59,8 @@ def run_snapshot(
     """Render every target, then write them all (a view that fails leaves no files behind).
 
     A Markdown target is a report built from the service layer (``services.reports``),
-    with the view's SVG written beside it and linked; SVG and text targets are the screen.
+    with the fabric's diagram written beside it and linked; SVG and text targets are the
+    screen.
 
     Args:
         request: The views, formats, files and state to render.
@@ -90,8 +91,7 @@ def run_snapshot(
             report = build_report(launch, catalog, host, image.name if image else None)
             content = render_markdown(report)
             if image is not None:
-                svg = render_view(launch, catalog, host, request.terminal_size).svg
-                writes.append((image, svg))
+                writes.append((image, fabric_diagram(launch.topology, catalog, host)))
         else:
             snapshot = render_view(launch, catalog, host, request.terminal_size)
             content = snapshot.svg if target.format == "svg" else snapshot.text

@@ -342,3 +342,14 @@ def test_cli_json_and_errors(tmp_path, run_cli):
         "doctor", str(log), "-t", str(DATA / "cluster_nodeab.yaml"), "--hosts", "x,y"
     )
     assert status == 2 and "not in cluster-nodeab" in err
+
+
+def test_a_one_nic_roce_log_does_not_fit_an_infiniband_cluster(rails):
+    """The log of a box with one RoCE HCA, checked against a cluster of eight InfiniBand
+    NICs per host (as Selene): log-fabric-mismatch names the link layer and the count."""
+    log = read_nccl_log(SAMPLES / "nccl_392_v2_5_7_roce_partial_gdr_old_ring_format.txt")
+    check = compare(log, rails, ["host00000", "host00001"])
+    mismatch = [f for f in check.findings if f.code == "log-fabric-mismatch"]
+    assert mismatch and mismatch[0].severity == "warning"
+    assert "the log's NICs are RoCE (mlx5_0:1/RoCE)" in mismatch[0].message
+    assert "1 NIC(s) in NET/IB (mlx5_0:1/RoCE), 8 per host" in mismatch[0].message

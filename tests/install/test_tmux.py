@@ -431,7 +431,8 @@ def test_explorer_in_a_real_terminal(
     pane.send("S")
     pane.wait_for("the save dialog", lambda s: s if "Save the collectives view" in s else None)
     pane.send("Enter")
-    svg_path, report_path = cwd / "fabricui-collectives.svg", cwd / "fabricui-collectives.md"
+    svg_path = cwd / "fabricui-collectives-fabric.svg"
+    report_path = cwd / "fabricui-collectives.md"
 
     def saved(_screen: str) -> bool | None:
         # The report is written after the SVG; whole once it ends with a newline.

@@ -72,7 +72,7 @@ def test_collective_on_the_new_fabric(capsys):
 
 def test_the_explorer_draws_a_foolink_row():
     """The map's scale-up row is labelled by the switch record, and the path panel routes
-    over it."""
+    over it (its switch one end of the bottleneck hop, so marked ``<0>``)."""
     import asyncio
 
     from fabricui.services.session import load_catalog_with_plugins
@@ -88,4 +88,4 @@ def test_the_explorer_draws_a_foolink_row():
             return app.screen.query_one("TopologyMap").render_text()
 
     text = asyncio.run(drive())
-    assert "FooLink [0]" in text and "NVSw" not in text
+    assert "FooLink <0>" in text and "NVSw" not in text

@@ -51,7 +51,7 @@ def test_pyramid_finds_the_spine_of_an_imported_cluster(tmp_path, tui_catalog):
     assert status == 0
     data = FabricData.load(TopologyRequest(str(spec)), catalog=tui_catalog)
     tiers = {t.name: t for t in data.pyramid()}
-    assert tiers["spine"].detail.startswith(("n0.g0->n2.", "n0.g0->n3.", "n0.g0->n4."))
+    assert tiers["spine"].detail.startswith(("h0.g0->h2.", "h0.g0->h3.", "h0.g0->h4."))
     assert tiers["spine"].lat_us > tiers["NIC (InfiniBand NDR)"].lat_us
 
 
@@ -116,22 +116,23 @@ def test_snapshot_cli_writes_text_and_never_overwrites(tmp_path, capsys):
 
 def test_snapshot_cli_writes_a_markdown_report(tmp_path):
     """-o FILE.md: a report (title, command, version, topology facts, a Markdown table of
-    the collective with NCCL's pick and the best pick, sources) with the view's SVG beside
-    it and linked."""
+    the collective with NCCL's pick and the best pick, sources) with the fabric's diagram
+    beside it and linked (a drawing, not a screen: no key bar)."""
     out = tmp_path / "collectives.md"
-    args = ["collectives", "--sizes", "1G", "--size", "100x30", "-o", str(out)]
+    args = ["collectives", "--sweep", "1G", "--terminal-size", "100x30", "-o", str(out)]
     assert snapshot_main(args) == 0
     text = out.read_text()
     lines = text.splitlines()
     assert lines[0] == "# fabricui: Collectives · dgx-h100-pod"
-    assert "fabricui snapshot collectives --sizes 1G -o report.md" in text
+    assert "\nfabricui snapshot collectives --sweep 1G\n" in text
     assert (
         "| size | time | algbw GB/s | busbw GB/s | NCCL 2.30.7's pick | best pick | gain |" in text
     )
     assert any(line.startswith("| 1 GiB |") for line in lines)
-    assert "![Collectives · dgx-h100-pod](collectives.svg)" in text
+    assert "![the fabric, drawn as `fabricui export` draws it](collectives-fabric.svg)" in text
     assert "## Sources" in text and "<https://" in text
-    assert (tmp_path / "collectives.svg").read_text().startswith("<svg")
+    diagram = (tmp_path / "collectives-fabric.svg").read_text()
+    assert diagram.startswith("<svg") and "Quit" not in diagram and ">leaf0<" in diagram
 
 
 def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
@@ -140,7 +141,7 @@ def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
     assert snapshot_main(["topology", "--src", "n0.g1", "--dst", "n2.g6", "-o", "-"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# fabricui: Path · dgx-h100-pod\n")
-    assert "fabricui snapshot topology --src n0.g1 --dst n2.g6 -o report.md" in out
+    assert "\nfabricui snapshot topology --src n0.g1 --dst n2.g6\n" in out
     assert "| # | from | to | link | GB/s | lat us | hardware |" in out
     assert "| 5 | n0.nic6 | leaf1 | ib-ndr | 50.0 |" in out  # PXN: over NVLink to rail 6
     assert "Quit" not in out and "⭘" not in out
@@ -154,10 +155,15 @@ def test_strategies_report_has_the_layout_and_the_search(capsys):
     assert snapshot_main(args) == 0
     out = capsys.readouterr().out
     assert "kernel model (h100-sxm)" in out
-    assert "**layout tp8 pp1 ep1 zero1: step per GPU" in out
+    assert (
+        "**layout tp8 pp1 ep1 zero1, dp 4, 1 micro-batch of 1, global batch 4 x 8192 tokens: "
+        "step per GPU"
+    ) in out
     assert "| part | ms | share |" in out and "| step |" in out
-    assert "| operation | group | ms | exposed ms | algorithm |" in out
-    assert "**fastest layouts (only those whose memory fits)**" in out
+    assert "| operation | group | ms | exposed ms | algorithm | what |" in out
+    assert (
+        "**fastest layouts (only those whose memory fits, global batch 32 x 8192 tokens)**" in out
+    )
     ranked = [line for line in out.splitlines() if line.startswith("| 1 | tp")]
     assert ranked and "zero1" in ranked[0]  # searched with the layout's DP flavour
     assert "Assumed: " in out

@@ -32,7 +32,8 @@ async def test_degraded_nic_and_leaf_are_marked_in_text_and_heat(app_factory, tm
         marked = {fabric.device_name(d): m for d, m in topology_map.health.items()}
         assert marked == {"n0.nic0": "degraded", "leaf0": "degraded"}
         text = topology_map.render_text()
-        assert "NIC  ~0]" in text and "~0]" in text.split("Leaf", 1)[1]
+        # The degraded NIC and leaf are the path's bottleneck too: '~' left, '>' right.
+        assert "NIC  ~0>" in text and "~0>" in text.split("Leaf", 1)[1]
         assert "x down ~ degraded ! errors" in str(app.screen.query_one("#map-legend").render())
         for _ in range(3):
             await pilot.press("h")

@@ -255,7 +255,7 @@ async def test_ring_stepper_steps_and_plays_only_when_asked(app_factory):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         stepper = app.screen.query_one(RingStepper)
-        assert stepper._timer is None and stepper.total == 6
+        assert stepper._timer is None and stepper.total == 4  # the first row's tree
         await pilot.press("n", "n", "b")
         assert stepper.step == 1
         await pilot.press("p")
@@ -332,12 +332,13 @@ async def test_help_lists_every_key(app_factory):
 
 
 async def test_save_dialog_writes_a_report_and_never_overwrites(app_factory, tmp_path, monkeypatch):
-    """S asks for a format and a file: the default Markdown report (with its SVG beside it)
-    takes a free name; a text save holds the whole path panel even at 80x24."""
+    """S asks for a format and a file: the default Markdown report (with the fabric's
+    diagram beside it) takes a free name; a text save holds the whole path panel even at
+    80x24."""
     from fabricui.tui.screens.save import SaveModal
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "fabricui-topology.svg").write_text("mine")
+    (tmp_path / "fabricui-topology-fabric.svg").write_text("mine")
     app = app_factory()
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -347,15 +348,17 @@ async def test_save_dialog_writes_a_report_and_never_overwrites(app_factory, tmp
         await pilot.press("enter")
         await settle(pilot)
         report = (tmp_path / "fabricui-topology-2.md").read_text()
-        assert "| # | from | to | link |" in report and "(fabricui-topology-2.svg)" in report
-        assert (tmp_path / "fabricui-topology-2.svg").read_text().startswith("<svg")
+        assert "| # | from | to | link |" in report
+        assert "(fabricui-topology-2-fabric.svg)" in report
+        diagram = (tmp_path / "fabricui-topology-2-fabric.svg").read_text()
+        assert diagram.startswith("<svg") and ">leaf1<" in diagram
         await pilot.press("S")
         await pilot.pause()
         app.screen.query_one("#save-txt").value = True
         await pilot.pause()
         await pilot.press("enter")
         await settle(pilot)
-    assert (tmp_path / "fabricui-topology.svg").read_text() == "mine"
+    assert (tmp_path / "fabricui-topology-fabric.svg").read_text() == "mine"
     text = (tmp_path / "fabricui-topology.txt").read_text()
     assert "n0.g0 -> n3.g7" in text and "transfer" in text
 
@@ -753,7 +756,7 @@ async def test_a_job_is_underlined_on_an_imported_cluster(app_factory, tmp_path,
         await settle(pilot)
         assert len(app.screen.query_one(TopologyMap).job_ranks) == 16
         report = app.screen.report
-        assert report is not None and (report.src, report.dst) == ("n0.g0", "n1.g7")
+        assert report is not None and (report.src, report.dst) == ("luna-0001.g0", "luna-0002.g7")
         assert any("job on 2 host(s)" in str(n.message) for n in notifications(app))
 
 

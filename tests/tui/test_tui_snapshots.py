@@ -15,7 +15,8 @@ class TestTopology:
         """dgx-h100-pod: four node boxes (GPU, NVSwitch, PCIe, CPU, NIC rows) and the leafs;
         n0.g0 -> n3.g7 crosses rails, so PXN brackets n0.nvsw0, n0.g7, n0.pcie3, n0.nic7,
         leaf1, n3.nic7, n3.pcie3; the side panel lists 8 hops with the ib-ndr bottleneck
-        (50 GB/s, n0.nic7 -> leaf1), 3.23 us, 1 GiB."""
+        (50 GB/s, n0.nic7 -> leaf1) marked '<-' (and '<7>', '<1>' on the map), 3.23 us,
+        1 GiB, the hardware at the bottleneck whole at 80x24, PgDn on the key bar."""
         assert snap_compare(app_factory(), terminal_size=size, run_before=settle)
 
 
@@ -33,18 +34,20 @@ class TestCollectives:
     def test_all_reduce_sweep(self, snap_compare, app_factory, size):
         """all_reduce on 32 GPUs from 8 B to 16 GiB: time, algbw, busbw, NCCL 2.30.7's pick
         and its channels, the best pick and its gain per row, the line saying NCCL already
-        runs the best pick at 8 B, the ring stepper at its start, and the busbw columns
-        rising with size."""
+        runs the best pick at 8 B, the stepper at its start drawing the algorithm of the row
+        under the cursor, and the busbw columns rising with size."""
         assert snap_compare(app_factory(view="collectives"), terminal_size=size, run_before=settle)
 
 
 @pytest.mark.parametrize("size", SIZES)
 class TestStrategies:
     def test_llama3_70b_on_the_pod(self, snap_compare, app_factory, size):
-        """Intra and inter bars per strategy against the kernel-model compute line (FSDP and
-        TP inter past it, in red), EP marked as not applying to the dense model, the
-        decision table with its compute basis, and the tp8 x dp4 step breakdown (compute,
-        bubble, optimizer, throughput and MFU, memory)."""
+        """Titled 'decision table: each strategy alone on 4 GPUs': intra and inter bars per
+        strategy against the compute of the whole model on one GPU (FSDP and TP inter past
+        it, in red), EP marked as not applying to the dense model, the table with its
+        compute basis; then 'chosen layout: tp 8 x pp 1 x dp 4' with its batch, the step
+        breakdown and the operations (FSDP's gathers forward and backward), one column below
+        the other at both sizes, no cell cut."""
         assert snap_compare(app_factory(view="strategies"), terminal_size=size, run_before=settle)
 
 

@@ -99,8 +99,8 @@ def test_uncabled_port_uses_the_next_port(catalog):
     """h3's second NIC port has no cable: its GPUs use the first port (as NCCL would)."""
     fabric = build_fabric(load(MINI, catalog), catalog)
     nics = {fabric.device_name(int(fabric.gpu_nic[r])) for r in range(16, 24)}
-    assert nics == {"n2.nic0"}
-    assert "n2.nic0" in names_on(fabric, Router.for_fabric(fabric).route(23, 0))
+    assert nics == {"h3.nic0"}
+    assert "h3.nic0" in names_on(fabric, Router.for_fabric(fabric).route(23, 0))
 
 
 @pytest.mark.parametrize(
@@ -201,8 +201,9 @@ def test_four_thousand_switches_stay_fast(catalog):
     assert build_s < 5.0, f"build took {build_s:.2f} s"
     assert path_s < 1.0, f"first path took {path_s:.2f} s"
     hops = names_on(fabric, path)
-    # PXN: over NVLink to the GPU on the destination's rail (n0.g7), then that rail's leaf.
-    assert hops[:4] == ["n0.nvsw0", "n0.g7", "n0.pcie3", "n0.nic7"]
+    # PXN: over NVLink to the GPU on the destination's rail (node00000.g7), then that
+    # rail's leaf; hosts go by their names.
+    assert hops[:4] == ["node00000.nvsw0", "node00000.g7", "node00000.pcie3", "node00000.nic7"]
     assert hops[4] == "L00-07" and hops[-4] == "L39-49"
     assert [h[0] for h in hops[4:9]] == ["L", "S", "C", "S", "L"]
     metrics = bulk_router(Router.for_fabric(fabric)).path_metrics(

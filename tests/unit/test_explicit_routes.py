@@ -50,6 +50,15 @@ def load(text: str, catalog):
     return build_fabric(parse_topology(parse_yaml(text, "cluster.yaml"), catalog), catalog)
 
 
+def neutral_name(fabric, dev: int) -> str:
+    """A device's name with its host called ``n<node>`` (a fat-tree and its explicit copy
+    name hosts differently)."""
+    name = fabric.device_name(dev)
+    node = int(fabric.dev_node[dev])
+    label = fabric.node_label(node) if node >= 0 else ""
+    return f"n{node}{name[len(label) :]}" if label and name.startswith(f"{label}.") else name
+
+
 def named_loads(fabric, load) -> dict[tuple[str, str], float]:
     """Non-zero loads on switch-to-switch links by (from, to) name."""
     out = {}
@@ -66,8 +75,8 @@ def by_name(fabric, load) -> dict[tuple[str, str], float]:
     out: dict[tuple[str, str], float] = {}
     for k in np.flatnonzero(load > 1e-12):
         key = (
-            fabric.device_name(int(fabric.link_src[k])),
-            fabric.device_name(int(fabric.link_dst[k])),
+            neutral_name(fabric, int(fabric.link_src[k])),
+            neutral_name(fabric, int(fabric.link_dst[k])),
         )
         out[key] = out.get(key, 0.0) + float(load[k])
     return out

@@ -158,7 +158,7 @@ def test_json_and_summary(shared):
 def test_plan_runs_a_layout_on_the_jobs_gpus(tmp_path, run_cli, monkeypatch):
     """`plan --hosts` prices the layout on the job's hosts: DP over h1 and h3 crosses the
     spines where h1 and h2 share a leaf, so the same layout's DP costs more there; the JSON
-    says where the job ran, and --search with --hosts is one line."""
+    says where the job ran."""
     import json
 
     monkeypatch.delenv(NODELIST_ENV, raising=False)
@@ -176,7 +176,34 @@ def test_plan_runs_a_layout_on_the_jobs_gpus(tmp_path, run_cli, monkeypatch):
     assert spread["comm_us"] > packed["comm_us"]
     status, out, err = run_cli(*common[:-1], "--hosts", "h1,h9")
     assert status == 2 and "h9" in err and len(err.strip().splitlines()) == 1
-    status, out, err = run_cli("plan", "-t", str(path), "--search", "--hosts", "h[1-2]")
-    assert status == 2 and "--hosts" in err and len(err.strip().splitlines()) == 1
     status, out, err = run_cli(*common[:-1], "--hosts", "h[1-2]")
     assert status == 0 and out.startswith("job on 2 host(s) h[1-2]: 16 GPUs")
+
+
+def test_search_ranks_layouts_on_the_jobs_gpus(tmp_path, run_cli, monkeypatch):
+    """`plan --search --hosts` ranks the layouts of the job's 16 GPUs, each priced on its
+    hosts exactly as `plan --hosts` prices that layout."""
+    import json
+
+    monkeypatch.delenv(NODELIST_ENV, raising=False)
+    path = tmp_path / "shared.yaml"
+    path.write_text(SHARED)
+    base = ("plan", "-t", str(path), "-m", "llama3-8b", "--hosts", "h1,h3", "--json")
+    status, out, err = run_cli(*base, "--search", "--top", "3")
+    assert status == 0, err
+    found = json.loads(out)
+    assert found["job"]["hosts"] == ["h1", "h3"] and found["global_batch"] == 16
+    best = found["plans"][0]
+    lay = best["layout"]
+    assert lay["tp"] * lay["cp"] * lay["pp"] * lay["dp"] == 16
+    degrees = [f"--{k}={lay[k]}" for k in ("tp", "cp", "pp", "dp", "ep", "vpp", "microbatches")]
+    flavour = next(s for s in best["strategies"] if s in ("ddp", "zero1", "zero2", "fsdp"))
+    status, out, err = run_cli(
+        *base,
+        *degrees,
+        f"--global-batch={lay['global_batch']}",
+        f"--dp-strategy={flavour}",
+        f"--recompute={best['recipe']['recompute']}",
+    )
+    assert status == 0, err
+    assert json.loads(out)["step_us"] == pytest.approx(best["step_us"], rel=1e-9)

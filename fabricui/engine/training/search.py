@@ -42,6 +42,8 @@ from fabricui.engine.types import Layout, Strategy
 from fabricui.errors import EngineError
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from fabricui.fabric.fabric import Fabric
     from fabricui.model import ModelShape
 
@@ -462,8 +464,10 @@ def search_layouts(
     recipe: Recipe | None = None,
     sequence_parallel: bool | None = None,
     space: SearchSpace | None = None,
+    ranks: npt.NDArray[np.int64] | None = None,
 ) -> list[PlanReport]:
-    """The ``top`` fastest layouts of ``model`` on all the fabric's GPUs that fit in memory.
+    """The ``top`` fastest layouts of ``model`` on all the fabric's GPUs (or a job's,
+    ``ranks``) that fit in memory.
 
     Args:
         fabric: The fabric.
@@ -480,6 +484,9 @@ def search_layouts(
         recipe: Precision, attention kernel and overlaps (recompute is searched).
         sequence_parallel: Use SP with TP (default: when ``tp-sp`` is among the strategies).
         space: What to vary (default: everything).
+        ranks: The GPUs of a job (whole hosts): layouts use exactly these, and each plan
+            kept is priced on them; the pruning bounds are the first GPUs' (packed), which
+            are no slower than the job's.
 
     Returns:
         Plans sorted by step time (ties: smaller tp, pp, cp, more micro-batches).
@@ -508,11 +515,11 @@ def search_layouts(
     parallel = [
         s for s in (tp_strategy, by_name.get("pp"), by_name.get("ep"), by_name.get("cp")) if s
     ]
-    layouts = candidate_layouts(fabric.n_gpus, model, global_batch, seq_len, space)
+    n_gpus = fabric.n_gpus if ranks is None else len(ranks)
+    layouts = candidate_layouts(n_gpus, model, global_batch, seq_len, space)
     if not layouts:
         raise EngineError(
-            f"no valid layout of {model.id} on {fabric.n_gpus} GPUs with global batch "
-            f"{global_batch}"
+            f"no valid layout of {model.id} on {n_gpus} GPUs with global batch {global_batch}"
         )
     modes = space.recompute if recipe.mfu is None else (recipe.recompute,)
     sp_flags = [bool(sequence_parallel) and lay.tp > 1 for lay in layouts]
@@ -521,7 +528,7 @@ def search_layouts(
     if not candidates:
         raise EngineError(
             f"no layout of {model.id} fits in {fabric.gpu.memory_GB:g} GB per GPU on "
-            f"{fabric.n_gpus} GPUs, even with FSDP and full recomputation; add GPUs"
+            f"{n_gpus} GPUs, even with FSDP and full recomputation; add GPUs"
         )
     queue = [(c.bound_s, _tie(c.layout), i, False) for i, c in enumerate(candidates)]
     heapq.heapify(queue)
@@ -544,6 +551,7 @@ def search_layouts(
             chosen,
             evaluate=pricer,
             recipe=dataclasses.replace(recipe, recompute=cand.recompute),
+            ranks=ranks,
         )
         if not report.fits:
             continue

@@ -73,6 +73,10 @@ class ViewScreen(Screen[None]):
         a copied command needs to show the same thing."""
         return {}
 
+    def restore_state(self, state: dict[str, str]) -> None:
+        """Show the selections ``view_state`` returned earlier again (going back through
+        the history); a selection that no longer applies is left as it is."""
+
     def copy_items(self) -> list[tuple[str, str]]:
         """(label, text) the copy menu offers for this view, besides the report command."""
         return []

@@ -188,7 +188,7 @@ class CollectivesScreen(ViewScreen):
     CollectivesScreen #coll-advice { height: 1; padding: 0 1; color: $text-muted; }
     CollectivesScreen #coll-bottom { height: 9; border-top: hkey $primary-darken-2; }
     CollectivesScreen.-tall #coll-bottom { height: 14; }
-    CollectivesScreen RingStepper { width: 54; }
+    CollectivesScreen RingStepper { width: 56; }
     CollectivesScreen SizePlot { width: 1fr; }
     """
 
@@ -524,7 +524,10 @@ class CollectivesScreen(ViewScreen):
             return
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         sizes = [str(int(s)) for s in pred.size_bytes]
-        self.query_one(SizePlot).select(sizes.index(key) if key in sizes else None)
+        index = sizes.index(key) if key in sizes else None
+        self.query_one(SizePlot).select(index)
+        if index is not None:  # the stepper draws the algorithm of the row under the cursor
+            self.query_one(RingStepper).algorithm = str(pred.algorithm[index])
 
     @on(DataTable.RowHighlighted)
     def row_highlighted(self) -> None:
@@ -577,7 +580,8 @@ class CollectivesScreen(ViewScreen):
         from fabricui.tui.data import OPS
 
         def done(op: str | None) -> None:
-            if op:
+            if op and op != self.op:
+                self.fabric_app.remember_visit()
                 self.op = op
 
         choices = [(op, op) for op in OPS]
@@ -592,7 +596,8 @@ class CollectivesScreen(ViewScreen):
             return
 
         def done(group: str | None) -> None:
-            if group:
+            if group and group != self.group:
+                self.fabric_app.remember_visit()
                 self.group = group
 
         choices = [(g, (g, f"{len(data.group_ranks(g))} GPUs", GROUP_TEXT[g])) for g in GROUPS]
@@ -602,7 +607,8 @@ class CollectivesScreen(ViewScreen):
         """Ask for the size range."""
 
         def done(text: str | None) -> None:
-            if text:
+            if text and text != self.size_range:
+                self.fabric_app.remember_visit()
                 self.size_range = text
 
         self.app.push_screen(
@@ -673,6 +679,12 @@ class CollectivesScreen(ViewScreen):
         stepper = self.query_one(RingStepper)
         stepper.playing = False
         stepper.step = 0
+
+    def restore_state(self, state: dict[str, str]) -> None:
+        """The operation, group and sizes shown before (going back)."""
+        self.op = state.get("op", self.op)
+        self.group = state.get("group", self.group)
+        self.size_range = state.get("sizes", self.size_range)
 
     def view_state(self) -> dict[str, str]:
         """Operation, group and sizes."""

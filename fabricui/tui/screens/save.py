@@ -23,15 +23,21 @@ FORMATS = (
 
 
 def free_path(directory: Path, stem: str, suffix: str) -> Path:
-    """``stem.suffix``, or ``stem-2.suffix`` ... : a name no file has (nor its SVG twin)."""
+    """``stem.suffix``, or ``stem-2.suffix`` ... : a name no file has (nor a report's
+    diagram beside it)."""
     n = 1
     while True:
         name = stem if n == 1 else f"{stem}-{n}"
         path = directory / f"{name}.{suffix}"
-        twins = [path] + ([path.with_suffix(".svg")] if suffix == "md" else [])
+        twins = [path] + ([_diagram_of(path)] if suffix == "md" else [])
         if not any(p.exists() or p.is_symlink() for p in twins):
             return path
         n += 1
+
+
+def _diagram_of(report: Path) -> Path:
+    """The fabric diagram written beside a Markdown report (as ``snapshot`` names it)."""
+    return report.with_name(f"{report.stem}-fabric.svg")
 
 
 class SaveModal(ModalScreen["tuple[str, Path] | None"]):
@@ -118,7 +124,7 @@ class SaveModal(ModalScreen["tuple[str, Path] | None"]):
         try:
             check_target(path)
             if self.format == "md":
-                check_target(path.with_suffix(".svg"))
+                check_target(_diagram_of(path))
         except FabricError as exc:
             self.query_one("#save-error", Label).update(exc.message)
             return

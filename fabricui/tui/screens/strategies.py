@@ -12,7 +12,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.widgets import Static
+from textual.reactive import var
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from fabricui.services.plan import STEP_PARTS
@@ -20,6 +21,7 @@ from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
+from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
 
@@ -80,13 +82,81 @@ def _time(time_us: float) -> str:
 
 
 def describe_layout(plan: PlanReport) -> str:
-    """``tp 8 x pp 1 x dp 4 (ep 1), 1 micro-batch, batch 4 x 8192`` (``cp 2`` when set)."""
+    """``tp 8 x pp 1 x dp 4 (ep 1), 1 micro-batch of 1, global batch 4 x 8192 tokens``."""
+    from fabricui.services.reports import layout_line
+
+    return layout_line(plan.layout)
+
+
+def dp_flavour(plan: PlanReport) -> str:
+    """The plan's data-parallel strategy (``zero2``), or ``""``."""
+    from fabricui.tui.data import DP_STRATEGIES
+
+    return next((s for s in plan.strategies if s in DP_STRATEGIES), "")
+
+
+#: Columns of the layout-search table: (key, header, width, sort key of a plan).
+SEARCH_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("rank", "#", 2),
+    ("tp", "tp", 2),
+    ("cp", "cp", 2),
+    ("pp", "pp", 2),
+    ("vpp", "vpp", 3),
+    ("dp", "dp", 3),
+    ("ep", "ep", 2),
+    ("mb", "mb", 2),
+    ("flavour", "DP", 5),
+    ("recompute", "recompute", 9),
+    ("step", "step", 8),
+    ("mfu", "MFU", 3),
+    ("memory", "GB", 3),
+)
+#: Terminal width from which the view has two columns (each then fits the search table).
+WIDE_COLUMNS = 150
+#: Column names the controls line says when sorted (the table's order).
+SORT_NAMES = tuple(header if header != "#" else "rank" for _key, header, _w in SEARCH_COLUMNS)
+
+
+def search_cells(rank: int, plan: PlanReport) -> tuple[str, ...]:
+    """One row of the layout search: rank, the degrees, micro-batches, DP flavour,
+    recompute mode, the whole step time, MFU and memory."""
     lay = plan.layout
-    cp = f" x cp {lay.cp}" if lay.cp > 1 else ""
     return (
-        f"tp {lay.tp}{cp} x pp {lay.pp} x dp {lay.dp} (ep {lay.ep}), {lay.microbatches} "
-        f"micro-batches, batch {lay.global_batch} x {lay.seq_len}"
+        str(rank),
+        str(lay.tp),
+        str(lay.cp),
+        str(lay.pp),
+        str(lay.vpp),
+        str(lay.dp),
+        str(lay.ep),
+        str(lay.microbatches),
+        dp_flavour(plan),
+        plan.recipe.recompute,
+        _time(plan.step_us),
+        f"{plan.mfu:.0%}",
+        f"{plan.memory_GB:.0f}",
     )
+
+
+def search_sort_key(rank: int, plan: PlanReport, column: int) -> tuple[object, ...]:
+    """What a column sorts by (numbers as numbers), rank breaking ties."""
+    lay = plan.layout
+    keys: tuple[object, ...] = (
+        rank,
+        lay.tp,
+        lay.cp,
+        lay.pp,
+        lay.vpp,
+        lay.dp,
+        lay.ep,
+        lay.microbatches,
+        dp_flavour(plan),
+        plan.recipe.recompute,
+        plan.step_us,
+        plan.mfu,
+        plan.memory_GB,
+    )
+    return (keys[column], rank)
 
 
 def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
@@ -121,18 +191,21 @@ def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
                 style="" if fits else "red",
             ),
         )
+    from fabricui.services.reports import operation_label
+
     ops = Table(box=None, padding=(0, 1), pad_edge=False)
-    for name, justify in (
-        ("operation", "left"),
-        ("group", "left"),
-        ("time", "right"),
-        ("exposed", "right"),
-        ("algo", "left"),
+    # On a narrow column the operation's name wraps; the figures are never cut.
+    for name, justify, wraps in (
+        ("operation", "left", True),
+        ("group", "left", False),
+        ("time", "right", False),
+        ("exposed", "right", False),
+        ("algo", "left", False),
     ):
-        ops.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        ops.add_column(name, justify=justify, no_wrap=not wraps)  # type: ignore[arg-type]
     for p in plan.operations:
         ops.add_row(
-            f"{p.op.strategy} {p.op.collective}",
+            operation_label(p.op.strategy, p.op.collective, p.op.note),
             f"{p.op.group} x{p.group_size}",
             _time(p.time_us),
             _time(p.exposed_us),
@@ -146,9 +219,11 @@ def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
 class StrategiesScreen(ViewScreen):
     """Which parallelism survives this fabric, on the selected topology.
 
-    Left: each strategy's communication per step (group inside one node, and across
-    nodes) against the step's compute, and the decision table. Right: the step breakdown of
-    one layout (``l`` to change it) and, after ``f``, the fastest layouts.
+    Three computations, each titled with what it is: the decision table (each strategy
+    alone on a node's worth of GPUs, against the whole model's compute on one GPU), the
+    chosen layout's step (``l`` to change it) and, after ``f``, the layout search (every
+    layout on all GPUs at one global batch, fastest first; enter shows a row's step).
+    ``/`` filters the rows of both tables, ``>`` (or a click on a header) sorts the search.
     """
 
     VIEW = "strategies"
@@ -169,19 +244,49 @@ class StrategiesScreen(ViewScreen):
             id="strategies.search",
             tooltip="Rank every layout by step time",
         ),
+        Binding(
+            "pagedown",
+            "scroll_body(1)",
+            "Scroll",
+            id="strategies.page_down",
+            tooltip="Scroll the view down a page (pageup: up)",
+            key_display="PgDn",
+            priority=True,
+        ),
+        Binding(
+            "pageup",
+            "scroll_body(-1)",
+            "Scroll up",
+            show=False,
+            id="strategies.page_up",
+            tooltip="Scroll the view up a page",
+            key_display="PgUp",
+            priority=True,
+        ),
+        *table_bindings("strategies", shown=True, header_clicks=True),
     ]
-    """Model, layout and the layout search."""
+    """Model, layout, the layout search, its filter and sort, and scrolling."""
 
     DEFAULT_CSS = """
     StrategiesScreen #strat-controls { height: 1; padding: 0 1; color: $text-muted; }
     StrategiesScreen #strat-body { height: 1fr; layout: grid; grid-size: 1; grid-rows: auto; }
     StrategiesScreen.-wide #strat-body { grid-size: 2; grid-columns: 1fr 1fr; }
     StrategiesScreen #strat-left, StrategiesScreen #strat-right { height: auto; }
-    StrategiesScreen.-wide #strat-right { border-left: vkey $primary-darken-2; }
+    StrategiesScreen #strat-right { margin-top: 1; }
+    StrategiesScreen.-wide #strat-right { border-left: vkey $primary-darken-2; margin-top: 0; }
     StrategiesScreen .strat-title { color: $primary; text-style: bold; padding: 0 1; }
     StrategiesScreen .strat-text { padding: 0 0 0 1; }
     StrategiesScreen .strat-gap { margin-top: 1; }
+    StrategiesScreen #strat-search { height: auto; max-height: 14; margin-left: 1; }
+    StrategiesScreen #strat-search.-empty { display: none; }
     """
+
+    sort_column: var[int] = var(0, init=False)
+    """Search-table column the layouts are sorted by (their rank first)."""
+    reverse: var[bool] = var(False, init=False)
+    """Sorted in descending order."""
+    filter_text: var[str] = var("", init=False)
+    """Words a row must hold to be shown."""
 
     class TableReady(Message):
         """The decision table is computed."""
@@ -230,33 +335,54 @@ class StrategiesScreen(ViewScreen):
         self.plan: PlanReport | None = None
         """The plan shown."""
         self.plans: list[PlanReport] = []
-        """Search results shown."""
+        """Search results, fastest first (the table may show them filtered or sorted)."""
+        self.layout_typed = False
+        """The layout was typed (``l``, ``--layout``): the search keeps its DP flavour."""
 
     def compose(self) -> ComposeResult:
-        """Title bar, controls, the two columns, key bar."""
+        """Title bar, controls, filter, the two columns, key bar."""
         yield TitleBar()
         yield Static("", id="strat-controls", markup=False)
+        yield FilterBar(id="strat-filter")
         with VerticalScroll(id="strat-body"):
             with Vertical(id="strat-left"):
-                yield Static(
-                    "communication per step vs compute", classes="strat-title", markup=False
-                )
+                yield Static("decision table", classes="strat-title", id="table-title")
                 yield BarChart(id="strat-bars")
                 yield Static("", id="strat-table", classes="strat-text strat-gap")
             with Vertical(id="strat-right"):
-                yield Static("step breakdown", classes="strat-title", id="plan-title", markup=False)
+                yield Static("chosen layout", classes="strat-title", id="plan-title")
                 yield Static("", id="strat-plan", classes="strat-text")
-                yield Static("", id="strat-search", classes="strat-text strat-gap")
+                yield Static("", id="search-title", classes="strat-title strat-gap")
+                search: DataTable[str] = DataTable(
+                    id="strat-search", cursor_type="row", zebra_stripes=True, classes="-empty"
+                )
+                yield search
+                yield Static("", id="strat-why", classes="strat-text")
         yield KeyBar()
 
+    def on_mount(self) -> None:
+        """The search table's columns (fixed widths, so a step time is never cut)."""
+        table = self.query_one("#strat-search", DataTable)
+        for key, header, width in SEARCH_COLUMNS:
+            table.add_column(header, key=key, width=width)
+        self.query_one("#strat-body").focus()
+        super().on_mount()
+
     def on_resize(self) -> None:
-        """Two columns on wide terminals, one below the other on narrow ones."""
-        self.set_class(self.size.width >= 120, "-wide")
+        """Two columns where each holds the layout search's table (150 columns and more),
+        one below the other on narrower terminals."""
+        self.set_class(self.size.width >= WIDE_COLUMNS, "-wide")
 
     def _controls(self, busy: str = "") -> None:
+        from fabricui.tui.glyphs import glyphs
+
+        dot = glyphs().dot
         layout = self.choice.label() if self.choice else "default"
-        text = f"model {self.model_id} [m] · layout {layout} [l] · search layouts [f]"
-        self.query_one("#strat-controls", Static).update(text + (f" · {busy}" if busy else ""))
+        text = f"model {self.model_id} [m] {dot} layout {layout} [l] {dot} search [f]"
+        if self.sort_column or self.reverse:
+            order = "down" if self.reverse else "up"
+            text += f" {dot} by {SORT_NAMES[self.sort_column]} {order} [<>I]"
+        self.query_one("#strat-controls", Static).update(text + (f" {dot} {busy}" if busy else ""))
 
     def data_changed(self, data: FabricData) -> None:
         """New fabric: table and plan again; the old search no longer applies."""
@@ -266,10 +392,10 @@ class StrategiesScreen(ViewScreen):
         self.model_id = app.take_option("model") or self.model_id
         self.choice = None
         layout = app.take_option("layout")
+        self.layout_typed = bool(layout)
         if layout:
             self.choice = parse_layout(layout, LayoutChoice())
-        self.plans = []
-        self.query_one("#strat-search", Static).update("")
+        self._clear_search()
         self.refresh_all()
         if app.take_option("search"):
             self.action_search()
@@ -343,20 +469,19 @@ class StrategiesScreen(ViewScreen):
             return
         from fabricui.units import format_time_us
 
+        self.query_one("#table-title", Static).update(
+            f"decision table: each strategy alone on {table.degree} GPUs, "
+            f"{table.microbatches} x {table.seq_len} tokens per GPU"
+        )
         chart.set_bars(
             decision_bars(table),
             marker=table.step_us,
-            marker_label=f"compute {format_time_us(table.step_us)}",
+            marker_label=f"compute {format_time_us(table.step_us)}: the whole model on one GPU",
         )
         out.update(self._decision_renderable(table))
 
     def _decision_renderable(self, table: DecisionTable) -> Table:
         grid = Table(
-            title=(
-                f"decision table: {table.model}, each strategy alone on {table.degree} GPUs, "
-                f"{table.microbatches} x {table.seq_len} tokens per GPU"
-            ),
-            title_justify="left",
             box=None,
             padding=(0, 1),
             pad_edge=False,
@@ -367,6 +492,8 @@ class StrategiesScreen(ViewScreen):
             grid.add_column(name, no_wrap=True)
         tones = {"yes": "green", "marginal": "yellow", "no": "red"}
         for row in table.rows:
+            if not row_matches((row.name, row.intra_verdict, row.inter_verdict), self.filter_text):
+                continue
             if not row.applies:
                 grid.add_row(
                     row.name,
@@ -390,49 +517,155 @@ class StrategiesScreen(ViewScreen):
         """The step breakdown and the operations of the layout."""
         if message.data is not self.data:
             return
-        plan = self.plan = message.plan
         self.choice = message.choice
         searching = any(w.group == "strategies-search" and w.is_running for w in self.workers)
         self._controls("searching layouts..." if searching else "")
-        self.query_one("#plan-title", Static).update(f"step breakdown: {describe_layout(plan)}")
+        self.show_plan(message.plan)
+
+    def show_plan(self, plan: PlanReport, rank: int | None = None) -> None:
+        """Show a plan's step breakdown under a title naming its layout and batch."""
+        self.plan = plan
+        what = f"search row {rank}" if rank is not None else "chosen layout"
+        self.query_one("#plan-title", Static).update(f"{what}: {describe_layout(plan)}")
         self.query_one("#strat-plan", Static).update(
-            plan_renderable(plan, self.data.fabric.gpu.name)
+            plan_renderable(plan, self.data.fabric.gpu.name if self.data else "")
         )
 
     @on(SearchReady)
     def search_ready(self, message: SearchReady) -> None:
-        """The ranked layouts."""
+        """The ranked layouts: the table takes the keys and comes into view."""
         if message.data is not self.data:
             return
         self._controls()
         self.plans = message.plans
-        grid = Table(
-            title="fastest layouts that fit in memory",
-            title_justify="left",
-            box=None,
-            padding=(0, 1),
-            pad_edge=False,
+        self._fill_search()
+        self.query_one("#strat-search", DataTable).focus(scroll_visible=False)
+        self.call_after_refresh(self._scroll_to, "#search-title")
+
+    def _scroll_to(self, selector: str, relayout: bool = True) -> None:
+        """Scroll the view so that ``selector``'s widget is at the top (once the layout
+        that showed it has run: a refresh later)."""
+        if relayout:
+            self.set_timer(0.1, lambda: self._scroll_to(selector, False))
+            return
+        body = self.query_one("#strat-body", VerticalScroll)
+        body.scroll_to_widget(self.query_one(selector), top=True, animate=False)
+
+    def _clear_search(self) -> None:
+        self.plans = []
+        self._fill_search()
+
+    def _fill_search(self) -> None:
+        """The search's rows, filtered by the filter's words and sorted by the chosen
+        column; the why of each row shown under the table."""
+        table = self.query_one("#strat-search", DataTable)
+        title = self.query_one("#search-title", Static)
+        why = self.query_one("#strat-why", Static)
+        table.clear()
+        if not self.plans:
+            table.add_class("-empty")
+            title.update("")
+            why.update("")
+            return
+        table.remove_class("-empty")
+        first = self.plans[0].layout
+        flavours = {dp_flavour(p) for p in self.plans}
+        only = f", {flavours.pop()} only" if self.layout_typed and len(flavours) == 1 else ""
+        title.update(
+            f"layout search: the {len(self.plans)} fastest that fit in memory, every layout on "
+            f"all {first.world} GPUs at global batch {first.global_batch} x {first.seq_len} "
+            f"tokens{only} (enter: its step)"
         )
-        for name in ("#", "tp", "cp", "pp", "dp", "mb", "recomp", "step", "MFU", "GB", "why"):
-            grid.add_column(name, justify="left" if name == "why" else "right", no_wrap=True)
-        for i, p in enumerate(self.plans, 1):
-            lay = p.layout
-            grid.add_row(
-                str(i),
-                str(lay.tp),
-                str(lay.cp),
-                str(lay.pp),
-                str(lay.dp),
-                str(lay.microbatches),
-                p.recipe.recompute,
-                _time(p.step_us),
-                f"{p.mfu:.0%}",
-                f"{getattr(p, 'memory_GB', 0.0):.0f}",
-                "; ".join(p.reasons()[:2]),
-            )
-        self.query_one("#strat-search", Static).update(grid)
+        from fabricui.services.reports import layout_words
+
+        rows = []
+        for rank, plan in enumerate(self.plans, 1):
+            cells = search_cells(rank, plan)
+            reasons = "; ".join(plan.reasons())
+            if row_matches((*cells, layout_words(plan), reasons), self.filter_text):
+                rows.append((search_sort_key(rank, plan, self.sort_column), cells, reasons))
+        rows.sort(key=lambda r: r[0], reverse=self.reverse)
+        for _key, cells, _reasons in rows:
+            table.add_row(*(Text(c, justify="right") for c in cells), key=cells[0])
+        reasons_grid = Table.grid(padding=(0, 1))
+        reasons_grid.add_column(justify="right", no_wrap=True)
+        reasons_grid.add_column(style="dim")
+        for _key, cells, reasons in rows:
+            reasons_grid.add_row(f"{cells[0]}.", reasons)
+        why.update(reasons_grid)
+
+    @on(DataTable.RowSelected, "#strat-search")
+    def search_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a layout: its step breakdown, as the search priced it."""
+        rank = int(str(event.row_key.value))
+        plan = self.plans[rank - 1]
+        from fabricui.services.loaded import LayoutChoice
+
+        self.choice = LayoutChoice(
+            tp=plan.layout.tp,
+            pp=plan.layout.pp,
+            ep=plan.layout.ep,
+            dp_strategy=dp_flavour(plan) or "ddp",
+            cp=plan.layout.cp,
+            recompute=plan.recipe.recompute,
+        )
+        self._controls()
+        self.show_plan(plan, rank)
+        self.call_after_refresh(self._scroll_to, "#plan-title")
+
+    @on(DataTable.HeaderSelected, "#strat-search")
+    def header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a header sorts by that column (again: the other way)."""
+        if event.column_index == self.sort_column:
+            self.reverse = not self.reverse
+        else:
+            self.sort_column = event.column_index
+
+    @on(FilterBar.Filtered)
+    def filter_changed(self, message: FilterBar.Filtered) -> None:
+        """Show only the rows holding the filter's words."""
+        self.filter_text = message.query
+
+    def watch_sort_column(self) -> None:
+        """Sort again."""
+        self._fill_search()
+        self._controls()
+
+    def watch_reverse(self) -> None:
+        """Sort again."""
+        self._fill_search()
+        self._controls()
+
+    def watch_filter_text(self) -> None:
+        """Filter both tables again."""
+        self._fill_search()
+        if self.table is not None:
+            self.query_one("#strat-table", Static).update(self._decision_renderable(self.table))
 
     # --- actions ---------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        """Show the filter line (it takes every key typed until enter or escape)."""
+        self.query_one(FilterBar).open()
+
+    def action_sort(self, step: int) -> None:
+        """Sort the layout search by the next (or previous) column."""
+        if not self.plans:
+            self.app.notify("press f to search layouts first; > then sorts them", timeout=4)
+            return
+        self.sort_column = (self.sort_column + step) % len(SEARCH_COLUMNS)
+
+    def action_invert(self) -> None:
+        """Reverse the order."""
+        self.reverse = not self.reverse
+
+    def action_scroll_body(self, pages: int) -> None:
+        """Scroll the view a page down or up, whatever has the keys."""
+        body = self.query_one("#strat-body", VerticalScroll)
+        if pages > 0:
+            body.scroll_page_down(animate=False)
+        else:
+            body.scroll_page_up(animate=False)
 
     def action_pick_model(self) -> None:
         """Choose the model."""
@@ -442,10 +675,11 @@ class StrategiesScreen(ViewScreen):
 
         def done(model_id: str | None) -> None:
             if model_id and model_id != self.model_id:
+                self.fabric_app.remember_visit()
                 self.model_id = model_id
                 self.choice = None
-                self.plans = []
-                self.query_one("#strat-search", Static).update("")
+                self.layout_typed = False
+                self._clear_search()
                 self.refresh_all()
 
         choices = [
@@ -464,7 +698,9 @@ class StrategiesScreen(ViewScreen):
 
         def done(text: str | None) -> None:
             if text and self.choice is not None and self.data is not None:
+                self.fabric_app.remember_visit()
                 self.choice = parse_layout(text, self.choice)
+                self.layout_typed = True
                 self._controls("computing...")
                 self._plan(self.data, self.model_id, self.choice)
 
@@ -483,14 +719,43 @@ class StrategiesScreen(ViewScreen):
         if self.data is None:
             return
         self._controls("searching layouts...")
-        self.query_one("#strat-search", Static).update("searching layouts...")
-        # Before the default layout is known: every DP flavour.
-        flavour = self.choice.dp_strategy if self.choice else None
+        self._clear_search()
+        self.query_one("#search-title", Static).update("searching layouts...")
+        # Every DP flavour, unless the user typed a layout with one.
+        flavour = self.choice.dp_strategy if self.choice and self.layout_typed else None
         self._search(self.data, self.model_id, flavour)
 
     def status_text(self) -> str:
         """Model for the sub-title."""
         return self.model_id
+
+    def restore_state(self, state: dict[str, str]) -> None:
+        """The model and the layout shown before (going back); the search is kept when
+        the model is the same."""
+        from fabricui.errors import FabricError
+        from fabricui.services.loaded import LayoutChoice, parse_layout
+
+        model = state.get("model", self.model_id)
+        layout = state.get("layout")
+        try:
+            choice = parse_layout(layout, LayoutChoice()) if layout else None
+        except FabricError:
+            return
+        if model != self.model_id:
+            self.model_id = model
+            self._clear_search()
+        self.choice, self.layout_typed = choice, choice is not None
+        self.refresh_all()
+
+    def view_state(self) -> dict[str, str]:
+        """Model, the layout typed (else the view's default) and whether layouts were
+        searched: what a report or a copied command needs to show the same."""
+        state = {"model": self.model_id}
+        if self.layout_typed and self.choice is not None:
+            state["layout"] = self.choice.label()
+        if self.plans:
+            state["search"] = "yes"
+        return state
 
 
 def _caption(table: DecisionTable) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -37,7 +37,7 @@ MAX_SIZE, MIN_SIZE = 2**44, 1
 
 _SIZE = Binding.Group("size", compact=True)
 #: The line above the map.
-LEGEND = ("arrows move", "s source", "d dest", "+/- size", "z zoom", "h heat", "? keys")
+LEGEND = ("arrows move", "s/d src/dst", "/ find", "<> bottleneck", "z zoom", "h heat", "? keys")
 #: What the map's health markers mean (shown with ``--health``).
 HEALTH_LEGEND = "x down ~ degraded ! errors"
 
@@ -136,6 +136,14 @@ class TopologyScreen(ViewScreen):
             tooltip="Move the cursor to a GPU id (n3.g7 or a rank)",
         ),
         Binding(
+            "slash",
+            "search",
+            "Find",
+            id="map.search",
+            tooltip="Find a host or GPU by name (or part of one) and jump there",
+            key_display="/",
+        ),
+        Binding(
             "z",
             "zoom",
             "Zoom",
@@ -172,7 +180,26 @@ class TopologyScreen(ViewScreen):
             "Zoom out",
             show=False,
             id="map.zoom_out",
-            tooltip="Show every node",
+            tooltip="Show every node (not zoomed: go back, as Backspace)",
+        ),
+        Binding(
+            "pagedown",
+            "scroll_side(1)",
+            "Panel",
+            id="path.page_down",
+            tooltip="Scroll the path panel down a page (pageup: up)",
+            key_display="PgDn",
+            priority=True,
+        ),
+        Binding(
+            "pageup",
+            "scroll_side(-1)",
+            "Panel up",
+            show=False,
+            id="path.page_up",
+            tooltip="Scroll the path panel up a page",
+            key_display="PgUp",
+            priority=True,
         ),
     ]
     """Path and map keys (the map adds the cursor keys)."""
@@ -182,7 +209,7 @@ class TopologyScreen(ViewScreen):
     TopologyScreen TopologyMap { width: 1fr; height: 1fr; }
     TopologyScreen #path-side { width: 46; height: 1fr; border-left: vkey $primary-darken-2; }
     TopologyScreen.-wide #path-side { width: 60; }
-    TopologyScreen #map-legend { height: 1; color: $text-muted; padding: 0 1; }
+    TopologyScreen #map-legend { height: auto; max-height: 2; color: $text-muted; padding: 0 1; }
     """
 
     src: var[int | None] = var(None, init=False)
@@ -380,6 +407,24 @@ class TopologyScreen(ViewScreen):
             return None  # fewer nodes now: back to the default pair
         return pair
 
+    def restore_state(self, state: dict[str, str]) -> None:
+        """The endpoints and the message size shown before (going back)."""
+        data = self.data
+        if data is None:
+            return
+        from fabricui.errors import FabricError
+
+        try:
+            src = data.parse_gpu(state["src"]) if state.get("src") else None
+            dst = data.parse_gpu(state["dst"]) if state.get("dst") else None
+        except FabricError:
+            return
+        self.src, self.dst = src, dst
+        if state.get("message_size"):
+            self.size_bytes = int(state["message_size"])
+        if src is not None:
+            self.map.cursor = src
+
     def view_state(self) -> dict[str, str]:
         """The endpoints and the message size."""
         data = self.data
@@ -400,11 +445,13 @@ class TopologyScreen(ViewScreen):
         if report is None or data is None:
             return []
         from fabricui.render.path import render_path
+        from fabricui.units import size_argument
 
         words = ["fabricui", "path", "-t", data.topology]
         if data.nodes is not None:
             words += ["--nodes", str(data.nodes)]
-        words += ["--src", report.src, "--dst", report.dst, "--message-size", str(self.size_bytes)]
+        words += ["--src", report.src, "--dst", report.dst]
+        words += ["--message-size", size_argument(self.size_bytes)]
         return [
             ("path as text", render_path(report, data.fabric)),
             ("command: fabricui path ...", " ".join(shlex.quote(w) for w in words)),
@@ -476,6 +523,7 @@ class TopologyScreen(ViewScreen):
         """The GPU under the cursor becomes the source."""
         if self.data is None:
             return
+        self.fabric_app.remember_visit()
         self.src = self.map.cursor
         if self.dst == self.src:
             self.dst = None
@@ -488,16 +536,19 @@ class TopologyScreen(ViewScreen):
         if rank == self.src:
             self.app.notify("source and destination are the same GPU", severity="warning")
             return
+        self.fabric_app.remember_visit()
         self.dst = rank
 
     def action_swap(self) -> None:
         """Swap source and destination."""
         if self.src is not None and self.dst is not None:
+            self.fabric_app.remember_visit()
             self.src, self.dst = self.dst, self.src
 
     @on(TopologyMap.GpuClicked)
     def gpu_clicked(self, message: TopologyMap.GpuClicked) -> None:
         """First click picks the source, the next one the destination."""
+        self.fabric_app.remember_visit()
         if self.src is None or self.dst is not None:
             self.src, self.dst = message.rank, None
         elif message.rank != self.src:
@@ -561,10 +612,21 @@ class TopologyScreen(ViewScreen):
         if message.data is not self.data or self.heat_pattern != message.heat.pattern:
             return
         self.map.set_heat(message.heat.utilization)
-        self._legend(
+        meaning = (
             f"heat: {message.heat.pattern} (green < 50% < yellow < 80% < red; reversed: "
-            f"saturated); {message.heat.busiest} [h]"
+            "saturated) [h]"
         )
+        busiest = message.heat.busiest
+        one_line = len(meaning) + len(busiest) + 3 <= self.size.width
+        self._legend(f"{meaning}; {busiest}" if one_line else f"{meaning}\n{busiest}")
+
+    def action_scroll_side(self, pages: int) -> None:
+        """Scroll the path panel (and the findings under it) a page down or up."""
+        side = self.query_one("#path-side", VerticalScroll)
+        if pages > 0:
+            side.scroll_page_down(animate=False)
+        else:
+            side.scroll_page_up(animate=False)
 
     def _legend(self, text: str | None = None) -> None:
         """The line above the map: the keys (and the health markers when ``--health`` marks
@@ -636,28 +698,51 @@ class TopologyScreen(ViewScreen):
         data = self.data
         if data is None:
             return
+        first, last = data.fabric.gpu_name(0), data.fabric.gpu_name(data.fabric.n_gpus - 1)
+        self._ask_gpu("Go to GPU", f"a GPU id ({first} .. {last}) or a rank", data.parse_gpu)
+
+    def action_search(self) -> None:
+        """Ask for a host or GPU by name (or part of one) and move the cursor there."""
+        data = self.data
+        if data is None:
+            return
+        example = data.fabric.node_label(data.fabric.nodes - 1)
+        self._ask_gpu(
+            "Find a host or GPU",
+            f"a host ({example}), part of its name, a node (n3) or a GPU id",
+            data.find_gpu,
+        )
+
+    def _ask_gpu(self, title: str, hint: str, resolve: Callable[[str], int]) -> None:
+        """Prompt until ``resolve`` names a GPU, then put the cursor on it (zooming to its
+        node when zoomed on another)."""
+        data = self.data
+        if data is None:
+            return
 
         def check(text: str) -> str | None:
             from fabricui.errors import FabricError
 
             try:
-                data.parse_gpu(text)
+                resolve(text)
             except FabricError as exc:
                 return exc.message
             return None
 
         def done(value: str | None) -> None:
             if value:
-                rank = data.parse_gpu(value)
-                node = rank // data.fabric.gpus_per_node
-                if self.map.zoom is not None and self.map.zoom != node:
-                    self.map.set_zoom(node)
-                self.map.cursor = rank
+                self.jump_to(resolve(value))
 
-        last = data.fabric.gpu_name(data.fabric.n_gpus - 1)
-        self.app.push_screen(
-            PromptModal("Go to GPU", "", f"n<node>.g<gpu> (n0.g0 .. {last}) or a rank", check), done
-        )
+        self.app.push_screen(PromptModal(title, "", hint, check), done)
+
+    def jump_to(self, rank: int) -> None:
+        """Move the cursor to ``rank`` (zoomed on its node when zoomed on another)."""
+        if self.data is None:
+            return
+        node = rank // self.data.fabric.gpus_per_node
+        if self.map.zoom is not None and self.map.zoom != node:
+            self.map.set_zoom(node)
+        self.map.cursor = rank
 
     def action_zoom(self) -> None:
         """Zoom into the cursor's node, or back out."""
@@ -670,7 +755,9 @@ class TopologyScreen(ViewScreen):
         self.fabric_app.update_titles()
 
     def action_zoom_out(self) -> None:
-        """Show every node again."""
+        """Show every node again; when every node is shown, go back (as Backspace)."""
         if self.map.zoom is not None:
             self.map.set_zoom(None)
             self.fabric_app.update_titles()
+        else:
+            self.fabric_app.action_back()

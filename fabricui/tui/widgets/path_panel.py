@@ -48,13 +48,50 @@ def summary_lines(report: PathReport) -> list[tuple[str, str]]:
             f"{report.bottleneck_hop + 1} {hop.src} -> {hop.dst} ({hop.link})",
         ),
     ]
-    lines.append(("latency", f"{format_time_us(report.latency_us)} (links + switches + NICs)"))
+    lines.append(("latency", f"{format_time_us(report.latency_us)} (links, switches, NICs)"))
     if report.size_bytes is not None and report.transfer_us is not None:
-        lines.append(("size", format_bytes(report.size_bytes)))
-        lines.append(("transfer", f"{format_time_us(report.transfer_us)} (latency + size / bw)"))
+        lines.append(
+            (
+                "transfer",
+                f"{format_time_us(report.transfer_us)} for {format_bytes(report.size_bytes)} "
+                "(lat+size/bw)",
+            )
+        )
     if hop.src_model or hop.dst_model:
-        lines.append(("hardware", f"at the bottleneck: {hop_hardware(hop)}"))
+        lines.append(("hardware", hop_hardware(hop)))
     return lines
+
+
+#: The text that marks the bottleneck hop, whatever the colours (``NO_COLOR``).
+BOTTLENECK_MARK = "<-"
+
+
+def table_width(report: PathReport) -> int:
+    """Columns the hop table needs (#, from, to, link, GB/s, us, the mark): wider than the
+    panel, the hops are drawn as a chain instead."""
+    rows = hop_rows(report)
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    return sum(widths) + len(BOTTLENECK_MARK) + 6 * 2
+
+
+def fit_name(label: str, width: int, arrow: str = "-> ") -> str:
+    """``label`` cut to ``width`` columns from the left (``-> …0560.nic7``): the end of a
+    device name says what it is."""
+    if len(label) <= width:
+        return label
+    body = label[len(arrow) :] if label.startswith(arrow) else label
+    keep = max(1, width - len(arrow) - 1)
+    return f"{arrow if label.startswith(arrow) else ''}…{body[-keep:]}"
+
+
+def chain_label(name: str, previous: str) -> str:
+    """``-> .nic7`` for a device of the same host as the one before it (``luna-0001.g7``
+    then ``luna-0001.nic7``), else ``-> NAME``: the chain stays narrow with long host
+    names."""
+    host, sep, rest = name.rpartition(".")
+    if sep and host and previous.rpartition(".")[0] == host:
+        return f"-> .{rest}"
+    return f"-> {name}"
 
 
 class PathPanel(Widget):
@@ -127,16 +164,15 @@ class PathPanel(Widget):
         title.append(report.dst, self._style("dst"))
         where = self.placement or ("same node" if same else "different nodes")
         title.append(f"\n{where}, {n} hop{'s' * (n != 1)}")
-        hops = (
-            self._hops_wide(report) if self.size.width >= WIDE_COLUMNS else self._hops_chain(report)
-        )
+        wide = self.size.width >= WIDE_COLUMNS and table_width(report) <= self.content_size.width
+        hops = self._hops_wide(report) if wide else self._hops_chain(report)
         summary = Table.grid(padding=(0, 1))
         summary.add_column(style=self._style("label"), no_wrap=True)
         summary.add_column()
         for label, value in summary_lines(report):
             style = self._style("bottleneck") if label == "bottleneck" else None
             summary.add_row(label, Text(value, style=style or ""))
-        return Group(title, Text(""), hops, Text(""), summary)
+        return Group(title, hops, Text(""), summary)
 
     def _hops_wide(self, report: PathReport) -> Table:
         table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
@@ -147,19 +183,42 @@ class PathPanel(Widget):
             ("link", "left"),
             ("GB/s", "right"),
             ("us", "right"),
+            ("", "left"),
         ):
             table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
         for i, row in enumerate(hop_rows(report)):
-            style = self._style("bottleneck") if i == report.bottleneck_hop else None
-            table.add_row(*row, style=style)
+            mark = BOTTLENECK_MARK if i == report.bottleneck_hop else ""
+            style = self._style("bottleneck") if mark else None
+            table.add_row(*row, mark, style=style)
         return table
 
     def _hops_chain(self, report: PathReport) -> Table:
+        """The source on the header line, then one line per hop: where it goes (host-local
+        devices as ``.nic7``), the link, GB/s and us; the numbers never shrink."""
+        rows = hop_rows(report)
         table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
-        for name, justify in (("", "left"), ("via", "left"), ("GB/s", "right"), ("us", "right")):
-            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-        table.add_row(report.src, "", "", "")
-        for i, (_, _, dst, link, bw, lat) in enumerate(hop_rows(report)):
-            style = self._style("bottleneck") if i == report.bottleneck_hop else None
-            table.add_row(f"-> {dst}", link, bw, lat, style=style)
+        fixed = len(BOTTLENECK_MARK) + 4 * 2  # the mark and four two-column gaps
+        columns = []
+        for name, justify, cells in (
+            ("via", "left", [r[3] for r in rows]),
+            ("GB/s", "right", [r[4] for r in rows]),
+            ("us", "right", [r[5] for r in rows]),
+        ):
+            width = max(len(name), *(len(c) for c in cells))
+            fixed += width
+            columns.append((name, justify, width))
+        labels, previous = [], report.src
+        for _, _, dst, *_rest in rows:
+            labels.append(chain_label(dst, previous))
+            previous = dst
+        room = max(8, self.content_size.width - fixed)
+        name_width = min(room, max(len(report.src), *(len(label) for label in labels)))
+        table.add_column(fit_name(report.src, name_width, ""), no_wrap=True, width=name_width)
+        for name, justify, width in columns:
+            table.add_column(name, justify=justify, no_wrap=True, width=width)  # type: ignore[arg-type]
+        table.add_column("", no_wrap=True, width=len(BOTTLENECK_MARK))
+        for i, (label, (_, _, _, link, bw, lat)) in enumerate(zip(labels, rows)):
+            mark = BOTTLENECK_MARK if i == report.bottleneck_hop else ""
+            style = self._style("bottleneck") if mark else None
+            table.add_row(fit_name(label, name_width), link, bw, lat, mark, style=style)
         return table

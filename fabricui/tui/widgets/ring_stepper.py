@@ -1,12 +1,12 @@
-"""A step-by-step ring: how chunks move around a small ring for the classic collectives.
+"""The collective stepper: how chunks move between four GPUs, step by step, for the
+algorithm the collectives table shows (ring, tree, NVLS, NVLS+tree, SHARP, PAT, direct).
 
-This is a teaching aid, not a cost model: it shows which rank sends
-which chunk at each step of the textbook ring algorithm; the engine prices collectives.
+A teaching aid, not a cost model (``collective_steps`` draws each algorithm as NCCL runs
+it); the engine prices collectives.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -18,77 +18,13 @@ from fabricui.tui.glyphs import glyphs
 if TYPE_CHECKING:
     from textual.timer import Timer
 
-#: Operations the stepper can show.
-STEPPER_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
-#: Ranks on the ring.
-RING_RANKS = 4
-#: Chunk names.
-CHUNKS = "ABCDEFGH"
-
-State = tuple[tuple[frozenset[int], ...], ...]
-"""state[rank][chunk]: the ranks whose contribution that rank holds for that chunk."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step of a ring collective."""
-
-    sends: tuple[tuple[int, int, int], ...]
-    """(from rank, to rank, chunk) of every transfer in the step."""
-    state: State
-    """Who holds what after the step."""
-    phase: str
-    """``reduce-scatter``, ``all-gather`` or ``pipeline``."""
-
-
-def initial_state(op: str, n: int) -> State:
-    """What each rank holds before ``op`` starts."""
-    if op in ("all_reduce", "reduce_scatter"):
-        return tuple(tuple(frozenset({r}) for _ in range(n)) for r in range(n))
-    if op == "all_gather":
-        return tuple(
-            tuple(frozenset({r}) if c == r else frozenset() for c in range(n)) for r in range(n)
-        )
-    if op == "broadcast":
-        return tuple(
-            tuple(frozenset({0}) if r == 0 else frozenset() for _ in range(n)) for r in range(n)
-        )
-    raise ValueError(f"the stepper shows {', '.join(STEPPER_OPS)} (got {op!r})")
-
-
-def ring_steps(op: str, n: int = RING_RANKS) -> list[Step]:
-    """Every step of the ring algorithm for ``op`` on ``n`` ranks (rank r sends to r+1).
-
-    Reduce-scatter: at step s rank r adds its partial chunk ``r - s`` into rank r+1's;
-    after n-1 steps rank r owns the full chunk ``r + 1``. All-gather: at step s rank r
-    passes chunk ``r - s`` (r's own chunk first) on. All-reduce is a reduce-scatter then an
-    all-gather of the reduced chunks (2(n-1) steps). Broadcast pipelines the root's n
-    chunks down the chain 0 -> 1 -> ... -> n-1 (2n-2 steps).
-    """
-    state = [list(row) for row in initial_state(op, n)]
-    steps: list[Step] = []
-
-    def record(sends: list[tuple[int, int, int]], phase: str, add: bool) -> None:
-        new = [list(row) for row in state]
-        for src, dst, chunk in sends:
-            new[dst][chunk] = (state[dst][chunk] | state[src][chunk]) if add else state[src][chunk]
-        state[:] = new
-        steps.append(Step(tuple(sends), tuple(tuple(row) for row in new), phase))
-
-    if op in ("all_reduce", "reduce_scatter"):
-        for s in range(n - 1):
-            record([(r, (r + 1) % n, (r - s) % n) for r in range(n)], "reduce-scatter", True)
-    if op == "all_reduce":
-        for s in range(n - 1):
-            record([(r, (r + 1) % n, (r + 1 - s) % n) for r in range(n)], "all-gather", False)
-    if op == "all_gather":
-        for s in range(n - 1):
-            record([(r, (r + 1) % n, (r - s) % n) for r in range(n)], "all-gather", False)
-    if op == "broadcast":
-        for s in range(2 * n - 2):
-            sends = [(s - c, s - c + 1, c) for c in range(n) if 0 <= s - c < n - 1]
-            record(sends, "pipeline", False)
-    return steps
+from fabricui.tui.widgets.collective_steps import CHUNKS as CHUNKS
+from fabricui.tui.widgets.collective_steps import RING_RANKS as RING_RANKS
+from fabricui.tui.widgets.collective_steps import STEPPER_OPS as STEPPER_OPS
+from fabricui.tui.widgets.collective_steps import Step as Step
+from fabricui.tui.widgets.collective_steps import collective_steps
+from fabricui.tui.widgets.collective_steps import initial_state as initial_state
+from fabricui.tui.widgets.collective_steps import ring_steps as ring_steps
 
 
 def cell_text(holders: frozenset[int], n: int) -> str:
@@ -100,17 +36,33 @@ def cell_text(holders: frozenset[int], n: int) -> str:
     return "+".join(str(r) for r in sorted(holders))
 
 
-#: What each op does, one line under the ring.
-CAPTIONS = {
-    "all_reduce": "reduce-scatter + all-gather: sends 2(N-1)/N of data",
-    "all_gather": "each GPU passes on what it got last; sends (N-1)/N",
-    "reduce_scatter": "partial sums go round; GPU r ends with chunk r+1",
-    "broadcast": "the root's chunks stream down the chain 0->1->2->3",
-}
+def chunk_list(chunks: list[int]) -> str:
+    """``A``, ``A,B`` or ``B-D`` (three or more in a row) for chunk indices."""
+    order = sorted(set(chunks))
+    if len(order) > 2 and order[-1] - order[0] == len(order) - 1:
+        return f"{CHUNKS[order[0]]}-{CHUNKS[order[-1]]}"
+    return ",".join(CHUNKS[c] for c in order)
+
+
+def send_text(step: Step, rank: int, arrow: str, n: int = RING_RANKS) -> str:
+    """What ``rank`` sends in ``step``: `` ↓ A to GPU1``, `` -> A,B to GPU1,3``, `` -> A to
+    all``, `` -> B-D to owners`` (each chunk to the GPU that ends with it); empty when it
+    sends nothing. Through a switch, the step's phase says so."""
+    sends = [(dst, chunk) for src, dst, chunk in step.sends if src == rank]
+    if not sends:
+        return ""
+    chunks = chunk_list([chunk for _, chunk in sends])
+    targets = sorted({dst for dst, _ in sends})
+    if len(targets) == n - 1 and len(targets) > 1:
+        where = "owners" if all(dst == chunk for dst, chunk in sends) else "all"
+    else:
+        where = "GPU" + ",".join(str(t) for t in targets)
+    return f" {arrow} {chunks} to {where}"
 
 
 class RingStepper(Widget):
-    """Four GPUs on a ring, their chunks, and the transfers of the current step.
+    """Four GPUs, their chunks, and the transfers of the current step of ``op`` on
+    ``algorithm`` (the ring when that algorithm has no picture of ``op``).
 
     ``step`` 0 is the starting state; each later step shows who sent what to whom. The
     stepper only animates when asked (``play``), and stops at the last step.
@@ -134,6 +86,8 @@ class RingStepper(Widget):
 
     op: reactive[str] = reactive("all_reduce", init=False, layout=True)
     """The collective shown."""
+    algorithm: reactive[str] = reactive("ring", init=False, layout=True)
+    """The algorithm asked for (``nvls``, ``tree/ll``: the table's label)."""
     step: reactive[int] = reactive(0, init=False)
     """Steps taken (0: starting state)."""
     playing: reactive[bool] = reactive(False, init=False)
@@ -141,7 +95,7 @@ class RingStepper(Widget):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, classes=classes)
-        self._steps = ring_steps("all_reduce")
+        self.drawn, self._steps, self.caption = collective_steps("all_reduce", "ring")
         self._timer: Timer | None = None
 
     @property
@@ -155,9 +109,20 @@ class RingStepper(Widget):
 
     def watch_op(self) -> None:
         """New op: recompute the steps and start over."""
-        self._steps = ring_steps(self.op)
+        self._restart()
+
+    def watch_algorithm(self) -> None:
+        """Another algorithm: its steps, from the start."""
+        self._restart()
+
+    def _restart(self) -> None:
+        drawn, steps, caption = collective_steps(self.op, self.algorithm)
+        if (drawn, steps) == (self.drawn, self._steps):
+            return
+        self.drawn, self._steps, self.caption = drawn, steps, caption
         self.playing = False
         self.step = 0
+        self.refresh(layout=True)
 
     def validate_step(self, step: int) -> int:
         """Keep the step within 0..total."""
@@ -193,13 +158,13 @@ class RingStepper(Widget):
         dot = glyphs().dot
         phase = f" {dot} {current.phase}" if current else f" {dot} start"
         out.append(
-            f"ring {self.op} {dot} step {self.step}/{self.total}{phase}", self._style("title")
+            f"{self.drawn} {self.op} {dot} step {self.step}/{self.total}{phase}",
+            self._style("title"),
         )
         if self.playing:
             out.append("  (playing)", self._style("muted"))
         out.append("\n")
         received = {(dst, chunk) for _, dst, chunk in current.sends} if current else set()
-        sends = {src: (dst, chunk) for src, dst, chunk in current.sends} if current else {}
         cell_w = max(len(cell_text(frozenset(range(n - 1)), n)), 3) + 3
         for rank in range(n):
             out.append(f"GPU{rank} ")
@@ -213,10 +178,10 @@ class RingStepper(Widget):
                 else:
                     style = self._style("muted") if not holders else None
                 out.append(text, style or "")
-            arrow = glyphs().down if rank < n - 1 else glyphs().wrap
-            if rank in sends:
-                dst, chunk = sends[rank]
-                out.append(f" {arrow} {CHUNKS[chunk]} to GPU{dst}", self._style("fresh"))
+            arrow = "->" if self.drawn != "ring" else glyphs().down
+            arrow = glyphs().wrap if self.drawn == "ring" and rank == n - 1 else arrow
+            if current is not None:
+                out.append(send_text(current, rank, arrow), self._style("fresh"))
             out.append("\n")
-        out.append(CAPTIONS[self.op], self._style("muted"))
+        out.append(self.caption, self._style("muted"))
         return out

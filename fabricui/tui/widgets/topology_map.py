@@ -34,6 +34,8 @@ ROW_KINDS = (("GPU", 0), ("NVSw", 3), ("PCIe", 2), ("CPU", 1), ("NIC", 4))
 LABEL_W = 6
 #: Text marker of a device whose links ``--health`` shows down, degraded or erroring.
 HEALTH_MARKERS = {"down": "x", "degraded": "~", "errors": "!"}
+#: Brackets of the two devices of the narrowest hop (other path devices get ``[ ]``).
+BOTTLENECK_BRACKETS = ("<", ">")
 
 
 @dataclass(frozen=True)
@@ -147,9 +149,18 @@ def _row_notes(fabric: Fabric) -> dict[str, str]:
     return notes
 
 
+def node_span(fabric: Fabric, members: list[int]) -> str:
+    """``n0-n15``, or ``luna-0001..luna-0016`` on an imported cluster (its host names)."""
+    first, last = fabric.node_label(members[0]), fabric.node_label(members[-1])
+    if len(members) == 1:
+        return first
+    joint = "-" if first == f"n{members[0]}" and last == f"n{members[-1]}" else ".."
+    return f"{first}{joint}{last}"
+
+
 def node_box(fabric: Fabric, node: int, inner: int) -> list[list[Cell]]:
     """One node as a box: a title line, one line (or more) per device kind, a bottom line."""
-    title = f" n{node} "
+    title = f" {fabric.node_label(node)} "[: max(3, inner - 1)]
     tl, tr, br, bl, h, v = glyphs().box
     lines = [
         [
@@ -187,8 +198,7 @@ def _box_inner(fabric: Fabric, width: int) -> int:
 def _domain_head(fabric: Fabric, domain: int, nodes: list[int], width: int) -> list[Cell]:
     """First line of a domain's frame: its name, hosts, and its shared switch as a cell."""
     switches = [int(d) for d in fabric.domain_device_ids(domain)]
-    first, last = nodes[0], nodes[-1]
-    span = f"n{first}-n{last}" if last > first else f"n{first}"
+    span = node_span(fabric, nodes)
     tl, _tr, _br, _bl, h, _v = glyphs().double
     title = f"{tl}{h} d{domain} ({span}) {fabric.scaleup_label} "
     cells = [Cell(title, "border")]
@@ -264,7 +274,7 @@ def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]
         groups = [(frozenset(), nodes[i : i + 16]) for i in range(0, len(nodes), 16)]
     out = []
     for key, members in groups:
-        span = f"n{members[0]}-n{members[-1]}" if len(members) > 1 else f"n{members[0]}"
+        span = node_span(fabric, members)
         if key:
             shown = sorted(key)[:8]
             if fabric.switch_names:
@@ -321,12 +331,12 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
             if domain is not None:
                 layout.add(_domain_foot(width))
     else:
-        label_w = len(f"n{fabric.nodes - 1}") + 1
+        label_w = max(len(fabric.node_label(n)) for n in nodes) + 1
         seg_w = label_w + fabric.gpus_per_node + 2
         per_row = max(1, width // seg_w)
         if hosts > 1:
             groups = [
-                (f"d{d} {glyphs().dot} {fabric.scaleup_label} domain n{m[0]}-n{m[-1]}", m, d)
+                (f"d{d} {glyphs().dot} {fabric.scaleup_label} domain {node_span(fabric, m)}", m, d)
                 for d, m in runs
             ]
         else:
@@ -339,7 +349,7 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
             for start in range(0, len(members), per_row):
                 line = []
                 for node in members[start : start + per_row]:
-                    line.append(Cell(f"n{node}".ljust(label_w), "node", node=node))
+                    line.append(Cell(fabric.node_label(node).ljust(label_w), "node", node=node))
                     base = node * fabric.gpus_per_node
                     for g in range(fabric.gpus_per_node):
                         dev = int(fabric.gpu_dev[base + g])
@@ -655,6 +665,8 @@ class TopologyMap(ScrollView, can_focus=True):
                 style += self._style("cursor")
             return [Segment(text, style)]
         left, right = ("[", "]") if on_path else (" ", " ")
+        if cell.dev in self.bottleneck_devs:  # marked in text too: NO_COLOR drops colours
+            left, right = BOTTLENECK_BRACKETS
         if mark is not None:  # in text too, not only colour (NO_COLOR, screen readers)
             left = HEALTH_MARKERS[mark]
         if cell.rank >= 0 and cell.rank == self.cursor:
@@ -672,7 +684,8 @@ class TopologyMap(ScrollView, can_focus=True):
         return any(int(fabric.dev_node[d]) == node for d in self.path_devs)
 
     def render_text(self) -> str:
-        """The whole map as plain text (brackets mark the path; no cursor)."""
+        """The whole map as plain text (``[ ]`` mark the path, ``< >`` its bottleneck; no
+        cursor)."""
         out = []
         for line in self._layout.lines:
             parts = []

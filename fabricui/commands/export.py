@@ -1,0 +1,90 @@
+"""``fabricui export -t TOPO --format dot|svg|pdf``: the topology as a diagram for design
+reviews (hosts with their devices, the network's tiers, links coloured by class)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from fabricui.commands.options import add_topology_options, catalog, topology_request
+from fabricui.errors import ConfigError
+
+#: Formats ``export`` writes.
+FORMATS = ("dot", "svg", "pdf")
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``export`` subcommand.
+
+    Args:
+        subparsers: The object ``ArgumentParser.add_subparsers()`` returned.
+    """
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "export",
+        help="draw the topology as a diagram: Graphviz DOT, SVG or PDF",
+        description="SVG and PDF are drawn by fabricui itself (no Graphviz needed); DOT is "
+        "for Graphviz (dot -Tpng fabric.dot > fabric.png) or for editing.",
+    )
+    add_topology_options(parser)
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        help="dot, svg or pdf (default: from -o's suffix, else dot)",
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write FILE (default: standard output)"
+    )
+    parser.add_argument("--force", action="store_true", help="let -o replace an existing file")
+    parser.add_argument(
+        "--max-hosts",
+        type=int,
+        default=None,
+        metavar="N",
+        help="hosts drawn before the rest are summarised in one box (default: 8)",
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Draw and write the diagram; returns 0.
+
+    Raises:
+        FabricError: Unknown topology, a bad format or file name, an existing file.
+    """
+    from fabricui.files import check_target, write_bytes
+    from fabricui.render.diagram import DEFAULT_MAX_HOSTS, to_dot, to_pdf, to_svg, topology_drawing
+    from fabricui.services.session import load_fabric
+
+    output = args.output
+    fmt = args.format
+    if output and output != "-":
+        suffix = Path(output).suffix.lower().lstrip(".")
+        if fmt is None:
+            if suffix not in FORMATS:
+                raise ConfigError(f"-o {output}: use a .dot, .svg or .pdf name, or --format")
+            fmt = suffix
+        check_target(Path(output), args.force)
+    fmt = fmt or "dot"
+    if fmt == "pdf" and (not output or output == "-") and sys.stdout.isatty():
+        raise ConfigError("a PDF is not for a terminal: give -o FILE.pdf or redirect the output")
+    max_hosts = args.max_hosts if args.max_hosts is not None else DEFAULT_MAX_HOSTS
+    if max_hosts < 1:
+        raise ConfigError(f"--max-hosts must be at least 1 (got {max_hosts})")
+    fabric = load_fabric(topology_request(args), catalog(args))
+    if fmt == "dot":
+        data = to_dot(fabric, max_hosts).encode()
+    elif fmt == "svg":
+        data = to_svg(topology_drawing(fabric, max_hosts)).encode()
+    else:
+        data = to_pdf(topology_drawing(fabric, max_hosts))
+    if output and output != "-":
+        write_bytes(Path(output), data, args.force)
+        print(f"wrote {output}", file=sys.stderr)
+    elif fmt == "pdf":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+    else:
+        sys.stdout.write(data.decode("utf-8"))
+    return 0

@@ -1,0 +1,291 @@
+"""The ``:`` command line: what the keys do, typed as words (``topology gb200-nvl72``,
+``src luna-0016.g7``, ``model llama3-405b``), checked before it runs, with the command and
+its argument completed as you type (right arrow takes the suggestion)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, cast
+
+from textual.suggester import Suggester
+
+from fabricui.tui.screens.prompt import PromptModal
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from fabricui.tui.explorer import Explorer
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command of the command line."""
+
+    name: str
+    """What is typed first."""
+    argument: str
+    """What follows (``ID``), or empty for none."""
+    help: str
+    """What it does."""
+    view: str = ""
+    """The view it acts on (shown first), or empty."""
+
+
+#: Every command, in the order the help lists them.
+COMMANDS = (
+    Command("topology", "ID|FILE", "open a topology (t)", ""),
+    Command("nodes", "N", "rescale the topology to N nodes (N)", ""),
+    Command("view", "NAME", "show a view: topology, pyramid, collectives, strategies, plugins"),
+    Command("find", "NAME", "jump to a host or GPU by name or part of one (/)", "topology"),
+    Command("src", "GPU", "route from this GPU (s)", "topology"),
+    Command("dst", "GPU", "route to this GPU (d)", "topology"),
+    Command("size", "SIZE", "message size of the path: 64K, 1G (m)", "topology"),
+    Command("op", "OP", "collective operation (o)", "collectives"),
+    Command("group", "GROUP", "group of GPUs: all, host, domain, per-node (g)", "collectives"),
+    Command("sizes", "A:B", "size range, or one size (e)", "collectives"),
+    Command("model", "ID", "model of the strategies view (m)", "strategies"),
+    Command("layout", "LAYOUT", "layout such as 'tp8 pp2 fsdp' (l)", "strategies"),
+    Command("search", "", "rank every layout (f)", "strategies"),
+    Command("save", "", "save this view as a report, SVG or text (S)", ""),
+    Command("back", "", "back to what was shown before (Backspace, Esc)", ""),
+    Command("help", "", "every key (?)", ""),
+    Command("quit", "", "leave fabricui (q)", ""),
+)
+BY_NAME = {command.name: command for command in COMMANDS}
+#: Other words for commands.
+ALIASES = {"t": "topology", "q": "quit", "go": "find", "goto": "find", "?": "help"}
+
+
+def split(text: str) -> tuple[Command | None, str, str]:
+    """(command, argument, the word typed) of a command line."""
+    word, _, argument = text.strip().partition(" ")
+    name = ALIASES.get(word.lower(), word.lower())
+    return BY_NAME.get(name), argument.strip(), word
+
+
+def _choices(app: Explorer, command: Command) -> list[str]:
+    """What the argument of ``command`` may be, for completion."""
+    from fabricui.vocabulary import VIEWS
+
+    catalog = app.catalog
+    if command.name == "topology" and catalog is not None:
+        return sorted(catalog.topologies)
+    if command.name == "view":
+        return list(VIEWS)
+    if command.name == "model" and catalog is not None:
+        return sorted(catalog.models)
+    if command.name == "op":
+        from fabricui.vocabulary import OPS
+
+        return list(OPS)
+    if command.name == "group":
+        from fabricui.tui.data import GROUPS
+
+        return list(GROUPS)
+    if command.name == "find" and app.data is not None:
+        return [name for name in app.data.fabric.host_names if name]
+    return []
+
+
+def check(app: Explorer, text: str) -> str | None:
+    """Why a command line cannot run (one line), or None."""
+    from fabricui.errors import FabricError, unknown_id_message
+
+    command, argument, word = split(text)
+    if not word:
+        return "type a command (help lists them)"
+    if command is None:
+        return unknown_id_message("command", word, [c.name for c in COMMANDS])
+    if command.argument and not argument:
+        return f"{command.name} {command.argument}: {command.help}"
+    if not command.argument and argument:
+        return f"{command.name} takes nothing after it"
+    validate = _VALIDATORS.get(command.name)
+    try:
+        return validate(app, argument) if validate is not None else None
+    except FabricError as exc:
+        return exc.message
+
+
+def _check_topology(app: Explorer, argument: str) -> str | None:
+    from pathlib import Path
+
+    from fabricui.errors import unknown_id_message
+
+    catalog = app.catalog
+    if catalog is None or argument in catalog.topologies or Path(argument).expanduser().is_file():
+        return None
+    return unknown_id_message("topology", argument, catalog.topologies) + "; or a YAML file path"
+
+
+def _check_choice(name: str) -> Callable[[Explorer, str], str | None]:
+    def validate(app: Explorer, argument: str) -> str | None:
+        from fabricui.errors import unknown_id_message
+
+        command = BY_NAME[name]
+        choices = _choices(app, command)
+        if name == "op":
+            from fabricui.vocabulary import op_name
+
+            return None if op_name(argument) else unknown_id_message("operation", argument, choices)
+        if argument in choices or not choices:
+            return None
+        return unknown_id_message(name, argument, choices)
+
+    return validate
+
+
+def _check_gpu(finder: str) -> Callable[[Explorer, str], str | None]:
+    def validate(app: Explorer, argument: str) -> str | None:
+        if app.data is not None:
+            getattr(app.data, finder)(argument)
+        return None
+
+    return validate
+
+
+def _check_nodes(app: Explorer, argument: str) -> str | None:
+    if not argument.isdigit() or int(argument) < 1:
+        return f"a whole number of nodes, not {argument!r}"
+    if app.data is not None and app.catalog is not None:  # as N checks it
+        from fabricui.hwdb.resolve import resolve_topology
+
+        resolve_topology(app.data.topology, app.catalog, int(argument))
+    return None
+
+
+def _check_size(app: Explorer, argument: str) -> str | None:
+    from fabricui.units import parse_message_size
+
+    parse_message_size(argument, "size")
+    return None
+
+
+def _check_sizes(app: Explorer, argument: str) -> str | None:
+    from fabricui.tui.screens.collectives import check_range
+
+    return check_range(argument)
+
+
+def _check_layout(app: Explorer, argument: str) -> str | None:
+    from fabricui.tui.screens.strategies import check_layout_text
+
+    return check_layout_text(argument)
+
+
+_VALIDATORS: dict[str, Callable[[Explorer, str], str | None]] = {
+    "topology": _check_topology,
+    "nodes": _check_nodes,
+    "view": _check_choice("view"),
+    "find": _check_gpu("find_gpu"),
+    "src": _check_gpu("parse_gpu"),
+    "dst": _check_gpu("parse_gpu"),
+    "size": _check_size,
+    "op": _check_choice("op"),
+    "group": _check_choice("group"),
+    "sizes": _check_sizes,
+    "model": _check_choice("model"),
+    "layout": _check_layout,
+}
+
+
+def run_command(app: Explorer, text: str) -> None:
+    """Run a checked command line (``check`` returned None for it)."""
+    import dataclasses
+
+    from fabricui.tui.screens.base import ViewScreen
+
+    command, argument, _word = split(text)
+    if command is None:
+        return
+    name = command.name
+    if name == "back":
+        app.action_back()
+        return
+    if name == "help":
+        app.action_help()
+        return
+    textual_app = cast("App[None]", app)
+    if name == "quit":
+        textual_app.exit()
+        return
+    if name == "save":
+        app.action_save_snapshot()
+        return
+    if name == "topology":
+        app.load_topology(argument)
+        return
+    if name == "nodes" and app.data is not None:
+        app.load_topology(dataclasses.replace(app.data.request, nodes=int(argument)))
+        return
+    if name == "view":
+        app.switch_view(argument)
+        return
+    view = command.view
+    app.switch_view(view)
+
+    def act() -> None:
+        screen = textual_app.screen
+        if not isinstance(screen, ViewScreen) or view != screen.VIEW or app.data is None:
+            return
+        if name == "find":
+            screen.jump_to(app.data.find_gpu(argument))  # type: ignore[attr-defined]
+            return
+        if name == "search":
+            screen.action_search()  # type: ignore[attr-defined]
+            return
+        app.remember_visit()
+        state = dict(screen.view_state())
+        if name in ("src", "dst"):
+            state[name] = app.data.fabric.gpu_name(app.data.parse_gpu(argument))
+        elif name == "size":
+            from fabricui.units import parse_message_size
+
+            state["message_size"] = str(parse_message_size(argument, "size"))
+        else:
+            state[name] = argument
+        screen.restore_state(state)
+
+    textual_app.call_after_refresh(act)
+
+
+class CommandSuggester(Suggester):
+    """Completes the command word, then its argument (topology and model ids, views,
+    operations, groups, host names)."""
+
+    def __init__(self, app: Explorer) -> None:
+        super().__init__(use_cache=False, case_sensitive=True)
+        self.fabric_app = app
+        """The app whose catalog and fabric hold the choices."""
+
+    async def get_suggestion(self, value: str) -> str | None:
+        """The first command or argument that starts with what is typed."""
+        word, space, argument = value.partition(" ")
+        if not space:
+            names = [c.name for c in COMMANDS]
+            return next((f"{n}" for n in names if n.startswith(word) and word), None)
+        command = BY_NAME.get(ALIASES.get(word, word))
+        if command is None or not argument:
+            return None
+        for choice in _choices(self.fabric_app, command):
+            if choice.startswith(argument):
+                return f"{word} {choice}"
+        return None
+
+
+class CommandLineModal(PromptModal):
+    """The ``:`` prompt: one command, checked before it closes, completed as you type."""
+
+    def __init__(self, app: Explorer) -> None:
+        names = " · ".join(
+            f"{c.name} {c.argument}".strip() for c in COMMANDS if c.name not in ("help", "quit")
+        )
+        super().__init__(":", "", names, lambda text: check(app, text))
+        self.suggester = CommandSuggester(app)
+        """Completion of commands and their arguments."""
+
+    def on_mount(self) -> None:
+        """Complete as you type (the right arrow takes the suggestion)."""
+        from textual.widgets import Input
+
+        self.query_one(Input).suggester = self.suggester
