@@ -167,14 +167,16 @@ def load_fabric(topology: str, nodes: int | None = None, host: PluginHost | None
 
 
 def path(fabric: Fabric, src: str, dst: str, size_bytes: int | None = None) -> PathReport:
-    """The routed path between two GPUs (``fabricui path``).
+    """The routed path between two GPUs (``fabricui path``): ``n3.g7``, ``d0.g71`` or a
+    global rank, as users type them.
 
     Raises:
         EngineError: Unknown GPU ids or identical endpoints.
     """
     from fabricui.engine.evaluate import evaluate_path
+    from fabricui.fabric.ids import parse_gpu_id
 
-    return evaluate_path(fabric, src, dst, size_bytes)
+    return evaluate_path(fabric, parse_gpu_id(fabric, src), parse_gpu_id(fabric, dst), size_bytes)
 
 
 def collective(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 #: The topology every entry point opens when none is named.
 DEFAULT_TOPOLOGY = "dgx-h100-pod"
+#: The model every entry point plans when none is named.
+DEFAULT_MODEL = "llama3-70b"
 
 
 #: Collective operations, named as nccl-tests names them.
@@ -24,8 +26,46 @@ PATTERNS = ("all_to_all", "ring", "random-pairs")
 #: NCCL protocols, fastest-latency first.
 PROTOCOLS = ("ll", "ll128", "simple")
 
-#: The explorer's views, in key order (1-5).
-VIEWS = ("topology", "pyramid", "collectives", "strategies", "plugins")
+#: The explorer's views, in key order (1-5), and what their titles and reports call them.
+VIEW_TITLES = {
+    "topology": "Topology",
+    "pyramid": "Bandwidth pyramid",
+    "collectives": "Collectives",
+    "strategies": "Strategies",
+    "plugins": "Plugins",
+}
+VIEWS = tuple(VIEW_TITLES)
+
+#: Groups of GPUs a collective can run on: every GPU, the GPUs of host 0, those of
+#: scale-up domain 0 (the hosts sharing an NVLink switch, e.g. an NVL72 rack), or GPU 0 of
+#: every node.
+GROUPS = ("all", "host", "domain", "per-node")
+#: Other names of groups (``node`` is the host).
+GROUP_ALIASES = {"node": "host"}
+
+#: Data-parallel strategies users name (``--dp-strategy``, the explorer's layout words, run
+#: files); a plugin may register more.
+DP_STRATEGIES = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp")
+#: Other names of DP strategies: ZeRO-3 is FSDP, no sharding is DDP.
+DP_ALIASES = {"zero3": "fsdp", "none": "ddp"}
+
+#: Activation recomputation modes.
+RECOMPUTE_MODES = ("none", "selective", "full")
+#: Megatron-Core's recompute modules (``--recompute-modules``, a run's ``recompute_modules``).
+RECOMPUTE_MODULES = ("core_attn", "mlp", "moe", "moe_act", "layernorm", "shared_experts")
+#: Precisions of the training model (fp8 / fp4: the GEMMs in FP8 / NVFP4, the rest BF16).
+PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
+#: Attention implementations a framework or a run names: fused kernels with a ``kernels``
+#: record, and Megatron's unfused score matrix of 2021-22.
+ATTENTION_IMPLS = ("cudnn", "fa2", "fa3", "fa4", "triton", "unfused")
+#: What ``--attention`` and a run accept: ``flash`` (the framework's fused kernel) or one
+#: of the implementations.
+ATTENTION_CHOICES = ("flash", *ATTENTION_IMPLS)
+#: FP8 scaling recipes: per-tensor delayed (amax history) or current scaling, 1x128 /
+#: 128x128 block scaling (DeepSeek-V3), MXFP8 (32-element blocks, Blackwell).
+FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
+#: MoE token dispatch: a copy per routed expert, or one per node (DeepEP).
+MOE_DISPATCH = ("alltoall", "deepep")
 
 
 def op_name(text: str) -> str | None:

@@ -16,7 +16,7 @@ from fabricui.commands.options import (
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.services.command_requests import CollectiveRequest
-from fabricui.services.requests import GROUPS
+from fabricui.services.requests import GROUP_CHOICES
 from fabricui.vocabulary import OPS
 
 
@@ -37,7 +37,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--gpus", type=int, help="use the first N GPUs (global ranks 0..N-1)")
     parser.add_argument(
         "--group",
-        choices=GROUPS,
+        choices=GROUP_CHOICES,
         default="all",
         help="all GPUs, the GPUs of host 0 (node is the same), of scale-up domain 0 (an "
         "NVLink rack), or GPU 0 of every node",

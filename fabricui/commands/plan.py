@@ -4,24 +4,28 @@ or price a published run (``--run FILE``)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.commands.options import add_hosts_option
-from fabricui.commands.strategies import add_common_args, catalog_of, topology_of
+from fabricui.commands.options import add_hosts_option, catalog_request, topology_request
+from fabricui.commands.strategies import add_common_args
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
-from fabricui.services.plan import DP_STRATEGIES as DP_STRATEGIES
-from fabricui.services.plan import MODEL_PARALLEL as MODEL_PARALLEL
-from fabricui.services.plan import SEARCH_TOP as SEARCH_TOP
-from fabricui.services.plan import load_strategies as load_strategies
+from fabricui.services.plan import MODEL_PARALLEL, SEARCH_TOP, STEP_PARTS, load_strategies
+from fabricui.vocabulary import (
+    ATTENTION_CHOICES,
+    DEFAULT_MODEL,
+    DP_STRATEGIES,
+    FP8_RECIPES,
+    MOE_DISPATCH,
+    PRECISIONS,
+    RECOMPUTE_MODES,
+)
 
 if TYPE_CHECKING:
     from fabricui.engine.training.step import PlanReport
-    from fabricui.engine.types import Layout, Strategy
+    from fabricui.engine.types import Layout
     from fabricui.fabric.fabric import Fabric
-    from fabricui.model import ModelShape
     from fabricui.services.plan import LayoutRequest, PlanRequest, RunResult, SearchResult
 
 COLUMNS = (
@@ -94,12 +98,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--recompute",
-        choices=("none", "selective", "full"),
+        choices=RECOMPUTE_MODES,
         help="activation recomputation (default: none; --search tries all three)",
     )
     parser.add_argument(
         "--precision",
-        choices=("bf16", "fp16", "fp8", "fp4"),
+        choices=PRECISIONS,
         help="GEMM precision (fp4: NVFP4 on parts with an FP4 peak)",
     )
     parser.add_argument(
@@ -110,13 +114,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--attention",
-        choices=("flash", "cudnn", "fa2", "fa3", "fa4", "triton", "unfused"),
+        choices=ATTENTION_CHOICES,
         help="attention kernel: a fused kernel by name, flash (the framework's) or unfused "
         "(default: the framework's)",
     )
     parser.add_argument(
         "--fp8-recipe",
-        choices=("delayed", "current", "blockwise", "mxfp8"),
+        choices=FP8_RECIPES,
         help="FP8 scaling recipe with --precision fp8 (default: the framework's)",
     )
     parser.add_argument(
@@ -140,7 +144,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--moe-dispatch",
-        choices=("alltoall", "deepep"),
+        choices=MOE_DISPATCH,
         help="MoE token dispatch: a copy per routed expert, or one per node (default: the "
         "framework's)",
     )
@@ -192,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
 
     if _get(args, "run", None):
         runs = service.price_runs(
-            service.RunRequest(Path(args.run), catalog_of(args)), strategies=load_strategies()
+            service.RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()
         )
         data: dict[str, Any] = (
             run_json(runs[0]) if len(runs) == 1 else {"runs": [run_json(r) for r in runs]}
@@ -225,13 +229,13 @@ def run(args: argparse.Namespace) -> int:
 def plan_request(args: argparse.Namespace) -> PlanRequest:
     """The service request ``args`` describe."""
     from fabricui.engine.training.recipe import RecipeChoices
-    from fabricui.services.plan import DEFAULT_MODEL, PlanRequest
+    from fabricui.services.plan import PlanRequest
 
     mfu = _get(args, "mfu", None)
     if mfu is not None and not 0.0 < mfu <= 1.0:
         raise ConfigError(f"--mfu must be in (0, 1] (got {mfu})")
     return PlanRequest(
-        topology=topology_of(args),
+        topology=topology_request(args),
         model=_get(args, "model", DEFAULT_MODEL),
         layout=layout_request(args),
         dp_strategy=_get(args, "dp_strategy", None),
@@ -254,7 +258,7 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
         ),
         search=bool(_get(args, "search", False)),
         top=_get(args, "top", SEARCH_TOP),
-        catalog=catalog_of(args),
+        catalog=catalog_request(args),
         hosts=_get(args, "hosts", None),
         framework=_get(args, "framework", None),
     )
@@ -295,31 +299,6 @@ def _print(args: argparse.Namespace, data: dict[str, Any], text: Any) -> None:
         print_json(data)
     else:
         print(text())
-
-
-def chosen_strategies(
-    dp_strategy: str, sequence_parallel: bool, extra: Sequence[str] = ()
-) -> list[Strategy]:
-    """The strategies a plan uses (``services.plan.chosen_strategies`` over this module's
-    ``load_strategies``).
-
-    Raises:
-        ConfigError: An unknown or unregistered strategy.
-    """
-    from fabricui.services.plan import chosen_strategies as choose
-
-    return choose(dp_strategy, sequence_parallel, extra, load_strategies())
-
-
-def layout_from_args(args: argparse.Namespace, fabric: Fabric, model: ModelShape) -> Layout:
-    """The layout ``--tp/--pp/--dp/--cp/--ep/--microbatches/--global-batch/--seq`` describe.
-
-    Raises:
-        ConfigError: A degree below 1, or degrees that do not divide the GPUs.
-    """
-    from fabricui.services.plan import build_layout
-
-    return build_layout(layout_request(args), fabric, model)
 
 
 # --- text ------------------------------------------------------------------------------------
@@ -369,26 +348,12 @@ def _time(time_us: float) -> str:
     return "0" if time_us == 0 else format_time_us(time_us)
 
 
-#: Step parts and how the text names them.
-PART_NAMES = (
-    ("compute", "compute"),
-    ("recompute", "recompute"),
-    ("tp_exposed", "exposed TP comm"),
-    ("cp_exposed", "exposed CP comm"),
-    ("pp_exposed", "exposed PP comm"),
-    ("dp_exposed", "exposed DP comm"),
-    ("ep_exposed", "exposed EP comm"),
-    ("bubble", "pipeline bubble"),
-    ("optimizer", "optimizer step"),
-)
-
-
 def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
     """The step breakdown, throughput, memory and assumptions as text lines."""
     parts = report.breakdown()
     step = report.step_us
     lines = [f"step per GPU (stage {report.critical_stage} of {report.layout.pp}):"]
-    for key, name in PART_NAMES:
+    for key, name in STEP_PARTS:
         value = parts.pop(key, 0.0)
         share = f"{value / step:6.1%}" if step else ""
         lines.append(f"  {name:<17} {_time(value):>10}  {share}")
@@ -437,18 +402,14 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
 
 
 def _table(cells: list[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(c[i]) for c in [COLUMNS, *cells]) for i in range(len(COLUMNS))]
-    right = {"ranks", "bytes", "count", "time", "exposed"}
-    return [_line(COLUMNS, widths, right, COLUMNS)] + [
-        _line(c, widths, right, COLUMNS) for c in cells
-    ]
+    from fabricui.render.table import text_table
 
-
-def _line(cells: Any, widths: list[int], right: set[str], names: tuple[str, ...]) -> str:
-    parts = [
-        f"{c:>{w}}" if name in right else f"{c:<{w}}" for c, w, name in zip(cells, widths, names)
+    right = [
+        i
+        for i, name in enumerate(COLUMNS)
+        if name in ("ranks", "bytes", "count", "time", "exposed")
     ]
-    return "  ".join(parts).rstrip()
+    return text_table([COLUMNS, *cells], right)
 
 
 def render_search(result: SearchResult) -> str:
@@ -484,7 +445,6 @@ def render_search(result: SearchResult) -> str:
         )
         for i, p in enumerate(plans, 1)
     ]
-    widths = [max(len(c[i]) for c in [names, *cells]) for i in range(len(names))]
     gpus = f"{result.fabric.n_gpus} GPUs"
     if result.job is not None:
         gpus = f"the job's {len(result.job.ranks)} of {gpus}"
@@ -493,8 +453,10 @@ def render_search(result: SearchResult) -> str:
         f"{len(plans)} fastest layouts, global batch {result.global_batch} x "
         f"{result.seq_len} tokens"
     )
-    left = {"dp strat", "recomp"}
-    rows = [_line(c, widths, set(names) - left, names) for c in [names, *cells]]
+    from fabricui.render.table import text_table
+
+    right = [i for i, name in enumerate(names) if name not in ("dp strat", "recomp")]
+    rows = text_table([names, *cells], right)
     why = [f"  {i}. {'; '.join(p.reasons())}" for i, p in enumerate(plans, 1)]
     limit = plans[0].memory_limit_GB if plans else 0.0
     note = (

@@ -7,16 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui.commands.options import add_topology_options, catalog_request, topology_request
 from fabricui.render.output import print_json
-from fabricui.services.plan import DEFAULT_MODEL as DEFAULT_MODEL
-from fabricui.services.plan import load_strategies as load_strategies
-from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
+from fabricui.services.plan import load_strategies
+from fabricui.vocabulary import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from fabricui.engine.training.table import DecisionTable
-    from fabricui.fabric.fabric import Fabric
-    from fabricui.hwdb.catalog import Catalog
-    from fabricui.model import ModelShape
-    from fabricui.services.requests import CatalogRequest, TopologyRequest
 
 
 def add_common_args(parser: argparse.ArgumentParser) -> None:
@@ -38,16 +33,6 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
         "model (GEMM and attention throughput from the GPU's hwdb figures)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def topology_of(args: argparse.Namespace) -> TopologyRequest:
-    """The topology request of ``--topology`` and ``--nodes``."""
-    return topology_request(args)
-
-
-def catalog_of(args: argparse.Namespace) -> CatalogRequest:
-    """The catalog request of ``--hwdb`` and ``--calibration``."""
-    return catalog_request(args)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -102,13 +87,13 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.services.plan import TableRequest, decision_table
 
     request = TableRequest(
-        topology=topology_of(args),
+        topology=topology_request(args),
         model=getattr(args, "model", None) or DEFAULT_MODEL,
         seq_len=getattr(args, "seq", None),
         microbatches=getattr(args, "microbatches", None),
         degree=getattr(args, "degree", None),
         mfu=getattr(args, "mfu", None),
-        catalog=catalog_of(args),
+        catalog=catalog_request(args),
         framework=getattr(args, "framework", None),
     )
     table = decision_table(request, strategies=load_strategies())
@@ -117,17 +102,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_table(table))
     return 0
-
-
-def load_context(args: argparse.Namespace) -> tuple[Catalog, Fabric, ModelShape]:
-    """The catalog (with ``--hwdb`` dirs), the built fabric and the model of ``args``.
-
-    Raises:
-        FabricError: Unknown model or topology, or a bad ``--nodes``.
-    """
-    from fabricui.services.plan import load_context as load
-
-    return load(topology_of(args), getattr(args, "model", None) or DEFAULT_MODEL, catalog_of(args))
 
 
 #: Why a strategy of the table is absent.

@@ -23,7 +23,6 @@ from fabricui.engine.routing import Router
 from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
-from fabricui.fabric.ids import parse_gpu_id
 
 
 @dataclass(frozen=True)
@@ -36,6 +35,10 @@ class PathReport:
     """Source GPU (``n0.g0``)."""
     dst: str
     """Destination GPU."""
+    src_rank: int
+    """Global rank of the source GPU."""
+    dst_rank: int
+    """Global rank of the destination GPU."""
     hops: tuple[Hop, ...]
     """The hops in order."""
     bottleneck_GBps: float
@@ -101,8 +104,8 @@ def _bottleneck_hop(fabric: Fabric, hops: tuple[Hop, ...]) -> int:
 
 def evaluate_path(
     fabric: Fabric,
-    src: str,
-    dst: str,
+    src: int,
+    dst: int,
     size_bytes: int | None = None,
     router: Router | None = None,
 ) -> PathReport:
@@ -110,8 +113,9 @@ def evaluate_path(
 
     Args:
         fabric: The fabric.
-        src: Source GPU id (``n0.g3`` or a global rank).
-        dst: Destination GPU id.
+        src: Global rank of the source GPU (names are parsed where users type them:
+            ``fabric.ids.parse_gpu_id``).
+        dst: Global rank of the destination GPU.
         size_bytes: Optional message size for the transfer time [bytes].
         router: A router to reuse (its caches), else a new one.
 
@@ -119,9 +123,12 @@ def evaluate_path(
         The path report.
 
     Raises:
-        EngineError: Unknown GPU ids, identical endpoints, or a negative size.
+        EngineError: A rank outside the fabric, identical endpoints, or a negative size.
     """
-    a, b = parse_gpu_id(fabric, src), parse_gpu_id(fabric, dst)
+    a, b = int(src), int(dst)
+    for rank in (a, b):
+        if not 0 <= rank < fabric.n_gpus:
+            raise EngineError(f"no GPU rank {rank} in {fabric.spec.id} ({fabric.n_gpus} GPUs)")
     if a == b:
         raise EngineError(f"source and destination are the same GPU ({fabric.gpu_name(a)})")
     if size_bytes is not None and size_bytes < 0:
@@ -139,6 +146,8 @@ def evaluate_path(
         topology=fabric.spec.id,
         src=fabric.gpu_name(a),
         dst=fabric.gpu_name(b),
+        src_rank=a,
+        dst_rank=b,
         hops=hops,
         bottleneck_GBps=bw,
         bottleneck_hop=position,

@@ -36,6 +36,10 @@ class Hop:
     spread_GBps: float = 0.0
     """What a transfer gets at this hop: ``bw_GBps`` over the share of the transfer this
     link carries (``bw_GBps * routes`` for an even spread) [GB/s]; 0: ``bw_GBps``."""
+    src_device: int = -1
+    """Device id of ``src`` in its fabric (what views mark on the map)."""
+    dst_device: int = -1
+    """Device id of ``dst``."""
 
     @property
     def transfer_GBps(self) -> float:
@@ -153,6 +157,8 @@ def describe_hops(fabric: Fabric, links: IntArray, shares: FloatArray | None = N
             dst_model=fabric.model_of(int(fabric.link_dst[k])),
             routes=int(routes[i]),
             spread_GBps=float(spread[i]),
+            src_device=int(fabric.link_src[k]),
+            dst_device=int(fabric.link_dst[k]),
         )
         for i, k in enumerate(links)
     ]

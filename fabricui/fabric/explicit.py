@@ -205,8 +205,13 @@ def _domain_blocks(
     from fabricui.fabric.builder import build_tiled
 
     domain = spec.hosts_per_domain
-    layout = "single" if domain == 1 else "auto"
-    template_net = replace(net, layout=layout, leafs=None, spines=None, oversubscription=1.0)
+    template_net = replace(
+        net,
+        layout="single" if domain == 1 else "auto",
+        leafs=None,
+        spines=None,
+        oversubscription=1.0,
+    )
     template = build_tiled(replace(spec, nodes=domain, net=template_net, cluster=None), catalog)
     nic_local = np.flatnonzero(template.dev_kind[: template.node_devices] == DeviceKind.NIC)
     if nic_local.shape[0] != net.nics_per_node * domain:

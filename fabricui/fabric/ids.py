@@ -118,14 +118,9 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
     )
 
 
-def placement(fabric: Fabric, src: str, dst: str) -> str:
-    """How two GPUs (as ``gpu_name`` names them) sit: ``same node``, ``same domain d<k>``
-    (different hosts of one scale-up domain) or ``different nodes``."""
-    try:
-        rank_a, rank_b = parse_gpu_id(fabric, src), parse_gpu_id(fabric, dst)
-    except EngineError:
-        same = src.split(".")[0] == dst.split(".")[0]
-        return "same node" if same else "different nodes"
+def placement(fabric: Fabric, rank_a: int, rank_b: int) -> str:
+    """How two GPUs (global ranks) sit: ``same node``, ``same domain d<k>`` (different
+    hosts of one scale-up domain) or ``different nodes``."""
     node_a, node_b = rank_a // fabric.gpus_per_node, rank_b // fabric.gpus_per_node
     if node_a == node_b:
         return "same node"

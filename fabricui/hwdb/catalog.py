@@ -24,16 +24,13 @@ from fabricui.model import (
     SwitchSpec,
 )
 from fabricui.model.records import (
-    ATTENTION_IMPLS,
-    FP8_RECIPES,
     LOSS_STYLES,
     MLP_KINDS,
-    MOE_DISPATCH,
     PASS_STYLES,
     SELECTIVE_KINDS,
     TIERS,
 )
-from fabricui.vocabulary import PROTOCOLS
+from fabricui.vocabulary import ATTENTION_IMPLS, FP8_RECIPES, MOE_DISPATCH, PROTOCOLS
 
 #: Top-level list keys of a record file and the record each holds.
 RECORD_KINDS: dict[str, type] = {

@@ -20,16 +20,14 @@ from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path, read_yaml
 from fabricui.model import ModelShape
 from fabricui.model.records import MLP_KINDS
-from fabricui.model.run import (
-    RUN_ATTENTION,
-    RUN_DP_STRATEGIES,
-    RUN_FP8_RECIPES,
-    RUN_MOE_DISPATCH,
-    RUN_PRECISIONS,
-    RUN_RECOMPUTE,
-    RUN_RECOMPUTE_MODULES,
-    RunEntry,
-    RunSpec,
+from fabricui.model.run import RUN_DP_STRATEGIES, RunEntry, RunSpec
+from fabricui.vocabulary import (
+    ATTENTION_CHOICES,
+    FP8_RECIPES,
+    MOE_DISPATCH,
+    PRECISIONS,
+    RECOMPUTE_MODES,
+    RECOMPUTE_MODULES,
 )
 
 if TYPE_CHECKING:
@@ -391,24 +389,22 @@ def _run(
         sp=_flag(doc, (*path, "sp"), block.get("sp")),
         dp_strategy=_strategy(doc, (*path, "dp_strategy"), block.get("dp_strategy")),
         micro_batch=micro,
-        recompute=_choice(doc, (*path, "recompute"), block.get("recompute"), RUN_RECOMPUTE),
-        precision=_choice(doc, (*path, "precision"), block.get("precision"), RUN_PRECISIONS),
+        recompute=_choice(doc, (*path, "recompute"), block.get("recompute"), RECOMPUTE_MODES),
+        precision=_choice(doc, (*path, "precision"), block.get("precision"), PRECISIONS),
         step_time_s=_float(doc, (*path, "step_time_s"), block.get("step_time_s"), optional=True),
         seq_len=seq,
-        attention=_choice(doc, (*path, "attention"), block.get("attention"), RUN_ATTENTION),
+        attention=_choice(doc, (*path, "attention"), block.get("attention"), ATTENTION_CHOICES),
         dp_overlap=_flag(doc, (*path, "dp_overlap"), block.get("dp_overlap")),
         tp_overlap=_flag(doc, (*path, "tp_overlap"), block.get("tp_overlap")),
         ep_overlap=_flag(doc, (*path, "ep_overlap"), block.get("ep_overlap")),
         framework=_framework(doc, (*path, "framework"), block.get("framework"), catalog),
         power_W=_float(doc, (*path, "power_W"), block.get("power_W"), optional=True),
-        fp8_recipe=_choice(doc, (*path, "fp8_recipe"), block.get("fp8_recipe"), RUN_FP8_RECIPES),
+        fp8_recipe=_choice(doc, (*path, "fp8_recipe"), block.get("fp8_recipe"), FP8_RECIPES),
         recompute_modules=_modules(
             doc, (*path, "recompute_modules"), block.get("recompute_modules")
         ),
         compile=_flag(doc, (*path, "compile"), block.get("compile")),
-        moe_dispatch=_choice(
-            doc, (*path, "moe_dispatch"), block.get("moe_dispatch"), RUN_MOE_DISPATCH
-        ),
+        moe_dispatch=_choice(doc, (*path, "moe_dispatch"), block.get("moe_dispatch"), MOE_DISPATCH),
         moe_imbalance=_float(
             doc, (*path, "moe_imbalance"), block.get("moe_imbalance"), optional=True
         ),
@@ -438,10 +434,10 @@ def _modules(doc: YamlDocument, path: KeyPath, value: Any) -> tuple[str, ...] | 
         return None
     if not isinstance(value, list) or not value:
         raise _fail(
-            doc, path, f"expected a list of {', '.join(RUN_RECOMPUTE_MODULES)}, got {show(value)}"
+            doc, path, f"expected a list of {', '.join(RECOMPUTE_MODULES)}, got {show(value)}"
         )
     return tuple(
-        str(_choice(doc, (*path, i), item, RUN_RECOMPUTE_MODULES)) for i, item in enumerate(value)
+        str(_choice(doc, (*path, i), item, RECOMPUTE_MODULES)) for i, item in enumerate(value)
     )
 
 

@@ -25,6 +25,8 @@ T = TypeVar("T")
 _MAX_NUMBER = 2**53
 
 _NESTED: dict[str, type] = {"IntraSpec": topology.IntraSpec, "NetSpec": topology.NetSpec}
+#: Annotations naming a Literal of words (read as text; ``check_choice`` checks the word).
+_TEXT_TYPES = ("NetLayout",)
 
 #: Fields that must be > 0 when present (everything named *_GBps, *_Gbps, *_TFLOPS, counts).
 _POSITIVE = re.compile(r"(_GBps|_Gbps|_TFLOPS|_GB|_B)$|^(nodes|gpus_per_node|radix|ports|layers)$")
@@ -72,6 +74,8 @@ def convert_value(doc: YamlDocument, path: KeyPath, annotation: str, value: Any)
         return convert_value(doc, path, annotation[: -len("|None")], value)
     if value is None:
         _fail(doc, path, f"must not be empty (expected {annotation})")
+    if annotation in _TEXT_TYPES:  # a Literal of words: text here, the words checked later
+        annotation = "str"
     if annotation == "str":
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)

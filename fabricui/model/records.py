@@ -22,16 +22,8 @@ PASS_STYLES = ("fused", "compiled", "eager")
 #: each way, Megatron's vocabulary-parallel kernels on an FP32 softmax, or PyTorch eager
 #: ops on logits cast to FP32.
 LOSS_STYLES = ("fused", "fp32", "eager")
-#: FP8 scaling recipes: per-tensor delayed (amax history) or current scaling, 1x128 /
-#: 128x128 block scaling (DeepSeek-V3), MXFP8 (32-element blocks, Blackwell).
-FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
 #: What a framework's selective recomputation recomputes (``FrameworkSpec.selective``).
 SELECTIVE_KINDS = ("attention", "ops")
-#: MoE token dispatch (``FrameworkSpec.moe_dispatch``).
-MOE_DISPATCH = ("alltoall", "deepep")
-#: Attention implementations a framework or a run names: fused kernels with a ``kernels``
-#: record, and Megatron's unfused score matrix of 2021-22.
-ATTENTION_IMPLS = ("cudnn", "fa2", "fa3", "fa4", "triton", "unfused")
 
 #: Link families of the core database (on-package memory); every other family is declared
 #: by the interconnect plugin that owns it (``register_interconnects``), and the catalog

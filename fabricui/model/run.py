@@ -11,23 +11,11 @@ from dataclasses import dataclass
 
 from fabricui.model.records import ModelShape
 from fabricui.model.topology import TopologySpec
+from fabricui.vocabulary import DP_STRATEGIES
 
 #: Data-parallel strategies a run may name (``zero2``: Megatron's distributed optimizer;
 #: ``zero3`` = FSDP full shard; ``none``: one replica).
-RUN_DP_STRATEGIES = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp", "none")
-#: Recompute modes a run may name.
-RUN_RECOMPUTE = ("none", "selective", "full")
-#: Precisions a run may name.
-RUN_PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
-#: Attention kernels a run may name (an extension of the shared schema): ``flash`` (the
-#: framework's fused kernel), a named fused kernel, or Megatron's unfused score matrix.
-RUN_ATTENTION = ("flash", "cudnn", "fa2", "fa3", "fa4", "triton", "unfused")
-#: FP8 recipes a run may name.
-RUN_FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
-#: Megatron-Core recompute modules a run may name (``recompute_modules``).
-RUN_RECOMPUTE_MODULES = ("core_attn", "mlp", "moe", "moe_act", "layernorm", "shared_experts")
-#: MoE dispatch kinds a run may name.
-RUN_MOE_DISPATCH = ("alltoall", "deepep")
+RUN_DP_STRATEGIES = (*DP_STRATEGIES, "none")
 
 
 @dataclass(frozen=True)
@@ -57,15 +45,15 @@ class RunSpec:
     micro_batch: int | None = None
     """Sequences per micro-batch; None: not stated."""
     recompute: str | None = None
-    """``RUN_RECOMPUTE``; None: not stated."""
+    """``vocabulary.RECOMPUTE_MODES``; None: not stated."""
     precision: str | None = None
-    """``RUN_PRECISIONS``; None: not stated."""
+    """``vocabulary.PRECISIONS``; None: not stated."""
     step_time_s: float | None = None
     """Measured seconds per optimizer step, when the run was measured."""
     seq_len: int | None = None
     """Tokens per sequence (default: the model's)."""
     attention: str | None = None
-    """``RUN_ATTENTION``; None: the GPU generation's software default."""
+    """``vocabulary.ATTENTION_CHOICES``; None: the GPU generation's software default."""
     dp_overlap: bool | None = None
     """Gradient reduction overlapped with backward; None: not stated."""
     tp_overlap: bool | None = None
@@ -78,13 +66,13 @@ class RunSpec:
     power_W: float | None = None
     """Board power cap the GPUs ran at, below their own limit [W]; None: their limit."""
     fp8_recipe: str | None = None
-    """FP8 scaling recipe (``RUN_FP8_RECIPES``); None: the framework's."""
+    """FP8 scaling recipe (``vocabulary.FP8_RECIPES``); None: the framework's."""
     recompute_modules: tuple[str, ...] | None = None
-    """Modules selective recomputation recomputes (``RUN_RECOMPUTE_MODULES``)."""
+    """Modules selective recomputation recomputes (``vocabulary.RECOMPUTE_MODULES``)."""
     compile: bool | None = None
     """torch.compile on (pointwise ops fused); None: the framework's kernels."""
     moe_dispatch: str | None = None
-    """MoE dispatch (``RUN_MOE_DISPATCH``); None: the framework's."""
+    """MoE dispatch (``vocabulary.MOE_DISPATCH``); None: the framework's."""
     moe_imbalance: float | None = None
     """Tokens of the most loaded expert over the mean; None: balanced (1)."""
     etp: int | None = None

@@ -7,6 +7,7 @@ Its smallest form is the ``hardware`` block of ``shared/data/nccl/measurements.y
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Literal, get_args
 
 from fabricui.model.cluster import ClusterSpec
 
@@ -28,7 +29,8 @@ NIC_ATTACH = ("gpu", "pcie-switch", "cpu")
 #: Network layouts: one switch, two or three tiers of switches (fat-trees), a dragonfly of
 #: router groups, a 3D torus of direct chip-to-chip links (no switches, no NICs), or the
 #: explicit switch graph of a real cluster (the spec's ``cluster`` section).
-NET_LAYOUTS = ("auto", "single", "leaf-spine", "three-tier", "dragonfly", "torus", "explicit")
+NetLayout = Literal["auto", "single", "leaf-spine", "three-tier", "dragonfly", "torus", "explicit"]
+NET_LAYOUTS: tuple[NetLayout, ...] = get_args(NetLayout)
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class NetSpec:
     """NICs (ports) per node used for this traffic."""
     nic_map: tuple[int, ...] | None = None
     """Explicit NIC index of each local GPU; default spreads GPUs evenly over NICs."""
-    layout: str = "auto"
+    layout: NetLayout = "auto"
     """``single`` switch, ``leaf-spine``, ``three-tier`` (leaf/spine pods under cores),
     ``dragonfly`` (groups of all-to-all routers joined by global links), ``torus`` (chips
     wired directly in a 3D torus, e.g. TPU ICI), ``explicit`` (the switches and cables of the

@@ -18,7 +18,7 @@ def hop_hardware(hop: Hop) -> str:
 
 def render_path(report: PathReport, fabric: Fabric) -> str:
     """The routed path as a table of hops followed by its figures."""
-    where = placement(fabric, report.src, report.dst)
+    where = placement(fabric, report.src_rank, report.dst_rank)
     n = len(report.hops)
     lines = [f"{report.topology}: {report.src} -> {report.dst} ({where}, {n} hop{'s' * (n != 1)})"]
     rows = [("#", "from", "to", "link", "GB/s", "lat us", "")]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from fabricui.errors import ConfigError
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.progress import NO_PROGRESS, Phases
-from fabricui.services.requests import GROUPS
+from fabricui.services.requests import GROUP_CHOICES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -101,7 +101,7 @@ def group_ranks(
     if group == "per-node":
         return placeable[placeable % g == 0]
     if group != "all":
-        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUPS)})")
+        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUP_CHOICES)})")
     return placeable
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
+from fabricui.vocabulary import DP_STRATEGIES, RECOMPUTE_MODES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,12 +71,8 @@ class LayoutChoice:
         return text + (f" {self.recompute}" if self.recompute else "")
 
 
-#: DP flavours a layout names (``fabricui plan --dp-strategy``).
-DP_STRATEGIES = ("ddp", "zero1", "zero2", "fsdp", "hsdp")
 #: A degree word of a layout: ``tp8``, ``pp=2``.
 _LAYOUT_WORD = re.compile(r"^(tp|pp|ep|cp)=?(\d+)$")
-#: Recompute modes the layout prompt accepts.
-RECOMPUTE_WORDS = ("none", "selective", "full")
 
 
 def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
@@ -98,12 +95,12 @@ def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
             values[match.group(1)] = degree
         elif word in DP_STRATEGIES:
             values["dp_strategy"] = word
-        elif word in RECOMPUTE_WORDS:
+        elif word in RECOMPUTE_MODES:
             values["recompute"] = word
         else:
             raise ConfigError(
                 f"unknown word {word!r}: use tpN ppN epN cpN, one of "
-                f"{', '.join(DP_STRATEGIES)} and a recompute mode ({', '.join(RECOMPUTE_WORDS)})"
+                f"{', '.join(DP_STRATEGIES)} and a recompute mode ({', '.join(RECOMPUTE_MODES)})"
             )
     return dataclasses.replace(current, **values)  # type: ignore[arg-type]
 
@@ -128,7 +125,6 @@ class LoadedFabric:
     """What was asked: topology id or path, node count, what-if."""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """Serialises engine calls that share ``router``."""
-    _names: dict[str, int] | None = field(default=None, repr=False)
     _strategies: dict[str, Strategy] | None = field(default=None, repr=False)
     _algorithms: list[CollectiveAlgorithm] | None = field(default=None, repr=False)
 
@@ -140,13 +136,17 @@ class LoadedFabric:
         request: TopologyRequest,
         catalog: Catalog | None = None,
         host: PluginHost | None = None,
+        report_health: bool = False,
     ) -> LoadedFabric:
-        """Resolve and build a topology.
+        """Resolve and build a topology (``session.load_fabric``, the one way every command
+        and view loads one).
 
         Args:
             request: Topology id or path, node count and what-if.
             catalog: The catalog (default: built-in database plus plugins).
             host: Plugin host used for builders and when the catalog has to be loaded.
+            report_health: The command line says what the request's health files changed
+                (the explorer shows it itself).
 
         Returns:
             The loaded data.
@@ -163,20 +163,11 @@ class LoadedFabric:
         import fabricui.fabric.ids
         import fabricui.units  # noqa: F401
         from fabricui.engine.routing import Router
-        from fabricui.services.session import (
-            admit_fabric,
-            build_fabric_with_plugins,
-            load_catalog,
-            resolve_spec,
-            with_health,
-        )
+        from fabricui.services.session import load_catalog, load_fabric
 
         catalog = catalog or load_catalog(CatalogRequest(), host)
-        spec = resolve_spec(request, catalog)
-        admit_fabric(spec)
-        fabric = build_fabric_with_plugins(spec, catalog, host)
-        fabric = with_health(fabric, request, catalog, host, report=False)
-        return cls(catalog, fabric.spec, fabric, Router(fabric), request)
+        fabric = load_fabric(request, catalog, host, report_health)
+        return cls(catalog, fabric.spec, fabric, Router.for_fabric(fabric), request)
 
     @property
     def topology(self) -> str:
@@ -206,12 +197,11 @@ class LoadedFabric:
 
     # --- devices ---------------------------------------------------------------------------
 
-    def device_id(self, name: str) -> int | None:
-        """Device id of a device name (``n0.nic3``), None when unknown."""
-        if self._names is None:
-            fabric = self.fabric
-            self._names = {fabric.device_name(d): d for d in range(fabric.n_devices)}
-        return self._names.get(name)
+    def placement(self, rank_a: int, rank_b: int) -> str:
+        """How two GPUs sit: ``same node``, ``same domain d<k>`` or ``different nodes``."""
+        from fabricui.fabric.ids import placement
+
+        return placement(self.fabric, rank_a, rank_b)
 
     def parse_gpu(self, text: str) -> int:
         """Global rank of ``n3.g7`` or ``31``.
@@ -251,9 +241,7 @@ class LoadedFabric:
 
         fabric = self.fabric
         with self.lock:
-            return evaluate_path(
-                fabric, fabric.gpu_name(src), fabric.gpu_name(dst), size_bytes, router=self.router
-            )
+            return evaluate_path(fabric, src, dst, size_bytes, router=self.router)
 
     def group_ranks(self, group: str) -> npt.NDArray[np.int64]:
         """Ranks of a named group (``services.requests.GROUPS``: all, host or node, domain,

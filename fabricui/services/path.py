@@ -48,13 +48,13 @@ def find_path(
         FabricError: Unknown topology or GPU ids (named with the nearest valid ones),
             identical endpoints, a negative size.
     """
-    from fabricui.engine.evaluate import evaluate_path
     from fabricui.services.collective import job_of
-    from fabricui.services.session import load_fabric
+    from fabricui.services.loaded import LoadedFabric
 
-    fabric = load_fabric(request.topology, catalog, host)
-    src, dst = request.src, request.dst
-    job = job_of(fabric, request.hosts)
+    loaded = LoadedFabric.load(request.topology, catalog, host, report_health=True)
+    job = job_of(loaded.fabric, request.hosts)
     if job is not None:
-        src, dst = str(job.rank_of(src)), str(job.rank_of(dst))
-    return PathResult(evaluate_path(fabric, src, dst, request.size_bytes), fabric, job)
+        src, dst = job.rank_of(request.src), job.rank_of(request.dst)
+    else:
+        src, dst = loaded.parse_gpu(request.src), loaded.parse_gpu(request.dst)
+    return PathResult(loaded.path(src, dst, request.size_bytes), loaded.fabric, job)

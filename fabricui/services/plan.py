@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError, EngineError, FabricError
 from fabricui.services.requests import CatalogRequest, TopologyRequest
+from fabricui.vocabulary import DEFAULT_MODEL, DP_ALIASES, DP_STRATEGIES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,12 +36,6 @@ if TYPE_CHECKING:
     from fabricui.services.jobs import JobPlacement
     from fabricui.services.software import Software
 
-#: Model a plan or a table is for when none is named.
-DEFAULT_MODEL = "llama3-70b"
-#: Data-parallel flavours ``--dp-strategy`` accepts (``zero3`` is ``fsdp``).
-DP_STRATEGIES = ("ddp", "zero1", "zero2", "zero3", "fsdp", "hsdp")
-#: Names that mean another strategy.
-ALIASES = {"zero3": "fsdp", "none": "ddp"}
 #: Strategies that split the model, never a ``--dp-strategy``.
 MODEL_PARALLEL = ("tp", "tp-sp", "pp", "ep", "cp")
 #: Layouts a search returns.
@@ -235,8 +230,8 @@ def chosen_strategies(
         ConfigError: An unknown or unregistered strategy.
     """
     available = load_strategies() if available is None else available
-    dp_name = ALIASES.get(dp_strategy, dp_strategy)
-    known = dp_strategy in DP_STRATEGIES or dp_strategy in ALIASES
+    dp_name = DP_ALIASES.get(dp_strategy, dp_strategy)
+    known = dp_strategy in DP_STRATEGIES or dp_strategy in DP_ALIASES
     if not known and (dp_strategy in MODEL_PARALLEL or dp_strategy not in available):
         raise ConfigError(
             f"--dp-strategy must be one of {', '.join(DP_STRATEGIES)} or a data-parallel "
@@ -823,8 +818,6 @@ def _check_fit(
 
 
 __all__ = [
-    "DEFAULT_MODEL",
-    "DP_STRATEGIES",
     "MODEL_PARALLEL",
     "SEARCH_TOP",
     "FabricError",

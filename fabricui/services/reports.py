@@ -12,21 +12,13 @@ from typing import TYPE_CHECKING, Any
 from fabricui.errors import ConfigError
 from fabricui.services.plan import STEP_PARTS
 from fabricui.services.requests import LaunchRequest
-from fabricui.vocabulary import DEFAULT_TOPOLOGY
+from fabricui.vocabulary import DEFAULT_TOPOLOGY, VIEW_TITLES
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
     from fabricui.services.loaded import LoadedFabric
 
-#: Title of each view in reports.
-VIEW_TITLES = {
-    "topology": "Path",
-    "pyramid": "Bandwidth pyramid",
-    "collectives": "Collectives",
-    "strategies": "Strategies",
-    "plugins": "Plugins",
-}
 #: Size range the collectives view shows when none is given (as the explorer does).
 DEFAULT_SIZES = "8:16G"
 
@@ -50,7 +42,7 @@ class Report:
     """What a report says, ready to render as Markdown (``render.markdown``)."""
 
     title: str
-    """``Path · dgx-h100-pod``."""
+    """``Topology · dgx-h100-pod``."""
     command: str
     """The command that reproduces it."""
     version: str
@@ -285,7 +277,7 @@ def _pyramid_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost 
 def _collectives_report(
     data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None
 ) -> Built:
-    from fabricui.services.requests import GROUPS
+    from fabricui.services.requests import GROUP_CHOICES
     from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep
     from fabricui.vocabulary import OPS, op_name
 
@@ -294,8 +286,8 @@ def _collectives_report(
     if op is None:
         raise ConfigError(f"unknown operation {options['op']!r} (one of {', '.join(OPS)})")
     group = options.get("group", "all")
-    if group not in GROUPS:
-        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUPS)})")
+    if group not in GROUP_CHOICES:
+        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUP_CHOICES)})")
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
     prediction = data.collective(op, group, sizes)

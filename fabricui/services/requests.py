@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError
-from fabricui.vocabulary import DEFAULT_TOPOLOGY
+from fabricui.vocabulary import DEFAULT_TOPOLOGY, GROUP_ALIASES, GROUPS
 
 if TYPE_CHECKING:
     from fabricui.model import TopologySpec
@@ -18,10 +18,8 @@ if TYPE_CHECKING:
 MAX_NIC_GBPS = 100_000.0
 #: Most scale-up links a what-if may give a GPU or a GPU pair.
 MAX_SCALEUP_LINKS = 1024
-#: Groups of GPUs a collective can run on: every GPU, the GPUs of host (node) 0 (``node``
-#: is the same), those of scale-up domain 0 (the hosts sharing an NVLink switch, e.g. an
-#: NVL72 rack), or GPU 0 of every node.
-GROUPS = ("all", "host", "node", "domain", "per-node")
+#: Group names a request accepts (``vocabulary.GROUPS`` and their other names).
+GROUP_CHOICES = (*GROUPS, *GROUP_ALIASES)
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,10 @@ def generation_for_rate(spec: TopologySpec, catalog: Catalog) -> TopologySpec:
 
 
 def load_fabric(
-    request: TopologyRequest, catalog: Catalog | None = None, host: PluginHost | None = None
+    request: TopologyRequest,
+    catalog: Catalog | None = None,
+    host: PluginHost | None = None,
+    report_health: bool = True,
 ) -> Fabric:
     """Resolve and build the fabric a topology request names, with plugin builders.
 
@@ -130,6 +133,7 @@ def load_fabric(
         request: Topology, node count and what-if.
         catalog: The catalog (default: the built-in database with plugins).
         host: The plugin host (default: the process-wide one).
+        report_health: The command line says what the request's health files changed.
 
     Raises:
         FabricError: Unknown topology, bad node count, a malformed file, a builder that
@@ -138,7 +142,8 @@ def load_fabric(
     catalog = catalog or load_catalog(host=host)
     spec = resolve_spec(request, catalog)
     admit_fabric(spec)
-    return with_health(build_fabric_with_plugins(spec, catalog, host), request, catalog, host)
+    fabric = build_fabric_with_plugins(spec, catalog, host)
+    return with_health(fabric, request, catalog, host, report_health)
 
 
 def with_health(

@@ -21,30 +21,23 @@ from fabricui.tui.offscreen import settle as settle
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.textual_private import screen_text as screen_text
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
+from fabricui.vocabulary import VIEW_TITLES, VIEWS
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
-    from fabricui.tui.data import FabricData
+    from fabricui.services.loaded import LoadedFabric
     from fabricui.tui.screens.help import Section
 
-#: Each view: id (key order 1-5) -> (module under fabricui.tui.screens, screen class, title).
-VIEW_SCREENS = {
-    "topology": ("topology", "TopologyScreen", "Topology"),
-    "pyramid": ("pyramid", "PyramidScreen", "Bandwidth pyramid"),
-    "collectives": ("collectives", "CollectivesScreen", "Collectives"),
-    "strategies": ("strategies", "StrategiesScreen", "Strategies"),
-    "plugins": ("plugins", "PluginsScreen", "Plugins"),
-}
-#: View ids in key order (1-5).
-VIEWS = tuple(VIEW_SCREENS)
+#: Each view: id (key order 1-5) -> (module under fabricui.tui.screens, screen class).
+VIEW_SCREENS = {view: (view, f"{view.capitalize()}Screen") for view in VIEWS}
 
 _VIEW = Binding.Group("views", compact=True)
 
 
 def screen_class(view: str) -> type[ViewScreen]:
     """The screen class of a view, imported on first use: start-up pays for the first only."""
-    module, name, _title = VIEW_SCREENS[view]
+    module, name = VIEW_SCREENS[view]
     return getattr(import_module(f"fabricui.tui.screens.{module}"), name)  # type: ignore[no-any-return]
 
 
@@ -92,9 +85,7 @@ class FabricApp(App[None]):
     }
     """One screen per view, built (and its module imported) when first shown."""
 
-    VIEW_TITLES: ClassVar[dict[str, str]] = {
-        view: title for view, (_module, _name, title) in VIEW_SCREENS.items()
-    }
+    VIEW_TITLES: ClassVar[dict[str, str]] = VIEW_TITLES
     """Human name of each view."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -218,7 +209,7 @@ class FabricApp(App[None]):
     class FabricLoaded(Message):
         """A topology is resolved and built."""
 
-        def __init__(self, data: FabricData) -> None:
+        def __init__(self, data: LoadedFabric) -> None:
             self.data = data
             """The loaded fabric and its catalog."""
             super().__init__()
@@ -251,12 +242,12 @@ class FabricApp(App[None]):
         """The hardware database (loaded in the first worker when not given)."""
         self.host = host
         """The plugin host (the process-wide one when not given)."""
-        self.data: FabricData | None = None
+        self.data: LoadedFabric | None = None
         """The loaded fabric (None until the first load finishes)."""
         self._initial_pair = (launch.src, launch.dst) if (launch.src or launch.dst) else None
         self._initial_size = launch.message_size
         self._options = dict(launch.options)
-        self._cache: dict[TopologyRequest, FabricData] = {}
+        self._cache: dict[TopologyRequest, LoadedFabric] = {}
         self._plugin_failures_shown: set[tuple[str, str]] = set()
         self._settings_problem = self._apply_user_keymap()
         self.failures: list[str] = []
@@ -266,7 +257,7 @@ class FabricApp(App[None]):
         terminal restored), and the theme, topology and message size are remembered for
         the next run. Tests and snapshots run without either."""
         self._remembered: dict[str, object] = {}
-        self.previous: FabricData | None = None
+        self.previous: LoadedFabric | None = None
         """The fabric shown before the current one (what ``c`` compares with first)."""
         self.fallback: TopologyRequest | None = None
         """What to load instead when the first load fails (a remembered topology that is
@@ -394,7 +385,7 @@ class FabricApp(App[None]):
         thread=True, exclusive=True, group="load", exit_on_error=False, description="load topology"
     )
     def _load(self, request: TopologyRequest) -> None:
-        from fabricui.tui.data import FabricData
+        from fabricui.services.loaded import LoadedFabric
 
         if self.host is None:
             from fabricui.plugins import get_host
@@ -404,7 +395,7 @@ class FabricApp(App[None]):
             from fabricui.services.session import load_catalog
 
             self.catalog = load_catalog(host=self.host)
-        data = FabricData.load(request, self.catalog, self.host)
+        data = LoadedFabric.load(request, self.catalog, self.host)
         self.post_message(self.FabricLoaded(data))
 
     @on(FabricLoaded)
@@ -616,7 +607,7 @@ class FabricApp(App[None]):
         data = self.data
         if data is None:
             return
-        from fabricui.tui.data import WhatIf
+        from fabricui.services.requests import WhatIf
 
         def parse(text: str) -> WhatIf | None:
             values: dict[str, float] = {}
@@ -751,15 +742,15 @@ class FabricApp(App[None]):
         self.push_screen(PickerModal(f"Compare {data.label} with", choices), done)
 
     @work(thread=True, group="compare", exclusive=True, exit_on_error=False, description="compare")
-    def _compare(self, current: FabricData, choice: str, launch: LaunchRequest) -> None:
+    def _compare(self, current: LoadedFabric, choice: str, launch: LaunchRequest) -> None:
         from fabricui.services.compare import compare
-        from fabricui.tui.data import FabricData
+        from fabricui.services.loaded import LoadedFabric
         from fabricui.tui.screens.compare import CompareModal
 
         if choice == "@previous" and self.previous is not None:
             before = self.previous
         else:
-            before = FabricData.load(TopologyRequest(choice), self.catalog, self.host)
+            before = LoadedFabric.load(TopologyRequest(choice), self.catalog, self.host)
         figures = compare(before, current, launch.src, launch.dst)
         # The modal is made on the app's thread: on Python 3.9 a screen's asyncio objects
         # bind to the current event loop when made, and a worker thread has none.

@@ -79,7 +79,7 @@ def _choices(app: Explorer, command: Command) -> list[str]:
 
         return list(OPS)
     if command.name == "group":
-        from fabricui.tui.data import GROUPS
+        from fabricui.vocabulary import GROUPS
 
         return list(GROUPS)
     if command.name == "find" and app.data is not None:

@@ -27,11 +27,12 @@ def check_launch(
     Raises:
         FabricError: Unknown view, topology, GPU id, operation, group, model or layout.
     """
-    from fabricui.tui.data import GROUPS, OPS, FabricData
+    from fabricui.services.loaded import LoadedFabric
+    from fabricui.vocabulary import GROUP_ALIASES, GROUPS, OPS
 
     if request.view not in VIEWS:
         raise ConfigError(f"unknown view {request.view!r} (one of {', '.join(VIEWS)})")
-    data = FabricData.load(request.topology, catalog, host)
+    data = LoadedFabric.load(request.topology, catalog, host)
     for gpu in (request.src, request.dst):
         if gpu is not None:
             data.parse_gpu(gpu)
@@ -44,7 +45,7 @@ def check_launch(
     options = dict(request.options)
     if options.get("op") and options["op"] not in OPS:
         raise ConfigError(f"unknown operation {options['op']!r} (one of {', '.join(OPS)})")
-    if options.get("group") and options["group"] not in (*GROUPS, "node"):
+    if options.get("group") and options["group"] not in (*GROUPS, *GROUP_ALIASES):
         raise ConfigError(f"unknown group {options['group']!r} (one of {', '.join(GROUPS)})")
     if options.get("sizes"):
         from fabricui.tui.screens.collectives import parse_range

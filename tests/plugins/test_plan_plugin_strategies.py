@@ -9,9 +9,9 @@ from typing import ClassVar
 import pytest
 
 from fabricui.commands import plan as plan_command
-from fabricui.commands import strategies as strategies_command
 from fabricui.engine.types import CommOp, Strategy
 from fabricui.errors import ConfigError
+from fabricui.services.plan import chosen_strategies, load_strategies
 
 
 class ToyDp(Strategy):
@@ -38,7 +38,7 @@ class ToyExtra(Strategy):
 @pytest.fixture(autouse=True)
 def toy_strategies(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registered strategies are the built-ins plus the two toys."""
-    available = {**strategies_command.load_strategies(), "toy-dp": ToyDp(), "toy-extra": ToyExtra()}
+    available = {**load_strategies(), "toy-dp": ToyDp(), "toy-extra": ToyExtra()}
     monkeypatch.setattr(plan_command, "load_strategies", lambda: available)
 
 
@@ -78,5 +78,5 @@ def test_dp_strategy_takes_a_plugin_flavour(capsys: pytest.CaptureFixture[str]):
 def test_unknown_or_model_parallel_names_are_refused(dp: str, extra: tuple[str, ...], message):
     """A name nobody registered, or TP as the DP flavour, is a one-line ConfigError."""
     with pytest.raises(ConfigError, match=message) as info:
-        plan_command.chosen_strategies(dp, False, extra)
+        chosen_strategies(dp, False, extra, load_strategies())
     assert "\n" not in str(info.value)

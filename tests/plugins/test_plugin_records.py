@@ -204,7 +204,7 @@ def test_family_list_comes_from_the_plugins(tmp_path):
 
 def test_a_mesh_of_any_registered_scale_up_generation(tmp_path):
     """`intra: {fabric: mesh, link: foolink-2}` builds for a plugin's own generation."""
-    from fabricui.engine.evaluate import evaluate_path
+    from fabricui import api
     from fabricui.fabric import build_fabric
 
     hwdb = tmp_path / "foo"
@@ -219,7 +219,7 @@ def test_a_mesh_of_any_registered_scale_up_generation(tmp_path):
         "intra: {fabric: mesh, link: foolink-2, links_per_pair: 2}\n"
     )
     fabric = build_fabric(resolve_topology(str(spec), catalog), catalog)
-    report = evaluate_path(fabric, "n0.g0", "n0.g3")
+    report = api.path(fabric, "n0.g0", "n0.g3")
     assert [(h.link, h.bw_GBps) for h in report.hops] == [("foolink-2", 400.0)]
 
 

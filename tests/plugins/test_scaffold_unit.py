@@ -250,7 +250,7 @@ def test_scale_up_template_ships_yaml_records(tmp_path: Path, monkeypatch: pytes
     monkeypatch.delitem(sys.modules, "fabricui_foo_link", raising=False)
     module = importlib.import_module("fabricui_foo_link")
     try:
-        from fabricui.engine.evaluate import evaluate_path
+        from fabricui import api
         from fabricui.fabric import build_fabric
         from fabricui.hwdb.resolve import resolve_topology
         from fabricui.services.session import load_catalog_with_plugins
@@ -263,7 +263,7 @@ def test_scale_up_template_ships_yaml_records(tmp_path: Path, monkeypatch: pytes
         assert row["contributes"]["topologies"] == ["foo-link-node"]
         catalog = load_catalog_with_plugins(host=host)
         fabric = build_fabric(resolve_topology("foo-link-node", catalog), catalog)
-        report = evaluate_path(fabric, "0", "1")
+        report = api.path(fabric, "0", "1")
         assert [(h.link, h.bw_GBps) for h in report.hops] == [("foo-link-gen1", 100.0)]
     finally:
         sys.modules.pop("fabricui_foo_link", None)

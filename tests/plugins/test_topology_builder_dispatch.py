@@ -8,8 +8,7 @@ from typing import Any, Callable
 
 import pytest
 
-from fabricui import hookimpl
-from fabricui.engine.evaluate import evaluate_path
+from fabricui import api, hookimpl
 from fabricui.engine.types import TopologyBuilder
 from fabricui.errors import ConfigError, EngineError, HwdbError, PluginError
 from fabricui.fabric import Fabric, build_fabric
@@ -115,7 +114,7 @@ def test_registered_builder_builds_the_fabric(catalog, star_file):
     fabric = build_fabric_with_plugins(spec, catalog, host)
     assert calls == [(spec, catalog)]
     assert fabric.spec is spec and fabric.n_gpus == 4
-    report = evaluate_path(fabric, "n0.g0", "n0.g3")
+    report = api.path(fabric, "n0.g0", "n0.g3")
     assert [hop.link for hop in report.hops] == ["nvlink4", "nvlink4"]
     assert report.bottleneck_GBps == pytest.approx(2 * 25.0)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabricui.engine.evaluate import evaluate_collective, evaluate_path
+from fabricui import api
+from fabricui.engine.evaluate import evaluate_collective
 from fabricui.fabric.health import GpuLinkCondition, LinkCondition, apply_health, health_of
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import collective_algorithms, load_fabric
@@ -38,9 +39,9 @@ def one_x(tmp_path: Path) -> str:
 def test_path_through_a_1x_of_4x_cable_gets_a_quarter(cluster, catalog, one_x):
     """n0.nic0's cable at 1X of 4X: the hop runs at 50 / 4 = 12.5 GB/s and is the bottleneck;
     the other hops keep their rates."""
-    before = evaluate_path(cluster, "n0.g0", "n1.g0", 2**30)
+    before = api.path(cluster, "n0.g0", "n1.g0", 2**30)
     fabric = load_fabric(TopologyRequest("h100-ib-cluster", 2, health=(one_x,)), catalog)
-    after = evaluate_path(fabric, "n0.g0", "n1.g0", 2**30)
+    after = api.path(fabric, "n0.g0", "n1.g0", 2**30)
     hop = next(h for h in after.hops if h.src == "n0.nic0")
     assert before.bottleneck_GBps == pytest.approx(50.0)
     assert hop.bw_GBps == pytest.approx(12.5)
@@ -100,7 +101,7 @@ def test_down_cable_is_removed_and_gpus_move_to_another_nic(cluster, catalog):
     assert fabric.n_links == cluster.n_links - 2
     assert fabric.device_name(int(fabric.gpu_nic[0])) == "n0.nic1"
     assert int(fabric.gpu_nic[8]) == int(cluster.gpu_nic[8])
-    path = evaluate_path(fabric, "n0.g0", "n1.g0", None)
+    path = api.path(fabric, "n0.g0", "n1.g0", None)
     assert "n0.nic0" not in {h.src for h in path.hops}
     assert [c.kind for c in overlay.changes] == ["down"]
 
@@ -109,9 +110,9 @@ def test_inactive_nvlinks_leave_the_gpus_scale_up_bandwidth(catalog):
     """GPU 3 with 2 of 18 NVLinks inactive keeps 16/18 of its 450 GB/s; the others keep all."""
     fabric = load_fabric(TopologyRequest("dgx-h100"), catalog)
     overlay = apply_health(fabric, [], [GpuLinkCondition(None, 3, 2, 18)])
-    path = evaluate_path(overlay.fabric, "n0.g3", "n0.g5", None)
+    path = api.path(overlay.fabric, "n0.g3", "n0.g5", None)
     assert path.bottleneck_GBps == pytest.approx(450.0 * 16 / 18)
-    other = evaluate_path(overlay.fabric, "n0.g1", "n0.g5", None)
+    other = api.path(overlay.fabric, "n0.g1", "n0.g5", None)
     assert other.bottleneck_GBps == pytest.approx(450.0)
 
 

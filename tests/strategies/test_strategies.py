@@ -587,13 +587,18 @@ def test_strategies_cli_bad_degree():
 
 def test_load_strategies_has_the_builtins():
     """The command layer finds every built-in strategy (plugin host or direct import)."""
-    assert {s.name for s in ALL} <= set(strategies_command.load_strategies())
+    from fabricui.services.plan import load_strategies
+
+    assert {s.name for s in ALL} <= set(load_strategies())
 
 
 def test_layout_default_dp_fills_the_fabric(pod, catalog):
     """Without --dp the layout uses every GPU; micro-batches default to 4 x pp."""
     args = parse(plan_command, "plan", "--tp", "8", "--pp", "2")
-    layout = plan_command.layout_from_args(args, pod, catalog.models["llama3-70b"])
+    from fabricui.services.plan import build_layout
+
+    request = plan_command.layout_request(args)
+    layout = build_layout(request, pod, catalog.models["llama3-70b"])
     assert dataclasses.astuple(layout)[:5] == (8, 2, 2, 1, 8)
     assert layout.global_batch == 16 and layout.seq_len == 8192
 

@@ -152,7 +152,7 @@ def test_plan_run_text_and_json(tmp_path, run_cli):
     path = write(tmp_path, RUN)
     status, out, _ = run_cli("plan", "--run", str(path))
     assert status == 0
-    for part in ("compute", "recompute", "exposed DP comm", "pipeline bubble", "optimizer step"):
+    for part in ("compute", "recompute", "exposed DP", "pipeline bubble", "optimizer"):
         assert part in out, part
     assert "TFLOP/s per GPU" in out and "memory per GPU" in out and "measured 3.5 s" in out
     assert "micro_batch not stated: 1" in out and "attention not stated: unfused" in out

@@ -6,11 +6,11 @@ import argparse
 
 import pytest
 
+from fabricui import api
 from fabricui.cli import main
-from fabricui.engine.evaluate import evaluate_path
 from fabricui.errors import FabricError
-from fabricui.services.requests import TopologyRequest
-from fabricui.tui.data import FabricData, WhatIf
+from fabricui.services.loaded import LoadedFabric
+from fabricui.services.requests import TopologyRequest, WhatIf
 from fabricui.tui.widgets.ring_stepper import cell_text, ring_steps
 
 
@@ -20,9 +20,9 @@ def snapshot_main(argv: list[str]) -> int:
 
 
 @pytest.fixture(scope="module")
-def pod(tui_catalog) -> FabricData:
+def pod(tui_catalog) -> LoadedFabric:
     """dgx-h100-pod on the fixed catalog."""
-    return FabricData.load(TopologyRequest("dgx-h100-pod"), catalog=tui_catalog)
+    return LoadedFabric.load(TopologyRequest("dgx-h100-pod"), catalog=tui_catalog)
 
 
 def test_pyramid_tiers_are_hwdb_records_and_routed_paths(pod):
@@ -31,10 +31,10 @@ def test_pyramid_tiers_are_hwdb_records_and_routed_paths(pod):
     gpu = pod.fabric.gpu
     assert tiers["SMEM / registers"].bw_GBps == gpu.smem_bw_GBps
     assert tiers["HBM3"].bw_GBps == gpu.hbm_bw_GBps
-    peer = evaluate_path(pod.fabric, "n0.g0", "n0.g1")
+    peer = api.path(pod.fabric, "n0.g0", "n0.g1")
     assert tiers["NVLink 4.0 peer"].bw_GBps == peer.bottleneck_GBps
     assert tiers["NVLink 4.0 peer"].lat_us == peer.latency_us
-    nic = evaluate_path(pod.fabric, "n0.g0", "n1.g0")
+    nic = api.path(pod.fabric, "n0.g0", "n1.g0")
     assert tiers["NIC (InfiniBand NDR)"].bw_GBps == nic.bottleneck_GBps == 50.0
 
 
@@ -49,7 +49,7 @@ def test_pyramid_finds_the_spine_of_an_imported_cluster(tmp_path, tui_catalog):
     spec = tmp_path / "cluster.yaml"
     status = main(["import", "slurm-topology", str(conf), "--node", "dgx-h100", "-o", str(spec)])
     assert status == 0
-    data = FabricData.load(TopologyRequest(str(spec)), catalog=tui_catalog)
+    data = LoadedFabric.load(TopologyRequest(str(spec)), catalog=tui_catalog)
     tiers = {t.name: t for t in data.pyramid()}
     assert tiers["spine"].detail.startswith(("h0.g0->h2.", "h0.g0->h3.", "h0.g0->h4."))
     assert tiers["spine"].lat_us > tiers["NIC (InfiniBand NDR)"].lat_us
@@ -66,7 +66,7 @@ def test_map_names_an_imported_clusters_switches(tmp_path, tui_catalog):
     )
     spec = tmp_path / "cluster.yaml"
     assert main(["import", "slurm-topology", str(conf), "--node", "dgx-h100", "-o", str(spec)]) == 0
-    data = FabricData.load(TopologyRequest(str(spec)), catalog=tui_catalog)
+    data = LoadedFabric.load(TopologyRequest(str(spec)), catalog=tui_catalog)
     text = ["".join(cell.text for cell in line) for line in build_layout(data.fabric, 100).lines]
     assert any(line.startswith("Leaf") and "ib-a" in line and "ib-b" in line for line in text)
     assert any(line.startswith("Spine") and "ib-top" in line for line in text)
@@ -74,13 +74,13 @@ def test_map_names_an_imported_clusters_switches(tmp_path, tui_catalog):
 
 def test_what_if_changes_the_spec_and_refuses_missing_knobs(tui_catalog):
     """NIC rate and scale-up links rebuild the fabric; a PCIe box has no scale-up links."""
-    data = FabricData.load(
+    data = LoadedFabric.load(
         TopologyRequest("dgx-h100-pod", what_if=WhatIf(200.0, 9)), catalog=tui_catalog
     )
     assert data.path(0, 31, None).bottleneck_GBps == 25.0
     assert data.path(0, 1, None).bottleneck_GBps == 225.0
     with pytest.raises(FabricError, match="no scale-up links"):
-        FabricData.load(
+        LoadedFabric.load(
             TopologyRequest("pcie-rtx4090x2", what_if=WhatIf(None, 2)), catalog=tui_catalog
         )
 
@@ -140,7 +140,7 @@ def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
     nothing of the screen (no key bar, no title glyph)."""
     assert snapshot_main(["topology", "--src", "n0.g1", "--dst", "n2.g6", "-o", "-"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("# fabricui: Path · dgx-h100-pod\n")
+    assert out.startswith("# fabricui: Topology · dgx-h100-pod\n")
     assert "\nfabricui snapshot topology --src n0.g1 --dst n2.g6\n" in out
     assert "| # | from | to | link | GB/s | lat us | hardware |" in out
     assert "| 5 | n0.nic6 | leaf1 | ib-ndr | 50.0 |" in out  # PXN: over NVLink to rail 6
@@ -234,7 +234,7 @@ def test_explore_rejects_bad_options_before_starting(options, message, monkeypat
 
 def test_what_if_names_the_generation_it_assumes(tui_catalog):
     """NIC 800 Gb/s on an NDR pod is XDR InfiniBand: the spec and the label say so."""
-    data = FabricData.load(
+    data = LoadedFabric.load(
         TopologyRequest("dgx-h100-pod", what_if=WhatIf(800.0, None)), catalog=tui_catalog
     )
     assert data.spec.net.link == "ib-xdr" and data.spec.net.gbps == 800.0

@@ -36,7 +36,7 @@ async def answer_prompt(pilot, key: str, text: str) -> None:
 def engine_path(app, src: int, dst: int, size: int):
     """The engine's own report for the same pair (fresh router)."""
     fabric = app.data.fabric
-    return evaluate_path(fabric, fabric.gpu_name(src), fabric.gpu_name(dst), size)
+    return evaluate_path(fabric, src, dst, size)
 
 
 async def test_starts_on_default_topology_with_a_path(app_factory):
@@ -72,7 +72,8 @@ async def test_keys_select_source_and_destination(app_factory):
         assert any(".nic" in a for a, _ in hops) and any("leaf" in b for _, b in hops)
         assert any(isinstance(m, TopologyScreen.PathComputed) for m in messages)
         marked = screen.map.path_devs
-        assert app.data.device_id(f"n0.nic{report.hops[1].dst[-1]}") in marked
+        nic = report.hops[1]
+        assert nic.dst_device in marked and app.data.fabric.device_name(nic.dst_device) == nic.dst
 
 
 async def test_path_panel_numbers_equal_the_engine(app_factory):
@@ -516,12 +517,12 @@ async def test_a_failing_view_computation_is_reported(app_factory, monkeypatch):
     """A view's worker that fails (here the collective prediction) shows a notification
     instead of leaving an empty table without a word."""
     from fabricui.errors import EngineError
-    from fabricui.tui.data import FabricData
+    from fabricui.services.loaded import LoadedFabric
 
     def fail(self, op, group, sizes, **settings):
         raise EngineError("no route between n0.g0 and n1.g0")
 
-    monkeypatch.setattr(FabricData, "collective", fail)
+    monkeypatch.setattr(LoadedFabric, "collective", fail)
     app = app_factory(view="collectives")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

@@ -7,8 +7,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from fabricui import api
 from fabricui.engine.bulk import BulkRouter
-from fabricui.engine.evaluate import evaluate_path
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric
 
@@ -27,7 +27,7 @@ def test_bulk_metrics_equal_single_path_queries(mini, name):
         if a == b:
             assert bw == np.inf and lat == 0
             continue
-        report = evaluate_path(fabric, str(a), str(b))
+        report = api.path(fabric, str(a), str(b))
         assert bw == pytest.approx(report.bottleneck_GBps)
         assert lat == pytest.approx(report.latency_us)
 

@@ -14,7 +14,8 @@ import json
 import numpy as np
 import pytest
 
-from fabricui.engine.evaluate import evaluate_collective, evaluate_path
+from fabricui import api
+from fabricui.engine.evaluate import evaluate_collective
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.services.session import collective_algorithms
@@ -56,7 +57,7 @@ def fabric_of(catalog, name, nodes=None):
 def test_scale_up_path_is_the_per_gpu_link(catalog, name, expected):
     """GPU 0 -> GPU 1 crosses the scale-up link at the per-GPU (or per-pair) figure."""
     link, bw = expected
-    report = evaluate_path(fabric_of(catalog, name), "n0.g0", "n0.g1")
+    report = api.path(fabric_of(catalog, name), "n0.g0", "n0.g1")
     assert report.hops[0].link == link
     assert report.bottleneck_GBps == pytest.approx(bw)
 
@@ -67,7 +68,7 @@ def test_network_path_is_limited_by_the_nic_rate(catalog, name, expected):
     the GPU's NIC ports on the network link."""
     link, bw = expected
     hosts = resolve_topology(name, catalog).intra.hosts_per_domain
-    report = evaluate_path(fabric_of(catalog, name, nodes=2 * hosts), "n0.g0", "d1.g0")
+    report = api.path(fabric_of(catalog, name, nodes=2 * hosts), "n0.g0", "d1.g0")
     hop = next(h for h in report.hops if h.src == "n0.nic0")
     assert hop.link == link
     assert report.bottleneck_GBps == pytest.approx(bw)
@@ -94,7 +95,7 @@ def test_all_reduce_is_priced_below_the_links(catalog, name):
 
 def test_gaudi3_nic_sits_on_the_accelerator(catalog):
     """Gaudi 3's scale-out ports are on die: the GPU reaches its NIC without the host PCIe."""
-    report = evaluate_path(fabric_of(catalog, "gaudi3-node", nodes=2), "n0.g3", "n1.g3")
+    report = api.path(fabric_of(catalog, "gaudi3-node", nodes=2), "n0.g3", "n1.g3")
     assert report.hops[0].src == "n0.g3" and report.hops[0].dst == "n0.nic3"
 
 

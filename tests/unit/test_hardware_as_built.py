@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fabricui import api
 from fabricui.engine.bulk import BulkRouter
-from fabricui.engine.evaluate import evaluate_collective, evaluate_path
+from fabricui.engine.evaluate import evaluate_collective
 from fabricui.engine.traffic import pattern_flows
 from fabricui.engine.training.device import make_device
 from fabricui.errors import EngineError
@@ -60,10 +61,10 @@ def test_gb300_paths_in_a_tray_across_trays_and_racks(catalog):
     GPU's own PCIe Gen6 x16 into its ConnectX-8's switch, never through Grace."""
     fabric = fabric_of(catalog, "gb300-nvl72", 36)
     for dst in ("n0.g3", "n5.g2"):
-        report = evaluate_path(fabric, "n0.g0", dst)
+        report = api.path(fabric, "n0.g0", dst)
         assert [h.link for h in report.hops] == ["nvlink5", "nvlink5"]
         assert report.hops[0].dst == "d0.nvsw0"
-    report = evaluate_path(fabric, "n0.g1", "n20.g1")
+    report = api.path(fabric, "n0.g1", "n20.g1")
     hops = [(h.src, h.dst, h.link) for h in report.hops]
     assert hops[:2] == [("n0.g1", "n0.pcie1", "pcie6"), ("n0.pcie1", "n0.nic1", "pcie6")]
     assert not any("cpu" in h.src or "cpu" in h.dst for h in report.hops)
@@ -96,7 +97,7 @@ def test_nic_attachment_is_expressible_in_yaml(catalog, tmp_path):
             write(tmp_path, base % (switches, attach), f"{attach}.yaml"), catalog
         )
         fabric = build_fabric(spec, catalog)
-        hops = evaluate_path(fabric, "n0.g0", "n1.g0").hops
+        hops = api.path(fabric, "n0.g0", "n1.g0").hops
         first[attach] = hops[0].dst
     assert first == {"gpu": "n0.nic0", "pcie-switch": "n0.pcie0", "cpu": "n0.cpu0"}
     spec = resolve_topology(write(tmp_path, base % (0, "pcie-switch")), catalog)
@@ -123,7 +124,7 @@ def test_a_32_tray_su_that_splits_racks_says_so(catalog):
 
 def test_gaudi3_nic_hop_is_on_die(catalog):
     """Gaudi 3's scale-out ports are on its die: the hop to them is not PCIe."""
-    hop = evaluate_path(fabric_of(catalog, "gaudi3-node", 2), "n0.g0", "n1.g0").hops[0]
+    hop = api.path(fabric_of(catalog, "gaudi3-node", 2), "n0.g0", "n1.g0").hops[0]
     assert (hop.link, hop.count, hop.bw_GBps) == ("gaudi3-nic-port", 3, 3 * 25.0)
 
 
@@ -153,7 +154,7 @@ def test_path_across_spines_gets_the_nics_full_rate(catalog, name, nodes, per_gp
     as the collective engine's loads give a single flow."""
     fabric = fabric_of(catalog, name, nodes)
     last = fabric.n_gpus - 1
-    report = evaluate_path(fabric, "0", str(last))
+    report = api.path(fabric, "0", str(last))
     assert fabric.devices_of_kind(DeviceKind.SPINE).shape[0] > 0
     assert any(h.routes > 1 for h in report.hops)
     assert report.bottleneck_GBps == pytest.approx(per_gpu_GBps)
@@ -234,7 +235,7 @@ def test_wrap_around_only_for_whole_cubes(catalog):
     assert cube.torus.wrap == (True, True, True)
     for fabric, hops in ((mesh, 3), (cube, 1)):
         far = int(fabric.torus.rank_at[0 + fabric.torus.dims[0] * 3])  # (0, 3, 0)
-        assert len(evaluate_path(fabric, "0", str(far)).hops) == hops
+        assert len(api.path(fabric, "0", str(far)).hops) == hops
 
 
 def test_trn2_link_rates_read_as_both_directions(catalog):
@@ -244,7 +245,7 @@ def test_trn2_link_rates_read_as_both_directions(catalog):
     inner, ring = catalog.links["neuronlink-v3"], catalog.links["neuronlink-v3-ring"]
     assert inner.bw_GBps * 2 * 4 == 1024 and ring.bw_GBps * 2 * 2 == 256
     fabric = fabric_of(catalog, "trn2-ultraserver")
-    hop = evaluate_path(fabric, "n0.g0", "n1.g0").hops[0]
+    hop = api.path(fabric, "n0.g0", "n1.g0").hops[0]
     assert (hop.link, hop.bw_GBps) == ("neuronlink-v3-ring", 64.0)
 
 

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fabricui import api
 from fabricui.engine.bulk import BulkRouter
-from fabricui.engine.evaluate import evaluate_path
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, HwdbError
 from fabricui.fabric import DeviceKind, build_fabric
@@ -118,7 +118,7 @@ def test_dragonfly_devices_and_links(dragonfly):
 def test_dragonfly_cross_group_path_by_hand(dragonfly):
     """n1 (router1, group 0) -> n2 (router2, group 1): local to gateway router0, global to
     router3, local to router2."""
-    report = evaluate_path(dragonfly, "n1.g0", "n2.g0")
+    report = api.path(dragonfly, "n1.g0", "n2.g0")
     assert names(report) == [
         "n1.cpu0",
         "n1.nic0",
@@ -132,13 +132,13 @@ def test_dragonfly_cross_group_path_by_hand(dragonfly):
     ]
     assert report.bottleneck_GBps == 50.0
     # from a gateway no local hop first; into a gateway no local hop last
-    assert names(evaluate_path(dragonfly, "n0.g0", "n3.g0"))[2:5] == [
+    assert names(api.path(dragonfly, "n0.g0", "n3.g0"))[2:5] == [
         "router0",
         "router3",
         "n3.nic0",
     ]
     # same group: one local hop
-    assert names(evaluate_path(dragonfly, "n4.g0", "n5.g0"))[2:5] == [
+    assert names(api.path(dragonfly, "n4.g0", "n5.g0"))[2:5] == [
         "router4",
         "router5",
         "n5.nic0",
@@ -273,20 +273,20 @@ def test_torus_neighbours(torus):
 def test_torus_wraparound_and_ties(torus):
     """0 -> 5 (x 0 -> 3) is one hop backwards around the x ring; 0 -> 4 (x 0 -> 2, a tie)
     goes the positive way, through chip 1."""
-    back = evaluate_path(torus, "0", "5")
+    back = api.path(torus, "0", "5")
     assert [(h.src, h.dst, h.link) for h in back.hops] == [("n0.g0", "n1.g1", "nvlink4")]
     assert back.latency_us == pytest.approx(0.25)
-    assert names(evaluate_path(torus, "0", "4")) == ["n0.g1", "n1.g0"]
+    assert names(api.path(torus, "0", "4")) == ["n0.g1", "n1.g0"]
 
 
 def test_torus_dimension_order(torus):
     """0 (0,0,0) -> 31 (3,3,1): x first (backwards to chip 5), then y backwards (to 15),
     then z; the intermediate chips forward with no extra latency: 3 x 0.25 us."""
-    report = evaluate_path(torus, "0", "31")
+    report = api.path(torus, "0", "31")
     assert names(report) == ["n1.g1", "n3.g3", "n7.g3"]
     assert report.latency_us == pytest.approx(0.75)
     # y then x is never taken: 5 (3,0,0) -> 8 (0,2,0) wraps in x before moving in y
-    assert names(evaluate_path(torus, "5", "8")) == ["n0.g0", "n0.g2", "n2.g0"]
+    assert names(api.path(torus, "5", "8")) == ["n0.g0", "n0.g2", "n2.g0"]
 
 
 def test_torus_hosts_are_2x2x1_blocks(catalog, torus):
@@ -425,7 +425,7 @@ def test_three_tier_cross_pod_path_by_hand(tiny):
     assert count(fabric, DeviceKind.LEAF) == 8
     assert count(fabric, DeviceKind.SPINE) == 8 and count(fabric, DeviceKind.CORE) == 4
     assert fabric.tree.pod_of_leaf.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
-    report = evaluate_path(fabric, "n0.g0", "n4.g0")
+    report = api.path(fabric, "n0.g0", "n4.g0")
     hops = names(report)[2:8]
     plane = int(hops[1][len("spine") :])
     assert hops == [
@@ -469,7 +469,7 @@ def test_named_large_topologies_route(catalog, name):
     """Each builds, routes its first to its last GPU, and agrees with the bulk router."""
     fabric = build_fabric(resolve_topology(name, catalog), catalog)
     last = fabric.n_gpus - 1
-    report = evaluate_path(fabric, "0", str(last))
+    report = api.path(fabric, "0", str(last))
     assert report.hops[0].src == "n0.g0" and report.hops[-1].dst == fabric.gpu_name(last)
     rng = np.random.default_rng(6)
     same_paths(fabric, rng.integers(0, fabric.n_gpus, size=(50, 2)))

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricui.engine.evaluate import evaluate_path
+from fabricui import api
 from fabricui.fabric import DeviceKind, build_fabric
-from fabricui.fabric.ids import placement
+from fabricui.fabric.ids import parse_gpu_id, placement
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.render.path import render_path
 
@@ -44,7 +44,7 @@ def test_every_reference_topology_builds_and_routes(catalog, name):
     fabric = fabric_of(catalog, name)
     assert fabric.n_gpus == fabric.nodes * fabric.gpus_per_node
     last = fabric.n_gpus - 1
-    report = evaluate_path(fabric, "0", str(last), size_bytes=1 << 20)
+    report = api.path(fabric, "0", str(last), size_bytes=1 << 20)
     assert report.bottleneck_GBps > 0 and report.latency_us > 0
     assert report.hops[0].src == "n0.g0" and report.hops[-1].dst == fabric.gpu_name(last)
     for before, after in zip(report.hops, report.hops[1:]):
@@ -59,7 +59,7 @@ def test_dgx_h100_pod_layout_and_cross_node_path(catalog):
     assert (fabric.n_gpus, count(fabric, DeviceKind.NIC)) == (32, 32)
     assert count(fabric, DeviceKind.LEAF) == 2 and count(fabric, DeviceKind.SPINE) == 0
     assert count(fabric, DeviceKind.NVSWITCH) == 4
-    report = evaluate_path(fabric, "n0.g0", "n3.g7", size_bytes=2**30)
+    report = api.path(fabric, "n0.g0", "n3.g7", size_bytes=2**30)
     assert [h.dst for h in report.hops] == [
         "n0.nvsw0",
         "n0.g7",
@@ -102,7 +102,7 @@ def test_dgx_h100_pod_layout_and_cross_node_path(catalog):
 def test_nvswitch_nodes_route_over_nvlink(catalog, name, link, per_gpu_GBps):
     """GPU -> NVSwitch -> GPU at the GPU's full NVLink bandwidth per direction."""
     fabric = fabric_of(catalog, name)
-    report = evaluate_path(fabric, "0", str(fabric.gpus_per_node - 1))
+    report = api.path(fabric, "0", str(fabric.gpus_per_node - 1))
     assert [h.link for h in report.hops] == [link, link]
     assert report.bottleneck_GBps == pytest.approx(per_gpu_GBps)
     expected = (
@@ -118,14 +118,16 @@ def test_gb200_nvl72_is_one_nvlink_domain_of_18_hosts(catalog):
     fabric = fabric_of(catalog, "gb200-nvl72")
     assert (fabric.nodes, fabric.gpus_per_node, fabric.hosts_per_domain) == (18, 4, 18)
     assert fabric.n_gpus == 72 and count(fabric, DeviceKind.CPU) == 36
-    report = evaluate_path(fabric, "n0.g0", "n17.g3")
+    report = api.path(fabric, "n0.g0", "n17.g3")
     assert [h.dst for h in report.hops] == ["d0.nvsw0", "n17.g3"]
     assert {h.link for h in report.hops} == {"nvlink5"}
     assert report.bottleneck_GBps == pytest.approx(18 * 50.0)
-    alias = evaluate_path(fabric, "n0.g0", "n0.g71")
+    alias = api.path(fabric, "n0.g0", "n0.g71")
     assert alias.dst == "n17.g3" and alias.hops == report.hops
     assert render_path(report, fabric).splitlines()[0].endswith("(same domain d0, 2 hops)")
-    assert placement(fabric, "n3.g1", "n3.g2") == "same node"
+    assert placement(fabric, parse_gpu_id(fabric, "n3.g1"), parse_gpu_id(fabric, "n3.g2")) == (
+        "same node"
+    )
 
 
 def test_gb200_grace_c2c_joins_a_grace_to_its_own_two_gpus(catalog):
@@ -147,7 +149,7 @@ def test_gb200_grace_c2c_joins_a_grace_to_its_own_two_gpus(catalog):
     gpu_cpu = links & (kinds[fabric.link_src] == DeviceKind.GPU)
     assert int(gpu_cpu.sum()) == 72
     assert np.allclose(fabric.link_bw_GBps[gpu_cpu], catalog.links["nvlink-c2c"].bw_GBps / 2)
-    report = evaluate_path(fabric, "n0.g1", "n0.g2")  # two superchips of one tray: NVLink
+    report = api.path(fabric, "n0.g1", "n0.g2")  # two superchips of one tray: NVLink
     assert {h.link for h in report.hops} == {"nvlink5"}
 
 
@@ -160,23 +162,23 @@ def test_superchip_spec_without_pcie_switches_key_joins_gpu_and_grace_directly(c
     spec = replace(spec, intra=replace(spec.intra, pcie_switches=None))
     fabric = build_fabric(spec, catalog)
     assert count(fabric, DeviceKind.PCIE_SWITCH) == 0
-    report = evaluate_path(fabric, "d0.g3", "d1.g3")  # same rail: no PXN detour
+    report = api.path(fabric, "d0.g3", "d1.g3")  # same rail: no PXN detour
     assert [h.link for h in report.hops][:2] == ["nvlink-c2c", "pcie5"]
     assert report.hops[0].dst == "n0.cpu1"
 
 
 def test_mesh_nodes(catalog):
     """MI300X: one xGMI link per pair (64 GB/s); GH200 quad: 6 NVLink 4 links per pair."""
-    mi = evaluate_path(fabric_of(catalog, "mi300x-node"), "n0.g0", "n0.g5")
+    mi = api.path(fabric_of(catalog, "mi300x-node"), "n0.g0", "n0.g5")
     assert [(h.link, h.count, h.bw_GBps) for h in mi.hops] == [("xgmi3", 1, 64.0)]
-    gh = evaluate_path(fabric_of(catalog, "gh200-quad"), "n0.g1", "n0.g3")
+    gh = api.path(fabric_of(catalog, "gh200-quad"), "n0.g1", "n0.g3")
     assert [(h.link, h.count, h.bw_GBps) for h in gh.hops] == [("nvlink4", 6, 150.0)]
 
 
 def test_gh200_quad_reaches_the_network_through_grace(catalog):
     """Across nodes a GH200 goes GPU -C2C-> Grace -PCIe-> Slingshot NIC."""
     fabric = fabric_of(catalog, "gh200-quad", nodes=2)
-    report = evaluate_path(fabric, "n0.g2", "n1.g2")
+    report = api.path(fabric, "n0.g2", "n1.g2")
     assert [h.link for h in report.hops] == [
         "nvlink-c2c",
         "pcie4",
@@ -190,7 +192,7 @@ def test_gh200_quad_reaches_the_network_through_grace(catalog):
 
 def test_consumer_pcie_box_stages_through_host(catalog):
     """Two RTX 4090 with P2P off: GPU -> CPU (host memory) -> GPU at PCIe 4.0 x16."""
-    report = evaluate_path(fabric_of(catalog, "pcie-rtx4090x2"), "0", "1")
+    report = api.path(fabric_of(catalog, "pcie-rtx4090x2"), "0", "1")
     assert [(h.dst, h.link) for h in report.hops] == [("n0.cpu0", "pcie4"), ("n0.g1", "pcie4")]
     assert report.bottleneck_GBps == catalog.links["pcie4"].bw_GBps
 
@@ -198,7 +200,7 @@ def test_consumer_pcie_box_stages_through_host(catalog):
 def test_pcie_rtx4090x8_crosses_sockets_and_shares_nics(catalog):
     """GPU 0 to 7 crosses both sockets; 2 NICs are shared by 4 GPUs each."""
     fabric = fabric_of(catalog, "pcie-rtx4090x8")
-    report = evaluate_path(fabric, "0", "7")
+    report = api.path(fabric, "0", "7")
     assert [h.dst for h in report.hops] == ["n0.pcie0", "n0.cpu0", "n0.cpu1", "n0.pcie3", "n0.g7"]
     nics = [fabric.device_name(d) for d in fabric.gpu_nic]
     assert nics == ["n0.nic0"] * 4 + ["n0.nic1"] * 4
@@ -212,9 +214,9 @@ def test_h100_ib_cluster_is_a_rail_optimized_two_tier_fat_tree(catalog):
     assert fabric.n_gpus == 256
     assert count(fabric, DeviceKind.LEAF) == 8 and count(fabric, DeviceKind.SPINE) == 4
     assert set(fabric.link_count[fabric.tree.leaf_up].ravel().tolist()) == {8}
-    same_rail = evaluate_path(fabric, "n0.g3", "n31.g3")
+    same_rail = api.path(fabric, "n0.g3", "n31.g3")
     assert [h.dst for h in same_rail.hops][2:4] == ["leaf3", "n31.nic3"]
-    cross_rail = evaluate_path(fabric, "n0.g0", "n31.g5")
+    cross_rail = api.path(fabric, "n0.g0", "n31.g5")
     names = [h.dst for h in cross_rail.hops]
     assert names[:2] == ["n0.nvsw0", "n0.g5"] and names[4:6] == ["leaf5", "n31.nic5"]
 
@@ -242,7 +244,7 @@ def test_idle_paths_get_the_nics_rate_on_whole_cables(catalog, name, nodes):
     metrics = BulkRouter(fabric).path_metrics(src[cross], dst[cross])
     np.testing.assert_allclose(metrics.bottleneck_GBps, 50.0)
     for a, b in list(zip(src[cross], dst[cross]))[:50]:
-        report = evaluate_path(fabric, str(a), str(b))
+        report = api.path(fabric, str(a), str(b))
         assert report.bottleneck_GBps == 50.0
         for hop in report.hops:
             if hop.link == "ib-ndr":

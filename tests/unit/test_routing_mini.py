@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricui.engine.evaluate import evaluate_path
+from fabricui import api
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric
@@ -23,7 +23,7 @@ def test_pod_cross_node_via_two_leafs(mini):
     """n0.g0 -> n3.g7 crosses rails: PXN moves the data over NVLink to n0.g7, whose NIC is
     on rail 7 (leaf1), so the network part stays under one leaf."""
     fabric = build_fabric(mini.topologies["pod"], mini)
-    report = evaluate_path(fabric, "n0.g0", "n3.g7", 2**30)
+    report = api.path(fabric, "n0.g0", "n3.g7", 2**30)
     assert hops(report) == [
         ("n0.g0", "n0.nvsw0", "nvlink4", 18, 450.0),
         ("n0.nvsw0", "n0.g7", "nvlink4", 18, 450.0),
@@ -54,7 +54,7 @@ def test_pod_leafs_are_joined_directly_by_whole_cables(mini):
 def test_pod_same_rail_stays_on_one_leaf(mini):
     """Same rail on different nodes: NIC -> leaf -> NIC, no leaf-to-leaf hop."""
     fabric = build_fabric(mini.topologies["pod"], mini)
-    report = evaluate_path(fabric, "n0.g2", "n1.g2")
+    report = api.path(fabric, "n0.g2", "n1.g2")
     assert [h.dst for h in report.hops] == [
         "n0.pcie1",
         "n0.nic2",
@@ -68,7 +68,7 @@ def test_pod_same_rail_stays_on_one_leaf(mini):
 def test_nvswitch_same_node(mini):
     """Inside a node traffic takes NVSwitch, not PCIe: 18 x 25 = 450 GB/s."""
     fabric = build_fabric(mini.topologies["pod"], mini)
-    report = evaluate_path(fabric, "n2.g1", "n2.g6", 1000)
+    report = api.path(fabric, "n2.g1", "n2.g6", 1000)
     assert hops(report) == [
         ("n2.g1", "n2.nvsw0", "nvlink4", 18, 450.0),
         ("n2.nvsw0", "n2.g6", "nvlink4", 18, 450.0),
@@ -80,9 +80,9 @@ def test_nvswitch_same_node(mini):
 def test_pcie_same_switch_and_across_sockets(mini):
     """P2P under one switch stays there; across sockets it climbs to both CPUs over UPI."""
     fabric = build_fabric(mini.topologies["pcie-box"], mini)
-    near = evaluate_path(fabric, "n0.g0", "n0.g1")
+    near = api.path(fabric, "n0.g0", "n0.g1")
     assert [h.dst for h in near.hops] == ["n0.pcie0", "n0.g1"]
-    far = evaluate_path(fabric, "n0.g0", "n0.g3")
+    far = api.path(fabric, "n0.g0", "n0.g3")
     assert [h.dst for h in far.hops] == ["n0.pcie0", "n0.cpu0", "n0.cpu1", "n0.pcie1", "n0.g3"]
     assert far.bottleneck_GBps == 32.0
     # links 0.5*4 + 1.0 (UPI); pcie switches 0.1 x2; CPUs forward with 0 latency
@@ -92,16 +92,16 @@ def test_pcie_same_switch_and_across_sockets(mini):
 def test_pcie_without_p2p_stages_through_host(mini):
     """With p2p off the path goes through the CPU (host memory), even on one root complex."""
     fabric = build_fabric(mini.topologies["pcie-noP2P"], mini)
-    report = evaluate_path(fabric, "0", "1")
+    report = api.path(fabric, "0", "1")
     assert [h.dst for h in report.hops] == ["n0.cpu0", "n0.g1"]
 
 
 def test_mesh_direct_link_and_c2c_to_nic(mini):
     """Mesh GPUs talk over their direct links; to the network via Grace (C2C) then PCIe."""
     fabric = build_fabric(mini.topologies["quad"], mini)
-    direct = evaluate_path(fabric, "n0.g0", "n0.g2")
+    direct = api.path(fabric, "n0.g0", "n0.g2")
     assert hops(direct) == [("n0.g0", "n0.g2", "nvlink4", 6, 150.0)]
-    remote = evaluate_path(fabric, "n0.g1", "n1.g3")
+    remote = api.path(fabric, "n0.g1", "n1.g3")
     assert [h.link for h in remote.hops] == [
         "nvlink-c2c",
         "pcie5",
@@ -118,7 +118,7 @@ def test_shared_nic(mini):
     fabric = build_fabric(mini.topologies["shared-nic"], mini)
     local_nics = [fabric.device_name(d) for d in fabric.gpu_nic[:8]]
     assert local_nics == ["n0.nic0"] * 4 + ["n0.nic1"] * 4
-    report = evaluate_path(fabric, "n0.g3", "n1.g5")
+    report = api.path(fabric, "n0.g3", "n1.g5")
     assert "n0.nic0" in [h.dst for h in report.hops]
     assert "n1.nic1" in [h.dst for h in report.hops]
 
@@ -131,7 +131,7 @@ def test_fat_tree_oversubscribed_spine(mini):
     assert tree.leaf_up.shape == (8, 1)
     assert fabric.link_count[tree.leaf_up[0, 0]] == 8
     assert fabric.link_bw_GBps[tree.leaf_up[0, 0]] == pytest.approx(400.0)
-    report = evaluate_path(fabric, "n0.g0", "n15.g3")
+    report = api.path(fabric, "n0.g0", "n15.g3")
     names = [h.dst for h in report.hops]
     assert names[:2] == ["n0.nvsw0", "n0.g3"] and names[4:6] == ["leaf3", "n15.nic3"]
 
@@ -155,4 +155,4 @@ def test_same_gpu_is_an_error(mini):
     """Source and destination must differ."""
     fabric = build_fabric(mini.topologies["pod"], mini)
     with pytest.raises(EngineError, match="same GPU"):
-        evaluate_path(fabric, "n0.g0", "0")
+        api.path(fabric, "n0.g0", "0")

@@ -20,13 +20,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fabricui.errors import EngineError
+from fabricui.vocabulary import PRECISIONS
 
 if TYPE_CHECKING:
     from fabricui.model import GpuSpec, KernelSpec
 
-#: Precisions the training model knows (fp8 / fp4: the GEMMs in FP8 / NVFP4, everything
-#: else in BF16).
-PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
 #: Bytes per element of an NVFP4 GEMM operand: 4 bits and one FP8 scale per 16 elements.
 FP4_INPUT_BYTES = 0.5 + 1.0 / 16
 #: GEMM efficiency assumed for a GPU whose record has none: the lowest of the sourced

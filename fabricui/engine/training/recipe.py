@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fabricui.engine.training.device import PRECISIONS
 from fabricui.engine.training.layer import (
     ATTENTION_KINDS,
     FP8_CAST_BYTES,
@@ -27,19 +26,15 @@ from fabricui.engine.training.layer import (
     Kernels,
 )
 from fabricui.errors import EngineError
+from fabricui.vocabulary import ATTENTION_CHOICES, MOE_DISPATCH, PRECISIONS, RECOMPUTE_MODES
 
 if TYPE_CHECKING:
     from fabricui.model import FrameworkSpec, KernelSpec
 
-#: Activation recomputation modes.
-RECOMPUTE_MODES = ("none", "selective", "full")
 #: GPU architectures whose default software is 2021-22 Megatron-LM.
 EARLY_ARCHS = ("volta", "turing", "ampere")
 #: GPU architectures without BF16 (FP16 mixed precision).
 FP16_ONLY_ARCHS = ("volta", "turing")
-#: Attention implementations a recipe may name: the fused kernels (each priced from its
-#: ``kernels`` record), ``flash`` (the framework's fused kernel) and ``unfused``.
-ATTENTION_CHOICES = ("flash", "cudnn", "fa2", "fa3", "fa4", "triton", "unfused")
 
 
 @dataclass(frozen=True)
@@ -117,7 +112,7 @@ class Recipe:
             ("loss", self.loss, tuple(LOSS_BYTES_PER_LOGIT)),
             ("fp8 recipe", self.fp8_recipe, tuple(FP8_CAST_BYTES)),
             ("selective", self.selective, ("attention", "ops")),
-            ("moe dispatch", self.moe_dispatch, ("alltoall", "deepep")),
+            ("moe dispatch", self.moe_dispatch, MOE_DISPATCH),
         ):
             if value not in allowed:
                 raise EngineError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")

@@ -35,11 +35,12 @@ from fabricui.engine.training.memory import (
     stage_params,
 )
 from fabricui.engine.training.pricing import Pricer, PricerLike, as_pricer
-from fabricui.engine.training.recipe import RECOMPUTE_MODES, Recipe, era_recipe
+from fabricui.engine.training.recipe import Recipe, era_recipe
 from fabricui.engine.training.shape import Geometry, geometry
 from fabricui.engine.training.step import ADAM_BYTES, USABLE_MEMORY, PlanReport, plan
 from fabricui.engine.types import Layout, Strategy
 from fabricui.errors import EngineError
+from fabricui.vocabulary import RECOMPUTE_MODES
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -9,7 +9,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
-    from fabricui.tui.data import FabricData
+    from fabricui.services.loaded import LoadedFabric
     from fabricui.tui.explorer import Explorer
 
 
@@ -25,7 +25,7 @@ class ViewScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__(id=f"view-{self.VIEW}")
-        self.data: FabricData | None = None
+        self.data: LoadedFabric | None = None
         """The data this view last drew."""
 
     @property
@@ -60,7 +60,7 @@ class ViewScreen(Screen[None]):
             self.data = data
             self.data_changed(data)
 
-    def data_changed(self, data: FabricData) -> None:
+    def data_changed(self, data: LoadedFabric) -> None:
         """A new fabric is loaded: redraw (subclasses override)."""
 
     def status_text(self) -> str:

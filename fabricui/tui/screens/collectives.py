@@ -28,7 +28,7 @@ from fabricui.tui.widgets.title_bar import TitleBar
 if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
     from fabricui.importers.nccl_tests import ResultRun
-    from fabricui.tui.data import FabricData
+    from fabricui.services.loaded import LoadedFabric
 
 #: Size range the view starts with (nccl-tests' ``-b 8 -e 16G -f 2``).
 DEFAULT_RANGE = "8:16G"
@@ -211,7 +211,7 @@ class CollectivesScreen(ViewScreen):
     class PredictionReady(Message):
         """The engine's prediction for the current choices."""
 
-        def __init__(self, data: FabricData, prediction: Prediction) -> None:
+        def __init__(self, data: LoadedFabric, prediction: Prediction) -> None:
             self.data = data
             """Fabric it was computed on."""
             self.prediction = prediction
@@ -292,7 +292,7 @@ class CollectivesScreen(ViewScreen):
         """Taller terminals get a taller stepper and plot."""
         self.set_class(self.size.height >= 36, "-tall")
 
-    def data_changed(self, data: FabricData) -> None:
+    def data_changed(self, data: LoadedFabric) -> None:
         """New fabric: predict again (with the command line's choices the first time)."""
         app = self.fabric_app
         self.op = app.take_option("op") or self.op
@@ -360,7 +360,7 @@ class CollectivesScreen(ViewScreen):
     )
     def _predict(
         self,
-        data: FabricData,
+        data: LoadedFabric,
         op: str,
         group: str,
         sizes: list[int],
@@ -577,7 +577,7 @@ class CollectivesScreen(ViewScreen):
 
     def action_pick_op(self) -> None:
         """Choose the operation."""
-        from fabricui.tui.data import OPS
+        from fabricui.vocabulary import OPS
 
         def done(op: str | None) -> None:
             if op and op != self.op:
@@ -589,7 +589,7 @@ class CollectivesScreen(ViewScreen):
 
     def action_pick_group(self) -> None:
         """Choose the group."""
-        from fabricui.tui.data import GROUPS
+        from fabricui.vocabulary import GROUPS
 
         data = self.data
         if data is None:

@@ -19,7 +19,7 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
-    from fabricui.tui.data import FabricData
+    from fabricui.services.loaded import LoadedFabric
 
 #: Status colours.
 STATUS_STYLE = {"ok": "green", "failed": "bold red", "blocked": "yellow"}
@@ -110,7 +110,7 @@ class PluginsScreen(ViewScreen):
             yield Static("", id="plugins-failures")
         yield KeyBar()
 
-    def data_changed(self, data: FabricData) -> None:
+    def data_changed(self, data: LoadedFabric) -> None:
         """The plugin host loaded with the catalog: list it."""
         host = self.fabric_app.host
         if host is None:

@@ -19,7 +19,7 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
-    from fabricui.tui.data import FabricData, Tier
+    from fabricui.services.loaded import LoadedFabric, Tier
 
 
 def tier_bars(tiers: list[Tier]) -> list[Bar]:
@@ -65,7 +65,7 @@ class PyramidScreen(ViewScreen):
     class TiersComputed(Message):
         """The tiers of a fabric are ready."""
 
-        def __init__(self, data: FabricData, tiers: list[Tier]) -> None:
+        def __init__(self, data: LoadedFabric, tiers: list[Tier]) -> None:
             self.data = data
             """The fabric they belong to."""
             self.tiers = tiers
@@ -86,13 +86,13 @@ class PyramidScreen(ViewScreen):
             yield Static("", id="pyramid-table")
         yield KeyBar()
 
-    def data_changed(self, data: FabricData) -> None:
+    def data_changed(self, data: LoadedFabric) -> None:
         """Compute the tiers of the new fabric."""
         self.query_one("#pyramid-head", Static).update(f"{data.label}: computing tiers...")
         self._compute(data)
 
     @work(thread=True, exclusive=True, group="pyramid", exit_on_error=False, description="tiers")
-    def _compute(self, data: FabricData) -> None:
+    def _compute(self, data: LoadedFabric) -> None:
         tiers = data.pyramid()
         if not get_current_worker().is_cancelled:
             self.post_message(self.TiersComputed(data, tiers))

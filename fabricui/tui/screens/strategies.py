@@ -28,7 +28,7 @@ from fabricui.tui.widgets.title_bar import TitleBar
 if TYPE_CHECKING:
     from fabricui.engine.training.step import PlanReport
     from fabricui.engine.training.table import DecisionTable
-    from fabricui.tui.data import FabricData, LayoutChoice
+    from fabricui.services.loaded import LayoutChoice, LoadedFabric
 
 #: Bar tone of each verdict of the decision table.
 VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted", "n/a": "muted"}
@@ -90,7 +90,7 @@ def describe_layout(plan: PlanReport) -> str:
 
 def dp_flavour(plan: PlanReport) -> str:
     """The plan's data-parallel strategy (``zero2``), or ``""``."""
-    from fabricui.tui.data import DP_STRATEGIES
+    from fabricui.vocabulary import DP_STRATEGIES
 
     return next((s for s in plan.strategies if s in DP_STRATEGIES), "")
 
@@ -291,7 +291,9 @@ class StrategiesScreen(ViewScreen):
     class TableReady(Message):
         """The decision table is computed."""
 
-        def __init__(self, data: FabricData, table: DecisionTable | None, error: str = "") -> None:
+        def __init__(
+            self, data: LoadedFabric, table: DecisionTable | None, error: str = ""
+        ) -> None:
             self.data = data
             """Fabric it belongs to."""
             self.table = table
@@ -303,7 +305,7 @@ class StrategiesScreen(ViewScreen):
     class PlanReady(Message):
         """A layout's plan is computed."""
 
-        def __init__(self, data: FabricData, choice: LayoutChoice, plan: PlanReport) -> None:
+        def __init__(self, data: LoadedFabric, choice: LayoutChoice, plan: PlanReport) -> None:
             self.data = data
             """Fabric it belongs to."""
             self.choice = choice
@@ -315,7 +317,7 @@ class StrategiesScreen(ViewScreen):
     class SearchReady(Message):
         """The layout search finished."""
 
-        def __init__(self, data: FabricData, plans: list[PlanReport]) -> None:
+        def __init__(self, data: LoadedFabric, plans: list[PlanReport]) -> None:
             self.data = data
             """Fabric it belongs to."""
             self.plans = plans
@@ -324,7 +326,7 @@ class StrategiesScreen(ViewScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        from fabricui.tui.data import DEFAULT_MODEL
+        from fabricui.vocabulary import DEFAULT_MODEL
 
         self.model_id = DEFAULT_MODEL
         """Model id."""
@@ -384,7 +386,7 @@ class StrategiesScreen(ViewScreen):
             text += f" {dot} by {SORT_NAMES[self.sort_column]} {order} [<>I]"
         self.query_one("#strat-controls", Static).update(text + (f" {dot} {busy}" if busy else ""))
 
-    def data_changed(self, data: FabricData) -> None:
+    def data_changed(self, data: LoadedFabric) -> None:
         """New fabric: table and plan again; the old search no longer applies."""
         from fabricui.services.loaded import LayoutChoice, parse_layout
 
@@ -417,7 +419,7 @@ class StrategiesScreen(ViewScreen):
         exit_on_error=False,
         description="decision table",
     )
-    def _table(self, data: FabricData, model_id: str) -> None:
+    def _table(self, data: LoadedFabric, model_id: str) -> None:
         from fabricui.errors import EngineError
 
         try:
@@ -435,7 +437,7 @@ class StrategiesScreen(ViewScreen):
         exit_on_error=False,
         description="plan",
     )
-    def _plan(self, data: FabricData, model_id: str, choice: LayoutChoice | None) -> None:
+    def _plan(self, data: LoadedFabric, model_id: str, choice: LayoutChoice | None) -> None:
         if choice is None:  # the default layout is a small search: off the UI thread
             choice = data.default_layout(model_id)
         plan = data.plan(model_id, choice)
@@ -449,7 +451,7 @@ class StrategiesScreen(ViewScreen):
         exit_on_error=False,
         description="layout search",
     )
-    def _search(self, data: FabricData, model_id: str, dp_strategy: str | None) -> None:
+    def _search(self, data: LoadedFabric, model_id: str, dp_strategy: str | None) -> None:
         plans = data.search(model_id, dp_strategy)
         if not get_current_worker().is_cancelled:
             self.post_message(self.SearchReady(data, plans))
@@ -694,7 +696,7 @@ class StrategiesScreen(ViewScreen):
         if data is None or self.choice is None:
             return
         from fabricui.services.loaded import parse_layout
-        from fabricui.tui.data import DP_STRATEGIES
+        from fabricui.vocabulary import DP_STRATEGIES
 
         def done(text: str | None) -> None:
             if text and self.choice is not None and self.data is not None:

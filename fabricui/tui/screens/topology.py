@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from fabricui.importers.nccl_log import NcclLog
     from fabricui.services.doctor import Finding
     from fabricui.services.jobs import JobPlacement
+    from fabricui.services.loaded import LoadedFabric
     from fabricui.services.traffic import Heat
-    from fabricui.tui.data import FabricData
 
 #: Message size the path panel starts with [bytes] (1 GiB, as the README's example).
 DEFAULT_SIZE = 2**30
@@ -230,7 +230,7 @@ class TopologyScreen(ViewScreen):
     class HeatReady(Message):
         """Link loads of a traffic pattern are ready (posted by the heat worker)."""
 
-        def __init__(self, data: FabricData, heat: Heat) -> None:
+        def __init__(self, data: LoadedFabric, heat: Heat) -> None:
             self.data = data
             """Fabric it was computed on."""
             self.heat = heat
@@ -313,7 +313,7 @@ class TopologyScreen(ViewScreen):
         self._route_pending = False
         self.route()
 
-    def data_changed(self, data: FabricData) -> None:
+    def data_changed(self, data: LoadedFabric) -> None:
         """New fabric: reset the endpoints (or take the command line's) and route."""
         self.size_bytes = self.fabric_app.take_initial_size() or self.size_bytes
         src, dst = data.default_pair()
@@ -339,7 +339,7 @@ class TopologyScreen(ViewScreen):
         self.src, self.dst = src, dst
         self._request_route()
 
-    def _place_job(self, data: FabricData) -> JobPlacement | None:
+    def _place_job(self, data: LoadedFabric) -> JobPlacement | None:
         """The job ``--hosts`` (or ``$SLURM_JOB_NODELIST`` on an imported cluster) names,
         placed on this fabric and said in a notification; None without one."""
         from fabricui.errors import FabricError
@@ -355,7 +355,7 @@ class TopologyScreen(ViewScreen):
             self.app.notify(job.summary(), title="job")
         return job
 
-    def _health(self, data: FabricData) -> dict[int, str]:
+    def _health(self, data: LoadedFabric) -> dict[int, str]:
         """The devices ``--health`` marks, said once in a notification."""
         from fabricui.fabric.health import health_of
 
@@ -370,7 +370,7 @@ class TopologyScreen(ViewScreen):
             self.app.notify(line, title="health", severity="warning")
         return marks
 
-    def _running_jobs(self, data: FabricData) -> frozenset[int]:
+    def _running_jobs(self, data: LoadedFabric) -> frozenset[int]:
         """GPUs of the running jobs ``--jobs`` lists (squeue, scontrol show job), said in a
         notification; empty without it."""
         from fabricui.errors import FabricError
@@ -390,7 +390,7 @@ class TopologyScreen(ViewScreen):
         self.app.notify(f"{len(jobs)} running job(s) on this fabric: {text}", title="jobs")
         return frozenset(int(r) for _, _, ranks in jobs for r in ranks)
 
-    def _kept_pair(self, data: FabricData) -> tuple[str | None, str | None] | None:
+    def _kept_pair(self, data: LoadedFabric) -> tuple[str | None, str | None] | None:
         """The endpoints shown on the previous fabric of the same topology (a what-if or a
         node count change keeps the user's choice when those GPUs still exist)."""
         shown = self._shown
@@ -491,7 +491,7 @@ class TopologyScreen(ViewScreen):
         self.map.set_marks(self.src, self.dst)
 
     @work(thread=True, exclusive=True, group="path", exit_on_error=False, description="route")
-    def _route(self, data: FabricData, src: int, dst: int, size_bytes: int) -> None:
+    def _route(self, data: LoadedFabric, src: int, dst: int, size_bytes: int) -> None:
         report = data.path(src, dst, size_bytes)
         if not get_current_worker().is_cancelled:
             self.post_message(self.PathComputed(report))
@@ -504,18 +504,11 @@ class TopologyScreen(ViewScreen):
         if data is None or report.topology != data.fabric.spec.id:
             return
         self.report = report
-        devices = set()
-        for hop in report.hops:
-            for name in (hop.src, hop.dst):
-                dev = data.device_id(name)
-                if dev is not None:
-                    devices.add(dev)
+        devices = frozenset(d for hop in report.hops for d in (hop.src_device, hop.dst_device))
         narrow = report.hops[report.bottleneck_hop]
-        bottleneck = {data.device_id(narrow.src), data.device_id(narrow.dst)} - {None}
-        self.map.set_marks(self.src, self.dst, frozenset(devices), frozenset(bottleneck))  # type: ignore[arg-type]
-        from fabricui.fabric.ids import placement
-
-        self.panel.show_report(report, placement(data.fabric, report.src, report.dst))
+        bottleneck = frozenset((narrow.src_device, narrow.dst_device))
+        self.map.set_marks(self.src, self.dst, devices, bottleneck)
+        self.panel.show_report(report, data.placement(report.src_rank, report.dst_rank))
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -598,7 +591,7 @@ class TopologyScreen(ViewScreen):
         self._heat(data, self.heat_pattern)
 
     @work(thread=True, exclusive=True, group="heat", exit_on_error=False, description="heat")
-    def _heat(self, data: FabricData, pattern: str) -> None:
+    def _heat(self, data: LoadedFabric, pattern: str) -> None:
         from fabricui.services.traffic import heat
 
         with data.lock:
