@@ -109,7 +109,7 @@ class BulkRouter:
         if self._has_net:
             self._up = _pad(
                 [
-                    [int(k) for k in router._intra(0, int(a), int(n))]
+                    [int(k) for k in router.domain_route(0, int(a), int(n))]
                     for a, n in zip(gpu_dev0, nic_dev0)
                 ]
             )
@@ -123,7 +123,9 @@ class BulkRouter:
                             rows.append(
                                 [
                                     int(k)
-                                    for k in router._intra(0, int(gpu_dev0[a]), int(nic_dev0[a]))
+                                    for k in router.domain_route(
+                                        0, int(gpu_dev0[a]), int(nic_dev0[a])
+                                    )
                                 ]
                             )
                             via_nic.append(a)
@@ -131,11 +133,15 @@ class BulkRouter:
                             rows.append(
                                 [
                                     int(k)
-                                    for k in router._intra(0, int(gpu_dev0[a]), int(gpu_dev0[p]))
+                                    for k in router.domain_route(
+                                        0, int(gpu_dev0[a]), int(gpu_dev0[p])
+                                    )
                                 ]
                                 + [
                                     int(k)
-                                    for k in router._intra(0, int(gpu_dev0[p]), int(nic_dev0[p]))
+                                    for k in router.domain_route(
+                                        0, int(gpu_dev0[p]), int(nic_dev0[p])
+                                    )
                                 ]
                             )
                             via_nic.append(p)
@@ -144,7 +150,7 @@ class BulkRouter:
                 self._rail = np.asarray(router.rail_of(np.arange(g)), dtype=np.int64)
             self._down = _pad(
                 [
-                    [int(k) for k in router._intra(0, int(n), int(a))]
+                    [int(k) for k in router.domain_route(0, int(n), int(a))]
                     for a, n in zip(gpu_dev0, nic_dev0)
                 ]
             )
