@@ -22,9 +22,11 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.capacity import link_capacity_GBps as link_capacity_GBps
+from fabricui.engine.fair_share import max_min_rates_GBps
 from fabricui.engine.graph_routes import Incidence
 from fabricui.engine.networks import DomainRoutes, Network, network_kind
 from fabricui.engine.routing import Router
+from fabricui.engine.ugal import ugal_equilibrium
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
 
@@ -73,9 +75,8 @@ class BulkRouter:
         """(n_resources,) capacity of every link, then of the network's aggregates
         [GB/s]."""
 
-    # --- assembly ----------------------------------------------------------------------
-
     def _check(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> tuple[IntArray, IntArray]:
+        """Ranks as flat int arrays of one length, each within the fabric."""
         a = np.asarray(src, dtype=np.int64).reshape(-1)
         b = np.asarray(dst, dtype=np.int64).reshape(-1)
         if a.shape != b.shape:
@@ -85,29 +86,12 @@ class BulkRouter:
             raise EngineError(f"ranks must be within 0..{n - 1}")
         return a, b
 
-    def _segments(
-        self, a: IntArray, b: IntArray, aggregate: bool, valiant: bool = False
-    ) -> IntArray:
-        """(n_flows, width) link (or resource) ids of every flow, -1 padded.
-
-        ``aggregate``: resources (links and aggregates) for loads, else one route per flow;
-        ``valiant``: dragonfly flows between groups through intermediate groups.
-        """
-        return self._weighted_segments(a, b, aggregate, valiant)[0]
-
-    def _weighted_segments(
-        self, a: IntArray, b: IntArray, aggregate: bool, valiant: bool = False
-    ) -> tuple[IntArray, FloatArray | None]:
-        """``_segments`` plus the bytes each resource carries per byte of its flow (None:
-        1 everywhere; only a dragonfly's adaptive routing spreads flows unevenly)."""
-        return self._network.segments(a, b, aggregate, valiant)
-
     # --- queries -----------------------------------------------------------------------
 
     def paths(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> IntArray:
         """(n_flows, width) link ids of one route per flow (gaps are -1), for inspection."""
         a, b = self._check(src, dst)
-        return self._segments(a, b, aggregate=False)
+        return self._network.segments(a, b, aggregate=False, valiant=False)[0]
 
     def path_metrics(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> PathMetrics:
         """Bottleneck bandwidth and latency of many (source, destination) pairs at once.
@@ -177,7 +161,7 @@ class BulkRouter:
         grouped = self._network.incidence(a, b)
         if grouped is not None:
             return grouped
-        res, weight = self._weighted_segments(a, b, aggregate=True, valiant=valiant)
+        res, weight = self._network.segments(a, b, aggregate=True, valiant=valiant)
         if weight is None:
             flow, col = np.nonzero(res >= 0)
             return Incidence(a.shape[0], flow, res[flow, col], np.ones(flow.shape[0]))
@@ -203,11 +187,6 @@ class BulkRouter:
             a.shape[0], np.concatenate(flows), np.concatenate(res), np.concatenate(weights)
         )
 
-    #: Rounds of successive averages ``ugal_split`` runs.
-    _UGAL_ROUNDS = 12
-    #: Exponent of the smooth route cost (sum of bytes x utilisation^p): large enough to
-    #: act like the busiest resource, smooth enough to let flows share out.
-    _UGAL_POWER = 8.0
     #: Most flows split one by one; a larger pattern (a 4,096-GPU all-to-all has 16.8
     #: million flows, spread evenly already) takes the better single mode.
     _UGAL_MAX_FLOWS = 1 << 16
@@ -217,15 +196,9 @@ class BulkRouter:
     ) -> FloatArray:
         """(n_flows,) the fraction of each flow's bytes adaptive routing (UGAL) sends on
         its Valiant route on a dragonfly (through another group, or another router of its
-        group); the rest takes its minimal route.
-
-        A UGAL router decides per packet: minimal unless the minimal route's queues are
-        the longer, so in the steady state a flow's bytes split between its routes until
-        neither is less loaded. That equilibrium is found by successive averages: each
-        round every flow's best route under the current loads (cost: its bytes times each
-        resource's utilisation to the power ``_UGAL_POWER``, summed) is averaged into its
-        split with weight 1/(round + 2); the split whose busiest resource is least loaded
-        is kept, and it is never worse than every flow minimal or every flow Valiant.
+        group); the rest takes its minimal route (``ugal.ugal_equilibrium``). A pattern of
+        more than ``_UGAL_MAX_FLOWS`` flows takes the better of all minimal and all
+        Valiant.
 
         Args:
             src: (n_flows,) source ranks.
@@ -235,7 +208,7 @@ class BulkRouter:
         a, b = self._check(src, dst)
         n = a.shape[0]
         vol = np.broadcast_to(np.asarray(volume, dtype=np.float64), a.shape).astype(np.float64)
-        if len(self._modes()) < 2 or n == 0:
+        if len(self._network.modes()) < 2 or n == 0:
             return np.zeros(n)
         size = self.resource_capacity_GBps.size
         if n > self._UGAL_MAX_FLOWS:
@@ -244,33 +217,8 @@ class BulkRouter:
                 pure,
                 key=lambda x: self._busiest(self._incidence(a, b, bool(x[0])).loads(vol, size)),
             )
-        cap = np.where(self.resource_capacity_GBps > 0, self.resource_capacity_GBps, np.inf)
-        fm, rm, wm = self._incidence(a, b, False).expanded()
-        fv, rv, wv = self._incidence(a, b, True).expanded()
-        bytes_m, bytes_v = vol[fm] * wm, vol[fv] * wv
-
-        def load_of(x: FloatArray) -> FloatArray:
-            load = np.bincount(rm, weights=bytes_m * (1.0 - x[fm]), minlength=size) + (
-                np.bincount(rv, weights=bytes_v * x[fv], minlength=size)
-            )
-            return load.astype(np.float64, copy=False)
-
-        candidates = [np.zeros(n), np.ones(n)]
-        scores = [self._busiest(load_of(x)) for x in candidates]
-        x = np.zeros(n)
-        for k in range(self._UGAL_ROUNDS):
-            util = load_of(x) / cap
-            cost_m = np.bincount(fm, weights=bytes_m * util[rm] ** self._UGAL_POWER, minlength=n)
-            cost_v = np.bincount(fv, weights=bytes_v * util[rv] ** self._UGAL_POWER, minlength=n)
-            x = x + ((cost_v < cost_m).astype(np.float64) - x) / (k + 2)
-            candidates.append(x)
-            scores.append(self._busiest(load_of(x)))
-        return candidates[int(np.argmin(scores))]
-
-    def _modes(self) -> tuple[bool, ...]:
-        """Routing modes adaptive routing chooses from: minimal, and on a dragonfly also
-        Valiant (through another group, or another router of the group)."""
-        return self._network.modes()
+        minimal, valiant = self._incidence(a, b, False), self._incidence(a, b, True)
+        return ugal_equilibrium(minimal, valiant, vol, self.resource_capacity_GBps, self._busiest)
 
     def loads(
         self,
@@ -289,7 +237,7 @@ class BulkRouter:
                 on its Valiant route; None: adaptive routing decides (``ugal_split``).
         """
         if valiant is None:
-            modes = self._modes()
+            modes = self._network.modes()
             if len(modes) > 1 and np.asarray(src).size > self._UGAL_MAX_FLOWS:
                 return min(
                     (self.loads(src, dst, volume, mode) for mode in modes), key=self._busiest
@@ -341,7 +289,9 @@ class BulkRouter:
             (n_flows,) rate of each flow [GB/s], and (n_resources,) load [GB/s].
         """
         best: tuple[FloatArray, FloatArray] | None = None
-        modes: list[bool | FloatArray] = list(self._modes() if valiant is None else (valiant,))
+        modes: list[bool | FloatArray] = list(
+            self._network.modes() if valiant is None else (valiant,)
+        )
         if valiant is None and len(modes) > 1:
             modes.append(self.ugal_split(src, dst))
         for mode in modes:
@@ -357,57 +307,11 @@ class BulkRouter:
     def _max_min(
         self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool | FloatArray
     ) -> tuple[FloatArray, FloatArray]:
-        """Progressive filling in one routing mode (see ``max_min_rates``).
-
-        Flows that share a leaf pair's spread (an imported cluster) load it as a group: the
-        group's resources count its active flows once per iteration, and a full resource
-        in a group freezes every flow of the group.
-        """
+        """Progressive filling in one routing mode (``fair_share``): rates [GB/s] and
+        resource loads [GB/s]."""
         inc = self._incidence(src, dst, valiant)
-        flow, res, weight = inc.flow, inc.res, inc.weight
-        n_flows = inc.n_flows
         cap = self.resource_capacity_GBps
-        rate = np.zeros(n_flows)
-        remaining = cap.astype(np.float64).copy()
-        has_links = np.bincount(flow, minlength=n_flows) > 0
-        group = inc.group
-        grouped = group is not None and inc.group_ptr is not None and inc.group_ptr.size > 1
-        if grouped:
-            assert group is not None and inc.group_ptr is not None
-            assert inc.group_res is not None and inc.group_weight is not None
-            member = group >= 0
-            of_flow = np.maximum(group, 0)
-            n_groups = inc.group_ptr.shape[0] - 1
-            group_row, group_res, group_weight = inc.group_row, inc.group_res, inc.group_weight
-            has_links |= member
-        rate[~has_links] = np.inf
-        active = has_links.copy()
-        for _ in range(n_flows + 1):
-            if not active.any():
-                break
-            live = active[flow]
-            counts = np.bincount(
-                res[live], weights=None if weight is None else weight[live], minlength=cap.size
-            ).astype(np.float64)
-            if grouped:
-                per_group = np.bincount(of_flow[active & member], minlength=n_groups)
-                counts += np.bincount(
-                    group_res, weights=group_weight * per_group[group_row], minlength=cap.size
-                )
-            used = counts > 0
-            share = np.full(cap.size, np.inf)
-            share[used] = remaining[used] / counts[used]
-            step = share[used].min()
-            rate[active] += step
-            remaining -= step * counts
-            full = used & (share <= step * (1 + 1e-9))
-            frozen = np.zeros(n_flows, dtype=bool)
-            frozen[flow[live & full[res]]] = True  # flows through a full resource freeze
-            if grouped:
-                hit = np.zeros(n_groups, dtype=bool)
-                hit[group_row[full[group_res]]] = True
-                frozen |= member & hit[of_flow]
-            active &= ~frozen
+        rate = max_min_rates_GBps(inc, cap)
         return rate, inc.loads(np.where(np.isfinite(rate), rate, 0.0), cap.size)
 
     def link_loads(self, resource_load: FloatArray) -> FloatArray:
