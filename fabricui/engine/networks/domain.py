@@ -17,6 +17,8 @@ import numpy.typing as npt
 from fabricui.engine.graph_routes import pad_rows
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from fabricui.engine.routing import Router
     from fabricui.fabric.fabric import Fabric
 
@@ -129,3 +131,14 @@ class DomainRoutes:
             pair = np.full((a.shape[0], local.shape[1]), -1, dtype=np.int64)
             pair[same] = np.where(local >= 0, local + (node_a[same] * ln)[:, None], -1)
         return Flows(a, b, node_a, node_b, la, lb, same, pair)
+
+    def rows_routing_apart(
+        self, a: IntArray, b: IntArray, route: Callable[[IntArray, IntArray], IntArray]
+    ) -> IntArray:
+        """(n_flows, width) every flow's row: its domain route inside one domain,
+        ``route(src, dst)`` (rows, -1 padded) for the flows between domains."""
+        flows = self.split(a, b)
+        if flows.same.all():
+            return flows.local_only()
+        apart = np.flatnonzero(~flows.same)
+        return flows.with_routes(apart, route(a[apart], b[apart]))

@@ -43,11 +43,7 @@ class ExplicitNetwork(Network):
         self, a: IntArray, b: IntArray, aggregate: bool, valiant: bool
     ) -> tuple[IntArray, FloatArray | None]:
         """One route per flow (loads come from ``incidence``)."""
-        flows = self.domain.split(a, b)
-        if flows.same.all():
-            return flows.local_only(), None
-        apart = np.flatnonzero(~flows.same)
-        return flows.with_routes(apart, self._graph.paths(a[apart], b[apart])), None
+        return self.domain.rows_routing_apart(a, b, self._graph.paths), None
 
     def incidence(self, a: IntArray, b: IntArray) -> Incidence | None:
         """Flows between domains load their own links and their leaf pair's spread (one

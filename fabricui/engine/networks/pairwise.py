@@ -6,8 +6,6 @@ slow, never approximate.
 
 from __future__ import annotations
 
-import numpy as np
-
 from fabricui.engine.graph_routes import pad_rows
 from fabricui.engine.networks.base import FloatArray, IntArray, Network, has_network_links
 from fabricui.fabric.fabric import Fabric
@@ -25,10 +23,9 @@ class PairwiseNetwork(Network):
         self, a: IntArray, b: IntArray, aggregate: bool, valiant: bool
     ) -> tuple[IntArray, FloatArray | None]:
         """``Router.route`` for flows between domains, domain routes for the others."""
-        flows = self.domain.split(a, b)
-        if flows.same.all():
-            return flows.local_only(), None
-        cross = np.flatnonzero(~flows.same)
+        return self.domain.rows_routing_apart(a, b, self._routed_one_by_one), None
+
+    def _routed_one_by_one(self, a: IntArray, b: IntArray) -> IntArray:
+        """(n, width) ``Router.route`` of each pair, -1 padded."""
         route = self.router.route
-        routed = pad_rows([[int(k) for k in route(int(a[i]), int(b[i]))] for i in cross])
-        return flows.with_routes(cross, routed), None
+        return pad_rows([[int(k) for k in route(int(x), int(y))] for x, y in zip(a, b)])
