@@ -64,7 +64,6 @@ class BulkRouter:
     ) -> None:
         self.fabric = fabric
         router = router or Router.for_fabric(fabric)
-        self._router = router
         self.capacity_GBps = link_capacity_GBps(fabric) if capacity_GBps is None else capacity_GBps
         # Same-domain routes, filled in on first use (shared with the network kind).
         self._domain = DomainRoutes(fabric, router)
@@ -140,7 +139,7 @@ class BulkRouter:
         self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool = False
     ) -> tuple[IntArray, IntArray, FloatArray]:
         """(flow, resource, weight) triples: the bytes each resource carries per byte of
-        each flow (1 on fat-trees and tori; see ``_dragonfly_resources``).
+        each flow (1 on fat-trees and tori; see ``DragonflyNetwork._resources``).
 
         Args:
             src: (n_flows,) source ranks.

@@ -157,7 +157,7 @@ class DragonflyNetwork(Network):
             return ids, w
         if through_groups:
             return self._valiant_between(ids, w, ra, rb, cross)
-        if cross.size * width > self.MAX_SPREAD:
+        if cross.size * width > self.MAX_SPREAD:  # the routers' local links as aggregates
             ids[cross, 0] = self._res["pair"][pairs]
             w[cross, 0] = 1.0
             ids[cross, 1] = self._res["local_out"][ra[cross]]
