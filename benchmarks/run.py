@@ -263,12 +263,12 @@ def _pairwise_s(fabric, algorithms) -> float:  # type: ignore[no-untyped-def]
     bulk router's way for an imported cluster before): the baseline."""
     from fabricui.engine.bulk import BulkRouter
     from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.engine.networks import PairwiseNetwork
     from fabricui.engine.routing import Router
 
     fresh = replace(fabric)  # its own router and caches
     router = Router.for_fabric(fresh)
-    bulk = BulkRouter(fresh, router, capacity_GBps=router.capacity_GBps)
-    bulk._graph, bulk._fallback = None, True
+    bulk = BulkRouter(fresh, router, router.capacity_GBps, network=PairwiseNetwork)
     router.__dict__["_bulk"] = bulk
     seconds, _ = timed(
         lambda: evaluate_collective(fresh, "all_reduce", [2**30], algorithms=algorithms)

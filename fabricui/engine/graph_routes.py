@@ -176,7 +176,10 @@ class ExplicitFlows:
 
         def local(keys: IntArray) -> IntArray:
             return pad_rows(
-                [[int(k) for k in router._intra(0, int(key // dn), int(key % dn))] for key in keys]
+                [
+                    [int(k) for k in router.domain_route(0, int(key // dn), int(key % dn))]
+                    for key in keys
+                ]
             )
 
         self._local = DenseRowCache(dn * dn, local)

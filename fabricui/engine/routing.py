@@ -223,9 +223,22 @@ class Router:
         local = self.proxy[src_rank % g, int(self.rail_of(dst_rank))]
         return -1 if local < 0 else (src_rank // g) * g + int(local)
 
-    def _intra(self, node: int, a_dev: int, b_dev: int) -> IntArray:
+    def domain_route(self, domain: int, a_dev: int, b_dev: int) -> IntArray:
+        """Links from device ``a_dev`` to device ``b_dev`` of scale-up domain ``domain``.
+
+        Computed once on domain 0 and shifted (every domain block is the same), so the bulk
+        router builds its template tables from these without routing each domain again.
+
+        Args:
+            domain: The domain both devices belong to.
+            a_dev: Source device id (absolute).
+            b_dev: Destination device id (absolute).
+
+        Returns:
+            (n_hops,) link ids (absolute), empty when the devices are the same.
+        """
         dn, ln = self.fabric.node_devices, self.fabric.node_links
-        key = (a_dev - node * dn, b_dev - node * dn)
+        key = (a_dev - domain * dn, b_dev - domain * dn)
         cached = self._intra_cache.get(key)
         if cached is None:
             tree = self._node_trees.get(key[0])
@@ -235,7 +248,7 @@ class Router:
                 )
             hops = [] if key[0] == key[1] else self._node_graph.pick(tree, key[0], key[1], 0)
             cached = self._intra_cache[key] = np.asarray(hops, dtype=np.int32)
-        return cached + np.int32(node * ln)
+        return cached + np.int32(domain * ln)
 
     def _network(self, nic_a: int, nic_b: int, salt: int) -> list[int]:
         fabric = self.fabric
@@ -307,7 +320,7 @@ class Router:
             raise EngineError(f"{fabric.gpu_name(rank)} has no network uplink")
         node = rank // fabric.gpus_per_domain
         gpu = int(fabric.gpu_dev[rank])
-        return np.concatenate([self._intra(node, gpu, nic), np.asarray([up], dtype=np.int32)])
+        return np.concatenate([self.domain_route(node, gpu, nic), np.asarray([up], dtype=np.int32)])
 
     def route(self, src_rank: int, dst_rank: int) -> IntArray:
         """Link ids of the path from one GPU to another, in order.
@@ -341,8 +354,10 @@ class Router:
                 return (row[row >= 0] + node_a * fabric.node_links).astype(np.int32)
             if self._staged:
                 cpu = int(fabric.gpu_cpu[src_rank])
-                return np.concatenate([self._intra(node_a, a, cpu), self._intra(node_a, cpu, b)])
-            return self._intra(node_a, a, b)
+                return np.concatenate(
+                    [self.domain_route(node_a, a, cpu), self.domain_route(node_a, cpu, b)]
+                )
+            return self.domain_route(node_a, a, b)
         nic_a, nic_b = int(fabric.gpu_nic[src_rank]), int(fabric.gpu_nic[dst_rank])
         if nic_a < 0 or nic_b < 0:
             raise EngineError(
@@ -350,15 +365,15 @@ class Router:
                 f"{fabric.gpu_name(dst_rank)}"
             )
         salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
-        first = [self._intra(node_a, a, nic_a)]
+        first = [self.domain_route(node_a, a, nic_a)]
         proxy = self.pxn_proxy(src_rank, dst_rank)
         if proxy >= 0:
             via, nic_a = int(fabric.gpu_dev[proxy]), int(fabric.gpu_nic[proxy])
-            first = [self._intra(node_a, a, via), self._intra(node_a, via, nic_a)]
+            first = [self.domain_route(node_a, a, via), self.domain_route(node_a, via, nic_a)]
         return np.concatenate(
             [
                 *first,
                 np.asarray(self._network(nic_a, nic_b, salt), dtype=np.int32),
-                self._intra(node_b, nic_b, b),
+                self.domain_route(node_b, nic_b, b),
             ]
         )

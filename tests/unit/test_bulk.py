@@ -9,8 +9,36 @@ import pytest
 
 from fabricui import api
 from fabricui.engine.bulk import BulkRouter
+from fabricui.engine.networks import (
+    DragonflyNetwork,
+    ExplicitNetwork,
+    FatTreeNetwork,
+    NoNetwork,
+    PairwiseNetwork,
+    TorusNetwork,
+    network_kind,
+)
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric
+from fabricui.hwdb.topology_file import parse_topology
+from fabricui.hwdb.yamlfile import parse_yaml
+from fabricui.model import NetSpec
+from fabricui.model.topology import TopologySpec
+
+TWO_LEAVES = """\
+id: two-leaves
+gpu: h100-sxm
+nodes: 2
+gpus_per_node: 8
+nodes_settable: false
+intra: {fabric: nvswitch, link: nvlink4}
+net: {link: ib-ndr, gbps: 400, nics_per_node: 1, nic_map: [0, 0, 0, 0, 0, 0, 0, 0],
+      layout: explicit}
+cluster:
+  switches: [L1 leaf, L2 leaf, S1 spine]
+  hosts: [h1 L1, h2 L2]
+  cables: [L1 S1 1 400, L2 S1 1 400]
+"""
 
 
 @pytest.mark.parametrize(
@@ -79,3 +107,55 @@ def test_bad_ranks(mini):
         bulk.path_metrics([0], [32])
     with pytest.raises(EngineError, match="2 sources but 1 destinations"):
         bulk.path_metrics([0, 1], [2])
+
+
+def _network_fabric(name, mini, catalog):
+    """A small fabric of each network kind."""
+    if name == "explicit":
+        return build_fabric(parse_topology(parse_yaml(TWO_LEAVES, "two.yaml"), catalog), catalog)
+    if name == "dragonfly":
+        net = NetSpec(link="ib-ndr", layout="dragonfly", groups=3, routers_per_group=2)
+        spec = TopologySpec(gpu="h100-sxm", nodes=6, gpus_per_node=1, net=net, id=name)
+        return build_fabric(spec, mini)
+    if name == "torus":
+        net = NetSpec(link="nvlink4", layout="torus", torus=(2, 2, 2))
+        spec = TopologySpec(gpu="h100-sxm", nodes=2, gpus_per_node=4, net=net, id=name)
+        return build_fabric(spec, mini)
+    fabric = build_fabric(mini.topologies["pcie-noP2P" if name == "none" else "fat-tree"], mini)
+    return replace(fabric, tree=None) if name == "pairwise" else fabric
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("fat-tree", FatTreeNetwork),
+        ("dragonfly", DragonflyNetwork),
+        ("torus", TorusNetwork),
+        ("explicit", ExplicitNetwork),
+        ("pairwise", PairwiseNetwork),
+        ("none", NoNetwork),
+    ],
+)
+def test_each_fabric_is_routed_by_its_network_kind(mini, catalog, name, kind):
+    """The first kind whose table the fabric has routes it: a network without a table is
+    routed pair by pair, a single node by its domain routes alone."""
+    assert network_kind(_network_fabric(name, mini, catalog)) is kind
+
+
+def test_a_network_kind_can_be_chosen(mini):
+    """Routing the fat-tree pair by pair (``network=``) finds the routes its table gives."""
+    fabric = build_fabric(mini.topologies["fat-tree"], mini)
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, fabric.n_gpus, size=(2, 60))
+    tabled = BulkRouter(fabric).paths(src, dst)
+    pairwise = BulkRouter(fabric, network=PairwiseNetwork).paths(src, dst)
+    for row, other in zip(tabled, pairwise):
+        np.testing.assert_array_equal(row[row >= 0], other[other >= 0])
+
+
+def test_no_network_between_nodes_is_one_line(mini):
+    """A flow between two nodes of a fabric without a network is refused by name."""
+    fabric = build_fabric(mini.topologies["fat-tree"], mini)
+    bulk = BulkRouter(fabric, network=NoNetwork)
+    with pytest.raises(EngineError, match="no network between nodes"):
+        bulk.paths([0], [fabric.n_gpus - 1])

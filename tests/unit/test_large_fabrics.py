@@ -28,6 +28,7 @@ import pytest
 
 from fabricui import api
 from fabricui.engine.bulk import BulkRouter
+from fabricui.engine.networks import DragonflyNetwork
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, HwdbError
 from fabricui.fabric import DeviceKind, build_fabric
@@ -531,7 +532,7 @@ def test_bulk_falls_back_to_router_without_a_table(mini):
 
 
 def test_valiant_router_aggregates_give_the_same_loads(mini, monkeypatch):
-    """Beyond ``_MAX_SPREAD`` (flows x resources), Valiant flows count a router's local
+    """Beyond ``MAX_SPREAD`` (flows x resources), Valiant flows count a router's local
     links as two aggregates (out of it, into it) instead of one entry per link: six
     resources per flow, not 2 a + 4. Spread back onto the links, the loads are the same
     and so is the busiest link's time per byte."""
@@ -547,7 +548,7 @@ def test_valiant_router_aggregates_give_the_same_loads(mini, monkeypatch):
     exact = BulkRouter(fabric)
     exact_load = exact.loads(src, dst, volume, valiant=True)
     exact_entries = len(exact._incidence(src, dst, True).res)
-    monkeypatch.setattr(BulkRouter, "_MAX_SPREAD", 0)
+    monkeypatch.setattr(DragonflyNetwork, "MAX_SPREAD", 0)
     coarse = BulkRouter(fabric)
     coarse_load = coarse.loads(src, dst, volume, valiant=True)
     assert len(coarse._incidence(src, dst, True).res) < exact_entries

@@ -236,91 +236,225 @@ def layer_cost(
         The layer's cost.
     """
     kernels = kernels or Kernels(attention=attention)
-    pb = PASS_BYTES[kernels.passes]
     t, c, e, b, s = (_arr(x) for x in (tp, cp, ep, micro_batch, seq_len))
     sp = _arr(sequence_parallel) > 0
-    split = np.where(sp, t, 1.0)
-    h, d = float(geo.hidden), float(geo.head_dim)
+    d = float(geo.head_dim)
     tokens = b * s / c
-    q_local = geo.q_dim / t
-    kv_local = np.maximum(geo.kv_heads / t, 1.0) * d
-    qkv_f, qkv_b = linear_times_s(device, tokens, q_local + 2 * kv_local, h)
-    out_f, out_b = linear_times_s(device, tokens, h, q_local)
-    gemm_f, gemm_b = qkv_f + out_f, qkv_b + out_b
-    flops = 2 * tokens * h * (q_local + 2 * kv_local) + 2 * tokens * h * q_local
+    w = _Widths(
+        tokens=tokens,
+        tp=t,
+        split=np.where(sp, t, 1.0),
+        hidden=float(geo.hidden),
+        q=geo.q_dim / t,
+        kv=np.maximum(geo.kv_heads / t, 1.0) * d,
+    )
+    pb = PASS_BYTES[kernels.passes]
     act = pb["gated"] if geo.gated else pb["plain"]
-    up_width = (2.0 if geo.gated else 1.0) * geo.ffn
-    # FP8 casts: elements of the GEMM inputs (forward) and output gradients (backward).
-    cast_in = 2 * h / split + q_local
-    cast_grad = q_local + 2 * kv_local + 2 * h / split
-    shared_f = _zero(tokens)
+    sums = _attention_projections(device, w)
     if moe:
         x = t if etp is None else _arr(etp)
-        local = geo.experts / e
-        routed = tokens * x / t * geo.top_k
-        per_expert = imbalance * routed * e / geo.experts
-        router_f, router_b = linear_times_s(device, tokens, float(geo.experts), h, half=True)
-        up_f, up_b = linear_times_s(device, per_expert, up_width / x, h, local)
-        down_f, down_b = linear_times_s(device, per_expert, h, geo.ffn / x, local)
-        act_bytes = routed * imbalance * act * geo.ffn / x
-        mlp_f = up_f + down_f + memory_time_s(device, act_bytes)
-        gemm_f = gemm_f + router_f + up_f + down_f
-        gemm_b = gemm_b + router_b + up_b + down_b
-        flops = flops + 2 * tokens * h * geo.experts + 2 * routed * h * (up_width + geo.ffn) / x
-        mlp_bytes = act_bytes + routed / geo.top_k * (4 * h + 4 * geo.top_k * h)
-        cast_in = cast_in + x / t * geo.top_k * imbalance * (h + geo.ffn / x)
-        cast_grad = cast_grad + x / t * geo.top_k * imbalance * (up_width / x + h)
+        sums, mlp = _routed_experts(device, geo, w, sums, e, x, imbalance, act)
         if geo.shared_experts:
-            shared = geo.shared_experts
-            sh_up_f, sh_up_b = linear_times_s(device, tokens, shared * up_width / t, h)
-            sh_dn_f, sh_dn_b = linear_times_s(device, tokens, h, shared * geo.ffn / t)
-            sh_act = tokens * shared * act * geo.ffn / t
-            shared_f = sh_up_f + sh_dn_f + memory_time_s(device, sh_act)
-            gemm_f = gemm_f + sh_up_f + sh_dn_f
-            gemm_b = gemm_b + sh_up_b + sh_dn_b
-            mlp_bytes = mlp_bytes + sh_act
-            flops = flops + 2 * tokens * h * shared * (up_width + geo.ffn) / t
-            cast_in = cast_in + shared * geo.ffn / t
-            cast_grad = cast_grad + shared * up_width / t
+            sums, mlp = _shared_experts(device, geo, w, sums, mlp, act)
     else:
-        dense_up = (2.0 if geo.gated else 1.0) * geo.dense_ffn
-        up_f, up_b = linear_times_s(device, tokens, dense_up / t, h)
-        down_f, down_b = linear_times_s(device, tokens, h, geo.dense_ffn / t)
-        gemm_f, gemm_b = gemm_f + up_f + down_f, gemm_b + up_b + down_b
-        flops = flops + 2 * tokens * h * (dense_up + geo.dense_ffn) / t
-        act_bytes = tokens * act * geo.dense_ffn / t
-        mlp_bytes = act_bytes
-        mlp_f = up_f + down_f + memory_time_s(device, act_bytes)
-        cast_in = cast_in + geo.dense_ffn / t
-        cast_grad = cast_grad + dense_up / t
+        sums, mlp = _dense_mlp(device, geo, w, sums, act)
     attn_f, attn_b, attn_flops = _attention(device, geo, t, c, b, s, kernels.attention, windowed)
-    norm_bytes = tokens * 2 * pb["norm"] * h / split
-    replicated = 2 * pb["residual"] * h + (2.0 * h if geo.dropout else 0.0)
-    rotary = pb["rotary"] * (q_local + kv_local) if geo.rotary else 0.0
-    fp8 = FP8_CAST_BYTES[kernels.fp8_recipe] if kernels.fp8_recipe else 0.0
-    elem_bytes = norm_bytes + tokens * (replicated / split + rotary + fp8 * cast_in) + mlp_bytes
-    elem_f = memory_time_s(device, elem_bytes)
-    elem_b = memory_time_s(
-        device,
-        ELEMENTWISE_BACKWARD_FACTOR * (elem_bytes - tokens * fp8 * cast_in)
-        + tokens * fp8 * cast_grad,
-    )
+    norm_bytes = tokens * 2 * pb["norm"] * w.hidden / w.split
+    elem_f, elem_b = _memory_passes(device, geo, w, sums, mlp, norm_bytes, pb, kernels)
     return LayerCost(
-        gemm_fwd_s=gemm_f,
-        gemm_bwd_s=gemm_b,
+        gemm_fwd_s=sums.gemm_f,
+        gemm_bwd_s=sums.gemm_b,
         attn_fwd_s=attn_f,
         attn_bwd_s=attn_b,
         elem_fwd_s=elem_f,
         elem_bwd_s=elem_b,
-        flops_fwd=flops + attn_flops,
+        flops_fwd=sums.flops + attn_flops,
         norm_fwd_s=memory_time_s(device, norm_bytes),
-        mlp_fwd_s=mlp_f,
-        act_fwd_s=memory_time_s(device, act_bytes),
-        shared_fwd_s=shared_f,
+        mlp_fwd_s=mlp.mlp_f,
+        act_fwd_s=memory_time_s(device, mlp.act_bytes),
+        shared_fwd_s=mlp.shared_f,
         host_s=np.full_like(
             np.asarray(tokens, dtype=np.float64), kernels.moe_sync_s if moe else 0.0
         ),
     )
+
+
+@dataclass(frozen=True)
+class _Widths:
+    """What one GPU holds of a layer for one micro-batch (arrays broadcast over layouts)."""
+
+    tokens: FloatArray
+    """Tokens ``T = b * s / cp``."""
+    tp: FloatArray
+    """Tensor-parallel degree ``t``."""
+    split: FloatArray
+    """Ranks the norms and residuals are split over: ``t`` with sequence parallelism."""
+    hidden: float
+    """Width ``h``."""
+    q: FloatArray
+    """Query width on one TP rank."""
+    kv: FloatArray
+    """Key/value width on one TP rank (heads replicate when fewer than ``t``)."""
+
+
+@dataclass(frozen=True)
+class _Sums:
+    """Running totals of the linear layers; the FP8 casts' elements per token."""
+
+    gemm_f: FloatArray
+    """GEMMs forward [s]."""
+    gemm_b: FloatArray
+    """GEMMs backward [s]."""
+    flops: FloatArray
+    """Forward FLOPs."""
+    cast_in: FloatArray
+    """GEMM input elements per token cast to FP8 in the forward."""
+    cast_grad: FloatArray
+    """Output-gradient elements per token cast to FP8 in the backward."""
+
+
+@dataclass(frozen=True)
+class _Mlp:
+    """The MLP's (or the experts') forward time and memory-bound bytes."""
+
+    mlp_f: FloatArray
+    """Dense MLP or routed experts: GEMMs and activation, forward [s]."""
+    act_bytes: FloatArray
+    """Bytes of its activation pass."""
+    mlp_bytes: FloatArray
+    """Memory-bound bytes of the MLP: activations, MoE token permutation."""
+    shared_f: FloatArray
+    """Shared experts: GEMMs and activation, forward [s] (0 without)."""
+
+
+def _attention_projections(device: Device, w: _Widths) -> _Sums:
+    """QKV (``T x h`` by ``h x (q + 2 kv)``) and the attention output projection."""
+    t, h = w.tokens, w.hidden
+    qkv_f, qkv_b = linear_times_s(device, t, w.q + 2 * w.kv, h)
+    out_f, out_b = linear_times_s(device, t, h, w.q)
+    return _Sums(
+        gemm_f=qkv_f + out_f,
+        gemm_b=qkv_b + out_b,
+        flops=2 * t * h * (w.q + 2 * w.kv) + 2 * t * h * w.q,
+        cast_in=2 * h / w.split + w.q,
+        cast_grad=w.q + 2 * w.kv + 2 * h / w.split,
+    )
+
+
+def _dense_mlp(
+    device: Device, geo: Geometry, w: _Widths, sums: _Sums, act: float
+) -> tuple[_Sums, _Mlp]:
+    """A dense MLP: up (gated: gate and up, ``h x 2f / t``) and down (``f / t x h``)."""
+    t, h, tokens = w.tp, w.hidden, w.tokens
+    dense_up = (2.0 if geo.gated else 1.0) * geo.dense_ffn
+    up_f, up_b = linear_times_s(device, tokens, dense_up / t, h)
+    down_f, down_b = linear_times_s(device, tokens, h, geo.dense_ffn / t)
+    act_bytes = tokens * act * geo.dense_ffn / t
+    sums = _Sums(
+        gemm_f=sums.gemm_f + up_f + down_f,
+        gemm_b=sums.gemm_b + up_b + down_b,
+        flops=sums.flops + 2 * tokens * h * (dense_up + geo.dense_ffn) / t,
+        cast_in=sums.cast_in + geo.dense_ffn / t,
+        cast_grad=sums.cast_grad + dense_up / t,
+    )
+    mlp_f = up_f + down_f + memory_time_s(device, act_bytes)
+    return sums, _Mlp(mlp_f, act_bytes, act_bytes, _zero(tokens))
+
+
+def _routed_experts(
+    device: Device,
+    geo: Geometry,
+    w: _Widths,
+    sums: _Sums,
+    ep: FloatArray,
+    etp: FloatArray,
+    imbalance: float,
+    act: float,
+) -> tuple[_Sums, _Mlp]:
+    """An MoE layer's router (16-bit) and its ``E / ep`` local experts as one grouped GEMM
+    of ``imbalance * T k ep / E`` tokens each (the most loaded GPU), ``1 / etp`` of each
+    expert per rank; the token permutation moves ``4h + 4kh`` bytes per token."""
+    t, h, tokens = w.tp, w.hidden, w.tokens
+    up_width = (2.0 if geo.gated else 1.0) * geo.ffn
+    local = geo.experts / ep
+    routed = tokens * etp / t * geo.top_k
+    per_expert = imbalance * routed * ep / geo.experts
+    router_f, router_b = linear_times_s(device, tokens, float(geo.experts), h, half=True)
+    up_f, up_b = linear_times_s(device, per_expert, up_width / etp, h, local)
+    down_f, down_b = linear_times_s(device, per_expert, h, geo.ffn / etp, local)
+    act_bytes = routed * imbalance * act * geo.ffn / etp
+    share = etp / t * geo.top_k * imbalance
+    sums = _Sums(
+        gemm_f=sums.gemm_f + router_f + up_f + down_f,
+        gemm_b=sums.gemm_b + router_b + up_b + down_b,
+        flops=sums.flops
+        + 2 * tokens * h * geo.experts
+        + 2 * routed * h * (up_width + geo.ffn) / etp,
+        cast_in=sums.cast_in + share * (h + geo.ffn / etp),
+        cast_grad=sums.cast_grad + share * (up_width / etp + h),
+    )
+    mlp = _Mlp(
+        mlp_f=up_f + down_f + memory_time_s(device, act_bytes),
+        act_bytes=act_bytes,
+        mlp_bytes=act_bytes + routed / geo.top_k * (4 * h + 4 * geo.top_k * h),
+        shared_f=_zero(tokens),
+    )
+    return sums, mlp
+
+
+def _shared_experts(
+    device: Device, geo: Geometry, w: _Widths, sums: _Sums, mlp: _Mlp, act: float
+) -> tuple[_Sums, _Mlp]:
+    """The shared experts every token passes through, sharded by TP like a dense MLP."""
+    t, h, tokens = w.tp, w.hidden, w.tokens
+    shared = geo.shared_experts
+    up_width = (2.0 if geo.gated else 1.0) * geo.ffn
+    sh_up_f, sh_up_b = linear_times_s(device, tokens, shared * up_width / t, h)
+    sh_dn_f, sh_dn_b = linear_times_s(device, tokens, h, shared * geo.ffn / t)
+    sh_act = tokens * shared * act * geo.ffn / t
+    sums = _Sums(
+        gemm_f=sums.gemm_f + sh_up_f + sh_dn_f,
+        gemm_b=sums.gemm_b + sh_up_b + sh_dn_b,
+        flops=sums.flops + 2 * tokens * h * shared * (up_width + geo.ffn) / t,
+        cast_in=sums.cast_in + shared * geo.ffn / t,
+        cast_grad=sums.cast_grad + shared * up_width / t,
+    )
+    mlp = _Mlp(
+        mlp_f=mlp.mlp_f,
+        act_bytes=mlp.act_bytes,
+        mlp_bytes=mlp.mlp_bytes + sh_act,
+        shared_f=sh_up_f + sh_dn_f + memory_time_s(device, sh_act),
+    )
+    return sums, mlp
+
+
+def _memory_passes(
+    device: Device,
+    geo: Geometry,
+    w: _Widths,
+    sums: _Sums,
+    mlp: _Mlp,
+    norm_bytes: FloatArray,
+    pb: dict[str, float],
+    kernels: Kernels,
+) -> tuple[FloatArray, FloatArray]:
+    """(forward, backward) of the memory-bound passes [s]: norms, residual adds and
+    dropout masks, rotary, the MLP's bytes, FP8 casts; backward moves twice the forward's
+    bytes, its casts on the output gradients."""
+    tokens, split = w.tokens, w.split
+    replicated = 2 * pb["residual"] * w.hidden + (2.0 * w.hidden if geo.dropout else 0.0)
+    rotary = pb["rotary"] * (w.q + w.kv) if geo.rotary else 0.0
+    fp8 = FP8_CAST_BYTES[kernels.fp8_recipe] if kernels.fp8_recipe else 0.0
+    elem_bytes = (
+        norm_bytes + tokens * (replicated / split + rotary + fp8 * sums.cast_in) + mlp.mlp_bytes
+    )
+    elem_f = memory_time_s(device, elem_bytes)
+    elem_b = memory_time_s(
+        device,
+        ELEMENTWISE_BACKWARD_FACTOR * (elem_bytes - tokens * fp8 * sums.cast_in)
+        + tokens * fp8 * sums.cast_grad,
+    )
+    return elem_f, elem_b
 
 
 def _zero(like: FloatArray) -> FloatArray:

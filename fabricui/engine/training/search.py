@@ -26,7 +26,12 @@ import numpy as np
 
 from fabricui.engine.training import schedule
 from fabricui.engine.training.device import make_device
-from fabricui.engine.training.layer import embedding_cost, layer_cost, output_layer_cost
+from fabricui.engine.training.layer import (
+    LayerCost,
+    embedding_cost,
+    layer_cost,
+    output_layer_cost,
+)
 from fabricui.engine.training.memory import (
     OPTIMIZER_BYTES,
     WEIGHT_BYTES,
@@ -43,8 +48,11 @@ from fabricui.errors import EngineError
 from fabricui.vocabulary import RECOMPUTE_MODES
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import numpy.typing as npt
 
+    from fabricui.engine.training.device import Device
     from fabricui.fabric.fabric import Fabric
     from fabricui.model import ModelShape
 
@@ -309,7 +317,12 @@ def _bounds(
     recompute_modes: Sequence[str],
     pricer: Pricer,
 ) -> list[_Candidate]:
-    """Stage one: lower bounds and memory of every candidate, the cheapest fit per layout."""
+    """Stage one: lower bounds and memory of every candidate, the cheapest fit per layout.
+
+    For each recompute mode (lightest first) and DP flavour (least sharded first), a
+    layout that fits in memory keeps its first fit; once DDP or ZeRO-1/2 fits, heavier
+    recompute modes only add time and the layout is settled.
+    """
     geo = geometry(model)
     device, _ = make_device(
         fabric.gpu,
@@ -318,12 +331,104 @@ def _bounds(
         recipe.power_W,
         recipe.compute_efficiency,
     )
-    arr = {
-        name: np.array([getattr(lay, name) for lay in layouts], dtype=np.float64)
-        for name in ("tp", "cp", "pp", "dp", "ep", "vpp", "microbatches", "seq_len")
-    }
-    b = np.array([lay.micro_batch for lay in layouts])
-    sp = np.array(sequence_parallel, dtype=np.float64)
+    cols = _Columns.of(layouts, sequence_parallel)
+    times = _mode_free_times(fabric, geo, device, layouts, cols, recipe, pricer)
+    stages = _StageSplit.of(model, cols.arr["pp"])
+    limit = fabric.gpu.memory_GB * 1e9 * USABLE_MEMORY
+    most_layers = np.maximum(np.maximum(stages.first, stages.last), stages.middle)
+    shard_cache: dict[tuple[str, int, int], tuple[int, int, int]] = {}
+    best: dict[tuple[int, str], _Candidate] = {}
+    settled = np.zeros(len(layouts), dtype=bool)
+    for mode in recompute_modes:
+        pipe, tau_max = _pipeline_s(mode, model, recipe, cols, times, stages)
+        memory = _StageMemory.of(mode, geo, recipe, cols, stages)
+        for flavour in flavours:
+            mem, opt_s = _fit(flavour, model, layouts, recipe, device, memory, shard_cache)
+            for i in np.flatnonzero((mem <= limit) & ~settled).tolist():
+                if (i, mode) not in best:
+                    best[(i, mode)] = _Candidate(
+                        float(pipe[i] + opt_s[i]),
+                        layouts[i],
+                        mode,
+                        flavour.name,
+                        float(times.fb[i]),
+                        float(tau_max[i]),
+                        int(most_layers[i]),
+                    )
+        # A layout that fits with DDP or ZeRO-1/2 (the same traffic) gains nothing from
+        # recomputing more: heavier recompute modes only add time.
+        for i in range(len(layouts)):
+            cand = best.get((i, mode))
+            if cand is not None and cand.dp_flavour in ("ddp", "zero1", "zero2"):
+                settled[i] = True
+    return list(best.values())
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The candidates' layouts as columns (one entry per candidate)."""
+
+    arr: dict[str, np.ndarray]
+    """Float columns: tp, cp, pp, dp, ep, vpp, microbatches, seq_len."""
+    b: np.ndarray
+    """Sequences per micro-batch."""
+    sp: np.ndarray
+    """1.0 where TP runs with sequence parallelism."""
+
+    @classmethod
+    def of(cls, layouts: Sequence[Layout], sequence_parallel: Sequence[bool]) -> _Columns:
+        """The columns of ``layouts``."""
+        arr = {
+            name: np.array([getattr(lay, name) for lay in layouts], dtype=np.float64)
+            for name in ("tp", "cp", "pp", "dp", "ep", "vpp", "microbatches", "seq_len")
+        }
+        b = np.array([lay.micro_batch for lay in layouts])
+        return cls(arr, b, np.array(sequence_parallel, dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class _ModeFreeTimes:
+    """Per-candidate times that do not depend on the recompute mode [s]."""
+
+    parts: list[tuple[float, LayerCost]]
+    """The layer kinds (dense/MoE, full/windowed attention) and their shares."""
+    fb: np.ndarray
+    """Mean layer's forward and backward, one micro-batch."""
+    gemm: np.ndarray
+    """Its GEMMs (what TP communication can hide behind)."""
+    attn: np.ndarray
+    """Its attention core (what CP's ring hides behind)."""
+    tp_f: np.ndarray
+    """TP collectives per layer, forward."""
+    tp_b: np.ndarray
+    """TP collectives per layer, backward."""
+    pp_mb: np.ndarray
+    """Pipeline sends per micro-batch."""
+    cp_f: np.ndarray
+    """CP ring per layer, forward."""
+    cp_b: np.ndarray
+    """CP ring per layer, backward."""
+    tp_in_node: np.ndarray
+    """The TP group fits one NVLink (scale-up) domain: a node, or an NVL72 rack."""
+    out_s: np.ndarray
+    """Output layer and loss, forward and backward."""
+    emb_s: np.ndarray
+    """Embedding, forward and backward."""
+
+
+def _mode_free_times(
+    fabric: Fabric,
+    geo: Geometry,
+    device: Device,
+    layouts: Sequence[Layout],
+    cols: _Columns,
+    recipe: Recipe,
+    pricer: Pricer,
+) -> _ModeFreeTimes:
+    """The mean layer of every candidate (dense and MoE, windowed and full attention in
+    their proportions), its critical-path communication, the output layer and the
+    embedding."""
+    arr, b, sp = cols.arr, cols.b, cols.sp
     moe_share = geo.moe_layers / geo.layers
     win_share = geo.window_layers / geo.layers
     parts = []
@@ -349,91 +454,161 @@ def _bounds(
     fb = np.add.reduce([w * (c.fwd_s + c.bwd_s) for w, c in parts])
     gemm = sum(w * (c.gemm_fwd_s + c.gemm_bwd_s) for w, c in parts)
     tp_f, tp_b, pp_mb = _critical_comm_s(fabric, geo, layouts, arr, b, sp, pricer)
-    # TP overlap needs the TP group on one NVLink (scale-up) domain: a node, or the hosts
-    # sharing an NVLink switch (an NVL72 rack).
     domain = fabric.gpus_per_domain
     tp_in_node = (arr["tp"] <= domain) & (domain % arr["tp"] == 0)
     attn = sum(w * (c.attn_fwd_s + c.attn_bwd_s) for w, c in parts)
     cp_f, cp_b = _ring_comm_s(geo, arr, b, pricer)
     out = output_layer_cost(device, geo, arr["tp"], arr["cp"], b, arr["seq_len"], recipe.loss)
     emb = embedding_cost(device, geo, arr["cp"], b, arr["seq_len"])
-    out_s, emb_s = out.fwd_s + out.bwd_s, emb.fwd_s + emb.bwd_s
-    split = {int(p): schedule.stage_layers(model.layers, int(p)) for p in set(arr["pp"])}
-    first = np.array([split[int(p)][0] for p in arr["pp"]], dtype=np.float64)
-    last = np.array([split[int(p)][-1] for p in arr["pp"]], dtype=np.float64)
-    middle = np.array([max(split[int(p)][1:-1] or [0]) for p in arr["pp"]], dtype=np.float64)
-    single = arr["pp"] == 1
-    limit = fabric.gpu.memory_GB * 1e9 * USABLE_MEMORY
-    shard_cache: dict[tuple[str, int, int], tuple[int, int, int]] = {}
-    best: dict[tuple[int, str], _Candidate] = {}
-    settled = np.zeros(len(layouts), dtype=bool)
-    for mode in recompute_modes:
-        rec = sum(
-            w * c.recompute_s(mode, recipe.selective, recipe.recompute_modules) for w, c in parts
-        )
-        tp_comm = tp_f * (2.0 if mode == "full" else 1.0) + tp_b
-        if recipe.tp_overlap:
-            tp_comm = np.where(tp_in_node, np.maximum(0.0, tp_comm - gemm), tp_comm)
-        cp_comm = np.maximum(0.0, cp_f * (2.0 if mode == "full" else 1.0) + cp_b - attn)
-        per_layer = fb + rec + tp_comm + cp_comm
-        tau0 = first * per_layer + emb_s + np.where(single, out_s, 0.0) + pp_mb
-        taul = np.where(single, tau0, last * per_layer + out_s + pp_mb)
-        taum = middle * per_layer + pp_mb
-        tau_max = np.maximum(np.maximum(tau0, taul), taum)
-        total = model.layers * per_layer + emb_s + out_s
-        pipe = arr["microbatches"] * tau_max + (total - tau_max) / arr["vpp"]
+    return _ModeFreeTimes(
+        parts=parts,
+        fb=fb,
+        gemm=np.asarray(gemm),
+        attn=np.asarray(attn),
+        tp_f=tp_f,
+        tp_b=tp_b,
+        pp_mb=pp_mb,
+        cp_f=cp_f,
+        cp_b=cp_b,
+        tp_in_node=tp_in_node,
+        out_s=out.fwd_s + out.bwd_s,
+        emb_s=emb.fwd_s + emb.bwd_s,
+    )
 
-        def stage_acts(layers, stage_of, mode=mode):
+
+@dataclass(frozen=True)
+class _StageSplit:
+    """Layers of each candidate's first, last and largest middle pipeline stage."""
+
+    first: np.ndarray
+    """Layers of the first stage."""
+    last: np.ndarray
+    """Layers of the last stage."""
+    middle: np.ndarray
+    """Layers of the largest middle stage (0 without one)."""
+    single: np.ndarray
+    """No pipeline: the first stage is the last."""
+
+    @classmethod
+    def of(cls, model: ModelShape, pp: np.ndarray) -> _StageSplit:
+        """The stages ``schedule.stage_layers`` gives each candidate's ``pp``."""
+        split = {int(p): schedule.stage_layers(model.layers, int(p)) for p in set(pp)}
+        return cls(
+            first=np.array([split[int(p)][0] for p in pp], dtype=np.float64),
+            last=np.array([split[int(p)][-1] for p in pp], dtype=np.float64),
+            middle=np.array([max(split[int(p)][1:-1] or [0]) for p in pp], dtype=np.float64),
+            single=pp == 1,
+        )
+
+
+def _pipeline_s(
+    mode: str,
+    model: ModelShape,
+    recipe: Recipe,
+    cols: _Columns,
+    times: _ModeFreeTimes,
+    stages: _StageSplit,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(pipeline per step, slowest stage's micro-batch) [s] under a recompute mode: each
+    layer's compute, recompute and the TP and CP communication its overlap leaves exposed,
+    the stages' micro-batches and the schedule ``m * max(tau) + (sum(tau) - max(tau)) / v``."""
+    t = times
+    rec = sum(
+        w * c.recompute_s(mode, recipe.selective, recipe.recompute_modules) for w, c in t.parts
+    )
+    tp_comm = t.tp_f * (2.0 if mode == "full" else 1.0) + t.tp_b
+    if recipe.tp_overlap:
+        tp_comm = np.where(t.tp_in_node, np.maximum(0.0, tp_comm - t.gemm), tp_comm)
+    cp_comm = np.maximum(0.0, t.cp_f * (2.0 if mode == "full" else 1.0) + t.cp_b - t.attn)
+    per_layer = t.fb + rec + tp_comm + cp_comm
+    single = stages.single
+    tau0 = stages.first * per_layer + t.emb_s + np.where(single, t.out_s, 0.0) + t.pp_mb
+    taul = np.where(single, tau0, stages.last * per_layer + t.out_s + t.pp_mb)
+    taum = stages.middle * per_layer + t.pp_mb
+    tau_max = np.maximum(np.maximum(tau0, taul), taum)
+    total = model.layers * per_layer + t.emb_s + t.out_s
+    pipe = cols.arr["microbatches"] * tau_max + (total - tau_max) / cols.arr["vpp"]
+    return pipe, tau_max
+
+
+@dataclass(frozen=True)
+class _StageMemory:
+    """Activations [bytes] and parameters of the first, last and largest middle stage."""
+
+    acts0: np.ndarray
+    """First stage's activations."""
+    actsl: np.ndarray
+    """Last stage's activations and logits."""
+    actsm: np.ndarray
+    """Middle stage's activations."""
+    params0: np.ndarray
+    """First stage's parameters (embedding; the output layer too without a pipeline)."""
+    paramsl: np.ndarray
+    """Last stage's parameters (output layer)."""
+    paramsm: np.ndarray
+    """Middle stage's parameters."""
+
+    @classmethod
+    def of(
+        cls, mode: str, geo: Geometry, recipe: Recipe, cols: _Columns, stages: _StageSplit
+    ) -> _StageMemory:
+        """What each stage holds under a recompute mode (the micro-batches in flight on
+        it, ``schedule.in_flight``)."""
+        arr, b, sp = cols.arr, cols.b, cols.sp
+
+        def stage_acts(layers: np.ndarray, stage_of: Callable[[int], int]) -> np.ndarray:
             """Activation bytes of a stage holding ``layers``, ``stage_of(pp)`` its index."""
-            flight = [
-                schedule.in_flight(int(p), int(mm), int(v), stage_of(int(p)))
-                for p, mm, v in zip(arr["pp"], arr["microbatches"], arr["vpp"])
-            ]
+            flight = np.array(
+                [
+                    schedule.in_flight(int(p), int(mm), int(v), stage_of(int(p)))
+                    for p, mm, v in zip(arr["pp"], arr["microbatches"], arr["vpp"])
+                ],
+                dtype=np.float64,
+            )
             return activation_bytes(
                 geo, layers, flight, arr["tp"], arr["cp"], b, arr["seq_len"], sp, mode,
                 recipe.attention,
             )  # fmt: skip
 
-        acts0 = stage_acts(first, lambda p: 0)
-        actsl = stage_acts(last, lambda p: p - 1) + logits_bytes(
-            geo, arr["tp"], arr["cp"], b, arr["seq_len"]
+        logits = logits_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"])
+        tp, ep = arr["tp"], arr["ep"]
+        params_single = stage_params(geo, stages.first, tp, ep, True, True)
+        return cls(
+            acts0=stage_acts(stages.first, lambda p: 0),
+            actsl=stage_acts(stages.last, lambda p: p - 1) + logits,
+            actsm=stage_acts(stages.middle, lambda p: 1),
+            params0=np.where(
+                stages.single, params_single, stage_params(geo, stages.first, tp, ep, True, False)
+            ),
+            paramsl=np.where(
+                stages.single, params_single, stage_params(geo, stages.last, tp, ep, False, True)
+            ),
+            paramsm=stage_params(geo, stages.middle, tp, ep, False, False),
         )
-        actsm = stage_acts(middle, lambda p: 1)
-        paramsm = stage_params(geo, middle, arr["tp"], arr["ep"], False, False)
-        params0 = stage_params(geo, first, arr["tp"], arr["ep"], True, False)
-        paramsl = stage_params(geo, last, arr["tp"], arr["ep"], False, True)
-        params_single = stage_params(geo, first, arr["tp"], arr["ep"], True, True)
-        params0 = np.where(single, params_single, params0)
-        paramsl = np.where(single, params_single, paramsl)
-        for flavour in flavours:
-            w, g, o = _shard_arrays(flavour, model, layouts, shard_cache)
-            grad = recipe.grad_bytes
-            per_param = WEIGHT_BYTES / w + grad / g + OPTIMIZER_BYTES / o
-            s0 = params0 * per_param
-            sl = paramsl * per_param
-            mem = np.maximum(np.maximum(s0 + acts0, sl + actsl), paramsm * per_param + actsm)
-            most = np.maximum(params0, paramsl)
-            opt_s = most / o * (ADAM_BYTES + grad) / device.hbm_Bps
-            most_layers = np.maximum(np.maximum(first, last), middle)
-            for i in np.flatnonzero((mem <= limit) & ~settled).tolist():
-                key2 = (i, mode)
-                if key2 not in best:
-                    best[key2] = _Candidate(
-                        float(pipe[i] + opt_s[i]),
-                        layouts[i],
-                        mode,
-                        flavour.name,
-                        float(fb[i]),
-                        float(tau_max[i]),
-                        int(most_layers[i]),
-                    )
-        # A layout that fits with DDP or ZeRO-1/2 (the same traffic) gains nothing from
-        # recomputing more: heavier recompute modes only add time.
-        for i in range(len(layouts)):
-            cand = best.get((i, mode))
-            if cand is not None and cand.dp_flavour in ("ddp", "zero1", "zero2"):
-                settled[i] = True
-    return list(best.values())
+
+
+def _fit(
+    flavour: Strategy,
+    model: ModelShape,
+    layouts: Sequence[Layout],
+    recipe: Recipe,
+    device: Device,
+    memory: _StageMemory,
+    shard_cache: dict[tuple[str, int, int], tuple[int, int, int]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(memory of the most loaded stage [bytes], optimizer step [s]) of every candidate
+    under a DP flavour's sharding of weights, gradients and optimizer states."""
+    w, g, o = _shard_arrays(flavour, model, layouts, shard_cache)
+    grad = recipe.grad_bytes
+    per_param = WEIGHT_BYTES / w + grad / g + OPTIMIZER_BYTES / o
+    s0 = memory.params0 * per_param
+    sl = memory.paramsl * per_param
+    mem = np.maximum(
+        np.maximum(s0 + memory.acts0, sl + memory.actsl),
+        memory.paramsm * per_param + memory.actsm,
+    )
+    most = np.maximum(memory.params0, memory.paramsl)
+    return mem, most / o * (ADAM_BYTES + grad) / device.hbm_Bps
 
 
 def _shard_arrays(

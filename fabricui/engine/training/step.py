@@ -405,17 +405,7 @@ def plan(
     recipe = recipe or era_recipe(fabric.gpu.arch)
     if mfu is not None:
         recipe = dataclasses.replace(recipe, mfu=mfu)
-    n_gpus = fabric.n_gpus if ranks is None else len(ranks)
-    check_layout(fabric, model, layout, None if ranks is None else n_gpus)
-    layout = with_software(layout, recipe)
-    groups = layout_groups(n_gpus, fabric.gpus_per_node, layout)
-    if ranks is not None:  # job ranks -> the fabric's GPUs
-        groups = {axis: np.asarray(ranks)[g] for axis, g in groups.items()}
-    layout = dataclasses.replace(
-        layout,
-        dp_shard=len(groups["dp_intra"][0]),
-        ep_local=ranks_per_domain(groups["ep"][0], fabric.gpus_per_domain),
-    )
+    layout, groups = _place(fabric, model, layout, recipe, ranks)
     used = [s for s in strategies if s.applicable(model, layout)]
     names = [s.name for s in used]
     ops = [op for s in used for op in s.operations(model, layout)]
@@ -434,74 +424,26 @@ def plan(
     stages = schedule.stage_layers(model.layers, layout.pp)
     if recipe.mfu is not None:
         return _legacy_plan(fabric, model, layout, recipe, used, priced, geo, device, stages, notes)
-    layer = average_layer(
-        device, geo, layout, sp, recipe.attention, recipe.kernels, recipe.moe_imbalance
-    )
-    out = output_layer_cost(
-        device, geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len, recipe.loss
-    )
-    emb = embedding_cost(device, geo, layout.cp, layout.micro_batch, layout.seq_len)
-    m, v, p = layout.microbatches, layout.vpp, layout.pp
-    compute = []
-    recompute = []
-    forward = []
-    for i, n in enumerate(stages):
-        work = n * (_f(layer.fwd_s) + _f(layer.bwd_s))
-        fwd = n * _f(layer.fwd_s)
-        if i == 0:
-            work += _f(emb.fwd_s) + _f(emb.bwd_s)
-            fwd += _f(emb.fwd_s)
-        if i == p - 1:
-            work += _f(out.fwd_s) + _f(out.bwd_s)
-            fwd += _f(out.fwd_s)
-        compute.append(work)
-        forward.append(fwd)
-        recompute.append(
-            n * _f(layer.recompute_s(recipe.recompute, recipe.selective, recipe.recompute_modules))
-        )
-    moe_share = geo.moe_layers / geo.layers
-    layer_recompute = _f(
-        layer.recompute_s(recipe.recompute, recipe.selective, recipe.recompute_modules)
-    )
-    windows = comm.Windows(
-        gemm_s=_f(layer.gemm_fwd_s + layer.gemm_bwd_s),
-        expert_s=moe_share * _f(layer.gemm_fwd_s + layer.gemm_bwd_s),
-        attention_s=_f(layer.attn_fwd_s + layer.attn_bwd_s),
-        layer_s=_f(layer.fwd_s + layer.bwd_s) + layer_recompute,
-        microbatch_s=max(compute) + max(recompute),
-        layer_fwd_s=_f(layer.fwd_s),
-        microbatch_fwd_s=max(forward),
-        sm_share=comm.collective_sm_share(device.sms),
-    )
-    tp_nodes = groups["tp"][0] // fabric.gpus_per_domain  # one NVLink domain: TP overlap
+    work = _stage_work(device, geo, layout, recipe, stages, sp)
+    m, p = layout.microbatches, layout.pp
     exposure = comm.expose(
-        priced, recipe, model.layers / p, m, windows, bool((tp_nodes == tp_nodes[0]).all())
+        priced,
+        recipe,
+        model.layers / p,
+        m,
+        _windows(work, geo, device),
+        _tp_in_domain(fabric, groups),
     )
-    per_layer_comm = sum(exposure.per_layer_s.values())
-    per_mb_comm = sum(exposure.per_microbatch_s.values())
-    tau = [c + r + n * per_layer_comm + per_mb_comm for c, r, n in zip(compute, recompute, stages)]
-    crit = int(np.argmax(tau))
-    pipeline_s = schedule.pipeline_time_s(tau, m, v)
-    bubble_s = pipeline_s - m * tau[crit]
-    exposed_us = {
-        cat: 1e6
-        * (
-            m
-            * (
-                stages[crit] * exposure.per_layer_s.get(cat, 0.0)
-                + exposure.per_microbatch_s.get(cat, 0.0)
-            )
-            + exposure.per_step_s.get(cat, 0.0)
-        )
-        for cat in set(exposure.per_layer_s) | set(exposure.per_step_s)
-    }
+    pipe = _pipeline(work, exposure, stages, layout)
+    crit = pipe.critical_stage
+    exposed_us = _exposed_us(exposure, stages[crit], m)
     shards = sharding(used, model, layout)
     memory, stage_params_max = _memory(geo, model, layout, recipe, used, shards, stages, sp)
     optimizer_s = (
         stage_params_max / shards.optimizer * (ADAM_BYTES + recipe.grad_bytes) / device.hbm_Bps
     )
     operations = comm.spread(comm.on_stage(priced, stages[crit] * p / model.layers), exposed_us)
-    step_s = pipeline_s + sum(exposure.per_step_s.values()) + optimizer_s
+    step_s = pipe.pipeline_s + sum(exposure.per_step_s.values()) + optimizer_s
     flops_token = model_flops_per_token(geo, layout.seq_len)
     tflops = flops_token * layout.global_batch * layout.seq_len / layout.world / step_s / 1e12
     return PlanReport(
@@ -510,13 +452,13 @@ def plan(
         layout=layout,
         mfu=tflops * 1e12 / device.peak_flops,
         operations=tuple(operations),
-        compute_us=m * compute[crit] * 1e6,
-        bubble_us=bubble_s * 1e6,
+        compute_us=m * work.compute_s[crit] * 1e6,
+        bubble_us=pipe.bubble_s * 1e6,
         flops_per_token=flops_token,
         strategies=tuple(names),
         memory_GB=memory.total_GB,
         memory_limit_GB=fabric.gpu.memory_GB * USABLE_MEMORY,
-        recompute_us=m * recompute[crit] * 1e6,
+        recompute_us=m * work.recompute_s[crit] * 1e6,
         optimizer_us=optimizer_s * 1e6,
         exposed_us={cat: exposed_us.get(cat, 0.0) for cat in comm.CATEGORIES},
         tflops_per_gpu=tflops,
@@ -529,6 +471,153 @@ def plan(
         gpus_per_node=fabric.gpus_per_node,
         gpus_per_domain=fabric.gpus_per_domain,
     )
+
+
+def _place(
+    fabric: Fabric,
+    model: ModelShape,
+    layout: Layout,
+    recipe: Recipe,
+    ranks: npt.NDArray[np.int64] | None,
+) -> tuple[Layout, dict[str, npt.NDArray[np.int64]]]:
+    """The checked layout with the software's choices and what its groups hold (DP ranks
+    sharing a node, EP ranks sharing a domain), and its process groups as fabric GPUs.
+
+    Raises:
+        EngineError: The layout does not fit the model or the GPUs.
+    """
+    n_gpus = fabric.n_gpus if ranks is None else len(ranks)
+    check_layout(fabric, model, layout, None if ranks is None else n_gpus)
+    layout = with_software(layout, recipe)
+    groups = layout_groups(n_gpus, fabric.gpus_per_node, layout)
+    if ranks is not None:  # job ranks -> the fabric's GPUs
+        groups = {axis: np.asarray(ranks)[g] for axis, g in groups.items()}
+    layout = dataclasses.replace(
+        layout,
+        dp_shard=len(groups["dp_intra"][0]),
+        ep_local=ranks_per_domain(groups["ep"][0], fabric.gpus_per_domain),
+    )
+    return layout, groups
+
+
+@dataclass(frozen=True)
+class _StageWork:
+    """One micro-batch's compute on each pipeline stage [s]."""
+
+    layer: LayerCost
+    """The mean layer."""
+    compute_s: list[float]
+    """Forward and backward of each stage (embedding on the first, output on the last)."""
+    recompute_s: list[float]
+    """Recomputed forward of each stage."""
+    forward_s: list[float]
+    """Forward of each stage."""
+    layer_recompute_s: float
+    """Recomputed forward of one layer."""
+
+
+def _stage_work(
+    device: Device,
+    geo: Geometry,
+    layout: Layout,
+    recipe: Recipe,
+    stages: Sequence[int],
+    sp: bool,
+) -> _StageWork:
+    """Each stage's compute for one micro-batch: its layers, plus the embedding on the
+    first stage and the output layer and loss on the last."""
+    layer = average_layer(
+        device, geo, layout, sp, recipe.attention, recipe.kernels, recipe.moe_imbalance
+    )
+    out = output_layer_cost(
+        device, geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len, recipe.loss
+    )
+    emb = embedding_cost(device, geo, layout.cp, layout.micro_batch, layout.seq_len)
+    layer_recompute = _f(
+        layer.recompute_s(recipe.recompute, recipe.selective, recipe.recompute_modules)
+    )
+    compute, recompute, forward = [], [], []
+    for i, n in enumerate(stages):
+        work = n * (_f(layer.fwd_s) + _f(layer.bwd_s))
+        fwd = n * _f(layer.fwd_s)
+        if i == 0:
+            work += _f(emb.fwd_s) + _f(emb.bwd_s)
+            fwd += _f(emb.fwd_s)
+        if i == layout.pp - 1:
+            work += _f(out.fwd_s) + _f(out.bwd_s)
+            fwd += _f(out.fwd_s)
+        compute.append(work)
+        forward.append(fwd)
+        recompute.append(n * layer_recompute)
+    return _StageWork(layer, compute, recompute, forward, layer_recompute)
+
+
+def _windows(work: _StageWork, geo: Geometry, device: Device) -> comm.Windows:
+    """The compute each kind of communication can hide behind on the critical stage."""
+    layer = work.layer
+    moe_share = geo.moe_layers / geo.layers
+    return comm.Windows(
+        gemm_s=_f(layer.gemm_fwd_s + layer.gemm_bwd_s),
+        expert_s=moe_share * _f(layer.gemm_fwd_s + layer.gemm_bwd_s),
+        attention_s=_f(layer.attn_fwd_s + layer.attn_bwd_s),
+        layer_s=_f(layer.fwd_s + layer.bwd_s) + work.layer_recompute_s,
+        microbatch_s=max(work.compute_s) + max(work.recompute_s),
+        layer_fwd_s=_f(layer.fwd_s),
+        microbatch_fwd_s=max(work.forward_s),
+        sm_share=comm.collective_sm_share(device.sms),
+    )
+
+
+def _tp_in_domain(fabric: Fabric, groups: dict[str, npt.NDArray[np.int64]]) -> bool:
+    """True when the first TP group sits in one NVLink (scale-up) domain, where TP's
+    communication can overlap its GEMMs."""
+    tp_nodes = groups["tp"][0] // fabric.gpus_per_domain
+    return bool((tp_nodes == tp_nodes[0]).all())
+
+
+@dataclass(frozen=True)
+class _Pipeline:
+    """The pipeline of one step [s]."""
+
+    critical_stage: int
+    """The slowest stage."""
+    pipeline_s: float
+    """All micro-batches through every stage."""
+    bubble_s: float
+    """The part beyond the critical stage's own micro-batches."""
+
+
+def _pipeline(
+    work: _StageWork, exposure: comm.Exposure, stages: Sequence[int], layout: Layout
+) -> _Pipeline:
+    """Each stage's micro-batch time ``tau`` (compute, recompute and exposed per-layer and
+    per-micro-batch communication) through the schedule (``schedule.pipeline_time_s``)."""
+    per_layer_comm = sum(exposure.per_layer_s.values())
+    per_mb_comm = sum(exposure.per_microbatch_s.values())
+    tau = [
+        c + r + n * per_layer_comm + per_mb_comm
+        for c, r, n in zip(work.compute_s, work.recompute_s, stages)
+    ]
+    crit = int(np.argmax(tau))
+    pipeline_s = schedule.pipeline_time_s(tau, layout.microbatches, layout.vpp)
+    return _Pipeline(crit, pipeline_s, pipeline_s - layout.microbatches * tau[crit])
+
+
+def _exposed_us(exposure: comm.Exposure, layers: int, microbatches: int) -> dict[str, float]:
+    """Exposed communication per category over a step of the critical stage, which holds
+    ``layers`` layers [us]."""
+    return {
+        cat: 1e6
+        * (
+            microbatches
+            * (
+                layers * exposure.per_layer_s.get(cat, 0.0)
+                + exposure.per_microbatch_s.get(cat, 0.0)
+            )
+            + exposure.per_step_s.get(cat, 0.0)
+        )
+        for cat in set(exposure.per_layer_s) | set(exposure.per_step_s)
+    }
 
 
 def _memory(

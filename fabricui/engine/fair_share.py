@@ -1,0 +1,95 @@
+"""Max-min fair rates of concurrent flows over shared resources (progressive filling).
+
+Every unfrozen flow grows at the same pace until some resource is full; the flows through
+it freeze at that rate; repeat. Flows that share a spread (an imported cluster's leaf
+pair, ``Incidence`` groups) load it as a group: the group's resources count its active
+flows once per round, and a full resource in a group freezes every flow of the group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.engine.graph_routes import Incidence
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def max_min_rates_GBps(incidence: Incidence, capacity_GBps: FloatArray) -> FloatArray:
+    """(n_flows,) max-min fair rate of each flow [GB/s]; inf for a flow that loads
+    nothing (a GPU to itself).
+
+    Args:
+        incidence: Which resources each flow loads, and by how much per byte.
+        capacity_GBps: (n_resources,) capacity of every resource [GB/s].
+    """
+    flow, res, weight = incidence.flow, incidence.res, incidence.weight
+    n_flows = incidence.n_flows
+    size = capacity_GBps.size
+    rate = np.zeros(n_flows)
+    remaining = capacity_GBps.astype(np.float64).copy()
+    has_links = np.bincount(flow, minlength=n_flows) > 0
+    groups = _Groups.of(incidence)
+    if groups is not None:
+        has_links |= groups.member
+    rate[~has_links] = np.inf
+    active = has_links.copy()
+    for _ in range(n_flows + 1):
+        if not active.any():
+            break
+        live = active[flow]
+        counts = np.bincount(
+            res[live], weights=None if weight is None else weight[live], minlength=size
+        ).astype(np.float64)
+        if groups is not None:
+            counts += groups.counts(active, size)
+        used = counts > 0
+        share = np.full(size, np.inf)
+        share[used] = remaining[used] / counts[used]
+        step = share[used].min()
+        rate[active] += step
+        remaining -= step * counts
+        full = used & (share <= step * (1 + 1e-9))
+        frozen = np.zeros(n_flows, dtype=bool)
+        frozen[flow[live & full[res]]] = True  # flows through a full resource freeze
+        if groups is not None:
+            frozen |= groups.frozen(full)
+        active &= ~frozen
+    return rate
+
+
+class _Groups:
+    """The shared groups of an incidence, as progressive filling counts and freezes them."""
+
+    def __init__(self, incidence: Incidence) -> None:
+        group, ptr = incidence.group, incidence.group_ptr
+        assert group is not None and ptr is not None
+        assert incidence.group_res is not None and incidence.group_weight is not None
+        self.member = group >= 0
+        """(n_flows,) flows in a group."""
+        self._of_flow = np.maximum(group, 0)
+        self._n_groups = ptr.shape[0] - 1
+        self._row = incidence.group_row
+        self._res = incidence.group_res
+        self._weight = incidence.group_weight
+
+    @classmethod
+    def of(cls, incidence: Incidence) -> _Groups | None:
+        """The groups, or None when the incidence has none."""
+        ptr = incidence.group_ptr
+        if incidence.group is None or ptr is None or ptr.size <= 1:
+            return None
+        return cls(incidence)
+
+    def counts(self, active: npt.NDArray[np.bool_], size: int) -> FloatArray:
+        """(size,) what the active members of every group put on its resources."""
+        per_group = np.bincount(self._of_flow[active & self.member], minlength=self._n_groups)
+        weights = self._weight * per_group[self._row]
+        return np.asarray(np.bincount(self._res, weights=weights, minlength=size), np.float64)
+
+    def frozen(self, full: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """(n_flows,) members of a group with a full resource."""
+        hit = np.zeros(self._n_groups, dtype=bool)
+        hit[self._row[full[self._res]]] = True
+        return self.member & hit[self._of_flow]

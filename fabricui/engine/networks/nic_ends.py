@@ -1,0 +1,137 @@
+"""Both ends of a route across a tabled network (fat-tree, dragonfly), for many flows.
+
+A route between domains is the template route from the GPU to its NIC (through its PXN
+proxy on a rail-optimized fat-tree), the NIC's cable up, the part between the two first
+switches (the network kind's), the far NIC's cable down and the template route to the GPU.
+The ends are a handful of distinct domain-0 rows shifted to each flow's domain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.engine.graph_routes import pad_rows
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from fabricui.engine.networks.domain import Flows
+    from fabricui.engine.routing import Router
+    from fabricui.fabric.fabric import Fabric
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Ends:
+    """The parts of each flow's route outside the switches, (n_flows, k) link ids."""
+
+    up: IntArray
+    """GPU (through its proxy) to its NIC, -1 padded."""
+    nic_up: IntArray
+    """(n_flows, 1) the sending NIC's cable up."""
+    nic_down: IntArray
+    """(n_flows, 1) the receiving NIC's cable down."""
+    down: IntArray
+    """NIC to GPU, -1 padded."""
+    nic_a: IntArray
+    """(n_flows,) sending NIC, in the network's NIC order."""
+    nic_b: IntArray
+    """(n_flows,) receiving NIC."""
+
+
+class NicEnds:
+    """Template tables for the ends of routes across a tabled network.
+
+    Args:
+        fabric: The fabric (every GPU of a domain has a NIC).
+        router: Its router (domain routes and PXN proxies).
+        nic_link: (n_nics,) link from each NIC up to its switch, the network's NIC order
+            (the way down is ``+ n_nics``).
+    """
+
+    def __init__(self, fabric: Fabric, router: Router, nic_link: IntArray) -> None:
+        g = fabric.gpus_per_domain
+        self._g, self._ln = g, fabric.node_links
+        self._nic_link = nic_link
+        gpu_dev0 = fabric.gpu_dev[:g].astype(np.int64)
+        nic_dev0 = fabric.gpu_nic[:g].astype(np.int64)
+
+        def route(x: int, y: int) -> list[int]:
+            return [int(k) for k in router.domain_route(0, int(x), int(y))]
+
+        self._up = pad_rows([route(a, n) for a, n in zip(gpu_dev0, nic_dev0)])
+        self._proxy = router.proxy
+        if self._proxy is not None:
+            self._pxn_up, self._pxn_via = self._pxn_tables(self._proxy, gpu_dev0, nic_dev0, route)
+            self._rail = np.asarray(router.rail_of(np.arange(g)), dtype=np.int64)
+        self._down = pad_rows([route(n, a) for a, n in zip(gpu_dev0, nic_dev0)])
+        n_nics = nic_link.shape[0]
+        self._nics_per_domain = n_nics // fabric.domains
+        # (g,) NIC index within the domain block, in the network's NIC order.
+        per_host = n_nics // fabric.nodes
+        host_of = np.arange(g) // fabric.gpus_per_node
+        self._local_nic = (fabric.dev_index[nic_dev0] + host_of * per_host).astype(np.int64)
+        self._n_nics = n_nics
+
+    def _pxn_tables(
+        self,
+        proxy: IntArray,
+        gpu_dev0: IntArray,
+        nic_dev0: IntArray,
+        route: Callable[[int, int], list[int]],
+    ) -> tuple[IntArray, IntArray]:
+        """PXN: up routes through the proxy for every (GPU, rail), (g, rails, width), and
+        the GPU whose NIC sends, (g, rails)."""
+        g, rails = proxy.shape
+        rows, via_nic = [], []
+        for a in range(g):
+            for r in range(rails):
+                p = int(proxy[a, r])
+                if p < 0:
+                    rows.append(route(gpu_dev0[a], nic_dev0[a]))
+                    via_nic.append(a)
+                else:
+                    rows.append(route(gpu_dev0[a], gpu_dev0[p]) + route(gpu_dev0[p], nic_dev0[p]))
+                    via_nic.append(p)
+        return (
+            pad_rows(rows).reshape(g, rails, -1),
+            np.asarray(via_nic, dtype=np.int64).reshape(g, -1),
+        )
+
+    def ends(self, flows: Flows) -> Ends:
+        """Both ends of every flow's route, shifted to its domains."""
+        la, lb = flows.src_local, flows.dst_local
+        if self._proxy is not None:
+            rail_b = self._rail[lb]
+            up = self._pxn_up[la, rail_b]
+            via = self._pxn_via[la, rail_b]
+        else:
+            up, via = self._up[la], la
+        up = np.where(up >= 0, up + (flows.src_domain * self._ln)[:, None], -1)
+        down = self._down[lb]
+        down = np.where(down >= 0, down + (flows.dst_domain * self._ln)[:, None], -1)
+        nic_a = flows.src_domain * self._nics_per_domain + self._local_nic[via]
+        nic_b = flows.dst_domain * self._nics_per_domain + self._local_nic[lb]
+        nic_up = self._nic_link[nic_a][:, None]
+        nic_down = (self._nic_link[nic_b] + self._n_nics)[:, None]
+        return Ends(up, nic_up, nic_down, down, nic_a, nic_b)
+
+    @staticmethod
+    def rows(flows: Flows, ends: Ends, middle: IntArray) -> IntArray:
+        """(n_flows, width) every flow's row: the ends around ``middle`` (the part between
+        the first and last switch) for flows between domains, the domain route for the
+        others, nothing for a GPU to itself."""
+        cross = np.concatenate([ends.up, ends.nic_up, middle, ends.nic_down, ends.down], axis=1)
+        pair, same = flows.local_rows, flows.same
+        width = max(pair.shape[1], cross.shape[1])
+        out = np.full((flows.src.shape[0], width), -1, dtype=np.int64)
+        out[:, : cross.shape[1]] = cross
+        out[same, :] = -1
+        out[same, : pair.shape[1]] = pair[same]
+        out[flows.src == flows.dst, :] = -1
+        return out

@@ -1,0 +1,69 @@
+"""Adaptive routing's split of each flow between its minimal and Valiant route (UGAL).
+
+A UGAL router decides per packet: minimal unless the minimal route's queues are the
+longer, so in the steady state a flow's bytes split between its routes until neither is
+less loaded. That equilibrium is found by successive averages: each round every flow's
+best route under the current loads (cost: its bytes times each resource's utilisation to
+the power ``POWER``, summed) is averaged into its split with weight 1/(round + 2); the
+split whose busiest resource is least loaded is kept, and it is never worse than every
+flow minimal or every flow Valiant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from fabricui.engine.graph_routes import Incidence
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Rounds of successive averages.
+ROUNDS = 12
+#: Exponent of the smooth route cost (sum of bytes x utilisation^p): large enough to act
+#: like the busiest resource, smooth enough to let flows share out.
+POWER = 8.0
+
+
+def ugal_equilibrium(
+    minimal: Incidence,
+    valiant: Incidence,
+    volume: FloatArray,
+    capacity_GBps: FloatArray,
+    busiest: Callable[[FloatArray], float],
+) -> FloatArray:
+    """(n_flows,) fraction of each flow's bytes on its Valiant route (module docstring).
+
+    Args:
+        minimal: What each flow loads on its minimal route.
+        valiant: What it loads on its Valiant route.
+        volume: (n_flows,) bytes per message byte of each flow.
+        capacity_GBps: (n_resources,) capacity of every resource [GB/s].
+        busiest: Time per byte of the busiest resource of a load vector (the score).
+    """
+    n = volume.shape[0]
+    size = capacity_GBps.size
+    cap = np.where(capacity_GBps > 0, capacity_GBps, np.inf)
+    fm, rm, wm = minimal.expanded()
+    fv, rv, wv = valiant.expanded()
+    bytes_m, bytes_v = volume[fm] * wm, volume[fv] * wv
+
+    def load_of(x: FloatArray) -> FloatArray:
+        load = np.bincount(rm, weights=bytes_m * (1.0 - x[fm]), minlength=size) + (
+            np.bincount(rv, weights=bytes_v * x[fv], minlength=size)
+        )
+        return load.astype(np.float64, copy=False)
+
+    candidates = [np.zeros(n), np.ones(n)]
+    scores = [busiest(load_of(x)) for x in candidates]
+    x = np.zeros(n)
+    for k in range(ROUNDS):
+        util = load_of(x) / cap
+        cost_m = np.bincount(fm, weights=bytes_m * util[rm] ** POWER, minlength=n)
+        cost_v = np.bincount(fv, weights=bytes_v * util[rv] ** POWER, minlength=n)
+        x = x + ((cost_v < cost_m).astype(np.float64) - x) / (k + 2)
+        candidates.append(x)
+        scores.append(busiest(load_of(x)))
+    return candidates[int(np.argmin(scores))]
