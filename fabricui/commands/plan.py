@@ -54,6 +54,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--search ranks every layout, --run prices a published run",
     )
     add_common_args(parser)
+    _add_layout_options(parser)
+    _add_recipe_options(parser)
+    _add_overlap_options(parser)
+    parser.add_argument(
+        "--search",
+        action="store_true",
+        help=f"rank every valid layout by step time (top {SEARCH_TOP}); ignores the degrees",
+    )
+    add_hosts_option(parser, "the layout runs on the job's GPUs (with --search: every layout)")
+    parser.add_argument(
+        "--run",
+        metavar="FILE",
+        help="price the run(s) of a run file: YAML entries with an id, a model and a run "
+        "block (topology, degrees, batch; docs/hwdb.md, 'Run files'); ignores the model, "
+        "topology and degree options",
+    )
+    return parser
+
+
+def _add_layout_options(parser: argparse.ArgumentParser) -> None:
+    """The degrees, batch and strategies of a layout."""
     degrees = (
         ("--tp", "tensor-parallel degree (default: 1)"),
         ("--pp", "pipeline stages; need not divide the layers (default: 1)"),
@@ -96,6 +117,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-sp", action="store_false", dest="sp", help="TP without sequence parallelism"
     )
+
+
+def _add_recipe_options(parser: argparse.ArgumentParser) -> None:
+    """How the step is computed: recompute, precision, framework, kernels, power, MoE."""
     parser.add_argument(
         "--recompute",
         choices=RECOMPUTE_MODES,
@@ -155,6 +180,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="X",
         help="tokens of the busiest expert over the mean (default: 1, balanced)",
     )
+
+
+def _add_overlap_options(parser: argparse.ArgumentParser) -> None:
+    """``--X-overlap`` / ``--no-X-overlap`` for DP, TP and EP communication."""
     for name, what in (
         ("dp-overlap", "gradient reduction with the backward pass"),
         ("tp-overlap", "TP collectives with the GEMMs (inside a node)"),
@@ -167,20 +196,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         parser.add_argument(
             f"--no-{name}", dest=dest, action="store_false", help=f"do not overlap {what}"
         )
-    parser.add_argument(
-        "--search",
-        action="store_true",
-        help=f"rank every valid layout by step time (top {SEARCH_TOP}); ignores the degrees",
-    )
-    add_hosts_option(parser, "the layout runs on the job's GPUs (with --search: every layout)")
-    parser.add_argument(
-        "--run",
-        metavar="FILE",
-        help="price the run(s) of a run file: YAML entries with an id, a model and a run "
-        "block (topology, degrees, batch; docs/hwdb.md, 'Run files'); ignores the model, "
-        "topology and degree options",
-    )
-    return parser
 
 
 def run(args: argparse.Namespace) -> int:
