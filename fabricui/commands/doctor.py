@@ -91,15 +91,14 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: The file is missing or not an NCCL log, or an ``--env`` is malformed.
     """
-    from fabricui.importers.nccl_log import read_nccl_log
-    from fabricui.services.doctor import diagnose, report_json
+    from fabricui.services.doctor import diagnose, read_log, report_json
 
     hints = _env_hints(args.env)
     if args.log is None:
         if not getattr(args, "health", None):
             raise ConfigError("give an NCCL_DEBUG=INFO log, or --health FILE (see --help)")
         return _health_only(args)
-    log = read_nccl_log(args.log)
+    log = read_log(args.log)
     findings = diagnose(log, hints)
     check = _fabric_check(args, log)
     if check is not None:
@@ -135,9 +134,8 @@ def _fabric_check(args: argparse.Namespace, log: NcclLog) -> FabricCheck | None:
         FabricError: The topology cannot be loaded.
     """
     from fabricui.commands.options import catalog, topology_request
-    from fabricui.importers.common import ParseError
-    from fabricui.importers.hostlist import expand
     from fabricui.services.doctor_fabric import compare
+    from fabricui.services.jobs import expand_hosts
     from fabricui.services.session import load_fabric
 
     if getattr(args, "topology", None) is None:
@@ -147,8 +145,8 @@ def _fabric_check(args: argparse.Namespace, log: NcclLog) -> FabricCheck | None:
     hosts = None
     if args.hosts:
         try:
-            hosts = list(dict.fromkeys(expand(args.hosts)))
-        except ParseError as exc:
+            hosts = expand_hosts(args.hosts)
+        except ConfigError as exc:
             raise ConfigError(f"--hosts: {exc.message}") from None
     fabric = load_fabric(topology_request(args), catalog(args))
     return compare(log, fabric, hosts)

@@ -243,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
 
 def plan_request(args: argparse.Namespace) -> PlanRequest:
     """The service request ``args`` describe."""
-    from fabricui.engine.training.recipe import RecipeChoices
+    from fabricui.model import RecipeChoices
     from fabricui.services.plan import PlanRequest
 
     mfu = _get(args, "mfu", None)

@@ -128,8 +128,9 @@ def render_table(table: DecisionTable) -> str:
         )
         for row in table.rows
     ]
-    widths = [max(len(c[i]) for c in [columns, *cells]) for i in range(len(columns))]
-    lines = [head, "", _line(columns, widths), *(_line(c, widths) for c in cells), ""]
+    from fabricui.render.table import text_table
+
+    lines = [head, "", *text_table([columns, *cells]), ""]
     lines += [f"  {row.name}: {row.note}" for row in table.rows if row.note]
     if table.missing:
         lines.append(f"  not loaded: {', '.join(table.missing)} {MISSING_WHY}")
@@ -154,13 +155,10 @@ def _comm_cell(comm_us: float | None, step_us: float, applies: bool = True) -> s
 
 
 def _rule_text() -> str:
-    from fabricui.engine.training.table import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
+    from fabricui.services.plan import exposed_thresholds
 
+    good, ok = exposed_thresholds()
     return (
         "comm: per step (% of compute); OK when the exposed part (after overlap) is <= "
-        f"{OK_EXPOSED_FRACTION:.0%} of compute, marginal above {GOOD_EXPOSED_FRACTION:.0%}"
+        f"{ok:.0%} of compute, marginal above {good:.0%}"
     )
-
-
-def _line(cells: Any, widths: list[int]) -> str:
-    return "  ".join(f"{c:<{w}}" for c, w in zip(cells, widths)).rstrip()

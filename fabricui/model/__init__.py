@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fabricui.model.choices import RecipeChoices
 from fabricui.model.records import (
     FrameworkSpec,
     GpuSpec,
@@ -22,6 +23,7 @@ __all__ = [
     "ModelShape",
     "NetSpec",
     "NicSpec",
+    "RecipeChoices",
     "SwitchSpec",
     "TopologySpec",
 ]

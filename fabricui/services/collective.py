@@ -237,6 +237,20 @@ def predict_collective(
     )
 
 
+def nccl_version(text: str | None) -> tuple[int, int, int] | None:
+    """``2.21`` or ``2.23.4`` as a version tuple, None when it is not one."""
+    from fabricui.engine.nccl.releases import parse_version
+
+    return parse_version(text)
+
+
+def bus_factor(op: str, nranks: int) -> float:
+    """busbw / algbw of ``op`` on ``nranks`` (nccl-tests' convention)."""
+    from fabricui.engine.collectives import bus_factor as factor
+
+    return float(factor(op, nranks))
+
+
 def _version_of(text: str) -> tuple[int, int, int]:
     """``2.21`` -> (2, 21, 99): the newest patch of that line (validated by release_for)."""
     from fabricui.engine.nccl.releases import parse_version

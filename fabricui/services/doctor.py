@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fabricui.importers.nccl_log import COMPLETION, TRANSPORT_LABELS, NcclLog
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Severities, most severe first.
 SEVERITIES = ("error", "warning", "info")
@@ -93,6 +96,17 @@ def _truthy(value: str | None) -> bool:
 
 def _ranks(devices: list[int]) -> str:
     return ", ".join(str(d) for d in sorted(devices))
+
+
+def read_log(path: str | Path) -> NcclLog:
+    """An NCCL_DEBUG=INFO log, parsed (``-`` reads standard input).
+
+    Raises:
+        FabricError: Missing, unreadable, or not an NCCL log.
+    """
+    from fabricui.importers.nccl_log import read_nccl_log
+
+    return read_nccl_log(path)
 
 
 def diagnose(log: NcclLog, env: Mapping[str, str] | None = None) -> list[Finding]:

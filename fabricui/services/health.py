@@ -338,6 +338,14 @@ def overlay(
     return result
 
 
+def overlay_of(fabric: Fabric) -> HealthOverlay | None:
+    """The health overlay that made ``fabric`` (what changed, what matched nothing, each
+    device's mark), or None for the fabric as designed."""
+    from fabricui.fabric.health import health_of
+
+    return health_of(fabric)
+
+
 def health_json(fabric: Fabric) -> dict[str, Any] | None:
     """``{"changes", "unmatched", "files", "findings"}`` of an overlaid fabric, else None."""
     from fabricui.fabric.health import health_of

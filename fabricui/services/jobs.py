@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +104,28 @@ class JobPlacement:
             f"{len(self.leaves)} leaf, {len(self.spines)} spine switch(es), "
             f"{len(self.blocks)} block(s); traffic climbs to the {self.top_tier}"
         )
+
+
+def expand_hosts(text: str) -> list[str]:
+    """The hosts of a Slurm hostlist (``node[001-064,100]``), each once, in order.
+
+    Raises:
+        ConfigError: A malformed or oversized hostlist.
+    """
+    from fabricui.importers.common import ParseError
+    from fabricui.importers.hostlist import expand
+
+    try:
+        return list(dict.fromkeys(expand(text)))
+    except ParseError as exc:
+        raise ConfigError(exc.message) from None
+
+
+def hostlist(names: Iterable[str]) -> str:
+    """Host names as one Slurm hostlist (``node[001-003]``)."""
+    from fabricui.importers.hostlist import compress
+
+    return compress(names)
 
 
 def _nearest(name: str, known: list[str], count: int = 3) -> list[str]:

@@ -608,6 +608,14 @@ def software_of(catalog: CatalogRequest, framework: str | None) -> Software:
     return software_for(load_catalog(catalog), framework)
 
 
+def exposed_thresholds() -> tuple[float, float]:
+    """(good, ok): the shares of compute a strategy's exposed communication may reach and
+    still be called good, and OK (the decision table's verdicts)."""
+    from fabricui.engine.training.table import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
+
+    return GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
+
+
 def default_layout(fabric: Fabric, model: ModelShape) -> LayoutRequest:
     """TP over a node's GPUs when it divides the heads (at most 8), DP over the rest."""
     tp = min(8, fabric.gpus_per_node)

@@ -579,12 +579,12 @@ class FabricApp(App[None]):
 
         def check(text: str) -> str | None:
             from fabricui.errors import FabricError
-            from fabricui.hwdb.resolve import resolve_topology
+            from fabricui.services.session import resolve_spec
 
             if not text.isdigit():
                 return f"a whole number of nodes, not {text!r}"
             try:
-                resolve_topology(data.topology, catalog, int(text))
+                resolve_spec(dataclasses.replace(data.request, nodes=int(text)), catalog)
             except FabricError as exc:
                 return exc.message
             return None

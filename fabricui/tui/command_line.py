@@ -4,6 +4,7 @@ its argument completed as you type (right arrow takes the suggestion)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, cast
 
@@ -148,9 +149,9 @@ def _check_nodes(app: Explorer, argument: str) -> str | None:
     if not argument.isdigit() or int(argument) < 1:
         return f"a whole number of nodes, not {argument!r}"
     if app.data is not None and app.catalog is not None:  # as N checks it
-        from fabricui.hwdb.resolve import resolve_topology
+        from fabricui.services.session import resolve_spec
 
-        resolve_topology(app.data.topology, app.catalog, int(argument))
+        resolve_spec(dataclasses.replace(app.data.request, nodes=int(argument)), app.catalog)
     return None
 
 

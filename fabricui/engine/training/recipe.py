@@ -26,6 +26,7 @@ from fabricui.engine.training.layer import (
     Kernels,
 )
 from fabricui.errors import EngineError
+from fabricui.model.choices import RecipeChoices
 from fabricui.vocabulary import ATTENTION_CHOICES, MOE_DISPATCH, PRECISIONS, RECOMPUTE_MODES
 
 if TYPE_CHECKING:
@@ -143,44 +144,6 @@ class Recipe:
             else ("nvfp4" if self.precision == "fp4" else None),
             moe_sync_s=self.moe_sync_us * 1e-6,
         )
-
-
-@dataclass(frozen=True)
-class RecipeChoices:
-    """What a run or a command states; None: unstated (the framework's default)."""
-
-    recompute: str | None = None
-    """Recompute mode."""
-    precision: str | None = None
-    """Precision."""
-    attention: str | None = None
-    """Attention kernel (``ATTENTION_CHOICES``)."""
-    dp_overlap: bool | None = None
-    """Overlap gradient reduction with backward."""
-    tp_overlap: bool | None = None
-    """Overlap TP collectives with GEMMs."""
-    ep_overlap: bool | None = None
-    """Overlap expert all-to-alls with expert GEMMs."""
-    sequence_parallel: bool | None = None
-    """Sequence parallelism with TP."""
-    mfu: float | None = None
-    """Legacy fixed MFU."""
-    fp8_recipe: str | None = None
-    """FP8 scaling recipe."""
-    recompute_modules: tuple[str, ...] | None = None
-    """Modules selective recomputation recomputes."""
-    passes: str | None = None
-    """Memory-bound passes (``compiled`` for a torch.compile run)."""
-    moe_dispatch: str | None = None
-    """MoE dispatch."""
-    moe_imbalance: float | None = None
-    """Tokens of the most loaded expert over the mean."""
-    power_W: float | None = None
-    """Board power cap [W]."""
-    grad_reduce_bytes: float | None = None
-    """Bytes per gradient element of the data-parallel reduction (4: FP32)."""
-    fsdp_reshard: bool | None = None
-    """FSDP gathers again for backward (reshard after forward)."""
 
 
 def software_era(arch: str) -> str:

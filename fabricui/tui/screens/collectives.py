@@ -338,8 +338,11 @@ class CollectivesScreen(ViewScreen):
         """Ask the engine for the current choices (in a worker)."""
         if self.data is None:
             return
-        from fabricui.engine.nccl.releases import parse_version
-        from fabricui.services.collective import nccl_environment, parse_nccl_settings
+        from fabricui.services.collective import (
+            nccl_environment,
+            nccl_version,
+            parse_nccl_settings,
+        )
 
         self._controls(busy=True)
         version, settings = parse_nccl_settings(self.nccl)
@@ -349,7 +352,7 @@ class CollectivesScreen(ViewScreen):
             if self.measured is not None
             else parse_range(self.size_range)
         )
-        self._predict(self.data, self.op, self.group, sizes, parse_version(version), env)
+        self._predict(self.data, self.op, self.group, sizes, nccl_version(version), env)
 
     @work(
         thread=True,
@@ -402,7 +405,7 @@ class CollectivesScreen(ViewScreen):
 
     def _measured_busbw(self) -> list[float] | None:
         """Measured busbw at each predicted size (0 where not measured), or None."""
-        from fabricui.engine.collectives import bus_factor
+        from fabricui.services.collective import bus_factor
 
         run, pred = self.measured, self.prediction
         if run is None or pred is None:

@@ -762,8 +762,9 @@ class StrategiesScreen(ViewScreen):
 
 def _caption(table: DecisionTable) -> str:
     """Notes on rows that do not apply, strategies not loaded, and the rule of the verdicts."""
-    from fabricui.engine.training.table import GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
+    from fabricui.services.plan import exposed_thresholds
 
+    good, ok = exposed_thresholds()
     lines = [f"{row.name}: {row.note}" for row in table.rows if not row.applies]
     if table.missing:
         lines.append(
@@ -772,7 +773,7 @@ def _caption(table: DecisionTable) -> str:
         )
     lines.append(
         f"comm per step (% of compute: the whole model on one GPU, {table.compute_basis}); "
-        f"OK when the part not hidden behind compute is <= {OK_EXPOSED_FRACTION:.0%} of it, "
-        f"marginal above {GOOD_EXPOSED_FRACTION:.0%}"
+        f"OK when the part not hidden behind compute is <= {ok:.0%} of it, "
+        f"marginal above {good:.0%}"
     )
     return "\n".join(lines)

@@ -357,9 +357,9 @@ class TopologyScreen(ViewScreen):
 
     def _health(self, data: LoadedFabric) -> dict[int, str]:
         """The devices ``--health`` marks, said once in a notification."""
-        from fabricui.fabric.health import health_of
+        from fabricui.services.health import overlay_of
 
-        overlay = health_of(data.fabric)
+        overlay = overlay_of(data.fabric)
         if overlay is None:
             return {}
         marks = {d: m for d, m in overlay.device_marks.items() if m != "ok"}
@@ -384,9 +384,9 @@ class TopologyScreen(ViewScreen):
         except FabricError as exc:
             self.app.notify(exc.message, title="jobs", severity="error")
             return frozenset()
-        from fabricui.importers.hostlist import compress
+        from fabricui.services.jobs import hostlist
 
-        text = "; ".join(f"{j} {compress(hosts)} ({len(r)} GPUs)" for j, hosts, r in jobs[:4])
+        text = "; ".join(f"{j} {hostlist(hosts)} ({len(r)} GPUs)" for j, hosts, r in jobs[:4])
         self.app.notify(f"{len(jobs)} running job(s) on this fabric: {text}", title="jobs")
         return frozenset(int(r) for _, _, ranks in jobs for r in ranks)
 
@@ -648,10 +648,9 @@ class TopologyScreen(ViewScreen):
     def _read_log(self, name: str) -> None:
         from pathlib import Path
 
-        from fabricui.importers.nccl_log import read_nccl_log
-        from fabricui.services.doctor import diagnose
+        from fabricui.services.doctor import diagnose, read_log
 
-        log = read_nccl_log(Path(name).expanduser())
+        log = read_log(Path(name).expanduser())
         findings = diagnose(log)
         data = self.data
         if data is not None:  # and against the fabric on screen, as `doctor --topology`

@@ -216,7 +216,7 @@ def _domain_foot(width: int) -> list[Cell]:
 
 
 def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
-    from fabricui.fabric.fabric import DeviceKind
+    from fabricui.fabric.kinds import DeviceKind
 
     lines: list[list[Cell]] = []
     net = fabric.spec.net
@@ -253,7 +253,7 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
 
 def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]]:
     """Runs of consecutive nodes cabled to the same leaf switches, with a header each."""
-    from fabricui.fabric.fabric import DeviceKind
+    from fabricui.fabric.kinds import DeviceKind
 
     kind = fabric.dev_kind
     src, dst = fabric.link_src, fabric.link_dst
