@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from fabricui.importers.nvlink_domains import DomainMap
     from fabricui.model import IntraSpec, TopologySpec
 
+    #: A node's NIC ports in rail order: (switch, rate Gb/s or None), None for a missing port.
+    _Row = list[tuple[str, float | None] | None]
+
 #: InfiniBand link generation for a measured port rate [Gb/s] (the catalog has HDR and up;
 #: older speeds get HDR's latency and efficiency with their own measured rate).
 _IB_LINKS = ((200.0, "ib-hdr"), (400.0, "ib-ndr"), (800.0, "ib-xdr"))
@@ -351,27 +354,107 @@ def build_cluster_spec(
         )
     if blocks_as_domains:
         return _blocks_spec(graph, node, catalog, spec_id, origin, command, net, gpu)
+    chosen = _chosen_nodes(graph, node, hosts, warnings, comments)
+    per = chosen.per_host
+    rows = _port_rows(graph, chosen, warnings)
+    link, gbps = _network_link(graph, node, catalog, rows, net, per, warnings)
+    tiers = graph.tiers()
+    names = {s.name: _token(s.name) for s in graph.switches}
+    reach = _reachable_switches(graph, names, rows, warnings)
+    switch_lines = _switch_lines(graph, reach, tiers, names)
+    bundles = _cable_bundles(graph, tiers, rows, reach, names, gbps, warnings)
+    cable_lines = [_yaml_text(f"{a} {b} {n} {r:g}") for (a, b, r), n in bundles.items()]
+    slots: list[str | None] = list(chosen.hosts)
+    intra = _intra_dict(node.intra)
+    domain_names: list[str] = []
+    if domains is not None:
+        slots, domain_names, size = _domain_slots(node, chosen.hosts, domains, warnings, comments)
+        intra["hosts_per_domain"] = size
+    host_lines = _host_lines(slots, rows, names, gbps)
+    comments += _fabric_facts(graph, tiers, rows, reach, bundles, gbps)
+    blocks = (
+        [_yaml_text(_token(name)) for name in domain_names]
+        if domain_names
+        else _host_blocks(graph, chosen.hosts)
+    )
+    g = node.gpus_per_node
+    where = f" ({origin})" if origin else ""
+    data: dict[str, Any] = {
+        "id": spec_id,
+        "description": (
+            f"Imported cluster{where}: {sum(h is not None for h in slots)} x {node.id} nodes "
+            f"on {len(switch_lines)} switches ({graph.source})"
+        ),
+        "source": command or f"fabricui import {graph.format}",
+        "gpu": gpu or node.gpu,
+        "nodes": len(slots),
+        "gpus_per_node": g,
+        "nodes_settable": False,
+        "intra": intra,
+        "net": _net_dict(node, catalog, link, gbps, per, g, warnings),
+    }
+    cluster: dict[str, Any] = {
+        "hosts_per_node": 1,
+        "switches": switch_lines,
+        "hosts": host_lines,
+        "cables": cable_lines,
+    }
+    if blocks:
+        cluster["blocks"] = blocks
+    return ClusterDraft(data=data, cluster=cluster, warnings=warnings, comments=comments)
+
+
+def _chosen_nodes(
+    graph: SwitchGraph,
+    node: TopologySpec,
+    hosts: list[str] | None,
+    warnings: list[str],
+    comments: list[str],
+) -> _Ports:
+    """The hosts that become nodes, with their cabled ports; a node spec whose NIC count
+    differs from the cabling is warned about (the cabling wins)."""
     if not graph.switches:
         raise ParseError("the input has no switches: nothing to build a cluster network from")
     node_nics = node.net.nics_per_node if node.net is not None else None
     chosen = _choose_hosts(graph, hosts, node_nics, warnings, comments)
     if not chosen.hosts:
         raise ParseError("no host to make a node of (no host is cabled to a switch)")
-    g = node.gpus_per_node
     per = chosen.per_host
     if node_nics is not None and per != node_nics and graph.cables_known:
         warnings.append(
             f"node spec {node.id} has {node_nics} NIC(s) per node, the fabric cables {per} "
             f"port(s) per host: the spec uses {per}"
         )
-    if not graph.cables_known:
-        rows = {
-            h: [(chosen.ports[h][0][1], None)] * per if chosen.ports[h] else [None] * per
-            for h in chosen.hosts
-        }
-    else:
-        rows = _rails(chosen, warnings)
-    # --- rates and link generation ---
+    return chosen
+
+
+def _port_rows(graph: SwitchGraph, chosen: _Ports, warnings: list[str]) -> dict[str, _Row]:
+    """Each node's NIC ports in rail order.
+
+    Without cable details (a Slurm file) every port of a node is taken to sit on the one
+    leaf the file names for it, at a rate the input does not give.
+    """
+    if graph.cables_known:
+        return _rails(chosen, warnings)
+    per = chosen.per_host
+    rows: dict[str, _Row] = {}
+    for h in chosen.hosts:
+        rows[h] = [(chosen.ports[h][0][1], None)] * per if chosen.ports[h] else [None] * per
+    return rows
+
+
+def _network_link(
+    graph: SwitchGraph,
+    node: TopologySpec,
+    catalog: Catalog,
+    rows: dict[str, _Row],
+    net: tuple[str, float] | None,
+    per: int,
+    warnings: list[str],
+) -> tuple[str, float]:
+    """(link id, Gb/s) of the network: ``--net``, else the most common cabled InfiniBand
+    rate, else the node spec's, else NDR; a disagreement between them is warned about, and
+    so is the cabling assumed when the input names no cables (``per`` ports a node)."""
     rates = Counter(
         gbps for row in rows.values() for port in row if port is not None and (gbps := port[1])
     )
@@ -405,9 +488,14 @@ def build_cluster_spec(
             "non-blocking (a switch's capacity below it split evenly over its parents); "
             "import ibnetdiscover output for the real cabling"
         )
-    # --- switches: those joined to the nodes' part of the fabric ---
-    tiers = graph.tiers()
-    names = {s.name: _token(s.name) for s in graph.switches}
+    return link, gbps
+
+
+def _reachable_switches(
+    graph: SwitchGraph, names: dict[str, str], rows: dict[str, _Row], warnings: list[str]
+) -> set[str]:
+    """The switches joined to the nodes' switches (breadth-first over switch-to-switch
+    cables); the others belong to another part of the fabric and are left out, warned."""
     adjacency: dict[str, set[str]] = {s: set() for s in names}
     for k in graph.switch_links():
         adjacency[k.a].add(k.b)
@@ -429,7 +517,15 @@ def build_cluster_spec(
             f"{len(dropped)} switch(es) have no path to the nodes' switches: left out: "
             f"{listing(dropped)}"
         )
-    switch_lines = []
+    return reach
+
+
+def _switch_lines(
+    graph: SwitchGraph, reach: set[str], tiers: dict[str, int], names: dict[str, str]
+) -> list[str]:
+    """One ``NAME TIER [MODEL]`` line per kept switch, leaves first (a model name too long
+    to be one is left out)."""
+    lines = []
     ordered = sorted(
         (s for s in graph.switches if s.name in reach),
         key=lambda s: (max(tiers.get(s.name, 0), 0), natural_key(s.name)),
@@ -437,13 +533,26 @@ def build_cluster_spec(
     for s in ordered:
         tier = tier_name(max(tiers.get(s.name, 0), 0))
         model = s.model if s.model and len(s.model) <= 60 else ""
-        switch_lines.append(_yaml_text(f"{names[s.name]} {tier} {model}".strip()))
-    # --- cables ---
+        lines.append(_yaml_text(f"{names[s.name]} {tier} {model}".strip()))
+    return lines
+
+
+def _cable_bundles(
+    graph: SwitchGraph,
+    tiers: dict[str, int],
+    rows: dict[str, _Row],
+    reach: set[str],
+    names: dict[str, str],
+    gbps: float,
+    warnings: list[str],
+) -> Counter[tuple[str, str, float]]:
+    """Switch-to-switch cables counted per (switch, switch, rate) bundle: the real cables,
+    a cable without a rate at the network's; assumed ones when the input has no cables."""
+    if not graph.cables_known:
+        return _assumed_bundles(graph, tiers, rows, reach, names, gbps)
     bundles: Counter[tuple[str, str, float]] = Counter()
     unknown_rate = 0
-    if not graph.cables_known:
-        bundles = _assumed_bundles(graph, tiers, rows, reach, names, gbps)
-    for k in graph.switch_links() if graph.cables_known else ():
+    for k in graph.switch_links():
         if k.a not in reach or k.b not in reach:
             continue
         a, b = sorted((names[k.a], names[k.b]))
@@ -452,23 +561,23 @@ def build_cluster_spec(
             unknown_rate += 1
             rate = gbps
         bundles[(a, b, rate)] += 1
-    if unknown_rate and graph.cables_known:
+    if unknown_rate:
         warnings.append(
             f"{unknown_rate} switch-to-switch cable(s) have no rate in the input: {gbps:g} Gb/s "
             "assumed"
         )
-    cable_lines = [_yaml_text(f"{a} {b} {n} {r:g}") for (a, b, r), n in bundles.items()]
-    # --- hosts ---
-    slots: list[str | None] = list(chosen.hosts)
-    intra = _intra_dict(node.intra)
-    domain_names: list[str] = []
-    if domains is not None:
-        slots, domain_names, size = _domain_slots(node, chosen.hosts, domains, warnings, comments)
-        intra["hosts_per_domain"] = size
-    host_lines = []
+    return bundles
+
+
+def _host_lines(
+    slots: list[str | None], rows: dict[str, _Row], names: dict[str, str], gbps: float
+) -> list[str]:
+    """One ``HOST SWITCH...`` line per node: the switch of each NIC port (``-``: no cable,
+    ``SWITCH@GBPS``: a rate other than the network's); ``"-"`` for an empty slot."""
+    lines = []
     for host in slots:
         if host is None:
-            host_lines.append('"-"')
+            lines.append('"-"')
             continue
         tokens = [_token(host)]
         for port in rows[host]:
@@ -478,16 +587,29 @@ def build_cluster_spec(
                 tokens.append(f"{names[port[0]]}@{port[1]:g}")
             else:
                 tokens.append(names[port[0]])
-        host_lines.append(_yaml_text(" ".join(tokens)))
+        lines.append(_yaml_text(" ".join(tokens)))
+    return lines
+
+
+def _fabric_facts(
+    graph: SwitchGraph,
+    tiers: dict[str, int],
+    rows: dict[str, _Row],
+    reach: set[str],
+    bundles: Counter[tuple[str, str, float]],
+    gbps: float,
+) -> list[str]:
+    """What was measured, kept as comments: host cables at another rate, switches per
+    tier and cables, the leaves' oversubscription."""
+    facts = []
     per_rate = Counter(p[1] for row in rows.values() for p in row if p is not None and p[1])
     slower = sum(n for r, n in per_rate.items() if r != gbps)
     if slower:
-        comments.append(
+        facts.append(
             f"{slower} host cable(s) run at another rate than {gbps:g} Gb/s (written SWITCH@GBPS)"
         )
-    # --- facts ---
     counts = Counter(tier_name(max(tiers.get(s, 0), 0)) for s in reach)
-    comments.append(
+    facts.append(
         "switches: "
         + ", ".join(f"{counts[t]} {t}" for t in ("leaf", "spine", "core") if counts.get(t))
         + f" (tiers inferred from the cabling); {sum(bundles.values())} switch-to-switch "
@@ -495,41 +617,11 @@ def build_cluster_spec(
     )
     ratio = graph.oversubscription()
     if ratio:
-        comments.append(
+        facts.append(
             f"measured leaf oversubscription (host : uplink capacity): median "
             f"{ratio['median']:g}:1, min {ratio['min']:g}, max {ratio['max']:g}"
         )
-    gpu_id = gpu or node.gpu
-    blocks = (
-        [_yaml_text(_token(name)) for name in domain_names]
-        if domain_names
-        else _host_blocks(graph, chosen.hosts)
-    )
-    net_dict = _net_dict(node, catalog, link, gbps, per, g, warnings)
-    where = f" ({origin})" if origin else ""
-    data: dict[str, Any] = {
-        "id": spec_id,
-        "description": (
-            f"Imported cluster{where}: {sum(h is not None for h in slots)} x {node.id} nodes "
-            f"on {len(switch_lines)} switches ({graph.source})"
-        ),
-        "source": command or f"fabricui import {graph.format}",
-        "gpu": gpu_id,
-        "nodes": len(slots),
-        "gpus_per_node": g,
-        "nodes_settable": False,
-        "intra": intra,
-        "net": net_dict,
-    }
-    cluster: dict[str, Any] = {
-        "hosts_per_node": 1,
-        "switches": switch_lines,
-        "hosts": host_lines,
-        "cables": cable_lines,
-    }
-    if blocks:
-        cluster["blocks"] = blocks
-    return ClusterDraft(data=data, cluster=cluster, warnings=warnings, comments=comments)
+    return facts
 
 
 def _domain_slots(

@@ -18,7 +18,8 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.fabric_graph import (
@@ -34,6 +35,13 @@ from fabricui.importers.fabric_graph import (
     sort_hosts,
 )
 from fabricui.importers.port_health import PortHealth, state_word
+
+if TYPE_CHECKING:
+    #: A cable by its two ends, (run, LID, port) each, the lower end first.
+    _CableKey = tuple[tuple[int, int, int], tuple[int, int, int]]
+    #: A port that is no plain cable: (owner, the port, its peer's (run, LID) for a hint);
+    #: the owner is ``("switch", guid, run)`` or ``("ca", description)``.
+    _PortRecord = tuple[tuple[Any, ...], PortHealth, tuple[int, int] | None]
 
 FORMAT = "iblinkinfo"
 EXPECTED = "`iblinkinfo` output"
@@ -61,7 +69,7 @@ MAX_PORT_RECORDS = 1_000_000
 
 
 def _named_ports(
-    records: list[tuple[tuple, PortHealth, tuple[int, int] | None]],
+    records: list[_PortRecord],
     switches: dict[tuple[int, str], FabricSwitch],
     switch_name: dict[tuple[int, int], str],
     runs: int,
@@ -127,6 +135,37 @@ def _speed(width: str | None, lane: str | None) -> tuple[str | None, str | None,
     return f"{lanes}x", name, gbps
 
 
+@dataclass
+class _Scan:
+    """What reading the lines collects, before names are settled (keys carry the run:
+    each run of iblinkinfo is its own subnet, whose LIDs may repeat)."""
+
+    switches: dict[tuple[int, str], FabricSwitch] = field(default_factory=dict)
+    """(run, GUID) -> switch."""
+    switch_of_lid: dict[tuple[int, int], str] = field(default_factory=dict)
+    """(run, LID) -> switch GUID."""
+    desc_of_lid: dict[tuple[int, int], str] = field(default_factory=dict)
+    """(run, LID) -> adapter description."""
+    cables: dict[_CableKey, FabricLink] = field(default_factory=dict)
+    """Every cable once, ends still unnamed."""
+    ends: dict[_CableKey, tuple[_End, _End]] = field(default_factory=dict)
+    """Each cable's two ends, in key order."""
+    speeds_of: dict[_CableKey, set[str]] = field(default_factory=dict)
+    """The rate each end reports (two: a mismatch)."""
+    open_ports: list[_PortRecord] = field(default_factory=list)
+    """Ports down or without a peer, and ports with a ``Could be`` hint."""
+    run: int = 0
+    """The run (subnet) being read, from 0."""
+    current: tuple[str, str] | None = None
+    """The block being read: ``("switch", guid)`` or ``("ca", name)``."""
+    down: int = 0
+    """Ports down or without a peer."""
+    unknown: list[str] = field(default_factory=list)
+    """``line N: text`` of lines not understood."""
+    lines_read: int = 0
+    """Port lines read."""
+
+
 def parse(text: str) -> SwitchGraph:
     """Parse ``iblinkinfo`` output (one or several runs).
 
@@ -146,93 +185,151 @@ def parse(text: str) -> SwitchGraph:
     notes: list[str] = []
     if was_html:
         notes.append("the input was HTML-escaped (copied from a web page's source): decoded")
-    switches: dict[tuple[int, str], FabricSwitch] = {}
-    switch_of_lid: dict[tuple[int, int], str] = {}
-    desc_of_lid: dict[tuple[int, int], str] = {}
-    cables: dict[tuple[tuple[int, int, int], tuple[int, int, int]], FabricLink] = {}
-    ends: dict[tuple[tuple[int, int, int], tuple[int, int, int]], tuple[_End, _End]] = {}
-    speeds_of: dict[tuple[tuple[int, int, int], tuple[int, int, int]], set[str]] = {}
-    run = 0
-    current: tuple[str, str] | None = None  # ("switch", guid) or ("ca", name)
-    open_ports: list[tuple[tuple, PortHealth, tuple[int, int] | None]] = []
-    down = 0
-    unknown: list[str] = []
-    lines_read = 0
+    scan = _scan(text)
+    if not scan.lines_read:
+        raise wrong_format(text, EXPECTED, FORMAT)
+    runs = scan.run + 1
+    _name_switches(scan.switches, runs, warnings)
+    switch_name = {
+        (r, lid): scan.switches[(r, g)].name for (r, lid), g in scan.switch_of_lid.items()
+    }
+    links, hosts = _cables(scan, switch_name, runs, warnings)
+    loops = [f"{k.a} ports {k.a_port}-{k.b_port}" for k in links if k.a == k.b]
+    if loops:
+        warnings.append(
+            f"{len(loops)} self-loop cable(s) join two ports of one switch: {listing(loops)}"
+        )
+    if runs > 1:
+        notes.append(
+            f"{runs} runs of iblinkinfo (one subnet each, e.g. -P 1 and -P 2 for two rails): "
+            "hosts are joined by name across them"
+        )
+    if scan.down:
+        notes.append(f"{scan.down} port(s) down or without a peer (not cables)")
+    if scan.unknown:
+        warnings.append(
+            f"{len(scan.unknown)} line(s) not understood and skipped (prompt, banner, error "
+            f"output?): {listing(scan.unknown)}"
+        )
+    ports = _named_ports(scan.open_ports, scan.switches, switch_name, runs)
+    ports += _narrow_ports(ports, links, warnings)
+    return SwitchGraph(
+        ports=ports,
+        format=FORMAT,
+        source="iblinkinfo",
+        switches=list(scan.switches.values()),
+        hosts=sort_hosts(hosts),
+        links=links,
+        warnings=warnings,
+        notes=notes,
+    )
+
+
+def _scan(text: str) -> _Scan:
+    """Read every line: a run's command line starts a new subnet, a ``Switch``/``CA`` line a
+    block, a port line belongs to its block; other lines are kept as not understood."""
+    scan = _Scan()
     for number, raw in enumerate(text.split("\n"), 1):
         line = raw.strip()
         if not line:
             continue
         if len(line) > MAX_LINE_CHARS:
-            unknown.append(f"line {number}: {line[:60]}")
+            scan.unknown.append(f"line {number}: {line[:60]}")
             continue
         if _RUN.search(line) and "==" not in line:
-            if lines_read:
-                run += 1
-            current = None
+            if scan.lines_read:
+                scan.run += 1
+            scan.current = None
             continue
         m = _SWITCH.match(line)
         if m:
             guid, name = m.group(1).lower(), _label(m.group(2) or "")
-            key = (run, guid)
-            if key not in switches:
-                switches[key] = FabricSwitch(name=name, guid=guid, description=name)
-            current = ("switch", guid)
+            key = (scan.run, guid)
+            if key not in scan.switches:
+                scan.switches[key] = FabricSwitch(name=name, guid=guid, description=name)
+            scan.current = ("switch", guid)
             continue
         m = _CA.match(line)
         if m:
-            current = ("ca", _label(m.group(1)))
+            scan.current = ("ca", _label(m.group(1)))
             continue
         m = _PORT.match(line)
-        if m is None or current is None:
+        if m is None or scan.current is None:
             if not line.startswith("#"):
-                unknown.append(f"line {number}: {line[:60]}")
+                scan.unknown.append(f"line {number}: {line[:60]}")
             continue
-        lines_read += 1
-        lid, port, width, lane, state, phys, rest = m.groups()
-        here = (run, int(lid), int(port))
-        if current[0] == "switch":
-            switch = switches[(run, current[1])]
-            switch.lid = int(lid)
-            switch.ports = max(switch.ports or 0, int(port))
-            switch_of_lid[(run, int(lid))] = current[1]
-        else:
-            desc_of_lid[(run, int(lid))] = current[1]
-        peer = _peer(rest.strip())
-        owner = current if current[0] == "ca" else ("switch", current[1], run)
-        if state.lower() != "active" or peer is None:
-            down += 1
-            word = state_word(state)
-            if word in ("down", "unknown") and state_word(phys) in ("polling", "disabled"):
-                word = state_word(phys)
-            entry = PortHealth("", int(port), word, detail=f"{state}/{phys}")
-            if peer is None and state.lower() == "active":
-                entry.detail = f"{state}/{phys}, port not available"
-            if len(open_ports) < MAX_PORT_RECORDS:
-                open_ports.append((owner, entry, None))
-            continue
-        p_lid, p_port, p_desc = peer
-        there = (run, p_lid, p_port)
-        desc_of_lid.setdefault((run, p_lid), p_desc.strip())
-        key = (here, there) if here <= there else (there, here)
-        w, s, gbps = _speed(width, lane)
-        speeds_of.setdefault(key, set()).add(f"{w}{s or lane}")
-        hints = _COULD_BE.findall(rest)
-        if hints and len(open_ports) < MAX_PORT_RECORDS:
-            entry = PortHealth("", int(port), "up", rate_gbps=gbps, degraded=True)
-            entry.width, entry.could_be = (f"{width}X" if width else None), " and ".join(hints)
-            entry.peer, entry.peer_port = p_desc.strip(), p_port
-            open_ports.append((owner, entry, (run, p_lid)))
-        if key not in cables:
-            cables[key] = FabricLink("", None, "", None, w, s, gbps)
-            ends[key] = (_End(*key[0]), _End(*key[1]))
-        elif gbps is not None and (cables[key].gbps is None or gbps < cables[key].gbps):
-            cables[key].width, cables[key].speed, cables[key].gbps = w, s, gbps
-    if not lines_read:
-        raise wrong_format(text, EXPECTED, FORMAT)
-    # --- names: switches by GUID when their description is no usable unique name ---
+        _read_port(scan, scan.current, m)
+    return scan
+
+
+def _read_port(scan: _Scan, current: tuple[str, str], m: re.Match[str]) -> None:
+    """One port line of the current block: its switch learns its LID and port count; a port
+    that is down (or up without a peer) is recorded as a port, an up one as a cable."""
+    scan.lines_read += 1
+    run = scan.run
+    lid, port, width, lane, state, phys, rest = m.groups()
+    if current[0] == "switch":
+        switch = scan.switches[(run, current[1])]
+        switch.lid = int(lid)
+        switch.ports = max(switch.ports or 0, int(port))
+        scan.switch_of_lid[(run, int(lid))] = current[1]
+    else:
+        scan.desc_of_lid[(run, int(lid))] = current[1]
+    peer = _peer(rest.strip())
+    owner = current if current[0] == "ca" else ("switch", current[1], run)
+    if state.lower() != "active" or peer is None:
+        scan.down += 1
+        word = state_word(state)
+        if word in ("down", "unknown") and state_word(phys) in ("polling", "disabled"):
+            word = state_word(phys)
+        entry = PortHealth("", int(port), word, detail=f"{state}/{phys}")
+        if peer is None and state.lower() == "active":
+            entry.detail = f"{state}/{phys}, port not available"
+        if len(scan.open_ports) < MAX_PORT_RECORDS:
+            scan.open_ports.append((owner, entry, None))
+        return
+    _add_cable(scan, owner, (run, int(lid), int(port)), peer, width, lane, rest)
+
+
+def _add_cable(
+    scan: _Scan,
+    owner: tuple[Any, ...],
+    here: tuple[int, int, int],
+    peer: tuple[int, int, str],
+    width: str | None,
+    lane: str | None,
+    rest: str,
+) -> None:
+    """An up port's cable, kept once when listed from both ends (at the lower rate); a
+    ``Could be`` hint after the peer also records the port as degraded."""
+    run = here[0]
+    p_lid, p_port, p_desc = peer
+    there = (run, p_lid, p_port)
+    scan.desc_of_lid.setdefault((run, p_lid), p_desc.strip())
+    key = (here, there) if here <= there else (there, here)
+    w, s, gbps = _speed(width, lane)
+    scan.speeds_of.setdefault(key, set()).add(f"{w}{s or lane}")
+    hints = _COULD_BE.findall(rest)
+    if hints and len(scan.open_ports) < MAX_PORT_RECORDS:
+        entry = PortHealth("", here[2], "up", rate_gbps=gbps, degraded=True)
+        entry.width, entry.could_be = (f"{width}X" if width else None), " and ".join(hints)
+        entry.peer, entry.peer_port = p_desc.strip(), p_port
+        scan.open_ports.append((owner, entry, (run, p_lid)))
+    cable = scan.cables.get(key)
+    if cable is None:
+        scan.cables[key] = FabricLink("", None, "", None, w, s, gbps)
+        scan.ends[key] = (_End(*key[0]), _End(*key[1]))
+    elif gbps is not None and (cable.gbps is None or gbps < cable.gbps):
+        cable.width, cable.speed, cable.gbps = w, s, gbps
+
+
+def _name_switches(
+    switches: dict[tuple[int, str], FabricSwitch], runs: int, warnings: list[str]
+) -> None:
+    """Name a switch by its GUID when its description is no usable unique name (blanks, or
+    shared), keeping the description as its model; several runs know no chassis."""
     counts = Counter(s.name for s in switches.values())
     by_guid: list[str] = []
-    runs = run + 1
     for (_, guid), switch in switches.items():
         usable = switch.name and " " not in switch.name and counts[switch.name] == 1
         if not usable:
@@ -246,17 +343,22 @@ def parse(text: str) -> SwitchGraph:
             f"{len(by_guid)} switch(es) have no usable name (description has blanks or is "
             f"shared): named by GUID id, {listing(by_guid)}"
         )
-    switch_name = {(r, lid): switches[(r, g)].name for (r, lid), g in switch_of_lid.items()}
+
+
+def _cables(
+    scan: _Scan, switch_name: dict[tuple[int, int], str], runs: int, warnings: list[str]
+) -> tuple[list[FabricLink], list[FabricHost]]:
+    """The cables with named ends, and the hosts they reach: an adapter is named by its
+    description's host (``node01 mlx5_0``), or by LID when the description is a model."""
     hosts: dict[str, FabricHost] = {}
-    unnamed: list[str] = []
-    links: list[FabricLink] = []
     host_ports: dict[tuple[str, int], HostPort] = {}
+    unnamed: list[str] = []
 
     def endpoint(end: _End) -> str:
         key = (end.run, end.lid)
         if key in switch_name:
             return switch_name[key]
-        desc = desc_of_lid.get(key, "")
+        desc = scan.desc_of_lid.get(key, "")
         if _UNNAMED.match(desc):
             name = f"lid{end.lid}" + (f"@run{end.run + 1}" if runs > 1 else "")
             if name not in hosts:
@@ -272,12 +374,13 @@ def parse(text: str) -> SwitchGraph:
             entry.ports.append(host_ports[(name, end.port)])
         return name
 
+    links: list[FabricLink] = []
     mismatched = []
-    for key, link in cables.items():
-        a, b = ends[key]
+    for key, link in scan.cables.items():
+        a, b = scan.ends[key]
         link.a, link.a_port = endpoint(a), a.port
         link.b, link.b_port = endpoint(b), b.port
-        if len(speeds_of[key]) > 1:
+        if len(scan.speeds_of[key]) > 1:
             mismatched.append(f"{link.a}[{a.port}]-{link.b}[{b.port}]")
         links.append(link)
     if unnamed:
@@ -290,40 +393,21 @@ def parse(text: str) -> SwitchGraph:
             f"{len(mismatched)} cable(s) report a different rate at each end; the lower is "
             f"used: {listing(mismatched)}"
         )
-    loops = [f"{k.a} ports {k.a_port}-{k.b_port}" for k in links if k.a == k.b]
-    if loops:
-        warnings.append(
-            f"{len(loops)} self-loop cable(s) join two ports of one switch: {listing(loops)}"
-        )
-    if runs > 1:
-        notes.append(
-            f"{runs} runs of iblinkinfo (one subnet each, e.g. -P 1 and -P 2 for two rails): "
-            "hosts are joined by name across them"
-        )
-    if down:
-        notes.append(f"{down} port(s) down or without a peer (not cables)")
-    if unknown:
-        warnings.append(
-            f"{len(unknown)} line(s) not understood and skipped (prompt, banner, error "
-            f"output?): {listing(unknown)}"
-        )
-    ports = _named_ports(open_ports, switches, switch_name, runs)
+    return links, list(hosts.values())
+
+
+def _narrow_ports(
+    ports: list[PortHealth], links: list[FabricLink], warnings: list[str]
+) -> list[PortHealth]:
+    """Cables trained at fewer lanes than the fabric's, as degraded ports (those with a
+    ``Could be`` hint are reported already); every degraded port is warned about."""
     hinted = {(p.device, p.port) for p in ports if p.degraded}
     hinted |= {(p.peer or "", p.peer_port) for p in ports if p.degraded}
-    ports += narrow_links(links, hinted)
-    degraded = [p for p in ports if p.degraded]
+    narrow = narrow_links(links, hinted)
+    degraded = [p for p in [*ports, *narrow] if p.degraded]
     if degraded:
         warnings.append(
             f"{len(degraded)} link(s) trained below what both ends support (iblinkinfo's "
             f"'Could be' hint): {listing([p.label() + ' ' + (p.width or '') for p in degraded])}"
         )
-    return SwitchGraph(
-        ports=ports,
-        format=FORMAT,
-        source="iblinkinfo",
-        switches=list(switches.values()),
-        hosts=sort_hosts(list(hosts.values())),
-        links=links,
-        warnings=warnings,
-        notes=notes,
-    )
+    return narrow

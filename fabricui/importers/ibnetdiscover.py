@@ -309,10 +309,54 @@ def _read_ports_report(lines: list[str], reader: _Reader) -> tuple[int, list[str
 def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
     """The switch graph of what the reader collected, with its warnings."""
     warnings = reader.warnings
-    nodes = reader.nodes
-    # --- switches: a name from the description when it is usable and unique ---
-    switches = [n for n in nodes.values() if n.kind == "Switch"]
+    switches = [n for n in reader.nodes.values() if n.kind == "Switch"]
     proposed = {n.node_id: _switch_name(n) for n in switches}
+    display = _switch_names(switches, proposed, warnings)
+    hosts, port_name, other = _adapters(reader.nodes, display, warnings)
+    links, connected_ports, cable_warnings = _cables(reader, display)
+    _connected_host_ports(hosts, port_name, connected_ports, warnings)
+    warnings += cable_warnings
+    _warn_gaps(reader, display, switches, links, unknown)
+    graph_switches = []
+    for node in switches:
+        _, model = proposed[node.node_id]
+        graph_switches.append(
+            FabricSwitch(
+                name=display[node.node_id],
+                guid=node.guid or node.node_id,
+                ports=node.ports,
+                lid=node.lid,
+                model=model,
+                description=(node.description or "").strip(),
+                chassis=node.chassis,
+            )
+        )
+    narrow = narrow_links(links, set())
+    if narrow:
+        warnings.append(
+            f"{len(narrow)} link(s) trained at fewer lanes than the fabric's others: "
+            f"{listing([f'{p.label()} {p.width} (could be {p.could_be})' for p in narrow])}"
+        )
+    return SwitchGraph(
+        ports=narrow,
+        format=FORMAT,
+        source=source,
+        switches=graph_switches,
+        hosts=sort_hosts(list(hosts.values())),
+        links=links,
+        warnings=warnings,
+        notes=reader.notes,
+        other_endpoints=other,
+    )
+
+
+def _switch_names(
+    switches: list[_Node],
+    proposed: dict[str, tuple[str | None, str]],
+    warnings: list[str],
+) -> dict[str, str]:
+    """Node id -> display name of every switch: the name its description gives when that is
+    usable and unique, else its GUID id (warned)."""
     name_count = Counter(name for name, _ in proposed.values() if name)
     display: dict[str, str] = {}
     by_guid: list[str] = []
@@ -328,7 +372,19 @@ def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
             f"{len(by_guid)} switch(es) have no usable name (NodeDescription is a model name, "
             f"has blanks, is shared or missing): named by GUID id, {listing(by_guid)}"
         )
-    # --- adapters: hosts, unnamed adapters, aggregation nodes ---
+    return display
+
+
+def _adapters(
+    nodes: dict[str, _Node], display: dict[str, str], warnings: list[str]
+) -> tuple[dict[str, FabricHost], dict[str, str], dict[str, str]]:
+    """(hosts by name, adapter node id -> port name, other endpoints -> what they are) of
+    the adapters and routers, whose display names are added to ``display``.
+
+    An adapter belongs to the host its NodeDescription names (``luna-0001 mlx5_0``); one
+    whose description is the adapter model, or shared, is a host named by its GUID id
+    (warned); SHARP aggregation nodes and routers are other endpoints, not hosts.
+    """
     hosts: dict[str, FabricHost] = {}
     port_name: dict[str, str] = {}
     other: dict[str, str] = {}
@@ -377,7 +433,16 @@ def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
             f"adapters share a NodeDescription ({listing(sorted(set(shared)))}): each is named "
             "by its GUID id"
         )
-    # --- cables ---
+    return hosts, port_name, other
+
+
+def _cables(
+    reader: _Reader, display: dict[str, str]
+) -> tuple[list[FabricLink], dict[str, set[int]], list[str]]:
+    """(links, node id -> its cabled ports, warnings about the cables): each cable once, at
+    the lower rate when its ends disagree; cables seen from one end only and self-loops
+    are warned about."""
+    nodes = reader.nodes
     links: list[FabricLink] = []
     one_sided: list[str] = []
     mismatched: list[str] = []
@@ -400,21 +465,7 @@ def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
         links.append(FabricLink(display[a], a_port, display[b], b_port, width, speed, gbps))
         for end, port in cable.ends:
             connected_ports.setdefault(end, set()).add(port)
-    # One HostPort per connected adapter port (a dual-port HCA cabled twice has two).
-    id_of_name = {name: node_id for node_id, name in port_name.items()}
-    for host in hosts.values():
-        split: list[HostPort] = []
-        for hp in host.ports:
-            ports = sorted(connected_ports.get(id_of_name[hp.name], set()))
-            for number in ports or [None]:
-                split.append(HostPort(hp.name, hca=hp.hca, port=number, guid=hp.guid))
-        host.ports = [p for p in split if p.port is not None]
-    empty = [h.name for h in hosts.values() if not h.ports]
-    if empty:
-        warnings.append(
-            f"{len(empty)} adapter(s) have no connected port (no cable to a switch): "
-            f"{listing(empty)}"
-        )
+    warnings = []
     if one_sided:
         warnings.append(
             f"{len(one_sided)} cable(s) are listed by one end only although both ends have a "
@@ -430,7 +481,44 @@ def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
             f"{len(loops)} self-loop cable(s) join two ports of one switch (left out of any "
             f"fabric built from this): {listing(loops)}"
         )
-    referenced = [n for n in nodes.values() if not n.declared]
+    return links, connected_ports, warnings
+
+
+def _connected_host_ports(
+    hosts: dict[str, FabricHost],
+    port_name: dict[str, str],
+    connected_ports: dict[str, set[int]],
+    warnings: list[str],
+) -> None:
+    """One HostPort per connected adapter port (a dual-port HCA cabled twice has two); an
+    adapter without a cable is warned about."""
+    id_of_name = {name: node_id for node_id, name in port_name.items()}
+    for host in hosts.values():
+        split: list[HostPort] = []
+        for hp in host.ports:
+            ports = sorted(connected_ports.get(id_of_name[hp.name], set()))
+            for number in ports or [None]:
+                split.append(HostPort(hp.name, hca=hp.hca, port=number, guid=hp.guid))
+        host.ports = [p for p in split if p.port is not None]
+    empty = [h.name for h in hosts.values() if not h.ports]
+    if empty:
+        warnings.append(
+            f"{len(empty)} adapter(s) have no connected port (no cable to a switch): "
+            f"{listing(empty)}"
+        )
+
+
+def _warn_gaps(
+    reader: _Reader,
+    display: dict[str, str],
+    switches: list[_Node],
+    links: list[FabricLink],
+    unknown: list[str],
+) -> None:
+    """Warn about what the dump leaves out or muddles: nodes without a record, records
+    twice, cables without a rate, director chassis boards, lines not understood."""
+    warnings = reader.warnings
+    referenced = [n for n in reader.nodes.values() if not n.declared]
     if referenced:
         shown = [f"{display[n.node_id]} ({(n.description or '').strip()!r})" for n in referenced]
         warnings.append(
@@ -459,37 +547,6 @@ def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
             f"{len(unknown)} line(s) not understood and skipped (banner, error output, "
             f"another command?): {listing(unknown)}"
         )
-    graph_switches = []
-    for node in switches:
-        _, model = proposed[node.node_id]
-        graph_switches.append(
-            FabricSwitch(
-                name=display[node.node_id],
-                guid=node.guid or node.node_id,
-                ports=node.ports,
-                lid=node.lid,
-                model=model,
-                description=(node.description or "").strip(),
-                chassis=node.chassis,
-            )
-        )
-    narrow = narrow_links(links, set())
-    if narrow:
-        warnings.append(
-            f"{len(narrow)} link(s) trained at fewer lanes than the fabric's others: "
-            f"{listing([f'{p.label()} {p.width} (could be {p.could_be})' for p in narrow])}"
-        )
-    return SwitchGraph(
-        ports=narrow,
-        format=FORMAT,
-        source=source,
-        switches=graph_switches,
-        hosts=sort_hosts(list(hosts.values())),
-        links=links,
-        warnings=warnings,
-        notes=reader.notes,
-        other_endpoints=other,
-    )
 
 
 #: A record line whose tab after the kind was lost (``Switch36 "S-..."``).

@@ -278,86 +278,85 @@ class IbDevices:
         return "\n".join(out)
 
 
-def parse(text: str) -> IbDevices:
-    """Parse ``ibstat``, ``ibv_devinfo [-v]`` or ``ibdev2netdev`` output (or several).
+@dataclass
+class _Reader:
+    """The HCAs read so far, and the HCA and port whose lines follow."""
 
-    Args:
-        text: The output as pasted.
-
-    Returns:
-        The HCAs, with ``warnings`` for elided, redacted or missing values and error lines.
-
-    Raises:
-        ParseError: No HCA in the text.
-    """
-    text = health_text(clean_text(text))
-    hcas: dict[str, Hca] = {}
-    sources: list[str] = []
-    warnings: list[str] = []
-    redacted: set[str] = set()
-    errors: list[str] = []
+    hcas: dict[str, Hca] = field(default_factory=dict)
+    sources: list[str] = field(default_factory=list)
+    """The listings seen (``ibstat``, ``ibv_devinfo`` ...), in order."""
+    redacted: set[str] = field(default_factory=set)
+    """Keys whose value was redacted as ``...``."""
+    errors: list[str] = field(default_factory=list)
+    """Error lines the tools printed among the output."""
     hca: Hca | None = None
+    """The HCA whose ``Key: value`` lines follow."""
     port: IbPort | None = None
-    mode = None
-    lines = text.split("\n")
-    if lines and lines[0].strip() in ("...", "…"):
-        warnings.append("output starts with '...': the HCAs before it were left out")
-    width = speed = None
-    inferred = False
-    for raw in lines:
-        line = raw.rstrip()
-        if not line.strip():
-            continue
+    """The port whose ``Key: value`` lines follow (None: the HCA's own lines)."""
+    width: int | None = None
+    """The port's ``active_width`` lanes (ibv_devinfo -v), for its rate."""
+    speed: float | None = None
+    """The port's ``active_speed`` per lane [Gb/s] (ibv_devinfo -v), for its rate."""
+    inferred: bool = False
+    """A link layer was inferred from an interface name (ibdev2netdev)."""
+
+    def source(self, name: str) -> None:
+        """Note that a listing of kind ``name`` was read."""
+        if name not in self.sources:
+            self.sources.append(name)
+
+    def read(self, line: str) -> None:
+        """One line: an HCA or port header of any of the listings, an ibdev2netdev line, an
+        error line, or a ``Key: value`` line of the current HCA or port."""
         m = _IBSTATUS.match(line)
         if m:
-            if "ibstatus" not in sources:
-                sources.append("ibstatus")
-            hca = hcas.setdefault(m.group(1), Hca(m.group(1)))
-            port, width, speed = hca.port(int(m.group(2))), None, None
-            continue
+            self.source("ibstatus")
+            self.hca = self.hcas.setdefault(m.group(1), Hca(m.group(1)))
+            self.port, self.width, self.speed = self.hca.port(int(m.group(2))), None, None
+            return
         m = _CA.match(line) or _HCA_ID.match(line)
         if m:
-            mode = "ibstat" if _CA.match(line) else "ibv_devinfo"
-            if mode not in sources:
-                sources.append(mode)
-            hca = hcas.setdefault(m.group(1), Hca(m.group(1)))
-            port, width, speed = None, None, None
-            continue
+            self.source("ibstat" if _CA.match(line) else "ibv_devinfo")
+            self.hca = self.hcas.setdefault(m.group(1), Hca(m.group(1)))
+            self.port, self.width, self.speed = None, None, None
+            return
         m = _NETDEV.match(line)
         if m:
-            if "ibdev2netdev" not in sources:
-                sources.append("ibdev2netdev")
-            name, number, netdev, state, comment = m.groups()
-            entry = hcas.setdefault(name, Hca(name)).port(int(number))
-            entry.netdev = netdev
-            entry.netdev_up = {"up": True, "down": False}.get((state or "").lower())
-            entry.comment = comment.strip() if comment else None
-            if entry.link_layer is None and re.match(r"ib", netdev):
-                entry.link_layer, inferred = "InfiniBand", True
-            elif entry.link_layer is None and re.match(r"en|eth", netdev):
-                entry.link_layer, inferred = "Ethernet", True
-            hca = None
-            continue
-        if hca is not None and (m := _PORT.match(line) or _DEV_PORT.match(line)):
-            port, width, speed = hca.port(int(m.group(1))), None, None
-            continue
+            self.netdev_line(m)
+            return
+        if self.hca is not None and (m := _PORT.match(line) or _DEV_PORT.match(line)):
+            self.port, self.width, self.speed = self.hca.port(int(m.group(1))), None, None
+            return
         if _ERROR.search(line):
-            errors.append(line.strip())
-            continue
+            self.errors.append(line.strip())
+            return
         pair = _key_value(line)
-        if pair is None or hca is None:
-            continue
-        key, value = pair[0].lower(), _value(pair[1], redacted, pair[0])
-        if port is None:
-            if key in ("ca type", "vendor_part_id"):
-                hca.ca_type = value
-            elif key in ("firmware version", "fw_ver"):
-                hca.firmware = value
-            elif key in ("node guid", "node_guid"):
-                hca.node_guid = _guid(value)
-            elif key in ("number of ports", "phys_port_cnt") and _small_int(value):
-                hca.ports_declared = _small_int(value)
-            continue
+        if pair is None or self.hca is None:
+            return
+        key, value = pair[0].lower(), _value(pair[1], self.redacted, pair[0])
+        if self.port is None:
+            _hca_field(self.hca, key, value)
+        else:
+            self.port_field(self.port, key, value)
+
+    def netdev_line(self, m: re.Match[str]) -> None:
+        """``mlx5_0 port 1 ==> ib0 (Up)``: the port's interface (its link layer guessed
+        from the interface name when no listing gave it)."""
+        self.source("ibdev2netdev")
+        name, number, netdev, state, comment = m.groups()
+        entry = self.hcas.setdefault(name, Hca(name)).port(int(number))
+        entry.netdev = netdev
+        entry.netdev_up = {"up": True, "down": False}.get((state or "").lower())
+        entry.comment = comment.strip() if comment else None
+        if entry.link_layer is None and re.match(r"ib", netdev):
+            entry.link_layer, self.inferred = "InfiniBand", True
+        elif entry.link_layer is None and re.match(r"en|eth", netdev):
+            entry.link_layer, self.inferred = "Ethernet", True
+        self.hca = None
+
+    def port_field(self, port: IbPort, key: str, value: str | None) -> None:
+        """A port's ``Key: value`` (the wordings of ibstat, ibstatus and ibv_devinfo); the
+        rate is width x speed when only ibv_devinfo -v gives it."""
         if key == "state" and value:
             value = re.sub(r"^\d{1,2}:\s*", "", value)  # ibstatus: "4: ACTIVE"
             word = value.split()[0]
@@ -376,18 +375,71 @@ def parse(text: str) -> IbDevices:
         elif key in ("sm lid", "sm_lid") and _small_int(value) is not None:
             port.sm_lid = _small_int(value)
         elif key == "active_width" and value:
-            width = _WIDTH.get(value.split()[0])
-            port.width = width
+            self.width = _WIDTH.get(value.split()[0])
+            port.width = self.width
         elif key == "active_speed" and value and (r := re.match(rf"({_NUMBER})\s*Gbps", value)):
-            speed = float(r.group(1))
-        if width and speed and port.rate_gbps is None:
-            port.rate_gbps = width * speed
-    if not hcas:
+            self.speed = float(r.group(1))
+        if self.width and self.speed and port.rate_gbps is None:
+            port.rate_gbps = self.width * self.speed
+
+
+def _hca_field(hca: Hca, key: str, value: str | None) -> None:
+    """An HCA's own ``Key: value`` (before its first port): type, firmware, GUID, ports."""
+    if key in ("ca type", "vendor_part_id"):
+        hca.ca_type = value
+    elif key in ("firmware version", "fw_ver"):
+        hca.firmware = value
+    elif key in ("node guid", "node_guid"):
+        hca.node_guid = _guid(value)
+    elif key in ("number of ports", "phys_port_cnt") and _small_int(value):
+        hca.ports_declared = _small_int(value)
+
+
+def parse(text: str) -> IbDevices:
+    """Parse ``ibstat``, ``ibv_devinfo [-v]`` or ``ibdev2netdev`` output (or several).
+
+    Args:
+        text: The output as pasted.
+
+    Returns:
+        The HCAs, with ``warnings`` for elided, redacted or missing values and error lines.
+
+    Raises:
+        ParseError: No HCA in the text.
+    """
+    text = health_text(clean_text(text))
+    warnings: list[str] = []
+    lines = text.split("\n")
+    if lines and lines[0].strip() in ("...", "…"):
+        warnings.append("output starts with '...': the HCAs before it were left out")
+    reader = _Reader()
+    for raw in lines:
+        line = raw.rstrip()
+        if line.strip():
+            reader.read(line)
+    if not reader.hcas:
         raise wrong_format(text, EXPECTED, FORMAT)
-    ordered = sorted(hcas.values(), key=lambda h: _natural(h.name))
-    if redacted:
-        warnings.append(f"values redacted as '...': {', '.join(sorted(redacted))}")
-    for line in errors:
+    ordered = sorted(reader.hcas.values(), key=lambda h: _natural(h.name))
+    _warn_gaps(reader, ordered, warnings)
+    if not any(h.ports for h in ordered):
+        raise ParseError("HCAs listed without any port: the output is cut off")
+    return IbDevices(
+        sources=reader.sources,
+        hcas=ordered,
+        warnings=warnings,
+        errors=reader.errors,
+        host=prompt_host(lines),
+    )
+
+
+def _warn_gaps(reader: _Reader, ordered: list[Hca], warnings: list[str]) -> None:
+    """Warn about what the listings leave out: redacted values, error lines, ports
+    announced but not listed, state and rate ibdev2netdev and ibv_devinfo lack, link
+    layers inferred or missing."""
+    sources = reader.sources
+    if reader.redacted:
+        warnings.append(f"values redacted as '...': {', '.join(sorted(reader.redacted))}")
+    for line in reader.errors:
         missing = re.search(r"device '([^']+)'", line)
         extra = f" ({missing.group(1)} is missing from the list)" if missing else ""
         warnings.append(f"error in the output: {line}{extra}")
@@ -401,7 +453,7 @@ def parse(text: str) -> IbDevices:
             "ibdev2netdev shows no port state or rate ((Up)/(Down) is the network interface's "
             "state); run `ibstat` for them"
         )
-    if inferred:
+    if reader.inferred:
         warnings.append(
             "link layer inferred from interface names (ib* = InfiniBand/IPoIB, en*/eth* = "
             "Ethernet), not reported by the tool"
@@ -417,8 +469,3 @@ def parse(text: str) -> IbDevices:
     ]
     if no_layer:
         warnings.append(f"link layer missing for {', '.join(no_layer)} (truncated?)")
-    if not any(h.ports for h in ordered):
-        raise ParseError("HCAs listed without any port: the output is cut off")
-    return IbDevices(
-        sources=sources, hcas=ordered, warnings=warnings, errors=errors, host=prompt_host(lines)
-    )

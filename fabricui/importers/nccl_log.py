@@ -14,8 +14,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from fabricui.errors import FabricError
+
+if TYPE_CHECKING:
+    #: Finds a message form in a message: a compiled pattern's ``match`` or ``search``.
+    _Finder = Callable[[str], re.Match[str] | None]
+    #: Records a found message form; False when the message is not that form after all.
+    _Handler = Callable[["_Line", re.Match[str]], bool]
 
 #: Transport kinds counted from ``Channel ... via X`` lines, with their display labels.
 TRANSPORT_LABELS = {
@@ -481,28 +488,6 @@ def _ib_device(match: re.Match[str], position: int, vnic: int | None) -> IbDevic
     )
 
 
-def _tuning_line(log: NcclLog, msg: str) -> bool:
-    """Record a line of NCCL's tuning table; True when it is one."""
-    header = _TUNING_HEADER.match(msg)
-    if header:
-        names = [n.strip().lower() for n in header.group(1).split("|")]
-        log.tuning_block = tuple(_TABLE_ALGORITHMS.get(n, "") for n in names if n)
-        return True
-    row = _TUNING_ROW.match(msg) if log.tuning_block else None
-    if not row:
-        return False
-    from fabricui.engine.nccl.releases import PROTOCOLS
-
-    op = _FUNCTIONS[row.group(1)]
-    cells = _TUNING_CELL.findall(row.group(2))
-    for i, (lat, bw) in enumerate(cells):
-        block, p = divmod(i, len(PROTOCOLS))
-        if block < len(log.tuning_block) and log.tuning_block[block]:
-            key = (op, log.tuning_block[block], PROTOCOLS[p])
-            log.tuning[key] = (float(lat), float(bw))
-    return True
-
-
 def _algo_choice(number: int, match: re.Match[str]) -> AlgoChoice | None:
     """The choice a ``Bytes -> Algo`` line records, None for an index NCCL never used."""
     from fabricui.engine.nccl.releases import ALGORITHMS, PROTOCOLS
@@ -605,6 +590,323 @@ def parse_nccl_log(text: str, source: str = "<log>") -> NcclLog:
     return log
 
 
+@dataclass
+class _Line:
+    """One message being read, and what its handler may record into."""
+
+    log: NcclLog
+    """The log being filled."""
+    number: int
+    """1-based line number in the input."""
+    level: str
+    """``INFO``, ``WARN`` ...; empty for a line without NCCL's prefix."""
+    msg: str
+    """The message without its prefix."""
+    host: str | None
+    """Host that printed the line, when its prefix names one."""
+    seen_lists: set[tuple[IbDevice, ...]]
+    """``NET/IB : Using`` lists already recorded (every rank prints its own)."""
+
+
+# --- message handlers: each records one message form; False lets the next form try -----
+
+
+def _gdr(line: _Line, match: re.Match[str]) -> bool:
+    """``GPU Direct RDMA Disabled|Enabled for ...``: quoted by the doctor."""
+    log = line.log
+    target = log.gdr_disabled if match.group(1).lower() == "disabled" else log.gdr_enabled
+    target.append(Message(line.number, line.msg))
+    return True
+
+
+def _completion_error(line: _Line, match: re.Match[str]) -> bool:
+    """An IB completion error (a failing link or peer), quoted by the doctor."""
+    line.log.completion_errors.append(Message(line.number, line.msg))
+    return True
+
+
+def _connection(line: _Line, match: re.Match[str]) -> bool:
+    """``Channel NN : a[x] -> b[y] via KIND``: a transport, its ranks, devices and host."""
+    log, host = line.log, line.host
+    src, dst = int(match.group("src")), int(match.group("dst"))
+    via = match.group("via").rstrip()
+    direction = match.group("dir") or ""
+    net = _NET_DEV.match(via)
+    log.transports.append(
+        Transport(
+            line=line.number,
+            channel=int(match.group("ch")),
+            src=src,
+            dst=dst,
+            kind=classify_transport(via),
+            text=via,
+            direction=direction,
+            src_dev=match.group("sdev"),
+            dst_dev=match.group("ddev"),
+            net_dev=int(net.group(1)) if net else None,
+            proxy=int(net.group(2)) if net and net.group(2) else None,
+            host=host,
+        )
+    )
+    log.ranks.update((src, dst))
+    log.rank_devs.setdefault(src, match.group("sdev"))
+    log.rank_devs.setdefault(dst, match.group("ddev"))
+    if host:
+        log.rank_hosts.setdefault(dst if direction == "receive" else src, host)
+    return True
+
+
+def _ring_order(line: _Line, match: re.Match[str]) -> bool:
+    """``Channel 00/02 :    0   1 ...``: the channel count and one ring's rank order (not
+    kept when longer than ``_MAX_RING`` ranks, a paste artefact)."""
+    log = line.log
+    total = int(match.group(2))
+    log.ring_channels = max(log.ring_channels or 0, total)
+    order = match.group(3).split()
+    if len(order) <= _MAX_RING:
+        log.rings.setdefault(int(match.group(1)), [int(r) for r in order])
+    return True
+
+
+def _trees(line: _Line, match: re.Match[str]) -> bool:
+    """``Trees [0] 1/-1/-1->0->-1 ...``: each channel's parent of the rank; a line longer
+    than ``_MAX_TREES_LINE`` is a paste artefact, not read."""
+    if len(line.msg) > _MAX_TREES_LINE:
+        return False
+    log = line.log
+    for channel, rank, up in _TREE_ENTRY.findall(line.msg):
+        log.tree_up[(int(channel), int(rank))] = int(up)
+        log.ranks.add(int(rank))
+        if line.host:
+            log.rank_hosts.setdefault(int(rank), line.host)
+    return True
+
+
+def _ring_neighbours(line: _Line, match: re.Match[str]) -> bool:
+    """``Ring 00 : 7 -> 0 -> 1``: the rank's next rank on the channel's ring."""
+    log = line.log
+    channel, rank = int(match.group(1)), int(match.group(3))
+    log.ring_next[(channel, rank)] = int(match.group(4))
+    log.ranks.add(rank)
+    if line.host:
+        log.rank_hosts.setdefault(rank, line.host)
+    return True
+
+
+def _tuning_header(line: _Line, match: re.Match[str]) -> bool:
+    """``Algorithm | Tree | Ring | ...``: the algorithms of the tuning table rows below."""
+    names = [n.strip().lower() for n in match.group(1).split("|")]
+    line.log.tuning_block = tuple(_TABLE_ALGORITHMS.get(n, "") for n in names if n)
+    return True
+
+
+def _tuning_row(line: _Line, match: re.Match[str]) -> bool:
+    """``AllReduce | 15.2/ 43.6 | ...``: NCCL's latency and bandwidth per algorithm and
+    protocol (only under a table header)."""
+    log = line.log
+    if not log.tuning_block:
+        return False
+    from fabricui.engine.nccl.releases import PROTOCOLS
+
+    op = _FUNCTIONS[match.group(1)]
+    cells = _TUNING_CELL.findall(match.group(2))
+    for i, (lat, bw) in enumerate(cells):
+        block, p = divmod(i, len(PROTOCOLS))
+        if block < len(log.tuning_block) and log.tuning_block[block]:
+            key = (op, log.tuning_block[block], PROTOCOLS[p])
+            log.tuning[key] = (float(lat), float(bw))
+    return True
+
+
+def _tuning_choice(line: _Line, match: re.Match[str]) -> bool:
+    """``... Bytes -> Algo ... proto ...``: the algorithm NCCL picked (an index it never
+    uses is no choice)."""
+    recorded = _algo_choice(line.number, match)
+    if recorded is None:
+        return False
+    line.log.choices.append(recorded)
+    return True
+
+
+def _env_setting(line: _Line, match: re.Match[str]) -> bool:
+    """``NCCL_X set by environment to V``: the setting (trailing period dropped)."""
+    value = match.group(2).rstrip()
+    line.log.env[match.group(1)] = (value[:-1] if value.endswith(".") else value).strip()
+    return True
+
+
+def _no_ib_device(line: _Line, match: re.Match[str]) -> bool:
+    """``NET/IB : No device found``."""
+    line.log.ib_no_device = True
+    return True
+
+
+def _net_devices(line: _Line, match: re.Match[str]) -> bool:
+    """``NET/IB : Using [0]mlx5_0:1/IB ...; OOB eth0:...``: the IB device list (each list
+    once) and out-of-band interfaces; another network's interfaces, and its plugin."""
+    log = line.log
+    name, rest = match.group("name").strip(), match.group("rest")
+    if name == "IB":
+        devices = _ib_devices(rest)
+        if devices and devices not in line.seen_lists:
+            line.seen_lists.add(devices)
+            log.ib_lists.append(devices)
+        if ";" in rest:
+            for iface in _interfaces(rest.split(";", 1)[1]):
+                if iface not in log.oob:
+                    log.oob.append(iface)
+    else:
+        log.net_lists[name] = [iface for iface, _addr in _interfaces(rest)]
+        if name != "Socket" and name not in log.plugins:
+            log.plugins.append(name)
+    return True
+
+
+def _network_used(line: _Line, match: re.Match[str]) -> bool:
+    """``Using network IB``: the networks in the order last used; one not built in is a
+    plugin."""
+    log = line.log
+    name = match.group(1)
+    if name not in log.networks:
+        log.networks.append(name)
+    elif log.networks[-1] != name:
+        log.networks.remove(name)
+        log.networks.append(name)
+    if name not in ("IB", "Socket") and name not in log.plugins:
+        log.plugins.append(name)
+    return True
+
+
+def _plugin_loaded(line: _Line, match: re.Match[str]) -> bool:
+    """``NET/Plugin : Loaded net plugin X (v7)`` or ``P2P plugin X``: a plugin's name."""
+    name = _plugin_name(match.group(1))
+    if name not in line.log.plugins:
+        line.log.plugins.append(name)
+    return True
+
+
+def _plugin_path(line: _Line, match: re.Match[str]) -> bool:
+    """``Plugin Path : /opt/...``."""
+    line.log.plugin_path = match.group(1)
+    return True
+
+
+def _bootstrap(line: _Line, match: re.Match[str]) -> bool:
+    """``Bootstrap : Using eth0:10.0.0.1<0>``: the bootstrap interfaces."""
+    for iface in _interfaces(match.group(1)):
+        if iface not in line.log.bootstrap:
+            line.log.bootstrap.append(iface)
+    return True
+
+
+def _driver(line: _Line, match: re.Match[str]) -> bool:
+    """``cudaDriverVersion 12040``."""
+    line.log.cuda_driver = int(match.group(1))
+    return True
+
+
+def _nvls_support(line: _Line, match: re.Match[str]) -> bool:
+    """``NVLS multicast support is [not ]available on dev N``."""
+    line.log.nvls_support[int(match.group(2))] = match.group(1) is None
+    return True
+
+
+def _system_print(line: _Line, match: re.Match[str]) -> bool:
+    """``=== System : maxBw ...``: the topology dump is in the log."""
+    line.log.system_print = True
+    return True
+
+
+def _graph_node(line: _Line, match: re.Match[str]) -> bool:
+    """A node of the topology dump (``GPU/...``, ``NVS/...``); an NVSwitch is noted."""
+    if "NVS/" in line.msg:
+        line.log.nvswitch_seen = True
+    return True
+
+
+def _error_return(line: _Line, match: re.Match[str]) -> bool:
+    """``file.cc:123 -> 2``: an error NCCL returned (only on a prefixed line)."""
+    if not line.level:
+        return False
+    line.log.error_returns.append(
+        (line.number, f"{match.group(1)}:{match.group(2)}", int(match.group(3)))
+    )
+    return True
+
+
+#: The message forms in the order they are tried: (the pattern's match or search, the
+#: handler recording it). The first handler that returns True ends the search.
+_MESSAGE_FORMS: tuple[tuple[_Finder, _Handler], ...] = (
+    (_GDR.search, _gdr),
+    (COMPLETION.search, _completion_error),
+    (_CONNECTION.match, _connection),
+    (_RING_LIST.match, _ring_order),
+    (_TREES.match, _trees),
+    (_RING_NEXT.match, _ring_neighbours),
+    (_TUNING_HEADER.match, _tuning_header),
+    (_TUNING_ROW.match, _tuning_row),
+    (_CHOICE.match, _tuning_choice),
+    (_ENV.match, _env_setting),
+    (_NET_NO_DEVICE.match, _no_ib_device),
+    (_NET_USING.match, _net_devices),
+    (_USING_NETWORK.match, _network_used),
+    (_PLUGIN_LOADED.match, _plugin_loaded),
+    (_P2P_PLUGIN.match, _plugin_loaded),
+    (_PLUGIN_PATH.match, _plugin_path),
+    (_BOOTSTRAP.match, _bootstrap),
+    (_DRIVER.match, _driver),
+    (_NVLS_SUPPORT.match, _nvls_support),
+    (_SYSTEM.match, _system_print),
+    (_GRAPH_NODE.match, _graph_node),
+    (_ERROR_RETURN.match, _error_return),
+)
+
+
+# --- counts inside longer init lines: every one found is recorded --------------------------
+
+
+def _coll_channels(line: _Line, match: re.Match[str]) -> None:
+    """``N coll channels``: the most seen."""
+    line.log.coll_channels = max(line.log.coll_channels or 0, int(match.group(1)))
+
+
+def _nvls_channels(line: _Line, match: re.Match[str]) -> None:
+    """``N nvls channels`` / ``nvlsChannels N``: the fewest seen."""
+    log = line.log
+    count = int(match.group(1) or match.group(2))
+    log.nvls_channels = count if log.nvls_channels is None else min(log.nvls_channels, count)
+
+
+def _node_counts(line: _Line, match: re.Match[str]) -> None:
+    """``nNodes N localRanks M``."""
+    line.log.nnodes = int(match.group(1))
+    line.log.local_ranks = int(match.group(2))
+
+
+def _comm_rank(line: _Line, match: re.Match[str]) -> None:
+    """``rank R nranks N``: the rank, the job's size, and the rank's host and device."""
+    log = line.log
+    rank = int(match.group(1))
+    log.ranks.add(rank)
+    log.nranks = int(match.group(2))
+    if line.host:
+        log.rank_hosts.setdefault(rank, line.host)
+    for pattern in _DEVICES:
+        device = pattern.search(line.msg)
+        if device:
+            log.rank_devs[rank] = device.group(1)
+            break
+
+
+#: Counts NCCL prints inside its init lines, all looked for in every such line.
+_COUNTS: tuple[tuple[re.Pattern[str], Callable[[_Line, re.Match[str]], None]], ...] = (
+    (_COLL_CHANNELS, _coll_channels),
+    (_NVLS_CHANNELS, _nvls_channels),
+    (_NODES, _node_counts),
+    (_COMM, _comm_rank),
+)
+
+
 def _parse_message(
     log: NcclLog,
     number: int,
@@ -613,192 +915,39 @@ def _parse_message(
     seen_lists: set[tuple[IbDevice, ...]],
     host: str | None = None,
 ) -> bool:
-    """Record what one message says; returns True when it is a known NCCL message."""
+    """Record what one message says; returns True when it is a known NCCL message.
+
+    A WARN is kept whatever it says. The version line comes first, then a missing
+    libibverbs is noted (the message may still be another form), then the first of
+    ``_MESSAGE_FORMS`` whose handler takes the message; a message none takes may carry
+    ``_COUNTS`` (looked for in unprefixed text only on lines shaped like NCCL's own).
+    """
     if level == "WARN":
         log.warnings.append(Message(number, msg))
     if not level and msg.startswith(("#", "```")):
         # Comments and fences around a paste (and the sample files' own header lines).
         return False
-    known = False
     version = _VERSION.search(msg)
     if version and (level or msg.startswith("NCCL version")):
         log.version = log.version or version.group(1)
         log.cuda = log.cuda or version.group(2)
         return True
-    if _libibverbs_missing(msg):
+    known = _libibverbs_missing(msg)
+    if known:
         log.ibverbs_missing.append(Message(number, msg))
-        known = True
-    gdr = _GDR.search(msg)
-    if gdr:
-        target = log.gdr_disabled if gdr.group(1).lower() == "disabled" else log.gdr_enabled
-        target.append(Message(number, msg))
-        return True
-    if COMPLETION.search(msg):
-        log.completion_errors.append(Message(number, msg))
-        return True
-    connection = _CONNECTION.match(msg)
-    if connection:
-        src, dst = int(connection.group("src")), int(connection.group("dst"))
-        via = connection.group("via").rstrip()
-        direction = connection.group("dir") or ""
-        net = _NET_DEV.match(via)
-        log.transports.append(
-            Transport(
-                line=number,
-                channel=int(connection.group("ch")),
-                src=src,
-                dst=dst,
-                kind=classify_transport(via),
-                text=via,
-                direction=direction,
-                src_dev=connection.group("sdev"),
-                dst_dev=connection.group("ddev"),
-                net_dev=int(net.group(1)) if net else None,
-                proxy=int(net.group(2)) if net and net.group(2) else None,
-                host=host,
-            )
-        )
-        log.ranks.update((src, dst))
-        log.rank_devs.setdefault(src, connection.group("sdev"))
-        log.rank_devs.setdefault(dst, connection.group("ddev"))
-        if host:
-            log.rank_hosts.setdefault(dst if direction == "receive" else src, host)
-        return True
-    ring = _RING_LIST.match(msg)
-    if ring:
-        total = int(ring.group(2))
-        log.ring_channels = max(log.ring_channels or 0, total)
-        order = ring.group(3).split()
-        if len(order) <= _MAX_RING:
-            log.rings.setdefault(int(ring.group(1)), [int(r) for r in order])
-        return True
-    if msg.startswith("Trees") and len(msg) <= _MAX_TREES_LINE and _TREES.match(msg):
-        for channel, rank, up in _TREE_ENTRY.findall(msg):
-            log.tree_up[(int(channel), int(rank))] = int(up)
-            log.ranks.add(int(rank))
-            if host:
-                log.rank_hosts.setdefault(int(rank), host)
-        return True
-    ring_next = _RING_NEXT.match(msg)
-    if ring_next:
-        channel, rank = int(ring_next.group(1)), int(ring_next.group(3))
-        log.ring_next[(channel, rank)] = int(ring_next.group(4))
-        log.ranks.add(rank)
-        if host:
-            log.rank_hosts.setdefault(rank, host)
-        return True
-    if _tuning_line(log, msg):
-        return True
-    choice = _CHOICE.match(msg) if "Bytes -> Algo" in msg else None
-    if choice:
-        recorded = _algo_choice(number, choice)
-        if recorded is not None:
-            log.choices.append(recorded)
+    line = _Line(log, number, level, msg, host, seen_lists)
+    for find, handle in _MESSAGE_FORMS:
+        match = find(msg)
+        if match and handle(line, match):
             return True
-    env = _ENV.match(msg)
-    if env:
-        value = env.group(2).rstrip()
-        log.env[env.group(1)] = (value[:-1] if value.endswith(".") else value).strip()
-        return True
-    if _NET_NO_DEVICE.match(msg):
-        log.ib_no_device = True
-        return True
-    using = _NET_USING.match(msg)
-    if using:
-        name, rest = using.group("name").strip(), using.group("rest")
-        if name == "IB":
-            devices = _ib_devices(rest)
-            if devices and devices not in seen_lists:
-                seen_lists.add(devices)
-                log.ib_lists.append(devices)
-            if ";" in rest:
-                for iface in _interfaces(rest.split(";", 1)[1]):
-                    if iface not in log.oob:
-                        log.oob.append(iface)
-        else:
-            log.net_lists[name] = [iface for iface, _addr in _interfaces(rest)]
-            if name != "Socket" and name not in log.plugins:
-                log.plugins.append(name)
-        return True
-    network = _USING_NETWORK.match(msg)
-    if network:
-        name = network.group(1)
-        if name not in log.networks:
-            log.networks.append(name)
-        elif log.networks[-1] != name:
-            log.networks.remove(name)
-            log.networks.append(name)
-        if name not in ("IB", "Socket") and name not in log.plugins:
-            log.plugins.append(name)
-        return True
-    for pattern in (_PLUGIN_LOADED, _P2P_PLUGIN):
-        plugin = pattern.match(msg)
-        if plugin:
-            name = _plugin_name(plugin.group(1))
-            if name not in log.plugins:
-                log.plugins.append(name)
-            return True
-    path = _PLUGIN_PATH.match(msg)
-    if path:
-        log.plugin_path = path.group(1)
-        return True
-    bootstrap = _BOOTSTRAP.match(msg)
-    if bootstrap:
-        for iface in _interfaces(bootstrap.group(1)):
-            if iface not in log.bootstrap:
-                log.bootstrap.append(iface)
-        return True
-    driver = _DRIVER.match(msg)
-    if driver:
-        log.cuda_driver = int(driver.group(1))
-        return True
-    support = _NVLS_SUPPORT.match(msg)
-    if support:
-        log.nvls_support[int(support.group(2))] = support.group(1) is None
-        return True
-    if _SYSTEM.match(msg):
-        log.system_print = True
-        return True
-    if _GRAPH_NODE.match(msg):
-        if "NVS/" in msg:
-            log.nvswitch_seen = True
-        return True
-    trace = _ERROR_RETURN.match(msg) if level else None
-    if trace:
-        log.error_returns.append(
-            (number, f"{trace.group(1)}:{trace.group(2)}", int(trace.group(3)))
-        )
-        return True
     if not level and not (msg[:1].isdigit() or msg.startswith(("comm ", "ncclCommInit", "NVLS"))):
         # Unprefixed text: count channels and ranks only on lines shaped like NCCL's own.
         return known
-    coll = _COLL_CHANNELS.search(msg)
-    if coll:
-        log.coll_channels = max(log.coll_channels or 0, int(coll.group(1)))
-        known = True
-    nvls = _NVLS_CHANNELS.search(msg)
-    if nvls:
-        count = int(nvls.group(1) or nvls.group(2))
-        log.nvls_channels = count if log.nvls_channels is None else min(log.nvls_channels, count)
-        known = True
-    nodes = _NODES.search(msg)
-    if nodes:
-        log.nnodes = int(nodes.group(1))
-        log.local_ranks = int(nodes.group(2))
-        known = True
-    comm = _COMM.search(msg)
-    if comm:
-        rank = int(comm.group(1))
-        log.ranks.add(rank)
-        log.nranks = int(comm.group(2))
-        if host:
-            log.rank_hosts.setdefault(rank, host)
-        for pattern in _DEVICES:
-            device = pattern.search(msg)
-            if device:
-                log.rank_devs[rank] = device.group(1)
-                break
-        known = True
+    for pattern, record in _COUNTS:
+        match = pattern.search(msg)
+        if match:
+            record(line, match)
+            known = True
     return known
 
 

@@ -521,13 +521,58 @@ def parse(text: str) -> NvidiaSmiTopo:
         ParseError: No ``topo -m`` matrix in the text (a ``topo -p2p`` matrix is named).
     """
     text = clean_text(text)
-    lines, repairs = _repaired(text.split("\n"))
-    lines = [line.expandtabs(8) for line in lines]
+    raw_lines, repairs = _repaired(text.split("\n"))
+    lines = [line.expandtabs(8) for line in raw_lines]
+    warnings: list[str] = list(repairs)
+    notes: list[str] = []
+    block = _topo_block(text, lines, warnings, notes)
+    if block.header is not None:
+        labels = block.header.labels
+        extra_cols = block.header.extras
+    else:
+        labels = _headerless_labels(block, warnings)
+        extra_cols = [(-1, key) for key in EXTRA_KEYS]
+    rows: dict[str, _Row] = {}
+    for row in block.rows:
+        if row.label in rows:
+            warnings.append(f"row {row.label} appears twice (line {row.line}): first one kept")
+            continue
+        rows[row.label] = row
+    matrix = _cells(rows, labels, warnings)
+    gpus = [label for label in labels if _GPU_LABEL.fullmatch(label)]
+    nic_columns = [label for label in labels if label not in gpus]
+    nics = _nic_names(lines, nic_columns, warnings)
+    links = _links(matrix, gpus, nic_columns, nics, warnings)
+    _warn_truncated(rows, gpus, nic_columns, nics, links, warnings)
+    cpu_affinity, numa, gpu_numa = _affinities(block, rows, gpus, extra_cols, warnings)
+    names = _gpu_names(lines, block)
+    if not gpus:
+        raise ParseError("the `topo -m` matrix has no GPU columns")
+    return NvidiaSmiTopo(
+        gpus=gpus,
+        nics=nics,
+        nic_columns=nic_columns,
+        links=links,
+        cpu_affinity=cpu_affinity,
+        numa=numa,
+        gpu_numa=gpu_numa,
+        gpu_names=names,
+        matrix={(k[0], k[1]): v for k, v in matrix.items()},
+        warnings=warnings,
+        notes=notes,
+    )
+
+
+def _topo_block(text: str, lines: list[str], warnings: list[str], notes: list[str]) -> _Block:
+    """The ``topo -m`` matrix that is read: the first one (or a fragment without header);
+    a ``topo -p2p`` matrix beside it is noted, another ``topo -m`` matrix warned about.
+
+    Raises:
+        ParseError: No ``topo -m`` matrix (a ``topo -p2p`` matrix alone is named).
+    """
     blocks = _read_blocks(lines)
     topo = [b for b in blocks if b.kind == "topo"]
     p2p = [b for b in blocks if b.kind == "p2p"]
-    warnings: list[str] = list(repairs)
-    notes: list[str] = []
     if not topo:
         headerless = _headerless_block(lines)
         if headerless is not None and len(headerless.rows) >= 1 and not p2p:
@@ -553,21 +598,15 @@ def parse(text: str) -> NvidiaSmiTopo:
                 f"another `topo -m` matrix at line {other.line} ignored: only the first "
                 f"(line {block.line}) is read"
             )
+    return block
 
-    if block.header is not None:
-        labels = block.header.labels
-        extra_cols = block.header.extras
-    else:
-        labels = _headerless_labels(block, warnings)
-        extra_cols = [(-1, key) for key in EXTRA_KEYS]
+
+def _cells(
+    rows: dict[str, _Row], labels: list[str], warnings: list[str]
+) -> dict[tuple[str, str], str]:
+    """(row, column) -> link code; rows with no column, too few or too many cells, or an
+    ``X`` off the diagonal are warned about (the cells read are kept)."""
     width = len(labels)
-    rows: dict[str, _Row] = {}
-    for row in block.rows:
-        if row.label in rows:
-            warnings.append(f"row {row.label} appears twice (line {row.line}): first one kept")
-            continue
-        rows[row.label] = row
-
     matrix: dict[tuple[str, str], str] = {}
     long_rows, short_rows, misaligned, unknown_rows = [], [], [], []
     for row in rows.values():
@@ -599,9 +638,12 @@ def parse(text: str) -> NvidiaSmiTopo:
         warnings.append(
             f"'X' off the diagonal in rows {', '.join(misaligned)}: columns may be shifted"
         )
+    return matrix
 
-    gpus = [label for label in labels if _GPU_LABEL.fullmatch(label)]
-    nic_columns = [label for label in labels if label not in gpus]
+
+def _nic_names(lines: list[str], nic_columns: list[str], warnings: list[str]) -> list[str]:
+    """Each NIC column's device name: from the ``NIC Legend`` for ``NICn`` columns (kept as
+    ``NICn`` when the legend lacks it, warned), as printed otherwise (``mlx5_0``)."""
     legend: dict[str, str] = {}
     for line in lines:
         m = _LEGEND_NIC.match(line)
@@ -614,29 +656,41 @@ def parse(text: str) -> NvidiaSmiTopo:
         lacking = [c for c in aliases if c not in legend]
         if lacking:
             warnings.append(f"NIC legend lacks {span(lacking)}: kept those names")
-    nics = [legend.get(c, c) for c in nic_columns]
-    rename = dict(zip(nic_columns, nics))
+    return [legend.get(c, c) for c in nic_columns]
 
+
+def _cell(matrix: dict[tuple[str, str], str], a: str, b: str, asym: list[str]) -> str | None:
+    """The link between ``a`` and ``b`` (``SOC`` read as ``SYS``), None for none or ``X``:
+    ``a``'s row, else ``b``'s; a pair whose two cells disagree is added to ``asym``."""
+    one, two = matrix.get((a, b)), matrix.get((b, a))
+    one = "SYS" if one == "SOC" else one
+    two = "SYS" if two == "SOC" else two
+    if one and two and one != two:
+        asym.append(f"{a}-{b} {one}/{two}")
+    value = one or two
+    return None if value in (None, "X") else value
+
+
+def _links(
+    matrix: dict[tuple[str, str], str],
+    gpus: list[str],
+    nic_columns: list[str],
+    nics: list[str],
+    warnings: list[str],
+) -> list[tuple[str, str, str]]:
+    """(a, b, kind) of every known GPU-GPU and GPU-NIC pair (NICs by device name); an
+    asymmetric matrix is warned about."""
+    rename = dict(zip(nic_columns, nics))
     links: list[tuple[str, str, str]] = []
     asym: list[str] = []
-
-    def cell(a: str, b: str) -> str | None:
-        one, two = matrix.get((a, b)), matrix.get((b, a))
-        one = "SYS" if one == "SOC" else one
-        two = "SYS" if two == "SOC" else two
-        if one and two and one != two:
-            asym.append(f"{a}-{b} {one}/{two}")
-        value = one or two
-        return None if value in (None, "X") else value
-
     for i, a in enumerate(gpus):
         for b in gpus[i + 1 :]:
-            kind = cell(a, b)
+            kind = _cell(matrix, a, b, asym)
             if kind is not None:
                 links.append((a, b, kind))
     for a in gpus:
         for col in nic_columns:
-            kind = cell(a, col)
+            kind = _cell(matrix, a, col, asym)
             if kind is not None:
                 links.append((a, rename[col], kind))
     if asym:
@@ -644,7 +698,18 @@ def parse(text: str) -> NvidiaSmiTopo:
             f"matrix not symmetric ({', '.join(asym[:4])}"
             f"{', ...' if len(asym) > 4 else ''}): the row of the lower-numbered device is used"
         )
+    return links
 
+
+def _warn_truncated(
+    rows: dict[str, _Row],
+    gpus: list[str],
+    nic_columns: list[str],
+    nics: list[str],
+    links: list[tuple[str, str, str]],
+    warnings: list[str],
+) -> None:
+    """Warn about a cut-off paste: missing GPU or NIC rows, and the paths they leave unknown."""
     missing_gpu = [g for g in gpus if g not in rows]
     missing_nic = [c for c in nic_columns if c not in rows]
     if missing_gpu:
@@ -667,18 +732,23 @@ def parse(text: str) -> NvidiaSmiTopo:
         only = " (only NIC-to-NIC paths are lost)" if not missing_gpu else ""
         warnings.append(f"truncated: rows for {span(missing_nic)} missing{only}")
 
+
+def _affinities(
+    block: _Block,
+    rows: dict[str, _Row],
+    gpus: list[str],
+    extra_cols: list[tuple[int, str]],
+    warnings: list[str],
+) -> tuple[dict[str, str], dict[str, int | str], dict[str, int]]:
+    """Each GPU's (CPU affinity, NUMA node, GPU NUMA ID) from the cells after its links;
+    empty cells and NUMA ranges are warned about."""
     cpu_affinity: dict[str, str] = {}
     numa: dict[str, int | str] = {}
     gpu_numa: dict[str, int] = {}
     keys = {key for _, key in extra_cols}
     empty: dict[str, list[str]] = {"cpu": [], "numa": []}
     ranges: list[str] = []
-    shift = 0
-    if block.header is not None and block.header.label_pos and block.header.label_pos[0] >= 0:
-        first = next((r for r in rows.values() if r.code_pos and r.code_pos[0] >= 0), None)
-        if first is not None:
-            # A header shifted by whole tab stops (two leading TABs) moves every column.
-            shift = 8 * round((first.code_pos[0] - block.header.label_pos[0]) / 8)
+    shift = _header_shift(block, rows)
     for gpu in gpus:
         gpu_row = rows.get(gpu)
         if gpu_row is None:
@@ -709,7 +779,23 @@ def parse(text: str) -> NvidiaSmiTopo:
             f"NUMA affinity is a range or list ({', '.join(ranges[:2])}"
             f"{', ...' if len(ranges) > 2 else ''}): kept as text, no single NUMA node"
         )
+    return cpu_affinity, numa, gpu_numa
 
+
+def _header_shift(block: _Block, rows: dict[str, _Row]) -> int:
+    """Columns the rows sit right of the header [characters]: a header shifted by whole
+    tab stops (two leading TABs) moves every column."""
+    if block.header is None or not block.header.label_pos or block.header.label_pos[0] < 0:
+        return 0
+    first = next((r for r in rows.values() if r.code_pos and r.code_pos[0] >= 0), None)
+    if first is None:
+        return 0
+    return 8 * round((first.code_pos[0] - block.header.label_pos[0]) / 8)
+
+
+def _gpu_names(lines: list[str], block: _Block) -> list[str]:
+    """GPU product names printed around the matrix (``GPU 0: NVIDIA H100 (UUID: ...)``,
+    ``Product Name : ...``), in order."""
     names = []
     in_block = {r.line for r in block.rows} | ({block.header.line} if block.header else set())
     for number, line in enumerate(lines, start=1):
@@ -720,18 +806,4 @@ def parse(text: str) -> NvidiaSmiTopo:
             name = (m.group(1) or m.group(2)).split("(UUID", 1)[0].strip()
             if name:
                 names.append(name)
-    if not gpus:
-        raise ParseError("the `topo -m` matrix has no GPU columns")
-    return NvidiaSmiTopo(
-        gpus=gpus,
-        nics=nics,
-        nic_columns=nic_columns,
-        links=links,
-        cpu_affinity=cpu_affinity,
-        numa=numa,
-        gpu_numa=gpu_numa,
-        gpu_names=names,
-        matrix={(k[0], k[1]): v for k, v in matrix.items()},
-        warnings=warnings,
-        notes=notes,
-    )
+    return names

@@ -19,6 +19,7 @@ GPU's link count is the number of links listed.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
@@ -58,6 +59,139 @@ _CAPABILITY = re.compile(r"^(?:P2P|System Memory|P2P Atomics|SLI|Link Supported|
 _DCGMI_CODES = {"U": "up", "D": "down", "X": "disabled", "_": "unsupported"}
 
 
+@dataclass
+class _Reader:
+    """The ports read so far, and where in the output the reader is."""
+
+    report: HealthReport
+    ports: dict[tuple[str, int], PortHealth] = field(default_factory=dict)
+    """(device, link) -> its port (also in ``report.ports``, in the order first seen)."""
+    kinds: list[str] = field(default_factory=list)
+    """The listings seen (``nvidia-smi nvlink -s`` ...), in order."""
+    gpu: str | None = None
+    """The GPU whose ``Link L:`` lines follow (nvidia-smi)."""
+    models: dict[str, str] = field(default_factory=dict)
+    """GPU -> its product name, from the ``GPU N:`` headers."""
+    dcgmi_entity: str | None = None
+    """The GPU or NVSwitch whose ``U D X`` status row follows (dcgmi -s)."""
+    dcgmi_gpu: str | None = None
+    """The GPU of the dcgmi counter box being read (dcgmi -e)."""
+    dcgmi_link: int | None = None
+    """The link of the dcgmi counter box row being read."""
+    too_many: bool = False
+    """A link numbered ``MAX_LINKS`` or more was skipped."""
+    elided: bool = False
+    """The output was cut with ``...``."""
+    repeated: bool = False
+    """A counter was listed twice (several runs pasted)."""
+
+    def port_of(self, device: str, link: int) -> PortHealth | None:
+        """The port of ``device``'s link, made when first seen; None past ``MAX_LINKS``."""
+        key = (device, link)
+        found = self.ports.get(key)
+        if found is None:
+            if link >= MAX_LINKS:
+                self.too_many = True
+                return None
+            found = self.ports[key] = PortHealth(device, link)
+            self.report.ports.append(found)
+        return found
+
+    def kind(self, name: str) -> None:
+        """Note that a listing of kind ``name`` was read."""
+        if name not in self.kinds:
+            self.kinds.append(name)
+
+    def read(self, line: str) -> None:
+        """One stripped line: a GPU or dcgmi entity header, a dcgmi status row or counter
+        box line, or an nvidia-smi ``Link L:`` line; anything else is skipped."""
+        if line in ("...", "…"):
+            self.elided = True
+            return
+        m = _GPU.match(line)
+        if m:
+            self.gpu = f"GPU {int(m.group(1))}"
+            model = line[m.end() :].split("(UUID:")[0].strip()
+            if model:
+                self.models[self.gpu] = model[:120]
+            self.dcgmi_entity = None
+            return
+        m = _DCGMI_ENTITY.match(line)
+        if m:
+            number_ = int(m.group(2))
+            self.dcgmi_entity = f"GPU {number_}" if m.group(1) == "gpuId" else f"NVSwitch {number_}"
+            return
+        if self.dcgmi_entity is not None and _DCGMI_ROW.match(line):
+            self.kind("dcgmi nvlink -s")
+            for link, code in enumerate(line.split()):
+                port = self.port_of(self.dcgmi_entity, link)
+                if port is not None:
+                    port.state = _DCGMI_CODES.get(code, "unknown")
+            self.dcgmi_entity = None
+            return
+        if line.startswith(("|", "+")):
+            self.dcgmi_box_line(line)
+            return
+        m = _LINK.match(line)
+        if m is not None and self.gpu is not None:
+            self.link_line(self.gpu, int(m.group(1)), line[m.end() :].strip())
+
+    def dcgmi_box_line(self, line: str) -> None:
+        """A line of ``dcgmi nvlink -e``'s box: its GPU, its link, or the link's counters."""
+        g = _DCGMI_GPU.search(line)
+        if g:
+            self.dcgmi_gpu = f"GPU {int(g.group(1))}"
+        ln = _DCGMI_LINK.search(line)
+        if ln:
+            self.dcgmi_link = int(ln.group(1))
+        if self.dcgmi_gpu is not None and self.dcgmi_link is not None:
+            for name, value in _DCGMI_COUNTER.findall(line):
+                self.kind("dcgmi nvlink -e")
+                port = self.port_of(self.dcgmi_gpu, self.dcgmi_link)
+                if port is not None:
+                    port.counters[name.strip()] = int(value)
+
+    def link_line(self, gpu: str, link: int, rest: str) -> None:
+        """``Link L: ...`` of nvidia-smi: a rate or a down state (-s), the remote end (-R),
+        a counter (-e, -gt); capabilities (-c) are no state and are skipped."""
+        if _CAPABILITY.match(rest):
+            self.kind("nvidia-smi nvlink -c")
+            return
+        port = self.port_of(gpu, link)
+        if port is None:
+            return
+        rate = _RATE.match(rest)
+        if rate:
+            self.kind("nvidia-smi nvlink -s")
+            port.state = "up"
+            port.rate_gbps = round(float(rate.group(1)) * 8.0, 3)  # GB/s per direction -> Gb/s
+            return
+        if rest.lower().strip("<>") in ("inactive", "down", "disabled"):
+            self.kind("nvidia-smi nvlink -s")
+            port.state = "inactive" if "inactive" in rest.lower() else rest.lower().strip("<>")
+            return
+        remote = _REMOTE.match(rest)
+        if remote:
+            self.kind("nvidia-smi nvlink -R")
+            port.peer, port.peer_port = remote.group(1), int(remote.group(2))
+            if port.state == "unknown":
+                port.state = "up"
+            return
+        count = _COUNT.match(rest)
+        if count:
+            name, value = count.group(1).strip(), number(count.group(2))
+            if value is None:
+                return
+            self.kind(
+                "nvidia-smi nvlink -e" if "error" in name.lower() else "nvidia-smi nvlink -gt"
+            )
+            unit = count.group(3)
+            key = name + (f" [{unit}]" if unit else "")
+            if key in port.counters:
+                self.repeated = True
+            port.counters[key] = value
+
+
 def parse(text: str) -> HealthReport:
     """Parse ``nvidia-smi nvlink -s|-R|-gt|-e`` or ``dcgmi nvlink -s|-e`` output.
 
@@ -76,119 +210,25 @@ def parse(text: str) -> HealthReport:
     text = health_text(clean_text(text))
     lines = [strip_quote(line) for line in text.split("\n")]
     report = HealthReport(format=FORMAT, source="nvidia-smi nvlink", host=prompt_host(lines))
-    ports: dict[tuple[str, int], PortHealth] = {}
-    kinds: list[str] = []
-    gpu: str | None = None
-    models: dict[str, str] = {}
-    dcgmi_entity: str | None = None
-    dcgmi_gpu: str | None = None
-    dcgmi_link: int | None = None
-    too_many = False
-    elided = False
-    repeated = False
-
-    def port_of(device: str, link: int) -> PortHealth | None:
-        nonlocal too_many
-        key = (device, link)
-        found = ports.get(key)
-        if found is None:
-            if link >= MAX_LINKS:
-                too_many = True
-                return None
-            found = ports[key] = PortHealth(device, link)
-            report.ports.append(found)
-        return found
-
-    def kind(name: str) -> None:
-        if name not in kinds:
-            kinds.append(name)
-
+    reader = _Reader(report)
     for raw in lines:
         line = raw.strip()
-        if not line or len(line) > MAX_LINE_CHARS:
-            continue
-        if line in ("...", "…"):
-            elided = True
-            continue
-        m = _GPU.match(line)
-        if m:
-            gpu = f"GPU {int(m.group(1))}"
-            model = line[m.end() :].split("(UUID:")[0].strip()
-            if model:
-                models[gpu] = model[:120]
-            dcgmi_entity = None
-            continue
-        m = _DCGMI_ENTITY.match(line)
-        if m:
-            number_ = int(m.group(2))
-            dcgmi_entity = f"GPU {number_}" if m.group(1) == "gpuId" else f"NVSwitch {number_}"
-            continue
-        if dcgmi_entity is not None and _DCGMI_ROW.match(line):
-            kind("dcgmi nvlink -s")
-            for link, code in enumerate(line.split()):
-                port = port_of(dcgmi_entity, link)
-                if port is not None:
-                    port.state = _DCGMI_CODES.get(code, "unknown")
-            dcgmi_entity = None
-            continue
-        if line.startswith(("|", "+")):
-            g = _DCGMI_GPU.search(line)
-            if g:
-                dcgmi_gpu = f"GPU {int(g.group(1))}"
-            ln = _DCGMI_LINK.search(line)
-            if ln:
-                dcgmi_link = int(ln.group(1))
-            if dcgmi_gpu is not None and dcgmi_link is not None:
-                for name, value in _DCGMI_COUNTER.findall(line):
-                    kind("dcgmi nvlink -e")
-                    port = port_of(dcgmi_gpu, dcgmi_link)
-                    if port is not None:
-                        port.counters[name.strip()] = int(value)
-            continue
-        m = _LINK.match(line)
-        if m is None or gpu is None:
-            continue
-        link, rest = int(m.group(1)), line[m.end() :].strip()
-        if _CAPABILITY.match(rest):
-            kind("nvidia-smi nvlink -c")
-            continue
-        port = port_of(gpu, link)
-        if port is None:
-            continue
-        rate = _RATE.match(rest)
-        if rate:
-            kind("nvidia-smi nvlink -s")
-            port.state = "up"
-            port.rate_gbps = round(float(rate.group(1)) * 8.0, 3)  # GB/s per direction -> Gb/s
-            continue
-        if rest.lower().strip("<>") in ("inactive", "down", "disabled"):
-            kind("nvidia-smi nvlink -s")
-            port.state = "inactive" if "inactive" in rest.lower() else rest.lower().strip("<>")
-            continue
-        remote = _REMOTE.match(rest)
-        if remote:
-            kind("nvidia-smi nvlink -R")
-            port.peer, port.peer_port = remote.group(1), int(remote.group(2))
-            if port.state == "unknown":
-                port.state = "up"
-            continue
-        count = _COUNT.match(rest)
-        if count:
-            name, value = count.group(1).strip(), number(count.group(2))
-            if value is None:
-                continue
-            kind("nvidia-smi nvlink -e" if "error" in name.lower() else "nvidia-smi nvlink -gt")
-            unit = count.group(3)
-            key = name + (f" [{unit}]" if unit else "")
-            if key in port.counters:
-                repeated = True
-            port.counters[key] = value
+        if line and len(line) <= MAX_LINE_CHARS:
+            reader.read(line)
     if not report.ports:
         raise wrong_format(text, EXPECTED, FORMAT)
-    if kinds:
-        report.source = " + ".join(kinds)
-    if models:
-        report.extra["gpus"] = dict(models)
+    _summarize(reader)
+    return report
+
+
+def _summarize(reader: _Reader) -> None:
+    """Complete the report: the listings read, GPU models and link counts, links down, links
+    slower than the fastest (degraded), and the gaps in the input."""
+    report = reader.report
+    if reader.kinds:
+        report.source = " + ".join(reader.kinds)
+    if reader.models:
+        report.extra["gpus"] = dict(reader.models)
     links: dict[str, int] = {}
     for port in report.ports:
         links[port.device] = links.get(port.device, 0) + 1
@@ -203,15 +243,14 @@ def parse(text: str) -> HealthReport:
             if port.rate_gbps is not None and port.rate_gbps < top * 0.99:
                 port.degraded = True
                 port.could_be = f"{top / 8:g} GB/s"
-    if elided:
+    if reader.elided:
         report.warnings.append(
             "the output was cut ('...'): GPUs or links after the cut are missing"
         )
-    if repeated:
+    if reader.repeated:
         report.notes.append(
             "the same counters are listed more than once (several runs pasted): the last "
             "value of each is kept"
         )
-    if too_many:
+    if reader.too_many:
         report.warnings.append(f"links numbered {MAX_LINKS} or more were skipped")
-    return report

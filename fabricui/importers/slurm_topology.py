@@ -374,43 +374,86 @@ def parse(text: str) -> SwitchGraph:
         raise ParseError(f"input of {len(text):,} characters is larger than any topology file")
     text = clean_text(text)
     lines = text.split("\n")
-    parsed = _Parsed()
-    source = ""
     if re.search(r"(?m)^-[ \t]*topology[ \t]*:", text):
+        parsed = _Parsed()
         found = _read_yaml(lines, parsed)
         source = "topology.yaml"
         unknown: list[str] = []
         if not found:
             raise wrong_format(text, EXPECTED, FORMAT)
     else:
-        records, unknown = _read_conf(lines, parsed)
-        commented = [i for i, line in enumerate(lines, 1) if _COMMENTED.match(line.strip())]
-        if not records and commented:
-            parsed = _Parsed()
-            records, unknown = _read_conf([_uncomment(line) for line in lines], parsed)
-            parsed.warnings.insert(
-                0,
-                f"every topology line is commented out with '#' ({len(commented)} lines, "
-                "pasted from another file?): read with the '#' removed",
-            )
-        elif commented:
-            parsed.warnings.append(
-                f"{len(commented)} commented-out topology line(s) ignored (lines "
-                f"{listing([str(i) for i in commented])})"
-            )
-        if not records:
-            if _AZSLURM.search(text):
-                raise ParseError(
-                    "this is `azslurm show_topology --format table` output, whose node lists "
-                    "are cut short with '...': import the topology.conf it writes instead"
-                )
-            raise wrong_format(text, EXPECTED, FORMAT)
-        has_level = any(s.level is not None for s in parsed.switches.values())
-        kind = "block" if parsed.blocks and not parsed.switches else "tree"
-        source = "scontrol show topology" if has_level else f"topology.conf ({kind})"
-        if parsed.blocks and parsed.switches:
-            source = "topology.conf (tree and block)"
+        parsed, source, unknown = _read_conf_file(text, lines)
     switches, links, node_switches = _tree(parsed)
+    block_of: dict[str, list[str]] = {}
+    for block in parsed.blocks.values():
+        for node in block.nodes:
+            block_of.setdefault(node, []).append(block.name)
+    _warn_listed_twice(parsed, node_switches, block_of)
+    all_nodes = list(node_switches) + [n for n in block_of if n not in node_switches]
+    _warn_unplaced(parsed, all_nodes, unknown)
+    hosts = []
+    for node in sorted(all_nodes, key=natural_key):
+        hosts.append(FabricHost(node, [HostPort(node)], named=not _GUID_NAME.match(node)))
+    for node, owners in node_switches.items():
+        for owner in owners:
+            links.append(FabricLink(owner, None, node, None))
+    return SwitchGraph(
+        format=FORMAT,
+        source=source,
+        switches=switches,
+        hosts=hosts,
+        links=links,
+        blocks=list(parsed.blocks.values()),
+        warnings=parsed.warnings,
+        notes=parsed.notes,
+        host_key="nodes",
+        cables_known=False,
+    )
+
+
+def _read_conf_file(text: str, lines: list[str]) -> tuple[_Parsed, str, list[str]]:
+    """(what was read, the source's name, lines not understood) of ``topology.conf`` or
+    ``scontrol show topology``; a file commented out entirely is read uncommented.
+
+    Raises:
+        ParseError: No topology line (azslurm's table, whose lists are elided, is named).
+    """
+    parsed = _Parsed()
+    records, unknown = _read_conf(lines, parsed)
+    commented = [i for i, line in enumerate(lines, 1) if _COMMENTED.match(line.strip())]
+    if not records and commented:
+        parsed = _Parsed()
+        records, unknown = _read_conf([_uncomment(line) for line in lines], parsed)
+        parsed.warnings.insert(
+            0,
+            f"every topology line is commented out with '#' ({len(commented)} lines, "
+            "pasted from another file?): read with the '#' removed",
+        )
+    elif commented:
+        parsed.warnings.append(
+            f"{len(commented)} commented-out topology line(s) ignored (lines "
+            f"{listing([str(i) for i in commented])})"
+        )
+    if not records:
+        if _AZSLURM.search(text):
+            raise ParseError(
+                "this is `azslurm show_topology --format table` output, whose node lists "
+                "are cut short with '...': import the topology.conf it writes instead"
+            )
+        raise wrong_format(text, EXPECTED, FORMAT)
+    has_level = any(s.level is not None for s in parsed.switches.values())
+    kind = "block" if parsed.blocks and not parsed.switches else "tree"
+    source = "scontrol show topology" if has_level else f"topology.conf ({kind})"
+    if parsed.blocks and parsed.switches:
+        source = "topology.conf (tree and block)"
+    return parsed, source, unknown
+
+
+def _warn_listed_twice(
+    parsed: _Parsed, node_switches: dict[str, list[str]], block_of: dict[str, list[str]]
+) -> None:
+    """Warn about names defined twice, nodes under two switches or in two blocks, and
+    blocks of unequal size; note the block sizes Slurm schedules."""
     warnings = parsed.warnings
     if parsed.duplicates:
         warnings.append(
@@ -422,10 +465,6 @@ def parse(text: str) -> SwitchGraph:
         warnings.append(
             f"{len(twice)} node(s) are listed under more than one switch: {listing(twice)}"
         )
-    block_of: dict[str, list[str]] = {}
-    for block in parsed.blocks.values():
-        for node in block.nodes:
-            block_of.setdefault(node, []).append(block.name)
     in_two = [f"{n} ({', '.join(b)})" for n, b in block_of.items() if len(b) > 1]
     if in_two:
         warnings.append(f"{len(in_two)} node(s) are in more than one block: {listing(in_two)}")
@@ -437,13 +476,18 @@ def parse(text: str) -> SwitchGraph:
         )
     if parsed.block_sizes:
         parsed.notes.append(f"BlockSizes={','.join(map(str, parsed.block_sizes))}")
+
+
+def _warn_unplaced(parsed: _Parsed, all_nodes: list[str], unknown: list[str]) -> None:
+    """Warn about what cannot be placed as it is: the nodes of Slurm's ``unknown`` switch,
+    node names that are adapter GUIDs, empty switches, lines not understood."""
+    warnings = parsed.warnings
     if "unknown" in parsed.switches:
         orphans = parsed.switches["unknown"].nodes
         warnings.append(
             f"switch 'unknown' holds {len(orphans)} node(s) Slurm could not place in the "
             f"fabric: {compress(orphans)}"
         )
-    all_nodes = list(node_switches) + [n for n in block_of if n not in node_switches]
     guids = [n for n in all_nodes if _GUID_NAME.match(n)]
     if guids:
         warnings.append(
@@ -460,21 +504,3 @@ def parse(text: str) -> SwitchGraph:
             f"{len(unknown)} line(s) not understood and skipped (not Key=Value topology "
             f"lines): {listing(unknown)}"
         )
-    hosts = []
-    for node in sorted(all_nodes, key=natural_key):
-        hosts.append(FabricHost(node, [HostPort(node)], named=not _GUID_NAME.match(node)))
-    for node, owners in node_switches.items():
-        for owner in owners:
-            links.append(FabricLink(owner, None, node, None))
-    return SwitchGraph(
-        format=FORMAT,
-        source=source,
-        switches=switches,
-        hosts=hosts,
-        links=links,
-        blocks=list(parsed.blocks.values()),
-        warnings=warnings,
-        notes=parsed.notes,
-        host_key="nodes",
-        cables_known=False,
-    )
