@@ -176,33 +176,26 @@ def predict_collective(
     Raises:
         FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
     """
-    from fabricui.engine.evaluate import evaluate_collective
     from fabricui.engine.nccl import release_for
     from fabricui.services import admission
-    from fabricui.services.session import collective_algorithms, load_fabric
+    from fabricui.services.loaded import LoadedFabric
 
     release_for(request.nccl_version)  # an unknown or too old release: one clear error
     version = None if request.nccl_version is None else _version_of(request.nccl_version)
     nccl_env = dict(request.nccl_env)
     progress.phase("building the fabric")
-    fabric = load_fabric(request.topology, catalog, host)
+    loaded = LoadedFabric.load(request.topology, catalog, host, report_health=True)
+    fabric = loaded.fabric
     job = job_of(fabric, request.hosts)
     ranks = job.ranks if job is not None else group_ranks(fabric, request.group, request.gpus)
     admission.admit_collective(request.op, len(ranks))
     progress.phase("loading the algorithms")
-    algorithms = collective_algorithms(host=host)
+    loaded.algorithms()
 
     def rows_of(group: Any) -> tuple[dict[str, Any], ...]:
         progress.phase(f"{request.op} among {len(group):,} GPUs")
-        prediction = evaluate_collective(
-            fabric,
-            request.op,
-            list(request.size_bytes),
-            ranks=group,
-            algorithms=algorithms,
-            algo=request.algo,
-            library_version=version,
-            nccl_env=nccl_env,
+        prediction = loaded.collective_on(
+            request.op, group, request.size_bytes, version, nccl_env, request.algo
         )
         libraries.append(prediction.choice.library if prediction.choice else None)
         return prediction_rows(prediction)

@@ -125,6 +125,8 @@ class LoadedFabric:
     """What was asked: topology id or path, node count, what-if."""
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """Serialises engine calls that share ``router``."""
+    host: PluginHost | None = field(default=None, repr=False)
+    """The plugin host whose algorithms and strategies price (None: the process-wide one)."""
     _strategies: dict[str, Strategy] | None = field(default=None, repr=False)
     _algorithms: list[CollectiveAlgorithm] | None = field(default=None, repr=False)
 
@@ -167,7 +169,7 @@ class LoadedFabric:
 
         catalog = catalog or load_catalog(CatalogRequest(), host)
         fabric = load_fabric(request, catalog, host, report_health)
-        return cls(catalog, fabric.spec, fabric, Router.for_fabric(fabric), request)
+        return cls(catalog, fabric.spec, fabric, Router.for_fabric(fabric), request, host=host)
 
     @property
     def topology(self) -> str:
@@ -265,23 +267,45 @@ class LoadedFabric:
         Raises:
             EngineError: The group has one rank, no algorithm applies, or a bad setting.
         """
-        from fabricui.engine.evaluate import evaluate_collective
         from fabricui.errors import EngineError
-        from fabricui.services.admission import admit_collective
 
         ranks = self.group_ranks(group)
         if len(ranks) < 2:
             raise EngineError(
                 f"group {group!r} has one GPU on {self.spec.id}: choose another group"
             )
-        admit_collective(op, len(ranks))  # a 250,000-GPU pod: one line, not gigabytes
+        return self.collective_on(op, ranks, sizes, nccl_version, nccl_env)
+
+    def collective_on(
+        self,
+        op: str,
+        ranks: npt.ArrayLike,
+        sizes: Sequence[int],
+        nccl_version: tuple[int, int, int] | None = None,
+        nccl_env: Mapping[str, str] | None = None,
+        algo: str = "auto",
+    ) -> Prediction:
+        """Predict ``op`` among ``ranks`` (global ranks, a job's in its order) for each size,
+        as ``collective`` does for a named group; ``algo`` forces one algorithm.
+
+        Raises:
+            EngineError: No algorithm applies, or a bad setting.
+        """
+        import numpy as np
+
+        from fabricui.engine.evaluate import evaluate_collective
+        from fabricui.services.admission import admit_collective
+
+        group = np.asarray(ranks, dtype=np.int64)
+        admit_collective(op, len(group))  # a 250,000-GPU pod: one line, not gigabytes
         with self.lock:
             return evaluate_collective(
                 self.fabric,
                 op,
                 list(sizes),
-                ranks=ranks,
+                ranks=group,
                 algorithms=self.algorithms(),
+                algo=algo,
                 router=self.router,
                 library_version=nccl_version,
                 nccl_env=nccl_env,
@@ -403,7 +427,7 @@ class LoadedFabric:
         if self._algorithms is None:
             from fabricui.services.session import collective_algorithms
 
-            self._algorithms = collective_algorithms()
+            self._algorithms = collective_algorithms(host=self.host)
         return self._algorithms
 
     def _pricer(self) -> Pricer:
@@ -416,7 +440,7 @@ class LoadedFabric:
         if self._strategies is None:
             from fabricui.services.plan import load_strategies
 
-            self._strategies = load_strategies()
+            self._strategies = load_strategies(self.host)
         return self._strategies
 
     def model(self, model_id: str) -> Any:

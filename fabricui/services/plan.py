@@ -375,19 +375,14 @@ def load_context(
         FabricError: Unknown model or topology, or a bad node count.
     """
     from fabricui.hwdb.catalog import unknown_id_message
-    from fabricui.services.session import (
-        build_fabric_with_plugins,
-        load_catalog,
-        resolve_spec,
-        with_health,
-    )
+    from fabricui.services.loaded import LoadedFabric
+    from fabricui.services.session import load_catalog
 
     catalog = load_catalog(catalog_request or CatalogRequest(), host)
     if model_id not in catalog.models:
         raise ConfigError(unknown_id_message("model", model_id, catalog.models))
-    spec = resolve_spec(topology, catalog)
-    fabric = with_health(build_fabric_with_plugins(spec, catalog, host), topology, catalog, host)
-    return catalog, fabric, catalog.models[model_id]
+    loaded = LoadedFabric.load(topology, catalog, host, report_health=True)
+    return catalog, loaded.fabric, catalog.models[model_id]
 
 
 def pricer_for(fabric: Fabric, host: PluginHost | None = None) -> Pricer:
