@@ -123,11 +123,6 @@ class Dragonfly:
         """Number of routers."""
         return int(self.local.shape[0])
 
-    def pair_bundles(self, ga: int, gb: int) -> IntArray:
-        """Bundle indices from group ``ga`` to group ``gb``."""
-        p = ga * self.groups + gb
-        return np.arange(self.pair_start[p], self.pair_start[p + 1])
-
     def minimal_bundle(self, ra: IntArray, rb: IntArray, salt: IntArray) -> IntArray:
         """The global bundle a minimal route takes from router ``ra`` to router ``rb`` (in
         another group): ``ra``'s own cable to the target group, else one entering ``rb``,
@@ -398,15 +393,6 @@ class _LeafPlan:
     used: IntArray
     per_su: int = 0
     """Nodes of one rail-optimized scalable unit (0: not rail-optimized by SU)."""
-
-
-def plan_leafs(
-    net: NetSpec, nodes: int, n_nic: int, ports: int, radix: int
-) -> tuple[str, IntArray, int]:
-    """Layout asked for (``single`` or a tiered fat-tree), leaf of every (node, NIC), and
-    the number of leafs (radix-true; see ``_plan_leafs``)."""
-    plan = _plan_leafs(net, nodes, n_nic, ports, radix)
-    return plan.layout, plan.assign, plan.leafs
 
 
 def _plan_leafs(net: NetSpec, nodes: int, n_nic: int, ports: int, radix: int) -> _LeafPlan:

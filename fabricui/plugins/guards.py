@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from fabricui.engine.strategies import AXES
+from fabricui.engine.training.groups import AXES
 from fabricui.engine.types import (
     CollectiveAlgorithm,
     CommOp,

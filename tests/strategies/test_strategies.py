@@ -14,8 +14,10 @@ from fabricui_strategies.pp import bubble_fraction
 
 from fabricui.commands import plan as plan_command
 from fabricui.commands import strategies as strategies_command
-from fabricui.engine import strategies as engine
+from fabricui.engine import training as engine
 from fabricui.engine.collectives import Prediction
+from fabricui.engine.training.legacy import legacy_flops_per_token
+from fabricui.engine.training.search import SearchSpace, candidate_layouts
 from fabricui.engine.types import CommOp, Layout
 from fabricui.errors import EngineError, FabricError
 from fabricui.fabric import build_fabric
@@ -220,12 +222,8 @@ def test_plugins_register_through_the_host():
 def test_model_flops_per_token(catalog):
     """6 * N + 6 * L * s * h (N: active parameters for MoE)."""
     dense, moe = catalog.models["llama3-8b"], catalog.models["mixtral-8x7b"]
-    assert engine.model_flops_per_token(dense, 4096) == pytest.approx(
-        6 * 8.03e9 + 6 * 32 * 4096 * 4096
-    )
-    assert engine.model_flops_per_token(moe, 1024) == pytest.approx(
-        6 * 12.9e9 + 6 * 32 * 1024 * 4096
-    )
+    assert legacy_flops_per_token(dense, 4096) == pytest.approx(6 * 8.03e9 + 6 * 32 * 4096 * 4096)
+    assert legacy_flops_per_token(moe, 1024) == pytest.approx(6 * 12.9e9 + 6 * 32 * 1024 * 4096)
 
 
 def test_layout_groups_small_case():
@@ -330,7 +328,7 @@ def test_plan_step_adds_up(pod, catalog):
     model = catalog.models["llama3-70b"]
     layout = Layout(tp=8, pp=2, dp=2, microbatches=16, global_batch=32, seq_len=4096)
     report = engine.plan(pod, model, layout, DEFAULT_SET, mfu=0.4)
-    flops = 32 * 4096 * engine.model_flops_per_token(model, 4096) / 32
+    flops = 32 * 4096 * legacy_flops_per_token(model, 4096) / 32
     assert report.compute_us == pytest.approx(flops / (989.4e12 * 0.4) * 1e6)
     assert report.step_us == pytest.approx(
         report.compute_us + report.exposed_comm_us + report.bubble_us
@@ -405,7 +403,7 @@ def test_search_returns_ten_valid_layouts_sorted(pod, catalog):
 def test_search_enumerates_moe_expert_degrees(pod, catalog):
     """For an MoE model valid layouts include ep > 1, and every ep divides dp and experts."""
     model = catalog.models["mixtral-8x7b"]
-    layouts = engine.valid_layouts(32, model, 32, 4096)
+    layouts = candidate_layouts(32, model, 32, 4096, SearchSpace())
     assert any(lay.ep > 1 for lay in layouts)
     assert all(lay.dp % lay.ep == 0 and model.experts % lay.ep == 0 for lay in layouts)
     assert all(lay.pp == 1 or lay.microbatches >= lay.pp for lay in layouts)

@@ -37,8 +37,3 @@ def model_flops_per_token(geo: Geometry, seq_len: int) -> float:
     attended = full_layers * seq_len + geo.window_layers * window
     attention = 6.0 * attended * geo.q_dim
     return 6.0 * matrices + attention + 6.0 * geo.vocab * geo.hidden
-
-
-def step_model_flops(geo: Geometry, seq_len: int, global_batch: int) -> float:
-    """Model FLOPs of one optimizer step: ``global_batch * seq_len`` tokens [FLOP]."""
-    return model_flops_per_token(geo, seq_len) * global_batch * seq_len

@@ -1,9 +1,8 @@
-"""The fixed-MFU compute of the first planner, kept for ``--mfu`` and the decision table's
-old callers: all of a step's FLOPs at one fraction of the dense peak."""
+"""Fixed-MFU compute (``--mfu``, and the decision table's compute when it has no kernel
+model): all of a step's FLOPs at one fraction of the dense peak."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from fabricui.errors import EngineError
@@ -13,7 +12,7 @@ if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
     from fabricui.model import GpuSpec, ModelShape
 
-#: The MFU the first planner assumed for every GPU, model and shape (``--mfu`` default then).
+#: One MFU for every GPU, model and shape, where a fixed fraction is asked for.
 DEFAULT_MFU = 0.4
 
 
@@ -52,56 +51,3 @@ def peak_TFLOPS(gpu: GpuSpec) -> float:
             "a plan needs one: give it in a --hwdb directory that overrides the GPU record"
         )
     return float(gpu.bf16_dense_TFLOPS)
-
-
-def pipeline_bubble_us(compute_us: float, stages: int, microbatches: int) -> float:
-    """Idle time of a 1F1B pipeline [us]: ``compute * (p - 1) / m``.
-
-    The bubble is then ``(p - 1) / (m + p - 1)`` of compute + bubble.
-    """
-    return compute_us * (stages - 1) / microbatches
-
-
-#: Bytes per parameter of mixed-precision Adam: BF16 weights 2 + BF16 gradients 2 + FP32
-#: master weights, momentum and variance 12 (ZeRO paper, section 3.1).
-STATE_BYTES = {"weights": 2.0, "grads": 2.0, "optimizer": 12.0}
-#: Activation bytes per token per layer per unit of hidden size with selective recompute of
-#: attention, before tensor-parallel sharding (Korthikanti et al. 2022, "34 s b h").
-ACTIVATION_BYTES_PER_TOKEN_HIDDEN = 34.0
-#: Share of HBM usable by the job (allocator, CUDA context, NCCL buffers take the rest).
-
-
-def memory_per_gpu_GB(model: ModelShape, layout: Layout, strategies: Iterable[str]) -> float:
-    """Estimated memory per GPU: sharded model states plus in-flight activations [GB].
-
-    Notes:
-        states = params / (tp * pp) * (2 + 2 + 12) bytes, with the optimizer states divided
-        by dp under ZeRO-1, optimizer + gradients under ZeRO-2, everything under FSDP (by
-        the shard group under HSDP); activations = 34 * tokens * hidden * layers / (tp * pp)
-        bytes per micro-batch, times the micro-batches in flight (pp under 1F1B).
-    """
-    names = set(strategies)
-    params = model.params_B * 1e9 / (layout.tp * layout.pp)
-    shard = layout.dp
-    if "hsdp" in names:
-        shard = max(1, layout.dp_shard or layout.dp)
-    weights, grads, optim = (STATE_BYTES[k] for k in ("weights", "grads", "optimizer"))
-    if names & {"fsdp", "hsdp"}:
-        weights, grads, optim = weights / shard, grads / shard, optim / shard
-    elif "zero2" in names:
-        grads, optim = grads / shard, optim / shard
-    elif "zero1" in names:
-        optim = optim / shard
-    states = params * (weights + grads + optim)
-    sequences = layout.global_batch / max(1, layout.dp * layout.microbatches)
-    tokens = sequences * layout.seq_len
-    in_flight = min(layout.pp, layout.microbatches)
-    activations = (
-        ACTIVATION_BYTES_PER_TOKEN_HIDDEN
-        * tokens
-        * model.hidden
-        * model.layers
-        / (layout.tp * layout.pp)
-        * in_flight
-    )
-    return (states + activations) / 1e9

@@ -706,9 +706,6 @@ class TopologyMap(ScrollView, can_focus=True):
     def _n_gpus(self) -> int:
         return self.fabric.n_gpus if self.fabric is not None else 1
 
-    def _visible(self, rank: int) -> bool:
-        return rank in self._layout.gpu_at
-
     def action_move(self, step: int) -> None:
         """Move the cursor to the previous or next GPU (wrapping)."""
         n = self._n_gpus()
