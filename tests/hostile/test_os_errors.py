@@ -180,7 +180,9 @@ NOBODY = 65534
 
 def python_for_nobody() -> str | None:
     """An interpreter user nobody can run, of this one's version (this one may live where
-    only root can go, as under /root/.pyenv); None when there is none, or we are not root."""
+    only root can go, as under /root/.pyenv), that can import fabricui from this virtual
+    environment's site-packages; None when there is none (or the environment sits where
+    nobody cannot read it), or we are not root."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return None
     version = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -189,7 +191,14 @@ def python_for_nobody() -> str | None:
             continue
         try:
             probe = subprocess.run(
-                [exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                [
+                    exe,
+                    "-c",
+                    "import site, sys\n"
+                    f"site.addsitedir({sysconfig.get_paths()['purelib']!r})\n"
+                    "import fabricui.cli\n"
+                    "print('%d.%d' % sys.version_info[:2])",
+                ],
                 capture_output=True,
                 text=True,
                 timeout=30,
@@ -211,7 +220,7 @@ def test_directory_the_user_cannot_enter_is_one_line(tmp_path: Path):
     directory there are one warning line each and the command goes on."""
     python = python_for_nobody()
     if python is None:
-        pytest.skip("needs root and an interpreter user nobody may run")
+        pytest.skip("needs root, and an interpreter and a virtual environment user nobody may read")
     closed = tmp_path / "closed"
     closed.mkdir(mode=0o700)
     argvs = dict(commands(str(closed)))
