@@ -29,8 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         The subcommand's parser.
     """
     from fabricui.commands.options import add_topology_options
-    from fabricui.services.doctor import CODES
-    from fabricui.services.doctor_fabric import FABRIC_CODES
+    from fabricui.services.doctor_codes import CODES, FABRIC_CODES
 
     codes = "; ".join(f"{code}: {text}" for code, text in CODES.items())
     fabric_codes = "; ".join(f"{code}: {text}" for code, text in FABRIC_CODES.items())
@@ -102,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     findings = diagnose(log, hints)
     check = _fabric_check(args, log)
     if check is not None:
-        from fabricui.services.doctor import SEVERITIES
+        from fabricui.services.doctor_codes import SEVERITIES
 
         order = {s: i for i, s in enumerate(SEVERITIES)}
         findings = sorted([*findings, *check.findings], key=lambda f: order[f.severity])

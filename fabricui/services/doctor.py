@@ -13,30 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabricui.importers.nccl_log import COMPLETION, TRANSPORT_LABELS, NcclLog
+from fabricui.services.doctor_codes import SEVERITIES
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-#: Severities, most severe first.
-SEVERITIES = ("error", "warning", "info")
-
-#: Every finding code and what it means (stable; documented in ``fabricui doctor --help``).
-CODES: dict[str, str] = {
-    "ib-completion-error": "an InfiniBand/RoCE work request completed with an error",
-    "nccl-call-failed": "an NCCL call returned an error (error-return trace lines)",
-    "net-socket-fallback": "inter-node traffic uses TCP sockets instead of RDMA",
-    "libibverbs-missing": "libibverbs could not be loaded, so NET/IB is unavailable",
-    "gdr-disabled": "GPUDirect RDMA is off for an HCA or NET/IB connections lack GDRDMA",
-    "shm-intra-node": "GPUs of one node talk through host shared memory instead of P2P",
-    "nvls-unavailable": "NVLink SHARP (NVLS) is not available or has 0 channels",
-    "mixed-ib-roce": "InfiniBand and RoCE ports are mixed in one NET/IB list",
-    "ib-disable-ignored": "NCCL_IB_DISABLE=1 is set but an IB transport is still used",
-    "loopback-bootstrap": "NCCL bootstraps or sends over the loopback interface",
-    "p2p-disabled": "peer-to-peer between GPUs is disabled by NCCL_P2P_DISABLE/LEVEL",
-    "nccl-warn": "another NCCL WARN line",
-    "external-net-plugin": "an external network plugin carries the traffic",
-    "no-transport-lines": "the log shows no connection lines to check transports with",
-}
 
 #: NCCL result codes in error-return traces (``proxy.cc:858 -> 6``).
 NCCL_RESULTS = {

@@ -23,13 +23,6 @@ if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
     from fabricui.importers.nccl_log import AlgoChoice, NcclLog
 
-#: Every code the algorithm check reports (stable).
-ALGORITHM_CODES: dict[str, str] = {
-    "nccl-pick-not-best": "a collective NCCL logged runs an algorithm/protocol that is "
-    "clearly slower on this fabric than another NCCL could run",
-    "nccl-pick-unexpected": "NCCL logged an algorithm other than the one the model of its "
-    "tuner predicts for this fabric and release",
-}
 #: A better pick is reported when it saves at least this share of the logged pick's time.
 MARGIN = 0.10
 #: Most sizes a finding names.

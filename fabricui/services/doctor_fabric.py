@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
 from fabricui.importers.common import component_labels
-from fabricui.services.doctor import SEVERITIES, Finding
-from fabricui.services.doctor_algorithms import ALGORITHM_CODES
+from fabricui.services.doctor import Finding
+from fabricui.services.doctor_codes import SEVERITIES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,20 +37,6 @@ if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
     from fabricui.importers.nccl_log import NcclLog
 
-#: Every code the fabric comparison reports (stable; in ``fabricui doctor --help``).
-FABRIC_CODES: dict[str, str] = {
-    "log-host-unknown": "a host of the log is not a host of the topology",
-    "log-fabric-mismatch": "the log's GPUs or NICs per host do not fit the topology",
-    "ring-extra-crossings": "a ring climbs to spines or cores more often than the job's "
-    "placement needs",
-    "tree-extra-crossings": "a tree's edges climb to spines or cores more often than the same "
-    "tree over the nodes in switch order",
-    "nic-not-gpu-rail": "a rank moves its network traffic through a NIC other than its GPU's",
-    "pxn-absent": "cross-rail traffic that PXN would keep on one rail goes over the spines",
-    "cross-rail-traffic": "a connection leaves on one rail and arrives on another",
-    "channels-below-nics": "fewer channels than the job's nodes have NICs: some NICs idle",
-    **ALGORITHM_CODES,
-}
 #: Network tiers by the highest switch a route enters (0: within a scale-up domain).
 _TIER_NAMES = ("domain", "leaf", "spine", "core")
 #: Most ring edges and connections routed (a bigger log is checked on a prefix).

@@ -18,7 +18,8 @@ from fabricui.importers.nccl_log import (
     parse_nccl_log,
     read_nccl_log,
 )
-from fabricui.services.doctor import CODES, SEVERITIES, diagnose, report_json
+from fabricui.services.doctor import diagnose, report_json
+from fabricui.services.doctor_codes import CODES, SEVERITIES
 
 ROOT = Path(__file__).parents[2]
 SAMPLES = Path(__file__).parents[1] / "data" / "topo" / "nccl_debug_logs"

@@ -14,8 +14,8 @@ from fabricui.fabric import build_fabric
 from fabricui.fabric.explicit import cluster_of
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.importers.nccl_log import parse_nccl_log, read_nccl_log
-from fabricui.services.doctor import SEVERITIES
-from fabricui.services.doctor_fabric import FABRIC_CODES, compare
+from fabricui.services.doctor_codes import FABRIC_CODES, SEVERITIES
+from fabricui.services.doctor_fabric import compare
 
 DATA = Path(__file__).parent / "topologies"
 SAMPLES = Path(__file__).parents[1] / "data" / "topo" / "nccl_debug_logs"
