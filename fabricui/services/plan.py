@@ -490,9 +490,7 @@ def search(
     catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
     software = software_for(catalog, request.framework)
     job = job_of(fabric, request.hosts)
-    return search_on(
-        fabric, model, request, strategies, pricer_for(fabric, host), software, job
-    )
+    return search_on(fabric, model, request, strategies, pricer_for(fabric, host), software, job)
 
 
 def search_on(
