@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import numbers
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from fabricui.bounds import BYTES, CALLS, OPERATION_TIME_US, problem, within
 from fabricui.engine.strategies import AXES
 from fabricui.engine.types import (
     CollectiveAlgorithm,
     CommOp,
+    MemoryTerm,
+    StateShards,
     Strategy,
     TopologyBuilder,
 )
@@ -168,7 +170,8 @@ def _install(
 
 def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> CollectiveAlgorithm:
     """``applicable`` answers False and ``time_us`` raises PluginError once either failed,
-    hung or returned something that is not a time per size (NaN, negative, wrong shape)."""
+    hung or returned something that is not a time per size (NaN, negative, faster than a
+    nanosecond, wrong shape)."""
     applicable, time_us = _original(algorithm, "applicable"), _original(algorithm, "time_us")
 
     def guarded_applicable(group: Any, op: str) -> bool:
@@ -192,8 +195,10 @@ def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> Collectiv
             shape = np.shape(size_bytes)
             if times.shape != shape:
                 raise guard.garbage("time_us", f"returned shape {times.shape} for sizes {shape}")
-            if not np.isfinite(times).all() or (times < 0).any():
-                raise guard.garbage("time_us", "returned NaN, infinite or negative times")
+            possible = within(times, OPERATION_TIME_US) | (times == 0)  # 0: nothing to do
+            if not possible.all():
+                wrong = problem(times[~possible].flat[0], OPERATION_TIME_US)
+                raise guard.garbage("time_us", f"returned an impossible time: {wrong}")
         except _Skipped:
             raise PluginError(
                 f"plugin {guard.info.name}: {guard.label} skipped (see `fabricui plugins`)"
@@ -216,18 +221,45 @@ def _check_operations(result: Any) -> str | None:
             return f"collective {op.collective!r} is not one of {', '.join(OPS)}"
         if op.group not in AXES:
             return f"group {op.group!r} is not one of {', '.join(AXES)}"
-        for attr in ("size_bytes", "count"):
+        for attr, bound in (("size_bytes", BYTES), ("count", CALLS)):
             value = getattr(op, attr)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 return f"{attr} {value!r:.40} is not a number"
-            if not math.isfinite(value) or value < 0:
-                return f"{attr} {value!r} is not a finite number >= 0"
+            wrong = problem(value, bound)
+            if wrong:
+                return f"{attr}: {wrong}"
+    return None
+
+
+def _check_memory(result: Any) -> str | None:
+    """What is wrong with a strategy's ``memory()`` result, or None."""
+    if not isinstance(result, (list, tuple)):
+        return f"returned {type(result).__name__}, not a list of MemoryTerm"
+    for term in result:
+        if not isinstance(term, MemoryTerm):
+            return f"returned a {type(term).__name__} item, not MemoryTerm"
+        wrong = problem(term.size_bytes, BYTES)
+        if wrong:
+            return f"{term.what!r:.40}: {wrong}"
+    return None
+
+
+def _check_shards(result: Any) -> str | None:
+    """What is wrong with a strategy's ``state_shards()`` result, or None."""
+    if not isinstance(result, StateShards):
+        return f"returned {type(result).__name__}, not StateShards"
+    for attr in ("weights", "grads", "optimizer"):
+        value = getattr(result, attr)
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            return f"{attr} {value!r:.40} is not a whole number of ranks >= 1"
     return None
 
 
 def _guard_strategy(guard: _Guard, strategy: Strategy) -> Strategy:
-    """Once ``applicable`` or ``operations`` failed, hung or returned garbage, the strategy
-    is skipped: ``applicable`` answers False and ``operations`` returns no operations."""
+    """Once ``applicable``, ``operations``, ``memory`` or ``state_shards`` failed, hung or
+    returned garbage (an impossible size or count), the strategy is skipped: ``applicable``
+    answers False, ``operations`` and ``memory`` return nothing, ``state_shards`` no
+    sharding."""
     applicable, operations = _original(strategy, "applicable"), _original(strategy, "operations")
 
     def guarded_applicable(model: Any, layout: Any) -> bool:
@@ -249,8 +281,31 @@ def _guard_strategy(guard: _Guard, strategy: Strategy) -> Strategy:
             return []
         return list(result)
 
+    def guarded_memory(model: Any, layout: Any) -> list[MemoryTerm]:
+        try:
+            result = guard.call("memory", memory, model, layout)
+            problem_ = _check_memory(result)
+            if problem_:
+                raise guard.garbage("memory", problem_)
+        except _Skipped:
+            return []
+        return list(result)
+
+    def guarded_state_shards(model: Any, layout: Any) -> StateShards:
+        try:
+            result = guard.call("state_shards", state_shards, model, layout)
+            problem_ = _check_shards(result)
+            if problem_:
+                raise guard.garbage("state_shards", problem_)
+        except _Skipped:
+            return StateShards()
+        return result  # type: ignore[no-any-return]
+
+    memory, state_shards = _original(strategy, "memory"), _original(strategy, "state_shards")
     _install(strategy, "applicable", guarded_applicable, applicable)
     _install(strategy, "operations", guarded_operations, operations)
+    _install(strategy, "memory", guarded_memory, memory)
+    _install(strategy, "state_shards", guarded_state_shards, state_shards)
     return strategy
 
 

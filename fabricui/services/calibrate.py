@@ -292,6 +292,11 @@ def _report(
         )
     return {
         "topology": spec.id,
+        "dropped_rows": [
+            {"source": run.source, "line": row.line, "why": row.why}
+            for run in runs
+            for row in run.dropped
+        ],
         "files": [str(p) for p in request.results],
         "held_out_files": [str(p) for p in request.held_out],
         "links": links,
