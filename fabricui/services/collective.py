@@ -128,14 +128,15 @@ def predict_collective(
         FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
     """
     from fabricui.engine.evaluate import evaluate_collective
-    from fabricui.services import admission
+    from fabricui.engine.routing import Router
+    from fabricui.services import flow_memory
     from fabricui.services.session import collective_algorithms, load_fabric
 
     progress.phase("building the fabric")
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
     ranks = job.ranks if job is not None else group_ranks(fabric, request.group, request.gpus)
-    admission.admit_collective(request.op, len(ranks))
+    flow_memory.admit_collective(request.op, ranks, Router.for_fabric(fabric))
     progress.phase("loading the algorithms")
     algorithms = collective_algorithms(host=host)
 

@@ -531,10 +531,9 @@ class TopologyScreen(ViewScreen):
     def _read_log(self, name: str) -> None:
         from pathlib import Path
 
-        from fabricui.importers.nccl_log import read_nccl_log
-        from fabricui.services.doctor import diagnose
+        from fabricui.services.doctor import diagnose, read_log
 
-        log = read_nccl_log(Path(name).expanduser())
+        log = read_log(Path(name).expanduser())
         findings = diagnose(log)
         data = self.data
         if data is not None:  # and against the fabric on screen, as `doctor --topology`
