@@ -23,7 +23,7 @@ from fabricui.services.serve_access import is_loopback, normalize_origin
 DEFAULT_PORT = 8000
 #: Address it binds to unless told otherwise: this machine only.
 DEFAULT_HOST = "127.0.0.1"
-#: Explorers running at once unless told otherwise (each is a process of ~150 MB).
+#: Explorers running at once unless told otherwise (each is a Python process of its own).
 DEFAULT_MAX_SESSIONS = 4
 #: Largest terminal a session runs at unless told otherwise: a 4K screen at a small font.
 DEFAULT_MAX_TERMINAL = "500x200"
