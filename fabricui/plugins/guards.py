@@ -210,38 +210,39 @@ def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> Collectiv
     return algorithm
 
 
-def _check_operations(result: Any) -> str | None:
-    """What is wrong with a strategy's ``operations()`` result, or None."""
+def _check_items(result: Any, kind: type, check: Callable[[Any], str | None]) -> str | None:
+    """What is wrong with a list of ``kind`` items a strategy returned, or None."""
     if not isinstance(result, (list, tuple)):
-        return f"returned {type(result).__name__}, not a list of CommOp"
-    for op in result:
-        if not isinstance(op, CommOp):
-            return f"returned a {type(op).__name__} item, not CommOp"
-        if op.collective not in OPS:
-            return f"collective {op.collective!r} is not one of {', '.join(OPS)}"
-        if op.group not in AXES:
-            return f"group {op.group!r} is not one of {', '.join(AXES)}"
-        for attr, bound in (("size_bytes", BYTES), ("count", CALLS)):
-            value = getattr(op, attr)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                return f"{attr} {value!r:.40} is not a number"
-            wrong = problem(value, bound)
-            if wrong:
-                return f"{attr}: {wrong}"
-    return None
-
-
-def _check_memory(result: Any) -> str | None:
-    """What is wrong with a strategy's ``memory()`` result, or None."""
-    if not isinstance(result, (list, tuple)):
-        return f"returned {type(result).__name__}, not a list of MemoryTerm"
-    for term in result:
-        if not isinstance(term, MemoryTerm):
-            return f"returned a {type(term).__name__} item, not MemoryTerm"
-        wrong = problem(term.size_bytes, BYTES)
+        return f"returned {type(result).__name__}, not a list of {kind.__name__}"
+    for item in result:
+        if not isinstance(item, kind):
+            return f"returned a {type(item).__name__} item, not {kind.__name__}"
+        wrong = check(item)
         if wrong:
-            return f"{term.what!r:.40}: {wrong}"
+            return wrong
     return None
+
+
+def _check_operation(op: CommOp) -> str | None:
+    """What is wrong with one of a strategy's operations, or None."""
+    if op.collective not in OPS:
+        return f"collective {op.collective!r} is not one of {', '.join(OPS)}"
+    if op.group not in AXES:
+        return f"group {op.group!r} is not one of {', '.join(AXES)}"
+    for attr, bound in (("size_bytes", BYTES), ("count", CALLS)):
+        value = getattr(op, attr)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return f"{attr} {value!r:.40} is not a number"
+        wrong = problem(value, bound)
+        if wrong:
+            return f"{attr}: {wrong}"
+    return None
+
+
+def _check_memory_term(term: MemoryTerm) -> str | None:
+    """What is wrong with one of a strategy's memory terms, or None."""
+    wrong = problem(term.size_bytes, BYTES)
+    return f"{term.what!r:.40}: {wrong}" if wrong else None
 
 
 def _check_shards(result: Any) -> str | None:
@@ -271,41 +272,35 @@ def _guard_strategy(guard: _Guard, strategy: Strategy) -> Strategy:
             return False
         return bool(result)
 
-    def guarded_operations(model: Any, layout: Any) -> list[CommOp]:
-        try:
-            result = guard.call("operations", operations, model, layout)
-            problem = _check_operations(result)
-            if problem:
-                raise guard.garbage("operations", problem)
-        except _Skipped:
-            return []
-        return list(result)
+    def checked(
+        method: str,
+        function: Callable[..., Any],
+        check: Callable[[Any], str | None],
+        skipped: Callable[[], Any],
+    ) -> Callable[[Any, Any], Any]:
+        """``function(model, layout)`` through the guard, its result checked; what
+        ``skipped()`` returns once the strategy failed."""
 
-    def guarded_memory(model: Any, layout: Any) -> list[MemoryTerm]:
-        try:
-            result = guard.call("memory", memory, model, layout)
-            problem_ = _check_memory(result)
-            if problem_:
-                raise guard.garbage("memory", problem_)
-        except _Skipped:
-            return []
-        return list(result)
+        def guarded(model: Any, layout: Any) -> Any:
+            try:
+                result = guard.call(method, function, model, layout)
+                wrong = check(result)
+                if wrong:
+                    raise guard.garbage(method, wrong)
+            except _Skipped:
+                return skipped()
+            return list(result) if isinstance(result, (list, tuple)) else result
 
-    def guarded_state_shards(model: Any, layout: Any) -> StateShards:
-        try:
-            result = guard.call("state_shards", state_shards, model, layout)
-            problem_ = _check_shards(result)
-            if problem_:
-                raise guard.garbage("state_shards", problem_)
-        except _Skipped:
-            return StateShards()
-        return result  # type: ignore[no-any-return]
+        return guarded
 
     memory, state_shards = _original(strategy, "memory"), _original(strategy, "state_shards")
     _install(strategy, "applicable", guarded_applicable, applicable)
-    _install(strategy, "operations", guarded_operations, operations)
-    _install(strategy, "memory", guarded_memory, memory)
-    _install(strategy, "state_shards", guarded_state_shards, state_shards)
+    for method, function, check, skipped in (
+        ("operations", operations, lambda r: _check_items(r, CommOp, _check_operation), list),
+        ("memory", memory, lambda r: _check_items(r, MemoryTerm, _check_memory_term), list),
+        ("state_shards", state_shards, _check_shards, StateShards),
+    ):
+        _install(strategy, method, checked(method, function, check, skipped), function)
     return strategy
 
 

@@ -59,8 +59,10 @@ def guarded_server_class() -> Any:
     Raises:
         ImportError: textual-serve (or aiohttp) is not installed.
     """
+    # ``import a.b``, not ``from a import b``: the latter finds an attribute the package
+    # kept from an earlier import even where the module is gone (tests remove it).
+    import textual_serve.server as served
     from aiohttp import WSCloseCode
-    from textual_serve import server as served
     from textual_serve.app_service import AppService
 
     class GuardedServer(served.Server):  # type: ignore[misc]
