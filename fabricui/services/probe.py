@@ -257,6 +257,10 @@ def _stop_group(process: subprocess.Popen[bytes]) -> None:
     ``STOP_GRACE_S`` (a tool, or a child of it, that ignores SIGTERM)."""
     import signal
 
+    if not hasattr(os, "killpg"):  # Windows: no process groups to signal
+        process.kill()
+        process.wait()
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGTERM)
     if _wait(process, STOP_GRACE_S) and not _group_alive(process.pid):
