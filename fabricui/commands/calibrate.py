@@ -109,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
         print_json(calibration.report)
     else:
         print(render(calibration.report))
+    for line in dropped_lines(calibration.report):
+        print(f"fabricui: warning: {line}", file=sys.stderr)
     if calibration.held_out_worse:
         print(
             "fabricui: warning: held-out rows got worse with the fitted figures; the "
@@ -116,6 +118,17 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def dropped_lines(report: dict[str, Any]) -> list[str]:
+    """One line per run that had rows left out (NaN or negative figures), saying how many
+    and why."""
+    from fabricui.importers.nccl_tests import DroppedRow, dropped_summary
+
+    by_run: dict[str, list[DroppedRow]] = {}
+    for row in report["dropped_rows"]:
+        by_run.setdefault(row["source"], []).append(DroppedRow(row["line"], row["why"]))
+    return [dropped_summary(source, rows) for source, rows in by_run.items()]
 
 
 def render(report: dict[str, Any]) -> str:

@@ -91,15 +91,14 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: The file is missing or not an NCCL log, or an ``--env`` is malformed.
     """
-    from fabricui.importers.nccl_log import read_nccl_log
-    from fabricui.services.doctor import diagnose, report_json
+    from fabricui.services.doctor import diagnose, read_log, report_json
 
     hints = _env_hints(args.env)
     if args.log is None:
         if not getattr(args, "health", None):
             raise ConfigError("give an NCCL_DEBUG=INFO log, or --health FILE (see --help)")
         return _health_only(args)
-    log = read_nccl_log(args.log)
+    log = read_log(args.log)
     findings = diagnose(log, hints)
     check = _fabric_check(args, log)
     if check is not None:

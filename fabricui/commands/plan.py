@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabricui.bounds import MFU, checked
 from fabricui.commands.options import add_hosts_option
 from fabricui.commands.strategies import add_common_args, catalog_of, topology_of
-from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.services.plan import DP_STRATEGIES as DP_STRATEGIES
 from fabricui.services.plan import MODEL_PARALLEL as MODEL_PARALLEL
@@ -228,8 +228,8 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
     from fabricui.services.plan import DEFAULT_MODEL, PlanRequest
 
     mfu = _get(args, "mfu", None)
-    if mfu is not None and not 0.0 < mfu <= 1.0:
-        raise ConfigError(f"--mfu must be in (0, 1] (got {mfu})")
+    if mfu is not None:
+        mfu = checked(mfu, MFU, "--mfu")
     return PlanRequest(
         topology=topology_of(args),
         model=_get(args, "model", DEFAULT_MODEL),

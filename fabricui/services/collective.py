@@ -178,7 +178,8 @@ def predict_collective(
     """
     from fabricui.engine.evaluate import evaluate_collective
     from fabricui.engine.nccl import release_for
-    from fabricui.services import admission
+    from fabricui.engine.routing import Router
+    from fabricui.services import flow_memory
     from fabricui.services.session import collective_algorithms, load_fabric
 
     release_for(request.nccl_version)  # an unknown or too old release: one clear error
@@ -188,7 +189,7 @@ def predict_collective(
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
     ranks = job.ranks if job is not None else group_ranks(fabric, request.group, request.gpus)
-    admission.admit_collective(request.op, len(ranks))
+    flow_memory.admit_collective(request.op, ranks, Router.for_fabric(fabric))
     progress.phase("loading the algorithms")
     algorithms = collective_algorithms(host=host)
 

@@ -279,15 +279,15 @@ class LoadedFabric:
         """
         from fabricui.engine.evaluate import evaluate_collective
         from fabricui.errors import EngineError
-        from fabricui.services.admission import admit_collective
+        from fabricui.services.flow_memory import admit_collective
 
         ranks = self.group_ranks(group)
         if len(ranks) < 2:
             raise EngineError(
                 f"group {group!r} has one GPU on {self.spec.id}: choose another group"
             )
-        admit_collective(op, len(ranks))  # a 250,000-GPU pod: one line, not gigabytes
-        with self.lock:
+        with self.lock:  # the sample the admission routes shares the router's caches
+            admit_collective(op, ranks, self.router)  # a 250,000-GPU pod: one line
             return evaluate_collective(
                 self.fabric,
                 op,

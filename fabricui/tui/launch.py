@@ -83,12 +83,15 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
     remembered = with_remembered(request)
 
     from fabricui.tui.app import make_app
+    from fabricui.tui.terminal import guarding
 
     app = make_app(launch=remembered, catalog=catalog)
     app.interactive = True
     if remembered.topology != request.topology:
         app.fallback = request.topology  # if the remembered topology is gone
-    app.run()
+    with guarding(app) as guard:
+        app.terminal_guard = guard
+        app.run()
     return app.return_code or 0
 
 

@@ -655,10 +655,9 @@ class TopologyScreen(ViewScreen):
     def _read_log(self, name: str) -> None:
         from pathlib import Path
 
-        from fabricui.importers.nccl_log import read_nccl_log
-        from fabricui.services.doctor import diagnose
+        from fabricui.services.doctor import diagnose, read_log
 
-        log = read_nccl_log(Path(name).expanduser())
+        log = read_log(Path(name).expanduser())
         findings = diagnose(log)
         data = self.data
         if data is not None:  # and against the fabric on screen, as `doctor --topology`
@@ -675,9 +674,13 @@ class TopologyScreen(ViewScreen):
             self.post_message(self.LogRead(name, log, findings))
 
     def worker_failed(self, worker: Worker[object]) -> None:
-        """A log that could not be read leaves no "reading..." line behind."""
+        """A log that could not be read leaves no "reading..." line behind, nor a refused
+        heat computation a "computing..." one."""
         if worker.group == "log":
             self.query_one(FindingsPanel).show_message("no log shown (see the error above)")
+        elif worker.group == "heat" and not worker.is_cancelled and self.heat_pattern:
+            self.map.set_heat(None)
+            self._legend(f"heat: {self.heat_pattern} not computed (see the error); h: next")
 
     @on(LogRead)
     def log_read(self, message: LogRead) -> None:
