@@ -109,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
         print_json(calibration.report)
     else:
         print(render(calibration.report))
+    from fabricui.services.calibrate import dropped_lines
+
+    for line in dropped_lines(calibration.report):
+        print(f"fabricui: warning: {line}", file=sys.stderr)
     if calibration.held_out_worse:
         print(
             "fabricui: warning: held-out rows got worse with the fitted figures; the "

@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fabricui.bounds import NIC_PORT_GBPS, checked
 from fabricui.errors import ConfigError
 from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
 from fabricui.services.settings import ENV_HWDB
@@ -138,6 +139,8 @@ def topology_request(args: argparse.Namespace) -> TopologyRequest:
     """The topology the options name (the default topology when they name none), with
     the what-if links they ask for."""
     nic_gbps = getattr(args, "nic_gbps", None)
+    if nic_gbps is not None:
+        nic_gbps = checked(nic_gbps, NIC_PORT_GBPS, "--nic-gbps")
     links = getattr(args, "scale_up_links", None)
     what_if = WhatIf(nic_gbps, links) if nic_gbps is not None or links is not None else None
     return TopologyRequest(

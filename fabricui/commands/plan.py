@@ -7,9 +7,9 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabricui.bounds import MFU, checked
 from fabricui.commands.options import add_hosts_option, catalog_request, topology_request
 from fabricui.commands.strategies import add_common_args
-from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.services.plan import MODEL_PARALLEL, SEARCH_TOP, STEP_PARTS, load_strategies
 from fabricui.vocabulary import (
@@ -247,8 +247,8 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
     from fabricui.services.plan import PlanRequest
 
     mfu = _get(args, "mfu", None)
-    if mfu is not None and not 0.0 < mfu <= 1.0:
-        raise ConfigError(f"--mfu must be in (0, 1] (got {mfu})")
+    if mfu is not None:
+        mfu = checked(mfu, MFU, "--mfu")
     return PlanRequest(
         topology=topology_request(args),
         model=_get(args, "model", DEFAULT_MODEL),

@@ -14,19 +14,27 @@ from typing import Any
 
 from fabricui.commands.explore import add_launch_options, launch_request
 from fabricui.commands.options import catalog_request, command_line_hwdb
+from fabricui.commands.snapshot import parse_terminal_size
 from fabricui.errors import ConfigError
 from fabricui.services.command_requests import ServeRequest
+from fabricui.services.serve_access import is_loopback, normalize_origin
 
 #: Port ``fabricui serve`` listens on unless told otherwise.
 DEFAULT_PORT = 8000
 #: Address it binds to unless told otherwise: this machine only.
 DEFAULT_HOST = "127.0.0.1"
+#: Explorers running at once unless told otherwise (each is a Python process of its own).
+DEFAULT_MAX_SESSIONS = 4
+#: Largest terminal a session runs at unless told otherwise: a 4K screen at a small font.
+DEFAULT_MAX_TERMINAL = "500x200"
 
 DESCRIPTION = (
     "Serve the explorer to a web browser (textual-serve; pip install 'fabricui[serve]'). "
     "Every browser tab runs its own `fabricui explore` with the launch options given here. "
     f"Binds to {DEFAULT_HOST} unless --host says otherwise; reach it from another machine "
-    f"through an SSH tunnel (ssh -L {DEFAULT_PORT}:{DEFAULT_HOST}:{DEFAULT_PORT} HOST)."
+    f"through an SSH tunnel (ssh -L {DEFAULT_PORT}:{DEFAULT_HOST}:{DEFAULT_PORT} HOST). "
+    "Prints the URL to open: it carries a random token that every request must show, and "
+    "pages of other sites are refused."
 )
 
 
@@ -58,6 +66,34 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="the address browsers use, when it is not http://HOST:PORT (a proxy, or an SSH "
         "tunnel to another local port)",
     )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also let pages of ORIGIN (scheme://host[:port]) use the server, e.g. a proxy "
+        "in front of it (repeatable)",
+    )
+    parser.add_argument(
+        "--no-token",
+        action="store_true",
+        help="do not require the URL's token (loopback only: every user of this machine "
+        "can then run the explorer as you)",
+    )
+    parser.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        metavar="N",
+        help=f"most browser tabs served at once (default: {DEFAULT_MAX_SESSIONS})",
+    )
+    parser.add_argument(
+        "--max-terminal",
+        default=DEFAULT_MAX_TERMINAL,
+        metavar="COLSxROWS",
+        help=f"largest terminal a tab runs at; bigger windows are drawn at this size "
+        f"(default: {DEFAULT_MAX_TERMINAL})",
+    )
     return parser
 
 
@@ -69,7 +105,8 @@ def serve_request(args: argparse.Namespace) -> ServeRequest:
 
     Raises:
         ConfigError: A port out of range, an empty host, a public URL that is not http(s),
-            or a bad launch option (view, size).
+            an origin that is not one, ``--no-token`` off loopback, a session cap below 1,
+            a terminal cap out of range, or a bad launch option (view, size).
     """
     launch = launch_request(args)
     port = args.port
@@ -85,6 +122,13 @@ def serve_request(args: argparse.Namespace) -> ServeRequest:
             raise ConfigError(
                 f"--public-url must start with http:// or https:// (got {public_url!r})"
             )
+    origins = tuple(normalize_origin(origin) for origin in args.allow_origin)
+    if args.no_token and not is_loopback(host):
+        raise ConfigError(
+            f"--no-token is for loopback only: on {host} the token is what keeps others out"
+        )
+    if args.max_sessions < 1:
+        raise ConfigError(f"--max-sessions must be at least 1 (got {args.max_sessions})")
     return ServeRequest(
         launch=launch,
         catalog=catalog_request(args),
@@ -92,6 +136,10 @@ def serve_request(args: argparse.Namespace) -> ServeRequest:
         host=host,
         port=port,
         public_url=public_url,
+        allowed_origins=origins,
+        token=not args.no_token,
+        max_sessions=args.max_sessions,
+        max_terminal=parse_terminal_size(args.max_terminal, "--max-terminal"),
     )
 
 

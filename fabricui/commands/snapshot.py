@@ -157,8 +157,12 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
     )
 
 
-def parse_terminal_size(text: str) -> tuple[int, int]:
+def parse_terminal_size(text: str, flag: str = "--terminal-size") -> tuple[int, int]:
     """``120x40`` -> (120, 40).
+
+    Args:
+        text: What the user typed.
+        flag: The option it was given to (for the error).
 
     Raises:
         ConfigError: Not ``COLSxROWS`` within 40x10 .. 1000x500.
@@ -168,10 +172,8 @@ def parse_terminal_size(text: str) -> tuple[int, int]:
         hint = ""
         if text[:1].isdigit():  # 1G, 64K: a message size where the screen's size goes
             hint = " (a message size is --message-size)"
-        raise ConfigError(
-            f"invalid --terminal-size {text!r}: use COLUMNSxROWS such as 120x40{hint}"
-        )
+        raise ConfigError(f"invalid {flag} {text!r}: use COLUMNSxROWS such as 120x40{hint}")
     size = (int(cols), int(rows))
     if size[0] < 40 or size[1] < 10 or size[0] > 1000 or size[1] > 500:
-        raise ConfigError(f"--terminal-size {text} is out of range (40x10 .. 1000x500)")
+        raise ConfigError(f"{flag} {text} is out of range (40x10 .. 1000x500)")
     return size

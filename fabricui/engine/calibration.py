@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.evaluate import algorithms_for_env, evaluate_collective
+from fabricui.engine.routing import Router
 from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
@@ -274,6 +275,8 @@ class _Problem:
             cuts = np.cumsum([part.size for part in sizes])[:-1]
             for i, part in zip(members, np.split(times, cuts)):
                 out[i] = part
+        for fabric in trial:
+            Router.forget(fabric)  # free this trial's routes now, not at the next full gc
         return out
 
     def log_errors(self, params: Mapping[str, Mapping[str, float]]) -> FloatArray:

@@ -126,6 +126,15 @@ class Router:
             object.__setattr__(fabric, "_router", router)
         return router
 
+    @staticmethod
+    def forget(fabric: Fabric) -> None:
+        """Drop the router kept on ``fabric`` and the bulk router kept on that router: each
+        pair refers to each other, so without this a fabric used once (a calibration trial)
+        and its routes wait for Python's next full garbage collection, and pile up."""
+        router = fabric.__dict__.pop("_router", None)
+        if router is not None:
+            router.__dict__.pop("_bulk", None)
+
     @cached_property
     def capacity_GBps(self) -> npt.NDArray[np.float64]:
         """(n_links,) achievable bandwidth ``bw * eff`` [GB/s], TCP links capped at what the

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabricui.bounds import real
 from fabricui.errors import HwdbError, unknown_id_message
 from fabricui.hwdb.schema import show
 from fabricui.hwdb.topology_file import parse_topology
@@ -142,9 +143,10 @@ def _mapping(
 def _int(doc: YamlDocument, path: KeyPath, value: Any, optional: bool = False) -> int | None:
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or float(value) != int(value):
+    number = real(value)
+    if number is None or not number.is_integer():
         raise _fail(doc, path, f"expected a whole number, got {show(value)}")
-    number = int(value)
+    number = int(number)
     if not 1 <= number <= MAX_COUNT:
         raise _fail(doc, path, f"must be between 1 and {MAX_COUNT} (got {number})")
     return number
@@ -153,9 +155,9 @@ def _int(doc: YamlDocument, path: KeyPath, value: Any, optional: bool = False) -
 def _float(doc: YamlDocument, path: KeyPath, value: Any, optional: bool = False) -> float | None:
     if value is None and optional:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _fail(doc, path, f"expected a number, got {show(value)}")
-    number = float(value)
+    number = real(value)
+    if number is None:
+        raise _fail(doc, path, f"expected a finite number, got {show(value)}")
     if not 0 < number < 1e30:
         raise _fail(doc, path, f"must be a positive number (got {show(value)})")
     return number

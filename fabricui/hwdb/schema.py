@@ -13,6 +13,7 @@ import re
 import reprlib
 from typing import Any, TypeVar
 
+from fabricui.bounds import NIC_PORT_GBPS, Range, problem
 from fabricui.errors import HwdbError
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
 from fabricui.model import records, topology
@@ -27,6 +28,9 @@ _MAX_NUMBER = 2**53
 _NESTED: dict[str, type] = {"IntraSpec": topology.IntraSpec, "NetSpec": topology.NetSpec}
 #: Annotations naming a Literal of words (read as text; ``check_choice`` checks the word).
 _TEXT_TYPES = ("NetLayout",)
+
+#: Fields with a physical range beyond being positive: (record class, field) -> range.
+_RANGES: dict[tuple[str, str], Range] = {("NetSpec", "gbps"): NIC_PORT_GBPS}
 
 #: Fields that must be > 0 when present (everything named *_GBps, *_Gbps, *_TFLOPS, counts).
 _POSITIVE = re.compile(r"(_GBps|_Gbps|_TFLOPS|_GB|_B)$|^(nodes|gpus_per_node|radix|ports|layers)$")
@@ -147,6 +151,10 @@ def convert_record(
                 _fail(doc, path, f"missing required key '{name}'")
             continue
         kwargs[name] = convert_value(doc, (*path, name), str(f.type), data[name])
+        bound = _RANGES.get((cls.__name__, name))
+        wrong = bound and kwargs[name] is not None and problem(kwargs[name], bound)
+        if wrong:
+            _fail(doc, (*path, name), wrong)
     return cls(**kwargs)
 
 

@@ -339,7 +339,11 @@ _CONNECTION = re.compile(
     r" -> (?P<dst>\d{1,9})\[(?P<ddev>[0-9a-fA-Fx]{1,16})\](?: \[(?P<dir>send|receive)\])? "
     r"via (?P<via>\S.*)$"
 )
-_RING_LIST = re.compile(r"^Channel (\d{1,9})/(\d{1,9}) :\s+(-?\d+(?:\s+-?\d+)*)\s*$")
+_RING_HEAD = re.compile(r"^Channel (\d{1,9})/(\d{1,9}) :\s+(?=-?\d)")
+#: What may follow the head: ranks and blanks (one character class, so the regex engine
+#: keeps no state per rank: a nested repeat kept ~400 bytes per rank of a long list).
+_RING_BODY = re.compile(r"[-0-9\s]*")
+_RING_RANK = re.compile(r"-?\d+")
 #: ``Ring 00 : 7 -> 0 -> 1`` (GRAPH subsystem: a rank's ring neighbours).
 _RING_NEXT = re.compile(r"^Ring (\d{1,9}) : (-?\d{1,9}) -> (\d{1,9}) -> (-?\d{1,9})\s*$")
 #: ``NET/IB/3``, ``NET/IB/3(5)`` (PXN through rank 5), ``NET/IBext_v8/1/GDRDMA``.
@@ -356,6 +360,10 @@ _TREE_ENTRY = re.compile(r"\[(\d{1,9})\] -?\d{1,9}/-?\d{1,9}/-?\d{1,9}->(\d{1,9}
 _MAX_TREES_LINE = 8192
 #: Most ranks a printed ring is read with (longer lists are a paste artefact).
 _MAX_RING = 1 << 20
+#: Longest ring-list line matched [characters]: ``_MAX_RING`` ranks of up to 7 digits and
+#: their blanks, with room to spare. A longer one is not matched at all: the match and the
+#: split of a 50 MB line took gigabytes only to be thrown away.
+_MAX_RING_LINE = 16 * _MAX_RING
 _COLL_CHANNELS = re.compile(r"\b(\d{1,9}) coll channels\b")
 _NVLS_CHANNELS = re.compile(r"\b(\d{1,9}) nvls channels\b|\bnvlsChannels (\d{1,9})")
 _NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d{1,9})")
@@ -658,13 +666,15 @@ def _connection(line: _Line, match: re.Match[str]) -> bool:
 
 def _ring_order(line: _Line, match: re.Match[str]) -> bool:
     """``Channel 00/02 :    0   1 ...``: the channel count and one ring's rank order (not
-    kept when longer than ``_MAX_RING`` ranks, a paste artefact)."""
+    kept when longer than ``_MAX_RING`` ranks, a paste artefact; ``_ring_list`` reads it)."""
+    ring = _ring_list(line.msg)
+    if ring is None:
+        return False
+    channel, total, order = ring
     log = line.log
-    total = int(match.group(2))
     log.ring_channels = max(log.ring_channels or 0, total)
-    order = match.group(3).split()
-    if len(order) <= _MAX_RING:
-        log.rings.setdefault(int(match.group(1)), [int(r) for r in order])
+    if order is not None:
+        log.rings.setdefault(channel, order)
     return True
 
 
@@ -840,7 +850,7 @@ _MESSAGE_FORMS: tuple[tuple[_Finder, _Handler], ...] = (
     (_GDR.search, _gdr),
     (COMPLETION.search, _completion_error),
     (_CONNECTION.match, _connection),
-    (_RING_LIST.match, _ring_order),
+    (_RING_HEAD.match, _ring_order),
     (_TREES.match, _trees),
     (_RING_NEXT.match, _ring_neighbours),
     (_TUNING_HEADER.match, _tuning_header),
@@ -907,6 +917,23 @@ _COUNTS: tuple[tuple[re.Pattern[str], Callable[[_Line, re.Match[str]], None]], .
 )
 
 
+def _ring_list(msg: str) -> tuple[int, int, list[int] | None] | None:
+    """(channel, channels, ring order) of ``Channel 00/02 :    0   1 ...``, or None for
+    another message; the order is None when longer than ``_MAX_RING`` ranks (a paste
+    artefact), and lines past ``_MAX_RING_LINE`` characters are not read at all."""
+    head = _RING_HEAD.match(msg) if len(msg) <= _MAX_RING_LINE else None
+    if head is None or _RING_BODY.fullmatch(msg, head.end()) is None:
+        return None
+    order: list[int] = []
+    for rank in _RING_RANK.finditer(msg, head.end()):
+        end = rank.end()
+        if end < len(msg) and not msg[end].isspace():
+            return None  # a token such as 1-2: not a ring list
+        if len(order) <= _MAX_RING:
+            order.append(int(rank.group()))
+    return int(head.group(1)), int(head.group(2)), order if len(order) <= _MAX_RING else None
+
+
 def _parse_message(
     log: NcclLog,
     number: int,
@@ -963,16 +990,25 @@ def read_nccl_log(path: Path | str) -> NcclLog:
     Raises:
         NcclLogError: The file cannot be read, is binary, or is not an NCCL log.
     """
+    return decode_and_parse(*read_log_bytes(path))
+
+
+def read_log_bytes(path: Path | str) -> tuple[bytes, str]:
+    """The bytes of a log file (``-``: standard input) and its name for messages, read
+    up to ``MAX_LOG_BYTES``.
+
+    Raises:
+        NcclLogError: The file cannot be read or is larger than ``MAX_LOG_BYTES``.
+    """
     from fabricui.files import read_bounded
 
-    data, source = read_bounded(
+    return read_bounded(
         path,
         MAX_LOG_BYTES,
         NcclLogError,
         "an NCCL_DEBUG log",
         "; keep the NCCL lines (grep NCCL) and read those",
     )
-    return decode_and_parse(data, source)
 
 
 def decode_and_parse(data: bytes, source: str) -> NcclLog:

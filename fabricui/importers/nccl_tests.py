@@ -86,6 +86,32 @@ class ResultRun:
     """Measurements entry id."""
     quality: str | None = None
     """Measurements entry quality (``reference``, ``degraded``, ``ambiguous``)."""
+    dropped: tuple[DroppedRow, ...] = ()
+    """Rows left out because their figures are impossible (NaN, negative)."""
+
+
+@dataclass(frozen=True)
+class DroppedRow:
+    """A result row left out of the fit, and why."""
+
+    line: int
+    """1-based line in the file."""
+    why: str
+    """``a NaN or infinite time``, ``a negative time`` ..."""
+
+
+def dropped_summary(origin: str, dropped: Sequence[DroppedRow]) -> str:
+    """One line: ``FILE: dropped 3 rows: 2 with a NaN or infinite time (lines 14, 15), 1
+    with a negative time (line 20)``."""
+    by_why: dict[str, list[int]] = {}
+    for row in dropped:
+        by_why.setdefault(row.why, []).append(row.line)
+    parts = []
+    for why, lines in by_why.items():
+        shown = ", ".join(str(n) for n in lines[:5]) + (", ..." if len(lines) > 5 else "")
+        parts.append(f"{len(lines)} with {why} (line{'s' * (len(lines) > 1)} {shown})")
+    count = len(dropped)
+    return f"{origin}: dropped {count} row{'s' * (count != 1)}: {', '.join(parts)}"
 
 
 # --- nccl-tests output ---------------------------------------------------------------------
@@ -172,6 +198,7 @@ class _Table:
         self.gpus = 1
         self.first_line: int | None = None
         self.env: dict[str, str] = {}
+        self.dropped: list[DroppedRow] = []
 
     def row(self, tokens: list[str], number: int) -> None:
         """Add a data row, or ignore a line that only looks like one (errors, N/A)."""
@@ -180,8 +207,14 @@ class _Table:
         index = self._time_index(tokens)
         if index is None or index + 2 >= len(tokens):
             return
-        time, algbw, busbw = (_number(t) for t in tokens[index : index + 3])
+        texts = tokens[index : index + 3]
+        time, algbw, busbw = (_number(t) for t in texts)
         size = int(tokens[0])
+        why = _impossible(size, texts) if size > 0 else None
+        if why is not None:
+            self.dropped.append(DroppedRow(number, why))
+            self.first_line = self.first_line or number
+            return
         if time is None or time <= 0 or size <= 0 or algbw is None or busbw is None:
             return
         self.rows.append(ResultRow(size, time, algbw, busbw, number))
@@ -203,7 +236,7 @@ class _Table:
         return index if index < len(tokens) else None
 
     def finish(self, origin: str) -> ResultRun | None:
-        if not self.rows:
+        if not self.rows and not self.dropped:
             return None
         hosts = set(self.ranks.values())
         nranks = len(self.ranks) or _nranks_from_factor(self.op, self.rows)
@@ -216,7 +249,28 @@ class _Table:
             single_process=self.gpus * self.threads > 1,
             env=dict(self.env),
             gpu=self.gpu,
+            dropped=tuple(self.dropped),
         )
+
+
+def _impossible(size: int, texts: list[str]) -> str | None:
+    """Why a row whose time and bandwidths are numbers cannot be a measurement, or None
+    (also None when they are not numbers at all: a line that only looks like a row)."""
+    try:
+        time, algbw, busbw = (float(t) for t in texts)
+    except ValueError:
+        return None
+    if not math.isfinite(time):
+        return "a NaN or infinite time"
+    if time < 0:
+        return "a negative time"
+    if time == 0:
+        return "a zero time"
+    if not (math.isfinite(algbw) and math.isfinite(busbw)):
+        return "a NaN or infinite bandwidth"
+    if algbw < 0 or busbw < 0:
+        return "a negative bandwidth"
+    return None
 
 
 def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[ResultRun]:
@@ -448,13 +502,19 @@ def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ())
             runs = [r for r in runs if r.entry_id in entries]
     else:
         runs = parse_nccl_tests(text, str(path), op)
-    runs = [r for r in runs if r.rows]
-    if not runs:
+    usable = [r for r in runs if r.rows]
+    if not usable:
+        dropped = [d for r in runs for d in r.dropped]
+        if dropped:
+            raise ResultsError(f"no usable rows: {dropped_summary(str(path), dropped)}")
         raise ResultsError(
             f"{path}: no nccl-tests result rows (expected the table nccl-tests prints: "
             "size count type redop root time algbw busbw ...)"
         )
-    return runs
+    orphans = tuple(d for r in runs if not r.rows for d in r.dropped)  # tables of only those
+    if orphans:
+        usable[0] = dataclasses.replace(usable[0], dropped=usable[0].dropped + orphans)
+    return usable
 
 
 def _looks_like_measurements(text: str) -> bool:

@@ -33,6 +33,8 @@ from fabricui.errors import PluginError
 ENV_TIMEOUT = "FABRICUI_PLUGIN_TIMEOUT_S"
 #: Time a plugin's hook (or a call into what it registered) may take [s] before it is skipped.
 DEFAULT_TIMEOUT_S = 5.0
+#: Longest budget [s] (a day); a longer one means no limit, as 0 and ``inf`` do.
+MAX_TIMEOUT_S = 86_400.0
 #: Extra time past the budget before the watchdog ends a frozen process [s] (see
 #: ``watchdog_s``).
 WATCHDOG_GRACE_S = 6.0
@@ -48,7 +50,9 @@ def timeout_s() -> float | None:
     """The time budget of one plugin call, from ``FABRICUI_PLUGIN_TIMEOUT_S`` [s].
 
     Returns:
-        ``DEFAULT_TIMEOUT_S`` when unset or not a number; None (no limit) for 0 or less.
+        ``DEFAULT_TIMEOUT_S`` when unset or not a number; None (no limit) for 0 or less,
+        and for more than ``MAX_TIMEOUT_S`` (a budget longer than any run is none: a
+        thread cannot be waited for 10^10 s).
     """
     text = os.environ.get(ENV_TIMEOUT, "").strip()
     try:
@@ -57,7 +61,7 @@ def timeout_s() -> float | None:
         return DEFAULT_TIMEOUT_S
     if math.isnan(value):
         return DEFAULT_TIMEOUT_S
-    return value if 0 < value < math.inf else None
+    return value if 0 < value <= MAX_TIMEOUT_S else None
 
 
 def watchdog_s(budget: float) -> float:

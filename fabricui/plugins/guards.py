@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import numbers
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from fabricui.bounds import BYTES, CALLS, OPERATION_TIME_US, problem, within
 from fabricui.engine.training.groups import AXES
 from fabricui.engine.types import (
     CollectiveAlgorithm,
     CommOp,
+    MemoryTerm,
+    StateShards,
     Strategy,
     TopologyBuilder,
 )
@@ -168,7 +170,8 @@ def _install(
 
 def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> CollectiveAlgorithm:
     """``applicable`` answers False and ``time_us`` raises PluginError once either failed,
-    hung or returned something that is not a time per size (NaN, negative, wrong shape)."""
+    hung or returned something that is not a time per size (NaN, negative, faster than a
+    nanosecond, wrong shape)."""
     applicable, time_us = _original(algorithm, "applicable"), _original(algorithm, "time_us")
 
     def guarded_applicable(group: Any, op: str) -> bool:
@@ -192,8 +195,10 @@ def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> Collectiv
             shape = np.shape(size_bytes)
             if times.shape != shape:
                 raise guard.garbage("time_us", f"returned shape {times.shape} for sizes {shape}")
-            if not np.isfinite(times).all() or (times < 0).any():
-                raise guard.garbage("time_us", "returned NaN, infinite or negative times")
+            possible = within(times, OPERATION_TIME_US) | (times == 0)  # 0: nothing to do
+            if not possible.all():
+                wrong = problem(times[~possible].flat[0], OPERATION_TIME_US)
+                raise guard.garbage("time_us", f"returned an impossible time: {wrong}")
         except _Skipped:
             raise PluginError(
                 f"plugin {guard.info.name}: {guard.label} skipped (see `fabricui plugins`)"
@@ -205,29 +210,57 @@ def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> Collectiv
     return algorithm
 
 
-def _check_operations(result: Any) -> str | None:
-    """What is wrong with a strategy's ``operations()`` result, or None."""
+def _check_items(result: Any, kind: type, check: Callable[[Any], str | None]) -> str | None:
+    """What is wrong with a list of ``kind`` items a strategy returned, or None."""
     if not isinstance(result, (list, tuple)):
-        return f"returned {type(result).__name__}, not a list of CommOp"
-    for op in result:
-        if not isinstance(op, CommOp):
-            return f"returned a {type(op).__name__} item, not CommOp"
-        if op.collective not in OPS:
-            return f"collective {op.collective!r} is not one of {', '.join(OPS)}"
-        if op.group not in AXES:
-            return f"group {op.group!r} is not one of {', '.join(AXES)}"
-        for attr in ("size_bytes", "count"):
-            value = getattr(op, attr)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                return f"{attr} {value!r:.40} is not a number"
-            if not math.isfinite(value) or value < 0:
-                return f"{attr} {value!r} is not a finite number >= 0"
+        return f"returned {type(result).__name__}, not a list of {kind.__name__}"
+    for item in result:
+        if not isinstance(item, kind):
+            return f"returned a {type(item).__name__} item, not {kind.__name__}"
+        wrong = check(item)
+        if wrong:
+            return wrong
+    return None
+
+
+def _check_operation(op: CommOp) -> str | None:
+    """What is wrong with one of a strategy's operations, or None."""
+    if op.collective not in OPS:
+        return f"collective {op.collective!r} is not one of {', '.join(OPS)}"
+    if op.group not in AXES:
+        return f"group {op.group!r} is not one of {', '.join(AXES)}"
+    for attr, bound in (("size_bytes", BYTES), ("count", CALLS)):
+        value = getattr(op, attr)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return f"{attr} {value!r:.40} is not a number"
+        wrong = problem(value, bound)
+        if wrong:
+            return f"{attr}: {wrong}"
+    return None
+
+
+def _check_memory_term(term: MemoryTerm) -> str | None:
+    """What is wrong with one of a strategy's memory terms, or None."""
+    wrong = problem(term.size_bytes, BYTES)
+    return f"{term.what!r:.40}: {wrong}" if wrong else None
+
+
+def _check_shards(result: Any) -> str | None:
+    """What is wrong with a strategy's ``state_shards()`` result, or None."""
+    if not isinstance(result, StateShards):
+        return f"returned {type(result).__name__}, not StateShards"
+    for attr in ("weights", "grads", "optimizer"):
+        value = getattr(result, attr)
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            return f"{attr} {value!r:.40} is not a whole number of ranks >= 1"
     return None
 
 
 def _guard_strategy(guard: _Guard, strategy: Strategy) -> Strategy:
-    """Once ``applicable`` or ``operations`` failed, hung or returned garbage, the strategy
-    is skipped: ``applicable`` answers False and ``operations`` returns no operations."""
+    """Once ``applicable``, ``operations``, ``memory`` or ``state_shards`` failed, hung or
+    returned garbage (an impossible size or count), the strategy is skipped: ``applicable``
+    answers False, ``operations`` and ``memory`` return nothing, ``state_shards`` no
+    sharding."""
     applicable, operations = _original(strategy, "applicable"), _original(strategy, "operations")
 
     def guarded_applicable(model: Any, layout: Any) -> bool:
@@ -239,18 +272,35 @@ def _guard_strategy(guard: _Guard, strategy: Strategy) -> Strategy:
             return False
         return bool(result)
 
-    def guarded_operations(model: Any, layout: Any) -> list[CommOp]:
-        try:
-            result = guard.call("operations", operations, model, layout)
-            problem = _check_operations(result)
-            if problem:
-                raise guard.garbage("operations", problem)
-        except _Skipped:
-            return []
-        return list(result)
+    def checked(
+        method: str,
+        function: Callable[..., Any],
+        check: Callable[[Any], str | None],
+        skipped: Callable[[], Any],
+    ) -> Callable[[Any, Any], Any]:
+        """``function(model, layout)`` through the guard, its result checked; what
+        ``skipped()`` returns once the strategy failed."""
 
+        def guarded(model: Any, layout: Any) -> Any:
+            try:
+                result = guard.call(method, function, model, layout)
+                wrong = check(result)
+                if wrong:
+                    raise guard.garbage(method, wrong)
+            except _Skipped:
+                return skipped()
+            return list(result) if isinstance(result, (list, tuple)) else result
+
+        return guarded
+
+    memory, state_shards = _original(strategy, "memory"), _original(strategy, "state_shards")
     _install(strategy, "applicable", guarded_applicable, applicable)
-    _install(strategy, "operations", guarded_operations, operations)
+    for method, function, check, skipped in (
+        ("operations", operations, lambda r: _check_items(r, CommOp, _check_operation), list),
+        ("memory", memory, lambda r: _check_items(r, MemoryTerm, _check_memory_term), list),
+        ("state_shards", state_shards, _check_shards, StateShards),
+    ):
+        _install(strategy, method, checked(method, function, check, skipped), function)
     return strategy
 
 

@@ -4,13 +4,14 @@ refused with one line that says what would fit, instead of eating a shared login
 
 The per-item costs below were measured on this code (peak RSS over a range of sizes, the
 slope, rounded up); they are deliberately on the safe side: a refusal should be right, an
-admitted request should fit.
+admitted request should fit. Routing many flows costs what the fabric makes it cost, so
+flows are measured on a sample of the request's own (``flow_memory``).
 """
 
 from __future__ import annotations
 
-import math
 import os
+import sys
 from dataclasses import dataclass
 
 from fabricui.errors import ConfigError
@@ -21,12 +22,6 @@ ENV_MAX_MEMORY = "FABRICUI_MAX_MEMORY"
 DEFAULT_BUDGET_BYTES = 2 * 2**30
 #: Memory a process has before any work (interpreter, numpy, the catalog) [bytes].
 BASE_BYTES = 120 * 2**20
-#: Memory per routed flow of a traffic pattern or an all-to-all [bytes] (route, loads,
-#: rates and the per-flow result). Measured 2026-11-23 as the slope of peak RSS of
-#: ``fabricui traffic --json`` between 512 and 1,024 GPUs: 485 on a generated 1,024-GPU
-#: fat-tree, 540 on the imported Selene cluster; at 1,698 GPUs (2.9 million flows) both
-#: peak at 1.5 GB. Rounded up.
-FLOW_BYTES = 700
 #: Memory per GPU of a built fabric (device and link tables, routes) [bytes].
 GPU_BYTES = 2000
 #: Memory per rank of a collective's prediction (every algorithm's flows, their routes and
@@ -49,11 +44,14 @@ class Work:
     """Their name (``flows``)."""
     bytes_each: int
     """Estimated memory per unit [bytes]."""
+    start_bytes: int = BASE_BYTES
+    """Memory the process holds before the work [bytes] (``resident_bytes()`` where the
+    request is admitted after loading, ``BASE_BYTES`` before)."""
 
     @property
     def bytes(self) -> int:
         """Estimated peak memory of the request [bytes]."""
-        return BASE_BYTES + self.items * self.bytes_each
+        return self.start_bytes + self.items * self.bytes_each
 
 
 def memory_budget(text: str | None = None) -> int:
@@ -76,10 +74,26 @@ def memory_budget(text: str | None = None) -> int:
     return value
 
 
-def _size(value: float) -> str:
+def format_size(value: float) -> str:
+    """``1.5 GiB``: a byte count as messages show it."""
     from fabricui.units import format_bytes
 
     return format_bytes(value)
+
+
+def resident_bytes() -> int:
+    """Memory the process holds now [bytes] (resident set; 0 where unknown)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            pages = int(statm.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        try:
+            import resource
+        except ImportError:  # Windows
+            return 0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
 
 
 def admit(work: Work, budget_bytes: int, advice: str) -> None:
@@ -96,42 +110,23 @@ def admit(work: Work, budget_bytes: int, advice: str) -> None:
     if work.bytes <= budget_bytes:
         return
     raise ConfigError(
-        f"{work.what} is {work.items:,} {work.unit}, about {_size(work.bytes)} to compute "
-        f"(limit {_size(budget_bytes)}, --max-memory or {ENV_MAX_MEMORY}): {advice}"
+        f"{work.what} is {work.items:,} {work.unit}, about {format_size(work.bytes)} to compute "
+        f"(limit {format_size(budget_bytes)}, --max-memory or {ENV_MAX_MEMORY}): {advice}"
     )
 
 
 def admit_collective(op: str, ranks: int, budget_bytes: int | None = None) -> None:
     """Let a collective among ``ranks`` GPUs be predicted, or refuse it in one line with
-    the group size that fits (and, for an all-to-all, its n (n - 1) flows).
+    the group size that fits (an all-to-all's n (n - 1) flows are measured on top:
+    ``flow_memory.admit_collective``).
 
     Raises:
         ConfigError: The estimate is above the budget.
     """
     budget = memory_budget() if budget_bytes is None else budget_bytes
     most = max(2, (budget - BASE_BYTES) // RANK_BYTES)
-    if op == "all_to_all":
-        most = min(most, largest_all_to_all(budget))
-        admit(
-            Work(f"all_to_all among {ranks} GPUs", ranks * (ranks - 1), "flows", FLOW_BYTES),
-            budget,
-            f"use --gpus {most} or fewer, or --group per-node",
-        )
     admit(
         Work(f"{op} among {ranks:,} GPUs", ranks, "ranks", RANK_BYTES),
         budget,
         f"use --gpus {most} or fewer, or --group per-node",
     )
-
-
-def pattern_flows(pattern: str, gpus: int) -> int:
-    """Flows a traffic pattern among ``gpus`` GPUs has."""
-    if pattern == "all_to_all":
-        return gpus * (gpus - 1)
-    return gpus
-
-
-def largest_all_to_all(budget_bytes: int) -> int:
-    """The most GPUs an all-to-all (n * (n - 1) flows) fits within the budget."""
-    flows = max(0, budget_bytes - BASE_BYTES) // FLOW_BYTES
-    return max(2, int((1 + math.sqrt(1 + 4 * flows)) / 2))

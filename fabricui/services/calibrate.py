@@ -25,6 +25,12 @@ if TYPE_CHECKING:
     from fabricui.importers.nccl_tests import ResultRun
     from fabricui.model import TopologySpec
 
+#: Memory the fit takes whatever the run's size (its algorithms, trial figures) [bytes];
+#: on top, each rank costs a fabric's GPU and a collective's rank (``admission``). Measured
+#: 2026-11-27 as peak RSS of calibrate over logs of 32 to 4,096 hosts of 8 GPUs: 46 MiB at
+#: 256 ranks, 55 MiB at 1,024, 129 MiB at 8,192, 387 MiB at 32,768 (the estimate is 1.4 to
+#: 1.8 times as much).
+FIT_BYTES = 32 * 2**20
 #: Link tiers in the order the fit tries their generations (the network first).
 TIER_ORDER = ("scale-out", "scale-up", "host", "memory", "on-chip")
 #: Tiers whose generations' latency may be fitted.
@@ -108,6 +114,7 @@ def _case(
         raise ConfigError(f"--nodes must be at least 1 (got {nodes})")
     if nodes not in fabrics:
         scaled = _spec_for(spec, nodes)
+        _admit_fit(run, run.nranks or scaled.n_gpus)  # before building: 4,096 hosts at once
         admit_fabric(scaled)  # a 100,000-host log: one line, not gigabytes
         fabrics[nodes] = build_fabric_with_plugins(scaled, catalog)
     fabric = fabrics[nodes]
@@ -140,6 +147,26 @@ def _case(
         algo=algo,
         single_process=run.single_process,
     )
+
+
+def _admit_fit(run: ResultRun, nranks: int) -> None:
+    """Refuse, before any fabric is built, a run whose fit would not fit the memory budget:
+    every evaluation of the fit predicts the run's collective among all its ranks.
+
+    Raises:
+        ConfigError: Too many ranks for the budget (one line: the budget that would do).
+    """
+    from fabricui.services import admission
+
+    work = admission.Work(
+        f"fitting {run.source} ({run.op} among {nranks:,} GPUs)",
+        nranks,
+        "ranks",
+        admission.RANK_BYTES + admission.GPU_BYTES,
+        admission.resident_bytes() + FIT_BYTES,
+    )
+    needed_mib = -(-work.bytes // 2**26) * 64  # rounded up to 64 MiB
+    admission.admit(work, admission.memory_budget(), f"give --max-memory {needed_mib}M")
 
 
 def _forced_algo(
@@ -292,6 +319,11 @@ def _report(
         )
     return {
         "topology": spec.id,
+        "dropped_rows": [
+            {"source": run.source, "line": row.line, "why": row.why}
+            for run in runs
+            for row in run.dropped
+        ],
         "files": [str(p) for p in request.results],
         "held_out_files": [str(p) for p in request.held_out],
         "links": links,
@@ -300,3 +332,14 @@ def _report(
         "evaluations": result.evaluations,
         "runs": runs_out,
     }
+
+
+def dropped_lines(report: dict[str, Any]) -> list[str]:
+    """One line per run that had rows left out (NaN or negative figures), saying how many
+    and why."""
+    from fabricui.importers.nccl_tests import DroppedRow, dropped_summary
+
+    by_run: dict[str, list[DroppedRow]] = {}
+    for row in report["dropped_rows"]:
+        by_run.setdefault(row["source"], []).append(DroppedRow(row["line"], row["why"]))
+    return [dropped_summary(source, rows) for source, rows in by_run.items()]

@@ -9,19 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
 from fabricui.services.command_requests import CollectiveRequest
+from fabricui.services.jobs import group_ranks, job_of
 from fabricui.services.progress import NO_PROGRESS, Phases
-from fabricui.services.requests import GROUP_CHOICES
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
     from fabricui.engine.collectives import Prediction
-    from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.importers.nccl_tests import ResultRun
     from fabricui.plugins import PluginHost
-    from fabricui.services.jobs import JobPlacement
 
 
 @dataclass(frozen=True)
@@ -68,41 +63,6 @@ class CollectiveResult:
             out["job"] = self.job
             out["packed_rows"] = list(self.packed)
         return out
-
-
-def group_ranks(
-    fabric: Fabric, group: str = "all", gpus: int | None = None
-) -> npt.NDArray[np.int64]:
-    """Global ranks of a named group, or of the first ``gpus`` GPUs.
-
-    Args:
-        fabric: The fabric.
-        group: ``all``, ``node`` (the GPUs of node 0) or ``per-node`` (GPU 0 of every node).
-        gpus: The first N GPUs instead of a named group.
-
-    Raises:
-        ConfigError: ``gpus`` out of range, or an unknown group.
-    """
-    import numpy as np
-
-    from fabricui.services.jobs import placeable_ranks
-
-    # An imported cluster's empty NVLink-domain slots hold no host: never in a group.
-    placeable = placeable_ranks(fabric)
-    if gpus is not None:
-        if not 1 <= gpus <= placeable.shape[0]:
-            raise ConfigError(f"--gpus must be within 1..{placeable.shape[0]} (got {gpus})")
-        return placeable[:gpus]
-    g = fabric.gpus_per_node
-    if group in ("node", "host"):
-        return np.arange(g, dtype=np.int64)
-    if group == "domain":
-        return np.arange(min(fabric.gpus_per_domain, fabric.n_gpus), dtype=np.int64)
-    if group == "per-node":
-        return placeable[placeable % g == 0]
-    if group != "all":
-        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUP_CHOICES)})")
-    return placeable
 
 
 def prediction_rows(prediction: Prediction) -> tuple[dict[str, Any], ...]:
@@ -177,7 +137,6 @@ def predict_collective(
         FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
     """
     from fabricui.engine.nccl import release_for
-    from fabricui.services import admission
     from fabricui.services.loaded import LoadedFabric
 
     release_for(request.nccl_version)  # an unknown or too old release: one clear error
@@ -188,7 +147,6 @@ def predict_collective(
     fabric = loaded.fabric
     job = job_of(fabric, request.hosts)
     ranks = job.ranks if job is not None else group_ranks(fabric, request.group, request.gpus)
-    admission.admit_collective(request.op, len(ranks))
     progress.phase("loading the algorithms")
     loaded.algorithms()
 
@@ -249,23 +207,6 @@ def _version_of(text: str) -> tuple[int, int, int]:
     from fabricui.engine.nccl.releases import parse_version
 
     return parse_version(text) or (0, 0, 0)
-
-
-def job_of(fabric: Fabric, hosts: str | None) -> JobPlacement | None:
-    """The job placed on ``fabric`` by ``hosts`` (or ``$SLURM_JOB_NODELIST`` when the
-    fabric is an imported cluster with host names), else None.
-
-    Raises:
-        ConfigError: Unknown hosts (named with the nearest known ones).
-    """
-    import os
-
-    from fabricui.services.jobs import NODELIST_ENV, place_job
-
-    cluster = fabric.spec.cluster
-    if hosts or (cluster is not None and cluster.hosts and os.environ.get(NODELIST_ENV)):
-        return place_job(fabric, hosts)
-    return None
 
 
 def ideal_collective(

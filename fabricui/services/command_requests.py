@@ -92,6 +92,15 @@ class ServeRequest:
     public_url: str | None = None
     """Base URL the browser reaches the server at (a proxy or SSH tunnel); None: from
     ``host`` and ``port``."""
+    allowed_origins: tuple[str, ...] = ()
+    """Origins (``scheme://host[:port]``) of other pages allowed to use the server, besides
+    the one it serves."""
+    token: bool = True
+    """Whether every request must carry the per-run token (always off loopback)."""
+    max_sessions: int = 4
+    """Most explorers running at once (one per browser tab)."""
+    max_terminal: tuple[int, int] = (500, 200)
+    """Largest terminal a session runs at (columns, rows); larger requests are clamped."""
 
 
 #: Formats ``fabricui snapshot`` writes: a Markdown report, the screen as SVG, as text.

@@ -18,6 +18,20 @@ from fabricui.services.doctor_codes import SEVERITIES
 if TYPE_CHECKING:
     from pathlib import Path
 
+#: Memory a log costs to parse, per byte of it [bytes]: the bytes, their text, each line's
+#: copies through the prefix and message matches, a ring list's ranks.
+LOG_BYTES_PER_BYTE = 9
+#: ... plus what each line records (a transport, a ring step), per line, at most
+#: ``LOG_RECORD_PER_BYTE`` per byte of the log; a warning line records more (its message
+#: twice when it is a completion error, and its finding). Measured 2026-11-27 as peak RSS
+#: over logs of one kind of line each: a single 51 MB ring line 4.6 B per byte in all, an
+#: 8 MB one of 1.2 million ranks 8.2; connection lines 337 B per line, 25-byte ring steps
+#: 160 (11.5 B per byte), warnings 620 to 1,190 B per line. Rounded up: the estimate is
+#: 1.1 to 1.9 times the peak.
+LOG_BYTES_PER_LINE = 700
+LOG_RECORD_PER_BYTE = 8
+LOG_BYTES_PER_WARNING = 1300
+
 
 #: NCCL result codes in error-return traces (``proxy.cc:858 -> 6``).
 NCCL_RESULTS = {
@@ -79,15 +93,36 @@ def _ranks(devices: list[int]) -> str:
     return ", ".join(str(d) for d in sorted(devices))
 
 
-def read_log(path: str | Path) -> NcclLog:
-    """An NCCL_DEBUG=INFO log, parsed (``-`` reads standard input).
+def log_memory_bytes(size_bytes: int, lines: int, warnings: int = 0) -> int:
+    """Estimated memory of parsing and diagnosing a log of ``size_bytes`` bytes in
+    ``lines`` lines, ``warnings`` of them WARN lines, beyond the process's own [bytes]."""
+    others = max(0, lines - warnings)
+    records = min(LOG_RECORD_PER_BYTE * size_bytes, LOG_BYTES_PER_LINE * others)
+    return LOG_BYTES_PER_BYTE * size_bytes + records + LOG_BYTES_PER_WARNING * warnings
+
+
+def read_log(path: Path | str) -> NcclLog:
+    """Read and parse an NCCL log (``-``: standard input), once admitted: a log that would
+    take more memory to parse than the budget allows is refused before parsing.
 
     Raises:
-        FabricError: Missing, unreadable, or not an NCCL log.
+        NcclLogError: The file cannot be read, is binary, or is not an NCCL log.
+        ConfigError: Parsing it would not fit the memory budget.
     """
-    from fabricui.importers.nccl_log import read_nccl_log
+    from fabricui.importers.nccl_log import decode_and_parse, read_log_bytes
+    from fabricui.services import admission
 
-    return read_nccl_log(path)
+    data, source = read_log_bytes(path)
+    size = max(1, len(data))
+    cost = log_memory_bytes(size, data.count(b"\n") + 1, data.count(b" WARN "))
+    admission.admit(
+        admission.Work(  # the bytes read are in the resident memory and in the cost
+            f"the log {source}", size, "bytes", -(-cost // size), admission.resident_bytes() - size
+        ),
+        admission.memory_budget(),
+        "keep the NCCL lines (grep NCCL) and read those, or raise --max-memory",
+    )
+    return decode_and_parse(data, source)
 
 
 def diagnose(log: NcclLog, env: Mapping[str, str] | None = None) -> list[Finding]:

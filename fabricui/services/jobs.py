@@ -284,3 +284,49 @@ def _top_tier(fabric: Fabric, nodes: tuple[int, ...], leaves: list[int]) -> str:
         return "spine"
     has_core = bool((fabric.dev_kind == DeviceKind.CORE).any())
     return "core" if has_core else "spine"
+
+
+def group_ranks(
+    fabric: Fabric, group: str = "all", gpus: int | None = None
+) -> npt.NDArray[np.int64]:
+    """Global ranks of a named group, or of the first ``gpus`` GPUs.
+
+    Args:
+        fabric: The fabric.
+        group: ``all``, ``node`` (the GPUs of node 0) or ``per-node`` (GPU 0 of every node).
+        gpus: The first N GPUs instead of a named group.
+
+    Raises:
+        ConfigError: ``gpus`` out of range, or an unknown group.
+    """
+    from fabricui.services.requests import GROUP_CHOICES
+
+    # An imported cluster's empty NVLink-domain slots hold no host: never in a group.
+    placeable = placeable_ranks(fabric)
+    if gpus is not None:
+        if not 1 <= gpus <= placeable.shape[0]:
+            raise ConfigError(f"--gpus must be within 1..{placeable.shape[0]} (got {gpus})")
+        return placeable[:gpus]
+    g = fabric.gpus_per_node
+    if group in ("node", "host"):
+        return np.arange(g, dtype=np.int64)
+    if group == "domain":
+        return np.arange(min(fabric.gpus_per_domain, fabric.n_gpus), dtype=np.int64)
+    if group == "per-node":
+        return placeable[placeable % g == 0]
+    if group != "all":
+        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUP_CHOICES)})")
+    return placeable
+
+
+def job_of(fabric: Fabric, hosts: str | None) -> JobPlacement | None:
+    """The job placed on ``fabric`` by ``hosts`` (or ``$SLURM_JOB_NODELIST`` when the
+    fabric is an imported cluster with host names), else None.
+
+    Raises:
+        ConfigError: Unknown hosts (named with the nearest known ones).
+    """
+    cluster = fabric.spec.cluster
+    if hosts or (cluster is not None and cluster.hosts and os.environ.get(NODELIST_ENV)):
+        return place_job(fabric, hosts)
+    return None

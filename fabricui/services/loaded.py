@@ -248,7 +248,7 @@ class LoadedFabric:
     def group_ranks(self, group: str) -> npt.NDArray[np.int64]:
         """Ranks of a named group (``services.requests.GROUPS``: all, host or node, domain,
         per-node), as ``fabricui collective --group`` picks them."""
-        from fabricui.services.collective import group_ranks
+        from fabricui.services.jobs import group_ranks
 
         return group_ranks(self.fabric, group)
 
@@ -290,15 +290,16 @@ class LoadedFabric:
 
         Raises:
             EngineError: No algorithm applies, or a bad setting.
+            ConfigError: The collective would not fit the memory budget.
         """
         import numpy as np
 
         from fabricui.engine.evaluate import evaluate_collective
-        from fabricui.services.admission import admit_collective
+        from fabricui.services.flow_memory import admit_collective
 
         group = np.asarray(ranks, dtype=np.int64)
-        admit_collective(op, len(group))  # a 250,000-GPU pod: one line, not gigabytes
-        with self.lock:
+        with self.lock:  # the sample the admission routes shares the router's caches
+            admit_collective(op, group, self.router)  # a 250,000-GPU pod: one line
             return evaluate_collective(
                 self.fabric,
                 op,

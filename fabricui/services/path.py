@@ -48,7 +48,7 @@ def find_path(
         FabricError: Unknown topology or GPU ids (named with the nearest valid ones),
             identical endpoints, a negative size.
     """
-    from fabricui.services.collective import job_of
+    from fabricui.services.jobs import job_of
     from fabricui.services.loaded import LoadedFabric
 
     loaded = LoadedFabric.load(request.topology, catalog, host, report_health=True)

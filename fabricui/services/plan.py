@@ -375,14 +375,12 @@ def load_context(
         FabricError: Unknown model or topology, or a bad node count.
     """
     from fabricui.hwdb.catalog import unknown_id_message
-    from fabricui.services.loaded import LoadedFabric
-    from fabricui.services.session import load_catalog
+    from fabricui.services.session import load_catalog, load_fabric
 
     catalog = load_catalog(catalog_request or CatalogRequest(), host)
     if model_id not in catalog.models:
         raise ConfigError(unknown_id_message("model", model_id, catalog.models))
-    loaded = LoadedFabric.load(topology, catalog, host, report_health=True)
-    return catalog, loaded.fabric, catalog.models[model_id]
+    return catalog, load_fabric(topology, catalog, host), catalog.models[model_id]
 
 
 def pricer_for(fabric: Fabric, host: PluginHost | None = None) -> Pricer:
@@ -411,7 +409,7 @@ def plan(
         FabricError: Unknown ids, a bad layout or strategy, a layout the model or the
             fabric cannot run.
     """
-    from fabricui.services.collective import job_of
+    from fabricui.services.jobs import job_of
     from fabricui.services.software import software_for
 
     catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
@@ -474,7 +472,7 @@ def search(
     Raises:
         FabricError: Unknown ids, a bad batch, no valid layout or none that fits.
     """
-    from fabricui.services.collective import job_of
+    from fabricui.services.jobs import job_of
     from fabricui.services.software import software_for
 
     catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)

@@ -16,6 +16,7 @@ atomically (``fabricui.files``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -32,6 +33,16 @@ from fabricui.errors import ConfigError, FabricError, exception_line
 DEFAULT_TIMEOUT_S = 30.0
 #: Most bytes of one tool's output kept (a large fabric's ibnetdiscover is tens of MB).
 MAX_OUTPUT_BYTES = 64 * 2**20
+#: Memory an importer takes to read a tool's output, per byte and per line of it (the
+#: estimate is the lesser) [bytes]. Measured 2026-11-27 with tracemalloc over every probe
+#: importer on lines of one character (up to 76 per byte, ibnetdiscover), 59-character
+#: lines of tool words (up to 1.8 KB per line, nvidia-smi) and one 4 MB line (2.4 KB).
+PARSE_BYTES_PER_BYTE = 80
+PARSE_BYTES_PER_LINE = 2500
+#: Bytes read from a tool's pipe at a time.
+READ_CHUNK_BYTES = 1 << 16
+#: Seconds a timed-out tool's process group has between SIGTERM and SIGKILL.
+STOP_GRACE_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -149,33 +160,123 @@ def _prepare(folder: Path, force: bool) -> None:
         raise ConfigError(f"{folder}: cannot create ({exc.strerror or exc})") from None
 
 
+@dataclass
+class _Captured:
+    """What a tool printed on one stream, kept up to a limit while it is read."""
+
+    data: bytearray = field(default_factory=bytearray)
+    """The first ``limit`` bytes."""
+    total: int = 0
+    """Bytes it printed in all (the rest was read and dropped)."""
+
+    def add(self, chunk: bytes, limit: int) -> None:
+        self.total += len(chunk)
+        room = limit - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+
+
 def _run(
     tool: Tool, exe: str, timeout_s: float, env: dict[str, str]
-) -> tuple[ToolRun, bytes, bytes]:
-    """Run one tool; (its record, stdout, stderr)."""
+) -> tuple[ToolRun, bytes, bytes, bool]:
+    """Run one tool; (its record, stdout and stderr as far as kept, whether either was
+    cut at ``MAX_OUTPUT_BYTES``).
+
+    Output is read as it comes and kept up to the limit: a tool that floods its output
+    costs this process no more than the limit. The tool runs in a process group of its
+    own, and at the timeout the whole group is stopped (SIGTERM, then SIGKILL for what
+    ignores it), so nothing it started is left behind.
+    """
+    import selectors
+
     text = " ".join(tool.argv)
     start = time.perf_counter()
     try:
-        done = subprocess.run(
+        process = subprocess.Popen(
             [exe, *tool.argv[1:]],
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout_s,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=env,
-            check=False,
+            start_new_session=True,
         )
-    except subprocess.TimeoutExpired as exc:
-        run = ToolRun(text, "timeout", time.perf_counter() - start)
-        run.detail = f"stopped after {timeout_s:g} s"
-        return run, exc.stdout or b"", exc.stderr or b""
     except OSError as exc:
-        return ToolRun(text, "error", detail=exc.strerror or str(exc)), b"", b""
-    run = ToolRun(text, "ok", round(time.perf_counter() - start, 3), done.returncode)
-    if done.returncode != 0:
+        return ToolRun(text, "error", detail=exc.strerror or str(exc)), b"", b"", False
+    captured = {process.stdout: _Captured(), process.stderr: _Captured()}
+    deadline = time.monotonic() + timeout_s
+    timed_out = False
+    with selectors.DefaultSelector() as selector:
+        for stream in captured:
+            assert stream is not None
+            selector.register(stream, selectors.EVENT_READ)
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            for key, _ in selector.select(min(left, 0.5)):
+                chunk = os.read(key.fd, READ_CHUNK_BYTES)
+                if chunk:
+                    captured[key.fileobj].add(chunk, MAX_OUTPUT_BYTES)  # type: ignore[index]
+                else:
+                    selector.unregister(key.fileobj)
+    if timed_out or process.poll() is None:
+        timed_out = timed_out or not _wait(process, max(0.0, deadline - time.monotonic()))
+        if timed_out:
+            _stop_group(process)
+    else:
+        process.wait()
+    for stream in captured:
+        assert stream is not None
+        stream.close()
+    out, err = (bytes(c.data) for c in captured.values())
+    cut = any(c.total > MAX_OUTPUT_BYTES for c in captured.values())
+    if timed_out:
+        run = ToolRun(text, "timeout", round(time.perf_counter() - start, 3))
+        run.detail = f"stopped after {timeout_s:g} s"
+        return run, out, err, cut
+    run = ToolRun(text, "ok", round(time.perf_counter() - start, 3), process.returncode)
+    if process.returncode != 0:
         run.status = "failed"
-        first = next((ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if ln), "")
-        run.detail = f"exit {done.returncode}" + (f": {first.strip()[:160]}" if first else "")
-    return run, done.stdout, done.stderr
+        first = next((ln for ln in err.decode("utf-8", "replace").splitlines() if ln), "")
+        run.detail = f"exit {process.returncode}" + (f": {first.strip()[:160]}" if first else "")
+    return run, out, err, cut
+
+
+def _wait(process: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Whether ``process`` exits within ``seconds``."""
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the tool's process group, then SIGKILL what is left of it after
+    ``STOP_GRACE_S`` (a tool, or a child of it, that ignores SIGTERM)."""
+    import signal
+
+    if not hasattr(os, "killpg"):  # Windows: no process groups to signal
+        process.kill()
+        process.wait()
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+    if _wait(process, STOP_GRACE_S) and not _group_alive(process.pid):
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of group ``pgid`` is left."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def probe(
@@ -221,23 +322,50 @@ def probe(
         if tool.needs_allow and not allow_ibnetdiscover:
             runs.append(ToolRun(text, "skipped", detail="pass --ibnetdiscover to run it"))
             continue
-        run, out, err = _run(tool, exe, timeout_s, env)
+        run, out, err, cut = _run(tool, exe, timeout_s, env)
         for data, suffix in ((out, ".txt"), (err, ".stderr.txt")):
             if data:
                 name = f"{tool.name}{suffix}"
-                body = data[:MAX_OUTPUT_BYTES].decode("utf-8", "replace")
+                body = data.decode("utf-8", "replace")
                 write_text(folder / name, body, force=force)
                 run.files.append(name)
-        if len(out) > MAX_OUTPUT_BYTES:
+        if cut:
             run.warnings.append(f"output cut at {MAX_OUTPUT_BYTES // 2**20} MiB")
         if run.status == "ok" and tool.importer is not None:
-            outputs[tool.name] = out.decode("utf-8", "replace")
-            _read(tool, outputs[tool.name], run)
+            refusal = _parse_refusal(out)
+            if refusal is not None:
+                run.detail = refusal
+            else:
+                outputs[tool.name] = out.decode("utf-8", "replace")
+                _read(tool, outputs[tool.name], run)
         runs.append(run)
     report = ProbeReport(host=socket.gethostname(), folder=str(folder), runs=runs)
     _node_spec(report, outputs, folder, force, extra_hwdb)
     write_text(folder / "probe.json", json.dumps(report.to_json(), indent=2) + "\n", force=force)
     return report
+
+
+def parse_memory_bytes(data: bytes) -> int:
+    """Estimated memory of reading a tool's output with its importer [bytes]: the most
+    any importer takes per byte or per line of it, whichever is less."""
+    lines = data.count(b"\n") + 1
+    return min(PARSE_BYTES_PER_BYTE * len(data), PARSE_BYTES_PER_LINE * lines) + 2 * len(data)
+
+
+def _parse_refusal(data: bytes) -> str | None:
+    """Why a tool's output is not read (its parse would not fit the memory budget), or
+    None. The raw output is saved either way."""
+    from fabricui.services import admission
+
+    estimate = admission.resident_bytes() + parse_memory_bytes(data)
+    budget = admission.memory_budget()
+    if estimate <= budget:
+        return None
+    return (
+        f"not read: {admission.format_size(len(data))} of output, about "
+        f"{admission.format_size(estimate)} to read (limit {admission.format_size(budget)}, "
+        f"--max-memory or {admission.ENV_MAX_MEMORY})"
+    )
 
 
 def _read(tool: Tool, text: str, run: ToolRun) -> None:

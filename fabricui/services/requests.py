@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fabricui.bounds import NIC_PORT_GBPS, checked
 from fabricui.errors import ConfigError
 from fabricui.vocabulary import DEFAULT_TOPOLOGY, GROUP_ALIASES, GROUPS
 
 if TYPE_CHECKING:
     from fabricui.model import TopologySpec
 
-#: Fastest NIC port a what-if may ask for [Gb/s] (well past any port built).
-MAX_NIC_GBPS = 100_000.0
 #: Most scale-up links a what-if may give a GPU or a GPU pair.
 MAX_SCALEUP_LINKS = 1024
 #: Group names a request accepts (``vocabulary.GROUPS`` and their other names).
@@ -61,11 +60,8 @@ class WhatIf:
         if self.nic_gbps is not None:
             if spec.net is None:
                 raise ConfigError(f"topology {spec.id} has no network: no NIC rate to set")
-            if not 0 < self.nic_gbps <= MAX_NIC_GBPS:
-                raise ConfigError(
-                    f"NIC rate must be within 0..{MAX_NIC_GBPS:g} Gb/s (got {self.nic_gbps:g})"
-                )
-            spec = dataclasses.replace(spec, net=dataclasses.replace(spec.net, gbps=self.nic_gbps))
+            gbps = checked(self.nic_gbps, NIC_PORT_GBPS, "what-if")
+            spec = dataclasses.replace(spec, net=dataclasses.replace(spec.net, gbps=gbps))
         if self.scaleup_links is not None:
             if not 1 <= self.scaleup_links <= MAX_SCALEUP_LINKS:
                 raise ConfigError(

@@ -100,10 +100,10 @@ def simulate(
     """
     import numpy as np
 
+    from fabricui.engine.bulk import BulkRouter
     from fabricui.engine.traffic import pattern_flows, simulate_traffic
-    from fabricui.services import admission
-    from fabricui.services.collective import job_of
-    from fabricui.services.jobs import placeable_ranks
+    from fabricui.services import flow_memory
+    from fabricui.services.jobs import job_of, placeable_ranks
     from fabricui.services.session import load_fabric
 
     progress.phase("building the fabric")
@@ -119,24 +119,20 @@ def simulate(
     )
     if not 2 <= n <= placeable.shape[0]:
         raise ConfigError(f"--gpus must be within 2..{placeable.shape[0]} (got {n})")
-    budget = admission.memory_budget()
-    fit = admission.largest_all_to_all(budget)
-    admission.admit(
-        admission.Work(
-            f"traffic {request.pattern} among {n} GPUs",
-            admission.pattern_flows(request.pattern, n),
-            "flows",
-            admission.FLOW_BYTES,
-        ),
-        budget,
-        f"use --gpus {fit} or fewer, or --pattern ring / random-pairs",
-    )
     if request.top < 1:
         raise ConfigError(f"--top must be at least 1 (got {request.top})")
     group = members if members is not None else placeable[:n]
+    bulk = BulkRouter(fabric)
+    flow_memory.admit_flows(
+        f"traffic {request.pattern} among {n} GPUs",
+        n,
+        request.pattern,
+        flow_memory.traffic_cost(fabric, request.pattern, group, bulk, request.seed),
+        lambda most: f"use --gpus {most} or fewer, or --pattern ring / random-pairs",
+    )
     src, dst = pattern_flows(request.pattern, group, request.seed)
     progress.phase(f"routing {len(src):,} flows, max-min fair rates")
-    report = simulate_traffic(fabric, src, dst)
+    report = simulate_traffic(fabric, src, dst, bulk)
     progress.phase("busiest links")
     name = fabric.device_name
     links = tuple(
@@ -190,24 +186,22 @@ def heat(fabric: Any, pattern: str, ranks: Any = None) -> Heat:
     """
     import numpy as np
 
+    from fabricui.engine.bulk import BulkRouter
     from fabricui.engine.traffic import pattern_flows, simulate_traffic
-    from fabricui.services import admission
+    from fabricui.services import flow_memory
     from fabricui.services.jobs import placeable_ranks
 
     group = placeable_ranks(fabric) if ranks is None else np.asarray(ranks)
-    budget = admission.memory_budget()
-    admission.admit(
-        admission.Work(
-            f"heat of {pattern} among {len(group)} GPUs",
-            admission.pattern_flows(pattern, len(group)),
-            "flows",
-            admission.FLOW_BYTES,
-        ),
-        budget,
-        "choose the ring pattern, or fewer nodes",
+    bulk = BulkRouter(fabric)
+    flow_memory.admit_flows(
+        f"heat of {pattern} among {len(group)} GPUs",
+        len(group),
+        pattern,
+        flow_memory.traffic_cost(fabric, pattern, group, bulk),
+        lambda most: "choose the ring pattern, or fewer nodes",
     )
     src, dst = pattern_flows(pattern, group)
-    report = simulate_traffic(fabric, src, dst)
+    report = simulate_traffic(fabric, src, dst, bulk)
     with np.errstate(divide="ignore", invalid="ignore"):
         util = np.where(
             report.link_capacity_GBps > 0, report.link_load_GBps / report.link_capacity_GBps, 0.0

@@ -24,10 +24,13 @@ from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 from fabricui.vocabulary import VIEW_TITLES, VIEWS
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
     from fabricui.services.loaded import LoadedFabric
     from fabricui.tui.screens.help import Section
+    from fabricui.tui.terminal import TerminalGuard
 
 #: Each view: id (key order 1-5) -> (module under fabricui.tui.screens, screen class).
 VIEW_SCREENS = {view: (view, f"{view.capitalize()}Screen") for view in VIEWS}
@@ -253,9 +256,11 @@ class FabricApp(App[None]):
         self.failures: list[str] = []
         """Why each view computation that failed did (snapshots refuse a half-drawn view)."""
         self.interactive = False
-        """A real session (the CLI sets it): SIGTERM and SIGHUP end it like ``q`` (the
-        terminal restored), and the theme, topology and message size are remembered for
-        the next run. Tests and snapshots run without either."""
+        """A real session (the CLI sets it): the theme, topology and message size are
+        remembered for the next run. Tests and snapshots run without."""
+        self.terminal_guard: TerminalGuard | None = None
+        """Restores the terminal on a signal (the CLI sets it before the app starts); told
+        once the app is mounted, so that a signal then exits like ``q``."""
         self._remembered: dict[str, object] = {}
         self.previous: LoadedFabric | None = None
         """The fabric shown before the current one (what ``c`` compares with first)."""
@@ -269,6 +274,21 @@ class FabricApp(App[None]):
 
     # --- start-up --------------------------------------------------------------------------
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, drawing on standard output when standard error is not the
+        terminal (``fabricui 2>e.log`` draws on the screen, not into the log)."""
+        import sys
+
+        driver_class = super().get_driver_class()
+        from fabricui.tui.terminal import terminal_stream
+
+        stream = terminal_stream()
+        if stream is None or stream is sys.__stderr__ or driver_class.__name__ != "LinuxDriver":
+            return driver_class
+        from fabricui.tui.textual_private import driver_drawing_on
+
+        return driver_drawing_on(stream)
+
     def on_mount(self) -> None:
         """Load the fabric once the first view has painted (a loading thread started
         earlier would compete with the first frame for the interpreter)."""
@@ -276,8 +296,11 @@ class FabricApp(App[None]):
         if self.ascii_only:
             self.add_class("-ascii")
         _ascii_scrollbars(self.ascii_only)
+        if self.terminal_guard is not None:
+            import asyncio
+
+            self.terminal_guard.ready(asyncio.get_running_loop())
         if self.interactive:
-            self._handle_signals()
             self._restore_theme()
         if self._settings_problem:
             self.notify(self._settings_problem, title="settings", severity="warning", timeout=10)
@@ -302,19 +325,6 @@ class FabricApp(App[None]):
 
         self._remembered.update(values)
         save_state(self._remembered)
-
-    def _handle_signals(self) -> None:
-        """SIGTERM/SIGHUP exit through the event loop, so Textual restores the terminal
-        (raw mode off, main screen back) instead of leaving it as the app drew it."""
-        import asyncio
-        import signal
-
-        loop = asyncio.get_running_loop()
-        for name in ("SIGTERM", "SIGHUP"):
-            signum = getattr(signal, name, None)
-            if signum is not None:
-                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                    loop.add_signal_handler(signum, self.exit, None, 128 + signum)
 
     def _apply_user_keymap(self) -> str | None:
         """Remap keys from the settings file's ``keymap`` (binding id -> keys); returns a

@@ -54,7 +54,7 @@ def check_launch(
     if options.get("model"):
         data.model(options["model"])
     if options.get("hosts"):
-        from fabricui.services.collective import job_of
+        from fabricui.services.jobs import job_of
 
         job_of(data.fabric, options["hosts"])  # unknown hosts: one line before the screen
     if options.get("layout"):
@@ -84,12 +84,15 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
     remembered = with_remembered(request)
 
     from fabricui.tui.app import make_app
+    from fabricui.tui.terminal import guarding
 
     app = make_app(launch=remembered, catalog=catalog)
     app.interactive = True
     if remembered.topology != request.topology:
         app.fallback = request.topology  # if the remembered topology is gone
-    app.run()
+    with guarding(app) as guard:
+        app.terminal_guard = guard
+        app.run()
     return app.return_code or 0
 
 

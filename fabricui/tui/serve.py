@@ -7,7 +7,6 @@ terminal that a login node running the explorer over SSH does not need.
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import shlex
 import socket
@@ -17,13 +16,11 @@ from typing import Any
 from fabricui.errors import ConfigError, one_line
 from fabricui.services.command_requests import ServeRequest
 from fabricui.services.requests import CatalogRequest
+from fabricui.services.serve_access import ServeAccess, is_loopback, new_token
+from fabricui.tui.serve_guard import SessionLimits, guarded_server_class
 
 #: How to install what ``fabricui serve`` needs.
 INSTALL_HINT = "pip install 'fabricui[serve]'"
-#: Host names that always mean this machine.
-LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
-#: How long a stopped session waits for its explorer to quit before killing it [s].
-REAP_TIMEOUT_S = 10.0
 
 
 def run_server(request: ServeRequest) -> int:
@@ -50,15 +47,24 @@ def run_server(request: ServeRequest) -> int:
     if not is_loopback(request.host):
         print(
             f"fabricui: warning: serving on {request.host}:{request.port}, not loopback: "
-            "anyone who can reach that port runs the explorer as you (no login)",
+            "whoever gets the URL with its token runs the explorer as you, and plain http "
+            "shows the token to the network (an SSH tunnel to loopback does not)",
             file=sys.stderr,
         )
+    access = ServeAccess.of(
+        url,
+        (request.host, request.port),
+        request.allowed_origins,
+        token=new_token() if request.token else None,
+    )
     server = server_class(
         explorer_command(request.explore_args),
         host=request.host,
         port=request.port,
         title="fabricui",
         public_url=url,
+        access=access,
+        limits=SessionLimits(request.max_sessions, *request.max_terminal),
     )
     try:
         server.serve()
@@ -68,52 +74,17 @@ def run_server(request: ServeRequest) -> int:
 
 
 def _server_class() -> Any:
-    """textual-serve's ``Server``, its sessions reaping the explorers they started.
+    """textual-serve's ``Server`` with fabricui's guard in front of it.
 
     Raises:
         ConfigError: textual-serve (or what it needs) is not installed.
     """
     try:
-        from textual_serve import server as served
-        from textual_serve.app_service import AppService
+        return guarded_server_class()
     except ImportError as exc:
         raise ConfigError(
             f"fabricui serve needs the serve extra ({one_line(exc)}): {INSTALL_HINT}"
         ) from exc
-
-    class ReapingAppService(AppService):  # type: ignore[misc]
-        """A browser session that waits for its explorer to exit when it stops.
-
-        textual-serve leaves the finished process to the garbage collector; when the
-        server is stopped with sessions open, that happens after the event loop closed
-        and prints "Event loop is closed" tracebacks instead of exiting quietly.
-        """
-
-        async def stop(self) -> None:
-            process = self._process
-            try:
-                await super().stop()
-            finally:  # also when shutdown cancels the session midway
-                if process is not None:
-                    await _reap(process)
-
-    served.AppService = ReapingAppService  # the name Server.handle_websocket creates
-    return served.Server
-
-
-async def _reap(process: asyncio.subprocess.Process) -> None:
-    """Close the explorer's input and wait for it to exit (killed after a while).
-
-    Closing its input comes first and is synchronous: a pipe left open would be closed by
-    the garbage collector after the event loop is gone, which fails noisily.
-    """
-    if process.stdin is not None:
-        process.stdin.close()
-    try:
-        await asyncio.wait_for(process.wait(), REAP_TIMEOUT_S)
-    except asyncio.TimeoutError:
-        process.kill()
-        await process.wait()
 
 
 def explorer_command(explore_args: tuple[str, ...]) -> str:
@@ -142,16 +113,6 @@ def public_url(request: ServeRequest) -> str:
     if ":" in host:  # an IPv6 literal
         host = f"[{host}]"
     return f"http://{host}:{request.port}"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine only (127.0.0.0/8, ::1 or localhost)."""
-    if host.lower() in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bindable(host: str, port: int) -> None:

@@ -5,6 +5,8 @@ nowhere else (``textual`` is pinned exactly; the snapshot and pilot tests cover 
 - ``notifications``: the notifications an app shows (tests assert on them).
 - ``record_frames``: a callback per frame handed to the terminal driver (the start-up and
   key-latency benchmarks time frames, not Textual's idle waits).
+- ``terminal_driver``: the driver an app draws with (restored on a signal).
+- ``driver_drawing_on``: Textual's Linux driver drawing on another stream than stderr.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import io
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 if TYPE_CHECKING:
     from textual.app import App
+    from textual.driver import Driver
     from textual.notifications import Notification
 
 
@@ -72,3 +75,22 @@ def record_frames(
         yield
     finally:
         target._display = display  # type: ignore[method-assign]
+
+
+def terminal_driver(app: App[Any]) -> Driver | None:
+    """The driver ``app`` draws with (None before it starts)."""
+    return app._driver
+
+
+def driver_drawing_on(stream: TextIO) -> type[Driver]:
+    """Textual's Linux driver, writing to ``stream`` instead of ``sys.__stderr__``."""
+    from textual.drivers.linux_driver import LinuxDriver
+
+    class TerminalDriver(LinuxDriver):
+        """Draws on the terminal standard output is, when standard error is not one."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._file = stream
+
+    return TerminalDriver

@@ -1,6 +1,8 @@
-"""``fabricui serve`` in a real headless Chromium: the page runs the explorer with the
-launch options given to ``serve``, shows the path and bottleneck the CLI computes, and the
-server stops cleanly on SIGTERM, taking the explorer it started with it."""
+"""``fabricui serve`` in a real headless Chromium: the page opened at the URL the server
+prints (with its token) runs the explorer with the launch options given to ``serve``, shows
+the path and bottleneck the CLI computes, while a raw websocket from another origin or
+without the token is refused; the server stops cleanly on SIGTERM, taking the explorer it
+started with it."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import aiohttp
 import pytest
 
 if TYPE_CHECKING:
@@ -47,20 +50,34 @@ def app_env(home: Path) -> dict[str, str]:
     return env
 
 
-async def wait_for_http(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
-    """Poll ``url`` until it answers 200."""
+async def wait_for_url(server: subprocess.Popen[bytes], log: Path) -> str:
+    """The URL ``fabricui serve`` prints, once it answers 200 there."""
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if server.poll() is not None:
             pytest.fail(f"fabricui serve exited {server.returncode}:\n{log.read_text()[-3000:]}")
+        printed = re.search(r"fabricui serve: open (\S+) in a browser", log.read_text())
         try:
-            with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 (loopback)
-                if response.status == 200:
-                    return
+            if printed:
+                url = printed.group(1)
+                with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310
+                    if response.status == 200:
+                        return url
         except OSError:
             pass
         await asyncio.sleep(0.25)
-    pytest.fail(f"fabricui serve did not answer {url} within {START_TIMEOUT:.0f} s")
+    pytest.fail(f"fabricui serve did not print and answer its URL within {START_TIMEOUT:.0f} s")
+
+
+async def refused_websocket(url: str, **headers: str) -> int:
+    """The HTTP status that refused a raw websocket to ``url`` (fails if it opened)."""
+    async with aiohttp.ClientSession() as http:
+        try:
+            async with http.ws_connect(url, headers=headers):
+                pytest.fail(f"a websocket to {url} with {headers} was accepted")
+        except aiohttp.WSServerHandshakeError as refused:
+            return refused.status
+    raise AssertionError("unreachable")
 
 
 async def wait_for_path(page: Page, title: str) -> str:
@@ -94,9 +111,10 @@ def stop(server: subprocess.Popen[bytes]) -> None:
 
 
 async def test_browser_shows_the_served_path(page: Page, tmp_path: Path, run_cli) -> None:
-    """Chromium opens ``fabricui serve``'s page; its terminal shows n0.g0 -> n3.g7 with the
-    bottleneck ``fabricui path`` reports; SIGTERM stops the server (status 0) and its
-    explorer."""
+    """Chromium opens the token URL ``fabricui serve`` prints; its terminal shows n0.g0 ->
+    n3.g7 with the bottleneck ``fabricui path`` reports. A raw websocket with another
+    site's Origin (token or not), or with no token, is refused. SIGTERM stops the server
+    (status 0) and its explorer."""
     status, out, _ = run_cli("path", *LAUNCH, "--json")
     assert status == 0
     expected = json.loads(out)
@@ -116,8 +134,13 @@ async def test_browser_shows_the_served_path(page: Page, tmp_path: Path, run_cli
             start_new_session=True,
         )
     try:
-        url = f"http://127.0.0.1:{port}/"
-        await wait_for_http(url, server, log)
+        url = await wait_for_url(server, log)
+        served = f"http://127.0.0.1:{port}"
+        token = re.fullmatch(rf"{served}/\?token=([0-9a-f]{{48}})", url)
+        assert token, url
+        websocket = f"ws://127.0.0.1:{port}/ws?token={token.group(1)}&width=80&height=24"
+        assert await refused_websocket(websocket, Origin="http://evil.example") == 403
+        assert await refused_websocket(websocket.replace(token.group(1), "")) == 403
         await page.open_terminal_page(url)
         try:
             screen = await wait_for_path(page, "n0.g0 -> n3.g7")
@@ -132,9 +155,9 @@ async def test_browser_shows_the_served_path(page: Page, tmp_path: Path, run_cli
         assert expected["bottleneck_link"].replace("->", " -> ") in screen
         stop(server)  # while the browser is still connected: the explorer must go too
         assert server.returncode == 0, log.read_text()[-3000:]
-        served = " ".join(log.read_text(encoding="utf-8", errors="replace").split())
-        assert f"on http://127.0.0.1:{port}" in served  # rich wraps lines: compare words
-        assert "Traceback" not in served
+        printed = log.read_text(encoding="utf-8", errors="replace")
+        assert "Traceback" not in printed
+        assert token.group(1) not in printed.replace(url, "")  # the request log hides it
     finally:
         if server.poll() is None or _group_alive(server.pid):
             os.killpg(server.pid, signal.SIGKILL)

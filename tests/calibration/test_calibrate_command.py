@@ -177,7 +177,8 @@ def test_unchanged_figures_far_off_say_so(run_calibrate):
 
 
 def test_a_huge_cluster_log_is_refused_in_one_line(run_calibrate, tmp_path, monkeypatch):
-    """A log of more hosts than the memory budget builds is one line with what fits."""
+    """A log of more hosts than the memory budget fits is one line, before any fabric is
+    built, with the budget that would do (fewer nodes cannot hold the log's ranks)."""
     monkeypatch.setenv("FABRICUI_MAX_MEMORY", "130M")
     lines = RING.read_text().splitlines()
     ranks = [
@@ -190,4 +191,4 @@ def test_a_huge_cluster_log_is_refused_in_one_line(run_calibrate, tmp_path, monk
     log.write_text("\n".join(body[:10] + ranks + body[10:]) + "\n")
     status, _, err = run_calibrate(str(log), "-t", "dgx-h100")
     assert status == 2
-    assert err.count("\n") == 1 and "8,192 GPUs" in err and "use --nodes" in err
+    assert err.count("\n") == 1 and "8,192 GPUs" in err and "give --max-memory" in err

@@ -19,13 +19,35 @@ def test_budget_from_option_env_or_default(monkeypatch):
         admission.memory_budget("1k")
 
 
-def test_largest_all_to_all_fits_and_one_more_does_not():
-    """The GPU count offered as advice is the largest whose all-to-all is admitted."""
-    budget = 2 * 2**30
-    n = admission.largest_all_to_all(budget)
-    fits = admission.Work("a", n * (n - 1), "flows", admission.FLOW_BYTES)
-    over = admission.Work("a", (n + 1) * n, "flows", admission.FLOW_BYTES)
-    assert fits.bytes <= budget < over.bytes
+@pytest.mark.parametrize("pattern", ["all_to_all", "ring", "random-pairs"])
+def test_samples_are_flows_of_the_pattern_spread_over_it(pattern):
+    """The flows measured are the pattern's own, evenly spread (every source of an
+    all-to-all), without building the whole pattern."""
+    import numpy as np
+
+    from fabricui.engine.traffic import pattern_flows
+    from fabricui.services import flow_memory
+
+    ranks = np.arange(100, 164)
+    src, dst = flow_memory.sample_flows(pattern, ranks, 256, seed=3)
+    every = set(zip(*(a.tolist() for a in pattern_flows(pattern, ranks, 3))))
+    assert set(zip(src.tolist(), dst.tolist())) <= every
+    assert len(src) == min(256, flow_memory.flow_count(pattern, 64))
+    assert set(src.tolist()) == set(ranks.tolist())  # every source is represented
+
+
+def test_a_flow_cost_grows_with_the_flows_it_measured():
+    """The slope between the two samples is the memory per flow; the estimate scales it
+    to resident bytes and adds the pattern's own arrays."""
+    from fabricui.services import flow_memory
+
+    buffers: list[bytearray] = []
+    cost = flow_memory.measure(lambda k: buffers.append(bytearray(1000 * k + 10**6)))
+    assert cost.per_flow_bytes == pytest.approx(1000, rel=0.01)
+    assert cost.fixed_bytes == pytest.approx(10**6, rel=0.05)
+    traced = cost.fixed_bytes + cost.per_flow_bytes * 1000
+    expected = 5 + flow_memory.RESIDENT_PER_TRACED * traced + 1000 * flow_memory.PATTERN_BYTES
+    assert cost.peak_bytes(1000, 5) == pytest.approx(expected, abs=1)
 
 
 def test_refusals_are_one_line_with_advice(run_cli):

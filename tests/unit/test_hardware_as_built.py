@@ -22,7 +22,7 @@ from fabricui.engine.training.device import make_device
 from fabricui.errors import EngineError
 from fabricui.fabric import DeviceKind, build_fabric
 from fabricui.hwdb.resolve import resolve_topology
-from fabricui.services.collective import group_ranks
+from fabricui.services.jobs import group_ranks
 from fabricui.services.session import collective_algorithms
 
 

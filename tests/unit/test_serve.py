@@ -19,6 +19,7 @@ from fabricui.errors import ConfigError
 from fabricui.services.command_requests import ServeRequest
 from fabricui.tui import launch as tui_launch
 from fabricui.tui import serve as tui_serve
+from fabricui.tui.serve_guard import SessionLimits
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -179,12 +180,55 @@ def test_server_runs_this_fabricui_explore(run_cli, fake_server):
         "--dst",
         "n3.g7",
     ]
+    access = server.options.pop("access")
     assert server.options == {
         "host": "127.0.0.1",
         "port": port,
         "title": "fabricui",
         "public_url": f"http://127.0.0.1:{port}",
+        "limits": SessionLimits(max_sessions=4, max_columns=500, max_rows=200),
     }
+    assert len(access.token) == 48 and access.origins == {f"http://127.0.0.1:{port}"}
+    assert access.hosts == {f"127.0.0.1:{port}"}
+
+
+def test_serve_access_options(run_cli, fake_server):
+    """--allow-origin, --max-sessions and --max-terminal reach the server; --no-token on
+    loopback serves without a token; each run has a token of its own."""
+    port = str(free_port())
+    status, _, err = run_cli(
+        "serve", "--port", port, "--allow-origin", "HTTPS://Proxy.example:443/",
+        "--max-sessions", "2", "--max-terminal", "200x60",
+    )  # fmt: skip
+    assert status == 0 and err == ""
+    assert run_cli("serve", "--port", port)[0] == 0
+    assert run_cli("serve", "--port", port, "--no-token")[0] == 0
+    first, second, untokened = fake_server.made
+    assert first.options["access"].origins == {f"http://127.0.0.1:{port}", "https://proxy.example"}
+    assert "proxy.example" in first.options["access"].hosts
+    assert first.options["limits"] == SessionLimits(2, 200, 60)
+    assert first.options["access"].token != second.options["access"].token
+    assert untokened.options["access"].token is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--allow-origin", "evil.example"], "--allow-origin 'evil.example' is not an origin"),
+        (["--allow-origin", "http://a.example/path"], "is not an origin"),
+        (["--allow-origin", "ftp://a.example"], "is not an origin"),
+        (["--host", "0.0.0.0", "--no-token"], "--no-token is for loopback only"),
+        (["--max-sessions", "0"], "--max-sessions must be at least 1 (got 0)"),
+        (["--max-terminal", "big"], "invalid --max-terminal 'big'"),
+        (["--max-terminal", "5000x10"], "--max-terminal 5000x10 is out of range"),
+    ],
+)
+def test_bad_access_options_are_one_line(run_cli, fake_server, argv, message):
+    """A bad access option: one line, exit status 2, nothing served."""
+    status, out, err = run_cli("serve", *argv)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("fabricui: error: ") and message in err
+    assert fake_server.made == []
 
 
 def test_other_hosts_warn_in_one_line(run_cli, fake_server):

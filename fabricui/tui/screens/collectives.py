@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import DataTable, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
@@ -302,14 +302,15 @@ class CollectivesScreen(ViewScreen):
             self.group = "all"
         self._request_predict()
 
-    def _controls(self, busy: bool = False) -> None:
+    def _controls(self, busy: bool = False, note: str = "") -> None:
         data = self.data
         dot = glyphs().dot
         n = len(data.group_ranks(self.group)) if data is not None else 0
         sizes = "measured" if self.measured is not None else self.size_range
+        note = "computing..." if busy else note
         text = (
             f"op {self.op} [o] {dot} group {self.group}, {n} GPUs [g] {dot} sizes "
-            f"{sizes} [e] {dot} {self._library()} [v]" + (f" {dot} computing..." if busy else "")
+            f"{sizes} [e] {dot} {self._library()} [v]" + (f" {dot} {note}" if note else "")
         )
         if self.measured is not None:
             ranks = self.measured.nranks
@@ -373,6 +374,16 @@ class CollectivesScreen(ViewScreen):
         prediction = data.collective(op, group, sizes, nccl_version=version, nccl_env=env)
         if not get_current_worker().is_cancelled:
             self.post_message(self.PredictionReady(data, prediction))
+
+    def worker_failed(self, worker: Worker[object]) -> None:
+        """A refused or failed prediction (the error is on screen) leaves neither
+        "computing..." nor the figures of other choices behind."""
+        if worker.group != "collective" or worker.is_cancelled:
+            return
+        self.prediction = None
+        self.query_one(DataTable).clear()
+        self.query_one(SizePlot).set_data([], [], "busbw GB/s")
+        self._controls(note="not computed (see the error)")
 
     @on(PredictionReady)
     def prediction_ready(self, message: PredictionReady) -> None:

@@ -343,7 +343,7 @@ class TopologyScreen(ViewScreen):
         """The job ``--hosts`` (or ``$SLURM_JOB_NODELIST`` on an imported cluster) names,
         placed on this fabric and said in a notification; None without one."""
         from fabricui.errors import FabricError
-        from fabricui.services.collective import job_of
+        from fabricui.services.jobs import job_of
 
         hosts = self.fabric_app.take_option("hosts")
         try:
@@ -667,9 +667,13 @@ class TopologyScreen(ViewScreen):
             self.post_message(self.LogRead(name, log, findings))
 
     def worker_failed(self, worker: Worker[object]) -> None:
-        """A log that could not be read leaves no "reading..." line behind."""
+        """A log that could not be read leaves no "reading..." line behind, nor a refused
+        heat computation a "computing..." one."""
         if worker.group == "log":
             self.query_one(FindingsPanel).show_message("no log shown (see the error above)")
+        elif worker.group == "heat" and not worker.is_cancelled and self.heat_pattern:
+            self.map.set_heat(None)
+            self._legend(f"heat: {self.heat_pattern} not computed (see the error); h: next")
 
     @on(LogRead)
     def log_read(self, message: LogRead) -> None:
