@@ -32,6 +32,15 @@ SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
 GRACE_S = 2.0
 #: How long the forced restore may take before the process ends regardless [s].
 RESTORE_TIMEOUT_S = 1.0
+#: What Textual's driver writes when it gives the terminal back (mouse reports, bracketed
+#: paste, focus events and the Kitty keyboard protocol off, line wrap on, the alternate
+#: screen left, the cursor shown), written straight to the terminal when the driver could
+#: not do it: a signal that lands while the main thread holds the lock of the driver's
+#: output queue would wait on it for ever.
+RESET_SEQUENCES = (
+    "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?2004l\x1b[?1004l\x1b[<u"
+    "\x1b[?7h\x1b[?1049l\x1b[?25h"
+)
 
 
 def terminal_stream() -> TextIO | None:
@@ -61,8 +70,12 @@ class TerminalGuard:
         """The terminal's modes before the app started (None: not a terminal)."""
         self.loop: asyncio.AbstractEventLoop | None = None
         """The app's event loop once it is up (signals then exit like ``q``)."""
+        stream = terminal_stream()
+        self.out_fd: int | None = stream.fileno() if stream is not None else None
+        """The descriptor the explorer draws on (for the reset when the driver cannot)."""
         self._exiting = False
         self._restoring = False
+        self._driver_stopped = False
 
     def ready(self, loop: asyncio.AbstractEventLoop) -> None:
         """The app is mounted: from now on a signal first asks it to exit."""
@@ -99,7 +112,11 @@ class TerminalGuard:
         self._exit(signum)
 
     def _exit(self, signum: int) -> None:
-        """Put the saved terminal modes back and end the process now."""
+        """Put the saved terminal modes back and end the process now (the screen modes too,
+        written directly, when the driver did not finish giving them back)."""
+        if not self._driver_stopped and self.out_fd is not None:
+            with contextlib.suppress(OSError):
+                os.write(self.out_fd, RESET_SEQUENCES.encode())
         if self.saved is not None:
             with contextlib.suppress(Exception):
                 import termios
@@ -119,6 +136,7 @@ class TerminalGuard:
             driver.stop_application_mode()
         with contextlib.suppress(Exception):
             driver.close()
+            self._driver_stopped = True
 
 
 @contextlib.contextmanager

@@ -16,8 +16,8 @@ from _hostile import DATA, ROOT
 from fabricui.cli import main
 from fabricui.plugins import get_host
 
-#: The first entry of the shared training runs (a run file of one run).
-RUNS = ROOT.parent / "shared" / "data" / "training" / "runs.yaml"
+#: A run file whose first entry (a run file of one run) is the shared runs' first.
+RUNS = ROOT / "tests" / "data" / "training" / "runs_tiny.yaml"
 NCCL_TESTS = DATA / "nccl_tests" / "h100_2node_degraded_default_all_reduce_perf.txt"
 
 INSTANT_ALGORITHM = """\
@@ -155,7 +155,7 @@ def test_nic_rate_in_a_topology_file(capsys, tmp_path: Path):
 def test_nan_and_inf_in_a_run_file(capsys, tmp_path: Path, old, new, key, message):
     """``.nan`` / ``.inf`` in a ``plan --run`` file: file, line and key path, not a
     ValueError or OverflowError."""
-    first = RUNS.read_text().split("\n- id:")[0]
+    first = "- id:" + RUNS.read_text().split("\n- id:")[1]
     assert old in first
     path = tmp_path / "run.yaml"
     path.write_text(first.replace(old, new))  # the prose copies too: the run block's counts

@@ -15,6 +15,7 @@ import select
 import signal
 import struct
 import subprocess
+import sys
 import termios
 import time
 from dataclasses import dataclass
@@ -143,3 +144,38 @@ def test_an_explorer_without_a_terminal_says_why(tmp_path: Path):
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("fabricui: error: the explorer needs a terminal")
     assert result.stderr.count("\n") == 1
+
+
+def test_a_driver_that_cannot_stop_still_leaves_the_screen_reset():
+    """A signal that lands while the main thread holds the lock of the driver's output queue
+    would block the driver's own restore for ever: the watchdog writes the reset sequences
+    straight to the terminal and ends the process with 128+N."""
+    script = (
+        "import os, sys, threading\n"
+        "from fabricui.tui import terminal\n"
+        "class Driver:\n"
+        "    def stop_application_mode(self):\n"
+        "        threading.Event().wait()  # the queue's lock is never released\n"
+        "class App:\n"
+        "    _driver = Driver()\n"
+        "guard = terminal.TerminalGuard(App(), 0)\n"
+        "guard.saved = None\n"
+        "guard.out_fd = int(sys.argv[1])\n"
+        "guard.restore_and_exit(15)\n"
+    )
+    read_end, write_end = os.pipe()
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(write_end)],
+        pass_fds=(write_end,),
+        capture_output=True,
+        timeout=TIMEOUT_S,
+    )
+    os.close(write_end)
+    written = os.read(read_end, 4096)
+    os.close(read_end)
+    from fabricui.tui.terminal import RESET_SEQUENCES, RESTORE_TIMEOUT_S
+
+    assert proc.returncode == 128 + 15, proc.stderr
+    assert written == RESET_SEQUENCES.encode()
+    assert time.monotonic() - started < RESTORE_TIMEOUT_S + 20

@@ -275,7 +275,7 @@ SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "training"
 def test_accuracy_on_the_published_runs():
     """The published runs stay where the model was checked (benchmarks/training_accuracy.py):
     Hopper and Blackwell median <= 10%, p90 <= 20%, mean signed within 5%; the A100-era
-    runs median <= 10%, p90 <= 20%; no entry of either beyond 37%."""
+    runs median <= 10%, p90 <= 20%; no entry of either beyond 35%."""
     from tests.training.test_training_runs import _scorer
 
     scorer = _scorer()
@@ -288,4 +288,4 @@ def test_accuracy_on_the_published_runs():
         assert not problems, problems
         assert summary["median"] <= median and summary["p90"] <= p90, (name, summary)
         assert abs(summary["mean_signed"]) <= mean, (name, summary)
-        assert max(s.error for s in scored) <= 0.37, (name, max(scored, key=lambda s: s.error))
+        assert max(s.error for s in scored) <= 0.35, (name, max(scored, key=lambda s: s.error))
