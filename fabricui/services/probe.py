@@ -176,6 +176,13 @@ class _Captured:
             self.data += chunk[:room]
 
 
+def _release(captured: _Captured) -> bytes:
+    """The captured bytes, the buffer emptied as they are copied out (one copy alive)."""
+    data = bytes(captured.data)
+    captured.data = bytearray()
+    return data
+
+
 def _run(
     tool: Tool, exe: str, timeout_s: float, env: dict[str, str]
 ) -> tuple[ToolRun, bytes, bytes, bool]:
@@ -229,7 +236,7 @@ def _run(
     for stream in captured:
         assert stream is not None
         stream.close()
-    out, err = (bytes(c.data) for c in captured.values())
+    out, err = (_release(c) for c in captured.values())
     cut = any(c.total > MAX_OUTPUT_BYTES for c in captured.values())
     if timed_out:
         run = ToolRun(text, "timeout", round(time.perf_counter() - start, 3))
@@ -324,10 +331,9 @@ def probe(
             continue
         run, out, err, cut = _run(tool, exe, timeout_s, env)
         for data, suffix in ((out, ".txt"), (err, ".stderr.txt")):
-            if data:
+            if data:  # saved byte for byte: no decoded copy of a flood is held to write it
                 name = f"{tool.name}{suffix}"
-                body = data.decode("utf-8", "replace")
-                write_text(folder / name, body, force=force)
+                write_text(folder / name, data, force=force)
                 run.files.append(name)
         if cut:
             run.warnings.append(f"output cut at {MAX_OUTPUT_BYTES // 2**20} MiB")
