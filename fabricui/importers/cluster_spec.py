@@ -32,6 +32,7 @@ from fabricui.importers.common import ParseError
 from fabricui.importers.fabric_graph import SwitchGraph, listing, tier_name
 from fabricui.importers.hostlist import compress, natural_key
 from fabricui.importers.spec import yaml_keys
+from fabricui.model import IntraSpec
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -93,8 +94,6 @@ class ClusterDraft:
 
 def _intra_dict(intra: IntraSpec) -> dict[str, Any]:
     """The intra-node spec as YAML keys, defaults left out."""
-    from fabricui.model import IntraSpec
-
     defaults = IntraSpec()
     out: dict[str, Any] = {}
     for name in _INTRA_FIELDS:
