@@ -21,7 +21,6 @@ from fabricui.engine.algorithms import Ring, Tree, alpha_beta
 from fabricui.engine.bulk import bulk_router
 from fabricui.engine.constants import DEFAULT as DEFAULT_CONSTANTS
 from fabricui.engine.constants import ModelConstants
-from fabricui.engine.evaluate import evaluate_collective, evaluate_path
 from fabricui.engine.group import Group
 from fabricui.engine.routing import Router
 from fabricui.engine.training.shape import Geometry, geometry
@@ -177,6 +176,8 @@ def path(fabric: Fabric, src: str, dst: str, size_bytes: int | None = None) -> P
     Raises:
         EngineError: Unknown GPU ids or identical endpoints.
     """
+    from fabricui.engine.evaluate import evaluate_path
+
     return evaluate_path(fabric, parse_gpu_id(fabric, src), parse_gpu_id(fabric, dst), size_bytes)
 
 
@@ -201,6 +202,7 @@ def collective(
     Raises:
         EngineError: Unknown op or algorithm, or none that can run.
     """
+    from fabricui.engine.evaluate import evaluate_collective
     from fabricui.services.session import collective_algorithms
 
     return evaluate_collective(

@@ -16,7 +16,6 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.bulk import BulkRouter, bulk_router
-from fabricui.engine.nccl.picks import NcclSettings, nccl_graphs
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, FabricError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
@@ -273,6 +272,8 @@ class Group:
         """Collective channels NCCL builds for this group (its search's ring and tree
         channels, doubled, and its extra rules; ``fabricui.engine.nccl.search``): each runs
         its own pipeline of chunks."""
+        from fabricui.engine.nccl.picks import NcclSettings, nccl_graphs
+
         settings = NcclSettings.of(self.library_version, self.nccl_env)
         return nccl_graphs(self, settings)[1].channels
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fabricui.fabric.builder import build_tiled
-from fabricui.fabric.explicit import build_explicit
-
 if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.tables import Catalog
@@ -28,6 +25,9 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
         EngineError: The spec cannot be built (sizes, counts, a cluster that does not fit).
     """
     if spec.net is not None and spec.net.layout == "explicit":  # a real cluster's own graph
+        from fabricui.fabric.explicit import build_explicit
+
         return build_explicit(spec, catalog)
+    from fabricui.fabric.builder import build_tiled
 
     return build_tiled(spec, catalog)

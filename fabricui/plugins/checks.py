@@ -11,7 +11,6 @@ import numbers
 from pathlib import Path
 from typing import Any, Callable
 
-from fabricui.engine.algorithms import core_algorithms
 from fabricui.engine.types import (
     CollectiveAlgorithm,
     Interconnect,
@@ -98,6 +97,8 @@ def _check_topology_builder(obj: Any) -> tuple[str, Any]:
 
 
 def _check_collective_algorithm(obj: Any) -> tuple[str, Any]:
+    from fabricui.engine.algorithms import core_algorithms
+
     _expect(obj, CollectiveAlgorithm)
     name = _name_of(obj)
     if name in {a.name for a in core_algorithms()}:

@@ -11,31 +11,3 @@ bubble, in-flight micro-batches), ``memory`` (states and activations per GPU), `
 ``recipe`` (settings and their defaults), ``step`` (a plan), ``search`` (the ranking),
 ``table`` (the decision table), ``legacy`` (the fixed-MFU model of ``--mfu``).
 """
-
-from __future__ import annotations
-
-from fabricui.engine.training.groups import AXES, layout_groups
-from fabricui.engine.training.pricing import PricedOp, Pricer, price_operations
-from fabricui.engine.training.recipe import Recipe, RecipeChoices, resolve_recipe
-from fabricui.engine.training.search import SearchSpace, search_layouts
-from fabricui.engine.training.step import PlanReport, check_layout, plan
-from fabricui.engine.training.table import DecisionRow, DecisionTable, decision_table
-
-__all__ = [
-    "AXES",
-    "DecisionRow",
-    "DecisionTable",
-    "PlanReport",
-    "PricedOp",
-    "Pricer",
-    "Recipe",
-    "RecipeChoices",
-    "SearchSpace",
-    "check_layout",
-    "decision_table",
-    "layout_groups",
-    "plan",
-    "price_operations",
-    "resolve_recipe",
-    "search_layouts",
-]
