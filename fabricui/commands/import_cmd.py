@@ -15,8 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.services.importing import importer_table
-
 if TYPE_CHECKING:
     from fabricui.services.importing import Imported, ImportRequest
 
@@ -37,9 +35,13 @@ class _Formats:
     """argparse ``choices`` that ask the plugin host only when ``import`` is parsed."""
 
     def __contains__(self, item: object) -> bool:
+        from fabricui.services.importing import importer_table
+
         return item in importer_table()
 
     def __iter__(self) -> Iterator[str]:
+        from fabricui.services.importing import importer_table
+
         return iter(sorted(importer_table()))
 
 

@@ -37,9 +37,8 @@ from fabricui.model import IntraSpec
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.importers.nvlink_domains import DomainMap
-    from fabricui.model import IntraSpec, TopologySpec
+    from fabricui.model import TopologySpec
 
-    #: A node's NIC ports in rail order: (switch, rate Gb/s or None), None for a missing port.
     _Row = list[tuple[str, float | None] | None]
 
 #: InfiniBand link generation for a measured port rate [Gb/s] (the catalog has HDR and up;

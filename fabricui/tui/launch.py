@@ -58,7 +58,7 @@ def check_launch(
 
         job_of(data.fabric, options["hosts"])  # unknown hosts: one line before the screen
     if options.get("layout"):
-        from fabricui.services.loaded import LayoutChoice, parse_layout
+        from fabricui.services.requests import LayoutChoice, parse_layout
 
         parse_layout(options["layout"], LayoutChoice())
     return data.catalog

@@ -1,7 +1,7 @@
 """The layout the strategies view opens on is one that runs and fits when one exists."""
 
-from fabricui.services.loaded import LayoutChoice, LoadedFabric
-from fabricui.services.requests import TopologyRequest
+from fabricui.services.loaded import LoadedFabric
+from fabricui.services.requests import LayoutChoice, TopologyRequest
 
 
 def test_a_model_too_big_for_plain_ddp_opens_on_a_sharded_layout_that_fits(catalog):

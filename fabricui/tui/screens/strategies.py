@@ -28,7 +28,8 @@ from fabricui.tui.widgets.title_bar import TitleBar
 if TYPE_CHECKING:
     from fabricui.engine.training.step import PlanReport
     from fabricui.engine.training.table import DecisionTable
-    from fabricui.services.loaded import LayoutChoice, LoadedFabric
+    from fabricui.services.loaded import LoadedFabric
+    from fabricui.services.requests import LayoutChoice
 
 #: Bar tone of each verdict of the decision table.
 VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted", "n/a": "muted"}
@@ -37,7 +38,7 @@ VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted", "n
 def check_layout_text(text: str) -> str | None:
     """Error line for a malformed layout, else None."""
     from fabricui.errors import FabricError
-    from fabricui.services.loaded import LayoutChoice, parse_layout
+    from fabricui.services.requests import LayoutChoice, parse_layout
 
     try:
         parse_layout(text, LayoutChoice())
@@ -388,7 +389,7 @@ class StrategiesScreen(ViewScreen):
 
     def data_changed(self, data: LoadedFabric) -> None:
         """New fabric: table and plan again; the old search no longer applies."""
-        from fabricui.services.loaded import LayoutChoice, parse_layout
+        from fabricui.services.requests import LayoutChoice, parse_layout
 
         app = self.fabric_app
         self.model_id = app.take_option("model") or self.model_id
@@ -601,7 +602,7 @@ class StrategiesScreen(ViewScreen):
         """Enter on a layout: its step breakdown, as the search priced it."""
         rank = int(str(event.row_key.value))
         plan = self.plans[rank - 1]
-        from fabricui.services.loaded import LayoutChoice
+        from fabricui.services.requests import LayoutChoice
 
         self.choice = LayoutChoice(
             tp=plan.layout.tp,
@@ -695,7 +696,7 @@ class StrategiesScreen(ViewScreen):
         data = self.data
         if data is None or self.choice is None:
             return
-        from fabricui.services.loaded import parse_layout
+        from fabricui.services.requests import parse_layout
         from fabricui.vocabulary import DP_STRATEGIES
 
         def done(text: str | None) -> None:
@@ -735,7 +736,7 @@ class StrategiesScreen(ViewScreen):
         """The model and the layout shown before (going back); the search is kept when
         the model is the same."""
         from fabricui.errors import FabricError
-        from fabricui.services.loaded import LayoutChoice, parse_layout
+        from fabricui.services.requests import LayoutChoice, parse_layout
 
         model = state.get("model", self.model_id)
         layout = state.get("layout")
