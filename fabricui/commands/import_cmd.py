@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabricui.files import write_text
+
 if TYPE_CHECKING:
     from fabricui.services.importing import Imported, ImportRequest
 
@@ -165,7 +167,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _write_spec(request: ImportRequest, imported: Imported) -> None:
     """Make the spec and write it (``-o``), saying where it went."""
-    from fabricui.files import write_text
     from fabricui.services.importing import is_cluster, make_cluster_spec, make_spec
 
     spec = (make_cluster_spec if is_cluster(imported) else make_spec)(request, imported)
