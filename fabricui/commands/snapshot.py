@@ -10,8 +10,8 @@ from typing import Any
 from fabricui.commands.options import add_topology_options, completes, topology_request
 from fabricui.errors import ConfigError
 from fabricui.files import check_target
-from fabricui.services.command_requests import SNAPSHOT_FORMATS, SnapshotRequest, SnapshotTarget
-from fabricui.services.requests import LaunchRequest
+from fabricui.services.command_requests import SnapshotRequest
+from fabricui.services.requests import SNAPSHOT_FORMATS, LaunchRequest, SnapshotTarget
 from fabricui.units import parse_message_size
 from fabricui.vocabulary import VIEWS
 

@@ -19,8 +19,10 @@ from fabricui.errors import ConfigError, EngineError, FabricError
 from fabricui.fabric.ids import find_gpu, parse_gpu_id, placement
 from fabricui.fabric.kinds import DeviceKind
 from fabricui.hwdb.catalog import unknown_id_message
+from fabricui.model import RecipeChoices
 from fabricui.services.flow_memory import admit_collective
 from fabricui.services.jobs import group_ranks
+from fabricui.services.layouts import LayoutChoice
 from fabricui.services.plan import (
     LayoutRequest,
     PlanRequest,
@@ -31,7 +33,7 @@ from fabricui.services.plan import (
     plan_on,
     search_on,
 )
-from fabricui.services.requests import CatalogRequest, LayoutChoice, TopologyRequest, WhatIf
+from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
 from fabricui.services.session import collective_algorithms, load_catalog, load_fabric
 from fabricui.units import format_bandwidth
 
@@ -413,8 +415,6 @@ class LoadedFabric:
         Raises:
             FabricError: A layout the model or the fabric cannot run.
         """
-        from fabricui.engine.training.recipe import RecipeChoices
-
         request = PlanRequest(
             topology=self.request,
             model=model_id,

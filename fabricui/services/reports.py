@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 from fabricui import __version__
 from fabricui.errors import ConfigError
 from fabricui.plugins import get_host
+from fabricui.services.layouts import LayoutChoice, parse_layout
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.plan import STEP_PARTS
-from fabricui.services.requests import GROUP_CHOICES, LaunchRequest, LayoutChoice, parse_layout
+from fabricui.services.requests import GROUP_CHOICES, LaunchRequest
 from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep, size_argument
 from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS, VIEW_TITLES, op_name
 

@@ -4,20 +4,13 @@ become before anything is loaded, so that both ask the same question the same wa
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.bounds import NIC_PORT_GBPS, checked
 from fabricui.errors import ConfigError
-from fabricui.vocabulary import (
-    DEFAULT_TOPOLOGY,
-    DP_STRATEGIES,
-    GROUP_ALIASES,
-    GROUPS,
-    RECOMPUTE_MODES,
-)
+from fabricui.vocabulary import DEFAULT_TOPOLOGY, GROUP_ALIASES, GROUPS
 
 if TYPE_CHECKING:
     from fabricui.model import TopologySpec
@@ -136,56 +129,26 @@ class LaunchRequest:
         )
 
 
+#: Formats ``fabricui snapshot`` writes: a Markdown report, the screen as SVG, as text.
+SNAPSHOT_FORMATS = ("md", "svg", "txt")
+
+
 @dataclass(frozen=True)
-class LayoutChoice:
-    """What the strategies view asks the engine to plan (the ``fabricui plan`` options)."""
+class SnapshotTarget:
+    """One view to write in one format."""
 
-    tp: int = 1
-    """Tensor-parallel degree."""
-    pp: int = 1
-    """Pipeline stages."""
-    ep: int = 1
-    """Expert-parallel degree."""
-    dp_strategy: str = "ddp"
-    """How the data-parallel dimension communicates (``DP_STRATEGIES``)."""
-    cp: int = 1
-    """Context-parallel degree."""
-    recompute: str | None = None
-    """Activation recomputation (None: the default, none)."""
+    view: str
+    """View id."""
+    format: str
+    """``md``, ``svg`` or ``txt``."""
+    path: Path | None
+    """The file, or None for standard output."""
 
-    def label(self) -> str:
-        """``tp8 pp1 ep1 ddp`` (``cp2`` and the recompute mode when set)."""
-        text = f"tp{self.tp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
-        if self.cp > 1:
-            text = f"tp{self.tp} cp{self.cp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
-        return text + (f" {self.recompute}" if self.recompute else "")
-
-
-#: A degree word of a layout: ``tp8``, ``pp=2``.
-_LAYOUT_WORD = re.compile(r"^(tp|pp|ep|cp)=?(\d+)$")
-
-
-def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
-    """``tp8 pp2 ep1 cp2 fsdp selective`` (any order, ``tp=8`` too) -> a layout choice.
-
-    Raises:
-        ConfigError: An unknown word or a degree below 1.
-    """
-    values: dict[str, object] = {}
-    for word in text.lower().replace(",", " ").split():
-        match = _LAYOUT_WORD.match(word)
-        if match:
-            degree = int(match.group(2))
-            if degree < 1:
-                raise ConfigError(f"{match.group(1)} must be at least 1 (got {degree})")
-            values[match.group(1)] = degree
-        elif word in DP_STRATEGIES:
-            values["dp_strategy"] = word
-        elif word in RECOMPUTE_MODES:
-            values["recompute"] = word
-        else:
-            raise ConfigError(
-                f"unknown word {word!r}: use tpN ppN epN cpN, one of "
-                f"{', '.join(DP_STRATEGIES)} and a recompute mode ({', '.join(RECOMPUTE_MODES)})"
-            )
-    return dataclasses.replace(current, **values)  # type: ignore[arg-type]
+    @property
+    def image_path(self) -> Path | None:
+        """The fabric's diagram written beside a Markdown report and linked from it
+        (``report.md`` -> ``report-fabric.svg``); None for the plugins view, which is not
+        about a fabric."""
+        if self.format != "md" or self.path is None or self.view == "plugins":
+            return None
+        return self.path.with_name(f"{self.path.stem}-fabric.svg")

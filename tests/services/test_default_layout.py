@@ -1,7 +1,8 @@
 """The layout the strategies view opens on is one that runs and fits when one exists."""
 
+from fabricui.services.layouts import LayoutChoice
 from fabricui.services.loaded import LoadedFabric
-from fabricui.services.requests import LayoutChoice, TopologyRequest
+from fabricui.services.requests import TopologyRequest
 
 
 def test_a_model_too_big_for_plain_ddp_opens_on_a_sharded_layout_that_fits(catalog):
