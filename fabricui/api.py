@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.engine.algorithms import Ring, Tree, alpha_beta
+from fabricui.engine.bulk import bulk_router
 from fabricui.engine.constants import DEFAULT as DEFAULT_CONSTANTS
 from fabricui.engine.constants import ModelConstants
 from fabricui.engine.group import Group
+from fabricui.engine.routing import Router
 from fabricui.engine.training.shape import Geometry, geometry
 from fabricui.engine.types import (
     CollectiveAlgorithm,
@@ -36,8 +38,11 @@ from fabricui.engine.types import (
 from fabricui.errors import ConfigError, EngineError, FabricError, HwdbError, PluginError
 from fabricui.fabric import DeviceKind, Fabric, build_fabric
 from fabricui.fabric.fabric import NETWORK_SWITCHES
+from fabricui.fabric.ids import parse_gpu_id
 from fabricui.hookspecs import hookimpl
 from fabricui.hwdb import Catalog
+from fabricui.hwdb.resolve import resolve_topology as _resolve_topology
+from fabricui.importers.builtin import builtin_importers as _builtin_importers
 from fabricui.model import (
     GpuSpec,
     IntraSpec,
@@ -48,6 +53,7 @@ from fabricui.model import (
     SwitchSpec,
     TopologySpec,
 )
+from fabricui.services.requests import TopologyRequest
 
 if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
@@ -137,9 +143,7 @@ def resolve_topology(topology: str, catalog: Catalog, nodes: int | None = None) 
     Raises:
         FabricError: Unknown topology, a malformed file, or a node count it cannot take.
     """
-    from fabricui.hwdb.resolve import resolve_topology as resolve
-
-    return resolve(topology, catalog, nodes)
+    return _resolve_topology(topology, catalog, nodes)
 
 
 def build(spec: TopologySpec, catalog: Catalog, host: PluginHost | None = None) -> Fabric:
@@ -160,7 +164,6 @@ def load_fabric(topology: str, nodes: int | None = None, host: PluginHost | None
     Raises:
         FabricError: Unknown topology, bad node count, or a malformed file.
     """
-    from fabricui.services.requests import TopologyRequest
     from fabricui.services.session import load_fabric as service_load_fabric
 
     return service_load_fabric(TopologyRequest(topology, nodes), host=host)
@@ -174,7 +177,6 @@ def path(fabric: Fabric, src: str, dst: str, size_bytes: int | None = None) -> P
         EngineError: Unknown GPU ids or identical endpoints.
     """
     from fabricui.engine.evaluate import evaluate_path
-    from fabricui.fabric.ids import parse_gpu_id
 
     return evaluate_path(fabric, parse_gpu_id(fabric, src), parse_gpu_id(fabric, dst), size_bytes)
 
@@ -210,16 +212,11 @@ def collective(
 
 def route_links(fabric: Fabric, src_rank: int, dst_rank: int) -> Any:
     """The link ids (into ``fabric.link_*`` arrays) of the path between two ranks, in order."""
-    from fabricui.engine.routing import Router
-
     return Router.for_fabric(fabric).route(src_rank, dst_rank)
 
 
 def max_min_rates(fabric: Fabric, src: Any, dst: Any) -> Any:
     """Max-min fair rate of every flow ``src[i] -> dst[i]`` (ranks) on an idle fabric [GB/s]."""
-    from fabricui.engine.bulk import bulk_router
-    from fabricui.engine.routing import Router
-
     rates, _ = bulk_router(Router.for_fabric(fabric)).max_min_rates(src, dst)
     return rates
 
@@ -227,9 +224,7 @@ def max_min_rates(fabric: Fabric, src: Any, dst: Any) -> Any:
 def builtin_importers() -> dict[str, Any]:
     """fabricui's own importers by format name (``nvidia-smi``, ``ibnetdiscover`` ...), as
     the built-in ``importers`` plugin registers them."""
-    from fabricui.importers.builtin import builtin_importers as table
-
-    return dict(table())
+    return dict(_builtin_importers())
 
 
 def run_cli(argv: Sequence[str]) -> int:

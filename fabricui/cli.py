@@ -33,8 +33,11 @@ from fabricui.commands import topologies as topologies_command
 from fabricui.commands import traffic as traffic_command
 from fabricui.commands.options import add_global_options, catalog_request
 from fabricui.errors import ConfigError, FabricError, one_line
+from fabricui.files import os_error_line
+from fabricui.render.health import health_lines
 from fabricui.render.output import safe_streams
-from fabricui.services.admission import ENV_MAX_MEMORY
+from fabricui.services.admission import ENV_MAX_MEMORY, memory_budget
+from fabricui.tui.launch import run_explorer
 
 #: Exit status of a one-line error (anything the user typed, pointed at or asked for).
 EXIT_USAGE = 2
@@ -82,8 +85,6 @@ def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 
 def _explore(args: argparse.Namespace) -> int:
-    from fabricui.tui.launch import run_explorer
-
     return run_explorer(explore_command.launch_request(args), catalog_request(args))
 
 
@@ -205,8 +206,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         _json_first(args)
         if args.max_memory is not None:
-            from fabricui.services.admission import memory_budget
-
             memory_budget(args.max_memory)  # checked here: one line for a bad value
             os.environ[ENV_MAX_MEMORY] = args.max_memory
         if args.command in (None, "explore", "serve"):  # bare `fabricui` opens the explorer
@@ -231,8 +230,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as exc:  # an OS error no command turned into a message: still one line
-        from fabricui.files import os_error_line
-
         _error(os_error_line(exc))
         return EXIT_USAGE
     except MemoryError:
@@ -255,7 +252,6 @@ def _report_health(quiet: bool = False) -> None:
     if quiet:
         health.drain_applied()
         return
-    from fabricui.render.health import health_lines
 
     seen: set[int] = set()
     for fabric in health.drain_applied():

@@ -16,6 +16,9 @@ from typing import Any
 
 from fabricui.commands.options import catalog_request
 from fabricui.render.output import print_json
+from fabricui.render.progress import terminal_progress
+from fabricui.units import format_bytes
+from fabricui.vocabulary import OPS
 
 #: Median error of the fitted rows under which unchanged figures mean the database fits.
 FITS_WELL = 0.10
@@ -30,8 +33,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     Returns:
         The subcommand's parser.
     """
-    from fabricui.vocabulary import OPS
-
     parser = subparsers.add_parser(
         "calibrate",
         help="fit a topology's link efficiency and latency to nccl-tests results",
@@ -88,7 +89,6 @@ def run(args: argparse.Namespace) -> int:
         FabricError: Unreadable results, an unknown topology, runs that do not fit it, or
             an existing ``--output`` without ``--force``.
     """
-    from fabricui.render.progress import terminal_progress
     from fabricui.services.calibrate import CALIBRATE_PHASES, CalibrateRequest, calibrate
 
     request = CalibrateRequest(
@@ -132,7 +132,6 @@ def render(report: dict[str, Any]) -> str:
         Lines joined with newlines.
     """
     from fabricui.services.calibrate import pct
-    from fabricui.units import format_bytes
 
     rows_total = sum(len(r["rows"]) for r in report["runs"])
     lines = [

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
 from fabricui.commands.options import (
@@ -13,11 +15,15 @@ from fabricui.commands.options import (
     completes,
     topology_request,
 )
-from fabricui.errors import ConfigError
+from fabricui.errors import ConfigError, unknown_id_message
+from fabricui.files import check_target, write_text
 from fabricui.render.output import print_json
+from fabricui.render.progress import terminal_progress
+from fabricui.render.table import text_table
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.requests import GROUP_CHOICES
-from fabricui.vocabulary import OPS
+from fabricui.units import format_bytes, parse_bandwidth_GBps, parse_message_size, parse_size_sweep
+from fabricui.vocabulary import OPS, op_name
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -106,10 +112,6 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
     Raises:
         ConfigError: No operation, two, an unknown one (with the nearest names), or no sizes.
     """
-    from fabricui.errors import unknown_id_message
-    from fabricui.units import parse_message_size, parse_size_sweep
-    from fabricui.vocabulary import op_name
-
     words = list(args.size or [])
     named = [w for w in words if op_name(w) is not None]
     typed = [args.op] if args.op else []
@@ -139,17 +141,12 @@ def run(args: argparse.Namespace) -> int:
 
     op, sizes = _op_and_sizes(args)
     if args.tuner:
-        from pathlib import Path
-
-        from fabricui.files import check_target
-
         if args.ideal:
             raise ConfigError("--tuner needs a topology's prediction, not --ideal")
         check_target(Path(args.tuner), args.force)
     if args.ideal:
         if not args.nranks or args.nranks < 1 or not args.bw:
             raise ConfigError("--ideal needs --nranks N (>= 1) and --bw BW, e.g. 100GB/s")
-        from fabricui.units import parse_bandwidth_GBps
 
         result = ideal_collective(op, sizes, args.nranks, parse_bandwidth_GBps(args.bw))
     else:
@@ -166,7 +163,6 @@ def run(args: argparse.Namespace) -> int:
             nccl_version=args.nccl,
             nccl_env=tuple(sorted(nccl_environment(args.env).items())),
         )
-        from fabricui.render.progress import terminal_progress
         from fabricui.services.collective import COLLECTIVE_PHASES
 
         phases = COLLECTIVE_PHASES + (args.hosts is not None)
@@ -183,10 +179,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _write_tuner(args: argparse.Namespace, result: Any) -> None:
     """Write the tuner plugin's config; say so on stderr (stdout stays the table or JSON)."""
-    import sys
-    from pathlib import Path
-
-    from fabricui.files import write_text
     from fabricui.services.collective import tuner_config
 
     if not 0 <= args.tuner_margin < 10:
@@ -204,9 +196,6 @@ def _write_tuner(args: argparse.Namespace, result: Any) -> None:
 def render(result: dict[str, Any]) -> str:
     """nccl-tests-like table of one collective's rows: NCCL's pick, and the best pick where
     it is faster (with what forces it)."""
-    from fabricui.render.table import text_table
-    from fabricui.units import format_bytes
-
     where = f" on {result['topology']}" if result["topology"] else " (ideal)"
     header = ["size", "time us", "algbw GB/s", "busbw GB/s", "algorithm"]
     picks = any("best_pick" in row for row in result["rows"])

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import sys
 from typing import Any
 
+from fabricui import __version__
+from fabricui.commands.options import catalog
+from fabricui.render import shell
 from fabricui.render.shell import CliCommand, CliOption, CliPositional
 
 #: Shells ``completion`` writes for.
@@ -136,17 +140,11 @@ def _completes(action: argparse.Action, metavar: str) -> str:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Print the completion script or the man page; returns 0."""
-    import sys
-
-    from fabricui import __version__
-    from fabricui.render import shell
-
     program = describe(parser)
     if args.command == "man":
         today = datetime.date.today().isoformat()
         sys.stdout.write(shell.man_page(program, __version__, today, MAN_SECTIONS))
         return 0
-    from fabricui.commands.options import catalog
 
     loaded = catalog(args)
     ids = {"topology": sorted(loaded.topologies), "model": sorted(loaded.models)}

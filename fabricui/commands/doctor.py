@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from fabricui.commands.options import add_topology_options, catalog, topology_request
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
+from fabricui.services.doctor_codes import CODES, FABRIC_CODES, SEVERITIES
 
 if TYPE_CHECKING:
     from fabricui.importers.nccl_log import NcclLog
@@ -28,9 +30,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     Returns:
         The subcommand's parser.
     """
-    from fabricui.commands.options import add_topology_options
-    from fabricui.services.doctor_codes import CODES, FABRIC_CODES
-
     codes = "; ".join(f"{code}: {text}" for code, text in CODES.items())
     fabric_codes = "; ".join(f"{code}: {text}" for code, text in FABRIC_CODES.items())
     parser = subparsers.add_parser(
@@ -101,8 +100,6 @@ def run(args: argparse.Namespace) -> int:
     findings = diagnose(log, hints)
     check = _fabric_check(args, log)
     if check is not None:
-        from fabricui.services.doctor_codes import SEVERITIES
-
         order = {s: i for i, s in enumerate(SEVERITIES)}
         findings = sorted([*findings, *check.findings], key=lambda f: order[f.severity])
     health, job = _health_parts(args, check)
@@ -132,7 +129,6 @@ def _fabric_check(args: argparse.Namespace, log: NcclLog) -> FabricCheck | None:
         ConfigError: ``--hosts`` without ``--topology``, or a bad hostlist.
         FabricError: The topology cannot be loaded.
     """
-    from fabricui.commands.options import catalog, topology_request
     from fabricui.services.doctor_fabric import compare
     from fabricui.services.jobs import expand_hosts
     from fabricui.services.session import load_fabric
@@ -180,7 +176,6 @@ def _health_parts(args: argparse.Namespace, check: FabricCheck | None) -> tuple[
     every GPU of the topology."""
     if not getattr(args, "health", None):
         return None, []
-    from fabricui.commands.options import catalog, topology_request
     from fabricui.services.health import read_health, report_of
 
     if getattr(args, "topology", None) is None:

@@ -9,6 +9,7 @@ from typing import Any
 from fabricui.commands.options import add_topology_options, topology_request
 from fabricui.errors import ConfigError
 from fabricui.services.requests import LaunchRequest
+from fabricui.units import parse_message_size
 from fabricui.vocabulary import VIEWS
 
 
@@ -89,8 +90,6 @@ def launch_request(args: argparse.Namespace) -> LaunchRequest:
     size_bytes = None
     size_text = getattr(args, "message_size", None)
     if size_text:
-        from fabricui.units import parse_message_size
-
         size_bytes = parse_message_size(size_text, "--message-size")
     return LaunchRequest(
         topology=topology_request(args),

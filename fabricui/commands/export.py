@@ -10,6 +10,7 @@ from typing import Any
 
 from fabricui.commands.options import add_topology_options, catalog, topology_request
 from fabricui.errors import ConfigError
+from fabricui.files import check_target, write_bytes
 
 #: Formats ``export`` writes.
 FORMATS = ("dot", "svg", "pdf")
@@ -53,7 +54,6 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: Unknown topology, a bad format or file name, an existing file.
     """
-    from fabricui.files import check_target, write_bytes
     from fabricui.render.diagram import DEFAULT_MAX_HOSTS, to_dot, to_pdf, to_svg, topology_drawing
     from fabricui.services.session import load_fabric
 

@@ -9,6 +9,7 @@ from typing import Any
 from fabricui.commands.options import catalog, catalog_request, completes
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
+from fabricui.render.table import text_table
 
 
 def add_parser(subparsers: Any, parser_class: Any = None) -> argparse.ArgumentParser:
@@ -63,7 +64,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace, catalog: Any) -> int:
-    from fabricui.render.table import text_table
     from fabricui.services.catalog_info import record_kinds
 
     kinds = record_kinds(args.kind)

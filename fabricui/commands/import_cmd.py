@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.services.importing import importer_table
+from fabricui.files import write_text
 
 if TYPE_CHECKING:
     from fabricui.services.importing import Imported, ImportRequest
@@ -37,9 +37,13 @@ class _Formats:
     """argparse ``choices`` that ask the plugin host only when ``import`` is parsed."""
 
     def __contains__(self, item: object) -> bool:
+        from fabricui.services.importing import importer_table
+
         return item in importer_table()
 
     def __iter__(self) -> Iterator[str]:
+        from fabricui.services.importing import importer_table
+
         return iter(sorted(importer_table()))
 
 
@@ -163,7 +167,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _write_spec(request: ImportRequest, imported: Imported) -> None:
     """Make the spec and write it (``-o``), saying where it went."""
-    from fabricui.files import write_text
     from fabricui.services.importing import is_cluster, make_cluster_spec, make_spec
 
     spec = (make_cluster_spec if is_cluster(imported) else make_spec)(request, imported)

@@ -5,13 +5,16 @@ before or after the command) and ``--json``; and the service requests they becom
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.bounds import NIC_PORT_GBPS, checked
 from fabricui.errors import ConfigError
+from fabricui.services.admission import DEFAULT_BUDGET_BYTES, ENV_MAX_MEMORY
 from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
-from fabricui.services.settings import ENV_HWDB
+from fabricui.services.settings import ENV_HWDB, Settings, env_hwdb_dirs, load_settings
+from fabricui.units import format_bytes
 from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
@@ -76,9 +79,6 @@ def add_global_options(parser: argparse.ArgumentParser, top_level: bool = False)
         parser: The top-level parser, or a command's (``top_level=False``).
         top_level: Declare the defaults the commands' copies keep.
     """
-    from fabricui.services.admission import DEFAULT_BUDGET_BYTES, ENV_MAX_MEMORY
-    from fabricui.units import format_bytes
-
     unset = None if top_level else argparse.SUPPRESS
     group = parser.add_argument_group("global options (before or after the command)")
     group.add_argument(
@@ -167,10 +167,6 @@ def catalog_request(args: argparse.Namespace) -> CatalogRequest:
         ConfigError: A directory the settings file or ``$FABRICUI_HWDB`` names that is not
             one.
     """
-    import sys
-
-    from fabricui.services.settings import Settings, env_hwdb_dirs, load_settings
-
     try:
         settings = load_settings()
     except ConfigError as exc:  # a broken keymap must not stop `fabricui path`

@@ -14,6 +14,7 @@ from fabricui.commands.options import (
 )
 from fabricui.render.output import print_json
 from fabricui.services.command_requests import PathRequest
+from fabricui.units import parse_message_size
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -38,8 +39,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _size(text: str) -> int:
-    from fabricui.units import parse_message_size
-
     return parse_message_size(text, "--message-size")
 
 

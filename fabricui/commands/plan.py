@@ -11,7 +11,17 @@ from fabricui.bounds import MFU, checked
 from fabricui.commands.options import add_hosts_option, catalog_request, topology_request
 from fabricui.commands.strategies import add_common_args
 from fabricui.render.output import print_json
-from fabricui.services.plan import MODEL_PARALLEL, SEARCH_TOP, STEP_PARTS, load_strategies
+from fabricui.render.table import text_table
+from fabricui.services import plan as service
+from fabricui.services.plan import (
+    MODEL_PARALLEL,
+    SEARCH_TOP,
+    STEP_PARTS,
+    LayoutRequest,
+    PlanRequest,
+    load_strategies,
+)
+from fabricui.units import format_bytes, format_time_us
 from fabricui.vocabulary import (
     ATTENTION_CHOICES,
     DEFAULT_MODEL,
@@ -26,7 +36,7 @@ if TYPE_CHECKING:
     from fabricui.engine.training.step import PlanReport
     from fabricui.engine.types import Layout
     from fabricui.fabric.fabric import Fabric
-    from fabricui.services.plan import LayoutRequest, PlanRequest, RunResult, SearchResult
+    from fabricui.services.plan import RunResult, SearchResult
 
 COLUMNS = (
     "strategy",
@@ -207,8 +217,6 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: Unknown ids, a bad run file, or a layout the model or fabric cannot run.
     """
-    from fabricui.services import plan as service
-
     if _get(args, "run", None):
         runs = service.price_runs(
             service.RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()
@@ -244,7 +252,6 @@ def run(args: argparse.Namespace) -> int:
 def plan_request(args: argparse.Namespace) -> PlanRequest:
     """The service request ``args`` describe."""
     from fabricui.model import RecipeChoices
-    from fabricui.services.plan import PlanRequest
 
     mfu = _get(args, "mfu", None)
     if mfu is not None:
@@ -288,8 +295,6 @@ def _modules(text: str | None) -> tuple[str, ...] | None:
 
 def layout_request(args: argparse.Namespace) -> LayoutRequest:
     """The degrees and batch of ``args``."""
-    from fabricui.services.plan import LayoutRequest
-
     return LayoutRequest(
         tp=_get(args, "tp", None),
         pp=_get(args, "pp", None),
@@ -330,8 +335,6 @@ def describe_layout(layout: Layout) -> str:
 
 def render_plan(report: PlanReport, fabric: Fabric) -> str:
     """Operation table, step breakdown, throughput, memory and assumptions of one plan."""
-    from fabricui.units import format_bytes
-
     head = (
         f"{report.model} on {report.topology} ({report.layout.world} of {fabric.n_gpus} GPUs): "
         f"{describe_layout(report.layout)}"
@@ -358,8 +361,6 @@ def render_plan(report: PlanReport, fabric: Fabric) -> str:
 
 
 def _time(time_us: float) -> str:
-    from fabricui.units import format_time_us
-
     return "0" if time_us == 0 else format_time_us(time_us)
 
 
@@ -417,8 +418,6 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
 
 
 def _table(cells: list[tuple[str, ...]]) -> list[str]:
-    from fabricui.render.table import text_table
-
     right = [
         i
         for i, name in enumerate(COLUMNS)
@@ -468,7 +467,6 @@ def render_search(result: SearchResult) -> str:
         f"{len(plans)} fastest layouts, global batch {result.global_batch} x "
         f"{result.seq_len} tokens"
     )
-    from fabricui.render.table import text_table
 
     right = [i for i, name in enumerate(names) if name not in ("dp strat", "recomp")]
     rows = text_table([names, *cells], right)

@@ -9,8 +9,10 @@ from typing import Any
 
 from fabricui.commands.options import add_topology_options, completes, topology_request
 from fabricui.errors import ConfigError
-from fabricui.services.command_requests import SNAPSHOT_FORMATS, SnapshotRequest, SnapshotTarget
-from fabricui.services.requests import LaunchRequest
+from fabricui.files import check_target
+from fabricui.services.command_requests import SnapshotRequest
+from fabricui.services.requests import SNAPSHOT_FORMATS, LaunchRequest, SnapshotTarget
+from fabricui.units import parse_message_size
 from fabricui.vocabulary import VIEWS
 
 DESCRIPTION = (
@@ -101,9 +103,6 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
             that is not .md/.svg/.txt, an ``--all`` target that is not a directory, existing
             files without ``--force``, or a bad terminal or message size.
     """
-    from fabricui.files import check_target
-    from fabricui.units import parse_message_size
-
     output = args.output
     fmt = getattr(args, "format", None)
     directory = None

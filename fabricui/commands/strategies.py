@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui.commands.options import add_topology_options, catalog_request, topology_request
 from fabricui.render.output import print_json
-from fabricui.services.plan import load_strategies
+from fabricui.render.table import text_table
+from fabricui.services.plan import TableRequest, decision_table, exposed_thresholds, load_strategies
+from fabricui.units import format_time_us
 from fabricui.vocabulary import DEFAULT_MODEL
 
 if TYPE_CHECKING:
@@ -84,8 +86,6 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: Unknown model or topology, or invalid numbers.
     """
-    from fabricui.services.plan import TableRequest, decision_table
-
     request = TableRequest(
         topology=topology_request(args),
         model=getattr(args, "model", None) or DEFAULT_MODEL,
@@ -110,8 +110,6 @@ MISSING_WHY = "(plugin disabled or failed to load; see fabricui plugins --all)"
 
 def render_table(table: DecisionTable) -> str:
     """The decision table as text: comm per step intra and inter, against the step."""
-    from fabricui.units import format_time_us
-
     head = (
         f"{table.model} on {table.topology}: each strategy alone on {table.degree} GPUs, "
         f"{table.microbatches} micro-batches x {table.seq_len} tokens per GPU; "
@@ -128,7 +126,6 @@ def render_table(table: DecisionTable) -> str:
         )
         for row in table.rows
     ]
-    from fabricui.render.table import text_table
 
     lines = [head, "", *text_table([columns, *cells]), ""]
     lines += [f"  {row.name}: {row.note}" for row in table.rows if row.note]
@@ -145,8 +142,6 @@ def render_table(table: DecisionTable) -> str:
 
 
 def _comm_cell(comm_us: float | None, step_us: float, applies: bool = True) -> str:
-    from fabricui.units import format_time_us
-
     if not applies:
         return "does not apply"
     if comm_us is None:
@@ -155,8 +150,6 @@ def _comm_cell(comm_us: float | None, step_us: float, applies: bool = True) -> s
 
 
 def _rule_text() -> str:
-    from fabricui.services.plan import exposed_thresholds
-
     good, ok = exposed_thresholds()
     return (
         "comm: per step (% of compute); OK when the exposed part (after overlap) is <= "

@@ -7,6 +7,7 @@ from typing import Any
 
 from fabricui.commands.options import add_json_option, catalog
 from fabricui.render.output import print_json
+from fabricui.render.table import text_table
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -20,7 +21,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Print the topologies; returns 0."""
-    from fabricui.render.table import text_table
     from fabricui.services.catalog_info import topology_rows
 
     rows = topology_rows(catalog(args))

@@ -12,6 +12,8 @@ from fabricui.commands.options import (
     topology_request,
 )
 from fabricui.render.output import print_json
+from fabricui.render.progress import terminal_progress
+from fabricui.render.table import text_table
 from fabricui.services.command_requests import TrafficRequest
 from fabricui.vocabulary import PATTERNS
 
@@ -44,8 +46,6 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: Unknown topology, a GPU count or ``--top`` out of range.
     """
-    from fabricui.render.progress import terminal_progress
-    from fabricui.render.table import text_table
     from fabricui.services.traffic import TRAFFIC_PHASES, simulate
 
     request = TrafficRequest(

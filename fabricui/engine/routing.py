@@ -27,6 +27,8 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.engine.capacity import link_capacity_GBps
+from fabricui.engine.constants import DEFAULT
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric, IntArray
 
@@ -139,9 +141,6 @@ class Router:
     def capacity_GBps(self) -> npt.NDArray[np.float64]:
         """(n_links,) achievable bandwidth ``bw * eff`` [GB/s], TCP links capped at what the
         socket transport drives (``ModelConstants.socket_max_GBps``)."""
-        from fabricui.engine.capacity import link_capacity_GBps
-        from fabricui.engine.constants import DEFAULT
-
         return link_capacity_GBps(self.fabric, DEFAULT.socket_max_GBps)
 
     def __init__(self, fabric: Fabric) -> None:

@@ -27,8 +27,14 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
+from fabricui.fabric.builder import (
+    DEFAULT_NET_SWITCH,
+    DEFAULT_SWITCH_BY_FAMILY,
+    FALLBACK_NET_SWITCH,
+    build_tiled,
+)
 from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
-from fabricui.model.cluster import ClusterSpec
+from fabricui.model.cluster import ClusterCable, ClusterHost, ClusterSpec, ClusterSwitch
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -48,12 +54,6 @@ def _tile(values: npt.NDArray, nodes: int, step: int = 0) -> npt.NDArray:
 
 def _switch_model(spec: TopologySpec, catalog: Catalog, link: LinkGeneration) -> SwitchSpec:
     """The spec's switch model, else the default one for the network link."""
-    from fabricui.fabric.builder import (
-        DEFAULT_NET_SWITCH,
-        DEFAULT_SWITCH_BY_FAMILY,
-        FALLBACK_NET_SWITCH,
-    )
-
     assert spec.net is not None
     for candidate in (
         spec.net.switch,
@@ -202,8 +202,6 @@ def _domain_blocks(
         EngineError: A NIC device stands for several ports (explicit cabling needs one
             device per port).
     """
-    from fabricui.fabric.builder import build_tiled
-
     domain = spec.hosts_per_domain
     template_net = replace(
         net,
@@ -480,8 +478,6 @@ def cluster_of(fabric: Fabric) -> TopologySpec:
     Raises:
         EngineError: The fabric has no leaf switches (a torus, a dragonfly, one node).
     """
-    from fabricui.model.cluster import ClusterCable, ClusterHost, ClusterSwitch
-
     net = fabric.spec.net
     kinds = fabric.dev_kind
     switches = [

@@ -32,6 +32,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.errors import EngineError
+from fabricui.fabric.build import build_fabric
+from fabricui.fabric.explicit import cluster_of
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric
 
 if TYPE_CHECKING:
@@ -551,10 +554,6 @@ def _repoint(fabric: Fabric, names: _Names, lost: set[int]) -> npt.NDArray[np.in
 def _as_explicit(fabric: Fabric, catalog: Catalog) -> Fabric | None:
     """A generated fat-tree rebuilt as its explicit graph (same devices and links), so a
     cable can be removed; None when it has no leaf switches to write out."""
-    from fabricui.errors import EngineError
-    from fabricui.fabric.build import build_fabric
-    from fabricui.fabric.explicit import cluster_of
-
     try:
         spec = cluster_of(fabric)
     except EngineError:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from fabricui.errors import EngineError
+from fabricui.errors import EngineError, unknown_id_message
 from fabricui.fabric.fabric import Fabric
 
 _GPU_RE = re.compile(r"^([nd])(\d+)\.g(\d+)$")
@@ -163,7 +163,5 @@ def find_gpu(fabric: Fabric, text: str) -> int:
         if wanted in name.lower():
             return first_gpu(position)
     if hosts:
-        from fabricui.errors import unknown_id_message
-
         raise EngineError(unknown_id_message("host or GPU", raw, hosts))
     raise error

@@ -39,6 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
+from fabricui.fabric.kinds import DeviceKind
 from fabricui.model import NetSpec
 
 IntArray = npt.NDArray[np.int64]
@@ -615,8 +616,6 @@ def _two_tiers(t: _Tiering, spines: int, cabling: _Cabling) -> _UpperTiers:
     Raises:
         EngineError: A spine would get no cable from a leaf, or has too few ports.
     """
-    from fabricui.fabric.kinds import DeviceKind
-
     leafs, up, switch_ports = t.leafs, t.uplinks.cables, t.uplinks.switch_ports
     cables = _spread(up, spines)
     if int(cables.min()) < 1:
@@ -771,8 +770,6 @@ def _three_tiers(t: _Tiering, cabling: _Cabling) -> _UpperTiers:
     Raises:
         EngineError: The switches cannot build it (``_size_pods``).
     """
-    from fabricui.fabric.kinds import DeviceKind
-
     pods = _size_pods(t)
     leafs, per_pod, per_plane = t.leafs, pods.spines_per_pod, pods.cores_per_plane
     first_spine = t.base + leafs
@@ -856,8 +853,6 @@ def build_network(
     Raises:
         EngineError: A layout the switches cannot build (one line naming what is missing).
     """
-    from fabricui.fabric.kinds import DeviceKind
-
     if net.layout == "dragonfly":
         return build_dragonfly(net, nodes, nic_devs, nic_bw_GBps, ports, port_bw_GBps, radix, base)
     if net.layout not in ("auto", "single", "leaf-spine", "three-tier"):
@@ -1136,8 +1131,6 @@ def build_dragonfly(
     the same two routers form one bundle. Link order: NIC -> router, router -> NIC, then
     each local bundle's two directions, then each global bundle's.
     """
-    from fabricui.fabric.kinds import DeviceKind
-
     nic_flat = nic_devs.reshape(-1)
     n_nics = nic_flat.shape[0]
     shape = _dragonfly_shape(net, nodes, n_nics, ports, radix)

@@ -19,7 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from fabricui.errors import HwdbError
+from fabricui.files import write_text
+from fabricui.hwdb.catalog import unknown_id_message
 from fabricui.hwdb.schema import show
 from fabricui.hwdb.yamlfile import YamlDocument, format_path, read_yaml
 
@@ -161,8 +165,6 @@ def apply_overlay(catalog: Catalog, overlay: CalibrationOverlay) -> Catalog:
     Raises:
         HwdbError: The overlay names a link generation the catalog does not have.
     """
-    from fabricui.hwdb.catalog import unknown_id_message
-
     links = dict(catalog.links)
     origins = dict(catalog.origins)
     for link_id, figures in overlay.links.items():
@@ -188,8 +190,6 @@ def overlay_yaml(overlay: CalibrationOverlay, comments: Sequence[str] = ()) -> s
     Returns:
         YAML text that ``parse_overlay`` reads back to the same figures.
     """
-    import yaml
-
     data: dict[str, Any] = {}
     if overlay.topology is not None:
         data["topology"] = overlay.topology
@@ -214,6 +214,4 @@ def write_overlay(path: Path, text: str, force: bool = False) -> None:
     Raises:
         ConfigError: The file exists and ``force`` is False, or it cannot be written.
     """
-    from fabricui.files import write_text
-
     write_text(path, text, force=force)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from fabricui.errors import HwdbError
+from fabricui.errors import HwdbError, unknown_id_message
+from fabricui.hwdb.cluster_file import parse_cluster
 from fabricui.hwdb.plugin_dirs import NeedsPluginError
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
@@ -81,8 +82,6 @@ def _ref(
 ) -> Any:
     """The record ``value`` of ``table``; a one-line error naming the plugin to enable when a
     disabled plugin provides it, else the nearest known ids."""
-    from fabricui.errors import unknown_id_message
-
     if value not in table:
         reason = catalog.withheld.get((_TABLES[kind], value)) if catalog is not None else None
         if reason is not None:
@@ -136,7 +135,6 @@ def parse_topology(doc: YamlDocument, catalog: Catalog, default_id: str = "custo
     spec = convert_record(doc, base, TopologySpec, data, overrides={"origin": doc.origin})
     if cluster is not None or (spec.net is not None and spec.net.layout == "explicit"):
         # The real cluster's switches and hosts: short text lines, read by their own parser.
-        from fabricui.hwdb.cluster_file import parse_cluster
 
         spec = replace(spec, cluster=parse_cluster(doc, (*base, "cluster"), cluster, spec))
     _check_spec(doc, base, spec, catalog)

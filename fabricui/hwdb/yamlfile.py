@@ -9,6 +9,7 @@ from typing import Any, Union
 import yaml
 
 from fabricui.errors import HwdbError, one_line
+from fabricui.files import read_bounded
 
 KeyPath = tuple[Union[str, int], ...]
 
@@ -162,8 +163,6 @@ def read_yaml(path: Path) -> YamlDocument:
     Raises:
         HwdbError: The file cannot be read, is not UTF-8, or is not valid YAML.
     """
-    from fabricui.files import read_bounded
-
     data, _ = read_bounded(
         path, MAX_YAML_BYTES, HwdbError, "a YAML file", ", not a YAML record file"
     )

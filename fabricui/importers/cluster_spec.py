@@ -32,13 +32,13 @@ from fabricui.importers.common import ParseError
 from fabricui.importers.fabric_graph import SwitchGraph, listing, tier_name
 from fabricui.importers.hostlist import compress, natural_key
 from fabricui.importers.spec import yaml_keys
+from fabricui.model import IntraSpec
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.importers.nvlink_domains import DomainMap
-    from fabricui.model import IntraSpec, TopologySpec
+    from fabricui.model import TopologySpec
 
-    #: A node's NIC ports in rail order: (switch, rate Gb/s or None), None for a missing port.
     _Row = list[tuple[str, float | None] | None]
 
 #: InfiniBand link generation for a measured port rate [Gb/s] (the catalog has HDR and up;
@@ -93,8 +93,6 @@ class ClusterDraft:
 
 def _intra_dict(intra: IntraSpec) -> dict[str, Any]:
     """The intra-node spec as YAML keys, defaults left out."""
-    from fabricui.model import IntraSpec
-
     defaults = IntraSpec()
     out: dict[str, Any] = {}
     for name in _INTRA_FIELDS:

@@ -32,6 +32,7 @@ from fabricui.importers.fabric_graph import (
     narrow_links,
     sort_hosts,
 )
+from fabricui.importers.paste import drop_prompts, restore_tabs, unwrap
 
 FORMAT = "ibnetdiscover"
 EXPECTED = "`ibnetdiscover` output (topology file, -g or -p)"
@@ -565,8 +566,6 @@ _DATA_START = re.compile(r"^\s*(?:\[\d|(?:Switch|Ca|Rt)\s*\d|\w+guid=|(?:SW|CA|R
 def _repaired(lines: list[str]) -> tuple[list[str], list[str]]:
     """The lines with shell prompts inside the dump dropped, terminal-wrapped lines joined
     and the tab after ``Switch``/``Ca`` put back; and a warning for each repair."""
-    from fabricui.importers.paste import drop_prompts, restore_tabs, unwrap
-
     prompts = drop_prompts(lines, lambda line: _DATA_START.match(line) is not None)
     wrapped = unwrap(prompts.lines, lambda line: _LINE_START.match(line) is not None)
     tabs = restore_tabs(wrapped.lines, _GLUED_HEADER, "'Switch36' for 'Switch<TAB>36'")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from fabricui.errors import FabricError
+from fabricui.files import read_bounded
 
 if TYPE_CHECKING:
     #: Finds a message form in a message: a compiled pattern's ``match`` or ``search``.
@@ -1000,8 +1001,6 @@ def read_log_bytes(path: Path | str) -> tuple[bytes, str]:
     Raises:
         NcclLogError: The file cannot be read or is larger than ``MAX_LOG_BYTES``.
     """
-    from fabricui.files import read_bounded
-
     return read_bounded(
         path,
         MAX_LOG_BYTES,

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import FabricError, HwdbError
+from fabricui.files import read_bounded
 from fabricui.hwdb.schema import show
 from fabricui.hwdb.yamlfile import YamlDocument, format_path, parse_yaml
+from fabricui.vocabulary import OPS
 
 if TYPE_CHECKING:
     pass
@@ -413,8 +415,6 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
     Raises:
         HwdbError: An entry lacks a key or has malformed rows, naming file and line.
     """
-    from fabricui.vocabulary import OPS
-
     if not isinstance(doc.data, list):
         raise HwdbError(f"{doc.where(())}: expected a list of measurement entries")
     runs = []
@@ -480,8 +480,6 @@ def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ())
         ResultsError: Unreadable file, no result rows, an unknown entry id.
         HwdbError: A malformed measurements file (file:line).
     """
-    from fabricui.files import read_bounded
-
     data, _ = read_bounded(
         path, MAX_RESULTS_BYTES, ResultsError, "nccl-tests output", ", not nccl-tests output"
     )

@@ -25,6 +25,7 @@ from fabricui.importers.common import (
     span,
     wrong_format,
 )
+from fabricui.importers.paste import drop_prompts, markdown_tables
 
 FORMAT = "nvidia-smi"
 EXPECTED = "`nvidia-smi topo -m` output"
@@ -501,8 +502,6 @@ _DATA_LINE = re.compile(r"^\s*(?:\|\s*)?(?:GPU\d|NIC\d|mlx\w*_\d)")
 def _repaired(lines: list[str]) -> tuple[list[str], list[str]]:
     """The lines without shell prompts inside the output, Markdown table rows as the parser
     reads them; and a warning for each repair."""
-    from fabricui.importers.paste import drop_prompts, markdown_tables
-
     prompts = drop_prompts(lines, lambda line: _DATA_LINE.match(line) is not None)
     tables = markdown_tables(prompts.lines)
     return tables.lines, [*prompts.warnings, *tables.warnings]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fabricui.files import read_bounded
 from fabricui.importers.common import ParseError
 
 #: Largest input read [bytes]; topology and state outputs are a few KiB to MiB.
@@ -15,8 +16,6 @@ def read_output(name: str, max_bytes: int = MAX_INPUT_BYTES) -> tuple[str, str]:
         ParseError: Missing, not a regular file, unreadable, binary, not UTF-8, too large
             or empty.
     """
-    from fabricui.files import read_bounded
-
     data, origin = read_bounded(
         name, max_bytes, ParseError, "a file", ", not the output of a topology command"
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.files import write_text
 from fabricui.importers.common import (
     PCIE_CODES,
     NodeLayout,
@@ -512,6 +513,4 @@ def write_spec(path: Path, text: str, force: bool = False) -> None:
     Raises:
         ConfigError: ``path`` exists (without ``force``), is a directory, or cannot be written.
     """
-    from fabricui.files import write_text
-
     write_text(path, text, force=force)

@@ -9,6 +9,7 @@ stdout, exit, keep it alive) in ``process``; the guards on what plugins register
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.metadata
 import os
@@ -28,7 +29,7 @@ from fabricui.engine.types import (
     TopologyBuilder,
 )
 from fabricui.errors import HwdbError, PluginError, exception_line
-from fabricui.hwdb.plugin_dirs import Withheld, package_hwdb_dir
+from fabricui.hwdb.plugin_dirs import Withheld, builtin_plugin_dirs, package_hwdb_dir
 from fabricui.model.records import CORE_FAMILIES, LinkGeneration
 from fabricui.plugins.budget import ENV_TIMEOUT as ENV_TIMEOUT
 from fabricui.plugins.budget import PluginTimeout as PluginTimeout
@@ -540,8 +541,6 @@ class PluginHost:
     def _not_loaded_hwdb(self) -> list[Withheld]:
         """hwdb directories of entry-point plugins that are disabled or failed to load, and
         of built-ins this host did not load at all (``builtins=False``)."""
-        from fabricui.hwdb.plugin_dirs import builtin_plugin_dirs
-
         found: list[Withheld] = []
         seen = {i.name for i in self._infos if i.source == SOURCE_BUILTIN}
         for name, path in builtin_plugin_dirs():
@@ -581,8 +580,6 @@ class PluginHost:
         directories), so it need not be loaded twice; None when no plugin registers a
         directory.
         """
-        import dataclasses
-
         self._collect("hwdb_paths")
         catalog = self._hwdb_catalog
         if catalog is None:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
+import numpy as np
+
 from fabricui.fabric.kinds import NETWORK_SWITCHES, DeviceKind
 
 if TYPE_CHECKING:
@@ -130,8 +132,6 @@ def link_class(fabric: Fabric, gen: int) -> str:
 
 def _pairs(fabric: Fabric, devices: set[int]) -> dict[tuple[int, int], tuple[int, int, float]]:
     """(a, b) with a < b, both drawn -> (generation, cables, bandwidth per direction)."""
-    import numpy as np
-
     drawn = np.fromiter(devices, dtype=np.int64, count=len(devices))
     src, dst = fabric.link_src, fabric.link_dst
     picked = np.flatnonzero((src < dst) & np.isin(src, drawn) & np.isin(dst, drawn))
@@ -148,8 +148,6 @@ def _pairs(fabric: Fabric, devices: set[int]) -> dict[tuple[int, int], tuple[int
 def _network_reached(fabric: Fabric, hosts: list[int]) -> list[list[int]]:
     """The network switches of each tier (leaf, spine, core; routers as one tier) that the
     drawn hosts reach, tier by tier, each tier at most ``MAX_TIER_SWITCHES``."""
-    import numpy as np
-
     src, dst = fabric.link_src, fabric.link_dst
     kinds = fabric.dev_kind
     frontier = set()

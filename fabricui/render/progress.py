@@ -10,6 +10,7 @@ when the work ends, also on ctrl+c.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -107,8 +108,6 @@ class TerminalProgress:
 
 def _columns(stream: TextIO) -> int:
     """Width of the terminal behind ``stream`` (80 when unknown)."""
-    import os
-
     try:
         return os.get_terminal_size(stream.fileno()).columns
     except (OSError, ValueError, AttributeError):

@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass
 
 from fabricui.errors import ConfigError
+from fabricui.units import format_bytes, parse_size
 
 #: Environment variable raising (or lowering) the budget; ``--max-memory`` wins over it.
 ENV_MAX_MEMORY = "FABRICUI_MAX_MEMORY"
@@ -61,8 +62,6 @@ def memory_budget(text: str | None = None) -> int:
     Raises:
         ConfigError: A value that is not a size of at least 64 MiB.
     """
-    from fabricui.units import parse_size
-
     source = "--max-memory"
     if text is None:
         text, source = os.environ.get(ENV_MAX_MEMORY), ENV_MAX_MEMORY
@@ -76,8 +75,6 @@ def memory_budget(text: str | None = None) -> int:
 
 def format_size(value: float) -> str:
     """``1.5 GiB``: a byte count as messages show it."""
-    from fabricui.units import format_bytes
-
     return format_bytes(value)
 
 

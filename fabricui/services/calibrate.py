@@ -13,12 +13,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from fabricui.engine.calibration import CalibrationCase, fit_links, split_alternate
 from fabricui.errors import ConfigError
+from fabricui.files import check_target
+from fabricui.hwdb.overlay import CalibrationOverlay, LinkCalibration, overlay_yaml, write_overlay
+from fabricui.hwdb.resolve import resolve_topology
+from fabricui.importers.nccl_tests import DroppedRow, dropped_summary, read_results
+from fabricui.services import admission
 from fabricui.services.progress import NO_PROGRESS, Phases
 from fabricui.services.requests import CatalogRequest
+from fabricui.services.session import (
+    admit_fabric,
+    build_fabric_with_plugins,
+    collective_algorithms,
+    load_catalog,
+)
 
 if TYPE_CHECKING:
-    from fabricui.engine.calibration import CalibrationCase, CalibrationResult
+    from fabricui.engine.calibration import CalibrationResult
     from fabricui.engine.types import CollectiveAlgorithm
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
@@ -95,15 +109,6 @@ def _case(
     held_out: bool,
 ) -> CalibrationCase:
     """A calibration case of one run: its fabric, ranks, algorithm and fit mask."""
-    import numpy as np
-
-    from fabricui.engine.calibration import CalibrationCase, split_alternate
-    from fabricui.services.session import (
-        admit_fabric,
-        build_fabric_with_plugins,
-        collective_algorithms,
-    )
-
     if run.op is None:
         raise ConfigError(f"{run.source}: cannot tell the collective; give --op")
     per_node = spec.gpus_per_node
@@ -156,8 +161,6 @@ def _admit_fit(run: ResultRun, nranks: int) -> None:
     Raises:
         ConfigError: Too many ranks for the budget (one line: the budget that would do).
     """
-    from fabricui.services import admission
-
     work = admission.Work(
         f"fitting {run.source} ({run.op} among {nranks:,} GPUs)",
         nranks,
@@ -210,20 +213,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
         FabricError: Unreadable results, an unknown topology, runs that do not fit it, or
             an existing output without ``force``.
     """
-    from fabricui.engine.calibration import fit_links
-    from fabricui.hwdb.overlay import (
-        CalibrationOverlay,
-        LinkCalibration,
-        overlay_yaml,
-        write_overlay,
-    )
-    from fabricui.hwdb.resolve import resolve_topology
-    from fabricui.importers.nccl_tests import read_results
-    from fabricui.services.session import collective_algorithms, load_catalog
-
     if request.output is not None:
-        from fabricui.files import check_target
-
         check_target(request.output, request.force)
     if request.algo:
         _forced_algo(request.algo, collective_algorithms())
@@ -337,8 +327,6 @@ def _report(
 def dropped_lines(report: dict[str, Any]) -> list[str]:
     """One line per run that had rows left out (NaN or negative figures), saying how many
     and why."""
-    from fabricui.importers.nccl_tests import DroppedRow, dropped_summary
-
     by_run: dict[str, list[DroppedRow]] = {}
     for row in report["dropped_rows"]:
         by_run.setdefault(row["source"], []).append(DroppedRow(row["line"], row["why"]))

@@ -9,6 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.hwdb import default_hwdb_dir
+from fabricui.hwdb.catalog import KINDS, unknown_id_message
+from fabricui.hwdb.topology_file import parse_topology
+from fabricui.hwdb.yamlfile import read_yaml
+from fabricui.services.session import load_catalog as load_service_catalog
+from fabricui.services.session import load_catalog_with_plugins, topology_builder
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -40,8 +46,6 @@ def record_kinds(kind: str | None) -> list[str]:
     Raises:
         ConfigError: An unknown kind (names the nearest ones).
     """
-    from fabricui.hwdb.catalog import KINDS, unknown_id_message
-
     if kind is None:
         return list(KINDS)
     if kind not in KINDS:
@@ -108,9 +112,6 @@ def validate(
     Raises:
         FabricError: The first problem, with file, line, key and value.
     """
-    from fabricui.hwdb import default_hwdb_dir
-    from fabricui.services.session import load_catalog_with_plugins
-
     if target is None or target.is_dir():
         # The plugins' records are part of the database a directory is checked against.
         extra = [*hwdb_dirs] + ([target] if target is not None else [])
@@ -119,10 +120,6 @@ def validate(
         return Validation(
             target or default_hwdb_dir(), counts=counts, unavailable=len(checked.unavailable)
         )
-    from fabricui.hwdb.topology_file import parse_topology
-    from fabricui.hwdb.yamlfile import read_yaml
-    from fabricui.services.session import load_catalog as load_service_catalog
-    from fabricui.services.session import topology_builder
 
     catalog = catalog or load_service_catalog()
     spec = parse_topology(read_yaml(target), catalog, default_id=target.stem)

@@ -3,13 +3,25 @@ size with every loaded algorithm, and the textbook bandwidth-only bound."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from fabricui.engine.collectives import algbw_GBps, ideal_time_us
+from fabricui.engine.collectives import bus_factor as factor
+from fabricui.engine.nccl import release_for
+from fabricui.engine.nccl.env import read_env
+from fabricui.engine.nccl.picks import NCCL_ALGORITHM
+from fabricui.engine.nccl.releases import parse_version
 from fabricui.errors import ConfigError
+from fabricui.importers.nccl_tests import parse_nccl_tests, read_results
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.jobs import group_ranks, job_of
+from fabricui.services.loaded import LoadedFabric
 from fabricui.services.progress import NO_PROGRESS, Phases
 
 if TYPE_CHECKING:
@@ -108,8 +120,6 @@ def nccl_environment(settings: Iterable[str] = (), inherit: bool = True) -> dict
     Raises:
         ConfigError: A setting that is not ``NCCL_NAME=value``.
     """
-    import os
-
     env = {k: v for k, v in os.environ.items() if k.startswith("NCCL_")} if inherit else {}
     for setting in settings:
         name, sep, value = setting.partition("=")
@@ -136,9 +146,6 @@ def predict_collective(
     Raises:
         FabricError: Unknown topology, op or algorithm; a bad group; no algorithm can run.
     """
-    from fabricui.engine.nccl import release_for
-    from fabricui.services.loaded import LoadedFabric
-
     release_for(request.nccl_version)  # an unknown or too old release: one clear error
     version = None if request.nccl_version is None else _version_of(request.nccl_version)
     nccl_env = dict(request.nccl_env)
@@ -159,7 +166,6 @@ def predict_collective(
         return prediction_rows(prediction)
 
     libraries: list[str | None] = []
-    import numpy as np
 
     domains = int(np.unique(np.asarray(ranks) // fabric.gpus_per_domain).shape[0])
     if job is None:
@@ -190,22 +196,16 @@ def predict_collective(
 
 def nccl_version(text: str | None) -> tuple[int, int, int] | None:
     """``2.21`` or ``2.23.4`` as a version tuple, None when it is not one."""
-    from fabricui.engine.nccl.releases import parse_version
-
     return parse_version(text)
 
 
 def bus_factor(op: str, nranks: int) -> float:
     """busbw / algbw of ``op`` on ``nranks`` (nccl-tests' convention)."""
-    from fabricui.engine.collectives import bus_factor as factor
-
     return float(factor(op, nranks))
 
 
 def _version_of(text: str) -> tuple[int, int, int]:
     """``2.21`` -> (2, 21, 99): the newest patch of that line (validated by release_for)."""
-    from fabricui.engine.nccl.releases import parse_version
-
     return parse_version(text) or (0, 0, 0)
 
 
@@ -217,10 +217,6 @@ def ideal_collective(
     Raises:
         ConfigError: Fewer than one rank or a bandwidth that is not positive.
     """
-    import numpy as np
-
-    from fabricui.engine.collectives import algbw_GBps, bus_factor, ideal_time_us
-
     if nranks < 1 or not bw_GBps > 0:
         raise ConfigError("--ideal needs --nranks N (>= 1) and a positive --bw, e.g. 100GB/s")
     sizes = np.asarray(size_bytes, dtype=float)
@@ -246,9 +242,6 @@ def parse_nccl_settings(text: str) -> tuple[str | None, dict[str, str]]:
     Raises:
         FabricError: An unknown or too old version, or a word that is not a setting.
     """
-    from fabricui.engine.nccl import release_for
-    from fabricui.engine.nccl.env import read_env
-
     words = text.split()
     version = None
     if words and "=" not in words[0]:
@@ -272,10 +265,6 @@ def measured_run(value: str, op: str | None = None) -> ResultRun:
     Raises:
         FabricError: No nccl-tests table in the file or the text (or no such file).
     """
-    from pathlib import Path
-
-    from fabricui.importers.nccl_tests import parse_nccl_tests, read_results
-
     text = value.strip()
     if "\n" not in text and text and not text.lstrip().startswith("#"):
         runs = read_results(Path(text).expanduser(), op)
@@ -340,7 +329,6 @@ def tuner_config(
         raise ConfigError(
             f"--tuner: NCCL's tuner chooses for {', '.join(TUNER_FUNCTIONS)}, not {result.op}"
         )
-    from fabricui.engine.nccl.picks import NCCL_ALGORITHM
 
     rows = sorted(result.rows, key=lambda r: r["size_bytes"])
     sizes = [r["size_bytes"] for r in rows]

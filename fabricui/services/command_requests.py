@@ -9,7 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fabricui.services.requests import CatalogRequest, LaunchRequest, TopologyRequest
+from fabricui.services.requests import (
+    CatalogRequest,
+    LaunchRequest,
+    SnapshotTarget,
+    TopologyRequest,
+)
 
 
 @dataclass(frozen=True)
@@ -101,31 +106,6 @@ class ServeRequest:
     """Most explorers running at once (one per browser tab)."""
     max_terminal: tuple[int, int] = (500, 200)
     """Largest terminal a session runs at (columns, rows); larger requests are clamped."""
-
-
-#: Formats ``fabricui snapshot`` writes: a Markdown report, the screen as SVG, as text.
-SNAPSHOT_FORMATS = ("md", "svg", "txt")
-
-
-@dataclass(frozen=True)
-class SnapshotTarget:
-    """One view to write in one format."""
-
-    view: str
-    """View id."""
-    format: str
-    """``md``, ``svg`` or ``txt``."""
-    path: Path | None
-    """The file, or None for standard output."""
-
-    @property
-    def image_path(self) -> Path | None:
-        """The fabric's diagram written beside a Markdown report and linked from it
-        (``report.md`` -> ``report-fabric.svg``); None for the plugins view, which is not
-        about a fabric."""
-        if self.format != "md" or self.path is None or self.view == "plugins":
-            return None
-        return self.path.with_name(f"{self.path.stem}-fabric.svg")
 
 
 @dataclass(frozen=True)

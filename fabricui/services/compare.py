@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fabricui.errors import FabricError
+from fabricui.units import format_bytes
+
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
     from fabricui.services.loaded import LoadedFabric
@@ -55,8 +58,6 @@ def compare(
     Raises:
         FabricError: A computation one of the fabrics cannot make (named by the engine).
     """
-    from fabricui.errors import FabricError
-
     figures: list[ComparedFigure] = []
     if src and dst:
         reports: list[PathReport | None] = []
@@ -91,8 +92,6 @@ def compare(
         ]
     predictions = [data.collective("all_reduce", "all", list(ALL_REDUCE_SIZES)) for data in (a, b)]
     for i, size in enumerate(ALL_REDUCE_SIZES):
-        from fabricui.units import format_bytes
-
         pa, pb = (float(p.busbw_GBps[i]) for p in predictions)
         figures.append(ComparedFigure(f"all_reduce {format_bytes(size)}: busbw", "GB/s", pa, pb))
     tiers_b = {t.name: t for t in b.pyramid()}

@@ -12,7 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fabricui.importers.nccl_log import COMPLETION, TRANSPORT_LABELS, NcclLog
+from fabricui.importers.nccl_log import (
+    COMPLETION,
+    TRANSPORT_LABELS,
+    NcclLog,
+    decode_and_parse,
+    read_log_bytes,
+)
+from fabricui.services import admission
 from fabricui.services.doctor_codes import SEVERITIES
 
 if TYPE_CHECKING:
@@ -109,9 +116,6 @@ def read_log(path: Path | str) -> NcclLog:
         NcclLogError: The file cannot be read, is binary, or is not an NCCL log.
         ConfigError: Parsing it would not fit the memory budget.
     """
-    from fabricui.importers.nccl_log import decode_and_parse, read_log_bytes
-    from fabricui.services import admission
-
     data, source = read_log_bytes(path)
     size = max(1, len(data))
     cost = log_memory_bytes(size, data.count(b"\n") + 1, data.count(b" WARN "))

@@ -14,7 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from fabricui.engine.collectives import parse_library_version, predict
+from fabricui.engine.group import Group
+from fabricui.engine.nccl.picks import ENGINE_ALGORITHM, NcclSettings, force_env
+from fabricui.errors import FabricError
 from fabricui.services.doctor import Finding
+from fabricui.units import format_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -97,13 +104,6 @@ def check_choices(
     Returns:
         Findings (``ALGORITHM_CODES``) and every checked choice.
     """
-    import numpy as np
-
-    from fabricui.engine.collectives import parse_library_version, predict
-    from fabricui.engine.group import Group
-    from fabricui.engine.nccl.picks import ENGINE_ALGORITHM, NcclSettings, force_env
-    from fabricui.errors import FabricError
-
     choices = [c for c in log.choices if c.op is not None]
     if not choices or len(ranks) < 2:
         return [], []
@@ -173,8 +173,6 @@ def _size(choice: AlgoChoice, op: str, nranks: int) -> int:
 
 
 def _findings(checked: list[CheckedChoice], topology: str, version: str | None) -> list[Finding]:
-    from fabricui.units import format_bytes
-
     findings: list[Finding] = []
     slow = [c for c in checked if c.env and c.gain >= MARGIN]
     if slow:

@@ -25,13 +25,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from fabricui.engine.bulk import bulk_router
+from fabricui.engine.routing import Router
 from fabricui.errors import ConfigError
+from fabricui.fabric.kinds import DeviceKind
 from fabricui.importers.common import component_labels
+from fabricui.importers.hostlist import natural_key
 from fabricui.services.doctor import Finding
+from fabricui.services.doctor_algorithms import check_choices
 from fabricui.services.doctor_codes import SEVERITIES
+from fabricui.services.session import collective_algorithms
 
 if TYPE_CHECKING:
-    import numpy as np
     import numpy.typing as npt
 
     from fabricui.fabric.fabric import Fabric
@@ -100,8 +107,6 @@ class FabricCheck:
 
 
 def _natural(text: str) -> tuple[Any, ...]:
-    from fabricui.importers.hostlist import natural_key
-
     return tuple(natural_key(text))
 
 
@@ -277,12 +282,6 @@ def place_log(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> L
 
 def _tiers(fabric: Fabric, src: npt.NDArray[np.int64], dst: npt.NDArray[np.int64]):
     """(n,) highest tier each route climbs (0 domain, 1 leaf, 2 spine, 3 core)."""
-    import numpy as np
-
-    from fabricui.engine.bulk import bulk_router
-    from fabricui.engine.routing import Router
-    from fabricui.fabric.kinds import DeviceKind
-
     if not src.size:
         return np.zeros(0, dtype=np.int64)
     links = bulk_router(Router.for_fabric(fabric)).paths(src, dst)
@@ -300,8 +299,6 @@ def _ring_findings(
 ) -> tuple[list[Finding], list[dict[str, Any]]]:
     """``ring-extra-crossings``: each ring's edges by the tier they climb, against the
     fewest crossings any order of the same nodes needs."""
-    import numpy as np
-
     rings = log.ring_orders()
     if not rings:
         return [], []
@@ -363,8 +360,6 @@ def _tree_findings(log: NcclLog, fabric: Fabric, placement: LogPlacement) -> lis
     NCCL builds a channel's tree over the nodes in the order of their first rank; the
     reference keeps the tree's shape and gives its k-th node the k-th domain sorted by the
     spine, then the leaf, its representative GPU sits under (a hostfile sorted by switch)."""
-    import numpy as np
-
     gpu_of = placement.gpu_of
     g = fabric.gpus_per_domain
     edges: dict[int, list[tuple[int, int]]] = {}
@@ -417,8 +412,6 @@ def _tree_findings(log: NcclLog, fabric: Fabric, placement: LogPlacement) -> lis
 
 def _domains_in_log_order(log: NcclLog, placement: LogPlacement, domains, g: int):
     """The domains of ``domains`` in the order of their lowest log rank (NCCL's node order)."""
-    import numpy as np
-
     first: dict[int, int] = {}
     for rank, gpu in sorted(placement.gpu_of.items()):
         first.setdefault(gpu // g, rank)
@@ -428,8 +421,6 @@ def _domains_in_log_order(log: NcclLog, placement: LogPlacement, domains, g: int
 def _domains_in_switch_order(fabric: Fabric, order, g: int):
     """``order``'s domains sorted by the spine group, then the leaf group, their first GPUs
     share (ties keep ``order``)."""
-    import numpy as np
-
     n = order.shape[0]
     if n < 2:
         return order
@@ -446,8 +437,6 @@ def _needed(fabric: Fabric, firsts, ring, g: int) -> tuple[int, int]:
     """(edges above the leaf, edges to the core) the best order of the ring's domains needs:
     one crossing per group of domains that share a leaf (or a spine), when there are
     several such groups."""
-    import numpy as np
-
     domains = np.unique(ring // g)
     # The ring's first GPU in each domain stands for it (same rail across domains).
     pick = {int(d): int(r) for r, d in zip(ring[::-1].tolist(), (ring[::-1] // g).tolist())}
@@ -486,9 +475,6 @@ def _nic_index(log: NcclLog, notes: list[str]) -> dict[int, int] | None:
 
 def _nic_leaves(fabric: Fabric) -> dict[tuple[int, int], int]:
     """(host, NIC index) -> the switch that NIC is cabled to."""
-    from fabricui.engine.routing import Router
-    from fabricui.fabric.kinds import DeviceKind
-
     up, _ = Router.for_fabric(fabric).nic_cables()
     nics = fabric.devices_of_kind(DeviceKind.NIC)
     out: dict[tuple[int, int], int] = {}
@@ -505,8 +491,6 @@ def _nic_findings(
 ) -> list[Finding]:
     """``nic-not-gpu-rail``, ``pxn-absent`` and ``cross-rail-traffic`` from the network
     connection lines."""
-    from fabricui.engine.routing import Router
-
     gpu_of = placement.gpu_of
     g = fabric.gpus_per_node
     leaves = _nic_leaves(fabric)
@@ -742,9 +726,6 @@ def compare(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> Fab
 def _algorithm_check(log: NcclLog, fabric: Fabric, placement: LogPlacement):
     """The algorithms the log shows NCCL choosing, against the best picks on this fabric:
     on the placed ranks when the log shows every rank, else on the first ``nranks`` GPUs."""
-    from fabricui.services.doctor_algorithms import check_choices
-    from fabricui.services.session import collective_algorithms
-
     if not log.choices:
         return [], []
     ranks = sorted(set(placement.gpu_of.values()))

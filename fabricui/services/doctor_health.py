@@ -17,6 +17,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.engine.bulk import BulkRouter
+from fabricui.fabric.fabric import DeviceKind
+from fabricui.fabric.health import health_of
+
 if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
 
@@ -81,10 +85,6 @@ def job_health(
     Returns:
         One finding per slowed link the ring crosses, per host that lost a NIC cable.
     """
-    from fabricui.engine.bulk import BulkRouter
-    from fabricui.fabric.fabric import DeviceKind
-    from fabricui.fabric.health import health_of
-
     overlay = health_of(fabric)
     if overlay is None or len(ranks) < 2:
         return []

@@ -18,11 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from fabricui.engine.bulk import bulk_router
 from fabricui.errors import ConfigError
 from fabricui.services import admission
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
 #: Flows of the two samples whose traced peaks give the memory per flow.
@@ -54,8 +56,6 @@ def sample_flows(
     """About ``count`` flows of ``pattern`` among ``ranks``, evenly spread over the
     pattern's order (which ``engine.traffic.pattern_flows`` defines), without building
     the whole pattern: every source and every distance is represented."""
-    import numpy as np
-
     from fabricui.engine.traffic import pattern_flows
 
     ranks = np.asarray(ranks, dtype=np.int64)
@@ -204,7 +204,6 @@ def traffic_cost(
 def all_to_all_cost(bulk: Any, ranks: Any) -> Callable[[int], FlowCost]:
     """The measured cost of an all-to-all among the first N of ``ranks``, as the
     point-to-point algorithm prices it (every pair's load, both routing modes)."""
-    import numpy as np
 
     def cost(gpus: int) -> FlowCost:
         group = ranks[:gpus]
@@ -225,8 +224,6 @@ def admit_collective(op: str, ranks: Any, router: Any, budget_bytes: int | None 
     Raises:
         ConfigError: The estimate is above the budget.
     """
-    from fabricui.engine.bulk import bulk_router
-
     n = len(ranks)
     admission.admit_collective(op, n, budget_bytes)
     if op == "all_to_all":

@@ -18,6 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabricui.errors import ConfigError, FabricError, exception_line
+from fabricui.fabric.health import GpuLinkCondition, LinkCondition, apply_health, health_of
+from fabricui.importers.common import ParseError, clean_text, detect
+from fabricui.importers.fabric_graph import SwitchGraph
+from fabricui.importers.hostlist import natural_key
+from fabricui.importers.port_health import HealthItem, HealthReport
+from fabricui.importers.reading import read_output
+from fabricui.plugins import get_host
 from fabricui.services.health_findings import (
     SOURCES,
     HealthFinding,
@@ -28,7 +36,7 @@ from fabricui.services.health_findings import (
 
 if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
-    from fabricui.fabric.health import GpuLinkCondition, HealthOverlay, LinkCondition
+    from fabricui.fabric.health import HealthOverlay
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
 
@@ -93,11 +101,6 @@ def read_health(
         ParseError: A file is missing, unreadable, not recognised, or its importer refuses it
             (the message names the file).
     """
-    from fabricui.errors import ConfigError, FabricError, exception_line
-    from fabricui.importers.common import ParseError, clean_text, detect
-    from fabricui.importers.reading import read_output
-    from fabricui.plugins import get_host
-
     if len(paths) > MAX_HEALTH_FILES:
         raise ConfigError(f"--health: {len(paths)} files, at most {MAX_HEALTH_FILES}")
     table = (host or get_host()).importers()
@@ -165,9 +168,6 @@ def findings_of(result: Any, fmt: str, origin: str = "") -> list[HealthFinding]:
 
 def _ports_of(result: Any) -> list[Any]:
     """The ``PortHealth`` records of any state importer's result."""
-    from fabricui.importers.fabric_graph import SwitchGraph
-    from fabricui.importers.port_health import HealthReport
-
     if isinstance(result, HealthReport):
         return list(result.ports)
     if isinstance(result, SwitchGraph):
@@ -182,8 +182,6 @@ def _health_items(result: Any) -> list[Any]:
         return list(method())
     errors = getattr(result, "errors", None)
     if errors:
-        from fabricui.importers.port_health import HealthItem
-
         return [HealthItem("ibstat", "error", line) for line in errors]
     return []
 
@@ -196,8 +194,6 @@ def conditions(
     Ports that are up at full rate and count no errors are no condition; a port whose
     counters crossed a finding's threshold is marked erroring.
     """
-    from fabricui.fabric.health import LinkCondition
-
     links: list[LinkCondition] = []
     gpus: list[GpuLinkCondition] = []
     erroring = {(f.origin, f.where) for f in report.findings if f.severity in ("warning", "error")}
@@ -258,8 +254,6 @@ def _nic_order(ports: list[Any]) -> dict[tuple[str, Any], int]:
     """Each port's position among the host's ports of its most common link layer, in
     adapter order: NIC k of the fabric's host (an H100 node lists 8 InfiniBand ports and 4
     Ethernet ones; the 8 are its NICs)."""
-    from fabricui.importers.hostlist import natural_key
-
     layers: dict[str | None, int] = {}
     for port in ports:
         layers[port.link_layer] = layers.get(port.link_layer, 0) + 1
@@ -295,8 +289,6 @@ def _gpu_conditions(
     source: str,
 ) -> list[GpuLinkCondition]:
     """One NVLink condition per GPU with links that are not up or that count errors."""
-    from fabricui.fabric.health import GpuLinkCondition
-
     by_gpu: dict[int, list[Any]] = {}
     for port in ports:
         m = re.match(r"GPU (\d{1,4})$", port.device)
@@ -327,8 +319,6 @@ def overlay(
     Raises:
         FabricError: A file cannot be read or is not a recognised output.
     """
-    from fabricui.fabric.health import apply_health
-
     files = read_health(paths, host)
     links, gpus = conditions(files, fabric)
     result = apply_health(fabric, links, gpus, catalog)
@@ -341,15 +331,11 @@ def overlay(
 def overlay_of(fabric: Fabric) -> HealthOverlay | None:
     """The health overlay that made ``fabric`` (what changed, what matched nothing, each
     device's mark), or None for the fabric as designed."""
-    from fabricui.fabric.health import health_of
-
     return health_of(fabric)
 
 
 def health_json(fabric: Fabric) -> dict[str, Any] | None:
     """``{"changes", "unmatched", "files", "findings"}`` of an overlaid fabric, else None."""
-    from fabricui.fabric.health import health_of
-
     found = health_of(fabric)
     if found is None:
         return None

@@ -4,13 +4,26 @@ that is known to load before it is written."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from fabricui.errors import ConfigError, FabricError, HwdbError, exception_line
+from fabricui.errors import ConfigError, FabricError, HwdbError, exception_line, unknown_id_message
+from fabricui.files import check_target, read_bounded
+from fabricui.importers.cluster_spec import build_cluster_spec, render_cluster_yaml
+from fabricui.importers.common import NodeLayout, ParseError, clean_text, detect
+from fabricui.importers.fabric_graph import SwitchGraph
+from fabricui.importers.guid_names import apply_names, parse_names
+from fabricui.importers.hostlist import expand
+from fabricui.importers.nvlink_domains import MAX_TRAYS, domains_from_trays, parse_domains
+from fabricui.importers.reading import read_output
+from fabricui.importers.spec import build_spec, parse_net, render_yaml
+from fabricui.plugins import get_host
+from fabricui.services.requests import CatalogRequest
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -95,15 +108,11 @@ def importer_table(host: PluginHost | None = None) -> dict[str, Callable[..., An
     Returns:
         Format name -> ``parse(text)``.
     """
-    from fabricui.plugins import get_host
-
     return dict((host or get_host()).importers())
 
 
 def importer_label(name: str, host: PluginHost | None = None) -> str:
     """``the NAME importer (plugin P)`` for messages."""
-    from fabricui.plugins import get_host
-
     owner = (host or get_host()).contributor("importers", name)
     builtin = owner is None or owner == "importers"
     return f"the {name} importer" + ("" if builtin else f" (plugin {owner})")
@@ -128,8 +137,6 @@ def check_request(request: ImportRequest) -> None:
     if output == "-" and request.as_json:
         raise ConfigError("--json and -o - both write to stdout: give -o a file name")
     if output and output != "-":
-        from fabricui.files import check_target
-
         check_target(Path(output), request.force)
 
 
@@ -140,8 +147,6 @@ def read_input(name: str) -> tuple[str, str]:
         ParseError: Missing, not a regular file, unreadable, binary, not UTF-8, too large
             or empty.
     """
-    from fabricui.importers.reading import read_output
-
     return read_output(name, MAX_INPUT_BYTES)
 
 
@@ -151,10 +156,6 @@ def detected_request(request: ImportRequest, text: str, origin: str) -> ImportRe
     Raises:
         ParseError: Not recognised, or recognised as something no importer reads.
     """
-    import dataclasses
-
-    from fabricui.importers.common import ParseError, clean_text, detect
-
     try:
         fmt = detect(clean_text(text))
     except ParseError as exc:
@@ -171,8 +172,6 @@ def import_text(
         ConfigError: Unknown format (names the nearest ones).
         ParseError: The input is not that format, or a plugin importer broke.
     """
-    from fabricui.importers.common import ParseError
-
     table = importer_table(host)
     if request.format not in table:
         from fabricui.hwdb.catalog import unknown_id_message
@@ -207,7 +206,6 @@ def _checked_result(
         ParseError: ``warnings``/``notes`` are not lists of text, ``to_json()`` is not JSON
             (NaN included) or ``summary()`` is not text.
     """
-    from fabricui.importers.common import ParseError
 
     def broken(problem: str) -> ParseError:
         return ParseError(f"{importer_label(name, host)} returned {problem}")
@@ -260,8 +258,6 @@ def make_spec(
     from fabricui.fabric import build_fabric
     from fabricui.hwdb.topology_file import parse_topology
     from fabricui.hwdb.yamlfile import parse_yaml
-    from fabricui.importers.common import NodeLayout, ParseError
-    from fabricui.importers.spec import build_spec, parse_net, render_yaml
 
     result, origin = imported.result, imported.origin
     layout_of = getattr(result, "layout", None)
@@ -288,7 +284,6 @@ def make_spec(
             f"{type(layout).__name__}, not a NodeLayout"
         )
     if catalog is None:
-        from fabricui.services.requests import CatalogRequest
         from fabricui.services.session import load_catalog
 
         catalog = load_catalog(CatalogRequest(request.hwdb_dirs), host)
@@ -324,11 +319,6 @@ def _apply_names(result: Any, path: str) -> None:
         ConfigError: Not a switch graph.
         ParseError: The map cannot be read or names nothing.
     """
-    from fabricui.files import read_bounded
-    from fabricui.importers.common import ParseError
-    from fabricui.importers.fabric_graph import SwitchGraph
-    from fabricui.importers.guid_names import apply_names, parse_names
-
     if not isinstance(result, SwitchGraph):
         raise ConfigError(_CLUSTER_OPTIONS)
     data, origin = read_bounded(path, MAX_INPUT_BYTES, ParseError, "a GUID-to-hostname map")
@@ -351,16 +341,6 @@ def read_domains(path: str) -> Any:
     Raises:
         ParseError: Unreadable, too large, or not a domain source (one line).
     """
-    import os
-
-    from fabricui.files import read_bounded
-    from fabricui.importers.common import ParseError
-    from fabricui.importers.nvlink_domains import (
-        MAX_TRAYS,
-        domains_from_trays,
-        parse_domains,
-    )
-
     folder = Path(path)
     if not folder.is_dir():
         data, origin = read_bounded(
@@ -400,8 +380,6 @@ def read_domains(path: str) -> Any:
 def is_cluster(imported: Imported) -> bool:
     """Whether the import is a whole cluster's switch graph (ibnetdiscover, iblinkinfo,
     slurm-topology), which ``-o`` joins with one node's spec."""
-    from fabricui.importers.fabric_graph import SwitchGraph
-
     return isinstance(imported.result, SwitchGraph)
 
 
@@ -444,18 +422,12 @@ def make_cluster_spec(
         ParseError: Nothing in the graph to build a cluster from.
         HwdbError: The spec made does not load (a bug, reported as one line).
     """
-    from fabricui.errors import unknown_id_message
     from fabricui.fabric import build_fabric
     from fabricui.hwdb.resolve import resolve_topology
     from fabricui.hwdb.topology_file import parse_topology
     from fabricui.hwdb.yamlfile import parse_yaml
-    from fabricui.importers.cluster_spec import build_cluster_spec, render_cluster_yaml
-    from fabricui.importers.common import ParseError
-    from fabricui.importers.hostlist import expand
-    from fabricui.importers.spec import parse_net
 
     if catalog is None:
-        from fabricui.services.requests import CatalogRequest
         from fabricui.services.session import load_catalog
 
         catalog = load_catalog(CatalogRequest(request.hwdb_dirs), host)

@@ -21,6 +21,9 @@ import numpy.typing as npt
 
 from fabricui.errors import ConfigError
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric
+from fabricui.importers.common import ParseError
+from fabricui.importers.hostlist import compress, expand, natural_key
+from fabricui.services.requests import GROUP_CHOICES
 
 #: Environment variable Slurm sets to the job's hosts.
 NODELIST_ENV = "SLURM_JOB_NODELIST"
@@ -80,8 +83,6 @@ class JobPlacement:
 
     def to_json(self) -> dict[str, Any]:
         """Hosts (as a hostlist too), ranks and what the job spans."""
-        from fabricui.importers.hostlist import compress
-
         return {
             "topology": self.topology,
             "hostlist": compress(self.hosts),
@@ -97,8 +98,6 @@ class JobPlacement:
 
     def summary(self) -> str:
         """One line: hosts, GPUs, and the leaves, spines and blocks spanned."""
-        from fabricui.importers.hostlist import compress
-
         return (
             f"job on {len(self.hosts)} host(s) {compress(self.hosts)}: {len(self.ranks)} GPUs, "
             f"{len(self.leaves)} leaf, {len(self.spines)} spine switch(es), "
@@ -112,9 +111,6 @@ def expand_hosts(text: str) -> list[str]:
     Raises:
         ConfigError: A malformed or oversized hostlist.
     """
-    from fabricui.importers.common import ParseError
-    from fabricui.importers.hostlist import expand
-
     try:
         return list(dict.fromkeys(expand(text)))
     except ParseError as exc:
@@ -123,8 +119,6 @@ def expand_hosts(text: str) -> list[str]:
 
 def hostlist(names: Iterable[str]) -> str:
     """Host names as one Slurm hostlist (``node[001-003]``)."""
-    from fabricui.importers.hostlist import compress
-
     return compress(names)
 
 
@@ -176,9 +170,6 @@ def place_job(
         ConfigError: No hostlist, a malformed or oversized one, a topology without host
             names, or unknown hosts (the nearest known names in the message).
     """
-    from fabricui.importers.common import ParseError
-    from fabricui.importers.hostlist import expand, natural_key
-
     environ = os.environ if env is None else env
     source = "--hosts"
     if hosts is None:
@@ -299,8 +290,6 @@ def group_ranks(
     Raises:
         ConfigError: ``gpus`` out of range, or an unknown group.
     """
-    from fabricui.services.requests import GROUP_CHOICES
-
     # An imported cluster's empty NVLink-domain slots hold no host: never in a group.
     placeable = placeable_ranks(fabric)
     if gpus is not None:

@@ -6,22 +6,42 @@ CLI directly, and tests headless.
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from fabricui.engine.evaluate import evaluate_collective, evaluate_path
+from fabricui.engine.routing import Router
+from fabricui.errors import ConfigError, EngineError, FabricError
+from fabricui.fabric.ids import find_gpu, parse_gpu_id, placement
+from fabricui.fabric.kinds import DeviceKind
+from fabricui.hwdb.catalog import unknown_id_message
+from fabricui.model import RecipeChoices
+from fabricui.services.flow_memory import admit_collective
+from fabricui.services.jobs import group_ranks
+from fabricui.services.layouts import LayoutChoice
+from fabricui.services.plan import (
+    LayoutRequest,
+    PlanRequest,
+    TableRequest,
+    decision_table_on,
+    default_layout,
+    load_strategies,
+    plan_on,
+    search_on,
+)
 from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
-from fabricui.vocabulary import DP_STRATEGIES, RECOMPUTE_MODES
+from fabricui.services.session import collective_algorithms, load_catalog, load_fabric
+from fabricui.units import format_bandwidth
 
 if TYPE_CHECKING:
-    import numpy as np
     import numpy.typing as npt
 
     from fabricui.engine.collectives import Prediction
     from fabricui.engine.evaluate import PathReport
-    from fabricui.engine.routing import Router
     from fabricui.engine.training.pricing import Pricer
     from fabricui.engine.training.step import PlanReport
     from fabricui.engine.training.table import DecisionTable
@@ -44,65 +64,6 @@ class Tier:
     """Latency [us], None when the database has none."""
     detail: str
     """Where the figure comes from (hwdb record or routed path)."""
-
-
-@dataclass(frozen=True)
-class LayoutChoice:
-    """What the strategies view asks the engine to plan (the ``fabricui plan`` options)."""
-
-    tp: int = 1
-    """Tensor-parallel degree."""
-    pp: int = 1
-    """Pipeline stages."""
-    ep: int = 1
-    """Expert-parallel degree."""
-    dp_strategy: str = "ddp"
-    """How the data-parallel dimension communicates (``DP_STRATEGIES``)."""
-    cp: int = 1
-    """Context-parallel degree."""
-    recompute: str | None = None
-    """Activation recomputation (None: the default, none)."""
-
-    def label(self) -> str:
-        """``tp8 pp1 ep1 ddp`` (``cp2`` and the recompute mode when set)."""
-        text = f"tp{self.tp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
-        if self.cp > 1:
-            text = f"tp{self.tp} cp{self.cp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
-        return text + (f" {self.recompute}" if self.recompute else "")
-
-
-#: A degree word of a layout: ``tp8``, ``pp=2``.
-_LAYOUT_WORD = re.compile(r"^(tp|pp|ep|cp)=?(\d+)$")
-
-
-def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
-    """``tp8 pp2 ep1 cp2 fsdp selective`` (any order, ``tp=8`` too) -> a layout choice.
-
-    Raises:
-        ConfigError: An unknown word or a degree below 1.
-    """
-    import dataclasses
-
-    from fabricui.errors import ConfigError
-
-    values: dict[str, object] = {}
-    for word in text.lower().replace(",", " ").split():
-        match = _LAYOUT_WORD.match(word)
-        if match:
-            degree = int(match.group(2))
-            if degree < 1:
-                raise ConfigError(f"{match.group(1)} must be at least 1 (got {degree})")
-            values[match.group(1)] = degree
-        elif word in DP_STRATEGIES:
-            values["dp_strategy"] = word
-        elif word in RECOMPUTE_MODES:
-            values["recompute"] = word
-        else:
-            raise ConfigError(
-                f"unknown word {word!r}: use tpN ppN epN cpN, one of "
-                f"{', '.join(DP_STRATEGIES)} and a recompute mode ({', '.join(RECOMPUTE_MODES)})"
-            )
-    return dataclasses.replace(current, **values)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -156,17 +117,6 @@ class LoadedFabric:
         Raises:
             FabricError: Unknown topology, bad node count, or a malformed file.
         """
-        # Import every engine module the views use here, in the loading thread, so that
-        # later workers never import concurrently (a partially initialised module).
-        import fabricui.engine.evaluate
-        import fabricui.engine.training.search
-        import fabricui.engine.training.step
-        import fabricui.engine.training.table
-        import fabricui.fabric.ids
-        import fabricui.units  # noqa: F401
-        from fabricui.engine.routing import Router
-        from fabricui.services.session import load_catalog, load_fabric
-
         catalog = catalog or load_catalog(CatalogRequest(), host)
         fabric = load_fabric(request, catalog, host, report_health)
         return cls(catalog, fabric.spec, fabric, Router.for_fabric(fabric), request, host=host)
@@ -201,8 +151,6 @@ class LoadedFabric:
 
     def placement(self, rank_a: int, rank_b: int) -> str:
         """How two GPUs sit: ``same node``, ``same domain d<k>`` or ``different nodes``."""
-        from fabricui.fabric.ids import placement
-
         return placement(self.fabric, rank_a, rank_b)
 
     def parse_gpu(self, text: str) -> int:
@@ -211,8 +159,6 @@ class LoadedFabric:
         Raises:
             EngineError: Malformed or out of range (the message names valid ids).
         """
-        from fabricui.fabric.ids import parse_gpu_id
-
         return parse_gpu_id(self.fabric, text)
 
     def find_gpu(self, text: str) -> int:
@@ -222,8 +168,6 @@ class LoadedFabric:
         Raises:
             EngineError: Nothing matches (names the nearest hosts).
         """
-        from fabricui.fabric.ids import find_gpu
-
         return find_gpu(self.fabric, text)
 
     def default_pair(self) -> tuple[int, int | None]:
@@ -239,8 +183,6 @@ class LoadedFabric:
         Raises:
             EngineError: Same GPU or invalid ranks.
         """
-        from fabricui.engine.evaluate import evaluate_path
-
         fabric = self.fabric
         with self.lock:
             return evaluate_path(fabric, src, dst, size_bytes, router=self.router)
@@ -248,8 +190,6 @@ class LoadedFabric:
     def group_ranks(self, group: str) -> npt.NDArray[np.int64]:
         """Ranks of a named group (``services.requests.GROUPS``: all, host or node, domain,
         per-node), as ``fabricui collective --group`` picks them."""
-        from fabricui.services.jobs import group_ranks
-
         return group_ranks(self.fabric, group)
 
     def collective(
@@ -267,8 +207,6 @@ class LoadedFabric:
         Raises:
             EngineError: The group has one rank, no algorithm applies, or a bad setting.
         """
-        from fabricui.errors import EngineError
-
         ranks = self.group_ranks(group)
         if len(ranks) < 2:
             raise EngineError(
@@ -292,11 +230,6 @@ class LoadedFabric:
             EngineError: No algorithm applies, or a bad setting.
             ConfigError: The collective would not fit the memory budget.
         """
-        import numpy as np
-
-        from fabricui.engine.evaluate import evaluate_collective
-        from fabricui.services.flow_memory import admit_collective
-
         group = np.asarray(ranks, dtype=np.int64)
         with self.lock:  # the sample the admission routes shares the router's caches
             admit_collective(op, group, self.router)  # a 250,000-GPU pod: one line
@@ -365,8 +298,6 @@ class LoadedFabric:
         return tiers
 
     def _path_tier(self, report: PathReport, kind: str, network: bool = False) -> Tier:
-        from fabricui.units import format_bandwidth
-
         hop = report.hops[report.bottleneck_hop]
         if network:
             gens = [h.link for h in report.hops if self.catalog.links.get(h.link) is not None]
@@ -392,8 +323,6 @@ class LoadedFabric:
     def _switch_names(self, above_leaf: bool) -> frozenset[str]:
         """Names of the leaf switches, or of the switches above them, told by their kind
         (an imported cluster's switches keep their own names, ``LG01-01``)."""
-        from fabricui.fabric.kinds import DeviceKind
-
         kinds = (DeviceKind.SPINE, DeviceKind.CORE) if above_leaf else (DeviceKind.LEAF,)
         fabric = self.fabric
         return frozenset(
@@ -426,8 +355,6 @@ class LoadedFabric:
     def algorithms(self) -> list[CollectiveAlgorithm]:
         """Every candidate collective algorithm (core and plugins'), loaded once."""
         if self._algorithms is None:
-            from fabricui.services.session import collective_algorithms
-
             self._algorithms = collective_algorithms(host=self.host)
         return self._algorithms
 
@@ -439,8 +366,6 @@ class LoadedFabric:
     def strategies(self) -> dict[str, Strategy]:
         """Strategies by name, loaded as ``fabricui strategies`` loads them."""
         if self._strategies is None:
-            from fabricui.services.plan import load_strategies
-
             self._strategies = load_strategies(self.host)
         return self._strategies
 
@@ -450,9 +375,6 @@ class LoadedFabric:
         Raises:
             ConfigError: Unknown model (names the nearest ids).
         """
-        from fabricui.errors import ConfigError
-        from fabricui.hwdb.catalog import unknown_id_message
-
         if model_id not in self.catalog.models:
             raise ConfigError(unknown_id_message("model", model_id, self.catalog.models))
         return self.catalog.models[model_id]
@@ -460,8 +382,6 @@ class LoadedFabric:
     def decision_table(self, model_id: str) -> DecisionTable:
         """Which strategies survive this fabric for a model
         (``services.plan.decision_table_on``)."""
-        from fabricui.services.plan import TableRequest, decision_table_on
-
         request = TableRequest(topology=self.request, model=model_id)
         return decision_table_on(
             self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
@@ -473,9 +393,6 @@ class LoadedFabric:
         plain DDP, else ZeRO-1, ZeRO-2, FSDP, then the same with 2, 4, 8 ... pipeline
         stages (a layout that cannot run at all is skipped). When nothing fits, the plain
         TP x DDP layout (its plan says by how much it does not fit)."""
-        from fabricui.errors import FabricError
-        from fabricui.services.plan import default_layout
-
         model = self.model(model_id)
         tp = default_layout(self.fabric, model).tp or 1
         plain = LayoutChoice(tp=tp)
@@ -498,9 +415,6 @@ class LoadedFabric:
         Raises:
             FabricError: A layout the model or the fabric cannot run.
         """
-        from fabricui.engine.training.recipe import RecipeChoices
-        from fabricui.services.plan import LayoutRequest, PlanRequest, plan_on
-
         request = PlanRequest(
             topology=self.request,
             model=model_id,
@@ -517,8 +431,6 @@ class LoadedFabric:
     ) -> list[PlanReport]:
         """Rank every valid layout on all GPUs with one DP strategy (as ``plan --search
         --dp-strategy``), or with each built-in one (None, as ``plan --search``)."""
-        from fabricui.services.plan import PlanRequest, search_on
-
         request = PlanRequest(
             topology=self.request,
             model=model_id,

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabricui.services.command_requests import PathRequest
+from fabricui.services.health import health_json
+from fabricui.services.jobs import job_of
+from fabricui.services.loaded import LoadedFabric
 
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
@@ -28,8 +31,6 @@ class PathResult:
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui path --json`` object (with ``job`` when one was placed)."""
-        from fabricui.services.health import health_json
-
         out = self.report.to_json()
         if self.job is not None:
             out["job"] = self.job.to_json()
@@ -48,9 +49,6 @@ def find_path(
         FabricError: Unknown topology or GPU ids (named with the nearest valid ones),
             identical endpoints, a negative size.
     """
-    from fabricui.services.jobs import job_of
-    from fabricui.services.loaded import LoadedFabric
-
     loaded = LoadedFabric.load(request.topology, catalog, host, report_health=True)
     job = job_of(loaded.fabric, request.hosts)
     if job is not None:

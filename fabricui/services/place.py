@@ -26,12 +26,26 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fabricui.engine.bulk import BulkRouter
+from fabricui.engine.evaluate import evaluate_collective
+from fabricui.engine.routing import Router
 from fabricui.errors import ConfigError
+from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind
+from fabricui.fabric.health import MARKS, health_of
+from fabricui.importers.common import ParseError
+from fabricui.importers.hostlist import compress, expand, natural_key
+from fabricui.importers.slurm_jobs import SlurmJobs
+from fabricui.importers.slurm_nodes import SlurmNodes
+from fabricui.services.health import read_health
+from fabricui.services.jobs import place_job
 from fabricui.services.requests import TopologyRequest
+from fabricui.services.session import collective_algorithms, load_fabric
+from fabricui.units import format_bytes
 
 if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
@@ -108,8 +122,6 @@ class Placement:
 
     def to_json(self) -> dict[str, Any]:
         """``hosts`` and ``max_tier`` first, then what the pick crosses and its price."""
-        from fabricui.importers.hostlist import compress
-
         return {
             "hosts": list(self.hosts),
             "max_tier": self.max_tier,
@@ -128,8 +140,6 @@ class Placement:
 
     def summary(self) -> str:
         """A few lines: the hostlist, the tier, the price against a random pick."""
-        from fabricui.importers.hostlist import compress
-
         lines = [
             f"{self.count} host(s) on {self.topology} ({self.free} free): {compress(self.hosts)}",
             f"  max tier {self.max_tier}: traffic stays {TIER_NAMES[self.max_tier]} "
@@ -165,9 +175,6 @@ class _Layout:
     """The fabric's hosts and what each shares: domain, leaves per NIC, spines."""
 
     def __init__(self, fabric: Fabric) -> None:
-        from fabricui.engine.routing import Router
-        from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind
-
         self.fabric = fabric
         cluster = fabric.spec.cluster
         if cluster is None or not cluster.hosts:
@@ -198,8 +205,6 @@ class _Layout:
 
     def nics(self, host: int) -> list[int]:
         """NIC devices of a host, in rail order."""
-        from fabricui.fabric.fabric import DeviceKind
-
         node, slot = divmod(host, self.per_node)
         devices = self.fabric.host_device_ids(node)
         nics = [int(d) for d in devices if self.fabric.dev_kind[d] == DeviceKind.NIC]
@@ -248,18 +253,10 @@ def _free_hosts(
     request: PlaceRequest, layout: _Layout, notes: list[str]
 ) -> tuple[set[int], list[str]]:
     """Host indices that are free, and the hosts the free list names that the fabric lacks."""
-    from pathlib import Path
-
-    from fabricui.importers.common import ParseError
-    from fabricui.importers.hostlist import expand
-
     if request.free is None:
         return set(layout.index.values()), []
     names: list[str]
     if Path(request.free).is_file():
-        from fabricui.importers.slurm_nodes import SlurmNodes
-        from fabricui.services.health import read_health
-
         report = read_health([request.free])
         result = report.inputs[0].result
         if not isinstance(result, SlurmNodes):
@@ -287,8 +284,6 @@ def _running(request: PlaceRequest) -> list[Any]:
     """Running jobs of ``--jobs`` (empty without it)."""
     if request.jobs is None:
         return []
-    from fabricui.importers.slurm_jobs import SlurmJobs
-    from fabricui.services.health import read_health
 
     report = read_health([request.jobs])
     result = report.inputs[0].result
@@ -308,8 +303,6 @@ def running_job_ranks(fabric: Fabric, path: str) -> list[tuple[str, list[str], n
         ConfigError: The file is not a job listing, or the fabric names no hosts.
         ParseError: The file cannot be read.
     """
-    from fabricui.services.jobs import place_job
-
     layout = _Layout(fabric)
     out = []
     for job in _running(PlaceRequest(TopologyRequest(fabric.spec.id), 1, jobs=path)):
@@ -322,8 +315,6 @@ def running_job_ranks(fabric: Fabric, path: str) -> list[tuple[str, list[str], n
 def _health_penalty(layout: _Layout) -> tuple[dict[int, str], set[int]]:
     """Hosts whose NIC cable the overlay marks (host -> worst mark), and leaves whose
     uplinks it marks degraded or down."""
-    from fabricui.fabric.health import MARKS, health_of
-
     overlay = health_of(layout.fabric)
     if overlay is None:
         return {}, set()
@@ -406,9 +397,6 @@ def place(
         ConfigError: A fabric without host names, bad ``--free``/``--jobs``, too few free hosts.
         FabricError: The topology or a health file cannot be loaded.
     """
-    from fabricui.importers.hostlist import natural_key
-    from fabricui.services.session import load_fabric
-
     if request.count < 1:
         raise ConfigError(f"the host count must be at least 1 (got {request.count})")
     fabric = load_fabric(request.topology, catalog, host)
@@ -451,15 +439,10 @@ def place(
 
 
 def _ranks(layout: _Layout, hosts: list[str]) -> np.ndarray:
-    from fabricui.services.jobs import place_job
-
     return place_job(layout.fabric, ",".join(hosts)).ranks
 
 
 def _busbw(layout: _Layout, op: str, ranks: np.ndarray, host: PluginHost | None) -> float:
-    from fabricui.engine.evaluate import evaluate_collective
-    from fabricui.services.session import collective_algorithms
-
     prediction = evaluate_collective(
         layout.fabric, op, [PRICE_SIZE], ranks=ranks, algorithms=collective_algorithms(host=host)
     )
@@ -475,8 +458,6 @@ def _price(
 ) -> None:
     """The pick's all-reduce (and, up to ``MAX_ALLTOALL_GPUS``, all-to-all) bus bandwidth
     against a random pick of as many free hosts."""
-    from fabricui.units import format_bytes
-
     rng = random.Random(request.seed)
     pool = sorted(free | {layout.index[h] for h in placement.hosts})
     other = sorted(rng.sample(pool, len(placement.hosts)))
@@ -516,7 +497,6 @@ def _shared(
     (the traffic engine) against the pick's alone."""
     if not running or placement.max_tier < 2:
         return
-    from fabricui.engine.bulk import BulkRouter
 
     router = BulkRouter(layout.fabric)
     first = layout.fabric.domains * layout.fabric.node_links

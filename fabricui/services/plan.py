@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError, EngineError, FabricError
 from fabricui.services.requests import CatalogRequest, TopologyRequest
+from fabricui.services.software import software_for, software_for_run
 from fabricui.vocabulary import DEFAULT_MODEL, DP_ALIASES, DP_STRATEGIES
 
 if TYPE_CHECKING:
@@ -329,8 +330,6 @@ def resolve(
     Raises:
         ConfigError: An unknown recompute mode, precision or attention kernel.
     """
-    import dataclasses
-
     from fabricui.engine.training.recipe import (
         RecipeChoices,
         default_sequence_parallel,
@@ -410,7 +409,6 @@ def plan(
             fabric cannot run.
     """
     from fabricui.services.jobs import job_of
-    from fabricui.services.software import software_for
 
     catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
     job = job_of(fabric, request.hosts)
@@ -473,7 +471,6 @@ def search(
         FabricError: Unknown ids, a bad batch, no valid layout or none that fits.
     """
     from fabricui.services.jobs import job_of
-    from fabricui.services.software import software_for
 
     catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
     software = software_for(catalog, request.framework)
@@ -547,8 +544,6 @@ def decision_table(
     Raises:
         FabricError: Unknown ids, or a degree the fabric does not have.
     """
-    from fabricui.services.software import software_for
-
     catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
     software = software_for(catalog, request.framework)
     return decision_table_on(
@@ -596,7 +591,6 @@ def decision_table_on(
 def software_of(catalog: CatalogRequest, framework: str | None) -> Software:
     """The software of a request whose caller did not resolve it (loads the catalog)."""
     from fabricui.services.session import load_catalog
-    from fabricui.services.software import software_for
 
     return software_for(load_catalog(catalog), framework)
 
@@ -669,7 +663,6 @@ def price_entry(
     """
     from fabricui.engine.training.shape import geometry
     from fabricui.services.session import build_fabric_with_plugins
-    from fabricui.services.software import software_for_run
 
     run = entry.run
     model = entry.model

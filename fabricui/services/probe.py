@@ -19,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -28,6 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from fabricui.errors import ConfigError, FabricError, exception_line
+from fabricui.files import write_text
+from fabricui.importers import ibstat, nvidia_smi, rocm_smi
+from fabricui.importers.builtin import builtin_importers
+from fabricui.importers.spec import build_spec, parse_net, render_yaml
+from fabricui.services import admission
 
 #: Seconds each tool may run before it is stopped.
 DEFAULT_TIMEOUT_S = 30.0
@@ -194,8 +201,6 @@ def _run(
     own, and at the timeout the whole group is stopped (SIGTERM, then SIGKILL for what
     ignores it), so nothing it started is left behind.
     """
-    import selectors
-
     text = " ".join(tool.argv)
     start = time.perf_counter()
     try:
@@ -262,8 +267,6 @@ def _wait(process: subprocess.Popen[bytes], seconds: float) -> bool:
 def _stop_group(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM the tool's process group, then SIGKILL what is left of it after
     ``STOP_GRACE_S`` (a tool, or a child of it, that ignores SIGTERM)."""
-    import signal
-
     if not hasattr(os, "killpg"):  # Windows: no process groups to signal
         process.kill()
         process.wait()
@@ -311,8 +314,6 @@ def probe(
     Raises:
         ConfigError: The folder cannot be used, or ``timeout_s`` is not positive.
     """
-    from fabricui.files import write_text
-
     if not timeout_s > 0:
         raise ConfigError(f"--timeout must be a positive number of seconds (got {timeout_s})")
     _prepare(folder, force)
@@ -361,8 +362,6 @@ def parse_memory_bytes(data: bytes) -> int:
 def _parse_refusal(data: bytes) -> str | None:
     """Why a tool's output is not read (its parse would not fit the memory budget), or
     None. The raw output is saved either way."""
-    from fabricui.services import admission
-
     estimate = admission.resident_bytes() + parse_memory_bytes(data)
     budget = admission.memory_budget()
     if estimate <= budget:
@@ -376,8 +375,6 @@ def _parse_refusal(data: bytes) -> str | None:
 
 def _read(tool: Tool, text: str, run: ToolRun) -> None:
     """Parse a tool's output with its importer; record a one-line result."""
-    from fabricui.importers.builtin import builtin_importers
-
     assert tool.importer is not None
     try:
         result = builtin_importers()[tool.importer](text)
@@ -398,11 +395,8 @@ def _node_spec(
 ) -> None:
     """Write ``node.yaml`` from the GPU matrix (nvidia-smi or rocm-smi) and ibstat's network."""
     from fabricui.fabric import build_fabric
-    from fabricui.files import write_text
     from fabricui.hwdb.topology_file import parse_topology
     from fabricui.hwdb.yamlfile import parse_yaml
-    from fabricui.importers import ibstat, nvidia_smi, rocm_smi
-    from fabricui.importers.spec import build_spec, parse_net, render_yaml
     from fabricui.services.session import load_catalog_with_plugins
 
     matrix = None

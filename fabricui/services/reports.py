@@ -9,15 +9,19 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from fabricui import __version__
 from fabricui.errors import ConfigError
+from fabricui.plugins import get_host
+from fabricui.services.layouts import LayoutChoice, parse_layout
+from fabricui.services.loaded import LoadedFabric
 from fabricui.services.plan import STEP_PARTS
-from fabricui.services.requests import LaunchRequest
-from fabricui.vocabulary import DEFAULT_TOPOLOGY, VIEW_TITLES
+from fabricui.services.requests import GROUP_CHOICES, LaunchRequest
+from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep, size_argument
+from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS, VIEW_TITLES, op_name
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
-    from fabricui.services.loaded import LoadedFabric
 
 #: Size range the collectives view shows when none is given (as the explorer does).
 DEFAULT_SIZES = "8:16G"
@@ -66,8 +70,6 @@ class Report:
 def reproduce_command(launch: LaunchRequest, view: str) -> str:
     """The ``fabricui snapshot`` command that prints the same view's report (sizes as
     typed: ``--message-size 1G``)."""
-    from fabricui.units import size_argument
-
     words = ["fabricui", "snapshot", view]
     topo = launch.topology
     if topo.topology != DEFAULT_TOPOLOGY:
@@ -173,9 +175,6 @@ def build_report(
         FabricError: A bad choice (GPU id, op, group, sizes, model, layout): the report is
             never written half-made.
     """
-    from fabricui import __version__
-    from fabricui.services.loaded import LoadedFabric
-
     view = launch.view
     if view not in VIEW_TITLES:
         raise ConfigError(f"unknown view {view!r} (one of {', '.join(VIEW_TITLES)})")
@@ -201,8 +200,6 @@ Built = tuple[list[Table], list[str], list[str], dict[str, Any]]
 
 
 def _path_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
-    from fabricui.units import format_bytes, format_time_us
-
     src, dst = data.default_pair()
     if launch.src:
         src = data.parse_gpu(launch.src)
@@ -277,10 +274,6 @@ def _pyramid_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost 
 def _collectives_report(
     data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None
 ) -> Built:
-    from fabricui.services.requests import GROUP_CHOICES
-    from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep
-    from fabricui.vocabulary import OPS, op_name
-
     options = dict(launch.options)
     op = op_name(options.get("op", "all_reduce"))
     if op is None:
@@ -375,7 +368,6 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
     if table.missing:
         notes.append(f"Not loaded: {', '.join(table.missing)} (plugin disabled or failed to load).")
     extra: dict[str, Any] = {"decision_table": table.to_json()}
-    from fabricui.services.loaded import LayoutChoice, parse_layout
 
     dp_strategy = None  # search every DP flavour, as `fabricui plan --search`
     if options.get("layout"):
@@ -506,8 +498,6 @@ def _ms(value_us: float | None) -> str:
 
 
 def _plugins_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
-    from fabricui.plugins import get_host
-
     rows = tuple(
         (
             row["name"],

@@ -127,3 +127,28 @@ class LaunchRequest:
         return self == LaunchRequest(
             view=self.view, message_size=self.message_size, ascii=self.ascii
         )
+
+
+#: Formats ``fabricui snapshot`` writes: a Markdown report, the screen as SVG, as text.
+SNAPSHOT_FORMATS = ("md", "svg", "txt")
+
+
+@dataclass(frozen=True)
+class SnapshotTarget:
+    """One view to write in one format."""
+
+    view: str
+    """View id."""
+    format: str
+    """``md``, ``svg`` or ``txt``."""
+    path: Path | None
+    """The file, or None for standard output."""
+
+    @property
+    def image_path(self) -> Path | None:
+        """The fabric's diagram written beside a Markdown report and linked from it
+        (``report.md`` -> ``report-fabric.svg``); None for the plugins view, which is not
+        about a fabric."""
+        if self.format != "md" or self.path is None or self.view == "plugins":
+            return None
+        return self.path.with_name(f"{self.path.stem}-fabric.svg")

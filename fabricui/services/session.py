@@ -3,21 +3,27 @@ fabric a topology spec builds (with the plugin builder its ``builder:`` key name
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabricui.engine.evaluate import algorithms_for_env
 from fabricui.errors import ConfigError, FabricError, PluginError, exception_line
+from fabricui.fabric import Fabric, build_fabric
 from fabricui.hwdb import Catalog, default_hwdb_dir
 from fabricui.hwdb import load_catalog as load_hwdb
+from fabricui.hwdb.catalog import unknown_id_message
+from fabricui.hwdb.overlay import apply_overlay, read_overlay
+from fabricui.hwdb.resolve import resolve_topology
 from fabricui.plugins import PluginHost, get_host
+from fabricui.services import admission
 from fabricui.services.requests import CatalogRequest, TopologyRequest
 
 if TYPE_CHECKING:
     from fabricui.engine.training.pricing import Pricer
     from fabricui.engine.training.table import DecisionTable
     from fabricui.engine.types import CollectiveAlgorithm, TopologyBuilder
-    from fabricui.fabric import Fabric
     from fabricui.model import TopologySpec
 
 
@@ -66,8 +72,6 @@ def load_catalog_with_plugins(
             withheld=host.withheld_hwdb(),
         )
     if calibration is not None:
-        from fabricui.hwdb.overlay import apply_overlay, read_overlay
-
         catalog = apply_overlay(catalog, read_overlay(calibration))
     return catalog
 
@@ -89,8 +93,6 @@ def resolve_spec(request: TopologyRequest, catalog: Catalog) -> TopologySpec:
     Raises:
         FabricError: Unknown topology, bad node count, a malformed file or what-if.
     """
-    from fabricui.hwdb.resolve import resolve_topology
-
     spec = resolve_topology(request.topology, catalog, request.nodes)
     if request.what_if is not None:
         spec = request.what_if.apply(spec)
@@ -102,8 +104,6 @@ def generation_for_rate(spec: TopologySpec, catalog: Catalog) -> TopologySpec:
     """The spec with its network's link generation swapped for the one of the same family
     that has the port rate asked for (800 Gb/s InfiniBand is XDR, not NDR); unchanged when
     the generation has that rate, or no generation of the family does."""
-    import dataclasses
-
     net = spec.net
     if net is None or not net.gbps:
         return spec
@@ -173,8 +173,6 @@ def admit_fabric(spec: TopologySpec) -> None:
     Raises:
         ConfigError: Too many GPUs for the budget.
     """
-    from fabricui.services import admission
-
     budget = admission.memory_budget()
     most = max(1, (budget - admission.BASE_BYTES) // admission.GPU_BYTES // spec.gpus_per_node)
     admission.admit(
@@ -200,7 +198,6 @@ def topology_builder(spec: TopologySpec, host: PluginHost | None = None) -> Topo
     """
     if spec.builder is None:
         return None
-    from fabricui.hwdb.catalog import unknown_id_message
 
     builders = (host or get_host()).topology_builders()
     builder = builders.get(spec.builder)
@@ -235,8 +232,6 @@ def build_fabric_with_plugins(
         FabricError: The builder refuses the spec (its own one-line message).
         PluginError: The builder crashed or returned something that is not a fabric.
     """
-    from fabricui.fabric import Fabric, build_fabric
-
     host = host or get_host()
     builder = topology_builder(spec, host)
     if builder is None:
@@ -264,8 +259,6 @@ def without_failed_strategies(
 ) -> DecisionTable:
     """A decision table without the rows of plugin strategies that failed while it was
     computed: their figures would read as "no communication" (the host reports each one)."""
-    import dataclasses
-
     host = host or get_host()
     rows = tuple(r for r in table.rows if not host.failed_at_call("strategies", r.name))
     return table if len(rows) == len(table.rows) else dataclasses.replace(table, rows=rows)
@@ -284,8 +277,6 @@ def collective_algorithms(
     Returns:
         The candidates, in the order the engine tries them.
     """
-    from fabricui.engine.evaluate import algorithms_for_env
-
     host = host or get_host()
     return algorithms_for_env(env, host.collective_algorithms().values())
 

@@ -13,12 +13,14 @@ malformed file is one line naming the file, line and key, and the explorer start
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fabricui.errors import ConfigError, FabricError, unknown_id_message
+from fabricui.files import exists, read_bounded, write_text
 
 #: Environment variable naming another settings file.
 ENV_CONFIG = "FABRICUI_CONFIG"
@@ -64,8 +66,6 @@ def load_settings(path: Path | None = None) -> Settings:
         ConfigError: Unreadable, not YAML, an unknown key, or a keymap that is not a
             mapping of binding ids to key names (file, line and key named).
     """
-    from fabricui.files import exists, read_bounded
-
     path = path or settings_path()
     if not exists(path, ConfigError):  # a name too long or a closed directory: one line
         return Settings()
@@ -154,7 +154,6 @@ def load_state(path: Path | None = None) -> dict[str, object]:
     path = path or state_path()
     if not path.exists():
         return {}
-    from fabricui.files import read_bounded
 
     try:
         data, _ = read_bounded(path, MAX_SETTINGS_BYTES, ConfigError, "a state file")
@@ -167,8 +166,6 @@ def load_state(path: Path | None = None) -> dict[str, object]:
 def parse_state(text: str) -> dict[str, object]:
     """The ``STATE_KEYS`` of ``save_state``'s lines: ``key: 123`` (an integer), ``key:
     "text"`` (a JSON string) or ``key: text``; any other line is skipped."""
-    import json
-
     state: dict[str, object] = {}
     for raw in text.splitlines():
         key, sep, value = raw.partition(":")
@@ -192,8 +189,6 @@ def parse_state(text: str) -> dict[str, object]:
 def save_state(state: dict[str, object], path: Path | None = None) -> None:
     """Remember ``state`` (only ``STATE_KEYS``), atomically; failures are silent (a
     read-only home must not break the explorer)."""
-    import json
-
     path = path or state_path()
     lines = ["# What fabricui's explorer remembers between runs (rewritten by it)."]
     for key in STATE_KEYS:
@@ -204,8 +199,6 @@ def save_state(state: dict[str, object], path: Path | None = None) -> None:
                 f"{key}: {text}" if isinstance(value, int) else f"{key}: {json.dumps(text)}"
             )
     try:
-        from fabricui.files import write_text
-
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text(path, "\n".join(lines) + "\n", force=True)
     except (OSError, FabricError):

@@ -6,9 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from fabricui.engine.bulk import BulkRouter
+from fabricui.engine.traffic import pattern_flows, simulate_traffic
 from fabricui.errors import ConfigError
+from fabricui.services import flow_memory
 from fabricui.services.command_requests import TrafficRequest
+from fabricui.services.jobs import job_of, placeable_ranks
 from fabricui.services.progress import NO_PROGRESS, Phases
+from fabricui.services.session import load_fabric
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -56,15 +63,11 @@ class TrafficResult:
 
     def slowest_flows(self, count: int = 5) -> list[tuple[str, str, float]]:
         """The ``count`` slowest flows, slowest first (ties in flow order)."""
-        import numpy as np
-
         order = np.argsort(self.rate_GBps, kind="stable")[:count]
         return self._named(order)
 
     def _named(self, which: Any) -> list[tuple[str, str, float]]:
         """Flows ``which`` (an index array or a slice) with their GPUs' names."""
-        import numpy as np
-
         names = np.asarray(self.gpu_names, dtype=object)
         return list(
             zip(
@@ -98,14 +101,6 @@ def simulate(
     Raises:
         FabricError: Unknown topology, a GPU count or ``top`` out of range.
     """
-    import numpy as np
-
-    from fabricui.engine.bulk import BulkRouter
-    from fabricui.engine.traffic import pattern_flows, simulate_traffic
-    from fabricui.services import flow_memory
-    from fabricui.services.jobs import job_of, placeable_ranks
-    from fabricui.services.session import load_fabric
-
     progress.phase("building the fabric")
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
@@ -184,13 +179,6 @@ def heat(fabric: Any, pattern: str, ranks: Any = None) -> Heat:
     Raises:
         FabricError: A pattern too big for the memory budget (one line, what fits).
     """
-    import numpy as np
-
-    from fabricui.engine.bulk import BulkRouter
-    from fabricui.engine.traffic import pattern_flows, simulate_traffic
-    from fabricui.services import flow_memory
-    from fabricui.services.jobs import placeable_ranks
-
     group = placeable_ranks(fabric) if ranks is None else np.asarray(ranks)
     bulk = BulkRouter(fabric)
     flow_memory.admit_flows(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
+import sys
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ClassVar
@@ -12,13 +14,24 @@ from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.worker import Worker, WorkerState
 
-from fabricui.services.requests import LaunchRequest, TopologyRequest
+from fabricui.errors import FabricError, unknown_id_message
+from fabricui.files import write_text
+from fabricui.render.markdown import render_markdown
+from fabricui.services.compare import compare
+from fabricui.services.requests import LaunchRequest, SnapshotTarget, TopologyRequest, WhatIf
+from fabricui.services.settings import load_settings, load_state, save_state
 from fabricui.tui.commands import FabricCommands
-from fabricui.tui.glyphs import glyphs
+from fabricui.tui.data import REGIMES
+from fabricui.tui.glyphs import glyphs, locale_is_utf8, use_ascii
+from fabricui.tui.history import History
+from fabricui.tui.offscreen import fabric_diagram, render_app
 from fabricui.tui.offscreen import settle as settle
 from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.terminal import terminal_stream
+from fabricui.tui.textual_private import driver_drawing_on
 from fabricui.tui.textual_private import screen_text as screen_text
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 from fabricui.vocabulary import VIEW_TITLES, VIEWS
@@ -50,7 +63,6 @@ def _screen_factory(view: str) -> Callable[[], ViewScreen]:
 
 def _ascii_scrollbars(on: bool) -> None:
     """Scrollbars drawn with ASCII (Textual draws them with block characters), or not."""
-    from textual.scrollbar import ScrollBar, ScrollBarRender
 
     class AsciiScrollBarRender(ScrollBarRender):
         VERTICAL_BARS: ClassVar[list[str]] = ["#"] * 7 + [" "]
@@ -225,7 +237,6 @@ class FabricApp(App[None]):
         ascii_only: bool | None = None,
     ) -> None:
         launch = launch or LaunchRequest()
-        from fabricui.tui.glyphs import locale_is_utf8, use_ascii
 
         if ascii_only is None:
             ascii_only = launch.ascii if launch.ascii is not None else not locale_is_utf8()
@@ -267,8 +278,6 @@ class FabricApp(App[None]):
         self.fallback: TopologyRequest | None = None
         """What to load instead when the first load fails (a remembered topology that is
         gone reopens the default one)."""
-        from fabricui.tui.history import History
-
         self.history = History()
         """The views, topologies and selections visited (Esc and Backspace go back)."""
 
@@ -277,15 +286,11 @@ class FabricApp(App[None]):
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver, drawing on standard output when standard error is not the
         terminal (``fabricui 2>e.log`` draws on the screen, not into the log)."""
-        import sys
-
         driver_class = super().get_driver_class()
-        from fabricui.tui.terminal import terminal_stream
 
         stream = terminal_stream()
         if stream is None or stream is sys.__stderr__ or driver_class.__name__ != "LinuxDriver":
             return driver_class
-        from fabricui.tui.textual_private import driver_drawing_on
 
         return driver_drawing_on(stream)
 
@@ -297,8 +302,6 @@ class FabricApp(App[None]):
             self.add_class("-ascii")
         _ascii_scrollbars(self.ascii_only)
         if self.terminal_guard is not None:
-            import asyncio
-
             self.terminal_guard.ready(asyncio.get_running_loop())
         if self.interactive:
             self._restore_theme()
@@ -308,8 +311,6 @@ class FabricApp(App[None]):
 
     def _restore_theme(self) -> None:
         """Start with the settings file's theme, else the one used last; remember changes."""
-        from fabricui.services.settings import load_settings, load_state
-
         with contextlib.suppress(Exception):  # a bad settings file was reported already
             self._remembered = load_state()
             wanted = load_settings().theme or self._remembered.get("theme")
@@ -321,7 +322,6 @@ class FabricApp(App[None]):
         """Keep ``values`` (topology, nodes, message_size, theme) for the next session."""
         if not self.interactive:
             return
-        from fabricui.services.settings import save_state
 
         self._remembered.update(values)
         save_state(self._remembered)
@@ -329,9 +329,6 @@ class FabricApp(App[None]):
     def _apply_user_keymap(self) -> str | None:
         """Remap keys from the settings file's ``keymap`` (binding id -> keys); returns a
         problem to show once the screen is up (a bad file never stops the explorer)."""
-        from fabricui.errors import FabricError, unknown_id_message
-        from fabricui.services.settings import load_settings
-
         try:
             settings = load_settings()
         except FabricError as exc:
@@ -395,6 +392,14 @@ class FabricApp(App[None]):
         thread=True, exclusive=True, group="load", exit_on_error=False, description="load topology"
     )
     def _load(self, request: TopologyRequest) -> None:
+        """Load a topology off the event loop.
+
+        Importing ``services.loaded`` imports every package whose ``__init__`` imports its
+        own modules (``test_import_hygiene`` checks it). The views' workers run on a loaded
+        fabric, so what they import first is a module of a loaded package, in an import
+        graph without cycles (import-linter's contract): Python's per-module import locks
+        make that safe from several threads at once.
+        """
         from fabricui.services.loaded import LoadedFabric
 
         if self.host is None:
@@ -451,7 +456,6 @@ class FabricApp(App[None]):
             self._warn_plugin_failures()
         if event.state != WorkerState.ERROR:
             return
-        from fabricui.errors import FabricError
 
         error = worker.error
         if isinstance(error, FabricError):
@@ -556,8 +560,6 @@ class FabricApp(App[None]):
 
     def action_pick_topology(self) -> None:
         """Pick a reference topology from a list."""
-        from fabricui.tui.data import REGIMES
-
         if self.catalog is None:
             self.notify("the hardware database is still loading", severity="warning")
             return
@@ -588,7 +590,6 @@ class FabricApp(App[None]):
             return
 
         def check(text: str) -> str | None:
-            from fabricui.errors import FabricError
             from fabricui.services.session import resolve_spec
 
             if not text.isdigit():
@@ -617,7 +618,6 @@ class FabricApp(App[None]):
         data = self.data
         if data is None:
             return
-        from fabricui.services.requests import WhatIf
 
         def parse(text: str) -> WhatIf | None:
             values: dict[str, float] = {}
@@ -632,8 +632,6 @@ class FabricApp(App[None]):
             return WhatIf(values.get("nic"), int(links) if links is not None else None)
 
         def check(text: str) -> str | None:
-            from fabricui.errors import FabricError
-
             try:
                 what_if = parse(text)
                 if what_if is not None:
@@ -679,6 +677,11 @@ class FabricApp(App[None]):
         """Ask for a format and a file, then save the whole view (not only what fits)."""
         from fabricui.tui.screens.save import SaveModal
 
+        if self.data is None and any(w.group == "load" and w.is_running for w in self.workers):
+            # The save worker would import the services while the loading worker does; a
+            # worker that starts once a fabric is loaded finds them imported.
+            self.notify("the topology is still loading: save once it is drawn", title="save")
+            return
         launch = self.current_launch()
 
         def done(choice: tuple[str, Path] | None) -> None:
@@ -691,8 +694,6 @@ class FabricApp(App[None]):
     @work(thread=True, group="save", exit_on_error=False, description="save")
     def _save(self, launch: LaunchRequest, fmt: str, path: Path) -> None:
         """Render off-screen at a size that holds the whole view, then write atomically."""
-        from fabricui.files import write_text
-        from fabricui.tui.offscreen import render_app
 
         def render_view(launch: LaunchRequest, catalog, host, size):  # type: ignore[no-untyped-def]
             app = make_app(catalog=catalog, host=host, launch=launch, ascii_only=self.ascii_only)
@@ -702,10 +703,7 @@ class FabricApp(App[None]):
         whole = (max(width, 160), max(height, 60))
         writes = []
         if fmt == "md":
-            from fabricui.render.markdown import render_markdown
-            from fabricui.services.command_requests import SnapshotTarget
             from fabricui.services.reports import build_report
-            from fabricui.tui.offscreen import fabric_diagram
 
             image = SnapshotTarget(launch.view, "md", path).image_path
             report = build_report(launch, self.catalog, self.host, image.name if image else None)
@@ -753,7 +751,6 @@ class FabricApp(App[None]):
 
     @work(thread=True, group="compare", exclusive=True, exit_on_error=False, description="compare")
     def _compare(self, current: LoadedFabric, choice: str, launch: LaunchRequest) -> None:
-        from fabricui.services.compare import compare
         from fabricui.services.loaded import LoadedFabric
         from fabricui.tui.screens.compare import CompareModal
 

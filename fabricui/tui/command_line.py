@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, cast
 
 from textual.suggester import Suggester
+from textual.widgets import Input
 
+from fabricui.errors import FabricError, unknown_id_message
+from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.units import parse_message_size
+from fabricui.vocabulary import GROUPS, OPS, VIEWS, op_name
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -66,8 +72,6 @@ def split(text: str) -> tuple[Command | None, str, str]:
 
 def _choices(app: Explorer, command: Command) -> list[str]:
     """What the argument of ``command`` may be, for completion."""
-    from fabricui.vocabulary import VIEWS
-
     catalog = app.catalog
     if command.name == "topology" and catalog is not None:
         return sorted(catalog.topologies)
@@ -76,12 +80,8 @@ def _choices(app: Explorer, command: Command) -> list[str]:
     if command.name == "model" and catalog is not None:
         return sorted(catalog.models)
     if command.name == "op":
-        from fabricui.vocabulary import OPS
-
         return list(OPS)
     if command.name == "group":
-        from fabricui.vocabulary import GROUPS
-
         return list(GROUPS)
     if command.name == "find" and app.data is not None:
         return [name for name in app.data.fabric.host_names if name]
@@ -90,8 +90,6 @@ def _choices(app: Explorer, command: Command) -> list[str]:
 
 def check(app: Explorer, text: str) -> str | None:
     """Why a command line cannot run (one line), or None."""
-    from fabricui.errors import FabricError, unknown_id_message
-
     command, argument, word = split(text)
     if not word:
         return "type a command (help lists them)"
@@ -109,10 +107,6 @@ def check(app: Explorer, text: str) -> str | None:
 
 
 def _check_topology(app: Explorer, argument: str) -> str | None:
-    from pathlib import Path
-
-    from fabricui.errors import unknown_id_message
-
     catalog = app.catalog
     if catalog is None or argument in catalog.topologies or Path(argument).expanduser().is_file():
         return None
@@ -121,13 +115,9 @@ def _check_topology(app: Explorer, argument: str) -> str | None:
 
 def _check_choice(name: str) -> Callable[[Explorer, str], str | None]:
     def validate(app: Explorer, argument: str) -> str | None:
-        from fabricui.errors import unknown_id_message
-
         command = BY_NAME[name]
         choices = _choices(app, command)
         if name == "op":
-            from fabricui.vocabulary import op_name
-
             return None if op_name(argument) else unknown_id_message("operation", argument, choices)
         if argument in choices or not choices:
             return None
@@ -156,8 +146,6 @@ def _check_nodes(app: Explorer, argument: str) -> str | None:
 
 
 def _check_size(app: Explorer, argument: str) -> str | None:
-    from fabricui.units import parse_message_size
-
     parse_message_size(argument, "size")
     return None
 
@@ -192,10 +180,6 @@ _VALIDATORS: dict[str, Callable[[Explorer, str], str | None]] = {
 
 def run_command(app: Explorer, text: str) -> None:
     """Run a checked command line (``check`` returned None for it)."""
-    import dataclasses
-
-    from fabricui.tui.screens.base import ViewScreen
-
     command, argument, _word = split(text)
     if command is None:
         return
@@ -240,8 +224,6 @@ def run_command(app: Explorer, text: str) -> None:
         if name in ("src", "dst"):
             state[name] = app.data.fabric.gpu_name(app.data.parse_gpu(argument))
         elif name == "size":
-            from fabricui.units import parse_message_size
-
             state["message_size"] = str(parse_message_size(argument, "size"))
         else:
             state[name] = argument
@@ -287,6 +269,4 @@ class CommandLineModal(PromptModal):
 
     def on_mount(self) -> None:
         """Complete as you type (the right arrow takes the suggestion)."""
-        from textual.widgets import Input
-
         self.query_one(Input).suggester = self.suggester

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from fabricui.tui.data import REGIMES
+
 if TYPE_CHECKING:
     from fabricui.tui.explorer import Explorer
 
@@ -25,8 +27,6 @@ class FabricCommands(Provider):
 
     def commands(self) -> list[Command]:
         """Every command, in the order the palette lists them."""
-        from fabricui.tui.data import REGIMES
-
         app = self.fabric_app
         out: list[Command] = []
         for view, title in app.VIEW_TITLES.items():

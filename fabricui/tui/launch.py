@@ -3,13 +3,17 @@ run the app until the user quits."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError
-from fabricui.services.requests import CatalogRequest, LaunchRequest
-from fabricui.vocabulary import VIEWS
+from fabricui.services.layouts import LayoutChoice, parse_layout
+from fabricui.services.requests import CatalogRequest, LaunchRequest, TopologyRequest
+from fabricui.services.settings import load_state
+from fabricui.tui.terminal import guarding
+from fabricui.vocabulary import GROUP_ALIASES, GROUPS, OPS, VIEWS
 
 #: The driver textual-serve runs each explorer with (``TEXTUAL_DRIVER``).
 WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
@@ -28,7 +32,6 @@ def check_launch(
         FabricError: Unknown view, topology, GPU id, operation, group, model or layout.
     """
     from fabricui.services.loaded import LoadedFabric
-    from fabricui.vocabulary import GROUP_ALIASES, GROUPS, OPS
 
     if request.view not in VIEWS:
         raise ConfigError(f"unknown view {request.view!r} (one of {', '.join(VIEWS)})")
@@ -58,8 +61,6 @@ def check_launch(
 
         job_of(data.fabric, options["hosts"])  # unknown hosts: one line before the screen
     if options.get("layout"):
-        from fabricui.services.loaded import LayoutChoice, parse_layout
-
         parse_layout(options["layout"], LayoutChoice())
     return data.catalog
 
@@ -84,7 +85,6 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
     remembered = with_remembered(request)
 
     from fabricui.tui.app import make_app
-    from fabricui.tui.terminal import guarding
 
     app = make_app(launch=remembered, catalog=catalog)
     app.interactive = True
@@ -99,11 +99,6 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
 def with_remembered(request: LaunchRequest) -> LaunchRequest:
     """Bare ``fabricui`` reopens the topology and message size of the last session (the
     built-in default topology the first time); anything asked for wins."""
-    import dataclasses
-
-    from fabricui.services.requests import TopologyRequest
-    from fabricui.services.settings import load_state
-
     state = load_state()
     topology, nodes, size = state.get("topology"), state.get("nodes"), state.get("message_size")
     if request.topology == TopologyRequest() and isinstance(topology, str):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.tui.textual_private import screen_text
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -65,8 +66,6 @@ def render_app(app: App[Any], view: str, terminal_size: tuple[int, int] = DEFAUL
 
 
 async def _render(app: Any, view: str, terminal_size: tuple[int, int]) -> Snapshot:
-    from fabricui.tui.textual_private import screen_text
-
     async with app.run_test(size=terminal_size) as pilot:
         await settle(pilot)
         svg = app.export_screenshot(title=f"fabricui {view}")

@@ -17,6 +17,7 @@ from fabricui.errors import ConfigError, one_line
 from fabricui.services.command_requests import ServeRequest
 from fabricui.services.requests import CatalogRequest
 from fabricui.services.serve_access import ServeAccess, is_loopback, new_token
+from fabricui.tui.launch import check_launch
 from fabricui.tui.serve_guard import SessionLimits, guarded_server_class
 
 #: How to install what ``fabricui serve`` needs.
@@ -39,7 +40,6 @@ def run_server(request: ServeRequest) -> int:
     server_class = _server_class()
     if not request.launch.is_default() or request.catalog != CatalogRequest():
         from fabricui.services.session import load_catalog
-        from fabricui.tui.launch import check_launch
 
         check_launch(request.launch, load_catalog(request.catalog))
     check_bindable(request.host, request.port)

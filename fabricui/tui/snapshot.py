@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError
+from fabricui.files import write_text
+from fabricui.render.markdown import render_markdown
 from fabricui.services.command_requests import SnapshotRequest
 from fabricui.services.requests import LaunchRequest
+from fabricui.tui.launch import check_launch
 from fabricui.tui.offscreen import DEFAULT_SIZE, Snapshot, fabric_diagram, render_app
 
 if TYPE_CHECKING:
@@ -46,7 +49,6 @@ def render_view(
         FabricError: Bad input (checked before the app starts).
     """
     from fabricui.tui.app import make_app
-    from fabricui.tui.launch import check_launch
 
     catalog = check_launch(request, catalog, host)
     app = make_app(catalog=catalog, host=host, launch=request)
@@ -74,8 +76,6 @@ def run_snapshot(
         FabricError: Bad input, a view that could not be computed (nothing is written), or
             a file that cannot be written.
     """
-    from fabricui.files import write_text
-    from fabricui.render.markdown import render_markdown
     from fabricui.services.reports import build_report
 
     if catalog is None:

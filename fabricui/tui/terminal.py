@@ -20,6 +20,8 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
+from fabricui.tui.textual_private import terminal_driver
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -127,8 +129,6 @@ class TerminalGuard:
     def _stop_driver(self) -> None:
         """Textual's own restore: its queued output, then the sequences that stop mouse
         reports, leave the alternate screen and show the cursor, in that order."""
-        from fabricui.tui.textual_private import terminal_driver
-
         driver = terminal_driver(self.app)
         if driver is None:
             return

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from _topo_samples import listing, sample_text
 
-from fabricui.commands import import_cmd
 from fabricui.importers.builtin import BUILTIN_FORMATS, builtin_importers
 from fabricui.plugins import PluginHost
 from fabricui.services import importing
@@ -136,7 +135,7 @@ def test_plugin_registers_the_builtin_importers(monkeypatch):
 
 def test_command_uses_the_host_or_the_builtins():
     """The format table always has the four built-ins (through the plugin or directly)."""
-    assert set(BUILTIN_FORMATS) <= set(import_cmd.importer_table())
+    assert set(BUILTIN_FORMATS) <= set(importing.importer_table())
 
 
 def test_wired_into_the_cli(run_cli):

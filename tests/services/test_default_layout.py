@@ -1,6 +1,7 @@
 """The layout the strategies view opens on is one that runs and fits when one exists."""
 
-from fabricui.services.loaded import LayoutChoice, LoadedFabric
+from fabricui.services.layouts import LayoutChoice
+from fabricui.services.loaded import LoadedFabric
 from fabricui.services.requests import TopologyRequest
 
 

@@ -1,9 +1,12 @@
-"""The headless core never imports Textual; the engine and fabric never import YAML."""
+"""The headless core never imports Textual; the engine and fabric never import YAML; the
+explorer's workers find the packages that import their own modules already imported."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 
 def modules_after(statement: str) -> set[str]:
@@ -22,3 +25,28 @@ def test_cli_path_does_not_import_textual():
     """``fabricui path`` stays headless."""
     loaded = modules_after("import fabricui.cli, fabricui.render.path, fabricui.hwdb")
     assert "textual" not in loaded
+
+
+def _eager_packages() -> list[str]:
+    """Packages of ``fabricui`` whose ``__init__`` imports one of their own modules."""
+    root = Path(__file__).parents[2]
+    eager = []
+    for init in sorted((root / "fabricui").rglob("__init__.py")):
+        package = ".".join(init.parent.relative_to(root).parts)
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        if any(
+            isinstance(node, ast.ImportFrom) and (node.module or "").startswith(package + ".")
+            for node in tree.body
+        ):
+            eager.append(package)
+    return eager
+
+
+def test_the_loaded_fabric_imports_every_eager_package():
+    """``import fabricui.services.loaded`` (the explorer's loading worker does it first)
+    imports every package whose ``__init__`` imports its own modules: the views' workers,
+    which run on a loaded fabric, never enter one of those from two threads at once."""
+    eager = _eager_packages()
+    assert "fabricui.fabric" in eager  # the scan finds them
+    missing = set(eager) - modules_after("import fabricui.services.loaded")
+    assert not missing, f"imported first by a worker: {sorted(missing)}"

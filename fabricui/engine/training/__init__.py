@@ -10,16 +10,44 @@ bubble, in-flight micro-batches), ``memory`` (states and activations per GPU), `
 (process groups), ``pricing`` (collectives on the fabric), ``comm`` (what is exposed),
 ``recipe`` (settings and their defaults), ``step`` (a plan), ``search`` (the ranking),
 ``table`` (the decision table), ``legacy`` (the fixed-MFU model of ``--mfu``).
+
+The package's names are imported on first use, so that importing one module (the
+process-group axes the plugin guards check, a model's geometry for ``fabricui.api``) does
+not load the whole training engine.
 """
 
 from __future__ import annotations
 
-from fabricui.engine.training.groups import AXES, layout_groups
-from fabricui.engine.training.pricing import PricedOp, Pricer, price_operations
-from fabricui.engine.training.recipe import Recipe, RecipeChoices, resolve_recipe
-from fabricui.engine.training.search import SearchSpace, search_layouts
-from fabricui.engine.training.step import PlanReport, check_layout, plan
-from fabricui.engine.training.table import DecisionRow, DecisionTable, decision_table
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fabricui.engine.training.groups import AXES, layout_groups
+    from fabricui.engine.training.pricing import PricedOp, Pricer, price_operations
+    from fabricui.engine.training.recipe import Recipe, RecipeChoices, resolve_recipe
+    from fabricui.engine.training.search import SearchSpace, search_layouts
+    from fabricui.engine.training.step import PlanReport, check_layout, plan
+    from fabricui.engine.training.table import DecisionRow, DecisionTable, decision_table
+
+#: Each name of the package -> the module that defines it.
+_MODULE_OF = {
+    "AXES": "groups",
+    "layout_groups": "groups",
+    "PricedOp": "pricing",
+    "Pricer": "pricing",
+    "price_operations": "pricing",
+    "Recipe": "recipe",
+    "RecipeChoices": "recipe",
+    "resolve_recipe": "recipe",
+    "SearchSpace": "search",
+    "search_layouts": "search",
+    "PlanReport": "step",
+    "check_layout": "step",
+    "plan": "step",
+    "DecisionRow": "table",
+    "DecisionTable": "table",
+    "decision_table": "table",
+}
 
 __all__ = [
     "AXES",
@@ -39,3 +67,11 @@ __all__ = [
     "resolve_recipe",
     "search_layouts",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``fabricui.engine.training.plan`` and friends, from their module on first use."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -16,9 +16,11 @@ part of the power does not scale). Memory-bound kernels keep their speed.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fabricui.engine.training.legacy import peak_TFLOPS
 from fabricui.errors import EngineError
 from fabricui.vocabulary import PRECISIONS
 
@@ -123,7 +125,6 @@ def make_device(
     """
     if precision not in PRECISIONS:
         raise EngineError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
-    from fabricui.engine.training.legacy import peak_TFLOPS
 
     notes: list[str] = []
     half = peak_TFLOPS(gpu) * 1e12
@@ -214,7 +215,6 @@ def _fp4_device(
         f"{gpu.id}: NVFP4 GEMMs at the FP8 GEMM efficiency ({base.gemm_efficiency:.2f}) of "
         "the FP4 peak (no FP4 GEMM measurement in hwdb)"
     )
-    import dataclasses
 
     device = dataclasses.replace(
         base, peak_flops=gpu.fp4_dense_TFLOPS * 1e12, gemm_input_bytes=FP4_INPUT_BYTES

@@ -9,6 +9,10 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 import numpy as np
 
+from fabricui.engine.collectives import predict
+from fabricui.engine.evaluate import algorithms_for_env
+from fabricui.engine.group import Group
+from fabricui.engine.routing import Router
 from fabricui.engine.training.groups import AXES, Groups
 from fabricui.engine.types import CollectiveAlgorithm, CommOp
 from fabricui.errors import EngineError
@@ -122,9 +126,6 @@ class _GroupEvaluate:
     the expensive part, and a plan prices several collectives on the same group."""
 
     def __init__(self, fabric: Fabric, algorithms: Sequence[CollectiveAlgorithm] | None) -> None:
-        from fabricui.engine.evaluate import algorithms_for_env
-        from fabricui.engine.routing import Router
-
         self.router = Router(fabric)
         self.algorithms = list(algorithms) if algorithms else algorithms_for_env()
         self.groups: dict[bytes, Any] = {}
@@ -132,9 +133,6 @@ class _GroupEvaluate:
     def __call__(
         self, fabric: Fabric, op: str, size_bytes: Sequence[float], ranks: Any = None
     ) -> Prediction:
-        from fabricui.engine.collectives import predict
-        from fabricui.engine.group import Group
-
         members = np.asarray(ranks if ranks is not None else np.arange(fabric.n_gpus))
         key = members.astype(np.int64).tobytes()
         group = self.groups.get(key)

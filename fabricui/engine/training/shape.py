@@ -7,6 +7,7 @@ routed and shared experts, parameters per layer and in the embeddings). Pure ari
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -188,6 +189,4 @@ def _gated_by_params(base: Geometry, params_B: float) -> bool:
 
 
 def _replace(geo: Geometry, **changes: object) -> Geometry:
-    import dataclasses
-
     return dataclasses.replace(geo, **changes)  # type: ignore[arg-type]

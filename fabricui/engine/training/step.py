@@ -38,6 +38,7 @@ from fabricui.engine.training.layer import (
     layer_cost,
     output_layer_cost,
 )
+from fabricui.engine.training.legacy import compute_time_us, legacy_flops_per_token
 from fabricui.engine.training.memory import (
     MemoryReport,
     activation_bytes,
@@ -680,8 +681,6 @@ def _legacy_plan(
     notes: list[str],
 ) -> PlanReport:
     """The fixed-MFU step: even stages, one shared overlap window (``--mfu``)."""
-    from fabricui.engine.training.legacy import compute_time_us, legacy_flops_per_token
-
     assert recipe.mfu is not None
     compute_us = compute_time_us(fabric, model, layout, recipe.mfu)
     bubble_us = compute_us * (layout.pp - 1) / (layout.vpp * layout.microbatches)

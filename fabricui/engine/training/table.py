@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fabricui.engine.training.device import make_device
+from fabricui.engine.training.flops import model_flops_per_token
 from fabricui.engine.training.groups import Groups, IntArray
 from fabricui.engine.training.layer import embedding_cost, output_layer_cost
 from fabricui.engine.training.legacy import DEFAULT_MFU, compute_time_us
@@ -203,7 +204,6 @@ def reference_compute_us(
         model.layers * (layer.fwd_s + layer.bwd_s) + out.fwd_s + out.bwd_s + emb.fwd_s + emb.bwd_s
     )
     step_s = float(np.asarray(per_mb)) * microbatches
-    from fabricui.engine.training.flops import model_flops_per_token
 
     flops = model_flops_per_token(geo, seq_len) * seq_len * microbatches
     return step_s * 1e6, flops / step_s / device.peak_flops

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -14,6 +16,7 @@ from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.worker import Worker, get_current_worker
 
+from fabricui.errors import ConfigError, FabricError
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.measured import MeasuredModal
@@ -24,6 +27,8 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.ring_stepper import STEPPER_OPS, RingStepper
 from fabricui.tui.widgets.size_plot import SizePlot
 from fabricui.tui.widgets.title_bar import TitleBar
+from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep
+from fabricui.vocabulary import GROUPS, OPS
 
 if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
@@ -44,8 +49,6 @@ GROUP_TEXT = {
 
 def check_range(text: str) -> str | None:
     """Error line for a bad size range (``A:B`` or a single size), else None."""
-    from fabricui.errors import FabricError
-
     try:
         parse_range(text)
     except FabricError as exc:
@@ -59,9 +62,6 @@ def parse_range(text: str) -> list[int]:
     Raises:
         ConfigError: Malformed sizes or an empty range.
     """
-    from fabricui.errors import ConfigError
-    from fabricui.units import parse_size, parse_size_sweep
-
     sizes = parse_size_sweep(text) if ":" in text else [parse_size(text)]
     if not sizes or sizes[0] < 1:
         raise ConfigError(f"invalid size range {text!r}: use A:B such as 8:16G, or one size")
@@ -72,7 +72,6 @@ def parse_range(text: str) -> list[int]:
 
 def check_nccl(text: str) -> str | None:
     """Error line for bad NCCL settings (``2.21 NCCL_ALGO=ring``), else None."""
-    from fabricui.errors import FabricError
     from fabricui.services.collective import parse_nccl_settings
 
     try:
@@ -84,7 +83,6 @@ def check_nccl(text: str) -> str | None:
 
 def check_measured(value: str) -> str | None:
     """Error line for a measured output (path or paste) that cannot be read, else None."""
-    from fabricui.errors import FabricError
     from fabricui.services.collective import measured_run
 
     try:
@@ -432,7 +430,6 @@ class CollectivesScreen(ViewScreen):
         """The prediction's rows, filtered by the filter's words and sorted by the chosen
         column (row keys are the sizes, so the plot follows the cursor whatever the order)."""
         from fabricui.services.collective import measured_errors
-        from fabricui.units import format_bytes, format_time_us
 
         pred = self.prediction
         if pred is None:
@@ -506,8 +503,6 @@ class CollectivesScreen(ViewScreen):
 
     def _advice(self) -> None:
         """The line under the table: how to make NCCL run the cursor size's best pick."""
-        from fabricui.units import format_bytes, format_time_us
-
         pred, table = self.prediction, self.query_one(DataTable)
         line = ""
         if pred is not None and pred.choice is not None and table.row_count:
@@ -591,7 +586,6 @@ class CollectivesScreen(ViewScreen):
 
     def action_pick_op(self) -> None:
         """Choose the operation."""
-        from fabricui.vocabulary import OPS
 
         def done(op: str | None) -> None:
             if op and op != self.op:
@@ -603,8 +597,6 @@ class CollectivesScreen(ViewScreen):
 
     def action_pick_group(self) -> None:
         """Choose the group."""
-        from fabricui.vocabulary import GROUPS
-
         data = self.data
         if data is None:
             return
@@ -706,9 +698,6 @@ class CollectivesScreen(ViewScreen):
 
     def copy_items(self) -> list[tuple[str, str]]:
         """The ``fabricui collective`` command and the prediction as JSON."""
-        import json
-        import shlex
-
         data, prediction = self.data, self.prediction
         if data is None or prediction is None:
             return []

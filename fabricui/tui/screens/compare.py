@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from fabricui.units import format_time_us
+
 if TYPE_CHECKING:
     from fabricui.services.compare import ComparedFigure
 
@@ -20,8 +22,6 @@ def _value(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
     if unit == "us":
-        from fabricui.units import format_time_us
-
         return format_time_us(value)
     return f"{value:,.1f} {unit}"
 

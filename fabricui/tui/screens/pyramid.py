@@ -17,6 +17,7 @@ from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
+from fabricui.units import format_bandwidth, format_time_us
 
 if TYPE_CHECKING:
     from fabricui.services.loaded import LoadedFabric, Tier
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
 
 def tier_bars(tiers: list[Tier]) -> list[Bar]:
     """A bar per tier with its GB/s and latency, and a note row with each drop between tiers."""
-    from fabricui.units import format_bandwidth, format_time_us
-
     bars: list[Bar] = []
     for i, tier in enumerate(tiers):
         lat = format_time_us(tier.lat_us) if tier.lat_us is not None else "lat n/a"

@@ -14,6 +14,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioButton, RadioSet
 
+from fabricui.errors import FabricError
+from fabricui.files import check_target
+
 #: Formats offered, with what each writes.
 FORMATS = (
     ("md", "Markdown report (tables, sources, the SVG beside it)"),
@@ -111,9 +114,6 @@ class SaveModal(ModalScreen["tuple[str, Path] | None"]):
     @on(Button.Pressed, "#save-ok")
     def save(self) -> None:
         """Close with (format, path) once the path can be written."""
-        from fabricui.errors import FabricError
-        from fabricui.files import check_target
-
         text = self.query_one("#save-path", Input).value.strip()
         if not text:
             self.query_one("#save-error", Label).update("give a file name")

@@ -16,7 +16,10 @@ from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from fabricui.services.plan import STEP_PARTS
+from fabricui.errors import EngineError, FabricError
+from fabricui.services.layouts import LayoutChoice, parse_layout
+from fabricui.services.plan import STEP_PARTS, exposed_thresholds
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
@@ -24,11 +27,13 @@ from fabricui.tui.widgets.bar_chart import Bar, BarChart
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
+from fabricui.units import format_time_us
+from fabricui.vocabulary import DEFAULT_MODEL, DP_STRATEGIES
 
 if TYPE_CHECKING:
     from fabricui.engine.training.step import PlanReport
     from fabricui.engine.training.table import DecisionTable
-    from fabricui.services.loaded import LayoutChoice, LoadedFabric
+    from fabricui.services.loaded import LoadedFabric
 
 #: Bar tone of each verdict of the decision table.
 VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted", "n/a": "muted"}
@@ -36,9 +41,6 @@ VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted", "n
 
 def check_layout_text(text: str) -> str | None:
     """Error line for a malformed layout, else None."""
-    from fabricui.errors import FabricError
-    from fabricui.services.loaded import LayoutChoice, parse_layout
-
     try:
         parse_layout(text, LayoutChoice())
     except FabricError as exc:
@@ -48,8 +50,6 @@ def check_layout_text(text: str) -> str | None:
 
 def decision_bars(table: DecisionTable) -> list[Bar]:
     """Two bars per strategy (group in one node, group across nodes): comm per step."""
-    from fabricui.units import format_time_us
-
     bars = []
     for row in table.rows:
         if not row.applies:
@@ -76,8 +76,6 @@ def _comm_cell(comm_us: float | None, step_us: float) -> str:
 
 
 def _time(time_us: float) -> str:
-    from fabricui.units import format_time_us
-
     return "0" if time_us == 0 else format_time_us(time_us)
 
 
@@ -90,8 +88,6 @@ def describe_layout(plan: PlanReport) -> str:
 
 def dp_flavour(plan: PlanReport) -> str:
     """The plan's data-parallel strategy (``zero2``), or ``""``."""
-    from fabricui.vocabulary import DP_STRATEGIES
-
     return next((s for s in plan.strategies if s in DP_STRATEGIES), "")
 
 
@@ -326,7 +322,6 @@ class StrategiesScreen(ViewScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        from fabricui.vocabulary import DEFAULT_MODEL
 
         self.model_id = DEFAULT_MODEL
         """Model id."""
@@ -376,8 +371,6 @@ class StrategiesScreen(ViewScreen):
         self.set_class(self.size.width >= WIDE_COLUMNS, "-wide")
 
     def _controls(self, busy: str = "") -> None:
-        from fabricui.tui.glyphs import glyphs
-
         dot = glyphs().dot
         layout = self.choice.label() if self.choice else "default"
         text = f"model {self.model_id} [m] {dot} layout {layout} [l] {dot} search [f]"
@@ -388,8 +381,6 @@ class StrategiesScreen(ViewScreen):
 
     def data_changed(self, data: LoadedFabric) -> None:
         """New fabric: table and plan again; the old search no longer applies."""
-        from fabricui.services.loaded import LayoutChoice, parse_layout
-
         app = self.fabric_app
         self.model_id = app.take_option("model") or self.model_id
         self.choice = None
@@ -420,8 +411,6 @@ class StrategiesScreen(ViewScreen):
         description="decision table",
     )
     def _table(self, data: LoadedFabric, model_id: str) -> None:
-        from fabricui.errors import EngineError
-
         try:
             table: DecisionTable | None = data.decision_table(model_id)
             error = ""
@@ -469,7 +458,6 @@ class StrategiesScreen(ViewScreen):
             chart.show_message(message.error)
             out.update("")
             return
-        from fabricui.units import format_time_us
 
         self.query_one("#table-title", Static).update(
             f"decision table: each strategy alone on {table.degree} GPUs, "
@@ -601,7 +589,6 @@ class StrategiesScreen(ViewScreen):
         """Enter on a layout: its step breakdown, as the search priced it."""
         rank = int(str(event.row_key.value))
         plan = self.plans[rank - 1]
-        from fabricui.services.loaded import LayoutChoice
 
         self.choice = LayoutChoice(
             tp=plan.layout.tp,
@@ -695,8 +682,6 @@ class StrategiesScreen(ViewScreen):
         data = self.data
         if data is None or self.choice is None:
             return
-        from fabricui.services.loaded import parse_layout
-        from fabricui.vocabulary import DP_STRATEGIES
 
         def done(text: str | None) -> None:
             if text and self.choice is not None and self.data is not None:
@@ -734,9 +719,6 @@ class StrategiesScreen(ViewScreen):
     def restore_state(self, state: dict[str, str]) -> None:
         """The model and the layout shown before (going back); the search is kept when
         the model is the same."""
-        from fabricui.errors import FabricError
-        from fabricui.services.loaded import LayoutChoice, parse_layout
-
         model = state.get("model", self.model_id)
         layout = state.get("layout")
         try:
@@ -762,8 +744,6 @@ class StrategiesScreen(ViewScreen):
 
 def _caption(table: DecisionTable) -> str:
     """Notes on rows that do not apply, strategies not loaded, and the rule of the verdicts."""
-    from fabricui.services.plan import exposed_thresholds
-
     good, ok = exposed_thresholds()
     lines = [f"{row.name}: {row.note}" for row in table.rows if not row.applies]
     if table.missing:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import stat
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from textual import on, work
@@ -13,6 +18,7 @@ from textual.reactive import var
 from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
+from fabricui.errors import FabricError
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
@@ -21,6 +27,7 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.path_panel import PathPanel
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.tui.widgets.topology_map import TopologyMap
+from fabricui.units import format_bytes, parse_size, size_argument
 
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
@@ -56,9 +63,6 @@ def health_heat(fabric: Any, marks: dict[int, str]) -> Any:
 
 def check_size(text: str) -> str | None:
     """Error line for a bad size, else None."""
-    from fabricui.errors import FabricError
-    from fabricui.units import parse_size
-
     try:
         value = parse_size(text)
     except FabricError as exc:
@@ -69,10 +73,6 @@ def check_size(text: str) -> str | None:
 def check_log_path(text: str) -> str | None:
     """Error line for a path that is not a readable regular file, else None (a ``stat``
     only: the log is read in a worker, never while the prompt is open)."""
-    import os
-    import stat
-    from pathlib import Path
-
     if not text:
         return "give the path of the log file"
     try:
@@ -342,7 +342,6 @@ class TopologyScreen(ViewScreen):
     def _place_job(self, data: LoadedFabric) -> JobPlacement | None:
         """The job ``--hosts`` (or ``$SLURM_JOB_NODELIST`` on an imported cluster) names,
         placed on this fabric and said in a notification; None without one."""
-        from fabricui.errors import FabricError
         from fabricui.services.jobs import job_of
 
         hosts = self.fabric_app.take_option("hosts")
@@ -373,7 +372,6 @@ class TopologyScreen(ViewScreen):
     def _running_jobs(self, data: LoadedFabric) -> frozenset[int]:
         """GPUs of the running jobs ``--jobs`` lists (squeue, scontrol show job), said in a
         notification; empty without it."""
-        from fabricui.errors import FabricError
         from fabricui.services.place import running_job_ranks
 
         path = self.fabric_app.take_option("jobs")
@@ -396,7 +394,6 @@ class TopologyScreen(ViewScreen):
         shown = self._shown
         if shown is None or shown[0] != data.spec.id:
             return None
-        from fabricui.errors import FabricError
 
         pair = (shown[1], shown[2])
         try:
@@ -412,7 +409,6 @@ class TopologyScreen(ViewScreen):
         data = self.data
         if data is None:
             return
-        from fabricui.errors import FabricError
 
         try:
             src = data.parse_gpu(state["src"]) if state.get("src") else None
@@ -438,14 +434,10 @@ class TopologyScreen(ViewScreen):
 
     def copy_items(self) -> list[tuple[str, str]]:
         """The path as text, the ``fabricui path`` command and its JSON."""
-        import json
-        import shlex
-
         report, data = self.report, self.data
         if report is None or data is None:
             return []
         from fabricui.render.path import render_path
-        from fabricui.units import size_argument
 
         words = ["fabricui", "path", "-t", data.topology]
         if data.nodes is not None:
@@ -553,7 +545,6 @@ class TopologyScreen(ViewScreen):
 
     def action_ask_size(self) -> None:
         """Ask for a message size."""
-        from fabricui.units import format_bytes, parse_size
 
         def done(value: str | None) -> None:
             if value:
@@ -646,15 +637,12 @@ class TopologyScreen(ViewScreen):
 
     @work(thread=True, exclusive=True, group="log", exit_on_error=False, description="NCCL log")
     def _read_log(self, name: str) -> None:
-        from pathlib import Path
-
         from fabricui.services.doctor import diagnose, read_log
 
         log = read_log(Path(name).expanduser())
         findings = diagnose(log)
         data = self.data
         if data is not None:  # and against the fabric on screen, as `doctor --topology`
-            from fabricui.errors import FabricError
             from fabricui.services.doctor_fabric import compare
 
             try:
@@ -717,8 +705,6 @@ class TopologyScreen(ViewScreen):
             return
 
         def check(text: str) -> str | None:
-            from fabricui.errors import FabricError
-
             try:
                 resolve(text)
             except FabricError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
 from textual.widgets import Static
 
 #: Markup colour of each severity (brackets keep it readable under NO_COLOR).
@@ -21,8 +22,6 @@ class FindingsPanel(Static):
 
     def show_log(self, source: str, log, findings) -> None:  # type: ignore[no-untyped-def]
         """Render the findings of a parsed log (``read_nccl_log`` + ``diagnose``)."""
-        from rich.markup import escape
-
         lines = [
             f"[b]NCCL log[/b] {escape(source)}",
             f"NCCL {escape(log.version or 'version not printed')}, network "
@@ -42,7 +41,5 @@ class FindingsPanel(Static):
 
     def show_message(self, text: str) -> None:
         """A line instead of findings (``reading LOG...``)."""
-        from rich.markup import escape
-
         self.update(escape(text))
         self.display = True

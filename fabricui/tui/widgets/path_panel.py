@@ -10,6 +10,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from fabricui.units import format_bandwidth, format_bytes, format_time_us
+
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
 
@@ -38,7 +40,6 @@ def summary_lines(report: PathReport) -> list[tuple[str, str]]:
     """(label, value) lines under the hops: bottleneck, latency, size, transfer time, and
     the hardware at the bottleneck's two ends."""
     from fabricui.render.path import hop_hardware
-    from fabricui.units import format_bandwidth, format_bytes, format_time_us
 
     hop = report.hops[report.bottleneck_hop]
     lines = [

@@ -1,0 +1,66 @@
+"""The layout the strategies view asks the engine to plan, and the words a user types for it
+(``tp8 pp2 fsdp``): shared by the explorer, its ``--layout`` option and reports."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+
+from fabricui.errors import ConfigError
+from fabricui.vocabulary import DP_STRATEGIES, RECOMPUTE_MODES
+
+
+@dataclass(frozen=True)
+class LayoutChoice:
+    """What the strategies view asks the engine to plan (the ``fabricui plan`` options)."""
+
+    tp: int = 1
+    """Tensor-parallel degree."""
+    pp: int = 1
+    """Pipeline stages."""
+    ep: int = 1
+    """Expert-parallel degree."""
+    dp_strategy: str = "ddp"
+    """How the data-parallel dimension communicates (``DP_STRATEGIES``)."""
+    cp: int = 1
+    """Context-parallel degree."""
+    recompute: str | None = None
+    """Activation recomputation (None: the default, none)."""
+
+    def label(self) -> str:
+        """``tp8 pp1 ep1 ddp`` (``cp2`` and the recompute mode when set)."""
+        text = f"tp{self.tp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
+        if self.cp > 1:
+            text = f"tp{self.tp} cp{self.cp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
+        return text + (f" {self.recompute}" if self.recompute else "")
+
+
+#: A degree word of a layout: ``tp8``, ``pp=2``.
+_LAYOUT_WORD = re.compile(r"^(tp|pp|ep|cp)=?(\d+)$")
+
+
+def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
+    """``tp8 pp2 ep1 cp2 fsdp selective`` (any order, ``tp=8`` too) -> a layout choice.
+
+    Raises:
+        ConfigError: An unknown word or a degree below 1.
+    """
+    values: dict[str, object] = {}
+    for word in text.lower().replace(",", " ").split():
+        match = _LAYOUT_WORD.match(word)
+        if match:
+            degree = int(match.group(2))
+            if degree < 1:
+                raise ConfigError(f"{match.group(1)} must be at least 1 (got {degree})")
+            values[match.group(1)] = degree
+        elif word in DP_STRATEGIES:
+            values["dp_strategy"] = word
+        elif word in RECOMPUTE_MODES:
+            values["recompute"] = word
+        else:
+            raise ConfigError(
+                f"unknown word {word!r}: use tpN ppN epN cpN, one of "
+                f"{', '.join(DP_STRATEGIES)} and a recompute mode ({', '.join(RECOMPUTE_MODES)})"
+            )
+    return dataclasses.replace(current, **values)  # type: ignore[arg-type]
