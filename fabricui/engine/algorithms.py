@@ -99,11 +99,25 @@ def network_fill_us(
 
 
 def step_latency_us(
-    group: Group, protocol: str, crosses_network: bool, constants: ModelConstants = DEFAULT
+    group: Group,
+    protocol: str,
+    crosses_network: bool,
+    constants: ModelConstants = DEFAULT,
+    net_latency_us: float | None = None,
 ) -> float:
-    """Cost of one algorithm step [us]: protocol overhead plus routed path latency."""
+    """Cost of one algorithm step [us]: protocol overhead plus routed path latency.
+
+    Args:
+        group: The group.
+        protocol: ``ll``, ``ll128`` or ``simple``.
+        crosses_network: The step goes from one node to another.
+        constants: Model constants.
+        net_latency_us: Routed latency of a network step (default: between the first two
+            nodes, ``Group.net_latency_us``).
+    """
     if crosses_network:
-        return constants.net_step_us[protocol] + group.net_latency_us
+        lat = group.net_latency_us if net_latency_us is None else net_latency_us
+        return constants.net_step_us[protocol] + lat
     return constants.step_us[protocol] + group.intra_latency_us
 
 
@@ -117,6 +131,7 @@ def alpha_beta(
     constants: ModelConstants = DEFAULT,
     fill_bytes: FloatArray | float = 0.0,
     pipelined: bool = True,
+    net_latency_us: float | None = None,
 ) -> FloatArray:
     """``launch + base + steps + (S + fill) * spb / efficiency`` for every size [us].
 
@@ -132,6 +147,9 @@ def alpha_beta(
         pipelined: False for algorithms that are not a pipeline of protocol steps (NVLS
             reduces in the switch): no protocol setup and no pipeline fill, only the launch
             and the steps.
+        net_latency_us: Routed latency of one network step (default: between the first two
+            nodes); a tree passes the mean hop of its slowest root-to-leaf path
+            (``Group.tree_hop_latency_us``).
     """
     spb_max = float(np.max(spb))
     busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
@@ -144,7 +162,7 @@ def alpha_beta(
         + launch_us(group, constants)
         + (constants.base_us[protocol] if pipelined else 0.0)
         + intra_steps * step_latency_us(group, protocol, False, constants)
-        + net_steps * step_latency_us(group, protocol, True, constants)
+        + net_steps * step_latency_us(group, protocol, True, constants, net_latency_us)
     )
     return alpha + (sizes + fill_bytes) * spb / scale
 
@@ -424,7 +442,16 @@ class Tree(CollectiveAlgorithm):
         fill = tree_fill_bytes(
             size_bytes, protocol, net, channels, intra_steps=intra, chunk_bytes=chunk
         )
-        return alpha_beta(group, size_bytes, protocol, intra, net, spb, fill_bytes=fill)
+        return alpha_beta(
+            group,
+            size_bytes,
+            protocol,
+            intra,
+            net,
+            spb,
+            fill_bytes=fill,
+            net_latency_us=group.tree_hop_latency_us,
+        )
 
 
 class Direct(CollectiveAlgorithm):

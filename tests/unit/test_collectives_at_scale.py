@@ -192,6 +192,64 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
     assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
 
 
+def test_nccl_trees_are_ncclGetDtree():
+    """The double binary tree of src/graph/trees.cc's illustration on 13 nodes: tree 0
+    rooted at 0 (0 -> 8 -> 4, 12; 4 -> 2, 6; 12 -> 10; ...), tree 1 the same shifted by one
+    node (an odd count); on 8 nodes tree 1 mirrors tree 0 (root 7)."""
+    from fabricui.engine.group import nccl_tree_parent
+
+    def parents(nodes, tree):
+        return [nccl_tree_parent(i, nodes, tree) for i in range(nodes)]
+
+    assert parents(13, 0) == [-1, 2, 4, 2, 8, 6, 4, 6, 0, 10, 12, 10, 8]
+    assert parents(13, 1) == [9, -1, 3, 5, 3, 9, 7, 5, 7, 1, 11, 0, 11]
+    assert parents(8, 0) == [-1, 2, 4, 2, 0, 6, 4, 6]
+    assert parents(8, 1) == [1, 3, 1, 7, 5, 3, 5, -1]
+    assert parents(2, 0) == [-1, 0] and parents(2, 1) == [1, -1]
+
+
+#: Four one-GPU nodes, two per leaf, with a 1 us switch: 3.1 us to the other node of the
+#: leaf, 5.4 us across the spine.
+LEAF_PAIRS = {
+    "gpu": "h100-sxm",
+    "nodes": 4,
+    "gpus_per_node": 1,
+    "intra": None,
+    "net": {
+        "link": "ib-ndr",
+        "gbps": 400,
+        "nics_per_node": 1,
+        "layout": "leaf-spine",
+        "leafs": 2,
+        "switch_lat_us": 1.0,
+    },
+}
+
+
+def test_tree_hops_cost_the_latency_of_the_nodes_they_join(catalog):
+    """NCCL's trees on 4 nodes are 1 -> 2 -> 0 <- 3 -> 2 and 0 -> 1 -> 3 <- 2 -> 1: both
+    deepest paths cross the spine twice (2 x 5.4 us), where nodes 0 and 1 share a leaf
+    (3.1 us). A tree's 2 x 2 network steps each pay the mean hop of that path, 5.4 us: a
+    tree all-reduce of 8 B takes 4 x (5.4 - 3.1) = 9.2 us more than at the first two
+    nodes' latency; a ring's steps keep it."""
+    from fabricui.engine.algorithms import Tree
+
+    fabric = fabric_of(catalog, LEAF_PAIRS)
+    group = Group(fabric, np.arange(4))
+    assert group.net_latency_us == pytest.approx(3.1)
+    assert group.tree_latency_us == pytest.approx(2 * 5.4)
+    assert group.tree_hop_latency_us == pytest.approx(5.4)
+    sizes = np.array([8.0])
+    tree = Tree().time_us(group, "all_reduce", sizes, "ll")
+    at_first_pair = Group(fabric, np.arange(4))
+    at_first_pair.tree_hop_latency_us = at_first_pair.net_latency_us  # as if every hop
+    flat = Tree().time_us(at_first_pair, "all_reduce", sizes, "ll")
+    np.testing.assert_allclose(tree - flat, 4 * (5.4 - 3.1))
+    # Two nodes: the hop is the one link between them.
+    two = Group(fabric_of(catalog, LEAF_PAIRS), np.array([0, 2]))
+    assert two.tree_hop_latency_us == two.net_latency_us == pytest.approx(5.4)
+
+
 def test_nvls_fill_grows_with_its_heads_and_its_chunk(catalog):
     """NCCL shrinks the NVLS chunk (128 KiB) for messages with few chunks per operation
     (channels x heads: 32 x 8 = 256 or 32 x 32 = 1024 on a 72-GPU rack in 2.26): 64 KiB
