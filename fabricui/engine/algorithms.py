@@ -369,21 +369,40 @@ class Tree(CollectiveAlgorithm):
             stalls slow the GPUs of the chains; a tree whose busiest link is a NIC or the
             network runs at that link's rate.
         """
-        pair: list[tuple[float, float]] = []  # routed once for both figures
-
-        def both() -> tuple[float, float]:
-            if not pair:
-                pair.append(self._raw_spbs(group))
-            return pair[0]
-
-        every = group.memo("tree", lambda: both()[0])
-        chain = group.memo("tree-chain", lambda: both()[1])
+        every, chain, _ = self._figures(group)
         raw = max(every, chain / DEFAULT.tree_efficiency)
         return raw / staging_penalty(group, "all_reduce")
 
-    def _raw_spbs(self, group: Group) -> tuple[float, float]:
-        """Busiest link's time per message byte of all the tree's flows, and of its chains
-        alone [us per byte].
+    def chain_pass_spb(self, group: Group) -> float:
+        """Microseconds per message byte of one pass along the chains (the reduce up alone),
+        with the chain's stalls and staging.
+
+        A chunk filling a chain crosses each hop alone: on an NVSwitch each GPU's one port
+        carries the up and the down pass in steady state, so one pass runs at twice the
+        chains' steady rate; on a mesh each pass has its own links and the rate is the same.
+        """
+        one_pass = self._figures(group)[2]
+        return one_pass / DEFAULT.tree_efficiency / staging_penalty(group, "all_reduce")
+
+    def _figures(self, group: Group) -> tuple[float, float, float]:
+        """The three figures of ``_raw_spbs``, cached per group and routed at most once."""
+        routed: list[tuple[float, float, float]] = []
+
+        def figure(index: int):
+            def compute() -> float:
+                if not routed:
+                    routed.append(self._raw_spbs(group))
+                return routed[0][index]
+
+            return compute
+
+        keys = ("tree", "tree-chain", "tree-chain-pass")
+        every, chain, one_pass = (group.memo(key, figure(i)) for i, key in enumerate(keys))
+        return every, chain, one_pass
+
+    def _raw_spbs(self, group: Group) -> tuple[float, float, float]:
+        """Busiest link's time per message byte of all the tree's flows, of its chains alone,
+        and of one pass along the chains (reduce up only) [us per byte].
 
         The chains stay within their domains (no network link, so no dragonfly routing
         choice): their loads add to the loads of the trees across nodes.
@@ -405,20 +424,21 @@ class Tree(CollectiveAlgorithm):
                     across[0] += [leaders[[a]], leaders[[b]]]
                     across[1] += [leaders[[b]], leaders[[a]]]
                     across[2] += [np.full(1, 0.5 / channels)] * 2
+        up = [chain[0][0::2], chain[1][0::2], chain[2][0::2]]  # child -> leader only
         bulk = group.bulk
         capacity = bulk.resource_capacity_GBps * 1e3
         load = [
             bulk.loads(np.concatenate(flows[0]), np.concatenate(flows[1]), np.concatenate(flows[2]))
             if flows[0]
             else np.zeros(capacity.shape[0])
-            for flows in (chain, across)
+            for flows in (chain, across, up)
         ]
 
         def busiest(total: FloatArray) -> float:
             used = total > 0
             return float(np.max(total[used] / capacity[used])) if used.any() else 0.0
 
-        return busiest(load[0] + load[1]), busiest(load[0])
+        return busiest(load[0] + load[1]), busiest(load[0]), busiest(load[2])
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """alpha-beta time of the tree for every size [us]."""
@@ -439,9 +459,13 @@ class Tree(CollectiveAlgorithm):
             group.n / max(1, group.n_nodes),
             group.library_version,
         )
-        fill = tree_fill_bytes(
-            size_bytes, protocol, net, channels, intra_steps=intra, chunk_bytes=chunk
+        fill = tree_fill_bytes(size_bytes, protocol, net, channels, chunk_bytes=chunk)
+        chain_fill = tree_fill_bytes(
+            size_bytes, protocol, 0.0, channels, intra_steps=intra, chunk_bytes=chunk
         )
+        if chain_fill.any():  # its chunks cross the chain's hops at one pass's rate
+            one_pass = self.chain_pass_spb(group) / tree_size_efficiency(size_bytes, protocol)
+            fill = fill + chain_fill * one_pass / spb
         return alpha_beta(
             group,
             size_bytes,

@@ -176,7 +176,7 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
 
     tree = Tree()
     node = Group(fabric_of(catalog, H100_2), np.arange(8))
-    every, chain = tree._raw_spbs(node)
+    every, chain, _ = tree._raw_spbs(node)
     assert every == chain  # one node: the tree is its chain
     assert tree.spb(node) == pytest.approx(chain / DEFAULT.tree_efficiency, rel=1e-12)
     nvl4 = {
@@ -187,7 +187,7 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
         "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
     }
     parts = Group(fabric_of(catalog, nvl4), np.arange(12))
-    every, chain = tree._raw_spbs(parts)
+    every, chain, _ = tree._raw_spbs(parts)
     assert chain / DEFAULT.tree_efficiency < every  # the NICs are the bottleneck
     assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
 
@@ -248,6 +248,37 @@ def test_tree_hops_cost_the_latency_of_the_nodes_they_join(catalog):
     # Two nodes: the hop is the one link between them.
     two = Group(fabric_of(catalog, LEAF_PAIRS), np.array([0, 2]))
     assert two.tree_hop_latency_us == two.net_latency_us == pytest.approx(5.4)
+
+
+def test_a_chain_fills_at_the_rate_of_one_pass(catalog):
+    """A chunk filling a chain crosses each hop alone. On an NVSwitch each GPU's port
+    carries the reduce up and the broadcast down in steady state, so one pass runs at twice
+    the chain's rate; on GH200's mesh each pass has its own links. Two NVL72 racks (NCCL
+    2.26): the 2 x 71-hop chain fills 128 hops beyond an 8-GPU node's 14, one 512 KiB Simple
+    chunk on each of 32 channels per hop, at one pass's rate (the network's 2 steps add no
+    fill)."""
+    from fabricui.engine.algorithms import Tree, alpha_beta
+    from fabricui.engine.constants import DEFAULT
+
+    tree = Tree()
+    box = Group(fabric_of(catalog, H100_2), np.arange(8))
+    _, chain, one_pass = tree._raw_spbs(box)
+    assert one_pass == pytest.approx(chain / 2, rel=1e-12)
+    quad = Group(fabric_of(catalog, GH200_2), np.arange(4))
+    _, chain, one_pass = tree._raw_spbs(quad)
+    assert one_pass == pytest.approx(chain, rel=1e-12)
+
+    racks = Group(fabric_of(catalog, GB200_2RACK), np.arange(144), library_version=(2, 26, 2))
+    size = np.array([2.0**34])
+    assert tree.chain_pass_spb(racks) == pytest.approx(
+        tree._raw_spbs(racks)[2] / DEFAULT.tree_efficiency, rel=1e-12
+    )
+    spb = tree.spb(racks)
+    unfilled = alpha_beta(
+        racks, size, "simple", 142.0, 2.0, spb, net_latency_us=racks.tree_hop_latency_us
+    )
+    fill = 128 * 512 * 1024 * 32 * tree.chain_pass_spb(racks)
+    np.testing.assert_allclose(tree.time_us(racks, "all_reduce", size, "simple") - unfilled, fill)
 
 
 def test_nvls_fill_grows_with_its_heads_and_its_chunk(catalog):
