@@ -281,6 +281,28 @@ def test_a_chain_fills_at_the_rate_of_one_pass(catalog):
     np.testing.assert_allclose(tree.time_us(racks, "all_reduce", size, "simple") - unfilled, fill)
 
 
+def test_sharp_reduces_on_the_gpus_first_at_a_chains_rate(catalog):
+    """SHARP (NCCL's CollNet) reduces among a node's GPUs before the switch: each H100 port
+    (18 x 25 GB/s x 0.82 = 369 GB/s) carries 2 x 7/8 of the message with the heads
+    rotating, and the GPUs wait, reduce and forward as a tree's chain does, at
+    tree_efficiency (0.92); the network's one share per GPU (1/8 of the message over a 400G
+    port) is lighter, so 1 GiB takes 1.75 x 2^30 / (369e3 x 0.92) us beyond the fixed
+    cost and the Simple pipeline's fill across the network (pipeline_fill_us)."""
+    from fabricui_infiniband.sharp import Sharp
+
+    from fabricui.engine.constants import DEFAULT
+
+    nodes = {**H100_2, "net": {**H100_2["net"], "sharp": True}}
+    group = Group(fabric_of(catalog, nodes), np.arange(16))
+    assert Sharp().applicable(group, "all_reduce")
+    assert Group(group.fabric, np.arange(8)).switch_port_GBps == pytest.approx(369.0)
+    sizes = np.array([0.0, 2.0**30])
+    t = Sharp().time_us(group, "all_reduce", sizes, "simple")
+    np.testing.assert_allclose(
+        t[1] - t[0], 1.75 * 2**30 / (369e3 * 0.92) + DEFAULT.pipeline_fill_us
+    )
+
+
 def test_nvls_fill_grows_with_its_heads_and_its_chunk(catalog):
     """NCCL shrinks the NVLS chunk (128 KiB) for messages with few chunks per operation
     (channels x heads: 32 x 8 = 256 or 32 x 32 = 1024 on a 72-GPU rack in 2.26): 64 KiB
