@@ -99,11 +99,25 @@ def network_fill_us(
 
 
 def step_latency_us(
-    group: Group, protocol: str, crosses_network: bool, constants: ModelConstants = DEFAULT
+    group: Group,
+    protocol: str,
+    crosses_network: bool,
+    constants: ModelConstants = DEFAULT,
+    net_latency_us: float | None = None,
 ) -> float:
-    """Cost of one algorithm step [us]: protocol overhead plus routed path latency."""
+    """Cost of one algorithm step [us]: protocol overhead plus routed path latency.
+
+    Args:
+        group: The group.
+        protocol: ``ll``, ``ll128`` or ``simple``.
+        crosses_network: The step goes from one node to another.
+        constants: Model constants.
+        net_latency_us: Routed latency of a network step (default: between the first two
+            nodes, ``Group.net_latency_us``).
+    """
     if crosses_network:
-        return constants.net_step_us[protocol] + group.net_latency_us
+        lat = group.net_latency_us if net_latency_us is None else net_latency_us
+        return constants.net_step_us[protocol] + lat
     return constants.step_us[protocol] + group.intra_latency_us
 
 
@@ -117,6 +131,7 @@ def alpha_beta(
     constants: ModelConstants = DEFAULT,
     fill_bytes: FloatArray | float = 0.0,
     pipelined: bool = True,
+    net_latency_us: float | None = None,
 ) -> FloatArray:
     """``launch + base + steps + (S + fill) * spb / efficiency`` for every size [us].
 
@@ -132,6 +147,9 @@ def alpha_beta(
         pipelined: False for algorithms that are not a pipeline of protocol steps (NVLS
             reduces in the switch): no protocol setup and no pipeline fill, only the launch
             and the steps.
+        net_latency_us: Routed latency of one network step (default: between the first two
+            nodes); a tree passes the mean hop of its slowest root-to-leaf path
+            (``Group.tree_hop_latency_us``).
     """
     spb_max = float(np.max(spb))
     busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
@@ -144,7 +162,7 @@ def alpha_beta(
         + launch_us(group, constants)
         + (constants.base_us[protocol] if pipelined else 0.0)
         + intra_steps * step_latency_us(group, protocol, False, constants)
-        + net_steps * step_latency_us(group, protocol, True, constants)
+        + net_steps * step_latency_us(group, protocol, True, constants, net_latency_us)
     )
     return alpha + (sizes + fill_bytes) * spb / scale
 
@@ -351,21 +369,40 @@ class Tree(CollectiveAlgorithm):
             stalls slow the GPUs of the chains; a tree whose busiest link is a NIC or the
             network runs at that link's rate.
         """
-        pair: list[tuple[float, float]] = []  # routed once for both figures
-
-        def both() -> tuple[float, float]:
-            if not pair:
-                pair.append(self._raw_spbs(group))
-            return pair[0]
-
-        every = group.memo("tree", lambda: both()[0])
-        chain = group.memo("tree-chain", lambda: both()[1])
+        every, chain, _ = self._figures(group)
         raw = max(every, chain / DEFAULT.tree_efficiency)
         return raw / staging_penalty(group, "all_reduce")
 
-    def _raw_spbs(self, group: Group) -> tuple[float, float]:
-        """Busiest link's time per message byte of all the tree's flows, and of its chains
-        alone [us per byte].
+    def chain_pass_spb(self, group: Group) -> float:
+        """Microseconds per message byte of one pass along the chains (the reduce up alone),
+        with the chain's stalls and staging.
+
+        A chunk filling a chain crosses each hop alone: on an NVSwitch each GPU's one port
+        carries the up and the down pass in steady state, so one pass runs at twice the
+        chains' steady rate; on a mesh each pass has its own links and the rate is the same.
+        """
+        one_pass = self._figures(group)[2]
+        return one_pass / DEFAULT.tree_efficiency / staging_penalty(group, "all_reduce")
+
+    def _figures(self, group: Group) -> tuple[float, float, float]:
+        """The three figures of ``_raw_spbs``, cached per group and routed at most once."""
+        routed: list[tuple[float, float, float]] = []
+
+        def figure(index: int):
+            def compute() -> float:
+                if not routed:
+                    routed.append(self._raw_spbs(group))
+                return routed[0][index]
+
+            return compute
+
+        keys = ("tree", "tree-chain", "tree-chain-pass")
+        every, chain, one_pass = (group.memo(key, figure(i)) for i, key in enumerate(keys))
+        return every, chain, one_pass
+
+    def _raw_spbs(self, group: Group) -> tuple[float, float, float]:
+        """Busiest link's time per message byte of all the tree's flows, of its chains alone,
+        and of one pass along the chains (reduce up only) [us per byte].
 
         The chains stay within their domains (no network link, so no dragonfly routing
         choice): their loads add to the loads of the trees across nodes.
@@ -387,20 +424,21 @@ class Tree(CollectiveAlgorithm):
                     across[0] += [leaders[[a]], leaders[[b]]]
                     across[1] += [leaders[[b]], leaders[[a]]]
                     across[2] += [np.full(1, 0.5 / channels)] * 2
+        up = [chain[0][0::2], chain[1][0::2], chain[2][0::2]]  # child -> leader only
         bulk = group.bulk
         capacity = bulk.resource_capacity_GBps * 1e3
         load = [
             bulk.loads(np.concatenate(flows[0]), np.concatenate(flows[1]), np.concatenate(flows[2]))
             if flows[0]
             else np.zeros(capacity.shape[0])
-            for flows in (chain, across)
+            for flows in (chain, across, up)
         ]
 
         def busiest(total: FloatArray) -> float:
             used = total > 0
             return float(np.max(total[used] / capacity[used])) if used.any() else 0.0
 
-        return busiest(load[0] + load[1]), busiest(load[0])
+        return busiest(load[0] + load[1]), busiest(load[0]), busiest(load[2])
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """alpha-beta time of the tree for every size [us]."""
@@ -421,10 +459,23 @@ class Tree(CollectiveAlgorithm):
             group.n / max(1, group.n_nodes),
             group.library_version,
         )
-        fill = tree_fill_bytes(
-            size_bytes, protocol, net, channels, intra_steps=intra, chunk_bytes=chunk
+        fill = tree_fill_bytes(size_bytes, protocol, net, channels, chunk_bytes=chunk)
+        chain_fill = tree_fill_bytes(
+            size_bytes, protocol, 0.0, channels, intra_steps=intra, chunk_bytes=chunk
         )
-        return alpha_beta(group, size_bytes, protocol, intra, net, spb, fill_bytes=fill)
+        if chain_fill.any():  # its chunks cross the chain's hops at one pass's rate
+            one_pass = self.chain_pass_spb(group) / tree_size_efficiency(size_bytes, protocol)
+            fill = fill + chain_fill * one_pass / spb
+        return alpha_beta(
+            group,
+            size_bytes,
+            protocol,
+            intra,
+            net,
+            spb,
+            fill_bytes=fill,
+            net_latency_us=group.tree_hop_latency_us,
+        )
 
 
 class Direct(CollectiveAlgorithm):

@@ -366,9 +366,84 @@ class Group:
         return self.path_latency_us(int(self.by_node[0][0]), int(self.by_node[1][0]))
 
     @cached_property
+    def tree_latency_us(self) -> float:
+        """Latency of the slowest root-to-leaf path of NCCL's double binary trees over the
+        group's nodes [us] (0 on one node).
+
+        NCCL's tree (src/graph/trees.cc ``ncclGetBtree``, every release) links a node whose
+        lowest set bit is ``b`` to the node ``b`` further on, so the levels near the root join
+        nodes half the group apart, which cross more switches of a fat-tree or a dragonfly
+        than neighbouring nodes do; the second tree mirrors the first (an even number of
+        nodes) or shifts it by one (odd). Each node is represented by its first rank.
+        """
+        k = self.n_nodes
+        if k < 2:
+            return 0.0
+        first = [int(ranks[0]) for ranks in self.by_node]
+        slowest = 0.0
+        for tree in (0, 1):
+            to_root: dict[int, float] = {}
+            for node in range(k):
+                path, at = [], node
+                while at not in to_root:
+                    parent = nccl_tree_parent(at, k, tree)
+                    if parent < 0:
+                        to_root[at] = 0.0
+                        break
+                    path.append((at, parent))
+                    at = parent
+                for child, parent in reversed(path):
+                    hop = self.path_latency_us(first[child], first[parent])
+                    to_root[child] = hop + to_root[parent]
+            slowest = max(slowest, max(to_root.values()))
+        return slowest
+
+    @cached_property
+    def tree_hop_latency_us(self) -> float:
+        """Mean routed latency of a network hop along the slowest root-to-leaf path of NCCL's
+        trees [us]: ``tree_latency_us`` over the trees' depth ``ceil(log2 nodes)``; on two
+        nodes, the latency between them (``net_latency_us``)."""
+        if self.n_nodes < 3:
+            return self.net_latency_us
+        return self.tree_latency_us / int(np.ceil(np.log2(self.n_nodes)))
+
+    @cached_property
     def intra_latency_us(self) -> float:
         """Latency between two ranks of one node [us] (0 with one rank per node)."""
         local = self.by_node[0]
         if local.shape[0] < 2:
             return 0.0
         return self.path_latency_us(int(local[0]), int(local[1]))
+
+
+def nccl_tree_parent(node: int, nodes: int, tree: int = 0) -> int:
+    """Parent of ``node`` in NCCL's double binary tree over ``nodes`` nodes, -1 for a root.
+
+    Tree 0 is NCCL's btree rooted at node 0: a node whose lowest set bit is ``b`` hangs
+    under ``(node ^ b) | 2b``, or under ``node ^ b`` when that is out of range; tree 1
+    mirrors it for an even number of nodes and shifts it by one node for an odd number
+    (src/graph/trees.cc ``ncclGetBtree``, ``ncclGetDtree``).
+
+    Args:
+        node: Node index, 0 <= node < nodes.
+        nodes: Nodes in the tree.
+        tree: 0 or 1, which of the two trees.
+
+    Returns:
+        The parent's node index, or -1 for the root.
+    """
+
+    def btree(rank: int) -> int:
+        if rank == 0:
+            return -1
+        bit = rank & -rank
+        up = (rank ^ bit) | (bit << 1)
+        return up if up < nodes else rank ^ bit
+
+    if tree == 0:
+        return btree(node)
+    if nodes % 2 == 1:
+        parent = btree((node - 1 + nodes) % nodes)
+        return -1 if parent < 0 else (parent + 1) % nodes
+    parent = btree(nodes - 1 - node)
+    return -1 if parent < 0 else nodes - 1 - parent

@@ -12,7 +12,14 @@ from typing import ClassVar
 
 import numpy as np
 
-from fabricui.api import NETWORK_SWITCHES, CollectiveAlgorithm, FloatArray, Group, alpha_beta
+from fabricui.api import (
+    DEFAULT_CONSTANTS,
+    NETWORK_SWITCHES,
+    CollectiveAlgorithm,
+    FloatArray,
+    Group,
+    alpha_beta,
+)
 
 #: Aggregation tree setup and switch round trip [us].
 SHARP_LATENCY_US = 8.0
@@ -40,7 +47,17 @@ class Sharp(CollectiveAlgorithm):
         )
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
-        """Local reduce-scatter/all-gather ring and one network round trip per share."""
+        """Local reduction among the node's GPUs and one network round trip per share.
+
+        Inside a node NCCL's CollNet reduces on the GPUs before the switch does: a chain of
+        GPUs (CollNet Chain: ``directRecvReduceDirectSend`` up to the head and
+        ``directRecvCopyDirectSend`` back, as a tree's chain, src/device/all_reduce.h) or
+        every GPU a head gathering its share (CollNet Direct). With the
+        heads rotating over the channels each GPU's port carries ``2 (n - 1) / n`` of the
+        message, a ring's load; the GPUs wait for their peers' data, reduce and forward it,
+        so a node-bound stage runs at the engine's ``tree_efficiency`` of that load, as a
+        tree's chain does.
+        """
         ppn = group.ppn
         net_spb = group.uplink_spb(1.0 / ppn)
         intra_spb = 0.0
@@ -48,6 +65,6 @@ class Sharp(CollectiveAlgorithm):
             local = Group(group.fabric, group.by_node[0], group.router)
             from fabricui.api import Ring
 
-            intra_spb = Ring().spb(local, "all_reduce")
+            intra_spb = Ring().spb(local, "all_reduce") / DEFAULT_CONSTANTS.tree_efficiency
         spb = max(net_spb, intra_spb)
         return alpha_beta(group, size_bytes, protocol, 2.0 * (ppn - 1), 2.0, spb) + SHARP_LATENCY_US

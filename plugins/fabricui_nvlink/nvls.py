@@ -265,5 +265,12 @@ class NvlsTree(CollectiveAlgorithm):
         net_steps = 2.0 * math.ceil(math.log2(group.n_nodes))
         heads = min(nvls_heads(group), group.ppn)
         return alpha_beta(
-            group, size_bytes, protocol, 0.0, net_steps, spb, pipelined=False
+            group,
+            size_bytes,
+            protocol,
+            0.0,
+            net_steps,
+            spb,
+            pipelined=False,
+            net_latency_us=group.tree_hop_latency_us,
         ) + nvls_fixed_us(group, size_bytes, heads, tree=True)

@@ -176,7 +176,7 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
 
     tree = Tree()
     node = Group(fabric_of(catalog, H100_2), np.arange(8))
-    every, chain = tree._raw_spbs(node)
+    every, chain, _ = tree._raw_spbs(node)
     assert every == chain  # one node: the tree is its chain
     assert tree.spb(node) == pytest.approx(chain / DEFAULT.tree_efficiency, rel=1e-12)
     nvl4 = {
@@ -187,9 +187,120 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
         "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
     }
     parts = Group(fabric_of(catalog, nvl4), np.arange(12))
-    every, chain = tree._raw_spbs(parts)
+    every, chain, _ = tree._raw_spbs(parts)
     assert chain / DEFAULT.tree_efficiency < every  # the NICs are the bottleneck
     assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
+
+
+def test_nccl_trees_are_ncclGetDtree():
+    """The double binary tree of src/graph/trees.cc's illustration on 13 nodes: tree 0
+    rooted at 0 (0 -> 8 -> 4, 12; 4 -> 2, 6; 12 -> 10; ...), tree 1 the same shifted by one
+    node (an odd count); on 8 nodes tree 1 mirrors tree 0 (root 7)."""
+    from fabricui.engine.group import nccl_tree_parent
+
+    def parents(nodes, tree):
+        return [nccl_tree_parent(i, nodes, tree) for i in range(nodes)]
+
+    assert parents(13, 0) == [-1, 2, 4, 2, 8, 6, 4, 6, 0, 10, 12, 10, 8]
+    assert parents(13, 1) == [9, -1, 3, 5, 3, 9, 7, 5, 7, 1, 11, 0, 11]
+    assert parents(8, 0) == [-1, 2, 4, 2, 0, 6, 4, 6]
+    assert parents(8, 1) == [1, 3, 1, 7, 5, 3, 5, -1]
+    assert parents(2, 0) == [-1, 0] and parents(2, 1) == [1, -1]
+
+
+#: Four one-GPU nodes, two per leaf, with a 1 us switch: 3.1 us to the other node of the
+#: leaf, 5.4 us across the spine.
+LEAF_PAIRS = {
+    "gpu": "h100-sxm",
+    "nodes": 4,
+    "gpus_per_node": 1,
+    "intra": None,
+    "net": {
+        "link": "ib-ndr",
+        "gbps": 400,
+        "nics_per_node": 1,
+        "layout": "leaf-spine",
+        "leafs": 2,
+        "switch_lat_us": 1.0,
+    },
+}
+
+
+def test_tree_hops_cost_the_latency_of_the_nodes_they_join(catalog):
+    """NCCL's trees on 4 nodes are 1 -> 2 -> 0 <- 3 -> 2 and 0 -> 1 -> 3 <- 2 -> 1: both
+    deepest paths cross the spine twice (2 x 5.4 us), where nodes 0 and 1 share a leaf
+    (3.1 us). A tree's 2 x 2 network steps each pay the mean hop of that path, 5.4 us: a
+    tree all-reduce of 8 B takes 4 x (5.4 - 3.1) = 9.2 us more than at the first two
+    nodes' latency; a ring's steps keep it."""
+    from fabricui.engine.algorithms import Tree
+
+    fabric = fabric_of(catalog, LEAF_PAIRS)
+    group = Group(fabric, np.arange(4))
+    assert group.net_latency_us == pytest.approx(3.1)
+    assert group.tree_latency_us == pytest.approx(2 * 5.4)
+    assert group.tree_hop_latency_us == pytest.approx(5.4)
+    sizes = np.array([8.0])
+    tree = Tree().time_us(group, "all_reduce", sizes, "ll")
+    at_first_pair = Group(fabric, np.arange(4))
+    at_first_pair.tree_hop_latency_us = at_first_pair.net_latency_us  # as if every hop
+    flat = Tree().time_us(at_first_pair, "all_reduce", sizes, "ll")
+    np.testing.assert_allclose(tree - flat, 4 * (5.4 - 3.1))
+    # Two nodes: the hop is the one link between them.
+    two = Group(fabric_of(catalog, LEAF_PAIRS), np.array([0, 2]))
+    assert two.tree_hop_latency_us == two.net_latency_us == pytest.approx(5.4)
+
+
+def test_a_chain_fills_at_the_rate_of_one_pass(catalog):
+    """A chunk filling a chain crosses each hop alone. On an NVSwitch each GPU's port
+    carries the reduce up and the broadcast down in steady state, so one pass runs at twice
+    the chain's rate; on GH200's mesh each pass has its own links. Two NVL72 racks (NCCL
+    2.26): the 2 x 71-hop chain fills 128 hops beyond an 8-GPU node's 14, one 512 KiB Simple
+    chunk on each of 32 channels per hop, at one pass's rate (the network's 2 steps add no
+    fill)."""
+    from fabricui.engine.algorithms import Tree, alpha_beta
+    from fabricui.engine.constants import DEFAULT
+
+    tree = Tree()
+    box = Group(fabric_of(catalog, H100_2), np.arange(8))
+    _, chain, one_pass = tree._raw_spbs(box)
+    assert one_pass == pytest.approx(chain / 2, rel=1e-12)
+    quad = Group(fabric_of(catalog, GH200_2), np.arange(4))
+    _, chain, one_pass = tree._raw_spbs(quad)
+    assert one_pass == pytest.approx(chain, rel=1e-12)
+
+    racks = Group(fabric_of(catalog, GB200_2RACK), np.arange(144), library_version=(2, 26, 2))
+    size = np.array([2.0**34])
+    assert tree.chain_pass_spb(racks) == pytest.approx(
+        tree._raw_spbs(racks)[2] / DEFAULT.tree_efficiency, rel=1e-12
+    )
+    spb = tree.spb(racks)
+    unfilled = alpha_beta(
+        racks, size, "simple", 142.0, 2.0, spb, net_latency_us=racks.tree_hop_latency_us
+    )
+    fill = 128 * 512 * 1024 * 32 * tree.chain_pass_spb(racks)
+    np.testing.assert_allclose(tree.time_us(racks, "all_reduce", size, "simple") - unfilled, fill)
+
+
+def test_sharp_reduces_on_the_gpus_first_at_a_chains_rate(catalog):
+    """SHARP (NCCL's CollNet) reduces among a node's GPUs before the switch: each H100 port
+    (18 x 25 GB/s x 0.82 = 369 GB/s) carries 2 x 7/8 of the message with the heads
+    rotating, and the GPUs wait, reduce and forward as a tree's chain does, at
+    tree_efficiency (0.92); the network's one share per GPU (1/8 of the message over a 400G
+    port) is lighter, so 1 GiB takes 1.75 x 2^30 / (369e3 x 0.92) us beyond the fixed
+    cost and the Simple pipeline's fill across the network (pipeline_fill_us)."""
+    from fabricui_infiniband.sharp import Sharp
+
+    from fabricui.engine.constants import DEFAULT
+
+    nodes = {**H100_2, "net": {**H100_2["net"], "sharp": True}}
+    group = Group(fabric_of(catalog, nodes), np.arange(16))
+    assert Sharp().applicable(group, "all_reduce")
+    assert Group(group.fabric, np.arange(8)).switch_port_GBps == pytest.approx(369.0)
+    sizes = np.array([0.0, 2.0**30])
+    t = Sharp().time_us(group, "all_reduce", sizes, "simple")
+    np.testing.assert_allclose(
+        t[1] - t[0], 1.75 * 2**30 / (369e3 * 0.92) + DEFAULT.pipeline_fill_us
+    )
 
 
 def test_nvls_fill_grows_with_its_heads_and_its_chunk(catalog):
