@@ -22,6 +22,7 @@ from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.measured import MeasuredModal
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.screens.table_keys import SortedFilteredTable
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.ring_stepper import STEPPER_OPS, RingStepper
@@ -100,7 +101,7 @@ SORT_NAMES = ("size", "time", "algbw", "busbw", "NCCL's pick", "channels", "best
 MEASURED_COLUMNS = (("meas", "measured", 10), ("err", "error", 7))
 
 
-class CollectivesScreen(ViewScreen):
+class CollectivesScreen(SortedFilteredTable, ViewScreen):
     """Per size: NCCL's pick (time, algbw, busbw, algorithm, channels) and the best pick
     with its gain, plus the stepper.
 
@@ -196,12 +197,6 @@ class CollectivesScreen(ViewScreen):
     """Group id (``all``, ``node``, ``per-node``)."""
     size_range: var[str] = var(DEFAULT_RANGE, init=False)
     """Size range text (``8:16G`` or one size)."""
-    sort_column: var[int] = var(0, init=False)
-    """Table column the rows are sorted by (size first)."""
-    reverse: var[bool] = var(False, init=False)
-    """Sorted in descending order."""
-    filter_text: var[str] = var("", init=False)
-    """Words a row must hold to be shown."""
     nccl: var[str] = var("", init=False)
     """NCCL release and settings typed at ``v`` (``2.21 NCCL_ALGO=ring``); empty: the
     newest release modelled. The shell's NCCL_* variables apply under them."""
@@ -543,44 +538,15 @@ class CollectivesScreen(ViewScreen):
         """The plot follows the table's cursor."""
         self._follow_cursor()
 
-    @on(DataTable.HeaderSelected)
-    def header_selected(self, event: DataTable.HeaderSelected) -> None:
-        """A click on a header sorts by that column (again: the other way)."""
-        if event.column_index == self.sort_column:
-            self.reverse = not self.reverse
-        else:
-            self.sort_column = event.column_index
+    def sort_column_count(self) -> int:
+        return len(SORT_NAMES)
 
-    @on(FilterBar.Filtered)
-    def filter_changed(self, message: FilterBar.Filtered) -> None:
-        """Show only the rows holding the filter's words."""
-        self.filter_text = message.query
-
-    def watch_sort_column(self) -> None:
-        """Sort again."""
+    def resorted(self) -> None:
         self._fill_table()
         self._controls()
 
-    def watch_reverse(self) -> None:
-        """Sort again."""
+    def refiltered(self) -> None:
         self._fill_table()
-        self._controls()
-
-    def watch_filter_text(self) -> None:
-        """Filter again."""
-        self._fill_table()
-
-    def action_filter(self) -> None:
-        """Show the filter line."""
-        self.query_one(FilterBar).open()
-
-    def action_sort(self, step: int) -> None:
-        """Sort by the next (or previous) column."""
-        self.sort_column = (self.sort_column + step) % len(SORT_NAMES)
-
-    def action_invert(self) -> None:
-        """Reverse the order."""
-        self.reverse = not self.reverse
 
     # --- choices ---------------------------------------------------------------------------
 

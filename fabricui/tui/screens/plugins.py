@@ -6,14 +6,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
-from textual.reactive import var
 from textual.widgets import Static
 
 from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.screens.table_keys import SortedFilteredTable
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
@@ -79,7 +78,7 @@ def plugin_table(rows: list[tuple[str, ...]], sort_column: int = 0, reverse: boo
     return table
 
 
-class PluginsScreen(ViewScreen):
+class PluginsScreen(SortedFilteredTable, ViewScreen):
     """Every plugin found (built-in ones too), its contributions, and each failure's reason."""
 
     VIEW = "plugins"
@@ -88,13 +87,6 @@ class PluginsScreen(ViewScreen):
         *table_bindings("plugins", shown=True, header_clicks=False)
     ]
     """Filter and sort the table."""
-
-    sort_column: var[int] = var(0, init=False)
-    """Column the rows are sorted by."""
-    reverse: var[bool] = var(False, init=False)
-    """Sorted in descending order."""
-    filter_text: var[str] = var("", init=False)
-    """Words a row must hold to be shown."""
 
     DEFAULT_CSS = """
     PluginsScreen #plugins-scroll { height: 1fr; padding: 0 1; }
@@ -137,31 +129,11 @@ class PluginsScreen(ViewScreen):
         table = self.query_one("#plugins-table", Static)
         table.update(plugin_table(rows, self.sort_column, self.reverse))
 
-    def watch_sort_column(self) -> None:
-        """Sort again."""
+    def sort_column_count(self) -> int:
+        return len(COLUMNS)
+
+    def resorted(self) -> None:
         self._redraw()
 
-    def watch_reverse(self) -> None:
-        """Sort again."""
+    def refiltered(self) -> None:
         self._redraw()
-
-    def watch_filter_text(self) -> None:
-        """Filter again."""
-        self._redraw()
-
-    @on(FilterBar.Filtered)
-    def filter_changed(self, message: FilterBar.Filtered) -> None:
-        """The filter's words."""
-        self.filter_text = message.query
-
-    def action_filter(self) -> None:
-        """Show the filter line."""
-        self.query_one(FilterBar).open()
-
-    def action_sort(self, step: int) -> None:
-        """Sort by the next (or previous) column."""
-        self.sort_column = (self.sort_column + step) % len(COLUMNS)
-
-    def action_invert(self) -> None:
-        """Reverse the order."""
-        self.reverse = not self.reverse

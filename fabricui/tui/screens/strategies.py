@@ -12,7 +12,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.reactive import var
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
@@ -23,6 +22,7 @@ from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.screens.table_keys import SortedFilteredTable
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.key_bar import KeyBar
@@ -212,7 +212,7 @@ def plan_renderable(plan: PlanReport, gpu_name: str) -> Group:
     return Group(lines, Text(""), ops)
 
 
-class StrategiesScreen(ViewScreen):
+class StrategiesScreen(SortedFilteredTable, ViewScreen):
     """Which parallelism survives this fabric, on the selected topology.
 
     Three computations, each titled with what it is: the decision table (each strategy
@@ -276,13 +276,6 @@ class StrategiesScreen(ViewScreen):
     StrategiesScreen #strat-search { height: auto; max-height: 14; margin-left: 1; }
     StrategiesScreen #strat-search.-empty { display: none; }
     """
-
-    sort_column: var[int] = var(0, init=False)
-    """Search-table column the layouts are sorted by (their rank first)."""
-    reverse: var[bool] = var(False, init=False)
-    """Sorted in descending order."""
-    filter_text: var[str] = var("", init=False)
-    """Words a row must hold to be shown."""
 
     class TableReady(Message):
         """The decision table is computed."""
@@ -602,51 +595,25 @@ class StrategiesScreen(ViewScreen):
         self.show_plan(plan, rank)
         self.call_after_refresh(self._scroll_to, "#plan-title")
 
-    @on(DataTable.HeaderSelected, "#strat-search")
-    def header_selected(self, event: DataTable.HeaderSelected) -> None:
-        """A click on a header sorts by that column (again: the other way)."""
-        if event.column_index == self.sort_column:
-            self.reverse = not self.reverse
-        else:
-            self.sort_column = event.column_index
+    def sort_column_count(self) -> int:
+        return len(SEARCH_COLUMNS)
 
-    @on(FilterBar.Filtered)
-    def filter_changed(self, message: FilterBar.Filtered) -> None:
-        """Show only the rows holding the filter's words."""
-        self.filter_text = message.query
+    def can_sort(self) -> bool:
+        if not self.plans:
+            self.app.notify("press f to search layouts first; > then sorts them", timeout=4)
+        return bool(self.plans)
 
-    def watch_sort_column(self) -> None:
-        """Sort again."""
+    def resorted(self) -> None:
         self._fill_search()
         self._controls()
 
-    def watch_reverse(self) -> None:
-        """Sort again."""
-        self._fill_search()
-        self._controls()
-
-    def watch_filter_text(self) -> None:
+    def refiltered(self) -> None:
         """Filter both tables again."""
         self._fill_search()
         if self.table is not None:
             self.query_one("#strat-table", Static).update(self._decision_renderable(self.table))
 
     # --- actions ---------------------------------------------------------------------------
-
-    def action_filter(self) -> None:
-        """Show the filter line (it takes every key typed until enter or escape)."""
-        self.query_one(FilterBar).open()
-
-    def action_sort(self, step: int) -> None:
-        """Sort the layout search by the next (or previous) column."""
-        if not self.plans:
-            self.app.notify("press f to search layouts first; > then sorts them", timeout=4)
-            return
-        self.sort_column = (self.sort_column + step) % len(SEARCH_COLUMNS)
-
-    def action_invert(self) -> None:
-        """Reverse the order."""
-        self.reverse = not self.reverse
 
     def action_scroll_body(self, pages: int) -> None:
         """Scroll the view a page down or up, whatever has the keys."""
