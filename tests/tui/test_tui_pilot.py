@@ -712,23 +712,30 @@ async def test_compare_before_and_after_a_what_if(app_factory):
 
 async def test_heat_colours_the_map_by_link_load(app_factory):
     """h colours devices by their busiest link under all-to-all traffic, then ring, then
-    off; the legend names the busiest link."""
-    from fabricui.tui.widgets.topology_map import TopologyMap, heat_level
+    off; the legend names the busiest link. The levels are marked in text too (NO_COLOR):
+    a device's marker is the one its level gives, and none is left when the heat is off."""
+    from fabricui.tui.widgets.topology_map import HEAT_MARKERS, TopologyMap, heat_level
 
     app = app_factory()
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
+        before = app.screen.query_one(TopologyMap).render_text()
         await pilot.press("h")
         await settle(pilot)
-        heat = app.screen.query_one(TopologyMap).heat
+        topology_map = app.screen.query_one(TopologyMap)
+        heat = topology_map.heat
         assert heat is not None and 0 < float(heat.max()) <= 1.0 + 1e-9
         assert "heat: all_to_all" in str(app.screen.query_one("#map-legend").render())
+        busiest = HEAT_MARKERS[heat_level(float(heat.max()))]
+        assert busiest in topology_map.render_text().replace(before, "")
+        assert topology_map.render_text() != before
         await pilot.press("h")
         await settle(pilot)
         assert "heat: ring" in str(app.screen.query_one("#map-legend").render())
         await pilot.press("h")
         await settle(pilot)
         assert app.screen.query_one(TopologyMap).heat is None
+        assert app.screen.query_one(TopologyMap).render_text() == before
     assert [heat_level(u) for u in (0.0, 0.3, 0.7, 0.9, 1.0)] == [
         "dim",
         "heat-low",

@@ -597,8 +597,8 @@ class TopologyScreen(ViewScreen):
             return
         self.map.set_heat(message.heat.utilization)
         meaning = (
-            f"heat: {message.heat.pattern} (green < 50% < yellow < 80% < red; reversed: "
-            "saturated) [h]"
+            f"heat: {message.heat.pattern} (green . < 50% < yellow : < 80% < red *; "
+            "# saturated) [h]"
         )
         busiest = message.heat.busiest
         one_line = len(meaning) + len(busiest) + 3 <= self.size.width

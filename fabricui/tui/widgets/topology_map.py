@@ -36,6 +36,9 @@ LABEL_W = 6
 HEALTH_MARKERS = {"down": "x", "degraded": "~", "errors": "!"}
 #: Brackets of the two devices of the narrowest hop (other path devices get ``[ ]``).
 BOTTLENECK_BRACKETS = ("<", ">")
+#: Heat in text as well as colour (``NO_COLOR``, screen readers): right of a device's
+#: name, or in place of its glyph when zoomed out; idle and light traffic get none.
+HEAT_MARKERS = {"heat-low": ".", "heat-mid": ":", "heat-high": "*", "heat-full": "#"}
 
 
 @dataclass(frozen=True)
@@ -638,8 +641,11 @@ class TopologyMap(ScrollView, can_focus=True):
         style = base + self._style("gpu" if cell.rank >= 0 else "dev")
         if cell.rank >= 0 and cell.rank in self.job_ranks:
             style += self._style("job")
+        heat_mark = None
         if self.heat is not None and 0 <= cell.dev < len(self.heat):
-            style += self._style(heat_level(float(self.heat[cell.dev])))
+            level = heat_level(float(self.heat[cell.dev]))
+            style += self._style(level)
+            heat_mark = HEAT_MARKERS.get(level)
         if on_path:
             style += self._style("path")
         if cell.dev in self.bottleneck_devs:
@@ -661,10 +667,12 @@ class TopologyMap(ScrollView, can_focus=True):
                 text = HEALTH_MARKERS[mark]
             elif on_path:
                 text = glyphs().square
+            elif heat_mark is not None:
+                text = heat_mark
             if cell.rank == self.cursor:
                 style += self._style("cursor")
             return [Segment(text, style)]
-        left, right = ("[", "]") if on_path else (" ", " ")
+        left, right = ("[", "]") if on_path else (" ", heat_mark or " ")
         if cell.dev in self.bottleneck_devs:  # marked in text too: NO_COLOR drops colours
             left, right = BOTTLENECK_BRACKETS
         if mark is not None:  # in text too, not only colour (NO_COLOR, screen readers)
