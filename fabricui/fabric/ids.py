@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from fabricui.errors import EngineError, unknown_id_message
 from fabricui.fabric.fabric import Fabric
 
@@ -133,7 +135,8 @@ def placement(fabric: Fabric, rank_a: int, rank_b: int) -> str:
 def find_gpu(fabric: Fabric, text: str) -> int:
     """The GPU a search names: a GPU id (``n3.g7``, ``luna-0016.g7``, a rank), a host or
     node (``luna-0016``, ``n15``: its first GPU), else the first host whose name holds the
-    text (``0016``, case-insensitive).
+    text (``0016``, case-insensitive), else a NIC or switch (``leaf3``, part of an imported
+    switch's name): the first GPU nearest it, the cursor only standing on GPUs.
 
     Raises:
         EngineError: Nothing matches (the nearest host names, or the valid ids).
@@ -162,6 +165,45 @@ def find_gpu(fabric: Fabric, text: str) -> int:
     for name, position in hosts.items():
         if wanted in name.lower():
             return first_gpu(position)
+    switch = _find_device(fabric, wanted)
+    if switch is not None:
+        return gpu_near(fabric, switch)
     if hosts:
-        raise EngineError(unknown_id_message("host or GPU", raw, hosts))
+        raise EngineError(unknown_id_message("host, switch or GPU", raw, hosts))
     raise error
+
+
+def _find_device(fabric: Fabric, wanted: str) -> int | None:
+    """The device (not a GPU) named ``wanted`` (lower case): a NIC or switch by its whole
+    name (``n2.nic5``, ``leaf3``), else the first network switch whose name holds it."""
+    gpus = set(fabric.gpu_dev.tolist())
+    names = {
+        fabric.device_name(dev).lower(): dev for dev in range(fabric.n_devices) if dev not in gpus
+    }
+    if wanted in names:
+        return names[wanted]
+    network = int(fabric.domains * fabric.node_devices)
+    for name, dev in names.items():
+        if dev >= network and wanted in name:
+            return dev
+    return None
+
+
+def gpu_near(fabric: Fabric, dev: int) -> int:
+    """The first GPU (lowest rank) closest to ``dev`` in hops: the GPU itself, the first GPU
+    using a NIC, else behind a host device, the first GPU under a switch."""
+    ranks = np.flatnonzero((fabric.gpu_dev == dev) | (fabric.gpu_nic == dev))
+    if ranks.size:
+        return int(ranks[0])
+    seen = np.zeros(fabric.n_devices, dtype=bool)
+    frontier = np.zeros(fabric.n_devices, dtype=bool)
+    frontier[dev] = seen[dev] = True
+    while frontier.any():
+        reached = np.flatnonzero(frontier[fabric.gpu_dev])
+        if reached.size:
+            return int(reached[0])
+        step = np.zeros(fabric.n_devices, dtype=bool)
+        step[fabric.link_dst[frontier[fabric.link_src]]] = True
+        frontier = step & ~seen
+        seen |= step
+    return 0  # a device no GPU reaches: the first GPU

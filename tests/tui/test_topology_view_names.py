@@ -73,7 +73,7 @@ async def test_slash_finds_a_host_by_name(app_factory, luna_cluster):
                 assert app.screen.map.cursor == 18 * 8
         assert isinstance(app.screen, PromptModal)
         error = str(app.screen.query_one("#prompt-error").render())
-        assert "unknown host or GPU 'lunar-0016' (nearest: luna-0016" in error
+        assert "unknown host, switch or GPU 'lunar-0016' (nearest: luna-0016" in error
 
 
 async def test_bottleneck_is_marked_in_text(app_factory, monkeypatch):

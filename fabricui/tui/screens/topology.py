@@ -686,14 +686,15 @@ class TopologyScreen(ViewScreen):
         self._ask_gpu("Go to GPU", f"a GPU id ({first} .. {last}) or a rank", data.parse_gpu)
 
     def action_search(self) -> None:
-        """Ask for a host or GPU by name (or part of one) and move the cursor there."""
+        """Ask for a host, switch or GPU by name (or part of one) and move the cursor there
+        (for a switch or NIC: the first GPU nearest it)."""
         data = self.data
         if data is None:
             return
         example = data.fabric.node_label(data.fabric.nodes - 1)
         self._ask_gpu(
             "Find a host or GPU",
-            f"a host ({example}), part of its name, a node (n3) or a GPU id",
+            f"a host ({example}), part of its name, a node (n3), a switch or a GPU id",
             data.find_gpu,
         )
 
