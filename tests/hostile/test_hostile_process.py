@@ -127,6 +127,7 @@ def test_a_real_ctrl_c_stops_fabricui_even_inside_a_plugin(tmp_path: Path, budge
         tmp_path,
         FABRICUI_PLUGINS_DIR=str(plugin_dir(tmp_path, {"sleepy": sleepy})),
         FABRICUI_PLUGIN_TIMEOUT_S=budget,
+        PYTHONFAULTHANDLER="1",
     )
     process = subprocess.Popen(
         command(*PATH_JSON), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -135,7 +136,12 @@ def test_a_real_ctrl_c_stops_fabricui_even_inside_a_plugin(tmp_path: Path, budge
         assert process.stderr.readline() == "plugin sleepy: ready\n"
         start = time.perf_counter()
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=10)
+        try:
+            out, err = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:  # where is it stuck? (faulthandler's dump)
+            process.send_signal(signal.SIGABRT)
+            out, err = process.communicate(timeout=10)
+            pytest.fail(f"still running 10 s after SIGINT; its threads:\n{err}")
     finally:
         process.kill()
     assert process.returncode == 130, err
