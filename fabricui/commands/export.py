@@ -54,7 +54,14 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: Unknown topology, a bad format or file name, an existing file.
     """
-    from fabricui.render.diagram import DEFAULT_MAX_HOSTS, to_dot, to_pdf, to_svg, topology_drawing
+    from fabricui.render.diagram import (
+        DEFAULT_MAX_HOSTS,
+        pdf_unsupported,
+        to_dot,
+        to_pdf,
+        to_svg,
+        topology_drawing,
+    )
     from fabricui.services.session import load_fabric
 
     output = args.output
@@ -78,7 +85,15 @@ def run(args: argparse.Namespace) -> int:
     elif fmt == "svg":
         data = to_svg(topology_drawing(fabric, max_hosts)).encode()
     else:
-        data = to_pdf(topology_drawing(fabric, max_hosts))
+        drawing = topology_drawing(fabric, max_hosts)
+        data = to_pdf(drawing)
+        missing = pdf_unsupported(drawing)
+        if missing:
+            print(
+                f"warning: the PDF's standard fonts have no {missing[:20]!r}: drawn as '?' "
+                "(--format svg keeps every character)",
+                file=sys.stderr,
+            )
     if output and output != "-":
         write_bytes(Path(output), data, args.force)
         print(f"wrote {output}", file=sys.stderr)

@@ -13,6 +13,7 @@ are left out and that they repeat the pattern.
 
 from __future__ import annotations
 
+import unicodedata
 import zlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -419,6 +420,34 @@ def _svg_text(
 # --- PDF -----------------------------------------------------------------------------------
 
 
+def pdf_text(value: str) -> str:
+    """``value`` in the standard PDF fonts' WinAnsi encoding (Windows-1252: Latin-1 plus
+    dashes, quotes, the euro sign): accents kept where the font has the letter, else
+    dropped (``ł`` -> ``l``), anything else ``?``."""
+    out = []
+    for char in value:
+        try:
+            char.encode("cp1252")
+        except UnicodeEncodeError:
+            base = unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode()
+            char = base or _PDF_SUBSTITUTES.get(char, "?")
+        out.append(char)
+    return "".join(out)
+
+
+#: Letters NFKD does not take apart, written as the standard fonts can.
+_PDF_SUBSTITUTES = {"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ı": "i"}
+
+
+def pdf_unsupported(drawing: Drawing) -> str:
+    """The characters of the drawing's text a PDF in the standard fonts cannot draw (they
+    are written ``?``), in order, each once."""
+    texts = [box.label for box in drawing.boxes] + [line.label or "" for line in drawing.lines]
+    texts += [item.text for item in drawing.texts]
+    seen = dict.fromkeys(c for text in texts for c in text if pdf_text(c) == "?" != c)
+    return "".join(seen)
+
+
 def to_pdf(drawing: Drawing) -> bytes:
     """The drawing as a one-page PDF (PDF 1.4, the standard Helvetica fonts, the page the
     drawing's size), written directly: boxes, lines and text are all a diagram needs."""
@@ -437,8 +466,7 @@ def to_pdf(drawing: Drawing) -> bytes:
 
     def text(x: float, y: float, value: str, size: float = _FONT, bold: bool = False) -> None:
         font = "F2" if bold else "F1"
-        safe = value.encode("latin-1", "replace").decode("latin-1")
-        safe = safe.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        safe = pdf_text(value).replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
         ops.append(f"0 0 0 rg BT /{font} {size:g} Tf {x:.1f} {h - y:.1f} Td ({safe}) Tj ET")
 
     for box in drawing.boxes:
@@ -467,7 +495,7 @@ def to_pdf(drawing: Drawing) -> bytes:
         text(box.x + (box.w - width) / 2, box.y + box.h / 2 + 3, box.label)
     for item in drawing.texts:
         text(item.x, item.y, item.text, item.size, item.bold)
-    content = zlib.compress("\n".join(ops).encode("latin-1"))
+    content = zlib.compress("\n".join(ops).encode("cp1252"))
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",

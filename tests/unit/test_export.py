@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
+import zlib
 
 import pytest
 
@@ -72,6 +73,23 @@ def test_pdf_is_a_readable_pdf(run_cli, tmp_path):
     for number, row in enumerate(rows, 1):
         offset = int(row.split()[0])
         assert data[offset:].startswith(f"{number} 0 obj".encode())
+
+
+def test_pdf_text_keeps_what_its_fonts_can_draw():
+    """The standard fonts' WinAnsi set: Latin-1 plus dashes and the euro sign as they are,
+    other accented letters without their accent, the rest '?' (and named as missing)."""
+    from fabricui.render.diagram import Box, Drawing, Text, pdf_text, pdf_unsupported, to_pdf
+
+    assert pdf_text("luna-0016 — µ € ü") == "luna-0016 — µ € ü"
+    assert pdf_text("Łódź") == "Lódz"
+    assert pdf_text("北京-01") == "??-01"
+    drawing = Drawing(200, 100, [Box(0, 0, 50, 20, "北京-01", "switch")], [], [Text(5, 5, "Łó")])
+    assert pdf_unsupported(drawing) == "北京"
+    assert b"(??-01) Tj" in zlib.decompress(_stream(to_pdf(drawing)))
+
+
+def _stream(pdf: bytes) -> bytes:
+    return pdf.split(b"stream\n", 1)[1].split(b"\nendstream", 1)[0]
 
 
 def test_export_refuses_what_it_cannot_write(run_cli, tmp_path):
