@@ -114,6 +114,17 @@ def test_misbehaving_plugins_cannot_corrupt_json_or_hold_the_process(tmp_path: P
     assert result.seconds < 15
 
 
+#: Runs a command with SIGINT's default action, as a shell starts a foreground job: when
+#: the tests themselves run as a background job (``.ci/run &``), SIGINT is ignored, that
+#: disposition is inherited, and a Ctrl-C would never reach the process (as POSIX wants).
+AS_IN_THE_FOREGROUND = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+)
+
+
 @pytest.mark.parametrize("budget", ["30", "0"], ids=["budget", "no-budget"])
 def test_a_real_ctrl_c_stops_fabricui_even_inside_a_plugin(tmp_path: Path, budget: str):
     """SIGINT while a plugin's import sleeps (and would swallow KeyboardInterrupt): exit
@@ -130,7 +141,11 @@ def test_a_real_ctrl_c_stops_fabricui_even_inside_a_plugin(tmp_path: Path, budge
         PYTHONFAULTHANDLER="1",
     )
     process = subprocess.Popen(
-        command(*PATH_JSON), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*AS_IN_THE_FOREGROUND, *command(*PATH_JSON)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stderr.readline() == "plugin sleepy: ready\n"
