@@ -13,6 +13,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static
@@ -598,7 +599,7 @@ class TopologyScreen(ViewScreen):
         self.map.set_heat(message.heat.utilization)
         meaning = (
             f"heat: {message.heat.pattern} (green . < 50% < yellow : < 80% < red *; "
-            "# saturated) [h]"
+            "# full) [h]"
         )
         busiest = message.heat.busiest
         one_line = len(meaning) + len(busiest) + 3 <= self.size.width
@@ -618,7 +619,7 @@ class TopologyScreen(ViewScreen):
         if text is None:
             keys = (HEALTH_LEGEND, *LEGEND) if self.map.health else LEGEND
             text = f" {glyphs().dot} ".join(keys)
-        self.query_one("#map-legend", Static).update(text)
+        self.query_one("#map-legend", Static).update(Content(text))  # "[h]" is not markup
 
     def action_open_log(self) -> None:
         """Ask for an NCCL_DEBUG log; read and diagnose it in a worker (a slow disk or a
