@@ -14,6 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from fabricui.engine.constants import DEFAULT, ModelConstants
+from fabricui.engine.cxi import ll_receive_bytes, receive_copy_us, tree_receive_copies
 from fabricui.engine.group import Group
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 from fabricui.fabric.fabric import IntArray
@@ -239,7 +240,11 @@ class Ring(CollectiveAlgorithm):
         if protocol == "ll128" and group.intra_class != "nvlink":
             return np.full(size_bytes.shape, np.inf)
         intra, net = self.steps(group, op)
-        return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
+        time = alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
+        if protocol == "ll" and net > 0:  # each network step receives one message
+            received = ll_receive_bytes(size_bytes, group.nccl_channels, group.n)
+            time = time + receive_copy_us(group, size_bytes, protocol, received, net)
+        return time
 
 
 def _binary_tree_edges(k: int) -> list[tuple[int, int]]:
@@ -466,7 +471,7 @@ class Tree(CollectiveAlgorithm):
         if chain_fill.any():  # its chunks cross the chain's hops at one pass's rate
             one_pass = self.chain_pass_spb(group) / tree_size_efficiency(size_bytes, protocol)
             fill = fill + chain_fill * one_pass / spb
-        return alpha_beta(
+        time = alpha_beta(
             group,
             size_bytes,
             protocol,
@@ -476,6 +481,11 @@ class Tree(CollectiveAlgorithm):
             fill_bytes=fill,
             net_latency_us=group.tree_hop_latency_us,
         )
+        if protocol == "ll" and net > 0:  # receives in a row up and down the trees
+            received = ll_receive_bytes(size_bytes, group.nccl_channels, 1)
+            copies = tree_receive_copies(group.n_nodes)
+            time = time + receive_copy_us(group, size_bytes, protocol, received, copies)
+        return time
 
 
 class Direct(CollectiveAlgorithm):
