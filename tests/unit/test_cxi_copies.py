@@ -21,10 +21,11 @@ from fabricui.engine.cxi import (
     uses_cxi,
 )
 from fabricui.engine.group import Group
-from fabricui.errors import EngineError
+from fabricui.errors import ConfigError, EngineError
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument
+from fabricui.services.collective import nccl_environment
 
 #: Two single-GH200 nodes on Slingshot: one NIC each.
 SLINGSHOT_2 = {
@@ -123,3 +124,10 @@ def test_trees_and_rings_on_ll_add_the_copies_of_their_receives(slingshot):
     assert Tree().time_us(soft, "all_reduce", sizes, "simple") == pytest.approx(
         Tree().time_us(plain, "all_reduce", sizes, "simple")
     )
+
+
+def test_a_job_environment_takes_libfabric_settings_beside_nccls():
+    env = nccl_environment(["NCCL_ALGO=tree", "FI_CXI_RX_MATCH_MODE=software"], inherit=False)
+    assert env == {"NCCL_ALGO": "tree", "FI_CXI_RX_MATCH_MODE": "software"}
+    with pytest.raises(ConfigError, match="FI_NAME=value"):
+        nccl_environment(["CXI_RX_MATCH_MODE=software"], inherit=False)
