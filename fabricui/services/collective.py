@@ -13,6 +13,7 @@ import numpy as np
 
 from fabricui.engine.collectives import algbw_GBps, ideal_time_us
 from fabricui.engine.collectives import bus_factor as factor
+from fabricui.engine.cxi import read_cxi
 from fabricui.engine.nccl import release_for
 from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
@@ -247,7 +248,8 @@ def ideal_collective(
 
 def parse_nccl_settings(text: str) -> tuple[str | None, dict[str, str]]:
     """The NCCL release and settings of ``2.21 NCCL_ALGO=ring NCCL_PROTO=^LL128``: an
-    optional version first, then ``NCCL_NAME=value`` words (the explorer's NCCL prompt).
+    optional version first, then ``NCCL_NAME=value`` (or libfabric ``FI_NAME=value``)
+    words (the explorer's NCCL prompt).
 
     Raises:
         FabricError: An unknown or too old version, or a word that is not a setting.
@@ -259,6 +261,7 @@ def parse_nccl_settings(text: str) -> tuple[str | None, dict[str, str]]:
         release_for(version)
     env = nccl_environment(words, inherit=False)
     read_env(env)
+    read_cxi(env)
     return version, env
 
 
