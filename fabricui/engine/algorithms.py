@@ -14,7 +14,12 @@ from typing import ClassVar
 import numpy as np
 
 from fabricui.engine.constants import DEFAULT, ModelConstants
-from fabricui.engine.cxi import ll_receive_bytes, receive_copy_us, tree_receive_copies
+from fabricui.engine.cxi import (
+    ll_receive_bytes,
+    receive_copy_us,
+    software_matching,
+    tree_receive_copies,
+)
 from fabricui.engine.group import Group
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 from fabricui.fabric.fabric import IntArray
@@ -241,9 +246,10 @@ class Ring(CollectiveAlgorithm):
             return np.full(size_bytes.shape, np.inf)
         intra, net = self.steps(group, op)
         time = alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
-        if protocol == "ll" and net > 0:  # each network step receives one message
+        cxi = software_matching(group) if protocol == "ll" and net > 0 else None
+        if cxi is not None:  # each network step receives one message through the host
             received = ll_receive_bytes(size_bytes, group.nccl_channels, group.n)
-            time = time + receive_copy_us(group, size_bytes, protocol, received, net)
+            time = time + receive_copy_us(cxi, received, net)
         return time
 
 
@@ -481,10 +487,11 @@ class Tree(CollectiveAlgorithm):
             fill_bytes=fill,
             net_latency_us=group.tree_hop_latency_us,
         )
-        if protocol == "ll" and net > 0:  # receives in a row up and down the trees
+        cxi = software_matching(group) if protocol == "ll" and net > 0 else None
+        if cxi is not None:  # receives in a row up and down the trees, through the host
             received = ll_receive_bytes(size_bytes, group.nccl_channels, 1)
             copies = tree_receive_copies(group.n_nodes)
-            time = time + receive_copy_us(group, size_bytes, protocol, received, copies)
+            time = time + receive_copy_us(cxi, received, copies)
         return time
 
 

@@ -6,13 +6,15 @@ straight into GPU memory. With ``FI_CXI_RX_MATCH_MODE=software`` the provider ma
 software: a message lands in a host buffer and the provider copies it into GPU memory,
 with gdrcopy (CPU stores through a GPU mapping, part of the baseline here) up to
 ``FI_CXI_SAFE_DEVMEM_COPY_THRESHOLD`` bytes and with a CUDA copy above it or when gdrcopy
-is off (``FI_HMEM_CUDA_USE_GDRCOPY=0``): ofiwg/libfabric ``prov/cxi/include/cxip.h``
-(``size <= cxip_env.safe_devmem_copy_threshold`` picks the device-register copy; threshold
-4,096 bytes, ``CXIP_SAFE_DEVMEM_COPY_THRESH``; matching in hardware by default,
-``CXIP_PTLTE_DEFAULT_MODE``) and ``src/hmem_cuda.c`` (gdrcopy on by default).
+is off (``FI_HMEM_CUDA_USE_GDRCOPY=0``): ofiwg/libfabric at af8ddbe9,
+``prov/cxi/include/cxip.h`` (``size <= cxip_env.safe_devmem_copy_threshold`` picks the
+device-register copy; threshold 4,096 bytes, ``CXIP_SAFE_DEVMEM_COPY_THRESH``; matching in
+hardware by default, ``CXIP_PTLTE_DEFAULT_MODE``) and ``src/hmem_cuda.c`` (gdrcopy on by
+default). What one copy costs: ``ModelConstants.cxi_cuda_copy_us``.
 
-Only NCCL's LL protocol is priced: it is what the sizes that show the copies run (the A/B
-runs below); Simple and LL128 sizes are bound by bandwidth.
+Only NCCL's LL protocol is priced: the sizes whose copies the A/B runs behind that constant
+show run LL; Simple and LL128 sizes are bound by bandwidth (with gdrcopy off their
+messages pay too, which is not modelled).
 """
 
 from __future__ import annotations
@@ -32,9 +34,6 @@ from fabricui.errors import EngineError
 SAFE_DEVMEM_COPY_THRESHOLD_BYTES = 4096
 #: Link families whose NICs NCCL drives through libfabric's CXI provider.
 CXI_FAMILIES = ("slingshot",)
-#: Payload one LL step carries per channel (NCCL's LL buffer over its 8 steps, half of it
-#: flags): a larger message is sent as several steps [bytes].
-LL_STEP_PAYLOAD_BYTES = 16 * 1024
 
 
 @dataclass(frozen=True)
@@ -89,6 +88,19 @@ def uses_cxi(group) -> bool:  # type: ignore[no-untyped-def]
     return net.link in CXI_FAMILIES
 
 
+def software_matching(group) -> CxiSettings | None:  # type: ignore[no-untyped-def]
+    """The group's CXI settings when its receives go through host buffers (a CXI network
+    with software matching), else None; read once per group."""
+
+    def read() -> CxiSettings | None:
+        if not uses_cxi(group):
+            return None
+        settings = read_cxi(group.nccl_env)
+        return settings if settings.software_matching else None
+
+    return group.memo("cxi-software-matching", read)
+
+
 def ll_channels(sizes: FloatArray, channels: int, per_channel_bytes: float) -> FloatArray:
     """(n_sizes,) channels NCCL runs LL with: it drops channels until each thread has its
     threshold of bytes (src/enqueue.cc ``nBytes < nc * nt * threadThreshold``).
@@ -114,7 +126,8 @@ def ll_receive_bytes(sizes: FloatArray, channels: int, chunks: int) -> FloatArra
     size = np.asarray(sizes, dtype=np.float64)
     per_channel = float(MAX_THREADS["ll"] * THREAD_THRESHOLD["ll"] * max(1, chunks))
     nc = ll_channels(size, channels, per_channel)
-    return 2.0 * np.minimum(size / (max(1, chunks) * nc), LL_STEP_PAYLOAD_BYTES)
+    step = float(DEFAULT.chunk_bytes["ll"])  # a larger message goes as several LL steps
+    return 2.0 * np.minimum(size / (max(1, chunks) * nc), step)
 
 
 def tree_receive_copies(n_nodes: int) -> float:
@@ -131,34 +144,25 @@ def tree_receive_copies(n_nodes: int) -> float:
 
 
 def receive_copy_us(
-    group,  # type: ignore[no-untyped-def]
-    sizes: FloatArray,
-    protocol: str,
+    settings: CxiSettings,
     receive_bytes: FloatArray,
     copies: float,
     constants: ModelConstants = DEFAULT,
 ) -> FloatArray:
-    """(n_sizes,) time the CXI provider's CUDA copies add to a call [us].
+    """(n_sizes,) time the CXI provider's CUDA copies add to a call on LL [us].
 
     Args:
-        group: The group.
-        sizes: (n_sizes,) message sizes [bytes].
-        protocol: ``ll``, ``ll128`` or ``simple`` (only LL pays).
+        settings: The run's CXI settings, software matching on (``software_matching``).
         receive_bytes: (n_sizes,) bytes of one network receive (``ll_receive_bytes``).
         copies: Receives one after another on the call's slowest path.
         constants: Model constants (``cxi_cuda_copy_us``).
 
     Notes:
-        ``copies * cxi_cuda_copy_us`` where software matching is on and the receive is above
-        the gdrcopy threshold (or gdrcopy is off); 0 elsewhere.
+        ``copies * cxi_cuda_copy_us`` where the receive is above the gdrcopy threshold (or
+        gdrcopy is off), else 0.
     """
-    zero = np.zeros(np.shape(sizes))
-    if protocol != "ll" or copies <= 0 or not uses_cxi(group):
-        return zero
-    settings = read_cxi(group.nccl_env)
-    if not settings.software_matching:
-        return zero
-    cuda = np.asarray(receive_bytes) > settings.copy_threshold_bytes
+    received = np.asarray(receive_bytes, dtype=np.float64)
+    cuda = received > settings.copy_threshold_bytes
     if not settings.gdrcopy:
-        cuda = np.ones(np.shape(sizes), dtype=bool)
-    return np.where(cuda, copies * constants.cxi_cuda_copy_us, 0.0)
+        cuda = np.ones(received.shape, dtype=bool)
+    return np.where(cuda, max(0.0, copies) * constants.cxi_cuda_copy_us, 0.0)

@@ -17,6 +17,7 @@ from fabricui.engine.cxi import (
     ll_receive_bytes,
     read_cxi,
     receive_copy_us,
+    software_matching,
     tree_receive_copies,
     uses_cxi,
 )
@@ -86,22 +87,25 @@ def test_an_ll_receive_is_a_channels_share_doubled_by_flags():
     assert ll_receive_bytes(np.array([4096.0]), 4, 8).tolist() == [1024.0]
 
 
-def test_only_software_matching_on_a_cxi_network_pays_ll_copies(slingshot, infiniband):
-    sizes = np.array([8.0, 2048.0, 4096.0])
-    received = ll_receive_bytes(sizes, 1, 1)  # 16, 4096, 8192 bytes
+def test_only_software_matching_on_a_cxi_network_routes_receives_through_the_host(
+    slingshot, infiniband
+):
     soft = Group(slingshot, np.arange(2), nccl_env=SOFTWARE)
     assert uses_cxi(soft) and not uses_cxi(Group(slingshot, np.arange(1)))
+    assert software_matching(soft) == CxiSettings(True, 4096, True)
+    assert software_matching(Group(slingshot, np.arange(2))) is None  # hardware matching
+    assert software_matching(Group(infiniband, np.arange(2), nccl_env=SOFTWARE)) is None
+
+
+def test_receives_above_gdrcopys_threshold_pay_a_cuda_copy_each():
+    received = ll_receive_bytes(np.array([8.0, 2048.0, 4096.0]), 1, 1)  # 16, 4096, 8192 B
+    soft = CxiSettings(True, 4096, True)
     # Above the 4,096-byte gdrcopy threshold only; two receives in a row.
-    assert receive_copy_us(soft, sizes, "ll", received, 2.0).tolist() == [0.0, 0.0, 2 * COPY]
-    assert receive_copy_us(soft, sizes, "simple", received, 2.0).tolist() == [0.0] * 3
-    hardware = Group(slingshot, np.arange(2))
-    assert receive_copy_us(hardware, sizes, "ll", received, 2.0).tolist() == [0.0] * 3
-    ib = Group(infiniband, np.arange(2), nccl_env=SOFTWARE)
-    assert receive_copy_us(ib, sizes, "ll", received, 2.0).tolist() == [0.0] * 3
-    no_gdrcopy = Group(
-        slingshot, np.arange(2), nccl_env={**SOFTWARE, "FI_HMEM_CUDA_USE_GDRCOPY": "0"}
-    )
-    assert receive_copy_us(no_gdrcopy, sizes, "ll", received, 2.0).tolist() == [2 * COPY] * 3
+    assert receive_copy_us(soft, received, 2.0).tolist() == [0.0, 0.0, 2 * COPY]
+    no_gdrcopy = CxiSettings(True, 4096, False)
+    assert receive_copy_us(no_gdrcopy, received, 2.0).tolist() == [2 * COPY] * 3
+    raised = CxiSettings(True, 16 * 2**20, True)
+    assert receive_copy_us(raised, received, 2.0).tolist() == [0.0] * 3
 
 
 def test_trees_and_rings_on_ll_add_the_copies_of_their_receives(slingshot):
