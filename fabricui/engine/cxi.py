@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from fabricui.engine.constants import DEFAULT, ModelConstants
 from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD
 from fabricui.engine.types import FloatArray
 from fabricui.errors import EngineError
+
+if TYPE_CHECKING:
+    from fabricui.engine.group import Group
 
 #: ``CXIP_SAFE_DEVMEM_COPY_THRESH``: the largest receive gdrcopy copies [bytes].
 SAFE_DEVMEM_COPY_THRESHOLD_BYTES = 4096
@@ -76,7 +80,7 @@ def _integer(given: Mapping[str, str], name: str, default: int) -> int:
         raise EngineError(f"{name}={value!r} is not an integer") from None
 
 
-def uses_cxi(group) -> bool:  # type: ignore[no-untyped-def]
+def uses_cxi(group: Group) -> bool:
     """True when the group crosses nodes over a network driven by the CXI provider."""
     net = group.fabric.spec.net
     if group.n_nodes < 2 or net is None:
@@ -88,17 +92,13 @@ def uses_cxi(group) -> bool:  # type: ignore[no-untyped-def]
     return net.link in CXI_FAMILIES
 
 
-def software_matching(group) -> CxiSettings | None:  # type: ignore[no-untyped-def]
+def software_matching(group: Group) -> CxiSettings | None:
     """The group's CXI settings when its receives go through host buffers (a CXI network
-    with software matching), else None; read once per group."""
-
-    def read() -> CxiSettings | None:
-        if not uses_cxi(group):
-            return None
-        settings = read_cxi(group.nccl_env)
-        return settings if settings.software_matching else None
-
-    return group.memo("cxi-software-matching", read)
+    with software matching), else None."""
+    if not uses_cxi(group):
+        return None
+    settings = read_cxi(group.nccl_env)
+    return settings if settings.software_matching else None
 
 
 def ll_channels(sizes: FloatArray, channels: int, per_channel_bytes: float) -> FloatArray:
