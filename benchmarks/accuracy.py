@@ -36,6 +36,9 @@ from fabricui.hwdb.yamlfile import YamlDocument
 from fabricui.services.session import collective_algorithms
 
 LARGE = 64 * 2**20
+#: Variables of an entry's ``env`` the engine reads: NCCL's, and libfabric's (the CXI
+#: provider's matching mode and copies, ``fabricui.engine.cxi``).
+RUN_ENV = ("NCCL_", "FI_")
 SMALL = 64 * 2**10
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -156,7 +159,7 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
         algo=_forced_algo(env),
         single_process=entry.get("launch") == "single-process",
         library_version=parse_library_version(entry.get("nccl_version")),
-        nccl_env={str(k): str(v) for k, v in env.items() if str(k).startswith("NCCL_")},
+        nccl_env={str(k): str(v) for k, v in env.items() if str(k).startswith(RUN_ENV)},
     )
     scores = {"nccl": _Scores(), "best": _Scores()}
     for i, (size, t_meas, _algbw, busbw_meas) in enumerate(rows):

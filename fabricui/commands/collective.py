@@ -76,7 +76,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="NCCL_NAME=VALUE",
         help="NCCL setting of the job (repeatable), read as NCCL reads it: NCCL_ALGO, "
         "NCCL_PROTO (^ excludes), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, "
-        "NCCL_COLLNET_ENABLE ...; NCCL_* variables of this shell are read too",
+        "NCCL_COLLNET_ENABLE ...; on Slingshot libfabric's FI_CXI_RX_MATCH_MODE, "
+        "FI_CXI_SAFE_DEVMEM_COPY_THRESHOLD, FI_HMEM_CUDA_USE_GDRCOPY; NCCL_* and FI_* "
+        "variables of this shell are read too",
     )
     parser.add_argument(
         "--ideal",

@@ -14,6 +14,12 @@ from typing import ClassVar
 import numpy as np
 
 from fabricui.engine.constants import DEFAULT, ModelConstants
+from fabricui.engine.cxi import (
+    ll_receive_bytes,
+    receive_copy_us,
+    software_matching,
+    tree_receive_copies,
+)
 from fabricui.engine.group import Group
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 from fabricui.fabric.fabric import IntArray
@@ -239,7 +245,12 @@ class Ring(CollectiveAlgorithm):
         if protocol == "ll128" and group.intra_class != "nvlink":
             return np.full(size_bytes.shape, np.inf)
         intra, net = self.steps(group, op)
-        return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
+        time = alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
+        cxi = software_matching(group) if protocol == "ll" and net > 0 else None
+        if cxi is not None:  # each network step receives one message through the host
+            received = ll_receive_bytes(size_bytes, group.nccl_channels, group.n)
+            time = time + receive_copy_us(cxi, received, net)
+        return time
 
 
 def _binary_tree_edges(k: int) -> list[tuple[int, int]]:
@@ -466,7 +477,7 @@ class Tree(CollectiveAlgorithm):
         if chain_fill.any():  # its chunks cross the chain's hops at one pass's rate
             one_pass = self.chain_pass_spb(group) / tree_size_efficiency(size_bytes, protocol)
             fill = fill + chain_fill * one_pass / spb
-        return alpha_beta(
+        time = alpha_beta(
             group,
             size_bytes,
             protocol,
@@ -476,6 +487,12 @@ class Tree(CollectiveAlgorithm):
             fill_bytes=fill,
             net_latency_us=group.tree_hop_latency_us,
         )
+        cxi = software_matching(group) if protocol == "ll" and net > 0 else None
+        if cxi is not None:  # receives in a row up and down the trees, through the host
+            received = ll_receive_bytes(size_bytes, group.nccl_channels, 1)
+            copies = tree_receive_copies(group.n_nodes)
+            time = time + receive_copy_us(cxi, received, copies)
+        return time
 
 
 class Direct(CollectiveAlgorithm):

@@ -78,6 +78,15 @@ class ModelConstants:
     the switch reduces, so a port carries less than a ring's 2(n-1)/n; measured NVLS
     busbw is this constant multiple of the port from 8 to 72 GPUs (8x H200 480 and 8x B200
     838 GB/s here; a 72-GPU GB200 rack's 835 GB/s, not fitted, agrees)."""
+    cxi_cuda_copy_us: float = 5.2
+    """A CUDA copy of one received message from a host buffer into GPU memory, beyond the
+    gdrcopy it replaces, under software matching on Slingshot's CXI provider
+    (``fabricui.engine.cxi``) [us]. From the A/B runs of boeschf/nccl-benchmark-on-alps-2025
+    on 2 nodes (2 receives in a row per all-reduce): gdrcopy off adds 11.4, 10.7 and 9.8 us
+    at 8 B, 1 KiB and 2 KiB, and raising the gdrcopy threshold to 16 MiB saves 9.8 us at
+    4 KiB: 5.2 per receive. Not fitted to the scored runs; the same repository's larger
+    runs check it: on 16 nodes (11 receives in a row) gdrcopy off adds 54-59 us (57
+    predicted), and at 4 KiB the 256-node run steps up 122 us (23 receives: 120)."""
     socket_max_GBps: float = 8.0
     """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: its helper threads, not the
     line rate, limit it on fast Ethernet."""

@@ -48,7 +48,8 @@ class Group:
             ``(2, 23, 4)``), for the defaults that changed between releases; None for the
             current release.
         nccl_env: The run's NCCL environment (``NCCL_MAX_NCHANNELS`` ... change the
-            channels NCCL builds), or None.
+            channels NCCL builds; libfabric's ``FI_CXI_*`` change a Slingshot receive,
+            ``fabricui.engine.cxi``), or None.
 
     Raises:
         EngineError: Empty group, duplicates or out-of-range ranks.

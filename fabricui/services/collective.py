@@ -13,6 +13,7 @@ import numpy as np
 
 from fabricui.engine.collectives import algbw_GBps, ideal_time_us
 from fabricui.engine.collectives import bus_factor as factor
+from fabricui.engine.cxi import read_cxi
 from fabricui.engine.nccl import release_for
 from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
@@ -109,23 +110,33 @@ def prediction_rows(prediction: Prediction) -> tuple[dict[str, Any], ...]:
     return tuple(rows)
 
 
+#: Variable prefixes of a job's environment the engine reads: NCCL's and libfabric's.
+JOB_ENV = ("NCCL_", "FI_")
+
+
 def nccl_environment(settings: Iterable[str] = (), inherit: bool = True) -> dict[str, str]:
     """The NCCL environment of a job: ``NCCL_*`` variables of this process (a job started
-    from this shell inherits them), then ``KEY=VALUE`` settings over them.
+    from this shell inherits them) and libfabric's ``FI_*`` ones (the CXI provider's
+    matching and copies on Slingshot, ``fabricui.engine.cxi``), then ``KEY=VALUE``
+    settings over them.
 
     Args:
         settings: ``NCCL_ALGO=ring`` ... (``--env``).
-        inherit: Read this process's ``NCCL_*`` variables first.
+        inherit: Read this process's ``NCCL_*`` and ``FI_*`` variables first.
 
     Raises:
-        ConfigError: A setting that is not ``NCCL_NAME=value``.
+        ConfigError: A setting that is not ``NCCL_NAME=value`` or ``FI_NAME=value``.
     """
-    env = {k: v for k, v in os.environ.items() if k.startswith("NCCL_")} if inherit else {}
+    env = {k: v for k, v in os.environ.items() if k.startswith(JOB_ENV)} if inherit else {}
     for setting in settings:
         name, sep, value = setting.partition("=")
         name = name.strip()
-        if not sep or not name.startswith("NCCL_") or not name[5:].replace("_", "").isalnum():
-            raise ConfigError(f"--env {setting!r}: give NCCL_NAME=value, e.g. NCCL_ALGO=ring")
+        prefix = next((p for p in JOB_ENV if name.startswith(p)), None)
+        if not sep or prefix is None or not name[len(prefix) :].replace("_", "").isalnum():
+            raise ConfigError(
+                f"--env {setting!r}: give NCCL_NAME=value (or libfabric's FI_NAME=value), "
+                "e.g. NCCL_ALGO=ring"
+            )
         env[name] = value.strip()
     return env
 
@@ -237,7 +248,8 @@ def ideal_collective(
 
 def parse_nccl_settings(text: str) -> tuple[str | None, dict[str, str]]:
     """The NCCL release and settings of ``2.21 NCCL_ALGO=ring NCCL_PROTO=^LL128``: an
-    optional version first, then ``NCCL_NAME=value`` words (the explorer's NCCL prompt).
+    optional version first, then ``NCCL_NAME=value`` (or libfabric ``FI_NAME=value``)
+    words (the explorer's NCCL prompt).
 
     Raises:
         FabricError: An unknown or too old version, or a word that is not a setting.
@@ -249,6 +261,7 @@ def parse_nccl_settings(text: str) -> tuple[str | None, dict[str, str]]:
         release_for(version)
     env = nccl_environment(words, inherit=False)
     read_env(env)
+    read_cxi(env)
     return version, env
 
 

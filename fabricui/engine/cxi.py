@@ -1,0 +1,168 @@
+"""Slingshot's libfabric provider (CXI): the copies a receive pays under software matching.
+
+NCCL reaches a Slingshot network through the aws-ofi-nccl plugin on libfabric's CXI
+provider. By default the NIC matches each message to its posted receive and writes it
+straight into GPU memory. With ``FI_CXI_RX_MATCH_MODE=software`` the provider matches in
+software: a message lands in a host buffer and the provider copies it into GPU memory,
+with gdrcopy (CPU stores through a GPU mapping, part of the baseline here) up to
+``FI_CXI_SAFE_DEVMEM_COPY_THRESHOLD`` bytes and with a CUDA copy above it or when gdrcopy
+is off (``FI_HMEM_CUDA_USE_GDRCOPY=0``): ofiwg/libfabric at af8ddbe9,
+``prov/cxi/include/cxip.h`` (``size <= cxip_env.safe_devmem_copy_threshold`` picks the
+device-register copy; threshold 4,096 bytes, ``CXIP_SAFE_DEVMEM_COPY_THRESH``; matching in
+hardware by default, ``CXIP_PTLTE_DEFAULT_MODE``) and ``src/hmem_cuda.c`` (gdrcopy on by
+default). What one copy costs: ``ModelConstants.cxi_cuda_copy_us``.
+
+Only NCCL's LL protocol is priced: the sizes whose copies the A/B runs behind that constant
+show run LL; Simple and LL128 sizes are bound by bandwidth (with gdrcopy off their
+messages pay too, which is not modelled).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fabricui.engine.constants import DEFAULT, ModelConstants
+from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD
+from fabricui.engine.types import FloatArray
+from fabricui.errors import EngineError
+
+if TYPE_CHECKING:
+    from fabricui.engine.group import Group
+
+#: ``CXIP_SAFE_DEVMEM_COPY_THRESH``: the largest receive gdrcopy copies [bytes].
+SAFE_DEVMEM_COPY_THRESHOLD_BYTES = 4096
+#: Link families whose NICs NCCL drives through libfabric's CXI provider.
+CXI_FAMILIES = ("slingshot",)
+
+
+@dataclass(frozen=True)
+class CxiSettings:
+    """The CXI provider settings of a run that change what a receive costs."""
+
+    software_matching: bool = False
+    """``FI_CXI_RX_MATCH_MODE=software`` (default ``hardware``; ``hybrid`` matches in
+    hardware until the NIC's resources run out and is taken as hardware)."""
+    copy_threshold_bytes: int = SAFE_DEVMEM_COPY_THRESHOLD_BYTES
+    """``FI_CXI_SAFE_DEVMEM_COPY_THRESHOLD``: receives up to this size copy by gdrcopy."""
+    gdrcopy: bool = True
+    """``FI_HMEM_CUDA_USE_GDRCOPY`` (0 turns gdrcopy off: every receive is a CUDA copy)."""
+
+
+def read_cxi(env: Mapping[str, object] | None) -> CxiSettings:
+    """The CXI settings among a run's environment (other variables are ignored).
+
+    Raises:
+        EngineError: A size or switch that is not an integer.
+    """
+    given = {str(k): str(v).strip() for k, v in (env or {}).items()}
+    mode = given.get("FI_CXI_RX_MATCH_MODE", "hardware").lower()
+    return CxiSettings(
+        software_matching=mode == "software",
+        copy_threshold_bytes=_integer(
+            given, "FI_CXI_SAFE_DEVMEM_COPY_THRESHOLD", SAFE_DEVMEM_COPY_THRESHOLD_BYTES
+        ),
+        gdrcopy=_integer(given, "FI_HMEM_CUDA_USE_GDRCOPY", 1) != 0,
+    )
+
+
+def _integer(given: Mapping[str, str], name: str, default: int) -> int:
+    value = given.get(name, "")
+    if value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise EngineError(f"{name}={value!r} is not an integer") from None
+
+
+def uses_cxi(group: Group) -> bool:
+    """True when the group crosses nodes over a network driven by the CXI provider."""
+    net = group.fabric.spec.net
+    if group.n_nodes < 2 or net is None:
+        return False
+    fabric = group.fabric
+    if net.link in fabric.generations and fabric.generation_records:
+        family = fabric.generation_records[fabric.generations.index(net.link)].family
+        return family in CXI_FAMILIES
+    return net.link in CXI_FAMILIES
+
+
+def software_matching(group: Group) -> CxiSettings | None:
+    """The group's CXI settings when its receives go through host buffers (a CXI network
+    with software matching), else None."""
+    if not uses_cxi(group):
+        return None
+    settings = read_cxi(group.nccl_env)
+    return settings if settings.software_matching else None
+
+
+def ll_channels(sizes: FloatArray, channels: int, per_channel_bytes: float) -> FloatArray:
+    """(n_sizes,) channels NCCL runs LL with: it drops channels until each thread has its
+    threshold of bytes (src/enqueue.cc ``nBytes < nc * nt * threadThreshold``).
+
+    Args:
+        sizes: (n_sizes,) message sizes [bytes].
+        channels: The group's channels (``Group.nccl_channels``).
+        per_channel_bytes: ``nt * threadThreshold`` (512 x 8 for LL; times the ranks for a
+            ring).
+    """
+    return np.clip(np.floor(sizes / per_channel_bytes), 1.0, max(1, channels))
+
+
+def ll_receive_bytes(sizes: FloatArray, channels: int, chunks: int) -> FloatArray:
+    """(n_sizes,) bytes one LL network receive carries: the channel's share of one chunk
+    (``chunks`` = the ranks for a ring, 1 for a tree), at most one LL step, doubled by LL's
+    flags.
+
+    Notes:
+        ``2 * min(S / (chunks * nc), 16 KiB)``, ``nc = clip(floor(S / (512 * 8 * r)), 1,
+        channels)`` with ``r`` = ``chunks`` (NCCL scales a ring's LL threshold by its ranks).
+    """
+    size = np.asarray(sizes, dtype=np.float64)
+    per_channel = float(MAX_THREADS["ll"] * THREAD_THRESHOLD["ll"] * max(1, chunks))
+    nc = ll_channels(size, channels, per_channel)
+    step = float(DEFAULT.chunk_bytes["ll"])  # a larger message goes as several LL steps
+    return 2.0 * np.minimum(size / (max(1, chunks) * nc), step)
+
+
+def tree_receive_copies(n_nodes: int) -> float:
+    """Receives in a row on the slowest path of NCCL's binary trees across ``n_nodes``.
+
+    Going up, every level below the root receives from its two children one after the
+    other, the root from its one child; coming down, each level receives once:
+    ``(2d - 1) + d`` with ``d = ceil(log2 nodes)``.
+    """
+    if n_nodes < 2:
+        return 0.0
+    depth = math.ceil(math.log2(n_nodes))
+    return float(3 * depth - 1)
+
+
+def receive_copy_us(
+    settings: CxiSettings,
+    receive_bytes: FloatArray,
+    copies: float,
+    constants: ModelConstants = DEFAULT,
+) -> FloatArray:
+    """(n_sizes,) time the CXI provider's CUDA copies add to a call on LL [us].
+
+    Args:
+        settings: The run's CXI settings, software matching on (``software_matching``).
+        receive_bytes: (n_sizes,) bytes of one network receive (``ll_receive_bytes``).
+        copies: Receives one after another on the call's slowest path.
+        constants: Model constants (``cxi_cuda_copy_us``).
+
+    Notes:
+        ``copies * cxi_cuda_copy_us`` where the receive is above the gdrcopy threshold (or
+        gdrcopy is off), else 0.
+    """
+    received = np.asarray(receive_bytes, dtype=np.float64)
+    cuda = received > settings.copy_threshold_bytes
+    if not settings.gdrcopy:
+        cuda = np.ones(received.shape, dtype=bool)
+    return np.where(cuda, max(0.0, copies) * constants.cxi_cuda_copy_us, 0.0)
