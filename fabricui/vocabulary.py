@@ -66,6 +66,10 @@ ATTENTION_CHOICES = ("flash", *ATTENTION_IMPLS)
 FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
 #: MoE token dispatch: a copy per routed expert, or one per node (DeepEP).
 MOE_DISPATCH = ("alltoall", "deepep")
+#: CUDA graphs a run captures: none, parts of each layer (Transformer Engine's graphs of
+#: attention, router and preprocessing), or the whole iteration (Megatron-Core's
+#: ``cuda_graph_impl = "full_iteration"``, with static expert capacity).
+CUDA_GRAPH_MODES = ("none", "partial", "full_iteration")
 
 
 def op_name(text: str) -> str | None:
