@@ -289,3 +289,82 @@ def test_accuracy_on_the_published_runs():
         assert summary["median"] <= median and summary["p90"] <= p90, (name, summary)
         assert abs(summary["mean_signed"]) <= mean, (name, summary)
         assert max(s.error for s in scored) <= 0.35, (name, max(scored, key=lambda s: s.error))
+
+
+def test_async_tp_hides_the_forward_pass_only():
+    """TP overlap with ``tp_overlap_backward`` off (PyTorch's async TP): 4 forward and 4
+    backward TP calls of 1 us over 2 layers x 2 micro-batches, a 10 us GEMM window: the
+    forward's hide, the backward's 4 us are exposed, 1 us per layer; with it on (Megatron's
+    userbuffers) nothing is, and no SM share is taken from the GEMMs."""
+    from fabricui.engine.training import comm
+    from fabricui.engine.training.pricing import PricedOp
+    from fabricui.engine.training.recipe import Recipe
+    from fabricui.engine.types import CommOp
+
+    ops = [
+        PricedOp(
+            CommOp("tp", "all_gather", "tp", 1.0, 4, False, scope="layer", phase=phase),
+            (0, 1),
+            1.0,
+            "ring",
+        )
+        for phase in ("forward", "backward")
+    ]
+    windows = comm.Windows(
+        gemm_s=10e-6, expert_s=0, attention_s=0, layer_s=1, microbatch_s=1, sm_share=0.5
+    )
+    both = comm.expose(ops, Recipe(tp_overlap=True), 2, 2, windows)
+    forward_only = comm.expose(
+        ops, Recipe(tp_overlap=True, tp_overlap_backward=False), 2, 2, windows
+    )
+    off = comm.expose(ops, Recipe(tp_overlap=False), 2, 2, windows)
+    assert both.per_layer_s["tp"] == pytest.approx(0.0)
+    assert forward_only.per_layer_s["tp"] == pytest.approx(1e-6)
+    assert off.per_layer_s["tp"] == pytest.approx(2e-6)
+
+
+def test_torchtitan_async_tp_is_forward_only(catalog):
+    """torchtitan's profile: async TP (stated ``tp_overlap``) hides the forward pass's TP
+    collectives only, and the plan says so; Megatron-Core's overlap hides both passes'."""
+    titan, notes = resolve_recipe(
+        RecipeChoices(tp_overlap=True), "hopper", catalog.frameworks["torchtitan"]
+    )
+    assert titan.tp_overlap and not titan.tp_overlap_backward
+    assert any("forward pass's TP collectives only" in n for n in notes)
+    core, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["megatron-core"])
+    assert core.tp_overlap and core.tp_overlap_backward
+
+
+def test_whole_iteration_cuda_graph_has_no_moe_host_wait(catalog):
+    """Megatron-Core's MoE layers wait on the host 950 us a pass; a whole-iteration CUDA
+    graph (static expert capacity) removes the wait, partial graphs do not; a run block
+    states it as ``cuda_graph``, an unknown mode is a one-line error naming the key."""
+    from fabricui.engine.training.recipe import moe_host_sync_us
+
+    assert moe_host_sync_us(950.0, None) == 950.0
+    assert moe_host_sync_us(950.0, "partial") == 950.0
+    assert moe_host_sync_us(950.0, "full_iteration") == 0.0
+    core = catalog.frameworks["megatron-core"]
+    graphed, notes = resolve_recipe(RecipeChoices(cuda_graph="full_iteration"), "hopper", core)
+    plain, _ = resolve_recipe(RecipeChoices(), "hopper", core)
+    assert (graphed.moe_sync_us, plain.moe_sync_us) == (0.0, core.moe_sync_us)
+    assert graphed.kernels.moe_sync_s == 0.0 and graphed.cuda_graph == "full_iteration"
+    assert any("CUDA graph" in n for n in notes)
+
+
+def test_run_file_states_its_cuda_graph(tmp_path, catalog):
+    """``cuda_graph`` in a run block is read; a value outside none, partial and
+    full_iteration names the file, line and key."""
+    from fabricui.hwdb.run_file import read_run_file
+
+    good = tmp_path / "run.yaml"
+    good.write_text(
+        "id: r\nmodel: llama3-8b\nrun:\n  topology: dgx-h100\n  tp: 1\n  pp: 1\n  dp: 8\n"
+        "  global_batch: 8\n  cuda_graph: full_iteration\n",
+        encoding="utf-8",
+    )
+    assert read_run_file(good, catalog)[0].run.cuda_graph == "full_iteration"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(good.read_text().replace("full_iteration", "all"), encoding="utf-8")
+    with pytest.raises(HwdbError, match=r"bad\.yaml:\d+: run\.cuda_graph: "):
+        read_run_file(bad, catalog)
