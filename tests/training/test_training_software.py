@@ -368,3 +368,34 @@ def test_run_file_states_its_cuda_graph(tmp_path, catalog):
     bad.write_text(good.read_text().replace("full_iteration", "all"), encoding="utf-8")
     with pytest.raises(HwdbError, match=r"bad\.yaml:\d+: run\.cuda_graph: "):
         read_run_file(bad, catalog)
+
+
+def test_rowwise_casts_the_gathered_inputs_twice_scaled():
+    """torchao's rowwise scaling, TP 8 with sequence parallelism, 8,000 tokens on the round
+    device, llama3-8b widths (h 4096, q 4096 / 8, f 14336 / 8): current scaling casts the
+    QKV and MLP inputs before the gather (2h / 8 per token) at 6 bytes, rowwise after it
+    (2h) at 3 + 5 bytes; the out-projection and down-projection inputs are TP-sharded
+    either way. Forward: 8,000 x ((2 x 4096 + 512 + 1792) x 8 - (2 x 512 + 512 + 1792) x 6)
+    bytes more at 1 TB/s."""
+    from fabricui.model import ModelShape
+
+    model = ModelShape(
+        id="m",
+        name="m",
+        params_B=8.0,
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        ffn_hidden=14336,
+        mlp="swiglu",
+        seq_len=8000,
+        vocab=128256,
+        source="test",
+    )
+    geo = dataclasses.replace(geometry(model), rotary=False, dropout=False)
+    current = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=Kernels(fp8_recipe="current"))
+    rowwise = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=Kernels(fp8_recipe="rowwise"))
+    assert FP8_CAST_BYTES["rowwise"] == 8.0
+    more = 8000 * ((2 * 4096 + 512 + 1792) * 8 - (2 * 512 + 512 + 1792) * 6)
+    assert float(rowwise.elem_fwd_s - current.elem_fwd_s) == pytest.approx(more / 1e12)

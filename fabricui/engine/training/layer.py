@@ -73,14 +73,25 @@ PASS_BYTES = {
 #: copy (2 + 1 + 1); ``current`` reads it once more for its amax first (+2); ``blockwise``
 #: and ``mxfp8`` write row-wise and column-wise scaled copies with their scales in the same
 #: pass (2 + 1 + 1) (Transformer Engine's FP8 recipes); ``nvfp4`` reads the tensor for its
-#: amax, then writes two 4-bit copies with their 16-element FP8 scales (2 + 2 x 0.5625 + 2).
+#: amax, then writes two 4-bit copies with their 16-element FP8 scales (2 + 2 x 0.5625 + 2);
+#: ``rowwise`` (torchao's float8 rowwise: a scale per row of each operand, and per column
+#: for the copy the weight-gradient GEMM reads) writes the row-scaled copy in the pass that
+#: reduces each row (2 + 1), while the column scales need their own reduction over the
+#: tensor before the column-scaled copy is written (2, then 2 + 1).
 FP8_CAST_BYTES = {
     "delayed": 4.0,
     "current": 6.0,
     "blockwise": 4.0,
     "mxfp8": 4.0,
     "nvfp4": 2.0 + 2 * (0.5 + 1.0 / 16) + 2.0,
+    "rowwise": (2.0 + 1.0) + (2.0 + 2.0 + 1.0),
 }
+#: FP8 recipes whose casts run on the TP-gathered activations: torchtitan applies its float8
+#: tensor-parallel styles (cast before the all-gather, gather in FP8) to tensorwise scaling
+#: only, so under rowwise scaling the sequence-parallel input is gathered in BF16 and each
+#: linear casts all ``T`` tokens, not its ``T / t`` (torchtitan ``parallelize_llama.py``,
+#: ``enable_float8_tensorwise_tp``).
+GATHERED_CAST_RECIPES = ("rowwise",)
 
 
 @dataclass(frozen=True)
@@ -244,6 +255,7 @@ def layer_cost(
         tokens=tokens,
         tp=t,
         split=np.where(sp, t, 1.0),
+        cast_split=np.where(sp & (kernels.fp8_recipe not in GATHERED_CAST_RECIPES), t, 1.0),
         hidden=float(geo.hidden),
         q=geo.q_dim / t,
         kv=np.maximum(geo.kv_heads / t, 1.0) * d,
@@ -289,6 +301,10 @@ class _Widths:
     """Tensor-parallel degree ``t``."""
     split: FloatArray
     """Ranks the norms and residuals are split over: ``t`` with sequence parallelism."""
+    cast_split: FloatArray
+    """Ranks the FP8 casts of the sequence-parallel GEMM inputs and output gradients are
+    split over: ``split``, or 1 when the recipe casts the gathered tensors
+    (``GATHERED_CAST_RECIPES``)."""
     hidden: float
     """Width ``h``."""
     q: FloatArray
@@ -336,8 +352,8 @@ def _attention_projections(device: Device, w: _Widths) -> _Sums:
         gemm_f=qkv_f + out_f,
         gemm_b=qkv_b + out_b,
         flops=2 * t * h * (w.q + 2 * w.kv) + 2 * t * h * w.q,
-        cast_in=2 * h / w.split + w.q,
-        cast_grad=w.q + 2 * w.kv + 2 * h / w.split,
+        cast_in=2 * h / w.cast_split + w.q,
+        cast_grad=w.q + 2 * w.kv + 2 * h / w.cast_split,
     )
 
 
