@@ -237,6 +237,9 @@ class FrameworkSpec:
     tp_overlap_backward: bool = True
     """Its TP overlap hides the backward pass's TP collectives too; False: only the
     forward's (PyTorch's async TP as torchtitan runs it)."""
+    separate_projections: bool = False
+    """Its models run query, key and value (and a gated MLP's gate and up) as separate
+    linear layers, each a GEMM that reads the layer's input, instead of one fused GEMM."""
     grad_reduce_bytes: float = 2.0
     """Bytes per gradient element the data-parallel reduction moves (4: FP32)."""
     bucket_params: float = 0.0

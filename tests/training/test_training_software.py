@@ -399,3 +399,48 @@ def test_rowwise_casts_the_gathered_inputs_twice_scaled():
     assert FP8_CAST_BYTES["rowwise"] == 8.0
     more = 8000 * ((2 * 4096 + 512 + 1792) * 8 - (2 * 512 + 512 + 1792) * 6)
     assert float(rowwise.elem_fwd_s - current.elem_fwd_s) == pytest.approx(more / 1e12)
+
+
+def test_separate_projections_each_read_the_input():
+    """torchtitan's wq, wk, wv as three GEMMs: TP 8, 1,000 tokens, h 4096 on a device of
+    100 TFLOP/s and 0.25 TB/s, 16-bit. Fused QKV (4096 x 768) moves 2 (T h + 768 h) + 2 T 768
+    bytes, 64.1 us, above its 62.9 us of FLOPs; separate, q (4096 x 512) is 53.6 us of
+    traffic and k and v (4096 x 128) 38.0 us each, 129.6 us in all. The gated MLP's gate and
+    up stay compute-bound either way (293.6 us), so the forward differs by 65.5 us."""
+    from fabricui.model import ModelShape
+
+    model = ModelShape(
+        id="m",
+        name="m",
+        params_B=8.0,
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        ffn_hidden=14336,
+        mlp="swiglu",
+        seq_len=1000,
+        vocab=128256,
+        source="test",
+    )
+    geo = geometry(model)
+    slow = dataclasses.replace(ROUND, hbm_Bps=0.25e12)
+
+    def roofline_us(m, n, k):
+        return max(2 * m * n * k / 100e12, (2 * (m * k + k * n) + 2 * m * n) / 0.25e12) * 1e6
+
+    fused = roofline_us(1000, 768, 4096)
+    separate = roofline_us(1000, 512, 4096) + 2 * roofline_us(1000, 128, 4096)
+    assert (round(fused, 1), round(separate, 1)) == (64.1, 129.6)
+    one = layer_cost(slow, geo, 8, 1, 1, 1, 1000, 1, kernels=Kernels())
+    three = layer_cost(slow, geo, 8, 1, 1, 1, 1000, 1, kernels=Kernels(separate_projections=True))
+    diff_us = float(three.gemm_fwd_s - one.gemm_fwd_s) * 1e6
+    assert diff_us == pytest.approx(separate - fused)
+
+
+def test_torchtitan_runs_separate_projections(catalog):
+    """torchtitan's profile runs q, k, v and gate, up as separate GEMMs; Megatron-Core's
+    fuses them."""
+    titan, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["torchtitan"])
+    core, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["megatron-core"])
+    assert titan.kernels.separate_projections and not core.kernels.separate_projections

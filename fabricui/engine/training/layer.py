@@ -108,6 +108,9 @@ class Kernels:
     """FP8 scaling recipe when the GEMMs run in FP8 (``FP8_CAST_BYTES``), else None."""
     moe_sync_s: float = 0.0
     """GPU time lost per pass of an MoE layer to the host's read of the token counts [s]."""
+    separate_projections: bool = False
+    """Query, key and value (and a gated MLP's gate and up) are separate linear layers,
+    each a GEMM reading its input (torchtitan's Llama), not one fused GEMM."""
 
 
 @dataclass(frozen=True)
@@ -262,14 +265,14 @@ def layer_cost(
     )
     pb = PASS_BYTES[kernels.passes]
     act = pb["gated"] if geo.gated else pb["plain"]
-    sums = _attention_projections(device, w)
+    sums = _attention_projections(device, w, kernels.separate_projections)
     if moe:
         x = t if etp is None else _arr(etp)
         sums, mlp = _routed_experts(device, geo, w, sums, e, x, imbalance, act)
         if geo.shared_experts:
             sums, mlp = _shared_experts(device, geo, w, sums, mlp, act)
     else:
-        sums, mlp = _dense_mlp(device, geo, w, sums, act)
+        sums, mlp = _dense_mlp(device, geo, w, sums, act, kernels.separate_projections)
     attn_f, attn_b, attn_flops = _attention(device, geo, t, c, b, s, kernels.attention, windowed)
     norm_bytes = tokens * 2 * pb["norm"] * w.hidden / w.split
     elem_f, elem_b = _memory_passes(device, geo, w, sums, mlp, norm_bytes, pb, kernels)
@@ -343,10 +346,16 @@ class _Mlp:
     """Shared experts: GEMMs and activation, forward [s] (0 without)."""
 
 
-def _attention_projections(device: Device, w: _Widths) -> _Sums:
-    """QKV (``T x h`` by ``h x (q + 2 kv)``) and the attention output projection."""
+def _attention_projections(device: Device, w: _Widths, separate: bool = False) -> _Sums:
+    """QKV (``T x h`` by ``h x (q + 2 kv)``, or with ``separate`` three GEMMs ``h x q``,
+    ``h x kv``, ``h x kv``, each reading the input) and the attention output projection."""
     t, h = w.tokens, w.hidden
-    qkv_f, qkv_b = linear_times_s(device, t, w.q + 2 * w.kv, h)
+    if separate:
+        q_f, q_b = linear_times_s(device, t, w.q, h)
+        kv_f, kv_b = linear_times_s(device, t, w.kv, h)
+        qkv_f, qkv_b = q_f + 2 * kv_f, q_b + 2 * kv_b
+    else:
+        qkv_f, qkv_b = linear_times_s(device, t, w.q + 2 * w.kv, h)
     out_f, out_b = linear_times_s(device, t, h, w.q)
     return _Sums(
         gemm_f=qkv_f + out_f,
@@ -358,12 +367,17 @@ def _attention_projections(device: Device, w: _Widths) -> _Sums:
 
 
 def _dense_mlp(
-    device: Device, geo: Geometry, w: _Widths, sums: _Sums, act: float
+    device: Device, geo: Geometry, w: _Widths, sums: _Sums, act: float, separate: bool = False
 ) -> tuple[_Sums, _Mlp]:
-    """A dense MLP: up (gated: gate and up, ``h x 2f / t``) and down (``f / t x h``)."""
+    """A dense MLP: up (gated: gate and up, ``h x 2f / t``, with ``separate`` two GEMMs
+    ``h x f / t``) and down (``f / t x h``)."""
     t, h, tokens = w.tp, w.hidden, w.tokens
     dense_up = (2.0 if geo.gated else 1.0) * geo.dense_ffn
-    up_f, up_b = linear_times_s(device, tokens, dense_up / t, h)
+    if separate and geo.gated:
+        one_f, one_b = linear_times_s(device, tokens, geo.dense_ffn / t, h)
+        up_f, up_b = 2 * one_f, 2 * one_b
+    else:
+        up_f, up_b = linear_times_s(device, tokens, dense_up / t, h)
     down_f, down_b = linear_times_s(device, tokens, h, geo.dense_ffn / t)
     act_bytes = tokens * act * geo.dense_ffn / t
     sums = _Sums(

@@ -104,6 +104,8 @@ class Recipe:
     cuda_graph: str = "none"
     """CUDA graphs captured: ``none``, ``partial`` or ``full_iteration``
     (``vocabulary.CUDA_GRAPH_MODES``)."""
+    separate_projections: bool = False
+    """Query, key, value (and gate, up) are separate GEMMs (the framework's model code)."""
     compute_efficiency: float = 1.0
     """The framework's share of the reference software's compute throughput."""
     attention_kernel: KernelSpec | None = None
@@ -156,6 +158,7 @@ class Recipe:
             if self.precision == "fp8"
             else ("nvfp4" if self.precision == "fp4" else None),
             moe_sync_s=self.moe_sync_us * 1e-6,
+            separate_projections=self.separate_projections,
         )
 
 
@@ -323,6 +326,7 @@ def _framework_recipe(
         power_W=choices.power_W,
         moe_sync_us=moe_host_sync_us(framework.moe_sync_us, choices.cuda_graph),
         cuda_graph=choices.cuda_graph or "none",
+        separate_projections=framework.separate_projections,
         compute_efficiency=framework.compute_efficiency,
     )
     if choices.cuda_graph == "full_iteration" and framework.moe_sync_us:
