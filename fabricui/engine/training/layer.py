@@ -215,8 +215,9 @@ def layer_cost(
     """Forward and backward time of one transformer layer for one micro-batch.
 
     Linear layers: QKV (``T x h`` by ``h x (q + 2 kv)``; key/value heads replicate when
-    there are fewer than ``t``), attention output, then the MLP (gated: gate and up
-    ``h x 2f / t``, down ``f / t x h``) or, in an MoE layer, the router (16-bit), ``E / ep``
+    there are fewer than ``t``; three GEMMs with ``kernels.separate_projections``),
+    attention output, then the MLP (gated: gate and up ``h x 2f / t``, two GEMMs when
+    separate, down ``f / t x h``) or, in an MoE layer, the router (16-bit), ``E / ep``
     local experts as one grouped GEMM of ``imbalance * T k ep / E`` tokens each (the most
     loaded GPU; 1: balanced routing) and the shared experts. Attention core:
     ``4 b (a / t) s_q s_kv d`` FLOPs with ``s_q = s / cp``; fused kernels skip the masked
@@ -226,7 +227,9 @@ def layer_cost(
     residual adds (on ``T / t`` tokens with sequence parallelism, on all ``T`` without),
     rotary embeddings, the activation, dropout masks (2h), for MoE the activation of every
     routed and shared expert and the token permutation (``4h + 4kh``); under FP8 one cast
-    of every GEMM operand (``FP8_CAST_BYTES``). Backward moves twice the forward's bytes.
+    of every GEMM operand (``FP8_CAST_BYTES``; the sequence-parallel inputs on ``T / t``
+    tokens, on all ``T`` under ``GATHERED_CAST_RECIPES``). Backward moves twice the
+    forward's bytes.
 
     Args:
         device: The GPU.
