@@ -62,10 +62,15 @@ ATTENTION_IMPLS = ("cudnn", "fa2", "fa3", "fa4", "triton", "unfused")
 #: of the implementations.
 ATTENTION_CHOICES = ("flash", *ATTENTION_IMPLS)
 #: FP8 scaling recipes: per-tensor delayed (amax history) or current scaling, 1x128 /
-#: 128x128 block scaling (DeepSeek-V3), MXFP8 (32-element blocks, Blackwell).
-FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8")
+#: 128x128 block scaling (DeepSeek-V3), MXFP8 (32-element blocks, Blackwell), torchao's
+#: per-row scaling (rowwise).
+FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8", "rowwise")
 #: MoE token dispatch: a copy per routed expert, or one per node (DeepEP).
 MOE_DISPATCH = ("alltoall", "deepep")
+#: CUDA graphs a run captures: none, parts of each layer (Transformer Engine's graphs of
+#: attention, router and preprocessing), or the whole iteration (Megatron-Core's
+#: ``cuda_graph_impl = "full_iteration"``, with static expert capacity).
+CUDA_GRAPH_MODES = ("none", "partial", "full_iteration")
 
 
 def op_name(text: str) -> str | None:

@@ -24,6 +24,7 @@ from fabricui.services.plan import (
 from fabricui.units import format_bytes, format_time_us
 from fabricui.vocabulary import (
     ATTENTION_CHOICES,
+    CUDA_GRAPH_MODES,
     DEFAULT_MODEL,
     DP_STRATEGIES,
     FP8_RECIPES,
@@ -190,6 +191,12 @@ def _add_recipe_options(parser: argparse.ArgumentParser) -> None:
         metavar="X",
         help="tokens of the busiest expert over the mean (default: 1, balanced)",
     )
+    parser.add_argument(
+        "--cuda-graph",
+        choices=CUDA_GRAPH_MODES,
+        help="CUDA graphs captured: none, partial (attention, router) or full_iteration (no "
+        "MoE host wait; default: none)",
+    )
 
 
 def _add_overlap_options(parser: argparse.ArgumentParser) -> None:
@@ -276,6 +283,7 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
             passes="compiled" if _get(args, "compile", None) else None,
             moe_dispatch=_get(args, "moe_dispatch", None),
             moe_imbalance=_get(args, "moe_imbalance", None),
+            cuda_graph=_get(args, "cuda_graph", None),
             power_W=_get(args, "power_cap", None),
         ),
         search=bool(_get(args, "search", False)),

@@ -24,6 +24,7 @@ from fabricui.model.records import MLP_KINDS
 from fabricui.model.run import RUN_DP_STRATEGIES, RunEntry, RunSpec
 from fabricui.vocabulary import (
     ATTENTION_CHOICES,
+    CUDA_GRAPH_MODES,
     FP8_RECIPES,
     MOE_DISPATCH,
     PRECISIONS,
@@ -105,6 +106,7 @@ RUN_KEYS = (
     "compile",
     "moe_dispatch",
     "moe_imbalance",
+    "cuda_graph",
     "etp",
     "fsdp_reshard",
     "grad_reduce_bytes",
@@ -410,6 +412,7 @@ def _run(
         moe_imbalance=_float(
             doc, (*path, "moe_imbalance"), block.get("moe_imbalance"), optional=True
         ),
+        cuda_graph=_choice(doc, (*path, "cuda_graph"), block.get("cuda_graph"), CUDA_GRAPH_MODES),
         etp=_int(doc, (*path, "etp"), block.get("etp"), optional=True),
         fsdp_reshard=_flag(doc, (*path, "fsdp_reshard"), block.get("fsdp_reshard")),
         grad_reduce_bytes=_float(

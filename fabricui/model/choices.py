@@ -36,6 +36,8 @@ class RecipeChoices:
     """MoE dispatch."""
     moe_imbalance: float | None = None
     """Tokens of the most loaded expert over the mean."""
+    cuda_graph: str | None = None
+    """CUDA graphs captured (``vocabulary.CUDA_GRAPH_MODES``)."""
     power_W: float | None = None
     """Board power cap [W]."""
     grad_reduce_bytes: float | None = None

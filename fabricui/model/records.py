@@ -234,6 +234,12 @@ class FrameworkSpec:
     cast to FP32, log-softmax and its gradient as separate PyTorch ops)."""
     tp_overlap: bool = True
     """TP collectives overlapped with the GEMMs by default."""
+    tp_overlap_backward: bool = True
+    """Its TP overlap hides the backward pass's TP collectives too; False: only the
+    forward's (PyTorch's async TP as torchtitan runs it)."""
+    separate_projections: bool = False
+    """Its models run query, key and value (and a gated MLP's gate and up) as separate
+    linear layers, each a GEMM that reads the layer's input, instead of one fused GEMM."""
     grad_reduce_bytes: float = 2.0
     """Bytes per gradient element the data-parallel reduction moves (4: FP32)."""
     bucket_params: float = 0.0

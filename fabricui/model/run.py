@@ -75,6 +75,8 @@ class RunSpec:
     """MoE dispatch (``vocabulary.MOE_DISPATCH``); None: the framework's."""
     moe_imbalance: float | None = None
     """Tokens of the most loaded expert over the mean; None: balanced (1)."""
+    cuda_graph: str | None = None
+    """CUDA graphs captured (``vocabulary.CUDA_GRAPH_MODES``); None: the framework's."""
     etp: int | None = None
     """Expert tensor-parallel degree; None: tp when the expert groups allow, else 1."""
     fsdp_reshard: bool | None = None

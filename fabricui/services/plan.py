@@ -764,6 +764,7 @@ def run_choices(run: RunSpec) -> RecipeChoices:
         passes="compiled" if run.compile else None,
         moe_dispatch=run.moe_dispatch,
         moe_imbalance=run.moe_imbalance,
+        cuda_graph=run.cuda_graph,
         power_W=run.power_W,
         grad_reduce_bytes=run.grad_reduce_bytes,
         fsdp_reshard=run.fsdp_reshard,

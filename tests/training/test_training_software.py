@@ -289,3 +289,158 @@ def test_accuracy_on_the_published_runs():
         assert summary["median"] <= median and summary["p90"] <= p90, (name, summary)
         assert abs(summary["mean_signed"]) <= mean, (name, summary)
         assert max(s.error for s in scored) <= 0.35, (name, max(scored, key=lambda s: s.error))
+
+
+def test_async_tp_hides_the_forward_pass_only():
+    """TP overlap with ``tp_overlap_backward`` off (PyTorch's async TP): 4 forward and 4
+    backward TP calls of 1 us over 2 layers x 2 micro-batches, a 10 us GEMM window: the
+    forward's hide, the backward's 4 us are exposed, 1 us per layer; with it on (Megatron's
+    userbuffers) nothing is, and no SM share is taken from the GEMMs."""
+    from fabricui.engine.training import comm
+    from fabricui.engine.training.pricing import PricedOp
+    from fabricui.engine.training.recipe import Recipe
+    from fabricui.engine.types import CommOp
+
+    ops = [
+        PricedOp(
+            CommOp("tp", "all_gather", "tp", 1.0, 4, False, scope="layer", phase=phase),
+            (0, 1),
+            1.0,
+            "ring",
+        )
+        for phase in ("forward", "backward")
+    ]
+    windows = comm.Windows(
+        gemm_s=10e-6, expert_s=0, attention_s=0, layer_s=1, microbatch_s=1, sm_share=0.5
+    )
+    both = comm.expose(ops, Recipe(tp_overlap=True), 2, 2, windows)
+    forward_only = comm.expose(
+        ops, Recipe(tp_overlap=True, tp_overlap_backward=False), 2, 2, windows
+    )
+    off = comm.expose(ops, Recipe(tp_overlap=False), 2, 2, windows)
+    assert both.per_layer_s["tp"] == pytest.approx(0.0)
+    assert forward_only.per_layer_s["tp"] == pytest.approx(1e-6)
+    assert off.per_layer_s["tp"] == pytest.approx(2e-6)
+
+
+def test_torchtitan_async_tp_is_forward_only(catalog):
+    """torchtitan's profile: async TP (stated ``tp_overlap``) hides the forward pass's TP
+    collectives only, and the plan says so; Megatron-Core's overlap hides both passes'."""
+    titan, notes = resolve_recipe(
+        RecipeChoices(tp_overlap=True), "hopper", catalog.frameworks["torchtitan"]
+    )
+    assert titan.tp_overlap and not titan.tp_overlap_backward
+    assert any("forward pass's TP collectives only" in n for n in notes)
+    core, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["megatron-core"])
+    assert core.tp_overlap and core.tp_overlap_backward
+
+
+def test_whole_iteration_cuda_graph_has_no_moe_host_wait(catalog):
+    """Megatron-Core's MoE layers wait on the host 950 us a pass; a whole-iteration CUDA
+    graph (static expert capacity) removes the wait, partial graphs do not; a run block
+    states it as ``cuda_graph``, an unknown mode is a one-line error naming the key."""
+    from fabricui.engine.training.recipe import moe_host_sync_us
+
+    assert moe_host_sync_us(950.0, None) == 950.0
+    assert moe_host_sync_us(950.0, "partial") == 950.0
+    assert moe_host_sync_us(950.0, "full_iteration") == 0.0
+    core = catalog.frameworks["megatron-core"]
+    graphed, notes = resolve_recipe(RecipeChoices(cuda_graph="full_iteration"), "hopper", core)
+    plain, _ = resolve_recipe(RecipeChoices(), "hopper", core)
+    assert (graphed.moe_sync_us, plain.moe_sync_us) == (0.0, core.moe_sync_us)
+    assert graphed.kernels.moe_sync_s == 0.0 and graphed.cuda_graph == "full_iteration"
+    assert any("CUDA graph" in n for n in notes)
+
+
+def test_run_file_states_its_cuda_graph(tmp_path, catalog):
+    """``cuda_graph`` in a run block is read; a value outside none, partial and
+    full_iteration names the file, line and key."""
+    from fabricui.hwdb.run_file import read_run_file
+
+    good = tmp_path / "run.yaml"
+    good.write_text(
+        "id: r\nmodel: llama3-8b\nrun:\n  topology: dgx-h100\n  tp: 1\n  pp: 1\n  dp: 8\n"
+        "  global_batch: 8\n  cuda_graph: full_iteration\n",
+        encoding="utf-8",
+    )
+    assert read_run_file(good, catalog)[0].run.cuda_graph == "full_iteration"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(good.read_text().replace("full_iteration", "all"), encoding="utf-8")
+    with pytest.raises(HwdbError, match=r"bad\.yaml:\d+: run\.cuda_graph: "):
+        read_run_file(bad, catalog)
+
+
+def test_rowwise_casts_the_gathered_inputs_twice_scaled():
+    """torchao's rowwise scaling, TP 8 with sequence parallelism, 8,000 tokens on the round
+    device, llama3-8b widths (h 4096, q 4096 / 8, f 14336 / 8): current scaling casts the
+    QKV and MLP inputs before the gather (2h / 8 per token) at 6 bytes, rowwise after it
+    (2h) at 3 + 5 bytes; the out-projection and down-projection inputs are TP-sharded
+    either way. Forward: 8,000 x ((2 x 4096 + 512 + 1792) x 8 - (2 x 512 + 512 + 1792) x 6)
+    bytes more at 1 TB/s."""
+    from fabricui.model import ModelShape
+
+    model = ModelShape(
+        id="m",
+        name="m",
+        params_B=8.0,
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        ffn_hidden=14336,
+        mlp="swiglu",
+        seq_len=8000,
+        vocab=128256,
+        source="test",
+    )
+    geo = dataclasses.replace(geometry(model), rotary=False, dropout=False)
+    current = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=Kernels(fp8_recipe="current"))
+    rowwise = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=Kernels(fp8_recipe="rowwise"))
+    assert FP8_CAST_BYTES["rowwise"] == 8.0
+    more = 8000 * ((2 * 4096 + 512 + 1792) * 8 - (2 * 512 + 512 + 1792) * 6)
+    assert float(rowwise.elem_fwd_s - current.elem_fwd_s) == pytest.approx(more / 1e12)
+
+
+def test_separate_projections_each_read_the_input():
+    """torchtitan's wq, wk, wv as three GEMMs: TP 8, 1,000 tokens, h 4096 on a device of
+    100 TFLOP/s and 0.25 TB/s, 16-bit. Fused QKV (4096 x 768) moves 2 (T h + 768 h) + 2 T 768
+    bytes, 64.1 us, above its 62.9 us of FLOPs; separate, q (4096 x 512) is 53.6 us of
+    traffic and k and v (4096 x 128) 38.0 us each, 129.6 us in all. The gated MLP's gate and
+    up stay compute-bound either way (293.6 us), so the forward differs by 65.5 us."""
+    from fabricui.model import ModelShape
+
+    model = ModelShape(
+        id="m",
+        name="m",
+        params_B=8.0,
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        ffn_hidden=14336,
+        mlp="swiglu",
+        seq_len=1000,
+        vocab=128256,
+        source="test",
+    )
+    geo = geometry(model)
+    slow = dataclasses.replace(ROUND, hbm_Bps=0.25e12)
+
+    def roofline_us(m, n, k):
+        return max(2 * m * n * k / 100e12, (2 * (m * k + k * n) + 2 * m * n) / 0.25e12) * 1e6
+
+    fused = roofline_us(1000, 768, 4096)
+    separate = roofline_us(1000, 512, 4096) + 2 * roofline_us(1000, 128, 4096)
+    assert (round(fused, 1), round(separate, 1)) == (64.1, 129.6)
+    one = layer_cost(slow, geo, 8, 1, 1, 1, 1000, 1, kernels=Kernels())
+    three = layer_cost(slow, geo, 8, 1, 1, 1, 1000, 1, kernels=Kernels(separate_projections=True))
+    diff_us = float(three.gemm_fwd_s - one.gemm_fwd_s) * 1e6
+    assert diff_us == pytest.approx(separate - fused)
+
+
+def test_torchtitan_runs_separate_projections(catalog):
+    """torchtitan's profile runs q, k, v and gate, up as separate GEMMs; Megatron-Core's
+    fuses them."""
+    titan, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["torchtitan"])
+    core, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["megatron-core"])
+    assert titan.kernels.separate_projections and not core.kernels.separate_projections

@@ -116,7 +116,8 @@ def expose(
     """Exposed time of every category per layer, per micro-batch and per step.
 
     Layer scope: TP and EP collectives are exposed unless their overlap is on (then they
-    hide behind the layer's GEMMs, expert GEMMs for EP); CP's ring hides behind the
+    hide behind the layer's GEMMs, expert GEMMs for EP; with ``tp_overlap_backward``
+    off, only the forward's TP collectives hide); CP's ring hides behind the
     attention core; other overlappable operations (FSDP's prefetched gathers and
     reductions) hide behind the pass they run in (``CommOp.phase``: a forward gather
     behind the layer's forward, a backward gather and the gradient reduce-scatter behind
@@ -237,7 +238,7 @@ def _prefetched(p: PricedOp) -> bool:
 def _hides_in_layer(p: PricedOp, recipe: Recipe, tp_in_node: bool) -> bool:
     group = p.op.group
     if group == "tp" and recipe.tp_overlap and tp_in_node:
-        return True
+        return recipe.tp_overlap_backward or p.op.phase != "backward"
     if group == "ep" and recipe.ep_overlap:
         return True
     return p.op.overlappable

@@ -73,14 +73,25 @@ PASS_BYTES = {
 #: copy (2 + 1 + 1); ``current`` reads it once more for its amax first (+2); ``blockwise``
 #: and ``mxfp8`` write row-wise and column-wise scaled copies with their scales in the same
 #: pass (2 + 1 + 1) (Transformer Engine's FP8 recipes); ``nvfp4`` reads the tensor for its
-#: amax, then writes two 4-bit copies with their 16-element FP8 scales (2 + 2 x 0.5625 + 2).
+#: amax, then writes two 4-bit copies with their 16-element FP8 scales (2 + 2 x 0.5625 + 2);
+#: ``rowwise`` (torchao's float8 rowwise: a scale per row of each operand, and per column
+#: for the copy the weight-gradient GEMM reads) writes the row-scaled copy in the pass that
+#: reduces each row (2 + 1), while the column scales need their own reduction over the
+#: tensor before the column-scaled copy is written (2, then 2 + 1).
 FP8_CAST_BYTES = {
     "delayed": 4.0,
     "current": 6.0,
     "blockwise": 4.0,
     "mxfp8": 4.0,
     "nvfp4": 2.0 + 2 * (0.5 + 1.0 / 16) + 2.0,
+    "rowwise": (2.0 + 1.0) + (2.0 + 2.0 + 1.0),
 }
+#: FP8 recipes whose casts run on the TP-gathered activations: torchtitan applies its float8
+#: tensor-parallel styles (cast before the all-gather, gather in FP8) to tensorwise scaling
+#: only, so under rowwise scaling the sequence-parallel input is gathered in BF16 and each
+#: linear casts all ``T`` tokens, not its ``T / t`` (torchtitan ``parallelize_llama.py``,
+#: ``enable_float8_tensorwise_tp``).
+GATHERED_CAST_RECIPES = ("rowwise",)
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,9 @@ class Kernels:
     """FP8 scaling recipe when the GEMMs run in FP8 (``FP8_CAST_BYTES``), else None."""
     moe_sync_s: float = 0.0
     """GPU time lost per pass of an MoE layer to the host's read of the token counts [s]."""
+    separate_projections: bool = False
+    """Query, key and value (and a gated MLP's gate and up) are separate linear layers,
+    each a GEMM reading its input (torchtitan's Llama), not one fused GEMM."""
 
 
 @dataclass(frozen=True)
@@ -201,8 +215,9 @@ def layer_cost(
     """Forward and backward time of one transformer layer for one micro-batch.
 
     Linear layers: QKV (``T x h`` by ``h x (q + 2 kv)``; key/value heads replicate when
-    there are fewer than ``t``), attention output, then the MLP (gated: gate and up
-    ``h x 2f / t``, down ``f / t x h``) or, in an MoE layer, the router (16-bit), ``E / ep``
+    there are fewer than ``t``; three GEMMs with ``kernels.separate_projections``),
+    attention output, then the MLP (gated: gate and up ``h x 2f / t``, two GEMMs when
+    separate, down ``f / t x h``) or, in an MoE layer, the router (16-bit), ``E / ep``
     local experts as one grouped GEMM of ``imbalance * T k ep / E`` tokens each (the most
     loaded GPU; 1: balanced routing) and the shared experts. Attention core:
     ``4 b (a / t) s_q s_kv d`` FLOPs with ``s_q = s / cp``; fused kernels skip the masked
@@ -212,7 +227,9 @@ def layer_cost(
     residual adds (on ``T / t`` tokens with sequence parallelism, on all ``T`` without),
     rotary embeddings, the activation, dropout masks (2h), for MoE the activation of every
     routed and shared expert and the token permutation (``4h + 4kh``); under FP8 one cast
-    of every GEMM operand (``FP8_CAST_BYTES``). Backward moves twice the forward's bytes.
+    of every GEMM operand (``FP8_CAST_BYTES``; the sequence-parallel inputs on ``T / t``
+    tokens, on all ``T`` under ``GATHERED_CAST_RECIPES``). Backward moves twice the
+    forward's bytes.
 
     Args:
         device: The GPU.
@@ -244,20 +261,21 @@ def layer_cost(
         tokens=tokens,
         tp=t,
         split=np.where(sp, t, 1.0),
+        cast_split=np.where(sp & (kernels.fp8_recipe not in GATHERED_CAST_RECIPES), t, 1.0),
         hidden=float(geo.hidden),
         q=geo.q_dim / t,
         kv=np.maximum(geo.kv_heads / t, 1.0) * d,
     )
     pb = PASS_BYTES[kernels.passes]
     act = pb["gated"] if geo.gated else pb["plain"]
-    sums = _attention_projections(device, w)
+    sums = _attention_projections(device, w, kernels.separate_projections)
     if moe:
         x = t if etp is None else _arr(etp)
         sums, mlp = _routed_experts(device, geo, w, sums, e, x, imbalance, act)
         if geo.shared_experts:
             sums, mlp = _shared_experts(device, geo, w, sums, mlp, act)
     else:
-        sums, mlp = _dense_mlp(device, geo, w, sums, act)
+        sums, mlp = _dense_mlp(device, geo, w, sums, act, kernels.separate_projections)
     attn_f, attn_b, attn_flops = _attention(device, geo, t, c, b, s, kernels.attention, windowed)
     norm_bytes = tokens * 2 * pb["norm"] * w.hidden / w.split
     elem_f, elem_b = _memory_passes(device, geo, w, sums, mlp, norm_bytes, pb, kernels)
@@ -289,6 +307,10 @@ class _Widths:
     """Tensor-parallel degree ``t``."""
     split: FloatArray
     """Ranks the norms and residuals are split over: ``t`` with sequence parallelism."""
+    cast_split: FloatArray
+    """Ranks the FP8 casts of the sequence-parallel GEMM inputs and output gradients are
+    split over: ``split``, or 1 when the recipe casts the gathered tensors
+    (``GATHERED_CAST_RECIPES``)."""
     hidden: float
     """Width ``h``."""
     q: FloatArray
@@ -327,27 +349,38 @@ class _Mlp:
     """Shared experts: GEMMs and activation, forward [s] (0 without)."""
 
 
-def _attention_projections(device: Device, w: _Widths) -> _Sums:
-    """QKV (``T x h`` by ``h x (q + 2 kv)``) and the attention output projection."""
+def _attention_projections(device: Device, w: _Widths, separate: bool = False) -> _Sums:
+    """QKV (``T x h`` by ``h x (q + 2 kv)``, or with ``separate`` three GEMMs ``h x q``,
+    ``h x kv``, ``h x kv``, each reading the input) and the attention output projection."""
     t, h = w.tokens, w.hidden
-    qkv_f, qkv_b = linear_times_s(device, t, w.q + 2 * w.kv, h)
+    if separate:
+        q_f, q_b = linear_times_s(device, t, w.q, h)
+        kv_f, kv_b = linear_times_s(device, t, w.kv, h)
+        qkv_f, qkv_b = q_f + 2 * kv_f, q_b + 2 * kv_b
+    else:
+        qkv_f, qkv_b = linear_times_s(device, t, w.q + 2 * w.kv, h)
     out_f, out_b = linear_times_s(device, t, h, w.q)
     return _Sums(
         gemm_f=qkv_f + out_f,
         gemm_b=qkv_b + out_b,
         flops=2 * t * h * (w.q + 2 * w.kv) + 2 * t * h * w.q,
-        cast_in=2 * h / w.split + w.q,
-        cast_grad=w.q + 2 * w.kv + 2 * h / w.split,
+        cast_in=2 * h / w.cast_split + w.q,
+        cast_grad=w.q + 2 * w.kv + 2 * h / w.cast_split,
     )
 
 
 def _dense_mlp(
-    device: Device, geo: Geometry, w: _Widths, sums: _Sums, act: float
+    device: Device, geo: Geometry, w: _Widths, sums: _Sums, act: float, separate: bool = False
 ) -> tuple[_Sums, _Mlp]:
-    """A dense MLP: up (gated: gate and up, ``h x 2f / t``) and down (``f / t x h``)."""
+    """A dense MLP: up (gated: gate and up, ``h x 2f / t``, with ``separate`` two GEMMs
+    ``h x f / t``) and down (``f / t x h``)."""
     t, h, tokens = w.tp, w.hidden, w.tokens
     dense_up = (2.0 if geo.gated else 1.0) * geo.dense_ffn
-    up_f, up_b = linear_times_s(device, tokens, dense_up / t, h)
+    if separate and geo.gated:
+        one_f, one_b = linear_times_s(device, tokens, geo.dense_ffn / t, h)
+        up_f, up_b = 2 * one_f, 2 * one_b
+    else:
+        up_f, up_b = linear_times_s(device, tokens, dense_up / t, h)
     down_f, down_b = linear_times_s(device, tokens, h, geo.dense_ffn / t)
     act_bytes = tokens * act * geo.dense_ffn / t
     sums = _Sums(

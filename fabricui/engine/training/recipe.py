@@ -27,7 +27,13 @@ from fabricui.engine.training.layer import (
 )
 from fabricui.errors import EngineError
 from fabricui.model.choices import RecipeChoices
-from fabricui.vocabulary import ATTENTION_CHOICES, MOE_DISPATCH, PRECISIONS, RECOMPUTE_MODES
+from fabricui.vocabulary import (
+    ATTENTION_CHOICES,
+    CUDA_GRAPH_MODES,
+    MOE_DISPATCH,
+    PRECISIONS,
+    RECOMPUTE_MODES,
+)
 
 if TYPE_CHECKING:
     from fabricui.model import FrameworkSpec, KernelSpec
@@ -53,6 +59,9 @@ class Recipe:
     gather the next forward."""
     tp_overlap: bool = False
     """TP collectives hide behind the layer's GEMMs (Megatron's TP communication overlap)."""
+    tp_overlap_backward: bool = True
+    """With ``tp_overlap``, the backward pass's TP collectives hide too (False: only the
+    forward's, as PyTorch's async TP runs)."""
     ep_overlap: bool = False
     """Expert all-to-alls hide behind the expert GEMMs."""
     grad_bytes: float = 4.0
@@ -92,6 +101,11 @@ class Recipe:
     """Board power cap below the GPU's own limit [W]; None: its limit."""
     moe_sync_us: float = 0.0
     """GPU time lost per MoE layer pass to the host's read of the token counts [us]."""
+    cuda_graph: str = "none"
+    """CUDA graphs captured: ``none``, ``partial`` or ``full_iteration``
+    (``vocabulary.CUDA_GRAPH_MODES``)."""
+    separate_projections: bool = False
+    """Query, key, value (and gate, up) are separate GEMMs (the framework's model code)."""
     compute_efficiency: float = 1.0
     """The framework's share of the reference software's compute throughput."""
     attention_kernel: KernelSpec | None = None
@@ -114,6 +128,7 @@ class Recipe:
             ("fp8 recipe", self.fp8_recipe, tuple(FP8_CAST_BYTES)),
             ("selective", self.selective, ("attention", "ops")),
             ("moe dispatch", self.moe_dispatch, MOE_DISPATCH),
+            ("cuda graph", self.cuda_graph, CUDA_GRAPH_MODES),
         ):
             if value not in allowed:
                 raise EngineError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
@@ -143,7 +158,24 @@ class Recipe:
             if self.precision == "fp8"
             else ("nvfp4" if self.precision == "fp4" else None),
             moe_sync_s=self.moe_sync_us * 1e-6,
+            separate_projections=self.separate_projections,
         )
+
+
+def moe_host_sync_us(sync_us: float, cuda_graph: str | None) -> float:
+    """GPU time an MoE layer pass waits on the host [us]: the framework's ``sync_us``,
+    none under a whole-iteration CUDA graph.
+
+    Megatron-Core's dropless MoE layers copy the tokens each expert receives to the host
+    to size the all-to-all and the grouped GEMM; a whole-iteration graph
+    (``cuda_graph_impl = "full_iteration"``) needs static shapes, so Megatron-Bridge's
+    recipes that capture it give each expert rank a fixed capacity
+    (``moe_expert_rank_capacity_factor``, ``moe_paged_stash``) and nothing is read on the
+    host (Megatron-Bridge ``perf_recipes/qwen/common.py``
+    ``_enable_hybridep_full_iteration_mxfp8``). Partial graphs (attention, router,
+    preprocessing) leave the read in place.
+    """
+    return 0.0 if cuda_graph == "full_iteration" else sync_us
 
 
 def software_era(arch: str) -> str:
@@ -274,6 +306,7 @@ def _framework_recipe(
         attention_impl=impl,
         dp_overlap=bool(dp_overlap),
         tp_overlap=bool(tp_overlap),
+        tp_overlap_backward=framework.tp_overlap_backward,
         ep_overlap=bool(ep_overlap),
         mfu=choices.mfu,
         framework=name,
@@ -291,9 +324,21 @@ def _framework_recipe(
         moe_dispatch=choices.moe_dispatch or framework.moe_dispatch,
         moe_imbalance=choices.moe_imbalance or 1.0,
         power_W=choices.power_W,
-        moe_sync_us=framework.moe_sync_us,
+        moe_sync_us=moe_host_sync_us(framework.moe_sync_us, choices.cuda_graph),
+        cuda_graph=choices.cuda_graph or "none",
+        separate_projections=framework.separate_projections,
         compute_efficiency=framework.compute_efficiency,
     )
+    if choices.cuda_graph == "full_iteration" and framework.moe_sync_us:
+        notes.append(
+            "whole-iteration CUDA graph: MoE layers do not wait on the host for token "
+            "counts (static expert capacity)"
+        )
+    if tp_overlap and not framework.tp_overlap_backward:
+        notes.append(
+            f"{name}'s TP overlap (async TP) hides the forward pass's TP collectives only; "
+            "the backward's stay exposed"
+        )
     if framework.compute_efficiency < 1.0:
         notes.append(
             f"{name}'s kernels reach {framework.compute_efficiency:.0%} of Megatron-Core's "
@@ -305,7 +350,14 @@ def _framework_recipe(
 def _stated_extras(choices: RecipeChoices) -> dict[str, Any]:
     """The settings a choice states beyond the era's (no framework to default them)."""
     extras: dict[str, Any] = {}
-    for name in ("fp8_recipe", "passes", "moe_dispatch", "grad_reduce_bytes", "fsdp_reshard"):
+    for name in (
+        "fp8_recipe",
+        "passes",
+        "moe_dispatch",
+        "grad_reduce_bytes",
+        "fsdp_reshard",
+        "cuda_graph",
+    ):
         value = getattr(choices, name)
         if value is not None:
             extras[name] = value
