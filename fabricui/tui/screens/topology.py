@@ -598,8 +598,7 @@ class TopologyScreen(ViewScreen):
             return
         self.map.set_heat(message.heat.utilization)
         meaning = (
-            f"heat: {message.heat.pattern} (green . < 50% < yellow : < 80% < red *; "
-            "# full) [h]"
+            f"heat: {message.heat.pattern} (green . < 50% < yellow : < 80% < red *; # full) [h]"
         )
         busiest = message.heat.busiest
         one_line = len(meaning) + len(busiest) + 3 <= self.size.width
