@@ -23,6 +23,7 @@ from fabricui.engine.cxi import (
 from fabricui.engine.group import Group
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 from fabricui.fabric.fabric import IntArray
+from fabricui.vocabulary import PROTOCOLS
 
 
 def launch_us(group: Group, constants: ModelConstants = DEFAULT) -> float:
@@ -204,7 +205,7 @@ class Ring(CollectiveAlgorithm):
         "broadcast",
         "reduce",
     )
-    protocols: ClassVar[tuple[str, ...]] = ("ll", "ll128", "simple")
+    protocols: ClassVar[tuple[str, ...]] = PROTOCOLS
     description: ClassVar[str] = "ring over all ranks (node-major, one per channel)"
 
     def applicable(self, group: Group, op: str) -> bool:
@@ -365,7 +366,7 @@ class Tree(CollectiveAlgorithm):
 
     name: ClassVar[str] = "tree"
     ops: ClassVar[tuple[str, ...]] = ("all_reduce",)
-    protocols: ClassVar[tuple[str, ...]] = ("ll", "ll128", "simple")
+    protocols: ClassVar[tuple[str, ...]] = PROTOCOLS
     description: ClassVar[str] = "double binary tree across nodes, chain within a node"
 
     def applicable(self, group: Group, op: str) -> bool:

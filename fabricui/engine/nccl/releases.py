@@ -22,8 +22,6 @@ from fabricui.errors import EngineError
 
 #: NCCL's algorithms, in its index order.
 ALGORITHMS = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat")
-#: NCCL's protocols, in its index order.
-PROTOCOLS = ("ll", "ll128", "simple")
 #: Hop classes of the latency table: NVLink, PCIe (any other intra-node path), network.
 HOPS = ("nvlink", "pci", "net")
 #: The names NCCL_ALGO and NCCL_PROTO take (case-insensitive), per algorithm and protocol.
