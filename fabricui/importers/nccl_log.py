@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from fabricui.errors import FabricError
 from fabricui.files import read_bounded
+from fabricui.vocabulary import PROTOCOLS
 
 if TYPE_CHECKING:
     #: Finds a message form in a message: a compiled pattern's ``match`` or ``search``.
@@ -499,7 +500,7 @@ def _ib_device(match: re.Match[str], position: int, vnic: int | None) -> IbDevic
 
 def _algo_choice(number: int, match: re.Match[str]) -> AlgoChoice | None:
     """The choice a ``Bytes -> Algo`` line records, None for an index NCCL never used."""
-    from fabricui.engine.nccl.releases import ALGORITHMS, PROTOCOLS
+    from fabricui.engine.nccl.releases import ALGORITHMS
 
     algo, proto = match.group("algo"), match.group("proto")
     if algo.isdecimal() and proto.isdecimal():
@@ -717,7 +718,6 @@ def _tuning_row(line: _Line, match: re.Match[str]) -> bool:
     log = line.log
     if not log.tuning_block:
         return False
-    from fabricui.engine.nccl.releases import PROTOCOLS
 
     op = _FUNCTIONS[match.group(1)]
     cells = _TUNING_CELL.findall(match.group(2))

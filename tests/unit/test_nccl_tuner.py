@@ -21,7 +21,6 @@ from fabricui.engine.nccl.releases import (
     ALGORITHMS,
     NEWEST,
     PROTOCOL_ENV_NAMES,
-    PROTOCOLS,
     RELEASES,
     release_for,
 )
@@ -35,6 +34,7 @@ from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument
 from fabricui.importers.nccl_log import read_nccl_log
 from fabricui.services.session import collective_algorithms
+from fabricui.vocabulary import PROTOCOLS
 
 H200_LOG = Path(__file__).parents[1] / "data" / "nccl_tuning" / "h200_8gpu_nccl_2_30_4_tuning.log"
 

@@ -18,10 +18,10 @@ from fabricui.engine.nccl.releases import (
     ALGORITHM_ENV_NAMES,
     ALGORITHMS,
     PROTOCOL_ENV_NAMES,
-    PROTOCOLS,
     Release,
 )
 from fabricui.errors import EngineError
+from fabricui.vocabulary import PROTOCOLS
 
 #: Collectives as NCCL's per-function prefixes name them (``ncclFuncStr``).
 FUNCTION_NAMES = {

@@ -23,13 +23,13 @@ from fabricui.engine.nccl.releases import (
     ALGORITHM_ENV_NAMES,
     ALGORITHMS,
     PROTOCOL_ENV_NAMES,
-    PROTOCOLS,
     Release,
     release_for,
 )
 from fabricui.engine.nccl.search import Graphs, search
 from fabricui.engine.nccl.tuner import TUNED_OPS, Tuning, p2p_protocol, tune
 from fabricui.engine.nccl.view import NcclView
+from fabricui.vocabulary import PROTOCOLS
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

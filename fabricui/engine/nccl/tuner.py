@@ -20,10 +20,11 @@ import numpy.typing as npt
 
 from fabricui.engine.constants import DEFAULT
 from fabricui.engine.nccl.env import NcclEnv, algorithms_enabled, protocols_enabled
-from fabricui.engine.nccl.releases import ALGORITHMS, PROTOCOLS, Release
+from fabricui.engine.nccl.releases import ALGORITHMS, Release
 from fabricui.engine.nccl.search import Graphs
 from fabricui.engine.nccl.view import NcclView, path_rank
 from fabricui.errors import EngineError
+from fabricui.vocabulary import PROTOCOLS
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
