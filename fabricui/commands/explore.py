@@ -74,6 +74,13 @@ def add_launch_options(parser: argparse.ArgumentParser, top_level: bool = False)
     )
 
 
+def names_a_topology(args: argparse.Namespace) -> bool:
+    """Whether the options name a topology or change it (``-t``, ``--nodes``, a what-if,
+    ``--health``): then the explorer opens that, not the last session's."""
+    keys = ("topology", "nodes", "nic_gbps", "scale_up_links", "health")
+    return any(getattr(args, key, None) for key in keys)
+
+
 def launch_request(args: argparse.Namespace) -> LaunchRequest:
     """The launch request of the parsed options.
 

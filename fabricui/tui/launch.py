@@ -65,8 +65,13 @@ def check_launch(
     return data.catalog
 
 
-def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None = None) -> int:
+def run_explorer(
+    request: LaunchRequest,
+    catalog_request: CatalogRequest | None = None,
+    reopen_last: bool = True,
+) -> int:
     """Check the request, then run the explorer until the user quits; returns 0.
+    ``reopen_last``: no topology was named, so the last session's is reopened.
 
     Options are checked before the screen is taken over, so that a typo is one line on
     stderr (exit status 2) rather than a modal. Without options nothing is loaded before
@@ -82,7 +87,7 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
 
         catalog = check_launch(request, load_catalog(catalog_request))
     check_terminal()
-    remembered = with_remembered(request)
+    remembered = with_remembered(request, reopen_last)
 
     from fabricui.tui.app import make_app
 
@@ -96,12 +101,13 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
     return app.return_code or 0
 
 
-def with_remembered(request: LaunchRequest) -> LaunchRequest:
+def with_remembered(request: LaunchRequest, reopen_last: bool = True) -> LaunchRequest:
     """Bare ``fabricui`` reopens the topology and message size of the last session (the
-    built-in default topology the first time); anything asked for wins."""
+    built-in default topology the first time); anything asked for wins, the default
+    topology named with ``-t`` too (``reopen_last`` False)."""
     state = load_state()
     topology, nodes, size = state.get("topology"), state.get("nodes"), state.get("message_size")
-    if request.topology == TopologyRequest() and isinstance(topology, str):
+    if reopen_last and request.topology == TopologyRequest() and isinstance(topology, str):
         remembered = TopologyRequest(topology, nodes if isinstance(nodes, int) else None)
         request = dataclasses.replace(request, topology=remembered)
     if request.message_size is None and isinstance(size, int) and size > 0:

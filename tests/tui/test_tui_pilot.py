@@ -615,7 +615,8 @@ async def test_what_if_keeps_the_chosen_gpus(app_factory):
 
 async def test_a_session_remembers_topology_size_and_theme(app_factory, monkeypatch, tmp_path):
     """An interactive session keeps its topology, message size and theme for the next
-    bare ``fabricui``; a remembered topology that is gone reopens the default one."""
+    bare ``fabricui`` (not when a topology is named, even the default one); a remembered
+    topology that is gone reopens the default one."""
     from fabricui.services.requests import LaunchRequest, TopologyRequest
     from fabricui.services.settings import load_state
     from fabricui.tui.launch import with_remembered
@@ -636,6 +637,8 @@ async def test_a_session_remembers_topology_size_and_theme(app_factory, monkeypa
     assert state["theme"] == "nord"
     again = with_remembered(LaunchRequest())
     assert again.topology == TopologyRequest("dgx-h100") and again.message_size == 2**31
+    named = with_remembered(LaunchRequest(), reopen_last=False)  # -t dgx-h100-pod: the default
+    assert named.topology == TopologyRequest() and named.message_size == 2**31
 
     gone = app_factory(launch=LaunchRequest(TopologyRequest("no-such-pod")))
     gone.fallback = TopologyRequest()
@@ -848,3 +851,15 @@ async def test_measured_modal_says_why_it_cannot_read(app_factory, tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, MeasuredModal)
         assert str(app.screen.query_one("#measured-error").render())
+
+
+def test_naming_the_default_topology_is_naming_one():
+    """``fabricui -t dgx-h100-pod`` (the default's id) opens it, not the last session's."""
+    from fabricui.cli import build_parser
+    from fabricui.commands.explore import names_a_topology
+
+    parser = build_parser()
+    assert names_a_topology(parser.parse_args(["-t", "dgx-h100-pod"]))
+    assert names_a_topology(parser.parse_args(["--nodes", "4"]))
+    assert not names_a_topology(parser.parse_args([]))
+    assert not names_a_topology(parser.parse_args(["--view", "collectives"]))
