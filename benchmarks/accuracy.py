@@ -1,7 +1,8 @@
 """Accuracy of the collective model against real nccl-tests runs (a benchmark, not a test).
 
 Usage: python benchmarks/accuracy.py --data ../shared/data/nccl/measurements.yaml [--json]
-       [--logs benchmarks/data/nccl_logs.yaml] [--log-dir ../shared/data/topo/nccl_debug_logs]
+       [--rows [--small]] [--logs benchmarks/data/nccl_logs.yaml]
+       [--log-dir ../shared/data/topo/nccl_debug_logs]
 
 For every ``reference`` entry: build the topology from its ``hardware`` block, predict each
 row (honouring ``env``, ``launch`` and ``score_min_bytes``), and score as the data's README
@@ -188,6 +189,7 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
                 "measured_busbw": busbw_meas,
                 "predicted_busbw": float(prediction.busbw_GBps[i]),
                 "algorithm": prediction.algorithm[i],
+                "channels": _nccl_channels(prediction, i),
                 "best_algorithm": prediction.best_algorithm[i],
                 "error": errs["nccl"],
                 "best_error": errs["best"],
@@ -223,6 +225,12 @@ class _Scores:
             _median(self.small),
             _median(self.signed),
         )
+
+
+def _nccl_channels(prediction, i: int) -> int | None:  # type: ignore[no-untyped-def]
+    """Channels NCCL's pick runs at size ``i`` (None where they are not modelled)."""
+    choice = prediction.choice
+    return None if choice is None or choice.nccl is None else choice.nccl.channels[i]
 
 
 def _bus_factor(op: str, nranks: int) -> float:
@@ -267,6 +275,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rows", action="store_true", help="print every row of every entry")
     parser.add_argument(
+        "--small",
+        action="store_true",
+        help="with --rows: only latency-bound rows (<= 64 KiB), of the entries that have them",
+    )
+    parser.add_argument(
         "--logs",
         type=Path,
         default=ROOT / "benchmarks" / "data" / "nccl_logs.yaml",
@@ -310,19 +323,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{'NCCL':>6} {'signed':>7} {'best':>6}  entry")
     for r in sorted(results, key=lambda r: -(r.error or 0)):
+        shown = [row for row in r.rows if not args.small or row["size_bytes"] <= SMALL]
+        if args.rows and args.small and not shown:
+            continue
         err = "   n/a" if r.error is None else f"{100 * r.error:5.1f}%"
         bias = "" if r.signed is None else f"{100 * r.signed:+6.1f}%"
         best_err = "   n/a" if r.best_error is None else f"{100 * r.best_error:5.1f}%"
         print(f"{err} {bias:>7} {best_err}  {r.id:<52} {r.op:<14} {r.problem}")
         if args.rows:
-            for row in r.rows:
+            for row in shown:
                 best_note = ""
                 if row["best_algorithm"] != row["algorithm"]:
                     best_note = f"  best {row['best_us']:>10.1f}us {row['best_algorithm']}"
+                channels = "" if row["channels"] is None else f" x{row['channels']}"
                 print(
                     f"        {row['size_bytes']:>12}  meas {row['measured_us'] or 0:>10.1f}us "
                     f"{row['measured_busbw']:>7.1f}  pred {row['predicted_us']:>10.1f}us "
-                    f"{row['predicted_busbw']:>7.1f}  {row['algorithm']:<16} "
+                    f"{row['predicted_busbw']:>7.1f}  {row['algorithm'] + channels:<20} "
                     f"{100 * row['error']:5.1f}%{best_note}"
                 )
     for name, figures in (("NCCL's pick", summary), ("best pick", best)):

@@ -15,6 +15,7 @@ import numpy as np
 
 from fabricui.engine.constants import DEFAULT, ModelConstants
 from fabricui.engine.cxi import (
+    idc_saving_us,
     ll_receive_bytes,
     receive_copy_us,
     software_matching,
@@ -247,10 +248,13 @@ class Ring(CollectiveAlgorithm):
             return np.full(size_bytes.shape, np.inf)
         intra, net = self.steps(group, op)
         time = alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
-        cxi = software_matching(group) if protocol == "ll" and net > 0 else None
+        if protocol != "ll" or net == 0:
+            return time
+        message = ll_receive_bytes(size_bytes, group.nccl_channels, group.n)
+        time = time - idc_saving_us(group, message, net)
+        cxi = software_matching(group)
         if cxi is not None:  # each network step receives one message through the host
-            received = ll_receive_bytes(size_bytes, group.nccl_channels, group.n)
-            time = time + receive_copy_us(cxi, received, net)
+            time = time + receive_copy_us(cxi, message, net)
         return time
 
 
@@ -488,11 +492,14 @@ class Tree(CollectiveAlgorithm):
             fill_bytes=fill,
             net_latency_us=group.tree_hop_latency_us,
         )
-        cxi = software_matching(group) if protocol == "ll" and net > 0 else None
+        if protocol != "ll" or net == 0:
+            return time
+        message = ll_receive_bytes(size_bytes, group.nccl_channels, 1)
+        time = time - idc_saving_us(group, message, net)
+        cxi = software_matching(group)
         if cxi is not None:  # receives in a row up and down the trees, through the host
-            received = ll_receive_bytes(size_bytes, group.nccl_channels, 1)
             copies = tree_receive_copies(group.n_nodes)
-            time = time + receive_copy_us(cxi, received, copies)
+            time = time + receive_copy_us(cxi, message, copies)
         return time
 
 

@@ -87,6 +87,14 @@ class ModelConstants:
     4 KiB: 5.2 per receive. Not fitted to the scored runs; the same repository's larger
     runs check it: on 16 nodes (11 receives in a row) gdrcopy off adds 54-59 us (57
     predicted), and at 4 KiB the 256-node run steps up 122 us (23 receives: 120)."""
+    cxi_idc_saving_us: float = 1.0
+    """Time a network send of up to 192 B saves on Slingshot's CXI provider, which writes
+    it into the NIC's command instead of having the NIC read it from memory
+    (``fabricui.engine.cxi``) [us]. From the runs of boeschf/nccl-benchmark-on-alps-2025
+    with the aws-ofi-nccl 1.9.2 plugin, none of them scored: from 64 B to 128 B (LL's
+    message grows from 128 to 256 B with its flags) a tree all-reduce on 2 to 512 nodes
+    steps up 0.7 to 1.2 us per network step, median 1.0 (2 ceil(log2 nodes) steps: +4.1
+    us on 4 nodes, +10.5 on 32, +15.8 on 256)."""
     socket_max_GBps: float = 8.0
     """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: its helper threads, not the
     line rate, limit it on fast Ethernet."""

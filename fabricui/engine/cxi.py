@@ -15,6 +15,17 @@ default). What one copy costs: ``ModelConstants.cxi_cuda_copy_us``.
 Only NCCL's LL protocol is priced: the sizes whose copies the A/B runs behind that constant
 show run LL; Simple and LL128 sizes are bound by bandwidth (with gdrcopy off their
 messages pay too, which is not modelled).
+
+Whatever the matching mode, the provider sends a message of up to ``CXIP_INJECT_SIZE``
+bytes (``C_MAX_IDC_PAYLOAD_UNR``, 192 B in Cassini's ``cassini_user_defs.h``) as an
+immediate data command, the payload written into the command itself
+(``cxip_send_eager_idc``, ``prov/cxi/src/cxip_msg.c``; ``_cxip_send_req`` in
+``cxip_msg_hpc.c``), where a larger one is a DMA command after which the NIC reads the
+payload from memory. NCCL's InfiniBand transport, on which the network step costs were
+measured, never inlines data (``NCCL_IB_USE_INLINE`` covers only its control messages,
+src/transport/net_ib.cc), so every one of its sends waits for that read: an LL message of
+up to 192 B on the wire (96 B of data) saves ``ModelConstants.cxi_idc_saving_us`` per
+network step.
 """
 
 from __future__ import annotations
@@ -36,6 +47,9 @@ if TYPE_CHECKING:
 
 #: ``CXIP_SAFE_DEVMEM_COPY_THRESH``: the largest receive gdrcopy copies [bytes].
 SAFE_DEVMEM_COPY_THRESHOLD_BYTES = 4096
+#: ``CXIP_INJECT_SIZE`` = ``C_MAX_IDC_PAYLOAD_UNR``: the largest send issued as an immediate
+#: data command [bytes].
+IDC_MAX_BYTES = 192
 #: Link families whose NICs NCCL drives through libfabric's CXI provider.
 CXI_FAMILIES = ("slingshot",)
 
@@ -51,6 +65,9 @@ class CxiSettings:
     """``FI_CXI_SAFE_DEVMEM_COPY_THRESHOLD``: receives up to this size copy by gdrcopy."""
     gdrcopy: bool = True
     """``FI_HMEM_CUDA_USE_GDRCOPY`` (0 turns gdrcopy off: every receive is a CUDA copy)."""
+    idc: bool = True
+    """Small sends go as immediate data commands (``FI_CXI_DISABLE_NON_INJECT_MSG_IDC=1``
+    sends every message by DMA)."""
 
 
 def read_cxi(env: Mapping[str, object] | None) -> CxiSettings:
@@ -67,6 +84,7 @@ def read_cxi(env: Mapping[str, object] | None) -> CxiSettings:
             given, "FI_CXI_SAFE_DEVMEM_COPY_THRESHOLD", SAFE_DEVMEM_COPY_THRESHOLD_BYTES
         ),
         gdrcopy=_integer(given, "FI_HMEM_CUDA_USE_GDRCOPY", 1) != 0,
+        idc=_integer(given, "FI_CXI_DISABLE_NON_INJECT_MSG_IDC", 0) == 0,
     )
 
 
@@ -166,3 +184,28 @@ def receive_copy_us(
     if not settings.gdrcopy:
         cuda = np.ones(received.shape, dtype=bool)
     return np.where(cuda, max(0.0, copies) * constants.cxi_cuda_copy_us, 0.0)
+
+
+def idc_saving_us(
+    group: Group,
+    send_bytes: FloatArray,
+    sends: float,
+    constants: ModelConstants = DEFAULT,
+) -> FloatArray:
+    """(n_sizes,) time a call on LL saves by sending its small messages as immediate data
+    commands on a CXI network [us] (0 elsewhere).
+
+    Args:
+        group: The group.
+        send_bytes: (n_sizes,) bytes of one network message on LL (``ll_receive_bytes``).
+        sends: Network sends one after another on the call's slowest path.
+        constants: Model constants (``cxi_idc_saving_us``).
+
+    Notes:
+        ``sends * cxi_idc_saving_us`` where ``send_bytes <= 192`` on a CXI network with
+        immediate data commands on, else 0.
+    """
+    sent = np.asarray(send_bytes, dtype=np.float64)
+    if not uses_cxi(group) or not read_cxi(group.nccl_env).idc:
+        return np.zeros(sent.shape)
+    return np.where(sent <= IDC_MAX_BYTES, max(0.0, sends) * constants.cxi_idc_saving_us, 0.0)

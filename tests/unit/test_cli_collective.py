@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).parents[2]
 MEASUREMENTS = ROOT / "tests" / "data" / "nccl" / "measurements.yaml"
@@ -235,6 +236,42 @@ def test_accuracy_benchmark_runs():
     assert logs["choices"] >= 14
     assert logs["algorithm"] == logs["pick"] == logs["choices"]
     assert logs["channels"] == logs["channels_printed"]
+
+
+def test_accuracy_rows_small_prints_the_latency_bound_rows_with_nccls_channels(
+    tmp_path, capsys, monkeypatch
+):
+    """``--rows --small`` prints only rows of 64 KiB or less, each with NCCL's pick and its
+    channels (``x1``: NCCL runs 8 B on one channel)."""
+    import importlib.util
+
+    entry = {
+        "id": "two_gh200_on_slingshot",
+        "quality": "reference",
+        "hardware": {
+            "gpu": "gh200",
+            "nodes": 2,
+            "gpus_per_node": 1,
+            "intra": None,
+            "net": {"link": "slingshot", "gbps": 200, "nics_per_node": 1},
+        },
+        "op": "all_reduce",
+        "nranks": 2,
+        "rows": [[8, 20.0, 0.0, 0.0], [134217728, 9000.0, 14.9, 14.9]],
+    }
+    data = tmp_path / "one.yaml"
+    data.write_text(yaml.safe_dump([entry]), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("accuracy", ROOT / "benchmarks" / "accuracy.py")
+    assert spec is not None and spec.loader is not None
+    accuracy = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "accuracy", accuracy)  # its dataclasses look it up
+    spec.loader.exec_module(accuracy)
+    argv = ["--data", str(data), "--rows", "--small", "--logs", str(tmp_path / "none.yaml")]
+    (tmp_path / "logs").mkdir()
+    assert accuracy.main([*argv, "--log-dir", str(tmp_path / "logs")]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if "meas" in line]
+    assert [row[0] for row in rows] == ["8"]
+    assert rows[0][7].endswith("/ll") and rows[0][8] == "x1"
 
 
 @pytest.mark.parametrize(

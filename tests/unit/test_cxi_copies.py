@@ -1,4 +1,5 @@
-"""Slingshot's CXI provider under software matching: the CUDA copies a receive pays.
+"""Slingshot's CXI provider: the CUDA copies a receive pays under software matching, and
+the time a small send saves as an immediate data command.
 
 Every figure is computed by hand from the rule in ``fabricui.engine.cxi`` (libfabric's
 ``prov/cxi/include/cxip.h`` and NCCL's LL channel rule), on two-node fabrics of the real
@@ -13,7 +14,9 @@ import pytest
 from fabricui.engine.algorithms import Ring, Tree
 from fabricui.engine.constants import DEFAULT
 from fabricui.engine.cxi import (
+    IDC_MAX_BYTES,
     CxiSettings,
+    idc_saving_us,
     ll_receive_bytes,
     read_cxi,
     receive_copy_us,
@@ -40,6 +43,8 @@ SLINGSHOT_2 = {
 IB_2 = {**SLINGSHOT_2, "gpu": "h100-sxm", "net": {"link": "ib-ndr", "gbps": 400}}
 SOFTWARE = {"FI_CXI_RX_MATCH_MODE": "software"}
 COPY = DEFAULT.cxi_cuda_copy_us
+IDC = DEFAULT.cxi_idc_saving_us
+NO_IDC = {"FI_CXI_DISABLE_NON_INJECT_MSG_IDC": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +132,39 @@ def test_trees_and_rings_on_ll_add_the_copies_of_their_receives(slingshot):
     # Simple never pays.
     assert Tree().time_us(soft, "all_reduce", sizes, "simple") == pytest.approx(
         Tree().time_us(plain, "all_reduce", sizes, "simple")
+    )
+
+
+def test_sends_up_to_192_bytes_save_the_nics_read_on_cxi_only(slingshot, infiniband):
+    assert IDC_MAX_BYTES == 192  # CXIP_INJECT_SIZE = C_MAX_IDC_PAYLOAD_UNR
+    assert read_cxi(None).idc and not read_cxi(NO_IDC).idc
+    sent = np.array([128.0, 192.0, 256.0])
+    # Two sends in a row: 2 x the saving up to 192 B, nothing above.
+    on_cxi = idc_saving_us(Group(slingshot, np.arange(2)), sent, 2.0)
+    assert on_cxi.tolist() == [2 * IDC, 2 * IDC, 0.0]
+    assert idc_saving_us(Group(infiniband, np.arange(2)), sent, 2.0).tolist() == [0.0] * 3
+    off = idc_saving_us(Group(slingshot, np.arange(2), nccl_env=NO_IDC), sent, 2.0)
+    assert off.tolist() == [0.0] * 3
+
+
+def test_trees_and_rings_on_ll_save_per_network_step_while_messages_are_small(slingshot):
+    sizes = np.array([8.0, 96.0, 128.0, 192.0, 256.0])
+    idc = Group(slingshot, np.arange(2))
+    dma = Group(slingshot, np.arange(2), nccl_env=NO_IDC)
+    # Tree on 2 nodes, 1 channel at these sizes: a message is 2 S with LL's flags (16, 192,
+    # 256, 384, 512 B); 2 network steps (up and down) save while it is at most 192 B.
+    tree = Tree().time_us(dma, "all_reduce", sizes, "ll") - Tree().time_us(
+        idc, "all_reduce", sizes, "ll"
+    )
+    assert tree == pytest.approx([2 * IDC, 2 * IDC, 0.0, 0.0, 0.0])
+    # Ring of 2 ranks, 2 network steps: a message is 2 S / 2 ranks = S on one channel.
+    ring = Ring().time_us(dma, "all_reduce", sizes, "ll") - Ring().time_us(
+        idc, "all_reduce", sizes, "ll"
+    )
+    assert ring == pytest.approx([2 * IDC, 2 * IDC, 2 * IDC, 2 * IDC, 0.0])
+    # Simple is not priced.
+    assert Tree().time_us(dma, "all_reduce", sizes, "simple") == pytest.approx(
+        Tree().time_us(idc, "all_reduce", sizes, "simple")
     )
 
 
