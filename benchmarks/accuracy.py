@@ -1,7 +1,7 @@
 """Accuracy of the collective model against real nccl-tests runs (a benchmark, not a test).
 
 Usage: python benchmarks/accuracy.py --data ../shared/data/nccl/measurements.yaml [--json]
-       [--rows [--small]] [--logs benchmarks/data/nccl_logs.yaml]
+       [--rows [ENTRY] [--small]] [--logs benchmarks/data/nccl_logs.yaml]
        [--log-dir ../shared/data/topo/nccl_debug_logs]
 
 For every ``reference`` entry: build the topology from its ``hardware`` block, predict each
@@ -122,12 +122,15 @@ class EntryResult:
     error: float | None = None
     large: float | None = None
     small: float | None = None
+    middle: float | None = None
+    """Median error of the rows between the small and the large classes."""
     signed: float | None = None
     """Median over rows of t_pred / t_meas - 1 (positive: predicted slower than measured)."""
     best_error: float | None = None
     """The same median error for the best pick (the fastest the model knows)."""
     best_large: float | None = None
     best_small: float | None = None
+    best_middle: float | None = None
     best_signed: float | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     problem: str = ""
@@ -196,8 +199,14 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
             }
         )
     nccl, best = scores["nccl"], scores["best"]
-    result.error, result.large, result.small, result.signed = nccl.medians()
-    result.best_error, result.best_large, result.best_small, result.best_signed = best.medians()
+    result.error, result.large, result.small, result.middle, result.signed = nccl.medians()
+    (
+        result.best_error,
+        result.best_large,
+        result.best_small,
+        result.best_middle,
+        result.best_signed,
+    ) = best.medians()
     return result
 
 
@@ -208,6 +217,7 @@ class _Scores:
     errors: list[float] = field(default_factory=list)
     large: list[float] = field(default_factory=list)
     small: list[float] = field(default_factory=list)
+    middle: list[float] = field(default_factory=list)
     signed: list[float] = field(default_factory=list)
 
     def add(self, size: float, error: float, signed: float) -> None:
@@ -215,14 +225,18 @@ class _Scores:
         self.signed.append(signed)
         if size >= LARGE:
             self.large.append(error)
-        if size <= SMALL:
+        elif size <= SMALL:
             self.small.append(error)
+        else:
+            self.middle.append(error)
 
-    def medians(self) -> tuple[float | None, float | None, float | None, float | None]:
+    def medians(self) -> tuple[float | None, ...]:
+        """Median error over all rows, large, small and middle rows, and the signed one."""
         return (
             _median(self.errors),
             _median(self.large),
             _median(self.small),
+            _median(self.middle),
             _median(self.signed),
         )
 
@@ -273,7 +287,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--all", action="store_true", help="score every quality, not only reference"
     )
-    parser.add_argument("--rows", action="store_true", help="print every row of every entry")
+    parser.add_argument(
+        "--rows",
+        nargs="?",
+        const="",
+        metavar="ENTRY",
+        help="print measured vs predicted per row: of every entry, or of the entries whose "
+        "id contains ENTRY",
+    )
     parser.add_argument(
         "--small",
         action="store_true",
@@ -309,7 +330,11 @@ def main(argv: list[str] | None = None) -> int:
                             "id": r.id,
                             "error": r.error,
                             "signed": r.signed,
+                            "large": r.large,
+                            "middle": r.middle,
+                            "small": r.small,
                             "best_error": r.best_error,
+                            "best_large": r.best_large,
                         }
                         for r in results
                     ],
@@ -321,16 +346,19 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         return 0
-    print(f"{'NCCL':>6} {'signed':>7} {'best':>6}  entry")
+    print(f"{'NCCL':>6} {'signed':>7} {'best':>6} {'large':>6} {'middle':>6}  entry")
     for r in sorted(results, key=lambda r: -(r.error or 0)):
+        listing = args.rows is not None and args.rows in r.id
         shown = [row for row in r.rows if not args.small or row["size_bytes"] <= SMALL]
-        if args.rows and args.small and not shown:
+        if listing and args.small and not shown:
             continue
-        err = "   n/a" if r.error is None else f"{100 * r.error:5.1f}%"
+        err, best_err, large, middle = (
+            "   n/a" if v is None else f"{100 * v:5.1f}%"
+            for v in (r.error, r.best_error, r.large, r.middle)
+        )
         bias = "" if r.signed is None else f"{100 * r.signed:+6.1f}%"
-        best_err = "   n/a" if r.best_error is None else f"{100 * r.best_error:5.1f}%"
-        print(f"{err} {bias:>7} {best_err}  {r.id:<52} {r.op:<14} {r.problem}")
-        if args.rows:
+        print(f"{err} {bias:>7} {best_err} {large} {middle}  {r.id:<52} {r.op:<14} {r.problem}")
+        if listing:
             for row in shown:
                 best_note = ""
                 if row["best_algorithm"] != row["algorithm"]:

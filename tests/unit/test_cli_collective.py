@@ -203,7 +203,8 @@ def test_collective_errors(run_cli, argv, expected):
 
 def test_accuracy_benchmark_runs():
     """benchmarks/accuracy.py scores the shared measurements and prints the summary keys
-    (with the mean signed error) and each entry's absolute and signed error."""
+    (with the mean signed error) and each entry's absolute and signed error, and its error
+    over large, middle and small rows."""
     proc = subprocess.run(
         [
             sys.executable,
@@ -228,7 +229,14 @@ def test_accuracy_benchmark_runs():
     }
     assert set(data["best_summary"]) == set(data["summary"])
     assert data["summary"]["scored"] >= 30
-    assert all(set(e) == {"id", "error", "signed", "best_error"} for e in data["entries"])
+    keys = {"id", "error", "signed", "large", "middle", "small", "best_error", "best_large"}
+    assert all(set(e) == keys for e in data["entries"])
+    # An entry's large- and middle-row errors lie within its rows' range, so a median of
+    # all rows sits between them whenever both classes exist.
+    for e in data["entries"]:
+        if e["large"] is not None and e["middle"] is not None and e["small"] is None:
+            assert min(e["large"], e["middle"]) - 1e-12 <= e["error"]
+            assert e["error"] <= max(e["large"], e["middle"]) + 1e-12
     assert all(isinstance(e["signed"], float) for e in data["entries"] if e["error"] is not None)
     assert isinstance(data["summary"]["mean_signed"], float)
     # Every choice the NCCL logs of benchmarks/data/nccl_logs.yaml show is the model's.
