@@ -36,10 +36,18 @@ def parse_size(text: str) -> int:
     """
     match = _SIZE_RE.match(str(text))
     if not match:
+        if _SIZE_RE.match(str(text).strip().lstrip("-")):
+            raise ConfigError(f"invalid size {text!r}: a size is a positive number of bytes")
         raise ConfigError(
             f"invalid size {text!r}: use bytes or a suffix, e.g. 8, 64K, 1G (binary), 1GB, 1GiB"
         )
     number, prefix, tail = match.groups()
+    if prefix.isupper() and tail == "b":
+        # 'Gb' is gigabits, as in a NIC's 400Gb/s: a typed bit size is a mistake, not bytes.
+        raise ConfigError(
+            f"invalid size {text!r}: {prefix}b is bits; a size is bytes: "
+            f"{number}{prefix}B (decimal), {number}{prefix} or {number}{prefix}iB (binary)"
+        )
     prefix = prefix.upper()
     tail = tail.upper()
     # '1GB' is decimal; '1G' and '1GiB' are binary (nccl-tests' convention for '1G').
