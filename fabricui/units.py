@@ -67,7 +67,10 @@ def parse_message_size(text: str, what: str = "--size") -> int:
     Raises:
         ConfigError: Not a size, or out of that range.
     """
-    size = parse_size(text)
+    try:
+        size = parse_size(text)
+    except ConfigError as error:
+        raise ConfigError(f"{what}: {error}") from None
     if not 1 <= size <= MAX_MESSAGE_BYTES:
         raise ConfigError(f"{what} {text}: a message size from 1 byte to 1 PiB")
     return size
@@ -96,7 +99,10 @@ def parse_size_sweep(text: str, what: str = "size range") -> list[int]:
     """
     if text.count(":") != 1:
         raise ConfigError(f"invalid {what} {text!r}: use START:END, e.g. 8:16G")
-    start, end = (parse_size(part) for part in text.split(":"))
+    try:
+        start, end = (parse_size(part) for part in text.split(":"))
+    except ConfigError as error:
+        raise ConfigError(f"{what} {text}: {error}") from None
     if start < 1 or end < start or end > MAX_MESSAGE_BYTES:
         raise ConfigError(f"invalid {what} {text!r}: need 1 <= START <= END <= 1P")
     count = int(math.floor(math.log2(end / start))) + 1

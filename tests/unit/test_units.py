@@ -54,6 +54,20 @@ def test_size_in_bits_is_one_line_on_the_cli(run_cli):
 
 
 @pytest.mark.parametrize(
+    ("argv", "start"),
+    [
+        (["path", "--src", "0", "--dst", "1", "--size", "lots"], "--message-size: invalid size"),
+        (["collective", "all_reduce", "--sweep", "8:1Gb"], "--sweep 8:1Gb: invalid size"),
+        (["--max-memory", "-5", "topologies"], "--max-memory: invalid size '-5': a size is"),
+    ],
+)
+def test_a_bad_size_names_its_flag(run_cli, argv, start):
+    """Which of several sizes on a command line is wrong: the error names the flag."""
+    status, _, err = run_cli(*argv)
+    assert status == 2 and err.startswith(f"fabricui: error: {start}")
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [("100GB/s", 100.0), ("400Gb/s", 50.0), ("400Gbps", 50.0), ("12.5", 12.5), ("1TB/s", 1000.0)],
 )
