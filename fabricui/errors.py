@@ -72,6 +72,15 @@ def nearest(name: str, candidates: Iterable[str], count: int = 3) -> list[str]:
     return close[:count]
 
 
+def unknown_key_message(key: str, known: Iterable[str]) -> str:
+    """One line for a YAML key no schema has: ``unknown key (nearest: nics_per_node; known:
+    link, gbps, ...)``, the likely typo's fix first."""
+    pool = list(known)
+    close = nearest(key, pool)
+    hint = f"nearest: {', '.join(close)}; " if close else ""
+    return f"unknown key ({hint}known: {', '.join(pool)})"
+
+
 def unknown_id_message(kind: str, name: str, candidates: Iterable[str]) -> str:
     """One line: ``unknown gpu 'h100' (nearest: h100-sxm, h200-sxm)``."""
     pool = list(candidates)

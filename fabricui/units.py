@@ -36,10 +36,18 @@ def parse_size(text: str) -> int:
     """
     match = _SIZE_RE.match(str(text))
     if not match:
+        if _SIZE_RE.match(str(text).strip().lstrip("-")):
+            raise ConfigError(f"invalid size {text!r}: a size is a positive number of bytes")
         raise ConfigError(
             f"invalid size {text!r}: use bytes or a suffix, e.g. 8, 64K, 1G (binary), 1GB, 1GiB"
         )
     number, prefix, tail = match.groups()
+    if prefix.isupper() and tail == "b":
+        # 'Gb' is gigabits, as in a NIC's 400Gb/s: a typed bit size is a mistake, not bytes.
+        raise ConfigError(
+            f"invalid size {text!r}: {prefix}b is bits; a size is bytes: "
+            f"{number}{prefix}B (decimal), {number}{prefix} or {number}{prefix}iB (binary)"
+        )
     prefix = prefix.upper()
     tail = tail.upper()
     # '1GB' is decimal; '1G' and '1GiB' are binary (nccl-tests' convention for '1G').
@@ -59,7 +67,10 @@ def parse_message_size(text: str, what: str = "--size") -> int:
     Raises:
         ConfigError: Not a size, or out of that range.
     """
-    size = parse_size(text)
+    try:
+        size = parse_size(text)
+    except ConfigError as error:
+        raise ConfigError(f"{what}: {error}") from None
     if not 1 <= size <= MAX_MESSAGE_BYTES:
         raise ConfigError(f"{what} {text}: a message size from 1 byte to 1 PiB")
     return size
@@ -88,7 +99,10 @@ def parse_size_sweep(text: str, what: str = "size range") -> list[int]:
     """
     if text.count(":") != 1:
         raise ConfigError(f"invalid {what} {text!r}: use START:END, e.g. 8:16G")
-    start, end = (parse_size(part) for part in text.split(":"))
+    try:
+        start, end = (parse_size(part) for part in text.split(":"))
+    except ConfigError as error:
+        raise ConfigError(f"{what} {text}: {error}") from None
     if start < 1 or end < start or end > MAX_MESSAGE_BYTES:
         raise ConfigError(f"invalid {what} {text!r}: need 1 <= START <= END <= 1P")
     count = int(math.floor(math.log2(end / start))) + 1

@@ -165,7 +165,10 @@ def run(args: argparse.Namespace) -> int:
             nccl_version=args.nccl,
             nccl_env=tuple(sorted(nccl_environment(args.env).items())),
         )
-        from fabricui.services.collective import COLLECTIVE_PHASES
+        from fabricui.services.collective import COLLECTIVE_PHASES, newer_than_modelled
+
+        if warning := newer_than_modelled(args.nccl):
+            print(f"fabricui: warning: {warning}", file=sys.stderr)
 
         phases = COLLECTIVE_PHASES + (args.hosts is not None)
         with terminal_progress("collective", phases, quiet=args.json) as progress:

@@ -14,11 +14,27 @@ from fabricui.errors import ConfigError
 from fabricui.services.admission import DEFAULT_BUDGET_BYTES, ENV_MAX_MEMORY
 from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
 from fabricui.services.settings import ENV_HWDB, Settings, env_hwdb_dirs, load_settings
-from fabricui.units import format_bytes
+from fabricui.units import format_bytes, parse_bandwidth_GBps
 from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
+
+
+def port_gbps(text: str) -> float:
+    """A NIC port rate in Gb/s as people write it: ``400``, ``400G``, ``400Gb/s``,
+    ``400Gbps`` or in bytes ``50GB/s`` (the range is checked later, in ``bounds``)."""
+    stripped = text.strip()
+    try:
+        return float(stripped[:-1] if stripped.endswith(("G", "g")) else stripped)
+    except ValueError:
+        pass
+    try:
+        return parse_bandwidth_GBps(stripped) * 8.0
+    except ConfigError:
+        raise argparse.ArgumentTypeError(
+            f"a port rate in Gb/s such as 400 or 400Gb/s (got {text!r})"
+        ) from None
 
 
 def add_topology_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
@@ -44,7 +60,7 @@ def add_topology_options(parser: argparse.ArgumentParser, top_level: bool = Fals
     parser.add_argument("--nodes", type=int, default=unset, help="rescale the topology to N nodes")
     parser.add_argument(
         "--nic-gbps",
-        type=float,
+        type=port_gbps,
         default=unset,
         metavar="GBPS",
         help="what if every NIC port ran at GBPS Gb/s",

@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="terminal_size",
         default="120x40",
         metavar="COLSxROWS",
-        help="terminal size to render at (default: 120x40; --size is the old name)",
+        help="terminal size to render at (default: 120x40)",
     )
     add_topology_options(parser)
     parser.add_argument("--src", help="topology view: source GPU (n<node>.g<gpu> or a rank)")
@@ -77,14 +77,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--message-size", metavar="S", help="topology view: message size, e.g. 1G (default 1 GiB)"
     )
     parser.add_argument("--op", help="collectives view: operation (default: all_reduce)")
-    parser.add_argument("--group", help="collectives view: all, node or per-node (default: all)")
+    parser.add_argument(
+        "--group",
+        help="collectives view: all, host (or node), domain or per-node (default: all)",
+    )
     parser.add_argument(
         "--sweep",
         "--sizes",
         dest="sizes",
         metavar="A:B",
-        help="collectives view: size range, e.g. 8:16G, or one size (as `collective --sweep`; "
-        "--sizes is the old name)",
+        help="collectives view: size range, e.g. 8:16G, or one size (as `collective --sweep`)",
     )
     parser.add_argument("--model", help="strategies view: model id (default: llama3-70b)")
     parser.add_argument(

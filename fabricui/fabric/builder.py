@@ -473,6 +473,11 @@ def _add_nics(
     mapping = _gpu_nic_map(spec, n_nic)
     nic_pcie = b.catalog.links[nic_spec.pcie if nic_spec else b.gpu.pcie]
     attach = nic_attachment(spec, nic_spec, bool(devices.pcie_switches))
+    slot = b.catalog.links[b.gpu.pcie]
+    if attach == "pcie-switch" and slot.bw_GBps < nic_pcie.bw_GBps:
+        # A PCIe link trains at the older generation of its two ends: a Gen5 NIC on the
+        # Gen4 switch of an A100 host runs at Gen4.
+        nic_pcie = slot
     ports = max(1, round(nic_ports))
     for k, nic in enumerate(nics):
         first_gpu = mapping.index(k) if k in mapping else (k * g) // n_nic

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from fabricui.errors import EngineError, unknown_id_message
+from fabricui.errors import EngineError, nearest, unknown_id_message
 from fabricui.fabric.fabric import Fabric
 
 _GPU_RE = re.compile(r"^([nd])(\d+)\.g(\d+)$")
@@ -93,6 +93,14 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
             f"{fabric.gpu_name(nearest_rank)}); {_valid_range(fabric)}"
         )
     match = _GPU_RE.match(raw.lower())
+    hosts = host_index(fabric)
+    host, sep, _ = raw.rpartition(".g")
+    if not match and hosts and sep and host:
+        # A typo in an imported cluster's host name: name the hosts it is nearest to.
+        raise EngineError(
+            f"unknown host {host!r} in {name} (nearest: {', '.join(_nearest_hosts(host, hosts))})"
+            f": a GPU here is HOST.gK ({next(iter(hosts))}.g0), n<node>.g<gpu> or a rank"
+        )
     if not match:
         raise EngineError(
             f"invalid GPU id {raw!r}: use n<node>.g<gpu> such as n0.g3, or a global rank; "
@@ -118,6 +126,22 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
         f"no GPU {raw} in {name}: {' and '.join(problem)} (nearest: {nearest}); "
         f"{_valid_range(fabric)}"
     )
+
+
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
+def _nearest_hosts(host: str, hosts: dict[str, int], count: int = 3) -> list[str]:
+    """Hosts nearest a mistyped name: first those with its prefix and number whatever the
+    zero padding (``luna-016`` -> ``luna-0016``), then the closest spellings."""
+    typed = _NUMBERED.match(host)
+    key = (typed.group(1), int(typed.group(2))) if typed else None
+    same = [
+        candidate
+        for candidate in hosts
+        if (found := _NUMBERED.match(candidate)) and (found.group(1), int(found.group(2))) == key
+    ]
+    return list(dict.fromkeys(same + nearest(host, hosts)))[:count]
 
 
 def placement(fabric: Fabric, rank_a: int, rank_b: int) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from fabricui.errors import HwdbError
+from fabricui.errors import HwdbError, unknown_key_message
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
 from fabricui.model.cluster import (
     CLUSTER_TIERS,
@@ -103,7 +103,7 @@ def parse_cluster(doc: YamlDocument, path: KeyPath, data: Any, spec: TopologySpe
         raise _fail(doc, path, "expected a mapping with switches, cables, hosts, blocks")
     for key in data:
         if key not in _KEYS:
-            raise _fail(doc, (*path, str(key)), f"unknown key (known: {', '.join(_KEYS)})")
+            raise _fail(doc, (*path, str(key)), unknown_key_message(str(key), _KEYS))
     per_node = data.get("hosts_per_node", 1)
     if isinstance(per_node, bool) or not isinstance(per_node, int) or not 1 <= per_node <= 1024:
         raise _fail(doc, (*path, "hosts_per_node"), f"expected 1 to 1024 (got {per_node!r:.20})")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from fabricui.errors import HwdbError
+from fabricui.errors import HwdbError, unknown_key_message
 from fabricui.files import write_text
 from fabricui.hwdb.catalog import unknown_id_message
 from fabricui.hwdb.schema import show
@@ -95,7 +95,7 @@ def parse_overlay(doc: YamlDocument) -> CalibrationOverlay:
         )
     for key in data:
         if key not in OVERLAY_KEYS:
-            raise _fail(doc, (key,), f"unknown key (known: {', '.join(OVERLAY_KEYS)})")
+            raise _fail(doc, (key,), unknown_key_message(str(key), OVERLAY_KEYS))
     constants = data.get("constants")
     if constants not in (None, {}):
         raise _fail(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.bounds import real
-from fabricui.errors import HwdbError, unknown_id_message
+from fabricui.errors import HwdbError, unknown_id_message, unknown_key_message
 from fabricui.hwdb.schema import show
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path, read_yaml
@@ -138,7 +138,7 @@ def _mapping(
         raise _fail(doc, path, f"expected a mapping ({what}), got {show(data)}")
     for key in data:
         if key not in keys:
-            raise _fail(doc, (*path, str(key)), f"unknown key (known: {', '.join(keys)})")
+            raise _fail(doc, (*path, str(key)), unknown_key_message(str(key), keys))
     return data
 
 

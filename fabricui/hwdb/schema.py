@@ -14,7 +14,7 @@ import reprlib
 from typing import Any, TypeVar
 
 from fabricui.bounds import NIC_PORT_GBPS, Range, problem
-from fabricui.errors import HwdbError
+from fabricui.errors import HwdbError, unknown_key_message
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
 from fabricui.model import records, topology
 
@@ -139,8 +139,8 @@ def convert_record(
     overrides = overrides or {}
     for key in data:
         if key not in fields or key in overrides:
-            known = ", ".join(n for n in fields if n not in overrides)
-            _fail(doc, (*path, str(key)), f"unknown key (known: {known})")
+            known = [n for n in fields if n not in overrides]
+            _fail(doc, (*path, str(key)), unknown_key_message(str(key), known))
     kwargs: dict[str, Any] = dict(overrides)
     for name, f in fields.items():
         if name in overrides:

@@ -67,7 +67,10 @@ def memory_budget(text: str | None = None) -> int:
         text, source = os.environ.get(ENV_MAX_MEMORY), ENV_MAX_MEMORY
     if not text:
         return DEFAULT_BUDGET_BYTES
-    value = parse_size(text)
+    try:
+        value = parse_size(text)
+    except ConfigError as error:
+        raise ConfigError(f"{source}: {error}") from None
     if value < 64 * 2**20:
         raise ConfigError(f"{source} {text}: at least 64M (a size such as 4G)")
     return value

@@ -17,7 +17,7 @@ from fabricui.engine.cxi import read_cxi
 from fabricui.engine.nccl import release_for
 from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
-from fabricui.engine.nccl.releases import parse_version
+from fabricui.engine.nccl.releases import NEWEST_VERSION, parse_version
 from fabricui.errors import ConfigError
 from fabricui.importers.nccl_tests import parse_nccl_tests, read_results
 from fabricui.services.command_requests import CollectiveRequest
@@ -208,6 +208,19 @@ def predict_collective(
 def nccl_version(text: str | None) -> tuple[int, int, int] | None:
     """``2.21`` or ``2.23.4`` as a version tuple, None when it is not one."""
     return parse_version(text)
+
+
+def newer_than_modelled(text: str | None) -> str | None:
+    """The warning for an NCCL release past the newest modelled (a typo such as ``2.99``, or
+    a release out after this fabricui), which is priced as the newest; None otherwise."""
+    parsed = parse_version(text)
+    newest = parse_version(NEWEST_VERSION)
+    if parsed is None or newest is None or parsed[:2] <= newest[:2]:
+        return None
+    return (
+        f"NCCL {text} is newer than the newest release modelled ({NEWEST_VERSION}): "
+        f"priced with {NEWEST_VERSION}'s tuner"
+    )
 
 
 def bus_factor(op: str, nranks: int) -> float:

@@ -593,7 +593,7 @@ class FabricApp(App[None]):
             from fabricui.services.session import resolve_spec
 
             if not text.isdigit():
-                return f"a whole number of nodes, not {text!r}"
+                return f"a whole number of nodes from 1, not {text!r}"
             try:
                 resolve_spec(dataclasses.replace(data.request, nodes=int(text)), catalog)
             except FabricError as exc:
@@ -606,11 +606,11 @@ class FabricApp(App[None]):
 
         from fabricui.tui.screens.prompt import PromptModal
 
+        per_node = data.fabric.gpus_per_node
+        example = max(1, 1024 // per_node)
+        hint = f"e.g. {example} for {example * per_node:,} GPUs ({per_node} per node)"
         self.push_screen(
-            PromptModal(
-                f"Nodes of {data.spec.id}", str(data.fabric.nodes), "e.g. 128 for 1,024 GPUs", check
-            ),
-            done,
+            PromptModal(f"Nodes of {data.spec.id}", str(data.fabric.nodes), hint, check), done
         )
 
     def action_ask_what_if(self) -> None:

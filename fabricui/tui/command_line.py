@@ -137,7 +137,7 @@ def _check_gpu(finder: str) -> Callable[[Explorer, str], str | None]:
 
 def _check_nodes(app: Explorer, argument: str) -> str | None:
     if not argument.isdigit() or int(argument) < 1:
-        return f"a whole number of nodes, not {argument!r}"
+        return f"a whole number of nodes from 1, not {argument!r}"
     if app.data is not None and app.catalog is not None:  # as N checks it
         from fabricui.services.session import resolve_spec
 

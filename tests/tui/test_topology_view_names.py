@@ -39,6 +39,17 @@ def luna_cluster(tmp_path_factory) -> Path:
     return out
 
 
+def test_a_mistyped_host_names_the_nearest_hosts(run_cli, luna_cluster):
+    """`path --src luna-016.g7` (a zero short) is one line naming luna-0016 first."""
+    argv = ["path", "-t", str(luna_cluster), "--src", "luna-016.g7", "--dst", "luna-0001.g0"]
+    status, out, err = run_cli(*argv)
+    assert (status, out) == (2, "")
+    assert err.startswith(
+        "fabricui: error: unknown host 'luna-016' in cluster (nearest: luna-0016,"
+    )
+    assert err.count("\n") == 1 and "HOST.gK (luna-0001.g0)" in err
+
+
 async def test_imported_map_and_path_use_host_names(app_factory, luna_cluster):
     """The map lists luna-0001.., the path says luna-0001.g0; n15.g7 is still accepted."""
     app = app_factory(launch=LaunchRequest(TopologyRequest(str(luna_cluster))))

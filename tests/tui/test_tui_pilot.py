@@ -215,6 +215,22 @@ async def test_node_count_and_what_if_rebuild_the_fabric(app_factory):
         assert app.screen.report.bottleneck_GBps == 25.0
 
 
+async def test_node_prompt_counts_gpus_of_this_topologys_nodes(app_factory):
+    """N's hint counts the GPUs of the topology's own nodes (4 per GB200 tray, not 8), and a
+    negative count is refused with a line that says why."""
+    app = app_factory(topology="gb200-nvl72")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("N")
+        await pilot.pause()
+        prompt = pilot.app.screen
+        assert isinstance(prompt, PromptModal)
+        assert prompt.help_text == "e.g. 256 for 1,024 GPUs (4 per node)"
+        await pilot.press("ctrl+a", *"-5", "enter")
+        await pilot.pause()
+        assert pilot.app.screen is prompt
+
+
 async def test_collectives_table_equals_the_engine(app_factory):
     """Pick an operation, a group and sizes: each row is the engine's prediction."""
     app = app_factory(view="collectives")

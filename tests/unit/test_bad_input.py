@@ -39,12 +39,12 @@ def test_schema_type_error_names_key_path_and_value(mini):
 
 
 def test_unknown_key_lists_known_keys(mini):
-    """A misspelt key is named with its path and the keys that exist."""
+    """A misspelt key is named with its path, the nearest keys first, then every key."""
     with pytest.raises(HwdbError) as exc:
         resolve_topology(str(TOPO / "unknown-key.yaml"), mini)
     text = one_line(exc)
     assert "unknown-key.yaml:9" in text and "net.oversubscripton" in text
-    assert "oversubscription" in text
+    assert "unknown key (nearest: oversubscription, spine_oversubscription; known: link," in text
 
 
 def test_unknown_gpu_names_nearest(mini):

@@ -204,6 +204,22 @@ def test_what_if_flags_change_the_path(run_cli):
     assert "--nic-gbps: NIC port rate must be a finite number within" in err
 
 
+@pytest.mark.parametrize("rate", ["200", "200G", "200Gb/s", "200Gbps", "25GB/s"])
+def test_nic_gbps_takes_a_rate_as_people_write_it(run_cli, rate):
+    """--nic-gbps 200G (or 200Gb/s, or 25GB/s in bytes) is 200 Gb/s: the NIC hop 25 GB/s."""
+    argv = ["path", "-t", "dgx-h100", "--nodes", "2", "--src", "0", "--dst", "8", "--json"]
+    status, out, err = run_cli(*argv, "--nic-gbps", rate)
+    assert status == 0, err
+    assert json.loads(out)["bottleneck_GBps"] == pytest.approx(25.0)
+
+
+def test_nic_gbps_that_is_not_a_rate_says_what_is(run_cli):
+    """A word where a rate goes is one line with the forms it takes."""
+    status, out, err = run_cli("path", "--src", "0", "--dst", "1", "--nic-gbps", "fast")
+    assert (status, out) == (2, "")
+    assert "--nic-gbps: a port rate in Gb/s such as 400 or 400Gb/s (got 'fast')" in err
+
+
 def test_control_characters_from_input_are_escaped(run_cli, tmp_path):
     """A file name with an escape sequence is printed escaped, never raw."""
     evil = tmp_path / "a\x1b]0;pwned\x07.yaml"

@@ -72,6 +72,19 @@ def test_nccl_version_and_env_change_the_pick(run_cli, monkeypatch):
     assert data["rows"][0]["env"]["NCCL_PROTO"] == "LL"
 
 
+def test_a_release_past_the_newest_modelled_is_named(run_cli):
+    """--nccl 2.99 (a typo, or a release out later) is priced with the newest tuner, and
+    stderr says so in one line; the newest line itself (2.30) is not warned about."""
+    argv = ["collective", "all_reduce", "-t", "dgx-h100", "--size", "1G", "--json", "--nccl"]
+    status, out, err = run_cli(*argv, "2.99")
+    assert status == 0 and json.loads(out)["library"] == "NCCL 2.30.7"
+    assert err == (
+        "fabricui: warning: NCCL 2.99 is newer than the newest release modelled (2.30.7): "
+        "priced with 2.30.7's tuner\n"
+    )
+    assert run_cli(*argv, "2.30")[2] == ""
+
+
 def test_tuner_config_for_nccls_example_plugin(run_cli, tmp_path):
     """--tuner FILE writes one line per size range whose best pick beats NCCL's by the
     margin, in the example tuner plugin's columns; the table still goes to stdout, an

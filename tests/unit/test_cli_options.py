@@ -3,6 +3,7 @@ file's hwdb directories, errors printed once, and the renamed flags' old spellin
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -142,3 +143,17 @@ def test_reproduce_command_prints_the_report_with_a_human_size():
         "fabricui snapshot topology -t dgx-h100 --src n0.g0 --dst n0.g1 --message-size 1G "
         "--sweep 8:1G"
     )
+
+
+def test_help_speaks_of_the_product_not_its_history():
+    """No command's --help calls a flag an old name or speaks of earlier versions; snapshot's
+    --group lists every group it takes, as collective does."""
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    helps = {name: sub.format_help() for name, sub in commands.choices.items()}
+    for name, text in helps.items():
+        flat = " ".join(text.split()).lower()
+        for word in ("old name", "earlier version", "no longer", "formerly"):
+            assert word not in flat, f"{name} --help: {word!r}"
+    (group,) = [a for a in commands.choices["snapshot"]._actions if "--group" in a.option_strings]
+    assert group.help.startswith("collectives view: all, host (or node), domain or per-node")

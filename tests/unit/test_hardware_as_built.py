@@ -105,6 +105,21 @@ def test_nic_attachment_is_expressible_in_yaml(catalog, tmp_path):
         build_fabric(spec, catalog)
 
 
+def test_a_newer_nic_on_an_older_pcie_switch_runs_at_the_switch_generation(catalog, tmp_path):
+    """A Gen5 ConnectX-7 (NDR) in an A100 host's Gen4 switch trains at Gen4 (PCIe runs at
+    the older generation of a link's two ends), as `import nvidia-smi --net ib-ndr:400`
+    writes for an A100 box."""
+    text = (
+        "gpu: a100-sxm4-80gb\nnodes: 2\ngpus_per_node: 8\n"
+        "intra: {fabric: nvswitch, link: nvlink3}\n"
+        "net: {link: ib-ndr, gbps: 400, nics_per_node: 8}\n"
+    )
+    fabric = build_fabric(resolve_topology(write(tmp_path, text), catalog), catalog)
+    hops = api.path(fabric, "n0.g0", "n1.g0").hops
+    to_nic = [h for h in hops if h.dst == "n0.nic0"]
+    assert [(h.link, h.bw_GBps) for h in to_nic] == [("pcie4", 31.5)]
+
+
 def test_gb300_rail_build_at_1k_gpus_is_per_tray(catalog):
     """1,008 GPUs (252 trays, 4 rails): 16 leafs and 8 spines on Q3400s, not a leaf per GPU of
     a 72-GPU host; scalable units are whole racks (72 trays = 4 of 18)."""

@@ -35,6 +35,39 @@ def test_parse_size_rejects(text):
 
 
 @pytest.mark.parametrize(
+    ("text", "hint"),
+    [("-5", "a size is a positive number of bytes"), ("1Gb", "Gb is bits; a size is bytes: 1GB")],
+)
+def test_parse_size_names_the_mistake(text, hint):
+    """A negative size and a size in bits (``1Gb``, as a NIC rate) say what is wrong."""
+    with pytest.raises(ConfigError, match=hint):
+        parse_size(text)
+
+
+def test_size_in_bits_is_one_line_on_the_cli(run_cli):
+    """``path --size 1Gb`` is refused in one line, not priced as 10^9 bytes."""
+    status, out, err = run_cli(
+        "path", "-t", "dgx-h100", "--src", "0", "--dst", "1", "--size", "1Gb"
+    )
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1 and "Gb is bits" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "start"),
+    [
+        (["path", "--src", "0", "--dst", "1", "--size", "lots"], "--message-size: invalid size"),
+        (["collective", "all_reduce", "--sweep", "8:1Gb"], "--sweep 8:1Gb: invalid size"),
+        (["--max-memory", "-5", "topologies"], "--max-memory: invalid size '-5': a size is"),
+    ],
+)
+def test_a_bad_size_names_its_flag(run_cli, argv, start):
+    """Which of several sizes on a command line is wrong: the error names the flag."""
+    status, _, err = run_cli(*argv)
+    assert status == 2 and err.startswith(f"fabricui: error: {start}")
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [("100GB/s", 100.0), ("400Gb/s", 50.0), ("400Gbps", 50.0), ("12.5", 12.5), ("1TB/s", 1000.0)],
 )
