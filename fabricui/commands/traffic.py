@@ -15,7 +15,13 @@ from fabricui.render.output import print_json
 from fabricui.render.progress import terminal_progress
 from fabricui.render.table import text_table
 from fabricui.services.command_requests import TrafficRequest
-from fabricui.vocabulary import PATTERNS
+from fabricui.vocabulary import PATTERNS, op_name
+
+
+def pattern_name(text: str) -> str:
+    """A pattern as users spell it (``alltoall``, ``All-to-All``, ``random_pairs``)."""
+    key = text.strip().lower()
+    return "all_to_all" if op_name(key) == "all_to_all" else key.replace("_", "-")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -26,6 +32,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_topology_options(parser)
     parser.add_argument(
         "--pattern",
+        type=pattern_name,
         choices=PATTERNS,
         default="all_to_all",
         help="all_to_all, ring (each GPU to the next) or random-pairs",

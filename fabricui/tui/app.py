@@ -572,11 +572,12 @@ class FabricApp(App[None]):
             for spec in sorted(self.catalog.topologies.values(), key=lambda s: (s.n_gpus, s.id))
         ]
 
+        current = self.data.spec.id if self.data else None
+
         def done(topology: str | None) -> None:
-            if topology:
+            if topology and topology != current:  # the one on screen: nothing to open
                 self.load_topology(topology)
 
-        current = self.data.spec.id if self.data else None
         from fabricui.tui.screens.picker import PickerModal
 
         self.push_screen(

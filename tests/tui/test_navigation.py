@@ -86,6 +86,9 @@ async def test_back_goes_through_views_selections_and_topologies(app_factory):
         await pilot.press("right", "s")
         await settle(pilot)
         assert screen.src == first_src + 1
+        await pilot.press("t", *"dgx-h100-pod", "enter")  # the one on screen: nothing opens
+        await settle(pilot)
+        assert not any("backspace goes back" in str(n.message) for n in notifications(app))
         await pilot.press("t", *"dgx-h100", "enter")
         await settle(pilot)
         assert app.data.spec.id == "dgx-h100"

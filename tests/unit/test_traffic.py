@@ -53,3 +53,6 @@ def test_traffic_cli(run_cli):
     )
     status, out, err = run_cli("traffic", "--gpus", "1")
     assert status == 2 and "--gpus must be within 2..32" in err
+    for spelling in ("alltoall", "All-to-All"):  # as collective takes it
+        status, out, _ = run_cli("traffic", "-t", "dgx-h100", "--pattern", spelling)
+        assert status == 0 and out.startswith("all_to_all among 8 GPUs")

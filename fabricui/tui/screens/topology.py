@@ -691,10 +691,12 @@ class TopologyScreen(ViewScreen):
         data = self.data
         if data is None:
             return
-        example = data.fabric.node_label(data.fabric.nodes - 1)
+        last = data.fabric.nodes - 1
+        example = data.fabric.node_label(last)
+        host = f"a host ({example}), part of its name, " if example != f"n{last}" else ""
         self._ask_gpu(
-            "Find a host or GPU",
-            f"a host ({example}), part of its name, a node (n3), a switch or a GPU id",
+            "Find a host, switch or GPU",
+            f"{host}a node (n{last}), a switch or NIC by name, or a GPU id",
             data.find_gpu,
         )
 
