@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any
 from fabricui.bounds import MFU, checked
 from fabricui.commands.options import add_hosts_option, catalog_request, topology_request
 from fabricui.commands.strategies import add_common_args
+from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.render.table import text_table
 from fabricui.services import plan as service
+from fabricui.services.layouts import LayoutChoice, parse_layout
 from fabricui.services.plan import (
     MODEL_PARALLEL,
     SEARCH_TOP,
@@ -101,6 +103,12 @@ def _add_layout_options(parser: argparse.ArgumentParser) -> None:
     )
     for flag, text in degrees:
         parser.add_argument(flag, type=int, default=None, help=text)
+    parser.add_argument(
+        "--layout",
+        metavar="WORDS",
+        help="the layout in words, as the explorer's l and snapshot --layout take it: "
+        "'tp8 pp2 cp2 ep4 fsdp selective' (--tp, --pp, --dp-strategy ... win over it)",
+    )
     parser.add_argument(
         "--dp-strategy",
         default=None,
@@ -263,6 +271,9 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
     mfu = _get(args, "mfu", None)
     if mfu is not None:
         mfu = checked(mfu, MFU, "--mfu")
+    words = _get(args, "layout", None)
+    if words:
+        args = _with_layout_words(args, words)
     return PlanRequest(
         topology=topology_request(args),
         model=_get(args, "model", DEFAULT_MODEL),
@@ -292,6 +303,29 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
         hosts=_get(args, "hosts", None),
         framework=_get(args, "framework", None),
     )
+
+
+def _with_layout_words(args: argparse.Namespace, words: str) -> argparse.Namespace:
+    """``args`` with what ``--layout`` says where no option said it.
+
+    Raises:
+        ConfigError: A word that is not a degree, a data-parallel strategy or a recompute
+            mode.
+    """
+    default = LayoutChoice()
+    try:
+        said = parse_layout(words, default)
+    except ConfigError as exc:
+        raise ConfigError(f"--layout: {exc.message}") from None
+    filled = argparse.Namespace(**vars(args))
+    for name, option in (("tp", "tp"), ("pp", "pp"), ("ep", "ep"), ("cp", "cp")):
+        if _get(args, option, None) is None and getattr(said, name) != getattr(default, name):
+            setattr(filled, option, getattr(said, name))
+    if _get(args, "dp_strategy", None) is None and said.dp_strategy != default.dp_strategy:
+        filled.dp_strategy = said.dp_strategy
+    if _get(args, "recompute", None) is None and said.recompute is not None:
+        filled.recompute = said.recompute
+    return filled
 
 
 def _modules(text: str | None) -> tuple[str, ...] | None:

@@ -116,3 +116,18 @@ def test_strategies_marks_ep_on_a_dense_model(run_cli):
     status, out, _ = run_cli("strategies", "-m", "mixtral-8x7b", "--json")
     rows = {r["name"]: r for r in json.loads(out)["strategies"]}
     assert rows["ep"]["applies"] is True and rows["ep"]["comm_us_intra"] > 0
+
+
+def test_layout_in_words(run_cli):
+    """``plan --layout 'tp8 fsdp'`` prices what --tp 8 --dp-strategy fsdp does; an option
+    given as well wins over the words; a word it does not know is one line naming the
+    option."""
+    base = ("plan", "-t", "dgx-h100-pod", "--json")
+    status, words, _ = run_cli(*base, "--layout", "tp8 fsdp")
+    _, flags, _ = run_cli(*base, "--tp", "8", "--dp-strategy", "fsdp")
+    assert status == 0 and json.loads(words) == json.loads(flags)
+    status, out, _ = run_cli(*base, "--layout", "tp8 pp2", "--pp", "1")
+    layout = json.loads(out)["layout"]
+    assert status == 0 and (layout["tp"], layout["pp"]) == (8, 1)
+    status, _, err = run_cli(*base, "--layout", "tp8 zorro")
+    assert status == 2 and "--layout: unknown word 'zorro'" in err and err.count("\n") == 1
