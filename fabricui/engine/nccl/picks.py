@@ -294,47 +294,48 @@ def choose(
         if unpriced.any():
             fastest = np.argmin(np.vstack([physical[key] for _, _, key in pairs]), axis=0)
             chosen = np.where(unpriced, fastest, chosen)
-    keys = [key for _, _, key in pairs]
-    nccl_key_index = [keys[c] for c in chosen]
-    nccl_physical = np.array([physical[k][j] for j, k in enumerate(nccl_key_index)])
-    nccl_channels = _channels(tuning, [pairs[c] for c in chosen], sizes)
-    nccl = Pick(
-        algorithm=tuple(k[0] for k in nccl_key_index),
-        protocol=tuple(k[1] for k in nccl_key_index),
-        channels=nccl_channels,
-        time_us=nccl_physical,
-        nccl_algorithm=tuple(ALGORITHMS[pairs[c][0]] for c in chosen),
-    )
-    model_us = rows[chosen, np.arange(n)]
+    columns = np.arange(n)
+    nccl_physical = np.vstack([physical[key] for _, _, key in pairs])[chosen, columns]
+    nccl_channels = _channels(tuning, pairs, chosen, sizes)
+    nccl = _pick_per_size(pairs, chosen, nccl_channels, nccl_physical)
+    model_us = rows[chosen, columns]
 
     runnable = _nccl_pairs(could, physical, forced, allow_disabled=False)
     best_pairs = runnable or pairs
     table = np.vstack([physical[key] for _, _, key in best_pairs])
     fastest = np.argmin(table, axis=0)
-    best_times = table[fastest, np.arange(n)]
+    best_times = table[fastest, columns]
     # Never call a pick better than NCCL's when it is not clearly faster.
     keep = best_times >= nccl_physical * (1.0 - BETTER_BY)
-    best_list = [best_pairs[f] for f in fastest]
-    could_channels = _channels(could, best_list, sizes)
+    could_channels = _channels(could, best_pairs, fastest, sizes)
+    faster = _pick_per_size(best_pairs, fastest, could_channels, best_times)
     best = Pick(
-        algorithm=tuple(nccl.algorithm[j] if keep[j] else best_list[j][2][0] for j in range(n)),
-        protocol=tuple(nccl.protocol[j] if keep[j] else best_list[j][2][1] for j in range(n)),
-        channels=tuple(nccl_channels[j] if keep[j] else could_channels[j] for j in range(n)),
+        *(
+            tuple(np.where(keep, _objects(ours), _objects(theirs)).tolist())
+            for ours, theirs in (
+                (nccl.algorithm, faster.algorithm),
+                (nccl.protocol, faster.protocol),
+                (nccl.channels, faster.channels),
+            )
+        ),
         time_us=np.where(keep, nccl_physical, best_times),
         nccl_algorithm=tuple(
-            nccl.nccl_algorithm[j] if keep[j] else ALGORITHMS[best_list[j][0]] for j in range(n)
+            np.where(keep, _objects(nccl.nccl_algorithm), _objects(faster.nccl_algorithm)).tolist()
         ),
     )
-    envs: list[dict[str, str]] = []
-    cautions: list[str] = []
-    for j in range(n):
-        if keep[j]:
-            envs.append({})
-            cautions.append("")
-            continue
-        a, p, _ = best_list[j]
-        envs.append(_force_env(settings, op, ALGORITHMS[a], PROTOCOLS[p], view_now))
-        cautions.append(LL128_CAUTION if could.default_off[a, p] else "")
+    # The settings that force each size's best pick: one per distinct pick, not per size.
+    forcing = {
+        f: (
+            _force_env(settings, op, ALGORITHMS[a], PROTOCOLS[p], view_now),
+            LL128_CAUTION if could.default_off[a, p] else "",
+        )
+        for f in np.unique(fastest[~keep]).tolist()
+        for a, p, _ in (best_pairs[f],)
+    }
+    none: tuple[dict[str, str], str] = ({}, "")
+    per_size = [none if k else forcing[f] for k, f in zip(keep.tolist(), fastest.tolist())]
+    envs = [env for env, _ in per_size]
+    cautions = [caution for _, caution in per_size]
     return Choice(
         library=f"NCCL {release.version}",
         nccl=nccl,
@@ -363,15 +364,36 @@ def _nccl_pairs(
     return pairs
 
 
-def _channels(tuning: Tuning, pairs, sizes: FloatArray) -> tuple[int | None, ...]:
-    """Channels of each size's pair (one call per distinct pair, over every size)."""
-    per_pair: dict[tuple[int, int], IntArray] = {}
-    out: list[int | None] = []
-    for j, (a, p, _) in enumerate(pairs):
-        if (a, p) not in per_pair:
-            per_pair[(a, p)] = tuning.channels(ALGORITHMS[a], PROTOCOLS[p], sizes)
-        out.append(int(per_pair[(a, p)][j]))
-    return tuple(out)
+def _channels(tuning: Tuning, pairs, index: IntArray, sizes: FloatArray) -> tuple[int, ...]:
+    """Channels of the pair ``pairs[index[j]]`` at each size ``j`` (one call per distinct
+    pair, over every size)."""
+    out = np.zeros(len(sizes), dtype=np.int64)
+    for i in np.unique(index).tolist():
+        a, p, _ = pairs[i]
+        at = index == i
+        out[at] = tuning.channels(ALGORITHMS[a], PROTOCOLS[p], sizes)[at]
+    return tuple(out.tolist())
+
+
+def _objects(values: Sequence[object]) -> npt.NDArray[np.object_]:
+    """``values`` as an object array (strings and ints kept as they are)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(values)
+    return out
+
+
+def _pick_per_size(pairs, index: IntArray, channels: tuple[int, ...], times: FloatArray) -> Pick:
+    """The pick of pair ``pairs[index[j]]`` at each size ``j``."""
+    algorithms = _objects([key[0] for _, _, key in pairs])
+    protocols = _objects([key[1] for _, _, key in pairs])
+    names = _objects([ALGORITHMS[a] for a, _, _ in pairs])
+    return Pick(
+        algorithm=tuple(algorithms[index].tolist()),
+        protocol=tuple(protocols[index].tolist()),
+        channels=channels,
+        time_us=times,
+        nccl_algorithm=tuple(names[index].tolist()),
+    )
 
 
 def _p2p_choice(
