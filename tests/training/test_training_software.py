@@ -377,22 +377,7 @@ def test_rowwise_casts_the_gathered_inputs_twice_scaled():
     (2h) at 3 + 5 bytes; the out-projection and down-projection inputs are TP-sharded
     either way. Forward: 8,000 x ((2 x 4096 + 512 + 1792) x 8 - (2 x 512 + 512 + 1792) x 6)
     bytes more at 1 TB/s."""
-    from fabricui.model import ModelShape
-
-    model = ModelShape(
-        id="m",
-        name="m",
-        params_B=8.0,
-        layers=32,
-        hidden=4096,
-        heads=32,
-        kv_heads=8,
-        ffn_hidden=14336,
-        mlp="swiglu",
-        seq_len=8000,
-        vocab=128256,
-        source="test",
-    )
+    model = _llama3_8b_widths(seq_len=8000)
     geo = dataclasses.replace(geometry(model), rotary=False, dropout=False)
     current = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=Kernels(fp8_recipe="current"))
     rowwise = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=Kernels(fp8_recipe="rowwise"))
@@ -407,22 +392,7 @@ def test_separate_projections_each_read_the_input():
     bytes, 64.1 us, above its 62.9 us of FLOPs; separate, q (4096 x 512) is 53.6 us of
     traffic and k and v (4096 x 128) 38.0 us each, 129.6 us in all. The gated MLP's gate and
     up stay compute-bound either way (293.6 us), so the forward differs by 65.5 us."""
-    from fabricui.model import ModelShape
-
-    model = ModelShape(
-        id="m",
-        name="m",
-        params_B=8.0,
-        layers=32,
-        hidden=4096,
-        heads=32,
-        kv_heads=8,
-        ffn_hidden=14336,
-        mlp="swiglu",
-        seq_len=1000,
-        vocab=128256,
-        source="test",
-    )
+    model = _llama3_8b_widths(seq_len=1000)
     geo = geometry(model)
     slow = dataclasses.replace(ROUND, hbm_Bps=0.25e12)
 
@@ -444,3 +414,23 @@ def test_torchtitan_runs_separate_projections(catalog):
     titan, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["torchtitan"])
     core, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["megatron-core"])
     assert titan.kernels.separate_projections and not core.kernels.separate_projections
+
+
+def _llama3_8b_widths(seq_len: int):  # type: ignore[no-untyped-def]
+    """A model of Llama 3 8B's widths (h 4096, 32 heads of which 8 KV, f 14336)."""
+    from fabricui.model import ModelShape
+
+    return ModelShape(
+        id="m",
+        name="m",
+        params_B=8.0,
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        ffn_hidden=14336,
+        mlp="swiglu",
+        seq_len=seq_len,
+        vocab=128256,
+        source="test",
+    )
