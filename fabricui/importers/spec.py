@@ -376,7 +376,32 @@ def _net(
     idle = [nics[k] for k in range(len(nics)) if k not in used]
     if idle:
         comments.append(f"left out (nearest to no GPU; storage or management?): {', '.join(idle)}")
-    return {"link": link, "gbps": gbps, "nics_per_node": len(used), "nic_map": nic_map}
+    net: dict[str, Any] = {"link": link, "gbps": gbps, "nics_per_node": len(used)}
+    net["nic_map"] = nic_map
+    if _behind_the_cpus(layout, used, g):
+        net["nic_attach"] = "cpu"
+        comments.append(
+            "no NIC shares a PCIe switch with a GPU (PHB, NODE or SYS to every GPU): "
+            "they sit on the CPUs' root ports (net.nic_attach: cpu)"
+        )
+    return net
+
+
+def _behind_the_cpus(layout: NodeLayout, used: list[int], g: int) -> bool:
+    """Whether every NIC the GPUs use reaches its nearest GPU through a host bridge or
+    further (``PHB``, ``NODE``, ``SYS``), never a PCIe switch (``PIX``, ``PXB``): the
+    input then shows NICs on the CPUs' root ports, not beside the GPUs."""
+    switch_codes = PCIE_CODES[:2]
+    seen = False
+    for k in used:
+        codes = [layout.nic_paths.get((i, k)) for i in range(g)]
+        known = [c for c in codes if c in PCIE_CODES]
+        if not known:
+            return False
+        if any(c in switch_codes for c in known):
+            return False
+        seen = True
+    return seen
 
 
 def build_spec(

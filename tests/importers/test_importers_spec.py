@@ -122,6 +122,23 @@ def test_one_gpu_one_nic_vm(tmp_path, run_import, run_cli, catalog):
     assert status == 0 and "nic0" in stdout and "ib-ndr" in stdout
 
 
+def test_nics_on_the_cpus_when_every_gpu_sees_them_as_sys(tmp_path, run_import, run_cli, catalog):
+    """8 A100 whose 4 NIC ports are SYS to every GPU: the spec puts them on the CPUs' root
+    ports (``nic_attach: cpu``), so a path between nodes crosses the CPU; PIX NICs (the HGX
+    sample above) stay beside their GPUs."""
+    src = published(tmp_path, "nvidia_smi_topo", "a100_sxm4_80gb_8gpu_nv12_4nic_distserve.txt")
+    out = tmp_path / "sys.yaml"
+    assert run_import("nvidia-smi", str(src), "-o", str(out), "--nodes", "2")[0] == 0
+    spec = load(out, catalog)
+    assert spec.net is not None and spec.net.nic_attach == "cpu"
+    assert "they sit on the CPUs' root ports" in out.read_text()
+    status, stdout, _ = run_cli("path", "--topology", str(out), "--src", "0", "--dst", "8")
+    assert status == 0 and "n0.cpu0   n0.nic0" in stdout
+    hgx = published(tmp_path, "nvidia_smi_topo", "hgx_h100_8gpu_nv18_10nic_tabs_nccl_1264.txt")
+    assert run_import("nvidia-smi", str(hgx), "-o", str(tmp_path / "hgx.yaml"))[0] == 0
+    assert load(tmp_path / "hgx.yaml", catalog).net.nic_attach is None
+
+
 def test_pcie_switch_groups(tmp_path, run_import, catalog):
     """7 GPUs in PIX groups of 3 and 4: two PCIe switches, and the uneven split is stated."""
     src = published(tmp_path, "nvidia_smi_topo", "gtx1070x6_1080_7gpu_pcie_switch_rossumai.txt")
