@@ -149,7 +149,8 @@ class HealthOverlay:
         """One line: how many links are down, degraded, erroring."""
         counts = {kind: sum(1 for c in self.changes if c.kind == kind) for kind in MARKS[1:]}
         parts = [f"{n} {kind}" for kind, n in counts.items() if n]
-        text = "health: " + (", ".join(parts) if parts else "no change")
+        quiet = "no change: nothing the files mark down, degraded or erroring is a link here"
+        text = "health: " + (", ".join(parts) if parts else quiet)
         if self.unmatched:
             text += f"; {len(self.unmatched)} condition(s) not in this fabric"
         return text

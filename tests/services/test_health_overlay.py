@@ -150,6 +150,11 @@ def test_conditions_that_name_nothing_are_listed(cluster, catalog):
     assert "luna-0001 is not a host" in overlay.unmatched[1]
     assert "name the file after its host" in overlay.unmatched[2]
     assert overlay.fabric.n_links == cluster.n_links
+    assert overlay.summary() == (
+        "health: no change: nothing the files mark down, degraded or erroring is a link "
+        "here; 3 condition(s) not in this fabric"
+    )
+    assert apply_health(cluster, [], []).summary().startswith("health: no change: nothing")
 
 
 def test_an_ibstat_file_named_after_its_host_takes_its_infiniband_ports(catalog, tmp_path):
