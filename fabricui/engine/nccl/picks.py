@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -309,19 +310,16 @@ def choose(
     keep = best_times >= nccl_physical * (1.0 - BETTER_BY)
     could_channels = _channels(could, best_pairs, fastest, sizes)
     faster = _pick_per_size(best_pairs, fastest, could_channels, best_times)
+
+    def either(ours: tuple[object, ...], theirs: tuple[object, ...]) -> tuple[Any, ...]:
+        return tuple(np.where(keep, _objects(ours), _objects(theirs)).tolist())
+
     best = Pick(
-        *(
-            tuple(np.where(keep, _objects(ours), _objects(theirs)).tolist())
-            for ours, theirs in (
-                (nccl.algorithm, faster.algorithm),
-                (nccl.protocol, faster.protocol),
-                (nccl.channels, faster.channels),
-            )
-        ),
+        algorithm=either(nccl.algorithm, faster.algorithm),
+        protocol=either(nccl.protocol, faster.protocol),
+        channels=either(nccl.channels, faster.channels),
         time_us=np.where(keep, nccl_physical, best_times),
-        nccl_algorithm=tuple(
-            np.where(keep, _objects(nccl.nccl_algorithm), _objects(faster.nccl_algorithm)).tolist()
-        ),
+        nccl_algorithm=either(nccl.nccl_algorithm, faster.nccl_algorithm),
     )
     # The settings that force each size's best pick: one per distinct pick, not per size.
     forcing = {
