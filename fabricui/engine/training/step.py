@@ -446,12 +446,12 @@ def plan(
     operations = comm.spread(comm.on_stage(priced, stages[crit] * p / model.layers), exposed_us)
     step_s = pipe.pipeline_s + sum(exposure.per_step_s.values()) + optimizer_s
     flops_token = model_flops_per_token(geo, layout.seq_len)
-    tflops = flops_token * layout.global_batch * layout.seq_len / layout.world / step_s / 1e12
+    tflops, mfu = _throughput(flops_token, layout, step_s, device)
     return PlanReport(
         topology=fabric.spec.id,
         model=model.id,
         layout=layout,
-        mfu=tflops * 1e12 / device.peak_flops,
+        mfu=mfu,
         operations=tuple(operations),
         compute_us=m * work.compute_s[crit] * 1e6,
         bubble_us=pipe.bubble_s * 1e6,
@@ -472,6 +472,20 @@ def plan(
         gpus_per_node=fabric.gpus_per_node,
         gpus_per_domain=fabric.gpus_per_domain,
     )
+
+
+def _throughput(
+    flops_per_token: float, layout: Layout, step: float, device: Device, unit_s: float = 1.0
+) -> tuple[float, float]:
+    """Model TFLOP/s per GPU and MFU of a step that takes ``step`` units of ``unit_s`` seconds.
+
+    The kernel model times the step in seconds, the ``--mfu`` one in microseconds (``unit_s``
+    1e-6); dividing in the caller's unit rather than converting it first keeps both reports'
+    figures free of an extra rounding.
+    """
+    per_gpu = flops_per_token * layout.global_batch * layout.seq_len / layout.world
+    tflops = per_gpu / step / (1e12 * unit_s)
+    return tflops, tflops * 1e12 / device.peak_flops
 
 
 def _place(
@@ -694,12 +708,12 @@ def _legacy_plan(
         exposed[cat] = exposed.get(cat, 0.0) + p.exposed_us
     step_us = compute_us + bubble_us + sum(p.exposed_us for p in operations)
     flops_token = model_flops_per_token(geo, layout.seq_len)
-    tflops = flops_token * layout.global_batch * layout.seq_len / layout.world / step_us / 1e6
+    tflops, mfu = _throughput(flops_token, layout, step_us, device, unit_s=1e-6)
     return PlanReport(
         topology=fabric.spec.id,
         model=model.id,
         layout=layout,
-        mfu=tflops * 1e12 / device.peak_flops,
+        mfu=mfu,
         operations=tuple(operations),
         compute_us=compute_us,
         bubble_us=bubble_us,
