@@ -9,6 +9,8 @@ GPUs (``n0.g71``), is read the same way.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 import numpy as np
@@ -200,17 +202,58 @@ def find_gpu(fabric: Fabric, text: str) -> int:
 def _find_device(fabric: Fabric, wanted: str) -> int | None:
     """The device (not a GPU) named ``wanted`` (lower case): a NIC or switch by its whole
     name (``n2.nic5``, ``leaf3``), else the first network switch whose name holds it."""
-    gpus = set(fabric.gpu_dev.tolist())
-    names = {
-        fabric.device_name(dev).lower(): dev for dev in range(fabric.n_devices) if dev not in gpus
-    }
-    if wanted in names:
-        return names[wanted]
-    network = int(fabric.domains * fabric.node_devices)
-    for name, dev in names.items():
-        if dev >= network and wanted in name:
-            return dev
-    return None
+    return _device_names(fabric).find(wanted)
+
+
+class _DeviceNames:
+    """The lower-case names of a fabric's devices other than GPUs, for ``/`` searches.
+
+    Built once per fabric (every device's name is a Python call, too slow to repeat on each
+    keystroke of a 50k-device cluster): a dict for whole names and the network switches'
+    names joined into one string, so a part of a name is one ``str.find``.
+    """
+
+    _SEP = "\0"
+
+    def __init__(self, fabric: Fabric) -> None:
+        is_gpu = np.zeros(fabric.n_devices, dtype=bool)
+        is_gpu[fabric.gpu_dev] = True
+        devices = np.flatnonzero(~is_gpu).tolist()
+        #: Whole name -> device; a name two devices share is the later one's.
+        self.by_name = {fabric.device_name(dev).lower(): dev for dev in devices}
+        network = int(fabric.domains * fabric.node_devices)
+        switches = [(name, dev) for name, dev in self.by_name.items() if dev >= network]
+        self.switch_names = [name for name, _ in switches]
+        self.switch_devs = [dev for _, dev in switches]
+        self.joined = self._SEP.join(self.switch_names)
+        #: Where each switch's name starts in ``joined``.
+        self.starts = list(
+            itertools.accumulate((len(name) + 1 for name in self.switch_names[:-1]), initial=0)
+        )
+
+    def find(self, wanted: str) -> int | None:
+        """The device named ``wanted``, else the first network switch whose name holds it."""
+        if wanted in self.by_name:
+            return self.by_name[wanted]
+        if self._SEP in wanted:  # it could match across two names in `joined`: scan them
+            found = (
+                dev for name, dev in zip(self.switch_names, self.switch_devs) if wanted in name
+            )
+            return next(found, None)
+        at = self.joined.find(wanted)
+        if at < 0:
+            return None
+        return self.switch_devs[bisect.bisect_right(self.starts, at) - 1]
+
+
+def _device_names(fabric: Fabric) -> _DeviceNames:
+    """The fabric's device-name index, built on the first search and kept on the fabric (a
+    cache on the frozen fabric, not one of its fields, freed with it)."""
+    names = fabric.__dict__.get("_device_names")
+    if names is None:
+        names = _DeviceNames(fabric)
+        object.__setattr__(fabric, "_device_names", names)
+    return names
 
 
 def gpu_near(fabric: Fabric, dev: int) -> int:
