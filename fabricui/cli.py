@@ -85,10 +85,7 @@ def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 
 def _explore(args: argparse.Namespace) -> int:
-    named = explore_command.names_a_topology(args)
-    return run_explorer(
-        explore_command.launch_request(args), catalog_request(args), reopen_last=not named
-    )
+    return run_explorer(explore_command.launch_request(args), catalog_request(args))
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 
 from fabricui.commands.options import add_topology_options, topology_request
 from fabricui.errors import ConfigError
-from fabricui.services.requests import LaunchRequest
+from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.units import parse_message_size
 from fabricui.vocabulary import VIEWS
 
@@ -74,15 +74,10 @@ def add_launch_options(parser: argparse.ArgumentParser, top_level: bool = False)
     )
 
 
-def names_a_topology(args: argparse.Namespace) -> bool:
-    """Whether the options name a topology or change it (``-t``, ``--nodes``, a what-if,
-    ``--health``): then the explorer opens that, not the last session's."""
-    keys = ("topology", "nodes", "nic_gbps", "scale_up_links", "health")
-    return any(getattr(args, key, None) for key in keys)
-
-
 def launch_request(args: argparse.Namespace) -> LaunchRequest:
-    """The launch request of the parsed options.
+    """The launch request of the parsed options; its topology is None when they neither
+    name one nor change it (``-t``, ``--nodes``, a what-if, ``--health``): then the
+    explorer reopens the last session's.
 
     Args:
         args: Parsed arguments; every attribute is optional (``fabricui`` alone passes the
@@ -98,8 +93,11 @@ def launch_request(args: argparse.Namespace) -> LaunchRequest:
     size_text = getattr(args, "message_size", None)
     if size_text:
         size_bytes = parse_message_size(size_text, "--message-size")
+    topology: TopologyRequest | None = topology_request(args)
+    if topology == TopologyRequest() and not getattr(args, "topology", None):
+        topology = None  # nothing named (`-t dgx-h100-pod`, the default's id, is named)
     return LaunchRequest(
-        topology=topology_request(args),
+        topology=topology,
         view=view,
         src=getattr(args, "src", None),
         dst=getattr(args, "dst", None),

@@ -71,7 +71,7 @@ def reproduce_command(launch: LaunchRequest, view: str) -> str:
     """The ``fabricui snapshot`` command that prints the same view's report (sizes as
     typed: ``--message-size 1G``)."""
     words = ["fabricui", "snapshot", view]
-    topo = launch.topology
+    topo = launch.topology_or_default
     if topo.topology != DEFAULT_TOPOLOGY:
         words += ["-t", topo.topology]
     if topo.nodes is not None:
@@ -178,7 +178,7 @@ def build_report(
     view = launch.view
     if view not in VIEW_TITLES:
         raise ConfigError(f"unknown view {view!r} (one of {', '.join(VIEW_TITLES)})")
-    data = LoadedFabric.load(launch.topology, catalog, host)
+    data = LoadedFabric.load(launch.topology_or_default, catalog, host)
     builder = _BUILDERS[view]
     tables, notes, links, extra = builder(data, launch, host)
     created = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)

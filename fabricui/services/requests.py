@@ -4,7 +4,7 @@ become before anything is loaded, so that both ask the same question the same wa
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,8 +106,9 @@ class LaunchRequest:
     """What the explorer opens on: shared by ``fabricui``/``explore``, ``snapshot`` and the
     app itself."""
 
-    topology: TopologyRequest = field(default_factory=TopologyRequest)
-    """The topology shown first."""
+    topology: TopologyRequest | None = None
+    """The topology shown first; None: none named (``fabricui`` alone), so the explorer
+    reopens the last session's, the built-in default the first time."""
     view: str = "topology"
     """The view shown first."""
     src: str | None = None
@@ -122,10 +123,16 @@ class LaunchRequest:
     ascii: bool | None = None
     """Draw with plain ASCII (None: when the terminal's locale is not UTF-8)."""
 
+    @property
+    def topology_or_default(self) -> TopologyRequest:
+        """The topology named, else the built-in default."""
+        return self.topology or TopologyRequest()
+
     def is_default(self) -> bool:
-        """Nothing asked beyond the defaults (the explorer may start before loading)."""
-        return self == LaunchRequest(
-            view=self.view, message_size=self.message_size, ascii=self.ascii
+        """Nothing asked beyond the defaults (the explorer may start before loading); the
+        default topology named with ``-t`` is no more than that."""
+        return self.topology in (None, TopologyRequest()) and self == LaunchRequest(
+            self.topology, view=self.view, message_size=self.message_size, ascii=self.ascii
         )
 
 

@@ -249,7 +249,7 @@ class FabricApp(App[None]):
         # would parse every stylesheet a second time before the first frame.
         self.DEFAULT_MODE = self.view  # type: ignore[misc]
         super().__init__()
-        self.request = launch.topology
+        self.request = launch.topology_or_default
         """The topology asked for (id or YAML path, nodes, what-if): the one loading or
         shown."""
         self.catalog = catalog
@@ -709,7 +709,9 @@ class FabricApp(App[None]):
             image = SnapshotTarget(launch.view, "md", path).image_path
             report = build_report(launch, self.catalog, self.host, image.name if image else None)
             if image is not None:
-                writes.append((image, fabric_diagram(launch.topology, self.catalog, self.host)))
+                writes.append(
+                    (image, fabric_diagram(launch.topology_or_default, self.catalog, self.host))
+                )
             writes.append((path, render_markdown(report)))
         else:
             snapshot = render_view(launch, self.catalog, self.host, whole)

@@ -35,7 +35,7 @@ def check_launch(
 
     if request.view not in VIEWS:
         raise ConfigError(f"unknown view {request.view!r} (one of {', '.join(VIEWS)})")
-    data = LoadedFabric.load(request.topology, catalog, host)
+    data = LoadedFabric.load(request.topology_or_default, catalog, host)
     for gpu in (request.src, request.dst):
         if gpu is not None:
             data.parse_gpu(gpu)
@@ -65,13 +65,9 @@ def check_launch(
     return data.catalog
 
 
-def run_explorer(
-    request: LaunchRequest,
-    catalog_request: CatalogRequest | None = None,
-    reopen_last: bool = True,
-) -> int:
+def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None = None) -> int:
     """Check the request, then run the explorer until the user quits; returns 0.
-    ``reopen_last``: no topology was named, so the last session's is reopened.
+    Without a topology named (``request.topology`` None) the last session's is reopened.
 
     Options are checked before the screen is taken over, so that a typo is one line on
     stderr (exit status 2) rather than a modal. Without options nothing is loaded before
@@ -87,29 +83,30 @@ def run_explorer(
 
         catalog = check_launch(request, load_catalog(catalog_request))
     check_terminal()
-    remembered = with_remembered(request, reopen_last)
+    remembered = with_remembered(request)
 
     from fabricui.tui.app import make_app
 
     app = make_app(launch=remembered, catalog=catalog)
     app.interactive = True
-    if remembered.topology != request.topology:
-        app.fallback = request.topology  # if the remembered topology is gone
+    if remembered.topology != request.topology_or_default:
+        app.fallback = request.topology_or_default  # if the remembered topology is gone
     with guarding(app) as guard:
         app.terminal_guard = guard
         app.run()
     return app.return_code or 0
 
 
-def with_remembered(request: LaunchRequest, reopen_last: bool = True) -> LaunchRequest:
+def with_remembered(request: LaunchRequest) -> LaunchRequest:
     """Bare ``fabricui`` reopens the topology and message size of the last session (the
     built-in default topology the first time); anything asked for wins, the default
-    topology named with ``-t`` too (``reopen_last`` False)."""
+    topology named with ``-t`` too. The request returned names its topology."""
     state = load_state()
     topology, nodes, size = state.get("topology"), state.get("nodes"), state.get("message_size")
-    if reopen_last and request.topology == TopologyRequest() and isinstance(topology, str):
-        remembered = TopologyRequest(topology, nodes if isinstance(nodes, int) else None)
-        request = dataclasses.replace(request, topology=remembered)
+    opened = request.topology_or_default
+    if request.topology is None and isinstance(topology, str):
+        opened = TopologyRequest(topology, nodes if isinstance(nodes, int) else None)
+    request = dataclasses.replace(request, topology=opened)
     if request.message_size is None and isinstance(size, int) and size > 0:
         request = dataclasses.replace(request, message_size=size)
     return request

@@ -91,7 +91,7 @@ def run_snapshot(
             report = build_report(launch, catalog, host, image.name if image else None)
             content = render_markdown(report)
             if image is not None:
-                writes.append((image, fabric_diagram(launch.topology, catalog, host)))
+                writes.append((image, fabric_diagram(launch.topology_or_default, catalog, host)))
         else:
             snapshot = render_view(launch, catalog, host, request.terminal_size)
             content = snapshot.svg if target.format == "svg" else snapshot.text

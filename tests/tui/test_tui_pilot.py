@@ -653,8 +653,10 @@ async def test_a_session_remembers_topology_size_and_theme(app_factory, monkeypa
     assert state["theme"] == "nord"
     again = with_remembered(LaunchRequest())
     assert again.topology == TopologyRequest("dgx-h100") and again.message_size == 2**31
-    named = with_remembered(LaunchRequest(), reopen_last=False)  # -t dgx-h100-pod: the default
+    named = with_remembered(LaunchRequest(TopologyRequest()))  # -t dgx-h100-pod: the default
     assert named.topology == TopologyRequest() and named.message_size == 2**31
+    other = with_remembered(LaunchRequest(TopologyRequest("dgx-a100")))  # -t dgx-a100
+    assert other.topology == TopologyRequest("dgx-a100")
 
     gone = app_factory(launch=LaunchRequest(TopologyRequest("no-such-pod")))
     gone.fallback = TopologyRequest()
@@ -870,12 +872,21 @@ async def test_measured_modal_says_why_it_cannot_read(app_factory, tmp_path):
 
 
 def test_naming_the_default_topology_is_naming_one():
-    """``fabricui -t dgx-h100-pod`` (the default's id) opens it, not the last session's."""
+    """``fabricui -t dgx-h100-pod`` (the default's id) opens it, not the last session's:
+    its launch request names a topology; options that name none leave it None (reopen)."""
     from fabricui.cli import build_parser
-    from fabricui.commands.explore import names_a_topology
+    from fabricui.commands.explore import launch_request
+    from fabricui.services.requests import TopologyRequest
 
     parser = build_parser()
-    assert names_a_topology(parser.parse_args(["-t", "dgx-h100-pod"]))
-    assert names_a_topology(parser.parse_args(["--nodes", "4"]))
-    assert not names_a_topology(parser.parse_args([]))
-    assert not names_a_topology(parser.parse_args(["--view", "collectives"]))
+
+    def named(*argv: str) -> TopologyRequest | None:
+        return launch_request(parser.parse_args(list(argv))).topology
+
+    assert named("-t", "dgx-h100-pod") == TopologyRequest()
+    assert named("explore", "-t", "dgx-h100-pod") == TopologyRequest()
+    assert named("-t", "dgx-a100") == TopologyRequest("dgx-a100")
+    assert named("--nodes", "4") == TopologyRequest(nodes=4)
+    assert named() is None
+    assert named("explore") is None
+    assert named("--view", "collectives") is None
