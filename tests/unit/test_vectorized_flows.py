@@ -1,0 +1,122 @@
+"""The engine's vectorized flow builders against plain per-node loops.
+
+Each reference below states its pattern the obvious way, one node (or edge) at a time, in
+the order the engine lists the flows; the engine builds the same flows with array
+operations. Link loads add up in flow order, so the figures must match exactly, not
+approximately.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fabricui.engine.algorithms import Tree, channels_for
+from fabricui.engine.group import Group
+from fabricui.fabric import build_fabric
+from fabricui.hwdb.resolve import resolve_topology
+
+
+def reference_tree_spbs(group: Group) -> tuple[float, float, float]:
+    """``Tree._raw_spbs`` one node and one tree edge at a time: per channel, each node's
+    chain (reduce toward its first rank, then broadcast back), then the two mirrored
+    heap-ordered binary trees over the nodes' first ranks (per edge: up, then down)."""
+    channels = channels_for(group)
+    chain_src, chain_dst, up_src, up_dst, tree_src, tree_dst = [], [], [], [], [], []
+    sizes = [ranks.shape[0] for ranks in group.by_node]
+    for order in group.ring_orders(channels):
+        nodes = np.split(order, np.cumsum(sizes)[:-1])
+        for local in nodes:
+            for i in range(1, local.shape[0]):
+                chain_src.append(local[i])
+                chain_dst.append(local[i - 1])
+                up_src.append(local[i])
+                up_dst.append(local[i - 1])
+            for i in range(1, local.shape[0]):
+                chain_src.append(local[i - 1])
+                chain_dst.append(local[i])
+        k = len(nodes)
+        for mirror in (False, True):
+            for child in range(1, k):
+                parent = (child - 1) // 2
+                if mirror:
+                    child, parent = k - 1 - child, k - 1 - parent
+                tree_src += [nodes[child][0], nodes[parent][0]]
+                tree_dst += [nodes[parent][0], nodes[child][0]]
+    bulk = group.bulk
+    capacity = bulk.resource_capacity_GBps * 1e3
+
+    def load(src: list, dst: list, share: float) -> np.ndarray:
+        if not src:
+            return np.zeros(capacity.shape[0])
+        return bulk.loads(np.array(src), np.array(dst), np.full(len(src), share / channels))
+
+    chain = load(chain_src, chain_dst, 1.0)
+    across = load(tree_src, tree_dst, 0.5)
+    up = load(up_src, up_dst, 1.0)
+
+    def busiest(total: np.ndarray) -> float:
+        used = total > 0
+        return float(np.max(total[used] / capacity[used])) if used.any() else 0.0
+
+    return busiest(chain + across), busiest(chain), busiest(up)
+
+
+def fabric(catalog, name: str, nodes: int):
+    return build_fabric(resolve_topology(name, catalog, nodes), catalog)
+
+
+@pytest.fixture(scope="module")
+def h100(catalog):
+    """16 H100 nodes of eight GPUs on a rail-optimized InfiniBand fat-tree."""
+    return fabric(catalog, "h100-ib-cluster", 16)
+
+
+#: Ranks of five H100 nodes holding 8, 3, 1, 5 and 2 of the group's GPUs.
+UNEVEN = [*range(8), 8, 9, 10, 16, 24, 25, 26, 27, 28, 33, 35]
+
+
+@pytest.mark.parametrize(
+    "ranks",
+    [
+        range(8),  # one node: the chain alone
+        range(16),
+        range(24),
+        range(40),
+        range(128),
+        UNEVEN,
+        [0, 8, 16, 24, 32],  # one rank per node: the trees alone
+        [3, 11, 12, 19],
+        [*range(3), *range(8, 11), *range(16, 19), *range(24, 27)],  # 3 channels: 1/3 shares
+    ],
+    ids=[
+        "1-node",
+        "2-nodes",
+        "3-nodes",
+        "5-nodes",
+        "16-nodes",
+        "uneven",
+        "single-rank",
+        "mixed",
+        "3-channels",
+    ],
+)
+def test_tree_flows_on_a_fat_tree(h100, ranks):
+    group = Group(h100, list(ranks))
+    assert Tree()._raw_spbs(group) == reference_tree_spbs(group)
+
+
+def test_tree_flows_in_nvl72_domains(catalog):
+    """Two GB200 NVL72 racks (each one 72-GPU node to NCCL), whole and unevenly split."""
+    racks = fabric(catalog, "gb200-nvl72-cluster", 36)
+    for ranks in (range(144), [*range(0, 72, 3), *range(72, 80)]):
+        group = Group(racks, list(ranks))
+        assert Tree()._raw_spbs(group) == reference_tree_spbs(group)
+
+
+def test_tree_flows_on_a_dragonfly(catalog):
+    """Slingshot's dragonfly: the trees' flows split between routes as adaptive routing does."""
+    dragonfly = fabric(catalog, "dragonfly-cluster", 64)
+    for ranks in (range(0, 512, 2), [*range(8), *range(96, 101), 300, *range(504, 512)]):
+        group = Group(dragonfly, list(ranks))
+        assert Tree()._raw_spbs(group) == reference_tree_spbs(group)
