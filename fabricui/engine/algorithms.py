@@ -436,6 +436,13 @@ class Tree(CollectiveAlgorithm):
         one_pass = self._figures(group)[2]
         return one_pass / DEFAULT.tree_efficiency / staging_penalty(group, "all_reduce")
 
+    @staticmethod
+    def node_flows(nodes: int) -> tuple[IntArray, IntArray]:
+        """(source, destination) node indices of the flows of the double binary tree across
+        ``nodes`` nodes, each of its two trees carrying half the data: per tree and per
+        (child, parent) edge, the reduce up then the broadcast down (read-only arrays)."""
+        return _double_tree_flows(nodes)
+
     def _figures(self, group: Group) -> tuple[float, float, float]:
         """The three figures of ``_raw_spbs``, cached per group and routed at most once."""
         routed: list[tuple[float, float, float]] = []

@@ -120,3 +120,40 @@ def test_tree_flows_on_a_dragonfly(catalog):
     for ranks in (range(0, 512, 2), [*range(8), *range(96, 101), 300, *range(504, 512)]):
         group = Group(dragonfly, list(ranks))
         assert Tree()._raw_spbs(group) == reference_tree_spbs(group)
+
+
+def reference_nvls_tree_net_spb(group: Group) -> float:
+    """``NvlsTree._raw_net_spb`` one head and one tree edge at a time: each head (spread
+    over a domain's hosts) runs both binary trees over the domains on 1/heads of the data."""
+    from fabricui_nvlink.nvls import nvls_heads
+
+    k, ppn = group.n_nodes, group.ppn
+    heads = min(nvls_heads(group), ppn)
+    src, dst = [], []
+    for j in (np.arange(heads) * ppn) // heads:
+        ranks = [local[j] for local in group.by_node]
+        for mirror in (False, True):
+            for child in range(1, k):
+                parent = (child - 1) // 2
+                if mirror:
+                    child, parent = k - 1 - child, k - 1 - parent
+                src += [ranks[child], ranks[parent]]
+                dst += [ranks[parent], ranks[child]]
+    return group.seconds_per_byte(np.array(src), np.array(dst), np.full(len(src), 0.5 / heads))
+
+
+@pytest.mark.parametrize(("nodes", "ppn"), [(2, 8), (5, 8), (16, 8), (6, 3)])
+def test_nvls_tree_flows(h100, nodes, ppn):
+    from fabricui_nvlink.nvls import NvlsTree
+
+    ranks = [8 * node + gpu for node in range(nodes) for gpu in range(ppn)]
+    group = Group(h100, ranks)
+    assert NvlsTree().applicable(group, "all_reduce")
+    assert NvlsTree()._raw_net_spb(group) == reference_nvls_tree_net_spb(group)
+
+
+def test_nvls_tree_flows_across_nvl72_racks(catalog):
+    from fabricui_nvlink.nvls import NvlsTree
+
+    group = Group(fabric(catalog, "gb200-nvl72-cluster", 54), range(216))  # three racks
+    assert NvlsTree()._raw_net_spb(group) == reference_nvls_tree_net_spb(group)
