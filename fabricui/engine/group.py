@@ -380,23 +380,18 @@ class Group:
         k = self.n_nodes
         if k < 2:
             return 0.0
-        first = [int(ranks[0]) for ranks in self.by_node]
+        first = self.ranks[np.cumsum([0] + [r.shape[0] for r in self.by_node[:-1]])]
         slowest = 0.0
         for tree in (0, 1):
-            to_root: dict[int, float] = {}
-            for node in range(k):
-                path, at = [], node
-                while at not in to_root:
-                    parent = nccl_tree_parent(at, k, tree)
-                    if parent < 0:
-                        to_root[at] = 0.0
-                        break
-                    path.append((at, parent))
-                    at = parent
-                for child, parent in reversed(path):
-                    hop = self.path_latency_us(first[child], first[parent])
-                    to_root[child] = hop + to_root[parent]
-            slowest = max(slowest, max(to_root.values()))
+            parent = nccl_tree_parents(k, tree)
+            hop = np.zeros(k)
+            for child in np.flatnonzero(parent >= 0):  # one routed hop per tree edge
+                hop[child] = self.path_latency_us(int(first[child]), int(first[parent[child]]))
+            to_root = np.where(parent < 0, 0.0, np.nan)
+            while np.isnan(to_root).any():  # a level of the tree per pass
+                ready = np.isnan(to_root) & ~np.isnan(to_root[parent])
+                to_root[ready] = hop[ready] + to_root[parent[ready]]
+            slowest = max(slowest, float(to_root.max()))
         return slowest
 
     @cached_property
@@ -448,3 +443,22 @@ def nccl_tree_parent(node: int, nodes: int, tree: int = 0) -> int:
         return -1 if parent < 0 else (parent + 1) % nodes
     parent = btree(nodes - 1 - node)
     return -1 if parent < 0 else nodes - 1 - parent
+
+
+def nccl_tree_parents(nodes: int, tree: int = 0) -> IntArray:
+    """(nodes,) every node's parent in NCCL's double binary tree, -1 for the root: the
+    array form of ``nccl_tree_parent``."""
+    node = np.arange(nodes, dtype=np.int64)
+
+    def btree(rank: IntArray) -> IntArray:
+        bit = rank & -rank
+        up = (rank ^ bit) | (bit << 1)
+        return np.where(rank == 0, -1, np.where(up < nodes, up, rank ^ bit))
+
+    if tree == 0:
+        return btree(node)
+    if nodes % 2 == 1:
+        parent = btree((node - 1 + nodes) % nodes)
+        return np.where(parent < 0, -1, (parent + 1) % nodes)
+    parent = btree(nodes - 1 - node)
+    return np.where(parent < 0, -1, nodes - 1 - parent)

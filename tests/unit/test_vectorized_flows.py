@@ -157,3 +157,44 @@ def test_nvls_tree_flows_across_nvl72_racks(catalog):
 
     group = Group(fabric(catalog, "gb200-nvl72-cluster", 54), range(216))  # three racks
     assert NvlsTree()._raw_net_spb(group) == reference_nvls_tree_net_spb(group)
+
+
+@pytest.mark.parametrize("nodes", [*range(1, 34), 255, 256, 1000])
+def test_nccl_tree_parents_are_nccl_tree_parent(nodes):
+    from fabricui.engine.group import nccl_tree_parent, nccl_tree_parents
+
+    for tree in (0, 1):
+        expected = [nccl_tree_parent(node, nodes, tree) for node in range(nodes)]
+        assert nccl_tree_parents(nodes, tree).tolist() == expected
+
+
+def reference_tree_latency_us(group: Group) -> float:
+    """``Group.tree_latency_us`` one node at a time: each node's routed path up to the
+    root, hop by hop, along both trees; the slowest."""
+    from fabricui.engine.group import nccl_tree_parent
+
+    k = group.n_nodes
+    first = [int(ranks[0]) for ranks in group.by_node]
+    slowest = 0.0
+    for tree in (0, 1):
+        for node in range(k):
+            total, at = 0.0, node
+            hops = []
+            while nccl_tree_parent(at, k, tree) >= 0:
+                parent = nccl_tree_parent(at, k, tree)
+                hops.append(group.path_latency_us(first[at], first[parent]))
+                at = parent
+            for hop in reversed(hops):  # summed from the root down
+                total = hop + total
+            slowest = max(slowest, total)
+    return slowest
+
+
+def test_tree_latency(h100, catalog):
+    for ranks in (range(16), range(24), range(40), range(128), UNEVEN, [0, 8, 16, 24, 32]):
+        group = Group(h100, list(ranks))
+        assert group.tree_latency_us == reference_tree_latency_us(group)
+    dragonfly = Group(fabric(catalog, "dragonfly-cluster", 64), range(0, 512, 8))
+    assert dragonfly.tree_latency_us == reference_tree_latency_us(dragonfly)
+    racks = Group(fabric(catalog, "gb200-nvl72-cluster", 54), range(216))
+    assert racks.tree_latency_us == reference_tree_latency_us(racks)
