@@ -203,27 +203,30 @@ class Group:
         different GPUs and hence different NICs, as NCCL's channels do.
         """
         mesh = self.fabric.spec.intra.fabric == "mesh"
-        sizes = {local.shape[0] for local in self.by_node}
+        counts = np.array([local.shape[0] for local in self.by_node])
+        sizes = sorted(set(counts.tolist()))
+        # On a direct mesh, channels also differ in stride so they use different links.
+        strides = {p: [s for s in range(1, p) if np.gcd(s, p) == 1] or [1] for p in sizes}
         orders = []
         if len(sizes) == 1:  # every node alike: one gather per channel for all nodes
             table = np.stack(self.by_node)  # (nodes, ppn)
             p = table.shape[1]
-            strides = [s for s in range(1, p) if np.gcd(s, p) == 1] or [1]
             for c in range(channels):
-                stride = strides[c % len(strides)] if mesh else 1
+                stride = strides[p][c % len(strides[p])] if mesh else 1
                 columns = ((c * p) // channels + stride * np.arange(p)) % p
                 orders.append(table[:, columns].reshape(-1))
             return orders
+        # Uneven nodes: every rank's position within its node, and its node's size and start.
+        size = np.repeat(counts, counts)
+        start = np.repeat(np.cumsum(counts) - counts, counts)
+        local = np.arange(self.n) - start
         for c in range(channels):
-            parts = []
-            for local in self.by_node:
-                p = local.shape[0]
-                shift = (c * p) // channels
-                # On a direct mesh, channels also differ in stride so they use different links.
-                strides = [s for s in range(1, p) if np.gcd(s, p) == 1] or [1]
-                stride = strides[c % len(strides)] if mesh else 1
-                parts.append(local[(shift + stride * np.arange(p)) % p])
-            orders.append(np.concatenate(parts))
+            stride = np.ones(self.n, dtype=np.int64)
+            if mesh:
+                for p in sizes:
+                    stride[size == p] = strides[p][c % len(strides[p])]
+            shift = (c * size) // channels
+            orders.append(self.ranks[start + (shift + stride * local) % size])
         return orders
 
     def ring_edges(self, channels: int) -> tuple[IntArray, IntArray, FloatArray]:
@@ -239,13 +242,15 @@ class Group:
         """
         mesh = self.fabric.spec.intra.fabric == "mesh" and self.ppn > 2
         if mesh:
-            intra_src, intra_dst = [], []
-            for local in self.by_node:
-                p = local.shape[0]
-                for step in range(1, p):
-                    intra_src.append(local)
-                    intra_dst.append(np.roll(local, -step))
-            src_i, dst_i = np.concatenate(intra_src), np.concatenate(intra_dst)
+            # Node by node, step by step: every rank to the rank ``step`` further round.
+            counts = np.array([local.shape[0] for local in self.by_node])
+            block = counts * (counts - 1)
+            node = np.repeat(np.arange(counts.shape[0]), block)
+            offset = np.arange(int(block.sum())) - np.repeat(np.cumsum(block) - block, block)
+            size, start = counts[node], (np.cumsum(counts) - counts)[node]
+            step, at = offset // size + 1, offset % size
+            src_i = self.ranks[start + at]
+            dst_i = self.ranks[start + (at + step) % size]
             if self.n_nodes == 1:
                 return src_i, dst_i, np.full(src_i.shape[0], 1.0 / (self.ppn - 1))
             share_i = np.full(src_i.shape[0], 1.0 / self.ppn)

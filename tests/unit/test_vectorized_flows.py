@@ -198,3 +198,56 @@ def test_tree_latency(h100, catalog):
     assert dragonfly.tree_latency_us == reference_tree_latency_us(dragonfly)
     racks = Group(fabric(catalog, "gb200-nvl72-cluster", 54), range(216))
     assert racks.tree_latency_us == reference_tree_latency_us(racks)
+
+
+def reference_ring_orders(group: Group, channels: int) -> list[np.ndarray]:
+    """``Group.ring_orders`` one node at a time: channel c enters each node at its
+    ``(c p) // channels``-th rank and, on a direct mesh, walks it with the channel's stride."""
+    mesh = group.fabric.spec.intra.fabric == "mesh"
+    orders = []
+    for c in range(channels):
+        parts = []
+        for local in group.by_node:
+            p = local.shape[0]
+            strides = [s for s in range(1, p) if np.gcd(s, p) == 1] or [1]
+            stride = strides[c % len(strides)] if mesh else 1
+            parts.append(local[((c * p) // channels + stride * np.arange(p)) % p])
+        orders.append(np.concatenate(parts))
+    return orders
+
+
+def reference_mesh_edges(group: Group) -> tuple[np.ndarray, np.ndarray]:
+    """The intra-node edges of ``Group.ring_edges`` on a mesh, one node and step at a time."""
+    src, dst = [], []
+    for local in group.by_node:
+        for step in range(1, local.shape[0]):
+            src.append(local)
+            dst.append(np.roll(local, -step))
+    return np.concatenate(src), np.concatenate(dst)
+
+
+@pytest.fixture(scope="module")
+def mesh(catalog):
+    """Four MI300X nodes: eight GPUs on a direct xGMI mesh each."""
+    return fabric(catalog, "mi300x-node", 4)
+
+
+@pytest.mark.parametrize("channels", [1, 3, 8, 16])
+def test_ring_orders(h100, mesh, channels):
+    mixed = [*range(3), *range(8, 13), 16, *range(24, 32)]  # 3, 5, 1 and 8 ranks a node
+    for fabric_, ranks in ((h100, UNEVEN), (h100, range(24)), (mesh, mixed), (mesh, range(32))):
+        group = Group(fabric_, list(ranks))
+        new, old = group.ring_orders(channels), reference_ring_orders(group, channels)
+        assert [order.tolist() for order in new] == [order.tolist() for order in old]
+
+
+def test_mesh_ring_edges(mesh):
+    for ranks in ([*range(3), *range(8, 13), 16, *range(24, 32)], range(32), range(5)):
+        group = Group(mesh, list(ranks))
+        src, dst, share = group.ring_edges(4)
+        intra_src, intra_dst = reference_mesh_edges(group)
+        intra = intra_src.shape[0]
+        assert src[:intra].tolist() == intra_src.tolist()
+        assert dst[:intra].tolist() == intra_dst.tolist()
+        inner = 1 / (group.ppn - 1) if group.n_nodes == 1 else 1 / group.ppn
+        assert (share[:intra] == inner).all()
