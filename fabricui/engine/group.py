@@ -221,12 +221,12 @@ class Group:
         start = np.repeat(np.cumsum(counts) - counts, counts)
         local = np.arange(self.n) - start
         for c in range(channels):
-            stride = np.ones(self.n, dtype=np.int64)
+            step = np.ones(self.n, dtype=np.int64)
             if mesh:
                 for p in sizes:
-                    stride[size == p] = strides[p][c % len(strides[p])]
+                    step[size == p] = strides[p][c % len(strides[p])]
             shift = (c * size) // channels
-            orders.append(self.ranks[start + (shift + stride * local) % size])
+            orders.append(self.ranks[start + (shift + step * local) % size])
         return orders
 
     def ring_edges(self, channels: int) -> tuple[IntArray, IntArray, FloatArray]:
@@ -450,12 +450,12 @@ def nccl_tree_parent(node: int, nodes: int, tree: int = 0) -> int:
     return -1 if parent < 0 else nodes - 1 - parent
 
 
-def nccl_tree_parents(nodes: int, tree: int = 0) -> IntArray:
+def nccl_tree_parents(nodes: int, tree: int = 0) -> npt.NDArray[np.int64]:
     """(nodes,) every node's parent in NCCL's double binary tree, -1 for the root: the
     array form of ``nccl_tree_parent``."""
     node = np.arange(nodes, dtype=np.int64)
 
-    def btree(rank: IntArray) -> IntArray:
+    def btree(rank: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         bit = rank & -rank
         up = (rank ^ bit) | (bit << 1)
         return np.where(rank == 0, -1, np.where(up < nodes, up, rank ^ bit))
