@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from fabricui.engine.constants import DEFAULT, ModelConstants
 from fabricui.engine.cxi import (
@@ -258,9 +259,44 @@ class Ring(CollectiveAlgorithm):
         return time
 
 
-def _binary_tree_edges(k: int) -> list[tuple[int, int]]:
-    """(child, parent) pairs of a heap-ordered binary tree over ``k`` nodes."""
-    return [(i, (i - 1) // 2) for i in range(1, k)]
+@lru_cache(maxsize=32)
+def _double_tree_flows(k: int) -> tuple[IntArray, IntArray]:
+    """(source, destination) node indices of the flows of two heap-ordered binary trees
+    over ``k`` nodes, the second mirrored (node ``i`` as ``k - 1 - i``), each carrying half
+    the data: per tree and per (child, parent) edge, the reduce up then the broadcast down.
+
+    Cached per node count (every channel and every group of ``k`` nodes shares them), so
+    read-only.
+    """
+    child = np.arange(1, k, dtype=np.int64)
+    parent = (child - 1) // 2
+    below = np.concatenate([child, k - 1 - child])  # the first tree's edges, then the mirror's
+    above = np.concatenate([parent, k - 1 - parent])
+    src = np.stack([below, above], axis=1).reshape(-1)  # up, then down, per edge
+    dst = np.stack([above, below], axis=1).reshape(-1)
+    src.setflags(write=False)
+    dst.setflags(write=False)
+    return src, dst
+
+
+def _chain_flows(starts: IntArray, n: int) -> tuple[IntArray, IntArray, npt.NDArray[np.bool_]]:
+    """Positions of the chains' flows in a node-major order of ``n`` ranks whose nodes
+    begin at ``starts``: each node's chain reduces toward its first rank and broadcasts
+    back, node after node, the reduce's hops then the broadcast's.
+
+    Returns:
+        (source positions, destination positions, True on a reduce hop), each
+        (2 (n - nodes),).
+    """
+    inner = np.ones(n, dtype=bool)
+    inner[starts] = False
+    child = np.flatnonzero(inner)  # a rank that is not its node's first
+    node = np.cumsum(~inner)[child] - 1
+    up = np.repeat([True, False], child.shape[0])
+    at = np.argsort(np.concatenate([2 * node, 2 * node + 1]), kind="stable")
+    hop = np.concatenate([child, child])[at]
+    up = up[at]
+    return np.where(up, hop, hop - 1), np.where(up, hop - 1, hop), up
 
 
 #: The last release whose Simple trees shrink their chunks with the tree's depth (NCCL's
@@ -400,6 +436,13 @@ class Tree(CollectiveAlgorithm):
         one_pass = self._figures(group)[2]
         return one_pass / DEFAULT.tree_efficiency / staging_penalty(group, "all_reduce")
 
+    @staticmethod
+    def node_flows(nodes: int) -> tuple[IntArray, IntArray]:
+        """(source, destination) node indices of the flows of the double binary tree across
+        ``nodes`` nodes, each of its two trees carrying half the data: per tree and per
+        (child, parent) edge, the reduce up then the broadcast down (read-only arrays)."""
+        return _double_tree_flows(nodes)
+
     def _figures(self, group: Group) -> tuple[float, float, float]:
         """The three figures of ``_raw_spbs``, cached per group and routed at most once."""
         routed: list[tuple[float, float, float]] = []
@@ -424,30 +467,23 @@ class Tree(CollectiveAlgorithm):
         choice): their loads add to the loads of the trees across nodes.
         """
         channels = channels_for(group)
-        chain: list[list[IntArray]] = [[], [], []]
-        across: list[list[IntArray]] = [[], [], []]
-        for order in group.ring_orders(channels):
-            per_node = np.split(order, np.cumsum([r.shape[0] for r in group.by_node])[:-1])
-            for local in per_node:  # chain: reduce toward the leader, broadcast back
-                chain[0] += [local[1:], local[:-1]]
-                chain[1] += [local[:-1], local[1:]]
-                chain[2] += [np.full(local.shape[0] - 1, 1.0 / channels)] * 2
-            leaders = np.array([local[0] for local in per_node])
-            k = leaders.shape[0]
-            for mirror in (False, True):  # two trees, half the data each
-                for child, parent in _binary_tree_edges(k):
-                    a, b = (k - 1 - child, k - 1 - parent) if mirror else (child, parent)
-                    across[0] += [leaders[[a]], leaders[[b]]]
-                    across[1] += [leaders[[b]], leaders[[a]]]
-                    across[2] += [np.full(1, 0.5 / channels)] * 2
-        up = [chain[0][0::2], chain[1][0::2], chain[2][0::2]]  # child -> leader only
+        orders = np.stack(group.ring_orders(channels))  # (channels, n)
+        starts = np.cumsum([0] + [r.shape[0] for r in group.by_node[:-1]])
+        # Chain: reduce toward the node's first rank, broadcast back (1/channels each).
+        src, dst, up = _chain_flows(starts, group.n)
+        chain = (orders[:, src].reshape(-1), orders[:, dst].reshape(-1))
+        chain_up = (orders[:, src[up]].reshape(-1), orders[:, dst[up]].reshape(-1))
+        # Across nodes: two mirrored trees over the nodes' first ranks, half the data each.
+        leaders = orders[:, starts]  # (channels, nodes)
+        tree_src, tree_dst = _double_tree_flows(starts.shape[0])
+        across = (leaders[:, tree_src].reshape(-1), leaders[:, tree_dst].reshape(-1))
         bulk = group.bulk
         capacity = bulk.resource_capacity_GBps * 1e3
         load = [
-            bulk.loads(np.concatenate(flows[0]), np.concatenate(flows[1]), np.concatenate(flows[2]))
-            if flows[0]
+            bulk.loads(a, b, np.full(a.shape[0], share / channels))
+            if a.shape[0]
             else np.zeros(capacity.shape[0])
-            for flows in (chain, across, up)
+            for (a, b), share in ((chain, 1.0), (across, 0.5), (chain_up, 1.0))
         ]
 
         def busiest(total: FloatArray) -> float:

@@ -203,27 +203,30 @@ class Group:
         different GPUs and hence different NICs, as NCCL's channels do.
         """
         mesh = self.fabric.spec.intra.fabric == "mesh"
-        sizes = {local.shape[0] for local in self.by_node}
+        counts = np.array([local.shape[0] for local in self.by_node])
+        sizes = sorted(set(counts.tolist()))
+        # On a direct mesh, channels also differ in stride so they use different links.
+        strides = {p: [s for s in range(1, p) if np.gcd(s, p) == 1] or [1] for p in sizes}
         orders = []
         if len(sizes) == 1:  # every node alike: one gather per channel for all nodes
             table = np.stack(self.by_node)  # (nodes, ppn)
             p = table.shape[1]
-            strides = [s for s in range(1, p) if np.gcd(s, p) == 1] or [1]
             for c in range(channels):
-                stride = strides[c % len(strides)] if mesh else 1
+                stride = strides[p][c % len(strides[p])] if mesh else 1
                 columns = ((c * p) // channels + stride * np.arange(p)) % p
                 orders.append(table[:, columns].reshape(-1))
             return orders
+        # Uneven nodes: every rank's position within its node, and its node's size and start.
+        size = np.repeat(counts, counts)
+        start = np.repeat(np.cumsum(counts) - counts, counts)
+        local = np.arange(self.n) - start
         for c in range(channels):
-            parts = []
-            for local in self.by_node:
-                p = local.shape[0]
-                shift = (c * p) // channels
-                # On a direct mesh, channels also differ in stride so they use different links.
-                strides = [s for s in range(1, p) if np.gcd(s, p) == 1] or [1]
-                stride = strides[c % len(strides)] if mesh else 1
-                parts.append(local[(shift + stride * np.arange(p)) % p])
-            orders.append(np.concatenate(parts))
+            step = np.ones(self.n, dtype=np.int64)
+            if mesh:
+                for p in sizes:
+                    step[size == p] = strides[p][c % len(strides[p])]
+            shift = (c * size) // channels
+            orders.append(self.ranks[start + (shift + step * local) % size])
         return orders
 
     def ring_edges(self, channels: int) -> tuple[IntArray, IntArray, FloatArray]:
@@ -239,13 +242,15 @@ class Group:
         """
         mesh = self.fabric.spec.intra.fabric == "mesh" and self.ppn > 2
         if mesh:
-            intra_src, intra_dst = [], []
-            for local in self.by_node:
-                p = local.shape[0]
-                for step in range(1, p):
-                    intra_src.append(local)
-                    intra_dst.append(np.roll(local, -step))
-            src_i, dst_i = np.concatenate(intra_src), np.concatenate(intra_dst)
+            # Node by node, step by step: every rank to the rank ``step`` further round.
+            counts = np.array([local.shape[0] for local in self.by_node])
+            block = counts * (counts - 1)
+            node = np.repeat(np.arange(counts.shape[0]), block)
+            offset = np.arange(int(block.sum())) - np.repeat(np.cumsum(block) - block, block)
+            size, start = counts[node], (np.cumsum(counts) - counts)[node]
+            step, at = offset // size + 1, offset % size
+            src_i = self.ranks[start + at]
+            dst_i = self.ranks[start + (at + step) % size]
             if self.n_nodes == 1:
                 return src_i, dst_i, np.full(src_i.shape[0], 1.0 / (self.ppn - 1))
             share_i = np.full(src_i.shape[0], 1.0 / self.ppn)
@@ -380,23 +385,18 @@ class Group:
         k = self.n_nodes
         if k < 2:
             return 0.0
-        first = [int(ranks[0]) for ranks in self.by_node]
+        first = self.ranks[np.cumsum([0] + [r.shape[0] for r in self.by_node[:-1]])]
         slowest = 0.0
         for tree in (0, 1):
-            to_root: dict[int, float] = {}
-            for node in range(k):
-                path, at = [], node
-                while at not in to_root:
-                    parent = nccl_tree_parent(at, k, tree)
-                    if parent < 0:
-                        to_root[at] = 0.0
-                        break
-                    path.append((at, parent))
-                    at = parent
-                for child, parent in reversed(path):
-                    hop = self.path_latency_us(first[child], first[parent])
-                    to_root[child] = hop + to_root[parent]
-            slowest = max(slowest, max(to_root.values()))
+            parent = nccl_tree_parents(k, tree)
+            hop = np.zeros(k)
+            for child in np.flatnonzero(parent >= 0):  # one routed hop per tree edge
+                hop[child] = self.path_latency_us(int(first[child]), int(first[parent[child]]))
+            to_root = np.where(parent < 0, 0.0, np.nan)
+            while np.isnan(to_root).any():  # a level of the tree per pass
+                ready = np.isnan(to_root) & ~np.isnan(to_root[parent])
+                to_root[ready] = hop[ready] + to_root[parent[ready]]
+            slowest = max(slowest, float(to_root.max()))
         return slowest
 
     @cached_property
@@ -448,3 +448,22 @@ def nccl_tree_parent(node: int, nodes: int, tree: int = 0) -> int:
         return -1 if parent < 0 else (parent + 1) % nodes
     parent = btree(nodes - 1 - node)
     return -1 if parent < 0 else nodes - 1 - parent
+
+
+def nccl_tree_parents(nodes: int, tree: int = 0) -> npt.NDArray[np.int64]:
+    """(nodes,) every node's parent in NCCL's double binary tree, -1 for the root: the
+    array form of ``nccl_tree_parent``."""
+    node = np.arange(nodes, dtype=np.int64)
+
+    def btree(rank: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        bit = rank & -rank
+        up = (rank ^ bit) | (bit << 1)
+        return np.where(rank == 0, -1, np.where(up < nodes, up, rank ^ bit))
+
+    if tree == 0:
+        return btree(node)
+    if nodes % 2 == 1:
+        parent = btree((node - 1 + nodes) % nodes)
+        return np.where(parent < 0, -1, (parent + 1) % nodes)
+    parent = btree(nodes - 1 - node)
+    return np.where(parent < 0, -1, nodes - 1 - parent)

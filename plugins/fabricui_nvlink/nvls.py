@@ -27,7 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from fabricui.api import DEFAULT_CONSTANTS as DEFAULT
-from fabricui.api import CollectiveAlgorithm, FloatArray, Group, alpha_beta
+from fabricui.api import CollectiveAlgorithm, FloatArray, Group, Tree, alpha_beta
 
 #: NVLS needs the switch's multicast/reduce engines (NVSwitch 3+) and Hopper-class GPUs.
 MIN_ARCH_INDEX = 2
@@ -245,19 +245,11 @@ class NvlsTree(CollectiveAlgorithm):
         k, ppn = group.n_nodes, group.ppn
         heads = min(nvls_heads(group), ppn)
         columns = np.stack(group.by_node)  # (k, ppn)
-        # Heads spread over the domain's hosts (one NIC each).
-        picks = (np.arange(heads) * ppn) // heads
-        src, dst, vol = [], [], []
-        for j in picks:
-            ranks = columns[:, j]
-            for mirror in (False, True):
-                for child in range(1, k):
-                    parent = (child - 1) // 2
-                    a, b = (k - 1 - child, k - 1 - parent) if mirror else (child, parent)
-                    src += [ranks[a], ranks[b]]
-                    dst += [ranks[b], ranks[a]]
-                    vol += [0.5 / heads, 0.5 / heads]
-        return group.seconds_per_byte(np.array(src), np.array(dst), np.array(vol))
+        # Heads spread over the domain's hosts (one NIC each), each running both trees.
+        heads_ranks = columns[:, (np.arange(heads) * ppn) // heads].T  # (heads, k)
+        a, b = Tree.node_flows(k)
+        src, dst = heads_ranks[:, a].reshape(-1), heads_ranks[:, b].reshape(-1)
+        return group.seconds_per_byte(src, dst, np.full(src.shape[0], 0.5 / heads))
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """The slower of the NVLS and network stages (they pipeline) plus both latencies."""
