@@ -1030,5 +1030,6 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         torus=network.torus if network is not None else None,
         domain_torus=domain_torus,
         net_protocols=nic_spec.protocols if nic_spec is not None else (),
+        net_nccl_latency_us=nic_spec.nccl_latency_us if nic_spec is not None else 0.0,
         generation_records=tuple(catalog.links[g] for g in gens),
     )

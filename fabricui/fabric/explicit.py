@@ -450,6 +450,7 @@ def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
         node_devices=blocks.devices,
         node_links=blocks.links,
         net_protocols=t.net_protocols,
+        net_nccl_latency_us=t.net_nccl_latency_us,
         generation_records=tuple(catalog.links[g] for g in generations),
         switch_names=switches.names,
         hosts_per_domain=blocks.domain,

@@ -124,6 +124,9 @@ class Fabric:
     these plus ``d * node_links``); None without one."""
     net_protocols: tuple[str, ...] = ()
     """NCCL protocols the NICs' transport carries across nodes (empty: all)."""
+    net_nccl_latency_us: float = 0.0
+    """Latency the NICs' network plugin reports to NCCL (hwdb ``nccl_latency_us``), which
+    NCCL's tuner adds to each network step [us]."""
     generation_records: tuple[LinkGeneration, ...] = ()
     """The hwdb record of each of ``generations`` (same order), for what the engine reads
     per generation (tier, protocols a link carries); empty when a builder gives none."""

@@ -76,6 +76,10 @@ def _check_record(
         _check_family(doc, path, record.family, families, builtin)
         check_choice(doc, (*path, "tier"), record.tier, TIERS)
         check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
+    if kind == "nics":
+        check_range(
+            doc, (*path, "nccl_latency_us"), record.nccl_latency_us, 0.0, 1e4, "latency [us]"
+        )
     if kind == "models" and record.mlp:
         check_choice(doc, (*path, "mlp"), record.mlp, MLP_KINDS)
     if kind == "frameworks":

@@ -311,6 +311,11 @@ class NicSpec:
     """Where the adapter sits: ``host`` (a PCIe card or mezzanine behind the node's PCIe
     switch or CPU) or ``gpu`` (network ports on the accelerator itself, as Gaudi's on-die
     RoCE ports: traffic to them does not cross the host's PCIe)."""
+    nccl_latency_us: float = 0.0
+    """Latency the adapter's NCCL network plugin reports to NCCL (``ncclNetProperties_t``
+    ``latency``) [us]. NCCL's tuner adds it to every network step of its cost model (twice
+    on Simple), so it changes which algorithm and protocol NCCL picks, not the time on the
+    wire. 0 for NCCL's own InfiniBand, RoCE and socket transports."""
 
 
 @dataclass(frozen=True)

@@ -299,3 +299,32 @@ def test_choose_reports_ll128_risk_where_nccl_leaves_it_off(catalog):
     assert "ll128" not in choice.nccl.protocol
     risky = [j for j, p in enumerate(choice.best.protocol) if p == "ll128"]
     assert risky and all("corrupt data" in choice.caution[j] for j in risky)
+
+
+def test_plugin_reported_network_latency_joins_every_network_step():
+    """Hand: 2 nodes of 8 H100; the plugin reports 75 us (aws-ofi-nccl on p5). NCCL adds it
+    to each network step of its model and once more on Simple: a tree crosses
+    2 log2(2) = 2 steps (LL +150 us, Simple +300), a ring all-reduce 2 (2 - 1) = 2 (LL
+    +150, Simple +300), NVLS with trees 2 log2(2) = 2 on Simple (+300)."""
+    base = dict(
+        n_ranks=16, n_nodes=2, ppn=8, compute_capability=90, intra="nvswitch",
+        gpu_nvlink_GBps=370.8, gpu_nvlink_total_GBps=370.8, pci_GBps=48.0, sockets=2,
+        nic_GBps=50.0, nics=8, nic_path="PIX", cpu="intel", nvls=True, nvswitch=True,
+        collnet=False, net_device_host=True,
+    )  # fmt: skip
+    env = read_env({})
+    plain = NcclView(**base)
+    graphs = search(plain, NEWEST, env)
+    before = tune(plain, graphs, NEWEST, env, "all_reduce").lat_us
+    after = tune(NcclView(**base, net_latency_us=75.0), graphs, NEWEST, env, "all_reduce").lat_us
+    a = {name: i for i, name in enumerate(ALGORITHMS)}
+    p = {name: i for i, name in enumerate(PROTOCOLS)}
+    for algo, proto, extra in (
+        ("tree", "ll", 150.0),
+        ("tree", "simple", 300.0),
+        ("ring", "ll", 150.0),
+        ("ring", "simple", 300.0),
+        ("nvls_tree", "simple", 300.0),
+    ):
+        i, j = a[algo], p[proto]
+        assert after[i, j] - before[i, j] == pytest.approx(extra)

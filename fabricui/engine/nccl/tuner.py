@@ -275,8 +275,10 @@ def _latency(
     intra = intra_table[ia][ip]
     one_per_node = n == nodes and release.one_rank_tree_net_latency
     inter = net[A["tree"]][ip] if one_per_node else net[ia][ip]
-    # Network devices report no extra latency of their own (latencyInter = 0) for IB, RoCE,
-    # EFA and sockets, so the flush term adds nothing here.
+    # The latency the network plugin reports (latencyInter: 0 for NCCL's IB, RoCE and
+    # socket transports; aws-ofi-nccl's per EC2 platform on EFA) joins every network step,
+    # and once more on Simple for the flush of received data.
+    inter += view.net_latency_us * (2.0 if p == "simple" else 1.0)
     if a == "ring":
         hop = hop_table[ia][ip]
         steps = _nsteps(op, n)

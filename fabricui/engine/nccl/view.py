@@ -114,6 +114,9 @@ class NcclView:
     unpack device): PAT needs it."""
     mixed_gpus: bool = False
     """GPUs of different compute capabilities (LL128 is off unless all are Hopper+)."""
+    net_latency_us: float = 0.0
+    """Latency the network plugin reports for the NICs (NCCL's ``graph->latencyInter``,
+    from ``ncclNetProperties_t.latency``) [us]; 0 on one node."""
 
     @property
     def arch_index(self) -> int:
@@ -194,4 +197,5 @@ class NcclView:
             nvswitch=intra_kind == "nvswitch",
             collnet=sharp and env.collnet and group.n_nodes > 1,
             net_device_host=not (net is not None and net.link == "tcpxo"),
+            net_latency_us=fabric.net_nccl_latency_us if group.n_nodes > 1 else 0.0,
         )
