@@ -77,8 +77,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="NCCL setting of the job (repeatable), read as NCCL reads it: NCCL_ALGO, "
         "NCCL_PROTO (^ excludes), NCCL_MIN/MAX_NCHANNELS, NCCL_NVLS_ENABLE, "
         "NCCL_COLLNET_ENABLE ...; on Slingshot libfabric's FI_CXI_RX_MATCH_MODE, "
-        "FI_CXI_SAFE_DEVMEM_COPY_THRESHOLD, FI_HMEM_CUDA_USE_GDRCOPY; NCCL_* and FI_* "
-        "variables of this shell are read too",
+        "FI_CXI_SAFE_DEVMEM_COPY_THRESHOLD, FI_HMEM_CUDA_USE_GDRCOPY; on EFA and Slingshot "
+        "aws-ofi-nccl's OFI_NCCL_NET_LATENCY; NCCL_*, FI_* and OFI_NCCL_* variables of this "
+        "shell are read too",
     )
     parser.add_argument(
         "--ideal",

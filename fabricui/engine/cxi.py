@@ -100,14 +100,7 @@ def _integer(given: Mapping[str, str], name: str, default: int) -> int:
 
 def uses_cxi(group: Group) -> bool:
     """True when the group crosses nodes over a network driven by the CXI provider."""
-    net = group.fabric.spec.net
-    if group.n_nodes < 2 or net is None:
-        return False
-    fabric = group.fabric
-    if net.link in fabric.generations and fabric.generation_records:
-        family = fabric.generation_records[fabric.generations.index(net.link)].family
-        return family in CXI_FAMILIES
-    return net.link in CXI_FAMILIES
+    return group.n_nodes > 1 and group.fabric.net_family in CXI_FAMILIES
 
 
 def software_matching(group: Group) -> CxiSettings | None:

@@ -182,6 +182,18 @@ class Fabric:
         """GPUs in each scale-up domain block."""
         return self.gpus_per_node * self.hosts_per_domain
 
+    @property
+    def net_family(self) -> str | None:
+        """Family of the network's link generation (``infiniband``, ``efa``, ``slingshot``
+        ...; its hwdb record), the link id when no record came with it; None without a
+        network. The family says which transport and plugin NCCL drives the NICs with."""
+        net = self.spec.net
+        if net is None:
+            return None
+        if net.link in self.generations and self.generation_records:
+            return self.generation_records[self.generations.index(net.link)].family
+        return net.link
+
     def prefix_of(self, kind: DeviceKind) -> str:
         """Device-name prefix of a kind; the scale-up switch is named by its record."""
         return self.scaleup_prefix if kind == DeviceKind.NVSWITCH else KIND_PREFIX[kind]

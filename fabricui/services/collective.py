@@ -110,22 +110,25 @@ def prediction_rows(prediction: Prediction) -> tuple[dict[str, Any], ...]:
     return tuple(rows)
 
 
-#: Variable prefixes of a job's environment the engine reads: NCCL's and libfabric's.
-JOB_ENV = ("NCCL_", "FI_")
+#: Variable prefixes of a job's environment the engine reads: NCCL's, libfabric's and the
+#: aws-ofi-nccl plugin's.
+JOB_ENV = ("NCCL_", "FI_", "OFI_NCCL_")
 
 
 def nccl_environment(settings: Iterable[str] = (), inherit: bool = True) -> dict[str, str]:
     """The NCCL environment of a job: ``NCCL_*`` variables of this process (a job started
-    from this shell inherits them) and libfabric's ``FI_*`` ones (the CXI provider's
-    matching and copies on Slingshot, ``fabricui.engine.cxi``), then ``KEY=VALUE``
-    settings over them.
+    from this shell inherits them), libfabric's ``FI_*`` ones (the CXI provider's matching
+    and copies on Slingshot, ``fabricui.engine.cxi``) and aws-ofi-nccl's ``OFI_NCCL_*``
+    (the latency it reports to NCCL), then ``KEY=VALUE`` settings over them.
 
     Args:
         settings: ``NCCL_ALGO=ring`` ... (``--env``).
-        inherit: Read this process's ``NCCL_*`` and ``FI_*`` variables first.
+        inherit: Read this process's ``NCCL_*``, ``FI_*`` and ``OFI_NCCL_*`` variables
+            first.
 
     Raises:
-        ConfigError: A setting that is not ``NCCL_NAME=value`` or ``FI_NAME=value``.
+        ConfigError: A setting that is not ``NCCL_NAME=value``, ``FI_NAME=value`` or
+            ``OFI_NCCL_NAME=value``.
     """
     env = {k: v for k, v in os.environ.items() if k.startswith(JOB_ENV)} if inherit else {}
     for setting in settings:
@@ -134,7 +137,8 @@ def nccl_environment(settings: Iterable[str] = (), inherit: bool = True) -> dict
         prefix = next((p for p in JOB_ENV if name.startswith(p)), None)
         if not sep or prefix is None or not name[len(prefix) :].replace("_", "").isalnum():
             raise ConfigError(
-                f"--env {setting!r}: give NCCL_NAME=value (or libfabric's FI_NAME=value), "
+                f"--env {setting!r}: give NCCL_NAME=value (or libfabric's FI_NAME=value, "
+                "aws-ofi-nccl's OFI_NCCL_NAME=value), "
                 "e.g. NCCL_ALGO=ring"
             )
         env[name] = value.strip()

@@ -328,3 +328,29 @@ def test_plugin_reported_network_latency_joins_every_network_step():
     ):
         i, j = a[algo], p[proto]
         assert after[i, j] - before[i, j] == pytest.approx(extra)
+
+
+def test_ofi_net_latency_replaces_the_plugins_platform_figure(catalog):
+    """aws-ofi-nccl reports 35 us on a p5en (hwdb ``nccl_latency_us``);
+    ``OFI_NCCL_NET_LATENCY`` replaces it as the plugin reads it, on EFA only: NCCL's own IB
+    transport reports 0 whatever the variable says."""
+    efa = build_fabric(resolve_topology("aws-p5en-cluster", catalog), catalog)
+    ib = build_fabric(resolve_topology("h100-ib-cluster", catalog), catalog)
+    two_nodes = np.arange(16)
+
+    def reported(fabric, env):
+        settings = NcclSettings.of(None, env)
+        return NcclView.of(Group(fabric, two_nodes), settings.release, settings.env)
+
+    assert reported(efa, {}).net_latency_us == 35.0
+    assert reported(efa, {"OFI_NCCL_NET_LATENCY": "20"}).net_latency_us == 20.0
+    assert reported(ib, {"OFI_NCCL_NET_LATENCY": "20"}).net_latency_us == 0.0
+    one_node = NcclSettings.of(None, {"OFI_NCCL_NET_LATENCY": "20"})
+    assert NcclView.of(Group(efa, np.arange(8)), one_node.release, one_node.env).net_latency_us == 0
+
+
+@pytest.mark.parametrize("value", ["fast", "-1", "inf"])
+def test_a_bad_ofi_net_latency_is_refused_in_one_line(value):
+    with pytest.raises(EngineError, match="OFI_NCCL_NET_LATENCY") as refused:
+        read_env({"OFI_NCCL_NET_LATENCY": value})
+    assert "\n" not in str(refused.value)

@@ -44,6 +44,7 @@ HONOURED = (
     "NCCL_PAT_ENABLE",
     "NCCL_NET_OVERHEAD",
     "NCCL_LL128_C2C",
+    "OFI_NCCL_NET_LATENCY",
 )
 #: First release whose lists take ``function:`` prefixes and refuse unknown names.
 PREFIXED_LISTS_SINCE = (2, 24, 0)
@@ -75,6 +76,9 @@ class NcclEnv:
     """``NCCL_NET_OVERHEAD`` converted from ns [us]."""
     ll128_c2c: bool = True
     """``NCCL_LL128_C2C`` (2.27+): LL128 to NICs behind a Grace's NVLink-C2C."""
+    ofi_net_latency_us: float | None = None
+    """``OFI_NCCL_NET_LATENCY``: the latency aws-ofi-nccl reports to NCCL for its NICs
+    (EFA, Slingshot) instead of its platform default [us] (``src/nccl_ofi_net.cpp``)."""
     given: Mapping[str, str] = field(default_factory=dict)
     """Every ``NCCL_*`` variable given, as written."""
 
@@ -94,13 +98,28 @@ def _integer(env: Mapping[str, str], name: str) -> int | None:
         raise EngineError(f"{name}={value!r} is not an integer") from None
 
 
+def _latency_us(env: Mapping[str, object], name: str) -> float | None:
+    value = env.get(name)
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        latency = float(str(value).strip())
+    except ValueError:
+        latency = -1.0
+    if not 0.0 <= latency < float("inf"):
+        raise EngineError(f"{name}={value!r} is not a latency in microseconds (0 or more)")
+    return latency
+
+
 def read_env(env: Mapping[str, object] | None) -> NcclEnv:
-    """The NCCL settings among ``env`` (other variables are ignored).
+    """The NCCL settings among ``env``, and the latency aws-ofi-nccl reports to NCCL
+    (other variables are ignored).
 
     Raises:
-        EngineError: A setting that must be an integer is not.
+        EngineError: A setting that must be an integer (or a latency) is not.
     """
     given = {str(k): str(v) for k, v in (env or {}).items() if str(k).startswith("NCCL_")}
+    ofi_latency = _latency_us({str(k): v for k, v in (env or {}).items()}, "OFI_NCCL_NET_LATENCY")
     nvls = _integer(given, "NCCL_NVLS_ENABLE")
     collnet = _integer(given, "NCCL_COLLNET_ENABLE")
     cross = _integer(given, "NCCL_CROSS_NIC")
@@ -120,6 +139,7 @@ def read_env(env: Mapping[str, object] | None) -> NcclEnv:
         pat=2 if pat is None else pat,
         net_overhead_us=None if overhead is None or overhead == -2 else overhead / 1000.0,
         ll128_c2c=True if c2c is None else c2c != 0,
+        ofi_net_latency_us=ofi_latency,
         given=given,
     )
 

@@ -11,9 +11,13 @@ fabric arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from fabricui.engine.nccl.env import NcclEnv
 from fabricui.engine.nccl.releases import Release
+
+if TYPE_CHECKING:
+    from fabricui.fabric.fabric import Fabric
 
 #: Compute capability of NVIDIA GPUs (major*10 + minor), from NVIDIA's "CUDA GPUs - Compute
 #: Capability" table (developer.nvidia.com/cuda-gpus): sm86 for GA10x parts (A10, RTX 30xx),
@@ -197,5 +201,17 @@ class NcclView:
             nvswitch=intra_kind == "nvswitch",
             collnet=sharp and env.collnet and group.n_nodes > 1,
             net_device_host=not (net is not None and net.link == "tcpxo"),
-            net_latency_us=fabric.net_nccl_latency_us if group.n_nodes > 1 else 0.0,
+            net_latency_us=_plugin_latency_us(fabric, env) if group.n_nodes > 1 else 0.0,
         )
+
+
+#: Network families whose NICs NCCL drives through the aws-ofi-nccl plugin (libfabric).
+OFI_FAMILIES = ("efa", "slingshot")
+
+
+def _plugin_latency_us(fabric: Fabric, env: NcclEnv) -> float:
+    """The latency the network plugin reports to NCCL [us]: the NIC record's
+    (``nccl_latency_us``), or ``OFI_NCCL_NET_LATENCY`` where aws-ofi-nccl drives the NICs."""
+    if env.ofi_net_latency_us is not None and fabric.net_family in OFI_FAMILIES:
+        return env.ofi_net_latency_us
+    return float(fabric.net_nccl_latency_us)
