@@ -417,9 +417,9 @@ def tree_ll128_ceiling_spb(
     LL128's wire efficiency (120/128), and its tree bus bandwidth is twice the algorithm
     bandwidth (``busBw * 0.5``), so the time per byte is at least
     ``efficiency * 2 / (channels * cap)``; ``alpha_beta`` divides by the efficiency again.
-    A tree across two GB200 NVL72 racks (16 channels) thus runs at most 507 GB/s of bus
-    bandwidth, as measured (oracle-quickstart/oci-hpc-oke, 128 GPUs, 516 GB/s from 256 to
-    512 MiB).
+    A tree across two racks of 16 GB200 trays (16 channels) thus runs at most 507 GB/s of
+    bus bandwidth; OCI's run of them (oracle-quickstart/oci-hpc-oke, NCCL 2.29.2) adds
+    516 GB/s between 256 and 512 MiB.
 
     Args:
         tree_channels: Channels of NCCL's tree graph (``Group.nccl_tree_channels``).
