@@ -458,3 +458,20 @@ def test_ll128_tree_across_blackwell_nodes_runs_at_nccls_per_channel_ceiling(cat
     assert time[0] == pytest.approx(2.0**34 / 126.68e3, rel=2e-3)
     simple = Tree().time_us(group, "all_reduce", np.array([2.0**34]), "simple")
     assert simple[0] < time[0]  # Simple trees keep their physical rate
+
+
+def test_ll128_tree_ceiling_takes_the_column_of_the_node_count_and_only_nccl(catalog):
+    """Three GB200 trays take NCCL's 3+-node figure (20.0 GB/s a channel); RCCL on MI300X
+    has no such figure of NCCL's, so no ceiling (0)."""
+    from fabricui.engine.algorithms import tree_ll128_cap_GBps
+
+    three = dict(GB200_NVL4_2, nodes=3)
+    assert tree_ll128_cap_GBps(Group(fabric_of(catalog, three), np.arange(12))) == 20.0
+    amd = {
+        "gpu": "mi300x",
+        "nodes": 2,
+        "gpus_per_node": 2,
+        "intra": {"fabric": "mesh", "link": "xgmi3", "links_per_pair": 1},
+        "net": {"link": "roce", "gbps": 400, "nics_per_node": 2},
+    }
+    assert tree_ll128_cap_GBps(Group(fabric_of(catalog, amd), np.arange(4))) == 0.0
