@@ -401,6 +401,55 @@ def tree_fill_bytes(
     return extra_steps * np.minimum(size_bytes, chunk * channels)
 
 
+def tree_ll128_ceiling_spb(
+    tree_channels: int,
+    cap_GBps: float,
+    constants: ModelConstants = DEFAULT,
+) -> float:
+    """Fewest microseconds per message byte an LL128 tree reaches, at full (Simple) efficiency,
+    when each of NCCL's tree channels moves at most ``cap_GBps`` of bus bandwidth [us per byte].
+
+    One channel of a tree is one thread block per GPU: on LL128 it polls and forwards 128-byte
+    lines, and NCCL measures how much bus bandwidth one such channel carries, per GPU
+    generation and for 1, 2 and 3+ nodes (src/graph/tuning.cc ``perChMaxTreeLL128Bws``:
+    Blackwell 55.6, 31.67 and 20.0 GB/s from v2.28.3-1 to v2.30.7-1; before, twice
+    Hopper's figures, not a measurement). NCCL caps its tree at ``nChannels`` times it after
+    LL128's wire efficiency (120/128), and its tree bus bandwidth is twice the algorithm
+    bandwidth (``busBw * 0.5``), so the time per byte is at least
+    ``efficiency * 2 / (channels * cap)``; ``alpha_beta`` divides by the efficiency again.
+    A tree across two racks of 16 GB200 trays (16 channels) thus runs at most 507 GB/s of
+    bus bandwidth; OCI's run of them (oracle-quickstart/oci-hpc-oke, NCCL 2.29.2) adds
+    516 GB/s between 256 and 512 MiB.
+
+    Args:
+        tree_channels: Channels of NCCL's tree graph (``Group.nccl_tree_channels``).
+        cap_GBps: NCCL's per-channel LL128 tree bandwidth for the GPU generation and node
+            count [GB/s].
+        constants: Model constants (LL128's wire efficiency).
+
+    Returns:
+        The floor on the tree's time per byte [us per byte]; 0 without a cap.
+
+    Notes:
+        ``protocol_efficiency["ll128"] * 2 / (channels * cap_GBps * 1e3)``.
+    """
+    if tree_channels <= 0 or cap_GBps <= 0:
+        return 0.0
+    return constants.protocol_efficiency["ll128"] * 2.0 / (tree_channels * cap_GBps * 1e3)
+
+
+def tree_ll128_cap_GBps(group: Group) -> float:
+    """NCCL's per-channel LL128 tree bandwidth for ``group`` [GB/s] (the newest release's
+    ``perChMaxTreeLL128Bws`` row of the GPU generation, column 1, 2 or 3+ nodes); 0 for GPUs
+    that do not run NCCL."""
+    if group.fabric.gpu.vendor != "nvidia":
+        return 0.0
+    from fabricui.engine.nccl.releases import NEWEST
+
+    rows = NEWEST.tree_ll128_cap_GBps
+    return rows[min(group.arch_index, len(rows) - 1)][min(group.n_nodes, 3) - 1]
+
+
 class Tree(CollectiveAlgorithm):
     """All-reduce as a chain inside each node and double binary trees across nodes."""
 
@@ -498,7 +547,11 @@ class Tree(CollectiveAlgorithm):
             return np.full(size_bytes.shape, np.inf)
         intra = 2.0 * (group.ppn - 1)
         net = 2.0 * math.ceil(math.log2(group.n_nodes)) if group.n_nodes > 1 else 0.0
-        spb = self.spb(group) / tree_size_efficiency(size_bytes, protocol)
+        steady = self.spb(group)
+        if protocol == "ll128":  # one channel's LL128 kernel carries no more than NCCL measured
+            floor = tree_ll128_ceiling_spb(group.nccl_tree_channels, tree_ll128_cap_GBps(group))
+            steady = max(steady, floor)
+        spb = steady / tree_size_efficiency(size_bytes, protocol)
         if protocol == "ll":
             # alpha_beta divides by LL's wire efficiency; a tree's LL is slower still.
             spb = spb * DEFAULT.protocol_efficiency["ll"] / DEFAULT.tree_ll_efficiency

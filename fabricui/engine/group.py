@@ -284,6 +284,16 @@ class Group:
         return nccl_graphs(self, settings)[1].channels
 
     @cached_property
+    def nccl_tree_channels(self) -> int:
+        """Channels NCCL's tree search builds (``graphs[NCCL_ALGO_TREE]->nChannels``, before
+        the runtime doubles them): the count NCCL's per-channel tree ceilings multiply
+        (src/graph/tuning.cc ``ncclTopoTuneModel``)."""
+        from fabricui.engine.nccl.picks import NcclSettings, nccl_graphs
+
+        settings = NcclSettings.of(self.library_version, self.nccl_env)
+        return nccl_graphs(self, settings)[1].tree.channels
+
+    @cached_property
     def nic_path(self) -> str:
         """How a GPU of the group reaches its NIC, in NCCL's path classes: ``pci`` (through
         PCIe switches only: NCCL's PIX/PXB), ``c2c`` (through a CPU the GPU joins over

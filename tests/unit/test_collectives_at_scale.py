@@ -418,3 +418,60 @@ def test_tree_chunks_shrink_as_nccl_sizes_them():
     assert tree_chunk_bytes(one, "simple", 8, 2, 8.0, (2, 19, 3)).tolist() == [32768.0]
     assert tree_chunk_bytes(one, "simple", 8, 2, 8.0, (2, 20, 3)).tolist() == [512 * 1024.0]
     assert tree_chunk_bytes(one, "ll", 8, 2, 8.0).tolist() == [16 * 1024.0]
+
+
+#: Two GB200 NVL4 trays on InfiniBand (each GPU with its own 400G NIC behind its Grace).
+GB200_NVL4_2 = {
+    "gpu": "gb200",
+    "nodes": 2,
+    "gpus_per_node": 4,
+    "intra": {"fabric": "nvswitch", "link": "nvlink5", "sockets": 2, "host_link": "nvlink-c2c"},
+    "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
+}
+
+
+def test_ll128_tree_ceiling_is_nccls_per_channel_figure_times_its_tree_channels():
+    """16 tree channels at NCCL's 31.67 GB/s each carry 506.72 GB/s of bus bandwidth, half
+    of it algorithm bandwidth, after LL128's 0.92: 0.92 * 2 / 506720 us per byte."""
+    from fabricui.engine.algorithms import tree_ll128_ceiling_spb
+
+    assert tree_ll128_ceiling_spb(16, 31.67) == pytest.approx(1.84 / 506_720.0, rel=1e-12)
+    assert tree_ll128_ceiling_spb(0, 31.67) == 0.0
+    assert tree_ll128_ceiling_spb(16, 0.0) == 0.0
+
+
+def test_ll128_tree_across_blackwell_nodes_runs_at_nccls_per_channel_ceiling(catalog):
+    """Two GB200 trays: NCCL's tree graph has 8 channels at 31.67 GB/s each (Blackwell, 2
+    nodes; 55.6 on one node, 20.0 on three or more), 253.36 GB/s of bus bandwidth, so
+    16 GiB take 2^34 / 126.68e3 = 135,624 us plus a few microseconds of latency; the NICs
+    alone would allow more."""
+    from fabricui.engine.algorithms import Tree, tree_ll128_cap_GBps, tree_ll128_ceiling_spb
+
+    fabric = fabric_of(catalog, GB200_NVL4_2)
+    group = Group(fabric, np.arange(8))
+    assert group.nccl_tree_channels == 8
+    assert tree_ll128_cap_GBps(group) == 31.67
+    assert tree_ll128_cap_GBps(Group(fabric, np.arange(4))) == 55.6
+    floor = tree_ll128_ceiling_spb(8, 31.67)
+    assert Tree().spb(group) < floor  # the ceiling, not the links, sets the pace
+    time = Tree().time_us(group, "all_reduce", np.array([2.0**34]), "ll128")
+    assert time[0] == pytest.approx(2.0**34 / 126.68e3, rel=2e-3)
+    simple = Tree().time_us(group, "all_reduce", np.array([2.0**34]), "simple")
+    assert simple[0] < time[0]  # Simple trees keep their physical rate
+
+
+def test_ll128_tree_ceiling_takes_the_column_of_the_node_count_and_only_nccl(catalog):
+    """Three GB200 trays take NCCL's 3+-node figure (20.0 GB/s a channel); RCCL on MI300X
+    has no such figure of NCCL's, so no ceiling (0)."""
+    from fabricui.engine.algorithms import tree_ll128_cap_GBps
+
+    three = dict(GB200_NVL4_2, nodes=3)
+    assert tree_ll128_cap_GBps(Group(fabric_of(catalog, three), np.arange(12))) == 20.0
+    amd = {
+        "gpu": "mi300x",
+        "nodes": 2,
+        "gpus_per_node": 2,
+        "intra": {"fabric": "mesh", "link": "xgmi3", "links_per_pair": 1},
+        "net": {"link": "roce", "gbps": 400, "nics_per_node": 2},
+    }
+    assert tree_ll128_cap_GBps(Group(fabric_of(catalog, amd), np.arange(4))) == 0.0
