@@ -64,6 +64,7 @@ class BulkRouter:
     ) -> None:
         self.fabric = fabric
         router = router or Router.for_fabric(fabric)
+        self._router = router
         self.capacity_GBps = link_capacity_GBps(fabric) if capacity_GBps is None else capacity_GBps
         # Same-domain routes, filled in on first use (shared with the network kind).
         self._domain = DomainRoutes(fabric, router)
@@ -157,6 +158,16 @@ class BulkRouter:
         a, b = self._check(src, dst)
         if isinstance(valiant, np.ndarray):
             return self._mixed_incidence(a, b, valiant)
+        memo = self._router.memo
+        if memo is None:
+            return self._routed_incidence(a, b, valiant)
+        # The same flows load the same resources on every variant of the fabric (only
+        # capacities differ): kept for the next calibration trial.
+        key = ("incidence", type(self._network), bool(valiant), a.tobytes(), b.tobytes())
+        return memo.remember(key, lambda: self._routed_incidence(a, b, valiant), _incidence_size)
+
+    def _routed_incidence(self, a: IntArray, b: IntArray, valiant: bool) -> Incidence:
+        """``_incidence`` of checked flows in one routing mode, from the network kind."""
         grouped = self._network.incidence(a, b)
         if grouped is not None:
             return grouped
@@ -319,6 +330,11 @@ class BulkRouter:
         load = np.array(resource_load[: self.fabric.n_links], dtype=np.float64)
         self._network.spread_aggregates(resource_load, load)
         return load
+
+
+def _incidence_size(incidence: Incidence) -> int:
+    """Array elements an incidence holds."""
+    return sum(int(v.size) for v in vars(incidence).values() if isinstance(v, np.ndarray))
 
 
 def line_rate_bulk_router(router: Router) -> BulkRouter:

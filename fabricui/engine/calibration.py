@@ -162,7 +162,8 @@ def with_link_params(fabric: Fabric, params: Mapping[str, Mapping[str, float]]) 
             fabric does not use are ignored.
 
     Returns:
-        The new fabric (arrays copied only when changed).
+        The new fabric (arrays copied only when changed); it reuses the routing work of
+        ``fabric``'s router (``Router.share_routes``).
     """
     eff, lat = fabric.link_eff, fabric.link_lat_us
     for index, gen in enumerate(fabric.generations):
@@ -178,7 +179,9 @@ def with_link_params(fabric: Fabric, params: Mapping[str, Mapping[str, float]]) 
             lat[mask] = float(values["lat_us"])
     if eff is fabric.link_eff and lat is fabric.link_lat_us:
         return fabric
-    return dataclasses.replace(fabric, link_eff=eff, link_lat_us=lat)
+    variant = dataclasses.replace(fabric, link_eff=eff, link_lat_us=lat)
+    Router.share_routes(variant, fabric)  # efficiency and latency change no route
+    return variant
 
 
 def relative_errors(predicted_us: npt.ArrayLike, measured_us: npt.ArrayLike) -> FloatArray:

@@ -22,7 +22,11 @@ rail, under one leaf switch when both nodes share it.
 
 from __future__ import annotations
 
+import copy
+from collections import OrderedDict
+from collections.abc import Callable
 from functools import cached_property
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +38,51 @@ from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric, IntArra
 
 #: Switch-level route trees kept per router (one per source leaf) before the cache resets.
 _MAX_CACHED_TREES = 512
+
+T = TypeVar("T")
+
+
+class RouteMemo:
+    """Routing results kept for a fabric and its variants that differ only in link
+    efficiency and latency (calibration trials), which route every flow alike.
+
+    Routes and flow incidences read the links' line rates, never their efficiency or
+    latency, so a trial asks for what the trial before it routed. Least recently used
+    entries go first once the arrays kept exceed ``max_elements`` elements.
+
+    Args:
+        max_elements: Array elements kept at most (8 bytes each).
+    """
+
+    def __init__(self, max_elements: int = 1 << 22) -> None:
+        self.max_elements = max_elements
+        self._entries: OrderedDict[object, tuple[object, int]] = OrderedDict()
+        self._elements = 0
+        self.hits = 0
+        """Answers given from memory (for tests)."""
+
+    def remember(self, key: object, compute: Callable[[], T], elements: Callable[[T], int]) -> T:
+        """The value kept under ``key``, else ``compute()`` kept when it fits.
+
+        Args:
+            key: What identifies the result (hashable).
+            compute: Computes it.
+            elements: Its size in array elements.
+        """
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry[0]  # type: ignore[return-value]
+        value = compute()
+        size = elements(value)
+        if size > self.max_elements:
+            return value
+        while self._entries and self._elements + size > self.max_elements:
+            self._elements -= self._entries.popitem(last=False)[1][1]
+        self._entries[key] = (value, size)
+        self._elements += size
+        return value
 
 
 class _Graph:
@@ -123,9 +172,36 @@ class Router:
         """
         router = fabric.__dict__.get("_router")
         if router is None:
-            router = cls(fabric)
+            origin = fabric.__dict__.get("_routed_as")
+            router = cls(fabric) if origin is None else cls.for_fabric(origin).variant(fabric)
             # A cache kept on the frozen fabric, not one of its fields.
             object.__setattr__(fabric, "_router", router)
+        return router
+
+    @staticmethod
+    def share_routes(variant: Fabric, fabric: Fabric) -> None:
+        """Let ``variant``, a copy of ``fabric`` with other link efficiencies or latencies
+        only (a calibration trial), reuse the routing work of ``fabric``'s router: routes
+        and flow incidences read neither, so they are the same (``variant``)."""
+        origin = fabric.__dict__.get("_routed_as", fabric)
+        object.__setattr__(variant, "_routed_as", origin)
+
+    def variant(self, fabric: Fabric) -> Router:
+        """A router of ``fabric`` (this router's fabric with other link efficiencies or
+        latencies) sharing this router's route caches and memo; its capacities are
+        ``fabric``'s own.
+
+        Shared: the route trees and templates, the PXN proxies, the switch-level routes,
+        and a ``RouteMemo`` of flow incidences and route rows. A dragonfly's adaptive
+        routing reads capacities, so the bulk router computes its split per fabric, from
+        the remembered incidences of each mode.
+        """
+        if self.memo is None:
+            self.memo = RouteMemo()
+        router = copy.copy(self)
+        router.fabric = fabric
+        for per_fabric in ("capacity_GBps", "_bulk", "_bulk_line"):
+            router.__dict__.pop(per_fabric, None)
         return router
 
     @staticmethod
@@ -145,6 +221,8 @@ class Router:
 
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric
+        self.memo: RouteMemo | None = None
+        """Results shared with this fabric's variants (``variant``), None without any."""
         dn, ln = fabric.node_devices, fabric.node_links
         kinds = fabric.dev_kind
         self._node_graph = _Graph(fabric, np.arange(ln, dtype=np.int64), dn)
@@ -385,3 +463,30 @@ class Router:
                 self.domain_route(node_b, nic_b, b),
             ]
         )
+
+    def route_rows(
+        self, src_ranks: npt.ArrayLike, dst_ranks: npt.ArrayLike
+    ) -> npt.NDArray[np.int64]:
+        """``route`` of many pairs as one (n_pairs, width) array of link ids, -1 padded;
+        kept in the memo shared with this fabric's variants, when there is one.
+
+        Args:
+            src_ranks: (n_pairs,) source ranks.
+            dst_ranks: (n_pairs,) destination ranks.
+        """
+        a = np.asarray(src_ranks, dtype=np.int64).reshape(-1)
+        b = np.asarray(dst_ranks, dtype=np.int64).reshape(-1)
+
+        def compute() -> npt.NDArray[np.int64]:
+            routes = [self.route(int(x), int(y)) for x, y in zip(a, b)]
+            width = max((r.shape[0] for r in routes), default=0)
+            rows = np.full((len(routes), max(width, 1)), -1, dtype=np.int64)
+            for i, links in enumerate(routes):
+                rows[i, : links.shape[0]] = links
+            rows.setflags(write=False)
+            return rows
+
+        if self.memo is None:
+            return compute()
+        key = ("route_rows", a.tobytes(), b.tobytes())
+        return self.memo.remember(key, compute, lambda rows: int(rows.size))
