@@ -157,6 +157,22 @@ class Group:
         lat = fabric.link_lat_us[links].sum() + fabric.dev_lat_us[fabric.link_dst[links[:-1]]].sum()
         return float(lat)
 
+    def path_latencies_us(self, src: IntArray, dst: IntArray) -> FloatArray:
+        """``path_latency_us`` of many pairs at once [us], bit for bit: the routes come in
+        one call (kept across calibration trials, ``Router.route_rows``) and are summed
+        per route length, as one route's sums would be."""
+        rows = self.router.route_rows(src, dst)
+        fabric = self.fabric
+        lengths = (rows >= 0).sum(axis=1)
+        out = np.zeros(rows.shape[0])
+        for length in np.unique(lengths[lengths > 0]):
+            at = np.flatnonzero(lengths == length)
+            links = rows[at, :length]
+            out[at] = fabric.link_lat_us[links].sum(axis=1) + fabric.dev_lat_us[
+                fabric.link_dst[links[:, :-1]]
+            ].sum(axis=1)
+        return out
+
     @cached_property
     def bulk(self) -> BulkRouter:
         """Vectorized router sharing this group's capacities (loads of many flows at once)."""
@@ -400,8 +416,8 @@ class Group:
         for tree in (0, 1):
             parent = nccl_tree_parents(k, tree)
             hop = np.zeros(k)
-            for child in np.flatnonzero(parent >= 0):  # one routed hop per tree edge
-                hop[child] = self.path_latency_us(int(first[child]), int(first[parent[child]]))
+            child = np.flatnonzero(parent >= 0)  # one routed hop per tree edge
+            hop[child] = self.path_latencies_us(first[child], first[parent[child]])
             to_root = np.where(parent < 0, 0.0, np.nan)
             while np.isnan(to_root).any():  # a level of the tree per pass
                 ready = np.isnan(to_root) & ~np.isnan(to_root[parent])
