@@ -347,6 +347,21 @@ def fit_links(
     if not any(np.asarray(c.fit).any() for c in cases):
         raise EngineError("calibration needs at least one fitted row")
     problem = _Problem(cases)
+    try:
+        return _fit(problem, cases, generations, latency_generations, max_generations)
+    finally:
+        for fabric in problem.fabrics:
+            Router.forget_variants(fabric)
+
+
+def _fit(
+    problem: _Problem,
+    cases: Sequence[CalibrationCase],
+    generations: Sequence[str] | None,
+    latency_generations: Sequence[str] | None,
+    max_generations: int,
+) -> CalibrationResult:
+    """``fit_links`` on the grouped cases."""
     base: LinkParams = {}
     for case in cases:
         for gen, figures in link_params(case.fabric).items():

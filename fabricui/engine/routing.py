@@ -173,6 +173,9 @@ class _Graph:
 class Router:
     """Routes between GPUs of one fabric, caching template and switch-level routes."""
 
+    memo: RouteMemo | None
+    """Results shared with this fabric's variants (``variant``), None without any."""
+
     @classmethod
     def for_fabric(cls, fabric: Fabric) -> Router:
         """The shared router of ``fabric``, so repeated queries share caches.
@@ -195,6 +198,14 @@ class Router:
         and flow incidences read neither, so they are the same (``variant``)."""
         origin = fabric.__dict__.get("_routed_as", fabric)
         object.__setattr__(variant, "_routed_as", origin)
+
+    @staticmethod
+    def forget_variants(fabric: Fabric) -> None:
+        """Drop the memo ``fabric``'s router shares with its variants (the calibration that
+        made them is over): what it holds is of no use to other queries."""
+        router = fabric.__dict__.get("_router")
+        if router is not None:
+            router.memo = None
 
     def variant(self, fabric: Fabric) -> Router:
         """A router of ``fabric`` (this router's fabric with other link efficiencies or
@@ -231,8 +242,7 @@ class Router:
 
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric
-        self.memo: RouteMemo | None = None
-        """Results shared with this fabric's variants (``variant``), None without any."""
+        self.memo = None
         dn, ln = fabric.node_devices, fabric.node_links
         kinds = fabric.dev_kind
         self._node_graph = _Graph(fabric, np.arange(ln, dtype=np.int64), dn)

@@ -11,7 +11,13 @@ import pytest
 from test_bulk import _network_fabric
 
 from fabricui.engine.bulk import BulkRouter
-from fabricui.engine.calibration import link_params, with_link_params
+from fabricui.engine.calibration import (
+    CalibrationCase,
+    fit_links,
+    link_params,
+    split_alternate,
+    with_link_params,
+)
 from fabricui.engine.evaluate import evaluate_collective
 from fabricui.engine.group import Group
 from fabricui.engine.routing import RouteMemo, Router, _Graph
@@ -123,3 +129,16 @@ def test_route_memo_is_bounded():
     assert memo.remember("big", lambda: [9] * 11, size) == [9] * 11
     assert memo.remember("big", lambda: [], size) == []
     assert memo.hits == 1
+
+
+def test_the_memo_ends_with_the_fit(mini, catalog):
+    """``fit_links`` drops the memo its trials shared once it returns."""
+    fabric = _network_fabric("dragonfly", mini, catalog)
+    measured = evaluate_collective(
+        with_link_params(fabric, _slower(fabric, 0.5)), "all_reduce", SIZES
+    )
+    case = CalibrationCase(
+        "t", fabric, "all_reduce", SIZES, np.asarray(measured.time_us), split_alternate(SIZES.size)
+    )
+    fit_links([case])
+    assert Router.for_fabric(fabric).memo is None
