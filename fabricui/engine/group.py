@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +20,9 @@ from fabricui.engine.bulk import BulkRouter, bulk_router
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, FabricError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
+
+if TYPE_CHECKING:
+    from fabricui.engine.nccl.search import Graphs
 
 #: GPU architectures ordered by generation (index used for per-architecture constants).
 ARCH_ORDER = {
@@ -290,24 +294,26 @@ class Group:
         return src_r, dst_r, share_r
 
     @cached_property
-    def nccl_channels(self) -> int:
-        """Collective channels NCCL builds for this group (its search's ring and tree
-        channels, doubled, and its extra rules; ``fabricui.engine.nccl.search``): each runs
-        its own pipeline of chunks."""
+    def nccl_search(self) -> Graphs:
+        """The graphs NCCL's search builds for this group under its release and environment
+        (``fabricui.engine.nccl.search``)."""
         from fabricui.engine.nccl.picks import NcclSettings, nccl_graphs
 
         settings = NcclSettings.of(self.library_version, self.nccl_env)
-        return nccl_graphs(self, settings)[1].channels
+        return nccl_graphs(self, settings)[1]
 
-    @cached_property
+    @property
+    def nccl_channels(self) -> int:
+        """Collective channels NCCL builds for this group (its search's ring and tree
+        channels, doubled, and its extra rules): each runs its own pipeline of chunks."""
+        return self.nccl_search.channels
+
+    @property
     def nccl_tree_channels(self) -> int:
         """Channels NCCL's tree search builds (``graphs[NCCL_ALGO_TREE]->nChannels``, before
         the runtime doubles them): the count NCCL's per-channel tree ceilings multiply
         (src/graph/tuning.cc ``ncclTopoTuneModel``)."""
-        from fabricui.engine.nccl.picks import NcclSettings, nccl_graphs
-
-        settings = NcclSettings.of(self.library_version, self.nccl_env)
-        return nccl_graphs(self, settings)[1].tree.channels
+        return self.nccl_search.tree.channels
 
     @cached_property
     def nic_path(self) -> str:

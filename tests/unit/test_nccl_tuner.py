@@ -122,16 +122,22 @@ def test_h200_picks_and_channels_are_nccls(h200):
         assert choice.nccl.channels[j] == logged.channels
 
 
+def h100_view(nodes: int, **extra) -> NcclView:
+    """NCCL's view of ``nodes`` HGX H100 servers (8 GPUs, 18 NVLinks x 20.6 GB/s, PCIe Gen5,
+    one 400G NIC per GPU across nodes)."""
+    return NcclView(
+        n_ranks=8 * nodes, n_nodes=nodes, ppn=8, compute_capability=90, intra="nvswitch",
+        gpu_nvlink_GBps=370.8, gpu_nvlink_total_GBps=370.8, pci_GBps=48.0, sockets=2,
+        nic_GBps=50.0, nics=8 if nodes > 1 else 0, nic_path="PIX", cpu="intel", nvls=True,
+        nvswitch=True, collnet=False, net_device_host=True, **extra,
+    )  # fmt: skip
+
+
 def test_single_node_h100_search_matches_nccl():
     """Hand: an 8x H100 node (18 NVLinks x 20.6 GB/s = 370.8) fits 6 ring channels at
     60 GB/s, doubled to 12 at 30; NVLS seats all 8 GPUs as heads at 40 GB/s ((8 + 1) x 40 <=
     370.8) with the fan-out raised to 60; NCCL then runs 24 collective channels."""
-    view = NcclView(
-        n_ranks=8, n_nodes=1, ppn=8, compute_capability=90, intra="nvswitch",
-        gpu_nvlink_GBps=370.8, gpu_nvlink_total_GBps=370.8, pci_GBps=48.0, sockets=2,
-        nic_GBps=50.0, nics=0, nic_path="PIX", cpu="intel", nvls=True, nvswitch=True,
-        collnet=False, net_device_host=True,
-    )  # fmt: skip
+    view = h100_view(nodes=1)
     graphs = search(view, NEWEST, read_env({}))
     assert (graphs.ring.channels, graphs.ring.bw_intra_GBps) == (12, 30.0)
     assert (graphs.nvls.channels, graphs.nvls.bw_intra_GBps, graphs.nvls.bw_inter_GBps) == (
@@ -146,12 +152,7 @@ def test_two_h100_nodes_search_one_nic_per_channel():
     """Hand: 8 NICs of 50 GB/s behind PCIe Gen5 (48): 8 ring channels at 48 GB/s (8 x 48 =
     384 >= 370.8, the search's target), not doubled (Hopper, below 50 GB/s, more than 4);
     NCCL duplicates them to 16 runtime channels."""
-    view = NcclView(
-        n_ranks=16, n_nodes=2, ppn=8, compute_capability=90, intra="nvswitch",
-        gpu_nvlink_GBps=370.8, gpu_nvlink_total_GBps=370.8, pci_GBps=48.0, sockets=2,
-        nic_GBps=50.0, nics=8, nic_path="PIX", cpu="intel", nvls=True, nvswitch=True,
-        collnet=False, net_device_host=True,
-    )  # fmt: skip
+    view = h100_view(nodes=2)
     graphs = search(view, NEWEST, read_env({}))
     assert (graphs.ring.channels, graphs.ring.bw_inter_GBps) == (8, 48.0)
     assert (graphs.nvls.channels, graphs.nvls.bw_intra_GBps, graphs.nvls.bw_inter_GBps) == (
@@ -306,17 +307,12 @@ def test_plugin_reported_network_latency_joins_every_network_step():
     to each network step of its model and once more on Simple: a tree crosses
     2 log2(2) = 2 steps (LL +150 us, Simple +300), a ring all-reduce 2 (2 - 1) = 2 (LL
     +150, Simple +300), NVLS with trees 2 log2(2) = 2 on Simple (+300)."""
-    base = dict(
-        n_ranks=16, n_nodes=2, ppn=8, compute_capability=90, intra="nvswitch",
-        gpu_nvlink_GBps=370.8, gpu_nvlink_total_GBps=370.8, pci_GBps=48.0, sockets=2,
-        nic_GBps=50.0, nics=8, nic_path="PIX", cpu="intel", nvls=True, nvswitch=True,
-        collnet=False, net_device_host=True,
-    )  # fmt: skip
     env = read_env({})
-    plain = NcclView(**base)
+    plain = h100_view(nodes=2)
     graphs = search(plain, NEWEST, env)
     before = tune(plain, graphs, NEWEST, env, "all_reduce").lat_us
-    after = tune(NcclView(**base, net_latency_us=75.0), graphs, NEWEST, env, "all_reduce").lat_us
+    after = tune(h100_view(nodes=2, net_latency_us=75.0), graphs, NEWEST, env, "all_reduce")
+    after = after.lat_us
     a = {name: i for i, name in enumerate(ALGORITHMS)}
     p = {name: i for i, name in enumerate(PROTOCOLS)}
     for algo, proto, extra in (

@@ -119,7 +119,7 @@ def read_env(env: Mapping[str, object] | None) -> NcclEnv:
         EngineError: A setting that must be an integer (or a latency) is not.
     """
     given = {str(k): str(v) for k, v in (env or {}).items() if str(k).startswith("NCCL_")}
-    ofi_latency = _latency_us({str(k): v for k, v in (env or {}).items()}, "OFI_NCCL_NET_LATENCY")
+    ofi_latency = _latency_us(env or {}, "OFI_NCCL_NET_LATENCY")
     nvls = _integer(given, "NCCL_NVLS_ENABLE")
     collnet = _integer(given, "NCCL_COLLNET_ENABLE")
     cross = _integer(given, "NCCL_CROSS_NIC")
