@@ -28,14 +28,6 @@ from fabricui.fabric.fabric import IntArray
 from fabricui.vocabulary import PROTOCOLS
 
 
-def launch_us(group: Group, constants: ModelConstants = DEFAULT) -> float:
-    """Fixed per-call cost, higher when one process launches on every GPU of a node."""
-    extra = (
-        constants.single_process_us_per_gpu * group.ranks_per_host if group.single_process else 0.0
-    )
-    return constants.launch_us + extra
-
-
 def protocol_bandwidth_scale(
     group: Group, protocol: str, busbw_GBps: float, constants: ModelConstants = DEFAULT
 ) -> float:
@@ -168,7 +160,7 @@ def alpha_beta(
         fill = network_fill_us(sizes, group.nccl_channels, constants)
     alpha = (
         fill
-        + launch_us(group, constants)
+        + constants.launch_us
         + (constants.base_us[protocol] if pipelined else 0.0)
         + intra_steps * step_latency_us(group, protocol, False, constants)
         + net_steps * step_latency_us(group, protocol, True, constants, net_latency_us)
@@ -630,10 +622,9 @@ class Direct(CollectiveAlgorithm):
         """alpha-beta time for every size [us]: one step (all peers at once)."""
         crosses = group.n_nodes > 1
         intra, net = (0.0, 1.0) if crosses else (1.0, 0.0)
-        # Each peer is a separate send and receive; one process posting for every GPU of its
-        # node serialises them.
-        posting = group.ranks_per_host if group.single_process else 1
-        extra = DEFAULT.p2p_peer_us * (group.n - 1) * posting if op == "all_to_all" else 0.0
+        # Each peer is a separate send and receive (one process posting for every GPU of its
+        # node posts them all: ``issue_floor_us``).
+        extra = DEFAULT.p2p_peer_us * (group.n - 1) if op == "all_to_all" else 0.0
         return alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op)) + extra
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.engine.constants import DEFAULT, ModelConstants
 from fabricui.engine.nccl.picks import Choice, NcclSettings, choose
 from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError, PluginError
@@ -46,6 +47,25 @@ def bus_factor(op: str, nranks: int) -> float:
     if op in ("all_gather", "reduce_scatter", "all_to_all"):
         return (n - 1) / n
     return 1.0
+
+
+def issue_floor_us(group, op: str, constants: ModelConstants = DEFAULT) -> float:
+    """Least time a call takes when one process drives every GPU of its node [us]; 0 when
+    each GPU has its own process.
+
+    nccl-tests run with ``-g N`` issue each iteration from one thread, one call per GPU
+    inside ``ncclGroupStart``/``ncclGroupEnd`` (an all-to-all posts a send and a receive per
+    peer for each GPU), and time back-to-back iterations (src/common.cu): the GPUs run one
+    iteration while the thread issues the next, so an iteration takes the longer of the
+    two. Eight A100s driven so take ~35 us for every small all-reduce, reduce and
+    reduce-scatter alike, although the all-reduce has twice their steps.
+    """
+    if not group.single_process:
+        return 0.0
+    per_gpu = constants.single_process_us_per_gpu
+    if op == "all_to_all":
+        per_gpu += constants.p2p_peer_us * (group.n - 1)
+    return constants.launch_us + per_gpu * group.ranks_per_host
 
 
 def algbw_GBps(size_bytes: npt.ArrayLike, time_us: npt.ArrayLike) -> FloatArray:
@@ -215,12 +235,14 @@ def predict(
         raise EngineError(f"no algorithm can run {op} on this group (tried: {names})")
     physical: dict[tuple[str, str], FloatArray] = {}
     skipped = []
+    issue_floor = issue_floor_us(group, op)
     for alg in usable:
         for proto in alg.protocols:
             if proto not in protocols:
                 continue
             try:
                 t = np.asarray(alg.time_us(group, op, sizes, proto), dtype=np.float64)
+                t = np.maximum(t, issue_floor)
             except PluginError as exc:
                 # A plugin's algorithm failed; the plugin host recorded and reports it, and
                 # the other algorithms still price the collective.

@@ -17,8 +17,11 @@ class ModelConstants:
 
     launch_us: float = 2.1
     """Fixed cost of one collective call, kernel launch and completion [us]."""
-    single_process_us_per_gpu: float = 2.5
-    """Extra launch cost per GPU when one process drives every GPU of a node [us]."""
+    single_process_us_per_gpu: float = 4.2
+    """Time one process takes to issue a call on each GPU it drives [us]: with every GPU of
+    a node behind one thread, a call takes at least ``launch_us`` plus this per GPU
+    (``collectives.issue_floor_us``). Set by the single-process nccl-tests runs: eight A100s
+    flat at ~35 us for every small collective, two RTX 2080 Ti at ~10 us."""
     base_us: dict[str, float] = field(
         default_factory=lambda: {"ll": 2.5, "ll128": 14.0, "simple": 15.0}
     )

@@ -241,6 +241,28 @@ def test_single_rank_group_costs_only_launch(mini):
     assert t[1] == pytest.approx(t[0])
 
 
+def test_one_process_driving_a_node_sets_a_floor_not_a_surcharge(mini):
+    """One thread issuing on 8 GPUs takes launch + 8 * per-GPU issue (2.1 + 8 * 4.2 = 35.7
+    us; an all-to-all also posts 7 peers per GPU: 2.1 + 8 * (4.2 + 7 * 1.0) = 91.7 us). The
+    GPUs run one iteration while the thread issues the next, so a small all-reduce and a
+    small reduce both take the floor, and a large one takes what one process per GPU takes."""
+    from fabricui.engine.collectives import issue_floor_us
+
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    one = Group(fabric, np.arange(8), single_process=True)
+    each = Group(fabric, np.arange(8))
+    assert issue_floor_us(one, "all_reduce") == pytest.approx(35.7)
+    assert issue_floor_us(one, "all_to_all") == pytest.approx(91.7)
+    assert issue_floor_us(each, "all_reduce") == 0.0
+    algorithms = collective_algorithms()
+    sizes = [8.0, 2.0**32]
+    for op in ("all_reduce", "reduce", "all_to_all"):
+        driven = predict(one, op, sizes, algorithms).time_us
+        alone = predict(each, op, sizes, algorithms).time_us
+        assert driven[0] == pytest.approx(issue_floor_us(one, op)) and alone[0] < driven[0]
+        assert driven[1] == pytest.approx(alone[1])
+
+
 def test_core_algorithms_declare_ops():
     """Every core algorithm names its operations and protocols."""
     for alg in core_algorithms():
