@@ -199,10 +199,12 @@ class LoadedFabric:
         sizes: Sequence[int],
         nccl_version: tuple[int, int, int] | None = None,
         nccl_env: Mapping[str, str] | None = None,
+        single_process: bool = False,
     ) -> Prediction:
         """Predict ``op`` on a named group for each size (``evaluate_collective``): NCCL's
         pick for ``nccl_version`` (default the newest modelled) and ``nccl_env``, the
-        fastest beside it.
+        fastest beside it. ``single_process``: one process drives every GPU of a node (as
+        nccl-tests ``-g N`` runs), not one process per GPU.
 
         Raises:
             EngineError: The group has one rank, no algorithm applies, or a bad setting.
@@ -212,7 +214,9 @@ class LoadedFabric:
             raise EngineError(
                 f"group {group!r} has one GPU on {self.spec.id}: choose another group"
             )
-        return self.collective_on(op, ranks, sizes, nccl_version, nccl_env)
+        return self.collective_on(
+            op, ranks, sizes, nccl_version, nccl_env, single_process=single_process
+        )
 
     def collective_on(
         self,
@@ -222,6 +226,7 @@ class LoadedFabric:
         nccl_version: tuple[int, int, int] | None = None,
         nccl_env: Mapping[str, str] | None = None,
         algo: str = "auto",
+        single_process: bool = False,
     ) -> Prediction:
         """Predict ``op`` among ``ranks`` (global ranks, a job's in its order) for each size,
         as ``collective`` does for a named group; ``algo`` forces one algorithm.
@@ -243,6 +248,7 @@ class LoadedFabric:
                 router=self.router,
                 library_version=nccl_version,
                 nccl_env=nccl_env,
+                single_process=single_process,
             )
 
     def pyramid(self) -> list[Tier]:

@@ -854,6 +854,32 @@ async def test_measured_output_beside_the_prediction(app_factory):
         assert screen.measured is None and "meas" not in table.columns
 
 
+async def test_measured_single_process_run_is_priced_as_it_ran(app_factory):
+    """A pasted run whose one process drove 8 GPUs (nccl-tests -g 8) is predicted so: a
+    small all-reduce takes at least the thread's issue on its GPUs, a large one what one
+    process per GPU takes, and the controls say how the run was launched."""
+    from textual.widgets import TextArea
+
+    header = "# nThread 1 nGpus 8 minBytes 8 maxBytes 1073741824 step: 2(factor)\n"
+    rows = PASTED.replace("     1048576        262144", "           8             2")
+    app = app_factory(view="collectives", options={"group": "host"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await pilot.pause()
+        app.screen.query_one(TextArea).text = header + rows
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        screen = app.screen
+        assert screen.measured.single_process
+        pred = screen.prediction
+        plain = screen.data.collective(screen.op, screen.group, [8, 2**30])
+        assert pred.time_us[0] > plain.time_us[0]
+        assert abs(pred.time_us[1] / plain.time_us[1] - 1) < 1e-9
+        controls = str(screen.query_one("#coll-controls").render())
+        assert "one process drove several GPUs" in controls
+
+
 async def test_measured_modal_says_why_it_cannot_read(app_factory, tmp_path):
     """A path that is not an nccl-tests output keeps the modal open with the reason."""
     from fabricui.tui.screens.measured import MeasuredModal

@@ -310,6 +310,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             text += f" {dot} measured: {self.measured_name}"
             if ranks and ranks != n:
                 text += f" ({ranks} ranks, not {n})"
+            if self.measured.single_process:
+                text += ", one process drove several GPUs"
             text += " [m]"
         if self.sort_column or self.reverse:
             order = "descending" if self.reverse else "ascending"
@@ -346,7 +348,9 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             if self.measured is not None
             else parse_range(self.size_range)
         )
-        self._predict(self.data, self.op, self.group, sizes, nccl_version(version), env)
+        # A measured run's GPUs driven by one process are priced so (nccl-tests -g N).
+        single = self.measured is not None and self.measured.single_process
+        self._predict(self.data, self.op, self.group, sizes, nccl_version(version), env, single)
 
     @work(
         thread=True,
@@ -363,8 +367,11 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         sizes: list[int],
         version: tuple[int, int, int] | None,
         env: dict[str, str],
+        single_process: bool = False,
     ) -> None:
-        prediction = data.collective(op, group, sizes, nccl_version=version, nccl_env=env)
+        prediction = data.collective(
+            op, group, sizes, nccl_version=version, nccl_env=env, single_process=single_process
+        )
         if not get_current_worker().is_cancelled:
             self.post_message(self.PredictionReady(data, prediction))
 
