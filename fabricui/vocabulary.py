@@ -26,6 +26,10 @@ PATTERNS = ("all_to_all", "ring", "random-pairs")
 #: NCCL protocols, fastest-latency first.
 PROTOCOLS = ("ll", "ll128", "simple")
 
+#: How a job's processes drive its GPUs, as nccl-tests measurements say it: one process per
+#: GPU, or one process driving every GPU of its node (``-g N``).
+LAUNCHES = ("process-per-gpu", "single-process")
+
 #: The explorer's views, in key order (1-5), and what their titles and reports call them.
 VIEW_TITLES = {
     "topology": "Topology",

@@ -23,7 +23,7 @@ from fabricui.render.table import text_table
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.requests import GROUP_CHOICES
 from fabricui.units import format_bytes, parse_bandwidth_GBps, parse_message_size, parse_size_sweep
-from fabricui.vocabulary import OPS, op_name
+from fabricui.vocabulary import LAUNCHES, OPS, op_name
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -102,6 +102,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="least saving a --tuner line needs, as a share of NCCL's time (default 0.05)",
     )
     parser.add_argument("--force", action="store_true", help="let --tuner replace a file")
+    parser.add_argument(
+        "--launch",
+        choices=LAUNCHES,
+        default=LAUNCHES[0],
+        help="one process per GPU (default, as torchrun and mpirun -np N run), or one "
+        "process driving every GPU of its node (nccl-tests -g N): a call then takes at "
+        "least that process's issue on its GPUs",
+    )
     add_hosts_option(parser, "the group is the job's GPUs, compared with as many packed")
     add_json_option(parser, "print one JSON object")
     return parser
@@ -165,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
             args.hosts,
             nccl_version=args.nccl,
             nccl_env=tuple(sorted(nccl_environment(args.env).items())),
+            single_process=args.launch == LAUNCHES[1],
         )
         from fabricui.services.collective import COLLECTIVE_PHASES, newer_than_modelled
 
@@ -238,6 +247,8 @@ def render(result: dict[str, Any]) -> str:
     title = f"{result['op']}{where}, {result['nranks']} ranks"
     if library:
         title += f"; {library}'s pick" if library.startswith("NCCL") else f"; {library}"
+    if result.get("launch") == LAUNCHES[1]:
+        title += "; one process drives every GPU of a node"
     lines = [title]
     job = result.get("job")
     if job is not None:

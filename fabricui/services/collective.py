@@ -24,6 +24,7 @@ from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.jobs import group_ranks, job_of
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.progress import NO_PROGRESS, Phases
+from fabricui.vocabulary import LAUNCHES
 
 if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
@@ -60,6 +61,8 @@ class CollectiveResult:
     """The NCCL environment the prediction honoured."""
     nccl_nodes: int = 0
     """NCCL's nodes in the group: its scale-up domains (for the tuner file)."""
+    single_process: bool = False
+    """One process drove every GPU of a node (``launch`` in the JSON)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui collective --json`` object (``job`` and ``packed_rows`` when a
@@ -70,6 +73,7 @@ class CollectiveResult:
             "nranks": self.nranks,
             "library": self.library,
             "nccl_env": dict(self.nccl_env),
+            "launch": LAUNCHES[self.single_process],
             "rows": list(self.rows),
         }
         if self.job is not None:
@@ -175,7 +179,13 @@ def predict_collective(
     def rows_of(group: Any) -> tuple[dict[str, Any], ...]:
         progress.phase(f"{request.op} among {len(group):,} GPUs")
         prediction = loaded.collective_on(
-            request.op, group, request.size_bytes, version, nccl_env, request.algo
+            request.op,
+            group,
+            request.size_bytes,
+            version,
+            nccl_env,
+            request.algo,
+            single_process=request.single_process,
         )
         libraries.append(prediction.choice.library if prediction.choice else None)
         return prediction_rows(prediction)
@@ -193,6 +203,7 @@ def predict_collective(
             library=libraries[0],
             nccl_env=request.nccl_env,
             nccl_nodes=domains,
+            single_process=request.single_process,
         )
     rows = rows_of(ranks)
     packed = rows_of(np.arange(len(ranks), dtype=np.int64))
@@ -206,6 +217,7 @@ def predict_collective(
         library=libraries[0],
         nccl_env=request.nccl_env,
         nccl_nodes=domains,
+        single_process=request.single_process,
     )
 
 

@@ -59,6 +59,8 @@ class CollectiveRequest:
     """NCCL release whose tuner is modelled (``2.21``; default: the newest modelled)."""
     nccl_env: tuple[tuple[str, str], ...] = ()
     """NCCL environment of the job (``NCCL_ALGO``, ``NCCL_PROTO``, channel bounds ...)."""
+    single_process: bool = False
+    """One process drives every GPU of a node (nccl-tests ``-g N``), not one per GPU."""
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,24 @@ def test_collective_json_shape(run_cli):
         assert bool(row["env"]) == (row["best_pick"]["time_us"] < row["time_us"])
 
 
+def test_launch_single_process_prices_one_process_driving_each_node(run_cli):
+    """--launch single-process (nccl-tests -g N): a small all-reduce on 8 GPUs takes the
+    process's issue on them (2.1 + 8 * 4.2 = 35.7 us), a large one what one process per GPU
+    takes; the JSON and the title say how the job was launched."""
+    args = ("collective", "all_reduce", "-t", "dgx-a100", "--size", "8", "1G", "--json")
+    status, out, err = run_cli(*args, "--launch", "single-process")
+    assert status == 0, err
+    driven = json.loads(out)
+    status, out, err = run_cli(*args)
+    alone = json.loads(out)
+    assert (driven["launch"], alone["launch"]) == ("single-process", "process-per-gpu")
+    assert driven["rows"][0]["time_us"] == pytest.approx(35.7)
+    assert alone["rows"][0]["time_us"] < 35.7
+    assert driven["rows"][1]["time_us"] == pytest.approx(alone["rows"][1]["time_us"])
+    status, out, err = run_cli(*args[:-1], "--launch", "single-process")
+    assert "one process drives every GPU of a node" in out.splitlines()[0]
+
+
 def test_nccl_version_and_env_change_the_pick(run_cli, monkeypatch):
     """--env NCCL_ALGO=ring makes NCCL run rings; the shell's NCCL_* variables count too,
     --env overrides them; --nccl picks the release whose tuner decides."""
