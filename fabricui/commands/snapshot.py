@@ -88,6 +88,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="A:B",
         help="collectives view: size range, e.g. 8:16G, or one size (as `collective --sweep`)",
     )
+    parser.add_argument(
+        "--nccl",
+        metavar="VERSION",
+        help="collectives view: NCCL release whose picks it shows (default: the newest modelled)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NCCL_NAME=VALUE",
+        help="collectives view: NCCL setting of the job (repeatable), as `collective --env`",
+    )
+    parser.add_argument(
+        "--measured",
+        metavar="FILE",
+        help="collectives view: an nccl-tests output shown beside the prediction",
+    )
     parser.add_argument("--model", help="strategies view: model id (default: llama3-70b)")
     parser.add_argument(
         "--layout", help="strategies view: layout such as 'tp8 pp2 fsdp' (default: TP on a node)"
@@ -144,6 +161,21 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
     }
     if getattr(args, "search", False):
         options["search"] = "yes"
+    version, env = getattr(args, "nccl", None), list(getattr(args, "env", None) or [])
+    if version or env:
+        from fabricui.services.collective import nccl_environment, parse_nccl_settings
+
+        if version and "=" in version:
+            raise ConfigError(f"--nccl {version}: give a release such as 2.21 (settings: --env)")
+        nccl_environment(env, inherit=False)  # a word that is not NAME=value
+        # the view's NCCL prompt text, checked as it checks it (an unknown release ...)
+        options["nccl"] = " ".join(([version] if version else []) + env)
+        parse_nccl_settings(options["nccl"])
+    if measured := getattr(args, "measured", None):
+        from fabricui.services.collective import measured_run
+
+        measured_run(measured)  # no such file, or no nccl-tests table in it
+        options["measured"] = measured
     size = getattr(args, "message_size", None)
     launch = LaunchRequest(
         topology=topology_request(args),

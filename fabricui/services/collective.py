@@ -318,7 +318,7 @@ def measured_run(value: str, op: str | None = None) -> ResultRun:
 
 
 def measured_errors(
-    size_bytes: Sequence[float], time_us: Sequence[float], run: ResultRun
+    size_bytes: Iterable[float], time_us: Iterable[float], run: ResultRun
 ) -> dict[int, tuple[float, float]]:
     """Size -> (measured time [us], t_pred / t_meas - 1) for the sizes both have."""
     measured = {int(r.size_bytes): float(r.time_us) for r in run.rows if r.time_us > 0}

@@ -91,8 +91,28 @@ def reproduce_command(launch: LaunchRequest, view: str) -> str:
         if launch.message_size is not None:
             words += ["--message-size", size_argument(launch.message_size)]
     for key, value in launch.options:
-        words += ["--search"] if key == "search" else [_OPTION_FLAGS.get(key, f"--{key}"), value]
+        if key == "search":
+            words += ["--search"]
+        elif key == "nccl":
+            words += nccl_words(value)
+        elif key == "measured":
+            if "\n" not in value.strip():  # a pasted output has no file to name
+                words += ["--measured", value]
+        else:
+            words += [_OPTION_FLAGS.get(key, f"--{key}"), value]
     return " ".join(shlex.quote(w) for w in words)
+
+
+def nccl_words(text: str) -> list[str]:
+    """``2.21 NCCL_ALGO=ring`` (the collectives view's NCCL prompt) as command-line words:
+    ``--nccl 2.21 --env NCCL_ALGO=ring``."""
+    words = text.split()
+    out = []
+    if words and "=" not in words[0]:
+        out += ["--nccl", words.pop(0)]
+    for word in words:
+        out += ["--env", word]
+    return out
 
 
 #: Launch options whose command-line flag is not ``--KEY``.
@@ -283,7 +303,31 @@ def _collectives_report(
         raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUP_CHOICES)})")
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
-    prediction = data.collective(op, group, sizes)
+    from fabricui.services.collective import (
+        measured_errors,
+        measured_run,
+        nccl_environment,
+        nccl_version,
+        parse_nccl_settings,
+    )
+
+    version, settings = parse_nccl_settings(options.get("nccl", ""))
+    env = nccl_environment([f"{k}={v}" for k, v in settings.items()])
+    measured = measured_run(options["measured"], op) if options.get("measured") else None
+    if measured is not None:  # the view predicts at the run's sizes, launched as it was
+        op = measured.op or op
+        sizes = sorted({int(r.size_bytes) for r in measured.rows})
+    prediction = data.collective(
+        op,
+        group,
+        sizes,
+        nccl_version=nccl_version(version),
+        nccl_env=env,
+        single_process=measured is not None and measured.single_process,
+    )
+    errors = (
+        measured_errors(prediction.size_bytes, prediction.time_us, measured) if measured else {}
+    )
     choice = prediction.choice
     rows = []
     notes: list[str] = []
@@ -306,9 +350,15 @@ def _collectives_report(
                 notes.append(f"- {format_bytes(float(s))}: {setting}{caution}")
             else:
                 best = "same"
+        meas = errors.get(int(s))
         rows.append(
             (format_bytes(float(s)), format_time_us(float(t)), f"{a:.2f}", f"{b:.2f}", str(algo))
             + ((best, gain) if choice is not None else ())
+            + (
+                ((format_time_us(meas[0]), f"{100 * meas[1]:+.0f}%") if meas else ("", ""))
+                if measured is not None
+                else ()
+            )
         )
     n = len(data.group_ranks(group))
     library = choice.library if choice is not None else "the library"
@@ -323,15 +373,26 @@ def _collectives_report(
             "best pick",
             "gain",
         )
+    right = {0, 1, 2, 3, 6} if choice is not None else {0, 1, 2, 3}
+    if measured is not None:
+        right |= {len(header), len(header) + 1}
+        header = (*header, "measured", "error")
+    typed = " ".join(f"{k}={v}" for k, v in settings.items())
     table = Table(
-        f"{op} on {group} ({n} GPUs), nccl-tests' definitions: what {library} runs, and the "
-        "fastest pick it could run",
+        f"{op} on {group} ({n} GPUs), nccl-tests' definitions: what {library}"
+        + (f" with {typed}" if typed else "")
+        + " runs, and the fastest pick it could run",
         header,
         tuple(rows),
-        frozenset({0, 1, 2, 3, 6} if choice is not None else {0, 1, 2, 3}),
+        frozenset(right),
     )
     if notes:
         notes = ["Settings that make NCCL run the best pick, per size:", *notes]
+    if measured is not None:
+        given = "pasted output" if "\n" in options["measured"].strip() else options["measured"]
+        ranks = f", {measured.nranks} ranks" if measured.nranks else ""
+        launched = "; one process drove several GPUs, priced so" if measured.single_process else ""
+        notes.insert(0, f"Measured: {given}{ranks}{launched}; error = predicted / measured - 1.")
     links = list(data.fabric.generations)
     return [table], notes, links, {}
 

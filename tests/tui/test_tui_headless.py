@@ -147,6 +147,34 @@ def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
     assert "Quit" not in out and "⭘" not in out
 
 
+#: An all_reduce_perf output of one process driving 8 GPUs (-g 8), two sizes.
+MEASURED_G8 = """# nThread 1 nGpus 8 minBytes 8 maxBytes 1073741824 step: 2(factor)
+#       size         count      type   redop    root     time   algbw   busbw #wrong
+           8             2     float     sum      -1    34.66    0.00    0.00      0
+  1073741824     268435456     float     sum      -1   8159.5  131.59  230.29      0
+"""
+
+
+def test_collectives_report_keeps_the_nccl_settings_and_the_measured_run(tmp_path, capsys):
+    """``snapshot collectives --nccl 2.21 --env NCCL_ALGO=ring --measured FILE``: NCCL
+    2.21's picks under the setting (rings only), at the run's sizes, priced as it was
+    launched (one process, 8 GPUs: 2.1 + 8 * 4.2 = 35.7 us at 8 B), with the measured time
+    and the error per size, and the command that reproduces all of it."""
+    run = tmp_path / "run.txt"
+    run.write_text(MEASURED_G8)
+    args = ["collectives", "-t", "dgx-a100", "--group", "host", "--nccl", "2.21"]
+    args += ["--env", "NCCL_ALGO=ring", "--measured", str(run), "-o", "-"]
+    assert snapshot_main(args) == 0
+    out = capsys.readouterr().out
+    assert f"--nccl 2.21 --env NCCL_ALGO=ring --measured {run}\n" in out
+    assert "what NCCL 2.21.5 with NCCL_ALGO=ring runs" in out
+    assert "| measured | error |" in out
+    rows = [line for line in out.splitlines() if line.startswith(("| 8 B", "| 1 GiB"))]
+    assert len(rows) == 2 and all("| ring/" in row for row in rows)
+    assert rows[0].startswith("| 8 B | 35.7 us |") and "| 34.7 us | +3% |" in rows[0]
+    assert f"Measured: {run}, 8 ranks; one process drove several GPUs, priced so" in out
+
+
 def test_strategies_report_has_the_layout_and_the_search(capsys):
     """``snapshot strategies --layout L --search -o -``: the decision table with its compute
     basis, the layout's step breakdown (parts adding up to the step) and operations, and
@@ -196,6 +224,9 @@ def test_a_view_that_cannot_be_computed_writes_nothing(tmp_path, capsys):
         (["strategies", "--model", "gpt5"], "unknown model"),
         (["topology", "--size", "80by24"], "invalid --terminal-size"),
         (["pyramid", "-o", "x.png"], "use a .md, .svg or .txt file name"),
+        (["collectives", "--nccl", "1.2"], "predates the tuning model"),
+        (["collectives", "--env", "FOO"], "--env 'FOO': give NCCL_NAME=value"),
+        (["collectives", "--measured", "/no/such/run.txt"], "no such file"),
     ],
 )
 def test_snapshot_cli_bad_input_is_one_line_exit_2(argv, message, tmp_path, capsys):

@@ -880,6 +880,45 @@ async def test_measured_single_process_run_is_priced_as_it_ran(app_factory):
         assert "one process drove several GPUs" in controls
 
 
+async def test_saved_and_revisited_collectives_keep_nccl_settings_and_measured_run(
+    app_factory, tui_catalog, tui_host
+):
+    """The view's NCCL settings (v) and measured run (m) are part of its state: the app a
+    save renders from that state shows both, and going back to a state without them
+    drops them."""
+    from textual.widgets import TextArea
+
+    from fabricui.tui.app import make_app
+
+    app = app_factory(view="collectives", options={"group": "host"})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await answer_prompt(pilot, "v", "2.21 NCCL_ALGO=ring")
+        await settle(pilot)
+        await pilot.press("m")
+        await pilot.pause()
+        app.screen.query_one(TextArea).text = PASTED
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        launch = app.current_launch()
+        options = dict(launch.options)
+        assert options["nccl"] == "2.21 NCCL_ALGO=ring" and options["measured"] == PASTED
+        screen = app.screen
+        screen.restore_state({"op": "all_reduce", "group": "host", "sizes": "8:1G"})
+        await settle(pilot)
+        assert screen.nccl == "" and screen.measured is None
+        screen.restore_state(dict(options))
+        await settle(pilot)
+        assert screen.nccl == "2.21 NCCL_ALGO=ring" and screen.measured is not None
+    saved = make_app(catalog=tui_catalog, host=tui_host, launch=launch)
+    async with saved.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = saved.screen
+        assert screen.nccl == "2.21 NCCL_ALGO=ring" and screen.measured_name == "pasted"
+        assert screen.prediction.choice.library == "NCCL 2.21.5"
+        assert list(screen.prediction.size_bytes) == [2**20, 2**30]
+
+
 async def test_measured_modal_says_why_it_cannot_read(app_factory, tmp_path):
     """A path that is not an nccl-tests output keeps the modal open with the reason."""
     from fabricui.tui.screens.measured import MeasuredModal

@@ -219,6 +219,9 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """A measured nccl-tests run shown beside the prediction (``m``)."""
         self.measured_name = ""
         """Where the measured run came from (a file name, or ``pasted``)."""
+        self.measured_value = ""
+        """The measured run as given: its path, or the pasted output (a saved view and
+        going back read it again)."""
         self._predict_pending = False
 
     def watch_op(self, op: str) -> None:
@@ -291,6 +294,9 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         self.op = app.take_option("op") or self.op
         self.group = app.take_option("group") or self.group
         self.size_range = app.take_option("sizes") or self.size_range
+        self.nccl = app.take_option("nccl") or self.nccl
+        if measured := app.take_option("measured"):
+            self._read_measured(measured)
         if data.fabric.nodes < 2 and self.group == "per-node":
             self.group = "all"
         self._request_predict()
@@ -620,25 +626,34 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
     def action_ask_measured(self) -> None:
         """Open or paste a measured nccl-tests output (again: drop the one shown)."""
         if self.measured is not None:
-            self.measured = None
-            self.measured_name = ""
+            self.measured, self.measured_name, self.measured_value = None, "", ""
             self._request_predict()
             return
 
         def done(value: str | None) -> None:
-            if not value:
-                return
-            from fabricui.services.collective import measured_run
-
-            run = measured_run(value, self.op)
-            self.measured = run
-            pasted = "\n" in value.strip()
-            self.measured_name = "pasted" if pasted else value.strip().rsplit("/", 1)[-1]
-            if run.op and run.op != self.op:
-                self.op = run.op
-            self._request_predict()
+            if value:
+                self._read_measured(value)
 
         self.app.push_screen(MeasuredModal(check_measured), done)
+
+    def _read_measured(self, value: str) -> None:
+        """Show the measured run of ``value`` (a path or a pasted output) beside the
+        prediction; one that cannot be read is said in one line and none is shown."""
+        from fabricui.services.collective import measured_run
+
+        try:
+            run = measured_run(value, self.op)
+        except FabricError as exc:
+            self.measured, self.measured_name, self.measured_value = None, "", ""
+            self.app.notify(exc.message, title="measured", severity="error")
+            return
+        self.measured = run
+        self.measured_value = value
+        pasted = "\n" in value.strip()
+        self.measured_name = "pasted" if pasted else value.strip().rsplit("/", 1)[-1]
+        if run.op and run.op != self.op:
+            self.op = run.op
+        self._request_predict()
 
     # --- stepper ---------------------------------------------------------------------------
 
@@ -660,14 +675,29 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         stepper.step = 0
 
     def restore_state(self, state: dict[str, str]) -> None:
-        """The operation, group and sizes shown before (going back)."""
+        """The operation, group, sizes, NCCL settings and measured run shown before
+        (going back)."""
         self.op = state.get("op", self.op)
         self.group = state.get("group", self.group)
         self.size_range = state.get("sizes", self.size_range)
+        self.nccl = state.get("nccl", "")
+        measured = state.get("measured", "")
+        if measured != self.measured_value:
+            if measured:
+                self._read_measured(measured)
+            else:
+                self.measured, self.measured_name, self.measured_value = None, "", ""
+                self._request_predict()
 
     def view_state(self) -> dict[str, str]:
-        """Operation, group and sizes."""
-        return {"op": self.op, "group": self.group, "sizes": self.size_range}
+        """Operation, group and sizes; the NCCL settings and the measured run (its path or
+        pasted output) when there are some, so a saved view and going back show them."""
+        state = {"op": self.op, "group": self.group, "sizes": self.size_range}
+        if self.nccl:
+            state["nccl"] = self.nccl
+        if self.measured is not None:
+            state["measured"] = self.measured_value
+        return state
 
     def copy_items(self) -> list[tuple[str, str]]:
         """The ``fabricui collective`` command and the prediction as JSON."""
@@ -688,6 +718,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             words += ["--nccl", version]
         for name, value in settings.items():
             words += ["--env", f"{name}={value}"]
+        if self.measured is not None and self.measured.single_process:
+            words += ["--launch", "single-process"]
         rows = {"op": self.op, "topology": data.spec.id, "rows": list(prediction_rows(prediction))}
         return [
             ("command: fabricui collective ...", " ".join(shlex.quote(w) for w in words)),
