@@ -355,7 +355,7 @@ def _collectives_report(
             (format_bytes(float(s)), format_time_us(float(t)), f"{a:.2f}", f"{b:.2f}", str(algo))
             + ((best, gain) if choice is not None else ())
             + (
-                ((format_time_us(meas[0]), f"{100 * meas[1]:+.0f}%") if meas else ("", ""))
+                ((format_time_us(meas[0]), f"{round(100 * meas[1]):+d}%") if meas else ("", ""))
                 if measured is not None
                 else ()
             )

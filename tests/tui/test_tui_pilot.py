@@ -847,7 +847,7 @@ async def test_measured_output_beside_the_prediction(app_factory):
         assert "meas" in table.columns and table.row_count == 2
         row = table.get_row(str(2**30))
         predicted = float(screen.prediction.time_us[1])
-        assert str(row[-1]) == f"{100 * (predicted / 5000.0 - 1):+.0f}%"
+        assert str(row[-1]) == f"{round(100 * (predicted / 5000.0 - 1)):+d}%"
         assert len(screen.query_one(SizePlot).second) == 2
         await pilot.press("m")
         await settle(pilot)

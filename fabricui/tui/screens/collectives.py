@@ -471,7 +471,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             cells += [algo, channels, best, gain]
             meas = errors.get(int(size))
             if self.measured is not None:
-                cells += [format_time_us(meas[0]), f"{100 * meas[1]:+.0f}%"] if meas else ["", ""]
+                error = f"{round(100 * meas[1]):+d}%" if meas else ""
+                cells += [format_time_us(meas[0]), error] if meas else ["", ""]
             if row_matches(cells, self.filter_text):
                 sort_keys = (
                     float(size),
