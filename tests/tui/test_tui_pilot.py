@@ -862,6 +862,7 @@ async def test_measured_single_process_run_is_priced_as_it_ran(app_factory):
 
     header = "# nThread 1 nGpus 8 minBytes 8 maxBytes 1073741824 step: 2(factor)\n"
     rows = PASTED.replace("     1048576        262144", "           8             2")
+    rows = rows.replace("20.32", "18.36").replace("416.07", "375.81")  # 8 ranks
     app = app_factory(view="collectives", options={"group": "host"})
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -917,6 +918,26 @@ async def test_saved_and_revisited_collectives_keep_nccl_settings_and_measured_r
         assert screen.nccl == "2.21 NCCL_ALGO=ring" and screen.measured_name == "pasted"
         assert screen.prediction.choice.library == "NCCL 2.21.5"
         assert list(screen.prediction.size_bytes) == [2**20, 2**30]
+
+
+async def test_measured_run_of_one_host_shows_the_host_group(app_factory):
+    """A pasted run of 8 ranks (busbw / algbw = 1.75) on the 32-GPU pod: the view shows the
+    group of 8 GPUs it can be compared with, and says so."""
+    from textual.widgets import TextArea
+
+    eight = PASTED.replace("20.32", "18.36").replace("416.07", "375.81")
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.screen.group == "all"
+        await pilot.press("m")
+        await pilot.pause()
+        app.screen.query_one(TextArea).text = eight
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        screen = app.screen
+        assert screen.measured.nranks == 8 and screen.group == "host"
+        assert screen.prediction.nranks == 8
 
 
 async def test_measured_modal_says_why_it_cannot_read(app_factory, tmp_path):

@@ -634,8 +634,24 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         def done(value: str | None) -> None:
             if value:
                 self._read_measured(value)
+                self._group_like_measured()
 
         self.app.push_screen(MeasuredModal(check_measured), done)
+
+    def _group_like_measured(self) -> None:
+        """Compare like with like: when the measured run has another rank count than the
+        group shown and a named group has the run's, show that group (and say so)."""
+        data, run = self.data, self.measured
+        if data is None or run is None or not run.nranks:
+            return
+        if len(data.group_ranks(self.group)) == run.nranks:
+            return
+        same = next((g for g in GROUPS if len(data.group_ranks(g)) == run.nranks), None)
+        if same is not None:
+            self.group = same
+            self.app.notify(
+                f"group {same}: {run.nranks} GPUs, as the measured run", title="measured"
+            )
 
     def _read_measured(self, value: str) -> None:
         """Show the measured run of ``value`` (a path or a pasted output) beside the
