@@ -79,7 +79,8 @@ class ResultRun:
     nodes: int | None = None
     """Distinct hosts of the rank lines, or the entry's ``hardware.nodes``."""
     single_process: bool = False
-    """One process drove several GPUs (``nGpus`` > 1 or ``nThread`` > 1)."""
+    """One thread drove several GPUs (``nGpus`` > 1): it issues every call on each of them
+    in turn. Threads (``nThread`` > 1, ``-g 1``) issue their GPUs' calls side by side."""
     env: dict[str, str] = field(default_factory=dict)
     """NCCL settings that change the algorithm (measurements ``env``)."""
     gpu: str | None = None
@@ -196,7 +197,6 @@ class _Table:
         self.rows: list[ResultRow] = []
         self.ranks: dict[int, str] = {}
         self.gpu: str | None = None
-        self.threads = 1
         self.gpus = 1
         self.first_line: int | None = None
         self.env: dict[str, str] = {}
@@ -248,7 +248,7 @@ class _Table:
             rows=tuple(self.rows),
             nranks=nranks,
             nodes=len(hosts) or None,
-            single_process=self.gpus * self.threads > 1,
+            single_process=self.gpus > 1,
             env=dict(self.env),
             gpu=self.gpu,
             dropped=tuple(self.dropped),
@@ -315,7 +315,7 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
             if starting and op is None:
                 table.op = op_from_name(body) or table.op
             if threads:
-                table.threads, table.gpus = int(threads.group(1)), int(threads.group(2))
+                table.gpus = int(threads.group(2))  # per thread; threads issue side by side
             rank = _RANK.match(body)
             if rank:
                 table.ranks[int(rank.group(1))] = rank.group(2)

@@ -95,6 +95,19 @@ def test_launcher_prefixes_and_old_header_without_root():
     assert run.single_process  # nGpus 8 in one process
 
 
+@pytest.mark.parametrize(("threads", "gpus", "one_thread"), [(1, 8, True), (8, 1, False)])
+def test_one_thread_driving_several_gpus_is_a_single_process_run(threads, gpus, one_thread):
+    """``-g 8``: one thread issues on 8 GPUs in turn; ``-t 8 -g 1``: eight threads issue
+    side by side, as one process per GPU would."""
+    text = (
+        f"# nThread {threads} nGpus {gpus} minBytes 8 maxBytes 8 step: 2(factor)\n"
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "           8             2     float     sum      -1    20.00    0.00    0.00      0\n"
+    )
+    (run,) = parse_nccl_tests(text, "all_reduce.txt")
+    assert run.single_process is one_thread
+
+
 @pytest.mark.parametrize(
     "row",
     [
