@@ -182,7 +182,9 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
     """Operation, group, sizes and the ring stepper."""
 
     DEFAULT_CSS = """
-    CollectivesScreen #coll-controls { height: 1; padding: 0 1; color: $text-muted; }
+    CollectivesScreen #coll-controls {
+        height: auto; max-height: 2; padding: 0 1; color: $text-muted;
+    }
     CollectivesScreen #coll-table { height: 1fr; }
     CollectivesScreen #coll-advice { height: 1; padding: 0 1; color: $text-muted; }
     CollectivesScreen #coll-bottom { height: 9; border-top: hkey $primary-darken-2; }
