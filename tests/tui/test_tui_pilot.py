@@ -33,6 +33,20 @@ async def answer_prompt(pilot, key: str, text: str) -> None:
     await pilot.press(*text, "enter")
 
 
+async def paste_measured(pilot, text: str) -> None:
+    """Press m, paste ``text`` into the measured modal and submit it."""
+    from textual.widgets import TextArea
+
+    from fabricui.tui.screens.measured import MeasuredModal
+
+    await pilot.press("m")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, MeasuredModal)
+    pilot.app.screen.query_one(TextArea).text = text
+    await pilot.press("ctrl+s")
+    await settle(pilot)
+
+
 def engine_path(app, src: int, dst: int, size: int):
     """The engine's own report for the same pair (fresh router)."""
     fabric = app.data.fabric
@@ -826,20 +840,13 @@ PASTED = """# Collective test starting: all_reduce_perf
 async def test_measured_output_beside_the_prediction(app_factory):
     """m then a pasted all_reduce_perf output: the view predicts at its sizes and shows the
     measured time and the error per size, and the plot draws both; m again drops it."""
-    from textual.widgets import TextArea
 
-    from fabricui.tui.screens.measured import MeasuredModal
     from fabricui.tui.widgets.size_plot import SizePlot
 
     app = app_factory(view="collectives")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("m")
-        await pilot.pause()
-        assert isinstance(app.screen, MeasuredModal)
-        app.screen.query_one(TextArea).text = PASTED
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await paste_measured(pilot, PASTED)
         screen = app.screen
         assert screen.measured is not None and screen.measured_name == "pasted"
         assert list(screen.prediction.size_bytes) == [2**20, 2**30]
@@ -858,7 +865,6 @@ async def test_measured_single_process_run_is_priced_as_it_ran(app_factory):
     """A pasted run whose one process drove 8 GPUs (nccl-tests -g 8) is predicted so: a
     small all-reduce takes at least the thread's issue on its GPUs, a large one what one
     process per GPU takes, and the controls say how the run was launched."""
-    from textual.widgets import TextArea
 
     header = "# nThread 1 nGpus 8 minBytes 8 maxBytes 1073741824 step: 2(factor)\n"
     rows = PASTED.replace("     1048576        262144", "           8             2")
@@ -866,11 +872,7 @@ async def test_measured_single_process_run_is_priced_as_it_ran(app_factory):
     app = app_factory(view="collectives", options={"group": "host"})
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("m")
-        await pilot.pause()
-        app.screen.query_one(TextArea).text = header + rows
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await paste_measured(pilot, header + rows)
         screen = app.screen
         assert screen.measured.single_process
         pred = screen.prediction
@@ -887,7 +889,6 @@ async def test_saved_and_revisited_collectives_keep_nccl_settings_and_measured_r
     """The view's NCCL settings (v) and measured run (m) are part of its state: the app a
     save renders from that state shows both, and going back to a state without them
     drops them."""
-    from textual.widgets import TextArea
 
     from fabricui.tui.app import make_app
 
@@ -896,11 +897,7 @@ async def test_saved_and_revisited_collectives_keep_nccl_settings_and_measured_r
         await settle(pilot)
         await answer_prompt(pilot, "v", "2.21 NCCL_ALGO=ring")
         await settle(pilot)
-        await pilot.press("m")
-        await pilot.pause()
-        app.screen.query_one(TextArea).text = PASTED
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await paste_measured(pilot, PASTED)
         launch = app.current_launch()
         options = dict(launch.options)
         assert options["nccl"] == "2.21 NCCL_ALGO=ring" and options["measured"] == PASTED
@@ -923,18 +920,13 @@ async def test_saved_and_revisited_collectives_keep_nccl_settings_and_measured_r
 async def test_measured_run_of_one_host_shows_the_host_group(app_factory):
     """A pasted run of 8 ranks (busbw / algbw = 1.75) on the 32-GPU pod: the view shows the
     group of 8 GPUs it can be compared with, and says so."""
-    from textual.widgets import TextArea
 
     eight = PASTED.replace("20.32", "18.36").replace("416.07", "375.81")
     app = app_factory(view="collectives")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.screen.group == "all"
-        await pilot.press("m")
-        await pilot.pause()
-        app.screen.query_one(TextArea).text = eight
-        await pilot.press("ctrl+s")
-        await settle(pilot)
+        await paste_measured(pilot, eight)
         screen = app.screen
         assert screen.measured.nranks == 8 and screen.group == "host"
         assert screen.prediction.nranks == 8

@@ -179,14 +179,7 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
     every, chain, _ = tree._raw_spbs(node)
     assert every == chain  # one node: the tree is its chain
     assert tree.spb(node) == pytest.approx(chain / DEFAULT.tree_efficiency, rel=1e-12)
-    nvl4 = {
-        "gpu": "gb200",
-        "nodes": 3,
-        "gpus_per_node": 4,
-        "intra": {"fabric": "nvswitch", "link": "nvlink5", "sockets": 2},
-        "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
-    }
-    parts = Group(fabric_of(catalog, nvl4), np.arange(12))
+    parts = Group(fabric_of(catalog, dict(GB200_NVL4_2, nodes=3)), np.arange(12))
     every, chain, _ = tree._raw_spbs(parts)
     assert chain / DEFAULT.tree_efficiency < every  # the NICs are the bottleneck
     assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
