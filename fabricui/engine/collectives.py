@@ -68,6 +68,15 @@ def issue_floor_us(group, op: str, constants: ModelConstants = DEFAULT) -> float
     return constants.launch_us + per_gpu * group.ranks_per_host
 
 
+def algorithm_time_us(
+    alg: CollectiveAlgorithm, group, op: str, sizes: FloatArray, protocol: str
+) -> FloatArray:
+    """``alg``'s time for every size as a job sees it [us]: the algorithm's own, and no
+    less than the process's issue of the call (``issue_floor_us``)."""
+    t = np.asarray(alg.time_us(group, op, sizes, protocol), dtype=np.float64)
+    return np.maximum(t, issue_floor_us(group, op))
+
+
 def algbw_GBps(size_bytes: npt.ArrayLike, time_us: npt.ArrayLike) -> FloatArray:
     """nccl-tests algorithm bandwidth: size / time [GB/s] (bytes/us / 1000)."""
     size = np.asarray(size_bytes, dtype=np.float64)
@@ -235,14 +244,12 @@ def predict(
         raise EngineError(f"no algorithm can run {op} on this group (tried: {names})")
     physical: dict[tuple[str, str], FloatArray] = {}
     skipped = []
-    issue_floor = issue_floor_us(group, op)
     for alg in usable:
         for proto in alg.protocols:
             if proto not in protocols:
                 continue
             try:
-                t = np.asarray(alg.time_us(group, op, sizes, proto), dtype=np.float64)
-                t = np.maximum(t, issue_floor)
+                t = algorithm_time_us(alg, group, op, sizes, proto)
             except PluginError as exc:
                 # A plugin's algorithm failed; the plugin host recorded and reports it, and
                 # the other algorithms still price the collective.

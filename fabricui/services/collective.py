@@ -294,6 +294,31 @@ def parse_nccl_settings(text: str) -> tuple[str | None, dict[str, str]]:
     return version, env
 
 
+def nccl_words(text: str) -> list[str]:
+    """``2.21 NCCL_ALGO=ring`` (the collectives view's NCCL prompt) as command-line words:
+    ``--nccl 2.21 --env NCCL_ALGO=ring``."""
+    words = text.split()
+    out = []
+    if words and "=" not in words[0]:
+        out += ["--nccl", words.pop(0)]
+    for word in words:
+        out += ["--env", word]
+    return out
+
+
+def nccl_of_prompt(text: str) -> tuple[tuple[int, int, int] | None, dict[str, str]]:
+    """What the collectives view's NCCL prompt text prices: its release as a version (None:
+    the newest modelled) and the job's environment (this shell's ``NCCL_*`` variables
+    under the settings typed). The view and its report both read it so.
+
+    Raises:
+        FabricError: As ``parse_nccl_settings``.
+    """
+    version, settings = parse_nccl_settings(text)
+    env = nccl_environment([f"{k}={v}" for k, v in settings.items()])
+    return nccl_version(version), env
+
+
 def measured_run(value: str, op: str | None = None) -> ResultRun:
     """An nccl-tests run from a file path or from the output itself (pasted).
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fabricui.engine.collectives import issue_floor_us, parse_library_version, predict
+from fabricui.engine.collectives import algorithm_time_us, parse_library_version, predict
 from fabricui.engine.group import Group
 from fabricui.engine.nccl.picks import ENGINE_ALGORITHM, NcclSettings, force_env
 from fabricui.errors import FabricError
@@ -132,8 +132,7 @@ def check_choices(
             alg = next((a for a in algorithms if a.name == engine), None)
             if alg is None or not alg.applicable(group, op):
                 continue
-            logged_us = float(alg.time_us(group, op, sizes[j : j + 1], c.protocol)[0])
-            logged_us = max(logged_us, issue_floor_us(group, op))
+            logged_us = float(algorithm_time_us(alg, group, op, sizes[j : j + 1], c.protocol)[0])
             if not np.isfinite(logged_us):
                 continue
             best_us = float(pick.best.time_us[j])

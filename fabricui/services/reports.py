@@ -94,6 +94,8 @@ def reproduce_command(launch: LaunchRequest, view: str) -> str:
         if key == "search":
             words += ["--search"]
         elif key == "nccl":
+            from fabricui.services.collective import nccl_words
+
             words += nccl_words(value)
         elif key == "measured":
             if "\n" not in value.strip():  # a pasted output has no file to name
@@ -101,18 +103,6 @@ def reproduce_command(launch: LaunchRequest, view: str) -> str:
         else:
             words += [_OPTION_FLAGS.get(key, f"--{key}"), value]
     return " ".join(shlex.quote(w) for w in words)
-
-
-def nccl_words(text: str) -> list[str]:
-    """``2.21 NCCL_ALGO=ring`` (the collectives view's NCCL prompt) as command-line words:
-    ``--nccl 2.21 --env NCCL_ALGO=ring``."""
-    words = text.split()
-    out = []
-    if words and "=" not in words[0]:
-        out += ["--nccl", words.pop(0)]
-    for word in words:
-        out += ["--env", word]
-    return out
 
 
 #: Launch options whose command-line flag is not ``--KEY``.
@@ -303,16 +293,9 @@ def _collectives_report(
         raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUP_CHOICES)})")
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
-    from fabricui.services.collective import (
-        measured_errors,
-        measured_run,
-        nccl_environment,
-        nccl_version,
-        parse_nccl_settings,
-    )
+    from fabricui.services.collective import measured_errors, measured_run, nccl_of_prompt
 
-    version, settings = parse_nccl_settings(options.get("nccl", ""))
-    env = nccl_environment([f"{k}={v}" for k, v in settings.items()])
+    version, env = nccl_of_prompt(options.get("nccl", ""))
     measured = measured_run(options["measured"], op) if options.get("measured") else None
     if measured is not None:  # the view predicts at the run's sizes, launched as it was
         op = measured.op or op
@@ -321,7 +304,7 @@ def _collectives_report(
         op,
         group,
         sizes,
-        nccl_version=nccl_version(version),
+        nccl_version=version,
         nccl_env=env,
         single_process=measured is not None and measured.single_process,
     )
@@ -377,7 +360,7 @@ def _collectives_report(
     if measured is not None:
         right |= {len(header), len(header) + 1}
         header = (*header, "measured", "error")
-    typed = " ".join(f"{k}={v}" for k, v in settings.items())
+    typed = " ".join(w for w in options.get("nccl", "").split() if "=" in w)  # as typed
     table = Table(
         f"{op} on {group} ({n} GPUs), nccl-tests' definitions: what {library}"
         + (f" with {typed}" if typed else "")

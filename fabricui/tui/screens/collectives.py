@@ -330,27 +330,17 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """The library whose pick the table shows, with the settings typed."""
         prediction = self.prediction
         library = prediction.choice.library if prediction and prediction.choice else "NCCL"
-        settings = " ".join(self.nccl.split()[1:] if self._nccl_version() else self.nccl.split())
+        settings = " ".join(w for w in self.nccl.split() if "=" in w)  # as typed
         return library + (f" {settings}" if settings else "")
-
-    def _nccl_version(self) -> str | None:
-        from fabricui.services.collective import parse_nccl_settings
-
-        return parse_nccl_settings(self.nccl)[0] if self.nccl else None
 
     def predict(self) -> None:
         """Ask the engine for the current choices (in a worker)."""
         if self.data is None:
             return
-        from fabricui.services.collective import (
-            nccl_environment,
-            nccl_version,
-            parse_nccl_settings,
-        )
+        from fabricui.services.collective import nccl_of_prompt
 
         self._controls(busy=True)
-        version, settings = parse_nccl_settings(self.nccl)
-        env = nccl_environment([f"{k}={v}" for k, v in settings.items()])
+        version, env = nccl_of_prompt(self.nccl)
         sizes = (
             sorted({int(r.size_bytes) for r in self.measured.rows})
             if self.measured is not None
@@ -358,7 +348,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         )
         # A measured run's GPUs driven by one process are priced so (nccl-tests -g N).
         single = self.measured is not None and self.measured.single_process
-        self._predict(self.data, self.op, self.group, sizes, nccl_version(version), env, single)
+        self._predict(self.data, self.op, self.group, sizes, version, env, single)
 
     @work(
         thread=True,
@@ -723,7 +713,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         data, prediction = self.data, self.prediction
         if data is None or prediction is None:
             return []
-        from fabricui.services.collective import prediction_rows
+        from fabricui.services.collective import nccl_words, prediction_rows
 
         sizes = (
             ["--sweep", self.size_range] if ":" in self.size_range else ["--size", self.size_range]
@@ -732,11 +722,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         if data.nodes is not None:
             words += ["--nodes", str(data.nodes)]
         words += [*sizes, "--group", self.group]
-        version, settings = (None, {}) if not self.nccl else self._parsed_nccl()
-        if version:
-            words += ["--nccl", version]
-        for name, value in settings.items():
-            words += ["--env", f"{name}={value}"]
+        words += nccl_words(self.nccl)
         if self.measured is not None and self.measured.single_process:
             words += ["--launch", "single-process"]
         rows = {"op": self.op, "topology": data.spec.id, "rows": list(prediction_rows(prediction))}
@@ -744,11 +730,6 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             ("command: fabricui collective ...", " ".join(shlex.quote(w) for w in words)),
             ("table as JSON", json.dumps(rows, indent=2, allow_nan=False)),
         ]
-
-    def _parsed_nccl(self) -> tuple[str | None, dict[str, str]]:
-        from fabricui.services.collective import parse_nccl_settings
-
-        return parse_nccl_settings(self.nccl)
 
     def status_text(self) -> str:
         """Operation and group for the sub-title."""
