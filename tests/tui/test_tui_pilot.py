@@ -901,6 +901,8 @@ async def test_saved_and_revisited_collectives_keep_nccl_settings_and_measured_r
         launch = app.current_launch()
         options = dict(launch.options)
         assert options["nccl"] == "2.21 NCCL_ALGO=ring" and options["measured"] == PASTED
+        command = dict(app.screen.copy_items())["command: fabricui collective ..."]
+        assert command.endswith(" --nccl 2.21 --env NCCL_ALGO=ring")
         screen = app.screen
         screen.restore_state({"op": "all_reduce", "group": "host", "sizes": "8:1G"})
         await settle(pilot)
