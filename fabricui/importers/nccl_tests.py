@@ -92,6 +92,11 @@ class ResultRun:
     dropped: tuple[DroppedRow, ...] = ()
     """Rows left out because their figures are impossible (NaN, negative)."""
 
+    @property
+    def sizes(self) -> list[int]:
+        """Its distinct sizes, ascending [bytes]: the sizes to predict it at."""
+        return sorted({int(r.size_bytes) for r in self.rows})
+
 
 @dataclass(frozen=True)
 class DroppedRow:

@@ -299,7 +299,7 @@ def _collectives_report(
     measured = measured_run(options["measured"], op) if options.get("measured") else None
     if measured is not None:  # the view predicts at the run's sizes, launched as it was
         op = measured.op or op
-        sizes = sorted({int(r.size_bytes) for r in measured.rows})
+        sizes = measured.sizes
     prediction = data.collective(
         op,
         group,

@@ -341,11 +341,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
 
         self._controls(busy=True)
         version, env = nccl_of_prompt(self.nccl)
-        sizes = (
-            sorted({int(r.size_bytes) for r in self.measured.rows})
-            if self.measured is not None
-            else parse_range(self.size_range)
-        )
+        sizes = self.measured.sizes if self.measured is not None else parse_range(self.size_range)
         # A measured run's GPUs driven by one process are priced so (nccl-tests -g N).
         single = self.measured is not None and self.measured.single_process
         self._predict(self.data, self.op, self.group, sizes, version, env, single)
