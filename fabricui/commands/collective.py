@@ -110,6 +110,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "process driving every GPU of its node (nccl-tests -g N): a call then takes at "
         "least that process's issue on its GPUs",
     )
+    parser.add_argument(
+        "--gpus-per-thread",
+        type=int,
+        metavar="N",
+        help="with --launch single-process: each thread drives N GPUs, fewer than a node's "
+        "(nccl-tests -g N with several processes or threads per node); they issue side by side",
+    )
     add_hosts_option(parser, "the group is the job's GPUs, compared with as many packed")
     add_json_option(parser, "print one JSON object")
     return parser
@@ -155,6 +162,12 @@ def run(args: argparse.Namespace) -> int:
         if args.ideal:
             raise ConfigError("--tuner needs a topology's prediction, not --ideal")
         check_target(Path(args.tuner), args.force)
+    per_thread = args.gpus_per_thread
+    if per_thread is not None and (per_thread < 1 or args.launch != LAUNCHES[1]):
+        raise ConfigError(
+            f"--gpus-per-thread {per_thread}: give a count of 1 or more, "
+            f"with --launch {LAUNCHES[1]}"
+        )
     if args.ideal:
         if not args.nranks or args.nranks < 1 or not args.bw:
             raise ConfigError("--ideal needs --nranks N (>= 1) and --bw BW, e.g. 100GB/s")
@@ -174,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
             nccl_version=args.nccl,
             nccl_env=tuple(sorted(nccl_environment(args.env).items())),
             single_process=args.launch == LAUNCHES[1],
+            gpus_per_thread=per_thread,
         )
         from fabricui.services.collective import COLLECTIVE_PHASES, newer_than_modelled
 
@@ -248,7 +262,12 @@ def render(result: dict[str, Any]) -> str:
     if library:
         title += f"; {library}'s pick" if library.startswith("NCCL") else f"; {library}"
     if result.get("launch") == LAUNCHES[1]:
-        title += "; one process drives every GPU of a node"
+        per_thread = result.get("gpus_per_thread")
+        title += (
+            f"; each thread drives {per_thread} GPU(s)"
+            if per_thread
+            else "; one process drives every GPU of a node"
+        )
     lines = [title]
     job = result.get("job")
     if job is not None:

@@ -86,6 +86,8 @@ class CalibrationCase:
     """``auto`` or a forced algorithm (``NCCL_ALGO``)."""
     single_process: bool = False
     """One process drove every GPU of a node."""
+    gpus_per_thread: int | None = None
+    """With ``single_process``, the GPUs each thread drove when fewer than a node's."""
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
@@ -238,6 +240,7 @@ class _Problem:
                 ranks,
                 case.algo,
                 case.single_process,
+                case.gpus_per_thread,
                 tuple(id(a) for a in algorithms),
             )
             if key not in batches:
@@ -273,6 +276,7 @@ class _Problem:
                 algorithms=algorithms,
                 algo=case.algo,
                 single_process=case.single_process,
+                gpus_per_thread=case.gpus_per_thread,
             )
             times = np.asarray(prediction.time_us, dtype=np.float64)
             cuts = np.cumsum([part.size for part in sizes])[:-1]

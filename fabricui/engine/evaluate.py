@@ -191,6 +191,7 @@ def evaluate_collective(
     router: Router | None = None,
     library_version: tuple[int, int, int] | None = None,
     nccl_env: Mapping[str, str] | None = None,
+    gpus_per_thread: int | None = None,
 ) -> Prediction:
     """Predict a collective on a fabric.
 
@@ -208,6 +209,8 @@ def evaluate_collective(
             between releases (``parse_library_version``); None: the newest release modelled.
         nccl_env: The run's NCCL environment (``NCCL_ALGO``, ``NCCL_PROTO``, channel bounds
             ...), read as NCCL reads it.
+        gpus_per_thread: With ``single_process``, the GPUs one thread drives when fewer
+            than a node's (``Group.gpus_per_thread``).
 
     Returns:
         Per-size prediction: NCCL's pick (``time_us``) and the best pick (``choice``).
@@ -219,5 +222,6 @@ def evaluate_collective(
         single_process=single_process,
         library_version=library_version,
         nccl_env=nccl_env,
+        gpus_per_thread=gpus_per_thread,
     )
     return predict(group, op, size_bytes, algorithms or algorithms_for_env(), algo=algo)

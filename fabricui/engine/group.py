@@ -48,6 +48,9 @@ class Group:
         ranks: Global ranks in the group (any order; the ring follows node-major order).
         router: Router to share caches with.
         single_process: One process launches on every GPU of a node (nccl-tests ``-g N``).
+        gpus_per_thread: With ``single_process``, the GPUs one thread drives when that is
+            fewer than a node's (nccl-tests ``-g 4`` on 8-GPU nodes: two threads each issue
+            their four GPUs' calls, side by side); None: every GPU of its node.
         library_version: Version of the collective library that runs the group (NCCL's
             ``(2, 23, 4)``), for the defaults that changed between releases; None for the
             current release.
@@ -67,6 +70,7 @@ class Group:
         single_process: bool = False,
         library_version: tuple[int, int, int] | None = None,
         nccl_env: Mapping[str, str] | None = None,
+        gpus_per_thread: int | None = None,
     ):
         ranks_arr = np.unique(np.asarray(ranks, dtype=np.int64))
         if ranks_arr.size == 0:
@@ -78,6 +82,8 @@ class Group:
         self.ranks: IntArray = ranks_arr.astype(np.int32)
         self.single_process = single_process
         """True when one process drives every GPU of a node (slower launches)."""
+        self.gpus_per_thread = gpus_per_thread
+        """GPUs one issuing thread drives, when fewer than a node's; None: all of them."""
         self.library_version = library_version
         """Collective library release (``(2, 23, 4)``), or None for the current one."""
         self.nccl_env = dict(nccl_env or {})
@@ -111,6 +117,14 @@ class Group:
     def ranks_per_host(self) -> int:
         """Ranks on the busiest host (one process per host drives them with ``-g N``)."""
         return int(np.bincount(self.host_of).max())
+
+    @property
+    def ranks_per_thread(self) -> int:
+        """GPUs the busiest issuing thread drives when ``single_process``: every rank of
+        its host, or ``gpus_per_thread`` when that is fewer."""
+        if self.gpus_per_thread is None:
+            return self.ranks_per_host
+        return max(1, min(self.gpus_per_thread, self.ranks_per_host))
 
     @cached_property
     def nodes(self) -> IntArray:

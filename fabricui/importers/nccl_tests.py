@@ -81,6 +81,9 @@ class ResultRun:
     single_process: bool = False
     """One thread drove several GPUs (``nGpus`` > 1): it issues every call on each of them
     in turn. Threads (``nThread`` > 1, ``-g 1``) issue their GPUs' calls side by side."""
+    gpus_per_thread: int | None = None
+    """GPUs each thread drove (``nGpus``) when ``single_process``; None: every GPU of its
+    node (a measurements entry launched ``single-process``), or one process per GPU."""
     env: dict[str, str] = field(default_factory=dict)
     """NCCL settings that change the algorithm (measurements ``env``)."""
     gpu: str | None = None
@@ -254,6 +257,7 @@ class _Table:
             nranks=nranks,
             nodes=len(hosts) or None,
             single_process=self.gpus > 1,
+            gpus_per_thread=self.gpus if self.gpus > 1 else None,
             env=dict(self.env),
             gpu=self.gpu,
             dropped=tuple(self.dropped),

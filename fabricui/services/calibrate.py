@@ -151,6 +151,7 @@ def _case(
         algorithms=tuple(algorithms),
         algo=algo,
         single_process=run.single_process,
+        gpus_per_thread=run.gpus_per_thread,
     )
 
 

@@ -63,6 +63,9 @@ class CollectiveResult:
     """NCCL's nodes in the group: its scale-up domains (for the tuner file)."""
     single_process: bool = False
     """One process drove every GPU of a node (``launch`` in the JSON)."""
+    gpus_per_thread: int | None = None
+    """With ``single_process``, the GPUs each thread drove when fewer than a node's
+    (``gpus_per_thread`` in the JSON; null: every GPU of its node)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui collective --json`` object (``job`` and ``packed_rows`` when a
@@ -74,6 +77,7 @@ class CollectiveResult:
             "library": self.library,
             "nccl_env": dict(self.nccl_env),
             "launch": LAUNCHES[self.single_process],
+            "gpus_per_thread": self.gpus_per_thread if self.single_process else None,
             "rows": list(self.rows),
         }
         if self.job is not None:
@@ -186,6 +190,7 @@ def predict_collective(
             nccl_env,
             request.algo,
             single_process=request.single_process,
+            gpus_per_thread=request.gpus_per_thread,
         )
         libraries.append(prediction.choice.library if prediction.choice else None)
         return prediction_rows(prediction)
@@ -204,6 +209,7 @@ def predict_collective(
             nccl_env=request.nccl_env,
             nccl_nodes=domains,
             single_process=request.single_process,
+            gpus_per_thread=request.gpus_per_thread,
         )
     rows = rows_of(ranks)
     packed = rows_of(np.arange(len(ranks), dtype=np.int64))
@@ -218,6 +224,7 @@ def predict_collective(
         nccl_env=request.nccl_env,
         nccl_nodes=domains,
         single_process=request.single_process,
+        gpus_per_thread=request.gpus_per_thread,
     )
 
 

@@ -61,6 +61,8 @@ class CollectiveRequest:
     """NCCL environment of the job (``NCCL_ALGO``, ``NCCL_PROTO``, channel bounds ...)."""
     single_process: bool = False
     """One process drives every GPU of a node (nccl-tests ``-g N``), not one per GPU."""
+    gpus_per_thread: int | None = None
+    """With ``single_process``, the GPUs each thread drives when fewer than a node's."""
 
 
 @dataclass(frozen=True)

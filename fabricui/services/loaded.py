@@ -200,11 +200,13 @@ class LoadedFabric:
         nccl_version: tuple[int, int, int] | None = None,
         nccl_env: Mapping[str, str] | None = None,
         single_process: bool = False,
+        gpus_per_thread: int | None = None,
     ) -> Prediction:
         """Predict ``op`` on a named group for each size (``evaluate_collective``): NCCL's
         pick for ``nccl_version`` (default the newest modelled) and ``nccl_env``, the
         fastest beside it. ``single_process``: one process drives every GPU of a node (as
-        nccl-tests ``-g N`` runs), not one process per GPU.
+        nccl-tests ``-g N`` runs), not one process per GPU; ``gpus_per_thread``: the GPUs
+        each of its threads drives, when fewer than a node's.
 
         Raises:
             EngineError: The group has one rank, no algorithm applies, or a bad setting.
@@ -215,7 +217,13 @@ class LoadedFabric:
                 f"group {group!r} has one GPU on {self.spec.id}: choose another group"
             )
         return self.collective_on(
-            op, ranks, sizes, nccl_version, nccl_env, single_process=single_process
+            op,
+            ranks,
+            sizes,
+            nccl_version,
+            nccl_env,
+            single_process=single_process,
+            gpus_per_thread=gpus_per_thread,
         )
 
     def collective_on(
@@ -227,6 +235,7 @@ class LoadedFabric:
         nccl_env: Mapping[str, str] | None = None,
         algo: str = "auto",
         single_process: bool = False,
+        gpus_per_thread: int | None = None,
     ) -> Prediction:
         """Predict ``op`` among ``ranks`` (global ranks, a job's in its order) for each size,
         as ``collective`` does for a named group; ``algo`` forces one algorithm.
@@ -249,6 +258,7 @@ class LoadedFabric:
                 library_version=nccl_version,
                 nccl_env=nccl_env,
                 single_process=single_process,
+                gpus_per_thread=gpus_per_thread,
             )
 
     def pyramid(self) -> list[Tier]:

@@ -307,6 +307,7 @@ def _collectives_report(
         nccl_version=version,
         nccl_env=env,
         single_process=measured is not None and measured.single_process,
+        gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
     )
     errors = (
         measured_errors(prediction.size_bytes, prediction.time_us, measured) if measured else {}

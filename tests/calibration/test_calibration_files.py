@@ -95,10 +95,15 @@ def test_launcher_prefixes_and_old_header_without_root():
     assert run.single_process  # nGpus 8 in one process
 
 
-@pytest.mark.parametrize(("threads", "gpus", "one_thread"), [(1, 8, True), (8, 1, False)])
-def test_one_thread_driving_several_gpus_is_a_single_process_run(threads, gpus, one_thread):
+@pytest.mark.parametrize(
+    ("threads", "gpus", "one_thread", "per_thread"),
+    [(1, 8, True, 8), (8, 1, False, None), (2, 4, True, 4)],
+)
+def test_one_thread_driving_several_gpus_is_a_single_process_run(
+    threads, gpus, one_thread, per_thread
+):
     """``-g 8``: one thread issues on 8 GPUs in turn; ``-t 8 -g 1``: eight threads issue
-    side by side, as one process per GPU would."""
+    side by side, as one process per GPU would; ``-t 2 -g 4``: two threads, four GPUs each."""
     text = (
         f"# nThread {threads} nGpus {gpus} minBytes 8 maxBytes 8 step: 2(factor)\n"
         "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
@@ -106,6 +111,7 @@ def test_one_thread_driving_several_gpus_is_a_single_process_run(threads, gpus, 
     )
     (run,) = parse_nccl_tests(text, "all_reduce.txt")
     assert run.single_process is one_thread
+    assert run.gpus_per_thread == per_thread
 
 
 @pytest.mark.parametrize(

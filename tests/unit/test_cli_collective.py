@@ -73,6 +73,37 @@ def test_launch_single_process_prices_one_process_driving_each_node(run_cli):
     assert driven["rows"][1]["time_us"] == pytest.approx(alone["rows"][1]["time_us"])
     status, out, err = run_cli(*args[:-1], "--launch", "single-process")
     assert "one process drives every GPU of a node" in out.splitlines()[0]
+    assert driven["gpus_per_thread"] is None and alone["gpus_per_thread"] is None
+
+
+def test_gpus_per_thread_prices_threads_side_by_side(run_cli):
+    """--gpus-per-thread N (nccl-tests -g N with several threads or processes per 8-GPU
+    node): the floor is the busiest thread's issue on its N GPUs, 2.1 + 6 * 4.2 = 27.3 us
+    for 6; for 2 (10.5 us) the GPUs' own work is longer and sets the time, as with one
+    process per GPU. The count needs --launch single-process and must be 1 or more (one
+    line, exit 2)."""
+    args = ("collective", "all_reduce", "-t", "dgx-a100", "--size", "8", "--launch")
+    times = {}
+    for count in ("6", "2"):
+        status, out, err = run_cli(*args, "single-process", "--gpus-per-thread", count, "--json")
+        assert status == 0, err
+        result = json.loads(out)
+        assert result["gpus_per_thread"] == int(count)
+        times[count] = result["rows"][0]["time_us"]
+    status, out, err = run_cli(*args, "process-per-gpu", "--json")
+    alone = json.loads(out)["rows"][0]["time_us"]
+    assert times["6"] == pytest.approx(27.3) and alone < 27.3
+    assert times["2"] == pytest.approx(alone)
+    status, out, err = run_cli(*args, "single-process", "--gpus-per-thread", "2")
+    assert "each thread drives 2 GPU(s)" in out.splitlines()[0]
+    bad_counts = (
+        ("process-per-gpu", "--gpus-per-thread", "2"),
+        ("single-process", "--gpus-per-thread", "0"),
+    )
+    for bad in bad_counts:
+        status, out, err = run_cli(*args, *bad)
+        assert status == 2 and "--gpus-per-thread" in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1
 
 
 def test_nccl_version_and_env_change_the_pick(run_cli, monkeypatch):

@@ -263,6 +263,23 @@ def test_one_process_driving_a_node_sets_a_floor_not_a_surcharge(mini):
         assert driven[1] == pytest.approx(alone[1])
 
 
+def test_threads_driving_part_of_a_node_issue_side_by_side(mini):
+    """nccl-tests ``-g 2`` with four processes on an 8-GPU node: each thread issues on its
+    own 2 GPUs, at the same time as the others, so the floor is 2.1 + 2 * 4.2 = 10.5 us, not
+    the 35.7 of one thread for all 8; a count above the node's is the whole node."""
+    from fabricui.engine.collectives import issue_floor_us
+
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    pairs = Group(fabric, np.arange(8), single_process=True, gpus_per_thread=2)
+    assert pairs.ranks_per_thread == 2
+    assert issue_floor_us(pairs, "all_reduce") == pytest.approx(10.5)
+    assert issue_floor_us(pairs, "all_to_all") == pytest.approx(2.1 + 2 * (4.2 + 7 * 1.0))
+    whole = Group(fabric, np.arange(8), single_process=True, gpus_per_thread=64)
+    assert issue_floor_us(whole, "all_reduce") == pytest.approx(35.7)
+    apart = Group(fabric, np.arange(8), gpus_per_thread=2)  # one process per GPU
+    assert issue_floor_us(apart, "all_reduce") == 0.0
+
+
 def test_core_algorithms_declare_ops():
     """Every core algorithm names its operations and protocols."""
     for alg in core_algorithms():

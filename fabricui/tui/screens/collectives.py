@@ -342,9 +342,10 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         self._controls(busy=True)
         version, env = nccl_of_prompt(self.nccl)
         sizes = self.measured.sizes if self.measured is not None else parse_range(self.size_range)
-        # A measured run's GPUs driven by one process are priced so (nccl-tests -g N).
+        # A measured run's GPUs driven by one thread are priced so (nccl-tests -g N).
         single = self.measured is not None and self.measured.single_process
-        self._predict(self.data, self.op, self.group, sizes, version, env, single)
+        per_thread = self.measured.gpus_per_thread if self.measured is not None else None
+        self._predict(self.data, self.op, self.group, sizes, version, env, single, per_thread)
 
     @work(
         thread=True,
@@ -362,9 +363,16 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         version: tuple[int, int, int] | None,
         env: dict[str, str],
         single_process: bool = False,
+        gpus_per_thread: int | None = None,
     ) -> None:
         prediction = data.collective(
-            op, group, sizes, nccl_version=version, nccl_env=env, single_process=single_process
+            op,
+            group,
+            sizes,
+            nccl_version=version,
+            nccl_env=env,
+            single_process=single_process,
+            gpus_per_thread=gpus_per_thread,
         )
         if not get_current_worker().is_cancelled:
             self.post_message(self.PredictionReady(data, prediction))
@@ -721,6 +729,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         words += nccl_words(self.nccl)
         if self.measured is not None and self.measured.single_process:
             words += ["--launch", "single-process"]
+            if self.measured.gpus_per_thread:
+                words += ["--gpus-per-thread", str(self.measured.gpus_per_thread)]
         rows = {"op": self.op, "topology": data.spec.id, "rows": list(prediction_rows(prediction))}
         return [
             ("command: fabricui collective ...", " ".join(shlex.quote(w) for w in words)),
