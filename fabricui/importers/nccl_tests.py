@@ -96,6 +96,16 @@ class ResultRun:
     """Rows left out because their figures are impossible (NaN, negative)."""
 
     @property
+    def launched(self) -> str | None:
+        """How the run was launched when one thread drove several GPUs (``each thread
+        drove 8 GPUs``), else None: the words the view and its report show."""
+        if not self.single_process:
+            return None
+        if self.gpus_per_thread:
+            return f"each thread drove {self.gpus_per_thread} GPUs"
+        return "one process drove every GPU of its node"
+
+    @property
     def sizes(self) -> list[int]:
         """Its distinct sizes, ascending [bytes]: the sizes to predict it at."""
         return sorted({int(r.size_bytes) for r in self.rows})

@@ -375,7 +375,7 @@ def _collectives_report(
     if measured is not None:
         given = "pasted output" if "\n" in options["measured"].strip() else options["measured"]
         ranks = f", {measured.nranks} ranks" if measured.nranks else ""
-        launched = "; one process drove several GPUs, priced so" if measured.single_process else ""
+        launched = f"; {measured.launched}, priced so" if measured.launched else ""
         notes.insert(0, f"Measured: {given}{ranks}{launched}; error = predicted / measured - 1.")
     links = list(data.fabric.generations)
     return [table], notes, links, {}

@@ -112,6 +112,7 @@ def test_one_thread_driving_several_gpus_is_a_single_process_run(
     (run,) = parse_nccl_tests(text, "all_reduce.txt")
     assert run.single_process is one_thread
     assert run.gpus_per_thread == per_thread
+    assert run.launched == (f"each thread drove {gpus} GPUs" if one_thread else None)
 
 
 @pytest.mark.parametrize(
@@ -197,6 +198,14 @@ def test_measurements_format_fixture():
     assert ring.rows[0].time_us == 407.5
     (only,) = read_results(MEASUREMENTS, entries=["nccltests290_h100_2node_ib_ndr_allreduce_ring"])
     assert only.entry_id.endswith("_ring")
+
+
+def test_a_single_process_entry_drove_every_gpu_of_its_node():
+    """A measurements entry launched ``single-process`` names no per-thread count: its one
+    process drove every GPU of its node, and the view says so."""
+    (run,) = read_results(SHARED, entries=["superbench_a100_1node_all_reduce"])
+    assert run.single_process and run.gpus_per_thread is None
+    assert run.launched == "one process drove every GPU of its node"
 
 
 def test_shared_measurements_busbw_only_rows_get_times():

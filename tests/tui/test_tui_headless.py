@@ -172,7 +172,7 @@ def test_collectives_report_keeps_the_nccl_settings_and_the_measured_run(tmp_pat
     rows = [line for line in out.splitlines() if line.startswith(("| 8 B", "| 1 GiB"))]
     assert len(rows) == 2 and all("| ring/" in row for row in rows)
     assert rows[0].startswith("| 8 B | 35.7 us |") and "| 34.7 us | +3% |" in rows[0]
-    assert f"Measured: {run}, 8 ranks; one process drove several GPUs, priced so" in out
+    assert f"Measured: {run}, 8 ranks; each thread drove 8 GPUs, priced so" in out
 
 
 def test_strategies_report_has_the_layout_and_the_search(capsys):

@@ -880,7 +880,7 @@ async def test_measured_single_process_run_is_priced_as_it_ran(app_factory):
         assert pred.time_us[0] > plain.time_us[0]
         assert abs(pred.time_us[1] / plain.time_us[1] - 1) < 1e-9
         controls = str(screen.query_one("#coll-controls").render())
-        assert "one process drove several GPUs" in controls
+        assert "each thread drove 8 GPUs" in controls
 
 
 async def test_saved_and_revisited_collectives_keep_nccl_settings_and_measured_run(

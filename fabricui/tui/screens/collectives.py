@@ -318,8 +318,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             text += f" {dot} measured: {self.measured_name}"
             if ranks and ranks != n:
                 text += f" ({ranks} ranks, not {n})"
-            if self.measured.single_process:
-                text += ", one process drove several GPUs"
+            if self.measured.launched:
+                text += f", {self.measured.launched}"
             text += " [m]"
         if self.sort_column or self.reverse:
             order = "descending" if self.reverse else "ascending"
