@@ -326,6 +326,30 @@ def nccl_of_prompt(text: str) -> tuple[tuple[int, int, int] | None, dict[str, st
     return nccl_version(version), env
 
 
+def view_prediction(
+    data: LoadedFabric,
+    op: str,
+    group: str,
+    sizes: Sequence[int],
+    nccl_prompt: str,
+    measured: ResultRun | None = None,
+) -> Prediction:
+    """The collectives view's prediction, which its report shares: NCCL's pick under the
+    prompt's release and settings (``nccl_of_prompt``), at a measured run's sizes and
+    launched as it was (one thread driving several GPUs, nccl-tests ``-g N``), else at
+    ``sizes``."""
+    version, env = nccl_of_prompt(nccl_prompt)
+    return data.collective(
+        op,
+        group,
+        measured.sizes if measured is not None else list(sizes),
+        nccl_version=version,
+        nccl_env=env,
+        single_process=measured is not None and measured.single_process,
+        gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
+    )
+
+
 def measured_run(value: str, op: str | None = None) -> ResultRun:
     """An nccl-tests run from a file path or from the output itself (pasted).
 

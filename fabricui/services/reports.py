@@ -293,22 +293,12 @@ def _collectives_report(
         raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUP_CHOICES)})")
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
-    from fabricui.services.collective import measured_errors, measured_run, nccl_of_prompt
+    from fabricui.services.collective import measured_errors, measured_run, view_prediction
 
-    version, env = nccl_of_prompt(options.get("nccl", ""))
     measured = measured_run(options["measured"], op) if options.get("measured") else None
-    if measured is not None:  # the view predicts at the run's sizes, launched as it was
+    if measured is not None:
         op = measured.op or op
-        sizes = measured.sizes
-    prediction = data.collective(
-        op,
-        group,
-        sizes,
-        nccl_version=version,
-        nccl_env=env,
-        single_process=measured is not None and measured.single_process,
-        gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
-    )
+    prediction = view_prediction(data, op, group, sizes, options.get("nccl", ""), measured)
     errors = (
         measured_errors(prediction.size_bytes, prediction.time_us, measured) if measured else {}
     )

@@ -337,15 +337,9 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """Ask the engine for the current choices (in a worker)."""
         if self.data is None:
             return
-        from fabricui.services.collective import nccl_of_prompt
-
         self._controls(busy=True)
-        version, env = nccl_of_prompt(self.nccl)
-        sizes = self.measured.sizes if self.measured is not None else parse_range(self.size_range)
-        # A measured run's GPUs driven by one thread are priced so (nccl-tests -g N).
-        single = self.measured is not None and self.measured.single_process
-        per_thread = self.measured.gpus_per_thread if self.measured is not None else None
-        self._predict(self.data, self.op, self.group, sizes, version, env, single, per_thread)
+        sizes = [] if self.measured is not None else parse_range(self.size_range)
+        self._predict(self.data, self.op, self.group, sizes, self.nccl, self.measured)
 
     @work(
         thread=True,
@@ -360,20 +354,12 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         op: str,
         group: str,
         sizes: list[int],
-        version: tuple[int, int, int] | None,
-        env: dict[str, str],
-        single_process: bool = False,
-        gpus_per_thread: int | None = None,
+        nccl: str,
+        measured: ResultRun | None,
     ) -> None:
-        prediction = data.collective(
-            op,
-            group,
-            sizes,
-            nccl_version=version,
-            nccl_env=env,
-            single_process=single_process,
-            gpus_per_thread=gpus_per_thread,
-        )
+        from fabricui.services.collective import view_prediction
+
+        prediction = view_prediction(data, op, group, sizes, nccl, measured)
         if not get_current_worker().is_cancelled:
             self.post_message(self.PredictionReady(data, prediction))
 
