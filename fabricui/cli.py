@@ -236,7 +236,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(OUT_OF_MEMORY)
         return EXIT_USAGE
     finally:
-        sys.stdout, sys.stderr = originals
+        process = sys.modules.get("fabricui.plugins.process")
+        if process is None:  # no plugin was loaded
+            sys.stdout = originals[0]
+        else:  # behind the router that keeps plugin threads' text off stdout, while they run
+            process.restore_stdout(originals[0])
+        sys.stderr = originals[1]
         if budget_before is None:
             os.environ.pop(ENV_MAX_MEMORY, None)
         else:

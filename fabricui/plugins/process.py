@@ -253,8 +253,10 @@ def _uninstall() -> None:
         if _depth > 0:
             return
         router = _saved.pop("stdout", None)
-        if router is not None and sys.stdout is router:
-            sys.stdout = router.stream  # otherwise someone replaced it meanwhile: theirs now
+        # Otherwise someone replaced it meanwhile (theirs now), or plugin threads outlive the
+        # command: they still print until the process ends, so their text stays off stdout.
+        if router is not None and sys.stdout is router and not _plugin_threads_alive():
+            sys.stdout = router.stream
         os._exit = _real_exit
         atexit.register = _real_register
         atexit.unregister = _real_unregister
@@ -288,6 +290,17 @@ class _Router(StreamWrapper):
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
+
+
+def restore_stdout(stream: TextIO) -> None:
+    """Make ``stream`` standard output again (the command line's own, after a command);
+    while plugin threads outlive the command, behind the router kept for them, so that what
+    they print until the process ends still goes to standard error."""
+    current = sys.stdout
+    if isinstance(current, _Router) and _plugin_threads_alive():
+        current.stream = stream
+    else:
+        sys.stdout = stream
 
 
 def warn(line: str, stream: TextIO | None = None) -> None:
@@ -341,6 +354,11 @@ def leftover_threads() -> list[tuple[str, threading.Thread]]:
         for thread in threading.enumerate()
         if thread in _owners and not thread.daemon and thread.is_alive()
     ]
+
+
+def _plugin_threads_alive() -> bool:
+    """Threads a plugin started, or abandoned plugin calls, are still running."""
+    return bool(leftover_threads() or _busy_plugin_threads())
 
 
 def _busy_plugin_threads() -> list[threading.Thread]:

@@ -90,11 +90,12 @@ IDS = ["KeyboardInterrupt", "SystemExit", "GeneratorExit", "custom", "os._exit"]
 
 
 def guards_are_off() -> None:
-    """Nothing of the containment is left installed once plugin code has run."""
+    """Nothing of the containment is left installed once plugin code has run, but the
+    stdout router while a plugin's thread still runs (it may print until the process ends)."""
     assert os._exit is process._real_exit
     assert atexit.register is process._real_register
     assert threading.Thread.start is process._real_start
-    assert not isinstance(sys.stdout, process._Router)
+    assert not isinstance(sys.stdout, process._Router) or process._plugin_threads_alive()
     assert signal.getsignal(signal.SIGINT) is not process._on_sigint
     assert process._depth == 0
 
@@ -127,6 +128,35 @@ def test_prints_go_to_stderr_named(monkeypatch, tmp_path, capsys):
         "plugin loud: in the hook, still",
         "plugin loud: unfinished",
     ]
+    guards_are_off()
+
+
+def test_a_plugin_thread_outliving_its_command_still_prints_on_stderr(capsys):
+    """A thread a plugin started prints after the command's guards are lifted and the command
+    line has put its own stdout back (``cli.main``), before the process ends: its text still
+    goes to stderr, named, never after the command's result on stdout."""
+    go, done = threading.Event(), threading.Event()
+
+    def late() -> None:
+        go.wait(5)
+        print("late line")
+        done.set()
+
+    own = sys.stdout
+    thread = threading.Thread(target=late, name="late", daemon=True)
+    with process.command_scope():
+        with process.running("lingerer"):  # the plugin's code starts its thread
+            thread.start()
+        print("the result")
+    process.restore_stdout(own)
+    assert isinstance(sys.stdout, process._Router)
+    go.set()
+    assert done.wait(5)
+    thread.join(5)
+    out, err = capsys.readouterr()
+    assert out == "the result\n"
+    assert err.splitlines() == ["plugin lingerer: late line"]
+    process.restore_stdout(own)  # the thread has ended: the router goes (with no other left)
     guards_are_off()
 
 
