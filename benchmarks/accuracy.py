@@ -29,6 +29,7 @@ import yaml
 
 from fabricui.engine.collectives import parse_library_version, predict
 from fabricui.engine.evaluate import evaluate_collective
+from fabricui.engine.nccl.picks import P2P_OPS
 from fabricui.errors import FabricError
 from fabricui.fabric import build_fabric
 from fabricui.hwdb import load_catalog
@@ -154,17 +155,21 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
     sizes = np.array([r[0] for r in rows], dtype=np.float64)
     nranks = entry.get("nranks", fabric.n_gpus)
     env = entry.get("env") or {}
-    prediction = evaluate_collective(
-        fabric,
-        entry["op"],
-        sizes,
-        ranks=np.arange(nranks),
-        algorithms=collective_algorithms(env),
-        algo=_forced_algo(env),
-        single_process=entry.get("launch") == "single-process",
-        library_version=parse_library_version(entry.get("nccl_version")),
-        nccl_env={str(k): str(v) for k, v in env.items() if str(k).startswith(RUN_ENV)},
-    )
+    try:
+        prediction = evaluate_collective(
+            fabric,
+            entry["op"],
+            sizes,
+            ranks=np.arange(nranks),
+            algorithms=collective_algorithms(env),
+            algo=_forced_algo(env, entry["op"]),
+            single_process=entry.get("launch") == "single-process",
+            library_version=parse_library_version(entry.get("nccl_version")),
+            nccl_env={str(k): str(v) for k, v in env.items() if str(k).startswith(RUN_ENV)},
+        )
+    except FabricError as exc:  # the run cannot be priced (NCCL itself would refuse it)
+        result.problem = str(exc)
+        return result
     scores = {"nccl": _Scores(), "best": _Scores()}
     for i, (size, t_meas, _algbw, busbw_meas) in enumerate(rows):
         picks = {
@@ -253,9 +258,11 @@ def _bus_factor(op: str, nranks: int) -> float:
     return bus_factor(op, nranks)
 
 
-def _forced_algo(env: dict[str, Any]) -> str:
+def _forced_algo(env: dict[str, Any], op: str) -> str:
+    """The algorithm ``NCCL_ALGO`` forces, or ``auto``: NCCL runs point-to-point operations
+    (send/recv, all-to-all) outside its algorithm selection, so the variable leaves them be."""
     algo = str(env.get("NCCL_ALGO", "")).lower()
-    return algo if algo in ("ring", "tree") else "auto"
+    return algo if algo in ("ring", "tree") and op not in P2P_OPS else "auto"
 
 
 def summarize(results: list[EntryResult], pick: str = "nccl") -> dict[str, Any]:
@@ -328,6 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                     "entries": [
                         {
                             "id": r.id,
+                            "problem": r.problem or None,
                             "error": r.error,
                             "signed": r.signed,
                             "large": r.large,

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.constants import DEFAULT, ModelConstants
-from fabricui.engine.nccl.picks import Choice, NcclSettings, choose
+from fabricui.engine.constants import DEFAULT, DEFAULT_HBM_EFFICIENCY, ModelConstants
+from fabricui.engine.nccl.picks import Choice, NcclSettings, choose, library_of, one_rank
 from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError, PluginError
 from fabricui.vocabulary import OPS, PROTOCOLS
@@ -77,6 +77,18 @@ def algorithm_time_us(
     less than the process's issue of the call (``issue_floor_us``)."""
     t = np.asarray(alg.time_us(group, op, sizes, protocol), dtype=np.float64)
     return np.maximum(t, issue_floor_us(group, op))
+
+
+def one_rank_time_us(group, op: str, sizes: FloatArray, constants: ModelConstants = DEFAULT):
+    """Time of a collective on one rank [us]: NCCL runs no algorithm but copies the send
+    buffer into the receive buffer, device to device (``ncclLaunchOneRank``,
+    src/device/onerank.cu; a send to itself is a copy too), reading and writing each byte
+    once at the GPU's memory bandwidth. nccl-tests times the out-of-place call first."""
+    gpu = group.fabric.gpu
+    efficiency = gpu.hbm_efficiency or DEFAULT_HBM_EFFICIENCY
+    copy_GBps = gpu.hbm_bw_GBps * efficiency / 2.0
+    transfer = sizes / (copy_GBps * 1e3) if copy_GBps > 0 else np.zeros_like(sizes)
+    return np.maximum(constants.launch_us + transfer, issue_floor_us(group, op, constants))
 
 
 def algbw_GBps(size_bytes: npt.ArrayLike, time_us: npt.ArrayLike) -> FloatArray:
@@ -221,7 +233,8 @@ def predict(
             the newest release modelled, and its ``nccl_env``).
 
     Returns:
-        Per-size time of the pick a job runs, and both picks (``Prediction.choice``).
+        Per-size time of the pick a job runs, and both picks (``Prediction.choice``); on
+        one rank, the copy NCCL runs instead of any algorithm (``one_rank_time_us``).
 
     Raises:
         EngineError: Unknown op or algorithm, or none applies.
@@ -238,8 +251,24 @@ def predict(
     known = {a.name for a in algorithms}
     if algo != "auto" and algo not in known:
         raise EngineError(f"unknown algorithm {algo!r} (available: {', '.join(sorted(known))})")
+    if group.n == 1:  # no algorithm runs, whatever was asked for
+        settings = nccl or NcclSettings.of(group.library_version, group.nccl_env)
+        library = library_of(group)
+        name = f"NCCL {settings.version}" if library == "nccl" else library.upper()
+        choice = one_rank(name, one_rank_time_us(group, op, sizes))
+        return Prediction(
+            op=op,
+            nranks=1,
+            size_bytes=sizes,
+            time_us=choice.nccl.time_us,
+            algorithm=choice.nccl.labels,
+            choice=choice,
+        )
     protocols = link_protocols(group, network_protocols(group, protocols))
     candidates = [a for a in algorithms if (algo in ("auto", a.name)) and op in a.ops]
+    if not candidates and algo != "auto":
+        runs = sorted(a.name for a in algorithms if op in a.ops)
+        raise EngineError(f"algorithm {algo} does not run {op} (those that do: {', '.join(runs)})")
     usable = [a for a in candidates if a.applicable(group, op)]
     if not usable:
         names = ", ".join(a.name for a in candidates) or "none"

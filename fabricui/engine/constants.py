@@ -137,3 +137,7 @@ class ModelConstants:
 
 
 DEFAULT = ModelConstants()
+
+#: Achievable fraction of HBM bandwidth assumed when a GPU record has none (A100's measured
+#: 0.84): a GPU's kernels and its device-to-device copies reach about this much.
+DEFAULT_HBM_EFFICIENCY = 0.84

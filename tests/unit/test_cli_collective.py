@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fabricui.hwdb import load_catalog
+
 ROOT = Path(__file__).parents[2]
 MEASUREMENTS = ROOT / "tests" / "data" / "nccl" / "measurements.yaml"
 
@@ -291,8 +293,9 @@ def test_accuracy_benchmark_runs():
     }
     assert set(data["best_summary"]) == set(data["summary"])
     assert data["summary"]["scored"] >= 30
-    keys = {"id", "error", "signed", "large", "middle", "small", "best_error", "best_large"}
-    assert all(set(e) == keys for e in data["entries"])
+    keys = {"id", "problem", "error", "signed", "large", "middle", "small"}
+    assert all(set(e) == keys | {"best_error", "best_large"} for e in data["entries"])
+    assert not any(e["problem"] for e in data["entries"])
     # An entry's large- and middle-row errors lie within its rows' range, so a median of
     # all rows sits between them whenever both classes exist.
     for e in data["entries"]:
@@ -313,8 +316,6 @@ def test_accuracy_rows_small_prints_the_latency_bound_rows_with_nccls_channels(
 ):
     """``--rows --small`` prints only rows of 64 KiB or less, each with NCCL's pick and its
     channels (``x1``: NCCL runs 8 B on one channel)."""
-    import importlib.util
-
     entry = {
         "id": "two_gh200_on_slingshot",
         "quality": "reference",
@@ -331,17 +332,55 @@ def test_accuracy_rows_small_prints_the_latency_bound_rows_with_nccls_channels(
     }
     data = tmp_path / "one.yaml"
     data.write_text(yaml.safe_dump([entry]), encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("accuracy", ROOT / "benchmarks" / "accuracy.py")
-    assert spec is not None and spec.loader is not None
-    accuracy = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "accuracy", accuracy)  # its dataclasses look it up
-    spec.loader.exec_module(accuracy)
+    accuracy = _accuracy_module(monkeypatch)
     argv = ["--data", str(data), "--rows", "--small", "--logs", str(tmp_path / "none.yaml")]
     (tmp_path / "logs").mkdir()
     assert accuracy.main([*argv, "--log-dir", str(tmp_path / "logs")]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines() if "meas" in line]
     assert [row[0] for row in rows] == ["8"]
     assert rows[0][7].endswith("/ll") and rows[0][8] == "x1"
+
+
+def _accuracy_module(monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("accuracy", ROOT / "benchmarks" / "accuracy.py")
+    assert spec is not None and spec.loader is not None
+    accuracy = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "accuracy", accuracy)  # its dataclasses look it up
+    spec.loader.exec_module(accuracy)
+    return accuracy
+
+
+def test_accuracy_scores_p2p_runs_under_nccl_algo_and_reports_what_nccl_refuses(monkeypatch):
+    """NCCL_ALGO leaves point-to-point operations be, so an all-to-all run with it set is
+    scored; a run the engine cannot price (NCCL_ALGO=tree on an all-gather, which NCCL
+    refuses) carries its one-line problem instead of stopping the benchmark."""
+    accuracy = _accuracy_module(monkeypatch)
+    hardware = {
+        "gpu": "h100-sxm",
+        "nodes": 1,
+        "gpus_per_node": 8,
+        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
+        "net": None,
+    }
+    rows = [[8 * 1048576, 120.0, 0.0, 0.0]]
+
+    def entry(op, algo):
+        return {
+            "id": op,
+            "hardware": hardware,
+            "op": op,
+            "nranks": 8,
+            "rows": rows,
+            "env": {"NCCL_ALGO": algo},
+        }
+
+    catalog = load_catalog()
+    alltoall = accuracy.score_entry(entry("all_to_all", "Ring"), catalog)
+    assert not alltoall.problem and alltoall.error is not None
+    refused = accuracy.score_entry(entry("all_gather", "tree"), catalog)
+    assert refused.error is None and "tree does not run all_gather" in refused.problem
 
 
 @pytest.mark.parametrize(

@@ -234,11 +234,27 @@ def test_time_grows_with_size_and_latency_floor(mini):
     assert t[0] == pytest.approx(t[3], rel=0.05)
 
 
-def test_single_rank_group_costs_only_launch(mini):
-    """A collective on one GPU moves nothing over links."""
+def test_one_rank_copies_its_buffer_whatever_the_op_or_nccl_algo(mini):
+    """NCCL runs no algorithm on one rank: it copies the send buffer into the receive buffer
+    at the GPU's memory rate (read and write). Mini H100: 3350 GB/s x 0.84 (default
+    efficiency) / 2 = 1407 GB/s, so 1 GiB takes 2.1 + 1073741824 / 1407e3 = 765.24 us; 8 B
+    only the launch."""
     fabric = build_fabric(mini.topologies["pod"], mini)
-    t = evaluate_collective(fabric, "all_reduce", [8, 2**30], ranks=[0]).time_us
-    assert t[1] == pytest.approx(t[0])
+    for op in ("all_reduce", "all_gather", "broadcast", "send_recv", "all_to_all"):
+        for env in (None, {"NCCL_ALGO": "tree"}):
+            pred = evaluate_collective(fabric, op, [8, 2**30], ranks=[0], nccl_env=env)
+            assert pred.time_us == pytest.approx([2.1, 765.24], abs=0.01)
+            assert pred.algorithm == ("copy/simple", "copy/simple")
+            assert pred.choice is not None and pred.choice.env == ({}, {})
+    with pytest.raises(EngineError, match="unknown algorithm 'ringg'"):
+        evaluate_collective(fabric, "all_reduce", [8], ranks=[0], algo="ringg")
+
+
+def test_an_algorithm_that_does_not_run_the_op_is_named(mini):
+    """Asking for ring on send/recv names the algorithms that run it."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    with pytest.raises(EngineError, match=r"algorithm ring does not run send_recv .*p2p"):
+        evaluate_collective(fabric, "send_recv", [8], algo="ring")
 
 
 def test_one_process_driving_a_node_sets_a_floor_not_a_surcharge(mini):

@@ -190,6 +190,30 @@ def not_modelled(library: str, physical: Physical, n: int) -> Choice:
     )
 
 
+#: What a one-rank communicator runs for every operation: a copy of its buffer.
+ONE_RANK_ALGORITHM = "copy"
+
+
+def one_rank(library: str, time_us: FloatArray) -> Choice:
+    """The pick of a one-rank communicator: NCCL (and RCCL) tune nothing and copy the send
+    buffer into the receive buffer (``ncclLaunchOneRank``), whatever NCCL_ALGO says."""
+    n = time_us.shape[0]
+    pick = Pick(
+        algorithm=(ONE_RANK_ALGORITHM,) * n,
+        protocol=("simple",) * n,
+        channels=(None,) * n,
+        time_us=np.asarray(time_us, dtype=np.float64),
+    )
+    return Choice(
+        library=library,
+        nccl=pick,
+        best=pick,
+        env=({},) * n,
+        caution=("",) * n,
+        nccl_model_us=np.full(n, np.nan),
+    )
+
+
 def _env_key(env: NcclEnv) -> tuple[object, ...]:
     """A hashable key of an environment (its parsed fields and what was given)."""
     parsed = tuple(getattr(env, f.name) for f in fields(env) if f.name != "given")

@@ -20,6 +20,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fabricui.engine.constants import DEFAULT_HBM_EFFICIENCY
 from fabricui.engine.training.legacy import peak_TFLOPS
 from fabricui.errors import EngineError
 from fabricui.vocabulary import PRECISIONS
@@ -37,8 +38,6 @@ DEFAULT_GEMM_OVERHEAD_US = 9.0
 #: Fused-attention efficiency assumed when a record has none (FlashAttention-2 on A100 and
 #: cuDNN on H100 bracket it: 0.5-0.7).
 DEFAULT_ATTENTION_EFFICIENCY = 0.6
-#: Achievable fraction of HBM bandwidth assumed when a record has none (A100's measured 0.84).
-DEFAULT_HBM_EFFICIENCY = 0.84
 #: FP8 GEMM efficiency relative to the 16-bit one when a record has none: H100's measured
 #: 0.709 / 0.803 of the two peaks (Stas Bekman's MAMF table, ml-engineering).
 DEFAULT_FP8_GEMM_RATIO = 0.883
