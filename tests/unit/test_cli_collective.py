@@ -399,3 +399,22 @@ def test_collective_takes_the_op_anywhere_and_in_any_spelling(run_cli, argv):
     assert status == 0, err
     data = json.loads(out)
     assert data["op"] == "all_reduce" and data["topology"] == "dgx-h100"
+
+
+def test_one_gpu_prices_nccls_copy_for_every_op(run_cli, tmp_path):
+    """On a one-GPU topology every operation is NCCL's buffer copy (no channels, nothing to
+    force), even the point-to-point ones and under NCCL_ALGO."""
+    spec = tmp_path / "one.yaml"
+    spec.write_text(
+        "gpu: h100-sxm\nnodes: 1\ngpus_per_node: 1\nintra: null\nnet: null\n", encoding="utf-8"
+    )
+    for op in ("all_reduce", "send_recv", "all_to_all"):
+        status, out, err = run_cli(
+            "collective", op, "-t", str(spec), "--size", "1G", "--env", "NCCL_ALGO=tree", "--json"
+        )
+        assert status == 0, err
+        row = json.loads(out)["rows"][0]
+        assert row["nccl_pick"]["algorithm"] == "copy" and row["nccl_pick"]["channels"] is None
+        assert row["env"] == {} and row["best_pick"] == row["nccl_pick"]
+        # H100 SXM: 3350 GB/s x its HBM efficiency / 2 copies at about 1.4 TB/s.
+        assert 1.2e3 < row["algbw_GBps"] < 1.6e3
