@@ -106,7 +106,8 @@ def step_latency_us(
     constants: ModelConstants = DEFAULT,
     net_latency_us: float | None = None,
 ) -> float:
-    """Cost of one algorithm step [us]: protocol overhead plus routed path latency.
+    """Cost of one algorithm step [us]: protocol overhead plus routed path latency (and, for
+    a Simple step across the network, the receive's flush: ``Group.gdr_flush_us``).
 
     Args:
         group: The group.
@@ -118,7 +119,8 @@ def step_latency_us(
     """
     if crosses_network:
         lat = group.net_latency_us if net_latency_us is None else net_latency_us
-        return constants.net_step_us[protocol] + lat
+        flush = group.gdr_flush_us if protocol == "simple" else 0.0
+        return constants.net_step_us[protocol] + lat + flush
     return constants.step_us[protocol] + group.intra_latency_us
 
 

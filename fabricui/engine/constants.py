@@ -23,22 +23,25 @@ class ModelConstants:
     (``collectives.issue_floor_us``). Set by the single-process nccl-tests runs: eight A100s
     flat at ~35 us for every small collective, two RTX 2080 Ti at ~10 us."""
     base_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 2.5, "ll128": 14.0, "simple": 15.0}
+        default_factory=lambda: {"ll": 2.5, "ll128": 14.0, "simple": 8.4}
     )
-    """Per-call setup of each protocol [us]. LL128's is NCCL's own (src/graph/tuning.cc
-    ``baseLat``, 14 us since 2.18): the measured runs do not pin it down, because NCCL picks
-    LL128 only where bandwidth dominates."""
+    """Per-call setup of each protocol [us]. LL128's and Simple's are NCCL's own
+    (src/graph/tuning.cc ``baseLat``: LL128 14 us since 2.18, Simple 8.4 for ring and tree
+    since 2.23): the measured runs do not pin them down, because NCCL picks LL128 and Simple
+    where bandwidth dominates."""
     step_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 0.34, "ll128": 1.9, "simple": 5.5}
+        default_factory=lambda: {"ll": 0.34, "ll128": 1.9, "simple": 3.4}
     )
     """Synchronisation cost of one algorithm step within a node, per protocol [us]
-    (added to the routed path's latency). LL128's is NCCL's NVLink ring hop (1.9 us,
-    ``hwLat``), for the same reason as its base."""
+    (added to the routed path's latency). LL128's and Simple's are NCCL's NVLink ring hops
+    (``hwLat``: 1.9 and 3.4 us), for the same reason as their bases."""
     net_step_us: dict[str, float] = field(
-        default_factory=lambda: {"ll": 3.0, "ll128": 8.5, "simple": 17.4}
+        default_factory=lambda: {"ll": 3.0, "ll128": 8.5, "simple": 14.0}
     )
     """Cost of one step that crosses the network, per protocol, beyond the path latency [us].
-    LL128's is NCCL's network tree hop (8.5 us, ``hwLat``)."""
+    LL128's and Simple's are NCCL's network hops (``hwLat``: tree LL128 8.5 us, Simple 14);
+    a Simple step also waits for its receive's flush where NCCL flushes
+    (``Group.gdr_flush_us``)."""
     protocol_efficiency: dict[str, float] = field(
         default_factory=lambda: {"ll": 0.5, "ll128": 0.92, "simple": 1.0}
     )

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.bulk import BulkRouter, bulk_router
+from fabricui.engine.nccl.view import compute_capability
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, FabricError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
@@ -24,6 +25,9 @@ from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
 if TYPE_CHECKING:
     from fabricui.engine.nccl.search import Graphs
 
+#: Network families whose NCCL transport receives into host-visible buffers rather than by
+#: GPUDirect RDMA (NCCL's socket transport over plain Ethernet; GPUDirect-TCPXO's plugin).
+NO_GPUDIRECT_FAMILIES = ("ethernet", "tcpxo")
 #: GPU architectures ordered by generation (index used for per-architecture constants).
 ARCH_ORDER = {
     "volta": 0,
@@ -151,6 +155,29 @@ class Group:
     def arch_index(self) -> int:
         """0 Volta/Turing, 1 Ampere/Ada, 2 Hopper, 3 Blackwell (per-architecture constants)."""
         return ARCH_ORDER.get(self.fabric.gpu.arch, 1)
+
+    @cached_property
+    def gdr_flush_us(self) -> float:
+        """Time each Simple receive across the network waits for its flush [us].
+
+        Data a NIC writes into GPU memory (GPUDirect RDMA) is not yet visible to the GPU's
+        kernels on Ampere and older GPUs, so NCCL's proxy follows every Simple receive with
+        an RDMA read of the GPU's memory through the NIC (``ncclTopoNeedFlush`` in
+        src/graph/paths.cc: "Flush is required on Ampere and earlier"; RCCL flushes on every
+        AMD GPU) before the kernel may read it: the read crosses the adapter twice, out and
+        back. LL and LL128 carry their own flags and need none; the socket transports
+        (NET/Socket, GPUDirect-TCPXO) receive into host-visible buffers, not by GPUDirect.
+        0 on one node.
+        """
+        fabric = self.fabric
+        if self.n_nodes < 2 or fabric.net_family in NO_GPUDIRECT_FAMILIES:
+            return 0.0
+        gpu = fabric.gpu
+        flushes = gpu.vendor == "amd" or (gpu.vendor == "nvidia" and compute_capability(gpu) < 90)
+        nic = int(fabric.gpu_nic[self.ranks[0]])
+        if not flushes or nic < 0:
+            return 0.0
+        return 2.0 * float(fabric.dev_lat_us[nic])
 
     @cached_property
     def capacity_GBps(self) -> FloatArray:

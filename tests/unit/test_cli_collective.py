@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fabricui.engine.nccl.picks import NCCL_ALGORITHM
 from fabricui.hwdb import load_catalog
 
 ROOT = Path(__file__).parents[2]
@@ -165,7 +166,8 @@ def test_tuner_config_for_nccls_example_plugin(run_cli, tmp_path):
             r
             for r in better
             if int(lo) <= r["size_bytes"] <= int(hi)
-            and (r["best_pick"]["algorithm"], r["best_pick"]["protocol"]) == (algorithm, protocol)
+            and NCCL_ALGORITHM[r["best_pick"]["algorithm"]] == algorithm  # NCCL's names
+            and r["best_pick"]["protocol"] == protocol
         ]
     assert len(covered) == len(better)
     status, _, err = run_cli(*argv, "--size", "1M", "--tuner", str(config))

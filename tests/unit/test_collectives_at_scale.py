@@ -9,12 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fabricui.engine.algorithms import step_latency_us
 from fabricui.engine.collectives import (
     network_protocols,
     nic_path,
     parse_library_version,
     predict,
 )
+from fabricui.engine.constants import DEFAULT
 from fabricui.engine.group import Group
 from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.releases import release_for
@@ -468,3 +470,37 @@ def test_ll128_tree_ceiling_takes_the_column_of_the_node_count_and_only_nccl(cat
         "net": {"link": "roce", "gbps": 400, "nics_per_node": 2},
     }
     assert tree_ll128_cap_GBps(Group(fabric_of(catalog, amd), np.arange(4))) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("gpu", "net", "flush_us"),
+    [
+        # Ampere over EFA v1 (8 us per adapter traversal): the read goes out and back.
+        ("a100-sxm4-80gb", {"link": "efa", "gbps": 100, "nics_per_node": 4}, 16.0),
+        # Ampere over HDR InfiniBand (ConnectX-6, 0.3 us per traversal).
+        ("a100-sxm4-80gb", {"link": "ib-hdr", "gbps": 200, "nics_per_node": 8}, 0.6),
+        # Hopper: the NIC's writes are visible without a flush.
+        ("h100-sxm", {"link": "ib-ndr", "gbps": 400, "nics_per_node": 8}, 0.0),
+        # NET/Socket receives into host memory, not by GPUDirect.
+        ("a100-sxm4-80gb", {"link": "tcp", "gbps": 100, "nics_per_node": 1}, 0.0),
+    ],
+)
+def test_simple_receives_across_the_network_flush_before_hopper(catalog, gpu, net, flush_us):
+    """NCCL flushes each Simple GPUDirect receive on Ampere and older
+    (``ncclTopoNeedFlush``): a Simple network step costs the flush more, LL none."""
+    hardware = {
+        "gpu": gpu,
+        "nodes": 2,
+        "gpus_per_node": 8,
+        "intra": {"fabric": "nvswitch", "link": "nvlink4" if gpu == "h100-sxm" else "nvlink3"},
+        "net": net,
+    }
+    group = Group(fabric_of(catalog, hardware), np.arange(16))
+    assert group.gdr_flush_us == pytest.approx(flush_us)
+    simple = step_latency_us(group, "simple", True)
+    ll = step_latency_us(group, "ll", True)
+    path = group.net_latency_us
+    assert simple == pytest.approx(DEFAULT.net_step_us["simple"] + path + flush_us)
+    assert ll == pytest.approx(DEFAULT.net_step_us["ll"] + path)
+    one_node = Group(fabric_of(catalog, {**hardware, "nodes": 1, "net": None}), np.arange(8))
+    assert one_node.gdr_flush_us == 0.0

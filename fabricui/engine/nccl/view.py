@@ -46,6 +46,12 @@ ARCH_COMPUTE_CAPABILITY = {
 }
 
 
+def compute_capability(gpu) -> int:
+    """NCCL's compute capability of a GPU record (major*10 + minor; by architecture where
+    the part is not named, 80 when neither is known)."""
+    return COMPUTE_CAPABILITY.get(gpu.id, ARCH_COMPUTE_CAPABILITY.get(gpu.arch, 80))
+
+
 #: NCCL's NVLink bandwidth per link by compute capability [GB/s] (``ncclTopoNVLinkBw`` in
 #: src/graph/topo.h, v2.30.7-1: SM60 18, SM70 20, SM80 20, SM86 12, SM90 20.6, SM100 40.1).
 def nvlink_link_GBps(compute_capability: int) -> float:
@@ -144,7 +150,7 @@ class NcclView:
         fabric = group.fabric
         spec = fabric.spec
         gpu = fabric.gpu
-        cc = COMPUTE_CAPABILITY.get(gpu.id, ARCH_COMPUTE_CAPABILITY.get(gpu.arch, 80))
+        cc = compute_capability(gpu)
         intra_kind = spec.intra.fabric if group.ppn > 1 else "none"
         if intra_kind not in ("nvswitch", "mesh", "pcie"):
             intra_kind = "pcie" if group.ppn > 1 else "none"
