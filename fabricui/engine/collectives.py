@@ -79,7 +79,9 @@ def algorithm_time_us(
     return np.maximum(t, issue_floor_us(group, op))
 
 
-def one_rank_time_us(group, op: str, sizes: FloatArray, constants: ModelConstants = DEFAULT):
+def one_rank_time_us(
+    group, op: str, sizes: FloatArray, constants: ModelConstants = DEFAULT
+) -> FloatArray:
     """Time of a collective on one rank [us]: NCCL runs no algorithm but copies the send
     buffer into the receive buffer, device to device (``ncclLaunchOneRank``,
     src/device/onerank.cu; a send to itself is a copy too), reading and writing each byte
@@ -254,7 +256,7 @@ def predict(
     if group.n == 1:  # no algorithm runs, whatever was asked for
         settings = nccl or NcclSettings.of(group.library_version, group.nccl_env)
         library = library_of(group)
-        name = f"NCCL {settings.version}" if library == "nccl" else library.upper()
+        name = {"nccl": f"NCCL {settings.version}", "rccl": "RCCL"}.get(library, library)
         choice = one_rank(name, one_rank_time_us(group, op, sizes))
         return Prediction(
             op=op,
