@@ -253,6 +253,18 @@ def test_text_table(run_cli):
             ["collective", "all_reduce", "--size", "1G", "--env", "NCCL_PROTO=magic"],
             "unknown name 'magic'",
         ),
+        (  # NCCL refuses the list when it tunes the communicator, whatever then runs
+            ["collective", "all_to_all", "--size", "1G", "--env", "NCCL_ALGO=magic"],
+            "unknown name 'magic'",
+        ),
+        (
+            ["collective", "all_reduce", "--size", "1G", "--env", "NCCL_ALGO=allgather:magic"],
+            "unknown name 'magic'",
+        ),
+        (
+            ["collective", "send_recv", "--size", "1G", "--algo", "ring"],
+            "algorithm ring does not run send_recv (those that do: p2p)",
+        ),
         (["collective", "--size", "1G", "all_gather", "all_reduce"], "one operation"),
         (["collective", "all_reduce", "--size", "0"], "from 1 byte to 1 PiB"),
         (

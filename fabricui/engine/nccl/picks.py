@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.nccl.env import FUNCTION_NAMES, NcclEnv, read_env
+from fabricui.engine.nccl.env import (
+    FUNCTION_NAMES,
+    NcclEnv,
+    algorithms_enabled,
+    protocols_enabled,
+    read_env,
+)
 from fabricui.engine.nccl.releases import (
     ALGORITHM_ENV_NAMES,
     ALGORITHMS,
@@ -273,6 +279,19 @@ def _force_env(
     return env
 
 
+def refuse_bad_lists(settings: NcclSettings) -> None:
+    """Refuse what NCCL refuses when it tunes a communicator of two or more ranks, whatever
+    runs on it: from 2.24 an unknown name or collective prefix in NCCL_ALGO or NCCL_PROTO,
+    for any collective, fails its initialisation (a one-rank communicator tunes nothing).
+
+    Raises:
+        EngineError: The first such entry, in one line.
+    """
+    for tuned in TUNED_OPS:
+        algorithms_enabled(settings.env, tuned, settings.release)
+        protocols_enabled(settings.env, tuned, settings.release)
+
+
 def choose(
     group,
     op: str,
@@ -299,6 +318,7 @@ def choose(
     library = library_of(group)
     if library != "nccl":
         return not_modelled(library, physical, n)
+    refuse_bad_lists(settings)
     if op in P2P_OPS:
         return _p2p_choice(group, op, sizes, physical, settings)
     release, env = settings.release, settings.env
