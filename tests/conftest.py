@@ -1,4 +1,5 @@
-"""Shared fixtures: the real catalog, the fixed mini catalog, and a CLI runner."""
+"""Shared fixtures: the real catalog, the fixed mini catalog, a CLI runner and the hardware
+block of one 8-GPU H100 server."""
 
 from __future__ import annotations
 
@@ -30,6 +31,19 @@ def catalog() -> Catalog:
 def mini() -> Catalog:
     """A small database with round figures, for hand-computed cases."""
     return load_catalog([MINI_HWDB])
+
+
+@pytest.fixture
+def h100_box() -> dict:
+    """The hardware block of one 8-GPU H100 server on NVSwitch, without a network (as a
+    measurement or a topology file writes it); a fresh dict each time."""
+    return {
+        "gpu": "h100-sxm",
+        "nodes": 1,
+        "gpus_per_node": 8,
+        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
+        "net": None,
+    }
 
 
 @pytest.fixture

@@ -366,24 +366,19 @@ def _accuracy_module(monkeypatch):
     return accuracy
 
 
-def test_accuracy_scores_p2p_runs_under_nccl_algo_and_reports_what_nccl_refuses(monkeypatch):
+def test_accuracy_scores_p2p_runs_under_nccl_algo_and_reports_what_nccl_refuses(
+    monkeypatch, h100_box
+):
     """NCCL_ALGO leaves point-to-point operations be, so an all-to-all run with it set is
     scored; a run the engine cannot price (NCCL_ALGO=tree on an all-gather, which NCCL
     refuses) carries its one-line problem instead of stopping the benchmark."""
     accuracy = _accuracy_module(monkeypatch)
-    hardware = {
-        "gpu": "h100-sxm",
-        "nodes": 1,
-        "gpus_per_node": 8,
-        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
-        "net": None,
-    }
     rows = [[8 * 1048576, 120.0, 0.0, 0.0]]
 
     def entry(op, algo):
         return {
             "id": op,
-            "hardware": hardware,
+            "hardware": h100_box,
             "op": op,
             "nranks": 8,
             "rows": rows,

@@ -365,20 +365,13 @@ HOPPER_BOX_BEST = {2: "ring", 4: "nvls", 6: "nvls"}
 
 
 @pytest.mark.parametrize("gpus", sorted(HOPPER_BOX_SUBSETS))
-def test_nvls_on_part_of_a_box_as_measured(catalog, gpus):
+def test_nvls_on_part_of_a_box_as_measured(catalog, gpus, h100_box):
     """On a subset of an NVSwitch box NVLS moves ``1 + 1/p`` of the message through each
     port (p GPUs), so it loses to ring at 2 GPUs and wins from 6; NCCL's tuner picks ring at
     2 and 4 and NVLS at 6, with 24 and 16 channels, though NVLS is already the faster at 4;
     ring and NVLS peaks within 6%."""
     pick, channels, ring_bw, nvls_bw = HOPPER_BOX_SUBSETS[gpus]
-    box = {
-        "gpu": "h100-sxm",
-        "nodes": 1,
-        "gpus_per_node": 8,
-        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
-        "net": None,
-    }
-    fabric = fabric_of(catalog, box)
+    fabric = fabric_of(catalog, h100_box)
     sizes = [2.0**33]
     algorithms = collective_algorithms()
     auto = predict(

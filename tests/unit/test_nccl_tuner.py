@@ -87,17 +87,10 @@ TWO_GPU_TREE = {("all_reduce", "tree", p) for p in PROTOCOLS}
 
 
 @pytest.mark.parametrize("gpus", sorted(H100_SUBSET_LOGS))
-def test_h100_subset_tables_and_picks_are_nccl_2_29_2s(catalog, gpus):
+def test_h100_subset_tables_and_picks_are_nccl_2_29_2s(catalog, gpus, h100_box):
     """Part of an H100 node: NCCL's 105 cells (but the two-GPU tree's bandwidth), and its
     pick per size: ring/Simple on 24 channels for 2 GPUs, NVLS/Simple on 16 for 6."""
-    box = {
-        "gpu": "h100-sxm",
-        "nodes": 1,
-        "gpus_per_node": 8,
-        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
-        "net": None,
-    }
-    spec = parse_topology(YamlDocument(data=box, origin="test"), catalog, default_id="box")
+    spec = parse_topology(YamlDocument(data=h100_box, origin="test"), catalog, default_id="box")
     group = Group(build_fabric(spec, catalog), np.arange(gpus), library_version=(2, 29, 2))
     log = read_nccl_log(H100_SUBSET_LOGS[gpus])
     assert log.version == "2.29.2" and len(log.tuning) == 105
