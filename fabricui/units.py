@@ -54,7 +54,10 @@ def parse_size(text: str) -> int:
     scale = _DECIMAL[prefix] if tail == "B" and prefix else _BINARY[prefix]
     if tail == "I":
         raise ConfigError(f"invalid size {text!r}: did you mean {number}{prefix}iB?")
-    return int(round(float(number) * scale))
+    size = float(number) * scale
+    if not math.isfinite(size):  # 1e400 overflows a float
+        raise ConfigError(f"invalid size {text!r}: larger than any message")
+    return int(round(size))
 
 
 #: Largest message size accepted [bytes] (1 PiB; larger is a typo, not a message).

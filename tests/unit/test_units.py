@@ -36,10 +36,16 @@ def test_parse_size_rejects(text):
 
 @pytest.mark.parametrize(
     ("text", "hint"),
-    [("-5", "a size is a positive number of bytes"), ("1Gb", "Gb is bits; a size is bytes: 1GB")],
+    [
+        ("-5", "a size is a positive number of bytes"),
+        ("1Gb", "Gb is bits; a size is bytes: 1GB"),
+        ("1e400", "larger than any message"),
+        ("1e308K", "larger than any message"),
+    ],
 )
 def test_parse_size_names_the_mistake(text, hint):
-    """A negative size and a size in bits (``1Gb``, as a NIC rate) say what is wrong."""
+    """A negative size, a size in bits (``1Gb``, as a NIC rate) and one beyond a float's range
+    (``1e400``) say what is wrong."""
     with pytest.raises(ConfigError, match=hint):
         parse_size(text)
 
@@ -59,6 +65,7 @@ def test_size_in_bits_is_one_line_on_the_cli(run_cli):
         (["path", "--src", "0", "--dst", "1", "--size", "lots"], "--message-size: invalid size"),
         (["collective", "all_reduce", "--sweep", "8:1Gb"], "--sweep 8:1Gb: invalid size"),
         (["--max-memory", "-5", "topologies"], "--max-memory: invalid size '-5': a size is"),
+        (["path", "--src", "0", "--dst", "1", "--size", "1e400"], "--message-size: invalid size"),
     ],
 )
 def test_a_bad_size_names_its_flag(run_cli, argv, start):
