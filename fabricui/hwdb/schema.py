@@ -32,8 +32,12 @@ _TEXT_TYPES = ("NetLayout",)
 #: Fields with a physical range beyond being positive: (record class, field) -> range.
 _RANGES: dict[tuple[str, str], Range] = {("NetSpec", "gbps"): NIC_PORT_GBPS}
 
-#: Fields that must be > 0 when present (everything named *_GBps, *_Gbps, *_TFLOPS, counts).
-_POSITIVE = re.compile(r"(_GBps|_Gbps|_TFLOPS|_GB|_B)$|^(nodes|gpus_per_node|radix|ports|layers)$")
+#: Fields that must be > 0 when present (everything named *_GBps, *_Gbps, *_TFLOPS, counts:
+#: a mesh of 0 links per pair or a host of 0 sockets is a typo, not a machine).
+_POSITIVE = re.compile(
+    r"(_GBps|_Gbps|_TFLOPS|_GB|_B)$"
+    r"|^(nodes|gpus_per_node|radix|ports|layers|links_per_pair|links_per_gpu|sockets)$"
+)
 
 
 #: ``repr`` for values in messages: short, and bounded however big or nested the value is

@@ -133,6 +133,23 @@ def test_nic_rate_in_a_topology_file(capsys, tmp_path: Path):
     )
 
 
+@pytest.mark.parametrize("key", ["links_per_pair", "links_per_gpu", "sockets"])
+def test_zero_links_or_sockets_in_a_topology_file(capsys, tmp_path: Path, key):
+    """A GPU mesh of 0 links per pair (or 0 NVLinks per GPU, or 0 sockets) is refused where it
+    is written, not priced as a fabric of zero bandwidth (or quietly given the default)."""
+    topology = tmp_path / "zero.yaml"
+    fabric = "mesh" if key == "links_per_pair" else "nvswitch"
+    topology.write_text(
+        "gpu: h100-sxm\nnodes: 2\ngpus_per_node: 4\n"
+        f"intra: {{fabric: {fabric}, link: nvlink4, {key}: 0}}\n"
+        "net: {link: ib-ndr, gbps: 400, nics_per_node: 4}\n"
+    )
+    status, _, err = run(capsys, "collective", "all_reduce", "-t", str(topology), "--size", "1M")
+    assert error_line(status, err) == (
+        f"{topology}:4: intra.{key}: must be greater than zero (got 0)"
+    )
+
+
 @pytest.mark.parametrize(
     ("old", "new", "key", "message"),
     [
