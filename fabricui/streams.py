@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 
 class StreamWrapper(io.TextIOBase):
@@ -37,6 +37,12 @@ class StreamWrapper(io.TextIOBase):
     def fileno(self) -> int:
         """The wrapped stream's descriptor."""
         return self.stream.fileno()
+
+    @property
+    def buffer(self) -> BinaryIO:
+        """The wrapped stream's binary buffer: bytes (a PDF on standard output) go there as
+        they are, past any escaping a wrapper does to text."""
+        return self.stream.buffer
 
     def writable(self) -> bool:
         """Always True: a text stream one writes to."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 import zlib
 
@@ -100,3 +101,21 @@ def test_export_refuses_what_it_cannot_write(run_cli, tmp_path):
     target.write_text("mine")
     status, _, err = run_cli("export", "-o", str(target))
     assert status == 2 and target.read_text() == "mine"
+
+
+def test_pdf_on_standard_output_is_the_pdf(tmp_path):
+    """``fabricui export --format pdf > fabric.pdf``: the bytes reach the redirected output
+    as they are, past the wrappers that escape text on standard output."""
+    out = tmp_path / "fabric.pdf"
+    with out.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "fabricui", "export", "-t", "dgx-h100", "--format", "pdf"],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=False,
+            timeout=120,
+            check=False,
+        )
+    assert (done.returncode, done.stderr) == (0, b"")
+    data = out.read_bytes()
+    assert data.startswith(b"%PDF-1.4") and data.rstrip().endswith(b"%%EOF")
