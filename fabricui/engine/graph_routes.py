@@ -177,7 +177,7 @@ class ExplicitFlows:
         def local(keys: IntArray) -> IntArray:
             return pad_rows(
                 [
-                    [int(k) for k in router.domain_route(0, int(key // dn), int(key % dn))]
+                    [int(k) for k in router.template_route(int(key // dn), int(key % dn))]
                     for key in keys
                 ]
             )
@@ -190,6 +190,33 @@ class ExplicitFlows:
         dn = self._dn
         rows = self._local.rows((a_dev - domain * dn) * dn + (b_dev - domain * dn))
         return np.where(rows >= 0, rows + (domain * self._ln)[:, None], -1)
+
+    def _own(
+        self,
+        rows: IntArray,
+        domain: IntArray,
+        a_dev: IntArray,
+        b_dev: IntArray,
+        send_nic: IntArray | None = None,
+    ) -> IntArray:
+        """``rows`` with those crossing a link a health overlay took down routed in their own
+        domain from ``a_dev`` to ``b_dev`` (a GPU's own NIC: no PXN without its NVLinks,
+        ``send_nic`` updated in place)."""
+        bad = np.flatnonzero(self._router.dead_rows(rows))
+        if not bad.size:
+            return rows
+        legs = [
+            self._router.domain_route(int(domain[i]), int(a_dev[i]), int(b_dev[i])) for i in bad
+        ]
+        if send_nic is not None:
+            send_nic[bad] = b_dev[bad]
+        width = max([rows.shape[1], *(leg.shape[0] for leg in legs)])
+        out = np.full((rows.shape[0], width), -1, dtype=np.int64)
+        out[:, : rows.shape[1]] = rows
+        out[bad] = -1
+        for i, leg in zip(bad, legs):
+            out[i, : leg.shape[0]] = leg
+        return out
 
     def ends(self, a: IntArray, b: IntArray) -> tuple[IntArray, IntArray, IntArray, IntArray]:
         """(first part, last part, leaf_a, leaf_b) of flows between different domains:
@@ -224,6 +251,13 @@ class ExplicitFlows:
             parts.append(self._template(via_dev, send_nic, dom_a))
         else:
             parts.append(self._template(gpu_a, send_nic, dom_a))
+        tail = self._template(nic_b, gpu_b, dom_b)
+        if self._router.irregular_domains:
+            leg = np.concatenate(parts, axis=1)
+            send_nic = np.array(send_nic, dtype=np.int64, copy=True)
+            leg = self._own(leg, dom_a, gpu_a, nic_a, send_nic)
+            parts = [leg]
+            tail = self._own(tail, dom_b, nic_b, gpu_b)
         up, down = self._up[send_nic], self._down[nic_b]
         if (up < 0).any() or (down < 0).any():
             i = int(np.argmax((up < 0) | (down < 0)))
@@ -232,7 +266,7 @@ class ExplicitFlows:
                 f"{fabric.device_name(int(nic_b[i]))} is not cabled to a switch"
             )
         first = np.concatenate([*parts, up[:, None]], axis=1)
-        last = np.concatenate([down[:, None], self._template(nic_b, gpu_b, dom_b)], axis=1)
+        last = np.concatenate([down[:, None], tail], axis=1)
         leaf_a = fabric.link_dst[up].astype(np.int64)
         leaf_b = fabric.link_src[down].astype(np.int64)
         return first, last, leaf_a, leaf_b

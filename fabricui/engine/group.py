@@ -230,6 +230,25 @@ class Group:
         return self.bulk.seconds_per_byte(src, dst, volume)
 
     @cached_property
+    def scaleup_active_share(self) -> float:
+        """Least share of its scale-up links (NVLinks) a member GPU still has up: 1 as
+        built, less where a health overlay took some down, 0 when one GPU has none left.
+        NCCL counts only a GPU's active NVLinks (src/graph/xml.cc, ``isActive``)."""
+        fabric = self.fabric
+        gpu_devs = fabric.gpu_dev[self.ranks]
+        scale_up = np.isin(fabric.dev_kind[fabric.link_dst], (DeviceKind.NVSWITCH, DeviceKind.GPU))
+        mine = np.flatnonzero(np.isin(fabric.link_src, gpu_devs) & scale_up)
+        if not mine.size or not fabric.generation_records:
+            return 1.0
+        rated = np.array([fabric.generation_records[g].bw_GBps for g in fabric.link_gen[mine]])
+        nominal = rated * fabric.link_count[mine]
+        src = np.searchsorted(np.sort(gpu_devs), fabric.link_src[mine])
+        up = np.bincount(src, weights=fabric.link_bw_GBps[mine], minlength=gpu_devs.size)
+        built = np.bincount(src, weights=nominal, minlength=gpu_devs.size)
+        has = built > 0
+        return float(min(1.0, (up[has] / built[has]).min())) if has.any() else 1.0
+
+    @cached_property
     def switch_port_GBps(self) -> float:
         """Slowest link from a member GPU into its NVSwitch [GB/s]; 0 without an NVSwitch
         (computed once per group: every NVLS size of a sweep asks for it)."""
@@ -432,10 +451,11 @@ class Group:
 
     @cached_property
     def has_nvswitch_reduction(self) -> bool:
-        """Every domain's GPUs sit on a scale-up switch that can reduce (NVLS)."""
+        """Every domain's GPUs sit on a scale-up switch that can reduce (NVLS), each still
+        linked to it (a GPU whose NVLinks are all down is out of NVLink SHARP)."""
         fabric = self.fabric
         switches = np.flatnonzero((fabric.dev_kind == DeviceKind.NVSWITCH) & fabric.dev_reduces)
-        return bool(switches.size) and self.ppn > 1
+        return bool(switches.size) and self.ppn > 1 and self.switch_port_GBps > 0.0
 
     @cached_property
     def net_latency_us(self) -> float:

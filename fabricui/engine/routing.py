@@ -98,12 +98,19 @@ class RouteMemo:
 class _Graph:
     """Outgoing and incoming adjacency (CSR) over a subset of a fabric's links."""
 
-    def __init__(self, fabric: Fabric, link_ids: npt.NDArray[np.int64], n_devices: int) -> None:
+    def __init__(
+        self,
+        fabric: Fabric,
+        link_ids: npt.NDArray[np.int64],
+        n_devices: int,
+        bw_GBps: npt.NDArray[np.float64] | None = None,
+    ) -> None:
         order = np.argsort(fabric.link_src[link_ids], kind="stable")
         self.links = link_ids[order]
         self.src = fabric.link_src[self.links].astype(np.int64)
         self.dst = fabric.link_dst[self.links].astype(np.int64)
-        self.bw = fabric.link_bw_GBps[self.links]
+        bw = fabric.link_bw_GBps[link_ids] if bw_GBps is None else bw_GBps
+        self.bw = bw[order]
         self.ptr = np.searchsorted(self.src, np.arange(n_devices + 1))
         self.in_order = np.argsort(self.dst, kind="stable")
         self.in_ptr = np.searchsorted(self.dst[self.in_order], np.arange(n_devices + 1))
@@ -245,11 +252,22 @@ class Router:
         self.memo = None
         dn, ln = fabric.node_devices, fabric.node_links
         kinds = fabric.dev_kind
-        self._node_graph = _Graph(fabric, np.arange(ln, dtype=np.int64), dn)
+        # A link that carries nothing (every NVLink of a GPU down, by a health overlay) is
+        # no route: domains with such links route inside on their own graph, the others on
+        # the template of a domain without any.
+        blocks = fabric.link_bw_GBps[: fabric.domains * ln].reshape(fabric.domains, ln)
+        dead = blocks <= 0.0
+        self._irregular = frozenset(int(d) for d in np.flatnonzero(dead.any(axis=1)))
+        regular = np.flatnonzero(~dead.any(axis=1))
+        reference = int(regular[0]) if regular.size else 0
+        self._blocks = blocks
+        self._node_graph = self._block_graph(reference)
+        self._domain_graphs: dict[int, _Graph] = {}
         node_kinds = kinds[:dn]
         self._node_transit = (node_kinds != DeviceKind.GPU) & (node_kinds != DeviceKind.NIC)
         self._intra_cache: dict[tuple[int, int], IntArray] = {}
         self._node_trees: dict[int, npt.NDArray[np.bool_]] = {}
+        self._domain_cache: dict[tuple[int, int, int], IntArray] = {}
         intra = fabric.spec.intra
         self._staged = intra.fabric == "pcie" and not intra.p2p
         # Network: each NIC's single cable to its leaf, and the switch-only graph above.
@@ -329,11 +347,77 @@ class Router:
         local = self.proxy[src_rank % g, int(self.rail_of(dst_rank))]
         return -1 if local < 0 else (src_rank // g) * g + int(local)
 
+    def _block_graph(self, domain: int) -> _Graph:
+        """Domain ``domain``'s links that carry something, as a graph over domain 0's link
+        and device ids (every block has the same shape) with that domain's bandwidths."""
+        alive = np.flatnonzero(self._blocks[domain] > 0.0).astype(np.int64)
+        return _Graph(self.fabric, alive, self.fabric.node_devices, self._blocks[domain][alive])
+
+    @property
+    def irregular_domains(self) -> frozenset[int]:
+        """Scale-up domains with a link that carries nothing (a health overlay's down
+        NVLinks): their routes inside are their own, not the template's."""
+        return self._irregular
+
+    def dead_rows(self, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+        """(n_rows,) which routes (absolute link ids, -1 padded) cross a link that carries
+        nothing: a template shifted into an irregular domain, to be routed there again."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not self._irregular or rows.size == 0:
+            return np.zeros(rows.shape[0], dtype=bool)
+        bw = self.fabric.link_bw_GBps[np.maximum(rows, 0)]
+        return np.asarray(((rows >= 0) & (bw <= 0.0)).any(axis=1), dtype=bool)
+
+    def template_route(self, a_dev: int, b_dev: int) -> IntArray:
+        """Links from device ``a_dev`` to device ``b_dev`` of a domain whose links all carry
+        traffic, as domain 0's ids (devices too): the template every such domain shifts."""
+        key = (a_dev, b_dev)
+        cached = self._intra_cache.get(key)
+        if cached is None:
+            tree = self._node_trees.get(key[0])
+            if tree is None:
+                tree = self._node_trees[key[0]] = self._node_graph.single_source(
+                    key[0], self._node_transit
+                )
+            hops = [] if key[0] == key[1] else self._node_graph.pick(tree, key[0], key[1], 0)
+            cached = self._intra_cache[key] = np.asarray(hops, dtype=np.int32)
+        return cached
+
+    def _irregular_route(self, domain: int, a_dev: int, b_dev: int) -> IntArray:
+        """``template_route`` on an irregular domain's own graph (its dead links left out),
+        in domain 0's ids.
+
+        Raises:
+            EngineError: The two devices are no longer connected inside the domain.
+        """
+        key = (domain, a_dev, b_dev)
+        cached = self._domain_cache.get(key)
+        if cached is None:
+            graph = self._domain_graphs.get(domain)
+            if graph is None:
+                graph = self._domain_graphs[domain] = self._block_graph(domain)
+            hops: list[int] = []
+            if a_dev != b_dev:
+                tree = graph.single_source(a_dev, self._node_transit)
+                try:
+                    hops = graph.pick(tree, a_dev, b_dev, 0)
+                except EngineError:
+                    fabric = self.fabric
+                    dn = fabric.node_devices
+                    raise EngineError(
+                        f"{fabric.device_name(domain * dn + a_dev)} cannot reach "
+                        f"{fabric.device_name(domain * dn + b_dev)}: every link between them "
+                        "is down"
+                    ) from None
+            cached = self._domain_cache[key] = np.asarray(hops, dtype=np.int32)
+        return cached
+
     def domain_route(self, domain: int, a_dev: int, b_dev: int) -> IntArray:
         """Links from device ``a_dev`` to device ``b_dev`` of scale-up domain ``domain``.
 
-        Computed once on domain 0 and shifted (every domain block is the same), so the bulk
-        router builds its template tables from these without routing each domain again.
+        Computed once on a template domain and shifted (every domain block is the same), so
+        the bulk router builds its template tables without routing each domain again; a
+        domain with links that carry nothing (``irregular_domains``) routes on its own.
 
         Args:
             domain: The domain both devices belong to.
@@ -344,17 +428,10 @@ class Router:
             (n_hops,) link ids (absolute), empty when the devices are the same.
         """
         dn, ln = self.fabric.node_devices, self.fabric.node_links
-        key = (a_dev - domain * dn, b_dev - domain * dn)
-        cached = self._intra_cache.get(key)
-        if cached is None:
-            tree = self._node_trees.get(key[0])
-            if tree is None:
-                tree = self._node_trees[key[0]] = self._node_graph.single_source(
-                    key[0], self._node_transit
-                )
-            hops = [] if key[0] == key[1] else self._node_graph.pick(tree, key[0], key[1], 0)
-            cached = self._intra_cache[key] = np.asarray(hops, dtype=np.int32)
-        return cached + np.int32(domain * ln)
+        a_rel, b_rel = a_dev - domain * dn, b_dev - domain * dn
+        if domain in self._irregular:
+            return self._irregular_route(domain, a_rel, b_rel) + np.int32(domain * ln)
+        return self.template_route(a_rel, b_rel) + np.int32(domain * ln)
 
     def _network(self, nic_a: int, nic_b: int, salt: int) -> list[int]:
         fabric = self.fabric
@@ -454,16 +531,7 @@ class Router:
         a, b = int(fabric.gpu_dev[src_rank]), int(fabric.gpu_dev[dst_rank])
         node_a, node_b = src_rank // g, dst_rank // g
         if node_a == node_b:
-            domain_torus = fabric.domain_torus
-            if domain_torus is not None:  # chips of one domain talk over its torus
-                row = domain_torus.paths([src_rank % g], [dst_rank % g])[0]
-                return (row[row >= 0] + node_a * fabric.node_links).astype(np.int32)
-            if self._staged:
-                cpu = int(fabric.gpu_cpu[src_rank])
-                return np.concatenate(
-                    [self.domain_route(node_a, a, cpu), self.domain_route(node_a, cpu, b)]
-                )
-            return self.domain_route(node_a, a, b)
+            return self.local_route(src_rank % g, dst_rank % g, node_a)
         nic_a, nic_b = int(fabric.gpu_nic[src_rank]), int(fabric.gpu_nic[dst_rank])
         if nic_a < 0 or nic_b < 0:
             raise EngineError(
@@ -473,6 +541,12 @@ class Router:
         salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
         first = [self.domain_route(node_a, a, nic_a)]
         proxy = self.pxn_proxy(src_rank, dst_rank)
+        if proxy >= 0 and node_a in self._irregular:
+            # PXN reaches its proxy over NVLink: not when those links are down.
+            dn, ln = fabric.node_devices, fabric.node_links
+            hop = self.template_route(a - node_a * dn, int(fabric.gpu_dev[proxy]) - node_a * dn)
+            if self.dead_rows((hop.astype(np.int64) + node_a * ln)[None, :]).any():
+                proxy = -1
         if proxy >= 0:
             via, nic_a = int(fabric.gpu_dev[proxy]), int(fabric.gpu_nic[proxy])
             first = [self.domain_route(node_a, a, via), self.domain_route(node_a, via, nic_a)]
@@ -483,6 +557,34 @@ class Router:
                 self.domain_route(node_b, nic_b, b),
             ]
         )
+
+    def local_route(self, a_local: int, b_local: int, domain: int | None) -> IntArray:
+        """Links between the ``a_local``-th and ``b_local``-th GPUs of a scale-up domain:
+        of domain ``domain`` (absolute ids), or the template every regular domain shifts
+        (None: domain 0's ids, as if domain 0 had no dead link).
+
+        Over the domain's torus, staged through the host on PCIe without peer-to-peer, else
+        the domain's best route (``domain_route``).
+        """
+        fabric = self.fabric
+        g = fabric.gpus_per_domain
+        node = 0 if domain is None else domain
+        src_rank, dst_rank = node * g + a_local, node * g + b_local
+        domain_torus = fabric.domain_torus
+        if domain_torus is not None:  # chips of one domain talk over its torus
+            row = domain_torus.paths([a_local], [b_local])[0]
+            return (row[row >= 0] + node * fabric.node_links).astype(np.int32)
+        a, b = int(fabric.gpu_dev[src_rank]), int(fabric.gpu_dev[dst_rank])
+
+        def hop(x: int, y: int) -> IntArray:
+            if domain is None:
+                return self.template_route(x, y)
+            return self.domain_route(node, x, y)
+
+        if self._staged:
+            cpu = int(fabric.gpu_cpu[src_rank])
+            return np.concatenate([hop(a, cpu), hop(cpu, b)])
+        return hop(a, b)
 
     def route_rows(
         self, src_ranks: npt.ArrayLike, dst_ranks: npt.ArrayLike

@@ -4,6 +4,7 @@ collective and plan report, by what the model says (hand-checked figures)."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,9 @@ import pytest
 
 from fabricui import api
 from fabricui.engine.evaluate import evaluate_collective
+from fabricui.engine.group import Group
+from fabricui.engine.nccl.picks import NcclSettings
+from fabricui.engine.nccl.view import NcclView
 from fabricui.fabric.health import GpuLinkCondition, LinkCondition, apply_health, health_of
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import collective_algorithms, load_fabric
@@ -114,6 +118,57 @@ def test_inactive_nvlinks_leave_the_gpus_scale_up_bandwidth(catalog):
     assert path.bottleneck_GBps == pytest.approx(450.0 * 16 / 18)
     other = api.path(overlay.fabric, "n0.g1", "n0.g5", None)
     assert other.bottleneck_GBps == pytest.approx(450.0)
+
+
+def _nvlinks(host, active, listed=18):
+    """Every GPU of ``host`` with ``active`` of its ``listed`` NVLinks up."""
+    return [GpuLinkCondition(host, gpu, listed - active, listed) for gpu in range(8)]
+
+
+def test_gpus_without_nvlinks_talk_over_pcie_and_the_others_do_not(cluster, catalog):
+    """Every NVLink of n1 down: n1's GPUs reach each other through their PCIe switches and
+    the host (63 GB/s), in the per-pair router and the vectorized one alike, while n0 keeps
+    its NVSwitch; a 2-node all-reduce is priced without NVLink SHARP, as NCCL sees it (its
+    topology counts active NVLinks only), in finite time and without a numpy warning."""
+    fabric = apply_health(cluster, [], _nvlinks("n1", 0)).fabric
+    n1 = api.path(fabric, "n1.g1", "n1.g2", None)
+    assert n1.bottleneck_GBps == pytest.approx(63.0)
+    assert not any("nvsw" in h.src or "nvsw" in h.dst for h in n1.hops)
+    assert api.path(fabric, "n0.g1", "n0.g2", None).bottleneck_GBps == pytest.approx(450.0)
+    group = Group(fabric, np.arange(16))
+    src = np.arange(16)
+    dst = (src + 1) % 16
+    rows = group.bulk.paths(src, dst)
+    for i in range(16):
+        assert [int(k) for k in rows[i] if k >= 0] == [int(k) for k in group.route(src[i], dst[i])]
+        assert (fabric.link_bw_GBps[group.route(src[i], dst[i])] > 0).all()
+    assert group.scaleup_active_share == 0.0 and not group.has_nvswitch_reduction
+    settings = NcclSettings.of()
+    assert NcclView.of(group, settings.release, settings.env).intra == "pcie"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prediction = evaluate_collective(
+            fabric,
+            "all_reduce",
+            [8, 2**20, 2**30],
+            ranks=np.arange(16),
+            algorithms=collective_algorithms(),
+        )
+    assert np.isfinite(prediction.time_us).all()
+    assert not any(a.startswith("nvls") for a in prediction.algorithm)
+
+
+def test_half_the_nvlinks_halve_what_nccl_sees(catalog):
+    """9 of 18 NVLinks up on every GPU: NCCL's topology holds 9 links a GPU, half the
+    bandwidth its search starts from; NVLink SHARP stays (every GPU still reaches it)."""
+    fabric = load_fabric(TopologyRequest("dgx-h100"), catalog)
+    settings = NcclSettings.of()
+    full = NcclView.of(Group(fabric, np.arange(8)), settings.release, settings.env)
+    half_fabric = apply_health(fabric, [], _nvlinks(None, 9)).fabric
+    group = Group(half_fabric, np.arange(8))
+    half = NcclView.of(group, settings.release, settings.env)
+    assert group.scaleup_active_share == pytest.approx(0.5) and group.has_nvswitch_reduction
+    assert (half.intra, half.gpu_nvlink_total_GBps) == ("nvswitch", full.gpu_nvlink_total_GBps / 2)
 
 
 def test_a_switch_cable_in_a_bundle_loses_its_share(catalog):

@@ -158,8 +158,15 @@ class NcclView:
         links = gpu.scaleup_links or 0
         if spec.intra.links_per_gpu:
             links = spec.intra.links_per_gpu
+        per_pair = spec.intra.links_per_pair
+        share = group.scaleup_active_share if group.ppn > 1 else 1.0
+        if share < 1.0:  # NCCL sees a GPU's active NVLinks only; without any, PCIe
+            links, per_pair = round(links * share), round(per_pair * share)
+            left = links if intra_kind == "nvswitch" else per_pair
+            if intra_kind in ("nvswitch", "mesh") and left == 0:
+                intra_kind = "pcie"
         total = links * per_link
-        pair = total if intra_kind == "nvswitch" else spec.intra.links_per_pair * per_link
+        pair = total if intra_kind == "nvswitch" else per_pair * per_link
         if intra_kind == "pcie" or links == 0:
             total = pair = 0.0
         pci = PCI_GBPS.get(gpu.pcie, 24.0)

@@ -1,9 +1,10 @@
 """Routes inside a scale-up domain for many flows at once, and rows of flows by domain.
 
 Every domain block is the same up to an offset, so a route between two GPUs of one domain
-is domain 0's (``Router.route`` between the same local GPUs, staging through the host
-included) shifted to the flow's domain. Rows are computed on first use and kept sorted by
-pair key: a 1,024-GPU scale-up domain has a million pairs, a ring needs a few.
+is the template's (``Router.local_route`` between the same local GPUs, staging through the
+host included) shifted to the flow's domain. Rows are computed on first use and kept sorted
+by pair key: a 1,024-GPU scale-up domain has a million pairs, a ring needs a few. A domain
+whose health overlay took links down (``Router.irregular_domains``) routes its own flows.
 """
 
 from __future__ import annotations
@@ -99,7 +100,10 @@ class DomainRoutes:
         if missing.size:
             g = self.gpus
             new = pad_rows(
-                [[int(k) for k in self._router.route(int(m) // g, int(m) % g)] for m in missing]
+                [
+                    [int(k) for k in self._router.local_route(int(m) // g, int(m) % g, None)]
+                    for m in missing
+                ]
             )
             width = max(new.shape[1], self._rows.shape[1])
             rows = np.full((known.shape[0] + missing.shape[0], width), -1, dtype=np.int64)
@@ -116,7 +120,29 @@ class DomainRoutes:
         """(n_flows, width) routes of flows inside one domain, shifted to their domain."""
         g = self.gpus
         rows = self.template_rows((a % g) * g + b % g)
-        return np.where(rows >= 0, rows + ((a // g) * self.links)[:, None], -1)
+        rows = np.where(rows >= 0, rows + ((a // g) * self.links)[:, None], -1)
+        return self._own_routes(rows, a, b, a // g)
+
+    def _own_routes(self, rows: IntArray, a: IntArray, b: IntArray, domain: IntArray) -> IntArray:
+        """``rows`` with the flows of irregular domains on their domain's own routes."""
+        irregular = self._router.irregular_domains
+        if not irregular:
+            return rows
+        own = np.flatnonzero(np.isin(domain, np.fromiter(irregular, np.int64)) & (a != b))
+        if not own.size:
+            return rows
+        g = self.gpus
+        routes = [
+            self._router.local_route(int(x) % g, int(y) % g, int(d))
+            for x, y, d in zip(a[own], b[own], domain[own])
+        ]
+        width = max(rows.shape[1], max(r.shape[0] for r in routes))
+        out = np.full((rows.shape[0], width), -1, dtype=np.int64)
+        out[:, : rows.shape[1]] = rows
+        out[own] = -1
+        for i, links in zip(own, routes):
+            out[i, : links.shape[0]] = links
+        return out
 
     def split(self, a: IntArray, b: IntArray) -> Flows:
         """The flows by domain, with the routes of those inside one (computed only for
@@ -128,8 +154,10 @@ class DomainRoutes:
         pair = np.full((a.shape[0], 1), -1, dtype=np.int64)
         if same.any():
             local = self.template_rows(la[same] * g + lb[same])
+            local = np.where(local >= 0, local + (node_a[same] * ln)[:, None], -1)
+            local = self._own_routes(local, a[same], b[same], node_a[same])
             pair = np.full((a.shape[0], local.shape[1]), -1, dtype=np.int64)
-            pair[same] = np.where(local >= 0, local + (node_a[same] * ln)[:, None], -1)
+            pair[same] = local
         return Flows(a, b, node_a, node_b, la, lb, same, pair)
 
     def rows_routing_apart(

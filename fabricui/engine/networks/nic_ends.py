@@ -55,6 +55,7 @@ class NicEnds:
     """
 
     def __init__(self, fabric: Fabric, router: Router, nic_link: IntArray) -> None:
+        self._fabric, self._router = fabric, router
         g = fabric.gpus_per_domain
         self._g, self._ln = g, fabric.node_links
         self._nic_link = nic_link
@@ -62,7 +63,7 @@ class NicEnds:
         nic_dev0 = fabric.gpu_nic[:g].astype(np.int64)
 
         def route(x: int, y: int) -> list[int]:
-            return [int(k) for k in router.domain_route(0, int(x), int(y))]
+            return [int(k) for k in router.template_route(int(x), int(y))]
 
         self._up = pad_rows([route(a, n) for a, n in zip(gpu_dev0, nic_dev0)])
         self._proxy = router.proxy
@@ -115,11 +116,55 @@ class NicEnds:
         up = np.where(up >= 0, up + (flows.src_domain * self._ln)[:, None], -1)
         down = self._down[lb]
         down = np.where(down >= 0, down + (flows.dst_domain * self._ln)[:, None], -1)
+        if self._router.irregular_domains:
+            up, via, down = self._own_ends(flows, up, via, down)
         nic_a = flows.src_domain * self._nics_per_domain + self._local_nic[via]
         nic_b = flows.dst_domain * self._nics_per_domain + self._local_nic[lb]
         nic_up = self._nic_link[nic_a][:, None]
         nic_down = (self._nic_link[nic_b] + self._n_nics)[:, None]
         return Ends(up, nic_up, nic_down, down, nic_a, nic_b)
+
+    def _own_ends(
+        self, flows: Flows, up: IntArray, via: IntArray, down: IntArray
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """The ends of flows whose template end crosses a link a health overlay took down,
+        routed in their own domain: from the GPU to its own NIC (no PXN without its
+        NVLinks), from the NIC to the GPU."""
+        router, fabric, g = self._router, self._fabric, self._g
+        nic0 = fabric.gpu_nic[:g].astype(np.int64)
+        gpu0 = fabric.gpu_dev[:g].astype(np.int64)
+        dn = fabric.node_devices
+        via = np.array(via, dtype=np.int64, copy=True)
+
+        def reroute(rows: IntArray, bad: IntArray, legs: list[npt.NDArray[np.int32]]) -> IntArray:
+            width = max([rows.shape[1], *(leg.shape[0] for leg in legs)])
+            out = np.full((rows.shape[0], width), -1, dtype=np.int64)
+            out[:, : rows.shape[1]] = rows
+            out[bad] = -1
+            for i, leg in zip(bad, legs):
+                out[i, : leg.shape[0]] = leg
+            return out
+
+        bad = np.flatnonzero(router.dead_rows(up))
+        if bad.size:
+            legs = []
+            for i in bad:
+                d, local = int(flows.src_domain[i]), int(flows.src_local[i])
+                via[i] = local
+                legs.append(
+                    router.domain_route(d, d * dn + int(gpu0[local]), d * dn + int(nic0[local]))
+                )
+            up = reroute(up, bad, legs)
+        bad = np.flatnonzero(router.dead_rows(down))
+        if bad.size:
+            legs = []
+            for i in bad:
+                d, local = int(flows.dst_domain[i]), int(flows.dst_local[i])
+                legs.append(
+                    router.domain_route(d, d * dn + int(nic0[local]), d * dn + int(gpu0[local]))
+                )
+            down = reroute(down, bad, legs)
+        return up, via, down
 
     @staticmethod
     def rows(flows: Flows, ends: Ends, middle: IntArray) -> IntArray:
