@@ -259,9 +259,14 @@ class Router:
         dead = blocks <= 0.0
         self._irregular = frozenset(int(d) for d in np.flatnonzero(dead.any(axis=1)))
         regular = np.flatnonzero(~dead.any(axis=1))
-        reference = int(regular[0]) if regular.size else 0
         self._blocks = blocks
-        self._node_graph = self._block_graph(reference)
+        # With no domain left whole, the template is the domain as built (every flow is then
+        # routed on its own domain's graph anyway).
+        self._node_graph = (
+            self._block_graph(int(regular[0]))
+            if regular.size
+            else _Graph(fabric, np.arange(ln, dtype=np.int64), dn)
+        )
         self._domain_graphs: dict[int, _Graph] = {}
         node_kinds = kinds[:dn]
         self._node_transit = (node_kinds != DeviceKind.GPU) & (node_kinds != DeviceKind.NIC)
@@ -581,10 +586,26 @@ class Router:
                 return self.template_route(x, y)
             return self.domain_route(node, x, y)
 
-        if self._staged:
-            cpu = int(fabric.gpu_cpu[src_rank])
-            return np.concatenate([hop(a, cpu), hop(cpu, b)])
-        return hop(a, b)
+        try:
+            if self._staged:
+                cpu = int(fabric.gpu_cpu[src_rank])
+                return np.concatenate([hop(a, cpu), hop(cpu, b)])
+            return hop(a, b)
+        except EngineError:
+            # Cut off inside its domain (every NVLink of a GPU of a rack down): over the
+            # network, GPU to NIC to NIC to GPU, as NCCL leaves such a GPU out of the NVLink
+            # domain. Without NICs on both ends the domain error stands.
+            nic_a, nic_b = int(fabric.gpu_nic[src_rank]), int(fabric.gpu_nic[dst_rank])
+            if domain is None or nic_a < 0 or nic_b < 0 or nic_a == nic_b:
+                raise
+            salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
+            return np.concatenate(
+                [
+                    self.domain_route(node, a, nic_a),
+                    np.asarray(self._network(nic_a, nic_b, salt), dtype=np.int32),
+                    self.domain_route(node, nic_b, b),
+                ]
+            )
 
     def route_rows(
         self, src_ranks: npt.ArrayLike, dst_ranks: npt.ArrayLike

@@ -158,6 +158,23 @@ def test_gpus_without_nvlinks_talk_over_pcie_and_the_others_do_not(cluster, cata
     assert not any(a.startswith("nvls") for a in prediction.algorithm)
 
 
+def test_a_rack_gpu_without_nvlinks_reaches_other_trays_over_the_network(catalog):
+    """GB200 NVL72: tray n0's GPU 3 with every NVLink down is cut off inside the rack; it
+    reaches n1's GPUs through its Grace, its NIC and the InfiniBand fabric (the NIC's
+    50 GB/s the bottleneck), and a rack-wide all-reduce is priced that way."""
+    rack = load_fabric(TopologyRequest("gb200-nvl72"), catalog)
+    fabric = apply_health(rack, [], [GpuLinkCondition("n0", 3, 18, 18)]).fabric
+    path = api.path(fabric, "n0.g3", "n1.g0", None)
+    assert path.bottleneck_GBps == pytest.approx(50.0)
+    assert any(h.src.startswith("leaf") for h in path.hops)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prediction = evaluate_collective(
+            fabric, "all_reduce", [2**20], ranks=np.arange(72), algorithms=collective_algorithms()
+        )
+    assert np.isfinite(prediction.time_us).all()
+
+
 def test_half_the_nvlinks_halve_what_nccl_sees(catalog):
     """9 of 18 NVLinks up on every GPU: NCCL's topology holds 9 links a GPU, half the
     bandwidth its search starts from; NVLink SHARP stays (every GPU still reaches it)."""
