@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.routing import Router
+from fabricui.engine.routing import Router, uncabled
 from fabricui.engine.switch_routes import ranges, switch_routes
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric
@@ -261,10 +261,8 @@ class ExplicitFlows:
         up, down = self._up[send_nic], self._down[nic_b]
         if (up < 0).any() or (down < 0).any():
             i = int(np.argmax((up < 0) | (down < 0)))
-            raise EngineError(
-                f"{fabric.spec.id}: NIC {fabric.device_name(int(send_nic[i]))} or "
-                f"{fabric.device_name(int(nic_b[i]))} is not cabled to a switch"
-            )
+            nics = [int(send_nic[i])] if up[i] < 0 else [int(nic_b[i])]
+            raise EngineError(uncabled(fabric, nics))
         first = np.concatenate([*parts, up[:, None]], axis=1)
         last = np.concatenate([down[:, None], tail], axis=1)
         leaf_a = fabric.link_dst[up].astype(np.int64)

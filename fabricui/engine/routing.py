@@ -177,6 +177,16 @@ class _Graph:
         return hops
 
 
+def uncabled(fabric: Fabric, nics: list[int]) -> str:
+    """The one-line error for routes through NICs without a cable to a switch (as imported,
+    or every cable of their host down in a health file)."""
+    names = " and ".join(sorted({fabric.device_name(int(n)) for n in nics}))
+    return (
+        f"{fabric.spec.id}: NIC {names} has no cable to a switch (not cabled, or down with "
+        "every other NIC of its host): no route over the network"
+    )
+
+
 class Router:
     """Routes between GPUs of one fabric, caching template and switch-level routes."""
 
@@ -442,10 +452,7 @@ class Router:
         fabric = self.fabric
         up, down = self._nic_up.get(nic_a), self._nic_down.get(nic_b)
         if up is None or down is None:
-            raise EngineError(
-                f"{fabric.spec.id}: NIC {fabric.device_name(nic_a)} or "
-                f"{fabric.device_name(nic_b)} is not cabled to a switch"
-            )
+            raise EngineError(uncabled(fabric, [nic_a] if up is None else [nic_b]))
         leaf_a, leaf_b = int(fabric.link_dst[up]), int(fabric.link_src[down])
         if leaf_a == leaf_b:
             return [up, down]

@@ -15,6 +15,7 @@ from fabricui.engine.evaluate import evaluate_collective
 from fabricui.engine.group import Group
 from fabricui.engine.nccl.picks import NcclSettings
 from fabricui.engine.nccl.view import NcclView
+from fabricui.errors import EngineError
 from fabricui.fabric.health import GpuLinkCondition, LinkCondition, apply_health, health_of
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import collective_algorithms, load_fabric
@@ -108,6 +109,22 @@ def test_down_cable_is_removed_and_gpus_move_to_another_nic(cluster, catalog):
     path = api.path(fabric, "n0.g0", "n1.g0", None)
     assert "n0.nic0" not in {h.src for h in path.hops}
     assert [c.kind for c in overlay.changes] == ["down"]
+
+
+def test_a_host_with_every_cable_down_is_off_the_network_in_one_line(cluster, catalog):
+    """Every NIC cable of n1 down: no NIC of its host to move to, so a route to it names the
+    NIC it would leave by, and says why, instead of pricing a route through nothing."""
+    conditions = [
+        LinkCondition(f"n1 mlx5_{k}", 1, f"leaf{k}", 18, state="down", source="test")
+        for k in range(8)
+    ]
+    fabric = apply_health(cluster, conditions, [], catalog).fabric
+    with pytest.raises(EngineError) as error:
+        api.path(fabric, "n0.g0", "n1.g0", None)
+    assert str(error.value) == (
+        "h100-ib-cluster: NIC n1.nic0 has no cable to a switch (not cabled, or down with "
+        "every other NIC of its host): no route over the network"
+    )
 
 
 def test_inactive_nvlinks_leave_the_gpus_scale_up_bandwidth(catalog):
