@@ -310,9 +310,10 @@ class Router:
 
     @property
     def rails(self) -> int:
-        """Rails of a rail-optimized network: NICs per host (1 otherwise)."""
+        """Rails of a rail-optimized network: NICs per host (1 otherwise). Read over every
+        host: a health file can move the first host's GPUs off a rail the others still use."""
         fabric = self.fabric
-        nic = fabric.gpu_nic[: fabric.gpus_per_node]
+        nic = fabric.gpu_nic
         return int(fabric.dev_index[nic].max()) + 1 if (nic >= 0).all() else 1
 
     def rail_of(self, rank: int | npt.NDArray[np.int64]):

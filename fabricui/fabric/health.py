@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.errors import EngineError
+from fabricui.errors import EngineError, FabricError
 from fabricui.fabric.build import build_fabric
 from fabricui.fabric.explicit import cluster_of
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric
@@ -299,10 +299,15 @@ def apply_health(
             explicit = _as_explicit(fabric, catalog)
             if explicit is not None:
                 return apply_health(explicit, links, gpus, catalog)
-        for nic in sorted(plan.remove_cables):  # no graph to remove it from: it carries nothing
-            for k in (names.cable_up.get(nic), names.cable_down.get(nic)):
-                if k is not None:
-                    plan.scale[k] = 0.0
+        # No cable graph to take it from (a generated dragonfly or torus, or no catalog):
+        # routes would cross a cable that carries nothing, so it is priced up and said so.
+        down = [c for c in plan.changes if c.kind == "down" and c.devices[0] in plan.remove_cables]
+        plan.changes = [c for c in plan.changes if c not in down]
+        for change in down:
+            plan.unmatched.append(
+                f"{change.source}: {change.label} is down, but {fabric.spec.id}'s network is "
+                "generated, not a graph a cable can leave: priced with it up"
+            )
         plan.remove_cables = set()
     return _build(plan, names)
 
@@ -568,4 +573,7 @@ def _as_explicit(fabric: Fabric, catalog: Catalog) -> Fabric | None:
         for i, h in enumerate(spec.cluster.hosts)
     )
     spec = dataclasses.replace(spec, cluster=dataclasses.replace(spec.cluster, hosts=names))
-    return build_fabric(spec, catalog)
+    try:
+        return build_fabric(spec, catalog)
+    except FabricError:  # a layout the explicit builder does not take (shared NIC ports)
+        return None

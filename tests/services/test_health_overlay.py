@@ -17,6 +17,7 @@ from fabricui.engine.nccl.picks import NcclSettings
 from fabricui.engine.nccl.view import NcclView
 from fabricui.errors import EngineError
 from fabricui.fabric.health import GpuLinkCondition, LinkCondition, apply_health, health_of
+from fabricui.services.health import overlay as health_overlay
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import collective_algorithms, load_fabric
 
@@ -125,6 +126,60 @@ def test_a_host_with_every_cable_down_is_off_the_network_in_one_line(cluster, ca
         "h100-ib-cluster: NIC n1.nic0 has no cable to a switch (not cabled, or down with "
         "every other NIC of its host): no route over the network"
     )
+
+
+def _ibstat(folder: Path, host: str, down: set[int]) -> str:
+    """An ``ibstat`` of ``host``'s eight InfiniBand ports, those in ``down`` down."""
+    ports = []
+    for k in range(8):
+        state, phys = ("Down", "Disabled") if k in down else ("Active", "LinkUp")
+        ports += [
+            f"CA 'mlx5_{k}'",
+            "\tNumber of ports: 1",
+            "\tPort 1:",
+            f"\t\tState: {state}",
+            f"\t\tPhysical state: {phys}",
+            "\t\tRate: 400",
+            "\t\tLink layer: InfiniBand",
+        ]
+    path = folder / f"{host}.txt"
+    path.write_text("\n".join(ports) + "\n")
+    return str(path)
+
+
+def test_a_host_off_one_rail_still_routes_flows_on_that_rail(catalog, tmp_path: Path):
+    """n0's last NIC cable down: its GPU 7 sends through another NIC, so n0 uses 7 rails
+    while n1 still uses 8; flows to n1's GPU 7 still find their rail (all-to-all max-min
+    rates over both hosts, every flow positive)."""
+    health = (_ibstat(tmp_path, "n0", {7}),)
+    request = TopologyRequest("spectrum-x-b200-cluster", 2, health=health)
+    fabric = load_fabric(request, catalog, report_health=False)
+    assert fabric.device_name(int(fabric.gpu_nic[7])) != "n0.nic7"
+    src, dst = np.nonzero(~np.eye(16, dtype=bool))
+    rates, _ = Group(fabric, np.arange(16)).bulk.max_min_rates(src, dst)
+    assert (np.asarray(rates) > 0).all()
+
+
+def test_a_down_cable_of_a_generated_dragonfly_is_priced_up_and_said_so(catalog, tmp_path):
+    """A dragonfly is generated, not a cable graph: a down host cable cannot leave it, so it
+    is priced up and listed as such (not priced at 0 GB/s, which no route can cross)."""
+    fabric = load_fabric(TopologyRequest("dragonfly-cluster"), catalog)
+    overlay = health_overlay(fabric, (_ibstat(tmp_path, "n1", {1}),), catalog, report=False)
+    assert not overlay.changes
+    assert overlay.unmatched == (
+        "ibstat n1.txt: n1.nic1 (n1 mlx5_1) -> router0 is down, but dragonfly-cluster's "
+        "network is generated, not a graph a cable can leave: priced with it up",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prediction = evaluate_collective(
+            overlay.fabric,
+            "all_reduce",
+            [2**30],
+            ranks=np.arange(16),
+            algorithms=collective_algorithms(),
+        )
+    assert np.isfinite(prediction.time_us).all()
 
 
 def test_inactive_nvlinks_leave_the_gpus_scale_up_bandwidth(catalog):
