@@ -207,6 +207,16 @@ class Fabric:
             return ()
         return tuple(cluster.host_names())
 
+    @cached_property
+    def host_layout(self) -> tuple[tuple[str | None, ...], int]:
+        """(name of every host in host order, hosts per node): an imported cluster's
+        (``luna-0016``, None for an empty slot), else the generated fabric's own, one host
+        a node named as its GPUs are (``n3`` for ``n3.g0``)."""
+        cluster = self.spec.cluster
+        if cluster is not None and cluster.hosts:
+            return tuple(cluster.host_names()), cluster.hosts_per_node
+        return tuple(f"n{node}" for node in range(self.nodes)), 1
+
     def node_label(self, node: int) -> str:
         """What a node is called: its host's name on an imported cluster with one host per
         node (``luna-0016``), else ``n<node>``."""

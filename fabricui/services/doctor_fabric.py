@@ -207,35 +207,32 @@ def place_log(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> L
         first_rank.setdefault(host, rank)
     log_hosts = sorted(first_rank, key=first_rank.__getitem__)
     cluster = fabric.spec.cluster
-    names = [h.name for h in cluster.hosts] if cluster is not None and cluster.hosts else []
+    named = cluster is not None and bool(cluster.hosts)
+    # --hosts takes a reference topology's own host names (n0, n1 ...) too.
+    names = fabric.host_layout[0]
     index = {name: i for i, name in enumerate(names) if name is not None}
     host_index: dict[str, int] = {}
     positional = hosts if hosts is not None else None
-    if positional is not None and not index:
-        raise ConfigError(
-            f"--hosts: topology {fabric.spec.id} names no hosts (its nodes are the log's "
-            "hosts in order already); import the cluster to place the job by name"
-        )
-    if positional is not None and index:
+    if positional is not None:
         missing = [h for h in positional if h not in index]
         if missing:
             raise ConfigError(
                 f"--hosts: {len(missing)} host(s) not in {fabric.spec.id}: "
                 + ", ".join(missing[:_SHOW])
             )
-    if index and all(h in index for h in log_hosts):
+    if named and all(h in index for h in log_hosts):
         host_index = {h: index[h] for h in log_hosts}
     elif positional is not None:
         for i, host in enumerate(log_hosts):
             if i < len(positional):
-                host_index[host] = index[positional[i]] if index else i
+                host_index[host] = index[positional[i]]
             else:
                 placement.unknown.append(host)
         notes.append(
             f"the log's {len(log_hosts)} host(s) are the --hosts list in the order of their "
             "first rank"
         )
-    elif index:
+    elif named:
         host_index = {h: index[h] for h in log_hosts if h in index}
         placement.unknown = [h for h in log_hosts if h not in index]
     else:
@@ -259,7 +256,7 @@ def place_log(log: NcclLog, fabric: Fabric, hosts: list[str] | None = None) -> L
             continue
         i = host_index[host]
         node, slot = divmod(i, per_node)
-        placement.host_of[host] = (names[i] if names else None) or f"n{i}"
+        placement.host_of[host] = (names[i] if i < len(names) else None) or f"n{i}"
         before = len(notes)
         if by_order:
             local: dict[int, int | None] = {r: r % by_order for r in ranks}

@@ -1,8 +1,9 @@
-"""Place a Slurm job on an imported cluster: which GPUs its hosts hold, what fabric it spans.
+"""Place a Slurm job on a cluster: which GPUs its hosts hold, what fabric it spans.
 
 ``$SLURM_JOB_NODELIST`` (or ``--hosts``) says where a job landed, in Slurm hostlist syntax;
-the cluster spec (``fabricui import ibnetdiscover ... -o``) says which fabric node and which
-GPUs each host is. ``place_job`` joins them: the job's global ranks in hostlist order, and
+an imported cluster spec (``fabricui import ibnetdiscover ... -o``) says which fabric node
+and which GPUs each host is (a generated topology's hosts are ``n0``, ``n1`` ..., as its
+GPUs are named). ``place_job`` joins them: the job's global ranks in hostlist order, and
 how much of the fabric it spans (leaf switches its NICs are cabled to, spine switches above
 those leaves, NVLink domains / Slurm blocks, and the highest tier its traffic must climb).
 A host the cluster does not know is a one-line error naming the nearest known hosts.
@@ -56,7 +57,8 @@ class JobPlacement:
     top_tier: str
     """Highest tier the job's traffic must climb: ``node`` (one node, no network),
     ``leaf`` (one leaf), ``spine`` (a spine reaches every leaf of the job) or ``core``;
-    ``node`` also when every host is in one NVLink domain."""
+    ``node`` also when every host is in one NVLink domain. On a torus ``torus``; on a
+    dragonfly ``router`` (one router), ``group`` (its local links) or ``global``."""
 
     def rank_of(self, text: str) -> int:
         """The global rank of a job GPU given as a job rank (``5``) or ``HOST.gK``.
@@ -156,10 +158,11 @@ def _switch_of_nics(fabric: Fabric) -> dict[int, int]:
 def place_job(
     fabric: Fabric, hosts: str | None = None, env: Mapping[str, str] | None = None
 ) -> JobPlacement:
-    """Place a job given by a Slurm hostlist on a fabric built from an imported cluster.
+    """Place a job given by a Slurm hostlist on a fabric (``Fabric.host_layout`` names its
+    hosts).
 
     Args:
-        fabric: A fabric whose spec has a ``cluster`` section (host names).
+        fabric: The fabric.
         hosts: Slurm hostlist (``node[001-064,100]``); default ``$SLURM_JOB_NODELIST``.
         env: Environment to read the default from (default ``os.environ``).
 
@@ -167,8 +170,8 @@ def place_job(
         The job's ranks and what it spans.
 
     Raises:
-        ConfigError: No hostlist, a malformed or oversized one, a topology without host
-            names, or unknown hosts (the nearest known names in the message).
+        ConfigError: No hostlist, a malformed or oversized one, or unknown hosts (the
+            nearest known names in the message).
     """
     environ = os.environ if env is None else env
     source = "--hosts"
@@ -178,16 +181,12 @@ def place_job(
         if not hosts:
             raise ConfigError(f"no --hosts given and ${NODELIST_ENV} is not set")
     cluster = fabric.spec.cluster
-    if cluster is None or not cluster.hosts:
-        raise ConfigError(
-            f"topology {fabric.spec.id} names no hosts: import the cluster first "
-            "(`fabricui import ibnetdiscover|slurm-topology FILE -o cluster.yaml --node NODE`)"
-        )
+    names, per_node = fabric.host_layout
     try:
         wanted = list(dict.fromkeys(expand(hosts)))
     except ParseError as exc:
         raise ConfigError(f"{source}: {exc.message}") from None
-    index = {name: i for i, name in enumerate(cluster.host_names()) if name is not None}
+    index = {name: i for i, name in enumerate(names) if name is not None}
     unknown = [name for name in wanted if name not in index]
     if unknown:
         known = list(index)
@@ -198,7 +197,6 @@ def place_job(
         raise ConfigError(
             f"{source}: {len(unknown)} host(s) not in {fabric.spec.id}: {shown}{hint}"
         )
-    per_node = cluster.hosts_per_node
     g = fabric.gpus_per_node
     per_host = g // per_node
     host_ids = np.asarray([index[name] for name in wanted], dtype=np.int64)
@@ -207,7 +205,7 @@ def place_job(
     ranks = (first[:, None] + np.arange(per_host, dtype=np.int64)[None, :]).reshape(-1)
     domain = fabric.hosts_per_domain
     nodes = tuple(sorted({int(n) // domain for n in node}))
-    if cluster.blocks:
+    if cluster is not None and cluster.blocks:
         blocks = tuple(dict.fromkeys(cluster.blocks[int(n)] for n in sorted(set(node.tolist()))))
     else:
         blocks = tuple(f"d{n}" if domain > 1 else f"n{n}" for n in nodes)
@@ -264,9 +262,18 @@ def _spines_above(fabric: Fabric, leaves: list[int]) -> list[int]:
 
 
 def _top_tier(fabric: Fabric, nodes: tuple[int, ...], leaves: list[int]) -> str:
-    """``node``, ``leaf``, ``spine`` or ``core`` (see ``JobPlacement.top_tier``)."""
+    """``node``, ``leaf``, ``spine`` or ``core``; ``torus`` on a torus; ``router``, ``group``
+    or ``global`` on a dragonfly (see ``JobPlacement.top_tier``)."""
     if len(nodes) <= 1:
         return "node"
+    if fabric.torus is not None:
+        return "torus"
+    if fabric.dragonfly is not None:  # its routers are the leaves: one, one group, or more
+        if len(leaves) <= 1:
+            return "router"
+        per_group = fabric.dragonfly.routers_per_group
+        groups = {int(fabric.dev_index[leaf]) // per_group for leaf in leaves}
+        return "group" if len(groups) == 1 else "global"
     if len(leaves) <= 1:
         return "leaf"
     above = _neighbours(fabric, leaves, DeviceKind.SPINE)

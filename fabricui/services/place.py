@@ -176,14 +176,14 @@ class _Layout:
 
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric
-        cluster = fabric.spec.cluster
-        if cluster is None or not cluster.hosts:
+        if fabric.torus is not None or fabric.dragonfly is not None:
+            layout = "torus" if fabric.torus is not None else "dragonfly"
             raise ConfigError(
-                f"topology {fabric.spec.id} names no hosts: import the cluster first "
-                "(`fabricui import ibnetdiscover FILE -o cluster.yaml --node NODE`)"
+                f"place picks hosts by the tiers of a fat-tree (leaf, spine, core); "
+                f"{fabric.spec.id}'s network is a {layout}: not modelled"
             )
-        self.per_node = cluster.hosts_per_node
-        self.names = [h.name for h in cluster.hosts]
+        names, self.per_node = fabric.host_layout
+        self.names = list(names)
         self.index = {n: i for i, n in enumerate(self.names) if n}
         kinds = fabric.dev_kind
         src, dst = fabric.link_src, fabric.link_dst

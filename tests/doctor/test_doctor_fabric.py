@@ -353,3 +353,17 @@ def test_a_one_nic_roce_log_does_not_fit_an_infiniband_cluster(rails):
     assert mismatch and mismatch[0].severity == "warning"
     assert "the log's NICs are RoCE (mlx5_0:1/RoCE)" in mismatch[0].message
     assert "1 NIC(s) in NET/IB (mlx5_0:1/RoCE), 8 per host" in mismatch[0].message
+
+
+def test_hosts_place_a_log_on_a_reference_topologys_nodes(run_cli):
+    """``--hosts n[2-3]`` on a reference topology puts the log's two hosts on its nodes n2
+    and n3 (named as its GPUs are), in the order of their first rank; a name it lacks is
+    one line."""
+    log = SAMPLES / "nccl_tests_133_p2p_direct_pointer_ib_gdrdma.txt"
+    status, out, err = run_cli(
+        "doctor", str(log), "-t", "h100-ib-cluster", "--hosts", "n[2-3]", "--json"
+    )
+    assert status == 0, err
+    assert sorted(json.loads(out)["fabric"]["hosts"].values()) == ["n2", "n3"]
+    status, _, err = run_cli("doctor", str(log), "-t", "h100-ib-cluster", "--hosts", "n[40-41]")
+    assert status == 2 and "2 host(s) not in h100-ib-cluster: n40, n41" in err

@@ -102,12 +102,19 @@ def test_sinfo_output_names_the_free_nodes(selene, catalog, tmp_path):
     assert result.hosts == ("luna-0001", "luna-0002", "luna-0003") and result.free == 3
 
 
-def test_a_topology_without_host_names_is_one_line(catalog):
-    """A reference topology has no host names to pick."""
+def test_a_generated_topologys_hosts_are_placed_by_their_gpu_names(catalog):
+    """A reference topology's hosts are n0, n1 ... as its GPUs are named: two of them fit
+    under the pod's leaves."""
+    result = place(PlaceRequest(TopologyRequest("dgx-h100-pod"), 2, price=False), catalog)
+    assert (result.hosts, result.max_tier) == (("n0", "n1"), 1)
+
+
+def test_a_torus_or_dragonfly_is_not_placed_by_fat_tree_tiers(catalog):
+    """Placement ranks hosts by leaf, spine and core: a torus has none, so it says so."""
     from fabricui.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="names no hosts"):
-        place(PlaceRequest(TopologyRequest("dgx-h100-pod"), 2), catalog)
+    with pytest.raises(ConfigError, match="tpu-v5p-torus's network is a torus: not modelled"):
+        place(PlaceRequest(TopologyRequest("tpu-v5p-torus"), 2, price=False), catalog)
 
 
 TINY = """\

@@ -137,13 +137,30 @@ def test_job_ranks_out_of_range(shared):
         job.rank_of("h2.g0")
 
 
-def test_reference_topology_has_no_hosts(catalog):
-    """A generated topology has no host names to place a job on."""
+def test_a_generated_topologys_hosts_are_named_as_its_gpus(catalog):
+    """A generated topology's hosts are n0, n1 ... (its GPUs are n1.g0 ...): a job on
+    n[1-2] holds ranks 8..23, its rails joined by the spines; a name it lacks is one line with the
+    nearest ones."""
     from fabricui.hwdb.resolve import resolve_topology
 
     fabric = build_fabric(resolve_topology("h100-ib-cluster", catalog), catalog)
-    with pytest.raises(ConfigError, match="names no hosts: import the cluster first"):
+    job = place_job(fabric, "n[1-2]")
+    assert job.ranks.tolist() == list(range(8, 24))
+    assert (job.hosts, job.top_tier) == (("n1", "n2"), "spine")
+    with pytest.raises(ConfigError, match=r"1 host\(s\) not in h100-ib-cluster: node1"):
         place_job(fabric, "node1")
+
+
+@pytest.mark.parametrize(
+    ("hosts", "tier"), [("n[0-1]", "router"), ("n[0-63]", "group"), ("n[0,300]", "global")]
+)
+def test_a_dragonflys_tiers_are_its_routers_groups_and_global_links(catalog, hosts, tier):
+    """On a dragonfly a job's traffic stays on one router, inside one group (its local
+    links) or crosses groups (global links), not on leaves and spines."""
+    from fabricui.hwdb.resolve import resolve_topology
+
+    fabric = build_fabric(resolve_topology("dragonfly-cluster", catalog), catalog)
+    assert place_job(fabric, hosts).top_tier == tier
 
 
 def test_json_and_summary(shared):
