@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.engine.routing import Router
 from fabricui.errors import ConfigError
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric
 from fabricui.importers.common import ParseError
@@ -56,7 +57,8 @@ class JobPlacement:
     """Spine switches cabled to those leaves."""
     top_tier: str
     """Highest tier the job's traffic must climb: ``node`` (one node, no network),
-    ``leaf`` (one leaf), ``spine`` (a spine reaches every leaf of the job) or ``core``;
+    ``leaf`` (one leaf, or one a rail where PXN moves cross-rail traffic over NVLink),
+    ``spine`` (a spine reaches every leaf of the job) or ``core``;
     ``node`` also when every host is in one NVLink domain. On a torus ``torus``; on a
     dragonfly ``router`` (one router), ``group`` (its local links) or ``global``."""
 
@@ -214,7 +216,16 @@ def place_job(
         {switch_of[nic] for nic in fabric.gpu_nic[ranks].tolist() if nic >= 0 and nic in switch_of}
     )
     spine_devs = _spines_above(fabric, leaf_devs)
-    top = _top_tier(fabric, nodes, leaf_devs)
+    # With PXN (a rail-optimized fat-tree), cross-rail traffic moves over NVLink first: a job
+    # with one leaf per rail stays below the leaves, as `place` counts it.
+    per_rail: dict[int, set[int]] = {}
+    for nic in fabric.gpu_nic[ranks].tolist():
+        if nic >= 0 and nic in switch_of:
+            per_rail.setdefault(int(fabric.dev_index[nic]), set()).add(switch_of[nic])
+    rails_apart = Router.for_fabric(fabric).proxy is not None and all(
+        len(leaves) == 1 for leaves in per_rail.values()
+    )
+    top = _top_tier(fabric, nodes, leaf_devs, rails_apart)
     return JobPlacement(
         topology=fabric.spec.id,
         hosts=tuple(wanted),
@@ -261,7 +272,9 @@ def _spines_above(fabric: Fabric, leaves: list[int]) -> list[int]:
     return sorted(set().union(*above.values()))
 
 
-def _top_tier(fabric: Fabric, nodes: tuple[int, ...], leaves: list[int]) -> str:
+def _top_tier(
+    fabric: Fabric, nodes: tuple[int, ...], leaves: list[int], one_leaf_per_rail: bool = False
+) -> str:
     """``node``, ``leaf``, ``spine`` or ``core``; ``torus`` on a torus; ``router``, ``group``
     or ``global`` on a dragonfly (see ``JobPlacement.top_tier``)."""
     if len(nodes) <= 1:
@@ -274,7 +287,7 @@ def _top_tier(fabric: Fabric, nodes: tuple[int, ...], leaves: list[int]) -> str:
         per_group = fabric.dragonfly.routers_per_group
         groups = {int(fabric.dev_index[leaf]) // per_group for leaf in leaves}
         return "group" if len(groups) == 1 else "global"
-    if len(leaves) <= 1:
+    if len(leaves) <= 1 or one_leaf_per_rail:
         return "leaf"
     above = _neighbours(fabric, leaves, DeviceKind.SPINE)
     shared = set.intersection(*above.values()) if above else set()

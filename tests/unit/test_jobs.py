@@ -139,14 +139,14 @@ def test_job_ranks_out_of_range(shared):
 
 def test_a_generated_topologys_hosts_are_named_as_its_gpus(catalog):
     """A generated topology's hosts are n0, n1 ... (its GPUs are n1.g0 ...): a job on
-    n[1-2] holds ranks 8..23, its rails joined by the spines; a name it lacks is one line with the
+    n[1-2] holds ranks 8..23 below its leaves (one a rail: PXN); a name it lacks is one line with the
     nearest ones."""
     from fabricui.hwdb.resolve import resolve_topology
 
     fabric = build_fabric(resolve_topology("h100-ib-cluster", catalog), catalog)
     job = place_job(fabric, "n[1-2]")
     assert job.ranks.tolist() == list(range(8, 24))
-    assert (job.hosts, job.top_tier) == (("n1", "n2"), "spine")
+    assert (job.hosts, job.top_tier) == (("n1", "n2"), "leaf")
     with pytest.raises(ConfigError, match=r"1 host\(s\) not in h100-ib-cluster: node1"):
         place_job(fabric, "node1")
 
