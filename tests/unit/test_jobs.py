@@ -139,8 +139,8 @@ def test_job_ranks_out_of_range(shared):
 
 def test_a_generated_topologys_hosts_are_named_as_its_gpus(catalog):
     """A generated topology's hosts are n0, n1 ... (its GPUs are n1.g0 ...): a job on
-    n[1-2] holds ranks 8..23 below its leaves (one a rail: PXN); a name it lacks is one line with the
-    nearest ones."""
+    n[1-2] holds ranks 8..23 and stays below its leaves (one a rail, PXN); a name it lacks
+    is one line with the nearest ones."""
     from fabricui.hwdb.resolve import resolve_topology
 
     fabric = build_fabric(resolve_topology("h100-ib-cluster", catalog), catalog)
