@@ -22,6 +22,15 @@ class ModelConstants:
     a node behind one thread, a call takes at least ``launch_us`` plus this per GPU
     (``collectives.issue_floor_us``). Set by the single-process nccl-tests runs: eight A100s
     flat at ~35 us for every small collective, two RTX 2080 Ti at ~10 us."""
+    single_process_us_per_channel: float = 0.21
+    """Time that process takes for each channel beyond the first a call runs on each GPU
+    [us]: NCCL's enqueue writes one work element per channel into the GPU's host-pinned
+    work FIFO (src/enqueue.cc, v2.11.4-1 ``ncclEnqueueCollKernel``: a 512-byte ``ncclWork``
+    per channel, cleared and filled), so a thread driving ``g`` GPUs writes ``g * nc`` of
+    them per iteration. Set by the single-process all-reduce on eight A100s (SuperBench):
+    from 64 KiB to 1 MiB NCCL's ring/LL goes from 2 to 24 channels and the call from 37.8
+    to 74.8 us, 0.21 us a channel and GPU; its reduce-scatter gives 0.20-0.22 and its
+    reduce 0.27-0.30, not fitted."""
     base_us: dict[str, float] = field(
         default_factory=lambda: {"ll": 2.5, "ll128": 14.0, "simple": 8.4}
     )

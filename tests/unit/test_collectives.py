@@ -296,6 +296,29 @@ def test_threads_driving_part_of_a_node_issue_side_by_side(mini):
     assert issue_floor_us(apart, "all_reduce") == 0.0
 
 
+def test_one_thread_writes_a_work_element_per_channel_and_gpu(catalog, h100_box):
+    """One thread issuing on 8 GPUs writes each call's work per channel: a call NCCL runs on
+    nc channels takes at least 2.1 + 8 * (4.2 + 0.21 * (nc - 1)) us (37.38 on 2 channels,
+    74.34 on 24), which is the time of a mid-size all-reduce whose GPUs finish sooner; NCCL's
+    pick is unchanged, and one process per GPU pays no such floor."""
+    from fabricui.fabric import build_fabric
+    from fabricui.hwdb.topology_file import parse_topology
+    from fabricui.hwdb.yamlfile import YamlDocument
+
+    box = {**h100_box, "gpu": "a100-sxm4-40gb", "intra": {"fabric": "nvswitch", "link": "nvlink3"}}
+    spec = parse_topology(YamlDocument(data=box, origin="test"), catalog, default_id="a100")
+    fabric = build_fabric(spec, catalog)
+    sizes = [2.0**16, 2.0**20]
+    algorithms = collective_algorithms()
+    driven = predict(
+        Group(fabric, np.arange(8), single_process=True), "all_reduce", sizes, algorithms
+    )
+    alone = predict(Group(fabric, np.arange(8)), "all_reduce", sizes, algorithms)
+    assert driven.choice.nccl.channels == alone.choice.nccl.channels == (2, 24)
+    assert driven.time_us.tolist() == pytest.approx([37.38, 74.34])
+    assert (alone.time_us < driven.time_us).all()
+
+
 def test_core_algorithms_declare_ops():
     """Every core algorithm names its operations and protocols."""
     for alg in core_algorithms():
