@@ -17,7 +17,7 @@ not with flows times the number of equal-cost links.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +46,18 @@ def pad_rows(rows: list[list[int]]) -> IntArray:
     out = np.full((len(rows), max(width, 1)), -1, dtype=np.int64)
     for i, row in enumerate(rows):
         out[i, : len(row)] = row
+    return out
+
+
+def replace_rows(rows: IntArray, at: npt.ArrayLike, routes: Sequence[npt.ArrayLike]) -> IntArray:
+    """``rows`` (-1 padded) with row ``at[i]`` replaced by ``routes[i]``, widened to fit."""
+    legs = [np.asarray(r, dtype=np.int64) for r in routes]
+    width = max([rows.shape[1], *(leg.shape[0] for leg in legs)])
+    out = np.full((rows.shape[0], width), -1, dtype=np.int64)
+    out[:, : rows.shape[1]] = rows
+    for i, leg in zip(np.asarray(at, dtype=np.int64).tolist(), legs):
+        out[i] = -1
+        out[i, : leg.shape[0]] = leg
     return out
 
 
@@ -210,13 +222,7 @@ class ExplicitFlows:
         ]
         if send_nic is not None:
             send_nic[bad] = b_dev[bad]
-        width = max([rows.shape[1], *(leg.shape[0] for leg in legs)])
-        out = np.full((rows.shape[0], width), -1, dtype=np.int64)
-        out[:, : rows.shape[1]] = rows
-        out[bad] = -1
-        for i, leg in zip(bad, legs):
-            out[i, : leg.shape[0]] = leg
-        return out
+        return replace_rows(rows, bad, legs)
 
     def ends(self, a: IntArray, b: IntArray) -> tuple[IntArray, IntArray, IntArray, IntArray]:
         """(first part, last part, leaf_a, leaf_b) of flows between different domains:

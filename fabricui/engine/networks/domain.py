@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.graph_routes import pad_rows
+from fabricui.engine.graph_routes import pad_rows, replace_rows
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -136,13 +136,7 @@ class DomainRoutes:
             self._router.local_route(int(x) % g, int(y) % g, int(d))
             for x, y, d in zip(a[own], b[own], domain[own])
         ]
-        width = max(rows.shape[1], max(r.shape[0] for r in routes))
-        out = np.full((rows.shape[0], width), -1, dtype=np.int64)
-        out[:, : rows.shape[1]] = rows
-        out[own] = -1
-        for i, links in zip(own, routes):
-            out[i, : links.shape[0]] = links
-        return out
+        return replace_rows(rows, own, routes)
 
     def split(self, a: IntArray, b: IntArray) -> Flows:
         """The flows by domain, with the routes of those inside one (computed only for

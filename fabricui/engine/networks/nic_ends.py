@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.graph_routes import pad_rows
+from fabricui.engine.graph_routes import pad_rows, replace_rows
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -136,15 +136,6 @@ class NicEnds:
         dn = fabric.node_devices
         via = np.array(via, dtype=np.int64, copy=True)
 
-        def reroute(rows: IntArray, bad: IntArray, legs: list[npt.NDArray[np.int32]]) -> IntArray:
-            width = max([rows.shape[1], *(leg.shape[0] for leg in legs)])
-            out = np.full((rows.shape[0], width), -1, dtype=np.int64)
-            out[:, : rows.shape[1]] = rows
-            out[bad] = -1
-            for i, leg in zip(bad, legs):
-                out[i, : leg.shape[0]] = leg
-            return out
-
         bad = np.flatnonzero(router.dead_rows(up))
         if bad.size:
             legs = []
@@ -154,7 +145,7 @@ class NicEnds:
                 legs.append(
                     router.domain_route(d, d * dn + int(gpu0[local]), d * dn + int(nic0[local]))
                 )
-            up = reroute(up, bad, legs)
+            up = replace_rows(up, bad, legs)
         bad = np.flatnonzero(router.dead_rows(down))
         if bad.size:
             legs = []
@@ -163,7 +154,7 @@ class NicEnds:
                 legs.append(
                     router.domain_route(d, d * dn + int(nic0[local]), d * dn + int(gpu0[local]))
                 )
-            down = reroute(down, bad, legs)
+            down = replace_rows(down, bad, legs)
         return up, via, down
 
     @staticmethod
