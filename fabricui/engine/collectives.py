@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.constants import DEFAULT, DEFAULT_HBM_EFFICIENCY, ModelConstants
+from fabricui.engine.issue import issue_floor_us
 from fabricui.engine.nccl.picks import Choice, NcclSettings, choose, library_of, one_rank
 from fabricui.engine.types import CollectiveAlgorithm
 from fabricui.errors import EngineError, PluginError
@@ -47,27 +48,6 @@ def bus_factor(op: str, nranks: int) -> float:
     if op in ("all_gather", "reduce_scatter", "all_to_all"):
         return (n - 1) / n
     return 1.0
-
-
-def issue_floor_us(group, op: str, constants: ModelConstants = DEFAULT) -> float:
-    """Least time a call takes when one thread drives several GPUs [us]; 0 when each GPU
-    has its own process.
-
-    nccl-tests run with ``-g N`` issue each iteration from one thread, one call per GPU
-    inside ``ncclGroupStart``/``ncclGroupEnd`` (an all-to-all posts a send and a receive per
-    peer for each GPU), and time back-to-back iterations (src/common.cu): the GPUs run one
-    iteration while the thread issues the next, so an iteration takes the longer of the
-    two. Eight A100s driven so take ~35 us for every small all-reduce, reduce and
-    reduce-scatter alike, although the all-reduce has twice their steps. Threads (or
-    processes) issue side by side, so the busiest thread's GPUs set the floor
-    (``Group.ranks_per_thread``).
-    """
-    if not group.single_process:
-        return 0.0
-    per_gpu = constants.single_process_us_per_gpu
-    if op == "all_to_all":
-        per_gpu += constants.p2p_peer_us * (group.n - 1)
-    return constants.launch_us + per_gpu * group.ranks_per_thread
 
 
 def algorithm_time_us(

@@ -20,7 +20,7 @@ class ModelConstants:
     single_process_us_per_gpu: float = 4.2
     """Time one process takes to issue a call on each GPU it drives [us]: with every GPU of
     a node behind one thread, a call takes at least ``launch_us`` plus this per GPU
-    (``collectives.issue_floor_us``). Set by the single-process nccl-tests runs: eight A100s
+    (``issue.issue_floor_us``). Set by the single-process nccl-tests runs: eight A100s
     flat at ~35 us for every small collective, two RTX 2080 Ti at ~10 us."""
     single_process_us_per_channel: float = 0.21
     """Time that process takes for each channel beyond the first a call runs on each GPU

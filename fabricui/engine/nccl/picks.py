@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.constants import DEFAULT
+from fabricui.engine.issue import issue_floor_us
 from fabricui.engine.nccl.env import (
     FUNCTION_NAMES,
     NcclEnv,
@@ -332,7 +332,7 @@ def choose(
         return replace(not_modelled("NCCL", physical, n), library=f"NCCL {release.version}")
     nccl_times = tuning.times_us(sizes)
     rows = np.vstack([nccl_times[a, p] for a, p, _ in pairs])
-    priced = _issue_floors(group, tuning, pairs, physical, sizes)
+    priced = _issue_floors(group, op, tuning, pairs, physical, sizes)
     chosen = np.argmin(rows, axis=0)
     if forced is None:
         # Where NCCL's own pick is one the caller cannot price (a plugin's algorithm that is
@@ -349,7 +349,9 @@ def choose(
 
     runnable = _nccl_pairs(could, physical, forced, allow_disabled=False)
     best_pairs = runnable or pairs
-    could_priced = _issue_floors(group, could if runnable else tuning, best_pairs, physical, sizes)
+    could_priced = _issue_floors(
+        group, op, could if runnable else tuning, best_pairs, physical, sizes
+    )
     table = np.vstack([could_priced[key] for _, _, key in best_pairs])
     fastest = np.argmin(table, axis=0)
     best_times = table[fastest, columns]
@@ -409,25 +411,19 @@ def _nccl_pairs(
     return pairs
 
 
-def _issue_floors(group, tuning: Tuning, pairs, physical: Physical, sizes: FloatArray) -> Physical:
-    """``physical`` with each pair no faster than one thread can issue it: with one process
-    driving several GPUs, every call writes a work element per channel on each GPU
-    (``ModelConstants.single_process_us_per_channel``), so a pair on more channels takes
-    longer to issue. Unchanged with a process per GPU.
-
-    Notes:
-        ``max(t, launch + g * (per_gpu + per_channel * (nc - 1)))`` with ``g`` the GPUs the
-        busiest thread drives and ``nc`` the pair's channels at each size.
-    """
+def _issue_floors(
+    group, op: str, tuning: Tuning, pairs, physical: Physical, sizes: FloatArray
+) -> Physical:
+    """``physical`` with each pair no faster than one thread can issue it on the channels
+    NCCL runs it with at each size (``issue.issue_floor_us``): with one process driving
+    several GPUs a pair on more channels takes longer to issue. Unchanged with a process
+    per GPU."""
     if not group.single_process:
         return physical
-    per_gpu, per_channel = DEFAULT.single_process_us_per_gpu, DEFAULT.single_process_us_per_channel
-    g = group.ranks_per_thread
     out = dict(physical)
     for a, p, key in pairs:
-        channels = tuning.channels(ALGORITHMS[a], PROTOCOLS[p], sizes).astype(np.float64)
-        floor = DEFAULT.launch_us + g * (per_gpu + per_channel * np.maximum(channels - 1.0, 0.0))
-        out[key] = np.maximum(physical[key], floor)
+        channels = tuning.channels(ALGORITHMS[a], PROTOCOLS[p], sizes)
+        out[key] = np.maximum(physical[key], issue_floor_us(group, op, channels=channels))
     return out
 
 
