@@ -541,7 +541,7 @@ class Router:
         if self._torus is not None:
             row = self._torus.paths([src_rank], [dst_rank])[0]
             return row[row >= 0].astype(np.int32)
-        a, b = int(fabric.gpu_dev[src_rank]), int(fabric.gpu_dev[dst_rank])
+        a = int(fabric.gpu_dev[src_rank])
         node_a, node_b = src_rank // g, dst_rank // g
         if node_a == node_b:
             return self.local_route(src_rank % g, dst_rank % g, node_a)
@@ -551,7 +551,6 @@ class Router:
                 f"{fabric.spec.id}: no network between {fabric.gpu_name(src_rank)} and "
                 f"{fabric.gpu_name(dst_rank)}"
             )
-        salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
         first = [self.domain_route(node_a, a, nic_a)]
         proxy = self.pxn_proxy(src_rank, dst_rank)
         if proxy >= 0 and node_a in self._irregular:
@@ -563,6 +562,17 @@ class Router:
         if proxy >= 0:
             via, nic_a = int(fabric.gpu_dev[proxy]), int(fabric.gpu_nic[proxy])
             first = [self.domain_route(node_a, a, via), self.domain_route(node_a, via, nic_a)]
+        return self._over_network(src_rank, dst_rank, first, nic_a, nic_b)
+
+    def _over_network(
+        self, src_rank: int, dst_rank: int, first: list[IntArray], nic_a: int, nic_b: int
+    ) -> IntArray:
+        """``first`` (up to the sending NIC ``nic_a``), the network from ``nic_a`` to
+        ``nic_b``, and the way down from ``nic_b`` to ``dst_rank``'s GPU."""
+        fabric = self.fabric
+        salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
+        node_b = dst_rank // fabric.gpus_per_domain
+        b = int(fabric.gpu_dev[dst_rank])
         return np.concatenate(
             [
                 *first,
@@ -606,14 +616,8 @@ class Router:
             nic_a, nic_b = int(fabric.gpu_nic[src_rank]), int(fabric.gpu_nic[dst_rank])
             if domain is None or nic_a < 0 or nic_b < 0 or nic_a == nic_b:
                 raise
-            salt = (src_rank * 2654435761 + dst_rank) & 0x7FFFFFFF
-            return np.concatenate(
-                [
-                    self.domain_route(node, a, nic_a),
-                    np.asarray(self._network(nic_a, nic_b, salt), dtype=np.int32),
-                    self.domain_route(node, nic_b, b),
-                ]
-            )
+            first = [self.domain_route(node, a, nic_a)]
+            return self._over_network(src_rank, dst_rank, first, nic_a, nic_b)
 
     def route_rows(
         self, src_ranks: npt.ArrayLike, dst_ranks: npt.ArrayLike
