@@ -130,32 +130,28 @@ class NicEnds:
         """The ends of flows whose template end crosses a link a health overlay took down,
         routed in their own domain: from the GPU to its own NIC (no PXN without its
         NVLinks), from the NIC to the GPU."""
-        router, fabric, g = self._router, self._fabric, self._g
-        nic0 = fabric.gpu_nic[:g].astype(np.int64)
-        gpu0 = fabric.gpu_dev[:g].astype(np.int64)
-        dn = fabric.node_devices
         via = np.array(via, dtype=np.int64, copy=True)
-
-        bad = np.flatnonzero(router.dead_rows(up))
-        if bad.size:
-            legs = []
-            for i in bad:
-                d, local = int(flows.src_domain[i]), int(flows.src_local[i])
-                via[i] = local
-                legs.append(
-                    router.domain_route(d, d * dn + int(gpu0[local]), d * dn + int(nic0[local]))
-                )
-            up = replace_rows(up, bad, legs)
-        bad = np.flatnonzero(router.dead_rows(down))
-        if bad.size:
-            legs = []
-            for i in bad:
-                d, local = int(flows.dst_domain[i]), int(flows.dst_local[i])
-                legs.append(
-                    router.domain_route(d, d * dn + int(nic0[local]), d * dn + int(gpu0[local]))
-                )
-            down = replace_rows(down, bad, legs)
+        bad_up = np.flatnonzero(self._router.dead_rows(up))
+        via[bad_up] = flows.src_local[bad_up]
+        up = self._reroute(up, bad_up, flows.src_domain, flows.src_local, to_nic=True)
+        bad_down = np.flatnonzero(self._router.dead_rows(down))
+        down = self._reroute(down, bad_down, flows.dst_domain, flows.dst_local, to_nic=False)
         return up, via, down
+
+    def _reroute(
+        self, rows: IntArray, bad: IntArray, domain: IntArray, local: IntArray, to_nic: bool
+    ) -> IntArray:
+        """``rows`` with rows ``bad`` routed in their domain between the local GPU and its
+        own NIC (GPU to NIC when ``to_nic``, else back)."""
+        if not bad.size:
+            return rows
+        fabric, dn = self._fabric, self._fabric.node_devices
+        legs = []
+        for i in bad.tolist():
+            d, k = int(domain[i]), int(local[i])
+            gpu, nic = d * dn + int(fabric.gpu_dev[k]), d * dn + int(fabric.gpu_nic[k])
+            legs.append(self._router.domain_route(d, *((gpu, nic) if to_nic else (nic, gpu))))
+        return replace_rows(rows, bad, legs)
 
     @staticmethod
     def rows(flows: Flows, ends: Ends, middle: IntArray) -> IntArray:
