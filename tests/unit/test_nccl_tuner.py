@@ -178,6 +178,7 @@ def test_channel_bounds_from_the_environment(h200):
         ("2.23.4-1 (uenv)", "v2.23.4-1"),
         ("2.27.3", "v2.27.3-1"),
         ("2.27", "v2.27.7-1"),
+        ("2.28.8", "v2.28.7-1"),
         ("2.29.2+cuda13.1", "v2.29.2-1"),
         (None, "v2.30.7-1"),
         ((2, 40, 0), "v2.30.7-1"),
@@ -187,6 +188,40 @@ def test_release_lines(version, tag):
     """A version names the newest release line at or before it; a bare ``2.21`` that line's
     newest patch; none the newest release read."""
     assert release_for(version).tag == tag
+
+
+@pytest.mark.parametrize(
+    ("version", "gpus", "nvls"),
+    [("2.26.2", 2, False), ("2.28.3", 2, False), ("2.28.7", 2, True), ("2.26.2", 3, True)],
+)
+def test_nvls_needs_three_gpus_before_2_28_7(catalog, h100_box, version, gpus, nvls):
+    """``ncclNvlsInit`` leaves NVLink SHARP off for ``gpuCount <= 2`` up to 2.28.3 and for
+    ``gpuCount < 2`` from 2.28.7: on two GPUs of an H100 box an older NCCL has no NVLS to
+    pick, nor to force, so neither pick is NVLS."""
+    from fabricui.engine.nccl.picks import nccl_graphs
+
+    fabric = build_fabric(parse_topology(YamlDocument(data=h100_box, origin="x"), catalog), catalog)
+    group = Group(fabric, np.arange(gpus), library_version=release_for(version).since)
+    settings = NcclSettings.of(version, {"NCCL_NVLS_ENABLE": "1"})
+    view, graphs = nccl_graphs(group, settings)
+    assert view.nvls is nvls
+    assert (graphs.nvls.channels > 0) is nvls
+    if not nvls:
+        result = predict(group, "all_reduce", [2.0**30], collective_algorithms())
+        assert "nvls" not in (result.choice.nccl.algorithm[0], result.choice.best.algorithm[0])
+
+
+@pytest.mark.parametrize(("version", "nvls"), [("2.20.3", False), ("2.21.5", True)])
+def test_nccl_2_20_has_no_nvls_on_a_multi_node_nvlink_clique(catalog, version, nvls):
+    """2.20 turns NVLink SHARP off on a multi-node NVLink clique (``comm->MNNVL``): two
+    trays of an NVL72 rack get none; separate nodes keep it (its ``nNodes > 1`` test runs
+    before the nodes are counted)."""
+    rack = build_fabric(resolve_topology("gb200-nvl72", catalog), catalog)
+    two_trays = Group(rack, np.arange(8), library_version=release_for(version).since)
+    assert NcclView.of(two_trays, release_for(version), read_env({})).nvls is nvls
+    pod = build_fabric(resolve_topology("dgx-h100-pod", catalog), catalog)
+    two_nodes = Group(pod, np.arange(16))
+    assert NcclView.of(two_nodes, release_for(version), read_env({})).nvls
 
 
 def test_releases_are_ordered_and_old_versions_refused():

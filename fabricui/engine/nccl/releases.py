@@ -125,6 +125,15 @@ class Release:
     blackwell_nvls_tree_tuning: bool = False
     """Blackwell NVLS channels across domains follow the NICs' speed and the GPUs per
     domain (``ncclNvlsTreeSm100Tuning`` in src/transport/nvls.cc, 2.30.3+)."""
+    nvls_min_gpus: int = 3
+    """Fewest GPUs NCCL's topology must hold (a node's ranks, or an NVLink clique's) for it
+    to turn NVLink SHARP on: ``ncclNvlsInit`` (src/transport/nvls.cc) returns early for
+    ``gpuCount <= 2`` up to 2.28.3 and for ``gpuCount < 2`` from 2.28.7."""
+    nvls_multi_node_nvlink: bool = True
+    """NVLink SHARP runs on an NVLink clique of several hosts (an NVL72 rack's trays); 2.20
+    turns it off there (``comm->MNNVL`` in ``ncclNvlsInit``; its ``comm->nNodes > 1`` test
+    reads the node count before init.cc has counted the nodes, so separate nodes keep
+    NVLS+tree)."""
 
     @property
     def version(self) -> str:
@@ -236,8 +245,14 @@ V2_19 = replace(
     search_2_19=True,
 )
 
-#: 2.20.3-1: a multi-node NVLink domain is tuned as one node.
-V2_20 = replace(V2_19, since=(2, 20, 0), tag="v2.20.3-1", mnnvl_as_one_node=True)
+#: 2.20.3-1: a multi-node NVLink domain is tuned as one node, without NVLink SHARP.
+V2_20 = replace(
+    V2_19,
+    since=(2, 20, 0),
+    tag="v2.20.3-1",
+    mnnvl_as_one_node=True,
+    nvls_multi_node_nvlink=False,
+)
 
 #: 2.21.5-1: NVLS hop 25 us, Hopper LL ceiling 141/45/35, ring LL keeps half, MNNVL
 #: domains count as their nodes again, Hopper intra speed 11 added.
@@ -253,6 +268,7 @@ V2_21 = replace(
     ll_max_GBps=((39.0, 39.0, 20.4), (87.7, 22.5, 19.0), (141.0, 45.0, 35.0)),
     ring_ll_quarter=False,
     mnnvl_as_one_node=False,
+    nvls_multi_node_nvlink=True,
     speeds_intra=(
         _VOLTA_AMPERE_SPEEDS_INTRA,
         (60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0),
@@ -398,9 +414,12 @@ V2_28_3 = replace(
     ),
 )
 
+#: 2.28.7-1: NVLink SHARP from two GPUs (``gpuCount < 2`` turns it off, not ``<= 2``).
+V2_28_7 = replace(V2_28_3, since=(2, 28, 7), tag="v2.28.7-1", nvls_min_gpus=2)
+
 #: 2.28.9-1: NVLS+tree network hop 20.9 us, Blackwell ring LL128 34.6 on two nodes.
 V2_28_9 = replace(
-    V2_28_3,
+    V2_28_7,
     since=(2, 28, 9),
     tag="v2.28.9-1",
     hop_us=(
@@ -477,6 +496,7 @@ RELEASES: tuple[Release, ...] = (
     V2_27_3,
     V2_27_7,
     V2_28_3,
+    V2_28_7,
     V2_28_9,
     V2_29_2,
     V2_29_7,

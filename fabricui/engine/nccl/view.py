@@ -187,6 +187,8 @@ class NcclView:
             and cc >= 90
             and (env.nvls is None or env.nvls)
             and len({r.shape[0] for r in group.by_node}) == 1
+            and group.ppn >= release.nvls_min_gpus
+            and (release.nvls_multi_node_nvlink or group.ranks_per_host >= group.ppn)
         )
         sharp = bool(net is not None and getattr(net, "sharp", False))
         nics = group.nics_per_node if group.n_nodes > 1 else 0
