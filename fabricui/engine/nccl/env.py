@@ -44,6 +44,8 @@ HONOURED = (
     "NCCL_PAT_ENABLE",
     "NCCL_NET_OVERHEAD",
     "NCCL_LL128_C2C",
+    "NCCL_P2P_LL_THRESHOLD",
+    "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
     "OFI_NCCL_NET_LATENCY",
 )
 #: First release whose lists take ``function:`` prefixes and refuse unknown names.
@@ -76,6 +78,11 @@ class NcclEnv:
     """``NCCL_NET_OVERHEAD`` converted from ns [us]."""
     ll128_c2c: bool = True
     """``NCCL_LL128_C2C`` (2.27+): LL128 to NICs behind a Grace's NVLink-C2C."""
+    p2p_ll_threshold: int = 16384
+    """``NCCL_P2P_LL_THRESHOLD``: bytes a point-to-point operation may carry per channel and
+    still run LL [bytes]."""
+    p2p_net_ll_buffers: bool = False
+    """``NCCL_ALLOC_P2P_NET_LL_BUFFERS=1``: point-to-point across the network may run LL."""
     ofi_net_latency_us: float | None = None
     """``OFI_NCCL_NET_LATENCY``: the latency aws-ofi-nccl reports to NCCL for its NICs
     (EFA, Slingshot) instead of its platform default [us] (``src/nccl_ofi_net.cpp``)."""
@@ -127,6 +134,7 @@ def read_env(env: Mapping[str, object] | None) -> NcclEnv:
     pat = _integer(given, "NCCL_PAT_ENABLE")
     overhead = _integer(given, "NCCL_NET_OVERHEAD")
     c2c = _integer(given, "NCCL_LL128_C2C")
+    ll_threshold = _integer(given, "NCCL_P2P_LL_THRESHOLD")
     return NcclEnv(
         algo=given.get("NCCL_ALGO") or None,
         proto=given.get("NCCL_PROTO") or None,
@@ -139,6 +147,8 @@ def read_env(env: Mapping[str, object] | None) -> NcclEnv:
         pat=2 if pat is None else pat,
         net_overhead_us=None if overhead is None or overhead == -2 else overhead / 1000.0,
         ll128_c2c=True if c2c is None else c2c != 0,
+        p2p_ll_threshold=max(0, 16384 if ll_threshold is None else ll_threshold),
+        p2p_net_ll_buffers=bool(_integer(given, "NCCL_ALLOC_P2P_NET_LL_BUFFERS")),
         ofi_net_latency_us=ofi_latency,
         given=given,
     )

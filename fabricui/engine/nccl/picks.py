@@ -12,6 +12,7 @@ here: their library pick is taken as the fastest pick.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -27,6 +28,7 @@ from fabricui.engine.nccl.env import (
     protocols_enabled,
     read_env,
 )
+from fabricui.engine.nccl.p2p import p2p_protocols
 from fabricui.engine.nccl.releases import (
     ALGORITHM_ENV_NAMES,
     ALGORITHMS,
@@ -35,7 +37,7 @@ from fabricui.engine.nccl.releases import (
     release_for,
 )
 from fabricui.engine.nccl.search import Graphs, search
-from fabricui.engine.nccl.tuner import TUNED_OPS, Tuning, p2p_protocol, tune
+from fabricui.engine.nccl.tuner import TUNED_OPS, Tuning, tune
 from fabricui.engine.nccl.view import NcclView
 from fabricui.vocabulary import PROTOCOLS
 
@@ -462,10 +464,13 @@ def _pick_per_size(pairs, index: IntArray, channels: tuple[int, ...], times: Flo
 def _p2p_choice(
     group, op: str, sizes: FloatArray, physical: Physical, settings: NcclSettings
 ) -> Choice:
-    """All-to-all and send/recv: NCCL picks LL up to 16 KiB per peer, else Simple."""
+    """All-to-all and send/recv: NCCL runs LL for small operations, Simple above, by the
+    release's rule (``p2p.p2p_protocols``); forcing the other protocol moves
+    NCCL_P2P_LL_THRESHOLD (and lets LL cross the network)."""
     n = sizes.shape[0]
     keys = [k for k in physical if k[0] == "p2p"] or list(physical)
-    wanted = p2p_protocol(op, group.n, sizes)
+    view, graphs = nccl_graphs(group, settings)
+    wanted = p2p_protocols(op, view, graphs, settings.release, settings.env, sizes)
     nccl_keys = [("p2p", proto) if ("p2p", proto) in physical else keys[0] for proto in wanted]
     nccl_times = np.array([physical[k][j] for j, k in enumerate(nccl_keys)])
     index, best_times = _fastest(physical, keys, n)
@@ -477,7 +482,10 @@ def _p2p_choice(
         if keep[j] or best_keys[j][1] == nccl_keys[j][1]:
             envs.append({})
         elif best_keys[j][1] == "ll":
-            envs.append({"NCCL_P2P_LL_THRESHOLD": str(int(per_peer[j]))})
+            env = {"NCCL_P2P_LL_THRESHOLD": str(math.ceil(per_peer[j]))}
+            if view.n_nodes > 1:
+                env["NCCL_ALLOC_P2P_NET_LL_BUFFERS"] = "1"
+            envs.append(env)
         else:
             envs.append({"NCCL_P2P_LL_THRESHOLD": "0"})
     nccl = Pick(

@@ -129,6 +129,11 @@ class Release:
     """Fewest GPUs NCCL's topology must hold (a node's ranks, or an NVLink clique's) for it
     to turn NVLink SHARP on: ``ncclNvlsInit`` (src/transport/nvls.cc) returns early for
     ``gpuCount <= 2`` up to 2.28.3 and for ``gpuCount < 2`` from 2.28.7."""
+    p2p_ll_rule: str = "op"
+    """Up to what a point-to-point operation runs LL (``addP2pToPlan`` in src/enqueue.cc):
+    ``op``, its bytes up to NCCL_P2P_LL_THRESHOLD (to 2.21); ``peer``, up to that times
+    the channels a peer may use (2.22 to 2.28); ``parts``, up to that times the channels
+    its parts take (2.29+). See ``fabricui.engine.nccl.p2p``."""
     nvls_multi_node_nvlink: bool = True
     """NVLink SHARP runs on an NVLink clique of several hosts (an NVL72 rack's trays); 2.20
     turns it off there (``comm->MNNVL`` in ``ncclNvlsInit``; its ``comm->nNodes > 1`` test
@@ -275,8 +280,9 @@ V2_21 = replace(
     ),
 )
 
-#: 2.22.3-1: the same tables.
-V2_22 = replace(V2_21, since=(2, 22, 0), tag="v2.22.3-1")
+#: 2.22.3-1: the same tables; point-to-point runs LL up to the threshold per channel of a
+#: peer.
+V2_22 = replace(V2_21, since=(2, 22, 0), tag="v2.22.3-1", p2p_ll_rule="peer")
 
 #: 2.23.4-1: PAT (all-gather/reduce-scatter, one GPU per node), tree Simple base 8.4 and
 #: hops 4 / 4 / 14 us, the ring's network steps ``2 (nodes - 1)``, one rank per node
@@ -439,12 +445,14 @@ V2_28_9 = replace(
     nvls_tree_cap_GBps=(*V2_28_3.nvls_tree_cap_GBps[:3], (0.0, 96.0, 43.8)),  # type: ignore[index]
 )
 
-#: 2.29.2-1: Blackwell ring LL128 34.5, tree correction to 512 MiB, NVLS+tree corrected on
+#: 2.29.2-1: point-to-point LL up to the threshold per channel its parts take, Blackwell
+#: ring LL128 34.5, tree correction to 512 MiB, NVLS+tree corrected on
 #: Blackwell with x86 hosts, Blackwell intra speed 45.
 V2_29_2 = replace(
     V2_28_9,
     since=(2, 29, 2),
     tag="v2.29.2-1",
+    p2p_ll_rule="parts",
     ring_ll128_cap_GBps=(*V2_28_9.ring_ll128_cap_GBps[:3], (34.5, 34.6, 34.5)),
     tree_correction_sizes=24,
     nvls_tree_correction=True,
