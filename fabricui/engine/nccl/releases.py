@@ -90,8 +90,6 @@ class Release:
     """PAT fixed cost [us]."""
     nvls_gather_scatter: bool = True
     """NVLS runs all-gather and reduce-scatter on one node (2.19+)."""
-    mnnvl_as_one_node: bool = False
-    """A multi-node NVLink domain is tuned as a single node (2.20 only)."""
     ll128_compute_caps: tuple[int, ...] | None = None
     """Compute capabilities LL128 is on by default for; None: any from sm70 (2.27+)."""
     ll128_network_rule: str = "pxn"
@@ -250,17 +248,12 @@ V2_19 = replace(
     search_2_19=True,
 )
 
-#: 2.20.3-1: a multi-node NVLink domain is tuned as one node, without NVLink SHARP.
-V2_20 = replace(
-    V2_19,
-    since=(2, 20, 0),
-    tag="v2.20.3-1",
-    mnnvl_as_one_node=True,
-    nvls_multi_node_nvlink=False,
-)
+#: 2.20.3-1: no NVLink SHARP on a multi-node NVLink clique.
+V2_20 = replace(V2_19, since=(2, 20, 0), tag="v2.20.3-1", nvls_multi_node_nvlink=False)
 
-#: 2.21.5-1: NVLS hop 25 us, Hopper LL ceiling 141/45/35, ring LL keeps half, MNNVL
-#: domains count as their nodes again, Hopper intra speed 11 added.
+#: 2.21.5-1: NVLS hop 25 us, Hopper LL ceiling 141/45/35, ring LL keeps half, a
+#: multi-node NVLink clique fused into one topology (src/graph/topo.cc), Hopper intra speed
+#: 11 added.
 V2_21 = replace(
     V2_20,
     since=(2, 21, 0),
@@ -272,7 +265,6 @@ V2_21 = replace(
     ),
     ll_max_GBps=((39.0, 39.0, 20.4), (87.7, 22.5, 19.0), (141.0, 45.0, 35.0)),
     ring_ll_quarter=False,
-    mnnvl_as_one_node=False,
     nvls_multi_node_nvlink=True,
     speeds_intra=(
         _VOLTA_AMPERE_SPEEDS_INTRA,
