@@ -169,6 +169,25 @@ def test_channel_bounds_from_the_environment(h200):
         assert search(view, release, settings).channels == expected
 
 
+def test_nvls_channels_follow_ctas_not_the_ring_bounds(h200):
+    """NVLS runs NCCL_NVLS_NCHANNELS (16 by default on Hopper) between NCCL_MIN_CTAS and
+    NCCL_MAX_CTAS; NCCL_MIN/MAX_NCHANNELS bound only rings and trees (src/graph/connect.cc),
+    while the CTA bounds bound both (src/init.cc, src/transport/nvls.cc)."""
+    release = NEWEST
+    for env, rings, nvls in (
+        ({}, 24, 16),
+        ({"NCCL_MAX_NCHANNELS": "4"}, 4, 16),
+        ({"NCCL_MIN_NCHANNELS": "32"}, 32, 16),
+        ({"NCCL_NVLS_NCHANNELS": "8"}, 24, 8),
+        ({"NCCL_MAX_CTAS": "4"}, 4, 4),
+        ({"NCCL_MIN_CTAS": "20"}, 24, 20),
+        ({"NCCL_MIN_CTAS": "0", "NCCL_MAX_CTAS": "-1"}, 24, 16),
+    ):
+        settings = read_env(env)
+        graphs = search(NcclView.of(h200, release, settings), release, settings)
+        assert (graphs.channels, graphs.nvls_channels) == (rings, nvls), env
+
+
 @pytest.mark.parametrize(
     ("version", "tag"),
     [

@@ -37,6 +37,9 @@ HONOURED = (
     "NCCL_PROTO",
     "NCCL_MIN_NCHANNELS",
     "NCCL_MAX_NCHANNELS",
+    "NCCL_MIN_CTAS",
+    "NCCL_MAX_CTAS",
+    "NCCL_NVLS_NCHANNELS",
     "NCCL_NVLS_ENABLE",
     "NCCL_COLLNET_ENABLE",
     "NCCL_CROSS_NIC",
@@ -64,6 +67,13 @@ class NcclEnv:
     """``NCCL_MIN_NCHANNELS``."""
     max_channels: int | None = None
     """``NCCL_MAX_NCHANNELS``."""
+    min_ctas: int | None = None
+    """``NCCL_MIN_CTAS``: fewest channels of any kind (rings, trees and NVLS; ignored at 0
+    or below)."""
+    max_ctas: int | None = None
+    """``NCCL_MAX_CTAS``: most channels of any kind (ignored at 0 or below)."""
+    nvls_channels: int | None = None
+    """``NCCL_NVLS_NCHANNELS``: NVLS channels instead of the release's default."""
     nvls: bool | None = None
     """``NCCL_NVLS_ENABLE`` (0 turns NVLS and NVLS+tree off)."""
     collnet: bool = False
@@ -105,6 +115,11 @@ def _integer(env: Mapping[str, str], name: str) -> int | None:
         raise EngineError(f"{name}={value!r} is not an integer") from None
 
 
+def _positive(value: int | None) -> int | None:
+    """A CTA bound NCCL takes (it ignores 0 and below, src/init.cc ``parseCommConfig``)."""
+    return value if value is not None and value > 0 else None
+
+
 def _latency_us(env: Mapping[str, object], name: str) -> float | None:
     value = env.get(name)
     if value is None or str(value).strip() == "":
@@ -140,6 +155,9 @@ def read_env(env: Mapping[str, object] | None) -> NcclEnv:
         proto=given.get("NCCL_PROTO") or None,
         min_channels=_integer(given, "NCCL_MIN_NCHANNELS"),
         max_channels=_integer(given, "NCCL_MAX_NCHANNELS"),
+        min_ctas=_positive(_integer(given, "NCCL_MIN_CTAS")),
+        max_ctas=_positive(_integer(given, "NCCL_MAX_CTAS")),
+        nvls_channels=_integer(given, "NCCL_NVLS_NCHANNELS"),
         nvls=None if nvls is None else nvls != 0,
         collnet=bool(collnet),
         cross_nic=2 if cross is None else cross,

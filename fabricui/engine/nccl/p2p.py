@@ -45,15 +45,18 @@ def _pow2_down(value: int) -> int:
 def p2p_channels(view: NcclView, graphs: Graphs, release: Release) -> tuple[int, int]:
     """NCCL's point-to-point channels and the channels one peer may use.
 
-    ``ncclTopoComputeP2pChannels``: the communicator's channels rounded up to a power of
-    two; per peer the fewest any peer allows, also a power of two: a peer over NVLink
-    ``2 * (path bandwidth / one NVLink's)``, over PCIe 2, over the network 2 halved while
-    ``2 * ranks > 4 * channels`` (at least what drives the GPU's NICs).
+    ``ncclTopoComputeP2pChannels``: the communicator's channels (at least its NVLS
+    channels) rounded up to a power of two; per peer the fewest any peer allows, also a
+    power of two: a peer over NVLink ``2 * (path bandwidth / one NVLink's)``, over PCIe 2,
+    over the network 2 halved while ``2 * ranks > 4 * channels`` (at least what drives the
+    GPU's NICs).
 
     Returns:
         ``(p2pnChannels, p2pnChannelsPerPeer)``.
     """
-    channels = min(_pow2_up(graphs.channels), _pow2_down(release.max_channels))
+    # comm->nChannels, raised to the NVLS channels where NVLS runs (src/graph/connect.cc).
+    base = max(graphs.channels, graphs.nvls_channels)
+    channels = min(_pow2_up(base), _pow2_down(release.max_channels))
     least = channels
     if view.ppn > 1:
         if view.intra in ("nvswitch", "mesh") and view.gpu_nvlink_GBps > 0:

@@ -316,15 +316,30 @@ def runtime_channels(
         channels *= 2
     if not view.net_device_host and view.n_nodes > 1 and channels < 16:
         channels *= 2  # GPUDirect-TCPX's unpack device doubles its channels
+    low, high = cta_bounds(env, release)
     if env.max_channels is not None:
         channels = min(channels, max(1, min(env.max_channels, release.max_channels)))
+    channels = min(channels, high)
     if env.min_channels is not None:
         channels = max(channels, min(env.min_channels, release.max_channels))
+    channels = max(channels, low)
     return max(1, channels)
 
 
+def cta_bounds(env: NcclEnv, release: Release) -> tuple[int, int]:
+    """``(minCTAs, maxCTAs)``: NCCL_MIN_CTAS and NCCL_MAX_CTAS, 1 and MAXCHANNELS unset,
+    capped at MAXCHANNELS, the minimum lowered to the maximum (src/init.cc
+    ``parseCommConfig``). They bound every kind of channel; NCCL_MIN/MAX_NCHANNELS only the
+    rings' and trees'."""
+    low = min(env.min_ctas or 1, release.max_channels)
+    high = min(env.max_ctas or release.max_channels, release.max_channels)
+    return min(low, high), high
+
+
 def nvls_runtime_channels(view: NcclView, release: Release, env: NcclEnv) -> int:
-    """``comm->nvlsChannels`` (src/transport/nvls.cc ``ncclNvlsInit``)."""
+    """``comm->nvlsChannels`` (src/transport/nvls.cc ``ncclNvlsInit``): the release's
+    default or NCCL_NVLS_NCHANNELS, between NCCL_MIN_CTAS and NCCL_MAX_CTAS (not bounded by
+    NCCL_MIN/MAX_NCHANNELS, which connect.cc applies to rings and trees only)."""
     hopper, blackwell_multi, blackwell_one = release.nvls_channels
     if view.compute_capability >= 100:
         channels = blackwell_multi if view.n_nodes > 1 else blackwell_one
@@ -332,11 +347,10 @@ def nvls_runtime_channels(view: NcclView, release: Release, env: NcclEnv) -> int
             channels = _blackwell_nvls_tree_channels(view, channels)
     else:
         channels = hopper
-    if env.max_channels is not None:
-        channels = min(channels, max(1, env.max_channels))
-    if env.min_channels is not None:
-        channels = max(channels, env.min_channels)
-    return channels
+    if env.nvls_channels is not None:
+        channels = env.nvls_channels
+    low, high = cta_bounds(env, release)
+    return max(low, min(high, channels))
 
 
 def _blackwell_nvls_tree_channels(view: NcclView, channels: int) -> int:
