@@ -31,7 +31,8 @@ FUNCTION_NAMES = {
     "reducescatter": "reduce_scatter",
     "allreduce": "all_reduce",
 }
-#: The variables this model honours (everything else a run sets is kept but not used).
+#: The variables this model reads and checks (everything else a run sets is kept but not
+#: used); see ``NcclEnv`` for the two that change no price.
 HONOURED = (
     "NCCL_ALGO",
     "NCCL_PROTO",
@@ -79,9 +80,13 @@ class NcclEnv:
     collnet: bool = False
     """``NCCL_COLLNET_ENABLE=1`` (CollNet/SHARP is off unless asked for)."""
     cross_nic: int = 2
-    """``NCCL_CROSS_NIC``: 0 never, 1 always, 2 (default) when it helps."""
+    """``NCCL_CROSS_NIC``: 0 never, 1 always, 2 (default) when it helps. Checked, and no
+    price changes with it: the engine's rings keep each channel on one rail (PXN), and
+    traffic that does cross rails spreads over the equal-cost spines."""
     qps_per_connection: int = 1
-    """``NCCL_IB_QPS_PER_CONNECTION``."""
+    """``NCCL_IB_QPS_PER_CONNECTION``. Checked, and no price changes with it: the engine
+    already spreads every transfer evenly over equal-cost links, as many queue pairs and
+    channels with adaptive routing do (``BulkRouter.link_shares``)."""
     pat: int = 2
     """``NCCL_PAT_ENABLE``: 0 off, 1 on, 2 (default) where NCCL supports it."""
     net_overhead_us: float | None = None
