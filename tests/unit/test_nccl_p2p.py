@@ -95,3 +95,15 @@ def test_the_env_given_for_the_best_protocol_makes_nccl_run_it(dgx, pod):
         )
         assert again.choice.nccl.protocol[0] == "ll"
         assert again.choice.nccl.time_us[0] == pytest.approx(first.choice.best.time_us[0])
+
+
+def test_small_operations_across_nodes_need_only_ll_buffers(pod):
+    """Below the threshold NCCL already has, LL across nodes needs only its buffers; above
+    it, a power-of-two threshold at least the operation, one setting for a range."""
+    algorithms = collective_algorithms()
+    result = predict(Group(pod, np.arange(16)), "all_to_all", [8.0, 16 * 64 * KIB], algorithms)
+    assert result.choice.env[0] == {"NCCL_ALLOC_P2P_NET_LL_BUFFERS": "1"}
+    assert result.choice.env[1] == {
+        "NCCL_P2P_LL_THRESHOLD": "65536",
+        "NCCL_ALLOC_P2P_NET_LL_BUFFERS": "1",
+    }

@@ -478,13 +478,18 @@ def _p2p_choice(
     best_keys = [nccl_keys[j] if keep[j] else keys[index[j]] for j in range(n)]
     envs: list[dict[str, str]] = []
     per_peer = sizes / (group.n if op == "all_to_all" else 1)
+    # With LL buffers across the network, which sizes the current threshold already covers.
+    with_buffers = replace(settings.env, p2p_net_ll_buffers=True)
+    covered = p2p_protocols(op, view, graphs, settings.release, with_buffers, sizes)
     for j in range(n):
         if keep[j] or best_keys[j][1] == nccl_keys[j][1]:
             envs.append({})
         elif best_keys[j][1] == "ll":
-            env = {"NCCL_P2P_LL_THRESHOLD": str(math.ceil(per_peer[j]))}
-            if view.n_nodes > 1:
-                env["NCCL_ALLOC_P2P_NET_LL_BUFFERS"] = "1"
+            env = {"NCCL_ALLOC_P2P_NET_LL_BUFFERS": "1"} if view.n_nodes > 1 else {}
+            if covered[j] != "ll":
+                # A power of two at least the operation: one setting serves a range of sizes.
+                threshold = 1 << max(0, math.ceil(math.log2(max(1.0, per_peer[j]))))
+                env = {"NCCL_P2P_LL_THRESHOLD": str(threshold), **env}
             envs.append(env)
         else:
             envs.append({"NCCL_P2P_LL_THRESHOLD": "0"})
