@@ -230,6 +230,20 @@ def test_nvls_needs_three_gpus_before_2_28_7(catalog, h100_box, version, gpus, n
         assert "nvls" not in (result.choice.nccl.algorithm[0], result.choice.best.algorithm[0])
 
 
+def test_forcing_an_algorithm_nccl_does_not_run_here_fails_as_nccl_algo_does(catalog, h100_box):
+    """``--algo nvls`` on two GPUs of an H100 box: NCCL 2.26 has no NVLS there, so the
+    forced run fails in one line naming what NCCL does run; 2.29 runs it."""
+    fabric = build_fabric(parse_topology(YamlDocument(data=h100_box, origin="x"), catalog), catalog)
+    algorithms = collective_algorithms()
+    old = Group(fabric, np.arange(2), library_version=(2, 26, 2))
+    with pytest.raises(EngineError, match=r"NCCL 2.26.2 does not run nvls .* it runs ring, tree$"):
+        predict(old, "all_reduce", [2.0**30], algorithms, algo="nvls")
+    new = Group(fabric, np.arange(2), library_version=(2, 29, 2))
+    assert predict(new, "all_reduce", [2.0**30], algorithms, algo="nvls").algorithm == (
+        "nvls/simple",
+    )
+
+
 @pytest.mark.parametrize(("version", "nvls"), [("2.20.3", False), ("2.21.5", True)])
 def test_nccl_2_20_has_no_nvls_on_a_multi_node_nvlink_clique(catalog, version, nvls):
     """2.20 turns NVLink SHARP off on a multi-node NVLink clique (``comm->MNNVL``): two

@@ -39,6 +39,7 @@ from fabricui.engine.nccl.releases import (
 from fabricui.engine.nccl.search import Graphs, search
 from fabricui.engine.nccl.tuner import TUNED_OPS, Tuning, tune
 from fabricui.engine.nccl.view import NcclView
+from fabricui.errors import EngineError
 from fabricui.vocabulary import PROTOCOLS
 
 FloatArray = npt.NDArray[np.float64]
@@ -330,6 +331,16 @@ def choose(
         lambda: _tunings(group, settings, op),
     )
     pairs = _nccl_pairs(tuning, physical, forced)
+    if not pairs and forced in ENGINE_ALGORITHM.values() and any(k[0] == forced for k in physical):
+        # Forcing an algorithm NCCL has but does not run here fails as NCCL_ALGO does.
+        runs = sorted(
+            {ENGINE_ALGORITHM[a] for i, a in enumerate(ALGORITHMS) if tuning.bw_GBps[i].max() > 0}
+        )
+        raise EngineError(
+            f"NCCL {release.version} does not run {forced} for {op} on these {group.n} GPUs "
+            f"(not available here, or turned off by the settings); it runs "
+            f"{', '.join(runs) or 'nothing'}"
+        )
     if not pairs:  # nothing NCCL would run can be priced: fall back to the fastest
         return replace(not_modelled("NCCL", physical, n), library=f"NCCL {release.version}")
     nccl_times = tuning.times_us(sizes)
