@@ -28,16 +28,23 @@ def finished(op: str, state) -> bool:
         return all(state[r][c] == {c} for r in range(N) for c in range(N))
     if op == "reduce_scatter":
         return all(sum(state[r][c] == EVERYONE for c in range(N)) >= 1 for r in range(N))
+    if op == "reduce":
+        return all(state[0][c] == EVERYONE for c in range(N))
+    if op == "all_to_all":
+        return all(state[r][r] == EVERYONE for r in range(N))
+    if op == "send_recv":
+        return all(state[(r + 1) % N][c] == {r} for r in range(N) for c in range(N))
     return all(state[r][c] == {0} for r in range(N) for c in range(N))
 
 
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
 @pytest.mark.parametrize("op", STEPPER_OPS)
 def test_every_drawing_ends_where_the_collective_must(algorithm, op):
-    """Whatever is drawn (the algorithm, or the ring in its place) completes the op."""
+    """Whatever is drawn (the algorithm, or the ring or direct sends in its place)
+    completes the op."""
     drawn, steps, caption = collective_steps(op, algorithm)
     assert steps and finished(op, steps[-1].state)
-    assert drawn == algorithm or "the ring" in caption
+    assert drawn == algorithm or f"has no {op} picture: the {drawn}" in caption
 
 
 @pytest.mark.parametrize(
@@ -50,6 +57,9 @@ def test_every_drawing_ends_where_the_collective_must(algorithm, op):
         ("pat", "all_gather", 2),  # log2 N
         ("pat", "reduce_scatter", 2),
         ("p2p", "all_gather", 1),
+        ("ring", "reduce", 6),  # 2N - 2, pipelined into GPU0
+        ("p2p/simple", "all_to_all", 1),  # every block straight to its GPU
+        ("ring", "send_recv", 1),  # drawn as direct sends
     ],
 )
 def test_step_counts_are_the_algorithms(algorithm, op, steps):
@@ -85,3 +95,17 @@ async def test_stepper_follows_the_row_under_the_cursor(app_factory):
         assert stepper.drawn == "nvlstree" and stepper.step == 0
         await pilot.press("n")
         assert "nvlstree all_reduce" in str(stepper.render())
+
+
+async def test_stepper_draws_the_chosen_point_to_point_op(app_factory):
+    """All-to-all on the pod: the stepper draws direct sends of all-to-all (not an
+    all-reduce) under the caption of that picture, once the table's row names p2p."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.screen.op = "all_to_all"
+        await settle(pilot)
+        stepper = app.screen.query_one(RingStepper)
+        assert (stepper.op, stepper.drawn) == ("all_to_all", "p2p")
+        assert stepper.caption == "direct: every block straight to its GPU"
+        assert "p2p all_to_all" in str(stepper.render())

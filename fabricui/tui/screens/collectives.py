@@ -109,7 +109,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
     release and settings; ``m`` opens or pastes a measured nccl-tests output to show it
     beside the prediction with the error per size. The table's cursor picks the size the
     plot highlights and the line under the table tells how to force that size's best pick.
-    The ring stepper shows the chosen operation (or all-reduce) step by step: ``n``/``b``
+    The ring stepper shows the chosen operation step by step: ``n``/``b``
     step, ``p`` plays, ``r`` resets.
     """
 
@@ -227,7 +227,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         self._predict_pending = False
 
     def watch_op(self, op: str) -> None:
-        """A new operation: the stepper shows it (or all-reduce); predict again."""
+        """A new operation: the stepper shows it; predict again."""
         if self.is_mounted:
             self.query_one(RingStepper).op = op if op in STEPPER_OPS else "all_reduce"
         self._request_predict()

@@ -15,7 +15,9 @@ as NCCL runs it, at the smallest size that shows its shape.
 - sharp: as nvls, with the InfiniBand switch reducing (SHARP).
 - pat: NCCL's PAT for all-gather and reduce-scatter (one GPU per node): log2(N) steps at
   doubling (all-gather) or halving (reduce-scatter) distances, as Bruck's algorithm.
-- p2p: every GPU sends each GPU its chunk directly (reduce-scatter), then the sums.
+- p2p: every GPU sends each GPU its chunk directly (reduce-scatter), then the sums; an
+  all-to-all sends every block straight to its GPU, a send/recv each buffer to the next
+  GPU (nccl-tests' pattern).
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 #: Operations the stepper can show.
-STEPPER_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+STEPPER_OPS = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "broadcast",
+    "reduce",
+    "all_to_all",
+    "send_recv",
+)
+#: Point-to-point operations: drawn as direct sends when the algorithm has no picture.
+P2P_OPS = ("all_to_all", "send_recv")
 #: GPUs drawn.
 RING_RANKS = 4
 #: Chunk names.
@@ -53,7 +65,7 @@ class Step:
 
 def initial_state(op: str, n: int) -> State:
     """What each rank holds before ``op`` starts."""
-    if op in ("all_reduce", "reduce_scatter"):
+    if op in ("all_reduce", "reduce_scatter", "reduce", *P2P_OPS):
         return tuple(tuple(frozenset({r}) for _ in range(n)) for r in range(n))
     if op == "all_gather":
         return tuple(
@@ -92,8 +104,14 @@ def ring_steps(op: str, n: int = RING_RANKS) -> list[Step]:
     after n-1 steps rank r owns the full chunk ``r + 1``. All-gather: at step s rank r
     passes chunk ``r - s`` (r's own chunk first) on. All-reduce is a reduce-scatter then an
     all-gather of the reduced chunks (2(n-1) steps). Broadcast pipelines the root's n
-    chunks down the chain 0 -> 1 -> ... -> n-1 (2n-2 steps).
+    chunks down the chain 0 -> 1 -> ... -> n-1 (2n-2 steps); reduce pipelines them the
+    other way round the ring, 1 -> 2 -> ... -> 0, adding as they go (2n-2 steps).
+
+    Raises:
+        ValueError: All-to-all and send/recv (point-to-point, no ring).
     """
+    if op in P2P_OPS:
+        raise ValueError(f"no ring picture for {op}")
     rec = _Recorder(op, n)
     if op in ("all_reduce", "reduce_scatter"):
         for s in range(n - 1):
@@ -108,6 +126,11 @@ def ring_steps(op: str, n: int = RING_RANKS) -> list[Step]:
         for s in range(2 * n - 2):
             sends = [(s - c, s - c + 1, c) for c in range(n) if 0 <= s - c < n - 1]
             rec.record(sends, "pipeline", False)
+    if op == "reduce":
+        chain = [(1 + i) % n for i in range(n)]  # the ring from the root's next to the root
+        for s in range(2 * n - 2):
+            sends = [(chain[s - c], chain[s - c + 1], c) for c in range(n) if 0 <= s - c < n - 1]
+            rec.record(sends, "pipeline to GPU0", True)
     return rec.steps
 
 
@@ -234,8 +257,22 @@ def pat_steps(op: str, n: int = RING_RANKS) -> list[Step]:
 
 def p2p_steps(op: str, n: int = RING_RANKS) -> list[Step]:
     """Direct sends: each GPU sends chunk c straight to GPU c (reduce-scatter), then each
-    GPU sends its sum to every other (all-gather); broadcast: the root to all at once."""
+    GPU sends its sum to every other (all-gather); broadcast: the root to all at once;
+    all-to-all: every block straight to its GPU (kept apart, not added); send/recv: each
+    GPU's buffer to the next GPU.
+
+    Raises:
+        ValueError: Reduce (a ring in NCCL).
+    """
+    if op == "reduce":
+        raise ValueError("no direct picture for reduce")
     rec = _Recorder(op, n)
+    if op == "all_to_all":
+        sends = [(r, c, c) for r in range(n) for c in range(n) if r != c]
+        rec.record(sends, "each block to its GPU", True)
+    if op == "send_recv":
+        sends = [(r, (r + 1) % n, c) for r in range(n) for c in range(n)]
+        rec.record(sends, "each GPU to the next", False)
     if op in ("all_reduce", "reduce_scatter"):
         rec.record(
             [(r, c, c) for c in range(n) for r in range(n) if r != c], "direct to owners", True
@@ -264,6 +301,14 @@ ALGORITHMS: dict[str, tuple[Callable[[str, int], list[Step]], str]] = {
 }
 
 
+#: Captions of the pictures an algorithm draws differently for some operations.
+OP_CAPTIONS = {
+    ("p2p", "all_to_all"): "direct: every block straight to its GPU",
+    ("p2p", "send_recv"): "direct: each GPU's buffer to the next GPU",
+    ("ring", "reduce"): "ring: each chunk round to GPU0, summed on the way",
+}
+
+
 def algorithm_family(label: str) -> str:
     """``nvlstree/simple`` -> ``nvlstree`` (the engine's ``algorithm/protocol`` label)."""
     return label.split("/", 1)[0].strip().lower()
@@ -271,15 +316,18 @@ def algorithm_family(label: str) -> str:
 
 def collective_steps(op: str, algorithm: str, n: int = RING_RANKS) -> tuple[str, list[Step], str]:
     """(algorithm drawn, its steps, caption) for ``op``: the algorithm's own steps when it
-    has a picture for ``op``, else the ring's (the caption says which was asked)."""
+    has a picture for ``op``, else the ring's (direct sends' for all-to-all and send/recv;
+    the caption says which was asked)."""
     family = algorithm_family(algorithm) or "ring"
     entry = ALGORITHMS.get(family)
     if entry is not None:
         steps_of, caption = entry
         try:
-            return family, steps_of(op, n), caption
+            return family, steps_of(op, n), OP_CAPTIONS.get((family, op), caption)
         except ValueError:
             pass
-    steps_of, caption = ALGORITHMS["ring"]
-    note = f"{family} has no {op} picture: the ring" if family != "ring" else caption
-    return "ring", steps_of(op, n), note
+    fallback = "p2p" if op in P2P_OPS else "ring"
+    steps_of, caption = ALGORITHMS[fallback]
+    caption = OP_CAPTIONS.get((fallback, op), caption)
+    note = f"{family} has no {op} picture: the {fallback}" if family != fallback else caption
+    return fallback, steps_of(op, n), note

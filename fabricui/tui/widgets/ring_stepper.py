@@ -118,6 +118,9 @@ class RingStepper(Widget):
     def _restart(self) -> None:
         drawn, steps, caption = collective_steps(self.op, self.algorithm)
         if (drawn, steps) == (self.drawn, self._steps):
+            if caption != self.caption:  # the same picture, asked for by another name
+                self.caption = caption
+                self.refresh()
             return
         self.drawn, self._steps, self.caption = drawn, steps, caption
         self.playing = False
