@@ -8,8 +8,8 @@ LL while an operation is small, Simple above, and what "small" means changed:
 - 2.22 to 2.28, at most ``p2pnChannelsPerPeer`` times it (the channels a peer may use,
   ``ncclTopoComputeP2pChannels`` in src/graph/paths.cc: 32 on an NVSwitch node, 2 or 1
   across nodes);
-- from 2.29, at most the channels that operation's parts take times it (parts of a
-  quarter or an eighth of the point-to-point chunk).
+- from 2.29, at most the channels that operation's parts take times it (parts of at
+  least half the point-to-point chunk across nodes, an eighth within one).
 
 A peer reached over the network has no LL buffer unless ``NCCL_ALLOC_P2P_NET_LL_BUFFERS=1``
 (src/transport/net.cc: shared point-to-point buffers are Simple only), so operations that
@@ -108,7 +108,7 @@ def p2p_protocols(
     return ["ll" if ok else "simple" for ok in (per_op <= limit).tolist()]
 
 
-def _part_channels(view: NcclView, channels: int, per_peer: int, per_op: np.ndarray):
+def _part_channels(view: NcclView, channels: int, per_peer: int, per_op: np.ndarray) -> np.ndarray:
     """Channels each operation's parts take (2.29+ ``addP2pToPlan``): at most the fewest a
     peer may use (halved while every rank would not get one), one per ``chunk / 2`` across
     nodes or ``chunk / 8`` within one, doubled while a part stays above ``chunk`` (``32 *
