@@ -157,11 +157,15 @@ def test_two_h100_nodes_search_one_nic_per_channel():
 
 
 def test_channel_bounds_from_the_environment(h200):
-    """NCCL_MAX_NCHANNELS clamps the runtime channels, NCCL_MIN_NCHANNELS raises them."""
+    """NCCL_MAX_NCHANNELS clamps the runtime channels, NCCL_MIN_NCHANNELS raises them; where
+    NVLS runs, rings and trees run on at least its channels from 2.22 (connect.cc raises
+    ``comm->nChannels`` to them and enqueue.cc starts from ``comm->nChannels``, where 2.21
+    started from ``comm->collChannels``)."""
     release = NEWEST
     for env, expected in (
         ({}, 24),
-        ({"NCCL_MAX_NCHANNELS": "4"}, 4),
+        ({"NCCL_MAX_NCHANNELS": "4", "NCCL_NVLS_ENABLE": "0"}, 4),
+        ({"NCCL_MAX_NCHANNELS": "4"}, 16),
         ({"NCCL_MIN_NCHANNELS": "32"}, 32),
     ):
         settings = read_env(env)
@@ -172,11 +176,12 @@ def test_channel_bounds_from_the_environment(h200):
 def test_nvls_channels_follow_ctas_not_the_ring_bounds(h200):
     """NVLS runs NCCL_NVLS_NCHANNELS (16 by default on Hopper) between NCCL_MIN_CTAS and
     NCCL_MAX_CTAS; NCCL_MIN/MAX_NCHANNELS bound only rings and trees (src/graph/connect.cc),
-    while the CTA bounds bound both (src/init.cc, src/transport/nvls.cc)."""
+    which then run on at least the NVLS channels; the CTA bounds bound both (src/init.cc,
+    src/transport/nvls.cc)."""
     release = NEWEST
     for env, rings, nvls in (
         ({}, 24, 16),
-        ({"NCCL_MAX_NCHANNELS": "4"}, 4, 16),
+        ({"NCCL_MAX_NCHANNELS": "4"}, 16, 16),
         ({"NCCL_MIN_NCHANNELS": "32"}, 32, 16),
         ({"NCCL_NVLS_NCHANNELS": "8"}, 24, 8),
         ({"NCCL_MAX_CTAS": "4"}, 4, 4),

@@ -127,6 +127,10 @@ class Release:
     """Fewest GPUs NCCL's topology must hold (a node's ranks, or an NVLink clique's) for it
     to turn NVLink SHARP on: ``ncclNvlsInit`` (src/transport/nvls.cc) returns early for
     ``gpuCount <= 2`` up to 2.28.3 and for ``gpuCount < 2`` from 2.28.7."""
+    rings_on_nvls_channels: bool = False
+    """Rings and trees run on ``comm->nChannels``, which NVLS raises to its own channel
+    count (src/graph/connect.cc), instead of ``comm->collChannels`` (src/enqueue.cc
+    ``topoGetAlgoInfo``, 2.22+)."""
     p2p_ll_rule: str = "op"
     """Up to what a point-to-point operation runs LL (``addP2pToPlan`` in src/enqueue.cc):
     ``op``, its bytes up to NCCL_P2P_LL_THRESHOLD (to 2.21); ``peer``, up to that times
@@ -273,8 +277,10 @@ V2_21 = replace(
 )
 
 #: 2.22.3-1: the same tables; point-to-point runs LL up to the threshold per channel of a
-#: peer.
-V2_22 = replace(V2_21, since=(2, 22, 0), tag="v2.22.3-1", p2p_ll_rule="peer")
+#: peer; rings and trees run on as many channels as NVLS where NVLS has more.
+V2_22 = replace(
+    V2_21, since=(2, 22, 0), tag="v2.22.3-1", p2p_ll_rule="peer", rings_on_nvls_channels=True
+)
 
 #: 2.23.4-1: PAT (all-gather/reduce-scatter, one GPU per node), tree Simple base 8.4 and
 #: hops 4 / 4 / 14 us, the ring's network steps ``2 (nodes - 1)``, one rank per node

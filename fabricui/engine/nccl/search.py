@@ -372,12 +372,16 @@ def search(view: NcclView, release: Release, env: NcclEnv) -> Graphs:
     ring, tree = ring_and_tree(view, release)
     nvls = nvls_graph(view, release)
     direct, chain = collnet_graphs(view, release, tree)
+    channels = runtime_channels(view, release, env, ring, tree, chain)
+    nvls_channels = nvls_runtime_channels(view, release, env) if nvls.channels else 0
+    if release.rings_on_nvls_channels:
+        channels = max(channels, nvls_channels)
     return Graphs(
         ring=ring,
         tree=tree,
         nvls=nvls,
         collnet_direct=direct,
         collnet_chain=chain,
-        channels=runtime_channels(view, release, env, ring, tree, chain),
-        nvls_channels=nvls_runtime_channels(view, release, env) if nvls.channels else 0,
+        channels=channels,
+        nvls_channels=nvls_channels,
     )
