@@ -12,7 +12,7 @@ from fabricui.tui.widgets.collective_steps import (
     STEPPER_OPS,
     collective_steps,
 )
-from fabricui.tui.widgets.ring_stepper import RingStepper
+from fabricui.tui.widgets.ring_stepper import RingStepper, chunk_list, send_text
 
 N = 4
 EVERYONE = frozenset(range(N))
@@ -109,3 +109,15 @@ async def test_stepper_draws_the_chosen_point_to_point_op(app_factory):
         assert (stepper.op, stepper.drawn) == ("all_to_all", "p2p")
         assert stepper.caption == "direct: every block straight to its GPU"
         assert "p2p all_to_all" in str(stepper.render())
+
+
+def test_every_gpu_line_fits_the_80_column_stepper():
+    """What a GPU sends stays within 17 columns in every picture (the stepper is 56 wide
+    with four 8-column chunk cells): three chunks with a gap read ``ACD``."""
+    assert chunk_list([0, 2, 3]) == "ACD" and chunk_list([1, 2, 3]) == "B-D"
+    assert chunk_list([0, 2]) == "A,C"
+    for algorithm in ALGORITHMS:
+        for op in STEPPER_OPS:
+            for step in collective_steps(op, algorithm)[1]:
+                for rank in range(N):
+                    assert len(send_text(step, rank, "->")) <= 17, (algorithm, op, rank)

@@ -37,11 +37,12 @@ def cell_text(holders: frozenset[int], n: int) -> str:
 
 
 def chunk_list(chunks: list[int]) -> str:
-    """``A``, ``A,B`` or ``B-D`` (three or more in a row) for chunk indices."""
+    """``A``, ``A,B``, ``B-D`` (three or more in a row) or ``ACD`` (three or more with a
+    gap: short enough that a GPU's line fits the 80-column layout) for chunk indices."""
     order = sorted(set(chunks))
     if len(order) > 2 and order[-1] - order[0] == len(order) - 1:
         return f"{CHUNKS[order[0]]}-{CHUNKS[order[-1]]}"
-    return ",".join(CHUNKS[c] for c in order)
+    return ("" if len(order) > 2 else ",").join(CHUNKS[c] for c in order)
 
 
 def send_text(step: Step, rank: int, arrow: str, n: int = RING_RANKS) -> str:
