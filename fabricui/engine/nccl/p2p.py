@@ -34,19 +34,20 @@ NVL_CHUNK = 512 * 1024
 PCI_CHUNK = 128 * 1024
 
 
-def _pow2_up(value: int) -> int:
+def pow2_up(value: float) -> int:
+    """The least power of two at least ``value`` (1 for 1 or less)."""
     return 1 << max(0, math.ceil(math.log2(max(1, value))))
 
 
-def _pow2_down(value: int) -> int:
+def _pow2_down(value: float) -> int:
     return 1 << max(0, math.floor(math.log2(max(1, value))))
 
 
 def p2p_channels(view: NcclView, graphs: Graphs, release: Release) -> tuple[int, int]:
     """NCCL's point-to-point channels and the channels one peer may use.
 
-    ``ncclTopoComputeP2pChannels``: the communicator's channels (at least its NVLS
-    channels) rounded up to a power of two; per peer the fewest any peer allows, also a
+    ``ncclTopoComputeP2pChannels``: the communicator's channels rounded up to a power of
+    two; per peer the fewest any peer allows, also a
     power of two: a peer over NVLink ``2 * (path bandwidth / one NVLink's)``, over PCIe 2,
     over the network 2 halved while ``2 * ranks > 4 * channels`` (at least what drives the
     GPU's NICs).
@@ -54,9 +55,9 @@ def p2p_channels(view: NcclView, graphs: Graphs, release: Release) -> tuple[int,
     Returns:
         ``(p2pnChannels, p2pnChannelsPerPeer)``.
     """
-    # comm->nChannels, raised to the NVLS channels where NVLS runs (src/graph/connect.cc).
-    base = max(graphs.channels, graphs.nvls_channels)
-    channels = min(_pow2_up(base), _pow2_down(release.max_channels))
+    # comm->nChannels: the search raises it to the NVLS channels from 2.22, the releases
+    # whose rules read these counts.
+    channels = min(pow2_up(graphs.channels), _pow2_down(release.max_channels))
     least = channels
     if view.ppn > 1:
         if view.intra in ("nvswitch", "mesh") and view.gpu_nvlink_GBps > 0:
@@ -70,7 +71,7 @@ def p2p_channels(view: NcclView, graphs: Graphs, release: Release) -> tuple[int,
             net //= 2
         nics = math.ceil(view.pci_GBps / view.nic_GBps) if view.nic_GBps > 0 else 1
         least = min(least, max(nics, net))
-    return channels, min(_pow2_up(least), channels)
+    return channels, min(pow2_up(least), channels)
 
 
 def p2p_protocols(

@@ -12,7 +12,6 @@ here: their library pick is taken as the fastest pick.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -28,7 +27,7 @@ from fabricui.engine.nccl.env import (
     protocols_enabled,
     read_env,
 )
-from fabricui.engine.nccl.p2p import p2p_protocols
+from fabricui.engine.nccl.p2p import p2p_protocols, pow2_up
 from fabricui.engine.nccl.releases import (
     ALGORITHM_ENV_NAMES,
     ALGORITHMS,
@@ -499,7 +498,7 @@ def _p2p_choice(
             env = {"NCCL_ALLOC_P2P_NET_LL_BUFFERS": "1"} if view.n_nodes > 1 else {}
             if covered[j] != "ll":
                 # A power of two at least the operation: one setting serves a range of sizes.
-                threshold = 1 << max(0, math.ceil(math.log2(max(1.0, per_peer[j]))))
+                threshold = pow2_up(per_peer[j])
                 env = {"NCCL_P2P_LL_THRESHOLD": str(threshold), **env}
             envs.append(env)
         else:

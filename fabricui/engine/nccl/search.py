@@ -68,7 +68,8 @@ class Graphs:
     collnet_direct: Graph
     collnet_chain: Graph
     channels: int
-    """Runtime collective channels (``comm->nChannels``)."""
+    """Channels rings and trees run on: ``comm->collChannels`` up to 2.21, from 2.22
+    ``comm->nChannels``, which NVLS raises to its own count (``rings_on_nvls_channels``)."""
     nvls_channels: int
     """Runtime NVLS channels (``comm->nvlsChannels``)."""
 

@@ -42,8 +42,6 @@ THREAD_THRESHOLD = {"ll": 8, "ll128": 8, "simple": 64}
 COLLNET_THREAD_THRESHOLD = 512
 #: NCCL's PCI_BW [GB/s]: rings slower than this in total run 256 Simple threads.
 PCI_BW = 12.0
-#: Bytes per peer up to which point-to-point uses LL (NCCL_P2P_LL_THRESHOLD).
-P2P_LL_THRESHOLD = 16384
 #: Ring all-reduce across nodes pays its latency this much more once each channel moves
 #: 64 bytes per rank (the ring's "plateau", Ampere+ and older), src/graph/tuning.cc.
 RING_PLATEAU = (1.9, 1.4)
@@ -458,10 +456,3 @@ def _apply_enables(
                 f"NCCL {release.version}: no algorithm/protocol left for {op} "
                 f"(NCCL_ALGO={env.algo or '-'}, NCCL_PROTO={env.proto or '-'}); NCCL would fail"
             )
-
-
-def p2p_protocol(op: str, n_ranks: int, size_bytes: FloatArray) -> list[str]:
-    """Protocol NCCL uses for point-to-point per size: LL up to 16 KiB per peer."""
-    peers = max(1, n_ranks) if op == "all_to_all" else 1
-    per_peer = np.asarray(size_bytes, dtype=np.float64) / peers
-    return ["ll" if b <= P2P_LL_THRESHOLD else "simple" for b in per_peer]
