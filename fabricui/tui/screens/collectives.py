@@ -25,7 +25,7 @@ from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.screens.table_keys import SortedFilteredTable
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.key_bar import KeyBar
-from fabricui.tui.widgets.ring_stepper import STEPPER_OPS, RingStepper
+from fabricui.tui.widgets.ring_stepper import RingStepper
 from fabricui.tui.widgets.size_plot import SizePlot
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep
@@ -229,7 +229,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
     def watch_op(self, op: str) -> None:
         """A new operation: the stepper shows it; predict again."""
         if self.is_mounted:
-            self.query_one(RingStepper).op = op if op in STEPPER_OPS else "all_reduce"
+            self.query_one(RingStepper).op = op
         self._request_predict()
 
     def watch_group(self) -> None:
