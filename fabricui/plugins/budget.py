@@ -38,6 +38,9 @@ MAX_TIMEOUT_S = 86_400.0
 #: Extra time past the budget before the watchdog ends a frozen process [s] (see
 #: ``watchdog_s``).
 WATCHDOG_GRACE_S = 6.0
+#: Longest single wait for a plugin call [s]: how late the caller may notice a signal the
+#: kernel delivered to another thread (see ``call_with_budget``).
+WAIT_SLICE_S = 0.1
 
 _watch_depth = 0
 """Open ``watchdog`` and ``batch`` scopes on the main thread (the watchdog is disarmed when
@@ -81,8 +84,10 @@ def call_with_budget(
 
     The call runs in a daemon thread, so a hook that sleeps or loops forever cannot hold
     the app (nor its exit); Python cannot stop the thread, so it is left to finish alone.
-    The caller waits for it in a way a signal interrupts, so Ctrl-C reaches the caller's
-    thread (as ``KeyboardInterrupt``) and never the plugin code, which cannot swallow it.
+    The caller waits for it in slices (``WAIT_SLICE_S``), so Ctrl-C reaches the caller's
+    thread (as ``KeyboardInterrupt``) and never the plugin code, which cannot swallow it:
+    the kernel may hand the signal to any thread, and one that lands on the worker only
+    sets Python's flag, which a caller blocked in one endless ``join()`` would never see.
 
     Args:
         function: What to call.
@@ -109,7 +114,12 @@ def call_with_budget(
 
     worker = threading.Thread(target=target, name="fabricui-plugin-call", daemon=True)
     worker.start()
-    worker.join(seconds)
+    deadline = None if seconds is None else time.monotonic() + seconds
+    while worker.is_alive():
+        left = WAIT_SLICE_S if deadline is None else deadline - time.monotonic()
+        if left <= 0:
+            break
+        worker.join(min(left, WAIT_SLICE_S))  # returns at once when the call ends
     if worker.is_alive():
         raise PluginTimeout(f"took longer than {seconds:g} s ({ENV_TIMEOUT}); abandoned")
     if "error" in box:

@@ -24,7 +24,7 @@ from fabricui.errors import FabricError, PluginError
 from fabricui.fabric import build_fabric
 from fabricui.hwdb import load_catalog
 from fabricui.hwdb.resolve import resolve_topology
-from fabricui.plugins import PluginHost, get_host, process
+from fabricui.plugins import PluginHost, budget, get_host, process
 from fabricui.plugins import host as plugins_module
 
 
@@ -283,6 +283,26 @@ def test_the_users_ctrl_c_is_not_the_plugins():
             process.as_plugin_error(KeyboardInterrupt(), mark)
     finally:
         process._sigints -= 1
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="POSIX thread signals")
+@pytest.mark.parametrize("seconds", [None, 30.0], ids=["no-budget", "budget"])
+def test_a_ctrl_c_the_kernel_hands_to_the_plugins_thread_still_stops_the_caller(seconds):
+    """The kernel delivers a process's SIGINT to any thread that does not block it. Landing
+    on the plugin's thread, it only sets Python's flag; the caller's wait must still end
+    (in one ``WAIT_SLICE_S``) with ``KeyboardInterrupt`` on the caller's thread."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("Python runs signal handlers on the main thread only")
+
+    def signalled_then_slow() -> None:
+        time.sleep(0.3)  # the caller is in its wait by then
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        time.sleep(3)
+
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        budget.call_with_budget(signalled_then_slow, seconds, thread=True)
+    assert time.perf_counter() - start < 2
 
 
 # --- atexit handlers and threads ---------------------------------------------------------------
