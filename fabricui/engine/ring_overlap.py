@@ -6,11 +6,12 @@ NCCL's ring all-reduce cuts a channel's elements into one part per rank, each
 8 bytes for each of the kernel's threads (``minChunkSize`` in 2.18-2.19's
 ``runRing``, ``NCCL_LL_ALIGNMENT_PER_THREAD * nThreads`` in 2.20-2.21's src/enqueue.cc),
 where NCCL halves an LL ring's 512 threads down to 64 while the message is under
-``threads * 8 * ranks`` bytes (``topoGetAlgoInfo``). A message smaller than
-``ranks * granularity`` fills only the first ``m`` parts; the others are empty. An empty
-part costs the LL protocol no wait (src/device/prims_ll.h ``LLGenericOp``: no line to read,
-no flag to poll), so a rank whose remaining parts are empty finishes the operation early
-and starts the next one while the last parts still travel the ring. Operations issued back
+``threads * 8 * ranks`` bytes, then gives the kernel at least 96 (``topoGetAlgoInfo``).
+A message smaller than ``ranks * granularity`` fills only the first ``m`` parts; the
+others are empty. An empty part costs the LL protocol no wait (src/device/prims_ll.h
+``LLGenericOp``: no line to read, no flag to poll), so a rank whose remaining parts are
+empty finishes the operation early and starts the next one while the last parts still
+travel the ring. Operations issued back
 to back on a stream (a training step's collectives, nccl-tests' timed loop in
 src/common.cu) therefore overlap, and the time per operation is the ring's steady-state
 cycle, ``back_to_back_steps`` steps, not all ``2 (ranks - 1)``: 8 of 14 steps on 8 GPUs
@@ -32,10 +33,12 @@ from fabricui.engine.types import FloatArray
 PART_GRANULARITY_BYTES = 16
 #: Release from which parts are 16-byte aligned (before: 8 bytes per kernel thread).
 SIXTEEN_BYTE_PARTS_SINCE = (2, 22, 0)
-#: An LL kernel's threads at most and at least, and the bytes each takes per rank before
-#: NCCL halves them (``NCCL_LL_MAX_NTHREADS``; the halving stops below 128;
-#: ``NCCL_LL_THREAD_THRESHOLD``, times the ranks for a ring).
-LL_MAX_THREADS, LL_MIN_THREADS, LL_THREAD_THRESHOLD_BYTES = 512, 64, 8
+#: An LL kernel's threads at most, and the bytes each takes per rank before NCCL halves
+#: them (``NCCL_LL_MAX_NTHREADS``; ``NCCL_LL_THREAD_THRESHOLD``, times the ranks for a ring).
+LL_MAX_THREADS, LL_THREAD_THRESHOLD_BYTES = 512, 8
+#: Halving stops once the threads are not a multiple of 128 (64), and a kernel gets at
+#: least three warps (``nt / WARP_SIZE < 3 ? 3 * WARP_SIZE : nt``, src/enqueue.cc).
+LL_HALVING_STOPS_BELOW, LL_MIN_THREADS = 128, 96
 #: Bytes of data each LL thread carries per part before 2.22 (``sizeof(uint64_t)``).
 LL_BYTES_PER_THREAD = 8
 #: Largest ring simulated [ranks]: a ring all-reduce this small across more ranks is not
@@ -52,11 +55,13 @@ def part_granularity_bytes(
         return np.full(size.shape, float(PART_GRANULARITY_BYTES))
     threads = np.full(size.shape, float(LL_MAX_THREADS))
     while True:  # at most three halvings: 512 -> 64
-        halve = (size < threads * LL_THREAD_THRESHOLD_BYTES * n) & (threads > LL_MIN_THREADS)
+        halve = (size < threads * LL_THREAD_THRESHOLD_BYTES * n) & (
+            threads >= LL_HALVING_STOPS_BELOW
+        )
         if not halve.any():
             break
         threads = np.where(halve, threads / 2, threads)
-    return threads * LL_BYTES_PER_THREAD
+    return np.maximum(threads, LL_MIN_THREADS) * LL_BYTES_PER_THREAD
 
 
 def filled_parts(size_bytes: FloatArray, n: int, granularity_bytes: FloatArray) -> FloatArray:

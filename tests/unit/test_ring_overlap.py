@@ -34,12 +34,13 @@ def test_filled_parts_follow_runRing_from_2_22(size, parts):
 
 def test_parts_before_2_22_are_eight_bytes_a_thread():
     """2.21 on 8 ranks: LL's 512 threads halve while the message is under threads x 8 x 8 B
-    (down to 64): 8 B and 2 KiB -> 64 threads (512 B parts); 16 KiB -> 256 (2 KiB); 32 KiB
-    keeps 512 (4 KiB). 2 KiB -> parts of ceil(2048 / 4096) x 512 = 512 B -> four full."""
+    and the threads are a multiple of 128, then the kernel gets at least 96: 8 B and 2 KiB
+    -> 64 -> 96 threads (768 B parts); 16 KiB -> 256 (2 KiB); 32 KiB keeps 512 (4 KiB).
+    2 KiB -> parts of ceil(2048 / 6144) x 768 = 768 B -> three hold data."""
     sizes = np.array([8.0, 2048.0, 16384.0, 32768.0])
     granule = part_granularity_bytes(sizes, 8, (2, 21, 5))
-    np.testing.assert_array_equal(granule, [512, 512, 2048, 4096])
-    np.testing.assert_array_equal(filled_parts(sizes, 8, granule), [1, 4, 8, 8])
+    np.testing.assert_array_equal(granule, [768, 768, 2048, 4096])
+    np.testing.assert_array_equal(filled_parts(sizes, 8, granule), [1, 3, 8, 8])
 
 
 @pytest.mark.parametrize("n", [3, 4, 8, 16, 72])
@@ -95,7 +96,7 @@ def test_an_8_byte_ring_ll_all_reduce_costs_eight_steps_of_fourteen(h100_node):
 
 
 def test_older_nccl_keeps_one_part_up_to_512_bytes(catalog, h100_node):
-    """2.21: 512 B is still one part on 8 ranks (512 B granules), so it costs what 8 B does;
+    """2.21: 512 B is still one part on 8 ranks (768 B granules), so it costs what 8 B does;
     the newest release fills all eight parts at 128 B."""
     sizes = np.array([8.0, 512.0])
     old = Ring().time_us(
