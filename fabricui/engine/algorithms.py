@@ -23,6 +23,7 @@ from fabricui.engine.cxi import (
     tree_receive_copies,
 )
 from fabricui.engine.group import Group
+from fabricui.engine.nccl.picks import library_of
 from fabricui.engine.ring_overlap import cycle_steps, network_share
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 from fabricui.fabric.fabric import IntArray
@@ -244,7 +245,7 @@ class Ring(CollectiveAlgorithm):
             return np.full(size_bytes.shape, np.inf)
         intra, net = self.steps(group, op)
         time = alpha_beta(group, size_bytes, protocol, intra, net, self.spb(group, op))
-        if protocol == "ll" and op == "all_reduce" and group.fabric.gpu.vendor == "nvidia":
+        if protocol == "ll" and op == "all_reduce" and library_of(group) == "nccl":
             # back to back, a small message's empty parts overlap (NCCL's kernels)
             cycle = cycle_steps(size_bytes, group.n, group.library_version)
             net_cycle = network_share(cycle, group.n, group.n_nodes, net)

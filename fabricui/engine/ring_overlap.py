@@ -27,15 +27,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD
 from fabricui.engine.types import FloatArray
 
 #: Granularity of a ring part from NCCL 2.22 [bytes] (``16/sizeof(T)`` elements).
 PART_GRANULARITY_BYTES = 16
 #: Release from which parts are 16-byte aligned (before: 8 bytes per kernel thread).
 SIXTEEN_BYTE_PARTS_SINCE = (2, 22, 0)
-#: An LL kernel's threads at most, and the bytes each takes per rank before NCCL halves
-#: them (``NCCL_LL_MAX_NTHREADS``; ``NCCL_LL_THREAD_THRESHOLD``, times the ranks for a ring).
-LL_MAX_THREADS, LL_THREAD_THRESHOLD_BYTES = 512, 8
 #: Halving stops once the threads are not a multiple of 128 (64), and a kernel gets at
 #: least three warps (``nt / WARP_SIZE < 3 ? 3 * WARP_SIZE : nt``, src/enqueue.cc).
 LL_HALVING_STOPS_BELOW, LL_MIN_THREADS = 128, 96
@@ -53,11 +51,10 @@ def part_granularity_bytes(
     size = np.asarray(size_bytes, dtype=np.float64)
     if version is None or tuple(version[:3]) >= SIXTEEN_BYTE_PARTS_SINCE:
         return np.full(size.shape, float(PART_GRANULARITY_BYTES))
-    threads = np.full(size.shape, float(LL_MAX_THREADS))
+    threads = np.full(size.shape, float(MAX_THREADS["ll"]))
+    per_thread = THREAD_THRESHOLD["ll"] * n  # a ring's LL threshold is scaled by its ranks
     while True:  # at most three halvings: 512 -> 64
-        halve = (size < threads * LL_THREAD_THRESHOLD_BYTES * n) & (
-            threads >= LL_HALVING_STOPS_BELOW
-        )
+        halve = (size < threads * per_thread) & (threads >= LL_HALVING_STOPS_BELOW)
         if not halve.any():
             break
         threads = np.where(halve, threads / 2, threads)

@@ -52,6 +52,8 @@ HONOURED = (
     "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
     "OFI_NCCL_NET_LATENCY",
 )
+#: ``NCCL_P2P_LL_THRESHOLD``'s default [bytes] (src/enqueue.cc).
+DEFAULT_P2P_LL_THRESHOLD = 16384
 #: First release whose lists take ``function:`` prefixes and refuse unknown names.
 PREFIXED_LISTS_SINCE = (2, 24, 0)
 
@@ -93,7 +95,7 @@ class NcclEnv:
     """``NCCL_NET_OVERHEAD`` converted from ns [us]."""
     ll128_c2c: bool = True
     """``NCCL_LL128_C2C`` (2.27+): LL128 to NICs behind a Grace's NVLink-C2C."""
-    p2p_ll_threshold: int = 16384
+    p2p_ll_threshold: int = DEFAULT_P2P_LL_THRESHOLD
     """``NCCL_P2P_LL_THRESHOLD``: bytes a point-to-point operation may carry per channel and
     still run LL [bytes]."""
     p2p_net_ll_buffers: bool = False
@@ -170,7 +172,7 @@ def read_env(env: Mapping[str, object] | None) -> NcclEnv:
         pat=2 if pat is None else pat,
         net_overhead_us=None if overhead is None or overhead == -2 else overhead / 1000.0,
         ll128_c2c=True if c2c is None else c2c != 0,
-        p2p_ll_threshold=max(0, 16384 if ll_threshold is None else ll_threshold),
+        p2p_ll_threshold=max(0, DEFAULT_P2P_LL_THRESHOLD if ll_threshold is None else ll_threshold),
         p2p_net_ll_buffers=bool(_integer(given, "NCCL_ALLOC_P2P_NET_LL_BUFFERS")),
         ofi_net_latency_us=ofi_latency,
         given=given,
