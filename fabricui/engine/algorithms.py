@@ -24,6 +24,7 @@ from fabricui.engine.cxi import (
 )
 from fabricui.engine.group import Group
 from fabricui.engine.nccl.picks import library_of
+from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD
 from fabricui.engine.ring_overlap import cycle_steps, network_share
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 from fabricui.fabric.fabric import IntArray
@@ -31,18 +32,32 @@ from fabricui.vocabulary import PROTOCOLS
 
 
 def protocol_bandwidth_scale(
-    group: Group, protocol: str, busbw_GBps: float, constants: ModelConstants = DEFAULT
-) -> float:
-    """Multiplier (<= 1) on bandwidth for a protocol: wire efficiency and the LL ceiling."""
-    scale = constants.protocol_efficiency[protocol]
-    if protocol == "ll" and busbw_GBps > 0:
-        cap = (
-            constants.ll_cap_GBps[group.arch_index]
-            if group.n_nodes == 1
-            else constants.ll_cap_multinode_GBps
-        )
-        scale = min(scale, cap / busbw_GBps)
-    return scale
+    group: Group, protocol: str, busbw_GBps, constants: ModelConstants = DEFAULT
+):
+    """Multiplier (<= 1) on bandwidth for a protocol: wire efficiency and the LL ceiling.
+
+    Args:
+        group: The group.
+        protocol: ``ll``, ``ll128`` or ``simple``.
+        busbw_GBps: Bus bandwidth at full efficiency, one value or one per size [GB/s]
+            (0: no ceiling).
+        constants: Model constants.
+
+    Returns:
+        The multiplier, shaped like ``busbw_GBps``.
+    """
+    efficiency = constants.protocol_efficiency[protocol]
+    busbw = np.asarray(busbw_GBps, dtype=np.float64)
+    if protocol != "ll":
+        return np.full(busbw.shape, efficiency)[()]
+    cap = (
+        constants.ll_cap_GBps[group.arch_index]
+        if group.n_nodes == 1
+        else constants.ll_cap_multinode_GBps
+    )
+    with np.errstate(divide="ignore"):
+        ceiling = np.where(busbw > 0, cap / np.where(busbw > 0, busbw, 1.0), efficiency)
+    return np.minimum(efficiency, ceiling)[()]
 
 
 #: Operations whose flows stage through host memory in both directions at once.
@@ -146,7 +161,8 @@ def alpha_beta(
         protocol: ``ll``, ``ll128`` or ``simple``.
         intra_steps: Steps within a node.
         net_steps: Steps crossing the network.
-        spb: Microseconds per message byte at full (Simple) efficiency.
+        spb: Microseconds per message byte at full (Simple) efficiency (one value or one
+            per size; LL's ceiling applies size by size).
         constants: Model constants.
         fill_bytes: Bytes' worth of time a pipeline spends filling (per size or one value).
         pipelined: False for algorithms that are not a pipeline of protocol steps (NVLS
@@ -156,8 +172,9 @@ def alpha_beta(
             nodes); a tree passes the mean hop of its slowest root-to-leaf path
             (``Group.tree_hop_latency_us``).
     """
-    spb_max = float(np.max(spb))
-    busbw = 1.0 / (spb_max * 1e3) if spb_max > 0 else 0.0
+    per_byte = np.asarray(spb, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        busbw = np.where(per_byte > 0, 1.0 / (per_byte * 1e3), 0.0)
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
     fill: FloatArray | float = 0.0
     if protocol == "simple" and pipelined and net_steps > 0:
@@ -454,6 +471,25 @@ def tree_ll128_cap_GBps(group: Group) -> float:
     return rows[min(group.arch_index, len(rows) - 1)][min(group.n_nodes, 3) - 1]
 
 
+def tree_runs_one_tree(
+    group: Group, size_bytes: FloatArray, protocol: str
+) -> npt.NDArray[np.bool_]:
+    """(n_sizes,) True where NCCL runs a tree all-reduce on no more channels than its search
+    built, all of them on the first of its two trees.
+
+    NCCL drops channels until each thread has its threshold of bytes (src/enqueue.cc) and
+    puts the search's channels on one tree, their copies on the mirrored one
+    (src/graph/connect.cc ``connectTrees``; ``comm->nChannels`` is then the smaller of the
+    ring and tree searches' channels, src/init.cc).
+    """
+    search = group.nccl_search
+    first = min(search.ring.channels, search.tree.channels)
+    per_channel = float(MAX_THREADS[protocol] * THREAD_THRESHOLD[protocol])
+    sizes = np.asarray(size_bytes, dtype=np.float64)
+    runs = np.clip(np.floor(sizes / per_channel), 1, group.nccl_channels)
+    return runs <= first
+
+
 class Tree(CollectiveAlgorithm):
     """All-reduce as a chain inside each node and double binary trees across nodes."""
 
@@ -474,8 +510,17 @@ class Tree(CollectiveAlgorithm):
             stalls slow the GPUs of the chains; a tree whose busiest link is a NIC or the
             network runs at that link's rate.
         """
-        every, chain, _ = self._figures(group)
+        every, chain, _, _ = self._figures(group)
         raw = max(every, chain / DEFAULT.tree_efficiency)
+        return raw / staging_penalty(group, "all_reduce")
+
+    def single_tree_spb(self, group: Group) -> float:
+        """``spb`` when every channel runs the first of the two trees: NCCL puts its search's
+        channels on one tree and their copies on the mirror (src/graph/connect.cc
+        ``connectTrees``), so a message on no more channels than the search built crosses
+        the nodes on one binary tree, whose inner nodes receive from two children each."""
+        _, chain, _, single = self._figures(group)
+        raw = max(single, chain / DEFAULT.tree_efficiency)
         return raw / staging_penalty(group, "all_reduce")
 
     def chain_pass_spb(self, group: Group) -> float:
@@ -496,9 +541,9 @@ class Tree(CollectiveAlgorithm):
         (child, parent) edge, the reduce up then the broadcast down (read-only arrays)."""
         return _double_tree_flows(nodes)
 
-    def _figures(self, group: Group) -> tuple[float, float, float]:
-        """The three figures of ``_raw_spbs``, cached per group and routed at most once."""
-        routed: list[tuple[float, float, float]] = []
+    def _figures(self, group: Group) -> tuple[float, float, float, float]:
+        """The four figures of ``_raw_spbs``, cached per group and routed at most once."""
+        routed: list[tuple[float, float, float, float]] = []
 
         def figure(index: int):
             def compute() -> float:
@@ -508,11 +553,11 @@ class Tree(CollectiveAlgorithm):
 
             return compute
 
-        keys = ("tree", "tree-chain", "tree-chain-pass")
-        every, chain, one_pass = (group.memo(key, figure(i)) for i, key in enumerate(keys))
-        return every, chain, one_pass
+        keys = ("tree", "tree-chain", "tree-chain-pass", "tree-single")
+        every, chain, one_pass, single = (group.memo(key, figure(i)) for i, key in enumerate(keys))
+        return every, chain, one_pass, single
 
-    def _raw_spbs(self, group: Group) -> tuple[float, float, float]:
+    def _raw_spbs(self, group: Group) -> tuple[float, float, float, float]:
         """Busiest link's time per message byte of all the tree's flows, of its chains alone,
         and of one pass along the chains (reduce up only) [us per byte].
 
@@ -530,20 +575,30 @@ class Tree(CollectiveAlgorithm):
         leaders = orders[:, starts]  # (channels, nodes)
         tree_src, tree_dst = _double_tree_flows(starts.shape[0])
         across = (leaders[:, tree_src].reshape(-1), leaders[:, tree_dst].reshape(-1))
+        first = tree_src.shape[0] // 2  # the first tree's flows come first
+        across_one = (
+            leaders[:, tree_src[:first]].reshape(-1),
+            leaders[:, tree_dst[:first]].reshape(-1),
+        )
         bulk = group.bulk
         capacity = bulk.resource_capacity_GBps * 1e3
         load = [
             bulk.loads(a, b, np.full(a.shape[0], share / channels))
             if a.shape[0]
             else np.zeros(capacity.shape[0])
-            for (a, b), share in ((chain, 1.0), (across, 0.5), (chain_up, 1.0))
+            for (a, b), share in ((chain, 1.0), (across, 0.5), (chain_up, 1.0), (across_one, 1.0))
         ]
 
         def busiest(total: FloatArray) -> float:
             used = total > 0
             return float(np.max(total[used] / capacity[used])) if used.any() else 0.0
 
-        return busiest(load[0] + load[1]), busiest(load[0]), busiest(load[2])
+        return (
+            busiest(load[0] + load[1]),
+            busiest(load[0]),
+            busiest(load[2]),
+            busiest(load[0] + load[3]),
+        )
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """alpha-beta time of the tree for every size [us]."""
@@ -551,10 +606,13 @@ class Tree(CollectiveAlgorithm):
             return np.full(size_bytes.shape, np.inf)
         intra = 2.0 * (group.ppn - 1)
         net = 2.0 * math.ceil(math.log2(group.n_nodes)) if group.n_nodes > 1 else 0.0
-        steady = self.spb(group)
+        steady = np.full(size_bytes.shape, self.spb(group))
+        if group.n_nodes > 1:  # one binary tree while the message runs on few channels
+            on_one = tree_runs_one_tree(group, size_bytes, protocol)
+            steady = np.where(on_one, self.single_tree_spb(group), steady)
         if protocol == "ll128":  # one channel's LL128 kernel carries no more than NCCL measured
             floor = tree_ll128_ceiling_spb(group.nccl_tree_channels, tree_ll128_cap_GBps(group))
-            steady = max(steady, floor)
+            steady = np.maximum(steady, floor)
         spb = steady / tree_size_efficiency(size_bytes, protocol)
         if protocol == "ll":
             # alpha_beta divides by LL's wire efficiency; a tree's LL is slower still.

@@ -178,11 +178,11 @@ def test_tree_stalls_slow_the_chain_not_the_nics(catalog):
 
     tree = Tree()
     node = Group(fabric_of(catalog, H100_2), np.arange(8))
-    every, chain, _ = tree._raw_spbs(node)
+    every, chain, _, _ = tree._raw_spbs(node)
     assert every == chain  # one node: the tree is its chain
     assert tree.spb(node) == pytest.approx(chain / DEFAULT.tree_efficiency, rel=1e-12)
     parts = Group(fabric_of(catalog, dict(GB200_NVL4_2, nodes=3)), np.arange(12))
-    every, chain, _ = tree._raw_spbs(parts)
+    every, chain, _, _ = tree._raw_spbs(parts)
     assert chain / DEFAULT.tree_efficiency < every  # the NICs are the bottleneck
     assert tree.spb(parts) == pytest.approx(every, rel=1e-12)
 
@@ -257,10 +257,10 @@ def test_a_chain_fills_at_the_rate_of_one_pass(catalog):
 
     tree = Tree()
     box = Group(fabric_of(catalog, H100_2), np.arange(8))
-    _, chain, one_pass = tree._raw_spbs(box)
+    _, chain, one_pass, _ = tree._raw_spbs(box)
     assert one_pass == pytest.approx(chain / 2, rel=1e-12)
     quad = Group(fabric_of(catalog, GH200_2), np.arange(4))
-    _, chain, one_pass = tree._raw_spbs(quad)
+    _, chain, one_pass, _ = tree._raw_spbs(quad)
     assert one_pass == pytest.approx(chain, rel=1e-12)
 
     racks = Group(fabric_of(catalog, GB200_2RACK), np.arange(144), library_version=(2, 26, 2))
@@ -497,3 +497,32 @@ def test_simple_receives_across_the_network_flush_before_hopper(catalog, gpu, ne
     assert ll == pytest.approx(DEFAULT.net_step_us["ll"] + path)
     one_node = Group(fabric_of(catalog, {**hardware, "nodes": 1, "net": None}), np.arange(8))
     assert one_node.gdr_flush_us == 0.0
+
+
+def test_few_channels_run_one_binary_tree(catalog, monkeypatch):
+    """NCCL puts its search's channels on the first tree and their copies on the mirror
+    (connectTrees), so a message on no more channels than the search built crosses the nodes
+    on one tree. Four one-GPU nodes: the first tree's root receives from nodes 1 and 2 (2 S
+    into its NIC); with both trees each carries S / 2 and node 0 also receives the mirror's
+    broadcast from node 2 (1.5 S): the single tree's time per byte is 4/3 of the pair's."""
+    from fabricui.engine.algorithms import Tree, tree_runs_one_tree
+
+    hardware = dict(H100_2, nodes=4, gpus_per_node=1, net=dict(H100_2["net"], nics_per_node=1))
+    group = Group(fabric_of(catalog, hardware), np.arange(4))
+    tree = Tree()
+    every, _, _, single = tree._raw_spbs(group)
+    assert single == pytest.approx(every * 4.0 / 3.0, rel=1e-12)
+    search = group.nccl_search
+    first = min(search.ring.channels, search.tree.channels)
+    assert (first, group.nccl_channels) == (2, 4)
+    # LL adds a channel per 512 threads x 8 bytes: 2 channels up to 12 KiB, 3 from 12 KiB.
+    sizes = np.array([4096.0, 8192.0, 12287.0, 12288.0, 1 << 20])
+    assert tree_runs_one_tree(group, sizes, "ll").tolist() == [True, True, True, False, False]
+    one = tree.time_us(group, "all_reduce", sizes, "ll")
+    monkeypatch.setattr(Tree, "single_tree_spb", Tree.spb)
+    both = tree.time_us(group, "all_reduce", sizes, "ll")
+    # The bytes' part of the time grows by a third where one tree carries them, else equal.
+    assert (one[:3] > both[:3]).all()
+    assert one[3:] == pytest.approx(both[3:], rel=1e-12)
+    fixed = tree.time_us(group, "all_reduce", np.zeros(1), "ll")[0]
+    assert (one[:3] - fixed) == pytest.approx((both[:3] - fixed) * 4.0 / 3.0, rel=1e-9)

@@ -17,12 +17,14 @@ from fabricui.fabric import build_fabric
 from fabricui.hwdb.resolve import resolve_topology
 
 
-def reference_tree_spbs(group: Group) -> tuple[float, float, float]:
+def reference_tree_spbs(group: Group) -> tuple[float, float, float, float]:
     """``Tree._raw_spbs`` one node and one tree edge at a time: per channel, each node's
     chain (reduce toward its first rank, then broadcast back), then the two mirrored
-    heap-ordered binary trees over the nodes' first ranks (per edge: up, then down)."""
+    heap-ordered binary trees over the nodes' first ranks (per edge: up, then down); the
+    first tree alone carries all the data in the last figure."""
     channels = channels_for(group)
     chain_src, chain_dst, up_src, up_dst, tree_src, tree_dst = [], [], [], [], [], []
+    one_src, one_dst = [], []
     sizes = [ranks.shape[0] for ranks in group.by_node]
     for order in group.ring_orders(channels):
         nodes = np.split(order, np.cumsum(sizes)[:-1])
@@ -43,6 +45,9 @@ def reference_tree_spbs(group: Group) -> tuple[float, float, float]:
                     child, parent = k - 1 - child, k - 1 - parent
                 tree_src += [nodes[child][0], nodes[parent][0]]
                 tree_dst += [nodes[parent][0], nodes[child][0]]
+                if not mirror:
+                    one_src += [nodes[child][0], nodes[parent][0]]
+                    one_dst += [nodes[parent][0], nodes[child][0]]
     bulk = group.bulk
     capacity = bulk.resource_capacity_GBps * 1e3
 
@@ -54,12 +59,13 @@ def reference_tree_spbs(group: Group) -> tuple[float, float, float]:
     chain = load(chain_src, chain_dst, 1.0)
     across = load(tree_src, tree_dst, 0.5)
     up = load(up_src, up_dst, 1.0)
+    one = load(one_src, one_dst, 1.0)
 
     def busiest(total: np.ndarray) -> float:
         used = total > 0
         return float(np.max(total[used] / capacity[used])) if used.any() else 0.0
 
-    return busiest(chain + across), busiest(chain), busiest(up)
+    return busiest(chain + across), busiest(chain), busiest(up), busiest(chain + one)
 
 
 def fabric(catalog, name: str, nodes: int):
