@@ -142,6 +142,24 @@ def test_tree_on_ll_runs_at_one_3_8th_of_its_simple_bandwidth(mini):
     assert slope("ll") / (slope("simple") - fill_slope) == pytest.approx(expected, rel=1e-6)
 
 
+def test_ll_ceiling_applies_size_by_size(mini):
+    """LL moves at most ``ll_cap_multinode_GBps`` across nodes: a size whose links allow
+    more runs at the ceiling, a slower one at LL's wire efficiency, each on its own rate.
+    Hand: 1 us per MB is 1000 GB/s (ceiling 45: scale 0.045), 100 us per MB is 10 GB/s
+    (under the ceiling: LL's efficiency)."""
+    from fabricui.engine.algorithms import protocol_bandwidth_scale
+
+    group = Group(build_fabric(mini.topologies["shared-nic"], mini), np.arange(16))
+    assert group.n_nodes > 1
+    cap = DEFAULT.ll_cap_multinode_GBps
+    scale = protocol_bandwidth_scale(group, "ll", np.array([1000.0, 10.0, 0.0]))
+    efficiency = DEFAULT.protocol_efficiency["ll"]
+    assert scale.tolist() == pytest.approx([cap / 1000.0, efficiency, efficiency])
+    assert (
+        protocol_bandwidth_scale(group, "simple", 1000.0) == DEFAULT.protocol_efficiency["simple"]
+    )
+
+
 def oversubscribed(mini, ratio, nodes=4):
     base = mini.topologies["fat-tree"]
     net = replace(
