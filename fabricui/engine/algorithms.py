@@ -32,8 +32,11 @@ from fabricui.vocabulary import PROTOCOLS
 
 
 def protocol_bandwidth_scale(
-    group: Group, protocol: str, busbw_GBps, constants: ModelConstants = DEFAULT
-):
+    group: Group,
+    protocol: str,
+    busbw_GBps: float | FloatArray,
+    constants: ModelConstants = DEFAULT,
+) -> float | FloatArray:
     """Multiplier (<= 1) on bandwidth for a protocol: wire efficiency and the LL ceiling.
 
     Args:
@@ -559,7 +562,8 @@ class Tree(CollectiveAlgorithm):
 
     def _raw_spbs(self, group: Group) -> tuple[float, float, float, float]:
         """Busiest link's time per message byte of all the tree's flows, of its chains alone,
-        and of one pass along the chains (reduce up only) [us per byte].
+        of one pass along the chains (reduce up only), and of all the flows with the first
+        tree carrying every byte (``single_tree_spb``) [us per byte].
 
         The chains stay within their domains (no network link, so no dragonfly routing
         choice): their loads add to the loads of the trees across nodes.
