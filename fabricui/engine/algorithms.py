@@ -47,20 +47,23 @@ def protocol_bandwidth_scale(
         constants: Model constants.
 
     Returns:
-        The multiplier, shaped like ``busbw_GBps``.
+        The multiplier: one value, or one per size where ``busbw_GBps`` has one per size.
     """
     efficiency = constants.protocol_efficiency[protocol]
-    busbw = np.asarray(busbw_GBps, dtype=np.float64)
     if protocol != "ll":
-        return np.full(busbw.shape, efficiency)[()]
+        return efficiency
     cap = (
         constants.ll_cap_GBps[group.arch_index]
         if group.n_nodes == 1
         else constants.ll_cap_multinode_GBps
     )
+    if np.ndim(busbw_GBps) == 0:
+        busbw = float(busbw_GBps)
+        return min(efficiency, cap / busbw) if busbw > 0 else efficiency
+    busbw_array = np.asarray(busbw_GBps, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        ceiling = np.where(busbw > 0, cap / np.where(busbw > 0, busbw, 1.0), efficiency)
-    return np.minimum(efficiency, ceiling)[()]
+        ceiling = np.where(busbw_array > 0, cap / busbw_array, efficiency)
+    return np.minimum(efficiency, ceiling)
 
 
 #: Operations whose flows stage through host memory in both directions at once.
@@ -175,9 +178,12 @@ def alpha_beta(
             nodes); a tree passes the mean hop of its slowest root-to-leaf path
             (``Group.tree_hop_latency_us``).
     """
-    per_byte = np.asarray(spb, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        busbw = np.where(per_byte > 0, 1.0 / (per_byte * 1e3), 0.0)
+    busbw: float | FloatArray = 0.0  # only LL's ceiling needs it
+    if protocol == "ll" and np.ndim(spb) == 0:
+        busbw = 1.0 / (float(spb) * 1e3) if spb > 0 else 0.0
+    elif protocol == "ll":
+        with np.errstate(divide="ignore"):
+            busbw = np.where(spb > 0, 1.0 / (np.asarray(spb) * 1e3), 0.0)
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
     fill: FloatArray | float = 0.0
     if protocol == "simple" and pipelined and net_steps > 0:
@@ -487,10 +493,11 @@ def tree_runs_one_tree(
     """
     search = group.nccl_search
     first = min(search.ring.channels, search.tree.channels)
-    per_channel = float(MAX_THREADS[protocol] * THREAD_THRESHOLD[protocol])
     sizes = np.asarray(size_bytes, dtype=np.float64)
-    runs = np.clip(np.floor(sizes / per_channel), 1, group.nccl_channels)
-    return runs <= first
+    if first >= group.nccl_channels:  # NCCL_MAX_NCHANNELS kept the first tree's alone
+        return np.ones(sizes.shape, dtype=bool)
+    per_channel = float(MAX_THREADS[protocol] * THREAD_THRESHOLD[protocol])
+    return np.floor(sizes / per_channel) <= first
 
 
 class Tree(CollectiveAlgorithm):
@@ -545,20 +552,8 @@ class Tree(CollectiveAlgorithm):
         return _double_tree_flows(nodes)
 
     def _figures(self, group: Group) -> tuple[float, float, float, float]:
-        """The four figures of ``_raw_spbs``, cached per group and routed at most once."""
-        routed: list[tuple[float, float, float, float]] = []
-
-        def figure(index: int):
-            def compute() -> float:
-                if not routed:
-                    routed.append(self._raw_spbs(group))
-                return routed[0][index]
-
-            return compute
-
-        keys = ("tree", "tree-chain", "tree-chain-pass", "tree-single")
-        every, chain, one_pass, single = (group.memo(key, figure(i)) for i, key in enumerate(keys))
-        return every, chain, one_pass, single
+        """The four figures of ``_raw_spbs``, routed once per group."""
+        return group.memo("tree-figures", lambda: self._raw_spbs(group))
 
     def _raw_spbs(self, group: Group) -> tuple[float, float, float, float]:
         """Busiest link's time per message byte of all the tree's flows, of its chains alone,

@@ -9,9 +9,9 @@ therefore slows a collective without any special case.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,9 @@ from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
 
 if TYPE_CHECKING:
     from fabricui.engine.nccl.search import Graphs
+
+#: What ``Group.memo`` caches: whatever its compute function returns.
+Memo = TypeVar("Memo")
 
 #: Network families whose NCCL transport receives into host-visible buffers rather than by
 #: GPUDirect RDMA (NCCL's socket transport over plain Ethernet; GPUDirect-TCPXO's plugin).
@@ -93,13 +96,14 @@ class Group:
         self.nccl_env = dict(nccl_env or {})
         """NCCL environment variables of the run (those that change its channels count)."""
         self._routes: dict[tuple[int, int], IntArray] = {}
-        self._memo: dict[object, float] = {}
+        self._memo: dict[object, Any] = {}
 
-    def memo(self, key: object, compute) -> float:
+    def memo(self, key: object, compute: Callable[[], Memo]) -> Memo:
         """Cache a pure per-group figure (e.g. an algorithm's raw time per byte)."""
         if key not in self._memo:
             self._memo[key] = compute()
-        return self._memo[key]
+        value: Memo = self._memo[key]
+        return value
 
     @property
     def n(self) -> int:

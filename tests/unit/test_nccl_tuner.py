@@ -115,6 +115,22 @@ def test_h200_picks_and_channels_are_nccls(h200):
         assert choice.nccl.channels[j] == logged.channels
 
 
+def test_channels_of_every_pair_by_hand(h200):
+    """A tree/LL channel per 512 threads x 8 bytes; a ring's LL threshold times its 8 ranks;
+    Simple's 64 bytes a thread; NVLS on all its channels whatever the size."""
+    tuning = tuning_of(h200, "all_reduce")
+    most, nvls = tuning.graphs.channels, tuning.graphs.nvls_channels
+    sizes = np.array([1.0, 8192.0, 65536.0, 2.0**30])
+    table = tuning.channels(sizes)
+    assert table.shape == (len(ALGORITHMS), len(PROTOCOLS), 4)
+    tree, ring = ALGORITHMS.index("tree"), ALGORITHMS.index("ring")
+    ll, simple = PROTOCOLS.index("ll"), PROTOCOLS.index("simple")
+    assert table[tree, ll].tolist() == [1, 2, min(16, most), most]
+    assert table[ring, ll].tolist() == [1, 1, 2, most]  # 4096 x 8 ranks a channel
+    assert table[ring, simple].tolist() == [1, 1, 2, most]  # 512 x 64 bytes a channel
+    assert (table[ALGORITHMS.index("nvls")] == nvls).all()
+
+
 def h100_view(nodes: int, **extra) -> NcclView:
     """NCCL's view of ``nodes`` HGX H100 servers (8 GPUs, 18 NVLinks x 20.6 GB/s, PCIe Gen5,
     one 400G NIC per GPU across nodes)."""

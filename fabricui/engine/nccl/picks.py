@@ -433,21 +433,19 @@ def _issue_floors(
     if not group.single_process:
         return physical
     out = dict(physical)
+    table = tuning.channels(sizes)
     for a, p, key in pairs:
-        channels = tuning.channels(ALGORITHMS[a], PROTOCOLS[p], sizes)
-        out[key] = np.maximum(physical[key], issue_floor_us(group, op, channels=channels))
+        out[key] = np.maximum(physical[key], issue_floor_us(group, op, channels=table[a, p]))
     return out
 
 
 def _channels(tuning: Tuning, pairs, index: IntArray, sizes: FloatArray) -> tuple[int, ...]:
-    """Channels of the pair ``pairs[index[j]]`` at each size ``j`` (one call per distinct
-    pair, over every size)."""
-    out = np.zeros(len(sizes), dtype=np.int64)
-    for i in np.unique(index).tolist():
-        a, p, _ = pairs[i]
-        at = index == i
-        out[at] = tuning.channels(ALGORITHMS[a], PROTOCOLS[p], sizes)[at]
-    return tuple(out.tolist())
+    """Channels of the pair ``pairs[index[j]]`` at each size ``j``."""
+    table = tuning.channels(sizes)
+    algorithms = np.array([a for a, _, _ in pairs], dtype=np.int64)
+    protocols = np.array([p for _, p, _ in pairs], dtype=np.int64)
+    picked = table[algorithms[index], protocols[index], np.arange(len(sizes))]
+    return tuple(picked.tolist())
 
 
 def _objects(values: Sequence[object]) -> npt.NDArray[np.object_]:

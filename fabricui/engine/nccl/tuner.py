@@ -109,24 +109,25 @@ class Tuning:
             times = np.where(bw > 0, lat + sizes / (1000.0 * np.where(bw > 0, bw, 1.0)), np.inf)
         return times
 
-    def channels(self, algorithm: str, protocol: str, size_bytes: FloatArray) -> IntArray:
-        """(n_sizes,) channels NCCL runs ``algorithm/protocol`` with at each size: fewer
-        for small messages, until each thread has its threshold of bytes."""
+    def channels(self, size_bytes: FloatArray) -> IntArray:
+        """(7, 3, n_sizes) channels NCCL runs each pair with at each size: fewer for small
+        messages, until each thread has its threshold of bytes (CollNet Direct's threshold
+        counts every head; NVLS runs all its channels, at most the rings' across nodes)."""
         sizes = np.asarray(size_bytes, dtype=np.float64)
         graphs = self.graphs
-        if algorithm in ("nvls", "nvls_tree"):
-            nc = graphs.nvls_channels
-            if algorithm == "nvls" and self.view.n_nodes > 1:
-                nc = min(nc, graphs.channels)
-            return np.full(sizes.shape, max(1, nc), dtype=np.int64)
-        a, p = A[algorithm], P[protocol]
-        per_channel = float(self.threads[a, p] * self.thresholds[a, p])
-        if algorithm == "collnet_direct":
-            per_channel *= max(1, graphs.collnet_direct.channels)
-        if per_channel <= 0:
-            return np.full(sizes.shape, graphs.channels, dtype=np.int64)
-        trimmed = np.floor(sizes / per_channel)
-        return np.clip(trimmed, 1, graphs.channels).astype(np.int64)
+        per_channel = (self.threads * self.thresholds).astype(np.float64)
+        per_channel[A["collnet_direct"]] *= max(1, graphs.collnet_direct.channels)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            trimmed = np.where(
+                per_channel[:, :, None] > 0,
+                np.floor(sizes / np.where(per_channel > 0, per_channel, 1.0)[:, :, None]),
+                np.inf,
+            )
+        table = np.clip(trimmed, 1, graphs.channels).astype(np.int64)
+        nvls = graphs.nvls_channels
+        table[A["nvls_tree"]] = max(1, nvls)
+        table[A["nvls"]] = max(1, min(nvls, graphs.channels) if self.view.n_nodes > 1 else nvls)
+        return table
 
 
 def _ring_ll_share(release: Release, op: str, n_nodes: int) -> float:
