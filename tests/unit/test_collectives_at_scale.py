@@ -526,3 +526,6 @@ def test_few_channels_run_one_binary_tree(catalog, monkeypatch):
     assert one[3:] == pytest.approx(both[3:], rel=1e-12)
     fixed = tree.time_us(group, "all_reduce", np.zeros(1), "ll")[0]
     assert (one[:3] - fixed) == pytest.approx((both[:3] - fixed) * 4.0 / 3.0, rel=1e-9)
+    # NCCL_MAX_NCHANNELS=2 keeps the first tree's channels alone: one tree at every size.
+    capped = Group(group.fabric, np.arange(4), nccl_env={"NCCL_MAX_NCHANNELS": "2"})
+    assert tree_runs_one_tree(capped, sizes, "simple").all()
