@@ -24,7 +24,7 @@ from fabricui.engine.cxi import (
 )
 from fabricui.engine.group import Group
 from fabricui.engine.nccl.picks import library_of
-from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD
+from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD, trimmed_channels
 from fabricui.engine.ring_overlap import cycle_steps, network_share
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 from fabricui.fabric.fabric import IntArray
@@ -57,13 +57,9 @@ def protocol_bandwidth_scale(
         if group.n_nodes == 1
         else constants.ll_cap_multinode_GBps
     )
-    if np.ndim(busbw_GBps) == 0:
-        busbw = float(busbw_GBps)
-        return min(efficiency, cap / busbw) if busbw > 0 else efficiency
-    busbw_array = np.asarray(busbw_GBps, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        ceiling = np.where(busbw_array > 0, cap / busbw_array, efficiency)
-    return np.minimum(efficiency, ceiling)
+    busbw = np.asarray(busbw_GBps, dtype=np.float64)
+    ceiling = np.divide(cap, busbw, out=np.full(busbw.shape, efficiency), where=busbw > 0)
+    return np.minimum(efficiency, ceiling)[()]
 
 
 #: Operations whose flows stage through host memory in both directions at once.
@@ -178,12 +174,10 @@ def alpha_beta(
             nodes); a tree passes the mean hop of its slowest root-to-leaf path
             (``Group.tree_hop_latency_us``).
     """
-    busbw: float | FloatArray = 0.0  # only LL's ceiling needs it
-    if protocol == "ll" and np.ndim(spb) == 0:
-        busbw = 1.0 / (float(spb) * 1e3) if spb > 0 else 0.0
-    elif protocol == "ll":
-        with np.errstate(divide="ignore"):
-            busbw = np.where(spb > 0, 1.0 / (np.asarray(spb) * 1e3), 0.0)
+    busbw: float | FloatArray = 0.0
+    if protocol == "ll":  # only LL's ceiling reads the bus bandwidth
+        per_byte = np.asarray(spb, dtype=np.float64) * 1e3
+        busbw = np.divide(1.0, per_byte, out=np.zeros(per_byte.shape), where=per_byte > 0)
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
     fill: FloatArray | float = 0.0
     if protocol == "simple" and pipelined and net_steps > 0:
@@ -493,11 +487,8 @@ def tree_runs_one_tree(
     """
     search = group.nccl_search
     first = min(search.ring.channels, search.tree.channels)
-    sizes = np.asarray(size_bytes, dtype=np.float64)
-    if first >= group.nccl_channels:  # NCCL_MAX_NCHANNELS kept the first tree's alone
-        return np.ones(sizes.shape, dtype=bool)
-    per_channel = float(MAX_THREADS[protocol] * THREAD_THRESHOLD[protocol])
-    return np.floor(sizes / per_channel) <= first
+    per_channel = MAX_THREADS[protocol] * THREAD_THRESHOLD[protocol]
+    return trimmed_channels(size_bytes, per_channel, group.nccl_channels) <= first
 
 
 class Tree(CollectiveAlgorithm):
@@ -512,25 +503,19 @@ class Tree(CollectiveAlgorithm):
         """Needs two or more ranks."""
         return group.n > 1
 
-    def spb(self, group: Group) -> float:
+    def spb(self, group: Group, one_tree: bool = False) -> float:
         """Microseconds per message byte: reduce up and broadcast down, both pipelined.
+
+        ``one_tree``: every byte on the first of the two trees (``tree_runs_one_tree``),
+        whose inner nodes receive from two children each.
 
         Notes:
             ``max(spb_all, spb_chain / tree_efficiency) / staging``: the fan-in/fan-out
             stalls slow the GPUs of the chains; a tree whose busiest link is a NIC or the
             network runs at that link's rate.
         """
-        every, chain, _, _ = self._figures(group)
-        raw = max(every, chain / DEFAULT.tree_efficiency)
-        return raw / staging_penalty(group, "all_reduce")
-
-    def single_tree_spb(self, group: Group) -> float:
-        """``spb`` when every channel runs the first of the two trees: NCCL puts its search's
-        channels on one tree and their copies on the mirror (src/graph/connect.cc
-        ``connectTrees``), so a message on no more channels than the search built crosses
-        the nodes on one binary tree, whose inner nodes receive from two children each."""
-        _, chain, _, single = self._figures(group)
-        raw = max(single, chain / DEFAULT.tree_efficiency)
+        every, chain, _, single = self._figures(group)
+        raw = max(single if one_tree else every, chain / DEFAULT.tree_efficiency)
         return raw / staging_penalty(group, "all_reduce")
 
     def chain_pass_spb(self, group: Group) -> float:
@@ -558,7 +543,7 @@ class Tree(CollectiveAlgorithm):
     def _raw_spbs(self, group: Group) -> tuple[float, float, float, float]:
         """Busiest link's time per message byte of all the tree's flows, of its chains alone,
         of one pass along the chains (reduce up only), and of all the flows with the first
-        tree carrying every byte (``single_tree_spb``) [us per byte].
+        tree carrying every byte (``spb(one_tree=True)``) [us per byte].
 
         The chains stay within their domains (no network link, so no dragonfly routing
         choice): their loads add to the loads of the trees across nodes.
@@ -608,7 +593,7 @@ class Tree(CollectiveAlgorithm):
         steady = np.full(size_bytes.shape, self.spb(group))
         if group.n_nodes > 1:  # one binary tree while the message runs on few channels
             on_one = tree_runs_one_tree(group, size_bytes, protocol)
-            steady = np.where(on_one, self.single_tree_spb(group), steady)
+            steady = np.where(on_one, self.spb(group, one_tree=True), steady)
         if protocol == "ll128":  # one channel's LL128 kernel carries no more than NCCL measured
             floor = tree_ll128_ceiling_spb(group.nccl_tree_channels, tree_ll128_cap_GBps(group))
             steady = np.maximum(steady, floor)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fabricui.engine.constants import DEFAULT, ModelConstants
-from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD
+from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD, trimmed_channels
 from fabricui.engine.types import FloatArray
 from fabricui.errors import EngineError
 
@@ -122,7 +122,7 @@ def ll_channels(sizes: FloatArray, channels: int, per_channel_bytes: float) -> F
         per_channel_bytes: ``nt * threadThreshold`` (512 x 8 for LL; times the ranks for a
             ring).
     """
-    return np.clip(np.floor(sizes / per_channel_bytes), 1.0, max(1, channels))
+    return trimmed_channels(sizes, per_channel_bytes, channels)
 
 
 def ll_receive_bytes(sizes: FloatArray, channels: int, chunks: int) -> FloatArray:

@@ -47,6 +47,26 @@ PCI_BW = 12.0
 RING_PLATEAU = (1.9, 1.4)
 
 
+def trimmed_channels(
+    size_bytes: float | FloatArray, per_channel_bytes: float | FloatArray, channels: int
+) -> FloatArray:
+    """Channels NCCL runs a message on: it drops channels until each thread has its
+    threshold of bytes (src/enqueue.cc ``nBytes < nc * nt * threadThreshold``), so
+    ``clip(floor(S / per_channel_bytes), 1, channels)``; all ``channels`` where
+    ``per_channel_bytes`` is 0 (no threshold). Broadcasts sizes against thresholds.
+
+    Args:
+        size_bytes: Message sizes [bytes].
+        per_channel_bytes: ``nt * threadThreshold`` per channel [bytes].
+        channels: The channels NCCL has for it.
+    """
+    most = float(max(1, channels))
+    per_channel = np.asarray(per_channel_bytes, dtype=np.float64)
+    positive = per_channel > 0
+    trimmed = np.floor(np.asarray(size_bytes) / np.where(positive, per_channel, 1.0))
+    return np.minimum(np.maximum(np.where(positive, trimmed, most), 1.0), most)
+
+
 @dataclass(frozen=True)
 class Tuning:
     """NCCL's tables for one collective on one communicator."""
@@ -113,17 +133,11 @@ class Tuning:
         """(7, 3, n_sizes) channels NCCL runs each pair with at each size: fewer for small
         messages, until each thread has its threshold of bytes (CollNet Direct's threshold
         counts every head; NVLS runs all its channels, at most the rings' across nodes)."""
-        sizes = np.asarray(size_bytes, dtype=np.float64)
         graphs = self.graphs
         per_channel = (self.threads * self.thresholds).astype(np.float64)
         per_channel[A["collnet_direct"]] *= max(1, graphs.collnet_direct.channels)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            trimmed = np.where(
-                per_channel[:, :, None] > 0,
-                np.floor(sizes / np.where(per_channel > 0, per_channel, 1.0)[:, :, None]),
-                np.inf,
-            )
-        table = np.clip(trimmed, 1, graphs.channels).astype(np.int64)
+        trimmed = trimmed_channels(size_bytes, per_channel[:, :, None], graphs.channels)
+        table = trimmed.astype(np.int64)
         nvls = graphs.nvls_channels
         table[A["nvls_tree"]] = max(1, nvls)
         table[A["nvls"]] = max(1, min(nvls, graphs.channels) if self.view.n_nodes > 1 else nvls)
