@@ -483,12 +483,15 @@ def tree_runs_one_tree(
     NCCL drops channels until each thread has its threshold of bytes (src/enqueue.cc) and
     puts the search's channels on one tree, their copies on the mirrored one
     (src/graph/connect.cc ``connectTrees``; ``comm->nChannels`` is then the smaller of the
-    ring and tree searches' channels, src/init.cc).
+    ring and tree searches' channels, src/init.cc). Later channels copy the first ones in
+    turn: those NCCL_MAX_NCHANNELS keeps, then NVLS's extra channels copy those
+    (``copyChannels``), so channels ``0 .. k - 1`` span both trees only when more than the
+    search's count of them are run and kept.
     """
     search = group.nccl_search
     first = min(search.ring.channels, search.tree.channels)
     per_channel = MAX_THREADS[protocol] * THREAD_THRESHOLD[protocol]
-    return trimmed_channels(size_bytes, per_channel, group.nccl_channels) <= first
+    return trimmed_channels(size_bytes, per_channel, search.own_channels) <= first
 
 
 class Tree(CollectiveAlgorithm):

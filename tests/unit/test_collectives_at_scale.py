@@ -532,3 +532,18 @@ def test_few_channels_run_one_binary_tree(catalog, monkeypatch):
     # NCCL_MAX_NCHANNELS=2 keeps the first tree's channels alone: one tree at every size.
     capped = Group(group.fabric, np.arange(4), nccl_env={"NCCL_MAX_NCHANNELS": "2"})
     assert tree_runs_one_tree(capped, sizes, "simple").all()
+
+
+def test_nvls_copies_of_the_kept_channels_stay_on_one_tree(catalog):
+    """From 2.22 NVLS raises the rings' and trees' channels to its own 16 by copying the
+    channels kept (copyChannels): under NCCL_MAX_NCHANNELS=2 all 16 copy the first tree's
+    two, so even 1 GiB runs on one tree, where without the bound it runs on both."""
+    from fabricui.engine.algorithms import tree_runs_one_tree
+
+    fabric = fabric_of(catalog, dict(H100_2, nodes=4))
+    big = np.array([2.0**30])
+    capped = Group(fabric, np.arange(32), nccl_env={"NCCL_MAX_NCHANNELS": "2"})
+    assert (capped.nccl_channels, capped.nccl_search.own_channels) == (16, 2)
+    assert tree_runs_one_tree(capped, big, "simple").all()
+    free = Group(fabric, np.arange(32))
+    assert not tree_runs_one_tree(free, big, "simple").any()

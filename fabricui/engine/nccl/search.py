@@ -72,6 +72,10 @@ class Graphs:
     ``comm->nChannels``, which NVLS raises to its own count (``rings_on_nvls_channels``)."""
     nvls_channels: int
     """Runtime NVLS channels (``comm->nvlsChannels``)."""
+    own_channels: int
+    """``comm->nChannels`` before NVLS raises it: the channels rings and trees build, which
+    NVLS's extra channels copy in turn (channel ``c`` a copy of ``c mod own_channels``,
+    src/graph/connect.cc ``copyChannels``)."""
 
     def of(self, algorithm: str) -> Graph:
         """The graph NCCL tunes ``algorithm`` with (NVLS+tree uses NVLS's, PAT the tree's)."""
@@ -373,10 +377,9 @@ def search(view: NcclView, release: Release, env: NcclEnv) -> Graphs:
     ring, tree = ring_and_tree(view, release)
     nvls = nvls_graph(view, release)
     direct, chain = collnet_graphs(view, release, tree)
-    channels = runtime_channels(view, release, env, ring, tree, chain)
+    own = runtime_channels(view, release, env, ring, tree, chain)
     nvls_channels = nvls_runtime_channels(view, release, env) if nvls.channels else 0
-    if release.rings_on_nvls_channels:
-        channels = max(channels, nvls_channels)
+    channels = max(own, nvls_channels) if release.rings_on_nvls_channels else own
     return Graphs(
         ring=ring,
         tree=tree,
@@ -385,4 +388,5 @@ def search(view: NcclView, release: Release, env: NcclEnv) -> Graphs:
         collnet_chain=chain,
         channels=channels,
         nvls_channels=nvls_channels,
+        own_channels=own,
     )
