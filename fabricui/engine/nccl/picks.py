@@ -372,8 +372,10 @@ def choose(
     could_channels = _channels(could, best_pairs, fastest, sizes)
     faster = _pick_per_size(best_pairs, fastest, could_channels, best_times)
 
+    kept = keep.tolist()
+
     def either(ours: tuple[object, ...], theirs: tuple[object, ...]) -> tuple[Any, ...]:
-        return tuple(np.where(keep, _objects(ours), _objects(theirs)).tolist())
+        return tuple(o if k else t for k, o, t in zip(kept, ours, theirs))
 
     best = Pick(
         algorithm=either(nccl.algorithm, faster.algorithm),
@@ -392,7 +394,7 @@ def choose(
         for a, p, _ in (best_pairs[f],)
     }
     none: tuple[dict[str, str], str] = ({}, "")
-    per_size = [none if k else forcing[f] for k, f in zip(keep.tolist(), fastest.tolist())]
+    per_size = [none if k else forcing[f] for k, f in zip(kept, fastest.tolist())]
     envs = [env for env, _ in per_size]
     cautions = [caution for _, caution in per_size]
     return Choice(
@@ -448,24 +450,15 @@ def _channels(tuning: Tuning, pairs, index: IntArray, sizes: FloatArray) -> tupl
     return tuple(picked.tolist())
 
 
-def _objects(values: Sequence[object]) -> npt.NDArray[np.object_]:
-    """``values`` as an object array (strings and ints kept as they are)."""
-    out = np.empty(len(values), dtype=object)
-    out[:] = list(values)
-    return out
-
-
 def _pick_per_size(pairs, index: IntArray, channels: tuple[int, ...], times: FloatArray) -> Pick:
     """The pick of pair ``pairs[index[j]]`` at each size ``j``."""
-    algorithms = _objects([key[0] for _, _, key in pairs])
-    protocols = _objects([key[1] for _, _, key in pairs])
-    names = _objects([ALGORITHMS[a] for a, _, _ in pairs])
+    picked = [pairs[i] for i in index.tolist()]
     return Pick(
-        algorithm=tuple(algorithms[index].tolist()),
-        protocol=tuple(protocols[index].tolist()),
+        algorithm=tuple(key[0] for _, _, key in picked),
+        protocol=tuple(key[1] for _, _, key in picked),
         channels=channels,
         time_us=times,
-        nccl_algorithm=tuple(names[index].tolist()),
+        nccl_algorithm=tuple(ALGORITHMS[a] for a, _, _ in picked),
     )
 
 
