@@ -120,6 +120,32 @@ def test_tp_overlap_spans_the_hosts_of_one_nvlink_domain(catalog, strategies):
     assert tp_row.exposed_us_inter == tp_row.exposed_us_intra
 
 
+def test_reasons_name_what_a_group_crosses(catalog, strategies):
+    """A ranking says where TP and CP groups sit: inside a 72-GPU NVLink rack, across racks
+    (not "nodes": a rack's hosts share its switch), or some of them across where the group
+    size does not divide the rack (16 in 72: ranks 64-79 straddle two racks); on 8-GPU
+    servers a group beyond the server is across nodes."""
+    rack = build_fabric(resolve_topology("gb200-nvl72", catalog), catalog)
+    model = catalog.models["llama3-70b"]
+    chosen = [strategies[n] for n in ("ddp", "tp", "pp")]
+    base = plan(
+        rack, model, Layout(tp=8, dp=9, global_batch=9, seq_len=8192), chosen, evaluate=pricer(rack)
+    )
+
+    def reasons(**layout: int) -> list[str]:
+        lay = dataclasses.replace(base.layout, **layout)
+        return dataclasses.replace(base, layout=lay).reasons()
+
+    assert "CP2 ring (some groups across NVLink domains)" in reasons(cp=2)
+    assert "CP3 in the NVLink domain" in reasons(cp=3)
+    assert "TP96 across NVLink domains" in reasons(tp=96)
+    server = dataclasses.replace(base, gpus_per_node=8, gpus_per_domain=8)
+    assert (
+        "TP16 across nodes"
+        in dataclasses.replace(server, layout=dataclasses.replace(base.layout, tp=16)).reasons()
+    )
+
+
 def test_dp_overlap_hides_gradient_reduction(pod, catalog, strategies):
     """DDP's bucketed all-reduce: exposed in full without DP overlap, less with it."""
     model = catalog.models["llama3-8b"]

@@ -175,14 +175,11 @@ class PlanReport:
         """Why this layout is fast (or what holds it back), short phrases for rankings."""
         lay = self.layout
         out = []
-        node = self.gpus_per_domain or self.gpus_per_node
         if lay.tp > 1:
-            inside = node and lay.tp <= node and node % lay.tp == 0
-            where = "inside the NVLink domain" if inside else "across nodes"
-            out.append(f"TP{lay.tp} {where}")
+            out.append(f"TP{lay.tp} {self._where(lay.tp, 'inside the NVLink domain')}")
         if lay.cp > 1:
-            inside = node and lay.tp * lay.cp <= node and node % (lay.tp * lay.cp) == 0
-            out.append(f"CP{lay.cp} {'in the NVLink domain' if inside else 'ring across nodes'}")
+            where = self._where(lay.tp * lay.cp, "in the NVLink domain")
+            out.append(f"CP{lay.cp} {where if where.startswith('in') else 'ring ' + where}")
         if lay.pp > 1:
             out.append(f"bubble {self.bubble_fraction:.0%}")
         exposed = self.exposed_comm_us / self.step_us if self.step_us else 0.0
@@ -193,6 +190,16 @@ class PlanReport:
         if self.recipe.recompute != "none":
             out.append(f"{self.recipe.recompute} recompute")
         return out
+
+    def _where(self, span: int, inside: str) -> str:
+        """Where groups of ``span`` consecutive ranks sit: ``inside`` one scale-up domain,
+        across domains (``nodes`` where a domain is one host), or some of them across
+        (the span fits a domain but does not divide it, as 16 in a 72-GPU rack)."""
+        domain = self.gpus_per_domain or self.gpus_per_node
+        across = "across NVLink domains" if domain > self.gpus_per_node > 0 else "across nodes"
+        if not domain or span > domain:
+            return across
+        return inside if domain % span == 0 else f"(some groups {across})"
 
     def to_json(self) -> dict[str, Any]:
         """The ``plan --json`` object."""
