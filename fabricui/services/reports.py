@@ -393,7 +393,7 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
         Table(
             f"{model_id}: communication per step against compute "
             f"({_ms(table.step_us)} ms, {table.compute_basis}), each strategy alone on "
-            f"{table.degree} GPUs, within a node and across nodes",
+            f"{table.degree} GPUs, {table.span}",
             ("strategy", "intra ms", "intra", "inter ms", "inter", "note"),
             rows,
             frozenset({1, 3}),

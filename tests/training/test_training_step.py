@@ -104,7 +104,9 @@ def test_tp_overlap_hides_tp_inside_a_node_only(pod, catalog, strategies):
 def test_tp_overlap_spans_the_hosts_of_one_nvlink_domain(catalog, strategies):
     """On GB200 NVL72 a host has 4 GPUs but its rack's 72 share one NVLink switch: TP8
     across two hosts still overlaps with the GEMMs (no network on the way), and the ranking
-    says it is inside the NVLink domain; the decision table agrees across hosts."""
+    says it is inside the NVLink domain. The decision table's "node" is the rack: its intra
+    group spans two hosts over NVLink (TP hidden), one rack has no inter group, and on the
+    8-rack cluster the inter group takes one GPU per rack, across the network."""
     from fabricui.engine.training.table import decision_table
 
     rack = build_fabric(resolve_topology("gb200-nvl72", catalog), catalog)
@@ -117,7 +119,15 @@ def test_tp_overlap_spans_the_hosts_of_one_nvlink_domain(catalog, strategies):
     assert "TP8 inside the NVLink domain" in on.reasons()
     table = decision_table(rack, model, list(strategies.values()))
     tp_row = next(row for row in table.rows if row.name == "tp")
-    assert tp_row.exposed_us_inter == tp_row.exposed_us_intra
+    assert table.degree == 8 and table.unit == "NVLink domain"
+    assert tp_row.exposed_us_intra == 0 and tp_row.comm_us_inter is None
+    assert table.span == "within an NVLink domain and across NVLink domains"
+    cluster = build_fabric(resolve_topology("gb200-nvl72-cluster", catalog), catalog)
+    table = decision_table(cluster, model, list(strategies.values()))
+    tp_row = next(row for row in table.rows if row.name == "tp")
+    assert tp_row.exposed_us_intra == 0 < tp_row.exposed_us_inter
+    hsdp = next(row for row in table.rows if row.name == "hsdp")
+    assert hsdp.note == "inter: shard in an NVLink domain, replicate across NVLink domains"
 
 
 def test_reasons_name_what_a_group_crosses(catalog, strategies):

@@ -1,5 +1,9 @@
 """The decision table: each strategy alone, its group inside one node vs across nodes.
 
+A "node" of the table is a scale-up domain: a server, or every host of a rack that shares
+one NVLink switch (GB200 NVL72), where a group across the rack's hosts still runs over
+NVLink and the question a user asks is whether it survives across racks.
+
 The reference step is priced with the same kernel model as a plan (``layer.py``): one
 GPU runs ``microbatches`` micro-batches of one ``seq_len`` sequence of the whole model
 (forward and backward, no recomputation). Every row compares its communication with that
@@ -108,6 +112,11 @@ class DecisionRow:
         }
 
 
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article (``an NVLink domain``)."""
+    return f"{'an' if noun.startswith(('NV', 'a', 'e', 'i', 'o', 'u')) else 'a'} {noun}"
+
+
 def _ok(exposed_us: float | None, step_us: float) -> bool | None:
     return None if exposed_us is None else exposed_us <= OK_EXPOSED_FRACTION * step_us
 
@@ -147,6 +156,14 @@ class DecisionTable:
     missing: tuple[str, ...] = ()
     """Strategies of ``TABLE_STRATEGIES`` no loaded plugin registers (disabled or broken):
     left out of ``rows``."""
+    unit: str = "node"
+    """What *intra* stays inside and *inter* spans: ``node``, or ``NVLink domain`` where a
+    domain spans hosts (``table_unit``)."""
+
+    @property
+    def span(self) -> str:
+        """What the two columns compare: ``within a node and across nodes``."""
+        return f"within {_a(self.unit)} and across {self.unit}s"
 
     def to_json(self) -> dict[str, Any]:
         """The ``strategies --json`` object."""
@@ -162,6 +179,7 @@ class DecisionTable:
             "ok_exposed_fraction": OK_EXPOSED_FRACTION,
             "strategies": [row.to_json() for row in self.rows],
             "missing": list(self.missing),
+            "unit": self.unit,
         }
 
 
@@ -302,6 +320,7 @@ def decision_table(
         rows=tuple(rows),
         compute_basis=basis,
         missing=tuple(name for name in TABLE_STRATEGIES if name not in by_name),
+        unit=table_unit(fabric)[2],
     )
 
 
@@ -336,43 +355,55 @@ def _case(fabric: Fabric, model: ModelShape, name: str, base: Layout, degree: in
 
 def _hsdp_case(fabric: Fabric, base: Layout, degree: int) -> _Case:
     """HSDP: shard over ``degree`` GPUs of a node; *inter* adds one replica per node."""
-    nodes, m = fabric.nodes, base.microbatches
+    per_unit, units, unit = table_unit(fabric)
+    m = base.microbatches
     shard = np.arange(degree)[None, :]
     intra = {"dp_intra": shard, "dp_inter": np.array([[0]])}
     layout = dataclasses.replace(base, dp=degree, dp_shard=degree, global_batch=degree * m)
-    if nodes < 2:
+    if units < 2:
         return _Case(layout, intra, None)
-    inter = {
-        "dp_intra": shard,
-        "dp_inter": (np.arange(nodes) * fabric.gpus_per_node)[None, :],
-    }
-    layout = dataclasses.replace(layout, dp=degree * nodes, global_batch=degree * nodes * m)
-    return _Case(layout, intra, inter, "inter: shard in a node, replicate across nodes")
+    inter = {"dp_intra": shard, "dp_inter": (np.arange(units) * per_unit)[None, :]}
+    layout = dataclasses.replace(layout, dp=degree * units, global_batch=degree * units * m)
+    return _Case(layout, intra, inter, f"inter: shard in {_a(unit)}, replicate across {unit}s")
+
+
+def table_unit(fabric: Fabric) -> tuple[int, int, str]:
+    """(GPUs per unit, units, name) of the table's "node": the scale-up domain, so that
+    on an NVL72 rack *intra* is a group over NVLink and *inter* one across racks."""
+    if fabric.gpus_per_domain > fabric.gpus_per_node:
+        link = fabric.spec.intra.link or ""
+        family = "NVLink" if link.startswith("nvlink") else "scale-up"
+        return fabric.gpus_per_domain, fabric.domains, f"{family} domain"
+    return fabric.gpus_per_node, fabric.nodes, "node"
 
 
 def table_degree(fabric: Fabric) -> int:
-    """Default group size of the decision table: GPUs per node, at most 8 and, with more
-    than one node, at most the node count (the cross-node group takes one GPU per node)."""
-    degree = min(fabric.gpus_per_node, TABLE_MAX_DEGREE)
-    return degree if fabric.nodes < 2 else min(degree, fabric.nodes)
+    """Default group size of the decision table: GPUs per node (scale-up domain), at most
+    8 and, with more than one, at most their count (the cross-node group takes one GPU per
+    node)."""
+    per_unit, units, _ = table_unit(fabric)
+    degree = min(per_unit, TABLE_MAX_DEGREE)
+    return degree if units < 2 else min(degree, units)
 
 
 def _check_table_degree(fabric: Fabric, degree: int) -> None:
-    if fabric.gpus_per_node < 2:
+    per_unit, units, unit = table_unit(fabric)
+    if per_unit < 2:
         raise EngineError(f"{fabric.spec.id} has one GPU per node: no intra-node group to compare")
-    top = fabric.gpus_per_node if fabric.nodes < 2 else min(fabric.gpus_per_node, fabric.nodes)
+    top = per_unit if units < 2 else min(per_unit, units)
     if not 2 <= degree <= top:
         raise EngineError(
-            f"degree must be 2..{top} on {fabric.spec.id} ({fabric.nodes} nodes x "
-            f"{fabric.gpus_per_node} GPUs; got {degree})"
+            f"degree must be 2..{top} on {fabric.spec.id} ({units} {unit}s x "
+            f"{per_unit} GPUs; got {degree})"
         )
 
 
 def _one_per_node(fabric: Fabric, degree: int) -> IntArray | None:
-    """GPU 0 of the first ``degree`` nodes, or None on one node."""
-    if fabric.nodes < 2:
+    """GPU 0 of the first ``degree`` nodes (scale-up domains), or None on one."""
+    per_unit, units, _ = table_unit(fabric)
+    if units < 2:
         return None
-    return np.arange(degree, dtype=np.int64) * fabric.gpus_per_node
+    return np.arange(degree, dtype=np.int64) * per_unit
 
 
 def _hidden_axes(recipe: Recipe) -> frozenset[str]:

@@ -453,7 +453,8 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             return
 
         self.query_one("#table-title", Static).update(
-            f"decision table: each strategy alone on {table.degree} GPUs, "
+            f"decision table: each strategy alone on {table.degree} GPUs"
+            f"{'' if table.unit == 'node' else ' ' + table.span}, "
             f"{table.microbatches} x {table.seq_len} tokens per GPU"
         )
         chart.set_bars(
