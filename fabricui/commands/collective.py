@@ -57,7 +57,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="S",
         help="sizes: 8, 64K, 1G (binary, as nccl-tests), 1GB, 1GiB",
     )
-    sizes.add_argument("--sweep", metavar="A:B", help="sizes from A to B doubling, e.g. 8:16G")
+    sizes.add_argument(
+        "--sweep",
+        "--sizes",
+        dest="sweep",
+        metavar="A:B",
+        help="sizes from A to B doubling, e.g. 8:16G, or one size (as `snapshot --sweep`)",
+    )
     parser.add_argument(
         "--algo",
         default="auto",
@@ -143,6 +149,8 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
         raise ConfigError(unknown_id_message("operation", text, OPS))
     words = [w for w in words if w not in named]
     if args.sweep:
+        if ":" not in args.sweep:
+            return op, [parse_message_size(args.sweep)]
         return op, parse_size_sweep(args.sweep, "--sweep")
     if not words:
         raise ConfigError("collective: give --size S [S ...] or --sweep A:B")

@@ -213,6 +213,19 @@ def test_sweep_groups_and_nodes(run_cli):
     assert json.loads(out)["nranks"] == 4
 
 
+def test_sweep_takes_one_size_and_sizes_is_its_alias(run_cli):
+    """``--sweep 1G`` is the one size, as on ``snapshot``, whose ``--sizes`` alias works here
+    too (a user who typed ``--sizes 1G`` gets the row, not an unknown-option error)."""
+    rows = []
+    for flag, value in (("--sweep", "1G"), ("--sizes", "1G"), ("--size", "1G")):
+        status, out, err = run_cli("collective", "all_reduce", flag, value, "--json")
+        assert status == 0, err
+        rows.append(json.loads(out)["rows"])
+    assert rows[0] == rows[1] == rows[2] and [r["size_bytes"] for r in rows[0]] == [2**30]
+    status, out, _ = run_cli("collective", "all_reduce", "--sizes", "1K:4K", "--json")
+    assert [r["size_bytes"] for r in json.loads(out)["rows"]] == [1024, 2048, 4096]
+
+
 def test_ideal_calculator(run_cli):
     """The textbook ring all-reduce: 1 GB over 8 ranks at 100 GB/s takes 17.5 ms."""
     status, out, _ = run_cli(
