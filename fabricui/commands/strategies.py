@@ -65,7 +65,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="group size of every strategy (default: GPUs per node, at most 8 and at most "
-        "the node count)",
+        "the node count; on an NVL72 rack a node is the rack's NVLink domain)",
     )
     parser.add_argument(
         "--framework",

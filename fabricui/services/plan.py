@@ -130,7 +130,8 @@ class TableRequest:
     microbatches: int | None = None
     """Micro-batches per GPU of the reference step (default ``TABLE_MICROBATCHES``)."""
     degree: int | None = None
-    """Group size (default: GPUs per node, at most 8 and the node count)."""
+    """Group size (default: GPUs per node, at most 8 and the node count; a node is a
+    scale-up domain, ``table.table_unit``)."""
     mfu: float | None = None
     """Price the reference compute at this MFU instead of the kernel model."""
     catalog: CatalogRequest = field(default_factory=CatalogRequest)

@@ -247,7 +247,8 @@ def decision_table(
     ``step_us`` (``reference_compute_us``; at ``mfu`` of peak when given), the same line for
     every row (the PP bubble is left out; it is not communication). *intra*: the group is
     GPUs ``0..d-1`` of node 0; *inter*: GPU 0 of each of ``d`` nodes, so every member talks
-    through its own NIC. HSDP shards over GPUs ``0..d-1`` of a node in both cases; its
+    through its own NIC. A node is a scale-up domain (``table_unit``: an NVL72 rack's hosts
+    together). HSDP shards over GPUs ``0..d-1`` of a node in both cases; its
     *inter* case adds a replica on every node. EP on a dense model does not apply: its row
     says so and has no figures.
 
