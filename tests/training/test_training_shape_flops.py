@@ -41,6 +41,27 @@ def test_dense_parameters_from_the_shape(catalog, model_id, tolerance):
     assert geometry(model).params == pytest.approx(model.params_B * 1e9, rel=tolerance)
 
 
+@pytest.mark.parametrize(
+    ("model_id", "tolerance"),
+    [
+        ("qwen3-30b-a3b", 0.01),
+        ("qwen3-235b-a22b", 0.01),
+        ("gpt-oss-20b", 0.01),
+        ("gpt-oss-120b", 0.01),
+        ("kimi-k2", 0.01),
+    ],
+)
+def test_todays_moe_records_add_up_to_their_published_totals(catalog, model_id, tolerance):
+    """The MoE records of today's open models (config.json shapes: head_dim wider than
+    hidden / heads for Qwen3, 384 experts and a dense first layer for Kimi K2) count up to
+    the totals their reports publish; Qwen3's active counts too (embeddings included)."""
+    model = catalog.models[model_id]
+    geo = geometry(model)
+    assert geo.params == pytest.approx(model.params_B * 1e9, rel=tolerance)
+    if model_id.startswith("qwen3"):
+        assert geo.active_params == pytest.approx(model.active_params_B * 1e9, rel=0.02)
+
+
 def test_moe_total_and_active_parameters(catalog):
     """Mixtral 8x7B: 46.7B total, 12.9B active (top-2 of 8 experts)."""
     geo = geometry(catalog.models["mixtral-8x7b"])

@@ -639,10 +639,9 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
                 self._clear_search()
                 self.refresh_all()
 
-        choices = [
-            (m.id, f"{m.id:<14} {m.params_B:>6g}B  {m.name}")
-            for m in sorted(data.catalog.models.values(), key=lambda m: m.params_B)
-        ]
+        models = sorted(data.catalog.models.values(), key=lambda m: m.params_B)
+        width = max(len(m.id) for m in models)
+        choices = [(m.id, f"{m.id:<{width}} {m.params_B:>6g}B  {m.name}") for m in models]
         self.app.push_screen(PickerModal("Model", choices, self.model_id), done)
 
     def action_ask_layout(self) -> None:
