@@ -381,6 +381,12 @@ class ModelShape:
     """Number of layers that are MoE."""
     head_dim: int | None = None
     """Width of one attention head (default ``hidden / heads``)."""
+    qk_head_dim: int | None = None
+    """Width of a query/key head in the attention core's scores, where it differs from
+    ``head_dim`` (multi-head latent attention: 128 + 64 rotary = 192); None: ``head_dim``."""
+    v_head_dim: int | None = None
+    """Width of a value head in the attention core, where it differs (MLA: 128); None:
+    ``head_dim``."""
     mlp: str = ""
     """MLP kind: ``swiglu`` (gated, three matrices) or ``gelu`` (two); empty: read off
     ``params_B`` (whichever makes the shape add up)."""

@@ -123,6 +123,29 @@ def test_layer_flops_by_hand(catalog):
     assert float(cost.flops_fwd) == pytest.approx(linear + mlp + attention)
 
 
+def test_latent_attention_core_runs_at_its_own_widths(catalog):
+    """DeepSeek-V3's MLA: the projections keep hidden / heads = 56 per head (the totals add
+    up), but the scores span 128 + 64 rotary = 192 and the values 128, so one layer's fused
+    causal core does 2 (a / t) T (s / 2) (192 + 128) FLOPs forward, 160 / 56 of what 56
+    would give; model FLOPs count 6 l s a (192 + 128) / 2 for attention. A shape without
+    the two widths is unchanged."""
+    model = catalog.models["deepseek-v3"]
+    geo = geometry(model)
+    assert geo.head_dim == 56 and geo.core_head_dim == 160
+    device, _ = make_device(catalog.gpus["h100-sxm"])
+    t, tokens = 1, 4096
+    mla = layer_cost(device, geo, t, 1, 1, 1, tokens, 0.0, "flash", moe=True)
+    flat = dataclasses.replace(geo, qk_head_dim=0, v_head_dim=0)
+    plain = layer_cost(device, flat, t, 1, 1, 1, tokens, 0.0, "flash", moe=True)
+    core = 2 * geo.heads * tokens * (tokens / 2) * (192 + 128)
+    assert float(mla.flops_fwd - plain.flops_fwd) == pytest.approx(core * (1 - 56 / 160))
+    assert float(mla.attn_fwd_s) == pytest.approx(float(plain.attn_fwd_s) * 160 / 56)
+    gained = model_flops_per_token(geo, tokens) - model_flops_per_token(flat, tokens)
+    assert gained == pytest.approx(6 * geo.layers * tokens * geo.heads * (160 - 56))
+    llama = geometry(catalog.models["llama3-70b"])
+    assert llama.core_head_dim == llama.head_dim
+
+
 def test_layer_cost_responds_to_tp_recompute_and_sp(catalog):
     """TP 8 is faster per GPU than TP 4; full recompute repeats the forward, selective only
     the attention core; sequence parallelism removes the norm and residual passes each TP

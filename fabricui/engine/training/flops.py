@@ -21,11 +21,12 @@ def model_flops_per_token(geo: Geometry, seq_len: int) -> float:
     """Training FLOPs per token (forward + backward) [FLOP].
 
     Notes:
-        ``6 (N_active - N_embedding) + 6 L s_eff q_dim + 6 V h`` where ``N_embedding`` is
+        ``6 (N_active - N_embedding) + 6 L s_eff a d + 6 V h`` where ``N_embedding`` is
         the input embedding and the output layer (``2 V h``; the lookup is not a multiply,
         the output layer is counted by ``6 V h``) and ``s_eff`` is ``s``, or for windowed
         layers twice the window (a token attends to at most the window, not half the
-        sequence).
+        sequence), and ``a d`` the heads times their mean score and value width
+        (``q_dim``, but for multi-head latent attention).
 
     Args:
         geo: The model geometry.
@@ -35,5 +36,5 @@ def model_flops_per_token(geo: Geometry, seq_len: int) -> float:
     full_layers = geo.layers - geo.window_layers
     window = min(2 * geo.window, seq_len) if geo.window else seq_len
     attended = full_layers * seq_len + geo.window_layers * window
-    attention = 6.0 * attended * geo.q_dim
+    attention = 6.0 * attended * geo.heads * geo.core_head_dim
     return 6.0 * matrices + attention + 6.0 * geo.vocab * geo.hidden

@@ -507,15 +507,17 @@ def _attention(
     """(forward, backward, forward FLOPs) of the attention core."""
     heads = b * geo.heads / t
     s_q = s / c
-    d = float(geo.head_dim)
+    d = geo.core_head_dim
     if attention == "flash":
         s_kv = np.minimum(float(geo.window), s) if windowed and geo.window else s / 2
         flops = 4 * heads * s_q * s_kv * d
         forward, backward = flash_attention_times_s(device, flops, s_q)
         return forward, backward, flops
     s_kv = np.minimum(float(geo.window), s) if windowed and geo.window else s
-    scores_f, scores_b = linear_times_s(device, s_q, s_kv, d, heads, half=True)
-    values_f, values_b = linear_times_s(device, s_q, d, s_kv, heads, half=True)
+    d_qk = float(geo.qk_head_dim or geo.head_dim)
+    d_v = float(geo.v_head_dim or geo.head_dim)
+    scores_f, scores_b = linear_times_s(device, s_q, s_kv, d_qk, heads, half=True)
+    values_f, values_b = linear_times_s(device, s_q, d_v, s_kv, heads, half=True)
     elements = heads * s_q * s_kv
     drop = 1.0 if geo.dropout else 0.0
     fwd_bytes = elements * (UNFUSED_SCORE_BYTES_FWD[0] + drop * UNFUSED_SCORE_BYTES_FWD[1])

@@ -60,6 +60,17 @@ class Geometry:
     """Dropout in training (adds masks to activations and memory traffic)."""
     rotary: bool = False
     """Rotary position embeddings on queries and keys (a memory-bound pass)."""
+    qk_head_dim: int = 0
+    """Query/key width per head in the attention core's scores (0: ``head_dim``)."""
+    v_head_dim: int = 0
+    """Value width per head in the attention core (0: ``head_dim``)."""
+
+    @property
+    def core_head_dim(self) -> float:
+        """Mean of the score and value widths per head: the attention core's FLOPs are
+        ``2 s_q s_kv a (d_qk + d_v)`` forward, ``4 s_q s_kv a`` times this (``head_dim``
+        but for multi-head latent attention, where it is (192 + 128) / 2)."""
+        return ((self.qk_head_dim or self.head_dim) + (self.v_head_dim or self.head_dim)) / 2
 
     @property
     def q_dim(self) -> int:
@@ -174,6 +185,8 @@ def geometry(model: ModelShape) -> Geometry:
         window=model.sliding_window,
         window_layers=min(model.window_layers, model.layers) if model.sliding_window else 0,
         dropout=False,
+        qk_head_dim=model.qk_head_dim or 0,
+        v_head_dim=model.v_head_dim or 0,
     )
     gated = model.mlp in GATED_MLPS if model.mlp else _gated_by_params(base, model.params_B)
     dropout = model.dropout if model.dropout is not None else not gated
