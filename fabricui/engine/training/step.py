@@ -176,10 +176,11 @@ class PlanReport:
         lay = self.layout
         out = []
         if lay.tp > 1:
-            out.append(f"TP{lay.tp} {self._where(lay.tp, 'inside the NVLink domain')}")
+            reach = self._reach(lay.tp)
+            out.append(f"TP{lay.tp} {reach or 'inside the NVLink domain'}")
         if lay.cp > 1:
-            where = self._where(lay.tp * lay.cp, "in the NVLink domain")
-            out.append(f"CP{lay.cp} {where if where.startswith('in') else 'ring ' + where}")
+            reach = self._reach(lay.tp * lay.cp)
+            out.append(f"CP{lay.cp} ring {reach}" if reach else f"CP{lay.cp} in the NVLink domain")
         if lay.pp > 1:
             out.append(f"bubble {self.bubble_fraction:.0%}")
         exposed = self.exposed_comm_us / self.step_us if self.step_us else 0.0
@@ -191,15 +192,16 @@ class PlanReport:
             out.append(f"{self.recipe.recompute} recompute")
         return out
 
-    def _where(self, span: int, inside: str) -> str:
-        """Where groups of ``span`` consecutive ranks sit: ``inside`` one scale-up domain,
-        across domains (``nodes`` where a domain is one host), or some of them across
-        (the span fits a domain but does not divide it, as 16 in a 72-GPU rack)."""
+    def _reach(self, span: int) -> str:
+        """Where groups of ``span`` consecutive ranks reach beyond one scale-up domain:
+        empty when each sits inside one; across domains (``nodes`` where a domain is one
+        host); or some of them across, when the span fits a domain but does not divide it
+        (16 in a 72-GPU rack: ranks 64-79 straddle two)."""
         domain = self.gpus_per_domain or self.gpus_per_node
         across = "across NVLink domains" if domain > self.gpus_per_node > 0 else "across nodes"
         if not domain or span > domain:
             return across
-        return inside if domain % span == 0 else f"(some groups {across})"
+        return "" if domain % span == 0 else f"(some groups {across})"
 
     def to_json(self) -> dict[str, Any]:
         """The ``plan --json`` object."""
