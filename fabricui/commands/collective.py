@@ -150,7 +150,7 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
     words = [w for w in words if w not in named]
     if args.sweep:
         if ":" not in args.sweep:
-            return op, [parse_message_size(args.sweep)]
+            return op, [parse_message_size(args.sweep, "--sweep")]
         return op, parse_size_sweep(args.sweep, "--sweep")
     if not words:
         raise ConfigError("collective: give --size S [S ...] or --sweep A:B")

@@ -111,8 +111,7 @@ MISSING_WHY = "(plugin disabled or failed to load; see fabricui plugins --all)"
 def render_table(table: DecisionTable) -> str:
     """The decision table as text: comm per step intra and inter, against the step."""
     head = (
-        f"{table.model} on {table.topology}: each strategy alone on {table.degree} GPUs"
-        f"{'' if table.unit == 'node' else ' ' + table.span}, "
+        f"{table.model} on {table.topology}: {table.groups}, "
         f"{table.microbatches} micro-batches x {table.seq_len} tokens per GPU; "
         f"compute {format_time_us(table.step_us)} per step ({table.compute_basis})"
     )

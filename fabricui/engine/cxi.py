@@ -112,19 +112,6 @@ def software_matching(group: Group) -> CxiSettings | None:
     return settings if settings.software_matching else None
 
 
-def ll_channels(sizes: FloatArray, channels: int, per_channel_bytes: float) -> FloatArray:
-    """(n_sizes,) channels NCCL runs LL with: it drops channels until each thread has its
-    threshold of bytes (src/enqueue.cc ``nBytes < nc * nt * threadThreshold``).
-
-    Args:
-        sizes: (n_sizes,) message sizes [bytes].
-        channels: The group's channels (``Group.nccl_channels``).
-        per_channel_bytes: ``nt * threadThreshold`` (512 x 8 for LL; times the ranks for a
-            ring).
-    """
-    return trimmed_channels(sizes, per_channel_bytes, channels)
-
-
 def ll_receive_bytes(sizes: FloatArray, channels: int, chunks: int) -> FloatArray:
     """(n_sizes,) bytes one LL network receive carries: the channel's share of one chunk
     (``chunks`` = the ranks for a ring, 1 for a tree), at most one LL step, doubled by LL's
@@ -136,7 +123,7 @@ def ll_receive_bytes(sizes: FloatArray, channels: int, chunks: int) -> FloatArra
     """
     size = np.asarray(sizes, dtype=np.float64)
     per_channel = float(MAX_THREADS["ll"] * THREAD_THRESHOLD["ll"] * max(1, chunks))
-    nc = ll_channels(size, channels, per_channel)
+    nc = trimmed_channels(size, per_channel, channels)
     step = float(DEFAULT.chunk_bytes["ll"])  # a larger message goes as several LL steps
     return 2.0 * np.minimum(size / (max(1, chunks) * nc), step)
 

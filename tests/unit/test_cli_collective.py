@@ -224,6 +224,8 @@ def test_sweep_takes_one_size_and_sizes_is_its_alias(run_cli):
     assert rows[0] == rows[1] == rows[2] and [r["size_bytes"] for r in rows[0]] == [2**30]
     status, out, _ = run_cli("collective", "all_reduce", "--sizes", "1K:4K", "--json")
     assert [r["size_bytes"] for r in json.loads(out)["rows"]] == [1024, 2048, 4096]
+    status, _, err = run_cli("collective", "all_reduce", "--sweep", "foo")
+    assert status == 2 and err.count("\n") == 1 and "--sweep" in err
 
 
 def test_ideal_calculator(run_cli):

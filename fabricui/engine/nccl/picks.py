@@ -344,7 +344,8 @@ def choose(
         return replace(not_modelled("NCCL", physical, n), library=f"NCCL {release.version}")
     nccl_times = tuning.times_us(sizes)
     rows = np.vstack([nccl_times[a, p] for a, p, _ in pairs])
-    priced = _issue_floors(group, op, tuning, pairs, physical, sizes)
+    nccl_table = tuning.channels(sizes)
+    priced = _issue_floors(group, op, nccl_table, pairs, physical)
     chosen = np.argmin(rows, axis=0)
     if forced is None:
         # Where NCCL's own pick is one the caller cannot price (a plugin's algorithm that is
@@ -355,21 +356,20 @@ def choose(
             chosen = np.where(unpriced, fastest, chosen)
     columns = np.arange(n)
     nccl_physical = np.vstack([priced[key] for _, _, key in pairs])[chosen, columns]
-    nccl_channels = _channels(tuning, pairs, chosen, sizes)
+    nccl_channels = _channels(nccl_table, pairs, chosen)
     nccl = _pick_per_size(pairs, chosen, nccl_channels, nccl_physical)
     model_us = rows[chosen, columns]
 
     runnable = _nccl_pairs(could, physical, forced, allow_disabled=False)
     best_pairs = runnable or pairs
-    could_priced = _issue_floors(
-        group, op, could if runnable else tuning, best_pairs, physical, sizes
-    )
+    best_table = could.channels(sizes) if runnable else nccl_table
+    could_priced = _issue_floors(group, op, best_table, best_pairs, physical)
     table = np.vstack([could_priced[key] for _, _, key in best_pairs])
     fastest = np.argmin(table, axis=0)
     best_times = table[fastest, columns]
     # Never call a pick better than NCCL's when it is not clearly faster.
     keep = best_times >= nccl_physical * (1.0 - BETTER_BY)
-    could_channels = _channels(could, best_pairs, fastest, sizes)
+    could_channels = _channels(best_table, best_pairs, fastest)
     faster = _pick_per_size(best_pairs, fastest, could_channels, best_times)
 
     kept = keep.tolist()
@@ -425,28 +425,25 @@ def _nccl_pairs(
     return pairs
 
 
-def _issue_floors(
-    group, op: str, tuning: Tuning, pairs, physical: Physical, sizes: FloatArray
-) -> Physical:
+def _issue_floors(group, op: str, table: IntArray, pairs, physical: Physical) -> Physical:
     """``physical`` with each pair no faster than one thread can issue it on the channels
-    NCCL runs it with at each size (``issue.issue_floor_us``): with one process driving
-    several GPUs a pair on more channels takes longer to issue. Unchanged with a process
-    per GPU."""
+    NCCL runs it with at each size (``table``, ``Tuning.channels``; ``issue.issue_floor_us``):
+    with one process driving several GPUs a pair on more channels takes longer to issue.
+    Unchanged with a process per GPU."""
     if not group.single_process:
         return physical
     out = dict(physical)
-    table = tuning.channels(sizes)
     for a, p, key in pairs:
         out[key] = np.maximum(physical[key], issue_floor_us(group, op, channels=table[a, p]))
     return out
 
 
-def _channels(tuning: Tuning, pairs, index: IntArray, sizes: FloatArray) -> tuple[int, ...]:
-    """Channels of the pair ``pairs[index[j]]`` at each size ``j``."""
-    table = tuning.channels(sizes)
+def _channels(table: IntArray, pairs, index: IntArray) -> tuple[int, ...]:
+    """Channels of the pair ``pairs[index[j]]`` at each size ``j``, from the (7, 3, n)
+    ``table`` of ``Tuning.channels``."""
     algorithms = np.array([a for a, _, _ in pairs], dtype=np.int64)
     protocols = np.array([p for _, p, _ in pairs], dtype=np.int64)
-    picked = table[algorithms[index], protocols[index], np.arange(len(sizes))]
+    picked = table[algorithms[index], protocols[index], np.arange(index.shape[0])]
     return tuple(picked.tolist())
 
 

@@ -165,6 +165,13 @@ class DecisionTable:
         """What the two columns compare: ``within a node and across nodes``."""
         return f"within {_a(self.unit)} and across {self.unit}s"
 
+    @property
+    def groups(self) -> str:
+        """The caption's subject: ``each strategy alone on 8 GPUs``, naming the span where
+        the table's node is not a server (an NVL72 rack's NVLink domain)."""
+        alone = f"each strategy alone on {self.degree} GPUs"
+        return alone if self.unit == "node" else f"{alone} {self.span}"
+
     def to_json(self) -> dict[str, Any]:
         """The ``strategies --json`` object."""
         return {

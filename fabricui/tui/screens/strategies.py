@@ -453,9 +453,7 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             return
 
         self.query_one("#table-title", Static).update(
-            f"decision table: each strategy alone on {table.degree} GPUs"
-            f"{'' if table.unit == 'node' else ' ' + table.span}, "
-            f"{table.microbatches} x {table.seq_len} tokens per GPU"
+            f"decision table: {table.groups}, {table.microbatches} x {table.seq_len} tokens per GPU"
         )
         chart.set_bars(
             decision_bars(table),
