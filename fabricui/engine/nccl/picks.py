@@ -125,7 +125,7 @@ class Pick:
     @property
     def labels(self) -> tuple[str, ...]:
         """``algorithm/protocol`` per size."""
-        return tuple(f"{a}/{p}" for a, p in zip(self.algorithm, self.protocol))
+        return tuple(map("/".join, zip(self.algorithm, self.protocol)))
 
     def row(self, i: int) -> dict[str, object]:
         """The JSON object of size ``i``."""
@@ -369,32 +369,25 @@ def choose(
     best_times = table[fastest, columns]
     # Never call a pick better than NCCL's when it is not clearly faster.
     keep = best_times >= nccl_physical * (1.0 - BETTER_BY)
-    could_channels = _channels(best_table, best_pairs, fastest)
-    faster = _pick_per_size(best_pairs, fastest, could_channels, best_times)
-
-    kept = keep.tolist()
-
-    def either(ours: tuple[object, ...], theirs: tuple[object, ...]) -> tuple[Any, ...]:
-        return tuple(o if k else t for k, o, t in zip(kept, ours, theirs))
-
-    best = Pick(
-        algorithm=either(nccl.algorithm, faster.algorithm),
-        protocol=either(nccl.protocol, faster.protocol),
-        channels=either(nccl.channels, faster.channels),
-        time_us=np.where(keep, nccl_physical, best_times),
-        nccl_algorithm=either(nccl.nccl_algorithm, faster.nccl_algorithm),
+    # The best pick indexes NCCL's pairs where it keeps NCCL's pick, the runnable ones after.
+    best = _pick_per_size(
+        pairs + best_pairs,
+        np.where(keep, chosen, len(pairs) + fastest),
+        np.where(keep, nccl_channels, _channels(best_table, best_pairs, fastest)),
+        np.where(keep, nccl_physical, best_times),
     )
     # The settings that force each size's best pick: one per distinct pick, not per size.
-    forcing = {
-        f: (
+    distinct = np.unique(fastest[~keep])
+    none: tuple[dict[str, str], str] = ({}, "")
+    forcing = [none] + [
+        (
             _force_env(settings, op, ALGORITHMS[a], PROTOCOLS[p], view_now),
             LL128_CAUTION if could.default_off[a, p] else "",
         )
-        for f in np.unique(fastest[~keep]).tolist()
-        for a, p, _ in (best_pairs[f],)
-    }
-    none: tuple[dict[str, str], str] = ({}, "")
-    per_size = [none if k else forcing[f] for k, f in zip(kept, fastest.tolist())]
+        for a, p, _ in (best_pairs[f] for f in distinct.tolist())
+    ]
+    at = np.where(keep, 0, 1 + np.searchsorted(distinct, fastest))
+    per_size = list(map(forcing.__getitem__, at.tolist()))
     envs = [env for env, _ in per_size]
     cautions = [caution for _, caution in per_size]
     return Choice(
@@ -438,24 +431,28 @@ def _issue_floors(group, op: str, table: IntArray, pairs, physical: Physical) ->
     return out
 
 
-def _channels(table: IntArray, pairs, index: IntArray) -> tuple[int, ...]:
+def _channels(table: IntArray, pairs, index: IntArray) -> IntArray:
     """Channels of the pair ``pairs[index[j]]`` at each size ``j``, from the (7, 3, n)
     ``table`` of ``Tuning.channels``."""
     algorithms = np.array([a for a, _, _ in pairs], dtype=np.int64)
     protocols = np.array([p for _, p, _ in pairs], dtype=np.int64)
-    picked = table[algorithms[index], protocols[index], np.arange(index.shape[0])]
-    return tuple(picked.tolist())
+    return table[algorithms[index], protocols[index], np.arange(index.shape[0])]
 
 
-def _pick_per_size(pairs, index: IntArray, channels: tuple[int, ...], times: FloatArray) -> Pick:
-    """The pick of pair ``pairs[index[j]]`` at each size ``j``."""
-    picked = [pairs[i] for i in index.tolist()]
+def _pick_per_size(pairs, index: IntArray, channels: IntArray, times: FloatArray) -> Pick:
+    """The pick of pair ``pairs[index[j]]`` at each size ``j``: each field looked up in the
+    few pairs' values, not built per size."""
+    at = index.tolist()
+
+    def per_size(values: list[Any]) -> tuple[Any, ...]:
+        return tuple(map(values.__getitem__, at))
+
     return Pick(
-        algorithm=tuple(key[0] for _, _, key in picked),
-        protocol=tuple(key[1] for _, _, key in picked),
-        channels=channels,
+        algorithm=per_size([key[0] for _, _, key in pairs]),
+        protocol=per_size([key[1] for _, _, key in pairs]),
+        channels=tuple(channels.tolist()),
         time_us=times,
-        nccl_algorithm=tuple(ALGORITHMS[a] for a, _, _ in picked),
+        nccl_algorithm=per_size([ALGORITHMS[a] for a, _, _ in pairs]),
     )
 
 
