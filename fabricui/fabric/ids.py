@@ -18,7 +18,9 @@ import numpy as np
 from fabricui.errors import EngineError, nearest, unknown_id_message
 from fabricui.fabric.fabric import Fabric
 
-_GPU_RE = re.compile(r"^([nd])(\d+)\.g(\d+)$")
+#: ``n3.g7`` and the spellings people type for it: ``n3g7``, ``n3:g7``, ``n3/g7``, ``n3-g7``,
+#: ``node3.gpu7`` (and ``d``/``domain`` for a scale-up domain's GPU).
+_GPU_RE = re.compile(r"^(n|d|node|domain)(\d+)[./:_-]?(?:g|gpu)(\d+)$")
 
 
 def _valid_range(fabric: Fabric) -> str:
@@ -67,8 +69,9 @@ def _host_gpu(fabric: Fabric, raw: str) -> int | None:
 
 
 def parse_gpu_id(fabric: Fabric, text: str) -> int:
-    """Turn ``n3.g7``, ``d0.g71``, ``31`` or, on an imported cluster, ``luna-0016.g7`` into
-    a global rank (a host's name wins over the ``n<node>`` form it could look like).
+    """Turn ``n3.g7`` (or ``n3g7``, ``n3:g7``, ``node3.gpu7``), ``d0.g71``, ``31`` or, on an
+    imported cluster, ``luna-0016.g7`` into a global rank (a host's name wins over the
+    ``n<node>`` form it could look like).
 
     Args:
         fabric: The fabric the id refers to.
@@ -108,7 +111,7 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
             f"invalid GPU id {raw!r}: use n<node>.g<gpu> such as n0.g3, or a global rank; "
             f"{_valid_range(fabric)}"
         )
-    form, node, gpu = match.group(1), int(match.group(2)), int(match.group(3))
+    form, node, gpu = match.group(1)[0], int(match.group(2)), int(match.group(3))
     if form == "d":
         return _domain_rank(fabric, raw, node, gpu)
     if node < fabric.nodes and gpu < fabric.gpus_per_node:
@@ -184,7 +187,7 @@ def find_gpu(fabric: Fabric, text: str) -> int:
 
     if raw in hosts:
         return first_gpu(hosts[raw])
-    node = re.match(r"^n(\d+)$", raw.lower())
+    node = re.match(r"^(?:n|node)(\d+)$", raw.lower())
     if node and int(node.group(1)) < fabric.nodes:
         return int(node.group(1)) * fabric.gpus_per_node
     wanted = raw.lower()

@@ -123,6 +123,17 @@ def test_gpu_ids_parse(mini):
     assert parse_gpu_id(fabric, "12") == 12
 
 
+@pytest.mark.parametrize("spelling", ["n3g7", "n3:g7", "n3/g7", "n3-g7", "N3.G7", "node3.gpu7"])
+def test_gpu_ids_take_the_spellings_people_type(mini, spelling):
+    """``n3g7``, ``n3:g7`` or ``node3.gpu7`` name the GPU ``n3.g7`` names, and their
+    mistakes are the same one-line errors."""
+    fabric = build_fabric(mini.topologies["pod"], mini)
+    assert parse_gpu_id(fabric, spelling) == 31
+    with pytest.raises(EngineError) as exc:
+        parse_gpu_id(fabric, "n9g0")
+    assert "no GPU n9g0 in pod: pod has 4 nodes (nearest: n3.g0)" in one_line(exc)
+
+
 @pytest.mark.parametrize(
     ("folder", "expected"),
     [
