@@ -358,6 +358,12 @@ async def test_help_lists_every_key(app_factory):
             for binding in bindings:
                 assert binding.description in text, binding
                 assert key_label(binding) in text
+        # At 80 columns each id follows its explanation instead of taking a column.
+        narrow = Console(width=76, record=True, file=io.StringIO())
+        narrow.print(help_table(app.screen.sections, narrow=True))
+        folded = narrow.export_text()
+        assert "Pod topology: click src/dst (view.topology)" in folded
+        assert "(app.help)" in folded
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpModal)
 

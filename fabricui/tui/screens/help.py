@@ -43,21 +43,34 @@ def _bindings(items: Iterable[BindingType]) -> list[Binding]:
     return out
 
 
-def help_table(sections: Sequence[Section]) -> Table:
+#: Below this many columns the help folds each binding's id into its explanation, which
+#: would otherwise wrap a few words a line beside an unwrapped id column.
+NARROW_COLUMNS = 100
+
+
+def help_table(sections: Sequence[Section], narrow: bool = False) -> Table:
     """Every binding by area: key, what it does, its id (for keymaps; never wrapped) and
-    the longer explanation (wrapped to the width left)."""
+    the longer explanation (wrapped to the width left); ``narrow`` puts the id after the
+    explanation, dimmed, so the explanation gets the id's column."""
     table = Table(box=None, padding=(0, 1), pad_edge=False, expand=True, show_header=False)
     table.add_column("key", no_wrap=True, style="bold", max_width=12)
     table.add_column("what", no_wrap=True)
-    table.add_column("id", no_wrap=True, style="dim")
+    if not narrow:
+        table.add_column("id", no_wrap=True, style="dim")
     table.add_column("detail", ratio=1)
+    blank = ("",) * (3 if narrow else 4)
     for title, bindings in sections:
-        table.add_row("", Text(title, style="bold underline"), "", "")
+        table.add_row("", Text(title, style="bold underline"), *blank[2:])
         for binding in _bindings(bindings):
-            table.add_row(
-                key_label(binding), binding.description, binding.id or "", binding.tooltip or ""
-            )
-        table.add_row("", "", "", "")
+            tooltip, key_id = binding.tooltip or "", binding.id or ""
+            if narrow:
+                detail = Text(tooltip)
+                if key_id:
+                    detail.append(f"{' ' if tooltip else ''}({key_id})", style="dim")
+                table.add_row(key_label(binding), binding.description, detail)
+            else:
+                table.add_row(key_label(binding), binding.description, key_id, tooltip)
+        table.add_row(*blank)
     return table
 
 
@@ -88,7 +101,12 @@ class HelpModal(ModalScreen[None]):
         """The key table in a scrolling box."""
         with VerticalScroll() as scroll:
             scroll.border_title = "fabricui keys (esc closes; ctrl+p opens the command palette)"
-            yield Static(help_table(self.sections))
+            yield Static(help_table(self.sections), id="help-keys")
+
+    def on_resize(self) -> None:
+        """Fold the ids into the explanations on a narrow terminal (SSH at 80 columns)."""
+        narrow = self.app.size.width < NARROW_COLUMNS
+        self.query_one("#help-keys", Static).update(help_table(self.sections, narrow=narrow))
 
     def action_close(self) -> None:
         """Close."""
