@@ -69,8 +69,14 @@ class _Parser(argparse.ArgumentParser):
     ) -> argparse.Namespace:
         """Parse; words no parser took are reported by the command they follow."""
         parsed, extras = self.parse_known_args(args, namespace)
+        chosen = _chosen_parser(self, parsed)
+        dest = getattr(chosen, "free_words_dest", None)
+        if dest and extras and not any(word.startswith("-") for word in extras):
+            # A positional list split by options (`path n0.g3 --nodes 16 n12.g5`).
+            setattr(parsed, dest, [*getattr(parsed, dest), *extras])
+            extras = []
         if extras:
-            _chosen_parser(self, parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+            chosen.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed
 
 

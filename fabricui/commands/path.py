@@ -12,6 +12,7 @@ from fabricui.commands.options import (
     catalog,
     topology_request,
 )
+from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.services.command_requests import PathRequest
 from fabricui.units import parse_message_size
@@ -23,8 +24,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "path", help="route between two GPUs: hops, bottleneck, latency"
     )
     add_topology_options(parser)
-    parser.add_argument("--src", required=True, help="source GPU: n<node>.g<gpu> or a global rank")
-    parser.add_argument("--dst", required=True, help="destination GPU")
+    parser.add_argument(
+        "gpus",
+        nargs="*",
+        metavar="SRC DST",
+        help="the two GPUs, as --src and --dst (`path n0.g3 n12.g5`)",
+    )
+    parser.free_words_dest = "gpus"  # type: ignore[attr-defined]  # (cli._Parser)
+    parser.add_argument("--src", help="source GPU: n<node>.g<gpu> or a global rank")
+    parser.add_argument("--dst", help="destination GPU")
     parser.add_argument(
         "--message-size",
         "--size",
@@ -42,16 +50,36 @@ def _size(text: str) -> int:
     return parse_message_size(text, "--message-size")
 
 
+def endpoints(args: argparse.Namespace) -> tuple[str, str]:
+    """(source, destination) from ``--src``/``--dst`` or the positional GPUs, in that order.
+
+    Raises:
+        ConfigError: Not exactly two GPUs in all.
+    """
+    given = [args.src, args.dst]
+    free = list(args.gpus)
+    for i, value in enumerate(given):
+        if value is None and free:
+            given[i] = free.pop(0)
+    if free:
+        raise ConfigError(f"path: two GPUs, not also {' '.join(free)} (give SRC DST or --src/--dst)")
+    if given[0] is None or given[1] is None:
+        missing = " and ".join(n for n, v in zip(("--src", "--dst"), given) if v is None)
+        raise ConfigError(f"path: give the two GPUs: SRC DST, or {missing}")
+    return given[0], given[1]
+
+
 def run(args: argparse.Namespace) -> int:
     """Route and print; returns 0.
 
     Raises:
-        FabricError: Unknown topology or GPU ids, identical endpoints.
+        FabricError: Unknown topology or GPU ids, identical endpoints, not two GPUs.
     """
     from fabricui.render.path import render_path
     from fabricui.services.path import find_path
 
-    request = PathRequest(topology_request(args), args.src, args.dst, args.size, args.hosts)
+    src, dst = endpoints(args)
+    request = PathRequest(topology_request(args), src, dst, args.size, args.hosts)
     result = find_path(request, catalog(args))
     if args.json:
         print_json(result.to_json())

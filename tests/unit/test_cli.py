@@ -51,6 +51,23 @@ def test_path_text(run_cli):
     assert "leaf1" in out and "n3.nic7" in out
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["path", "n0.g0", "n3.g7"],
+        ["path", "-t", "dgx-h100-pod", "n0.g0", "--size", "1G", "n3.g7"],
+        ["path", "n0.g0", "--dst", "n3.g7"],
+        ["path", "--src", "n0.g0", "n3.g7"],
+    ],
+)
+def test_path_takes_its_gpus_as_words(run_cli, argv):
+    """``path SRC DST`` is ``path --src SRC --dst DST``, options anywhere between."""
+    status, out, err = run_cli(*argv, "--json")
+    assert status == 0 and err == ""
+    data = json.loads(out)
+    assert (data["src"], data["dst"]) == ("n0.g0", "n3.g7")
+
+
 def test_path_from_yaml_file(run_cli):
     """--topology accepts a file holding just the hardware block."""
     status, out, _ = run_cli(
@@ -132,7 +149,8 @@ def test_hwdb_list_show_validate(run_cli):
             "bad-type.yaml:2: nodes: expected a number",
         ),
         (["path", "--src", "0", "--dst", "1", "--size", "lots"], "invalid size 'lots'"),
-        (["path", "--src", "0"], "the following arguments are required: --dst"),
+        (["path", "--src", "0"], "path: give the two GPUs: SRC DST, or --dst"),
+        (["path", "0", "1", "2"], "path: two GPUs, not also 2"),
         (["hwdb", "show", "nvlink9"], "unknown hwdb id 'nvlink9' (nearest: nvlink"),
         (["hwdb", "list", "cables"], "unknown record kind 'cables'"),
         (["hwdb", "validate", str(TOPO / "syntax-error.yaml")], "syntax-error.yaml:5"),

@@ -81,7 +81,8 @@ def test_settings_hwdb_key(run_cli, monkeypatch, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        (["path", "--src", "0"], "fabricui: error: path: the following arguments are required"),
+        (["place"], "fabricui: error: place: the following arguments are required: N"),
+        (["path", "--src", "0"], "fabricui: error: path: give the two GPUs"),
         (["--bogus"], "fabricui: error: unrecognized arguments: --bogus (see fabricui --help)"),
         (["collective", "--size", "1G"], "fabricui: error: collective: give the operation"),
         (["hwdb", "list", "--frob"], "fabricui: error: hwdb list: unrecognized arguments"),
