@@ -62,7 +62,8 @@ def endpoints(args: argparse.Namespace) -> tuple[str, str]:
         if value is None and free:
             given[i] = free.pop(0)
     if free:
-        raise ConfigError(f"path: two GPUs, not also {' '.join(free)} (give SRC DST or --src/--dst)")
+        extra = " ".join(free)
+        raise ConfigError(f"path: two GPUs, not also {extra} (give SRC DST or --src/--dst)")
     if given[0] is None or given[1] is None:
         missing = " and ".join(n for n, v in zip(("--src", "--dst"), given) if v is None)
         raise ConfigError(f"path: give the two GPUs: SRC DST, or {missing}")
