@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui.bounds import MFU, checked
 from fabricui.commands.options import add_hosts_option, catalog_request, topology_request
-from fabricui.commands.strategies import add_common_args
+from fabricui.commands.strategies import add_common_args, model_of
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.render.table import text_table
@@ -27,7 +27,6 @@ from fabricui.units import format_bytes, format_time_us
 from fabricui.vocabulary import (
     ATTENTION_CHOICES,
     CUDA_GRAPH_MODES,
-    DEFAULT_MODEL,
     DP_STRATEGIES,
     FP8_RECIPES,
     MOE_DISPATCH,
@@ -276,7 +275,7 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
         args = _with_layout_words(args, words)
     return PlanRequest(
         topology=topology_request(args),
-        model=_get(args, "model", DEFAULT_MODEL),
+        model=model_of(args),
         layout=layout_request(args),
         dp_strategy=_get(args, "dp_strategy", None),
         sequence_parallel=_get(args, "sp", None),

@@ -6,6 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from fabricui.commands.options import add_topology_options, catalog_request, topology_request
+from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.render.table import text_table
 from fabricui.services.plan import TableRequest, decision_table, exposed_thresholds, load_strategies
@@ -24,7 +25,15 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
         parser: The subcommand's parser.
     """
     parser.add_argument(
-        "--model", "-m", default=DEFAULT_MODEL, help=f"model id (default: {DEFAULT_MODEL})"
+        "model_word",
+        nargs="?",
+        metavar="MODEL",
+        help="the model, as --model (`plan llama3-70b --tp 8`)",
+    )
+    parser.add_argument(
+        "--model",
+        "-m",
+        help=f"model id, or its name as written (Llama-3-70B); default {DEFAULT_MODEL}",
     )
     add_topology_options(parser)
     parser.add_argument(
@@ -35,6 +44,18 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
         "model (GEMM and attention throughput from the GPU's hwdb figures)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def model_of(args: argparse.Namespace) -> str:
+    """The model a command names: ``--model``, the MODEL word, else the default.
+
+    Raises:
+        ConfigError: Both name a model, and not the same one.
+    """
+    named, word = getattr(args, "model", None), getattr(args, "model_word", None)
+    if named and word and named != word:
+        raise ConfigError(f"one model, not {word} and --model {named}")
+    return named or word or DEFAULT_MODEL
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -88,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     """
     request = TableRequest(
         topology=topology_request(args),
-        model=getattr(args, "model", None) or DEFAULT_MODEL,
+        model=model_of(args),
         seq_len=getattr(args, "seq", None),
         microbatches=getattr(args, "microbatches", None),
         degree=getattr(args, "degree", None),

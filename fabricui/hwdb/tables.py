@@ -4,10 +4,12 @@ module that only reads records needs nothing else."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabricui.errors import HwdbError, unknown_id_message
+from fabricui.errors import ConfigError, HwdbError, unknown_id_message
 from fabricui.hwdb.plugin_dirs import NeedsPluginError
 from fabricui.model import (
     FrameworkSpec,
@@ -19,6 +21,20 @@ from fabricui.model import (
     SwitchSpec,
     TopologySpec,
 )
+
+
+def spelled_id(text: str, ids: Iterable[str]) -> str | None:
+    """The one id ``text`` spells the way people write model names: any case, with or
+    without dashes, dots or underscores, after a Hugging Face owner (``meta-llama/
+    Llama-3-70B`` and ``llama3_70b`` are ``llama3-70b``); None when none or several do."""
+
+    def key(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", name.rpartition("/")[2].lower())
+
+    wanted = key(str(text))
+    found = [i for i in ids if key(i) == wanted] if wanted else []
+    return found[0] if len(found) == 1 else None
+
 
 #: Every kind ``fabricui hwdb list`` knows, in display order.
 KINDS = ("links", "gpus", "nics", "switches", "topologies", "models", "frameworks", "kernels")
@@ -44,6 +60,19 @@ class Catalog:
     that needs such an id, ``needs link pcie5, which comes from plugin pcie (...)``."""
     unavailable: dict[str, str] = field(default_factory=dict)
     """Topology id -> one-line reason, for topologies that need a withheld record."""
+
+    def model(self, model_id: str) -> ModelShape:
+        """A model by its id or a spelling of it (``spelled_id``: ``Llama-3-70B``).
+
+        Raises:
+            ConfigError: No model is spelled so (names the nearest ids).
+        """
+        if model_id in self.models:
+            return self.models[model_id]
+        spelled = spelled_id(model_id, self.models)
+        if spelled is None:
+            raise ConfigError(unknown_id_message("model", model_id, self.models))
+        return self.models[spelled]
 
     def table(self, kind: str) -> dict[str, Any]:
         """The records of one kind (``links``, ``gpus`` ... ``topologies``)."""

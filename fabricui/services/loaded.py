@@ -15,10 +15,9 @@ import numpy as np
 
 from fabricui.engine.evaluate import evaluate_collective, evaluate_path
 from fabricui.engine.routing import Router
-from fabricui.errors import ConfigError, EngineError, FabricError
+from fabricui.errors import EngineError, FabricError
 from fabricui.fabric.ids import find_gpu, parse_gpu_id, placement
 from fabricui.fabric.kinds import DeviceKind
-from fabricui.hwdb.catalog import unknown_id_message
 from fabricui.model import RecipeChoices
 from fabricui.services.flow_memory import admit_collective
 from fabricui.services.jobs import group_ranks
@@ -391,9 +390,7 @@ class LoadedFabric:
         Raises:
             ConfigError: Unknown model (names the nearest ids).
         """
-        if model_id not in self.catalog.models:
-            raise ConfigError(unknown_id_message("model", model_id, self.catalog.models))
-        return self.catalog.models[model_id]
+        return self.catalog.model(model_id)
 
     def decision_table(self, model_id: str) -> DecisionTable:
         """Which strategies survive this fabric for a model

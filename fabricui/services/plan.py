@@ -374,13 +374,11 @@ def load_context(
     Raises:
         FabricError: Unknown model or topology, or a bad node count.
     """
-    from fabricui.hwdb.catalog import unknown_id_message
     from fabricui.services.session import load_catalog, load_fabric
 
     catalog = load_catalog(catalog_request or CatalogRequest(), host)
-    if model_id not in catalog.models:
-        raise ConfigError(unknown_id_message("model", model_id, catalog.models))
-    return catalog, load_fabric(topology, catalog, host), catalog.models[model_id]
+    model = catalog.model(model_id)
+    return catalog, load_fabric(topology, catalog, host), model
 
 
 def pricer_for(fabric: Fabric, host: PluginHost | None = None) -> Pricer:

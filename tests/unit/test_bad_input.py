@@ -184,3 +184,16 @@ def test_nic_record_protocols_and_gpus_are_checked(tmp_path, line, expected):
     with pytest.raises(HwdbError) as exc:
         load_catalog([*shipped_hwdb_dirs(), tmp_path])
     assert expected in one_line(exc)
+
+
+def test_model_spellings_name_one_model_or_none():
+    """A model's name as people write it is its id when exactly one id is spelled so."""
+    from fabricui.hwdb.tables import spelled_id
+
+    ids = ["llama3-70b", "llama3-8b", "qwen3-235b-a22b", "x-1", "x1"]
+    assert spelled_id("Llama-3-70B", ids) == "llama3-70b"
+    assert spelled_id("meta-llama/LLAMA3_8B", ids) == "llama3-8b"
+    assert spelled_id("Qwen3-235B-A22B", ids) == "qwen3-235b-a22b"
+    assert spelled_id("X.1", ids) is None  # two ids spelled so: neither is guessed
+    assert spelled_id("llama3-405b", ids) is None
+    assert spelled_id("--", ids) is None

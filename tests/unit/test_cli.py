@@ -258,3 +258,32 @@ def test_no_explorer_without_a_terminal():
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("fabricui: error: the explorer needs a terminal")
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "Llama-3-70B", "--tp", "8"],
+        ["plan", "--tp", "8", "-m", "meta-llama/Llama-3-70B"],
+        ["plan", "llama3_70b", "--tp", "8", "--model", "llama3_70b"],
+    ],
+)
+def test_plan_takes_the_model_as_a_word_and_as_people_spell_it(run_cli, argv):
+    """``plan MODEL`` is ``plan --model MODEL``, and a model's name as written (any case,
+    dashes, underscores, a Hugging Face owner) is its id."""
+    status, out, err = run_cli(*argv, "--json")
+    assert status == 0 and err == ""
+    assert json.loads(out)["model"] == "llama3-70b"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["plan", "llama3-70b", "-m", "llama3-8b"], "one model, not llama3-70b and --model"),
+        (["strategies", "Llama-4"], "unknown model 'Llama-4' (nearest:"),
+    ],
+)
+def test_model_words_that_do_not_name_one_model_are_one_line(run_cli, argv, expected):
+    """Two different models, or a spelling of none, are a one-line error."""
+    status, out, err = run_cli(*argv)
+    assert status == 2 and out == "" and expected in err and err.count("\n") == 1
