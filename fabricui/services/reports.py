@@ -376,7 +376,7 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
     of ``--layout`` (else of the layout the view opens on: the least that fits), and with
     ``--search`` the fastest layouts."""
     options = dict(launch.options)
-    model_id = options.get("model", "llama3-70b")
+    model_id = data.model(options.get("model", "llama3-70b")).id
     table = data.decision_table(model_id)
     rows = tuple(
         (

@@ -13,6 +13,7 @@ from textual.suggester import Suggester
 from textual.widgets import Input
 
 from fabricui.errors import FabricError, unknown_id_message
+from fabricui.hwdb.tables import spelled_id
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.units import parse_message_size
@@ -121,6 +122,8 @@ def _check_choice(name: str) -> Callable[[Explorer, str], str | None]:
             return None if op_name(argument) else unknown_id_message("operation", argument, choices)
         if argument in choices or not choices:
             return None
+        if name == "model" and spelled_id(argument, choices) is not None:
+            return None  # a model's name as written (Llama-3-70B)
         return unknown_id_message(name, argument, choices)
 
     return validate
@@ -225,6 +228,8 @@ def run_command(app: Explorer, text: str) -> None:
             state[name] = app.data.fabric.gpu_name(app.data.parse_gpu(argument))
         elif name == "size":
             state["message_size"] = str(parse_message_size(argument, "size"))
+        elif name == "model":
+            state[name] = app.data.model(argument).id
         else:
             state[name] = argument
         screen.restore_state(state)

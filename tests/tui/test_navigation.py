@@ -60,7 +60,7 @@ async def test_command_line_runs_what_the_keys_do(app_factory):
         assert isinstance(app.screen, TopologyScreen) and app.screen.src == 10
         await command(pilot, "topology dgx-h100")
         assert app.data.spec.id == "dgx-h100"
-        await command(pilot, "model llama3-8b")
+        await command(pilot, "model Llama-3-8B")  # a model's name as written is its id
         assert isinstance(app.screen, StrategiesScreen) and app.screen.model_id == "llama3-8b"
         await pilot.press("colon", *"topolgy x", "enter")
         await pilot.pause()
