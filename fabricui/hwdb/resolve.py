@@ -6,6 +6,7 @@ from pathlib import Path
 
 from fabricui.errors import ConfigError
 from fabricui.hwdb.catalog import Catalog, unknown_id_message
+from fabricui.hwdb.tables import spelled_id
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import read_yaml
 from fabricui.model import TopologySpec
@@ -20,7 +21,8 @@ def resolve_topology(name: str, catalog: Catalog, nodes: int | None = None) -> T
     """A topology spec from a built-in name or a YAML file path.
 
     Args:
-        name: Built-in id (``dgx-h100-pod``) or a path to a topology YAML file.
+        name: Built-in id (``dgx-h100-pod``, also as ``DGX-H100-Pod``) or a path to a
+            topology YAML file.
         catalog: The hardware database.
         nodes: Optional node count overriding the spec's (``--nodes N``).
 
@@ -43,6 +45,8 @@ def resolve_topology(name: str, catalog: Catalog, nodes: int | None = None) -> T
     elif _looks_like_path(name):
         path = Path(name)
         spec = parse_topology(read_yaml(path), catalog, default_id=path.stem)
+    elif (spelled := spelled_id(name, catalog.topologies)) is not None:
+        spec = catalog.topologies[spelled]  # the id in other case or separators (DGX-H100)
     else:
         raise ConfigError(
             unknown_id_message("topology", name, catalog.topologies) + "; or give a YAML file path"

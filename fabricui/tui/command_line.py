@@ -111,6 +111,8 @@ def _check_topology(app: Explorer, argument: str) -> str | None:
     catalog = app.catalog
     if catalog is None or argument in catalog.topologies or Path(argument).expanduser().is_file():
         return None
+    if spelled_id(argument, catalog.topologies) is not None:
+        return None  # the id in other case or separators
     return unknown_id_message("topology", argument, catalog.topologies) + "; or a YAML file path"
 
 

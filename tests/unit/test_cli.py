@@ -287,3 +287,11 @@ def test_model_words_that_do_not_name_one_model_are_one_line(run_cli, argv, expe
     """Two different models, or a spelling of none, are a one-line error."""
     status, out, err = run_cli(*argv)
     assert status == 2 and out == "" and expected in err and err.count("\n") == 1
+
+
+def test_topology_ids_take_other_case_and_separators(run_cli):
+    """``-t DGX-H100-Pod`` or ``dgx_h100_pod`` is the built-in ``dgx-h100-pod``."""
+    for spelling in ("DGX-H100-Pod", "dgx_h100_pod"):
+        status, out, err = run_cli("path", "-t", spelling, "n0.g0", "n1.g0", "--json")
+        assert status == 0 and err == ""
+        assert json.loads(out)["topology"] == "dgx-h100-pod"
