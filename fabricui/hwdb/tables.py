@@ -74,6 +74,11 @@ class Catalog:
             raise ConfigError(unknown_id_message("model", model_id, self.models))
         return self.models[spelled]
 
+    def spelled(self, kind: str, text: str) -> str | None:
+        """The id of ``kind`` that ``text`` is or spells (``spelled_id``), else None."""
+        table = self.table(kind)
+        return text if text in table else spelled_id(text, table)
+
     def table(self, kind: str) -> dict[str, Any]:
         """The records of one kind (``links``, ``gpus`` ... ``topologies``)."""
         if kind not in KINDS:

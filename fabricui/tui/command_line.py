@@ -13,7 +13,6 @@ from textual.suggester import Suggester
 from textual.widgets import Input
 
 from fabricui.errors import FabricError, unknown_id_message
-from fabricui.hwdb.tables import spelled_id
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.units import parse_message_size
@@ -111,7 +110,7 @@ def _check_topology(app: Explorer, argument: str) -> str | None:
     catalog = app.catalog
     if catalog is None or argument in catalog.topologies or Path(argument).expanduser().is_file():
         return None
-    if spelled_id(argument, catalog.topologies) is not None:
+    if catalog.spelled("topologies", argument) is not None:
         return None  # the id in other case or separators
     return unknown_id_message("topology", argument, catalog.topologies) + "; or a YAML file path"
 
@@ -124,7 +123,7 @@ def _check_choice(name: str) -> Callable[[Explorer, str], str | None]:
             return None if op_name(argument) else unknown_id_message("operation", argument, choices)
         if argument in choices or not choices:
             return None
-        if name == "model" and spelled_id(argument, choices) is not None:
+        if name == "model" and app.catalog and app.catalog.spelled("models", argument):
             return None  # a model's name as written (Llama-3-70B)
         return unknown_id_message(name, argument, choices)
 
