@@ -67,9 +67,7 @@ class Catalog:
         Raises:
             ConfigError: No model is spelled so (names the nearest ids).
         """
-        if model_id in self.models:
-            return self.models[model_id]
-        spelled = spelled_id(model_id, self.models)
+        spelled = self.spelled("models", model_id)
         if spelled is None:
             raise ConfigError(unknown_id_message("model", model_id, self.models))
         return self.models[spelled]
