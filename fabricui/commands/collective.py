@@ -39,6 +39,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "the options",
     )
     completes(op, OPS)
+    parser.free_words_dest = "words"  # type: ignore[attr-defined]  # (cli._Parser)
+    parser.set_defaults(words=[])
     add_topology_options(parser)
     parser.add_argument("--gpus", type=int, help="use the first N GPUs (global ranks 0..N-1)")
     parser.add_argument(
@@ -129,32 +131,54 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
-    """The operation and the sizes, wherever the operation was typed: ``--size 1G
-    all_reduce`` hands the op to ``--size`` (it takes several values), so a size that is
-    an operation's name is the operation.
+    """The operation and the sizes, wherever they were typed: ``all_reduce 1G 4G`` (sizes as
+    words after it), ``--size 1G all_reduce`` (``--size`` takes several values, so a size
+    that is an operation's name is the operation) or ``all_reduce 8:16G`` (a sweep).
 
     Raises:
-        ConfigError: No operation, two, an unknown one (with the nearest names), or no sizes.
+        ConfigError: No operation, two, an unknown one (with the nearest names), no sizes,
+            or sizes given both as words and by an option.
     """
-    words = list(args.size or [])
-    named = [w for w in words if op_name(w) is not None]
-    typed = [args.op] if args.op else []
-    if len(typed) + len(named) > 1:
-        raise ConfigError(f"collective: one operation, not {', '.join(typed + named)}")
-    if not typed and not named:
+    free = ([args.op] if args.op else []) + list(args.words)
+    given = list(args.size or [])
+    named = [w for w in given + free if op_name(w) is not None]
+    if len(named) > 1:
+        raise ConfigError(f"collective: one operation, not {', '.join(named)}")
+    loose = [w for w in free if op_name(w) is None]
+    if not named:
+        unknown = [w for w in loose if not _sizes_word(w)]
+        if unknown:
+            raise ConfigError(unknown_id_message("operation", unknown[0], OPS))
         raise ConfigError(f"collective: give the operation ({', '.join(OPS)})")
-    text = (typed + named)[0]
-    op = op_name(text)
-    if op is None:
-        raise ConfigError(unknown_id_message("operation", text, OPS))
-    words = [w for w in words if w not in named]
+    op = op_name(named[0])
+    assert op is not None
+    given = [w for w in given if w not in named]
+    if loose and (given or args.sweep):
+        option = "--size" if given else "--sweep"
+        raise ConfigError(f"collective: sizes as words ({' '.join(loose)}) and by {option}")
+    if loose:
+        if len(loose) == 1 and ":" in loose[0]:
+            return op, parse_size_sweep(loose[0], "size range")
+        return op, [parse_message_size(w, "size") for w in loose]
     if args.sweep:
         if ":" not in args.sweep:
             return op, [parse_message_size(args.sweep, "--sweep")]
         return op, parse_size_sweep(args.sweep, "--sweep")
-    if not words:
-        raise ConfigError("collective: give --size S [S ...] or --sweep A:B")
-    return op, [parse_message_size(w) for w in words]
+    if not given:
+        raise ConfigError("collective: give --size S [S ...], --sweep A:B or sizes after the op")
+    return op, [parse_message_size(w) for w in given]
+
+
+def _sizes_word(word: str) -> bool:
+    """True when ``word`` reads as a size or a size range (``1G``, ``8:16G``)."""
+    try:
+        if ":" in word:
+            parse_size_sweep(word)
+        else:
+            parse_message_size(word)
+    except ConfigError:
+        return False
+    return True
 
 
 def run(args: argparse.Namespace) -> int:

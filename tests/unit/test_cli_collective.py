@@ -247,6 +247,22 @@ def test_ideal_calculator(run_cli):
     assert row["busbw_GBps"] == pytest.approx(100.0)
 
 
+@pytest.mark.parametrize(
+    ("words", "sizes"),
+    [
+        (["all_reduce", "1G"], [2**30]),
+        (["all_reduce", "64K", "1G"], [2**16, 2**30]),
+        (["1M", "allreduce"], [2**20]),
+        (["all_reduce", "8:64"], [8, 16, 32, 64]),
+    ],
+)
+def test_sizes_follow_the_operation_as_words(run_cli, words, sizes):
+    """``collective all_reduce 1G`` is ``--size 1G``; ``8:64`` after it is a sweep."""
+    status, out, err = run_cli("collective", *words, "-t", "dgx-h100", "--json")
+    assert status == 0 and err == ""
+    assert [row["size_bytes"] for row in json.loads(out)["rows"]] == sizes
+
+
 def test_text_table(run_cli):
     """The text form is a table with time, algbw, busbw and algorithm."""
     status, out, _ = run_cli("collective", "broadcast", "-t", "dgx-h100", "--size", "1M")
@@ -257,6 +273,10 @@ def test_text_table(run_cli):
     ("argv", "expected"),
     [
         (["collective", "all_reduce"], "give --size"),
+        (["collective", "alreduce", "1G"], "unknown operation 'alreduce' (nearest"),
+        (["collective", "all_reduce", "1G", "--size", "2G"], "sizes as words (1G) and by --size"),
+        (["collective", "all_reduce", "1G", "all_gather"], "one operation, not all_reduce"),
+        (["collective", "all_reduce", "1x"], "invalid size '1x'"),
         (["collective", "all_reduce", "--size", "1G", "--algo", "magic"], "unknown algorithm"),
         (["collective", "all_reduce", "--size", "1G", "--gpus", "99"], "--gpus must be within"),
         (["collective", "all_reduce", "--sweep", "1G:8"], "invalid --sweep"),
