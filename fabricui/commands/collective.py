@@ -36,7 +36,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         nargs="?",
         metavar="OP",
         help=f"{', '.join(OPS)} (also allreduce, all-reduce, AllReduce ...); before or after "
-        "the options",
+        "the options, and the sizes may follow it as words (all_reduce 64K 1G, or 8:16G)",
     )
     completes(op, OPS)
     parser.free_words_dest = "words"  # type: ignore[attr-defined]  # (cli._Parser)
