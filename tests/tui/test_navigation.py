@@ -62,6 +62,7 @@ async def test_command_line_runs_what_the_keys_do(app_factory):
         assert app.data.spec.id == "dgx-h100"
         await command(pilot, "model Llama-3-8B")  # a model's name as written is its id
         assert isinstance(app.screen, StrategiesScreen) and app.screen.model_id == "llama3-8b"
+        assert app.sub_title.endswith("llama3-8b")  # the header names the model shown
         await pilot.press("colon", *"topolgy x", "enter")
         await pilot.pause()
         assert isinstance(app.screen, PromptModal)

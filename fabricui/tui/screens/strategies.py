@@ -387,10 +387,12 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             self.action_search()
 
     def refresh_all(self) -> None:
-        """Recompute the decision table and the plan."""
+        """Recompute the decision table and the plan (the header names the model)."""
         data = self.data
         if data is None:
             return
+        if self.is_current:
+            self.fabric_app.update_titles()
         self._controls("computing...")
         self.query_one(BarChart).show_message("computing...")
         self._table(data, self.model_id)
