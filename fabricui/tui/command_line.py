@@ -234,6 +234,7 @@ def run_command(app: Explorer, text: str) -> None:
         else:
             state[name] = argument
         screen.restore_state(state)
+        app.update_titles()  # the header names what the view now shows
 
     textual_app.call_after_refresh(act)
 

@@ -71,6 +71,8 @@ async def test_command_line_runs_what_the_keys_do(app_factory):
         await pilot.press("escape")
         await command(pilot, "view collectives")
         assert isinstance(app.screen, CollectivesScreen)
+        await command(pilot, "op all_gather")
+        assert "all_gather on all" in app.sub_title
 
 
 # Slow: a topology switch and back, both fabrics built (about 2.5 s); see above.
