@@ -242,15 +242,34 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
         leafs = len(fabric.devices_of_kind(DeviceKind.LEAF))
         spines = len(fabric.devices_of_kind(DeviceKind.SPINE))
         cores = len(fabric.devices_of_kind(DeviceKind.CORE))
-        text = f"network: {net.link}, {leafs} leaf switch{'es' * (leafs != 1)}"
-        text += f", {spines} spine{'s' * (spines != 1)}" if spines else " (no spines)"
-        text += f", {cores} core{'s' * (cores != 1)}" if cores else ""
+        parts = [f"network: {net.link}", f"{leafs} leaf switch{'es' * (leafs != 1)}"]
+        if spines:
+            parts.append(f"{spines} spine{'s' * (spines != 1)}")
+        else:
+            parts[-1] += " (no spines)"
+        if cores:
+            parts.append(f"{cores} core{'s' * (cores != 1)}")
         plan = dict(fabric.network_plan)
         if "leaf oversubscription" in plan:
-            text += f", {plan['leaf oversubscription']}:1 at the leafs"
-        lines.insert(0, [Cell(text, "dim")])
+            parts.append(f"{plan['leaf oversubscription']}:1 at the leafs")
+        summary = [[Cell(text, "dim")] for text in _packed(parts, width)]
         if "straddle" in plan.get("scalable unit", ""):
-            lines.insert(1, [Cell(f"scalable unit: {plan['scalable unit']}", "dim")])
+            summary.append([Cell(f"scalable unit: {plan['scalable unit']}", "dim")])
+        lines[:0] = summary
+    return lines
+
+
+def _packed(parts: list[str], width: int) -> list[str]:
+    """``parts`` joined by ", " into lines of at most ``width`` (a part never split), so a
+    narrow map wraps the network's summary instead of cutting it off."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 2 + len(part) <= width:
+            lines[-1] += f", {part}"
+        else:
+            if lines:
+                lines[-1] += ","
+            lines.append(part)
     return lines
 
 
