@@ -270,3 +270,20 @@ def test_what_if_names_the_generation_it_assumes(tui_catalog):
     )
     assert data.spec.net.link == "ib-xdr" and data.spec.net.gbps == 800.0
     assert data.label == "dgx-h100-pod (NIC 800 Gb/s ib-xdr)"
+
+
+@pytest.mark.parametrize(
+    "topology", ["dgx-h100-pod", "h100-ib-cluster", "gb200-nvl72-cluster", "trn2-ultraserver"]
+)
+def test_map_lines_fit_the_maps_width(topology, tui_catalog):
+    """No map line runs past the map's width at 80 columns (33 for the map) or wider: the
+    network summary and a scale-up domain's title wrap or shorten instead of being cut
+    off under a horizontal scrollbar."""
+    from fabricui.tui.widgets.topology_map import build_layout
+
+    data = LoadedFabric.load(TopologyRequest(topology), catalog=tui_catalog)
+    for width in (33, 60, 120):
+        layout = build_layout(data.fabric, width)
+        text = ["".join(cell.text for cell in line) for line in layout.lines]
+        assert layout.width <= width, [line for line in text if len(line) > width][:2]
+    assert any(line.startswith("network:") for line in text)

@@ -7,6 +7,7 @@ frame for their domain, with the domain's switch (named by its record: ``NVSw``,
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -207,9 +208,11 @@ def _domain_head(fabric: Fabric, domain: int, nodes: list[int], width: int) -> l
     cells = [Cell(title, "border")]
     cells += [_cell_of(fabric, dev, "dev", 1) for dev in switches]
     note = f" {fabric.spec.intra.link or ''} "
-    used = sum(c.width for c in cells) + len(note)
+    used = sum(c.width for c in cells)
+    if used + len(note) + 1 > width:
+        note = " "  # a narrow map drops the link name rather than run past its width
     cells.append(Cell(note, "dim"))
-    cells.append(Cell(h * max(1, width - used), "border"))
+    cells.append(Cell(h * max(1, width - used - len(note)), "border"))
     return cells
 
 
@@ -254,7 +257,8 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
             parts.append(f"{plan['leaf oversubscription']}:1 at the leafs")
         summary = [[Cell(text, "dim")] for text in _packed(parts, width)]
         if "straddle" in plan.get("scalable unit", ""):
-            summary.append([Cell(f"scalable unit: {plan['scalable unit']}", "dim")])
+            text = f"scalable unit: {plan['scalable unit']}"
+            summary += [[Cell(line, "dim")] for line in textwrap.wrap(text, max(20, width))]
         lines[:0] = summary
     return lines
 
@@ -264,7 +268,7 @@ def _packed(parts: list[str], width: int) -> list[str]:
     narrow map wraps the network's summary instead of cutting it off."""
     lines: list[str] = []
     for part in parts:
-        if lines and len(lines[-1]) + 2 + len(part) <= width:
+        if lines and len(lines[-1]) + 2 + len(part) + 1 <= width:  # room for a last ","
             lines[-1] += f", {part}"
         else:
             if lines:
