@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import io
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import Callable, NoReturn
@@ -38,6 +39,13 @@ from fabricui.render.health import health_lines
 from fabricui.render.output import safe_streams
 from fabricui.services.admission import ENV_MAX_MEMORY, memory_budget
 from fabricui.tui.launch import run_explorer
+
+#: Commands whose text is read on the terminal, fitted to its width there (``FitWriter``):
+#: not those whose output is a file format (YAML, Markdown, SVG, shell scripts, man pages).
+FITTED_COMMANDS = frozenset(
+    {"path", "topologies", "hwdb", "collective", "plan", "strategies", "plugins", "traffic"}
+    | {"doctor", "calibrate", "place"}
+)
 
 #: Exit status of a one-line error (anything the user typed, pointed at or asked for).
 EXIT_USAGE = 2
@@ -217,6 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in (None, "explore", "serve"):  # bare `fabricui` opens the explorer
             sys.stdout, sys.stderr = originals  # they draw on the terminal themselves
             return _serve(args) if args.command == "serve" else _explore(args)
+        if args.command in FITTED_COMMANDS and not getattr(args, "json", False):
+            _fit_to_terminal()
         from fabricui.plugins.process import command_scope
 
         with command_scope():  # a plugin's thread cannot print on stdout or end the process
@@ -242,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(OUT_OF_MEMORY)
         return EXIT_USAGE
     finally:
+        with contextlib.suppress(Exception):  # a line held by FitWriter; the reader may be gone
+            sys.stdout.flush()
         process = sys.modules.get("fabricui.plugins.process")
         if process is None:  # no plugin was loaded
             sys.stdout = originals[0]
@@ -252,6 +264,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ.pop(ENV_MAX_MEMORY, None)
         else:
             os.environ[ENV_MAX_MEMORY] = budget_before
+
+
+def _fit_to_terminal() -> None:
+    """On a terminal, print text lines fitted to its width (``render.terminal_fit``); a
+    pipe or a file gets them as written."""
+    if sys.stdout.isatty():
+        from fabricui.render.terminal_fit import FitWriter
+
+        sys.stdout = FitWriter(sys.stdout, shutil.get_terminal_size().columns)  # type: ignore[assignment]
 
 
 def _report_health(quiet: bool = False) -> None:

@@ -1,0 +1,98 @@
+"""Text output fitted to the terminal it is printed on.
+
+On a terminal narrower than a line, the terminal cuts the line at its edge and carries on
+at column 0, which scrambles a table's free-text column and leaves prose unindented. When
+standard output is a terminal, lines longer than it are reflowed instead: a table row
+wraps its last column under that column (or below the row when it starts too far right),
+prose wraps at word boundaries under its own indent. Rows wider than the terminal even
+without their last column are left to it, and a pipe or a file gets every line as it was
+written (scripts see one row per line).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from typing import TextIO
+
+from fabricui.streams import StreamWrapper
+
+#: Narrowest a table's last column is wrapped to [columns]; a row leaving less is kept whole.
+MIN_TAIL_COLUMNS = 20
+#: Shortest last cell moved under its row [characters]: a short one (a header word, a
+#: figure) stays in its row, as the other rows' cells of that column do.
+MIN_BELOW_CHARS = 8
+#: An environment setting (``NCCL_ALGO=ring``): a line carrying one stays whole, so it
+#: copies from the terminal as one line.
+_SETTING = re.compile(r"\b[A-Z][A-Z0-9_]{2,}=\S")
+#: A gap between table cells: two or more spaces between two non-space characters.
+_CELL_GAP = re.compile(r"(?<=\S) {2,}(?=\S)")
+
+
+def fit_line(line: str, width: int) -> list[str]:
+    """``line`` as lines of at most ``width`` columns where it can be: a table row or a
+    ``key  value`` line (cells apart by two or more spaces) wraps its last cell under where
+    that cell starts, or, for a row of three cells or more whose last one starts too far
+    right, puts that cell on the lines below; prose wraps at spaces with continuation lines
+    indented two more than the line. Words longer than a line (URLs) are never split, and a
+    line with an environment setting (``NCCL_PROTO=Simple``) is kept whole to copy.
+
+    Args:
+        line: One line of output, without its newline.
+        width: The terminal's columns.
+
+    Returns:
+        The lines to print (``[line]`` when it fits or cannot be fitted).
+    """
+    if len(line) <= width or _SETTING.search(line):
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    gaps = list(_CELL_GAP.finditer(line))
+    if gaps:
+        start = gaps[-1].end()
+        if width - start >= MIN_TAIL_COLUMNS:  # a table row or a `key  value` line
+            tail = _wrap(line[start:], width - start)
+            return [line[:start] + tail[0], *(" " * start + part for part in tail[1:])]
+        head, tail = line[: gaps[-1].start()], line[start:]
+        if len(gaps) >= 2 and len(head) <= width and len(tail) >= MIN_BELOW_CHARS:
+            # A table row (three cells or more) whose free-text last cell starts too far
+            # right: it goes under the row, and the columns before it stay aligned.
+            return [head, *(indent + part for part in _wrap(tail, width - len(indent)))]
+        if len(gaps) >= 2:
+            return [line]
+    return _wrap(line, width, indent)
+
+
+def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` wrapped at spaces only: a URL or a path longer than ``width`` stays whole
+    (copied from the terminal, it still works)."""
+    lines = textwrap.wrap(
+        text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
+    return lines or [text]
+
+
+class FitWriter(StreamWrapper):
+    """A text stream that reflows each complete line to ``width`` (``fit_line``) and holds
+    a partial line until its newline or a flush."""
+
+    def __init__(self, stream: TextIO, width: int) -> None:
+        super().__init__(stream)
+        self.width = width
+        """The terminal's columns."""
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        """Write the complete lines of ``text`` fitted; returns ``len(text)``."""
+        *lines, self._pending = (self._pending + text).split("\n")
+        if lines:
+            out = [part for line in lines for part in fit_line(line, self.width)]
+            self.stream.write("\n".join(out) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        """Write a held partial line as it is, then flush the wrapped stream."""
+        if self._pending:
+            self.stream.write(self._pending)
+            self._pending = ""
+        super().flush()

@@ -1,0 +1,91 @@
+"""Text output fitted to the terminal's width (``render.terminal_fit``)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fabricui.render.terminal_fit import FitWriter, fit_line
+
+
+def test_a_line_that_fits_is_kept():
+    assert fit_line("short", 80) == ["short"]
+
+
+def test_prose_wraps_under_its_own_indent():
+    """Prose wraps at spaces; continuation lines are indented two more than the line."""
+    line = "  exposed comm 35.94 ms of 1.131 s communication; pipeline bubble 10.9% of all"
+    lines = fit_line(line, 40)
+    assert all(len(part) <= 40 for part in lines)
+    assert lines[0].startswith("  exposed") and all(p.startswith("    ") for p in lines[1:])
+    assert " ".join(part.strip() for part in lines) == line.strip()
+
+
+def test_a_table_row_wraps_its_last_cell_under_that_cell():
+    row = "ddp   all_reduce  dp  gradient all-reduce of every bucket, overlapped with backward"
+    lines = fit_line(row, 50)
+    start = row.index("gradient")
+    assert lines[0].startswith("ddp   all_reduce  dp  gradient")
+    assert all(len(part) <= 50 and part[:start].strip() == "" for part in lines[1:])
+    assert " ".join(part.strip() for part in lines).endswith("overlapped with backward")
+
+
+def test_a_last_cell_starting_too_far_right_goes_below_the_row():
+    """The columns before it keep their alignment; the cell follows, indented."""
+    row = "tp-sp  all_gather  tp  8  128 MiB  640  228.8 ms  0  ring/simple  activation all-gather"
+    lines = fit_line(row, 70)
+    assert lines[0] == "tp-sp  all_gather  tp  8  128 MiB  640  228.8 ms  0  ring/simple"
+    assert lines[1] == "  activation all-gather"
+
+
+def test_rows_wider_than_the_terminal_without_their_last_cell_are_left_whole():
+    row = "a" * 60 + "  " + "b" * 30 + "  tail"
+    assert fit_line(row, 50) == [row]
+
+
+def test_the_writer_fits_complete_lines_and_flushes_the_rest():
+    out = io.StringIO()
+    writer = FitWriter(out, 20)
+    writer.write("one two three four five six\npartial")
+    assert out.getvalue() == "one two three four\n  five six\n"
+    writer.flush()
+    assert out.getvalue().endswith("partial")
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_the_cli_fits_a_terminal_and_not_a_pipe():
+    """``strategies`` on an 80-column terminal prints no line wider than it; piped, its
+    header stays one line (scripts see one line per row)."""
+    argv = [sys.executable, "-m", "fabricui", "strategies"]
+    env = {**os.environ, "COLUMNS": "80"}
+    master, slave = os.openpty()
+    with subprocess.Popen(argv, stdout=slave, stderr=subprocess.PIPE, env=env) as proc:
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait(timeout=120)
+    os.close(master)
+    shown = b"".join(chunks).decode().replace("\r\n", "\n").splitlines()
+    assert proc.returncode == 0 and shown
+    assert max(len(line) for line in shown) <= 80
+    piped = subprocess.run(argv, capture_output=True, text=True, env=env, check=True)
+    assert max(len(line) for line in piped.stdout.splitlines()) > 80
+
+
+def test_settings_and_urls_stay_whole_to_copy():
+    """A line with an environment setting is kept as one line; a URL is never split."""
+    setting = "best for 1 GiB to 4 GiB: NCCL_ALGO=allreduce:NVLSTree NCCL_PROTO=allreduce:Simple"
+    assert fit_line(setting, 60) == [setting]
+    link = "https://github.com/NVIDIA/nccl/blob/5067397c2676d5aed50042fc39e5c8ee96eb0027/x.cc"
+    assert [part.strip() for part in fit_line(f"see {link}", 40)] == ["see", link]
