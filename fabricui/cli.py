@@ -35,6 +35,7 @@ from fabricui.commands import traffic as traffic_command
 from fabricui.commands.options import add_global_options, catalog_request
 from fabricui.errors import ConfigError, FabricError, one_line
 from fabricui.files import os_error_line
+from fabricui.render.terminal_fit import FitWriter
 from fabricui.render.health import health_lines
 from fabricui.render.output import safe_streams
 from fabricui.services.admission import ENV_MAX_MEMORY, memory_budget
@@ -270,8 +271,6 @@ def _fit_to_terminal() -> None:
     """On a terminal, print text lines fitted to its width (``render.terminal_fit``); a
     pipe or a file gets them as written."""
     if sys.stdout.isatty():
-        from fabricui.render.terminal_fit import FitWriter
-
         sys.stdout = FitWriter(sys.stdout, shutil.get_terminal_size().columns)  # type: ignore[assignment]
 
 
