@@ -35,9 +35,9 @@ from fabricui.commands import traffic as traffic_command
 from fabricui.commands.options import add_global_options, catalog_request
 from fabricui.errors import ConfigError, FabricError, one_line
 from fabricui.files import os_error_line
-from fabricui.render.terminal_fit import FitWriter
 from fabricui.render.health import health_lines
 from fabricui.render.output import safe_streams
+from fabricui.render.terminal_fit import FitWriter
 from fabricui.services.admission import ENV_MAX_MEMORY, memory_budget
 from fabricui.tui.launch import run_explorer
 
