@@ -44,7 +44,7 @@ def fit_line(line: str, width: int) -> list[str]:
     Returns:
         The lines to print (``[line]`` when it fits or cannot be fitted).
     """
-    if len(line) <= width or _SETTING.search(line):
+    if len(line) <= width or width < MIN_TAIL_COLUMNS or _SETTING.search(line):
         return [line]
     indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
     gaps = list(_CELL_GAP.finditer(line))
@@ -66,6 +66,8 @@ def fit_line(line: str, width: int) -> list[str]:
 def _wrap(text: str, width: int, indent: str = "") -> list[str]:
     """``text`` wrapped at spaces only: a URL or a path longer than ``width`` stays whole
     (copied from the terminal, it still works)."""
+    if width <= len(indent) + 1:  # no room to wrap into: leave the line to the terminal
+        return [text]
     lines = textwrap.wrap(
         text, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
     )

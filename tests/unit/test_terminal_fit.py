@@ -89,3 +89,10 @@ def test_settings_and_urls_stay_whole_to_copy():
     assert fit_line(setting, 60) == [setting]
     link = "https://github.com/NVIDIA/nccl/blob/5067397c2676d5aed50042fc39e5c8ee96eb0027/x.cc"
     assert [part.strip() for part in fit_line(f"see {link}", 40)] == ["see", link]
+
+
+@pytest.mark.parametrize("width", [0, 1, 5, 19])
+def test_a_terminal_too_narrow_to_wrap_into_gets_lines_as_written(width):
+    line = "          " + "word " * 30
+    assert fit_line(line, width) == [line]
+    assert fit_line("a  b  " + "c " * 40, width) == ["a  b  " + "c " * 40]
