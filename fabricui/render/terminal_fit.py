@@ -3,10 +3,9 @@
 On a terminal narrower than a line, the terminal cuts the line at its edge and carries on
 at column 0, which scrambles a table's free-text column and leaves prose unindented. When
 standard output is a terminal, lines longer than it are reflowed instead: a table row
-wraps its last column under that column (or below the row when it starts too far right),
-prose wraps at word boundaries under its own indent. Rows wider than the terminal even
-without their last column are left to it, and a pipe or a file gets every line as it was
-written (scripts see one row per line).
+wraps its last column under that column (or its last columns below the row when they
+start too far right), prose wraps at word boundaries under its own indent. A pipe or a
+file gets every line as it was written (scripts see one row per line).
 """
 
 from __future__ import annotations
@@ -33,9 +32,10 @@ def fit_line(line: str, width: int) -> list[str]:
     """``line`` as lines of at most ``width`` columns where it can be: a table row or a
     ``key  value`` line (cells apart by two or more spaces) wraps its last cell under where
     that cell starts, or, for a row of three cells or more whose last one starts too far
-    right, puts that cell on the lines below; prose wraps at spaces with continuation lines
-    indented two more than the line. Words longer than a line (URLs) are never split, and a
-    line with an environment setting (``NCCL_PROTO=Simple``) is kept whole to copy.
+    right, puts its last cells on the lines below (as few as fit); prose wraps at spaces
+    with continuation lines indented two more than the line. Words longer than a line
+    (URLs) are never split, and a line with an environment setting (``NCCL_PROTO=Simple``)
+    is kept whole to copy.
 
     Args:
         line: One line of output, without its newline.
@@ -53,12 +53,16 @@ def fit_line(line: str, width: int) -> list[str]:
         if width - start >= MIN_TAIL_COLUMNS:  # a table row or a `key  value` line
             tail = _wrap(line[start:], width - start)
             return [line[:start] + tail[0], *(" " * start + part for part in tail[1:])]
-        head, tail = line[: gaps[-1].start()], line[start:]
-        if len(gaps) >= 2 and len(head) <= width and len(tail) >= MIN_BELOW_CHARS:
-            # A table row (three cells or more) whose free-text last cell starts too far
-            # right: it goes under the row, and the columns before it stay aligned.
-            return [head, *(indent + part for part in _wrap(tail, width - len(indent)))]
         if len(gaps) >= 2:
+            # A table row (three cells or more) too wide for its last cell to wrap in
+            # place: its last cells go under the row, as few as leave the rest within the
+            # width, and the columns before them stay aligned (every row of a table has the
+            # same column starts, so every row splits at the same column).
+            for gap in reversed(gaps):
+                head, tail = line[: gap.start()], line[gap.end() :]
+                if len(head) <= width and len(tail) >= MIN_BELOW_CHARS:
+                    below = _wrap(tail, width - len(indent))
+                    return [head, *(indent + part for part in below)]
             return [line]
     return _wrap(line, width, indent)
 

@@ -96,3 +96,15 @@ def test_a_terminal_too_narrow_to_wrap_into_gets_lines_as_written(width):
     line = "          " + "word " * 30
     assert fit_line(line, width) == [line]
     assert fit_line("a  b  " + "c " * 40, width) == ["a  b  " + "c " * 40]
+
+
+def test_a_wide_table_moves_as_few_last_cells_below_as_fit():
+    """A row too wide even without its last cell moves its last two below, each row alike."""
+    header = "strategy  collective  time      algo         what"
+    row = "ddp       all_reduce  206.9 ms  ring/simple  gradient all-reduce, 76 MiB buckets"
+    assert fit_line(header, 40) == ["strategy  collective  time", "  algo         what"]
+    assert fit_line(row, 40) == [
+        "ddp       all_reduce  206.9 ms",
+        "  ring/simple  gradient all-reduce, 76",
+        "  MiB buckets",
+    ]
