@@ -32,7 +32,7 @@ from fabricui.commands import snapshot as snapshot_command
 from fabricui.commands import strategies as strategies_command
 from fabricui.commands import topologies as topologies_command
 from fabricui.commands import traffic as traffic_command
-from fabricui.commands.options import add_global_options, catalog_request
+from fabricui.commands.options import FREE_WORDS, add_global_options, catalog_request
 from fabricui.errors import ConfigError, FabricError, one_line
 from fabricui.files import os_error_line
 from fabricui.render.health import health_lines
@@ -44,8 +44,19 @@ from fabricui.tui.launch import run_explorer
 #: Commands whose text is read on the terminal, fitted to its width there (``FitWriter``):
 #: not those whose output is a file format (YAML, Markdown, SVG, shell scripts, man pages).
 FITTED_COMMANDS = frozenset(
-    {"path", "topologies", "hwdb", "collective", "plan", "strategies", "plugins", "traffic"}
-    | {"doctor", "calibrate", "place"}
+    {
+        "path",
+        "topologies",
+        "hwdb",
+        "collective",
+        "plan",
+        "strategies",
+        "plugins",
+        "traffic",
+        "doctor",
+        "calibrate",
+        "place",
+    }
 )
 
 #: Exit status of a one-line error (anything the user typed, pointed at or asked for).
@@ -79,7 +90,7 @@ class _Parser(argparse.ArgumentParser):
         """Parse; words no parser took are reported by the command they follow."""
         parsed, extras = self.parse_known_args(args, namespace)
         chosen = _chosen_parser(self, parsed)
-        dest = getattr(chosen, "free_words_dest", None)
+        dest = getattr(chosen, FREE_WORDS, None)
         if dest and extras and not any(word.startswith("-") for word in extras):
             # A positional list split by options (`path n0.g3 --nodes 16 n12.g5`).
             setattr(parsed, dest, [*getattr(parsed, dest), *extras])
@@ -253,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(OUT_OF_MEMORY)
         return EXIT_USAGE
     finally:
-        with contextlib.suppress(Exception):  # a line held by FitWriter; the reader may be gone
+        with contextlib.suppress(OSError, ValueError):  # a line FitWriter holds; reader gone
             sys.stdout.flush()
         process = sys.modules.get("fabricui.plugins.process")
         if process is None:  # no plugin was loaded

@@ -13,6 +13,7 @@ from fabricui.commands.options import (
     add_topology_options,
     catalog,
     completes,
+    take_free_words,
     topology_request,
 )
 from fabricui.errors import ConfigError, unknown_id_message
@@ -39,8 +40,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "the options, and the sizes may follow it as words (all_reduce 64K 1G, or 8:16G)",
     )
     completes(op, OPS)
-    parser.free_words_dest = "words"  # type: ignore[attr-defined]  # (cli._Parser)
-    parser.set_defaults(words=[])
+    take_free_words(parser, "words")
     add_topology_options(parser)
     parser.add_argument("--gpus", type=int, help="use the first N GPUs (global ranks 0..N-1)")
     parser.add_argument(
@@ -157,25 +157,27 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
         option = "--size" if given else "--sweep"
         raise ConfigError(f"collective: sizes as words ({' '.join(loose)}) and by {option}")
     if loose:
-        if len(loose) == 1 and ":" in loose[0]:
-            return op, parse_size_sweep(loose[0], "size range")
-        return op, [parse_message_size(w, "size") for w in loose]
+        return op, [size for word in loose for size in _sizes_of(word, "size")]
     if args.sweep:
-        if ":" not in args.sweep:
-            return op, [parse_message_size(args.sweep, "--sweep")]
-        return op, parse_size_sweep(args.sweep, "--sweep")
+        return op, _sizes_of(args.sweep, "--sweep")
     if not given:
         raise ConfigError("collective: give --size S [S ...], --sweep A:B or sizes after the op")
     return op, [parse_message_size(w) for w in given]
 
 
+def _sizes_of(word: str, what: str) -> list[int]:
+    """The sizes ``word`` names: one (``1G``) or a doubling range (``8:16G``).
+
+    Raises:
+        ConfigError: Neither, named by ``what``.
+    """
+    return parse_size_sweep(word, what) if ":" in word else [parse_message_size(word, what)]
+
+
 def _sizes_word(word: str) -> bool:
     """True when ``word`` reads as a size or a size range (``1G``, ``8:16G``)."""
     try:
-        if ":" in word:
-            parse_size_sweep(word)
-        else:
-            parse_message_size(word)
+        _sizes_of(word, "size")
     except ConfigError:
         return False
     return True

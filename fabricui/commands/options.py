@@ -21,6 +21,19 @@ if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
 
 
+#: The attribute naming where a command's parser gathers the words argparse left over
+#: (``take_free_words``; read by ``cli._Parser``).
+FREE_WORDS = "free_words_dest"
+
+
+def take_free_words(parser: argparse.ArgumentParser, dest: str) -> None:
+    """Gather the words argparse leaves over into ``dest`` (a list): positional words split
+    by options, as in ``path n0.g3 --nodes 16 n12.g5`` or ``collective all_reduce -t pod 1G``.
+    """
+    setattr(parser, FREE_WORDS, dest)
+    parser.set_defaults(**{dest: []})
+
+
 def port_gbps(text: str) -> float:
     """A NIC port rate in Gb/s as people write it: ``400``, ``400G``, ``400Gb/s``,
     ``400Gbps`` or in bytes ``50GB/s`` (the range is checked later, in ``bounds``)."""

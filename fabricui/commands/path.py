@@ -10,6 +10,7 @@ from fabricui.commands.options import (
     add_json_option,
     add_topology_options,
     catalog,
+    take_free_words,
     topology_request,
 )
 from fabricui.errors import ConfigError
@@ -30,7 +31,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SRC DST",
         help="the two GPUs, as --src and --dst (`path n0.g3 n12.g5`)",
     )
-    parser.free_words_dest = "gpus"  # type: ignore[attr-defined]  # (cli._Parser)
+    take_free_words(parser, "gpus")
     parser.add_argument("--src", help="source GPU: n<node>.g<gpu> or a global rank")
     parser.add_argument("--dst", help="destination GPU")
     parser.add_argument(

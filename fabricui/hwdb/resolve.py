@@ -6,7 +6,6 @@ from pathlib import Path
 
 from fabricui.errors import ConfigError
 from fabricui.hwdb.catalog import Catalog, unknown_id_message
-from fabricui.hwdb.tables import spelled_id
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import read_yaml
 from fabricui.model import TopologySpec
@@ -45,7 +44,7 @@ def resolve_topology(name: str, catalog: Catalog, nodes: int | None = None) -> T
     elif _looks_like_path(name):
         path = Path(name)
         spec = parse_topology(read_yaml(path), catalog, default_id=path.stem)
-    elif (spelled := spelled_id(name, catalog.topologies)) is not None:
+    elif (spelled := catalog.spelled("topologies", name)) is not None:
         spec = catalog.topologies[spelled]  # the id in other case or separators (DGX-H100)
     else:
         raise ConfigError(

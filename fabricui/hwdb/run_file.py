@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from fabricui.bounds import real
 from fabricui.errors import HwdbError, unknown_id_message, unknown_key_message
 from fabricui.hwdb.schema import show
-from fabricui.hwdb.tables import spelled_id
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path, read_yaml
 from fabricui.model import ModelShape
@@ -251,7 +250,7 @@ def _model(
     doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog, entry_id: str
 ) -> ModelShape:
     if isinstance(data, str):
-        spelled = data if data in catalog.models else spelled_id(data, catalog.models)
+        spelled = catalog.spelled("models", data)
         if spelled is None:
             raise _fail(doc, path, unknown_id_message("model", data, catalog.models))
         return catalog.models[spelled]

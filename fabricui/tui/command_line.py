@@ -123,11 +123,17 @@ def _check_choice(name: str) -> Callable[[Explorer, str], str | None]:
             return None if op_name(argument) else unknown_id_message("operation", argument, choices)
         if argument in choices or not choices:
             return None
-        if name == "model" and app.catalog and app.catalog.spelled("models", argument):
-            return None  # a model's name as written (Llama-3-70B)
         return unknown_id_message(name, argument, choices)
 
     return validate
+
+
+def _check_model(app: Explorer, argument: str) -> str | None:
+    """A model's id or its name as written (``Llama-3-70B``)."""
+    catalog = app.catalog
+    if catalog is None or catalog.spelled("models", argument) is not None:
+        return None
+    return unknown_id_message("model", argument, catalog.models)
 
 
 def _check_gpu(finder: str) -> Callable[[Explorer, str], str | None]:
@@ -177,7 +183,7 @@ _VALIDATORS: dict[str, Callable[[Explorer, str], str | None]] = {
     "op": _check_choice("op"),
     "group": _check_choice("group"),
     "sizes": _check_sizes,
-    "model": _check_choice("model"),
+    "model": _check_model,
     "layout": _check_layout,
 }
 
