@@ -3,6 +3,8 @@ patterns, protocols, the built-in default topology), importable without numpy.""
 
 from __future__ import annotations
 
+import re
+
 #: The topology every entry point opens when none is named.
 DEFAULT_TOPOLOGY = "dgx-h100-pod"
 #: The model every entry point plans when none is named.
@@ -75,6 +77,12 @@ MOE_DISPATCH = ("alltoall", "deepep")
 #: attention, router and preprocessing), or the whole iteration (Megatron-Core's
 #: ``cuda_graph_impl = "full_iteration"``, with static expert capacity).
 CUDA_GRAPH_MODES = ("none", "partial", "full_iteration")
+
+
+def spelling_key(name: str) -> str:
+    """What two spellings of one id share: lower case letters and digits, after a Hugging
+    Face owner (``meta-llama/Llama-3-70B`` and ``llama3_70b`` both give ``llama370b``)."""
+    return re.sub(r"[^a-z0-9]", "", str(name).rpartition("/")[2].lower())
 
 
 def op_name(text: str) -> str | None:

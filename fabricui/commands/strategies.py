@@ -11,7 +11,7 @@ from fabricui.render.output import print_json
 from fabricui.render.table import text_table
 from fabricui.services.plan import TableRequest, decision_table, exposed_thresholds, load_strategies
 from fabricui.units import format_time_us
-from fabricui.vocabulary import DEFAULT_MODEL
+from fabricui.vocabulary import DEFAULT_MODEL, spelling_key
 
 if TYPE_CHECKING:
     from fabricui.engine.training.table import DecisionTable
@@ -50,10 +50,11 @@ def model_of(args: argparse.Namespace) -> str:
     """The model a command names: ``--model``, the MODEL word, else the default.
 
     Raises:
-        ConfigError: Both name a model, and not the same one.
+        ConfigError: Both name a model, and not the same one (``Llama-3-70B`` and
+            ``llama3-70b`` are the same).
     """
     named, word = getattr(args, "model", None), getattr(args, "model_word", None)
-    if named and word and named != word:
+    if named and word and spelling_key(named) != spelling_key(word):
         raise ConfigError(f"one model, not {word} and --model {named}")
     return named or word or DEFAULT_MODEL
 

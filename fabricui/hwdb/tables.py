@@ -4,7 +4,6 @@ module that only reads records needs nothing else."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from fabricui.model import (
     SwitchSpec,
     TopologySpec,
 )
+from fabricui.vocabulary import spelling_key
 
 
 def spelled_id(text: str, ids: Iterable[str]) -> str | None:
@@ -28,11 +28,8 @@ def spelled_id(text: str, ids: Iterable[str]) -> str | None:
     without dashes, dots or underscores, after a Hugging Face owner (``meta-llama/
     Llama-3-70B`` and ``llama3_70b`` are ``llama3-70b``); None when none or several do."""
 
-    def key(name: str) -> str:
-        return re.sub(r"[^a-z0-9]", "", name.rpartition("/")[2].lower())
-
-    wanted = key(str(text))
-    found = [i for i in ids if key(i) == wanted] if wanted else []
+    wanted = spelling_key(text)
+    found = [i for i in ids if spelling_key(i) == wanted] if wanted else []
     return found[0] if len(found) == 1 else None
 
 

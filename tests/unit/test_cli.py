@@ -266,6 +266,7 @@ def test_no_explorer_without_a_terminal():
         ["plan", "Llama-3-70B", "--tp", "8"],
         ["plan", "--tp", "8", "-m", "meta-llama/Llama-3-70B"],
         ["plan", "llama3_70b", "--tp", "8", "--model", "llama3_70b"],
+        ["plan", "Llama-3-70B", "--tp", "8", "-m", "llama3-70b"],  # one model, two spellings
     ],
 )
 def test_plan_takes_the_model_as_a_word_and_as_people_spell_it(run_cli, argv):
