@@ -21,6 +21,7 @@ from fabricui.files import check_target, write_text
 from fabricui.render.output import print_json
 from fabricui.render.progress import terminal_progress
 from fabricui.render.table import text_table
+from fabricui.render.terminal_fit import fitted_width
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.requests import GROUP_CHOICES
 from fabricui.units import format_bytes, parse_bandwidth_GBps, parse_message_size, parse_size_sweep
@@ -236,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_json())
     else:
-        print(render(result.to_json()))
+        print(render(result.to_json(), width=fitted_width(sys.stdout)))
     return 0
 
 
@@ -256,9 +257,12 @@ def _write_tuner(args: argparse.Namespace, result: Any) -> None:
     )
 
 
-def render(result: dict[str, Any]) -> str:
+def render(result: dict[str, Any], width: int | None = None) -> str:
     """nccl-tests-like table of one collective's rows: NCCL's pick, and the best pick where
-    it is faster (with what forces it)."""
+    it is faster (with what forces it).
+
+    ``width``: the terminal's columns; a table wider than that leaves out its algbw column
+    (busbw and the size carry it) so that each row stays on one line."""
     where = f" on {result['topology']}" if result["topology"] else " (ideal)"
     header = ["size", "time us", "algbw GB/s", "busbw GB/s", "algorithm"]
     picks = any("best_pick" in row for row in result["rows"])
@@ -316,7 +320,20 @@ def render(result: dict[str, Any]) -> str:
     if job is not None:
         right.add(len(rows[0]) - 1)
     table = text_table(rows, right=right)
+    if width is not None and max(map(len, table)) > width:
+        table = _narrow_table(rows, right)
+        lines[0] += " (busbw in GB/s)"
     for setting, sizes in notes.items():
         span = sizes[0] if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
         table.append(f"best for {span}: {setting}")
     return "\n".join([*lines, *table])
+
+
+def _narrow_table(rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
+    """The table for a terminal narrower than its full width: without its algbw column (busbw and
+    the size carry it) and with the busbw header as ``busbw`` (the title gives its unit),
+    so that NCCL's pick and the best one stay on each row's line."""
+    algbw = rows[0].index("algbw GB/s")
+    header = tuple("busbw" if cell == "busbw GB/s" else cell for cell in rows[0])
+    narrow = [(*row[:algbw], *row[algbw + 1 :]) for row in [header, *rows[1:]]]
+    return text_table(narrow, right={c - (c > algbw) for c in right if c != algbw})

@@ -102,3 +102,14 @@ class FitWriter(StreamWrapper):
             self.stream.write(self._pending)
             self._pending = ""
         super().flush()
+
+
+def fitted_width(stream: object) -> int | None:
+    """The terminal's columns when ``stream`` is fitted to one (a ``FitWriter``, perhaps
+    under other wrappers), else None: a command can lay a table out for that width instead
+    of leaving it to be reflowed."""
+    while isinstance(stream, StreamWrapper):
+        if isinstance(stream, FitWriter):
+            return stream.width
+        stream = stream.stream
+    return None

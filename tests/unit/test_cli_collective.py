@@ -269,6 +269,26 @@ def test_text_table(run_cli):
     assert status == 0 and "busbw GB/s" in out and "1 MiB" in out
 
 
+def test_an_80_column_terminal_gets_each_row_on_one_line(run_cli):
+    """On an 80-column terminal the table leaves out algbw (busbw and the size carry it)
+    so NCCL's pick and the best one stay on each row's line; a pipe or a file keeps it."""
+    from fabricui.commands.collective import render
+
+    argv = ("collective", "all_reduce", "-t", "h100-ib-cluster", "--nodes", "128")
+    status, out, err = run_cli(*argv, "--sweep", "256K:8G", "--json")
+    assert status == 0, err
+    result = json.loads(out)
+    full = render(result).splitlines()
+    assert "algbw GB/s" in full[1] and max(map(len, full)) > 80
+    narrow = render(result, width=80).splitlines()
+    assert "algbw" not in narrow[1] and "(busbw in GB/s)" in narrow[0]
+    rows = [line for line in narrow[2:] if not line.startswith("best for")]
+    assert len(rows) == len(result["rows"]) and max(map(len, rows)) <= 80
+    gains = [line for line in rows if line.endswith("%")]  # a best pick, its time and gain
+    assert gains and all("same" not in line for line in gains)
+    assert render(result, width=200) == "\n".join(full)
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [

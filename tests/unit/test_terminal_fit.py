@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from fabricui.render.terminal_fit import FitWriter, fit_line
+from fabricui.render.terminal_fit import FitWriter, fit_line, fitted_width
+from fabricui.streams import StreamWrapper
 
 
 def test_a_line_that_fits_is_kept():
@@ -54,6 +55,15 @@ def test_the_writer_fits_complete_lines_and_flushes_the_rest():
     assert out.getvalue() == "one two three four\n  five six\n"
     writer.flush()
     assert out.getvalue().endswith("partial")
+
+
+def test_a_command_finds_the_terminal_width_under_other_wrappers():
+    """``fitted_width`` sees through the wrappers on stdout (the plugin output router)."""
+    fitted = FitWriter(io.StringIO(), 72)
+    assert fitted_width(fitted) == 72
+    assert fitted_width(StreamWrapper(StreamWrapper(fitted))) == 72
+    assert fitted_width(io.StringIO()) is None
+    assert fitted_width(StreamWrapper(io.StringIO())) is None
 
 
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
