@@ -13,7 +13,7 @@ from fabricui.cli import main
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.app import screen_text, settle
 from fabricui.tui.screens.prompt import PromptModal
-from fabricui.tui.widgets.path_panel import BOTTLENECK_MARK
+from fabricui.tui.widgets.path_panel import BOTTLENECK_MARK, hop_rows
 
 SIZE = (80, 24)
 
@@ -115,3 +115,19 @@ async def test_path_figures_and_heat_legend_fit_at_80x24(app_factory):
         text = screen_text(app)
         assert "heat: all_to_all" in text and "busiest" in text
         assert "QM9700 (NDR)" in text
+
+
+async def test_a_long_path_keeps_every_hop_and_figure_readable_at_80x24(app_factory):
+    """On an NVL72 cluster (long link names: ``ib-ndr x2, 16 routes``) each hop at 80x24
+    names where it goes in full and keeps its GB/s and us; the links give way instead."""
+    app = app_factory(launch=LaunchRequest(TopologyRequest("gb200-nvl72-cluster")))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        report = app.screen.report
+        lines = screen_text(app).splitlines()
+        hops = [line.split("▏", 1)[1] for line in lines if "▏ -> " in line]
+        assert len(hops) == len(report.hops)
+        for line, (*_, dst, _link, bw, lat) in zip(hops, hop_rows(report)):
+            name, _, rest = line.strip()[3:].partition(" ")
+            assert "…" not in name and dst.endswith(name.lstrip("."))
+            assert rest.replace(BOTTLENECK_MARK, "").split()[-2:] == [bw, lat]

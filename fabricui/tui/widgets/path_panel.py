@@ -205,15 +205,18 @@ class PathPanel(Widget):
             ("GB/s", "right", [r[4] for r in rows]),
             ("us", "right", [r[5] for r in rows]),
         ):
-            width = max(len(name), *(len(c) for c in cells))
-            fixed += width
-            columns.append((name, justify, width))
+            columns.append((name, justify, max(len(name), *(len(c) for c in cells))))
+        fixed += columns[1][2] + columns[2][2]
         labels, previous = [], report.src
         for _, _, dst, *_rest in rows:
             labels.append(chain_label(dst, previous))
             previous = dst
-        room = max(8, self.content_size.width - fixed)
-        name_width = min(room, max(len(report.src), *(len(label) for label in labels)))
+        name_width, via_width = _shared_widths(
+            self.content_size.width - fixed,
+            max(len(report.src), *(len(label) for label in labels)),
+            columns[0][2],
+        )
+        columns[0] = ("via", "left", via_width)
         table.add_column(fit_name(report.src, name_width, ""), no_wrap=True, width=name_width)
         for name, justify, width in columns:
             table.add_column(name, justify=justify, no_wrap=True, width=width)  # type: ignore[arg-type]
@@ -223,3 +226,20 @@ class PathPanel(Widget):
             style = self._style("bottleneck") if mark else None
             table.add_row(fit_name(label, name_width), link, bw, lat, mark, style=style)
         return table
+
+
+#: Narrowest the hop names and the links get when they share too little room [columns].
+MIN_NAME_COLUMNS = 8
+MIN_VIA_COLUMNS = 6
+
+
+def _shared_widths(room: int, name_need: int, via_need: int) -> tuple[int, int]:
+    """Widths of the hop-name and link columns in ``room`` columns: each its full width
+    when both fit; else the links keep a third of the room (their generation and link
+    count lead) and the names the rest (a hop is read by where it goes), each cut with an
+    ellipsis."""
+    if name_need + via_need <= room:
+        return name_need, via_need
+    via = min(via_need, max(MIN_VIA_COLUMNS, room // 3))
+    name = max(MIN_NAME_COLUMNS, min(name_need, room - via))
+    return name, max(MIN_VIA_COLUMNS, min(via_need, room - name))
