@@ -867,6 +867,47 @@ async def test_measured_output_beside_the_prediction(app_factory):
         assert screen.measured is None and "meas" not in table.columns
 
 
+async def test_collectives_table_fits_80_columns_and_sorts_by_the_header_clicked(app_factory):
+    """At 80 columns the table leaves out algbw so the best pick and its gain show whole;
+    wider, every column is back; a click on a header sorts by that column in either
+    layout, and a click on the measured columns leaves the order alone."""
+    from fabricui.tui.screens.collectives import SORT_NAMES
+
+    app = app_factory(view="collectives", options={"group": "host"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one(DataTable)
+        keys = [str(c.key.value) for c in table.ordered_columns]
+        assert "algbw" not in keys and keys[-2:] == ["best", "gain"]
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= 80 - 2
+        row = table.get_row_at(0)
+        assert (
+            len(row) == len(keys) and str(row[keys.index("algo")]) == screen.prediction.algorithm[0]
+        )
+
+        def click(key: str) -> None:
+            column = table.columns[key]
+            index = keys.index(key)
+            screen.on_data_table_header_selected(
+                DataTable.HeaderSelected(table, column.key, index, column.label)
+            )
+
+        click("busbw")
+        assert SORT_NAMES[screen.sort_column] == "busbw"
+        await paste_measured(pilot, PASTED)
+        keys = [str(c.key.value) for c in table.ordered_columns]
+        click("err")
+        assert SORT_NAMES[screen.sort_column] == "busbw" and not screen.reverse
+        await pilot.resize_terminal(120, 40)
+        await settle(pilot)
+        keys = [str(c.key.value) for c in table.ordered_columns]
+        assert keys[:4] == ["size", "time", "algbw", "busbw"] and keys[-2:] == ["meas", "err"]
+        assert len(table.get_row_at(0)) == len(keys)
+        click("algbw")
+        assert SORT_NAMES[screen.sort_column] == "algbw"
+
+
 async def test_measured_single_process_run_is_priced_as_it_ran(app_factory):
     """A pasted run whose one process drove 8 GPUs (nccl-tests -g 8) is predicted so: a
     small all-reduce takes at least the thread's issue on its GPUs, a large one what one

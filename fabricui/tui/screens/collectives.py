@@ -99,6 +99,21 @@ def check_measured(value: str) -> str | None:
 SORT_NAMES = ("size", "time", "algbw", "busbw", "NCCL's pick", "channels", "best", "gain")
 #: The measured columns, added while a measured run is shown.
 MEASURED_COLUMNS = (("meas", "measured", 10), ("err", "error", 7))
+#: The table's columns: key, label and width; then label and width on a narrow screen
+#: (None: left out there, as algbw is: busbw and the size carry it).
+COLUMNS: tuple[tuple[str, str, int, str | None, int], ...] = (
+    ("size", "size", 9, "size", 7),
+    ("time", "time", 9, "time", 8),
+    ("algbw", "algbw GB/s", 10, None, 0),
+    ("busbw", "busbw GB/s", 10, "busbw", 7),
+    ("algo", "NCCL's pick", 15, "NCCL's pick", 15),
+    ("ch", "ch", 3, "ch", 3),
+    ("best", "best pick", 15, "best pick", 15),
+    ("gain", "gain", 6, "gain", 6),
+)
+#: Narrowest screen that shows every column at its full width [columns]: the widths, a
+#: cell padding each side and the scrollbar.
+WIDE_TABLE_COLUMNS = sum(width + 2 for *_, width, _, _ in COLUMNS) + 2
 
 
 class CollectivesScreen(SortedFilteredTable, ViewScreen):
@@ -225,6 +240,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """The measured run as given: its path, or the pasted output (a saved view and
         going back read it again)."""
         self._predict_pending = False
+        self._narrow = False
+        """The table is laid out for a narrow screen (``COLUMNS``)."""
 
     def watch_op(self, op: str) -> None:
         """A new operation: the stepper shows it; predict again."""
@@ -272,23 +289,30 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """Columns (fixed widths: auto widths would depend on when rows arrive), then
         whatever is loaded."""
         table = self.query_one(DataTable)
-        for key, label, width in (
-            ("size", "size", 9),
-            ("time", "time", 9),
-            ("algbw", "algbw GB/s", 10),
-            ("busbw", "busbw GB/s", 10),
-            ("algo", "NCCL's pick", 15),
-            ("ch", "ch", 3),
-            ("best", "best pick", 15),
-            ("gain", "gain", 6),
-        ):
-            table.add_column(label, key=key, width=width)
+        self._add_columns(table)
         table.focus()
         super().on_mount()
 
+    def _add_columns(self, table: DataTable[object]) -> None:
+        """The columns for the screen's width: on a narrow one (80 columns) without algbw
+        and narrower size, time and busbw, so NCCL's pick, the best one and the gain show."""
+        self._narrow = self.size.width < WIDE_TABLE_COLUMNS
+        for key, label, width, narrow_label, narrow_width in COLUMNS:
+            if not self._narrow:
+                table.add_column(label, key=key, width=width)
+            elif narrow_label is not None:
+                table.add_column(narrow_label, key=key, width=narrow_width)
+
     def on_resize(self) -> None:
-        """Taller terminals get a taller stepper and plot."""
+        """Taller terminals get a taller stepper and plot; crossing the narrow width lays
+        the table's columns out again."""
         self.set_class(self.size.height >= 36, "-tall")
+        if self.is_mounted and (self.size.width < WIDE_TABLE_COLUMNS) != self._narrow:
+            table = self.query_one(DataTable)
+            table.clear(columns=True)
+            self._add_columns(table)
+            self._fill_table()
+            self._controls()
 
     def data_changed(self, data: LoadedFabric) -> None:
         """New fabric: predict again (with the command line's choices the first time)."""
@@ -313,6 +337,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             f"op {self.op} [o] {dot} group {self.group}, {n} GPUs [g] {dot} sizes "
             f"{sizes} [e] {dot} {self._library()} [v]" + (f" {dot} {note}" if note else "")
         )
+        if len(text) > self.size.width - 2:  # the choices without their names fit one line
+            text = text.replace("op ", "", 1).replace("group ", "", 1).replace("sizes ", "", 1)
         if self.measured is not None:
             ranks = self.measured.nranks
             text += f" {dot} measured: {self.measured_name}"
@@ -469,16 +495,12 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
                 rows.append((sort_keys[self.sort_column], i, cells, str(int(size))))
         rows.sort(key=lambda r: (r[0], r[1]), reverse=self.reverse)
         table.clear()
+        keys = [*(c[0] for c in COLUMNS), *(c[0] for c in MEASURED_COLUMNS)]
+        shown = [keys.index(str(column.key.value)) for column in table.ordered_columns]
+        left = (4, 6)  # NCCL's pick and the best pick; the others are figures
         for _, _, cells, key in rows:
-            numbers = [Text(c, justify="right") for c in cells[:4]]
-            rest = [
-                cells[4],
-                Text(cells[5], justify="right"),
-                cells[6],
-                Text(cells[7], justify="right"),
-            ]
-            extra = [Text(c, justify="right") for c in cells[8:]]
-            table.add_row(*numbers, *rest, *extra, key=key)
+            row = [cells[c] if c in left else Text(cells[c], justify="right") for c in shown]
+            table.add_row(*row, key=key)
         if keep is not None and keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep))
 
@@ -536,6 +558,13 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
 
     def sort_column_count(self) -> int:
         return len(SORT_NAMES)
+
+    def header_sort_column(self, event: DataTable.HeaderSelected) -> int | None:
+        """By the header's key: a narrow table leaves algbw out, and the measured columns
+        are not sorted on."""
+        keys = [key for key, *_ in COLUMNS]
+        key = str(event.column_key.value)
+        return keys.index(key) if key in keys else None
 
     def resorted(self) -> None:
         self._fill_table()

@@ -59,12 +59,21 @@ class SortedFilteredTable:
         """Show only the rows holding the filter's words."""
         self.filter_text = message.query
 
+    def header_sort_column(self, event: DataTable.HeaderSelected) -> int | None:
+        """The sort column a clicked header stands for (None: not sortable); by default
+        its position, for a screen that shows every sortable column in order."""
+        index = event.column_index
+        return index if index < self.sort_column_count() else None
+
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         """A click on a header sorts by that column (again: the other way)."""
-        if event.column_index == self.sort_column:
+        column = self.header_sort_column(event)
+        if column is None:
+            return
+        if column == self.sort_column:
             self.reverse = not self.reverse
         else:
-            self.sort_column = event.column_index
+            self.sort_column = column
 
     def action_filter(self) -> None:
         """Show the filter line (it takes every key typed until enter or escape)."""
