@@ -96,17 +96,23 @@ class HelpModal(ModalScreen[None]):
         super().__init__()
         self.sections = sections
         """The areas and their bindings."""
+        self._narrow: bool | None = None
+        """The layout the key table was built for (None: not built yet)."""
 
     def compose(self) -> ComposeResult:
-        """The key table in a scrolling box."""
+        """The key table in a scrolling box (built for the terminal's width)."""
         with VerticalScroll() as scroll:
             scroll.border_title = "fabricui keys (esc closes; ctrl+p opens the command palette)"
-            yield Static(help_table(self.sections), id="help-keys")
+            self._narrow = self.app.size.width < NARROW_COLUMNS
+            yield Static(help_table(self.sections, narrow=self._narrow), id="help-keys")
 
     def on_resize(self) -> None:
-        """Fold the ids into the explanations on a narrow terminal (SSH at 80 columns)."""
+        """Fold the ids into the explanations on a narrow terminal (SSH at 80 columns);
+        built again only when the terminal crosses that width."""
         narrow = self.app.size.width < NARROW_COLUMNS
-        self.query_one("#help-keys", Static).update(help_table(self.sections, narrow=narrow))
+        if narrow != self._narrow:
+            self._narrow = narrow
+            self.query_one("#help-keys", Static).update(help_table(self.sections, narrow=narrow))
 
     def action_close(self) -> None:
         """Close."""
