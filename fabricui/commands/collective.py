@@ -330,10 +330,12 @@ def render(result: dict[str, Any], width: int | None = None) -> str:
 
 
 def _narrow_table(rows: list[tuple[str, ...]], right: set[int]) -> list[str]:
-    """The table for a terminal narrower than its full width: without its algbw column (busbw and
-    the size carry it) and with the busbw header as ``busbw`` (the title gives its unit),
-    so that NCCL's pick and the best one stay on each row's line."""
+    """The table for a terminal narrower than its full width: without its algbw column
+    (busbw and the size carry it) and with the busbw headers as ``busbw`` and ``packed``
+    (the title gives their unit), so that NCCL's pick and the best one stay on each row's
+    line."""
     algbw = rows[0].index("algbw GB/s")
-    header = tuple("busbw" if cell == "busbw GB/s" else cell for cell in rows[0])
+    short = {"busbw GB/s": "busbw", "packed busbw": "packed"}
+    header = tuple(short.get(cell, cell) for cell in rows[0])
     narrow = [(*row[:algbw], *row[algbw + 1 :]) for row in [header, *rows[1:]]]
     return text_table(narrow, right={c - (c > algbw) for c in right if c != algbw})

@@ -287,6 +287,12 @@ def test_an_80_column_terminal_gets_each_row_on_one_line(run_cli):
     gains = [line for line in rows if line.endswith("%")]  # a best pick, its time and gain
     assert gains and all("same" not in line for line in gains)
     assert render(result, width=200) == "\n".join(full)
+    status, out, err = run_cli(*argv, "1M", "1G", "--hosts", "n[0-3]", "--json")
+    assert status == 0, err
+    job = render(json.loads(out), width=80).splitlines()  # with the job's packed column
+    header = next(i for i, line in enumerate(job) if "NCCL's pick" in line)
+    assert job[header].split()[-1] == "packed"
+    assert max(len(line) for line in job[header : header + 3]) <= 80
 
 
 @pytest.mark.parametrize(
