@@ -9,8 +9,10 @@ from fabricui.commands.options import (
     add_hosts_option,
     add_topology_options,
     catalog,
+    take_free_words,
     topology_request,
 )
+from fabricui.errors import ConfigError, unknown_id_message
 from fabricui.render.output import print_json
 from fabricui.render.progress import terminal_progress
 from fabricui.render.table import text_table
@@ -31,11 +33,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     add_topology_options(parser)
     parser.add_argument(
+        "pattern_word",
+        nargs="?",
+        metavar="PATTERN",
+        help="the pattern as a word, as --pattern (`traffic ring`)",
+    )
+    take_free_words(parser, "words")
+    parser.add_argument(
         "--pattern",
         type=pattern_name,
         choices=PATTERNS,
-        default="all_to_all",
-        help="all_to_all, ring (each GPU to the next) or random-pairs",
+        help="all_to_all (the default), ring (each GPU to the next) or random-pairs",
     )
     parser.add_argument("--gpus", type=int, help="the first N GPUs (default: all)")
     parser.add_argument("--seed", type=int, default=0, help="seed for random-pairs")
@@ -47,6 +55,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
+def pattern_of(args: argparse.Namespace) -> str:
+    """The pattern typed as a word (``traffic ring``) or by ``--pattern``; all_to_all when
+    neither.
+
+    Raises:
+        ConfigError: An unknown word (with the nearest patterns), two words, or a word and
+            a different ``--pattern``.
+    """
+    words = ([args.pattern_word] if args.pattern_word else []) + list(args.words)
+    if len(words) > 1:
+        raise ConfigError(f"traffic: one pattern, not {', '.join(words)}")
+    if not words:
+        return args.pattern or PATTERNS[0]
+    word = pattern_name(words[0])
+    if word not in PATTERNS:
+        raise ConfigError(unknown_id_message("pattern", words[0], PATTERNS))
+    if args.pattern is not None and args.pattern != word:
+        raise ConfigError(f"traffic: one pattern, not {words[0]} and --pattern {args.pattern}")
+    return word
+
+
 def run(args: argparse.Namespace) -> int:
     """Simulate and print; returns 0.
 
@@ -56,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.services.traffic import TRAFFIC_PHASES, simulate
 
     request = TrafficRequest(
-        topology_request(args), args.pattern, args.gpus, args.seed, args.top, args.hosts
+        topology_request(args), pattern_of(args), args.gpus, args.seed, args.top, args.hosts
     )
     with terminal_progress("traffic", TRAFFIC_PHASES, quiet=args.json) as progress:
         result = simulate(request, catalog(args), progress=progress)

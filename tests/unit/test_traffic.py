@@ -56,3 +56,32 @@ def test_traffic_cli(run_cli):
     for spelling in ("alltoall", "All-to-All"):  # as collective takes it
         status, out, _ = run_cli("traffic", "-t", "dgx-h100", "--pattern", spelling)
         assert status == 0 and out.startswith("all_to_all among 8 GPUs")
+
+
+@pytest.mark.parametrize(
+    ("argv", "pattern"),
+    [
+        (["ring"], "ring"),
+        (["--gpus", "4", "Random_Pairs"], "random-pairs"),
+        (["alltoall", "--pattern", "all_to_all"], "all_to_all"),
+        ([], "all_to_all"),
+    ],
+)
+def test_the_pattern_is_a_word_too(run_cli, argv, pattern):
+    """`traffic ring` is `traffic --pattern ring`, in any spelling and place."""
+    status, out, err = run_cli("traffic", "-t", "dgx-h100", *argv)
+    assert status == 0, err
+    assert out.startswith(f"{pattern} among")
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["rings"], "unknown pattern 'rings' (nearest: ring)"),
+        (["ring", "random-pairs"], "one pattern, not ring, random-pairs"),
+        (["ring", "--pattern", "all_to_all"], "one pattern, not ring and --pattern all_to_all"),
+    ],
+)
+def test_pattern_words_that_cannot_be_one_pattern_are_one_line(run_cli, argv, expected):
+    status, out, err = run_cli("traffic", "-t", "dgx-h100", *argv)
+    assert (status, out) == (2, "") and expected in err and err.count("\n") == 1
