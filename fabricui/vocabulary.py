@@ -94,3 +94,9 @@ def op_name(text: str) -> str | None:
 
 
 _OP_KEYS = {op.replace("_", ""): op for op in OPS}
+
+
+def record_kind_singular(kind: str) -> str:
+    """One hardware-database record of ``kind`` as a message names it (``topologies`` ->
+    ``topology``, ``switches`` -> ``switch``)."""
+    return {"switches": "switch", "topologies": "topology"}.get(kind, kind.rstrip("s"))

@@ -10,6 +10,7 @@ from fabricui.commands.options import catalog, catalog_request, completes
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.render.table import text_table
+from fabricui.vocabulary import record_kind_singular
 
 
 def add_parser(subparsers: Any, parser_class: Any = None) -> argparse.ArgumentParser:
@@ -93,8 +94,8 @@ def _show(args: argparse.Namespace, catalog: Any) -> int:
     if args.json:
         print_json({"kind": kind, **record_json(record)})
         return 0
-    singular = {"switches": "switch", "gpus": "GPU", "nics": "NIC"}.get(kind, kind.rstrip("s"))
-    print(f"{singular} {record.id}  ({catalog.origins.get((kind, record.id), '')})")
+    name = {"gpus": "GPU", "nics": "NIC"}.get(kind) or record_kind_singular(kind)
+    print(f"{name} {record.id}  ({catalog.origins.get((kind, record.id), '')})")
     for key, value in record_json(record).items():
         if key == "id" or value in (None, "", [], {}):
             continue

@@ -20,6 +20,7 @@ from fabricui.model import (
     SwitchSpec,
     TopologySpec,
 )
+from fabricui.vocabulary import record_kind_singular as singular
 from fabricui.vocabulary import spelling_key
 
 
@@ -87,18 +88,22 @@ class Catalog:
         if record_id not in table:
             reason = self.withheld.get((kind, record_id))
             if reason is not None:
-                raise NeedsPluginError(f"{kind.rstrip('s')} {record_id} {reason}")
-            raise HwdbError(unknown_id_message(kind.rstrip("s"), record_id, table))
+                raise NeedsPluginError(f"{singular(kind)} {record_id} {reason}")
+            raise HwdbError(unknown_id_message(singular(kind), record_id, table))
         return table[record_id]
 
     def find(self, record_id: str) -> tuple[str, Any]:
-        """Look an id up in every kind; returns (kind, record)."""
+        """Look an id, or the one id of any kind it spells (``spelled_id``: ``H100-SXM``,
+        ``Llama-3-70B``), up in every kind; returns (kind, record)."""
         for kind in KINDS:
             table = self.table(kind)
             if record_id in table:
                 return kind, table[record_id]
         for (kind, withheld_id), reason in self.withheld.items():
             if withheld_id == record_id:
-                raise NeedsPluginError(f"{kind.rstrip('s')} {record_id} {reason}")
+                raise NeedsPluginError(f"{singular(kind)} {record_id} {reason}")
         every = [i for kind in KINDS for i in self.table(kind)]
+        spelled = spelled_id(record_id, every)
+        if spelled is not None:
+            return self.find(spelled)
         raise HwdbError(unknown_id_message("hwdb id", record_id, every))

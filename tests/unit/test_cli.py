@@ -130,6 +130,23 @@ def test_hwdb_list_show_validate(run_cli):
 
 
 @pytest.mark.parametrize(
+    ("typed", "heading"),
+    [
+        ("H100-SXM", "GPU h100-sxm  ("),
+        ("dgx_h100", "topology dgx-h100  ("),
+        ("meta-llama/Llama-3-70B", "model llama3-70b  ("),
+        ("Quantum_2", "switch quantum-2  ("),
+    ],
+)
+def test_hwdb_show_takes_a_spelling_and_names_the_kind(run_cli, typed, heading):
+    """`hwdb show` finds the one id a spelling names, as plan and -t do, and its heading
+    names the kind in the singular (topology, switch)."""
+    status, out, err = run_cli("hwdb", "show", typed)
+    assert status == 0, err
+    assert out.startswith(heading)
+
+
+@pytest.mark.parametrize(
     ("argv", "expected"),
     [
         (
