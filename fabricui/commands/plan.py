@@ -396,6 +396,12 @@ def render_plan(report: PlanReport, fabric: Fabric) -> str:
         for p in report.operations
     ]
     lines = [head, ""]
+    if report.memory is not None and not report.fits:  # said first: the step is moot
+        lines[1:1] = [
+            f"does not fit: {report.memory_GB:.1f} GB per GPU of {report.memory_limit_GB:.0f} GB"
+            " usable (memory below); raise tp/pp, shard (--dp-strategy fsdp) or recompute,"
+            " or --search for the layouts that fit"
+        ]
     lines += _table(cells) if cells else ["no communication (one GPU per model replica, no DP)"]
     lines += ["", *breakdown_lines(report, fabric)]
     return "\n".join(lines)

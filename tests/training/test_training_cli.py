@@ -131,3 +131,16 @@ def test_layout_in_words(run_cli):
     assert status == 0 and (layout["tp"], layout["pp"]) == (8, 1)
     status, _, err = run_cli(*base, "--layout", "tp8 zorro")
     assert status == 2 and "--layout: unknown word 'zorro'" in err and err.count("\n") == 1
+
+
+def test_a_layout_that_does_not_fit_says_so_first(run_cli):
+    """A 70B model unsharded on one GPU per replica: the line under the title says it does
+    not fit and what to change, before the table; a layout that fits has no such line."""
+    status, out, err = run_cli("plan", "llama3-70b", "-t", "h100-ib-cluster", "--nodes", "8")
+    assert status == 0, err
+    second = out.splitlines()[1]
+    assert second.startswith("does not fit: ") and "--search" in second
+    argv = ("plan", "llama3-70b", "-t", "dgx-h100-pod", "--layout", "tp8 pp2 fsdp")
+    status, out, err = run_cli(*argv)
+    assert status == 0, err
+    assert "does not fit" not in out
