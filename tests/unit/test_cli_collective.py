@@ -254,6 +254,8 @@ def test_ideal_calculator(run_cli):
         (["all_reduce", "64K", "1G"], [2**16, 2**30]),
         (["1M", "allreduce"], [2**20]),
         (["all_reduce", "8:64"], [8, 16, 32, 64]),
+        (["all_reduce", "1", "GiB", "64", "K"], [2**30, 2**16]),  # a unit typed apart
+        (["all_reduce", "--size", "1", "MiB"], [2**20]),
     ],
 )
 def test_sizes_follow_the_operation_as_words(run_cli, words, sizes):
