@@ -6,6 +6,7 @@ import io
 import time
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, OptionList
 
 from fabricui.engine.evaluate import evaluate_path
@@ -633,6 +634,24 @@ async def test_topology_picker_filters_as_you_type(app_factory):
         await pilot.press("enter")
         await settle(pilot)
         assert app.data is not None and app.data.spec.id == first
+
+
+@pytest.mark.parametrize("typed", ["dgxb200", "DGX_B200", "dgx b2"])
+async def test_the_picker_finds_an_id_as_people_spell_it(app_factory, typed):
+    """The picker's filter takes the spellings the command line does (dgx_b200, DGXB200):
+    the row left is dgx-b200."""
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        for key in typed:
+            await pilot.press({" ": "space", "_": "underscore"}.get(key, key))
+        await pilot.pause()
+        options = app.screen.query_one(OptionList)
+        assert [options.get_option_at_index(i).id for i in range(options.option_count)] == [
+            "dgx-b200"
+        ]
 
 
 async def test_what_if_keeps_the_chosen_gpus(app_factory):

@@ -15,6 +15,7 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from fabricui.render.table import text_table
+from fabricui.vocabulary import spelling_key
 
 Cells = Union[str, Sequence[str]]
 """A choice's text: one string, or cells laid out in aligned columns."""
@@ -31,9 +32,20 @@ def choice_lines(choices: Sequence[tuple[str, Cells]]) -> list[str]:
 
 
 def matches(line: str, query: str) -> bool:
-    """Every word of ``query`` occurs in ``line`` (case-insensitive)."""
+    """Every word of ``query`` occurs in ``line`` (case-insensitive), as typed or as a
+    spelling of one of its words (``dgx_b200``, ``DGXB200`` and ``meta-llama/Llama-3-70B``
+    find ``dgx-b200`` and ``llama3-70b``, as the command line takes them)."""
     text = line.lower()
-    return all(word in text for word in query.lower().split())
+    keys: list[str] | None = None
+    for word in query.lower().split():
+        if word in text:
+            continue
+        key = spelling_key(word)
+        if keys is None:
+            keys = [spelling_key(token) for token in text.split()]
+        if not key or not any(key in token for token in keys):
+            return False
+    return True
 
 
 class PickerModal(ModalScreen["str | None"]):
