@@ -100,3 +100,14 @@ def record_kind_singular(kind: str) -> str:
     """One hardware-database record of ``kind`` as a message names it (``topologies`` ->
     ``topology``, ``switches`` -> ``switch``)."""
     return {"switches": "switch", "topologies": "topology"}.get(kind, kind.rstrip("s"))
+
+
+def pick_label(library: str | None, release: bool = False) -> str:
+    """A table's heading for the library's pick: ``NCCL's pick`` (``NCCL 2.30.7``; with
+    ``release``, ``NCCL 2.30.7's pick``), ``RCCL's pick``; plain ``pick`` for a vendor's
+    library named in lower case (``google``, ``aws``), whose tuner is not modelled."""
+    named = (library or "NCCL").split(" (")[0]
+    name = named.split()[0]
+    if not name.isupper():
+        return "pick"
+    return f"{named if release else name}'s pick"

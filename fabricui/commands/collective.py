@@ -26,7 +26,7 @@ from fabricui.render.terminal_fit import fitted_width
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.requests import GROUP_CHOICES
 from fabricui.units import format_bytes, parse_bandwidth_GBps, parse_message_size, parse_size_sweep
-from fabricui.vocabulary import LAUNCHES, OPS, op_name
+from fabricui.vocabulary import LAUNCHES, OPS, op_name, pick_label
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -284,7 +284,8 @@ def render(result: dict[str, Any], width: int | None = None) -> str:
     header = ["size", "time us", "algbw GB/s", "busbw GB/s", "algorithm"]
     picks = any("best_pick" in row for row in result["rows"])
     if picks:
-        header = [*header[:4], "NCCL's pick", "ch", "best pick", "best us", "gain"]
+        header = [*header[:4], pick_label(result.get("library")), "ch", "best pick", "best us"]
+        header.append("gain")
     rows = [tuple(header)]
     notes: dict[str, list[str]] = {}
     for row in result["rows"]:

@@ -17,7 +17,7 @@ from fabricui.services.loaded import LoadedFabric
 from fabricui.services.plan import STEP_PARTS
 from fabricui.services.requests import GROUP_CHOICES, LaunchRequest
 from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep, size_argument
-from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS, VIEW_TITLES, op_name
+from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS, VIEW_TITLES, op_name, pick_label
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -343,7 +343,7 @@ def _collectives_report(
             "time",
             "algbw GB/s",
             "busbw GB/s",
-            f"{library}'s pick",
+            pick_label(library, release=True),
             "best pick",
             "gain",
         )

@@ -271,6 +271,19 @@ def test_text_table(run_cli):
     assert status == 0 and "busbw GB/s" in out and "1 MiB" in out
 
 
+@pytest.mark.parametrize(
+    ("topology", "heading"),
+    [("dgx-h100", "NCCL's pick"), ("mi300x-node", "RCCL's pick"), ("tpu-v5p-torus", "pick")],
+)
+def test_the_pick_column_names_the_library_that_picks(run_cli, topology, heading):
+    """NCCL's pick on NVIDIA GPUs, RCCL's on AMD's; a vendor library whose tuner is not
+    modelled (the fastest pick, as the title says) heads it plain ``pick``."""
+    status, out, err = run_cli("collective", "all_reduce", "1G", "-t", topology)
+    assert status == 0, err
+    header = out.splitlines()[1]
+    assert f"  {heading}  " in header and header.count("'s pick") == (heading != "pick")
+
+
 def test_an_80_column_terminal_gets_each_row_on_one_line(run_cli):
     """On an 80-column terminal the table leaves out algbw (busbw and the size carry it)
     so NCCL's pick and the best one stay on each row's line; a pipe or a file keeps it."""
@@ -490,3 +503,13 @@ def test_one_gpu_prices_nccls_copy_for_every_op(run_cli, tmp_path):
         assert row["env"] == {} and row["best_pick"] == row["nccl_pick"]
         # H100 SXM: 3350 GB/s x its HBM efficiency / 2 copies at about 1.4 TB/s.
         assert 1.2e3 < row["algbw_GBps"] < 1.6e3
+
+
+def test_pick_label_names_the_library_as_reports_and_tables_say_it():
+    from fabricui.vocabulary import pick_label
+
+    assert pick_label("NCCL 2.30.7") == "NCCL's pick"
+    assert pick_label("NCCL 2.30.7", release=True) == "NCCL 2.30.7's pick"
+    assert pick_label("RCCL (tuner not modelled: fastest pick)", release=True) == "RCCL's pick"
+    assert pick_label("google (tuner not modelled: fastest pick)") == "pick"
+    assert pick_label(None) == "NCCL's pick"

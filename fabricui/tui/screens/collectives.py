@@ -29,7 +29,7 @@ from fabricui.tui.widgets.ring_stepper import RingStepper
 from fabricui.tui.widgets.size_plot import SizePlot
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep
-from fabricui.vocabulary import GROUPS, OPS
+from fabricui.vocabulary import GROUPS, OPS, pick_label
 
 if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
@@ -452,6 +452,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             return
         table = self.query_one(DataTable)
         self._measured_columns(table)
+        self._label_pick_column(table)
         keep = (
             table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             if (table.row_count)
@@ -503,6 +504,17 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             table.add_row(*row, key=key)
         if keep is not None and keep in table.rows:
             table.move_cursor(row=table.get_row_index(keep))
+
+    def _label_pick_column(self, table: DataTable[object]) -> None:
+        """Head the pick column with the library that picks (``NCCL's pick``, ``RCCL's
+        pick``; ``pick`` for a vendor's library whose tuner is not modelled)."""
+        pred = self.prediction
+        library = pred.choice.library if pred is not None and pred.choice is not None else None
+        column = table.columns.get("algo")  # type: ignore[call-overload]
+        label = pick_label(library)
+        if column is not None and column.label.plain != label:
+            column.label = Text(label)
+            table.refresh()
 
     def _measured_columns(self, table: DataTable[object]) -> None:
         """Add the measured and error columns while a measured run is shown, else drop them."""
