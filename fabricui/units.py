@@ -79,6 +79,27 @@ def parse_message_size(text: str, what: str = "--size") -> int:
     return size
 
 
+#: A size's unit typed apart from its number (``1 GiB``, ``64 K``).
+_UNIT_WORD = re.compile(r"(?i)^[kmgt](i?b)?$")
+
+
+def is_unit_word(word: str) -> bool:
+    """True for a size's unit on its own (``GiB``, ``K``, ``gb``)."""
+    return bool(_UNIT_WORD.match(word))
+
+
+def join_size_units(words: list[str]) -> list[str]:
+    """``words`` with a unit typed apart joined to the number before it (``1 GiB`` ->
+    ``1GiB``), as a size is read."""
+    joined: list[str] = []
+    for word in words:
+        if joined and is_unit_word(word) and joined[-1].replace(".", "", 1).isdigit():
+            joined[-1] += word
+        else:
+            joined.append(word)
+    return joined
+
+
 def size_argument(size_bytes: int) -> str:
     """The size as a command line writes it, exactly: ``1G``, ``64K``, ``8``, ``1000000``
     (nccl-tests' binary suffixes where the size is a whole multiple; ``parse_size`` reads

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,13 @@ from fabricui.render.table import text_table
 from fabricui.render.terminal_fit import fitted_width
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.requests import GROUP_CHOICES
-from fabricui.units import format_bytes, parse_bandwidth_GBps, parse_message_size, parse_size_sweep
+from fabricui.units import (
+    format_bytes,
+    join_size_units,
+    parse_bandwidth_GBps,
+    parse_message_size,
+    parse_size_sweep,
+)
 from fabricui.vocabulary import LAUNCHES, OPS, op_name, pick_label
 
 
@@ -141,8 +146,8 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
         ConfigError: No operation, two, an unknown one (with the nearest names), no sizes,
             or sizes given both as words and by an option.
     """
-    free = _units_joined(([args.op] if args.op else []) + list(args.words))
-    given = _units_joined(list(args.size or []))
+    free = join_size_units(([args.op] if args.op else []) + list(args.words))
+    given = join_size_units(list(args.size or []))
     named = [w for w in given + free if op_name(w) is not None]
     if len(named) > 1:
         raise ConfigError(f"collective: one operation, not {', '.join(named)}")
@@ -165,22 +170,6 @@ def _op_and_sizes(args: argparse.Namespace) -> tuple[str, list[int]]:
     if not given:
         raise ConfigError("collective: give --size S [S ...], --sweep A:B or sizes after the op")
     return op, [parse_message_size(w) for w in given]
-
-
-#: A unit typed apart from its number (``1 GiB``, ``64 K``).
-_UNIT_WORD = re.compile(r"(?i)^[kmgt](i?b)?$")
-
-
-def _units_joined(words: list[str]) -> list[str]:
-    """``words`` with a unit typed apart joined to the number before it (``1 GiB`` ->
-    ``1GiB``), as a size is read."""
-    joined: list[str] = []
-    for word in words:
-        if joined and _UNIT_WORD.match(word) and joined[-1].replace(".", "", 1).isdigit():
-            joined[-1] += word
-        else:
-            joined.append(word)
-    return joined
 
 
 def _sizes_of(word: str, what: str) -> list[int]:

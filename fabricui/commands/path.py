@@ -16,7 +16,7 @@ from fabricui.commands.options import (
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.services.command_requests import PathRequest
-from fabricui.units import parse_message_size
+from fabricui.units import is_unit_word, parse_message_size
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -38,7 +38,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--message-size",
         "--size",
         dest="size",
-        type=_size,
         metavar="SIZE",
         help="message size for the transfer time: 8, 64K, 1G (binary), 1GB, 1GiB",
     )
@@ -47,7 +46,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _size(text: str) -> int:
+def message_size(args: argparse.Namespace) -> int | None:
+    """``--message-size`` in bytes; a unit typed apart from its number (``--size 1 GiB``)
+    is among the free words and is read with it (it names no GPU).
+
+    Raises:
+        ConfigError: Not a size.
+    """
+    if args.size is None:
+        return None
+    text = args.size
+    units = [word for word in args.gpus if is_unit_word(word)]
+    if units and text.replace(".", "", 1).isdigit():
+        text += units[0]
+        args.gpus.remove(units[0])
     return parse_message_size(text, "--message-size")
 
 
@@ -80,8 +92,9 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.render.path import render_path
     from fabricui.services.path import find_path
 
+    size = message_size(args)
     src, dst = endpoints(args)
-    request = PathRequest(topology_request(args), src, dst, args.size, args.hosts)
+    request = PathRequest(topology_request(args), src, dst, size, args.hosts)
     result = find_path(request, catalog(args))
     if args.json:
         print_json(result.to_json())

@@ -68,6 +68,17 @@ def test_path_takes_its_gpus_as_words(run_cli, argv):
     assert (data["src"], data["dst"]) == ("n0.g0", "n3.g7")
 
 
+@pytest.mark.parametrize(
+    "words", [["--size", "1", "GiB", "n0.g0", "n3.g7"], ["n0.g0", "n3.g7", "--size", "1", "G"]]
+)
+def test_path_reads_a_size_unit_typed_apart(run_cli, words):
+    """``--size 1 GiB`` is ``--size 1GiB``: the unit names no GPU."""
+    status, out, err = run_cli("path", "-t", "dgx-h100-pod", *words, "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    assert (data["src"], data["dst"], data["size_bytes"]) == ("n0.g0", "n3.g7", 2**30)
+
+
 def test_path_from_yaml_file(run_cli):
     """--topology accepts a file holding just the hardware block."""
     status, out, _ = run_cli(
