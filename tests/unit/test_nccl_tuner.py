@@ -8,6 +8,7 @@ to the printed 0.1.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -354,6 +355,31 @@ def test_gpus_without_nccl_take_the_fastest(catalog):
     prediction = predict(group, "all_reduce", [2.0**20], collective_algorithms())
     assert prediction.choice.library.startswith("RCCL")
     assert prediction.time_us[0] == prediction.best_time_us[0]
+
+
+def test_rccl_reads_nccl_algo_and_proto_and_other_libraries_say_they_do_not(run_cli):
+    """RCCL keeps NCCL's environment: NCCL_ALGO=tree and NCCL_PROTO=Simple narrow its pick
+    (an algorithm it does not run here is one line); a TPU's library does not read them,
+    and the title says so."""
+    base = ("collective", "all_reduce", "8", "1G", "-t", "mi300x-node", "--json")
+    rows = {}
+    for setting in (None, "NCCL_ALGO=tree", "NCCL_PROTO=Simple"):
+        argv = base + (("--env", setting) if setting else ())
+        status, out, err = run_cli(*argv)
+        assert status == 0, err
+        rows[setting] = [
+            (r["nccl_pick"]["algorithm"], r["nccl_pick"]["protocol"])
+            for r in json.loads(out)["rows"]
+        ]
+    assert rows[None] == [("ring", "ll"), ("ring", "simple")]
+    assert {a for a, _ in rows["NCCL_ALGO=tree"]} == {"tree"}
+    assert {p for _, p in rows["NCCL_PROTO=Simple"]} == {"simple"}
+    status, out, err = run_cli(*base, "--env", "NCCL_ALGO=nvls")
+    assert (status, out) == (2, "") and "RCCL runs nothing NCCL_ALGO/NCCL_PROTO allow" in err
+    status, out, err = run_cli(
+        "collective", "all_reduce", "1G", "-t", "tpu-v6e-256", "--env", "NCCL_ALGO=tree"
+    )
+    assert status == 0 and "NCCL settings do not apply" in out.splitlines()[0]
 
 
 def test_choose_reports_ll128_risk_where_nccl_leaves_it_off(catalog):

@@ -295,6 +295,44 @@ def refuse_bad_lists(settings: NcclSettings) -> None:
         protocols_enabled(settings.env, tuned, settings.release)
 
 
+#: Libraries other than NCCL that read NCCL_ALGO and NCCL_PROTO as NCCL does (RCCL keeps
+#: NCCL's environment: https://rocm.docs.amd.com/projects/rccl/en/latest/api-reference/env-variables.html).
+READS_NCCL_ENV = ("rccl",)
+
+
+def _other_library(
+    library: str, op: str, physical: Physical, settings: NcclSettings, n: int
+) -> Choice:
+    """The fastest pick of a library whose tuner is not modelled, among what NCCL_ALGO and
+    NCCL_PROTO leave it where it reads them (RCCL); elsewhere the settings are named as not
+    applying.
+
+    Raises:
+        EngineError: The settings leave the library nothing it runs here.
+    """
+    env = settings.env
+    if not (env.algo or env.proto) or op in P2P_OPS:
+        return not_modelled(library, physical, n)
+    if library not in READS_NCCL_ENV:
+        choice = not_modelled(library, physical, n)
+        return replace(choice, library=choice.library[:-1] + "; NCCL settings do not apply)")
+    algos = algorithms_enabled(env, op, settings.release)
+    protos = protocols_enabled(env, op, settings.release)
+    kept = {
+        key: times
+        for key, times in physical.items()
+        if (algos is None or algos.get(NCCL_ALGORITHM.get(key[0], key[0]), 0))
+        and (protos is None or protos.get(key[1], 0))
+    }
+    if not kept:
+        runs = ", ".join(sorted({f"{a}/{p}" for a, p in physical}))
+        raise EngineError(
+            f"{library.upper()} runs nothing NCCL_ALGO/NCCL_PROTO allow for {op} here (it "
+            f"runs {runs})"
+        )
+    return not_modelled(library, kept, n)
+
+
 def choose(
     group,
     op: str,
@@ -320,7 +358,7 @@ def choose(
     n = sizes.shape[0]
     library = library_of(group)
     if library != "nccl":
-        return not_modelled(library, physical, n)
+        return _other_library(library, op, physical, settings, n)
     refuse_bad_lists(settings)
     if op in P2P_OPS:
         return _p2p_choice(group, op, sizes, physical, settings)
