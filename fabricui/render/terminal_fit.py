@@ -21,9 +21,20 @@ MIN_TAIL_COLUMNS = 20
 #: Shortest last cell moved under its row [characters]: a short one (a header word, a
 #: figure) stays in its row, as the other rows' cells of that column do.
 MIN_BELOW_CHARS = 8
-#: An environment setting (``NCCL_ALGO=ring``): a line carrying one stays whole, so it
-#: copies from the terminal as one line.
-_SETTING = re.compile(r"\b[A-Z][A-Z0-9_]{2,}=\S")
+#: An environment setting as one word (``NCCL_ALGO=ring``).
+_SETTING = re.compile(r"[A-Z][A-Z0-9_]{2,}=\S+")
+
+
+def _gives_settings(line: str) -> bool:
+    """Whether ``line`` gives settings to copy: it ends with one, or holds two in a row
+    (``best for 1 GiB: NCCL_ALGO=... NCCL_PROTO=... (caution: ...)``). Such a line stays
+    whole so that it copies from the terminal as one line; prose that only names a
+    setting (``capture it with NCCL_DEBUG=INFO (...)``) wraps like other prose."""
+    words = line.split()
+    settings = [bool(_SETTING.fullmatch(word)) for word in words]
+    return bool(settings) and (settings[-1] or any(a and b for a, b in zip(settings, settings[1:])))
+
+
 #: A gap between table cells: two or more spaces between two non-space characters.
 _CELL_GAP = re.compile(r"(?<=\S) {2,}(?=\S)")
 
@@ -34,8 +45,8 @@ def fit_line(line: str, width: int) -> list[str]:
     that cell starts, or, for a row of three cells or more whose last one starts too far
     right, puts its last cells on the lines below (as few as fit); prose wraps at spaces
     with continuation lines indented two more than the line. Words longer than a line
-    (URLs) are never split, and a line with an environment setting (``NCCL_PROTO=Simple``)
-    is kept whole to copy.
+    (URLs) are never split, and a line that gives environment settings to copy (it ends
+    with one, ``NCCL_PROTO=Simple``, or holds two in a row) is kept whole.
 
     Args:
         line: One line of output, without its newline.
@@ -44,7 +55,7 @@ def fit_line(line: str, width: int) -> list[str]:
     Returns:
         The lines to print (``[line]`` when it fits or cannot be fitted).
     """
-    if len(line) <= width or width < MIN_TAIL_COLUMNS or _SETTING.search(line):
+    if len(line) <= width or width < MIN_TAIL_COLUMNS or _gives_settings(line):
         return [line]
     indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
     gaps = list(_CELL_GAP.finditer(line))

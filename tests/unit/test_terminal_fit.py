@@ -101,6 +101,22 @@ def test_settings_and_urls_stay_whole_to_copy():
     assert [part.strip() for part in fit_line(f"see {link}", 40)] == ["see", link]
 
 
+def test_prose_that_only_names_a_setting_wraps():
+    """A line giving settings (ending with one, or two in a row before a caution) stays
+    whole to copy; prose that names one in passing wraps at spaces, the setting whole."""
+    prose = (
+        "         fix: capture the whole log from init through the first collective with"
+        " NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH)"
+    )
+    lines = fit_line(prose, 80)
+    assert len(lines) == 2 and all(len(line) <= 80 for line in lines)
+    assert "NCCL_DEBUG=INFO" in lines[1]
+    fix = "fix: route the NICs by hand before the job starts with NCCL_IB_HCA=mlx5_0,mlx5_1"
+    assert fit_line(fix, 40) == [fix]
+    caution = "best for 1 MiB: NCCL_ALGO=allreduce:Tree NCCL_PROTO=allreduce:LL128 (caution: x)"
+    assert fit_line(caution, 40) == [caution]
+
+
 @pytest.mark.parametrize("width", [0, 1, 5, 19])
 def test_a_terminal_too_narrow_to_wrap_into_gets_lines_as_written(width):
     line = "          " + "word " * 30
