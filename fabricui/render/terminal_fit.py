@@ -26,13 +26,21 @@ _SETTING = re.compile(r"[A-Z][A-Z0-9_]{2,}=\S+")
 
 
 def _gives_settings(line: str) -> bool:
-    """Whether ``line`` gives settings to copy: it ends with one, or holds two in a row
-    (``best for 1 GiB: NCCL_ALGO=... NCCL_PROTO=... (caution: ...)``). Such a line stays
-    whole so that it copies from the terminal as one line; prose that only names a
-    setting (``capture it with NCCL_DEBUG=INFO (...)``) wraps like other prose."""
+    """Whether ``line`` gives settings to copy: two in a row (``best for 1 GiB:
+    NCCL_ALGO=... NCCL_PROTO=... (caution: ...)``), or one or more ending the line right
+    after a label (``set: NCCL_IB_HCA=mlx5_0``). Such a line stays whole so that it copies
+    from the terminal as one line; prose that names a setting in passing (``capture it with
+    NCCL_DEBUG=INFO (...)``, ``do not set NCCL_IB_DISABLE=1``) wraps like other prose."""
     words = line.split()
     settings = [bool(_SETTING.fullmatch(word)) for word in words]
-    return bool(settings) and (settings[-1] or any(a and b for a, b in zip(settings, settings[1:])))
+    if any(a and b for a, b in zip(settings, settings[1:])):
+        return True
+    if not settings or not settings[-1]:
+        return False
+    first = len(settings) - 1  # where the settings ending the line start
+    while first > 0 and settings[first - 1]:
+        first -= 1
+    return first == 0 or words[first - 1].endswith(":")
 
 
 #: A gap between table cells: two or more spaces between two non-space characters.
@@ -45,8 +53,8 @@ def fit_line(line: str, width: int) -> list[str]:
     that cell starts, or, for a row of three cells or more whose last one starts too far
     right, puts its last cells on the lines below (as few as fit); prose wraps at spaces
     with continuation lines indented two more than the line. Words longer than a line
-    (URLs) are never split, and a line that gives environment settings to copy (it ends
-    with one, ``NCCL_PROTO=Simple``, or holds two in a row) is kept whole.
+    (URLs) are never split, and a line that gives environment settings to copy
+    (``_gives_settings``: ``best for 1 GiB: NCCL_PROTO=Simple``) is kept whole.
 
     Args:
         line: One line of output, without its newline.

@@ -102,8 +102,8 @@ def test_settings_and_urls_stay_whole_to_copy():
 
 
 def test_prose_that_only_names_a_setting_wraps():
-    """A line giving settings (ending with one, or two in a row before a caution) stays
-    whole to copy; prose that names one in passing wraps at spaces, the setting whole."""
+    """A line giving settings (after a label, or two in a row before a caution) stays whole
+    to copy; prose that names one in passing wraps at spaces, the setting whole."""
     prose = (
         "         fix: capture the whole log from init through the first collective with"
         " NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH)"
@@ -111,8 +111,12 @@ def test_prose_that_only_names_a_setting_wraps():
     lines = fit_line(prose, 80)
     assert len(lines) == 2 and all(len(line) <= 80 for line in lines)
     assert "NCCL_DEBUG=INFO" in lines[1]
-    fix = "fix: route the NICs by hand before the job starts with NCCL_IB_HCA=mlx5_0,mlx5_1"
-    assert fit_line(fix, 40) == [fix]
+    given = "to route the NICs by hand before the job, set: NCCL_IB_HCA=mlx5_0,mlx5_1"
+    assert fit_line(given, 40) == [given]
+    passing = "fix: check ibv_devinfo, and do not set NCCL_IB_DISABLE=1 in the job's environment"
+    assert fit_line(passing, 40)[-1].split()[-1] == "environment"
+    ending = "fix: check ibv_devinfo and the container's devices, and do not set NCCL_IB_DISABLE=1"
+    assert len(fit_line(ending, 40)) > 1 and "NCCL_IB_DISABLE=1" in fit_line(ending, 40)[-1]
     caution = "best for 1 MiB: NCCL_ALGO=allreduce:Tree NCCL_PROTO=allreduce:LL128 (caution: x)"
     assert fit_line(caution, 40) == [caution]
 
