@@ -273,8 +273,8 @@ def render(result: dict[str, Any], width: int | None = None) -> str:
     header = ["size", "time us", "algbw GB/s", "busbw GB/s", "algorithm"]
     picks = any("best_pick" in row for row in result["rows"])
     if picks:
-        header = [*header[:4], pick_label(result.get("library")), "ch", "best pick", "best us"]
-        header.append("gain")
+        pick = pick_label(result.get("library"))
+        header = [*header[:4], pick, "ch", "best pick", "best us", "gain"]
     rows = [tuple(header)]
     notes: dict[str, list[str]] = {}
     for row in result["rows"]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import sys
+from dataclasses import replace
 from typing import Any
 
 from fabricui import __version__
@@ -105,7 +106,9 @@ def describe(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> Cl
                     metavar or action.dest,
                     _help(action),
                     choices,
-                    "file" if (metavar or action.dest).upper() in _FILE_METAVARS else "",
+                    hint
+                    if isinstance(hint, str)
+                    else ("file" if (metavar or action.dest).upper() in _FILE_METAVARS else ""),
                 )
             )
     usage = " ".join(parser.format_usage().split()).removeprefix("usage: ")
@@ -149,8 +152,19 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     loaded = catalog(args)
     ids = {"topology": sorted(loaded.topologies), "model": sorted(loaded.models)}
     write = {"bash": shell.bash_script, "zsh": shell.zsh_script, "fish": shell.fish_script}
-    sys.stdout.write(write[args.shell](program, ids))
+    sys.stdout.write(write[args.shell](_with_ids(program, ids), ids))
     return 0
+
+
+def _with_ids(command: CliCommand, ids: dict[str, list[str]]) -> CliCommand:
+    """``command`` with each positional that completes to catalog ids (``plan MODEL``)
+    listing them as its choices, as every shell's script completes positionals."""
+    positionals = tuple(
+        replace(p, choices=tuple(ids[p.completes])) if p.completes in ids else p
+        for p in command.positionals
+    )
+    subcommands = tuple(_with_ids(sub, ids) for sub in command.subcommands)
+    return replace(command, positionals=positionals, subcommands=subcommands)
 
 
 #: The man page's sections after the commands.

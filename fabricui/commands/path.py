@@ -16,7 +16,7 @@ from fabricui.commands.options import (
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.services.command_requests import PathRequest
-from fabricui.units import is_unit_word, parse_message_size
+from fabricui.units import is_unit_word, join_size_units, parse_message_size
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -46,31 +46,34 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def message_size(args: argparse.Namespace) -> int | None:
-    """``--message-size`` in bytes; a unit typed apart from its number (``--size 1 GiB``)
-    is among the free words and is read with it (it names no GPU).
+def size_and_gpus(args: argparse.Namespace) -> tuple[int | None, list[str]]:
+    """``--message-size`` in bytes (None without it) and the GPU words: a unit typed apart
+    from the size's number (``--size 1 GiB``) lands among the free words, names no GPU, and
+    is read with the size.
 
     Raises:
         ConfigError: Not a size.
     """
+    gpus = list(args.gpus)
     if args.size is None:
-        return None
+        return None, gpus
     text = args.size
-    units = [word for word in args.gpus if is_unit_word(word)]
-    if units and text.replace(".", "", 1).isdigit():
-        text += units[0]
-        args.gpus.remove(units[0])
-    return parse_message_size(text, "--message-size")
+    unit = next((word for word in gpus if is_unit_word(word)), None)
+    if unit is not None and len(joined := join_size_units([text, unit])) == 1:
+        text = joined[0]
+        gpus.remove(unit)
+    return parse_message_size(text, "--message-size"), gpus
 
 
-def endpoints(args: argparse.Namespace) -> tuple[str, str]:
-    """(source, destination) from ``--src``/``--dst`` or the positional GPUs, in that order.
+def endpoints(args: argparse.Namespace, free: list[str]) -> tuple[str, str]:
+    """(source, destination) from ``--src``/``--dst`` or the positional GPUs ``free``, in
+    that order.
 
     Raises:
         ConfigError: Not exactly two GPUs in all.
     """
     given = [args.src, args.dst]
-    free = list(args.gpus)
+    free = list(free)
     for i, value in enumerate(given):
         if value is None and free:
             given[i] = free.pop(0)
@@ -92,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     from fabricui.render.path import render_path
     from fabricui.services.path import find_path
 
-    size = message_size(args)
-    src, dst = endpoints(args)
+    size, gpus = size_and_gpus(args)
+    src, dst = endpoints(args, gpus)
     request = PathRequest(topology_request(args), src, dst, size, args.hosts)
     result = find_path(request, catalog(args))
     if args.json:

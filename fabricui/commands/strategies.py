@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from fabricui.commands.options import add_topology_options, catalog_request, topology_request
+from fabricui.commands.options import (
+    add_topology_options,
+    catalog_request,
+    completes,
+    topology_request,
+)
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.render.table import text_table
@@ -24,12 +29,13 @@ def add_common_args(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The subcommand's parser.
     """
-    parser.add_argument(
+    model = parser.add_argument(
         "model_word",
         nargs="?",
         metavar="MODEL",
         help="the model, as --model (`plan llama3-70b --tp 8`)",
     )
+    completes(model, "model")
     parser.add_argument(
         "--model",
         "-m",

@@ -9,6 +9,7 @@ from fabricui.commands.options import (
     add_hosts_option,
     add_topology_options,
     catalog,
+    completes,
     take_free_words,
     topology_request,
 )
@@ -32,12 +33,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "traffic", help="max-min fair rates of a traffic pattern; the most loaded links"
     )
     add_topology_options(parser)
-    parser.add_argument(
+    pattern = parser.add_argument(
         "pattern_word",
         nargs="?",
         metavar="PATTERN",
         help="the pattern as a word, as --pattern (`traffic ring`)",
     )
+    completes(pattern, PATTERNS)
     take_free_words(parser, "words")
     parser.add_argument(
         "--pattern",

@@ -46,7 +46,8 @@ class CliPositional:
     choices: tuple[str, ...] = ()
     """The values it accepts, when it lists them."""
     completes: str = ""
-    """``file`` for a file name, else empty."""
+    """``file`` for a file name, ``model`` or ``topology`` for the catalog's ids, else
+    empty."""
 
 
 @dataclass(frozen=True)

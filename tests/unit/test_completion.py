@@ -22,6 +22,9 @@ CASES = [
     (["fabricui", "hwdb", "list", "g"], "gpus"),
     (["fabricui", "collective", "all_r"], "all_reduce"),
     (["fabricui", "plan", "-m", "llama3-40"], "llama3-405b"),
+    (["fabricui", "plan", "llama3-40"], "llama3-405b"),  # the MODEL word
+    (["fabricui", "strategies", "deepseek"], "deepseek-v3"),
+    (["fabricui", "traffic", "ri"], "ring"),
     (["fabricui", "snapshot", "strat"], "strategies"),
     (["fabricui", "completion", "fi"], "fish"),
 ]

@@ -183,14 +183,15 @@ def _pick_of(keys, index, times, channels=None, nccl_names=None) -> Pick:
     )
 
 
-def not_modelled(library: str, physical: Physical, n: int) -> Choice:
-    """The library's tuner is not modelled: its pick is taken as the fastest."""
+def not_modelled(library: str, physical: Physical, n: int, note: str = "") -> Choice:
+    """The library's tuner is not modelled: its pick is taken as the fastest (``note``
+    follows that in the library's name: ``; NCCL settings do not apply``)."""
     keys = list(physical)
     index, times = _fastest(physical, keys, n)
     pick = _pick_of(keys, index, times)
     name = library.upper() if library in ("rccl", "nccl") else library
     return Choice(
-        library=f"{name} (tuner not modelled: fastest pick)",
+        library=f"{name} (tuner not modelled: fastest pick{note})",
         nccl=pick,
         best=pick,
         env=({},) * n,
@@ -314,8 +315,7 @@ def _other_library(
     if not (env.algo or env.proto) or op in P2P_OPS:
         return not_modelled(library, physical, n)
     if library not in READS_NCCL_ENV:
-        choice = not_modelled(library, physical, n)
-        return replace(choice, library=choice.library[:-1] + "; NCCL settings do not apply)")
+        return not_modelled(library, physical, n, note="; NCCL settings do not apply")
     algos = algorithms_enabled(env, op, settings.release)
     protos = protocols_enabled(env, op, settings.release)
     kept = {
