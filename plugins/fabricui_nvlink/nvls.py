@@ -68,9 +68,12 @@ def _nvls_ok(group: Group) -> bool:
     )
 
 
-#: NVLink SHARP's efficiency on its port traffic, Hopper and Blackwell: NCCL's own
-#: ``nvlsEfficiency`` (src/graph/tuning.cc, v2.28.3-1 onwards: 0.85 and 0.74).
-NVLS_PORT_EFFICIENCY = (0.85, 0.74)
+#: NVLink SHARP's efficiency on its port traffic: the 2-, 4- and 6-GPU Hopper measurements
+#: below (0.85, NCCL's own Hopper ``nvlsEfficiency`` in src/graph/tuning.cc), on Blackwell
+#: too. NCCL rates Blackwell 0.74, but as a factor on its topology search's speeds, not on the
+#: port: at 0.74 eight Blackwell GPUs would stay at 1.15 times the port, where 8x B200 and a
+#: GB200 pair of trays reach the 1.225 the switch's reduction allows (838-847 GB/s).
+NVLS_PORT_EFFICIENCY = 0.85
 
 
 def nvls_allreduce_factor(group: Group) -> float:
@@ -79,7 +82,7 @@ def nvls_allreduce_factor(group: Group) -> float:
     Each GPU's port carries its whole buffer up once (the switch reduces every slice as it
     reads it, ``multimem.ld_reduce``) and its reduced slice of ``1/p`` up, and takes the
     ``p`` reduced slices multicast back down: ``1 + 1/p`` of the message each way for ``p``
-    GPUs in the domain, at NCCL's NVLS efficiency; the switch's reduction caps the bus
+    GPUs in the domain, at the port's NVLS efficiency; the switch's reduction caps the bus
     bandwidth at ``nvls_allreduce_speedup`` times the port (measured from 8 to 72 GPUs).
     On 2, 4 and 6 GPUs of a Hopper box this gives 0.57, 1.02 and 1.21 times the port, as
     NCCL 2.29 measures there (207, 376 and 443 GB/s: waynehacking8/nccl-collectives-bench,
@@ -90,7 +93,7 @@ def nvls_allreduce_factor(group: Group) -> float:
     """
     arch = min(group.arch_index, 3) - MIN_ARCH_INDEX
     n, p = group.n, max(group.ppn, 1)
-    traffic = NVLS_PORT_EFFICIENCY[arch] * (2.0 * (n - 1) / n) / (1.0 + 1.0 / p)
+    traffic = NVLS_PORT_EFFICIENCY * (2.0 * (n - 1) / n) / (1.0 + 1.0 / p)
     return min(traffic, DEFAULT.nvls_allreduce_speedup[arch])
 
 
@@ -173,6 +176,37 @@ def nvls_fixed_us(
     return NVLS_LATENCY_US + DEFAULT.pipeline_fill_us * scale * np.minimum(1.0, size_bytes / full)
 
 
+#: Hand-offs across the switch in one NVLS loop (scatter, in-switch reduce, multicast,
+#: gather), each a flag waited on over the domain's GPU-to-GPU path.
+NVLS_LOOP_HANDOFFS = 4
+
+
+def nvls_loop_sync_us(
+    group: Group, size_bytes: FloatArray, heads: int, tree: bool = False
+) -> FloatArray:
+    """Synchronisation of the NVLS loops a smaller chunk adds over the full chunk's [us].
+
+    Each channel runs its share in loops of ``heads`` chunks (src/device/all_reduce.h) and
+    every loop waits on its hand-offs across the switch (``NVLS_LOOP_HANDOFFS`` times the
+    GPU-to-GPU path latency), so a message NCCL cuts into 64, 32 or 16 KiB chunks
+    (``nvls_chunk_bytes``) pays for two, four or eight times the loops of 128 KiB ones. The
+    NVLS bandwidth is measured at 128 KiB (8-16 GiB), so only the loops beyond those count,
+    and not the first, which is the pipeline's fill (``nvls_fixed_us``). This is why 8 GPUs
+    run 7-15% under their plateau from 64 MiB to 1 GiB and 25-35% under it at 32-64 MiB
+    (H100, B200 and GB200 nccl-tests and torch runs), where NCCL's chunk is 64 and 32 KiB.
+
+    Notes:
+        ``h_off lat * max(0, S / (ch heads c) - 1 - S / (ch heads 128K))``.
+    """
+    channels = nvls_channels(group)
+    chunk = nvls_chunk_bytes(size_bytes, channels, heads, tree, group.n_nodes)
+    per_loop = float(max(1, channels) * max(1, heads))
+    loops = size_bytes / (per_loop * chunk)
+    at_full_chunk = size_bytes / (per_loop * NVLS_CHUNK_BYTES)
+    extra = np.maximum(0.0, loops - 1.0 - at_full_chunk)
+    return NVLS_LOOP_HANDOFFS * group.intra_latency_us * extra
+
+
 def nvls_domain_heads(group: Group) -> int:
     """NVLS heads of a group within one domain: every GPU, at most ``MAX_HEADS``.
 
@@ -198,9 +232,13 @@ class Nvls(CollectiveAlgorithm):
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """Switch-port bound transfer plus the launch and NVLS setup [us]."""
         spb = _intra_spb(group, op)
-        return alpha_beta(
-            group, size_bytes, protocol, 0.0, 0.0, spb, pipelined=False
-        ) + nvls_fixed_us(group, size_bytes, nvls_domain_heads(group))
+        time = alpha_beta(group, size_bytes, protocol, 0.0, 0.0, spb, pipelined=False)
+        heads = nvls_domain_heads(group)
+        return (
+            time
+            + nvls_fixed_us(group, size_bytes, heads)
+            + nvls_loop_sync_us(group, size_bytes, heads)
+        )
 
 
 def nvls_heads(group: Group) -> int:
@@ -252,17 +290,23 @@ class NvlsTree(CollectiveAlgorithm):
         return group.seconds_per_byte(src, dst, np.full(src.shape[0], 0.5 / heads))
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
-        """The slower of the NVLS and network stages (they pipeline) plus both latencies."""
-        spb = max(_intra_spb(group, op), self.net_spb(group))
-        net_steps = 2.0 * math.ceil(math.log2(group.n_nodes))
+        """The slower of the NVLS and network stages (they pipeline) plus both latencies.
+
+        The NVLS stage's loop hand-offs (``nvls_loop_sync_us``) slow that stage only: behind
+        a slower network they are hidden."""
         heads = min(nvls_heads(group), group.ppn)
+        sizes = np.asarray(size_bytes, dtype=np.float64)
+        sync = nvls_loop_sync_us(group, sizes, heads, tree=True)
+        intra = _intra_spb(group, op) + sync / np.maximum(sizes, 1.0)
+        spb = np.maximum(intra, self.net_spb(group))
+        net_steps = 2.0 * math.ceil(math.log2(group.n_nodes))
         return alpha_beta(
             group,
-            size_bytes,
+            sizes,
             protocol,
             0.0,
             net_steps,
             spb,
             pipelined=False,
             net_latency_us=group.tree_hop_latency_us,
-        ) + nvls_fixed_us(group, size_bytes, heads, tree=True)
+        ) + nvls_fixed_us(group, sizes, heads, tree=True)

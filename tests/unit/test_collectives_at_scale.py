@@ -335,6 +335,52 @@ def test_nvls_fill_grows_with_its_heads_and_its_chunk(catalog):
     np.testing.assert_array_equal(tree, [32 * k, 64 * k, 64 * k, 64 * k])
 
 
+def test_nvls_loops_of_a_smaller_chunk_wait_on_the_switch(catalog, h100_box):
+    """Each NVLS loop past the first waits on 4 hand-offs over the GPU-to-GPU path (0.7 us
+    on an H100 box); the bandwidth holds the loops of 128 KiB chunks. 8 H100s run 16 x 8
+    operations: 32 MiB in 32 KiB chunks is 8 loops against 2 (5 more: 14 us), 256 MiB in
+    64 KiB chunks 32 against 16 (15 more: 42 us), 16 GiB in 128 KiB chunks none."""
+    from fabricui_nvlink.nvls import nvls_loop_sync_us
+
+    box = Group(fabric_of(catalog, h100_box), np.arange(8))
+    assert box.intra_latency_us == pytest.approx(0.7)
+    sizes = np.array([2.0**25, 2.0**28, 2.0**34])
+    np.testing.assert_allclose(nvls_loop_sync_us(box, sizes, 8), [14.0, 42.0, 0.0])
+
+
+def test_eight_blackwell_gpus_reach_the_nvls_cap(catalog, h100_box):
+    """At the port efficiency measured on Hopper's 2, 4 and 6 GPUs (0.85), eight GPUs move
+    1.32 times their port's worth of bus bandwidth: the switch's reduction binds, 1.30 on
+    Hopper and 1.225 on Blackwell, as 8x B200 measure (838-847 GB/s)."""
+    from fabricui_nvlink.nvls import nvls_allreduce_factor
+
+    b200_box = dict(h100_box, gpu="b200", intra={"fabric": "nvswitch", "link": "nvlink5"})
+    for box, cap in ((h100_box, 1.30), (b200_box, 1.225)):
+        assert nvls_allreduce_factor(Group(fabric_of(catalog, box), np.arange(8))) == cap
+
+
+def test_a_slower_network_hides_the_nvls_loop_hand_offs(catalog, monkeypatch):
+    """NVLS with trees between four H100 nodes takes 64 KiB chunks at every size, but its
+    network stage (one NDR NIC a head) is the slower one, so the NVLS stage's hand-offs do
+    not add to a 1 GiB all-reduce."""
+    import fabricui_nvlink.nvls as nvls
+
+    pod = {
+        "gpu": "h100-sxm",
+        "nodes": 4,
+        "gpus_per_node": 8,
+        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
+        "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 8},
+    }
+    group = Group(fabric_of(catalog, pod), np.arange(32))
+    sizes = np.array([2.0**30])
+    tree = nvls.NvlsTree()
+    assert nvls.nvls_loop_sync_us(group, sizes, 8, tree=True)[0] > 0
+    with_hand_offs = tree.time_us(group, "all_reduce", sizes, "simple")
+    monkeypatch.setattr(nvls, "NVLS_LOOP_HANDOFFS", 0)
+    assert tree.time_us(group, "all_reduce", sizes, "simple") == pytest.approx(with_hand_offs)
+
+
 def test_blackwell_runs_24_nvls_channels_in_one_domain_from_2_27(catalog):
     """ncclNvlsInit: 16 channels on Hopper, 32 on Blackwell; from 2.27 a Blackwell group in
     one NVLink domain runs NVLS_NCHANNELS_SM100_NVL = 24, across domains still 32."""
