@@ -365,14 +365,7 @@ def test_a_slower_network_hides_the_nvls_loop_hand_offs(catalog, monkeypatch):
     not add to a 1 GiB all-reduce."""
     import fabricui_nvlink.nvls as nvls
 
-    pod = {
-        "gpu": "h100-sxm",
-        "nodes": 4,
-        "gpus_per_node": 8,
-        "intra": {"fabric": "nvswitch", "link": "nvlink4"},
-        "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 8},
-    }
-    group = Group(fabric_of(catalog, pod), np.arange(32))
+    group = Group(fabric_of(catalog, dict(H100_2, nodes=4)), np.arange(32))
     sizes = np.array([2.0**30])
     tree = nvls.NvlsTree()
     assert nvls.nvls_loop_sync_us(group, sizes, 8, tree=True)[0] > 0
