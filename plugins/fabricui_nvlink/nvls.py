@@ -191,9 +191,9 @@ def nvls_loop_sync_us(
     GPU-to-GPU path latency), so a message NCCL cuts into 64, 32 or 16 KiB chunks
     (``nvls_chunk_bytes``) pays for two, four or eight times the loops of 128 KiB ones. The
     NVLS bandwidth is measured at 128 KiB (8-16 GiB), so only the loops beyond those count,
-    and not the first, which is the pipeline's fill (``nvls_fixed_us``). This is why 8 GPUs
-    run 7-15% under their plateau from 64 MiB to 1 GiB and 25-35% under it at 32-64 MiB
-    (H100, B200 and GB200 nccl-tests and torch runs), where NCCL's chunk is 64 and 32 KiB.
+    and not the first, which is the pipeline's fill (``nvls_fixed_us``). Measured on 8 GPUs
+    (H100, B200 and GB200 nccl-tests and torch runs), the bus bandwidth a size adds runs 8-12%
+    under the plateau where NCCL's chunk is 64 KiB and 20-36% under it where it is 32 KiB.
 
     Notes:
         ``h_off lat * max(0, S / (ch heads c) - 1 - S / (ch heads 128K))``.
