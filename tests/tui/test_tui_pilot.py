@@ -887,9 +887,11 @@ async def test_measured_output_beside_the_prediction(app_factory):
 
 
 async def test_collectives_table_fits_80_columns_and_sorts_by_the_header_clicked(app_factory):
-    """At 80 columns the table leaves out algbw so the best pick and its gain show whole;
-    wider, every column is back; a click on a header sorts by that column in either
-    layout, and a click on the measured columns leaves the order alone."""
+    """At 80 columns the table leaves out algbw so the best pick and its gain show whole,
+    and with a measured run the best pick and gain so the measured time and error do (the
+    line under the table names the best pick); wider, every column is back; a click on a
+    header sorts by that column in either layout, and a click on the measured columns
+    leaves the order alone."""
     from fabricui.tui.screens.collectives import SORT_NAMES
 
     app = app_factory(view="collectives", options={"group": "host"})
@@ -916,12 +918,16 @@ async def test_collectives_table_fits_80_columns_and_sorts_by_the_header_clicked
         assert SORT_NAMES[screen.sort_column] == "busbw"
         await paste_measured(pilot, PASTED)
         keys = [str(c.key.value) for c in table.ordered_columns]
+        assert keys == ["size", "time", "busbw", "algo", "ch", "meas", "err"]
+        assert sum(c.get_render_width(table) for c in table.ordered_columns) <= 80 - 2
+        assert len(table.get_row_at(0)) == len(keys)
         click("err")
         assert SORT_NAMES[screen.sort_column] == "busbw" and not screen.reverse
         await pilot.resize_terminal(120, 40)
         await settle(pilot)
         keys = [str(c.key.value) for c in table.ordered_columns]
-        assert keys[:4] == ["size", "time", "algbw", "busbw"] and keys[-2:] == ["meas", "err"]
+        assert keys[:4] == ["size", "time", "algbw", "busbw"]
+        assert keys[-4:] == ["best", "gain", "meas", "err"]
         assert len(table.get_row_at(0)) == len(keys)
         click("algbw")
         assert SORT_NAMES[screen.sort_column] == "algbw"

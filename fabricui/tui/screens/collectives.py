@@ -97,8 +97,12 @@ def check_measured(value: str) -> str | None:
 
 #: Column names as the controls line says them (the table's order).
 SORT_NAMES = ("size", "time", "algbw", "busbw", "NCCL's pick", "channels", "best", "gain")
-#: The measured columns, added while a measured run is shown.
-MEASURED_COLUMNS = (("meas", "measured", 10), ("err", "error", 7))
+#: The measured columns, added while a measured run is shown: key, label, width, and the
+#: width on a narrow screen.
+MEASURED_COLUMNS = (("meas", "measured", 10, 8), ("err", "error", 7, 6))
+#: Columns a narrow screen leaves out while a measured run is shown, so the measured time
+#: and the error fit: the line under the table names the cursor size's best pick.
+NARROW_MEASURED_LEAVES_OUT = ("best", "gain")
 #: The table's columns: key, label and width; then label and width on a narrow screen
 #: (None: left out there, as algbw is: busbw and the size carry it).
 COLUMNS: tuple[tuple[str, str, int, str | None, int], ...] = (
@@ -240,8 +244,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """The measured run as given: its path, or the pasted output (a saved view and
         going back read it again)."""
         self._predict_pending = False
-        self._narrow = False
-        """The table is laid out for a narrow screen (``COLUMNS``)."""
+        self._layout = (False, False)
+        """What the table's columns are laid out for: (narrow screen, measured run shown)."""
 
     def watch_op(self, op: str) -> None:
         """A new operation: the stepper shows it; predict again."""
@@ -293,24 +297,39 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         table.focus()
         super().on_mount()
 
+    def _wanted_layout(self) -> tuple[bool, bool]:
+        """(narrow screen, measured run shown): what the table's columns depend on."""
+        return self.size.width < WIDE_TABLE_COLUMNS, self.measured is not None
+
     def _add_columns(self, table: DataTable[object]) -> None:
         """The columns for the screen's width: on a narrow one (80 columns) without algbw
-        and narrower size, time and busbw, so NCCL's pick, the best one and the gain show."""
-        self._narrow = self.size.width < WIDE_TABLE_COLUMNS
+        and narrower size, time and busbw, so NCCL's pick, the best one and the gain show;
+        with a measured run, its time and error instead of the best pick and the gain."""
+        self._layout = self._wanted_layout()
+        narrow, measured = self._layout
         for key, label, width, narrow_label, narrow_width in COLUMNS:
-            if not self._narrow:
+            if not narrow:
                 table.add_column(label, key=key, width=width)
-            elif narrow_label is not None:
+            elif narrow_label is not None and not (measured and key in NARROW_MEASURED_LEAVES_OUT):
                 table.add_column(narrow_label, key=key, width=narrow_width)
+        if measured:
+            for key, label, width, narrow_width in MEASURED_COLUMNS:
+                table.add_column(label, key=key, width=narrow_width if narrow else width)
+
+    def _lay_out_again(self, table: DataTable[object]) -> bool:
+        """Rebuild the columns when the width crossed the narrow one or a measured run came
+        or went; True when it did."""
+        if self._wanted_layout() == self._layout:
+            return False
+        table.clear(columns=True)
+        self._add_columns(table)
+        return True
 
     def on_resize(self) -> None:
         """Taller terminals get a taller stepper and plot; crossing the narrow width lays
         the table's columns out again."""
         self.set_class(self.size.height >= 36, "-tall")
-        if self.is_mounted and (self.size.width < WIDE_TABLE_COLUMNS) != self._narrow:
-            table = self.query_one(DataTable)
-            table.clear(columns=True)
-            self._add_columns(table)
+        if self.is_mounted and self._lay_out_again(self.query_one(DataTable)):
             self._fill_table()
             self._controls()
 
@@ -451,7 +470,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         if pred is None:
             return
         table = self.query_one(DataTable)
-        self._measured_columns(table)
+        self._lay_out_again(table)
         self._label_pick_column(table)
         keep = (
             table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
@@ -515,16 +534,6 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         if column is not None and column.label.plain != label:
             column.label = Text(label)
             table.refresh()
-
-    def _measured_columns(self, table: DataTable[object]) -> None:
-        """Add the measured and error columns while a measured run is shown, else drop them."""
-        present = "meas" in table.columns
-        if self.measured is not None and not present:
-            for key, label, width in MEASURED_COLUMNS:
-                table.add_column(label, key=key, width=width)
-        elif self.measured is None and present:
-            for key, _, _ in MEASURED_COLUMNS:
-                table.remove_column(key)
 
     def _advice(self) -> None:
         """The line under the table: how to make NCCL run the cursor size's best pick."""
