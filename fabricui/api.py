@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.engine.algorithms import Ring, Tree, alpha_beta
+from fabricui.engine.algorithms import Ring, Tree, alpha_beta, network_pipeline_fill_us
 from fabricui.engine.bulk import bulk_router
 from fabricui.engine.constants import DEFAULT as DEFAULT_CONSTANTS
 from fabricui.engine.constants import ModelConstants
@@ -94,6 +94,7 @@ __all__ = [
     "TopologySpec",
     "Tree",
     "alpha_beta",
+    "network_pipeline_fill_us",
     "build",
     "build_fabric",
     "builtin_importers",

@@ -94,28 +94,44 @@ def tree_size_efficiency(
 TREE_CORRECTED_SIZES = 23
 
 
+#: Slots of a connection's buffer (``NCCL_STEPS`` in src/include/device.h, every release).
+NCCL_STEPS = 8
+
+
+def network_pipeline_fill_us(
+    group: Group, net_latency_us: float | None = None, constants: ModelConstants = DEFAULT
+) -> float:
+    """The whole fill of a Simple pipeline across the group's network, ``NCCL_STEPS`` Simple
+    network steps (``network_fill_us``) [us]."""
+    return NCCL_STEPS * step_latency_us(group, "simple", True, constants, net_latency_us)
+
+
 def network_fill_us(
-    sizes: FloatArray, channels: int, constants: ModelConstants = DEFAULT
+    sizes: FloatArray, channels: int, step_us: float, constants: ModelConstants = DEFAULT
 ) -> FloatArray:
     """(n_sizes,) time Simple spends filling its pipeline across the network [us].
 
     Across a network every Simple chunk is a proxy-posted RDMA write followed by its flag,
-    so a call spends ``pipeline_fill_us`` before its steady state; a message smaller than
-    one chunk on each of NCCL's channels fills the pipeline with smaller chunks and pays in
-    proportion. Within a node GPUs signal each other directly, and the fill is part of the
-    step costs.
+    and a connection reaches its rate once all ``NCCL_STEPS`` slots of its buffer are in
+    flight: the pipeline fills over that many network steps, each ``step_us``. On two NDR
+    nodes that is 8 x 16.5 us = 132 us; over EFA (33 us a step) and GPUDirect-TCPXO (67 us)
+    the measured runs take 350-500 and 900 us more than their bandwidth before they reach
+    it. A message smaller than one chunk on each of NCCL's channels fills the pipeline with
+    smaller chunks and pays in proportion. Within a node GPUs signal each other directly,
+    and the fill is part of the step costs.
 
     Args:
         sizes: (n_sizes,) message sizes [bytes].
         channels: Channels NCCL runs (``Group.nccl_channels``).
+        step_us: One Simple step across the network (``step_latency_us``) [us].
         constants: Model constants.
 
     Notes:
-        ``pipeline_fill_us * min(1, S / (chunk_bytes * channels))``.
+        ``NCCL_STEPS * step_us * min(1, S / (chunk_bytes * channels))``.
     """
     full = constants.chunk_bytes["simple"] * max(1, channels)
     size = np.asarray(sizes, dtype=np.float64)
-    return constants.pipeline_fill_us * np.minimum(1.0, size / full)
+    return NCCL_STEPS * step_us * np.minimum(1.0, size / full)
 
 
 def step_latency_us(
@@ -179,15 +195,16 @@ def alpha_beta(
         per_byte = np.asarray(spb, dtype=np.float64) * 1e3
         busbw = np.divide(1.0, per_byte, out=np.zeros(per_byte.shape), where=per_byte > 0)
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
+    net_step_us = step_latency_us(group, protocol, True, constants, net_latency_us)
     fill: FloatArray | float = 0.0
     if protocol == "simple" and pipelined and net_steps > 0:
-        fill = network_fill_us(sizes, group.nccl_channels, constants)
+        fill = network_fill_us(sizes, group.nccl_channels, net_step_us, constants)
     alpha = (
         fill
         + constants.launch_us
         + (constants.base_us[protocol] if pipelined else 0.0)
         + intra_steps * step_latency_us(group, protocol, False, constants)
-        + net_steps * step_latency_us(group, protocol, True, constants, net_latency_us)
+        + net_steps * net_step_us
     )
     return alpha + (sizes + fill_bytes) * spb / scale
 

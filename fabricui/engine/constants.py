@@ -121,10 +121,11 @@ class ModelConstants:
     """Bytes one channel moves per pipeline step, per protocol: NCCL's buffer per channel over
     its 8 steps (Simple 4 MiB, LL128 about 4.4 MiB, LL 256 KiB of which half is payload)
     [bytes]. Not fitted."""
-    pipeline_fill_us: float = 129.0
-    """Time the Simple protocol spends filling and draining its pipeline of chunks before
-    the bandwidth term applies, once per call, when its steps cross the network (NVLS: on
-    an 8-GPU domain) [us]; smaller messages fill it in proportion."""
+    nvls_pipeline_fill_us: float = 129.0
+    """Time NVLS spends filling and draining its pipeline of chunks on an 8-GPU domain
+    before the bandwidth term applies, once per call [us]; smaller messages fill it in
+    proportion. (Across a network a Simple pipeline fills over ``NCCL_STEPS`` network
+    steps: ``algorithms.network_fill_us``.)"""
     pcie_no_p2p_efficiency: float = 0.3
     """Staging through host memory when both directions stage at once (all-reduce,
     all-gather, all-to-all): the copies in and out of pinned host memory contend; one-way

@@ -27,7 +27,14 @@ from typing import ClassVar
 import numpy as np
 
 from fabricui.api import DEFAULT_CONSTANTS as DEFAULT
-from fabricui.api import CollectiveAlgorithm, FloatArray, Group, Tree, alpha_beta
+from fabricui.api import (
+    CollectiveAlgorithm,
+    FloatArray,
+    Group,
+    Tree,
+    alpha_beta,
+    network_pipeline_fill_us,
+)
 
 #: NVLS needs the switch's multicast/reduce engines (NVSwitch 3+) and Hopper-class GPUs.
 MIN_ARCH_INDEX = 2
@@ -150,11 +157,13 @@ def nvls_fixed_us(
     nvls->nHeads * chunkSize`` in src/device/all_reduce.h), through a pipeline of scatter,
     in-switch reduction and multicast, and gather; the pipeline fills in a number of loops,
     so its fill grows with the heads and with the chunk: the fill measured on 8-GPU nodes
-    at NVLS's full 128 KiB chunk (``pipeline_fill_us``) times ``heads / 8`` and times the
-    chunk NCCL sizes for the message over 128 KiB (``nvls_chunk_bytes``: 16 KiB to
+    at NVLS's full 128 KiB chunk (``nvls_pipeline_fill_us``) times ``heads / 8`` and times
+    the chunk NCCL sizes for the message over 128 KiB (``nvls_chunk_bytes``: 16 KiB to
     128 KiB). A message fills it in proportion until every channel holds one chunk per
     head. A 72-GPU rack runs 32 heads (NCCL_MAX_NVLS_ARITY), four times an 8-GPU node's
-    fill.
+    fill. With trees between domains the pipeline runs through the network too and fills
+    at the pace of the slower: over NDR both take ~130 us, over EFA or TCPXO the network's
+    ``NCCL_STEPS`` steps take two to four times that (``network_pipeline_fill_us``).
 
     Args:
         group: The group.
@@ -166,14 +175,18 @@ def nvls_fixed_us(
         (n_sizes,) fixed time [us].
 
     Notes:
-        ``NVLS_LATENCY_US + pipeline_fill_us * h / 8 * c / 128K * min(1, S / (c channels h))``
-        with NCCL's NVLS channel count and chunk ``c``.
+        ``NVLS_LATENCY_US + fill * h / 8 * c / 128K * min(1, S / (c channels h))`` with
+        NCCL's NVLS channel count and chunk ``c``; ``fill`` the domain's
+        (``nvls_pipeline_fill_us``), or across domains the slower of it and the network's.
     """
     channels = nvls_channels(group)
     chunk = nvls_chunk_bytes(size_bytes, channels, heads, tree, group.n_nodes)
     full = chunk * channels * heads
     scale = heads / REFERENCE_HEADS * chunk / NVLS_CHUNK_BYTES
-    return NVLS_LATENCY_US + DEFAULT.pipeline_fill_us * scale * np.minimum(1.0, size_bytes / full)
+    fill = DEFAULT.nvls_pipeline_fill_us
+    if tree:
+        fill = max(fill, network_pipeline_fill_us(group, group.tree_hop_latency_us))
+    return NVLS_LATENCY_US + fill * scale * np.minimum(1.0, size_bytes / full)
 
 
 #: Hand-offs across the switch in one NVLS loop (scatter, in-switch reduce, multicast,

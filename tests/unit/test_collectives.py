@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fabricui.engine.algorithms import Ring, Tree, core_algorithms
+from fabricui.engine.algorithms import Ring, Tree, core_algorithms, network_pipeline_fill_us
 from fabricui.engine.collectives import algbw_GBps, bus_factor, ideal_time_us, predict
 from fabricui.engine.constants import DEFAULT
 from fabricui.engine.evaluate import evaluate_collective
@@ -137,7 +137,8 @@ def test_tree_on_ll_runs_at_one_3_8th_of_its_simple_bandwidth(mini):
     eff = DEFAULT.tree_size_efficiency
     # Hand: busbw under the 45 GB/s multi-node LL ceiling on this small fabric. Below one
     # chunk per channel, Simple's pipeline fill grows with the size: take its slope out.
-    fill_slope = DEFAULT.pipeline_fill_us / (DEFAULT.chunk_bytes["simple"] * group.nccl_channels)
+    fill = network_pipeline_fill_us(group, group.tree_hop_latency_us)
+    fill_slope = fill / (DEFAULT.chunk_bytes["simple"] * group.nccl_channels)
     expected = 3.8 * eff["simple"][14] / eff["ll"][14]
     assert slope("ll") / (slope("simple") - fill_slope) == pytest.approx(expected, rel=1e-6)
 

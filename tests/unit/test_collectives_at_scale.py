@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricui.engine.algorithms import step_latency_us
+from fabricui.engine.algorithms import network_pipeline_fill_us, step_latency_us
 from fabricui.engine.collectives import (
     network_protocols,
     nic_path,
@@ -276,16 +276,34 @@ def test_a_chain_fills_at_the_rate_of_one_pass(catalog):
     np.testing.assert_allclose(tree.time_us(racks, "all_reduce", size, "simple") - unfilled, fill)
 
 
+def test_a_simple_pipeline_fills_over_its_eight_network_steps(catalog):
+    """A connection runs at its rate once its NCCL_STEPS (8) slots are in flight: the fill
+    is 8 Simple network steps (NCCL's 14 us, the route's latency and the receive's flush),
+    in proportion below one 512 KiB chunk per channel; EFA's slower steps fill longer."""
+    from fabricui.engine.algorithms import NCCL_STEPS, network_fill_us
+
+    ndr = Group(fabric_of(catalog, H100_2), np.arange(16))
+    step = DEFAULT.net_step_us["simple"] + ndr.net_latency_us + ndr.gdr_flush_us
+    assert network_pipeline_fill_us(ndr) == pytest.approx(NCCL_STEPS * step)
+    full = 512 * 1024.0 * ndr.nccl_channels
+    np.testing.assert_allclose(
+        network_fill_us(np.array([full / 4, full, 4 * full]), ndr.nccl_channels, step),
+        [2 * step, 8 * step, 8 * step],
+    )
+    efa = dict(H100_2, net={"link": "efa", "gbps": 100, "nics_per_node": 32})
+    assert network_pipeline_fill_us(Group(fabric_of(catalog, efa), np.arange(16))) > 1.5 * (
+        network_pipeline_fill_us(ndr)
+    )
+
+
 def test_sharp_reduces_on_the_gpus_first_at_a_chains_rate(catalog):
     """SHARP (NCCL's CollNet) reduces among a node's GPUs before the switch: each H100 port
     (18 x 25 GB/s x 0.82 = 369 GB/s) carries 2 x 7/8 of the message with the heads
     rotating, and the GPUs wait, reduce and forward as a tree's chain does, at
     tree_efficiency (0.92); the network's one share per GPU (1/8 of the message over a 400G
     port) is lighter, so 1 GiB takes 1.75 x 2^30 / (369e3 x 0.92) us beyond the fixed
-    cost and the Simple pipeline's fill across the network (pipeline_fill_us)."""
+    cost and the Simple pipeline's fill across the network (NCCL_STEPS network steps)."""
     from fabricui_infiniband.sharp import Sharp
-
-    from fabricui.engine.constants import DEFAULT
 
     nodes = {**H100_2, "net": {**H100_2["net"], "sharp": True}}
     group = Group(fabric_of(catalog, nodes), np.arange(16))
@@ -294,14 +312,14 @@ def test_sharp_reduces_on_the_gpus_first_at_a_chains_rate(catalog):
     sizes = np.array([0.0, 2.0**30])
     t = Sharp().time_us(group, "all_reduce", sizes, "simple")
     np.testing.assert_allclose(
-        t[1] - t[0], 1.75 * 2**30 / (369e3 * 0.92) + DEFAULT.pipeline_fill_us
+        t[1] - t[0], 1.75 * 2**30 / (369e3 * 0.92) + network_pipeline_fill_us(group)
     )
 
 
 def test_nvls_fill_grows_with_its_heads_and_its_chunk(catalog):
     """NCCL shrinks the NVLS chunk (128 KiB) for messages with few chunks per operation
     (channels x heads: 32 x 8 = 256 or 32 x 32 = 1024 on a 72-GPU rack in 2.26): 64 KiB
-    under 64 chunks each, 32 KiB under 8, 16 KiB under 2. The fill is pipeline_fill_us at
+    under 64 chunks each, 32 KiB under 8, 16 KiB under 2. The fill is nvls_pipeline_fill_us at
     8 heads and 128 KiB, in proportion to heads and chunk, and a message fills it until
     every channel holds a chunk per head."""
     from fabricui_nvlink.nvls import (
@@ -322,7 +340,7 @@ def test_nvls_fill_grows_with_its_heads_and_its_chunk(catalog):
     np.testing.assert_array_equal(
         nvls_chunk_bytes(sizes, 32, 32), [16 * k, 16 * k, 32 * k, 128 * k]
     )
-    fill = DEFAULT.pipeline_fill_us
+    fill = DEFAULT.nvls_pipeline_fill_us
     # 8 heads: 2 MiB fills half of 16 KiB x 256 = 4 MiB at 1/8 the chunk.
     eight = nvls_fixed_us(rack, sizes, 8) - NVLS_LATENCY_US
     np.testing.assert_allclose(eight, [fill / 16, fill / 4, fill / 2, fill])
