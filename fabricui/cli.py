@@ -56,6 +56,8 @@ FITTED_COMMANDS = frozenset(
         "doctor",
         "calibrate",
         "place",
+        "import",
+        "probe",
     }
 )
 
@@ -237,7 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in (None, "explore", "serve"):  # bare `fabricui` opens the explorer
             sys.stdout, sys.stderr = originals  # they draw on the terminal themselves
             return _serve(args) if args.command == "serve" else _explore(args)
-        if args.command in FITTED_COMMANDS and not getattr(args, "json", False):
+        if _fitted(args):
             _fit_to_terminal()
         from fabricui.plugins.process import command_scope
 
@@ -276,6 +278,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ.pop(ENV_MAX_MEMORY, None)
         else:
             os.environ[ENV_MAX_MEMORY] = budget_before
+
+
+def _fitted(args: argparse.Namespace) -> bool:
+    """Whether the command prints text for a person (fitted to a terminal), not JSON or a
+    spec to copy (``import -o -`` prints YAML)."""
+    if args.command not in FITTED_COMMANDS or getattr(args, "json", False):
+        return False
+    return str(getattr(args, "output", None)) != "-"
 
 
 def _fit_to_terminal() -> None:

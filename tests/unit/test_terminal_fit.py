@@ -138,3 +138,23 @@ def test_a_wide_table_moves_as_few_last_cells_below_as_fit():
         "  ring/simple  gradient all-reduce, 76",
         "  MiB buckets",
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fitted"),
+    [
+        (["import", "ibstat.txt"], True),
+        (["import", "ibstat.txt", "-o", "node.yaml"], True),
+        (["import", "ibstat.txt", "-o", "-"], False),
+        (["import", "ibstat.txt", "--json"], False),
+        (["probe"], True),
+        (["export", "-o", "-"], False),
+        (["completion", "bash"], False),
+    ],
+)
+def test_text_for_a_person_is_fitted_and_a_spec_to_copy_is_not(argv, fitted):
+    """What ``import`` and ``probe`` report is prose and tables fitted to the terminal; the
+    YAML ``import -o -`` prints, JSON, diagrams and scripts are printed as written."""
+    from fabricui.cli import _fitted, build_parser
+
+    assert _fitted(build_parser().parse_args(argv)) is fitted
