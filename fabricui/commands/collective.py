@@ -77,7 +77,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--algo",
         default="auto",
         help="auto (NCCL's own pick per size, the fastest beside it), or force ring, tree, "
-        "p2p, nvls, nvlstree, sharp, pat, ... (as NCCL_ALGO does)",
+        "p2p, nvls, nvlstree, sharp, pat, ... (as NCCL_ALGO does); hierarchical: a "
+        "framework's calls per level (in each node, then across nodes), each NCCL's pick",
     )
     parser.add_argument(
         "--nccl",

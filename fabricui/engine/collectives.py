@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.constants import DEFAULT, DEFAULT_HBM_EFFICIENCY, ModelConstants
+from fabricui.engine.hierarchical import HIERARCHICAL, hierarchical_choice
 from fabricui.engine.issue import issue_floor_us
 from fabricui.engine.nccl.picks import Choice, NcclSettings, choose, library_of, one_rank
 from fabricui.engine.types import CollectiveAlgorithm
@@ -230,7 +231,7 @@ def predict(
         return Prediction(
             op=op, nranks=group.n, size_bytes=sizes, time_us=sizes.copy(), algorithm=()
         )
-    known = {a.name for a in algorithms}
+    known = {a.name for a in algorithms} | {HIERARCHICAL}
     if algo != "auto" and algo not in known:
         raise EngineError(f"unknown algorithm {algo!r} (available: {', '.join(sorted(known))})")
     if group.n == 1:  # no algorithm runs, whatever was asked for
@@ -241,6 +242,22 @@ def predict(
         return Prediction(
             op=op,
             nranks=1,
+            size_bytes=sizes,
+            time_us=choice.nccl.time_us,
+            algorithm=choice.nccl.labels,
+            choice=choice,
+        )
+    if algo == HIERARCHICAL:  # a framework's calls per level, each NCCL's own pick
+
+        def call(on, call_op: str, call_sizes, inner: list[CollectiveAlgorithm]) -> Choice:
+            part = predict(on, call_op, call_sizes, inner, protocols=protocols, nccl=nccl)
+            assert part.choice is not None
+            return part.choice
+
+        choice = hierarchical_choice(group, op, sizes, algorithms, call)
+        return Prediction(
+            op=op,
+            nranks=group.n,
             size_bytes=sizes,
             time_us=choice.nccl.time_us,
             algorithm=choice.nccl.labels,
