@@ -121,6 +121,18 @@ class Prediction:
     choice: Choice | None = None
     """NCCL's pick and the best pick per size (None for an empty sweep)."""
 
+    @classmethod
+    def of(cls, op: str, nranks: int, size_bytes: FloatArray, choice: Choice) -> Prediction:
+        """The prediction whose pick a job runs is ``choice``'s first (NCCL's)."""
+        return cls(
+            op=op,
+            nranks=nranks,
+            size_bytes=size_bytes,
+            time_us=choice.nccl.time_us,
+            algorithm=choice.nccl.labels,
+            choice=choice,
+        )
+
     @property
     def algbw_GBps(self) -> FloatArray:
         """(n_sizes,) size / time [GB/s]."""
@@ -238,15 +250,7 @@ def predict(
         settings = nccl or NcclSettings.of(group.library_version, group.nccl_env)
         library = library_of(group)
         name = {"nccl": f"NCCL {settings.version}", "rccl": "RCCL"}.get(library, library)
-        choice = one_rank(name, one_rank_time_us(group, op, sizes))
-        return Prediction(
-            op=op,
-            nranks=1,
-            size_bytes=sizes,
-            time_us=choice.nccl.time_us,
-            algorithm=choice.nccl.labels,
-            choice=choice,
-        )
+        return Prediction.of(op, 1, sizes, one_rank(name, one_rank_time_us(group, op, sizes)))
     if algo == HIERARCHICAL:  # a framework's calls per level, each NCCL's own pick
 
         def call(on, call_op: str, call_sizes, inner: list[CollectiveAlgorithm]) -> Choice:
@@ -254,14 +258,8 @@ def predict(
             assert part.choice is not None
             return part.choice
 
-        choice = hierarchical_choice(group, op, sizes, algorithms, call)
-        return Prediction(
-            op=op,
-            nranks=group.n,
-            size_bytes=sizes,
-            time_us=choice.nccl.time_us,
-            algorithm=choice.nccl.labels,
-            choice=choice,
+        return Prediction.of(
+            op, group.n, sizes, hierarchical_choice(group, op, sizes, algorithms, call)
         )
     protocols = link_protocols(group, network_protocols(group, protocols))
     candidates = [a for a in algorithms if (algo in ("auto", a.name)) and op in a.ops]
@@ -293,11 +291,4 @@ def predict(
         raise EngineError(f"no protocol of {', '.join(a.name for a in usable)} is allowed")
     settings = nccl or NcclSettings.of(group.library_version, group.nccl_env)
     choice = choose(group, op, sizes, physical, settings, forced=None if algo == "auto" else algo)
-    return Prediction(
-        op=op,
-        nranks=group.n,
-        size_bytes=sizes,
-        time_us=choice.nccl.time_us,
-        algorithm=choice.nccl.labels,
-        choice=choice,
-    )
+    return Prediction.of(op, group.n, sizes, choice)

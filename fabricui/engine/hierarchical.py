@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.group import Group
-from fabricui.engine.nccl.picks import Choice, Pick
+from fabricui.engine.nccl.picks import Choice, Pick, sole_choice
 from fabricui.engine.types import FloatArray
 from fabricui.errors import EngineError
 
@@ -144,11 +144,4 @@ def hierarchical_choice(
         f"{s.op.replace('_', '-')} {'in each node' if s.level == 'node' else 'across nodes'}"
         for s in levels
     )
-    return Choice(
-        library=f"{HIERARCHICAL}: {calls}, each {library}'s pick",
-        nccl=pick,
-        best=pick,
-        env=({},) * n,
-        caution=("",) * n,
-        nccl_model_us=np.full(n, np.nan),
-    )
+    return sole_choice(f"{HIERARCHICAL}: {calls}, each {library}'s pick", pick)

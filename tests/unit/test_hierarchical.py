@@ -11,25 +11,14 @@ from fabricui.engine.collectives import predict
 from fabricui.engine.group import Group
 from fabricui.engine.hierarchical import Stage, stages
 from fabricui.errors import EngineError
-from fabricui.fabric import build_fabric
-from fabricui.hwdb.topology_file import parse_topology
-from fabricui.hwdb.yamlfile import YamlDocument
 from fabricui.services.session import collective_algorithms
-
-#: Two 8x H100 servers on NDR.
-H100_2 = {
-    "gpu": "h100-sxm",
-    "nodes": 2,
-    "gpus_per_node": 8,
-    "intra": {"fabric": "nvswitch", "link": "nvlink4"},
-    "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 8},
-}
+from tests.unit.test_collectives_at_scale import H100_2, fabric_of
 
 
 @pytest.fixture(scope="module")
 def fabric(catalog):
-    spec = parse_topology(YamlDocument(data=H100_2, origin="test"), catalog, default_id="t")
-    return build_fabric(spec, catalog)
+    """Two 8x H100 servers on NDR."""
+    return fabric_of(catalog, H100_2)
 
 
 def test_each_op_splits_into_its_levels():

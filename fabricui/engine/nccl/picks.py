@@ -183,6 +183,19 @@ def _pick_of(keys, index, times, channels=None, nccl_names=None) -> Pick:
     )
 
 
+def sole_choice(library: str, pick: Pick) -> Choice:
+    """A choice of one pick, the best as well (no settings to force, no tuner estimate)."""
+    n = len(pick.algorithm)
+    return Choice(
+        library=library,
+        nccl=pick,
+        best=pick,
+        env=({},) * n,
+        caution=("",) * n,
+        nccl_model_us=np.full(n, np.nan),
+    )
+
+
 def not_modelled(library: str, physical: Physical, n: int, note: str = "") -> Choice:
     """The library's tuner is not modelled: its pick is taken as the fastest (``note``
     follows that in the library's name: ``; NCCL settings do not apply``)."""
@@ -190,14 +203,7 @@ def not_modelled(library: str, physical: Physical, n: int, note: str = "") -> Ch
     index, times = _fastest(physical, keys, n)
     pick = _pick_of(keys, index, times)
     name = library.upper() if library in ("rccl", "nccl") else library
-    return Choice(
-        library=f"{name} (tuner not modelled: fastest pick{note})",
-        nccl=pick,
-        best=pick,
-        env=({},) * n,
-        caution=("",) * n,
-        nccl_model_us=np.full(n, np.nan),
-    )
+    return sole_choice(f"{name} (tuner not modelled: fastest pick{note})", pick)
 
 
 #: What a one-rank communicator runs for every operation: a copy of its buffer.
@@ -214,14 +220,7 @@ def one_rank(library: str, time_us: FloatArray) -> Choice:
         channels=(None,) * n,
         time_us=np.asarray(time_us, dtype=np.float64),
     )
-    return Choice(
-        library=library,
-        nccl=pick,
-        best=pick,
-        env=({},) * n,
-        caution=("",) * n,
-        nccl_model_us=np.full(n, np.nan),
-    )
+    return sole_choice(library, pick)
 
 
 def _env_key(env: NcclEnv) -> tuple[object, ...]:
