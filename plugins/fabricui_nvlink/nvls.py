@@ -149,7 +149,11 @@ def nvls_chunk_bytes(
 
 
 def nvls_fixed_us(
-    group: Group, size_bytes: FloatArray, heads: int, tree: bool = False
+    group: Group,
+    size_bytes: FloatArray,
+    heads: int,
+    tree: bool = False,
+    chunk: FloatArray | None = None,
 ) -> FloatArray:
     """NVLS setup plus the part of the pipeline fill a message of each size fills [us].
 
@@ -170,6 +174,7 @@ def nvls_fixed_us(
         size_bytes: (n_sizes,) message sizes [bytes].
         heads: NVLS heads per domain (``nvls_domain_heads``, ``nvls_heads``).
         tree: NVLS with trees between domains (its chunk rules).
+        chunk: NCCL's chunk per size, when the caller has it (``nvls_chunk_bytes``).
 
     Returns:
         (n_sizes,) fixed time [us].
@@ -180,7 +185,8 @@ def nvls_fixed_us(
         (``nvls_pipeline_fill_us``), or across domains the slower of it and the network's.
     """
     channels = nvls_channels(group)
-    chunk = nvls_chunk_bytes(size_bytes, channels, heads, tree, group.n_nodes)
+    if chunk is None:
+        chunk = nvls_chunk_bytes(size_bytes, channels, heads, tree, group.n_nodes)
     full = chunk * channels * heads
     scale = heads / REFERENCE_HEADS * chunk / NVLS_CHUNK_BYTES
     fill = DEFAULT.nvls_pipeline_fill_us
@@ -195,7 +201,11 @@ NVLS_LOOP_HANDOFFS = 4
 
 
 def nvls_loop_sync_us(
-    group: Group, size_bytes: FloatArray, heads: int, tree: bool = False
+    group: Group,
+    size_bytes: FloatArray,
+    heads: int,
+    tree: bool = False,
+    chunk: FloatArray | None = None,
 ) -> FloatArray:
     """Synchronisation of the NVLS loops a smaller chunk adds over the full chunk's [us].
 
@@ -212,7 +222,8 @@ def nvls_loop_sync_us(
         ``h_off lat * max(0, S / (ch heads c) - 1 - S / (ch heads 128K))``.
     """
     channels = nvls_channels(group)
-    chunk = nvls_chunk_bytes(size_bytes, channels, heads, tree, group.n_nodes)
+    if chunk is None:
+        chunk = nvls_chunk_bytes(size_bytes, channels, heads, tree, group.n_nodes)
     per_loop = float(max(1, channels) * max(1, heads))
     loops = size_bytes / (per_loop * chunk)
     at_full_chunk = size_bytes / (per_loop * NVLS_CHUNK_BYTES)
@@ -247,10 +258,11 @@ class Nvls(CollectiveAlgorithm):
         spb = _intra_spb(group, op)
         time = alpha_beta(group, size_bytes, protocol, 0.0, 0.0, spb, pipelined=False)
         heads = nvls_domain_heads(group)
+        chunk = nvls_chunk_bytes(size_bytes, nvls_channels(group), heads)
         return (
             time
-            + nvls_fixed_us(group, size_bytes, heads)
-            + nvls_loop_sync_us(group, size_bytes, heads)
+            + nvls_fixed_us(group, size_bytes, heads, chunk=chunk)
+            + nvls_loop_sync_us(group, size_bytes, heads, chunk=chunk)
         )
 
 
@@ -309,7 +321,8 @@ class NvlsTree(CollectiveAlgorithm):
         a slower network they are hidden."""
         heads = min(nvls_heads(group), group.ppn)
         sizes = np.asarray(size_bytes, dtype=np.float64)
-        sync = nvls_loop_sync_us(group, sizes, heads, tree=True)
+        chunk = nvls_chunk_bytes(sizes, nvls_channels(group), heads, True, group.n_nodes)
+        sync = nvls_loop_sync_us(group, sizes, heads, tree=True, chunk=chunk)
         intra = _intra_spb(group, op) + sync / np.maximum(sizes, 1.0)
         spb = np.maximum(intra, self.net_spb(group))
         net_steps = 2.0 * math.ceil(math.log2(group.n_nodes))
@@ -322,4 +335,4 @@ class NvlsTree(CollectiveAlgorithm):
             spb,
             pipelined=False,
             net_latency_us=group.tree_hop_latency_us,
-        ) + nvls_fixed_us(group, sizes, heads, tree=True)
+        ) + nvls_fixed_us(group, sizes, heads, tree=True, chunk=chunk)
