@@ -16,15 +16,14 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
+from fabricui.fabric.dragonfly import Dragonfly
 from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
-from fabricui.fabric.network import (
-    Dragonfly,
-    FatTree,
+from fabricui.fabric.fat_tree import FatTree, effective_radix
+from fabricui.fabric.network import build_network
+from fabricui.fabric.torus import (
     Torus,
-    build_network,
     build_torus,
     default_host_block,
-    effective_radix,
     torus_dims,
     torus_shape,
 )

@@ -29,7 +29,9 @@ from fabricui.model import GpuSpec, LinkGeneration
 from fabricui.model.topology import TopologySpec
 
 if TYPE_CHECKING:
-    from fabricui.fabric.network import Dragonfly, FatTree, Torus
+    from fabricui.fabric.dragonfly import Dragonfly
+    from fabricui.fabric.fat_tree import FatTree
+    from fabricui.fabric.torus import Torus
 
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]

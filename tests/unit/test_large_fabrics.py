@@ -32,7 +32,8 @@ from fabricui.engine.networks import DragonflyNetwork
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, HwdbError
 from fabricui.fabric import DeviceKind, build_fabric
-from fabricui.fabric.network import plan_dragonfly, torus_shape
+from fabricui.fabric.dragonfly import plan_dragonfly
+from fabricui.fabric.torus import torus_shape
 from fabricui.hwdb import load_catalog
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.hwdb.topology_file import parse_topology

@@ -29,8 +29,8 @@ from fabricui.engine.networks.nic_ends import NicEnds
 if TYPE_CHECKING:
     from fabricui.engine.networks.domain import DomainRoutes
     from fabricui.engine.routing import Router
+    from fabricui.fabric.dragonfly import Dragonfly
     from fabricui.fabric.fabric import Fabric
-    from fabricui.fabric.network import Dragonfly
 
 
 class DragonflyNetwork(Network):

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from fabricui.engine.networks.domain import DomainRoutes
     from fabricui.engine.routing import Router
     from fabricui.fabric.fabric import Fabric
-    from fabricui.fabric.network import FatTree
+    from fabricui.fabric.fat_tree import FatTree
 
 
 class FatTreeNetwork(Network):

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from fabricui.engine.networks.domain import DomainRoutes
     from fabricui.engine.routing import Router
     from fabricui.fabric.fabric import Fabric
-    from fabricui.fabric.network import Torus
+    from fabricui.fabric.torus import Torus
 
 
 class TorusNetwork(Network):
