@@ -9,7 +9,7 @@ several GPUs or several NIC ports per GPU, a single switch, and two-tier leaf/sp
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -712,23 +712,6 @@ def _tile(values: list, nodes: int, dtype, offset_step: int = 0) -> np.ndarray:
     return (base[None, :] + shifts).reshape(-1).astype(dtype)
 
 
-def _shift_tree(tree: FatTree, offset: int) -> FatTree:
-    """The same structure with link ids made absolute (network links follow node blocks)."""
-
-    def shift(ids: np.ndarray) -> np.ndarray:
-        return np.where(ids >= 0, ids + offset, ids)
-
-    return replace(
-        tree,
-        nic_link=shift(tree.nic_link),
-        leaf_up=shift(tree.leaf_up),
-        leaf_down=shift(tree.leaf_down),
-        spine_up=shift(tree.spine_up),
-        spine_down=shift(tree.spine_down),
-        direct=shift(tree.direct),
-    )
-
-
 def _check_tileable(spec: TopologySpec) -> None:
     """Refuse a spec the tiling cannot build: no nodes or GPUs, more than ``MAX_GPUS``, or
     nodes that do not fill whole scale-up domains.
@@ -951,7 +934,7 @@ def _switched_network(b: _Build, host: _Host, tiling: _Tiling) -> _NetworkPart:
     if isinstance(network.tree, Dragonfly):
         return _NetworkPart(tables, plan, dragonfly=network.tree.shifted(first_link))
     assert isinstance(network.tree, FatTree)
-    return _NetworkPart(tables, plan, tree=_shift_tree(network.tree, first_link))
+    return _NetworkPart(tables, plan, tree=network.tree.shifted(first_link))
 
 
 def _network(b: _Build, host: _Host, tiling: _Tiling, ranks: _Ranks) -> _NetworkPart | None:

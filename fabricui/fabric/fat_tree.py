@@ -16,7 +16,7 @@ equal-cost routes without enumerating them) and the figures it chose (``NetworkB
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from fabricui.fabric.cabling import (
     IntArray,
     NetworkBlock,
     check_bundles,
+    shift_ids,
     spread,
 )
 from fabricui.fabric.kinds import DeviceKind
@@ -59,6 +60,19 @@ class FatTree:
     """(pods, spines_per_pod, cores_per_plane) links core -> spine."""
     direct: IntArray
     """(leafs, leafs) link leaf -> leaf when leafs are joined without spines, else empty."""
+
+    def shifted(self, offset: int) -> FatTree:
+        """The same structure with link ids made absolute (network links follow the node
+        blocks)."""
+        return replace(
+            self,
+            nic_link=shift_ids(self.nic_link, offset),
+            leaf_up=shift_ids(self.leaf_up, offset),
+            leaf_down=shift_ids(self.leaf_down, offset),
+            spine_up=shift_ids(self.spine_up, offset),
+            spine_down=shift_ids(self.spine_down, offset),
+            direct=shift_ids(self.direct, offset),
+        )
 
 
 def effective_radix(radix: int, switch_port_Gbps: float, nic_port_Gbps: float) -> int:
