@@ -27,13 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
-from fabricui.fabric.builder import (
+from fabricui.fabric.builder import build_tiled
+from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
+from fabricui.fabric.host_block import (
     DEFAULT_NET_SWITCH,
     DEFAULT_SWITCH_BY_FAMILY,
     FALLBACK_NET_SWITCH,
-    build_tiled,
 )
-from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
 from fabricui.model.cluster import ClusterCable, ClusterHost, ClusterSpec, ClusterSwitch
 
 if TYPE_CHECKING:

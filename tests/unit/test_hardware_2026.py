@@ -160,12 +160,12 @@ def test_done_criteria_listings(run_cli):
 def test_efa_generation_follows_the_port_rate(catalog, tmp_path, gbps, nic):
     """An `efa` network on H100/H200/B200 nodes picks the EFA generation of its port rate
     (A100 keeps first-generation EFA, which carries Simple only)."""
-    from fabricui.fabric.builder import _pick_nic
+    from fabricui.fabric.host_block import pick_nic
 
     spec = tmp_path / "efa.yaml"
     spec.write_text(
         "gpu: h100-sxm\nnodes: 2\ngpus_per_node: 8\nintra: {fabric: nvswitch, link: nvlink4}\n"
         f"net: {{link: efa, gbps: {gbps}, nics_per_node: 8}}\n"
     )
-    picked = _pick_nic(catalog, resolve_topology(str(spec), catalog))
+    picked = pick_nic(catalog, resolve_topology(str(spec), catalog))
     assert picked is not None and picked.id == nic and picked.protocols == ()
