@@ -254,6 +254,10 @@ def _tunings(group, settings: NcclSettings, op: str) -> tuple[NcclView, Tuning, 
     return view_now, tuning, could
 
 
+#: NCCL's collective name (the prefix of a scoped NCCL_ALGO entry) of each operation.
+FUNCTION_OF_OP = {op: function for function, op in FUNCTION_NAMES.items()}
+
+
 def force_env(
     group, settings: NcclSettings, op: str, algorithm: str, protocol: str
 ) -> dict[str, str]:
@@ -270,7 +274,7 @@ def _force_env(
     algo = ALGORITHM_ENV_NAMES[algorithm]
     proto = PROTOCOL_ENV_NAMES[protocol]
     if settings.release.since >= SCOPED_SINCE:
-        function = next(k for k, v in FUNCTION_NAMES.items() if v == op)
+        function = FUNCTION_OF_OP[op]
         algo, proto = f"{function}:{algo}", f"{function}:{proto}"
     env = {"NCCL_ALGO": algo, "NCCL_PROTO": proto}
     if algorithm.startswith("collnet") and not settings.env.collnet:
@@ -423,16 +427,15 @@ def choose(
         )
         for a, p, _ in (best_pairs[f] for f in distinct.tolist())
     ]
-    at = np.where(keep, 0, 1 + np.searchsorted(distinct, fastest))
-    per_size = list(map(forcing.__getitem__, at.tolist()))
-    envs = [env for env, _ in per_size]
-    cautions = [caution for _, caution in per_size]
+    at = np.where(keep, 0, 1 + np.searchsorted(distinct, fastest)).tolist()
+    envs = [env for env, _ in forcing]
+    cautions = [caution for _, caution in forcing]
     return Choice(
         library=f"NCCL {release.version}",
         nccl=nccl,
         best=best,
-        env=tuple(envs),
-        caution=tuple(cautions),
+        env=tuple(map(envs.__getitem__, at)),
+        caution=tuple(map(cautions.__getitem__, at)),
         nccl_model_us=model_us,
     )
 
