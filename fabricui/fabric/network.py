@@ -25,24 +25,11 @@ def build_network(
     hosts_per_domain: int = 1,
     cable_ports: int = 1,
 ) -> NetworkBlock[FatTree] | NetworkBlock[Dragonfly]:
-    """Switches and cables above the NICs.
+    """Switches and cables above the NICs: a dragonfly where the spec's layout says so,
+    else a fat-tree (one switch, leaf/spine or three tiers).
 
-    Args:
-        net: The network spec.
-        nodes: Number of nodes.
-        nic_devs: (nodes, nics_per_node) absolute device ids of the NICs.
-        nic_bw_GBps: Bandwidth of one NIC device (all its ports) [GB/s].
-        ports: Switch ports one NIC device uses.
-        port_bw_GBps: Bandwidth of one port (and of one switch-to-switch cable) [GB/s].
-        radix: Ports per switch at the NIC port rate (``effective_radix``).
-        base: Absolute id of the first switch device.
-        hosts_per_domain: Hosts (nodes) of one scale-up domain, for the plan to say when
-            a rail-optimized scalable unit splits domains.
-        cable_ports: NIC-rate ports one switch port holds (a 800G port split into two
-            400G NIC ports: 2); switch-to-switch cables run at the full switch port rate.
-
-    Returns:
-        The network block.
+    The arguments are ``fat_tree.build_fat_tree``'s (a dragonfly reads neither
+    ``hosts_per_domain`` nor ``cable_ports``).
 
     Raises:
         EngineError: A layout the switches cannot build (one line naming what is missing).
