@@ -14,9 +14,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-import numpy.typing as npt
-
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind
 from fabricui.model import GpuSpec, LinkGeneration, NicSpec, SwitchSpec, TopologySpec
@@ -24,7 +21,6 @@ from fabricui.model import GpuSpec, LinkGeneration, NicSpec, SwitchSpec, Topolog
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
 
-IntArray = npt.NDArray[np.int64]
 
 #: Default NVSwitch model per NVLink generation.
 DEFAULT_NVSWITCH = {

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import DeviceKind
@@ -25,8 +24,6 @@ from fabricui.model import LinkGeneration, TopologySpec
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
-
-IntArray = npt.NDArray[np.int64]
 
 
 def domain_torus_block(host: Block, b: Build) -> tuple[Block, Torus, tuple[tuple[str, str], ...]]:
