@@ -1,0 +1,596 @@
+"""The message forms of an NCCL log and what each records into an ``NcclLog``.
+
+A message (a line reduced to what follows NCCL's prefix) is tried against the forms in
+order; the first whose handler takes it records it. Init lines that no form takes may still
+carry counts (channels, ranks, nodes), every one of which is recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from fabricui.importers.nccl_log_records import (
+    AlgoChoice,
+    IbDevice,
+    Message,
+    NcclLog,
+    Transport,
+    classify_transport,
+)
+from fabricui.vocabulary import PROTOCOLS
+
+if TYPE_CHECKING:
+    #: Finds a message form in a message: a compiled pattern's ``match`` or ``search``.
+    _Finder = Callable[[str], re.Match[str] | None]
+    #: Records a found message form; False when the message is not that form after all.
+    _Handler = Callable[["_Line", re.Match[str]], bool]
+
+_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)(?:[-+.]\S*?cuda(\d+(?:\.\d+)*))?")
+_DRIVER = re.compile(r"^cudaDriverVersion (\d{1,9})")
+_BOOTSTRAP = re.compile(r"^Bootstrap\s*: Using (.*)$")
+_NET_USING = re.compile(r"^NET/(?P<name>[\w.\- ]*[\w.\-])\s*: Using (?P<rest>.*)$")
+_NET_NO_DEVICE = re.compile(r"^NET/IB\s*: No device found")
+_USING_NETWORK = re.compile(r"^Using network (\S+(?: Libfabric)?)")
+#: The name is trimmed of a trailing ``(vN)`` in code (``_plugin_name``).
+_PLUGIN_LOADED = re.compile(r"^NET/Plugin\s*: Loaded net plugin (.*)$")
+_P2P_PLUGIN = re.compile(r"^P2P plugin (?:v\d+ )?(\S+)")
+_PLUGIN_PATH = re.compile(r"^Plugin Path\s*: (\S+)")
+#: The value is trimmed (trailing blanks, then one final period) in code.
+_ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*)$")
+# One interface per whitespace- or ';'-separated token, matched from the token's start only:
+# a search over the whole line would restart after every ':' of a long token (quadratic).
+_IFACE = re.compile(r"(?:\[\d+\])?([\w.\-]+):([^<\s;]*)<\d+>$")
+_IFACE_SEPARATORS = re.compile(r"[\s;]+")
+_IB_DEVICE = re.compile(
+    r"(?:\[(\d{1,9})\]\s*)?(?<![\w.\-+])([\w.\-+]+):(\d{1,9})/(IB|RoCE)(/SHARP)?"
+)
+_IB_VNIC = re.compile(r"\[(\d{1,9})\]=\{([^}]*)\}")
+_CONNECTION = re.compile(
+    r"^(?:Channel|Ring) (?P<ch>\d{1,9})(?:/\d+)? : (?P<src>\d{1,9})\[(?P<sdev>[0-9a-fA-Fx]{1,16})\]"
+    r" -> (?P<dst>\d{1,9})\[(?P<ddev>[0-9a-fA-Fx]{1,16})\](?: \[(?P<dir>send|receive)\])? "
+    r"via (?P<via>\S.*)$"
+)
+_RING_HEAD = re.compile(r"^Channel (\d{1,9})/(\d{1,9}) :\s+(?=-?\d)")
+#: What may follow the head: ranks and blanks (one character class, so the regex engine
+#: keeps no state per rank: a nested repeat kept ~400 bytes per rank of a long list).
+_RING_BODY = re.compile(r"[-0-9\s]*")
+_RING_RANK = re.compile(r"-?\d+")
+#: ``Ring 00 : 7 -> 0 -> 1`` (GRAPH subsystem: a rank's ring neighbours).
+_RING_NEXT = re.compile(r"^Ring (\d{1,9}) : (-?\d{1,9}) -> (\d{1,9}) -> (-?\d{1,9})\s*$")
+#: ``NET/IB/3``, ``NET/IB/3(5)`` (PXN through rank 5), ``NET/IBext_v8/1/GDRDMA``.
+_NET_DEV = re.compile(r"^NET/[^/\s]{1,64}/(\d{1,6})(?:\((\d{1,9})\))?")
+#: A rank's physical GPU (``nvmlDev``) first, else its CUDA device (``cudaDev``).
+_DEVICES = (re.compile(r"\bnvmlDev (\d{1,6})\b"), re.compile(r"\bcudaDev (\d{1,6})\b"))
+#: ``Trees [0] 1/-1/-1->0->-1 [1] ...``: per channel, up to three children, the rank, its
+#: parent (GRAPH subsystem).
+_TREES = re.compile(
+    r"^Trees(?: \[\d{1,9}\] -?\d{1,9}/-?\d{1,9}/-?\d{1,9}->\d{1,9}->-?\d{1,9}(?:\|\S{1,80})?)+\s*$"
+)
+_TREE_ENTRY = re.compile(r"\[(\d{1,9})\] -?\d{1,9}/-?\d{1,9}/-?\d{1,9}->(\d{1,9})->(-?\d{1,9})")
+#: Longest ``Trees`` line read (64 channels of full entries; longer is a paste artefact).
+_MAX_TREES_LINE = 8192
+#: Most ranks a printed ring is read with (longer lists are a paste artefact).
+_MAX_RING = 1 << 20
+#: Longest ring-list line matched [characters]: ``_MAX_RING`` ranks of up to 7 digits and
+#: their blanks, with room to spare. A longer one is not matched at all: the match and the
+#: split of a 50 MB line took gigabytes only to be thrown away.
+_MAX_RING_LINE = 16 * _MAX_RING
+_COLL_CHANNELS = re.compile(r"\b(\d{1,9}) coll channels\b")
+_NVLS_CHANNELS = re.compile(r"\b(\d{1,9}) nvls channels\b|\bnvlsChannels (\d{1,9})")
+_NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d{1,9})")
+_GDR = re.compile(r"GPU Direct RDMA (?:\([\w-]+\) )?([Dd]isabled|[Ee]nabled) for (.*)$")
+#: An IB completion error line: (peer, ibv_wc_status).
+COMPLETION = re.compile(r"Got completion from peer (\S+) with (?:error |status=)(\d{1,9})")
+_ERROR_RETURN = re.compile(r"^([\w./-]+\.(?:cc|cu|h|c)):(\d{1,9}) -> (\d{1,9})")
+_COMM = re.compile(r"\brank (\d{1,9}) nR?ranks (\d{1,9})\b", re.IGNORECASE)
+_NODES = re.compile(r"\bnNodes (\d{1,9}) localRanks (\d{1,9})")
+_SYSTEM = re.compile(r"^=== System : max(?:Bw|Width) ")
+#: NCCL's tuning choice: ``4194304 Bytes -> Algo 1 proto 2 time 46.31`` (2.21-2.22),
+#: ``AllReduce: 4194304 Bytes -> Algo 1 proto 2 time 46.31`` (2.23-2.25), ``AllReduce:
+#: 4194304 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..15}`` (2.26+; src/enqueue.cc).
+_CHOICE = re.compile(
+    r"^(?:(?P<func>[A-Za-z]{1,20}): )?(?P<bytes>\d{1,20}) Bytes -> Algo (?P<algo>\w{1,20}) "
+    r"proto (?P<proto>\w{1,10})(?: time (?P<time>[\d.]{1,20}))?"
+    r"(?: channel\{Lo\.\.Hi\}=\{(?P<lo>\d{1,4})\.\.(?P<hi>\d{1,4})\})?"
+)
+#: A block header of NCCL's tuning table: ``Algorithm | Tree | Ring | CollNetDirect |``.
+_TUNING_HEADER = re.compile(r"^Algorithm\s*\|(.*)$")
+#: A row of it: ``AllReduce | 15.2/ 43.6 | 31.5/ 128.8 | ...`` (latency/bandwidth).
+_TUNING_ROW = re.compile(r"^(Broadcast|Reduce|AllGather|ReduceScatter|AllReduce)\s*\|(.*)$")
+_TUNING_CELL = re.compile(r"(-?[\d.]{1,12})\s*/\s*(-?[\d.]{1,12})")
+#: NCCL's table names of algorithms -> ours.
+_TABLE_ALGORITHMS = {
+    "tree": "tree",
+    "ring": "ring",
+    "collnetdirect": "collnet_direct",
+    "collnetchain": "collnet_chain",
+    "nvls": "nvls",
+    "nvlstree": "nvls_tree",
+    "pat": "pat",
+}
+#: NCCL's function names (``ncclFuncToString``) -> ours.
+_FUNCTIONS = {
+    "AllReduce": "all_reduce",
+    "AllGather": "all_gather",
+    "ReduceScatter": "reduce_scatter",
+    "Broadcast": "broadcast",
+    "Reduce": "reduce",
+}
+_GRAPH_NODE = re.compile(r"^(?:\+ \w+\[[\d.]+\] - )?(?:CPU|GPU|NVS|NIC|NET|PCI)/[0-9A-Fa-f]+")
+#: GPU model names a log may mention (``parse_nccl_log`` collects them).
+GPU_NAME = re.compile(
+    r"\b(A100|A800|H100|H800|H20|H200|B200|B300|GB200|GB300|GH200|L40S?|V100|A10G?|T4)\b"
+)
+
+
+def _libibverbs_missing(msg: str) -> bool:
+    """True for a message saying libibverbs could not be loaded (string search: a regex
+    with ``.*`` between the phrases is quadratic on a line repeating the first one)."""
+    low = msg.lower()
+    starts = [i for i in (low.find(w) for w in _OPEN_FAILED) if i >= 0]
+    if starts and "libibverbs" in low[min(starts) :]:
+        return True
+    at = low.find("libibverbs")
+    return at >= 0 and any(w in low[at:] for w in ("not found", "cannot open"))
+
+
+#: Phrases before ``libibverbs`` in a load failure.
+_OPEN_FAILED = ("failed to open", "unable to open", "cannot open")
+
+
+def _plugin_name(text: str) -> str:
+    """``aws-ofi-nccl (v7)`` -> ``aws-ofi-nccl``."""
+    name = text.rstrip()
+    if name.endswith(")"):
+        at = name.rfind("(v")
+        if at >= 0 and name[at + 2 : -1].isdecimal():
+            name = name[:at].rstrip()
+    return name
+
+
+def _interfaces(text: str) -> list[tuple[str, str]]:
+    """(interface, address) of every ``name:address<index>`` token, in order."""
+    found = []
+    for token in _IFACE_SEPARATORS.split(text):
+        match = _IFACE.match(token)
+        if match:
+            found.append((match.group(1), match.group(2)))
+    return found
+
+
+def _ib_devices(text: str) -> tuple[IbDevice, ...]:
+    """Devices of a ``NET/IB : Using`` list, plain or fused (``[0]={[0] mlx5_2:1/RoCE, ...}``)."""
+    devices: list[IbDevice] = []
+    head = text.split(";", 1)[0]
+    fused = list(_IB_VNIC.finditer(head))
+    if fused:
+        for group in fused:
+            vnic = int(group.group(1))
+            for m in _IB_DEVICE.finditer(group.group(2)):
+                devices.append(_ib_device(m, len(devices), vnic))
+        return tuple(devices)
+    for m in _IB_DEVICE.finditer(head):
+        devices.append(_ib_device(m, len(devices), None))
+    return tuple(devices)
+
+
+def _ib_device(match: re.Match[str], position: int, vnic: int | None) -> IbDevice:
+    index = int(match.group(1)) if match.group(1) is not None else position
+    return IbDevice(
+        index=index,
+        name=match.group(2),
+        port=int(match.group(3)),
+        link_layer=match.group(4),
+        sharp=bool(match.group(5)),
+        vnic=vnic,
+    )
+
+
+def _algo_choice(number: int, match: re.Match[str]) -> AlgoChoice | None:
+    """The choice a ``Bytes -> Algo`` line records, None for an index NCCL never used."""
+    from fabricui.engine.nccl.releases import ALGORITHMS
+
+    algo, proto = match.group("algo"), match.group("proto")
+    if algo.isdecimal() and proto.isdecimal():
+        a, p = int(algo), int(proto)
+        if a >= len(ALGORITHMS) or p >= len(PROTOCOLS):
+            return None
+        algorithm, protocol = ALGORITHMS[a], PROTOCOLS[p]
+        per_rank = False
+    else:
+        algorithm, protocol = algo.lower(), proto.lower()
+        if algorithm not in ALGORITHMS or protocol not in PROTOCOLS:
+            return None
+        per_rank = True
+    lo, hi = match.group("lo"), match.group("hi")
+    return AlgoChoice(
+        line=number,
+        op=_FUNCTIONS.get(match.group("func") or ""),
+        size_bytes=int(match.group("bytes")),
+        algorithm=algorithm,
+        protocol=protocol,
+        time_us=float(match.group("time")) if match.group("time") else None,
+        channels=int(hi) - int(lo) + 1 if lo is not None and hi is not None else None,
+        per_rank=per_rank,
+    )
+
+
+@dataclass
+class _Line:
+    """One message being read, and what its handler may record into."""
+
+    log: NcclLog
+    """The log being filled."""
+    number: int
+    """1-based line number in the input."""
+    level: str
+    """``INFO``, ``WARN`` ...; empty for a line without NCCL's prefix."""
+    msg: str
+    """The message without its prefix."""
+    host: str | None
+    """Host that printed the line, when its prefix names one."""
+    seen_lists: set[tuple[IbDevice, ...]]
+    """``NET/IB : Using`` lists already recorded (every rank prints its own)."""
+
+
+# --- message handlers: each records one message form; False lets the next form try -----
+
+
+def _gdr(line: _Line, match: re.Match[str]) -> bool:
+    """``GPU Direct RDMA Disabled|Enabled for ...``: quoted by the doctor."""
+    log = line.log
+    target = log.gdr_disabled if match.group(1).lower() == "disabled" else log.gdr_enabled
+    target.append(Message(line.number, line.msg))
+    return True
+
+
+def _completion_error(line: _Line, match: re.Match[str]) -> bool:
+    """An IB completion error (a failing link or peer), quoted by the doctor."""
+    line.log.completion_errors.append(Message(line.number, line.msg))
+    return True
+
+
+def _connection(line: _Line, match: re.Match[str]) -> bool:
+    """``Channel NN : a[x] -> b[y] via KIND``: a transport, its ranks, devices and host."""
+    log, host = line.log, line.host
+    src, dst = int(match.group("src")), int(match.group("dst"))
+    via = match.group("via").rstrip()
+    direction = match.group("dir") or ""
+    net = _NET_DEV.match(via)
+    log.transports.append(
+        Transport(
+            line=line.number,
+            channel=int(match.group("ch")),
+            src=src,
+            dst=dst,
+            kind=classify_transport(via),
+            text=via,
+            direction=direction,
+            src_dev=match.group("sdev"),
+            dst_dev=match.group("ddev"),
+            net_dev=int(net.group(1)) if net else None,
+            proxy=int(net.group(2)) if net and net.group(2) else None,
+            host=host,
+        )
+    )
+    log.ranks.update((src, dst))
+    log.rank_devs.setdefault(src, match.group("sdev"))
+    log.rank_devs.setdefault(dst, match.group("ddev"))
+    if host:
+        log.rank_hosts.setdefault(dst if direction == "receive" else src, host)
+    return True
+
+
+def _ring_order(line: _Line, match: re.Match[str]) -> bool:
+    """``Channel 00/02 :    0   1 ...``: the channel count and one ring's rank order (not
+    kept when longer than ``_MAX_RING`` ranks, a paste artefact; ``_ring_list`` reads it)."""
+    ring = _ring_list(line.msg)
+    if ring is None:
+        return False
+    channel, total, order = ring
+    log = line.log
+    log.ring_channels = max(log.ring_channels or 0, total)
+    if order is not None:
+        log.rings.setdefault(channel, order)
+    return True
+
+
+def _trees(line: _Line, match: re.Match[str]) -> bool:
+    """``Trees [0] 1/-1/-1->0->-1 ...``: each channel's parent of the rank; a line longer
+    than ``_MAX_TREES_LINE`` is a paste artefact, not read."""
+    if len(line.msg) > _MAX_TREES_LINE:
+        return False
+    log = line.log
+    for channel, rank, up in _TREE_ENTRY.findall(line.msg):
+        log.tree_up[(int(channel), int(rank))] = int(up)
+        log.ranks.add(int(rank))
+        if line.host:
+            log.rank_hosts.setdefault(int(rank), line.host)
+    return True
+
+
+def _ring_neighbours(line: _Line, match: re.Match[str]) -> bool:
+    """``Ring 00 : 7 -> 0 -> 1``: the rank's next rank on the channel's ring."""
+    log = line.log
+    channel, rank = int(match.group(1)), int(match.group(3))
+    log.ring_next[(channel, rank)] = int(match.group(4))
+    log.ranks.add(rank)
+    if line.host:
+        log.rank_hosts.setdefault(rank, line.host)
+    return True
+
+
+def _tuning_header(line: _Line, match: re.Match[str]) -> bool:
+    """``Algorithm | Tree | Ring | ...``: the algorithms of the tuning table rows below."""
+    names = [n.strip().lower() for n in match.group(1).split("|")]
+    line.log.tuning_block = tuple(_TABLE_ALGORITHMS.get(n, "") for n in names if n)
+    return True
+
+
+def _tuning_row(line: _Line, match: re.Match[str]) -> bool:
+    """``AllReduce | 15.2/ 43.6 | ...``: NCCL's latency and bandwidth per algorithm and
+    protocol (only under a table header)."""
+    log = line.log
+    if not log.tuning_block:
+        return False
+
+    op = _FUNCTIONS[match.group(1)]
+    cells = _TUNING_CELL.findall(match.group(2))
+    for i, (lat, bw) in enumerate(cells):
+        block, p = divmod(i, len(PROTOCOLS))
+        if block < len(log.tuning_block) and log.tuning_block[block]:
+            key = (op, log.tuning_block[block], PROTOCOLS[p])
+            log.tuning[key] = (float(lat), float(bw))
+    return True
+
+
+def _tuning_choice(line: _Line, match: re.Match[str]) -> bool:
+    """``... Bytes -> Algo ... proto ...``: the algorithm NCCL picked (an index it never
+    uses is no choice)."""
+    recorded = _algo_choice(line.number, match)
+    if recorded is None:
+        return False
+    line.log.choices.append(recorded)
+    return True
+
+
+def _env_setting(line: _Line, match: re.Match[str]) -> bool:
+    """``NCCL_X set by environment to V``: the setting (trailing period dropped)."""
+    value = match.group(2).rstrip()
+    line.log.env[match.group(1)] = (value[:-1] if value.endswith(".") else value).strip()
+    return True
+
+
+def _no_ib_device(line: _Line, match: re.Match[str]) -> bool:
+    """``NET/IB : No device found``."""
+    line.log.ib_no_device = True
+    return True
+
+
+def _net_devices(line: _Line, match: re.Match[str]) -> bool:
+    """``NET/IB : Using [0]mlx5_0:1/IB ...; OOB eth0:...``: the IB device list (each list
+    once) and out-of-band interfaces; another network's interfaces, and its plugin."""
+    log = line.log
+    name, rest = match.group("name").strip(), match.group("rest")
+    if name == "IB":
+        devices = _ib_devices(rest)
+        if devices and devices not in line.seen_lists:
+            line.seen_lists.add(devices)
+            log.ib_lists.append(devices)
+        if ";" in rest:
+            for iface in _interfaces(rest.split(";", 1)[1]):
+                if iface not in log.oob:
+                    log.oob.append(iface)
+    else:
+        log.net_lists[name] = [iface for iface, _addr in _interfaces(rest)]
+        if name != "Socket" and name not in log.plugins:
+            log.plugins.append(name)
+    return True
+
+
+def _network_used(line: _Line, match: re.Match[str]) -> bool:
+    """``Using network IB``: the networks in the order last used; one not built in is a
+    plugin."""
+    log = line.log
+    name = match.group(1)
+    if name not in log.networks:
+        log.networks.append(name)
+    elif log.networks[-1] != name:
+        log.networks.remove(name)
+        log.networks.append(name)
+    if name not in ("IB", "Socket") and name not in log.plugins:
+        log.plugins.append(name)
+    return True
+
+
+def _plugin_loaded(line: _Line, match: re.Match[str]) -> bool:
+    """``NET/Plugin : Loaded net plugin X (v7)`` or ``P2P plugin X``: a plugin's name."""
+    name = _plugin_name(match.group(1))
+    if name not in line.log.plugins:
+        line.log.plugins.append(name)
+    return True
+
+
+def _plugin_path(line: _Line, match: re.Match[str]) -> bool:
+    """``Plugin Path : /opt/...``."""
+    line.log.plugin_path = match.group(1)
+    return True
+
+
+def _bootstrap(line: _Line, match: re.Match[str]) -> bool:
+    """``Bootstrap : Using eth0:10.0.0.1<0>``: the bootstrap interfaces."""
+    for iface in _interfaces(match.group(1)):
+        if iface not in line.log.bootstrap:
+            line.log.bootstrap.append(iface)
+    return True
+
+
+def _driver(line: _Line, match: re.Match[str]) -> bool:
+    """``cudaDriverVersion 12040``."""
+    line.log.cuda_driver = int(match.group(1))
+    return True
+
+
+def _nvls_support(line: _Line, match: re.Match[str]) -> bool:
+    """``NVLS multicast support is [not ]available on dev N``."""
+    line.log.nvls_support[int(match.group(2))] = match.group(1) is None
+    return True
+
+
+def _system_print(line: _Line, match: re.Match[str]) -> bool:
+    """``=== System : maxBw ...``: the topology dump is in the log."""
+    line.log.system_print = True
+    return True
+
+
+def _graph_node(line: _Line, match: re.Match[str]) -> bool:
+    """A node of the topology dump (``GPU/...``, ``NVS/...``); an NVSwitch is noted."""
+    if "NVS/" in line.msg:
+        line.log.nvswitch_seen = True
+    return True
+
+
+def _error_return(line: _Line, match: re.Match[str]) -> bool:
+    """``file.cc:123 -> 2``: an error NCCL returned (only on a prefixed line)."""
+    if not line.level:
+        return False
+    line.log.error_returns.append(
+        (line.number, f"{match.group(1)}:{match.group(2)}", int(match.group(3)))
+    )
+    return True
+
+
+#: The message forms in the order they are tried: (the pattern's match or search, the
+#: handler recording it). The first handler that returns True ends the search.
+_MESSAGE_FORMS: tuple[tuple[_Finder, _Handler], ...] = (
+    (_GDR.search, _gdr),
+    (COMPLETION.search, _completion_error),
+    (_CONNECTION.match, _connection),
+    (_RING_HEAD.match, _ring_order),
+    (_TREES.match, _trees),
+    (_RING_NEXT.match, _ring_neighbours),
+    (_TUNING_HEADER.match, _tuning_header),
+    (_TUNING_ROW.match, _tuning_row),
+    (_CHOICE.match, _tuning_choice),
+    (_ENV.match, _env_setting),
+    (_NET_NO_DEVICE.match, _no_ib_device),
+    (_NET_USING.match, _net_devices),
+    (_USING_NETWORK.match, _network_used),
+    (_PLUGIN_LOADED.match, _plugin_loaded),
+    (_P2P_PLUGIN.match, _plugin_loaded),
+    (_PLUGIN_PATH.match, _plugin_path),
+    (_BOOTSTRAP.match, _bootstrap),
+    (_DRIVER.match, _driver),
+    (_NVLS_SUPPORT.match, _nvls_support),
+    (_SYSTEM.match, _system_print),
+    (_GRAPH_NODE.match, _graph_node),
+    (_ERROR_RETURN.match, _error_return),
+)
+
+
+# --- counts inside longer init lines: every one found is recorded --------------------------
+
+
+def _coll_channels(line: _Line, match: re.Match[str]) -> None:
+    """``N coll channels``: the most seen."""
+    line.log.coll_channels = max(line.log.coll_channels or 0, int(match.group(1)))
+
+
+def _nvls_channels(line: _Line, match: re.Match[str]) -> None:
+    """``N nvls channels`` / ``nvlsChannels N``: the fewest seen."""
+    log = line.log
+    count = int(match.group(1) or match.group(2))
+    log.nvls_channels = count if log.nvls_channels is None else min(log.nvls_channels, count)
+
+
+def _node_counts(line: _Line, match: re.Match[str]) -> None:
+    """``nNodes N localRanks M``."""
+    line.log.nnodes = int(match.group(1))
+    line.log.local_ranks = int(match.group(2))
+
+
+def _comm_rank(line: _Line, match: re.Match[str]) -> None:
+    """``rank R nranks N``: the rank, the job's size, and the rank's host and device."""
+    log = line.log
+    rank = int(match.group(1))
+    log.ranks.add(rank)
+    log.nranks = int(match.group(2))
+    if line.host:
+        log.rank_hosts.setdefault(rank, line.host)
+    for pattern in _DEVICES:
+        device = pattern.search(line.msg)
+        if device:
+            log.rank_devs[rank] = device.group(1)
+            break
+
+
+#: Counts NCCL prints inside its init lines, all looked for in every such line.
+_COUNTS: tuple[tuple[re.Pattern[str], Callable[[_Line, re.Match[str]], None]], ...] = (
+    (_COLL_CHANNELS, _coll_channels),
+    (_NVLS_CHANNELS, _nvls_channels),
+    (_NODES, _node_counts),
+    (_COMM, _comm_rank),
+)
+
+
+def _ring_list(msg: str) -> tuple[int, int, list[int] | None] | None:
+    """(channel, channels, ring order) of ``Channel 00/02 :    0   1 ...``, or None for
+    another message; the order is None when longer than ``_MAX_RING`` ranks (a paste
+    artefact), and lines past ``_MAX_RING_LINE`` characters are not read at all."""
+    head = _RING_HEAD.match(msg) if len(msg) <= _MAX_RING_LINE else None
+    if head is None or _RING_BODY.fullmatch(msg, head.end()) is None:
+        return None
+    order: list[int] = []
+    for rank in _RING_RANK.finditer(msg, head.end()):
+        end = rank.end()
+        if end < len(msg) and not msg[end].isspace():
+            return None  # a token such as 1-2: not a ring list
+        if len(order) <= _MAX_RING:
+            order.append(int(rank.group()))
+    return int(head.group(1)), int(head.group(2)), order if len(order) <= _MAX_RING else None
+
+
+def parse_message(
+    log: NcclLog,
+    number: int,
+    level: str,
+    msg: str,
+    seen_lists: set[tuple[IbDevice, ...]],
+    host: str | None = None,
+) -> bool:
+    """Record what one message says; returns True when it is a known NCCL message.
+
+    A WARN is kept whatever it says. The version line comes first, then a missing
+    libibverbs is noted (the message may still be another form), then the first of
+    ``_MESSAGE_FORMS`` whose handler takes the message; a message none takes may carry
+    ``_COUNTS`` (looked for in unprefixed text only on lines shaped like NCCL's own).
+    """
+    if level == "WARN":
+        log.warnings.append(Message(number, msg))
+    if not level and msg.startswith(("#", "```")):
+        # Comments and fences around a paste (and the sample files' own header lines).
+        return False
+    version = _VERSION.search(msg)
+    if version and (level or msg.startswith("NCCL version")):
+        log.version = log.version or version.group(1)
+        log.cuda = log.cuda or version.group(2)
+        return True
+    known = _libibverbs_missing(msg)
+    if known:
+        log.ibverbs_missing.append(Message(number, msg))
+    line = _Line(log, number, level, msg, host, seen_lists)
+    for find, handle in _MESSAGE_FORMS:
+        match = find(msg)
+        if match and handle(line, match):
+            return True
+    if not level and not (msg[:1].isdigit() or msg.startswith(("comm ", "ncclCommInit", "NVLS"))):
+        # Unprefixed text: count channels and ranks only on lines shaped like NCCL's own.
+        return known
+    for pattern, record in _COUNTS:
+        match = pattern.search(msg)
+        if match:
+            record(line, match)
+            known = True
+    return known
