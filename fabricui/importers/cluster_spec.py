@@ -21,18 +21,22 @@ in consecutive nodes, a partial rack's missing trays as empty slots.
 
 from __future__ import annotations
 
-import json
-import re
-from collections import Counter
-from dataclasses import dataclass, field
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError
+from fabricui.importers.cluster_domains import blocks_spec, domain_slots, host_blocks
+from fabricui.importers.cluster_draft import (
+    ClusterDraft,
+    intra_dict,
+    render_cluster_yaml,
+    token,
+    yaml_text,
+)
 from fabricui.importers.common import ParseError
 from fabricui.importers.fabric_graph import SwitchGraph, listing, tier_name
 from fabricui.importers.hostlist import compress, natural_key
-from fabricui.importers.spec import yaml_keys
-from fabricui.model import IntraSpec
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -41,65 +45,11 @@ if TYPE_CHECKING:
 
     _Row = list[tuple[str, float | None] | None]
 
+__all__ = ["ClusterDraft", "build_cluster_spec", "render_cluster_yaml"]
+
 #: InfiniBand link generation for a measured port rate [Gb/s] (the catalog has HDR and up;
 #: older speeds get HDR's latency and efficiency with their own measured rate).
 _IB_LINKS = ((200.0, "ib-hdr"), (400.0, "ib-ndr"), (800.0, "ib-xdr"))
-#: Intra-node fields written when they differ from their defaults.
-_INTRA_FIELDS = (
-    "fabric",
-    "link",
-    "links_per_pair",
-    "links_per_gpu",
-    "p2p",
-    "pcie_switches",
-    "sockets",
-    "host_link",
-    "socket_link",
-    "switch",
-)
-#: A text line YAML reads as the same string without quotes: blank-separated tokens of
-#: plain characters (a blank inside means it is never a number, boolean or null).
-_PLAIN_LINE = re.compile(r"[A-Za-z0-9_][\w.@/+=;,()-]*(?: [\w.@/+=;,()-]+)+")
-
-
-@dataclass
-class ClusterDraft:
-    """A cluster topology spec ready to be rendered, with what was decided on the way."""
-
-    data: dict[str, Any]
-    """Top-level keys before ``cluster``, in the order they are written."""
-    cluster: dict[str, Any]
-    """``hosts_per_node`` and the ``switches``/``hosts``/``cables``/``blocks`` lines."""
-    warnings: list[str] = field(default_factory=list)
-    """Choices and assumptions (also written as YAML comments)."""
-    comments: list[str] = field(default_factory=list)
-    """Facts worth keeping next to the spec (tiers, oversubscription, left-out hosts)."""
-
-    def summary(self) -> str:
-        """One line: nodes, GPUs, switches, cables."""
-        d, c = self.data, self.cluster
-        per = c["hosts_per_node"]
-        hosts = sum(1 for line in c["hosts"] if line.split()[0].strip('"') != "-")
-        domain = (d.get("intra") or {}).get("hosts_per_domain", 1)
-        nodes = f"{d['nodes']} nodes" + (f" ({hosts} hosts)" if per > 1 else "")
-        if domain > 1:
-            nodes += f" ({hosts} trays in {d['nodes'] // domain} NVLink domains of {domain})"
-        net = d.get("net") or {}
-        return (
-            f"{nodes} x {d['gpus_per_node']} {d['gpu']}, {len(c['switches'])} switches, "
-            f"{len(c['cables'])} switch-to-switch bundles, {net.get('layout', 'no')} network"
-        )
-
-
-def _intra_dict(intra: IntraSpec) -> dict[str, Any]:
-    """The intra-node spec as YAML keys, defaults left out."""
-    defaults = IntraSpec()
-    out: dict[str, Any] = {}
-    for name in _INTRA_FIELDS:
-        value = getattr(intra, name)
-        if name == "fabric" or value != getattr(defaults, name):
-            out[name] = value
-    return out
 
 
 def _family(name: str, named: bool) -> str:
@@ -111,17 +61,6 @@ def _ib_link(gbps: float) -> str:
         if gbps <= limit:
             return link
     return _IB_LINKS[-1][1]
-
-
-def _yaml_text(text: str) -> str:
-    """A text line as a YAML scalar: plain when YAML reads it back unchanged, else quoted."""
-    return text if _PLAIN_LINE.fullmatch(text) else json.dumps(text, ensure_ascii=False)
-
-
-def _token(name: str) -> str:
-    """A name usable as one token of a cluster line (no blanks or ``@``; never ``-``)."""
-    token = re.sub(r"[\s@]+", "_", name.strip()) or "_"
-    return "_" + token if token in ("-", "#") or token.startswith("#") else token
 
 
 @dataclass
@@ -239,36 +178,6 @@ def _rails(chosen: _Ports, warnings: list[str]) -> dict[str, list[tuple[str, flo
     return out
 
 
-def _domain_spec(
-    node: TopologySpec, block_size: int, warnings: list[str]
-) -> tuple[int, int, dict[str, Any], int]:
-    """(GPUs per host, GPUs per domain node, intra dict, NICs per domain node) when blocks
-    become NVLink domains of ``block_size`` hosts.
-
-    The node spec is either one tray (GB200: 4 GPUs on NVLink 5 switches) or the whole
-    domain (``gb200-nvl72``: 72 GPUs); a spec above 8 GPUs that ``block_size`` divides is
-    taken as the domain.
-    """
-    g = node.gpus_per_node
-    nics = node.net.nics_per_node if node.net is not None else 0
-    intra = _intra_dict(node.intra)
-    if g > 8 and g % block_size == 0:
-        return g // block_size, g, intra, nics
-    if node.intra.fabric != "nvswitch":
-        raise ParseError(
-            f"blocks are NVLink domains, but the node spec {node.id} has no NVSwitch "
-            f"(intra fabric {node.intra.fabric}): give a GB200-class --node"
-        )
-    for key in ("sockets", "pcie_switches"):
-        if key in intra and intra[key]:
-            intra[key] = intra[key] * block_size
-    warnings.append(
-        f"each block becomes one NVLink domain of {block_size} x {g} GPUs on "
-        f"{node.intra.link or 'the GPU'}'s NVSwitch fabric (node spec {node.id} is one tray)"
-    )
-    return g, g * block_size, intra, nics * block_size
-
-
 def _net_dict(
     node: TopologySpec,
     catalog: Catalog,
@@ -351,29 +260,29 @@ def build_cluster_spec(
             "already (import ibnetdiscover output with --domains for the real fabric)"
         )
     if blocks_as_domains:
-        return _blocks_spec(graph, node, catalog, spec_id, origin, command, net, gpu)
+        return blocks_spec(graph, node, catalog, spec_id, origin, command, net, gpu)
     chosen = _chosen_nodes(graph, node, hosts, warnings, comments)
     per = chosen.per_host
     rows = _port_rows(graph, chosen, warnings)
     link, gbps = _network_link(graph, node, catalog, rows, net, per, warnings)
     tiers = graph.tiers()
-    names = {s.name: _token(s.name) for s in graph.switches}
+    names = {s.name: token(s.name) for s in graph.switches}
     reach = _reachable_switches(graph, names, rows, warnings)
     switch_lines = _switch_lines(graph, reach, tiers, names)
     bundles = _cable_bundles(graph, tiers, rows, reach, names, gbps, warnings)
-    cable_lines = [_yaml_text(f"{a} {b} {n} {r:g}") for (a, b, r), n in bundles.items()]
+    cable_lines = [yaml_text(f"{a} {b} {n} {r:g}") for (a, b, r), n in bundles.items()]
     slots: list[str | None] = list(chosen.hosts)
-    intra = _intra_dict(node.intra)
+    intra = intra_dict(node.intra)
     domain_names: list[str] = []
     if domains is not None:
-        slots, domain_names, size = _domain_slots(node, chosen.hosts, domains, warnings, comments)
+        slots, domain_names, size = domain_slots(node, chosen.hosts, domains, warnings, comments)
         intra["hosts_per_domain"] = size
     host_lines = _host_lines(slots, rows, names, gbps)
     comments += _fabric_facts(graph, tiers, rows, reach, bundles, gbps)
     blocks = (
-        [_yaml_text(_token(name)) for name in domain_names]
+        [yaml_text(token(name)) for name in domain_names]
         if domain_names
-        else _host_blocks(graph, chosen.hosts)
+        else host_blocks(graph, chosen.hosts)
     )
     g = node.gpus_per_node
     where = f" ({origin})" if origin else ""
@@ -531,7 +440,7 @@ def _switch_lines(
     for s in ordered:
         tier = tier_name(max(tiers.get(s.name, 0), 0))
         model = s.model if s.model and len(s.model) <= 60 else ""
-        lines.append(_yaml_text(f"{names[s.name]} {tier} {model}".strip()))
+        lines.append(yaml_text(f"{names[s.name]} {tier} {model}".strip()))
     return lines
 
 
@@ -577,7 +486,7 @@ def _host_lines(
         if host is None:
             lines.append('"-"')
             continue
-        tokens = [_token(host)]
+        tokens = [token(host)]
         for port in rows[host]:
             if port is None:
                 tokens.append("-")
@@ -585,7 +494,7 @@ def _host_lines(
                 tokens.append(f"{names[port[0]]}@{port[1]:g}")
             else:
                 tokens.append(names[port[0]])
-        lines.append(_yaml_text(" ".join(tokens)))
+        lines.append(yaml_text(" ".join(tokens)))
     return lines
 
 
@@ -622,75 +531,6 @@ def _fabric_facts(
     return facts
 
 
-def _domain_slots(
-    node: TopologySpec,
-    hosts: list[str],
-    domains: DomainMap,
-    warnings: list[str],
-    comments: list[str],
-) -> tuple[list[str | None], list[str], int]:
-    """(host of each node, None for an empty slot; domain name of each node; trays per
-    domain) when the hosts are grouped into NVLink domains.
-
-    Domains follow each other in the order of their first host, trays in natural order; a
-    domain with fewer trays than the largest (or than the node spec's rack) is padded with
-    empty slots. Hosts in no domain are left out, since a tray without its NVLink fabric
-    runs no multi-GPU job.
-    """
-    if node.intra.fabric not in ("nvswitch", "switch"):
-        raise ParseError(
-            f"NVLink domains need a node spec with a scale-up switch, but {node.id}'s intra "
-            f"fabric is {node.intra.fabric}: give a GB200-class --node (e.g. gb200-nvl72)"
-        )
-    source = domains.source
-    known = set(hosts)
-    groups: dict[str, list[str]] = {}
-    for host in hosts:
-        domain = domains.domain_of.get(host)
-        if domain is not None:
-            groups.setdefault(domain, []).append(host)
-    warnings.extend(domains.warnings)
-    unlisted = [h for h in hosts if h not in domains.domain_of and h not in domains.left_out]
-    if unlisted:
-        warnings.append(
-            f"{len(unlisted)} host(s) of the fabric are not in {source}: no NVLink domain, "
-            f"left out: {compress(unlisted)}"
-        )
-    elsewhere = sorted((h for h in domains.domain_of if h not in known), key=natural_key)
-    if elsewhere:
-        warnings.append(
-            f"{len(elsewhere)} tray(s) of {source} are no host of the fabric (no cable, or "
-            f"not chosen): {listing(elsewhere)}"
-        )
-    if not groups:
-        raise ParseError(f"no host of the fabric is in an NVLink domain of {source}")
-    largest = max(len(v) for v in groups.values())
-    rack = node.intra.hosts_per_domain
-    size = max(largest, rack if rack > 1 else 1)
-    if rack > 1 and largest > rack:
-        warnings.append(
-            f"a domain holds {largest} trays, more than the {rack} of {node.id}: domains of "
-            f"{largest} trays"
-        )
-    partial = [f"{name} ({len(v)})" for name, v in groups.items() if len(v) < size]
-    if partial:
-        warnings.append(
-            f"{len(partial)} NVLink domain(s) hold fewer than {size} trays: their empty slots "
-            f"are domain positions without a host (never placed on): {listing(partial)}"
-        )
-    slots: list[str | None] = []
-    names: list[str] = []
-    for name, members in groups.items():
-        members.sort(key=natural_key)
-        slots += [*members, *([None] * (size - len(members)))]
-        names += [name] * size
-    comments.append(
-        f"{len(groups)} NVLink domain(s) of up to {size} trays x {node.gpus_per_node} GPUs "
-        f"({source})"
-    )
-    return slots, names, size
-
-
 def _assumed_bundles(
     graph: SwitchGraph,
     tiers: dict[str, int],
@@ -702,7 +542,7 @@ def _assumed_bundles(
     """Non-blocking uplink bundles for a graph without cable details (Slurm): bottom up, a
     switch's capacity below it (hosts' ports, children's bundles) is split evenly over the
     switches a tier above it; switches of one tier cabled together get one cable."""
-    down: Counter[str] = Counter()
+    down: defaultdict[str, float] = defaultdict(float)
     for row in rows.values():
         for port in row:
             if port is not None:
@@ -731,151 +571,3 @@ def _assumed_bundles(
         x, y = sorted((names[a], names[b]))
         bundles[(x, y, gbps)] += 1
     return bundles
-
-
-def _host_blocks(graph: SwitchGraph, hosts: list[str]) -> list[str]:
-    """Each host's block name (``-`` for none); empty when the graph has no blocks."""
-    if not graph.blocks:
-        return []
-    block_of: dict[str, str] = {}
-    for block in graph.blocks:
-        for node in block.nodes:
-            block_of.setdefault(node, block.name)
-    return [_yaml_text(_token(block_of.get(h, "-"))) for h in hosts]
-
-
-def _blocks_spec(
-    graph: SwitchGraph,
-    node: TopologySpec,
-    catalog: Catalog,
-    spec_id: str,
-    origin: str,
-    command: str,
-    net: tuple[str, float] | None,
-    gpu: str | None,
-) -> ClusterDraft:
-    """A spec whose nodes are Slurm blocks (NVLink domains) and whose hosts are their trays."""
-    warnings: list[str] = []
-    comments: list[str] = []
-    blocks = [b for b in graph.blocks if b.nodes]
-    if not blocks:
-        raise ParseError("the blocks list no nodes: nothing to build")
-    size = max(len(b.nodes) for b in blocks)
-    partial = [f"{b.name} ({len(b.nodes)})" for b in blocks if len(b.nodes) < size]
-    if partial:
-        warnings.append(
-            f"{len(partial)} block(s) hold fewer than {size} nodes: their empty slots are "
-            f"domain positions without a host (modelled, never placed on): {listing(partial)}"
-        )
-    per_host, gpus_per_node, intra, nics = _domain_spec(node, size, warnings)
-    nics = max(nics, size)
-    if nics % size:
-        nics = size * max(1, nics // size)
-    seen: set[str] = set()
-    host_lines: list[str] = []
-    twice: list[str] = []
-    for block in blocks:
-        names = []
-        for name in block.nodes:
-            if name in seen:
-                twice.append(name)
-                names.append("-")
-                continue
-            seen.add(name)
-            names.append(_token(name))
-        names += ["-"] * (size - len(names))
-        host_lines += [_yaml_text(n) if n != "-" else '"-"' for n in names]
-    if twice:
-        warnings.append(
-            f"{len(twice)} node(s) are in two blocks: kept in the first only: {listing(twice)}"
-        )
-    if net is not None:
-        link, gbps = net
-    elif node.net is not None:
-        link, gbps = node.net.link, node.net.gbps or catalog.links[node.net.link].bw_GBps * 8
-    else:
-        link, gbps = "ib-ndr", 400.0
-    layout = node.net.layout if node.net is not None and node.net.layout != "explicit" else "auto"
-    warnings.append(
-        f"the network between the blocks is not in the input: a generated {layout} "
-        f"{link} {gbps:g} Gb/s fabric with {nics} NIC port(s) per domain (import "
-        "ibnetdiscover output for the real one)"
-    )
-    net_dict: dict[str, Any] = {
-        "link": link,
-        "gbps": gbps,
-        "nics_per_node": nics,
-        "layout": layout,
-    }
-    if node.net is not None:
-        for key in ("rail_optimized", "oversubscription", "spines", "sharp", "switch", "nic"):
-            value = getattr(node.net, key)
-            default = getattr(type(node.net)(link=link), key)
-            if value != default:
-                net_dict[key] = value
-        if net_dict.get("nic") and catalog.nics[net_dict["nic"]].link != link:
-            del net_dict["nic"]
-    comments.append(
-        f"{len(blocks)} block(s) of up to {size} hosts x {per_host} GPUs = {gpus_per_node} GPUs "
-        "per NVLink domain"
-    )
-    where = f" ({origin})" if origin else ""
-    data: dict[str, Any] = {
-        "id": spec_id,
-        "description": (
-            f"Imported cluster{where}: {len(blocks)} NVLink domains of {size} x {node.id} "
-            f"({graph.source})"
-        ),
-        "source": command or f"fabricui import {graph.format}",
-        "gpu": gpu or node.gpu,
-        "nodes": len(blocks),
-        "gpus_per_node": gpus_per_node,
-        "nodes_settable": False,
-        "intra": intra,
-        "net": net_dict,
-    }
-    cluster = {
-        "hosts_per_node": size,
-        "switches": [],
-        "hosts": host_lines,
-        "cables": [],
-        "blocks": [_yaml_text(_token(b.name)) for b in blocks],
-    }
-    return ClusterDraft(data=data, cluster=cluster, warnings=warnings, comments=comments)
-
-
-def render_cluster_yaml(draft: ClusterDraft, gaps: list[str] | tuple[str, ...] = ()) -> str:
-    """The spec as YAML text: comments (gaps, choices, facts), the keys, the cluster lines.
-
-    Args:
-        draft: The spec to render.
-        gaps: The import's own warnings, written before the spec's.
-    """
-    out = ["# Cluster topology written by `fabricui import` (format: docs/hwdb.md, cluster)."]
-    problems = [*gaps, *draft.warnings]
-    if problems:
-        out.append("# Gaps in the input and choices made (check them):")
-        out += [f"#   - {' '.join(line.split())}" for line in problems]
-    if draft.comments:
-        out.append("# Measured:")
-        out += [f"#   {' '.join(line.split())}" for line in draft.comments]
-    out += yaml_keys(draft.data)
-    cluster = draft.cluster
-    out.append("cluster:")
-    out.append(f"  hosts_per_node: {cluster['hosts_per_node']}")
-    sections = (
-        ("switches", "NAME TIER [MODEL]"),
-        ("hosts", "HOST then the switch of each NIC port ('-': no cable, SWITCH@GBPS: rate)"),
-        ("cables", "SWITCH SWITCH CABLES GBPS"),
-        ("blocks", "NVLink domain / Slurm block of each node"),
-    )
-    for key, what in sections:
-        lines = cluster.get(key)
-        if key == "blocks" and not lines:
-            continue
-        if not lines:
-            out.append(f"  {key}: []")
-            continue
-        out.append(f"  {key}:  # {what}")
-        out += [f"    - {line}" for line in lines]
-    return "\n".join(out) + "\n"
