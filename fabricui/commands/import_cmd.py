@@ -160,18 +160,18 @@ def run(args: argparse.Namespace) -> int:
             print(f"  note: {note}")
         if detected:
             print(f"  note: read as {request.format} output (name the format to be sure)")
-    if args.output:
-        _write_spec(request, imported)
+    if request.output:
+        _write_spec(request, imported, request.output)
     return 0
 
 
-def _write_spec(request: ImportRequest, imported: Imported) -> None:
-    """Make the spec and write it (``-o``), saying where it went."""
+def _write_spec(request: ImportRequest, imported: Imported, output: str) -> None:
+    """Make the spec and write it to ``output`` (``-o``; ``-``: standard output), saying
+    where it went."""
     from fabricui.services.importing import is_cluster, make_cluster_spec, make_spec
 
     spec = (make_cluster_spec if is_cluster(imported) else make_spec)(request, imported)
     _warn(spec.warnings)
-    output = request.output
     if output == "-":
         sys.stdout.write(spec.text)
         return

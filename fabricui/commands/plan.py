@@ -35,6 +35,8 @@ from fabricui.vocabulary import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from fabricui.engine.training.step import PlanReport
     from fabricui.engine.types import Layout
     from fabricui.fabric.fabric import Fabric
@@ -464,7 +466,7 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
     return lines
 
 
-def _table(cells: list[tuple[str, ...]]) -> list[str]:
+def _table(cells: Sequence[tuple[str, ...]]) -> list[str]:
     right = [
         i
         for i, name in enumerate(COLUMNS)

@@ -151,9 +151,9 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
                 raise ConfigError(f"-o {output} is .{suffix} but --format is {fmt}")
             targets = (SnapshotTarget(args.view, suffix, path),)
     for target in targets:
-        for path in (target.path, target.image_path):
-            if path is not None and not (directory is not None and not directory.exists()):
-                check_target(path, args.force)
+        for written in (target.path, target.image_path):
+            if written is not None and not (directory is not None and not directory.exists()):
+                check_target(written, args.force)
     options = {
         key: value
         for key in ("op", "group", "sizes", "model", "layout")

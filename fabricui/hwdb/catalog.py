@@ -178,7 +178,8 @@ def _load_record_file(
         table = catalog.table(kind)
         for index, item in enumerate(items):
             path = (kind, index)
-            record = convert_record(doc, path, RECORD_KINDS[kind], item)
+            # One of RECORD_KINDS' classes: every one has an ``id`` (read below).
+            record: Any = convert_record(doc, path, RECORD_KINDS[kind], item)
             _check_record(doc, path, kind, record, families, builtin)
             key = (kind, record.id)
             if key in seen:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from fabricui.bounds import real
 from fabricui.errors import HwdbError, unknown_id_message, unknown_key_message
@@ -144,7 +144,12 @@ def _mapping(
     return data
 
 
+@overload
+def _int(doc: YamlDocument, path: KeyPath, value: Any, optional: Literal[False] = False) -> int: ...
+@overload
+def _int(doc: YamlDocument, path: KeyPath, value: Any, optional: bool) -> int | None: ...
 def _int(doc: YamlDocument, path: KeyPath, value: Any, optional: bool = False) -> int | None:
+    """A whole number from 1 to ``MAX_COUNT``; None for a missing ``optional`` one."""
     if value is None and optional:
         return None
     number = real(value)
@@ -258,7 +263,7 @@ def _model(
     for key in ("layers", "hidden", "heads", "ffn_hidden", "seq_len", "vocab"):
         if key not in shape:
             raise _fail(doc, path, f"missing required key '{key}'")
-    ints = {}
+    ints: dict[str, int] = {}
     for key in ("layers", "hidden", "heads", "ffn_hidden", "seq_len", "vocab"):
         ints[key] = _int(doc, (*path, key), shape[key])
     for key in (

@@ -205,7 +205,7 @@ def _check_intra(
             _implied_link(doc, (*ipath, "fabric"), catalog, link_id, what)
             link = catalog.links[link_id]
         else:
-            link = _ref(doc, (*ipath, "link"), catalog.links, "link", intra.link, catalog)
+            link = _ref(doc, (*ipath, "link"), catalog.links, "link", link_id, catalog)
         families = _INTRA_FAMILIES[intra.fabric]
         if families is None and link.tier != "scale-up":
             raise _fail(

@@ -14,7 +14,7 @@ breadth-first search).
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -302,8 +302,8 @@ class SwitchGraph:
         if not self.cables_known:
             return {}
         tiers = self.tiers()
-        down: Counter[str] = Counter()
-        up: Counter[str] = Counter()
+        down: defaultdict[str, float] = defaultdict(float)
+        up: defaultdict[str, float] = defaultdict(float)
         for _, _, switch, link in self.host_links():
             down[switch] += link.gbps or 0.0
         for k in self.switch_links():
@@ -400,7 +400,9 @@ class SwitchGraph:
         return "\n".join(lines)
 
 
-def narrow_links(links: list[FabricLink], known: set[tuple[str, int | None]]) -> list[PortHealth]:
+def narrow_links(
+    links: list[FabricLink], known: set[tuple[str, int | str | None]]
+) -> list[PortHealth]:
     """Links that trained at fewer lanes than most of the fabric's (a 1X cable among 4X
     ones), as degraded ports of their ``a`` end; ``known`` ends (already reported, e.g. by a
     ``Could be`` hint) are skipped. Only lanes count: a slower speed can be a slower device

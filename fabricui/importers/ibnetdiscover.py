@@ -497,7 +497,7 @@ def _connected_host_ports(
     for host in hosts.values():
         split: list[HostPort] = []
         for hp in host.ports:
-            ports = sorted(connected_ports.get(id_of_name[hp.name], set()))
+            ports: list[int | None] = [*sorted(connected_ports.get(id_of_name[hp.name], set()))]
             for number in ports or [None]:
                 split.append(HostPort(hp.name, hca=hp.hca, port=number, guid=hp.guid))
         host.ports = [p for p in split if p.port is not None]

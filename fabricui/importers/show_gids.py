@@ -113,10 +113,10 @@ def parse(text: str) -> HealthReport:
     repeats = Counter((g["device"], g["port"], g["gid"], g["version"]) for g in gids)
     doubled = [key for key, count in repeats.items() if count > 1]
     if doubled:
-        device, number, gid, version = doubled[0]
+        where, at, gid, version = doubled[0]
         report.warnings.append(
-            f"{len(doubled)} GID(s) listed more than once on one port (e.g. {device} port "
-            f"{number} {gid} {version}, {repeats[doubled[0]]} times): stale GID table entries"
+            f"{len(doubled)} GID(s) listed more than once on one port (e.g. {where} port "
+            f"{at} {gid} {version}, {repeats[doubled[0]]} times): stale GID table entries"
         )
     return report
 

@@ -376,15 +376,15 @@ def _net(
     idle = [nics[k] for k in range(len(nics)) if k not in used]
     if idle:
         comments.append(f"left out (nearest to no GPU; storage or management?): {', '.join(idle)}")
-    net: dict[str, Any] = {"link": link, "gbps": gbps, "nics_per_node": len(used)}
-    net["nic_map"] = nic_map
+    out: dict[str, Any] = {"link": link, "gbps": gbps, "nics_per_node": len(used)}
+    out["nic_map"] = nic_map
     if _behind_the_cpus(layout, used, g):
-        net["nic_attach"] = "cpu"
+        out["nic_attach"] = "cpu"
         comments.append(
             "no NIC shares a PCIe switch with a GPU (PHB, NODE or SYS to every GPU): "
             "they sit on the CPUs' root ports (net.nic_attach: cpu)"
         )
-    return net
+    return out
 
 
 def _behind_the_cpus(layout: NodeLayout, used: list[int], g: int) -> bool:

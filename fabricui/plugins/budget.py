@@ -138,13 +138,14 @@ def watchdog(seconds: float | None) -> Iterator[None]:
     half the grace and ``watchdog_s(seconds)`` after it started.
     """
     global _armed_until
-    if seconds is None or not _watchable():
+    stderr = sys.__stderr__
+    if seconds is None or stderr is None or not _watchable():
         yield
         return
     needed = time.monotonic() + seconds + WATCHDOG_GRACE_S / 2
     if _armed_until is None or _armed_until < needed:
         try:
-            faulthandler.dump_traceback_later(watchdog_s(seconds), exit=True, file=sys.__stderr__)
+            faulthandler.dump_traceback_later(watchdog_s(seconds), exit=True, file=stderr)
         except (OSError, ValueError, RuntimeError):  # no usable stderr descriptor
             yield
             return

@@ -111,7 +111,7 @@ def _discover() -> list[importlib.metadata.EntryPoint]:
         seen.add(name)
         for ep in dist.entry_points:
             if ep.group == GROUP:
-                ep.dist = dist  # type: ignore[attr-defined]
+                ep.dist = dist
                 found.append(ep)
     return found
 
@@ -551,11 +551,11 @@ class PluginHost:
                 info.plugin is not None and self._pm.is_registered(info.plugin)
             ):
                 continue
-            path = package_hwdb_dir(info.module)
-            if path is None:
+            hwdb_dir = package_hwdb_dir(info.module)
+            if hwdb_dir is None:
                 continue
             why = f"disabled by {ENV_DISABLE}" if info.blocked else "failed to load"
-            found.append(Withheld(path, f"plugin {info.name} ({why})"))
+            found.append(Withheld(hwdb_dir, f"plugin {info.name} ({why})"))
         return found
 
     # the typed facade

@@ -233,7 +233,7 @@ def _install() -> None:
         stdout = sys.stdout
         if stdout is not None and not isinstance(stdout, _Router):
             router = _Router(stdout)
-            sys.stdout = router  # type: ignore[assignment]
+            sys.stdout = router
             _saved["stdout"] = router
         os._exit = _guarded_exit
         atexit.register = _register  # type: ignore[assignment]
@@ -252,7 +252,7 @@ def _uninstall() -> None:
         _depth -= 1
         if _depth > 0:
             return
-        router = _saved.pop("stdout", None)
+        router: _Router | None = _saved.pop("stdout", None)
         # Otherwise someone replaced it meanwhile (theirs now), or plugin threads outlive the
         # command: they still print until the process ends, so their text stays off stdout.
         if router is not None and sys.stdout is router and not _plugin_threads_alive():
@@ -336,7 +336,7 @@ def _flush_partial(name: str) -> None:
 # --- ending the process ----------------------------------------------------------------------
 
 
-def _guarded_exit(status: int) -> None:
+def _guarded_exit(status: int) -> NoReturn:
     """``os._exit`` as plugin code sees it: raises ``PluginExit`` in a plugin's thread."""
     name = owner()
     if name is None or os.getpid() != _pid:

@@ -151,7 +151,7 @@ def _network_reached(fabric: Fabric, hosts: list[int]) -> list[list[int]]:
     drawn hosts reach, tier by tier, each tier at most ``MAX_TIER_SWITCHES``."""
     src, dst = fabric.link_src, fabric.link_dst
     kinds = fabric.dev_kind
-    frontier = set()
+    frontier: set[int] = set()
     for node in hosts:
         frontier.update(int(d) for d in fabric.host_device_ids(node))
     tiers: list[list[int]] = []
@@ -401,8 +401,8 @@ def to_svg(drawing: Drawing) -> str:
             f'rx="3" fill="{FILLS[box.kind]}" stroke="#333333"/>'
         )
         out.append(_svg_text(box.x + box.w / 2, box.y + box.h / 2 + 3, box.label, middle=True))
-    for text in drawing.texts:
-        out.append(_svg_text(text.x, text.y, text.text, text.size, text.bold))
+    for label in drawing.texts:
+        out.append(_svg_text(label.x, label.y, label.text, label.size, label.bold))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -51,7 +51,7 @@ def safe_streams() -> tuple[TextIO, TextIO]:
     """Wrap ``sys.stdout`` and ``sys.stderr`` in ``SafeWriter``; returns the originals."""
     originals = (sys.stdout, sys.stderr)
     if sys.stdout is not None and not isinstance(sys.stdout, SafeWriter):
-        sys.stdout = SafeWriter(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = SafeWriter(sys.stdout)
     if sys.stderr is not None and not isinstance(sys.stderr, SafeWriter):
-        sys.stderr = SafeWriter(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = SafeWriter(sys.stderr)
     return originals

@@ -78,9 +78,9 @@ def fit_line(line: str, width: int) -> list[str]:
             # width, and the columns before them stay aligned (every row of a table has the
             # same column starts, so every row splits at the same column).
             for gap in reversed(gaps):
-                head, tail = line[: gap.start()], line[gap.end() :]
-                if len(head) <= width and len(tail) >= MIN_BELOW_CHARS:
-                    below = _wrap(tail, width - len(indent))
+                head, rest = line[: gap.start()], line[gap.end() :]
+                if len(head) <= width and len(rest) >= MIN_BELOW_CHARS:
+                    below = _wrap(rest, width - len(indent))
                     return [head, *(indent + part for part in below)]
             return [line]
     return _wrap(line, width, indent)
