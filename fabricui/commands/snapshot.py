@@ -79,7 +79,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--op", help="collectives view: operation (default: all_reduce)")
     parser.add_argument(
         "--group",
-        help="collectives view: all, host (or node), domain or per-node (default: all)",
+        help=(
+            "collectives view: all, host (or node), domain or per-node, or gpus:N for the "
+            "first N GPUs (default: all)"
+        ),
     )
     parser.add_argument(
         "--sweep",

@@ -25,7 +25,7 @@ from fabricui.errors import ConfigError
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric
 from fabricui.importers.common import ParseError
 from fabricui.importers.hostlist import compress, expand, natural_key
-from fabricui.services.requests import GROUP_CHOICES
+from fabricui.services.requests import check_group, first_gpus
 
 #: Environment variable Slurm sets to the job's hosts.
 NODELIST_ENV = "SLURM_JOB_NODELIST"
@@ -304,7 +304,8 @@ def group_ranks(
 
     Args:
         fabric: The fabric.
-        group: ``all``, ``node`` (the GPUs of node 0) or ``per-node`` (GPU 0 of every node).
+        group: ``all``, ``node`` (the GPUs of node 0), ``per-node`` (GPU 0 of every node),
+            ``domain``, or ``gpus:N`` (the first N GPUs).
         gpus: The first N GPUs instead of a named group.
 
     Raises:
@@ -312,10 +313,15 @@ def group_ranks(
     """
     # An imported cluster's empty NVLink-domain slots hold no host: never in a group.
     placeable = placeable_ranks(fabric)
+    first = first_gpus(group) if gpus is None else None
     if gpus is not None:
         if not 1 <= gpus <= placeable.shape[0]:
             raise ConfigError(f"--gpus must be within 1..{placeable.shape[0]} (got {gpus})")
         return placeable[:gpus]
+    if first is not None:
+        if first > placeable.shape[0]:
+            raise ConfigError(f"group {group}: {fabric.spec.id} has {placeable.shape[0]} GPUs")
+        return placeable[:first]
     g = fabric.gpus_per_node
     if group in ("node", "host"):
         return np.arange(g, dtype=np.int64)
@@ -323,8 +329,7 @@ def group_ranks(
         return np.arange(min(fabric.gpus_per_domain, fabric.n_gpus), dtype=np.int64)
     if group == "per-node":
         return placeable[placeable % g == 0]
-    if group != "all":
-        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUP_CHOICES)})")
+    check_group(group)  # every other name is "all"; an unknown one says which there are
     return placeable
 
 

@@ -15,7 +15,7 @@ from fabricui.plugins import get_host
 from fabricui.services.layouts import LayoutChoice, parse_layout
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.plan import STEP_PARTS
-from fabricui.services.requests import GROUP_CHOICES, LaunchRequest
+from fabricui.services.requests import LaunchRequest, check_group
 from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep, size_argument
 from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS, VIEW_TITLES, op_name, pick_label
 
@@ -288,9 +288,7 @@ def _collectives_report(
     op = op_name(options.get("op", "all_reduce"))
     if op is None:
         raise ConfigError(f"unknown operation {options['op']!r} (one of {', '.join(OPS)})")
-    group = options.get("group", "all")
-    if group not in GROUP_CHOICES:
-        raise ConfigError(f"unknown group {group!r} (one of {', '.join(GROUP_CHOICES)})")
+    group = check_group(options.get("group", "all"))
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
     from fabricui.services.collective import measured_errors, measured_run, view_prediction

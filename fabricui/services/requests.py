@@ -19,6 +19,35 @@ if TYPE_CHECKING:
 MAX_SCALEUP_LINKS = 1024
 #: Group names a request accepts (``vocabulary.GROUPS`` and their other names).
 GROUP_CHOICES = (*GROUPS, *GROUP_ALIASES)
+#: A group of the first N GPUs (global ranks 0..N-1, as ``--gpus N`` picks them): ``gpus:N``.
+FIRST_GPUS = "gpus:"
+
+
+def first_gpus(group: str) -> int | None:
+    """N of a ``gpus:N`` group; None for a named group.
+
+    Raises:
+        ConfigError: ``gpus:`` without a whole number of GPUs after it.
+    """
+    if not group.startswith(FIRST_GPUS):
+        return None
+    text = group[len(FIRST_GPUS) :]
+    if not text.isdecimal() or len(text) > 9 or int(text) < 1:
+        raise ConfigError(f"group {group!r}: write gpus:N, N a whole number of GPUs (gpus:16)")
+    return int(text)
+
+
+def check_group(group: str) -> str:
+    """``group`` when it is one: a name of ``GROUP_CHOICES`` or ``gpus:N``.
+
+    Raises:
+        ConfigError: Another name, or a malformed ``gpus:N``.
+    """
+    if group in GROUP_CHOICES or first_gpus(group) is not None:
+        return group
+    raise ConfigError(
+        f"unknown group {group!r} (one of {', '.join(GROUPS)}, or gpus:N for the first N GPUs)"
+    )
 
 
 @dataclass(frozen=True)

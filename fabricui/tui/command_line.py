@@ -13,6 +13,7 @@ from textual.suggester import Suggester
 from textual.widgets import Input
 
 from fabricui.errors import FabricError, unknown_id_message
+from fabricui.services.requests import check_group
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.units import parse_message_size
@@ -48,7 +49,12 @@ COMMANDS = (
     Command("dst", "GPU", "route to this GPU (d)", "topology"),
     Command("size", "SIZE", "message size of the path: 64K, 1G (m)", "topology"),
     Command("op", "OP", "collective operation (o)", "collectives"),
-    Command("group", "GROUP", "group of GPUs: all, host, domain, per-node (g)", "collectives"),
+    Command(
+        "group",
+        "GROUP",
+        "group of GPUs: all, host, domain, per-node, or gpus:N, the first N (g)",
+        "collectives",
+    ),
     Command("sizes", "A:B", "size range, or one size (e)", "collectives"),
     Command("model", "ID", "model of the strategies view (m)", "strategies"),
     Command("layout", "LAYOUT", "layout such as 'tp8 pp2 fsdp' (l)", "strategies"),
@@ -128,6 +134,17 @@ def _check_choice(name: str) -> Callable[[Explorer, str], str | None]:
     return validate
 
 
+def _check_group(app: Explorer, argument: str) -> str | None:
+    """A named group, or ``gpus:N``: the first N GPUs of the fabric shown."""
+    try:
+        check_group(argument)
+        if app.data is not None:
+            app.data.group_ranks(argument)
+    except FabricError as exc:
+        return exc.message
+    return None
+
+
 def _check_model(app: Explorer, argument: str) -> str | None:
     """A model's id or its name as written (``Llama-3-70B``)."""
     catalog = app.catalog
@@ -181,7 +198,7 @@ _VALIDATORS: dict[str, Callable[[Explorer, str], str | None]] = {
     "dst": _check_gpu("parse_gpu"),
     "size": _check_size,
     "op": _check_choice("op"),
-    "group": _check_choice("group"),
+    "group": _check_group,
     "sizes": _check_sizes,
     "model": _check_model,
     "layout": _check_layout,

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError
 from fabricui.services.layouts import LayoutChoice, parse_layout
-from fabricui.services.requests import CatalogRequest, LaunchRequest, TopologyRequest
+from fabricui.services.requests import CatalogRequest, LaunchRequest, TopologyRequest, check_group
 from fabricui.services.settings import load_state
 from fabricui.tui.terminal import guarding
-from fabricui.vocabulary import GROUP_ALIASES, GROUPS, OPS, VIEWS
+from fabricui.vocabulary import OPS, VIEWS
 
 #: The driver textual-serve runs each explorer with (``TEXTUAL_DRIVER``).
 WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
@@ -48,8 +48,8 @@ def check_launch(
     options = dict(request.options)
     if options.get("op") and options["op"] not in OPS:
         raise ConfigError(f"unknown operation {options['op']!r} (one of {', '.join(OPS)})")
-    if options.get("group") and options["group"] not in (*GROUPS, *GROUP_ALIASES):
-        raise ConfigError(f"unknown group {options['group']!r} (one of {', '.join(GROUPS)})")
+    if options.get("group"):
+        check_group(options["group"])
     if options.get("sizes"):
         from fabricui.tui.screens.collectives import parse_range
 

@@ -1006,6 +1006,38 @@ async def test_measured_run_of_one_host_shows_the_host_group(app_factory):
         assert screen.prediction.nranks == 8
 
 
+async def test_measured_run_no_named_group_has_shows_its_first_gpus(app_factory):
+    """A pasted run of 16 ranks (busbw / algbw = 1.875) on the 32-GPU pod, where no named
+    group has 16 GPUs: the view predicts for the first 16 (``gpus:16``, two hosts), says so
+    in its controls, offers it in the group picker, copies it as ``--gpus 16``, and a saved
+    view keeps it."""
+    from fabricui.tui.screens.picker import PickerModal
+
+    sixteen = PASTED.replace("20.32", "19.67").replace("416.07", "402.66")
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await paste_measured(pilot, sixteen)
+        screen = app.screen
+        assert screen.measured.nranks == 16 and screen.group == "gpus:16"
+        assert screen.prediction.nranks == 16
+        controls = str(screen.query_one("#coll-controls").render())
+        assert "group first 16 GPUs [g]" in controls and "ranks, not" not in controls
+        command = dict(screen.copy_items())["command: fabricui collective ..."]
+        assert " --gpus 16" in command and "--group" not in command
+        assert dict(app.current_launch().options)["group"] == "gpus:16"
+        await pilot.press("g")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        assert [key for key, _ in app.screen.choices][-1] == "gpus:16"
+        assert app.screen.current == "gpus:16"
+        await pilot.press("escape")
+        await settle(pilot)
+        screen.restore_state({"op": "all_reduce", "group": "gpus:64", "sizes": "8:1G"})
+        await settle(pilot)
+        assert screen.group == "all"  # 64 GPUs do not fit the pod: said, and all shown
+
+
 async def test_measured_modal_says_why_it_cannot_read(app_factory, tmp_path):
     """A path that is not an nccl-tests output keeps the modal open with the reason."""
     from fabricui.tui.screens.measured import MeasuredModal

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Static
 from textual.worker import Worker, get_current_worker
 
 from fabricui.errors import ConfigError, FabricError
+from fabricui.services.requests import FIRST_GPUS, first_gpus
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.measured import MeasuredModal
@@ -46,6 +47,17 @@ GROUP_TEXT = {
     "domain": "the GPUs of scale-up domain 0 (an NVLink rack)",
     "per-node": "GPU 0 of every host (one GPU per host)",
 }
+
+
+def group_text(group: str) -> str:
+    """What a group is, in words (``gpus:N``: the first N GPUs)."""
+    n = first_gpus(group)
+    return GROUP_TEXT[group] if n is None else f"the first {n} GPUs (ranks 0..{n - 1})"
+
+
+def group_label(group: str, gpus: int) -> str:
+    """The group as the controls line shows it: ``all, 32 GPUs``, ``first 16 GPUs``."""
+    return f"first {gpus} GPUs" if first_gpus(group) is not None else f"{group}, {gpus} GPUs"
 
 
 def check_range(text: str) -> str | None:
@@ -344,7 +356,17 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             self._read_measured(measured)
         if data.fabric.nodes < 2 and self.group == "per-node":
             self.group = "all"
+        self._keep_group_in(data)
         self._request_predict()
+
+    def _keep_group_in(self, data: LoadedFabric) -> None:
+        """A group the fabric cannot hold (``gpus:N`` beyond its GPUs, a malformed name
+        from a saved view) becomes ``all``, said once."""
+        try:
+            data.group_ranks(self.group)
+        except ConfigError as exc:
+            self.app.notify(f"{exc.message}; showing all", title="group", severity="warning")
+            self.group = "all"
 
     def _controls(self, busy: bool = False, note: str = "") -> None:
         data = self.data
@@ -353,7 +375,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         sizes = "measured" if self.measured is not None else self.size_range
         note = "computing..." if busy else note
         text = (
-            f"op {self.op} [o] {dot} group {self.group}, {n} GPUs [g] {dot} sizes "
+            f"op {self.op} [o] {dot} group {group_label(self.group, n)} [g] {dot} sizes "
             f"{sizes} [e] {dot} {self._library()} [v]" + (f" {dot} {note}" if note else "")
         )
         if len(text) > self.size.width - 2:  # the choices without their names fit one line
@@ -618,8 +640,21 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
                 self.fabric_app.remember_visit()
                 self.group = group
 
-        choices = [(g, (g, f"{len(data.group_ranks(g))} GPUs", GROUP_TEXT[g])) for g in GROUPS]
+        groups = [*GROUPS, *self._first_gpus_groups()]
+        choices = [(g, (g, f"{len(data.group_ranks(g))} GPUs", group_text(g))) for g in groups]
         self.app.push_screen(PickerModal("Group of GPUs", choices, self.group), done)
+
+    def _first_gpus_groups(self) -> list[str]:
+        """The ``gpus:N`` groups worth offering: the one shown, and the measured run's
+        rank count when no named group has it."""
+        data, run = self.data, self.measured
+        out = [self.group] if first_gpus(self.group) is not None else []
+        if data is not None and run is not None and run.nranks:
+            counts = {len(data.group_ranks(g)) for g in GROUPS}
+            fits = run.nranks <= len(data.group_ranks("all"))
+            if run.nranks not in counts and fits and f"{FIRST_GPUS}{run.nranks}" not in out:
+                out.append(f"{FIRST_GPUS}{run.nranks}")
+        return out
 
     def action_ask_range(self) -> None:
         """Ask for the size range."""
@@ -672,17 +707,21 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
 
     def _group_like_measured(self) -> None:
         """Compare like with like: when the measured run has another rank count than the
-        group shown and a named group has the run's, show that group (and say so)."""
+        group shown, show a named group with the run's count, else the run's count of first
+        GPUs (``gpus:N``, as ``--gpus N``), and say so; a run larger than the fabric stays
+        beside the group shown (its header says both counts)."""
         data, run = self.data, self.measured
         if data is None or run is None or not run.nranks:
             return
         if len(data.group_ranks(self.group)) == run.nranks:
             return
         same = next((g for g in GROUPS if len(data.group_ranks(g)) == run.nranks), None)
+        if same is None and run.nranks <= len(data.group_ranks("all")):
+            same = f"{FIRST_GPUS}{run.nranks}"
         if same is not None:
             self.group = same
             self.app.notify(
-                f"group {same}: {run.nranks} GPUs, as the measured run", title="measured"
+                f"group {group_label(same, run.nranks)}, as the measured run", title="measured"
             )
 
     def _read_measured(self, value: str) -> None:
@@ -728,6 +767,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         (going back)."""
         self.op = state.get("op", self.op)
         self.group = state.get("group", self.group)
+        if self.data is not None:
+            self._keep_group_in(self.data)
         self.size_range = state.get("sizes", self.size_range)
         self.nccl = state.get("nccl", "")
         measured = state.get("measured", "")
@@ -761,7 +802,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         words = ["fabricui", "collective", self.op, "-t", data.topology]
         if data.nodes is not None:
             words += ["--nodes", str(data.nodes)]
-        words += [*sizes, "--group", self.group]
+        first = first_gpus(self.group)
+        words += [*sizes, *(["--gpus", str(first)] if first else ["--group", self.group])]
         words += nccl_words(self.nccl)
         if self.measured is not None and self.measured.single_process:
             words += ["--launch", "single-process"]
