@@ -111,6 +111,21 @@ async def test_greater_than_sorts_the_search(app_factory):
         assert "by cp down" in screen_text(app)
 
 
+async def test_the_screen_keeps_textuals_own_scrolling(app_factory):
+    """The view's "bring this title to the top" helper has a name of its own: Textual
+    scrolls a screen through ``Widget._scroll_to`` (keys, a focused widget coming into
+    view), which a screen method of that name would replace with one that refuses its
+    arguments."""
+    app = app_factory(view="strategies")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await searched(pilot)
+        screen.scroll_to(y=1, animate=False, immediate=True)
+        screen.scroll_home(animate=False, immediate=True)
+        await settle(pilot)
+        assert app.screen is screen
+
+
 def test_the_readme_keys_are_the_views_keys():
     """The README's "Collectives and strategies" keys are bound in those views, and the
     keys it names everywhere (:, Esc, Backspace, j, k) in the app."""

@@ -524,13 +524,13 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         self.plans = message.plans
         self._fill_search()
         self.query_one("#strat-search", DataTable).focus(scroll_visible=False)
-        self.call_after_refresh(self._scroll_to, "#search-title")
+        self.call_after_refresh(self._bring_to_top, "#search-title")
 
-    def _scroll_to(self, selector: str, relayout: bool = True) -> None:
+    def _bring_to_top(self, selector: str, relayout: bool = True) -> None:
         """Scroll the view so that ``selector``'s widget is at the top (once the layout
         that showed it has run: a refresh later)."""
         if relayout:
-            self.set_timer(0.1, lambda: self._scroll_to(selector, False))
+            self.set_timer(0.1, lambda: self._bring_to_top(selector, False))
             return
         body = self.query_one("#strat-body", VerticalScroll)
         body.scroll_to_widget(self.query_one(selector), top=True, animate=False)
@@ -594,7 +594,7 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         )
         self._controls()
         self.show_plan(plan, rank)
-        self.call_after_refresh(self._scroll_to, "#plan-title")
+        self.call_after_refresh(self._bring_to_top, "#plan-title")
 
     def sort_column_count(self) -> int:
         return len(SEARCH_COLUMNS)
