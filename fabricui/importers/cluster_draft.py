@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabricui.importers.spec import yaml_keys
+from fabricui.importers.spec import comment_block, yaml_keys
 from fabricui.model import IntraSpec
 
 #: Intra-node fields written when they differ from their defaults.
@@ -88,14 +88,11 @@ def render_cluster_yaml(draft: ClusterDraft, gaps: list[str] | tuple[str, ...] =
         draft: The spec to render.
         gaps: The import's own warnings, written before the spec's.
     """
-    out = ["# Cluster topology written by `fabricui import` (format: docs/hwdb.md, cluster)."]
-    problems = [*gaps, *draft.warnings]
-    if problems:
-        out.append("# Gaps in the input and choices made (check them):")
-        out += [f"#   - {' '.join(line.split())}" for line in problems]
-    if draft.comments:
-        out.append("# Measured:")
-        out += [f"#   {' '.join(line.split())}" for line in draft.comments]
+    out = comment_block(
+        "Cluster topology written by `fabricui import` (format: docs/hwdb.md, cluster).",
+        ("Gaps in the input and choices made (check them)", [*gaps, *draft.warnings]),
+        ("Measured", draft.comments),
+    )
     out += yaml_keys(draft.data)
     cluster = draft.cluster
     out.append("cluster:")

@@ -503,16 +503,32 @@ def render_yaml(draft: SpecDraft, gaps: Sequence[str] = ()) -> str:
         draft: The spec to render.
         gaps: The parse's own warnings, written before the spec's.
     """
-    out = ["# Topology spec written by `fabricui import` (format: see docs/hwdb.md)."]
-    problems = [*gaps, *draft.warnings]
-    if problems:
-        out.append("# Gaps in the input and guesses made (check them):")
-        out += [f"#   - {line}" for line in problems]
-    if draft.comments:
-        out.append("# Network and the NIC each GPU uses (net, net.nic_map):")
-        out += [f"#   {line}" for line in draft.comments]
+    out = comment_block(
+        "Topology spec written by `fabricui import` (format: see docs/hwdb.md).",
+        ("Gaps in the input and guesses made (check them)", [*gaps, *draft.warnings]),
+        ("Network and the NIC each GPU uses (net, net.nic_map)", draft.comments),
+    )
     out += yaml_keys(draft.data)
     return "\n".join(out) + "\n"
+
+
+def comment_block(
+    title: str, problems: tuple[str, Sequence[str]], facts: tuple[str, Sequence[str]]
+) -> list[str]:
+    """The comment lines a written spec opens with: what wrote it, then the input's gaps
+    and the choices made (to check), then facts worth keeping, each under its heading
+    when there are some. Every item stays on one line: a line break inside would end the
+    comment and turn the rest into YAML."""
+    out = [f"# {title}"]
+    heading, items = problems
+    if items:
+        out.append(f"# {heading}:")
+        out += [f"#   - {' '.join(line.split())}" for line in items]
+    heading, items = facts
+    if items:
+        out.append(f"# {heading}:")
+        out += [f"#   {' '.join(line.split())}" for line in items]
+    return out
 
 
 def yaml_keys(data: dict[str, Any]) -> list[str]:

@@ -359,6 +359,17 @@ def test_yaml_quotes_what_needs_quoting(catalog):
     assert doc.data["id"] == "no" and "a: b #c.txt" in doc.data["description"]
 
 
+def test_a_gap_with_a_line_break_stays_a_comment(catalog):
+    """A gap or a comment that holds a line break (a quoted multi-line field) is written on
+    one comment line: the rest of it never becomes a YAML key."""
+    draft = build_spec(layout(2, "PHB"), catalog, spec_id="one")
+    draft.comments.append("first\nid: injected")
+    text = render_yaml(draft, ["gap\n  nodes: 99"])
+    assert "#   - gap nodes: 99" in text and "#   first id: injected" in text
+    doc = parse_yaml(text, "t.yaml")
+    assert doc.data["id"] == "one" and doc.data["nodes"] != 99
+
+
 def test_parse_net_default_rate(catalog):
     """``--net efa`` takes the link's own rate."""
     assert parse_net("efa", catalog) == ("efa", 100.0)
