@@ -2,10 +2,11 @@
 
 Usage: python benchmarks/accuracy.py --data ../shared/data/nccl/measurements.yaml [--json]
        [--rows [ENTRY] [--small]] [--logs benchmarks/data/nccl_logs.yaml]
-       [--log-dir ../shared/data/topo/nccl_debug_logs]
+       [--log-dir ../shared/data/topo/nccl_debug_logs] [--source-env FILE | --entry-env-only]
 
 For every ``reference`` entry: build the topology from its ``hardware`` block, predict each
-row (honouring ``env``, ``launch`` and ``score_min_bytes``), and score as the data's README
+row (honouring ``env``, ``launch`` and ``score_min_bytes``; ``env`` completed by what the
+run's own job scripts exported, ``benchmarks/data/source_env.yaml``), and score as the data's README
 defines: row error |t_pred / t_meas - 1| (time when published, else busbw); an entry's error
 is the median over its rows; the summary gives median and p90 over entries, and the same
 over bandwidth-bound rows (>= 64 MiB) and latency-bound rows (<= 64 KiB). Two predictions
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,35 @@ LARGE = 64 * 2**20
 RUN_ENV = ("NCCL_", "FI_")
 SMALL = 64 * 2**10
 ROOT = Path(__file__).resolve().parents[1]
+#: Environment published runs set that their entries leave out, by result directory.
+SOURCE_ENV = ROOT / "benchmarks" / "data" / "source_env.yaml"
+_GITHUB_PATH = re.compile(r"https://github\.com/([^/]+/[^/]+)/(?:tree|blob)/[^/]+/(.+?)/?$")
+
+
+def load_source_env(path: Path | None) -> list[dict[str, Any]]:
+    """The result directories of ``path`` (``source_env.yaml``) with what their job scripts
+    exported; none when ``path`` is None."""
+    if path is None:
+        return []
+    return list(yaml.safe_load(path.read_text(encoding="utf-8")) or [])
+
+
+def completed_env(entry: dict[str, Any], directories: list[dict[str, Any]]) -> dict[str, Any]:
+    """An entry's ``env`` with what its run's job scripts exported added: the variables of
+    the result directory its ``source`` (a GitHub tree or blob address) is in; a variable
+    the entry states keeps the entry's value."""
+    env = dict(entry.get("env") or {})
+    found = _GITHUB_PATH.match(str(entry.get("source", "")))
+    if found is None:
+        return env
+    repository, path = found.groups()
+    for directory in directories:
+        folder = directory["directory"].rstrip("/")
+        if directory["repository"] == repository and (
+            path == folder or path.startswith(folder + "/")
+        ):
+            return {**directory["env"], **env}
+    return env
 
 
 def log_matches(logs_file: Path, log_dir: Path | None, catalog) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -135,14 +166,19 @@ class EntryResult:
     best_signed: float | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     problem: str = ""
+    env_added: list[str] = field(default_factory=list)
+    """Variables taken from the run's job scripts (``source_env.yaml``), not the entry."""
 
 
 def _median(values: list[float]) -> float | None:
     return float(np.median(values)) if values else None
 
 
-def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[no-untyped-def]
-    """Predict and score every row of one entry."""
+def score_entry(  # type: ignore[no-untyped-def]
+    entry: dict[str, Any], catalog, directories: list[dict[str, Any]] | None = None
+) -> EntryResult:
+    """Predict and score every row of one entry (its ``env`` completed from
+    ``directories``, ``load_source_env``)."""
     result = EntryResult(id=entry["id"], quality=entry.get("quality", ""), op=entry["op"])
     doc = YamlDocument(data=entry["hardware"], origin=f"measurements:{entry['id']}")
     try:
@@ -154,7 +190,8 @@ def score_entry(entry: dict[str, Any], catalog) -> EntryResult:  # type: ignore[
     rows = [r for r in entry["rows"] if r[0] >= (entry.get("score_min_bytes") or 0)]
     sizes = np.array([r[0] for r in rows], dtype=np.float64)
     nranks = entry.get("nranks", fabric.n_gpus)
-    env = entry.get("env") or {}
+    env = completed_env(entry, directories or [])
+    result.env_added = sorted(set(env) - set(entry.get("env") or {}))
     try:
         prediction = evaluate_collective(
             fabric,
@@ -319,12 +356,28 @@ def main(argv: list[str] | None = None) -> int:
         default=ROOT.parent / "shared" / "data" / "topo" / "nccl_debug_logs",
         help="more NCCL_DEBUG logs, counted for choice lines (no hardware to score them on)",
     )
+    parser.add_argument(
+        "--source-env",
+        type=Path,
+        default=SOURCE_ENV,
+        help="environment runs' job scripts exported that their entries leave out, by "
+        "result directory",
+    )
+    parser.add_argument(
+        "--entry-env-only",
+        action="store_true",
+        help="price each entry with its own env alone (no --source-env)",
+    )
     args = parser.parse_args(argv)
     entries = yaml.safe_load(args.data.read_text(encoding="utf-8"))
     catalog = load_catalog()
+    directories = load_source_env(None if args.entry_env_only else args.source_env)
     results = [
-        score_entry(e, catalog) for e in entries if args.all or e.get("quality") == "reference"
+        score_entry(e, catalog, directories)
+        for e in entries
+        if args.all or e.get("quality") == "reference"
     ]
+    completed = {r.id: r.env_added for r in results if r.env_added}
     summary = summarize(results)
     best = summarize(results, "best")
     logs = log_matches(args.logs, args.log_dir, catalog)
@@ -343,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
                             "small": r.small,
                             "best_error": r.best_error,
                             "best_large": r.best_large,
+                            "env_from_job_scripts": r.env_added,
                         }
                         for r in results
                     ],
@@ -389,6 +443,12 @@ def main(argv: list[str] | None = None) -> int:
         f"printed; {logs['unscored_logs']} more log(s) in --log-dir, "
         f"{logs['unscored_with_choices']} with choice lines"
     )
+    if completed:
+        print(
+            f"env completed from the runs' job scripts ({args.source_env.name}) for "
+            f"{len(completed)} entr{'y' if len(completed) == 1 else 'ies'}: "
+            + "; ".join(f"{k} (+{', '.join(v)})" for k, v in completed.items())
+        )
     return 0
 
 

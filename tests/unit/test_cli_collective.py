@@ -384,7 +384,8 @@ def test_accuracy_benchmark_runs():
     assert set(data["best_summary"]) == set(data["summary"])
     assert data["summary"]["scored"] >= 30
     keys = {"id", "problem", "error", "signed", "large", "middle", "small"}
-    assert all(set(e) == keys | {"best_error", "best_large"} for e in data["entries"])
+    extra = {"best_error", "best_large", "env_from_job_scripts"}
+    assert all(set(e) == keys | extra for e in data["entries"])
     assert not any(e["problem"] for e in data["entries"])
     # An entry's large- and middle-row errors lie within its rows' range, so a median of
     # all rows sits between them whenever both classes exist.
@@ -429,6 +430,76 @@ def test_accuracy_rows_small_prints_the_latency_bound_rows_with_nccls_channels(
     rows = [line.split() for line in capsys.readouterr().out.splitlines() if "meas" in line]
     assert [row[0] for row in rows] == ["8"]
     assert rows[0][7].endswith("/ll") and rows[0][8] == "x1"
+
+
+def test_accuracy_completes_an_entrys_env_from_its_runs_job_scripts(tmp_path, monkeypatch):
+    """An entry whose source is a result directory of ``source_env.yaml`` is priced with
+    what that directory's job scripts exported; a variable the entry states keeps its
+    value; an entry from elsewhere (or under --entry-env-only) keeps its own env."""
+    accuracy = _accuracy_module(monkeypatch)
+    directories = [
+        {
+            "repository": "someone/runs",
+            "directory": "results/base",
+            "env": {"FI_CXI_RX_MATCH_MODE": "software", "NCCL_CROSS_NIC": "0"},
+        }
+    ]
+    tree = "https://github.com/someone/runs/tree/0123abc/results/base"
+    blob = "https://github.com/someone/runs/blob/0123abc/results/base/job-n-8.txt"
+    for source in (tree, tree + "/", blob):
+        entry = {"source": source, "env": {"NCCL_CROSS_NIC": "1"}}
+        assert accuracy.completed_env(entry, directories) == {
+            "FI_CXI_RX_MATCH_MODE": "software",
+            "NCCL_CROSS_NIC": "1",
+        }
+    for source in (
+        "https://github.com/someone/runs/tree/0123abc/results/base_other",
+        "https://github.com/other/runs/tree/0123abc/results/base",
+        "https://example.org/results/base",
+    ):
+        assert accuracy.completed_env({"source": source}, directories) == {}
+    shipped = accuracy.load_source_env(accuracy.SOURCE_ENV)
+    assert shipped and all(d["env"] and d["env_source"] for d in shipped)
+    assert accuracy.load_source_env(None) == []
+
+
+def test_accuracy_prices_an_alps_run_with_software_matching_from_its_job_script(
+    tmp_path, capsys, monkeypatch
+):
+    """The shipped source_env.yaml turns on the CXI provider's software matching for a run
+    of boeschf/nccl-benchmark-on-alps-2025 (its job scripts export it): a 4 KiB all-reduce
+    on two GH200 nodes pays the receive copies, and the benchmark says which variables it
+    added; --entry-env-only prices the entry as written."""
+    accuracy = _accuracy_module(monkeypatch)
+    entry = {
+        "id": "alps_two_nodes",
+        "source": "https://github.com/boeschf/nccl-benchmark-on-alps-2025/tree/"
+        "897cff446b5e814a0a991f94dd52559df8cdf9e0/results/nccl-tests_nccl-2.23.4-1-aws-1.13.0-v0",
+        "quality": "reference",
+        "hardware": {
+            "gpu": "gh200",
+            "nodes": 2,
+            "gpus_per_node": 4,
+            "intra": {"fabric": "mesh", "link": "nvlink4", "links_per_pair": 6},
+            "net": {"link": "slingshot", "gbps": 200, "nics_per_node": 4},
+        },
+        "op": "all_reduce",
+        "nranks": 8,
+        "env": {"NCCL_CROSS_NIC": "0"},
+        "rows": [[4096, 38.0, 0.0, 0.0]],
+    }
+    data = tmp_path / "alps.yaml"
+    data.write_text(yaml.safe_dump([entry]), encoding="utf-8")
+    (tmp_path / "logs").mkdir()
+    argv = ["--data", str(data), "--json", "--logs", str(tmp_path / "none.yaml")]
+    argv += ["--log-dir", str(tmp_path / "logs")]
+    predicted = {}
+    for flags in ([], ["--entry-env-only"]):
+        assert accuracy.main([*argv, *flags]) == 0
+        (scored,) = json.loads(capsys.readouterr().out)["entries"]
+        predicted[bool(flags)] = (scored["signed"], scored["env_from_job_scripts"])
+    assert "FI_CXI_RX_MATCH_MODE" in predicted[False][1] and predicted[True][1] == []
+    assert predicted[False][0] > predicted[True][0]  # the copies make it slower
 
 
 def _accuracy_module(monkeypatch):
