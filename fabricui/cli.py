@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from typing import Callable, NoReturn
+from typing import Callable, NoReturn, TextIO, cast
 
 from fabricui import __version__
 from fabricui.commands import calibrate as calibrate_command
@@ -229,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     originals = safe_streams()  # what commands print from their input cannot drive a terminal
     budget_before = os.environ.get(ENV_MAX_MEMORY)
     if sys.stderr is None:  # `2>&-`: warnings must not fall back to stdout (print's default)
-        sys.stderr = _Discard()
+        sys.stderr = cast(TextIO, _Discard())
     try:
         args = parser.parse_args(argv)
         _json_first(args)
@@ -292,7 +292,7 @@ def _fit_to_terminal() -> None:
     """On a terminal, print text lines fitted to its width (``render.terminal_fit``); a
     pipe or a file gets them as written."""
     if sys.stdout.isatty():
-        sys.stdout = FitWriter(sys.stdout, shutil.get_terminal_size().columns)  # type: ignore[assignment]
+        sys.stdout = FitWriter(sys.stdout, shutil.get_terminal_size().columns)
 
 
 def _report_health(quiet: bool = False) -> None:
@@ -347,7 +347,8 @@ def run() -> NoReturn:
     process = sys.modules.get("fabricui.plugins.process")
     if process is None:  # no plugin was loaded (--help, --version): nothing can hold the exit
         sys.exit(status)
-    process.exit_process(status)
+    exit_process: Callable[[int], NoReturn] = process.exit_process
+    exit_process(status)
 
 
 def _flush_stdout() -> None:

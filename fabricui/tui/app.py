@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
     from fabricui.services.loaded import LoadedFabric
+    from fabricui.tui.offscreen import Snapshot
     from fabricui.tui.screens.help import Section
     from fabricui.tui.terminal import TerminalGuard
 
@@ -54,7 +55,7 @@ _VIEW = Binding.Group("views", compact=True)
 def screen_class(view: str) -> type[ViewScreen]:
     """The screen class of a view, imported on first use: start-up pays for the first only."""
     module, name = VIEW_SCREENS[view]
-    return getattr(import_module(f"fabricui.tui.screens.{module}"), name)  # type: ignore[no-any-return]
+    return getattr(import_module(f"fabricui.tui.screens.{module}"), name)
 
 
 def _screen_factory(view: str) -> Callable[[], ViewScreen]:
@@ -512,8 +513,9 @@ class FabricApp(App[None]):
         if self.data is not None:
             self.history.push(self.current_launch())
 
-    def action_back(self) -> None:
-        """Go back to the place shown before (Esc and Backspace)."""
+    def action_back(self) -> None:  # type: ignore[override]  # Textual runs either kind
+        """Go back to the place shown before (Esc and Backspace); replaces Textual's
+        ``App.action_back`` (a coroutine), which Textual awaits or calls alike."""
         place = self.history.pop()
         if place is None:
             self.notify("nothing to go back to", timeout=2)
@@ -530,12 +532,13 @@ class FabricApp(App[None]):
             state["dst"] = place.dst
         if place.message_size:
             state["message_size"] = str(place.message_size)
-        if place.topology != self.request:
+        topology = place.topology_or_default
+        if topology != self.request:
             # The views take these when the fabric arrives, as from the command line.
             self._initial_pair = (place.src, place.dst) if (place.src or place.dst) else None
             self._initial_size = place.message_size
             self._options = dict(place.options)
-            self.load_topology(place.topology, remember=False)
+            self.load_topology(topology, remember=False)
             self.switch_mode(place.view)
         else:
             self.switch_mode(place.view)
@@ -696,7 +699,12 @@ class FabricApp(App[None]):
     def _save(self, launch: LaunchRequest, fmt: str, path: Path) -> None:
         """Render off-screen at a size that holds the whole view, then write atomically."""
 
-        def render_view(launch: LaunchRequest, catalog, host, size):  # type: ignore[no-untyped-def]
+        def render_view(
+            launch: LaunchRequest,
+            catalog: Catalog | None,
+            host: PluginHost | None,
+            size: tuple[int, int],
+        ) -> Snapshot:
             app = make_app(catalog=catalog, host=host, launch=launch, ascii_only=self.ascii_only)
             return render_app(app, launch.view, size)
 
@@ -764,9 +772,11 @@ class FabricApp(App[None]):
         figures = compare(before, current, launch.src, launch.dst)
         # The modal is made on the app's thread: on Python 3.9 a screen's asyncio objects
         # bind to the current event loop when made, and a worker thread has none.
-        self.call_from_thread(
-            lambda: self.push_screen(CompareModal(figures, before.label, current.label))
-        )
+
+        def show() -> None:
+            self.push_screen(CompareModal(figures, before.label, current.label))
+
+        self.call_from_thread(show)
 
     def action_copy(self) -> None:
         """Copy the path, an equivalent command or JSON to the clipboard (OSC 52)."""

@@ -6,6 +6,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
+
+
+class Frame(NamedTuple):
+    """The six characters of a frame, in the order ``Glyphs.box`` lists them."""
+
+    top_left: str
+    top_right: str
+    bottom_right: str
+    bottom_left: str
+    horizontal: str
+    vertical: str
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,16 @@ class Glyphs:
     """The same for a double frame (a scale-up domain around its hosts)."""
     square: str
     """A filled square (a marked device)."""
+
+    @property
+    def box_frame(self) -> Frame:
+        """``box`` as named characters."""
+        return Frame(*self.box)
+
+    @property
+    def double_frame(self) -> Frame:
+        """``double`` as named characters."""
+        return Frame(*self.double)
 
 
 UNICODE = Glyphs(

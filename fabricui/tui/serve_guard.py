@@ -65,7 +65,7 @@ def guarded_server_class() -> Any:
     from aiohttp import WSCloseCode
     from textual_serve.app_service import AppService
 
-    class GuardedServer(served.Server):  # type: ignore[misc]
+    class GuardedServer(served.Server):
         """A textual-serve server that lets only its own page in, a few sessions at a time."""
 
         def __init__(
@@ -78,8 +78,9 @@ def guarded_server_class() -> Any:
             """Sessions and terminal size."""
             self.sessions = 0
             """Sessions running now."""
-            # The name textual-serve's websocket handler creates sessions with.
-            served.AppService = _app_service_class(AppService, limits)
+            # The name textual-serve's websocket handler creates sessions with (a class
+            # replaced on purpose, which the type checker would refuse).
+            served.AppService = _app_service_class(AppService, limits)  # type: ignore[misc]
 
         async def _make_app(self) -> web.Application:
             app = await super()._make_app()
@@ -219,7 +220,7 @@ def _app_service_class(base: type[Any], limits: SessionLimits) -> type[Any]:
     """textual-serve's ``AppService`` (one session's explorer process), its terminal
     clamped to ``limits`` and its explorer reaped when the session stops."""
 
-    class BoundedAppService(base):  # type: ignore[misc,valid-type]
+    class BoundedAppService(base):
         """A browser session whose explorer runs at a bounded size and is waited for.
 
         textual-serve leaves the finished process to the garbage collector; when the

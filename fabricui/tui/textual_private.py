@@ -91,6 +91,6 @@ def driver_drawing_on(stream: TextIO) -> type[Driver]:
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self._file = stream
+            self._file = stream  # type: ignore[assignment]  # any text stream will do
 
     return TerminalDriver

@@ -13,7 +13,7 @@ three times the bandwidth of reducing x, then y, then z with the whole buffer.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -78,7 +78,7 @@ class TorusRings(CollectiveAlgorithm):
                 key=lambda r: r[0],
             )
 
-        return group.memo(("torus", dims, axes), raw)  # type: ignore[return-value]
+        return group.memo(("torus", dims, axes), raw)
 
     def time_us(self, group: Group, op: str, size_bytes: FloatArray, protocol: str) -> FloatArray:
         """Reduce-scatter and/or all-gather passes over every dimension [us]."""
@@ -130,7 +130,7 @@ def _part_orders(group: Group, axes: list[int]) -> list[list[list[int]]]:
     return [rotated, [fast[t:] + fast[:t] + slow for t in range(len(fast))]]
 
 
-def _group_torus(group: Group):  # type: ignore[no-untyped-def]
+def _group_torus(group: Group) -> tuple[Any, int]:
     """(torus, first rank) the group's chips lie in: the fabric's torus (first rank 0), or
     the torus of the one scale-up domain holding every rank (a Trn2 UltraServer); (None,
     0) otherwise."""

@@ -137,6 +137,7 @@ def nvls_chunk_bytes(
     sizes = np.asarray(size_bytes, dtype=np.float64)
     ops = float(max(1, channels) * max(1, heads))
     chunk = np.full(sizes.shape, float(NVLS_CHUNK_BYTES))
+    rules: tuple[tuple[float, float], ...]  # (chunks per operation below which, smaller chunk)
     if tree:
         if n_nodes >= 4:
             chunk[:] = 65536.0

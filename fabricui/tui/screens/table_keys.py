@@ -11,10 +11,15 @@ from textual.reactive import var
 from fabricui.tui.widgets.filter_bar import FilterBar
 
 if TYPE_CHECKING:
+    from textual.screen import Screen
     from textual.widgets import DataTable
 
+    _TableScreen = Screen[None]  # what the mixin is mixed into, for the type checker
+else:
+    _TableScreen = object
 
-class SortedFilteredTable:
+
+class SortedFilteredTable(_TableScreen):
     """Mixin for a screen with one sortable, filterable table.
 
     The screen says how many columns the sort steps through (``sort_column_count``) and how
@@ -77,7 +82,7 @@ class SortedFilteredTable:
 
     def action_filter(self) -> None:
         """Show the filter line (it takes every key typed until enter or escape)."""
-        self.query_one(FilterBar).open()  # type: ignore[attr-defined]
+        self.query_one(FilterBar).open()
 
     def action_sort(self, step: int) -> None:
         """Sort by the next (or previous) column."""

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -114,7 +115,7 @@ class BarChart(Widget):
         """No bars, just a line of text."""
         self.bars, self.empty = (), text
 
-    def _style(self, name: str):  # type: ignore[no-untyped-def]
+    def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"bar-chart--{name}", partial=True)
 
     def render(self) -> Text:

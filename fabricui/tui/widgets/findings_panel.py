@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.markup import escape
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from fabricui.importers.nccl_log import NcclLog
+    from fabricui.services.doctor import Finding
 
 #: Markup colour of each severity (brackets keep it readable under NO_COLOR).
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
@@ -20,7 +26,7 @@ class FindingsPanel(Static):
     }
     """
 
-    def show_log(self, source: str, log, findings) -> None:  # type: ignore[no-untyped-def]
+    def show_log(self, source: str, log: NcclLog, findings: list[Finding]) -> None:
         """Render the findings of a parsed log (``read_nccl_log`` + ``diagnose``)."""
         lines = [
             f"[b]NCCL log[/b] {escape(source)}",

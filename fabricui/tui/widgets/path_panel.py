@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 from textual.reactive import reactive
@@ -144,7 +145,7 @@ class PathPanel(Widget):
         self.message = message
         self.src_name = src_name
 
-    def _style(self, name: str):  # type: ignore[no-untyped-def]
+    def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"path-panel--{name}", partial=True)
 
     def render(self) -> RenderableType:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -150,7 +151,7 @@ class RingStepper(Widget):
         if self.step >= self.total:
             self.playing = False
 
-    def _style(self, name: str):  # type: ignore[no-untyped-def]
+    def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"ring-stepper--{name}", partial=True)
 
     def render(self) -> Text:
@@ -175,6 +176,7 @@ class RingStepper(Widget):
             for chunk in range(n):
                 holders = state[rank][chunk]
                 text = f"{CHUNKS[chunk]}:{cell_text(holders, n)}".ljust(cell_w)
+                style: Style | None
                 if (rank, chunk) in received:
                     style = self._style("fresh")
                 elif len(holders) == n or (self.op == "broadcast" and holders):

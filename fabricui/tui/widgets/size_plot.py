@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -102,7 +103,7 @@ class SizePlot(Widget):
         """Highlight one size."""
         self.selected = index
 
-    def _style(self, name: str):  # type: ignore[no-untyped-def]
+    def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"size-plot--{name}", partial=True)
 
     def render(self) -> Text:

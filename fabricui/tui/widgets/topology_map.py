@@ -165,7 +165,7 @@ def node_span(fabric: Fabric, members: list[int]) -> str:
 def node_box(fabric: Fabric, node: int, inner: int) -> list[list[Cell]]:
     """One node as a box: a title line, one line (or more) per device kind, a bottom line."""
     title = f" {fabric.node_label(node)} "[: max(3, inner - 1)]
-    tl, tr, br, bl, h, v = glyphs().box
+    tl, tr, br, bl, h, v = glyphs().box_frame
     lines = [
         [
             Cell(tl + h, "border"),
@@ -203,7 +203,7 @@ def _domain_head(fabric: Fabric, domain: int, nodes: list[int], width: int) -> l
     """First line of a domain's frame: its name, hosts, and its shared switch as a cell."""
     switches = [int(d) for d in fabric.domain_device_ids(domain)]
     span = node_span(fabric, nodes)
-    tl, _tr, _br, _bl, h, _v = glyphs().double
+    tl, _tr, _br, _bl, h, _v = glyphs().double_frame
     title = f"{tl}{h} d{domain} ({span}) {fabric.scaleup_label} "
     cells = [Cell(title, "border")]
     cells += [_cell_of(fabric, dev, "dev", 1) for dev in switches]
@@ -217,7 +217,7 @@ def _domain_head(fabric: Fabric, domain: int, nodes: list[int], width: int) -> l
 
 
 def _domain_foot(width: int) -> list[Cell]:
-    _tl, _tr, _br, bl, h, _v = glyphs().double
+    _tl, _tr, _br, bl, h, _v = glyphs().double_frame
     return [Cell(bl + h * max(1, width - 1), "border")]
 
 

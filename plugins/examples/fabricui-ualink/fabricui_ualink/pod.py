@@ -133,14 +133,22 @@ def check_pod(spec: TopologySpec, catalog: Catalog) -> tuple[LinkGeneration, Swi
             f"(got {ports})",
         )
     switch = _plane_switch(spec, catalog)
-    plane_ports = int(switch.radix * switch.port_Gbps // (link.bw_GBps * 8.0))
+    radix, port_Gbps = switch.radix, switch.port_Gbps
+    if radix is None or port_Gbps is None:
+        raise _fail(
+            spec,
+            "intra.switch",
+            f"{switch.id} states no port count and speed (radix, port_Gbps): a pod's "
+            "planes cannot be sized on it",
+        )
+    plane_ports = int(radix * port_Gbps // (link.bw_GBps * 8.0))
     if n > plane_ports:
         lanes = link.id.rsplit("-", 1)[-1]
         raise _fail(
             spec,
             "gpus_per_node",
             f"{n:,} accelerators need {n:,} {lanes} ports on every switch plane; "
-            f"{switch.id} has {plane_ports:,} ({switch.radix * switch.port_Gbps / 1000:g} Tb/s): "
+            f"{switch.id} has {plane_ports:,} ({radix * port_Gbps / 1000:g} Tb/s): "
             "use narrower ports, fewer accelerators or a larger switch (intra.switch)",
         )
     hosts = intra.sockets if intra.sockets is not None else n // math.gcd(n, DEFAULT_PER_HOST)

@@ -150,6 +150,18 @@ def test_bad_pods_are_one_line_errors(pod, catalog, host, changes, message):
     assert "\n" not in text and "ualink-pod.yaml" in text and message in text
 
 
+def test_a_switch_without_its_ports_is_a_one_line_error(pod, catalog, host):
+    """A UALink switch record that leaves out its port count cannot size a plane: the
+    spec's ``intra.switch`` is named, in one line."""
+    switch = catalog.switches["ualink-switch-100t"]
+    portless = dataclasses.replace(switch, id="ualink-switch-portless", radix=None)
+    bare = dataclasses.replace(catalog, switches={**catalog.switches, portless.id: portless})
+    with pytest.raises(ConfigError) as exc:
+        api.build(with_intra(pod, switch=portless.id), bare, host)
+    text = str(exc.value)
+    assert "\n" not in text and "intra.switch" in text and "radix, port_Gbps" in text
+
+
 def test_x1_ports_fill_a_512_accelerator_plane(pod, catalog, host):
     """With x1 ports the 512-lane switch holds 512 accelerators per plane."""
     spec = dataclasses.replace(
