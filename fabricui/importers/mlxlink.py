@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
+from fabricui.importers.fabric_graph import LANE_GBPS
 from fabricui.importers.port_health import (
     HealthItem,
     HealthReport,
@@ -31,18 +32,6 @@ EXPECTED = "`mlxlink` output (Operational Info)"
 
 #: Largest input read [characters].
 MAX_INPUT_CHARS = 4 * 2**20
-#: Data rate per lane [Gb/s] of the speed names mlxlink prints (``IB-HDR``, ``NVLink-XDR``).
-_LANE_GBPS = {
-    "SDR": 2.5,
-    "DDR": 5.0,
-    "QDR": 10.0,
-    "FDR10": 10.0,
-    "FDR": 14.0,
-    "EDR": 25.0,
-    "HDR": 50.0,
-    "NDR": 100.0,
-    "XDR": 200.0,
-}
 _DEVICE = re.compile(r"mlxlink\b[^\n]{0,200}?[ \t]-d[ \t]+(\S{1,200})")
 _PORT_FLAG = re.compile(r"mlxlink\b[^\n]{0,200}?[ \t]-p[ \t]+(\d{1,3})\b")
 _ETH_SPEED = re.compile(r"^(\d{1,4})G\b")
@@ -59,8 +48,8 @@ def _rate(speed: str | None, width: str | None) -> float | None:
         return None
     name = speed.split("-")[-1].strip().upper()
     lanes = re.match(r"(\d{1,2})x", (width or "").strip(), re.IGNORECASE)
-    if name in _LANE_GBPS and lanes:
-        return _LANE_GBPS[name] * int(lanes.group(1))
+    if name in LANE_GBPS and lanes:  # the speed names mlxlink prints (IB-HDR, NVLink-XDR)
+        return LANE_GBPS[name] * int(lanes.group(1))
     eth = _ETH_SPEED.match(speed.strip())
     return float(eth.group(1)) if eth else None
 
