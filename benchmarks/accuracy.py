@@ -37,12 +37,10 @@ from fabricui.fabric import build_fabric
 from fabricui.hwdb import load_catalog
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import YamlDocument
+from fabricui.services.collective import JOB_ENV
 from fabricui.services.session import collective_algorithms
 
 LARGE = 64 * 2**20
-#: Variables of an entry's ``env`` the engine reads: NCCL's, and libfabric's (the CXI
-#: provider's matching mode and copies, ``fabricui.engine.cxi``).
-RUN_ENV = ("NCCL_", "FI_")
 SMALL = 64 * 2**10
 ROOT = Path(__file__).resolve().parents[1]
 #: Environment published runs set that their entries leave out, by result directory.
@@ -202,7 +200,7 @@ def score_entry(  # type: ignore[no-untyped-def]
             algo=_forced_algo(env, entry["op"]),
             single_process=entry.get("launch") == "single-process",
             library_version=parse_library_version(entry.get("nccl_version")),
-            nccl_env={str(k): str(v) for k, v in env.items() if str(k).startswith(RUN_ENV)},
+            nccl_env={str(k): str(v) for k, v in env.items() if str(k).startswith(JOB_ENV)},
         )
     except FabricError as exc:  # the run cannot be priced (NCCL itself would refuse it)
         result.problem = str(exc)
