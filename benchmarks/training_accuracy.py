@@ -92,7 +92,8 @@ def score(path: Path, every: bool = False) -> tuple[list[Scored], list[str]]:
     Raises:
         FabricError: The file cannot be read or parsed.
     """
-    from fabricui.services.plan import load_strategies, price_entry, read_runs
+    from fabricui.services.plan import load_strategies
+    from fabricui.services.plan_runs import price_entry, read_runs
     from fabricui.services.session import load_catalog
 
     catalog = load_catalog()

@@ -23,6 +23,7 @@ from fabricui.services.plan import (
     PlanRequest,
     load_strategies,
 )
+from fabricui.services.plan_runs import RunRequest, RunResult, price_runs
 from fabricui.units import format_bytes, format_time_us
 from fabricui.vocabulary import (
     ATTENTION_CHOICES,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from fabricui.engine.training.step import PlanReport
     from fabricui.engine.types import Layout
     from fabricui.fabric.fabric import Fabric
-    from fabricui.services.plan import RunResult, SearchResult
+    from fabricui.services.plan import SearchResult
 
 COLUMNS = (
     "strategy",
@@ -234,8 +235,8 @@ def run(args: argparse.Namespace) -> int:
         FabricError: Unknown ids, a bad run file, or a layout the model or fabric cannot run.
     """
     if _get(args, "run", None):
-        runs = service.price_runs(
-            service.RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()
+        runs = price_runs(
+            RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()
         )
         data: dict[str, Any] = (
             run_json(runs[0]) if len(runs) == 1 else {"runs": [run_json(r) for r in runs]}

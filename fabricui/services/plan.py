@@ -4,7 +4,7 @@ accuracy benchmark and the explorer's strategies view ask, with typed requests.
 Loads what a question needs (catalog, fabric, model, the registered strategies, the
 collective algorithms of the plugins), turns a request into the engine's layout and
 recipe (saying what it assumed), and returns the engine's reports. No argparse, no
-printing, no Textual.
+printing, no Textual. Published runs (``plan --run FILE``) are priced by ``plan_runs``.
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError, EngineError, FabricError
 from fabricui.services.requests import CatalogRequest, TopologyRequest
-from fabricui.services.software import software_for, software_for_run
+from fabricui.services.software import software_for
 from fabricui.vocabulary import DEFAULT_MODEL, DP_ALIASES, DP_STRATEGIES
 
 if TYPE_CHECKING:
@@ -31,8 +30,7 @@ if TYPE_CHECKING:
     from fabricui.engine.types import Layout, Strategy
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
-    from fabricui.model import ModelShape, TopologySpec
-    from fabricui.model.run import RunEntry, RunSpec
+    from fabricui.model import ModelShape
     from fabricui.plugins import PluginHost
     from fabricui.services.jobs import JobPlacement
     from fabricui.services.software import Software
@@ -141,16 +139,6 @@ class TableRequest:
 
 
 @dataclass(frozen=True)
-class RunRequest:
-    """``fabricui plan --run FILE``: price the entries of a run file."""
-
-    path: Path
-    """The run file (one entry or a list)."""
-    catalog: CatalogRequest = field(default_factory=CatalogRequest)
-    """Which hardware database."""
-
-
-@dataclass(frozen=True)
 class PlanResult:
     """A priced layout and what it ran on."""
 
@@ -180,26 +168,6 @@ class SearchResult:
     """Tokens per sequence."""
     job: JobPlacement | None = None
     """The job's hosts the layouts were ranked on (``--hosts``), or None: every GPU."""
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """A run file's entry, priced."""
-
-    entry: RunEntry
-    """The entry as read."""
-    report: PlanReport
-    """The plan of its layout."""
-    fabric: Fabric
-    """The fabric its topology block built."""
-
-    @property
-    def error(self) -> float | None:
-        """``predicted / measured - 1`` when the run states a measured step time."""
-        measured = self.entry.run.step_time_s
-        if measured is None:
-            return None
-        return self.report.step_us * 1e-6 / measured - 1.0
 
 
 # --- strategies -----------------------------------------------------------------------------
@@ -610,207 +578,6 @@ def default_layout(fabric: Fabric, model: ModelShape) -> LayoutRequest:
     return LayoutRequest(tp=tp)
 
 
-# --- run files ------------------------------------------------------------------------------
-
-
-def read_runs(path: Path, catalog: Catalog) -> list[RunEntry]:
-    """The entries of a run file.
-
-    Raises:
-        HwdbError: The file cannot be read or an entry is malformed (file, line, key).
-    """
-    from fabricui.hwdb.run_file import read_run_file
-
-    return read_run_file(Path(path), catalog)
-
-
-def price_runs(
-    request: RunRequest,
-    strategies: Mapping[str, Strategy] | None = None,
-    host: PluginHost | None = None,
-) -> list[RunResult]:
-    """Price every entry of a run file.
-
-    Raises:
-        FabricError: The file or an entry is bad, or a model cannot fit (one line, naming
-            the file and key).
-    """
-    from fabricui.services.session import load_catalog
-
-    catalog = load_catalog(request.catalog, host)
-    entries = read_runs(request.path, catalog)
-    available = load_strategies(host) if strategies is None else strategies
-    return [price_entry(entry, catalog, available, host) for entry in entries]
-
-
-def price_entry(
-    entry: RunEntry,
-    catalog: Catalog,
-    strategies: Mapping[str, Strategy] | None = None,
-    host: PluginHost | None = None,
-) -> RunResult:
-    """Price one run entry on the fabric its topology block builds, as ``plan`` prices a
-    layout (``plan_on``), with the software the run ran (``software.software_for_run``).
-
-    Unstated settings take that software's defaults (listed in the report's assumptions);
-    ``micro_batch`` unstated is 1 and ``vpp`` unstated is 1, as the shared data's scoring
-    rule says.
-
-    Raises:
-        FabricError: A strategy that is not registered, a layout the engine refuses, or a
-            model that cannot fit even fully sharded with full recomputation.
-    """
-    from fabricui.engine.training.shape import geometry
-    from fabricui.services.session import build_fabric_with_plugins
-
-    run = entry.run
-    model = entry.model
-    if model.params_B <= 0:
-        model = dataclasses.replace(model, params_B=geometry(model).params / 1e9)
-    where = entry.origin or entry.id
-    spec, ranks = _partial_domains(run, where)
-    fabric = build_fabric_with_plugins(spec, catalog, host)
-    try:
-        software = software_for_run(entry, catalog, fabric.gpu.arch)
-    except ConfigError as exc:
-        raise ConfigError(f"{where}: run.framework: {exc.message}") from None
-    notes = []
-    if run.micro_batch is None:
-        notes.append("micro_batch not stated: 1")
-    if run.vpp is None and run.pp > 1:
-        notes.append("vpp not stated: 1 (plain 1F1B)")
-    if run.dp_strategy is None and run.dp > 1:
-        notes.append("dp_strategy not stated: ddp")
-    request = PlanRequest(
-        model=model.id,
-        layout=LayoutRequest(
-            tp=run.tp,
-            pp=run.pp,
-            dp=run.dp,
-            cp=run.cp,
-            ep=run.ep,
-            etp=run.etp,
-            vpp=run.vpp or 1,
-            micro_batch=run.micro_batch or 1,
-            global_batch=run.global_batch,
-            seq_len=run.seq_len or model.seq_len,
-        ),
-        dp_strategy=run.dp_strategy or "ddp",
-        recipe=run_choices(run),
-    )
-    available = load_strategies(host) if strategies is None else strategies
-    pricer = pricer_for(fabric, host)
-    if ranks is not None:
-        notes.append(
-            f"{run.domain_hosts} of each scale-up domain's {spec.intra.hosts_per_domain} hosts "
-            "in use (run.domain_hosts)"
-        )
-    try:
-        report = plan_on(fabric, model, request, available, pricer, None, software, ranks)
-    except ConfigError as exc:
-        field_name = "dp_strategy" if "strateg" in exc.message else ""
-        raise ConfigError(
-            f"{where}: run{'.' + field_name if field_name else ''}: {exc.message}"
-        ) from None
-    except EngineError as exc:
-        raise ConfigError(f"{where}: run: {exc.message}") from None
-    report = dataclasses.replace(report, assumptions=(*notes, *report.assumptions))
-    report = _check_fit(report, fabric, model, request, available, where, pricer, software)
-    return RunResult(entry, report, fabric)
-
-
-def _partial_domains(run: RunSpec, where: str) -> tuple[TopologySpec, npt.NDArray[np.int64] | None]:
-    """The topology to build and the GPUs the job holds when it uses ``domain_hosts`` hosts
-    of each scale-up domain (whole domains built, the job on their first hosts).
-
-    Raises:
-        ConfigError: ``domain_hosts`` above the domain's hosts.
-    """
-    import numpy as np
-
-    spec = run.topology
-    used = run.domain_hosts
-    full = spec.intra.hosts_per_domain if spec.intra is not None else 1
-    if not used or used == full:
-        return spec, None
-    if used > full:
-        raise ConfigError(
-            f"{where}: run.domain_hosts: {used} is more than the {full} hosts of a scale-up "
-            "domain (intra.hosts_per_domain)"
-        )
-    domains = -(-spec.nodes // used)
-    built = dataclasses.replace(spec, nodes=domains * full)
-    hosts = np.concatenate([np.arange(used) + d * full for d in range(domains)])[: spec.nodes]
-    gpus = spec.gpus_per_node
-    ranks = (hosts[:, None] * gpus + np.arange(gpus)[None, :]).ravel().astype(np.int64)
-    return built, ranks
-
-
-def run_choices(run: RunSpec) -> RecipeChoices:
-    """The recipe settings a run block states."""
-    from fabricui.engine.training.recipe import RecipeChoices
-
-    return RecipeChoices(
-        recompute=run.recompute,
-        precision=run.precision,
-        attention=run.attention,
-        dp_overlap=run.dp_overlap,
-        tp_overlap=run.tp_overlap,
-        ep_overlap=run.ep_overlap,
-        sequence_parallel=run.sp,
-        fp8_recipe=run.fp8_recipe,
-        recompute_modules=run.recompute_modules,
-        passes="compiled" if run.compile else None,
-        moe_dispatch=run.moe_dispatch,
-        moe_imbalance=run.moe_imbalance,
-        cuda_graph=run.cuda_graph,
-        power_W=run.power_W,
-        grad_reduce_bytes=run.grad_reduce_bytes,
-        fsdp_reshard=run.fsdp_reshard,
-    )
-
-
-def _check_fit(
-    report: PlanReport,
-    fabric: Fabric,
-    model: ModelShape,
-    request: PlanRequest,
-    available: Mapping[str, Strategy],
-    where: str,
-    pricer: Pricer,
-    software: Software,
-) -> PlanReport:
-    """A run that does not fit as stated: say so; one that cannot fit at all (not even
-    fully sharded with full recomputation, when FSDP is registered): refuse it.
-
-    Raises:
-        ConfigError: Not even FSDP with full recomputation fits the GPU's memory.
-    """
-    from fabricui.engine.training.recipe import RecipeChoices
-
-    capacity = fabric.gpu.memory_GB
-    if report.fits:
-        return report
-    choices = dataclasses.replace(request.recipe or RecipeChoices(), recompute="full")
-    lightest_request = dataclasses.replace(request, dp_strategy="fsdp", recipe=choices)
-    try:
-        lightest = plan_on(fabric, model, lightest_request, available, pricer, None, software)
-    except FabricError:
-        lightest = None
-    if lightest is not None and lightest.memory_GB > capacity:
-        raise ConfigError(
-            f"{where}: run: {model.id} cannot fit in {capacity:g} GB per GPU with this layout "
-            f"(needs {report.memory_GB:.0f} GB as stated, {lightest.memory_GB:.0f} GB even with "
-            "FSDP and full recomputation)"
-        )
-    note = (
-        f"as stated it needs {report.memory_GB:.0f} GB per GPU, more than the "
-        f"{report.memory_limit_GB:.0f} GB usable: the run must have sharded or recomputed more "
-        "than stated (priced as stated)"
-    )
-    return dataclasses.replace(report, assumptions=(*report.assumptions, note))
-
-
 __all__ = [
     "MODEL_PARALLEL",
     "SEARCH_TOP",
@@ -818,8 +585,6 @@ __all__ = [
     "LayoutRequest",
     "PlanRequest",
     "PlanResult",
-    "RunRequest",
-    "RunResult",
     "SearchResult",
     "TableRequest",
     "build_layout",
@@ -831,9 +596,6 @@ __all__ = [
     "load_strategies",
     "plan",
     "plan_on",
-    "price_entry",
-    "price_runs",
-    "read_runs",
     "resolve",
     "search",
     "search_on",

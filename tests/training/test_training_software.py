@@ -245,7 +245,8 @@ def test_exposed_never_exceeds_the_communication(catalog):
     stage (a 61-layer model on 4 stages puts 16 layers on the critical one)."""
     from pathlib import Path
 
-    from fabricui.services.plan import load_strategies, price_entry, read_runs
+    from fabricui.services.plan import load_strategies
+    from fabricui.services.plan_runs import price_entry, read_runs
 
     data = Path(__file__).parents[1] / "data" / "training"
     strategies = load_strategies()
