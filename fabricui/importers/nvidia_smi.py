@@ -26,259 +26,23 @@ from fabricui.importers.common import (
     wrong_format,
 )
 from fabricui.importers.paste import drop_prompts, markdown_tables
+from fabricui.importers.topo_matrix import (
+    EXTRA_KEYS,
+    P2P_CODES,
+    Block,
+    Row,
+    headerless_block,
+    read_blocks,
+)
 
 FORMAT = "nvidia-smi"
 EXPECTED = "`nvidia-smi topo -m` output"
 
-#: Link cells; a bonded-NVLink count has at most a few digits (NV18), so a longer run of
-#: digits is no link cell.
-_LINK = r"X|NV\d{1,4}(?!\d)|SYS|SOC|NODE|PHB|PXB|PIX"
-_LINK_ONE = re.compile(_LINK)
-_LINK_TOKEN = re.compile(rf"(?:{_LINK})+")
-#: Cells of ``nvidia-smi topo -p2p r|w|rw|n|a``.
-P2P_CODES = frozenset({"OK", "CNS", "GNS", "TNS", "NS", "DR", "U"})
-_LABEL_PART = re.compile(r"GPU\d+|NIC\d+|[a-z][a-z0-9]*_(?:bond_)?\d+")
-#: A token made of labels only (``NIC11NIC12``). Checked with fullmatch first: ``findall``
-#: alone restarts inside a long identifier at every letter, quadratic on a long token.
-_LABEL_RUN = re.compile(rf"(?:{_LABEL_PART.pattern})+")
-_ROW_LABEL = re.compile(r"GPU\d+|NIC\d+|[A-Za-z][\w.:-]*")
 _GPU_LABEL = re.compile(r"GPU(\d{1,6})")
-_EXTRA = re.compile(r"GPU\s+NUMA(?:\s+ID)?|CPU(?:\s+Affinity)?|NUMA(?:\s+Affinity)?")
-_EXTRA_WORDS = frozenset({"CPU", "NUMA", "GPU", "Affinity", "ID"})
-_RULER_CHARS = frozenset("|:+=-")
 _LEGEND_NIC = re.compile(r"^\s*(?:[-*]\s*)?NIC(\d{1,6})\s*:\s*(\S+)\s*$")
 #: ``GPU 0: NVIDIA H100 (UUID: ...)`` or ``Product Name : ...``; the name is trimmed in code
 #: (a lazy name before ``\s*$`` is quadratic on a long run of blanks).
 _GPU_NAME = re.compile(r"(?:^|\s)GPU\s*\d+\s*:\s*(.+)$|Product Name\s*:\s*(.+)$")
-#: Most columns a ``topo -m`` matrix has: 16 GPUs and a few dozen NIC ports on the largest
-#: machines; a "header" with more is not one (and would cost quadratic time in pairs).
-MAX_COLUMNS = 512
-_FENCE = re.compile(r"^\s*(?:```|~~~|</?details|<summary)")
-#: Affinity columns, in the order nvidia-smi prints them.
-EXTRA_KEYS = ("cpu", "numa", "gpu_numa")
-
-
-def _extra_key(text: str) -> str:
-    if text.startswith("GPU"):
-        return "gpu_numa"
-    return "cpu" if text.startswith("CPU") else "numa"
-
-
-def _split_labels(token: str) -> list[str]:
-    """``NIC11NIC12`` -> [NIC11, NIC12]; a token that is no run of labels stays whole."""
-    if not _LABEL_RUN.fullmatch(token):
-        return [token]
-    parts: list[str] = _LABEL_PART.findall(token)
-    return parts
-
-
-def _is_ruler(line: str) -> bool:
-    """A rule under a header (``---|---``, ``+----+``): blanks and ``|:+=-`` with a ``---``."""
-    return "---" in line and all(c.isspace() or c in _RULER_CHARS for c in line)
-
-
-def _split_codes(token: str) -> list[str] | None:
-    """``NODEPXB`` -> [NODE, PXB]; None when ``token`` is not made of link codes."""
-    if _LINK_TOKEN.fullmatch(token):
-        return _LINK_ONE.findall(token)
-    return None
-
-
-def _is_cell(token: str) -> bool:
-    return _split_codes(token) is not None or token in P2P_CODES
-
-
-@dataclass
-class _Header:
-    line: int
-    labels: list[str]
-    label_pos: list[int]
-    extras: list[tuple[int, str]]
-    """(column start, key) of the affinity columns."""
-
-
-@dataclass
-class _Row:
-    line: int
-    label: str
-    codes: list[str]
-    code_pos: list[int]
-    extras: list[tuple[int, str]]
-    """(position, text) of the cells after the link cells; position -1 for markdown cells."""
-    markdown: bool = False
-
-    @property
-    def p2p(self) -> bool:
-        return any(c in P2P_CODES for c in self.codes)
-
-
-@dataclass
-class _Block:
-    header: _Header | None
-    rows: list[_Row] = field(default_factory=list)
-
-    @property
-    def kind(self) -> str:
-        if not self.rows:
-            return "empty"
-        return "p2p" if any(r.p2p for r in self.rows) else "topo"
-
-    @property
-    def line(self) -> int:
-        return self.header.line if self.header else self.rows[0].line
-
-
-def _tokens(line: str) -> list[tuple[int, str]]:
-    return [(m.start(), m.group()) for m in re.finditer(r"\S+", line)]
-
-
-def _markdown_cells(line: str) -> list[str] | None:
-    stripped = line.strip()
-    if not stripped.startswith("|"):
-        return None
-    return [c.strip() for c in stripped.strip("|").split("|")]
-
-
-def _header_of(line: str, number: int) -> _Header | None:
-    """The header described by ``line`` (tabs expanded), or None."""
-    cells = _markdown_cells(line)
-    if cells is not None:
-        while cells and not cells[0]:
-            cells = cells[1:]
-        if not cells or cells[0] != "GPU0" or (len(cells) > 1 and _is_cell(cells[1])):
-            return None
-        md_labels: list[str] = []
-        md_extras: list[tuple[int, str]] = []
-        for k, cell in enumerate(cells):
-            if _EXTRA.fullmatch(cell):
-                md_extras.append((-1 - k, _extra_key(cell)))
-            elif cell:
-                md_labels.extend(_split_labels(cell))
-        if len(md_labels) > MAX_COLUMNS:
-            return None
-        return _Header(number, md_labels, [-1] * len(md_labels), md_extras)
-    tokens = _tokens(line)
-    if not tokens:
-        return None
-    first = _split_labels(tokens[0][1])
-    if first[0] != "GPU0":
-        return None
-    if len(first) == 1 and len(tokens) > 1 and _is_cell(tokens[1][1]):
-        return None
-    labels: list[str] = []
-    positions: list[int] = []
-    extra_from = None
-    for pos, token in tokens:
-        if token in _EXTRA_WORDS:
-            extra_from = pos
-            break
-        glued = re.fullmatch(r"(.+?)(CPU|NUMA)", token)
-        if glued and _LABEL_RUN.fullmatch(glued.group(1)):
-            # ``NIC9CPU Affinity``: the TAB before the affinity columns was lost.
-            token, extra_from = glued.group(1), pos + len(glued.group(1))
-        parts = _split_labels(token)
-        offset = pos
-        for part in parts:
-            labels.append(part)
-            positions.append(offset)
-            offset += len(part)
-        if extra_from is not None:
-            break
-    extras: list[tuple[int, str]] = []
-    if extra_from is not None:
-        extras = [(m.start(), _extra_key(m.group())) for m in _EXTRA.finditer(line, extra_from)]
-    if len(labels) > MAX_COLUMNS:
-        return None
-    return _Header(number, labels, positions, extras)
-
-
-def _row_of(line: str, number: int, width: int | None) -> _Row | None:
-    """A matrix row (label, link cells, other cells), or None when ``line`` is none.
-
-    Args:
-        line: One input line, tabs expanded.
-        number: Its 1-based line number.
-        width: Link cells expected (None: take every link cell).
-    """
-    cells = _markdown_cells(line)
-    if cells is not None:
-        if len(cells) < 2 or not _ROW_LABEL.fullmatch(cells[0]):
-            return None
-        codes: list[str] = []
-        k = 1
-        while k < len(cells) and (width is None or len(codes) < width):
-            split = _split_codes(cells[k]) or ([cells[k]] if cells[k] in P2P_CODES else None)
-            if split is None:
-                break
-            codes.extend(split)
-            k += 1
-        if not codes or len(codes) > MAX_COLUMNS:
-            return None
-        extras = [(-1, c) for c in cells[k:]]
-        return _Row(number, cells[0], codes, [-1] * len(codes), extras, markdown=True)
-    tokens = _tokens(line)
-    if len(tokens) < 2 or not _ROW_LABEL.fullmatch(tokens[0][1]):
-        return None
-    codes, code_pos = [], []
-    k = 1
-    while k < len(tokens) and (width is None or len(codes) < width):
-        pos, token = tokens[k]
-        split = _split_codes(token) or ([token] if token in P2P_CODES else None)
-        if split is None:
-            break
-        for part in split:
-            codes.append(part)
-            code_pos.append(pos)
-            pos += len(part)
-        k += 1
-    if not codes or len(codes) > MAX_COLUMNS:
-        return None
-    return _Row(number, tokens[0][1], codes, code_pos, tokens[k:])
-
-
-def _read_blocks(lines: list[str]) -> list[_Block]:
-    """Every header-led matrix in the text, in order."""
-    blocks: list[_Block] = []
-    i = 0
-    while i < len(lines):
-        header = _header_of(lines[i], i + 1)
-        if header is None:
-            i += 1
-            continue
-        block = _Block(header)
-        width = len(header.labels)
-        i += 1
-        while i < len(lines):
-            line = lines[i]
-            if not line.strip() or _is_ruler(line):
-                if block.rows and not line.strip():
-                    break
-                i += 1
-                continue
-            if _FENCE.match(line) or _header_of(line, i + 1) is not None:
-                break
-            row = _row_of(line, i + 1, width)
-            if row is None:
-                break
-            block.rows.append(row)
-            i += 1
-        blocks.append(block)
-    return blocks
-
-
-def _headerless_block(lines: list[str]) -> _Block | None:
-    """The first run of matrix rows without a header line (an excerpt), or None."""
-    block: _Block | None = None
-    for i, line in enumerate(lines):
-        row = _row_of(line, i + 1, None)
-        ok = row is not None and len(row.codes) >= 2 and not row.p2p
-        if ok and row is not None:
-            if block is None:
-                block = _Block(None)
-            block.rows.append(row)
-        elif block is not None:
-            break
-    return block
 
 
 @dataclass
@@ -429,7 +193,7 @@ def _counts(counter: Counter[str]) -> str:
 
 
 def _assign_extras(
-    row: _Row, columns: list[tuple[int, str]], shift: int, warnings: list[str]
+    row: Row, columns: list[tuple[int, str]], shift: int, warnings: list[str]
 ) -> dict[str, str]:
     """Match the cells after the link cells to the affinity columns.
 
@@ -466,7 +230,7 @@ def _assign_extras(
     return out
 
 
-def _headerless_labels(block: _Block, warnings: list[str]) -> list[str]:
+def _headerless_labels(block: Block, warnings: list[str]) -> list[str]:
     """Column labels of a matrix whose header was cut off, inferred from the rows."""
     width = max(len(r.codes) for r in block.rows)
     n_gpu = None
@@ -531,7 +295,7 @@ def parse(text: str) -> NvidiaSmiTopo:
     else:
         labels = _headerless_labels(block, warnings)
         extra_cols = [(-1, key) for key in EXTRA_KEYS]
-    rows: dict[str, _Row] = {}
+    rows: dict[str, Row] = {}
     for row in block.rows:
         if row.label in rows:
             warnings.append(f"row {row.label} appears twice (line {row.line}): first one kept")
@@ -562,18 +326,18 @@ def parse(text: str) -> NvidiaSmiTopo:
     )
 
 
-def _topo_block(text: str, lines: list[str], warnings: list[str], notes: list[str]) -> _Block:
+def _topo_block(text: str, lines: list[str], warnings: list[str], notes: list[str]) -> Block:
     """The ``topo -m`` matrix that is read: the first one (or a fragment without header);
     a ``topo -p2p`` matrix beside it is noted, another ``topo -m`` matrix warned about.
 
     Raises:
         ParseError: No ``topo -m`` matrix (a ``topo -p2p`` matrix alone is named).
     """
-    blocks = _read_blocks(lines)
+    blocks = read_blocks(lines)
     topo = [b for b in blocks if b.kind == "topo"]
     p2p = [b for b in blocks if b.kind == "p2p"]
     if not topo:
-        headerless = _headerless_block(lines)
+        headerless = headerless_block(lines)
         if headerless is not None and len(headerless.rows) >= 1 and not p2p:
             topo = [headerless]
     if not topo:
@@ -601,7 +365,7 @@ def _topo_block(text: str, lines: list[str], warnings: list[str], notes: list[st
 
 
 def _cells(
-    rows: dict[str, _Row], labels: list[str], warnings: list[str]
+    rows: dict[str, Row], labels: list[str], warnings: list[str]
 ) -> dict[tuple[str, str], str]:
     """(row, column) -> link code; rows with no column, too few or too many cells, or an
     ``X`` off the diagonal are warned about (the cells read are kept)."""
@@ -701,7 +465,7 @@ def _links(
 
 
 def _warn_truncated(
-    rows: dict[str, _Row],
+    rows: dict[str, Row],
     gpus: list[str],
     nic_columns: list[str],
     nics: list[str],
@@ -733,8 +497,8 @@ def _warn_truncated(
 
 
 def _affinities(
-    block: _Block,
-    rows: dict[str, _Row],
+    block: Block,
+    rows: dict[str, Row],
     gpus: list[str],
     extra_cols: list[tuple[int, str]],
     warnings: list[str],
@@ -781,7 +545,7 @@ def _affinities(
     return cpu_affinity, numa, gpu_numa
 
 
-def _header_shift(block: _Block, rows: dict[str, _Row]) -> int:
+def _header_shift(block: Block, rows: dict[str, Row]) -> int:
     """Columns the rows sit right of the header [characters]: a header shifted by whole
     tab stops (two leading TABs) moves every column."""
     if block.header is None or not block.header.label_pos or block.header.label_pos[0] < 0:
@@ -792,7 +556,7 @@ def _header_shift(block: _Block, rows: dict[str, _Row]) -> int:
     return 8 * round((first.code_pos[0] - block.header.label_pos[0]) / 8)
 
 
-def _gpu_names(lines: list[str], block: _Block) -> list[str]:
+def _gpu_names(lines: list[str], block: Block) -> list[str]:
     """GPU product names printed around the matrix (``GPU 0: NVIDIA H100 (UUID: ...)``,
     ``Product Name : ...``), in order."""
     names = []
