@@ -334,6 +334,7 @@ def render(result: dict[str, Any], width: int | None = None) -> str:
     for setting, sizes in notes.items():
         span = sizes[0] if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
         table.append(f"best for {span}: {setting}")
+    table += [f"note: {note}" for note in result.get("notes", ())]
     return "\n".join([*lines, *table])
 
 

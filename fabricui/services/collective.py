@@ -13,7 +13,7 @@ import numpy as np
 
 from fabricui.engine.collectives import algbw_GBps, ideal_time_us
 from fabricui.engine.collectives import bus_factor as factor
-from fabricui.engine.cxi import read_cxi
+from fabricui.engine.cxi import CXI_FAMILIES, SAFE_DEVMEM_COPY_THRESHOLD_BYTES, read_cxi
 from fabricui.engine.nccl import release_for
 from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
@@ -66,6 +66,8 @@ class CollectiveResult:
     gpus_per_thread: int | None = None
     """With ``single_process``, the GPUs each thread drove when fewer than a node's
     (``gpus_per_thread`` in the JSON; null: every GPU of its node)."""
+    notes: tuple[str, ...] = ()
+    """Settings the prediction assumed that a job may well set otherwise (``notes``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui collective --json`` object (``job`` and ``packed_rows`` when a
@@ -79,6 +81,7 @@ class CollectiveResult:
             "launch": LAUNCHES[self.single_process],
             "gpus_per_thread": self.gpus_per_thread if self.single_process else None,
             "rows": list(self.rows),
+            "notes": list(self.notes),
         }
         if self.job is not None:
             out["job"] = self.job
@@ -198,6 +201,8 @@ def predict_collective(
     libraries: list[str | None] = []
 
     domains = int(np.unique(np.asarray(ranks) // fabric.gpus_per_domain).shape[0])
+    nodes = int(np.unique(np.asarray(ranks) // fabric.gpus_per_node).shape[0])
+    notes = tuple(n for n in (matching_note(fabric.net_family, nodes, nccl_env),) if n)
     if job is None:
         rows = rows_of(ranks)
         return CollectiveResult(
@@ -210,6 +215,7 @@ def predict_collective(
             nccl_nodes=domains,
             single_process=request.single_process,
             gpus_per_thread=request.gpus_per_thread,
+            notes=notes,
         )
     rows = rows_of(ranks)
     packed = rows_of(np.arange(len(ranks), dtype=np.int64))
@@ -225,6 +231,28 @@ def predict_collective(
         nccl_nodes=domains,
         single_process=request.single_process,
         gpus_per_thread=request.gpus_per_thread,
+        notes=notes,
+    )
+
+
+def matching_note(net_family: str | None, nodes: int, env: dict[str, str]) -> str | None:
+    """What a prediction across ``nodes`` nodes assumed of libfabric's receive matching on a
+    CXI network (Slingshot), when the environment does not say; None elsewhere.
+
+    The CXI provider matches receives in the NIC by default; sites that set
+    ``FI_CXI_RX_MATCH_MODE=software`` (CSCS's NCCL settings for Alps do, eth-cscs/cscs-docs
+    ``docs/software/communication/nccl_env_vars``) pay a copy for every network receive
+    above its gdrcopy threshold (``fabricui.engine.cxi``), which the prediction prices only
+    when told.
+    """
+    if net_family not in CXI_FAMILIES or nodes < 2 or "FI_CXI_RX_MATCH_MODE" in env:
+        return None
+    return (
+        "libfabric's CXI provider is priced matching receives in the NIC, its default "
+        "(FI_CXI_RX_MATCH_MODE unset); where a job sets FI_CXI_RX_MATCH_MODE=software (CSCS's "
+        "NCCL settings for Alps do), every network receive passes through the host and one "
+        f"of more than {SAFE_DEVMEM_COPY_THRESHOLD_BYTES // 1024} KiB takes a CUDA copy: price "
+        "that with --env FI_CXI_RX_MATCH_MODE=software"
     )
 
 

@@ -124,6 +124,33 @@ def test_nccl_version_and_env_change_the_pick(run_cli, monkeypatch):
     assert data["rows"][0]["env"]["NCCL_PROTO"] == "LL"
 
 
+def test_a_slingshot_prediction_names_the_receive_matching_it_assumed(run_cli, monkeypatch):
+    """Across Slingshot nodes with FI_CXI_RX_MATCH_MODE unset, the prediction says it priced
+    libfabric's default (matching in the NIC) and how to price a site's software matching;
+    with the setting given (--env or the shell) or inside one node, no note."""
+    monkeypatch.delenv("FI_CXI_RX_MATCH_MODE", raising=False)
+    argv = ["collective", "all_reduce", "-t", "gh200-quad", "--nodes", "4", "--size", "8K"]
+    status, out, err = run_cli(*argv, "--json")
+    assert status == 0, err
+    plain = json.loads(out)
+    (note,) = plain["notes"]
+    assert "FI_CXI_RX_MATCH_MODE unset" in note
+    assert "--env FI_CXI_RX_MATCH_MODE=software" in note
+    status, out, err = run_cli(*argv)
+    assert status == 0 and out.splitlines()[-1].startswith("note: libfabric's CXI provider")
+    status, out, err = run_cli(*argv, "--json", "--env", "FI_CXI_RX_MATCH_MODE=software")
+    software = json.loads(out)
+    assert software["notes"] == []
+    assert software["rows"][0]["time_us"] > plain["rows"][0]["time_us"]  # the copies
+    monkeypatch.setenv("FI_CXI_RX_MATCH_MODE", "hardware")
+    assert json.loads(run_cli(*argv, "--json")[1])["notes"] == []
+    monkeypatch.delenv("FI_CXI_RX_MATCH_MODE")
+    one_node = ["collective", "all_reduce", "-t", "gh200-quad", "--size", "8K", "--json"]
+    assert json.loads(run_cli(*one_node)[1])["notes"] == []
+    infiniband = ["collective", "all_reduce", "-t", "dgx-h100-pod", "--size", "8K", "--json"]
+    assert json.loads(run_cli(*infiniband)[1])["notes"] == []
+
+
 def test_a_release_past_the_newest_modelled_is_named(run_cli):
     """--nccl 2.99 (a typo, or a release out later) is priced with the newest tuner, and
     stderr says so in one line; the newest line itself (2.30) is not warned about."""
