@@ -235,7 +235,12 @@ def predict_collective(
     )
 
 
-def matching_note(net_family: str | None, nodes: int, env: dict[str, str]) -> str | None:
+def matching_note(
+    net_family: str | None,
+    nodes: int,
+    env: dict[str, str],
+    how: str = "--env FI_CXI_RX_MATCH_MODE=software",
+) -> str | None:
     """What a prediction across ``nodes`` nodes assumed of libfabric's receive matching on a
     CXI network (Slingshot), when the environment does not say; None elsewhere.
 
@@ -243,7 +248,7 @@ def matching_note(net_family: str | None, nodes: int, env: dict[str, str]) -> st
     ``FI_CXI_RX_MATCH_MODE=software`` (CSCS's NCCL settings for Alps do, eth-cscs/cscs-docs
     ``docs/software/communication/nccl_env_vars``) pay a copy for every network receive
     above its gdrcopy threshold (``fabricui.engine.cxi``), which the prediction prices only
-    when told.
+    when told (``how``: where the user says so).
     """
     if net_family not in CXI_FAMILIES or nodes < 2 or "FI_CXI_RX_MATCH_MODE" in env:
         return None
@@ -252,7 +257,7 @@ def matching_note(net_family: str | None, nodes: int, env: dict[str, str]) -> st
         "(FI_CXI_RX_MATCH_MODE unset); where a job sets FI_CXI_RX_MATCH_MODE=software (CSCS's "
         "NCCL settings for Alps do), every network receive passes through the host and one "
         f"of more than {SAFE_DEVMEM_COPY_THRESHOLD_BYTES // 1024} KiB takes a CUDA copy: price "
-        "that with --env FI_CXI_RX_MATCH_MODE=software"
+        f"that with {how}"
     )
 
 
@@ -376,6 +381,16 @@ def view_prediction(
         single_process=measured is not None and measured.single_process,
         gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
     )
+
+
+def view_note(data: LoadedFabric, group: str, nccl_prompt: str) -> str | None:
+    """What the collectives view's prediction for ``group`` assumed that a job may set
+    otherwise (``matching_note``), under the prompt's settings; None when nothing."""
+    _, env = nccl_of_prompt(nccl_prompt)
+    ranks = np.asarray(group_ranks(data.fabric, group))
+    nodes = int(np.unique(ranks // data.fabric.gpus_per_node).shape[0])
+    how = "the NCCL prompt (v): FI_CXI_RX_MATCH_MODE=software"
+    return matching_note(data.fabric.net_family, nodes, env, how)
 
 
 def measured_run(value: str, op: str | None = None) -> ResultRun:

@@ -853,6 +853,24 @@ async def test_collectives_nccl_settings_and_the_advice_line(app_factory):
         assert "NCCL_ALGO=" in advice and ": best " in advice
 
 
+async def test_collectives_on_slingshot_say_which_receive_matching_they_priced(
+    app_factory, monkeypatch
+):
+    """Across Slingshot nodes with FI_CXI_RX_MATCH_MODE unset, the view says that it priced
+    libfabric's default matching and how to price a site's software matching, once: a new
+    prediction (here with the setting typed at the NCCL prompt) does not repeat it."""
+    monkeypatch.delenv("FI_CXI_RX_MATCH_MODE", raising=False)
+    app = app_factory(topology="gh200-quad", nodes=4, view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        said = [n for n in notifications(app) if "FI_CXI_RX_MATCH_MODE" in str(n.message)]
+        assert len(said) == 1 and "FI_CXI_RX_MATCH_MODE=software" in str(said[0].message)
+        await answer_prompt(pilot, "v", "FI_CXI_RX_MATCH_MODE=software")
+        await settle(pilot)
+        said = [n for n in notifications(app) if "FI_CXI_RX_MATCH_MODE" in str(n.message)]
+        assert len(said) == 1
+
+
 #: A pasted all_reduce_perf table of two sizes (out-of-place figures only).
 PASTED = """# Collective test starting: all_reduce_perf
 #       size         count      type   redop    root     time   algbw   busbw #wrong

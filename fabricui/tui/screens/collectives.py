@@ -237,16 +237,21 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
     class PredictionReady(Message):
         """The engine's prediction for the current choices."""
 
-        def __init__(self, data: LoadedFabric, prediction: Prediction) -> None:
+        def __init__(
+            self, data: LoadedFabric, prediction: Prediction, note: str | None = None
+        ) -> None:
             self.data = data
             """Fabric it was computed on."""
             self.prediction = prediction
             """Per-size results."""
+            self.note = note
+            """A setting the prediction assumed that a job may set otherwise."""
             super().__init__()
 
     def __init__(self) -> None:
         super().__init__()
         self.prediction: Prediction | None = None
+        self._notes_shown: set[str] = set()
         """The engine's prediction shown."""
         self.measured: ResultRun | None = None
         """A measured nccl-tests run shown beside the prediction (``m``)."""
@@ -424,11 +429,12 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         nccl: str,
         measured: ResultRun | None,
     ) -> None:
-        from fabricui.services.collective import view_prediction
+        from fabricui.services.collective import view_note, view_prediction
 
         prediction = view_prediction(data, op, group, sizes, nccl, measured)
+        note = view_note(data, group, nccl)
         if not get_current_worker().is_cancelled:
-            self.post_message(self.PredictionReady(data, prediction))
+            self.post_message(self.PredictionReady(data, prediction, note))
 
     def worker_failed(self, worker: Worker[object]) -> None:
         """A refused or failed prediction (the error is on screen) leaves neither
@@ -451,6 +457,9 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         self._plot()
         self._follow_cursor()
         self._controls()
+        if message.note and message.note not in self._notes_shown:  # once a session
+            self._notes_shown.add(message.note)
+            self.app.notify(message.note, title="assumed", timeout=10)
 
     def _plot(self) -> None:
         """busbw per size: NCCL's pick, and the measured run beside it when one is shown."""
