@@ -201,8 +201,7 @@ def predict_collective(
     libraries: list[str | None] = []
 
     domains = int(np.unique(np.asarray(ranks) // fabric.gpus_per_domain).shape[0])
-    nodes = int(np.unique(np.asarray(ranks) // fabric.gpus_per_node).shape[0])
-    notes = tuple(n for n in (matching_note(fabric.net_family, nodes, nccl_env),) if n)
+    notes = tuple(n for n in (matching_note(fabric.net_family, domains, nccl_env),) if n)
     if job is None:
         rows = rows_of(ranks)
         return CollectiveResult(
@@ -237,11 +236,12 @@ def predict_collective(
 
 def matching_note(
     net_family: str | None,
-    nodes: int,
+    domains: int,
     env: dict[str, str],
     how: str = "--env FI_CXI_RX_MATCH_MODE=software",
 ) -> str | None:
-    """What a prediction across ``nodes`` nodes assumed of libfabric's receive matching on a
+    """What a prediction across ``domains`` scale-up domains (nodes, or NVLink racks, whose
+    traffic between them crosses the network) assumed of libfabric's receive matching on a
     CXI network (Slingshot), when the environment does not say; None elsewhere.
 
     The CXI provider matches receives in the NIC by default; sites that set
@@ -250,7 +250,7 @@ def matching_note(
     above its gdrcopy threshold (``fabricui.engine.cxi``), which the prediction prices only
     when told (``how``: where the user says so).
     """
-    if net_family not in CXI_FAMILIES or nodes < 2 or "FI_CXI_RX_MATCH_MODE" in env:
+    if net_family not in CXI_FAMILIES or domains < 2 or "FI_CXI_RX_MATCH_MODE" in env:
         return None
     return (
         "libfabric's CXI provider is priced matching receives in the NIC, its default "
@@ -388,9 +388,9 @@ def view_note(data: LoadedFabric, group: str, nccl_prompt: str) -> str | None:
     otherwise (``matching_note``), under the prompt's settings; None when nothing."""
     _, env = nccl_of_prompt(nccl_prompt)
     ranks = np.asarray(group_ranks(data.fabric, group))
-    nodes = int(np.unique(ranks // data.fabric.gpus_per_node).shape[0])
+    domains = int(np.unique(ranks // data.fabric.gpus_per_domain).shape[0])
     how = "the NCCL prompt (v): FI_CXI_RX_MATCH_MODE=software"
-    return matching_note(data.fabric.net_family, nodes, env, how)
+    return matching_note(data.fabric.net_family, domains, env, how)
 
 
 def measured_run(value: str, op: str | None = None) -> ResultRun:

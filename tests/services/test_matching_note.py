@@ -10,18 +10,18 @@ from fabricui.services.requests import TopologyRequest
 
 
 @pytest.mark.parametrize(
-    ("family", "nodes", "env", "noted"),
+    ("family", "domains", "env", "noted"),
     [
         ("slingshot", 2, {}, True),
         ("slingshot", 2, {"FI_CXI_RX_MATCH_MODE": "software"}, False),
         ("slingshot", 2, {"FI_CXI_RX_MATCH_MODE": "hardware"}, False),
-        ("slingshot", 1, {}, False),  # no network receive inside one node
+        ("slingshot", 1, {}, False),  # no network receive inside one node (or NVLink rack)
         ("infiniband", 2, {}, False),
         (None, 2, {}, False),
     ],
 )
-def test_only_an_unsaid_cxi_matching_across_nodes_is_noted(family, nodes, env, noted):
-    note = matching_note(family, nodes, env)
+def test_only_an_unsaid_cxi_matching_across_nodes_is_noted(family, domains, env, noted):
+    note = matching_note(family, domains, env)
     assert (note is not None) == noted
     if note:
         assert "FI_CXI_RX_MATCH_MODE unset" in note and "4 KiB" in note
