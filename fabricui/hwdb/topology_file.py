@@ -138,7 +138,25 @@ def parse_topology(doc: YamlDocument, catalog: Catalog, default_id: str = "custo
 
         spec = replace(spec, cluster=parse_cluster(doc, (*base, "cluster"), cluster, spec))
     _check_spec(doc, base, spec, catalog)
-    return spec
+    return superchip_defaults(spec, catalog)
+
+
+def superchip_defaults(spec: TopologySpec, catalog: Catalog) -> TopologySpec:
+    """A superchip's host side where the spec leaves it out: its GPUs' own link to their
+    CPU (``GpuSpec.host_link``, NVLink-C2C on Grace) and one CPU socket per
+    ``gpus_per_cpu`` GPUs, as the chip is built (a GH200 quad node has four Graces). A
+    plugin builder's spec is left as written."""
+    gpu = catalog.gpus.get(spec.gpu)
+    if gpu is None or spec.builder is not None or gpu.host_link is None:
+        return spec
+    intra = spec.intra
+    sockets = intra.sockets
+    if sockets is None and gpu.gpus_per_cpu and spec.gpus_per_node >= gpu.gpus_per_cpu:
+        sockets = spec.gpus_per_node // gpu.gpus_per_cpu
+    host_link = intra.host_link or gpu.host_link
+    if (host_link, sockets) == (intra.host_link, intra.sockets):
+        return spec
+    return replace(spec, intra=replace(intra, host_link=host_link, sockets=sockets))
 
 
 def _check_spec(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Catalog) -> None:

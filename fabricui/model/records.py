@@ -171,6 +171,13 @@ class GpuSpec:
     the power limit with HBM, NVLink and the NICs drawing from the same budget, and the
     shapes and data a model runs. Fitted per GPU generation to the published runs of its
     best-tuned software (``sources`` names them); a plan prints it as an assumption (0-1]."""
+    host_link: str | None = None
+    """The GPU's own link to its CPU when it is not ``pcie``: ``nvlink-c2c`` on a Grace
+    superchip (GH200, GB200, GB300), whose NICs hang off the CPU's PCIe (``pcie``); a
+    topology that states no ``intra.host_link`` takes it."""
+    gpus_per_cpu: int | None = None
+    """GPUs that share one CPU on a superchip (GH200: 1, GB200 and GB300: 2); a topology
+    that states no ``intra.sockets`` has ``gpus_per_node / gpus_per_cpu`` of them."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""
