@@ -30,6 +30,7 @@ from fabricui.model.records import (
     SELECTIVE_KINDS,
     TIERS,
 )
+from fabricui.model.topology import SWITCHED_LAYOUTS
 from fabricui.vocabulary import ATTENTION_IMPLS, FP8_RECIPES, MOE_DISPATCH, PROTOCOLS
 
 #: Top-level list keys of a record file and the record each holds.
@@ -76,6 +77,8 @@ def _check_record(
         _check_family(doc, path, record.family, families, builtin)
         check_choice(doc, (*path, "tier"), record.tier, TIERS)
         check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
+        if record.layout is not None:
+            check_choice(doc, (*path, "layout"), record.layout, SWITCHED_LAYOUTS)
     if kind == "nics":
         check_range(
             doc, (*path, "nccl_latency_us"), record.nccl_latency_us, 0.0, 1e4, "latency [us]"

@@ -15,6 +15,7 @@ from fabricui.model.topology import (
     INTRA_FABRICS,
     NET_LAYOUTS,
     NIC_ATTACH,
+    SWITCHED_LAYOUTS,
     IntraSpec,
     TopologySpec,
 )
@@ -138,7 +139,19 @@ def parse_topology(doc: YamlDocument, catalog: Catalog, default_id: str = "custo
 
         spec = replace(spec, cluster=parse_cluster(doc, (*base, "cluster"), cluster, spec))
     _check_spec(doc, base, spec, catalog)
-    return superchip_defaults(spec, catalog)
+    return network_defaults(superchip_defaults(spec, catalog), catalog)
+
+
+def network_defaults(spec: TopologySpec, catalog: Catalog) -> TopologySpec:
+    """A network that states no layout is built as its link is built (``LinkGeneration.layout``:
+    Slingshot's routers form a dragonfly); a plugin builder's spec is left as written."""
+    net = spec.net
+    if net is None or net.layout != "auto" or spec.builder is not None:
+        return spec
+    link = catalog.links.get(net.link)
+    own = link.layout if link is not None else None
+    layout = next((known for known in SWITCHED_LAYOUTS if known == own), None)
+    return spec if layout is None else replace(spec, net=replace(net, layout=layout))
 
 
 def superchip_defaults(spec: TopologySpec, catalog: Catalog) -> TopologySpec:

@@ -101,6 +101,10 @@ class LinkGeneration:
     this many chips along every torus dimension the chip has (4: whole 4x4x4 cubes on TPU
     v5p and 7x; 16: TPU v6e's whole 16 x 16 pod); smaller slices are meshes. None: every
     ring wraps."""
+    layout: str | None = None
+    """Network links only: the layout a network of this link is built as (``net.layout``)
+    when a topology states none (Slingshot: ``dragonfly``); None: the size decides
+    (``auto``)."""
 
     @property
     def per_gpu_bw_GBps(self) -> float | None:

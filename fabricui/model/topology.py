@@ -31,6 +31,9 @@ NIC_ATTACH = ("gpu", "pcie-switch", "cpu")
 #: explicit switch graph of a real cluster (the spec's ``cluster`` section).
 NetLayout = Literal["auto", "single", "leaf-spine", "three-tier", "dragonfly", "torus", "explicit"]
 NET_LAYOUTS: tuple[NetLayout, ...] = get_args(NetLayout)
+#: Layouts a network link's record may name as its own (``LinkGeneration.layout``): the
+#: switched ones a size alone does not pick.
+SWITCHED_LAYOUTS: tuple[NetLayout, ...] = ("single", "leaf-spine", "three-tier", "dragonfly")
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,8 @@ class NetSpec:
     """``single`` switch, ``leaf-spine``, ``three-tier`` (leaf/spine pods under cores),
     ``dragonfly`` (groups of all-to-all routers joined by global links), ``torus`` (chips
     wired directly in a 3D torus, e.g. TPU ICI), ``explicit`` (the switches and cables of the
-    spec's ``cluster`` section), or ``auto`` (single when the ports fit one switch, else
+    spec's ``cluster`` section), or ``auto`` (the link record's own ``layout`` where it names
+    one, as Slingshot's dragonfly; else single when the ports fit one switch, else
     leaf-spine)."""
     leafs: int | None = None
     """Leaf switches (default: as many as the switch radix needs)."""
