@@ -149,9 +149,9 @@ def network_defaults(spec: TopologySpec, catalog: Catalog) -> TopologySpec:
     if net is None or net.layout != "auto" or spec.builder is not None:
         return spec
     link = catalog.links.get(net.link)
-    own = link.layout if link is not None else None
-    layout = next((known for known in SWITCHED_LAYOUTS if known == own), None)
-    return spec if layout is None else replace(spec, net=replace(net, layout=layout))
+    if link is None or link.layout not in SWITCHED_LAYOUTS:
+        return spec
+    return replace(spec, net=replace(net, layout=link.layout))
 
 
 def superchip_defaults(spec: TopologySpec, catalog: Catalog) -> TopologySpec:

@@ -27,7 +27,10 @@ from fabricui.services.progress import NO_PROGRESS, Phases
 from fabricui.vocabulary import LAUNCHES
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from fabricui.engine.collectives import Prediction
+    from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.importers.nccl_tests import ResultRun
     from fabricui.plugins import PluginHost
@@ -200,8 +203,9 @@ def predict_collective(
 
     libraries: list[str | None] = []
 
-    domains = int(np.unique(np.asarray(ranks) // fabric.gpus_per_domain).shape[0])
-    notes = tuple(n for n in (matching_note(fabric.net_family, domains, nccl_env),) if n)
+    domains = domains_of(fabric, ranks)
+    note = matching_note(fabric.net_family, domains, nccl_env)
+    notes = (note,) if note else ()
     if job is None:
         rows = rows_of(ranks)
         return CollectiveResult(
@@ -232,6 +236,11 @@ def predict_collective(
         gpus_per_thread=request.gpus_per_thread,
         notes=notes,
     )
+
+
+def domains_of(fabric: Fabric, ranks: Sequence[int] | npt.NDArray[np.int64]) -> int:
+    """Scale-up domains (nodes, or NVLink racks) the ranks lie in: NCCL's nodes."""
+    return int(np.unique(np.asarray(ranks) // fabric.gpus_per_domain).shape[0])
 
 
 def matching_note(
@@ -387,8 +396,7 @@ def view_note(data: LoadedFabric, group: str, nccl_prompt: str) -> str | None:
     """What the collectives view's prediction for ``group`` assumed that a job may set
     otherwise (``matching_note``), under the prompt's settings; None when nothing."""
     _, env = nccl_of_prompt(nccl_prompt)
-    ranks = np.asarray(group_ranks(data.fabric, group))
-    domains = int(np.unique(ranks // data.fabric.gpus_per_domain).shape[0])
+    domains = domains_of(data.fabric, group_ranks(data.fabric, group))
     how = "the NCCL prompt (v): FI_CXI_RX_MATCH_MODE=software"
     return matching_note(data.fabric.net_family, domains, env, how)
 
