@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -54,8 +55,14 @@ QUICK = {
 
 
 def timed(fn: Callable[[], Any], repeat: int = 1) -> tuple[float, Any]:
-    """Best wall time of ``repeat`` runs [s] and the last result."""
+    """Best wall time of ``repeat`` runs [s] and the last result.
+
+    The garbage the previous benchmarks left is collected first: a full collection of it
+    in the middle of a millisecond-long run otherwise decides the figure. The collector
+    stays on while timing, so the figures include the collections the work itself causes.
+    """
     best, result = float("inf"), None
+    gc.collect()
     for _ in range(repeat):
         start = time.perf_counter()
         result = fn()
