@@ -37,6 +37,17 @@ _USING_NETWORK = re.compile(r"^Using network (\S+(?: Libfabric)?)")
 _PLUGIN_LOADED = re.compile(r"^NET/Plugin\s*: Loaded net plugin (.*)$")
 _P2P_PLUGIN = re.compile(r"^P2P plugin (?:v\d+ )?(\S+)")
 _PLUGIN_PATH = re.compile(r"^Plugin Path\s*: (\S+)")
+#: A tuner plugin in use: 2.19-2.20 ``Using tuner plugin: 'X'``; 2.21-2.26 ``TUNER/Plugin:
+#: Using tuner plugin X``; 2.27 on ``TUNER/Plugin: Using X (v5)`` and, for a library
+#: NCCL_TUNER_PLUGIN names, ``Successfully loaded external tuner plugin X`` (NVIDIA/nccl
+#: ``src/plugin/tuner.cc`` and ``tuner/tuner_v*.cc``); aws-ofi-nccl's ``NET/OFI Region base
+#: Tuner is chosen for platform: p5en.48xlarge`` (``src/tuner/nccl_ofi_tuner.cpp``). Its
+#: ``Using internal tuner plugin`` says that none is.
+_TUNER_IN_USE = re.compile(
+    r"^(?:TUNER/Plugin: Using (?:tuner plugin )?|Using tuner plugin: '?|"
+    r"Successfully loaded external tuner plugin )(?P<name>[^'\n]+?)'?\.?\s*$"
+)
+_OFI_TUNER = re.compile(r"^NET/OFI (Region|Model) base Tuner is chosen for platform: (\S+)")
 #: The value is trimmed (trailing blanks, then one final period) in code.
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*)$")
 # One interface per whitespace- or ';'-separated token, matched from the token's start only:
@@ -413,6 +424,24 @@ def _plugin_loaded(line: _Line, match: re.Match[str]) -> bool:
     return True
 
 
+def _tuner_in_use(line: _Line, match: re.Match[str]) -> bool:
+    """A tuner plugin NCCL uses (``_TUNER_IN_USE``); not its internal tuner."""
+    name = _plugin_name(match.group("name"))
+    if name.lower().startswith("internal tuner"):
+        return True
+    if name not in line.log.tuner_plugins:
+        line.log.tuner_plugins.append(name)
+    return True
+
+
+def _ofi_tuner(line: _Line, match: re.Match[str]) -> bool:
+    """aws-ofi-nccl's tuner and the instance type it tunes for."""
+    name = f"aws-ofi-nccl's {match.group(1).lower()} tuner ({match.group(2)})"
+    if name not in line.log.tuner_plugins:
+        line.log.tuner_plugins.append(name)
+    return True
+
+
 def _plugin_path(line: _Line, match: re.Match[str]) -> bool:
     """``Plugin Path : /opt/...``."""
     line.log.plugin_path = match.group(1)
@@ -481,6 +510,8 @@ _MESSAGE_FORMS: tuple[tuple[_Finder, _Handler], ...] = (
     (_PLUGIN_LOADED.match, _plugin_loaded),
     (_P2P_PLUGIN.match, _plugin_loaded),
     (_PLUGIN_PATH.match, _plugin_path),
+    (_TUNER_IN_USE.match, _tuner_in_use),
+    (_OFI_TUNER.match, _ofi_tuner),
     (_BOOTSTRAP.match, _bootstrap),
     (_DRIVER.match, _driver),
     (_NVLS_SUPPORT.match, _nvls_support),

@@ -146,6 +146,9 @@ class NcclLog:
     """External network plugins seen (``NCCL RDMA Plugin v8``, ``IBext_v8``, ``FastSocket``)."""
     plugin_path: str | None = None
     """``Plugin Path : ...`` (the library NCCL loaded)."""
+    tuner_plugins: list[str] = field(default_factory=list)
+    """Tuner plugins NCCL uses, which pick the algorithms and protocols instead of its own
+    model (``Example``, ``aws-ofi-nccl's region tuner (p5en.48xlarge)``)."""
     bootstrap: list[tuple[str, str]] = field(default_factory=list)
     """(interface, address) pairs of ``Bootstrap : Using`` lines, without repeats."""
     oob: list[tuple[str, str]] = field(default_factory=list)

@@ -24,6 +24,7 @@ from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.jobs import group_ranks, job_of
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.progress import NO_PROGRESS, Phases
+from fabricui.services.tuner_plugins import tuner_plugin_note
 from fabricui.vocabulary import LAUNCHES
 
 if TYPE_CHECKING:
@@ -204,8 +205,10 @@ def predict_collective(
     libraries: list[str | None] = []
 
     domains = domains_of(fabric, ranks)
-    note = matching_note(fabric.net_family, domains, nccl_env)
-    notes = (note,) if note else ()
+    picked_by = tuner_plugin_note(
+        fabric.gpu.id, fabric.net_family, domains, len(ranks), request.op, nccl_env, version
+    )
+    notes = tuple(n for n in (matching_note(fabric.net_family, domains, nccl_env), picked_by) if n)
     if job is None:
         rows = rows_of(ranks)
         return CollectiveResult(
@@ -392,13 +395,20 @@ def view_prediction(
     )
 
 
-def view_note(data: LoadedFabric, group: str, nccl_prompt: str) -> str | None:
-    """What the collectives view's prediction for ``group`` assumed that a job may set
-    otherwise (``matching_note``), under the prompt's settings; None when nothing."""
-    _, env = nccl_of_prompt(nccl_prompt)
-    domains = domains_of(data.fabric, group_ranks(data.fabric, group))
+def view_note(
+    data: LoadedFabric, group: str, nccl_prompt: str, op: str = "all_reduce"
+) -> str | None:
+    """What the collectives view's prediction of ``op`` for ``group`` assumed that a job
+    may set otherwise (``matching_note``), or where a tuner plugin may pick instead of NCCL
+    (``tuner_plugin_note``), under the prompt's settings; None when nothing."""
+    version, env = nccl_of_prompt(nccl_prompt)
+    fabric = data.fabric
+    ranks = group_ranks(fabric, group)
+    domains = domains_of(fabric, ranks)
     how = "the NCCL prompt (v): FI_CXI_RX_MATCH_MODE=software"
-    return matching_note(data.fabric.net_family, domains, env, how)
+    return matching_note(fabric.net_family, domains, env, how) or tuner_plugin_note(
+        fabric.gpu.id, fabric.net_family, domains, len(ranks), op, env, version
+    )
 
 
 def measured_run(value: str, op: str | None = None) -> ResultRun:

@@ -155,6 +155,7 @@ def diagnose(log: NcclLog, env: Mapping[str, str] | None = None) -> list[Finding
         _p2p_disabled,
         _other_warnings,
         _external_plugin,
+        _tuner_plugin,
         _no_transports,
     ):
         findings.extend(check(log, settings))
@@ -461,6 +462,23 @@ def _external_plugin(log: NcclLog, settings: dict[str, str]) -> list[Finding]:
             f"an external network plugin carries the traffic: {', '.join(log.plugins)}{where}",
             "nothing to fix if intended; the plugin reads its own settings (some NCCL_IB_* "
             "ones may not apply) and NCCL_NET_PLUGIN=none falls back to the built-in transports",
+        )
+    ]
+
+
+def _tuner_plugin(log: NcclLog, settings: dict[str, str]) -> list[Finding]:
+    if not log.tuner_plugins:
+        return []
+    aws = any(name.startswith("aws-ofi-nccl") for name in log.tuner_plugins)
+    internal = "OFI_NCCL_TUNER_TYPE=Internal or " if aws else ""
+    return [
+        Finding(
+            "tuner-plugin",
+            "info",
+            f"a tuner plugin picks the collectives' algorithms and protocols, not NCCL's "
+            f"own model: {', '.join(log.tuner_plugins)}",
+            f"nothing to fix if intended; {internal}NCCL_TUNER_PLUGIN=none runs NCCL's own "
+            "choice, the one fabricui predicts",
         )
     ]
 

@@ -162,7 +162,7 @@ def check_choices(
                     caution=pick.caution[j] if env else "",
                 )
             )
-    return _findings(checked, fabric.spec.id, log.version), checked
+    return _findings(checked, fabric.spec.id, log.version, log.tuner_plugins), checked
 
 
 def _size(choice: AlgoChoice, op: str, nranks: int) -> int:
@@ -172,7 +172,12 @@ def _size(choice: AlgoChoice, op: str, nranks: int) -> int:
     return choice.size_bytes
 
 
-def _findings(checked: list[CheckedChoice], topology: str, version: str | None) -> list[Finding]:
+def _findings(
+    checked: list[CheckedChoice],
+    topology: str,
+    version: str | None,
+    tuners: Sequence[str] = (),
+) -> list[Finding]:
     findings: list[Finding] = []
     slow = [c for c in checked if c.env and c.gain >= MARGIN]
     if slow:
@@ -206,9 +211,12 @@ def _findings(checked: list[CheckedChoice], topology: str, version: str | None) 
                 f"{release}'s tuner on {topology} (first: {first.op} "
                 f"{format_bytes(first.size_bytes)} ran {first.logged}, the model picks "
                 f"{first.predicted})",
-                "NCCL detected another topology than the one given, or a setting the log "
-                "does not print changed its choice: compare the log's topology (NCCL_DEBUG_"
-                "SUBSYS=GRAPH) with the topology file",
+                f"a tuner plugin chose them ({', '.join(tuners)}), not NCCL's own model; "
+                "NCCL_TUNER_PLUGIN=none runs the model's choice"
+                if tuners
+                else "NCCL detected another topology than the one given, or a setting the "
+                "log does not print changed its choice: compare the log's topology "
+                "(NCCL_DEBUG_SUBSYS=GRAPH) with the topology file",
                 first.line,
             )
         )

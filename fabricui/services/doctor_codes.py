@@ -22,6 +22,7 @@ CODES: dict[str, str] = {
     "p2p-disabled": "peer-to-peer between GPUs is disabled by NCCL_P2P_DISABLE/LEVEL",
     "nccl-warn": "another NCCL WARN line",
     "external-net-plugin": "an external network plugin carries the traffic",
+    "tuner-plugin": "a tuner plugin, not NCCL's own model, picks algorithms and protocols",
     "no-transport-lines": "the log shows no connection lines to check transports with",
 }
 

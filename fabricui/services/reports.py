@@ -291,7 +291,12 @@ def _collectives_report(
     group = check_group(options.get("group", "all"))
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
-    from fabricui.services.collective import measured_errors, measured_run, view_prediction
+    from fabricui.services.collective import (
+        measured_errors,
+        measured_run,
+        view_note,
+        view_prediction,
+    )
 
     measured = measured_run(options["measured"], op) if options.get("measured") else None
     if measured is not None:
@@ -360,6 +365,9 @@ def _collectives_report(
     )
     if notes:
         notes = ["Settings that make NCCL run the best pick, per size:", *notes]
+    assumed = view_note(data, group, options.get("nccl", ""), op)
+    if assumed:
+        notes.append(f"Assumed: {assumed}.")
     if measured is not None:
         given = "pasted output" if "\n" in options["measured"].strip() else options["measured"]
         ranks = f", {measured.nranks} ranks" if measured.nranks else ""

@@ -94,6 +94,9 @@ SYNTHETIC = {
     "gdr-disabled": (
         "h1:10:10 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)\n"
     ),
+    "tuner-plugin": (
+        "h1:10:10 [0] NCCL INFO NET/OFI Region base Tuner is chosen for platform: p5en.48xlarge\n"
+    ),
 }
 
 
@@ -478,3 +481,43 @@ def test_a_128k_interface_line_answers_at_once():
     log = parse_nccl_log("NCCL INFO NCCL version 2.18.1+cuda12.1\n" + line, "bomb")
     assert time.perf_counter() - started < 2.0
     assert log.version == "2.18.1"
+
+
+# --- tuner plugins ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("Using tuner plugin: 'Example'", "Example"),  # 2.19-2.20
+        ("TUNER/Plugin: Using tuner plugin Example", "Example"),  # 2.21-2.26
+        ("TUNER/Plugin: Using Example (v5)", "Example"),  # 2.27 on
+        (
+            "Successfully loaded external tuner plugin libnccl-tuner-example.so",
+            "libnccl-tuner-example.so",
+        ),
+        (
+            "NET/OFI Region base Tuner is chosen for platform: p5en.48xlarge",
+            "aws-ofi-nccl's region tuner (p5en.48xlarge)",
+        ),
+        ("TUNER/Plugin: Using internal tuner plugin.", None),
+    ],
+)
+def test_a_tuner_plugin_in_use_is_read_in_every_releases_words(line: str, name: str | None):
+    """NCCL's and aws-ofi-nccl's lines naming the tuner plugin in use; NCCL's internal
+    tuner is none."""
+    log = parse_nccl_log(f"h1:10:10 [0] NCCL INFO {line}\n")
+    assert log.tuner_plugins == ([name] if name else [])
+    assert ("tuner-plugin" in codes(diagnose(log))) == (name is not None)
+
+
+def test_the_tuner_finding_says_how_to_run_nccls_own_choice():
+    """aws-ofi-nccl's tuner is turned off by its own setting too; any plugin by
+    NCCL_TUNER_PLUGIN=none."""
+    aws = diagnose(parse_nccl_log(SYNTHETIC["tuner-plugin"]))
+    (finding,) = [f for f in aws if f.code == "tuner-plugin"]
+    assert "p5en.48xlarge" in finding.message
+    assert "OFI_NCCL_TUNER_TYPE=Internal" in finding.fix and "NCCL_TUNER_PLUGIN=none" in finding.fix
+    other = diagnose(parse_nccl_log("h [0] NCCL INFO TUNER/Plugin: Using Example (v5)\n"))
+    (finding,) = [f for f in other if f.code == "tuner-plugin"]
+    assert "OFI_NCCL" not in finding.fix and "NCCL_TUNER_PLUGIN=none" in finding.fix

@@ -151,6 +151,25 @@ def test_a_slingshot_prediction_names_the_receive_matching_it_assumed(run_cli, m
     assert json.loads(run_cli(*infiniband)[1])["notes"] == []
 
 
+def test_an_aws_prediction_at_scale_names_the_plugins_tuner(run_cli, monkeypatch):
+    """On four P5en instances aws-ofi-nccl's tuner picks instead of NCCL: the prediction
+    (NCCL's own choice) says so and what runs that choice; not with it turned off, and the
+    picks themselves do not change."""
+    for name in ("NCCL_TUNER_PLUGIN", "OFI_NCCL_TUNER_TYPE", "OFI_NCCL_FORCE_NUM_RAILS"):
+        monkeypatch.delenv(name, raising=False)
+    argv = ["collective", "all_reduce", "-t", "aws-p5en-cluster", "--nodes", "4", "--size", "1M"]
+    status, out, err = run_cli(*argv, "--json")
+    assert status == 0, err
+    plain = json.loads(out)
+    (note,) = plain["notes"]
+    assert "aws-ofi-nccl" in note and "OFI_NCCL_TUNER_TYPE=Internal" in note
+    status, out, err = run_cli(*argv)
+    assert status == 0 and out.splitlines()[-1].startswith("note: on AWS P5e/P5en instances")
+    status, out, err = run_cli(*argv, "--json", "--env", "OFI_NCCL_TUNER_TYPE=Internal")
+    internal = json.loads(out)
+    assert internal["notes"] == [] and internal["rows"] == plain["rows"]
+
+
 def test_a_release_past_the_newest_modelled_is_named(run_cli):
     """--nccl 2.99 (a typo, or a release out later) is priced with the newest tuner, and
     stderr says so in one line; the newest line itself (2.30) is not warned about."""

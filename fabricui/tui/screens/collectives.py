@@ -432,7 +432,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         from fabricui.services.collective import view_note, view_prediction
 
         prediction = view_prediction(data, op, group, sizes, nccl, measured)
-        note = view_note(data, group, nccl)
+        note = view_note(data, group, nccl, op)
         if not get_current_worker().is_cancelled:
             self.post_message(self.PredictionReady(data, prediction, note))
 
