@@ -502,6 +502,9 @@ def tuner_config(
         f"{result.op} -t {result.topology} ... --tuner)",
         f"# {result.library}: sizes whose best pick beats NCCL's own by {100 * margin:.0f}% "
         "or more; other sizes keep NCCL's choice",
+        "# load: NCCL_TUNER_PLUGIN=<path to libnccl-tuner-example.so> "
+        "NCCL_TUNER_CONFIG_FILE=<this file>; the plugin NCCL_TUNER_PLUGIN names replaces a "
+        "network plugin's own tuner (aws-ofi-nccl's, gIB's) for the job",
         "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,"
         "numPipeOps,regBuff",
     ]

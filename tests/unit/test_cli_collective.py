@@ -194,7 +194,9 @@ def test_tuner_config_for_nccls_example_plugin(run_cli, tmp_path):
     assert status == 0, err
     rows = json.loads(out)["rows"]
     assert f"wrote {config}" in err
-    lines = [ln for ln in config.read_text(encoding="utf-8").splitlines() if ln[:1] != "#"]
+    text = config.read_text(encoding="utf-8")
+    assert "NCCL_TUNER_PLUGIN=" in text and "NCCL_TUNER_CONFIG_FILE=" in text  # how to load it
+    lines = [ln for ln in text.splitlines() if ln[:1] != "#"]
     better = [r for r in rows if r["env"] and r["gain"] >= 0.05]
     assert better and lines
     covered = []
