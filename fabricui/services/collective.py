@@ -205,10 +205,7 @@ def predict_collective(
     libraries: list[str | None] = []
 
     domains = domains_of(fabric, ranks)
-    picked_by = tuner_plugin_note(
-        fabric.gpu.id, fabric.net_family, domains, len(ranks), request.op, nccl_env, version
-    )
-    notes = tuple(n for n in (matching_note(fabric.net_family, domains, nccl_env), picked_by) if n)
+    notes = prediction_notes(fabric, domains, len(ranks), request.op, nccl_env, version)
     if job is None:
         rows = rows_of(ranks)
         return CollectiveResult(
@@ -239,6 +236,26 @@ def predict_collective(
         gpus_per_thread=request.gpus_per_thread,
         notes=notes,
     )
+
+
+def prediction_notes(
+    fabric: Fabric,
+    domains: int,
+    nranks: int,
+    op: str,
+    env: dict[str, str],
+    version: tuple[int, int, int] | None,
+    how: str = "--env FI_CXI_RX_MATCH_MODE=software",
+) -> tuple[str, ...]:
+    """What a prediction of ``op`` among ``nranks`` ranks in ``domains`` scale-up domains
+    assumed that a job may set otherwise (``matching_note``) and where a tuner plugin may
+    pick instead of NCCL (``tuner_plugin_note``); ``how`` says where the user sets the
+    matching."""
+    notes = (
+        matching_note(fabric.net_family, domains, env, how),
+        tuner_plugin_note(fabric.gpu.id, fabric.net_family, domains, nranks, op, env, version),
+    )
+    return tuple(n for n in notes if n)
 
 
 def domains_of(fabric: Fabric, ranks: Sequence[int] | npt.NDArray[np.int64]) -> int:
@@ -395,20 +412,16 @@ def view_prediction(
     )
 
 
-def view_note(
+def view_notes(
     data: LoadedFabric, group: str, nccl_prompt: str, op: str = "all_reduce"
-) -> str | None:
-    """What the collectives view's prediction of ``op`` for ``group`` assumed that a job
-    may set otherwise (``matching_note``), or where a tuner plugin may pick instead of NCCL
-    (``tuner_plugin_note``), under the prompt's settings; None when nothing."""
+) -> tuple[str, ...]:
+    """``prediction_notes`` of the collectives view's prediction of ``op`` for ``group``,
+    under its NCCL prompt's settings."""
     version, env = nccl_of_prompt(nccl_prompt)
-    fabric = data.fabric
-    ranks = group_ranks(fabric, group)
-    domains = domains_of(fabric, ranks)
+    ranks = group_ranks(data.fabric, group)
+    domains = domains_of(data.fabric, ranks)
     how = "the NCCL prompt (v): FI_CXI_RX_MATCH_MODE=software"
-    return matching_note(fabric.net_family, domains, env, how) or tuner_plugin_note(
-        fabric.gpu.id, fabric.net_family, domains, len(ranks), op, env, version
-    )
+    return prediction_notes(data.fabric, domains, len(ranks), op, env, version, how)
 
 
 def measured_run(value: str, op: str | None = None) -> ResultRun:

@@ -294,7 +294,7 @@ def _collectives_report(
     from fabricui.services.collective import (
         measured_errors,
         measured_run,
-        view_note,
+        view_notes,
         view_prediction,
     )
 
@@ -365,9 +365,7 @@ def _collectives_report(
     )
     if notes:
         notes = ["Settings that make NCCL run the best pick, per size:", *notes]
-    assumed = view_note(data, group, options.get("nccl", ""), op)
-    if assumed:
-        notes.append(f"Assumed: {assumed}.")
+    notes += [f"Assumed: {n}." for n in view_notes(data, group, options.get("nccl", ""), op)]
     if measured is not None:
         given = "pasted output" if "\n" in options["measured"].strip() else options["measured"]
         ranks = f", {measured.nranks} ranks" if measured.nranks else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabricui.services.collective import matching_note, view_note
+from fabricui.services.collective import matching_note, view_notes
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.requests import TopologyRequest
 
@@ -32,7 +32,7 @@ def test_the_views_note_follows_its_group_and_prompt(monkeypatch):
     set the matching; none for one node's GPUs or once the prompt sets it."""
     monkeypatch.delenv("FI_CXI_RX_MATCH_MODE", raising=False)
     data = LoadedFabric.load(TopologyRequest("gh200-quad", nodes=2))
-    assert view_note(data, "all", "") is not None
-    assert view_note(data, "node", "") is None
-    assert view_note(data, "all", "FI_CXI_RX_MATCH_MODE=software") is None
-    assert view_note(data, "all", "2.23 FI_CXI_RX_MATCH_MODE=hardware") is None
+    assert view_notes(data, "all", "") != ()
+    assert view_notes(data, "node", "") == ()
+    assert view_notes(data, "all", "FI_CXI_RX_MATCH_MODE=software") == ()
+    assert view_notes(data, "all", "2.23 FI_CXI_RX_MATCH_MODE=hardware") == ()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fabricui.services.collective import view_note
+from fabricui.services.collective import view_notes
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.tuner_plugins import tuner_plugin_note
@@ -66,8 +66,18 @@ def test_the_views_note_follows_its_group_op_and_prompt(monkeypatch):
     for name in ("NCCL_TUNER_PLUGIN", "OFI_NCCL_TUNER_TYPE", "OFI_NCCL_FORCE_NUM_RAILS"):
         monkeypatch.delenv(name, raising=False)
     data = LoadedFabric.load(TopologyRequest("aws-p6-b200-cluster", nodes=4))
-    text = view_note(data, "all", "", "all_reduce")
-    assert text is not None and "P6-B200" in text
-    assert view_note(data, "node", "", "all_reduce") is None
-    assert view_note(data, "all", "", "all_to_all") is None
-    assert view_note(data, "all", "OFI_NCCL_TUNER_TYPE=Internal", "all_gather") is None
+    (text,) = view_notes(data, "all", "", "all_reduce")
+    assert "P6-B200" in text
+    assert view_notes(data, "node", "", "all_reduce") == ()
+    assert view_notes(data, "all", "", "all_to_all") == ()
+    assert view_notes(data, "all", "OFI_NCCL_TUNER_TYPE=Internal", "all_gather") == ()
+
+
+def test_a_job_both_notes_apply_to_gets_both(monkeypatch):
+    """Across Slingshot nodes with the matching unsaid and a tuner plugin named, the view
+    (and so its notices and report) carries both notes."""
+    monkeypatch.delenv("FI_CXI_RX_MATCH_MODE", raising=False)
+    data = LoadedFabric.load(TopologyRequest("gh200-quad", nodes=2))
+    notes = view_notes(data, "all", "NCCL_TUNER_PLUGIN=libx.so")
+    assert len(notes) == 2
+    assert "FI_CXI_RX_MATCH_MODE" in notes[0] and "NCCL_TUNER_PLUGIN=libx.so" in notes[1]

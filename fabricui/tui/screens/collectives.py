@@ -238,14 +238,14 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """The engine's prediction for the current choices."""
 
         def __init__(
-            self, data: LoadedFabric, prediction: Prediction, note: str | None = None
+            self, data: LoadedFabric, prediction: Prediction, notes: tuple[str, ...] = ()
         ) -> None:
             self.data = data
             """Fabric it was computed on."""
             self.prediction = prediction
             """Per-size results."""
-            self.note = note
-            """A setting the prediction assumed that a job may set otherwise."""
+            self.notes = notes
+            """What the prediction assumed that a job may set otherwise (``view_notes``)."""
             super().__init__()
 
     def __init__(self) -> None:
@@ -429,12 +429,12 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         nccl: str,
         measured: ResultRun | None,
     ) -> None:
-        from fabricui.services.collective import view_note, view_prediction
+        from fabricui.services.collective import view_notes, view_prediction
 
         prediction = view_prediction(data, op, group, sizes, nccl, measured)
-        note = view_note(data, group, nccl, op)
+        notes = view_notes(data, group, nccl, op)
         if not get_current_worker().is_cancelled:
-            self.post_message(self.PredictionReady(data, prediction, note))
+            self.post_message(self.PredictionReady(data, prediction, notes))
 
     def worker_failed(self, worker: Worker[object]) -> None:
         """A refused or failed prediction (the error is on screen) leaves neither
@@ -457,9 +457,10 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         self._plot()
         self._follow_cursor()
         self._controls()
-        if message.note and message.note not in self._notes_shown:  # once a session
-            self._notes_shown.add(message.note)
-            self.app.notify(message.note, title="assumed", timeout=10)
+        for note in message.notes:
+            if note not in self._notes_shown:  # once a session
+                self._notes_shown.add(note)
+                self.app.notify(note, title="assumed", timeout=10)
 
     def _plot(self) -> None:
         """busbw per size: NCCL's pick, and the measured run beside it when one is shown."""
