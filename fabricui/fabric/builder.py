@@ -47,7 +47,10 @@ from fabricui.fabric.torus_wiring import (
 from fabricui.model import TopologySpec
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from fabricui.hwdb.catalog import Catalog
+    from fabricui.model.records import NicSpec
 
 IntArray = npt.NDArray[np.int64]
 
@@ -299,6 +302,18 @@ def _network(b: Build, host: Host, tiling: _Tiling, ranks: _Ranks) -> _NetworkPa
     return None
 
 
+def link_efficiency(
+    catalog: Catalog, generations: Sequence[str], nic: NicSpec | None
+) -> npt.NDArray[np.float64]:
+    """(n_generations,) achievable fraction of each generation's rate in this fabric: the
+    generation's own, except the network's where the fabric's adapter sets its own
+    (``NicSpec.efficiency``: a cloud adapter's transport, not its wire, decides it)."""
+    efficiency = np.array([catalog.links[g].efficiency for g in generations], dtype=np.float64)
+    if nic is not None and nic.efficiency is not None and nic.link in generations:
+        efficiency[list(generations).index(nic.link)] = nic.efficiency
+    return efficiency
+
+
 def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     """Build the fabric of a topology spec whose network a builder derives (every layout
     but ``explicit``): node blocks tiled with numpy, then the network block.
@@ -343,7 +358,7 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         spec=spec,
         **tables._asdict(),
         dev_model=tuple(b.models.items),
-        link_eff=np.array([catalog.links[g].efficiency for g in gens])[tables.link_gen],
+        link_eff=link_efficiency(catalog, gens, nic_spec)[tables.link_gen],
         generations=tuple(gens),
         gpu_dev=ranks.gpu_dev.astype(np.int32),
         gpu_nic=ranks.gpu_nic.astype(np.int32),

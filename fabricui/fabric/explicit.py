@@ -27,12 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
-from fabricui.fabric.builder import build_tiled
+from fabricui.fabric.builder import build_tiled, link_efficiency
 from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
 from fabricui.fabric.host_block import (
     DEFAULT_NET_SWITCH,
     DEFAULT_SWITCH_BY_FAMILY,
     FALLBACK_NET_SWITCH,
+    pick_nic,
 )
 from fabricui.model.cluster import ClusterCable, ClusterHost, ClusterSpec, ClusterSwitch
 
@@ -436,7 +437,7 @@ def build_explicit(spec: TopologySpec, catalog: Catalog) -> Fabric:
     tables = _block_tables(blocks).then(
         _network_tables(switches, switch_model_id, net_links, hardware)
     )
-    efficiency = np.asarray([catalog.links[g].efficiency for g in generations])
+    efficiency = link_efficiency(catalog, generations, pick_nic(catalog, spec))
     return Fabric(
         spec=spec,
         **tables._asdict(),

@@ -83,6 +83,8 @@ def _check_record(
         check_range(
             doc, (*path, "nccl_latency_us"), record.nccl_latency_us, 0.0, 1e4, "latency [us]"
         )
+        if record.efficiency is not None:
+            check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
     if kind == "models" and record.mlp:
         check_choice(doc, (*path, "mlp"), record.mlp, MLP_KINDS)
     if kind == "frameworks":

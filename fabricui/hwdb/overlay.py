@@ -152,7 +152,8 @@ def read_overlay(path: Path | str) -> CalibrationOverlay:
 
 
 def apply_overlay(catalog: Catalog, overlay: CalibrationOverlay) -> Catalog:
-    """A catalog whose link records carry the overlay's figures.
+    """A catalog whose link records carry the overlay's figures (a fitted efficiency also
+    replaces the adapters' own, ``NicSpec.efficiency``, on that link).
 
     Args:
         catalog: The ``Catalog``.
@@ -166,6 +167,7 @@ def apply_overlay(catalog: Catalog, overlay: CalibrationOverlay) -> Catalog:
         HwdbError: The overlay names a link generation the catalog does not have.
     """
     links = dict(catalog.links)
+    nics = dict(catalog.nics)
     origins = dict(catalog.origins)
     for link_id, figures in overlay.links.items():
         if link_id not in links:
@@ -175,9 +177,13 @@ def apply_overlay(catalog: Catalog, overlay: CalibrationOverlay) -> Catalog:
             )
         changes = {k: v for k, v in dataclasses.asdict(figures).items() if v is not None}
         links[link_id] = dataclasses.replace(links[link_id], **changes)
+        if figures.efficiency is not None:  # the fitted figure is what this network carries
+            for nic in catalog.nics.values():
+                if nic.link == link_id and nic.efficiency is not None:
+                    nics[nic.id] = dataclasses.replace(nic, efficiency=None)
         key = ("links", link_id)
         origins[key] = f"{origins.get(key, '?')}, calibrated by {overlay.where[link_id]}"
-    return dataclasses.replace(catalog, links=links, origins=origins)
+    return dataclasses.replace(catalog, links=links, nics=nics, origins=origins)
 
 
 def overlay_yaml(overlay: CalibrationOverlay, comments: Sequence[str] = ()) -> str:

@@ -327,6 +327,12 @@ class NicSpec:
     ``latency``) [us]. NCCL's tuner adds it to every network step of its cost model (twice
     on Simple), so it changes which algorithm and protocol NCCL picks, not the time on the
     wire. 0 for NCCL's own InfiniBand, RoCE and socket transports."""
+    efficiency: float | None = None
+    """Achievable fraction of the port rate for bulk transfers where the adapter, not its
+    link generation, sets it (a cloud adapter's transport differs by generation: first-
+    generation EFA delivers less of its line rate than EFAv4); it then replaces the
+    generation's ``efficiency`` on the network links of a fabric built with this adapter.
+    None: the link generation's."""
 
 
 @dataclass(frozen=True)
