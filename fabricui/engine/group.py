@@ -295,9 +295,12 @@ class Group:
         if len(sizes) == 1:  # every node alike: one gather per channel for all nodes
             table = np.stack(self.by_node)  # (nodes, ppn)
             p = table.shape[1]
-            for c in range(channels):
-                stride = strides[p][c % len(strides[p])] if mesh else 1
-                columns = ((c * p) // channels + stride * np.arange(p)) % p
+            steps = [strides[p][c % len(strides[p])] if mesh else 1 for c in range(channels)]
+            starts = [(c * p) // channels for c in range(channels)]
+            if self.n_nodes > 1:
+                starts = balanced_entries(self.fabric.gpu_nic[table[0]], starts, steps)
+            for start, stride in zip(starts, steps):
+                columns = (start + stride * np.arange(p)) % p
                 orders.append(table[:, columns].reshape(-1))
             return orders
         # Uneven nodes: every rank's position within its node, and its node's size and start.
@@ -564,3 +567,53 @@ def nccl_tree_parents(nodes: int, tree: int = 0) -> npt.NDArray[np.int64]:
         return np.where(parent < 0, -1, (parent + 1) % nodes)
     parent = btree(nodes - 1 - node)
     return np.where(parent < 0, -1, nodes - 1 - parent)
+
+
+def balanced_entries(nic_of: IntArray, starts: list[int], strides: list[int]) -> list[int]:
+    """Where each channel's ring enters a node, so that the node's NICs carry as many
+    channels in as out, the same on each (NCCL's search counts every channel's network
+    bandwidth on the NIC it enters by and on the one it leaves by, per direction, and
+    finds no channel past a NIC's capacity: src/graph/search.cc).
+
+    A ring entering at local GPU ``e`` with stride ``d`` leaves at ``e - d``; with strides
+    that differ by channel (a direct mesh) the default entries can leave every channel by
+    one NIC. The defaults are kept whenever they are already even.
+
+    Args:
+        nic_of: (ppn,) NIC device of each local GPU of a node (negative: none).
+        starts: Default entry (local GPU) of each channel.
+        strides: Each channel's stride.
+
+    Returns:
+        Each channel's entry.
+    """
+    p = nic_of.shape[0]
+    if (nic_of < 0).any() or np.unique(nic_of).shape[0] < 2:
+        return starts
+    nics, nic = np.unique(nic_of, return_inverse=True)
+
+    def spread(entries: list[int]) -> tuple[int, int]:
+        ins = np.bincount(nic[[e % p for e in entries]], minlength=nics.shape[0])
+        outs = np.bincount(
+            nic[[(e - d) % p for e, d in zip(entries, strides)]], minlength=nics.shape[0]
+        )
+        return int(ins.max() - ins.min()), int(outs.max() - outs.min())
+
+    if max(spread(starts)) <= 1:
+        return starts
+    ins = np.zeros(nics.shape[0], dtype=np.int64)
+    outs = np.zeros(nics.shape[0], dtype=np.int64)
+    chosen = []
+    for start, stride in zip(starts, strides):
+        candidates = [(start + k) % p for k in range(p)]  # the default first on ties
+        entry = min(
+            candidates,
+            key=lambda e: (
+                max(ins[nic[e]] + 1, ins.max()) + max(outs[nic[(e - stride) % p]] + 1, outs.max()),
+                ins[nic[e]] + outs[nic[(e - stride) % p]],
+            ),
+        )
+        ins[nic[entry]] += 1
+        outs[nic[(entry - stride) % p]] += 1
+        chosen.append(entry)
+    return chosen

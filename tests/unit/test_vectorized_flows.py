@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from fabricui.engine.algorithms import Tree, channels_for
-from fabricui.engine.group import Group
+from fabricui.engine.group import Group, balanced_entries
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.resolve import resolve_topology
 
@@ -208,16 +208,30 @@ def test_tree_latency(h100, catalog):
 
 def reference_ring_orders(group: Group, channels: int) -> list[np.ndarray]:
     """``Group.ring_orders`` one node at a time: channel c enters each node at its
-    ``(c p) // channels``-th rank and, on a direct mesh, walks it with the channel's stride."""
+    ``(c p) // channels``-th rank (across alike nodes, where ``balanced_entries`` puts it)
+    and, on a direct mesh, walks it with the channel's stride."""
     mesh = group.fabric.spec.intra.fabric == "mesh"
+
+    def stride_of(p: int, c: int) -> int:
+        strides = [s for s in range(1, p) if np.gcd(s, p) == 1] or [1]
+        return strides[c % len(strides)] if mesh else 1
+
+    sizes = {local.shape[0] for local in group.by_node}
+    entries = None  # alike nodes across the network: entries spread over the NICs
+    if len(sizes) == 1 and group.n_nodes > 1:
+        p = sizes.pop()
+        entries = balanced_entries(
+            group.fabric.gpu_nic[group.by_node[0]],
+            [(c * p) // channels for c in range(channels)],
+            [stride_of(p, c) for c in range(channels)],
+        )
     orders = []
     for c in range(channels):
         parts = []
         for local in group.by_node:
             p = local.shape[0]
-            strides = [s for s in range(1, p) if np.gcd(s, p) == 1] or [1]
-            stride = strides[c % len(strides)] if mesh else 1
-            parts.append(local[((c * p) // channels + stride * np.arange(p)) % p])
+            entry = entries[c] if entries is not None else (c * p) // channels
+            parts.append(local[(entry + stride_of(p, c) * np.arange(p)) % p])
         orders.append(np.concatenate(parts))
     return orders
 
