@@ -25,6 +25,7 @@ from fabricui.engine.cxi import (
 from fabricui.engine.group import Group
 from fabricui.engine.nccl.picks import library_of
 from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD, trimmed_channels
+from fabricui.engine.ofi_proxy import channel_ops_us
 from fabricui.engine.ring_overlap import cycle_steps, network_share
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
 from fabricui.fabric.fabric import IntArray
@@ -294,6 +295,7 @@ class Ring(CollectiveAlgorithm):
             return time
         message = ll_receive_bytes(size_bytes, group.nccl_channels, group.n)
         time = time - idc_saving_us(group, message, net)
+        time = time + channel_ops_us(group, size_bytes, net, group.n)
         cxi = software_matching(group)
         if cxi is not None:  # each network step receives one message through the host
             time = time + receive_copy_us(cxi, message, net)
@@ -651,6 +653,7 @@ class Tree(CollectiveAlgorithm):
             return time
         message = ll_receive_bytes(size_bytes, group.nccl_channels, 1)
         time = time - idc_saving_us(group, message, net)
+        time = time + channel_ops_us(group, size_bytes, net, 1)
         cxi = software_matching(group)
         if cxi is not None:  # receives in a row up and down the trees, through the host
             copies = tree_receive_copies(group.n_nodes)

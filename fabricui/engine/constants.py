@@ -112,6 +112,15 @@ class ModelConstants:
     message grows from 128 to 256 B with its flags) a tree all-reduce on 2 to 512 nodes
     steps up 0.7 to 1.2 us per network step, median 1.0 (2 ceil(log2 nodes) steps: +4.1
     us on 4 nodes, +10.5 on 32, +15.8 on 256)."""
+    ofi_channel_op_us: float = 1.85
+    """Host time NCCL's proxy thread spends on one channel's network operation in a step
+    where a libfabric plugin (aws-ofi-nccl, on EFA and Slingshot) drives the NICs [us]; the
+    proxy serves the channels in turn, so each channel past the first adds it to every
+    network step of an LL call (``fabricui.engine.ofi_proxy``). From the 2-node p5 run of
+    aws-samples/awsome-distributed-training (shared measurement file): from 8 KiB to 64 KiB
+    NCCL's tree/LL goes from 2 to 16 channels and the call from 81.4 to 135.1 us, 51.7 us
+    more than its bytes explain, over 14 channels and 2 network steps. Checked, not fitted,
+    on Slingshot: the Alps runs of 16 to 512 nodes and Kestrel's 16."""
     socket_max_GBps: float = 8.0
     """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: its helper threads, not the
     line rate, limit it on fast Ethernet."""

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fabricui.engine.constants import DEFAULT, ModelConstants
-from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD, trimmed_channels
+from fabricui.engine.nccl.tuner import ll_channels
 from fabricui.engine.types import FloatArray
 from fabricui.errors import EngineError
 
@@ -122,8 +122,7 @@ def ll_receive_bytes(sizes: FloatArray, channels: int, chunks: int) -> FloatArra
         channels)`` with ``r`` = ``chunks`` (NCCL scales a ring's LL threshold by its ranks).
     """
     size = np.asarray(sizes, dtype=np.float64)
-    per_channel = float(MAX_THREADS["ll"] * THREAD_THRESHOLD["ll"] * max(1, chunks))
-    nc = trimmed_channels(size, per_channel, channels)
+    nc = ll_channels(size, channels, chunks)
     step = float(DEFAULT.chunk_bytes["ll"])  # a larger message goes as several LL steps
     return 2.0 * np.minimum(size / (max(1, chunks) * nc), step)
 

@@ -67,6 +67,14 @@ def trimmed_channels(
     return np.minimum(np.maximum(np.where(positive, trimmed, most), 1.0), most)
 
 
+def ll_channels(size_bytes: FloatArray, channels: int, chunks: int = 1) -> FloatArray:
+    """(n_sizes,) channels NCCL runs an LL call of each size on (``trimmed_channels`` at
+    LL's threads and threshold); a ring's threshold is scaled by its ranks, ``chunks``
+    (1 for a tree)."""
+    per_channel = float(MAX_THREADS["ll"] * THREAD_THRESHOLD["ll"] * max(1, chunks))
+    return trimmed_channels(np.asarray(size_bytes, dtype=np.float64), per_channel, channels)
+
+
 @dataclass(frozen=True)
 class Tuning:
     """NCCL's tables for one collective on one communicator."""
