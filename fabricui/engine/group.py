@@ -603,16 +603,18 @@ def balanced_entries(nic_of: IntArray, starts: list[int], strides: list[int]) ->
         return starts
     ins = np.zeros(nics.shape[0], dtype=np.int64)
     outs = np.zeros(nics.shape[0], dtype=np.int64)
+
+    def cost(entry: int, stride: int) -> tuple[int, int]:
+        """The busiest NIC in and out once this channel is added, then its own NICs' load."""
+        into, out_of = nic[entry], nic[(entry - stride) % p]
+        busiest = max(ins[into] + 1, ins.max()) + max(outs[out_of] + 1, outs.max())
+        return int(busiest), int(ins[into] + outs[out_of])
+
     chosen = []
     for start, stride in zip(starts, strides):
         candidates = [(start + k) % p for k in range(p)]  # the default first on ties
-        entry = min(
-            candidates,
-            key=lambda e: (
-                max(ins[nic[e]] + 1, ins.max()) + max(outs[nic[(e - stride) % p]] + 1, outs.max()),
-                ins[nic[e]] + outs[nic[(e - stride) % p]],
-            ),
-        )
+        costs = [cost(e, stride) for e in candidates]
+        entry = candidates[costs.index(min(costs))]
         ins[nic[entry]] += 1
         outs[nic[(entry - stride) % p]] += 1
         chosen.append(entry)
