@@ -8,13 +8,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.errors import ConfigError
+from fabricui.errors import ConfigError, EngineError
 from fabricui.hwdb import default_hwdb_dir
 from fabricui.hwdb.catalog import KINDS, unknown_id_message
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import read_yaml
 from fabricui.services.session import load_catalog as load_service_catalog
-from fabricui.services.session import load_catalog_with_plugins, topology_builder
+from fabricui.services.session import (
+    admit_fabric,
+    build_fabric_with_plugins,
+    load_catalog_with_plugins,
+)
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -107,7 +111,8 @@ def validate(
     target: Path | None, hwdb_dirs: tuple[Path, ...] = (), catalog: Catalog | None = None
 ) -> Validation:
     """Check the built-in database (plus ``hwdb_dirs`` and a directory ``target``), or one
-    topology file against ``catalog``.
+    topology file against ``catalog``: a file passes only when its fabric builds, so every
+    command that takes it accepts it.
 
     Raises:
         FabricError: The first problem, with file, line, key and value.
@@ -123,5 +128,9 @@ def validate(
 
     catalog = catalog or load_service_catalog()
     spec = parse_topology(read_yaml(target), catalog, default_id=target.stem)
-    topology_builder(spec)
+    try:
+        admit_fabric(spec)
+        build_fabric_with_plugins(spec, catalog)
+    except EngineError as exc:  # the builder names the spec; say which file it came from
+        raise ConfigError(f"{target}: {exc}") from exc
     return Validation(target, spec=spec)

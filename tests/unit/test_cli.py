@@ -240,6 +240,23 @@ def test_hwdb_validate_json(run_cli):
     assert json.loads(out)["topology"]["nodes"] >= 1
 
 
+def test_hwdb_validate_refuses_what_the_builder_refuses(run_cli, tmp_path):
+    """A topology file passes ``hwdb validate`` only when its fabric builds: 20 trays do not
+    fill whole 18-tray NVLink domains, so validate fails as ``path`` does, naming the file."""
+    spec = tmp_path / "nvl.yaml"
+    spec.write_text(
+        "id: nvl-odd\ngpu: gb200\nnodes: 20\ngpus_per_node: 4\n"
+        "intra: {fabric: nvswitch, link: nvlink5, hosts_per_domain: 18}\n"
+        "net: {link: ib-ndr, gbps: 400, nics_per_node: 4}\n"
+    )
+    status, out, err = run_cli("hwdb", "validate", str(spec))
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert f"{spec}: nvl-odd: 20 nodes do not fill whole scale-up domains of 18" in err
+    assert run_cli("path", "-t", str(spec), "--src", "0", "--dst", "1")[0] == 2
+    spec.write_text(spec.read_text().replace("nodes: 20", "nodes: 18"))
+    assert run_cli("hwdb", "validate", str(spec))[0] == 0
+
+
 def test_what_if_flags_change_the_path(run_cli):
     """``--nic-gbps 800`` makes the NIC hop 100 GB/s; a bad value is one line, exit 2."""
     argv = ["path", "-t", "dgx-h100-pod", "--src", "n0.g0", "--dst", "n3.g7", "--json"]
