@@ -96,6 +96,10 @@ def op_name(text: str) -> str | None:
 _OP_KEYS = {op.replace("_", ""): op for op in OPS}
 
 
+#: Every kind of hardware-database record (``fabricui hwdb list``), in display order.
+HWDB_KINDS = ("links", "gpus", "nics", "switches", "topologies", "models", "frameworks", "kernels")
+
+
 def record_kind_singular(kind: str) -> str:
     """One hardware-database record of ``kind`` as a message names it (``topologies`` ->
     ``topology``, ``switches`` -> ``switch``)."""

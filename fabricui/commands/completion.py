@@ -191,7 +191,8 @@ MAN_SECTIONS = [
     (
         "Exit status",
         "0 done (also when the reader of a pipe went away); 2 a one-line error (input, "
-        "files, memory, closed standard output); 130 Ctrl-C; 1 when a plugin froze the "
-        "interpreter and the watchdog ended the process.",
+        "files, memory, closed standard output); 130 Ctrl-C; 128+N the explorer ended by "
+        "signal N; 1 when doctor --fail-on finds what it was told to fail on, or when a "
+        "plugin froze the interpreter and the watchdog ended the process.",
     ),
 ]

@@ -10,7 +10,7 @@ from fabricui.commands.options import catalog, catalog_request, completes
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.render.table import text_table
-from fabricui.vocabulary import record_kind_singular
+from fabricui.vocabulary import HWDB_KINDS, record_kind_singular
 
 
 def add_parser(subparsers: Any, parser_class: Any = None) -> argparse.ArgumentParser:
@@ -23,9 +23,9 @@ def add_parser(subparsers: Any, parser_class: Any = None) -> argparse.ArgumentPa
     )
     listing = actions.add_parser("list", help="list records of one kind, or all kinds")
     kind = listing.add_argument(
-        "kind", nargs="?", help="links, gpus, nics, switches, topologies or models"
+        "kind", nargs="?", help=f"{', '.join(HWDB_KINDS[:-1])} or {HWDB_KINDS[-1]}"
     )
-    completes(kind, ("links", "gpus", "nics", "switches", "topologies", "models"))
+    completes(kind, HWDB_KINDS)
     listing.add_argument("--json", action="store_true", help="print JSON")
     show = actions.add_parser("show", help="show one record with its sources")
     show.add_argument("id", help="record id (e.g. nvlink4, h100-sxm, dgx-h100-pod)")

@@ -20,6 +20,7 @@ from fabricui.model import (
     SwitchSpec,
     TopologySpec,
 )
+from fabricui.vocabulary import HWDB_KINDS
 from fabricui.vocabulary import record_kind_singular as singular
 from fabricui.vocabulary import spelling_key
 
@@ -35,7 +36,7 @@ def spelled_id(text: str, ids: Iterable[str]) -> str | None:
 
 
 #: Every kind ``fabricui hwdb list`` knows, in display order.
-KINDS = ("links", "gpus", "nics", "switches", "topologies", "models", "frameworks", "kernels")
+KINDS = HWDB_KINDS
 
 
 @dataclass
