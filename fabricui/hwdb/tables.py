@@ -20,9 +20,8 @@ from fabricui.model import (
     SwitchSpec,
     TopologySpec,
 )
-from fabricui.vocabulary import HWDB_KINDS
+from fabricui.vocabulary import HWDB_KINDS, spelling_key
 from fabricui.vocabulary import record_kind_singular as singular
-from fabricui.vocabulary import spelling_key
 
 
 def spelled_id(text: str, ids: Iterable[str]) -> str | None:

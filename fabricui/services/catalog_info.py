@@ -13,12 +13,12 @@ from fabricui.hwdb import default_hwdb_dir
 from fabricui.hwdb.catalog import KINDS, unknown_id_message
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import read_yaml
-from fabricui.services.session import load_catalog as load_service_catalog
 from fabricui.services.session import (
     admit_fabric,
     build_fabric_with_plugins,
     load_catalog_with_plugins,
 )
+from fabricui.services.session import load_catalog as load_service_catalog
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
