@@ -102,8 +102,16 @@ def _check_record(
                 f"{doc.where((*path, 'years'))}: frameworks.{record.id}.years: expected "
                 f"[first, last] (got {list(record.years)})"
             )
-        for name in ("grad_reduce_bytes", "fsdp_reduce_bytes"):
+        for name in ("grad_reduce_bytes", "fsdp_reduce_bytes", "grad_bytes"):
             check_range(doc, (*path, name), getattr(record, name), 1.0, 4.0, "bytes per element")
+        check_range(
+            doc,
+            (*path, "optimizer_bytes"),
+            record.optimizer_bytes,
+            0.0,
+            16.0,
+            "bytes per parameter",
+        )
     if kind == "kernels":
         check_choice(doc, (*path, "impl"), record.impl, ATTENTION_IMPLS)
         for name in ("fwd_efficiency", "bwd_efficiency"):

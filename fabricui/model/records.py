@@ -263,6 +263,13 @@ class FrameworkSpec:
     for backward."""
     fsdp_reduce_bytes: float = 4.0
     """Bytes per gradient element FSDP's reduce-scatter moves."""
+    grad_bytes: float = 4.0
+    """Bytes per parameter of the gradients kept for the optimizer (4: Megatron's FP32 main
+    gradients; 2: gradients in the 16-bit parameters' own dtype)."""
+    optimizer_bytes: float = 12.0
+    """Bytes per parameter the optimizer keeps beside the 16-bit weights: an FP32 master
+    copy and two FP32 Adam moments (12), or only the two moments in the parameters' own
+    16-bit dtype (4: ``torch.optim.Adam`` on bf16 parameters)."""
     selective: str = "attention"
     """What ``recompute: selective`` recomputes: ``attention`` (the attention core,
     Korthikanti et al. 2022) or ``ops`` (PyTorch's op-level policy: the pointwise ops

@@ -4,7 +4,10 @@ activations of the micro-batches in flight (Korthikanti et al. 2022), and the lo
 Model states, per parameter a GPU holds: 16-bit weights (2 bytes), main gradients
 (``grad_bytes``: 4 for Megatron's FP32 gradient buffer, 2 for 16-bit gradients), and mixed-
 precision Adam (FP32 master weights, momentum and variance: 12 bytes), each divided by the
-ranks the data-parallel strategy shards it over (``Strategy.state_shards``). Megatron's
+ranks the data-parallel strategy shards it over (``Strategy.state_shards``). Routed experts
+are held by ``ep`` times fewer ranks, so a strategy that shards over the data-parallel group
+shards them only over the expert data-parallel group (``Layout.expert_dp``; Megatron-Core's
+distributed optimizer and FSDP shard expert states over it): ``expert_shards``. Megatron's
 18 bytes per parameter reproduces Korthikanti et al.'s Figure 1 (45.6 GiB for 22B and 175B
 on 64 GPUs).
 
@@ -86,26 +89,40 @@ class MemoryReport:
         }
 
 
+def adam_step_bytes(optimizer_bytes: float = OPTIMIZER_BYTES) -> float:
+    """Bytes per parameter an Adam step moves through HBM besides the gradient: it reads
+    and writes the optimizer's states and writes the 16-bit weights (26 with an FP32
+    master copy and FP32 moments)."""
+    return 2.0 * optimizer_bytes + WEIGHT_BYTES
+
+
 def stage_params(
-    geo: Geometry, layers: Number, tp: Number, ep: Number, first: bool, last: bool
+    geo: Geometry,
+    layers: Number,
+    tp: Number,
+    ep: Number,
+    first: bool,
+    last: bool,
+    etp: Number | None = None,
 ) -> FloatArray:
     """Parameters one GPU of a stage holds: its layers' TP (and EP) shards, plus the input
     embedding on the first stage and the output layer on the last (vocabulary-parallel).
 
-    MoE layers hold ``experts / ep`` routed experts, TP-sharded like the dense MLP; a
-    stage's MoE layers are counted in proportion to the model's share of MoE layers.
+    MoE layers hold ``experts / ep`` routed experts split over ``etp`` (default ``tp``) and
+    the shared experts TP-sharded like the dense MLP; a stage's MoE layers are counted in
+    proportion to the model's share of MoE layers.
     """
-    t, e, n = (np.asarray(x, dtype=np.float64) for x in (tp, ep, layers))
+    t, n = (np.asarray(x, dtype=np.float64) for x in (tp, layers))
     dense_layer = (geo.attention_params + geo.dense_mlp_params) / t + 2 * geo.hidden
     moe_layer = (
         geo.attention_params / t
-        + (geo.experts / e + geo.shared_experts) * geo.expert_params / t
+        + geo.shared_experts * geo.expert_params / t
         + geo.hidden * geo.experts
         + 2 * geo.hidden
     )
     moe_share = geo.moe_layers / geo.layers
     per_layer = (1 - moe_share) * dense_layer + moe_share * moe_layer
-    params = n * per_layer
+    params = n * per_layer + stage_expert_params(geo, layers, ep, tp if etp is None else etp)
     if first:
         params = params + geo.embedding_params / t
     if last:
@@ -113,16 +130,43 @@ def stage_params(
     return params
 
 
+def stage_expert_params(geo: Geometry, layers: Number, ep: Number, etp: Number) -> FloatArray:
+    """Routed-expert parameters one GPU of a stage holds (part of ``stage_params``):
+    ``experts / ep`` experts split over ``etp``, in the stage's share of MoE layers."""
+    e, x, n = (np.asarray(v, dtype=np.float64) for v in (ep, etp, layers))
+    moe_share = geo.moe_layers / geo.layers
+    return n * moe_share * geo.experts / e * geo.expert_params / x
+
+
+def expert_shards(shards: Number, dp_ranks: Number, expert_dp: Number) -> FloatArray:
+    """Ranks a state of the routed experts is divided over when the rest of the model is
+    divided over ``shards`` of the ``dp_ranks`` (``dp x cp``) data-parallel ranks: the same
+    fraction of the expert data-parallel group, at least 1 (unsharded stays unsharded)."""
+    s, d, x = (np.asarray(v, dtype=np.float64) for v in (shards, dp_ranks, expert_dp))
+    return np.where(s > 1, np.maximum(1.0, s * x / np.maximum(d, 1.0)), 1.0)
+
+
 def states_bytes(
-    params: Number, shards: StateShards, grad_bytes: float = 4.0
+    params: Number,
+    shards: StateShards,
+    grad_bytes: float = 4.0,
+    experts: Number = 0.0,
+    dp_ranks: Number = 1.0,
+    expert_dp: Number = 1.0,
+    optimizer_bytes: float = OPTIMIZER_BYTES,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(weights, gradients, optimizer) bytes of ``params`` parameters under ``shards``."""
+    """(weights, gradients, optimizer) bytes of ``params`` parameters under ``shards``, of
+    which ``experts`` are routed-expert parameters sharded per ``expert_shards``."""
     p = np.asarray(params, dtype=np.float64)
-    return (
-        p * WEIGHT_BYTES / shards.weights,
-        p * grad_bytes / shards.grads,
-        p * OPTIMIZER_BYTES / shards.optimizer,
-    )
+    e = np.asarray(experts, dtype=np.float64)
+    out = []
+    for size, count in (
+        (WEIGHT_BYTES, shards.weights),
+        (grad_bytes, shards.grads),
+        (optimizer_bytes, shards.optimizer),
+    ):
+        out.append(size * ((p - e) / count + e / expert_shards(count, dp_ranks, expert_dp)))
+    return out[0], out[1], out[2]
 
 
 def layer_activation_bytes(

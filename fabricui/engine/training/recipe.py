@@ -66,6 +66,9 @@ class Recipe:
     """Expert all-to-alls hide behind the expert GEMMs."""
     grad_bytes: float = 4.0
     """Bytes per gradient element kept for the optimizer (FP32 main gradients: 4)."""
+    optimizer_bytes: float = 12.0
+    """Bytes per parameter the optimizer keeps (FP32 master and Adam moments: 12;
+    ``FrameworkSpec.optimizer_bytes``)."""
     mfu: float | None = None
     """Legacy: run compute at this fraction of the dense peak instead of the kernel model."""
     framework: str = ""
@@ -316,6 +319,8 @@ def _framework_recipe(
         recompute_modules=tuple(choices.recompute_modules or ()),
         fp8_recipe=fp8_recipe,
         grad_reduce_bytes=choices.grad_reduce_bytes or framework.grad_reduce_bytes,
+        grad_bytes=framework.grad_bytes,
+        optimizer_bytes=framework.optimizer_bytes,
         bucket_params=-1.0 if framework.bucket_layers else framework.bucket_params,
         fsdp_reshard=framework.fsdp_reshard
         if choices.fsdp_reshard is None

@@ -33,16 +33,18 @@ from fabricui.engine.training.layer import (
     output_layer_cost,
 )
 from fabricui.engine.training.memory import (
-    OPTIMIZER_BYTES,
     WEIGHT_BYTES,
     activation_bytes,
+    adam_step_bytes,
+    expert_shards,
     logits_bytes,
+    stage_expert_params,
     stage_params,
 )
 from fabricui.engine.training.pricing import Pricer, PricerLike, as_pricer
 from fabricui.engine.training.recipe import Recipe, era_recipe
 from fabricui.engine.training.shape import Geometry, geometry
-from fabricui.engine.training.step import ADAM_BYTES, USABLE_MEMORY, PlanReport, plan
+from fabricui.engine.training.step import USABLE_MEMORY, PlanReport, plan
 from fabricui.engine.types import Layout, Strategy
 from fabricui.errors import EngineError
 from fabricui.vocabulary import RECOMPUTE_MODES
@@ -547,6 +549,12 @@ class _StageMemory:
     """Last stage's parameters (output layer)."""
     paramsm: np.ndarray
     """Middle stage's parameters."""
+    experts0: np.ndarray
+    """Routed-expert parameters among the first stage's."""
+    expertsl: np.ndarray
+    """Routed-expert parameters among the last stage's."""
+    expertsm: np.ndarray
+    """Routed-expert parameters among the middle stage's."""
 
     @classmethod
     def of(
@@ -584,6 +592,9 @@ class _StageMemory:
                 stages.single, params_single, stage_params(geo, stages.last, tp, ep, False, True)
             ),
             paramsm=stage_params(geo, stages.middle, tp, ep, False, False),
+            experts0=stage_expert_params(geo, stages.first, ep, tp),
+            expertsl=stage_expert_params(geo, stages.last, ep, tp),
+            expertsm=stage_expert_params(geo, stages.middle, ep, tp),
         )
 
 
@@ -599,16 +610,29 @@ def _fit(
     """(memory of the most loaded stage [bytes], optimizer step [s]) of every candidate
     under a DP flavour's sharding of weights, gradients and optimizer states."""
     w, g, o = _shard_arrays(flavour, model, layouts, shard_cache)
+    dp_ranks = np.array([lay.dp * lay.cp for lay in layouts], dtype=np.float64)
+    edp = np.array([lay.expert_dp for lay in layouts], dtype=np.float64)
+    ew, eg, eo = (expert_shards(x, dp_ranks, edp) for x in (w, g, o))
     grad = recipe.grad_bytes
-    per_param = WEIGHT_BYTES / w + grad / g + OPTIMIZER_BYTES / o
-    s0 = memory.params0 * per_param
-    sl = memory.paramsl * per_param
+    opt = recipe.optimizer_bytes
+    per_param = WEIGHT_BYTES / w + grad / g + opt / o
+    per_expert = WEIGHT_BYTES / ew + grad / eg + opt / eo
+
+    def states(params: np.ndarray, experts: np.ndarray) -> np.ndarray:
+        return (params - experts) * per_param + experts * per_expert
+
     mem = np.maximum(
-        np.maximum(s0 + memory.acts0, sl + memory.actsl),
-        memory.paramsm * per_param + memory.actsm,
+        np.maximum(
+            states(memory.params0, memory.experts0) + memory.acts0,
+            states(memory.paramsl, memory.expertsl) + memory.actsl,
+        ),
+        states(memory.paramsm, memory.expertsm) + memory.actsm,
     )
-    most = np.maximum(memory.params0, memory.paramsl)
-    return mem, most / o * (ADAM_BYTES + grad) / device.hbm_Bps
+    updated = np.maximum(
+        (memory.params0 - memory.experts0) / o + memory.experts0 / eo,
+        (memory.paramsl - memory.expertsl) / o + memory.expertsl / eo,
+    )
+    return mem, updated * (adam_step_bytes(opt) + grad) / device.hbm_Bps
 
 
 def _shard_arrays(

@@ -42,7 +42,10 @@ from fabricui.engine.training.legacy import compute_time_us, legacy_flops_per_to
 from fabricui.engine.training.memory import (
     MemoryReport,
     activation_bytes,
+    adam_step_bytes,
+    expert_shards,
     logits_bytes,
+    stage_expert_params,
     stage_params,
     states_bytes,
 )
@@ -66,9 +69,6 @@ if TYPE_CHECKING:
 
 #: Share of HBM usable by the job (allocator, CUDA context, NCCL buffers take the rest).
 USABLE_MEMORY = 0.9
-#: Bytes an Adam step moves per local parameter besides the gradient: reads FP32 master
-#: weight, momentum and variance (12), writes them (12) and the 16-bit weight (2).
-ADAM_BYTES = 26.0
 
 
 @dataclass(frozen=True)
@@ -448,10 +448,9 @@ def plan(
     crit = pipe.critical_stage
     exposed_us = _exposed_us(exposure, stages[crit], m)
     shards = sharding(used, model, layout)
-    memory, stage_params_max = _memory(geo, model, layout, recipe, used, shards, stages, sp)
-    optimizer_s = (
-        stage_params_max / shards.optimizer * (ADAM_BYTES + recipe.grad_bytes) / device.hbm_Bps
-    )
+    memory, updated_params = _memory(geo, model, layout, recipe, used, shards, stages, sp)
+    adam_bytes = adam_step_bytes(recipe.optimizer_bytes) + recipe.grad_bytes
+    optimizer_s = updated_params * adam_bytes / device.hbm_Bps
     operations = comm.spread(comm.on_stage(priced, stages[crit] * p / model.layers), exposed_us)
     step_s = pipe.pipeline_s + sum(exposure.per_step_s.values()) + optimizer_s
     flops_token = model_flops_per_token(geo, layout.seq_len)
@@ -654,7 +653,8 @@ def _memory(
     stages: Sequence[int],
     sp: bool,
 ) -> tuple[MemoryReport, float]:
-    """The most loaded stage's memory, and the largest stage's parameter count."""
+    """The most loaded stage's memory, and the most parameters one GPU's optimizer updates
+    (its shard of the largest stage)."""
     extra = tuple(
         (f"{t.strategy}: {t.what}", t.size_bytes) for s in used for t in s.memory(model, layout)
     )
@@ -663,10 +663,17 @@ def _memory(
     index = np.arange(p)
     first = index == 0
     last = index == p - 1
-    params = stage_params(geo, layers, layout.tp, layout.ep, False, False)
+    params = stage_params(geo, layers, layout.tp, layout.ep, False, False, layout.expert_tp)
     params = params + np.where(first, geo.embedding_params / layout.tp, 0.0)
     params = params + np.where(last, geo.embedding_params / layout.tp + geo.hidden, 0.0)
-    weights, grads, optimizer = states_bytes(params, shards, recipe.grad_bytes)
+    experts = stage_expert_params(geo, layers, layout.ep, layout.expert_tp)
+    dp_ranks, edp = layout.dp * layout.cp, layout.expert_dp
+    weights, grads, optimizer = states_bytes(
+        params, shards, recipe.grad_bytes, experts, dp_ranks, edp, recipe.optimizer_bytes
+    )
+    updated = (params - experts) / shards.optimizer + experts / expert_shards(
+        shards.optimizer, dp_ranks, edp
+    )
     flight = np.array([schedule.in_flight(p, layout.microbatches, layout.vpp, i) for i in range(p)])
     acts = activation_bytes(
         geo,
@@ -688,7 +695,7 @@ def _memory(
     report = MemoryReport(
         _f(weights[i]), _f(grads[i]), _f(optimizer[i]), _f(acts[i]), _f(logits[i]), extra, i
     )
-    return report, float(params.max())
+    return report, float(updated.max())
 
 
 def _legacy_plan(
