@@ -333,6 +333,8 @@ def test_random_permutation_of_4096_gpus_near_line_rate(catalog):
     [
         ("gb300", 720_000 / 72 / 2, 1_080_000 / 72),  # rack: FP8/FP6 720 PF sparse, FP4 1,080 dense
         ("b300", 72_000 / 8 / 2, 108_000 / 8),  # HGX: FP8/FP6 72 PF sparse, FP4 108 PF dense
+        ("b200", 72_000 / 8 / 2, 144_000 / 8 / 2),  # HGX B200: FP8 72 PF, FP4 144 PF sparse
+        ("gb200", 720_000 / 72 / 2, 1_440_000 / 72 / 2),  # rack: FP8 720 PF, FP4 1,440 PF sparse
         ("mi325x", 5229.8 / 2, None),  # AMD: 5.2 PF FP8 with sparsity; CDNA3 has no FP4
         ("mi355x", 256 * 8192 * 2.4e9 / 1e12, 2 * 256 * 8192 * 2.4e9 / 1e12),
         ("tpu7x", 4614.0, None),  # Google's TPU7x table
