@@ -1,10 +1,11 @@
 """``fabricui import [FORMAT] FILE``: read what a machine printed, show it, write a topology spec.
 
 ``FILE`` may be ``-`` (stdin); without ``FORMAT`` the tool that printed it is recognised.
-The summary goes to stdout (or JSON with ``--json``); every gap the importer states goes to
-stderr as ``fabricui: warning: ...``. With ``-o FILE`` the node becomes a topology spec that
-``fabricui explore --topology FILE`` opens (``--nodes N`` replicates it, ``--net LINK:GBPS``
-and ``--gpu ID`` fill what the input does not say).
+The summary goes to stdout (or JSON with ``--json``; to stderr with ``-o -``, whose stdout
+is the spec alone); every gap the importer states goes to stderr as ``fabricui: warning:
+...``. With ``-o FILE`` the node becomes a topology spec that ``fabricui explore --topology
+FILE`` opens (``--nodes N`` replicates it, ``--net LINK:GBPS`` and ``--gpu ID`` fill what the
+input does not say).
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "-o",
         "--output",
         metavar="YAML",
-        help="write a topology spec that `fabricui explore --topology YAML` opens (- prints it)",
+        help="write a topology spec that `fabricui explore --topology YAML` opens (-: print "
+        "only the spec on stdout, the summary on stderr)",
     )
     parser.add_argument("--force", action="store_true", help="let -o replace an existing file")
     parser.add_argument(
@@ -154,12 +156,17 @@ def run(args: argparse.Namespace) -> int:
     imported = importing.import_text(request, text, origin)
     importing.check_cluster_request(request, imported)
     _warn(imported.warnings)
-    print(imported.shown)
+    # With -o - stdout is the spec alone (`import F -o - > s.yaml`), so the summary moves.
+    shown = sys.stderr if request.output == "-" else sys.stdout
+    print(imported.shown, file=shown)
     if not args.json:
         for note in imported.notes:
-            print(f"  note: {note}")
+            print(f"  note: {note}", file=shown)
         if detected:
-            print(f"  note: read as {request.format} output (name the format to be sure)")
+            print(
+                f"  note: read as {request.format} output (name the format to be sure)",
+                file=shown,
+            )
     if request.output:
         _write_spec(request, imported, request.output)
     return 0

@@ -253,7 +253,7 @@ def test_write_spec_is_atomic_and_refuses_directories(tmp_path):
 
 
 def test_dash_o_prints_the_yaml(tmp_path, run_import, catalog):
-    """``-o -`` prints the spec to stdout (after the summary) and it loads."""
+    """``-o -`` prints the spec to stdout (the summary goes to stderr) and it loads."""
     src = published(tmp_path, "nvidia_smi_topo", "gb200_4gpu_nv18_grace_k8s_test_infra.txt")
     status, stdout, _ = run_import("nvidia-smi", str(src), "-o", "-", "--gpu", "gb200")
     assert status == 0
