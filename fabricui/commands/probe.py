@@ -2,8 +2,8 @@
 
 Runs each tool that is present with a timeout (``fabricui.services.probe``), writes the raw
 outputs, ``probe.json`` and, when a GPU matrix was read, ``node.yaml`` (for ``fabricui import
-ibnetdiscover ... --node node.yaml``). Missing tools are listed; the exit status is 0 unless
-the folder cannot be written.
+ibnetdiscover ... --node node.yaml``). Missing tools are listed, a tool that printed what
+cannot be read is ``unreadable``; the exit status is 0 unless the folder cannot be written.
 """
 
 from __future__ import annotations

@@ -19,19 +19,26 @@ def read_output(name: str, max_bytes: int = MAX_INPUT_BYTES) -> tuple[str, str]:
     data, origin = read_bounded(
         name, max_bytes, ParseError, "a file", ", not the output of a topology command"
     )
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        # PowerShell's `>` writes UTF-16 with a byte-order mark.
-        try:
-            text = data.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise ParseError(f"{origin}: not valid UTF-16 text (byte {exc.start})") from None
-    elif b"\x00" in data:
-        raise ParseError(f"{origin}: a binary file (NUL bytes), not text output")
-    else:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ParseError(f"{origin}: not UTF-8 text (byte {exc.start})") from None
+    text = decode_output(data, origin)
     if not text.strip():
         raise ParseError(f"{origin}: empty input")
     return text, origin
+
+
+def decode_output(data: bytes, origin: str) -> str:
+    """The text a tool printed: UTF-8, or UTF-16 with a byte-order mark (PowerShell's ``>``).
+
+    Raises:
+        ParseError: Binary (NUL bytes) or not valid text, naming ``origin``.
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"{origin}: not valid UTF-16 text (byte {exc.start})") from None
+    if b"\x00" in data:
+        raise ParseError(f"{origin}: a binary file (NUL bytes), not text output")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"{origin}: not UTF-8 text (byte {exc.start})") from None

@@ -33,6 +33,8 @@ from fabricui.errors import ConfigError, FabricError, exception_line
 from fabricui.files import write_text
 from fabricui.importers import ibstat, nvidia_smi, rocm_smi
 from fabricui.importers.builtin import builtin_importers
+from fabricui.importers.common import ParseError
+from fabricui.importers.reading import decode_output
 from fabricui.importers.spec import build_spec, parse_net, render_yaml
 from fabricui.services import admission
 
@@ -86,7 +88,8 @@ class ToolRun:
     """The command line, as text."""
     status: str
     """``ok``, ``missing`` (not installed), ``skipped`` (not allowed), ``failed`` (non-zero
-    exit), ``timeout`` or ``error`` (could not start)."""
+    exit), ``unreadable`` (exit 0, but what it printed is binary, not text, or not what its
+    importer reads), ``timeout`` or ``error`` (could not start)."""
     seconds: float = 0.0
     """Run time [s]."""
     exit_code: int | None = None
@@ -139,7 +142,7 @@ class ProbeReport:
         lines = [f"probe of {self.host}: raw outputs in {self.folder}/"]
         for run in self.runs:
             extra = f" ({run.detail})" if run.detail else ""
-            lines.append(f"  {run.status:<8} {run.tool}{extra}")
+            lines.append(f"  {run.status:<10} {run.tool}{extra}")
         if self.node_spec:
             lines.append(f"node spec: {self.node_spec} ({self.node_spec_note})")
         else:
@@ -338,18 +341,39 @@ def probe(
                 run.files.append(name)
         if cut:
             run.warnings.append(f"output cut at {MAX_OUTPUT_BYTES // 2**20} MiB")
-        if run.status == "ok" and tool.importer is not None:
+        if run.status == "ok":
             refusal = _parse_refusal(out)
             if refusal is not None:
-                run.detail = refusal
+                if tool.importer is not None:
+                    run.detail = refusal
             else:
-                outputs[tool.name] = out.decode("utf-8", "replace")
-                _read(tool, outputs[tool.name], run)
+                printed = _text(tool, out, cut, run)
+                if printed is not None and tool.importer is not None:
+                    outputs[tool.name] = printed
+                    _read(tool, printed, run)
         runs.append(run)
     report = ProbeReport(host=socket.gethostname(), folder=str(folder), runs=runs)
     _node_spec(report, outputs, folder, force, extra_hwdb)
     write_text(folder / "probe.json", json.dumps(report.to_json(), indent=2) + "\n", force=force)
     return report
+
+
+def _text(tool: Tool, data: bytes, cut: bool, run: ToolRun) -> str | None:
+    """What a tool printed as text, or None (``run`` marked ``unreadable``) when it is
+    binary or not text: garbage is not reported as a run that went well."""
+    if cut:  # the cut may split the last character: drop what there is of it
+        for back in range(1, min(4, len(data))):
+            if data[-back] < 0x80:
+                break
+            if data[-back] >= 0xC0:
+                data = data[:-back]
+                break
+    try:
+        return decode_output(data, f"{tool.name}.txt")
+    except ParseError as exc:
+        run.status = "unreadable"
+        run.detail = f"not read: {exc.message} ({admission.format_size(len(data))})"
+        return None
 
 
 def parse_memory_bytes(data: bytes) -> int:
@@ -374,11 +398,13 @@ def _parse_refusal(data: bytes) -> str | None:
 
 
 def _read(tool: Tool, text: str, run: ToolRun) -> None:
-    """Parse a tool's output with its importer; record a one-line result."""
+    """Parse a tool's output with its importer; record a one-line result (``unreadable``
+    when the importer finds none of its tool's output in it)."""
     assert tool.importer is not None
     try:
         result = builtin_importers()[tool.importer](text)
     except FabricError as exc:
+        run.status = "unreadable"  # it exited 0, but printed nothing its importer knows
         run.detail = f"not read: {exc.message[:200]}"
         return
     run.warnings = [*run.warnings, *list(getattr(result, "warnings", []))]
