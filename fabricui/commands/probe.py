@@ -35,7 +35,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="DIR",
         help="folder for the outputs (default: fabricui-probe-HOSTNAME)",
     )
-    parser.add_argument("--force", action="store_true", help="reuse a non-empty folder")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="reuse a non-empty folder: replace probe's files in it and remove (and list) "
+        "those an earlier probe wrote that this one does not",
+    )
     parser.add_argument(
         "--timeout", type=float, default=30.0, metavar="S", help="seconds per tool (default 30)"
     )

@@ -11,7 +11,8 @@ mapping as ``fabricui import nvidia-smi -o`` (with the network ``ibstat`` sugges
 tool is a line in the report, never a failure.
 
 Nothing is overwritten: an existing non-empty folder needs ``force``; files are written
-atomically (``fabricui.files``).
+atomically (``fabricui.files``). With ``force`` the files an earlier probe wrote there and
+this one does not are removed (and listed), so that no stale output passes for a new one.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import selectors
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from fabricui.errors import ConfigError, FabricError, exception_line
-from fabricui.files import write_text
+from fabricui.files import read_bounded, write_text
 from fabricui.importers import ibstat, nvidia_smi, rocm_smi
 from fabricui.importers.builtin import builtin_importers
 from fabricui.importers.common import ParseError
@@ -78,6 +80,15 @@ TOOLS = (
     Tool("lspci-tv", ("lspci", "-tv"), None),
     Tool("ibnetdiscover", ("ibnetdiscover",), "ibnetdiscover", needs_allow=True),
 )
+#: The node spec's file name in the folder.
+NODE_SPEC = "node.yaml"
+#: Every file name probe writes besides ``probe.json``: a tool's stdout and stderr, the spec.
+OUTPUT_NAMES = (
+    *(f"{tool.name}{suffix}" for tool in TOOLS for suffix in (".txt", ".stderr.txt")),
+    NODE_SPEC,
+)
+#: Largest earlier ``probe.json`` read for the files it lists [bytes].
+MAX_REPORT_BYTES = 2**20
 
 
 @dataclass
@@ -120,6 +131,11 @@ class ProbeReport:
     """The node spec file written, or None."""
     node_spec_note: str = ""
     """Why no node spec was written, or its one-line summary."""
+    removed: list[str] = field(default_factory=list)
+    """Files an earlier probe wrote in the folder that this one did not write again,
+    removed so that they are not taken for this probe's (``--force``)."""
+    left: list[str] = field(default_factory=list)
+    """Such files that could not be removed, each with the reason."""
 
     @property
     def missing(self) -> list[str]:
@@ -135,6 +151,8 @@ class ProbeReport:
             "missing": self.missing,
             "node_spec": self.node_spec,
             "node_spec_note": self.node_spec_note,
+            "removed": self.removed,
+            "left": self.left,
         }
 
     def summary(self) -> str:
@@ -149,6 +167,11 @@ class ProbeReport:
             lines.append(f"node spec: not written ({self.node_spec_note})")
         if self.missing:
             lines.append(f"missing tools: {', '.join(self.missing)}")
+        if self.removed:
+            removed = ", ".join(self.removed)
+            lines.append(f"removed (an earlier probe's, not written by this one): {removed}")
+        if self.left:
+            lines.append(f"an earlier probe's, could not be removed: {', '.join(self.left)}")
         return "\n".join(lines)
 
 
@@ -305,7 +328,8 @@ def probe(
 
     Args:
         folder: Output folder (created; an existing non-empty one needs ``force``).
-        force: Reuse a non-empty folder, replacing files of the same names.
+        force: Reuse a non-empty folder, replacing files of the same names and removing
+            those an earlier probe wrote that this one does not (``report.removed``).
         timeout_s: Seconds each tool may run.
         allow_ibnetdiscover: Also run ``ibnetdiscover`` (it queries the whole fabric).
         path: The PATH to look tools up on (default: the environment's).
@@ -320,6 +344,7 @@ def probe(
     if not timeout_s > 0:
         raise ConfigError(f"--timeout must be a positive number of seconds (got {timeout_s})")
     _prepare(folder, force)
+    earlier = _earlier_files(folder) if force else set()
     search = path if path is not None else os.environ.get("PATH", os.defpath)
     env = dict(os.environ, PATH=search, LC_ALL="C")
     runs: list[ToolRun] = []
@@ -354,6 +379,11 @@ def probe(
         runs.append(run)
     report = ProbeReport(host=socket.gethostname(), folder=str(folder), runs=runs)
     _node_spec(report, outputs, folder, force, extra_hwdb)
+    if force:
+        written = {name for run in runs for name in run.files} | {"probe.json"}
+        if report.node_spec:
+            written.add(NODE_SPEC)
+        _remove_stale(folder, earlier, written, report)
     write_text(folder / "probe.json", json.dumps(report.to_json(), indent=2) + "\n", force=force)
     return report
 
@@ -374,6 +404,49 @@ def _text(tool: Tool, data: bytes, cut: bool, run: ToolRun) -> str | None:
         run.status = "unreadable"
         run.detail = f"not read: {exc.message} ({admission.format_size(len(data))})"
         return None
+
+
+def _earlier_files(folder: Path) -> set[str]:
+    """Names of the files an earlier probe wrote in ``folder``: every name probe writes,
+    and the raw outputs its ``probe.json`` lists (a version with other tools); never a
+    path out of the folder or a file of another kind."""
+    names = set(OUTPUT_NAMES)
+    try:
+        data, _ = read_bounded(
+            str(folder / "probe.json"), MAX_REPORT_BYTES, ConfigError, "a probe report"
+        )
+        report = json.loads(data)
+    except (ConfigError, ValueError, RecursionError):  # none, or not one: probe's names only
+        return names
+    runs = report.get("runs") if isinstance(report, dict) else None
+    for run in runs if isinstance(runs, list) else ():
+        files = run.get("files") if isinstance(run, dict) else None
+        for name in files if isinstance(files, list) else ():
+            if (
+                isinstance(name, str)
+                and name == Path(name).name
+                and name.endswith(".txt")
+                and not name.startswith(".")
+            ):
+                names.add(name)
+    return names
+
+
+def _remove_stale(folder: Path, earlier: set[str], written: set[str], report: ProbeReport) -> None:
+    """Remove the regular files of ``earlier`` that this probe did not write, so that an
+    earlier probe's results are not read as this one's; record what was removed or left."""
+    for name in sorted(earlier - written):
+        path = folder / name
+        try:
+            if not stat.S_ISREG(path.lstat().st_mode):  # a link or folder is not probe's
+                continue
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            report.left.append(f"{name} ({exc.strerror or exc})")
+            continue
+        report.removed.append(name)
 
 
 def parse_memory_bytes(data: bytes) -> int:
@@ -462,9 +535,9 @@ def _node_spec(
         text = render_yaml(draft, layout.gaps)
         spec = parse_topology(parse_yaml(text, "node.yaml"), catalog)
         build_fabric(spec, catalog)
-        write_text(folder / "node.yaml", text, force=force)
+        write_text(folder / NODE_SPEC, text, force=force)
     except FabricError as exc:
         report.node_spec_note = f"could not build one: {exception_line(exc)[:200]}"
         return
-    report.node_spec = str(folder / "node.yaml")
+    report.node_spec = str(folder / NODE_SPEC)
     report.node_spec_note = draft.summary()
