@@ -151,6 +151,11 @@ def gpu_id_from_name(name: str) -> tuple[bool, str | None]:
 
 #: A row of a ``nvidia-smi topo -m`` matrix (multiline; linear on any input).
 TOPO_M_ROW = r"(?m)^[ \t|]*GPU\d+[ \t|]+(?:X|NV\d+|SYS|SOC|NODE|PHB|PXB|PIX)\b"
+#: A ``topo -m`` row with a path code no ``topo -p2p`` matrix has (``GPU0 X NV18``,
+#: ``GPU1 PHB X``): a file holding both matrices is read for the ``topo -m`` one.
+TOPO_M_PATH_ROW = r"(?m)^[ \t|]*GPU\d+[ \t|]+(?:X[ \t|]+)?(?:NV\d+|SYS|SOC|NODE|PHB|PXB|PIX)\b"
+#: What ``sniff`` calls a ``topo -p2p`` matrix.
+P2P_MATRIX = "a `nvidia-smi topo -p2p` matrix (P2P capability)"
 
 #: State, counter and Slurm outputs: (pattern, what it is, importer). Lines are matched
 #: with ``[ \t]`` for blanks (see ``_LOOKS``) and bounded repeats, so rejecting a paste of
@@ -320,9 +325,10 @@ _LOOKS: tuple[tuple[str, str, str | None], ...] = (
         "`rocm-smi --showtopo` output",
         "rocm-smi",
     ),
+    (TOPO_M_PATH_ROW, "`nvidia-smi topo -m` output", "nvidia-smi"),
     (
         r"(?m)^[ \t|]*GPU\d+[ \t|]+(?:X|OK|NS|CNS|GNS|TNS|DR|U)[ \t|]+(?:OK|NS|CNS|GNS|TNS|DR|U)\b",
-        "a `nvidia-smi topo -p2p` matrix (P2P capability)",
+        P2P_MATRIX,
         None,
     ),
     (TOPO_M_ROW, "`nvidia-smi topo -m` output", "nvidia-smi"),
@@ -367,7 +373,14 @@ def detect(text: str) -> str:
         )
     what, importer = looks
     if importer is None:
-        raise ParseError(f"this looks like {what}, which no importer reads")
+        # A topo -m matrix this did not recognise may be there too: the importer finds it.
+        hint = (
+            "; if it also holds a `nvidia-smi topo -m` matrix, name the format: "
+            "`fabricui import nvidia-smi FILE`"
+        )
+        raise ParseError(
+            f"this looks like {what}, which no importer reads{hint if what == P2P_MATRIX else ''}"
+        )
     return importer
 
 
