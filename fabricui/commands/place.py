@@ -28,7 +28,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--free",
         metavar="FILE|HOSTLIST",
         help="the free hosts: a `sinfo` or `scontrol show node` output (idle nodes that are "
-        "not drained, down or reserved), or a Slurm hostlist; default every host",
+        "not drained, down or reserved; a value with a '/' or naming a file is read as one), "
+        "or a Slurm hostlist of the cluster's hosts; default every host",
     )
     parser.add_argument(
         "--jobs",

@@ -146,6 +146,15 @@ def _nearest(name: str, known: list[str], count: int = 3) -> list[str]:
     return difflib.get_close_matches(name, known, n=count, cutoff=0.4)
 
 
+def unknown_hosts(unknown: list[str], known: list[str]) -> str:
+    """``a, b, c and 2 more (nearest to a: ...)``: the hosts an option names that a fabric
+    lacks, as every option taking host names lists them."""
+    near = _nearest(unknown[0], known)
+    more = len(unknown) - _SHOW_UNKNOWN
+    shown = ", ".join(unknown[:_SHOW_UNKNOWN]) + (f" and {more} more" if more > 0 else "")
+    return shown + (f" (nearest to {unknown[0]}: {', '.join(near)})" if near else "")
+
+
 def _switch_of_nics(fabric: Fabric) -> dict[int, int]:
     """NIC device -> the network switch its cable goes to."""
     kinds = fabric.dev_kind
@@ -191,14 +200,8 @@ def place_job(
     index = {name: i for i, name in enumerate(names) if name is not None}
     unknown = [name for name in wanted if name not in index]
     if unknown:
-        known = list(index)
-        near = _nearest(unknown[0], known)
-        more = len(unknown) - _SHOW_UNKNOWN
-        shown = ", ".join(unknown[:_SHOW_UNKNOWN]) + (f" and {more} more" if more > 0 else "")
-        hint = f" (nearest to {unknown[0]}: {', '.join(near)})" if near else ""
-        raise ConfigError(
-            f"{source}: {len(unknown)} host(s) not in {fabric.spec.id}: {shown}{hint}"
-        )
+        shown = unknown_hosts(unknown, list(index))
+        raise ConfigError(f"{source}: {len(unknown)} host(s) not in {fabric.spec.id}: {shown}")
     g = fabric.gpus_per_node
     per_host = g // per_node
     host_ids = np.asarray([index[name] for name in wanted], dtype=np.int64)

@@ -23,6 +23,7 @@ against a random pick of as many free hosts.
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ import numpy as np
 from fabricui.engine.bulk import BulkRouter
 from fabricui.engine.evaluate import evaluate_collective
 from fabricui.engine.routing import Router
-from fabricui.errors import ConfigError
+from fabricui.errors import ConfigError, FabricError
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind
 from fabricui.fabric.health import MARKS, health_of
 from fabricui.importers.common import ParseError
@@ -42,7 +43,7 @@ from fabricui.importers.hostlist import compress, expand, natural_key
 from fabricui.importers.slurm_jobs import SlurmJobs
 from fabricui.importers.slurm_nodes import SlurmNodes
 from fabricui.services.health import read_health
-from fabricui.services.jobs import place_job
+from fabricui.services.jobs import place_job, unknown_hosts
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import collective_algorithms, load_fabric
 from fabricui.units import format_bytes
@@ -252,32 +253,81 @@ class _Layout:
 def _free_hosts(
     request: PlaceRequest, layout: _Layout, notes: list[str]
 ) -> tuple[set[int], list[str]]:
-    """Host indices that are free, and the hosts the free list names that the fabric lacks."""
+    """Host indices that are free, and the hosts a ``sinfo`` file names that the fabric
+    lacks (other partitions).
+
+    Raises:
+        ConfigError: A path that is not a readable Slurm node listing, a listing none of
+            whose nodes are in the fabric, or a hostlist naming hosts the fabric lacks.
+    """
     if request.free is None:
         return set(layout.index.values()), []
-    names: list[str]
-    if Path(request.free).is_file():
-        report = read_health([request.free])
-        result = report.inputs[0].result
-        if not isinstance(result, SlurmNodes):
-            raise ConfigError(
-                f"--free {request.free}: {report.inputs[0].format} output; give sinfo or "
-                "`scontrol show node` output, or a hostlist"
-            )
-        names = result.free()
-        busy = len(result.nodes) - len(names)
-        notes.append(
-            f"{len(names)} of {len(result.nodes)} node(s) of {Path(request.free).name} are "
-            f"free ({busy} not)"
-        )
-    else:
+    topology = layout.fabric.spec.id
+    value = request.free
+    if not _is_path(value):
         try:
-            names = expand(request.free)
+            names = list(dict.fromkeys(expand(value)))
         except ParseError as exc:
             raise ConfigError(f"--free: {exc.message} (or name a sinfo output file)") from None
+        unknown = [n for n in names if n not in layout.index]
+        if unknown:
+            alone = len(names) == 1 and not set(value) & set(",[")
+            hint = " (and no file of that name)" if alone else ""
+            shown = unknown_hosts(unknown, list(layout.index))
+            raise ConfigError(f"--free: {len(unknown)} host(s) not in {topology}: {shown}{hint}")
+        return {layout.index[n] for n in names}, []
+    result = _slurm_listing("--free", value)
+    if not isinstance(result.value, SlurmNodes):
+        raise ConfigError(
+            f"--free {value}: {result.format} output; give sinfo or `scontrol show node` "
+            "output, or a hostlist"
+        )
+    listing = result.value
+    everyone = list(dict.fromkeys(n.name for n in listing.nodes))
+    if not any(n in layout.index for n in everyone):
+        shown = unknown_hosts(everyone, list(layout.index))
+        raise ConfigError(
+            f"--free {value}: none of its {len(everyone)} node(s) is in {topology}: {shown}"
+        )
+    names = listing.free()
+    busy = len(listing.nodes) - len(names)
+    notes.append(
+        f"{len(names)} of {len(listing.nodes)} node(s) of {Path(value).name} are free ({busy} not)"
+    )
     free = {layout.index[n] for n in names if n in layout.index}
     unknown = [n for n in names if n not in layout.index]
     return free, unknown
+
+
+def _is_path(value: str) -> bool:
+    """Whether ``--free`` names a file: host names hold no ``/``, and a name that exists
+    is read as the file it is (a missing or mistyped path is an error, not a host)."""
+    return "/" in value or os.sep in value or os.path.lexists(value)
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """A Slurm output read for ``--free`` or ``--jobs``."""
+
+    format: str
+    """The format recognised."""
+    value: Any
+    """The importer's result."""
+
+
+def _slurm_listing(flag: str, path: str) -> _Listing:
+    """Read a ``--free``/``--jobs`` file (format recognised), errors naming ``flag``.
+
+    Raises:
+        ConfigError: Missing, a directory, unreadable or not recognised.
+    """
+    try:
+        report = read_health([path])
+    except FabricError as exc:  # read_health names --health; this file came with ``flag``
+        message = exc.message.removeprefix("--health ")
+        raise ConfigError(f"{flag} {message}") from None
+    item = report.inputs[0]
+    return _Listing(item.format, item.result)
 
 
 def _running(request: PlaceRequest) -> list[Any]:
@@ -285,14 +335,13 @@ def _running(request: PlaceRequest) -> list[Any]:
     if request.jobs is None:
         return []
 
-    report = read_health([request.jobs])
-    result = report.inputs[0].result
-    if not isinstance(result, SlurmJobs):
+    result = _slurm_listing("--jobs", request.jobs)
+    if not isinstance(result.value, SlurmJobs):
         raise ConfigError(
-            f"--jobs {request.jobs}: {report.inputs[0].format} output; give squeue, "
+            f"--jobs {request.jobs}: {result.format} output; give squeue, "
             "`scontrol show job` or sacct output"
         )
-    return result.running()
+    return result.value.running()
 
 
 def running_job_ranks(fabric: Fabric, path: str) -> list[tuple[str, list[str], np.ndarray]]:
