@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -15,6 +16,44 @@ KeyPath = tuple[Union[str, int], ...]
 
 #: libyaml's safe loader when available (several times faster), else the pure-Python one.
 _SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A mapping repeats a key (a plain ``safe_load`` would silently keep the last value)."""
+
+    def __init__(self, key_node: yaml.ScalarNode, first_node: yaml.ScalarNode) -> None:
+        super().__init__(problem="duplicate key", problem_mark=key_node.start_mark)
+        self.key_node = key_node
+        self.first_line = first_node.start_mark.line + 1
+
+
+class _UniqueKeyLoader(_SafeLoader):
+    """The safe loader, refusing a key repeated in one mapping (block or flow style).
+
+    Keys are compared as loaded values (``1`` and ``0x1`` collide, as they would in the dict),
+    and before merge keys (``<<``) are expanded, so overriding a merged key stays legal.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._checked_ids: set[int] = set()
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Check ``node``'s own keys once, before the first merge expansion adds others."""
+        if id(node) not in self._checked_ids:
+            self._checked_ids.add(id(node))
+            seen: dict[Any, yaml.ScalarNode] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node)
+                first = seen.setdefault(key, key_node)
+                if first is not key_node:
+                    raise _DuplicateKeyError(key_node, first)
+        super().flatten_mapping(node)
+
 
 #: Largest YAML file read [bytes]: hwdb records, topology specs, overlays and measurement files
 #: are kilobytes; anything this big is a wrong file (and would take long to parse).
@@ -72,13 +111,20 @@ def format_path(path: KeyPath) -> str:
 
 
 def _record_lines(root: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
-    """Record the line of every key path under ``root``.
+    """Record the line of every key path under ``root``."""
+    lines.setdefault(path, root.start_mark.line + 1)
+    for child, mark_node in _walk_keys(root, path):
+        lines[child] = mark_node.start_mark.line + 1
+
+
+def _walk_keys(root: yaml.Node, path: KeyPath) -> Iterator[tuple[KeyPath, yaml.Node]]:
+    """Yield the key path of every mapping key and list item under ``root``, with the node
+    that marks where it is (the key node, or the item).
 
     Iterative (a deeply nested document must not hit the recursion limit), and each node is
     visited once: an alias refers to a node already recorded under its anchor's path, so a
     document of nested aliases (a "billion laughs") costs its size, not its expansion.
     """
-    lines.setdefault(path, root.start_mark.line + 1)
     seen = {id(root)}
     stack: list[tuple[yaml.Node, KeyPath]] = [(root, path)]
     while stack:
@@ -93,7 +139,7 @@ def _record_lines(root: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> 
         else:
             continue
         for child, mark_node, value_node in children:
-            lines[child] = mark_node.start_mark.line + 1
+            yield child, mark_node
             if id(value_node) not in seen:
                 seen.add(id(value_node))
                 stack.append((value_node, child))
@@ -114,7 +160,9 @@ def parse_yaml(text: str, origin: str) -> YamlDocument:
     """
     try:
         _check_depth(text, origin)
-        data = yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a SafeLoader, never unsafe
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a _SafeLoader subclass
+    except _DuplicateKeyError as exc:
+        raise HwdbError(_duplicate_message(text, origin, exc)) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -138,6 +186,25 @@ def parse_yaml(text: str, origin: str) -> YamlDocument:
         )
         raise HwdbError(f"{origin}: YAML value cannot be read: {problem}") from None
     return YamlDocument(data=data, origin=origin, text=text)
+
+
+def _duplicate_message(text: str, origin: str, exc: _DuplicateKeyError) -> str:
+    """``FILE:LINE: KEYPATH: duplicate key 'K' (first at line N)``; the key path is found by
+    composing the text again (only on this error path, so loading stays fast)."""
+    key_node = exc.key_node
+    key = one_line(key_node.value)
+    shown = key
+    root = yaml.compose(text, Loader=_SafeLoader)
+    if root is not None:
+        index = key_node.start_mark.index
+        for path, mark_node in _walk_keys(root, ()):
+            if mark_node.start_mark.index == index:
+                shown = format_path(path)
+                break
+    return (
+        f"{origin}:{key_node.start_mark.line + 1}: {shown}: "
+        f"duplicate key {key!r} (first at line {exc.first_line})"
+    )
 
 
 def _check_depth(text: str, origin: str) -> None:
