@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from fabricui.engine.collectives import parse_library_version, predict
 from fabricui.engine.evaluate import evaluate_collective
@@ -36,7 +35,7 @@ from fabricui.errors import FabricError
 from fabricui.fabric import build_fabric
 from fabricui.hwdb import load_catalog
 from fabricui.hwdb.topology_file import parse_topology
-from fabricui.hwdb.yamlfile import YamlDocument
+from fabricui.hwdb.yamlfile import YamlDocument, read_yaml
 from fabricui.services.collective import JOB_ENV
 from fabricui.services.session import collective_algorithms
 
@@ -53,7 +52,7 @@ def load_source_env(path: Path | None) -> list[dict[str, Any]]:
     exported; none when ``path`` is None."""
     if path is None:
         return []
-    return list(yaml.safe_load(path.read_text(encoding="utf-8")) or [])
+    return list(read_yaml(path).data or [])
 
 
 def completed_env(entry: dict[str, Any], directories: list[dict[str, Any]]) -> dict[str, Any]:
@@ -93,7 +92,7 @@ def log_matches(logs_file: Path, log_dir: Path | None, catalog) -> dict[str, Any
 
     counts = {"choices": 0, "algorithm": 0, "pick": 0, "channels": 0, "channels_printed": 0}
     details = []
-    entries = yaml.safe_load(logs_file.read_text(encoding="utf-8")) if logs_file.exists() else []
+    entries = read_yaml(logs_file).data if logs_file.exists() else []
     for entry in entries or []:
         log = read_nccl_log(ROOT / entry["log"])
         doc = YamlDocument(data=entry["hardware"], origin=f"nccl_logs:{entry['id']}")
@@ -367,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         help="price each entry with its own env alone (no --source-env)",
     )
     args = parser.parse_args(argv)
-    entries = yaml.safe_load(args.data.read_text(encoding="utf-8"))
+    entries = read_yaml(args.data).data
     catalog = load_catalog()
     directories = load_source_env(None if args.entry_env_only else args.source_env)
     results = [
