@@ -7,6 +7,7 @@ microseconds, sizes in bytes. ``8K``/``64M``/``1G`` are powers of two, as in ncc
 
 from __future__ import annotations
 
+import decimal
 import math
 import re
 
@@ -21,18 +22,22 @@ _BW_RE = re.compile(
 )
 
 
-def parse_size(text: str) -> int:
+def parse_size(text: str, *, whole_bytes: bool = True) -> int:
     """Parse a message size into bytes.
 
     Args:
         text: ``8``, ``64K``, ``1G`` (binary, as nccl-tests), ``1GiB`` (binary) or
             ``1GB`` (decimal). A trailing ``B`` alone (``512B``) means bytes.
+        whole_bytes: Refuse a size that is not a whole number of bytes (``1.5``, ``0.3K``):
+            rounding a message size would price another message than the one typed. False
+            rounds instead, for limits such as a memory budget (``120.3M``).
 
     Returns:
-        The size in bytes, rounded to an integer.
+        The size in bytes.
 
     Raises:
-        ConfigError: The text is not a size, or is negative.
+        ConfigError: The text is not a size, is negative, or (``whole_bytes``) is not a
+            whole number of bytes.
     """
     match = _SIZE_RE.match(str(text))
     if not match:
@@ -54,10 +59,23 @@ def parse_size(text: str) -> int:
     scale = _DECIMAL[prefix] if tail == "B" and prefix else _BINARY[prefix]
     if tail == "I":
         raise ConfigError(f"invalid size {text!r}: did you mean {number}{prefix}iB?")
-    size = float(number) * scale
-    if not math.isfinite(size):  # 1e400 overflows a float
+    if not math.isfinite(float(number) * scale):  # 1e400 overflows a float
         raise ConfigError(f"invalid size {text!r}: larger than any message")
-    return int(round(size))
+    return _whole_bytes(text, number, scale) if whole_bytes else round(float(number) * scale)
+
+
+def _whole_bytes(text: str, number: str, scale: int) -> int:
+    """``number`` x ``scale`` as an exact integer (decimal arithmetic: ``1.1GB`` is whole,
+    though ``1.1 * 1e9`` in floats is not), or ConfigError naming the fractional value."""
+    context = decimal.Context(
+        prec=len(number) + 20, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[]
+    )
+    exact = context.multiply(decimal.Decimal(number), scale)
+    whole = exact.to_integral_value(context=context)
+    if exact != whole:
+        shown = context.normalize(exact)
+        raise ConfigError(f"invalid size {text!r}: {shown} bytes, not a whole number of bytes")
+    return int(whole)
 
 
 #: Largest message size accepted [bytes] (1 PiB; larger is a typo, not a message).

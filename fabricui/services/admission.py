@@ -68,7 +68,7 @@ def memory_budget(text: str | None = None) -> int:
     if not text:
         return DEFAULT_BUDGET_BYTES
     try:
-        value = parse_size(text)
+        value = parse_size(text, whole_bytes=False)  # a limit: a fraction of a byte is moot
     except ConfigError as error:
         raise ConfigError(f"{source}: {error}") from None
     if value < 64 * 2**20:

@@ -28,7 +28,7 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.path_panel import PathPanel
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.tui.widgets.topology_map import TopologyMap
-from fabricui.units import format_bytes, parse_size, size_argument
+from fabricui.units import parse_size, size_argument
 
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
@@ -551,7 +551,8 @@ class TopologyScreen(ViewScreen):
             if value:
                 self.size_bytes = parse_size(value)
 
-        current = format_bytes(self.size_bytes).replace(" ", "").replace("iB", "")
+        # Exactly the current size (``1G``, ``1000000``): a rounded ``977K`` would change it.
+        current = size_argument(self.size_bytes)
         self.app.push_screen(
             PromptModal(
                 "Message size", current, "8, 64K, 1G (binary), 1GB (decimal), 1GiB", check_size
