@@ -327,7 +327,8 @@ def _framework_recipe(
         else choices.fsdp_reshard,
         fsdp_reduce_bytes=choices.grad_reduce_bytes or framework.fsdp_reduce_bytes,
         moe_dispatch=choices.moe_dispatch or framework.moe_dispatch,
-        moe_imbalance=choices.moe_imbalance or 1.0,
+        # 'is None', not 'or': an explicit 0 must reach the range check, not become 1.
+        moe_imbalance=1.0 if choices.moe_imbalance is None else choices.moe_imbalance,
         power_W=choices.power_W,
         moe_sync_us=moe_host_sync_us(framework.moe_sync_us, choices.cuda_graph),
         cuda_graph=choices.cuda_graph or "none",
