@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fabricui.commands.options import catalog_request
+from fabricui.commands.options import catalog_request, topology_name
 from fabricui.render.output import print_json
 from fabricui.render.progress import terminal_progress
 from fabricui.units import format_bytes
@@ -47,6 +47,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--topology",
         "-t",
+        type=topology_name,
         required=True,
         help="built-in topology id or YAML file the runs ran on",
     )

@@ -50,6 +50,17 @@ def port_gbps(text: str) -> float:
         ) from None
 
 
+def topology_name(text: str) -> str:
+    """``--topology``'s value: a built-in id or a file path, never empty (``-t ''`` from an
+    unset shell variable must not quietly price the default topology)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"empty topology id {text!r}: give a built-in id (see `fabricui topologies`) "
+            "or a YAML file path"
+        )
+    return text
+
+
 def add_topology_options(parser: argparse.ArgumentParser, top_level: bool = False) -> None:
     """Add ``--topology/-t ID|FILE``, ``--nodes N`` and the what-if links (``--nic-gbps``,
     ``--scale-up-links``).
@@ -66,6 +77,7 @@ def add_topology_options(parser: argparse.ArgumentParser, top_level: bool = Fals
     parser.add_argument(
         "--topology",
         "-t",
+        type=topology_name,
         default=unset,
         help="built-in topology id (see `fabricui topologies`) or a YAML file path "
         f"(default: {DEFAULT_TOPOLOGY})",
