@@ -211,8 +211,13 @@ def run(args: argparse.Namespace) -> int:
             f"with --launch {LAUNCHES[1]}"
         )
     if args.ideal:
-        if not args.nranks or args.nranks < 1 or not args.bw:
-            raise ConfigError("--ideal needs --nranks N (>= 1) and --bw BW, e.g. 100GB/s")
+        if args.nranks is not None and args.nranks < 2:
+            raise ConfigError(
+                f"--nranks {args.nranks}: a collective needs at least 2 ranks "
+                "(one rank moves nothing)"
+            )
+        if not args.nranks or not args.bw:
+            raise ConfigError("--ideal needs --nranks N (>= 2) and --bw BW, e.g. 100GB/s")
 
         result = ideal_collective(op, sizes, args.nranks, parse_bandwidth_GBps(args.bw))
     else:

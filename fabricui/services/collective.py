@@ -324,10 +324,11 @@ def ideal_collective(
     """The textbook bandwidth-only time of ``op`` over ``nranks`` ranks of ``bw_GBps`` each.
 
     Raises:
-        ConfigError: Fewer than one rank or a bandwidth that is not positive.
+        ConfigError: Fewer than two ranks (one rank moves nothing: 0 us, 0 GB/s) or a
+            bandwidth that is not positive.
     """
-    if nranks < 1 or not bw_GBps > 0:
-        raise ConfigError("--ideal needs --nranks N (>= 1) and a positive --bw, e.g. 100GB/s")
+    if nranks < 2 or not bw_GBps > 0:
+        raise ConfigError("--ideal needs --nranks N (>= 2) and a positive --bw, e.g. 100GB/s")
     sizes = np.asarray(size_bytes, dtype=float)
     times = ideal_time_us(op, sizes, nranks, bw_GBps)
     alg = algbw_GBps(sizes, times)
