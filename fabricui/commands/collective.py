@@ -130,8 +130,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--gpus-per-thread",
         type=int,
         metavar="N",
-        help="with --launch single-process: each thread drives N GPUs, fewer than a node's "
-        "(nccl-tests -g N with several processes or threads per node); they issue side by side",
+        help="with --launch single-process: each thread drives N GPUs, 1 to a node's "
+        "(fewer: nccl-tests -g N with several processes or threads per node, issuing side by "
+        "side)",
     )
     add_hosts_option(parser, "the group is the job's GPUs, compared with as many packed")
     add_json_option(parser, "print one JSON object")

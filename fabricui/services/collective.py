@@ -182,6 +182,13 @@ def predict_collective(
     progress.phase("building the fabric")
     loaded = LoadedFabric.load(request.topology, catalog, host, report_health=True)
     fabric = loaded.fabric
+    per_thread = request.gpus_per_thread
+    if per_thread is not None and not 1 <= per_thread <= fabric.gpus_per_node:
+        # A thread drives GPUs of its own node: more than the node has is a typo, not a launch.
+        raise ConfigError(
+            f"--gpus-per-thread {per_thread}: a node of {fabric.spec.id} has "
+            f"{fabric.gpus_per_node} GPUs; give 1 to {fabric.gpus_per_node}"
+        )
     job = job_of(fabric, request.hosts)
     ranks = job.ranks if job is not None else group_ranks(fabric, request.group, request.gpus)
     progress.phase("loading the algorithms")
