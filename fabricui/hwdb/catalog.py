@@ -305,6 +305,11 @@ def load_catalog(
     shipped = {d.resolve() for d in shipped_hwdb_dirs()}
     for directory in directories:
         if not directory.is_dir():
+            if directory.exists():
+                raise HwdbError(
+                    f"{directory}: a file, not a directory: a hardware database (--hwdb) is a "
+                    "directory of *.yaml records (check one file with `fabricui hwdb validate`)"
+                )
             raise HwdbError(f"{directory}: hardware database directory not found")
         seen: dict[tuple[str, str], str] = {}
         builtin = directory.resolve() in shipped
