@@ -16,7 +16,7 @@ from fabricui.commands.options import (
     take_free_words,
     topology_request,
 )
-from fabricui.errors import ConfigError, unknown_id_message
+from fabricui.errors import ConfigError, FabricError, unknown_id_message
 from fabricui.files import check_target, write_text
 from fabricui.render.output import print_json
 from fabricui.render.progress import terminal_progress
@@ -222,7 +222,11 @@ def run(args: argparse.Namespace) -> int:
 
         result = ideal_collective(op, sizes, args.nranks, parse_bandwidth_GBps(args.bw))
     else:
-        from fabricui.services.collective import nccl_environment
+        from fabricui.services.collective import (
+            blame_environment,
+            nccl_environment,
+            setting_names,
+        )
 
         request = CollectiveRequest(
             topology_request(args),
@@ -244,7 +248,10 @@ def run(args: argparse.Namespace) -> int:
 
         phases = COLLECTIVE_PHASES + (args.hosts is not None)
         with terminal_progress("collective", phases, quiet=args.json) as progress:
-            result = predict_collective(request, catalog(args), progress=progress)
+            try:
+                result = predict_collective(request, catalog(args), progress=progress)
+            except FabricError as error:
+                raise blame_environment(error, setting_names(args.env)) from None
     if args.tuner:
         _write_tuner(args, result)
     if args.json:

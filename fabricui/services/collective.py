@@ -4,6 +4,7 @@ size with every loaded algorithm, and the textbook bandwidth-only bound."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from fabricui.engine.nccl import release_for
 from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
 from fabricui.engine.nccl.releases import NEWEST_VERSION, parse_version
-from fabricui.errors import ConfigError
+from fabricui.errors import ConfigError, FabricError
 from fabricui.importers.nccl_tests import parse_nccl_tests, read_results
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.jobs import group_ranks, job_of
@@ -158,6 +159,41 @@ def nccl_environment(settings: Iterable[str] = (), inherit: bool = True) -> dict
             )
         env[name] = value.strip()
     return env
+
+
+def blame_environment(error: FabricError, typed: Iterable[str]) -> FabricError:
+    """``error`` with the job variables it names that came from this shell's environment
+    marked so (``NCCL_ALGO='foo' (from the environment): ...``): a user who typed no
+    NCCL_ALGO would not otherwise know where the bad value is.
+
+    Args:
+        error: An error of pricing a job under ``nccl_environment``'s variables.
+        typed: The names given by an option or prompt (``--env``), which are not blamed.
+
+    Returns:
+        The same error, its message amended when it names an inherited variable.
+    """
+    given = set(typed)
+    message = error.message
+    mentioned = []
+    for name, value in sorted(os.environ.items()):
+        if not name.startswith(JOB_ENV) or name in given:
+            continue
+        head = f"{name}={value!r}"
+        if message.startswith(head):
+            message = f"{head} (from the environment){message[len(head) :]}"
+        elif re.search(rf"(?<![A-Z0-9_]){re.escape(name)}(?![A-Z0-9_])", message):
+            mentioned.append(name)
+    if mentioned:
+        message += f" ({', '.join(mentioned)} from the environment)"
+    error.message = message
+    error.args = (message,)
+    return error
+
+
+def setting_names(settings: Iterable[str]) -> list[str]:
+    """The names of ``NAME=value`` settings (``--env`` words)."""
+    return [setting.partition("=")[0].strip() for setting in settings]
 
 
 #: Phases ``predict_collective`` reports (one more with ``--hosts``: the packed job).
@@ -409,15 +445,18 @@ def view_prediction(
     launched as it was (one thread driving several GPUs, nccl-tests ``-g N``), else at
     ``sizes``."""
     version, env = nccl_of_prompt(nccl_prompt)
-    return data.collective(
-        op,
-        group,
-        measured.sizes if measured is not None else list(sizes),
-        nccl_version=version,
-        nccl_env=env,
-        single_process=measured is not None and measured.single_process,
-        gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
-    )
+    try:
+        return data.collective(
+            op,
+            group,
+            measured.sizes if measured is not None else list(sizes),
+            nccl_version=version,
+            nccl_env=env,
+            single_process=measured is not None and measured.single_process,
+            gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
+        )
+    except FabricError as error:
+        raise blame_environment(error, parse_nccl_settings(nccl_prompt)[1]) from None
 
 
 def view_notes(
