@@ -38,9 +38,11 @@ class _Formats:
     """argparse ``choices`` that ask the plugin host only when ``import`` is parsed."""
 
     def __contains__(self, item: object) -> bool:
-        from fabricui.services.importing import importer_table
+        from fabricui.services.importing import importer_table, importers_missing
 
-        return item in importer_table()
+        # With the built-in importers plugin off, let the word through: ``run`` says why
+        # there is no format to choose from (argparse would list none).
+        return item in importer_table() or importers_missing() is not None
 
     def __iter__(self) -> Iterator[str]:
         from fabricui.services.importing import importer_table
@@ -148,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
         domains=getattr(args, "domains", None),
     )
     importing.check_request(request)
+    if not detected:
+        importing.require_importer(request.format)
     if args.file == "-" and sys.stdin is not None and sys.stdin.isatty():
         print("fabricui: reading the output from stdin (end with Ctrl-D)", file=sys.stderr)
     text, origin = importing.read_input(args.file)

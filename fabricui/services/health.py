@@ -33,6 +33,7 @@ from fabricui.services.health_findings import (
     health_item_finding,
     port_findings,
 )
+from fabricui.services.importer_plugin import importers_missing
 
 if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
@@ -113,7 +114,9 @@ def read_health(
         except FabricError as exc:
             raise ParseError(f"--health {origin}: {exc.message}") from None
         except KeyError:
-            raise ParseError(f"--health {origin}: no importer for this output") from None
+            missing = importers_missing(host)
+            why = f" ({missing})" if missing else ""
+            raise ParseError(f"--health {origin}: no importer for this output{why}") from None
         except Exception as exc:  # a plugin importer's bug
             raise ParseError(
                 f"--health {origin}: the importer failed: {exception_line(exc)}"

@@ -23,6 +23,7 @@ from fabricui.importers.nvlink_domains import MAX_TRAYS, domains_from_trays, par
 from fabricui.importers.reading import read_output
 from fabricui.importers.spec import build_spec, parse_net, render_yaml
 from fabricui.plugins import get_host
+from fabricui.services.importer_plugin import importers_missing
 from fabricui.services.requests import CatalogRequest
 
 if TYPE_CHECKING:
@@ -111,6 +112,22 @@ def importer_table(host: PluginHost | None = None) -> dict[str, Callable[..., An
     return dict((host or get_host()).importers())
 
 
+def require_importer(fmt: str, host: PluginHost | None = None) -> None:
+    """Raise unless an importer reads ``fmt``.
+
+    Raises:
+        ConfigError: Unknown format (names the nearest ones), or the built-in importers
+            plugin is not loaded (says so, and where to look).
+    """
+    table = importer_table(host)
+    if fmt in table:
+        return
+    missing = importers_missing(host)
+    if missing is not None:
+        raise ConfigError(f"cannot read {fmt!r} output: {missing} (see `fabricui plugins --all`)")
+    raise ConfigError(unknown_id_message("import format", fmt, table))
+
+
 def importer_label(name: str, host: PluginHost | None = None) -> str:
     """``the NAME importer (plugin P)`` for messages."""
     owner = (host or get_host()).contributor("importers", name)
@@ -172,11 +189,8 @@ def import_text(
         ConfigError: Unknown format (names the nearest ones).
         ParseError: The input is not that format, or a plugin importer broke.
     """
+    require_importer(request.format, host)
     table = importer_table(host)
-    if request.format not in table:
-        from fabricui.hwdb.catalog import unknown_id_message
-
-        raise ConfigError(unknown_id_message("import format", request.format, table))
     try:
         result = table[request.format](text)
     except FabricError as exc:
