@@ -49,13 +49,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     completes(op, OPS)
     take_free_words(parser, "words")
     add_topology_options(parser)
-    parser.add_argument("--gpus", type=int, help="use the first N GPUs (global ranks 0..N-1)")
-    parser.add_argument(
+    # --gpus and --group both pick the ranks: given together, one would silently win.
+    ranks = parser.add_mutually_exclusive_group()
+    ranks.add_argument("--gpus", type=int, help="use the first N GPUs (global ranks 0..N-1)")
+    ranks.add_argument(
         "--group",
         choices=GROUP_CHOICES,
-        default="all",
-        help="all GPUs, the GPUs of host 0 (node is the same), of scale-up domain 0 (an "
-        "NVLink rack), or GPU 0 of every node",
+        default=None,
+        help="all GPUs (default), the GPUs of host 0 (node is the same), of scale-up domain 0 "
+        "(an NVLink rack), or GPU 0 of every node",
     )
     sizes = parser.add_mutually_exclusive_group()
     sizes.add_argument(
@@ -205,6 +207,9 @@ def run(args: argparse.Namespace) -> int:
         if args.ideal:
             raise ConfigError("--tuner needs a topology's prediction, not --ideal")
         check_target(Path(args.tuner), args.force)
+    if args.hosts and (args.gpus is not None or args.group is not None):
+        given = "--gpus" if args.gpus is not None else "--group"
+        raise ConfigError(f"--hosts picks the job's GPUs: give --hosts or {given}, not both")
     per_thread = args.gpus_per_thread
     if per_thread is not None and (per_thread < 1 or args.launch != LAUNCHES[1]):
         raise ConfigError(
@@ -232,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
             topology_request(args),
             op,
             tuple(sizes),
-            args.group,
+            args.group or "all",
             args.gpus,
             args.algo,
             args.hosts,

@@ -68,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
     fmt = args.format
     if output and output != "-":
         suffix = Path(output).suffix.lower().lstrip(".")
+        if fmt is not None and suffix in FORMATS and suffix != fmt:
+            # As snapshot: an SVG in a .dot file opens as neither.
+            raise ConfigError(f"-o {output} is .{suffix} but --format is {fmt}")
         if fmt is None:
             if suffix not in FORMATS:
                 raise ConfigError(f"-o {output}: use a .dot, .svg or .pdf name, or --format")

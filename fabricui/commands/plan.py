@@ -128,14 +128,16 @@ def _add_layout_options(parser: argparse.ArgumentParser) -> None:
         help="also price this registered strategy, e.g. one from a plugin (repeatable; "
         "see fabricui plugins)",
     )
-    parser.add_argument(
+    # Each --X/--no-X pair is exclusive: given both, the last would silently win.
+    sp = parser.add_mutually_exclusive_group()
+    sp.add_argument(
         "--sp",
         action="store_true",
         default=None,
         help="sequence parallel with TP: all-gather + reduce-scatter (default: on with TP on "
         "Hopper and later, as Megatron-Core and NeMo run it; off before)",
     )
-    parser.add_argument(
+    sp.add_argument(
         "--no-sp", action="store_false", dest="sp", help="TP without sequence parallelism"
     )
 
@@ -217,10 +219,11 @@ def _add_overlap_options(parser: argparse.ArgumentParser) -> None:
         ("ep-overlap", "expert all-to-alls with the expert GEMMs"),
     ):
         dest = name.replace("-", "_")
-        parser.add_argument(
+        pair = parser.add_mutually_exclusive_group()
+        pair.add_argument(
             f"--{name}", dest=dest, action="store_true", default=None, help=f"overlap {what}"
         )
-        parser.add_argument(
+        pair.add_argument(
             f"--no-{name}", dest=dest, action="store_false", help=f"do not overlap {what}"
         )
 
