@@ -110,9 +110,10 @@ def run(args: argparse.Namespace) -> int:
         print_json(calibration.report)
     else:
         print(render(calibration.report))
-    from fabricui.services.calibrate import dropped_lines
+    from fabricui.services.calibrate import dropped_lines, skipped_line
 
-    for line in dropped_lines(calibration.report):
+    skipped = skipped_line(calibration.report)
+    for line in dropped_lines(calibration.report) + ([skipped] if skipped else []):
         print(f"fabricui: warning: {line}", file=sys.stderr)
     if calibration.held_out_worse:
         print(

@@ -90,6 +90,11 @@ class ResultRun:
     """GPU name of the rank lines (``NVIDIA H100 80GB HBM3``)."""
     entry_id: str | None = None
     """Measurements entry id."""
+    hardware_gpu: str | None = None
+    """GPU id the measurements entry ran on (``hardware.gpu``, ``h100-sxm``)."""
+    hardware_net: str | None = None
+    """Network link id of the measurements entry (``hardware.net.link``, ``ib-ndr``);
+    None when it names none (one node)."""
     quality: str | None = None
     """Measurements entry quality (``reference``, ``degraded``, ``ambiguous``)."""
     dropped: tuple[DroppedRow, ...] = ()
@@ -294,6 +299,29 @@ def _impossible(size: int, texts: list[str]) -> str | None:
     return None
 
 
+def assume_op(run: ResultRun, op: str | None) -> ResultRun:
+    """``run`` taken as a run of ``op`` when its output names no collective, with the
+    ranks its bus factor then implies; a run that names its own is returned as is."""
+    if run.op is not None or op is None:
+        return run
+    return dataclasses.replace(run, op=op, nranks=run.nranks or _nranks_from_factor(op, run.rows))
+
+
+def _named_op(named: str | None, given: str | None, origin: str, number: int) -> str | None:
+    """The op a line of the output names, checked against ``--op``: ``--op`` only says
+    what files that do not name their collective ran, it never relabels one that does.
+
+    Raises:
+        ResultsError: The output names another collective than ``given``.
+    """
+    if named is not None and given is not None and named != given:
+        raise ResultsError(
+            f"{origin}:{number}: the output ran {named}, --op says {given} (drop --op: it "
+            "names the collective of files that do not)"
+        )
+    return given or named
+
+
 def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[ResultRun]:
     """Read the tables of an nccl-tests output.
 
@@ -305,6 +333,9 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
 
     Returns:
         One run per table with at least one valid row (rows with errors are skipped).
+
+    Raises:
+        ResultsError: The output names another collective than ``op``.
     """
     runs: list[ResultRun] = []
     file_op = op or op_from_name(Path(origin).name, bare=True)
@@ -331,8 +362,8 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
                 if run is not None:
                     runs.append(run)
                 table = _Table(op)
-            if starting and op is None:
-                table.op = op_from_name(body) or table.op
+            if starting:
+                table.op = _named_op(op_from_name(body), op, origin, number) or table.op
             if threads:
                 table.gpus = int(threads.group(2))  # per thread; threads issue side by side
             rank = _RANK.match(body)
@@ -346,8 +377,8 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
         tokens = stripped.split()
         if _SIZE.fullmatch(tokens[0]):
             table.row(tokens, number)
-        elif op is None and not table.rows:
-            table.op = op_from_name(stripped) or table.op
+        elif not table.rows:
+            table.op = _named_op(op_from_name(stripped), op, origin, number) or table.op
     run = table.finish(origin)
     if run is not None:
         runs.append(run)
@@ -468,6 +499,8 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
             nodes = None
         rows = _measurement_rows(doc, (*path, "rows"), entry["rows"])
         env = entry.get("env") or {}
+        gpu, net = (hardware.get(k) if isinstance(hardware, dict) else None for k in ("gpu", "net"))
+        link = net.get("link") if isinstance(net, dict) else None
         runs.append(
             ResultRun(
                 source=f"{doc.origin}#{entry['id']}",
@@ -478,6 +511,8 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
                 single_process=entry.get("launch") == "single-process",
                 env=_text_mapping(env),
                 entry_id=str(entry["id"]),
+                hardware_gpu=str(gpu) if _scalar(gpu) else None,
+                hardware_net=str(link) if _scalar(link) else None,
                 quality=entry.get("quality") if _scalar(entry.get("quality")) else None,
             )
         )

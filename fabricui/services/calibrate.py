@@ -112,11 +112,13 @@ def _case(
     if run.op is None:
         raise ConfigError(f"{run.source}: cannot tell the collective; give --op")
     per_node = spec.gpus_per_node
-    nodes = request.nodes or run.nodes
+    nodes = request.nodes if request.nodes is not None else run.nodes
     if nodes is None:
         nodes = math.ceil(run.nranks / per_node) if run.nranks else spec.nodes
     if nodes < 1:
         raise ConfigError(f"--nodes must be at least 1 (got {nodes})")
+    if run.nranks:
+        _check_placement(run, run.nranks, nodes, spec, request.nodes is not None)
     if nodes not in fabrics:
         scaled = _spec_for(spec, nodes)
         _admit_fit(run, run.nranks or scaled.n_gpus)  # before building: 4,096 hosts at once
@@ -153,6 +155,107 @@ def _case(
         single_process=run.single_process,
         gpus_per_thread=run.gpus_per_thread,
     )
+
+
+def _check_placement(
+    run: ResultRun, nranks: int, nodes: int, spec: TopologySpec, given: bool
+) -> None:
+    """Refuse a node count the run's ranks cannot have run on: more ranks than its GPUs,
+    another host count than the output names, or ranks that do not split evenly.
+
+    Raises:
+        ConfigError: One line with the real reason and what to pass.
+    """
+    per_node = spec.gpus_per_node
+    hint = " (use --nodes)" if run.nodes is None else ""
+    if nranks > nodes * per_node:
+        raise ConfigError(
+            f"{run.source}: {nranks} ranks do not fit {nodes} nodes of {per_node} GPUs "
+            f"of {spec.id}{hint}"
+        )
+    if given and run.nodes is not None and run.nodes != nodes:
+        raise ConfigError(
+            f"{run.source}: the run names {run.nodes} host(s) ({nranks} ranks), --nodes says "
+            f"{nodes} (drop --nodes, or give --nodes {run.nodes})"
+        )
+    if nranks % nodes:
+        raise ConfigError(
+            f"{run.source}: {nranks} ranks do not split evenly over {nodes} nodes{hint}"
+        )
+
+
+def _other_hardware(run: ResultRun, spec: TopologySpec) -> dict[str, str] | None:
+    """What of a measurements entry's hardware differs from the topology's (its GPU, or
+    the network of a run over several nodes), or None: link figures fitted to other
+    hardware would describe that hardware."""
+    if run.hardware_gpu is not None and run.hardware_gpu != spec.gpu:
+        return {"source": run.source, "why": "gpu", "ran_on": run.hardware_gpu}
+    net = spec.net.link if spec.net is not None else None
+    spans = (run.nodes or 1) > 1
+    if spans and run.hardware_net is not None and run.hardware_net != net:
+        return {"source": run.source, "why": "network", "ran_on": run.hardware_net}
+    return None
+
+
+def _of_this_hardware(
+    runs: list[ResultRun], spec: TopologySpec, named: bool
+) -> tuple[list[ResultRun], list[dict[str, str]]]:
+    """The runs of the topology's hardware, and the entries left out (``_other_hardware``).
+
+    Raises:
+        ConfigError: An entry named with ``--entry`` ran on other hardware.
+    """
+    kept, skipped = [], []
+    for run in runs:
+        other = _other_hardware(run, spec)
+        if other is None:
+            kept.append(run)
+            continue
+        if named:
+            raise ConfigError(f"{run.source}: {_other_text(spec.id, _hardware(spec), [other])}")
+        skipped.append(other)
+    return kept, skipped
+
+
+def _hardware(spec: TopologySpec) -> dict[str, str | None]:
+    """The topology's GPU and network link, as the report records them."""
+    return {"gpu": spec.gpu, "network": spec.net.link if spec.net is not None else None}
+
+
+def _other_text(topology: str, hardware: dict[str, Any], skipped: list[dict[str, str]]) -> str:
+    """``ran on b200, a100-sxm4-40gb, not dgx-h100's h100-sxm`` (and the networks)."""
+    parts = []
+    for why, word in (("gpu", "ran on"), ("network", "ran over")):
+        seen = list(dict.fromkeys(s["ran_on"] for s in skipped if s["why"] == why))
+        if seen:
+            ours = f"not {topology}'s {hardware[why]}" if hardware[why] else f"{topology} has none"
+            parts.append(f"{word} {', '.join(seen)}, {ours}")
+    return "; ".join(parts)
+
+
+def _none_match(spec: TopologySpec, skipped: list[dict[str, str]]) -> str:
+    """The one line refusing results none of which ran on the topology's hardware."""
+    return (
+        f"no measurements entry ran on the hardware of {spec.id}: they "
+        f"{_other_text(spec.id, _hardware(spec), skipped)} (give -t a topology of theirs)"
+    )
+
+
+def skipped_line(report: dict[str, Any]) -> str | None:
+    """One line saying how many measurements entries were left out for running on other
+    hardware and on what, or None."""
+    skipped = report.get("skipped_entries") or []
+    if not skipped:
+        return None
+    gpus = sum(s["why"] == "gpu" for s in skipped)
+    counts = " and ".join(
+        f"{n} on another {what}"
+        for n, what in ((gpus, "GPU"), (len(skipped) - gpus, "network"))
+        if n
+    )
+    text = _other_text(report["topology"], report["hardware"], skipped)
+    plural = "entries" if len(skipped) > 1 else "entry"
+    return f"skipped {len(skipped)} measurements {plural} ({counts}): they {text}"
 
 
 def _admit_fit(run: ResultRun, nranks: int) -> None:
@@ -218,12 +321,19 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
         check_target(request.output, request.force)
     if request.algo:
         _forced_algo(request.algo, collective_algorithms())
+    if request.nodes is not None and request.nodes < 1:
+        raise ConfigError(f"--nodes must be at least 1 (got {request.nodes})")
     progress.phase("reading the results")
     catalog = load_catalog(request.catalog)
     spec = resolve_topology(request.topology, catalog)
     entries = list(request.entries)
     fit_runs = [r for path in request.results for r in read_results(path, request.op, entries)]
     check_runs = [r for path in request.held_out for r in read_results(path, request.op, entries)]
+    fit_runs, skipped = _of_this_hardware(fit_runs, spec, bool(entries))
+    if not fit_runs:
+        raise ConfigError(_none_match(spec, skipped))
+    check_runs, skipped_check = _of_this_hardware(check_runs, spec, bool(entries))
+    skipped += skipped_check
     progress.phase("building the fabrics of the runs")
     fabrics: dict[int, Fabric] = {}
     cases = [_case(r, spec, catalog, fabrics, request, False) for r in fit_runs]
@@ -241,6 +351,8 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
         fitted_on=tuple(str(p) for p in request.results),
     )
     report = _report(spec, request, cases, result, fit_runs + check_runs)
+    report["hardware"] = _hardware(spec)
+    report["skipped_entries"] = skipped
     written = False
     if request.output is not None and changed:
         errors = result.errors

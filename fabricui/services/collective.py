@@ -20,7 +20,7 @@ from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
 from fabricui.engine.nccl.releases import NEWEST_VERSION, parse_version
 from fabricui.errors import ConfigError, FabricError
-from fabricui.importers.nccl_tests import parse_nccl_tests, read_results
+from fabricui.importers.nccl_tests import assume_op, parse_nccl_tests, read_results
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.jobs import group_ranks, job_of
 from fabricui.services.loaded import LoadedFabric
@@ -476,7 +476,8 @@ def measured_run(value: str, op: str | None = None) -> ResultRun:
 
     Args:
         value: A path, or the output's text.
-        op: Prefer the run of this collective when the output holds several.
+        op: Prefer the run of this collective when the output holds several; the
+            collective of a run whose output names none.
 
     Returns:
         The run (its rows, ranks and collective when the output says them).
@@ -486,12 +487,12 @@ def measured_run(value: str, op: str | None = None) -> ResultRun:
     """
     text = value.strip()
     if "\n" not in text and text and not text.lstrip().startswith("#"):
-        runs = read_results(Path(text).expanduser(), op)
+        runs = read_results(Path(text).expanduser())  # the file's own op, never relabelled
     else:
         runs = parse_nccl_tests(value, "pasted output")
     if not runs:
         raise ConfigError("no nccl-tests table in it: paste the output of all_reduce_perf ...")
-    return next((r for r in runs if r.op == op), runs[0])
+    return assume_op(next((r for r in runs if r.op == op), runs[0]), op)
 
 
 def measured_errors(

@@ -1,0 +1,130 @@
+"""``fabricui calibrate`` refuses runs that do not match the topology: another node count
+than the output names, another collective than ``--op``, entries of other hardware."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabricui.commands import calibrate as calibrate_command
+from fabricui.errors import FabricError
+
+DATA = Path(__file__).parents[1] / "data"
+DEFAULT = DATA / "nccl_tests" / "h100_2node_degraded_default_all_reduce_perf.txt"
+PAIR = DATA / "nccl_tests" / "h100_2node_degraded_measurements.yaml"
+SHARED = DATA / "nccl" / "measurements.yaml"
+
+
+@pytest.fixture
+def run_calibrate(capsys):
+    """Run ``calibrate`` as the CLI does; returns (status, stdout, stderr)."""
+    parser = argparse.ArgumentParser(prog="fabricui")
+    parser.add_argument("--hwdb", action="append", type=Path, default=[])
+    parser.add_argument("--calibration", type=Path)
+    calibrate_command.add_parser(parser.add_subparsers(dest="command"))
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        try:
+            status = calibrate_command.run(parser.parse_args(["calibrate", *argv]))
+        except FabricError as exc:
+            print(f"fabricui: error: {exc.message}", file=sys.stderr)
+            status = 2
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+def _refused(result: tuple[int, str, str]) -> str:
+    status, out, err = result
+    assert status == 2 and out == "", err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize("nodes", ["8", "3"])
+def test_nodes_other_than_the_named_hosts_are_refused(run_calibrate, nodes):
+    """16 ranks on 2 named hosts with --nodes 8 (or 3, which 16 ranks would fit): one line
+    with the real reason, the hosts the output names."""
+    err = _refused(run_calibrate(str(DEFAULT), "-t", "dgx-h100-pod", "--nodes", nodes))
+    assert f"names 2 host(s) (16 ranks), --nodes says {nodes}" in err
+    assert "give --nodes 2" in err and "do not fit" not in err
+
+
+def test_an_entry_names_its_hosts_too(run_calibrate):
+    """A measurements entry's hardware.nodes is the run's host count."""
+    err = _refused(run_calibrate(str(PAIR), "-t", "dgx-h100-pod", "--nodes", "4"))
+    assert "names 2 host(s)" in err
+
+
+def test_without_nodes_the_outputs_host_count_is_used(run_calibrate):
+    """No --nodes: the run is fitted on the hosts its rank lines name."""
+    status, out, err = run_calibrate(str(DEFAULT), "-t", "dgx-h100-pod", "--json")
+    assert status == 0, err
+    assert json.loads(out)["runs"][0]["nodes"] == 2
+
+
+@pytest.mark.parametrize("nodes", ["0", "-1"])
+def test_nodes_below_one_are_refused(run_calibrate, nodes):
+    """--nodes 0 is refused like a negative count, not taken as the default."""
+    err = _refused(run_calibrate(str(DEFAULT), "-t", "dgx-h100-pod", "--nodes", nodes))
+    assert f"--nodes must be at least 1 (got {nodes})" in err
+
+
+def test_ranks_that_do_not_split_evenly_say_so(run_calibrate, tmp_path):
+    """Without rank lines (16 ranks from busbw / algbw), --nodes 3 fails because 16 ranks
+    do not split over 3 nodes, not because they would not fit."""
+    table = tmp_path / "all_reduce_perf.txt"
+    table.write_text(
+        "\n".join(line for line in DEFAULT.read_text().splitlines() if "Rank" not in line)
+    )
+    err = _refused(run_calibrate(str(table), "-t", "dgx-h100-pod", "--nodes", "3"))
+    assert "16 ranks do not split evenly over 3 nodes" in err
+
+
+def test_op_that_contradicts_the_output_is_refused(run_calibrate):
+    """--op all_gather on an all_reduce_perf output: one line naming both."""
+    err = _refused(run_calibrate(str(DEFAULT), "-t", "dgx-h100", "--op", "all_gather"))
+    assert "ran all_reduce, --op says all_gather" in err
+
+
+def test_op_the_output_agrees_with_is_fine(run_calibrate):
+    """--op naming the output's own collective changes nothing."""
+    status, _, err = run_calibrate(str(DEFAULT), "-t", "dgx-h100", "--op", "all_reduce")
+    assert status == 0, err
+
+
+def test_a_named_entry_of_another_gpu_is_refused(run_calibrate):
+    """An H100 entry cannot calibrate the A100 topology's NVLink3."""
+    err = _refused(
+        run_calibrate(
+            str(SHARED), "-t", "dgx-a100", "--entry", "aws_p5_h100_1node_allreduce_nvls_batch"
+        )
+    )
+    assert "ran on h100-sxm, not dgx-a100's a100-sxm4-80gb" in err
+
+
+def test_entries_of_other_hardware_are_skipped_and_counted(run_calibrate):
+    """Of the shared measurements, dgx-h100 fits only its H100 runs over InfiniBand NDR (or
+    one node), and one warning line says how many others were left out and why."""
+    status, out, err = run_calibrate(str(SHARED), "-t", "dgx-h100", "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert report["runs"] and all("h100" in run["source"] for run in report["runs"])
+    warnings = [line for line in err.splitlines() if "skipped" in line]
+    assert len(warnings) == 1
+    skipped = report["skipped_entries"]
+    assert f"skipped {len(skipped)} measurements entries" in warnings[0]
+    assert "not dgx-h100's h100-sxm" in warnings[0] and "b200" in warnings[0]
+    assert "ran over efa" in warnings[0] and "not dgx-h100's ib-ndr" in warnings[0]
+
+
+def test_no_entry_of_this_hardware_is_refused(run_calibrate):
+    """A topology none of whose hardware ran the entries is refused, naming their GPUs."""
+    err = _refused(run_calibrate(str(PAIR), "-t", "dgx-a100"))
+    assert "no measurements entry ran on the hardware of dgx-a100" in err
+    assert "ran on h100-sxm" in err
