@@ -25,8 +25,9 @@ from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.jobs import group_ranks, job_of
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.progress import NO_PROGRESS, Phases
+from fabricui.services.requests import FIRST_GPUS, check_group
 from fabricui.services.tuner_plugins import tuner_plugin_note
-from fabricui.vocabulary import LAUNCHES
+from fabricui.vocabulary import GROUPS, LAUNCHES
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -493,6 +494,56 @@ def measured_run(value: str, op: str | None = None) -> ResultRun:
     if not runs:
         raise ConfigError("no nccl-tests table in it: paste the output of all_reduce_perf ...")
     return assume_op(next((r for r in runs if r.op == op), runs[0]), op)
+
+
+def group_of_ranks(data: LoadedFabric, nranks: int) -> str | None:
+    """A group of ``nranks`` GPUs to compare a measured run with: a named one, else the
+    first ``nranks`` (``gpus:N``); None when the fabric has fewer GPUs."""
+    same = next((g for g in GROUPS if len(data.group_ranks(g)) == nranks), None)
+    if same is None and nranks <= data.fabric.n_gpus:
+        same = f"{FIRST_GPUS}{nranks}"
+    return same
+
+
+def measured_group(
+    data: LoadedFabric, group: str | None, run: ResultRun, strict: bool = True
+) -> str:
+    """The group a measured run is priced for: ``group`` when given, else one of the run's
+    rank count (``group_of_ranks``), so that its errors compare like with like.
+
+    Args:
+        data: The loaded fabric.
+        group: The group asked for (``--group``), or None.
+        run: The measured run.
+        strict: Refuse counts that differ (the command line); else keep ``group`` (or
+            ``all``) and let the report say both counts (a view the user set so).
+
+    Raises:
+        ConfigError: ``strict``, and the group given has another GPU count than the run's
+            ranks, or the fabric has fewer GPUs than the run (one line: what to pass).
+    """
+    chosen = check_group(group or "all")
+    nranks = run.nranks
+    n = len(data.group_ranks(chosen))
+    if not nranks or n == nranks:
+        return chosen
+    same = group_of_ranks(data, nranks)
+    if group is None and same is not None:
+        return same
+    if not strict:
+        return chosen
+    if same is not None:
+        fix = f"give --group {same}, or no --group"
+        raise ConfigError(
+            f"the measured run has {nranks} ranks, but group {group} has {n} GPUs: {fix}"
+        )
+    fix = "-t a topology that large"
+    if data.spec.nodes_settable:
+        fix = f"--nodes {-(-nranks // data.spec.gpus_per_node)} (or {fix})"
+    raise ConfigError(
+        f"the measured run has {nranks} ranks, but {data.spec.id} has only "
+        f"{data.fabric.n_gpus} GPUs: give {fix}"
+    )
 
 
 def measured_errors(

@@ -288,11 +288,12 @@ def _collectives_report(
     op = op_name(options.get("op", "all_reduce"))
     if op is None:
         raise ConfigError(f"unknown operation {options['op']!r} (one of {', '.join(OPS)})")
-    group = check_group(options.get("group", "all"))
+    group = options.get("group")
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
     from fabricui.services.collective import (
         measured_errors,
+        measured_group,
         measured_run,
         view_notes,
         view_prediction,
@@ -301,6 +302,8 @@ def _collectives_report(
     measured = measured_run(options["measured"], op) if options.get("measured") else None
     if measured is not None:
         op = measured.op or op
+        group = measured_group(data, group, measured, strict=False)  # the run's rank count
+    group = check_group(group or "all")
     prediction = view_prediction(data, op, group, sizes, options.get("nccl", ""), measured)
     errors = (
         measured_errors(prediction.size_bytes, prediction.time_us, measured) if measured else {}
@@ -369,6 +372,8 @@ def _collectives_report(
     if measured is not None:
         given = "pasted output" if "\n" in options["measured"].strip() else options["measured"]
         ranks = f", {measured.nranks} ranks" if measured.nranks else ""
+        if measured.nranks and measured.nranks != n:
+            ranks += f" (not the {n} GPUs priced)"
         launched = f"; {measured.launched}, priced so" if measured.launched else ""
         notes.insert(0, f"Measured: {given}{ranks}{launched}; error = predicted / measured - 1.")
     links = list(data.fabric.generations)

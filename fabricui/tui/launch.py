@@ -29,7 +29,8 @@ def check_launch(
     """Check everything the user typed before the app starts; returns the catalog to use.
 
     Raises:
-        FabricError: Unknown view, topology, GPU id, operation, group, model or layout.
+        FabricError: Unknown view, topology, GPU id, operation, group, model or layout,
+            or a measured run of another rank count than the group.
     """
     from fabricui.services.loaded import LoadedFabric
 
@@ -50,6 +51,11 @@ def check_launch(
         raise ConfigError(f"unknown operation {options['op']!r} (one of {', '.join(OPS)})")
     if options.get("group"):
         check_group(options["group"])
+    if options.get("measured"):
+        from fabricui.services.collective import measured_group, measured_run
+
+        run = measured_run(options["measured"], options.get("op"))
+        measured_group(data, options.get("group"), run)  # counts that differ: one line
     if options.get("sizes"):
         from fabricui.tui.screens.collectives import parse_range
 

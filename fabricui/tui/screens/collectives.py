@@ -354,11 +354,14 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """New fabric: predict again (with the command line's choices the first time)."""
         app = self.fabric_app
         self.op = app.take_option("op") or self.op
-        self.group = app.take_option("group") or self.group
+        group = app.take_option("group")
+        self.group = group or self.group
         self.size_range = app.take_option("sizes") or self.size_range
         self.nccl = app.take_option("nccl") or self.nccl
         if measured := app.take_option("measured"):
             self._read_measured(measured)
+            if group is None:  # priced for the run's rank count, as when opened with m
+                self._group_like_measured(data, say=False)
         if data.fabric.nodes < 2 and self.group == "per-node":
             self.group = "all"
         self._keep_group_in(data)
@@ -711,28 +714,31 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         def done(value: str | None) -> None:
             if value:
                 self._read_measured(value)
-                self._group_like_measured()
+                if self.data is not None:
+                    self._group_like_measured(self.data)
 
         self.app.push_screen(MeasuredModal(check_measured), done)
 
-    def _group_like_measured(self) -> None:
+    def _group_like_measured(self, data: LoadedFabric, say: bool = True) -> None:
         """Compare like with like: when the measured run has another rank count than the
         group shown, show a named group with the run's count, else the run's count of first
-        GPUs (``gpus:N``, as ``--gpus N``), and say so; a run larger than the fabric stays
-        beside the group shown (its header says both counts)."""
-        data, run = self.data, self.measured
-        if data is None or run is None or not run.nranks:
+        GPUs (``gpus:N``, as ``--gpus N``), and say so (``say``); a run larger than the
+        fabric stays beside the group shown (its header says both counts)."""
+        from fabricui.services.collective import group_of_ranks
+
+        run = self.measured
+        if run is None or not run.nranks:
             return
         if len(data.group_ranks(self.group)) == run.nranks:
             return
-        same = next((g for g in GROUPS if len(data.group_ranks(g)) == run.nranks), None)
-        if same is None and run.nranks <= len(data.group_ranks("all")):
-            same = f"{FIRST_GPUS}{run.nranks}"
+        same = group_of_ranks(data, run.nranks)
         if same is not None:
             self.group = same
-            self.app.notify(
-                f"group {group_label(same, run.nranks)}, as the measured run", title="measured"
-            )
+            if say:
+                self.app.notify(
+                    f"group {group_label(same, run.nranks)}, as the measured run",
+                    title="measured",
+                )
 
     def _read_measured(self, value: str) -> None:
         """Show the measured run of ``value`` (a path or a pasted output) beside the
