@@ -245,8 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         with command_scope():  # a plugin's thread cannot print on stdout or end the process
             _report_health(quiet=True)  # only what this command overlays is reported
+            _report_calibration(quiet=True)
             status = COMMANDS[args.command][1](args)
             _report_health()
+            _report_calibration()
             if args.command != "plugins":
                 from fabricui.plugins import get_host
 
@@ -313,6 +315,18 @@ def _report_health(quiet: bool = False) -> None:
             seen.add(key)
             for line in lines:
                 print(line, file=sys.stderr)
+
+
+def _report_calibration(quiet: bool = False) -> None:
+    """A ``--calibration`` overlay fitted on another topology than the one priced, or of
+    links it does not use, in one warning line each (the figures still apply);
+    ``quiet`` forgets earlier ones without saying them."""
+    session = sys.modules.get("fabricui.services.session")
+    if session is None:  # no fabric was built
+        return
+    for line in session.drain_calibration_warnings():
+        if not quiet:
+            print(f"fabricui: warning: {one_line(line)}", file=sys.stderr)
 
 
 class _Discard(io.TextIOBase):

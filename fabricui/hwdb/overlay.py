@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from fabricui.errors import HwdbError, unknown_key_message
 from fabricui.files import write_text
 from fabricui.hwdb.catalog import unknown_id_message
 from fabricui.hwdb.schema import show
+from fabricui.hwdb.tables import AppliedCalibration
 from fabricui.hwdb.yamlfile import YamlDocument, format_path, read_yaml
 
 if TYPE_CHECKING:
@@ -183,7 +184,40 @@ def apply_overlay(catalog: Catalog, overlay: CalibrationOverlay) -> Catalog:
                     nics[nic.id] = dataclasses.replace(nic, efficiency=None)
         key = ("links", link_id)
         origins[key] = f"{origins.get(key, '?')}, calibrated by {overlay.where[link_id]}"
-    return dataclasses.replace(catalog, links=links, nics=nics, origins=origins)
+    applied = AppliedCalibration(overlay.origin, overlay.topology, tuple(overlay.links))
+    return dataclasses.replace(
+        catalog, links=links, nics=nics, origins=origins, calibration=applied
+    )
+
+
+def overlay_mismatch(
+    overlay: AppliedCalibration, topology: str, generations: Iterable[str]
+) -> str | None:
+    """Why an overlay may not describe the topology it is applied to, in one line, or None:
+    it was fitted on another topology (its figures are that cluster's), or none of the links
+    it calibrates occur in the fabric (it changes nothing).
+
+    Args:
+        overlay: The overlay applied (``Catalog.calibration``).
+        topology: Id of the topology in use.
+        generations: Link generation ids of its fabric.
+
+    Returns:
+        The warning line (without a ``warning:`` prefix), or None.
+    """
+    links = ", ".join(overlay.links)
+    used = set(generations)
+    if not any(link in used for link in overlay.links):
+        return (
+            f"{overlay.origin}: calibrates {links}, which {topology} does not use: "
+            "the overlay changes nothing here"
+        )
+    if overlay.topology is not None and overlay.topology != topology:
+        return (
+            f"{overlay.origin}: fitted on {overlay.topology}, applied to {topology}: its "
+            f"{links} figures are {overlay.topology}'s and may not hold here"
+        )
+    return None
 
 
 def overlay_yaml(overlay: CalibrationOverlay, comments: Sequence[str] = ()) -> str:

@@ -38,6 +38,18 @@ def spelled_id(text: str, ids: Iterable[str]) -> str | None:
 KINDS = HWDB_KINDS
 
 
+@dataclass(frozen=True)
+class AppliedCalibration:
+    """What a catalog keeps of the calibration overlay applied to it."""
+
+    origin: str
+    """The overlay's file name."""
+    topology: str | None
+    """Topology it was fitted on (None: it does not say)."""
+    links: tuple[str, ...]
+    """Link generations it calibrates."""
+
+
 @dataclass
 class Catalog:
     """All hardware records by kind and id, plus the file each came from."""
@@ -58,6 +70,9 @@ class Catalog:
     that needs such an id, ``needs link pcie5, which comes from plugin pcie (...)``."""
     unavailable: dict[str, str] = field(default_factory=dict)
     """Topology id -> one-line reason, for topologies that need a withheld record."""
+    calibration: AppliedCalibration | None = None
+    """The calibration overlay applied (``--calibration FILE``), if any: kept so that a
+    fabric built from the catalog can say when it was fitted on another topology."""
 
     def model(self, model_id: str) -> ModelShape:
         """A model by its id or a spelling of it (``spelled_id``: ``Llama-3-70B``).

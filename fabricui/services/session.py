@@ -4,6 +4,7 @@ fabric a topology spec builds (with the plugin builder its ``builder:`` key name
 from __future__ import annotations
 
 import dataclasses
+from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,7 @@ from fabricui.fabric import Fabric, build_fabric
 from fabricui.hwdb import Catalog, default_hwdb_dir
 from fabricui.hwdb import load_catalog as load_hwdb
 from fabricui.hwdb.catalog import unknown_id_message
-from fabricui.hwdb.overlay import apply_overlay, read_overlay
+from fabricui.hwdb.overlay import apply_overlay, overlay_mismatch, read_overlay
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.plugins import PluginHost, get_host
 from fabricui.services import admission
@@ -143,7 +144,25 @@ def load_fabric(
     spec = resolve_spec(request, catalog)
     admit_fabric(spec)
     fabric = build_fabric_with_plugins(spec, catalog, host)
+    if catalog.calibration is not None:
+        warning = overlay_mismatch(catalog.calibration, spec.id, fabric.generations)
+        if warning is not None:
+            CALIBRATION_WARNINGS.append(warning)
     return with_health(fabric, request, catalog, host, report_health)
+
+
+#: Calibration overlays applied to fabrics they may not describe (``overlay_mismatch``),
+#: since the last ``drain_calibration_warnings`` (bounded: a long-lived caller that never
+#: drains keeps only the last few).
+CALIBRATION_WARNINGS: deque[str] = deque(maxlen=8)
+
+
+def drain_calibration_warnings() -> list[str]:
+    """The calibration warnings since the last call, each once, oldest first (the command
+    line prints them on stderr)."""
+    out = list(dict.fromkeys(CALIBRATION_WARNINGS))
+    CALIBRATION_WARNINGS.clear()
+    return out
 
 
 def with_health(
