@@ -30,7 +30,8 @@ def check_launch(
 
     Raises:
         FabricError: Unknown view, topology, GPU id, operation, group, model or layout,
-            or a measured run of another rank count than the group.
+            a measured run of another rank count than the group, or a ``--jobs`` file
+            that is missing or not a job listing.
     """
     from fabricui.services.loaded import LoadedFabric
 
@@ -66,6 +67,10 @@ def check_launch(
         from fabricui.services.jobs import job_of
 
         job_of(data.fabric, options["hosts"])  # unknown hosts: one line before the screen
+    if options.get("jobs"):
+        from fabricui.services.place import running_job_ranks
+
+        running_job_ranks(data.fabric, options["jobs"])  # missing, or not a job listing
     if options.get("layout"):
         parse_layout(options["layout"], LayoutChoice())
     return data.catalog
