@@ -30,6 +30,13 @@ if TYPE_CHECKING:
 REAP_TIMEOUT_S = 10.0
 #: How long a refused session stays open so that a browser shows why [s].
 REFUSAL_LINGER_S = 30.0
+#: The path of textual-serve's websocket (each browser session).
+WEBSOCKET_PATH = "/ws"
+#: The body of a 400 answer to a request of the websocket path that is no handshake.
+NOT_A_WEBSOCKET = (
+    "fabricui serve: /ws is the page's websocket (Upgrade: websocket); open the URL "
+    "fabricui serve printed in a browser\n"
+)
 
 log = logging.getLogger("fabricui.serve")
 
@@ -122,9 +129,10 @@ def guarded_server_class() -> Any:
 
 def _guard(access: ServeAccess, served_url: str) -> Any:
     """The aiohttp middleware that refuses, in one line (HTTP 403), requests that do not
-    show the token or come from another origin or host name, and answers 404 for a
-    directory of static files; a page opened with the token gets it back as a cookie, so
-    that its scripts, styles and websocket carry it."""
+    show the token or come from another origin or host name, answers 404 for a directory
+    of static files and 400 for a request of the websocket that is no handshake (aiohttp
+    would drop the connection); a page opened with the token gets it back as a cookie,
+    so that its scripts, styles and websocket carry it."""
     from aiohttp import web
 
     secure = served_url.startswith("https:")
@@ -143,6 +151,9 @@ def _guard(access: ServeAccess, served_url: str) -> Any:
             return web.Response(status=403, text=f"fabricui serve: {refusal}\n")
         if _is_static_directory(request):
             raise web.HTTPNotFound(text="fabricui serve: no such file\n")
+        if request.path == WEBSOCKET_PATH and not web.WebSocketResponse().can_prepare(request).ok:
+            log.warning("refused %s %s: not a websocket handshake", request.method, request.path)
+            return web.Response(status=400, text=NOT_A_WEBSOCKET)  # not a dropped connection
         response: web.StreamResponse = await handler(request)
         if access.token is not None and given == access.token and not response.prepared:
             response.set_cookie(
