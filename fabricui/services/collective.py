@@ -593,8 +593,18 @@ def tuner_config(
         The file's text and the number of lines with a pick.
 
     Raises:
-        ConfigError: The collective has no tuner (point-to-point) or no picks.
+        ConfigError: The fabric's GPUs run another library than NCCL (RCCL's ext-tuner
+            example is compiled-in tables and reads no config file), or the collective
+            has no tuner (point-to-point).
     """
+    library = (result.library or "").split(" (")[0]
+    if not library.startswith("NCCL"):
+        runs = "RCCL, not NCCL (RCCL's ext-tuner plugin reads no config file)"
+        if library != "RCCL":
+            runs = f"{library}'s collective library, not NCCL" if library else "no library"
+        raise ConfigError(
+            f"--tuner writes NCCL's example tuner config, but {result.topology} runs {runs}"
+        )
     function = TUNER_FUNCTIONS.get(result.op)
     if function is None:
         raise ConfigError(
