@@ -110,7 +110,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--tuner",
         metavar="FILE",
         help="write a config for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE) with "
-        "the best picks that beat NCCL's own by --tuner-margin or more",
+        "the best picks that beat NCCL's own by --tuner-margin or more (fabrics that run NCCL)",
     )
     parser.add_argument(
         "--tuner-margin",
