@@ -290,8 +290,13 @@ def apply_health(
     plan = _Plan(fabric)
     for link in links:
         _link(plan, names, link)
+    worst: dict[int, _GpuChange] = {}  # one change per GPU: reports of it overlap
     for gpu in gpus:
-        _gpu(plan, names, gpu)
+        found = _gpu(plan, names, gpu)
+        if found is not None and (found.dev not in worst or found.factor < worst[found.dev].factor):
+            worst[found.dev] = found
+    for found in worst.values():
+        found.apply(plan)
     if plan.remove_cables and (
         fabric.tree is not None or fabric.dragonfly is not None or fabric.torus is not None
     ):
@@ -435,8 +440,42 @@ def _switch_of(fabric: Fabric, names: _Names, nic: int) -> int | None:
     return int(fabric.link_dst[k]) if k is not None else None
 
 
-def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> None:
-    """Scale one GPU's scale-up links to the share of its NVLinks that are active."""
+@dataclass(frozen=True)
+class _GpuChange:
+    """What one GPU's NVLink condition does to its scale-up links (not yet applied)."""
+
+    dev: int
+    """The GPU's device."""
+    links: list[int]
+    """Its scale-up links."""
+    factor: float
+    """Share of their bandwidth kept: active / listed NVLinks (1: none inactive)."""
+    erroring: bool
+    """Its error counters crossed a threshold."""
+    label: str
+    """``n0.g0 NVLinks (0 of 18 active)``."""
+    where: str
+    """Where the condition was read."""
+
+    def apply(self, plan: _Plan) -> None:
+        """Scale and mark the links, and record the change."""
+        if self.factor >= 1.0:  # no link inactive: only its counters say something
+            if self.erroring:
+                plan.mark(self.links, "errors")
+                plan.changes.append(
+                    HealthChange("errors", self.label, 1.0, (self.dev, -1), self.where)
+                )
+            return
+        plan.scale[self.links] *= self.factor
+        kind = "down" if self.factor <= 0.0 else "degraded"
+        plan.mark(self.links, kind)
+        plan.changes.append(HealthChange(kind, self.label, self.factor, (self.dev, -1), self.where))
+
+
+def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> _GpuChange | None:
+    """What scaling one GPU's scale-up links to the share of its NVLinks that are active
+    does (None: the condition changes nothing, or names nothing here, said in
+    ``plan.unmatched``)."""
     fabric = plan.fabric
     where = condition.source or "health"
     if condition.host is None:
@@ -445,23 +484,23 @@ def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> None:
                 f"{where}: GPU {condition.gpu}'s host is not named (name the file after its "
                 "host, e.g. luna-0001.txt)"
             )
-            return
+            return None
         node = 0
     else:
         _, _, index = names.host(condition.host)
         if index is None:
             plan.unmatched.append(f"{where}: {condition.host} is not a host of {fabric.spec.id}")
-            return
+            return None
         node = names.node_of(index)
         if names.per_node > 1:
             plan.unmatched.append(f"{where}: hosts share node blocks in {fabric.spec.id}")
-            return
+            return None
     if condition.gpu >= fabric.gpus_per_node:
         plan.unmatched.append(
             f"{where}: GPU {condition.gpu} of {condition.host or 'the host'}: the fabric's hosts "
             f"have {fabric.gpus_per_node} GPUs"
         )
-        return
+        return None
     rank = node * fabric.gpus_per_node + condition.gpu
     dev = int(fabric.gpu_dev[rank])
     kinds = fabric.dev_kind
@@ -475,21 +514,15 @@ def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> None:
         plan.unmatched.append(
             f"{where}: {fabric.gpu_name(rank)} has no scale-up links in {fabric.spec.id}"
         )
-        return
+        return None
     links = [int(k) for k in mine]
     listed = condition.listed or int(fabric.link_count[links[0]])
     active = max(0, listed - condition.inactive)
     label = f"{fabric.gpu_name(rank)} NVLinks ({active} of {listed} active)"
     if condition.inactive <= 0:
-        if condition.erroring:
-            plan.mark(links, "errors")
-            plan.changes.append(HealthChange("errors", label, 1.0, (dev, -1), where))
-        return
+        return _GpuChange(dev, links, 1.0, True, label, where) if condition.erroring else None
     factor = active / listed if listed else 0.0
-    plan.scale[links] *= factor
-    kind = "down" if factor <= 0.0 else "degraded"
-    plan.mark(links, kind)
-    plan.changes.append(HealthChange(kind, label, factor, (dev, -1), where))
+    return _GpuChange(dev, links, factor, condition.erroring, label, where)
 
 
 def _build(plan: _Plan, names: _Names) -> HealthOverlay:

@@ -12,6 +12,7 @@ and the map read them).
 
 from __future__ import annotations
 
+import os
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -102,6 +103,7 @@ def read_health(
         ParseError: A file is missing, unreadable, not recognised, or its importer refuses it
             (the message names the file).
     """
+    paths = distinct_files(paths)
     if len(paths) > MAX_HEALTH_FILES:
         raise ConfigError(f"--health: {len(paths)} files, at most {MAX_HEALTH_FILES}")
     table = (host or get_host()).importers()
@@ -128,6 +130,15 @@ def read_health(
     order = {"error": 0, "warning": 1, "info": 2}
     report.findings.sort(key=lambda f: order.get(f.severity, 3))
     return report
+
+
+def distinct_files(paths: tuple[str, ...] | list[str]) -> list[str]:
+    """``paths`` with each file once, as first given: a file named twice (by any path
+    that resolves to it) is one report, so its down links count once."""
+    first: dict[str, str] = {}
+    for path in paths:
+        first.setdefault(path if path == "-" else os.path.realpath(path), path)
+    return list(first.values())
 
 
 def findings_of(result: Any, fmt: str, origin: str = "") -> list[HealthFinding]:
