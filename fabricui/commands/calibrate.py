@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fabricui.commands.options import catalog_request, topology_name
+from fabricui.commands.options import catalog_request, completes, topology_name
 from fabricui.render.output import print_json
 from fabricui.render.progress import terminal_progress
 from fabricui.units import format_bytes
@@ -57,11 +57,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--op", choices=OPS, metavar="OP", help="collective of files that do not name it"
     )
-    parser.add_argument(
+    algo = parser.add_argument(
         "--algo",
         help="algorithm (NCCL_ALGO) of runs whose output does not print it, e.g. ring "
         "(default: auto, the model's choice)",
     )
+    completes(algo, "algorithm")
     parser.add_argument(
         "--entry",
         action="append",

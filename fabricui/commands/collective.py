@@ -75,13 +75,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="A:B",
         help="sizes from A to B doubling, e.g. 8:16G, or one size (as `snapshot --sweep`)",
     )
-    parser.add_argument(
+    algo = parser.add_argument(
         "--algo",
         default="auto",
         help="auto (NCCL's own pick per size, the fastest beside it), or force ring, tree, "
         "p2p, nvls, nvlstree, sharp, pat, ... (as NCCL_ALGO does); hierarchical: a "
         "framework's calls per level (in each node, then across nodes), each NCCL's pick",
     )
+    completes(algo, "collective_algorithm")
     parser.add_argument(
         "--nccl",
         metavar="VERSION",

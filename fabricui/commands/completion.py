@@ -130,7 +130,11 @@ def _help(action: argparse.Action) -> str:
 
 
 def _completes(action: argparse.Action, metavar: str) -> str:
-    """What a value completes to: topology ids, a file, a directory, or nothing."""
+    """What a value completes to: topology ids, a kind of catalog or plugin ids the
+    parser names (``completes(action, "algorithm")``), a file, a directory, or nothing."""
+    hint = getattr(action, "completes", None)
+    if isinstance(hint, str):
+        return hint
     if action.dest in ("topology", "model"):
         return action.dest
     name = (metavar or action.dest).upper()
@@ -150,7 +154,15 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return 0
 
     loaded = catalog(args)
-    ids = {"topology": sorted(loaded.topologies), "model": sorted(loaded.models)}
+    from fabricui.services.session import algorithm_choices
+
+    ids = {
+        "topology": sorted(loaded.topologies),
+        "model": sorted(loaded.models),
+        "framework": sorted(loaded.frameworks),
+        "algorithm": algorithm_choices(),  # calibrate --algo
+        "collective_algorithm": algorithm_choices(hierarchical=True),
+    }
     write = {"bash": shell.bash_script, "zsh": shell.zsh_script, "fish": shell.fish_script}
     sys.stdout.write(write[args.shell](_with_ids(program, ids), ids))
     return 0
@@ -158,13 +170,22 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _with_ids(command: CliCommand, ids: dict[str, list[str]]) -> CliCommand:
     """``command`` with each positional that completes to catalog ids (``plan MODEL``)
-    listing them as its choices, as every shell's script completes positionals."""
+    listing them as its choices, as every shell's script completes positionals, and each
+    option that completes to ids other than topologies and models (which the scripts
+    complete themselves, topology files too) listing them as its choices
+    (``collective --algo``: ring, tree, nvls ...)."""
     positionals = tuple(
         replace(p, choices=tuple(ids[p.completes])) if p.completes in ids else p
         for p in command.positionals
     )
+    options = tuple(
+        replace(o, choices=tuple(ids[o.completes]), completes="")
+        if o.completes in ids and o.completes not in ("topology", "model")
+        else o
+        for o in command.options
+    )
     subcommands = tuple(_with_ids(sub, ids) for sub in command.subcommands)
-    return replace(command, positionals=positionals, subcommands=subcommands)
+    return replace(command, options=options, positionals=positionals, subcommands=subcommands)
 
 
 #: The man page's sections after the commands.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fabricui.commands.options import add_topology_options, topology_request
+from fabricui.commands.options import add_topology_options, completes, topology_request
 from fabricui.errors import ConfigError
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.units import parse_message_size
@@ -48,9 +48,10 @@ def add_launch_options(parser: argparse.ArgumentParser, top_level: bool = False)
         metavar="SIZE",
         help="message size of the path panel: 8, 64K, 1G (binary), 1GB (default: 1G)",
     )
-    parser.add_argument(
+    view = parser.add_argument(
         "--view", default=unset, help=f"view shown first: {', '.join(VIEWS)} (default: topology)"
     )
+    completes(view, VIEWS)
     parser.add_argument(
         "--hosts",
         default=unset,

@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.bounds import MFU, checked
-from fabricui.commands.options import add_hosts_option, catalog_request, topology_request
+from fabricui.commands.options import (
+    add_hosts_option,
+    catalog_request,
+    completes,
+    topology_request,
+)
 from fabricui.commands.strategies import add_common_args, model_of
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
@@ -111,7 +116,7 @@ def _add_layout_options(parser: argparse.ArgumentParser) -> None:
         help="the layout in words, as the explorer's l and snapshot --layout take it: "
         "'tp8 pp2 cp2 ep4 fsdp selective' (--tp, --pp, --dp-strategy ... win over it)",
     )
-    parser.add_argument(
+    dp_strategy = parser.add_argument(
         "--dp-strategy",
         default=None,
         metavar="NAME",
@@ -119,6 +124,7 @@ def _add_layout_options(parser: argparse.ArgumentParser) -> None:
         "data-parallel strategy a plugin registers (default: ddp; --search tries ddp, zero1, "
         "zero2 and fsdp)",
     )
+    completes(dp_strategy, DP_STRATEGIES)
     parser.add_argument(
         "--strategy",
         action="append",
@@ -154,12 +160,13 @@ def _add_recipe_options(parser: argparse.ArgumentParser) -> None:
         choices=PRECISIONS,
         help="GEMM precision (fp4: NVFP4 on parts with an FP4 peak)",
     )
-    parser.add_argument(
+    framework = parser.add_argument(
         "--framework",
         metavar="ID",
         help="training framework whose defaults fill in the rest (default: megatron-core; "
         "see fabricui hwdb list frameworks)",
     )
+    completes(framework, "framework")
     parser.add_argument(
         "--attention",
         choices=ATTENTION_CHOICES,

@@ -11,9 +11,14 @@ from fabricui.commands.options import add_topology_options, completes, topology_
 from fabricui.errors import ConfigError
 from fabricui.files import check_target
 from fabricui.services.command_requests import SnapshotRequest
-from fabricui.services.requests import SNAPSHOT_FORMATS, LaunchRequest, SnapshotTarget
+from fabricui.services.requests import (
+    GROUP_CHOICES,
+    SNAPSHOT_FORMATS,
+    LaunchRequest,
+    SnapshotTarget,
+)
 from fabricui.units import parse_message_size
-from fabricui.vocabulary import VIEWS
+from fabricui.vocabulary import OPS, VIEWS
 
 DESCRIPTION = (
     "Print an explorer view as a Markdown report, or write it (-o FILE.md, with the view's "
@@ -76,14 +81,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--message-size", metavar="S", help="topology view: message size, e.g. 1G (default 1 GiB)"
     )
-    parser.add_argument("--op", help="collectives view: operation (default: all_reduce)")
-    parser.add_argument(
+    op = parser.add_argument("--op", help="collectives view: operation (default: all_reduce)")
+    completes(op, OPS)
+    group = parser.add_argument(
         "--group",
         help=(
             "collectives view: all, host (or node), domain or per-node, or gpus:N for the "
             "first N GPUs (default: all)"
         ),
     )
+    completes(group, GROUP_CHOICES)
     parser.add_argument(
         "--sweep",
         "--sizes",

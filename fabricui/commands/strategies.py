@@ -95,12 +95,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="group size of every strategy (default: GPUs per node, at most 8 and at most "
         "the node count; on an NVL72 rack a node is the rack's NVLink domain)",
     )
-    parser.add_argument(
+    framework = parser.add_argument(
         "--framework",
         metavar="ID",
         help="training framework whose defaults price the reference step (default: "
         "megatron-core; see fabricui hwdb list frameworks)",
     )
+    completes(framework, "framework")
     return parser
 
 

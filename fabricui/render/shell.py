@@ -210,6 +210,11 @@ _fabricui() {{
   case "$path:$prev" in
 {values}
   esac
+  # Another option's value (a count, a size, a name): nothing to offer, not the
+  # command's positional words.
+  case " $(_fabricui_valued "$path") " in
+    *" $prev "*) COMPREPLY=(); return ;;
+  esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$(_fabricui_options "$path")" -- "$cur"))
     return
@@ -276,12 +281,14 @@ def fish_script(program: CliCommand, ids: dict[str, list[str]]) -> str:
             for flag in option.flags:
                 parts.append(f"-l {flag[2:]}" if flag.startswith("--") else f"-s {flag[1:]}")
             if option.takes_value:
-                parts.append("-r")
+                # -r alone offers file names: -x (-r -f) wherever the value is no file
+                files = option.completes in ("topology", "file", "dir")
+                parts.append("-r" if files else "-x")
                 if option.completes == "topology":
                     parts.append(f"-a {_fish_quote(' '.join(ids.get('topology', [])))} -F")
                 elif option.completes == "model":
                     parts.append(f"-a {_fish_quote(' '.join(ids.get('model', [])))}")
-                elif option.completes in ("file", "dir"):
+                elif files:
                     parts.append("-F")
                 elif option.choices:
                     parts.append(f"-a {_fish_quote(' '.join(option.choices))}")

@@ -300,6 +300,20 @@ def collective_algorithms(
     return algorithms_for_env(env, host.collective_algorithms().values())
 
 
+def algorithm_choices(host: PluginHost | None = None, hierarchical: bool = False) -> list[str]:
+    """What ``--algo`` takes: ``auto``, every loaded algorithm's name and, for
+    ``collective`` (``hierarchical``), a framework's calls per level.
+
+    Args:
+        host: The plugin host (default: the process-wide one).
+        hierarchical: Add ``hierarchical``.
+    """
+    from fabricui.engine.hierarchical import HIERARCHICAL
+
+    names = ["auto", *(a.name for a in collective_algorithms(host=host))]
+    return [*names, HIERARCHICAL] if hierarchical else names
+
+
 def pricer(fabric: Fabric, host: PluginHost | None = None) -> Pricer:
     """A collective pricer for strategy operations on ``fabric`` with every loaded algorithm.
 
