@@ -1,7 +1,7 @@
 """Calibration overlays: fitted link figures (efficiency, latency) that replace the
 database's, written by ``fabricui calibrate`` and read by ``--calibration FILE``::
 
-    topology: dgx-h100-pod          # what it was fitted on (informative)
+    topology: dgx-h100-pod          # what it was fitted on (warned when applied elsewhere)
     fitted_on: [allreduce.txt]
     links:
       ib-ndr: {efficiency: 0.23, lat_us: 0.4}
@@ -54,7 +54,7 @@ class CalibrationOverlay:
     links: dict[str, LinkCalibration]
     """Link generation id -> figures."""
     topology: str | None = None
-    """Topology the figures were fitted on (informative)."""
+    """Topology the figures were fitted on (applied to another, a warning says so)."""
     fitted_on: tuple[str, ...] = ()
     """Result files the fit used (informative)."""
     origin: str = "<overlay>"
