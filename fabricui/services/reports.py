@@ -300,6 +300,7 @@ def _collectives_report(
     )
 
     measured = measured_run(options["measured"], op) if options.get("measured") else None
+    asked = op
     if measured is not None:
         op = measured.op or op
         group = measured_group(data, group, measured, strict=False)  # the run's rank count
@@ -376,6 +377,8 @@ def _collectives_report(
             ranks += f" (not the {n} GPUs priced)"
         launched = f"; {measured.launched}, priced so" if measured.launched else ""
         notes.insert(0, f"Measured: {given}{ranks}{launched}; error = predicted / measured - 1.")
+    if op != asked:  # the run's own collective, not the one asked for
+        notes.insert(0, f"The measured run is {op}, so the table is {op} (not {asked}).")
     links = list(data.fabric.generations)
     return [table], notes, links, {}
 

@@ -742,7 +742,9 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
 
     def _read_measured(self, value: str) -> None:
         """Show the measured run of ``value`` (a path or a pasted output) beside the
-        prediction; one that cannot be read is said in one line and none is shown."""
+        prediction, switching to the run's own operation (the one on screen only for an
+        output that names none); one that cannot be read is said in one line and none is
+        shown."""
         from fabricui.services.collective import measured_run
 
         try:
@@ -755,7 +757,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         self.measured_value = value
         pasted = "\n" in value.strip()
         self.measured_name = "pasted" if pasted else value.strip().rsplit("/", 1)[-1]
-        if run.op and run.op != self.op:
+        if run.op and run.op != self.op:  # compare like with like: the run's own collective
+            self.app.notify(f"operation {run.op}, as the measured run", title="measured")
             self.op = run.op
         self._request_predict()
 
