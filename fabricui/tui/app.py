@@ -62,6 +62,12 @@ def _screen_factory(view: str) -> Callable[[], ViewScreen]:
     return lambda: screen_class(view)()
 
 
+def _tagged(tag: str | None, description: str) -> str:
+    """A topology's description, after its regime's tag when it has one (a column of its
+    own would be empty on most rows and take the description's width)."""
+    return f"[{tag}] {description}" if tag else description
+
+
 def _ascii_scrollbars(on: bool) -> None:
     """Scrollbars drawn with ASCII (Textual draws them with block characters), or not."""
 
@@ -570,7 +576,7 @@ class FabricApp(App[None]):
         choices = [
             (
                 spec.id,
-                (spec.id, f"{spec.n_gpus} GPUs", regimes.get(spec.id, ""), spec.description),
+                (spec.id, f"{spec.n_gpus} GPUs", _tagged(regimes.get(spec.id), spec.description)),
             )
             for spec in sorted(self.catalog.topologies.values(), key=lambda s: (s.n_gpus, s.id))
         ]

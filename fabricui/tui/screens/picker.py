@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar, Union
 
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,6 +16,7 @@ from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from fabricui.render.table import text_table
+from fabricui.tui.glyphs import glyphs
 from fabricui.vocabulary import spelling_key
 
 Cells = Union[str, Sequence[str]]
@@ -76,7 +78,7 @@ class PickerModal(ModalScreen["str | None"]):
     }
     PickerModal #picker-filter { border: none; height: 1; padding: 0; background: $panel; }
     PickerModal OptionList, PickerModal OptionList:focus {
-        height: auto; max-height: 1fr; border: none; width: auto; padding: 0;
+        height: auto; border: none; width: auto; padding: 0;
     }
     PickerModal #picker-count { color: $text-muted; }
     """
@@ -99,26 +101,64 @@ class PickerModal(ModalScreen["str | None"]):
         with Vertical():
             yield Label(self.title_text)
             yield Input(placeholder="type to filter (/)", id="picker-filter", select_on_focus=False)
-            yield OptionList(*(Option(line, id=key) for key, line in self.lines.items()))
+            yield OptionList()
             yield Label("", id="picker-count")
 
     def on_mount(self) -> None:
-        """Highlight the current choice and give the list the focus."""
+        """Fit the list to the screen, highlight the current choice, focus the list."""
+        self._fit()
+        self._show(list(self.lines), self.current)
+        self.query_one(OptionList).focus()
+
+    def on_resize(self) -> None:
+        """A new terminal size: the list fits it again, on the same row."""
+        if self._fit():
+            options = self.query_one(OptionList)
+            index = options.highlighted
+            current = options.get_option_at_index(index).id if index is not None else None
+            self._show([o.id for o in options.options if o.id is not None], current)
+
+    def _fit(self) -> bool:
+        """Cap the list's height at what the modal has left on this screen (the modal is
+        at most 90% high: border, title, filter and count take 5 rows), so that scrolling
+        to the highlighted row really shows it; True when the list's size changed."""
+        width, height = self.app.size
+        rows = max(3, height * 9 // 10 - 5)
+        fit = max(20, width * 95 // 100 - 4)  # at most 95% wide; border and padding take 4
+        changed = (fit, rows) != (self._width, self._rows)
+        self._width, self._rows = fit, rows
+        self.query_one(OptionList).styles.max_height = rows
+        return changed
+
+    _width = 0
+    """Columns a line of the list has (lines longer are cut, with an ellipsis)."""
+    _rows = 0
+    """Rows the list has on this screen."""
+
+    def _show(self, ids: Sequence[str], current: str | None) -> None:
+        """List ``ids`` (cut to the modal's width: the last cell, a description, gives
+        way) and highlight ``current``, else the first."""
+        cut = glyphs().ellipsis
         options = self.query_one(OptionList)
-        ids = list(self.lines)
-        if self.current in ids:
-            options.highlighted = ids.index(self.current)
-        options.focus()
+        fit = self._width
+        if len(ids) > self._rows:  # the scrollbar shows: it tells that there is more
+            fit -= options.styles.scrollbar_size_vertical
+        options.clear_options()
+        lines = ((key, self.lines[key]) for key in ids)
+        options.add_options(
+            [  # Text: no markup, so a [tag] or a description's brackets show as written
+                Option(Text(line if len(line) <= fit else line[: fit - len(cut)] + cut), id=key)
+                for key, line in lines
+            ]
+        )
+        if ids:
+            options.highlighted = list(ids).index(current) if current in ids else 0
 
     @on(Input.Changed, "#picker-filter")
     def filter_changed(self, event: Input.Changed) -> None:
         """Show only the rows holding every word typed."""
-        shown = [(key, line) for key, line in self.lines.items() if matches(line, event.value)]
-        options = self.query_one(OptionList)
-        options.clear_options()
-        options.add_options([Option(line, id=key) for key, line in shown])
-        if shown:
-            options.highlighted = 0
+        shown = [key for key, line in self.lines.items() if matches(line, event.value)]
+        self._show(shown, None)
         total = len(self.lines)
         self.query_one("#picker-count", Label).update(
             f"{len(shown)} of {total}" if event.value.strip() else ""
