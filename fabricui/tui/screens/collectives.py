@@ -107,6 +107,18 @@ def check_measured(value: str) -> str | None:
     return None
 
 
+def advice_lines(text: str, width: int) -> list[str]:
+    """``text`` wrapped at spaces into at most two lines of ``width``; text beyond them is
+    cut, and the second line ends in an ellipsis that says so."""
+    import textwrap
+
+    lines = textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+    if len(lines) <= 2:
+        return lines
+    cut = glyphs().ellipsis
+    return [lines[0], lines[1][: width - len(cut)] + cut]
+
+
 #: Column names as the controls line says them (the table's order).
 SORT_NAMES = ("size", "time", "algbw", "busbw", "NCCL's pick", "channels", "best", "gain")
 #: The measured columns, added while a measured run is shown: key, label, width, and the
@@ -349,6 +361,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         if self.is_mounted and self._lay_out_again(self.query_one(DataTable)):
             self._fill_table()
             self._controls()
+        if self.is_mounted:
+            self._advice()  # wrapped for the new width
 
     def data_changed(self, data: LoadedFabric) -> None:
         """New fabric: predict again (with the command line's choices the first time)."""
@@ -570,41 +584,58 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             column.label = Text(label)
             table.refresh()
 
+    def _advice_text(self, i: int) -> str:
+        """How to make the library run size ``i``'s best pick, in words."""
+        pred = self.prediction
+        if pred is None or pred.choice is None:
+            return ""
+        choice = pred.choice
+        size = format_bytes(pred.size_bytes[i])
+        if not choice.env[i]:
+            return f"{size}: {choice.library} already runs the best pick"
+        setting = " ".join(f"{k}={v}" for k, v in choice.env[i].items())
+        line = (
+            f"{size}: best {choice.best.labels[i]} in "
+            f"{format_time_us(float(choice.best.time_us[i]))}: {setting}"
+        )
+        return line + (f" (caution: {choice.caution[i]})" if choice.caution[i] else "")
+
     def _advice(self) -> None:
-        """The line under the table: how to make NCCL run the cursor size's best pick."""
+        """The lines under the table: how to make NCCL run the cursor size's best pick.
+
+        The settings are only right whole (``NCCL_ALGO`` without its ``NCCL_PROTO``
+        changes nothing when NCCL already runs that algorithm), so a line too long for the
+        screen wraps onto a second one, and text beyond two lines ends in an ellipsis (the
+        whole of it is the line's tooltip and one of ``y``'s items). The height is the most
+        any size needs, so that moving the cursor does not move the table."""
         pred, table = self.prediction, self.query_one(DataTable)
-        line = ""
-        if pred is not None and pred.choice is not None and table.row_count:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            sizes = [str(int(s)) for s in pred.size_bytes]
-            if key in sizes:
-                i = sizes.index(key)
-                choice = pred.choice
-                size = format_bytes(pred.size_bytes[i])
-                if choice.env[i]:
-                    setting = " ".join(f"{k}={v}" for k, v in choice.env[i].items())
-                    line = (
-                        f"{size}: best {choice.best.labels[i]} in "
-                        f"{format_time_us(float(choice.best.time_us[i]))}: {setting}"
-                    )
-                    if choice.caution[i]:
-                        line += f" (caution: {choice.caution[i]})"
-                else:
-                    line = f"{size}: {choice.library} already runs the best pick"
-        self.query_one("#coll-advice", Static).update(line)
+        advice = self.query_one("#coll-advice", Static)
+        width = max(20, self.size.width - 2)  # the line's padding
+        line, rows = "", 1
+        if pred is not None and table.row_count:
+            texts = [self._advice_text(i) for i in range(len(pred.size_bytes))]
+            rows = max(len(advice_lines(text, width)) for text in texts)
+            index = self._cursor_index()
+            line = texts[index] if index is not None else ""
+        advice.styles.height = min(2, rows)
+        advice.update("\n".join(advice_lines(line, width)))
+        advice.tooltip = line or None
+
+    def _cursor_index(self) -> int | None:
+        """The prediction's index of the size under the table's cursor, or None."""
+        pred, table = self.prediction, self.query_one(DataTable)
+        if pred is None or not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        sizes = [str(int(s)) for s in pred.size_bytes]
+        return sizes.index(key) if key in sizes else None
 
     def _follow_cursor(self) -> None:
         """Highlight the cursor row's size on the plot and say how to get its best pick."""
         self._advice()
-        table, pred = self.query_one(DataTable), self.prediction
-        if pred is None or not table.row_count:
-            self.query_one(SizePlot).select(None)
-            return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        sizes = [str(int(s)) for s in pred.size_bytes]
-        index = sizes.index(key) if key in sizes else None
+        index, pred = self._cursor_index(), self.prediction
         self.query_one(SizePlot).select(index)
-        if index is not None:  # the stepper draws the algorithm of the row under the cursor
+        if index is not None and pred is not None:  # the stepper draws the cursor row's
             self.query_one(RingStepper).algorithm = str(pred.algorithm[index])
 
     @on(DataTable.RowHighlighted)
@@ -829,10 +860,17 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             if self.measured.gpus_per_thread:
                 words += ["--gpus-per-thread", str(self.measured.gpus_per_thread)]
         rows = {"op": self.op, "topology": data.spec.id, "rows": list(prediction_rows(prediction))}
-        return [
+        items = [
             ("command: fabricui collective ...", " ".join(shlex.quote(w) for w in words)),
             ("table as JSON", json.dumps(rows, indent=2, allow_nan=False)),
         ]
+        index = self._cursor_index()
+        choice = prediction.choice
+        if index is not None and choice is not None and choice.env[index]:
+            size = format_bytes(prediction.size_bytes[index])
+            setting = " ".join(f"{k}={v}" for k, v in choice.env[index].items())
+            items.append((f"settings for {size}'s best pick", setting))
+        return items
 
     def status_text(self) -> str:
         """Operation and group for the sub-title."""
