@@ -152,7 +152,8 @@ class PickerModal(ModalScreen["str | None"]):
             ]
         )
         if ids:
-            options.highlighted = list(ids).index(current) if current in ids else 0
+            shown = list(ids)
+            options.highlighted = shown.index(current) if current in shown and current else 0
 
     @on(Input.Changed, "#picker-filter")
     def filter_changed(self, event: Input.Changed) -> None:
