@@ -72,8 +72,9 @@ def _ascii_scrollbars(on: bool) -> None:
     """Scrollbars drawn with ASCII (Textual draws them with block characters), or not."""
 
     class AsciiScrollBarRender(ScrollBarRender):
-        VERTICAL_BARS: ClassVar[list[str]] = ["#"] * 7 + [" "]
-        HORIZONTAL_BARS: ClassVar[list[str]] = ["#"] * 7 + [" "]
+        # Not "#": the heat map's full link is "#" (the path's devices "o").
+        VERTICAL_BARS: ClassVar[list[str]] = ["H"] * 7 + [" "]
+        HORIZONTAL_BARS: ClassVar[list[str]] = ["="] * 7 + [" "]
 
     ScrollBar.renderer = AsciiScrollBarRender if on else ScrollBarRender
 

@@ -14,6 +14,7 @@ from textual.widgets import Input
 
 from fabricui.errors import FabricError, unknown_id_message
 from fabricui.services.requests import check_group
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.units import parse_message_size
@@ -290,7 +291,7 @@ class CommandLineModal(PromptModal):
     """The ``:`` prompt: one command, checked before it closes, completed as you type."""
 
     def __init__(self, app: Explorer) -> None:
-        names = " · ".join(
+        names = f" {glyphs().dot} ".join(
             f"{c.name} {c.argument}".strip() for c in COMMANDS if c.name not in ("help", "quit")
         )
         super().__init__(":", "", names, lambda text: check(app, text))

@@ -107,7 +107,7 @@ ASCII = Glyphs(
     corner="+",
     box="++++-|",
     double="++++=|",
-    square="#",
+    square="o",  # "#" is the heat map's full link
 )
 
 _current = UNICODE

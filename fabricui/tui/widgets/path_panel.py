@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from fabricui.tui.glyphs import glyphs
 from fabricui.units import format_bandwidth, format_bytes, format_time_us
 
 if TYPE_CHECKING:
@@ -81,9 +82,29 @@ def fit_name(label: str, width: int, arrow: str = "-> ") -> str:
     device name says what it is."""
     if len(label) <= width:
         return label
+    cut = glyphs().ellipsis
     body = label[len(arrow) :] if label.startswith(arrow) else label
-    keep = max(1, width - len(arrow) - 1)
-    return f"{arrow if label.startswith(arrow) else ''}…{body[-keep:]}"
+    keep = max(1, width - len(arrow) - len(cut))
+    return f"{arrow if label.startswith(arrow) else ''}{cut}{body[-keep:]}"
+
+
+def link_kind(label: str) -> str:
+    """A hop's link without its routes (``ib-ndr x2`` of ``ib-ndr x2, 16 routes``): the
+    part a cut link column keeps whole."""
+    return label.split(",", 1)[0]
+
+
+def fit_link(label: str, width: int) -> str:
+    """``label`` in ``width`` columns: whole, else its generation and link count with an
+    ellipsis for the routes (``ib-ndr x2,~``), else cut at the end (the set's ellipsis,
+    so ``--ascii`` stays ASCII)."""
+    if len(label) <= width:
+        return label
+    cut = glyphs().ellipsis
+    kind = link_kind(label)
+    if kind != label and len(kind) + 1 + len(cut) <= width:
+        return f"{kind},{cut}"
+    return label[: max(0, width - len(cut))] + cut
 
 
 def chain_label(name: str, previous: str) -> str:
@@ -198,8 +219,6 @@ class PathPanel(Widget):
         """The source on the header line, then one line per hop: where it goes (host-local
         devices as ``.nic7``), the link, GB/s and us; the numbers never shrink."""
         rows = hop_rows(report)
-        table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
-        fixed = len(BOTTLENECK_MARK) + 4 * 2  # the mark and four two-column gaps
         columns = []
         for name, justify, cells in (
             ("via", "left", [r[3] for r in rows]),
@@ -207,17 +226,24 @@ class PathPanel(Widget):
             ("us", "right", [r[5] for r in rows]),
         ):
             columns.append((name, justify, max(len(name), *(len(c) for c in cells))))
-        fixed += columns[1][2] + columns[2][2]
         labels, previous = [], report.src
         for _, _, dst, *_rest in rows:
             labels.append(chain_label(dst, previous))
             previous = dst
+        name_need = max(len(report.src), *(len(label) for label in labels))
+        # The mark and four gaps between the columns: two columns wide when everything
+        # fits so, else one, which leaves the link's generation and count whole at 80.
+        numbers = len(BOTTLENECK_MARK) + columns[1][2] + columns[2][2]
+        gap = 2 if name_need + columns[0][2] + numbers + 4 * 2 <= self.content_size.width else 1
         name_width, via_width = _shared_widths(
-            self.content_size.width - fixed,
-            max(len(report.src), *(len(label) for label in labels)),
+            self.content_size.width - numbers - 4 * gap,
+            name_need,
             columns[0][2],
+            max(len(link_kind(r[3])) for r in rows),
         )
         columns[0] = ("via", "left", via_width)
+        padding = (0, 1) if gap == 2 else (0, 0, 0, 1)
+        table = Table(box=None, padding=padding, pad_edge=False, show_edge=False)
         table.add_column(fit_name(report.src, name_width, ""), no_wrap=True, width=name_width)
         for name, justify, width in columns:
             table.add_column(name, justify=justify, no_wrap=True, width=width)  # type: ignore[arg-type]
@@ -225,7 +251,9 @@ class PathPanel(Widget):
         for i, (label, (_, _, _, link, bw, lat)) in enumerate(zip(labels, rows)):
             mark = BOTTLENECK_MARK if i == report.bottleneck_hop else ""
             style = self._style("bottleneck") if mark else None
-            table.add_row(fit_name(label, name_width), link, bw, lat, mark, style=style)
+            table.add_row(
+                fit_name(label, name_width), fit_link(link, via_width), bw, lat, mark, style=style
+            )
         return table
 
 
@@ -234,13 +262,13 @@ MIN_NAME_COLUMNS = 8
 MIN_VIA_COLUMNS = 6
 
 
-def _shared_widths(room: int, name_need: int, via_need: int) -> tuple[int, int]:
+def _shared_widths(room: int, name_need: int, via_need: int, via_kind: int) -> tuple[int, int]:
     """Widths of the hop-name and link columns in ``room`` columns: each its full width
-    when both fit; else the links keep a third of the room (their generation and link
-    count lead) and the names the rest (a hop is read by where it goes), each cut with an
-    ellipsis."""
+    when both fit; else the links keep their generation and link count (``via_kind``
+    columns, ``nvlink4 x18``; at least a third of the room) and the names the rest (a hop
+    is read by where it goes), each cut with an ellipsis."""
     if name_need + via_need <= room:
         return name_need, via_need
-    via = min(via_need, max(MIN_VIA_COLUMNS, room // 3))
+    via = min(via_need, max(MIN_VIA_COLUMNS, via_kind, room // 3, room - name_need))
     name = max(MIN_NAME_COLUMNS, min(name_need, room - via))
     return name, max(MIN_VIA_COLUMNS, min(via_need, room - name))
