@@ -46,6 +46,9 @@ MAX_SIZE, MIN_SIZE = 2**44, 1
 _SIZE = Binding.Group("size", compact=True)
 #: The line above the map.
 LEGEND = ("arrows move", "s/d src/dst", "/ find", "<> bottleneck", "z zoom", "h heat", "? keys")
+#: The legend's first words while the path panel has the focus (the map's arrows then
+#: scroll the panel: the map is not frozen).
+PANEL_FOCUSED = "path panel has the focus"
 #: What the map's health markers mean (shown with ``--health``).
 HEALTH_LEGEND = "x down ~ degraded ! errors"
 
@@ -209,6 +212,7 @@ class TopologyScreen(ViewScreen):
     TopologyScreen #topology-body { height: 1fr; }
     TopologyScreen TopologyMap { width: 1fr; height: 1fr; }
     TopologyScreen #path-side { width: 46; height: 1fr; border-left: vkey $primary-darken-2; }
+    TopologyScreen #path-side:focus { border-left: heavy $accent; }
     TopologyScreen.-wide #path-side { width: 60; }
     TopologyScreen #map-legend { height: auto; max-height: 2; color: $text-muted; padding: 0 1; }
     """
@@ -615,11 +619,36 @@ class TopologyScreen(ViewScreen):
 
     def _legend(self, text: str | None = None) -> None:
         """The line above the map: the keys (and the health markers when ``--health`` marks
-        devices), or what the heat colours mean."""
+        devices), or what the heat colours mean; while the path panel has the focus, that
+        it has (the arrows scroll it, not the map's cursor)."""
         if text is None:
             keys = (HEALTH_LEGEND, *LEGEND) if self.map.health else LEGEND
             text = f" {glyphs().dot} ".join(keys)
+        self._legend_text = text
+        if self._side_focused():
+            dot = glyphs().dot
+            text = f"{PANEL_FOCUSED} {dot} arrows and PgUp/PgDn scroll it {dot} tab: the map"
         self.query_one("#map-legend", Static).update(Content(text))  # "[h]" is not markup
+
+    _legend_text = ""
+    """The map's legend, shown again when the map has the focus back."""
+
+    def _side_focused(self) -> bool:
+        """Whether the path panel (or something in it) has the focus."""
+        focused = self.focused
+        side = self.query_one("#path-side", VerticalScroll)
+        return focused is not None and (focused is side or side in focused.ancestors)
+
+    def on_descendant_focus(self) -> None:
+        """Tab moved the focus: the legend and the panel's border say where it is."""
+        self._show_focus()
+
+    def on_descendant_blur(self) -> None:
+        """The focus left a widget: say where it is now."""
+        self._show_focus()
+
+    def _show_focus(self) -> None:
+        self._legend(self._legend_text or None)
 
     def action_open_log(self) -> None:
         """Ask for an NCCL_DEBUG log; read and diagnose it in a worker (a slow disk or a
