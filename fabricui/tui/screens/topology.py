@@ -245,13 +245,27 @@ class TopologyScreen(ViewScreen):
     class LogRead(Message):
         """An NCCL log was read and diagnosed (posted by the reading worker)."""
 
-        def __init__(self, name: str, log: NcclLog, findings: list[Finding]) -> None:
+        def __init__(
+            self,
+            name: str,
+            log: NcclLog,
+            found: list[Finding],
+            findings: list[Finding],
+            against: str,
+            again: bool,
+        ) -> None:
             self.name = name
             """The file name the user typed."""
             self.log = log
             """The parsed log."""
+            self.found = found
+            """The doctor's findings on the log alone (whatever the fabric)."""
             self.findings = findings
-            """The doctor's findings."""
+            """Those and the ones against the fabric on screen."""
+            self.against = against
+            """The fabric the log was checked against (its label), or "" (none)."""
+            self.again = again
+            """Checked again on a new fabric, not read anew."""
             super().__init__()
 
     def __init__(self) -> None:
@@ -343,6 +357,10 @@ class TopologyScreen(ViewScreen):
         self.map.focus()
         self.src, self.dst = src, dst
         self._request_route()
+        if self._log is not None:  # findings of the old fabric would mislead: check again
+            name, log, found = self._log
+            self.query_one(FindingsPanel).show_message(f"checking {name} against {data.label}...")
+            self._read_log(name, (log, found))
 
     def _place_job(self, data: LoadedFabric) -> JobPlacement | None:
         """The job ``--hosts`` (or ``$SLURM_JOB_NODELIST`` on an imported cluster) names,
@@ -506,6 +524,14 @@ class TopologyScreen(ViewScreen):
         bottleneck = frozenset((narrow.src_device, narrow.dst_device))
         self.map.set_marks(self.src, self.dst, devices, bottleneck)
         self.panel.show_report(report, data.placement(report.src_rank, report.dst_rank))
+        route = (data.label, report.src, report.dst)
+        if route != self._route_shown:  # a new path starts at its "src -> dst" line
+            self._route_shown = route
+            self.query_one("#path-side", VerticalScroll).scroll_home(animate=False)
+
+    _route_shown: tuple[str, str, str] | None = None
+    """(fabric, source, destination) of the path shown: the panel scrolls back to its top
+    when they change, not when only the message size does."""
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -666,23 +692,31 @@ class TopologyScreen(ViewScreen):
         )
 
     @work(thread=True, exclusive=True, group="log", exit_on_error=False, description="NCCL log")
-    def _read_log(self, name: str) -> None:
+    def _read_log(self, name: str, read: tuple[NcclLog, list[Finding]] | None = None) -> None:
+        """Read and diagnose the log ``name`` (or take ``read``, the log and its findings
+        on its own, to check it again on a new fabric) and check it against the fabric on
+        screen."""
         from fabricui.services.doctor import diagnose, read_log
 
-        log = read_log(Path(name).expanduser())
-        findings = diagnose(log)
-        data = self.data
+        if read is None:
+            log = read_log(Path(name).expanduser())
+            found = diagnose(log)
+        else:
+            log, found = read
+        findings = list(found)
+        data, against = self.data, ""
         if data is not None:  # and against the fabric on screen, as `doctor --topology`
             from fabricui.services.doctor_fabric import compare
 
             try:
                 findings += compare(log, data.fabric, self.job_hosts).findings
+                against = data.label
             except FabricError as exc:
                 self.app.call_from_thread(
                     self.app.notify, exc.message, title="log vs fabric", severity="warning"
                 )
         if not get_current_worker().is_cancelled:
-            self.post_message(self.LogRead(name, log, findings))
+            self.post_message(self.LogRead(name, log, found, findings, against, read is not None))
 
     def worker_failed(self, worker: Worker[object]) -> None:
         """A log that could not be read leaves no "reading..." line behind, nor a refused
@@ -695,17 +729,26 @@ class TopologyScreen(ViewScreen):
 
     @on(LogRead)
     def log_read(self, message: LogRead) -> None:
-        """Show the findings and say how many problems there are."""
+        """Show the findings, with the fabric they were checked against, and say how many
+        problems there are."""
+        self._log = (message.name, message.log, message.found)
         panel = self.query_one(FindingsPanel)
-        panel.show_log(message.name, message.log, message.findings)
-        # The findings sit under the path panel: bring them into view, whatever the height.
-        self.call_after_refresh(panel.scroll_visible, top=True, animate=False)
+        panel.show_log(message.name, message.log, message.findings, message.against)
+        if not message.again:
+            # The findings sit under the path panel: bring them into view, whatever the
+            # height (a new fabric shows its path from the top instead).
+            self.call_after_refresh(panel.scroll_visible, top=True, animate=False)
         worst = [f for f in message.findings if f.severity in ("error", "warning")]
         name = message.name
+        checked = f", checked against {message.against}" if message.again else ""
         self.notify(
-            f"{len(worst)} problem(s) in {name}" if worst else f"{name}: healthy",
+            (f"{len(worst)} problem(s) in {name}" if worst else f"{name}: healthy") + checked,
             severity="warning" if worst else "information",
         )
+
+    _log: tuple[str, NcclLog, list[Finding]] | None = None
+    """The NCCL log shown: its name, the parsed log and its findings on its own (a new
+    fabric checks it again)."""
 
     def action_goto(self) -> None:
         """Ask for a GPU id and move the cursor there."""

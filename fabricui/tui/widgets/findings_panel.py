@@ -26,12 +26,16 @@ class FindingsPanel(Static):
     }
     """
 
-    def show_log(self, source: str, log: NcclLog, findings: list[Finding]) -> None:
-        """Render the findings of a parsed log (``read_nccl_log`` + ``diagnose``)."""
+    def show_log(
+        self, source: str, log: NcclLog, findings: list[Finding], against: str = ""
+    ) -> None:
+        """Render the findings of a parsed log (``read_nccl_log`` + ``diagnose``), checked
+        against the fabric labelled ``against`` ("": against none)."""
         lines = [
             f"[b]NCCL log[/b] {escape(source)}",
             f"NCCL {escape(log.version or 'version not printed')}, network "
             f"{escape(log.network or 'not printed')}",
+            f"checked against {escape(against)}" if against else "not checked against a fabric",
         ]
         if not findings:
             lines.append("[green]no findings: the log looks healthy[/green]")
