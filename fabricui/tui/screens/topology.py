@@ -215,6 +215,7 @@ class TopologyScreen(ViewScreen):
     TopologyScreen #path-side:focus { border-left: heavy $accent; }
     TopologyScreen.-wide #path-side { width: 60; }
     TopologyScreen #map-legend { height: auto; max-height: 2; color: $text-muted; padding: 0 1; }
+    TopologyScreen #map-cursor { display: none; height: 1; padding: 0 1; }
     """
 
     src: var[int | None] = var(None, init=False)
@@ -284,6 +285,7 @@ class TopologyScreen(ViewScreen):
         """Title bar, legend, the map and the path panel, key bar."""
         yield TitleBar()
         yield Static(f" {glyphs().dot} ".join(LEGEND), id="map-legend")
+        yield Static("", id="map-cursor", markup=False)
         with Horizontal(id="topology-body"):
             yield TopologyMap(id="map")
             with VerticalScroll(id="path-side"):
@@ -348,6 +350,7 @@ class TopologyScreen(ViewScreen):
             except Exception as exc:  # EngineError: bad id on the command line
                 self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
         self.map.show_fabric(data.fabric, cursor=src)
+        self._cursor_line()
         ranks = frozenset(int(r) for r in job.ranks) if job is not None else frozenset()
         self.map.set_job(ranks | self._running_jobs(data))
         self.map.set_health(self._health(data))
@@ -560,6 +563,26 @@ class TopologyScreen(ViewScreen):
         if self.src is not None and self.dst is not None:
             self.fabric_app.remember_visit()
             self.src, self.dst = self.dst, self.src
+
+    @on(TopologyMap.CursorMoved)
+    def cursor_moved(self) -> None:
+        """Name the GPU under the cursor on an overview map."""
+        self._cursor_line()
+
+    def _cursor_line(self) -> None:
+        """On an overview map (one glyph per GPU, all alike) the line above it names the
+        GPU under the cursor, its host and its rank; node boxes number their GPUs
+        themselves, so the line is hidden there."""
+        data, line = self.data, self.query_one("#map-cursor", Static)
+        line.display = data is not None and self.map.overview
+        if data is None or not line.display:
+            return
+        fabric, rank = data.fabric, self.map.cursor
+        node = rank // fabric.gpus_per_node
+        name = fabric.gpu_name(rank)
+        host = name.rpartition(".")[0] or fabric.node_label(node)
+        dot = glyphs().dot
+        line.update(f"cursor {name} {dot} host {host} {dot} rank {rank} {dot} s/d mark it")
 
     @on(TopologyMap.GpuClicked)
     def gpu_clicked(self, message: TopologyMap.GpuClicked) -> None:
@@ -810,12 +833,14 @@ class TopologyScreen(ViewScreen):
             self.map.set_zoom(self.map.cursor // self.data.fabric.gpus_per_node)
         else:
             self.map.set_zoom(None)
+        self._cursor_line()
         self.fabric_app.update_titles()
 
     def action_zoom_out(self) -> None:
         """Show every node again; when every node is shown, go back (as Backspace)."""
         if self.map.zoom is not None:
             self.map.set_zoom(None)
+            self._cursor_line()
             self.fabric_app.update_titles()
         else:
             self.fabric_app.action_back()

@@ -575,6 +575,12 @@ class TopologyMap(ScrollView, can_focus=True):
         self._strips.clear()
         self.refresh()
 
+    @property
+    def overview(self) -> bool:
+        """Whether the map is the overview of a big fabric (one glyph per GPU), not boxes."""
+        fabric = self.fabric
+        return fabric is not None and self.zoom is None and fabric.nodes > DETAIL_MAX_NODES
+
     def set_zoom(self, node: int | None) -> None:
         """Draw one node alone (with the network), or every node when None."""
         self.zoom = node
