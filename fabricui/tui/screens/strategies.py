@@ -75,6 +75,17 @@ def _comm_cell(comm_us: float | None, step_us: float) -> str:
     return f"{_time(comm_us)} ({comm_us / step_us:.0%})" if step_us else _time(comm_us)
 
 
+def _verdict_cell(
+    verdict: str, exposed_us: float | None, step_us: float, tones: dict[str, str]
+) -> Text:
+    """``yes (4%)``: the verdict and the share of compute it rests on, the part of the
+    communication not hidden behind compute (73% of communication may hide all but 4%)."""
+    text = verdict
+    if exposed_us is not None and step_us:
+        text += f" ({exposed_us / step_us:.0%})"
+    return Text(text, style=tones.get(verdict, ""))
+
+
 def _time(time_us: float) -> str:
     return "0" if time_us == 0 else format_time_us(time_us)
 
@@ -100,7 +111,7 @@ SEARCH_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("vpp", "vpp", 3),
     ("dp", "dp", 3),
     ("ep", "ep", 2),
-    ("mb", "mb", 2),
+    ("mb", "#mb", 3),  # how many micro-batches; plan's and the report's mbN is their size
     ("flavour", "DP", 5),
     ("recompute", "recompute", 9),
     ("step", "step", 8),
@@ -472,7 +483,7 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             caption=_caption(table),
             caption_justify="left",
         )
-        for name in ("strategy", "intra comm", "OK intra", "inter comm", "OK inter"):
+        for name in ("strategy", "intra comm", "OK (exposed)", "inter comm", "OK (exposed)"):
             grid.add_column(name, no_wrap=True)
         tones = {"yes": "green", "marginal": "yellow", "no": "red"}
         for row in table.rows:
@@ -490,9 +501,9 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             grid.add_row(
                 row.name,
                 _comm_cell(row.comm_us_intra, table.step_us),
-                Text(row.intra_verdict, style=tones.get(row.intra_verdict, "")),
+                _verdict_cell(row.intra_verdict, row.exposed_us_intra, row.step_us, tones),
                 _comm_cell(row.comm_us_inter, table.step_us),
-                Text(row.inter_verdict, style=tones.get(row.inter_verdict, "")),
+                _verdict_cell(row.inter_verdict, row.exposed_us_inter, row.step_us, tones),
             )
         return grid
 
@@ -720,7 +731,7 @@ def _caption(table: DecisionTable) -> str:
         )
     lines.append(
         f"comm per step (% of compute: the whole model on one GPU, {table.compute_basis}); "
-        f"OK when the part not hidden behind compute is <= {ok:.0%} of it, "
-        f"marginal above {good:.0%}"
+        f"OK when the part not hidden behind compute (exposed, in brackets) is <= "
+        f"{ok:.0%} of it, marginal above {good:.0%}"
     )
     return "\n".join(lines)
