@@ -306,6 +306,10 @@ OP_CAPTIONS = {
     ("p2p", "all_to_all"): "direct: every block straight to its GPU",
     ("p2p", "send_recv"): "direct: each GPU's buffer to the next GPU",
     ("ring", "reduce"): "ring: each chunk round to GPU0, summed on the way",
+    # all_reduce's 2(N-1)/N is a reduce-scatter then an all-gather: each is half of it.
+    ("ring", "all_gather"): "ring: each GPU sends (N-1)/N of the data",
+    ("ring", "reduce_scatter"): "ring: each GPU sends (N-1)/N, summing on the way",
+    ("ring", "broadcast"): "ring: a chain from GPU0, each GPU passes it on once",
 }
 
 
