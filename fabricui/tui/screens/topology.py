@@ -44,8 +44,9 @@ DEFAULT_SIZE = 2**30
 MAX_SIZE, MIN_SIZE = 2**44, 1
 
 _SIZE = Binding.Group("size", compact=True)
-#: The line above the map.
-LEGEND = ("arrows move", "s/d src/dst", "/ find", "<> bottleneck", "z zoom", "h heat", "? keys")
+#: The line above the map: keys as "key action"; ``<7>=`` is how the map marks the
+#: bottleneck's two ends, not a key.
+LEGEND = ("arrows move", "s/d src/dst", "/ find", "<7>=bottleneck", "z zoom", "h heat", "? keys")
 #: The legend's first words while the path panel has the focus (the map's arrows then
 #: scroll the panel: the map is not frozen).
 PANEL_FOCUSED = "path panel has the focus"
