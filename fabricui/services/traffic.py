@@ -169,7 +169,8 @@ class Heat:
     """(n_devices,) highest load / capacity over the links each device sends or receives
     on (0 when none carries traffic)."""
     busiest: str
-    """The busiest link and its load, as a line for the legend."""
+    """The busiest link and its load against its achievable capacity (bandwidth x
+    efficiency, as ``traffic`` says), as a line for the legend."""
 
 
 def heat(fabric: Any, pattern: str, ranks: Any = None) -> Heat:
@@ -204,6 +205,7 @@ def heat(fabric: Any, pattern: str, ranks: Any = None) -> Heat:
         name = fabric.device_name
         busiest = (
             f"busiest {name(int(fabric.link_src[k]))}->{name(int(fabric.link_dst[k]))} "
-            f"{util[k]:.0%} of {report.link_capacity_GBps[k]:.0f} GB/s"
+            # achievable (bandwidth x efficiency): the path panel lists the raw bandwidth
+            f"{util[k]:.0%} of {report.link_capacity_GBps[k]:.0f} GB/s achievable"
         )
     return Heat(pattern, per_device, busiest)
