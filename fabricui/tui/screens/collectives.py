@@ -358,8 +358,11 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """Taller terminals get a taller stepper and plot; crossing the narrow width lays
         the table's columns out again."""
         self.set_class(self.size.height >= 36, "-tall")
-        if self.is_mounted and self._lay_out_again(self.query_one(DataTable)):
-            self._fill_table()
+        if not self.is_mounted:
+            return
+        keep = self._cursor_key()  # the columns' rebuild empties the table
+        if self._lay_out_again(self.query_one(DataTable)):
+            self._fill_table(keep)
             self._controls()
         if self.is_mounted:
             self._advice()  # wrapped for the new width
@@ -510,22 +513,27 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             for s in pred.size_bytes
         ]
 
-    def _fill_table(self) -> None:
+    def _cursor_key(self) -> str | None:
+        """The row key (the size) under the table's cursor, or None."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def _fill_table(self, keep: str | None = None) -> None:
         """The prediction's rows, filtered by the filter's words and sorted by the chosen
-        column (row keys are the sizes, so the plot follows the cursor whatever the order)."""
+        column (row keys are the sizes, so the plot follows the cursor whatever the order);
+        the cursor stays on its size (``keep``: the one it was on before the table was
+        emptied)."""
         from fabricui.services.collective import measured_errors
 
         pred = self.prediction
         if pred is None:
             return
         table = self.query_one(DataTable)
+        keep = self._cursor_key() or keep
         self._lay_out_again(table)
         self._label_pick_column(table)
-        keep = (
-            table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-            if (table.row_count)
-            else None
-        )
         errors = (
             measured_errors(pred.size_bytes, pred.time_us, self.measured) if self.measured else {}
         )
