@@ -695,7 +695,7 @@ class FabricApp(App[None]):
             return
         launch = self.current_launch()
 
-        def done(choice: tuple[str, Path] | None) -> None:
+        def done(choice: tuple[str, Path, bool] | None) -> None:
             if choice is not None:
                 self.notify(f"saving {choice[1].name}...", title="save", timeout=2)
                 self._save(launch, *choice)
@@ -703,8 +703,9 @@ class FabricApp(App[None]):
         self.push_screen(SaveModal(launch.view, Path.cwd()), done)
 
     @work(thread=True, group="save", exit_on_error=False, description="save")
-    def _save(self, launch: LaunchRequest, fmt: str, path: Path) -> None:
-        """Render off-screen at a size that holds the whole view, then write atomically."""
+    def _save(self, launch: LaunchRequest, fmt: str, path: Path, overwrite: bool = False) -> None:
+        """Render off-screen at a size that holds the whole view, then write atomically
+        (over an existing file only when the user said so: ``overwrite``)."""
 
         def render_view(
             launch: LaunchRequest,
@@ -732,7 +733,7 @@ class FabricApp(App[None]):
             snapshot = render_view(launch, self.catalog, self.host, whole)
             writes.append((path, snapshot.svg if fmt == "svg" else snapshot.text))
         for target, content in writes:
-            write_text(target, content)
+            write_text(target, content, force=overwrite)
         names = " and ".join(str(target) for target, _ in reversed(writes))
         self.call_from_thread(self.notify, f"saved {names}", title="save")
         if self.is_web:  # `fabricui serve`: the file is on the server; the browser gets it too

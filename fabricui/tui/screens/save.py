@@ -1,6 +1,6 @@
 """The save dialog: which format (a Markdown report, the screen as SVG or text) and where;
 the path follows the format until the user edits it, and an existing file is never
-replaced without saying so."""
+replaced without asking."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet
 
 from fabricui.errors import FabricError
 from fabricui.files import check_target
+from fabricui.tui.screens.confirm import ConfirmModal
 
 #: Formats offered, with what each writes.
 FORMATS = (
@@ -43,8 +44,9 @@ def _diagram_of(report: Path) -> Path:
     return report.with_name(f"{report.stem}-fabric.svg")
 
 
-class SaveModal(ModalScreen["tuple[str, Path] | None"]):
-    """Choose a format and a file; dismisses with (format, path) or None."""
+class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
+    """Choose a format and a file; dismisses with (format, path, overwrite) or None (an
+    existing file is replaced only once the user said yes to ``Overwrite?``)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="save.cancel", tooltip="Close without saving"),
@@ -113,7 +115,8 @@ class SaveModal(ModalScreen["tuple[str, Path] | None"]):
     @on(Input.Submitted, "#save-path")
     @on(Button.Pressed, "#save-ok")
     def save(self) -> None:
-        """Close with (format, path) once the path can be written."""
+        """Close with (format, path, overwrite) once the path can be written: a file there
+        already is replaced only when the user answers yes."""
         text = self.query_one("#save-path", Input).value.strip()
         if not text:
             self.query_one("#save-error", Label).update("give a file name")
@@ -121,14 +124,29 @@ class SaveModal(ModalScreen["tuple[str, Path] | None"]):
         path = Path(text).expanduser()
         if not path.is_absolute():
             path = self.directory / path
-        try:
-            check_target(path)
-            if self.format == "md":
-                check_target(_diagram_of(path))
+        targets = [path, _diagram_of(path)] if self.format == "md" else [path]
+        try:  # a directory, a link, a device or no such directory: never written
+            for target in targets:
+                check_target(target, force=True)
         except FabricError as exc:
             self.query_one("#save-error", Label).update(exc.message)
             return
-        self.dismiss((self.format, path))
+        existing = [t for t in targets if t.exists()]
+        if not existing:
+            self.dismiss((self.format, path, False))
+            return
+        fmt = self.format
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss((fmt, path, True))
+            else:
+                self.query_one("#save-error", Label).update("not saved: give another name")
+                self.query_one("#save-path", Input).focus()
+
+        names = " and ".join(str(t) for t in existing)
+        it = "them" if len(existing) > 1 else "it"
+        self.app.push_screen(ConfirmModal(f"{names} already exists. Overwrite {it}? y/n"), answered)
 
     @on(Button.Pressed, "#save-cancel")
     def action_cancel(self) -> None:
