@@ -277,6 +277,21 @@ def _packed(parts: list[str], width: int) -> list[str]:
     return lines
 
 
+def index_runs(indexes: list[int]) -> str:
+    """Sorted indexes with consecutive runs as ranges: ``8-15``, ``0 2 4-6`` (a group's
+    leaf list fits the narrow map instead of being cut mid-number)."""
+    parts: list[str] = []
+    start = prev = None
+    for i in [*indexes, None]:
+        if i is not None and prev is not None and i == prev + 1:
+            prev = i
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = i
+    return " ".join(parts[:8]) + (" ..." if len(parts) > 8 else "")
+
+
 def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]]:
     """Runs of consecutive nodes cabled to the same leaf switches, with a header each."""
     from fabricui.fabric.kinds import DeviceKind
@@ -306,9 +321,9 @@ def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]
             if fabric.switch_names:
                 leaf_devs = fabric.devices_of_kind(DeviceKind.LEAF)
                 words = [fabric.device_name(int(leaf_devs[i])) for i in shown]
+                listed = " ".join(words) + (" ..." if len(key) > 8 else "")
             else:
-                words = [str(i) for i in shown]
-            listed = " ".join(words) + (" ..." if len(key) > 8 else "")
+                listed = index_runs(sorted(key))
             out.append((f"{span} {glyphs().dot} leafs {listed}", members))
         else:
             out.append((span, members))
@@ -370,8 +385,10 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
         for header, members, domain in groups:
             if domain is not None:
                 layout.add(_domain_head(fabric, domain, members, width))
-            else:
-                layout.add([Cell(header, "dim")])
+            else:  # cut to the map, with a mark: a header wider would scroll the map sideways
+                cut = glyphs().ellipsis
+                fit = header if len(header) <= width else header[: width - len(cut)] + cut
+                layout.add([Cell(fit, "dim")])
             for start in range(0, len(members), per_row):
                 line = []
                 for node in members[start : start + per_row]:
