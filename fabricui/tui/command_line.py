@@ -7,8 +7,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, cast
+from typing import TYPE_CHECKING, Callable, ClassVar, cast
 
+from textual.binding import Binding, BindingType
 from textual.suggester import Suggester
 from textual.widgets import Input
 
@@ -290,6 +291,19 @@ class CommandSuggester(Suggester):
 class CommandLineModal(PromptModal):
     """The ``:`` prompt: one command, checked before it closes, completed as you type."""
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "tab",
+            "complete",
+            "Complete",
+            priority=True,  # before Textual's focus change: the prompt has one field
+            show=False,
+            id="command.complete",
+            tooltip="Take the completion shown (as the right arrow does)",
+        ),
+    ]
+    """Tab takes the completion (escape and enter come from ``PromptModal``)."""
+
     def __init__(self, app: Explorer) -> None:
         names = f" {glyphs().dot} ".join(
             f"{c.name} {c.argument}".strip() for c in COMMANDS if c.name not in ("help", "quit")
@@ -299,5 +313,11 @@ class CommandLineModal(PromptModal):
         """Completion of commands and their arguments."""
 
     def on_mount(self) -> None:
-        """Complete as you type (the right arrow takes the suggestion)."""
+        """Complete as you type (the right arrow or tab takes the suggestion)."""
         self.query_one(Input).suggester = self.suggester
+
+    def action_complete(self) -> None:
+        """Take the completion shown, the right arrow's way (at the end of the text)."""
+        field = self.query_one(Input)
+        field.cursor_position = len(field.value)
+        field.action_cursor_right()

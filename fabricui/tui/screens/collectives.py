@@ -44,15 +44,25 @@ GROUP_TEXT = {
     "all": "every GPU of the fabric",
     "host": "the GPUs of host 0",
     "node": "the GPUs of host 0",
-    "domain": "the GPUs of scale-up domain 0 (an NVLink rack)",
+    "domain": "the GPUs of scale-up domain 0",
     "per-node": "GPU 0 of every host (one GPU per host)",
 }
 
 
-def group_text(group: str) -> str:
-    """What a group is, in words (``gpus:N``: the first N GPUs)."""
+def group_text(group: str, hosts_per_domain: int = 1) -> str:
+    """What a group is, in words (``gpus:N``: the first N GPUs); the scale-up domain is
+    said as what it is on this fabric (one host's GPUs, or a rack of several hosts)."""
     n = first_gpus(group)
-    return GROUP_TEXT[group] if n is None else f"the first {n} GPUs (ranks 0..{n - 1})"
+    if n is not None:
+        return f"the first {n} GPUs (ranks 0..{n - 1})"
+    if group == "domain":
+        extent = (
+            f"{hosts_per_domain} hosts on one scale-up fabric, as a rack"
+            if hosts_per_domain > 1
+            else "here one host: the GPUs of node"
+        )
+        return f"{GROUP_TEXT[group]} ({extent})"
+    return GROUP_TEXT[group]
 
 
 def group_label(group: str, gpus: int) -> str:
@@ -693,7 +703,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
                 self.group = group
 
         groups = [*GROUPS, *self._first_gpus_groups()]
-        choices = [(g, (g, f"{len(data.group_ranks(g))} GPUs", group_text(g))) for g in groups]
+        per = data.fabric.hosts_per_domain
+        choices = [(g, (g, f"{len(data.group_ranks(g))} GPUs", group_text(g, per))) for g in groups]
         self.app.push_screen(PickerModal("Group of GPUs", choices, self.group), done)
 
     def _first_gpus_groups(self) -> list[str]:

@@ -19,7 +19,7 @@ from textual.reactive import var
 from textual.widgets import Static
 from textual.worker import Worker, get_current_worker
 
-from fabricui.errors import FabricError
+from fabricui.errors import ConfigError, FabricError
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.prompt import PromptModal
@@ -567,8 +567,15 @@ class TopologyScreen(ViewScreen):
 
     @on(TopologyMap.CursorMoved)
     def cursor_moved(self) -> None:
-        """Name the GPU under the cursor on an overview map."""
+        """Name the GPU under the cursor on an overview map; ``[``/``]`` while zoomed zoom
+        on another node, which the title says."""
         self._cursor_line()
+        if self.map.zoom != self._zoom_titled:
+            self._zoom_titled = self.map.zoom
+            self.fabric_app.update_titles()
+
+    _zoom_titled: int | None = None
+    """The zoomed node the title names (None: every node)."""
 
     def _cursor_line(self) -> None:
         """On an overview map (one glyph per GPU, all alike) the line above it names the
@@ -748,8 +755,11 @@ class TopologyScreen(ViewScreen):
         if worker.group == "log":
             self.query_one(FindingsPanel).show_message("no log shown (see the error above)")
         elif worker.group == "heat" and not worker.is_cancelled and self.heat_pattern:
+            # The reason stays on screen: the error's notification fades.
+            error = worker.error
+            why = getattr(error, "message", None) or str(error) or "see the error"
             self.map.set_heat(None)
-            self._legend(f"heat: {self.heat_pattern} not computed (see the error); h: next")
+            self._legend(f"heat: {self.heat_pattern} not computed (h: next): {why}")
 
     @on(LogRead)
     def log_read(self, message: LogRead) -> None:
@@ -791,10 +801,24 @@ class TopologyScreen(ViewScreen):
         last = data.fabric.nodes - 1
         example = data.fabric.node_label(last)
         host = f"a host ({example}), part of its name, " if example != f"n{last}" else ""
+
+        def find(text: str) -> int:
+            """The GPU a search names; a word nothing holds is said as such (the GPU-id
+            parser's "invalid GPU id" would read as a malformed id)."""
+            try:
+                return data.find_gpu(text)
+            except FabricError as exc:
+                if not exc.message.startswith("invalid GPU id"):
+                    raise
+                raise ConfigError(
+                    f"nothing named {text.strip()!r}: no host, node (n0-n{last}), switch or "
+                    "NIC holds it, nor is it a GPU id (n0.g3) or a rank"
+                ) from None
+
         self._ask_gpu(
             "Find a host, switch or GPU",
             f"{host}a node (n{last}), a switch or NIC by name, or a GPU id",
-            data.find_gpu,
+            find,
         )
 
     def _ask_gpu(self, title: str, hint: str, resolve: Callable[[str], int]) -> None:

@@ -784,10 +784,15 @@ class TopologyMap(ScrollView, can_focus=True):
             line += step
 
     def action_node(self, step: int) -> None:
-        """Move the cursor to the same GPU of the previous or next node."""
-        if self.fabric is None or self.zoom is not None:
+        """Move the cursor to the same GPU of the previous or next node (zoomed: zoom on
+        that node instead of this one)."""
+        if self.fabric is None:
             return
-        self.cursor = (self.cursor + step * self.fabric.gpus_per_node) % self._n_gpus()
+        rank = (self.cursor + step * self.fabric.gpus_per_node) % self._n_gpus()
+        if self.zoom is not None:
+            self.zoom = rank // self.fabric.gpus_per_node
+            self._relayout()
+        self.cursor = rank
 
     def action_first(self) -> None:
         """Cursor on the first GPU shown."""
