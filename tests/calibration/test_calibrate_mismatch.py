@@ -3,40 +3,15 @@ than the output names, another collective than ``--op``, entries of other hardwa
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-from fabricui.commands import calibrate as calibrate_command
-from fabricui.errors import FabricError
 
 DATA = Path(__file__).parents[1] / "data"
 DEFAULT = DATA / "nccl_tests" / "h100_2node_degraded_default_all_reduce_perf.txt"
 PAIR = DATA / "nccl_tests" / "h100_2node_degraded_measurements.yaml"
 SHARED = DATA / "nccl" / "measurements.yaml"
-
-
-@pytest.fixture
-def run_calibrate(capsys):
-    """Run ``calibrate`` as the CLI does; returns (status, stdout, stderr)."""
-    parser = argparse.ArgumentParser(prog="fabricui")
-    parser.add_argument("--hwdb", action="append", type=Path, default=[])
-    parser.add_argument("--calibration", type=Path)
-    calibrate_command.add_parser(parser.add_subparsers(dest="command"))
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        try:
-            status = calibrate_command.run(parser.parse_args(["calibrate", *argv]))
-        except FabricError as exc:
-            print(f"fabricui: error: {exc.message}", file=sys.stderr)
-            status = 2
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
 
 
 def _refused(result: tuple[int, str, str]) -> str:
