@@ -215,10 +215,10 @@ def check_target(path: Path, force: bool = False) -> None:
         if not force:
             raise ConfigError(exists_message(path))
         if stat.S_ISLNK(info.st_mode):
-            raise ConfigError(f"{path}: is a symbolic link; --force replaces regular files only")
+            raise ConfigError(f"{path}: is a symbolic link; only a regular file is ever replaced")
         if not stat.S_ISREG(info.st_mode):
             raise ConfigError(
-                f"{path}: is {_kind(info.st_mode)}; --force replaces regular files only"
+                f"{path}: is {_kind(info.st_mode)}; only a regular file is ever replaced"
             )
     parent = path.parent
     try:

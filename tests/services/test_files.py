@@ -41,7 +41,7 @@ def test_directory_device_missing_and_too_large(tmp_path):
 
 def test_force_replaces_only_regular_files(tmp_path):
     """--force never replaces a device, a FIFO or a symbolic link; a regular file it does."""
-    with pytest.raises(ConfigError, match="character device; --force replaces regular files"):
+    with pytest.raises(ConfigError, match="character device; only a regular file is ever replaced"):
         check_target("/dev/null", force=True)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
