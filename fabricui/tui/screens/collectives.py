@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import textwrap
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
@@ -120,8 +121,6 @@ def check_measured(value: str) -> str | None:
 def advice_lines(text: str, width: int) -> list[str]:
     """``text`` wrapped at spaces into at most two lines of ``width``; text beyond them is
     cut, and the second line ends in an ellipsis that says so."""
-    import textwrap
-
     lines = textwrap.wrap(text, width, break_on_hyphens=False) or [""]
     if len(lines) <= 2:
         return lines
