@@ -238,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
             topology_request(args),
             op,
             tuple(sizes),
-            args.group or "all",
+            args.group,
             args.gpus,
             args.algo,
             args.hosts,

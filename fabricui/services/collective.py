@@ -226,8 +226,12 @@ def predict_collective(
             f"--gpus-per-thread {per_thread}: a node of {fabric.spec.id} has "
             f"{fabric.gpus_per_node} GPUs; give 1 to {fabric.gpus_per_node}"
         )
-    job = job_of(fabric, request.hosts)
-    ranks = job.ranks if job is not None else group_ranks(fabric, request.group, request.gpus)
+    # A group the user named wins over the job the environment names; --hosts never meets
+    # one (the command refuses the pair).
+    named = request.group is not None or request.gpus is not None
+    job = job_of(fabric, request.hosts, from_environment=not named)
+    group = request.group or "all"
+    ranks = job.ranks if job is not None else group_ranks(fabric, group, request.gpus)
     progress.phase("loading the algorithms")
     loaded.algorithms()
 

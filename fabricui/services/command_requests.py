@@ -44,8 +44,9 @@ class CollectiveRequest:
     """Collective name, as nccl-tests names it."""
     size_bytes: tuple[int, ...]
     """Message sizes, nccl-tests convention [bytes]."""
-    group: str = "all"
-    """Named group (``GROUPS``)."""
+    group: str | None = None
+    """Named group (``GROUPS``; None: all, or the job ``$SLURM_JOB_NODELIST`` names on an
+    imported cluster)."""
     gpus: int | None = None
     """The first N GPUs instead of a named group."""
     algo: str = "auto"

@@ -336,14 +336,16 @@ def group_ranks(
     return placeable
 
 
-def job_of(fabric: Fabric, hosts: str | None) -> JobPlacement | None:
-    """The job placed on ``fabric`` by ``hosts`` (or ``$SLURM_JOB_NODELIST`` when the
-    fabric is an imported cluster with host names), else None.
+def job_of(fabric: Fabric, hosts: str | None, from_environment: bool = True) -> JobPlacement | None:
+    """The job placed on ``fabric`` by ``hosts`` (or, with ``from_environment``,
+    ``$SLURM_JOB_NODELIST`` when the fabric is an imported cluster with host names), else
+    None.
 
     Raises:
         ConfigError: Unknown hosts (named with the nearest known ones).
     """
     cluster = fabric.spec.cluster
-    if hosts or (cluster is not None and cluster.hosts and os.environ.get(NODELIST_ENV)):
+    listed = from_environment and bool(os.environ.get(NODELIST_ENV))
+    if hosts or (cluster is not None and cluster.hosts and listed):
         return place_job(fabric, hosts)
     return None

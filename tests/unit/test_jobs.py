@@ -224,3 +224,23 @@ def test_search_ranks_layouts_on_the_jobs_gpus(tmp_path, run_cli, monkeypatch):
     )
     assert status == 0, err
     assert json.loads(out)["step_us"] == pytest.approx(best["step_us"], rel=1e-9)
+
+
+def test_a_named_group_wins_over_the_slurm_nodelist(tmp_path, run_cli, monkeypatch):
+    """Inside a job ($SLURM_JOB_NODELIST set) `collective` prices the job's GPUs; a group the
+    user names (--gpus, --group) is priced as named, not replaced by the job."""
+    import json
+
+    monkeypatch.setenv(NODELIST_ENV, "h[1-2]")
+    path = tmp_path / "shared.yaml"
+    path.write_text(SHARED)
+    common = ("collective", "all_reduce", "1M", "-t", str(path), "--json")
+    status, out, err = run_cli(*common)
+    assert status == 0, err
+    assert json.loads(out)["nranks"] == 16
+    status, out, err = run_cli(*common, "--gpus", "8")
+    assert status == 0, err
+    assert json.loads(out)["nranks"] == 8
+    status, out, err = run_cli(*common, "--group", "per-node")
+    assert status == 0, err
+    assert json.loads(out)["nranks"] == 4
