@@ -14,7 +14,13 @@ from fabricui.commands.options import (
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
 from fabricui.render.table import text_table
-from fabricui.services.plan import TableRequest, decision_table, exposed_thresholds, load_strategies
+from fabricui.services.plan import (
+    TableRequest,
+    decision_table,
+    exposed_thresholds,
+    load_strategies,
+    verdict_text,
+)
 from fabricui.units import format_time_us
 from fabricui.vocabulary import DEFAULT_MODEL, spelling_key
 
@@ -149,9 +155,9 @@ def render_table(table: DecisionTable) -> str:
         (
             row.name,
             _comm_cell(row.comm_us_intra, table.step_us, row.applies),
-            row.intra_verdict,
+            verdict_text(row.intra_verdict, row.exposed_us_intra, table.step_us),
             _comm_cell(row.comm_us_inter, table.step_us, row.applies),
-            row.inter_verdict,
+            verdict_text(row.inter_verdict, row.exposed_us_inter, table.step_us),
         )
         for row in table.rows
     ]
@@ -181,6 +187,6 @@ def _comm_cell(comm_us: float | None, step_us: float, applies: bool = True) -> s
 def _rule_text() -> str:
     good, ok = exposed_thresholds()
     return (
-        "comm: per step (% of compute); OK when the exposed part (after overlap) is <= "
-        f"{ok:.0%} of compute, marginal above {good:.0%}"
+        "comm: per step (% of compute); OK when the exposed part (after overlap, in brackets "
+        f"after the verdict) is <= {ok:.0%} of compute, marginal above {good:.0%}"
     )

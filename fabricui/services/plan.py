@@ -570,6 +570,14 @@ def exposed_thresholds() -> tuple[float, float]:
     return GOOD_EXPOSED_FRACTION, OK_EXPOSED_FRACTION
 
 
+def verdict_text(verdict: str, exposed_us: float | None, step_us: float) -> str:
+    """A decision-table verdict with the exposed share of compute it rests on (``yes (0%)``
+    beside a communication share the overlap hides)."""
+    if exposed_us is None or not step_us:
+        return verdict
+    return f"{verdict} ({exposed_us / step_us:.0%})"
+
+
 def default_layout(fabric: Fabric, model: ModelShape) -> LayoutRequest:
     """TP over a node's GPUs when it divides the heads (at most 8), DP over the rest."""
     tp = min(8, fabric.gpus_per_node)

@@ -14,7 +14,7 @@ from fabricui.errors import ConfigError
 from fabricui.plugins import get_host
 from fabricui.services.layouts import LayoutChoice, parse_layout
 from fabricui.services.loaded import LoadedFabric
-from fabricui.services.plan import STEP_PARTS
+from fabricui.services.plan import STEP_PARTS, verdict_text
 from fabricui.services.requests import LaunchRequest, check_group
 from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep, size_argument
 from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS, VIEW_TITLES, op_name, pick_label
@@ -394,9 +394,9 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
         (
             row.name,
             _ms(row.comm_us_intra),
-            row.intra_verdict,
+            verdict_text(row.intra_verdict, row.exposed_us_intra, table.step_us),
             _ms(row.comm_us_inter),
-            row.inter_verdict,
+            verdict_text(row.inter_verdict, row.exposed_us_inter, table.step_us),
             row.note,
         )
         for row in table.rows
@@ -406,7 +406,14 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
             f"{model_id}: communication per step against compute "
             f"({_ms(table.step_us)} ms, {table.compute_basis}), each strategy alone on "
             f"{table.degree} GPUs, {table.span}",
-            ("strategy", "intra ms", "intra", "inter ms", "inter", "note"),
+            (
+                "strategy",
+                "intra ms",
+                "intra OK (exposed)",
+                "inter ms",
+                "inter OK (exposed)",
+                "note",
+            ),
             rows,
             frozenset({1, 3}),
         )
