@@ -217,6 +217,12 @@ def run(args: argparse.Namespace) -> int:
             f"--gpus-per-thread {per_thread}: give a count of 1 or more, "
             f"with --launch {LAUNCHES[1]}"
         )
+    if not args.ideal and (args.nranks is not None or args.bw is not None):
+        given = "--nranks" if args.nranks is not None else "--bw"
+        raise ConfigError(
+            f"{given} is for --ideal (a textbook time); a topology's prediction takes its "
+            "ranks from --gpus, --group or --hosts"
+        )
     if args.ideal:
         if args.nranks is not None and args.nranks < 2:
             raise ConfigError(

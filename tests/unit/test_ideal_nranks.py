@@ -31,3 +31,12 @@ def test_the_ideal_service_refuses_one_rank():
 
     with pytest.raises(ConfigError, match=r"--nranks N \(>= 2\)"):
         ideal_collective("all_reduce", [1024], 1, 100.0)
+
+
+def test_ideal_numbers_without_ideal_are_refused(run_cli):
+    """--nranks and --bw only mean something with --ideal: alone they are one line, not
+    silently ignored beside a topology's prediction."""
+    for extra in (("--nranks", "8"), ("--bw", "100GB/s")):
+        status, out, err = run_cli("collective", "all_reduce", "1G", *extra)
+        assert status == 2 and out == "" and err.count("\n") == 1
+        assert f"{extra[0]} is for --ideal" in err
