@@ -40,12 +40,8 @@ def printing(folder: Path, name: str, text: str) -> str:
     return f'while IFS= read -r line; do printf "%s\\n" "$line"; done < "{data}"\n'
 
 
-@pytest.fixture
-def tools(tmp_path: Path) -> Path:
-    """A PATH folder with fake nvidia-smi, ibstat, lspci (fails), rocm-smi (hangs) and
-    ibnetdiscover."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
+def gpu_and_ib_tools(folder: Path) -> None:
+    """Fake nvidia-smi (the topology matrix and ``-q``) and ibstat in ``folder``."""
     fake_tool(
         folder,
         "nvidia-smi",
@@ -56,6 +52,15 @@ def tools(tmp_path: Path) -> Path:
         + "fi\n",
     )
     fake_tool(folder, "ibstat", printing(folder, "ibstat", IBSTAT))
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> Path:
+    """A PATH folder with fake nvidia-smi, ibstat, lspci (fails), rocm-smi (hangs) and
+    ibnetdiscover."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    gpu_and_ib_tools(folder)
     fake_tool(
         folder, "lspci", 'printf "lspci: Cannot find any working access method.\\n" >&2\nexit 1\n'
     )

@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from test_probe import IBSTAT, QUERY, TOPO_M, fake_tool, printing
+from test_probe import fake_tool, gpu_and_ib_tools
 
 from fabricui.services.probe import probe
 
@@ -15,16 +15,7 @@ from fabricui.services.probe import probe
 def full_tools(folder: Path) -> Path:
     """Fake nvidia-smi (matrix and -q), ibstat and a failing lspci: a node spec is written."""
     folder.mkdir()
-    fake_tool(
-        folder,
-        "nvidia-smi",
-        'if [ "$1" = "topo" ]; then\n'
-        + printing(folder, "topo", TOPO_M)
-        + "else\n"
-        + printing(folder, "query", QUERY)
-        + "fi\n",
-    )
-    fake_tool(folder, "ibstat", printing(folder, "ibstat", IBSTAT))
+    gpu_and_ib_tools(folder)
     fake_tool(folder, "lspci", 'printf "lspci: no access\\n" >&2\nexit 1\n')
     return folder
 
