@@ -16,9 +16,30 @@ PCIE_CODES = ("PIX", "PXB", "PHB", "NODE", "SYS")
 
 
 class ParseError(FabricError):
-    """The input cannot be imported: wrong format, unreadable, or too broken to use."""
+    """The input cannot be imported: wrong format, unreadable, or too broken to use.
+
+    Args:
+        message: The explanation, on one line.
+        title: A short area name shown before the message.
+        line: The 1-based input line the problem is on, when it is on one: the message then
+            reads ``line N: ...``, and ``located(origin)`` gives ``ORIGIN:N: ...``.
+    """
 
     title = "import"
+    line: int | None = None
+    """The input line the problem is on, or None."""
+
+    def __init__(self, message: str, title: str | None = None, *, line: int | None = None) -> None:
+        super().__init__(f"line {line}: {message}" if line else message, title)
+        self.line = line
+        self.detail = message
+        """The message without its line."""
+
+    def located(self, origin: str) -> str:
+        """The message for a file: ``ORIGIN:LINE: ...``, or ``ORIGIN: ...`` without a line."""
+        if self.line:
+            return f"{origin}:{self.line}: {self.detail}"
+        return f"{origin}: {self.message}"
 
 
 def clean_text(text: str) -> str:

@@ -14,7 +14,8 @@ links carry no width, speed or rate, and the graph says so (``cables_known``). N
 Slurm hostlists (``hostlist.expand``). What Slurm would reject or misread gets a warning:
 unknown keys (typos), switches named as children but never defined, switches listed as each
 other's children (no root), several roots, nodes under two switches or in two blocks, node
-names that are adapter GUIDs, blocks of unequal size, a file commented out entirely.
+names that are adapter GUIDs, blocks of unequal size, a file commented out entirely. A key
+repeated in one ``topology.yaml`` mapping is refused, as in every other YAML input.
 """
 
 from __future__ import annotations
@@ -192,6 +193,106 @@ def _yaml_scalar(text: str) -> str:
     return text
 
 
+#: A key on a block mapping line as YAML reads it: a plain word (``nodes``, ``ib-ndr``) or a
+#: quoted one, then ``:`` and a space or the line's end (``http://x`` is no key).
+_YAML_ANY_KEY = re.compile(
+    r"""^(?:"([^"\\]*)"|'([^']*)'|([^\s:#"'\[\]{},&*!|>%@`?-][^:#]*?|-[^\s:#][^:#]*?))"""
+    r"[ \t]*:(?:[ \t]+(.*))?$"
+)
+#: A value that starts a literal or folded block (its lines are text, not keys).
+_YAML_BLOCK_SCALAR = re.compile(r"^[|>][0-9+-]*$")
+
+
+@dataclass
+class _Mapping:
+    """One block mapping of ``topology.yaml``, as the duplicate-key check walks the lines."""
+
+    column: int
+    """Column of its keys (-1 for the document itself)."""
+    path: tuple[str | int, ...]
+    """Where it is: ``(0, "tree", "switches", 1)`` is the second switch of the first topology."""
+    keys: dict[str, int] = field(default_factory=dict)
+    """Key -> the line it first appears on."""
+    last: str | None = None
+    """The latest key: a deeper mapping or list on the next lines is its value."""
+    items: dict[str | None, int] = field(default_factory=dict)
+    """How many list items each key's value has had so far."""
+
+    def child(self) -> tuple[str | int, ...]:
+        """The path of the latest key's value."""
+        return (*self.path, self.last) if self.last is not None else self.path
+
+
+def _key_path(path: tuple[str | int, ...]) -> str:
+    """``[0].tree.switches[1].nodes``, as the hardware database's YAML errors write it."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out or "(top level)"
+
+
+def _check_yaml_keys(lines: list[str]) -> None:
+    """Refuse a key repeated in one mapping of ``topology.yaml``, as every YAML input is (a
+    YAML load would keep the last value; the reader would read both).
+
+    Mappings are told apart by indentation, and each list item (``- switch: s1``) is a new
+    one, so the same key in another switch, block or topology is no duplicate. Keys are
+    compared as written; flow mappings (``{a: 1}``) and block scalars are not looked into.
+
+    Raises:
+        ParseError: ``PATH: duplicate key 'K' (first at line N)`` on the repeated key's line.
+    """
+    stack = [_Mapping(-1, ())]
+    block_scalar: int | None = None  # the column of the key whose value is a | or > block
+    for number, raw in enumerate(lines, 1):
+        line = raw.split(" #", 1)[0].rstrip()
+        body = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if block_scalar is not None:
+            if not body or indent > block_scalar:
+                continue
+            block_scalar = None
+        if not body or body.startswith("#"):
+            continue
+        if body in ("---", "..."):
+            stack = [_Mapping(-1, ())]
+            continue
+        while stack[-1].column > indent:
+            stack.pop()
+        if body[0] == "-" and body[1:2] in ("", " ", "\t"):
+            parent = stack[-1]
+            index = parent.items.get(parent.last, 0)
+            parent.items[parent.last] = index + 1
+            rest = body[1:].lstrip()
+            key = _YAML_ANY_KEY.match(rest)
+            if key is None:
+                continue
+            column = indent + len(body) - len(rest)
+            stack.append(_Mapping(column, (*parent.child(), index)))
+        else:
+            key = _YAML_ANY_KEY.match(body)
+            if key is None:
+                continue
+            column = indent
+            if stack[-1].column < column:
+                stack.append(_Mapping(column, stack[-1].child()))
+        mapping = stack[-1]
+        name = next(g for g in key.groups()[:3] if g is not None)
+        first = mapping.keys.setdefault(name, number)
+        if first != number and name != "<<":
+            raise ParseError(
+                f"{_key_path((*mapping.path, name))}: duplicate key {name!r} "
+                f"(first at line {first})",
+                line=number,
+            )
+        mapping.last = name
+        if _YAML_BLOCK_SCALAR.match((key.group(4) or "").strip()):
+            block_scalar = column
+
+
 def _read_yaml(lines: list[str], parsed: _Parsed) -> int:
     """Read ``topology.yaml``'s tree and block topologies (a fixed schema, line by line).
 
@@ -367,14 +468,16 @@ def parse(text: str) -> SwitchGraph:
         Switches and parent-child links (no cable details), Slurm nodes, blocks.
 
     Raises:
-        ParseError: Too large, a node list that expands past the limit, azslurm's elided
-            table, or nothing Slurm-like in the text.
+        ParseError: Too large, a node list that expands past the limit, a key repeated in
+            one mapping of ``topology.yaml`` (``line`` set), azslurm's elided table, or
+            nothing Slurm-like in the text.
     """
     if len(text) > MAX_INPUT_CHARS:
         raise ParseError(f"input of {len(text):,} characters is larger than any topology file")
     text = clean_text(text)
     lines = text.split("\n")
     if re.search(r"(?m)^-[ \t]*topology[ \t]*:", text):
+        _check_yaml_keys(lines)
         parsed = _Parsed()
         found = _read_yaml(lines, parsed)
         source = "topology.yaml"

@@ -193,6 +193,8 @@ def import_text(
     table = importer_table(host)
     try:
         result = table[request.format](text)
+    except ParseError as exc:
+        raise ParseError(exc.located(origin)) from None
     except FabricError as exc:
         raise ParseError(f"{origin}: {exc.message}") from None
     except Exception as exc:  # a plugin importer's bug (the plugin host recorded it)
