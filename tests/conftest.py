@@ -1,13 +1,18 @@
-"""Shared fixtures: the real catalog, the fixed mini catalog, a CLI runner and the hardware
-block of one 8-GPU H100 server."""
+"""Shared fixtures: the real catalog, the fixed mini catalog, a CLI runner, a maker of one
+subcommand's runner and the hardware block of one 8-GPU H100 server."""
 
 from __future__ import annotations
 
+import argparse
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from fabricui.cli import main
+from fabricui.errors import FabricError
 from fabricui.hwdb import Catalog, load_catalog
 
 DATA = Path(__file__).parent / "data"
@@ -56,3 +61,43 @@ def run_cli(capsys):
         return status, out, err
 
     return run
+
+
+@pytest.fixture
+def command_runner(capsys):
+    """Make an in-process runner of one subcommand: ``command_runner(name, module, parser)``
+    returns ``run(*argv) -> (status, stdout, stderr)``.
+
+    ``module.add_parser`` wires the subcommand into ``parser`` (by default a bare
+    ``argparse.ArgumentParser(prog="fabricui")``; give one holding the global options the
+    command reads: the subcommand is wired into ``fabricui.cli`` separately). ``run`` maps a
+    FabricError to ``fabricui: error: <msg>`` on stderr and status 2, exactly as
+    ``cli.main`` does. Arguments that start with one of ``leading`` (global options written
+    ``--name=value``) go before the subcommand's name.
+    """
+
+    def make(
+        name: str,
+        module: ModuleType,
+        parser: argparse.ArgumentParser | None = None,
+        *,
+        leading: tuple[str, ...] = (),
+    ) -> Callable[..., tuple[int, str, str]]:
+        if parser is None:
+            parser = argparse.ArgumentParser(prog="fabricui")
+        module.add_parser(parser.add_subparsers(dest="command"))
+
+        def run(*argv: str) -> tuple[int, str, str]:
+            first = [a for a in argv if a.startswith(leading)]
+            rest = [a for a in argv if not a.startswith(leading)]
+            try:
+                status = module.run(parser.parse_args([*first, name, *rest]))
+            except FabricError as exc:
+                print(f"fabricui: error: {exc.message}", file=sys.stderr)
+                status = 2
+            out, err = capsys.readouterr()
+            return status, out, err
+
+        return run
+
+    return make

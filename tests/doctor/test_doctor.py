@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from fabricui.commands import doctor as doctor_command
-from fabricui.errors import FabricError
 from fabricui.importers.nccl_log import (
     NcclLogError,
     classify_transport,
@@ -117,21 +114,9 @@ def codes(findings) -> dict[str, str]:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def run_doctor(capsys):
+def run_doctor(command_runner):
     """Run ``doctor`` through its own parser; returns (status, stdout, stderr)."""
-    parser = argparse.ArgumentParser(prog="fabricui")
-    doctor_command.add_parser(parser.add_subparsers(dest="command"))
-
-    def run(*argv: str) -> tuple[int, str, str]:
-        try:
-            status = doctor_command.run(parser.parse_args(["doctor", *argv]))
-        except FabricError as exc:
-            print(f"fabricui: error: {exc.message}", file=sys.stderr)
-            status = 2
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return run
+    return command_runner("doctor", doctor_command)
 
 
 @pytest.mark.parametrize("path", sample_files(), ids=lambda p: p.stem)
