@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from fabricui.hwdb.yamlfile import format_path
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.fabric_graph import (
     FabricBlock,
@@ -223,17 +224,6 @@ class _Mapping:
         return (*self.path, self.last) if self.last is not None else self.path
 
 
-def _key_path(path: tuple[str | int, ...]) -> str:
-    """``[0].tree.switches[1].nodes``, as the hardware database's YAML errors write it."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else part
-    return out or "(top level)"
-
-
 def _check_yaml_keys(lines: list[str]) -> None:
     """Refuse a key repeated in one mapping of ``topology.yaml``, as every YAML input is (a
     YAML load would keep the last value; the reader would read both).
@@ -284,7 +274,7 @@ def _check_yaml_keys(lines: list[str]) -> None:
         first = mapping.keys.setdefault(name, number)
         if first != number and name != "<<":
             raise ParseError(
-                f"{_key_path((*mapping.path, name))}: duplicate key {name!r} "
+                f"{format_path((*mapping.path, name))}: duplicate key {name!r} "
                 f"(first at line {first})",
                 line=number,
             )
