@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 class FabricError(Exception):
@@ -87,3 +87,15 @@ def unknown_id_message(kind: str, name: str, candidates: Iterable[str]) -> str:
     close = nearest(name, pool)
     hint = f"nearest: {', '.join(close)}" if close else f"valid: {', '.join(sorted(pool)[:8])}"
     return f"unknown {kind} {name!r} ({hint})"
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """Render a key path of a YAML input as ``links[3].bw_GBps`` (``(top level)`` when
+    empty), the way every YAML error names the field it points at."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"

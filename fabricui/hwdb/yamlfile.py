@@ -9,7 +9,7 @@ from typing import Any, Union
 
 import yaml
 
-from fabricui.errors import HwdbError, one_line
+from fabricui.errors import HwdbError, format_path, one_line
 from fabricui.files import read_bounded
 
 KeyPath = tuple[Union[str, int], ...]
@@ -97,17 +97,6 @@ class YamlDocument:
         """``file:line`` prefix for a message about ``path``."""
         line = self.line_of(path)
         return f"{self.origin}:{line}" if line else self.origin
-
-
-def format_path(path: KeyPath) -> str:
-    """Render a key path as ``links[3].bw_GBps``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(top level)"
 
 
 def _record_lines(root: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:

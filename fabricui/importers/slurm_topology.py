@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from fabricui.hwdb.yamlfile import format_path
+from fabricui.errors import format_path
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.fabric_graph import (
     FabricBlock,
