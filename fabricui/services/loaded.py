@@ -18,6 +18,7 @@ from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, FabricError
 from fabricui.fabric.ids import find_gpu, parse_gpu_id, placement
 from fabricui.fabric.kinds import DeviceKind
+from fabricui.hwdb.overlay import overlay_mismatch
 from fabricui.model import RecipeChoices
 from fabricui.services.flow_memory import admit_collective
 from fabricui.services.jobs import group_ranks
@@ -145,6 +146,16 @@ class LoadedFabric:
                 assumed += f" {self.spec.net.link}"  # the generation that has that rate
             label += f" ({assumed})"
         return label
+
+    @property
+    def calibration_warning(self) -> str | None:
+        """Why the ``--calibration`` overlay may not describe this fabric, in the line the
+        command line prints (``overlay_mismatch``: fitted on another topology, or of links
+        the fabric does not use); None without an overlay or when it fits."""
+        calibration = self.catalog.calibration
+        if calibration is None:
+            return None
+        return overlay_mismatch(calibration, self.spec.id, self.fabric.generations)
 
     # --- devices ---------------------------------------------------------------------------
 

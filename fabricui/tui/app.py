@@ -271,6 +271,7 @@ class FabricApp(App[None]):
         self._options = dict(launch.options)
         self._cache: dict[TopologyRequest, LoadedFabric] = {}
         self._plugin_failures_shown: set[tuple[str, str]] = set()
+        self._calibration_warnings_shown: set[str] = set()
         self._settings_problem = self._apply_user_keymap()
         self.failures: list[str] = []
         """Why each view computation that failed did (snapshots refuse a half-drawn view)."""
@@ -437,6 +438,7 @@ class FabricApp(App[None]):
                 screen.sync()
         self.update_titles()
         self._warn_plugin_failures()
+        self._warn_calibration(data)
 
     def _warn_plugin_failures(self) -> None:
         """Notify plugins that failed since the last notice: at load, or later when the
@@ -454,6 +456,16 @@ class FabricApp(App[None]):
                 title="plugins",
                 severity="warning",
             )
+
+    def _warn_calibration(self, data: LoadedFabric) -> None:
+        """Say once per fabric what the command line says on stderr when the
+        ``--calibration`` overlay was fitted on another topology than the one shown, or
+        calibrates links it does not use (its figures still apply)."""
+        warning = data.calibration_warning
+        if warning is None or warning in self._calibration_warnings_shown:
+            return
+        self._calibration_warnings_shown.add(warning)
+        self.notify(warning, title="calibration", severity="warning", timeout=10)
 
     @on(Worker.StateChanged)
     def worker_state_changed(self, event: Worker.StateChanged) -> None:

