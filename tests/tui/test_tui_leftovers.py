@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from fabricui.services.plan import verdict_text
 from fabricui.services.session import load_catalog_with_plugins
 from fabricui.tui.app import settle
-from fabricui.tui.textual_private import notifications
+from fabricui.tui.textual_private import notifications, screen_text
+from fabricui.tui.widgets.bar_chart import BarChart
 
 #: An overlay fitted on h100-ib-cluster that slows its InfiniBand NDR links.
 OVERLAY = """topology: h100-ib-cluster
@@ -60,3 +62,30 @@ async def test_calibration_on_its_own_topology_says_nothing(app_factory, calibra
         assert app.data.spec.id == "h100-ib-cluster"
         assert app.data.calibration_warning is None
         assert _calibration_notes(app) == []
+
+
+async def test_strategy_bars_say_the_exposed_share_of_each_verdict(app_factory):
+    """At 80x24 each bar of the decision table ends in its verdict with the exposed share
+    (``no (120%)``, ``yes (0%)``): the words of ``verdict_text``, as the table says them."""
+    app = app_factory(view="strategies")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.screen.table
+        bars = {b.label: b for b in app.screen.query_one(BarChart).bars if b.value is not None}
+        lines = screen_text(app).splitlines()
+        expected = {}
+        for row in table.rows:
+            if not row.applies:
+                continue
+            for where, comm, verdict, exposed in (
+                ("intra", row.comm_us_intra, row.intra_verdict, row.exposed_us_intra),
+                ("inter", row.comm_us_inter, row.inter_verdict, row.exposed_us_inter),
+            ):
+                if comm is not None:
+                    expected[f"{row.name} {where}"] = verdict_text(verdict, exposed, table.step_us)
+        assert expected and set(bars) == set(expected)
+        for label, said in expected.items():
+            assert bars[label].text.rstrip().endswith(f" {said}")
+            line = next(line for line in lines if line.startswith(f" {label} "))
+            assert f"% {said} " in line + " "  # the scrollbar may follow
+        assert expected["fsdp inter"] == "no (120%)" and expected["fsdp intra"] == "yes (0%)"

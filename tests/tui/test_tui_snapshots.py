@@ -44,10 +44,11 @@ class TestStrategies:
     def test_llama3_70b_on_the_pod(self, snap_compare, app_factory, size):
         """Titled 'decision table: each strategy alone on 4 GPUs': intra and inter bars per
         strategy against the compute of the whole model on one GPU (FSDP and TP inter past
-        it, in red), EP marked as not applying to the dense model, the table with its
-        compute basis; then 'chosen layout: tp 8 x pp 1 x dp 4' with its batch, the step
-        breakdown and the operations (FSDP's gathers forward and backward), one column below
-        the other at both sizes, no cell cut."""
+        it, in red), each ending in its verdict with the exposed share (no (120%)), EP
+        marked as not applying to the dense model, the table with its compute basis; then
+        'chosen layout: tp 8 x pp 1 x dp 4' with its batch, the step breakdown and the
+        operations (FSDP's gathers forward and backward), one column below the other at
+        both sizes, no cell cut."""
         assert snap_compare(app_factory(view="strategies"), terminal_size=size, run_before=settle)
 
 

@@ -17,7 +17,7 @@ from textual.worker import get_current_worker
 
 from fabricui.errors import EngineError, FabricError
 from fabricui.services.layouts import LayoutChoice, parse_layout
-from fabricui.services.plan import STEP_PARTS, exposed_thresholds
+from fabricui.services.plan import STEP_PARTS, exposed_thresholds, verdict_text
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.picker import PickerModal
@@ -49,23 +49,32 @@ def check_layout_text(text: str) -> str | None:
 
 
 def decision_bars(table: DecisionTable) -> list[Bar]:
-    """Two bars per strategy (group in one node, group across nodes): comm per step."""
-    bars = []
+    """Two bars per strategy (group in one node, group across nodes): comm per step, its
+    share of compute and the verdict with the exposed share it rests on (``yes (0%)``, as
+    the table below says it)."""
+    rows: list[tuple[str, float | None, str, str]] = []
     for row in table.rows:
         if not row.applies:
-            bars.append(Bar(f"{row.name}: does not apply (dense model)", None))
+            rows.append((f"{row.name}: does not apply (dense model)", None, "", ""))
             continue
-        for where, comm, verdict in (
-            ("intra", row.comm_us_intra, row.intra_verdict),
-            ("inter", row.comm_us_inter, row.inter_verdict),
+        for where, comm, verdict, exposed in (
+            ("intra", row.comm_us_intra, row.intra_verdict, row.exposed_us_intra),
+            ("inter", row.comm_us_inter, row.inter_verdict, row.exposed_us_inter),
         ):
             label = f"{row.name} {where}"
             if comm is None:
-                bars.append(Bar(f"{label}: -  (needs 2+ nodes)", None))
+                rows.append((f"{label}: -  (needs 2+ nodes)", None, "", ""))
                 continue
-            share = comm / table.step_us if table.step_us else 0.0
-            text = f"{format_time_us(comm):>9} {share:>5.0%} {verdict:<8}"
-            bars.append(Bar(label, comm, text, VERDICT_TONE.get(verdict, "normal")))
+            rows.append((label, comm, verdict, verdict_text(verdict, exposed, table.step_us)))
+    said = max((len(text) for *_, text in rows), default=0)
+    bars = []
+    for label, comm, verdict, text in rows:
+        if comm is None:
+            bars.append(Bar(label, None))
+            continue
+        share = comm / table.step_us if table.step_us else 0.0
+        figures = f"{format_time_us(comm):>9} {share:>5.0%} {text:<{said}}"
+        bars.append(Bar(label, comm, figures, VERDICT_TONE.get(verdict, "normal")))
     return bars
 
 
@@ -80,10 +89,7 @@ def _verdict_cell(
 ) -> Text:
     """``yes (4%)``: the verdict and the share of compute it rests on, the part of the
     communication not hidden behind compute (73% of communication may hide all but 4%)."""
-    text = verdict
-    if exposed_us is not None and step_us:
-        text += f" ({exposed_us / step_us:.0%})"
-    return Text(text, style=tones.get(verdict, ""))
+    return Text(verdict_text(verdict, exposed_us, step_us), style=tones.get(verdict, ""))
 
 
 def _time(time_us: float) -> str:
