@@ -7,10 +7,12 @@ from __future__ import annotations
 import pytest
 
 from fabricui.services.plan import verdict_text
+from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.services.session import load_catalog_with_plugins
 from fabricui.tui.app import settle
 from fabricui.tui.textual_private import notifications, screen_text
 from fabricui.tui.widgets.bar_chart import BarChart
+from fabricui.tui.widgets.path_panel import cut_link_notes
 
 #: An overlay fitted on h100-ib-cluster that slows its InfiniBand NDR links.
 OVERLAY = """topology: h100-ib-cluster
@@ -89,3 +91,33 @@ async def test_strategy_bars_say_the_exposed_share_of_each_verdict(app_factory):
             line = next(line for line in lines if line.startswith(f" {label} "))
             assert f"% {said} " in line + " "  # the scrollbar may follow
         assert expected["fsdp inter"] == "no (120%)" and expected["fsdp intra"] == "yes (0%)"
+
+
+def test_cut_link_notes_name_each_cut_link_whole_with_its_hops():
+    """A link wider than the column is said whole once, with every hop it is on."""
+    links = ["nvlink5 x18", "ib-ndr", "ib-ndr x2, 16 routes", "ib-ndr x2, 16 routes", "pcie5"]
+    assert cut_link_notes(links, 11) == ["hops 3, 4: ib-ndr x2, 16 routes"]
+    assert cut_link_notes(links[:3], 6) == ["hop 1: nvlink5 x18", "hop 3: ib-ndr x2, 16 routes"]
+    assert cut_link_notes(links, 20) == []
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)])
+async def test_routes_of_a_hop_stay_on_screen_at_80_columns(app_factory, size):
+    """On an NVL72 cluster the spine hops spread over 16 routes: at 80x24 the cut link
+    column is followed by the links whole (``hops 6, 7: ib-ndr x2, 16 routes``); at 200x60
+    the hop table has them whole in its rows."""
+    app = app_factory(launch=LaunchRequest(TopologyRequest("gb200-nvl72-cluster")))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        report = app.screen.report
+        routed = [n for n, hop in enumerate(report.hops, 1) if hop.routes > 1]
+        assert routed
+        label = report.hops[routed[0] - 1].label
+        assert label.endswith(" routes") and all(report.hops[n - 1].label == label for n in routed)
+        panel = [line.split("▏", 1)[1] for line in screen_text(app).splitlines() if "▏" in line]
+        note = f"hops {', '.join(map(str, routed))}: {label}"
+        if size[0] == 80:
+            assert any(line.strip() == note for line in panel)
+        else:
+            assert sum(label in line for line in panel) == len(routed)
+            assert not any(line.strip() == note for line in panel)

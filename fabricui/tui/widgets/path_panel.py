@@ -107,6 +107,17 @@ def fit_link(label: str, width: int) -> str:
     return label[: max(0, width - len(cut))] + cut
 
 
+def cut_link_notes(links: list[str], width: int) -> list[str]:
+    """The links a ``width``-column link column cuts, each whole on a line of its own with
+    the hops it is on (``hops 6, 7: ib-ndr x2, 16 routes``, numbered from 1): a narrow
+    panel keeps each hop's route and link count on screen."""
+    cut: dict[str, list[str]] = {}
+    for number, link in enumerate(links, 1):
+        if len(link) > width:
+            cut.setdefault(link, []).append(str(number))
+    return [f"hop{'s' * (len(hops) > 1)} {', '.join(hops)}: {link}" for link, hops in cut.items()]
+
+
 def chain_label(name: str, previous: str) -> str:
     """``-> .nic7`` for a device of the same host as the one before it (``luna-0001.g7``
     then ``luna-0001.nic7``), else ``-> NAME``: the chain stays narrow with long host
@@ -188,14 +199,15 @@ class PathPanel(Widget):
         where = self.placement or ("same node" if same else "different nodes")
         title.append(f"\n{where}, {n} hop{'s' * (n != 1)}")
         wide = self.size.width >= WIDE_COLUMNS and table_width(report) <= self.content_size.width
-        hops = self._hops_wide(report) if wide else self._hops_chain(report)
+        hops, notes = (self._hops_wide(report), []) if wide else self._hops_chain(report)
         summary = Table.grid(padding=(0, 1))
         summary.add_column(style=self._style("label"), no_wrap=True)
         summary.add_column()
         for label, value in summary_lines(report):
             style = self._style("bottleneck") if label == "bottleneck" else None
             summary.add_row(label, Text(value, style=style or ""))
-        return Group(title, hops, Text(""), summary)
+        cut = [Text(note, style=self._style("label")) for note in notes]
+        return Group(title, hops, *cut, Text(""), summary)
 
     def _hops_wide(self, report: PathReport) -> Table:
         table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
@@ -215,9 +227,10 @@ class PathPanel(Widget):
             table.add_row(*row, mark, style=style)
         return table
 
-    def _hops_chain(self, report: PathReport) -> Table:
+    def _hops_chain(self, report: PathReport) -> tuple[Table, list[str]]:
         """The source on the header line, then one line per hop: where it goes (host-local
-        devices as ``.nic7``), the link, GB/s and us; the numbers never shrink."""
+        devices as ``.nic7``), the link, GB/s and us; the numbers never shrink. With it, the
+        links the table cuts, whole (``cut_link_notes``)."""
         rows = hop_rows(report)
         columns = []
         for name, justify, cells in (
@@ -254,7 +267,7 @@ class PathPanel(Widget):
             table.add_row(
                 fit_name(label, name_width), fit_link(link, via_width), bw, lat, mark, style=style
             )
-        return table
+        return table, cut_link_notes([r[3] for r in rows], via_width)
 
 
 #: Narrowest the hop names and the links get when they share too little room [columns].
