@@ -61,6 +61,11 @@ class Glyphs:
     """The same for a double frame (a scale-up domain around its hosts)."""
     square: str
     """A filled square (a marked device)."""
+    chosen: str
+    """Inside the button of the chosen option of a set (a radio button); the others are
+    blank, so the choice shows without colours."""
+    button_sides: str
+    """Left and right side of such a button (2 characters)."""
 
     @property
     def box_frame(self) -> Frame:
@@ -90,6 +95,8 @@ UNICODE = Glyphs(
     box="╭╮╯╰─│",
     double="╔╗╝╚═║",
     square="■",
+    chosen="●",
+    button_sides="▐▌",
 )
 ASCII = Glyphs(
     dot="-",
@@ -108,6 +115,8 @@ ASCII = Glyphs(
     box="++++-|",
     double="++++=|",
     square="o",  # "#" is the heat map's full link
+    chosen="*",
+    button_sides="()",
 )
 
 _current = UNICODE

@@ -10,9 +10,11 @@ from fabricui.services.plan import verdict_text
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.services.session import load_catalog_with_plugins
 from fabricui.tui.app import settle
+from fabricui.tui.screens.save import FORMATS, SaveModal
 from fabricui.tui.textual_private import notifications, screen_text
 from fabricui.tui.widgets.bar_chart import BarChart
 from fabricui.tui.widgets.path_panel import cut_link_notes
+from tests.tui.test_ascii_pure import non_ascii
 
 #: An overlay fitted on h100-ib-cluster that slows its InfiniBand NDR links.
 OVERLAY = """topology: h100-ib-cluster
@@ -121,3 +123,37 @@ async def test_routes_of_a_hop_stay_on_screen_at_80_columns(app_factory, size):
         else:
             assert sum(label in line for line in panel) == len(routed)
             assert not any(line.strip() == note for line in panel)
+
+
+def _format_lines(app) -> dict[str, str]:
+    """The save dialog's line of each format, as the screen shows it without colours."""
+    lines = screen_text(app).splitlines()
+    return {fmt: next(line for line in lines if f" {fmt}: " in line) for fmt, _ in FORMATS}
+
+
+@pytest.mark.parametrize(
+    ("ascii_only", "chosen", "other"), [(False, "▐●▌", "▐ ▌"), (True, "(*)", "( )")]
+)
+async def test_save_dialog_marks_the_chosen_format_without_colours(
+    app_factory, ascii_only, chosen, other
+):
+    """The chosen format's button has a dot (``(*)`` in ASCII), the others a blank, on a
+    screen read without colours; the mark follows a choice made with the keys, and the
+    ASCII dialog draws with ASCII only."""
+    app = app_factory(ascii_only=ascii_only)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await pilot.pause()
+        assert isinstance(app.screen, SaveModal)
+        lines = _format_lines(app)
+        assert f"{chosen} md: " in lines["md"]
+        assert f"{other} svg: " in lines["svg"] and f"{other} txt: " in lines["txt"]
+        await pilot.press("shift+tab", "down", "down", "enter")  # the formats, then txt
+        await pilot.pause()
+        assert app.screen.format == "txt"
+        lines = _format_lines(app)
+        assert f"{chosen} txt: " in lines["txt"]
+        assert f"{other} md: " in lines["md"] and f"{other} svg: " in lines["svg"]
+        if ascii_only:
+            assert not non_ascii(screen_text(app))

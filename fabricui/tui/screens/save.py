@@ -12,11 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet
+from textual.widgets import Button, Input, Label, RadioSet
 
 from fabricui.errors import FabricError
 from fabricui.files import check_target
 from fabricui.tui.screens.confirm import ConfirmModal
+from fabricui.tui.widgets.choice_button import ChoiceButton
 
 #: Formats offered, with what each writes.
 FORMATS = (
@@ -82,7 +83,7 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
             yield Label(f"Save the {self.view} view")
             with RadioSet(id="save-format"):
                 for i, (fmt, text) in enumerate(FORMATS):
-                    yield RadioButton(f"{fmt}: {text}", value=i == 0, id=f"save-{fmt}")
+                    yield ChoiceButton(f"{fmt}: {text}", value=i == 0, id=f"save-{fmt}")
             yield Input(value=self._default("md"), id="save-path")
             yield Label("", id="save-error")
             with Horizontal(id="save-buttons"):
