@@ -22,11 +22,13 @@ def pattern_flows(
     random perfect matching (each rank sends to one partner and receives from one).
 
     Raises:
-        EngineError: Unknown pattern or fewer than two ranks.
+        EngineError: Unknown pattern, fewer than two ranks or a negative seed.
     """
     r = np.asarray(ranks, dtype=np.int64)
     if r.size < 2:
         raise EngineError("a traffic pattern needs at least two GPUs")
+    if seed < 0:
+        raise EngineError(f"a traffic pattern's seed must be >= 0 (got {seed})")
     if pattern == "all_to_all":
         a, b = np.meshgrid(r, r, indexing="ij")
         keep = a != b

@@ -99,8 +99,11 @@ def simulate(
     ``TRAFFIC_PHASES`` phases to ``progress``.
 
     Raises:
-        FabricError: Unknown topology, a GPU count or ``top`` out of range.
+        FabricError: Unknown topology, a GPU count or ``top`` out of range, a negative
+            ``seed``.
     """
+    if request.seed < 0:
+        raise ConfigError(f"--seed must be >= 0 (got {request.seed})")
     progress.phase("building the fabric")
     fabric = load_fabric(request.topology, catalog, host)
     job = job_of(fabric, request.hosts)
