@@ -24,6 +24,7 @@ from fabricui.fabric.host_block import (
     Build,
     Host,
     Interner,
+    ScaleUp,
     build_host,
     domain_block,
     pick_nic,
@@ -314,20 +315,27 @@ def link_efficiency(
     return efficiency
 
 
-def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
-    """Build the fabric of a topology spec whose network a builder derives (every layout
-    but ``explicit``): node blocks tiled with numpy, then the network block.
+class _Domain(NamedTuple):
+    """One scale-up domain of a spec, built, and how it tiles the fabric."""
 
-    Args:
-        spec: A checked topology spec (from the catalog or a user file).
-        catalog: The hardware database the spec's ids refer to.
+    build: Build
+    nic_spec: NicSpec | None
+    scaleup: ScaleUp | None
+    host: Host
+    block: Block
+    torus: Torus | None
+    """The domain's own torus (``intra.fabric: torus``), else None."""
+    plan: tuple[tuple[str, str], ...]
+    """Plan lines of the domain's torus."""
+    tiling: _Tiling
 
-    Returns:
-        The fabric, with every scale-up domain an identical block of devices and links.
+
+def _domain(spec: TopologySpec, catalog: Catalog) -> _Domain:
+    """Check the spec's counts, then build its host and scale-up domain block.
 
     Raises:
-        EngineError: The spec is out of range (no nodes, too many GPUs, nodes that do not
-            fill whole scale-up domains, a network the switches cannot build).
+        EngineError: The spec is out of range (``_check_tileable``) or its host cannot be
+            built.
     """
     _check_tileable(spec)
     b = Build(spec, catalog, Interner(), Interner())
@@ -348,7 +356,44 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
         domain_devices=len(block.kind),
         domain_links=len(block.src),
     )
-    tables = _tile_domains(block, tiling)
+    return _Domain(b, nic_spec, scaleup, host, block, domain_torus, domain_plan, tiling)
+
+
+def check_tiled(spec: TopologySpec, catalog: Catalog) -> None:
+    """Refuse a spec exactly as ``build_tiled`` would, without tiling its domains: its
+    counts, one domain and the network above the NICs (a fraction of the fabric's memory
+    and time, so callers can try node counts).
+
+    Args:
+        spec: A checked topology spec whose layout is not ``explicit``.
+        catalog: The hardware database the spec's ids refer to.
+
+    Raises:
+        EngineError: ``build_tiled`` would refuse the spec (the same line).
+    """
+    d = _domain(spec, catalog)
+    _network(d.build, d.host, d.tiling, _rank_devices(spec, d.host, d.tiling))
+
+
+def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
+    """Build the fabric of a topology spec whose network a builder derives (every layout
+    but ``explicit``): node blocks tiled with numpy, then the network block.
+
+    Args:
+        spec: A checked topology spec (from the catalog or a user file).
+        catalog: The hardware database the spec's ids refer to.
+
+    Returns:
+        The fabric, with every scale-up domain an identical block of devices and links.
+
+    Raises:
+        EngineError: The spec is out of range (no nodes, too many GPUs, nodes that do not
+            fill whole scale-up domains, a network the switches cannot build).
+    """
+    d = _domain(spec, catalog)
+    b, host, tiling, scaleup, nic_spec = d.build, d.host, d.tiling, d.scaleup, d.nic_spec
+    domain_torus, domain_plan = d.torus, d.plan
+    tables = _tile_domains(d.block, tiling)
     ranks = _rank_devices(spec, host, tiling)
     network = _network(b, host, tiling, ranks)
     if network is not None:

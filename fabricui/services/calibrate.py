@@ -122,7 +122,7 @@ def _case(
     if nodes not in fabrics:
         scaled = _spec_for(spec, nodes)
         _admit_fit(run, run.nranks or scaled.n_gpus)  # before building: 4,096 hosts at once
-        admit_fabric(scaled)  # a 100,000-host log: one line, not gigabytes
+        admit_fabric(scaled, catalog)  # a 100,000-host log: one line, not gigabytes
         fabrics[nodes] = build_fabric_with_plugins(scaled, catalog)
     fabric = fabrics[nodes]
     nranks = run.nranks or fabric.n_gpus

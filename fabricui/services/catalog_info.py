@@ -129,7 +129,7 @@ def validate(
     catalog = catalog or load_service_catalog()
     spec = parse_topology(read_yaml(target), catalog, default_id=target.stem)
     try:
-        admit_fabric(spec)
+        admit_fabric(spec, catalog)
         build_fabric_with_plugins(spec, catalog)
     except EngineError as exc:  # the builder names the spec; say which file it came from
         raise ConfigError(f"{target}: {exc}") from exc

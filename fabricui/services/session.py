@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui.engine.evaluate import algorithms_for_env
 from fabricui.errors import ConfigError, FabricError, PluginError, exception_line
-from fabricui.fabric import Fabric, build_fabric
+from fabricui.fabric import Fabric, build_fabric, most_nodes
 from fabricui.hwdb import Catalog, default_hwdb_dir
 from fabricui.hwdb import load_catalog as load_hwdb
 from fabricui.hwdb.catalog import unknown_id_message
@@ -142,7 +142,7 @@ def load_fabric(
     """
     catalog = catalog or load_catalog(host=host)
     spec = resolve_spec(request, catalog)
-    admit_fabric(spec)
+    admit_fabric(spec, catalog)
     fabric = build_fabric_with_plugins(spec, catalog, host)
     if catalog.calibration is not None:
         warning = overlay_mismatch(catalog.calibration, spec.id, fabric.generations)
@@ -185,20 +185,40 @@ def with_health(
     return overlay(fabric, request.health, catalog, host, report=report).fabric
 
 
-def admit_fabric(spec: TopologySpec) -> None:
-    """Refuse a topology whose fabric would not fit the memory budget (one line, with the
-    node count that would).
+def admit_fabric(spec: TopologySpec, catalog: Catalog | None = None) -> None:
+    """Refuse a topology whose fabric would not fit the memory budget (one line, with a
+    node count that would fit and that the topology's builder accepts).
+
+    Args:
+        spec: A checked topology spec.
+        catalog: The catalog the spec's ids refer to; without it (or for a plugin
+            builder's spec) the advice is the memory budget's count alone.
 
     Raises:
         ConfigError: Too many GPUs for the budget.
     """
     budget = admission.memory_budget()
+    work = admission.Work(f"topology {spec.id}", spec.n_gpus, "GPUs", admission.GPU_BYTES)
+    if work.bytes <= budget:
+        return
     most = max(1, (budget - admission.BASE_BYTES) // admission.GPU_BYTES // spec.gpus_per_node)
-    admission.admit(
-        admission.Work(f"topology {spec.id}", spec.n_gpus, "GPUs", admission.GPU_BYTES),
-        budget,
-        f"use --nodes {most} or fewer",
-    )
+    admission.admit(work, budget, node_advice(spec, catalog, most))
+
+
+def node_advice(spec: TopologySpec, catalog: Catalog | None, most: int) -> str:
+    """``use --nodes N or fewer``: the largest count up to ``most`` the topology's builder
+    accepts (whole scale-up domains, what its switches or torus can join), else ``most``."""
+    built = None
+    if catalog is not None and spec.builder is None:
+        built = most_nodes(spec, catalog, most)
+    if built is None:
+        return f"use --nodes {most} or fewer"
+    hosts = spec.intra.hosts_per_domain
+    if spec.net is not None and spec.net.layout == "torus":
+        return f"use --nodes {built}, the largest torus {spec.id} builds within the limit"
+    if hosts > 1:
+        return f"use --nodes {built} or fewer (a multiple of {hosts})"
+    return f"use --nodes {built} or fewer"
 
 
 def topology_builder(spec: TopologySpec, host: PluginHost | None = None) -> TopologyBuilder | None:

@@ -5,10 +5,15 @@ GPU. Each case runs the CLI in this process."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from fabricui.engine.traffic import pattern_flows
 from fabricui.errors import EngineError
+from fabricui.fabric import most_nodes
+from fabricui.fabric.builder import check_tiled
+from fabricui.services.session import load_catalog
 
 
 def one_error(run_cli, *argv: str) -> str:
@@ -39,3 +44,45 @@ def test_the_engine_refuses_a_negative_seed_itself():
 def test_the_other_integer_options_of_traffic_are_one_line(run_cli, option, value):
     """--top and --gpus out of range: one line naming the option."""
     assert option in one_error(run_cli, "traffic", option, value)
+
+
+def _advised(err: str) -> int:
+    found = re.search(r"use --nodes (\d+)", err)
+    assert found, err
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize(
+    ("topology", "expected"),
+    [
+        ("dgx-h100-pod", 8192),  # 64-port switches: 64 pods of a three-tier fat-tree
+        ("gb200-nvl72-cluster", None),
+        ("tpu-v6e-256", 32),  # a v6e slice is at most 256 chips of 8 per host
+        ("tpu-v5p-torus", 1536),  # 16x16x24 chips, 4 per host
+        ("dragonfly-cluster", None),
+        ("trn2-ultraserver", None),
+    ],
+)
+def test_too_many_nodes_advises_a_count_the_builder_accepts(run_cli, topology, expected):
+    """The memory refusal's --nodes N is one the topology's builder accepts (and N + one
+    domain is one it refuses or the budget would), for every kind of network."""
+    err = one_error(run_cli, "export", "-t", topology, "--nodes", "99999999999999")
+    most = _advised(err)
+    if expected is not None:
+        assert most == expected
+    catalog = load_catalog()
+    spec = catalog.topologies[topology]
+    check_tiled(spec.with_nodes(most), catalog)  # the builder's own checks pass
+    hosts = spec.intra.hosts_per_domain
+    assert most % hosts == 0
+    if hosts > 1:
+        assert f"a multiple of {hosts}" in err
+    assert most_nodes(spec, catalog, most + hosts) in (most, most + hosts)
+
+
+def test_the_advised_count_exports(run_cli, tmp_path):
+    """export --nodes N with the N the refusal named writes the diagram."""
+    most = _advised(one_error(run_cli, "export", "--nodes", "99999999999999"))
+    out = tmp_path / "pod.dot"
+    status, _, err = run_cli("export", "--nodes", str(most), "-o", str(out))
+    assert status == 0 and out.is_file(), err
