@@ -35,14 +35,48 @@ def _valid_range(fabric: Fabric) -> str:
     return text
 
 
-def _domain_rank(fabric: Fabric, raw: str, domain: int, k: int) -> int:
-    """Global rank of GPU ``k`` of scale-up domain ``domain``."""
+def _id_forms(fabric: Fabric) -> str:
+    """The GPU ids this fabric takes, for an error's tail: on an imported cluster its
+    hosts' ``HOST.gK`` first, else ``n<node>.g<gpu>`` (and ``d<domain>.g<k>``) ranges."""
+    hosts = list(host_index(fabric))
+    if not hosts:
+        return _valid_range(fabric)
+    last = _gpus_per_host(fabric) - 1
+    on = f"the {len(hosts)} hosts {hosts[0]} .. {hosts[-1]}" if len(hosts) > 1 else hosts[0]
+    return (
+        f"a GPU here is HOST.gK ({hosts[0]}.g0) with K 0..{last} on {on}, n<node>.g<gpu> "
+        f"(n0.g0 .. n{fabric.nodes - 1}.g{fabric.gpus_per_node - 1}) or a rank "
+        f"0..{fabric.n_gpus - 1}"
+    )
+
+
+def _gpus_per_host(fabric: Fabric) -> int:
+    """GPUs of one host (of an imported cluster's host names; a node's otherwise)."""
+    per_node = max(1, len(fabric.host_names) // fabric.nodes) if fabric.host_names else 1
+    return max(1, fabric.gpus_per_node // per_node)
+
+
+def _clamp(value: int, last: int) -> int:
+    """``value`` within 0..last (the nearest valid index)."""
+    return min(max(value, 0), max(last, 0))
+
+
+def _domain_rank(fabric: Fabric, raw: str, domain: int, k: int, form: str = "d") -> int:
+    """Global rank of GPU ``k`` of scale-up domain ``domain`` (``form``: the letter the
+    id was typed with, for the nearest id).
+
+    Raises:
+        EngineError: No such domain or GPU; names the nearest valid id.
+    """
     per = fabric.gpus_per_domain
     if domain < fabric.domains and k < per and domain * per + k < fabric.n_gpus:
         return domain * per + k
+    near_domain = _clamp(domain, fabric.domains - 1)
+    near_k = _clamp(k, min(per, fabric.n_gpus - near_domain * per) - 1)
     raise EngineError(
         f"no GPU {raw} in {fabric.spec.id}: {fabric.domains} scale-up domain"
-        f"{'s' if fabric.domains > 1 else ''} of {per} GPUs; {_valid_range(fabric)}"
+        f"{'s' if fabric.domains > 1 else ''} of {per} GPUs (nearest: {form}{near_domain}."
+        f"g{near_k}); {_id_forms(fabric)}"
     )
 
 
@@ -63,7 +97,11 @@ def _host_gpu(fabric: Fabric, raw: str) -> int | None:
     per_node = len(fabric.host_names) // fabric.nodes
     per_host = fabric.gpus_per_node // per_node
     if not gpu.isdigit() or int(gpu) >= per_host:
-        raise EngineError(f"no GPU {raw} in {fabric.spec.id}: {host} has g0..g{per_host - 1}")
+        near = _clamp(int(gpu), per_host - 1) if gpu.isdigit() else 0
+        raise EngineError(
+            f"no GPU {raw} in {fabric.spec.id}: {host} has g0..g{per_host - 1} "
+            f"(nearest: {host}.g{near}); {_id_forms(fabric)}"
+        )
     node, slot = divmod(position, per_node)
     return node * fabric.gpus_per_node + slot * per_host + int(gpu)
 
@@ -95,22 +133,22 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
         nearest_rank = min(max(rank, 0), fabric.n_gpus - 1)
         raise EngineError(
             f"no GPU rank {rank} in {name} ({fabric.n_gpus} GPUs; nearest: {nearest_rank}, "
-            f"{fabric.gpu_name(nearest_rank)}); {_valid_range(fabric)}"
+            f"{fabric.gpu_name(nearest_rank)}); {_id_forms(fabric)}"
         )
     match = _GPU_RE.match(raw.lower())
     hosts = host_index(fabric)
-    host, sep, _ = raw.rpartition(".g")
-    if not match and hosts and sep and host:
+    host, sep, gpu_text = raw.rpartition(".g")
+    if not match and hosts and sep and host and host not in hosts and gpu_text.isdigit():
         # A typo in an imported cluster's host name: name the hosts it is nearest to.
+        near_hosts = _nearest_hosts(host, hosts)
+        k = _clamp(int(gpu_text), _gpus_per_host(fabric) - 1)
         raise EngineError(
-            f"unknown host {host!r} in {name} (nearest: {', '.join(_nearest_hosts(host, hosts))})"
-            f": a GPU here is HOST.gK ({next(iter(hosts))}.g0), n<node>.g<gpu> or a rank"
+            f"unknown host {host!r} in {name} (nearest: {', '.join(near_hosts)}): no GPU "
+            f"{raw} (nearest: {', '.join(f'{h}.g{k}' for h in near_hosts)}); "
+            f"{_id_forms(fabric)}"
         )
     if not match:
-        raise EngineError(
-            f"invalid GPU id {raw!r}: use n<node>.g<gpu> such as n0.g3, or a global rank; "
-            f"{_valid_range(fabric)}"
-        )
+        raise EngineError(_malformed_id(fabric, raw, hosts))
     form, node, gpu = match.group(1)[0], int(match.group(2)), int(match.group(3))
     if form == "d":
         return _domain_rank(fabric, raw, node, gpu)
@@ -118,7 +156,7 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
         return node * fabric.gpus_per_node + gpu
     if fabric.hosts_per_domain > 1 and gpu >= fabric.gpus_per_node:
         # The per-rack form of a multi-host domain (n0.g71 on an NVL72 rack).
-        return _domain_rank(fabric, raw, node, gpu)
+        return _domain_rank(fabric, raw, node, gpu, form="n")
     near_node = min(node, fabric.nodes - 1)
     near_gpu = min(gpu, fabric.gpus_per_node - 1)
     nearest = f"n{near_node}.g{near_gpu}"
@@ -128,9 +166,66 @@ def parse_gpu_id(fabric: Fabric, text: str) -> int:
     if gpu >= fabric.gpus_per_node:
         problem.append(f"{fabric.gpus_per_node} GPUs per node")
     raise EngineError(
-        f"no GPU {raw} in {name}: {' and '.join(problem)} (nearest: {nearest}); "
-        f"{_valid_range(fabric)}"
+        f"no GPU {raw} in {name}: {' and '.join(problem)} (nearest: {nearest}); {_id_forms(fabric)}"
     )
+
+
+#: A node or domain without a GPU (``n3``, ``node3``, ``d1``) or with something else after
+#: it (``n3.nic1``): its letter, number and the rest.
+_NODE_RE = re.compile(r"^(n|d|node|domain)(\d+)(?:[./:_-](.*))?$")
+
+
+def _malformed_id(fabric: Fabric, raw: str, hosts: dict[str, int]) -> str:
+    """The one line for a text that is no GPU id: what it names instead (a host, a node,
+    a NIC of one), the nearest GPU ids and the forms this fabric takes."""
+    forms = _id_forms(fabric)
+    last = _gpus_per_host(fabric) - 1
+    host = next(
+        (
+            raw[:at]
+            for at in [len(raw)] + [i for i, c in enumerate(raw) if c == "."]
+            if raw[:at] in hosts
+        ),
+        None,
+    )
+    if host is not None:
+        rest = raw[len(host) + 1 :]
+        what = f"{host} is a host" if not rest else f"{rest} is no GPU of {host}"
+        near = f"{host}.g{_clamp(_trailing_number(rest), last)}"
+        return (
+            f"invalid GPU id {raw!r}: {what}, whose GPUs are {host}.g0 .. {host}.g{last} "
+            f"(nearest: {near}); {forms}"
+        )
+    node = _NODE_RE.match(raw.lower())
+    if node is not None:
+        letter, number, rest = node.group(1)[0], int(node.group(2)), node.group(3) or ""
+        if letter == "d":
+            count, per, what, form = (
+                fabric.domains,
+                fabric.gpus_per_domain,
+                "a scale-up domain",
+                "d<domain>.g<k>",
+            )
+        else:
+            count, per, what, form = fabric.nodes, fabric.gpus_per_node, "a node", "n<node>.g<gpu>"
+        detail = f"{raw} is {what}" if not rest else f"{rest} is no GPU of {letter}{number}"
+        near = f"{letter}{_clamp(number, count - 1)}.g{_clamp(_trailing_number(rest), per - 1)}"
+        return f"invalid GPU id {raw!r}: {detail}, a GPU is {form} (nearest: {near}); {forms}"
+    first = f"{next(iter(hosts))}" if hosts else "n0"
+    gpu_only = re.match(r"^(?:g|gpu)(\d+)$", raw.lower())
+    if gpu_only is not None:  # the GPU without its host or node
+        close = [f"{first}.g{_clamp(int(gpu_only.group(1)), last)}"]
+    else:
+        close = nearest(raw, [f"{h}.g0" for h in itertools.islice(hosts, 4096)])
+    hint = f" (nearest: {', '.join(close)})" if close else ""
+    kind = "HOST.gK" if hosts else "n<node>.g<gpu>"
+    return f"invalid GPU id {raw!r}: use {kind} such as {first}.g3, or a global rank{hint}; {forms}"
+
+
+def _trailing_number(text: str) -> int:
+    """The number a text ends with (``nic5`` -> 5), else 0."""
+    found = re.search(r"(\d+)$", text)
+    return int(found.group(1)) if found else 0
 
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")

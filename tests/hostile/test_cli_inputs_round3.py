@@ -8,12 +8,15 @@ from __future__ import annotations
 import re
 
 import pytest
+from _hostile import ROOT
 
 from fabricui.engine.traffic import pattern_flows
 from fabricui.errors import EngineError
 from fabricui.fabric import most_nodes
 from fabricui.fabric.builder import check_tiled
 from fabricui.services.session import load_catalog
+
+CLUSTER = ROOT / "tests" / "doctor" / "topologies" / "cluster_8hosts.yaml"
 
 
 def one_error(run_cli, *argv: str) -> str:
@@ -86,3 +89,39 @@ def test_the_advised_count_exports(run_cli, tmp_path):
     out = tmp_path / "pod.dot"
     status, _, err = run_cli("export", "--nodes", str(most), "-o", str(out))
     assert status == 0 and out.is_file(), err
+
+
+@pytest.mark.parametrize(
+    ("argv", "wanted"),
+    [
+        (["d0.g9"], ["no GPU d0.g9", "(nearest: d0.g7)", "n0.g0 .. n3.g7"]),
+        (["n0"], ["invalid GPU id 'n0'", "a node", "(nearest: n0.g0)"]),
+        (["n1.nic3"], ["nic3 is no GPU of n1", "(nearest: n1.g3)"]),
+        (["gpu3"], ["invalid GPU id 'gpu3'", "(nearest: n0.g3)"]),
+        (["d9.g0"], ["(nearest: d3.g0)"]),
+    ],
+)
+def test_unknown_gpus_name_the_nearest_ids(run_cli, argv, wanted):
+    """path n0.g0 ID on the default pod: the id, the nearest valid ids, the id forms."""
+    err = one_error(run_cli, "path", "n0.g0", *argv)
+    for text in wanted:
+        assert text in err
+
+
+@pytest.mark.parametrize(
+    ("gpu", "wanted"),
+    [
+        ("h8.g9", ["no GPU h8.g9", "h8 has g0..g7", "(nearest: h8.g7)"]),
+        ("h8", ["invalid GPU id 'h8'", "h8 is a host", "(nearest: h8.g0)"]),
+        ("h8.nic0", ["invalid GPU id 'h8.nic0'", "(nearest: h8.g0)"]),
+        ("h9.g2", ["unknown host 'h9'", "(nearest: h8.g2,"]),
+        ("n8.g0", ["no GPU n8.g0", "(nearest: n7.g0)"]),
+        ("64", ["no GPU rank 64", "nearest: 63, h8.g7"]),
+    ],
+)
+def test_an_imported_cluster_speaks_of_its_hosts(run_cli, gpu, wanted):
+    """On a cluster whose GPUs are HOST.gK: the nearest ids, and that form described."""
+    err = one_error(run_cli, "path", "-t", str(CLUSTER), "h1.g0", gpu)
+    for text in wanted:
+        assert text in err
+    assert "HOST.gK (h1.g0) with K 0..7 on the 8 hosts h1 .. h8" in err
