@@ -178,6 +178,10 @@ TOPO_M_PATH_ROW = r"(?m)^[ \t|]*GPU\d+[ \t|]+(?:X[ \t|]+)?(?:NV\d+|SYS|SOC|NODE|
 #: What ``sniff`` calls a ``topo -p2p`` matrix.
 P2P_MATRIX = "a `nvidia-smi topo -p2p` matrix (P2P capability)"
 
+#: How ``detect`` begins its refusal of a text no pattern recognises (callers that read
+#: one kind of output replace the advice after it with their own).
+UNRECOGNISED = "cannot tell which tool printed this"
+
 #: State, counter and Slurm outputs: (pattern, what it is, importer). Lines are matched
 #: with ``[ \t]`` for blanks (see ``_LOOKS``) and bounded repeats, so rejecting a paste of
 #: blank lines stays linear.
@@ -389,7 +393,7 @@ def detect(text: str) -> str:
     looks = sniff(text.replace("\xa0", " "))
     if looks is None:
         raise ParseError(
-            "cannot tell which tool printed this: give the format, e.g. "
+            f"{UNRECOGNISED}: give the format, e.g. "
             "`fabricui import ibstat FILE` (`fabricui import --help` lists them)"
         )
     what, importer = looks

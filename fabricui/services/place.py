@@ -38,7 +38,7 @@ from fabricui.engine.routing import Router
 from fabricui.errors import ConfigError, FabricError
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind
 from fabricui.fabric.health import MARKS, health_of
-from fabricui.importers.common import ParseError
+from fabricui.importers.common import UNRECOGNISED, ParseError
 from fabricui.importers.hostlist import compress, expand, natural_key
 from fabricui.importers.slurm_jobs import SlurmJobs
 from fabricui.importers.slurm_nodes import SlurmNodes
@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 TIER_NAMES = ("one scale-up domain", "below the leaves", "through spines", "through cores")
 #: Collectives the pick is priced with [bytes].
 PRICE_SIZE = 2**30
+#: What ``--jobs`` reads, for a file that is none of it.
+JOBS_ADVICE = "give `squeue`, `scontrol show job` or `sacct` output"
 #: Most GPUs an all-to-all price is computed for (a million flows take about a second).
 MAX_ALLTOALL_GPUS = 512
 
@@ -276,7 +278,13 @@ def _free_hosts(
             shown = unknown_hosts(unknown, list(layout.index))
             raise ConfigError(f"--free: {len(unknown)} host(s) not in {topology}: {shown}{hint}")
         return {layout.index[n] for n in names}, []
-    result = _slurm_listing("--free", value)
+    example = compress(list(layout.index)[:4])
+    result = _slurm_listing(
+        "--free",
+        value,
+        f"give `sinfo` or `scontrol show node` output, or the free hosts as a hostlist "
+        f"value (--free {example})",
+    )
     if not isinstance(result.value, SlurmNodes):
         raise ConfigError(
             f"--free {value}: {result.format} output; give sinfo or `scontrol show node` "
@@ -315,8 +323,9 @@ class _Listing:
     """The importer's result."""
 
 
-def _slurm_listing(flag: str, path: str) -> _Listing:
-    """Read a ``--free``/``--jobs`` file (format recognised), errors naming ``flag``.
+def _slurm_listing(flag: str, path: str, advice: str) -> _Listing:
+    """Read a ``--free``/``--jobs`` file (format recognised), errors naming ``flag``;
+    ``advice``: what to give instead of a file no tool's output is recognised in.
 
     Raises:
         ConfigError: Missing, a directory, unreadable or not recognised.
@@ -325,6 +334,8 @@ def _slurm_listing(flag: str, path: str) -> _Listing:
         report = read_health([path])
     except FabricError as exc:  # read_health names --health; this file came with ``flag``
         message = exc.message.removeprefix("--health ")
+        if message.startswith(f"{path}: {UNRECOGNISED}"):
+            message = f"{path}: {UNRECOGNISED}: {advice}"
         raise ConfigError(f"{flag} {message}") from None
     item = report.inputs[0]
     return _Listing(item.format, item.result)
@@ -335,12 +346,9 @@ def _running(request: PlaceRequest) -> list[Any]:
     if request.jobs is None:
         return []
 
-    result = _slurm_listing("--jobs", request.jobs)
+    result = _slurm_listing("--jobs", request.jobs, JOBS_ADVICE)
     if not isinstance(result.value, SlurmJobs):
-        raise ConfigError(
-            f"--jobs {request.jobs}: {result.format} output; give squeue, "
-            "`scontrol show job` or sacct output"
-        )
+        raise ConfigError(f"--jobs {request.jobs}: {result.format} output; {JOBS_ADVICE}")
     return result.value.running()
 
 

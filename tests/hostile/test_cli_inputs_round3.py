@@ -125,3 +125,14 @@ def test_an_imported_cluster_speaks_of_its_hosts(run_cli, gpu, wanted):
     for text in wanted:
         assert text in err
     assert "HOST.gK (h1.g0) with K 0..7 on the 8 hosts h1 .. h8" in err
+
+
+def test_place_free_names_what_it_reads(run_cli, tmp_path):
+    """--free FILE that no tool printed: advice for a free-host list, not `import ibstat`."""
+    notes = tmp_path / "passwd"
+    notes.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    err = one_error(run_cli, "place", "2", "-t", str(CLUSTER), "--free", str(notes))
+    assert "sinfo" in err and "scontrol show node" in err and "--free h[1-4]" in err
+    assert "import ibstat" not in err
+    err = one_error(run_cli, "place", "2", "-t", str(CLUSTER), "--jobs", str(notes))
+    assert "squeue" in err and "import ibstat" not in err
