@@ -34,7 +34,7 @@ from fabricui.commands import topologies as topologies_command
 from fabricui.commands import traffic as traffic_command
 from fabricui.commands.options import FREE_WORDS, add_global_options, catalog_request
 from fabricui.errors import ConfigError, FabricError, one_line
-from fabricui.files import os_error_line
+from fabricui.files import os_error_line, shown_path
 from fabricui.render.health import health_lines
 from fabricui.render.output import safe_streams
 from fabricui.render.terminal_fit import FitWriter
@@ -130,7 +130,7 @@ def _snapshot(args: argparse.Namespace) -> int:
     written, stdout = run_snapshot(request, load_catalog(catalog_request(args)))
     sys.stdout.write(stdout)
     for path in written:
-        print(f"wrote {path}", file=sys.stderr if stdout else sys.stdout)
+        print(f"wrote {shown_path(path)}", file=sys.stderr if stdout else sys.stdout)
     return 0
 
 

@@ -183,9 +183,35 @@ def _within(
     return data
 
 
+def shown_path(path: Path | str) -> str:
+    """A path as one line of a message: as typed, or quoted with Python's escapes when it
+    holds a character that is not printable (``'a\\nb.svg'``), so a newline in a name
+    cannot split the line."""
+    text = str(path)
+    return text if text.isprintable() else repr(text)
+
+
+def output_name(text: str) -> str:
+    """An output file name as typed, refused when empty: an empty ``-o ''`` must not fall
+    back to standard output, a default name or the current directory.
+
+    Args:
+        text: The name (``-`` for standard output where the option takes it).
+
+    Returns:
+        ``text`` unchanged.
+
+    Raises:
+        ConfigError: ``text`` is empty or only blanks.
+    """
+    if not text.strip():
+        raise ConfigError("an empty output path; give a file name")
+    return text
+
+
 def exists_message(path: Path | str) -> str:
     """The one-line refusal to replace an existing file."""
-    return f"{path}: already exists; pass --force to overwrite it"
+    return f"{shown_path(path)}: already exists; pass --force to overwrite it"
 
 
 def check_target(path: Path, force: bool = False) -> None:
@@ -208,17 +234,20 @@ def check_target(path: Path, force: bool = False) -> None:
     except FileNotFoundError:
         info = None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
+        raise ConfigError(f"{shown_path(path)}: cannot write ({reason(exc)})") from None
     if info is not None:
         if stat.S_ISDIR(info.st_mode):
-            raise ConfigError(f"{path}: is a directory, give a file name")
+            raise ConfigError(f"{shown_path(path)}: is a directory, give a file name")
         if not force:
             raise ConfigError(exists_message(path))
         if stat.S_ISLNK(info.st_mode):
-            raise ConfigError(f"{path}: is a symbolic link; only a regular file is ever replaced")
+            raise ConfigError(
+                f"{shown_path(path)}: is a symbolic link; only a regular file is ever replaced"
+            )
         if not stat.S_ISREG(info.st_mode):
             raise ConfigError(
-                f"{path}: is {_kind(info.st_mode)}; only a regular file is ever replaced"
+                f"{shown_path(path)}: is {_kind(info.st_mode)}; only a regular file is "
+                "ever replaced"
             )
     parent = path.parent
     try:
@@ -226,9 +255,9 @@ def check_target(path: Path, force: bool = False) -> None:
     except FileNotFoundError:
         parent_ok = False
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
+        raise ConfigError(f"{shown_path(path)}: cannot write ({reason(exc)})") from None
     if not parent_ok:
-        raise ConfigError(f"{path}: no such directory {parent}")
+        raise ConfigError(f"{shown_path(path)}: no such directory {shown_path(parent)}")
 
 
 def reason(exc: OSError) -> str:
@@ -264,7 +293,7 @@ def exists(path: str | Path, error: type[FabricError] = ConfigError) -> bool:
     except (FileNotFoundError, NotADirectoryError):
         return False
     except OSError as exc:
-        raise error(f"{path}: cannot read ({reason(exc)})") from None
+        raise error(f"{shown_path(path)}: cannot read ({reason(exc)})") from None
     return True
 
 
@@ -300,7 +329,7 @@ def write_text(path: Path, text: str | bytes, force: bool = False) -> None:
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
+        raise ConfigError(f"{shown_path(path)}: cannot write ({reason(exc)})") from None
     try:
         data = text if isinstance(text, bytes) else text.encode("utf-8")
         with os.fdopen(fd, "wb") as handle:
@@ -315,9 +344,11 @@ def write_text(path: Path, text: str | bytes, force: bool = False) -> None:
         else:
             _link_new(Path(tmp), path)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
+        raise ConfigError(f"{shown_path(path)}: cannot write ({reason(exc)})") from None
     except UnicodeEncodeError as exc:
-        raise ConfigError(f"{path}: cannot write text that is not Unicode ({exc.reason})") from None
+        raise ConfigError(
+            f"{shown_path(path)}: cannot write text that is not Unicode ({exc.reason})"
+        ) from None
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
@@ -344,7 +375,7 @@ def move_into_place(tmp: Path, path: Path, force: bool = False) -> None:
         else:
             _link_new(Path(tmp), Path(path))
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write ({reason(exc)})") from None
+        raise ConfigError(f"{shown_path(path)}: cannot write ({reason(exc)})") from None
 
 
 def _link_new(tmp: Path, path: Path) -> None:

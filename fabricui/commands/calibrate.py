@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fabricui.commands.options import catalog_request, completes, topology_name
+from fabricui.commands.options import catalog_request, completes, output_file, topology_name
+from fabricui.files import shown_path
 from fabricui.render.output import print_json
 from fabricui.render.progress import terminal_progress
 from fabricui.units import format_bytes
@@ -78,7 +79,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="FILE",
         help="results of the same cluster used only to check the fit (repeatable)",
     )
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the overlay")
+    parser.add_argument(
+        "-o", "--output", type=output_file, metavar="FILE", help="write the overlay"
+    )
     parser.add_argument("--force", action="store_true", help="replace an existing --output")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
@@ -192,7 +195,8 @@ def render(report: dict[str, Any]) -> str:
             )
     if report.get("output"):
         lines.append(
-            f"wrote {report['output']} (apply with: fabricui --calibration {report['output']} ...)"
+            f"wrote {shown_path(report['output'])} (apply with: fabricui --calibration "
+            f"{shown_path(report['output'])} ...)"
         )
     elif report["overlay"]:
         lines.append("overlay not written (give -o FILE)")

@@ -13,11 +13,12 @@ from fabricui.commands.options import (
     add_topology_options,
     catalog,
     completes,
+    output_path,
     take_free_words,
     topology_request,
 )
 from fabricui.errors import ConfigError, FabricError, unknown_id_message
-from fabricui.files import check_target, write_text
+from fabricui.files import check_target, shown_path, write_text
 from fabricui.render.output import print_json
 from fabricui.render.progress import terminal_progress
 from fabricui.render.table import text_table
@@ -109,6 +110,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--bw", help="per-rank bandwidth for --ideal, e.g. 100GB/s or 400Gb/s")
     parser.add_argument(
         "--tuner",
+        type=output_path,
         metavar="FILE",
         help="write a config for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE) with "
         "the best picks that beat NCCL's own by --tuner-margin or more (fabrics that run NCCL)",
@@ -282,8 +284,9 @@ def _write_tuner(args: argparse.Namespace, result: Any) -> None:
     text, lines = tuner_config(result, result.nccl_nodes, args.tuner_margin)
     write_text(Path(args.tuner), text, force=args.force)
     print(
-        f"wrote {args.tuner}: {lines} size range(s) where a pick beats NCCL's by "
-        f"{100 * args.tuner_margin:.0f}% or more (use it with NCCL_TUNER_CONFIG_FILE={args.tuner}"
+        f"wrote {shown_path(args.tuner)}: {lines} size range(s) where a pick beats NCCL's by "
+        f"{100 * args.tuner_margin:.0f}% or more (use it with NCCL_TUNER_CONFIG_FILE="
+        f"{shown_path(args.tuner)}"
         " and NCCL's example tuner plugin)",
         file=sys.stderr,
     )

@@ -8,9 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fabricui.commands.options import add_topology_options, catalog, topology_request
+from fabricui.commands.options import (
+    add_topology_options,
+    catalog,
+    output_path,
+    topology_request,
+)
 from fabricui.errors import ConfigError
-from fabricui.files import check_target, write_bytes
+from fabricui.files import check_target, shown_path, write_bytes
 
 #: Formats ``export`` writes.
 FORMATS = ("dot", "svg", "pdf")
@@ -35,7 +40,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="dot, svg or pdf (default: from -o's suffix, else dot)",
     )
     parser.add_argument(
-        "-o", "--output", metavar="FILE", help="write FILE (default: standard output)"
+        "-o",
+        "--output",
+        type=output_path,
+        metavar="FILE",
+        help="write FILE (default: standard output)",
     )
     parser.add_argument("--force", action="store_true", help="let -o replace an existing file")
     parser.add_argument(
@@ -99,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             )
     if output and output != "-":
         write_bytes(Path(output), data, args.force)
-        print(f"wrote {output}", file=sys.stderr)
+        print(f"wrote {shown_path(output)}", file=sys.stderr)
     elif fmt == "pdf":
         sys.stdout.flush()
         sys.stdout.buffer.write(data)

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.files import write_text
+from fabricui.commands.options import output_path
+from fabricui.files import shown_path, write_text
 
 if TYPE_CHECKING:
     from fabricui.services.importing import Imported, ImportRequest
@@ -69,6 +70,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "-o",
         "--output",
+        type=output_path,
         metavar="YAML",
         help="write a topology spec that `fabricui explore --topology YAML` opens (-: print "
         "only the spec on stdout, the summary on stderr)",
@@ -189,6 +191,7 @@ def _write_spec(request: ImportRequest, imported: Imported, output: str) -> None
     write_text(Path(output), spec.text, force=request.force)
     stream = sys.stderr if request.as_json else sys.stdout
     print(
-        f"wrote {output}: {spec.summary}; open it with `fabricui explore --topology {output}`",
+        f"wrote {shown_path(output)}: {spec.summary}; open it with "
+        f"`fabricui explore --topology {shown_path(output)}`",
         file=stream,
     )

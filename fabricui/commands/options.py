@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from fabricui.bounds import NIC_PORT_GBPS, checked
 from fabricui.errors import ConfigError
+from fabricui.files import output_name
 from fabricui.services.admission import DEFAULT_BUDGET_BYTES, ENV_MAX_MEMORY
 from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
 from fabricui.services.settings import ENV_HWDB, Settings, env_hwdb_dirs, load_settings
@@ -32,6 +33,28 @@ def take_free_words(parser: argparse.ArgumentParser, dest: str) -> None:
     """
     setattr(parser, FREE_WORDS, dest)
     parser.set_defaults(**{dest: []})
+
+
+def output_path(text: str) -> str:
+    """The argparse type of every output option (``-o``, ``--tuner``): the name as typed,
+    an empty one refused in the option's one-line error (``files.output_name``).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is empty or only blanks.
+    """
+    try:
+        return output_name(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def output_file(text: str) -> Path:
+    """``output_path`` as a ``Path`` (for options a command reads as one).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is empty or only blanks.
+    """
+    return Path(output_path(text))
 
 
 def port_gbps(text: str) -> float:

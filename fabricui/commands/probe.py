@@ -14,6 +14,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from fabricui.commands.options import output_path
+
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``probe`` subcommand.
@@ -32,6 +34,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "-o",
         "--output",
+        type=output_path,
         metavar="DIR",
         help="folder for the outputs (default: fabricui-probe-HOSTNAME)",
     )

@@ -7,7 +7,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from fabricui.commands.options import add_topology_options, completes, topology_request
+from fabricui.commands.options import (
+    add_topology_options,
+    completes,
+    output_path,
+    topology_request,
+)
 from fabricui.errors import ConfigError
 from fabricui.files import check_target
 from fabricui.services.command_requests import SnapshotRequest
@@ -52,6 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
+        type=output_path,
         default="-",
         metavar="FILE",
         help="FILE.md, FILE.svg or FILE.txt; - for standard output (the default: the "

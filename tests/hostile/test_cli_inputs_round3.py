@@ -6,6 +6,7 @@ GPU. Each case runs the CLI in this process."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from _hostile import ROOT
@@ -136,3 +137,30 @@ def test_place_free_names_what_it_reads(run_cli, tmp_path):
     assert "import ibstat" not in err
     err = one_error(run_cli, "place", "2", "-t", str(CLUSTER), "--jobs", str(notes))
     assert "squeue" in err and "import ibstat" not in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["export", "-o", ""],
+        ["export", "-o", "  "],
+        ["snapshot", "topology", "-o", ""],
+        ["import", "ibstat", "-", "-o", ""],
+        ["probe", "-o", ""],
+        ["calibrate", "x.txt", "-t", "dgx-h100-pod", "-o", ""],
+        ["collective", "all_reduce", "1G", "--tuner", ""],
+    ],
+)
+def test_an_empty_output_path_is_refused(run_cli, argv):
+    """-o '' is refused, never standard output, a default name or the current folder."""
+    assert "an empty output path" in one_error(run_cli, *argv)
+
+
+def test_a_control_character_in_an_output_name_stays_on_one_line(run_cli, tmp_path):
+    """The `wrote` line and the refusal quote a name holding a newline."""
+    out = tmp_path / "a\nb.dot"
+    status, stdout, err = run_cli("export", "-o", str(out))
+    assert status == 0 and stdout == "" and Path(out).is_file()
+    assert err == f"wrote {str(out)!r}\n"
+    err = one_error(run_cli, "export", "-o", str(out))
+    assert f"{str(out)!r}: already exists" in err
