@@ -27,13 +27,16 @@ def first_gpus(group: str) -> int | None:
     """N of a ``gpus:N`` group; None for a named group.
 
     Raises:
-        ConfigError: ``gpus:`` without a whole number of GPUs after it.
+        ConfigError: ``gpus:`` without a whole number of at least two GPUs after it (a
+            group of one GPU has no collective).
     """
     if not group.startswith(FIRST_GPUS):
         return None
     text = group[len(FIRST_GPUS) :]
-    if not text.isdecimal() or len(text) > 9 or int(text) < 1:
-        raise ConfigError(f"group {group!r}: write gpus:N, N a whole number of GPUs (gpus:16)")
+    if not text.isdecimal() or len(text) > 9 or int(text) < 2:
+        raise ConfigError(
+            f"group {group!r}: write gpus:N, N a whole number of GPUs, at least 2 (gpus:16)"
+        )
     return int(text)
 
 

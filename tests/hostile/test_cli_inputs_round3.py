@@ -164,3 +164,10 @@ def test_a_control_character_in_an_output_name_stays_on_one_line(run_cli, tmp_pa
     assert err == f"wrote {str(out)!r}\n"
     err = one_error(run_cli, "export", "-o", str(out))
     assert f"{str(out)!r}: already exists" in err
+
+
+@pytest.mark.parametrize("group", ["gpus:0", "gpus:1", "gpus:x"])
+def test_a_group_of_fewer_than_two_gpus_says_at_least_2(run_cli, group):
+    """--group gpus:N needs N >= 2, and says so."""
+    err = one_error(run_cli, "snapshot", "collectives", "--group", group)
+    assert "at least 2" in err
