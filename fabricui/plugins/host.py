@@ -243,12 +243,13 @@ class PluginHost:
         for ep in found:
             dist, version = _dist_of(ep)
             module = str(ep.value).partition(":")[0].strip()
+            origin = f"entry point {ep.name} = {ep.value}"
             if _is_builtin(ep, dist):
                 if builtins:
-                    info = self._load(ep.name, SOURCE_BUILTIN, dist, version, ep.load)
+                    info = self._load(ep.name, SOURCE_BUILTIN, dist, version, ep.load, origin)
                     info.module = module
             elif external and self._allowed(ep.name):
-                info = self._load(ep.name, SOURCE_ENTRY_POINT, dist, version, ep.load)
+                info = self._load(ep.name, SOURCE_ENTRY_POINT, dist, version, ep.load, origin)
                 info.module = module
 
     def _load_files(self, dirs: list[Path]) -> None:
@@ -266,7 +267,8 @@ class PluginHost:
             with batch():
                 for plugin_file in found or ():
                     loader = _file_loader(plugin_file)
-                    self._load(plugin_file.stem, SOURCE_FILE, None, None, loader)
+                    origin = str(plugin_file.path)
+                    self._load(plugin_file.stem, SOURCE_FILE, None, None, loader, origin)
 
     def _allowed(self, name: str) -> bool:
         return self._allow is None or name in self._allow
@@ -278,12 +280,20 @@ class PluginHost:
         dist: str | None,
         version: str | None,
         loader: Callable[[], object],
+        origin: str | None = None,
     ) -> PluginInfo:
-        """Import (``loader``) and register one plugin; a failure is recorded, not raised."""
-        info = PluginInfo(name=name, source=source, dist=dist, version=version)
+        """Import (``loader``) and register one plugin; a failure is recorded, not raised.
+
+        A plugin whose name another plugin already has is skipped before it is imported.
+        """
+        info = PluginInfo(name=name, source=source, dist=dist, version=version, origin=origin)
         self._infos.append(info)
         if self._pm.is_blocked(name):
             info.blocked = True
+            return info
+        if self._pm.has_plugin(name):
+            owner = self._info_of(self._pm.get_plugin(name))
+            self._fail(info, PluginError(f"{_where(info)}the name is taken by {_owner(owner)}"))
             return info
         mark = sigints()
         try:
@@ -293,6 +303,11 @@ class PluginHost:
                 if info.version is None and source == SOURCE_FILE:
                     version = getattr(plugin, "__version__", None)
                     info.version = version if isinstance(version, str) else None
+                if self._pm.is_registered(plugin):
+                    owner = self._info_of(plugin)
+                    raise PluginError(
+                        f"{_where(info)}the same module is already loaded as {_owner(owner)}"
+                    )
                 self._pm.register(plugin, name=name)
                 info.plugin = plugin
                 self._reject_specname(plugin)
@@ -302,6 +317,10 @@ class PluginHost:
                 self._pm.unregister(info.plugin)
             self._fail(info, error)
         return info
+
+    def _info_of(self, plugin: object) -> PluginInfo | None:
+        """The record of registered ``plugin``."""
+        return next((i for i in self._infos if i.plugin is plugin), None)
 
     def _reject_specname(self, plugin: object) -> None:
         for caller in self._pm.get_hookcallers(plugin) or ():
@@ -714,6 +733,23 @@ def _file_loader(plugin_file: PluginFile) -> Callable[[], object]:
 
         return refuse
     return functools.partial(import_source, plugin_file.stem, plugin_file.source, plugin_file.path)
+
+
+def _where(info: PluginInfo) -> str:
+    """``PATH: `` or ``entry point NAME = MODULE: ``, the start of a message about ``info``."""
+    return f"{info.origin}: " if info.origin else ""
+
+
+def _owner(info: PluginInfo | None) -> str:
+    """Which plugin holds a name, for messages: ``the built-in plugin nvlink``,
+    ``plugin x (entry point x = mod, dist 1.0)``, ``plugin x (/path/x.py)``."""
+    if info is None:
+        return "another plugin"
+    if info.source == SOURCE_BUILTIN:
+        return f"the built-in plugin {info.name}"
+    dist = " ".join(part for part in (info.dist, info.version) if part)
+    found = ", ".join(part for part in (info.origin, dist) if part)
+    return f"plugin {info.name} ({found})" if found else f"plugin {info.name}"
 
 
 def _inside(origin: str, directory: str) -> bool:

@@ -42,6 +42,9 @@ class PluginInfo:
     """Why some of its hooks' contributions were dropped (``register_x: error``)."""
     call_errors: list[str] = field(default_factory=list)
     """Why contributions were skipped when called (``strategy 'x': operations: error``)."""
+    origin: str | None = None
+    """Where it was found, for messages: a plugin file's path, or ``entry point NAME =
+    MODULE`` (None for in-process plugins)."""
     module: str | None = None
     """The module an entry point names: where a plugin that is not loaded keeps its hwdb
     records (found without importing it)."""
