@@ -31,10 +31,14 @@ def add_parser(subparsers: Any, parser_class: Any = None) -> argparse.ArgumentPa
     show.add_argument("id", help="record id (e.g. nvlink4, h100-sxm, dgx-h100-pod)")
     show.add_argument("--json", action="store_true", help="print JSON")
     validate = actions.add_parser(
-        "validate", help="check the database, another hwdb directory, or one topology file"
+        "validate",
+        help="check the database, a hwdb directory, one record file or one topology file",
     )
     validate.add_argument(
-        "path", nargs="?", type=Path, help="a hwdb directory or a topology YAML file"
+        "path",
+        nargs="?",
+        type=Path,
+        help="a hwdb directory, a record file (links:, gpus: ...) or a topology YAML file",
     )
     validate.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
@@ -44,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     """List, show or validate; returns 0.
 
     Raises:
-        FabricError: No action, an unknown kind or id, or a database problem.
+        FabricError: No action, an unknown kind or id, a database problem, or a directory
+            or record file to validate that holds no records.
     """
     if args.hwdb_command is None:
         raise ConfigError("hwdb: choose an action: list, show or validate")

@@ -14,7 +14,13 @@ from fabricui.errors import ConfigError
 from fabricui.files import output_name
 from fabricui.services.admission import DEFAULT_BUDGET_BYTES, ENV_MAX_MEMORY
 from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
-from fabricui.services.settings import ENV_HWDB, Settings, env_hwdb_dirs, load_settings
+from fabricui.services.settings import (
+    ENV_HWDB,
+    Settings,
+    empty_hwdb_dirs,
+    env_hwdb_dirs,
+    load_settings,
+)
 from fabricui.units import format_bytes, parse_bandwidth_GBps
 from fabricui.vocabulary import DEFAULT_TOPOLOGY
 
@@ -242,7 +248,23 @@ def catalog_request(args: argparse.Namespace) -> CatalogRequest:
         if not directory.is_dir():
             raise ConfigError(f"{source}: {directory} is not a directory")
     dirs = (*(d for d, _ in configured), *command_line_hwdb(args))
+    _warn_empty_hwdb(dirs)
     return CatalogRequest(tuple(dirs), getattr(args, "calibration", None))
+
+
+#: Hardware-database directories already warned about as holding nothing to read.
+_WARNED_EMPTY: set[Path] = set()
+
+
+def _warn_empty_hwdb(dirs: tuple[Path, ...]) -> None:
+    """One warning per directory that holds no YAML file a load reads (empty, a mistyped
+    path, the files in a subdirectory): it adds nothing to the database."""
+    for directory, problem in empty_hwdb_dirs([d for d in dirs if d not in _WARNED_EMPTY]):
+        _WARNED_EMPTY.add(directory)
+        print(
+            f"fabricui: warning: {directory}: adds nothing to the hardware database: {problem}",
+            file=sys.stderr,
+        )
 
 
 def catalog(args: argparse.Namespace) -> Catalog:

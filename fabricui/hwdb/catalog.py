@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
@@ -22,6 +23,7 @@ from fabricui.model import (
     ModelShape,
     NicSpec,
     SwitchSpec,
+    TopologySpec,
 )
 from fabricui.model.records import (
     LOSS_STYLES,
@@ -46,6 +48,17 @@ RECORD_KINDS: dict[str, type] = {
 
 #: Where a NIC record may sit (``NicSpec.attach``).
 NIC_ATTACH = ("host", "gpu")
+
+
+def is_record_document(data: object) -> bool:
+    """True when a YAML document is a record file (``links:``, ``gpus:`` ... at its top
+    level) rather than a topology file: it names a record kind and no topology field."""
+    if not isinstance(data, dict):
+        return False
+    topology_keys = {f.name for f in dataclasses.fields(TopologySpec)} | {"hardware", "cluster"}
+    return any(key in RECORD_KINDS for key in data) and not any(
+        key in topology_keys for key in data
+    )
 
 
 def default_hwdb_dir() -> Path:
@@ -275,6 +288,7 @@ def load_catalog(
     extra_links: dict[str, tuple[LinkGeneration, str]] | None = None,
     families: Collection[str] | None = None,
     withheld: Iterable[Withheld] = (),
+    record_files: Iterable[Path] = (),
 ) -> Catalog:
     """Load the hardware database.
 
@@ -290,6 +304,8 @@ def load_catalog(
         withheld: hwdb directories of plugins that are not loaded. Their records stay out,
             but a record or topology that names one of their ids is withheld too (or, for a
             user's topology file, refused) with a message naming the plugin to enable.
+        record_files: Single record files (``links:``, ``gpus:`` ...) read after ``dirs``,
+            as one more directory would be (``hwdb validate FILE``).
 
     Returns:
         The validated catalog. Built-in topologies that need a withheld record are listed
@@ -308,7 +324,8 @@ def load_catalog(
             if directory.exists():
                 raise HwdbError(
                     f"{directory}: a file, not a directory: a hardware database (--hwdb) is a "
-                    "directory of *.yaml records (check one file with `fabricui hwdb validate`)"
+                    "directory of *.yaml records (check one file with `fabricui hwdb validate "
+                    f"{directory}`)"
                 )
             raise HwdbError(f"{directory}: hardware database directory not found")
         seen: dict[tuple[str, str], str] = {}
@@ -316,6 +333,9 @@ def load_catalog(
         for path in sorted(directory.glob("*.yaml")):
             _load_record_file(read_yaml(path), catalog, seen, families, builtin)
         topology_docs += [read_yaml(p) for p in sorted((directory / "topologies").glob("*.yaml"))]
+    files_seen: dict[tuple[str, str], str] = {}
+    for path in record_files:
+        _load_record_file(read_yaml(path), catalog, files_seen, families, builtin=False)
     for link_id, (link, origin) in (extra_links or {}).items():
         if link_id not in catalog.links:
             catalog.links[link_id] = link

@@ -4,15 +4,19 @@ origin, and checking a database directory or a topology file."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.errors import ConfigError, EngineError
+from fabricui.errors import ConfigError, EngineError, HwdbError
 from fabricui.hwdb import default_hwdb_dir
-from fabricui.hwdb.catalog import KINDS, unknown_id_message
+from fabricui.hwdb.catalog import KINDS, is_record_document, unknown_id_message
+from fabricui.hwdb.catalog import load_catalog as load_hwdb
+from fabricui.hwdb.directory import nothing_to_read
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import read_yaml
+from fabricui.plugins import get_host
 from fabricui.services.session import (
     admit_fabric,
     build_fabric_with_plugins,
@@ -63,6 +67,10 @@ def record_json(record: Any) -> dict[str, Any]:
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in data.items() if k != "origin"}
 
 
+#: Ids a text summary lists per kind before ``(+N more)``.
+_LISTED = 6
+
+
 @dataclass(frozen=True)
 class Validation:
     """What ``hwdb validate`` checked."""
@@ -70,15 +78,23 @@ class Validation:
     target: Path
     """The directory or file checked."""
     counts: dict[str, int] | None = None
-    """Records per kind, when a database directory was checked."""
+    """Records per kind in the database checked (with the target's records), when a
+    directory or a record file was checked."""
     spec: TopologySpec | None = None
     """The topology, when a topology file was checked."""
     unavailable: int = 0
     """Topologies that need plugins that are not loaded."""
+    holds: dict[str, int] | None = None
+    """Records per kind the target itself holds (a directory or a record file); None for
+    the built-in database."""
+    replaces: dict[str, dict[str, list[str]]] = dataclasses.field(default_factory=dict)
+    """Records of the target that replace one of the same id: where the replaced one came
+    from (``built-in`` or a directory before it) -> kind -> ids."""
 
     def to_json(self) -> dict[str, Any]:
-        """The ``hwdb validate --json`` object: ``ok``, ``target``, and ``counts`` or
-        ``topology`` (id, nodes, gpus_per_node, gpu)."""
+        """The ``hwdb validate --json`` object: ``ok``, ``target``, and ``topology`` (id,
+        nodes, gpus_per_node, gpu) or ``counts`` (plus ``holds`` and ``replaces`` for a
+        directory or record file)."""
         out: dict[str, Any] = {"ok": True, "target": str(self.target)}
         if self.spec is not None:
             s = self.spec
@@ -91,10 +107,14 @@ class Validation:
         else:
             out["counts"] = dict(self.counts or {})
             out["unavailable_topologies"] = self.unavailable
+            if self.holds is not None:
+                out["holds"] = dict(self.holds)
+                out["replaces"] = self.replaces
         return out
 
     def summary(self) -> str:
-        """``ok: hwdb: 27 links, ...`` or ``ok: FILE: topology ID, 2 x 8 h100-sxm``."""
+        """``ok: hwdb: 27 links, ...``, ``ok: DIR: holds 1 links; replaces built-in links:
+        nvlink4; database: 36 links, ...`` or ``ok: FILE: topology ID, 2 x 8 h100-sxm``."""
         if self.spec is not None:
             s = self.spec
             return f"ok: {self.target}: topology {s.id}, {s.nodes} x {s.gpus_per_node} {s.gpu}"
@@ -104,33 +124,127 @@ class Validation:
             if self.unavailable
             else ""
         )
-        return f"ok: {self.target}: {counts}{note}"
+        if self.holds is None:
+            return f"ok: {self.target}: {counts}{note}"
+        holds = ", ".join(f"{n} {kind}" for kind, n in self.holds.items())
+        replaced = "".join(
+            f"; replaces {_from(source)}{kind}: {_listed(ids)}"
+            for source, kinds in self.replaces.items()
+            for kind, ids in kinds.items()
+        )
+        return f"ok: {self.target}: holds {holds}{replaced}; database: {counts}{note}"
+
+
+def _from(source: str) -> str:
+    return "built-in " if source == "built-in" else f"{source}'s "
+
+
+def _listed(ids: list[str]) -> str:
+    more = f" (+{len(ids) - _LISTED} more)" if len(ids) > _LISTED else ""
+    return ", ".join(ids[:_LISTED]) + more
 
 
 def validate(
     target: Path | None, hwdb_dirs: tuple[Path, ...] = (), catalog: Catalog | None = None
 ) -> Validation:
-    """Check the built-in database (plus ``hwdb_dirs`` and a directory ``target``), or one
-    topology file against ``catalog``: a file passes only when its fabric builds, so every
+    """Check the built-in database (plus ``hwdb_dirs`` and a directory ``target``), one
+    record file (``links:``, ``gpus:`` ... on top of that database), or one topology file
+    against ``catalog``: a topology file passes only when its fabric builds, so every
     command that takes it accepts it.
 
-    Raises:
-        FabricError: The first problem, with file, line, key and value.
-    """
-    if target is None or target.is_dir():
-        # The plugins' records are part of the database a directory is checked against.
-        extra = [*hwdb_dirs] + ([target] if target is not None else [])
-        checked = load_catalog_with_plugins(extra)
-        counts = {kind: len(checked.table(kind)) for kind in COUNTED_KINDS}
-        return Validation(
-            target or default_hwdb_dir(), counts=counts, unavailable=len(checked.unavailable)
-        )
+    A directory or record file passes only when it holds records: one that holds none (a
+    mistyped path, YAML in a subdirectory, an empty file) is an error. Its records are
+    counted, and the ids it replaces are listed with where they came from.
 
+    Raises:
+        FabricError: The first problem, with file, line, key and value; or a directory or
+            record file that holds no records.
+    """
+    if target is None:
+        checked = load_catalog_with_plugins(hwdb_dirs)
+        return Validation(
+            default_hwdb_dir(), counts=_counts(checked), unavailable=len(checked.unavailable)
+        )
+    if target.is_dir():
+        problem = nothing_to_read(target)
+        if problem is not None:
+            raise HwdbError(f"{target}: holds no records: {problem}")
+        # The plugins' records are part of the database a directory is checked against.
+        base = load_catalog_with_plugins(hwdb_dirs)
+        checked = load_catalog_with_plugins([*hwdb_dirs, target])
+        return _layer(target, base, checked, hwdb_dirs)
+
+    doc = read_yaml(target)
+    if is_record_document(doc.data):
+        base = load_catalog_with_plugins(hwdb_dirs)
+        checked = _load_with_record_file(target, hwdb_dirs)
+        return _layer(target, base, checked, hwdb_dirs)
     catalog = catalog or load_service_catalog()
-    spec = parse_topology(read_yaml(target), catalog, default_id=target.stem)
+    spec = parse_topology(doc, catalog, default_id=target.stem)
     try:
         admit_fabric(spec, catalog)
         build_fabric_with_plugins(spec, catalog)
     except EngineError as exc:  # the builder names the spec; say which file it came from
         raise ConfigError(f"{target}: {exc}") from exc
     return Validation(target, spec=spec)
+
+
+def _counts(catalog: Catalog) -> dict[str, int]:
+    return {kind: len(catalog.table(kind)) for kind in COUNTED_KINDS}
+
+
+def _load_with_record_file(path: Path, hwdb_dirs: tuple[Path, ...]) -> Catalog:
+    """The database ``load_catalog_with_plugins(hwdb_dirs)`` loads, with the records of
+    one record file read last."""
+    host = get_host()
+    links = {
+        link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
+        for link_id, link in host.link_generations().items()
+    }
+    return load_hwdb(
+        [default_hwdb_dir(), *host.hwdb_paths(), *hwdb_dirs],
+        extra_links=links,
+        families=host.link_families(),
+        withheld=host.withheld_hwdb(),
+        record_files=[path],
+    )
+
+
+def _layer(
+    target: Path, base: Catalog, checked: Catalog, hwdb_dirs: tuple[Path, ...]
+) -> Validation:
+    """What ``target`` (a directory or record file) brings to ``base``, giving ``checked``.
+
+    Raises:
+        HwdbError: It holds no records.
+    """
+    holds: dict[str, int] = {}
+    replaces: dict[str, dict[str, list[str]]] = {}
+    for (kind, record_id), origin in sorted(checked.origins.items()):
+        if not _from_target(origin, target):
+            continue
+        holds[kind] = holds.get(kind, 0) + 1
+        before = base.origins.get((kind, record_id))
+        if before is not None:
+            source = next((str(d) for d in hwdb_dirs if _from_target(before, d)), "built-in")
+            replaces.setdefault(source, {}).setdefault(kind, []).append(record_id)
+    if not holds:
+        what = "its *.yaml files are empty or hold" if target.is_dir() else "it holds"
+        raise HwdbError(f"{target}: holds no records: {what} empty lists")
+    order = [kind for kind in KINDS if kind in holds]
+    return Validation(
+        target,
+        counts=_counts(checked),
+        unavailable=len(checked.unavailable),
+        holds={kind: holds[kind] for kind in order},
+        replaces=replaces,
+    )
+
+
+def _from_target(origin: str, target: Path) -> bool:
+    """True when ``origin`` (``file``, ``file:line`` or ``plugin x``) is ``target`` or a
+    file under it."""
+    name = str(target)
+    if origin == name or origin.startswith(f"{name}:"):
+        return True
+    return origin.startswith(name.rstrip("/\\") + os.sep)

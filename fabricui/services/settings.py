@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,19 @@ def env_hwdb_dirs() -> tuple[Path, ...]:
     skipped)."""
     value = os.environ.get(ENV_HWDB, "")
     return tuple(Path(part).expanduser() for part in value.split(os.pathsep) if part.strip())
+
+
+def empty_hwdb_dirs(dirs: Iterable[Path]) -> list[tuple[Path, str]]:
+    """The hardware-database directories among ``dirs`` that hold no YAML file a load
+    reads, each with why (empty, a readme only, the files in a subdirectory ...); a path
+    that is not a directory is left to the loader's own error."""
+    dirs = [d for d in dirs if d.is_dir()]
+    if not dirs:
+        return []
+    from fabricui.hwdb.directory import nothing_to_read
+
+    found = [(d, nothing_to_read(d)) for d in dirs]
+    return [(d, problem) for d, problem in found if problem is not None]
 
 
 def state_path() -> Path:
