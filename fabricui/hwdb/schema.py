@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from fabricui.bounds import NIC_PORT_GBPS, Range, problem
 from fabricui.errors import HwdbError, unknown_key_message
-from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
+from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, YamlFloat, format_path
 from fabricui.model import records, topology
 
 T = TypeVar("T")
@@ -85,6 +85,8 @@ def convert_value(doc: YamlDocument, path: KeyPath, annotation: str, value: Any)
     if annotation in _TEXT_TYPES:  # a Literal of words: text here, the words checked later
         annotation = "str"
     if annotation == "str":
+        if isinstance(value, YamlFloat):  # 1e3 as written, not 1000.0
+            return value.text
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
         if not isinstance(value, str):

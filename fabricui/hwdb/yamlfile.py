@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,29 @@ class _DuplicateKeyError(yaml.constructor.ConstructorError):
         self.first_line = first_node.start_mark.line + 1
 
 
+class YamlFloat(float):
+    """A number written in a YAML 1.2 exponent form PyYAML's YAML 1.1 rules read as text
+    (``1e3``, ``1E-3``, ``+1e3``, ``.5e2``); it keeps the text, so a text field (an id, a
+    name) reads it as written, as it did before such numbers were read as numbers."""
+
+    __slots__ = ("text",)
+    text: str
+    """The scalar as written."""
+
+
+#: YAML 1.2 (core schema) floats with an exponent that YAML 1.1 reads as strings: no dot
+#: needed before the exponent, no sign needed in it. Those YAML 1.1 already reads
+#: (``1.0e+3``) are claimed by its own rule first.
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+#: YAML 1.1's own float rule (what PyYAML reads as a float without ours).
+_YAML11_FLOAT = next(
+    regexp
+    for tag, regexp in yaml.resolver.Resolver.yaml_implicit_resolvers["1"]
+    if tag == _FLOAT_TAG
+)
+
+
 class _UniqueKeyLoader(_SafeLoader):
     """The safe loader, refusing a key repeated in one mapping (block or flow style).
 
@@ -53,6 +78,23 @@ class _UniqueKeyLoader(_SafeLoader):
                 if first is not key_node:
                     raise _DuplicateKeyError(key_node, first)
         super().flatten_mapping(node)
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        """A float; one written in an exponent form only YAML 1.2 reads as a number is a
+        ``YamlFloat`` that remembers its text."""
+        value: float = super().construct_yaml_float(node)
+        text = node.value
+        if _EXPONENT_FLOAT.match(text) and not _YAML11_FLOAT.match(text) and math.isfinite(value):
+            number = YamlFloat(value)
+            number.text = text
+            return number
+        return value
+
+
+# This loader's own copy of the resolver table (PyYAML copies it on the first addition to
+# a class): the global safe loaders keep YAML 1.1's rules.
+_UniqueKeyLoader.add_implicit_resolver(_FLOAT_TAG, _EXPONENT_FLOAT, list("-+0123456789."))
+_UniqueKeyLoader.add_constructor(_FLOAT_TAG, _UniqueKeyLoader.construct_yaml_float)
 
 
 #: Largest YAML file read [bytes]: hwdb records, topology specs, overlays and measurement files
