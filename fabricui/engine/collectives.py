@@ -202,6 +202,22 @@ def link_protocols(group, protocols: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(p for p in protocols if p in allowed)
 
 
+def _applicable(
+    candidates: list[CollectiveAlgorithm], group, op: str
+) -> tuple[list[CollectiveAlgorithm], list[str]]:
+    """The candidates that run ``op`` on ``group``, and why each plugin algorithm whose
+    ``applicable`` failed could not say (its plugin is named; the host reports it)."""
+    usable: list[CollectiveAlgorithm] = []
+    failed: list[str] = []
+    for algorithm in candidates:
+        try:
+            if algorithm.applicable(group, op):
+                usable.append(algorithm)
+        except PluginError as exc:
+            failed.append(exc.message)
+    return usable, failed
+
+
 def predict(
     group,
     op: str,
@@ -266,8 +282,10 @@ def predict(
     if not candidates and algo != "auto":
         runs = sorted(a.name for a in algorithms if op in a.ops)
         raise EngineError(f"algorithm {algo} does not run {op} (those that do: {', '.join(runs)})")
-    usable = [a for a in candidates if a.applicable(group, op)]
+    usable, failed = _applicable(candidates, group, op)
     if not usable:
+        if failed:  # a plugin's applicable() failed: name it and why
+            raise EngineError(f"no algorithm can run {op} on this group: {failed[0]}")
         names = ", ".join(a.name for a in candidates) or "none"
         raise EngineError(f"no algorithm can run {op} on this group (tried: {names})")
     physical: dict[tuple[str, str], FloatArray] = {}

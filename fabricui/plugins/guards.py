@@ -56,6 +56,8 @@ class _Guard:
         self.timed = timed
         """Whether calls get the time budget (external plugins; built-ins are trusted)."""
         self.failed = False
+        self.error: str | None = None
+        """The first failure, ``<label>: <method>: <error>`` (None while it works)."""
 
     def call(self, method: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``function(*args, **kwargs)`` within the budget; raises ``_Skipped`` on failure.
@@ -88,6 +90,7 @@ class _Guard:
     def fail(self, method: str, exc: BaseException) -> None:
         """Record that ``method`` failed with ``exc`` and disable the object."""
         self.failed = True
+        self.error = f"{self.label}: {method}: {exception_line(exc)}"
         self.host._record_call_failure(self.info, f"{self.label}: {method}", exc)
 
     def garbage(self, method: str, problem: str) -> _Skipped:
@@ -169,9 +172,10 @@ def _install(
 
 
 def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> CollectiveAlgorithm:
-    """``applicable`` answers False and ``time_us`` raises PluginError once either failed,
-    hung or returned something that is not a time per size (NaN, negative, faster than a
-    nanosecond, wrong shape)."""
+    """``applicable`` and ``time_us`` raise PluginError once either failed, hung or returned
+    something that is not a yes or no, or a time per size (NaN, negative, faster than a
+    nanosecond, wrong shape); ``applicable``'s names the plugin and the first failure, for
+    the engine to say why an algorithm asked for cannot run."""
     applicable, time_us = _original(algorithm, "applicable"), _original(algorithm, "time_us")
 
     def guarded_applicable(group: Any, op: str) -> bool:
@@ -180,7 +184,7 @@ def _guard_algorithm(guard: _Guard, algorithm: CollectiveAlgorithm) -> Collectiv
             if not isinstance(result, (bool, np.bool_)):
                 raise guard.garbage("applicable", f"returned {type(result).__name__}, not bool")
         except _Skipped:
-            return False
+            raise PluginError(f"plugin {guard.info.name}: {guard.error}") from None
         return bool(result)
 
     def guarded_time_us(group: Any, op: str, size_bytes: Any, protocol: str) -> Any:

@@ -19,7 +19,7 @@ import numpy as np
 from fabricui.engine.collectives import algorithm_time_us, parse_library_version, predict
 from fabricui.engine.group import Group
 from fabricui.engine.nccl.picks import ENGINE_ALGORITHM, NcclSettings, force_env
-from fabricui.errors import FabricError
+from fabricui.errors import FabricError, PluginError
 from fabricui.services.doctor import Finding
 from fabricui.units import format_bytes
 
@@ -130,7 +130,10 @@ def check_choices(
         for j, c in enumerate(logged):
             engine = ENGINE_ALGORITHM.get(c.algorithm)
             alg = next((a for a in algorithms if a.name == engine), None)
-            if alg is None or not alg.applicable(group, op):
+            try:
+                if alg is None or not alg.applicable(group, op):
+                    continue
+            except PluginError:  # a plugin's algorithm that failed: the host reports it
                 continue
             logged_us = float(algorithm_time_us(alg, group, op, sizes[j : j + 1], c.protocol)[0])
             if not np.isfinite(logged_us):
