@@ -4,6 +4,8 @@ or price a published run (``--run FILE``)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +17,7 @@ from fabricui.commands.options import (
     topology_request,
 )
 from fabricui.commands.strategies import add_common_args, model_of
-from fabricui.errors import ConfigError
+from fabricui.errors import ConfigError, FabricError, PluginError
 from fabricui.render.output import print_json
 from fabricui.render.table import text_table
 from fabricui.services import plan as service
@@ -132,7 +134,7 @@ def _add_layout_options(parser: argparse.ArgumentParser) -> None:
         dest="extra_strategies",
         metavar="NAME",
         help="also price this registered strategy, e.g. one from a plugin (repeatable; "
-        "see fabricui plugins)",
+        "see fabricui plugins); if it fails, so does the command",
     )
     # Each --X/--no-X pair is exclusive: given both, the last would silently win.
     sp = parser.add_mutually_exclusive_group()
@@ -255,7 +257,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     request = plan_request(args)
     if request.search:
-        result = service.search(request, strategies=load_strategies())
+        with _failed_requests_first(request):
+            result = service.search(request, strategies=load_strategies())
 
         def search_text() -> str:
             text = render_search(result)
@@ -263,7 +266,8 @@ def run(args: argparse.Namespace) -> int:
 
         _print(args, _search_json(result), search_text)
         return 0
-    planned = service.plan(request, strategies=load_strategies())
+    with _failed_requests_first(request):
+        planned = service.plan(request, strategies=load_strategies())
     data = planned.report.to_json()
     if planned.job is not None:
         data["job"] = planned.job.to_json()
@@ -274,6 +278,37 @@ def run(args: argparse.Namespace) -> int:
 
     _print(args, data, text)
     return 0
+
+
+@contextlib.contextmanager
+def _failed_requests_first(request: PlanRequest) -> Iterator[None]:
+    """Price inside: a strategy the user asked for by name (``--strategy``,
+    ``--dp-strategy``) whose plugin failed when it was priced is then the error, also in
+    place of the error pricing ended with (the failure is its likely cause); one that was
+    not asked for stays a warning, and the plan goes on without it.
+
+    Raises:
+        PluginError: Naming the option, the strategy's plugin and what went wrong.
+    """
+    try:
+        yield
+    except FabricError:
+        _refuse_failed_requests(request)
+        raise
+    _refuse_failed_requests(request)
+
+
+def _refuse_failed_requests(request: PlanRequest) -> None:
+    from fabricui.plugins import get_host
+
+    host = get_host()
+    asked = [("--strategy", name) for name in request.extra_strategies]
+    if request.dp_strategy:
+        asked.append(("--dp-strategy", request.dp_strategy))
+    for option, name in asked:
+        why = host.call_failure("strategies", name)
+        if why is not None:
+            raise PluginError(f"{option} {name}: {why}")
 
 
 def plan_request(args: argparse.Namespace) -> PlanRequest:

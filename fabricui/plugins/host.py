@@ -663,11 +663,24 @@ class PluginHost:
                 ``importers``.
             name: The contribution's name.
         """
+        return self.call_failure(kind, name) is not None
+
+    def call_failure(self, kind: str, name: str) -> str | None:
+        """Why ``name``'s contribution to ``kind`` failed when it was called, in one line
+        naming its plugin (``plugin p: strategy 'x': operations: ...``); None when it did
+        not fail (or is not a plugin's).
+
+        Args:
+            kind: ``collective_algorithms``, ``strategies``, ``topology_builders`` or
+                ``importers``.
+            name: The contribution's name.
+        """
         owner = self._owners.get(kind, {}).get(name)
         if owner is None or kind not in _GUARDS:
-            return False
+            return None
         label = f"{_GUARDS[kind][0]} {name!r}: "
-        return any(error.startswith(label) for error in owner.call_errors)
+        error = next((e for e in owner.call_errors if e.startswith(label)), None)
+        return None if error is None else f"plugin {owner.name}: {error}"
 
     # reporting
 

@@ -228,16 +228,16 @@ def test_an_algorithm_faster_than_light_is_named_and_skipped(capsys, monkeypatch
 def test_a_strategy_of_1e308_bytes_is_named_and_skipped(
     capsys, monkeypatch, tmp_path, size, memory, method
 ):
-    """A strategy plugin returning 1e308 bytes (an operation or a memory term): named,
-    skipped, and the plan shows no NaN or infinity."""
+    """A strategy plugin returning 1e308 bytes (an operation or a memory term), asked for
+    with --strategy: one line naming it and the impossible size, never NaN or infinity."""
     with_plugin(monkeypatch, tmp_path, "huge", HUGE_STRATEGY.format(size=size, memory=memory))
     status, out, err = run(
         capsys, "plan", "-m", "llama3-8b", "-t", "dgx-h100-pod", "--strategy", "huge", "--json"
     )
-    assert status == 0, err
+    line = error_line(status, err)
     assert not re.search(r"\b(nan|inf|NaN|Infinity)\b", out)
-    assert f"fabricui: plugin huge skipped: strategy 'huge': {method}: " in err
-    assert "must be a finite number within 0..1e+15 bytes (got 1e+308)" in err
+    assert line.startswith(f"--strategy huge: plugin huge: strategy 'huge': {method}: ")
+    assert "must be a finite number within 0..1e+15 bytes (got 1e+308)" in line
 
 
 def test_calibrate_says_which_rows_it_dropped(capsys, tmp_path: Path):

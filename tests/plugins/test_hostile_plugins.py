@@ -797,17 +797,17 @@ def test_cli_importer_that_hangs_is_one_error_line(installed_plugins: Path, tmp_
     assert "plugin sleepy" in err and "took longer than 0.3 s" in err
 
 
-def test_cli_strategy_that_raises_is_skipped(installed_plugins: Path):
-    """``plan --strategy boom``: the plan is priced without it; one line names the plugin."""
+def test_cli_strategy_that_raises_is_named(installed_plugins: Path):
+    """``plan --strategy boom``: asked for by name, its failure is the command's one error
+    line naming the plugin and the exception."""
     code, out, err = cli(
         "plan", "-m", "llama3-8b", "-t", "dgx-h100", "--tp", "2", "--strategy", "boom", "--json"
     )
-    assert code == 0
-    assert not [op for op in json.loads(out)["operations"] if op["strategy"] == "boom"]
-    assert "fabricui: plugin boom skipped: strategy 'boom': operations: RuntimeError: kaboom" in (
-        err.splitlines()
-    )
-    assert all(line.startswith("fabricui: plugin ") for line in err.splitlines())
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        "fabricui: error: --strategy boom: plugin boom: strategy 'boom': operations: "
+        "RuntimeError: kaboom"
+    ]
 
 
 def test_cli_unsafe_plugin_directory_warns_once(installed_plugins: Path):

@@ -1,0 +1,128 @@
+"""A strategy the user asks for by name (``plan --strategy NAME``, ``--dp-strategy NAME``)
+whose plugin fails when it is priced ends the command with one error line naming the option,
+the plugin and what went wrong (status 2); a failing strategy nobody asked for stays a warning
+and the plan goes on without it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricui.cli import main
+from fabricui.plugins import get_host
+from fabricui.plugins import host as plugins_module
+
+PLUGIN = """\
+from fabricui.api import StateShards, Strategy, hookimpl
+
+
+class Garbage(Strategy):
+    name = "badstrat"
+    description = "operations returns a word"
+
+    def applicable(self, model, layout):
+        return True
+
+    def operations(self, model, layout):
+        return "garbage"
+
+    def state_shards(self, model, layout):
+        return StateShards()
+
+    def memory(self, model, layout):
+        return []
+
+
+class Raising(Garbage):
+    name = "boomstrat"
+    description = "applicable raises"
+
+    def applicable(self, model, layout):
+        raise RuntimeError("applicable boom")
+
+
+class Fine(Garbage):
+    name = "finestrat"
+    description = "works"
+
+    def operations(self, model, layout):
+        return []
+
+
+@hookimpl
+def register_strategies(register):
+    register(Garbage())
+    register(Raising())
+    register(Fine())
+"""
+
+LINE = "plugin p_strat: strategy 'badstrat': operations: returned str, not a list of CommOp"
+
+
+@pytest.fixture(autouse=True)
+def plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The plugin file ``p_strat.py`` (and the built-ins), a fresh host."""
+    for name in (plugins_module.ENV_LOAD, plugins_module.ENV_DISABLE, plugins_module.ENV_STRICT):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    directory = tmp_path / "plugins"
+    directory.mkdir(mode=0o700)
+    (directory / "p_strat.py").write_text(PLUGIN, encoding="utf-8")
+    monkeypatch.setenv(plugins_module.ENV_PLUGINS_DIR, str(directory))
+    get_host.cache_clear()
+    yield
+    get_host.cache_clear()
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def only_error(status: int, out: str, err: str) -> str:
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("fabricui: error: "), err
+    return lines[0][len("fabricui: error: ") :]
+
+
+@pytest.mark.parametrize(
+    "extra", [(), ("--search", "--top", "1", "-m", "llama2-7b")], ids=["plan", "search"]
+)
+def test_strategy_asked_for_fails_the_command(capsys, extra: tuple[str, ...]):
+    result = run(capsys, "plan", "-t", "dgx-h100", "--strategy", "badstrat", *extra)
+    assert only_error(*result) == f"--strategy badstrat: {LINE}"
+
+
+def test_dp_strategy_asked_for_fails_the_command(capsys):
+    result = run(capsys, "plan", "-t", "dgx-h100", "--dp-strategy", "badstrat")
+    assert only_error(*result) == f"--dp-strategy badstrat: {LINE}"
+
+
+def test_strategy_whose_applicable_raises(capsys):
+    result = run(capsys, "plan", "-t", "dgx-h100", "--strategy", "boomstrat")
+    assert only_error(*result) == (
+        "--strategy boomstrat: plugin p_strat: strategy 'boomstrat': applicable: "
+        "RuntimeError: applicable boom"
+    )
+
+
+def test_json_output_fails_the_same_way(capsys):
+    result = run(capsys, "plan", "-t", "dgx-h100", "--strategy", "badstrat", "--json")
+    assert only_error(*result) == f"--strategy badstrat: {LINE}"
+
+
+def test_a_working_plugin_strategy_prices(capsys):
+    status, out, err = run(capsys, "plan", "-t", "dgx-h100", "--strategy", "finestrat")
+    assert status == 0 and err == "" and out
+
+
+def test_strategies_not_asked_for_stay_warnings(capsys):
+    """Only what was named is fatal: the plan with a working extra strategy succeeds, and
+    nothing calls the broken ones."""
+    status, out, err = run(capsys, "plan", "-t", "dgx-h100")
+    assert status == 0 and out and "error" not in err
