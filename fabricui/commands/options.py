@@ -16,10 +16,9 @@ from fabricui.services.admission import DEFAULT_BUDGET_BYTES, ENV_MAX_MEMORY
 from fabricui.services.requests import CatalogRequest, TopologyRequest, WhatIf
 from fabricui.services.settings import (
     ENV_HWDB,
-    Settings,
     empty_hwdb_dirs,
     env_hwdb_dirs,
-    load_settings,
+    read_settings,
 )
 from fabricui.units import format_bytes, parse_bandwidth_GBps
 from fabricui.vocabulary import DEFAULT_TOPOLOGY
@@ -231,18 +230,18 @@ def catalog_request(args: argparse.Namespace) -> CatalogRequest:
     directories, then ``$FABRICUI_HWDB``'s, then ``--hwdb``'s (a later directory's records
     override an earlier one's).
 
-    A malformed settings file is a warning (its directories are not used).
+    A problem in the explorer's settings (keymap, theme, an unknown key) is a warning; a
+    settings file that cannot be read at all is a warning and not used.
 
     Raises:
-        ConfigError: A directory the settings file or ``$FABRICUI_HWDB`` names that is not
-            one.
+        ConfigError: The settings file's ``hwdb:`` is not a directory name or a list of
+            them, or a directory it or ``$FABRICUI_HWDB`` names is not one.
     """
-    try:
-        settings = load_settings()
-    except ConfigError as exc:  # a broken keymap must not stop `fabricui path`
-        print(f"fabricui: warning: {exc.message} (settings not used)", file=sys.stderr)
-        settings = Settings()
-    configured = [(d, f"{settings.origin}: hwdb") for d in settings.hwdb_dirs]
+    settings, problem = read_settings()
+    if problem is not None:  # a broken keymap must not stop `fabricui path`
+        used = "only its hwdb: used" if settings.hwdb_dirs else "settings not used"
+        print(f"fabricui: warning: {problem} ({used})", file=sys.stderr)
+    configured = list(zip(settings.hwdb_dirs, settings.hwdb_where))
     configured += [(d, f"${ENV_HWDB}") for d in env_hwdb_dirs()]
     for directory, source in configured:
         if not directory.is_dir():

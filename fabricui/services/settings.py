@@ -8,11 +8,13 @@ extra hardware-database directories::
     hwdb: [~/vendor-hwdb, ./more]    # relative to this file's directory
 
 Read only when the file exists (the explorer's start-up pays one ``stat`` otherwise); a
-malformed file is one line naming the file, line and key, and the explorer starts anyway.
+malformed file is one line naming the file, line and key, and the explorer starts anyway,
+except for a wrong ``hwdb:`` (see ``read_settings``), which is an error for every command.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable
@@ -31,6 +33,7 @@ ENV_HWDB = "FABRICUI_HWDB"
 MAX_SETTINGS_BYTES = 256 * 1024
 #: Top-level keys a settings file may hold.
 KEYS = ("keymap", "theme", "hwdb")
+KEY_LIST = ", ".join(KEYS)
 #: What the explorer remembers between runs (its own file, never the user's settings).
 STATE_KEYS = ("topology", "nodes", "message_size", "theme")
 
@@ -46,6 +49,8 @@ class Settings:
     hwdb_dirs: tuple[Path, ...] = ()
     """Extra hardware-database directories (``hwdb:``), before ``$FABRICUI_HWDB`` and
     ``--hwdb``."""
+    hwdb_where: tuple[str, ...] = ()
+    """Where each of ``hwdb_dirs`` is written, for messages (``FILE:LINE: hwdb[1]``)."""
     origin: str | None = None
     """The file read, or None."""
 
@@ -64,25 +69,81 @@ def load_settings(path: Path | None = None) -> Settings:
     """The settings file's contents (defaults when it does not exist).
 
     Raises:
-        ConfigError: Unreadable, not YAML, an unknown key, or a keymap that is not a
-            mapping of binding ids to key names (file, line and key named).
+        ConfigError: Unreadable, not YAML, an unknown key, a keymap that is not a mapping
+            of binding ids to key names, or a wrong ``hwdb:`` (file, line and key named).
+    """
+    settings, problem = read_settings(path)
+    if problem is not None:
+        raise ConfigError(problem)
+    return settings
+
+
+def read_settings(path: Path | None = None) -> tuple[Settings, str | None]:
+    """The settings file's contents and the first problem in the explorer's own settings.
+
+    The ``hwdb:`` directories change what every command computes, so a wrong ``hwdb:`` is
+    an error; anything else wrong (unreadable, not YAML, an unknown key, a bad keymap or
+    theme) is returned as one line, with the defaults in place of the explorer's settings
+    and the ``hwdb:`` directories still read when the file parsed.
+
+    Returns:
+        (settings, problem or None).
+
+    Raises:
+        HwdbSettingError: ``hwdb:`` is not a directory name or a list of them (file, line
+            and key named).
     """
     path = path or settings_path()
-    if not exists(path, ConfigError):  # a name too long or a closed directory: one line
-        return Settings()
-    from fabricui.hwdb.yamlfile import format_path, parse_yaml
+    try:
+        if not exists(path, ConfigError):  # a name too long or a closed directory: one line
+            return Settings(), None
+        doc = _parse(path)
+    except ConfigError as exc:
+        return Settings(), exc.message
+    origin = doc.origin
+    if doc.data is None:
+        return Settings(origin=origin), None
+    if not isinstance(doc.data, dict):
+        return Settings(origin=origin), f"{origin}: expected a mapping of settings ({KEY_LIST})"
+    hwdb = _hwdb_dirs(doc, path.parent)
+    only_hwdb = Settings(hwdb_dirs=hwdb[0], hwdb_where=hwdb[1], origin=origin)
+    try:
+        keymap, theme = _explorer_settings(doc)
+    except ConfigError as exc:
+        return only_hwdb, exc.message
+    return dataclasses.replace(only_hwdb, keymap=keymap, theme=theme), None
+
+
+class HwdbSettingError(ConfigError):
+    """The settings file's ``hwdb:`` is not a directory name or a list of them."""
+
+
+def _parse(path: Path) -> Any:
+    """The settings file's YAML document.
+
+    Raises:
+        ConfigError: Unreadable, not UTF-8 or not YAML.
+    """
+    from fabricui.hwdb.yamlfile import parse_yaml
 
     data, origin = read_bounded(path, MAX_SETTINGS_BYTES, ConfigError, "a YAML settings file")
     try:
-        doc = parse_yaml(data.decode("utf-8"), origin)
+        return parse_yaml(data.decode("utf-8"), origin)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{origin}: not UTF-8 text (byte {exc.start})") from None
     except FabricError as exc:
         raise ConfigError(exc.message) from None
-    if doc.data is None:
-        return Settings(origin=origin)
-    if not isinstance(doc.data, dict):
-        raise ConfigError(f"{origin}: expected a mapping of settings ({', '.join(KEYS)})")
+
+
+def _explorer_settings(doc: Any) -> tuple[dict[str, str], str | None]:
+    """The keymap and theme, after checking every key is known.
+
+    Raises:
+        ConfigError: An unknown key, a keymap that is not binding-id: keys pairs, or a
+            theme that is not a name.
+    """
+    from fabricui.hwdb.yamlfile import format_path
+
     for key in doc.data:
         if key not in KEYS:
             message = unknown_id_message("setting", str(key), KEYS)
@@ -100,32 +161,45 @@ def load_settings(path: Path | None = None) -> Settings:
     theme = doc.data.get("theme")
     if theme is not None and not isinstance(theme, str):
         raise ConfigError(f"{doc.where(('theme',))}: theme: expected a theme name")
-    return Settings(
-        keymap={k: v.strip() for k, v in keymap.items()},
-        theme=theme,
-        hwdb_dirs=_hwdb_dirs(doc, path.parent),
-        origin=origin,
-    )
+    return {k: v.strip() for k, v in keymap.items()}, theme
 
 
-def _hwdb_dirs(doc: Any, base: Path) -> tuple[Path, ...]:
-    """``hwdb:``: one directory or a list of them (``~`` expanded, relative to ``base``).
+def _hwdb_dirs(doc: Any, base: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
+    """``hwdb:``: one directory or a list of them (``~`` expanded, relative to ``base``),
+    and where each is written (``file:line: hwdb`` or ``file:line: hwdb[i]``).
 
     Raises:
-        ConfigError: Not a directory name or a list of them (file, line and key named).
+        HwdbSettingError: Not a directory name or a list of them (file, line and key named).
     """
     value = doc.data.get("hwdb")
     if value is None:
-        return ()
-    entries = [value] if isinstance(value, str) else value
-    if not isinstance(entries, list):
-        raise ConfigError(f"{doc.where(('hwdb',))}: hwdb: expected a directory or a list of them")
-    dirs = []
-    for i, entry in enumerate(entries):
+        return (), ()
+    paths: list[tuple[str | int, ...]]
+    if isinstance(value, str):
+        entries, paths = [value], [("hwdb",)]
+    elif isinstance(value, list):
+        entries, paths = value, [("hwdb", i) for i in range(len(value))]
+    else:
+        raise HwdbSettingError(
+            f"{doc.where(('hwdb',))}: hwdb: expected a directory or a list of them "
+            f"(got {_shown(value)})"
+        )
+    dirs, where = [], []
+    for entry, key in zip(entries, paths):
+        name = "hwdb" if len(key) == 1 else f"hwdb[{key[1]}]"
         if not isinstance(entry, str) or not entry.strip():
-            raise ConfigError(f"{doc.where(('hwdb', i))}: hwdb[{i}]: expected a directory name")
+            raise HwdbSettingError(
+                f"{doc.where(key)}: {name}: expected a directory name (got {_shown(entry)})"
+            )
         dirs.append(base / Path(entry.strip()).expanduser())
-    return tuple(dirs)
+        where.append(f"{doc.where(key)}: {name}")
+    return tuple(dirs), tuple(where)
+
+
+def _shown(value: object) -> str:
+    """A wrong value as a message shows it: short, one line."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def env_hwdb_dirs() -> tuple[Path, ...]:

@@ -66,7 +66,7 @@ def test_env_hwdb_adds_a_directory(run_cli, monkeypatch):
 
 def test_settings_hwdb_key(run_cli, monkeypatch, tmp_path):
     """The settings file's hwdb: (relative to the file) adds directories; a bad value is
-    a warning with file, line and key (the command still runs)."""
+    an error with file, line and key (it would change what the command computes)."""
     config = tmp_path / "config.yaml"
     (tmp_path / "vendor").symlink_to(MINI_HWDB)
     config.write_text("hwdb: [vendor]\n")
@@ -75,7 +75,7 @@ def test_settings_hwdb_key(run_cli, monkeypatch, tmp_path):
     assert status == 0 and "pcie-box" in {t["id"] for t in json.loads(out)}
     config.write_text("theme: nord\nhwdb: 3\n")
     status, _, err = run_cli("topologies")
-    assert status == 0 and f"warning: {config}:2: hwdb: expected a directory" in err
+    assert status == 2 and f"error: {config}:2: hwdb: expected a directory" in err
 
 
 @pytest.mark.parametrize(
