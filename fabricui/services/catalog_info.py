@@ -12,11 +12,9 @@ from typing import TYPE_CHECKING, Any
 from fabricui.errors import ConfigError, EngineError, HwdbError
 from fabricui.hwdb import default_hwdb_dir
 from fabricui.hwdb.catalog import KINDS, is_record_document, unknown_id_message
-from fabricui.hwdb.catalog import load_catalog as load_hwdb
 from fabricui.hwdb.directory import nothing_to_read
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import read_yaml
-from fabricui.plugins import get_host
 from fabricui.services.session import (
     admit_fabric,
     build_fabric_with_plugins,
@@ -177,7 +175,7 @@ def validate(
     doc = read_yaml(target)
     if is_record_document(doc.data):
         base = load_catalog_with_plugins(hwdb_dirs)
-        checked = _load_with_record_file(target, hwdb_dirs)
+        checked = load_catalog_with_plugins(hwdb_dirs, record_files=[target])
         return _layer(target, base, checked, hwdb_dirs)
     catalog = catalog or load_service_catalog()
     spec = parse_topology(doc, catalog, default_id=target.stem)
@@ -191,23 +189,6 @@ def validate(
 
 def _counts(catalog: Catalog) -> dict[str, int]:
     return {kind: len(catalog.table(kind)) for kind in COUNTED_KINDS}
-
-
-def _load_with_record_file(path: Path, hwdb_dirs: tuple[Path, ...]) -> Catalog:
-    """The database ``load_catalog_with_plugins(hwdb_dirs)`` loads, with the records of
-    one record file read last."""
-    host = get_host()
-    links = {
-        link_id: (link, f"plugin {host.contributor('link_generations', link_id)}")
-        for link_id, link in host.link_generations().items()
-    }
-    return load_hwdb(
-        [default_hwdb_dir(), *host.hwdb_paths(), *hwdb_dirs],
-        extra_links=links,
-        families=host.link_families(),
-        withheld=host.withheld_hwdb(),
-        record_files=[path],
-    )
 
 
 def _layer(

@@ -32,6 +32,7 @@ def load_catalog_with_plugins(
     extra_dirs: Iterable[Path] = (),
     host: PluginHost | None = None,
     calibration: Path | str | None = None,
+    record_files: Iterable[Path] = (),
 ) -> Catalog:
     """The built-in hardware database, plus plugin hwdb directories and link generations,
     plus the user's ``--hwdb`` directories (later ones override earlier records), with a
@@ -47,6 +48,8 @@ def load_catalog_with_plugins(
         calibration: A calibration overlay file (``--calibration FILE``, written by
             ``fabricui calibrate``) whose link efficiencies and latencies replace the
             database's.
+        record_files: Single record files (``hwdb validate FILE``), read after the
+            directories.
 
     Returns:
         The catalog.
@@ -57,9 +60,10 @@ def load_catalog_with_plugins(
     """
     host = host or get_host()
     extra = list(extra_dirs)
+    files = list(record_files)
     # Without user directories the plugin host has already loaded exactly this catalog
     # (checking the plugins' hwdb directories): reuse it.
-    catalog = None if extra else host.hwdb_catalog()
+    catalog = None if extra or files else host.hwdb_catalog()
     if catalog is None:
         dirs = [default_hwdb_dir(), *host.hwdb_paths(), *extra]
         links = {
@@ -71,6 +75,7 @@ def load_catalog_with_plugins(
             extra_links=links,
             families=host.link_families(),
             withheld=host.withheld_hwdb(),
+            record_files=files,
         )
     if calibration is not None:
         catalog = apply_overlay(catalog, read_overlay(calibration))
