@@ -4,13 +4,7 @@ with one warning and the built-in algorithms price the collective."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-from fabricui.cli import main
-from fabricui.plugins import get_host
-from fabricui.plugins import host as plugins_module
 
 PLUGIN = """\
 from fabricui.api import CollectiveAlgorithm, hookimpl
@@ -45,26 +39,9 @@ def register_collective_algorithms(register):
 
 
 @pytest.fixture(autouse=True)
-def plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def plugin(plugin_file) -> None:
     """The plugin file ``p_applicable.py`` (and the built-ins), a fresh host."""
-    for name in (plugins_module.ENV_LOAD, plugins_module.ENV_DISABLE, plugins_module.ENV_STRICT):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    directory = tmp_path / "plugins"
-    directory.mkdir(mode=0o700)
-    (directory / "p_applicable.py").write_text(PLUGIN, encoding="utf-8")
-    monkeypatch.setenv(plugins_module.ENV_PLUGINS_DIR, str(directory))
-    get_host.cache_clear()
-    yield
-    get_host.cache_clear()
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return status, out, err
+    plugin_file("p_applicable", PLUGIN)
 
 
 @pytest.mark.parametrize(
@@ -74,8 +51,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         ("maybealgo", "collective algorithm 'maybealgo': applicable: returned str, not bool"),
     ],
 )
-def test_asked_for_by_name_the_refusal_names_plugin_and_error(capsys, algo: str, why: str):
-    status, out, err = run(capsys, "collective", "all_gather", "1M", "--algo", algo)
+def test_asked_for_by_name_the_refusal_names_plugin_and_error(run_main, algo: str, why: str):
+    status, out, err = run_main("collective", "all_gather", "1M", "--algo", algo)
     assert status == 2 and out == ""
     errors = [line for line in err.splitlines() if line.startswith("fabricui: error:")]
     assert errors == [
@@ -84,8 +61,8 @@ def test_asked_for_by_name_the_refusal_names_plugin_and_error(capsys, algo: str,
     ]
 
 
-def test_under_auto_it_is_skipped_with_one_warning(capsys):
-    status, out, err = run(capsys, "collective", "all_reduce", "1M")
+def test_under_auto_it_is_skipped_with_one_warning(run_main):
+    status, out, err = run_main("collective", "all_reduce", "1M")
     assert status == 0 and "best for 1 MiB" in out
     assert err.splitlines() == [
         "fabricui: plugin p_applicable skipped: collective algorithm 'boomalgo': applicable: "
@@ -95,10 +72,10 @@ def test_under_auto_it_is_skipped_with_one_warning(capsys):
     ]
 
 
-def test_a_failed_algorithm_keeps_naming_why(capsys):
+def test_a_failed_algorithm_keeps_naming_why(run_main):
     """Asked for again in the same process (the explorer), the same line: the failure is
     remembered, the plugin not called again."""
-    first = run(capsys, "collective", "all_gather", "1M", "--algo", "boomalgo")[2]
-    again = run(capsys, "collective", "all_gather", "2M", "--algo", "boomalgo")[2]
+    first = run_main("collective", "all_gather", "1M", "--algo", "boomalgo")[2]
+    again = run_main("collective", "all_gather", "2M", "--algo", "boomalgo")[2]
     line = "applicable: RuntimeError: applicable boom"
     assert line in first.splitlines()[-1] and line in again.splitlines()[-1]

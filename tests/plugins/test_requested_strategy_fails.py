@@ -5,13 +5,7 @@ and the plan goes on without it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
-from fabricui.cli import main
-from fabricui.plugins import get_host
-from fabricui.plugins import host as plugins_module
 
 PLUGIN = """\
 from fabricui.api import StateShards, Strategy, hookimpl
@@ -61,26 +55,9 @@ LINE = "plugin p_strat: strategy 'badstrat': operations: returned str, not a lis
 
 
 @pytest.fixture(autouse=True)
-def plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def plugin(plugin_file) -> None:
     """The plugin file ``p_strat.py`` (and the built-ins), a fresh host."""
-    for name in (plugins_module.ENV_LOAD, plugins_module.ENV_DISABLE, plugins_module.ENV_STRICT):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    directory = tmp_path / "plugins"
-    directory.mkdir(mode=0o700)
-    (directory / "p_strat.py").write_text(PLUGIN, encoding="utf-8")
-    monkeypatch.setenv(plugins_module.ENV_PLUGINS_DIR, str(directory))
-    get_host.cache_clear()
-    yield
-    get_host.cache_clear()
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return status, out, err
+    plugin_file("p_strat", PLUGIN)
 
 
 def only_error(status: int, out: str, err: str) -> str:
@@ -93,36 +70,36 @@ def only_error(status: int, out: str, err: str) -> str:
 @pytest.mark.parametrize(
     "extra", [(), ("--search", "--top", "1", "-m", "llama2-7b")], ids=["plan", "search"]
 )
-def test_strategy_asked_for_fails_the_command(capsys, extra: tuple[str, ...]):
-    result = run(capsys, "plan", "-t", "dgx-h100", "--strategy", "badstrat", *extra)
+def test_strategy_asked_for_fails_the_command(run_main, extra: tuple[str, ...]):
+    result = run_main("plan", "-t", "dgx-h100", "--strategy", "badstrat", *extra)
     assert only_error(*result) == f"--strategy badstrat: {LINE}"
 
 
-def test_dp_strategy_asked_for_fails_the_command(capsys):
-    result = run(capsys, "plan", "-t", "dgx-h100", "--dp-strategy", "badstrat")
+def test_dp_strategy_asked_for_fails_the_command(run_main):
+    result = run_main("plan", "-t", "dgx-h100", "--dp-strategy", "badstrat")
     assert only_error(*result) == f"--dp-strategy badstrat: {LINE}"
 
 
-def test_strategy_whose_applicable_raises(capsys):
-    result = run(capsys, "plan", "-t", "dgx-h100", "--strategy", "boomstrat")
+def test_strategy_whose_applicable_raises(run_main):
+    result = run_main("plan", "-t", "dgx-h100", "--strategy", "boomstrat")
     assert only_error(*result) == (
         "--strategy boomstrat: plugin p_strat: strategy 'boomstrat': applicable: "
         "RuntimeError: applicable boom"
     )
 
 
-def test_json_output_fails_the_same_way(capsys):
-    result = run(capsys, "plan", "-t", "dgx-h100", "--strategy", "badstrat", "--json")
+def test_json_output_fails_the_same_way(run_main):
+    result = run_main("plan", "-t", "dgx-h100", "--strategy", "badstrat", "--json")
     assert only_error(*result) == f"--strategy badstrat: {LINE}"
 
 
-def test_a_working_plugin_strategy_prices(capsys):
-    status, out, err = run(capsys, "plan", "-t", "dgx-h100", "--strategy", "finestrat")
+def test_a_working_plugin_strategy_prices(run_main):
+    status, out, err = run_main("plan", "-t", "dgx-h100", "--strategy", "finestrat")
     assert status == 0 and err == "" and out
 
 
-def test_strategies_not_asked_for_stay_warnings(capsys):
+def test_strategies_not_asked_for_stay_warnings(run_main):
     """Only what was named is fatal: the plan with a working extra strategy succeeds, and
     nothing calls the broken ones."""
-    status, out, err = run(capsys, "plan", "-t", "dgx-h100")
+    status, out, err = run_main("plan", "-t", "dgx-h100")
     assert status == 0 and out and "error" not in err
