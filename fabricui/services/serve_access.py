@@ -28,6 +28,9 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 TOKEN_PARAMETER = "token"
 #: Host names that always mean this machine.
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost")
+#: The names a browser on this machine (or at the near end of an SSH tunnel) may give a
+#: server bound to loopback, each accepted wherever another of them is.
+LOOPBACK_ALIASES = ("localhost", "127.0.0.1", "[::1]")
 
 
 def is_loopback(host: str) -> bool:
@@ -101,6 +104,12 @@ class ServeAccess:
     """Origins whose pages may use the server (normalized)."""
     hosts: frozenset[str]
     """``Host`` headers the server answers to (lower case)."""
+    aliases: frozenset[str] = frozenset()
+    """Further ``Host`` headers it answers to when bound to loopback: the other loopback
+    names of a loopback host in ``hosts`` (``localhost:8000`` for ``127.0.0.1:8000``).
+    Only loopback names: every other name stays refused (DNS rebinding)."""
+    alias_origins: frozenset[str] = frozenset()
+    """Further origins whose pages may use it when bound to loopback, by the same rule."""
 
     @classmethod
     def of(
@@ -124,7 +133,18 @@ class ServeAccess:
         if ":" in address:
             address = f"[{address}]"
         hosts = {host_of(o) for o in origins} | {f"{address}:{port}".lower()}
-        return cls(token=token, origins=frozenset(origins), hosts=frozenset(hosts))
+        aliases: set[str] = set()
+        alias_origins: set[str] = set()
+        if is_loopback(bind[0]):
+            aliases = {alias for h in hosts for alias in _loopback_aliases(h)} - hosts
+            alias_origins = {a for o in origins for a in _loopback_aliases(o)} - origins
+        return cls(
+            token=token,
+            origins=frozenset(origins),
+            hosts=frozenset(hosts),
+            aliases=frozenset(aliases),
+            alias_origins=frozenset(alias_origins),
+        )
 
     @property
     def cookie_name(self) -> str:
@@ -146,7 +166,7 @@ class ServeAccess:
             origin: Its ``Origin`` header (None: not sent, as for a typed URL).
             tokens: Tokens it carries (query parameter, cookie, ``Authorization``).
         """
-        if (host or "").strip().lower() not in self.hosts:
+        if (host or "").strip().lower() not in self.hosts | self.aliases:
             return (
                 f"this server answers to {', '.join(sorted(self.hosts))}, not "
                 f"{host!r} (fabricui serve --allow-origin adds one)"
@@ -154,7 +174,7 @@ class ServeAccess:
         if origin is not None and origin != "null":
             with contextlib.suppress(ConfigError):  # not an origin: compared as sent
                 origin = normalize_origin(origin, "Origin")
-        if origin is not None and origin not in self.origins:
+        if origin is not None and origin not in self.origins | self.alias_origins:
             return (
                 f"pages from {origin} may not use this server "
                 "(fabricui serve --allow-origin adds an origin)"
@@ -164,3 +184,19 @@ class ServeAccess:
         ):
             return "a token is needed: open the URL with ?token= that fabricui serve printed"
         return None
+
+
+def _loopback_aliases(address: str) -> list[str]:
+    """``address`` (``[scheme://]host[:port]``) under each loopback name when its host is
+    a loopback one, else nothing."""
+    scheme, _, rest = address.rpartition("://")
+    host, port = rest, ""
+    if rest.startswith("["):  # [IPv6]:port
+        host, _, port = rest[1:].partition("]")
+    elif rest.count(":") == 1:
+        host, port = rest.split(":")
+        port = f":{port}"
+    if not is_loopback(host):
+        return []
+    prefix = f"{scheme}://" if scheme else ""
+    return [f"{prefix}{name}{port}" for name in LOOPBACK_ALIASES]
