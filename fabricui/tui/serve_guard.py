@@ -6,23 +6,33 @@ terminal size.
 Hooked in through textual-serve's own seams rather than a fork of it: ``_make_app`` gets
 one aiohttp middleware, ``handle_websocket`` counts sessions, ``on_startup`` prints the URL
 with its token, and the ``AppService`` class its websocket handler creates (looked up in
-its module) clamps terminal sizes and reaps the explorer it started. textual-serve and
-aiohttp are imported only when a server is made (they are the optional ``serve`` extra).
+its module) clamps terminal sizes and reaps the explorer it started. ``serve`` runs the
+app on aiohttp's own runner with a request handler of fabricui's: a malformed request is
+answered and logged in one line, connections are capped in number and in how long they
+take to send a request, and the log shows no token and no traceback's local variables.
+textual-serve and aiohttp are imported only when a server is made (they are the optional
+``serve`` extra).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import json
 import logging
+import signal
+import sys
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from fabricui.services.serve_access import TOKEN_PARAMETER
 
 if TYPE_CHECKING:
     from aiohttp import web
+    from aiohttp.web_request import BaseRequest
 
     from fabricui.services.serve_access import ServeAccess
 
@@ -37,6 +47,30 @@ NOT_A_WEBSOCKET = (
     "fabricui serve: /ws is the page's websocket (Upgrade: websocket); open the URL "
     "fabricui serve printed in a browser\n"
 )
+
+#: How long a connection may take to send a request's line and headers, and stay idle
+#: between requests, before it is closed [s] (aiohttp's keep-alive timer, which runs from
+#: the connection's start).
+REQUEST_TIMEOUT_S = 15.0
+#: Connections a session may need besides its websocket (a browser opens about six).
+CONNECTIONS_PER_SESSION = 8
+#: Connections kept open whatever the session cap (a page loading while sessions run).
+SPARE_CONNECTIONS = 16
+#: What the server calls itself in ``Server:`` (no version to look vulnerabilities up by).
+SERVER_NAME = "fabricui"
+#: Headers every answer carries: no other page may frame this one (clickjacking), a file
+#: is what its type says, and no URL (with its token) leaves in a ``Referer``. Only
+#: ``frame-ancestors`` is restricted: the page's own scripts and websocket are untouched.
+SECURITY_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+#: What the log shows in place of the run's token.
+TOKEN_MASK = "[token]"
+#: The name of the request key marking a request whose refusal was logged already.
+LOGGED = "fabricui.serve.logged"
 
 log = logging.getLogger("fabricui.serve")
 
@@ -59,6 +93,11 @@ class SessionLimits:
         rows = height if isinstance(height, int) else 1
         return (min(max(columns, 1), self.max_columns), min(max(rows, 1), self.max_rows))
 
+    @property
+    def max_connections(self) -> int:
+        """Connections open at once: enough for every session's page, then refused."""
+        return SPARE_CONNECTIONS + CONNECTIONS_PER_SESSION * self.max_sessions
+
 
 def guarded_server_class() -> Any:
     """textual-serve's ``Server`` subclass that takes ``access`` and ``limits`` too.
@@ -69,7 +108,7 @@ def guarded_server_class() -> Any:
     # ``import a.b``, not ``from a import b``: the latter finds an attribute the package
     # kept from an earlier import even where the module is gone (tests remove it).
     import textual_serve.server as served
-    from aiohttp import WSCloseCode
+    from aiohttp import WSCloseCode, WSMsgType, web
     from textual_serve.app_service import AppService
 
     class GuardedServer(served.Server):
@@ -92,14 +131,82 @@ def guarded_server_class() -> Any:
         async def _make_app(self) -> web.Application:
             app = await super()._make_app()
             app.middlewares.append(_guard(self.access, self.public_url))
+            app.on_response_prepare.append(_add_security_headers)
             return app
+
+        def initialize_logging(self) -> None:
+            """One line per record on stderr, the token shown as ``[token]``, tracebacks
+            without their local variables (textual-serve shows them, token included)."""
+            configure_logging(sys.stderr, self.access.token, debug=self.debug)
+
+        def serve(self, debug: bool = False) -> None:
+            """Serve until SIGINT or SIGTERM, through ``runner``'s guarded connections.
+
+            Raises:
+                OSError: The address cannot be listened on.
+            """
+            self.debug = debug
+            self.initialize_logging()
+            with contextlib.suppress(KeyboardInterrupt):  # where signals cannot be caught
+                asyncio.run(self._serve_until_stopped())
+
+        async def _serve_until_stopped(self) -> None:
+            stopped = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for number in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError):  # Windows
+                    loop.add_signal_handler(number, stopped.set)
+            runner = self.runner(await self._make_app())
+            await runner.setup()
+            try:
+                await web.TCPSite(runner, self.host, self.port).start()
+                await stopped.wait()
+            finally:
+                await runner.cleanup()
+
+        def runner(self, app: web.Application) -> web.AppRunner:
+            """aiohttp's runner of ``app`` with fabricui's request handler (``serve``
+            starts one; tests start theirs)."""
+            return guarded_runner(app, self.limits)
 
         async def on_startup(self, app: web.Application) -> None:
             """Print where to point a browser: the URL with its token (one line); the
-            request log shows the token as ``[token]``."""
-            if self.access.token is not None:
-                logging.getLogger("aiohttp.access").addFilter(_Redact(self.access.token))
+            log shows the token as ``[token]``."""
             print(f"fabricui serve: open {self.url} in a browser (Ctrl+C stops)", flush=True)
+
+        async def handle_download(self, request: web.Request) -> web.StreamResponse:
+            """A file the explorer offers the browser (a saved view), once."""
+            try:
+                response: web.StreamResponse = await super().handle_download(request)
+            except web.HTTPNotFound:
+                raise web.HTTPNotFound(text="fabricui serve: no such download\n") from None
+            return response
+
+        async def _process_messages(
+            self, websocket: web.WebSocketResponse, app_service: AppService
+        ) -> None:
+            """textual-serve's loop over the page's messages, each checked first: a
+            malformed one ends the session with one line in the log (textual-serve would
+            log a traceback with the message in it)."""
+            async for message in websocket:
+                if message.type != WSMsgType.TEXT:
+                    continue
+                try:
+                    kind, data = _envelope(message.data)
+                except ValueError as exc:
+                    log.warning("bad message from the browser: %s; session closed", exc)
+                    await websocket.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"bad message")
+                    return
+                if kind == "stdin":
+                    await app_service.send_bytes(data.encode("utf-8"))
+                elif kind == "resize":
+                    await app_service.set_terminal_size(data.get("width"), data.get("height"))
+                elif kind == "ping":
+                    await websocket.send_json(["pong", data])
+                elif kind == "blur":
+                    await app_service.blur()
+                elif kind == "focus":
+                    await app_service.focus()
 
         @property
         def url(self) -> str:
@@ -132,10 +239,14 @@ def _guard(access: ServeAccess, served_url: str) -> Any:
     show the token or come from another origin or host name, answers 404 for a directory
     of static files and 400 for a request of the websocket that is no handshake (aiohttp
     would drop the connection); a page opened with the token gets it back as a cookie,
-    so that its scripts, styles and websocket carry it."""
+    so that its scripts, styles and websocket carry it. The page asked for under another
+    loopback name than the served URL's is sent there (307): its scripts and websocket
+    are addressed to that URL, and the cookie is kept per host name. aiohttp's own error
+    answers (404, 405) are one line too."""
     from aiohttp import web
 
     secure = served_url.startswith("https:")
+    served_host = served_url.split("://", 1)[1].lower()
 
     @web.middleware
     async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
@@ -147,14 +258,21 @@ def _guard(access: ServeAccess, served_url: str) -> Any:
         )
         refusal = access.refusal(request.headers.get("Host"), request.headers.get("Origin"), tokens)
         if refusal is not None:
-            log.warning("refused %s %s: %s", request.method, request.path, refusal)
-            return web.Response(status=403, text=f"fabricui serve: {refusal}\n")
+            return _refuse(request, 403, refusal, f"fabricui serve: {refusal}\n")
+        host = (request.headers.get("Host") or "").strip().lower()
+        if request.path == "/" and host in access.aliases and _same_port(host, served_host):
+            raise web.HTTPTemporaryRedirect(served_url + request.path_qs)
         if _is_static_directory(request):
             raise web.HTTPNotFound(text="fabricui serve: no such file\n")
         if request.path == WEBSOCKET_PATH and not web.WebSocketResponse().can_prepare(request).ok:
-            log.warning("refused %s %s: not a websocket handshake", request.method, request.path)
-            return web.Response(status=400, text=NOT_A_WEBSOCKET)  # not a dropped connection
-        response: web.StreamResponse = await handler(request)
+            # an answer, not a dropped connection
+            return _refuse(request, 400, "not a websocket handshake", NOT_A_WEBSOCKET)
+        try:
+            response: web.StreamResponse = await handler(request)
+        except web.HTTPException as exc:
+            if exc.status < 400 or (exc.text or "").startswith("fabricui serve:"):
+                raise
+            return _one_line_error(exc)  # aiohttp's own: 404: Not Found, 405, ...
         if access.token is not None and given == access.token and not response.prepared:
             response.set_cookie(
                 access.cookie_name,
@@ -169,18 +287,69 @@ def _guard(access: ServeAccess, served_url: str) -> Any:
     return guard
 
 
-class _Redact(logging.Filter):
-    """Replaces the token in log lines (request lines carry it in their query)."""
+def _refuse(request: web.Request, status: int, why: str, body: str) -> web.Response:
+    """The one-line answer to a refused request, logged in one line (no access line)."""
+    from aiohttp import web
 
-    def __init__(self, secret: str) -> None:
-        super().__init__()
-        self.secret = secret
+    log.warning("refused %s %s from %s: %s", request.method, request.path, request.remote, why)
+    request[_logged_key()] = True
+    return web.Response(status=status, text=body)
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if self.secret in message:
-            record.msg, record.args = message.replace(self.secret, "[token]"), ()
-        return True
+
+@functools.cache
+def _logged_key() -> Any:
+    """The request key of ``LOGGED``: a typed ``web.RequestKey`` where aiohttp has them
+    (3.12 and later warn about plain strings)."""
+    from aiohttp import web
+
+    key_type = getattr(web, "RequestKey", None)
+    return LOGGED if key_type is None else key_type(LOGGED, bool)
+
+
+def _one_line_error(exc: web.HTTPException) -> web.Response:
+    """aiohttp's own error answer (``404: Not Found``) as one ``fabricui serve:`` line, its
+    ``Allow`` header (of a 405) kept."""
+    from aiohttp import web
+
+    allow = {name: value for name, value in exc.headers.items() if name.lower() == "allow"}
+    text = f"fabricui serve: {exc.reason.lower()}\n"
+    return web.Response(status=exc.status, text=text, headers=allow)
+
+
+def _same_port(host: str, other: str) -> bool:
+    """Whether two ``host[:port]`` headers name the same port (a missing one is 80)."""
+
+    def port(value: str) -> str:
+        head, _, tail = value.rpartition(":")
+        return tail if head and not tail.endswith("]") else "80"
+
+    return port(host) == port(other)
+
+
+async def _add_security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: ``SECURITY_HEADERS`` and a ``Server:`` without versions."""
+    response.headers.update(SECURITY_HEADERS)
+    response.headers["Server"] = SERVER_NAME
+
+
+def _envelope(text: str) -> tuple[str, Any]:
+    """The kind and data of a message from the page (``["stdin", "q"]``).
+
+    Raises:
+        ValueError: Not what textual-serve's page sends, in a few words (never the message).
+    """
+    try:
+        envelope = json.loads(text)
+    except ValueError:
+        raise ValueError(f"not JSON ({len(text)} characters)") from None
+    if not isinstance(envelope, list) or not envelope or not isinstance(envelope[0], str):
+        raise ValueError("not a [kind, data] list")
+    kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+    if kind == "stdin" and not isinstance(data, str):
+        raise ValueError("stdin without text")
+    if kind == "resize" and not isinstance(data, dict):
+        raise ValueError("resize without a size")
+    return kind, data
 
 
 def _authorization_token(header: str | None) -> str | None:
@@ -269,3 +438,211 @@ async def _reap(process: asyncio.subprocess.Process) -> None:
     except asyncio.TimeoutError:
         process.kill()
         await process.wait()
+
+
+def guarded_runner(app: web.Application, limits: SessionLimits) -> web.AppRunner:
+    """aiohttp's runner of ``app`` whose connections are guarded: at most
+    ``limits.max_connections`` open (one more is answered 503 and closed), each closed when
+    it takes ``REQUEST_TIMEOUT_S`` to send a request, and a malformed request answered and
+    logged in one line that does not repeat it (aiohttp answers with the request line and
+    logs a traceback).
+
+    Args:
+        app: The application to serve.
+        limits: Its sessions' limits (the connection cap follows the session cap).
+    """
+    from aiohttp import http_exceptions, web
+
+    class GuardedRequestHandler(web.RequestHandler):
+        """aiohttp's connection handler, with one-line answers to malformed requests."""
+
+        def __init__(self, server: GuardedWebServer, **options: Any) -> None:
+            super().__init__(server, **options)
+            self.counted_by = server
+            """The server that counts this connection until it is lost."""
+
+        def connection_lost(self, exc: BaseException | None) -> None:
+            super().connection_lost(exc)
+            self.counted_by.open -= 1
+
+        def handle_error(
+            self,
+            request: BaseRequest,
+            status: int = 500,
+            exc: BaseException | None = None,
+            message: str | None = None,
+        ) -> web.StreamResponse:
+            if status >= 500:
+                log.error(
+                    "error answering %s %s: %s",
+                    request.method,
+                    request.path,
+                    _exception_line(exc),
+                    exc_info=exc,
+                )
+                text = "fabricui serve: internal error (see the server's log)"
+            else:
+                reason = _bad_request_reason(exc, http_exceptions)
+                log.warning("bad request from %s: %s", request.remote, reason)
+                text = f"fabricui serve: bad request: {reason}"
+            request[_logged_key()] = True
+            if request.writer.output_size > 0:  # as aiohttp: an answer was under way
+                raise ConnectionError("an answer was sent already")
+            headers = {**SECURITY_HEADERS, "Server": SERVER_NAME}
+            response = web.Response(status=status, text=f"{text}\n", headers=headers)
+            response.force_close()
+            return response
+
+        def log_access(self, request: BaseRequest, *args: Any) -> None:
+            if not request.get(_logged_key()):  # a refusal is logged in its own line
+                super().log_access(request, *args)
+
+    class GuardedWebServer(web.Server):
+        """aiohttp's server (the factory of connection handlers), capped in connections.
+
+        It counts the handlers it made rather than aiohttp's connections: a burst of
+        connections is accepted in one go, before any is registered there.
+        """
+
+        def __init__(self, handler: Any, **options: Any) -> None:
+            super().__init__(handler, **options)
+            self.open = 0
+            """Connections open now (handlers made and not yet lost)."""
+            self.full = False
+            """Whether the last connection was refused (one log line per burst)."""
+
+        def __call__(self) -> Any:
+            if self.open >= limits.max_connections:
+                if not self.full:
+                    log.warning(
+                        "%d connections open, the most this server keeps: refusing more "
+                        "until some close",
+                        limits.max_connections,
+                    )
+                self.full = True
+                return _Overloaded()
+            self.full = False
+            self.open += 1
+            return GuardedRequestHandler(
+                self, loop=asyncio.get_running_loop(), keepalive_timeout=REQUEST_TIMEOUT_S
+            )
+
+    class GuardedRunner(web.AppRunner):
+        """aiohttp's application runner, serving through ``GuardedWebServer``."""
+
+        async def _make_server(self) -> web.Server:
+            made = await super()._make_server()  # starts the app up
+            return GuardedWebServer(
+                made.request_handler,
+                request_factory=made.request_factory,
+                handler_cancellation=made.handler_cancellation,
+            )
+
+    return GuardedRunner(app)
+
+
+class _Overloaded(asyncio.Protocol):
+    """A connection beyond the cap: answered 503 in one line, then closed."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        body = b"fabricui serve: too many connections open; try again later\n"
+        head = [
+            "HTTP/1.1 503 Service Unavailable",
+            "Content-Type: text/plain; charset=utf-8",
+            f"Content-Length: {len(body)}",
+            "Connection: close",
+            f"Server: {SERVER_NAME}",
+            *(f"{name}: {value}" for name, value in SECURITY_HEADERS.items()),
+        ]
+        assert isinstance(transport, asyncio.WriteTransport)
+        transport.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        transport.close()
+
+
+def _bad_request_reason(exc: BaseException | None, http_exceptions: Any) -> str:
+    """What is wrong with a request aiohttp could not parse, in a few words that do not
+    repeat it (aiohttp's message quotes the request line or header, token included)."""
+    kinds = (
+        (http_exceptions.LineTooLong, "a request line or header is too long"),
+        (http_exceptions.BadHttpMethod, "not an HTTP method"),
+        (http_exceptions.InvalidURLError, "not a URL"),
+        (http_exceptions.InvalidHeader, "a malformed header"),
+        (http_exceptions.BadStatusLine, "a malformed request line"),
+    )
+    for kind, reason in kinds:
+        if isinstance(exc, kind):
+            return reason
+    text = getattr(exc, "message", None) or str(exc or "")
+    first = text.splitlines()[0] if text.strip() else "malformed"
+    for quote in (":", "b'", 'b"', "bytearray("):  # llhttp's "what: quoted data"
+        first = first.split(quote, 1)[0]
+    first = first.strip().rstrip(".")[:80] or "malformed"
+    return first[:1].lower() + first[1:]
+
+
+def _exception_line(exc: BaseException | None) -> str:
+    """``Type: message`` of an exception, on one line."""
+    if exc is None:
+        return "unknown error"
+    return " ".join("".join(traceback.format_exception_only(type(exc), exc)).split())
+
+
+class _LogFormatter(logging.Formatter):
+    """Log records with the token masked; on one line each where asked (a file)."""
+
+    def __init__(self, token: str | None, *, one_line: bool, fmt: str) -> None:
+        super().__init__(fmt, datefmt="%Y-%m-%d %H:%M:%S")
+        self.token = token
+        """The run's token, or None."""
+        self.one_line = one_line
+        """Whether a record is one line (a traceback shrunk to its last line)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        if self.token:
+            text = text.replace(self.token, TOKEN_MASK)
+        return " | ".join(text.splitlines()) if self.one_line else text
+
+    def formatException(self, ei: Any) -> str:  # noqa: N802 (logging's name)
+        if self.one_line:
+            return _exception_line(ei[1])
+        return super().formatException(ei)
+
+
+def configure_logging(stream: TextIO, token: str | None, *, debug: bool = False) -> logging.Handler:
+    """Send every log record of the process (aiohttp's, textual-serve's, fabricui's) to
+    ``stream``, the token masked as ``[token]``: Rich's lines on a terminal, one plain line
+    per record otherwise (a file is grepped, and Rich would wrap it at 80 columns).
+
+    Tracebacks carry no local variables (textual-serve asks Rich for them: a request's
+    locals hold its token).
+
+    Args:
+        stream: Where the log goes (stderr).
+        token: The run's token, or None.
+        debug: Whether debug records are logged too.
+
+    Returns:
+        The handler now on the root logger.
+    """
+    handler: logging.Handler
+    if stream.isatty():
+        from rich.console import Console
+        from rich.logging import RichHandler
+
+        handler = RichHandler(
+            console=Console(file=stream),
+            show_path=False,
+            show_time=False,
+            rich_tracebacks=False,  # plain ones, through the formatter: masked, no locals
+        )
+        handler.setFormatter(_LogFormatter(token, one_line=False, fmt="%(message)s"))
+    else:
+        handler = logging.StreamHandler(stream)
+        handler.setFormatter(
+            _LogFormatter(token, one_line=True, fmt="%(asctime)s %(levelname)s %(message)s")
+        )
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.INFO, handlers=[handler], force=True
+    )
+    return handler
