@@ -250,6 +250,12 @@ def _guard(access: ServeAccess, served_url: str) -> Any:
 
     @web.middleware
     async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
+        started = getattr(request.protocol, "request_started", None)
+        if started is not None:
+            started()
+        if request.version >= (1, 1) and "Host" not in request.headers:
+            # aiohttp from 3.14 refuses this before the middleware (handle_error)
+            return _bad_request(request, "no Host header")
         given = request.query.get(TOKEN_PARAMETER)
         tokens = (
             given,
@@ -294,6 +300,18 @@ def _refuse(request: web.Request, status: int, why: str, body: str) -> web.Respo
     log.warning("refused %s %s from %s: %s", request.method, request.path, request.remote, why)
     request[_logged_key()] = True
     return web.Response(status=status, text=body)
+
+
+def _bad_request(request: web.Request, reason: str) -> web.Response:
+    """The one-line 400 answer to a malformed request, logged in one line, as
+    ``GuardedRequestHandler.handle_error`` answers the ones aiohttp refuses itself."""
+    from aiohttp import web
+
+    log.warning("bad request from %s: %s", request.remote, reason)
+    request[_logged_key()] = True
+    response = web.Response(status=400, text=f"fabricui serve: bad request: {reason}\n")
+    response.force_close()
+    return response
 
 
 @functools.cache
@@ -454,14 +472,39 @@ def guarded_runner(app: web.Application, limits: SessionLimits) -> web.AppRunner
     from aiohttp import http_exceptions, web
 
     class GuardedRequestHandler(web.RequestHandler):
-        """aiohttp's connection handler, with one-line answers to malformed requests."""
+        """aiohttp's connection handler, with one-line answers to malformed requests, closed
+        when no request arrives in ``REQUEST_TIMEOUT_S`` (``request_timer``)."""
+
+        request_timer: asyncio.TimerHandle | None = None
 
         def __init__(self, server: GuardedWebServer, **options: Any) -> None:
             super().__init__(server, **options)
             self.counted_by = server
             """The server that counts this connection until it is lost."""
+            self.requested = False
+            """Whether a whole request (line and headers) has arrived on it."""
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            # Our own timer: aiohttp's keep-alive timer only covers the wait for a first
+            # request from aiohttp 3.14 on (Python 3.9 installs 3.13).
+            self.request_timer = asyncio.get_running_loop().call_later(
+                REQUEST_TIMEOUT_S, self.close_unless_requested
+            )
+
+        def request_started(self) -> None:
+            """A request's line and headers arrived (the guard middleware says so)."""
+            self.requested = True
+            if self.request_timer is not None:
+                self.request_timer.cancel()
+
+        def close_unless_requested(self) -> None:
+            if not self.requested:
+                self.force_close()
 
         def connection_lost(self, exc: BaseException | None) -> None:
+            if self.request_timer is not None:
+                self.request_timer.cancel()
             super().connection_lost(exc)
             self.counted_by.open -= 1
 
