@@ -93,7 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--group",
         help=(
             "collectives view: all, host (or node), domain or per-node, or gpus:N for the "
-            "first N GPUs (default: all)"
+            "first N GPUs, N >= 2 (default: all)"
         ),
     )
     completes(group, GROUP_CHOICES)

@@ -48,7 +48,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="all_to_all (the default), ring (each GPU to the next) or random-pairs",
     )
     parser.add_argument("--gpus", type=int, help="the first N GPUs (default: all)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for random-pairs")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed for random-pairs, >= 0 (default: 0)"
+    )
     parser.add_argument("--top", type=int, default=10, help="busiest links to list")
     parser.add_argument(
         "--json", action="store_true", help="one JSON object, with every flow's rate"
