@@ -205,7 +205,7 @@ MAN_SECTIONS = [
     (
         "Files",
         "$XDG_CONFIG_HOME/fabricui/config.yaml: settings (theme, keymap, hwdb directories); "
-        "only read.\n\n"
+        "only read. A wrong hwdb: is an error (status 2), any other problem a warning.\n\n"
         "$XDG_STATE_HOME/fabricui/state.yaml: what the explorer remembers between runs.\n\n"
         "~/.config/fabricui/plugins/: single-file plugins.",
     ),
