@@ -34,7 +34,7 @@ class _DuplicateKeyError(yaml.constructor.ConstructorError):
 class YamlFloat(float):
     """A number written in a YAML 1.2 exponent form PyYAML's YAML 1.1 rules read as text
     (``1e3``, ``1E-3``, ``+1e3``, ``.5e2``); it keeps the text, so a text field (an id, a
-    name) reads it as written, as it did before such numbers were read as numbers."""
+    name) reads it as written."""
 
     __slots__ = ("text",)
     text: str
