@@ -116,7 +116,7 @@ class Validation:
         if self.spec is not None:
             s = self.spec
             return f"ok: {self.target}: topology {s.id}, {s.nodes} x {s.gpus_per_node} {s.gpu}"
-        counts = ", ".join(f"{n} {kind}" for kind, n in (self.counts or {}).items())
+        counts = ", ".join(_count(n, kind) for kind, n in (self.counts or {}).items())
         note = (
             f"; {self.unavailable} topologies need plugins that are not loaded"
             if self.unavailable
@@ -124,7 +124,7 @@ class Validation:
         )
         if self.holds is None:
             return f"ok: {self.target}: {counts}{note}"
-        holds = ", ".join(f"{n} {kind}" for kind, n in self.holds.items())
+        holds = ", ".join(_count(n, kind) for kind, n in self.holds.items())
         replaced = "".join(
             f"; replaces {_from(source)}{kind}: {_listed(ids)}"
             for source, kinds in self.replaces.items()
@@ -229,3 +229,15 @@ def _from_target(origin: str, target: Path) -> bool:
     if origin == name or origin.startswith(f"{name}:"):
         return True
     return origin.startswith(name.rstrip("/\\") + os.sep)
+
+
+def _count(n: int, kind: str) -> str:
+    """``1 link``, ``2 links``, ``1 switch``, ``1 topology``: a count of records of
+    ``kind`` (the database's plural kind names)."""
+    if n != 1:
+        return f"{n} {kind}"
+    if kind.endswith("ies"):
+        return f"1 {kind[:-3]}y"
+    if kind.endswith(("ches", "shes", "sses", "xes")):
+        return f"1 {kind[:-2]}"
+    return f"1 {kind[:-1]}" if kind.endswith("s") else f"1 {kind}"

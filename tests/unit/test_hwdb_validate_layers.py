@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fabricui.commands import options
+from fabricui.services import catalog_info
 
 LINK = """\
 links:
@@ -57,7 +58,7 @@ def test_record_file_is_validated_as_records(run_cli, tmp_path: Path):
     path = write(tmp_path / "d" / "links.yaml", LINK.format(id="testlink9", bw=450))
     status, out, err = run_cli("hwdb", "validate", str(path))
     assert status == 0, err
-    assert out.startswith(f"ok: {path}: holds 1 links; database: ")
+    assert out.startswith(f"ok: {path}: holds 1 link; database: ")
     assert "replaces" not in out and "unknown key" not in err
 
 
@@ -188,3 +189,17 @@ def test_hwdb_option_with_records_does_not_warn(run_cli, tmp_path: Path):
     write(directory / "links.yaml", LINK.format(id="testlink9", bw=2))
     status, out, err = run_cli("--hwdb", str(directory), "hwdb", "show", "testlink9")
     assert status == 0 and err == "" and "testlink9" in out
+
+
+@pytest.mark.parametrize(
+    ("n", "kind", "shown"),
+    [
+        (1, "links", "1 link"),
+        (1, "switches", "1 switch"),
+        (1, "topologies", "1 topology"),
+        (2, "switches", "2 switches"),
+        (0, "gpus", "0 gpus"),
+    ],
+)
+def test_counts_of_one_record_are_singular(n: int, kind: str, shown: str):
+    assert catalog_info._count(n, kind) == shown
