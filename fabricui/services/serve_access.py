@@ -169,7 +169,8 @@ class ServeAccess:
         if (host or "").strip().lower() not in self.hosts | self.aliases:
             return (
                 f"this server answers to {', '.join(sorted(self.hosts))}, not "
-                f"{host!r} (fabricui serve --allow-origin adds one)"
+                f"{host!r} (a proxy's host name is added with fabricui serve --public-url or "
+                "--allow-origin, as part of its URL)"
             )
         if origin is not None and origin != "null":
             with contextlib.suppress(ConfigError):  # not an origin: compared as sent
