@@ -15,7 +15,8 @@ Slurm hostlists (``hostlist.expand``). What Slurm would reject or misread gets a
 unknown keys (typos), switches named as children but never defined, switches listed as each
 other's children (no root), several roots, nodes under two switches or in two blocks, node
 names that are adapter GUIDs, blocks of unequal size, a file commented out entirely. A key
-repeated in one ``topology.yaml`` mapping is refused, as in every other YAML input.
+repeated on one ``topology.conf`` line (``Nodes=a[1-2] Nodes=b[1-2]``) or in one
+``topology.yaml`` mapping is refused, as in every other YAML input.
 """
 
 from __future__ import annotations
@@ -118,6 +119,27 @@ def _key_values(line: str) -> tuple[list[tuple[str, str]], list[str]]:
     return pairs, stray
 
 
+def _check_conf_keys(pairs: list[tuple[str, str]], number: int) -> None:
+    """Refuse a key Slurm reads that is given twice on one topology line (``SwitchName=s1
+    Nodes=a[1-2] Nodes=b[1-2]``): Slurm keeps one value, so the other list would be lost.
+
+    Keys are compared as Slurm does, without case; keys Slurm does not know stay a warning.
+
+    Raises:
+        ParseError: ``RECORD: duplicate key 'K' (twice on this line)`` with the line set.
+    """
+    seen: set[str] = set()
+    for key, _ in pairs:
+        folded = key.lower()
+        if folded in seen:
+            head, value = pairs[0]
+            raise ParseError(
+                f"{head}={value[:40]}: duplicate key {key!r} (twice on this line)", line=number
+            )
+        if folded in _KEYS:
+            seen.add(folded)
+
+
 def _read_conf(lines: list[str], parsed: _Parsed) -> tuple[int, list[str]]:
     """Read ``topology.conf`` / ``scontrol show topology`` lines; (records, not understood)."""
     records = 0
@@ -131,6 +153,7 @@ def _read_conf(lines: list[str], parsed: _Parsed) -> tuple[int, list[str]]:
             unknown.append(f"line {number}: {line[:60]}")
             continue
         pairs, stray = _key_values(line)
+        _check_conf_keys(pairs, number)
         if stray:
             typos.append(f"line {number}: {' '.join(stray)[:40]}")
         records += 1
@@ -458,9 +481,9 @@ def parse(text: str) -> SwitchGraph:
         Switches and parent-child links (no cable details), Slurm nodes, blocks.
 
     Raises:
-        ParseError: Too large, a node list that expands past the limit, a key repeated in
-            one mapping of ``topology.yaml`` (``line`` set), azslurm's elided table, or
-            nothing Slurm-like in the text.
+        ParseError: Too large, a node list that expands past the limit, a key repeated on
+            one ``topology.conf`` line or in one mapping of ``topology.yaml`` (``line`` set),
+            azslurm's elided table, or nothing Slurm-like in the text.
     """
     if len(text) > MAX_INPUT_CHARS:
         raise ParseError(f"input of {len(text):,} characters is larger than any topology file")
@@ -509,7 +532,8 @@ def _read_conf_file(text: str, lines: list[str]) -> tuple[_Parsed, str, list[str
     ``scontrol show topology``; a file commented out entirely is read uncommented.
 
     Raises:
-        ParseError: No topology line (azslurm's table, whose lists are elided, is named).
+        ParseError: A key repeated on one line; no topology line (azslurm's table, whose
+            lists are elided, is named).
     """
     parsed = _Parsed()
     records, unknown = _read_conf(lines, parsed)
