@@ -28,8 +28,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--free",
         metavar="FILE|HOSTLIST",
         help="the free hosts: a `sinfo` or `scontrol show node` output (idle nodes that are "
-        "not drained, down or reserved; a value with a '/' or naming a file is read as one), "
-        "or a Slurm hostlist of the cluster's hosts; default every host",
+        "not drained, down or reserved), a file of host names one per line (`scontrol show "
+        "hostnames`; hostlists allowed, '#' comments), or a Slurm hostlist of the cluster's "
+        "hosts; a value with a '/' or naming a file is read as a file; default every host",
     )
     parser.add_argument(
         "--jobs",

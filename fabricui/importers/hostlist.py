@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from fabricui.importers.common import ParseError
+from fabricui.importers.common import ParseError, clean_text
 
 #: Most names an expression may expand to (far beyond any cluster; a job list is smaller).
 MAX_HOSTS = 262_144
@@ -26,6 +26,8 @@ MAX_EXPRESSION_CHARS = 1_000_000
 _MAX_DIGITS = 9
 _RANGE = re.compile(rf"(\d{{1,{_MAX_DIGITS}}})(?:-(\d{{1,{_MAX_DIGITS}}}))?")
 _DIGIT_RUN = re.compile(rf"(\d{{1,{_MAX_DIGITS}}})")
+#: A line of a host-name file: one host name or hostlist expression, nothing else.
+_NAME_LINE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-\[\],]*")
 
 
 def _short(text: str) -> str:
@@ -156,6 +158,47 @@ def expand(text: str, limit: int = MAX_HOSTS) -> list[str]:
                 prefixes = [p + d for p in prefixes for d in digits]
         names.extend(prefixes)
     return names
+
+
+def name_lines(text: str, limit: int = MAX_HOSTS) -> list[str] | None:
+    """The hosts of a file of host names, one per line, as ``scontrol show hostnames``
+    prints them; a line may also hold a hostlist (``node[01-04]``), ``#`` starts a comment
+    and blank lines are skipped.
+
+    Args:
+        text: The file as read.
+        limit: Most names all lines may expand to together.
+
+    Returns:
+        The names, each once, in the file's order; None when the file holds no name or a
+        line is not one name or hostlist (``sinfo`` output, prose).
+
+    Raises:
+        ParseError: A line that is a hostlist but a malformed one, or more than ``limit``
+            names (``line`` set).
+    """
+    tokens: list[tuple[int, str]] = []
+    for number, raw in enumerate(clean_text(text).split("\n"), 1):
+        body = raw.split("#", 1)[0].strip()
+        if not body:
+            continue
+        if not _NAME_LINE.fullmatch(body):
+            return None
+        tokens.append((number, body))
+    if not tokens:
+        return None
+    names: dict[str, None] = {}
+    total = 0
+    for number, body in tokens:
+        try:
+            expanded = expand(body, limit)
+        except ParseError as exc:
+            raise ParseError(exc.message, line=number) from None
+        total += len(expanded)
+        if total > limit:
+            raise ParseError(f"the lines name more than {limit:,} hosts", line=number)
+        names.update(dict.fromkeys(expanded))
+    return list(names)
 
 
 def _stem_number(name: str) -> tuple[str, str]:

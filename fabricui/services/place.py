@@ -39,7 +39,8 @@ from fabricui.errors import ConfigError, FabricError
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind
 from fabricui.fabric.health import MARKS, health_of
 from fabricui.importers.common import UNRECOGNISED, ParseError
-from fabricui.importers.hostlist import compress, expand, natural_key
+from fabricui.importers.hostlist import compress, expand, name_lines, natural_key
+from fabricui.importers.reading import read_output
 from fabricui.importers.slurm_jobs import SlurmJobs
 from fabricui.importers.slurm_nodes import SlurmNodes
 from fabricui.services.health import read_health
@@ -72,8 +73,9 @@ class PlaceRequest:
     count: int
     """Hosts wanted."""
     free: str | None = None
-    """A ``sinfo``/``scontrol show node`` output file, or a hostlist of free hosts (None:
-    every host of the fabric)."""
+    """A ``sinfo``/``scontrol show node`` output file, a file of host names one per line
+    (``scontrol show hostnames``), or a hostlist of free hosts (None: every host of the
+    fabric)."""
     jobs: str | None = None
     """A ``squeue``/``scontrol show job``/``sacct`` output of the running jobs: their hosts
     are not free, and the uplinks they share with the pick are priced."""
@@ -255,12 +257,13 @@ class _Layout:
 def _free_hosts(
     request: PlaceRequest, layout: _Layout, notes: list[str]
 ) -> tuple[set[int], list[str]]:
-    """Host indices that are free, and the hosts a ``sinfo`` file names that the fabric
-    lacks (other partitions).
+    """Host indices that are free, and the hosts a ``sinfo`` or host-name file names that
+    the fabric lacks (other partitions).
 
     Raises:
-        ConfigError: A path that is not a readable Slurm node listing, a listing none of
-            whose nodes are in the fabric, or a hostlist naming hosts the fabric lacks.
+        ConfigError: A path that is not a readable Slurm node listing or host-name file, a
+            file none of whose nodes are in the fabric, or a hostlist naming hosts the
+            fabric lacks.
     """
     if request.free is None:
         return set(layout.index.values()), []
@@ -278,17 +281,20 @@ def _free_hosts(
             shown = unknown_hosts(unknown, list(layout.index))
             raise ConfigError(f"--free: {len(unknown)} host(s) not in {topology}: {shown}{hint}")
         return {layout.index[n] for n in names}, []
+    listed = _host_name_file(value, layout, notes)
+    if listed is not None:
+        return listed
     example = compress(list(layout.index)[:4])
     result = _slurm_listing(
         "--free",
         value,
-        f"give `sinfo` or `scontrol show node` output, or the free hosts as a hostlist "
-        f"value (--free {example})",
+        f"give `sinfo` or `scontrol show node` output, a file of host names one per line "
+        f"(`scontrol show hostnames`), or the free hosts as a hostlist value (--free {example})",
     )
     if not isinstance(result.value, SlurmNodes):
         raise ConfigError(
             f"--free {value}: {result.format} output; give sinfo or `scontrol show node` "
-            "output, or a hostlist"
+            "output, a file of host names, or a hostlist"
         )
     listing = result.value
     everyone = list(dict.fromkeys(n.name for n in listing.nodes))
@@ -305,6 +311,37 @@ def _free_hosts(
     free = {layout.index[n] for n in names if n in layout.index}
     unknown = [n for n in names if n not in layout.index]
     return free, unknown
+
+
+def _host_name_file(
+    path: str, layout: _Layout, notes: list[str]
+) -> tuple[set[int], list[str]] | None:
+    """(free host indices, names the fabric lacks) of a ``--free`` file of host names, one
+    per line (``scontrol show hostnames``, hostlists allowed); None when the file is not
+    one (or cannot be read: the Slurm listing reader says why).
+
+    Raises:
+        ConfigError: A malformed hostlist line, or none of the names is in the fabric.
+    """
+    try:
+        text, origin = read_output(path)
+    except ParseError:
+        return None
+    try:
+        names = name_lines(text)
+    except ParseError as exc:
+        raise ConfigError(f"--free {exc.located(origin)}") from None
+    if names is None:
+        return None
+    if not any(n in layout.index for n in names):
+        shown = unknown_hosts(names, list(layout.index))
+        raise ConfigError(
+            f"--free {origin}: none of its {len(names)} host name(s) is in "
+            f"{layout.fabric.spec.id}: {shown}"
+        )
+    notes.append(f"{len(names)} free host(s) listed in {Path(path).name}")
+    free = {layout.index[n] for n in names if n in layout.index}
+    return free, [n for n in names if n not in layout.index]
 
 
 def _is_path(value: str) -> bool:
