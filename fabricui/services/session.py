@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.engine.evaluate import algorithms_for_env
-from fabricui.errors import ConfigError, FabricError, PluginError, exception_line
+from fabricui.errors import ConfigError, EngineError, FabricError, PluginError, exception_line
 from fabricui.fabric import Fabric, build_fabric, most_nodes
 from fabricui.hwdb import Catalog, default_hwdb_dir
 from fabricui.hwdb import load_catalog as load_hwdb
@@ -148,7 +148,13 @@ def load_fabric(
     catalog = catalog or load_catalog(host=host)
     spec = resolve_spec(request, catalog)
     admit_fabric(spec, catalog)
-    fabric = build_fabric_with_plugins(spec, catalog, host)
+    try:
+        fabric = build_fabric_with_plugins(spec, catalog, host)
+    except EngineError as exc:
+        advice = structural_advice(spec, catalog, exc.message)
+        if advice is None:
+            raise
+        raise EngineError(f"{exc.message}; {advice}", exc.title) from None
     if catalog.calibration is not None:
         warning = overlay_mismatch(catalog.calibration, spec.id, fabric.generations)
         if warning is not None:
@@ -218,9 +224,47 @@ def node_advice(spec: TopologySpec, catalog: Catalog | None, most: int) -> str:
         built = most_nodes(spec, catalog, most)
     if built is None:
         return f"use --nodes {most} or fewer"
+    return _use_nodes(spec, built, " within the limit")
+
+
+def structural_advice(spec: TopologySpec, catalog: Catalog, refusal: str) -> str | None:
+    """``use --nodes N or fewer`` for a node count the built-in builder refused: the largest
+    count below it that the builder accepts (``most_nodes``).
+
+    Args:
+        spec: The spec the builder refused.
+        catalog: The catalog its ids refer to.
+        refusal: The builder's message.
+
+    Returns:
+        The advice, or None when no smaller count builds (the refusal is not about the
+        count), the spec has no node count to choose (a cluster's own graph, a plugin
+        builder), or the refusal already names the fix (whole scale-up domains below the
+        count, a count it names).
+    """
+    if spec.builder is not None:
+        return None
+    built = most_nodes(spec, catalog, spec.nodes)
+    if built is None or built >= spec.nodes or f"--nodes {built}" in refusal:
+        return None
     hosts = spec.intra.hosts_per_domain
-    if spec.net is not None and spec.net.layout == "torus":
-        return f"use --nodes {built}, the largest torus {spec.id} builds within the limit"
+    if hosts > 1 and spec.nodes > hosts and built == spec.nodes // hosts * hosts:
+        return None  # whole domains below the count build: the refusal says to use them
+    return _use_nodes(spec, built, f" from {spec.nodes} nodes or fewer")
+
+
+def _is_torus(spec: TopologySpec) -> bool:
+    """Whether the spec's network is a torus of chips (not every count makes one)."""
+    return spec.net is not None and spec.net.layout == "torus"
+
+
+def _use_nodes(spec: TopologySpec, built: int, within: str) -> str:
+    """``use --nodes N or fewer`` for ``built``, the largest count the builder accepts
+    (``within``: what the count was the largest under); a torus's count exactly, as not
+    every smaller one makes a torus."""
+    hosts = spec.intra.hosts_per_domain
+    if _is_torus(spec):
+        return f"use --nodes {built}, the largest torus {spec.id} builds{within}"
     if hosts > 1:
         return f"use --nodes {built} or fewer (a multiple of {hosts})"
     return f"use --nodes {built} or fewer"
