@@ -124,9 +124,15 @@ def admit_collective(op: str, ranks: int, budget_bytes: int | None = None) -> No
         ConfigError: The estimate is above the budget.
     """
     budget = memory_budget() if budget_bytes is None else budget_bytes
-    most = max(2, (budget - BASE_BYTES) // RANK_BYTES)
-    admit(
-        Work(f"{op} among {ranks:,} GPUs", ranks, "ranks", RANK_BYTES),
-        budget,
-        f"use --gpus {most} or fewer, or --group per-node",
+    most = (budget - BASE_BYTES) // RANK_BYTES
+    advice = (
+        f"use --gpus {most} or fewer, or --group per-node"
+        if most >= 2
+        else raise_budget(BASE_BYTES + 2 * RANK_BYTES, "two GPUs")
     )
+    admit(Work(f"{op} among {ranks:,} GPUs", ranks, "ranks", RANK_BYTES), budget, advice)
+
+
+def raise_budget(need_bytes: int, smallest: str) -> str:
+    """The advice when not even the smallest request fits the budget: no count to give."""
+    return f"even {smallest} need about {format_size(need_bytes)}: raise --max-memory"

@@ -212,7 +212,10 @@ def admit_fabric(spec: TopologySpec, catalog: Catalog | None = None) -> None:
     work = admission.Work(f"topology {spec.id}", spec.n_gpus, "GPUs", admission.GPU_BYTES)
     if work.bytes <= budget:
         return
-    most = max(1, (budget - admission.BASE_BYTES) // admission.GPU_BYTES // spec.gpus_per_node)
+    most = (budget - admission.BASE_BYTES) // admission.GPU_BYTES // spec.gpus_per_node
+    if most < 1:
+        one_node = admission.BASE_BYTES + spec.gpus_per_node * admission.GPU_BYTES
+        admission.admit(work, budget, admission.raise_budget(one_node, "one node's GPUs"))
     admission.admit(work, budget, node_advice(spec, catalog, most))
 
 
