@@ -51,6 +51,8 @@ TIER_NAMES = ("leaf", "spine", "core")
 _SHOW = 4
 #: Most uplinks a host-less leaf may have to be recognised as one (a switch radix).
 _MAX_UPLINKS = 256
+#: A Mellanox-managed switch's NodeDescription: ``MF0;<name>:<model>/<slot>``.
+_MF0 = re.compile(r"^MF0;([^:;]{1,80}):([^/]{1,40})(?:/(.{0,20}))?$")
 
 
 def link_gbps(width: str | None, speed: str | None) -> float | None:
@@ -67,6 +69,43 @@ def link_gbps(width: str | None, speed: str | None) -> float | None:
     if lanes is None or lane is None:
         return None
     return int(lanes.group(1)) * lane
+
+
+def switch_name(description: str) -> tuple[str | None, str]:
+    """A switch's name and model from its NodeDescription, as every InfiniBand importer
+    names switches (so their names match whichever tool printed them).
+
+    ``MF0;LG01-05:MQM8700/U1`` (a Mellanox-managed switch) -> (``LG01-05``, ``MQM8700``);
+    a description without blanks is the name (``ib-sw``, model ""); one with blanks is no
+    name, only a model (``MT47396 Infiniscale-III Mellanox Technologies``).
+
+    Args:
+        description: The NodeDescription as printed (surrounding blanks are ignored).
+
+    Returns:
+        (name or None, model).
+    """
+    desc = description.strip()
+    mf0 = _MF0.match(desc)
+    if mf0:
+        return mf0.group(1).strip() or None, mf0.group(2).strip()
+    if desc and not re.search(r"\s", desc) and not desc.startswith("#"):
+        return desc, ""
+    return None, desc
+
+
+def node_name(description: str) -> str:
+    """A peer's or node's NodeDescription with a Mellanox switch's ``MF0;<name>:<model>/<slot>``
+    shortened to ``<name>`` (as ``switch_name`` names switches); any other stays as printed.
+
+    Args:
+        description: The NodeDescription as printed (``luna-0001 mlx5_6`` stays so).
+    """
+    desc = description.strip()
+    mf0 = _MF0.match(desc)
+    if mf0 and mf0.group(1).strip():
+        return mf0.group(1).strip()
+    return desc
 
 
 def listing(items: list[str]) -> str:

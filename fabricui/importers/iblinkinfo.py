@@ -10,7 +10,8 @@ Several runs pasted together (``iblinkinfo -P 1`` then ``-P 2``: one per rail, e
 subnet whose LIDs may repeat) are read as separate subnets joined by host name. Output copied
 from a web page (HTML-escaped: ``&nbsp;``, ``&quot;``, ``==&gt;``, ``<br>``) is decoded first,
 with a note. Lane rates are signalling rates (``14.0625`` = FDR, ``53.125`` = HDR); the link's
-``gbps`` is the nominal data rate (4X HDR = 200).
+``gbps`` is the nominal data rate (4X HDR = 200). Switches are named as the ``ibnetdiscover``
+importer names them (``MF0;LG01-05:MQM8700/U1`` -> ``LG01-05``), so the two agree.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from fabricui.importers.fabric_graph import (
     SwitchGraph,
     listing,
     narrow_links,
+    node_name,
     sort_hosts,
+    switch_name,
 )
 from fabricui.importers.port_health import PortHealth, state_word
 
@@ -71,7 +74,7 @@ MAX_PORT_RECORDS = 1_000_000
 def _named_ports(
     records: list[_PortRecord],
     switches: dict[tuple[int, str], FabricSwitch],
-    switch_name: dict[tuple[int, int], str],
+    name_of_lid: dict[tuple[int, int], str],
     runs: int,
 ) -> list[PortHealth]:
     """The recorded ports with their owner's final name (a switch named by GUID when its
@@ -83,8 +86,10 @@ def _named_ports(
             port.device = switch.name if switch else owner[1]
         else:
             port.device = owner[1]
-        if peer is not None and peer in switch_name:
-            port.peer = switch_name[peer]
+        if peer is not None and peer in name_of_lid:
+            port.peer = name_of_lid[peer]
+        elif port.peer:
+            port.peer = node_name(port.peer)
         out.append(port)
     return out
 
@@ -190,10 +195,10 @@ def parse(text: str) -> SwitchGraph:
         raise wrong_format(text, EXPECTED, FORMAT)
     runs = scan.run + 1
     _name_switches(scan.switches, runs, warnings)
-    switch_name = {
+    name_of_lid = {
         (r, lid): scan.switches[(r, g)].name for (r, lid), g in scan.switch_of_lid.items()
     }
-    links, hosts = _cables(scan, switch_name, runs, warnings)
+    links, hosts = _cables(scan, name_of_lid, runs, warnings)
     loops = [f"{k.a} ports {k.a_port}-{k.b_port}" for k in links if k.a == k.b]
     if loops:
         warnings.append(
@@ -211,7 +216,7 @@ def parse(text: str) -> SwitchGraph:
             f"{len(scan.unknown)} line(s) not understood and skipped (prompt, banner, error "
             f"output?): {listing(scan.unknown)}"
         )
-    ports = _named_ports(scan.open_ports, scan.switches, switch_name, runs)
+    ports = _named_ports(scan.open_ports, scan.switches, name_of_lid, runs)
     ports += _narrow_ports(ports, links, warnings)
     return SwitchGraph(
         ports=ports,
@@ -305,7 +310,7 @@ def _add_cable(
     run = here[0]
     p_lid, p_port, p_desc = peer
     there = (run, p_lid, p_port)
-    scan.desc_of_lid.setdefault((run, p_lid), p_desc.strip())
+    scan.desc_of_lid.setdefault((run, p_lid), node_name(p_desc))
     key = (here, there) if here <= there else (there, here)
     w, s, gbps = _speed(width, lane)
     scan.speeds_of.setdefault(key, set()).add(f"{w}{s or lane}")
@@ -326,16 +331,19 @@ def _add_cable(
 def _name_switches(
     switches: dict[tuple[int, str], FabricSwitch], runs: int, warnings: list[str]
 ) -> None:
-    """Name a switch by its GUID when its description is no usable unique name (blanks, or
+    """Name each switch as ``ibnetdiscover``'s importer does (``MF0;LG01-05:MQM8700/U1`` ->
+    ``LG01-05``), by its GUID when its description is no usable unique name (blanks, or
     shared), keeping the description as its model; several runs know no chassis."""
-    counts = Counter(s.name for s in switches.values())
+    proposed = {key: switch_name(s.description) for key, s in switches.items()}
+    counts = Counter(name for name, _ in proposed.values() if name)
     by_guid: list[str] = []
-    for (_, guid), switch in switches.items():
-        usable = switch.name and " " not in switch.name and counts[switch.name] == 1
-        if not usable:
-            by_guid.append(f"S-{guid[2:].zfill(16)} ({switch.name!r})")
-            switch.model = switch.name
-            switch.name = f"S-{guid[2:].zfill(16)}"
+    for key, switch in switches.items():
+        name, switch.model = proposed[key]
+        if name and counts[name] == 1:
+            switch.name = name
+        else:
+            switch.name = f"S-{key[1][2:].zfill(16)}"
+            by_guid.append(f"{switch.name} ({switch.description!r})")
         if runs > 1:
             switch.chassis = None
     if by_guid:
@@ -346,7 +354,7 @@ def _name_switches(
 
 
 def _cables(
-    scan: _Scan, switch_name: dict[tuple[int, int], str], runs: int, warnings: list[str]
+    scan: _Scan, name_of_lid: dict[tuple[int, int], str], runs: int, warnings: list[str]
 ) -> tuple[list[FabricLink], list[FabricHost]]:
     """The cables with named ends, and the hosts they reach: an adapter is named by its
     description's host (``node01 mlx5_0``), or by LID when the description is a model."""
@@ -356,8 +364,8 @@ def _cables(
 
     def endpoint(end: _End) -> str:
         key = (end.run, end.lid)
-        if key in switch_name:
-            return switch_name[key]
+        if key in name_of_lid:
+            return name_of_lid[key]
         desc = scan.desc_of_lid.get(key, "")
         if _UNNAMED.match(desc):
             name = f"lid{end.lid}" + (f"@run{end.run + 1}" if runs > 1 else "")

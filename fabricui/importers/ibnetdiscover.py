@@ -31,6 +31,7 @@ from fabricui.importers.fabric_graph import (
     listing,
     narrow_links,
     sort_hosts,
+    switch_name,
 )
 from fabricui.importers.paste import drop_prompts, restore_tabs, unwrap
 
@@ -65,8 +66,6 @@ _PORTS_PEER = re.compile(
     r"[ \t]*\((.*)\)[ \t]*$"
 )
 _ERROR_LINE = re.compile(r"^(?:ibwarn|iberror|ibpanic)\b|^src/\S+:\d+|\bFailed\b|\berror\b", re.I)
-#: A Mellanox-managed switch's description: ``MF0;<name>:<model>/<slot>``.
-_MF0 = re.compile(r"^MF0;([^:;]{1,80}):([^/]{1,40})(?:/(.{0,20}))?$")
 #: Director chassis boards: Voltaire line/fabric boards, Mellanox director leaf/spine blades.
 _DIRECTOR = re.compile(r"\bs[LF]B-\d|/[LS]\d{1,3}/U\d|\bBlade\b|\bSpine\b[ \t]*\d|\bLine\b[ \t]*\d")
 #: NodeDescriptions that name the adapter model, not the host (never set by the host).
@@ -140,17 +139,6 @@ class _Reader:
             entry = self.cables[ends] = _Cable(ends)
         entry.speeds.append((width, speed))
         entry.sides.add(a[0])
-
-
-def _switch_name(node: _Node) -> tuple[str | None, str]:
-    """(name from the description or None, model) of a switch."""
-    desc = (node.description or "").strip()
-    mf0 = _MF0.match(desc)
-    if mf0:
-        return mf0.group(1).strip() or None, mf0.group(2).strip()
-    if desc and not re.search(r"\s", desc) and not desc.startswith("#"):
-        return desc, ""
-    return None, desc
 
 
 def _split_ca(desc: str) -> tuple[str, str]:
@@ -311,7 +299,7 @@ def _build(reader: _Reader, source: str, unknown: list[str]) -> SwitchGraph:
     """The switch graph of what the reader collected, with its warnings."""
     warnings = reader.warnings
     switches = [n for n in reader.nodes.values() if n.kind == "Switch"]
-    proposed = {n.node_id: _switch_name(n) for n in switches}
+    proposed = {n.node_id: switch_name(n.description or "") for n in switches}
     display = _switch_names(switches, proposed, warnings)
     hosts, port_name, other = _adapters(reader.nodes, display, warnings)
     links, connected_ports, cable_warnings = _cables(reader, display)

@@ -5,7 +5,9 @@ thresholds.
 "<name>"`` (switches) or ``Errors for "<name>"`` (adapters), then one line per port: ``GUID
 0x<guid> port N: [SymbolErrorCounter == 65535] [PortXmitWait == 123 (123.000)]``; with
 ``-r`` a ``Link info:`` line in iblinkinfo's form follows (state, width, speed, peer); the
-run ends with ``## Summary: N nodes checked, M bad nodes found``.
+run ends with ``## Summary: N nodes checked, M bad nodes found``. Switches (and switch
+peers) are named as the ``ibnetdiscover`` and ``iblinkinfo`` importers name them
+(``MF0;LG01-05:MQM8700/U1`` -> ``LG01-05``), so the ports match an imported cluster.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
-from fabricui.importers.fabric_graph import LANE_GBPS, SIGNAL_SPEEDS
+from fabricui.importers.fabric_graph import LANE_GBPS, SIGNAL_SPEEDS, node_name, switch_name
 from fabricui.importers.port_health import (
     MAX_LINE_CHARS,
     HealthReport,
@@ -46,6 +48,17 @@ _SUMMARY = re.compile(
 )
 
 
+def _device(guid: str | None, description: str) -> str:
+    """The name of an ``Errors for`` node, as the other InfiniBand importers name it: a
+    switch (printed with its GUID) by ``switch_name`` (``MF0;LG01-05:MQM8700/U1`` ->
+    ``LG01-05``), by its GUID id (``S-<16 hex digits>``) when its description is no name;
+    an adapter by its description (``luna-0001 mlx5_6``)."""
+    if guid is None:
+        return description.strip() or "?"
+    name, _ = switch_name(description)
+    return name or f"S-{guid[2:].lower().zfill(16)}"
+
+
 def parse(text: str) -> HealthReport:
     """Parse ``ibqueryerrors`` output.
 
@@ -71,17 +84,21 @@ def parse(text: str) -> HealthReport:
             continue
         m = _NODE.match(line)
         if m:
-            device = m.group(2).strip() or m.group(1) or "?"
+            device = _device(m.group(1), m.group(2))
             current = None
             continue
         m = _PORT.match(line)
         if m:
             port = m.group(2)
             current = PortHealth(device, int(port) if port.isdigit() else "ALL")
-            for name, value in _COUNTER.findall(m.group(3)):
+            counters, joined, link = m.group(3).partition("Link info:")
+            for name, value in _COUNTER.findall(counters):
                 current.counters[name] = int(value)
             report.ports.append(current)
-            continue
+            if not joined:
+                continue
+            # A paste that lost the line break before ``-r``'s link line.
+            line = f"Link info:{link}"
         m = _LINK.match(line)
         if m and current is not None:
             width, lane, state, phys, rest = m.groups()
@@ -97,7 +114,7 @@ def parse(text: str) -> HealthReport:
                 current.rate_gbps = round(int(width) * per_lane, 3)
             peer = _PEER.search(rest)
             if peer:
-                current.peer, current.peer_port = peer.group(2).strip(), int(peer.group(1))
+                current.peer, current.peer_port = node_name(peer.group(2)), int(peer.group(1))
             hint = _COULD_BE.findall(rest)
             if hint:
                 current.could_be = " ".join(hint)
