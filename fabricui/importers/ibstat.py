@@ -44,6 +44,10 @@ _NETDEV = re.compile(
 )
 #: A rate or speed: digits with at most one decimal point (``float`` reads it, finite).
 _NUMBER = r"\d{1,6}(?:\.\d{1,6})?"
+#: A whole ``Rate`` value: ibstat's ``100``, ibstatus's ``40 Gb/sec (4X QDR)``.
+_RATE = re.compile(rf"({_NUMBER})(?:[ \t]*Gb(?:/sec|/s|ps)(?:[ \t]*\([^()\n]{{0,20}}\))?)?")
+#: Highest port rate read [Gb/s]: 12X XDR is 2,400; a larger value is no port's rate.
+MAX_RATE_GBPS = 10_000.0
 _ERROR = re.compile(
     r"^\s*(?:ibpanic|ibwarn|iberror)\b|\bfailed\b|No such (?:file|device)|\bcannot\b|"
     r"^\s*(?:error|warning)\b",
@@ -191,7 +195,7 @@ class IbDevices:
         """Every port in the shape all state importers share: state (a port that is down
         reads as its physical state, ``polling`` or ``disabled``), rate, and ``degraded``
         when it is up at a lower rate or width than the other ports of its adapter model
-        and link layer (a 4X port trained at 1X)."""
+        and link layer (a 4X port trained at 1X), or up at rate 0."""
         best: dict[tuple[str | None, str | None], float] = {}
         for hca in self.hcas:
             for p in hca.ports:
@@ -212,9 +216,11 @@ class IbDevices:
                     f"{p.state}/{p.physical_state}" if p.state and p.physical_state else None
                 )
                 top = best.get((hca.ca_type, p.link_layer))
-                if state == "up" and p.rate_gbps and top and p.rate_gbps < top:
+                if state == "up" and p.rate_gbps is not None and top and p.rate_gbps < top:
                     port.degraded = True
                     port.could_be = f"{top:g} Gb/s"
+                elif state == "up" and p.rate_gbps == 0:
+                    port.degraded = True  # active at rate 0: moves nothing
                 if (
                     state == "up"
                     and p.width is not None
@@ -259,7 +265,7 @@ class IbDevices:
         out = [f"{' + '.join(self.sources)}: {len(self.hcas)} HCAs, {ports} ports"]
         for hca in self.hcas:
             for p in hca.ports or [IbPort(0)]:
-                rate = f"{p.rate_gbps:g} Gb/s" if p.rate_gbps else "rate ?"
+                rate = f"{p.rate_gbps:g} Gb/s" if p.rate_gbps is not None else "rate ?"
                 parts = [
                     f"  {hca.name}" + (f" port {p.port}" if p.port else ""),
                     p.state or "state ?",
@@ -299,6 +305,10 @@ class _Reader:
     """The port's ``active_speed`` per lane [Gb/s] (ibv_devinfo -v), for its rate."""
     inferred: bool = False
     """A link layer was inferred from an interface name (ibdev2netdev)."""
+    line: int = 0
+    """The number of the line being read (1-based), for warnings."""
+    warnings: list[str] = field(default_factory=list)
+    """Values that could not be read, by line."""
 
     def source(self, name: str) -> None:
         """Note that a listing of kind ``name`` was read."""
@@ -363,11 +373,8 @@ class _Reader:
             port.state = _STATES.get(word, _IBSTATUS_STATES.get(word.upper(), value))
         elif key in ("physical state", "phys state"):
             port.physical_state = re.sub(r"^\d{1,2}:\s*", "", value) if value else value
-        elif key == "rate" and value and (r := re.match(_NUMBER, value)):
-            port.rate_gbps = float(r.group())
-            lanes = _IBSTATUS_WIDTH.search(value)
-            if lanes:
-                port.width = int(lanes.group(1))
+        elif key == "rate" and value:
+            self.rate(port, value)
         elif key in ("link layer", "link_layer"):
             port.link_layer = value
         elif key in ("base lid", "port_lid") and _small_int(value) is not None:
@@ -381,6 +388,23 @@ class _Reader:
             self.speed = float(r.group(1))
         if self.width and self.speed and port.rate_gbps is None:
             port.rate_gbps = self.width * self.speed
+
+    def rate(self, port: IbPort, value: str) -> None:
+        """A port's ``Rate`` read whole (``0`` is kept: an active port that moves nothing);
+        anything but a plain number of Gb/s is warned about and the rate left unknown."""
+        m = _RATE.fullmatch(value)
+        rate = float(m.group(1)) if m else None
+        if rate is None or rate > MAX_RATE_GBPS:
+            owner = f"{self.hca.name} port {port.port}" if self.hca else f"port {port.port}"
+            self.warnings.append(
+                f"line {self.line}: Rate {value[:40]!r} is not a rate in Gb/s: "
+                f"{owner}'s rate is unknown"
+            )
+            return
+        port.rate_gbps = rate
+        lanes = _IBSTATUS_WIDTH.search(value)
+        if lanes:
+            port.width = int(lanes.group(1))
 
 
 def _hca_field(hca: Hca, key: str, value: str | None) -> None:
@@ -413,10 +437,12 @@ def parse(text: str) -> IbDevices:
     if lines and lines[0].strip() in ("...", "…"):
         warnings.append("output starts with '...': the HCAs before it were left out")
     reader = _Reader()
-    for raw in lines:
+    for number, raw in enumerate(lines, 1):
+        reader.line = number
         line = raw.rstrip()
         if line.strip():
             reader.read(line)
+    warnings += reader.warnings
     if not reader.hcas:
         raise wrong_format(text, EXPECTED, FORMAT)
     ordered = sorted(reader.hcas.values(), key=lambda h: _natural(h.name))
