@@ -5,7 +5,9 @@ Lid 1719 port 1 (CapMask: ...)`` header (``Port extended counters`` with ``-x``,
 ``PortRcvErrorDetails`` with ``-E``, ``PortXmitDiscardDetails`` with ``-D``, ``port ALL``
 with ``-a``), then ``Name:.......value`` lines. Several records pasted together are read
 one by one; a record whose header was cut off starts at its ``PortSelect`` line. Counter
-names stay as printed; ``PortSelect`` and ``CounterSelect`` are not counters.
+names stay as printed; ``PortSelect`` and ``CounterSelect`` are not counters. A value that
+is no whole number, or is wider than its counter (the PortCounters widths of a plain record,
+64 bits at most), is warned about by line and left out.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 
 from fabricui.importers.common import ParseError, clean_text, wrong_format
 from fabricui.importers.port_health import (
+    MAX_COUNTER_BITS,
     MAX_LINE_CHARS,
     HealthReport,
     PortHealth,
@@ -37,6 +40,29 @@ _HEADER = re.compile(
 _FIELD = re.compile(r"^[ \t]*([A-Za-z][A-Za-z0-9]{1,60}):\.*[ \t]*(\S{1,40})[ \t]*$")
 #: Fields that select what is counted; not counters.
 _NOT_COUNTERS = ("PortSelect", "CounterSelect", "CounterSelect2")
+#: Most unreadable counter values warned about one by one (the rest are counted).
+_MAX_WARNED = 20
+#: Widths [bits] of the counters of a plain ``# Port counters`` record (IBA PortCounters);
+#: extended (``-x``) and other records count in 64 bits.
+_PORT_COUNTER_BITS = {
+    "SymbolErrorCounter": 16,
+    "LinkErrorRecoveryCounter": 8,
+    "LinkDownedCounter": 8,
+    "PortRcvErrors": 16,
+    "PortRcvRemotePhysicalErrors": 16,
+    "PortRcvSwitchRelayErrors": 16,
+    "PortXmitDiscards": 16,
+    "PortXmitConstraintErrors": 8,
+    "PortRcvConstraintErrors": 8,
+    "LocalLinkIntegrityErrors": 4,
+    "ExcessiveBufferOverrunErrors": 4,
+    "VL15Dropped": 16,
+    "PortXmitData": 32,
+    "PortRcvData": 32,
+    "PortXmitPkts": 32,
+    "PortRcvPkts": 32,
+    "PortXmitWait": 32,
+}
 
 
 def parse(text: str) -> HealthReport:
@@ -58,8 +84,9 @@ def parse(text: str) -> HealthReport:
     report = HealthReport(format=FORMAT, source="perfquery", host=prompt_host(lines))
     kinds: list[str] = []
     current: PortHealth | None = None
-    skipped = 0
-    for raw in lines:
+    widths: dict[str, int] = {}
+    skipped = unreadable = 0
+    for line_no, raw in enumerate(lines, 1):
         line = raw.rstrip()
         if not line.strip() or len(line) > MAX_LINE_CHARS:
             continue
@@ -68,6 +95,7 @@ def parse(text: str) -> HealthReport:
             kind, lid, port = m.group(1).strip(), m.group(2), m.group(3)
             current = PortHealth(f"lid {lid}", int(port) if port.isdigit() else "ALL")
             report.ports.append(current)
+            widths = _PORT_COUNTER_BITS if kind.lower() == "port" else {}
             if kind not in kinds:
                 kinds.append(kind)
             continue
@@ -88,9 +116,17 @@ def parse(text: str) -> HealthReport:
             continue
         if current is None or name in _NOT_COUNTERS:
             continue
-        count = number(value)
-        if count is not None:
-            current.counters[name] = count
+        bits = widths.get(name, MAX_COUNTER_BITS)
+        count = number(value, bits)
+        if count is None:
+            unreadable += 1
+            if unreadable <= _MAX_WARNED:
+                report.warnings.append(
+                    f"line {line_no}: {name} {value[:40]!r} is not a {bits}-bit counter value "
+                    f"(0 to {2**bits - 1:,}): left out of {current.label()}"
+                )
+            continue
+        current.counters[name] = count
     if not any(p.counters for p in report.ports):
         raise wrong_format(text, EXPECTED, FORMAT)
     if kinds:
@@ -103,6 +139,10 @@ def parse(text: str) -> HealthReport:
         report.source = " + ".join(variant.get(k.lower(), f"perfquery ({k})") for k in kinds)
     if any(p.device == "lid ?" for p in report.ports):
         report.warnings.append("a record without its '# ... counters: Lid L port P' header")
+    if unreadable > _MAX_WARNED:
+        report.warnings.append(
+            f"{unreadable - _MAX_WARNED} more counter value(s) not readable and left out"
+        )
     if skipped:
         report.warnings.append(f"{skipped} line(s) not understood and skipped")
     return report

@@ -265,12 +265,23 @@ TRAFFIC_COUNTERS = re.compile(
 )
 
 
-def number(text: str) -> int | None:
-    """An integer counter value (``12``, ``0x1f``, ``1,234``); None for anything else
-    (bounded: at most 20 digits)."""
+#: Widest counter any of these tools prints [bits] (PMA extended counters, ethtool's u64).
+MAX_COUNTER_BITS = 64
+
+
+def number(text: str, bits: int = MAX_COUNTER_BITS) -> int | None:
+    """An integer counter value (``12``, ``0x1f``, ``1,234``); None for anything else,
+    a negative or fractional value, or one wider than ``bits`` (at most 64).
+
+    Args:
+        text: The value as printed.
+        bits: The counter's width [bits].
+    """
     text = text.strip().replace(",", "")
     if re.fullmatch(r"\d{1,20}", text):
-        return int(text)
-    if re.fullmatch(r"0x[0-9A-Fa-f]{1,16}", text):
-        return int(text, 16)
-    return None
+        value = int(text)
+    elif re.fullmatch(r"0x[0-9A-Fa-f]{1,16}", text):
+        value = int(text, 16)
+    else:
+        return None
+    return value if value < 2 ** min(bits, MAX_COUNTER_BITS) else None
