@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabricui.importers.common import ParseError, clean_text, span, wrong_format
+from fabricui.importers.fabric_graph import LANE_GBPS
 from fabricui.importers.port_health import (
     HealthItem,
     PortHealth,
@@ -67,6 +68,8 @@ _IBSTATUS_STATES = {
     "ARMED": "Armed",
 }
 _WIDTH = {"1X": 1, "2X": 2, "4X": 4, "8X": 8, "12X": 12}
+#: The catalog's InfiniBand link per lane rate [Gb/s].
+_LANE_LINKS = {LANE_GBPS["HDR"]: "ib-hdr", LANE_GBPS["NDR"]: "ib-ndr", LANE_GBPS["XDR"]: "ib-xdr"}
 
 
 def _natural(name: str) -> list[Any]:
@@ -232,18 +235,49 @@ class IbDevices:
                 out.append(port)
         return out
 
-    def suggested_net(self) -> str | None:
-        """A ``--net`` value from the most common active (else any) port with a rate."""
-        ports = [p for h in self.hcas for p in h.ports if p.rate_gbps and p.link_layer]
-        active = [p for p in ports if p.state == "Active"] or ports
+    def _net_port(self) -> tuple[str, float, int] | None:
+        """(link layer, rate [Gb/s], lanes) most common among the active ports with a rate;
+        None when no port is active (a down port's rate means nothing)."""
+        active = Counter(
+            (p.link_layer, p.rate_gbps, p.width or 4)
+            for h in self.hcas
+            for p in h.ports
+            if p.state == "Active" and p.rate_gbps and p.link_layer
+        )
         if not active:
             return None
-        pairs = Counter((p.link_layer, p.rate_gbps or 0.0) for p in active)
-        (layer, rate), _ = pairs.most_common(1)[0]
+        (layer, rate, lanes), _ = active.most_common(1)[0]
+        return layer, rate, lanes
+
+    def suggested_net(self) -> str | None:
+        """A ``--net`` value from the most common active port with a rate: the InfiniBand
+        generation of its lane rate (4X when the width is not printed: 200 Gb/s is HDR);
+        an older generation (QDR, FDR, EDR) is the catalog's first link, HDR, at the port's
+        rate. None when no port is active."""
+        found = self._net_port()
+        if found is None:
+            return None
+        layer, rate, lanes = found
         if layer == "Ethernet":
             return f"roce:{rate:g}"
-        link = "ib-hdr" if rate <= 200 else "ib-ndr" if rate <= 400 else "ib-xdr"
+        link = _LANE_LINKS.get(rate / lanes)
+        if link is None:
+            link = "ib-hdr" if rate <= 200 else "ib-ndr" if rate <= 400 else "ib-xdr"
         return f"{link}:{rate:g}"
+
+    def _net_reason(self) -> str:
+        """Why the suggestion names a generation the port does not run (QDR at HDR)."""
+        found = self._net_port()
+        if found is None or found[0] == "Ethernet":
+            return ""
+        _, rate, lanes = found
+        lane = rate / lanes
+        if lane in _LANE_LINKS:
+            return ""
+        name = next((n for n, g in LANE_GBPS.items() if g == lane and n != "FDR10"), None)
+        if name is None:
+            return ""
+        return f" ({lanes}X {name}: the catalog's links start at HDR, priced at the port's rate)"
 
     def to_json(self) -> dict[str, Any]:
         """format, source, hcas (with ports), suggested_net; ports and health in the shape
@@ -280,7 +314,7 @@ class IbDevices:
                 out.append(", ".join(parts))
         net = self.suggested_net()
         if net:
-            out.append(f"  suggested: --net {net}")
+            out.append(f"  suggested: --net {net}{self._net_reason()}")
         return "\n".join(out)
 
 
