@@ -242,7 +242,8 @@ def _summarize(reader: _Reader) -> None:
         for port in report.ports:
             if port.rate_gbps is not None and port.rate_gbps < top * 0.99:
                 port.degraded = True
-                port.could_be = f"{top / 8:g} GB/s"
+                # In the unit of ``rate_gbps`` and the summary's rate (Gb/s), not GB/s.
+                port.could_be = f"{top:g} Gb/s"
     if reader.elided:
         report.warnings.append(
             "the output was cut ('...'): GPUs or links after the cut are missing"
