@@ -332,11 +332,9 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         if not pair:
             plan.unmatched.append(f"{where}: no cable {a_name} - {b_name} in {fabric.spec.id}")
             return
-        key = (
-            min(a_switch, b_switch),
-            max(a_switch, b_switch),
-            *sorted((condition.port or -1, condition.peer_port or -1)),
-        )
+        # Each end with its own port: (A 1 <-> B 21) and (A 21 <-> B 1) are two cables.
+        ends = sorted(((a_switch, _port(condition.port)), (b_switch, _port(condition.peer_port))))
+        key = (*ends[0], *ends[1])
         if key in plan.seen:  # the same cable listed from both ends
             return
         plan.seen.add(key)
@@ -427,6 +425,11 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         plan.lost[k] += 1.0 - f
     plan.mark(cable, "degraded")
     plan.changes.append(HealthChange("degraded", label, f, (nic, peer), where))
+
+
+def _port(number: int | None) -> int:
+    """A port number for a cable's key (-1: not given)."""
+    return -1 if number is None else number
 
 
 def _is_degraded(condition: LinkCondition) -> bool:
