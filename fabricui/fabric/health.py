@@ -71,6 +71,9 @@ class LinkCondition:
     nic: int | None = None
     """Which of the host's NICs (0-based, in the fabric's order) when ``device`` is a host
     and no peer says which cable it is."""
+    host_ports: int | None = None
+    """Ports the host's tool listed among which ``nic`` counts: more than the host has NICs
+    in the fabric (storage adapters), and counting cannot tell which NIC a port is."""
     erroring: bool = False
     """Its counters crossed a threshold (marked, not slowed)."""
     source: str = ""
@@ -382,6 +385,15 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     nic = None
     if len(candidates) == 1 and (switch is not None or len(nics) == 1):
         nic = candidates[0]
+    elif condition.nic is not None and (condition.host_ports or 0) > len(nics):
+        # Some of the listed ports are no NIC of the fabric (storage adapters), and which
+        # ones only the cabling says: not guessed.
+        plan.unmatched.append(
+            f"{where}: cannot tell which NIC {adapter or 'this port'} is on {host} "
+            f"({condition.host_ports} HCA ports, {len(nics)} NICs): give iblinkinfo or "
+            "ibnetdiscover output with it"
+        )
+        return
     elif (
         condition.nic is not None
         and condition.nic < len(nics)

@@ -211,6 +211,7 @@ def conditions(
     links: list[LinkCondition] = []
     gpus: list[GpuLinkCondition] = []
     erroring = {(f.origin, f.where) for f in report.findings if f.severity in ("warning", "error")}
+    cabled = _adapter_switches(report)
     for item in report.inputs:
         if item.format in SLURM_FORMATS:
             report.notes.append(
@@ -234,25 +235,49 @@ def conditions(
             if port.state == "unknown" and not bad:
                 continue
             fraction = _width_fraction(port.width, port.could_be)
+            peer_port = port.peer_port
             if item.format in _GRAPH_FORMATS or item.format == "ibqueryerrors":
                 device, peer = port.device, port.peer
             else:
                 device, peer = (f"{host} {port.device}" if host else port.device), None
+                # A graph file names the switch this adapter is cabled to: that says which
+                # NIC it is, where counting adapters would guess.
+                peer, peer_port = cabled.get((host, port.device), (None, None))
             links.append(
                 LinkCondition(
                     device=device,
                     port=port.port if isinstance(port.port, int) else None,
                     peer=peer,
-                    peer_port=port.peer_port,
+                    peer_port=peer_port,
                     state=port.state if port.state in ("up", "unknown") else port.state,
                     fraction=fraction,
                     rate_gbps=port.rate_gbps if port.degraded else None,
-                    nic=nic_order.get((port.device, port.port)),
+                    nic=None if peer else nic_order.get((port.device, port.port)),
+                    host_ports=len(nic_order) if one_host and not peer else None,
                     erroring=bad,
                     source=source,
                 )
             )
     return links, gpus
+
+
+def _adapter_switches(
+    report: HealthReportSet,
+) -> dict[tuple[str | None, str], tuple[str, int | None]]:
+    """(host, adapter) -> (switch, switch port) of every host cable the graph files
+    (``iblinkinfo``, ``ibnetdiscover``) list: ``("luna-0001", "mlx5_6")`` ->
+    ``("LG01-05", 5)``."""
+    out: dict[tuple[str | None, str], tuple[str, int | None]] = {}
+    for item in report.inputs:
+        graph = item.result
+        if item.format not in _GRAPH_FORMATS or not isinstance(graph, SwitchGraph):
+            continue
+        adapter = {p.name: (h.name, p.hca) for h in graph.hosts for p in h.ports if p.hca}
+        for name, _, switch, link in graph.host_links():
+            if name in adapter:
+                switch_port = link.b_port if link.a == name else link.a_port
+                out.setdefault(adapter[name], (switch, switch_port))
+    return out
 
 
 def _width_fraction(width: str | None, could_be: str | None) -> float | None:

@@ -1,0 +1,110 @@
+"""Which NIC of the fabric an ``ibstat`` port is: a graph file's cabling says it; counting
+adapters does not when the host lists more than it has NICs (a DGX A100's two storage
+HCAs), so that port is named in one line and the fabric is left as it is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricui.fabric.health import health_of
+from fabricui.services.requests import TopologyRequest
+from fabricui.services.session import load_fabric
+
+#: The compute HCAs of the host, in the order of its rails (mlx5_4 and mlx5_5 are storage).
+COMPUTE = (0, 1, 2, 3, 6, 7, 8, 9)
+
+RAILS = [f"R{k}" for k in range(8)]
+TOPOLOGY = f"""id: rails
+gpu: a100-sxm4-80gb
+nodes: 2
+gpus_per_node: 8
+nodes_settable: false
+intra: {{fabric: nvswitch, link: nvlink3, sockets: 2, pcie_switches: 4}}
+net: {{link: ib-hdr, gbps: 200, nics_per_node: 8, layout: explicit}}
+cluster:
+  switches: [{", ".join(r + " leaf" for r in RAILS)}, S1 spine]
+  hosts: [h1 {" ".join(RAILS)}, h2 {" ".join(RAILS)}]
+  cables: [{", ".join(r + " S1 1 200" for r in RAILS)}]
+"""
+
+
+def _ibstat(path: Path, hcas: range | tuple[int, ...], down: int) -> str:
+    """An ``ibstat`` of one-port HDR adapters ``mlx5_<k>``, ``mlx5_<down>`` down."""
+    lines = []
+    for k in hcas:
+        state, phys = ("Down", "Disabled") if k == down else ("Active", "LinkUp")
+        lines += [
+            f"CA 'mlx5_{k}'",
+            "\tCA type: MT4123",
+            "\tNumber of ports: 1",
+            "\tPort 1:",
+            f"\t\tState: {state}",
+            f"\t\tPhysical state: {phys}",
+            "\t\tRate: 200",
+            f"\t\tPort GUID: 0x0c42a10300{k:06x}",
+            "\t\tLink layer: InfiniBand",
+        ]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def _ibnetdiscover(path: Path) -> str:
+    """h1's compute HCAs, each cabled to port 5 of its rail's leaf."""
+    lines = []
+    for k, hca in enumerate(COMPUTE):
+        lines += [
+            f'Switch  36 "S-{0xA00 + k:016x}"   # "R{k}" base port 0 lid {100 + k} lmc 0',
+            f'[5]  "H-{0xB00 + k:016x}"[1]({0xB00 + k:x})   # "h1 mlx5_{hca}" lid {200 + k} 4xHDR',
+            "",
+            f'Ca  1 "H-{0xB00 + k:016x}"   # "h1 mlx5_{hca}"',
+            f'[1]({0xB00 + k:x})  "S-{0xA00 + k:016x}"[5]   # lid {200 + k} lmc 0 "R{k}" lid '
+            f"{100 + k} 4xHDR",
+            "",
+        ]
+    path.write_text("\n".join(lines))
+    return str(path)
+
+
+@pytest.fixture
+def topology(tmp_path: Path) -> str:
+    path = tmp_path / "rails.yaml"
+    path.write_text(TOPOLOGY)
+    return str(path)
+
+
+def test_more_adapters_than_nics_is_not_guessed(catalog, topology, tmp_path):
+    """10 HCAs on a host of 8 NICs, mlx5_6 down: which NIC it is cannot be told by
+    counting, so nothing is removed and one line says what to give."""
+    health = (_ibstat(tmp_path / "h1.txt", range(10), down=6),)
+    fabric = load_fabric(TopologyRequest(topology, health=health), catalog)
+    overlay = health_of(fabric)
+    assert overlay is not None and overlay.changes == ()
+    assert overlay.unmatched == (
+        "ibstat h1.txt: cannot tell which NIC mlx5_6 is on h1 (10 HCA ports, 8 NICs): give "
+        "iblinkinfo or ibnetdiscover output with it",
+    )
+    assert fabric.n_links == load_fabric(TopologyRequest(topology), catalog).n_links
+
+
+def test_the_cabling_says_which_nic_the_adapter_is(catalog, topology, tmp_path):
+    """With ibnetdiscover output naming mlx5_6's cable to R4, mlx5_6 down removes h1.nic4
+    (not nic6, its place among the 10 adapters), and h1's GPU 4 moves to another NIC."""
+    health = (
+        _ibstat(tmp_path / "h1.txt", range(10), down=6),
+        _ibnetdiscover(tmp_path / "net.txt"),
+    )
+    fabric = load_fabric(TopologyRequest(topology, health=health), catalog)
+    overlay = health_of(fabric)
+    assert overlay is not None and overlay.unmatched == ()
+    assert [(c.kind, c.label) for c in overlay.changes] == [("down", "h1.nic4 (h1 mlx5_6) -> R4")]
+    assert fabric.device_name(int(fabric.gpu_nic[4])) != "h1.nic4"
+
+
+def test_as_many_adapters_as_nics_are_the_nics_in_order(catalog, topology, tmp_path):
+    """8 HCAs on a host of 8 NICs: the 5th adapter in name order is nic4."""
+    health = (_ibstat(tmp_path / "h1.txt", COMPUTE, down=6),)
+    overlay = health_of(load_fabric(TopologyRequest(topology, health=health), catalog))
+    assert overlay is not None
+    assert [c.label for c in overlay.changes] == ["h1.nic4 (h1 mlx5_6) -> R4"]
