@@ -221,6 +221,8 @@ def render_health(health: Any, job: list[Any]) -> str:
     for finding in job:
         lines.append(f"{finding.severity:<7}  {finding.code}: {finding.message}")
         lines.append(f"         fix: {finding.fix}")
+    for warning in health.warnings:
+        lines.append(f"warning: {warning}")
     for note in health.notes:
         lines.append(f"note: {note}")
     return "\n".join(lines)

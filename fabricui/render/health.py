@@ -14,7 +14,7 @@ _SHOWN = 6
 
 def health_lines(fabric: Fabric) -> list[str]:
     """Lines for stderr: a summary of the changes (the worst first), then every condition
-    that names nothing in the fabric."""
+    that names nothing in the fabric and every part of a file that was not read."""
     from fabricui.fabric.health import MARKS, health_of
 
     overlay = health_of(fabric)
@@ -33,4 +33,9 @@ def health_lines(fabric: Fabric) -> list[str]:
     if len(order) > _SHOWN:
         lines.append(f"fabricui: ... and {len(order) - _SHOWN} more changes (--json lists all)")
     lines += [f"fabricui: warning: {line}" for line in overlay.unmatched]
+    from fabricui.services.health import report_of
+
+    report = report_of(fabric)
+    if report is not None:
+        lines += [f"fabricui: warning: {line}" for line in report.warnings]
     return lines

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError, FabricError, exception_line
 from fabricui.fabric.health import GpuLinkCondition, LinkCondition, apply_health, health_of
-from fabricui.importers.common import ParseError, clean_text, detect
+from fabricui.importers.common import UNRECOGNISED, ParseError, clean_text, detect
 from fabricui.importers.fabric_graph import SwitchGraph
 from fabricui.importers.hostlist import natural_key
 from fabricui.importers.port_health import HealthItem, HealthReport
@@ -50,6 +50,21 @@ _SUFFIXES = re.compile(r"(\.(?:txt|log|out|ibstat|nvlink|smi|health))+$")
 SLURM_FORMATS = ("sinfo", "scontrol-node", "squeue", "scontrol-job", "sacct")
 #: Formats whose result is a cluster's switch graph.
 _GRAPH_FORMATS = ("iblinkinfo", "ibnetdiscover")
+#: Where one host's outputs begin, by the importer that reads them: a file holding
+#: ``ibstat`` then ``nvidia-smi nvlink -s`` (pasted together) is read as its parts.
+_SECTION_STARTS = (
+    ("ibstat", r"(?m)^[ \t]*(?:CA '[^'\n]{1,64}'[ \t]*$|hca_id:|Infiniband device '[^'\n]{1,64}')"),
+    (
+        "nvlink",
+        r"(?m)^[ \t]*GPU \d{1,4}: [^\n]{0,200}\(UUID:|"
+        r"^[ \t]*\+-{2,80}\+[ \t]*\n[ \t]*\|[ \t]*NvLink Link Status",
+    ),
+)
+#: The shell prompt and command a section was pasted with (kept with it).
+_PROMPT = re.compile(
+    r"[^\n]{0,80}[$#>][ \t]*(?:sudo[ \t]+)?(?:ibstat|ibstatus|ibv_devinfo|nvidia-smi|dcgmi)\b"
+    r"[^\n]{0,200}|[ \t]*(?:ibstat|nvidia-smi|dcgmi)\b[^\n]{0,200}"
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +77,9 @@ class HealthInput:
     """The importer that read it."""
     result: Any
     """The importer's result."""
+    lines: tuple[int, int] | None = None
+    """First and last line (1-based) of the part of the file read, when the file holds
+    several outputs pasted together; None: the whole file."""
 
     @property
     def name(self) -> str:
@@ -84,12 +102,21 @@ class HealthReportSet:
     """What they show that is worth acting on, most severe first."""
     notes: list[str] = field(default_factory=list)
     """Files or records that say nothing about links."""
+    warnings: list[str] = field(default_factory=list)
+    """Parts of files that were not read (one line each, naming the file and line)."""
 
     def to_json(self) -> dict[str, Any]:
-        """``files`` and ``findings``."""
+        """``files``, ``findings`` and ``warnings``."""
+        files = []
+        for i in self.inputs:
+            entry: dict[str, Any] = {"path": i.path, "format": i.format}
+            if i.lines is not None:
+                entry["lines"] = list(i.lines)
+            files.append(entry)
         return {
-            "files": [{"path": i.path, "format": i.format} for i in self.inputs],
+            "files": files,
             "findings": [f.to_json() for f in self.findings],
+            "warnings": list(self.warnings),
         }
 
 
@@ -107,29 +134,98 @@ def read_health(
     if len(paths) > MAX_HEALTH_FILES:
         raise ConfigError(f"--health: {len(paths)} files, at most {MAX_HEALTH_FILES}")
     table = (host or get_host()).importers()
-    inputs = []
+    inputs: list[HealthInput] = []
+    warnings: list[str] = []
     for path in paths:
         text, origin = read_output(path)
-        try:
-            fmt = detect(clean_text(text))
-            result = table[fmt](text)
-        except FabricError as exc:
-            raise ParseError(f"--health {origin}: {exc.message}") from None
-        except KeyError:
-            missing = importers_missing(host)
-            why = f" ({missing})" if missing else ""
-            raise ParseError(f"--health {origin}: no importer for this output{why}") from None
-        except Exception as exc:  # a plugin importer's bug
-            raise ParseError(
-                f"--health {origin}: the importer failed: {exception_line(exc)}"
-            ) from None
-        inputs.append(HealthInput(path, fmt, result))
-    report = HealthReportSet(inputs)
+        fmt, result = _read_one(text, origin, table, host)
+        parts = _sections(clean_text(text)) if fmt in dict(_SECTION_STARTS) else []
+        if len(parts) < 2:
+            inputs.append(HealthInput(path, fmt, result))
+            continue
+        # Outputs pasted into one file: each part read by its own importer.
+        for first, last, part in parts:
+            try:
+                part_fmt, part_result = _read_one(part, origin, table, host)
+            except ParseError as exc:
+                why = exc.message.removeprefix(f"--health {origin}: ")
+                if why.startswith(UNRECOGNISED):
+                    why = f"{UNRECOGNISED} (give it as a file of its own, or leave it out)"
+                warnings.append(f"{origin}: lines {first}-{last} not read: {why}")
+                continue
+            inputs.append(HealthInput(path, part_fmt, part_result, (first, last)))
+    report = HealthReportSet(inputs, warnings=warnings)
     for item in inputs:
         report.findings.extend(findings_of(item.result, item.format, item.name))
     order = {"error": 0, "warning": 1, "info": 2}
     report.findings.sort(key=lambda f: order.get(f.severity, 3))
     return report
+
+
+def _read_one(
+    text: str, origin: str, table: dict[str, Any], host: PluginHost | None
+) -> tuple[str, Any]:
+    """(format, importer result) of one output.
+
+    Raises:
+        ParseError: Not recognised, or its importer refuses it (the message names
+            ``origin``).
+    """
+    try:
+        fmt = detect(clean_text(text))
+        return fmt, table[fmt](text)
+    except FabricError as exc:
+        raise ParseError(f"--health {origin}: {exc.message}") from None
+    except KeyError:
+        missing = importers_missing(host)
+        why = f" ({missing})" if missing else ""
+        raise ParseError(f"--health {origin}: no importer for this output{why}") from None
+    except Exception as exc:  # a plugin importer's bug
+        raise ParseError(f"--health {origin}: the importer failed: {exception_line(exc)}") from None
+
+
+def _sections(text: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, text) of each one-host output in ``text``, in file order: a
+    part starts where another tool's output begins (``CA 'mlx5_0'`` after ``GPU 0: ...``
+    lines), with the prompt line it was pasted under; one part when only one tool's."""
+    starts: list[tuple[int, str]] = []
+    for family, pattern in _SECTION_STARTS:
+        starts += [(m.start(), family) for m in re.finditer(pattern, text)]
+    starts.sort()
+    cuts: list[int] = []
+    current = None
+    for offset, family in starts:
+        if family != current:
+            if current is not None:
+                cuts.append(_with_prompt(text, offset))
+            current = family
+    if not cuts:
+        return []
+    bounds = [0, *cuts, len(text)]
+    out = []
+    for begin, end in zip(bounds, bounds[1:]):
+        part = text[begin:end]
+        if not part.strip():
+            continue
+        first = text.count("\n", 0, begin) + 1
+        last = first + part.rstrip("\n").count("\n")
+        out.append((first, last, part))
+    return out
+
+
+def _with_prompt(text: str, offset: int) -> int:
+    """``offset`` (a line start) moved back over blank lines to the prompt line the output
+    was printed under, when there is one."""
+    begin = text.rfind("\n", 0, offset) + 1
+    at = begin
+    while at > 0:
+        previous = text.rfind("\n", 0, at - 1) + 1
+        line = text[previous : at - 1]
+        if not line.strip():
+            at = previous
+            continue
+        return previous if _PROMPT.fullmatch(line) else begin
+    return begin
 
 
 def distinct_files(paths: tuple[str, ...] | list[str]) -> list[str]:
