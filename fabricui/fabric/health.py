@@ -7,7 +7,9 @@ NVLinks inactive. ``apply_health`` takes those conditions, named as the tools na
 fabric and returns a new fabric every later stage prices unchanged:
 
 * a degraded cable runs at its trained rate (a bundle of ``c`` cables loses ``(1 - f) / c``
-  of its bandwidth for each cable at fraction ``f``);
+  of its bandwidth for each cable at fraction ``f``); a port's rate is judged against its
+  own cable's rate in the fabric, an up port at rate 0 is down, and an output none of whose
+  ports runs at its cable's rate is said once (another fabric's, or every port slow);
 * a down cable is removed: on an imported cluster's explicit graph the link goes, and GPUs
   whose NIC lost its only cable use the nearest cabled NIC of their host, as NCCL skips an
   inactive port; a generated fat-tree keeps its regular tables, so a down switch-to-switch
@@ -140,12 +142,16 @@ class HealthOverlay:
     device_marks: dict[int, str] = field(default_factory=dict)
     """Device -> worst mark among its links and ports (devices whose cable was removed
     included)."""
+    warnings: tuple[str, ...] = ()
+    """What looks wrong with the conditions as a whole (an output whose rates are none of
+    the fabric's), one line each."""
 
     def to_json(self) -> dict[str, Any]:
-        """``changes`` and ``unmatched``."""
+        """``changes``, ``unmatched`` and ``warnings``."""
         return {
             "changes": [c.to_json() for c in self.changes],
             "unmatched": list(self.unmatched),
+            "warnings": list(self.warnings),
         }
 
     def summary(self) -> str:
@@ -227,14 +233,17 @@ def _nominal_gbps(fabric: Fabric, link: int) -> float:
     return float(fabric.link_bw_GBps[link]) * 8.0 / max(int(fabric.link_count[link]), 1)
 
 
-def _fraction(condition: LinkCondition, fabric: Fabric, link: int) -> float:
-    """Share of its nominal rate a cable in this condition delivers (0 when not up)."""
+def _fraction(condition: LinkCondition, fabric: Fabric, link: int | None) -> float:
+    """Share of its cable's rate a port in this condition delivers (0 when not up, or up
+    at rate 0; 1 when ``link`` is None and only a rate is known)."""
     if condition.state != "up":
         return 0.0
     if condition.fraction is not None:
         return max(0.0, min(1.0, condition.fraction))
-    if condition.rate_gbps:
-        return max(0.0, min(1.0, condition.rate_gbps / _nominal_gbps(fabric, link)))
+    if condition.rate_gbps is not None and link is not None:
+        nominal = _nominal_gbps(fabric, link)
+        if nominal > 0.0:
+            return max(0.0, min(1.0, condition.rate_gbps / nominal))
     return 1.0
 
 
@@ -251,6 +260,29 @@ class _Plan:
         self.changes: list[HealthChange] = []
         self.unmatched: list[str] = []
         self.seen: set[tuple[int, ...]] = set()
+        # Source -> (rate read, rate of its cable) of every up port with a rate [Gb/s].
+        self.rates: dict[str, list[tuple[float, float]]] = {}
+
+    def read_rate(self, condition: LinkCondition, nominal: float | None) -> None:
+        """Remember an up port's rate beside its cable's, to tell another fabric's output."""
+        rate = condition.rate_gbps
+        if condition.state == "up" and rate and nominal:
+            self.rates.setdefault(condition.source or "health", []).append((rate, nominal))
+
+    def wrong_rates(self) -> list[str]:
+        """One line per source none of whose ports runs at its cable's rate."""
+        out = []
+        for source, pairs in self.rates.items():
+            if any(abs(rate / nominal - 1.0) <= _TOLERANCE for rate, nominal in pairs):
+                continue
+            read = "/".join(f"{r:g}" for r in sorted({r for r, _ in pairs}))
+            cabled = "/".join(f"{n:g}" for n in sorted({n for _, n in pairs}))
+            out.append(
+                f"{source}: no port runs at its cable's rate in {self.fabric.spec.id} ({read} "
+                f"Gb/s read, {cabled} Gb/s cabled): each is priced at the rate read; if the "
+                "output is of another fabric, leave it out"
+            )
+        return out
 
     def mark(self, links: list[int], kind: str) -> None:
         level = MARKS.index(kind)
@@ -300,6 +332,7 @@ def apply_health(
             worst[found.dev] = found
     for found in worst.values():
         found.apply(plan)
+    plan.unmatched = list(dict.fromkeys(plan.unmatched))  # a host named by each of its ports
     if plan.remove_cables and (
         fabric.tree is not None or fabric.dragonfly is not None or fabric.torus is not None
     ):
@@ -340,8 +373,12 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         key = (*ends[0], *ends[1])
         if key in plan.seen:  # the same cable listed from both ends
             return
-        plan.seen.add(key)
         f = _fraction(condition, fabric, pair[0])
+        kind = _kind(condition, f)
+        if kind is None and not condition.erroring:
+            return  # at its cable's rate
+        plan.seen.add(key)
+        plan.read_rate(condition, _nominal_gbps(fabric, pair[0]))
         count = max(int(fabric.link_count[pair[0]]), 1)
         if kind is None:
             plan.mark(pair, "errors")
@@ -381,6 +418,11 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
             plan.unmatched.append(f"{where}: {host} is not a host of {fabric.spec.id}")
         return
     nics = names.nics(index)
+    fastest = _host_cable(fabric, names, nics)
+    nominal = _kind(condition, _fraction(condition, fabric, fastest)) is None
+    if nominal and not condition.erroring:  # at the rate of the host's cables: no condition
+        plan.read_rate(condition, None if fastest is None else _nominal_gbps(fabric, fastest))
+        return
     candidates = [n for n in nics if switch is None or _switch_of(fabric, names, n) == switch]
     nic = None
     if len(candidates) == 1 and (switch is not None or len(nics) == 1):
@@ -416,10 +458,16 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
             f"{where}: {fabric.device_name(nic)} has no cable in {fabric.spec.id}"
         )
         return
+    f = _fraction(condition, fabric, cable[0])
+    kind = _kind(condition, f)
+    if kind is None and not condition.erroring:
+        plan.read_rate(condition, _nominal_gbps(fabric, cable[0]))
+        return  # at its own cable's rate
     key = (nic,)
     if key in plan.seen:
         return
     plan.seen.add(key)
+    plan.read_rate(condition, _nominal_gbps(fabric, cable[0]))
     peer = int(fabric.link_dst[cable[0]]) if up is not None else int(fabric.link_src[cable[0]])
     port_name = f"{host} {adapter}" if adapter else host
     label = f"{fabric.device_name(nic)} ({port_name}) -> {fabric.device_name(peer)}"
@@ -427,7 +475,6 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         plan.mark(cable, "errors")
         plan.changes.append(HealthChange("errors", label, 1.0, (nic, peer), where))
         return
-    f = _fraction(condition, fabric, cable[0])
     if f <= 0.0:
         plan.remove_cables.add(nic)
         plan.mark(cable, "down")
@@ -447,7 +494,23 @@ def _port(number: int | None) -> int:
 def _is_degraded(condition: LinkCondition) -> bool:
     if condition.fraction is not None:
         return condition.fraction < 1.0 - _TOLERANCE
-    return condition.rate_gbps is not None  # judged against the fabric's nominal rate
+    return condition.rate_gbps is not None  # judged against its cable's rate, once found
+
+
+def _kind(condition: LinkCondition, kept: float) -> str | None:
+    """``down``, ``degraded`` or None (nominal) for a condition keeping ``kept`` of its
+    cable's rate: an active port at rate 0 carries nothing."""
+    if condition.state != "up" or kept <= 0.0:
+        return "down"
+    return "degraded" if kept < 1.0 - _TOLERANCE else None
+
+
+def _host_cable(fabric: Fabric, names: _Names, nics: list[int]) -> int | None:
+    """The fastest cable of a host's NICs (None: none is cabled)."""
+    cables = [
+        k for nic in nics if (k := names.cable_up.get(nic, names.cable_down.get(nic))) is not None
+    ]
+    return max(cables, key=lambda k: _nominal_gbps(fabric, k)) if cables else None
 
 
 def _switch_of(fabric: Fabric, names: _Names, nic: int) -> int | None:
@@ -576,6 +639,7 @@ def _build(plan: _Plan, names: _Names) -> HealthOverlay:
         unmatched=tuple(plan.unmatched),
         link_marks=marks[keep],
         device_marks=dict(plan.device_marks),
+        warnings=tuple(plan.wrong_rates()),
     )
     object.__setattr__(new, "_health", overlay)  # found again by health_of
     return overlay

@@ -32,7 +32,7 @@ def health_lines(fabric: Fabric) -> list[str]:
         lines.append(f"fabricui: {change.kind}: {change.label}{kept} ({change.source})")
     if len(order) > _SHOWN:
         lines.append(f"fabricui: ... and {len(order) - _SHOWN} more changes (--json lists all)")
-    lines += [f"fabricui: warning: {line}" for line in overlay.unmatched]
+    lines += [f"fabricui: warning: {line}" for line in (*overlay.warnings, *overlay.unmatched)]
     from fabricui.services.health import report_of
 
     report = report_of(fabric)

@@ -326,7 +326,10 @@ def conditions(
             if one_host and nic_order and (port.device, port.port) not in nic_order:
                 continue  # another link layer's port (a storage or management NIC)
             bad = (item.name, port.label()) in erroring
-            if port.state == "up" and not port.degraded and not bad:
+            # A host's port rate is judged against its cable in the fabric (the other ports
+            # of the file may all be slow, or of another generation).
+            rated = one_host and port.rate_gbps is not None
+            if port.state == "up" and not port.degraded and not bad and not rated:
                 continue
             if port.state == "unknown" and not bad:
                 continue
@@ -347,7 +350,7 @@ def conditions(
                     peer_port=peer_port,
                     state=port.state if port.state in ("up", "unknown") else port.state,
                     fraction=fraction,
-                    rate_gbps=port.rate_gbps if port.degraded else None,
+                    rate_gbps=port.rate_gbps if port.degraded or rated else None,
                     nic=None if peer else nic_order.get((port.device, port.port)),
                     host_ports=len(nic_order) if one_host and not peer else None,
                     erroring=bad,
