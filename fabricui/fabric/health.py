@@ -16,7 +16,8 @@ fabric and returns a new fabric every later stage prices unchanged:
   cable carries nothing there (its bandwidth is 0 and routes take the others), and a host
   cable that is down turns the fabric into its explicit graph first (``cluster_of``);
 * inactive NVLinks leave the GPU's scale-up links: they keep ``active / listed`` of their
-  bandwidth;
+  bandwidth, or, when the tool prints each link's rate, the sum of those rates over
+  ``listed`` links at the fabric's rate per NVLink (a link at half rate is half a link);
 * erroring ports are marked (views draw them), not slowed: the counters say the link is at
   risk, not what it delivers.
 
@@ -99,6 +100,9 @@ class GpuLinkCondition:
     """Its error counters crossed a threshold."""
     source: str = ""
     """Where it was read."""
+    rates_gbps: tuple[float, ...] = ()
+    """Rate of each active link [Gb/s] when the tool prints them (``nvidia-smi nvlink -s``);
+    empty: only which links are active is known."""
 
 
 @dataclass(frozen=True)
@@ -527,7 +531,8 @@ class _GpuChange:
     links: list[int]
     """Its scale-up links."""
     factor: float
-    """Share of their bandwidth kept: active / listed NVLinks (1: none inactive)."""
+    """Share of their bandwidth kept: active / listed NVLinks, or the links' rates over
+    their nominal (1: none inactive or slow)."""
     erroring: bool
     """Its error counters crossed a threshold."""
     label: str
@@ -537,7 +542,7 @@ class _GpuChange:
 
     def apply(self, plan: _Plan) -> None:
         """Scale and mark the links, and record the change."""
-        if self.factor >= 1.0:  # no link inactive: only its counters say something
+        if self.factor >= 1.0 - _TOLERANCE:  # none inactive or slow: only its counters
             if self.erroring:
                 plan.mark(self.links, "errors")
                 plan.changes.append(
@@ -559,8 +564,8 @@ def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> _GpuChange 
     if condition.host is None:
         if fabric.nodes != 1:
             plan.unmatched.append(
-                f"{where}: GPU {condition.gpu}'s host is not named (name the file after its "
-                "host, e.g. luna-0001.txt)"
+                f"{where}: the GPUs' host is not named (name the file after its host, e.g. "
+                "luna-0001.txt)"
             )
             return None
         node = 0
@@ -596,10 +601,19 @@ def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> _GpuChange 
     links = [int(k) for k in mine]
     listed = condition.listed or int(fabric.link_count[links[0]])
     active = max(0, listed - condition.inactive)
-    label = f"{fabric.gpu_name(rank)} NVLinks ({active} of {listed} active)"
-    if condition.inactive <= 0:
-        return _GpuChange(dev, links, 1.0, True, label, where) if condition.erroring else None
+    label = f"{fabric.gpu_name(rank)} NVLinks ({active} of {listed} active"
     factor = active / listed if listed else 0.0
+    out = [k for k in links if int(src[k]) == dev]
+    count = int(fabric.link_count[out].sum()) if out else 0
+    if condition.rates_gbps and listed and count:
+        # Each link's rate against the fabric's per NVLink: a link at half rate is half.
+        per_link = float(fabric.link_bw_GBps[out].sum()) * 8.0 / count
+        have = sum(min(max(r, 0.0), per_link) for r in condition.rates_gbps)
+        factor = have / (listed * per_link)
+        label += f", {have / 8:g} of {listed * per_link / 8:g} GB/s"
+    label += ")"
+    if factor >= 1.0 - _TOLERANCE:
+        return _GpuChange(dev, links, 1.0, True, label, where) if condition.erroring else None
     return _GpuChange(dev, links, factor, condition.erroring, label, where)
 
 

@@ -437,10 +437,17 @@ def _gpu_conditions(
         known = [p for p in mine if p.state != "unknown"]
         inactive = sum(1 for p in known if p.state != "up")
         bad = any((item.name, p.label()) in erroring for p in mine)
-        if not inactive and not bad:
+        # Every active link's rate, when printed: judged against the fabric's per NVLink.
+        up = [p.rate_gbps for p in known if p.state == "up"]
+        rates = tuple(float(r) for r in up if r is not None) if None not in up else ()
+        if not inactive and not bad and not rates:
             continue
         listed = None if item.format == "dcgmi-diag" else len(known) or None
-        out.append(GpuLinkCondition(host, gpu, inactive, listed, erroring=bad, source=source))
+        out.append(
+            GpuLinkCondition(
+                host, gpu, inactive, listed, erroring=bad, source=source, rates_gbps=rates
+            )
+        )
     return out
 
 
