@@ -228,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     originals = safe_streams()  # what commands print from their input cannot drive a terminal
     budget_before = os.environ.get(ENV_MAX_MEMORY)
+    commanded = False  # a command ran: its --health overlays are said, even when it fails
     if sys.stderr is None:  # `2>&-`: warnings must not fall back to stdout (print's default)
         sys.stderr = cast(TextIO, _Discard())
     try:
@@ -245,6 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         with command_scope():  # a plugin's thread cannot print on stdout or end the process
             _report_health(quiet=True)  # only what this command overlays is reported
+            commanded = True
             _report_calibration(quiet=True)
             status = COMMANDS[args.command][1](args)
             _report_health()
@@ -255,6 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 get_host().report_failures(sys.stderr)
         return status
     except FabricError as exc:
+        if commanded:  # what --health changed, then what it leaves impossible
+            _report_health()
         _error(exc.message)
         return EXIT_USAGE
     except KeyboardInterrupt:

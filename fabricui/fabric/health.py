@@ -148,7 +148,9 @@ class HealthOverlay:
     included)."""
     warnings: tuple[str, ...] = ()
     """What looks wrong with the conditions as a whole (an output whose rates are none of
-    the fabric's), one line each."""
+    the fabric's), or what they leave of a host (cut off from the network), one line each."""
+    cut_off: tuple[int, ...] = ()
+    """Fabric nodes whose every NIC cable is down: their GPUs reach only their own node."""
 
     def to_json(self) -> dict[str, Any]:
         """``changes``, ``unmatched`` and ``warnings``."""
@@ -635,6 +637,7 @@ def _build(plan: _Plan, names: _Names) -> HealthOverlay:
                     removed[k] = True
         if plan.remove_cables:
             gpu_nic = _repoint(fabric, names, plan.remove_cables)
+    cut_off = _cut_off(fabric, names, plan.remove_cables)
     keep = ~removed
     new = dataclasses.replace(
         fabric,
@@ -653,10 +656,38 @@ def _build(plan: _Plan, names: _Names) -> HealthOverlay:
         unmatched=tuple(plan.unmatched),
         link_marks=marks[keep],
         device_marks=dict(plan.device_marks),
-        warnings=tuple(plan.wrong_rates()),
+        warnings=(
+            *plan.wrong_rates(),
+            *(
+                f"{_node_label(fabric, node)} is cut off from the network: every NIC cable is "
+                "down, so its GPUs reach only their own node"
+                for node in cut_off
+            ),
+        ),
+        cut_off=tuple(cut_off),
     )
     object.__setattr__(new, "_health", overlay)  # found again by health_of
     return overlay
+
+
+def _cut_off(fabric: Fabric, names: _Names, lost: set[int]) -> list[int]:
+    """Nodes that had a cabled NIC and have none left once ``lost`` NICs' cables go."""
+    out = []
+    for node in sorted({int(fabric.dev_node[n]) for n in lost}):
+        nics = [
+            int(d) for d in fabric.host_device_ids(node) if fabric.dev_kind[d] == DeviceKind.NIC
+        ]
+        if not any(n in names.cable_up and n not in lost for n in nics):
+            out.append(node)
+    return out
+
+
+def _node_label(fabric: Fabric, node: int) -> str:
+    """A node's host name(s) (``luna-0001``), else ``n3``."""
+    names = fabric.host_names
+    per = len(names) // fabric.nodes if names else 0
+    hosts = [h for h in names[node * per : (node + 1) * per] if h]
+    return ", ".join(hosts) if hosts else f"n{node}"
 
 
 def _repoint(fabric: Fabric, names: _Names, lost: set[int]) -> npt.NDArray[np.int32]:

@@ -6,7 +6,8 @@ has no better one, and the order of a job's hostlist); each of those flows is ro
 overlaid fabric, and every flow that crosses a link the overlay slowed names its ranks and
 hosts. A ring's bandwidth term is set by its slowest link, so one degraded cable slows the
 whole collective by what that link lost. Hosts that lost a NIC cable are named with the
-NIC their GPUs fall back to.
+NIC their GPUs fall back to; a host that lost every NIC cable is cut off from the network,
+and the ring's flows to and from it (which cannot run) are named, not routed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ if TYPE_CHECKING:
 JOB_HEALTH_CODES = {
     "ring-crosses-degraded-link": "a job's ring crosses a link the health files show degraded",
     "ring-crosses-lost-nvlinks": "a job's ring crosses a GPU with inactive NVLinks",
-    "host-lost-a-nic-cable": "a job's host has a NIC whose cable is down; its GPUs share another",
+    "host-lost-a-nic-cable": (
+        "a job's host has a NIC whose cable is down; its GPUs share another (none left: the "
+        "host is cut off from the network)"
+    ),
 }
 #: Ranks named in one finding before "... and N more".
 _SHOWN = 8
@@ -98,7 +102,15 @@ def job_health(
         return f"n{node}"
 
     src, dst = ranks, np.roll(ranks, -1)
-    paths = BulkRouter(fabric).paths(src, dst)
+    # Flows that leave or reach a host cut off from the network have no route: they are
+    # said once for the host below, and the rest of the ring is routed.
+    cut = np.isin(src // g, overlay.cut_off) | np.isin(dst // g, overlay.cut_off)
+    cut &= src // g != dst // g
+    paths = np.full((len(src), 1), -1, dtype=np.int64)
+    if (~cut).any():
+        routed = BulkRouter(fabric).paths(src[~cut], dst[~cut])
+        paths = np.full((len(src), routed.shape[1]), -1, dtype=routed.dtype)
+        paths[~cut] = routed
     out: list[JobHealthFinding] = []
     slowed = [c for c in overlay.changes if c.kind in ("degraded", "down") and c.factor > 0.0]
     for change in slowed:
@@ -144,12 +156,31 @@ def job_health(
         c for c in overlay.changes if c.kind == "down" and c.factor == 0.0 and c.devices[1] != -1
     ]
     on_job = {int(r) // g for r in ranks}
+    for node in overlay.cut_off:
+        if node not in on_job:
+            continue
+        mine = [int(r) for r in ranks if int(r) // g == node]
+        flows = np.flatnonzero(cut & ((src // g == node) | (dst // g == node)))
+        out.append(
+            JobHealthFinding(
+                "host-lost-a-nic-cable",
+                "error",
+                host(mine[0]),
+                f"host {host(mine[0])} lost every NIC cable: it is cut off from the network, "
+                f"its GPUs reach only their own node, and the ring's {len(flows)} flow(s) to "
+                "and from it cannot run",
+                "fix a cable or leave the host out (`fabricui place N --health FILE` picks "
+                "around it)",
+                tuple(int(i) for i in np.flatnonzero(np.isin(ranks, mine))),
+                (host(mine[0]),),
+            )
+        )
     for change in lost:
         nic = change.devices[0]
         if fabric.dev_kind[nic] != DeviceKind.NIC:
             continue
         node = int(fabric.dev_node[nic])
-        if node not in on_job:
+        if node not in on_job or node in overlay.cut_off:  # said once for the host above
             continue
         mine = [int(r) for r in ranks if int(r) // g == node]
         nics = sorted({fabric.device_name(int(fabric.gpu_nic[r])) for r in mine})

@@ -16,6 +16,7 @@ import numpy as np
 from fabricui.engine.evaluate import evaluate_collective, evaluate_path
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, FabricError
+from fabricui.fabric.health import health_of
 from fabricui.fabric.ids import find_gpu, parse_gpu_id, placement
 from fabricui.fabric.kinds import DeviceKind
 from fabricui.hwdb.overlay import overlay_mismatch
@@ -181,8 +182,15 @@ class LoadedFabric:
         return find_gpu(self.fabric, text)
 
     def default_pair(self) -> tuple[int, int | None]:
-        """Source and destination shown first: GPU 0 and the last GPU (another node if any)."""
-        n = self.fabric.n_gpus
+        """Source and destination shown first: GPU 0 and the last GPU (another node if any),
+        of the nodes still on the network when a health file cut some off."""
+        fabric = self.fabric
+        n = fabric.n_gpus
+        overlay = health_of(fabric)
+        if overlay is not None and overlay.cut_off and fabric.nodes > len(overlay.cut_off):
+            g = fabric.gpus_per_node
+            reachable = [r for r in range(n) if r // g not in overlay.cut_off]
+            return reachable[0], (reachable[-1] if len(reachable) > 1 else None)
         return 0, (n - 1 if n > 1 else None)
 
     # --- engine calls ----------------------------------------------------------------------
