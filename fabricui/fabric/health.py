@@ -376,7 +376,7 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
             return
         # Each end with its own port: (A 1 <-> B 21) and (A 21 <-> B 1) are two cables.
         ends = sorted(((a_switch, _port(condition.port)), (b_switch, _port(condition.peer_port))))
-        key = (*ends[0], *ends[1])
+        key: tuple[int, ...] = (*ends[0], *ends[1])
         if key in plan.seen:  # the same cable listed from both ends
             return
         f = _fraction(condition, fabric, pair[0])
@@ -469,10 +469,9 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     if kind is None and not condition.erroring:
         plan.read_rate(condition, _nominal_gbps(fabric, cable[0]))
         return  # at its own cable's rate
-    key = (nic,)
-    if key in plan.seen:
+    if (nic,) in plan.seen:
         return
-    plan.seen.add(key)
+    plan.seen.add((nic,))
     plan.read_rate(condition, _nominal_gbps(fabric, cable[0]))
     peer = int(fabric.link_dst[cable[0]]) if up is not None else int(fabric.link_src[cable[0]])
     port_name = f"{host} {adapter}" if adapter else host
