@@ -142,6 +142,7 @@ def read_health(
         parts = _sections(clean_text(text)) if fmt in dict(_SECTION_STARTS) else []
         if len(parts) < 2:
             inputs.append(HealthInput(path, fmt, result))
+            warnings += _importer_warnings(origin, result)
             continue
         # Outputs pasted into one file: each part read by its own importer.
         for first, last, part in parts:
@@ -154,12 +155,22 @@ def read_health(
                 warnings.append(f"{origin}: lines {first}-{last} not read: {why}")
                 continue
             inputs.append(HealthInput(path, part_fmt, part_result, (first, last)))
+            warnings += _importer_warnings(f"{origin} (lines {first}-{last})", part_result)
     report = HealthReportSet(inputs, warnings=warnings)
     for item in inputs:
         report.findings.extend(findings_of(item.result, item.format, item.name))
     order = {"error": 0, "warning": 1, "info": 2}
     report.findings.sort(key=lambda f: order.get(f.severity, 3))
     return report
+
+
+def _importer_warnings(origin: str, result: Any) -> list[str]:
+    """What the importer said it could not read (``Rate '1,000' is not a rate``), named by
+    the file it is in: what ``fabricui import`` prints, said under ``--health`` too."""
+    said = getattr(result, "warnings", None)
+    if not isinstance(said, (list, tuple)):
+        return []
+    return [f"{origin}: {line}" for line in said if isinstance(line, str)]
 
 
 def _read_one(
