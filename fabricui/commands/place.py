@@ -38,7 +38,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="running jobs (`squeue`, `scontrol show job`, `sacct` with NodeList): their hosts "
         "are not free, and the uplinks they share with the pick are priced",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random pick (default 0)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the random pick, >= 0 (default 0)"
+    )
     parser.add_argument("--no-price", action="store_true", help="pick only: skip pricing the pick")
     add_json_option(parser, "print one JSON object (hosts, max_tier, price)")
     return parser

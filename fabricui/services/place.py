@@ -493,6 +493,8 @@ def place(
     """
     if request.count < 1:
         raise ConfigError(f"the host count must be at least 1 (got {request.count})")
+    if request.seed < 0:
+        raise ConfigError(f"--seed must be >= 0 (got {request.seed})")
     fabric = load_fabric(request.topology, catalog, host)
     layout = _Layout(fabric)
     notes: list[str] = []

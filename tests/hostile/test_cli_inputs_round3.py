@@ -171,3 +171,9 @@ def test_a_group_of_fewer_than_two_gpus_says_at_least_2(run_cli, group):
     """--group gpus:N needs N >= 2, and says so."""
     err = one_error(run_cli, "snapshot", "collectives", "--group", group)
     assert "at least 2" in err
+
+
+def test_place_refuses_a_negative_seed_too(run_cli):
+    """place --seed -1: Python's random would pick as for --seed 1, a pick not asked for."""
+    err = one_error(run_cli, "place", "2", "-t", "h100-ib-cluster", "--seed", "-1")
+    assert "--seed must be >= 0 (got -1)" in err
