@@ -65,7 +65,11 @@ def test_refusals_are_one_line_with_advice(run_cli):
     assert status == 2 and err.count("\n") == 1  # refused at once (radix or memory)
     argv = ["path", "-t", "h100-ib-cluster", "--nodes", "64", "--src", "0", "--dst", "5"]
     status, _, err = run_cli("--max-memory", "100M", *argv)
-    assert status == 2 and "limit 100 MiB" in err and "use --nodes" in err
+    # below one node's GPUs there is no count to advise, only the memory to give
+    assert status == 2 and "limit 100 MiB" in err and "raise --max-memory" in err
+    some_nodes = str(120 * 2**20 + 100_000)  # the base and 50 GPUs
+    status, _, err = run_cli("--max-memory", some_nodes, *argv)
+    assert status == 2 and "use --nodes 6 or fewer" in err
     assert run_cli(*argv)[0] == 0
 
 
