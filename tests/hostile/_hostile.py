@@ -68,3 +68,13 @@ def no_traceback(run_: Run) -> None:
     """Nothing on stderr looks like Python's crash output."""
     assert "Traceback" not in run_.err, run_.err
     assert "Exception ignored" not in run_.err, run_.err
+
+
+def one_error(run_cli: Any, *argv: str) -> str:
+    """The one stderr line of a command refused in-process (``run_cli``): status 2,
+    nothing on stdout, no traceback."""
+    status, out, err = run_cli(*argv)
+    assert (status, out) == (2, ""), err
+    assert err.startswith("fabricui: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return str(err).strip()

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from _hostile import ROOT
+from _hostile import ROOT, one_error
 
 from fabricui.engine.traffic import pattern_flows
 from fabricui.errors import EngineError
@@ -18,15 +18,6 @@ from fabricui.fabric.builder import check_tiled
 from fabricui.services.session import load_catalog
 
 CLUSTER = ROOT / "tests" / "doctor" / "topologies" / "cluster_8hosts.yaml"
-
-
-def one_error(run_cli, *argv: str) -> str:
-    """The one stderr line of a refused command (status 2, nothing on stdout)."""
-    status, out, err = run_cli(*argv)
-    assert (status, out) == (2, ""), err
-    assert err.startswith("fabricui: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in err
-    return err.strip()
 
 
 @pytest.mark.parametrize("seed", ["-1", "-99999999999999999999"])

@@ -8,21 +8,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from _hostile import one_error
 
 from fabricui.errors import EngineError
 from fabricui.fabric import most_nodes
 from fabricui.fabric.builder import check_tiled
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import load_catalog, load_fabric, structural_advice
-
-
-def one_error(run_cli, *argv: str) -> str:
-    """The one stderr line of a refused command (status 2, nothing on stdout)."""
-    status, out, err = run_cli(*argv)
-    assert (status, out) == (2, ""), err
-    assert err.startswith("fabricui: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in err
-    return err.strip()
 
 
 def advised(err: str) -> int:
