@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabricui.errors import ConfigError, FabricError, unknown_id_message
+from fabricui.errors import ConfigError, FabricError, format_path, unknown_id_message
 from fabricui.files import exists, read_bounded, write_text
 
 #: Environment variable naming another settings file.
@@ -142,8 +142,6 @@ def _explorer_settings(doc: Any) -> tuple[dict[str, str], str | None]:
         ConfigError: An unknown key, a keymap that is not binding-id: keys pairs, or a
             theme that is not a name.
     """
-    from fabricui.hwdb.yamlfile import format_path
-
     for key in doc.data:
         if key not in KEYS:
             message = unknown_id_message("setting", str(key), KEYS)
