@@ -247,10 +247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with command_scope():  # a plugin's thread cannot print on stdout or end the process
             _report_health(quiet=True)  # only what this command overlays is reported
             commanded = True
-            _report_calibration(quiet=True)
+            _report_load_warnings(quiet=True)
             status = COMMANDS[args.command][1](args)
             _report_health()
-            _report_calibration()
+            _report_load_warnings()
             if args.command != "plugins":
                 from fabricui.plugins import get_host
 
@@ -321,14 +321,15 @@ def _report_health(quiet: bool = False) -> None:
                 print(line, file=sys.stderr)
 
 
-def _report_calibration(quiet: bool = False) -> None:
-    """A ``--calibration`` overlay fitted on another topology than the one priced, or of
-    links it does not use, in one warning line each (the figures still apply);
-    ``quiet`` forgets earlier ones without saying them."""
+def _report_load_warnings(quiet: bool = False) -> None:
+    """What loading found suspect, in one warning line each: a ``--hwdb`` directory whose
+    files hold no records, a ``--calibration`` overlay fitted on another topology than the
+    one priced or of links it does not use (its figures still apply); ``quiet`` forgets
+    earlier ones without saying them."""
     session = sys.modules.get("fabricui.services.session")
-    if session is None:  # no fabric was built
+    if session is None:  # nothing was loaded
         return
-    for line in session.drain_calibration_warnings():
+    for line in session.drain_load_warnings():
         if not quiet:
             print(f"fabricui: warning: {one_line(line)}", file=sys.stderr)
 

@@ -1,10 +1,12 @@
 """What a hardware-database directory holds before it is read: the YAML files a load sees
-(record files at its top level, topology files in ``topologies/``), and why a directory
-with none of them adds nothing. Imports only ``pathlib``: ``--hwdb`` is checked with it
-before the catalog code loads."""
+(record files at its top level, topology files in ``topologies/``), why a directory with
+none of them adds nothing, and whether a record's origin lies in it. Imports only ``os``
+and ``pathlib``: ``--hwdb`` is checked with it before the catalog code loads."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 #: Other files a directory's listing names at most, in a message.
@@ -51,3 +53,23 @@ def nothing_to_read(directory: Path) -> str | None:
     names = [p.name + ("/" if p.is_dir() else "") for p in entries]
     more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
     return f"no *.yaml file in it (it holds {', '.join(names[:_SHOWN])}{more})"
+
+
+def comes_from(origin: str, target: Path) -> bool:
+    """True when a record's ``origin`` (``file``, ``file:line`` or ``plugin x``) is
+    ``target`` or a file under it."""
+    name = str(target)
+    if origin == name or origin.startswith(f"{name}:"):
+        return True
+    return origin.startswith(name.rstrip("/\\") + os.sep)
+
+
+def adds_no_records(origins: Iterable[str], directories: Iterable[Path]) -> list[Path]:
+    """The ``directories`` (each with YAML files to read) that no record's origin comes
+    from: their files are empty or hold empty lists, so a load added nothing from them."""
+    origins = list(origins)
+    return [
+        d
+        for d in directories
+        if yaml_files(d) and not any(comes_from(origin, d) for origin in origins)
+    ]

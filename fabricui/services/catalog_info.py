@@ -4,7 +4,6 @@ origin, and checking a database directory or a topology file."""
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from fabricui.errors import ConfigError, EngineError, HwdbError
 from fabricui.hwdb import default_hwdb_dir
 from fabricui.hwdb.catalog import KINDS, is_record_document, unknown_id_message
-from fabricui.hwdb.directory import nothing_to_read
+from fabricui.hwdb.directory import comes_from, nothing_to_read
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import read_yaml
 from fabricui.services.session import (
@@ -202,12 +201,12 @@ def _layer(
     holds: dict[str, int] = {}
     replaces: dict[str, dict[str, list[str]]] = {}
     for (kind, record_id), origin in sorted(checked.origins.items()):
-        if not _from_target(origin, target):
+        if not comes_from(origin, target):
             continue
         holds[kind] = holds.get(kind, 0) + 1
         before = base.origins.get((kind, record_id))
         if before is not None:
-            source = next((str(d) for d in hwdb_dirs if _from_target(before, d)), "built-in")
+            source = next((str(d) for d in hwdb_dirs if comes_from(before, d)), "built-in")
             replaces.setdefault(source, {}).setdefault(kind, []).append(record_id)
     if not holds:
         what = "its *.yaml files are empty or hold" if target.is_dir() else "it holds"
@@ -220,15 +219,6 @@ def _layer(
         holds={kind: holds[kind] for kind in order},
         replaces=replaces,
     )
-
-
-def _from_target(origin: str, target: Path) -> bool:
-    """True when ``origin`` (``file``, ``file:line`` or ``plugin x``) is ``target`` or a
-    file under it."""
-    name = str(target)
-    if origin == name or origin.startswith(f"{name}:"):
-        return True
-    return origin.startswith(name.rstrip("/\\") + os.sep)
 
 
 def _count(n: int, kind: str) -> str:

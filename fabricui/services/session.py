@@ -15,6 +15,7 @@ from fabricui.fabric import Fabric, build_fabric, most_nodes
 from fabricui.hwdb import Catalog, default_hwdb_dir
 from fabricui.hwdb import load_catalog as load_hwdb
 from fabricui.hwdb.catalog import unknown_id_message
+from fabricui.hwdb.directory import adds_no_records
 from fabricui.hwdb.overlay import apply_overlay, overlay_mismatch, read_overlay
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.plugins import PluginHost, get_host
@@ -76,6 +77,11 @@ def load_catalog_with_plugins(
             families=host.link_families(),
             withheld=host.withheld_hwdb(),
             record_files=files,
+        )
+    for directory in adds_no_records(catalog.origins.values(), extra):
+        LOAD_WARNINGS.append(
+            f"{directory}: adds nothing to the hardware database: "
+            "its *.yaml files are empty or hold empty lists"
         )
     if calibration is not None:
         catalog = apply_overlay(catalog, read_overlay(calibration))
@@ -158,21 +164,22 @@ def load_fabric(
     if catalog.calibration is not None:
         warning = overlay_mismatch(catalog.calibration, spec.id, fabric.generations)
         if warning is not None:
-            CALIBRATION_WARNINGS.append(warning)
+            LOAD_WARNINGS.append(warning)
     return with_health(fabric, request, catalog, host, report_health)
 
 
-#: Calibration overlays applied to fabrics they may not describe (``overlay_mismatch``),
-#: since the last ``drain_calibration_warnings`` (bounded: a long-lived caller that never
-#: drains keeps only the last few).
-CALIBRATION_WARNINGS: deque[str] = deque(maxlen=8)
+#: What loading found suspect but not wrong, since the last ``drain_load_warnings``: a
+#: ``--hwdb`` directory whose files hold no records, a calibration overlay applied to a
+#: fabric it may not describe (``overlay_mismatch``). Bounded: a long-lived caller that
+#: never drains keeps only the last few.
+LOAD_WARNINGS: deque[str] = deque(maxlen=8)
 
 
-def drain_calibration_warnings() -> list[str]:
-    """The calibration warnings since the last call, each once, oldest first (the command
-    line prints them on stderr)."""
-    out = list(dict.fromkeys(CALIBRATION_WARNINGS))
-    CALIBRATION_WARNINGS.clear()
+def drain_load_warnings() -> list[str]:
+    """The load warnings since the last call, each once, oldest first (the command line
+    prints them on stderr)."""
+    out = list(dict.fromkeys(LOAD_WARNINGS))
+    LOAD_WARNINGS.clear()
     return out
 
 

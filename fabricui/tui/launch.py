@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from fabricui.errors import ConfigError
+from fabricui.errors import ConfigError, one_line
 from fabricui.services.layouts import LayoutChoice, parse_layout
 from fabricui.services.requests import CatalogRequest, LaunchRequest, TopologyRequest, check_group
 from fabricui.services.settings import load_state
@@ -90,9 +90,11 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
     catalog_request = catalog_request or CatalogRequest()
     catalog = None
     if not request.is_default() or catalog_request != CatalogRequest():
-        from fabricui.services.session import load_catalog
+        from fabricui.services.session import drain_load_warnings, load_catalog
 
         catalog = check_launch(request, load_catalog(catalog_request))
+        for line in drain_load_warnings():  # said before the explorer takes the screen
+            print(f"fabricui: warning: {one_line(line)}", file=sys.stderr)
     check_terminal()
     remembered = with_remembered(request)
 

@@ -184,6 +184,34 @@ def test_hwdb_option_with_an_empty_directory_warns_once(run_cli, tmp_path: Path)
     assert status == 0 and err == ""
 
 
+@pytest.mark.parametrize("text", ["# nothing yet\n", "links: []\n"])
+def test_hwdb_option_whose_files_hold_no_records_warns(run_cli, tmp_path: Path, text: str):
+    """``--hwdb DIR`` whose YAML files hold no records (a comment, an empty list): every
+    command that loads the database says so in one line, and runs on the rest of it."""
+    directory = tmp_path / "db"
+    write(directory / "links.yaml", text)
+    status, out, err = run_cli("--hwdb", str(directory), "hwdb", "show", "nvlink4")
+    assert status == 0 and "nvlink4" in out
+    assert err.strip().splitlines() == [
+        f"fabricui: warning: {directory}: adds nothing to the hardware database: its *.yaml "
+        "files are empty or hold empty lists"
+    ]
+
+
+def test_explorer_says_a_directory_without_records_before_it_starts(tmp_path: Path, capsys):
+    """The explorer loads ``--hwdb`` before taking the screen: the warning is said there
+    (here the terminal check then refuses a pipe, so nothing is drawn)."""
+    from fabricui.errors import ConfigError
+    from fabricui.services.requests import CatalogRequest, LaunchRequest
+    from fabricui.tui.launch import run_explorer
+
+    directory = tmp_path / "db"
+    write(directory / "links.yaml", "links: []\n")
+    with pytest.raises(ConfigError):
+        run_explorer(LaunchRequest(), CatalogRequest((directory,)))
+    assert "adds nothing to the hardware database: its *.yaml files" in capsys.readouterr().err
+
+
 def test_hwdb_option_with_records_does_not_warn(run_cli, tmp_path: Path):
     directory = tmp_path / "db"
     write(directory / "links.yaml", LINK.format(id="testlink9", bw=2))
