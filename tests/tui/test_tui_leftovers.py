@@ -157,3 +157,21 @@ async def test_save_dialog_marks_the_chosen_format_without_colours(
         assert f"{other} md: " in lines["md"] and f"{other} svg: " in lines["svg"]
         if ascii_only:
             assert not non_ascii(screen_text(app))
+
+
+async def test_save_dialog_cursor_is_underlined_not_only_coloured(app_factory):
+    """The format the keys are on (before it is chosen) has its label underlined, so a
+    monochrome terminal shows where the cursor is; the others are not."""
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await pilot.pause()
+        await pilot.press("shift+tab", "down")  # into the formats, onto svg
+        await pilot.pause()
+        labels = {
+            fmt: app.screen.query_one(f"#save-{fmt}").get_component_rich_style("toggle--label")
+            for fmt, _ in FORMATS
+        }
+        underlined = {fmt: bool(style.underline) for fmt, style in labels.items()}
+        assert underlined == {"md": False, "svg": True, "txt": False}

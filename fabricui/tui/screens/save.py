@@ -61,6 +61,10 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
         border: round $primary; background: $panel; padding: 0 1;
     }
     SaveModal RadioSet { width: 100%; border: none; }
+    /* the keyboard cursor is underlined too, not shown by its colour alone */
+    SaveModal RadioSet:focus > ChoiceButton.-selected > .toggle--label {
+        text-style: bold underline;
+    }
     SaveModal #save-buttons { height: auto; align-horizontal: right; }
     SaveModal #save-error { color: $error; }
     """
