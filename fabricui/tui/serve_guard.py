@@ -8,8 +8,8 @@ one aiohttp middleware, ``handle_websocket`` counts sessions, ``on_startup`` pri
 with its token, and the ``AppService`` class its websocket handler creates (looked up in
 its module) clamps terminal sizes and reaps the explorer it started. ``serve`` runs the
 app on aiohttp's own runner with a request handler of fabricui's: a malformed request is
-answered and logged in one line, connections are capped in number and in how long they
-take to send a request, and the log shows no token and no traceback's local variables.
+answered and logged in one line, and connections are capped in number and in how long
+they take to send a request (the log itself is set up by ``serve_log``).
 textual-serve and aiohttp are imported only when a server is made (they are the optional
 ``serve`` extra).
 """
@@ -23,12 +23,12 @@ import json
 import logging
 import signal
 import sys
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from fabricui.services.serve_access import TOKEN_PARAMETER
+from fabricui.tui.serve_log import configure_logging, exception_line
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -67,8 +67,6 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-#: What the log shows in place of the run's token.
-TOKEN_MASK = "[token]"
 #: The name of the request key marking a request whose refusal was logged already.
 LOGGED = "fabricui.serve.logged"
 
@@ -520,7 +518,7 @@ def guarded_runner(app: web.Application, limits: SessionLimits) -> web.AppRunner
                     "error answering %s %s: %s",
                     request.method,
                     request.path,
-                    _exception_line(exc),
+                    exception_line(exc),
                     exc_info=exc,
                 )
                 text = "fabricui serve: internal error (see the server's log)"
@@ -621,71 +619,3 @@ def _bad_request_reason(exc: BaseException | None, http_exceptions: Any) -> str:
         first = first.split(quote, 1)[0]
     first = first.strip().rstrip(".")[:80] or "malformed"
     return first[:1].lower() + first[1:]
-
-
-def _exception_line(exc: BaseException | None) -> str:
-    """``Type: message`` of an exception, on one line."""
-    if exc is None:
-        return "unknown error"
-    return " ".join("".join(traceback.format_exception_only(type(exc), exc)).split())
-
-
-class _LogFormatter(logging.Formatter):
-    """Log records with the token masked; on one line each where asked (a file)."""
-
-    def __init__(self, token: str | None, *, one_line: bool, fmt: str) -> None:
-        super().__init__(fmt, datefmt="%Y-%m-%d %H:%M:%S")
-        self.token = token
-        """The run's token, or None."""
-        self.one_line = one_line
-        """Whether a record is one line (a traceback shrunk to its last line)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        if self.token:
-            text = text.replace(self.token, TOKEN_MASK)
-        return " | ".join(text.splitlines()) if self.one_line else text
-
-    def formatException(self, ei: Any) -> str:  # noqa: N802 (logging's name)
-        if self.one_line:
-            return _exception_line(ei[1])
-        return super().formatException(ei)
-
-
-def configure_logging(stream: TextIO, token: str | None, *, debug: bool = False) -> logging.Handler:
-    """Send every log record of the process (aiohttp's, textual-serve's, fabricui's) to
-    ``stream``, the token masked as ``[token]``: Rich's lines on a terminal, one plain line
-    per record otherwise (a file is grepped, and Rich would wrap it at 80 columns).
-
-    Tracebacks carry no local variables (textual-serve asks Rich for them: a request's
-    locals hold its token).
-
-    Args:
-        stream: Where the log goes (stderr).
-        token: The run's token, or None.
-        debug: Whether debug records are logged too.
-
-    Returns:
-        The handler now on the root logger.
-    """
-    handler: logging.Handler
-    if stream.isatty():
-        from rich.console import Console
-        from rich.logging import RichHandler
-
-        handler = RichHandler(
-            console=Console(file=stream),
-            show_path=False,
-            show_time=False,
-            rich_tracebacks=False,  # plain ones, through the formatter: masked, no locals
-        )
-        handler.setFormatter(_LogFormatter(token, one_line=False, fmt="%(message)s"))
-    else:
-        handler = logging.StreamHandler(stream)
-        handler.setFormatter(
-            _LogFormatter(token, one_line=True, fmt="%(asctime)s %(levelname)s %(message)s")
-        )
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.INFO, handlers=[handler], force=True
-    )
-    return handler

@@ -32,9 +32,9 @@ from fabricui.tui import serve_guard  # noqa: E402
 from fabricui.tui.serve_guard import (  # noqa: E402
     SECURITY_HEADERS,
     SessionLimits,
-    configure_logging,
     guarded_server_class,
 )
+from fabricui.tui.serve_log import configure_logging  # noqa: E402
 
 TOKEN = "5a5a5a5a0f0f0f0f" * 3
 ROOT = Path(__file__).parents[2]
