@@ -9,22 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
+from _records import link
 
 from fabricui.commands import options
 from fabricui.services import catalog_info
-
-LINK = """\
-links:
-- id: {id}
-  name: Test link
-  family: nvlink
-  tier: scale-up
-  bw_GBps: {bw}
-  links_per_gpu: 18
-  lat_us: 0.3
-  efficiency: 0.8
-  source: https://example.com/datasheet
-"""
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +43,7 @@ def one_error(status: int, out: str, err: str) -> str:
 def test_record_file_is_validated_as_records(run_cli, tmp_path: Path):
     """``hwdb validate d/links.yaml``: the records are checked, counted and any built-in id
     they replace named; no 'unknown key' from the topology reader."""
-    path = write(tmp_path / "d" / "links.yaml", LINK.format(id="testlink9", bw=450))
+    path = write(tmp_path / "d" / "links.yaml", link("testlink9", 450))
     status, out, err = run_cli("hwdb", "validate", str(path))
     assert status == 0, err
     assert out.startswith(f"ok: {path}: holds 1 link; database: ")
@@ -63,7 +51,7 @@ def test_record_file_is_validated_as_records(run_cli, tmp_path: Path):
 
 
 def test_record_file_replacing_a_builtin_says_so(run_cli, tmp_path: Path):
-    path = write(tmp_path / "links.yaml", LINK.format(id="nvlink4", bw=1))
+    path = write(tmp_path / "links.yaml", link("nvlink4", 1))
     status, out, _ = run_cli("hwdb", "validate", str(path), "--json")
     data = json.loads(out)
     assert status == 0
@@ -73,13 +61,13 @@ def test_record_file_replacing_a_builtin_says_so(run_cli, tmp_path: Path):
 
 def test_record_file_errors_name_file_and_line(run_cli, tmp_path: Path):
     """A bad record in a record file is the record loader's one line (file:line: key)."""
-    path = write(tmp_path / "links.yaml", LINK.format(id="testlink9", bw="fast"))
+    path = write(tmp_path / "links.yaml", link("testlink9", "fast"))
     line = one_error(*run_cli("hwdb", "validate", str(path)))
     assert f"{path}:6" in line and "bw_GBps" in line
 
 
 def test_record_file_with_an_unknown_section(run_cli, tmp_path: Path):
-    path = write(tmp_path / "x.yaml", LINK.format(id="t", bw=1) + "gpuz: []\n")
+    path = write(tmp_path / "x.yaml", link("t", 1) + "gpuz: []\n")
     line = one_error(*run_cli("hwdb", "validate", str(path)))
     assert "gpuz: unknown section" in line
 
@@ -99,7 +87,7 @@ def test_topology_file_is_still_a_topology(run_cli):
 
 def test_hwdb_file_advice_names_a_command_that_works(run_cli, tmp_path: Path):
     """``--hwdb d/links.yaml`` advises ``hwdb validate d/links.yaml``, which then passes."""
-    path = write(tmp_path / "d" / "links.yaml", LINK.format(id="testlink9", bw=450))
+    path = write(tmp_path / "d" / "links.yaml", link("testlink9", 450))
     line = one_error(*run_cli("--hwdb", str(path), "topologies"))
     assert f"`fabricui hwdb validate {path}`" in line
     assert run_cli("hwdb", "validate", str(path))[0] == 0
@@ -114,10 +102,13 @@ def test_hwdb_file_advice_names_a_command_that_works(run_cli, tmp_path: Path):
         ({}, "the directory is empty"),
         ({"readme.txt": "notes\n"}, "no *.yaml file in it (it holds readme.txt)"),
         (
-            {"sub/links.yaml": LINK.format(id="t", bw=1)},
+            {"sub/links.yaml": link("t", 1)},
             "no *.yaml file at its top level (sub/links.yaml is in a subdirectory",
         ),
-        ({"links.yml": LINK.format(id="t", bw=1)}, "only *.yaml files are read (links.yml"),
+        (
+            {"links.yml": link("t", 1)},
+            "only *.yaml files are read (links.yml",
+        ),
         ({"links.yaml": ""}, "its *.yaml files are empty or hold empty lists"),
         ({"links.yaml": "links: []\n"}, "its *.yaml files are empty or hold empty lists"),
         ({"links.yaml": "# nothing yet\n"}, "its *.yaml files are empty or hold empty lists"),
@@ -138,8 +129,8 @@ def test_directory_that_holds_nothing_is_an_error(
 def test_directory_lists_what_it_holds_and_replaces(run_cli, tmp_path: Path):
     """Overriding a built-in id is allowed, and listed: ``replaces built-in links: nvlink4``."""
     directory = tmp_path / "db"
-    write(directory / "links.yaml", LINK.format(id="nvlink4", bw=1))
-    write(directory / "more.yaml", LINK.format(id="testlink9", bw=2))
+    write(directory / "links.yaml", link("nvlink4", 1))
+    write(directory / "more.yaml", link("testlink9", 2))
     status, out, err = run_cli("hwdb", "validate", str(directory))
     assert status == 0, err
     assert out.startswith(
@@ -154,8 +145,8 @@ def test_directory_lists_what_it_holds_and_replaces(run_cli, tmp_path: Path):
 def test_replacing_an_earlier_directory_names_it(run_cli, tmp_path: Path):
     first = tmp_path / "first"
     second = tmp_path / "second"
-    write(first / "links.yaml", LINK.format(id="testlink9", bw=2))
-    write(second / "links.yaml", LINK.format(id="testlink9", bw=3))
+    write(first / "links.yaml", link("testlink9", 2))
+    write(second / "links.yaml", link("testlink9", 3))
     status, out, _ = run_cli("--hwdb", str(first), "hwdb", "validate", str(second))
     assert status == 0
     assert f"replaces {first}'s links: testlink9" in out
@@ -172,7 +163,7 @@ def test_hwdb_option_with_an_empty_directory_warns_once(run_cli, tmp_path: Path)
     """``--hwdb DIR`` with nothing to read: one warning (even when the command builds the
     request twice), and the command still runs on the built-in database."""
     directory = tmp_path / "typo"
-    write(directory / "sub" / "links.yaml", LINK.format(id="t", bw=1))
+    write(directory / "sub" / "links.yaml", link("t", 1))
     status, out, err = run_cli("--hwdb", str(directory), "hwdb", "list", "links")
     assert status == 0 and "nvlink4" in out
     assert err.strip().splitlines() == [
@@ -214,7 +205,7 @@ def test_explorer_says_a_directory_without_records_before_it_starts(tmp_path: Pa
 
 def test_hwdb_option_with_records_does_not_warn(run_cli, tmp_path: Path):
     directory = tmp_path / "db"
-    write(directory / "links.yaml", LINK.format(id="testlink9", bw=2))
+    write(directory / "links.yaml", link("testlink9", 2))
     status, out, err = run_cli("--hwdb", str(directory), "hwdb", "show", "testlink9")
     assert status == 0 and err == "" and "testlink9" in out
 

@@ -10,23 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from _records import LINK
 
 from fabricui.hwdb.yamlfile import YamlFloat, parse_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-
-LINK = """\
-links:
-- id: {id}
-  name: Test link
-  family: nvlink
-  tier: scale-up
-  bw_GBps: {bw}
-  links_per_gpu: 18
-  lat_us: {lat}
-  efficiency: 0.8
-  source: https://example.com/datasheet
-"""
 
 
 def load(text: str) -> object:
