@@ -4,6 +4,7 @@ the tree, priced against a random pick of as many."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from fabricui.commands.options import (
@@ -12,6 +13,7 @@ from fabricui.commands.options import (
     catalog,
     topology_request,
 )
+from fabricui.errors import one_line
 from fabricui.render.output import print_json
 
 
@@ -36,7 +38,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--jobs",
         metavar="FILE",
         help="running jobs (`squeue`, `scontrol show job`, `sacct` with NodeList): their hosts "
-        "are not free, and the uplinks they share with the pick are priced",
+        "are not free, and the uplinks they share with the pick are priced; a file none of "
+        "whose running jobs' hosts is on the cluster is refused",
     )
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the random pick, >= 0 (default 0)"
@@ -47,7 +50,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Pick, price and print; returns 0.
+    """Pick, price and print (warnings on stderr); returns 0.
 
     Raises:
         FabricError: No host names in the topology, bad --free/--jobs, too few free hosts.
@@ -63,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         price=not args.no_price,
     )
     result = place(request, catalog(args))
+    for line in result.warnings:
+        print(f"fabricui: warning: {one_line(line)}", file=sys.stderr)
     if args.json:
         print_json(result.to_json())
     else:

@@ -12,8 +12,9 @@ itself rather than a topology.conf: hosts are grouped by what they share,
 
 and the pick is the smallest group at the lowest level that holds N free hosts (best fit,
 so larger groups stay whole for larger jobs), filled from its fullest subgroups. Hosts
-that are not free (drained, down, allocated), whose NIC cable the health overlay marks
-down or degraded, or behind a leaf whose uplinks are degraded, are left out or taken last.
+that are not free (drained, down, allocated, running a ``--jobs`` job), whose NIC cable
+the health overlay marks down or degraded, or behind a leaf whose uplinks are degraded, are
+left out or taken last.
 
 ``max_tier`` says how high the pick's traffic climbs: 0 inside one scale-up domain, 1 below
 the leaves (every rail's ports on one leaf: with PXN, cross-rail traffic moves over NVLink
@@ -23,6 +24,7 @@ against a random pick of as many free hosts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from collections.abc import Iterable
@@ -41,7 +43,7 @@ from fabricui.fabric.health import MARKS, health_of
 from fabricui.importers.common import UNRECOGNISED, ParseError
 from fabricui.importers.hostlist import compress, expand, name_lines, natural_key
 from fabricui.importers.reading import read_output
-from fabricui.importers.slurm_jobs import SlurmJobs
+from fabricui.importers.slurm_jobs import SlurmJob, SlurmJobs
 from fabricui.importers.slurm_nodes import SlurmNodes
 from fabricui.services.health import read_health
 from fabricui.services.jobs import place_job, unknown_hosts
@@ -62,6 +64,8 @@ PRICE_SIZE = 2**30
 JOBS_ADVICE = "give `squeue`, `scontrol show job` or `sacct` output"
 #: Most GPUs an all-to-all price is computed for (a million flows take about a second).
 MAX_ALLTOALL_GPUS = 512
+#: Most characters of a cluster's hosts shown when a file names none of them.
+MAX_HOSTS_SHOWN_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,8 @@ class Placement:
     free: int
     """Free hosts the pick was made from."""
     left_out: dict[str, list[str]]
-    """Hosts not considered, by reason (``not free``, ``link down``, ``link degraded`` ...)."""
+    """Hosts not considered, by reason (``not in the fabric``, ``running jobs``, ``link
+    down``, ``link degraded`` ...)."""
     price: dict[str, Any]
     """``{op: {"pick": busbw, "random": busbw}}`` [GB/s] at ``size_bytes``, and the random
     pick's hosts and max tier."""
@@ -124,6 +129,9 @@ class Placement:
     [GB/s]."""
     notes: list[str]
     """Assumptions and gaps."""
+    warnings: list[str] = field(default_factory=list)
+    """What the inputs leave unsaid or wrong (running jobs' hosts the cluster lacks), one
+    line each; the command prints them on stderr."""
 
     def to_json(self) -> dict[str, Any]:
         """``hosts`` and ``max_tier`` first, then what the pick crosses and its price."""
@@ -141,6 +149,7 @@ class Placement:
             "price": self.price,
             "shared_uplinks": self.shared,
             "notes": list(self.notes),
+            "warnings": list(self.warnings),
         }
 
     def summary(self) -> str:
@@ -299,7 +308,7 @@ def _free_hosts(
     listing = result.value
     everyone = list(dict.fromkeys(n.name for n in listing.nodes))
     if not any(n in layout.index for n in everyone):
-        shown = unknown_hosts(everyone, list(layout.index))
+        shown = _not_on_cluster(everyone, layout)
         raise ConfigError(
             f"--free {value}: none of its {len(everyone)} node(s) is in {topology}: {shown}"
         )
@@ -334,7 +343,7 @@ def _host_name_file(
     if names is None:
         return None
     if not any(n in layout.index for n in names):
-        shown = unknown_hosts(names, list(layout.index))
+        shown = _not_on_cluster(names, layout)
         raise ConfigError(
             f"--free {origin}: none of its {len(names)} host name(s) is in "
             f"{layout.fabric.spec.id}: {shown}"
@@ -342,6 +351,20 @@ def _host_name_file(
     notes.append(f"{len(names)} free host(s) listed in {Path(path).name}")
     free = {layout.index[n] for n in names if n in layout.index}
     return free, [n for n in names if n not in layout.index]
+
+
+def _not_on_cluster(names: list[str], layout: _Layout) -> str:
+    """A file's host names none of which is on the cluster, as ``--hosts`` lists unknown
+    hosts (a few, the nearest cluster names), or the cluster's own hosts when none is near:
+    what the two clusters' names look like side by side."""
+    known = list(layout.index)
+    shown = unknown_hosts(names, known)
+    if shown != unknown_hosts(names, []):  # a nearest name was found
+        return shown
+    theirs = compress(known)
+    if len(theirs) > MAX_HOSTS_SHOWN_CHARS:
+        theirs = f"{compress(known[:4])} and {len(known) - 4} more"
+    return f"{shown} ({layout.fabric.spec.id}'s hosts: {theirs})"
 
 
 def _is_path(value: str) -> bool:
@@ -378,15 +401,48 @@ def _slurm_listing(flag: str, path: str, advice: str) -> _Listing:
     return _Listing(item.format, item.result)
 
 
-def _running(request: PlaceRequest) -> list[Any]:
-    """Running jobs of ``--jobs`` (empty without it)."""
+def _job_listing(path: str) -> SlurmJobs:
+    """The jobs of a ``--jobs`` file.
+
+    Raises:
+        ConfigError: Missing, unreadable, or not a job listing.
+    """
+    result = _slurm_listing("--jobs", path, JOBS_ADVICE)
+    if not isinstance(result.value, SlurmJobs):
+        raise ConfigError(f"--jobs {path}: {result.format} output; {JOBS_ADVICE}")
+    return result.value
+
+
+def _running(request: PlaceRequest, layout: _Layout, warnings: list[str]) -> list[SlurmJob]:
+    """Running jobs of ``--jobs`` with their hosts on the cluster (empty without it): a job
+    listing of another cluster would otherwise free nothing and price nothing, unsaid.
+
+    Raises:
+        ConfigError: Not a job listing, or running jobs none of whose hosts is on the
+            cluster (a file with no running job is fine: nothing is busy).
+    """
     if request.jobs is None:
         return []
-
-    result = _slurm_listing("--jobs", request.jobs, JOBS_ADVICE)
-    if not isinstance(result.value, SlurmJobs):
-        raise ConfigError(f"--jobs {request.jobs}: {result.format} output; {JOBS_ADVICE}")
-    return result.value.running()
+    listing = _job_listing(request.jobs)
+    warnings += [f"--jobs {request.jobs}: {w}" for w in listing.warnings]
+    running = listing.running()
+    hosts = list(dict.fromkeys(n for job in running for n in job.nodes))
+    off = [n for n in hosts if n not in layout.index]
+    if hosts and len(off) == len(hosts):
+        raise ConfigError(
+            f"--jobs {request.jobs}: none of the {len(hosts)} host(s) of its {len(running)} "
+            f"running job(s) is in {layout.fabric.spec.id}: {_not_on_cluster(hosts, layout)}"
+        )
+    if off:
+        warnings.append(
+            f"--jobs {request.jobs}: {len(off)} of the {len(hosts)} host(s) of its running "
+            f"jobs are not in {layout.fabric.spec.id} and are left out: {unknown_hosts(off, [])}"
+        )
+    kept = [
+        dataclasses.replace(job, nodes=[n for n in job.nodes if n in layout.index])
+        for job in running
+    ]
+    return [job for job in kept if job.nodes]
 
 
 def running_job_ranks(fabric: Fabric, path: str) -> list[tuple[str, list[str], np.ndarray]]:
@@ -399,7 +455,7 @@ def running_job_ranks(fabric: Fabric, path: str) -> list[tuple[str, list[str], n
     """
     layout = _Layout(fabric)
     out = []
-    for job in _running(PlaceRequest(TopologyRequest(fabric.spec.id), 1, jobs=path)):
+    for job in _job_listing(path).running():
         hosts = [n for n in job.nodes if n in layout.index]
         if hosts:
             out.append((job.id, hosts, place_job(fabric, ",".join(hosts)).ranks))
@@ -498,10 +554,11 @@ def place(
     fabric = load_fabric(request.topology, catalog, host)
     layout = _Layout(fabric)
     notes: list[str] = []
+    warnings: list[str] = []
     free, unknown = _free_hosts(request, layout, notes)
     left_out: dict[str, list[str]] = {"not in the fabric": unknown[:50]}
-    running = _running(request)
-    busy = {layout.index[n] for job in running for n in job.nodes if n in layout.index}
+    running = _running(request, layout, warnings)
+    busy = {layout.index[n] for job in running for n in job.nodes}
     left_out["running jobs"] = [layout.names[h] for h in sorted(busy & free)]  # type: ignore[misc]
     free -= busy
     marked, bad_leaves = _health_penalty(layout)
@@ -527,6 +584,7 @@ def place(
         price={},
         shared=[],
         notes=notes,
+        warnings=warnings,
     )
     if request.price:
         _price(placement, layout, free, request, host)
@@ -586,7 +644,7 @@ def _price(
 
 
 def _shared(
-    placement: Placement, layout: _Layout, running: list[Any], host: PluginHost | None
+    placement: Placement, layout: _Layout, running: list[SlurmJob], host: PluginHost | None
 ) -> None:
     """For every running job whose ring shares network links with the pick's ring (leaf
     uplinks, spine and core cables): both rings priced together with max-min fair rates
@@ -599,7 +657,7 @@ def _shared(
     mine = _ranks(layout, list(placement.hosts))
     my_links = _ring_links(router, mine, first)
     for job in running:
-        hosts = [n for n in job.nodes if n in layout.index]
+        hosts = job.nodes  # those on the cluster (_running)
         if len(hosts) < 2:
             continue
         theirs = _ranks(layout, hosts)
