@@ -12,9 +12,9 @@ itself rather than a topology.conf: hosts are grouped by what they share,
 
 and the pick is the smallest group at the lowest level that holds N free hosts (best fit,
 so larger groups stay whole for larger jobs), filled from its fullest subgroups. Hosts
-that are not free (drained, down, allocated, running a ``--jobs`` job), whose NIC cable
-the health overlay marks down or degraded, or behind a leaf whose uplinks are degraded, are
-left out or taken last.
+that are not free (drained, down, allocated, running a ``--jobs`` job), that the health
+overlay cuts off from the network (every NIC cable down) or whose NIC cable it marks down
+or degraded, or behind a leaf whose uplinks are degraded, are left out or taken last.
 
 ``max_tier`` says how high the pick's traffic climbs: 0 inside one scale-up domain, 1 below
 the leaves (every rail's ports on one leaf: with PXN, cross-rail traffic moves over NVLink
@@ -64,6 +64,8 @@ PRICE_SIZE = 2**30
 JOBS_ADVICE = "give `squeue`, `scontrol show job` or `sacct` output"
 #: Most GPUs an all-to-all price is computed for (a million flows take about a second).
 MAX_ALLTOALL_GPUS = 512
+#: Why a host ``--health`` leaves no NIC cable to is left out.
+CUT_OFF = "cut off from the network"
 #: Most characters of a cluster's hosts shown when a file names none of them.
 MAX_HOSTS_SHOWN_CHARS = 60
 
@@ -118,8 +120,8 @@ class Placement:
     free: int
     """Free hosts the pick was made from."""
     left_out: dict[str, list[str]]
-    """Hosts not considered, by reason (``not in the fabric``, ``running jobs``, ``link
-    down``, ``link degraded`` ...)."""
+    """Hosts not considered, by reason (``not in the fabric``, ``running jobs``, ``cut off
+    from the network``, ``link down``, ``link degraded`` ...)."""
     price: dict[str, Any]
     """``{op: {"pick": busbw, "random": busbw}}`` [GB/s] at ``size_bytes``, and the random
     pick's hosts and max tier."""
@@ -488,6 +490,16 @@ def _health_penalty(layout: _Layout) -> tuple[dict[int, str], set[int]]:
     return hosts, leaves
 
 
+def _cut_off_hosts(layout: _Layout) -> set[int]:
+    """Hosts the health overlay cuts off from the network (every NIC cable down): no flow
+    leaves them, whatever their other links' marks say."""
+    overlay = health_of(layout.fabric)
+    if overlay is None or not overlay.cut_off:
+        return set()
+    nodes = set(overlay.cut_off)
+    return {h for h in layout.index.values() if h // layout.per_node in nodes}
+
+
 def pick(layout: _Layout, free: set[int], count: int, bad_leaves: set[int]) -> list[int]:
     """The best-fit pick of ``count`` hosts among ``free`` (see the module docstring).
 
@@ -561,6 +573,9 @@ def place(
     busy = {layout.index[n] for job in running for n in job.nodes}
     left_out["running jobs"] = [layout.names[h] for h in sorted(busy & free)]  # type: ignore[misc]
     free -= busy
+    cut = _cut_off_hosts(layout)
+    left_out[CUT_OFF] = [layout.names[h] for h in sorted(cut & free)]  # type: ignore[misc]
+    free -= cut
     marked, bad_leaves = _health_penalty(layout)
     for mark in ("down", "degraded", "errors"):
         hit = sorted(h for h in free if marked.get(h) == mark)

@@ -1,0 +1,75 @@
+"""``place N --health``: a host ``--health`` cuts off from the network (every NIC cable
+down) is never picked, and is listed among the left-out hosts as cut off."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fabricui.errors import ConfigError
+from fabricui.fabric.health import LinkCondition, apply_health
+from fabricui.services import place as place_module
+from fabricui.services.place import PlaceRequest, place
+from fabricui.services.requests import TopologyRequest
+from fabricui.services.session import load_fabric
+
+CUT_OFF = "cut off from the network"
+
+
+@pytest.fixture
+def all_down(tmp_path: Path) -> str:
+    """n0's ibstat with its eight InfiniBand ports down (n0 is cut off)."""
+    lines = []
+    for k in range(8):
+        lines += [
+            f"CA 'mlx5_{k}'",
+            "\tNumber of ports: 1",
+            "\tPort 1:",
+            "\t\tState: Down",
+            "\t\tPhysical state: Disabled",
+            "\t\tRate: 400",
+            "\t\tLink layer: InfiniBand",
+        ]
+    path = tmp_path / "n0.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_the_cut_off_host_is_left_out_with_its_reason(run_cli, all_down):
+    """3 DGX H100 nodes, n0 cut off: the pick is n[1-2], n0 is left out as cut off (JSON
+    and text), not as a down link."""
+    argv = ["place", "2", "-t", "h100-ib-cluster", "--nodes", "3", "--health", all_down]
+    status, out, err = run_cli(*argv, "--no-price", "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    assert data["hosts"] == ["n1", "n2"] and data["free"] == 2
+    assert data["left_out"] == {CUT_OFF: ["n0"]}
+    status, out, _ = run_cli(*argv, "--no-price")
+    assert status == 0 and f"  left out ({CUT_OFF}): n0" in out.splitlines()
+
+
+def test_the_cut_off_host_is_never_picked_to_make_up_the_count(run_cli, all_down):
+    """Three hosts asked of three with n0 cut off: refused, two are free."""
+    argv = ["place", "3", "-t", "h100-ib-cluster", "--nodes", "3", "--health", all_down]
+    status, out, err = run_cli(*argv, "--no-price")
+    assert (status, out) == (2, "")
+    assert err.strip().splitlines()[-1] == "fabricui: error: 3 host(s) asked for, 2 free"
+
+
+def test_the_cut_off_list_is_read_from_the_overlay(catalog, monkeypatch):
+    """A host the overlay names cut off is left out even where its links' marks alone
+    would not say it (the overlay's own word, not an inference from missing cables)."""
+    fabric = load_fabric(TopologyRequest("h100-ib-cluster", 3), catalog)
+    down = [
+        LinkCondition(f"n2 mlx5_{k}", 1, f"leaf{k}", 1, state="down", source="t") for k in range(8)
+    ]
+    overlay = apply_health(fabric, down, [], catalog)
+    assert overlay.cut_off == (2,)
+    monkeypatch.setattr(place_module, "load_fabric", lambda *_: overlay.fabric)
+    monkeypatch.setattr(place_module, "_health_penalty", lambda layout: ({}, set()))
+    result = place(PlaceRequest(TopologyRequest("h100-ib-cluster", 3), 2, price=False), catalog)
+    assert result.hosts == ("n0", "n1") and result.left_out[CUT_OFF] == ["n2"]
+    with pytest.raises(ConfigError, match="3 host.*2 free"):
+        place(PlaceRequest(TopologyRequest("h100-ib-cluster", 3), 3, price=False), catalog)
