@@ -4,6 +4,7 @@ with ``--topology`` also what is wrong with how the job used the fabric it ran o
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from fabricui.commands.options import add_topology_options, catalog, topology_request
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from fabricui.importers.nccl_log import NcclLog
     from fabricui.services.doctor import Finding
     from fabricui.services.doctor_fabric import FabricCheck
+    from fabricui.services.doctor_health import AllReducePrice, JobHealthFinding
 
 
 #: Exit status when ``--fail-on`` finds a finding that severe (2 is for unusable input).
@@ -102,18 +104,18 @@ def run(args: argparse.Namespace) -> int:
     if check is not None:
         order = {s: i for i, s in enumerate(SEVERITIES)}
         findings = sorted([*findings, *check.findings], key=lambda f: order[f.severity])
-    health, job = _health_parts(args, check)
+    parts = _health_parts(args, check)
     if args.json:
         data = report_json(log, findings)
         if check is not None:
             data["fabric"] = check.to_json()
-        if health is not None:
-            data["health"] = _health_json(health, job)
+        if parts is not None:
+            data["health"] = _health_json(parts)
         print_json(data)
     else:
         print(render(log, findings, check))
-        if health is not None:
-            print(render_health(health, job))
+        if parts is not None:
+            print(render_health(parts.report, parts.job, parts.price))
     fail_on = getattr(args, "fail_on", None)
     if fail_on is not None:
         worst = {"warning": ("warning", "error"), "error": ("error",)}[fail_on]
@@ -148,45 +150,56 @@ def _fabric_check(args: argparse.Namespace, log: NcclLog) -> FabricCheck | None:
 
 
 def _health_only(args: argparse.Namespace) -> int:
-    """``doctor --health FILE [-t T [--hosts H]]``: the files' findings, and the job's ranks
-    and hosts they touch on the fabric as it is."""
+    """``doctor --health FILE [-t T [--hosts H]]``: the files' findings, and on the topology
+    what they do to the job's all-reduce and the ranks and hosts they touch."""
     from fabricui.services.health import read_health
 
-    job: list[Any] = []
-    if getattr(args, "topology", None) is not None:
-        health, job = _health_parts(args, None)
-    else:
-        if getattr(args, "hosts", None):
-            raise ConfigError("--hosts applies with --topology (the fabric the job runs on)")
-        health = read_health(args.health)
-    assert health is not None
+    if getattr(args, "topology", None) is None and getattr(args, "hosts", None):
+        raise ConfigError("--hosts applies with --topology (the fabric the job runs on)")
+    parts = _health_parts(args, None) or HealthParts(read_health(args.health))
     if args.json:
-        print_json({"health": _health_json(health, job)})
+        print_json({"health": _health_json(parts)})
     else:
-        print(render_health(health, job))
-    worst = {f.severity for f in health.findings} | {f.severity for f in job}
+        print(render_health(parts.report, parts.job, parts.price))
+    worst = {f.severity for f in parts.report.findings} | {f.severity for f in parts.job}
     fail_on = getattr(args, "fail_on", None)
     limit = {"warning": {"warning", "error"}, "error": {"error"}}.get(fail_on or "", set())
     return EXIT_FINDINGS if worst & limit else 0
 
 
-def _health_parts(args: argparse.Namespace, check: FabricCheck | None) -> tuple[Any, list[Any]]:
-    """(the health files' report, the job's findings on the fabric as it is); (None, [])
-    without --health. The job: ``--hosts`` on the topology, the log's placed ranks, else
-    every GPU of the topology."""
+@dataclass(frozen=True)
+class HealthParts:
+    """What ``--health`` adds to the doctor's report."""
+
+    report: Any
+    """The health files' report (``services.health``)."""
+    job: list[JobHealthFinding] = field(default_factory=list)
+    """The job's findings on the fabric as it is (``services.doctor_health``)."""
+    price: AllReducePrice | None = None
+    """The job's all-reduce as it is and as built (None without a topology, or when it
+    cannot run)."""
+
+
+def _health_parts(args: argparse.Namespace, check: FabricCheck | None) -> HealthParts | None:
+    """The health files' report and, on a topology, the job's all-reduce as it is and as
+    built and its findings; None without --health. The job: ``--hosts`` on the topology,
+    the log's placed ranks, else every GPU of the topology."""
     if not getattr(args, "health", None):
-        return None, []
+        return None
     from fabricui.services.health import read_health, report_of
 
     if getattr(args, "topology", None) is None:
-        return read_health(args.health), []
+        return HealthParts(read_health(args.health))
     import numpy as np
 
-    from fabricui.services.doctor_health import job_health
+    from fabricui.services.doctor_health import job_findings
     from fabricui.services.jobs import place_job, placeable_ranks
-    from fabricui.services.session import load_fabric
+    from fabricui.services.loaded import LoadedFabric
 
-    fabric = load_fabric(topology_request(args), catalog(args))
+    request = topology_request(args)
+    as_is = LoadedFabric.load(request, catalog(args), report_health=True)
+    as_built = LoadedFabric.load(replace(request, health=()), as_is.catalog)
+    fabric = as_is.fabric
     if check is not None and check.placement.gpu_of:
         ranks = np.asarray([g for _, g in sorted(check.placement.gpu_of.items())], dtype=np.int64)
     elif getattr(args, "hosts", None):
@@ -197,20 +210,27 @@ def _health_parts(args: argparse.Namespace, check: FabricCheck | None) -> tuple[
     names = None
     if cluster is not None and cluster.hosts and cluster.hosts_per_node == 1:
         names = [h.name or "" for h in cluster.hosts]
-    report = report_of(fabric)
-    return report, job_health(fabric, ranks, names)
+    price, job = job_findings(as_is, as_built, ranks, names)
+    return HealthParts(report_of(fabric), job, price)
 
 
-def _health_json(health: Any, job: list[Any]) -> dict[str, Any]:
-    data: dict[str, Any] = health.to_json()
-    data["job"] = [f.to_json() for f in job]
+def _health_json(parts: HealthParts) -> dict[str, Any]:
+    data: dict[str, Any] = parts.report.to_json()
+    data["job"] = [f.to_json() for f in parts.job]
+    if parts.price is not None:
+        data["all_reduce"] = parts.price.to_json()
     return data
 
 
-def render_health(health: Any, job: list[Any]) -> str:
+def render_health(
+    health: Any, job: list[JobHealthFinding], price: AllReducePrice | None = None
+) -> str:
     """The health files' findings (with the document each threshold comes from), then what
-    they do to the job."""
+    they do to the job: its all-reduce as it is and as built (``price``), then the
+    findings."""
     lines = ["health: " + ", ".join(f"{i.name} ({i.format})" for i in health.inputs)]
+    if price is not None:
+        lines.append(f"job: {price.line()}")
     shown = list(health.findings)
     if not shown and not job:
         lines.append("no finding in the health files")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 HEALTH = Path(__file__).resolve().parents[1] / "data" / "health"
 ONE_X = (
     "CA: n0 mlx5_0:\n"
@@ -43,18 +45,63 @@ def test_fail_on_warning_for_ci(run_cli):
 
 
 def test_job_ranks_and_hosts_on_the_degraded_link(run_cli, tmp_path):
-    """On 2 DGX H100 nodes, the ring's flows that cross n0.nic0 (1X of 4X) are named: rank
-    7 (n0.g7 sends through n0.nic0 by PXN) and rank 15 (n1.g7 to n0.g0)."""
+    """On 2 DGX H100 nodes, the rings' flows that cross n0.nic0 (1X of 4X) are named: rank
+    7 (n0.g7 sends through n0.nic0 by PXN) and rank 15 (n1.g7 to n0.g0); the all-reduce's
+    slowdown comes first and names the link."""
     path = tmp_path / "links.txt"
     path.write_text(ONE_X)
     status, out, err = run_cli(
         "doctor", "--health", str(path), "-t", "h100-ib-cluster", "--nodes", "2", "--json"
     )
     assert status == 0, err
-    (job,) = json.loads(out)["health"]["job"]
-    assert job["code"] == "ring-crosses-degraded-link"
+    slower, job = json.loads(out)["health"]["job"]
+    assert slower["code"] == "job-all-reduce-slower"
+    assert "n0.nic0 (n0 mlx5_0) -> leaf0" in slower["message"]
+    assert job["code"] == "ring-crosses-degraded-link" and job["severity"] == "warning"
     assert job["ranks"] == [7, 15] and job["hosts"] == ["n0", "n1"]
     assert "25%" in job["message"]
+
+
+def _busbw(run_cli, *argv: str) -> float:
+    """NCCL's pick's bus bandwidth of a 1 GiB all-reduce, as `collective --json` says."""
+    status, out, err = run_cli("collective", "all_reduce", "1G", *argv, "--json")
+    assert status == 0, err
+    return float(json.loads(out)["rows"][0]["busbw_GBps"])
+
+
+def test_a_nic_off_the_rank_order_ring_agrees_with_collective(run_cli, tmp_path):
+    """n0's fifth NIC (mlx5_4, leaf4) at 1X: a ring in rank order never leaves a node by
+    it, NCCL's channels do (one per NIC). The doctor's all-reduce figures are collective's,
+    as it is and as built, and the link is named with the ranks that cross it."""
+    path = tmp_path / "links.txt"
+    path.write_text(ONE_X.replace("mlx5_0", "mlx5_4").replace('"leaf0"', '"leaf4"'))
+    topology = ("-t", "h100-ib-cluster", "--nodes", "2")
+    status, out, err = run_cli("doctor", "--health", str(path), *topology, "--json")
+    assert status == 0, err
+    health = json.loads(out)["health"]
+    priced = health["all_reduce"]
+    as_is = _busbw(run_cli, *topology, "--health", str(path))
+    as_built = _busbw(run_cli, *topology)
+    assert priced["as_is"]["busbw_GBps"] == pytest.approx(as_is, rel=1e-3)
+    assert priced["as_built"]["busbw_GBps"] == pytest.approx(as_built, rel=1e-3)
+    assert as_is < 0.5 * as_built and priced["slowdown"] > 2
+    slower, link = health["job"]
+    assert slower["figures"]["as_is"]["busbw_GBps"] == priced["as_is"]["busbw_GBps"]
+    assert link["where"] == "n0.nic4 (n0 mlx5_4) -> leaf4" and link["hosts"] == ["n0", "n1"]
+    assert link["ranks"] == [3, 11] and link["figures"]["rings_slowdown"] > 3
+
+
+def test_text_report_prices_the_job_before_the_findings(run_cli, tmp_path):
+    """The text report says the all-reduce as it is and as built in one line."""
+    path = tmp_path / "links.txt"
+    path.write_text(ONE_X)
+    status, out, err = run_cli(
+        "doctor", "--health", str(path), "-t", "h100-ib-cluster", "--nodes", "2"
+    )
+    assert status == 0, err
+    (line,) = [row for row in out.splitlines() if row.startswith("job: ")]
+    assert "GB/s bus bandwidth as it is" in line and "as built" in line
+    assert "job-all-reduce-slower: the job's all_reduce of 1 GiB (16 ranks)" in out
 
 
 def test_no_log_and_no_health_is_one_line(run_cli):
