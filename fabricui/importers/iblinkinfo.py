@@ -3,8 +3,9 @@
 Old versions print ``Switch 0x<guid> <name>:`` blocks, newer ones ``Switch: 0x<guid> <name>:``
 and ``CA: <name>:`` blocks; each port line reads ``<lid> <port>[  ] ==( 4X 25.78125 Gbps
 Active/  LinkUp)==> <peer lid> <peer port>[  ] "<peer name>" ( )``. Ports that are down
-(``==( ... Down/ Polling)==>``) have no peer and are counted, not linked. A cable listed from
-both ends is kept once (ends are told apart by LID and port).
+(``==( ... Down/ Polling)==>``) have no peer and are counted, not linked; one trained but not
+active (``Initialize``, ``Armed``) keeps the peer it prints. A cable listed from both ends is
+kept once (ends are told apart by LID and port).
 
 Several runs pasted together (``iblinkinfo -P 1`` then ``-P 2``: one per rail, each its own
 subnet whose LIDs may repeat) are read as separate subnets joined by host name. Output copied
@@ -290,8 +291,14 @@ def _read_port(scan: _Scan, current: tuple[str, str], m: re.Match[str]) -> None:
         entry = PortHealth("", int(port), word, detail=f"{state}/{phys}")
         if peer is None and state.lower() == "active":
             entry.detail = f"{state}/{phys}, port not available"
+        hint = None
+        if peer is not None:  # trained but not active (Initialize, Armed): its peer is printed
+            p_lid, p_port, p_desc = peer
+            entry.peer, entry.peer_port = p_desc.strip(), p_port
+            scan.desc_of_lid.setdefault((run, p_lid), node_name(p_desc))
+            hint = (run, p_lid)
         if len(scan.open_ports) < MAX_PORT_RECORDS:
-            scan.open_ports.append((owner, entry, None))
+            scan.open_ports.append((owner, entry, hint))
         return
     _add_cable(scan, owner, (run, int(lid), int(port)), peer, width, lane, rest)
 
@@ -408,11 +415,17 @@ def _narrow_ports(
     ports: list[PortHealth], links: list[FabricLink], warnings: list[str]
 ) -> list[PortHealth]:
     """Cables trained at fewer lanes than the fabric's, as degraded ports (those with a
-    ``Could be`` hint are reported already); every degraded port is warned about."""
+    ``Could be`` hint are reported already); every degraded cable is warned about once (a
+    cable between two switches is printed, and hinted, from both ends)."""
     hinted = {(p.device, p.port) for p in ports if p.degraded}
     hinted |= {(p.peer or "", p.peer_port) for p in ports if p.degraded}
     narrow = narrow_links(links, hinted)
-    degraded = [p for p in [*ports, *narrow] if p.degraded]
+    degraded = []
+    said: set[tuple[str, Any]] = set()
+    for p in [*ports, *narrow]:
+        if p.degraded and (p.device, p.port) not in said:
+            degraded.append(p)
+            said |= {(p.device, p.port), (p.peer or "", p.peer_port)}
     if degraded:
         warnings.append(
             f"{len(degraded)} link(s) trained below what both ends support (iblinkinfo's "

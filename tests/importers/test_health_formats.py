@@ -249,3 +249,38 @@ def test_unknown_text_is_one_line():
     """Text no importer reads says how to name the format."""
     with pytest.raises(ParseError, match="give the format"):
         detect("hello\nworld\n")
+
+
+def test_iblinkinfo_port_not_active_keeps_the_peer_it_prints():
+    """A port in Initialize (trained, not yet activated by the subnet manager) prints its
+    peer: it is kept, named as switches are, so the port can be placed on its cable."""
+    text = (
+        "Switch: 0x0c42a1030060abd0 MF0;LG01-05:MQM8700/U1:\n"
+        "        3179    3[  ] ==( 4X          50.0 Gbps Initialize/  LinkUp)==>       4519"
+        '    1[  ] "luna-0003 mlx5_6" ( )\n'
+        '        3179    4[  ] ==(                Down/ Polling)==>             [  ] "" ( )\n'
+    )
+    graph = iblinkinfo.parse(text)
+    ports = {p.port: (p.device, p.state, p.peer, p.peer_port) for p in graph.ports}
+    assert ports == {
+        3: ("LG01-05", "init", "luna-0003 mlx5_6", 1),
+        4: ("LG01-05", "polling", None, None),
+    }
+    assert graph.links == []
+
+
+def test_iblinkinfo_degraded_warning_counts_a_cable_once():
+    """A 1X cable between two switches is printed (with its 'Could be' hint) from both
+    ends: the warning counts and lists it once."""
+    text = (
+        "Switch: 0x0c42a1030060abd0 MF0;LG01-05:MQM8700/U1:\n"
+        "        3179   21[  ] ==( 1X          50.0 Gbps Active/  LinkUp)==>       3185    1[  ]"
+        ' "MF0;CSPINE1-41:MQM8700/U1" ( Could be 4X 50.0 Gbps)\n'
+        "Switch: 0x0c42a103005899b0 MF0;CSPINE1-41:MQM8700/U1:\n"
+        "        3185    1[  ] ==( 1X          50.0 Gbps Active/  LinkUp)==>       3179   21[  ]"
+        ' "MF0;LG01-05:MQM8700/U1" ( Could be 4X 50.0 Gbps)\n'
+    )
+    graph = iblinkinfo.parse(text)
+    (line,) = [w for w in graph.warnings if "trained below" in w]
+    assert line.startswith("1 link(s) trained below what both ends support")
+    assert line.endswith(": LG01-05 port 21 1X")
