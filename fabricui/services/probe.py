@@ -32,13 +32,18 @@ from pathlib import Path
 from typing import Any
 
 from fabricui.errors import ConfigError, FabricError, exception_line
-from fabricui.files import read_bounded, write_text
+from fabricui.files import write_text
 from fabricui.importers import ibstat, nvidia_smi, rocm_smi
 from fabricui.importers.builtin import builtin_importers
 from fabricui.importers.common import ParseError
 from fabricui.importers.reading import decode_output
 from fabricui.importers.spec import build_spec, parse_net, render_yaml
 from fabricui.services import admission
+from fabricui.services.probe_folder import NODE_SPEC as NODE_SPEC
+from fabricui.services.probe_folder import OUTPUT_NAMES as OUTPUT_NAMES
+from fabricui.services.probe_folder import TOOLS as TOOLS
+from fabricui.services.probe_folder import Tool as Tool
+from fabricui.services.probe_folder import listed_outputs, read_report
 
 #: Seconds each tool may run before it is stopped.
 DEFAULT_TIMEOUT_S = 30.0
@@ -54,41 +59,6 @@ PARSE_BYTES_PER_LINE = 2500
 READ_CHUNK_BYTES = 1 << 16
 #: Seconds a timed-out tool's process group has between SIGTERM and SIGKILL.
 STOP_GRACE_S = 2.0
-
-
-@dataclass(frozen=True)
-class Tool:
-    """A command the probe runs."""
-
-    name: str
-    """File stem of its output (``nvidia-smi-topo-m``)."""
-    argv: tuple[str, ...]
-    """The command line (the program is looked up on PATH)."""
-    importer: str | None
-    """Importer format that reads its output, None when none does."""
-    needs_allow: bool = False
-    """True for tools run only when asked (``ibnetdiscover`` talks to the fabric)."""
-
-
-#: Every tool, in the order they run.
-TOOLS = (
-    Tool("nvidia-smi-topo-m", ("nvidia-smi", "topo", "-m"), "nvidia-smi"),
-    Tool("nvidia-smi-q", ("nvidia-smi", "-q"), "nvidia-smi-q"),
-    Tool("ibstat", ("ibstat",), "ibstat"),
-    Tool("ibv_devinfo", ("ibv_devinfo", "-v"), "ibstat"),
-    Tool("rocm-smi-showtopo", ("rocm-smi", "--showtopo"), "rocm-smi"),
-    Tool("lspci-tv", ("lspci", "-tv"), None),
-    Tool("ibnetdiscover", ("ibnetdiscover",), "ibnetdiscover", needs_allow=True),
-)
-#: The node spec's file name in the folder.
-NODE_SPEC = "node.yaml"
-#: Every file name probe writes besides ``probe.json``: a tool's stdout and stderr, the spec.
-OUTPUT_NAMES = (
-    *(f"{tool.name}{suffix}" for tool in TOOLS for suffix in (".txt", ".stderr.txt")),
-    NODE_SPEC,
-)
-#: Largest earlier ``probe.json`` read for the files it lists [bytes].
-MAX_REPORT_BYTES = 2**20
 
 
 @dataclass
@@ -410,26 +380,8 @@ def _earlier_files(folder: Path) -> set[str]:
     """Names of the files an earlier probe wrote in ``folder``: every name probe writes,
     and the raw outputs its ``probe.json`` lists (a version with other tools); never a
     path out of the folder or a file of another kind."""
-    names = set(OUTPUT_NAMES)
-    try:
-        data, _ = read_bounded(
-            str(folder / "probe.json"), MAX_REPORT_BYTES, ConfigError, "a probe report"
-        )
-        report = json.loads(data)
-    except (ConfigError, ValueError, RecursionError):  # none, or not one: probe's names only
-        return names
-    runs = report.get("runs") if isinstance(report, dict) else None
-    for run in runs if isinstance(runs, list) else ():
-        files = run.get("files") if isinstance(run, dict) else None
-        for name in files if isinstance(files, list) else ():
-            if (
-                isinstance(name, str)
-                and name == Path(name).name
-                and name.endswith(".txt")
-                and not name.startswith(".")
-            ):
-                names.add(name)
-    return names
+    report = read_report(folder)
+    return set(OUTPUT_NAMES) | (listed_outputs(report) if report is not None else set())
 
 
 def _remove_stale(folder: Path, earlier: set[str], written: set[str], report: ProbeReport) -> None:
