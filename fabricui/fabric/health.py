@@ -19,7 +19,10 @@ fabric and returns a new fabric every later stage prices unchanged:
   bandwidth, or, when the tool prints each link's rate, the sum of those rates over
   ``listed`` links at the fabric's rate per NVLink (a link at half rate is half a link);
 * erroring ports are marked (views draw them), not slowed: the counters say the link is at
-  risk, not what it delivers.
+  risk, not what it delivers;
+* a condition that cannot be placed (a switch or host the fabric lacks, a switch port with
+  no peer named) changes nothing, and one line of ``unmatched`` says why, naming switches
+  as switches and hosts as hosts, a cable listed from both ends once.
 
 Nothing here reads files or knows the tools: the service layer turns imported outputs into
 ``LinkCondition`` and ``GpuLinkCondition`` records.
@@ -50,6 +53,11 @@ _TOLERANCE = 0.01
 #: Generic host names of a fabric without a cluster section: ``n3`` is node 3.
 _NODE_NAME = re.compile(r"^n(\d{1,9})$")
 _DIGITS = re.compile(r"(\d{1,6})$")
+#: Why a switch port the output names no peer for is not applied.
+NO_PEER = (
+    "no peer is named for it, so which cable it is is unknown (give ibnetdiscover output "
+    "that lists its cable with it)"
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,12 @@ class LinkCondition:
     """Its counters crossed a threshold (marked, not slowed)."""
     source: str = ""
     """Where it was read (``iblinkinfo links.txt``)."""
+    device_kind: str = ""
+    """``switch`` or ``host`` when the tool says what ``device`` is; ``adapter``: a host's
+    adapter whose host the output does not name; empty: told from the name (the fabric's
+    switches and hosts; ``host adapter`` is a host)."""
+    peer_kind: str = ""
+    """The same for ``peer``."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +165,12 @@ class HealthOverlay:
     the fabric's), or what they leave of a host (cut off from the network), one line each."""
     cut_off: tuple[int, ...] = ()
     """Fabric nodes whose every NIC cable is down: their GPUs reach only their own node."""
+    not_applied: dict[LinkCondition | GpuLinkCondition, str] = field(
+        default_factory=dict, repr=False
+    )
+    """Each condition that changed nothing because it could not be placed (or the network
+    cannot lose its cable), with why (its line of ``unmatched`` without the file); the other
+    end of a cable listed from both ends included."""
 
     def to_json(self) -> dict[str, Any]:
         """``changes``, ``unmatched`` and ``warnings``."""
@@ -167,7 +187,7 @@ class HealthOverlay:
         quiet = "no change: nothing the files mark down, degraded or erroring is a link here"
         text = "health: " + (", ".join(parts) if parts else quiet)
         if self.unmatched:
-            text += f"; {len(self.unmatched)} condition(s) not in this fabric"
+            text += f"; {len(self.unmatched)} condition(s) not applied"
         return text
 
 
@@ -265,9 +285,26 @@ class _Plan:
         self.remove_cables: set[int] = set()  # NIC devices whose cable is down
         self.changes: list[HealthChange] = []
         self.unmatched: list[str] = []
+        self.not_applied: dict[LinkCondition | GpuLinkCondition, str] = {}
+        # Why each cable (by its ends' names and ports) is not applied: its other end is not
+        # said again.
+        self.missed_cables: dict[tuple[tuple[str, int], ...], str] = {}
+        # NIC -> the conditions that took its cable down (said not applied when the network
+        # is generated and cannot lose it).
+        self.removed_by: dict[int, list[LinkCondition]] = {}
         self.seen: set[tuple[int, ...]] = set()
         # Source -> (rate read, rate of its cable) of every up port with a rate [Gb/s].
         self.rates: dict[str, list[tuple[float, float]]] = {}
+
+    def miss(self, condition: LinkCondition | GpuLinkCondition, why: str, what: str = "") -> None:
+        """Say that ``condition`` is not applied, and why: a line of ``unmatched`` naming
+        where it was read and ``what`` (``LG01-05 port 3 not applied: ``)."""
+        self.not_applied[condition] = why
+        if isinstance(condition, LinkCondition):
+            cable = _cable_key(condition)
+            if cable is not None:
+                self.missed_cables.setdefault(cable, why)
+        self.unmatched.append(f"{condition.source or 'health'}: {what}{why}")
 
     def read_rate(self, condition: LinkCondition, nominal: float | None) -> None:
         """Remember an up port's rate beside its cable's, to tell another fabric's output."""
@@ -351,10 +388,13 @@ def apply_health(
         down = [c for c in plan.changes if c.kind == "down" and c.devices[0] in plan.remove_cables]
         plan.changes = [c for c in plan.changes if c not in down]
         for change in down:
-            plan.unmatched.append(
-                f"{change.source}: {change.label} is down, but {fabric.spec.id}'s network is "
-                "generated, not a graph a cable can leave: priced with it up"
+            why = (
+                f"{change.label} is down, but {fabric.spec.id}'s network is generated, not a "
+                "graph a cable can leave: priced with it up"
             )
+            plan.unmatched.append(f"{change.source}: {why}")
+            for condition in plan.removed_by.get(change.devices[0], []):
+                plan.not_applied[condition] = why
         plan.remove_cables = set()
     return _build(plan, names)
 
@@ -369,10 +409,38 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     kind = "down" if condition.state != "up" else ("degraded" if _is_degraded(condition) else None)
     if kind is None and not condition.erroring:
         return
+    said = _cable_key(condition)
+    if said is not None and said in plan.missed_cables:  # its other end, said already
+        plan.not_applied[condition] = plan.missed_cables[said]
+        return
+    if condition.device_kind == "adapter":  # one line for the file, not one per adapter
+        example = next(iter(names.hosts), "n0")
+        plan.miss(
+            condition,
+            f"the ports' host is not named as a host of {fabric.spec.id} (name the file after "
+            f"its host, e.g. {example}.txt)",
+        )
+        return
+    named = _ends(names, condition)
+    missing = [(end_kind, name) for end_kind, name, found in named if not found]
+    if missing:
+        # Named by kind; a port of a switch is named with the port, each cable once; a
+        # host's own ports (a one-host output) are one line for the host.
+        switch_port = any(end_kind == "switch" for end_kind, _, _ in named)
+        what = f"{_port_label(condition)} not applied: " if switch_port else ""
+        plan.miss(condition, _not_of(missing, fabric.spec.id), what)
+        return
+    if a_switch is not None and not b_name:
+        plan.miss(condition, NO_PEER, f"{_port_label(condition)} not applied: ")
+        return
     if a_switch is not None and b_switch is not None:
         pair = _pair_links(fabric, a_switch, b_switch)
         if not pair:
-            plan.unmatched.append(f"{where}: no cable {a_name} - {b_name} in {fabric.spec.id}")
+            plan.miss(
+                condition,
+                f"no cable {a_name} - {b_name} in {fabric.spec.id}",
+                f"{_port_label(condition)} not applied: ",
+            )
             return
         # Each end with its own port: (A 1 <-> B 21) and (A 21 <-> B 1) are two cables.
         ends = sorted(((a_switch, _port(condition.port)), (b_switch, _port(condition.peer_port))))
@@ -415,13 +483,8 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     else:
         host_text, switch = a_name, None
     host, adapter, index = names.host(host_text)
-    if index is None:
-        if a_switch is not None and not b_name:
-            plan.unmatched.append(
-                f"{where}: {a_name} port {condition.port} has no peer to find it by"
-            )
-        else:
-            plan.unmatched.append(f"{where}: {host} is not a host of {fabric.spec.id}")
+    if index is None:  # not reached (every end was found above): said, never guessed
+        plan.miss(condition, f"{host} is not a host of {fabric.spec.id}")
         return
     nics = names.nics(index)
     fastest = _host_cable(fabric, names, nics)
@@ -436,10 +499,11 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     elif condition.nic is not None and (condition.host_ports or 0) > len(nics):
         # Some of the listed ports are no NIC of the fabric (storage adapters), and which
         # ones only the cabling says: not guessed.
-        plan.unmatched.append(
-            f"{where}: cannot tell which NIC {adapter or 'this port'} is on {host} "
+        plan.miss(
+            condition,
+            f"cannot tell which NIC {adapter or 'this port'} is on {host} "
             f"({condition.host_ports} HCA ports, {len(nics)} NICs): give iblinkinfo or "
-            "ibnetdiscover output with it"
+            "ibnetdiscover output with it",
         )
         return
     elif (
@@ -452,24 +516,25 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         ordinal = int(m.group(1))
         nic = candidates[ordinal] if ordinal < len(candidates) else None
     if nic is None:
-        plan.unmatched.append(
-            f"{where}: which NIC of {host} is {adapter or 'this port'} is unknown"
-            + (" (no cable to that switch)" if switch is not None and not candidates else "")
+        plan.miss(
+            condition,
+            f"which NIC of {host} is {adapter or 'this port'} is unknown"
+            + (" (no cable to that switch)" if switch is not None and not candidates else ""),
         )
         return
     up, down = names.cable_up.get(nic), names.cable_down.get(nic)
     cable = [k for k in (up, down) if k is not None]
     if not cable:
-        plan.unmatched.append(
-            f"{where}: {fabric.device_name(nic)} has no cable in {fabric.spec.id}"
-        )
+        plan.miss(condition, f"{fabric.device_name(nic)} has no cable in {fabric.spec.id}")
         return
     f = _fraction(condition, fabric, cable[0])
     kind = _kind(condition, f)
     if kind is None and not condition.erroring:
         plan.read_rate(condition, _nominal_gbps(fabric, cable[0]))
         return  # at its own cable's rate
-    if (nic,) in plan.seen:
+    if (nic,) in plan.seen:  # the same cable from its other end, or in another file
+        if nic in plan.remove_cables:
+            plan.removed_by[nic].append(condition)
         return
     plan.seen.add((nic,))
     plan.read_rate(condition, _nominal_gbps(fabric, cable[0]))
@@ -482,6 +547,7 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         return
     if f <= 0.0:
         plan.remove_cables.add(nic)
+        plan.removed_by.setdefault(nic, []).append(condition)
         plan.mark(cable, "down")
         plan.changes.append(HealthChange("down", label, 0.0, (nic, peer), where))
         return
@@ -489,6 +555,72 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         plan.lost[k] += 1.0 - f
     plan.mark(cable, "degraded")
     plan.changes.append(HealthChange("degraded", label, f, (nic, peer), where))
+
+
+def _cable_key(condition: LinkCondition) -> tuple[tuple[str, int], ...] | None:
+    """A cable by its two ends' names and ports, the same from either end (None: the
+    condition does not name both)."""
+    if condition.peer is None or condition.port is None or condition.peer_port is None:
+        return None
+    return tuple(
+        sorted(((condition.device, condition.port), (condition.peer, condition.peer_port)))
+    )
+
+
+def _end_kind(names: _Names, name: str, said: str) -> str:
+    """``switch`` or ``host``: what the tool said, else a switch of the fabric, a host of it
+    or an adapter (``luna-0001 mlx5_0``) is a host, and a bare name is a switch (tools name
+    a host's port with its adapter)."""
+    if said in ("switch", "host"):
+        return said
+    if name in names.switch:
+        return "switch"
+    if names.host(name)[2] is not None or " " in name.strip():
+        return "host"
+    return "switch"
+
+
+def _ends(names: _Names, condition: LinkCondition) -> list[tuple[str, str, bool]]:
+    """(kind, name, found in the fabric) of each end the condition names: a host by its
+    host name (``luna-0001`` of ``luna-0001 mlx5_6``)."""
+    out = []
+    for name, said in (
+        (condition.device, condition.device_kind),
+        (condition.peer, condition.peer_kind),
+    ):
+        if not name:
+            continue
+        kind = _end_kind(names, name, said)
+        if kind == "switch":
+            out.append((kind, name, name in names.switch))
+        else:
+            host, _, index = names.host(name)
+            out.append((kind, host, index is not None))
+    return out
+
+
+def _port_label(condition: LinkCondition) -> str:
+    """``LG01-05 port 3``, or a cable by both ends (``LG01-05 port 21 - CSPINE1-41 port 1``)."""
+
+    def end(name: str, port: int | None) -> str:
+        return name if port is None else f"{name} port {port}"
+
+    here = end(condition.device, condition.port)
+    return f"{here} - {end(condition.peer, condition.peer_port)}" if condition.peer else here
+
+
+def _not_of(missing: list[tuple[str, str]], fabric_id: str) -> str:
+    """``LG01-05 is not a switch of selene``, ``LG01-05 and CSPINE1-41 are not switches of
+    ...``, ``LG01-05 is not a switch and luna-0001 not a host of ...``."""
+    missing = list(dict.fromkeys(missing))  # a cable from a switch to itself
+    if len(missing) == 1:
+        kind, name = missing[0]
+        return f"{name} is not a {kind} of {fabric_id}"
+    (a_kind, a_name), (b_kind, b_name) = missing[:2]
+    if a_kind == b_kind:
+        plural = "switches" if a_kind == "switch" else "hosts"
+        return f"{a_name} and {b_name} are not {plural} of {fabric_id}"
+    return f"{a_name} is not a {a_kind} and {b_name} not a {b_kind} of {fabric_id}"
 
 
 def _port(number: int | None) -> int:
@@ -564,25 +696,26 @@ def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> _GpuChange 
     where = condition.source or "health"
     if condition.host is None:
         if fabric.nodes != 1:
-            plan.unmatched.append(
-                f"{where}: the GPUs' host is not named (name the file after its host, e.g. "
-                "luna-0001.txt)"
+            plan.miss(
+                condition,
+                "the GPUs' host is not named (name the file after its host, e.g. luna-0001.txt)",
             )
             return None
         node = 0
     else:
         _, _, index = names.host(condition.host)
         if index is None:
-            plan.unmatched.append(f"{where}: {condition.host} is not a host of {fabric.spec.id}")
+            plan.miss(condition, f"{condition.host} is not a host of {fabric.spec.id}")
             return None
         node = names.node_of(index)
         if names.per_node > 1:
-            plan.unmatched.append(f"{where}: hosts share node blocks in {fabric.spec.id}")
+            plan.miss(condition, f"hosts share node blocks in {fabric.spec.id}")
             return None
     if condition.gpu >= fabric.gpus_per_node:
-        plan.unmatched.append(
-            f"{where}: GPU {condition.gpu} of {condition.host or 'the host'}: the fabric's hosts "
-            f"have {fabric.gpus_per_node} GPUs"
+        plan.miss(
+            condition,
+            f"GPU {condition.gpu} of {condition.host or 'the host'}: the fabric's hosts "
+            f"have {fabric.gpus_per_node} GPUs",
         )
         return None
     rank = node * fabric.gpus_per_node + condition.gpu
@@ -595,9 +728,7 @@ def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> _GpuChange 
         | ((dst == dev) & np.isin(kinds[src], scale_up))
     )
     if not mine.size:
-        plan.unmatched.append(
-            f"{where}: {fabric.gpu_name(rank)} has no scale-up links in {fabric.spec.id}"
-        )
+        plan.miss(condition, f"{fabric.gpu_name(rank)} has no scale-up links in {fabric.spec.id}")
         return None
     links = [int(k) for k in mine]
     listed = condition.listed or int(fabric.link_count[links[0]])
@@ -664,6 +795,7 @@ def _build(plan: _Plan, names: _Names) -> HealthOverlay:
             ),
         ),
         cut_off=tuple(cut_off),
+        not_applied=dict(plan.not_applied),
     )
     object.__setattr__(new, "_health", overlay)  # found again by health_of
     return overlay

@@ -8,6 +8,10 @@ recognised): ``iblinkinfo``/``ibnetdiscover`` of the fabric now, ``ibstat``, ``r
 ``nvidia-smi nvlink``) say which host through the file's name (``luna-0001.txt``) or the
 shell prompt they were pasted with; Slurm node and job listings are not health (``place``
 and the map read them).
+
+A switch port that is down has no peer in ``iblinkinfo``: it is placed on its cable by
+another graph file given with it that lists the cable at that port (``ibnetdiscover``),
+else it is not applied, and its finding says so.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabricui.errors import ConfigError, FabricError, exception_line
-from fabricui.fabric.health import GpuLinkCondition, LinkCondition, apply_health, health_of
+from fabricui.fabric.health import (
+    NO_PEER,
+    GpuLinkCondition,
+    LinkCondition,
+    apply_health,
+    health_of,
+)
 from fabricui.importers.common import UNRECOGNISED, ParseError, clean_text, detect
 from fabricui.importers.fabric_graph import SwitchGraph
 from fabricui.importers.hostlist import natural_key
@@ -32,6 +42,7 @@ from fabricui.services.health_findings import (
     HealthFinding,
     counter_findings,
     health_item_finding,
+    not_applied,
     port_findings,
 )
 from fabricui.services.importer_plugin import importers_missing
@@ -48,6 +59,8 @@ MAX_HEALTH_FILES = 256
 _SUFFIXES = re.compile(r"(\.(?:txt|log|out|ibstat|nvlink|smi|health))+$")
 #: Formats that are not health (node and job state).
 SLURM_FORMATS = ("sinfo", "scontrol-node", "squeue", "scontrol-job", "sacct")
+#: How the graph importers name an adapter that has no host name (by its LID).
+_LID_NAME = re.compile(r"lid\d{1,6}(?:@run\d{1,4})?")
 #: Formats whose result is a cluster's switch graph.
 _GRAPH_FORMATS = ("iblinkinfo", "ibnetdiscover")
 #: Where one host's outputs begin, by the importer that reads them: a file holding
@@ -104,6 +117,11 @@ class HealthReportSet:
     """Files or records that say nothing about links."""
     warnings: list[str] = field(default_factory=list)
     """Parts of files that were not read (one line each, naming the file and line)."""
+    finding_ports: dict[LinkCondition | GpuLinkCondition, list[tuple[str, str]]] = field(
+        default_factory=dict
+    )
+    """The ports each condition was made of, as findings name them ((file name, port)): a
+    condition not applied says so on their findings."""
 
     def to_json(self) -> dict[str, Any]:
         """``files``, ``findings`` and ``warnings``."""
@@ -161,7 +179,62 @@ def read_health(
         report.findings.extend(findings_of(item.result, item.format, item.name))
     order = {"error": 0, "warning": 1, "info": 2}
     report.findings.sort(key=lambda f: order.get(f.severity, 3))
+    _say_peerless(report)
     return report
+
+
+def _say_peerless(report: HealthReportSet) -> None:
+    """Switch ports that are down, and that no graph file given places on a cable (no peer
+    is printed for them), say on their findings that ``--health`` does not apply them."""
+    cabled = _cabled_ports(report)
+    peerless: set[tuple[str, str]] = set()
+    for item in report.inputs:
+        graph = item.result
+        if item.format not in _GRAPH_FORMATS or not isinstance(graph, SwitchGraph):
+            continue
+        switches = graph.switch_names()
+        for port in graph.ports:
+            if port.peer or port.device not in switches or (port.device, port.port) in cabled:
+                continue
+            peerless.add((item.name, port.label()))
+    if peerless:
+        report.findings = [
+            not_applied(f, NO_PEER) if (f.origin, f.where) in peerless else f
+            for f in report.findings
+        ]
+
+
+def _cabled_ports(report: HealthReportSet) -> dict[tuple[str, int], tuple[str, int, str]]:
+    """(device, port) -> (peer, peer port, ``switch`` or ``host``) of every cable the graph
+    files (``iblinkinfo``, ``ibnetdiscover``) list, from both ends: what places a port
+    another file prints without a peer (a port that is down)."""
+    out: dict[tuple[str, int], tuple[str, int, str]] = {}
+    for item in report.inputs:
+        graph = item.result
+        if item.format not in _GRAPH_FORMATS or not isinstance(graph, SwitchGraph):
+            continue
+        kinds = _graph_kinds(graph)
+        for link in graph.links:
+            if link.a_port is None or link.b_port is None or link.a == link.b:
+                continue
+            for here, at, there, to in (
+                (link.a, link.a_port, link.b, link.b_port),
+                (link.b, link.b_port, link.a, link.a_port),
+            ):
+                out.setdefault((here, at), (there, to, kinds.get(there, "")))
+    return out
+
+
+def _graph_kinds(graph: SwitchGraph) -> dict[str, str]:
+    """``switch`` or ``host`` of the names a graph file says are one: its switches, and its
+    host ports named by adapter (``luna-0001 mlx5_6``) or LID (``lid5128``, no host name);
+    a switch it only prints as a peer is taken for a host port, so other names are told
+    from the fabric."""
+    kinds = {
+        name: "host" for name in graph.port_owner() if " " in name or _LID_NAME.fullmatch(name)
+    }
+    kinds.update(dict.fromkeys(graph.switch_names(), "switch"))
+    return kinds
 
 
 def _importer_warnings(origin: str, result: Any) -> list[str]:
@@ -313,12 +386,13 @@ def conditions(
     """The link and NVLink conditions the files state, named for ``fabric``.
 
     Ports that are up at full rate and count no errors are no condition; a port whose
-    counters crossed a finding's threshold is marked erroring.
+    counters crossed a finding's threshold is marked erroring. The ports each condition is
+    made of are kept in ``report.finding_ports``.
     """
     links: list[LinkCondition] = []
     gpus: list[GpuLinkCondition] = []
     erroring = {(f.origin, f.where) for f in report.findings if f.severity in ("warning", "error")}
-    cabled = _adapter_switches(report)
+    ends = _Ends(report)
     for item in report.inputs:
         if item.format in SLURM_FORMATS:
             report.notes.append(
@@ -329,7 +403,7 @@ def conditions(
         host = _host_of(item, fabric)
         source = f"{item.format} {item.name}"
         if item.format in ("nvlink", "dcgmi-diag"):
-            gpus += _gpu_conditions(ports, host, item, erroring, source)
+            gpus += _gpu_conditions(ports, host, item, erroring, source, report.finding_ports)
             continue
         one_host = item.format not in _GRAPH_FORMATS and item.format != "ibqueryerrors"
         nic_order = _nic_order(ports) if one_host else {}
@@ -344,31 +418,60 @@ def conditions(
                 continue
             if port.state == "unknown" and not bad:
                 continue
-            fraction = _width_fraction(port.width, port.could_be)
-            peer_port = port.peer_port
-            if item.format in _GRAPH_FORMATS or item.format == "ibqueryerrors":
-                device, peer = port.device, port.peer
-            else:
-                device, peer = (f"{host} {port.device}" if host else port.device), None
-                # A graph file names the switch this adapter is cabled to: that says which
-                # NIC it is, where counting adapters would guess.
-                peer, peer_port = cabled.get((host, port.device), (None, None))
-            links.append(
-                LinkCondition(
-                    device=device,
-                    port=port.port if isinstance(port.port, int) else None,
-                    peer=peer,
-                    peer_port=peer_port,
-                    state=port.state if port.state in ("up", "unknown") else port.state,
-                    fraction=fraction,
-                    rate_gbps=port.rate_gbps if port.degraded or rated else None,
-                    nic=None if peer else nic_order.get((port.device, port.port)),
-                    host_ports=len(nic_order) if one_host and not peer else None,
-                    erroring=bad,
-                    source=source,
-                )
+            device, device_kind, peer, peer_port, peer_kind = ends.of(item, port, host)
+            condition = LinkCondition(
+                device=device,
+                port=port.port if isinstance(port.port, int) else None,
+                peer=peer,
+                peer_port=peer_port,
+                state=port.state if port.state in ("up", "unknown") else port.state,
+                fraction=_width_fraction(port.width, port.could_be),
+                rate_gbps=port.rate_gbps if port.degraded or rated else None,
+                nic=None if peer else nic_order.get((port.device, port.port)),
+                host_ports=len(nic_order) if one_host and not peer else None,
+                erroring=bad,
+                source=source,
+                device_kind=device_kind,
+                peer_kind=peer_kind,
             )
+            links.append(condition)
+            report.finding_ports.setdefault(condition, []).append((item.name, port.label()))
     return links, gpus
+
+
+class _Ends:
+    """Who is at each end of a port, from every graph file of the request."""
+
+    def __init__(self, report: HealthReportSet) -> None:
+        self.adapters = _adapter_switches(report)
+        self.cabled = _cabled_ports(report)
+        self.kinds: dict[str, str] = {}
+        for item in report.inputs:
+            if item.format in _GRAPH_FORMATS and isinstance(item.result, SwitchGraph):
+                self.kinds.update(_graph_kinds(item.result))
+
+    def of(
+        self, item: HealthInput, port: Any, host: str | None
+    ) -> tuple[str, str, str | None, int | None, str]:
+        """(device, its kind, peer, peer port, its kind) of a port, kinds ``switch``,
+        ``host`` or empty (not known: told from the fabric and the name)."""
+        if item.format == "ibqueryerrors":
+            return port.device, "", port.peer, port.peer_port, ""
+        if item.format not in _GRAPH_FORMATS:
+            # A graph file names the switch this adapter is cabled to: that says which NIC
+            # it is, where counting adapters would guess.
+            if not host:
+                return port.device, "adapter", None, None, ""
+            peer, peer_port = self.adapters.get((host, port.device), (None, None))
+            return f"{host} {port.device}", "host", peer, peer_port, "switch" if peer else ""
+        kind = self.kinds.get(port.device, "")
+        if port.peer:
+            return port.device, kind, port.peer, port.peer_port, self.kinds.get(port.peer, "")
+        # No peer printed (a port that is down): the cable another graph file lists there.
+        found = self.cabled.get((port.device, port.port)) if isinstance(port.port, int) else None
+        if found is None:
+            return port.device, kind, None, None, ""
+        return port.device, kind, *found
 
 
 def _adapter_switches(
@@ -436,8 +539,10 @@ def _gpu_conditions(
     item: HealthInput,
     erroring: set[tuple[str, str]],
     source: str,
+    finding_ports: dict[LinkCondition | GpuLinkCondition, list[tuple[str, str]]],
 ) -> list[GpuLinkCondition]:
-    """One NVLink condition per GPU with links that are not up or that count errors."""
+    """One NVLink condition per GPU with links that are not up or that count errors (its
+    links, as findings name them, kept in ``finding_ports``)."""
     by_gpu: dict[int, list[Any]] = {}
     for port in ports:
         m = re.match(r"GPU (\d{1,4})$", port.device)
@@ -454,11 +559,11 @@ def _gpu_conditions(
         if not inactive and not bad and not rates:
             continue
         listed = None if item.format == "dcgmi-diag" else len(known) or None
-        out.append(
-            GpuLinkCondition(
-                host, gpu, inactive, listed, erroring=bad, source=source, rates_gbps=rates
-            )
+        condition = GpuLinkCondition(
+            host, gpu, inactive, listed, erroring=bad, source=source, rates_gbps=rates
         )
+        out.append(condition)
+        finding_ports.setdefault(condition, []).extend((item.name, p.label()) for p in mine)
     return out
 
 
@@ -478,10 +583,25 @@ def overlay(
     files = read_health(paths, host)
     links, gpus = conditions(files, fabric)
     result = apply_health(fabric, links, gpus, catalog)
+    _say_not_applied(files, result)
     result.fabric.__dict__["_health_report"] = files
     if report:
         _APPLIED.append(result.fabric)
     return result
+
+
+def _say_not_applied(report: HealthReportSet, result: HealthOverlay) -> None:
+    """The findings of the ports whose condition changed nothing say that ``--health`` does
+    not apply them, and why, instead of how the fabric is priced without them."""
+    whys: dict[tuple[str, str], str] = {}
+    for condition, why in result.not_applied.items():
+        for key in report.finding_ports.get(condition, ()):
+            whys.setdefault(key, why)
+    if whys:
+        report.findings = [
+            not_applied(f, whys[(f.origin, f.where)]) if (f.origin, f.where) in whys else f
+            for f in report.findings
+        ]
 
 
 def overlay_of(fabric: Fabric) -> HealthOverlay | None:

@@ -13,7 +13,7 @@ InfiniBand counters stop there instead of wrapping, so the real count is unknown
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 #: Where every threshold comes from (cited in each finding's ``source``).
@@ -404,6 +404,28 @@ def counter_findings(
     return out
 
 
+#: What a port finding's fix says ``--health`` does with the port (its last clause).
+PRICED_DOWN = "the fabric is priced without it (--health)"
+PRICED_DEGRADED = "priced at its trained rate (--health)"
+PRICED_NVLINK = "the GPU's scale-up bandwidth is priced without it (--health)"
+
+
+def not_applied(finding: HealthFinding, why: str) -> HealthFinding:
+    """``finding`` saying that ``--health`` does not apply its port, and why, where its fix
+    said how the fabric is priced without it (a finding that claims nothing, or already
+    says why, is returned as it is).
+
+    Args:
+        finding: A port's finding.
+        why: Why its condition changed nothing (``LG01-05 is not a switch of selene``).
+    """
+    for claim in (PRICED_DOWN, PRICED_DEGRADED, PRICED_NVLINK):
+        if finding.fix.endswith(claim):
+            fix = finding.fix[: -len(claim)] + f"--health does not apply it: {why}"
+            return replace(finding, fix=fix)
+    return finding
+
+
 #: What a port that is not up usually means, by state.
 STATE_MEANING = {
     "down": "the port is down: no cable, a cable or transceiver that failed, or its peer is off",
@@ -441,10 +463,10 @@ def port_findings(
         code = "nvlink-inactive" if nvlink else "port-down"
         fix = (
             "run `dcgmi diag -r 2`; an NVLink that stays inactive needs the GPU or baseboard "
-            "serviced (the GPU's scale-up bandwidth is priced without it: --health)"
+            f"serviced; {PRICED_NVLINK}"
             if nvlink
             else "check the cable and the peer (iblinkinfo shows the peer; ibportstate LID PORT "
-            "enable re-enables a disabled port); the fabric is priced without it (--health)"
+            f"enable re-enables a disabled port); {PRICED_DOWN}"
         )
         out.append(
             HealthFinding(
@@ -466,7 +488,7 @@ def port_findings(
                 f"runs below what both ends support ({detail}): lanes that failed to train (a "
                 "bad cable, connector or transceiver) or a speed fallback",
                 "reseat or replace the cable/transceiver and let the link retrain (mlxlink -d "
-                "DEV --port_state / ibportstate reset); priced at its trained rate (--health)",
+                f"DEV --port_state / ibportstate reset); {PRICED_DEGRADED}",
                 SOURCES["could-be"],
                 origin,
             )

@@ -291,12 +291,16 @@ def test_conditions_that_name_nothing_are_listed(cluster, catalog):
         [GpuLinkCondition(None, 0, 1, 18, source="y.txt")],
     )
     assert len(overlay.unmatched) == 3
+    assert overlay.unmatched[0] == (
+        "x.txt: LG01-01 port 3 - CSPINE1-01 port 1 not applied: LG01-01 and CSPINE1-01 are "
+        "not switches of h100-ib-cluster"
+    )
     assert "luna-0001 is not a host" in overlay.unmatched[1]
     assert "name the file after its host" in overlay.unmatched[2]
     assert overlay.fabric.n_links == cluster.n_links
     assert overlay.summary() == (
         "health: no change: nothing the files mark down, degraded or erroring is a link "
-        "here; 3 condition(s) not in this fabric"
+        "here; 3 condition(s) not applied"
     )
     assert apply_health(cluster, [], []).summary().startswith("health: no change: nothing")
 
