@@ -5,9 +5,9 @@ A health file is any state or counter output ``fabricui import`` reads (its form
 recognised): ``iblinkinfo``/``ibnetdiscover`` of the fabric now, ``ibstat``, ``rdma link``,
 ``mlxlink``, ``nvidia-smi nvlink -s``, ``dcgmi nvlink``, ``dcgmi diag``, counters
 (``perfquery``, ``ibqueryerrors``, ``ethtool -S``) ... Outputs of one host (``ibstat``,
-``nvidia-smi nvlink``) say which host through the file's name (``luna-0001.txt``) or the
-shell prompt they were pasted with; Slurm node and job listings are not health (``place``
-and the map read them).
+``nvidia-smi nvlink``) say which host through the ``probe.json`` of the ``fabricui probe``
+folder they are in, the file's name (``luna-0001.txt``) or the shell prompt they were pasted
+with; Slurm node and job listings are not health (``place`` and the map read them).
 
 A switch port that is down has no peer in ``iblinkinfo``: it is placed on its cable by
 another graph file given with it that lists the cable at that port (``ibnetdiscover``),
@@ -46,6 +46,7 @@ from fabricui.services.health_findings import (
     port_findings,
 )
 from fabricui.services.importer_plugin import importers_missing
+from fabricui.services.probe_folder import host_of_output, outputs_in
 
 if TYPE_CHECKING:
     from fabricui.fabric.fabric import Fabric
@@ -93,6 +94,9 @@ class HealthInput:
     lines: tuple[int, int] | None = None
     """First and last line (1-based) of the part of the file read, when the file holds
     several outputs pasted together; None: the whole file."""
+    probe_host: str | None = None
+    """The host the ``probe.json`` beside the file names, when ``fabricui probe`` wrote it
+    (its name, ``ibstat.txt``, says no host)."""
 
     @property
     def name(self) -> str:
@@ -101,8 +105,9 @@ class HealthInput:
 
     @property
     def host_hint(self) -> str:
-        """The host the file's name suggests (``luna-0001.txt`` -> ``luna-0001``)."""
-        return _SUFFIXES.sub("", Path(self.path).name)
+        """The host the probe that wrote the file names, else the one the file's name
+        suggests (``luna-0001.txt`` -> ``luna-0001``)."""
+        return self.probe_host or _SUFFIXES.sub("", Path(self.path).name)
 
 
 @dataclass
@@ -155,11 +160,13 @@ def read_health(
     inputs: list[HealthInput] = []
     warnings: list[str] = []
     for path in paths:
+        _refuse_probe_folder(path)
         text, origin = read_output(path)
         fmt, result = _read_one(text, origin, table, host)
+        probe_host = host_of_output(path) if path != "-" else None
         parts = _sections(clean_text(text)) if fmt in dict(_SECTION_STARTS) else []
         if len(parts) < 2:
-            inputs.append(HealthInput(path, fmt, result))
+            inputs.append(HealthInput(path, fmt, result, probe_host=probe_host))
             warnings += _importer_warnings(origin, result)
             continue
         # Outputs pasted into one file: each part read by its own importer.
@@ -172,7 +179,7 @@ def read_health(
                     why = f"{UNRECOGNISED} (give it as a file of its own, or leave it out)"
                 warnings.append(f"{origin}: lines {first}-{last} not read: {why}")
                 continue
-            inputs.append(HealthInput(path, part_fmt, part_result, (first, last)))
+            inputs.append(HealthInput(path, part_fmt, part_result, (first, last), probe_host))
             warnings += _importer_warnings(f"{origin} (lines {first}-{last})", part_result)
     report = HealthReportSet(inputs, warnings=warnings)
     for item in inputs:
@@ -181,6 +188,28 @@ def read_health(
     report.findings.sort(key=lambda f: order.get(f.severity, 3))
     _say_peerless(report)
     return report
+
+
+def _refuse_probe_folder(path: str) -> None:
+    """Refuse a ``fabricui probe`` folder in one line naming the outputs in it to give.
+
+    Raises:
+        ParseError: ``path`` is a probe's folder (it holds a ``probe.json``, or has the
+            folder name probe gives by default).
+    """
+    if path == "-" or not os.path.isdir(path):
+        return
+    outputs = outputs_in(path)
+    if outputs is None:
+        return
+    health = [n for n in outputs if n in ("ibstat.txt", "nvidia-smi-q.txt", "ibnetdiscover.txt")]
+    given = " ".join(f"--health {os.path.join(path, n)}" for n in health)
+    hint = (
+        f"give its outputs as files: {given}"
+        if health
+        else "it holds no ibstat, nvidia-smi -q or ibnetdiscover output"
+    )
+    raise ParseError(f"--health {path}: a folder fabricui probe wrote, not a file; {hint}")
 
 
 def _say_peerless(report: HealthReportSet) -> None:
@@ -520,17 +549,27 @@ def _nic_order(ports: list[Any]) -> dict[tuple[str, Any], int]:
 
 
 def _host_of(item: HealthInput, fabric: Fabric) -> str | None:
-    """The host a one-host output belongs to: its file name when that is a host of the
-    fabric, else the host its prompt names, else the file name."""
+    """The host a one-host output belongs to: the host the probe that wrote it names (its
+    short name when only that is the fabric's), else its file name when that is a host of
+    the fabric, else the host its prompt names, else the file name."""
     cluster = fabric.spec.cluster
     known = {h.name for h in cluster.hosts} if cluster is not None else set()
     hint = item.host_hint
-    if hint in known or re.fullmatch(r"n\d{1,9}", hint):
+    if item.probe_host:
+        short = item.probe_host.split(".")[0]  # socket.gethostname() may be qualified
+        return next((h for h in (hint, short) if _fabric_host(h, known)), hint)
+    if _fabric_host(hint, known):
         return hint
     prompt = getattr(item.result, "host", None)
     if isinstance(prompt, str) and prompt:
         return prompt
     return hint if known else None
+
+
+def _fabric_host(name: str, known: set[str | None]) -> bool:
+    """Whether ``name`` is a host of the fabric: one of its cluster's, or ``n3`` (node 3 of
+    a fabric without host names)."""
+    return name in known or re.fullmatch(r"n\d{1,9}", name) is not None
 
 
 def _gpu_conditions(
