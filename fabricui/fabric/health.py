@@ -307,9 +307,14 @@ class _Plan:
         self.unmatched.append(f"{condition.source or 'health'}: {what}{why}")
 
     def read_rate(self, condition: LinkCondition, nominal: float | None) -> None:
-        """Remember an up port's rate beside its cable's, to tell another fabric's output."""
+        """Remember an up port's rate beside its cable's, to tell another fabric's output.
+
+        Only a rate judged against the cable counts: a port whose tool gives its trained
+        share (iblinkinfo's ``Could be 4X``) is judged against what its own ends support,
+        and such tools list only the ports below it, so theirs say nothing of the fabric.
+        """
         rate = condition.rate_gbps
-        if condition.state == "up" and rate and nominal:
+        if condition.state == "up" and rate and nominal and condition.fraction is None:
             self.rates.setdefault(condition.source or "health", []).append((rate, nominal))
 
     def wrong_rates(self) -> list[str]:
