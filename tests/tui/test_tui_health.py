@@ -3,9 +3,10 @@ on the map with a text marker (not only a colour), and the heat key can show the
 
 from __future__ import annotations
 
+from fabricui.services.loaded import LoadedFabric
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.app import settle
-from fabricui.tui.widgets.topology_map import TopologyMap
+from fabricui.tui.widgets.topology_map import TopologyMap, build_layout
 
 ONE_X = (
     "CA: n0 mlx5_0:\n"
@@ -40,3 +41,12 @@ async def test_degraded_nic_and_leaf_are_marked_in_text_and_heat(app_factory, tm
             await pilot.pause()
         assert app.screen.heat_pattern == "health"
         assert topology_map.heat[fabric.devices_of_kind(4)[0]] > 0.5
+
+
+def test_dragonfly_map_draws_its_routers(tui_catalog):
+    """The dragonfly's network rows are its routers, said with their groups (it has no
+    leaf switches to draw)."""
+    data = LoadedFabric.load(TopologyRequest("dragonfly-cluster"), catalog=tui_catalog)
+    lines = ["".join(c.text for c in line) for line in build_layout(data.fabric, 100).lines]
+    assert "network: slingshot, 256 routers in 8 groups" in lines
+    assert any(line.split()[:3] == ["Router", "0", "1"] for line in lines)

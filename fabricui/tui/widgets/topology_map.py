@@ -226,7 +226,15 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
 
     lines: list[list[Cell]] = []
     net = fabric.spec.net
-    for label, kind in (("Leaf", DeviceKind.LEAF), ("Spine", DeviceKind.SPINE)):
+    # Every switch tier, so that each switch a path crosses or ``--health`` marks is drawn
+    # (a dragonfly has routers only; an imported cluster may have cores).
+    tiers = (
+        ("Leaf", DeviceKind.LEAF),
+        ("Spine", DeviceKind.SPINE),
+        ("Core", DeviceKind.CORE),
+        ("Router", DeviceKind.ROUTER),
+    )
+    for label, kind in tiers:
         devs = [int(d) for d in fabric.devices_of_kind(kind)]
         if not devs:
             continue
@@ -245,13 +253,20 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
         leafs = len(fabric.devices_of_kind(DeviceKind.LEAF))
         spines = len(fabric.devices_of_kind(DeviceKind.SPINE))
         cores = len(fabric.devices_of_kind(DeviceKind.CORE))
-        parts = [f"network: {net.link}", f"{leafs} leaf switch{'es' * (leafs != 1)}"]
+        routers = len(fabric.devices_of_kind(DeviceKind.ROUTER))
+        parts = [f"network: {net.link}"]
+        if leafs:
+            alone = " (no spines)" * (not spines)
+            parts.append(f"{leafs} leaf switch{'es' * (leafs != 1)}{alone}")
         if spines:
             parts.append(f"{spines} spine{'s' * (spines != 1)}")
-        else:
-            parts[-1] += " (no spines)"
         if cores:
             parts.append(f"{cores} core{'s' * (cores != 1)}")
+        if routers:
+            parts.append(f"{routers} router{'s' * (routers != 1)}")
+            per_group = fabric.dragonfly.routers_per_group if fabric.dragonfly else 0
+            if per_group and routers > per_group:
+                parts[-1] += f" in {routers // per_group} groups"
         plan = dict(fabric.network_plan)
         if "leaf oversubscription" in plan:
             parts.append(f"{plan['leaf oversubscription']}:1 at the leafs")
