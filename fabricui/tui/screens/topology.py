@@ -27,11 +27,12 @@ from fabricui.tui.widgets.findings_panel import FindingsPanel
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.path_panel import PathPanel
 from fabricui.tui.widgets.title_bar import TitleBar
-from fabricui.tui.widgets.topology_map import TopologyMap
+from fabricui.tui.widgets.topology_map import HEALTH_MARKERS, TopologyMap, worst_mark
 from fabricui.units import parse_size, size_argument
 
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
+    from fabricui.fabric.health import HealthOverlay
     from fabricui.importers.nccl_log import NcclLog
     from fabricui.services.doctor import Finding
     from fabricui.services.jobs import JobPlacement
@@ -52,6 +53,8 @@ LEGEND = ("arrows move", "s/d src/dst", "/ find", "<7>=bottleneck", "z zoom", "h
 PANEL_FOCUSED = "path panel has the focus"
 #: What the map's health markers mean (shown with ``--health``).
 HEALTH_LEGEND = "x down ~ degraded ! errors"
+#: Where the overview (one glyph per GPU, no NICs drawn) puts a host's NIC marks.
+NIC_COLUMN_LEGEND = "(NICs: right of a host's GPUs)"
 
 
 def health_heat(fabric: Any, marks: dict[int, str]) -> Any:
@@ -351,10 +354,11 @@ class TopologyScreen(ViewScreen):
             except Exception as exc:  # EngineError: bad id on the command line
                 self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
         self.map.show_fabric(data.fabric, cursor=src)
-        self._cursor_line()
         ranks = frozenset(int(r) for r in job.ranks) if job is not None else frozenset()
         self.map.set_job(ranks | self._running_jobs(data))
-        self.map.set_health(self._health(data))
+        overlay = self._health(data)
+        self.map.set_health(self._marks(overlay))
+        self._cursor_line()  # with the cursor host's NIC marks
         if self.heat_pattern is not None:
             self.heat_pattern = None
         self._legend()
@@ -381,19 +385,36 @@ class TopologyScreen(ViewScreen):
             self.app.notify(job.summary(), title="job")
         return job
 
-    def _health(self, data: LoadedFabric) -> dict[int, str]:
-        """The devices ``--health`` marks, said once in a notification."""
+    def _health(self, data: LoadedFabric) -> HealthOverlay | None:
+        """The health overlay that made the fabric (None: the fabric as designed), said once
+        in a notification."""
         from fabricui.services.health import overlay_of
 
         overlay = overlay_of(data.fabric)
         if overlay is None:
-            return {}
-        marks = {d: m for d, m in overlay.device_marks.items() if m != "ok"}
+            return None
         text = overlay.summary().removeprefix("health: ")
         shown = "; ".join(c.label for c in overlay.changes[:3])
         self.app.notify(f"{text}: {shown}" if shown else text, title="fabric as it is")
         for line in overlay.unmatched[:3]:
             self.app.notify(line, title="health", severity="warning")
+        return overlay
+
+    @staticmethod
+    def _marks(overlay: HealthOverlay | None) -> dict[int, str]:
+        """Device -> worst mark of the changes that name it: the devices at the ends of
+        each changed link (a NIC and its switch, two switches) and a GPU whose NVLinks
+        changed. The map and the health heat then show the changes the notification
+        sums up: not a GPU's NVSwitch or mesh peers (their links to other GPUs are fine),
+        nor a cable a generated network priced up (a condition not in the fabric)."""
+        if overlay is None:
+            return {}
+        marks: dict[int, str] = {}
+        for change in overlay.changes:
+            for dev in change.devices:
+                mark = worst_mark((marks.get(dev), change.kind))
+                if dev >= 0 and mark is not None:
+                    marks[dev] = mark
         return marks
 
     def _running_jobs(self, data: LoadedFabric) -> frozenset[int]:
@@ -590,7 +611,10 @@ class TopologyScreen(ViewScreen):
         name = fabric.gpu_name(rank)
         host = name.rpartition(".")[0] or fabric.node_label(node)
         dot = glyphs().dot
-        line.update(f"cursor {name} {dot} host {host} {dot} rank {rank} {dot} s/d mark it")
+        # The overview draws one mark for a host's NICs: which NICs, as its box numbers them.
+        nics = " ".join(f"{HEALTH_MARKERS[m]}{i}" for i, m in self.map.nic_marks(node))
+        marked = f" {dot} NIC {nics}" if nics else ""
+        line.update(f"cursor {name} {dot} host {host} {dot} rank {rank}{marked} {dot} s/d mark it")
 
     @on(TopologyMap.GpuClicked)
     def gpu_clicked(self, message: TopologyMap.GpuClicked) -> None:
@@ -679,7 +703,8 @@ class TopologyScreen(ViewScreen):
         devices), or what the heat colours mean; while the path panel has the focus, that
         it has (the arrows scroll it, not the map's cursor)."""
         if text is None:
-            keys = (HEALTH_LEGEND, *LEGEND) if self.map.health else LEGEND
+            health = HEALTH_LEGEND + f" {NIC_COLUMN_LEGEND}" * self.map.nic_column
+            keys = (health, *LEGEND) if self.map.health else LEGEND
             text = f" {glyphs().dot} ".join(keys)
         self._legend_text = text
         if self._side_focused():
@@ -859,6 +884,7 @@ class TopologyScreen(ViewScreen):
         else:
             self.map.set_zoom(None)
         self._cursor_line()
+        self._zoom_legend()
         self.fabric_app.update_titles()
 
     def action_zoom_out(self) -> None:
@@ -866,6 +892,13 @@ class TopologyScreen(ViewScreen):
         if self.map.zoom is not None:
             self.map.set_zoom(None)
             self._cursor_line()
+            self._zoom_legend()
             self.fabric_app.update_titles()
         else:
             self.fabric_app.action_back()
+
+    def _zoom_legend(self) -> None:
+        """Zoomed, a host's box numbers its NICs; on the overview the legend says where
+        their marks are (a heat's legend stays)."""
+        if self.heat_pattern is None and self.map.health:
+            self._legend()

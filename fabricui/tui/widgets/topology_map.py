@@ -23,6 +23,8 @@ from textual.strip import Strip
 from fabricui.tui.glyphs import glyphs
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from textual import events
 
     from fabricui.fabric.fabric import Fabric
@@ -31,9 +33,13 @@ if TYPE_CHECKING:
 DETAIL_MAX_NODES = 8
 #: Row labels of the device kinds drawn inside a node box, in drawing order.
 ROW_KINDS = (("GPU", 0), ("NVSw", 3), ("PCIe", 2), ("CPU", 1), ("NIC", 4))
+#: ``DeviceKind.NIC``, written as ``ROW_KINDS`` writes kinds (importing the kinds loads the
+#: fabric package, numpy and all).
+_NIC_KIND = 4
 #: Width of the row-label column inside a node box.
 LABEL_W = 6
-#: Text marker of a device whose links ``--health`` shows down, degraded or erroring.
+#: Text marker of a device whose links ``--health`` shows down, degraded or erroring,
+#: worst first (a device or a host's NICs with several is drawn with the worst).
 HEALTH_MARKERS = {"down": "x", "degraded": "~", "errors": "!"}
 #: Brackets of the two devices of the narrowest hop (other path devices get ``[ ]``).
 BOTTLENECK_BRACKETS = ("<", ">")
@@ -49,13 +55,16 @@ class Cell:
     text: str
     """What is drawn (a device cell is drawn with a bracket either side)."""
     role: str
-    """``text``, ``dim``, ``title``, ``border``, ``gpu``, ``dev``, ``glyph`` or ``node``."""
+    """``text``, ``dim``, ``title``, ``border``, ``gpu``, ``dev``, ``glyph``, ``node`` or
+    ``nics`` (the worst ``--health`` mark of a host's NICs, on the overview)."""
     dev: int = -1
     """Device id of a device cell, else -1."""
     rank: int = -1
     """Global rank of a GPU cell, else -1."""
     node: int = -1
-    """Node of a ``node`` label cell, else -1."""
+    """Node of a ``node`` label or ``nics`` cell, else -1."""
+    devs: tuple[int, ...] = ()
+    """Devices a ``nics`` cell stands for (its host's NICs), else empty."""
 
     @property
     def width(self) -> int:
@@ -131,6 +140,19 @@ def _device_rows(fabric: Fabric, node: int) -> list[tuple[str, list[int]]]:
         if local:
             rows.append((_row_label(fabric, label, kind), local))
     return rows
+
+
+def host_nics(fabric: Fabric, node: int) -> list[int]:
+    """Device ids of a node's NICs, in the order its box numbers them."""
+    ids = fabric.host_device_ids(node)
+    return [int(d) for d in ids if int(fabric.dev_kind[d]) == _NIC_KIND]
+
+
+def worst_mark(marks: Iterable[str | None]) -> str | None:
+    """The worst of some ``--health`` marks (``down`` over ``degraded`` over ``errors``),
+    None when there is none: what one glyph standing for several devices shows."""
+    found = {m for m in marks if m in HEALTH_MARKERS}
+    return next((m for m in HEALTH_MARKERS if m in found), None)
 
 
 def _cell_of(fabric: Fabric, dev: int, role: str, width: int) -> Cell:
@@ -345,13 +367,17 @@ def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]
     return out
 
 
-def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayout:
+def build_layout(
+    fabric: Fabric, width: int, zoom: int | None = None, nic_column: bool = False
+) -> MapLayout:
     """Lay the fabric out for ``width`` columns: node boxes, or an overview of big fabrics.
 
     Args:
         fabric: The fabric.
         width: Columns available.
         zoom: A node to draw alone (its box and the network), or None for every node.
+        nic_column: On the overview, give each host a ``nics`` cell right of its GPUs:
+            the overview draws no NICs, and ``--health`` marks some.
 
     Returns:
         The layout.
@@ -388,7 +414,9 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
                 layout.add(_domain_foot(width))
     else:
         label_w = max(len(fabric.node_label(n)) for n in nodes) + 1
-        seg_w = label_w + fabric.gpus_per_node + 2
+        # The NIC mark keeps two spaces from the next host: a mark left of a name marks
+        # that name, as in the boxes (``~0``).
+        seg_w = label_w + fabric.gpus_per_node + 2 + 2 * nic_column
         per_row = max(1, width // seg_w)
         if hosts > 1:
             groups = [
@@ -412,6 +440,10 @@ def build_layout(fabric: Fabric, width: int, zoom: int | None = None) -> MapLayo
                     for g in range(fabric.gpus_per_node):
                         dev = int(fabric.gpu_dev[base + g])
                         line.append(Cell(glyphs().dot, "glyph", dev=dev, rank=base + g))
+                    if nic_column:
+                        nics = tuple(host_nics(fabric, node))
+                        line.append(Cell(" ", "text"))
+                        line.append(Cell(" ", "nics", node=node, devs=nics))
                     line.append(Cell("  ", "text"))
                 layout.add(line)
     net = _network_lines(fabric, width)
@@ -558,7 +590,7 @@ class TopologyMap(ScrollView, can_focus=True):
         """Device -> ``down``, ``degraded`` or ``errors`` from ``--health`` (drawn with a
         marker, ``HEALTH_MARKERS``, and a colour)."""
         self._layout = MapLayout()
-        self._layout_key: tuple[int, int, int | None] | None = None
+        self._layout_key: tuple[int, int, int | None, bool] | None = None
         self._strips: dict[int, Strip] = {}
         """Drawn layout lines by index, uncropped: a cursor move redraws two lines, not all."""
         self._styles: dict[str, Style] = {}
@@ -572,6 +604,9 @@ class TopologyMap(ScrollView, can_focus=True):
         self.zoom = None
         self.src = self.dst = None
         self.path_devs = self.bottleneck_devs = frozenset()
+        # Another fabric's devices: ``set_heat`` and ``set_health`` give this one's.
+        self.heat = None
+        self.health = {}
         self._layout_key = None
         self.set_reactive(TopologyMap.cursor, min(max(cursor, 0), fabric.n_gpus - 1))
         self._relayout()
@@ -602,10 +637,32 @@ class TopologyMap(ScrollView, can_focus=True):
         self.refresh()
 
     def set_health(self, marks: dict[int, str]) -> None:
-        """Mark devices whose links are down, degraded or erroring (empty: none)."""
+        """Mark devices whose links are down, degraded or erroring (empty: none); the
+        overview gives each host a NIC mark when some NIC is marked."""
         self.health = marks
         self._strips.clear()
-        self.refresh()
+        self._relayout()
+
+    @property
+    def nic_column(self) -> bool:
+        """Whether the map is the overview with a NIC mark right of each host's GPUs (the
+        overview draws no NICs, and ``--health`` marks some)."""
+        return self.overview and self._marks_nics()
+
+    def _marks_nics(self) -> bool:
+        fabric = self.fabric
+        if fabric is None or not self.health:
+            return False
+        n = fabric.n_devices
+        return any(0 <= d < n and int(fabric.dev_kind[d]) == _NIC_KIND for d in self.health)
+
+    def nic_marks(self, node: int) -> list[tuple[int, str]]:
+        """(NIC index on its host, mark) of the node's NICs ``--health`` marks, in order."""
+        fabric = self.fabric
+        if fabric is None or not self.health:
+            return []
+        nics = host_nics(fabric, node)
+        return [(i, self.health[d]) for i, d in enumerate(nics) if d in self.health]
 
     @property
     def overview(self) -> bool:
@@ -629,9 +686,10 @@ class TopologyMap(ScrollView, can_focus=True):
         if self.fabric is None:
             return
         width = max(24, self.scrollable_content_region.width or self.size.width or 80)
-        key = (id(self.fabric), width, self.zoom)
+        nic_column = self._marks_nics()
+        key = (id(self.fabric), width, self.zoom, nic_column)
         if key != self._layout_key:
-            self._layout = build_layout(self.fabric, width, self.zoom)
+            self._layout = build_layout(self.fabric, width, self.zoom, nic_column)
             self._layout_key = key
             self._strips.clear()
             self.virtual_size = Size(self._layout.width, len(self._layout.lines))
@@ -698,6 +756,8 @@ class TopologyMap(ScrollView, can_focus=True):
             on_path = self._node_on_path(cell.node)
             style = base + self._style("path" if on_path else "dim")
             return [Segment(cell.text, style)]
+        if role == "nics":
+            return [self._nics_segment(cell, base)]
         on_path = cell.dev in self.path_devs
         style = base + self._style("gpu" if cell.rank >= 0 else "dev")
         if cell.rank >= 0 and cell.rank in self.job_ranks:
@@ -713,7 +773,9 @@ class TopologyMap(ScrollView, can_focus=True):
             style += self._style("bottleneck")
         text = cell.text
         mark = self.health.get(cell.dev) if self.health else None
-        if mark is not None:
+        if mark is not None and self.heat is None:
+            # Under a heat the colours are the heat's, as the legend says (the health heat
+            # colours marks by how bad they are); the marker stays in the text.
             style += self._style(f"health-{mark}")
         if cell.rank >= 0 and cell.rank == self.src:
             style += self._style("src")
@@ -745,6 +807,26 @@ class TopologyMap(ScrollView, can_focus=True):
                 Segment(right, style),
             ]
         return [Segment(f"{left}{text}{right}", style)]
+
+    def _nics_segment(self, cell: Cell, base: Style) -> Segment:
+        """A host's NICs on the overview: the worst ``--health`` mark among them, coloured
+        as a NIC with that mark would be; blank when none is marked."""
+        marks = {d: self.health[d] for d in cell.devs if d in self.health}
+        mark = worst_mark(marks.values())
+        if mark is None:
+            return Segment(cell.text, base)
+        style = base + self._style("dev")
+        if self.heat is not None:
+            worst = [d for d, m in marks.items() if m == mark and 0 <= d < len(self.heat)]
+            if worst:
+                style += self._style(heat_level(max(float(self.heat[d]) for d in worst)))
+        if any(d in self.path_devs for d in cell.devs):
+            style += self._style("path")
+        if any(d in self.bottleneck_devs for d in cell.devs):
+            style += self._style("bottleneck")
+        if self.heat is None:
+            style += self._style(f"health-{mark}")
+        return Segment(HEALTH_MARKERS[mark], style)
 
     def _node_on_path(self, node: int) -> bool:
         fabric = self.fabric
