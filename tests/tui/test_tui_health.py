@@ -14,6 +14,7 @@ from fabricui.services.loaded import LoadedFabric
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.app import settle
 from fabricui.tui.screens.topology import HEALTH_LEGEND, NIC_COLUMN_LEGEND
+from fabricui.tui.widgets.findings_panel import FindingsPanel
 from fabricui.tui.widgets.topology_map import TopologyMap, build_layout
 
 ONE_X = (
@@ -138,6 +139,11 @@ def marked(app) -> dict[str, str]:
     return {fabric.device_name(d): m for d, m in app.screen.query_one(TopologyMap).health.items()}
 
 
+def panel_text(app) -> str:
+    """What the findings panel beside the map shows."""
+    return str(app.screen.query_one(FindingsPanel).render())
+
+
 def legend_text(app) -> str:
     """The line above the map."""
     return str(app.screen.query_one("#map-legend", Static).render())
@@ -159,7 +165,8 @@ def style_at(topology_map: TopologyMap, y: int, text: str) -> Style:
 async def test_overview_marks_degraded_network_links_at_nics_and_switches(app_factory, tmp_path):
     """h100-ib-cluster (an overview: no NICs drawn) with iblinkinfo and a host's ibstat:
     each host with a marked NIC gets the NIC's mark right of its GPUs (the worst of its
-    NICs), the cursor line says which NICs, and the leaf and spine rows carry theirs."""
+    NICs), the cursor line says which NICs, the leaf and spine rows carry theirs, and the
+    findings panel lists each change with the same marker."""
     links, ibstat = tmp_path / "links.txt", tmp_path / "n1.txt"
     links.write_text(BUILT_IN_LINKS)
     ibstat.write_text(ibstat_with(IBSTAT_H100, half="mlx5_0", down="mlx5_3"))
@@ -189,6 +196,12 @@ async def test_overview_marks_degraded_network_links_at_nics_and_switches(app_fa
         await pilot.press("right_square_bracket")  # the same GPU of the next node: n1
         await pilot.pause()
         assert cursor_text(app).startswith("cursor n1.g0 · host n1 · rank 8 · NIC ~0 x1 ·")
+        text = panel_text(app)
+        assert text.startswith("Fabric as it is (--health): 3 degraded, 1 down")
+        assert "x down n1.nic1 (n1 mlx5_3) -> leaf1: carries nothing" in text
+        assert "~ degraded n1.nic0 (n1 mlx5_0) -> leaf0: keeps 50% of its bandwidth" in text
+        assert "~ degraded n3.nic2 (n3 mlx5_2) -> leaf2" in text
+        assert "~ degraded leaf2 -> spine1 (1 of 8 cables)" in text
         # The health heat colours the same devices: n1's NIC mark reversed (down).
         for _ in range(3):
             await pilot.press("h")
@@ -234,7 +247,8 @@ def selene(tmp_path_factory) -> str:
 async def test_imported_cluster_marks_its_nic_leaf_and_spine(app_factory, selene, tmp_path):
     """Selene with iblinkinfo as its switches print it: luna-0001's mlx5_6 (its fifth NIC)
     at 1X is '~' right of its GPUs and in the cursor line, LG01-05 and CSPINE1-41 carry '~'
-    in the leaf and spine rows."""
+    in the leaf and spine rows; the port polling with no peer, which names no cable, is
+    listed under the changes as not placed."""
     links = tmp_path / "links.txt"
     links.write_text(SELENE_LINKS)
     app = app_factory(launch=LaunchRequest(topology=TopologyRequest(selene, health=(str(links),))))
@@ -251,11 +265,16 @@ async def test_imported_cluster_marks_its_nic_leaf_and_spine(app_factory, selene
         assert "~CSPINE1-41" in topology_map.render_text().split("\nSpine", 1)[1]
         assert map_line(topology_map, "Core ")  # the cores a route crosses are drawn too
         assert cursor_text(app).startswith("cursor luna-0001.g0 · host luna-0001 · rank 0 · NIC ~4")
+        text = panel_text(app)
+        assert "~ degraded luna-0001.nic4 (luna-0001 mlx5_6) -> LG01-05: keeps 25%" in text
+        assert "~ degraded LG01-05 -> CSPINE1-41 (1 of 2 cables)" in text
+        assert "not placed: iblinkinfo links.txt: LG01-05 port 3 has no peer" in text
 
 
 async def test_erroring_cable_is_marked_at_its_nic_and_leaf(app_factory, selene, tmp_path):
     """ibqueryerrors alone: luna-0001's cable counts errors, so its NIC mark and LG01-05
-    read '!' (marked, not slowed)."""
+    read '!' (marked, not slowed), and the panel says the counters crossed their
+    threshold."""
     errors = tmp_path / "ibqe.txt"
     errors.write_text(SELENE_ERRORS)
     app = app_factory(launch=LaunchRequest(topology=TopologyRequest(selene, health=(str(errors),))))
@@ -265,6 +284,9 @@ async def test_erroring_cable_is_marked_at_its_nic_and_leaf(app_factory, selene,
         assert marked(app) == {"luna-0001.nic4": "errors", "LG01-05": "errors"}
         assert map_line(topology_map, "luna-0001 ").startswith("luna-0001 S······■ !  ")
         assert "!LG01-05" in topology_map.render_text().split("\nLeaf", 1)[1]
+        assert "! errors luna-0001.nic4 (luna-0001 mlx5_6) -> LG01-05: counters over" in (
+            panel_text(app)
+        )
 
 
 async def test_lost_nvlinks_mark_their_gpu_not_the_nvswitch(app_factory, tmp_path):
@@ -285,6 +307,7 @@ async def test_lost_nvlinks_mark_their_gpu_not_the_nvswitch(app_factory, tmp_pat
         assert marked(app) == {"n0.g3": "down"}
         assert " x3 " in map_line(topology_map, "│ GPU")
         assert "x" not in map_line(topology_map, "│ NVSw")
+        assert "x down n0.g3 NVLinks (0 of 12 active): carries nothing" in panel_text(app)
         for _ in range(3):
             await pilot.press("h")
             await pilot.pause()
@@ -314,6 +337,23 @@ async def test_router_cable_is_marked_on_the_dragonfly_router_row(app_factory, t
         routers = map_line(topology_map, "Router")
         assert "~ 0" in routers and "~ 1" in routers  # (the path's bottleneck is 0's too)
         assert map_line(topology_map, "network:").endswith(", 32 routers")
+
+
+async def test_log_findings_keep_the_health_list(app_factory, tmp_path):
+    """The findings panel holds both: an NCCL log's line under the health changes, and the
+    changes stay when the log's part changes."""
+    ibstat = tmp_path / "n1.txt"
+    ibstat.write_text(ibstat_with(IBSTAT_H100, half="mlx5_0", down="mlx5_3"))
+    app = app_factory(
+        launch=LaunchRequest(topology=TopologyRequest("dgx-h100-pod", health=(str(ibstat),)))
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        panel = app.screen.query_one(FindingsPanel)
+        assert panel.display
+        panel.show_message("reading run.log...")
+        text = panel_text(app)
+        assert text.index("x down n1.nic1") < text.index("reading run.log...")
 
 
 def test_dragonfly_map_draws_its_routers(tui_catalog):

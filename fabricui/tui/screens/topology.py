@@ -358,6 +358,7 @@ class TopologyScreen(ViewScreen):
         self.map.set_job(ranks | self._running_jobs(data))
         overlay = self._health(data)
         self.map.set_health(self._marks(overlay))
+        self.query_one(FindingsPanel).show_health(overlay)
         self._cursor_line()  # with the cursor host's NIC marks
         if self.heat_pattern is not None:
             self.heat_pattern = None
@@ -404,9 +405,9 @@ class TopologyScreen(ViewScreen):
     def _marks(overlay: HealthOverlay | None) -> dict[int, str]:
         """Device -> worst mark of the changes that name it: the devices at the ends of
         each changed link (a NIC and its switch, two switches) and a GPU whose NVLinks
-        changed. The map and the health heat then show the changes the notification
-        sums up: not a GPU's NVSwitch or mesh peers (their links to other GPUs are fine),
-        nor a cable a generated network priced up (a condition not in the fabric)."""
+        changed. The map, the health heat and the findings panel's list then show the same
+        conditions: not a GPU's NVSwitch or mesh peers (their links to other GPUs are
+        fine), nor a cable a generated network priced up (said under "not placed")."""
         if overlay is None:
             return {}
         marks: dict[int, str] = {}

@@ -1,4 +1,5 @@
-"""The doctor's findings for an NCCL_DEBUG log, shown beside the topology's path panel."""
+"""Findings beside the topology's path panel: what ``--health`` changed in the fabric (each
+change with the map's marker), and the doctor's findings for an NCCL_DEBUG log."""
 
 from __future__ import annotations
 
@@ -7,16 +8,25 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 from textual.widgets import Static
 
+from fabricui.tui.widgets.topology_map import HEALTH_MARKERS
+
 if TYPE_CHECKING:
+    from fabricui.fabric.health import HealthChange, HealthOverlay
     from fabricui.importers.nccl_log import NcclLog
     from fabricui.services.doctor import Finding
 
 #: Markup colour of each severity (brackets keep it readable under NO_COLOR).
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+#: Markup colour of each ``--health`` mark, as the map colours it (its marker says it in
+#: text).
+MARK_STYLE = {"down": "bold red", "degraded": "bold yellow", "errors": "yellow"}
+#: Changes listed before "... and N more" (the panel scrolls, the list can be long).
+MAX_CHANGES = 40
 
 
 class FindingsPanel(Static):
-    """What ``fabricui doctor`` says about a log: network, NCCL version and findings."""
+    """What ``--health`` changed (the devices the map marks), and what ``fabricui doctor``
+    says about a log: network, NCCL version and findings."""
 
     DEFAULT_CSS = """
     FindingsPanel {
@@ -25,6 +35,20 @@ class FindingsPanel(Static):
         padding: 1 1 0 1;
     }
     """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
+        super().__init__(id=id, classes=classes)
+        self._health: list[str] = []
+        """Markup lines of the fabric as it is (empty: no ``--health``)."""
+        self._log: list[str] = []
+        """Markup lines of the NCCL log (empty: none read)."""
+
+    def show_health(self, overlay: HealthOverlay | None) -> None:
+        """List what a health overlay changed, worst first, each change with the marker the
+        map draws at its devices, then what it could not place and its warnings (None: the
+        fabric as designed, nothing listed)."""
+        self._health = [] if overlay is None else health_markup(overlay)
+        self._show()
 
     def show_log(
         self, source: str, log: NcclLog, findings: list[Finding], against: str = ""
@@ -46,10 +70,54 @@ class FindingsPanel(Static):
                 f"{escape(finding.message)}"
             )
             lines.append(f"  fix: {escape(finding.fix)}")
-        self.update("\n".join(lines))
-        self.display = True
+        self._log = lines
+        self._show()
 
     def show_message(self, text: str) -> None:
-        """A line instead of findings (``reading LOG...``)."""
-        self.update(escape(text))
-        self.display = True
+        """A line instead of the log's findings (``reading LOG...``)."""
+        self._log = [escape(text)]
+        self._show()
+
+    def _show(self) -> None:
+        """Both parts, the health first (it is what the map shows); hidden when empty."""
+        parts = [part for part in (self._health, self._log) if part]
+        self.update("\n\n".join("\n".join(part) for part in parts))
+        self.display = bool(parts)
+
+
+def health_markup(overlay: HealthOverlay) -> list[str]:
+    """Markup lines of a health overlay: a title with its summary, the changes worst first
+    (``~ degraded n3.nic2 (n3 mlx5_2) -> leaf2: keeps 25% of its bandwidth``), then the
+    conditions that name nothing in the fabric and the warnings, which the map cannot show."""
+    lines = [
+        f"[b]Fabric as it is[/b] (--health): {escape(overlay.summary().removeprefix('health: '))}",
+    ]
+    worst_first = list(HEALTH_MARKERS)
+    order = sorted(
+        overlay.changes,
+        key=lambda c: worst_first.index(c.kind) if c.kind in worst_first else len(worst_first),
+    )
+    lines += [_change_markup(change) for change in order[:MAX_CHANGES]]
+    if len(order) > MAX_CHANGES:
+        lines.append(
+            f"... and {len(order) - MAX_CHANGES} more (`fabricui path ... --json` lists them all)"
+        )
+    lines += [f"[yellow]not placed[/yellow]: {escape(line)}" for line in overlay.unmatched]
+    lines += [f"[yellow]warning[/yellow]: {escape(line)}" for line in overlay.warnings]
+    return lines
+
+
+def _change_markup(change: HealthChange) -> str:
+    """One change: the map's marker and the kind in the mark's colour, the link, what it
+    keeps, and where it was read."""
+    marker = HEALTH_MARKERS.get(change.kind, "?")
+    style = MARK_STYLE.get(change.kind, "")
+    if change.kind == "errors":
+        kept = "counters over their threshold"
+    elif change.factor <= 0.0:
+        kept = "carries nothing"
+    else:
+        kept = f"keeps {change.factor:.0%} of its bandwidth"
+    head = f"{marker} {change.kind}"
+    head = f"[{style}]{escape(head)}[/{style}]" if style else escape(head)
+    return f"{head} {escape(change.label)}: {kept} ({escape(change.source)})"
