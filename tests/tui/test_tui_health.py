@@ -248,7 +248,7 @@ async def test_imported_cluster_marks_its_nic_leaf_and_spine(app_factory, selene
     """Selene with iblinkinfo as its switches print it: luna-0001's mlx5_6 (its fifth NIC)
     at 1X is '~' right of its GPUs and in the cursor line, LG01-05 and CSPINE1-41 carry '~'
     in the leaf and spine rows; the port polling with no peer, which names no cable, is
-    listed under the changes as not placed."""
+    listed under the changes as not applied."""
     links = tmp_path / "links.txt"
     links.write_text(SELENE_LINKS)
     app = app_factory(launch=LaunchRequest(topology=TopologyRequest(selene, health=(str(links),))))
@@ -268,7 +268,8 @@ async def test_imported_cluster_marks_its_nic_leaf_and_spine(app_factory, selene
         text = panel_text(app)
         assert "~ degraded luna-0001.nic4 (luna-0001 mlx5_6) -> LG01-05: keeps 25%" in text
         assert "~ degraded LG01-05 -> CSPINE1-41 (1 of 2 cables)" in text
-        assert "not placed: iblinkinfo links.txt: LG01-05 port 3 has no peer" in text
+        line = "iblinkinfo links.txt: LG01-05 port 3 not applied: no peer"
+        assert f"not applied (1):\n  {line}" in text
 
 
 async def test_erroring_cable_is_marked_at_its_nic_and_leaf(app_factory, selene, tmp_path):

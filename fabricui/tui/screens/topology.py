@@ -407,7 +407,7 @@ class TopologyScreen(ViewScreen):
         each changed link (a NIC and its switch, two switches) and a GPU whose NVLinks
         changed. The map, the health heat and the findings panel's list then show the same
         conditions: not a GPU's NVSwitch or mesh peers (their links to other GPUs are
-        fine), nor a cable a generated network priced up (said under "not placed")."""
+        fine), nor a cable a generated network priced up (said under "not applied")."""
         if overlay is None:
             return {}
         marks: dict[int, str] = {}

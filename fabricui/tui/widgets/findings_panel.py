@@ -88,7 +88,8 @@ class FindingsPanel(Static):
 def health_markup(overlay: HealthOverlay) -> list[str]:
     """Markup lines of a health overlay: a title with its summary, the changes worst first
     (``~ degraded n3.nic2 (n3 mlx5_2) -> leaf2: keeps 25% of its bandwidth``), then the
-    conditions that name nothing in the fabric and the warnings, which the map cannot show."""
+    conditions not applied (each line says why) and the warnings, which the map cannot
+    show."""
     lines = [
         f"[b]Fabric as it is[/b] (--health): {escape(overlay.summary().removeprefix('health: '))}",
     ]
@@ -102,7 +103,9 @@ def health_markup(overlay: HealthOverlay) -> list[str]:
         lines.append(
             f"... and {len(order) - MAX_CHANGES} more (`fabricui path ... --json` lists them all)"
         )
-    lines += [f"[yellow]not placed[/yellow]: {escape(line)}" for line in overlay.unmatched]
+    if overlay.unmatched:
+        lines.append(f"[yellow]not applied[/yellow] ({len(overlay.unmatched)}):")
+        lines += [f"  {escape(line)}" for line in overlay.unmatched]
     lines += [f"[yellow]warning[/yellow]: {escape(line)}" for line in overlay.warnings]
     return lines
 
