@@ -234,8 +234,12 @@ def render_health(
     shown = list(health.findings)
     if not shown and not job:
         lines.append("no finding in the health files")
+    several = len({i.name for i in health.inputs}) > 1  # then say which file (or host) too
     for finding in shown:
-        lines.append(f"{finding.severity:<7}  {finding.code} ({finding.where}): {finding.message}")
+        where = (
+            f"{finding.where} in {finding.origin}" if several and finding.origin else finding.where
+        )
+        lines.append(f"{finding.severity:<7}  {finding.code} ({where}): {finding.message}")
         lines.append(f"         fix: {finding.fix}")
         lines.append(f"         source: {finding.source}")
     for finding in job:

@@ -33,6 +33,7 @@ from fabricui.fabric.health import (
 )
 from fabricui.importers.common import UNRECOGNISED, ParseError, clean_text, detect
 from fabricui.importers.fabric_graph import SwitchGraph
+from fabricui.importers.host_listing import HostPart, split_hosts
 from fabricui.importers.hostlist import natural_key
 from fabricui.importers.port_health import HealthItem, HealthReport
 from fabricui.importers.reading import read_output
@@ -97,17 +98,27 @@ class HealthInput:
     probe_host: str | None = None
     """The host the ``probe.json`` beside the file names, when ``fabricui probe`` wrote it
     (its name, ``ibstat.txt``, says no host)."""
+    listed_host: str | None = None
+    """The host a ``pdsh``/``clush``/``dshbak`` listing names for this part of the file."""
 
     @property
     def name(self) -> str:
-        """The file name, for messages."""
-        return Path(self.path).name
+        """The file name, for messages; with the host a listing names for this part
+        (``ibstat.txt (luna-0001)``)."""
+        name = Path(self.path).name
+        return f"{name} ({self.listed_host})" if self.listed_host else name
+
+    @property
+    def named_host(self) -> str | None:
+        """The host a listing names for this part, else the one the probe that wrote the
+        file names; None when neither says."""
+        return self.listed_host or self.probe_host
 
     @property
     def host_hint(self) -> str:
-        """The host the probe that wrote the file names, else the one the file's name
-        suggests (``luna-0001.txt`` -> ``luna-0001``)."""
-        return self.probe_host or _SUFFIXES.sub("", Path(self.path).name)
+        """The host the listing or the probe names, else the one the file's name suggests
+        (``luna-0001.txt`` -> ``luna-0001``)."""
+        return self.named_host or _SUFFIXES.sub("", Path(self.path).name)
 
 
 @dataclass
@@ -162,25 +173,22 @@ def read_health(
     for path in paths:
         _refuse_probe_folder(path)
         text, origin = read_output(path)
-        fmt, result = _read_one(text, origin, table, host)
         probe_host = host_of_output(path) if path != "-" else None
-        parts = _sections(clean_text(text)) if fmt in dict(_SECTION_STARTS) else []
-        if len(parts) < 2:
-            inputs.append(HealthInput(path, fmt, result, probe_host=probe_host))
-            warnings += _importer_warnings(origin, result)
+        listing = _host_parts(text, origin, table, host)
+        if listing is None:
+            read = _read_text(text, origin, path, table, host, probe_host=probe_host)
+            inputs += read[0]
+            warnings += read[1]
             continue
-        # Outputs pasted into one file: each part read by its own importer.
-        for first, last, part in parts:
-            try:
-                part_fmt, part_result = _read_one(part, origin, table, host)
-            except ParseError as exc:
-                why = exc.message.removeprefix(f"--health {origin}: ")
-                if why.startswith(UNRECOGNISED):
-                    why = f"{UNRECOGNISED} (give it as a file of its own, or leave it out)"
-                warnings.append(f"{origin}: lines {first}-{last} not read: {why}")
-                continue
-            inputs.append(HealthInput(path, part_fmt, part_result, (first, last), probe_host))
-            warnings += _importer_warnings(f"{origin} (lines {first}-{last})", part_result)
+        # One command's output from many hosts (pdsh, clush, dshbak): each host's part is
+        # read as that host's own output.
+        for part in listing:
+            where = f"{origin} ({part.host})"
+            read = _read_text(
+                part.text, where, path, table, host, listed=part, probe_host=probe_host
+            )
+            inputs += read[0]
+            warnings += read[1]
     report = HealthReportSet(inputs, warnings=warnings)
     for item in inputs:
         report.findings.extend(findings_of(item.result, item.format, item.name))
@@ -188,6 +196,73 @@ def read_health(
     report.findings.sort(key=lambda f: order.get(f.severity, 3))
     _say_peerless(report)
     return report
+
+
+def _host_parts(
+    text: str, origin: str, table: dict[str, Any], host: PluginHost | None
+) -> list[HostPart] | None:
+    """Each host's part of a ``pdsh``/``clush``/``dshbak`` listing whose first part an
+    importer reads; None for one host's output (or a file no importer reads either way,
+    which the caller says as it is).
+
+    Raises:
+        ParseError: A header names more hosts than a listing may hold.
+    """
+    try:
+        parts = split_hosts(clean_text(text))
+    except FabricError as exc:
+        raise ParseError(f"--health {origin}: {exc.message}") from None
+    if not parts:
+        return None
+    try:
+        _read_one(parts[0].text, origin, table, host)
+    except ParseError:
+        return None
+    return parts
+
+
+def _read_text(
+    text: str,
+    origin: str,
+    path: str,
+    table: dict[str, Any],
+    host: PluginHost | None,
+    *,
+    listed: HostPart | None = None,
+    probe_host: str | None = None,
+) -> tuple[list[HealthInput], list[str]]:
+    """The inputs one output holds (several when tools' outputs were pasted into it, each
+    read by its own importer) and what was not read of it.
+
+    Raises:
+        ParseError: Not recognised, or its importer refuses it.
+    """
+    fmt, result = _read_one(text, origin, table, host)
+    named = listed.host if listed is not None else None
+    span = (listed.first_line, listed.last_line) if listed is not None else None
+    parts = _sections(clean_text(text)) if fmt in dict(_SECTION_STARTS) else []
+    if len(parts) < 2:
+        item = HealthInput(path, fmt, result, span, probe_host, named)
+        return [item], _importer_warnings(origin, result)
+    inputs: list[HealthInput] = []
+    warnings: list[str] = []
+    for first, last, part in parts:
+        # A host's part of a listing keeps that part's span (a prefixed listing interleaves
+        # its hosts' lines); else the part's own lines of the file.
+        said = origin if span else f"{origin} (lines {first}-{last})"
+        try:
+            part_fmt, part_result = _read_one(part, origin, table, host)
+        except ParseError as exc:
+            why = exc.message.removeprefix(f"--health {origin}: ")
+            if why.startswith(UNRECOGNISED):
+                why = f"{UNRECOGNISED} (give it as a file of its own, or leave it out)"
+            where = f"{origin}: a part" if span else f"{origin}: lines {first}-{last}"
+            warnings.append(f"{where} not read: {why}")
+            continue
+        item = HealthInput(path, part_fmt, part_result, span or (first, last), probe_host, named)
+        inputs.append(item)
+        warnings += _importer_warnings(said, part_result)
+    return inputs, warnings
 
 
 def _refuse_probe_folder(path: str) -> None:
@@ -422,6 +497,7 @@ def conditions(
     gpus: list[GpuLinkCondition] = []
     erroring = {(f.origin, f.where) for f in report.findings if f.severity in ("warning", "error")}
     ends = _Ends(report)
+    other_layer: dict[tuple[str, str], str] = {}
     for item in report.inputs:
         if item.format in SLURM_FORMATS:
             report.notes.append(
@@ -438,7 +514,9 @@ def conditions(
         nic_order = _nic_order(ports) if one_host else {}
         for port in ports:
             if one_host and nic_order and (port.device, port.port) not in nic_order:
-                continue  # another link layer's port (a storage or management NIC)
+                # another link layer's port (a storage or management NIC)
+                other_layer[(item.name, port.label())] = _other_layer(port, ports, nic_order)
+                continue
             bad = (item.name, port.label()) in erroring
             # A host's port rate is judged against its cable in the fabric (the other ports
             # of the file may all be slow, or of another generation).
@@ -465,7 +543,23 @@ def conditions(
             )
             links.append(condition)
             report.finding_ports.setdefault(condition, []).append((item.name, port.label()))
+    if other_layer:
+        report.findings = [
+            not_applied(f, other_layer[(f.origin, f.where)])
+            if (f.origin, f.where) in other_layer
+            else f
+            for f in report.findings
+        ]
     return links, gpus
+
+
+def _other_layer(port: Any, ports: list[Any], nic_order: dict[tuple[str, Any], int]) -> str:
+    """Why a host's port of another link layer than its NICs' is none of the fabric's."""
+    nic = next((p for p in ports if (p.device, p.port) in nic_order), None)
+    theirs = getattr(nic, "link_layer", None) or "fabric"
+    mine = port.link_layer
+    what = f"an {mine} port" if mine else "a port of another link layer"
+    return f"{what} beside the host's {theirs} NICs, none of the fabric's"
 
 
 class _Ends:
@@ -549,14 +643,14 @@ def _nic_order(ports: list[Any]) -> dict[tuple[str, Any], int]:
 
 
 def _host_of(item: HealthInput, fabric: Fabric) -> str | None:
-    """The host a one-host output belongs to: the host the probe that wrote it names (its
-    short name when only that is the fabric's), else its file name when that is a host of
-    the fabric, else the host its prompt names, else the file name."""
+    """The host a one-host output belongs to: the host a listing or the probe that wrote
+    it names (its short name when only that is the fabric's), else its file name when that
+    is a host of the fabric, else the host its prompt names, else the file name."""
     cluster = fabric.spec.cluster
     known = {h.name for h in cluster.hosts} if cluster is not None else set()
     hint = item.host_hint
-    if item.probe_host:
-        short = item.probe_host.split(".")[0]  # socket.gethostname() may be qualified
+    if item.named_host:
+        short = item.named_host.split(".")[0]  # a qualified name (socket.gethostname())
         return next((h for h in (hint, short) if _fabric_host(h, known)), hint)
     if _fabric_host(hint, known):
         return hint

@@ -18,6 +18,7 @@ from fabricui.importers.cluster_spec import build_cluster_spec, render_cluster_y
 from fabricui.importers.common import NodeLayout, ParseError, clean_text, detect
 from fabricui.importers.fabric_graph import SwitchGraph
 from fabricui.importers.guid_names import apply_names, parse_names
+from fabricui.importers.host_listing import split_hosts
 from fabricui.importers.hostlist import expand
 from fabricui.importers.nvlink_domains import MAX_TRAYS, domains_from_trays, parse_domains
 from fabricui.importers.reading import read_output
@@ -173,11 +174,37 @@ def detected_request(request: ImportRequest, text: str, origin: str) -> ImportRe
     Raises:
         ParseError: Not recognised, or recognised as something no importer reads.
     """
+    refuse_listing(text, origin)
     try:
         fmt = detect(clean_text(text))
     except ParseError as exc:
         raise ParseError(f"{origin}: {exc.message}") from None
     return dataclasses.replace(request, format=fmt)
+
+
+def refuse_listing(text: str, origin: str) -> None:
+    """Refuse a ``pdsh``/``clush``/``dshbak`` listing of several hosts' outputs, whose
+    first host's part is an output an importer reads: ``import`` reads one host's output
+    (read whole, the hosts' ports would be taken for one host's).
+
+    Raises:
+        ParseError: ``text`` is such a listing (the message says what reads it).
+    """
+    try:
+        parts = split_hosts(clean_text(text))
+        if not parts:
+            return
+        fmt = detect(clean_text(parts[0].text))
+    except FabricError:
+        return
+    hosts = list(dict.fromkeys(p.host for p in parts))
+    if len(hosts) < 2:
+        return
+    raise ParseError(
+        f"{origin}: {len(hosts)} hosts' {fmt} outputs (a pdsh, clush or dshbak listing: "
+        f"{', '.join(hosts[:3])}{' ...' if len(hosts) > 3 else ''}): `--health FILE` reads it "
+        "host by host; `fabricui import` reads one host's output"
+    )
 
 
 def import_text(
@@ -190,6 +217,7 @@ def import_text(
         ParseError: The input is not that format, or a plugin importer broke.
     """
     require_importer(request.format, host)
+    refuse_listing(text, origin)
     table = importer_table(host)
     try:
         result = table[request.format](text)

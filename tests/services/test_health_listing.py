@@ -1,0 +1,87 @@
+"""``--health`` reads a pdsh/clush/dshbak listing of many hosts' ``ibstat`` as each host's own
+output; the doctor says which host a finding is on; ``import`` refuses such a listing in one
+line; and a host's Ethernet port beside its InfiniBand NICs is said not to be applied."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabricui.fabric.health import health_of
+from fabricui.services.health import report_of
+from fabricui.services.requests import TopologyRequest
+from fabricui.services.session import load_fabric
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "health" / "infiniband"
+IBSTAT = DATA / "ibstat_h100_8x_ndr_ib_plus_cx6dx_eth_three_ports_down_disabled.txt"
+
+
+def _ibstat(down_first: bool = False) -> str:
+    """The real H100 node's ibstat (the collector's header left out); with its first port
+    (mlx5_0, InfiniBand) down when asked."""
+    text = "".join(IBSTAT.read_text().splitlines(keepends=True)[2:]).rstrip("\n") + "\n"
+    if down_first:
+        at = text.index("State: Active", text.index("CA 'mlx5_0'"))
+        text = text[:at] + "State: Down" + text[at + len("State: Active") :]
+    return text
+
+
+def _pdsh(parts: dict[str, str]) -> str:
+    return "".join(
+        "".join(f"{host}: {line}\n" if line else f"{host}:\n" for line in text.rstrip().split("\n"))
+        for host, text in parts.items()
+    )
+
+
+def _dshbak(parts: dict[str, str]) -> str:
+    return "$ pdsh -w n[0-1] ibstat | dshbak\n" + "".join(
+        f"----------------\n{host}\n----------------\n{text}" for host, text in parts.items()
+    )
+
+
+@pytest.mark.parametrize("listing", [_pdsh, _dshbak])
+def test_each_hosts_part_is_that_hosts_ibstat(catalog, tmp_path, listing):
+    path = tmp_path / "ibstat-all.txt"
+    path.write_text(listing({"n0": _ibstat(), "n1": _ibstat(down_first=True)}))
+    request = TopologyRequest("h100-ib-cluster", 2, health=(str(path),))
+    fabric = load_fabric(request, catalog, report_health=False)
+    overlay = health_of(fabric)
+    assert overlay is not None
+    assert [(c.kind, c.label) for c in overlay.changes] == [
+        ("down", "n1.nic0 (n1 mlx5_0) -> leaf0")
+    ]
+    report = report_of(fabric)
+    assert report is not None
+    assert [i.name for i in report.inputs] == ["ibstat-all.txt (n0)", "ibstat-all.txt (n1)"]
+
+
+def test_the_doctor_names_the_host_of_each_finding(run_cli, tmp_path):
+    path = tmp_path / "ibstat-all.txt"
+    path.write_text(_pdsh({"n0": _ibstat(), "n1": _ibstat(down_first=True)}))
+    status, out, _ = run_cli(
+        "doctor", "--health", str(path), "-t", "h100-ib-cluster", "--nodes", "2"
+    )
+    assert status == 0
+    assert "port-down (mlx5_0 port 1 in ibstat-all.txt (n1)): down:" in out
+    # the CX-6 Dx Ethernet ports beside the InfiniBand NICs are no port of the fabric
+    eth = next(
+        line for line in out.splitlines() if "(mlx5_2 port 1 in ibstat-all.txt (n0))" in line
+    )
+    fix = out.splitlines()[out.splitlines().index(eth) + 1]
+    assert fix.endswith(
+        "--health does not apply it: an Ethernet port beside the host's InfiniBand NICs, "
+        "none of the fabric's"
+    )
+
+
+def test_import_refuses_a_listing_of_several_hosts(run_cli, tmp_path):
+    path = tmp_path / "ibstat-all.txt"
+    path.write_text(_dshbak({"n0": _ibstat(), "n1": _ibstat()}))
+    status, out, err = run_cli("import", str(path))
+    assert status == 2 and out == ""
+    assert err.strip() == (
+        f"fabricui: error: {path}: 2 hosts' ibstat outputs (a pdsh, clush or dshbak listing: "
+        "n0, n1): `--health FILE` reads it host by host; `fabricui import` reads one host's "
+        "output"
+    )
