@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from fabricui.model.topology import (
     NIC_ATTACH,
     SWITCHED_LAYOUTS,
     IntraSpec,
+    NetSpec,
     TopologySpec,
 )
 
@@ -351,6 +353,8 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
                 (*npath, "nic"),
                 f"{net.nic} speaks {catalog.nics[net.nic].link}, not {net.link}",
             )
+    if net.adapters is not None:
+        _check_adapters(doc, npath, net)
     if net.nic_map is not None:
         if len(net.nic_map) != spec.gpus_per_node:
             raise _fail(
@@ -365,6 +369,32 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
                     (*npath, "nic_map", i),
                     f"NIC index {nic} out of range 0..{net.nics_per_node - 1}",
                 )
+
+
+#: An RDMA device name as the kernel gives it (``mlx5_0``, ``bnxt_re3``, ``rdmap0s31``).
+_ADAPTER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}")
+
+
+def _check_adapters(doc: YamlDocument, npath: KeyPath, net: NetSpec) -> None:
+    """``net.adapters`` names one device per NIC, each once.
+
+    Raises:
+        HwdbError: Another count than ``nics_per_node``, a repeated or malformed name.
+    """
+    adapters = net.adapters or ()
+    if len(adapters) != net.nics_per_node:
+        raise _fail(
+            doc,
+            (*npath, "adapters"),
+            f"needs one device name per NIC ({net.nics_per_node}), got {len(adapters)}",
+        )
+    seen: set[str] = set()
+    for i, name in enumerate(adapters):
+        if not _ADAPTER.fullmatch(name):
+            raise _fail(doc, (*npath, "adapters", i), f"not a device name ({name!r})")
+        if name in seen:
+            raise _fail(doc, (*npath, "adapters", i), f"{name} is named twice")
+        seen.add(name)
 
 
 #: Keys that only one network layout reads.

@@ -95,6 +95,11 @@ class NetSpec:
     """NICs (ports) per node used for this traffic."""
     nic_map: tuple[int, ...] | None = None
     """Explicit NIC index of each local GPU; default spreads GPUs evenly over NICs."""
+    adapters: tuple[str, ...] | None = None
+    """The RDMA device of each NIC, in NIC order, as the host names it (``ibstat``'s CA
+    names: ``mlx5_0``, ``mlx5_3`` ...): which of a host's adapters are its NICs here, beside
+    its storage and management ones. None: not stated (the ports of the NICs' link layer,
+    in order)."""
     layout: NetLayout = "auto"
     """``single`` switch, ``leaf-spine``, ``three-tier`` (leaf/spine pods under cores),
     ``dragonfly`` (groups of all-to-all routers joined by global links), ``torus`` (chips

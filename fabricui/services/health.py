@@ -511,11 +511,19 @@ def conditions(
             gpus += _gpu_conditions(ports, host, item, erroring, source, report.finding_ports)
             continue
         one_host = item.format not in _GRAPH_FORMATS and item.format != "ibqueryerrors"
-        nic_order = _nic_order(ports) if one_host else {}
+        adapters = (fabric.spec.net.adapters if fabric.spec.net is not None else None) or ()
+        named = one_host and _names_its_nics(ports, adapters)
+        if named:
+            nic_order = {
+                (p.device, p.port): adapters.index(p.device) for p in ports if p.device in adapters
+            }
+        else:
+            nic_order = _nic_order(ports) if one_host else {}
         for port in ports:
             if one_host and nic_order and (port.device, port.port) not in nic_order:
-                # another link layer's port (a storage or management NIC)
-                other_layer[(item.name, port.label())] = _other_layer(port, ports, nic_order)
+                # a storage or management adapter, or another link layer's port
+                why = _not_a_nic(port, adapters) if named else _other_layer(port, ports, nic_order)
+                other_layer[(item.name, port.label())] = why
                 continue
             bad = (item.name, port.label()) in erroring
             # A host's port rate is judged against its cable in the fabric (the other ports
@@ -535,7 +543,7 @@ def conditions(
                 fraction=_width_fraction(port.width, port.could_be),
                 rate_gbps=port.rate_gbps if port.degraded or rated else None,
                 nic=None if peer else nic_order.get((port.device, port.port)),
-                host_ports=len(nic_order) if one_host and not peer else None,
+                host_ports=None if named or peer or not one_host else len(nic_order),
                 erroring=bad,
                 source=source,
                 device_kind=device_kind,
@@ -551,6 +559,25 @@ def conditions(
             for f in report.findings
         ]
     return links, gpus
+
+
+def _names_its_nics(ports: list[Any], adapters: tuple[str, ...]) -> bool:
+    """Whether a host's ports are the topology's NIC devices (``net.adapters``), so that a
+    port is the NIC its device is: the host lists every one of them (besides its storage
+    and management adapters), or only some of them (``ibstat mlx5_6``). Another server's
+    names (``mlx5_0`` to ``mlx5_7`` where the topology's NICs include ``mlx5_11``) are not
+    taken for them: its ports go in order."""
+    devices = {p.device for p in ports}
+    return (
+        bool(adapters) and bool(devices) and (set(adapters) <= devices or devices <= set(adapters))
+    )
+
+
+def _not_a_nic(port: Any, adapters: tuple[str, ...]) -> str:
+    """Why a host's port on a device the topology does not name as a NIC is none of the
+    fabric's (a storage or management adapter)."""
+    shown = ", ".join(adapters[:4]) + (" ..." if len(adapters) > 4 else "")
+    return f"{port.device} is none of the host's NICs in this topology (net.adapters: {shown})"
 
 
 def _other_layer(port: Any, ports: list[Any], nic_order: dict[tuple[str, Any], int]) -> str:

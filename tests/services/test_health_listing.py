@@ -64,11 +64,23 @@ def test_the_doctor_names_the_host_of_each_finding(run_cli, tmp_path):
     )
     assert status == 0
     assert "port-down (mlx5_0 port 1 in ibstat-all.txt (n1)): down:" in out
-    # the CX-6 Dx Ethernet ports beside the InfiniBand NICs are no port of the fabric
-    eth = next(
-        line for line in out.splitlines() if "(mlx5_2 port 1 in ibstat-all.txt (n0))" in line
+
+
+def test_ports_of_another_link_layer_are_none_of_the_fabrics(run_cli, tmp_path):
+    """Without the devices named (net.adapters), the host's ports of its NICs' link layer
+    are its NICs: the CX-6 Dx Ethernet ports beside InfiniBand say they are not applied."""
+    spec = tmp_path / "pod.yaml"
+    spec.write_text(
+        "gpu: h100-sxm\nnodes: 2\ngpus_per_node: 8\n"
+        "intra: {fabric: nvswitch, link: nvlink4}\n"
+        "net: {link: ib-ndr, gbps: 400, nics_per_node: 8}\n"
     )
-    fix = out.splitlines()[out.splitlines().index(eth) + 1]
+    path = tmp_path / "n1.txt"
+    path.write_text(_ibstat())
+    status, out, _ = run_cli("doctor", "--health", str(path), "-t", str(spec))
+    assert status == 0
+    lines = out.splitlines()
+    fix = lines[lines.index(next(x for x in lines if "(mlx5_2 port 1)" in x)) + 1]
     assert fix.endswith(
         "--health does not apply it: an Ethernet port beside the host's InfiniBand NICs, "
         "none of the fabric's"
@@ -85,3 +97,55 @@ def test_import_refuses_a_listing_of_several_hosts(run_cli, tmp_path):
         "n0, n1): `--health FILE` reads it host by host; `fabricui import` reads one host's "
         "output"
     )
+
+
+def test_a_topology_naming_its_nics_devices_places_each_port(catalog, tmp_path):
+    """DGX H100 nodes name their NICs' devices (net.adapters, the user guide's table): with
+    InfiniBand storage ports too (nine InfiniBand ports for eight NICs) mlx5_4 is still GPU
+    2's NIC, and the storage port is said to be none of the fabric's."""
+    text = _ibstat()
+    at = text.index("Link layer: Ethernet", text.index("CA 'mlx5_1'"))
+    text = text[:at] + "Link layer: InfiniBand" + text[at + len("Link layer: Ethernet") :]
+    at = text.index("State: Active", text.index("CA 'mlx5_4'"))
+    text = text[:at] + "State: Down" + text[at + len("State: Active") :]
+    path = tmp_path / "n1.txt"
+    path.write_text(text)
+    fabric = load_fabric(
+        TopologyRequest("h100-ib-cluster", 2, health=(str(path),)), catalog, report_health=False
+    )
+    overlay = health_of(fabric)
+    assert overlay is not None
+    assert [(c.kind, c.label) for c in overlay.changes] == [
+        ("down", "n1.nic2 (n1 mlx5_4) -> leaf2")
+    ]
+    report = report_of(fabric)
+    assert report is not None
+    (eth,) = [f for f in report.findings if f.where == "mlx5_2 port 1"]
+    assert eth.fix.endswith(
+        "--health does not apply it: mlx5_2 is none of the host's NICs in this topology "
+        "(net.adapters: mlx5_0, mlx5_3, mlx5_4, mlx5_5 ...)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("adapters", "problem"),
+    [
+        ("[mlx5_0, mlx5_1]", "needs one device name per NIC (8), got 2"),
+        (
+            "[mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_0]",
+            "mlx5_0 is named twice",
+        ),
+        ("[mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, 'a b']", "not a device name"),
+    ],
+)
+def test_adapters_that_are_not_one_name_per_nic_are_refused(run_cli, tmp_path, adapters, problem):
+    spec = tmp_path / "pod.yaml"
+    spec.write_text(
+        "gpu: h100-sxm\nnodes: 2\ngpus_per_node: 8\n"
+        "intra: {fabric: nvswitch, link: nvlink4}\n"
+        f"net:\n  link: ib-ndr\n  nics_per_node: 8\n  adapters: {adapters}\n"
+    )
+    status, _, err = run_cli("hwdb", "validate", str(spec))
+    assert status == 2
+    assert err.count("\n") == 1 and "net.adapters" in err and problem in err
+    assert f"{spec}:" in err
