@@ -300,6 +300,9 @@ def build_cluster_spec(
         "intra": intra,
         "net": _net_dict(node, catalog, link, gbps, per, g, warnings),
     }
+    adapters = _adapter_names(chosen) if graph.cables_known else None
+    if adapters is not None:
+        data["net"]["adapters"] = adapters
     cluster: dict[str, Any] = {
         "hosts_per_node": 1,
         "switches": switch_lines,
@@ -309,6 +312,19 @@ def build_cluster_spec(
     if blocks:
         cluster["blocks"] = blocks
     return ClusterDraft(data=data, cluster=cluster, warnings=warnings, comments=comments)
+
+
+def _adapter_names(chosen: _Ports) -> list[str] | None:
+    """The device of each NIC in rail order (``net.adapters``) when every host names its
+    cabled ports alike, one port per device (``mlx5_0:1`` ... ``mlx5_9:1``); None when they
+    differ or a device carries two NIC ports."""
+    labels = sorted({p[0] for h in chosen.hosts for p in chosen.ports[h]}, key=natural_key)
+    names = [label.split(":")[0] for label in labels]
+    if len(labels) != chosen.per_host or len(set(names)) != len(names):
+        return None
+    if any(" " in name or not name for name in names):  # no device name: the port's owner
+        return None
+    return names
 
 
 def _chosen_nodes(

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from fabricui.importers.common import ParseError
 from fabricui.importers.hostlist import expand
 
-#: A host as the shells print it: a name without blanks, or a hostlist (``n[1-4]``).
-_HOST = r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}"
-#: A ``pdsh``/``clush`` line: the host, a colon, a blank and the line (or nothing).
-_PREFIXED = re.compile(rf"({_HOST}):(?: (.*)|)")
+#: A host as the shells print it: a name without blanks (a header may hold a hostlist).
+_HOST = r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,252}"
+#: A ``pdsh``/``clush`` line (``fullmatch``): the host, a colon, a blank and the line (or
+#: nothing, for an empty line).
+PREFIXED_LINE = re.compile(rf"({_HOST}):(?:[ \t](.*))?")
 #: A ``dshbak``/``clush -b`` header: the hosts between two dashed lines, with the count
 #: ``clush -b`` adds for a group of hosts (``luna-[0001-0002] (2)``).
 _HEADER = re.compile(
@@ -68,7 +69,7 @@ def _by_prefix(text: str) -> list[HostPart] | None:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        match = _PREFIXED.fullmatch(line.rstrip("\r"))
+        match = PREFIXED_LINE.fullmatch(line.rstrip("\r"))
         if match is None:
             return None
         host = match.group(1)

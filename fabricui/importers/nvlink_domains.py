@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from fabricui.importers import nvidia_smi_q
 from fabricui.importers.common import ParseError, clean_text
 from fabricui.importers.fabric_graph import listing
+from fabricui.importers.host_listing import PREFIXED_LINE
 from fabricui.importers.hostlist import natural_key
 
 #: Largest input read [characters] (72 trays' ``nvidia-smi -q`` is ~10 MB).
 MAX_INPUT_CHARS = 256 * 2**20
 #: Most trays read (a folder or a file).
 MAX_TRAYS = 100_000
-_PREFIXED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,252}):(?:[ \t](.*))?$")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
 _ZERO = re.compile(r"^0{8}-0{4}-0{4}-0{4}-0{12}$")
 _SPLIT = re.compile(r"[\s,;]+|:\s+")
@@ -172,7 +172,7 @@ def parse_domains(text: str, origin: str = "<domains>") -> DomainMap:
     for line in text.split("\n"):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        match = _PREFIXED.match(line)
+        match = PREFIXED_LINE.fullmatch(line)
         if match:
             per_host.setdefault(match.group(1), []).append(match.group(2) or "")
         else:

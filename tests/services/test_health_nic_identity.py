@@ -108,3 +108,26 @@ def test_as_many_adapters_as_nics_are_the_nics_in_order(catalog, topology, tmp_p
     overlay = health_of(load_fabric(TopologyRequest(topology, health=health), catalog))
     assert overlay is not None
     assert [c.label for c in overlay.changes] == ["h1.nic4 (h1 mlx5_6) -> R4"]
+
+
+def test_the_topologys_adapter_names_say_which_nic_the_adapter_is(catalog, tmp_path):
+    """``net.adapters`` names the compute HCAs: the 10-adapter ibstat's mlx5_6 is NIC 4."""
+    adapters = ", ".join(f"mlx5_{k}" for k in COMPUTE)
+    path = tmp_path / "rails.yaml"
+    path.write_text(
+        TOPOLOGY.replace("layout: explicit}", f"layout: explicit, adapters: [{adapters}]}}")
+    )
+    health = (_ibstat(tmp_path / "h1.txt", range(10), down=6),)
+    overlay = health_of(load_fabric(TopologyRequest(str(path), health=health), catalog))
+    assert overlay is not None and overlay.unmatched == ()
+    assert [(c.kind, c.label) for c in overlay.changes] == [("down", "h1.nic4 (h1 mlx5_6) -> R4")]
+
+
+def test_an_imported_cluster_keeps_its_hosts_adapter_names(run_cli, tmp_path):
+    """Every host naming its cabled ports alike: the import writes them as net.adapters."""
+    out = tmp_path / "imported.yaml"
+    graph = _ibnetdiscover(tmp_path / "fabric.txt")
+    status, _, err = run_cli("import", "ibnetdiscover", graph, "--node", "dgx-a100", "-o", str(out))
+    assert status == 0, err
+    names = ", ".join(f"mlx5_{k}" for k in COMPUTE)
+    assert f"  adapters: [{names}]\n" in out.read_text()
