@@ -156,8 +156,9 @@ def render(report: dict[str, Any]) -> str:
     for run in report["runs"]:
         lines.append("")
         lines.append(
-            f"{run['source']}: {run['op']}, {run['nranks']} ranks on {run['nodes']} node(s), "
-            f"algo {run['algo']}"
+            f"{shown_path(run['source'])}: {run['op']}, {run['nranks']} ranks on "
+            f"{run['nodes']} node(s), "
+            f"algo {run['algo']}{_launched(run)}"
         )
         lines.append(
             f"  {'size':>9}  {'measured us':>12}  {'before us':>11} {'err':>7}  "
@@ -201,3 +202,14 @@ def render(report: dict[str, Any]) -> str:
     elif report["overlay"]:
         lines.append("overlay not written (give -o FILE)")
     return "\n".join(lines)
+
+
+def _launched(run: dict[str, Any]) -> str:
+    """``, each thread drove 8 GPUs`` for a run one thread issued on several GPUs (its
+    times, fitted and predicted, include that thread's issue), else empty."""
+    if not run.get("single_process"):
+        return ""
+    per_thread = run.get("gpus_per_thread")
+    if per_thread:
+        return f", each thread drove {per_thread} GPUs"
+    return ", one process drove every GPU of its node"

@@ -11,11 +11,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fabricui.bounds import BYTES, OPERATION_TIME_US
 from fabricui.errors import FabricError, HwdbError
 from fabricui.files import read_bounded
 from fabricui.hwdb.schema import show
@@ -88,6 +90,8 @@ class ResultRun:
     """NCCL settings that change the algorithm (measurements ``env``)."""
     gpu: str | None = None
     """GPU name of the rank lines (``NVIDIA H100 80GB HBM3``)."""
+    hosts: tuple[tuple[str, int], ...] = ()
+    """(host, ranks on it) of the rank lines, hosts in order of their first rank."""
     entry_id: str | None = None
     """Measurements entry id."""
     hardware_gpu: str | None = None
@@ -175,6 +179,15 @@ def _number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _float(text: str) -> float | None:
+    """``text`` as a float, NaN and infinity included (they are figures, if impossible
+    ones), or None for a word (``N/A``)."""
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def op_from_name(text: str, bare: bool = False) -> str | None:
     """The collective an nccl-tests binary name in ``text`` runs (``alltoall_perf``).
 
@@ -224,27 +237,73 @@ class _Table:
         self.first_line: int | None = None
         self.env: dict[str, str] = {}
         self.dropped: list[DroppedRow] = []
+        self.last_size: int | None = None
 
-    def row(self, tokens: list[str], number: int) -> None:
-        """Add a data row, or ignore a line that only looks like one (errors, N/A)."""
+    def row(self, tokens: list[str], number: int) -> bool:
+        """Add a data row, or ignore a line that only looks like one (errors, N/A).
+
+        Returns:
+            False when the row's size is not above the previous row's: nccl-tests sizes
+            only grow within a run, so it begins another run (two outputs pasted under one
+            header); the row is then not taken.
+        """
         if len(tokens) < 4 or not _SIZE.fullmatch(tokens[0]):
-            return
+            return True
         index = self._time_index(tokens)
         if index is None or index + 2 >= len(tokens):
-            return
+            return True
+        if _float(tokens[index]) is None:  # out-of-place figures N/A: the in-place ones
+            index = self._in_place_index(tokens, index)
+            if index is None:
+                return True
         texts = tokens[index : index + 3]
         time, algbw, busbw = (_number(t) for t in texts)
         size = int(tokens[0])
-        why = _impossible(size, texts) if size > 0 else None
-        if why is not None:
-            self.dropped.append(DroppedRow(number, why))
+        why = _impossible(size, texts)
+        if size <= 0 or (why is None and (time is None or algbw is None or busbw is None)):
+            return True  # words where the figures go: a line that only looks like a row
+        if self.last_size is not None and size <= self.last_size:
+            return False
+        self.last_size = size
+        why = why or self._wrong(tokens, index)
+        if why is not None or time is None:
+            self.dropped.append(DroppedRow(number, why or "no time"))
             self.first_line = self.first_line or number
-            return
-        if time is None or time <= 0 or size <= 0 or algbw is None or busbw is None:
-            return
+            return True
         self.rows.append(ResultRow(size, time, algbw, busbw, number))
         if self.first_line is None:
             self.first_line = number
+        return True
+
+    def _in_place_index(self, tokens: list[str], index: int) -> int | None:
+        """Column of the in-place time, for a row whose out-of-place figures are N/A."""
+        if self.header and self.header.count("time") > 1:
+            second = self.header.index("time", self.header.index("time") + 1)
+            shift = second - self.header.index("time")
+        else:
+            shift = 4  # time algbw busbw #wrong, then the in-place time
+        found = index + shift
+        return found if found + 2 < len(tokens) and _float(tokens[found]) is not None else None
+
+    def _wrong(self, tokens: list[str], index: int) -> str | None:
+        """``wrong results`` when the row's ``#wrong`` count (of the figures at ``index``)
+        is above 0: its collective computed wrong data, so its time is no measure of the
+        fabric. The old ``error`` column (a float, the largest rounding error) is no count."""
+        if self.header:
+            at = self.header.index("time") + 3
+            if at >= len(self.header) or self.header[at] != "wrong":
+                return None
+        if index + 3 >= len(tokens) or not _INT.match(tokens[index + 3]):
+            return None
+        count = int(tokens[index + 3])
+        return "wrong results (#wrong above 0)" if count > 0 else None
+
+    def successor(self) -> _Table:
+        """A table for the next run under the same header, rank lines and settings."""
+        table = _Table(self.op)
+        table.header, table.ranks, table.gpu = self.header, dict(self.ranks), self.gpu
+        table.gpus, table.env = self.gpus, dict(self.env)
+        return table
 
     def _time_index(self, tokens: list[str]) -> int | None:
         """Column of the out-of-place time: from the header line, else by shape."""
@@ -263,7 +322,7 @@ class _Table:
     def finish(self, origin: str) -> ResultRun | None:
         if not self.rows and not self.dropped:
             return None
-        hosts = set(self.ranks.values())
+        hosts = Counter(self.ranks[rank] for rank in sorted(self.ranks))
         nranks = len(self.ranks) or _nranks_from_factor(self.op, self.rows)
         return ResultRun(
             source=f"{origin}:{self.first_line}",
@@ -275,6 +334,7 @@ class _Table:
             gpus_per_thread=self.gpus if self.gpus > 1 else None,
             env=dict(self.env),
             gpu=self.gpu,
+            hosts=tuple(hosts.items()),
             dropped=tuple(self.dropped),
         )
 
@@ -296,6 +356,11 @@ def _impossible(size: int, texts: list[str]) -> str | None:
         return "a NaN or infinite bandwidth"
     if algbw < 0 or busbw < 0:
         return "a negative bandwidth"
+    if size > BYTES.high:
+        return f"a size over {BYTES.why.removeprefix('up to ')}"
+    if not OPERATION_TIME_US.holds(time):
+        low = time < OPERATION_TIME_US.low
+        return "a time under a nanosecond" if low else "a time over 30 years"
     return None
 
 
@@ -376,7 +441,12 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
             continue
         tokens = stripped.split()
         if _SIZE.fullmatch(tokens[0]):
-            table.row(tokens, number)
+            if not table.row(tokens, number):  # sizes start over: the next run
+                run = table.finish(origin)
+                if run is not None:
+                    runs.append(run)
+                table = table.successor()
+                table.row(tokens, number)
         elif not table.rows:
             table.op = _named_op(op_from_name(stripped), op, origin, number) or table.op
     run = table.finish(origin)
@@ -534,14 +604,14 @@ def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ())
         ResultsError: Unreadable file, no result rows, an unknown entry id.
         HwdbError: A malformed measurements file (file:line).
     """
-    data, _ = read_bounded(
+    data, origin = read_bounded(
         path, MAX_RESULTS_BYTES, ResultsError, "nccl-tests output", ", not nccl-tests output"
     )
     if b"\x00" in data:
-        raise ResultsError(f"{path}: a binary file (NUL bytes), not nccl-tests output")
+        raise ResultsError(f"{origin}: a binary file (NUL bytes), not nccl-tests output")
     text = data.decode("utf-8", errors="replace")
     if _looks_like_measurements(text):
-        runs = parse_measurements(parse_yaml(text, str(path)))
+        runs = parse_measurements(parse_yaml(text, origin))
         if entries:
             known = {r.entry_id for r in runs}
             missing = [e for e in entries if e not in known]
@@ -549,18 +619,18 @@ def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ())
                 from fabricui.hwdb.catalog import unknown_id_message
 
                 raise ResultsError(
-                    f"{path}: " + unknown_id_message("entry", missing[0], [k for k in known if k])
+                    f"{origin}: " + unknown_id_message("entry", missing[0], [k for k in known if k])
                 )
             runs = [r for r in runs if r.entry_id in entries]
     else:
-        runs = parse_nccl_tests(text, str(path), op)
+        runs = parse_nccl_tests(text, origin, op)
     usable = [r for r in runs if r.rows]
     if not usable:
         dropped = [d for r in runs for d in r.dropped]
         if dropped:
-            raise ResultsError(f"no usable rows: {dropped_summary(str(path), dropped)}")
+            raise ResultsError(f"no usable rows: {dropped_summary(origin, dropped)}")
         raise ResultsError(
-            f"{path}: no nccl-tests result rows (expected the table nccl-tests prints: "
+            f"{origin}: no nccl-tests result rows (expected the table nccl-tests prints: "
             "size count type redop root time algbw busbw ...)"
         )
     orphans = tuple(d for r in runs if not r.rows for d in r.dropped)  # tables of only those

@@ -20,6 +20,7 @@ from fabricui.errors import ConfigError
 from fabricui.files import check_target
 from fabricui.hwdb.overlay import CalibrationOverlay, LinkCalibration, overlay_yaml, write_overlay
 from fabricui.hwdb.resolve import resolve_topology
+from fabricui.importers.common import gpu_id_from_name
 from fabricui.importers.nccl_tests import DroppedRow, dropped_summary, read_results
 from fabricui.services import admission
 from fabricui.services.progress import NO_PROGRESS, Phases
@@ -168,6 +169,7 @@ def _check_placement(
     """
     per_node = spec.gpus_per_node
     hint = " (use --nodes)" if run.nodes is None else ""
+    _check_hosts(run, per_node, spec.id)
     if nranks > nodes * per_node:
         raise ConfigError(
             f"{run.source}: {nranks} ranks do not fit {nodes} nodes of {per_node} GPUs "
@@ -184,12 +186,42 @@ def _check_placement(
         )
 
 
-def _other_hardware(run: ResultRun, spec: TopologySpec) -> dict[str, str] | None:
-    """What of a measurements entry's hardware differs from the topology's (its GPU, or
-    the network of a run over several nodes), or None: link figures fitted to other
-    hardware would describe that hardware."""
+def _check_hosts(run: ResultRun, per_node: int, topology: str) -> None:
+    """Refuse a run whose rank lines put more ranks on a host than a node of the topology
+    has GPUs, or a different number on different hosts: the fit prices the same count of
+    ranks on every node, so another placement would be fitted as a slower fabric.
+
+    Raises:
+        ConfigError: One line naming the hosts and their rank counts.
+    """
+    counts = dict(run.hosts)
+    if not counts:
+        return
+    host, most = max(counts.items(), key=lambda item: item[1])
+    if most > per_node:
+        raise ConfigError(
+            f"{run.source}: the rank lines put {most} ranks on host {host}, but a node of "
+            f"{topology} has {per_node} GPUs (give -t the topology the run ran on)"
+        )
+    if len(set(counts.values())) > 1:
+        shown = ", ".join(f"{h}: {n}" for h, n in list(counts.items())[:6])
+        more = ", ..." if len(counts) > 6 else ""
+        raise ConfigError(
+            f"{run.source}: the rank lines put different numbers of ranks on the hosts "
+            f"({shown}{more}); calibrate prices the same number on every node (fit a run "
+            "with as many ranks on each host)"
+        )
+
+
+def _other_hardware(run: ResultRun, spec: TopologySpec, catalog: Catalog) -> dict[str, str] | None:
+    """What of a run's hardware differs from the topology's (a measurements entry's GPU,
+    the GPU architecture an nccl-tests output's rank lines name, or the network of a run
+    over several nodes), or None: link figures fitted to other hardware would describe
+    that hardware."""
     if run.hardware_gpu is not None and run.hardware_gpu != spec.gpu:
         return {"source": run.source, "why": "gpu", "ran_on": run.hardware_gpu}
+    if run.hardware_gpu is None and _other_architecture(run.gpu, spec.gpu, catalog):
+        return {"source": run.source, "why": "gpu", "ran_on": str(run.gpu)}
     net = spec.net.link if spec.net is not None else None
     spans = (run.nodes or 1) > 1
     if spans and run.hardware_net is not None and run.hardware_net != net:
@@ -197,22 +229,36 @@ def _other_hardware(run: ResultRun, spec: TopologySpec) -> dict[str, str] | None
     return None
 
 
+def _other_architecture(name: str | None, gpu: str, catalog: Catalog) -> bool:
+    """True when a GPU name as nvidia-smi prints it (``NVIDIA A100-SXM4-80GB``) is a part
+    of another architecture or vendor than the catalog GPU ``gpu``; False when they match
+    or either is unknown. Parts of one architecture (H100 and H200, A100 40 and 80 GB)
+    share their links, so their runs fit the same link figures."""
+    known, ran_on = gpu_id_from_name(name) if name else (False, None)
+    ours, theirs = catalog.gpus.get(gpu), catalog.gpus.get(ran_on or "")
+    if not known or ours is None or theirs is None:
+        return False
+    return (theirs.vendor, theirs.arch) != (ours.vendor, ours.arch)
+
+
 def _of_this_hardware(
-    runs: list[ResultRun], spec: TopologySpec, named: bool
+    runs: list[ResultRun], spec: TopologySpec, catalog: Catalog, named: bool
 ) -> tuple[list[ResultRun], list[dict[str, str]]]:
     """The runs of the topology's hardware, and the entries left out (``_other_hardware``).
 
     Raises:
-        ConfigError: An entry named with ``--entry`` ran on other hardware.
+        ConfigError: An entry named with ``--entry``, or an nccl-tests output (a file the
+            user named), ran on other hardware.
     """
     kept, skipped = [], []
     for run in runs:
-        other = _other_hardware(run, spec)
+        other = _other_hardware(run, spec, catalog)
         if other is None:
             kept.append(run)
             continue
-        if named:
-            raise ConfigError(f"{run.source}: {_other_text(spec.id, _hardware(spec), [other])}")
+        if named or run.entry_id is None:
+            text = _other_text(spec.id, _hardware(spec), [other])
+            raise ConfigError(f"{run.source}: {text} (give -t a topology of that hardware)")
         skipped.append(other)
     return kept, skipped
 
@@ -323,16 +369,18 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
         _forced_algo(request.algo, collective_algorithms())
     if request.nodes is not None and request.nodes < 1:
         raise ConfigError(f"--nodes must be at least 1 (got {request.nodes})")
+    if [str(p) for p in request.results + request.held_out].count("-") > 1:
+        raise ConfigError("standard input (-) holds one output: give it once")
     progress.phase("reading the results")
     catalog = load_catalog(request.catalog)
     spec = resolve_topology(request.topology, catalog)
     entries = list(request.entries)
     fit_runs = [r for path in request.results for r in read_results(path, request.op, entries)]
     check_runs = [r for path in request.held_out for r in read_results(path, request.op, entries)]
-    fit_runs, skipped = _of_this_hardware(fit_runs, spec, bool(entries))
+    fit_runs, skipped = _of_this_hardware(fit_runs, spec, catalog, bool(entries))
     if not fit_runs:
         raise ConfigError(_none_match(spec, skipped))
-    check_runs, skipped_check = _of_this_hardware(check_runs, spec, bool(entries))
+    check_runs, skipped_check = _of_this_hardware(check_runs, spec, catalog, bool(entries))
     skipped += skipped_check
     progress.phase("building the fabrics of the runs")
     fabrics: dict[int, Fabric] = {}
@@ -416,6 +464,7 @@ def _report(
                 "nodes": case.fabric.nodes,
                 "algo": case.algo,
                 "single_process": case.single_process,
+                "gpus_per_thread": case.gpus_per_thread,
                 "entry": run.entry_id,
                 "rows": rows,
             }

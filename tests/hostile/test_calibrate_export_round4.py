@@ -1,0 +1,202 @@
+"""Hostile review of ``calibrate``, ``export``, ``snapshot`` and ``traffic``: nccl-tests outputs
+as people hand them over (two runs under one header, out-of-place figures N/A, wrong results,
+impossible sizes, another GPU, ranks spread unevenly) and the files these commands write.
+Each case runs the CLI in this process."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from _hostile import DATA, one_error
+
+from fabricui.importers.nccl_tests import parse_nccl_tests
+
+RUN = DATA / "nccl_tests" / "h100_2node_degraded_default_all_reduce_perf.txt"
+
+
+def table(
+    gpu: str = "NVIDIA H100 80GB HBM3",
+    hosts: tuple[str, ...] = ("hostA",),
+    per_host: tuple[int, ...] = (8,),
+    rows: tuple[str, ...] = (),
+    gpus_per_thread: int = 1,
+) -> str:
+    """An all_reduce_perf output: rank lines on ``hosts`` (``per_host`` ranks each) and
+    ``rows`` (default: 1 KiB to 1 MiB, 8 ranks' bus factor)."""
+    lines = [
+        "# Collective test starting: all_reduce_perf",
+        f"# nThread 1 nGpus {gpus_per_thread} minBytes 1024 maxBytes 1048576 step: 2(factor)",
+        "# Using devices",
+    ]
+    rank = 0
+    for host, count in zip(hosts, per_host):
+        for device in range(count):
+            lines.append(
+                f"#  Rank {rank:2d} Group  0 Pid {1000 + rank} on {host} device {device:2d} "
+                f"[0000:{device:02x}:00] {gpu}"
+            )
+            rank += 1
+    lines.append(
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong"
+    )
+    if not rows:
+        rows = tuple(
+            f"{size:12d} {size // 4:12d}     float     sum      -1  {20 + size / 2e5:7.2f}"
+            f"  {size / (20 + size / 2e5) / 1e3:6.2f}  {size / (20 + size / 2e5) / 1e3 * 1.75:6.2f}"
+            f"      0  {20 + size / 2e5:7.2f}    0.00    0.00      0"
+            for size in (2**k for k in range(10, 21))
+        )
+    return "\n".join([*lines, *rows]) + "\n"
+
+
+def write(tmp_path: Path, text: str, name: str = "all_reduce_perf.txt") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+# --- reading nccl-tests output ------------------------------------------------------------
+
+
+def test_two_runs_pasted_under_one_header_are_two_runs():
+    """Sizes that start over begin another run: a repeated run is never fitted on one half
+    and 'held out' on its own copy of the same sizes."""
+    text = RUN.read_text()
+    again = [line for line in text.splitlines() if line.strip()[:1].isdigit()]
+    runs = parse_nccl_tests(text + "\n".join(again) + "\n", "two.txt")
+    assert len(runs) == 2
+    assert [len(r.rows) for r in runs] == [11, 11]
+    assert runs[1].nranks == 16 and runs[1].op == "all_reduce"  # the header's ranks carry
+    assert runs[0].source != runs[1].source
+
+
+def test_rows_with_wrong_results_are_dropped_and_said():
+    """A row whose ``#wrong`` count is above 0 computed wrong data: dropped, with why."""
+    rows = table().splitlines()
+    rows[-1] = rows[-1].replace("      0  ", "      7  ", 1)
+    (run,) = parse_nccl_tests("\n".join(rows), "all_reduce_perf.txt")
+    assert len(run.rows) == 10
+    assert [d.why for d in run.dropped] == ["wrong results (#wrong above 0)"]
+
+
+def test_the_old_error_column_is_no_count_of_wrong_results():
+    """Old nccl-tests print the largest rounding error (``2e-07``), not a count: kept."""
+    text = (
+        "#       size         count    type   redop     time   algbw   busbw  error\n"
+        "           8             2   float     sum    34.73    0.00    0.00  2e-07\n"
+    )
+    (run,) = parse_nccl_tests(text, "all_reduce_perf.txt")
+    assert len(run.rows) == 1 and not run.dropped
+
+
+def test_out_of_place_figures_n_a_use_the_in_place_ones():
+    """Out-of-place columns N/A, in-place numbers: the in-place figures are read, not 'no
+    rows'."""
+    rows = [
+        "        1024           256     float     sum      -1      N/A     N/A     N/A    N/A"
+        "    21.50    0.05    0.08      0",
+        "        2048           512     float     sum      -1      N/A     N/A     N/A    N/A"
+        "    22.50    0.09    0.16      0",
+    ]
+    (run,) = parse_nccl_tests(table(rows=tuple(rows)), "all_reduce_perf.txt")
+    assert [r.time_us for r in run.rows] == [21.5, 22.5]
+
+
+@pytest.mark.parametrize(
+    ("row", "why"),
+    [
+        (
+            "999999999999999999 1 float sum -1 1000.0 1.00 1.75 0 1000.0 1.00 1.75 0",
+            "a size over 1 PB",
+        ),
+        ("1024 256 float sum -1 1e-300 1.00 1.75 0 1.0 1.00 1.75 0", "a time under a nanosecond"),
+    ],
+)
+def test_impossible_sizes_and_times_are_dropped(row: str, why: str):
+    """A size over 1 PB or a time under a nanosecond is no measurement (``bounds``)."""
+    (run,) = parse_nccl_tests(table(rows=(row,)), "all_reduce_perf.txt")
+    assert not run.rows and [d.why for d in run.dropped] == [why]
+
+
+def test_rank_lines_give_each_hosts_rank_count():
+    """``hosts`` holds each host's ranks, in the order of their first rank."""
+    (run,) = parse_nccl_tests(
+        table(hosts=("b", "a"), per_host=(3, 5)), "all_reduce_perf.txt", op="all_reduce"
+    )
+    assert run.hosts == (("b", 3), ("a", 5))
+
+
+# --- calibrate ----------------------------------------------------------------------------
+
+
+def test_calibrate_refuses_a_run_of_another_gpu_architecture(run_cli, tmp_path: Path):
+    """An A100 output fitted to an H100 topology would describe A100s: one line, status 2."""
+    path = write(tmp_path, table(gpu="NVIDIA A100-SXM4-80GB"))
+    err = one_error(run_cli, "calibrate", path, "-t", "dgx-h100")
+    assert "ran on NVIDIA A100-SXM4-80GB, not dgx-h100's h100-sxm" in err
+
+
+@pytest.mark.parametrize(
+    ("gpu", "topology"),
+    [
+        ("NVIDIA H200", "dgx-h100"),
+        ("NVIDIA A100-SXM4-40GB", "dgx-a100"),
+        ("Mystery GPU", "dgx-h100"),
+    ],
+)
+def test_calibrate_takes_a_run_of_the_same_architecture(
+    run_cli, tmp_path: Path, gpu: str, topology: str
+):
+    """Parts of one architecture share their links (H200 on an H100 topology); an unknown
+    name is not refused."""
+    status, _, err = run_cli("calibrate", write(tmp_path, table(gpu=gpu)), "-t", topology)
+    assert status == 0, err
+
+
+def test_calibrate_refuses_more_ranks_on_a_host_than_its_node_has_gpus(run_cli, tmp_path: Path):
+    """11 ranks on one host of an 8-GPU topology cannot have run there."""
+    path = write(tmp_path, table(hosts=("a", "b"), per_host=(11, 5)))
+    err = one_error(run_cli, "calibrate", path, "-t", "dgx-h100")
+    assert "the rank lines put 11 ranks on host a, but a node of dgx-h100 has 8 GPUs" in err
+
+
+def test_calibrate_refuses_ranks_spread_unevenly(run_cli, tmp_path: Path):
+    """3 ranks on one host, 5 on the other: the fit would price 4 and 4."""
+    path = write(tmp_path, table(hosts=("a", "b"), per_host=(3, 5)))
+    err = one_error(run_cli, "calibrate", path, "-t", "dgx-h100")
+    assert "different numbers of ranks on the hosts (a: 3, b: 5)" in err
+
+
+def test_calibrate_all_rows_wrong_is_one_line(run_cli, tmp_path: Path):
+    """Every row with wrong results: nothing to fit, one line saying why."""
+    text = table().replace("      0  ", "      2  ")
+    err = one_error(run_cli, "calibrate", write(tmp_path, text), "-t", "dgx-h100")
+    assert "dropped 11 rows: 11 with wrong results" in err
+
+
+def test_calibrate_says_a_single_process_run_in_text_and_json(run_cli, tmp_path: Path):
+    """``-g 8``: the text names the launch its times include, the JSON its GPUs per thread."""
+    path = write(tmp_path, table(gpus_per_thread=8))
+    status, out, err = run_cli("calibrate", path, "-t", "dgx-h100")
+    assert status == 0, err
+    assert "algo auto, each thread drove 8 GPUs" in out
+    status, out, _ = run_cli("calibrate", path, "-t", "dgx-h100", "--json")
+    (run,) = json.loads(out)["runs"]
+    assert (run["single_process"], run["gpus_per_thread"]) == (True, 8)
+
+
+def test_calibrate_standard_input_twice_is_one_line(run_cli, monkeypatch):
+    """``-`` read twice would find the second empty: refused up front."""
+    err = one_error(run_cli, "calibrate", "-", "--held-out", "-", "-t", "dgx-h100")
+    assert "standard input (-) holds one output: give it once" in err
+
+
+def test_calibrate_names_standard_input_as_such(run_cli, monkeypatch):
+    """Empty standard input: the message says ``<stdin>``, not ``-``."""
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    err = one_error(run_cli, "calibrate", "-", "-t", "dgx-h100")
+    assert err.startswith("fabricui: error: <stdin>: no nccl-tests result rows")
