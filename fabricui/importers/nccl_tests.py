@@ -589,6 +589,23 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
     return runs
 
 
+def read_output(path: Path | str) -> tuple[str, str]:
+    """The text of a results file, or of standard input for ``-``, read once.
+
+    Returns:
+        (the text, the name for messages: the path, or ``<stdin>``).
+
+    Raises:
+        ResultsError: Unreadable, larger than ``MAX_RESULTS_BYTES`` or binary (NUL bytes).
+    """
+    data, origin = read_bounded(
+        path, MAX_RESULTS_BYTES, ResultsError, "nccl-tests output", ", not nccl-tests output"
+    )
+    if b"\x00" in data:
+        raise ResultsError(f"{origin}: a binary file (NUL bytes), not nccl-tests output")
+    return data.decode("utf-8", errors="replace"), origin
+
+
 def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ()) -> list[ResultRun]:
     """Read one results file: nccl-tests output or a measurements YAML.
 
@@ -604,12 +621,7 @@ def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ())
         ResultsError: Unreadable file, no result rows, an unknown entry id.
         HwdbError: A malformed measurements file (file:line).
     """
-    data, origin = read_bounded(
-        path, MAX_RESULTS_BYTES, ResultsError, "nccl-tests output", ", not nccl-tests output"
-    )
-    if b"\x00" in data:
-        raise ResultsError(f"{origin}: a binary file (NUL bytes), not nccl-tests output")
-    text = data.decode("utf-8", errors="replace")
+    text, origin = read_output(path)
     if _looks_like_measurements(text):
         runs = parse_measurements(parse_yaml(text, origin))
         if entries:

@@ -5,6 +5,7 @@ and the hardware-database sources of the figures used."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from fabricui.services.reports import Report, Table
@@ -35,7 +36,9 @@ def render_markdown(report: Report) -> str:
     lines += [f"- **{label}**: {value}" for label, value in report.summary]
     lines.append("")
     if report.image:
-        lines += [f"![the fabric, drawn as `fabricui export` draws it]({report.image})", ""]
+        # Percent-encoded: a space or a parenthesis in the file name would end the link.
+        link = quote(report.image)
+        lines += [f"![the fabric, drawn as `fabricui export` draws it]({link})", ""]
     for table in report.tables:
         lines += [*markdown_table(table), ""]
     if report.notes:

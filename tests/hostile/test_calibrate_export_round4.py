@@ -200,3 +200,36 @@ def test_calibrate_names_standard_input_as_such(run_cli, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))
     err = one_error(run_cli, "calibrate", "-", "-t", "dgx-h100")
     assert err.startswith("fabricui: error: <stdin>: no nccl-tests result rows")
+
+
+# --- snapshot -----------------------------------------------------------------------------
+
+
+def test_snapshot_reads_a_measured_run_from_standard_input_once(run_cli, monkeypatch):
+    """``--measured -``: the request is checked and the report rendered from one read of
+    standard input (a second read would find it empty and refuse the run)."""
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(RUN.read_bytes())))
+    status, out, err = run_cli(
+        "snapshot", "collectives", "-t", "dgx-h100", "--nodes", "2", "--measured", "-"
+    )
+    assert status == 0, err
+    assert "Measured: pasted output, 16 ranks" in out
+    row = next(line for line in out.splitlines() if line.startswith("| 8 MiB |"))
+    assert "| 215 us |" in row
+
+
+def test_snapshot_measured_standard_input_without_a_table_is_one_line(run_cli, monkeypatch):
+    """Standard input holding no table: one line naming ``<stdin>``."""
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"hello\n")))
+    err = one_error(run_cli, "snapshot", "collectives", "-t", "dgx-h100", "--measured", "-")
+    assert "<stdin>: no nccl-tests result rows" in err
+
+
+def test_the_reports_diagram_link_survives_spaces_and_parentheses(run_cli, tmp_path: Path):
+    """``-o 'my report (v2).md'``: the link to ``my report (v2)-fabric.svg`` is
+    percent-encoded, so a Markdown viewer finds the image."""
+    target = tmp_path / "my report (v2).md"
+    status, _, err = run_cli("snapshot", "topology", "-t", "dgx-h100", "-o", str(target))
+    assert status == 0, err
+    assert (tmp_path / "my report (v2)-fabric.svg").is_file()
+    assert "(my%20report%20%28v2%29-fabric.svg)" in target.read_text()
