@@ -220,7 +220,7 @@ def _other_hardware(run: ResultRun, spec: TopologySpec, catalog: Catalog) -> dic
     that hardware."""
     if run.hardware_gpu is not None and run.hardware_gpu != spec.gpu:
         return {"source": run.source, "why": "gpu", "ran_on": run.hardware_gpu}
-    if run.hardware_gpu is None and _other_architecture(run.gpu, spec.gpu, catalog):
+    if run.hardware_gpu is None and other_architecture(run.gpu, spec.gpu, catalog):
         return {"source": run.source, "why": "gpu", "ran_on": str(run.gpu)}
     net = spec.net.link if spec.net is not None else None
     spans = (run.nodes or 1) > 1
@@ -229,7 +229,7 @@ def _other_hardware(run: ResultRun, spec: TopologySpec, catalog: Catalog) -> dic
     return None
 
 
-def _other_architecture(name: str | None, gpu: str, catalog: Catalog) -> bool:
+def other_architecture(name: str | None, gpu: str, catalog: Catalog) -> bool:
     """True when a GPU name as nvidia-smi prints it (``NVIDIA A100-SXM4-80GB``) is a part
     of another architecture or vendor than the catalog GPU ``gpu``; False when they match
     or either is unknown. Parts of one architecture (H100 and H200, A100 40 and 80 GB)

@@ -291,6 +291,7 @@ def _collectives_report(
     group = options.get("group")
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
+    from fabricui.services.calibrate import other_architecture
     from fabricui.services.collective import (
         measured_errors,
         measured_group,
@@ -377,6 +378,12 @@ def _collectives_report(
             ranks += f" (not the {n} GPUs priced)"
         launched = f"; {measured.launched}, priced so" if measured.launched else ""
         notes.insert(0, f"Measured: {given}{ranks}{launched}; error = predicted / measured - 1.")
+        if measured.gpu and other_architecture(measured.gpu, data.spec.gpu, data.catalog):
+            notes.insert(
+                1,
+                f"The measured run's GPUs are {measured.gpu}, not {data.spec.id}'s "
+                f"{data.spec.gpu}: its errors compare other hardware.",
+            )
     if op != asked:  # the run's own collective, not the one asked for
         notes.insert(0, f"The measured run is {op}, so the table is {op} (not {asked}).")
     links = list(data.fabric.generations)

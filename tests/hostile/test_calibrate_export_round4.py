@@ -233,3 +233,26 @@ def test_the_reports_diagram_link_survives_spaces_and_parentheses(run_cli, tmp_p
     assert status == 0, err
     assert (tmp_path / "my report (v2)-fabric.svg").is_file()
     assert "(my%20report%20%28v2%29-fabric.svg)" in target.read_text()
+
+
+def test_a_report_says_when_the_measured_run_ran_on_another_gpu(run_cli, tmp_path: Path):
+    """An A100 run beside an H100 topology's prediction: the report says its errors
+    compare other hardware (the same check ``calibrate`` refuses by)."""
+    path = write(tmp_path, table(gpu="NVIDIA A100-SXM4-80GB"))
+    status, out, err = run_cli("snapshot", "collectives", "-t", "dgx-h100", "--measured", path)
+    assert status == 0, err
+    assert (
+        "The measured run's GPUs are NVIDIA A100-SXM4-80GB, not dgx-h100's h100-sxm: its "
+        "errors compare other hardware." in out
+    )
+    status, out, _ = run_cli(
+        "snapshot",
+        "collectives",
+        "-t",
+        "dgx-h100",
+        "--measured",
+        str(RUN.parent / "h100_2node_degraded_ring_all_reduce_perf.txt"),
+        "--nodes",
+        "2",
+    )
+    assert status == 0 and "other hardware" not in out
