@@ -256,3 +256,32 @@ def test_a_report_says_when_the_measured_run_ran_on_another_gpu(run_cli, tmp_pat
         "2",
     )
     assert status == 0 and "other hardware" not in out
+
+
+# --- export -------------------------------------------------------------------------------
+
+
+def test_export_refuses_a_diagram_larger_than_the_memory_budget(run_cli, monkeypatch, tmp_path):
+    """``--max-hosts 1024`` of a 1,024-host fabric under 160 MiB: one line with the
+    estimate and the ``--max-hosts`` that fits, nothing written (the process is taken to
+    hold 100 MiB, as the CLI does after loading such a fabric)."""
+    monkeypatch.setattr("fabricui.services.admission.resident_bytes", lambda: 100 * 2**20)
+    target = tmp_path / "big.svg"
+    argv = ("export", "-t", "h100-ib-cluster", "--nodes", "1024", "-o", str(target))
+    err = one_error(run_cli, "--max-memory", "160M", *argv, "--max-hosts", "1024")
+    assert "a diagram of 1,024 hosts is 23,552 devices" in err
+    assert err.endswith("use --max-hosts 911 or fewer") and not target.exists()
+    status, _, err = run_cli("--max-memory", "160M", *argv, "--max-hosts", "911")
+    assert status == 0, err
+
+
+def test_the_pdf_font_warning_is_a_fabricui_warning(run_cli, tmp_path: Path):
+    """Names the PDF's fonts lack: one stderr line prefixed as every other warning."""
+    spec = tmp_path / "topo.yaml"
+    spec.write_text(
+        "id: Ω-pod\ngpu: h100-sxm\nnodes: 1\ngpus_per_node: 8\n"
+        "intra: {fabric: nvswitch, link: nvlink4}\n"
+    )
+    status, _, err = run_cli("export", "-t", str(spec), "-o", str(tmp_path / "x.pdf"))
+    assert status == 0, err
+    assert err.startswith("fabricui: warning: the PDF's standard fonts have no"), err

@@ -187,6 +187,16 @@ def test_a_4096_host_log_is_refused_up_front(env, tmp_path):
     assert time.perf_counter() - start < 30 and peak < 256 * 2**20
 
 
+# --- export ----------------------------------------------------------------------------------
+
+
+def test_export_estimate(env, tmp_path):
+    """``export`` of 2,048 hosts of a 16,384-GPU fabric as SVG: the drawing's estimate
+    holds the peak (the fabric itself fits the small budget)."""
+    argv = ("export", "-t", "h100-ib-cluster", "--nodes", "2048", "--max-hosts", "2048")
+    check_estimate(env, "160M", *argv, "-o", str(tmp_path / "fabric.svg"), "--force")
+
+
 # --- doctor ----------------------------------------------------------------------------------
 
 
