@@ -102,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
         f"{result.n_flows:,} flows, max-min fair"
     )
     print(
-        f"flow rate GB/s: min {rates['min_GBps']:.3g}  median {rates['median_GBps']:.3g}"
-        f"  max {rates['max_GBps']:.3g}  (total {rates['total_GBps']:.4g})"
+        f"flow rate GB/s: min {rate_text(rates['min_GBps'])}  median "
+        f"{rate_text(rates['median_GBps'])}  max {rate_text(rates['max_GBps'])}  (total "
+        f"{rate_text(rates['total_GBps'])})"
     )
     print("busiest links (achievable capacity = bandwidth x efficiency):")
     rows = [
@@ -119,5 +120,13 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(text_table(rows, right={2, 3, 4}, indent="  ")))
     print("slowest flows:")
     for src, dst, rate in result.slowest_flows(5):
-        print(f"  {src} -> {dst}  {rate:.3g} GB/s")
+        print(f"  {src} -> {dst}  {rate_text(rate)} GB/s")
     return 0
+
+
+def rate_text(value_GBps: float) -> str:
+    """A rate [GB/s] to three significant digits and never in exponent form: ``0.392``,
+    ``46.8``, ``10,520`` (a total of thousands reads as ``1.2e+04`` in ``%g``)."""
+    if value_GBps >= 1000:
+        return f"{value_GBps:,.0f}"
+    return f"{value_GBps:.3g}"

@@ -285,3 +285,32 @@ def test_the_pdf_font_warning_is_a_fabricui_warning(run_cli, tmp_path: Path):
     status, _, err = run_cli("export", "-t", str(spec), "-o", str(tmp_path / "x.pdf"))
     assert status == 0, err
     assert err.startswith("fabricui: warning: the PDF's standard fonts have no"), err
+
+
+# --- traffic ------------------------------------------------------------------------------
+
+
+def test_traffic_prints_the_total_rate_in_full(run_cli):
+    """The total of a pod's all-to-all (about 12,000 GB/s) is written out, not
+    ``1.2e+04``, and is the JSON's total."""
+    status, out, err = run_cli("traffic", "-t", "dgx-h100-pod")
+    assert status == 0, err
+    total = out.splitlines()[1].rsplit("(total ", 1)[1].rstrip(")")
+    assert "e+" not in out and total.replace(",", "").isdigit()
+    status, out, _ = run_cli("traffic", "-t", "dgx-h100-pod", "--json")
+    assert f"{json.loads(out)['rates']['total_GBps']:,.0f}" == total
+
+
+@pytest.mark.parametrize("pattern", ["all_to_all", "ring", "random-pairs"])
+def test_traffic_never_loads_a_link_past_its_capacity(run_cli, pattern: str):
+    """Max-min fair rates: every listed link's load is at most its achievable capacity,
+    and the flows' rates add up to the total."""
+    status, out, err = run_cli(
+        "traffic", pattern, "-t", "h100-ib-cluster", "--nodes", "4", "--json"
+    )
+    assert status == 0, err
+    data = json.loads(out)
+    for link in data["busiest_links"]:
+        assert link["load_GBps"] <= link["capacity_GBps"] * (1 + 1e-9), link
+    rates = [flow["rate_GBps"] for flow in data["flows"]]
+    assert sum(rates) == pytest.approx(data["rates"]["total_GBps"])
