@@ -238,7 +238,9 @@ def overlay_yaml(overlay: CalibrationOverlay, comments: Sequence[str] = ()) -> s
         link_id: {k: round(v, 6) for k, v in dataclasses.asdict(f).items() if v is not None}
         for link_id, f in overlay.links.items()
     }
-    head = "".join(f"# {line}\n" for line in comments)
+    # Each line break of a comment starts another ``#`` line: a file name holding a newline
+    # must not end the comment and put its rest into the YAML.
+    head = "".join(f"# {part}\n" for line in comments for part in line.splitlines() or [""])
     body: str = yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
     return head + body
 

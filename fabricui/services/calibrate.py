@@ -17,7 +17,7 @@ import numpy as np
 
 from fabricui.engine.calibration import CalibrationCase, fit_links, split_alternate
 from fabricui.errors import ConfigError
-from fabricui.files import check_target
+from fabricui.files import check_target, shown_path
 from fabricui.hwdb.overlay import CalibrationOverlay, LinkCalibration, overlay_yaml, write_overlay
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.importers.common import gpu_id_from_name
@@ -406,10 +406,11 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
         errors = result.errors
         comments = [
             "fabricui calibration overlay (fabricui calibrate); apply with: "
-            f"fabricui --calibration {request.output.name} ...",
+            f"fabricui --calibration {shown_path(request.output.name)} ...",
             f"median |t_pred/t_meas - 1|: fitted rows {pct(errors['fit']['before'])} -> "
             f"{pct(errors['fit']['after'])}, held-out rows "
             f"{pct(errors['held_out']['before'])} -> {pct(errors['held_out']['after'])}",
+            *_run_comments(report["runs"]),
         ]
         write_overlay(request.output, overlay_yaml(overlay, comments), force=request.force)
         written = True
@@ -419,6 +420,31 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
         held["before"] is not None and held["after"] is not None and held["after"] > held["before"]
     )
     return Calibration(report, worse)
+
+
+#: Runs the overlay's header lists before it says how many more there are.
+MAX_RUN_COMMENTS = 20
+
+
+def _run_comments(runs: list[dict[str, Any]]) -> list[str]:
+    """The overlay's header lines naming each run as the fit priced it (collective, ranks,
+    nodes, the algorithm forced, a ``-g N`` launch): the settings that reproduce its
+    fitted times with ``--calibration``."""
+    lines = []
+    for run in runs[:MAX_RUN_COMMENTS]:
+        algo = f", NCCL_ALGO={run['algo']}" if run["algo"] != "auto" else ""
+        launch = ""
+        if run["single_process"]:
+            launch = ", --launch single-process" + (
+                f" --gpus-per-thread {run['gpus_per_thread']}" if run["gpus_per_thread"] else ""
+            )
+        lines.append(
+            f"run {shown_path(run['source'])}: {run['op']}, {run['nranks']} ranks on "
+            f"{run['nodes']} node(s){algo}{launch}"
+        )
+    if len(runs) > MAX_RUN_COMMENTS:
+        lines.append(f"... and {len(runs) - MAX_RUN_COMMENTS} more runs")
+    return lines
 
 
 def pct(value: float | None) -> str:

@@ -314,3 +314,48 @@ def test_traffic_never_loads_a_link_past_its_capacity(run_cli, pattern: str):
         assert link["load_GBps"] <= link["capacity_GBps"] * (1 + 1e-9), link
     rates = [flow["rate_GBps"] for flow in data["flows"]]
     assert sum(rates) == pytest.approx(data["rates"]["total_GBps"])
+
+
+# --- the overlay calibrate writes ---------------------------------------------------------
+
+
+def test_an_overlay_named_with_a_newline_reads_back(run_cli, tmp_path: Path):
+    """``-o $'o\\nx: 1.yaml'``: the name in the header comment cannot end the comment and
+    put ``x: 1.yaml`` into the YAML; the overlay applies."""
+    target = tmp_path / "o\nx: 1.yaml"
+    status, _, err = run_cli("calibrate", str(RUN), "-t", "dgx-h100", "-o", str(target))
+    assert status == 0, err
+    assert all(line.startswith("#") for line in target.read_text().splitlines()[:3])
+    status, _, err = run_cli(f"--calibration={target}", "topologies")
+    assert status == 0, err
+
+
+def test_the_overlay_header_names_how_each_run_was_priced(run_cli, tmp_path: Path):
+    """Each run's algorithm and launch are in the header: the settings under which the
+    fitted times it states come back."""
+    ring = RUN.parent / "h100_2node_degraded_ring_all_reduce_perf.txt"
+    target = tmp_path / "fit.yaml"
+    status, _, err = run_cli("calibrate", str(ring), "-t", "dgx-h100", "-o", str(target))
+    assert status == 0, err
+    header = [line for line in target.read_text().splitlines() if line.startswith("# run ")]
+    assert header == [f"# run {ring}:32: all_reduce, 16 ranks on 2 node(s), NCCL_ALGO=ring"]
+
+
+def test_the_overlay_reproduces_the_fitted_times(run_cli, tmp_path: Path):
+    """Applied to ``collective`` under the run's settings, the overlay predicts the
+    ``after_us`` calibrate reported (the overlay's six digits aside)."""
+    ring = RUN.parent / "h100_2node_degraded_ring_all_reduce_perf.txt"
+    target = tmp_path / "fit.yaml"
+    status, out, err = run_cli(
+        "calibrate", str(ring), "-t", "dgx-h100", "-o", str(target), "--json"
+    )
+    assert status == 0, err
+    after = {row["size_bytes"]: row["after_us"] for row in json.loads(out)["runs"][0]["rows"]}
+    status, out, err = run_cli(
+        f"--calibration={target}", "collective", "all_reduce", "-t", "dgx-h100", "--nodes", "2",
+        "--sweep", "8M:8G", "--env", "NCCL_ALGO=ring", "--json",
+    )  # fmt: skip
+    assert status == 0, err
+    predicted = {row["size_bytes"]: row["time_us"] for row in json.loads(out)["rows"]}
+    for size, time_us in after.items():
+        assert predicted[size] == pytest.approx(time_us, rel=1e-4)
