@@ -19,7 +19,7 @@ from fabricui.files import shown_path
 from fabricui.render.output import print_json
 from fabricui.render.progress import terminal_progress
 from fabricui.units import format_bytes
-from fabricui.vocabulary import OPS
+from fabricui.vocabulary import OPS, op_name
 
 #: Median error of the fitted rows under which unchanged figures mean the database fits.
 FITS_WELL = 0.10
@@ -55,9 +55,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--nodes", type=int, help="node count of the runs (default: their host count)"
     )
-    parser.add_argument(
-        "--op", choices=OPS, metavar="OP", help="collective of files that do not name it"
+    op = parser.add_argument(
+        "--op",
+        type=op_argument,
+        metavar="OP",
+        help="collective of files that do not name it (all_reduce, alltoall, AllGather ...)",
     )
+    completes(op, OPS)
     algo = parser.add_argument(
         "--algo",
         help="algorithm (NCCL_ALGO) of runs whose output does not print it, e.g. ring "
@@ -85,6 +89,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--force", action="store_true", help="replace an existing --output")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
+
+
+def op_argument(text: str) -> str:
+    """``--op`` in the spellings people use (``alltoall``, ``AllReduce``), as ``collective``
+    takes its operation.
+
+    Raises:
+        argparse.ArgumentTypeError: No collective of that name.
+    """
+    op = op_name(text)
+    if op is None:
+        raise argparse.ArgumentTypeError(f"unknown collective {text!r} (one of {', '.join(OPS)})")
+    return op
 
 
 def run(args: argparse.Namespace) -> int:

@@ -359,3 +359,13 @@ def test_the_overlay_reproduces_the_fitted_times(run_cli, tmp_path: Path):
     predicted = {row["size_bytes"]: row["time_us"] for row in json.loads(out)["rows"]}
     for size, time_us in after.items():
         assert predicted[size] == pytest.approx(time_us, rel=1e-4)
+
+
+@pytest.mark.parametrize("spelling", ["AllGather", "all-gather", "allgather"])
+def test_calibrate_op_takes_the_spellings_collective_takes(run_cli, tmp_path: Path, spelling):
+    """``--op AllGather`` is all_gather, as ``collective AllGather`` is."""
+    text = table().replace("# Collective test starting: all_reduce_perf\n", "")
+    path = write(tmp_path, text, "results.txt")
+    status, out, err = run_cli("calibrate", path, "-t", "dgx-h100", "--op", spelling, "--json")
+    assert status == 0, err
+    assert json.loads(out)["runs"][0]["op"] == "all_gather"
