@@ -41,6 +41,14 @@ PATTERN_BYTES = 48
 #: The least a routed flow costs [bytes] (a flow loading a single link): requests whose
 #: flows cannot fit even at this rate are refused without routing a sample.
 FLOOR_BYTES = 120
+#: The least a flow of a whole pattern is taken to cost, traced [bytes]: its route, its
+#: share of the max-min filling and their temporaries. A sample's slope can fall below it
+#: where a call's fixed arrays (per link of a big fabric) dwarf the sample's flows: on the
+#: imported Selene cluster and the 4,096-chip torus the slope read 71 B while whole
+#: all-to-alls of 1,000 to 2,000 GPUs traced 435-440 B a flow and took 445-515 B resident
+#: (as on a fat-tree), so their estimates came out at half the peak. Measured 2026-11-29;
+#: rounded up (300 B traced is 558 B resident with the pattern's arrays).
+MIN_PER_FLOW_BYTES = 300
 
 _TRACING = threading.Lock()
 
@@ -94,23 +102,33 @@ def measure(run_sample: Callable[[int], Any]) -> FlowCost:
 
 
 def _measure(run_sample: Callable[[int], Any]) -> FlowCost:
-    peaks = []
+    """The larger sample is run first, cold: what a router builds once (an imported
+    cluster's best-route trees, its caches) is set apart as fixed, so that it is not
+    read as memory per flow (it had made a 400-GPU all-to-all on Selene 13 times its
+    peak). The slope comes from both samples run warm, at least ``MIN_PER_FLOW_BYTES``."""
     started = not tracemalloc.is_tracing()
     if started:
         tracemalloc.start()
+    small, large = SAMPLE_FLOWS
     try:
-        for count in SAMPLE_FLOWS:
-            tracemalloc.reset_peak()
-            before, _ = tracemalloc.get_traced_memory()
-            run_sample(count)
-            _, peak = tracemalloc.get_traced_memory()
-            peaks.append(max(0, peak - before))
+        cold = _traced_peak(run_sample, large)
+        peaks = [_traced_peak(run_sample, count) for count in SAMPLE_FLOWS]
     finally:
         if started:
             tracemalloc.stop()
-    small, large = SAMPLE_FLOWS
-    per_flow = max(FLOOR_BYTES / RESIDENT_PER_TRACED, (peaks[1] - peaks[0]) / (large - small))
-    return FlowCost(max(0.0, peaks[0] - per_flow * small), per_flow)
+    slope = (peaks[1] - peaks[0]) / (large - small)
+    per_flow = max(FLOOR_BYTES / RESIDENT_PER_TRACED, MIN_PER_FLOW_BYTES, slope)
+    fixed = max(0.0, peaks[0] - per_flow * small, cold - per_flow * large)
+    return FlowCost(fixed, per_flow)
+
+
+def _traced_peak(run_sample: Callable[[int], Any], count: int) -> int:
+    """What ``run_sample(count)`` allocated at its peak, traced [bytes]."""
+    tracemalloc.reset_peak()
+    before, _ = tracemalloc.get_traced_memory()
+    run_sample(count)
+    _, peak = tracemalloc.get_traced_memory()
+    return max(0, peak - before)
 
 
 def admit_flows(

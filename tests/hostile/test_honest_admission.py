@@ -130,6 +130,23 @@ def test_traffic_estimate_on_a_fat_tree(env):
     )
 
 
+def test_traffic_estimate_on_a_torus(env):
+    """``traffic`` among 1,024 chips of the 4,096-chip torus: a sample's slope reads a
+    fraction of what a whole all-to-all takes a flow there; the estimate holds the peak."""
+    check_estimate(env, "400M", "traffic", "-t", "tpu-v5p-torus", "--gpus", "1024")
+
+
+def test_traffic_estimate_on_an_imported_cluster(env, tmp_path):
+    """``traffic`` among 1,000 GPUs of Selene imported from its ibnetdiscover dump: what the
+    router builds once is not read as memory per flow, nor is a flow taken for less than
+    it costs; the estimate holds the peak."""
+    spec = tmp_path / "selene.yaml"
+    dump = DATA / "fabric" / "ibnetdiscover" / "nvidia_selene_compute_hdr_superpod_2021.txt"
+    argv = ("import", "ibnetdiscover", str(dump), "-o", str(spec), "--node", "dgx-a100")
+    assert measured(env, *argv)[0] == 0
+    check_estimate(env, "300M", "traffic", "-t", str(spec), "--gpus", "1000")
+
+
 @pytest.mark.parametrize("what", ["traffic", "all_to_all"])
 def test_the_advised_gpu_count_fits(env, what):
     """The issue's case: all 1,024 GPUs of the dragonfly refused under 512 MiB; the GPU

@@ -50,6 +50,32 @@ def test_a_flow_cost_grows_with_the_flows_it_measured():
     assert cost.peak_bytes(1000, 5) == pytest.approx(expected, abs=1)
 
 
+def test_what_a_sample_builds_once_is_fixed_not_per_flow():
+    """A router's one-time build (a cache filled by the first sample) goes to the fixed
+    part: the slope is that of the warm samples."""
+    from fabricui.services import flow_memory
+
+    built: list[bytearray] = []
+
+    def run(k: int) -> None:
+        if not built:
+            built.append(bytearray(50 * 10**6))  # the cold run's trees and caches
+        bytearray(1000 * k)
+
+    cost = flow_memory.measure(run)
+    assert cost.per_flow_bytes == pytest.approx(1000, rel=0.01)
+    assert cost.fixed_bytes >= 49 * 10**6
+
+
+def test_a_flow_costs_at_least_what_whole_patterns_take():
+    """A slope below what a whole pattern takes a flow (a big fabric's fixed arrays dwarf
+    the sample) is raised to ``MIN_PER_FLOW_BYTES``."""
+    from fabricui.services import flow_memory
+
+    cost = flow_memory.measure(lambda k: bytearray(10 * k + 10**6))
+    assert cost.per_flow_bytes == flow_memory.MIN_PER_FLOW_BYTES
+
+
 def test_refusals_are_one_line_with_advice(run_cli):
     """traffic and all_to_all on 8,192 GPUs, and a 1.9M-GPU cluster, are refused at once."""
     status, _, err = run_cli("traffic", "-t", "h100-ib-cluster", "--nodes", "1024")
