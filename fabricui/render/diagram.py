@@ -13,6 +13,7 @@ are left out and that they repeat the pattern.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 import zlib
 from dataclasses import dataclass, field
@@ -58,6 +59,11 @@ _HOST_GAP = 24.0
 _TIER_GAP = 90.0
 _MARGIN = 30.0
 _FONT = 9.0
+
+#: Characters XML 1.0 forbids in a document (C0 controls but tab, newline and return;
+#: surrogates; U+FFFE, U+FFFF): one in a name (a YAML ``"\x01"``) would leave an SVG no
+#: viewer opens.
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 @dataclass(frozen=True)
@@ -412,9 +418,8 @@ def _svg_text(
 ) -> str:
     weight = ' font-weight="bold"' if bold else ""
     anchor = ' text-anchor="middle"' if middle else ""
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:g}"{weight}{anchor}>{escape(text)}</text>'
-    )
+    shown = escape(_XML_INVALID.sub("\N{REPLACEMENT CHARACTER}", text))
+    return f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:g}"{weight}{anchor}>{shown}</text>'
 
 
 # --- PDF -----------------------------------------------------------------------------------

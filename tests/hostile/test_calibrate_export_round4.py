@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import xml.dom.minidom
 from pathlib import Path
 
 import pytest
@@ -369,3 +370,19 @@ def test_calibrate_op_takes_the_spellings_collective_takes(run_cli, tmp_path: Pa
     status, out, err = run_cli("calibrate", path, "-t", "dgx-h100", "--op", spelling, "--json")
     assert status == 0, err
     assert json.loads(out)["runs"][0]["op"] == "all_gather"
+
+
+def test_an_svg_of_names_with_control_characters_is_well_formed_xml(run_cli, tmp_path: Path):
+    """A topology id holding ``\\x01`` (a YAML escape): the SVG stays XML a viewer opens,
+    the character shown as U+FFFD."""
+    spec = tmp_path / "ctl.yaml"
+    spec.write_text(
+        'id: "a\\x01b<&>"\ngpu: h100-sxm\nnodes: 1\ngpus_per_node: 8\n'
+        "intra: {fabric: nvswitch, link: nvlink4}\n"
+    )
+    target = tmp_path / "ctl.svg"
+    status, _, err = run_cli("export", "-t", str(spec), "-o", str(target))
+    assert status == 0, err
+    root = xml.dom.minidom.parse(str(target))
+    titles = [t.firstChild.data for t in root.getElementsByTagName("text") if t.firstChild]
+    assert any(title.startswith("a\ufffdb<&>") for title in titles), titles
