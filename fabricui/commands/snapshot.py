@@ -188,7 +188,7 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
         options["nccl"] = " ".join(([version] if version else []) + env)
         parse_nccl_settings(options["nccl"])
     if measured := getattr(args, "measured", None):
-        from fabricui.services.collective import measured_run
+        from fabricui.services.collective import measured_input, measured_run
 
         measured = measured_input(measured)
         measured_run(measured)  # no such file, or no nccl-tests table in it
@@ -205,28 +205,6 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
     return SnapshotRequest(
         launch, targets, directory, args.force, parse_terminal_size(args.terminal_size)
     )
-
-
-def measured_input(value: str) -> str:
-    """``--measured``'s value as the report reads it: a path as given, and for ``-`` the
-    output standard input holds, read here once (the request is checked, then rendered:
-    a second read of standard input would find it empty).
-
-    Raises:
-        FabricError: Standard input unreadable, binary, too large or without a table.
-    """
-    if value != "-":
-        return value
-    from fabricui.importers.nccl_tests import ResultsError, parse_nccl_tests, read_output
-
-    text, origin = read_output(value)
-    if not parse_nccl_tests(text, origin):
-        raise ResultsError(
-            f"{origin}: no nccl-tests result rows (expected the table "
-            "nccl-tests prints: size count type redop root time ...)"
-        )
-    # A pasted output is told from a path by its lines: keep one row a paste too.
-    return text if "\n" in text.strip() else f"# {origin}\n{text}"
 
 
 def parse_terminal_size(text: str, flag: str = "--terminal-size") -> tuple[int, int]:

@@ -20,7 +20,13 @@ from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
 from fabricui.engine.nccl.releases import NEWEST_VERSION, parse_version
 from fabricui.errors import ConfigError, FabricError
-from fabricui.importers.nccl_tests import assume_op, parse_nccl_tests, read_results
+from fabricui.importers.nccl_tests import (
+    ResultsError,
+    assume_op,
+    parse_nccl_tests,
+    read_output,
+    read_results,
+)
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.jobs import group_ranks, job_of
 from fabricui.services.loaded import LoadedFabric
@@ -498,6 +504,26 @@ def measured_run(value: str, op: str | None = None) -> ResultRun:
     if not runs:
         raise ConfigError("no nccl-tests table in it: paste the output of all_reduce_perf ...")
     return assume_op(next((r for r in runs if r.op == op), runs[0]), op)
+
+
+def measured_input(value: str) -> str:
+    """``--measured``'s value as the report reads it: a path as given, and for ``-`` the
+    output standard input holds, read here once (the request is checked, then rendered:
+    a second read of standard input would find it empty).
+
+    Raises:
+        FabricError: Standard input unreadable, binary, too large or without a table.
+    """
+    if value != "-":
+        return value
+    text, origin = read_output(value)
+    if not parse_nccl_tests(text, origin):
+        raise ResultsError(
+            f"{origin}: no nccl-tests result rows (expected the table "
+            "nccl-tests prints: size count type redop root time ...)"
+        )
+    # A pasted output is told from a path by its lines: keep one row a paste too.
+    return text if "\n" in text.strip() else f"# {origin}\n{text}"
 
 
 def group_of_ranks(data: LoadedFabric, nranks: int) -> str | None:
