@@ -115,6 +115,11 @@ def admit(work: Work, budget_bytes: int, advice: str) -> None:
     )
 
 
+def group_advice(most: int) -> str:
+    """How to ask for a collective among at most ``most`` GPUs, in each command's words."""
+    return f"use --gpus {most} or fewer (snapshot: --group gpus:{most}), or --group per-node"
+
+
 def admit_collective(op: str, ranks: int, budget_bytes: int | None = None) -> None:
     """Let a collective among ``ranks`` GPUs be predicted, or refuse it in one line with
     the group size that fits (an all-to-all's n (n - 1) flows are measured on top:
@@ -126,9 +131,7 @@ def admit_collective(op: str, ranks: int, budget_bytes: int | None = None) -> No
     budget = memory_budget() if budget_bytes is None else budget_bytes
     most = (budget - BASE_BYTES) // RANK_BYTES
     advice = (
-        f"use --gpus {most} or fewer, or --group per-node"
-        if most >= 2
-        else raise_budget(BASE_BYTES + 2 * RANK_BYTES, "two GPUs")
+        group_advice(most) if most >= 2 else raise_budget(BASE_BYTES + 2 * RANK_BYTES, "two GPUs")
     )
     admit(Work(f"{op} among {ranks:,} GPUs", ranks, "ranks", RANK_BYTES), budget, advice)
 

@@ -250,6 +250,6 @@ def admit_collective(op: str, ranks: Any, router: Any, budget_bytes: int | None 
             n,
             "all_to_all",
             all_to_all_cost(bulk_router(router), ranks),
-            lambda most: f"use --gpus {most} or fewer, or --group per-node",
+            admission.group_advice,
             budget_bytes,
         )
