@@ -58,6 +58,15 @@ OPERATION_TIME_US = Range("time", "us", 1e-3, 1e15, "a nanosecond to 30 years")
 BYTES = Range("size", "bytes", 0.0, 1e15, "up to 1 PB")
 #: Calls of one operation per training step.
 CALLS = Range("calls per step", "", 0.0, 1e12)
+#: A GPU board's power cap [W] (``plan --power-cap``, a run's ``power_W``).
+POWER_CAP_W = Range("power cap", "W", 1.0, 1e5, "no board draws 100 kW")
+#: Tokens of the busiest expert over the mean (``--moe-imbalance``): 1 is balanced.
+MOE_IMBALANCE = Range("MoE imbalance", "", 1.0, 1000.0, "the busiest expert over the mean")
+#: Bytes per element a gradient reduction moves (FP8 1 to FP32 4), as hwdb frameworks state.
+ELEMENT_BYTES = Range("bytes per element", "", 1.0, 4.0, "FP8 to FP32")
+#: Largest degree, batch or sequence length (tokens) a training plan or run may state:
+#: beyond any machine or data set, and small enough that their products stay exact.
+PLAN_COUNT_MAX = 2**31
 
 
 def real(value: Any) -> float | None:
@@ -78,6 +87,16 @@ def problem(value: Any, bound: Range) -> str | None:
         return None
     shown = f"{value:g}" if number is not None or isinstance(value, float) else repr(value)
     return f"{bound.what} must be {bound.describe()} (got {shown[:40]})"
+
+
+def between(value: Any, bound: Range) -> str | None:
+    """What is wrong with ``value`` as a ``bound``, worded as the training recipe words it
+    (``MoE imbalance must be between 1 and 1000 (got 0.5)``), or None when it fits."""
+    if problem(value, bound) is None:
+        return None
+    unit = f" {bound.unit}" if bound.unit else ""
+    shown = f"{value:g}" if isinstance(value, (int, float)) else repr(value)[:40]
+    return f"{bound.what} must be between {bound.low:g} and {bound.high:g}{unit} (got {shown})"
 
 
 def checked(value: Any, bound: Range, source: str, error: type[FabricError] = ConfigError) -> float:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fabricui.bounds import MFU, checked
+from fabricui.bounds import MFU, MOE_IMBALANCE, POWER_CAP_W, Range, between, checked
 from fabricui.commands.options import (
     add_hosts_option,
     catalog_request,
@@ -246,10 +246,12 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         FabricError: Unknown ids, a bad run file, or a layout the model or fabric cannot run.
     """
+    _refuse_unread_options(args)
     if _get(args, "run", None):
-        runs = price_runs(
-            RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()
-        )
+        with _failed_strategies_refused({}, every=True):
+            runs = price_runs(
+                RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()
+            )
         data: dict[str, Any] = (
             run_json(runs[0]) if len(runs) == 1 else {"runs": [run_json(r) for r in runs]}
         )
@@ -280,35 +282,132 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextlib.contextmanager
-def _failed_requests_first(request: PlanRequest) -> Iterator[None]:
+def _failed_requests_first(request: PlanRequest) -> contextlib.AbstractContextManager[None]:
     """Price inside: a strategy the user asked for by name (``--strategy``,
     ``--dp-strategy``) whose plugin failed when it was priced is then the error, also in
-    place of the error pricing ended with (the failure is its likely cause); one that was
-    not asked for stays a warning, and the plan goes on without it.
+    place of the error pricing ended with (the failure is its likely cause). One plan uses
+    every strategy it calls, so any other that failed is an error too (its figures would be
+    missing from the step); a search goes on without one that was not asked for, with a
+    warning."""
+    asked = {name: "--strategy" for name in request.extra_strategies}
+    if request.dp_strategy:
+        asked[request.dp_strategy] = "--dp-strategy"
+    return _failed_strategies_refused(asked, every=not request.search)
+
+
+#: Options that fix one layout (``dest``, flag): ``--search`` varies them.
+ONE_LAYOUT_OPTIONS = (
+    ("tp", "--tp"),
+    ("pp", "--pp"),
+    ("dp", "--dp"),
+    ("cp", "--cp"),
+    ("ep", "--ep"),
+    ("vpp", "--vpp"),
+    ("microbatches", "--microbatches"),
+    ("micro_batch", "--micro-batch"),
+)
+#: Options ``--run`` does not read (``dest``, flag): the run file states the model, the
+#: topology, the layout and the settings.
+RUN_FILE_STATES = (
+    ("model", "--model"),
+    ("model_word", "MODEL"),
+    ("topology", "--topology"),
+    ("nodes", "--nodes"),
+    ("nic_gbps", "--nic-gbps"),
+    ("scale_up_links", "--scale-up-links"),
+    ("health", "--health"),
+    ("mfu", "--mfu"),
+    *ONE_LAYOUT_OPTIONS,
+    ("global_batch", "--global-batch"),
+    ("seq", "--seq"),
+    ("top", "--top"),
+    ("layout", "--layout"),
+    ("dp_strategy", "--dp-strategy"),
+    ("extra_strategies", "--strategy"),
+    ("sp", "--sp/--no-sp"),
+    ("recompute", "--recompute"),
+    ("precision", "--precision"),
+    ("framework", "--framework"),
+    ("attention", "--attention"),
+    ("fp8_recipe", "--fp8-recipe"),
+    ("recompute_modules", "--recompute-modules"),
+    ("compile", "--compile"),
+    ("power_cap", "--power-cap"),
+    ("moe_dispatch", "--moe-dispatch"),
+    ("moe_imbalance", "--moe-imbalance"),
+    ("cuda_graph", "--cuda-graph"),
+    ("dp_overlap", "--dp-overlap/--no-dp-overlap"),
+    ("tp_overlap", "--tp-overlap/--no-tp-overlap"),
+    ("ep_overlap", "--ep-overlap/--no-ep-overlap"),
+    ("search", "--search"),
+    ("hosts", "--hosts"),
+)
+
+
+def _given(args: argparse.Namespace, options: Sequence[tuple[str, str]]) -> list[str]:
+    """The flags of ``options`` the command line gave: a value other than unset or an
+    empty list (``--no-sp`` gives False; ``--search`` unset is False)."""
+    unset: tuple[Any, ...] = (None, [], ())
+    return [
+        flag
+        for dest, flag in options
+        if getattr(args, dest, None) not in (*unset, *((False,) if dest == "search" else ()))
+    ]
+
+
+def _refuse_unread_options(args: argparse.Namespace) -> None:
+    """An option the request would not read is an error, never silently dropped: with
+    ``--run`` every option the file states, with ``--search`` the degrees it varies, and
+    ``--top`` without ``--search``.
 
     Raises:
-        PluginError: Naming the option, the strategy's plugin and what went wrong.
+        ConfigError: Naming the option and what to do instead.
+    """
+    if _get(args, "run", None):
+        unread = _given(args, RUN_FILE_STATES)
+        if unread:
+            raise ConfigError(
+                f"{unread[0]} is not read with --run: the run file states the model, the "
+                "topology, the layout and the settings (change them in the file)"
+            )
+    elif _get(args, "search", False):
+        fixed = _given(args, ONE_LAYOUT_OPTIONS)
+        if fixed:
+            raise ConfigError(
+                f"{fixed[0]} prices one layout and --search ranks every layout: give one "
+                "or the other"
+            )
+    elif _get(args, "top", None) is not None:
+        raise ConfigError("--top sets how many layouts --search ranks: give --search too")
+
+
+@contextlib.contextmanager
+def _failed_strategies_refused(asked: dict[str, str], every: bool) -> Iterator[None]:
+    """Price inside, then refuse a strategy that failed while it was priced: those named in
+    ``asked`` (name -> option), and with ``every`` any other.
+
+    Raises:
+        PluginError: Naming the option (or the strategy), its plugin and what went wrong.
     """
     try:
         yield
     except FabricError:
-        _refuse_failed_requests(request)
+        _refuse_failed_strategies(asked, every)
         raise
-    _refuse_failed_requests(request)
+    _refuse_failed_strategies(asked, every)
 
 
-def _refuse_failed_requests(request: PlanRequest) -> None:
+def _refuse_failed_strategies(asked: dict[str, str], every: bool) -> None:
     from fabricui.plugins import get_host
 
     host = get_host()
-    asked = [("--strategy", name) for name in request.extra_strategies]
-    if request.dp_strategy:
-        asked.append(("--dp-strategy", request.dp_strategy))
-    for option, name in asked:
+    names = [*asked, *(name for name in host.strategies() if every and name not in asked)]
+    for name in names:
         why = host.call_failure("strategies", name)
         if why is not None:
-            raise PluginError(f"{option} {name}: {why}")
+            option = asked.get(name)
+            said = f"{option} {name}" if option else f"strategy {name}, which the plan uses"
+            raise PluginError(f"{said}: {why}")
 
 
 def plan_request(args: argparse.Namespace) -> PlanRequest:
@@ -340,9 +439,9 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
             recompute_modules=_modules(_get(args, "recompute_modules", None)),
             passes="compiled" if _get(args, "compile", None) else None,
             moe_dispatch=_get(args, "moe_dispatch", None),
-            moe_imbalance=_get(args, "moe_imbalance", None),
+            moe_imbalance=_ranged(args, "moe_imbalance", MOE_IMBALANCE),
             cuda_graph=_get(args, "cuda_graph", None),
-            power_W=_get(args, "power_cap", None),
+            power_W=_ranged(args, "power_cap", POWER_CAP_W),
         ),
         search=bool(_get(args, "search", False)),
         top=_get(args, "top", SEARCH_TOP),
@@ -350,6 +449,15 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
         hosts=_get(args, "hosts", None),
         framework=_get(args, "framework", None),
     )
+
+
+def _ranged(args: argparse.Namespace, name: str, bound: Range) -> float | None:
+    """Option ``name`` checked against ``bound``, the message naming the flag."""
+    value = _get(args, name, None)
+    wrong = None if value is None else between(value, bound)
+    if wrong:
+        raise ConfigError(f"--{name.replace('_', '-')}: {wrong}")
+    return value
 
 
 def _with_layout_words(args: argparse.Namespace, words: str) -> argparse.Namespace:
@@ -364,6 +472,16 @@ def _with_layout_words(args: argparse.Namespace, words: str) -> argparse.Namespa
         said = parse_layout(words, default)
     except ConfigError as exc:
         raise ConfigError(f"--layout: {exc.message}") from None
+    fixed = [
+        f"{name}{getattr(said, name)}"
+        for name in ("tp", "pp", "ep", "cp")
+        if getattr(said, name) != getattr(default, name)
+    ]
+    if fixed and _get(args, "search", False):
+        raise ConfigError(
+            f"--layout {fixed[0]} fixes a degree and --search ranks every layout: give "
+            "one or the other (--layout fsdp selective: the strategy and the recompute)"
+        )
     filled = argparse.Namespace(**vars(args))
     for name, option in (("tp", "tp"), ("pp", "pp"), ("ep", "ep"), ("cp", "cp")):
         if _get(args, option, None) is None and getattr(said, name) != getattr(default, name):
@@ -463,7 +581,8 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
     """The step breakdown, throughput, memory and assumptions as text lines."""
     parts = report.breakdown()
     step = report.step_us
-    lines = [f"step per GPU (stage {report.critical_stage} of {report.layout.pp}):"]
+    pp = report.layout.pp
+    lines = [f"step per GPU{_stage(report.critical_stage, pp, 'slowest')}:"]
     for key, name in STEP_PARTS:
         value = parts.pop(key, 0.0)
         share = f"{value / step:6.1%}" if step else ""
@@ -496,7 +615,7 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
     mem = report.memory
     if mem is not None:
         lines.append(
-            f"memory per GPU (stage {mem.stage}): {report.memory_GB:.1f} GB of "
+            f"memory per GPU{_stage(mem.stage, pp, 'most loaded')}: {report.memory_GB:.1f} GB of "
             f"{report.memory_limit_GB:.0f} GB usable = weights {mem.weights_bytes / 1e9:.1f} + "
             f"grads {mem.grads_bytes / 1e9:.1f} + optimizer {mem.optimizer_bytes / 1e9:.1f} + "
             f"activations {mem.activations_bytes / 1e9:.1f}"
@@ -510,6 +629,12 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
         lines.append("assumed:")
         lines += [f"  - {text}" for text in report.assumptions]
     return lines
+
+
+def _stage(index: int, stages: int, which: str) -> str:
+    """`` (pipeline stage 2 of 4, the slowest)`` for the 0-based ``index`` (the JSON's),
+    counted from 1 as people count; empty without a pipeline."""
+    return f" (pipeline stage {index + 1} of {stages}, the {which})" if stages > 1 else ""
 
 
 def _table(cells: Sequence[tuple[str, ...]]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from fabricui.bounds import MFU, checked
 from fabricui.commands.options import (
     add_topology_options,
     catalog_request,
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         seq_len=getattr(args, "seq", None),
         microbatches=getattr(args, "microbatches", None),
         degree=getattr(args, "degree", None),
-        mfu=getattr(args, "mfu", None),
+        mfu=_mfu(getattr(args, "mfu", None)),
         catalog=catalog_request(args),
         framework=getattr(args, "framework", None),
     )
@@ -137,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_table(table))
     return 0
+
+
+def _mfu(value: float | None) -> float | None:
+    """``--mfu`` checked as ``plan`` checks it (one range, one message)."""
+    return None if value is None else checked(value, MFU, "--mfu")
 
 
 #: Why a strategy of the table is absent.

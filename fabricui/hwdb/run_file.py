@@ -10,11 +10,18 @@ naming the file, line and key path.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from fabricui.bounds import real
+from fabricui.bounds import (
+    ELEMENT_BYTES,
+    MOE_IMBALANCE,
+    PLAN_COUNT_MAX,
+    POWER_CAP_W,
+    Range,
+    between,
+    real,
+)
 from fabricui.errors import HwdbError, unknown_id_message, unknown_key_message
 from fabricui.hwdb.schema import show
 from fabricui.hwdb.topology_file import parse_topology
@@ -114,19 +121,9 @@ RUN_KEYS = (
     "grad_reduce_bytes",
     "domain_hosts",
 )
-#: Largest degree or batch a run may state (beyond any machine; keeps products exact).
-MAX_COUNT = 2**31
-
-
-@dataclass
-class _SubDocument(YamlDocument):
-    """A view of part of a document: paths are relative to ``prefix``, lines are the file's."""
-
-    prefix: KeyPath = ()
-
-    def line_of(self, path: KeyPath) -> int | None:
-        """Line of ``prefix + path``."""
-        return super().line_of((*self.prefix, *path))
+#: Largest degree, batch or sequence a run may state (``bounds.PLAN_COUNT_MAX``, as the
+#: plan options).
+MAX_COUNT = PLAN_COUNT_MAX
 
 
 def _fail(doc: YamlDocument, path: KeyPath, problem: str) -> HwdbError:
@@ -170,6 +167,16 @@ def _float(doc: YamlDocument, path: KeyPath, value: Any, optional: bool = False)
     if not 0 < number < 1e30:
         raise _fail(doc, path, f"must be a positive number (got {show(value)})")
     return number
+
+
+def _ranged(doc: YamlDocument, path: KeyPath, value: Any, bound: Range) -> float | None:
+    """A number within ``bound`` (what the plan's own option takes), or None when unset."""
+    if value is None:
+        return None
+    wrong = between(value, bound)
+    if wrong is not None:
+        raise _fail(doc, path, wrong)
+    return float(value)
 
 
 def _choice(doc: YamlDocument, path: KeyPath, value: Any, choices: tuple[str, ...]) -> str | None:
@@ -234,7 +241,23 @@ def parse_entry(doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog) -
         raise _fail(doc, (*path, "quality"), f"expected text, got {show(quality)}")
     model = _model(doc, (*path, "model"), entry["model"], catalog, entry_id)
     run = _run(doc, (*path, "run"), entry["run"], catalog, model)
-    return RunEntry(entry_id, model, run, quality, doc.where(path), _prose(entry.get("source")))
+    places = {str(key): _place(doc, (*path, "run", str(key))) for key in entry["run"]}
+    places[""] = _place(doc, (*path, "run"))
+    return RunEntry(
+        entry_id,
+        model,
+        run,
+        quality,
+        doc.where(path),
+        _prose(entry.get("source")),
+        places=places,
+        listed=bool(path),
+    )
+
+
+def _place(doc: YamlDocument, path: KeyPath) -> str:
+    """``file:line: key path``, as every message about a key starts."""
+    return f"{doc.where(path)}: {format_path(path)}"
 
 
 def _prose(value: Any) -> str:
@@ -385,8 +408,7 @@ def _run(
             raise _fail(doc, tpath, unknown_id_message("topology", topo, catalog.topologies))
         spec = catalog.topologies[topo]
     else:
-        sub = _SubDocument(data=topo, origin=doc.origin, text=doc.text, prefix=tpath)
-        spec = parse_topology(sub, catalog, default_id=f"{Path(doc.origin).stem}-topology")
+        spec = parse_topology(doc, catalog, f"{Path(doc.origin).stem}-topology", at=tpath)
     deg = {key: _int(doc, (*path, key), block[key]) for key in ("tp", "pp", "dp", "global_batch")}
     for key in ("cp", "ep"):
         deg[key] = _int(doc, (*path, key), block.get(key), optional=True) or 1
@@ -414,21 +436,21 @@ def _run(
         tp_overlap=_flag(doc, (*path, "tp_overlap"), block.get("tp_overlap")),
         ep_overlap=_flag(doc, (*path, "ep_overlap"), block.get("ep_overlap")),
         framework=_framework(doc, (*path, "framework"), block.get("framework"), catalog),
-        power_W=_float(doc, (*path, "power_W"), block.get("power_W"), optional=True),
+        power_W=_ranged(doc, (*path, "power_W"), block.get("power_W"), POWER_CAP_W),
         fp8_recipe=_choice(doc, (*path, "fp8_recipe"), block.get("fp8_recipe"), FP8_RECIPES),
         recompute_modules=_modules(
             doc, (*path, "recompute_modules"), block.get("recompute_modules")
         ),
         compile=_flag(doc, (*path, "compile"), block.get("compile")),
         moe_dispatch=_choice(doc, (*path, "moe_dispatch"), block.get("moe_dispatch"), MOE_DISPATCH),
-        moe_imbalance=_float(
-            doc, (*path, "moe_imbalance"), block.get("moe_imbalance"), optional=True
+        moe_imbalance=_ranged(
+            doc, (*path, "moe_imbalance"), block.get("moe_imbalance"), MOE_IMBALANCE
         ),
         cuda_graph=_choice(doc, (*path, "cuda_graph"), block.get("cuda_graph"), CUDA_GRAPH_MODES),
         etp=_int(doc, (*path, "etp"), block.get("etp"), optional=True),
         fsdp_reshard=_flag(doc, (*path, "fsdp_reshard"), block.get("fsdp_reshard")),
-        grad_reduce_bytes=_float(
-            doc, (*path, "grad_reduce_bytes"), block.get("grad_reduce_bytes"), optional=True
+        grad_reduce_bytes=_ranged(
+            doc, (*path, "grad_reduce_bytes"), block.get("grad_reduce_bytes"), ELEMENT_BYTES
         ),
         domain_hosts=_int(doc, (*path, "domain_hosts"), block.get("domain_hosts"), optional=True),
     )
@@ -482,12 +504,17 @@ def _check_degrees(doc: YamlDocument, path: KeyPath, run: RunSpec, model: ModelS
         )
     if run.pp > model.layers:
         raise _fail(doc, (*path, "pp"), f"{run.pp} stages for {model.layers} layers")
+    if run.vpp and run.vpp > 1 and run.pp == 1:
+        raise _fail(doc, (*path, "vpp"), f"{run.vpp} model chunks need a pipeline (pp > 1)")
     if run.vpp and run.vpp > 1 and run.pp * run.vpp > model.layers:
         raise _fail(
             doc, (*path, "vpp"), f"pp x vpp = {run.pp * run.vpp} chunks for {model.layers} layers"
         )
     stage = run.tp * run.cp * run.dp
-    if run.ep > 1 and (not model.experts or model.experts % run.ep or stage % run.ep):
+    if run.ep > 1 and not model.experts:
+        dense = f"{model.id} is dense (no experts): give 1"
+        raise _fail(doc, (*path, "ep"), f"{run.ep} must divide the experts, but {dense}")
+    if run.ep > 1 and (model.experts % run.ep or stage % run.ep):
         raise _fail(
             doc,
             (*path, "ep"),

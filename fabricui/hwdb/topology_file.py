@@ -112,18 +112,29 @@ def _implied_link(
     )
 
 
-def parse_topology(doc: YamlDocument, catalog: Catalog, default_id: str = "custom") -> TopologySpec:
+def parse_topology(
+    doc: YamlDocument, catalog: Catalog, default_id: str = "custom", at: KeyPath = ()
+) -> TopologySpec:
     """Turn a parsed topology document into a checked ``TopologySpec``.
 
     Accepts the bare spec, or a mapping whose ``hardware`` key holds it (a measurement
     entry). ``intra: null`` means one GPU per node; ``net: null`` means a single node.
 
+    Args:
+        doc: The parsed document.
+        catalog: The hardware database the spec's ids refer to.
+        default_id: The spec's id when it names none.
+        at: Where the spec sits in ``doc`` (a run file's ``[0].run.topology``), so that
+            messages name the whole key path.
+
     Raises:
         HwdbError: Naming file, line, key path and value of the first problem.
     """
     data = doc.data
-    base: KeyPath = ()
-    if isinstance(data, dict) and "hardware" in data and "gpu" not in data:
+    for key in at:
+        data = data[key]
+    base: KeyPath = at
+    if not at and isinstance(data, dict) and "hardware" in data and "gpu" not in data:
         data, base = data["hardware"], ("hardware",)
     if not isinstance(data, dict):
         raise HwdbError(

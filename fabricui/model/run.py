@@ -7,7 +7,8 @@ setting unstated, so that the model can say what it assumed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from fabricui.model.records import ModelShape
 from fabricui.model.topology import TopologySpec
@@ -106,3 +107,13 @@ class RunEntry:
     source_text: str = ""
     """The entry's ``source`` wording (paper, URL, table), to recognise the framework of a
     run that does not name it."""
+    places: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
+    """``file:line: key path`` of each key of the run block (``dp_strategy`` ->
+    ``runs.yaml:17: [0].run.dp_strategy``), for messages about a stated setting."""
+    listed: bool = True
+    """The entry is an item of a list (False: the file is this one entry, a mapping)."""
+
+    def at(self, key: str) -> str:
+        """``file:line: key path`` of the run block's ``key`` (of the run block itself
+        when the key is not stated)."""
+        return self.places.get(key) or self.places.get("", self.origin)

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from fabricui.errors import ConfigError, EngineError, FabricError
+from fabricui.bounds import PLAN_COUNT_MAX
+from fabricui.errors import ConfigError, EngineError, FabricError, nearest
 from fabricui.services.requests import CatalogRequest, TopologyRequest
 from fabricui.services.software import software_for
 from fabricui.vocabulary import DEFAULT_MODEL, DP_ALIASES, DP_STRATEGIES
@@ -201,20 +202,39 @@ def chosen_strategies(
     """
     available = load_strategies() if available is None else available
     dp_name = DP_ALIASES.get(dp_strategy, dp_strategy)
-    known = dp_strategy in DP_STRATEGIES or dp_strategy in DP_ALIASES
-    if not known and (dp_strategy in MODEL_PARALLEL or dp_strategy not in available):
-        raise ConfigError(
-            f"--dp-strategy must be one of {', '.join(DP_STRATEGIES)} or a data-parallel "
-            f"strategy a plugin registers (got {dp_strategy!r}; see fabricui plugins)"
-        )
+    wrong = dp_strategy_problem(dp_strategy, available)
+    if wrong:
+        raise ConfigError(f"--dp-strategy {wrong}")
     names = [dp_name, "tp-sp" if sequence_parallel else "tp", "pp", "ep"]
     names += [n for n in dict.fromkeys(extra) if n not in names]
     if "cp" in available and "cp" not in names:
         names.append("cp")
     missing = [n for n in names if n not in available]
     if missing:
-        raise ConfigError(f"strategies not available: {', '.join(missing)} (see fabricui plugins)")
+        unknown = [n for n in missing if n in extra]
+        close = nearest(unknown[0], available) if unknown else []
+        hint = f"; nearest: {', '.join(close)}" if close else ""
+        raise ConfigError(
+            f"strategies not available: {', '.join(missing)}{hint} (see fabricui plugins)"
+        )
     return [available[n] for n in names]
+
+
+def dp_strategy_problem(name: str, available: Mapping[str, Strategy]) -> str | None:
+    """Why ``name`` is not a data-parallel strategy (a built-in one, an alias, or one a
+    plugin registers that does not split the model), with the nearest names; None when it
+    is one."""
+    if name in DP_STRATEGIES or name in DP_ALIASES:
+        return None
+    if name not in MODEL_PARALLEL and name in available:
+        return None
+    pool = [*DP_STRATEGIES, *(n for n in available if n not in MODEL_PARALLEL)]
+    close = nearest(name, pool)
+    hint = f"nearest: {', '.join(close)}; " if close else ""
+    return (
+        f"must be one of {', '.join(DP_STRATEGIES)} or a data-parallel strategy a plugin "
+        f"registers (got {name!r}; {hint}see fabricui plugins)"
+    )
 
 
 # --- layouts and recipes --------------------------------------------------------------------
@@ -253,6 +273,11 @@ def build_layout(
         microbatches = 4 * pp if pp > 1 else 1
     if not batch:
         batch = dp * microbatches * (micro or 1)
+        if batch > PLAN_COUNT_MAX:
+            raise ConfigError(
+                f"dp x micro-batches x micro-batch = {batch} sequences a step, more than "
+                f"{PLAN_COUNT_MAX}: give fewer --microbatches"
+            )
     etp = _positive(request, "etp", 0) or default_etp(tp, cp, dp, ep)
     return Layout(tp, pp, dp, ep, microbatches, batch, seq, cp=cp, vpp=vpp, etp=etp)
 
@@ -265,12 +290,26 @@ def default_etp(tp: int, cp: int, dp: int, ep: int) -> int:
 
 
 def _positive(request: LayoutRequest, name: str, default: int) -> int:
+    """The request's ``name`` (``default`` when unset), a whole number within
+    ``1..PLAN_COUNT_MAX``, as a run file's are."""
     value = getattr(request, name)
     if value is None:
         return default
+    flag = {"seq_len": "seq"}.get(name, name).replace("_", "-")
+    return plan_count(f"--{flag}", value)
+
+
+def plan_count(flag: str, value: int) -> int:
+    """``value`` of ``flag`` (a degree, a batch or tokens per sequence), within
+    ``1..PLAN_COUNT_MAX`` (what a run file takes too).
+
+    Raises:
+        ConfigError: Below 1 or above ``PLAN_COUNT_MAX``, naming the flag.
+    """
     if value < 1:
-        flag = {"seq_len": "seq"}.get(name, name).replace("_", "-")
-        raise ConfigError(f"--{flag} must be at least 1 (got {value})")
+        raise ConfigError(f"{flag} must be at least 1 (got {value})")
+    if value > PLAN_COUNT_MAX:
+        raise ConfigError(f"{flag} must be at most {PLAN_COUNT_MAX} (got {value})")
     return int(value)
 
 
@@ -467,8 +506,7 @@ def search_on(
     seq = layout.seq_len or model.seq_len
     batch = layout.global_batch or (fabric.n_gpus if job is None else len(job.ranks))
     for name, value in (("--global-batch", batch), ("--seq", seq), ("--top", request.top)):
-        if value < 1:
-            raise ConfigError(f"{name} must be at least 1 (got {value})")
+        plan_count(name, value)
     recipe, sp, _notes = resolve(request.recipe, fabric, 2, request.sequence_parallel, software)
     flavours: tuple[str, ...] | None = None
     if request.dp_strategy:
@@ -537,16 +575,20 @@ def decision_table_on(
     from fabricui.services.session import without_failed_strategies
 
     software = software or software_of(request.catalog, request.framework)
+    seq = TABLE_SEQ if request.seq_len is None else plan_count("--seq", request.seq_len)
+    microbatches = (
+        TABLE_MICROBATCHES
+        if request.microbatches is None
+        else plan_count("--microbatches", request.microbatches)
+    )
     recipe, _sp, _notes = resolve(None, fabric, 1, None, software)
     available = load_strategies() if strategies is None else strategies
     table = engine_table(
         fabric,
         model,
         available.values(),
-        seq_len=request.seq_len if request.seq_len is not None else TABLE_SEQ,
-        microbatches=request.microbatches
-        if request.microbatches is not None
-        else TABLE_MICROBATCHES,
+        seq_len=seq,
+        microbatches=microbatches,
         mfu=request.mfu,
         degree=request.degree,
         evaluate=pricer,
@@ -600,9 +642,11 @@ __all__ = [
     "decision_table",
     "decision_table_on",
     "default_layout",
+    "dp_strategy_problem",
     "load_context",
     "load_strategies",
     "plan",
+    "plan_count",
     "plan_on",
     "resolve",
     "search",

@@ -15,6 +15,7 @@ from fabricui.errors import ConfigError, EngineError, FabricError
 from fabricui.services.plan import (
     LayoutRequest,
     PlanRequest,
+    dp_strategy_problem,
     load_strategies,
     plan_on,
     pricer_for,
@@ -122,13 +123,16 @@ def price_entry(
     model = entry.model
     if model.params_B <= 0:
         model = dataclasses.replace(model, params_B=geometry(model).params / 1e9)
-    where = entry.origin or entry.id
-    spec, ranks = _partial_domains(run, where)
+    spec, ranks = _partial_domains(run, entry.at("domain_hosts"))
     fabric = build_fabric_with_plugins(spec, catalog, host)
     try:
         software = software_for_run(entry, catalog, fabric.gpu.arch)
     except ConfigError as exc:
-        raise ConfigError(f"{where}: run.framework: {exc.message}") from None
+        raise ConfigError(f"{entry.at('framework')}: {exc.message}") from None
+    available = load_strategies(host) if strategies is None else strategies
+    wrong = dp_strategy_problem(run.dp_strategy, available) if run.dp_strategy else None
+    if wrong:
+        raise ConfigError(f"{entry.at('dp_strategy')}: {wrong}")
     notes = []
     if run.micro_batch is None:
         notes.append("micro_batch not stated: 1")
@@ -150,10 +154,9 @@ def price_entry(
             global_batch=run.global_batch,
             seq_len=run.seq_len or model.seq_len,
         ),
-        dp_strategy=run.dp_strategy or "ddp",
+        dp_strategy=run.dp_strategy,
         recipe=run_choices(run),
     )
-    available = load_strategies(host) if strategies is None else strategies
     pricer = pricer_for(fabric, host)
     if ranks is not None:
         notes.append(
@@ -162,15 +165,10 @@ def price_entry(
         )
     try:
         report = plan_on(fabric, model, request, available, pricer, None, software, ranks)
-    except ConfigError as exc:
-        field_name = "dp_strategy" if "strateg" in exc.message else ""
-        raise ConfigError(
-            f"{where}: run{'.' + field_name if field_name else ''}: {exc.message}"
-        ) from None
-    except EngineError as exc:
-        raise ConfigError(f"{where}: run: {exc.message}") from None
+    except (ConfigError, EngineError) as exc:
+        raise ConfigError(f"{entry.at('')}: {exc.message}") from None
     report = dataclasses.replace(report, assumptions=(*notes, *report.assumptions))
-    report = _check_fit(report, fabric, model, request, available, where, pricer, software)
+    report = _check_fit(report, fabric, model, request, available, entry.at(""), pricer, software)
     return RunResult(entry, report, fabric)
 
 
@@ -190,7 +188,7 @@ def _partial_domains(run: RunSpec, where: str) -> tuple[TopologySpec, npt.NDArra
         return spec, None
     if used > full:
         raise ConfigError(
-            f"{where}: run.domain_hosts: {used} is more than the {full} hosts of a scale-up "
+            f"{where}: {used} is more than the {full} hosts of a scale-up "
             "domain (intra.hosts_per_domain)"
         )
     domains = -(-spec.nodes // used)
@@ -254,7 +252,7 @@ def _check_fit(
         lightest = None
     if lightest is not None and lightest.memory_GB > capacity:
         raise ConfigError(
-            f"{where}: run: {model.id} cannot fit in {capacity:g} GB per GPU with this layout "
+            f"{where}: {model.id} cannot fit in {capacity:g} GB per GPU with this layout "
             f"(needs {report.memory_GB:.0f} GB as stated, {lightest.memory_GB:.0f} GB even with "
             "FSDP and full recomputation)"
         )

@@ -103,3 +103,16 @@ def test_strategies_not_asked_for_stay_warnings(run_main):
     nothing calls the broken ones."""
     status, out, err = run_main("plan", "-t", "dgx-h100")
     assert status == 0 and out and "error" not in err
+
+
+def test_a_run_files_strategy_that_fails_fails_the_command(run_main, tmp_path):
+    """``plan --run`` with ``dp_strategy: badstrat``: the run used it, so its failure is the
+    error (it printed the plan without that strategy's communication)."""
+    path = tmp_path / "run.yaml"
+    path.write_text(
+        "id: r\nmodel: llama3-8b\nrun:\n  topology: dgx-h100\n  tp: 1\n  pp: 1\n  dp: 8\n"
+        "  global_batch: 8\n  dp_strategy: badstrat\n",
+        encoding="utf-8",
+    )
+    result = run_main("plan", "--run", str(path))
+    assert only_error(*result) == f"strategy badstrat, which the plan uses: {LINE}"

@@ -1,0 +1,222 @@
+"""Hostile input to the training side (``plan``, ``plan --run``, ``strategies``, hwdb model
+records): absurd sizes, settings that cannot apply, misspelled names and run files with bad
+fields end in one line naming the flag or ``file:line: key path`` (status 2); what is priced
+is what the text says. Each case runs the CLI in this process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from _hostile import one_error
+
+#: A valid run: Llama 3 8B, TP 2 x DP 8 on two DGX H100 nodes.
+RUN: dict = {
+    "id": "mine",
+    "model": "llama3-8b",
+    "run": {
+        "topology": {
+            "gpu": "h100-sxm",
+            "nodes": 2,
+            "gpus_per_node": 8,
+            "intra": {"fabric": "nvswitch", "link": "nvlink4"},
+            "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 8},
+        },
+        "tp": 2,
+        "pp": 1,
+        "dp": 8,
+        "global_batch": 64,
+        "step_time_s": 1.5,
+    },
+}
+
+
+def run_file(tmp_path: Path, listed: bool = True, **run: object) -> Path:
+    """``RUN`` with ``run`` keys changed (None removes one), as a list (or one mapping)."""
+    entry = {**RUN, "run": {**RUN["run"], **run}}
+    entry["run"] = {k: v for k, v in entry["run"].items() if v is not None}
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([entry] if listed else entry, sort_keys=False), "utf-8")
+    return path
+
+
+def line_of(path: Path, key: str) -> int:
+    """The 1-based line of the first ``key:`` of ``path``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.strip().startswith(f"{key}:"))
+
+
+# --- sizes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("--seq", "1000000000000"), "--seq must be at most 2147483648"),
+        (("--global-batch", "1000000000000"), "--global-batch must be at most 2147483648"),
+        (("--microbatches", "1000000000000"), "--microbatches must be at most 2147483648"),
+        (("--micro-batch", "3000000000"), "--micro-batch must be at most 2147483648"),
+        (("--tp", "0"), "--tp must be at least 1"),
+        (("--microbatches", "1000000000"), "32000000000 sequences a step, more than"),
+    ],
+)
+def test_plan_sizes_beyond_any_run_are_one_line(run_cli, argv, said):
+    """A run file refuses counts above 2^31; so do the plan's options (a 10^12-token
+    sequence priced a 67-million-year step)."""
+    assert said in one_error(run_cli, "plan", "-m", "llama3-8b", "-t", "dgx-h100-pod", *argv)
+
+
+def test_search_refuses_the_same_sizes(run_cli):
+    """``--search --seq 10^12``: the same line as the plan's."""
+    err = one_error(run_cli, "plan", "--search", "--seq", "1000000000000")
+    assert "--seq must be at most 2147483648" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("--seq", "0"), "--seq must be at least 1 (got 0)"),
+        (("--seq", "1000000000000"), "--seq must be at most 2147483648"),
+        (("--microbatches", "0"), "--microbatches must be at least 1 (got 0)"),
+        (("--mfu", "0"), "--mfu: MFU must be a finite number within 0.001..1 (got 0)"),
+        (("--mfu", "nan"), "--mfu: MFU must be"),
+    ],
+)
+def test_strategies_numbers_name_their_flag_as_plan_does(run_cli, argv, said):
+    """``strategies --seq 10^12`` dropped TP and PP from the table with plugin warnings;
+    ``--seq 0`` said 'seq and microbatches'; ``--mfu`` had its own range."""
+    assert said in one_error(run_cli, "strategies", *argv)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--power-cap", "nan", "--power-cap: power cap must be between 1 and 100000 W (got nan)"),
+        ("--power-cap", "-5", "--power-cap: power cap must be between 1 and 100000 W (got -5)"),
+        ("--moe-imbalance", "0.5", "--moe-imbalance: MoE imbalance must be"),
+        ("--moe-imbalance", "inf", "--moe-imbalance: MoE imbalance must be"),
+    ],
+)
+def test_recipe_numbers_name_their_flag(run_cli, option, value, said):
+    """The power cap and MoE imbalance were refused without saying which flag."""
+    assert said in one_error(run_cli, "plan", option, value)
+
+
+# --- run files: file, line and key path -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "said"),
+    [
+        ({"moe_imbalance": 0.5}, "moe_imbalance", "MoE imbalance must be between 1 and 1000"),
+        ({"power_W": 1e7}, "power_W", "power cap must be between 1 and 100000 W"),
+        (
+            {"grad_reduce_bytes": 1e29},
+            "grad_reduce_bytes",
+            "bytes per element must be between 1 and 4",
+        ),
+        ({"vpp": 2}, "vpp", "2 model chunks need a pipeline (pp > 1)"),
+        ({"dp_strategy": "zer01"}, "dp_strategy", "nearest: zero1"),
+        ({"dp_strategy": "tp"}, "dp_strategy", "got 'tp'"),
+        ({"ep": 2}, "ep", "llama3-8b is dense (no experts)"),
+    ],
+)
+def test_run_file_settings_are_refused_at_their_line(run_cli, tmp_path, change, key, said):
+    """Each was refused at the entry's first line as ``run:`` (or, for grad_reduce_bytes,
+    priced with the built-in DDP dropped): now ``file:line: [0].run.key``."""
+    path = run_file(tmp_path, **change)
+    err = one_error(run_cli, "plan", "--run", str(path))
+    assert f"{path}:{line_of(path, key)}: [0].run.{key}: " in err and said in err
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "key"),
+    [("net", {"link": "ib-ndr", "gbps": float("inf"), "nics_per_node": 8}, "gbps")],
+)
+def test_run_topology_errors_name_the_whole_key_path(run_cli, tmp_path, where, value, key):
+    """A bad field of a run's topology block named ``net.gbps``, not where it sits."""
+    topology = {**RUN["run"]["topology"], where: value}
+    path = run_file(tmp_path, topology=topology)
+    err = one_error(run_cli, "plan", "--run", str(path))
+    assert f"{path}:{line_of(path, key)}: [0].run.topology.{where}.{key}: " in err
+
+
+def test_run_topology_unknown_gpu_names_the_whole_key_path(run_cli, tmp_path):
+    """``[0].run.topology.gpu: unknown gpu 'h100-sxn' (nearest: h100-sxm ...)``."""
+    path = run_file(tmp_path, topology={**RUN["run"]["topology"], "gpu": "h100-sxn"})
+    err = one_error(run_cli, "plan", "--run", str(path))
+    assert "[0].run.topology.gpu: unknown gpu 'h100-sxn' (nearest: h100-sxm" in err
+
+
+# --- names ----------------------------------------------------------------------------------
+
+
+def test_a_misspelled_dp_strategy_gets_the_nearest_names(run_cli):
+    """``--dp-strategy zer01``: the valid names and the nearest ones."""
+    err = one_error(run_cli, "plan", "--dp-strategy", "zer01")
+    assert "(got 'zer01'; nearest: zero1" in err
+
+
+def test_a_misspelled_strategy_gets_the_nearest_names(run_cli):
+    """``--strategy zero``: not available, nearest zero1 / zero2."""
+    err = one_error(run_cli, "plan", "--strategy", "zero")
+    assert "strategies not available: zero; nearest: " in err and "zero1" in err
+
+
+# --- options a request would not read ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (("--tp", "8"), "--tp"),
+        (("-m", "llama3-70b"), "--model"),
+        (("llama3-70b",), "MODEL"),
+        (("-t", "dgx-h100"), "--topology"),
+        (("--dp-strategy", "fsdp"), "--dp-strategy"),
+        (("--no-sp",), "--sp/--no-sp"),
+        (("--search",), "--search"),
+    ],
+)
+def test_run_refuses_options_the_file_states(run_cli, tmp_path, argv, flag):
+    """``plan --run FILE --tp 8`` priced the file's tp 2 and said nothing of --tp."""
+    err = one_error(run_cli, "plan", "--run", str(run_file(tmp_path)), *argv)
+    assert f"{flag} is not read with --run: the run file states" in err
+
+
+@pytest.mark.parametrize("flag", ["--tp", "--pp", "--dp", "--cp", "--vpp", "--micro-batch"])
+def test_search_refuses_the_degrees_it_varies(run_cli, flag):
+    """``plan --search --tp 4`` ranked layouts of TP 8 as if --tp had not been given."""
+    err = one_error(run_cli, "plan", "--search", flag, "2")
+    assert f"{flag} prices one layout and --search ranks every layout" in err
+
+
+def test_search_refuses_layout_words_that_fix_a_degree(run_cli):
+    """``--layout 'tp8 fsdp' --search``: tp8 would be dropped; fsdp alone is fine."""
+    err = one_error(run_cli, "plan", "--search", "--layout", "tp8 fsdp")
+    assert "--layout tp8 fixes a degree" in err
+    status, out, _ = run_cli("plan", "-m", "llama3-8b", "--search", "--layout", "fsdp", "--json")
+    assert status == 0 and all("fsdp" in p["strategies"] for p in yaml.safe_load(out)["plans"])
+
+
+def test_top_without_search_is_refused(run_cli):
+    """``plan --top 3`` priced one layout and ignored --top."""
+    assert "give --search too" in one_error(run_cli, "plan", "--top", "3")
+
+
+# --- what the text says -------------------------------------------------------------------------
+
+
+def test_pipeline_stages_are_counted_from_one(run_cli):
+    """The slowest stage of four was printed as 'stage 3 of 4' (0-based); the JSON keeps
+    its 0-based index."""
+    argv = ("plan", "-m", "llama3-70b", "-t", "dgx-h100-pod", "--tp", "8", "--pp", "4")
+    status, out, _ = run_cli(*argv)
+    assert status == 0
+    assert "step per GPU (pipeline stage 4 of 4, the slowest):" in out
+    assert "memory per GPU (pipeline stage 1 of 4, the most loaded):" in out
+    data = yaml.safe_load(run_cli(*argv, "--json")[1])
+    assert (data["critical_stage"], data["memory"]["stage"]) == (3, 0)
+    status, out, _ = run_cli("plan", "-m", "llama3-8b", "-t", "dgx-h100", "--tp", "8")
+    assert "step per GPU:" in out and "stage 0" not in out
