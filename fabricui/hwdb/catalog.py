@@ -11,10 +11,11 @@ from typing import Any
 from fabricui.errors import HwdbError, unknown_id_message
 from fabricui.hwdb.plugin_dirs import NeedsPluginError, Withheld, builtin_plugin_dirs, withheld_ids
 from fabricui.hwdb.schema import check_choice, check_range, convert_record
+from fabricui.hwdb.shapes import shape_problem
 from fabricui.hwdb.tables import KINDS as KINDS
 from fabricui.hwdb.tables import Catalog as Catalog
 from fabricui.hwdb.topology_file import parse_topology
-from fabricui.hwdb.yamlfile import YamlDocument, read_yaml
+from fabricui.hwdb.yamlfile import YamlDocument, format_path, read_yaml
 from fabricui.model import (
     FrameworkSpec,
     GpuSpec,
@@ -100,6 +101,12 @@ def _check_record(
             check_range(doc, (*path, "efficiency"), record.efficiency, 0.01, 1.0, "efficiency")
     if kind == "models" and record.mlp:
         check_choice(doc, (*path, "mlp"), record.mlp, MLP_KINDS)
+    if kind == "models":
+        wrong = shape_problem(record)
+        if wrong is not None:
+            key, why = wrong
+            where = (*path, key)
+            raise HwdbError(f"{doc.where(where)}: {format_path(where)}: {why}")
     if kind == "frameworks":
         check_choice(doc, (*path, "attention"), record.attention, ATTENTION_IMPLS)
         check_choice(doc, (*path, "passes"), record.passes, PASS_STYLES)

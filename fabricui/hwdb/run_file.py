@@ -24,6 +24,7 @@ from fabricui.bounds import (
 )
 from fabricui.errors import HwdbError, unknown_id_message, unknown_key_message
 from fabricui.hwdb.schema import show
+from fabricui.hwdb.shapes import shape_problem
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path, read_yaml
 from fabricui.model import ModelShape
@@ -312,23 +313,7 @@ def _model(
     params = _float(doc, (*path, "params_B"), shape.get("params_B"), optional=True)
     active = _float(doc, (*path, "active_params_B"), shape.get("active_params_B"), optional=True)
     kv_heads = ints.get("kv_heads") or ints["heads"]
-    if ints["hidden"] % ints["heads"] and "head_dim" not in ints:
-        raise _fail(
-            doc,
-            (*path, "heads"),
-            f"{ints['heads']} heads do not divide hidden {ints['hidden']}; give head_dim",
-        )
-    if ints["heads"] % kv_heads:
-        raise _fail(
-            doc,
-            (*path, "kv_heads"),
-            f"{kv_heads} key/value heads do not divide the {ints['heads']} heads",
-        )
     experts = ints.get("experts", 0)
-    if experts and ints.get("experts_per_token", 0) > experts:
-        raise _fail(doc, (*path, "experts_per_token"), f"more than the {experts} experts")
-    if ints.get("moe_layers", 0) > ints["layers"]:
-        raise _fail(doc, (*path, "moe_layers"), f"more than the {ints['layers']} layers")
     model = ModelShape(
         id=str(shape.get("id") or entry_id),
         name=str(shape.get("name") or entry_id),
@@ -356,6 +341,9 @@ def _model(
         dropout=dropout,
         rotary=rotary,
     )
+    wrong = shape_problem(model)
+    if wrong is not None:
+        raise _fail(doc, (*path, wrong[0]), wrong[1])
     return model
 
 

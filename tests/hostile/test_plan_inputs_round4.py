@@ -44,7 +44,8 @@ def run_file(tmp_path: Path, listed: bool = True, **run: object) -> Path:
 def line_of(path: Path, key: str) -> int:
     """The 1-based line of the first ``key:`` of ``path``."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    return next(i for i, line in enumerate(lines, 1) if line.strip().startswith(f"{key}:"))
+    keys = (line.strip().removeprefix("- ") for line in lines)
+    return next(i for i, line in enumerate(keys, 1) if line.startswith(f"{key}:"))
 
 
 # --- sizes --------------------------------------------------------------------------------
@@ -220,3 +221,54 @@ def test_pipeline_stages_are_counted_from_one(run_cli):
     assert (data["critical_stage"], data["memory"]["stage"]) == (3, 0)
     status, out, _ = run_cli("plan", "-m", "llama3-8b", "-t", "dgx-h100", "--tp", "8")
     assert "step per GPU:" in out and "stage 0" not in out
+
+
+# --- hwdb model records -----------------------------------------------------------------------
+
+#: A valid model record; each case below changes one key.
+MODEL = {
+    "id": "tiny",
+    "name": "Tiny",
+    "params_B": 0.1,
+    "layers": 4,
+    "hidden": 512,
+    "ffn_hidden": 2048,
+    "heads": 8,
+    "kv_heads": 8,
+    "vocab": 32000,
+    "seq_len": 2048,
+    "source": "test",
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "said"),
+    [
+        ({"kv_heads": 3}, "kv_heads", "3 key/value heads do not divide the 8 heads"),
+        ({"hidden": 500}, "heads", "8 heads do not divide hidden 500; give head_dim"),
+        ({"experts": 8, "experts_per_token": 16}, "experts_per_token", "more than the 8"),
+        ({"experts": 8}, "experts_per_token", "an MoE model routes each token to at least one"),
+        ({"experts": 8, "experts_per_token": 2, "moe_layers": 9}, "moe_layers", "more than"),
+        ({"seq_len": 10**12}, "seq_len", "must be at most 2147483648"),
+    ],
+)
+def test_hwdb_model_records_are_checked_as_run_shapes_are(run_cli, tmp_path, change, key, said):
+    """A models.yaml given with --hwdb took shapes a run file refuses (3 KV heads of 8,
+    16 of 8 experts per token) and priced them."""
+    directory = tmp_path / "hw"
+    directory.mkdir()
+    path = directory / "models.yaml"
+    path.write_text(yaml.safe_dump({"models": [{**MODEL, **change}]}, sort_keys=False), "utf-8")
+    err = one_error(run_cli, "plan", "-m", "tiny", "--hwdb", str(directory), "-t", "dgx-h100")
+    line = line_of(path, key if key in {**MODEL, **change} else "id")
+    assert f"{path}:{line}: models[0].{key}: {said}" in err
+
+
+def test_a_valid_hwdb_model_record_prices(run_cli, tmp_path):
+    """The same record unchanged (and with a unicode name) prices."""
+    directory = tmp_path / "hw"
+    directory.mkdir()
+    record = {**MODEL, "name": "Tiny Ünï ☃"}
+    (directory / "models.yaml").write_text(yaml.safe_dump({"models": [record]}), "utf-8")
+    status, out, _ = run_cli("plan", "-m", "tiny", "--hwdb", str(directory), "-t", "dgx-h100")
+    assert status == 0 and out.startswith("tiny on dgx-h100")
