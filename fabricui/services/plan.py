@@ -454,7 +454,7 @@ def plan_on(
     chosen = chosen_strategies(
         request.dp_strategy or "ddp", sp, request.extra_strategies, available
     )
-    return engine_plan(
+    report = engine_plan(
         fabric,
         model,
         layout,
@@ -464,6 +464,28 @@ def plan_on(
         assumptions=notes,
         ranks=ranks,
     )
+    unused = unpriced_notes(request, report)
+    if unused:
+        report = dataclasses.replace(report, assumptions=(*report.assumptions, *unused))
+    return report
+
+
+def unpriced_notes(request: PlanRequest, report: PlanReport) -> list[str]:
+    """What the request named that the plan could not price, said (the engine skips a
+    strategy its layout does not use: a data-parallel one without data-parallel ranks)."""
+    lay = report.layout
+    notes = []
+    if request.dp_strategy:
+        name = DP_ALIASES.get(request.dp_strategy, request.dp_strategy)
+        if name not in report.strategies and name != "ddp":
+            notes.append(
+                f"data-parallel strategy {request.dp_strategy} not priced: dp x cp = "
+                f"{lay.dp * lay.cp}, no data-parallel ranks to shard or reduce over"
+            )
+    for name in dict.fromkeys(request.extra_strategies):
+        if name not in report.strategies:
+            notes.append(f"strategy {name} not priced: it does not apply to this layout")
+    return notes
 
 
 def search(

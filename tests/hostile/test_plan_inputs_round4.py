@@ -272,3 +272,19 @@ def test_a_valid_hwdb_model_record_prices(run_cli, tmp_path):
     (directory / "models.yaml").write_text(yaml.safe_dump({"models": [record]}), "utf-8")
     status, out, _ = run_cli("plan", "-m", "tiny", "--hwdb", str(directory), "-t", "dgx-h100")
     assert status == 0 and out.startswith("tiny on dgx-h100")
+
+
+def test_a_named_strategy_the_layout_cannot_use_is_said(run_cli):
+    """``--dp-strategy fsdp`` with dp 1: the plan priced no FSDP and said nothing, so the
+    text read as an FSDP plan."""
+    argv = ("plan", "-m", "llama3-70b", "-t", "dgx-h100-pod", "--tp", "8", "--pp", "4")
+    status, out, _ = run_cli(*argv, "--dp-strategy", "fsdp", "--json")
+    data = yaml.safe_load(out)
+    assert status == 0 and "fsdp" not in data["strategies"]
+    assert (
+        "data-parallel strategy fsdp not priced: dp x cp = 1, no data-parallel ranks to shard "
+        "or reduce over"
+    ) in data["assumptions"]
+    status, out, _ = run_cli(*argv[:-2], "--pp", "2", "--dp-strategy", "fsdp", "--json")
+    data = yaml.safe_load(out)
+    assert "fsdp" in data["strategies"] and not any("not priced" in a for a in data["assumptions"])
