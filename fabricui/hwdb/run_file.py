@@ -35,6 +35,7 @@ from fabricui.vocabulary import (
     CUDA_GRAPH_MODES,
     FP8_RECIPES,
     MOE_DISPATCH,
+    MOE_RECOMPUTE_MODULES,
     PRECISIONS,
     RECOMPUTE_MODES,
     RECOMPUTE_MODULES,
@@ -522,6 +523,13 @@ def _check_degrees(doc: YamlDocument, path: KeyPath, run: RunSpec, model: ModelS
     seq = run.seq_len or model.seq_len
     if seq % run.cp:
         raise _fail(doc, (*path, "cp"), f"{run.cp} does not divide the sequence of {seq} tokens")
+    moe_only = [m for m in run.recompute_modules or () if m in MOE_RECOMPUTE_MODULES]
+    if moe_only and not model.experts:
+        raise _fail(
+            doc,
+            (*path, "recompute_modules"),
+            f"{moe_only[0]}: {model.id} is dense (no MoE layers); its MLP is recomputed by 'mlp'",
+        )
     micro = run.micro_batch or 1
     if run.global_batch % (run.dp * micro):
         raise _fail(

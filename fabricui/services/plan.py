@@ -18,7 +18,12 @@ from fabricui.bounds import PLAN_COUNT_MAX
 from fabricui.errors import ConfigError, EngineError, FabricError, nearest
 from fabricui.services.requests import CatalogRequest, TopologyRequest
 from fabricui.services.software import software_for
-from fabricui.vocabulary import DEFAULT_MODEL, DP_ALIASES, DP_STRATEGIES
+from fabricui.vocabulary import (
+    DEFAULT_MODEL,
+    DP_ALIASES,
+    DP_STRATEGIES,
+    MOE_RECOMPUTE_MODULES,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -358,6 +363,12 @@ def resolve(
         impl = recipe.attention_impl or (framework.attention if framework else "")
         kernel = software.kernel(impl, arch) if recipe.attention == "flash" else None
         recipe = dataclasses.replace(recipe, attention_impl=impl, attention_kernel=kernel)
+        if kernel is None and choices.attention not in (None, "flash", "unfused"):
+            notes.append(
+                f"{impl} attention has no measured record on {arch} GPUs (hwdb kernels.yaml): "
+                f"priced at {fabric.gpu.id}'s own attention figure"
+            )
+    notes += unused_settings(choices, recipe)
     sp = choices.sequence_parallel if sequence_parallel is None else sequence_parallel
     if sp is None:
         sp = default_sequence_parallel(arch, tp, framework)
@@ -365,6 +376,38 @@ def resolve(
             era = framework.id if framework else software_era(arch)
             notes.append(f"sequence parallelism not stated: {'on' if sp else 'off'} ({era})")
     return recipe, bool(sp), notes
+
+
+def unused_settings(choices: RecipeChoices, recipe: Recipe) -> list[str]:
+    """Settings stated that the resolved recipe does not use, said (never silently
+    dropped): an FP8 recipe without FP8 GEMMs, recompute modules without selective
+    recomputation."""
+    notes = []
+    if choices.fp8_recipe and recipe.precision != "fp8":
+        notes.append(
+            f"FP8 recipe {choices.fp8_recipe} not used: precision {recipe.precision} "
+            "(it scales FP8 GEMMs)"
+        )
+    if choices.recompute_modules and recipe.recompute != "selective":
+        notes.append(
+            f"recompute modules {', '.join(choices.recompute_modules)} not used: recompute "
+            f"{recipe.recompute} (they pick what selective recomputation recomputes)"
+        )
+    return notes
+
+
+def check_recompute_modules(model: ModelShape, modules: Sequence[str]) -> None:
+    """Refuse a recompute module of MoE layers on a dense model (its MLP is ``mlp``).
+
+    Raises:
+        ConfigError: Naming the module and the model.
+    """
+    moe = [name for name in modules if name in MOE_RECOMPUTE_MODULES]
+    if moe and not model.experts:
+        raise ConfigError(
+            f"recompute module {moe[0]}: {model.id} is dense (no MoE layers); its MLP is "
+            "recomputed by 'mlp'"
+        )
 
 
 # --- loading --------------------------------------------------------------------------------
@@ -447,6 +490,8 @@ def plan_on(
         ranks = job.ranks
     n_gpus = None if ranks is None else len(ranks)
     layout = build_layout(request.layout, fabric, model, n_gpus)
+    if request.recipe and request.recipe.recompute_modules:
+        check_recompute_modules(model, request.recipe.recompute_modules)
     recipe, sp, notes = resolve(
         request.recipe, fabric, layout.tp, request.sequence_parallel, software
     )

@@ -288,3 +288,32 @@ def test_a_named_strategy_the_layout_cannot_use_is_said(run_cli):
     status, out, _ = run_cli(*argv[:-2], "--pp", "2", "--dp-strategy", "fsdp", "--json")
     data = yaml.safe_load(out)
     assert "fsdp" in data["strategies"] and not any("not priced" in a for a in data["assumptions"])
+
+
+# --- settings stated that do not apply ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (("--fp8-recipe", "rowwise"), "FP8 recipe rowwise not used: precision bf16"),
+        (("--recompute-modules", "core_attn"), "recompute modules core_attn not used: recompute"),
+        (("--attention", "fa4"), "fa4 attention has no measured record on hopper GPUs"),
+    ],
+)
+def test_a_stated_setting_the_plan_does_not_use_is_said(run_cli, argv, said):
+    """Each was priced as if unstated, while the text named it (``fa4 attention``)."""
+    status, out, _ = run_cli("plan", "-m", "llama3-8b", "-t", "dgx-h100", "--tp", "8", *argv)
+    assert status == 0 and said in out
+
+
+def test_moe_recompute_modules_on_a_dense_model_are_refused(run_cli, tmp_path):
+    """``--recompute-modules moe`` on Llama 3 8B recomputed its dense MLP (15% slower)."""
+    err = one_error(
+        run_cli, "plan", "-m", "llama3-8b", "--recompute", "selective", "--recompute-modules", "moe"
+    )
+    assert "recompute module moe: llama3-8b is dense (no MoE layers)" in err
+    path = run_file(tmp_path, recompute="selective", recompute_modules=["moe_act"])
+    err = one_error(run_cli, "plan", "--run", str(path))
+    line = line_of(path, "recompute_modules")
+    assert f"{path}:{line}: [0].run.recompute_modules: moe_act: llama3-8b is dense" in err
