@@ -29,6 +29,7 @@ from fabricui.services.plan import (
     LayoutRequest,
     PlanRequest,
     load_strategies,
+    memory_advice,
 )
 from fabricui.services.plan_runs import RunRequest, RunResult, price_runs
 from fabricui.units import format_bytes, format_time_us
@@ -270,12 +271,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     with _failed_requests_first(request):
         planned = service.plan(request, strategies=load_strategies())
+    n_gpus = planned.fabric.n_gpus if planned.job is None else len(planned.job.ranks)
     data = planned.report.to_json()
+    data["memory_advice"] = memory_advice(planned.report, n_gpus)
     if planned.job is not None:
         data["job"] = planned.job.to_json()
 
     def text() -> str:
-        rendered = render_plan(planned.report, planned.fabric)
+        rendered = render_plan(planned.report, planned.fabric, n_gpus)
         return rendered if planned.job is None else f"{planned.job.summary()}\n{rendered}"
 
     _print(args, data, text)
@@ -540,8 +543,10 @@ def describe_layout(layout: Layout) -> str:
     )
 
 
-def render_plan(report: PlanReport, fabric: Fabric) -> str:
-    """Operation table, step breakdown, throughput, memory and assumptions of one plan."""
+def render_plan(report: PlanReport, fabric: Fabric, n_gpus: int | None = None) -> str:
+    """Operation table, step breakdown, throughput, memory and assumptions of one plan
+    (on ``n_gpus``, the job's, when given; else the fabric's)."""
+    n_gpus = fabric.n_gpus if n_gpus is None else n_gpus
     head = (
         f"{report.model} on {report.topology} ({report.layout.world} of {fabric.n_gpus} GPUs): "
         f"{describe_layout(report.layout)}"
@@ -565,12 +570,17 @@ def render_plan(report: PlanReport, fabric: Fabric) -> str:
     if report.memory is not None and not report.fits:  # said first: the step is moot
         lines[1:1] = [
             f"does not fit: {report.memory_GB:.1f} GB per GPU of {report.memory_limit_GB:.0f} GB"
-            " usable (memory below); raise tp/pp, shard (--dp-strategy fsdp) or recompute,"
-            " or --search for the layouts that fit"
+            f" usable (memory below); {_advice(report, n_gpus)}"
         ]
     lines += _table(cells) if cells else ["no communication (one GPU per model replica, no DP)"]
     lines += ["", *breakdown_lines(report, fabric)]
     return "\n".join(lines)
+
+
+def _advice(report: PlanReport, n_gpus: int) -> str:
+    """``try: --recompute full; --micro-batch 1 ...; or --search for the layouts that fit``."""
+    advice = memory_advice(report, n_gpus)
+    return f"try: {'; '.join(advice)}; or --search for the layouts that fit"
 
 
 def _time(time_us: float) -> str:
@@ -621,7 +631,7 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
             f"activations {mem.activations_bytes / 1e9:.1f}"
             + (f" + logits {mem.logits_bytes / 1e9:.1f}" if mem.logits_bytes else "")
             + "".join(f" + {what} {size / 1e9:.1f}" for what, size in mem.extra)
-            + ("" if report.fits else "  (does not fit: raise tp/pp, shard or recompute)")
+            + ("" if report.fits else "  (does not fit)")
         )
     if report.stage_layers and len(set(report.stage_layers)) > 1:
         lines.append(f"layers per stage: {', '.join(str(n) for n in report.stage_layers)}")

@@ -396,6 +396,48 @@ def unused_settings(choices: RecipeChoices, recipe: Recipe) -> list[str]:
     return notes
 
 
+#: Data-parallel strategies that shard the model states over the data-parallel ranks.
+SHARDING = ("zero1", "zero2", "fsdp", "hsdp")
+
+
+def memory_advice(report: PlanReport, n_gpus: int) -> list[str]:
+    """What to change so that a layout that does not fit would (empty when it fits): for
+    the larger of the model states and the activations, the settings not already at their
+    lightest, then more of the fabric's ``n_gpus`` when the layout leaves some out.
+
+    Args:
+        report: The plan.
+        n_gpus: GPUs the layout may use (the fabric's, or the job's).
+
+    Returns:
+        Short imperative phrases naming flags (``--recompute full``).
+    """
+    mem = report.memory
+    if mem is None or report.fits:
+        return []
+    lay, recipe = report.layout, report.recipe
+    states = mem.weights_bytes + mem.grads_bytes + mem.optimizer_bytes
+    room = lay.dp > 1 or lay.world < n_gpus  # GPUs a larger model-parallel split can take
+    advice = []
+    if mem.total_bytes - states >= states:
+        if recipe.recompute != "full":
+            advice.append("--recompute full")
+        if lay.micro_batch > 1:
+            advice.append("--micro-batch 1")
+        if room:
+            advice.append("a larger --cp, --tp or --pp (each splits the activations)")
+    else:
+        if lay.dp * lay.cp > 1 and not any(s in report.strategies for s in ("fsdp", "hsdp")):
+            advice.append("--dp-strategy fsdp (shards the model states over dp x cp)")
+        if room:
+            advice.append("a larger --tp or --pp (each splits the model states)")
+    if lay.world < n_gpus:
+        advice.append(f"more of the {n_gpus} GPUs (the layout uses {lay.world})")
+    elif not room:
+        advice.append(f"more GPUs than {n_gpus} (--nodes)")
+    return advice
+
+
 def check_recompute_modules(model: ModelShape, modules: Sequence[str]) -> None:
     """Refuse a recompute module of MoE layers on a dense model (its MLP is ``mlp``).
 
@@ -712,6 +754,7 @@ __all__ = [
     "dp_strategy_problem",
     "load_context",
     "load_strategies",
+    "memory_advice",
     "plan",
     "plan_count",
     "plan_on",

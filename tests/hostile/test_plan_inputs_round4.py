@@ -317,3 +317,50 @@ def test_moe_recompute_modules_on_a_dense_model_are_refused(run_cli, tmp_path):
     err = one_error(run_cli, "plan", "--run", str(path))
     line = line_of(path, "recompute_modules")
     assert f"{path}:{line}: [0].run.recompute_modules: moe_act: llama3-8b is dense" in err
+
+
+# --- memory that cannot fit ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "advised", "not_advised"),
+    [
+        (
+            ("-m", "llama3-405b", "-t", "dgx-h100", "--tp", "8", "--dp-strategy", "fsdp"),
+            ["more GPUs than 8 (--nodes)"],
+            ["--dp-strategy fsdp", "a larger --tp"],
+        ),
+        (
+            ("-m", "llama3-8b", "-t", "dgx-h100", "--micro-batch", "64", "--microbatches", "1"),
+            ["--recompute full", "--micro-batch 1", "a larger --cp, --tp or --pp"],
+            ["--dp-strategy fsdp"],
+        ),
+        (
+            ("-m", "llama3-70b", "-t", "dgx-h100-pod"),
+            ["--dp-strategy fsdp", "a larger --tp or --pp"],
+            ["--recompute full"],
+        ),
+        (
+            ("-m", "llama3-70b", "-t", "dgx-h100-pod", "--tp", "8", "--pp", "2", "--dp", "1"),
+            ["more of the 32 GPUs (the layout uses 16)"],
+            [],
+        ),
+    ],
+)
+def test_what_to_change_when_memory_cannot_fit(run_cli, argv, advised, not_advised):
+    """'raise tp/pp, shard (--dp-strategy fsdp) or recompute' was said to every plan that did
+    not fit, also to one already at TP 8 on 8 GPUs with FSDP asked for: the advice follows
+    the larger part of the memory and what is already at its lightest; the JSON has it."""
+    status, out, _ = run_cli("plan", *argv)
+    line = out.splitlines()[1]
+    assert status == 0 and line.startswith("does not fit: ") and "try: " in line
+    assert all(a in line for a in advised) and not any(a in line for a in not_advised), line
+    data = yaml.safe_load(run_cli("plan", *argv, "--json")[1])
+    assert "; ".join(data["memory_advice"]) in line and not data["fits"]
+
+
+def test_a_plan_that_fits_has_no_advice(run_cli):
+    """``memory_advice`` is an empty list when the plan fits (a stable key)."""
+    status, out, _ = run_cli("plan", "-m", "llama3-8b", "-t", "dgx-h100", "--tp", "8", "--json")
+    data = yaml.safe_load(out)
+    assert status == 0 and data["fits"] and data["memory_advice"] == []
