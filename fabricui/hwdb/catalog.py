@@ -10,7 +10,7 @@ from typing import Any
 
 from fabricui.errors import HwdbError, unknown_id_message
 from fabricui.hwdb.plugin_dirs import NeedsPluginError, Withheld, builtin_plugin_dirs, withheld_ids
-from fabricui.hwdb.schema import check_choice, check_range, convert_record
+from fabricui.hwdb.schema import check_choice, check_one_line, check_range, convert_record
 from fabricui.hwdb.shapes import shape_problem
 from fabricui.hwdb.tables import KINDS as KINDS
 from fabricui.hwdb.tables import Catalog as Catalog
@@ -85,6 +85,8 @@ def _check_record(
     builtin: bool = True,
 ) -> None:
     """Range and vocabulary checks that types alone do not catch."""
+    for key in ("id", "name"):
+        check_one_line(doc, (*path, key), getattr(record, key, None), f"the {key}")
     if not str(record.source).strip():
         raise HwdbError(f"{doc.where((*path, 'source'))}: {kind}: 'source' must not be empty")
     if kind == "links":

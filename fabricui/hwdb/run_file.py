@@ -23,7 +23,7 @@ from fabricui.bounds import (
     real,
 )
 from fabricui.errors import HwdbError, unknown_id_message, unknown_key_message
-from fabricui.hwdb.schema import show
+from fabricui.hwdb.schema import check_one_line, show
 from fabricui.hwdb.shapes import shape_problem
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path, read_yaml
@@ -237,6 +237,7 @@ def parse_entry(doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog) -
         raise _fail(doc, path, "missing required key 'run'")
     if "model" not in entry:
         raise _fail(doc, path, "missing required key 'model'")
+    check_one_line(doc, (*path, "id"), entry.get("id"), "a run id")
     entry_id = str(entry.get("id") or (Path(doc.origin).stem if not path else f"entry{path[-1]}"))
     quality = entry.get("quality") or ""
     if not isinstance(quality, str):
@@ -285,6 +286,8 @@ def _model(
             raise _fail(doc, path, unknown_id_message("model", data, catalog.models))
         return catalog.models[spelled]
     shape = _mapping(doc, path, data, MODEL_KEYS, "a model id or shape")
+    for key in ("id", "name"):
+        check_one_line(doc, (*path, key), shape.get(key), f"a model {key}")
     for key in ("layers", "hidden", "heads", "ffn_hidden", "seq_len", "vocab"):
         if key not in shape:
             raise _fail(doc, path, f"missing required key '{key}'")

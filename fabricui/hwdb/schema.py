@@ -11,6 +11,7 @@ import dataclasses
 import math
 import re
 import reprlib
+import unicodedata
 from typing import Any, TypeVar
 
 from fabricui.bounds import NIC_PORT_GBPS, Range, problem
@@ -170,6 +171,16 @@ def check_choice(doc: YamlDocument, path: KeyPath, value: str, choices: tuple[st
         _fail(doc, path, f"must be one of {', '.join(choices)}", value)
 
 
+def check_one_line(doc: YamlDocument, path: KeyPath, value: Any, what: str) -> None:
+    """Raise unless ``value`` (an id or a name that headers and tables print) is one line
+    of visible text: no control character (a newline breaks a header in two) and no
+    format character (a right-to-left override reorders what the terminal shows)."""
+    if isinstance(value, str) and any(
+        unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in value
+    ):
+        _fail(doc, path, f"{what} must be one line of visible characters", value)
+
+
 def check_range(
     doc: YamlDocument, path: KeyPath, value: float, low: float, high: float, what: str
 ) -> None:
@@ -180,6 +191,7 @@ def check_range(
 
 __all__ = [
     "check_choice",
+    "check_one_line",
     "check_range",
     "convert_record",
     "convert_value",
