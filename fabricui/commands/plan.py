@@ -253,8 +253,11 @@ def run(args: argparse.Namespace) -> int:
             runs = price_runs(
                 RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()
             )
+        # One entry (a mapping) prints its object; a list prints {"runs": [...]}, also a
+        # list of one, so the shape follows the file and not how many entries it has.
+        single = len(runs) == 1 and not runs[0].entry.listed
         data: dict[str, Any] = (
-            run_json(runs[0]) if len(runs) == 1 else {"runs": [run_json(r) for r in runs]}
+            run_json(runs[0]) if single else {"runs": [run_json(r) for r in runs]}
         )
         _print(args, data, lambda: "\n\n".join(render_run(r) for r in runs))
         return 0
@@ -274,6 +277,7 @@ def run(args: argparse.Namespace) -> int:
     n_gpus = planned.fabric.n_gpus if planned.job is None else len(planned.job.ranks)
     data = planned.report.to_json()
     data["memory_advice"] = memory_advice(planned.report, n_gpus)
+    data["fabric_gpus"] = planned.fabric.n_gpus
     if planned.job is not None:
         data["job"] = planned.job.to_json()
 
@@ -732,6 +736,9 @@ def run_json(result: RunResult) -> dict[str, Any]:
         "meas_s": measured,
         "pred_s": result.report.step_us * 1e-6,
         "error": result.error,
+        "gpu": result.fabric.spec.gpu,
+        "fabric_gpus": result.fabric.n_gpus,
+        "nodes": result.fabric.nodes,
         "plan": result.report.to_json(),
     }
 
@@ -740,9 +747,11 @@ def render_run(result: RunResult) -> str:
     """One priced run as text: the layout, the breakdown, measured vs predicted."""
     report = result.report
     entry = result.entry
+    fabric, world = result.fabric, report.layout.world
+    gpus = f"{world} of {fabric.n_gpus}" if world < fabric.n_gpus else str(world)
     head = (
-        f"{entry.id}: {entry.model.name} on {result.fabric.spec.gpu} x {result.fabric.n_gpus} "
-        f"({result.fabric.nodes} nodes): {describe_layout(report.layout)}"
+        f"{entry.id}: {entry.model.name} on {gpus} {fabric.spec.gpu} GPUs "
+        f"({fabric.nodes} nodes): {describe_layout(report.layout)}"
     )
     lines = [head, *breakdown_lines(report, result.fabric)]
     if entry.run.step_time_s is not None and result.error is not None:

@@ -67,6 +67,8 @@ def model_of(args: argparse.Namespace) -> str:
             ``llama3-70b`` are the same).
     """
     named, word = getattr(args, "model", None), getattr(args, "model_word", None)
+    if named == "" or word == "":
+        raise ConfigError("an empty model name (see fabricui hwdb list models)")
     if named and word and spelling_key(named) != spelling_key(word):
         raise ConfigError(f"one model, not {word} and --model {named}")
     return named or word or DEFAULT_MODEL
@@ -134,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
     )
     table = decision_table(request, strategies=load_strategies())
     if getattr(args, "json", False):
-        print_json(table.to_json())
+        good, _ok = exposed_thresholds()
+        print_json({**table.to_json(), "good_exposed_fraction": good})
     else:
         print(render_table(table))
     return 0

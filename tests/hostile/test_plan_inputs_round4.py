@@ -364,3 +364,76 @@ def test_a_plan_that_fits_has_no_advice(run_cli):
     status, out, _ = run_cli("plan", "-m", "llama3-8b", "-t", "dgx-h100", "--tp", "8", "--json")
     data = yaml.safe_load(out)
     assert status == 0 and data["fits"] and data["memory_advice"] == []
+
+
+# --- names and JSON -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [("plan", "-m", ""), ("plan", ""), ("strategies", "--model", "")])
+def test_an_empty_model_name_is_refused(run_cli, argv):
+    """``-m ''`` priced the default model, llama3-70b, as if no model had been named."""
+    assert "an empty model name" in one_error(run_cli, *argv)
+
+
+@pytest.mark.parametrize(
+    ("entry_id", "shown"),
+    [("a\nb", "'a\\nb'"), ("a\x1b[31mred", "'a\\x1b[31mred'"), ("x \u202e y", "\\u202e")],
+)
+def test_a_run_id_must_be_one_visible_line(run_cli, tmp_path, entry_id, shown):
+    """An id with a newline split the run's header in two; a right-to-left override
+    reordered it on the terminal. A plain unicode id is fine."""
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([{**RUN, "id": entry_id}]), "utf-8")
+    err = one_error(run_cli, "plan", "--run", str(path))
+    assert "[0].id: a run id must be one line of visible characters" in err and shown in err
+    path.write_text(yaml.safe_dump([{**RUN, "id": "λ-run ☃"}]), "utf-8")
+    status, out, _ = run_cli("plan", "--run", str(path))
+    assert status == 0 and out.startswith("λ-run ☃: Llama 3 8B on 16 h100-sxm GPUs (2 nodes)")
+
+
+def test_an_hwdb_id_must_be_one_visible_line(run_cli, tmp_path):
+    """A model id with a newline was listed and priced over two lines."""
+    directory = tmp_path / "hw"
+    directory.mkdir()
+    record = {**MODEL, "id": "tiny\nx"}
+    (directory / "models.yaml").write_text(yaml.safe_dump({"models": [record]}), "utf-8")
+    err = one_error(run_cli, "hwdb", "list", "models", "--hwdb", str(directory))
+    assert "models[0].id: the id must be one line of visible characters" in err
+
+
+def test_run_json_has_the_same_shape_for_a_list_of_one(run_cli, tmp_path):
+    """A list of one entry printed one object, a list of two {"runs": [...]}: the shape
+    follows the file (a mapping: the object)."""
+    status, out, _ = run_cli("plan", "--run", str(run_file(tmp_path)), "--json")
+    (run,) = yaml.safe_load(out)["runs"]
+    assert status == 0 and run["id"] == "mine"
+    status, out, _ = run_cli("plan", "--run", str(run_file(tmp_path, listed=False)), "--json")
+    assert status == 0 and yaml.safe_load(out)["id"] == "mine"
+
+
+def test_a_run_on_part_of_its_topology_says_so(run_cli, tmp_path):
+    """dp 4 x tp 2 on a 16-GPU topology was headed 'h100-sxm x 16'; the JSON has the
+    figures of the header."""
+    path = run_file(tmp_path, dp=4)
+    status, out, _ = run_cli("plan", "--run", str(path))
+    assert status == 0 and out.startswith("mine: Llama 3 8B on 8 of 16 h100-sxm GPUs (2 nodes)")
+    (run,) = yaml.safe_load(run_cli("plan", "--run", str(path), "--json")[1])["runs"]
+    assert (run["gpu"], run["fabric_gpus"], run["nodes"], run["plan"]["layout"]["world"]) == (
+        "h100-sxm",
+        16,
+        2,
+        8,
+    )
+
+
+def test_the_text_figures_are_in_the_json(run_cli):
+    """Plan: the fabric's GPUs of the header; strategies: the 'marginal above' share."""
+    argv = ("plan", "-m", "llama3-70b", "-t", "dgx-h100-pod", "--tp", "8", "--pp", "2", "--dp", "1")
+    data = yaml.safe_load(run_cli(*argv, "--json")[1])
+    assert "(16 of 32 GPUs)" in run_cli(*argv)[1]
+    assert (data["layout"]["world"], data["fabric_gpus"]) == (16, 32)
+    status, out, _ = run_cli("strategies", "--json")
+    table = yaml.safe_load(out)
+    text = run_cli("strategies")[1]
+    assert f"marginal above {table['good_exposed_fraction']:.0%}" in text
+    assert f"<= {table['ok_exposed_fraction']:.0%} of compute" in text
