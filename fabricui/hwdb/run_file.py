@@ -534,6 +534,14 @@ def _check_degrees(doc: YamlDocument, path: KeyPath, run: RunSpec, model: ModelS
             f"{moe_only[0]}: {model.id} is dense (no MoE layers); its MLP is recomputed by 'mlp'",
         )
     micro = run.micro_batch or 1
+    microbatches = run.global_batch // (run.dp * micro)
+    if run.vpp and run.vpp > 1 and 0 < microbatches < run.pp:
+        raise _fail(
+            doc,
+            (*path, "vpp"),
+            f"interleaving needs at least pp = {run.pp} micro-batches a step "
+            f"(global_batch / (dp x micro_batch) = {microbatches})",
+        )
     if run.global_batch % (run.dp * micro):
         raise _fail(
             doc,

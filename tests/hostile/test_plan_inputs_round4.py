@@ -437,3 +437,15 @@ def test_the_text_figures_are_in_the_json(run_cli):
     text = run_cli("strategies")[1]
     assert f"marginal above {table['good_exposed_fraction']:.0%}" in text
     assert f"<= {table['ok_exposed_fraction']:.0%} of compute" in text
+
+
+def test_interleaving_needs_as_many_micro_batches_as_stages(run_cli, tmp_path):
+    """``--pp 4 --vpp 2 --microbatches 2`` was priced; Megatron-Core's interleaved schedule
+    refuses fewer micro-batches than stages (so does a run file, at its vpp line)."""
+    argv = ("-m", "llama3-70b", "-t", "dgx-h100-pod", "--tp", "8", "--pp", "4", "--vpp", "2")
+    err = one_error(run_cli, "plan", *argv, "--microbatches", "2")
+    assert "interleaving (vpp 2) needs at least pp = 4 micro-batches (got 2)" in err
+    assert run_cli("plan", *argv, "--microbatches", "4")[0] == 0
+    path = run_file(tmp_path, pp=4, vpp=2, dp=2, global_batch=4)
+    err = one_error(run_cli, "plan", "--run", str(path))
+    assert f"{path}:{line_of(path, 'vpp')}: [0].run.vpp: interleaving needs at least pp = 4" in err

@@ -279,6 +279,11 @@ def shape_problems(model: ModelShape, layout: Layout) -> list[str]:
         )
     if layout.vpp > 1 and layout.pp == 1:
         problems.append(f"vpp {layout.vpp} needs a pipeline (pp > 1)")
+    elif layout.vpp > 1 and layout.microbatches < layout.pp:
+        problems.append(
+            f"interleaving (vpp {layout.vpp}) needs at least pp = {layout.pp} micro-batches "
+            f"(got {layout.microbatches}), as Megatron-Core's schedule does"
+        )
     if layout.seq_len % layout.cp:
         problems.append(f"cp {layout.cp} does not divide the sequence of {layout.seq_len} tokens")
     if layout.ep > 1 and model.experts == 0:
