@@ -751,7 +751,8 @@ def render_run(result: RunResult) -> str:
     gpus = f"{world} of {fabric.n_gpus}" if world < fabric.n_gpus else str(world)
     head = (
         f"{entry.id}: {entry.model.name} on {gpus} {fabric.spec.gpu} GPUs "
-        f"({fabric.nodes} nodes): {describe_layout(report.layout)}"
+        f"({fabric.nodes} node{'s' if fabric.nodes != 1 else ''}): "
+        f"{describe_layout(report.layout)}"
     )
     lines = [head, *breakdown_lines(report, result.fabric)]
     if entry.run.step_time_s is not None and result.error is not None:

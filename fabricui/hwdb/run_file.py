@@ -221,8 +221,25 @@ def parse_runs(doc: YamlDocument, catalog: Catalog) -> list[RunEntry]:
     if isinstance(data, dict):
         return [parse_entry(doc, (), data, catalog)]
     if isinstance(data, list) and data:
-        return [parse_entry(doc, (i,), item, catalog) for i, item in enumerate(data)]
+        entries = [parse_entry(doc, (i,), item, catalog) for i, item in enumerate(data)]
+        _check_unique_ids(doc, entries)
+        return entries
     raise HwdbError(f"{doc.where(())}: expected a run entry (with a run block) or a list of them")
+
+
+def _check_unique_ids(doc: YamlDocument, entries: list[RunEntry]) -> None:
+    """Refuse an id two entries share (results are reported and scored by id), naming
+    both entries' lines."""
+    first: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        if entry.id in first:
+            raise _fail(
+                doc,
+                (i, "id"),
+                f"{entry.id!r} is also the id of entry [{first[entry.id]}] "
+                f"(line {doc.line_of((first[entry.id],))}); ids must differ",
+            )
+        first[entry.id] = i
 
 
 def parse_entry(doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog) -> RunEntry:

@@ -449,3 +449,18 @@ def test_interleaving_needs_as_many_micro_batches_as_stages(run_cli, tmp_path):
     path = run_file(tmp_path, pp=4, vpp=2, dp=2, global_batch=4)
     err = one_error(run_cli, "plan", "--run", str(path))
     assert f"{path}:{line_of(path, 'vpp')}: [0].run.vpp: interleaving needs at least pp = 4" in err
+
+
+def test_two_runs_with_one_id_are_refused(run_cli, tmp_path):
+    """Two entries 'a' were both priced (and their JSON, keyed by id, collided)."""
+    path = tmp_path / "runs.yaml"
+    path.write_text(yaml.safe_dump([{**RUN, "id": "a"}, {**RUN, "id": "a"}]), "utf-8")
+    err = one_error(run_cli, "plan", "--run", str(path))
+    assert "[1].id: 'a' is also the id of entry [0] (line 1); ids must differ" in err
+
+
+def test_one_node_is_singular(run_cli, tmp_path):
+    """'(1 nodes)' in a run's header."""
+    path = run_file(tmp_path, topology="dgx-h100", tp=8, dp=1, global_batch=8)
+    status, out, _ = run_cli("plan", "--run", str(path))
+    assert status == 0 and "on 8 h100-sxm GPUs (1 node):" in out
