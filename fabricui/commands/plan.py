@@ -253,12 +253,7 @@ def run(args: argparse.Namespace) -> int:
             runs = price_runs(
                 RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()
             )
-        # One entry (a mapping) prints its object; a list prints {"runs": [...]}, also a
-        # list of one, so the shape follows the file and not how many entries it has.
-        single = len(runs) == 1 and not runs[0].entry.listed
-        data: dict[str, Any] = (
-            run_json(runs[0]) if single else {"runs": [run_json(r) for r in runs]}
-        )
+        data = run_json(runs[0]) if len(runs) == 1 else {"runs": [run_json(r) for r in runs]}
         _print(args, data, lambda: "\n\n".join(render_run(r) for r in runs))
         return 0
     request = plan_request(args)

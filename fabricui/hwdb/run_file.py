@@ -271,7 +271,6 @@ def parse_entry(doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog) -
         doc.where(path),
         _prose(entry.get("source")),
         places=places,
-        listed=bool(path),
     )
 
 

@@ -110,8 +110,6 @@ class RunEntry:
     places: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     """``file:line: key path`` of each key of the run block (``dp_strategy`` ->
     ``runs.yaml:17: [0].run.dp_strategy``), for messages about a stated setting."""
-    listed: bool = True
-    """The entry is an item of a list (False: the file is this one entry, a mapping)."""
 
     def at(self, key: str) -> str:
         """``file:line: key path`` of the run block's ``key`` (of the run block itself

@@ -401,23 +401,13 @@ def test_an_hwdb_id_must_be_one_visible_line(run_cli, tmp_path):
     assert "models[0].id: the id must be one line of visible characters" in err
 
 
-def test_run_json_has_the_same_shape_for_a_list_of_one(run_cli, tmp_path):
-    """A list of one entry printed one object, a list of two {"runs": [...]}: the shape
-    follows the file (a mapping: the object)."""
-    status, out, _ = run_cli("plan", "--run", str(run_file(tmp_path)), "--json")
-    (run,) = yaml.safe_load(out)["runs"]
-    assert status == 0 and run["id"] == "mine"
-    status, out, _ = run_cli("plan", "--run", str(run_file(tmp_path, listed=False)), "--json")
-    assert status == 0 and yaml.safe_load(out)["id"] == "mine"
-
-
 def test_a_run_on_part_of_its_topology_says_so(run_cli, tmp_path):
     """dp 4 x tp 2 on a 16-GPU topology was headed 'h100-sxm x 16'; the JSON has the
     figures of the header."""
     path = run_file(tmp_path, dp=4)
     status, out, _ = run_cli("plan", "--run", str(path))
     assert status == 0 and out.startswith("mine: Llama 3 8B on 8 of 16 h100-sxm GPUs (2 nodes)")
-    (run,) = yaml.safe_load(run_cli("plan", "--run", str(path), "--json")[1])["runs"]
+    run = yaml.safe_load(run_cli("plan", "--run", str(path), "--json")[1])
     assert (run["gpu"], run["fabric_gpus"], run["nodes"], run["plan"]["layout"]["world"]) == (
         "h100-sxm",
         16,
