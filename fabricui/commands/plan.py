@@ -253,8 +253,8 @@ def run(args: argparse.Namespace) -> int:
             runs = price_runs(
                 RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()
             )
-        data = run_json(runs[0]) if len(runs) == 1 else {"runs": [run_json(r) for r in runs]}
-        _print(args, data, lambda: "\n\n".join(render_run(r) for r in runs))
+        shown = run_json(runs[0]) if len(runs) == 1 else {"runs": [run_json(r) for r in runs]}
+        _print(args, shown, lambda: "\n\n".join(render_run(r) for r in runs))
         return 0
     request = plan_request(args)
     if request.search:
