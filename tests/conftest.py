@@ -1,5 +1,6 @@
 """Shared fixtures: the real catalog, the fixed mini catalog, a CLI runner, a maker of one
-subcommand's runner and the hardware block of one 8-GPU H100 server."""
+subcommand's runner, the hardware block of one 8-GPU H100 server and Selene imported from
+its real ibnetdiscover dump."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from fabricui.hwdb import Catalog, load_catalog
 
 DATA = Path(__file__).parent / "data"
 MINI_HWDB = DATA / "hwdb" / "mini"
+#: Selene's real fabric as ibnetdiscover printed it (458 DGX A100 hosts on 666 switches).
+SELENE_DUMP = DATA / "fabric" / "ibnetdiscover" / "nvidia_selene_compute_hdr_superpod_2021.txt"
 
 
 @pytest.fixture(autouse=True)
@@ -49,6 +52,16 @@ def h100_box() -> dict:
         "intra": {"fabric": "nvswitch", "link": "nvlink4"},
         "net": None,
     }
+
+
+@pytest.fixture(scope="session")
+def selene(tmp_path_factory) -> str:
+    """Selene imported as users do (`fabricui import ibnetdiscover FILE --node dgx-a100`):
+    the path of the cluster spec (hosts luna-0001 ... luna-0560), made once a session."""
+    out = tmp_path_factory.mktemp("selene") / "selene.yaml"
+    argv = ["import", "ibnetdiscover", str(SELENE_DUMP), "-o", str(out), "--node", "dgx-a100"]
+    assert main(argv) == 0
+    return str(out)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ that carries nothing as it is is named from the rings as built."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,13 +14,6 @@ from fabricui.services.doctor_health import job_health
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import load_fabric
 
-SELENE = (
-    Path(__file__).resolve().parents[1]
-    / "data"
-    / "fabric"
-    / "ibnetdiscover"
-    / "nvidia_selene_compute_hdr_superpod_2021.txt"
-)
 #: iblinkinfo of Selene's leaf LG01-05 (rail 5 of the first unit): luna-0001's cable at 1X
 #: of 4X, and one of its two cables up to CSPINE1-41 at 1X.
 SELENE_LINKS = """\
@@ -60,18 +52,6 @@ def test_a_gpu_whose_nvlinks_are_all_down_is_named_from_the_rings_as_built(catal
     assert finding.ranks == (2, 3) and finding.hosts == ("n0",)
     assert "as built" in finding.message
     assert finding.figures is not None and finding.figures["rings_slowdown"] > 2
-
-
-@pytest.fixture(scope="module")
-def selene(tmp_path_factory) -> str:
-    """Selene's real fabric, imported as `fabricui import ibnetdiscover FILE --node
-    dgx-a100` writes it."""
-    from fabricui.cli import main
-
-    out = tmp_path_factory.mktemp("selene") / "selene.yaml"
-    status = main(["import", "ibnetdiscover", str(SELENE), "-o", str(out), "--node", "dgx-a100"])
-    assert status == 0
-    return str(out)
 
 
 def test_selene_rail_five_cable_slows_the_job_and_is_named(selene, run_cli, tmp_path):

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from fabricui.fabric.health import health_of
 from fabricui.services.health import overlay as health_overlay
 from fabricui.services.health import read_health, report_of
@@ -62,17 +60,6 @@ def _finding(fabric, where: str):
     assert report is not None
     (found,) = [f for f in report.findings if f.where == where and f.code != "counter-saturated"]
     return found
-
-
-@pytest.fixture(scope="module")
-def selene(tmp_path_factory) -> str:
-    """Selene imported from its real ibnetdiscover output (hosts without port numbers)."""
-    from fabricui.cli import main
-
-    out = tmp_path_factory.mktemp("selene") / "selene.yaml"
-    status = main(["import", "ibnetdiscover", str(SELENE), "-o", str(out), "--node", "dgx-a100"])
-    assert status == 0
-    return str(out)
 
 
 def test_a_down_port_without_a_peer_is_not_applied_on_an_imported_cluster(

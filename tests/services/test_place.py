@@ -11,26 +11,7 @@ import pytest
 from fabricui.services.place import PlaceRequest, place
 from fabricui.services.requests import TopologyRequest
 
-SELENE = (
-    Path(__file__).resolve().parents[1]
-    / "data"
-    / "fabric"
-    / "ibnetdiscover"
-    / "nvidia_selene_compute_hdr_superpod_2021.txt"
-)
 SINFO = Path(__file__).resolve().parents[1] / "data" / "health" / "slurm"
-
-
-@pytest.fixture(scope="module")
-def selene(tmp_path_factory) -> str:
-    """Selene imported as the issue does: `fabricui import ibnetdiscover FILE -o selene.yaml
-    --node dgx-a100`."""
-    from fabricui.cli import main
-
-    out = tmp_path_factory.mktemp("selene") / "selene.yaml"
-    status = main(["import", "ibnetdiscover", str(SELENE), "-o", str(out), "--node", "dgx-a100"])
-    assert status == 0
-    return str(out)
 
 
 def test_place_4_stays_below_the_leaves(selene, run_cli):

@@ -5,24 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 DATA = Path(__file__).resolve().parents[1] / "data"
-SELENE = DATA / "fabric" / "ibnetdiscover" / "nvidia_selene_compute_hdr_superpod_2021.txt"
 #: A sinfo of the Slurm quick-start cluster (nodes adev0..adev14: none of them on Selene).
 OTHER_SINFO = DATA / "health" / "slurm" / "sinfo_schedmd_quickstart_doc_adev_down_star.txt"
-
-
-@pytest.fixture(scope="module")
-def selene(tmp_path_factory) -> str:
-    """Selene imported as users do: `fabricui import ibnetdiscover FILE -o selene.yaml
-    --node dgx-a100` (hosts luna-0001 ... luna-0560)."""
-    from fabricui.cli import main
-
-    out = tmp_path_factory.mktemp("selene") / "selene.yaml"
-    status = main(["import", "ibnetdiscover", str(SELENE), "-o", str(out), "--node", "dgx-a100"])
-    assert status == 0
-    return str(out)
 
 
 def error_of(run_cli, *argv: str) -> str:

@@ -12,7 +12,6 @@ from fabricui.services.place import PlaceRequest, place
 from fabricui.services.requests import TopologyRequest
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-SELENE = DATA / "fabric" / "ibnetdiscover" / "nvidia_selene_compute_hdr_superpod_2021.txt"
 SLURM = DATA / "health" / "slurm"
 #: squeue of the Slurm quick-start cluster: jobs running on adev[7-8] and adev14, one pending.
 OTHER_SQUEUE = SLURM / "squeue_schedmd_quickstart_doc_adev_running_pending_resources.txt"
@@ -21,17 +20,6 @@ SACCT_NO_NODES = SLURM / "sacct_default_uw_hyak_klone_timeout_failed_cancelled.t
 #: A sinfo of the quick-start cluster (adev0 .. adev15).
 OTHER_SINFO = SLURM / "sinfo_schedmd_quickstart_doc_adev_down_star.txt"
 HEADER = "JOBID PARTITION  NAME  USER ST  TIME NODES NODELIST(REASON)\n"
-
-
-@pytest.fixture(scope="module")
-def selene(tmp_path_factory) -> str:
-    """Selene imported as users do (hosts luna-0001 ... luna-0560)."""
-    from fabricui.cli import main
-
-    out = tmp_path_factory.mktemp("selene") / "selene.yaml"
-    status = main(["import", "ibnetdiscover", str(SELENE), "-o", str(out), "--node", "dgx-a100"])
-    assert status == 0
-    return str(out)
 
 
 def test_a_job_listing_of_another_cluster_is_refused(selene, run_cli):

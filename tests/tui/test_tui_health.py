@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from rich.style import Style
 from textual.widgets import Static
 
-from fabricui.cli import main
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.app import settle
@@ -59,8 +57,6 @@ IBSTAT_H100 = (
 )
 #: The real `nvidia-smi nvlink --status` of an 8x A100 SXM4 host (12 links each, all up).
 NVLINK_A100 = DATA / "health/nvlink/nvidia_smi_nvlink_status_a100_sxm4_8gpu_12_links_25gbs.txt"
-#: Selene's real ibnetdiscover dump (DGX A100 SuperPOD), imported as a cluster.
-SELENE_DUMP = DATA / "fabric/ibnetdiscover/nvidia_selene_compute_hdr_superpod_2021.txt"
 
 #: iblinkinfo as infiniband-diags prints it, named for h100-ib-cluster: n3's rail-2 cable
 #: and one of leaf2's cables to spine1 trained at 1X of 4X.
@@ -230,18 +226,6 @@ async def test_zoomed_host_numbers_its_marked_nics(app_factory, tmp_path):
         assert "NIC  ~0 x1  2" in topology_map.render_text()
         assert NIC_COLUMN_LEGEND not in legend_text(app)
         assert HEALTH_LEGEND in legend_text(app)
-
-
-@pytest.fixture(scope="module")
-def selene(tmp_path_factory) -> str:
-    """Selene imported as a user does: ``fabricui import ibnetdiscover DUMP -o selene.yaml
-    --node dgx-a100`` (458 hosts: the map is an overview)."""
-    out = tmp_path_factory.mktemp("selene") / "selene.yaml"
-    status = main(
-        ["import", "ibnetdiscover", str(SELENE_DUMP), "-o", str(out), "--node", "dgx-a100"]
-    )
-    assert status == 0
-    return str(out)
 
 
 async def test_imported_cluster_marks_its_nic_leaf_and_spine(app_factory, selene, tmp_path):
