@@ -5,7 +5,6 @@ priced (its GPUs reach their own node), what needs it says so in one line after 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -31,25 +30,6 @@ def overlay(catalog):
         LinkCondition(f"n0 mlx5_{k}", 1, f"leaf{k}", 1, state="down", source="t") for k in range(8)
     ]
     return apply_health(fabric, down, [], catalog)
-
-
-@pytest.fixture
-def all_down(tmp_path: Path) -> str:
-    """n0's ibstat with its eight InfiniBand ports down."""
-    lines = []
-    for k in range(8):
-        lines += [
-            f"CA 'mlx5_{k}'",
-            "\tNumber of ports: 1",
-            "\tPort 1:",
-            "\t\tState: Down",
-            "\t\tPhysical state: Disabled",
-            "\t\tRate: 400",
-            "\t\tLink layer: InfiniBand",
-        ]
-    path = tmp_path / "n0.txt"
-    path.write_text("\n".join(lines) + "\n")
-    return str(path)
 
 
 def test_the_host_is_named_cut_off_and_the_rest_is_priced(overlay):

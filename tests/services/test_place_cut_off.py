@@ -4,7 +4,6 @@ down) is never picked, and is listed among the left-out hosts as cut off."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,25 +15,6 @@ from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import load_fabric
 
 CUT_OFF = "cut off from the network"
-
-
-@pytest.fixture
-def all_down(tmp_path: Path) -> str:
-    """n0's ibstat with its eight InfiniBand ports down (n0 is cut off)."""
-    lines = []
-    for k in range(8):
-        lines += [
-            f"CA 'mlx5_{k}'",
-            "\tNumber of ports: 1",
-            "\tPort 1:",
-            "\t\tState: Down",
-            "\t\tPhysical state: Disabled",
-            "\t\tRate: 400",
-            "\t\tLink layer: InfiniBand",
-        ]
-    path = tmp_path / "n0.txt"
-    path.write_text("\n".join(lines) + "\n")
-    return str(path)
 
 
 def test_the_cut_off_host_is_left_out_with_its_reason(run_cli, all_down):
