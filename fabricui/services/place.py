@@ -438,13 +438,22 @@ def _running(request: PlaceRequest, layout: _Layout, warnings: list[str]) -> lis
     if off:
         warnings.append(
             f"--jobs {request.jobs}: {len(off)} of the {len(hosts)} host(s) of its running "
-            f"jobs are not in {layout.fabric.spec.id} and are left out: {unknown_hosts(off, [])}"
+            f"jobs {'is' if len(off) == 1 else 'are'} not in {layout.fabric.spec.id} and "
+            f"{'is' if len(off) == 1 else 'are'} left out: {unknown_hosts(off, [])}"
         )
     kept = [
         dataclasses.replace(job, nodes=[n for n in job.nodes if n in layout.index])
         for job in running
     ]
     return [job for job in kept if job.nodes]
+
+
+def _with_reasons(message: str, left_out: dict[str, list[str]], warnings: list[str]) -> str:
+    """``message`` with how many hosts each reason left out (``running jobs 5, link down
+    2``) and the inputs' warnings, so that a refusal says where the hosts went."""
+    reasons = ", ".join(f"{why} {len(hosts)}" for why, hosts in left_out.items() if hosts)
+    said = f"{message} (left out: {reasons})" if reasons else message
+    return "; ".join([said, *warnings])
 
 
 def running_job_ranks(fabric: Fabric, path: str) -> list[tuple[str, list[str], np.ndarray]]:
@@ -581,7 +590,10 @@ def place(
         hit = sorted(h for h in free if marked.get(h) == mark)
         left_out[f"link {mark}"] = [layout.names[h] for h in hit]  # type: ignore[misc]
         free -= set(hit)
-    chosen = pick(layout, free, request.count, bad_leaves)
+    try:
+        chosen = pick(layout, free, request.count, bad_leaves)
+    except ConfigError as exc:  # say why hosts were left out, and what the inputs lacked
+        raise ConfigError(_with_reasons(exc.message, left_out, warnings)) from None
     tier = layout.max_tier(chosen)
     leaf_devs = sorted({leaf for h in chosen for leaf in layout.leaves(h) if leaf >= 0})
     spine_devs = sorted(layout.spines(leaf_devs)) if tier >= 2 else []

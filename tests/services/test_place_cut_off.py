@@ -31,11 +31,14 @@ def test_the_cut_off_host_is_left_out_with_its_reason(run_cli, all_down):
 
 
 def test_the_cut_off_host_is_never_picked_to_make_up_the_count(run_cli, all_down):
-    """Three hosts asked of three with n0 cut off: refused, two are free."""
+    """Three hosts asked of three with n0 cut off: refused, two are free, and the refusal
+    says where the third went."""
     argv = ["place", "3", "-t", "h100-ib-cluster", "--nodes", "3", "--health", all_down]
     status, out, err = run_cli(*argv, "--no-price")
     assert (status, out) == (2, "")
-    assert err.strip().splitlines()[-1] == "fabricui: error: 3 host(s) asked for, 2 free"
+    assert err.strip().splitlines()[-1] == (
+        f"fabricui: error: 3 host(s) asked for, 2 free (left out: {CUT_OFF} 1)"
+    )
 
 
 def test_the_cut_off_list_is_read_from_the_overlay(catalog, monkeypatch):

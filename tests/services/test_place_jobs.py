@@ -67,6 +67,21 @@ def test_jobs_partly_on_the_cluster_keep_their_hosts_that_are(selene, tmp_path, 
     assert err == f"fabricui: warning: {warning}\n"
 
 
+def test_a_refusal_says_where_the_hosts_went(selene, tmp_path, run_cli):
+    """Three hosts asked of four with two busy: the refusal counts the busy ones and keeps
+    the listing's warning (it is not printed when the command fails)."""
+    jobs = tmp_path / "squeue.txt"
+    jobs.write_text(HEADER + "101 batch a u R 1:00 3 luna-[0001-0002],adev7\n")
+    argv = ["place", "3", "-t", selene, "--free", "luna-[0001-0004]", "--jobs", str(jobs)]
+    status, out, err = run_cli(*argv, "--no-price")
+    assert (status, out) == (2, "")
+    assert err == (
+        "fabricui: error: 3 host(s) asked for, 2 free (left out: running jobs 2); "
+        f"--jobs {jobs}: 1 of the 3 host(s) of its running jobs is not in selene and is "
+        "left out: adev7\n"
+    )
+
+
 def test_a_file_with_no_running_job_is_fine(selene, tmp_path, catalog):
     """Only a pending job: nothing is busy, nothing is refused, nothing is warned."""
     jobs = tmp_path / "squeue.txt"
