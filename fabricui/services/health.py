@@ -181,12 +181,17 @@ def read_health(
             warnings += read[1]
             continue
         # One command's output from many hosts (pdsh, clush, dshbak): each host's part is
-        # read as that host's own output.
+        # read as that host's own output; a part no importer reads (the host could not be
+        # reached) is said, and the other hosts' are read.
         for part in listing:
             where = f"{origin} ({part.host})"
-            read = _read_text(
-                part.text, where, path, table, host, listed=part, probe_host=probe_host
-            )
+            try:
+                read = _read_text(
+                    part.text, where, path, table, host, listed=part, probe_host=probe_host
+                )
+            except ParseError as exc:
+                warnings.append(_part_not_read(where, part, exc))
+                continue
             inputs += read[0]
             warnings += read[1]
     report = HealthReportSet(inputs, warnings=warnings)
@@ -214,11 +219,28 @@ def _host_parts(
         raise ParseError(f"--health {origin}: {exc.message}") from None
     if not parts:
         return None
-    try:
-        _read_one(parts[0].text, origin, table, host)
-    except ParseError:
-        return None
-    return parts
+    for part in parts:  # a listing when some host's part is an output an importer reads
+        try:
+            _read_one(part.text, origin, table, host)
+        except ParseError:
+            continue
+        return parts
+    return None
+
+
+def _part_not_read(where: str, part: HostPart, exc: ParseError) -> str:
+    """One line for a host's part of a listing that no importer reads: its lines and what
+    it says (``ssh: connect to host luna-0005 port 22: Connection refused``)."""
+    why = exc.message.removeprefix(f"--health {where}: ")
+    first = next((line.strip() for line in part.text.split("\n") if line.strip()), "")
+    if why.startswith(UNRECOGNISED):
+        why = f"{UNRECOGNISED}: {first[:120]!r}" if first else "no output"
+    lines = (
+        f"line {part.first_line}"
+        if part.first_line == part.last_line
+        else f"lines {part.first_line}-{part.last_line}"
+    )
+    return f"{where}, {lines}: not read ({why})"
 
 
 def _read_text(

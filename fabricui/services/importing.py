@@ -18,7 +18,7 @@ from fabricui.importers.cluster_spec import build_cluster_spec, render_cluster_y
 from fabricui.importers.common import NodeLayout, ParseError, clean_text, detect
 from fabricui.importers.fabric_graph import SwitchGraph
 from fabricui.importers.guid_names import apply_names, parse_names
-from fabricui.importers.host_listing import split_hosts
+from fabricui.importers.host_listing import HostPart, split_hosts
 from fabricui.importers.hostlist import expand
 from fabricui.importers.nvlink_domains import MAX_TRAYS, domains_from_trays, parse_domains
 from fabricui.importers.reading import read_output
@@ -183,28 +183,50 @@ def detected_request(request: ImportRequest, text: str, origin: str) -> ImportRe
 
 
 def refuse_listing(text: str, origin: str) -> None:
-    """Refuse a ``pdsh``/``clush``/``dshbak`` listing of several hosts' outputs, whose
-    first host's part is an output an importer reads: ``import`` reads one host's output
-    (read whole, the hosts' ports would be taken for one host's).
+    """Refuse a ``pdsh``/``clush``/``dshbak`` listing of several hosts' outputs, some host's
+    part of which is an output an importer reads: ``import`` reads one host's output (read
+    whole, the hosts' ports would be taken for one host's).
 
     Raises:
         ParseError: ``text`` is such a listing (the message says what reads it).
     """
     try:
         parts = split_hosts(clean_text(text))
-        if not parts:
-            return
-        fmt = detect(clean_text(parts[0].text))
     except FabricError:
         return
-    hosts = list(dict.fromkeys(p.host for p in parts))
+    hosts = list(dict.fromkeys(p.host for p in parts or ()))
     if len(hosts) < 2:
         return
+    formats = _part_formats(parts or [])
+    if not formats:
+        return
     raise ParseError(
-        f"{origin}: {len(hosts)} hosts' {fmt} outputs (a pdsh, clush or dshbak listing: "
-        f"{', '.join(hosts[:3])}{' ...' if len(hosts) > 3 else ''}): `--health FILE` reads it "
-        "host by host; `fabricui import` reads one host's output"
+        f"{origin}: {len(hosts)} hosts' {' and '.join(formats)} outputs (a pdsh, clush or "
+        f"dshbak listing: {', '.join(hosts[:3])}{' ...' if len(hosts) > 3 else ''}): "
+        "`--health FILE` reads it host by host; `fabricui import` reads one host's output"
     )
+
+
+#: Hosts' parts of a listing whose format is looked at to name it.
+_PARTS_NAMED = 16
+
+
+def _part_formats(parts: list[HostPart]) -> list[str]:
+    """The formats of the first hosts' parts of a listing that an importer reads (a host the
+    shell could not reach printed none); empty when none is."""
+    formats: list[str] = []
+    looked = 0
+    for part in parts:
+        if looked >= _PARTS_NAMED and formats:
+            break
+        looked += 1
+        try:
+            fmt = detect(clean_text(part.text))
+        except FabricError:
+            continue
+        if fmt not in formats:
+            formats.append(fmt)
+    return formats
 
 
 def import_text(

@@ -78,3 +78,62 @@ def test_a_title_between_dashed_lines_later_in_an_output_is_no_header():
 def test_a_header_naming_too_many_hosts_is_one_line():
     with pytest.raises(ParseError, match="more than 65,536 names"):
         split_hosts("----\nn[1-9999999]\n----\nCA 'mlx5_0'\n")
+
+
+def test_a_host_the_shell_could_not_reach_is_a_part_of_its_own():
+    """pdsh ... 2>&1: the unreachable host's one ssh line and pdsh's own line about it are
+    that host's part; the listing is still a listing."""
+    one = _output(IBSTAT)
+    text = "\n".join(
+        [
+            *_prefixed("luna-0001", one),
+            "luna-0005: ssh: connect to host luna-0005 port 22: Connection refused",
+            "pdsh@login: luna-0005: ssh exited with exit code 255",
+        ]
+    )
+    parts = split_hosts(text + "\n")
+    assert parts is not None
+    assert [p.host for p in parts] == ["luna-0001", "luna-0005"]
+    assert parts[1].text == (
+        "ssh: connect to host luna-0005 port 22: Connection refused\n"
+        "ssh exited with exit code 255\n"
+    )
+
+
+def test_dshbak_of_pdsh_2_to_1_gives_pdshs_lines_to_their_host():
+    """``dshbak`` heads pdsh's own lines with ``pdsh@login``: they go to the host they name,
+    not into the host above them."""
+    one = _output(IBSTAT)
+    text = (
+        f"----------------\nluna-0001\n----------------\n{one}"
+        "----------------\npdsh@login\n----------------\n"
+        "luna-0005: ssh exited with exit code 255\n"
+    )
+    parts = split_hosts(text)
+    assert parts is not None
+    assert [(p.host, p.text) for p in parts] == [
+        ("luna-0001", one),
+        ("luna-0005", "ssh exited with exit code 255\n"),
+    ]
+
+
+def test_clush_errors_before_and_after_the_headers_go_to_their_host():
+    one = _output(IBSTAT)
+    text = (
+        "luna-0005: ssh: connect to host luna-0005 port 22: Connection refused\n"
+        f"---------------\nluna-[0001-0002] (2)\n---------------\n{one}"
+        "clush: luna-0005: exited with exit code 255\n"
+    )
+    parts = split_hosts(text)
+    assert parts is not None
+    assert [p.host for p in parts] == ["luna-0001", "luna-0002", "luna-0005"]
+    assert parts[1].text.rstrip("\n") == one.rstrip("\n")
+    assert parts[2].text == (
+        "ssh: connect to host luna-0005 port 22: Connection refused\nexited with exit code 255\n"
+    )
+
+
+def test_key_value_lines_one_per_key_are_no_listing():
+    """A host on one line each is a ``Key: value`` output, not hosts (``sinfo -o '%N: %t'``
+    too): a listing has two lines per host on average."""
+    assert split_hosts("State: Active\nRate: 200\nLink: up\n") is None

@@ -149,3 +149,31 @@ def test_adapters_that_are_not_one_name_per_nic_are_refused(run_cli, tmp_path, a
     assert status == 2
     assert err.count("\n") == 1 and "net.adapters" in err and problem in err
     assert f"{spec}:" in err
+
+
+def test_a_host_whose_part_no_importer_reads_is_said_and_the_others_read(catalog, tmp_path):
+    """The first host's part is what ssh said (pdsh ... 2>&1): the listing is still read
+    host by host, and that host's part is one warning line quoting it."""
+    path = tmp_path / "ibstat-all.txt"
+    refused = "ssh: connect to host n0 port 22: Connection refused"
+    path.write_text(f"n0: {refused}\n" + _pdsh({"n1": _ibstat(down_first=True)}))
+    request = TopologyRequest("h100-ib-cluster", 2, health=(str(path),))
+    fabric = load_fabric(request, catalog, report_health=False)
+    overlay = health_of(fabric)
+    assert overlay is not None
+    assert [c.label for c in overlay.changes] == ["n1.nic0 (n1 mlx5_0) -> leaf0"]
+    report = report_of(fabric)
+    assert report is not None
+    assert report.warnings == [
+        f"{path} (n0), line 1: not read (cannot tell which tool printed this: {refused!r})"
+    ]
+
+
+@pytest.mark.parametrize("listing", [_pdsh, _dshbak])
+def test_import_refuses_a_listing_whose_first_host_printed_no_output(run_cli, tmp_path, listing):
+    """Read whole, the second host's ports would be taken for one host's."""
+    path = tmp_path / "ibstat-all.txt"
+    path.write_text(listing({"n0": "hello\nnot an output\n", "n1": _ibstat()}))
+    status, _, err = run_cli("import", str(path))
+    assert status == 2
+    assert err.startswith(f"fabricui: error: {path}: 2 hosts' ibstat outputs (a pdsh")
