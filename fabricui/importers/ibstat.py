@@ -193,6 +193,9 @@ class IbDevices:
     """Error lines the tools printed among the output (``ibpanic: ...``)."""
     host: str | None = None
     """The host it ran on, when a prompt names it."""
+    repeated: dict[str, int] = field(default_factory=dict)
+    """HCA -> times one listing names it, for an HCA named more than once: several hosts'
+    outputs joined without their names (``pdsh -N``), read as one host's."""
 
     def port_health(self) -> list[PortHealth]:
         """Every port in the shape all state importers share: state (a port that is down
@@ -341,6 +344,8 @@ class _Reader:
     """A link layer was inferred from an interface name (ibdev2netdev)."""
     line: int = 0
     """The number of the line being read (1-based), for warnings."""
+    headers: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(listing, HCA) -> times its header was read: once per output."""
     warnings: list[str] = field(default_factory=list)
     """Values that could not be read, by line."""
 
@@ -360,7 +365,9 @@ class _Reader:
             return
         m = _CA.match(line) or _HCA_ID.match(line)
         if m:
-            self.source("ibstat" if _CA.match(line) else "ibv_devinfo")
+            listing = "ibstat" if _CA.match(line) else "ibv_devinfo"
+            self.source(listing)
+            self.headers[(listing, m.group(1))] += 1
             self.hca = self.hcas.setdefault(m.group(1), Hca(m.group(1)))
             self.port, self.width, self.speed = None, None, None
             return
@@ -480,6 +487,12 @@ def parse(text: str) -> IbDevices:
     if not reader.hcas:
         raise wrong_format(text, EXPECTED, FORMAT)
     ordered = sorted(reader.hcas.values(), key=lambda h: _natural(h.name))
+    repeated: dict[str, int] = {}
+    for (_, name), times in reader.headers.items():
+        if times > 1:
+            repeated[name] = max(times, repeated.get(name, 0))
+    if repeated:
+        warnings.append(repeated_line(repeated))
     _warn_gaps(reader, ordered, warnings)
     if not any(h.ports for h in ordered):
         raise ParseError("HCAs listed without any port: the output is cut off")
@@ -489,6 +502,19 @@ def parse(text: str) -> IbDevices:
         warnings=warnings,
         errors=reader.errors,
         host=prompt_host(lines),
+        repeated=repeated,
+    )
+
+
+def repeated_line(repeated: dict[str, int]) -> str:
+    """What an HCA named more than once by one listing means: several hosts' outputs
+    joined without their names, read as one host's (each port as last listed)."""
+    name, times = next(iter(sorted(repeated.items(), key=lambda kv: _natural(kv[0]))))
+    more = f" (and {len(repeated) - 1} more HCAs)" if len(repeated) > 1 else ""
+    return (
+        f"CA '{name}' is listed {times} times{more}: several hosts' outputs joined without "
+        "their names (pdsh -N, or files put together) are read as one host's, each port as "
+        "last listed"
     )
 
 

@@ -383,7 +383,7 @@ def _read_one(
     """
     try:
         fmt = detect(clean_text(text))
-        return fmt, table[fmt](text)
+        result = table[fmt](text)
     except FabricError as exc:
         raise ParseError(f"--health {origin}: {exc.message}") from None
     except KeyError:
@@ -392,6 +392,16 @@ def _read_one(
         raise ParseError(f"--health {origin}: no importer for this output{why}") from None
     except Exception as exc:  # a plugin importer's bug
         raise ParseError(f"--health {origin}: the importer failed: {exception_line(exc)}") from None
+    repeated = getattr(result, "repeated", None)
+    if fmt == "ibstat" and isinstance(repeated, dict) and repeated:
+        # Several hosts' ibstat joined without their names: whose port is whose is lost.
+        name, times = min(repeated.items(), key=lambda kv: natural_key(kv[0]))
+        raise ParseError(
+            f"--health {origin}: CA '{name}' is listed {times} times, as several hosts' "
+            "outputs joined without their names are (pdsh -N, or files put together); give "
+            "each host's with its name (pdsh without -N, or a file per host)"
+        )
+    return fmt, result
 
 
 def _sections(text: str) -> list[tuple[int, int, str]]:

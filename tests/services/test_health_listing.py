@@ -177,3 +177,19 @@ def test_import_refuses_a_listing_whose_first_host_printed_no_output(run_cli, tm
     status, _, err = run_cli("import", str(path))
     assert status == 2
     assert err.startswith(f"fabricui: error: {path}: 2 hosts' ibstat outputs (a pdsh")
+
+
+def test_ibstat_of_several_hosts_without_their_names_is_refused(run_cli, tmp_path):
+    """pdsh -N drops the host names: the same CA four times is four hosts' outputs, which
+    --health cannot tell apart (each port kept as last listed, a down one lost)."""
+    path = tmp_path / "all.txt"
+    path.write_text(_ibstat(down_first=True) + _ibstat())
+    status, out, err = run_cli("doctor", "--health", str(path))
+    assert (status, out) == (2, "")
+    assert err == (
+        f"fabricui: error: --health {path}: CA 'mlx5_0' is listed 2 times, as several hosts' "
+        "outputs joined without their names are (pdsh -N, or files put together); give each "
+        "host's with its name (pdsh without -N, or a file per host)\n"
+    )
+    status, _, err = run_cli("import", str(path))
+    assert status == 0 and "CA 'mlx5_0' is listed 2 times (and 11 more HCAs)" in err
