@@ -316,11 +316,14 @@ def build_cluster_spec(
 
 def _adapter_names(chosen: _Ports) -> list[str] | None:
     """The device of each NIC in rail order (``net.adapters``) when every host names its
-    cabled ports alike, one port per device (``mlx5_0:1`` ... ``mlx5_9:1``); None when they
-    differ or a device carries two NIC ports."""
+    cabled ports alike, each its device's first port (``mlx5_0:1`` ... ``mlx5_9:1``, as
+    ``--health`` takes a named device's NIC port); None when they differ, a device carries
+    two NIC ports or its cabled port is another (``mlx5_6:2``)."""
     labels = sorted({p[0] for h in chosen.hosts for p in chosen.ports[h]}, key=natural_key)
     names = [label.split(":")[0] for label in labels]
     if len(labels) != chosen.per_host or len(set(names)) != len(names):
+        return None
+    if any(label.partition(":")[2] not in ("", "1") for label in labels):
         return None
     if any(" " in name or not name for name in names):  # no device name: the port's owner
         return None

@@ -545,12 +545,7 @@ def conditions(
         one_host = item.format not in _GRAPH_FORMATS and item.format != "ibqueryerrors"
         adapters = (fabric.spec.net.adapters if fabric.spec.net is not None else None) or ()
         named = one_host and _names_its_nics(ports, adapters)
-        if named:
-            nic_order = {
-                (p.device, p.port): adapters.index(p.device) for p in ports if p.device in adapters
-            }
-        else:
-            nic_order = _nic_order(ports) if one_host else {}
+        nic_order = _named_nics(ports, adapters) if named else _nic_order(ports) if one_host else {}
         for port in ports:
             if one_host and nic_order and (port.device, port.port) not in nic_order:
                 # a storage or management adapter, or another link layer's port
@@ -605,9 +600,32 @@ def _names_its_nics(ports: list[Any], adapters: tuple[str, ...]) -> bool:
     )
 
 
+def _named_nics(ports: list[Any], adapters: tuple[str, ...]) -> dict[tuple[str, Any], int]:
+    """(device, port) -> NIC index of the ports that are the topology's NICs: each named
+    device's first port (``net.adapters`` names one device per NIC; a dual-port adapter's
+    second port, often uncabled and polling, is none of them)."""
+    first: dict[str, Any] = {}
+    for p in ports:
+        if p.device in adapters and (
+            p.device not in first or _port_number(p.port) < _port_number(first[p.device])
+        ):
+            first[p.device] = p.port
+    return {(device, port): adapters.index(device) for device, port in first.items()}
+
+
+def _port_number(port: Any) -> int:
+    return port if isinstance(port, int) else 0
+
+
 def _not_a_nic(port: Any, adapters: tuple[str, ...]) -> str:
-    """Why a host's port on a device the topology does not name as a NIC is none of the
-    fabric's (a storage or management adapter)."""
+    """Why a host's port on a device the topology does not name as a NIC (a storage or
+    management adapter), or a named device's other port, is none of the fabric's."""
+    if port.device in adapters:
+        nic = adapters.index(port.device)
+        return (
+            f"{port.device} port {port.port} is not NIC {nic}'s port (net.adapters names "
+            f"{port.device}: its first port is the NIC)"
+        )
     shown = ", ".join(adapters[:4]) + (" ..." if len(adapters) > 4 else "")
     return f"{port.device} is none of the host's NICs in this topology (net.adapters: {shown})"
 

@@ -193,3 +193,27 @@ def test_ibstat_of_several_hosts_without_their_names_is_refused(run_cli, tmp_pat
     )
     status, _, err = run_cli("import", str(path))
     assert status == 0 and "CA 'mlx5_0' is listed 2 times (and 11 more HCAs)" in err
+
+
+def test_a_named_devices_second_port_is_not_its_nic(catalog, tmp_path):
+    """A dual-port adapter of net.adapters whose second port is uncabled (Polling): its
+    first port is the NIC, which stays up; the second port's finding says why it is not
+    applied."""
+    text = _ibstat()
+    at = text.index("CA 'mlx5_1'\n")  # mlx5_0 (NIC 0) gets a second port
+    second = "\tPort 2:\n\t\tState: Polling\n\t\tPhysical state: Polling\n\t\tRate: 400\n"
+    text = text[:at] + second + "\t\tLink layer: InfiniBand\n" + text[at:]
+    path = tmp_path / "n1.txt"
+    path.write_text(text)
+    fabric = load_fabric(
+        TopologyRequest("h100-ib-cluster", 2, health=(str(path),)), catalog, report_health=False
+    )
+    overlay = health_of(fabric)
+    assert overlay is not None and overlay.changes == ()
+    report = report_of(fabric)
+    assert report is not None
+    (polling,) = [f for f in report.findings if f.where == "mlx5_0 port 2"]
+    assert polling.fix.endswith(
+        "--health does not apply it: mlx5_0 port 2 is not NIC 0's port (net.adapters names "
+        "mlx5_0: its first port is the NIC)"
+    )

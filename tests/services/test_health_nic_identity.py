@@ -131,3 +131,21 @@ def test_an_imported_cluster_keeps_its_hosts_adapter_names(run_cli, tmp_path):
     assert status == 0, err
     names = ", ".join(f"mlx5_{k}" for k in COMPUTE)
     assert f"  adapters: [{names}]\n" in out.read_text()
+
+
+def test_a_cluster_cabled_at_its_adapters_second_ports_names_none(run_cli, tmp_path):
+    """Each host's cable on its adapters' port 2: --health takes a named device's first port
+    for its NIC, so the import writes no net.adapters (the ports go in order)."""
+    out = tmp_path / "imported.yaml"
+    graph = Path(_ibnetdiscover(tmp_path / "fabric.txt"))
+    text = graph.read_text().replace('"[1](', '"[2](')
+    graph.write_text(
+        "\n".join(
+            f"[2]{line[3:]}" if line.startswith("[1](") else line for line in text.split("\n")
+        )
+    )
+    status, _, err = run_cli(
+        "import", "ibnetdiscover", str(graph), "--node", "dgx-a100", "-o", str(out)
+    )
+    assert status == 0, err
+    assert "adapters:" not in out.read_text()
