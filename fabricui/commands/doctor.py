@@ -228,13 +228,16 @@ def render_health(
     """The health files' findings (with the document each threshold comes from), then what
     they do to the job: its all-reduce as it is and as built (``price``), then the
     findings."""
-    lines = ["health: " + ", ".join(f"{i.name} ({i.format})" for i in health.inputs)]
+    lines = ["health: " + health.file_names()]
     if price is not None:
         lines.append(f"job: {price.line()}")
     shown = list(health.findings)
     if not shown and not job:
         lines.append("no finding in the health files")
-    several = len({i.name for i in health.inputs}) > 1  # then say which file (or host) too
+    # Say which file (or host) too when there are several, or the host a listing names.
+    several = len({i.name for i in health.inputs}) > 1 or any(
+        getattr(i, "listed_host", None) for i in health.inputs
+    )
     for finding in shown:
         where = (
             f"{finding.where} in {finding.origin}" if several and finding.origin else finding.where

@@ -34,7 +34,7 @@ from fabricui.fabric.health import (
 from fabricui.importers.common import UNRECOGNISED, ParseError, clean_text, detect
 from fabricui.importers.fabric_graph import SwitchGraph
 from fabricui.importers.host_listing import HostPart, split_hosts
-from fabricui.importers.hostlist import natural_key
+from fabricui.importers.hostlist import compress, natural_key
 from fabricui.importers.port_health import HealthItem, HealthReport
 from fabricui.importers.reading import read_output
 from fabricui.plugins import get_host
@@ -139,19 +139,47 @@ class HealthReportSet:
     """The ports each condition was made of, as findings name them ((file name, port)): a
     condition not applied says so on their findings."""
 
+    def file_names(self) -> str:
+        """Each file with its format; a listing of many hosts' outputs once, with how many
+        hosts and which (``all.txt (1000 hosts n[0-999]: ibstat)``), not a name per host."""
+        listed: dict[str, tuple[list[str], list[str]]] = {}
+        entries: list[str] = []  # a name, or the path of a listing (in ``listed``)
+        for item in self.inputs:
+            if not item.listed_host:
+                entries.append(f"{item.name} ({item.format})")
+                continue
+            if item.path not in listed:
+                listed[item.path] = ([], [])
+                entries.append(item.path)
+            listed[item.path][0].append(item.listed_host)
+            listed[item.path][1].append(item.format)
+        return ", ".join(_listing_name(e, *listed[e]) if e in listed else e for e in entries)
+
     def to_json(self) -> dict[str, Any]:
-        """``files``, ``findings`` and ``warnings``."""
+        """``files`` (a listing's part with its ``host``), ``findings`` and ``warnings``."""
         files = []
         for i in self.inputs:
             entry: dict[str, Any] = {"path": i.path, "format": i.format}
             if i.lines is not None:
                 entry["lines"] = list(i.lines)
+            if i.listed_host:
+                entry["host"] = i.listed_host
             files.append(entry)
         return {
             "files": files,
             "findings": [f.to_json() for f in self.findings],
             "warnings": list(self.warnings),
         }
+
+
+def _listing_name(path: str, hosts: list[str], formats: list[str]) -> str:
+    """A listing's name with its hosts and formats (one host as its parts are named)."""
+    name = Path(path).name
+    kinds = ", ".join(dict.fromkeys(formats))
+    names = list(dict.fromkeys(hosts))
+    if len(names) == 1:
+        return f"{name} ({names[0]}) ({kinds})"
+    return f"{name} ({len(names)} hosts {compress(names)}: {kinds})"
 
 
 def read_health(

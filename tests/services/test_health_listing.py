@@ -4,6 +4,7 @@ line; and a host's Ethernet port beside its InfiniBand NICs is said not to be ap
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,20 @@ def test_a_named_devices_second_port_is_not_its_nic(catalog, tmp_path):
         "--health does not apply it: mlx5_0 port 2 is not NIC 0's port (net.adapters names "
         "mlx5_0: its first port is the NIC)"
     )
+
+
+def test_the_doctor_names_the_host_of_a_listing_of_one_host(run_cli, tmp_path):
+    """``pdsh -w n1 ibstat``: one host's part, still named on its finding; the health line
+    names a listing of many hosts once, with their hostlist."""
+    path = tmp_path / "one.txt"
+    path.write_text(_pdsh({"n1": _ibstat(down_first=True)}))
+    status, out, _ = run_cli("doctor", "--health", str(path))
+    assert status == 0
+    assert "port-down (mlx5_0 port 1 in one.txt (n1)): down:" in out
+    many = tmp_path / "many.txt"
+    many.write_text(_dshbak({f"n{i}": _ibstat() for i in range(5)}))
+    status, out, _ = run_cli("doctor", "--health", str(many), "--health", str(path))
+    assert out.splitlines()[0] == "health: many.txt (5 hosts n[0-4]: ibstat), one.txt (n1) (ibstat)"
+    status, out, _ = run_cli("doctor", "--health", str(many), "--json")
+    files = json.loads(out)["health"]["files"]
+    assert [f.get("host") for f in files] == ["n0", "n1", "n2", "n3", "n4"]
