@@ -849,14 +849,19 @@ def overlay_of(fabric: Fabric) -> HealthOverlay | None:
 
 
 def health_json(fabric: Fabric) -> dict[str, Any] | None:
-    """``{"changes", "unmatched", "files", "findings"}`` of an overlaid fabric, else None."""
+    """``{"changes", "unmatched", "warnings", "files", "findings"}`` of an overlaid fabric
+    (``warnings``: the overlay's and the files'), else None."""
     found = health_of(fabric)
     if found is None:
         return None
     data = found.to_json()
     report = report_of(fabric)
     if report is not None:
-        data.update(report.to_json())
+        said = report.to_json()
+        # The overlay's warnings (a host cut off, rates of another fabric) and the files'
+        # (parts not read) are both kept.
+        said["warnings"] = [*data["warnings"], *said["warnings"]]
+        data.update(said)
     return data
 
 

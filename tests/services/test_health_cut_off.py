@@ -101,3 +101,22 @@ def test_snapshot_topology_draws_the_rest(run_cli, all_down, tmp_path):
     )
     assert status == 0, err
     assert out.stat().st_size > 0
+
+
+def test_path_json_keeps_the_cut_off_warning_beside_the_files(run_cli, all_down):
+    """``health.warnings`` of ``path --json`` holds the overlay's warnings (the host cut off)
+    as well as the files' (none here)."""
+    status, out, _ = run_cli(
+        "path",
+        "-t",
+        "h100-ib-cluster",
+        "--nodes",
+        "3",
+        "--health",
+        all_down,
+        "n1.g0",
+        "n2.g0",
+        "--json",
+    )
+    assert status == 0
+    assert json.loads(out)["health"]["warnings"] == [CUT_OFF]
