@@ -10,6 +10,10 @@ if TYPE_CHECKING:
 
 #: Changes listed in the text before "... and N more".
 _SHOWN = 6
+#: Conditions not applied, and warnings about the files, listed before "... and N more".
+_SHOWN_SAID = 12
+#: Where every change and every line not shown is listed.
+_ALL = "(`fabricui path --json` lists all)"
 
 
 def health_lines(fabric: Fabric) -> list[str]:
@@ -31,11 +35,22 @@ def health_lines(fabric: Fabric) -> list[str]:
             kept = f" keeps {change.factor:.0%} of its bandwidth"
         lines.append(f"fabricui: {change.kind}: {change.label}{kept} ({change.source})")
     if len(order) > _SHOWN:
-        lines.append(f"fabricui: ... and {len(order) - _SHOWN} more changes (--json lists all)")
-    lines += [f"fabricui: warning: {line}" for line in (*overlay.warnings, *overlay.unmatched)]
+        lines.append(f"fabricui: ... and {len(order) - _SHOWN} more changes {_ALL}")
+    lines += [f"fabricui: warning: {line}" for line in overlay.warnings]
+    lines += _at_most(overlay.unmatched, "conditions not applied")
     from fabricui.services.health import report_of
 
     report = report_of(fabric)
     if report is not None:
-        lines += [f"fabricui: warning: {line}" for line in report.warnings]
+        lines += _at_most(report.warnings, "warnings about the files")
+    return lines
+
+
+def _at_most(said: tuple[str, ...] | list[str], what: str) -> list[str]:
+    """Warning lines, the first ``_SHOWN_SAID`` of them and how many more (a listing of a
+    thousand hosts of another cluster, or that the shell could not reach, says a line per
+    host)."""
+    lines = [f"fabricui: warning: {line}" for line in said[:_SHOWN_SAID]]
+    if len(said) > _SHOWN_SAID:
+        lines.append(f"fabricui: warning: ... and {len(said) - _SHOWN_SAID} more {what} {_ALL}")
     return lines

@@ -6,6 +6,7 @@ findings of those ports say that ``--health`` does not apply them, and why."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from fabricui.fabric.health import health_of
@@ -210,3 +211,27 @@ def test_a_host_output_of_no_host_of_the_fabric_is_one_line(catalog, tmp_path):
         "ibstat luna-0001.txt: the ports' host is not named as a host of dgx-h100-pod (name "
         "the file after its host, e.g. n0.txt)",
     )
+
+
+def test_a_thousand_hosts_not_of_the_fabric_are_a_few_lines(run_cli, tmp_path):
+    """A listing of another cluster's hosts: each is not applied, and stderr shows a few of
+    them and how many more (``path --json`` lists every one)."""
+    ibstat = (
+        "CA 'mlx5_0'\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Disabled\n"
+        "\t\tLink layer: InfiniBand\n"
+    )
+    path = tmp_path / "all.txt"
+    path.write_text(
+        "".join(f"gpu{i:03d}: {line}\n" for i in range(40) for line in ibstat.rstrip().split("\n"))
+    )
+    argv = ["path", "-t", "h100-ib-cluster", "--nodes", "2", "--health", str(path), "n0.g0"]
+    status, _, err = run_cli(*argv, "n1.g0")
+    assert status == 0
+    said = [line for line in err.splitlines() if "not a host of" in line]
+    assert len(said) == 12
+    assert err.splitlines()[-1] == (
+        "fabricui: warning: ... and 28 more conditions not applied "
+        "(`fabricui path --json` lists all)"
+    )
+    status, out, _ = run_cli(*argv, "n1.g0", "--json")
+    assert len(json.loads(out)["health"]["unmatched"]) == 40
