@@ -448,10 +448,11 @@ def _running(request: PlaceRequest, layout: _Layout, warnings: list[str]) -> lis
     return [job for job in kept if job.nodes]
 
 
-def _with_reasons(message: str, left_out: dict[str, list[str]], warnings: list[str]) -> str:
-    """``message`` with how many hosts each reason left out (``running jobs 5, link down
-    2``) and the inputs' warnings, so that a refusal says where the hosts went."""
-    reasons = ", ".join(f"{why} {len(hosts)}" for why, hosts in left_out.items() if hosts)
+def _with_reasons(message: str, left_out: dict[str, int], warnings: list[str]) -> str:
+    """``message`` with how many hosts each reason left out (``not free in sinfo.txt 366,
+    running jobs 5, link down 2``) and the inputs' warnings, so that a refusal says where
+    the hosts went."""
+    reasons = ", ".join(f"{why} {count}" for why, count in left_out.items() if count)
     said = f"{message} (left out: {reasons})" if reasons else message
     return "; ".join([said, *warnings])
 
@@ -577,7 +578,12 @@ def place(
     notes: list[str] = []
     warnings: list[str] = []
     free, unknown = _free_hosts(request, layout, notes)
-    left_out: dict[str, list[str]] = {"not in the fabric": unknown[:50]}
+    # Hosts a --free file does not give as free (busy, drained or not listed): counted when
+    # the pick cannot be made, as every reason below is (a hostlist names its hosts itself).
+    unfree = {}
+    if request.free is not None and _is_path(request.free):
+        unfree[f"not free in {Path(request.free).name}"] = len(layout.index) - len(free)
+    left_out: dict[str, list[str]] = {"not in the fabric": unknown}
     running = _running(request, layout, warnings)
     busy = {layout.index[n] for job in running for n in job.nodes}
     left_out["running jobs"] = [layout.names[h] for h in sorted(busy & free)]  # type: ignore[misc]
@@ -593,7 +599,8 @@ def place(
     try:
         chosen = pick(layout, free, request.count, bad_leaves)
     except ConfigError as exc:  # say why hosts were left out, and what the inputs lacked
-        raise ConfigError(_with_reasons(exc.message, left_out, warnings)) from None
+        counts = {**unfree, **{why: len(hosts) for why, hosts in left_out.items()}}
+        raise ConfigError(_with_reasons(exc.message, counts, warnings)) from None
     tier = layout.max_tier(chosen)
     leaf_devs = sorted({leaf for h in chosen for leaf in layout.leaves(h) if leaf >= 0})
     spine_devs = sorted(layout.spines(leaf_devs)) if tier >= 2 else []

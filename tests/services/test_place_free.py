@@ -3,6 +3,7 @@ Slurm listing of another cluster are one-line errors, never "N asked for, 0 free
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -78,3 +79,29 @@ def test_a_listing_that_shares_some_hosts_still_places(selene, tmp_path, run_cli
     status, out, err = run_cli("place", "2", "-t", selene, "--free", str(sinfo), "--no-price")
     assert status == 0, err
     assert "luna-[0001-0002]" in out and "left out (not in the fabric): login[1-2]" in out
+
+
+def test_a_refusal_counts_the_hosts_the_listing_gives_as_busy(selene, tmp_path, run_cli):
+    """Most of the cluster allocated in the sinfo: the refusal says so, and counts every
+    host of the listing the cluster lacks (not the first fifty)."""
+    sinfo = tmp_path / "sinfo.txt"
+    sinfo.write_text(
+        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+        "batch*       up   infinite    450   alloc luna-[0001-0450]\n"
+        "batch*       up   infinite    110    idle luna-[0451-0560]\n"
+        "batch*       up   infinite    100    idle gpu-[001-100]\n"
+    )
+    err = error_of_refusal(run_cli, "place", "100", "-t", selene, "--free", str(sinfo))
+    assert err == (
+        "fabricui: error: 100 host(s) asked for, 95 free (left out: not free in sinfo.txt 363, "
+        "not in the fabric 115)\n"
+    )
+    status, out, _ = run_cli("place", "2", "-t", selene, "--free", str(sinfo), "--json")
+    assert status == 0 and len(json.loads(out)["left_out"]["not in the fabric"]) == 115
+
+
+def error_of_refusal(run_cli, *argv: str) -> str:
+    """The one error line of a pick that cannot be made."""
+    status, out, err = run_cli(*argv, "--no-price")
+    assert status == 2 and out == "" and err.count("\n") == 1
+    return err
