@@ -74,7 +74,14 @@ class LinkCondition:
     peer_port: int | None = None
     """Port number at ``peer``, when known."""
     state: str = "up"
-    """``up``, or why it carries nothing (``down``, ``polling``, ``disabled`` ...)."""
+    """``up``; ``unknown`` when the tool prints no state (``perfquery``: its counters only
+    mark it); else why it carries nothing (``down``, ``polling``, ``disabled`` ...)."""
+
+    @property
+    def carries_nothing(self) -> bool:
+        """Whether the port is down: a state other than ``up`` (none printed is not down)."""
+        return self.state not in ("up", "unknown")
+
     fraction: float | None = None
     """Trained share of the nominal rate when the tool knows it (1X of 4X: 0.25)."""
     rate_gbps: float | None = None
@@ -262,7 +269,7 @@ def _nominal_gbps(fabric: Fabric, link: int) -> float:
 def _fraction(condition: LinkCondition, fabric: Fabric, link: int | None) -> float:
     """Share of its cable's rate a port in this condition delivers (0 when not up, or up
     at rate 0; 1 when ``link`` is None and only a rate is known)."""
-    if condition.state != "up":
+    if condition.carries_nothing:
         return 0.0
     if condition.fraction is not None:
         return max(0.0, min(1.0, condition.fraction))
@@ -411,7 +418,9 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     a_name, b_name = condition.device, condition.peer
     a_switch = names.switch.get(a_name)
     b_switch = names.switch.get(b_name) if b_name else None
-    kind = "down" if condition.state != "up" else ("degraded" if _is_degraded(condition) else None)
+    kind = (
+        "down" if condition.carries_nothing else ("degraded" if _is_degraded(condition) else None)
+    )
     if kind is None and not condition.erroring:
         return
     said = _cable_key(condition)
@@ -642,7 +651,7 @@ def _is_degraded(condition: LinkCondition) -> bool:
 def _kind(condition: LinkCondition, kept: float) -> str | None:
     """``down``, ``degraded`` or None (nominal) for a condition keeping ``kept`` of its
     cable's rate: an active port at rate 0 carries nothing."""
-    if condition.state != "up" or kept <= 0.0:
+    if condition.carries_nothing or kept <= 0.0:
         return "down"
     return "degraded" if kept < 1.0 - _TOLERANCE else None
 

@@ -734,6 +734,9 @@ def _nic_order(ports: list[Any]) -> dict[tuple[str, Any], int]:
     """Each port's position among the host's ports of its most common link layer, in
     adapter order: NIC k of the fabric's host (an H100 node lists 8 InfiniBand ports and 4
     Ethernet ones; the 8 are its NICs)."""
+    # A port named by its LID (perfquery's ``lid 1719``), not by its adapter, is no NIC by
+    # its place: which one it is only the cabling says.
+    ports = [p for p in ports if not any(c.isspace() for c in p.device)]
     layers: dict[str | None, int] = {}
     for port in ports:
         layers[port.link_layer] = layers.get(port.link_layer, 0) + 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fabricui.fabric.health import health_of
+from fabricui.fabric.health import LinkCondition, apply_health, health_of
 from fabricui.services.health import overlay as health_overlay
 from fabricui.services.health import read_health, report_of
 from fabricui.services.requests import TopologyRequest
@@ -235,3 +235,30 @@ def test_a_thousand_hosts_not_of_the_fabric_are_a_few_lines(run_cli, tmp_path):
     )
     status, out, _ = run_cli(*argv, "n1.g0", "--json")
     assert len(json.loads(out)["health"]["unmatched"]) == 40
+
+
+def test_a_hosts_erroring_counters_mark_no_cable_down(catalog, tmp_path):
+    """A perfquery saved as the host's file prints no port state and names the port by its
+    LID: its symbol errors take no cable down, and which NIC the LID is is not guessed."""
+    sample = DATA / "health" / "infiniband" / "perfquery_x_edr_switch_two_ports_xmitwait.txt"
+    text = "".join(sample.read_text().splitlines(keepends=True)[2:])
+    path = tmp_path / "n1.txt"
+    path.write_text(
+        text.replace(
+            "SymbolErrorCounter:..............0", "SymbolErrorCounter:..............5000", 1
+        )
+    )
+    fabric = load_fabric(
+        TopologyRequest("h100-ib-cluster", 2, health=(str(path),)), catalog, report_health=False
+    )
+    overlay = health_of(fabric)
+    assert overlay is not None and overlay.changes == () and overlay.cut_off == ()
+    assert overlay.unmatched == ("perfquery n1.txt: which NIC of n1 is lid 1719 is unknown",)
+
+
+def test_an_erroring_port_of_no_state_is_marked_not_removed(catalog):
+    """A host port a counter tool marks erroring (state unknown) keeps its cable: errors."""
+    fabric = load_fabric(TopologyRequest("h100-ib-cluster", 2), catalog)
+    condition = LinkCondition("n1 mlx5_0", 1, "leaf0", None, state="unknown", erroring=True)
+    overlay = apply_health(fabric, [condition], [], catalog)
+    assert [(c.kind, c.factor) for c in overlay.changes] == [("errors", 1.0)]
