@@ -210,12 +210,21 @@ def read_health(
             continue
         # One command's output from many hosts (pdsh, clush, dshbak): each host's part is
         # read as that host's own output; a part no importer reads (the host could not be
-        # reached) is said, and the other hosts' are read.
+        # reached) is said, and the other hosts' are read. Hosts whose outputs are the same
+        # (``dshbak -c``'s ``n[0-9999]``) are read once.
+        memo: dict[str, tuple[str, Any]] = {}
         for part in listing:
             where = f"{origin} ({part.host})"
             try:
                 read = _read_text(
-                    part.text, where, path, table, host, listed=part, probe_host=probe_host
+                    part.text,
+                    where,
+                    path,
+                    table,
+                    host,
+                    listed=part,
+                    probe_host=probe_host,
+                    memo=memo,
                 )
             except ParseError as exc:
                 warnings.append(_part_not_read(where, part, exc))
@@ -280,14 +289,16 @@ def _read_text(
     *,
     listed: HostPart | None = None,
     probe_host: str | None = None,
+    memo: dict[str, tuple[str, Any]] | None = None,
 ) -> tuple[list[HealthInput], list[str]]:
     """The inputs one output holds (several when tools' outputs were pasted into it, each
-    read by its own importer) and what was not read of it.
+    read by its own importer) and what was not read of it (``memo``: outputs read already,
+    by their text).
 
     Raises:
         ParseError: Not recognised, or its importer refuses it.
     """
-    fmt, result = _read_one(text, origin, table, host)
+    fmt, result = _read_one(text, origin, table, host, memo)
     named = listed.host if listed is not None else None
     span = (listed.first_line, listed.last_line) if listed is not None else None
     parts = _sections(clean_text(text)) if fmt in dict(_SECTION_STARTS) else []
@@ -301,7 +312,7 @@ def _read_text(
         # its hosts' lines); else the part's own lines of the file.
         said = origin if span else f"{origin} (lines {first}-{last})"
         try:
-            part_fmt, part_result = _read_one(part, origin, table, host)
+            part_fmt, part_result = _read_one(part, origin, table, host, memo)
         except ParseError as exc:
             why = exc.message.removeprefix(f"--health {origin}: ")
             if why.startswith(UNRECOGNISED):
@@ -401,14 +412,21 @@ def _importer_warnings(origin: str, result: Any) -> list[str]:
 
 
 def _read_one(
-    text: str, origin: str, table: dict[str, Any], host: PluginHost | None
+    text: str,
+    origin: str,
+    table: dict[str, Any],
+    host: PluginHost | None,
+    memo: dict[str, tuple[str, Any]] | None = None,
 ) -> tuple[str, Any]:
-    """(format, importer result) of one output.
+    """(format, importer result) of one output (kept in ``memo`` by its text, when given:
+    read once for every host that printed it).
 
     Raises:
         ParseError: Not recognised, or its importer refuses it (the message names
             ``origin``).
     """
+    if memo is not None and text in memo:
+        return memo[text]
     try:
         fmt = detect(clean_text(text))
         result = table[fmt](text)
@@ -429,6 +447,8 @@ def _read_one(
             "outputs joined without their names are (pdsh -N, or files put together); give "
             "each host's with its name (pdsh without -N, or a file per host)"
         )
+    if memo is not None:
+        memo[text] = (fmt, result)
     return fmt, result
 
 

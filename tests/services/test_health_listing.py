@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fabricui.fabric.health import health_of
-from fabricui.services.health import report_of
+from fabricui.services.health import read_health, report_of
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import load_fabric
 
@@ -235,3 +235,13 @@ def test_the_doctor_names_the_host_of_a_listing_of_one_host(run_cli, tmp_path):
     status, out, _ = run_cli("doctor", "--health", str(many), "--json")
     files = json.loads(out)["health"]["files"]
     assert [f.get("host") for f in files] == ["n0", "n1", "n2", "n3", "n4"]
+
+
+def test_hosts_of_one_coalesced_header_are_read_once(tmp_path):
+    """``dshbak -c`` prints ``n[0-999]`` over one output: it is read once for them all."""
+    path = tmp_path / "all.txt"
+    path.write_text(f"----------------\nn[0-999]\n----------------\n{_ibstat()}")
+    report = read_health([str(path)])
+    assert len(report.inputs) == 1000
+    assert len({id(i.result) for i in report.inputs}) == 1
+    assert report.inputs[999].name == "all.txt (n999)"
