@@ -479,8 +479,22 @@ class TopologyMap(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("left", "move(-1)", "GPU left", show=False, id="map.left", tooltip="Previous GPU"),
         Binding("right", "move(1)", "GPU right", show=False, id="map.right", tooltip="Next GPU"),
-        Binding("up", "vertical(-1)", "GPU up", show=False, id="map.up", tooltip="GPU above"),
-        Binding("down", "vertical(1)", "GPU down", show=False, id="map.down", tooltip="GPU below"),
+        Binding(
+            "up",
+            "vertical(-1)",
+            "GPU up",
+            show=False,
+            id="map.up",
+            tooltip="GPU above (above the first: scroll the map up a line)",
+        ),
+        Binding(
+            "down",
+            "vertical(1)",
+            "GPU down",
+            show=False,
+            id="map.down",
+            tooltip="GPU below (below the last: scroll down a line, to the switches)",
+        ),
         Binding(
             "left_square_bracket",
             "node(-1)",
@@ -497,8 +511,22 @@ class TopologyMap(ScrollView, can_focus=True):
             id="map.next_node",
             tooltip="Same GPU on the next node",
         ),
-        Binding("home", "first", "First GPU", show=False, id="map.first", tooltip="GPU 0"),
-        Binding("end", "last", "Last GPU", show=False, id="map.last", tooltip="The last GPU"),
+        Binding(
+            "home",
+            "first",
+            "First GPU",
+            show=False,
+            id="map.first",
+            tooltip="GPU 0 (on it: the top of the map)",
+        ),
+        Binding(
+            "end",
+            "last",
+            "Last GPU",
+            show=False,
+            id="map.last",
+            tooltip="The last GPU (on it: the end of the map, its switch rows)",
+        ),
     ]
     """Cursor keys (the screen adds source, destination and zoom)."""
 
@@ -867,11 +895,20 @@ class TopologyMap(ScrollView, can_focus=True):
         self.cursor = rank
 
     def action_vertical(self, step: int) -> None:
-        """Move the cursor to the nearest GPU on the line above or below."""
+        """Move the cursor to the nearest GPU on the line above or below; past the last
+        (or first) line of GPUs, or towards a cursor scrolled out of view, scroll the map
+        a line instead: the switch rows under the hosts, where ``--health`` marks leaves
+        and spines, are read without a mouse."""
         pos = self._layout.gpu_at.get(self.cursor)
         if pos is None:
             return
         y, x = pos
+        top, height = self.scroll_offset.y, self.scrollable_content_region.height
+        if (step < 0 and y < top) or (step > 0 and y >= top + height):
+            # Scrolled past the cursor (reading the switches): scroll back a line at a
+            # time, as a pager does, rather than jump to the cursor.
+            self.scroll_relative(y=step, animate=False, immediate=True)
+            return
         line = y + step
         while 0 <= line < len(self._layout.lines):
             gpus = self._layout.gpus_on_line(line)
@@ -879,6 +916,7 @@ class TopologyMap(ScrollView, can_focus=True):
                 self.cursor = min(gpus, key=lambda item: abs(item[0] - x))[1]
                 return
             line += step
+        self.scroll_relative(y=step, animate=False, immediate=True)
 
     def action_node(self, step: int) -> None:
         """Move the cursor to the same GPU of the previous or next node (zoomed: zoom on
@@ -892,12 +930,19 @@ class TopologyMap(ScrollView, can_focus=True):
         self.cursor = rank
 
     def action_first(self) -> None:
-        """Cursor on the first GPU shown."""
-        self.cursor = min(self._layout.gpu_at) if self._layout.gpu_at else 0
+        """Cursor on the first GPU shown; already there, the top of the map."""
+        first = min(self._layout.gpu_at) if self._layout.gpu_at else 0
+        if self.cursor == first:
+            self.scroll_home(animate=False, immediate=True)
+        self.cursor = first
 
     def action_last(self) -> None:
-        """Cursor on the last GPU shown."""
-        self.cursor = max(self._layout.gpu_at) if self._layout.gpu_at else 0
+        """Cursor on the last GPU shown; already there, the end of the map (its switch
+        rows: the cursor keys move over GPUs only)."""
+        last = max(self._layout.gpu_at) if self._layout.gpu_at else 0
+        if self.cursor == last:
+            self.scroll_end(animate=False, immediate=True)
+        self.cursor = last
 
     def on_click(self, event: events.Click) -> None:
         """Put the cursor on the clicked GPU and tell the screen."""

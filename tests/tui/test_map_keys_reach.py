@@ -1,0 +1,66 @@
+"""The map read from the keyboard alone: the switch rows under the hosts (where ``--health``
+marks leaves and spines) are reached with the arrows and End, not only the mouse wheel."""
+
+from __future__ import annotations
+
+from fabricui.services.requests import LaunchRequest, TopologyRequest
+from fabricui.tui.app import settle
+from fabricui.tui.widgets.topology_map import TopologyMap
+from tests.tui.test_tui_health import SELENE_LINKS
+
+SIZE = (80, 24)
+
+
+def _shown(topology_map: TopologyMap) -> str:
+    """The map's lines on screen, as text."""
+    top = topology_map.scroll_offset.y
+    lines = topology_map.render_text().splitlines()
+    return "\n".join(lines[top : top + topology_map.scrollable_content_region.height])
+
+
+async def test_the_marked_spine_is_reached_with_end_and_up(app_factory, selene, tmp_path):
+    """Selene at 80x24 with LG01-05 -> CSPINE1-41 at 1X: End puts the cursor on the last
+    GPU, End again shows the end of the map; Up then scrolls back a line at a time with the
+    cursor kept, up to the spine row marked '~'; Home goes back to the first GPU."""
+    links = tmp_path / "links.txt"
+    links.write_text(SELENE_LINKS)
+    app = app_factory(launch=LaunchRequest(topology=TopologyRequest(selene, health=(str(links),))))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        topology_map = app.screen.query_one(TopologyMap)
+        await pilot.press("end")
+        await pilot.pause()
+        last = topology_map.cursor
+        assert last == app.data.fabric.n_gpus - 1 and "Core" not in _shown(topology_map)
+        await pilot.press("end")
+        await pilot.pause()
+        bottom = topology_map.scroll_offset.y
+        assert bottom == topology_map.max_scroll_y > 0 and topology_map.cursor == last
+        lines = topology_map.render_text().splitlines()
+        spine = next(i for i, line in enumerate(lines) if "~CSPINE1-41" in line)
+        await pilot.press(*["up"] * (bottom - spine))
+        await pilot.pause()
+        assert topology_map.scroll_offset.y == spine and topology_map.cursor == last
+        assert "~CSPINE1-41" in _shown(topology_map)
+        await pilot.press("down")
+        await pilot.pause()
+        assert topology_map.scroll_offset.y == spine + 1 and topology_map.cursor == last
+        await pilot.press("home")
+        await pilot.pause()
+        assert topology_map.cursor == 0 and topology_map.scroll_offset.y == 0
+
+
+async def test_down_below_a_zoomed_host_scrolls_to_its_network(app_factory, selene):
+    """Zoomed on luna-0001, Down scrolls to the network rows under its box (the cursor
+    stays on its GPU); Right brings the cursor, and the box, back into view."""
+    app = app_factory(launch=LaunchRequest(topology=TopologyRequest(selene)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        topology_map = app.screen.query_one(TopologyMap)
+        await pilot.press("z", *["down"] * 30)
+        await pilot.pause()
+        assert topology_map.scroll_offset.y == 30 and topology_map.cursor == 0
+        assert "LG0" in _shown(topology_map) and "GPU" not in _shown(topology_map)
+        await pilot.press("right")
+        await pilot.pause()
+        assert topology_map.cursor == 1 and "GPU" in _shown(topology_map)
