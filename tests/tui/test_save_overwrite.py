@@ -61,3 +61,23 @@ async def test_a_directory_is_refused_without_a_question(app_factory, tmp_path):
         assert isinstance(app.screen, SaveModal)
         said = str(app.screen.query_one("#save-error", Label).render())
         assert "is a directory" in said
+
+
+async def test_a_name_with_a_formats_suffix_chooses_that_format(app_factory, tmp_path):
+    """Markdown chosen, ``view.svg`` typed: the svg button takes the dot and the file is
+    the screen as SVG, not a Markdown report under an .svg name."""
+    target = tmp_path / "view.svg"
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, SaveModal) and modal.format == "md"
+        modal.query_one("#save-path", Input).value = str(target)
+        await pilot.pause()
+        assert modal.format == "svg" and modal.query_one("#save-svg").value
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, SaveModal)
+    assert target.read_text().startswith("<svg") and not (tmp_path / "view-fabric.svg").exists()

@@ -1,6 +1,7 @@
 """The save dialog: which format (a Markdown report, the screen as SVG or text) and where;
-the path follows the format until the user edits it, and an existing file is never
-replaced without asking."""
+the path follows the format until the user edits it, a name typed with a format's suffix
+(``.md``, ``.svg``, ``.txt``) chooses that format, and an existing file is never replaced
+without asking."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ FORMATS = (
     ("svg", "the whole view as SVG"),
     ("txt", "the whole view as plain text"),
 )
+
+
+def suffix_format(name: str) -> str | None:
+    """The format a file name's suffix names (``report.SVG``: svg), or None."""
+    suffix = Path(name.strip()).suffix.lower().removeprefix(".")
+    return suffix if suffix in dict(FORMATS) else None
 
 
 def free_path(directory: Path, stem: str, suffix: str) -> Path:
@@ -114,8 +121,12 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
 
     @on(Input.Changed, "#save-path")
     def path_edited(self, event: Input.Changed) -> None:
-        """The user's own name is kept across format changes."""
-        self._auto_path = event.value == self._default(self.format)
+        """The user's own name is kept across format changes; a name ending in a format's
+        suffix (``report.svg``) chooses that format, so the file holds what its name says."""
+        named = suffix_format(event.value)
+        if named is not None and named != self.format:
+            self.query_one(f"#save-{named}", ChoiceButton).value = True
+        self._auto_path = event.value == self._default(named or self.format)
 
     @on(Input.Submitted, "#save-path")
     @on(Button.Pressed, "#save-ok")
@@ -129,7 +140,8 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
         path = Path(text).expanduser()
         if not path.is_absolute():
             path = self.directory / path
-        targets = [path, _diagram_of(path)] if self.format == "md" else [path]
+        fmt = suffix_format(text) or self.format  # the name's, even before the buttons follow
+        targets = [path, _diagram_of(path)] if fmt == "md" else [path]
         try:  # a directory, a link, a device or no such directory: never written
             for target in targets:
                 check_target(target, force=True)
@@ -138,9 +150,8 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
             return
         existing = [t for t in targets if t.exists()]
         if not existing:
-            self.dismiss((self.format, path, False))
+            self.dismiss((fmt, path, False))
             return
-        fmt = self.format
 
         def answered(yes: bool | None) -> None:
             if yes:
