@@ -1,9 +1,10 @@
 """Small keyboard and wording fixes: the find prompt's error, ``[``/``]`` while zoomed,
-tab completing the ``:`` prompt, the heat refusal's reason kept on screen, and the group
+tab completing the ``:`` prompt, the heat refusal's reason kept on screen (whole), and the group
 picker saying what a scale-up domain is on this fabric."""
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.widgets import Input, Label, OptionList, Static
 
 from fabricui.tui.app import settle
@@ -78,6 +79,24 @@ async def test_a_refused_heat_keeps_its_reason_on_screen(app_factory):
         legend = str(app.screen.query_one("#map-legend", Static).render()).replace("\n", " ")
         assert legend.startswith("heat: all_to_all not computed (h: next): heat of all_to_all")
         assert "see the error" not in legend
+
+
+async def test_a_refused_heat_reason_is_not_cut_at_80_columns(app_factory):
+    """At 80 columns the memory refusal wraps to three lines: all of them are on screen
+    (the legend's usual two would cut its advice); h again gives the two-line legend back."""
+    app = app_factory(topology="tpu-v5p-torus")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("h")
+        await settle(pilot)
+        widget = app.screen.query_one("#map-legend", Static)
+        text = str(widget.render())
+        needed = len(Content(text).wrap(widget.content_size.width))
+        assert needed >= 3 and widget.content_size.height == needed
+        assert text.rstrip().endswith("choose the ring pattern, or fewer nodes")
+        await pilot.press("h")  # ring: a two-line legend again
+        await settle(pilot)
+        assert widget.content_size.height <= 2
 
 
 def test_the_domain_group_is_said_as_it_is_on_the_fabric():

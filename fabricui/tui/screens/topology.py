@@ -219,6 +219,7 @@ class TopologyScreen(ViewScreen):
     TopologyScreen #path-side:focus { border-left: heavy $accent; }
     TopologyScreen.-wide #path-side { width: 60; }
     TopologyScreen #map-legend { height: auto; max-height: 2; color: $text-muted; padding: 0 1; }
+    TopologyScreen #map-legend.-reason { max-height: 4; }
     TopologyScreen #map-cursor { display: none; height: 1; padding: 0 1; }
     """
 
@@ -699,22 +700,29 @@ class TopologyScreen(ViewScreen):
         else:
             side.scroll_page_up(animate=False)
 
-    def _legend(self, text: str | None = None) -> None:
+    def _legend(self, text: str | None = None, reason: bool = False) -> None:
         """The line above the map: the keys (and the health markers when ``--health`` marks
         devices), or what the heat colours mean; while the path panel has the focus, that
-        it has (the arrows scroll it, not the map's cursor)."""
+        it has (the arrows scroll it, not the map's cursor). ``reason``: the text says why
+        a heat was not computed, and takes up to four lines rather than be cut at two (at
+        80 columns the memory refusal is three)."""
         if text is None:
             health = HEALTH_LEGEND + f" {NIC_COLUMN_LEGEND}" * self.map.nic_column
             keys = (health, *LEGEND) if self.map.health else LEGEND
             text = f" {glyphs().dot} ".join(keys)
-        self._legend_text = text
+        self._legend_text, self._legend_reason = text, reason
+        legend = self.query_one("#map-legend", Static)
         if self._side_focused():
             dot = glyphs().dot
             text = f"{PANEL_FOCUSED} {dot} arrows and PgUp/PgDn scroll it {dot} tab: the map"
-        self.query_one("#map-legend", Static).update(Content(text))  # "[h]" is not markup
+            reason = False
+        legend.set_class(reason, "-reason")
+        legend.update(Content(text))  # "[h]" is not markup
 
     _legend_text = ""
     """The map's legend, shown again when the map has the focus back."""
+    _legend_reason = False
+    """Whether that legend says why a heat was not computed (it may take more lines)."""
 
     def _side_focused(self) -> bool:
         """Whether the path panel (or something in it) has the focus."""
@@ -731,7 +739,7 @@ class TopologyScreen(ViewScreen):
         self._show_focus()
 
     def _show_focus(self) -> None:
-        self._legend(self._legend_text or None)
+        self._legend(self._legend_text or None, self._legend_reason)
 
     def action_open_log(self) -> None:
         """Ask for an NCCL_DEBUG log; read and diagnose it in a worker (a slow disk or a
@@ -785,7 +793,7 @@ class TopologyScreen(ViewScreen):
             error = worker.error
             why = getattr(error, "message", None) or str(error) or "see the error"
             self.map.set_heat(None)
-            self._legend(f"heat: {self.heat_pattern} not computed (h: next): {why}")
+            self._legend(f"heat: {self.heat_pattern} not computed (h: next): {why}", reason=True)
 
     @on(LogRead)
     def log_read(self, message: LogRead) -> None:
