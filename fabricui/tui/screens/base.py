@@ -13,6 +13,24 @@ if TYPE_CHECKING:
     from fabricui.tui.explorer import Explorer
 
 
+def fabric_words(data: LoadedFabric) -> list[str]:
+    """``-t``, ``--nodes``, the what-if and every ``--health`` file of the fabric shown: a
+    copied command prices the fabric on screen (as it is, with its what-if), not the one as
+    built."""
+    request = data.request
+    words = ["-t", request.topology]
+    if request.nodes is not None:
+        words += ["--nodes", str(request.nodes)]
+    what_if = request.what_if
+    if what_if is not None and what_if.nic_gbps is not None:
+        words += ["--nic-gbps", f"{what_if.nic_gbps:g}"]
+    if what_if is not None and what_if.scaleup_links is not None:
+        words += ["--scale-up-links", str(what_if.scaleup_links)]
+    for path in request.health:
+        words += ["--health", path]
+    return words
+
+
 class ViewScreen(Screen[None]):
     """A view of the loaded fabric; subclasses redraw in ``data_changed``.
 

@@ -20,7 +20,7 @@ from textual.worker import Worker, get_current_worker
 from fabricui.errors import ConfigError, FabricError
 from fabricui.services.requests import FIRST_GPUS, first_gpus
 from fabricui.tui.glyphs import glyphs
-from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.screens.base import ViewScreen, fabric_words
 from fabricui.tui.screens.measured import MeasuredModal
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
@@ -867,9 +867,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         sizes = (
             ["--sweep", self.size_range] if ":" in self.size_range else ["--size", self.size_range]
         )
-        words = ["fabricui", "collective", self.op, "-t", data.topology]
-        if data.nodes is not None:
-            words += ["--nodes", str(data.nodes)]
+        words = ["fabricui", "collective", self.op, *fabric_words(data)]
         first = first_gpus(self.group)
         words += [*sizes, *(["--gpus", str(first)] if first else ["--group", self.group])]
         words += nccl_words(self.nccl)

@@ -21,7 +21,7 @@ from textual.worker import Worker, get_current_worker
 
 from fabricui.errors import ConfigError, FabricError
 from fabricui.tui.glyphs import glyphs
-from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.screens.base import ViewScreen, fabric_words
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.findings_panel import FindingsPanel
 from fabricui.tui.widgets.key_bar import KeyBar
@@ -489,10 +489,7 @@ class TopologyScreen(ViewScreen):
             return []
         from fabricui.render.path import render_path
 
-        words = ["fabricui", "path", "-t", data.topology]
-        if data.nodes is not None:
-            words += ["--nodes", str(data.nodes)]
-        words += ["--src", report.src, "--dst", report.dst]
+        words = ["fabricui", "path", *fabric_words(data), "--src", report.src, "--dst", report.dst]
         words += ["--message-size", size_argument(self.size_bytes)]
         return [
             ("path as text", render_path(report, data.fabric)),
