@@ -251,7 +251,13 @@ def run_command(app: Explorer, text: str) -> None:
         app.remember_visit()
         state = dict(screen.view_state())
         if name in ("src", "dst"):
-            state[name] = app.data.fabric.gpu_name(app.data.parse_gpu(argument))
+            gpu = app.data.fabric.gpu_name(app.data.parse_gpu(argument))
+            if name == "dst" and state.get("src") == gpu:  # as d on the source says
+                textual_app.notify("source and destination are the same GPU", severity="warning")
+                return
+            if name == "src" and state.get("dst") == gpu:
+                state.pop("dst")  # as s on the destination: the next d chooses another
+            state[name] = gpu
         elif name == "size":
             state["message_size"] = str(parse_message_size(argument, "size"))
         elif name == "model":

@@ -108,3 +108,21 @@ async def test_back_goes_through_views_selections_and_topologies(app_factory):
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen.src == first_src
+
+
+async def test_command_line_src_and_dst_on_one_gpu_do_what_s_and_d_do(app_factory):
+    """``:src`` on the destination makes it the source and leaves the destination to choose
+    (as ``s`` on it), with no 'route failed' error; ``:dst`` on the source is refused with
+    the warning ``d`` gives, the path kept."""
+    app = app_factory()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert (screen.src, screen.dst) == (0, 31)
+        await command(pilot, "dst n0.g0")
+        assert (screen.src, screen.dst) == (0, 31) and screen.report is not None
+        said = [n.message for n in notifications(app)]
+        assert "source and destination are the same GPU" in said
+        await command(pilot, "src n3.g7")
+        assert (screen.src, screen.dst) == (31, None) and screen.report is None
+        assert not [n for n in notifications(app) if n.severity == "error"]
