@@ -23,9 +23,9 @@ from fabricui.errors import ConfigError, FabricError
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen, fabric_words
 from fabricui.tui.screens.prompt import PromptModal
-from fabricui.tui.widgets.findings_panel import FindingsPanel
+from fabricui.tui.widgets.findings_panel import FindingsPanel, kept_text
 from fabricui.tui.widgets.key_bar import KeyBar
-from fabricui.tui.widgets.path_panel import PathPanel
+from fabricui.tui.widgets.path_panel import HopHealth, PathPanel
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.tui.widgets.topology_map import HEALTH_MARKERS, TopologyMap, worst_mark
 from fabricui.units import parse_size, size_argument
@@ -67,6 +67,45 @@ def health_heat(fabric: Any, marks: dict[int, str]) -> Any:
         if 0 <= dev < heat.shape[0]:
             heat[dev] = level.get(mark, 0.0)
     return heat
+
+
+def path_health(report: PathReport, overlay: HealthOverlay | None) -> tuple[HopHealth, ...]:
+    """The ``--health`` changes a routed path meets: a link it crosses (both ends a hop's),
+    the scale-up hop of a GPU at its end whose NVLinks changed, and what it goes around: a
+    down cable of a NIC on its source's or destination's host (a GPU whose own NIC lost
+    its cable goes out by another one), an end GPU with no NVLink left (over PCIe)."""
+    if overlay is None or not report.hops:
+        return ()
+    fabric = overlay.fabric
+    hops = [frozenset((hop.src_device, hop.dst_device)) for hop in report.hops]
+    ends = {report.hops[0].src_device, report.hops[-1].dst_device}
+    hosts = {int(fabric.dev_node[d]) for d in ends if 0 <= d < fabric.n_devices}
+    scale_up = fabric.spec.intra.link
+    found: list[HopHealth] = []
+    for change in overlay.changes:
+        a, b = change.devices
+        text = f"{change.label}, {kept_text(change)}"
+        if b < 0:  # a GPU's scale-up links as a whole
+            on = [
+                i
+                for i, (pair, hop) in enumerate(zip(hops, report.hops))
+                if a in pair and a in ends and hop.link == scale_up
+            ]
+            around = a in ends and change.kind == "down"
+        else:
+            on = [i for i, pair in enumerate(hops) if pair == {a, b}]
+            around = change.kind == "down" and _on_hosts(fabric, (a, b), hosts)
+        if on:
+            found.append(HopHealth(on[0], change.kind, text))
+        elif around:
+            found.append(HopHealth(-1, change.kind, f"{text} (the path goes around it)"))
+    return tuple(sorted(found, key=lambda h: (h.hop < 0, h.hop)))
+
+
+def _on_hosts(fabric: Any, devices: tuple[int, int], hosts: set[int]) -> bool:
+    """Whether one of ``devices`` belongs to one of the nodes ``hosts`` (a switch belongs
+    to none)."""
+    return any(0 <= d < fabric.n_devices and int(fabric.dev_node[d]) in hosts for d in devices)
 
 
 def check_size(text: str) -> str | None:
@@ -357,7 +396,7 @@ class TopologyScreen(ViewScreen):
         self.map.show_fabric(data.fabric, cursor=src)
         ranks = frozenset(int(r) for r in job.ranks) if job is not None else frozenset()
         self.map.set_job(ranks | self._running_jobs(data))
-        overlay = self._health(data)
+        overlay = self._overlay = self._health(data)
         self.map.set_health(self._marks(overlay))
         self.query_one(FindingsPanel).show_health(overlay)
         self._cursor_line()  # with the cursor host's NIC marks
@@ -547,11 +586,15 @@ class TopologyScreen(ViewScreen):
         narrow = report.hops[report.bottleneck_hop]
         bottleneck = frozenset((narrow.src_device, narrow.dst_device))
         self.map.set_marks(self.src, self.dst, devices, bottleneck)
-        self.panel.show_report(report, data.placement(report.src_rank, report.dst_rank))
+        placement = data.placement(report.src_rank, report.dst_rank)
+        self.panel.show_report(report, placement, path_health(report, self._overlay))
         route = (data.label, report.src, report.dst)
         if route != self._route_shown:  # a new path starts at its "src -> dst" line
             self._route_shown = route
             self.query_one("#path-side", VerticalScroll).scroll_home(animate=False)
+
+    _overlay: HealthOverlay | None = None
+    """What ``--health`` changed in the fabric shown (None: the fabric as built)."""
 
     _route_shown: tuple[str, str, str] | None = None
     """(fabric, source, destination) of the path shown: the panel scrolls back to its top

@@ -110,17 +110,22 @@ def health_markup(overlay: HealthOverlay) -> list[str]:
     return lines
 
 
+def kept_text(change: HealthChange) -> str:
+    """What a changed link keeps: ``keeps 25% of its bandwidth``, ``carries nothing``, or
+    ``counters over their threshold`` (a link only marked)."""
+    if change.kind == "errors":
+        return "counters over their threshold"
+    if change.factor <= 0.0:
+        return "carries nothing"
+    return f"keeps {change.factor:.0%} of its bandwidth"
+
+
 def _change_markup(change: HealthChange) -> str:
     """One change: the map's marker and the kind in the mark's colour, the link, what it
     keeps, and where it was read."""
     marker = HEALTH_MARKERS.get(change.kind, "?")
     style = MARK_STYLE.get(change.kind, "")
-    if change.kind == "errors":
-        kept = "counters over their threshold"
-    elif change.factor <= 0.0:
-        kept = "carries nothing"
-    else:
-        kept = f"keeps {change.factor:.0%} of its bandwidth"
+    kept = kept_text(change)
     head = f"{marker} {change.kind}"
     head = f"[{style}]{escape(head)}[/{style}]" if style else escape(head)
     return f"{head} {escape(change.label)}: {kept} ({escape(change.source)})"

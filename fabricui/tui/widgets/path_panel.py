@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group, RenderableType
@@ -12,6 +13,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from fabricui.tui.glyphs import glyphs
+from fabricui.tui.widgets.findings_panel import MARK_STYLE
+from fabricui.tui.widgets.topology_map import HEALTH_MARKERS
 from fabricui.units import format_bandwidth, format_bytes, format_time_us
 
 if TYPE_CHECKING:
@@ -69,12 +72,43 @@ def summary_lines(report: PathReport) -> list[tuple[str, str]]:
 BOTTLENECK_MARK = "<-"
 
 
-def table_width(report: PathReport) -> int:
+@dataclass(frozen=True)
+class HopHealth:
+    """A ``--health`` change a routed path meets, as the panel says it."""
+
+    hop: int
+    """Index of the hop it is on; -1: off the path (a down cable of a NIC on the source's
+    or the destination's host, which the path goes around)."""
+    kind: str
+    """``down``, ``degraded`` or ``errors``: the row and the line carry the map's marker."""
+    text: str
+    """The link and what it keeps (``luna-0001.nic4 (luna-0001 mlx5_6) -> LG01-05, keeps
+    25% of its bandwidth``)."""
+
+    def line(self) -> str:
+        """``~ hop 3 degraded: TEXT`` (hops numbered from 1, as the bottleneck line does),
+        ``x down: TEXT`` off the path."""
+        where = f" hop {self.hop + 1}" if self.hop >= 0 else ""
+        return f"{HEALTH_MARKERS.get(self.kind, '?')}{where} {self.kind}: {self.text}"
+
+
+def row_marks(report: PathReport, health: tuple[HopHealth, ...] = ()) -> list[str]:
+    """The text at the end of each hop's row: the map's marker of a changed link
+    (``~``), then ``<-`` on the bottleneck, so neither needs colour."""
+    marks = []
+    for i in range(len(report.hops)):
+        kinds = [h.kind for h in health if h.hop == i]
+        marker = next((HEALTH_MARKERS[k] for k in HEALTH_MARKERS if k in kinds), "")
+        marks.append(marker + (BOTTLENECK_MARK if i == report.bottleneck_hop else ""))
+    return marks
+
+
+def table_width(report: PathReport, mark_width: int = len(BOTTLENECK_MARK)) -> int:
     """Columns the hop table needs (#, from, to, link, GB/s, us, the mark): wider than the
     panel, the hops are drawn as a chain instead."""
     rows = hop_rows(report)
     widths = [max(len(row[i]) for row in rows) for i in range(6)]
-    return sum(widths) + len(BOTTLENECK_MARK) + 6 * 2
+    return sum(widths) + mark_width + 6 * 2
 
 
 def fit_name(label: str, width: int, arrow: str = "-> ") -> str:
@@ -165,10 +199,17 @@ class PathPanel(Widget):
 
     placement: reactive[str] = reactive("")
     """How the two GPUs sit (``same node``, ``same domain d0``, ``different nodes``)."""
+    health: reactive[tuple[HopHealth, ...]] = reactive((), layout=True)
+    """The ``--health`` changes the path meets (empty: none, or the fabric as built)."""
 
-    def show_report(self, report: PathReport, placement: str = "") -> None:
-        """Show a routed path (``placement``: how its ends sit, from the fabric)."""
+    def show_report(
+        self, report: PathReport, placement: str = "", health: tuple[HopHealth, ...] = ()
+    ) -> None:
+        """Show a routed path (``placement``: how its ends sit, from the fabric;
+        ``health``: the changes it meets, marked on their hops and said under the
+        bottleneck)."""
         self.placement = placement
+        self.health = health
         self.report = report
 
     def show_message(self, message: str, src_name: str | None = None) -> None:
@@ -198,18 +239,44 @@ class PathPanel(Widget):
         title.append(report.dst, self._style("dst"))
         where = self.placement or ("same node" if same else "different nodes")
         title.append(f"\n{where}, {n} hop{'s' * (n != 1)}")
-        wide = self.size.width >= WIDE_COLUMNS and table_width(report) <= self.content_size.width
-        hops, notes = (self._hops_wide(report), []) if wide else self._hops_chain(report)
+        marks = row_marks(report, self.health)
+        mark_width = max(len(BOTTLENECK_MARK), *(len(m) for m in marks))
+        wide = (
+            self.size.width >= WIDE_COLUMNS
+            and table_width(report, mark_width) <= self.content_size.width
+        )
+        hops, notes = (
+            (self._hops_wide(report, marks), []) if wide else self._hops_chain(report, marks)
+        )
         summary = Table.grid(padding=(0, 1))
         summary.add_column(style=self._style("label"), no_wrap=True)
         summary.add_column()
         for label, value in summary_lines(report):
             style = self._style("bottleneck") if label == "bottleneck" else None
             summary.add_row(label, Text(value, style=style or ""))
+            if label == "bottleneck":  # why a hop is slow, next to the narrowest one
+                for i, change in enumerate(self.health):
+                    summary.add_row("as it is" if i == 0 else "", self._health_text(change))
         cut = [Text(note, style=self._style("label")) for note in notes]
         return Group(title, hops, *cut, Text(""), summary)
 
-    def _hops_wide(self, report: PathReport) -> Table:
+    def _health_text(self, change: HopHealth) -> Text:
+        """A change's line, its marker and kind in the map's colour for the mark."""
+        line = change.line()
+        head, _, rest = line.partition(":")
+        text = Text(head, style=Style.parse(MARK_STYLE.get(change.kind, "none")))
+        text.append(f":{rest}")
+        return text
+
+    def _mark_style(self, i: int, report: PathReport) -> Style | None:
+        """The bottleneck's style on its row; a changed hop's in its mark's colour."""
+        if i == report.bottleneck_hop:
+            return self._style("bottleneck")
+        kinds = [h.kind for h in self.health if h.hop == i]
+        kind = next((k for k in HEALTH_MARKERS if k in kinds), None)
+        return Style.parse(MARK_STYLE[kind]) if kind in MARK_STYLE else None
+
+    def _hops_wide(self, report: PathReport, marks: list[str]) -> Table:
         table = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False)
         for name, justify in (
             ("#", "right"),
@@ -222,12 +289,10 @@ class PathPanel(Widget):
         ):
             table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
         for i, row in enumerate(hop_rows(report)):
-            mark = BOTTLENECK_MARK if i == report.bottleneck_hop else ""
-            style = self._style("bottleneck") if mark else None
-            table.add_row(*row, mark, style=style)
+            table.add_row(*row, marks[i], style=self._mark_style(i, report))
         return table
 
-    def _hops_chain(self, report: PathReport) -> tuple[Table, list[str]]:
+    def _hops_chain(self, report: PathReport, marks: list[str]) -> tuple[Table, list[str]]:
         """The source on the header line, then one line per hop: where it goes (host-local
         devices as ``.nic7``), the link, GB/s and us; the numbers never shrink. With it, the
         links the table cuts, whole (``cut_link_notes``)."""
@@ -246,7 +311,8 @@ class PathPanel(Widget):
         name_need = max(len(report.src), *(len(label) for label in labels))
         # The mark and four gaps between the columns: two columns wide when everything
         # fits so, else one, which leaves the link's generation and count whole at 80.
-        numbers = len(BOTTLENECK_MARK) + columns[1][2] + columns[2][2]
+        mark_width = max(len(BOTTLENECK_MARK), *(len(m) for m in marks))
+        numbers = mark_width + columns[1][2] + columns[2][2]
         gap = 2 if name_need + columns[0][2] + numbers + 4 * 2 <= self.content_size.width else 1
         name_width, via_width = _shared_widths(
             self.content_size.width - numbers - 4 * gap,
@@ -260,12 +326,15 @@ class PathPanel(Widget):
         table.add_column(fit_name(report.src, name_width, ""), no_wrap=True, width=name_width)
         for name, justify, width in columns:
             table.add_column(name, justify=justify, no_wrap=True, width=width)  # type: ignore[arg-type]
-        table.add_column("", no_wrap=True, width=len(BOTTLENECK_MARK))
+        table.add_column("", no_wrap=True, width=mark_width)
         for i, (label, (_, _, _, link, bw, lat)) in enumerate(zip(labels, rows)):
-            mark = BOTTLENECK_MARK if i == report.bottleneck_hop else ""
-            style = self._style("bottleneck") if mark else None
             table.add_row(
-                fit_name(label, name_width), fit_link(link, via_width), bw, lat, mark, style=style
+                fit_name(label, name_width),
+                fit_link(link, via_width),
+                bw,
+                lat,
+                marks[i],
+                style=self._mark_style(i, report),
             )
         return table, cut_link_notes([r[3] for r in rows], via_width)
 

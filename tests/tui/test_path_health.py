@@ -1,0 +1,95 @@
+"""The path panel on the fabric as it is: a hop over a changed link carries the map's
+marker on its row and a line under the bottleneck says what the link keeps, and a down
+cable or lost NVLinks the path goes around at its ends are said too."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from fabricui.services.requests import LaunchRequest, TopologyRequest
+from fabricui.tui.app import settle
+from fabricui.tui.widgets.path_panel import BOTTLENECK_MARK, PathPanel
+from tests.tui.test_tui_health import IBSTAT_H100, NVLINK_A100, ONE_X, ibstat_with
+
+
+def panel_lines(app) -> list[str]:
+    """The path panel's whole content as lines at its width (beyond what the screen shows
+    of it at 80x24)."""
+    panel = app.screen.query_one(PathPanel)
+    console = Console(width=panel.content_size.width, file=io.StringIO(), color_system=None)
+    with console.capture() as captured:
+        console.print(panel.render())
+    return [line.rstrip() for line in captured.get().splitlines()]
+
+
+def open_path(app_factory, health, topology, nodes, src, dst):
+    """The explorer on ``topology`` with ``health`` files, routing ``src`` -> ``dst``."""
+    request = TopologyRequest(topology, nodes, health=tuple(str(p) for p in health))
+    return app_factory(launch=LaunchRequest(topology=request, src=src, dst=dst))
+
+
+async def test_degraded_bottleneck_hop_is_marked_and_said(app_factory, tmp_path):
+    """n0.nic0 at 1X: its hop to leaf0 ends in '~<-' (degraded, the bottleneck) and the
+    line under the bottleneck says it keeps 25% of its bandwidth, at 80x24 and 200x60."""
+    links = tmp_path / "n0.txt"
+    links.write_text(ONE_X)
+    for size in ((80, 24), (200, 60)):
+        app = open_path(app_factory, [links], "h100-ib-cluster", 2, "n0.g0", "n1.g0")
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            report = app.screen.report
+            hop = report.bottleneck_hop
+            assert report.hops[hop].src == "n0.nic0"
+            panel = app.screen.query_one(PathPanel)
+            assert [h.hop for h in panel.health] == [hop]
+            text = "\n".join(panel_lines(app))
+            assert f"~{BOTTLENECK_MARK}" in text
+            said = " ".join(text.split())
+            assert f"as it is ~ hop {hop + 1} degraded: n0.nic0 (n0 mlx5_0) -> leaf0" in said
+            assert "keeps 25% of its bandwidth" in said
+
+
+async def test_down_nic_of_the_source_host_is_said_as_gone_around(app_factory, tmp_path):
+    """n3's mlx5_4 (its third InfiniBand NIC) is down: n3.g2's path leaves by another
+    NIC, and the panel says the down cable is gone around (no hop carries its marker)."""
+    ibstat = tmp_path / "n3.txt"
+    ibstat.write_text(ibstat_with(IBSTAT_H100, half="none", down="mlx5_4"))
+    app = open_path(app_factory, [ibstat], "h100-ib-cluster", 16, "n3.g2", "n10.g2")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        report = app.screen.report
+        assert all(h.src != "n3.nic2" for h in report.hops)
+        said = " ".join(" ".join(panel_lines(app)).split())
+        assert "as it is x down: n3.nic2 (n3 mlx5_4) -> leaf2, carries nothing" in said
+        assert "(the path goes around it)" in said
+        assert not any(line.rstrip().endswith("x") for line in panel_lines(app))
+
+
+async def test_half_the_nvlinks_of_the_source_gpu_mark_its_scale_up_hop(app_factory, tmp_path):
+    """dgx-a100, GPU 3 with six of its twelve NVLinks inactive: n0.g3 -> n0.g5's first hop
+    (to the NVSwitch, 150 GB/s) ends in '~<-', said as 6 of 12 active; with all twelve
+    inactive the path goes over PCIe and the panel says so, no hop marked."""
+    text = NVLINK_A100.read_text()
+    head, gpu3, rest = text.partition("GPU 3:")
+    block, gpu4, tail = rest.partition("GPU 4:")
+    half = "\n".join(
+        line.replace("25 GB/s", "<inactive>")
+        if any(f"Link {i}:" in line for i in range(6))
+        else line
+        for line in block.split("\n")
+    )
+    for links, expected in (
+        (half, "~ hop 1 degraded: n0.g3 NVLinks (6 of 12 active"),
+        (block.replace("25 GB/s", "<inactive>"), "x down: n0.g3 NVLinks (0 of 12 active)"),
+    ):
+        nvlink = tmp_path / "n0.txt"
+        nvlink.write_text(head + gpu3 + links + gpu4 + tail)
+        app = open_path(app_factory, [nvlink], "dgx-a100", None, "n0.g3", "n0.g5")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            said = " ".join(" ".join(panel_lines(app)).split())
+            assert f"as it is {expected}" in said
+            marked = [line for line in panel_lines(app) if "~" + BOTTLENECK_MARK in line]
+            assert bool(marked) == expected.startswith("~")
