@@ -117,7 +117,7 @@ class FabricApp(App[None]):
             "switch_view('topology')",
             "Topology",
             id="view.topology",
-            tooltip="Pod topology: click src/dst",
+            tooltip="Fabric map: s/d route a path",
             group=_VIEW,
         ),
         Binding(

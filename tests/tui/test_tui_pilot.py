@@ -373,7 +373,7 @@ async def test_help_lists_every_key(app_factory):
         narrow = Console(width=76, record=True, file=io.StringIO())
         narrow.print(help_table(app.screen.sections, narrow=True))
         folded = narrow.export_text()
-        assert "Pod topology: click src/dst (view.topology)" in folded
+        assert "Fabric map: s/d route a path (view.topology)" in folded
         assert "(app.help)" in folded
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpModal)

@@ -219,7 +219,10 @@ class TopologyScreen(ViewScreen):
             "heat",
             "Heat",
             id="map.heat",
-            tooltip="Colour devices by link load: all-to-all, then ring traffic, then off",
+            tooltip=(
+                "Colour devices by link load: all-to-all, then ring traffic, then (with "
+                "--health) the health marks, then off"
+            ),
         ),
         Binding(
             "escape",
@@ -688,7 +691,8 @@ class TopologyScreen(ViewScreen):
         )
 
     def action_heat(self) -> None:
-        """Cycle the map's heat: all-to-all link loads, ring link loads, off."""
+        """Cycle the map's heat: all-to-all link loads, ring link loads, the health marks
+        (with ``--health``), off."""
         data = self.data
         if data is None:
             return
