@@ -37,3 +37,33 @@ async def test_node_boxes_have_no_cursor_line(app_factory):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert not readout(app).display
+
+
+async def test_the_cursor_line_names_the_running_job_and_fits_80_columns(app_factory, tmp_path):
+    """``--jobs`` underlines a running job's GPUs; on one, the line says which job. With a
+    five-digit rank, NIC marks and the job it still fits 80 columns: the hint, then the
+    host (the GPU's name holds it) give way."""
+    from fabricui.services.requests import LaunchRequest, TopologyRequest
+    from tests.tui.test_tui_health import IBSTAT_H100, ibstat_with
+
+    squeue = tmp_path / "squeue.txt"
+    squeue.write_text(
+        "JOBID PARTITION  NAME  USER ST  TIME NODES NODELIST(REASON)\n"
+        "4242417     batch  llm   mike  R 24:19     2 n[1270-1271]\n"
+        "4242418_127 batch  eval  joan  R  0:09     1 n1270\n"
+    )
+    ibstat = tmp_path / "n1270.txt"
+    ibstat.write_text(ibstat_with(IBSTAT_H100, half="mlx5_0", down="mlx5_3"))
+    request = TopologyRequest("h100-ib-cluster", 1280, health=(str(ibstat),))
+    app = app_factory(launch=LaunchRequest(topology=request, options=(("jobs", str(squeue)),)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.screen.jump_to(1270 * 8 + 7)
+        await pilot.pause()
+        text = str(readout(app).render())
+        assert text == "cursor n1270.g7 · rank 10167 · NIC ~0 x1 · job 4242417,4242418_127"
+        assert len(text) <= 78 and readout(app).size.height == 1
+        app.screen.jump_to(1271 * 8)
+        await pilot.pause()
+        text = str(readout(app).render())
+        assert text == "cursor n1271.g0 · host n1271 · rank 10168 · job 4242417 · s/d mark it"

@@ -327,6 +327,9 @@ class TopologyScreen(ViewScreen):
         """The traffic pattern whose link loads colour the map, or None."""
         self._route_pending = False
         self._shown: tuple[str, str | None, str | None] | None = None
+        self._jobs_at: dict[int, str] = {}
+        """Rank -> the running job(s) on it (``--jobs`` ids, ``--hosts`` for the job that
+        option places): the map underlines those GPUs, the cursor line names the job."""
 
     def compose(self) -> ComposeResult:
         """Title bar, legend, the map and the path panel, key bar."""
@@ -397,8 +400,12 @@ class TopologyScreen(ViewScreen):
             except Exception as exc:  # EngineError: bad id on the command line
                 self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
         self.map.show_fabric(data.fabric, cursor=src)
-        ranks = frozenset(int(r) for r in job.ranks) if job is not None else frozenset()
-        self.map.set_job(ranks | self._running_jobs(data))
+        self._jobs_at = {int(r): "--hosts" for r in job.ranks} if job is not None else {}
+        for job_id, ranks in self._running_jobs(data).items():
+            for rank in ranks:
+                held = self._jobs_at.get(rank)
+                self._jobs_at[rank] = job_id if held in (None, "--hosts") else f"{held},{job_id}"
+        self.map.set_job(frozenset(self._jobs_at))
         overlay = self._overlay = self._health(data)
         self.map.set_health(self._marks(overlay))
         self.query_one(FindingsPanel).show_health(overlay)
@@ -461,24 +468,24 @@ class TopologyScreen(ViewScreen):
                     marks[dev] = mark
         return marks
 
-    def _running_jobs(self, data: LoadedFabric) -> frozenset[int]:
-        """GPUs of the running jobs ``--jobs`` lists (squeue, scontrol show job), said in a
-        notification; empty without it."""
+    def _running_jobs(self, data: LoadedFabric) -> dict[str, list[int]]:
+        """Job id -> GPUs of the running jobs ``--jobs`` lists (squeue, scontrol show job),
+        said in a notification; empty without it."""
         from fabricui.services.place import running_job_ranks
 
         path = self.fabric_app.take_option("jobs")
         if not path:
-            return frozenset()
+            return {}
         try:
             jobs = running_job_ranks(data.fabric, path)
         except FabricError as exc:
             self.app.notify(exc.message, title="jobs", severity="error")
-            return frozenset()
+            return {}
         from fabricui.services.jobs import hostlist
 
         text = "; ".join(f"{j} {hostlist(hosts)} ({len(r)} GPUs)" for j, hosts, r in jobs[:4])
         self.app.notify(f"{len(jobs)} running job(s) on this fabric: {text}", title="jobs")
-        return frozenset(int(r) for _, _, ranks in jobs for r in ranks)
+        return {job_id: [int(r) for r in ranks] for job_id, _, ranks in jobs}
 
     def _kept_pair(self, data: LoadedFabric) -> tuple[str | None, str | None] | None:
         """The endpoints shown on the previous fabric of the same topology (a what-if or a
@@ -658,8 +665,19 @@ class TopologyScreen(ViewScreen):
         dot = glyphs().dot
         # The overview draws one mark for a host's NICs: which NICs, as its box numbers them.
         nics = " ".join(f"{HEALTH_MARKERS[m]}{i}" for i, m in self.map.nic_marks(node))
-        marked = f" {dot} NIC {nics}" if nics else ""
-        line.update(f"cursor {name} {dot} host {host} {dot} rank {rank}{marked} {dot} s/d mark it")
+        parts = [f"cursor {name}", f"host {host}", f"rank {rank}"]
+        parts += [f"NIC {nics}"] * bool(nics)
+        job = self._jobs_at.get(rank)
+        parts += [f"job {job}"] * bool(job)  # what the underline means
+        parts.append("s/d mark it")
+        # One line: the hint (the legend says it too), then the host (the GPU's name holds
+        # it) give way before the marks and the job.
+        room = self.size.width - 2
+        for spare in ("s/d mark it", f"host {host}"):
+            if len(f" {dot} ".join(parts)) <= room:
+                break
+            parts.remove(spare)
+        line.update(f" {dot} ".join(parts))
 
     @on(TopologyMap.GpuClicked)
     def gpu_clicked(self, message: TopologyMap.GpuClicked) -> None:
