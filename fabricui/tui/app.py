@@ -188,7 +188,7 @@ class FabricApp(App[None]):
             "compare",
             "Compare",
             id="app.compare",
-            tooltip="Compare with the previous fabric (a what-if) or another topology",
+            tooltip="Compare with the fabric as built (--health), the previous or another one",
         ),
         Binding(
             "y",
@@ -758,12 +758,16 @@ class FabricApp(App[None]):
             self.deliver_text(path, save_filename=path.name)
 
     def action_compare(self) -> None:
-        """Compare the current fabric with the previous one (before a what-if) or with
-        another topology: path, all-reduce and pyramid figures side by side."""
+        """Compare the current fabric with itself as built (with ``--health``), the previous
+        one (before a what-if) or another topology: path, all-reduce and pyramid figures
+        side by side."""
         data, catalog = self.data, self.catalog
         if data is None or catalog is None:
             return
         choices: list[tuple[str, str | tuple[str, ...]]] = []
+        if data.request.health:  # what the conditions --health read cost
+            built = dataclasses.replace(data.request, health=()).label()
+            choices.append(("@built", f"the same fabric as built: {built}, without --health"))
         if self.previous is not None:
             choices.append(("@previous", f"the previous fabric: {self.previous.label}"))
         choices += [
@@ -787,6 +791,9 @@ class FabricApp(App[None]):
 
         if choice == "@previous" and self.previous is not None:
             before = self.previous
+        elif choice == "@built":
+            request = dataclasses.replace(current.request, health=())
+            before = self._cache.get(request) or LoadedFabric.load(request, self.catalog, self.host)
         else:
             before = LoadedFabric.load(TopologyRequest(choice), self.catalog, self.host)
         figures = compare(before, current, launch.src, launch.dst)
