@@ -99,3 +99,22 @@ async def test_compare_picker_shows_its_last_row(app_factory):
         options = modal.query_one(OptionList)
         assert options.highlighted == options.option_count - 1
         assert highlight_on_screen(modal)
+
+
+def test_a_one_string_choice_does_not_widen_the_columns():
+    """``c`` on the fabric as it is: its first choice is one long string; the topologies'
+    columns keep their widths (GPU counts right-aligned, then the description)."""
+    from fabricui.tui.screens.picker import choice_lines
+
+    lines = choice_lines(
+        [
+            ("@built", "the same fabric as built: /tmp/a/long/path/cluster.yaml, without --health"),
+            ("dgx-a100", ("dgx-a100", "8 GPUs", "NVIDIA DGX A100")),
+            ("dgx-h100-pod", ("dgx-h100-pod", "32 GPUs", "4 DGX H100 nodes")),
+        ]
+    )
+    assert lines == [
+        "the same fabric as built: /tmp/a/long/path/cluster.yaml, without --health",
+        "dgx-a100       8 GPUs  NVIDIA DGX A100",
+        "dgx-h100-pod  32 GPUs  4 DGX H100 nodes",
+    ]

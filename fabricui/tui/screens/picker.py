@@ -24,10 +24,21 @@ Cells = Union[str, Sequence[str]]
 
 
 def choice_lines(choices: Sequence[tuple[str, Cells]]) -> list[str]:
-    """One line per choice; cells of every choice padded to shared column widths."""
+    """One line per choice; cells of every choice padded to shared column widths. Among
+    choices given as cells, one given as a single string (``the previous fabric: ...``)
+    is a line of its own: it does not widen their first column."""
     rows = [[text] if isinstance(text, str) else list(text) for _, text in choices]
     if not rows:
         return []
+    cells = [i for i, (_, text) in enumerate(choices) if not isinstance(text, str)]
+    if not cells:
+        return _aligned(rows)
+    aligned = iter(_aligned([rows[i] for i in cells]))
+    return [text if isinstance(text, str) else next(aligned) for _, text in choices]
+
+
+def _aligned(rows: list[list[str]]) -> list[str]:
+    """Rows padded to shared column widths, columns of numbers right-aligned."""
     width = max(len(r) for r in rows)
     numbers = {c for c in range(width) if all(len(r) > c and r[c][:1].isdigit() for r in rows)}
     return text_table(rows, right=numbers)
