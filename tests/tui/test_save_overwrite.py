@@ -65,7 +65,7 @@ async def test_a_directory_is_refused_without_a_question(app_factory, tmp_path):
 
 async def test_a_name_with_a_formats_suffix_chooses_that_format(app_factory, tmp_path):
     """Markdown chosen, ``view.svg`` typed: the svg button takes the dot and the file is
-    the screen as SVG, not a Markdown report under an .svg name."""
+    the screen as SVG, not a Markdown report under an .svg name; the dialog says so."""
     target = tmp_path / "view.svg"
     app = app_factory()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -74,6 +74,8 @@ async def test_a_name_with_a_formats_suffix_chooses_that_format(app_factory, tmp
         await pilot.pause()
         modal = app.screen
         assert isinstance(modal, SaveModal) and modal.format == "md"
+        hint = str(modal.query_one("#save-keys", Label).render())
+        assert "name.svg (or shift+tab) picks the format" in hint  # said, not only done
         modal.query_one("#save-path", Input).value = str(target)
         await pilot.pause()
         assert modal.format == "svg" and modal.query_one("#save-svg").value

@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Label, RadioSet
 
 from fabricui.errors import FabricError
 from fabricui.files import check_target
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.confirm import ConfirmModal
 from fabricui.tui.widgets.choice_button import ChoiceButton
 
@@ -26,6 +27,11 @@ FORMATS = (
     ("svg", "the whole view as SVG"),
     ("txt", "the whole view as plain text"),
 )
+
+
+#: The keys of the dialog, under the file name (it opens with the cursor in the name);
+#: joined by the glyph set's dot.
+KEYS_HINT = ("enter saves", "name.svg (or shift+tab) picks the format", "esc cancels")
 
 
 def suffix_format(name: str) -> str | None:
@@ -74,6 +80,7 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
     }
     SaveModal #save-buttons { height: auto; align-horizontal: right; }
     SaveModal #save-error { color: $error; }
+    SaveModal #save-keys { color: $text-muted; }
     """
 
     def __init__(self, view: str, directory: Path) -> None:
@@ -96,6 +103,7 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
                 for i, (fmt, text) in enumerate(FORMATS):
                     yield ChoiceButton(f"{fmt}: {text}", value=i == 0, id=f"save-{fmt}")
             yield Input(value=self._default("md"), id="save-path")
+            yield Label(f" {glyphs().dot} ".join(KEYS_HINT), id="save-keys")
             yield Label("", id="save-error")
             with Horizontal(id="save-buttons"):
                 yield Button("Save", variant="primary", id="save-ok")
