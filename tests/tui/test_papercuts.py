@@ -117,3 +117,18 @@ async def test_group_picker_on_the_pod_has_no_rack(app_factory):
         lines = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         domain = next(line for line in lines if line.startswith("domain"))
         assert "one host" in domain and "rack" not in domain
+
+
+async def test_group_picker_says_one_gpu_not_one_gpus(app_factory):
+    """dgx-a100 (one host): the per-node group is '1 GPU', its digit under the others'."""
+    app = app_factory(topology="dgx-a100", view="collectives")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await pilot.pause()
+        options = app.screen.query_one(OptionList)
+        lines = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        per_node = next(line for line in lines if line.startswith("per-node"))
+        every = next(line for line in lines if line.startswith("all "))
+        assert " 1 GPU  " in per_node and "1 GPUs" not in per_node
+        assert per_node.index("1 GPU") == every.index("8 GPUs")

@@ -68,7 +68,13 @@ def group_text(group: str, hosts_per_domain: int = 1) -> str:
 
 def group_label(group: str, gpus: int) -> str:
     """The group as the controls line shows it: ``all, 32 GPUs``, ``first 16 GPUs``."""
-    return f"first {gpus} GPUs" if first_gpus(group) is not None else f"{group}, {gpus} GPUs"
+    return f"first {gpus} GPUs" if first_gpus(group) is not None else f"{group}, {gpu_count(gpus)}"
+
+
+def gpu_count(gpus: int, aligned: bool = False) -> str:
+    """``8 GPUs``, ``1 GPU`` (``aligned``: ``1 GPU `` keeps its digit under the others' in
+    a right-aligned column)."""
+    return f"{gpus} GPU" + ("s" if gpus != 1 else " " * aligned)
 
 
 def check_range(text: str) -> str | None:
@@ -703,7 +709,10 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
 
         groups = [*GROUPS, *self._first_gpus_groups()]
         per = data.fabric.hosts_per_domain
-        choices = [(g, (g, f"{len(data.group_ranks(g))} GPUs", group_text(g, per))) for g in groups]
+        choices = [
+            (g, (g, gpu_count(len(data.group_ranks(g)), aligned=True), group_text(g, per)))
+            for g in groups
+        ]
         self.app.push_screen(PickerModal("Group of GPUs", choices, self.group), done)
 
     def _first_gpus_groups(self) -> list[str]:
