@@ -183,9 +183,11 @@ async def test_overview_marks_degraded_network_links_at_nics_and_switches(app_fa
             "leaf2": "degraded",
             "spine1": "degraded",  # iblinkinfo: leaf2 -> spine1 at 1X
         }
-        assert map_line(topology_map, "n1  ").endswith("········ x")  # down over degraded
-        assert "n3  ········ ~  " in map_line(topology_map, "n2  ")
-        assert "n2  ········    " in map_line(topology_map, "n2  ")  # no mark, no glyph
+        # One group, n0-n31 (n1's down cable leaves it in its leaves' group): four hosts a line.
+        first = map_line(topology_map, "n0  ")
+        assert "n1  ········ x  n2" in first  # down over degraded
+        assert first.endswith("n3  ········ ~")
+        assert "n2  ········    n3" in first  # no mark, no glyph
         assert "~leaf0 xleaf1 ~leaf2" in map_line(topology_map, "Leaf")
         assert "~spine1" in map_line(topology_map, "Spine")
         assert NIC_COLUMN_LEGEND in legend_text(app)
@@ -204,8 +206,8 @@ async def test_overview_marks_degraded_network_links_at_nics_and_switches(app_fa
             await pilot.pause()
         assert app.screen.heat_pattern == "health"
         lines = topology_map.render_text().splitlines()
-        y = next(i for i, line in enumerate(lines) if line.startswith("n1  "))
-        assert style_at(topology_map, y, "x").reverse
+        y = next(i for i, line in enumerate(lines) if line.startswith("n0  "))
+        assert style_at(topology_map, y, "x").reverse  # n1's, the line's only 'x'
 
 
 async def test_zoomed_host_numbers_its_marked_nics(app_factory, tmp_path):
@@ -348,3 +350,19 @@ def test_dragonfly_map_draws_its_routers(tui_catalog):
     lines = ["".join(c.text for c in line) for line in build_layout(data.fabric, 100).lines]
     assert "network: slingshot, 256 routers in 8 groups" in lines
     assert any(line.split()[:3] == ["Router", "0", "1"] for line in lines)
+
+
+async def test_a_host_with_a_down_cable_stays_in_its_leaf_group(app_factory, tmp_path):
+    """64 hosts, n3's third InfiniBand cable down: the overview keeps n0-n31 as one group
+    under one header (n3 marked 'x' in it), not n0-n2, n3 alone and n4-n31."""
+    ibstat = tmp_path / "n3.txt"
+    ibstat.write_text(ibstat_with(IBSTAT_H100, half="none", down="mlx5_4"))
+    launch = LaunchRequest(topology=TopologyRequest("h100-ib-cluster", 64, health=(str(ibstat),)))
+    app = app_factory(launch=launch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        topology_map = app.screen.query_one(TopologyMap)
+        assert marked(app)["n3.nic2"] == "down"
+        headers = [line for line in topology_map.render_text().splitlines() if "leafs" in line]
+        assert [h.split(" ·")[0] for h in headers] == ["n0-n31", "n32-n63"]
+        assert "n3  ········ x" in topology_map.render_text()

@@ -407,7 +407,8 @@ class TopologyScreen(ViewScreen):
                 self._jobs_at[rank] = job_id if held in (None, "--hosts") else f"{held},{job_id}"
         self.map.set_job(frozenset(self._jobs_at))
         overlay = self._overlay = self._health(data)
-        self.map.set_health(self._marks(overlay))
+        cut = tuple(c.devices for c in overlay.changes if c.factor <= 0.0) if overlay else ()
+        self.map.set_health(self._marks(overlay), cut)
         self.query_one(FindingsPanel).show_health(overlay)
         self._cursor_line()  # with the cursor host's NIC marks
         if self.heat_pattern is not None:

@@ -329,18 +329,28 @@ def index_runs(indexes: list[int]) -> str:
     return " ".join(parts[:8]) + (" ..." if len(parts) > 8 else "")
 
 
-def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]]:
-    """Runs of consecutive nodes cabled to the same leaf switches, with a header each."""
+def _leaf_groups(
+    fabric: Fabric, nodes: list[int], cut: Iterable[tuple[int, int]] = ()
+) -> list[tuple[str, list[int]]]:
+    """Runs of consecutive nodes cabled to the same leaf switches, with a header each.
+
+    ``cut``: (device, device) of cables ``--health`` removed, counted as cabled: a host
+    whose NIC cable is down stays in its group (its mark says the loss), not a group of
+    its own between two halves of the others."""
     from fabricui.fabric.kinds import DeviceKind
 
     kind = fabric.dev_kind
     src, dst = fabric.link_src, fabric.link_dst
     mask = (kind[src] == DeviceKind.NIC) & (kind[dst] == DeviceKind.LEAF)
+    pairs = list(zip(src[mask].tolist(), dst[mask].tolist()))
+    for a, b in cut:
+        if min(a, b) >= 0 and max(a, b) < fabric.n_devices:
+            nic, leaf = (a, b) if int(kind[a]) == DeviceKind.NIC else (b, a)
+            if int(kind[nic]) == DeviceKind.NIC and int(kind[leaf]) == DeviceKind.LEAF:
+                pairs.append((nic, leaf))
     leafs: dict[int, set[int]] = {}
-    for node, leaf in zip(
-        fabric.dev_node[src[mask]].tolist(), fabric.dev_index[dst[mask]].tolist()
-    ):
-        leafs.setdefault(int(node), set()).add(int(leaf))
+    for nic, leaf in pairs:
+        leafs.setdefault(int(fabric.dev_node[nic]), set()).add(int(fabric.dev_index[leaf]))
     groups: list[tuple[frozenset[int], list[int]]] = []
     for node in nodes:
         key = frozenset(leafs.get(node, set()))
@@ -368,7 +378,11 @@ def _leaf_groups(fabric: Fabric, nodes: list[int]) -> list[tuple[str, list[int]]
 
 
 def build_layout(
-    fabric: Fabric, width: int, zoom: int | None = None, nic_column: bool = False
+    fabric: Fabric,
+    width: int,
+    zoom: int | None = None,
+    nic_column: bool = False,
+    removed: tuple[tuple[int, int], ...] = (),
 ) -> MapLayout:
     """Lay the fabric out for ``width`` columns: node boxes, or an overview of big fabrics.
 
@@ -378,6 +392,8 @@ def build_layout(
         zoom: A node to draw alone (its box and the network), or None for every node.
         nic_column: On the overview, give each host a ``nics`` cell right of its GPUs:
             the overview draws no NICs, and ``--health`` marks some.
+        removed: (device, device) of the cables ``--health`` removed: the overview
+            groups hosts by their leaves as cabled, these included.
 
     Returns:
         The layout.
@@ -424,7 +440,7 @@ def build_layout(
                 for d, m in runs
             ]
         else:
-            groups = [(header, members, None) for header, members in _leaf_groups(fabric, nodes)]
+            groups = [(h, members, None) for h, members in _leaf_groups(fabric, nodes, removed)]
         for header, members, domain in groups:
             if domain is not None:
                 layout.add(_domain_head(fabric, domain, members, width))
@@ -617,8 +633,11 @@ class TopologyMap(ScrollView, can_focus=True):
         self.health: dict[int, str] = {}
         """Device -> ``down``, ``degraded`` or ``errors`` from ``--health`` (drawn with a
         marker, ``HEALTH_MARKERS``, and a colour)."""
+        self.cut: tuple[tuple[int, int], ...] = ()
+        """(device, device) of the cables ``--health`` removed (the overview's groups count
+        them as cabled)."""
         self._layout = MapLayout()
-        self._layout_key: tuple[int, int, int | None, bool] | None = None
+        self._layout_key: tuple[object, ...] | None = None
         self._strips: dict[int, Strip] = {}
         """Drawn layout lines by index, uncropped: a cursor move redraws two lines, not all."""
         self._styles: dict[str, Style] = {}
@@ -635,6 +654,7 @@ class TopologyMap(ScrollView, can_focus=True):
         # Another fabric's devices: ``set_heat`` and ``set_health`` give this one's.
         self.heat = None
         self.health = {}
+        self.cut = ()
         self._layout_key = None
         self.set_reactive(TopologyMap.cursor, min(max(cursor, 0), fabric.n_gpus - 1))
         self._relayout()
@@ -664,10 +684,12 @@ class TopologyMap(ScrollView, can_focus=True):
         self._strips.clear()
         self.refresh()
 
-    def set_health(self, marks: dict[int, str]) -> None:
+    def set_health(self, marks: dict[int, str], cut: tuple[tuple[int, int], ...] = ()) -> None:
         """Mark devices whose links are down, degraded or erroring (empty: none); the
-        overview gives each host a NIC mark when some NIC is marked."""
+        overview gives each host a NIC mark when some NIC is marked, and groups hosts by
+        their leaves as cabled (``cut``: the cables ``--health`` removed)."""
         self.health = marks
+        self.cut = cut
         self._strips.clear()
         self._relayout()
 
@@ -715,9 +737,9 @@ class TopologyMap(ScrollView, can_focus=True):
             return
         width = max(24, self.scrollable_content_region.width or self.size.width or 80)
         nic_column = self._marks_nics()
-        key = (id(self.fabric), width, self.zoom, nic_column)
+        key = (id(self.fabric), width, self.zoom, nic_column, self.cut)
         if key != self._layout_key:
-            self._layout = build_layout(self.fabric, width, self.zoom, nic_column)
+            self._layout = build_layout(self.fabric, width, self.zoom, nic_column, self.cut)
             self._layout_key = key
             self._strips.clear()
             self.virtual_size = Size(self._layout.width, len(self._layout.lines))
