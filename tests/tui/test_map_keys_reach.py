@@ -1,10 +1,12 @@
 """The map read from the keyboard alone: the switch rows under the hosts (where ``--health``
-marks leaves and spines) are reached with the arrows and End, not only the mouse wheel."""
+marks leaves and spines) are reached with the arrows and End, not only the mouse wheel, and
+``n`` goes from one marked host to the next."""
 
 from __future__ import annotations
 
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.app import settle
+from fabricui.tui.textual_private import notifications
 from fabricui.tui.widgets.topology_map import TopologyMap
 from tests.tui.test_tui_health import SELENE_LINKS
 
@@ -64,3 +66,37 @@ async def test_down_below_a_zoomed_host_scrolls_to_its_network(app_factory, sele
         await pilot.press("right")
         await pilot.pause()
         assert topology_map.cursor == 1 and "GPU" in _shown(topology_map)
+
+
+async def test_n_goes_from_marked_host_to_marked_host(app_factory, tmp_path):
+    """h100-ib-cluster 64 with n3's and n40's cables down: n puts the cursor on n3, then
+    n40, then round to n3; the findings panel says the key. Without a marked host, n says
+    so and leaves the cursor."""
+    from tests.tui.test_tui_health import IBSTAT_H100, ibstat_with, panel_text
+
+    health = []
+    for host in ("n3", "n40"):
+        path = tmp_path / f"{host}.txt"
+        path.write_text(ibstat_with(IBSTAT_H100, half="none", down="mlx5_4"))
+        health.append(str(path))
+    launch = LaunchRequest(topology=TopologyRequest("h100-ib-cluster", 64, health=tuple(health)))
+    app = app_factory(launch=launch)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        topology_map = app.screen.query_one(TopologyMap)
+        assert "n: the cursor to the next marked host" in panel_text(app)
+        seen = []
+        for _ in range(3):
+            await pilot.press("n")
+            await pilot.pause()
+            seen.append(topology_map.cursor)
+        assert seen == [3 * 8, 40 * 8, 3 * 8]
+        assert "NIC x2" in str(app.screen.query_one("#map-cursor").render())
+    app = app_factory(launch=LaunchRequest(topology=TopologyRequest("h100-ib-cluster", 64)))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen.query_one(TopologyMap).cursor == 0
+        said = [n.message for n in notifications(app)]
+        assert "no host is marked: --health marks none of its GPUs or NICs" in said

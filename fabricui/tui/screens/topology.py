@@ -215,6 +215,14 @@ class TopologyScreen(ViewScreen):
             "x", "swap", "Swap", show=False, id="path.swap", tooltip="Swap source and destination"
         ),
         Binding(
+            "n",
+            "next_marked",
+            "Next marked",
+            show=False,
+            id="map.next_marked",
+            tooltip="Cursor to the next host --health marks (a GPU or a NIC of it)",
+        ),
+        Binding(
             "h",
             "heat",
             "Heat",
@@ -409,7 +417,9 @@ class TopologyScreen(ViewScreen):
         overlay = self._overlay = self._health(data)
         cut = tuple(c.devices for c in overlay.changes if c.factor <= 0.0) if overlay else ()
         self.map.set_health(self._marks(overlay), cut)
-        self.query_one(FindingsPanel).show_health(overlay)
+        self.query_one(FindingsPanel).show_health(
+            overlay, "n: the cursor to the next marked host" if self.marked_hosts() else ""
+        )
         self._cursor_line()  # with the cursor host's NIC marks
         if self.heat_pattern is not None:
             self.heat_pattern = None
@@ -946,6 +956,39 @@ class TopologyScreen(ViewScreen):
         if self.map.zoom is not None and self.map.zoom != node:
             self.map.set_zoom(node)
         self.map.cursor = rank
+
+    def marked_hosts(self) -> list[int]:
+        """Nodes with a GPU or a NIC ``--health`` marks, in order (the overview has 458
+        hosts on Selene: a marked one is found with ``n``, not by scrolling)."""
+        data = self.data
+        if data is None:
+            return []
+        fabric = data.fabric
+        kinds = (0, 4)  # GPU, NIC (``DeviceKind``; as the map's ``ROW_KINDS``)
+        return sorted(
+            {
+                int(fabric.dev_node[d])
+                for d in self.map.health
+                if 0 <= d < fabric.n_devices and int(fabric.dev_kind[d]) in kinds
+            }
+        )
+
+    def action_next_marked(self) -> None:
+        """Put the cursor on the next host ``--health`` marks after the cursor's (round the
+        fabric): on its marked GPU, else its first GPU; say so when none is marked."""
+        data, nodes = self.data, self.marked_hosts()
+        if data is None:
+            return
+        if not nodes:
+            self.app.notify("no host is marked: --health marks none of its GPUs or NICs")
+            return
+        fabric = data.fabric
+        per = fabric.gpus_per_node
+        here = self.map.cursor // per
+        node = next((n for n in nodes if n > here), nodes[0])
+        gpus = [node * per + g for g in range(per)]
+        marked = [r for r in gpus if int(fabric.gpu_dev[r]) in self.map.health]
+        self.jump_to(marked[0] if marked else gpus[0])
 
     def action_zoom(self) -> None:
         """Zoom into the cursor's node, or back out."""

@@ -43,11 +43,14 @@ class FindingsPanel(Static):
         self._log: list[str] = []
         """Markup lines of the NCCL log (empty: none read)."""
 
-    def show_health(self, overlay: HealthOverlay | None) -> None:
+    def show_health(self, overlay: HealthOverlay | None, hint: str = "") -> None:
         """List what a health overlay changed, worst first, each change with the marker the
         map draws at its devices, then what it could not place and its warnings (None: the
-        fabric as designed, nothing listed)."""
+        fabric as designed, nothing listed); ``hint``, a key that finds them, under the
+        title."""
         self._health = [] if overlay is None else health_markup(overlay)
+        if self._health and hint:
+            self._health.insert(1, f"[dim]{escape(hint)}[/dim]")
         self._show()
 
     def show_log(
