@@ -366,3 +366,15 @@ async def test_a_host_with_a_down_cable_stays_in_its_leaf_group(app_factory, tmp
         headers = [line for line in topology_map.render_text().splitlines() if "leafs" in line]
         assert [h.split(" ·")[0] for h in headers] == ["n0-n31", "n32-n63"]
         assert "n3  ········ x" in topology_map.render_text()
+
+
+async def test_switch_brackets_close_on_the_name(app_factory, selene):
+    """Selene's switch names differ in length: the bottleneck leaf reads '<LG01-08>' (the
+    padding to the column after it), not '<LG01-08 >'."""
+    app = app_factory(launch=LaunchRequest(topology=TopologyRequest(selene)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("z")
+        await pilot.pause()
+        leaves = app.screen.query_one(TopologyMap).render_text().split("\nLeaf", 1)[1]
+        assert "<LG01-08>" in leaves and "<LG01-08 >" not in leaves

@@ -263,14 +263,19 @@ def _network_lines(fabric: Fabric, width: int) -> list[list[Cell]]:
         if fabric.switch_names:  # an imported cluster: its switches' own names
             names = [fabric.device_name(dev) for dev in devs]
             digits = max(len(name) for name in names)
-            cells = [Cell(name.ljust(digits), "dev", dev=dev) for dev, name in zip(devs, names)]
+            # The padding goes after the cell: brackets close on the name (``<LG01-08>``).
+            cells = [
+                [Cell(name, "dev", dev=dev)]
+                + [Cell(" " * (digits - len(name)), "text")] * (len(name) < digits)
+                for dev, name in zip(devs, names)
+            ]
         else:
             digits = len(str(len(devs) - 1))
-            cells = [_cell_of(fabric, dev, "dev", digits) for dev in devs]
+            cells = [[_cell_of(fabric, dev, "dev", digits)] for dev in devs]
         per_line = max(1, (width - LABEL_W - 1) // (digits + 2))
         for start in range(0, len(cells), per_line):
             head = Cell((label if start == 0 else "").ljust(LABEL_W + 1), "dim")
-            lines.append([head, *cells[start : start + per_line]])
+            lines.append([head, *(c for cell in cells[start : start + per_line] for c in cell)])
     if lines and net is not None:
         leafs = len(fabric.devices_of_kind(DeviceKind.LEAF))
         spines = len(fabric.devices_of_kind(DeviceKind.SPINE))
