@@ -1,6 +1,6 @@
 """The path panel on the fabric as it is: a hop over a changed link carries the map's
 marker on its row and a line under the bottleneck says what the link keeps, and a down
-cable or lost NVLinks the path goes around at its ends are said too."""
+cable or lost NVLinks on the hosts at its ends are said too, as off the path."""
 
 from __future__ import annotations
 
@@ -51,20 +51,22 @@ async def test_degraded_bottleneck_hop_is_marked_and_said(app_factory, tmp_path)
             assert "keeps 25% of its bandwidth" in said
 
 
-async def test_down_nic_of_the_source_host_is_said_as_gone_around(app_factory, tmp_path):
+async def test_down_nic_on_an_end_host_is_said_as_off_the_path(app_factory, tmp_path):
     """n3's mlx5_4 (its third InfiniBand NIC) is down: n3.g2's path leaves by another
-    NIC, and the panel says the down cable is gone around (no hop carries its marker)."""
+    NIC, and the panel says the down cable is on the source's host, not on the path (no
+    hop carries its marker); the other way round it is on the destination's host."""
     ibstat = tmp_path / "n3.txt"
     ibstat.write_text(ibstat_with(IBSTAT_H100, half="none", down="mlx5_4"))
-    app = open_path(app_factory, [ibstat], "h100-ib-cluster", 16, "n3.g2", "n10.g2")
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        report = app.screen.report
-        assert all(h.src != "n3.nic2" for h in report.hops)
-        said = " ".join(" ".join(panel_lines(app)).split())
-        assert "as it is x down: n3.nic2 (n3 mlx5_4) -> leaf2, carries nothing" in said
-        assert "(the path goes around it)" in said
-        assert not any(line.rstrip().endswith("x") for line in panel_lines(app))
+    for src, dst, whose in (("n3.g2", "n10.g2", "source"), ("n10.g2", "n3.g2", "destination")):
+        app = open_path(app_factory, [ibstat], "h100-ib-cluster", 16, src, dst)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            report = app.screen.report
+            assert all("n3.nic2" not in (h.src, h.dst) for h in report.hops)
+            said = " ".join(" ".join(panel_lines(app)).split())
+            assert "as it is x down: n3.nic2 (n3 mlx5_4) -> leaf2, carries nothing" in said
+            assert f"(on the {whose}'s host: not on the path)" in said
+            assert not any(line.rstrip().endswith("x") for line in panel_lines(app))
 
 
 async def test_half_the_nvlinks_of_the_source_gpu_mark_its_scale_up_hop(app_factory, tmp_path):
@@ -82,7 +84,11 @@ async def test_half_the_nvlinks_of_the_source_gpu_mark_its_scale_up_hop(app_fact
     )
     for links, expected in (
         (half, "~ hop 1 degraded: n0.g3 NVLinks (6 of 12 active"),
-        (block.replace("25 GB/s", "<inactive>"), "x down: n0.g3 NVLinks (0 of 12 active)"),
+        (
+            block.replace("25 GB/s", "<inactive>"),
+            "x down: n0.g3 NVLinks (0 of 12 active), carries nothing (on the source's host: "
+            "over PCIe, not over its NVLinks)",
+        ),
     ):
         nvlink = tmp_path / "n0.txt"
         nvlink.write_text(head + gpu3 + links + gpu4 + tail)

@@ -71,15 +71,16 @@ def health_heat(fabric: Any, marks: dict[int, str]) -> Any:
 
 def path_health(report: PathReport, overlay: HealthOverlay | None) -> tuple[HopHealth, ...]:
     """The ``--health`` changes a routed path meets: a link it crosses (both ends a hop's),
-    the scale-up hop of a GPU at its end whose NVLinks changed, and what it goes around: a
-    down cable of a NIC on its source's or destination's host (a GPU whose own NIC lost
-    its cable goes out by another one), an end GPU with no NVLink left (over PCIe)."""
+    the scale-up hop of a GPU at its end whose NVLinks changed, and, said as off the path,
+    a down cable of a NIC on its source's or destination's host (a GPU whose own NIC lost
+    its cable goes out by another one) and an end GPU with no NVLink left (over PCIe)."""
     if overlay is None or not report.hops:
         return ()
     fabric = overlay.fabric
     hops = [frozenset((hop.src_device, hop.dst_device)) for hop in report.hops]
-    ends = {report.hops[0].src_device, report.hops[-1].dst_device}
-    hosts = {int(fabric.dev_node[d]) for d in ends if 0 <= d < fabric.n_devices}
+    src, dst = report.hops[0].src_device, report.hops[-1].dst_device
+    ends = {src, dst}
+    host_of = {int(fabric.dev_node[d]): d for d in (dst, src) if 0 <= d < fabric.n_devices}
     scale_up = fabric.spec.intra.link
     found: list[HopHealth] = []
     for change in overlay.changes:
@@ -91,21 +92,27 @@ def path_health(report: PathReport, overlay: HealthOverlay | None) -> tuple[HopH
                 for i, (pair, hop) in enumerate(zip(hops, report.hops))
                 if a in pair and a in ends and hop.link == scale_up
             ]
-            around = a in ends and change.kind == "down"
+            end = a if a in ends and change.kind == "down" else None
+            where = "over PCIe, not over its NVLinks"
         else:
             on = [i for i, pair in enumerate(hops) if pair == {a, b}]
-            around = change.kind == "down" and _on_hosts(fabric, (a, b), hosts)
+            end = _end_on_host(fabric, (a, b), host_of) if change.kind == "down" else None
+            where = "not on the path"
         if on:
             found.append(HopHealth(on[0], change.kind, text))
-        elif around:
-            found.append(HopHealth(-1, change.kind, f"{text} (the path goes around it)"))
+        elif end is not None:
+            whose = "source" if end == src else "destination"
+            found.append(HopHealth(-1, change.kind, f"{text} (on the {whose}'s host: {where})"))
     return tuple(sorted(found, key=lambda h: (h.hop < 0, h.hop)))
 
 
-def _on_hosts(fabric: Any, devices: tuple[int, int], hosts: set[int]) -> bool:
-    """Whether one of ``devices`` belongs to one of the nodes ``hosts`` (a switch belongs
-    to none)."""
-    return any(0 <= d < fabric.n_devices and int(fabric.dev_node[d]) in hosts for d in devices)
+def _end_on_host(fabric: Any, devices: tuple[int, int], host_of: dict[int, int]) -> int | None:
+    """The path's end (its GPU device) on whose host one of ``devices`` is, else None (a
+    switch is on no host)."""
+    for d in devices:
+        if 0 <= d < fabric.n_devices and int(fabric.dev_node[d]) in host_of:
+            return host_of[int(fabric.dev_node[d])]
+    return None
 
 
 def check_size(text: str) -> str | None:

@@ -78,7 +78,7 @@ class HopHealth:
 
     hop: int
     """Index of the hop it is on; -1: off the path (a down cable of a NIC on the source's
-    or the destination's host, which the path goes around)."""
+    or the destination's host, an end GPU's NVLinks all down)."""
     kind: str
     """``down``, ``degraded`` or ``errors``: the row and the line carry the map's marker."""
     text: str
