@@ -33,7 +33,7 @@ class Glyphs:
     dash: str
     """Between the app name and the view in the title."""
     ellipsis: str
-    """Where text was cut."""
+    """Where text was cut (one column in Unicode, three in ASCII)."""
     icon: str
     """The title bar's mark."""
     down: str
@@ -101,7 +101,7 @@ UNICODE = Glyphs(
 ASCII = Glyphs(
     dot="-",
     dash="-",
-    ellipsis="~",
+    ellipsis="...",  # not "~": that is the map's mark of a degraded link
     icon="*",
     down="v",
     wrap="^",

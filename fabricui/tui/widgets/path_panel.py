@@ -130,7 +130,7 @@ def link_kind(label: str) -> str:
 
 def fit_link(label: str, width: int) -> str:
     """``label`` in ``width`` columns: whole, else its generation and link count with an
-    ellipsis for the routes (``ib-ndr x2,~``), else cut at the end (the set's ellipsis,
+    ellipsis for the routes (``ib-ndr x2,…``), else cut at the end (the set's ellipsis,
     so ``--ascii`` stays ASCII)."""
     if len(label) <= width:
         return label
@@ -138,6 +138,8 @@ def fit_link(label: str, width: int) -> str:
     kind = link_kind(label)
     if kind != label and len(kind) + 1 + len(cut) <= width:
         return f"{kind},{cut}"
+    if kind != label and len(kind) + len(cut) <= width:  # ASCII's "..." is three columns
+        return f"{kind}{cut}"
     return label[: max(0, width - len(cut))] + cut
 
 

@@ -54,7 +54,8 @@ class TitleBar(Widget):
         middle = max(0, width - 2 * SIDE_W)
         title = self.title_text()
         if len(title) > middle:
-            title = title[: max(0, middle - 1)] + glyphs().ellipsis if middle else ""
+            cut = glyphs().ellipsis
+            title = title[: max(0, middle - len(cut))] + cut if middle > len(cut) else ""
         line = Text(no_wrap=True, overflow="crop", end="")
         line.append(f" {glyphs().icon} ".ljust(SIDE_W))
         line.append(title.center(middle))
