@@ -1,10 +1,17 @@
-"""On an overview map (one glyph per GPU) a line names the GPU under the cursor."""
+"""On an overview map (one glyph per GPU) a line names the GPU under the cursor and its
+running job; a job listing with no job on the fabric is said."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Static
 
+from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.app import settle
+from fabricui.tui.textual_private import notifications
+from fabricui.tui.widgets.topology_map import TopologyMap
+from tests.tui.test_tui_health import IBSTAT_H100, ibstat_with
 
 
 def readout(app) -> Static:
@@ -43,8 +50,6 @@ async def test_the_cursor_line_names_the_running_job_and_fits_80_columns(app_fac
     """``--jobs`` underlines a running job's GPUs; on one, the line says which job. With a
     five-digit rank, NIC marks and the job it still fits 80 columns: the hint, then the
     host (the GPU's name holds it) give way."""
-    from fabricui.services.requests import LaunchRequest, TopologyRequest
-    from tests.tui.test_tui_health import IBSTAT_H100, ibstat_with
 
     squeue = tmp_path / "squeue.txt"
     squeue.write_text(
@@ -67,3 +72,20 @@ async def test_the_cursor_line_names_the_running_job_and_fits_80_columns(app_fac
         await pilot.pause()
         text = str(readout(app).render())
         assert text == "cursor n1271.g0 · host n1271 · rank 10168 · job 4242417 · s/d mark it"
+
+
+async def test_a_job_listing_of_another_cluster_is_said_not_counted_as_zero(app_factory):
+    """The SchedMD quick-start squeue (hosts adev7, adev8, adev14) on h100-ib-cluster: a
+    warning says no running job has a host here and nothing is underlined ('0 running
+    job(s) on this fabric: ' said nothing)."""
+
+    data = Path(__file__).resolve().parents[1] / "data" / "health" / "slurm"
+    squeue = data / "squeue_schedmd_quickstart_doc_adev_running_pending_resources.txt"
+    request = TopologyRequest("h100-ib-cluster", 64)
+    app = app_factory(launch=LaunchRequest(topology=request, options=(("jobs", str(squeue)),)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        said = [n for n in notifications(app) if n.title == "jobs"]
+        assert len(said) == 1 and said[0].severity == "warning"
+        assert said[0].message.startswith(f"--jobs {squeue}: no running job has a host on")
+        assert not app.screen.query_one(TopologyMap).job_ranks

@@ -501,6 +501,14 @@ class TopologyScreen(ViewScreen):
             return {}
         from fabricui.services.jobs import hostlist
 
+        if not jobs:  # another cluster's listing, or nothing running: said, not "0 jobs: "
+            self.app.notify(
+                f"--jobs {path}: no running job has a host on {data.label} (a listing of "
+                "another cluster, or none running): nothing is underlined",
+                title="jobs",
+                severity="warning",
+            )
+            return {}
         text = "; ".join(f"{j} {hostlist(hosts)} ({len(r)} GPUs)" for j, hosts, r in jobs[:4])
         self.app.notify(f"{len(jobs)} running job(s) on this fabric: {text}", title="jobs")
         return {job_id: [int(r) for r in ranks] for job_id, _, ranks in jobs}
