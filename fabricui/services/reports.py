@@ -81,6 +81,8 @@ def reproduce_command(launch: LaunchRequest, view: str) -> str:
             words += ["--nic-gbps", f"{topo.what_if.nic_gbps:g}"]
         if topo.what_if.scaleup_links is not None:
             words += ["--scale-up-links", str(topo.what_if.scaleup_links)]
+    for path in topo.health:  # the fabric as it is, not as built
+        words += ["--health", path]
     if view == "topology":
         words += [
             w

@@ -146,6 +146,18 @@ def test_reproduce_command_prints_the_report_with_a_human_size():
     )
 
 
+def test_reproduce_command_keeps_the_fabric_as_it_is():
+    """A view of the fabric as it is reports with its --health files, or it would print
+    the fabric as built."""
+    from fabricui.services.reports import reproduce_command
+    from fabricui.services.requests import LaunchRequest, TopologyRequest
+
+    launch = LaunchRequest(TopologyRequest("dgx-h100-pod", health=("links.txt", "n 1.txt")))
+    assert reproduce_command(launch, "collectives") == (
+        "fabricui snapshot collectives --health links.txt --health 'n 1.txt'"
+    )
+
+
 def test_help_speaks_of_the_product_not_its_history():
     """No command's --help calls a flag an old name or speaks of earlier versions; snapshot's
     --group lists every group it takes, as collective does."""
