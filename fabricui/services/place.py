@@ -457,6 +457,19 @@ def _with_reasons(message: str, left_out: dict[str, int], warnings: list[str]) -
     return "; ".join([said, *warnings])
 
 
+def jobs_hosts_off_fabric(fabric: Fabric, path: str) -> list[str]:
+    """The hosts of the running jobs of a ``--jobs`` file that the fabric lacks, in the
+    file's order (what ``running_job_ranks`` leaves out).
+
+    Raises:
+        ConfigError: The file is not a job listing.
+        ParseError: The file cannot be read.
+    """
+    layout = _Layout(fabric)
+    hosts = [n for job in _job_listing(path).running() for n in job.nodes]
+    return [n for n in dict.fromkeys(hosts) if n not in layout.index]
+
+
 def running_job_ranks(fabric: Fabric, path: str) -> list[tuple[str, list[str], np.ndarray]]:
     """(job id, its hosts on the fabric, their GPUs' global ranks) of every running job of a
     ``squeue``/``scontrol show job``/``sacct`` output; hosts the fabric lacks are skipped.

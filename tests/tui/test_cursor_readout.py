@@ -89,3 +89,24 @@ async def test_a_job_listing_of_another_cluster_is_said_not_counted_as_zero(app_
         assert len(said) == 1 and said[0].severity == "warning"
         assert said[0].message.startswith(f"--jobs {squeue}: no running job has a host on")
         assert not app.screen.query_one(TopologyMap).job_ranks
+
+
+async def test_hosts_of_a_job_outside_the_fabric_are_said(app_factory, tmp_path):
+    """Job 7 runs on n0, n1 and adev7: n0 and n1 are underlined, and a warning names adev7,
+    which is not on the fabric (as place --jobs says it)."""
+    squeue = tmp_path / "squeue.txt"
+    squeue.write_text(
+        "JOBID PARTITION  NAME  USER ST  TIME NODES NODELIST(REASON)\n"
+        "7 batch a u R 1:00 3 n[0-1],adev7\n"
+    )
+    request = TopologyRequest("h100-ib-cluster", 4)
+    app = app_factory(launch=LaunchRequest(topology=request, options=(("jobs", str(squeue)),)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        said = [n for n in notifications(app) if n.title == "jobs"]
+        assert [n.severity for n in said] == ["information", "warning"]
+        assert said[1].message == (
+            f"--jobs {squeue}: 1 host(s) of its running jobs are not on h100-ib-cluster "
+            "--nodes 4 and are not underlined: adev7"
+        )
+        assert len(app.screen.query_one(TopologyMap).job_ranks) == 16

@@ -489,7 +489,7 @@ class TopologyScreen(ViewScreen):
     def _running_jobs(self, data: LoadedFabric) -> dict[str, list[int]]:
         """Job id -> GPUs of the running jobs ``--jobs`` lists (squeue, scontrol show job),
         said in a notification; empty without it."""
-        from fabricui.services.place import running_job_ranks
+        from fabricui.services.place import jobs_hosts_off_fabric, running_job_ranks
 
         path = self.fabric_app.take_option("jobs")
         if not path:
@@ -511,6 +511,14 @@ class TopologyScreen(ViewScreen):
             return {}
         text = "; ".join(f"{j} {hostlist(hosts)} ({len(r)} GPUs)" for j, hosts, r in jobs[:4])
         self.app.notify(f"{len(jobs)} running job(s) on this fabric: {text}", title="jobs")
+        off = jobs_hosts_off_fabric(data.fabric, path)
+        if off:  # as place says it: part of a job outside this fabric is not underlined
+            self.app.notify(
+                f"--jobs {path}: {len(off)} host(s) of its running jobs are not on "
+                f"{data.label} and are not underlined: {hostlist(off)}",
+                title="jobs",
+                severity="warning",
+            )
         return {job_id: [int(r) for r in ranks] for job_id, _, ranks in jobs}
 
     def _kept_pair(self, data: LoadedFabric) -> tuple[str | None, str | None] | None:
