@@ -202,7 +202,10 @@ def read_health(
         _refuse_probe_folder(path)
         text, origin = read_output(path)
         probe_host = host_of_output(path) if path != "-" else None
-        listing = _host_parts(text, origin, table, host)
+        # Outputs read already, by their text: a listing's hosts that printed the same
+        # output (``dshbak -c``'s ``n[0-9999]``) are read once.
+        memo: dict[str, tuple[str, Any]] = {}
+        listing = _host_parts(text, origin, table, host, memo)
         if listing is None:
             read = _read_text(text, origin, path, table, host, probe_host=probe_host)
             inputs += read[0]
@@ -210,9 +213,7 @@ def read_health(
             continue
         # One command's output from many hosts (pdsh, clush, dshbak): each host's part is
         # read as that host's own output; a part no importer reads (the host could not be
-        # reached) is said, and the other hosts' are read. Hosts whose outputs are the same
-        # (``dshbak -c``'s ``n[0-9999]``) are read once.
-        memo: dict[str, tuple[str, Any]] = {}
+        # reached) is said, and the other hosts' are read.
         for part in listing:
             where = f"{origin} ({part.host})"
             try:
@@ -241,11 +242,15 @@ def read_health(
 
 
 def _host_parts(
-    text: str, origin: str, table: dict[str, Any], host: PluginHost | None
+    text: str,
+    origin: str,
+    table: dict[str, Any],
+    host: PluginHost | None,
+    memo: dict[str, tuple[str, Any]],
 ) -> list[HostPart] | None:
-    """Each host's part of a ``pdsh``/``clush``/``dshbak`` listing whose first part an
-    importer reads; None for one host's output (or a file no importer reads either way,
-    which the caller says as it is).
+    """Each host's part of a ``pdsh``/``clush``/``dshbak`` listing some part of which an
+    importer reads (kept in ``memo``, not read again); None for one host's output (or a
+    file no importer reads either way, which the caller says as it is).
 
     Raises:
         ParseError: A header names more hosts than a listing may hold.
@@ -258,7 +263,7 @@ def _host_parts(
         return None
     for part in parts:  # a listing when some host's part is an output an importer reads
         try:
-            _read_one(part.text, origin, table, host)
+            _read_one(part.text, origin, table, host, memo)
         except ParseError:
             continue
         return parts
