@@ -174,12 +174,12 @@ def detected_request(request: ImportRequest, text: str, origin: str) -> ImportRe
     Raises:
         ParseError: Not recognised, or recognised as something no importer reads.
     """
-    refuse_listing(text, origin)
     try:
         fmt = detect(clean_text(text))
     except ParseError as exc:
+        refuse_listing(text, origin)  # many hosts' outputs: say so, not "cannot tell"
         raise ParseError(f"{origin}: {exc.message}") from None
-    return dataclasses.replace(request, format=fmt)
+    return dataclasses.replace(request, format=fmt)  # import_text refuses a listing too
 
 
 def refuse_listing(text: str, origin: str) -> None:
