@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _ibstat import ibstat_text
 
 from fabricui.fabric.health import health_of
 from fabricui.services.requests import TopologyRequest
@@ -32,21 +33,7 @@ cluster:
 
 def _ibstat(path: Path, hcas: range | tuple[int, ...], down: int) -> str:
     """An ``ibstat`` of one-port HDR adapters ``mlx5_<k>``, ``mlx5_<down>`` down."""
-    lines = []
-    for k in hcas:
-        state, phys = ("Down", "Disabled") if k == down else ("Active", "LinkUp")
-        lines += [
-            f"CA 'mlx5_{k}'",
-            "\tCA type: MT4123",
-            "\tNumber of ports: 1",
-            "\tPort 1:",
-            f"\t\tState: {state}",
-            f"\t\tPhysical state: {phys}",
-            "\t\tRate: 200",
-            f"\t\tPort GUID: 0x0c42a10300{k:06x}",
-            "\t\tLink layer: InfiniBand",
-        ]
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(ibstat_text(hcas, down={down}, rate_Gbps=200, ca_type="MT4123", guids=True))
     return str(path)
 
 

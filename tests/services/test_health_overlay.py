@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _ibstat import ibstat_text
 
 from fabricui import api
 from fabricui.engine.evaluate import evaluate_collective
@@ -130,20 +131,8 @@ def test_a_host_with_every_cable_down_is_off_the_network_in_one_line(cluster, ca
 
 def _ibstat(folder: Path, host: str, down: set[int]) -> str:
     """An ``ibstat`` of ``host``'s eight InfiniBand ports, those in ``down`` down."""
-    ports = []
-    for k in range(8):
-        state, phys = ("Down", "Disabled") if k in down else ("Active", "LinkUp")
-        ports += [
-            f"CA 'mlx5_{k}'",
-            "\tNumber of ports: 1",
-            "\tPort 1:",
-            f"\t\tState: {state}",
-            f"\t\tPhysical state: {phys}",
-            "\t\tRate: 400",
-            "\t\tLink layer: InfiniBand",
-        ]
     path = folder / f"{host}.txt"
-    path.write_text("\n".join(ports) + "\n")
+    path.write_text(ibstat_text(down=down, ca_type=None))
     return str(path)
 
 

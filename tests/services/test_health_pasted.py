@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _ibstat import ibstat_text
 
 from fabricui.fabric.health import health_of
 from fabricui.render.health import health_lines
@@ -17,20 +18,7 @@ from fabricui.services.session import load_fabric
 
 def _ibstat(down: int) -> str:
     """Eight NDR ports ``mlx5_0..7``, ``mlx5_<down>`` down (9 lines each)."""
-    lines = []
-    for k in range(8):
-        state, phys = ("Down", "Disabled") if k == down else ("Active", "LinkUp")
-        lines += [
-            f"CA 'mlx5_{k}'",
-            "\tCA type: MT4129",
-            "\tNumber of ports: 1",
-            "\tPort 1:",
-            f"\t\tState: {state}",
-            f"\t\tPhysical state: {phys}",
-            "\t\tRate: 400",
-            "\t\tLink layer: InfiniBand",
-        ]
-    return "\n".join(lines) + "\n"
+    return ibstat_text(down={down})
 
 
 def _nvlink(inactive_gpu: int) -> str:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _ibstat import ibstat_text
 
 from fabricui.fabric.health import health_of
 from fabricui.importers.common import ParseError
@@ -20,21 +21,7 @@ from fabricui.services.session import load_fabric
 
 def _ibstat(down: int) -> str:
     """An ``ibstat`` of eight one-port NDR adapters ``mlx5_<k>``, ``mlx5_<down>`` down."""
-    lines = []
-    for k in range(8):
-        state, phys = ("Down", "Polling") if k == down else ("Active", "LinkUp")
-        lines += [
-            f"CA 'mlx5_{k}'",
-            "\tCA type: MT4129",
-            "\tNumber of ports: 1",
-            "\tPort 1:",
-            f"\t\tState: {state}",
-            f"\t\tPhysical state: {phys}",
-            "\t\tRate: 400",
-            f"\t\tPort GUID: 0x0c42a10300{k:06x}",
-            "\t\tLink layer: InfiniBand",
-        ]
-    return "\n".join(lines) + "\n"
+    return ibstat_text(down={down}, down_phys="Polling", guids=True)
 
 
 def _probe_folder(parent: Path, host: str, folder: str | None = None) -> Path:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _ibstat import ibstat_text
 
 from fabricui.fabric.health import LinkCondition, apply_health, health_of
 from fabricui.render.health import health_lines
@@ -22,19 +23,7 @@ def cluster(catalog):
 
 def _ibstat(path: Path, rates: list[float]) -> str:
     """Active InfiniBand ports ``mlx5_<k>`` at ``rates[k]`` Gb/s."""
-    lines = []
-    for k, rate in enumerate(rates):
-        lines += [
-            f"CA 'mlx5_{k}'",
-            "\tCA type: MT4129",
-            "\tNumber of ports: 1",
-            "\tPort 1:",
-            "\t\tState: Active",
-            "\t\tPhysical state: LinkUp",
-            f"\t\tRate: {rate:g}",
-            "\t\tLink layer: InfiniBand",
-        ]
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(ibstat_text(range(len(rates)), rate_Gbps=dict(enumerate(rates))))
     return str(path)
 
 
