@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from fabricui.engine.types import Layout, Strategy
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
-    from fabricui.model import ModelShape
+    from fabricui.model import GpuSpec, ModelShape
     from fabricui.plugins import PluginHost
     from fabricui.services.jobs import JobPlacement
     from fabricui.services.software import Software
@@ -438,6 +438,32 @@ def memory_advice(report: PlanReport, n_gpus: int) -> list[str]:
     return advice
 
 
+def precision_problem(gpu: GpuSpec, precision: str | None, catalog: Catalog) -> str | None:
+    """Why a stated precision cannot run on ``gpu``: an FP8 or FP4 precision on a part
+    whose record has no tensor peak for it (one sentence naming the GPU, the hwdb field and
+    the database's parts that have one); None when it can."""
+    from fabricui.engine.training.device import LOW_PRECISION_PEAKS, missing_peak
+
+    if precision is None or precision not in LOW_PRECISION_PEAKS:
+        return None
+    field = LOW_PRECISION_PEAKS[precision][0]
+    parts = [record.id for record in catalog.gpus.values() if getattr(record, field, None)]
+    return missing_peak(gpu, precision, parts)
+
+
+def _check_precision(request: PlanRequest, fabric: Fabric, catalog: Catalog) -> None:
+    """Refuse ``--precision`` fp8 or fp4 on a GPU without that tensor peak (``precision_problem``).
+
+    Raises:
+        ConfigError: The sentence of ``precision_problem``.
+    """
+    wrong = precision_problem(
+        fabric.gpu, request.recipe.precision if request.recipe else None, catalog
+    )
+    if wrong:
+        raise ConfigError(wrong)
+
+
 def check_recompute_modules(model: ModelShape, modules: Sequence[str]) -> None:
     """Refuse a recompute module of MoE layers on a dense model (its MLP is ``mlp``).
 
@@ -502,6 +528,7 @@ def plan(
     from fabricui.services.jobs import job_of
 
     catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
+    _check_precision(request, fabric, catalog)
     job = job_of(fabric, request.hosts)
     software = software_for(catalog, request.framework)
     report = plan_on(fabric, model, request, strategies, pricer_for(fabric, host), job, software)
@@ -588,6 +615,7 @@ def search(
     from fabricui.services.jobs import job_of
 
     catalog, fabric, model = load_context(request.topology, request.model, request.catalog, host)
+    _check_precision(request, fabric, catalog)
     software = software_for(catalog, request.framework)
     job = job_of(fabric, request.hosts)
     return search_on(fabric, model, request, strategies, pricer_for(fabric, host), software, job)
@@ -758,6 +786,7 @@ __all__ = [
     "plan",
     "plan_count",
     "plan_on",
+    "precision_problem",
     "resolve",
     "search",
     "search_on",

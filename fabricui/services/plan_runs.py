@@ -18,6 +18,7 @@ from fabricui.services.plan import (
     dp_strategy_problem,
     load_strategies,
     plan_on,
+    precision_problem,
     pricer_for,
 )
 from fabricui.services.requests import CatalogRequest
@@ -125,6 +126,9 @@ def price_entry(
         model = dataclasses.replace(model, params_B=geometry(model).params / 1e9)
     spec, ranks = _partial_domains(run, entry.at("domain_hosts"))
     fabric = build_fabric_with_plugins(spec, catalog, host)
+    wrong = precision_problem(fabric.gpu, run.precision, catalog)
+    if wrong:
+        raise ConfigError(f"{entry.at('precision')}: {wrong}")
     try:
         software = software_for_run(entry, catalog, fabric.gpu.arch)
     except ConfigError as exc:

@@ -98,6 +98,32 @@ def test_plan_options(run_cli, argv, message):
         assert status == 2 and message in err and "\n" not in err.strip()
 
 
+@pytest.mark.parametrize(
+    ("topology", "precision", "field", "has_it"),
+    [
+        ("dgx-a100", "fp8", "fp8_dense_TFLOPS", ("h100-sxm", "b200", "mi325x")),
+        ("dgx-h100", "fp4", "fp4_dense_TFLOPS", ("b200", "gb200", "mi355x")),
+    ],
+)
+@pytest.mark.parametrize("mode", [(), ("--search",), ("--json",), ("--search", "--json")])
+def test_a_precision_the_gpu_has_no_peak_for_is_refused(
+    run_cli, topology, precision, field, has_it, mode
+):
+    """``--precision fp8`` on an A100 (no FP8 tensor cores) is refused as fp4 on an H100 is,
+    for a plan and a search alike: one line naming the GPU, the hwdb field and the parts of
+    the database that have it, nothing on stdout, exit 2."""
+    status, out, err = run_cli(
+        "plan", "-m", "llama3-8b", "-t", topology, "--precision", precision, *mode
+    )
+    line = err.strip()
+    assert status == 2 and out == "" and "\n" not in line, err
+    gpu = {"dgx-a100": "a100-sxm4-80gb", "dgx-h100": "h100-sxm"}[topology]
+    assert f"{gpu} has no {precision.upper()} tensor peak in hwdb ({field})" in line
+    assert f"precision {precision} needs one" in line
+    named = line.split("in hwdb: ", 1)[1]
+    assert all(part in named for part in has_it) and gpu not in named
+
+
 def test_plan_mfu_option_still_works(run_cli):
     """``--mfu`` keeps the fixed-MFU compute and says so."""
     status, out, _ = run_cli("plan", "--tp", "8", "--mfu", "0.4", "--json")

@@ -8,7 +8,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fabricui.engine.training.device import DEFAULT_HBM_EFFICIENCY, Device, make_device
+from fabricui.engine.training.device import (
+    DEFAULT_HBM_EFFICIENCY,
+    NAMED_PARTS_MAX,
+    Device,
+    make_device,
+    missing_peak,
+)
 from fabricui.engine.training.kernels import (
     flash_attention_times_s,
     gemm_time_s,
@@ -112,6 +118,41 @@ def test_device_refuses_unknown_precision(catalog):
     """A precision the model does not know is an EngineError."""
     with pytest.raises(EngineError, match="precision must be one of"):
         make_device(catalog.gpus["h100-sxm"], "fp6")
+
+
+@pytest.mark.parametrize(
+    ("gpu", "precision", "field", "parts"),
+    [
+        ("a100-sxm4-80gb", "fp8", "fp8_dense_TFLOPS", "Hopper and later"),
+        ("v100-sxm2", "fp8", "fp8_dense_TFLOPS", "Hopper and later"),
+        ("h100-sxm", "fp4", "fp4_dense_TFLOPS", "Blackwell and later"),
+    ],
+)
+def test_device_refuses_a_precision_without_its_peak(catalog, gpu, precision, field, parts):
+    """FP8 on a part without an FP8 tensor peak is refused, as FP4 without an FP4 one is:
+    one sentence naming the GPU, the hwdb field and the parts that have one (never priced
+    at the 16-bit rate under the low precision's name)."""
+    with pytest.raises(EngineError) as caught:
+        make_device(catalog.gpus[gpu], precision)
+    message = caught.value.message
+    assert message == (
+        f"{gpu} has no {precision.upper()} tensor peak in hwdb ({field}): precision "
+        f"{precision} needs one ({parts})"
+    )
+
+
+def test_missing_peak_names_the_parts_that_have_one(catalog):
+    """The parts given are named after the generations, at most ``NAMED_PARTS_MAX`` of them;
+    a part with the peak, or a 16-bit precision, has nothing missing."""
+    a100 = catalog.gpus["a100-sxm4-80gb"]
+    assert missing_peak(a100, "fp8", ["h100-sxm", "b200"]).endswith(
+        "(Hopper and later; in hwdb: h100-sxm, b200)"
+    )
+    many = [f"gpu{i}" for i in range(NAMED_PARTS_MAX + 2)]
+    assert missing_peak(a100, "fp8", many).endswith(f"gpu{NAMED_PARTS_MAX - 1} and 2 more)")
+    assert missing_peak(a100, "bf16") is None and missing_peak(a100, "fp16") is None
+    assert missing_peak(catalog.gpus["h100-sxm"], "fp8") is None
+    assert missing_peak(catalog.gpus["b200"], "fp4") is None
 
 
 def test_every_sourced_gemm_figure_has_a_source(catalog):

@@ -113,6 +113,8 @@ def test_source_wording_is_tolerated(tmp_path, catalog):
         (with_run(sp="yes"), "run.sp", "expected true, false or null"),
         (with_run(step_time_s=-1), "run.step_time_s", "positive"),
         (with_run(topology={**RUN["run"]["topology"], "gpu": "h101"}), "gpu", "unknown gpu"),
+        (with_run(precision="fp8"), "run.precision", "a100-sxm4-80gb has no FP8 tensor peak"),
+        (with_run(precision="fp4"), "run.precision", "(fp4_dense_TFLOPS): precision fp4 needs"),
         ({"id": "x", "model": RUN["model"]}, "(top level)", "missing required key 'run'"),
     ],
 )

@@ -17,6 +17,7 @@ part of the power does not scale). Memory-bound kernels keep their speed.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,15 @@ DEFAULT_ATTENTION_EFFICIENCY = 0.6
 #: FP8 GEMM efficiency relative to the 16-bit one when a record has none: H100's measured
 #: 0.709 / 0.803 of the two peaks (Stas Bekman's MAMF table, ml-engineering).
 DEFAULT_FP8_GEMM_RATIO = 0.883
+#: Precisions whose GEMMs need their own tensor peak: (hwdb field, name of the format, the
+#: parts that have tensor cores for it). Without a peak a plan refuses the precision rather
+#: than price it at another one's rate under its name.
+LOW_PRECISION_PEAKS = {
+    "fp8": ("fp8_dense_TFLOPS", "FP8", "Hopper and later"),
+    "fp4": ("fp4_dense_TFLOPS", "FP4", "Blackwell and later"),
+}
+#: Parts a refusal names at most.
+NAMED_PARTS_MAX = 16
 
 
 @dataclass(frozen=True)
@@ -108,7 +118,7 @@ def make_device(
 
     Args:
         gpu: The GPU record.
-        precision: ``bf16``, ``fp16`` or ``fp8``.
+        precision: ``bf16``, ``fp16``, ``fp8`` or ``fp4``.
         kernel: The fused attention kernel the framework runs on this GPU's architecture
             (None: the record's ``attention_efficiency``).
         power_W: The board's power cap when below its own limit [W] (None: its limit).
@@ -119,11 +129,15 @@ def make_device(
         (device, assumptions): one sentence per figure the record lacks.
 
     Raises:
-        EngineError: Unknown precision, the GPU has no published BF16 peak, or a power cap
-            that is not a positive number.
+        EngineError: Unknown precision, the GPU has no published BF16 peak, no tensor
+            peak for an FP8 or FP4 precision (``missing_peak``), or a power cap that is not
+            a positive number.
     """
     if precision not in PRECISIONS:
         raise EngineError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
+    missing = missing_peak(gpu, precision)
+    if missing:
+        raise EngineError(missing)
 
     notes: list[str] = []
     half = peak_TFLOPS(gpu) * 1e12
@@ -141,20 +155,17 @@ def make_device(
     peak, efficiency, half_efficiency = half, figures["gemm_efficiency"], None
     if precision == "fp4":
         return _fp4_device(gpu, precision, kernel, power_W, software_efficiency)
-    if precision == "fp8":
-        if gpu.fp8_dense_TFLOPS:
-            peak = gpu.fp8_dense_TFLOPS * 1e12
-            half_efficiency = efficiency
-            if gpu.fp8_gemm_efficiency is not None:
-                efficiency = float(gpu.fp8_gemm_efficiency)
-            else:
-                efficiency = efficiency * DEFAULT_FP8_GEMM_RATIO
-                notes.append(
-                    f"{gpu.id} has no fp8_gemm_efficiency in hwdb: assumed "
-                    f"{DEFAULT_FP8_GEMM_RATIO:g} of its 16-bit one (H100's ratio)"
-                )
+    if precision == "fp8" and gpu.fp8_dense_TFLOPS:
+        peak = gpu.fp8_dense_TFLOPS * 1e12
+        half_efficiency = efficiency
+        if gpu.fp8_gemm_efficiency is not None:
+            efficiency = float(gpu.fp8_gemm_efficiency)
         else:
-            notes.append(f"{gpu.id} has no FP8 tensor peak in hwdb: FP8 GEMMs priced at BF16 rate")
+            efficiency = efficiency * DEFAULT_FP8_GEMM_RATIO
+            notes.append(
+                f"{gpu.id} has no fp8_gemm_efficiency in hwdb: assumed "
+                f"{DEFAULT_FP8_GEMM_RATIO:g} of its 16-bit one (H100's ratio)"
+            )
     attention_fwd, attention_bwd, half_seq = _attention(gpu, kernel, notes)
     if power_W is not None and not power_W > 0:
         raise EngineError(f"power cap must be a positive number of watts (got {power_W})")
@@ -184,7 +195,7 @@ def make_device(
         attention_half_seq=half_seq,
         hbm_Bps=gpu.hbm_bw_GBps * 1e9 * figures["hbm_efficiency"],
         memory_bytes=gpu.memory_GB * 1e9,
-        gemm_input_bytes=1.0 if precision == "fp8" and gpu.fp8_dense_TFLOPS else 2.0,
+        gemm_input_bytes=1.0 if precision == "fp8" else 2.0,
         clock_scale=scale * (sustained if sustained is not None else 1.0) * software_efficiency,
         half_gemm_efficiency=half_efficiency,
     )
@@ -202,13 +213,11 @@ def _fp4_device(
     published; assumed and said), 4-bit operands with their 16-element scales.
 
     Raises:
-        EngineError: The GPU has no FP4 tensor peak in hwdb.
+        EngineError: The GPU has no FP4 tensor peak in hwdb, or no FP8 one.
     """
-    if not gpu.fp4_dense_TFLOPS:
-        raise EngineError(
-            f"{gpu.id} has no FP4 tensor peak in hwdb (fp4_dense_TFLOPS): precision fp4 needs "
-            "one (Blackwell and later)"
-        )
+    fp4_TFLOPS = gpu.fp4_dense_TFLOPS
+    if not fp4_TFLOPS:
+        raise EngineError(missing_peak(gpu, "fp4") or f"{gpu.id} has no FP4 tensor peak")
     base, notes = make_device(gpu, "fp8", kernel, power_W, software_efficiency)
     notes.append(
         f"{gpu.id}: NVFP4 GEMMs at the FP8 GEMM efficiency ({base.gemm_efficiency:.2f}) of "
@@ -216,9 +225,34 @@ def _fp4_device(
     )
 
     device = dataclasses.replace(
-        base, peak_flops=gpu.fp4_dense_TFLOPS * 1e12, gemm_input_bytes=FP4_INPUT_BYTES
+        base, peak_flops=fp4_TFLOPS * 1e12, gemm_input_bytes=FP4_INPUT_BYTES
     )
     return device, notes
+
+
+def missing_peak(gpu: GpuSpec, precision: str, parts: Sequence[str] = ()) -> str | None:
+    """Why ``gpu`` cannot run ``precision`` GEMMs: its record has no tensor peak for that
+    format (``LOW_PRECISION_PEAKS``), one sentence naming the GPU, the hwdb field and the
+    parts that have one; None when it has one or the precision needs none.
+
+    Args:
+        gpu: The GPU record.
+        precision: A ``PRECISIONS`` name.
+        parts: Ids of the database's parts that have the peak, to name too.
+    """
+    if precision not in LOW_PRECISION_PEAKS:
+        return None
+    field, name, generations = LOW_PRECISION_PEAKS[precision]
+    if getattr(gpu, field):
+        return None
+    named = ", ".join(parts[:NAMED_PARTS_MAX])
+    if len(parts) > NAMED_PARTS_MAX:
+        named += f" and {len(parts) - NAMED_PARTS_MAX} more"
+    where = f"; in hwdb: {named}" if named else ""
+    return (
+        f"{gpu.id} has no {name} tensor peak in hwdb ({field}): precision {precision} needs "
+        f"one ({generations}{where})"
+    )
 
 
 def _attention(
