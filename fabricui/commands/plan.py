@@ -592,16 +592,16 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
     step = report.step_us
     pp = report.layout.pp
     lines = [f"step per GPU{_stage(report.critical_stage, pp, 'slowest')}:"]
-    for key, name in STEP_PARTS:
-        value = parts.pop(key, 0.0)
+    rows = [(name, parts.pop(key, 0.0)) for key, name in STEP_PARTS]
+    rows += list(parts.items())  # a plugin's own exposed categories
+    for name, value in rows:  # every share is of the step, the bubble's too
         share = f"{value / step:6.1%}" if step else ""
         lines.append(f"  {name:<17} {_time(value):>10}  {share}")
-    for key, value in parts.items():
-        lines.append(f"  {key:<17} {_time(value):>10}")
-    lines.append(f"  {'step':<17} {_time(step):>10}")
+    whole = f"{1:6.1%}" if step else ""
+    lines.append(f"  {'step':<17} {_time(step):>10}  {whole}")
     lines.append(
         f"  exposed comm {_time(report.exposed_comm_us)} of {_time(report.comm_us)} communication; "
-        f"pipeline bubble {report.bubble_fraction:.1%} of compute + bubble"
+        f"{_bubble_words(report)}"
     )
     basis = (
         f"compute at a fixed {report.compute_mfu:.0%} of peak"
@@ -638,6 +638,28 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
         lines.append("assumed:")
         lines += [f"  - {text}" for text in report.assumptions]
     return lines
+
+
+def _bubble_words(report: PlanReport) -> str:
+    """The pipeline's idle share, said as what it is: the bubble over compute + recompute +
+    bubble (``bubble_fraction``, not a share of the step as the rows above), beside the
+    even-stage formula ``(pp-1)/(vpp m + pp-1)`` it comes to when the stages are equal."""
+    from fabricui.engine.training.schedule import bubble_fraction
+
+    lay = report.layout
+    if lay.pp == 1:
+        return "no pipeline bubble (pp 1)"
+    idle, m = lay.pp - 1, lay.microbatches
+    formula = (
+        f"(pp-1)/(vpp x m+pp-1) = {idle}/{lay.vpp * m + idle}"
+        if lay.vpp > 1
+        else f"(pp-1)/(m+pp-1) = {idle}/{m + idle}"
+    )
+    even = bubble_fraction(lay.pp, m, lay.vpp)
+    return (
+        f"pipeline bubble {report.bubble_fraction:.1%} of compute + recompute + bubble "
+        f"(the pipeline's idle share; with even stages {formula} = {even:.1%})"
+    )
 
 
 def _stage(index: int, stages: int, which: str) -> str:
@@ -703,7 +725,8 @@ def render_search(result: SearchResult) -> str:
     limit = plans[0].memory_limit_GB if plans else 0.0
     note = (
         f"only layouts whose estimated memory fits in {limit:.0f} GB per GPU; "
-        "step = compute + recompute + exposed comm + bubble + optimizer"
+        "step = compute + recompute + exposed comm + bubble + optimizer (the shares in why: "
+        "of the step)"
     )
     return "\n".join([head, "", *rows, "", "why:", *why, "", note])
 

@@ -170,3 +170,51 @@ def test_a_layout_that_does_not_fit_says_so_first(run_cli):
     status, out, err = run_cli(*argv)
     assert status == 0, err
     assert "does not fit" not in out
+
+
+def test_step_table_shares_are_of_the_step_and_the_bubble_line_says_what_it_is():
+    """By hand (0.5 s compute, 0.1 s recompute, 0.2 s bubble, 0.2 s optimizer on 4 stages
+    of 6 micro-batches): every row's share is of the 1 s step (the bubble's 20.0 %, the
+    step's 100.0 %); the line under it gives the bubble as 25.0 % of compute + recompute +
+    bubble, beside the even-stage formula (3/9 = 33.3 %; interleaved by 2, 3/15 = 20.0 %)."""
+    from fabricui.commands.plan import breakdown_lines
+    from tests.training.test_training_step import toy_pipeline
+
+    lines = breakdown_lines(toy_pipeline(), None)
+    rows = {line[:19].strip(): line[19:].split() for line in lines[1:11]}
+    assert rows["compute"] == ["500", "ms", "50.0%"]
+    assert rows["recompute"] == ["100", "ms", "10.0%"]
+    assert rows["pipeline bubble"] == ["200", "ms", "20.0%"]
+    assert rows["optimizer"] == ["200", "ms", "20.0%"]
+    assert rows["step"] == ["1", "s", "100.0%"]
+    assert lines[11] == (
+        "  exposed comm 0 of 0 communication; pipeline bubble 25.0% of compute + recompute + "
+        "bubble (the pipeline's idle share; with even stages (pp-1)/(m+pp-1) = 3/9 = 33.3%)"
+    )
+    interleaved = breakdown_lines(toy_pipeline(vpp=2), None)[11]
+    assert interleaved.endswith("with even stages (pp-1)/(vpp x m+pp-1) = 3/15 = 20.0%)")
+    single = breakdown_lines(toy_pipeline(pp=1), None)[11]
+    assert single.endswith("communication; no pipeline bubble (pp 1)")
+
+
+def test_a_pipelined_plan_by_hand(run_cli):
+    """``--pp 4 --microbatches 8 --mfu 0.4``: an even pipeline, so the bubble is exactly
+    (4-1)/(8+4-1) = 3/11 of compute + bubble; the table gives it as bubble / step, and
+    ``bubble_fraction_of_step`` in the JSON is that figure."""
+    argv = ("plan", "-m", "llama3-8b", "-t", "dgx-h100", "--tp", "2", "--pp", "4")
+    argv += ("--microbatches", "8", "--mfu", "0.4")
+    status, out, _ = run_cli(*argv, "--json")
+    data = json.loads(out)
+    assert status == 0 and data["recompute_us"] == 0
+    assert data["bubble_us"] == pytest.approx(data["compute_us"] * 3 / 8)
+    assert data["bubble_fraction"] == pytest.approx(3 / 11)
+    share = data["bubble_us"] / data["step_us"]
+    assert data["bubble_fraction_of_step"] == pytest.approx(share)
+    assert share < data["bubble_fraction"]  # the step holds communication and the optimizer
+    status, text, _ = run_cli(*argv)
+    row = next(line for line in text.splitlines() if line.startswith("  pipeline bubble"))
+    assert row.endswith(f"{share:6.1%}")
+    assert (
+        "pipeline bubble 27.3% of compute + recompute + bubble (the pipeline's idle share; "
+        "with even stages (pp-1)/(m+pp-1) = 3/11 = 27.3%)"
+    ) in " ".join(text.split())

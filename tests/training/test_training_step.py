@@ -12,7 +12,7 @@ import pytest
 from fabricui.engine.training import comm, schedule
 from fabricui.engine.training.pricing import PricedOp
 from fabricui.engine.training.recipe import Recipe, RecipeChoices, resolve_recipe
-from fabricui.engine.training.step import plan
+from fabricui.engine.training.step import PlanReport, plan
 from fabricui.engine.types import CommOp, Layout, MemoryTerm, Strategy
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric
@@ -277,3 +277,41 @@ def test_plan_arrays_are_plain_floats(pod, catalog, strategies):
     data = report.to_json()
     for key in ("step_us", "compute_us", "bubble_us", "memory_GB", "mfu", "tflops_per_gpu"):
         assert isinstance(data[key], float) and not isinstance(data[key], np.floating), key
+
+
+def toy_pipeline(**layout: int) -> PlanReport:
+    """A 4-stage step of round figures: compute 0.5 s, recompute 0.1 s, bubble 0.2 s,
+    optimizer 0.2 s (1 s in all), no communication."""
+    lay = Layout(**{"tp": 1, "pp": 4, "dp": 1, "microbatches": 6, "global_batch": 6, **layout})
+    return PlanReport(
+        topology="toy",
+        model="toy",
+        layout=lay,
+        mfu=0.5,
+        operations=(),
+        compute_us=500_000.0,
+        recompute_us=100_000.0,
+        bubble_us=200_000.0,
+        optimizer_us=200_000.0,
+        flops_per_token=1.0,
+    )
+
+
+def test_bubble_as_a_share_of_the_step_and_of_the_pipeline():
+    """By hand: 0.2 s of bubble in a 1 s step is 20 % of the step (``bubble_fraction_of_step``,
+    what the search's reasons say beside the exposed communication's share) and 25 % of
+    compute + recompute + bubble (0.8 s, ``bubble_fraction``); both in the JSON."""
+    report = toy_pipeline()
+    assert report.step_us == pytest.approx(1e6)
+    assert report.bubble_fraction_of_step == pytest.approx(0.2)
+    assert report.bubble_fraction == pytest.approx(0.25)
+    data = report.to_json()
+    assert data["bubble_fraction_of_step"] == pytest.approx(0.2)
+    assert data["bubble_fraction"] == pytest.approx(0.25)
+    assert "bubble 20%" in report.reasons() and "exposed comm 0%" in report.reasons()
+    assert (
+        dataclasses.replace(
+            report, compute_us=0, recompute_us=0, bubble_us=0, optimizer_us=0
+        ).bubble_fraction_of_step
+        == 0.0
+    )

@@ -153,10 +153,17 @@ class PlanReport:
 
     @property
     def bubble_fraction(self) -> float:
-        """Bubble / (compute + recompute + bubble): ``(p - 1) / (m + p - 1)`` for an even
-        1F1B pipeline without communication."""
+        """Bubble / (compute + recompute + bubble), the pipeline's idle share:
+        ``(p - 1) / (v m + p - 1)`` for even stages without communication
+        (``schedule.bubble_fraction``). Not a share of the step: see
+        ``bubble_fraction_of_step``."""
         busy = self.compute_us + self.recompute_us + self.bubble_us
         return self.bubble_us / busy if busy > 0 else 0.0
+
+    @property
+    def bubble_fraction_of_step(self) -> float:
+        """Bubble / step, the share every other part of ``breakdown`` is given as."""
+        return self.bubble_us / self.step_us if self.step_us > 0 else 0.0
 
     def breakdown(self) -> dict[str, float]:
         """The step's parts [us]: compute, recompute, exposed TP/CP/PP/DP/EP, bubble,
@@ -181,8 +188,8 @@ class PlanReport:
         if lay.cp > 1:
             reach = self._reach(lay.tp * lay.cp)
             out.append(f"CP{lay.cp} ring {reach}" if reach else f"CP{lay.cp} in the NVLink domain")
-        if lay.pp > 1:
-            out.append(f"bubble {self.bubble_fraction:.0%}")
+        if lay.pp > 1:  # a share of the step, as the exposed communication beside it
+            out.append(f"bubble {self.bubble_fraction_of_step:.0%}")
         exposed = self.exposed_comm_us / self.step_us if self.step_us else 0.0
         out.append(f"exposed comm {exposed:.0%}")
         sharding = [s for s in self.strategies if s in ("zero1", "zero2", "fsdp", "hsdp")]
@@ -230,6 +237,7 @@ class PlanReport:
             "exposed_us": dict(self.exposed_us),
             "bubble_us": self.bubble_us,
             "bubble_fraction": self.bubble_fraction,
+            "bubble_fraction_of_step": self.bubble_fraction_of_step,
             "optimizer_us": self.optimizer_us,
             "step_us": self.step_us,
             "step_s": self.step_us * 1e-6,
