@@ -19,7 +19,8 @@ fabric and returns a new fabric every later stage prices unchanged:
   bandwidth, or, when the tool prints each link's rate, the sum of those rates over
   ``listed`` links at the fabric's rate per NVLink (a link at half rate is half a link);
 * erroring ports are marked (views draw them), not slowed: the counters say the link is at
-  risk, not what it delivers;
+  risk, not what it delivers; a cable one output says is degraded (or down) and another
+  (or the same) says counts errors is one change that says both, priced at its rate;
 * a condition that cannot be placed (a switch or host the fabric lacks, a switch port with
   no peer named) changes nothing, and one line of ``unmatched`` says why, naming switches
   as switches and hosts as hosts, a cable listed from both ends once.
@@ -139,16 +140,27 @@ class HealthChange:
     devices: tuple[int, int]
     """The two devices of the link (``-1`` for a GPU's scale-up links as a whole)."""
     source: str
-    """Where the condition was read."""
+    """Where the condition was read (each output that said something of the link, joined
+    with ``; ``)."""
+    erroring: bool = False
+    """Its counters crossed a threshold: every ``errors`` change, and a ``degraded`` or
+    ``down`` link an output (the same or another) says counts errors too; it is priced at
+    its rate, not at its errors."""
 
     def to_json(self) -> dict[str, Any]:
-        """``kind``, ``link``, ``bandwidth_kept``, ``source``."""
+        """``kind``, ``link``, ``bandwidth_kept``, ``source``, ``erroring``."""
         return {
             "kind": self.kind,
             "link": self.label,
             "bandwidth_kept": round(self.factor, 4),
             "source": self.source,
+            "erroring": self.erroring,
         }
+
+    @property
+    def condition(self) -> str:
+        """``degraded``, or ``degraded, erroring`` for a slowed link that counts errors too."""
+        return f"{self.kind}, erroring" if self.erroring and self.kind != "errors" else self.kind
 
 
 @dataclass(frozen=True)
@@ -188,9 +200,14 @@ class HealthOverlay:
         }
 
     def summary(self) -> str:
-        """One line: how many links are down, degraded, erroring."""
-        counts = {kind: sum(1 for c in self.changes if c.kind == kind) for kind in MARKS[1:]}
-        parts = [f"{n} {kind}" for kind, n in counts.items() if n]
+        """One line: how many links are down, degraded, erroring (a slowed link that counts
+        errors too is said with its kind: ``1 degraded (1 also erroring)``)."""
+        parts = []
+        for kind in MARKS[1:]:
+            mine = [c for c in self.changes if c.kind == kind]
+            also = sum(1 for c in mine if c.erroring) if kind != "errors" else 0
+            if mine:
+                parts.append(f"{len(mine)} {kind}" + (f" ({also} also erroring)" if also else ""))
         quiet = "no change: nothing the files mark down, degraded or erroring is a link here"
         text = "health: " + (", ".join(parts) if parts else quiet)
         if self.unmatched:
@@ -300,6 +317,9 @@ class _Plan:
         # is generated and cannot lose it).
         self.removed_by: dict[int, list[LinkCondition]] = {}
         self.seen: set[tuple[int, ...]] = set()
+        # Cable (a key of ``seen``) -> index of its change: what another output says of the
+        # same cable joins that change.
+        self.cable_change: dict[tuple[int, ...], int] = {}
         # Source -> (rate read, rate of its cable) of every up port with a rate [Gb/s].
         self.rates: dict[str, list[tuple[float, float]]] = {}
 
@@ -338,6 +358,36 @@ class _Plan:
                 "output is of another fabric, leave it out"
             )
         return out
+
+    def again(self, cable: tuple[int, ...], kind: str | None, condition: LinkCondition) -> bool:
+        """Whether ``cable`` has its change already (listed from its other end, or in
+        another output): this condition's errors join it (a degraded cable that counts
+        errors is both), naming its source. False when this condition slows (``kind``) a
+        cable an earlier one only marked erroring: the caller records it (``record``)."""
+        at = self.cable_change.get(cable)
+        if at is None:
+            return False
+        change = self.changes[at]
+        if kind is not None and change.kind == "errors":
+            return False
+        if condition.erroring and not change.erroring:
+            source = _sources(change.source, condition.source or "health")
+            self.changes[at] = dataclasses.replace(change, erroring=True, source=source)
+        return True
+
+    def record(self, cable: tuple[int, ...], change: HealthChange) -> None:
+        """Record ``cable``'s change: in place of an earlier change that only marked it
+        erroring (kept: it is erroring, and both sources are named), else after the
+        others."""
+        at = self.cable_change.get(cable)
+        if at is None:
+            self.cable_change[cable] = len(self.changes)
+            self.changes.append(change)
+            return
+        earlier = self.changes[at]
+        self.changes[at] = dataclasses.replace(
+            change, erroring=True, source=_sources(earlier.source, change.source)
+        )
 
     def mark(self, links: list[int], kind: str) -> None:
         level = MARKS.index(kind)
@@ -383,8 +433,9 @@ def apply_health(
     worst: dict[int, _GpuChange] = {}  # one change per GPU: reports of it overlap
     for gpu in gpus:
         found = _gpu(plan, names, gpu)
-        if found is not None and (found.dev not in worst or found.factor < worst[found.dev].factor):
-            worst[found.dev] = found
+        if found is not None:
+            held = worst.get(found.dev)
+            worst[found.dev] = found if held is None else held.joined(found)
     for found in worst.values():
         found.apply(plan)
     plan.unmatched = list(dict.fromkeys(plan.unmatched))  # a host named by each of its ports
@@ -459,21 +510,27 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         # Each end with its own port: (A 1 <-> B 21) and (A 21 <-> B 1) are two cables.
         ends = sorted(((a_switch, _port(condition.port)), (b_switch, _port(condition.peer_port))))
         key: tuple[int, ...] = (*ends[0], *ends[1])
-        if key in plan.seen:  # the same cable listed from both ends
-            return
         f = _fraction(condition, fabric, pair[0])
         kind = _kind(condition, f)
         if kind is None and not condition.erroring:
             return  # at its cable's rate
+        if plan.again(key, kind, condition):  # listed from both ends, or in another output
+            return
         plan.seen.add(key)
         plan.read_rate(condition, _nominal_gbps(fabric, pair[0]))
         count = max(int(fabric.link_count[pair[0]]), 1)
         if kind is None:
             plan.mark(pair, "errors")
-            plan.changes.append(
+            plan.record(
+                key,
                 HealthChange(
-                    "errors", plan.label(a_switch, b_switch), 1.0, (a_switch, b_switch), where
-                )
+                    "errors",
+                    plan.label(a_switch, b_switch),
+                    1.0,
+                    (a_switch, b_switch),
+                    where,
+                    erroring=True,
+                ),
             )
             return
         lost = (1.0 - f) / count
@@ -483,10 +540,12 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         kind = "down" if kept <= 0.0 else kind
         plan.mark(pair, kind)
         what = f" (1 of {count} cables)" if count > 1 else ""
-        plan.changes.append(
+        label = plan.label(a_switch, b_switch) + what
+        plan.record(
+            key,
             HealthChange(
-                kind, plan.label(a_switch, b_switch) + what, kept, (a_switch, b_switch), where
-            )
+                kind, label, kept, (a_switch, b_switch), where, erroring=condition.erroring
+            ),
         )
         return
     # A host port: the host is at one end, its switch (if named) at the other.
@@ -549,26 +608,34 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     if (nic,) in plan.seen:  # the same cable from its other end, or in another file
         if nic in plan.remove_cables:
             plan.removed_by[nic].append(condition)
-        return
+        if plan.again((nic,), kind, condition):
+            return
     plan.seen.add((nic,))
     plan.read_rate(condition, _nominal_gbps(fabric, cable[0]))
     peer = int(fabric.link_dst[cable[0]]) if up is not None else int(fabric.link_src[cable[0]])
     port_name = f"{host} {adapter}" if adapter else host
     label = f"{fabric.device_name(nic)} ({port_name}) -> {fabric.device_name(peer)}"
+    erroring = condition.erroring
     if kind is None:
         plan.mark(cable, "errors")
-        plan.changes.append(HealthChange("errors", label, 1.0, (nic, peer), where))
+        plan.record((nic,), HealthChange("errors", label, 1.0, (nic, peer), where, erroring=True))
         return
     if f <= 0.0:
         plan.remove_cables.add(nic)
         plan.removed_by.setdefault(nic, []).append(condition)
         plan.mark(cable, "down")
-        plan.changes.append(HealthChange("down", label, 0.0, (nic, peer), where))
+        plan.record((nic,), HealthChange("down", label, 0.0, (nic, peer), where, erroring=erroring))
         return
     for k in cable:
         plan.lost[k] += 1.0 - f
     plan.mark(cable, "degraded")
-    plan.changes.append(HealthChange("degraded", label, f, (nic, peer), where))
+    plan.record((nic,), HealthChange("degraded", label, f, (nic, peer), where, erroring=erroring))
+
+
+def _sources(said: str, more: str) -> str:
+    """``said`` with ``more`` named after it (``iblinkinfo links.txt; ibqueryerrors
+    errors.txt``), each source once."""
+    return "; ".join(dict.fromkeys([*said.split("; "), more]))
 
 
 def _cable_key(condition: LinkCondition) -> tuple[tuple[str, int], ...] | None:
@@ -687,19 +754,34 @@ class _GpuChange:
     where: str
     """Where the condition was read."""
 
+    def joined(self, other: _GpuChange) -> _GpuChange:
+        """One change of the GPU from two reports of it: the slower one's rate, erroring
+        when either counts errors (naming the report that says so)."""
+        slower, faster = (other, self) if other.factor < self.factor else (self, other)
+        if not faster.erroring or slower.erroring:
+            return slower
+        where = _sources(slower.where, faster.where)
+        return dataclasses.replace(slower, erroring=True, where=where)
+
     def apply(self, plan: _Plan) -> None:
         """Scale and mark the links, and record the change."""
         if self.factor >= 1.0 - _TOLERANCE:  # none inactive or slow: only its counters
             if self.erroring:
                 plan.mark(self.links, "errors")
                 plan.changes.append(
-                    HealthChange("errors", self.label, 1.0, (self.dev, -1), self.where)
+                    HealthChange(
+                        "errors", self.label, 1.0, (self.dev, -1), self.where, erroring=True
+                    )
                 )
             return
         plan.scale[self.links] *= self.factor
         kind = "down" if self.factor <= 0.0 else "degraded"
         plan.mark(self.links, kind)
-        plan.changes.append(HealthChange(kind, self.label, self.factor, (self.dev, -1), self.where))
+        plan.changes.append(
+            HealthChange(
+                kind, self.label, self.factor, (self.dev, -1), self.where, erroring=self.erroring
+            )
+        )
 
 
 def _gpu(plan: _Plan, names: _Names, condition: GpuLinkCondition) -> _GpuChange | None:

@@ -33,6 +33,8 @@ def health_lines(fabric: Fabric) -> list[str]:
             kept = " is removed"
         else:
             kept = f" keeps {change.factor:.0%} of its bandwidth"
+        if change.erroring and change.kind != "errors":
+            kept += ", and its counters are over their threshold"
         lines.append(f"fabricui: {change.kind}: {change.label}{kept} ({change.source})")
     if len(order) > _SHOWN:
         lines.append(f"fabricui: ... and {len(order) - _SHOWN} more changes {_ALL}")

@@ -562,7 +562,10 @@ def _link_finding(
         f"host(s) {', '.join(hosts[:_SHOWN])}"
     )
     slows = cost > 1.0 + 1e-9
-    sources = "; ".join(dict.fromkeys(c.source for c in changes))
+    sources = "; ".join(dict.fromkeys(s for c in changes for s in c.source.split("; ")))
+    keeps = f"keeps {kept:.0%} of its bandwidth"
+    if any(c.erroring for c in changes):  # a degraded cable that counts errors too
+        keeps += " and its error counters are over their threshold"
     if kept == 0.0:
         message = f"{who} cross {where} as built; it carries nothing as it is, so they take " + (
             f"other links: the rings' bandwidth term is {cost:.2f}x what it is as built"
@@ -571,12 +574,12 @@ def _link_finding(
         )
     elif slows:
         message = (
-            f"{who} cross {where}, which keeps {kept:.0%} of its bandwidth: it slows the "
+            f"{who} cross {where}, which {keeps}: it slows the "
             f"rings; alone, it makes their bandwidth term {cost:.2f}x what it is as built"
         )
     else:
         message = (
-            f"{who} cross {where}, which keeps {kept:.0%} of its bandwidth: it has room "
+            f"{who} cross {where}, which {keeps}: it has room "
             "(alone, it leaves the rings' busiest link elsewhere), so it does not slow them"
         )
     fix = (

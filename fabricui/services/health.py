@@ -40,6 +40,7 @@ from fabricui.importers.reading import read_output
 from fabricui.plugins import get_host
 from fabricui.services.health_findings import (
     SOURCES,
+    STATE_CODES,
     HealthFinding,
     counter_findings,
     health_item_finding,
@@ -575,12 +576,19 @@ def conditions(
     """The link and NVLink conditions the files state, named for ``fabric``.
 
     Ports that are up at full rate and count no errors are no condition; a port whose
-    counters crossed a finding's threshold is marked erroring. The ports each condition is
-    made of are kept in ``report.finding_ports``.
+    counters crossed a finding's threshold is marked erroring (its state's findings, down
+    or degraded, do not mark it). The ports each condition is made of are kept in
+    ``report.finding_ports``.
     """
     links: list[LinkCondition] = []
     gpus: list[GpuLinkCondition] = []
-    erroring = {(f.origin, f.where) for f in report.findings if f.severity in ("warning", "error")}
+    # A port is erroring by its counters' findings, not by its state's (a degraded port is
+    # not erroring for being degraded).
+    erroring = {
+        (f.origin, f.where)
+        for f in report.findings
+        if f.severity in ("warning", "error") and f.code not in STATE_CODES
+    }
     ends = _Ends(report)
     other_layer: dict[tuple[str, str], str] = {}
     for item in report.inputs:

@@ -404,6 +404,10 @@ def counter_findings(
     return out
 
 
+#: Codes of the findings on a port's state, not on its counters: a port down, inactive or
+#: degraded is not erroring for them (``services.health.conditions``).
+STATE_CODES = frozenset({"port-down", "nvlink-inactive", "link-degraded"})
+
 #: What a port finding's fix says ``--health`` does with the port (its last clause).
 PRICED_DOWN = "the fabric is priced without it (--health)"
 PRICED_DEGRADED = "priced at its trained rate (--health)"

@@ -115,12 +115,14 @@ def health_markup(overlay: HealthOverlay) -> list[str]:
 
 def kept_text(change: HealthChange) -> str:
     """What a changed link keeps: ``keeps 25% of its bandwidth``, ``carries nothing``, or
-    ``counters over their threshold`` (a link only marked)."""
+    ``counters over their threshold`` (a link only marked; said after what a slowed link
+    keeps when it counts errors too)."""
     if change.kind == "errors":
         return "counters over their threshold"
-    if change.factor <= 0.0:
-        return "carries nothing"
-    return f"keeps {change.factor:.0%} of its bandwidth"
+    kept = (
+        "carries nothing" if change.factor <= 0.0 else f"keeps {change.factor:.0%} of its bandwidth"
+    )
+    return kept + (", counters over their threshold" if change.erroring else "")
 
 
 def _change_markup(change: HealthChange) -> str:
