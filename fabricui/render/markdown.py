@@ -1,6 +1,7 @@
 """A report as Markdown worth pasting: a title, the command that reproduces it, the
-version and date, the topology in a few facts, the figures as tables, the SVG beside it
-and the hardware-database sources of the figures used."""
+version and date, the topology in a few facts, the figures as tables, the SVG beside it,
+what ``--health`` applied (the fabric as it is) and the hardware-database sources of the
+figures used."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from fabricui.services.reports import Report, Table
+    from fabricui.services.reports import AsItIs, Report, Table
 
 
 def _cell(text: str) -> str:
@@ -28,6 +29,20 @@ def markdown_table(table: Table) -> list[str]:
     return [f"**{_cell(table.caption)}**", "", header, rule, *rows]
 
 
+def _as_it_is(section: AsItIs) -> list[str]:
+    """The "As it is" section: what ``--health`` changed, its tables, then the lists of
+    what was not applied and the warnings (each after its title line)."""
+    lines = ["## As it is", "", section.summary, ""]
+    for table in section.tables:
+        lines += [*markdown_table(table), ""]
+    for line in section.lines:
+        if line.startswith("- "):
+            lines.append(line)
+        else:  # a list's title: blank lines around it (the list before it ends there)
+            lines += [*([""] if lines[-1] else []), line, ""]
+    return [*lines, ""] if section.lines else lines
+
+
 def render_markdown(report: Report) -> str:
     """The whole report as Markdown text (ends with a newline)."""
     lines = [f"# fabricui: {report.title}", ""]
@@ -43,6 +58,8 @@ def render_markdown(report: Report) -> str:
         lines += [*markdown_table(table), ""]
     if report.notes:
         lines += [*report.notes, ""]
+    if report.as_it_is is not None:
+        lines += _as_it_is(report.as_it_is)
     if report.sources:
         lines += ["## Sources", ""]
         lines += [f"- {what}: <{url}>" for what, url in report.sources]

@@ -58,45 +58,54 @@ def compare(
     Raises:
         FabricError: A computation one of the fabrics cannot make (named by the engine).
     """
-    figures: list[ComparedFigure] = []
-    if src and dst:
-        reports: list[PathReport | None] = []
-        for data in (a, b):
-            try:
-                reports.append(data.path(data.parse_gpu(src), data.parse_gpu(dst), 2**30))
-            except FabricError:
-                reports.append(None)
-        ra, rb = reports
-        label = f"{src} -> {dst}"
-        figures += [
-            ComparedFigure(
-                f"path {label}: bottleneck",
-                "GB/s",
-                ra.bottleneck_GBps if ra else None,
-                rb.bottleneck_GBps if rb else None,
-            ),
-            ComparedFigure(
-                f"path {label}: latency",
-                "us",
-                ra.latency_us if ra else None,
-                rb.latency_us if rb else None,
-                higher_is_better=False,
-            ),
-            ComparedFigure(
-                f"path {label}: 1 GiB transfer",
-                "us",
-                ra.transfer_us if ra else None,
-                rb.transfer_us if rb else None,
-                higher_is_better=False,
-            ),
-        ]
+    figures = path_figures(a, b, src, dst) if src and dst else []
     predictions = [data.collective("all_reduce", "all", list(ALL_REDUCE_SIZES)) for data in (a, b)]
     for i, size in enumerate(ALL_REDUCE_SIZES):
         pa, pb = (float(p.busbw_GBps[i]) for p in predictions)
         figures.append(ComparedFigure(f"all_reduce {format_bytes(size)}: busbw", "GB/s", pa, pb))
+    return figures + tier_figures(a, b)
+
+
+def path_figures(a: LoadedFabric, b: LoadedFabric, src: str, dst: str) -> list[ComparedFigure]:
+    """The path between ``src`` and ``dst`` on both fabrics: bottleneck, latency and a
+    1 GiB transfer (a side without those GPUs, or without a route, has None)."""
+    reports: list[PathReport | None] = []
+    for data in (a, b):
+        try:
+            reports.append(data.path(data.parse_gpu(src), data.parse_gpu(dst), 2**30))
+        except FabricError:
+            reports.append(None)
+    ra, rb = reports
+    label = f"{src} -> {dst}"
+    return [
+        ComparedFigure(
+            f"path {label}: bottleneck",
+            "GB/s",
+            ra.bottleneck_GBps if ra else None,
+            rb.bottleneck_GBps if rb else None,
+        ),
+        ComparedFigure(
+            f"path {label}: latency",
+            "us",
+            ra.latency_us if ra else None,
+            rb.latency_us if rb else None,
+            higher_is_better=False,
+        ),
+        ComparedFigure(
+            f"path {label}: 1 GiB transfer",
+            "us",
+            ra.transfer_us if ra else None,
+            rb.transfer_us if rb else None,
+            higher_is_better=False,
+        ),
+    ]
+
+
+def tier_figures(a: LoadedFabric, b: LoadedFabric) -> list[ComparedFigure]:
+    """Each bandwidth pyramid tier both fabrics have."""
     tiers_b = {t.name: t for t in b.pyramid()}
-    for tier in a.pyramid():
-        other = tiers_b.get(tier.name)
-        if other is not None:
-            figures.append(ComparedFigure(f"tier {tier.name}", "GB/s", tier.bw_GBps, other.bw_GBps))
-    return figures
+    return [
+        ComparedFigure(f"tier {tier.name}", "GB/s", tier.bw_GBps, tiers_b[tier.name].bw_GBps)
+        for tier in a.pyramid()
+        if tier.name in tiers_b
+    ]

@@ -140,9 +140,10 @@ class HealthReportSet:
     """The ports each condition was made of, as findings name them ((file name, port)): a
     condition not applied says so on their findings."""
 
-    def file_names(self) -> str:
+    def file_names(self, most: int | None = None) -> str:
         """Each file with its format; a listing of many hosts' outputs once, with how many
-        hosts and which (``all.txt (1000 hosts n[0-999]: ibstat)``), not a name per host."""
+        hosts and which (``all.txt (1000 hosts n[0-999]: ibstat)``), not a name per host;
+        ``most``: the first that many, then how many more (``and 250 more files``)."""
         listed: dict[str, tuple[list[str], list[str]]] = {}
         entries: list[str] = []  # a name, or the path of a listing (in ``listed``)
         for item in self.inputs:
@@ -154,7 +155,9 @@ class HealthReportSet:
                 entries.append(item.path)
             listed[item.path][0].append(item.listed_host)
             listed[item.path][1].append(item.format)
-        return ", ".join(_listing_name(e, *listed[e]) if e in listed else e for e in entries)
+        more = len(entries) - most if most is not None and len(entries) > most else 0
+        named = [_listing_name(e, *listed[e]) if e in listed else e for e in entries]
+        return ", ".join(named[: len(named) - more]) + (f" and {more} more files" if more else "")
 
     def to_json(self) -> dict[str, Any]:
         """``files`` (a listing's part with its ``host``), ``findings`` and ``warnings``."""

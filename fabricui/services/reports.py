@@ -4,6 +4,7 @@ so a report is whole at any terminal size and fails loudly when a figure cannot 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import shlex
 from dataclasses import dataclass, field
@@ -11,7 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui import __version__
 from fabricui.errors import ConfigError
+from fabricui.fabric.health import MARKS
 from fabricui.plugins import get_host
+from fabricui.services.compare import path_figures, tier_figures
+from fabricui.services.health import overlay_of, report_of
 from fabricui.services.layouts import LayoutChoice, parse_layout
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.plan import STEP_PARTS, verdict_text
@@ -20,6 +24,7 @@ from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_
 from fabricui.vocabulary import DEFAULT_TOPOLOGY, OPS, VIEW_TITLES, op_name, pick_label
 
 if TYPE_CHECKING:
+    from fabricui.fabric.health import HealthChange
     from fabricui.hwdb.catalog import Catalog
     from fabricui.plugins import PluginHost
 
@@ -65,6 +70,24 @@ class Report:
     """File name of the SVG beside the report, if one is written."""
     extra: dict[str, Any] = field(default_factory=dict)
     """View-specific data for JSON (``path`` report ...)."""
+    as_it_is: AsItIs | None = None
+    """What ``--health`` applied to the fabric priced (None: the fabric as built, or
+    health files that change and warn of nothing)."""
+
+
+@dataclass(frozen=True)
+class AsItIs:
+    """A report's section on the fabric as it is (``--health``): what was applied, what
+    was not and why, and what it changes in the report's figures."""
+
+    summary: str
+    """What the overlay changed and the files it read, one paragraph."""
+    tables: tuple[Table, ...]
+    """The conditions applied (worst first), and the report's figures as built and as it
+    is where the view has both (the path, the pyramid)."""
+    lines: tuple[str, ...] = ()
+    """What was not applied and why, then the warnings: the first few, then how many
+    more."""
 
 
 def reproduce_command(launch: LaunchRequest, view: str) -> str:
@@ -193,6 +216,7 @@ def build_report(
     data = LoadedFabric.load(launch.topology_or_default, catalog, host)
     builder = _BUILDERS[view]
     tables, notes, links, extra = builder(data, launch, host)
+    as_it_is = as_it_is_section(data, launch, host) if view != "plugins" else None
     created = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
     return Report(
         title=f"{VIEW_TITLES[view]} · {data.label}",
@@ -205,13 +229,20 @@ def build_report(
         sources=record_sources(data.catalog, _fabric_records(data, links)),
         image=image,
         extra=extra,
+        as_it_is=as_it_is,
     )
 
 
 Built = tuple[list[Table], list[str], list[str], dict[str, Any]]
 
 
-def _path_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
+def _path_pair(data: LoadedFabric, launch: LaunchRequest) -> tuple[int, int]:
+    """The path's source and destination ranks: ``--src``/``--dst``, else the view's first.
+
+    Raises:
+        ConfigError: One GPU, or the same GPU twice.
+        EngineError: A GPU id that is not one of the fabric's.
+    """
     src, dst = data.default_pair()
     if launch.src:
         src = data.parse_gpu(launch.src)
@@ -221,6 +252,11 @@ def _path_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | N
         raise ConfigError(f"topology {data.spec.id} has one GPU: no path to report")
     if src == dst:
         raise ConfigError(f"source and destination are the same GPU ({data.fabric.gpu_name(src)})")
+    return src, dst
+
+
+def _path_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
+    src, dst = _path_pair(data, launch)
     size = launch.message_size or 2**30
     report = data.path(src, dst, size)
     rows = tuple(
@@ -573,6 +609,123 @@ def _plugins_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost 
     )
     table = Table("Loaded plugins", ("plugin", "version", "source", "status", "contributes"), rows)
     return [table], [], [], {}
+
+
+#: Conditions applied, and lines not applied or warned of, listed before "and N more".
+_SHOWN_CHANGES = 12
+_SHOWN_LINES = 5
+
+
+def as_it_is_section(
+    data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None = None
+) -> AsItIs | None:
+    """The "As it is" section of a report on an overlaid fabric: the conditions applied
+    (link, condition, bandwidth kept, where read), what was not applied and why, the
+    warnings, and for the path and the pyramid their figures as built beside as it is
+    (``services.compare``, as the explorer's ``c`` compares them). None on the fabric as
+    built, or when the files change nothing and warn of nothing."""
+    overlay = overlay_of(data.fabric)
+    if overlay is None:
+        return None
+    files = report_of(data.fabric)
+    warnings = [*overlay.warnings, *(files.warnings if files is not None else [])]
+    if not overlay.changes and not overlay.unmatched and not warnings:
+        return None
+    read = f"Health files: {files.file_names(_SHOWN_LINES)}. " if files is not None else ""
+    summary = (
+        f"{read}The figures above are the fabric as they say it is: "
+        f"{overlay.summary().removeprefix('health: ')}; without --health they are as built."
+    )
+    tables = []
+    lines: list[str] = []
+    if overlay.changes:
+        tables.append(_changes_table(overlay.changes))
+        figures = _as_built_figures(data, launch, host)
+        if isinstance(figures, Table):
+            tables.append(figures)
+        elif figures:
+            lines.append(figures)
+    lines += _at_most(
+        f"Not applied ({len(overlay.unmatched)}):", overlay.unmatched, "conditions not applied"
+    )
+    lines += _at_most(f"Warnings ({len(warnings)}):", warnings, "warnings")
+    return AsItIs(summary, tuple(tables), tuple(lines))
+
+
+def _changes_table(changes: tuple[HealthChange, ...]) -> Table:
+    """The conditions applied, worst first, the first ``_SHOWN_CHANGES`` of them."""
+    order = sorted(changes, key=lambda c: -MARKS.index(c.kind))
+    rows = tuple(
+        (c.label, c.condition, f"{c.factor:.0%}", c.source) for c in order[:_SHOWN_CHANGES]
+    )
+    more = len(order) - _SHOWN_CHANGES
+    shown = (
+        f", the {_SHOWN_CHANGES} worst shown (`fabricui path --json` lists all)" if more > 0 else ""
+    )
+    return Table(
+        f"Conditions applied ({len(order)}{shown})",
+        ("link", "condition", "bandwidth kept", "read in"),
+        rows,
+        frozenset({2}),
+    )
+
+
+def _as_built_figures(
+    data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None
+) -> Table | str:
+    """The view's figures as built and as it is: the path's (topology view) or the
+    pyramid's tiers that changed (pyramid view); when none changed, a line saying so;
+    empty for the other views."""
+    view = launch.view
+    if view not in ("topology", "pyramid"):
+        return ""
+    request = dataclasses.replace(data.request, health=())
+    built = LoadedFabric.load(request, data.catalog, host)
+    if view == "topology":
+        src, dst = (data.fabric.gpu_name(r) for r in _path_pair(data, launch))
+        figures = [
+            dataclasses.replace(f, name=f.name.removeprefix(f"path {src} -> {dst}: "))
+            for f in path_figures(built, data, src, dst)
+        ]
+        caption = f"The path {src} -> {dst} as built and as it is"
+        same = f"The path {src} -> {dst} is as built: it crosses no link that changed."
+    else:
+        figures = [f for f in tier_figures(built, data) if f.better is not None]
+        caption = "Pyramid tiers that changed, as built and as it is"
+        same = "Every pyramid tier is as built."
+    if not any(f.better is not None for f in figures):
+        return same
+    rows = tuple(
+        (
+            f.name,
+            _figure_value(f.a, f.unit),
+            _figure_value(f.b, f.unit),
+            "-" if f.ratio is None else f"x{f.ratio:.3g}",
+        )
+        for f in figures
+    )
+    return Table(caption, ("figure", "as built", "as it is", "change"), rows, frozenset({1, 2, 3}))
+
+
+def _figure_value(value: float | None, unit: str) -> str:
+    """A compared figure as the explorer's compare shows it (``12.5 GB/s``, ``2.53 us``)."""
+    if value is None:
+        return "-"
+    return format_time_us(value) if unit == "us" else f"{value:,.1f} {unit}"
+
+
+def _at_most(title: str, said: tuple[str, ...] | list[str], what: str) -> list[str]:
+    """``title`` and the first ``_SHOWN_LINES`` lines as a list, then how many more (a
+    listing of a thousand hosts of another cluster says a line per host); nothing when
+    there are none."""
+    if not said:
+        return []
+    lines = [title, *(f"- {line}" for line in said[:_SHOWN_LINES])]
+    if len(said) > _SHOWN_LINES:
+        lines.append(
+            f"- ... and {len(said) - _SHOWN_LINES} more {what} (`fabricui path --json` lists all)"
+        )
+    return lines
 
 
 _BUILDERS: dict[str, Any] = {
