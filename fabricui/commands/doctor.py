@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(log, findings, check))
         if parts is not None:
-            print(render_health(parts.report, parts.job, parts.price))
+            _print_health(parts)
     fail_on = getattr(args, "fail_on", None)
     if fail_on is not None:
         worst = {"warning": ("warning", "error"), "error": ("error",)}[fail_on]
@@ -160,7 +160,7 @@ def _health_only(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"health": _health_json(parts)})
     else:
-        print(render_health(parts.report, parts.job, parts.price))
+        _print_health(parts)
     worst = {f.severity for f in parts.report.findings} | {f.severity for f in parts.job}
     fail_on = getattr(args, "fail_on", None)
     limit = {"warning": {"warning", "error"}, "error": {"error"}}.get(fail_on or "", set())
@@ -212,6 +212,16 @@ def _health_parts(args: argparse.Namespace, check: FabricCheck | None) -> Health
         names = [h.name or "" for h in cluster.hosts]
     price, job = job_findings(as_is, as_built, ranks, names)
     return HealthParts(report_of(fabric), job, price)
+
+
+def _print_health(parts: HealthParts) -> None:
+    """Print the health part of the report; the files' warnings it prints are not said
+    again on stderr with what ``--health`` changed (``--json`` keeps both, as ``path
+    --json`` does)."""
+    from fabricui.services.health import warnings_printed
+
+    print(render_health(parts.report, parts.job, parts.price))
+    warnings_printed()
 
 
 def _health_json(parts: HealthParts) -> dict[str, Any]:

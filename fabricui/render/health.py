@@ -18,7 +18,8 @@ _ALL = "(`fabricui path --json` lists all)"
 
 def health_lines(fabric: Fabric) -> list[str]:
     """Lines for stderr: a summary of the changes (the worst first), then every condition
-    that names nothing in the fabric and every part of a file that was not read."""
+    that names nothing in the fabric and every part of a file that was not read (unless
+    the command's own report printed those)."""
     from fabricui.fabric.health import MARKS, health_of
 
     overlay = health_of(fabric)
@@ -43,7 +44,7 @@ def health_lines(fabric: Fabric) -> list[str]:
     from fabricui.services.health import report_of
 
     report = report_of(fabric)
-    if report is not None:
+    if report is not None and not report.warnings_printed:  # else the command's report says them
         lines += _at_most(report.warnings, "warnings about the files")
     return lines
 

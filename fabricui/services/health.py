@@ -139,6 +139,9 @@ class HealthReportSet:
     )
     """The ports each condition was made of, as findings name them ((file name, port)): a
     condition not applied says so on their findings."""
+    warnings_printed: bool = False
+    """A command's own report printed ``warnings`` (the doctor's): the command line's
+    ``--health`` lines on stderr leave them out, so each is said once."""
 
     def file_names(self, most: int | None = None) -> str:
         """Each file with its format; a listing of many hosts' outputs once, with how many
@@ -914,6 +917,16 @@ def drain_applied() -> list[Fabric]:
     out = list(_APPLIED)
     _APPLIED.clear()
     return out
+
+
+def warnings_printed() -> None:
+    """Say that the command printed the files' warnings of every fabric overlaid since the
+    last ``drain_applied`` in its own report: its ``--health`` lines on stderr leave them
+    out (``HealthReportSet.warnings_printed``)."""
+    for fabric in _APPLIED:
+        report = report_of(fabric)
+        if report is not None:
+            report.warnings_printed = True
 
 
 def report_of(fabric: Fabric) -> HealthReportSet | None:

@@ -108,3 +108,53 @@ def test_no_log_and_no_health_is_one_line(run_cli):
     """The doctor needs something to read."""
     status, _, err = run_cli("doctor")
     assert status == 2 and "--health FILE" in err
+
+
+#: One host's ibstat whose rate the importer cannot read: a warning about the file.
+UNREADABLE_RATE = (
+    "CA 'mlx5_0'\n\tCA type: MT4129\n\tNumber of ports: 1\n\tPort 1:\n\t\tState: Active\n"
+    "\t\tPhysical state: LinkUp\n\t\tRate: 2OO\n\t\tLink layer: InfiniBand\n"
+)
+H200_TUNING = HEALTH.parent / "nccl_tuning" / "h200_8gpu_nccl_2_30_4_tuning.log"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        (),
+        ("-t", "h100-ib-cluster", "--nodes", "2"),
+        (str(H200_TUNING), "-t", "hgx-h200"),
+    ],
+    ids=["files", "topology", "log"],
+)
+def test_the_files_warnings_are_printed_once(run_cli, tmp_path, argv):
+    """The report on stdout says the file's warning; stderr does not say it again (what
+    --health changed still goes there)."""
+    path = tmp_path / "n0.txt"
+    path.write_text(UNREADABLE_RATE)
+    status, out, err = run_cli("doctor", *argv, "--health", str(path))
+    assert status == 0, err
+    said = f"{path}: line 7: Rate '2OO' is not a rate in Gb/s"
+    assert out.count(said) == 1 and f"warning: {said}" in out
+    assert said not in err
+    if "-t" in argv:
+        assert "fabricui: as it is: no change" in err
+
+
+def test_json_keeps_the_warnings_as_path_json_does(run_cli, tmp_path):
+    """``--json`` carries the warning in ``health.warnings`` and stderr says it beside what
+    --health changed, as ``path --json`` does."""
+    path = tmp_path / "n0.txt"
+    path.write_text(UNREADABLE_RATE)
+    said = f"fabricui: warning: {path}: line 7: Rate '2OO' is not a rate in Gb/s"
+    topology = ("-t", "h100-ib-cluster", "--nodes", "2")
+    status, out, err = run_cli("doctor", *topology, "--health", str(path), "--json")
+    assert status == 0, err
+    assert [w for w in json.loads(out)["health"]["warnings"] if "Rate '2OO'" in w]
+    assert err.count(said) == 1
+    status, out, path_err = run_cli(
+        "path", *topology, "n0.g0", "n1.g0", "--health", str(path), "--json"
+    )
+    assert status == 0, path_err
+    assert [w for w in json.loads(out)["health"]["warnings"] if "Rate '2OO'" in w]
+    assert path_err.count(said) == 1
