@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from fabricui.services.doctor import Finding
     from fabricui.services.doctor_fabric import FabricCheck
     from fabricui.services.doctor_health import AllReducePrice, JobHealthFinding
+    from fabricui.services.loaded import LoadedFabric
 
 
 #: Exit status when ``--fail-on`` finds a finding that severe (2 is for unusable input).
@@ -100,11 +101,12 @@ def run(args: argparse.Namespace) -> int:
         return _health_only(args)
     log = read_log(args.log)
     findings = diagnose(log, hints)
-    check = _fabric_check(args, log)
+    loaded = _loaded(args)
+    check = _fabric_check(args, log, loaded)
     if check is not None:
         order = {s: i for i, s in enumerate(SEVERITIES)}
         findings = sorted([*findings, *check.findings], key=lambda f: order[f.severity])
-    parts = _health_parts(args, check)
+    parts = _health_parts(args, check, loaded)
     if args.json:
         data = report_json(log, findings)
         if check is not None:
@@ -124,20 +126,31 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fabric_check(args: argparse.Namespace, log: NcclLog) -> FabricCheck | None:
-    """The comparison with ``--topology`` (None without it).
-
-    Raises:
-        ConfigError: ``--hosts`` without ``--topology``, or a bad hostlist.
-        FabricError: The topology cannot be loaded.
-    """
-    from fabricui.services.doctor_fabric import compare
-    from fabricui.services.jobs import expand_hosts
-    from fabricui.services.session import load_fabric
+def _loaded(args: argparse.Namespace) -> LoadedFabric | None:
+    """The fabric the job ran on, as ``--health`` says it is (None without ``--topology``):
+    loaded once, for both the fabric check and the health part, so the health files are
+    read once."""
+    from fabricui.services.loaded import LoadedFabric
 
     if getattr(args, "topology", None) is None:
         if getattr(args, "hosts", None):
             raise ConfigError("--hosts applies with --topology (the fabric the job ran on)")
+        return None
+    return LoadedFabric.load(topology_request(args), catalog(args), report_health=True)
+
+
+def _fabric_check(
+    args: argparse.Namespace, log: NcclLog, loaded: LoadedFabric | None
+) -> FabricCheck | None:
+    """The comparison with ``--topology`` (None without it).
+
+    Raises:
+        ConfigError: A bad hostlist.
+    """
+    from fabricui.services.doctor_fabric import compare
+    from fabricui.services.jobs import expand_hosts
+
+    if loaded is None:
         return None
     hosts = None
     if args.hosts:
@@ -145,8 +158,7 @@ def _fabric_check(args: argparse.Namespace, log: NcclLog) -> FabricCheck | None:
             hosts = expand_hosts(args.hosts)
         except ConfigError as exc:
             raise ConfigError(f"--hosts: {exc.message}") from None
-    fabric = load_fabric(topology_request(args), catalog(args))
-    return compare(log, fabric, hosts)
+    return compare(log, loaded.fabric, hosts)
 
 
 def _health_only(args: argparse.Namespace) -> int:
@@ -156,7 +168,7 @@ def _health_only(args: argparse.Namespace) -> int:
 
     if getattr(args, "topology", None) is None and getattr(args, "hosts", None):
         raise ConfigError("--hosts applies with --topology (the fabric the job runs on)")
-    parts = _health_parts(args, None) or HealthParts(read_health(args.health))
+    parts = _health_parts(args, None, _loaded(args)) or HealthParts(read_health(args.health))
     if args.json:
         print_json({"health": _health_json(parts)})
     else:
@@ -180,7 +192,9 @@ class HealthParts:
     cannot run)."""
 
 
-def _health_parts(args: argparse.Namespace, check: FabricCheck | None) -> HealthParts | None:
+def _health_parts(
+    args: argparse.Namespace, check: FabricCheck | None, loaded: LoadedFabric | None
+) -> HealthParts | None:
     """The health files' report and, on a topology, the job's all-reduce as it is and as
     built and its findings; None without --health. The job: ``--hosts`` on the topology,
     the log's placed ranks, else every GPU of the topology."""
@@ -188,7 +202,7 @@ def _health_parts(args: argparse.Namespace, check: FabricCheck | None) -> Health
         return None
     from fabricui.services.health import read_health, report_of
 
-    if getattr(args, "topology", None) is None:
+    if loaded is None:
         return HealthParts(read_health(args.health))
     import numpy as np
 
@@ -196,9 +210,8 @@ def _health_parts(args: argparse.Namespace, check: FabricCheck | None) -> Health
     from fabricui.services.jobs import place_job, placeable_ranks
     from fabricui.services.loaded import LoadedFabric
 
-    request = topology_request(args)
-    as_is = LoadedFabric.load(request, catalog(args), report_health=True)
-    as_built = LoadedFabric.load(replace(request, health=()), as_is.catalog)
+    as_is = loaded
+    as_built = LoadedFabric.load(replace(as_is.request, health=()), as_is.catalog)
     fabric = as_is.fabric
     if check is not None and check.placement.gpu_of:
         ranks = np.asarray([g for _, g in sorted(check.placement.gpu_of.items())], dtype=np.int64)

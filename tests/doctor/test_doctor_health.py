@@ -158,3 +158,24 @@ def test_json_keeps_the_warnings_as_path_json_does(run_cli, tmp_path):
     assert status == 0, path_err
     assert [w for w in json.loads(out)["health"]["warnings"] if "Rate '2OO'" in w]
     assert path_err.count(said) == 1
+
+
+def test_a_log_on_a_topology_reads_the_health_files_once(run_cli, tmp_path, monkeypatch):
+    """The fabric check and the health part price one fabric as it is: its files are read
+    and overlaid once (the as-built fabric beside it reads none)."""
+    import fabricui.services.health as health
+
+    reads: list[tuple[str, ...]] = []
+    real = health.read_health
+
+    def counted(paths, *rest, **kwargs):
+        reads.append(tuple(str(p) for p in paths))
+        return real(paths, *rest, **kwargs)
+
+    monkeypatch.setattr(health, "read_health", counted)
+    path = tmp_path / "n0.txt"
+    path.write_text(UNREADABLE_RATE)
+    status, out, err = run_cli("doctor", str(H200_TUNING), "-t", "hgx-h200", "--health", str(path))
+    assert status == 0, err
+    assert reads == [(str(path),)]
+    assert err.count("fabricui: as it is: no change") == 1
