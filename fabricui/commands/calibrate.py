@@ -4,7 +4,8 @@ Every run's rows are sorted by size and split alternately: even rows are fitted,
 held out, so the report shows whether the fitted figures predict sizes they never saw.
 ``--held-out FILE`` adds whole runs (another op or algorithm on the same cluster) that only
 check the fit. The overlay (``-o FILE``) holds the changed link generations; give it to any
-later command with ``fabricui --calibration FILE``.
+later command with ``fabricui --calibration FILE``. A fitted figure that ends on its bound
+is flagged.
 """
 
 from __future__ import annotations
@@ -131,10 +132,13 @@ def run(args: argparse.Namespace) -> int:
         print_json(calibration.report)
     else:
         print(render(calibration.report))
-    from fabricui.services.calibrate import dropped_lines, skipped_line
+    from fabricui.services.calibrate import bound_lines, dropped_lines, skipped_line
 
     skipped = skipped_line(calibration.report)
-    for line in dropped_lines(calibration.report) + ([skipped] if skipped else []):
+    warnings = dropped_lines(calibration.report) + ([skipped] if skipped else [])
+    if args.json:  # the text report says these on the figures' own lines
+        warnings += bound_lines(calibration.report)
+    for line in warnings:
         print(f"fabricui: warning: {line}", file=sys.stderr)
     if calibration.held_out_worse:
         print(
@@ -154,7 +158,7 @@ def render(report: dict[str, Any]) -> str:
     Returns:
         Lines joined with newlines.
     """
-    from fabricui.services.calibrate import pct
+    from fabricui.services.calibrate import bound_text, pct
 
     rows_total = sum(len(r["rows"]) for r in report["runs"])
     lines = [
@@ -166,6 +170,12 @@ def render(report: dict[str, Any]) -> str:
         mark = "" if entry["fitted"] else "   (not fitted: no row depends on it enough)"
         if not entry["fitted"] and gen not in report["overlay"]:
             mark = "   (unchanged)"
+        at_bound = entry.get("at_bound")
+        if at_bound:
+            mark = (
+                f"   ({', '.join(bound_text(n, w) for n, w in at_bound.items())}: the runs are "
+                "outside what the model explains; do not trust this fit)"
+            )
         lines.append(
             f"  {gen:<12} efficiency {eff['before']:.3f} -> {eff['after']:.3f}   "
             f"lat_us {lat['before']:.3f} -> {lat['after']:.3f}{mark}"

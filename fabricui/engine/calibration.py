@@ -15,9 +15,12 @@ then golden-section refinement of every figure kept so far. A generation joins t
 when it lowers the objective clearly (``MIN_GAIN``, ``RELATIVE_GAIN``) and on both halves
 of the fitted rows, so two generations never split one slowdown arbitrarily and a few noisy
 rows are not mistaken for a slower link. Generations whose figures change no prediction are
-skipped. Efficiency stays in [0.01, 1], latency in [0, 100] us. Rows held out of the fit
-(``CalibrationCase.fit`` False) are predicted before and after, to show the fitted figures
-carry over.
+skipped. Efficiency stays in [0.01, 1], latency in [0, 100] us; a bound within a search
+bracket is tried itself, so a figure the rows push past it ends on it, and
+``CalibrationResult.at_bounds`` names those figures: the runs are then outside what the
+model explains, and the fitted figure is no measurement of the link. Rows held out of the
+fit (``CalibrationCase.fit`` False) are predicted before and after, to show the fitted
+figures carry over.
 
 Pure numpy on top of ``evaluate_collective``: no I/O, no YAML.
 """
@@ -45,6 +48,8 @@ IntArray = npt.NDArray[np.int64]
 
 #: Link parameters the fit may change, per generation: name -> (lower, upper) bound.
 PARAMETERS = {"efficiency": (0.01, 1.0), "lat_us": (0.0, 100.0)}
+#: A fitted figure this close to a bound (a fraction of the bounds' span) sits on it.
+BOUND_TOLERANCE = 1e-4
 #: Efficiency grid of the coarse scan (fraction of line rate).
 EFFICIENCY_GRID = tuple(np.geomspace(0.03, 1.0, 12).tolist())
 #: Latency grid of the coarse scan [us].
@@ -121,6 +126,18 @@ class CalibrationResult:
     """Objective evaluations the search used."""
 
     @property
+    def at_bounds(self) -> dict[str, dict[str, str]]:
+        """Fitted figures that ended on a bound of ``PARAMETERS``: generation ->
+        {parameter: ``lower`` or ``upper``}. The rows pushed the figure as far as it may
+        go, so the model cannot explain them with it and the value is not to be trusted."""
+        out: dict[str, dict[str, str]] = {}
+        for gen, name in self.fitted:
+            side = bound_side(name, self.after[gen][name])
+            if side is not None:
+                out.setdefault(gen, {})[name] = side
+        return out
+
+    @property
     def changed(self) -> LinkParams:
         """Generations whose fitted figures differ from the database ones (the overlay)."""
         out: LinkParams = {}
@@ -184,6 +201,28 @@ def with_link_params(fabric: Fabric, params: Mapping[str, Mapping[str, float]]) 
     variant = dataclasses.replace(fabric, link_eff=eff, link_lat_us=lat)
     Router.share_routes(variant, fabric)  # efficiency and latency change no route
     return variant
+
+
+def bound_side(name: str, value: float) -> str | None:
+    """``lower`` or ``upper`` when ``value`` sits on that bound of the parameter ``name``
+    (within ``BOUND_TOLERANCE`` of the bounds' span), else None.
+
+    Args:
+        name: A key of ``PARAMETERS`` (``efficiency``, ``lat_us``).
+        value: The figure (fraction, or [us]).
+
+    Raises:
+        EngineError: An unknown parameter.
+    """
+    if name not in PARAMETERS:
+        raise EngineError(f"unknown link parameter {name!r} (one of {', '.join(PARAMETERS)})")
+    low, high = PARAMETERS[name]
+    slack = BOUND_TOLERANCE * (high - low)
+    if value <= low + slack:
+        return "lower"
+    if value >= high - slack:
+        return "upper"
+    return None
 
 
 def relative_errors(predicted_us: npt.ArrayLike, measured_us: npt.ArrayLike) -> FloatArray:
@@ -445,24 +484,31 @@ def _golden(
     evaluations: int,
 ) -> tuple[dict[tuple[str, str], float], float]:
     """Golden-section search of one parameter in a bracket around its current value
-    (log scale for efficiency), keeping the best point seen."""
+    (log scale for efficiency), keeping the best point seen; a bound the bracket reaches
+    is tried too (golden section never tries the bracket's ends)."""
     value = current[key]
     log_scale = key[1] == "efficiency"
     if log_scale:
-        low, high = math.log(_clip(key[1], value / 1.4)), math.log(_clip(key[1], value * 1.4))
+        ends = _clip(key[1], value / 1.4), _clip(key[1], value * 1.4)
+        low, high = math.log(ends[0]), math.log(ends[1])
     else:
         width = max(0.25, 0.5 * value)
-        low, high = _clip(key[1], value - width), _clip(key[1], value + width)
+        ends = _clip(key[1], value - width), _clip(key[1], value + width)
+        low, high = ends
+    bounds = [end for end in ends if end in PARAMETERS[key[1]] and end != value]
     ratio = (math.sqrt(5.0) - 1.0) / 2.0
 
-    def score(x: float) -> float:
+    def figure(value: float) -> float:
         nonlocal best, current
         trial = dict(current)
-        trial[key] = _clip(key[1], math.exp(x) if log_scale else x)
+        trial[key] = _clip(key[1], value)
         result = objective(trial)
         if result < best - 1e-12:
             best, current = result, trial
         return result
+
+    def score(x: float) -> float:
+        return figure(math.exp(x) if log_scale else x)
 
     c, d = high - ratio * (high - low), low + ratio * (high - low)
     fc, fd = score(c), score(d)
@@ -475,6 +521,8 @@ def _golden(
             low, c, fc = c, d, fd
             d = low + ratio * (high - low)
             fd = score(d)
+    for bound in bounds:
+        figure(bound)
     return current, best
 
 

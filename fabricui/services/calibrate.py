@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fabricui.engine.calibration import CalibrationCase, fit_links, split_alternate
+from fabricui.engine.calibration import PARAMETERS, CalibrationCase, fit_links, split_alternate
 from fabricui.errors import ConfigError
 from fabricui.files import check_target, shown_path
 from fabricui.hwdb.overlay import CalibrationOverlay, LinkCalibration, overlay_yaml, write_overlay
@@ -410,6 +410,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
             f"median |t_pred/t_meas - 1|: fitted rows {pct(errors['fit']['before'])} -> "
             f"{pct(errors['fit']['after'])}, held-out rows "
             f"{pct(errors['held_out']['before'])} -> {pct(errors['held_out']['after'])}",
+            *bound_lines(report),
             *_run_comments(report["runs"]),
         ]
         write_overlay(request.output, overlay_yaml(overlay, comments), force=request.force)
@@ -459,12 +460,17 @@ def _report(
     runs: list[ResultRun],
 ) -> dict[str, Any]:
     """The ``--json`` object (the text report renders the same)."""
+    at_bounds = result.at_bounds
     links = {}
     for gen in result.before:
         entry: dict[str, Any] = {}
         for name in ("efficiency", "lat_us"):
             entry[name] = {"before": result.before[gen][name], "after": result.after[gen][name]}
         entry["fitted"] = [n for g, n in result.fitted if g == gen]
+        entry["at_bound"] = {
+            name: {"side": side, "bound": PARAMETERS[name][side == "upper"]}
+            for name, side in at_bounds.get(gen, {}).items()
+        }
         links[gen] = entry
     runs_out = []
     for case, run, before, after in zip(
@@ -510,6 +516,23 @@ def _report(
         "evaluations": result.evaluations,
         "runs": runs_out,
     }
+
+
+def bound_text(name: str, where: dict[str, Any]) -> str:
+    """``efficiency at its lower bound 0.01``: a fitted figure the fit could not take
+    further."""
+    return f"{name} at its {where['side']} bound {where['bound']:g}"
+
+
+def bound_lines(report: dict[str, Any]) -> list[str]:
+    """One line per generation with a fitted figure on a bound: the runs are outside what
+    the model explains, so that figure is not to be trusted."""
+    return [
+        f"{gen}: {', '.join(bound_text(n, w) for n, w in entry['at_bound'].items())}: the "
+        "runs are outside what the model explains with it; do not trust this figure"
+        for gen, entry in report["links"].items()
+        if entry.get("at_bound")
+    ]
 
 
 def dropped_lines(report: dict[str, Any]) -> list[str]:
