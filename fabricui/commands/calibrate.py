@@ -73,8 +73,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--entry",
         action="append",
         default=[],
-        metavar="ID",
-        help="measurements-YAML entry to use (repeatable; default: every entry)",
+        metavar="ID|N",
+        help="measurements-YAML entry to use; a number N: the N-th run (from 1, in file "
+        "order) of each nccl-tests output among RESULTS, whose runs start where sizes "
+        "start over or another test starts (repeatable; default: every entry and run; "
+        "--held-out outputs are used whole)",
     )
     parser.add_argument(
         "--held-out",

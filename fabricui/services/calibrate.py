@@ -9,6 +9,7 @@ check the fit.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,7 +70,8 @@ class CalibrateRequest:
     algo: str | None = None
     """``NCCL_ALGO`` of runs whose output does not print it."""
     entries: tuple[str, ...] = ()
-    """Measurements-YAML entries to use (default: all)."""
+    """Measurements-YAML entry ids to use (default: all), and whole numbers: the runs of
+    each nccl-tests output among ``results`` to use (1-based, in file order; default: all)."""
     output: Path | None = None
     """Where to write the overlay."""
     force: bool = False
@@ -351,6 +353,68 @@ def _generation_order(catalog: Catalog, generations: list[str]) -> tuple[list[st
     return order, [g for g in order if tier(g) in LATENCY_TIERS]
 
 
+def _entry_kinds(entries: Sequence[str]) -> tuple[list[str], list[int]]:
+    """``--entry`` values as (measurements-YAML entry ids, run numbers of nccl-tests
+    outputs): a whole number picks a run, anything else names an entry."""
+    ids = [e for e in entries if not e.strip().isdigit()]
+    numbers = [int(e) for e in entries if e.strip().isdigit()]
+    if any(n < 1 for n in numbers):
+        raise ConfigError("--entry 0: runs of an nccl-tests output are numbered from 1")
+    return ids, list(dict.fromkeys(numbers))
+
+
+def _read_runs(
+    paths: Sequence[Path], op: str | None, ids: Sequence[str], numbers: Sequence[int]
+) -> tuple[list[ResultRun], dict[str, int]]:
+    """The runs of ``paths``: measurements entries named by ``ids`` (every one without),
+    and of nccl-tests outputs the runs ``numbers`` picks (1-based, in file order; every
+    one without). Also each nccl-tests run's number in its output, by its source.
+
+    Raises:
+        ConfigError: A run number beyond an output's runs, or numbers and no output.
+    """
+    runs: list[ResultRun] = []
+    numbered: dict[str, int] = {}
+    outputs = 0
+    for path in paths:
+        read = read_results(path, op, ids)
+        if read[0].entry_id is not None:  # a measurements YAML: read_results picked them
+            runs += read
+            continue
+        outputs += 1
+        for number, run in enumerate(read, start=1):
+            numbered[run.source] = number
+        beyond = [n for n in numbers if n > len(read)]
+        if beyond:
+            lines = ", ".join(run.source.rpartition(":")[2] for run in read[:6])
+            more = ", ..." if len(read) > 6 else ""
+            held = f"{len(read)} runs, at lines {lines}{more} (give --entry 1 to {len(read)})"
+            if len(read) == 1:
+                held = f"one run, at line {lines} (drop --entry)"
+            raise ConfigError(f"--entry {beyond[0]}: {shown_path(str(path))} holds {held}")
+        runs += [run for n, run in enumerate(read, start=1) if not numbers or n in numbers]
+    if numbers and not outputs:
+        raise ConfigError(
+            f"--entry {numbers[0]}: a number picks a run of an nccl-tests output, and the "
+            "results are measurements YAML (give an entry id)"
+        )
+    return runs, numbered
+
+
+def _check_entry_ids(ids: Sequence[str], runs: Sequence[ResultRun]) -> None:
+    """Refuse entry ids when no file is a measurements YAML: they would pick nothing.
+
+    Raises:
+        ConfigError: One line saying what ``--entry`` takes of nccl-tests outputs.
+    """
+    if ids and all(run.entry_id is None for run in runs):
+        raise ConfigError(
+            f"--entry {ids[0]}: an entry id picks an entry of a measurements YAML, and the "
+            "results are nccl-tests output (--entry N picks the N-th run of an output "
+            "holding several)"
+        )
+
+
 #: Phases ``calibrate`` reports.
 CALIBRATE_PHASES = 4
 
@@ -374,13 +438,15 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     progress.phase("reading the results")
     catalog = load_catalog(request.catalog)
     spec = resolve_topology(request.topology, catalog)
-    entries = list(request.entries)
-    fit_runs = [r for path in request.results for r in read_results(path, request.op, entries)]
-    check_runs = [r for path in request.held_out for r in read_results(path, request.op, entries)]
-    fit_runs, skipped = _of_this_hardware(fit_runs, spec, catalog, bool(entries))
+    ids, numbers = _entry_kinds(request.entries)
+    fit_runs, numbered = _read_runs(request.results, request.op, ids, numbers)
+    check_runs, numbered_check = _read_runs(request.held_out, request.op, ids, [])
+    numbered.update(numbered_check)
+    _check_entry_ids(ids, fit_runs + check_runs)
+    fit_runs, skipped = _of_this_hardware(fit_runs, spec, catalog, bool(ids))
     if not fit_runs:
         raise ConfigError(_none_match(spec, skipped))
-    check_runs, skipped_check = _of_this_hardware(check_runs, spec, catalog, bool(entries))
+    check_runs, skipped_check = _of_this_hardware(check_runs, spec, catalog, bool(ids))
     skipped += skipped_check
     progress.phase("building the fabrics of the runs")
     fabrics: dict[int, Fabric] = {}
@@ -398,7 +464,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
         topology=spec.id,
         fitted_on=tuple(str(p) for p in request.results),
     )
-    report = _report(spec, request, cases, result, fit_runs + check_runs)
+    report = _report(spec, request, cases, result, fit_runs + check_runs, numbered)
     report["hardware"] = _hardware(spec)
     report["skipped_entries"] = skipped
     written = False
@@ -458,6 +524,7 @@ def _report(
     cases: list[CalibrationCase],
     result: CalibrationResult,
     runs: list[ResultRun],
+    numbered: dict[str, int],
 ) -> dict[str, Any]:
     """The ``--json`` object (the text report renders the same)."""
     at_bounds = result.at_bounds
@@ -498,6 +565,7 @@ def _report(
                 "single_process": case.single_process,
                 "gpus_per_thread": case.gpus_per_thread,
                 "entry": run.entry_id,
+                "run": numbered.get(run.source),
                 "rows": rows,
             }
         )

@@ -1,0 +1,77 @@
+"""``calibrate --entry``: an id picks a measurements-YAML entry, a number N the N-th run of
+an nccl-tests output; what picks nothing is refused in one line, never ignored."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
+RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"
+DEFAULT = DATA / "h100_2node_degraded_default_all_reduce_perf.txt"
+MEASUREMENTS = DATA / "h100_2node_degraded_measurements.yaml"
+
+
+@pytest.fixture
+def two_runs(tmp_path) -> Path:
+    """One output of two runs: the ring run's table, then the default run's rows (sizes
+    start over)."""
+    rows = [line for line in DEFAULT.read_text().splitlines() if line[:1] == " " and line.split()]
+    path = tmp_path / "all_reduce_perf.txt"
+    path.write_text(RING.read_text() + "\n".join(rows) + "\n")
+    return path
+
+
+def _refused(result: tuple[int, str, str]) -> str:
+    status, out, err = result
+    assert status == 2 and out == "", err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def test_a_number_picks_a_run_of_an_output(run_calibrate, two_runs):
+    """Without --entry both runs are fitted, numbered 1 and 2 in --json; --entry 2 fits
+    the second alone."""
+    status, out, err = run_calibrate(str(two_runs), "-t", "dgx-h100", "--json")
+    assert status == 0, err
+    runs = json.loads(out)["runs"]
+    assert [r["run"] for r in runs] == [1, 2] and [r["entry"] for r in runs] == [None, None]
+    status, out, err = run_calibrate(str(two_runs), "-t", "dgx-h100", "--entry", "2", "--json")
+    assert status == 0, err
+    (picked,) = json.loads(out)["runs"]
+    assert (picked["source"], picked["run"]) == (runs[1]["source"], 2)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([str(RING), "--entry", "nccltests290_h100_2node_ib_ndr_allreduce_ring"], "an entry id"),
+        ([str(RING), "--entry", "2"], "holds one run, at line 32 (drop --entry)"),
+        ([str(RING), "--entry", "0"], "numbered from 1"),
+        ([str(MEASUREMENTS), "--entry", "1"], "the results are measurements YAML"),
+    ],
+)
+def test_an_entry_that_picks_nothing_is_refused(run_calibrate, args, message):
+    """An entry id with nccl-tests output, a run number the output lacks (or 0), a number
+    with measurements YAML: one line each."""
+    err = _refused(run_calibrate(*args, "-t", "dgx-h100"))
+    assert message in err
+
+
+def test_a_number_beyond_the_runs_names_them(run_calibrate, two_runs):
+    """--entry 3 of two runs: the lines where they start and the numbers to give."""
+    err = _refused(run_calibrate(str(two_runs), "-t", "dgx-h100", "--entry", "3"))
+    assert "holds 2 runs, at lines 32, " in err and "give --entry 1 to 2" in err
+
+
+def test_ids_still_pick_entries_next_to_an_output(run_calibrate):
+    """An id picks the YAML's entry; an nccl-tests output beside it is fitted whole."""
+    entry = "nccltests290_h100_2node_ib_ndr_allreduce_ring"
+    status, out, err = run_calibrate(
+        str(MEASUREMENTS), str(DEFAULT), "-t", "dgx-h100", "--entry", entry, "--json"
+    )
+    assert status == 0, err
+    runs = json.loads(out)["runs"]
+    assert [r["entry"] for r in runs] == [entry, None]
