@@ -4,8 +4,8 @@ Every run's rows are sorted by size and split alternately: even rows are fitted,
 held out, so the report shows whether the fitted figures predict sizes they never saw.
 ``--held-out FILE`` adds whole runs (another op or algorithm on the same cluster) that only
 check the fit. The overlay (``-o FILE``) holds the changed link generations; give it to any
-later command with ``fabricui --calibration FILE``. A fitted figure that ends on its bound
-is flagged.
+later command with ``fabricui --calibration FILE``. What a run does not say (where its ranks
+ran) is assumed and said; a fitted figure that ends on its bound is flagged.
 """
 
 from __future__ import annotations
@@ -55,6 +55,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--nodes", type=int, help="node count of the runs (default: their host count)"
+    )
+    parser.add_argument(
+        "--hosts",
+        metavar="HOSTLIST",
+        help="on an imported cluster: the hosts the runs ran on (Slurm hostlist, e.g. "
+        "'luna-[0100-0103]'), as many as the rank lines name, in the order of their ranks "
+        "(default: the hosts the rank lines name when the cluster has them, else its first "
+        "hosts, said so)",
     )
     op = parser.add_argument(
         "--op",
@@ -125,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         op=args.op,
         algo=args.algo,
         entries=tuple(args.entry),
+        hosts=args.hosts,
         output=args.output,
         force=args.force,
         catalog=catalog_request(args),
@@ -161,7 +170,7 @@ def render(report: dict[str, Any]) -> str:
     Returns:
         Lines joined with newlines.
     """
-    from fabricui.services.calibrate import bound_text, pct
+    from fabricui.services.calibrate import bound_text, hostlist, pct
 
     rows_total = sum(len(r["rows"]) for r in report["runs"])
     lines = [
@@ -185,9 +194,10 @@ def render(report: dict[str, Any]) -> str:
         )
     for run in report["runs"]:
         lines.append("")
+        hosts = f" ({hostlist(run['hosts'])})" if run.get("hosts") else ""
         lines.append(
             f"{shown_path(run['source'])}: {run['op']}, {run['nranks']} ranks on "
-            f"{run['nodes']} node(s), "
+            f"{run['nodes']} node(s){hosts}, "
             f"algo {run['algo']}{_launched(run)}"
         )
         lines.append(
@@ -203,6 +213,8 @@ def render(report: dict[str, Any]) -> str:
                 f"{row['before_us']:>11.2f} {100 * before:>6.1f}%  "
                 f"{row['after_us']:>11.2f} {100 * after:>6.1f}%  {row['set'].replace('_', '-')}"
             )
+    if report.get("assumptions"):
+        lines += ["", "assumed:"] + [f"  - {text}" for text in report["assumptions"]]
     errors = report["errors"]
     lines += [
         "",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from fabricui.engine.calibration import PARAMETERS, CalibrationCase, fit_links, split_alternate
 from fabricui.errors import ConfigError
@@ -24,6 +25,7 @@ from fabricui.hwdb.resolve import resolve_topology
 from fabricui.importers.common import gpu_id_from_name
 from fabricui.importers.nccl_tests import DroppedRow, dropped_summary, read_results
 from fabricui.services import admission
+from fabricui.services.jobs import hostlist, place_job, unknown_hosts
 from fabricui.services.progress import NO_PROGRESS, Phases
 from fabricui.services.requests import CatalogRequest
 from fabricui.services.session import (
@@ -72,6 +74,9 @@ class CalibrateRequest:
     entries: tuple[str, ...] = ()
     """Measurements-YAML entry ids to use (default: all), and whole numbers: the runs of
     each nccl-tests output among ``results`` to use (1-based, in file order; default: all)."""
+    hosts: str | None = None
+    """Slurm hostlist of the hosts the runs ran on, on an imported cluster (default: the
+    hosts the rank lines name, else the first hosts)."""
     output: Path | None = None
     """Where to write the overlay."""
     force: bool = False
@@ -103,6 +108,28 @@ def _spec_for(spec: TopologySpec, nodes: int) -> TopologySpec:
     return spec.with_nodes(nodes)
 
 
+@dataclass(frozen=True)
+class _Placement:
+    """Where a run's ranks are priced, and what of it the run did not say."""
+
+    nodes: int
+    """Nodes the ranks are on (hosts, on a topology placed by host)."""
+    ranks: npt.NDArray[np.int64]
+    """(nranks,) global ranks of the fabric the run's ranks are priced on."""
+    hosts: tuple[str, ...] = ()
+    """Host names of those nodes, on a topology placed by host (else empty)."""
+    assumptions: tuple[str, ...] = ()
+    """What was assumed where the run does not say it, one sentence each."""
+
+
+def placed_by_host(spec: TopologySpec) -> bool:
+    """True when runs are priced on hosts of the topology as it is (an imported cluster, or
+    any topology whose node count is fixed), False when the topology is rebuilt at the
+    runs' node count (its nodes are alike)."""
+    cluster = spec.cluster
+    return (cluster is not None and bool(cluster.hosts)) or not spec.nodes_settable
+
+
 def _case(
     run: ResultRun,
     spec: TopologySpec,
@@ -110,12 +137,52 @@ def _case(
     fabrics: dict[int, Fabric],
     request: CalibrateRequest,
     held_out: bool,
-) -> CalibrationCase:
-    """A calibration case of one run: its fabric, ranks, algorithm and fit mask."""
+) -> tuple[CalibrationCase, _Placement]:
+    """A calibration case of one run (its fabric, ranks, algorithm and fit mask) and where
+    its ranks were placed."""
     if run.op is None:
         raise ConfigError(f"{run.source}: cannot tell the collective; give --op")
+    if placed_by_host(spec):
+        fabric, placement = _on_hosts(run, spec, catalog, fabrics, request)
+    else:
+        fabric, placement = _rescaled(run, spec, catalog, fabrics, request)
+    algorithms = collective_algorithms(run.env)
+    if run.env.get("NCCL_ALGO"):
+        algo = _forced_algo(run.env["NCCL_ALGO"], algorithms, strict=False)
+    else:
+        algo = _forced_algo(request.algo, algorithms)
+    rows = sorted(run.rows, key=lambda r: r.size_bytes)
+    sizes = np.array([r.size_bytes for r in rows], dtype=np.float64)
+    times = np.array([r.time_us for r in rows], dtype=np.float64)
+    fit = np.zeros(len(rows), dtype=bool) if held_out else split_alternate(len(rows))
+    case = CalibrationCase(
+        label=run.source,
+        fabric=fabric,
+        op=run.op,
+        size_bytes=sizes,
+        time_us=times,
+        fit=fit,
+        ranks=placement.ranks,
+        algorithms=tuple(algorithms),
+        algo=algo,
+        single_process=run.single_process,
+        gpus_per_thread=run.gpus_per_thread,
+    )
+    return case, placement
+
+
+def _rescaled(
+    run: ResultRun,
+    spec: TopologySpec,
+    catalog: Catalog,
+    fabrics: dict[int, Fabric],
+    request: CalibrateRequest,
+) -> tuple[Fabric, _Placement]:
+    """The topology rebuilt at the run's node count, the run's ranks spread evenly over its
+    nodes (GPUs 0, 1 ... of each)."""
     per_node = spec.gpus_per_node
     nodes = request.nodes if request.nodes is not None else run.nodes
+    counted = nodes is None
     if nodes is None:
         nodes = math.ceil(run.nranks / per_node) if run.nranks else spec.nodes
     if nodes < 1:
@@ -136,27 +203,143 @@ def _case(
         )
     local = nranks // nodes
     ranks = (np.arange(nodes)[:, None] * per_node + np.arange(local)[None, :]).reshape(-1)
-    algorithms = collective_algorithms(run.env)
-    if run.env.get("NCCL_ALGO"):
-        algo = _forced_algo(run.env["NCCL_ALGO"], algorithms, strict=False)
+    where = "node(s)"
+    if request.nodes is not None:
+        where = "nodes --nodes gives"
+    elif not counted:
+        where = "nodes the run names"
+    assumed = _spread(run, nranks, nodes, local, per_node, where, counted, "--nodes")
+    return fabric, _Placement(nodes, ranks.astype(np.int64), (), assumed)
+
+
+def _on_hosts(
+    run: ResultRun,
+    spec: TopologySpec,
+    catalog: Catalog,
+    fabrics: dict[int, Fabric],
+    request: CalibrateRequest,
+) -> tuple[Fabric, _Placement]:
+    """The topology as it is, the run's ranks on its hosts: ``--hosts``, else the hosts
+    the output's rank lines name when the topology has them all, else its first hosts
+    (said so). Each host's ranks are its GPUs 0, 1 ...
+
+    Raises:
+        ConfigError: Unknown hosts (with the nearest ones), or as many hosts as the run
+            cannot have run on (another count than its rank lines or ``--nodes``, more
+            than the topology has, ranks that do not split evenly over them).
+    """
+    if spec.nodes not in fabrics:
+        _admit_fit(run, run.nranks or spec.n_gpus)
+        admit_fabric(spec, catalog)
+        fabrics[spec.nodes] = build_fabric_with_plugins(spec, catalog)
+    fabric = fabrics[spec.nodes]
+    names, per_domain = fabric.host_layout
+    per_host = fabric.gpus_per_node // per_domain
+    known = [name for name in names if name is not None]
+    _check_hosts(run, per_host, spec.id)
+    logged = [host for host, _ in run.hosts]
+    assumed: list[str] = []
+    counted = False
+    if request.hosts:
+        hosts = list(place_job(fabric, request.hosts).hosts)
+        if logged and len(logged) != len(hosts):
+            raise ConfigError(
+                f"{run.source}: the rank lines name {len(logged)} host(s), --hosts names "
+                f"{len(hosts)} (give the hosts the run ran on, in the order of their ranks)"
+            )
+        if request.nodes is not None and request.nodes != len(hosts):
+            raise ConfigError(
+                f"--nodes {request.nodes} disagrees with the {len(hosts)} host(s) --hosts "
+                "names (drop --nodes)"
+            )
     else:
-        algo = _forced_algo(request.algo, algorithms)
-    rows = sorted(run.rows, key=lambda r: r.size_bytes)
-    sizes = np.array([r.size_bytes for r in rows], dtype=np.float64)
-    times = np.array([r.time_us for r in rows], dtype=np.float64)
-    fit = np.zeros(len(rows), dtype=bool) if held_out else split_alternate(len(rows))
-    return CalibrationCase(
-        label=run.source,
-        fabric=fabric,
-        op=run.op,
-        size_bytes=sizes,
-        time_us=times,
-        fit=fit,
-        ranks=ranks,
-        algorithms=tuple(algorithms),
-        algo=algo,
-        single_process=run.single_process,
-        gpus_per_thread=run.gpus_per_thread,
+        on_cluster = set(known)
+        unknown = [host for host in logged if host not in on_cluster]
+        if logged and request.nodes is not None and request.nodes != len(logged):
+            raise ConfigError(
+                f"{run.source}: the run names {len(logged)} host(s) ({run.nranks} ranks), "
+                f"--nodes says {request.nodes} (drop --nodes, or give --nodes {len(logged)})"
+            )
+        if logged and not unknown:
+            hosts = logged
+        else:
+            count = request.nodes if request.nodes is not None else run.nodes
+            counted = count is None
+            if count is None:
+                count = math.ceil(run.nranks / per_host) if run.nranks else len(known)
+            if count < 1:
+                raise ConfigError(f"--nodes must be at least 1 (got {count})")
+            if count > len(known):
+                raise ConfigError(
+                    f"{run.source}: the run spans {count} hosts, {spec.id} has {len(known)}"
+                )
+            hosts = known[:count]
+            if count < len(known):
+                why = "the output names no hosts"
+                if unknown:
+                    why = f"{len(unknown)} of the output's hosts are not {spec.id}'s: " + (
+                        unknown_hosts(unknown, known)
+                    )
+                elif run.entry_id is not None:
+                    why = "the entry names no hosts"
+                assumed.append(
+                    f"{run.source}: priced on the first {count} host(s) of {spec.id}, "
+                    f"{hostlist(hosts)} ({why}; give --hosts)"
+                )
+    count = len(hosts)
+    nranks = run.nranks or count * per_host
+    if nranks > count * per_host or nranks % count:
+        raise ConfigError(
+            f"{run.source}: {nranks} ranks do not split evenly over {count} host(s) of "
+            f"{per_host} GPUs of {spec.id} (give --hosts the run's hosts)"
+        )
+    local = nranks // count
+    index = {name: i for i, name in enumerate(names) if name is not None}
+    host_ids = np.asarray([index[name] for name in hosts], dtype=np.int64)
+    first = (host_ids // per_domain) * fabric.gpus_per_node + (host_ids % per_domain) * per_host
+    ranks = (first[:, None] + np.arange(local, dtype=np.int64)[None, :]).reshape(-1)
+    where = "hosts --hosts names" if request.hosts else "host(s)"
+    if not request.hosts and not counted:
+        where = "hosts --nodes gives" if request.nodes is not None else "hosts the run names"
+    assumed += _spread(run, nranks, count, local, per_host, where, counted, "--hosts")
+    return fabric, _Placement(count, ranks, tuple(hosts), tuple(assumed))
+
+
+def _spread(
+    run: ResultRun,
+    nranks: int,
+    nodes: int,
+    local: int,
+    per_node: int,
+    where: str,
+    counted: bool,
+    option: str,
+) -> tuple[str, ...]:
+    """What was assumed of a run that does not say where its ranks ran (no rank lines):
+    its rank count, and that they are spread evenly, GPUs 0, 1 ... of each node; nothing
+    when the run says it, or when its ranks fill the nodes given or named.
+
+    Args:
+        where: What the nodes are (``node(s)``, ``hosts --hosts names`` ...).
+        counted: The node count is the fewest that hold the ranks (nothing gave it).
+        option: The option that gives the real placement (``--nodes``, ``--hosts``).
+    """
+    if run.hosts:
+        return ()
+    if not run.nranks:
+        return (
+            f"{run.source}: the run does not say its rank count: every GPU of {nodes} "
+            f"{where} assumed ({nranks} ranks)",
+        )
+    if local == per_node and not counted:
+        return ()
+    gpus = ""
+    if local < per_node:
+        gpus = f", GPUs 0-{local - 1} of each" if local > 1 else ", GPU 0 of each"
+    fewest = f" (the fewest that hold them; give {option} if the run spread them wider)"
+    return (
+        f"{run.source}: the run does not say where its ranks ran: {nranks} ranks assumed "
+        f"spread evenly, {local} on each of {nodes} {where}{gpus}{fewest if counted else ''}",
     )
 
 
@@ -438,6 +621,11 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     progress.phase("reading the results")
     catalog = load_catalog(request.catalog)
     spec = resolve_topology(request.topology, catalog)
+    if request.hosts and not placed_by_host(spec):
+        raise ConfigError(
+            f"--hosts names hosts of an imported cluster (or of a topology of fixed size); "
+            f"{spec.id} is built at the runs' node count, its nodes alike (give --nodes)"
+        )
     ids, numbers = _entry_kinds(request.entries)
     fit_runs, numbered = _read_runs(request.results, request.op, ids, numbers)
     check_runs, numbered_check = _read_runs(request.held_out, request.op, ids, [])
@@ -450,8 +638,9 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     skipped += skipped_check
     progress.phase("building the fabrics of the runs")
     fabrics: dict[int, Fabric] = {}
-    cases = [_case(r, spec, catalog, fabrics, request, False) for r in fit_runs]
-    cases += [_case(r, spec, catalog, fabrics, request, True) for r in check_runs]
+    placed = [_case(r, spec, catalog, fabrics, request, False) for r in fit_runs]
+    placed += [_case(r, spec, catalog, fabrics, request, True) for r in check_runs]
+    cases = [case for case, _ in placed]
     generations = list(dict.fromkeys(g for f in fabrics.values() for g in f.generations))
     order, latency = _generation_order(catalog, generations)
     progress.phase(f"fitting {len(order)} link generation(s) to {len(cases)} run(s)")
@@ -464,7 +653,8 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
         topology=spec.id,
         fitted_on=tuple(str(p) for p in request.results),
     )
-    report = _report(spec, request, cases, result, fit_runs + check_runs, numbered)
+    placements = [placement for _, placement in placed]
+    report = _report(spec, request, cases, result, fit_runs + check_runs, placements, numbered)
     report["hardware"] = _hardware(spec)
     report["skipped_entries"] = skipped
     written = False
@@ -478,6 +668,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
             f"{pct(errors['held_out']['before'])} -> {pct(errors['held_out']['after'])}",
             *bound_lines(report),
             *_run_comments(report["runs"]),
+            *_assumed_comments(report["assumptions"]),
         ]
         write_overlay(request.output, overlay_yaml(overlay, comments), force=request.force)
         written = True
@@ -505,12 +696,21 @@ def _run_comments(runs: list[dict[str, Any]]) -> list[str]:
             launch = ", --launch single-process" + (
                 f" --gpus-per-thread {run['gpus_per_thread']}" if run["gpus_per_thread"] else ""
             )
+        hosts = f", --hosts {hostlist(run['hosts'])}" if run.get("hosts") else ""
         lines.append(
             f"run {shown_path(run['source'])}: {run['op']}, {run['nranks']} ranks on "
-            f"{run['nodes']} node(s){algo}{launch}"
+            f"{run['nodes']} node(s){algo}{launch}{hosts}"
         )
     if len(runs) > MAX_RUN_COMMENTS:
         lines.append(f"... and {len(runs) - MAX_RUN_COMMENTS} more runs")
+    return lines
+
+
+def _assumed_comments(assumptions: list[str]) -> list[str]:
+    """The overlay's header lines saying what the fit assumed of the runs."""
+    lines = [f"assumed: {text}" for text in assumptions[:MAX_RUN_COMMENTS]]
+    if len(assumptions) > MAX_RUN_COMMENTS:
+        lines.append(f"... and {len(assumptions) - MAX_RUN_COMMENTS} more assumptions")
     return lines
 
 
@@ -524,6 +724,7 @@ def _report(
     cases: list[CalibrationCase],
     result: CalibrationResult,
     runs: list[ResultRun],
+    placements: list[_Placement],
     numbered: dict[str, int],
 ) -> dict[str, Any]:
     """The ``--json`` object (the text report renders the same)."""
@@ -540,8 +741,8 @@ def _report(
         }
         links[gen] = entry
     runs_out = []
-    for case, run, before, after in zip(
-        cases, runs, result.predicted_before, result.predicted_after
+    for case, run, placement, before, after in zip(
+        cases, runs, placements, result.predicted_before, result.predicted_after
     ):
         rows = [
             {
@@ -560,12 +761,14 @@ def _report(
                 "source": case.label,
                 "op": case.op,
                 "nranks": int(len(case.ranks)) if case.ranks is not None else None,
-                "nodes": case.fabric.nodes,
+                "nodes": placement.nodes,
+                "hosts": list(placement.hosts),
                 "algo": case.algo,
                 "single_process": case.single_process,
                 "gpus_per_thread": case.gpus_per_thread,
                 "entry": run.entry_id,
                 "run": numbered.get(run.source),
+                "assumptions": list(placement.assumptions),
                 "rows": rows,
             }
         )
@@ -583,6 +786,7 @@ def _report(
         "errors": result.errors,
         "evaluations": result.evaluations,
         "runs": runs_out,
+        "assumptions": [text for placement in placements for text in placement.assumptions],
     }
 
 
