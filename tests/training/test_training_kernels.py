@@ -123,9 +123,9 @@ def test_device_refuses_unknown_precision(catalog):
 @pytest.mark.parametrize(
     ("gpu", "precision", "field", "parts"),
     [
-        ("a100-sxm4-80gb", "fp8", "fp8_dense_TFLOPS", "Hopper and later"),
-        ("v100-sxm2", "fp8", "fp8_dense_TFLOPS", "Hopper and later"),
-        ("h100-sxm", "fp4", "fp4_dense_TFLOPS", "Blackwell and later"),
+        ("a100-sxm4-80gb", "fp8", "fp8_dense_TFLOPS", "NVIDIA Ada and Hopper on, AMD CDNA3 on"),
+        ("v100-sxm2", "fp8", "fp8_dense_TFLOPS", "NVIDIA Ada and Hopper on, AMD CDNA3 on"),
+        ("h100-sxm", "fp4", "fp4_dense_TFLOPS", "NVIDIA Blackwell on, AMD CDNA4 on"),
     ],
 )
 def test_device_refuses_a_precision_without_its_peak(catalog, gpu, precision, field, parts):
@@ -146,7 +146,7 @@ def test_missing_peak_names_the_parts_that_have_one(catalog):
     a part with the peak, or a 16-bit precision, has nothing missing."""
     a100 = catalog.gpus["a100-sxm4-80gb"]
     assert missing_peak(a100, "fp8", ["h100-sxm", "b200"]).endswith(
-        "(Hopper and later; in hwdb: h100-sxm, b200)"
+        "(NVIDIA Ada and Hopper on, AMD CDNA3 on; in hwdb: h100-sxm, b200)"
     )
     many = [f"gpu{i}" for i in range(NAMED_PARTS_MAX + 2)]
     assert missing_peak(a100, "fp8", many).endswith(f"gpu{NAMED_PARTS_MAX - 1} and 2 more)")

@@ -46,8 +46,8 @@ DEFAULT_FP8_GEMM_RATIO = 0.883
 #: parts that have tensor cores for it). Without a peak a plan refuses the precision rather
 #: than price it at another one's rate under its name.
 LOW_PRECISION_PEAKS = {
-    "fp8": ("fp8_dense_TFLOPS", "FP8", "Hopper and later"),
-    "fp4": ("fp4_dense_TFLOPS", "FP4", "Blackwell and later"),
+    "fp8": ("fp8_dense_TFLOPS", "FP8", "NVIDIA Ada and Hopper on, AMD CDNA3 on"),
+    "fp4": ("fp4_dense_TFLOPS", "FP4", "NVIDIA Blackwell on, AMD CDNA4 on"),
 }
 #: Parts a refusal names at most.
 NAMED_PARTS_MAX = 16
