@@ -303,6 +303,14 @@ class FabricApp(App[None]):
 
         return driver_drawing_on(stream)
 
+    def get_key_display(self, binding: Binding) -> str:
+        """A key as the key bars show it; with ``--ascii`` a key Textual shows with a
+        Unicode symbol (enter's return arrow, the arrows) by its name."""
+        shown = super().get_key_display(binding)
+        if self.ascii_only and not shown.isascii():
+            return binding.key.split(",")[0].strip()
+        return shown
+
     def on_mount(self) -> None:
         """Load the fabric once the first view has painted (a loading thread started
         earlier would compete with the first frame for the interpreter)."""

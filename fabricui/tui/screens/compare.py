@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.units import format_time_us
 
 if TYPE_CHECKING:
@@ -68,12 +69,13 @@ class CompareModal(ModalScreen[None]):
         """What each side is."""
 
     def compose(self) -> ComposeResult:
-        """The title and the table."""
+        """The title and the table; the key bar."""
         a, b = self.labels
         with VerticalScroll() as scroll:
             scroll.border_title = f"compare: {a} vs {b} (esc closes)"
             yield Static(compare_table(self.figures, "A", "B"))
             yield Static(Text(f"A = {a}\nB = {b}", style="dim"))
+        yield KeyBar()
 
     def action_close(self) -> None:
         """Close."""

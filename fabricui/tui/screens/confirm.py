@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label
 
+from fabricui.tui.widgets.key_bar import KeyBar
+
 
 class ConfirmModal(ModalScreen[bool]):
     """A question; ``y`` dismisses with True, ``n`` or escape with False."""
@@ -35,10 +37,11 @@ class ConfirmModal(ModalScreen[bool]):
         """What is asked (ends with the question itself: ``Overwrite it?``)."""
 
     def compose(self) -> ComposeResult:
-        """The question and its keys."""
+        """The question and its keys (in the question and on the key bar)."""
         with Vertical():
             yield Label(self.question, id="confirm-question")
             yield Label("y yes, n or escape no", id="confirm-hint")
+        yield KeyBar()
 
     def action_answer(self, yes: bool) -> None:
         """Close with the answer."""

@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label
 
+from fabricui.tui.widgets.key_bar import KeyBar
+
 
 class ErrorModal(ModalScreen[None]):
     """A title and a message; any of escape, enter or q closes it."""
@@ -37,11 +39,12 @@ class ErrorModal(ModalScreen[None]):
         """Why."""
 
     def compose(self) -> ComposeResult:
-        """Title, message and how to close."""
+        """Title, message and how to close; the key bar."""
         with Vertical():
             yield Label(self.title_text, id="error-title")
             yield Label(self.message, id="error-message")
             yield Label("escape or enter to close", id="error-hint")
+        yield KeyBar()
 
     def action_close(self) -> None:
         """Close."""

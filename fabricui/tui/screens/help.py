@@ -13,6 +13,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from fabricui.tui.widgets.key_bar import KeyBar
+
 Section = tuple[str, Sequence[BindingType]]
 """(area title, bindings) of one part of the help."""
 
@@ -100,11 +102,17 @@ class HelpModal(ModalScreen[None]):
         """The layout the key table was built for (None: not built yet)."""
 
     def compose(self) -> ComposeResult:
-        """The key table in a scrolling box (built for the terminal's width)."""
+        """The key table in a scrolling box (built for the terminal's width); the key
+        bar."""
         with VerticalScroll() as scroll:
             scroll.border_title = "fabricui keys (esc closes; ctrl+p opens the command palette)"
             self._narrow = self.app.size.width < NARROW_COLUMNS
             yield Static(help_table(self.sections, narrow=self._narrow), id="help-keys")
+        yield KeyBar()
+
+    def key_hints(self) -> list[Binding]:
+        """The arrows and PgUp/PgDn scroll the help."""
+        return [Binding("pagedown", "", "Scroll", key_display="PgDn")]
 
     def on_resize(self) -> None:
         """Fold the ids into the explanations on a narrow terminal (SSH at 80 columns);

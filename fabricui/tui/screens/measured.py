@@ -11,6 +11,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, TextArea
 
+from fabricui.tui.widgets.key_bar import KeyBar
+
 
 class MeasuredModal(ModalScreen["str | None"]):
     """Open or paste an ``all_reduce_perf`` (any nccl-tests) output.
@@ -51,13 +53,20 @@ class MeasuredModal(ModalScreen["str | None"]):
         """Returns an error line for a path or paste that cannot be read, else None."""
 
     def compose(self) -> ComposeResult:
-        """Path line, paste area, hints and the error line."""
+        """Path line, paste area, hints and the error line; the key bar."""
         with Vertical():
             yield Label("Measured nccl-tests output (all_reduce_perf ...)")
             yield Input(placeholder="path of the output file, then enter", id="measured-path")
             yield Label("or paste the output below, then ctrl+s:", classes="measured-help")
             yield TextArea(id="measured-paste", soft_wrap=False)
             yield Label("", id="measured-error")
+        yield KeyBar()
+
+    def key_hints(self) -> list[Binding]:
+        """Enter in the path line opens the file; tab goes between the path and the
+        paste."""
+        enter = [Binding("enter", "", "Open")] if isinstance(self.focused, Input) else []
+        return [*enter, Binding("tab", "", "Next")]
 
     def _submit(self, value: str) -> None:
         error = self.check(value)

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from fabricui.render.table import text_table
 from fabricui.tui.glyphs import glyphs
+from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.vocabulary import spelling_key
 
 Cells = Union[str, Sequence[str]]
@@ -108,12 +109,18 @@ class PickerModal(ModalScreen["str | None"]):
         """Id -> the aligned line shown for it."""
 
     def compose(self) -> ComposeResult:
-        """Title, the filter, the list and how many rows it shows."""
+        """Title, the filter, the list and how many rows it shows; the key bar."""
         with Vertical():
             yield Label(self.title_text)
             yield Input(placeholder="type to filter (/)", id="picker-filter", select_on_focus=False)
             yield OptionList()
             yield Label("", id="picker-count")
+        yield KeyBar()
+
+    def key_hints(self) -> list[Binding]:
+        """Enter picks the highlighted row (from the list or the filter); tab goes between
+        the filter and the list."""
+        return [Binding("enter", "", "Pick"), Binding("tab", "", "Next")]
 
     def on_mount(self) -> None:
         """Fit the list to the screen, highlight the current choice, focus the list."""

@@ -12,6 +12,8 @@ from textual.screen import ModalScreen
 from textual.validation import ValidationResult, Validator
 from textual.widgets import Input, Label
 
+from fabricui.tui.widgets.key_bar import KeyBar
+
 
 class CheckValidator(Validator):
     """A Textual validator from a check function: ``check(text)`` returns an error line
@@ -70,7 +72,7 @@ class PromptModal(ModalScreen["str | None"]):
         """What the value must pass before the modal closes."""
 
     def compose(self) -> ComposeResult:
-        """Title, input, hint and the error line."""
+        """Title, input, hint and the error line; the key bar."""
         with Vertical():
             yield Label(self.title_text)
             yield Input(
@@ -82,6 +84,11 @@ class PromptModal(ModalScreen["str | None"]):
             )
             yield Label(self.help_text, id="prompt-help")
             yield Label("", id="prompt-error")
+        yield KeyBar()
+
+    def key_hints(self) -> list[Binding]:
+        """Enter in the field gives the value."""
+        return [Binding("enter", "", "OK")]
 
     @on(Input.Submitted)
     def submitted(self, event: Input.Submitted) -> None:

@@ -20,6 +20,7 @@ from fabricui.files import check_target
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.confirm import ConfirmModal
 from fabricui.tui.widgets.choice_button import ChoiceButton
+from fabricui.tui.widgets.key_bar import KeyBar
 
 #: Formats offered, with what each writes.
 FORMATS = (
@@ -108,10 +109,23 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
             with Horizontal(id="save-buttons"):
                 yield Button("Save", variant="primary", id="save-ok")
                 yield Button("Cancel", id="save-cancel")
+        yield KeyBar()
 
     def on_mount(self) -> None:
         """Start in the path field."""
         self.query_one("#save-path", Input).focus()
+
+    def key_hints(self) -> list[Binding]:
+        """What enter does where the focus is (saves from the name, chooses a format,
+        presses a button); tab goes to the next part."""
+        focused = self.focused
+        if isinstance(focused, Button):
+            enter = str(focused.label)
+        elif isinstance(focused, RadioSet):
+            enter = "Format"
+        else:
+            enter = "Save"
+        return [Binding("enter", "", enter), Binding("tab", "", "Next")]
 
     @property
     def format(self) -> str:

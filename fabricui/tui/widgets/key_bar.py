@@ -5,13 +5,18 @@ bindings change (every focus move), which was the largest part of the explorer's
 One widget that renders one line keeps start-up close to an empty Textual app's; clicks and
 hover still work, and on a narrow terminal the hints that do not fit are dropped from the
 middle so Save, Help and Quit stay visible.
+
+Every screen with keys has its own bar, dialogs too: a dialog's bar covers the view's, so
+the keys shown while a dialog is open are the dialog's. Keys a dialog's widget handles
+itself (enter in a field, tab between fields) are not shown bindings; a dialog names them
+in a ``key_hints()`` method that returns them as bindings (``WidgetKeys``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import groupby
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from rich.text import Text
 from textual.reactive import reactive
@@ -26,6 +31,18 @@ if TYPE_CHECKING:
 
 #: Actions whose hints are kept when the line is too narrow for every hint.
 KEEP_ACTIONS = frozenset({"save_snapshot", "help", "quit"})
+
+
+@runtime_checkable
+class WidgetKeys(Protocol):
+    """A screen (a dialog) whose widgets handle keys the bar should show: enter in its
+    name field saves, tab goes to the next field. Textual's widgets bind those keys without
+    showing them, and what enter does depends on the dialog."""
+
+    def key_hints(self) -> list[Binding]:
+        """The keys the focused widget handles, as bindings to show (key and
+        description; the action is not run: the key press is)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -53,7 +70,8 @@ def _first_key(binding: Binding) -> str:
 
 
 def hints_for(screen: Screen, key_display: Callable[[Binding], str]) -> list[Hint]:
-    """The shown bindings of ``screen``, one hint per action, grouped bindings combined.
+    """The shown bindings of ``screen``, one hint per action, grouped bindings combined;
+    first the keys its focused widget handles, when the screen names them (``WidgetKeys``).
 
     ``key_display`` is the app's ``get_key_display`` (so ``question_mark`` reads ``?``).
     """
@@ -62,6 +80,11 @@ def hints_for(screen: Screen, key_display: Callable[[Binding], str]) -> list[Hin
         if binding.show and binding.action not in by_action:
             by_action[binding.action] = (binding, enabled)
     hints: list[Hint] = []
+    if isinstance(screen, WidgetKeys):
+        hints += [
+            Hint(((key_display(b), _first_key(b)),), b.description, enabled=True, keep=True)
+            for b in screen.key_hints()
+        ]
     for group, items in groupby(by_action.values(), key=lambda item: item[0].group):
         run = list(items)
         if group is not None and len(run) > 1:
@@ -132,20 +155,39 @@ class KeyBar(Widget):
         """(first column, end column, hint index, key) of each clickable piece."""
 
     def on_mount(self) -> None:
-        """Redraw when the screen's bindings change (focus moved, a check_action flipped)."""
+        """Redraw when the screen's bindings change (focus moved, a check_action flipped)
+        and when a screen opens over it or closes."""
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+        self.app.screen_change_signal.subscribe(self, self._screen_changed)
 
     def on_unmount(self) -> None:
         """Stop listening to a screen that is going away."""
         self.screen.bindings_updated_signal.unsubscribe(self)
+        self.app.screen_change_signal.unsubscribe(self)
 
     def _bindings_changed(self, screen: Screen) -> None:
-        if screen is self.screen:
+        if screen is self.shown_screen:
             self.refresh()
+
+    def _screen_changed(self, screen: Screen) -> None:
+        """A screen opened or closed: follow the keys of one open over this bar's."""
+        if screen is not self.screen and self.screen in self.app.screen_stack:
+            signal = screen.bindings_updated_signal
+            signal.unsubscribe(self)  # once per screen, however often it comes back on top
+            signal.subscribe(self, self._bindings_changed)
+        self.refresh()
+
+    @property
+    def shown_screen(self) -> Screen:
+        """The screen whose keys the bar shows: its own, or the one open over it. A dialog
+        draws a key bar of its own over this one; a screen without one (Textual's command
+        palette) has its keys shown here: the view's do nothing while it is open."""
+        own, top = self.screen, self.app.screen
+        return top if top is not own and own in self.app.screen_stack else own
 
     def hints(self) -> list[Hint]:
         """The hints drawn at the current width (tests read these)."""
-        return fit(hints_for(self.screen, self.app.get_key_display), self.size.width)
+        return fit(hints_for(self.shown_screen, self.app.get_key_display), self.size.width)
 
     def render(self) -> Text:
         """The hints, left to right, remembering where each one is for clicks."""
