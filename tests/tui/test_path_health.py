@@ -1,6 +1,6 @@
 """The path panel on the fabric as it is: a hop over a changed link carries the map's
-marker on its row and a line under the bottleneck says what the link keeps, and a down
-cable or lost NVLinks on the hosts at its ends are said too, as off the path."""
+marker on its row and a line under the path's figures says what the link keeps, and a
+down cable or lost NVLinks on the hosts at its ends are said too, as off the path."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import io
 from rich.console import Console
 
 from fabricui.services.requests import LaunchRequest, TopologyRequest
-from fabricui.tui.app import settle
+from fabricui.tui.app import screen_text, settle
 from fabricui.tui.widgets.path_panel import BOTTLENECK_MARK, PathPanel
 from tests.tui.test_tui_health import IBSTAT_H100, NVLINK_A100, ONE_X, ibstat_with
 
@@ -99,3 +99,56 @@ async def test_half_the_nvlinks_of_the_source_gpu_mark_its_scale_up_hop(app_fact
             assert f"as it is {expected}" in said
             marked = [line for line in panel_lines(app) if "~" + BOTTLENECK_MARK in line]
             assert bool(marked) == expected.startswith("~")
+
+
+async def test_the_paths_figures_stay_on_screen_and_the_as_it_is_lines_follow(
+    app_factory, tmp_path
+):
+    """n0.g7 -> n1.g0 crosses eight hops, the fifth over the degraded n0.nic0. At 80x24 the
+    bottleneck, latency, transfer time and hardware lines are all on screen (a figure's
+    explanation gives way rather than wrap it); the 'as it is' lines come after them, where
+    PgDn reaches them. At 200x60 every line is whole, explanations included."""
+    links = tmp_path / "n0.txt"
+    links.write_text(ONE_X)
+    for size in ((80, 24), (200, 60)):
+        app = open_path(app_factory, [links], "h100-ib-cluster", 2, "n0.g7", "n1.g0")
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            assert len(app.screen.report.hops) == 8
+            screen = screen_text(app)
+            for label in ("bottleneck", "latency", "transfer", "hardware"):
+                assert f"▏ {label} " in screen, (size, label)
+            assert "QM9700 (NDR)" in screen
+            lines = panel_lines(app)
+            labels = ["bottleneck", "latency", "transfer", "hardware", "as"]
+            order = [line.split()[0] for line in lines if line and line.split()[0] in labels]
+            assert order == labels, (size, order)
+            said = " ".join(" ".join(lines).split())
+            assert "as it is ~ hop 5 degraded: n0.nic0 (n0 mlx5_0) -> leaf0" in said
+            if size == (200, 60):
+                assert "3.23 us (links, switches, NICs)" in said and "(lat+size/bw)" in said
+
+
+def test_a_figures_explanation_gives_way_to_a_narrow_column():
+    """The latency and transfer lines keep their explanation when it fits the value
+    column, and drop it (never the figure) when it would wrap."""
+    from types import SimpleNamespace
+
+    from fabricui.tui.widgets.path_panel import LATENCY_NOTE, TRANSFER_NOTE, summary_lines
+
+    hop = SimpleNamespace(src="a", dst="b", link="ib-ndr", src_model="", dst_model="")
+    report = SimpleNamespace(
+        hops=[hop],
+        bottleneck_hop=0,
+        bottleneck_GBps=50.0,
+        latency_us=3.23,
+        size_bytes=1 << 30,
+        transfer_us=21480.0,
+    )
+    wide = dict(summary_lines(report))
+    assert wide["latency"].endswith(LATENCY_NOTE) and wide["transfer"].endswith(TRANSFER_NOTE)
+    assert dict(summary_lines(report, 200)) == wide
+    narrow = dict(summary_lines(report, 20))
+    assert narrow["latency"] == wide["latency"].removesuffix(f" {LATENCY_NOTE}")
+    assert narrow["transfer"] == wide["transfer"].removesuffix(f" {TRANSFER_NOTE}")
+    assert narrow["bottleneck"] == wide["bottleneck"]

@@ -41,9 +41,14 @@ def hop_rows(report: PathReport) -> list[tuple[str, str, str, str, str, str]]:
     return rows
 
 
-def summary_lines(report: PathReport) -> list[tuple[str, str]]:
-    """(label, value) lines under the hops: bottleneck, latency, size, transfer time, and
-    the hardware at the bottleneck's two ends."""
+def summary_lines(report: PathReport, width: int | None = None) -> list[tuple[str, str]]:
+    """(label, value) lines under the hops: bottleneck, latency, transfer time, and the
+    hardware at the bottleneck's two ends.
+
+    ``width``: the columns a value has; a figure whose explanation (``(links, switches,
+    NICs)``) would wrap it onto a second line is shown without it, so that the figures
+    stay within a narrow panel's first screen.
+    """
     from fabricui.render.path import hop_hardware
 
     hop = report.hops[report.bottleneck_hop]
@@ -54,22 +59,33 @@ def summary_lines(report: PathReport) -> list[tuple[str, str]]:
             f"{report.bottleneck_hop + 1} {hop.src} -> {hop.dst} ({hop.link})",
         ),
     ]
-    lines.append(("latency", f"{format_time_us(report.latency_us)} (links, switches, NICs)"))
+    lines.append(("latency", _explained(format_time_us(report.latency_us), LATENCY_NOTE, width)))
     if report.size_bytes is not None and report.transfer_us is not None:
-        lines.append(
-            (
-                "transfer",
-                f"{format_time_us(report.transfer_us)} for {format_bytes(report.size_bytes)} "
-                "(lat+size/bw)",
-            )
-        )
+        figure = f"{format_time_us(report.transfer_us)} for {format_bytes(report.size_bytes)}"
+        lines.append(("transfer", _explained(figure, TRANSFER_NOTE, width)))
     if hop.src_model or hop.dst_model:
         lines.append(("hardware", hop_hardware(hop)))
     return lines
 
 
+#: What the latency adds up, and how the transfer time is reckoned (after the figures).
+LATENCY_NOTE = "(links, switches, NICs)"
+TRANSFER_NOTE = "(lat+size/bw)"
+
+
+def _explained(figure: str, note: str, width: int | None) -> str:
+    """``figure note`` when it fits ``width`` columns (or no width is given), else the
+    figure alone."""
+    whole = f"{figure} {note}"
+    return whole if width is None or len(whole) <= width else figure
+
+
 #: The text that marks the bottleneck hop, whatever the colours (``NO_COLOR``).
 BOTTLENECK_MARK = "<-"
+#: The label of the ``--health`` changes the path meets, under its figures.
+HEALTH_LABEL = "as it is"
+#: Columns the labels under the hops take, with the gap before their values.
+SUMMARY_LABEL_COLUMNS = len("bottleneck") + 1
 
 
 @dataclass(frozen=True)
@@ -209,7 +225,7 @@ class PathPanel(Widget):
     ) -> None:
         """Show a routed path (``placement``: how its ends sit, from the fabric;
         ``health``: the changes it meets, marked on their hops and said under the
-        bottleneck)."""
+        path's figures)."""
         self.placement = placement
         self.health = health
         self.report = report
@@ -253,12 +269,14 @@ class PathPanel(Widget):
         summary = Table.grid(padding=(0, 1))
         summary.add_column(style=self._style("label"), no_wrap=True)
         summary.add_column()
-        for label, value in summary_lines(report):
+        lines = summary_lines(report, self.content_size.width - SUMMARY_LABEL_COLUMNS)
+        for label, value in lines:
             style = self._style("bottleneck") if label == "bottleneck" else None
             summary.add_row(label, Text(value, style=style or ""))
-            if label == "bottleneck":  # why a hop is slow, next to the narrowest one
-                for i, change in enumerate(self.health):
-                    summary.add_row("as it is" if i == 0 else "", self._health_text(change))
+        # Why a hop is slow, after the path's figures: on a long path at 80x24 these
+        # lines would push the latency, the transfer time and the hardware off screen.
+        for i, change in enumerate(self.health):
+            summary.add_row(HEALTH_LABEL if i == 0 else "", self._health_text(change))
         cut = [Text(note, style=self._style("label")) for note in notes]
         return Group(title, hops, *cut, Text(""), summary)
 
