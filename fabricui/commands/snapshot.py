@@ -87,6 +87,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--message-size", metavar="S", help="topology view: message size, e.g. 1G (default 1 GiB)"
     )
+    parser.add_argument(
+        "--hosts",
+        metavar="HOSTLIST",
+        help="topology view: a job's hosts on an imported cluster, underlined (as `explore`)",
+    )
+    parser.add_argument(
+        "--jobs",
+        metavar="FILE",
+        help="topology view: running jobs (`squeue` ...) whose GPUs are underlined and named "
+        "above the map (as `explore`)",
+    )
     op = parser.add_argument("--op", help="collectives view: operation (default: all_reduce)")
     completes(op, OPS)
     group = parser.add_argument(
@@ -172,7 +183,7 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
                 check_target(written, args.force)
     options = {
         key: value
-        for key in ("op", "group", "sizes", "model", "layout")
+        for key in ("op", "group", "sizes", "model", "layout", "hosts", "jobs")
         if (value := getattr(args, key, None))
     }
     if getattr(args, "search", False):

@@ -87,8 +87,10 @@ def run_snapshot(
     for target in request.targets:
         launch = dataclasses.replace(request.launch, view=target.view)
         if target.format == "md":
-            if dict(launch.options).get("measured"):
-                check_launch(launch, catalog, host)  # a run of another rank count: one line
+            options = dict(launch.options)
+            if any(options.get(key) for key in ("measured", "hosts", "jobs")):
+                # a run of another rank count, unknown hosts, no job listing: one line
+                check_launch(launch, catalog, host)
             image = target.image_path
             report = build_report(launch, catalog, host, image.name if image else None)
             content = render_markdown(report)

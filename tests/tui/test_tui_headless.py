@@ -147,6 +147,30 @@ def test_snapshot_to_stdout_is_a_report_without_screen_chrome(capsys):
     assert "Quit" not in out and "⭘" not in out
 
 
+def test_snapshot_cli_draws_the_jobs_underlines(tmp_path, capsys):
+    """``snapshot topology --jobs FILE``: the text names the running jobs above the map
+    (the SVG underlines their GPUs: tests/tui/test_jobs_saved.py), and the report's command
+    keeps ``--jobs``; a file that is not a job listing is one line, exit 2."""
+    squeue = tmp_path / "squeue.txt"
+    squeue.write_text(
+        "JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON)\n7 b a u R 1:00 2 n[0-1]\n"
+    )
+    out = tmp_path / "topo.txt"
+    args = ["topology", "-t", "h100-ib-cluster", "--nodes", "4", "--jobs", str(squeue)]
+    assert snapshot_main([*args, "--size", "100x30", "-o", str(out)]) == 0
+    assert "underlined: job 7 n[0-1]" in out.read_text()
+    capsys.readouterr()
+    assert snapshot_main([*args, "-o", "-"]) == 0
+    assert f"--nodes 4 --jobs {squeue}" in capsys.readouterr().out
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a job listing\n")
+    args[-1] = str(notes)
+    assert snapshot_main([*args, "-o", str(tmp_path / "x.svg")]) == 2
+    err = capsys.readouterr().err
+    assert f"--jobs {notes}" in err and err.count("\n") == 1
+    assert not (tmp_path / "x.svg").exists()
+
+
 #: An all_reduce_perf output of one process driving 8 GPUs (-g 8), two sizes.
 MEASURED_G8 = """# nThread 1 nGpus 8 minBytes 8 maxBytes 1073741824 step: 2(factor)
 #       size         count      type   redop    root     time   algbw   busbw #wrong

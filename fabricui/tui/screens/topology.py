@@ -278,6 +278,9 @@ class TopologyScreen(ViewScreen):
     TopologyScreen #map-legend { height: auto; max-height: 2; color: $text-muted; padding: 0 1; }
     TopologyScreen #map-legend.-reason { max-height: 4; }
     TopologyScreen #map-cursor { display: none; height: 1; padding: 0 1; }
+    TopologyScreen #map-jobs {
+        display: none; height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     src: var[int | None] = var(None, init=False)
@@ -345,12 +348,16 @@ class TopologyScreen(ViewScreen):
         self._jobs_at: dict[int, str] = {}
         """Rank -> the running job(s) on it (``--jobs`` ids, ``--hosts`` for the job that
         option places): the map underlines those GPUs, the cursor line names the job."""
+        self._job_options: dict[str, str] = {}
+        """The ``--hosts`` and ``--jobs`` the fabric shown was drawn with: a saved view,
+        a report and a copied command draw the same underlines again."""
 
     def compose(self) -> ComposeResult:
         """Title bar, legend, the map and the path panel, key bar."""
         yield TitleBar()
         yield Static(f" {glyphs().dot} ".join(LEGEND), id="map-legend")
         yield Static("", id="map-cursor", markup=False)
+        yield Static("", id="map-jobs", markup=False)
         with Horizontal(id="topology-body"):
             yield TopologyMap(id="map")
             with VerticalScroll(id="path-side"):
@@ -403,6 +410,7 @@ class TopologyScreen(ViewScreen):
         """New fabric: reset the endpoints (or take the command line's) and route."""
         self.size_bytes = self.fabric_app.take_initial_size() or self.size_bytes
         src, dst = data.default_pair()
+        self._job_options = {}
         job = self._place_job(data)
         self.job_hosts = list(job.hosts) if job is not None else None
         if job is not None and len(job.ranks) > 1:
@@ -416,11 +424,13 @@ class TopologyScreen(ViewScreen):
                 self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
         self.map.show_fabric(data.fabric, cursor=src)
         self._jobs_at = {int(r): "--hosts" for r in job.ranks} if job is not None else {}
-        for job_id, ranks in self._running_jobs(data).items():
+        running = self._running_jobs(data)
+        for job_id, _hosts, ranks in running:
             for rank in ranks:
                 held = self._jobs_at.get(rank)
                 self._jobs_at[rank] = job_id if held in (None, "--hosts") else f"{held},{job_id}"
         self.map.set_job(frozenset(self._jobs_at))
+        self._jobs_line(job, running)
         overlay = self._overlay = self._health(data)
         cut = tuple(c.devices for c in overlay.changes if c.factor <= 0.0) if overlay else ()
         self.map.set_health(self._marks(overlay), cut)
@@ -452,6 +462,8 @@ class TopologyScreen(ViewScreen):
             return None
         if job is not None:
             self.app.notify(job.summary(), title="job")
+            if hosts:
+                self._job_options["hosts"] = hosts
         return job
 
     def _health(self, data: LoadedFabric) -> HealthOverlay | None:
@@ -486,19 +498,20 @@ class TopologyScreen(ViewScreen):
                     marks[dev] = mark
         return marks
 
-    def _running_jobs(self, data: LoadedFabric) -> dict[str, list[int]]:
-        """Job id -> GPUs of the running jobs ``--jobs`` lists (squeue, scontrol show job),
-        said in a notification; empty without it."""
+    def _running_jobs(self, data: LoadedFabric) -> list[tuple[str, list[str], list[int]]]:
+        """(job id, its hosts on the fabric, their GPUs) of the running jobs ``--jobs``
+        lists (squeue, scontrol show job), said in a notification; empty without it."""
         from fabricui.services.place import jobs_hosts_off_fabric, running_job_ranks
 
         path = self.fabric_app.take_option("jobs")
         if not path:
-            return {}
+            return []
         try:
             jobs = running_job_ranks(data.fabric, path)
         except FabricError as exc:
             self.app.notify(exc.message, title="jobs", severity="error")
-            return {}
+            return []
+        self._job_options["jobs"] = path
         from fabricui.services.jobs import hostlist
 
         if not jobs:  # another cluster's listing, or nothing running: said, not "0 jobs: "
@@ -508,7 +521,7 @@ class TopologyScreen(ViewScreen):
                 title="jobs",
                 severity="warning",
             )
-            return {}
+            return []
         text = "; ".join(f"{j} {hostlist(hosts)} ({len(r)} GPUs)" for j, hosts, r in jobs[:4])
         self.app.notify(f"{len(jobs)} running job(s) on this fabric: {text}", title="jobs")
         off = jobs_hosts_off_fabric(data.fabric, path)
@@ -519,7 +532,23 @@ class TopologyScreen(ViewScreen):
                 title="jobs",
                 severity="warning",
             )
-        return {job_id: [int(r) for r in ranks] for job_id, _, ranks in jobs}
+        return [(job_id, hosts, [int(r) for r in ranks]) for job_id, hosts, ranks in jobs]
+
+    def _jobs_line(
+        self, job: JobPlacement | None, running: list[tuple[str, list[str], list[int]]]
+    ) -> None:
+        """The line above the map naming the jobs whose GPUs it underlines, with their
+        hosts: an underline alone says nothing in a saved text (nor without styles). One
+        line; what does not fit ends in an ellipsis. Hidden without jobs."""
+        from fabricui.services.jobs import hostlist
+
+        parts = [f"--hosts {hostlist(job.hosts)}"] if job is not None else []
+        parts += [f"job {job_id} {hostlist(hosts)}" for job_id, hosts, _ in running]
+        line = self.query_one("#map-jobs", Static)
+        line.display = bool(parts)
+        line.update(
+            Content.assemble(("underlined", "underline"), f": {f' {glyphs().dot} '.join(parts)}")
+        )
 
     def _kept_pair(self, data: LoadedFabric) -> tuple[str | None, str | None] | None:
         """The endpoints shown on the previous fabric of the same topology (a what-if or a
@@ -555,9 +584,10 @@ class TopologyScreen(ViewScreen):
             self.map.cursor = src
 
     def view_state(self) -> dict[str, str]:
-        """The endpoints and the message size."""
+        """The endpoints, the message size, and the ``--hosts`` and ``--jobs`` whose GPUs
+        the map underlines."""
         data = self.data
-        state = {"message_size": str(self.size_bytes)}
+        state = {"message_size": str(self.size_bytes), **self._job_options}
         if data is not None:
             if self.src is not None:
                 state["src"] = data.fabric.gpu_name(self.src)
