@@ -791,3 +791,11 @@ __all__ = [
     "search",
     "search_on",
 ]
+
+
+def even_stage_bubble_fraction(pp: int, microbatches: int, vpp: int = 1) -> float:
+    """The pipeline's idle share when every stage takes as long: ``(pp-1)/(vpp m + pp-1)``
+    (the engine's schedule), for views to set beside the plan's own figure."""
+    from fabricui.engine.training.schedule import bubble_fraction
+
+    return bubble_fraction(pp, microbatches, vpp)
