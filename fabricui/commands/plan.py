@@ -644,8 +644,6 @@ def _bubble_words(report: PlanReport) -> str:
     """The pipeline's idle share, said as what it is: the bubble over compute + recompute +
     bubble (``bubble_fraction``, not a share of the step as the rows above), beside the
     even-stage formula ``(pp-1)/(vpp m + pp-1)`` it comes to when the stages are equal."""
-    from fabricui.services.plan import even_stage_bubble_fraction
-
     lay = report.layout
     if lay.pp == 1:
         return "no pipeline bubble (pp 1)"
@@ -655,7 +653,7 @@ def _bubble_words(report: PlanReport) -> str:
         if lay.vpp > 1
         else f"(pp-1)/(m+pp-1) = {idle}/{m + idle}"
     )
-    even = even_stage_bubble_fraction(lay.pp, m, lay.vpp)
+    even = service.even_stage_bubble_fraction(lay.pp, m, lay.vpp)
     return (
         f"pipeline bubble {report.bubble_fraction:.1%} of compute + recompute + bubble "
         f"(the pipeline's idle share; with even stages {formula} = {even:.1%})"
