@@ -74,15 +74,25 @@ def big(catalog):
 
 def test_a_search_on_a_large_fabric_reads_names_built_once(big):
     """The first search names every device (tens of ms at 48k devices); later ones, one per
-    keystroke in the explorer, are a dict lookup or one str.find plus gpu_near."""
+    keystroke in the explorer, are a dict lookup or one str.find plus gpu_near: timed
+    against a scan of every device's name in the same run (so that a loaded machine does not
+    decide), they take a small share of it, and a few ms on an idle one."""
     assert big.n_devices > 48_000
     first = find_gpu(big, "spine3")
-    best_s = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        again = find_gpu(big, "spine3")
-        best_s = min(best_s, time.perf_counter() - start)
+
+    def best_of(search) -> float:
+        best_s = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            search()
+            best_s = min(best_s, time.perf_counter() - start)
+        return best_s
+
+    again = find_gpu(big, "spine3")
     assert again == first
-    assert best_s < 0.005
+    cached_s = best_of(lambda: find_gpu(big, "spine3"))
+    scan_s = best_of(lambda: _scan(big, "spine3"))
+    assert cached_s < scan_s / 5
+    assert cached_s < 0.05
     for wanted in ("pine12", "n2000.nic5", "router"):
         assert _find_device(big, wanted) == _scan(big, wanted), wanted
