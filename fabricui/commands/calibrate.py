@@ -170,7 +170,7 @@ def render(report: dict[str, Any]) -> str:
     Returns:
         Lines joined with newlines.
     """
-    from fabricui.services.calibrate import bound_text, hostlist, pct
+    from fabricui.services.calibrate import hostlist, pct
 
     rows_total = sum(len(r["rows"]) for r in report["runs"])
     lines = [
@@ -179,15 +179,7 @@ def render(report: dict[str, Any]) -> str:
     ]
     for gen, entry in report["links"].items():
         eff, lat = entry["efficiency"], entry["lat_us"]
-        mark = "" if entry["fitted"] else "   (not fitted: no row depends on it enough)"
-        if not entry["fitted"] and gen not in report["overlay"]:
-            mark = "   (unchanged)"
-        at_bound = entry.get("at_bound")
-        if at_bound:
-            mark = (
-                f"   ({', '.join(bound_text(n, w) for n, w in at_bound.items())}: the runs are "
-                "outside what the model explains; do not trust this fit)"
-            )
+        mark = _link_mark(entry)
         lines.append(
             f"  {gen:<12} efficiency {eff['before']:.3f} -> {eff['after']:.3f}   "
             f"lat_us {lat['before']:.3f} -> {lat['after']:.3f}{mark}"
@@ -244,6 +236,39 @@ def render(report: dict[str, Any]) -> str:
     elif report["overlay"]:
         lines.append("overlay not written (give -o FILE)")
     return "\n".join(lines)
+
+
+#: What the text report says of a figure the fit did not move, by its JSON ``status``.
+STATUS_WORDS = {
+    "kept": "kept: no other value fits the runs clearly better",
+    "unconstrained": "not constrained by these runs",
+    "untried": "not tried: the fit tries only the busiest generations the runs depend on",
+    "excluded": "not fitted: calibrate fits the latency of scale-out and scale-up links only",
+}
+
+
+def _link_mark(entry: dict[str, Any]) -> str:
+    """What a generation's line adds to its figures: the figures on a bound (the runs are
+    outside what the model explains), then what became of each figure not fitted (kept,
+    not constrained ...); empty when both were fitted and are within their bounds."""
+    from fabricui.services.calibrate import bound_text
+
+    parts = []
+    at_bound = entry.get("at_bound")
+    if at_bound:
+        parts.append(
+            f"{', '.join(bound_text(n, w) for n, w in at_bound.items())}: the runs are "
+            "outside what the model explains; do not trust this fit"
+        )
+    status = entry.get("status") or {}
+    others = {name: what for name, what in status.items() if what != "fitted"}
+    if others and len(others) == len(status) and len(set(others.values())) == 1:
+        parts.append(STATUS_WORDS.get(next(iter(others.values())), "not fitted"))
+    elif others:
+        parts.append(
+            "; ".join(f"{n} {STATUS_WORDS.get(w, 'not fitted')}" for n, w in others.items())
+        )
+    return f"   ({'; '.join(parts)})" if parts else ""
 
 
 def _launched(run: dict[str, Any]) -> str:

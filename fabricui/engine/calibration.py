@@ -7,20 +7,34 @@ figures (a misconfigured NIC, a congested spine, a slower switch), and nccl-test
 it show by how much. ``fit_links`` searches per-generation values that bring the model's
 times closest to the measured ones:
 
-    minimise  median_i |log(t_pred_i / t_meas_i)|   over the fitted rows i
+    minimise  mean_i robust_loss(log(t_pred_i / t_meas_i))   over the fitted rows i
 
+``robust_loss`` is quadratic within the runs' noise and linear beyond, so every row counts
+(a median would fit the half of the rows one figure explains and ignore the rest: rows
+that ask for a faster link could then be outvoted by a few that ask for a slower one) and
+outliers do not dominate.
+
+Only figures the runs constrain are searched: moving the figure (30 % less efficiency, 1 us
+more latency) must move some fitted row by more than ``SENSITIVITY``, so a generation the
+runs never cross, or latency when every row is large, is left alone and said so.
 Generations are tried one at a time, busiest tier first (the caller's order, e.g. the
 network before NVLink before PCIe): a coarse grid scan of the new generation's figures,
-then golden-section refinement of every figure kept so far. A generation joins the fit only
-when it lowers the objective clearly (``MIN_GAIN``, ``RELATIVE_GAIN``) and on both halves
-of the fitted rows, so two generations never split one slowdown arbitrarily and a few noisy
-rows are not mistaken for a slower link. Generations whose figures change no prediction are
-skipped. Efficiency stays in [0.01, 1], latency in [0, 100] us; a bound within a search
-bracket is tried itself, so a figure the rows push past it ends on it, and
+golden-section refinement of every figure kept so far, then joint Levenberg-Marquardt steps
+(efficiency and latency trade against each other, which one-at-a-time search does not
+follow). A generation joins the fit only when it lowers the objective clearly
+(``MIN_GAIN``, ``RELATIVE_GAIN``) and on both halves of the fitted rows, so two generations
+never split one slowdown arbitrarily and a few noisy rows are not mistaken for a slower
+link; a figure the runs push onto its bound joins on the clear absolute gain alone. A
+joined figure that costs less than ``KEEP_GAIN`` to put back is put back: the runs agree
+with the database. ``CalibrationResult.status`` says per figure which of these it is.
+
+Efficiency stays in [0.01, 1], latency in [0, 100] us; a bound within a search bracket is
+tried itself, so a figure the rows push past it ends on it, and
 ``CalibrationResult.at_bounds`` names those figures: the runs are then outside what the
-model explains, and the fitted figure is no measurement of the link. Rows held out of the
-fit (``CalibrationCase.fit`` False) are predicted before and after, to show the fitted
-figures carry over.
+model explains (faster than the link at full efficiency, or slower than at 1 %), and the
+fitted figure is no measurement of the link. Rows held out of the fit
+(``CalibrationCase.fit`` False) are predicted before and after, to show the fitted figures
+carry over.
 
 Pure numpy on top of ``evaluate_collective``: no I/O, no YAML.
 """
@@ -55,11 +69,28 @@ EFFICIENCY_GRID = tuple(np.geomspace(0.03, 1.0, 12).tolist())
 #: Latency grid of the coarse scan [us].
 LATENCY_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 #: Rounds of coordinate refinement, and golden-section evaluations per parameter and round.
-REFINE_ROUNDS, REFINE_EVALUATIONS = 2, 7
+REFINE_ROUNDS, REFINE_EVALUATIONS = 1, 7
+#: Joint Levenberg-Marquardt steps at most, trials per step, initial damping, the probe
+#: of each search coordinate (log efficiency, latency [us]) for the Jacobian, and the move
+#: under which the steps stop.
+POLISH_STEPS, POLISH_TRIES, POLISH_DAMPING = 6, 3, 1e-2
+POLISH_PROBE = {"efficiency": 0.01, "lat_us": 0.02}
+POLISH_TOLERANCE = 1e-4
+#: Log ratio within which a row's loss is quadratic (``robust_loss``): about the run-to-run
+#: noise of nccl-tests times.
+HUBER_SCALE = 0.02
 #: Weight of the pull back towards the database figures (keeps unidentified figures put).
 REGULARISATION = 1e-3
-#: Smallest drop of the objective (median |log ratio|) for a generation to join the fit.
+#: A figure constrains the runs when its probe (``_probe``) moves some fitted row's
+#: prediction by more than this fraction.
+SENSITIVITY = 0.01
+#: Smallest drop of the objective (mean ``robust_loss``) for a generation to join the fit.
 MIN_GAIN = 0.01
+#: A fitted figure that costs at most this much objective to put back to the database's is
+#: kept there (the runs agree with the database within their noise).
+KEEP_GAIN = MIN_GAIN / 4
+#: Trial figures whose log ratios the fit remembers (it revisits points).
+RATIO_MEMORY = 4096
 #: ... and the smallest relative drop (a generation must explain a clear share of the error).
 RELATIVE_GAIN = 0.2
 
@@ -114,7 +145,7 @@ class CalibrationResult:
     after: LinkParams
     """Fitted figures (same keys as ``before``)."""
     fitted: tuple[tuple[str, str], ...]
-    """(generation, parameter) pairs of the generations the fit kept (see ``fit_links``)."""
+    """(generation, parameter) pairs the runs constrain and the fit moved (see ``status``)."""
     predicted_before: tuple[FloatArray, ...]
     """Per case, (n_rows,) predicted times with the database figures [us]."""
     predicted_after: tuple[FloatArray, ...]
@@ -124,6 +155,13 @@ class CalibrationResult:
     without rows)."""
     evaluations: int = 0
     """Objective evaluations the search used."""
+    status: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Generation -> {parameter: what the fit made of it}: ``fitted`` (the runs constrain it
+    and the fit moved it), ``kept`` (they constrain it and agree with the database figure),
+    ``unconstrained`` (no fitted row depends on it enough: a generation the runs never
+    cross, latency when every row is large), ``untried`` (the runs depend on it, but the fit
+    tries only its ``max_generations`` busiest generations) or ``excluded`` (the caller did
+    not let it change)."""
 
     @property
     def at_bounds(self) -> dict[str, dict[str, str]]:
@@ -288,6 +326,7 @@ class _Problem:
                 self.algorithms.append(list(algorithms))
             batches[key].append(index)
         self.batches = list(zip(positions, batches.values()))
+        self._ratios: dict[tuple[tuple[str, str, float], ...], FloatArray] = {}
 
     def predict(
         self, params: Mapping[str, Mapping[str, float]], fit_only: bool
@@ -325,25 +364,61 @@ class _Problem:
             Router.forget(fabric)  # free this trial's routes now, not at the next full gc
         return out
 
-    def log_errors(self, params: Mapping[str, Mapping[str, float]]) -> FloatArray:
-        """|log(t_pred / t_meas)| over every fitted row."""
+    def log_ratios(self, params: Mapping[str, Mapping[str, float]]) -> FloatArray:
+        """log(t_pred / t_meas) over every fitted row: positive where the model is slower
+        than the run. Figures asked again are answered from memory (the search revisits
+        points), so ``evaluations`` counts predictions made."""
+        key = tuple(sorted((g, n, v) for g, values in params.items() for n, v in values.items()))
+        known = self._ratios.get(key)
+        if known is not None:
+            return known
         self.evaluations += 1
         predicted = self.predict(params, fit_only=True)
         parts = [
-            np.abs(np.log(p / np.asarray(c.time_us, dtype=np.float64)[c.fit]))
+            np.log(p / np.asarray(c.time_us, dtype=np.float64)[c.fit])
             for p, c in zip(predicted, self.cases)
         ]
-        return np.concatenate(parts) if parts else np.zeros(0)
+        ratios = np.concatenate(parts) if parts else np.zeros(0)
+        if len(self._ratios) >= RATIO_MEMORY:
+            self._ratios.clear()
+        self._ratios[key] = ratios
+        return ratios
+
+    def log_errors(self, params: Mapping[str, Mapping[str, float]]) -> FloatArray:
+        """|log(t_pred / t_meas)| over every fitted row."""
+        return np.abs(self.log_ratios(params))
+
+
+def robust_loss(log_ratios: npt.ArrayLike) -> FloatArray:
+    """Pseudo-Huber loss of log ratios: about ``r**2 / (2 s)`` within ``s = HUBER_SCALE``
+    of 0, about ``|r| - s`` beyond, smooth in between.
+
+    Rows within the runs' noise weigh like least squares (a smooth objective the search
+    can follow when efficiency and latency trade against each other); rows far off weigh
+    only linearly, so a few outliers do not drag the fit. Every row counts, unlike a median,
+    which fits the half of the rows one figure explains and ignores the rest.
+
+    Args:
+        log_ratios: (n,) ``log(t_pred / t_meas)``.
+
+    Returns:
+        (n,) losses, >= 0 (NaN for NaN).
+    """
+    ratios = np.asarray(log_ratios, dtype=np.float64)
+    return HUBER_SCALE * (np.sqrt(1.0 + (ratios / HUBER_SCALE) ** 2) - 1.0)
 
 
 def _half_gains(problem: _Problem, old: LinkParams, new: LinkParams) -> tuple[float, float]:
-    """Drop of the median |log ratio| on each half of the fitted rows (alternate rows) from
-    ``old`` to ``new`` figures; a change both halves agree on is not fitting noise."""
-    before, after = problem.log_errors(old), problem.log_errors(new)
+    """Drop of the mean loss on each half of the fitted rows (alternate rows) from ``old``
+    to ``new`` figures; a change both halves agree on is not fitting noise."""
+    before, after = problem.log_ratios(old), problem.log_ratios(new)
     if before.size < 4:
         return (math.inf, math.inf)
     half = np.arange(before.size) % 2
-    gains = [float(np.median(before[half == k]) - np.median(after[half == k])) for k in (0, 1)]
+    gains = [
+        float(np.mean(robust_loss(before[half == k])) - np.mean(robust_loss(after[half == k])))
+        for k in (0, 1)
+    ]
     return gains[0], gains[1]
 
 
@@ -371,18 +446,18 @@ def fit_links(
         latency_generations: Generations whose ``lat_us`` may change (default: the same
             as ``generations``).
         max_generations: How many of the sensitive generations (in ``generations`` order)
-            the fit tries; each costs about 50 predictions of every fitted row.
+            the fit tries; each costs about 60 predictions of every fitted row.
 
     Returns:
-        Fitted figures, predictions and the median errors of fitted and held-out rows,
-        before and after.
+        Fitted figures, each figure's ``status``, predictions and the median errors of
+        fitted and held-out rows, before and after.
 
     Raises:
         EngineError: No case, no fitted row, or a case the engine cannot predict.
 
     Notes:
-        Objective: ``median |log(t_pred / t_meas)| + 1e-3 * (mean |log(t_pred / t_meas)|
-        + sum |log(x / x_db)|)`` over fitted rows; the small second term breaks ties and
+        Objective: ``mean robust_loss(log(t_pred / t_meas)) + 1e-3 * sum |log(x / x_db)|``
+        over fitted rows (latency's pull is ``|x - x_db| / 10 us``); the small second term
         keeps figures that no row constrains at their database values.
     """
     if not cases:
@@ -395,6 +470,28 @@ def fit_links(
     finally:
         for fabric in problem.fabrics:
             Router.forget_variants(fabric)
+
+
+def _probe(name: str, value: float) -> float:
+    """The figure a sensitivity probe tries instead of ``value``: 30 % less efficiency,
+    1 us more latency (both slow a link down: a faster link may not be the bottleneck)."""
+    return value * 0.7 if name == "efficiency" else value + 1.0
+
+
+def _sensitive(
+    problem: _Problem, base: LinkParams, candidates: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The candidates some fitted row depends on: probing the figure (``_probe``) moves
+    the row's prediction by more than ``SENSITIVITY``. The rest the runs do not constrain
+    (a generation they never cross, latency when every row is large)."""
+    reference = problem.predict(base, fit_only=True)
+    out = []
+    for gen, name in candidates:
+        trial = _probe(name, base[gen][name])
+        moved = problem.predict(_params_from({(gen, name): trial}, base), fit_only=True)
+        if any(np.any(np.abs(m / r - 1) > SENSITIVITY) for m, r in zip(moved, reference) if r.size):
+            out.append((gen, name))
+    return out
 
 
 def _fit(
@@ -414,41 +511,68 @@ def _fit(
         g for g in (latency_generations if latency_generations is not None else order) if g in base
     ]
     candidates = [(g, "efficiency") for g in order] + [(g, "lat_us") for g in lat_order]
-
-    reference = problem.predict(base, fit_only=True)
-    sensitive = []
-    for gen, name in candidates:
-        value = base[gen][name]
-        trial = value * 0.7 if name == "efficiency" else value + 2.0
-        moved = problem.predict(_params_from({(gen, name): trial}, base), fit_only=True)
-        if any(np.any(np.abs(m / r - 1) > 1e-3) for m, r in zip(moved, reference) if r.size):
-            sensitive.append((gen, name))
+    sensitive = _sensitive(problem, base, candidates)
 
     def objective(values: dict[tuple[str, str], float]) -> float:
-        errors = problem.log_errors(_params_from(values, base))
+        ratios = problem.log_ratios(_params_from(values, base))
         pull = sum(
             abs(math.log(v / base[g][n])) if n == "efficiency" else abs(v - base[g][n]) / 10.0
             for (g, n), v in values.items()
         )
-        return float(np.median(errors) + REGULARISATION * (np.mean(errors) + pull))
+        return float(np.mean(robust_loss(ratios)) + REGULARISATION * pull)
+
+    def ratios_of(values: dict[tuple[str, str], float]) -> FloatArray:
+        return problem.log_ratios(_params_from(values, base))
 
     # Forward selection, busiest generation first: a generation joins the fit only when it
     # clearly improves it, on both halves of the fitted rows, so two generations never share
-    # one slowdown arbitrarily and noise in a few rows is not mistaken for a figure.
+    # one slowdown arbitrarily and noise in a few rows is not mistaken for a figure. One the
+    # rows push onto a bound joins on a clear absolute gain alone: it cannot explain a share
+    # of the error, and its flag (``at_bounds``) says the runs are beyond the model.
     current: dict[tuple[str, str], float] = {}
     best = objective(current)
-    fitted: list[tuple[str, str]] = []
-    stages = list(dict.fromkeys(gen for gen, _ in sensitive))[: max(0, max_generations)]
-    for gen in stages:
+    joined: list[tuple[str, str]] = []
+    stages = list(dict.fromkeys(gen for gen, _ in sensitive))
+    tried = stages[: max(0, max_generations)]
+    for gen in tried:
         keys = [key for key in sensitive if key[0] == gen]
         start = {**current, **{key: base[key[0]][key[1]] for key in keys}}
-        values, score = _search(objective, start, best, fitted, keys)
+        values, score = _search(objective, ratios_of, start, best, joined, keys)
         gains = _half_gains(problem, _params_from(current, base), _params_from(values, base))
-        if score < best - max(MIN_GAIN, RELATIVE_GAIN * best) and min(gains) > MIN_GAIN / 2:
+        clear = score < best - max(MIN_GAIN, RELATIVE_GAIN * best)
+        stopped = score < best - MIN_GAIN and any(
+            bound_side(name, values[(g, name)]) is not None
+            and bound_side(name, base[g][name]) is None
+            for g, name in keys
+        )
+        if (clear or stopped) and min(gains) > MIN_GAIN / 2:
             current, best = values, score
-            fitted += keys
+            joined += keys
 
-    after = _params_from({k: v for k, v in current.items() if k in fitted}, base)
+    # A figure the rows hardly move from the database's (putting it back costs at most
+    # KEEP_GAIN) is kept there: the runs agree with it, and the overlay does not carry noise.
+    for key in joined:
+        prior = base[key[0]][key[1]]
+        if current[key] != prior:
+            trial = {**current, key: prior}
+            score = objective(trial)
+            if score <= best + KEEP_GAIN:
+                current, best = trial, min(best, score)
+
+    status = {
+        gen: {
+            name: "excluded" if (gen, name) not in candidates else "unconstrained"
+            for name in PARAMETERS
+        }
+        for gen in base
+    }
+    for gen, name in sensitive:
+        status[gen][name] = "kept" if gen in tried else "untried"
+    fitted = [key for key in joined if current[key] != base[key[0]][key[1]]]
+    for gen, name in fitted:
+        status[gen][name] = "fitted"
+
+    after = _params_from({k: current[k] for k in fitted}, base)
     predicted_before = tuple(problem.predict(base, fit_only=False))
     predicted_after = tuple(problem.predict(after, fit_only=False))
     errors: dict[str, dict[str, float | None]] = {}
@@ -468,12 +592,23 @@ def _fit(
         predicted_after=predicted_after,
         errors=errors,
         evaluations=problem.evaluations,
+        status=status,
     )
 
 
 def _clip(name: str, value: float) -> float:
     low, high = PARAMETERS[name]
     return min(high, max(low, value))
+
+
+def _to_search(key: tuple[str, str], value: float) -> float:
+    """A figure in the coordinates the search moves it in (log efficiency, latency [us])."""
+    return math.log(value) if key[1] == "efficiency" else value
+
+
+def _from_search(key: tuple[str, str], value: float) -> float:
+    """The figure of a search coordinate, within its bounds."""
+    return _clip(key[1], math.exp(value) if key[1] == "efficiency" else value)
 
 
 def _golden(
@@ -526,16 +661,71 @@ def _golden(
     return current, best
 
 
+def _polish(
+    objective: Callable[[dict[tuple[str, str], float]], float],
+    ratios_of: Callable[[dict[tuple[str, str], float]], FloatArray],
+    current: dict[tuple[str, str], float],
+    best: float,
+    keys: Sequence[tuple[str, str]],
+) -> tuple[dict[tuple[str, str], float], float]:
+    """Levenberg-Marquardt steps on ``keys`` together (robust weights, bounds clipped).
+
+    Efficiency and latency trade against each other (a little more latency and a little
+    more bandwidth predict a mid-size row the same), so the objective is a narrow valley
+    that one-parameter-at-a-time search crosses in many small steps and may leave far from
+    its bottom; a step that moves every figure at once goes along it. Each step costs one
+    prediction per key (the Jacobian, by forward differences) and one per trial.
+    """
+    if not keys:
+        return current, best
+    low = np.array([_to_search(k, PARAMETERS[k[1]][0]) for k in keys])
+    high = np.array([_to_search(k, PARAMETERS[k[1]][1]) for k in keys])
+    damping = POLISH_DAMPING
+    for _ in range(POLISH_STEPS):
+        x = np.array([_to_search(k, current[k]) for k in keys])
+        ratios = ratios_of(current)
+        jacobian = np.empty((ratios.size, len(keys)))
+        for j, key in enumerate(keys):
+            step = POLISH_PROBE[key[1]]
+            probe = x[j] + step if x[j] + step <= high[j] else x[j] - step
+            trial = {**current, key: _from_search(key, float(probe))}
+            jacobian[:, j] = (ratios_of(trial) - ratios) / (probe - x[j])
+        weights = 1.0 / np.sqrt(1.0 + (ratios / HUBER_SCALE) ** 2)  # pseudo-Huber's IRLS
+        normal = jacobian.T @ (weights[:, None] * jacobian)
+        gradient = jacobian.T @ (weights * ratios)
+        if not (np.isfinite(normal).all() and np.isfinite(gradient).all()):
+            break
+        moved = None
+        for _ in range(POLISH_TRIES):
+            damped = normal + damping * np.diag(np.diag(normal) + 1e-12)
+            step_x = np.linalg.lstsq(damped, -gradient, rcond=None)[0]
+            target = np.clip(x + step_x, low, high)
+            trial = {**current, **{k: _from_search(k, float(v)) for k, v in zip(keys, target)}}
+            score = objective(trial)
+            if score < best - 1e-12:
+                current, best, moved = trial, score, target
+                damping = max(damping / 4.0, 1e-6)
+                break
+            damping *= 8.0
+        if moved is None or np.max(np.abs(moved - x)) < POLISH_TOLERANCE:
+            break
+    return current, best
+
+
 def _search(
     objective: Callable[[dict[tuple[str, str], float]], float],
+    ratios_of: Callable[[dict[tuple[str, str], float]], FloatArray],
     current: dict[tuple[str, str], float],
     best: float,
     kept: list[tuple[str, str]],
     new: list[tuple[str, str]],
 ) -> tuple[dict[tuple[str, str], float], float]:
-    """Coarse scan of the ``new`` parameters, then coordinate refinement of ``kept + new``.
+    """Coarse scan of the ``new`` parameters, coordinate refinement of ``kept + new`` (it
+    finds the valley, whatever the algorithm the model switches to), then joint
+    Levenberg-Marquardt steps along it (``_polish``).
 
-    About ``len(grid)`` evaluations per new parameter plus ``2 * 7`` per parameter.
+    About ``len(grid)`` evaluations per new parameter, ``7`` per parameter and round, and
+    ``POLISH_STEPS * (len(kept + new) + 1)`` at most.
     """
     for key in new:
         grid = EFFICIENCY_GRID if key[1] == "efficiency" else LATENCY_GRID
@@ -548,7 +738,7 @@ def _search(
     for _ in range(REFINE_ROUNDS):
         for key in kept + new:
             current, best = _golden(objective, current, best, key, REFINE_EVALUATIONS)
-    return current, best
+    return _polish(objective, ratios_of, current, best, kept + new)
 
 
 def split_alternate(n_rows: int, start: int = 0) -> BoolArray:

@@ -735,6 +735,7 @@ def _report(
         for name in ("efficiency", "lat_us"):
             entry[name] = {"before": result.before[gen][name], "after": result.after[gen][name]}
         entry["fitted"] = [n for g, n in result.fitted if g == gen]
+        entry["status"] = dict(result.status.get(gen, {}))
         entry["at_bound"] = {
             name: {"side": side, "bound": PARAMETERS[name][side == "upper"]}
             for name, side in at_bounds.get(gen, {}).items()

@@ -91,11 +91,13 @@ def _case(fabric, factor: float) -> CalibrationCase:  # type: ignore[no-untyped-
 
 def test_a_fit_pushed_past_a_bound_ends_on_it_and_says_so(fabric):
     """Runs slower than 1 % of the network's line rate explains: the network's efficiency
-    ends exactly on its lower bound (the bound itself is tried), and ``at_bounds`` names it;
-    the figures of an ordinary fit are not flagged."""
+    ends exactly on its lower bound (the bound itself is tried), and ``at_bounds`` names it,
+    with the latency the rows then push to its ceiling; the figures of an ordinary fit are
+    not flagged."""
     result = fit_links([_case(fabric, SLOWER)], generations=NETWORK_FIRST)
     assert result.after["ib-ndr"]["efficiency"] == pytest.approx(PARAMETERS["efficiency"][0])
-    assert result.at_bounds["ib-ndr"] == {"efficiency": "lower"}
+    assert result.after["ib-ndr"]["lat_us"] == pytest.approx(PARAMETERS["lat_us"][1])
+    assert result.at_bounds["ib-ndr"] == {"efficiency": "lower", "lat_us": "upper"}
     ordinary = fit_links([_case(fabric, 1.0)], generations=NETWORK_FIRST)
     assert ("ib-ndr", "efficiency") in ordinary.fitted and ordinary.at_bounds == {}
 
@@ -110,12 +112,18 @@ def test_the_report_flags_the_figure_on_its_line_and_in_json(run_calibrate, tmp_
     status, out, err = run_calibrate(str(slow), "-t", "dgx-h100", "-o", str(out_path))
     assert status == 0, err
     (line,) = [line for line in out.splitlines() if line.startswith("  ib-ndr ")]
-    assert "(efficiency at its lower bound 0.01: the runs are outside what the model" in line
+    assert (
+        "(efficiency at its lower bound 0.01, lat_us at its upper bound 100: the runs are " in line
+    )
+    assert "outside what the model explains" in line
     assert "do not trust this fit" in line
     assert "efficiency at its lower bound" not in err  # the report says it where it belongs
     assert "# ib-ndr: efficiency at its lower bound 0.01" in out_path.read_text()
     status, out, err = run_calibrate(str(slow), "-t", "dgx-h100", "--json")
     links = json.loads(out)["links"]
-    assert links["ib-ndr"]["at_bound"] == {"efficiency": {"side": "lower", "bound": 0.01}}
+    assert links["ib-ndr"]["at_bound"] == {
+        "efficiency": {"side": "lower", "bound": 0.01},
+        "lat_us": {"side": "upper", "bound": 100.0},
+    }
     assert links["upi"]["at_bound"] == {}
     assert "warning: ib-ndr: efficiency at its lower bound 0.01" in err
