@@ -422,7 +422,7 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
             body = stripped.lstrip("#").strip()
             starting = body.startswith("Collective test starting")
             threads = _THREADS.match(body)
-            if (starting or threads) and table.rows:
+            if (starting or threads) and (table.rows or table.dropped):
                 run = table.finish(origin)
                 if run is not None:
                     runs.append(run)
@@ -606,16 +606,21 @@ def read_output(path: Path | str) -> tuple[str, str]:
     return data.decode("utf-8", errors="replace"), origin
 
 
-def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ()) -> list[ResultRun]:
+def read_results(
+    path: Path, op: str | None = None, entries: Sequence[str] = (), every_table: bool = False
+) -> list[ResultRun]:
     """Read one results file: nccl-tests output or a measurements YAML.
 
     Args:
         path: The file.
         op: Collective of nccl-tests tables that do not name it (``--op``).
         entries: Measurement entry ids to keep (default: all of them).
+        every_table: Also the nccl-tests tables whose every row was dropped (no rows, their
+            ``dropped`` only), in file order, so runs are numbered as the file holds them.
 
     Returns:
-        The runs, each with at least one row.
+        The runs, each with at least one row (unless ``every_table``); the rows dropped from
+        tables left out are added to the first run's ``dropped``.
 
     Raises:
         ResultsError: Unreadable file, no result rows, an unknown entry id.
@@ -645,6 +650,8 @@ def read_results(path: Path, op: str | None = None, entries: Sequence[str] = ())
             f"{origin}: no nccl-tests result rows (expected the table nccl-tests prints: "
             "size count type redop root time algbw busbw ...)"
         )
+    if every_table and runs[0].entry_id is None:
+        return runs
     orphans = tuple(d for r in runs if not r.rows for d in r.dropped)  # tables of only those
     if orphans:
         usable[0] = dataclasses.replace(usable[0], dropped=usable[0].dropped + orphans)

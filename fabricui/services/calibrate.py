@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -550,17 +550,20 @@ def _read_runs(
     paths: Sequence[Path], op: str | None, ids: Sequence[str], numbers: Sequence[int]
 ) -> tuple[list[ResultRun], dict[str, int]]:
     """The runs of ``paths``: measurements entries named by ``ids`` (every one without),
-    and of nccl-tests outputs the runs ``numbers`` picks (1-based, in file order; every
-    one without). Also each nccl-tests run's number in its output, by its source.
+    and of nccl-tests outputs the runs ``numbers`` picks (1-based, in file order, every
+    table of the output counted, one whose rows were all dropped too; without numbers,
+    every run with a usable row). Also each nccl-tests run's number in its output, by its
+    source.
 
     Raises:
-        ConfigError: A run number beyond an output's runs, or numbers and no output.
+        ConfigError: A run number beyond an output's runs, one picking a table without a
+            usable row, or numbers and no output.
     """
     runs: list[ResultRun] = []
     numbered: dict[str, int] = {}
     outputs = 0
     for path in paths:
-        read = read_results(path, op, ids)
+        read = read_results(path, op, ids, every_table=True)
         if read[0].entry_id is not None:  # a measurements YAML: read_results picked them
             runs += read
             continue
@@ -575,13 +578,35 @@ def _read_runs(
             if len(read) == 1:
                 held = f"one run, at line {lines} (drop --entry)"
             raise ConfigError(f"--entry {beyond[0]}: {shown_path(str(path))} holds {held}")
-        runs += [run for n, run in enumerate(read, start=1) if not numbers or n in numbers]
+        empty = [n for n in numbers if not read[n - 1].rows]
+        if empty:
+            run = read[empty[0] - 1]
+            why = dropped_summary(run.source, run.dropped).partition(": ")[2]
+            raise ConfigError(
+                f"--entry {empty[0]}: run {empty[0]} of {shown_path(str(path))} (line "
+                f"{run.source.rpartition(':')[2]}) has no usable row: {why}; pick another "
+                f"run (1 to {len(read)})"
+            )
+        if numbers:
+            runs += [run for n, run in enumerate(read, start=1) if n in numbers]
+        else:
+            runs += _with_orphans(read)
     if numbers and not outputs:
         raise ConfigError(
             f"--entry {numbers[0]}: a number picks a run of an nccl-tests output, and the "
             "results are measurements YAML (give an entry id)"
         )
     return runs, numbered
+
+
+def _with_orphans(read: Sequence[ResultRun]) -> list[ResultRun]:
+    """The runs of an output that have a usable row, the first of them also carrying the
+    rows dropped from its tables that have none (the report still says them)."""
+    usable = [run for run in read if run.rows]
+    orphans = tuple(row for run in read if not run.rows for row in run.dropped)
+    if orphans and usable:
+        usable[0] = replace(usable[0], dropped=usable[0].dropped + orphans)
+    return usable
 
 
 def _check_entry_ids(ids: Sequence[str], runs: Sequence[ResultRun]) -> None:

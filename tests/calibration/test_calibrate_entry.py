@@ -75,3 +75,44 @@ def test_ids_still_pick_entries_next_to_an_output(run_calibrate):
     assert status == 0, err
     runs = json.loads(out)["runs"]
     assert [r["entry"] for r in runs] == [entry, None]
+
+
+@pytest.fixture
+def a_run_without_usable_rows(tmp_path) -> Path:
+    """One output of three runs: the ring run, a run whose every time is NaN (its table
+    starts over at 8 MiB), then the default run's rows."""
+    rows = [line for line in DEFAULT.read_text().splitlines() if line[:1] == " " and line.split()]
+    nan = []
+    for line in rows:
+        tokens = line.split()
+        tokens[5] = tokens[9] = "nan"
+        nan.append("  ".join(tokens))
+    path = tmp_path / "all_reduce_perf.txt"
+    path.write_text(RING.read_text() + "\n".join(nan + rows) + "\n")
+    return path
+
+
+def test_a_table_without_usable_rows_is_counted(a_run_without_usable_rows):
+    """Every table of the output is a run, the one whose rows were all dropped too: the
+    third table is run 3, and without --entry the runs with rows are read, the dropped
+    rows of the other still said."""
+    from fabricui.services.calibrate import _read_runs
+
+    runs, numbered = _read_runs([a_run_without_usable_rows], None, [], [])
+    assert [numbered[run.source] for run in runs] == [1, 3]
+    assert len(runs[0].dropped) == 11 and {row.why for row in runs[0].dropped} == {
+        "a NaN or infinite time"
+    }
+    (third,), _ = _read_runs([a_run_without_usable_rows], None, [], [3])
+    assert third.source == runs[1].source and len(third.rows) == 11
+
+
+def test_entry_on_a_table_without_usable_rows_is_refused(run_calibrate, a_run_without_usable_rows):
+    """--entry 2 picks the run whose every row was dropped: one line saying so and why; an
+    --entry beyond the three runs names all three."""
+    err = _refused(run_calibrate(str(a_run_without_usable_rows), "-t", "dgx-h100", "--entry", "2"))
+    assert "--entry 2: run 2 of " in err and "(line 46) has no usable row: dropped 11 rows: " in err
+    assert "11 with a NaN or infinite time (lines 46, 47, 48, 49, 50, ...)" in err
+    assert err.rstrip().endswith("pick another run (1 to 3)")
+    err = _refused(run_calibrate(str(a_run_without_usable_rows), "-t", "dgx-h100", "--entry", "4"))
+    assert "holds 3 runs, at lines 32, 46, 57 (give --entry 1 to 3)" in err

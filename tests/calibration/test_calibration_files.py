@@ -157,6 +157,29 @@ def test_several_runs_in_one_file():
     assert [r.op for r in runs] == ["all_gather", "reduce_scatter"]
 
 
+def test_a_run_of_dropped_rows_ends_where_the_next_test_starts(tmp_path: Path):
+    """A table whose every row was dropped (16 ranks, NaN times) is a run of its own: the
+    next test's rank lines (8 ranks on one host) are not added to it, and ``every_table``
+    returns it in its place, numbered as the file holds it."""
+    failed = MODERN.replace("20.00", "nan").replace("21.00", "nan")
+    rank_lines = "".join(
+        f"#  Rank {r:2d} Group  0 Pid 1 on hostC device {r} [0x18] NVIDIA H100 80GB HBM3\n"
+        for r in range(8)
+    )
+    second = (
+        "# Collective test starting: all_gather_perf\n# Using devices\n"
+        + rank_lines
+        + "        1024            64     float    none      -1    30.00    0.03    0.03      0\n"
+    )
+    path = tmp_path / "all_gather_perf.txt"
+    path.write_text(failed + second)
+    first, run = read_results(path, every_table=True)
+    assert (len(first.rows), len(first.dropped), first.nranks) == (0, 2, 4)
+    assert (run.nranks, run.nodes, len(run.rows)) == (8, 1, 1)
+    (usable,) = read_results(path)
+    assert usable.source == run.source and len(usable.dropped) == 2
+
+
 def test_nranks_from_bus_factor():
     """Without rank lines, busbw / algbw of the largest row gives the rank count."""
     text = "  134217728  33554432  float  sum  -1  1000.0  134.22  251.66  0"
