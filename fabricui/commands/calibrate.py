@@ -189,7 +189,7 @@ def render(report: dict[str, Any]) -> str:
         hosts = f" ({hostlist(run['hosts'])})" if run.get("hosts") else ""
         lines.append(
             f"{shown_path(run['source'])}: {run['op']}, {run['nranks']} ranks on "
-            f"{run['nodes']} node(s){hosts}, "
+            f"{run['nodes']} node(s){hosts}{_devices_text(run)}, "
             f"algo {run['algo']}{_launched(run)}"
         )
         lines.append(
@@ -269,6 +269,25 @@ def _link_mark(entry: dict[str, Any]) -> str:
             "; ".join(f"{n} {STATUS_WORDS.get(w, 'not fitted')}" for n, w in others.items())
         )
     return f"   ({'; '.join(parts)})" if parts else ""
+
+
+def _devices_text(run: dict[str, Any]) -> str:
+    """``, GPUs 4-7 of each`` when the run's ranks are priced on other GPUs of their nodes
+    than the first ones, ``, the GPUs its rank lines name`` when they differ between
+    nodes; empty when every node's ranks are on its GPUs 0, 1 ..."""
+    devices = [tuple(d) for d in run.get("devices") or []]
+    if not devices or all(d == tuple(range(len(d))) for d in devices):
+        return ""
+    if len(set(devices)) > 1:
+        return ", the GPUs its rank lines name (JSON devices)"
+    (shared,) = set(devices)
+    if shared == tuple(range(shared[0], shared[-1] + 1)):
+        return (
+            f", GPUs {shared[0]}-{shared[-1]} of each"
+            if len(shared) > 1
+            else (f", GPU {shared[0]} of each")
+        )
+    return f", GPUs {', '.join(str(d) for d in shared)} of each"
 
 
 def _launched(run: dict[str, Any]) -> str:

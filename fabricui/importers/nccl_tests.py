@@ -92,6 +92,9 @@ class ResultRun:
     """GPU name of the rank lines (``NVIDIA H100 80GB HBM3``)."""
     hosts: tuple[tuple[str, int], ...] = ()
     """(host, ranks on it) of the rank lines, hosts in order of their first rank."""
+    rank_devices: tuple[tuple[str, int], ...] = ()
+    """(host, device) of each rank of the rank lines, in rank order; the device is the GPU's
+    index among those its process saw (0 for every rank when each process saw one)."""
     entry_id: str | None = None
     """Measurements entry id."""
     hardware_gpu: str | None = None
@@ -159,7 +162,7 @@ _FILE_OP = re.compile(
 )
 _THREADS = re.compile(r"^nThread\s+(\d{1,9})\s+nGpus\s+(\d{1,9})")
 _RANK = re.compile(
-    r"^Rank\s+(\d{1,9})\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+\S+\s*(.*)$"
+    r"^Rank\s+(\d{1,9})\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\S+\s*(.*)$"
 )
 _INT = re.compile(r"^-?\d+$")
 #: A message size: ASCII digits, at most 18 (``int`` reads it exactly, any Python).
@@ -232,6 +235,7 @@ class _Table:
         self.header: list[str] | None = None
         self.rows: list[ResultRow] = []
         self.ranks: dict[int, str] = {}
+        self.devices: dict[int, int] = {}
         self.gpu: str | None = None
         self.gpus = 1
         self.first_line: int | None = None
@@ -302,6 +306,7 @@ class _Table:
         """A table for the next run under the same header, rank lines and settings."""
         table = _Table(self.op)
         table.header, table.ranks, table.gpu = self.header, dict(self.ranks), self.gpu
+        table.devices = dict(self.devices)
         table.gpus, table.env = self.gpus, dict(self.env)
         return table
 
@@ -335,6 +340,7 @@ class _Table:
             env=dict(self.env),
             gpu=self.gpu,
             hosts=tuple(hosts.items()),
+            rank_devices=tuple((self.ranks[r], self.devices[r]) for r in sorted(self.ranks)),
             dropped=tuple(self.dropped),
         )
 
@@ -434,7 +440,8 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
             rank = _RANK.match(body)
             if rank:
                 table.ranks[int(rank.group(1))] = rank.group(2)
-                table.gpu = table.gpu or (rank.group(3).strip() or None)
+                table.devices[int(rank.group(1))] = int(rank.group(3))
+                table.gpu = table.gpu or (rank.group(4).strip() or None)
             tokens = body.replace("#wrong", "wrong").split()
             if "size" in tokens and "time" in tokens:
                 table.header = tokens

@@ -120,6 +120,8 @@ class _Placement:
     """Host names of those nodes, on a topology placed by host (else empty)."""
     assumptions: tuple[str, ...] = ()
     """What was assumed where the run does not say it, one sentence each."""
+    devices: tuple[tuple[int, ...], ...] = ()
+    """Per node, the GPUs (0 .. GPUs per node - 1) the run's ranks are priced on."""
 
 
 def placed_by_host(spec: TopologySpec) -> bool:
@@ -179,7 +181,7 @@ def _rescaled(
     request: CalibrateRequest,
 ) -> tuple[Fabric, _Placement]:
     """The topology rebuilt at the run's node count, the run's ranks spread evenly over its
-    nodes (GPUs 0, 1 ... of each)."""
+    nodes: on the devices their rank lines name, else GPUs 0, 1 ... of each."""
     per_node = spec.gpus_per_node
     nodes = request.nodes if request.nodes is not None else run.nodes
     counted = nodes is None
@@ -202,14 +204,15 @@ def _rescaled(
             f"of {spec.id} (use --nodes)"
         )
     local = nranks // nodes
-    ranks = (np.arange(nodes)[:, None] * per_node + np.arange(local)[None, :]).reshape(-1)
+    first = np.arange(nodes, dtype=np.int64) * per_node
+    ranks, devices, placed = _rank_gpus(run, first, local, per_node, spec.id)
     where = "node(s)"
     if request.nodes is not None:
         where = "nodes --nodes gives"
     elif not counted:
         where = "nodes the run names"
-    assumed = _spread(run, nranks, nodes, local, per_node, where, counted, "--nodes")
-    return fabric, _Placement(nodes, ranks.astype(np.int64), (), assumed)
+    assumed = _spread(run, nranks, nodes, local, per_node, where, counted, "--nodes") + placed
+    return fabric, _Placement(nodes, ranks, (), assumed, devices)
 
 
 def _on_hosts(
@@ -221,7 +224,8 @@ def _on_hosts(
 ) -> tuple[Fabric, _Placement]:
     """The topology as it is, the run's ranks on its hosts: ``--hosts``, else the hosts
     the output's rank lines name when the topology has them all, else its first hosts
-    (said so). Each host's ranks are its GPUs 0, 1 ...
+    (said so). Each rank is on the device its rank line names, else a host's ranks are its
+    GPUs 0, 1 ...
 
     Raises:
         ConfigError: Unknown hosts (with the nearest ones), or as many hosts as the run
@@ -297,12 +301,67 @@ def _on_hosts(
     index = {name: i for i, name in enumerate(names) if name is not None}
     host_ids = np.asarray([index[name] for name in hosts], dtype=np.int64)
     first = (host_ids // per_domain) * fabric.gpus_per_node + (host_ids % per_domain) * per_host
-    ranks = (first[:, None] + np.arange(local, dtype=np.int64)[None, :]).reshape(-1)
+    ranks, devices, placed = _rank_gpus(run, first, local, per_host, spec.id)
     where = "hosts --hosts names" if request.hosts else "host(s)"
     if not request.hosts and not counted:
         where = "hosts --nodes gives" if request.nodes is not None else "hosts the run names"
-    assumed += _spread(run, nranks, count, local, per_host, where, counted, "--hosts")
-    return fabric, _Placement(count, ranks, tuple(hosts), tuple(assumed))
+    assumed += _spread(run, nranks, count, local, per_host, where, counted, "--hosts") + placed
+    return fabric, _Placement(count, ranks, tuple(hosts), tuple(assumed), devices)
+
+
+def _rank_gpus(
+    run: ResultRun,
+    first: npt.NDArray[np.int64],
+    local: int,
+    per_node: int,
+    topology: str,
+) -> tuple[npt.NDArray[np.int64], tuple[tuple[int, ...], ...], tuple[str, ...]]:
+    """The fabric GPU of each rank of ``run``, in rank order: the device its rank line
+    names on its host (the run's hosts in order of their first rank are the nodes whose
+    first GPU ``first`` gives), else GPUs 0, 1 ... of each node. Ranks that alternate
+    between hosts are priced on the GPUs they name, and the report says the model (as
+    NCCL does) rings them host by host, not in rank order.
+
+    Returns:
+        (nranks,) global GPUs, the devices priced per node, and what was assumed.
+
+    Raises:
+        ConfigError: A device beyond a node's GPUs (one line: the rank, its host).
+    """
+    nodes = first.size
+    placement = run.rank_devices
+    if len(placement) != nodes * local:  # no rank lines (or not one per rank): a block each
+        devices = tuple(tuple(range(local)) for _ in range(nodes))
+        ranks = (first[:, None] + np.arange(local, dtype=np.int64)[None, :]).reshape(-1)
+        return ranks, devices, ()
+    order = {host: i for i, host in enumerate(dict.fromkeys(host for host, _ in placement))}
+    node_of = np.array([order[host] for host, _ in placement], dtype=np.int64)
+    device = np.array([d for _, d in placement], dtype=np.int64)
+    beyond = np.flatnonzero(device >= per_node)
+    if beyond.size:
+        rank = int(beyond[0])
+        raise ConfigError(
+            f"{run.source}: rank {rank} ran on device {device[rank]} of {placement[rank][0]}, "
+            f"but a node of {topology} has {per_node} GPUs (give -t the topology the run ran on)"
+        )
+    assumed = []
+    shared = any(np.unique(device[node_of == n]).size < local for n in range(nodes))
+    if shared:  # each process saw only its own GPU (as device 0): its host's k-th rank, GPU k
+        device = np.zeros_like(device)
+        for n in range(nodes):
+            device[node_of == n] = np.arange(local)
+        if local < per_node:
+            assumed.append(
+                f"{run.source}: the rank lines give several ranks of a host the same device "
+                f"(each process saw only its own GPU): GPUs 0-{local - 1} of each host assumed"
+            )
+    if np.any(np.diff(node_of) < 0):
+        assumed.append(
+            f"{run.source}: the rank lines alternate ranks between hosts; priced on the GPUs "
+            "they name, the ring and trees host by host as NCCL builds them (not in rank order)"
+        )
+    devices = tuple(tuple(sorted(device[node_of == n].tolist())) for n in range(nodes))
+    return first[node_of] + device, devices, tuple(assumed)
 
 
 def _spread(
@@ -789,6 +848,7 @@ def _report(
                 "nranks": int(len(case.ranks)) if case.ranks is not None else None,
                 "nodes": placement.nodes,
                 "hosts": list(placement.hosts),
+                "devices": [list(devices) for devices in placement.devices],
                 "algo": case.algo,
                 "single_process": case.single_process,
                 "gpus_per_thread": case.gpus_per_thread,

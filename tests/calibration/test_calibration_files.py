@@ -76,6 +76,13 @@ def test_modern_header_skips_failed_rows_and_uses_out_of_place():
     assert run.env == {"NCCL_ALGO": "Ring"}
 
 
+def test_rank_lines_give_each_ranks_host_and_device():
+    """``rank_devices``: (host, device) of every rank, in rank order."""
+    (run,) = parse_nccl_tests(MODERN, "all_gather_perf.txt")
+    assert run.rank_devices == (("hostA", 0), ("hostA", 1), ("hostB", 0), ("hostB", 1))
+    assert run.hosts == (("hostA", 2), ("hostB", 2))
+
+
 def test_launcher_prefixes_and_old_header_without_root():
     """``[1,0]<stdout>:`` prefixes; an old table (no root column) keeps its time column."""
     text = "\n".join(
