@@ -240,10 +240,10 @@ def render(report: dict[str, Any]) -> str:
 
 #: What the text report says of a figure the fit did not move, by its JSON ``status``.
 STATUS_WORDS = {
-    "kept": "kept: no other value fits the runs clearly better",
+    "kept": "kept: no other value fits clearly better",
     "unconstrained": "not constrained by these runs",
-    "untried": "not tried: the fit tries only the busiest generations the runs depend on",
-    "excluded": "not fitted: calibrate fits the latency of scale-out and scale-up links only",
+    "untried": "not tried: the fit tries the {max} busiest generations the runs depend on",
+    "excluded": "not fitted: calibrate fits scale-out and scale-up latency only",
 }
 
 
@@ -251,7 +251,10 @@ def _link_mark(entry: dict[str, Any]) -> str:
     """What a generation's line adds to its figures: the figures on a bound (the runs are
     outside what the model explains), then what became of each figure not fitted (kept,
     not constrained ...); empty when both were fitted and are within their bounds."""
-    from fabricui.services.calibrate import bound_text
+    from fabricui.services.calibrate import MAX_GENERATIONS, bound_text
+
+    def words(status: str) -> str:
+        return STATUS_WORDS.get(status, "not fitted").format(max=MAX_GENERATIONS)
 
     parts = []
     at_bound = entry.get("at_bound")
@@ -263,11 +266,9 @@ def _link_mark(entry: dict[str, Any]) -> str:
     status = entry.get("status") or {}
     others = {name: what for name, what in status.items() if what != "fitted"}
     if others and len(others) == len(status) and len(set(others.values())) == 1:
-        parts.append(STATUS_WORDS.get(next(iter(others.values())), "not fitted"))
+        parts.append(words(next(iter(others.values()))))
     elif others:
-        parts.append(
-            "; ".join(f"{n} {STATUS_WORDS.get(w, 'not fitted')}" for n, w in others.items())
-        )
+        parts.append("; ".join(f"{name} {words(what)}" for name, what in others.items()))
     return f"   ({'; '.join(parts)})" if parts else ""
 
 

@@ -89,6 +89,8 @@ MIN_GAIN = 0.01
 #: A fitted figure that costs at most this much objective to put back to the database's is
 #: kept there (the runs agree with the database within their noise).
 KEEP_GAIN = MIN_GAIN / 4
+#: Generations the fit tries by default (the busiest the runs depend on).
+MAX_GENERATIONS = 2
 #: Trial figures whose log ratios the fit remembers (it revisits points).
 RATIO_MEMORY = 4096
 #: ... and the smallest relative drop (a generation must explain a clear share of the error).
@@ -433,7 +435,7 @@ def fit_links(
     cases: Sequence[CalibrationCase],
     generations: Sequence[str] | None = None,
     latency_generations: Sequence[str] | None = None,
-    max_generations: int = 2,
+    max_generations: int = MAX_GENERATIONS,
 ) -> CalibrationResult:
     """Fit per-generation link efficiency and latency to measured runs.
 

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.calibration import PARAMETERS, CalibrationCase, fit_links, split_alternate
+from fabricui.engine.calibration import (
+    MAX_GENERATIONS,
+    PARAMETERS,
+    CalibrationCase,
+    fit_links,
+    split_alternate,
+)
 from fabricui.errors import ConfigError
 from fabricui.files import check_target, shown_path
 from fabricui.hwdb.overlay import CalibrationOverlay, LinkCalibration, overlay_yaml, write_overlay
@@ -728,7 +734,9 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     generations = list(dict.fromkeys(g for f in fabrics.values() for g in f.generations))
     order, latency = _generation_order(catalog, generations)
     progress.phase(f"fitting {len(order)} link generation(s) to {len(cases)} run(s)")
-    result = fit_links(cases, generations=order, latency_generations=latency)
+    result = fit_links(
+        cases, generations=order, latency_generations=latency, max_generations=MAX_GENERATIONS
+    )
     progress.phase("comparing before and after")
 
     changed = result.changed

@@ -88,7 +88,7 @@ def test_what_the_runs_do_not_ask_to_move_stays_and_says_why(reports):
     assert set(report["overlay"]) == {"ib-ndr"}
     text = calibrate_command.render(report)
     (nvlink,) = [line for line in text.splitlines() if line.startswith("  nvlink4 ")]
-    assert nvlink.endswith("(kept: no other value fits the runs clearly better)")
+    assert nvlink.endswith("(kept: no other value fits clearly better)")
     (upi,) = [line for line in text.splitlines() if line.startswith("  upi ")]
     assert "(efficiency not constrained by these runs; lat_us not fitted: " in upi
     (network,) = [line for line in text.splitlines() if line.startswith("  ib-ndr ")]
