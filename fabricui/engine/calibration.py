@@ -72,10 +72,10 @@ LATENCY_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 REFINE_ROUNDS, REFINE_EVALUATIONS = 1, 7
 #: Joint Levenberg-Marquardt steps at most, trials per step, initial damping, the probe
 #: of each search coordinate (log efficiency, latency [us]) for the Jacobian, and the move
-#: under which the steps stop.
-POLISH_STEPS, POLISH_TRIES, POLISH_DAMPING = 6, 3, 1e-2
+#: and the drop of the objective under which the steps stop.
+POLISH_STEPS, POLISH_TRIES, POLISH_DAMPING = 5, 3, 1e-2
 POLISH_PROBE = {"efficiency": 0.01, "lat_us": 0.02}
-POLISH_TOLERANCE = 1e-4
+POLISH_TOLERANCE, POLISH_GAIN = 1e-4, 1e-5
 #: Log ratio within which a row's loss is quadratic (``robust_loss``): about the run-to-run
 #: noise of nccl-tests times.
 HUBER_SCALE = 0.02
@@ -697,7 +697,7 @@ def _polish(
         gradient = jacobian.T @ (weights * ratios)
         if not (np.isfinite(normal).all() and np.isfinite(gradient).all()):
             break
-        moved = None
+        moved, start = None, best
         for _ in range(POLISH_TRIES):
             damped = normal + damping * np.diag(np.diag(normal) + 1e-12)
             step_x = np.linalg.lstsq(damped, -gradient, rcond=None)[0]
@@ -710,6 +710,8 @@ def _polish(
                 break
             damping *= 8.0
         if moved is None or np.max(np.abs(moved - x)) < POLISH_TOLERANCE:
+            break
+        if start - best < POLISH_GAIN:  # creeping along a flat valley: nothing to gain
             break
     return current, best
 
