@@ -104,3 +104,22 @@ def test_alternating_ranks_on_an_imported_cluster(run_calibrate, selene, tmp_pat
     assert run["hosts"] == ["luna-0200", "luna-0100"]
     assert run["devices"] == [[4, 5, 6, 7], [4, 5, 6, 7]]
     assert any("alternate ranks between hosts" in text for text in run["assumptions"])
+
+
+@pytest.mark.parametrize(
+    ("devices", "text"),
+    [
+        ([], ""),
+        ([[0, 1, 2, 3], [0, 1, 2, 3]], ""),
+        ([[4, 5, 6, 7], [4, 5, 6, 7]], ", GPUs 4-7 of each"),
+        ([[3], [3]], ", GPU 3 of each"),
+        ([[0, 2], [0, 2]], ", GPUs 0, 2 of each"),
+        ([[0, 1], [2, 3]], ", the GPUs its rank lines name (JSON devices)"),
+    ],
+)
+def test_the_runs_line_names_gpus_other_than_the_first(devices, text):
+    """The run's line of the text report names the GPUs priced when they are not each
+    node's first ones."""
+    from fabricui.commands.calibrate import _devices_text
+
+    assert _devices_text({"devices": devices}) == text
