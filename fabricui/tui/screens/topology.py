@@ -25,7 +25,7 @@ from fabricui.tui.screens.base import ViewScreen, fabric_words
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.findings_panel import FindingsPanel, kept_text
 from fabricui.tui.widgets.key_bar import KeyBar
-from fabricui.tui.widgets.path_panel import HopHealth, PathPanel
+from fabricui.tui.widgets.path_panel import HopHealth, PathPanel, PathSide
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.tui.widgets.topology_map import HEALTH_MARKERS, TopologyMap, worst_mark
 from fabricui.units import parse_size, size_argument
@@ -360,7 +360,7 @@ class TopologyScreen(ViewScreen):
         yield Static("", id="map-jobs", markup=False)
         with Horizontal(id="topology-body"):
             yield TopologyMap(id="map")
-            with VerticalScroll(id="path-side"):
+            with PathSide(id="path-side"):
                 yield PathPanel(id="path")
                 yield FindingsPanel(id="findings")
         yield KeyBar()

@@ -9,6 +9,8 @@ from rich.console import Group, RenderableType
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+from textual import events
+from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widget import Widget
 
@@ -66,6 +68,21 @@ def summary_lines(report: PathReport, width: int | None = None) -> list[tuple[st
     if hop.src_model or hop.dst_model:
         lines.append(("hardware", hop_hardware(hop)))
     return lines
+
+
+def key_figures(report: PathReport) -> list[tuple[str, str, str]]:
+    """(label, figure, rest) of the path's answers, for the line above its hops when the
+    panel's first screen cannot hold every hop and every figure: the bottleneck and its
+    hop's two ends, the latency, the message's transfer time."""
+    hop = report.hops[report.bottleneck_hop]
+    figures = [
+        ("bottleneck", format_bandwidth(report.bottleneck_GBps), f" ({hop.src} -> {hop.dst})"),
+        ("latency", format_time_us(report.latency_us), ""),
+    ]
+    if report.size_bytes is not None and report.transfer_us is not None:
+        size = format_bytes(report.size_bytes)
+        figures.append((f"{size} in", format_time_us(report.transfer_us), ""))
+    return figures
 
 
 #: What the latency adds up, and how the transfer time is reckoned (after the figures).
@@ -180,6 +197,22 @@ def chain_label(name: str, previous: str) -> str:
     return f"-> {name}"
 
 
+def pack_pieces(pieces: list[Text], width: int, separator: str) -> Text:
+    """``pieces`` joined by ``separator`` on as few lines of ``width`` columns as keep each
+    piece whole (a piece wider than a line gets a line of its own)."""
+    packed, line_width = Text(), 0
+    for piece in pieces:
+        if line_width and line_width + len(separator) + len(piece) > width:
+            packed.append("\n")
+            line_width = 0
+        elif line_width:
+            packed.append(separator)
+            line_width += len(separator)
+        packed.append_text(piece)
+        line_width += len(piece)
+    return packed
+
+
 class PathPanel(Widget):
     """Hops of the routed path with generation, GB/s and us, then the path's figures.
 
@@ -219,6 +252,9 @@ class PathPanel(Widget):
     """How the two GPUs sit (``same node``, ``same domain d0``, ``different nodes``)."""
     health: reactive[tuple[HopHealth, ...]] = reactive((), layout=True)
     """The ``--health`` changes the path meets (empty: none, or the fabric as built)."""
+    fold_rows: reactive[int | None] = reactive(None, layout=True)
+    """Rows the side shows at once (None: unknown). When the hops and the figures need
+    more, a line of the path's answers goes above the hops (``key_figures``)."""
 
     def show_report(
         self, report: PathReport, placement: str = "", health: tuple[HopHealth, ...] = ()
@@ -266,6 +302,18 @@ class PathPanel(Widget):
         hops, notes = (
             (self._hops_wide(report, marks), []) if wide else self._hops_chain(report, marks)
         )
+        cut = [Text(note, style=self._style("label")) for note in notes]
+        # Why a hop is slow, after the path's figures: on a long path at 80x24 these
+        # lines would push the latency, the transfer time and the hardware off screen.
+        summary = self._summary(report, self.health)
+        if self._fits(Group(title, hops, *cut, Text(""), self._summary(report))):
+            return Group(title, hops, *cut, Text(""), summary)
+        # The hops and the figures need more rows than the side shows: the answers go
+        # above the hops in a line or two, the hops and the figures' details follow.
+        return Group(title, self._key_line(report), hops, *cut, Text(""), summary)
+
+    def _summary(self, report: PathReport, health: tuple[HopHealth, ...] = ()) -> Table:
+        """The figures under the hops (``summary_lines``), then the ``health`` lines."""
         summary = Table.grid(padding=(0, 1))
         summary.add_column(style=self._style("label"), no_wrap=True)
         summary.add_column()
@@ -273,12 +321,29 @@ class PathPanel(Widget):
         for label, value in lines:
             style = self._style("bottleneck") if label == "bottleneck" else None
             summary.add_row(label, Text(value, style=style or ""))
-        # Why a hop is slow, after the path's figures: on a long path at 80x24 these
-        # lines would push the latency, the transfer time and the hardware off screen.
-        for i, change in enumerate(self.health):
+        for i, change in enumerate(health):
             summary.add_row(HEALTH_LABEL if i == 0 else "", self._health_text(change))
-        cut = [Text(note, style=self._style("label")) for note in notes]
-        return Group(title, hops, *cut, Text(""), summary)
+        return summary
+
+    def _fits(self, content: RenderableType) -> bool:
+        """Whether ``content`` fits the rows the side shows at once (unknown: it does)."""
+        if self.fold_rows is None or self.content_size.width <= 0:
+            return True
+        console = self.app.console
+        options = console.options.update(width=self.content_size.width, height=None)
+        return len(console.render_lines(content, options, pad=False)) <= self.fold_rows
+
+    def _key_line(self, report: PathReport) -> Text:
+        """``bottleneck 50 GB/s (n0.nic0 -> leaf0) · latency 3.23 us · 1 GiB in 21.48 ms``,
+        broken between its figures (never inside one) to the panel's width."""
+        pieces = []
+        for label, figure, rest in key_figures(report):
+            piece = Text()
+            piece.append(f"{label} ", self._style("label"))
+            piece.append(figure, self._style("bottleneck") if label == "bottleneck" else "bold")
+            piece.append(rest)
+            pieces.append(piece)
+        return pack_pieces(pieces, self.content_size.width, f" {glyphs().dot} ")
 
     def _health_text(self, change: HopHealth) -> Text:
         """A change's line, its marker and kind in the map's colour for the mark."""
@@ -374,3 +439,14 @@ def _shared_widths(room: int, name_need: int, via_need: int, via_kind: int) -> t
     via = min(via_need, max(MIN_VIA_COLUMNS, via_kind, room // 3, room - name_need))
     name = max(MIN_NAME_COLUMNS, min(name_need, room - via))
     return name, max(MIN_VIA_COLUMNS, min(via_need, room - name))
+
+
+class PathSide(VerticalScroll):
+    """The scrolling column the path panel sits in: tells the panel how many rows it shows
+    at once, so that the path's answers stay on the first screen of a short terminal."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Give the panel the rows the column now shows."""
+        rows = self.scrollable_content_region.height
+        for panel in self.query(PathPanel):
+            panel.fold_rows = rows
