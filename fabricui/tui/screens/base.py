@@ -76,7 +76,16 @@ class ViewScreen(Screen[None]):
         data = self.fabric_app.data
         if data is not None and data is not self.data:
             self.data = data
+            self._show_health(data)
             self.data_changed(data)
+
+    def _show_health(self, data: LoadedFabric) -> None:
+        """Say what ``--health`` changed on the view's ``HealthLine``, if it has one."""
+        from fabricui.services.health import overlay_of
+        from fabricui.tui.widgets.health_line import HealthLine
+
+        for line in self.query(HealthLine):
+            line.overlay = overlay_of(data.fabric)
 
     def data_changed(self, data: LoadedFabric) -> None:
         """A new fabric is loaded: redraw (subclasses override)."""

@@ -26,6 +26,7 @@ from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.screens.table_keys import SortedFilteredTable
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
+from fabricui.tui.widgets.health_line import HealthLine
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.ring_stepper import RingStepper
 from fabricui.tui.widgets.size_plot import SizePlot
@@ -320,8 +321,10 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         self.predict()
 
     def compose(self) -> ComposeResult:
-        """Title bar, the controls line, table, stepper and plot, key bar."""
+        """Title bar, what --health changed, the controls line, table, stepper and plot,
+        key bar."""
         yield TitleBar()
+        yield HealthLine()
         yield Static("", id="coll-controls", markup=False)
         yield FilterBar(id="coll-filter")
         table: DataTable[object] = DataTable(id="coll-table", cursor_type="row", zebra_stripes=True)

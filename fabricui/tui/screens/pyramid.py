@@ -15,6 +15,7 @@ from textual.worker import get_current_worker
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
+from fabricui.tui.widgets.health_line import HealthLine
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.units import format_bandwidth, format_time_us
@@ -77,8 +78,9 @@ class PyramidScreen(ViewScreen):
         """The tiers shown."""
 
     def compose(self) -> ComposeResult:
-        """Title bar, the chart and the sources, key bar."""
+        """Title bar, what --health changed, the chart and the sources, key bar."""
         yield TitleBar()
+        yield HealthLine()
         with VerticalScroll(id="pyramid-scroll"):
             yield Static("loading the fabric...", id="pyramid-head")
             yield BarChart(id="pyramid-chart")

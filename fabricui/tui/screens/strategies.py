@@ -25,6 +25,7 @@ from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.screens.table_keys import SortedFilteredTable
 from fabricui.tui.widgets.bar_chart import Bar, BarChart
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
+from fabricui.tui.widgets.health_line import HealthLine
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.units import format_time_us
@@ -347,8 +348,9 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         """The layout was typed (``l``, ``--layout``): the search keeps its DP flavour."""
 
     def compose(self) -> ComposeResult:
-        """Title bar, controls, filter, the two columns, key bar."""
+        """Title bar, what --health changed, controls, filter, the two columns, key bar."""
         yield TitleBar()
+        yield HealthLine()
         yield Static("", id="strat-controls", markup=False)
         yield FilterBar(id="strat-filter")
         with VerticalScroll(id="strat-body"):
