@@ -199,6 +199,11 @@ class HealthOverlay:
             "warnings": list(self.warnings),
         }
 
+    def worst_first(self) -> list[HealthChange]:
+        """The changes, down links first, then degraded, then erroring (in the order read
+        within each kind)."""
+        return sorted(self.changes, key=lambda c: -MARKS.index(c.kind))
+
     def summary(self) -> str:
         """One line: how many links are down, degraded, erroring (a slowed link that counts
         errors too is said with its kind: ``1 degraded (1 also erroring)``)."""

@@ -20,13 +20,13 @@ def health_lines(fabric: Fabric) -> list[str]:
     """Lines for stderr: a summary of the changes (the worst first), then every condition
     that names nothing in the fabric and every part of a file that was not read (unless
     the command's own report printed those)."""
-    from fabricui.fabric.health import MARKS, health_of
+    from fabricui.fabric.health import health_of
 
     overlay = health_of(fabric)
     if overlay is None:
         return []
     lines = [f"fabricui: as it is: {overlay.summary().removeprefix('health: ')}"]
-    order = sorted(overlay.changes, key=lambda c: -MARKS.index(c.kind))
+    order = overlay.worst_first()
     for change in order[:_SHOWN]:
         if change.kind == "errors":
             kept = ""

@@ -654,7 +654,7 @@ def as_it_is_section(
 
 def _changes_table(changes: tuple[HealthChange, ...]) -> Table:
     """The conditions applied, worst first, the first ``_SHOWN_CHANGES`` of them."""
-    order = sorted(changes, key=lambda c: -MARKS.index(c.kind))
+    order = sorted(changes, key=lambda c: -MARKS.index(c.kind))  # HealthOverlay.worst_first
     rows = tuple(
         (c.label, c.condition, f"{c.factor:.0%}", c.source) for c in order[:_SHOWN_CHANGES]
     )

@@ -62,11 +62,13 @@ def test_a_saved_view_says_it_too(tui_catalog, tui_host, tmp_path):
 
 
 def _overlay(*changes, unmatched=()):
-    """An overlay-like object: ``summary()`` as the overlay words it, and its changes."""
+    """An overlay-like object: ``summary()`` and ``worst_first()`` as the overlay words and
+    orders them, and its changes."""
     from fabricui.fabric.health import HealthOverlay
 
     fake = SimpleNamespace(changes=tuple(changes), unmatched=tuple(unmatched))
     fake.summary = lambda: HealthOverlay.summary(fake)
+    fake.worst_first = lambda: HealthOverlay.worst_first(fake)
     return fake
 
 

@@ -37,10 +37,8 @@ def overlay_line(overlay: HealthOverlay, width: int | None = None) -> str:
     (None: whole). Where the line is too long the end (``; without ...``) goes first, then
     the changes are cut (with the glyph set's ellipsis) so that the count stays; a line
     too narrow even for that is cut at its end."""
-    from fabricui.fabric.health import MARKS
-
     head = HEAD + overlay.summary().removeprefix("health: ")
-    order = sorted(overlay.changes, key=lambda c: -MARKS.index(c.kind))
+    order = overlay.worst_first()
     changes = "; ".join(f"{c.label} {kept_short(c)}" for c in order)
     said = f"{head} ({changes})" if changes else head
     if width is None or len(said) + len(TAIL) <= width:
