@@ -170,7 +170,7 @@ def render(report: dict[str, Any]) -> str:
     Returns:
         Lines joined with newlines.
     """
-    from fabricui.services.calibrate import hostlist, pct
+    from fabricui.services.calibrate import pct, ranked_hostlist
 
     rows_total = sum(len(r["rows"]) for r in report["runs"])
     lines = [
@@ -186,7 +186,7 @@ def render(report: dict[str, Any]) -> str:
         )
     for run in report["runs"]:
         lines.append("")
-        hosts = f" ({hostlist(run['hosts'])})" if run.get("hosts") else ""
+        hosts = f" ({ranked_hostlist(run['hosts'])})" if run.get("hosts") else ""
         lines.append(
             f"{shown_path(run['source'])}: {run['op']}, {run['nranks']} ranks on "
             f"{run['nodes']} node(s){hosts}{_devices_text(run)}, "

@@ -28,7 +28,8 @@ from fabricui.errors import ConfigError
 from fabricui.files import check_target, shown_path
 from fabricui.hwdb.overlay import CalibrationOverlay, LinkCalibration, overlay_yaml, write_overlay
 from fabricui.hwdb.resolve import resolve_topology
-from fabricui.importers.common import gpu_id_from_name
+from fabricui.importers.common import ParseError, gpu_id_from_name
+from fabricui.importers.hostlist import expand
 from fabricui.importers.nccl_tests import DroppedRow, dropped_summary, read_results
 from fabricui.services import admission
 from fabricui.services.jobs import hostlist, place_job, unknown_hosts
@@ -250,8 +251,9 @@ def _on_hosts(
     logged = [host for host, _ in run.hosts]
     assumed: list[str] = []
     counted = False
-    if request.hosts:
-        hosts = list(place_job(fabric, request.hosts).hosts)
+    given = request.hosts is not None
+    if request.hosts is not None:
+        hosts = _given_hosts(fabric, request.hosts)
         if logged and len(logged) != len(hosts):
             raise ConfigError(
                 f"{run.source}: the rank lines name {len(logged)} host(s), --hosts names "
@@ -264,6 +266,7 @@ def _on_hosts(
             )
     else:
         on_cluster = set(known)
+        logged = _cluster_names(logged, on_cluster)
         unknown = [host for host in logged if host not in on_cluster]
         if logged and request.nodes is not None and request.nodes != len(logged):
             raise ConfigError(
@@ -308,11 +311,53 @@ def _on_hosts(
     host_ids = np.asarray([index[name] for name in hosts], dtype=np.int64)
     first = (host_ids // per_domain) * fabric.gpus_per_node + (host_ids % per_domain) * per_host
     ranks, devices, placed = _rank_gpus(run, first, local, per_host, spec.id)
-    where = "hosts --hosts names" if request.hosts else "host(s)"
-    if not request.hosts and not counted:
+    where = "hosts --hosts names" if given else "host(s)"
+    if not given and not counted:
         where = "hosts --nodes gives" if request.nodes is not None else "hosts the run names"
     assumed += _spread(run, nranks, count, local, per_host, where, counted, "--hosts") + placed
     return fabric, _Placement(count, ranks, tuple(hosts), tuple(assumed), devices)
+
+
+def _given_hosts(fabric: Fabric, text: str) -> list[str]:
+    """The hosts ``--hosts`` names, in its order (the order of the runs' ranks).
+
+    Raises:
+        ConfigError: A malformed or empty hostlist, a host named twice (a run has each of
+            its hosts once), or hosts the fabric lacks (with the nearest ones).
+    """
+    try:
+        named = expand(text)
+    except ParseError as exc:
+        raise ConfigError(f"--hosts: {exc.message}") from None
+    seen: set[str] = set()
+    for host in named:
+        if host in seen:
+            raise ConfigError(
+                f"--hosts names {host} twice (give each host the runs ran on once, in the "
+                "order of their ranks)"
+            )
+        seen.add(host)
+    return list(place_job(fabric, text).hosts)
+
+
+def _cluster_names(logged: list[str], known: set[str]) -> list[str]:
+    """The rank lines' hosts as the cluster names them: a name it lacks whose first label
+    is one of its hosts (``luna-0100.example.com``: ``hostname`` prints the FQDN on some
+    clusters, the fabric's dumps the short name) is that host, unless two names would
+    come to one host."""
+    short = [
+        host.partition(".")[0] if host not in known and host.partition(".")[0] in known else host
+        for host in logged
+    ]
+    return short if len(set(short)) == len(short) else logged
+
+
+def ranked_hostlist(hosts: Sequence[str]) -> str:
+    """Hosts as a Slurm hostlist in their order (the order of their ranks, as ``--hosts``
+    takes them): compressed when that keeps the order (``luna-[0100-0101]``), else the
+    names joined by commas (``luna-0200,luna-0100``)."""
+    compressed = hostlist(hosts)
+    return compressed if not hosts or expand(compressed) == list(hosts) else ",".join(hosts)
 
 
 def _rank_gpus(
@@ -711,7 +756,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     progress.phase("reading the results")
     catalog = load_catalog(request.catalog)
     spec = resolve_topology(request.topology, catalog)
-    if request.hosts and not placed_by_host(spec):
+    if request.hosts is not None and not placed_by_host(spec):
         raise ConfigError(
             f"--hosts names hosts of an imported cluster (or of a topology of fixed size); "
             f"{spec.id} is built at the runs' node count, its nodes alike (give --nodes)"
@@ -788,7 +833,7 @@ def _run_comments(runs: list[dict[str, Any]]) -> list[str]:
             launch = ", --launch single-process" + (
                 f" --gpus-per-thread {run['gpus_per_thread']}" if run["gpus_per_thread"] else ""
             )
-        hosts = f", --hosts {hostlist(run['hosts'])}" if run.get("hosts") else ""
+        hosts = f", --hosts {ranked_hostlist(run['hosts'])}" if run.get("hosts") else ""
         lines.append(
             f"run {shown_path(run['source'])}: {run['op']}, {run['nranks']} ranks on "
             f"{run['nodes']} node(s){algo}{launch}{hosts}"
