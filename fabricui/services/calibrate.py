@@ -649,11 +649,18 @@ def _generation_order(catalog: Catalog, generations: list[str]) -> tuple[list[st
 def _entry_kinds(entries: Sequence[str]) -> tuple[list[str], list[int]]:
     """``--entry`` values as (measurements-YAML entry ids, run numbers of nccl-tests
     outputs): a whole number picks a run, anything else names an entry."""
-    ids = [e for e in entries if not e.strip().isdigit()]
-    numbers = [int(e) for e in entries if e.strip().isdigit()]
+    ids = [e for e in entries if not _run_number(e)]
+    numbers = [int(e) for e in entries if _run_number(e)]
     if any(n < 1 for n in numbers):
         raise ConfigError("--entry 0: runs of an nccl-tests output are numbered from 1")
     return ids, list(dict.fromkeys(numbers))
+
+
+def _run_number(entry: str) -> bool:
+    """Whether an ``--entry`` value is a run number: ASCII digits only (``int`` refuses
+    other digits, such as a superscript two, that ``str.isdigit`` accepts)."""
+    text = entry.strip()
+    return text.isascii() and text.isdigit()
 
 
 def _read_runs(
