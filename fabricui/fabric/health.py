@@ -21,6 +21,8 @@ fabric and returns a new fabric every later stage prices unchanged:
 * erroring ports are marked (views draw them), not slowed: the counters say the link is at
   risk, not what it delivers; a cable one output says is degraded (or down) and another
   (or the same) says counts errors is one change that says both, priced at its rate;
+* a cable two outputs slow (one says degraded, another down or slower) is one change at
+  the slower rate, whichever comes first, naming both;
 * a condition that cannot be placed (a switch or host the fabric lacks, a switch port with
   no peer named) changes nothing, and one line of ``unmatched`` says why, naming switches
   as switches and hosts as hosts, a cable listed from both ends once.
@@ -325,6 +327,9 @@ class _Plan:
         # Cable (a key of ``seen``) -> index of its change: what another output says of the
         # same cable joins that change.
         self.cable_change: dict[tuple[int, ...], int] = {}
+        # Cable (a key of ``seen``) -> (its fraction, the links it slowed, what each lost) of
+        # the condition priced: a slower one said of it later takes its place.
+        self.cable_slow: dict[tuple[int, ...], tuple[float, list[int], float]] = {}
         # Source -> (rate read, rate of its cable) of every up port with a rate [Gb/s].
         self.rates: dict[str, list[tuple[float, float]]] = {}
 
@@ -364,26 +369,38 @@ class _Plan:
             )
         return out
 
-    def again(self, cable: tuple[int, ...], kind: str | None, condition: LinkCondition) -> bool:
+    def again(
+        self, cable: tuple[int, ...], kind: str | None, condition: LinkCondition, f: float
+    ) -> bool:
         """Whether ``cable`` has its change already (listed from its other end, or in
-        another output): this condition's errors join it (a degraded cable that counts
-        errors is both), naming its source. False when this condition slows (``kind``) a
-        cable an earlier one only marked erroring: the caller records it (``record``)."""
+        another output): what this condition says joins it (a degraded cable that counts
+        errors is both), naming its source. False when this condition slows (``kind``, to
+        fraction ``f``) a cable an earlier one only marked erroring, or slows it more than
+        the one priced (down where another said degraded): that one's loss is taken back
+        and the caller records this one (``record``), so the slower fact is priced
+        whichever output comes first."""
         at = self.cable_change.get(cable)
         if at is None:
             return False
         change = self.changes[at]
         if kind is not None and change.kind == "errors":
             return False
-        if condition.erroring and not change.erroring:
+        held = self.cable_slow.get(cable)
+        if kind is not None and held is not None and f < held[0] - _TOLERANCE:
+            _, links, lost = self.cable_slow.pop(cable)
+            for k in links:
+                self.lost[k] -= lost
+            return False
+        if kind is not None or condition.erroring:  # it says something of the cable
             source = _sources(change.source, condition.source or "health")
-            self.changes[at] = dataclasses.replace(change, erroring=True, source=source)
+            erroring = change.erroring or condition.erroring
+            self.changes[at] = dataclasses.replace(change, erroring=erroring, source=source)
         return True
 
     def record(self, cable: tuple[int, ...], change: HealthChange) -> None:
-        """Record ``cable``'s change: in place of an earlier change that only marked it
-        erroring (kept: it is erroring, and both sources are named), else after the
-        others."""
+        """Record ``cable``'s change: in place of an earlier change of the same cable (one
+        that only marked it erroring, or slowed it less), keeping that one's errors and
+        naming both sources; else after the others."""
         at = self.cable_change.get(cable)
         if at is None:
             self.cable_change[cable] = len(self.changes)
@@ -391,7 +408,9 @@ class _Plan:
             return
         earlier = self.changes[at]
         self.changes[at] = dataclasses.replace(
-            change, erroring=True, source=_sources(earlier.source, change.source)
+            change,
+            erroring=earlier.erroring or change.erroring,
+            source=_sources(earlier.source, change.source),
         )
 
     def mark(self, links: list[int], kind: str) -> None:
@@ -519,7 +538,7 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         kind = _kind(condition, f)
         if kind is None and not condition.erroring:
             return  # at its cable's rate
-        if plan.again(key, kind, condition):  # listed from both ends, or in another output
+        if plan.again(key, kind, condition, f):  # listed from both ends, or in another output
             return
         plan.seen.add(key)
         plan.read_rate(condition, _nominal_gbps(fabric, pair[0]))
@@ -541,6 +560,7 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         lost = (1.0 - f) / count
         for k in pair:
             plan.lost[k] += lost
+        plan.cable_slow[key] = (f, pair, lost)
         kept = max(0.0, 1.0 - plan.lost[pair[0]])
         kind = "down" if kept <= 0.0 else kind
         plan.mark(pair, kind)
@@ -613,7 +633,7 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     if (nic,) in plan.seen:  # the same cable from its other end, or in another file
         if nic in plan.remove_cables:
             plan.removed_by[nic].append(condition)
-        if plan.again((nic,), kind, condition):
+        if plan.again((nic,), kind, condition, f):
             return
     plan.seen.add((nic,))
     plan.read_rate(condition, _nominal_gbps(fabric, cable[0]))
@@ -628,11 +648,13 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     if f <= 0.0:
         plan.remove_cables.add(nic)
         plan.removed_by.setdefault(nic, []).append(condition)
+        plan.cable_slow[(nic,)] = (0.0, [], 0.0)
         plan.mark(cable, "down")
         plan.record((nic,), HealthChange("down", label, 0.0, (nic, peer), where, erroring=erroring))
         return
     for k in cable:
         plan.lost[k] += 1.0 - f
+    plan.cable_slow[(nic,)] = (f, cable, 1.0 - f)
     plan.mark(cable, "degraded")
     plan.record((nic,), HealthChange("degraded", label, f, (nic, peer), where, erroring=erroring))
 
