@@ -441,14 +441,17 @@ def memory_advice(report: PlanReport, n_gpus: int) -> list[str]:
 def precision_problem(gpu: GpuSpec, precision: str | None, catalog: Catalog) -> str | None:
     """Why a stated precision cannot run on ``gpu``: an FP8 or FP4 precision on a part
     whose record has no tensor peak for it (one sentence naming the GPU, the hwdb field and
-    the database's parts that have one); None when it can."""
+    the database's parts that have one, those of its own vendor first: a TPU's refusal
+    names the TPU that has the peak before a list cut at its length hides it); None when
+    it can."""
     from fabricui.engine.training.device import LOW_PRECISION_PEAKS, missing_peak
 
     if precision is None or precision not in LOW_PRECISION_PEAKS:
         return None
     field = LOW_PRECISION_PEAKS[precision][0]
-    parts = [record.id for record in catalog.gpus.values() if getattr(record, field, None)]
-    return missing_peak(gpu, precision, parts)
+    having = [record for record in catalog.gpus.values() if getattr(record, field, None)]
+    having.sort(key=lambda record: record.vendor != gpu.vendor)  # stable: hwdb order kept
+    return missing_peak(gpu, precision, [record.id for record in having])
 
 
 def _check_precision(request: PlanRequest, fabric: Fabric, catalog: Catalog) -> None:
