@@ -33,22 +33,26 @@ def kept_short(change: HealthChange) -> str:
 
 def overlay_line(overlay: HealthOverlay, width: int | None = None) -> str:
     """``as it is: 1 degraded (n0.nic0 (n0 mlx5_0) -> leaf0 keeps 25%); without --health:
-    as built``: the overlay's summary and its changes worst first, in ``width`` columns
-    (None: whole). Where the line is too long the end (``; without ...``) goes first, then
-    the changes are cut (with the glyph set's ellipsis) so that the count stays; a line
-    too narrow even for that is cut at its end."""
-    head = HEAD + overlay.summary().removeprefix("health: ")
+    as built``: the overlay's counts, its changes worst first right after them, then how
+    many conditions were not applied, in ``width`` columns (None: whole). Where the line
+    is too long the end (``; without ...``) goes first, then the changes are cut (with the
+    glyph set's ellipsis) so that the counts stay; a line too narrow even for that is cut
+    at its end."""
+    # The changes go after the counts they detail, not after "N condition(s) not
+    # applied", which they are not.
+    counts, sep, unmatched = overlay.summary().removeprefix("health: ").partition("; ")
+    head, rest = HEAD + counts, sep + unmatched
     order = overlay.worst_first()
     changes = "; ".join(f"{c.label} {kept_short(c)}" for c in order)
-    said = f"{head} ({changes})" if changes else head
+    said = f"{head} ({changes}){rest}" if changes else head + rest
     if width is None or len(said) + len(TAIL) <= width:
         return said + TAIL
     if len(said) <= width:
         return said
     cut = glyphs().ellipsis
-    room = width - len(head) - len(" (") - len(cut) - len(")")
+    room = width - len(head) - len(" (") - len(cut) - len(")") - len(rest)
     if changes and room >= MIN_CHANGES_COLUMNS:
-        return f"{head} ({changes[:room].rstrip()}{cut})"
+        return f"{head} ({changes[:room].rstrip()}{cut}){rest}"
     return said[: max(0, width - len(cut))] + cut
 
 
