@@ -289,8 +289,35 @@ def _path_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | N
             f"Transfer: {format_bytes(size)} in {format_time_us(report.transfer_us)} "
             "(latency + size / bottleneck)."
         )
+    notes += _job_notes(data, launch)
     used = [name for h in report.hops for name in (h.link, h.src_model, h.dst_model) if name]
     return [table], notes, used, {"path": report.to_json()}
+
+
+#: Jobs a report names before "and N more".
+_SHOWN_JOBS = 12
+
+
+def _job_notes(data: LoadedFabric, launch: LaunchRequest) -> list[str]:
+    """A line naming the jobs ``--hosts`` and ``--jobs`` place on the fabric, with their
+    hosts and GPUs, as the explorer's line above the map does: the report says what its
+    command asked for (nothing without them)."""
+    from fabricui.services.jobs import hostlist, place_job
+    from fabricui.services.place import running_job_ranks
+
+    options = dict(launch.options)
+    parts = []
+    if options.get("hosts"):
+        job = place_job(data.fabric, options["hosts"])
+        parts.append(f"--hosts {hostlist(job.hosts)} ({len(job.ranks)} GPUs)")
+    if options.get("jobs"):
+        jobs = running_job_ranks(data.fabric, options["jobs"])
+        parts += [f"job {j} {hostlist(h)} ({len(r)} GPUs)" for j, h, r in jobs[:_SHOWN_JOBS]]
+        if len(jobs) > _SHOWN_JOBS:
+            parts.append(f"and {len(jobs) - _SHOWN_JOBS} more")
+        if not jobs:
+            parts.append(f"no job of {options['jobs']} runs on this fabric")
+    return [f"Jobs: {'; '.join(parts)}."] if parts else []
 
 
 def _pyramid_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:
