@@ -283,7 +283,10 @@ class LoadedFabric:
         """The bandwidth pyramid of this fabric, fastest tier first.
 
         On-chip and memory tiers are the GPU's hwdb figures; peer, NIC and spine tiers are
-        routed paths (GPU 0 to GPU 1, to GPU 0 of node 1, and to a GPU behind another leaf).
+        routed paths (GPU 0 to GPU 1, to GPU 0 of node 1, and to a GPU behind another leaf),
+        from the first node still on the network to others on it: a health file that cuts
+        node 0 off leaves the network tiers to the nodes it can reach (none when fewer than
+        two nodes are left on it).
         """
         fabric, catalog = self.fabric, self.catalog
         gpu = fabric.gpu
@@ -308,15 +311,18 @@ class LoadedFabric:
             )
         )
         g = fabric.gpus_per_node
+        nodes = self._network_nodes()
+        first = nodes[0] * g if nodes else 0
         if g >= 2:
-            report = self.path(0, 1, None)
+            report = self.path(first, first + 1, None)
             tiers.append(self._path_tier(report, "peer"))
         if fabric.nodes >= 2:
-            report = self.path(0, g, None)
-            tiers.append(self._path_tier(report, "NIC", network=True))
-            spine = self._spine_report()
-            if spine is not None:
-                tiers.append(self._path_tier(spine, "spine", network=True))
+            if len(nodes) >= 2:  # else no route over the network is left to price
+                report = self.path(first, nodes[1] * g, None)
+                tiers.append(self._path_tier(report, "NIC", network=True))
+                spine = self._spine_report(first, nodes)
+                if spine is not None:
+                    tiers.append(self._path_tier(spine, "spine", network=True))
         elif self.spec.net is not None:
             link = catalog.links.get(self.spec.net.link)
             if link is not None:
@@ -363,21 +369,30 @@ class LoadedFabric:
             fabric.device_name(int(dev)) for kind in kinds for dev in fabric.devices_of_kind(kind)
         )
 
-    def _spine_report(self) -> PathReport | None:
-        """A cross-node path that climbs above the leaf (spine or leaf-to-leaf), if any."""
+    def _network_nodes(self) -> list[int]:
+        """The fabric's nodes still on the network: all of them, less the nodes a health
+        file cut off (every NIC cable down)."""
+        overlay = health_of(self.fabric)
+        cut = set(overlay.cut_off) if overlay is not None else set()
+        return [node for node in range(self.fabric.nodes) if node not in cut]
+
+    def _spine_report(self, first: int, nodes: list[int]) -> PathReport | None:
+        """A cross-node path from GPU ``first`` that climbs above the leaf (spine or
+        leaf-to-leaf) to a GPU of another of ``nodes`` (those on the network), if any."""
         leaves = self._switch_names(above_leaf=False)
         if len(leaves) <= 1:
             return None
         above_leaf = self._switch_names(above_leaf=True)
         fabric = self.fabric
-        g, last = fabric.gpus_per_node, fabric.nodes - 1
-        candidates = [last * g + g - 1, last * g + min(1, g - 1), g + g - 1, last * g]
+        g, last = fabric.gpus_per_node, nodes[-1]
+        candidates = [last * g + g - 1, last * g + min(1, g - 1), nodes[1] * g + g - 1, last * g]
         # An imported cluster's hosts sit on leaves in any order: try a spread of others.
-        candidates += [node * g for node in range(1, last, max(1, last // 32))]
+        candidates += [node * g for node in nodes[1 : -1 : max(1, (len(nodes) - 1) // 32)]]
+        on_network = set(nodes)
         for dst in candidates:
-            if dst == 0:
+            if dst // g == first // g or dst // g not in on_network:
                 continue
-            report = self.path(0, dst, None)
+            report = self.path(first, dst, None)
             if any(h.dst in above_leaf for h in report.hops) or any(
                 h.src in leaves and h.dst in leaves for h in report.hops
             ):

@@ -14,7 +14,7 @@ from fabricui import __version__
 from fabricui.errors import ConfigError
 from fabricui.fabric.health import MARKS
 from fabricui.plugins import get_host
-from fabricui.services.compare import path_figures, tier_figures
+from fabricui.services.compare import ComparedFigure, path_figures, tier_figures
 from fabricui.services.health import overlay_of, report_of
 from fabricui.services.layouts import LayoutChoice, parse_layout
 from fabricui.services.loaded import LoadedFabric
@@ -718,9 +718,19 @@ def _as_built_figures(
         same = f"The path {src} -> {dst} is as built: it crosses no link that changed."
     else:
         figures = [f for f in tier_figures(built, data) if f.better is not None]
-        caption = "Pyramid tiers that changed, as built and as it is"
+        # A tier with no route left (every node but one cut off the network) changed too.
+        left = {tier.name for tier in data.pyramid()}
+        gone = [
+            ComparedFigure(f"tier {tier.name}", "GB/s", tier.bw_GBps, None)
+            for tier in built.pyramid()
+            if tier.name not in left
+        ]
+        figures += gone
+        caption = "Pyramid tiers that changed, as built and as it is" + (
+            " (-: no route left)" if gone else ""
+        )
         same = "Every pyramid tier is as built."
-    if not any(f.better is not None for f in figures):
+    if not any(f.better is not None or (f.a is None) != (f.b is None) for f in figures):
         return same
     rows = tuple(
         (
