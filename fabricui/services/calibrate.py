@@ -9,6 +9,7 @@ check the fit.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -190,6 +191,7 @@ def _rescaled(
     """The topology rebuilt at the run's node count, the run's ranks spread evenly over its
     nodes: on the devices their rank lines name, else GPUs 0, 1 ... of each."""
     per_node = spec.gpus_per_node
+    run, shared = _shared_names(run, per_node)
     nodes = request.nodes if request.nodes is not None else run.nodes
     counted = nodes is None
     if nodes is None:
@@ -219,7 +221,7 @@ def _rescaled(
     elif not counted:
         where = "nodes the run names"
     assumed = _spread(run, nranks, nodes, local, per_node, where, counted, "--nodes") + placed
-    return fabric, _Placement(nodes, ranks, (), assumed, devices)
+    return fabric, _Placement(nodes, ranks, (), shared + assumed, devices)
 
 
 def _on_hosts(
@@ -247,9 +249,10 @@ def _on_hosts(
     names, per_domain = fabric.host_layout
     per_host = fabric.gpus_per_node // per_domain
     known = [name for name in names if name is not None]
+    run, shared = _shared_names(run, per_host)
     _check_hosts(run, per_host, spec.id)
     logged = [host for host, _ in run.hosts]
-    assumed: list[str] = []
+    assumed: list[str] = list(shared)
     counted = False
     given = request.hosts is not None
     if request.hosts is not None:
@@ -316,6 +319,43 @@ def _on_hosts(
         where = "hosts --nodes gives" if request.nodes is not None else "hosts the run names"
     assumed += _spread(run, nranks, count, local, per_host, where, counted, "--hosts") + placed
     return fabric, _Placement(count, ranks, tuple(hosts), tuple(assumed), devices)
+
+
+def _shared_names(run: ResultRun, per_node: int) -> tuple[ResultRun, tuple[str, ...]]:
+    """The run with each host name its rank lines give more ranks than a node has GPUs,
+    and whose devices they name again from the start, split into the hosts that share it
+    (containers whose hostname is the same on every machine: ranks 0-7 on devices 0-7,
+    ranks 8-15 on devices 0-7 again): ``user#1``, ``user#2`` ..., each rank on the first
+    whose device it does not repeat; said as assumed. The run unchanged when no name
+    needs it, or when the hosts it would make are not alike (every rank on device 0:
+    nothing tells them apart)."""
+    crowded = {host for host, count in run.hosts if count > per_node}
+    if not crowded or len(run.rank_devices) != sum(count for _, count in run.hosts):
+        return run, ()
+    taken: dict[str, list[set[int]]] = {host: [] for host in crowded}
+    placement = []
+    for host, device in run.rank_devices:
+        if host not in crowded:
+            placement.append((host, device))
+            continue
+        parts = taken[host]
+        part = next((i for i, used in enumerate(parts) if device not in used), len(parts))
+        if part == len(parts):
+            parts.append(set())
+        parts[part].add(device)
+        placement.append((f"{host}#{part + 1}", device))
+    sizes = {len(used) for parts in taken.values() for used in parts}
+    if len(sizes) != 1 or not 1 < next(iter(sizes)) <= per_node:
+        return run, ()
+    hosts = tuple(Counter(host for host, _ in placement).items())  # in order of first rank
+    said = tuple(
+        f"{run.source}: the rank lines put {count} ranks on host {host}, naming its devices "
+        f"{len(taken[host])} times over (hosts sharing a name, as containers do): priced as "
+        f"{len(taken[host])} hosts {host}#1 to {host}#{len(taken[host])}"
+        for host, count in run.hosts
+        if host in crowded
+    )
+    return replace(run, hosts=hosts, rank_devices=tuple(placement), nodes=len(hosts)), said
 
 
 def _given_hosts(fabric: Fabric, text: str) -> list[str]:
