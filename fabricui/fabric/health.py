@@ -783,12 +783,13 @@ class _GpuChange:
 
     def joined(self, other: _GpuChange) -> _GpuChange:
         """One change of the GPU from two reports of it: the slower one's rate, erroring
-        when either counts errors (naming the report that says so)."""
+        when either counts errors, naming the other report too when it says something of
+        the GPU (errors, or links inactive or slow), as a cable's change does."""
         slower, faster = (other, self) if other.factor < self.factor else (self, other)
-        if not faster.erroring or slower.erroring:
+        if not faster.erroring and faster.factor >= 1.0 - _TOLERANCE:
             return slower
         where = _sources(slower.where, faster.where)
-        return dataclasses.replace(slower, erroring=True, where=where)
+        return dataclasses.replace(slower, erroring=slower.erroring or faster.erroring, where=where)
 
     def apply(self, plan: _Plan) -> None:
         """Scale and mark the links, and record the change."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fabricui import api
-from fabricui.fabric.health import LinkCondition, apply_health, health_of
+from fabricui.fabric.health import GpuLinkCondition, LinkCondition, apply_health, health_of
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import load_fabric
 from tests.services._ibstat import ibstat_text
@@ -90,3 +90,17 @@ def test_a_switch_cable_said_slower_twice_is_priced_once(catalog, first_slower):
     assert overlay.fabric.link_bw_GBps[link] == pytest.approx(
         fabric.link_bw_GBps[built] * (3 + 0.25) / 4
     )
+
+
+def test_a_gpu_two_outputs_slow_names_both(catalog):
+    """GPU 0 with 9 of 18 NVLinks inactive in one output and 12 in another: a third of its
+    scale-up bandwidth (the slower), both outputs named (the slower's first), in either
+    order."""
+    fabric = load_fabric(TopologyRequest("dgx-h100"), catalog)
+    nine = GpuLinkCondition(None, 0, 9, 18, source="a.txt")
+    twelve = GpuLinkCondition(None, 0, 12, 18, source="b.txt")
+    for conditions in ([nine, twelve], [twelve, nine]):
+        (change,) = apply_health(fabric, [], conditions).changes
+        assert change.factor == pytest.approx(6 / 18)
+        assert change.source == "b.txt; a.txt"
+        assert not change.erroring
