@@ -650,15 +650,17 @@ def as_it_is_section(
     (link, condition, bandwidth kept, where read), what was not applied and why, the
     warnings, and for the path and the pyramid their figures as built beside as it is
     (``services.compare``, as the explorer's ``c`` compares them). None on the fabric as
-    built, or when the files change nothing and warn of nothing."""
+    built. Files that change nothing and warn of nothing get one line saying so (the title
+    says "as it is": the reader learns which files were read and that they were clean)."""
     overlay = overlay_of(data.fabric)
     if overlay is None:
         return None
     files = report_of(data.fabric)
     warnings = [*overlay.warnings, *(files.warnings if files is not None else [])]
-    if not overlay.changes and not overlay.unmatched and not warnings:
-        return None
     read = f"Health files: {files.file_names(_SHOWN_LINES)}. " if files is not None else ""
+    if not overlay.changes and not overlay.unmatched and not warnings:
+        clean = f"{read}They mark nothing on this fabric: the figures above are as built."
+        return AsItIs(clean, (), ())
     summary = (
         f"{read}The figures above are the fabric as they say it is: "
         f"{overlay.summary().removeprefix('health: ')}; without --health they are as built."
@@ -681,7 +683,7 @@ def as_it_is_section(
 
 def _changes_table(changes: tuple[HealthChange, ...]) -> Table:
     """The conditions applied, worst first, the first ``_SHOWN_CHANGES`` of them."""
-    order = sorted(changes, key=lambda c: -MARKS.index(c.kind))  # HealthOverlay.worst_first
+    order = sorted(changes, key=lambda c: -MARKS.index(c.kind))
     rows = tuple(
         (c.label, c.condition, f"{c.factor:.0%}", c.source) for c in order[:_SHOWN_CHANGES]
     )

@@ -103,11 +103,15 @@ def test_the_pyramid_report_shows_the_tier_that_changed(catalog, files):
     assert "HBM" not in section
 
 
-def test_no_section_on_the_fabric_as_built_or_when_nothing_is_said(catalog, files):
-    """Without --health, or with a file that changes and warns of nothing, there is no
-    section."""
+def test_no_section_on_the_fabric_as_built_and_one_line_when_nothing_is_said(catalog, files):
+    """Without --health there is no section; with a file that changes and warns of nothing,
+    one line names the files and says the figures are as built (the title says "as it
+    is")."""
     assert _section(_report(catalog, "topology", [])) == ""
-    assert _section(_report(catalog, "topology", [files["n0.txt"]])) == ""
+    clean = _section(_report(catalog, "topology", [files["n0.txt"]]))
+    assert "n0.txt" in clean
+    assert "They mark nothing on this fabric: the figures above are as built." in clean
+    assert "Conditions applied" not in clean and "Warnings" not in clean
 
 
 def test_snapshot_prints_it(run_cli, files):
