@@ -93,7 +93,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=[],
         type=Path,
         metavar="FILE",
-        help="results of the same cluster used only to check the fit (repeatable)",
+        help="results of the same cluster used only to check the fit, whole (--entry "
+        "picks among RESULTS only; repeatable)",
     )
     parser.add_argument(
         "-o", "--output", type=output_file, metavar="FILE", help="write the overlay"

@@ -810,13 +810,14 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
         )
     ids, numbers = _entry_kinds(request.entries)
     fit_runs, numbered = _read_runs(request.results, request.op, ids, numbers)
-    check_runs, numbered_check = _read_runs(request.held_out, request.op, ids, [])
+    # Held-out files are used whole: --entry picks what is fitted, not what checks it.
+    check_runs, numbered_check = _read_runs(request.held_out, request.op, [], [])
     numbered.update(numbered_check)
-    _check_entry_ids(ids, fit_runs + check_runs)
+    _check_entry_ids(ids, fit_runs)
     fit_runs, skipped = _of_this_hardware(fit_runs, spec, catalog, bool(ids))
     if not fit_runs:
         raise ConfigError(_none_match(spec, skipped))
-    check_runs, skipped_check = _of_this_hardware(check_runs, spec, catalog, bool(ids))
+    check_runs, skipped_check = _of_this_hardware(check_runs, spec, catalog, False)
     skipped += skipped_check
     progress.phase("building the fabrics of the runs")
     fabrics: dict[int, Fabric] = {}

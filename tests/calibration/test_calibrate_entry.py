@@ -116,3 +116,23 @@ def test_entry_on_a_table_without_usable_rows_is_refused(run_calibrate, a_run_wi
     assert err.rstrip().endswith("pick another run (1 to 3)")
     err = _refused(run_calibrate(str(a_run_without_usable_rows), "-t", "dgx-h100", "--entry", "4"))
     assert "holds 3 runs, at lines 32, 46, 57 (give --entry 1 to 3)" in err
+
+
+def test_held_out_files_are_used_whole_whatever_entry_picks(run_calibrate):
+    """``--entry`` picks what is fitted; a ``--held-out`` YAML checks the fit with every
+    entry (an id it lacks is no error), as ``--help`` says: fit the ring entry, hold out
+    the same file's default entry (and its ring entry) alike."""
+    entry = "nccltests290_h100_2node_ib_ndr_allreduce_ring"
+    status, out, err = run_calibrate(
+        str(MEASUREMENTS), "-t", "dgx-h100", "--entry", entry, "--held-out", str(DEFAULT),
+        "--held-out", str(MEASUREMENTS), "--json",
+    )  # fmt: skip
+    assert status == 0, err
+    runs = json.loads(out)["runs"]
+    fitted = [r["entry"] for r in runs if {row["set"] for row in r["rows"]} != {"held_out"}]
+    held = [r["entry"] for r in runs if {row["set"] for row in r["rows"]} == {"held_out"}]
+    assert fitted == [entry]
+    assert sorted(e for e in held if e) == sorted(
+        ["nccltests290_h100_2node_ib_ndr_allreduce_default", entry]
+    )
+    assert None in held  # the nccl-tests output, whole
