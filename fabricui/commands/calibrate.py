@@ -262,7 +262,8 @@ def _link_mark(entry: dict[str, Any]) -> str:
     if at_bound:
         parts.append(
             f"{', '.join(bound_text(n, w) for n, w in at_bound.items())}: the runs are "
-            "outside what the model explains; do not trust this fit"
+            "outside what the model explains; do not trust "
+            + ("this figure" if len(at_bound) == 1 else "these figures")
         )
     status = entry.get("status") or {}
     others = {name: what for name, what in status.items() if what != "fitted"}

@@ -17,7 +17,7 @@ def read_output(name: str, max_bytes: int = MAX_INPUT_BYTES) -> tuple[str, str]:
             or empty.
     """
     data, origin = read_bounded(
-        name, max_bytes, ParseError, "a file", ", not the output of a topology command"
+        name, max_bytes, ParseError, "a file", ", more than a saved tool output holds"
     )
     text = decode_output(data, origin)
     if not text.strip():

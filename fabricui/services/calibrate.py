@@ -988,7 +988,8 @@ def bound_lines(report: dict[str, Any]) -> list[str]:
     the model explains, so that figure is not to be trusted."""
     return [
         f"{gen}: {', '.join(bound_text(n, w) for n, w in entry['at_bound'].items())}: the "
-        "runs are outside what the model explains with it; do not trust this figure"
+        "runs are outside what the model explains with it; do not trust "
+        + ("this figure" if len(entry["at_bound"]) == 1 else "these figures")
         for gen, entry in report["links"].items()
         if entry.get("at_bound")
     ]

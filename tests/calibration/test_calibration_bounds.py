@@ -116,7 +116,7 @@ def test_the_report_flags_the_figure_on_its_line_and_in_json(run_calibrate, tmp_
         "(efficiency at its lower bound 0.01, lat_us at its upper bound 100: the runs are " in line
     )
     assert "outside what the model explains" in line
-    assert "do not trust this fit" in line
+    assert "do not trust these figures" in line  # as stderr and the overlay say it
     assert "efficiency at its lower bound" not in err  # the report says it where it belongs
     assert "# ib-ndr: efficiency at its lower bound 0.01" in out_path.read_text()
     status, out, err = run_calibrate(str(slow), "-t", "dgx-h100", "--json")

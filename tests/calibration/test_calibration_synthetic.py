@@ -118,7 +118,7 @@ def test_runs_faster_than_the_line_rate_end_on_the_upper_bound(reports):
         for line in calibrate_command.render(report).splitlines()
         if line.startswith("  nvlink4 ")
     ]
-    assert "(efficiency at its upper bound 1" in line and "do not trust this fit" in line
+    assert "(efficiency at its upper bound 1" in line and "do not trust this figure" in line
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
