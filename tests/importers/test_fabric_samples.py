@@ -207,12 +207,19 @@ def test_llnl_atlas_commented_elided():
 
 def test_selene_compute_superpod():
     """666 MQM8700 (204 leaf = 200 LG + 4 MLG, 322 spine, 140 core), 458 luna hosts x 8 rails,
-    666 aggregation nodes, 11 management hosts, 12852 HDR links; imports in well under 3 s."""
+    666 aggregation nodes, 11 management hosts, 12852 HDR links; imports in well under 3 s
+    (~1 s here), or, on a loaded machine, in under 80 times what splitting its 2.8 MB into
+    words takes in the same run (~27 times here)."""
     text = fabric_sample("ibnetdiscover/nvidia_selene_compute_hdr_superpod_2021.txt")
     start = time.perf_counter()
     g = ibnetdiscover.parse(text)
     seconds = time.perf_counter() - start
-    assert seconds < 3.0, f"{seconds:.2f} s"
+    reference_s = float("inf")
+    for _ in range(3):
+        begun = time.perf_counter()
+        sum(len(line.split()) for line in text.splitlines())
+        reference_s = min(reference_s, time.perf_counter() - begun)
+    assert seconds < max(3.0, 80 * reference_s), f"{seconds:.2f} s ({reference_s:.3f} s to split)"
     assert len(g.switches) == 666
     assert g.tier_counts() == {"leaf": 204, "spine": 322, "core": 140}
     luna = [h for h in g.hosts if h.name.startswith("luna-")]
