@@ -266,6 +266,10 @@ class FabricApp(App[None]):
         """The plugin host (the process-wide one when not given)."""
         self.data: LoadedFabric | None = None
         """The loaded fabric (None until the first load finishes)."""
+        self.title_args = ""
+        """The topology arguments in the sub-title (``h100-ib-cluster --nodes 2``): what the
+        title bar shortens first when the line is too narrow, so that the view's name and
+        the markers after them (``(as it is)``) stay whole."""
         self._initial_pair = (launch.src, launch.dst) if (launch.src or launch.dst) else None
         self._initial_size = launch.message_size
         self._options = dict(launch.options)
@@ -510,8 +514,10 @@ class FabricApp(App[None]):
         screen = self.screen if isinstance(self.screen, ViewScreen) else None
         view = self.current_mode
         parts = [self.VIEW_TITLES.get(view, view)]
+        self.title_args = ""
         if self.data is not None:
             parts.append(self.data.label)
+            self.title_args = TopologyRequest(self.data.spec.id, self.data.nodes).label()
         if screen is not None and screen.status_text():
             parts.append(screen.status_text())
         self.sub_title = f" {glyphs().dot} ".join(parts)

@@ -21,6 +21,24 @@ if TYPE_CHECKING:
 #: The icon drawn at the left; a click on it opens the command palette.
 #: Columns kept for the icon on the left and, for symmetry, on the right.
 SIDE_W = 8
+#: Fewest characters of the topology arguments kept when they give way; below that the
+#: whole title is cut at its end instead.
+MIN_ARGS_KEPT = 4
+
+
+def fit_title(title: str, args: str, width: int, cut: str) -> str:
+    """``title`` in ``width`` columns: ``args`` (the topology arguments, in its middle) give
+    way first, cut at their end, so that the view's name before them and the markers after
+    them (``(as it is)``, the view's state) stay whole; when that is not enough, the whole
+    title is cut at its end. ``cut`` marks where text was cut."""
+    if len(title) <= width:
+        return title
+    at = title.find(args) if args else -1
+    if at >= 0:
+        kept = len(args) - (len(title) - width) - len(cut)
+        if kept >= MIN_ARGS_KEPT:
+            return title[:at] + args[:kept].rstrip() + cut + title[at + len(args) :]
+    return title[: max(0, width - len(cut))] + cut if width > len(cut) else ""
 
 
 class TitleBar(Widget):
@@ -49,13 +67,11 @@ class TitleBar(Widget):
         return f"{title} {glyphs().dash} {sub_title}" if sub_title else title
 
     def render(self) -> Text:
-        """The icon, then the title centred in what is left (cut with an ellipsis)."""
+        """The icon, then the title centred in what is left (``fit_title``)."""
         width = self.size.width
         middle = max(0, width - 2 * SIDE_W)
-        title = self.title_text()
-        if len(title) > middle:
-            cut = glyphs().ellipsis
-            title = title[: max(0, middle - len(cut))] + cut if middle > len(cut) else ""
+        args = getattr(self.app, "title_args", "")
+        title = fit_title(self.title_text(), args, middle, glyphs().ellipsis)
         line = Text(no_wrap=True, overflow="crop", end="")
         line.append(f" {glyphs().icon} ".ljust(SIDE_W))
         line.append(title.center(middle))
