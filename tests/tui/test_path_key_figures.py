@@ -129,3 +129,19 @@ def test_pack_pieces_breaks_between_pieces_only():
     assert pack_pieces(pieces, 10, " · ").plain == "aaaa · bbb\ncc"
     assert pack_pieces(pieces, 3, " · ").plain == "aaaa\nbbb\ncc"
     assert pack_pieces([], 10, " · ").plain == ""
+
+
+async def test_ascii_key_line_separates_figures_with_semicolons(app_factory):
+    """With ``--ascii`` the figures of the key line are parted by ``;``, not by ``-``
+    (``dot``'s ASCII form), which would read as a minus between two numbers."""
+    request = TopologyRequest("h100-ib-cluster", 64)
+    app = app_factory(
+        launch=LaunchRequest(topology=request, src="n0.g7", dst="n63.g0"), ascii_only=True
+    )
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        _, latency, transfer = answers(report := app.screen.report)
+        text = screen_text(app)
+        assert report.size_bytes is not None
+        assert f"{latency}; {transfer}" in text
+        assert f"{latency} - " not in text

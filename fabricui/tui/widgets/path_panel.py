@@ -343,7 +343,7 @@ class PathPanel(Widget):
             piece.append(figure, self._style("bottleneck") if label == "bottleneck" else "bold")
             piece.append(rest)
             pieces.append(piece)
-        return pack_pieces(pieces, self.content_size.width, f" {glyphs().dot} ")
+        return pack_pieces(pieces, self.content_size.width, glyphs().between_figures)
 
     def _health_text(self, change: HopHealth) -> Text:
         """A change's line, its marker and kind in the map's colour for the mark."""
