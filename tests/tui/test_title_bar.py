@@ -70,6 +70,9 @@ def test_fit_title_cuts_the_arguments_then_the_end():
     assert fit_title(title, "topo-id --nodes 2", 60, "…") == title
     cut = "app — View · topo-id… (as it is) · state"
     assert fit_title(title, "topo-id --nodes 2", len(cut), "…") == cut
+    # Cut between words: not "--no…".
+    cut = "app — View · topo-id… (as it is) · state"
+    assert fit_title(title, "topo-id --nodes 2", len(cut) + 4, "…") == cut
     # Too narrow to keep a few characters of the arguments: the end is cut instead.
     assert fit_title(title, "topo-id --nodes 2", 20, "...") == "app — View · topo..."
     assert fit_title(title, "", 20, "…") == "app — View · topo-i…"

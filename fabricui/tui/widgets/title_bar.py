@@ -28,16 +28,20 @@ MIN_ARGS_KEPT = 4
 
 def fit_title(title: str, args: str, width: int, cut: str) -> str:
     """``title`` in ``width`` columns: ``args`` (the topology arguments, in its middle) give
-    way first, cut at their end, so that the view's name before them and the markers after
-    them (``(as it is)``, the view's state) stay whole; when that is not enough, the whole
-    title is cut at its end. ``cut`` marks where text was cut."""
+    way first, cut at their end (between words where they have several), so that the
+    view's name before them and the markers after them (``(as it is)``, the view's state)
+    stay whole; when that is not enough, the whole title is cut at its end. ``cut`` marks
+    where text was cut."""
     if len(title) <= width:
         return title
     at = title.find(args) if args else -1
     if at >= 0:
         kept = len(args) - (len(title) - width) - len(cut)
         if kept >= MIN_ARGS_KEPT:
-            return title[:at] + args[:kept].rstrip() + cut + title[at + len(args) :]
+            piece = args[:kept]
+            if args[kept] != " " and " " in piece:  # whole words: not "--nodes 1…" for 128
+                piece = piece[: piece.rfind(" ")]
+            return title[:at] + piece.rstrip() + cut + title[at + len(args) :]
     return title[: max(0, width - len(cut))] + cut if width > len(cut) else ""
 
 
