@@ -24,6 +24,7 @@ from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen, fabric_words
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.widgets.findings_panel import FindingsPanel, kept_text
+from fabricui.tui.widgets.jobs_line import JobsLine
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.path_panel import HopHealth, PathPanel, PathSide
 from fabricui.tui.widgets.title_bar import TitleBar
@@ -278,9 +279,6 @@ class TopologyScreen(ViewScreen):
     TopologyScreen #map-legend { height: auto; max-height: 2; color: $text-muted; padding: 0 1; }
     TopologyScreen #map-legend.-reason { max-height: 4; }
     TopologyScreen #map-cursor { display: none; height: 1; padding: 0 1; }
-    TopologyScreen #map-jobs {
-        display: none; height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis;
-    }
     """
 
     src: var[int | None] = var(None, init=False)
@@ -357,7 +355,7 @@ class TopologyScreen(ViewScreen):
         yield TitleBar()
         yield Static(f" {glyphs().dot} ".join(LEGEND), id="map-legend")
         yield Static("", id="map-cursor", markup=False)
-        yield Static("", id="map-jobs", markup=False)
+        yield JobsLine(id="map-jobs")
         with Horizontal(id="topology-body"):
             yield TopologyMap(id="map")
             with PathSide(id="path-side"):
@@ -538,17 +536,12 @@ class TopologyScreen(ViewScreen):
         self, job: JobPlacement | None, running: list[tuple[str, list[str], list[int]]]
     ) -> None:
         """The line above the map naming the jobs whose GPUs it underlines, with their
-        hosts: an underline alone says nothing in a saved text (nor without styles). One
-        line; what does not fit ends in an ellipsis. Hidden without jobs."""
+        hosts (``JobsLine``: one line, ending in how many jobs it leaves out)."""
         from fabricui.services.jobs import hostlist
 
-        parts = [f"--hosts {hostlist(job.hosts)}"] if job is not None else []
-        parts += [f"job {job_id} {hostlist(hosts)}" for job_id, hosts, _ in running]
-        line = self.query_one("#map-jobs", Static)
-        line.display = bool(parts)
-        line.update(
-            Content.assemble(("underlined", "underline"), f": {f' {glyphs().dot} '.join(parts)}")
-        )
+        lead = [f"--hosts {hostlist(job.hosts)}"] if job is not None else []
+        jobs = [f"job {job_id} {hostlist(hosts)}" for job_id, hosts, _ in running]
+        self.query_one(JobsLine).show(lead, jobs)
 
     def _kept_pair(self, data: LoadedFabric) -> tuple[str | None, str | None] | None:
         """The endpoints shown on the previous fabric of the same topology (a what-if or a

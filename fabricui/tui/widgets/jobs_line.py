@@ -1,0 +1,63 @@
+"""The line above the map naming the jobs whose GPUs it underlines (``--jobs``, ``--hosts``),
+with their hosts: an underline alone says nothing in a saved text (nor without styles)."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from fabricui.tui.glyphs import glyphs
+
+#: How the line starts (styled like what it names).
+HEAD = "underlined"
+
+
+def more_jobs(count: int) -> str:
+    """``and 170 more jobs``: the end of a cut line."""
+    return f"and {count} more job{'' if count == 1 else 's'}"
+
+
+def jobs_text(lead: list[str], jobs: list[str], width: int | None = None) -> str:
+    """``--hosts n[1-2] · job 7 n[0-1] · job 8 n3`` in ``width`` columns (None: whole):
+    ``lead`` (``--hosts``) always, then as many ``jobs`` as fit, whole, and, when some do
+    not, ``… and N more jobs`` so that the line says how many it leaves out. A line too
+    narrow even for that is left to the widget's own ellipsis."""
+    sep = f" {glyphs().dot} "
+    whole = sep.join(lead + jobs)
+    if width is None or len(whole) <= width:
+        return whole
+    for shown in range(len(jobs) - 1, -1, -1):
+        tail = f"{glyphs().ellipsis} {more_jobs(len(jobs) - shown)}"
+        head = sep.join(lead + jobs[:shown])
+        text = f"{head} {tail}" if head else tail
+        if len(text) <= width or shown == 0:
+            return text
+    return whole  # no jobs to leave out: the lead alone is too wide
+
+
+class JobsLine(Static):
+    """``underlined: job 7 n[0-1] · job 8 n3 … and 170 more jobs`` on one line, refitted to
+    its width when it changes; hidden without jobs."""
+
+    DEFAULT_CSS = """
+    JobsLine {
+        display: none; height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
+        super().__init__("", id=id, markup=False)
+        self._lead: list[str] = []
+        self._jobs: list[str] = []
+
+    def show(self, lead: list[str], jobs: list[str]) -> None:
+        """Name ``lead`` (``--hosts n[1-2]``) and ``jobs`` (``job 7 n[0-1]``); none: hidden."""
+        self._lead, self._jobs = list(lead), list(jobs)
+        self.display = bool(self._lead or self._jobs)
+        self.refresh()
+
+    def render(self) -> Content:
+        """The line fitted to the width it has now (``jobs_text``)."""
+        width = self.content_size.width - len(f"{HEAD}: ")
+        text = jobs_text(self._lead, self._jobs, width if width > 0 else None)
+        return Content.assemble((HEAD, "underline"), f": {text}")

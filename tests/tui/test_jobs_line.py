@@ -1,0 +1,44 @@
+"""The jobs line above the map (``--jobs``, ``--hosts``): one line that, when its jobs do
+not all fit, ends with how many it leaves out."""
+
+from __future__ import annotations
+
+import re
+
+from fabricui.services.requests import LaunchRequest, TopologyRequest
+from fabricui.tui.app import screen_text, settle
+from fabricui.tui.widgets.jobs_line import jobs_text
+
+#: 60 running jobs of 2 hosts each (n0-n119): far more than one line at 80 columns names.
+MANY_JOBS = "JOBID PARTITION  NAME  USER ST  TIME NODES NODELIST(REASON)\n" + "".join(
+    f"{100 + i} batch a u R 1:00 2 n[{2 * i}-{2 * i + 1}]\n" for i in range(60)
+)
+
+
+async def test_a_cut_jobs_line_says_how_many_jobs_it_leaves_out(app_factory, tmp_path):
+    """At 80x24 the line names the first jobs whole, then ``… and N more jobs``: the jobs
+    named and N add up to the 60 running."""
+    squeue = tmp_path / "squeue.txt"
+    squeue.write_text(MANY_JOBS)
+    request = TopologyRequest("h100-ib-cluster", 128)
+    app = app_factory(launch=LaunchRequest(topology=request, options=(("jobs", str(squeue)),)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = next(x for x in screen_text(app).splitlines() if "underlined:" in x).rstrip()
+        assert len(line) <= 80
+        more = re.search(r"… and (\d+) more jobs$", line)
+        assert more, line
+        shown = re.findall(r"job \d+ n\[\d+-\d+\]", line)
+        assert shown and shown[0] == "job 100 n[0-1]"
+        assert len(shown) + int(more.group(1)) == 60
+
+
+def test_jobs_text_keeps_the_lead_and_whole_jobs():
+    jobs = ["job 7 n[0-1]", "job 8 n3", "job 9 n[4-7]"]
+    assert jobs_text([], jobs) == "job 7 n[0-1] · job 8 n3 · job 9 n[4-7]"
+    assert jobs_text([], jobs, 38) == "job 7 n[0-1] · job 8 n3 · job 9 n[4-7]"
+    assert jobs_text([], jobs + ["job 10 n8"], 41) == "job 7 n[0-1] · job 8 n3 … and 2 more jobs"
+    assert jobs_text([], jobs, 37) == "job 7 n[0-1] … and 2 more jobs"
+    assert jobs_text(["--hosts n9"], jobs, 30) == "--hosts n9 … and 3 more jobs"
+    # Too narrow for one job and the count: the count alone.
+    assert jobs_text([], jobs, 10) == "… and 3 more jobs"
