@@ -314,11 +314,29 @@ def _on_hosts(
     host_ids = np.asarray([index[name] for name in hosts], dtype=np.int64)
     first = (host_ids // per_domain) * fabric.gpus_per_node + (host_ids % per_domain) * per_host
     ranks, devices, placed = _rank_gpus(run, first, local, per_host, spec.id)
+    assumed += _cluster_order(run, hosts, first)
     where = "hosts --hosts names" if given else "host(s)"
     if not given and not counted:
         where = "hosts --nodes gives" if request.nodes is not None else "hosts the run names"
     assumed += _spread(run, nranks, count, local, per_host, where, counted, "--hosts") + placed
     return fabric, _Placement(count, ranks, tuple(hosts), tuple(assumed), devices)
+
+
+def _cluster_order(
+    run: ResultRun, hosts: Sequence[str], first: npt.NDArray[np.int64]
+) -> tuple[str, ...]:
+    """What was assumed of 3 or more hosts whose ranks come out of the cluster's order
+    (``hosts`` in the order of their first rank, ``first`` their first GPUs): NCCL rings
+    them (and roots its trees) in the ranks' order, the model in the cluster's, as its
+    groups hold their GPUs sorted. Two hosts make one ring either way."""
+    if len(hosts) < 3 or not np.any(np.diff(first) < 0):
+        return ()
+    ordered = [hosts[i] for i in np.argsort(first, kind="stable")]
+    return (
+        f"{run.source}: the ranks' hosts come in the order {ranked_hostlist(hosts)}; the "
+        f"ring and trees follow the cluster's host order ({ranked_hostlist(ordered)}), "
+        "not the ranks'",
+    )
 
 
 def _shared_names(run: ResultRun, per_node: int) -> tuple[ResultRun, tuple[str, ...]]:

@@ -110,3 +110,45 @@ def test_the_hosts_said_keep_the_order_of_the_ranks(run_calibrate, selene, tmp_p
 def test_ranked_hostlist(hosts, said):
     """Compressed when that keeps the order, else the names as given."""
     assert ranked_hostlist(hosts) == said
+
+
+CLUSTER_ORDER = "the ring and trees follow the cluster's host order"
+
+
+def _report(run_calibrate, output: Path, topology: str, *extra: str) -> dict:
+    status, out, err = run_calibrate(str(output), "-t", topology, "--json", *extra)
+    assert status == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("by", ["rank lines", "--hosts"])
+def test_hosts_out_of_cluster_order_are_said_rung_in_cluster_order(
+    run_calibrate, selene, tmp_path, by
+):
+    """Three hosts whose ranks come out of the cluster's order (luna-0300 first): NCCL
+    rings them in the ranks' order, the model in the cluster's; said under 'assumed:',
+    and priced exactly as the same hosts in the cluster's order."""
+    named = ["luna-0300", "luna-0100", "luna-0200"]
+    if by == "rank lines":
+        output = _output(tmp_path, "shuffled", named)
+        report = _report(run_calibrate, output, selene)
+    else:
+        output = _output(tmp_path, "anon", ["a", "b", "c"])
+        report = _report(run_calibrate, output, selene, "--hosts", ",".join(named))
+    (run,) = report["runs"]
+    assert run["hosts"] == named
+    (said,) = [text for text in report["assumptions"] if CLUSTER_ORDER in text]
+    assert "in the order luna-0300,luna-0100,luna-0200;" in said
+    assert "(luna-[0100,0200,0300]), not the ranks'" in said
+    ordered = _report(run_calibrate, _output(tmp_path, "ordered", sorted(named)), selene)
+    assert ordered["assumptions"] == []
+    assert [r["before_us"] for r in run["rows"]] == [
+        r["before_us"] for r in ordered["runs"][0]["rows"]
+    ]
+
+
+def test_two_hosts_out_of_cluster_order_make_the_same_ring(run_calibrate, selene, tmp_path):
+    """Two hosts ring alike in either order: nothing to say."""
+    output = _output(tmp_path, "two", ["luna-0200", "luna-0100"])
+    report = _report(run_calibrate, output, selene)
+    assert not [text for text in report["assumptions"] if CLUSTER_ORDER in text]
