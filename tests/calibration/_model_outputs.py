@@ -93,3 +93,11 @@ def all_reduce_output(
 def hosts_in_blocks(hosts: Sequence[str], per_host: int) -> list[tuple[str, int]]:
     """Ranks 0 .. per_host-1 on the first host (devices 0, 1 ...), then the next host."""
     return [(host, device) for host in hosts for device in range(per_host)]
+
+
+def refused(result: tuple[int, str, str]) -> str:
+    """The one-line error of a refused ``calibrate`` run (status 2, nothing on stdout)."""
+    status, out, err = result
+    assert status == 2 and out == "", err
+    assert len(err.strip().splitlines()) == 1, err
+    return err

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _model_outputs import refused
 
 DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
 RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"
@@ -22,13 +23,6 @@ def two_runs(tmp_path) -> Path:
     path = tmp_path / "all_reduce_perf.txt"
     path.write_text(RING.read_text() + "\n".join(rows) + "\n")
     return path
-
-
-def _refused(result: tuple[int, str, str]) -> str:
-    status, out, err = result
-    assert status == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
 
 
 def test_a_number_picks_a_run_of_an_output(run_calibrate, two_runs):
@@ -53,16 +47,16 @@ def test_a_number_picks_a_run_of_an_output(run_calibrate, two_runs):
         ([str(MEASUREMENTS), "--entry", "1"], "the results are measurements YAML"),
     ],
 )
-def test_an_entry_that_picks_nothing_is_refused(run_calibrate, args, message):
+def test_an_entry_that_picks_nothing_isrefused(run_calibrate, args, message):
     """An entry id with nccl-tests output, a run number the output lacks (or 0), a number
     with measurements YAML: one line each."""
-    err = _refused(run_calibrate(*args, "-t", "dgx-h100"))
+    err = refused(run_calibrate(*args, "-t", "dgx-h100"))
     assert message in err
 
 
 def test_a_number_beyond_the_runs_names_them(run_calibrate, two_runs):
     """--entry 3 of two runs: the lines where they start and the numbers to give."""
-    err = _refused(run_calibrate(str(two_runs), "-t", "dgx-h100", "--entry", "3"))
+    err = refused(run_calibrate(str(two_runs), "-t", "dgx-h100", "--entry", "3"))
     assert "holds 2 runs, at lines 32, " in err and "give --entry 1 to 2" in err
 
 
@@ -107,14 +101,14 @@ def test_a_table_without_usable_rows_is_counted(a_run_without_usable_rows):
     assert third.source == runs[1].source and len(third.rows) == 11
 
 
-def test_entry_on_a_table_without_usable_rows_is_refused(run_calibrate, a_run_without_usable_rows):
+def test_entry_on_a_table_without_usable_rows_isrefused(run_calibrate, a_run_without_usable_rows):
     """--entry 2 picks the run whose every row was dropped: one line saying so and why; an
     --entry beyond the three runs names all three."""
-    err = _refused(run_calibrate(str(a_run_without_usable_rows), "-t", "dgx-h100", "--entry", "2"))
+    err = refused(run_calibrate(str(a_run_without_usable_rows), "-t", "dgx-h100", "--entry", "2"))
     assert "--entry 2: run 2 of " in err and "(line 46) has no usable row: dropped 11 rows: " in err
     assert "11 with a NaN or infinite time (lines 46, 47, 48, 49, 50, ...)" in err
     assert err.rstrip().endswith("pick another run (1 to 3)")
-    err = _refused(run_calibrate(str(a_run_without_usable_rows), "-t", "dgx-h100", "--entry", "4"))
+    err = refused(run_calibrate(str(a_run_without_usable_rows), "-t", "dgx-h100", "--entry", "4"))
     assert "holds 3 runs, at lines 32, 46, 57 (give --entry 1 to 3)" in err
 
 

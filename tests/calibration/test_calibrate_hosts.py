@@ -7,16 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from _model_outputs import refused
 
 DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
 RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"
-
-
-def _refused(result: tuple[int, str, str]) -> str:
-    status, out, err = result
-    assert status == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
 
 
 def _a100(text: str, hosts: tuple[str, str] | None) -> str:
@@ -101,9 +95,7 @@ def test_rank_lines_of_other_hosts_are_said(run_calibrate, selene, outputs):
 
 def test_unknown_hosts_are_one_line_with_the_nearest(run_calibrate, selene, outputs):
     """A host the cluster lacks: one line naming it and the nearest valid names."""
-    err = _refused(
-        run_calibrate(str(outputs["named"]), "-t", selene, "--hosts", "luna-[0100,9999]")
-    )
+    err = refused(run_calibrate(str(outputs["named"]), "-t", selene, "--hosts", "luna-[0100,9999]"))
     assert "--hosts: 1 host(s) not in selene: luna-9999 (nearest to luna-9999: luna-0560" in err
 
 
@@ -115,18 +107,18 @@ def test_unknown_hosts_are_one_line_with_the_nearest(run_calibrate, selene, outp
         ("bare", "luna-[0100,0102-0103]", "16 ranks do not split evenly over 3 host(s)"),
     ],
 )
-def test_a_host_count_the_run_cannot_have_is_refused(
+def test_a_host_count_the_run_cannot_have_isrefused(
     run_calibrate, selene, outputs, name, hosts, message
 ):
     """--hosts naming more hosts than the rank lines, or hosts the run's ranks cannot fill
     evenly: one line."""
-    err = _refused(run_calibrate(str(outputs[name]), "-t", selene, "--hosts", hosts))
+    err = refused(run_calibrate(str(outputs[name]), "-t", selene, "--hosts", hosts))
     assert message in err
 
 
 def test_nodes_must_agree_with_hosts(run_calibrate, selene, outputs):
     """--nodes other than the count --hosts names is refused in one line."""
-    err = _refused(
+    err = refused(
         run_calibrate(
             str(outputs["bare"]), "-t", selene, "--hosts", "luna-[0001-0002]", "--nodes", "4"
         )
@@ -134,16 +126,16 @@ def test_nodes_must_agree_with_hosts(run_calibrate, selene, outputs):
     assert "--nodes 4 disagrees with the 2 host(s) --hosts names" in err
 
 
-def test_more_hosts_than_the_cluster_has_are_refused(run_calibrate, selene, outputs):
+def test_more_hosts_than_the_cluster_has_arerefused(run_calibrate, selene, outputs):
     """--nodes beyond the cluster's hosts: one line with both counts."""
-    err = _refused(run_calibrate(str(outputs["bare"]), "-t", selene, "--nodes", "600"))
+    err = refused(run_calibrate(str(outputs["bare"]), "-t", selene, "--nodes", "600"))
     assert "the run spans 600 hosts, selene has 458" in err
 
 
-def test_hosts_on_a_rescaled_topology_are_refused(run_calibrate):
+def test_hosts_on_a_rescaled_topology_arerefused(run_calibrate):
     """A built-in topology is rebuilt at the runs' node count: --hosts has no hosts to
     name there, and says to use --nodes."""
-    err = _refused(run_calibrate(str(RING), "-t", "dgx-h100", "--hosts", "n[0-1]"))
+    err = refused(run_calibrate(str(RING), "-t", "dgx-h100", "--hosts", "n[0-1]"))
     assert "--hosts" in err and "give --nodes" in err
 
 

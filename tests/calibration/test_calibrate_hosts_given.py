@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fabricui.services.calibrate import ranked_hostlist
-from tests.calibration._model_outputs import all_reduce_output, hosts_in_blocks
+from tests.calibration._model_outputs import all_reduce_output, hosts_in_blocks, refused
 
 A100 = "NVIDIA A100-SXM4-80GB"
 SIZES = [2**k for k in range(20, 31)]
@@ -25,13 +25,6 @@ def _output(folder: Path, name: str, hosts: list[str]) -> Path:
     return path
 
 
-def _refused(result: tuple[int, str, str]) -> str:
-    status, out, err = result
-    assert status == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
-
-
 @pytest.mark.parametrize(
     ("hosts", "said"),
     [
@@ -41,17 +34,17 @@ def _refused(result: tuple[int, str, str]) -> str:
         (" ", "--hosts: empty hostlist"),
     ],
 )
-def test_hosts_named_twice_or_empty_are_refused(run_calibrate, selene, tmp_path, hosts, said):
+def test_hosts_named_twice_or_empty_arerefused(run_calibrate, selene, tmp_path, hosts, said):
     """A host twice in --hosts is a typo (a run has each host once, ranks in order), and
     an empty --hosts (an unset shell variable) is not the rank lines' hosts: one line."""
     output = _output(tmp_path, "named", ["luna-0100", "luna-0200"])
-    assert said in _refused(run_calibrate(str(output), "-t", selene, "--hosts", hosts))
+    assert said in refused(run_calibrate(str(output), "-t", selene, "--hosts", hosts))
 
 
 def test_an_empty_hosts_on_a_topology_built_at_the_runs_node_count(run_calibrate, tmp_path):
     """--hosts '' on a built-in topology is refused as any --hosts is there."""
     output = _output(tmp_path, "named", ["node0", "node1"])
-    err = _refused(run_calibrate(str(output), "-t", "dgx-a100", "--hosts", ""))
+    err = refused(run_calibrate(str(output), "-t", "dgx-a100", "--hosts", ""))
     assert "--hosts names hosts of an imported cluster" in err
 
 

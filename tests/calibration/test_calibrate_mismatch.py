@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _model_outputs import refused
 
 DATA = Path(__file__).parents[1] / "data"
 DEFAULT = DATA / "nccl_tests" / "h100_2node_degraded_default_all_reduce_perf.txt"
@@ -14,25 +15,18 @@ PAIR = DATA / "nccl_tests" / "h100_2node_degraded_measurements.yaml"
 SHARED = DATA / "nccl" / "measurements.yaml"
 
 
-def _refused(result: tuple[int, str, str]) -> str:
-    status, out, err = result
-    assert status == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
-
-
 @pytest.mark.parametrize("nodes", ["8", "3"])
-def test_nodes_other_than_the_named_hosts_are_refused(run_calibrate, nodes):
+def test_nodes_other_than_the_named_hosts_arerefused(run_calibrate, nodes):
     """16 ranks on 2 named hosts with --nodes 8 (or 3, which 16 ranks would fit): one line
     with the real reason, the hosts the output names."""
-    err = _refused(run_calibrate(str(DEFAULT), "-t", "dgx-h100-pod", "--nodes", nodes))
+    err = refused(run_calibrate(str(DEFAULT), "-t", "dgx-h100-pod", "--nodes", nodes))
     assert f"names 2 host(s) (16 ranks), --nodes says {nodes}" in err
     assert "give --nodes 2" in err and "do not fit" not in err
 
 
 def test_an_entry_names_its_hosts_too(run_calibrate):
     """A measurements entry's hardware.nodes is the run's host count."""
-    err = _refused(run_calibrate(str(PAIR), "-t", "dgx-h100-pod", "--nodes", "4"))
+    err = refused(run_calibrate(str(PAIR), "-t", "dgx-h100-pod", "--nodes", "4"))
     assert "names 2 host(s)" in err
 
 
@@ -44,9 +38,9 @@ def test_without_nodes_the_outputs_host_count_is_used(run_calibrate):
 
 
 @pytest.mark.parametrize("nodes", ["0", "-1"])
-def test_nodes_below_one_are_refused(run_calibrate, nodes):
+def test_nodes_below_one_arerefused(run_calibrate, nodes):
     """--nodes 0 is refused like a negative count, not taken as the default."""
-    err = _refused(run_calibrate(str(DEFAULT), "-t", "dgx-h100-pod", "--nodes", nodes))
+    err = refused(run_calibrate(str(DEFAULT), "-t", "dgx-h100-pod", "--nodes", nodes))
     assert f"--nodes must be at least 1 (got {nodes})" in err
 
 
@@ -57,13 +51,13 @@ def test_ranks_that_do_not_split_evenly_say_so(run_calibrate, tmp_path):
     table.write_text(
         "\n".join(line for line in DEFAULT.read_text().splitlines() if "Rank" not in line)
     )
-    err = _refused(run_calibrate(str(table), "-t", "dgx-h100-pod", "--nodes", "3"))
+    err = refused(run_calibrate(str(table), "-t", "dgx-h100-pod", "--nodes", "3"))
     assert "16 ranks do not split evenly over 3 nodes" in err
 
 
-def test_op_that_contradicts_the_output_is_refused(run_calibrate):
+def test_op_that_contradicts_the_output_isrefused(run_calibrate):
     """--op all_gather on an all_reduce_perf output: one line naming both."""
-    err = _refused(run_calibrate(str(DEFAULT), "-t", "dgx-h100", "--op", "all_gather"))
+    err = refused(run_calibrate(str(DEFAULT), "-t", "dgx-h100", "--op", "all_gather"))
     assert "ran all_reduce, --op says all_gather" in err
 
 
@@ -73,9 +67,9 @@ def test_op_the_output_agrees_with_is_fine(run_calibrate):
     assert status == 0, err
 
 
-def test_a_named_entry_of_another_gpu_is_refused(run_calibrate):
+def test_a_named_entry_of_another_gpu_isrefused(run_calibrate):
     """An H100 entry cannot calibrate the A100 topology's NVLink3."""
-    err = _refused(
+    err = refused(
         run_calibrate(
             str(SHARED), "-t", "dgx-a100", "--entry", "aws_p5_h100_1node_allreduce_nvls_batch"
         )
@@ -98,8 +92,8 @@ def test_entries_of_other_hardware_are_skipped_and_counted(run_calibrate):
     assert "ran over efa" in warnings[0] and "not dgx-h100's ib-ndr" in warnings[0]
 
 
-def test_no_entry_of_this_hardware_is_refused(run_calibrate):
+def test_no_entry_of_this_hardware_isrefused(run_calibrate):
     """A topology none of whose hardware ran the entries is refused, naming their GPUs."""
-    err = _refused(run_calibrate(str(PAIR), "-t", "dgx-a100"))
+    err = refused(run_calibrate(str(PAIR), "-t", "dgx-a100"))
     assert "no measurements entry ran on the hardware of dgx-a100" in err
     assert "ran on h100-sxm" in err

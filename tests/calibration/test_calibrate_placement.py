@@ -10,20 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _model_outputs import all_reduce_output, model_times_us
+from _model_outputs import all_reduce_output, model_times_us, refused
 
 RTX = "NVIDIA GeForce RTX 4090"
 #: Two 8-GPU PCIe boxes (four PCIe switches each): GPUs 0, 2, 4, 6 of a box sit under
 #: other switches than GPUs 0-3, so where the ranks ran changes the price.
 BOXES = "pcie-rtx4090x8"
 SIZES = 4.0 ** np.arange(10, 16)
-
-
-def _refused(result: tuple[int, str, str]) -> str:
-    status, out, err = result
-    assert status == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
 
 
 def _json(run_calibrate, *argv: str) -> dict[str, Any]:
@@ -68,12 +61,12 @@ def test_ranks_alternating_between_hosts_are_priced_on_the_gpus_they_name(
     assert "alternate ranks between hosts" in out.split("assumed:\n", 1)[1]
 
 
-def test_a_device_beyond_the_node_is_refused(run_calibrate, tmp_path):
+def test_a_device_beyond_the_node_isrefused(run_calibrate, tmp_path):
     """A rank line naming device 9 on 8-GPU nodes: one line naming the rank and its host."""
     placement = [("box0", device) for device in (0, 1, 2, 9)]
     path = tmp_path / "all_reduce_perf.txt"
     path.write_text(all_reduce_output(SIZES[:3], [30.0, 60.0, 200.0], placement, gpu=RTX))
-    err = _refused(run_calibrate(str(path), "-t", BOXES))
+    err = refused(run_calibrate(str(path), "-t", BOXES))
     assert "rank 3 ran on device 9 of box0, but a node of pcie-rtx4090x8 has 8 GPUs" in err
 
 
