@@ -9,6 +9,10 @@ from pathlib import Path
 import pytest
 from _model_outputs import refused
 
+#: Fits on the imported Selene cluster (~2 s each): run on 3.11 only (`.ci/run`), as they
+#: test nothing that depends on the Python version.
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
 RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"
 

@@ -13,6 +13,10 @@ import pytest
 from fabricui.services.calibrate import ranked_hostlist
 from tests.calibration._model_outputs import all_reduce_output, hosts_in_blocks, refused
 
+#: Fits on the imported Selene cluster (~2 s each): run on 3.11 only (`.ci/run`), as they
+#: test nothing that depends on the Python version.
+pytestmark = pytest.mark.slow
+
 A100 = "NVIDIA A100-SXM4-80GB"
 SIZES = [2**k for k in range(20, 31)]
 
