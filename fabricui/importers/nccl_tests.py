@@ -67,6 +67,24 @@ class ResultRow:
 
 
 @dataclass(frozen=True)
+class EntryNode:
+    """A node of a measurements entry as its ``hardware`` block describes it: what tells
+    whether its GPUs talk over the same intra-node links as a topology's nodes."""
+
+    gpus_per_node: int | None
+    """GPUs in each node (``hardware.gpus_per_node``), None when the entry does not say."""
+    fabric: str | None
+    """Intra-node fabric (``hardware.intra.fabric``: ``nvswitch``, ``mesh``, ``pcie``);
+    ``none`` for one GPU per node (``intra: null``); None when the entry does not say."""
+    link: str | None = None
+    """Link generation id of the intra-node links (``hardware.intra.link``, ``nvlink4``)."""
+    links_per_pair: int = 1
+    """Mesh only: links between every GPU pair (``hardware.intra.links_per_pair``)."""
+    p2p: bool = True
+    """PCIe only: False when peer traffic is staged through host memory."""
+
+
+@dataclass(frozen=True)
 class ResultRun:
     """One nccl-tests table, or one measurements entry."""
 
@@ -102,6 +120,9 @@ class ResultRun:
     hardware_net: str | None = None
     """Network link id of the measurements entry (``hardware.net.link``, ``ib-ndr``);
     None when it names none (one node)."""
+    hardware_node: EntryNode | None = None
+    """The measurements entry's node (GPUs per node, intra-node fabric); None for an
+    nccl-tests output, or an entry without a ``hardware`` block."""
     quality: str | None = None
     """Measurements entry quality (``reference``, ``degraded``, ``ambiguous``)."""
     dropped: tuple[DroppedRow, ...] = ()
@@ -590,10 +611,35 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
                 entry_id=str(entry["id"]),
                 hardware_gpu=str(gpu) if _scalar(gpu) else None,
                 hardware_net=str(link) if _scalar(link) else None,
+                hardware_node=_entry_node(hardware),
                 quality=entry.get("quality") if _scalar(entry.get("quality")) else None,
             )
         )
     return runs
+
+
+def _entry_node(hardware: Any) -> EntryNode | None:
+    """The node a measurements entry's ``hardware`` block describes, read leniently (a
+    value of the wrong type counts as not given), or None without a block."""
+    if not isinstance(hardware, dict):
+        return None
+    per_node = hardware.get("gpus_per_node")
+    if isinstance(per_node, bool) or not isinstance(per_node, int) or per_node < 1:
+        per_node = None
+    intra = hardware.get("intra")
+    if per_node == 1 or ("intra" in hardware and intra is None):
+        return EntryNode(per_node, "none")
+    if not isinstance(intra, dict) or not _scalar(intra.get("fabric")):
+        return EntryNode(per_node, None)
+    link = intra.get("link")
+    pairs = intra.get("links_per_pair", 1)
+    return EntryNode(
+        per_node,
+        str(intra["fabric"]),
+        str(link) if _scalar(link) else None,
+        pairs if isinstance(pairs, int) and not isinstance(pairs, bool) else 0,
+        intra.get("p2p", True) is not False,
+    )
 
 
 def read_output(path: Path | str) -> tuple[str, str]:

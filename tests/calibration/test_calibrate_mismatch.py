@@ -79,11 +79,16 @@ def test_a_named_entry_of_another_gpu_isrefused(run_calibrate):
 
 def test_entries_of_other_hardware_are_skipped_and_counted(run_calibrate):
     """Of the shared measurements, dgx-h100 fits only its H100 runs over InfiniBand NDR (or
-    one node), and one warning line says how many others were left out and why."""
+    one node) and the H200 runs on its 8-GPU NVSwitch node (each said under assumed), and
+    one warning line says how many others were left out and why."""
     status, out, err = run_calibrate(str(SHARED), "-t", "dgx-h100", "--json")
     assert status == 0, err
     report = json.loads(out)
-    assert report["runs"] and all("h100" in run["source"] for run in report["runs"])
+    runs = [run["source"] for run in report["runs"]]
+    assert runs and all("h100" in source or "h200" in source for source in runs)
+    h200 = [source for source in runs if "h200" in source]
+    said = [text for text in report["assumptions"] if "ran on h200-sxm, fitted as" in text]
+    assert h200 and len(said) == len(h200)
     warnings = [line for line in err.splitlines() if "skipped" in line]
     assert len(warnings) == 1
     skipped = report["skipped_entries"]
