@@ -29,13 +29,20 @@ from fabricui.errors import ConfigError
 from fabricui.files import check_target, shown_path
 from fabricui.hwdb.overlay import CalibrationOverlay, LinkCalibration, overlay_yaml, write_overlay
 from fabricui.hwdb.resolve import resolve_topology
-from fabricui.importers.common import ParseError, gpu_id_from_name
+from fabricui.importers.common import ParseError
 from fabricui.importers.hostlist import expand
-from fabricui.importers.nccl_tests import DroppedRow, EntryNode, dropped_summary, read_results
+from fabricui.importers.nccl_tests import DroppedRow, dropped_summary, read_results
 from fabricui.services import admission
 from fabricui.services.jobs import hostlist, place_job, unknown_hosts
 from fabricui.services.progress import NO_PROGRESS, Phases
 from fabricui.services.requests import CatalogRequest
+from fabricui.services.run_hardware import (
+    MISMATCHES,
+    other_hardware,
+    other_text,
+    part_assumed,
+    topology_hardware,
+)
 from fabricui.services.session import (
     admit_fabric,
     build_fabric_with_plugins,
@@ -156,9 +163,10 @@ def _case(
         fabric, placement = _on_hosts(run, spec, catalog, fabrics, request)
     else:
         fabric, placement = _rescaled(run, spec, catalog, fabrics, request)
-    part = _part_assumed(run, spec, catalog)
+    part = part_assumed(run, spec, catalog)
     if part is not None:
-        placement = replace(placement, assumptions=(part, *placement.assumptions))
+        said = f"{run.source}: {part}"
+        placement = replace(placement, assumptions=(said, *placement.assumptions))
     algorithms = collective_algorithms(run.env)
     if run.env.get("NCCL_ALGO"):
         algo = _forced_algo(run.env["NCCL_ALGO"], algorithms, strict=False)
@@ -569,130 +577,10 @@ def _check_hosts(run: ResultRun, per_node: int, topology: str) -> None:
         )
 
 
-def _other_hardware(run: ResultRun, spec: TopologySpec, catalog: Catalog) -> dict[str, str] | None:
-    """What of a run's hardware differs from the topology's (a measurements entry's GPU,
-    or its node when the GPU is another part of the topology's architecture; the GPU
-    architecture an nccl-tests output's rank lines name; the network of a run over several
-    nodes), or None: link figures fitted to other hardware would describe that hardware."""
-    if run.hardware_gpu is not None and run.hardware_gpu != spec.gpu:
-        if not sibling_part(run.hardware_gpu, spec.gpu, catalog):
-            return {"source": run.source, "why": "gpu", "ran_on": run.hardware_gpu}
-        node = run.hardware_node or EntryNode(None, None)
-        if not same_node(node, run.hardware_gpu, spec, catalog):
-            text = f"{run.hardware_gpu} in {node_text(node, catalog, run.hardware_gpu)}"
-            return {"source": run.source, "why": "intra", "ran_on": text}
-    if run.hardware_gpu is None and other_architecture(run.gpu, spec.gpu, catalog):
-        return {"source": run.source, "why": "gpu", "ran_on": str(run.gpu)}
-    net = spec.net.link if spec.net is not None else None
-    spans = (run.nodes or 1) > 1
-    if spans and run.hardware_net is not None and run.hardware_net != net:
-        return {"source": run.source, "why": "network", "ran_on": run.hardware_net}
-    return None
-
-
-def other_architecture(name: str | None, gpu: str, catalog: Catalog) -> bool:
-    """True when a GPU name as nvidia-smi prints it (``NVIDIA A100-SXM4-80GB``) is a part
-    of another architecture or vendor than the catalog GPU ``gpu``; False when they match
-    or either is unknown. Parts of one architecture (H100 and H200, A100 40 and 80 GB)
-    share their links, so their runs fit the same link figures."""
-    known, ran_on = gpu_id_from_name(name) if name else (False, None)
-    ours, theirs = catalog.gpus.get(gpu), catalog.gpus.get(ran_on or "")
-    if not known or ours is None or theirs is None:
-        return False
-    return (theirs.vendor, theirs.arch) != (ours.vendor, ours.arch)
-
-
-def sibling_part(part: str, gpu: str, catalog: Catalog) -> bool:
-    """Whether catalog GPU ``part`` is another part of the vendor and architecture of
-    catalog GPU ``gpu`` (h200-sxm beside h100-sxm); False when either is unknown."""
-    ours, theirs = catalog.gpus.get(gpu), catalog.gpus.get(part)
-    if ours is None or theirs is None:
-        return False
-    return (theirs.vendor, theirs.arch) == (ours.vendor, ours.arch)
-
-
-def topology_node(spec: TopologySpec) -> EntryNode:
-    """A node of the topology in the terms of a measurements entry's ``hardware`` block:
-    its GPUs per node and intra-node fabric (one GPU per node has none)."""
-    if spec.gpus_per_node == 1:
-        return EntryNode(1, "none")
-    intra = spec.intra
-    return EntryNode(spec.gpus_per_node, intra.fabric, intra.link, intra.links_per_pair, intra.p2p)
-
-
-def _node_key(node: EntryNode, catalog: Catalog, gpu: str) -> tuple[Any, ...]:
-    """What of a node decides its intra-node links: GPUs per node, fabric, link (the
-    GPU's own when the node names none, as the topology builder takes it), a mesh's links
-    per pair, PCIe peer-to-peer."""
-    link = node.link
-    record = catalog.gpus.get(gpu)
-    if link is None and record is not None and node.fabric not in (None, "none"):
-        link = record.pcie if node.fabric == "pcie" else record.scaleup_link
-    pairs = node.links_per_pair if node.fabric == "mesh" else 1
-    p2p = node.p2p if node.fabric == "pcie" else True
-    return (node.gpus_per_node, node.fabric, link, pairs, p2p)
-
-
-def same_node(node: EntryNode, part: str, spec: TopologySpec, catalog: Catalog) -> bool:
-    """Whether a measurements entry's node (its GPUs ``part``) is a node of the topology:
-    the same GPUs per node on the same intra-node fabric and link (and a mesh's links per
-    pair, PCIe peer-to-peer). Only there does another part of the topology's architecture
-    (an H200 beside an H100) cross the links the fit describes: a measurements file spans
-    many systems, and an A100 PCIe box or a 4-GPU GH200 mesh is not a DGX's NVSwitch. An
-    entry that does not say its node is not taken for the topology's."""
-    if node.gpus_per_node is None or node.fabric is None:
-        return False
-    ours = _node_key(topology_node(spec), catalog, spec.gpu)
-    return _node_key(node, catalog, part) == ours
-
-
-def node_text(node: EntryNode, catalog: Catalog, gpu: str) -> str:
-    """``8-GPU nodes on nvswitch/nvlink4`` (``1-GPU nodes``; what the entry leaves out is
-    said so): a node as the report names it."""
-    per_node, fabric, link, pairs, p2p = _node_key(node, catalog, gpu)
-    size = f"{per_node}-GPU nodes" if per_node is not None else "nodes of unstated size"
-    if fabric == "none":
-        return size
-    if fabric is None:
-        return f"{size} on an unstated intra-node fabric"
-    extra = f" ({pairs} links per pair)" if pairs != 1 else ""
-    extra += " (no peer-to-peer)" if not p2p else ""
-    return f"{size} on {fabric}/{link or 'an unstated link'}{extra}"
-
-
-def _part_assumed(run: ResultRun, spec: TopologySpec, catalog: Catalog) -> str | None:
-    """What is assumed of a run kept on another part of the topology's architecture than
-    its GPU (a measurements entry on the same node, the part an nccl-tests output's rank
-    lines name), or None: its links are taken for the topology's."""
-    ours = catalog.gpus.get(spec.gpu)
-    arch = f"the same {ours.arch} architecture" if ours is not None else "the same architecture"
-    if run.hardware_gpu is not None:
-        if run.hardware_gpu == spec.gpu:
-            return None
-        node = node_text(topology_node(spec), catalog, spec.gpu)
-        return (
-            f"{run.source}: ran on {run.hardware_gpu}, fitted as {spec.id}'s {spec.gpu} "
-            f"({arch}, and the same {node})"
-        )
-    known, part = gpu_id_from_name(run.gpu) if run.gpu else (False, None)
-    if not known or part == spec.gpu:
-        return None
-    if part is None:
-        return (
-            f"{run.source}: the rank lines name {run.gpu}, a part the hardware database "
-            f"does not hold; fitted as {spec.id}'s {spec.gpu} (the output does not say "
-            "its node's intra-node fabric)"
-        )
-    return (
-        f"{run.source}: the rank lines name {run.gpu} ({part}), fitted as {spec.id}'s "
-        f"{spec.gpu} ({arch}; the output does not say its node's intra-node fabric)"
-    )
-
-
 def _of_this_hardware(
     runs: list[ResultRun], spec: TopologySpec, catalog: Catalog, named: bool
 ) -> tuple[list[ResultRun], list[dict[str, str]]]:
-    """The runs of the topology's hardware, and the entries left out (``_other_hardware``).
+    """The runs of the topology's hardware, and the entries left out (``other_hardware``).
 
     Raises:
         ConfigError: An entry named with ``--entry``, or an nccl-tests output (a file the
@@ -700,54 +588,22 @@ def _of_this_hardware(
     """
     kept, skipped = [], []
     for run in runs:
-        other = _other_hardware(run, spec, catalog)
+        other = other_hardware(run, spec, catalog)
         if other is None:
             kept.append(run)
             continue
         if named or run.entry_id is None:
-            text = _other_text(spec.id, _hardware(spec, catalog), [other])
+            text = other_text(spec.id, topology_hardware(spec, catalog), [other])
             raise ConfigError(f"{run.source}: {text} (give -t a topology of that hardware)")
         skipped.append(other)
     return kept, skipped
-
-
-def _hardware(spec: TopologySpec, catalog: Catalog) -> dict[str, str | None]:
-    """The topology's GPU, node (GPUs per node, intra-node fabric) and network link, as
-    the report records them."""
-    return {
-        "gpu": spec.gpu,
-        "network": spec.net.link if spec.net is not None else None,
-        "intra": node_text(topology_node(spec), catalog, spec.gpu),
-    }
-
-
-#: Kinds of ``_other_hardware`` mismatch: (JSON ``why``, verb of the report, noun of the
-#: warning's count).
-MISMATCHES = (
-    ("gpu", "ran on", "GPU"),
-    ("intra", "ran on", "intra-node fabric"),
-    ("network", "ran over", "network"),
-)
-
-
-def _other_text(topology: str, hardware: dict[str, Any], skipped: list[dict[str, str]]) -> str:
-    """``ran on b200, a100-sxm4-40gb, not dgx-h100's h100-sxm`` (and the nodes and
-    networks)."""
-    parts = []
-    for why, word, _ in MISMATCHES:
-        seen = list(dict.fromkeys(s["ran_on"] for s in skipped if s["why"] == why))
-        if seen:
-            ours = hardware.get(why)
-            theirs = f"not {topology}'s {ours}" if ours else f"{topology} has none"
-            parts.append(f"{word} {', '.join(seen)}, {theirs}")
-    return "; ".join(parts)
 
 
 def _none_match(spec: TopologySpec, catalog: Catalog, skipped: list[dict[str, str]]) -> str:
     """The one line refusing results none of which ran on the topology's hardware."""
     return (
         f"no measurements entry ran on the hardware of {spec.id}: they "
-        f"{_other_text(spec.id, _hardware(spec, catalog), skipped)} (give -t a topology of "
+        f"{other_text(spec.id, topology_hardware(spec, catalog), skipped)} (give -t a topology of "
         "theirs)"
     )
 
@@ -761,7 +617,7 @@ def skipped_line(report: dict[str, Any]) -> str | None:
     tally = [(sum(s["why"] == why for s in skipped), noun) for why, _, noun in MISMATCHES]
     words = [f"{n} on another {noun}" for n, noun in tally if n]
     counts = " and ".join([", ".join(words[:-1]), words[-1]] if len(words) > 1 else words)
-    text = _other_text(report["topology"], report["hardware"], skipped)
+    text = other_text(report["topology"], report["hardware"], skipped)
     plural = "entries" if len(skipped) > 1 else "entry"
     return f"skipped {len(skipped)} measurements {plural} ({counts}): they {text}"
 
@@ -967,7 +823,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     )
     placements = [placement for _, placement in placed]
     report = _report(spec, request, cases, result, fit_runs + check_runs, placements, numbered)
-    report["hardware"] = _hardware(spec, catalog)
+    report["hardware"] = topology_hardware(spec, catalog)
     report["skipped_entries"] = skipped
     written = False
     if request.output is not None and changed:

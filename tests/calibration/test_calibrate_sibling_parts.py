@@ -17,8 +17,8 @@ from _model_outputs import all_reduce_output, hosts_in_blocks, model_times_us, r
 from fabricui.commands.calibrate import render
 from fabricui.hwdb.resolve import resolve_topology
 from fabricui.importers.nccl_tests import EntryNode, read_results
-from fabricui.services.calibrate import same_node
 from fabricui.services.requests import CatalogRequest
+from fabricui.services.run_hardware import same_node
 from fabricui.services.session import load_catalog
 
 #: Rows of an 8-GPU H100 all_reduce (aws_p5_h100_1node_allreduce_nvls_batch, 1 MiB-1 GiB).
