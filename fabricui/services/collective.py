@@ -32,6 +32,7 @@ from fabricui.services.jobs import group_ranks, job_of
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.progress import NO_PROGRESS, Phases
 from fabricui.services.requests import FIRST_GPUS, check_group
+from fabricui.services.run_hardware import HardwareMatch, hardware_match
 from fabricui.services.tuner_plugins import tuner_plugin_note
 from fabricui.vocabulary import GROUPS, LAUNCHES
 
@@ -504,6 +505,14 @@ def measured_run(value: str, op: str | None = None) -> ResultRun:
     if not runs:
         raise ConfigError("no nccl-tests table in it: paste the output of all_reduce_perf ...")
     return assume_op(next((r for r in runs if r.op == op), runs[0]), op)
+
+
+def measured_hardware(data: LoadedFabric, run: ResultRun) -> HardwareMatch:
+    """What the collectives view and its report say of the hardware a measured run ran
+    on, as ``calibrate`` says it (``hardware_match``): another part of the topology's
+    architecture on its node as an assumption; another architecture, node or network as
+    a caution with the reason (its errors compare other hardware)."""
+    return hardware_match(run, data.spec, data.catalog)
 
 
 def measured_input(value: str) -> str:

@@ -356,10 +356,10 @@ def _collectives_report(
     group = options.get("group")
     text = options.get("sizes", DEFAULT_SIZES)
     sizes = parse_size_sweep(text, "--sweep") if ":" in text else [parse_size(text)]
-    from fabricui.services.calibrate import other_architecture
     from fabricui.services.collective import (
         measured_errors,
         measured_group,
+        measured_hardware,
         measured_run,
         view_notes,
         view_prediction,
@@ -378,6 +378,7 @@ def _collectives_report(
     choice = prediction.choice
     rows = []
     notes: list[str] = []
+    extra: dict[str, Any] = {}
     for i, (s, t, a, b, algo) in enumerate(
         zip(
             prediction.size_bytes,
@@ -443,16 +444,16 @@ def _collectives_report(
             ranks += f" (not the {n} GPUs priced)"
         launched = f"; {measured.launched}, priced so" if measured.launched else ""
         notes.insert(0, f"Measured: {given}{ranks}{launched}; error = predicted / measured - 1.")
-        if measured.gpu and other_architecture(measured.gpu, data.spec.gpu, data.catalog):
-            notes.insert(
-                1,
-                f"The measured run's GPUs are {measured.gpu}, not {data.spec.id}'s "
-                f"{data.spec.gpu}: its errors compare other hardware.",
-            )
+        match = measured_hardware(data, measured)  # as calibrate says it
+        if match.caution:
+            notes.insert(1, f"{match.caution[:1].upper()}{match.caution[1:]}.")
+        if match.assumed:
+            notes.insert(1, f"Assumed: {match.assumed}.")
+        extra["measured_hardware"] = match.to_json()
     if op != asked:  # the run's own collective, not the one asked for
         notes.insert(0, f"The measured run is {op}, so the table is {op} (not {asked}).")
     links = list(data.fabric.generations)
-    return [table], notes, links, {}
+    return [table], notes, links, extra
 
 
 def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHost | None) -> Built:

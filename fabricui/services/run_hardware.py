@@ -1,11 +1,14 @@
 """Whether a measured run ran on a topology's hardware: its GPU, node and network.
 
-``calibrate`` fits only the runs of the topology's hardware and says what it assumed of
-a run on another part of the topology's GPU architecture (an H200 beside an H100).
+``calibrate`` fits only the runs of the topology's hardware, and the collectives view
+compares a measured run with a prediction of the topology: both ask these functions, so
+both say the same of a run on another part of the topology's GPU architecture (an H200
+beside an H100: said as an assumption on the topology's node, else as other hardware).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fabricui.importers.common import gpu_id_from_name
@@ -185,3 +188,47 @@ def other_text(topology: str, hardware: dict[str, Any], skipped: list[dict[str, 
             theirs = f"not {topology}'s {ours}" if ours else f"{topology} has none"
             parts.append(f"{word} {', '.join(seen)}, {theirs}")
     return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class HardwareMatch:
+    """What a measured run shown beside a topology's prediction ran on, in the words
+    ``calibrate`` uses: an assumption (another part of the topology's architecture on its
+    node), or a caution (other hardware: its errors are not the model's)."""
+
+    assumed: str | None = None
+    """``ran on h200-sxm, priced as dgx-h100's h100-sxm (...)``, or None."""
+    caution: str | None = None
+    """``the measured run ran on h200-sxm in 1-GPU nodes, not dgx-h100's ...: its errors
+    compare other links``, or None."""
+    mismatch: dict[str, str] | None = None
+    """``other_hardware``'s record behind the caution (``why``, ``ran_on``), or None."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``assumed`` and ``caution`` (null when none), and the mismatch's ``why`` and
+        ``ran_on`` (null without one), as ``calibrate --json`` names them."""
+        other = self.mismatch or {}
+        return {
+            "assumed": self.assumed,
+            "caution": self.caution,
+            "why": other.get("why"),
+            "ran_on": other.get("ran_on"),
+        }
+
+
+def hardware_match(run: ResultRun, spec: TopologySpec, catalog: Catalog) -> HardwareMatch:
+    """What to say of a measured run compared with a prediction of ``spec``: the
+    mismatch ``calibrate`` would leave it out for, as a caution with its reason; else
+    the assumption ``calibrate`` would fit it under (``part_assumed``); else nothing."""
+    other = other_hardware(run, spec, catalog)
+    if other is None:
+        return HardwareMatch(assumed=part_assumed(run, spec, catalog, "priced"))
+    if other["why"] == "gpu":  # the view's and the report's words for another architecture
+        caution = (
+            f"the measured run's GPUs are {other['ran_on']}, not {spec.id}'s {spec.gpu}: "
+            "its errors compare other hardware"
+        )
+    else:
+        text = other_text(spec.id, topology_hardware(spec, catalog), [other])
+        caution = f"the measured run {text}: its errors compare other links"
+    return HardwareMatch(caution=caution, mismatch=other)

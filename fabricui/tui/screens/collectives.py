@@ -166,7 +166,9 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
 
     ``o`` picks the operation, ``g`` the group and ``e`` the size range, ``v`` the NCCL
     release and settings; ``m`` opens or pastes a measured nccl-tests output to show it
-    beside the prediction with the error per size. The table's cursor picks the size the
+    beside the prediction with the error per size, and a line under the controls says what
+    the run ran on when it is not the topology's GPU on its node (as ``calibrate`` says
+    it: assumed, or a caution). The table's cursor picks the size the
     plot highlights and the line under the table tells how to force that size's best pick.
     The ring stepper shows the chosen operation step by step: ``n``/``b``
     step, ``p`` plays, ``r`` resets.
@@ -244,6 +246,10 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
     CollectivesScreen #coll-controls {
         height: auto; max-height: 2; padding: 0 1; color: $text-muted;
     }
+    CollectivesScreen #coll-measured {
+        display: none; height: auto; max-height: 2; padding: 0 1; color: $text-muted;
+    }
+    CollectivesScreen #coll-measured.-caution { color: $warning; }
     CollectivesScreen #coll-table { height: 1fr; }
     CollectivesScreen #coll-advice { height: 1; padding: 0 1; color: $text-muted; }
     CollectivesScreen #coll-bottom { height: 9; border-top: hkey $primary-darken-2; }
@@ -321,11 +327,12 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         self.predict()
 
     def compose(self) -> ComposeResult:
-        """Title bar, what --health changed, the controls line, table, stepper and plot,
-        key bar."""
+        """Title bar, what --health changed, the controls line, what the measured run ran
+        on (when that is worth saying), table, stepper and plot, key bar."""
         yield TitleBar()
         yield HealthLine()
         yield Static("", id="coll-controls", markup=False)
+        yield Static("", id="coll-measured", markup=False)
         yield FilterBar(id="coll-filter")
         table: DataTable[object] = DataTable(id="coll-table", cursor_type="row", zebra_stripes=True)
         yield table
@@ -384,6 +391,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             self._controls()
         if self.is_mounted:
             self._advice()  # wrapped for the new width
+            self._measured_note()
 
     def data_changed(self, data: LoadedFabric) -> None:
         """New fabric: predict again (with the command line's choices the first time)."""
@@ -435,6 +443,29 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             order = "descending" if self.reverse else "ascending"
             text += f" {dot} sorted by {SORT_NAMES[self.sort_column]}, {order} [<>I]"
         self.query_one("#coll-controls", Static).update(text)
+        self._measured_note()
+
+    def _measured_note(self) -> None:
+        """The line under the controls saying what the measured run ran on, as
+        ``calibrate`` says it: ``assumed:`` another part of the topology's architecture on
+        its node, ``caution:`` other hardware and which (another architecture, node or
+        network: its errors are not the model's). Hidden when there is nothing to say; a
+        text longer than two lines ends in an ellipsis (the whole is the tooltip)."""
+        from fabricui.services.collective import measured_hardware
+
+        line = self.query_one("#coll-measured", Static)
+        data, run = self.data, self.measured
+        text, caution = "", False
+        if data is not None and run is not None:
+            match = measured_hardware(data, run)
+            if match.caution:
+                text, caution = f"caution: {match.caution}", True
+            elif match.assumed:
+                text = f"assumed: {match.assumed}"
+        line.display = bool(text)
+        line.set_class(caution, "-caution")
+        line.update("\n".join(advice_lines(text, max(20, self.size.width - 2))) if text else "")
+        line.tooltip = text or None
 
     def _library(self) -> str:
         """The library whose pick the table shows, with the settings typed."""

@@ -1,0 +1,137 @@
+"""What a measured run shown beside a topology's prediction ran on (``hardware_match``),
+in the words ``calibrate`` uses: another part of the topology's architecture on its node
+is an assumption; another node, network or architecture is a caution with the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from fabricui.hwdb.resolve import resolve_topology
+from fabricui.importers.nccl_tests import EntryNode, ResultRow, ResultRun
+from fabricui.services.run_hardware import hardware_match, part_assumed
+
+#: A DGX H100's node as a measurements entry describes it.
+DGX_H100_NODE = EntryNode(8, "nvswitch", "nvlink4")
+ROWS = (ResultRow(1 << 20, 28.6, None, None),)
+
+
+def entry(gpu: str, node: EntryNode, nodes: int = 1, net: str | None = None) -> ResultRun:
+    """A measurements entry of ``gpu`` on ``nodes`` of ``node``."""
+    return ResultRun(
+        "m.yaml#box",
+        "all_reduce",
+        ROWS,
+        nranks=nodes * (node.gpus_per_node or 1),
+        nodes=nodes,
+        entry_id="box",
+        hardware_gpu=gpu,
+        hardware_net=net,
+        hardware_node=node,
+    )
+
+
+def output(gpu: str) -> ResultRun:
+    """An nccl-tests output whose rank lines name ``gpu``."""
+    return ResultRun("run.txt:3", "all_reduce", ROWS, nranks=8, nodes=1, gpu=gpu)
+
+
+def test_a_sibling_part_on_the_topologys_node_is_an_assumption(catalog):
+    """An H200 entry on the DGX H100's NVSwitch: assumed, in calibrate's words with the
+    view's verb, and no caution."""
+    match = hardware_match(
+        entry("h200-sxm", DGX_H100_NODE), resolve_topology("dgx-h100", catalog), catalog
+    )
+    assert match.assumed == (
+        "ran on h200-sxm, priced as dgx-h100's h100-sxm (the same hopper architecture, "
+        "and the same 8-GPU nodes on nvswitch/nvlink4)"
+    )
+    assert match.caution is None and match.mismatch is None
+    assert match.to_json() == {
+        "assumed": match.assumed,
+        "caution": None,
+        "why": None,
+        "ran_on": None,
+    }
+
+
+def test_calibrate_and_the_view_share_the_words(catalog):
+    """``part_assumed`` says ``fitted`` for calibrate and ``priced`` for the view, the rest
+    alike (one function)."""
+    spec = resolve_topology("dgx-a100", catalog)
+    run = entry("a100-sxm4-40gb", EntryNode(8, "nvswitch"))  # the link left to the GPU's
+    fitted = part_assumed(run, spec, catalog)
+    assert fitted == (
+        "ran on a100-sxm4-40gb, fitted as dgx-a100's a100-sxm4-80gb (the same ampere "
+        "architecture, and the same 8-GPU nodes on nvswitch/nvlink3)"
+    )
+    assert hardware_match(run, spec, catalog).assumed == fitted.replace("fitted", "priced")
+
+
+@pytest.mark.parametrize(
+    ("topology", "run", "caution"),
+    [
+        (  # a 1-GPU H200 box: no NVSwitch at all
+            "dgx-h100",
+            entry("h200-sxm", EntryNode(1, "none")),
+            "the measured run ran on h200-sxm in 1-GPU nodes, not dgx-h100's 8-GPU nodes "
+            "on nvswitch/nvlink4: its errors compare other links",
+        ),
+        (  # an A100 PCIe box against a DGX A100
+            "dgx-a100",
+            entry("a100-sxm4-40gb", EntryNode(8, "pcie", "pcie4")),
+            "the measured run ran on a100-sxm4-40gb in 8-GPU nodes on pcie/pcie4, not "
+            "dgx-a100's 8-GPU nodes on nvswitch/nvlink3: its errors compare other links",
+        ),
+        (  # an entry that does not say its node is not taken for the topology's
+            "dgx-h100",
+            entry("h200-sxm", EntryNode(None, None)),
+            "the measured run ran on h200-sxm in nodes of unstated size on an unstated "
+            "intra-node fabric, not dgx-h100's 8-GPU nodes on nvswitch/nvlink4: its errors "
+            "compare other links",
+        ),
+        (
+            "dgx-h100",
+            entry("a100-sxm4-80gb", EntryNode(8, "nvswitch", "nvlink3")),
+            "the measured run's GPUs are a100-sxm4-80gb, not dgx-h100's h100-sxm: its "
+            "errors compare other hardware",
+        ),
+        (
+            "dgx-h100",
+            output("NVIDIA A100-SXM4-80GB"),
+            "the measured run's GPUs are NVIDIA A100-SXM4-80GB, not dgx-h100's h100-sxm: "
+            "its errors compare other hardware",
+        ),
+        (
+            "dgx-h100",
+            entry("h100-sxm", DGX_H100_NODE, nodes=2, net="roce-400"),
+            "the measured run ran over roce-400, not dgx-h100's ib-ndr: its errors compare "
+            "other links",
+        ),
+    ],
+)
+def test_other_hardware_is_a_caution_with_the_reason(catalog, topology, run, caution):
+    """Another node, network or architecture: a caution naming both sides, nothing
+    assumed, and calibrate's ``why`` and ``ran_on`` in the JSON."""
+    match = hardware_match(run, resolve_topology(topology, catalog), catalog)
+    assert match.caution == caution and match.assumed is None
+    assert match.mismatch is not None
+    assert match.to_json()["why"] == match.mismatch["why"]
+
+
+def test_an_output_naming_a_sibling_part_is_an_assumption(catalog):
+    """Rank lines naming H200s on dgx-h100: assumed (the output does not say its node)."""
+    match = hardware_match(output("NVIDIA H200"), resolve_topology("dgx-h100", catalog), catalog)
+    assert match.assumed == (
+        "the rank lines name NVIDIA H200 (h200-sxm), priced as dgx-h100's h100-sxm (the "
+        "same hopper architecture; the output does not say its node's intra-node fabric)"
+    )
+    assert match.caution is None
+
+
+@pytest.mark.parametrize(
+    "run", [entry("h100-sxm", DGX_H100_NODE), output("NVIDIA H100 80GB HBM3"), output("")]
+)
+def test_the_topologys_own_hardware_says_nothing(catalog, run):
+    """The topology's own GPU on its node, or an output naming no GPU: nothing to say."""
+    match = hardware_match(run, resolve_topology("dgx-h100", catalog), catalog)
+    assert match.assumed is None and match.caution is None
