@@ -33,8 +33,9 @@ class Glyphs:
     dash: str
     """Between the app name and the view in the title."""
     between_figures: str
-    """Between figures on one line (the path's key line, ``50 GB/s · 3.23 us``), spaces
-    included; in ASCII not ``dot``'s ``-``, which reads as a minus between numbers."""
+    """Between figures or names on one line (the path's key line, ``50 GB/s · 3.23 us``;
+    the map's jobs line, ``job 7 n[0-1] · job 8 n3``), spaces included; in ASCII not
+    ``dot``'s ``-``, which reads as a minus between numbers and as a range between hosts."""
     ellipsis: str
     """Where text was cut (one column in Unicode, three in ASCII)."""
     icon: str

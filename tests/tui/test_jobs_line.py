@@ -7,6 +7,7 @@ import re
 
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.app import screen_text, settle
+from fabricui.tui.glyphs import ASCII, use_ascii
 from fabricui.tui.widgets.jobs_line import jobs_text
 
 #: 60 running jobs of 2 hosts each (n0-n119): far more than one line at 80 columns names.
@@ -42,3 +43,18 @@ def test_jobs_text_keeps_the_lead_and_whole_jobs():
     assert jobs_text(["--hosts n9"], jobs, 30) == "--hosts n9 … and 3 more jobs"
     # Too narrow for one job and the count: the count alone.
     assert jobs_text([], jobs, 10) == "… and 3 more jobs"
+
+
+def test_ascii_jobs_line_separates_jobs_with_semicolons():
+    """With ``--ascii`` jobs are separated as the path's key line separates figures
+    (``; ``): a ``-`` between ``n[0-1]`` and ``job 8 n3`` would read as a host range."""
+    jobs = ["job 7 n[0-1]", "job 8 n3", "job 9 n[4-7]"]
+    use_ascii(True)
+    try:
+        whole = jobs_text(["--hosts n9"], jobs)
+        cut = jobs_text([], jobs + ["job 10 n8"], 43)  # "..." is 3 columns
+    finally:
+        use_ascii(False)
+    assert whole == "--hosts n9; job 7 n[0-1]; job 8 n3; job 9 n[4-7]"
+    assert cut == "job 7 n[0-1]; job 8 n3 ... and 2 more jobs"
+    assert ASCII.between_figures == "; "

@@ -21,8 +21,10 @@ def jobs_text(lead: list[str], jobs: list[str], width: int | None = None) -> str
     """``--hosts n[1-2] · job 7 n[0-1] · job 8 n3`` in ``width`` columns (None: whole):
     ``lead`` (``--hosts``) always, then as many ``jobs`` as fit, whole, and, when some do
     not, ``… and N more jobs`` so that the line says how many it leaves out. A line too
-    narrow even for that is left to the widget's own ellipsis."""
-    sep = f" {glyphs().dot} "
+    narrow even for that is left to the widget's own ellipsis. Jobs are separated as the
+    path's key line separates its figures (``between_figures``): in ASCII ``; ``, as a
+    ``-`` between two jobs would read as a host range (``n0 - n3``)."""
+    sep = glyphs().between_figures
     whole = sep.join(lead + jobs)
     if width is None or len(whole) <= width:
         return whole
