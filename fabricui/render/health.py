@@ -18,8 +18,8 @@ _ALL = "(`fabricui path --json` lists all)"
 
 def health_lines(fabric: Fabric) -> list[str]:
     """Lines for stderr: a summary of the changes (the worst first), then every condition
-    that names nothing in the fabric and every part of a file that was not read (unless
-    the command's own report printed those)."""
+    that names nothing in the fabric, every part of a file that was not read and every file
+    that is no link health (unless the command's own report printed those)."""
     from fabricui.fabric.health import health_of
 
     overlay = health_of(fabric)
@@ -46,6 +46,7 @@ def health_lines(fabric: Fabric) -> list[str]:
     report = report_of(fabric)
     if report is not None and not report.warnings_printed:  # else the command's report says them
         lines += _at_most(report.warnings, "warnings about the files")
+        lines += [f"fabricui: note: {note}" for note in report.notes]
     return lines
 
 

@@ -163,7 +163,8 @@ class HealthReportSet:
         return ", ".join(named[: len(named) - more]) + (f" and {more} more files" if more else "")
 
     def to_json(self) -> dict[str, Any]:
-        """``files`` (a listing's part with its ``host``), ``findings`` and ``warnings``."""
+        """``files`` (a listing's part with its ``host``), ``findings``, ``warnings`` and
+        ``notes``."""
         files = []
         for i in self.inputs:
             entry: dict[str, Any] = {"path": i.path, "format": i.format}
@@ -176,6 +177,7 @@ class HealthReportSet:
             "files": files,
             "findings": [f.to_json() for f in self.findings],
             "warnings": list(self.warnings),
+            "notes": list(self.notes),
         }
 
 
@@ -600,7 +602,8 @@ def conditions(
     for item in report.inputs:
         if item.format in SLURM_FORMATS:
             report.notes.append(
-                f"{item.name}: {item.format} is node and job state, not link health"
+                f"{item.name}: {item.format} is node and job state, not link health: it "
+                "changes nothing here (`place --free` reads free nodes, --jobs running jobs)"
             )
             continue
         ports = _ports_of(item.result)

@@ -1,0 +1,57 @@
+"""Hostile round six, as an ML engineer on a login node uses the newest features: ``--health``
+with files that are no link health, outputs saved by PowerShell (UTF-16), ``calibrate
+--held-out`` given the runs it fits, ``snapshot VIEW`` with another view's options, and
+``plan --fp8-recipe`` on a GPU that cannot run it. Each case runs the CLI in this process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _hostile import DATA, one_error
+
+SINFO = DATA / "health" / "slurm" / "sinfo_schedmd_quickstart_doc_adev_down_star.txt"
+#: Eight hosts named as the sinfo sample names them (adev1, adev2, adev6 ... down there).
+ADEV = """\
+id: adev
+gpu: h100-sxm
+nodes: 8
+gpus_per_node: 8
+nodes_settable: false
+intra: {fabric: nvswitch, sockets: 2, pcie_switches: 4}
+net: {link: ib-ndr, gbps: 400, nics_per_node: 1, nic_map: [0, 0, 0, 0, 0, 0, 0, 0], layout: explicit}
+cluster:
+  switches: [L1 leaf, L2 leaf, L3 leaf, L4 leaf, S1 spine]
+  hosts: [adev1 L1, adev2 L1, adev6 L2, adev7 L2, adev8 L3, adev13 L3, adev14 L4, adev15 L4]
+  cables: [L1 S1 2 400, L2 S1 2 400, L3 S1 2 400, L4 S1 2 400]
+"""
+
+
+@pytest.fixture
+def adev(tmp_path: Path) -> str:
+    path = tmp_path / "adev.yaml"
+    path.write_text(ADEV)
+    return str(path)
+
+
+def test_a_slurm_listing_given_as_health_is_said_to_change_nothing(run_cli, adev):
+    """place --health sinfo.txt (down nodes): the pick is not the fabric as sinfo says it
+    is, so stderr says the file is no link health and what reads it; --json carries it."""
+    status, out, err = run_cli("place", "2", "-t", adev, "--health", str(SINFO))
+    assert status == 0, err
+    note = [line for line in err.splitlines() if "not link health" in line]
+    assert len(note) == 1 and note[0].startswith("fabricui: note: "), err
+    assert "sinfo" in note[0] and "place --free" in note[0]
+    status, out, err = run_cli("path", "0", "9", "-t", adev, "--json", "--health", str(SINFO))
+    assert status == 0, err
+    notes = json.loads(out)["health"]["notes"]
+    assert len(notes) == 1 and "not link health" in notes[0]
+
+
+def test_the_doctor_says_the_slurm_note_once(run_cli, adev):
+    """The doctor's report prints the note; its stderr lines do not repeat it."""
+    status, out, err = run_cli("doctor", "-t", adev, "--health", str(SINFO))
+    assert status == 0, err
+    assert "not link health" in out
+    assert "not link health" not in err
