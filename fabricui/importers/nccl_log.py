@@ -26,6 +26,7 @@ from fabricui.importers.nccl_log_records import (
     Transport,
     classify_transport,
 )
+from fabricui.importers.reading import UTF16_BOMS
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -169,6 +170,8 @@ def decode_and_parse(data: bytes, source: str) -> NcclLog:
             f"{source}: larger than {MAX_LOG_BYTES // 2**20} MiB; keep the NCCL lines "
             "(grep NCCL) and read those"
         )
+    if data.startswith(UTF16_BOMS):  # saved by PowerShell's '>': text, not binary
+        return parse_nccl_log(data.decode("utf-16", errors="replace"), source)
     if b"\x00" in data[:4096]:
         raise NcclLogError(f"{source}: binary file, expected an NCCL_DEBUG text log")
     return parse_nccl_log(data.decode("utf-8", errors="replace"), source)

@@ -22,6 +22,7 @@ from fabricui.errors import FabricError, HwdbError
 from fabricui.files import read_bounded
 from fabricui.hwdb.schema import show
 from fabricui.hwdb.yamlfile import YamlDocument, format_path, parse_yaml
+from fabricui.importers.reading import UTF16_BOMS
 from fabricui.vocabulary import OPS
 
 if TYPE_CHECKING:
@@ -654,6 +655,8 @@ def read_output(path: Path | str) -> tuple[str, str]:
     data, origin = read_bounded(
         path, MAX_RESULTS_BYTES, ResultsError, "nccl-tests output", ", not nccl-tests output"
     )
+    if data.startswith(UTF16_BOMS):  # saved by PowerShell's '>': text, not binary
+        return data.decode("utf-16", errors="replace"), origin
     if b"\x00" in data:
         raise ResultsError(f"{origin}: a binary file (NUL bytes), not nccl-tests output")
     return data.decode("utf-8", errors="replace"), origin

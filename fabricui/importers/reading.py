@@ -7,6 +7,8 @@ from fabricui.importers.common import ParseError
 
 #: Largest input read [bytes]; topology and state outputs are a few KiB to MiB.
 MAX_INPUT_BYTES = 64 * 2**20
+#: Byte-order marks of UTF-16 text (PowerShell's ``>`` writes UTF-16 with one).
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def read_output(name: str, max_bytes: int = MAX_INPUT_BYTES) -> tuple[str, str]:
@@ -31,7 +33,7 @@ def decode_output(data: bytes, origin: str) -> str:
     Raises:
         ParseError: Binary (NUL bytes) or not valid text, naming ``origin``.
     """
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if data.startswith(UTF16_BOMS):
         try:
             return data.decode("utf-16")
         except UnicodeDecodeError as exc:

@@ -55,3 +55,35 @@ def test_the_doctor_says_the_slurm_note_once(run_cli, adev):
     assert status == 0, err
     assert "not link health" in out
     assert "not link health" not in err
+
+
+LOG = DATA / "topo" / "nccl_debug_logs" / "nccl_1584_h100_nvls_available_prefix_stripped_2_24_3.txt"
+RESULTS = DATA / "nccl_tests" / "h100_2node_degraded_default_all_reduce_perf.txt"
+
+
+def _utf16(tmp_path: Path, source: Path, name: str) -> str:
+    """``source`` as PowerShell's ``>`` saves it: UTF-16 with a byte-order mark."""
+    path = tmp_path / name
+    path.write_bytes(source.read_text().encode("utf-16"))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("argv", "source"),
+    [
+        (("doctor", "{}"), LOG),
+        (("calibrate", "-t", "dgx-h100-pod", "--nodes", "2", "{}"), RESULTS),
+    ],
+    ids=["doctor-log", "calibrate-results"],
+)
+def test_a_utf16_output_reads_as_its_utf8_text(run_cli, tmp_path, argv, source):
+    """A log or nccl-tests output saved by PowerShell is text, not 'a binary file': the
+    report is the UTF-8 file's, its name aside."""
+    plain = tmp_path / "plain.txt"
+    plain.write_text(source.read_text())
+    wide = _utf16(tmp_path, source, "wide.txt")
+    status, utf16_out, err = run_cli(*(a.format(wide) for a in argv))
+    assert status == 0, err
+    status, utf8_out, err = run_cli(*(a.format(plain) for a in argv))
+    assert status == 0, err
+    assert utf16_out.replace(wide, str(plain)) == utf8_out
