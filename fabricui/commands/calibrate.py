@@ -94,7 +94,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="results of the same cluster used only to check the fit, whole (--entry "
-        "picks among RESULTS only; repeatable)",
+        "picks among RESULTS only) but for the runs also fitted (repeatable)",
     )
     parser.add_argument(
         "-o", "--output", type=output_file, metavar="FILE", help="write the overlay"
@@ -145,10 +145,11 @@ def run(args: argparse.Namespace) -> int:
         print_json(calibration.report)
     else:
         print(render(calibration.report))
-    from fabricui.services.calibrate import bound_lines, dropped_lines, skipped_line
+    from fabricui.services.calibrate import bound_lines, dropped_lines, repeat_lines, skipped_line
 
     skipped = skipped_line(calibration.report)
     warnings = dropped_lines(calibration.report) + ([skipped] if skipped else [])
+    warnings += repeat_lines(calibration.report)
     if args.json:  # the text report says these on the figures' own lines
         warnings += bound_lines(calibration.report)
     for line in warnings:

@@ -739,6 +739,58 @@ def _read_runs(
     return runs, numbered
 
 
+def _not_fitted(
+    check: Sequence[ResultRun], fitted: Sequence[ResultRun], files: Sequence[Path]
+) -> tuple[list[ResultRun], list[dict[str, str]]]:
+    """The held-out runs that are none of the fitted runs, and each one left out with the
+    fitted run it repeats (the same collective, ranks and rows: a file given as both, a
+    copy of it, or the whole measurements YAML an ``--entry`` was fitted from). A fitted
+    run's rows check nothing: counted as held out, they would show a fit as better at
+    predicting what it never saw than it is.
+
+    Raises:
+        ConfigError: Every held-out run is a fitted one.
+    """
+    fitted_source = {_rows_key(run): run.source for run in fitted}
+    kept: list[ResultRun] = []
+    repeats: list[dict[str, str]] = []
+    for run in check:
+        source = fitted_source.get(_rows_key(run))
+        if source is None:
+            kept.append(run)
+        else:
+            repeats.append({"source": run.source, "fitted": source})
+    if repeats and not kept:
+        named = ", ".join(shown_path(str(p)) for p in files)
+        raise ConfigError(
+            f"--held-out {named}: every run in it is a run the fit uses ("
+            f"{_repeat_text(repeats[0])}): give results of other runs to check the fit"
+        )
+    return kept, repeats
+
+
+def _rows_key(run: ResultRun) -> tuple[Any, ...]:
+    """What makes two runs the same measurement: collective, ranks and every row's size
+    and time."""
+    return (run.op, run.nranks, tuple((row.size_bytes, row.time_us) for row in run.rows))
+
+
+def repeat_lines(report: dict[str, Any]) -> list[str]:
+    """One line per held-out run left out for being a fitted run."""
+    return [
+        f"held-out run {_repeat_text(r)}: left out of the held-out rows, which it would not check"
+        for r in report.get("held_out_repeats") or []
+    ]
+
+
+def _repeat_text(repeat: dict[str, str]) -> str:
+    """``X is also a fitted run`` (given as both), or ``X repeats the fitted run Y``."""
+    source, fitted = shown_path(repeat["source"]), shown_path(repeat["fitted"])
+    if source == fitted:
+        return f"{source} is also a fitted run (given as RESULTS too)"
+    return f"{source} repeats the fitted run {fitted} (the same rows)"
+
+
 def _with_orphans(read: Sequence[ResultRun]) -> list[ResultRun]:
     """The runs of an output that have a usable row, the first of them also carrying the
     rows dropped from its tables that have none (the report still says them)."""
@@ -800,6 +852,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     fit_runs, skipped = _of_this_hardware(fit_runs, spec, catalog, bool(ids))
     if not fit_runs:
         raise ConfigError(_none_match(spec, catalog, skipped))
+    check_runs, repeats = _not_fitted(check_runs, fit_runs, request.held_out)
     check_runs, skipped_check = _of_this_hardware(check_runs, spec, catalog, False)
     skipped += skipped_check
     progress.phase("building the fabrics of the runs")
@@ -825,6 +878,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     report = _report(spec, request, cases, result, fit_runs + check_runs, placements, numbered)
     report["hardware"] = topology_hardware(spec, catalog)
     report["skipped_entries"] = skipped
+    report["held_out_repeats"] = repeats
     written = False
     if request.output is not None and changed:
         errors = result.errors

@@ -87,3 +87,47 @@ def test_a_utf16_output_reads_as_its_utf8_text(run_cli, tmp_path, argv, source):
     status, utf8_out, err = run_cli(*(a.format(plain) for a in argv))
     assert status == 0, err
     assert utf16_out.replace(wide, str(plain)) == utf8_out
+
+
+MEASUREMENTS = DATA / "nccl_tests" / "h100_2node_degraded_measurements.yaml"
+
+
+@pytest.mark.parametrize("copy", [False, True], ids=["same-file", "a-copy"])
+def test_held_out_results_that_are_the_fitted_run_are_refused(run_cli, tmp_path, copy):
+    """calibrate F --held-out F (or a copy of F): the held-out rows would be the fitted
+    rows, a check that checks nothing; one line saying so."""
+    held = RESULTS
+    if copy:
+        held = tmp_path / "copy.txt"
+        held.write_text(RESULTS.read_text())
+    err = one_error(
+        run_cli, "calibrate", "-t", "dgx-h100-pod", "--nodes", "2", str(RESULTS),
+        "--held-out", str(held),
+    )  # fmt: skip
+    assert "every run in it is a run the fit uses" in err
+    assert ("repeats the fitted run" in err) == copy
+
+
+def test_a_fitted_entry_is_left_out_of_the_held_out_yaml(run_cli):
+    """calibrate M.yaml --entry E --held-out M.yaml: E is fitted, the other entries check
+    it; E's rows are not counted as held out, and stderr says so."""
+    entries = [
+        line.split(":", 1)[1].strip()
+        for line in MEASUREMENTS.read_text().splitlines()
+        if line.startswith("- id:")
+    ]
+    assert len(entries) >= 2
+    status, out, err = run_cli(
+        "calibrate", "-t", "dgx-h100-pod", str(MEASUREMENTS), "--entry", entries[0],
+        "--held-out", str(MEASUREMENTS), "--json",
+    )  # fmt: skip
+    assert status == 0, err
+    report = json.loads(out)
+    sources = [run["source"] for run in report["runs"]]
+    assert len(sources) == len(set(sources)) == len(entries)
+    fitted = [run for run in report["runs"] if run["entry"] == entries[0]]
+    assert {row["set"] for row in fitted[0]["rows"]} != {"held_out"}
+    assert report["held_out_repeats"] == [
+        {"source": fitted[0]["source"], "fitted": fitted[0]["source"]}
+    ]
+    assert "is also a fitted run" in err
