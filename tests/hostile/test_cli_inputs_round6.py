@@ -20,7 +20,8 @@ nodes: 8
 gpus_per_node: 8
 nodes_settable: false
 intra: {fabric: nvswitch, sockets: 2, pcie_switches: 4}
-net: {link: ib-ndr, gbps: 400, nics_per_node: 1, nic_map: [0, 0, 0, 0, 0, 0, 0, 0], layout: explicit}
+net: {link: ib-ndr, gbps: 400, nics_per_node: 1, nic_map: [0, 0, 0, 0, 0, 0, 0, 0],
+  layout: explicit}
 cluster:
   switches: [L1 leaf, L2 leaf, L3 leaf, L4 leaf, S1 spine]
   hosts: [adev1 L1, adev2 L1, adev6 L2, adev7 L2, adev8 L3, adev13 L3, adev14 L4, adev15 L4]
