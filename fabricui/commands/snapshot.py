@@ -141,11 +141,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: Options one view alone reads: (argparse dest, the flag, the view).
+VIEW_OPTIONS = (
+    ("hosts", "--hosts", "topology"),
+    ("jobs", "--jobs", "topology"),
+    ("op", "--op", "collectives"),
+    ("group", "--group", "collectives"),
+    ("sizes", "--sweep", "collectives"),
+    ("nccl", "--nccl", "collectives"),
+    ("env", "--env", "collectives"),
+    ("measured", "--measured", "collectives"),
+    ("model", "--model", "strategies"),
+    ("layout", "--layout", "strategies"),
+    ("search", "--search", "strategies"),
+)
+
+
+def check_view_options(args: argparse.Namespace, view: str) -> None:
+    """Refuse an option of another view than the one rendered: it would change nothing,
+    and the snapshot would look like its answer.
+
+    Raises:
+        ConfigError: Naming the option and the view that reads it.
+    """
+    for dest, flag, owner in VIEW_OPTIONS:
+        if owner != view and getattr(args, dest, None):
+            raise ConfigError(
+                f"snapshot {view}: {flag} is an option of the {owner} view (snapshot {owner} "
+                f"{flag} ..., or --all)"
+            )
+
+
 def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
     """The snapshot request of the parsed options (checked: views, names, formats, sizes).
 
     Raises:
-        ConfigError: A view and ``--all`` together, neither, an unknown view, a file name
+        ConfigError: A view and ``--all`` together, neither, an unknown view, an option of
+            another view than the one given, a file name
             that is not .md/.svg/.txt, an ``--all`` target that is not a directory, existing
             files without ``--force``, or a bad terminal or message size.
     """
@@ -167,6 +199,7 @@ def snapshot_request(args: argparse.Namespace) -> SnapshotRequest:
             raise ConfigError("snapshot: give a VIEW (or --all)")
         if args.view not in VIEWS:
             raise ConfigError(f"unknown view {args.view!r} (one of {', '.join(VIEWS)})")
+        check_view_options(args, args.view)
         if output == "-":
             targets = (SnapshotTarget(args.view, fmt or "md", None),)
         else:

@@ -132,3 +132,33 @@ def test_a_fitted_entry_is_left_out_of_the_held_out_yaml(run_cli):
         {"source": fitted[0]["source"], "fitted": fitted[0]["source"]}
     ]
     assert "is also a fitted run" in err
+
+
+@pytest.mark.parametrize(
+    ("view", "option", "owner"),
+    [
+        ("collectives", ("--model", "llama3-8b"), "strategies"),
+        ("pyramid", ("--sweep", "8:1G"), "collectives"),
+        ("strategies", ("--nccl", "2.21"), "collectives"),
+        ("plugins", ("--env", "NCCL_ALGO=ring"), "collectives"),
+        ("topology", ("--search",), "strategies"),
+        ("collectives", ("--jobs", str(SINFO)), "topology"),
+    ],
+)
+def test_an_option_of_another_view_is_refused(run_cli, tmp_path, view, option, owner):
+    """snapshot collectives --model M rendered the collectives without a word about M:
+    one line naming the view that reads the option, and no file written."""
+    out = tmp_path / "report.md"
+    err = one_error(run_cli, "snapshot", view, *option, "-o", str(out))
+    assert f"snapshot {view}: {option[0]} is an option of the {owner} view" in err
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_every_view_option_belongs_to_a_view():
+    """The refusal's table names views that exist, each flag once."""
+    from fabricui.commands.snapshot import VIEW_OPTIONS
+    from fabricui.vocabulary import VIEWS
+
+    assert {owner for _, _, owner in VIEW_OPTIONS} <= set(VIEWS)
+    flags = [flag for _, flag, _ in VIEW_OPTIONS]
+    assert len(flags) == len(set(flags))
