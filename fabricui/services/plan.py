@@ -22,6 +22,7 @@ from fabricui.vocabulary import (
     DEFAULT_MODEL,
     DP_ALIASES,
     DP_STRATEGIES,
+    FP8_RECIPES,
     MOE_RECOMPUTE_MODULES,
 )
 
@@ -465,6 +466,26 @@ def _check_precision(request: PlanRequest, fabric: Fabric, catalog: Catalog) -> 
     )
     if wrong:
         raise ConfigError(wrong)
+    wrong = mx_recipe_problem(fabric.gpu, request.recipe, catalog)
+    if wrong:
+        raise ConfigError(wrong)
+
+
+def mx_recipe_problem(gpu: GpuSpec, choices: RecipeChoices | None, catalog: Catalog) -> str | None:
+    """Why ``--fp8-recipe mxfp8`` cannot run on ``gpu``: its tensor cores do not apply MX
+    block scales (E8M0 per 32 values), which came with the FP4 tensor cores (NVIDIA
+    Blackwell, AMD CDNA4; Transformer Engine refuses MXFP8 below compute capability 10.0),
+    so a part without an FP4 peak in hwdb has none; None when it can or is not asked to."""
+    if choices is None or choices.precision != "fp8" or choices.fp8_recipe != "mxfp8":
+        return None
+    if gpu.fp4_dense_TFLOPS:
+        return None
+    having = [record.id for record in catalog.gpus.values() if record.fp4_dense_TFLOPS]
+    return (
+        f"--fp8-recipe mxfp8 needs tensor cores that apply MX block scales (NVIDIA Blackwell "
+        f"on, AMD CDNA4 on; in hwdb: {', '.join(having)}); {gpu.id} has none: use another "
+        f"--fp8-recipe ({', '.join(r for r in FP8_RECIPES if r != 'mxfp8')})"
+    )
 
 
 def check_recompute_modules(model: ModelShape, modules: Sequence[str]) -> None:

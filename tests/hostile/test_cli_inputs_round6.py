@@ -162,3 +162,25 @@ def test_every_view_option_belongs_to_a_view():
     assert {owner for _, _, owner in VIEW_OPTIONS} <= set(VIEWS)
     flags = [flag for _, flag, _ in VIEW_OPTIONS]
     assert len(flags) == len(set(flags))
+
+
+@pytest.mark.parametrize("topology", ["dgx-h100", "mi300x-node"])
+def test_mxfp8_on_a_gpu_without_mx_scaling_is_refused(run_cli, topology):
+    """plan --precision fp8 --fp8-recipe mxfp8 on Hopper (or CDNA3) priced a recipe its
+    tensor cores cannot run: one line naming the GPU, the parts that can and the other
+    recipes."""
+    err = one_error(
+        run_cli, "plan", "-t", topology, "--tp", "8", "--precision", "fp8", "--fp8-recipe", "mxfp8"
+    )
+    assert "--fp8-recipe mxfp8 needs tensor cores that apply MX block scales" in err
+    assert "b200" in err and "mi355x" in err and "use another --fp8-recipe" in err
+
+
+def test_mxfp8_on_blackwell_is_priced(run_cli):
+    """The same on B200 prices the step."""
+    status, out, err = run_cli(
+        "plan", "-t", "dgx-b200", "--tp", "8", "--precision", "fp8", "--fp8-recipe", "mxfp8",
+        "--json",
+    )  # fmt: skip
+    assert status == 0, err
+    assert json.loads(out)["recipe"]["fp8_recipe"] == "mxfp8"
