@@ -378,6 +378,8 @@ class _Reader:
         if self.hca is not None and (m := _PORT.match(line) or _DEV_PORT.match(line)):
             self.port, self.width, self.speed = self.hca.port(int(m.group(1))), None, None
             return
+        if line.lstrip().startswith("#"):  # a comment or a root prompt, not the tool's
+            return
         if _ERROR.search(line):
             self.errors.append(line.strip())
             return

@@ -184,3 +184,20 @@ def test_mxfp8_on_blackwell_is_priced(run_cli):
     )  # fmt: skip
     assert status == 0, err
     assert json.loads(out)["recipe"]["fp8_recipe"] == "mxfp8"
+
+
+def test_a_comment_line_of_an_ibstat_file_is_no_error_of_the_output():
+    """A '# ...' line the user wrote above an ibstat output (here one whose words include
+    'failed') is not 'error in the output'; the output's own ibpanic line still is."""
+    from fabricui.importers.ibstat import parse
+
+    source = (
+        DATA
+        / "health"
+        / "infiniband"
+        / ("ibstat_azure_a100_8x_hdr_vf_partial_output_ibpanic_mlx5_8.txt")
+    )
+    text = source.read_text()
+    assert text.startswith("# source:") and "failed" in text.splitlines()[0]
+    parsed = parse(text)
+    assert [line.split(":")[0] for line in parsed.errors] == ["ibpanic"]
