@@ -13,9 +13,9 @@ from fabricui.commands.options import (
     add_topology_options,
     catalog,
     completes,
-    output_path,
     take_free_words,
     topology_request,
+    written_path,
 )
 from fabricui.errors import ConfigError, FabricError, unknown_id_message
 from fabricui.files import check_target, shown_path, write_text
@@ -110,7 +110,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--bw", help="per-rank bandwidth for --ideal, e.g. 100GB/s or 400Gb/s")
     parser.add_argument(
         "--tuner",
-        type=output_path,
+        type=written_path,
         metavar="FILE",
         help="write a config for NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE) with "
         "the best picks that beat NCCL's own by --tuner-margin or more (fabrics that run NCCL)",

@@ -54,12 +54,28 @@ def output_path(text: str) -> str:
 
 
 def output_file(text: str) -> Path:
-    """``output_path`` as a ``Path`` (for options a command reads as one).
+    """``written_path`` as a ``Path`` (for options a command reads as one).
 
     Raises:
-        argparse.ArgumentTypeError: ``text`` is empty or only blanks.
+        argparse.ArgumentTypeError: ``text`` is empty, only blanks, or ``-``.
     """
-    return Path(output_path(text))
+    return Path(written_path(text))
+
+
+def written_path(text: str) -> str:
+    """``output_path`` of an option that writes a file or folder beside the report it prints
+    (``calibrate -o``, ``collective --tuner``, ``probe -o``): ``-`` is no name there, not
+    a file called '-' in the current directory (``./-`` is one).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is empty, only blanks, or ``-``.
+    """
+    name = output_path(text)
+    if name.strip() == "-":
+        raise argparse.ArgumentTypeError(
+            "'-' is not standard output here (the report is printed there): give a path"
+        )
+    return name
 
 
 def port_gbps(text: str) -> float:

@@ -14,7 +14,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from fabricui.commands.options import output_path
+from fabricui.commands.options import written_path
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -34,7 +34,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "-o",
         "--output",
-        type=output_path,
+        type=written_path,
         metavar="DIR",
         help="folder for the outputs (default: fabricui-probe-HOSTNAME)",
     )

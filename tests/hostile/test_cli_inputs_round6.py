@@ -201,3 +201,21 @@ def test_a_comment_line_of_an_ibstat_file_is_no_error_of_the_output():
     assert text.startswith("# source:") and "failed" in text.splitlines()[0]
     parsed = parse(text)
     assert [line.split(":")[0] for line in parsed.errors] == ["ibpanic"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("calibrate", "-t", "dgx-h100-pod", "--nodes", "2", str(RESULTS), "-o", "-"),
+        ("collective", "all_reduce", "1G", "--tuner", "-"),
+        ("probe", "-o", "-"),
+    ],
+    ids=["calibrate-o", "collective-tuner", "probe-o"],
+)
+def test_a_dash_is_no_file_name_where_the_report_owns_stdout(run_cli, tmp_path, monkeypatch, argv):
+    """-o - wrote a file (probe: a folder) called '-' in the current directory: one line,
+    nothing written."""
+    monkeypatch.chdir(tmp_path)
+    err = one_error(run_cli, *argv)
+    assert "'-' is not standard output here" in err
+    assert not list(tmp_path.iterdir())
