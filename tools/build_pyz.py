@@ -269,6 +269,9 @@ def build(output: Path, target: Target, force: bool = False) -> Path:
                     "--output-file",
                     staged,
                     wheel,
+                    # shiv zips the installed files without their bytecode: compiling
+                    # every module (numpy, textual) would take half of pip's time for nothing.
+                    "--no-compile",
                     *target.pip_args,
                 ],
                 f"bundling fabricui and its dependencies for CPython "

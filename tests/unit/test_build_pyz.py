@@ -190,3 +190,27 @@ def test_the_module_name_still_builds_from_a_checkout():
     assert result.returncode == 0 and "usage: python3 tools/build_pyz.py" in result.stdout
     pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8")
     assert 'exclude = ["fabricui/build_pyz.py"]' in pyproject
+
+
+def test_bundled_packages_are_not_compiled_for_nothing(monkeypatch, tmp_path: Path):
+    """shiv leaves bytecode out of the pyz, so its pip install is told not to compile
+    (half of the bundling time otherwise); the pyz itself is tests/install/test_pyz.py."""
+    monkeypatch.setattr(build_pyz, "has_shiv", lambda: True)
+    commands: list[list[str]] = []
+
+    def fake_run(command, doing):  # type: ignore[no-untyped-def]
+        command = [str(part) for part in command]
+        commands.append(command)
+        if command[2] == "pip":  # the wheel, into -w DIR
+            wheels = Path(command[command.index("-w") + 1])
+            wheels.mkdir(parents=True, exist_ok=True)
+            (wheels / "fabricui-0.1.0-py3-none-any.whl").write_bytes(b"")
+        else:  # shiv writes the staged pyz
+            Path(command[command.index("--output-file") + 1]).write_bytes(b"pyz")
+
+    monkeypatch.setattr(build_pyz, "_run", fake_run)
+    out = tmp_path / "f.pyz"
+    assert build_pyz.build(out, target_of("3.9", [])) == out and out.read_bytes() == b"pyz"
+    (wheel, shiv) = commands
+    assert shiv[2] == "shiv" and "--no-compile" in shiv
+    assert shiv[shiv.index("--no-compile") + 1 :] == list(target_of("3.9", []).pip_args)
