@@ -13,6 +13,7 @@ import subprocess
 import sys
 import venv
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -61,8 +62,36 @@ class InstalledVenv:
             )
         return proc
 
+    def pip(self, *args: str | Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        """``pip ARGS`` for this venv: the venv's own pip when it has one, else the pip
+        running the tests pointed at it (``pip --python``)."""
+        if self.bin("pip").exists():
+            return self.run("python", "-m", "pip", *map(str, args), timeout=timeout)
+        python = str(self.bin("python"))
+        cmd = [sys.executable, "-m", "pip", "--python", python, *map(str, args)]
+        proc = subprocess.run(
+            cmd, cwd=self.workdir, env=self.env(), capture_output=True, text=True, timeout=timeout
+        )
+        if proc.returncode != 0:
+            pytest.fail(
+                f"pip {' '.join(map(str, args))} exited {proc.returncode}\n"
+                f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}"
+            )
+        return proc
+
     def pip_install(self, *targets: str | Path) -> None:
-        self.run("python", "-m", "pip", "install", "--quiet", *map(str, targets), timeout=600)
+        self.pip("install", "--quiet", *targets)
+
+
+def pip_can_target_a_venv() -> bool:
+    """Whether the pip running the tests installs into another environment (``--python``,
+    pip 22.3): the venv is then made without a pip of its own, which ensurepip takes ~10 s
+    to install."""
+    try:
+        major, minor = (int(part) for part in metadata.version("pip").split(".")[:2])
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return (major, minor) >= (22, 3)
 
 
 @pytest.fixture(scope="session")
@@ -86,7 +115,7 @@ def installed_venv(tmp_path_factory: pytest.TempPathFactory) -> InstalledVenv:
     )
     (wheel,) = wheel_dir.glob("fabricui-*.whl")
     root = base / "venv"
-    venv.EnvBuilder(with_pip=True).create(root)
+    venv.EnvBuilder(with_pip=not pip_can_target_a_venv()).create(root)
     workdir = base / "work"
     (workdir / "home").mkdir(parents=True)
     env = InstalledVenv(root=root, workdir=workdir, wheel=wheel)

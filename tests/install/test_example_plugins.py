@@ -38,7 +38,7 @@ def venv(installed_venv: InstalledVenv) -> Iterator[InstalledVenv]:
     try:
         yield installed_venv
     finally:
-        installed_venv.run("python", "-m", "pip", "uninstall", "-y", "--quiet", *DISTS)
+        installed_venv.pip("uninstall", "-y", "--quiet", *DISTS)
 
 
 def run_json(venv: InstalledVenv, *args: str) -> Any:

@@ -47,4 +47,4 @@ def test_powersgd_example_is_listed_priced_and_tested(installed_venv):
         result = installed_venv.run("pytest", "-q", "-p", "no:cacheprovider", tests.name)
         assert "9 passed" in result.stdout, result.stdout
     finally:
-        installed_venv.run("python", "-m", "pip", "uninstall", "-y", "--quiet", "fabricui-powersgd")
+        installed_venv.pip("uninstall", "-y", "--quiet", "fabricui-powersgd")

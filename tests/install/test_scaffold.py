@@ -38,4 +38,4 @@ def test_scaffolded_plugin_installs_loads_and_passes_its_tests(installed_venv):
         tests = installed_venv.run("pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=target)
         assert "4 passed" in tests.stdout, tests.stdout
     finally:
-        installed_venv.run("python", "-m", "pip", "uninstall", "-y", "--quiet", f"fabricui-{NAME}")
+        installed_venv.pip("uninstall", "-y", "--quiet", f"fabricui-{NAME}")
