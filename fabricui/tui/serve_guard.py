@@ -5,7 +5,8 @@ terminal size.
 
 Hooked in through textual-serve's own seams rather than a fork of it: ``_make_app`` gets
 one aiohttp middleware, ``handle_websocket`` counts sessions, ``on_startup`` prints the URL
-with its token, and the ``AppService`` class its websocket handler creates (looked up in
+with its token, ``on_shutdown`` closes the sessions' websockets (a stopped server does not
+wait for open tabs), and the ``AppService`` class its websocket handler creates (looked up in
 its module) clamps terminal sizes and reaps the explorer it started. ``serve`` runs the
 app on aiohttp's own runner with a request handler of fabricui's: a malformed request is
 answered and logged in one line, and connections are capped in number and in how long
@@ -122,6 +123,8 @@ def guarded_server_class() -> Any:
             """Sessions and terminal size."""
             self.sessions = 0
             """Sessions running now."""
+            self.websockets: set[web.WebSocketResponse] = set()
+            """The websockets of the sessions running now (closed when the server stops)."""
             # The name textual-serve's websocket handler creates sessions with (a class
             # replaced on purpose, which the type checker would refuse).
             served.AppService = _app_service_class(AppService, limits)  # type: ignore[misc]
@@ -172,6 +175,18 @@ def guarded_server_class() -> Any:
             log shows the token as ``[token]``."""
             print(f"fabricui serve: open {self.url} in a browser (Ctrl+C stops)", flush=True)
 
+        async def on_shutdown(self, app: web.Application) -> None:
+            """Close every session's websocket ("going away"), which ends the session and
+            reaps its explorer: aiohttp's graceful shutdown would otherwise wait for each
+            session to end by itself (about 20 s with a browser still connected)."""
+            await asyncio.gather(
+                *(
+                    websocket.close(code=WSCloseCode.GOING_AWAY, message=b"fabricui serve stopped")
+                    for websocket in list(self.websockets)
+                ),
+                return_exceptions=True,
+            )
+
         async def handle_download(self, request: web.Request) -> web.StreamResponse:
             """A file the explorer offers the browser (a saved view), once."""
             try:
@@ -186,6 +201,15 @@ def guarded_server_class() -> Any:
             """textual-serve's loop over the page's messages, each checked first: a
             malformed one ends the session with one line in the log (textual-serve would
             log a traceback with the message in it)."""
+            self.websockets.add(websocket)
+            try:
+                await self._check_messages(websocket, app_service)
+            finally:
+                self.websockets.discard(websocket)
+
+        async def _check_messages(
+            self, websocket: web.WebSocketResponse, app_service: AppService
+        ) -> None:
             async for message in websocket:
                 if message.type != WSMsgType.TEXT:
                     continue

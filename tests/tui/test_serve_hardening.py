@@ -399,3 +399,41 @@ def test_fabricui_serve_logs_one_line_per_bad_request(tmp_path: Path):
     log = (tmp_path / "err").read_text()
     assert log.count("\n") == 1 and "bad request from 127.0.0.1: not an HTTP method" in log
     assert token not in log
+
+
+async def test_stopping_the_server_closes_its_sessions_at_once(tmp_path: Path, log_stream):
+    """With a browser still connected, the runner's cleanup (what SIGTERM runs) closes the
+    session's websocket as going away and reaps its explorer at once, instead of aiohttp's
+    graceful wait for the session to end by itself (about 20 s)."""
+    script = tmp_path / "explorer.py"
+    script.write_text(FAKE_EXPLORER)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    server = guarded_server_class()(
+        shlex.join([sys.executable, str(script)]),
+        host="127.0.0.1",
+        port=port,
+        public_url=url,
+        access=ServeAccess.of(url, ("127.0.0.1", port), (), TOKEN),
+        limits=SessionLimits(max_sessions=1, max_columns=100, max_rows=30),
+    )
+    runner = server.runner(await server._make_app())
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        async with aiohttp.ClientSession() as http:
+            ws = await http.ws_connect(f"{url}/ws?token={TOKEN}", headers={"Origin": url})
+            assert (await ws.receive(timeout=10)).data == b"size 80x24"
+            closing = asyncio.create_task(ws.receive(timeout=60))  # the browser keeps reading
+            start = time.monotonic()
+            await runner.cleanup()
+            stopped_s = time.monotonic() - start
+            message = await closing
+            await ws.close()
+    finally:
+        await runner.cleanup()
+    assert stopped_s < 8.0, f"the server took {stopped_s:.1f} s to stop"
+    assert message.type == aiohttp.WSMsgType.CLOSE, message
+    assert message.data == aiohttp.WSCloseCode.GOING_AWAY
+    assert server.sessions == 0 and not server.websockets
+    assert "Traceback" not in log_stream.getvalue()
