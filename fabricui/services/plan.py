@@ -456,35 +456,60 @@ def precision_problem(gpu: GpuSpec, precision: str | None, catalog: Catalog) -> 
 
 
 def _check_precision(request: PlanRequest, fabric: Fabric, catalog: Catalog) -> None:
-    """Refuse ``--precision`` fp8 or fp4 on a GPU without that tensor peak (``precision_problem``).
+    """Refuse ``--precision`` or ``--fp8-recipe`` the GPU cannot run (``gpu_recipe_problem``).
 
     Raises:
-        ConfigError: The sentence of ``precision_problem``.
+        ConfigError: The sentence of ``gpu_recipe_problem``.
     """
-    wrong = precision_problem(
-        fabric.gpu, request.recipe.precision if request.recipe else None, catalog
-    )
+    wrong = gpu_recipe_problem(fabric.gpu, request.recipe, catalog)
     if wrong:
-        raise ConfigError(wrong)
-    wrong = mx_recipe_problem(fabric.gpu, request.recipe, catalog)
-    if wrong:
-        raise ConfigError(wrong)
+        raise ConfigError(wrong[1])
 
 
-def mx_recipe_problem(gpu: GpuSpec, choices: RecipeChoices | None, catalog: Catalog) -> str | None:
-    """Why ``--fp8-recipe mxfp8`` cannot run on ``gpu``: its tensor cores do not apply MX
+def gpu_recipe_problem(
+    gpu: GpuSpec, choices: RecipeChoices | None, catalog: Catalog, setting: str = "--fp8-recipe"
+) -> tuple[str, str] | None:
+    """Why the precision settings ``choices`` states cannot run on ``gpu``: the one check
+    ``plan``'s flags and a run file's run block (``plan --run``) both go through, so
+    neither prices what the other refuses.
+
+    Args:
+        gpu: The GPU record.
+        choices: The recipe settings stated (None: none).
+        catalog: The hardware database, to name the parts that can.
+        setting: How the FP8 recipe setting is written where it was given (a flag, or a
+            run block's ``fp8_recipe``).
+
+    Returns:
+        (the run block key at fault, ``precision`` or ``fp8_recipe``; the sentence), or
+        None when the GPU can run them.
+    """
+    wrong = precision_problem(gpu, choices.precision if choices else None, catalog)
+    if wrong:
+        return "precision", wrong
+    wrong = mx_recipe_problem(gpu, choices, catalog, setting)
+    if wrong:
+        return "fp8_recipe", wrong
+    return None
+
+
+def mx_recipe_problem(
+    gpu: GpuSpec, choices: RecipeChoices | None, catalog: Catalog, setting: str = "--fp8-recipe"
+) -> str | None:
+    """Why the FP8 recipe ``mxfp8`` cannot run on ``gpu``: its tensor cores do not apply MX
     block scales (E8M0 per 32 values), which came with the FP4 tensor cores (NVIDIA
     Blackwell, AMD CDNA4; Transformer Engine refuses MXFP8 below compute capability 10.0),
-    so a part without an FP4 peak in hwdb has none; None when it can or is not asked to."""
+    so a part without an FP4 peak in hwdb has none; None when it can or is not asked to.
+    ``setting`` is how the recipe was given (``--fp8-recipe``, a run block's ``fp8_recipe``)."""
     if choices is None or choices.precision != "fp8" or choices.fp8_recipe != "mxfp8":
         return None
     if gpu.fp4_dense_TFLOPS:
         return None
     having = [record.id for record in catalog.gpus.values() if record.fp4_dense_TFLOPS]
     return (
-        f"--fp8-recipe mxfp8 needs tensor cores that apply MX block scales (NVIDIA Blackwell "
+        f"{setting} mxfp8 needs tensor cores that apply MX block scales (NVIDIA Blackwell "
         f"on, AMD CDNA4 on; in hwdb: {', '.join(having)}); {gpu.id} has none: use another "
-        f"--fp8-recipe ({', '.join(r for r in FP8_RECIPES if r != 'mxfp8')})"
+        f"{setting} ({', '.join(r for r in FP8_RECIPES if r != 'mxfp8')})"
     )
 
 
@@ -804,6 +829,7 @@ __all__ = [
     "decision_table_on",
     "default_layout",
     "dp_strategy_problem",
+    "gpu_recipe_problem",
     "load_context",
     "load_strategies",
     "memory_advice",

@@ -16,9 +16,9 @@ from fabricui.services.plan import (
     LayoutRequest,
     PlanRequest,
     dp_strategy_problem,
+    gpu_recipe_problem,
     load_strategies,
     plan_on,
-    precision_problem,
     pricer_for,
 )
 from fabricui.services.requests import CatalogRequest
@@ -126,9 +126,9 @@ def price_entry(
         model = dataclasses.replace(model, params_B=geometry(model).params / 1e9)
     spec, ranks = _partial_domains(run, entry.at("domain_hosts"))
     fabric = build_fabric_with_plugins(spec, catalog, host)
-    wrong = precision_problem(fabric.gpu, run.precision, catalog)
+    wrong = gpu_recipe_problem(fabric.gpu, run_choices(run), catalog, "fp8_recipe")
     if wrong:
-        raise ConfigError(f"{entry.at('precision')}: {wrong}")
+        raise ConfigError(f"{entry.at(wrong[0])}: {wrong[1]}")
     try:
         software = software_for_run(entry, catalog, fabric.gpu.arch)
     except ConfigError as exc:

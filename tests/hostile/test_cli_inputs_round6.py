@@ -219,3 +219,33 @@ def test_a_dash_is_no_file_name_where_the_report_owns_stdout(run_cli, tmp_path, 
     err = one_error(run_cli, *argv)
     assert "'-' is not standard output here" in err
     assert not list(tmp_path.iterdir())
+
+
+def _fp8_run(tmp_path: Path, topology: str, recipe: str) -> str:
+    """A run file whose run block states FP8 with the FP8 recipe ``recipe``."""
+    path = tmp_path / f"{topology}_{recipe}.yaml"
+    path.write_text(
+        f"id: fp8-{recipe}\nmodel: llama3-8b\n"
+        f"run: {{topology: {topology}, tp: 8, pp: 1, dp: 1, global_batch: 8,\n"
+        f"  precision: fp8, fp8_recipe: {recipe}}}\n"
+    )
+    return str(path)
+
+
+def test_a_run_file_stating_mxfp8_on_hopper_is_refused_as_the_flag_is(run_cli, tmp_path):
+    """plan --run FILE whose run block says fp8_recipe mxfp8 on H100 went around the
+    refusal of --fp8-recipe mxfp8: the same check, one line naming the file and key."""
+    path = _fp8_run(tmp_path, "dgx-h100", "mxfp8")
+    err = one_error(run_cli, "plan", "--run", path)
+    assert path in err and "run.fp8_recipe" in err
+    assert "fp8_recipe mxfp8 needs tensor cores that apply MX block scales" in err
+    flag = one_error(
+        run_cli, "plan", "-t", "dgx-h100", "--tp", "8", "--precision", "fp8",
+        "--fp8-recipe", "mxfp8",
+    )  # fmt: skip
+    why = err.split("fp8_recipe mxfp8 ", 1)[1].replace("fp8_recipe", "--fp8-recipe")
+    assert why == flag.split("--fp8-recipe mxfp8 ", 1)[1]
+    for topology, recipe in (("dgx-h100", "current"), ("dgx-b200", "mxfp8")):
+        status, out, err = run_cli("plan", "--run", _fp8_run(tmp_path, topology, recipe), "--json")
+        assert status == 0, err
+        assert json.loads(out)["plan"]["recipe"]["fp8_recipe"] == recipe
