@@ -4,13 +4,15 @@ with ``--topology`` also what is wrong with how the job used the fabric it ran o
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from fabricui.commands.options import add_topology_options, catalog, topology_request
 from fabricui.errors import ConfigError
 from fabricui.render.output import print_json
-from fabricui.services.doctor_codes import CODES, FABRIC_CODES, SEVERITIES
+from fabricui.services.doctor_codes import CODES, ENV_READ, FABRIC_CODES, SEVERITIES
+from fabricui.services.job_env import job_settings
 
 if TYPE_CHECKING:
     from fabricui.importers.nccl_log import NcclLog
@@ -57,8 +59,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--env",
         action="append",
         default=[],
-        metavar="NAME=VALUE",
-        help="an NCCL setting the job used that the log may not print (e.g. NCCL_IB_DISABLE=1)",
+        metavar="NCCL_NAME=VALUE",
+        help="an NCCL setting the job used that the log may not print (repeatable; the "
+        "checks read " + ", ".join(ENV_READ) + "; another variable is said to change nothing)",
     )
     parser.add_argument(
         "--hosts",
@@ -75,13 +78,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _env_hints(items: list[str]) -> dict[str, str]:
-    hints = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ConfigError(f"--env {item!r}: use NAME=VALUE, e.g. NCCL_IB_DISABLE=1")
-        hints[name.strip()] = value.strip()
+def _env_hints(items: list[str], log: bool) -> dict[str, str]:
+    """The ``--env`` settings, checked as ``collective --env`` checks them (one line for a
+    word that is no job variable); those the log's checks do not read (all of them without
+    a log) are said on stderr to change nothing, not dropped silently.
+
+    Raises:
+        ConfigError: A word that is not ``NCCL_NAME=value`` (or a libfabric or aws-ofi-nccl
+            variable).
+    """
+    hints = job_settings(items)
+    unread = [name for name in hints if not log or name not in ENV_READ]
+    if unread:
+        verb = "changes" if len(unread) == 1 else "change"
+        reads = f"the log's checks read {', '.join(ENV_READ)}" if log else "there is no log"
+        print(
+            f"fabricui: warning: --env {', '.join(unread)} {verb} nothing here ({reads})",
+            file=sys.stderr,
+        )
     return hints
 
 
@@ -94,11 +108,12 @@ def run(args: argparse.Namespace) -> int:
     """
     from fabricui.services.doctor import diagnose, read_log, report_json
 
-    hints = _env_hints(args.env)
     if args.log is None:
         if not getattr(args, "health", None):
             raise ConfigError("give an NCCL_DEBUG=INFO log, or --health FILE (see --help)")
+        _env_hints(args.env, log=False)
         return _health_only(args)
+    hints = _env_hints(args.env, log=True)
     log = read_log(args.log)
     findings = diagnose(log, hints)
     loaded = _loaded(args)

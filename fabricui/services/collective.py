@@ -28,6 +28,7 @@ from fabricui.importers.nccl_tests import (
     read_results,
 )
 from fabricui.services.command_requests import CollectiveRequest
+from fabricui.services.job_env import JOB_ENV, job_settings
 from fabricui.services.jobs import group_ranks, job_of
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.progress import NO_PROGRESS, Phases
@@ -134,11 +135,6 @@ def prediction_rows(prediction: Prediction) -> tuple[dict[str, Any], ...]:
     return tuple(rows)
 
 
-#: Variable prefixes of a job's environment the engine reads: NCCL's, libfabric's and the
-#: aws-ofi-nccl plugin's.
-JOB_ENV = ("NCCL_", "FI_", "OFI_NCCL_")
-
-
 def nccl_environment(settings: Iterable[str] = (), inherit: bool = True) -> dict[str, str]:
     """The NCCL environment of a job: ``NCCL_*`` variables of this process (a job started
     from this shell inherits them), libfabric's ``FI_*`` ones (the CXI provider's matching
@@ -155,17 +151,7 @@ def nccl_environment(settings: Iterable[str] = (), inherit: bool = True) -> dict
             ``OFI_NCCL_NAME=value``.
     """
     env = {k: v for k, v in os.environ.items() if k.startswith(JOB_ENV)} if inherit else {}
-    for setting in settings:
-        name, sep, value = setting.partition("=")
-        name = name.strip()
-        prefix = next((p for p in JOB_ENV if name.startswith(p)), None)
-        if not sep or prefix is None or not name[len(prefix) :].replace("_", "").isalnum():
-            raise ConfigError(
-                f"--env {setting!r}: give NCCL_NAME=value (or libfabric's FI_NAME=value, "
-                "aws-ofi-nccl's OFI_NCCL_NAME=value), "
-                "e.g. NCCL_ALGO=ring"
-            )
-        env[name] = value.strip()
+    env.update(job_settings(settings))
     return env
 
 

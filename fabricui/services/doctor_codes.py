@@ -7,6 +7,16 @@ from __future__ import annotations
 #: Severities, most severe first.
 SEVERITIES = ("error", "warning", "info")
 
+#: The NCCL variables the log's checks read from ``--env`` (the log's own ``set by
+#: environment`` lines win); another job variable given there changes nothing, and is said.
+ENV_READ = (
+    "NCCL_IB_DISABLE",
+    "NCCL_NET",
+    "NCCL_NVLS_ENABLE",
+    "NCCL_P2P_DISABLE",
+    "NCCL_P2P_LEVEL",
+)
+
 #: Every finding code and what it means (stable; documented in ``fabricui doctor --help``).
 CODES: dict[str, str] = {
     "ib-completion-error": "an InfiniBand/RoCE work request completed with an error",

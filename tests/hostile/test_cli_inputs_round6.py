@@ -249,3 +249,36 @@ def test_a_run_file_stating_mxfp8_on_hopper_is_refused_as_the_flag_is(run_cli, t
         status, out, err = run_cli("plan", "--run", _fp8_run(tmp_path, topology, recipe), "--json")
         assert status == 0, err
         assert json.loads(out)["plan"]["recipe"]["fp8_recipe"] == recipe
+
+
+def test_doctor_refuses_an_env_word_as_collective_does(run_cli):
+    """doctor LOG --env FOO=1 took a variable nothing reads and said nothing: the same one
+    line as collective --env FOO=1."""
+    doctor = one_error(run_cli, "doctor", str(LOG), "--env", "FOO=1")
+    collective = one_error(run_cli, "collective", "all_reduce", "1G", "--env", "FOO=1")
+    assert doctor == collective and "--env 'FOO=1'" in doctor
+
+
+def test_doctor_says_which_env_settings_change_nothing(run_cli):
+    """A job variable the doctor's checks do not read (NCCL_ALGO) is said on stderr, once,
+    naming it and none of those it reads; the report is the one without it."""
+    status, plain, err = run_cli("doctor", str(LOG), "--env", "NCCL_IB_DISABLE=1")
+    assert status == 0 and "--env" not in err, err
+    status, out, err = run_cli(
+        "doctor", str(LOG), "--env", "NCCL_ALGO=ring", "--env", "NCCL_IB_DISABLE=1"
+    )
+    assert status == 0 and out == plain
+    warned = [line for line in err.splitlines() if "changes nothing" in line]
+    assert len(warned) == 1 and warned[0].startswith("fabricui: warning: --env NCCL_ALGO ")
+
+
+def test_the_doctor_reads_the_env_names_it_says_it_reads():
+    """ENV_READ (what the warning and --help name) is every variable the log's checks look
+    up in the settings, and no other."""
+    import re
+
+    import fabricui.services.doctor as doctor
+    from fabricui.services.doctor_codes import ENV_READ
+
+    read = set(re.findall(r'settings\.get\("([A-Z0-9_]+)"', Path(doctor.__file__).read_text()))
+    assert read == set(ENV_READ)
