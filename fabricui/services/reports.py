@@ -86,8 +86,8 @@ class AsItIs:
     """The conditions applied (worst first), and the report's figures as built and as it
     is where the view has both (the path, the pyramid)."""
     lines: tuple[str, ...] = ()
-    """What was not applied and why, then the warnings: the first few, then how many
-    more."""
+    """What was not applied and why, then the warnings, then the notes on the files: the
+    first few, then how many more."""
 
 
 def reproduce_command(launch: LaunchRequest, view: str) -> str:
@@ -652,16 +652,20 @@ def as_it_is_section(
     warnings, and for the path and the pyramid their figures as built beside as it is
     (``services.compare``, as the explorer's ``c`` compares them). None on the fabric as
     built. Files that change nothing and warn of nothing get one line saying so (the title
-    says "as it is": the reader learns which files were read and that they were clean)."""
+    says "as it is": the reader learns which files were read and that they were clean).
+    The notes on the files (a Slurm listing is no link health) follow, in the words
+    ``--health`` says them on stderr and in ``--json`` (``health.notes``)."""
     overlay = overlay_of(data.fabric)
     if overlay is None:
         return None
     files = report_of(data.fabric)
     warnings = [*overlay.warnings, *(files.warnings if files is not None else [])]
+    said = files.notes if files is not None else []
+    notes = _at_most(f"Notes ({len(said)}):", said, "notes")
     read = f"Health files: {files.file_names(_SHOWN_LINES)}. " if files is not None else ""
     if not overlay.changes and not overlay.unmatched and not warnings:
         clean = f"{read}They mark nothing on this fabric: the figures above are as built."
-        return AsItIs(clean, (), ())
+        return AsItIs(clean, (), tuple(notes))
     summary = (
         f"{read}The figures above are the fabric as they say it is: "
         f"{overlay.summary().removeprefix('health: ')}; without --health they are as built."
@@ -679,6 +683,7 @@ def as_it_is_section(
         f"Not applied ({len(overlay.unmatched)}):", overlay.unmatched, "conditions not applied"
     )
     lines += _at_most(f"Warnings ({len(warnings)}):", warnings, "warnings")
+    lines += notes
     return AsItIs(summary, tuple(tables), tuple(lines))
 
 

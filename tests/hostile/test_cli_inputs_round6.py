@@ -282,3 +282,18 @@ def test_the_doctor_reads_the_env_names_it_says_it_reads():
 
     read = set(re.findall(r'settings\.get\("([A-Z0-9_]+)"', Path(doctor.__file__).read_text()))
     assert read == set(ENV_READ)
+
+
+def test_the_markdown_as_it_is_section_carries_the_slurm_note(run_cli, adev, tmp_path):
+    """snapshot VIEW --health sinfo.txt --format md said 'They mark nothing on this fabric'
+    without the note stderr and --json give: the section lists it, in the same words."""
+    status, report, err = run_cli(
+        "snapshot", "topology", "-t", adev, "--health", str(SINFO), "--format", "md", "-o", "-"
+    )  # fmt: skip
+    assert status == 0, err
+    section = report.split("## As it is", 1)[1].split("\n## ", 1)[0]
+    status, out, err = run_cli("path", "0", "9", "-t", adev, "--json", "--health", str(SINFO))
+    assert status == 0, err
+    (note,) = json.loads(out)["health"]["notes"]
+    assert "They mark nothing on this fabric" in section
+    assert f"- {note}\n" in section and "not link health" in note
