@@ -94,7 +94,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=Path,
         metavar="FILE",
         help="results of the same cluster used only to check the fit, whole (--entry "
-        "picks among RESULTS only) but for the runs also fitted (repeatable)",
+        "picks among RESULTS only) but for the runs also fitted, each run once (repeatable)",
     )
     parser.add_argument(
         "-o", "--output", type=output_file, metavar="FILE", help="write the overlay"

@@ -741,25 +741,32 @@ def _read_runs(
 
 def _not_fitted(
     check: Sequence[ResultRun], fitted: Sequence[ResultRun], files: Sequence[Path]
-) -> tuple[list[ResultRun], list[dict[str, str]]]:
-    """The held-out runs that are none of the fitted runs, and each one left out with the
-    fitted run it repeats (the same collective, ranks and rows: a file given as both, a
-    copy of it, or the whole measurements YAML an ``--entry`` was fitted from). A fitted
-    run's rows check nothing: counted as held out, they would show a fit as better at
-    predicting what it never saw than it is.
+) -> tuple[list[ResultRun], list[dict[str, str | None]]]:
+    """The held-out runs that are none of the fitted runs, each once, and each one left
+    out with the run it repeats (the same collective, ranks and rows): ``fitted``, the
+    fitted run (a file given as both, a copy of it, or the whole measurements YAML an
+    ``--entry`` was fitted from), or ``fitted`` None and ``held_out``, the held-out run
+    kept (a file given twice as ``--held-out``, or a copy of it). A fitted run's rows check
+    nothing: counted as held out, they would show a fit as better at predicting what it
+    never saw than it is; a held-out run counted twice weighs its rows twice in the median.
 
     Raises:
         ConfigError: Every held-out run is a fitted one.
     """
     fitted_source = {_rows_key(run): run.source for run in fitted}
+    held_source: dict[tuple[Any, ...], str] = {}
     kept: list[ResultRun] = []
-    repeats: list[dict[str, str]] = []
+    repeats: list[dict[str, str | None]] = []
     for run in check:
-        source = fitted_source.get(_rows_key(run))
-        if source is None:
-            kept.append(run)
-        else:
+        key = _rows_key(run)
+        source = fitted_source.get(key)
+        if source is not None:
             repeats.append({"source": run.source, "fitted": source})
+        elif key in held_source:
+            repeats.append({"source": run.source, "fitted": None, "held_out": held_source[key]})
+        else:
+            held_source[key] = run.source
+            kept.append(run)
     if repeats and not kept:
         named = ", ".join(shown_path(str(p)) for p in files)
         raise ConfigError(
@@ -776,19 +783,31 @@ def _rows_key(run: ResultRun) -> tuple[Any, ...]:
 
 
 def repeat_lines(report: dict[str, Any]) -> list[str]:
-    """One line per held-out run left out for being a fitted run."""
+    """One line per held-out run left out for being a fitted run or another held-out run."""
     return [
-        f"held-out run {_repeat_text(r)}: left out of the held-out rows, which it would not check"
+        f"held-out run {_repeat_text(r)}: "
+        + (
+            "left out of the held-out rows, which it would not check"
+            if r.get("fitted") is not None
+            else "counted once among the held-out rows"
+        )
         for r in report.get("held_out_repeats") or []
     ]
 
 
-def _repeat_text(repeat: dict[str, str]) -> str:
-    """``X is also a fitted run`` (given as both), or ``X repeats the fitted run Y``."""
-    source, fitted = shown_path(repeat["source"]), shown_path(repeat["fitted"])
-    if source == fitted:
+def _repeat_text(repeat: dict[str, str | None]) -> str:
+    """``X is also a fitted run`` (given as both), ``X repeats the fitted run Y``, ``X is
+    given twice as --held-out``, or ``X repeats the held-out run Y``."""
+    source = shown_path(str(repeat["source"]))
+    fitted = repeat.get("fitted")
+    if fitted is None:
+        first = shown_path(str(repeat.get("held_out")))
+        if source == first:
+            return f"{source} is given twice as --held-out"
+        return f"{source} repeats the held-out run {first} (the same rows)"
+    if source == shown_path(fitted):
         return f"{source} is also a fitted run (given as RESULTS too)"
-    return f"{source} repeats the fitted run {fitted} (the same rows)"
+    return f"{source} repeats the fitted run {shown_path(fitted)} (the same rows)"
 
 
 def _with_orphans(read: Sequence[ResultRun]) -> list[ResultRun]:

@@ -297,3 +297,27 @@ def test_the_markdown_as_it_is_section_carries_the_slurm_note(run_cli, adev, tmp
     (note,) = json.loads(out)["health"]["notes"]
     assert "They mark nothing on this fabric" in section
     assert f"- {note}\n" in section and "not link health" in note
+
+
+def test_a_held_out_run_given_twice_is_counted_once(run_cli, tmp_path):
+    """calibrate F --held-out H --held-out H-copy --held-out H counted H's rows three
+    times in the held-out median: once, each repeat said on stderr and in
+    held_out_repeats (fitted null, held_out the run kept)."""
+    fitted = DATA / "nccl_tests" / "h100_2node_degraded_ring_all_reduce_perf.txt"
+    copy = tmp_path / "copy.txt"
+    copy.write_text(RESULTS.read_text())
+    status, out, err = run_cli(
+        "calibrate", "-t", "dgx-h100", str(fitted), "--held-out", str(RESULTS),
+        "--held-out", str(copy), "--held-out", str(RESULTS), "--json",
+    )  # fmt: skip
+    assert status == 0, err
+    report = json.loads(out)
+    held = [run["source"] for run in report["runs"] if run["source"].startswith(str(RESULTS))]
+    assert len(held) == 1 and not any(str(copy) in run["source"] for run in report["runs"])
+    assert report["held_out_repeats"] == [
+        {"source": held[0].replace(str(RESULTS), str(copy)), "fitted": None, "held_out": held[0]},
+        {"source": held[0], "fitted": None, "held_out": held[0]},
+    ]
+    warned = [line for line in err.splitlines() if "counted once" in line]
+    assert len(warned) == 2 and "repeats the held-out run" in warned[0], err
+    assert "is given twice as --held-out" in warned[1]
