@@ -126,9 +126,10 @@ def price_entry(
         model = dataclasses.replace(model, params_B=geometry(model).params / 1e9)
     spec, ranks = _partial_domains(run, entry.at("domain_hosts"))
     fabric = build_fabric_with_plugins(spec, catalog, host)
-    wrong = gpu_recipe_problem(fabric.gpu, run_choices(run), catalog, "fp8_recipe")
-    if wrong:
-        raise ConfigError(f"{entry.at(wrong[0])}: {wrong[1]}")
+    unrunnable = gpu_recipe_problem(fabric.gpu, run_choices(run), catalog, "fp8_recipe")
+    if unrunnable:
+        key, why = unrunnable
+        raise ConfigError(f"{entry.at(key)}: {why}")
     try:
         software = software_for_run(entry, catalog, fabric.gpu.arch)
     except ConfigError as exc:
