@@ -30,19 +30,24 @@ MISMATCHES = (
 
 def other_hardware(run: ResultRun, spec: TopologySpec, catalog: Catalog) -> dict[str, str] | None:
     """What of a run's hardware differs from the topology's (a measurements entry's GPU,
-    or its node when the GPU is another part of the topology's architecture; the GPU
-    architecture an nccl-tests output's rank lines name; the network of a run over several
-    nodes), or None: link figures fitted to other hardware would describe that hardware.
+    or the node it states, which another part of the topology's architecture must state;
+    the GPU architecture an nccl-tests output's rank lines name; the network of a run over
+    several nodes), or None: link figures fitted to other hardware would describe that
+    hardware.
 
     Returns:
         ``{"source", "why", "ran_on"}``: ``why`` one of ``MISMATCHES``' kinds, ``ran_on``
         what the run ran on (``h200-sxm in 8-GPU nodes on pcie/pcie5``).
     """
-    if run.hardware_gpu is not None and run.hardware_gpu != spec.gpu:
-        if not sibling_part(run.hardware_gpu, spec.gpu, catalog):
+    if run.hardware_gpu is not None:
+        if run.hardware_gpu != spec.gpu and not sibling_part(run.hardware_gpu, spec.gpu, catalog):
             return {"source": run.source, "why": "gpu", "ran_on": run.hardware_gpu}
         node = run.hardware_node or EntryNode(None, None)
-        if not same_node(node, run.hardware_gpu, spec, catalog):
+        # The topology's own part is kept on a node it does not state (as it always was);
+        # another part only on a node said to be the topology's.
+        stated = node.gpus_per_node is not None and node.fabric is not None
+        own_part = run.hardware_gpu == spec.gpu
+        if (stated or not own_part) and not same_node(node, run.hardware_gpu, spec, catalog):
             text = f"{run.hardware_gpu} in {node_text(node, catalog, run.hardware_gpu)}"
             return {"source": run.source, "why": "intra", "ran_on": text}
     if run.hardware_gpu is None and other_architecture(run.gpu, spec.gpu, catalog):
@@ -98,16 +103,21 @@ def _node_key(node: EntryNode, catalog: Catalog, gpu: str) -> tuple[Any, ...]:
 
 
 def same_node(node: EntryNode, part: str, spec: TopologySpec, catalog: Catalog) -> bool:
-    """Whether a measurements entry's node (its GPUs ``part``) is a node of the topology:
-    the same GPUs per node on the same intra-node fabric and link (and a mesh's links per
-    pair, PCIe peer-to-peer). Only there does another part of the topology's architecture
-    (an H200 beside an H100) cross the links the fit describes: a measurements file spans
-    many systems, and an A100 PCIe box or a 4-GPU GH200 mesh is not a DGX's NVSwitch. An
-    entry that does not say its node is not taken for the topology's."""
+    """Whether a measurements entry's node (its GPUs ``part``) is a node of the topology,
+    or some of its GPUs: no more GPUs per node, on the same intra-node fabric and link (and
+    a mesh's links per pair, PCIe peer-to-peer); one GPU per node crosses no intra-node
+    link. Only there does a run cross the links the fit describes: a measurements file
+    spans many systems, and an A100 PCIe box or a 4-GPU GH200 mesh is not a DGX's
+    NVSwitch, while 2 of a DGX's 8 GPUs are (the schema's ``gpus_per_node`` counts the
+    GPUs the run used). An entry that does not say its node is not taken for the
+    topology's."""
     if node.gpus_per_node is None or node.fabric is None:
         return False
-    ours = _node_key(topology_node(spec), catalog, spec.gpu)
-    return _node_key(node, catalog, part) == ours
+    per_node, *links = _node_key(node, catalog, part)
+    our_per_node, *our_links = _node_key(topology_node(spec), catalog, spec.gpu)
+    if per_node > our_per_node:
+        return False
+    return node.fabric == "none" or links == our_links
 
 
 def node_text(node: EntryNode, catalog: Catalog, gpu: str) -> str:
@@ -148,10 +158,11 @@ def part_assumed(
         if run.hardware_gpu == spec.gpu:
             return None
         node = node_text(topology_node(spec), catalog, spec.gpu)
-        return (
-            f"ran on {run.hardware_gpu}, {verb} as {spec.id}'s {spec.gpu} "
-            f"({arch}, and the same {node})"
-        )
+        used = run.hardware_node.gpus_per_node if run.hardware_node is not None else None
+        where = f"the same {node}"
+        if used is not None and used < spec.gpus_per_node:
+            where = f"{used} GPU{'s' * (used > 1)} of the same {node}"
+        return f"ran on {run.hardware_gpu}, {verb} as {spec.id}'s {spec.gpu} ({arch}, and {where})"
     known, part = gpu_id_from_name(run.gpu) if run.gpu else (False, None)
     if not known or part == spec.gpu:
         return None

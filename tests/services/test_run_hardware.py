@@ -68,13 +68,38 @@ def test_calibrate_and_the_view_share_the_words(catalog):
 
 
 @pytest.mark.parametrize(
+    ("node", "where"),
+    [
+        (EntryNode(2, "nvswitch", "nvlink4"), "2 GPUs of the same 8-GPU nodes"),
+        (EntryNode(1, "none"), "1 GPU of the same 8-GPU nodes"),  # crosses no NVLink
+    ],
+)
+def test_some_gpus_of_the_topologys_node_are_its_node(catalog, node, where):
+    """A run on 2 of a node's 8 GPUs on its switch (the schema counts the GPUs a run
+    used), or on one GPU per node, crosses the topology's links: kept, and said so."""
+    spec = resolve_topology("dgx-h100", catalog)
+    match = hardware_match(entry("h200-sxm", node), spec, catalog)
+    assert match.caution is None
+    assert match.assumed == (
+        "ran on h200-sxm, priced as dgx-h100's h100-sxm (the same hopper architecture, and "
+        f"{where} on nvswitch/nvlink4)"
+    )
+
+
+@pytest.mark.parametrize(
     ("topology", "run", "caution"),
     [
-        (  # a 1-GPU H200 box: no NVSwitch at all
+        (  # four H200s bridged to each other (an NVL board): no NVSwitch at all
             "dgx-h100",
-            entry("h200-sxm", EntryNode(1, "none")),
-            "the measured run ran on h200-sxm in 1-GPU nodes, not dgx-h100's 8-GPU nodes "
-            "on nvswitch/nvlink4: its errors compare other links",
+            entry("h200-sxm", EntryNode(4, "mesh", "nvlink4")),
+            "the measured run ran on h200-sxm in 4-GPU nodes on mesh/nvlink4, not dgx-h100's "
+            "8-GPU nodes on nvswitch/nvlink4: its errors compare other links",
+        ),
+        (  # the topology's own part, on a node it states to be another
+            "dgx-h100",
+            entry("h100-sxm", EntryNode(8, "pcie", "pcie5")),
+            "the measured run ran on h100-sxm in 8-GPU nodes on pcie/pcie5, not dgx-h100's "
+            "8-GPU nodes on nvswitch/nvlink4: its errors compare other links",
         ),
         (  # an A100 PCIe box against a DGX A100
             "dgx-a100",
