@@ -238,8 +238,7 @@ def check_target(path: Path, force: bool = False) -> None:
     if info is not None:
         if stat.S_ISDIR(info.st_mode):
             raise ConfigError(f"{shown_path(path)}: is a directory, give a file name")
-        if not force:
-            raise ConfigError(exists_message(path))
+        # What --force may not replace is said first: "pass --force" would not help.
         if stat.S_ISLNK(info.st_mode):
             raise ConfigError(
                 f"{shown_path(path)}: is a symbolic link; only a regular file is ever replaced"
@@ -249,6 +248,8 @@ def check_target(path: Path, force: bool = False) -> None:
                 f"{shown_path(path)}: is {_kind(info.st_mode)}; only a regular file is "
                 "ever replaced"
             )
+        if not force:
+            raise ConfigError(exists_message(path))
     parent = path.parent
     try:
         parent_ok = stat.S_ISDIR(os.stat(parent).st_mode)

@@ -40,9 +40,11 @@ def test_directory_device_missing_and_too_large(tmp_path):
 
 
 def test_force_replaces_only_regular_files(tmp_path):
-    """--force never replaces a device, a FIFO or a symbolic link; a regular file it does."""
-    with pytest.raises(ConfigError, match="character device; only a regular file is ever replaced"):
-        check_target("/dev/null", force=True)
+    """--force never replaces a device, a FIFO or a symbolic link, and without it the
+    refusal says so rather than suggest --force; a regular file it does replace."""
+    for force in (True, False):
+        with pytest.raises(ConfigError, match="character device; only a regular file is ever"):
+            check_target("/dev/null", force=force)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     with pytest.raises(ConfigError, match="FIFO"):
