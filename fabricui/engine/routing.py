@@ -285,11 +285,13 @@ class Router:
         self._domain_cache: dict[tuple[int, int, int], IntArray] = {}
         intra = fabric.spec.intra
         self._staged = intra.fabric == "pcie" and not intra.p2p
-        # Network: each NIC's single cable to its leaf, and the switch-only graph above.
+        # Network: each NIC's single cable to its leaf, and the switch-only graph above. A
+        # NIC cable that carries nothing (down, on a dragonfly whose tables keep it) is none.
         net_links = np.arange(fabric.domains * ln, fabric.n_links, dtype=np.int64)
         is_switch = np.isin(kinds, NETWORK_SWITCHES)
-        from_nic = net_links[kinds[fabric.link_src[net_links]] == DeviceKind.NIC]
-        to_nic = net_links[kinds[fabric.link_dst[net_links]] == DeviceKind.NIC]
+        alive = fabric.link_bw_GBps[net_links] > 0.0
+        from_nic = net_links[(kinds[fabric.link_src[net_links]] == DeviceKind.NIC) & alive]
+        to_nic = net_links[(kinds[fabric.link_dst[net_links]] == DeviceKind.NIC) & alive]
         self._nic_up: dict[int, int] = {}
         self._nic_down: dict[int, int] = {}
         for k in from_nic:

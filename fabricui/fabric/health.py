@@ -14,7 +14,12 @@ fabric and returns a new fabric every later stage prices unchanged:
   whose NIC lost its only cable use the nearest cabled NIC of their host, as NCCL skips an
   inactive port; a generated fat-tree keeps its regular tables, so a down switch-to-switch
   cable carries nothing there (its bandwidth is 0 and routes take the others), and a host
-  cable that is down turns the fabric into its explicit graph first (``cluster_of``);
+  cable that is down turns the fabric into its explicit graph first (``cluster_of``); a
+  generated dragonfly keeps its tables too: a down host cable stays in them at 0 GB/s,
+  its NIC's GPUs move as on a graph and the router takes no route over it, but a down
+  cable between two routers is priced up and said (its minimal routes are the tables',
+  they cannot leave it); a generated torus wires chips to each other, with no host cable
+  to lose;
 * inactive NVLinks leave the GPU's scale-up links: they keep ``active / listed`` of their
   bandwidth, or, when the tool prints each link's rate, the sum of those rates over
   ``listed`` links at the fabric's rate per NVLink (a link at half rate is half a link);
@@ -324,6 +329,9 @@ class _Plan:
         # is generated and cannot lose it).
         self.removed_by: dict[int, list[LinkCondition]] = {}
         self.seen: set[tuple[int, ...]] = set()
+        # Switch cable (a key of ``seen``) -> why it is priced up: down on a generated
+        # dragonfly, whose routes cannot leave it.
+        self.priced_up: dict[tuple[int, ...], str] = {}
         # Cable (a key of ``seen``) -> index of its change: what another output says of the
         # same cable joins that change.
         self.cable_change: dict[tuple[int, ...], int] = {}
@@ -443,8 +451,8 @@ def apply_health(
         links: Port and cable conditions.
         gpus: NVLink conditions per GPU.
         catalog: The hardware database; needed only to rebuild a generated fat-tree as its
-            explicit graph when a host cable is down (without it the cable keeps no
-            bandwidth instead).
+            explicit graph when a host cable is down (without it the cable is priced up,
+            and said so).
 
     Returns:
         The overlay: the new fabric (``health_of`` finds the overlay on it), what changed
@@ -463,15 +471,20 @@ def apply_health(
     for found in worst.values():
         found.apply(plan)
     plan.unmatched = list(dict.fromkeys(plan.unmatched))  # a host named by each of its ports
-    if plan.remove_cables and (
-        fabric.tree is not None or fabric.dragonfly is not None or fabric.torus is not None
+    # A generated dragonfly loses a host cable in place (``_build``); a fat-tree becomes
+    # its explicit graph.
+    if (
+        plan.remove_cables
+        and fabric.dragonfly is None
+        and (fabric.tree is not None or fabric.torus is not None)
     ):
         if catalog is not None:
             explicit = _as_explicit(fabric, catalog)
             if explicit is not None:
                 return apply_health(explicit, links, gpus, catalog)
-        # No cable graph to take it from (a generated dragonfly or torus, or no catalog):
-        # routes would cross a cable that carries nothing, so it is priced up and said so.
+        # No cable graph to take it from (no catalog, or a layout the explicit builder
+        # does not take): routes would cross a cable that carries nothing, so it is priced
+        # up and said so.
         down = [c for c in plan.changes if c.kind == "down" and c.devices[0] in plan.remove_cables]
         plan.changes = [c for c in plan.changes if c not in down]
         for change in down:
@@ -538,6 +551,20 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         kind = _kind(condition, f)
         if kind is None and not condition.erroring:
             return  # at its cable's rate
+        if fabric.dragonfly is not None and _leaves_nothing(plan, key, pair, f):
+            # Said once per cable (not ``miss``: another output that says the cable is
+            # only degraded is applied, whichever comes first).
+            why = plan.priced_up.get(key) or (
+                f"{plan.label(a_switch, b_switch)} is down, but {fabric.spec.id} is a "
+                "generated dragonfly, whose routes between routers are its tables' and cannot "
+                "leave a cable: priced with it up (a down cable from a host's NIC to its "
+                "router is applied)"
+            )
+            if key not in plan.priced_up:
+                plan.priced_up[key] = why
+                plan.unmatched.append(f"{where}: {_port_label(condition)} not applied: {why}")
+            plan.not_applied[condition] = why
+            return
         if plan.again(key, kind, condition, f):  # listed from both ends, or in another output
             return
         plan.seen.add(key)
@@ -585,6 +612,13 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         plan.miss(condition, f"{host} is not a host of {fabric.spec.id}")
         return
     nics = names.nics(index)
+    if not nics and fabric.torus is not None:
+        plan.miss(
+            condition,
+            f"{host} has no NIC in {fabric.spec.id}: its chips are wired to each other (a "
+            "torus), so no adapter's cable is part of the fabric",
+        )
+        return
     fastest = _host_cable(fabric, names, nics)
     nominal = _kind(condition, _fraction(condition, fabric, fastest)) is None
     if nominal and not condition.erroring:  # at the rate of the host's cables: no condition
@@ -657,6 +691,18 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
     plan.cable_slow[(nic,)] = (f, cable, 1.0 - f)
     plan.mark(cable, "degraded")
     plan.record((nic,), HealthChange("degraded", label, f, (nic, peer), where, erroring=erroring))
+
+
+def _leaves_nothing(plan: _Plan, key: tuple[int, ...], pair: list[int], f: float) -> bool:
+    """Whether a switch cable ``key`` at fraction ``f`` leaves its link ``pair`` nothing (the
+    bundle's other cables lost already): not when a change as slow of the same cable is
+    priced (this condition joins it)."""
+    held = plan.cable_slow.get(key)
+    if held is not None and f >= held[0] - _TOLERANCE:
+        return False
+    own = held[2] if held is not None else 0.0
+    count = max(int(plan.fabric.link_count[pair[0]]), 1)
+    return bool(plan.lost[pair[0]] - own + (1.0 - f) / count >= 1.0 - 1e-9)
 
 
 def _sources(said: str, more: str) -> str:
@@ -881,16 +927,23 @@ def _build(plan: _Plan, names: _Names) -> HealthOverlay:
     marks = plan.marks.copy()
     gpu_nic = fabric.gpu_nic
     removed = np.zeros(fabric.n_links, dtype=bool)
+    cables = [
+        k
+        for nic in plan.remove_cables
+        for k in (names.cable_up.get(nic), names.cable_down.get(nic))
+        if k is not None
+    ]
     if fabric.tree is None and fabric.dragonfly is None and fabric.torus is None:
         # An explicit graph: what carries nothing goes (cables down, whole bundles lost).
         network = np.arange(fabric.n_links) >= fabric.domains * fabric.node_links
         removed = network & (bw <= 0.0)
-        for nic in plan.remove_cables:
-            for k in (names.cable_up.get(nic), names.cable_down.get(nic)):
-                if k is not None:
-                    removed[k] = True
-        if plan.remove_cables:
-            gpu_nic = _repoint(fabric, names, plan.remove_cables)
+        removed[cables] = True
+    else:
+        # A dragonfly's tables name links by id: its down host cables stay, carrying
+        # nothing (the router takes no NIC cable at 0 GB/s, as if it were not there).
+        bw[cables] = 0.0
+    if plan.remove_cables:
+        gpu_nic = _repoint(fabric, names, plan.remove_cables)
     cut_off = _cut_off(fabric, names, plan.remove_cables)
     keep = ~removed
     new = dataclasses.replace(

@@ -149,16 +149,20 @@ def test_a_host_off_one_rail_still_routes_flows_on_that_rail(catalog, tmp_path: 
     assert (np.asarray(rates) > 0).all()
 
 
-def test_a_down_cable_of_a_generated_dragonfly_is_priced_up_and_said_so(catalog, tmp_path):
-    """A dragonfly is generated, not a cable graph: a down host cable cannot leave it, so it
-    is priced up and listed as such (not priced at 0 GB/s, which no route can cross)."""
+def test_a_down_host_cable_of_a_generated_dragonfly_moves_its_gpu(catalog, tmp_path):
+    """A dragonfly keeps its tables: a down host cable stays in them carrying nothing, the
+    GPU of that NIC sends through another NIC of its host (no route crosses the dead cable),
+    and the fabric is priced in finite time."""
     fabric = load_fabric(TopologyRequest("dragonfly-cluster"), catalog)
     overlay = health_overlay(fabric, (_ibstat(tmp_path, "n1", {1}),), catalog, report=False)
-    assert not overlay.changes
-    assert overlay.unmatched == (
-        "ibstat n1.txt: n1.nic1 (n1 mlx5_1) -> router0 is down, but dragonfly-cluster's "
-        "network is generated, not a graph a cable can leave: priced with it up",
-    )
+    assert [(c.kind, c.label) for c in overlay.changes] == [
+        ("down", "n1.nic1 (n1 mlx5_1) -> router0")
+    ]
+    assert overlay.unmatched == ()
+    moved = overlay.fabric
+    assert moved.device_name(int(moved.gpu_nic[9])) in ("n1.nic0", "n1.nic2")
+    path = api.path(moved, "n0.g1", "n1.g1", None)
+    assert "n1.nic1" not in {h.src for h in path.hops} | {h.dst for h in path.hops}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         prediction = evaluate_collective(

@@ -3,7 +3,10 @@
 A route between domains is the template route from the GPU to its NIC (through its PXN
 proxy on a rail-optimized fat-tree), the NIC's cable up, the part between the two first
 switches (the network kind's), the far NIC's cable down and the template route to the GPU.
-The ends are a handful of distinct domain-0 rows shifted to each flow's domain.
+The ends are a handful of distinct domain-0 rows shifted to each flow's domain; a GPU a
+health overlay moved to another NIC of its host (its own NIC's cable down) is routed to
+that NIC in its own domain, and a route through a NIC whose cable carries nothing is
+refused, as on an explicit graph.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.graph_routes import pad_rows, replace_rows
+from fabricui.engine.routing import uncabled
+from fabricui.errors import EngineError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -78,6 +83,13 @@ class NicEnds:
         host_of = np.arange(g) // fabric.gpus_per_node
         self._local_nic = (fabric.dev_index[nic_dev0] + host_of * per_host).astype(np.int64)
         self._n_nics = n_nics
+        self._per_host = per_host
+        # Ranks not on their template NIC (a health overlay moved them off a down cable),
+        # and NICs whose cable carries nothing (down): routed on their own, refused.
+        shift = np.arange(fabric.domains, dtype=np.int64)[:, None] * fabric.node_devices
+        template = (nic_dev0[None, :] + shift).reshape(-1)
+        self._moved = np.flatnonzero(fabric.gpu_nic.astype(np.int64) != template)
+        self._dead = np.asarray(fabric.link_bw_GBps[nic_link] <= 0.0)
 
     def _pxn_tables(
         self,
@@ -120,6 +132,10 @@ class NicEnds:
             up, via, down = self._own_ends(flows, up, via, down)
         nic_a = flows.src_domain * self._nics_per_domain + self._local_nic[via]
         nic_b = flows.dst_domain * self._nics_per_domain + self._local_nic[lb]
+        if self._moved.size:
+            up, via, down, nic_a, nic_b = self._moved_ends(flows, up, via, down, nic_a, nic_b)
+        if self._dead.any():
+            self._refuse_dead(flows, via, nic_a, nic_b)
         nic_up = self._nic_link[nic_a][:, None]
         nic_down = (self._nic_link[nic_b] + self._n_nics)[:, None]
         return Ends(up, nic_up, nic_down, down, nic_a, nic_b)
@@ -138,6 +154,57 @@ class NicEnds:
         down = self._reroute(down, bad_down, flows.dst_domain, flows.dst_local, to_nic=False)
         return up, via, down
 
+    def _moved_ends(
+        self,
+        flows: Flows,
+        up: IntArray,
+        via: IntArray,
+        down: IntArray,
+        nic_a: IntArray,
+        nic_b: IntArray,
+    ) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+        """The ends of flows whose sending or receiving GPU is not on its template NIC (a
+        health overlay moved it off a down cable): routed in their own domain to and from
+        the GPU's own NIC (no PXN), with that NIC's place in the network's order."""
+        g = self._g
+        send = flows.src_domain * g + via
+        moved_a = np.flatnonzero(np.isin(send, self._moved))
+        moved_b = np.flatnonzero(np.isin(flows.dst, self._moved))
+        if moved_a.size:
+            via = np.array(via, dtype=np.int64, copy=True)
+            via[moved_a] = flows.src_local[moved_a]
+            nic_a = np.array(nic_a, dtype=np.int64, copy=True)
+            nic_a[moved_a] = self._nic_order(flows.src[moved_a])
+            up = self._reroute(up, moved_a, flows.src_domain, flows.src_local, to_nic=True)
+        if moved_b.size:
+            nic_b = np.array(nic_b, dtype=np.int64, copy=True)
+            nic_b[moved_b] = self._nic_order(flows.dst[moved_b])
+            down = self._reroute(down, moved_b, flows.dst_domain, flows.dst_local, to_nic=False)
+        return up, via, down, nic_a, nic_b
+
+    def _nic_order(self, ranks: IntArray) -> IntArray:
+        """Place of each rank's own NIC in the network's NIC order."""
+        fabric = self._fabric
+        nic = fabric.gpu_nic[ranks].astype(np.int64)
+        host = ranks // fabric.gpus_per_node
+        return np.asarray(host * self._per_host + fabric.dev_index[nic], dtype=np.int64)
+
+    def _refuse_dead(self, flows: Flows, via: IntArray, nic_a: IntArray, nic_b: IntArray) -> None:
+        """Refuse flows between domains through a NIC whose cable carries nothing (every
+        NIC cable of its host down), naming the NIC, as the per-pair router does.
+
+        Raises:
+            EngineError: Such a flow.
+        """
+        apart = ~flows.same & (flows.src != flows.dst)
+        bad_a, bad_b = apart & self._dead[nic_a], apart & self._dead[nic_b]
+        if not (bad_a.any() or bad_b.any()):
+            return
+        fabric = self._fabric
+        i = int(np.argmax(bad_a | bad_b))
+        rank = int(flows.src_domain[i]) * self._g + int(via[i]) if bad_a[i] else int(flows.dst[i])
+        raise EngineError(uncabled(fabric, [int(fabric.gpu_nic[rank])]))
+
     def _reroute(
         self, rows: IntArray, bad: IntArray, domain: IntArray, local: IntArray, to_nic: bool
     ) -> IntArray:
@@ -145,11 +212,11 @@ class NicEnds:
         own NIC (GPU to NIC when ``to_nic``, else back)."""
         if not bad.size:
             return rows
-        fabric, dn = self._fabric, self._fabric.node_devices
+        fabric, g = self._fabric, self._g
         legs = []
         for i in bad.tolist():
-            d, k = int(domain[i]), int(local[i])
-            gpu, nic = d * dn + int(fabric.gpu_dev[k]), d * dn + int(fabric.gpu_nic[k])
+            d, rank = int(domain[i]), int(domain[i]) * g + int(local[i])
+            gpu, nic = int(fabric.gpu_dev[rank]), int(fabric.gpu_nic[rank])
             legs.append(self._router.domain_route(d, *((gpu, nic) if to_nic else (nic, gpu))))
         return replace_rows(rows, bad, legs)
 
