@@ -14,6 +14,8 @@ the fabric has tens of thousands of devices):
 Leaves cabled alike (the same switches above them, at the same rates: the leaves of one
 scalable unit) have the same tree but for their own first hop, so a tree is computed for a
 few representatives of each such group and the first hop is moved to the real source.
+Spreads likewise: one per pair of representatives, kept between calls and copied to each
+leaf pair asked for, its first and last hops moved to the pair's own leaves.
 """
 
 from __future__ import annotations
@@ -34,12 +36,20 @@ _REPRESENTATIVES = 3
 
 
 def ranges(starts: IntArray, counts: IntArray) -> IntArray:
-    """Concatenated ``arange(start, start + count)`` for every pair (vectorized)."""
+    """Concatenated ``arange(start, start + count)`` for every pair (vectorized).
+
+    A running sum of steps of one, each block's first step jumping to its start: one pass
+    over the output, where repeating each block's offset takes several.
+    """
     total = int(counts.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    offsets = np.repeat(starts - np.cumsum(counts) + counts, counts)
-    return offsets + np.arange(total, dtype=np.int64)
+    used = counts > 0
+    start, count = starts[used].astype(np.int64), counts[used]
+    step = np.ones(total, dtype=np.int64)
+    step[0] = start[0]
+    step[np.cumsum(count[:-1])] = start[1:] - start[:-1] - count[:-1] + 1
+    return np.cumsum(step, out=step)
 
 
 class SwitchRoutes:
@@ -55,10 +65,15 @@ class SwitchRoutes:
 
     #: Most (source, link) cells of the trees held at once; sources are taken in chunks.
     MAX_TREE_CELLS = 1 << 23
-    #: Most (pair, link) entries of leaf-pair spreads kept between calls (~256 MiB); past
-    #: it the kept spreads are dropped (a fabric of thousands of leaves has millions of
-    #: pairs, a job uses a few).
+    #: Most (pair, link) entries of spreads kept between calls (~256 MiB). Only the spreads
+    #: of representative pairs are kept (a call copies them to its own leaf pairs), and
+    #: never more than this: when a call's new spreads would pass it, the kept ones are
+    #: replaced by the spreads that call used, or dropped when those alone pass it (they are
+    #: then computed again next time).
     MAX_SPREAD_ENTRIES = 1 << 24
+    #: Most (pair, link) entries copied at once from the kept spreads to the leaf pairs
+    #: (bounds the index arrays ``spread`` builds on top of what it returns).
+    EXPAND_ENTRIES = 1 << 20
 
     def __init__(self, router: Router) -> None:
         graph = router.switch_graph
@@ -91,7 +106,8 @@ class SwitchRoutes:
         )
         self._group, self._reps = self._alike()
         self._tree_cache: dict[int, BoolArray] = {}
-        # The spread of every (leaf, leaf) pair asked for so far, as CSR sorted by key.
+        # The spread of each pair of representatives asked for so far (``_shared``), as CSR
+        # sorted by key: switch-graph positions and weights.
         self._keys = np.zeros(0, dtype=np.int64)
         self._csr = np.zeros(1, dtype=np.int64)
         self._res = np.zeros(0, dtype=np.int64)
@@ -296,6 +312,12 @@ class SwitchRoutes:
 
     # --- every route, spread -----------------------------------------------------------
 
+    @property
+    def kept_entries(self) -> int:
+        """(pair, link) entries of the spreads kept between calls (at most
+        ``MAX_SPREAD_ENTRIES``)."""
+        return int(self._res.shape[0])
+
     def spread(
         self, leaf_a: IntArray, leaf_b: IntArray
     ) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
@@ -312,59 +334,92 @@ class SwitchRoutes:
         ca, cb = self._leaves(leaf_a, leaf_b)
         count = max(self._nodes.shape[0], 1)
         unique, group = np.unique(ca * count + cb, return_inverse=True)
-        self._ensure(unique)
-        rows = np.searchsorted(self._keys, unique)
-        starts = self._csr[rows]
-        counts = self._csr[rows + 1] - starts
-        at = ranges(starts, counts)
-        ptr = np.zeros(unique.shape[0] + 1, dtype=np.int64)
-        np.cumsum(counts, out=ptr[1:])
-        return group.reshape(-1).astype(np.int64), ptr, self._links[self._res[at]], self._w[at]
-
-    def _ensure(self, keys: IntArray) -> None:
-        """Compute and keep the spread of every pair key (sorted, unique) not known yet."""
-        if self._res.shape[0] > self.MAX_SPREAD_ENTRIES:
-            self._keys = np.zeros(0, dtype=np.int64)
-            self._csr = np.zeros(1, dtype=np.int64)
-            self._res, self._w = np.zeros(0, dtype=np.int64), np.zeros(0)
-        known = self._keys
-        if known.size:
-            at = np.minimum(np.searchsorted(known, keys), known.shape[0] - 1)
-            keys = keys[known[at] != keys]
-        if not keys.size:
-            return
-        count = max(self._nodes.shape[0], 1)
-        source, target = keys // count, keys % count
+        source, target = unique // count, unique % count
         rep = self._representative(source, target)
         # Alike targets too: from a source, two alike switches are reached the same way but
-        # for their own last hop. One spread per pair of representatives, moved to the real
-        # source's first hop and the real target's last hop.
+        # for their own last hop. One spread per pair of representatives, copied to each
+        # leaf pair, then its first hops moved to the real source and its last hops to the
+        # real target: only those few entries differ between the pairs sharing a spread.
         rep_target = self._representative(target, rep)
         rep_keys, of_key = np.unique(rep * count + rep_target, return_inverse=True)
         of_key = of_key.reshape(-1)
-        rep_counts, rep_pos, rep_w = self._spread_keys(rep_keys)
-        rep_ptr = np.zeros(rep_keys.shape[0] + 1, dtype=np.int64)
-        np.cumsum(rep_counts, out=rep_ptr[1:])
-        new_counts = rep_counts[of_key]
-        at = ranges(rep_ptr[of_key], new_counts)
-        owner = np.repeat(np.arange(keys.shape[0]), new_counts)
-        new_pos = self._first_hop(rep_pos[at], rep[owner], source[owner])
-        new_pos = self._last_hop(new_pos, rep_target[owner], target[owner])
-        # Merge the two key-sorted CSR tables: each key's entries move as a block.
-        all_keys = np.concatenate([known, keys])
-        all_counts = np.concatenate([np.diff(self._csr), new_counts])
-        key_order = np.argsort(all_keys, kind="stable")
-        csr = np.zeros(all_keys.shape[0] + 1, dtype=np.int64)
-        np.cumsum(all_counts[key_order], out=csr[1:])
-        start = np.empty_like(key_order)
-        start[key_order] = csr[:-1]
-        where = ranges(start, all_counts)
-        res = np.empty(where.shape[0], dtype=np.int64)
-        weight = np.empty(where.shape[0])
-        res[where] = np.concatenate([self._res, new_pos])
-        weight[where] = np.concatenate([self._w, rep_w[at]])
-        self._res, self._w = res, weight
-        self._keys, self._csr = all_keys[key_order], csr
+        shared_ptr, shared_pos, shared_w = self._shared(rep_keys)
+        ptr = _csr_table(np.diff(shared_ptr)[of_key])
+        links, weight = self._expand(self._links[shared_pos], shared_w, shared_ptr, of_key, ptr)
+        row = np.repeat(np.arange(rep_keys.shape[0], dtype=np.int64), np.diff(shared_ptr))
+        first = np.flatnonzero(self._src[shared_pos] == rep_keys[row] // count)
+        owner, entry, at = self._hops(first, shared_ptr, of_key, ptr, rep != source)
+        links[at] = self._links[self._first_hop(shared_pos[entry], rep[owner], source[owner])]
+        # A last hop that is also a first hop (two leaves cabled together) is moved at both
+        # ends, in that order.
+        last = np.flatnonzero(self._dst[shared_pos] == rep_keys[row] % count)
+        owner, entry, at = self._hops(last, shared_ptr, of_key, ptr, rep_target != target)
+        moved = self._first_hop(shared_pos[entry], rep[owner], source[owner])
+        links[at] = self._links[self._last_hop(moved, rep_target[owner], target[owner])]
+        return group.reshape(-1).astype(np.int64), ptr, links, weight
+
+    def _expand(
+        self,
+        shared_links: IntArray,
+        shared_w: FloatArray,
+        shared_ptr: IntArray,
+        of_key: IntArray,
+        ptr: IntArray,
+    ) -> tuple[IntArray, FloatArray]:
+        """(links, weights) of each pair's copy of its shared spread ``of_key``, laid out
+        by ``ptr``; copied ``EXPAND_ENTRIES`` at a time."""
+        n, total = of_key.shape[0], int(ptr[-1])
+        links = np.empty(total, dtype=np.int64)
+        weight = np.empty(total)
+        cuts = np.searchsorted(ptr, np.arange(0, total, self.EXPAND_ENTRIES), side="right") - 1
+        bounds = np.unique(np.concatenate([[0], cuts, [n]])).tolist()
+        counts = np.diff(ptr)
+        for first, last in zip(bounds[:-1], bounds[1:]):
+            at = ranges(shared_ptr[of_key[first:last]], counts[first:last])
+            span = slice(int(ptr[first]), int(ptr[last]))
+            np.take(shared_links, at, out=links[span], mode="clip")
+            np.take(shared_w, at, out=weight[span], mode="clip")
+        return links, weight
+
+    @staticmethod
+    def _hops(
+        flagged: IntArray, shared_ptr: IntArray, of_key: IntArray, ptr: IntArray, moves: BoolArray
+    ) -> tuple[IntArray, IntArray, IntArray]:
+        """(pair, shared entry, entry in the copies) of every ``flagged`` shared entry (sorted)
+        in the copy of each pair that ``moves``."""
+        pairs = np.flatnonzero(moves)
+        at = np.searchsorted(flagged, shared_ptr)
+        key = of_key[pairs]
+        number = at[key + 1] - at[key]
+        entry = flagged[ranges(at[key], number)]
+        owner = np.repeat(pairs, number)
+        return owner, entry, ptr[owner] + entry - shared_ptr[of_key[owner]]
+
+    def _shared(self, keys: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
+        """(ptr, positions, weights) of the spreads of representative pair keys (sorted,
+        unique), those not kept yet computed and kept within ``MAX_SPREAD_ENTRIES``."""
+        known = self._keys
+        if known.size:
+            at = np.minimum(np.searchsorted(known, keys), known.shape[0] - 1)
+            hit = known[at] == keys
+        else:
+            at, hit = np.zeros_like(keys), np.zeros(keys.shape[0], dtype=bool)
+        starts = self._csr[at[hit]]
+        hit_counts = self._csr[at[hit] + 1] - starts
+        old = ranges(starts, hit_counts)
+        missing = keys[~hit]
+        if not missing.size:
+            return _csr_table(hit_counts), self._res[old], self._w[old]
+        new = (missing, *self._spread_keys(missing))
+        _, ptr, pos, weight = _merge((keys[hit], hit_counts, self._res[old], self._w[old]), new)
+        if self._res.shape[0] + new[2].shape[0] <= self.MAX_SPREAD_ENTRIES:
+            kept = _merge((known, np.diff(self._csr), self._res, self._w), new)
+        elif pos.shape[0] <= self.MAX_SPREAD_ENTRIES:
+            kept = (keys, ptr, pos, weight)
+        else:
+            kept = (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), _NO_POS, _NO_W)
+        self._keys, self._csr, self._res, self._w = kept
+        return ptr, pos, weight
 
     def _spread_keys(self, keys: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
         """(entries per key, positions, weights) of the spreads of pair keys (sorted,
@@ -465,6 +520,38 @@ class SwitchRoutes:
         order = np.argsort(owner_all, kind="stable")
         counts = np.bincount(owner_all, minlength=m)
         return counts, np.concatenate(positions)[order], np.concatenate(weights)[order]
+
+
+_NO_POS = np.zeros(0, dtype=np.int64)
+_NO_W = np.zeros(0)
+
+
+def _csr_table(counts: IntArray) -> IntArray:
+    """(n + 1,) start of each of ``n`` blocks of ``counts`` entries, then the end."""
+    ptr = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=ptr[1:])
+    return ptr
+
+
+def _merge(
+    a: tuple[IntArray, IntArray, IntArray, FloatArray],
+    b: tuple[IntArray, IntArray, IntArray, FloatArray],
+) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+    """Two tables of (sorted keys, entries per key, positions, weights), their keys
+    disjoint, as one (keys, ptr, positions, weights) sorted by key: each key's entries
+    move as a block."""
+    keys = np.concatenate([a[0], b[0]])
+    counts = np.concatenate([a[1], b[1]])
+    order = np.argsort(keys, kind="stable")
+    ptr = _csr_table(counts[order])
+    start = np.empty_like(order)
+    start[order] = ptr[:-1]
+    where = ranges(start, counts)
+    pos = np.empty(where.shape[0], dtype=np.int64)
+    weight = np.empty(where.shape[0])
+    pos[where] = np.concatenate([a[2], b[2]])
+    weight[where] = np.concatenate([a[3], b[3]])
+    return keys[order], ptr, pos, weight
 
 
 def switch_routes(router: Router) -> SwitchRoutes:

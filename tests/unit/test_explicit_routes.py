@@ -15,7 +15,7 @@ from fabricui.engine.bulk import BulkRouter
 from fabricui.engine.evaluate import evaluate_collective
 from fabricui.engine.graph_routes import Incidence
 from fabricui.engine.routing import Router
-from fabricui.engine.switch_routes import switch_routes
+from fabricui.engine.switch_routes import SwitchRoutes, ranges, switch_routes
 from fabricui.engine.traffic import pattern_flows, simulate_traffic
 from fabricui.errors import EngineError
 from fabricui.fabric import DeviceKind, build_fabric
@@ -268,3 +268,128 @@ def test_four_thousand_switches_route_in_bulk(catalog):
     assert prediction.busbw_GBps[0] > 0 and np.all(report.rate_GBps > 0)
     assert reduce_s < 60.0, f"all-reduce took {reduce_s:.1f} s"
     assert a2a_s < 60.0, f"all-to-all took {a2a_s:.1f} s"
+
+
+#: Two groups of alike leaves cabled to each other (A to B) and to two spines: the routes
+#: between A and B leaves are one cable, first hop and last hop at once.
+MESH_SWITCHES = [f"A{i}" for i in range(5)] + [f"B{i}" for i in range(6)]
+MESH = f"""\
+id: mesh
+gpu: h100-sxm
+nodes: 2
+gpus_per_node: 8
+nodes_settable: false
+intra: {{fabric: nvswitch, link: nvlink4, sockets: 2, pcie_switches: 4}}
+net: {{link: ib-ndr, gbps: 400, nics_per_node: 1, nic_map: [0, 0, 0, 0, 0, 0, 0, 0],
+      layout: explicit}}
+cluster:
+  switches: [{", ".join(f"{s} leaf" for s in MESH_SWITCHES)}, S1 spine, S2 spine]
+  hosts: [h1 A0, h2 B0]
+  cables:
+""" + "".join(
+    [f"    - A{i} B{j} 1 400\n" for i in range(5) for j in range(6)]
+    + [f"    - {s} S{k} 2 400\n" for s in MESH_SWITCHES for k in (1, 2)]
+)
+
+
+def small_fabric(catalog, kind: str):
+    """An explicit fabric whose leaves come in groups of more than three alike ones."""
+    if kind == "mesh":
+        return load(MESH, catalog)
+    spec = TopologySpec(
+        gpu="h100-sxm",
+        nodes=8,
+        gpus_per_node=8,
+        intra=IntraSpec(fabric="nvswitch", link="nvlink4", sockets=2, pcie_switches=4),
+        net=NetSpec(link="ib-ndr", gbps=400, nics_per_node=8, layout="explicit"),
+        id="three-tier",
+        cluster=big_cluster(pods=3, leaves_per_pod=5, spines_per_pod=4, cores_per_plane=2, hosts=8),
+        nodes_settable=False,
+    )
+    return build_fabric(spec, catalog)
+
+
+def leaf_batches(fabric) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Overlapping batches of leaf pairs, the last one every pair."""
+    leaves = np.flatnonzero(fabric.dev_kind == DeviceKind.LEAF)
+    rng = np.random.default_rng(5)
+    batches = []
+    for size in (7, 40, 40):
+        a, b = rng.choice(leaves, size), rng.choice(leaves, size)
+        batches.append((a[a != b], b[a != b]))
+    a, b = np.meshgrid(leaves, leaves, indexing="ij")
+    keep = a != b
+    batches.append((a[keep], b[keep]))
+    return batches
+
+
+@pytest.mark.parametrize("kind", ["three-tier", "mesh"])
+def test_spreads_do_not_depend_on_what_is_kept(catalog, kind):
+    """A leaf pair's spread is its own routes, computed directly (every switch its own
+    representative), and the same arrays whether the spreads are kept, dropped at once
+    or copied a few entries at a time."""
+    fabric = small_fabric(catalog, kind)
+    router = Router(fabric)
+    kept = SwitchRoutes(router)
+    bare = SwitchRoutes(router)
+    bare.MAX_SPREAD_ENTRIES = 0
+    bare.EXPAND_ENTRIES = 5
+    direct = SwitchRoutes(router)  # every switch alike only to itself
+    count = direct._group.shape[0]
+    direct._group = np.arange(count)
+    direct._reps = np.full((count, 3), -1)
+    direct._reps[:, 0] = np.arange(count)
+    assert np.bincount(kept._group).max() > 3  # leaves that are no representative
+    for a, b in leaf_batches(fabric):
+        want = kept.spread(a, b)
+        got = bare.spread(a, b)
+        assert bare.kept_entries == 0
+        for x, y in zip(want, got):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+        group, ptr, links, weight = want
+        d_group, d_ptr, d_links, d_weight = direct.spread(a, b)
+        for i in range(a.shape[0]):
+            mine = slice(ptr[group[i]], ptr[group[i] + 1])
+            theirs = slice(d_ptr[d_group[i]], d_ptr[d_group[i] + 1])
+            order, d_order = np.argsort(links[mine]), np.argsort(d_links[theirs])
+            assert np.array_equal(links[mine][order], d_links[theirs][d_order])
+            np.testing.assert_allclose(weight[mine][order], d_weight[theirs][d_order], rtol=1e-12)
+
+
+def test_kept_spreads_never_pass_their_bound(catalog, monkeypatch):
+    """However many pairs are asked for, the spreads kept between calls stay within
+    ``MAX_SPREAD_ENTRIES``: a call that would pass it keeps only the spreads it used, or
+    none when those alone pass it; every answer stays the same."""
+    fabric = small_fabric(catalog, "three-tier")
+    router = Router(fabric)
+    batches = leaf_batches(fabric)
+    unbounded = SwitchRoutes(router)
+    wants = [unbounded.spread(a, b) for a, b in batches]
+    used = []
+    for a, b in batches:
+        routes = SwitchRoutes(router)
+        routes.spread(a, b)
+        used.append(routes.kept_entries)
+    cap = max(used[:-1])
+    assert used[-1] > cap and unbounded.kept_entries > cap
+    monkeypatch.setattr(SwitchRoutes, "MAX_SPREAD_ENTRIES", cap)
+    routes = SwitchRoutes(router)
+    kept = []
+    for _ in range(2):
+        for (a, b), want in zip(batches, wants):
+            got = routes.spread(a, b)
+            kept.append(routes.kept_entries)
+            assert routes.kept_entries <= cap
+            for x, y in zip(want, got):
+                assert np.array_equal(x, y)
+    # Kept, replaced by the next call's, replaced again, dropped; then the same again.
+    assert kept == [*used[:3], 0] * 2
+
+
+def test_ranges_concatenates_aranges():
+    """``ranges`` is every ``arange(start, start + count)`` in turn, empty blocks skipped."""
+    starts = np.array([5, 0, 9, 2, 7], dtype=np.int64)
+    counts = np.array([2, 0, 3, 1, 0], dtype=np.int64)
+    assert ranges(starts, counts).tolist() == [5, 6, 9, 10, 11, 2]
+    assert ranges(starts[:0], counts[:0]).shape == (0,)
+    assert ranges(starts, np.zeros(5, dtype=np.int64)).dtype == np.int64
