@@ -159,14 +159,17 @@ class SwitchRoutes:
     def _first_hop(self, pos: IntArray, rep: IntArray, source: IntArray) -> IntArray:
         """Positions moved from each representative's first hop to its source's."""
         moved = (self._src[pos] == rep) & (rep != source)
-        twin = self._out_sorted[self._ptr[source] + self._out_rank[pos]]
-        return np.where(moved, twin, pos)
+        return np.where(moved, self._out_twin(pos, source), pos)
 
-    def _last_hop(self, pos: IntArray, rep: IntArray, target: IntArray) -> IntArray:
-        """Positions moved from each representative target's last hop to the target's."""
-        moved = (self._dst[pos] == rep) & (rep != target)
-        twin = self._in_sorted[self._in_ptr[target] + self._in_rank[pos]]
-        return np.where(moved, twin, pos)
+    def _out_twin(self, pos: IntArray, source: IntArray) -> IntArray:
+        """Position of the link out of each ``source`` that matches link ``pos`` out of a
+        switch alike to it (the same rank among their links: into the same switch)."""
+        return self._out_sorted[self._ptr[source] + self._out_rank[pos]]
+
+    def _in_twin(self, pos: IntArray, target: IntArray) -> IntArray:
+        """Position of the link into each ``target`` that matches link ``pos`` into a
+        switch alike to it (from the same switch)."""
+        return self._in_sorted[self._in_ptr[target] + self._in_rank[pos]]
 
     def compact(self, devices: IntArray) -> IntArray:
         """Compact ids of switch devices (-1 for a device outside the switch graph)."""
@@ -347,15 +350,18 @@ class SwitchRoutes:
         ptr = _csr_table(np.diff(shared_ptr)[of_key])
         links, weight = self._expand(self._links[shared_pos], shared_w, shared_ptr, of_key, ptr)
         row = np.repeat(np.arange(rep_keys.shape[0], dtype=np.int64), np.diff(shared_ptr))
-        first = np.flatnonzero(self._src[shared_pos] == rep_keys[row] // count)
-        owner, entry, at = self._hops(first, shared_ptr, of_key, ptr, rep != source)
-        links[at] = self._links[self._first_hop(shared_pos[entry], rep[owner], source[owner])]
-        # A last hop that is also a first hop (two leaves cabled together) is moved at both
-        # ends, in that order.
+        up = self._src[shared_pos] == rep_keys[row] // count
+        first = np.flatnonzero(up)
+        owner, which, at = self._hops(first, shared_ptr, of_key, ptr, rep != source)
+        links[at] = self._links[self._out_twin(shared_pos[first][which], source[owner])]
+        # A twin enters the same switch, so a last hop stays one after its first hop moved
+        # (a cable between two leaves): it is moved at both ends, in that order.
         last = np.flatnonzero(self._dst[shared_pos] == rep_keys[row] % count)
-        owner, entry, at = self._hops(last, shared_ptr, of_key, ptr, rep_target != target)
-        moved = self._first_hop(shared_pos[entry], rep[owner], source[owner])
-        links[at] = self._links[self._last_hop(moved, rep_target[owner], target[owner])]
+        owner, which, at = self._hops(last, shared_ptr, of_key, ptr, rep_target != target)
+        pos = shared_pos[last][which]
+        if up[last].any():
+            pos = self._first_hop(pos, rep[owner], source[owner])
+        links[at] = self._links[self._in_twin(pos, target[owner])]
         return group.reshape(-1).astype(np.int64), ptr, links, weight
 
     def _expand(
@@ -385,15 +391,15 @@ class SwitchRoutes:
     def _hops(
         flagged: IntArray, shared_ptr: IntArray, of_key: IntArray, ptr: IntArray, moves: BoolArray
     ) -> tuple[IntArray, IntArray, IntArray]:
-        """(pair, shared entry, entry in the copies) of every ``flagged`` shared entry (sorted)
-        in the copy of each pair that ``moves``."""
+        """(pair, index in ``flagged``, entry in the copies) of every ``flagged`` shared
+        entry (sorted) in the copy of each pair that ``moves``."""
         pairs = np.flatnonzero(moves)
         at = np.searchsorted(flagged, shared_ptr)
         key = of_key[pairs]
         number = at[key + 1] - at[key]
-        entry = flagged[ranges(at[key], number)]
+        which = ranges(at[key], number)
         owner = np.repeat(pairs, number)
-        return owner, entry, ptr[owner] + entry - shared_ptr[of_key[owner]]
+        return owner, which, np.repeat(ptr[pairs] - shared_ptr[key], number) + flagged[which]
 
     def _shared(self, keys: IntArray) -> tuple[IntArray, IntArray, FloatArray]:
         """(ptr, positions, weights) of the spreads of representative pair keys (sorted,
@@ -402,6 +408,8 @@ class SwitchRoutes:
         if known.size:
             at = np.minimum(np.searchsorted(known, keys), known.shape[0] - 1)
             hit = known[at] == keys
+            if hit.all() and keys.shape[0] == known.shape[0]:
+                return self._csr, self._res, self._w
         else:
             at, hit = np.zeros_like(keys), np.zeros(keys.shape[0], dtype=bool)
         starts = self._csr[at[hit]]
