@@ -44,7 +44,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "`fabricui --calibration FILE`.",
     )
     parser.add_argument(
-        "results", nargs="+", type=Path, metavar="RESULTS", help="nccl-tests output files"
+        "results",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS",
+        help="nccl-tests output files (a run given twice is fitted once)",
     )
     parser.add_argument(
         "--topology",

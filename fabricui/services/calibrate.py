@@ -776,6 +776,23 @@ def _not_fitted(
     return kept, repeats
 
 
+def _fitted_once(runs: Sequence[ResultRun]) -> tuple[list[ResultRun], list[dict[str, str]]]:
+    """The runs to fit, each measurement once, and each repeat left out with the run it
+    repeats (``{"source", "repeats"}``: a file given twice, or a copy of it): a run fitted
+    twice weighs its rows twice in the fit's objective and in its median."""
+    first: dict[tuple[Any, ...], str] = {}
+    kept: list[ResultRun] = []
+    repeats: list[dict[str, str]] = []
+    for run in runs:
+        key = _rows_key(run)
+        if key in first:
+            repeats.append({"source": run.source, "repeats": first[key]})
+        else:
+            first[key] = run.source
+            kept.append(run)
+    return kept, repeats
+
+
 def _rows_key(run: ResultRun) -> tuple[Any, ...]:
     """What makes two runs the same measurement: collective, ranks and every row's size
     and time."""
@@ -783,7 +800,8 @@ def _rows_key(run: ResultRun) -> tuple[Any, ...]:
 
 
 def repeat_lines(report: dict[str, Any]) -> list[str]:
-    """One line per held-out run left out for being a fitted run or another held-out run."""
+    """One line per held-out run left out for being a fitted run or another held-out run,
+    and per run to fit that repeats another."""
     return [
         f"held-out run {_repeat_text(r)}: "
         + (
@@ -792,6 +810,14 @@ def repeat_lines(report: dict[str, Any]) -> list[str]:
             else "counted once among the held-out rows"
         )
         for r in report.get("held_out_repeats") or []
+    ] + [
+        (
+            f"{shown_path(r['source'])} is given twice"
+            if shown_path(r["source"]) == shown_path(r["repeats"])
+            else f"{shown_path(r['source'])} repeats {shown_path(r['repeats'])} (the same rows)"
+        )
+        + ": fitted once"
+        for r in report.get("fit_repeats") or []
     ]
 
 
@@ -871,6 +897,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     fit_runs, skipped = _of_this_hardware(fit_runs, spec, catalog, bool(ids))
     if not fit_runs:
         raise ConfigError(_none_match(spec, catalog, skipped))
+    fit_runs, fit_repeats = _fitted_once(fit_runs)
     check_runs, repeats = _not_fitted(check_runs, fit_runs, request.held_out)
     check_runs, skipped_check = _of_this_hardware(check_runs, spec, catalog, False)
     skipped += skipped_check
@@ -898,6 +925,7 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
     report["hardware"] = topology_hardware(spec, catalog)
     report["skipped_entries"] = skipped
     report["held_out_repeats"] = repeats
+    report["fit_repeats"] = fit_repeats
     written = False
     if request.output is not None and changed:
         errors = result.errors

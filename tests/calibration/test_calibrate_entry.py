@@ -134,3 +134,21 @@ def test_held_out_files_are_used_whole_whatever_entry_picks(run_calibrate):
     assert [r["source"] for r in repeats if r["fitted"] is None] == [default]
     assert [r["fitted"] for r in repeats if r["fitted"]] == [f"{MEASUREMENTS}#{entry}"]
     assert "is also a fitted run" in err and "repeats the held-out run" in err
+
+
+def test_a_run_given_twice_is_fitted_once(run_calibrate, tmp_path):
+    """``calibrate A A`` (or A and a copy of it): the run is fitted once, each repeat said
+    in one warning line and listed in --json fit_repeats; its rows would weigh twice."""
+    copy = tmp_path / "copy_all_reduce_perf.txt"
+    copy.write_text(RING.read_text())
+    status, out, err = run_calibrate(
+        str(RING), str(RING), str(copy), "-t", "dgx-h100", "--json"
+    )  # fmt: skip
+    assert status == 0, err
+    report = json.loads(out)
+    assert len(report["runs"]) == 1
+    sources = [(r["source"].rpartition(":")[0], r["repeats"]) for r in report["fit_repeats"]]
+    first = report["runs"][0]["source"]
+    assert sources == [(str(RING), first), (str(copy), first)]
+    assert f"{first} is given twice: fitted once" in err
+    assert f"repeats {first} (the same rows): fitted once" in err
