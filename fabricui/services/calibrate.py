@@ -779,12 +779,13 @@ def _not_fitted(
 def _fitted_once(runs: Sequence[ResultRun]) -> tuple[list[ResultRun], list[dict[str, str]]]:
     """The runs to fit, each measurement once, and each repeat left out with the run it
     repeats (``{"source", "repeats"}``: a file given twice, or a copy of it): a run fitted
-    twice weighs its rows twice in the fit's objective and in its median."""
+    twice weighs its rows twice in the fit's objective and in its median. Entries of
+    other hardware with the same rows are other measurements."""
     first: dict[tuple[Any, ...], str] = {}
     kept: list[ResultRun] = []
     repeats: list[dict[str, str]] = []
     for run in runs:
-        key = _rows_key(run)
+        key = (*_rows_key(run), run.hardware_gpu, run.hardware_node, run.hardware_net)
         if key in first:
             repeats.append({"source": run.source, "repeats": first[key]})
         else:
