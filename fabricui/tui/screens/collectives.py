@@ -31,7 +31,12 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.ring_stepper import RingStepper
 from fabricui.tui.widgets.size_plot import SizePlot
 from fabricui.tui.widgets.title_bar import TitleBar
-from fabricui.units import format_bytes, format_time_us, parse_size, parse_size_sweep
+from fabricui.units import (
+    format_bytes,
+    format_time_us,
+    parse_message_size,
+    parse_size_sweep,
+)
 from fabricui.vocabulary import GROUPS, OPS, pick_label
 
 if TYPE_CHECKING:
@@ -93,7 +98,7 @@ def parse_range(text: str) -> list[int]:
     Raises:
         ConfigError: Malformed sizes or an empty range.
     """
-    sizes = parse_size_sweep(text) if ":" in text else [parse_size(text)]
+    sizes = parse_size_sweep(text) if ":" in text else [parse_message_size(text, "size")]
     if not sizes or sizes[0] < 1:
         raise ConfigError(f"invalid size range {text!r}: use A:B such as 8:16G, or one size")
     if len(sizes) > 64:

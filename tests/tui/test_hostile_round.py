@@ -1,0 +1,31 @@
+"""A demanding keyboard user's round: odd text pasted into prompts, long paths in questions."""
+
+from __future__ import annotations
+
+from textual.widgets import Input, Label
+
+from fabricui.tui.app import settle
+from fabricui.tui.screens.prompt import PromptModal
+
+
+async def test_a_size_past_1_pib_is_refused_as_the_cli_refuses_it(app_factory):
+    """``e`` then ``99999999999999999999999999G``: the prompt stays open saying the range
+    (as ``collective --size`` does); no table of 10^35-byte rows, no plugin marked failed
+    for the impossible time it was asked to price."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, PromptModal)
+        modal.query_one("#prompt-input", Input).value = "99999999999999999999999999G"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is modal
+        said = str(modal.query_one("#prompt-error", Label).render())
+        assert "from 1 byte to 1 PiB" in said
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen.size_range == "8:16G"
+        assert not app.host.failures
