@@ -5,7 +5,10 @@ from __future__ import annotations
 from textual.widgets import Input, Label
 
 from fabricui.tui.app import settle
+from fabricui.tui.screens.confirm import ConfirmModal
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.textual_private import screen_text
+from tests.tui.test_save_overwrite import save_as_text
 
 
 async def test_a_size_past_1_pib_is_refused_as_the_cli_refuses_it(app_factory):
@@ -29,3 +32,22 @@ async def test_a_size_past_1_pib_is_refused_as_the_cli_refuses_it(app_factory):
         await settle(pilot)
         assert app.screen.size_range == "8:16G"
         assert not app.host.failures
+
+
+async def test_the_overwrite_question_wraps_a_long_path_whole(app_factory, tmp_path):
+    """A path longer than the dialog: the question wraps, so ``Overwrite it? y/n`` and the
+    whole name are on the screen at 80x24 (they were cut at the dialog's edge)."""
+    folder = tmp_path / ("a-rather-long-folder-name-for-reports" * 2)
+    folder.mkdir()
+    target = folder / "topology.txt"
+    target.write_text("mine")
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await save_as_text(pilot, target)
+        assert isinstance(app.screen, ConfirmModal)
+        inner = [line.split("││")[1] for line in screen_text(app).splitlines() if "││" in line]
+        shown = "".join(part.strip() for part in inner)  # the dialog's rows, unwrapped
+        assert "already exists. Overwrite it? y/n" in shown
+        assert str(target) in shown
+    assert target.read_text() == "mine"

@@ -28,6 +28,7 @@ class ConfirmModal(ModalScreen[bool]):
         width: 70; max-width: 95%; height: auto;
         border: round $warning; background: $panel; padding: 0 1;
     }
+    ConfirmModal #confirm-question { width: 100%; }
     ConfirmModal #confirm-hint { color: $text-muted; }
     """
 
