@@ -6,6 +6,7 @@ from textual.widgets import Input, Label
 
 from fabricui.tui.app import settle
 from fabricui.tui.screens.confirm import ConfirmModal
+from fabricui.tui.screens.error import ErrorModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.textual_private import screen_text
 from tests.tui.test_save_overwrite import save_as_text
@@ -51,3 +52,31 @@ async def test_the_overwrite_question_wraps_a_long_path_whole(app_factory, tmp_p
         assert "already exists. Overwrite it? y/n" in shown
         assert str(target) in shown
     assert target.read_text() == "mine"
+
+
+def dialog_text(app) -> str:
+    """The rows of the dialog on top (between its two side borders), unwrapped."""
+    rows = [line.split("│")[1:-1] for line in screen_text(app).splitlines()]
+    return "".join(row[-1].strip() for row in rows if row)
+
+
+async def test_a_long_error_wraps_whole_in_its_dialog(app_factory):
+    """An error longer than the dialog (N 99999999 names the GPUs, the memory and the way
+    out, --max-memory): read to its end; it was cut at the dialog's edge."""
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.push_screen(ErrorModal("Cannot load h100-ib-cluster", "x " * 60 + "the end."))
+        await pilot.pause()
+        assert "the end." in dialog_text(app)
+
+
+async def test_a_long_save_error_wraps_whole(app_factory, tmp_path):
+    """A directory typed as the file, with a long name: the refusal is read to its end."""
+    folder = tmp_path / ("a-rather-long-folder-name-for-reports" * 2)
+    folder.mkdir()
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await save_as_text(pilot, folder)
+        assert "is a directory, give a file name" in dialog_text(app)

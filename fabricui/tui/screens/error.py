@@ -27,6 +27,7 @@ class ErrorModal(ModalScreen[None]):
         width: 70; max-width: 95%; height: auto;
         border: round $error; background: $panel; padding: 0 1;
     }
+    ErrorModal Label { width: 100%; }
     ErrorModal #error-title { color: $error; text-style: bold; }
     ErrorModal #error-hint { color: $text-muted; }
     """

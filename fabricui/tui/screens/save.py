@@ -80,7 +80,7 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
         text-style: bold underline;
     }
     SaveModal #save-buttons { height: auto; align-horizontal: right; }
-    SaveModal #save-error { color: $error; }
+    SaveModal #save-error { color: $error; width: 100%; }
     SaveModal #save-keys { color: $text-muted; }
     """
 
