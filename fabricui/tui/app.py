@@ -8,11 +8,12 @@ import dataclasses
 import sys
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette, SearchIcon
 from textual.message import Message
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.worker import Worker, WorkerState
@@ -77,6 +78,18 @@ def _ascii_scrollbars(on: bool) -> None:
         HORIZONTAL_BARS: ClassVar[list[str]] = ["="] * 7 + [" "]
 
     ScrollBar.renderer = AsciiScrollBarRender if on else ScrollBarRender
+
+
+class AsciiPalette(CommandPalette):
+    """Textual's command palette in ASCII (``--ascii``): ``>`` for its magnifier emoji,
+    ``...`` for the ellipsis of its placeholder; app.tcss draws its rules."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(placeholder="Search for commands...", **kwargs)
+
+    def on_mount(self) -> None:
+        """The icon, once composed."""
+        self.query_one(SearchIcon).icon = ">"
 
 
 def binding_ids(app: FabricApp) -> set[str]:
@@ -306,6 +319,15 @@ class FabricApp(App[None]):
             return driver_class
 
         return driver_drawing_on(stream)
+
+    def action_command_palette(self) -> None:
+        """Textual's command palette; with ``--ascii``, its icon and placeholder in ASCII
+        (a magnifier emoji and an ellipsis are what a vt100 cannot draw)."""
+        if not self.ascii_only:
+            super().action_command_palette()
+            return
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(AsciiPalette(id="--command-palette"))
 
     def get_key_display(self, binding: Binding) -> str:
         """A key as the key bars show it; with ``--ascii`` a key Textual shows with a

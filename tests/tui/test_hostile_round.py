@@ -80,3 +80,21 @@ async def test_a_long_save_error_wraps_whole(app_factory, tmp_path):
         await settle(pilot)
         await save_as_text(pilot, folder)
         assert "is a directory, give a file name" in dialog_text(app)
+
+
+async def test_the_command_palette_is_ascii_with_ascii(app_factory):
+    """ctrl+p with ``--ascii`` (a vt100, LANG=C): no magnifier emoji, no ellipsis, no
+    eighth-block rules, empty or with commands listed."""
+    app = app_factory(ascii_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        text = screen_text(app)
+        assert " > |Search for commands... " in text
+        assert not {ch for ch in text if ord(ch) >= 128}
+        await pilot.press("t", "o", "p")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "topology" in text
+        assert not {ch for ch in text if ord(ch) >= 128}
