@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from fabricui.render.markdown import render_markdown
 from fabricui.render.path import render_path
+from fabricui.services.loaded import LoadedFabric
 from fabricui.services.reports import build_report
 from fabricui.services.requests import LaunchRequest, TopologyRequest
-from fabricui.services.loaded import LoadedFabric
 
 
 def test_a_spread_hop_reads_as_the_path_command_reads_it(catalog):
