@@ -98,3 +98,21 @@ async def test_the_command_palette_is_ascii_with_ascii(app_factory):
         text = screen_text(app)
         assert "topology" in text
         assert not {ch for ch in text if ord(ch) >= 128}
+
+
+async def test_a_report_and_its_drawing_both_there_are_asked_of_as_two(app_factory, tmp_path):
+    """Markdown over a report whose drawing is also there: ``A and B already exist.
+    Overwrite them?`` (not "exists")."""
+    report, drawing = tmp_path / "r.md", tmp_path / "r-fabric.svg"
+    report.write_text("mine")
+    drawing.write_text("mine")
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await pilot.pause()
+        app.screen.query_one("#save-path", Input).value = str(report)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmModal)
+        assert app.screen.question == f"{report} and {drawing} already exist. Overwrite them? y/n"

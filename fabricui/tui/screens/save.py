@@ -183,8 +183,9 @@ class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
                 self.query_one("#save-path", Input).focus()
 
         names = " and ".join(str(t) for t in existing)
-        it = "them" if len(existing) > 1 else "it"
-        self.app.push_screen(ConfirmModal(f"{names} already exists. Overwrite {it}? y/n"), answered)
+        exist, it = ("exist", "them") if len(existing) > 1 else ("exists", "it")
+        question = f"{names} already {exist}. Overwrite {it}? y/n"
+        self.app.push_screen(ConfirmModal(question), answered)
 
     @on(Button.Pressed, "#save-cancel")
     def action_cancel(self) -> None:
