@@ -8,7 +8,7 @@ from fabricui.tui.app import settle
 from fabricui.tui.screens.confirm import ConfirmModal
 from fabricui.tui.screens.error import ErrorModal
 from fabricui.tui.screens.prompt import PromptModal
-from fabricui.tui.textual_private import screen_text
+from fabricui.tui.textual_private import notifications, screen_text
 from tests.tui.test_save_overwrite import save_as_text
 
 
@@ -116,3 +116,25 @@ async def test_a_report_and_its_drawing_both_there_are_asked_of_as_two(app_facto
         await pilot.pause()
         assert isinstance(app.screen, ConfirmModal)
         assert app.screen.question == f"{report} and {drawing} already exist. Overwrite them? y/n"
+
+
+async def test_page_down_on_a_panel_that_fits_says_so(app_factory):
+    """PgDn (the key bar's "Panel") on a path panel with nothing below: said, not a key
+    that seems broken; in a shorter window it scrolls, then says it is at its end."""
+    app = app_factory(topology="h100-ib-cluster")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("pagedown", "pagedown", "pagedown")  # held: said once
+        await pilot.pause()
+        said = [n.message for n in notifications(app)]
+        assert said.count("the path panel shows all it has: nothing to scroll") == 1
+        await pilot.resize_terminal(80, 14)
+        await settle(pilot)
+        side = app.screen.query_one("#path-side")
+        assert side.max_scroll_y > 0
+        for _ in range(5):
+            await pilot.press("pagedown")
+            await pilot.pause()
+        assert side.scroll_y == side.max_scroll_y
+        said = [n.message for n in notifications(app)]
+        assert "the path panel is at its end: nothing to scroll" in said

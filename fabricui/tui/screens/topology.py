@@ -23,6 +23,7 @@ from fabricui.errors import ConfigError, FabricError
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen, fabric_words
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.textual_private import notifications
 from fabricui.tui.widgets.findings_panel import FindingsPanel, kept_text
 from fabricui.tui.widgets.jobs_line import JobsLine
 from fabricui.tui.widgets.key_bar import KeyBar
@@ -814,6 +815,16 @@ class TopologyScreen(ViewScreen):
     def action_scroll_side(self, pages: int) -> None:
         """Scroll the path panel (and the findings under it) a page down or up."""
         side = self.query_one("#path-side", VerticalScroll)
+        if pages > 0:
+            at_end, where = side.scroll_y >= side.max_scroll_y, "is at its end"
+        else:
+            at_end, where = side.scroll_y <= 0, "is at its top"
+        if at_end:  # said: a key that changes nothing reads as a key that is broken
+            where = "shows all it has" if side.max_scroll_y <= 0 else where
+            said = f"the path panel {where}: nothing to scroll"
+            if said not in {shown.message for shown in notifications(self.app)}:  # held key
+                self.app.notify(said, timeout=2)
+            return
         if pages > 0:
             side.scroll_page_down(animate=False)
         else:
