@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import Input, Label
 
 from fabricui.tui.app import settle
 from fabricui.tui.screens.confirm import ConfirmModal
 from fabricui.tui.screens.error import ErrorModal
+from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.textual_private import notifications, screen_text
 from tests.tui.test_save_overwrite import save_as_text
@@ -138,3 +140,21 @@ async def test_page_down_on_a_panel_that_fits_says_so(app_factory):
         assert side.scroll_y == side.max_scroll_y
         said = [n.message for n in notifications(app)]
         assert "the path panel is at its end: nothing to scroll" in said
+
+
+async def test_keys_faster_than_a_dialog_closes_do_not_crash(app_factory):
+    """``o``, then down and enter twice before the picker has closed (keys pasted, or typed
+    ahead over SSH): one answer; the second enter does not pop the view under the dialog
+    (Textual's "Can't pop screen" traceback)."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerModal)
+        for key in ("down", "enter", "down", "enter"):  # queued together, as a terminal sends
+            app.post_message(events.Key(key, "\r" if key == "enter" else None))
+        await settle(pilot)
+        assert app.screen is view
+        assert view.op == "all_gather"

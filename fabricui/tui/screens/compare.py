@@ -9,9 +9,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.units import format_time_us
 
@@ -45,7 +45,7 @@ def compare_table(figures: list[ComparedFigure], a: str, b: str) -> Table:
     return table
 
 
-class CompareModal(ModalScreen[None]):
+class CompareModal(Modal[None]):
     """The comparison; escape or q closes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

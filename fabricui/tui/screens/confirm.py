@@ -7,13 +7,13 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label
 
+from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
 
 
-class ConfirmModal(ModalScreen[bool]):
+class ConfirmModal(Modal[bool]):
     """A question; ``y`` dismisses with True, ``n`` or escape with False."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

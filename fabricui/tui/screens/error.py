@@ -7,13 +7,13 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label
 
+from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
 
 
-class ErrorModal(ModalScreen[None]):
+class ErrorModal(Modal[None]):
     """A title and a message; any of escape, enter or q closes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -10,9 +10,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
 
 Section = tuple[str, Sequence[BindingType]]
@@ -76,7 +76,7 @@ def help_table(sections: Sequence[Section], narrow: bool = False) -> Table:
     return table
 
 
-class HelpModal(ModalScreen[None]):
+class HelpModal(Modal[None]):
     """Every key by area, then how to use the palette; escape, q or ? closes it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

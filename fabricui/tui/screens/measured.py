@@ -8,13 +8,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, TextArea
 
+from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
 
 
-class MeasuredModal(ModalScreen["str | None"]):
+class MeasuredModal(Modal["str | None"]):
     """Open or paste an ``all_reduce_perf`` (any nccl-tests) output.
 
     Enter in the path line opens that file; ctrl+s loads what is pasted below (or the path

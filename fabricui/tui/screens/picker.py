@@ -11,12 +11,12 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from fabricui.render.table import text_table
 from fabricui.tui.glyphs import glyphs
+from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.vocabulary import spelling_key
 
@@ -62,7 +62,7 @@ def matches(line: str, query: str) -> bool:
     return True
 
 
-class PickerModal(ModalScreen["str | None"]):
+class PickerModal(Modal["str | None"]):
     """A list of (id, text) choices; typing filters it, enter or a click picks one,
     escape cancels.
 

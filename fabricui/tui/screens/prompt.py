@@ -8,10 +8,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.validation import ValidationResult, Validator
 from textual.widgets import Input, Label
 
+from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
 
 
@@ -30,7 +30,7 @@ class CheckValidator(Validator):
         return self.failure(error) if error else self.success()
 
 
-class PromptModal(ModalScreen["str | None"]):
+class PromptModal(Modal["str | None"]):
     """Ask for one value, validated when submitted (Textual validators: ``validators``, or
     ``check`` returning an error line); a failure keeps the modal open and says why.
 

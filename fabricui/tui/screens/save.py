@@ -12,13 +12,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RadioSet
 
 from fabricui.errors import FabricError
 from fabricui.files import check_target
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.confirm import ConfirmModal
+from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.choice_button import ChoiceButton
 from fabricui.tui.widgets.key_bar import KeyBar
 
@@ -59,7 +59,7 @@ def _diagram_of(report: Path) -> Path:
     return report.with_name(f"{report.stem}-fabric.svg")
 
 
-class SaveModal(ModalScreen["tuple[str, Path, bool] | None"]):
+class SaveModal(Modal["tuple[str, Path, bool] | None"]):
     """Choose a format and a file; dismisses with (format, path, overwrite) or None (an
     existing file is replaced only once the user said yes to ``Overwrite?``)."""
 
