@@ -158,3 +158,23 @@ async def test_keys_faster_than_a_dialog_closes_do_not_crash(app_factory):
         await settle(pilot)
         assert app.screen is view
         assert view.op == "all_gather"
+
+
+async def test_a_layout_that_cannot_be_priced_leaves_the_plan_shown_named(app_factory):
+    """``l`` then ``tp64`` on 32 GPUs: the app says why; the controls name the layout of
+    the plan still shown (not ``tp64 ... computing...`` forever over a tp8 plan)."""
+    app = app_factory(view="strategies")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        before = str(view.query_one("#strat-controls").render())
+        assert "layout " in before and "computing" not in before
+        await pilot.press("l")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "tp64"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is view
+        assert any("64 GPUs" in n.message for n in notifications(app))
+        assert str(view.query_one("#strat-controls").render()) == before
+        assert view.choice is not None and view.choice.tp != 64

@@ -13,7 +13,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from fabricui.errors import EngineError, FabricError
 from fabricui.services.layouts import LayoutChoice, parse_layout
@@ -346,6 +346,8 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         """Search results, fastest first (the table may show them filtered or sorted)."""
         self.layout_typed = False
         """The layout was typed (``l``, ``--layout``): the search keeps its DP flavour."""
+        self._priced: LayoutChoice | None = None
+        """The layout of the plan shown (what the controls name again if a new one fails)."""
 
     def compose(self) -> ComposeResult:
         """Title bar, what --health changed, controls, filter, the two columns, key bar."""
@@ -515,12 +517,19 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             )
         return grid
 
+    def worker_failed(self, worker: Worker[object]) -> None:
+        """A layout that cannot be priced (``tp1024`` on 256 GPUs; the app said why): the
+        controls name the layout of the plan shown again, and no longer say computing."""
+        if worker.group == "strategies-plan":
+            self.choice = self._priced
+        self._controls()
+
     @on(PlanReady)
     def plan_ready(self, message: PlanReady) -> None:
         """The step breakdown and the operations of the layout."""
         if message.data is not self.data:
             return
-        self.choice = message.choice
+        self.choice = self._priced = message.choice
         searching = any(w.group == "strategies-search" and w.is_running for w in self.workers)
         self._controls("searching layouts..." if searching else "")
         self.show_plan(message.plan)
