@@ -326,7 +326,7 @@ class FabricApp(App[None]):
         if not self.ascii_only:
             super().action_command_palette()
             return
-        if self.use_command_palette and not CommandPalette.is_open(self):
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
             self.push_screen(AsciiPalette(id="--command-palette"))
 
     def get_key_display(self, binding: Binding) -> str:
