@@ -57,9 +57,10 @@ async def test_the_overwrite_question_wraps_a_long_path_whole(app_factory, tmp_p
 
 
 def dialog_text(app) -> str:
-    """The rows of the dialog on top (between its two side borders), unwrapped."""
+    """The rows of the dialog on top (its widest cell between two side borders), joined
+    by spaces as they were wrapped at spaces."""
     rows = [line.split("│")[1:-1] for line in screen_text(app).splitlines()]
-    return "".join(row[-1].strip() for row in rows if row)
+    return " ".join(max(row, key=len).strip() for row in rows if row)
 
 
 async def test_a_long_error_wraps_whole_in_its_dialog(app_factory):
@@ -178,3 +179,18 @@ async def test_a_layout_that_cannot_be_priced_leaves_the_plan_shown_named(app_fa
         assert any("64 GPUs" in n.message for n in notifications(app))
         assert str(view.query_one("#strat-controls").render()) == before
         assert view.choice is not None and view.choice.tp != 64
+
+
+async def test_a_pasted_page_in_find_shows_why_it_is_refused(app_factory):
+    """``/`` then 6,000 characters pasted: enter shows the refusal on screen (its start and
+    its reason, the middle cut), where the whole echo pushed it past the screen's foot."""
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "n1" * 3000
+        await pilot.press("enter")
+        await pilot.pause()
+        said = dialog_text(app)
+        assert "nothing named 'n1n1" in said and "or a rank" in said

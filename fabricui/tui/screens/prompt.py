@@ -11,8 +11,24 @@ from textual.containers import Vertical
 from textual.validation import ValidationResult, Validator
 from textual.widgets import Input, Label
 
+from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
+
+
+#: Characters of an error the prompt shows whole (four lines of the dialog).
+ERROR_CHARS = 224
+
+
+def middle_cut(text: str, limit: int = ERROR_CHARS) -> str:
+    """``text``, its middle cut when longer than ``limit``: an error quoting a pasted page
+    would push the dialog past the screen's foot, and the error with it (enter then seems
+    to do nothing); its start and its end, the reason, stay."""
+    if len(text) <= limit:
+        return text
+    cut = f" {glyphs().ellipsis} "
+    keep = (limit - len(cut)) // 2
+    return text[:keep] + cut + text[-keep:]
 
 
 class CheckValidator(Validator):
@@ -95,7 +111,8 @@ class PromptModal(Modal["str | None"]):
         """Check the value; close with it, or show why not."""
         result = event.validation_result
         if result is not None and not result.is_valid:
-            self.query_one("#prompt-error", Label).update("; ".join(result.failure_descriptions))
+            said = "; ".join(result.failure_descriptions)
+            self.query_one("#prompt-error", Label).update(middle_cut(said))
             return
         self.dismiss(event.value.strip())
 
