@@ -15,7 +15,6 @@ from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
 
-
 #: Characters of an error the prompt shows whole (four lines of the dialog).
 ERROR_CHARS = 224
 
