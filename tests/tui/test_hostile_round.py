@@ -194,3 +194,28 @@ async def test_a_pasted_page_in_find_shows_why_it_is_refused(app_factory):
         await pilot.pause()
         said = dialog_text(app)
         assert "nothing named 'n1n1" in said and "or a rank" in said
+
+
+async def test_the_message_size_typed_is_the_size_priced_and_plus_says_its_end(app_factory):
+    """``m 1P`` prices 1 PiB (as ``path --message-size 1P``), not 16 TiB without a word;
+    ``+`` there says it is the largest; ``-`` at 1 byte says it is the smallest."""
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        await pilot.press("m")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "1P"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert view.size_bytes == 2**50
+        assert "for 1024 TiB" in screen_text(app)
+        await pilot.press("plus", "plus")
+        await pilot.pause()
+        said = [n.message for n in notifications(app)]
+        assert said.count("1024 TiB is the largest message size") == 1
+        view.size_bytes = 1
+        await pilot.press("minus")
+        await pilot.pause()
+        assert "1 B is the smallest message size" in [n.message for n in notifications(app)]
+        assert view.size_bytes == 1

@@ -30,7 +30,7 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.path_panel import HopHealth, PathPanel, PathSide
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.tui.widgets.topology_map import HEALTH_MARKERS, TopologyMap, worst_mark
-from fabricui.units import parse_size, size_argument
+from fabricui.units import MAX_MESSAGE_BYTES, format_bytes, parse_size, size_argument
 
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
@@ -43,8 +43,9 @@ if TYPE_CHECKING:
 
 #: Message size the path panel starts with [bytes] (1 GiB, as the README's example).
 DEFAULT_SIZE = 2**30
-#: Largest and smallest sizes ``+`` and ``-`` reach [bytes].
-MAX_SIZE, MIN_SIZE = 2**44, 1
+#: Largest and smallest sizes ``+`` and ``-`` reach, and ``m`` takes [bytes] (as
+#: ``path --message-size``: a size typed is the size priced).
+MAX_SIZE, MIN_SIZE = MAX_MESSAGE_BYTES, 1
 
 _SIZE = Binding.Group("size", compact=True)
 #: The line above the map: keys as "key action"; ``<7>=`` is how the map marks the
@@ -747,8 +748,15 @@ class TopologyScreen(ViewScreen):
             self.dst = message.rank
 
     def action_size(self, factor: float) -> None:
-        """Double or halve the message size."""
-        self.size_bytes = int(self.size_bytes * factor)
+        """Double or halve the message size; at either end, say so (once for a held key)."""
+        size = int(self.size_bytes * factor)
+        if MIN_SIZE <= size <= MAX_SIZE:
+            self.size_bytes = size
+            return
+        end = "largest" if size > MAX_SIZE else "smallest"
+        said = f"{format_bytes(self.size_bytes)} is the {end} message size"
+        if said not in {shown.message for shown in notifications(self.app)}:
+            self.app.notify(said, timeout=2)
 
     def action_ask_size(self) -> None:
         """Ask for a message size."""
