@@ -219,3 +219,18 @@ async def test_the_message_size_typed_is_the_size_priced_and_plus_says_its_end(a
         await pilot.pause()
         assert "1 B is the smallest message size" in [n.message for n in notifications(app)]
         assert view.size_bytes == 1
+
+
+async def test_an_nccl_release_past_the_newest_is_said(app_factory):
+    """``v`` then ``2.99``: priced with the newest release modelled, and said so, as
+    ``collective --nccl 2.99`` warns."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "2.99"
+        await pilot.press("enter")
+        await settle(pilot)
+        said = [n.message for n in notifications(app)]
+        assert any(m.startswith("NCCL 2.99 is newer than the newest release") for m in said)

@@ -317,8 +317,15 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         """A new size range: predict again."""
         self._request_predict()
 
-    def watch_nccl(self) -> None:
-        """New NCCL settings: predict again."""
+    def watch_nccl(self, nccl: str) -> None:
+        """New NCCL settings: predict again; a release past the newest modelled (``2.99``)
+        is said, as ``collective --nccl`` says it, not priced as the newest without a word."""
+        from fabricui.services.collective import newer_than_modelled
+
+        words = nccl.split()
+        warning = newer_than_modelled(words[0] if words and "=" not in words[0] else None)
+        if warning:
+            self.app.notify(warning, title="NCCL", severity="warning")
         self._request_predict()
 
     def _request_predict(self) -> None:
