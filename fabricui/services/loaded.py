@@ -283,7 +283,9 @@ class LoadedFabric:
         """The bandwidth pyramid of this fabric, fastest tier first.
 
         On-chip and memory tiers are the GPU's hwdb figures; peer, NIC and spine tiers are
-        routed paths (GPU 0 to GPU 1, to GPU 0 of node 1, and to a GPU behind another leaf),
+        routed paths (GPU 0 to GPU 1, to GPU 0 of node 1, and to a GPU behind another leaf;
+        where hosts share a scale-up domain, to a host of it, then the NIC tier to GPU 0 of
+        the first host of another domain),
         from the first node still on the network to others on it: a health file that cuts
         node 0 off leaves the network tiers to the nodes it can reach (none when fewer than
         two nodes are left on it).
@@ -316,23 +318,35 @@ class LoadedFabric:
         if g >= 2:
             report = self.path(first, first + 1, None)
             tiers.append(self._path_tier(report, "peer"))
-        if fabric.nodes >= 2:
-            if len(nodes) >= 2:  # else no route over the network is left to price
-                report = self.path(first, nodes[1] * g, None)
-                tiers.append(self._path_tier(report, "NIC", network=True))
-                spine = self._spine_report(first, nodes)
-                if spine is not None:
-                    tiers.append(self._path_tier(spine, "spine", network=True))
-        elif self.spec.net is not None:
+        # Hosts of one scale-up domain (an NVL72 rack's trays) reach each other over its
+        # switches, not their NICs: that is a tier of its own, and the NIC tier's path goes
+        # to the first host of another domain.
+        per_domain = self.spec.hosts_per_domain
+        if fabric.nodes >= 2 and len(nodes) >= 2 and per_domain > 1:
+            mates = [n for n in nodes[1:] if n // per_domain == nodes[0] // per_domain]
+            if mates:
+                report = self.path(first, mates[0] * g, None)
+                tiers.append(self._path_tier(report, "domain"))
+            nodes = [nodes[0]] + [n for n in nodes[1:] if n // per_domain != nodes[0] // per_domain]
+        if fabric.nodes >= 2 and len(nodes) >= 2:
+            report = self.path(first, nodes[1] * g, None)
+            tiers.append(self._path_tier(report, "NIC", network=True))
+            spine = self._spine_report(first, nodes)
+            if spine is not None:
+                tiers.append(self._path_tier(spine, "spine", network=True))
+        elif self.spec.net is not None and (fabric.nodes < 2 or fabric.nodes <= per_domain):
+            # One node (or one scale-up domain, or none other left on the network): the
+            # NIC's port rate, as no route to price crosses it.
             link = catalog.links.get(self.spec.net.link)
             if link is not None:
                 gbps = self.spec.net.gbps or link.bw_GBps * 8
+                alone = "one node" if fabric.nodes < 2 else "no host outside its scale-up domain"
                 tiers.append(
                     Tier(
                         f"NIC ({link.name.split(' (')[0]})",
                         gbps / 8.0,
                         link.lat_us,
-                        f"{link.id} port rate (hwdb; one node, no route)",
+                        f"{link.id} port rate (hwdb; {alone}, no route)",
                     )
                 )
         return tiers
@@ -349,6 +363,8 @@ class LoadedFabric:
         family = record.name if record is not None else gen
         if kind == "peer":
             name = f"{family.split(' (')[0]} peer"
+        elif kind == "domain":
+            name = f"{family.split(' (')[0]} across hosts"
         elif kind == "NIC":
             name = f"NIC ({family.split(' (')[0]})"
         else:

@@ -38,6 +38,26 @@ def test_pyramid_tiers_are_hwdb_records_and_routed_paths(pod):
     assert tiers["NIC (InfiniBand NDR)"].bw_GBps == nic.bottleneck_GBps == 50.0
 
 
+@pytest.mark.parametrize(
+    ("topology", "nic_detail"),
+    [
+        # 8 NVL72 racks: the NIC tier's path goes to the first tray of the next rack.
+        ("gb200-nvl72-cluster", "n0.g0->n18.g0: bottleneck n0.nic0->leaf0 50 GB/s"),
+        # One rack: no host outside its NVLink domain, so the NIC's port rate, said so.
+        ("gb200-nvl72", "ib-ndr port rate (hwdb; no host outside its scale-up domain, no route)"),
+    ],
+)
+def test_pyramid_tells_the_scale_up_domain_from_the_nic(tui_catalog, topology, nic_detail):
+    """Trays of one NVL72 rack reach each other over its NVLink switches: that is a tier
+    of its own, and the NIC tier is not an NVLink path named NIC."""
+    data = LoadedFabric.load(TopologyRequest(topology), catalog=tui_catalog)
+    tiers = {t.name: t for t in data.pyramid()}
+    across = tiers["NVLink 5.0 across hosts"]
+    assert across.detail.startswith("n0.g0->n1.g0: ") and across.bw_GBps == 900.0
+    nic = tiers["NIC (InfiniBand NDR)"]
+    assert nic.bw_GBps == 50.0 and nic.detail == nic_detail
+
+
 def test_pyramid_finds_the_spine_of_an_imported_cluster(tmp_path, tui_catalog):
     """Switches keep their real names (sw05), so the spine tier is told by device kind;
     the hosts of a leaf are not the first and last nodes, so other nodes are tried."""
