@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from fabricui.engine.capacity import link_capacity_GBps as link_capacity_GBps
 from fabricui.engine.fair_share import max_min_rates_GBps
-from fabricui.engine.graph_routes import Incidence
+from fabricui.engine.graph_routes import Incidence, compact_rows
 from fabricui.engine.networks import DomainRoutes, Network, network_kind
 from fabricui.engine.routing import Router
 from fabricui.engine.ugal import ugal_equilibrium
@@ -92,6 +92,38 @@ class BulkRouter:
         """(n_flows, width) link ids of one route per flow (gaps are -1), for inspection."""
         a, b = self._check(src, dst)
         return self._network.segments(a, b, aggregate=False, valiant=False)[0]
+
+    def route_rows(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> IntArray:
+        """``Router.route`` of many pairs as one (n_pairs, width) array: each route's link
+        ids in order, -1 padded to the longest route (one column at least); kept in the memo
+        shared with the fabric's variants, when there is one.
+
+        The network kind's rows (``paths``) with their gaps closed, link for link what the
+        per-pair router routes. When they refuse a pair (a rank out of range, no route),
+        ``Router.route_rows`` routes every pair one by one, so the error is the per-pair
+        router's, for the first such pair.
+
+        Args:
+            src: (n_pairs,) source ranks.
+            dst: (n_pairs,) destination ranks.
+        """
+        a = np.asarray(src, dtype=np.int64).reshape(-1)
+        b = np.asarray(dst, dtype=np.int64).reshape(-1)
+        router = self._router
+
+        def compute() -> IntArray:
+            try:
+                # No pairs: the per-pair router's one empty column, not the kind's width.
+                rows = compact_rows(self.paths(a, b)) if a.size else router.route_rows(a, b)
+            except EngineError:
+                rows = router.route_rows(a, b)
+            rows.setflags(write=False)
+            return rows
+
+        if router.memo is None:
+            return compute()
+        key = ("route_rows", a.tobytes(), b.tobytes())
+        return router.memo.remember(key, compute, lambda rows: int(rows.size))
 
     def path_metrics(self, src: npt.ArrayLike, dst: npt.ArrayLike) -> PathMetrics:
         """Bottleneck bandwidth and latency of many (source, destination) pairs at once.

@@ -286,7 +286,7 @@ class ExplicitFlows:
             )
             middle = np.full((a.shape[0], picked.shape[1]), -1, dtype=np.int64)
             middle[moves] = picked
-        return _compact(np.concatenate([first, middle, last], axis=1))
+        return compact_rows(np.concatenate([first, middle, last], axis=1))
 
     def incidence(self, a: IntArray, b: IntArray, n_flows: int, rows: IntArray) -> Incidence:
         """Loads of flows ``rows`` (of ``n_flows``) between different domains: their own
@@ -315,7 +315,7 @@ class ExplicitFlows:
         )
 
 
-def _compact(rows: IntArray) -> IntArray:
+def compact_rows(rows: IntArray) -> IntArray:
     """Rows with their -1 gaps moved to the end (a route's links in order, then padding)."""
     valid = rows >= 0
     if valid.all():

@@ -208,9 +208,9 @@ class Group:
 
     def path_latencies_us(self, src: IntArray, dst: IntArray) -> FloatArray:
         """``path_latency_us`` of many pairs at once [us], bit for bit: the routes come in
-        one call (kept across calibration trials, ``Router.route_rows``) and are summed
-        per route length, as one route's sums would be."""
-        rows = self.router.route_rows(src, dst)
+        one vectorized call (kept across calibration trials, ``BulkRouter.route_rows``) and
+        are summed per route length, as one route's sums would be."""
+        rows = self.bulk.route_rows(src, dst)
         fabric = self.fabric
         lengths = (rows >= 0).sum(axis=1)
         out = np.zeros(rows.shape[0])

@@ -624,8 +624,9 @@ class Router:
     def route_rows(
         self, src_ranks: npt.ArrayLike, dst_ranks: npt.ArrayLike
     ) -> npt.NDArray[np.int64]:
-        """``route`` of many pairs as one (n_pairs, width) array of link ids, -1 padded;
-        kept in the memo shared with this fabric's variants, when there is one.
+        """``route`` of many pairs, one by one, as one (n_pairs, width) array of link ids,
+        -1 padded: what the bulk router's ``route_rows`` builds at once, and where it
+        turns for the pairs it refuses.
 
         Args:
             src_ranks: (n_pairs,) source ranks.
@@ -633,17 +634,9 @@ class Router:
         """
         a = np.asarray(src_ranks, dtype=np.int64).reshape(-1)
         b = np.asarray(dst_ranks, dtype=np.int64).reshape(-1)
-
-        def compute() -> npt.NDArray[np.int64]:
-            routes = [self.route(int(x), int(y)) for x, y in zip(a, b)]
-            width = max((r.shape[0] for r in routes), default=0)
-            rows = np.full((len(routes), max(width, 1)), -1, dtype=np.int64)
-            for i, links in enumerate(routes):
-                rows[i, : links.shape[0]] = links
-            rows.setflags(write=False)
-            return rows
-
-        if self.memo is None:
-            return compute()
-        key = ("route_rows", a.tobytes(), b.tobytes())
-        return self.memo.remember(key, compute, lambda rows: int(rows.size))
+        routes = [self.route(int(x), int(y)) for x, y in zip(a, b)]
+        width = max((r.shape[0] for r in routes), default=0)
+        rows = np.full((len(routes), max(width, 1)), -1, dtype=np.int64)
+        for i, links in enumerate(routes):
+            rows[i, : links.shape[0]] = links
+        return rows
