@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,9 +116,9 @@ def log_stream() -> Iterator[io.StringIO]:
         root.handlers[:], root.level = saved[0], saved[1]
 
 
-@pytest.fixture
-async def served(tmp_path: Path, log_stream: io.StringIO) -> AsyncIterator[Served]:
-    """The guarded app through its own runner: one session, so at most 24 connections."""
+def _guarded_server(tmp_path: Path) -> tuple[Any, int, str]:
+    """The guarded server of a fake explorer on a free loopback port (one session, so at
+    most 24 connections), its port and URL."""
     script = tmp_path / "explorer.py"
     script.write_text(FAKE_EXPLORER)
     port = free_port()
@@ -130,6 +131,13 @@ async def served(tmp_path: Path, log_stream: io.StringIO) -> AsyncIterator[Serve
         access=ServeAccess.of(url, ("127.0.0.1", port), (), TOKEN),
         limits=SessionLimits(max_sessions=1, max_columns=100, max_rows=30),
     )
+    return server, port, url
+
+
+@pytest.fixture
+async def served(tmp_path: Path, log_stream: io.StringIO) -> AsyncIterator[Served]:
+    """The guarded app through its own runner: one session, so at most 24 connections."""
+    server, port, url = _guarded_server(tmp_path)
     runner = server.runner(await server._make_app())
     await runner.setup()
     try:
@@ -405,18 +413,7 @@ async def test_stopping_the_server_closes_its_sessions_at_once(tmp_path: Path, l
     """With a browser still connected, the runner's cleanup (what SIGTERM runs) closes the
     session's websocket as going away and reaps its explorer at once, instead of aiohttp's
     graceful wait for the session to end by itself (about 20 s)."""
-    script = tmp_path / "explorer.py"
-    script.write_text(FAKE_EXPLORER)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    server = guarded_server_class()(
-        shlex.join([sys.executable, str(script)]),
-        host="127.0.0.1",
-        port=port,
-        public_url=url,
-        access=ServeAccess.of(url, ("127.0.0.1", port), (), TOKEN),
-        limits=SessionLimits(max_sessions=1, max_columns=100, max_rows=30),
-    )
+    server, port, url = _guarded_server(tmp_path)
     runner = server.runner(await server._make_app())
     await runner.setup()
     try:
