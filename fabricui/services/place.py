@@ -470,6 +470,21 @@ def jobs_hosts_off_fabric(fabric: Fabric, path: str) -> list[str]:
     return [n for n in dict.fromkeys(hosts) if n not in layout.index]
 
 
+def no_running_job_said(fabric: Fabric, path: str) -> str:
+    """What a ``--jobs`` file none of whose running jobs is on the fabric says in place of
+    its jobs, in the explorer (notification, line above the map) and its reports:
+    ``no running job on h100-ib-cluster's hosts in squeue.txt`` (a listing of another
+    cluster), or ``no running job in squeue.txt``. What matters comes before the path,
+    which a narrow line cuts.
+
+    Raises:
+        ConfigError: The file is not a job listing.
+        ParseError: The file cannot be read.
+    """
+    where = f" on {fabric.spec.id}'s hosts" if jobs_hosts_off_fabric(fabric, path) else ""
+    return f"no running job{where} in {path}"
+
+
 def running_job_ranks(fabric: Fabric, path: str) -> list[tuple[str, list[str], np.ndarray]]:
     """(job id, its hosts on the fabric, their GPUs' global ranks) of every running job of a
     ``squeue``/``scontrol show job``/``sacct`` output; hosts the fabric lacks are skipped.

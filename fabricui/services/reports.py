@@ -303,7 +303,7 @@ def _job_notes(data: LoadedFabric, launch: LaunchRequest) -> list[str]:
     hosts and GPUs, as the explorer's line above the map does: the report says what its
     command asked for (nothing without them)."""
     from fabricui.services.jobs import hostlist, place_job
-    from fabricui.services.place import running_job_ranks
+    from fabricui.services.place import no_running_job_said, running_job_ranks
 
     options = dict(launch.options)
     parts = []
@@ -316,7 +316,7 @@ def _job_notes(data: LoadedFabric, launch: LaunchRequest) -> list[str]:
         if len(jobs) > _SHOWN_JOBS:
             parts.append(f"and {len(jobs) - _SHOWN_JOBS} more")
         if not jobs:
-            parts.append(f"no job of {options['jobs']} runs on this fabric")
+            parts.append(no_running_job_said(data.fabric, options["jobs"]))
     return [f"Jobs: {'; '.join(parts)}."] if parts else []
 
 

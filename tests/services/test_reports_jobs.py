@@ -32,9 +32,8 @@ def test_a_listing_with_nothing_running_here_is_said(catalog, tmp_path):
     """A listing whose running jobs are on other hosts: said, not silently nothing."""
     squeue = tmp_path / "squeue.txt"
     squeue.write_text(SQUEUE.replace(" n[0-1]", " x[0-1]").replace(" n3", " x3"))
-    assert f"\nJobs: no job of {squeue} runs on this fabric.\n" in _report(
-        catalog, jobs=str(squeue)
-    )
+    said = f"\nJobs: no running job on h100-ib-cluster's hosts in {squeue}.\n"
+    assert said in _report(catalog, jobs=str(squeue))
 
 
 def test_no_line_without_jobs(catalog):

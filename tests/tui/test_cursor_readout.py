@@ -87,7 +87,9 @@ async def test_a_job_listing_of_another_cluster_is_said_not_counted_as_zero(app_
         await settle(pilot)
         said = [n for n in notifications(app) if n.title == "jobs"]
         assert len(said) == 1 and said[0].severity == "warning"
-        assert said[0].message.startswith(f"--jobs {squeue}: no running job has a host on")
+        assert said[0].message == (
+            f"no running job on h100-ib-cluster's hosts in {squeue}: nothing is underlined"
+        )
         assert not app.screen.query_one(TopologyMap).job_ranks
 
 

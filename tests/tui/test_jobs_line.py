@@ -4,6 +4,7 @@ not all fit, ends with how many it leaves out."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.app import screen_text, settle
@@ -58,3 +59,40 @@ def test_ascii_jobs_line_separates_jobs_with_semicolons():
     assert whole == "--hosts n9; job 7 n[0-1]; job 8 n3; job 9 n[4-7]"
     assert cut == "job 7 n[0-1]; job 8 n3 ... and 2 more jobs"
     assert ASCII.between_figures == "; "
+
+
+async def test_a_listing_with_no_job_here_is_said_on_the_line(app_factory, tmp_path):
+    """The SchedMD quick-start squeue (adev7, adev8, adev14) on h100-ib-cluster: the line
+    above the map says no running job is on its hosts for as long as the view shows (the
+    notification fades), on screen and in the saved text."""
+    from fabricui.tui.widgets.jobs_line import JobsLine
+    from tests.tui.test_jobs_saved import save
+
+    data = Path(__file__).resolve().parents[1] / "data" / "health" / "slurm"
+    squeue = data / "squeue_schedmd_quickstart_doc_adev_running_pending_resources.txt"
+    said = f"jobs: no running job on h100-ib-cluster's hosts in {squeue}"
+    request = TopologyRequest("h100-ib-cluster", 4)
+    app = app_factory(launch=LaunchRequest(topology=request, options=(("jobs", str(squeue)),)))
+    async with app.run_test(size=(200, 30)) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one(JobsLine).display
+        assert said in screen_text(app)
+        await save(pilot, "txt", tmp_path / "view.txt")
+    assert said in (tmp_path / "view.txt").read_text()
+
+
+async def test_a_listing_with_nothing_running_is_said_after_hosts(app_factory, tmp_path):
+    """--hosts and a squeue with only pending jobs: the line names --hosts, then says the
+    file has no running job; at 80 columns what it says comes before the cut path."""
+    squeue = tmp_path / "squeue.txt"
+    squeue.write_text(
+        "JOBID PARTITION  NAME  USER ST  TIME NODES NODELIST(REASON)\n"
+        "9 batch a u PD 0:00 2 (Resources)\n"
+    )
+    request = TopologyRequest("h100-ib-cluster", 4)
+    options = (("hosts", "n[2-3]"), ("jobs", str(squeue)))
+    app = app_factory(launch=LaunchRequest(topology=request, options=options))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = next(x for x in screen_text(app).splitlines() if "underlined:" in x).strip()
+        assert line.startswith("underlined: --hosts n[2-3] · jobs: no running job in ")

@@ -424,13 +424,13 @@ class TopologyScreen(ViewScreen):
                 self.app.notify(str(getattr(exc, "message", exc)), severity="error", title="GPU id")
         self.map.show_fabric(data.fabric, cursor=src)
         self._jobs_at = {int(r): "--hosts" for r in job.ranks} if job is not None else {}
-        running = self._running_jobs(data)
+        running, note = self._running_jobs(data)
         for job_id, _hosts, ranks in running:
             for rank in ranks:
                 held = self._jobs_at.get(rank)
                 self._jobs_at[rank] = job_id if held in (None, "--hosts") else f"{held},{job_id}"
         self.map.set_job(frozenset(self._jobs_at))
-        self._jobs_line(job, running)
+        self._jobs_line(job, running, note)
         overlay = self._overlay = self._health(data)
         cut = tuple(c.devices for c in overlay.changes if c.factor <= 0.0) if overlay else ()
         self.map.set_health(self._marks(overlay), cut)
@@ -498,30 +498,33 @@ class TopologyScreen(ViewScreen):
                     marks[dev] = mark
         return marks
 
-    def _running_jobs(self, data: LoadedFabric) -> list[tuple[str, list[str], list[int]]]:
+    def _running_jobs(
+        self, data: LoadedFabric
+    ) -> tuple[list[tuple[str, list[str], list[int]]], str]:
         """(job id, its hosts on the fabric, their GPUs) of the running jobs ``--jobs``
-        lists (squeue, scontrol show job), said in a notification; empty without it."""
-        from fabricui.services.place import jobs_hosts_off_fabric, running_job_ranks
+        lists (squeue, scontrol show job), said in a notification; empty without it. With
+        what the jobs line says in their place when the file has none here ("")."""
+        from fabricui.services.place import (
+            jobs_hosts_off_fabric,
+            no_running_job_said,
+            running_job_ranks,
+        )
 
         path = self.fabric_app.take_option("jobs")
         if not path:
-            return []
+            return [], ""
         try:
             jobs = running_job_ranks(data.fabric, path)
         except FabricError as exc:
             self.app.notify(exc.message, title="jobs", severity="error")
-            return []
+            return [], ""
         self._job_options["jobs"] = path
         from fabricui.services.jobs import hostlist
 
         if not jobs:  # another cluster's listing, or nothing running: said, not "0 jobs: "
-            self.app.notify(
-                f"--jobs {path}: no running job has a host on {data.label} (a listing of "
-                "another cluster, or none running): nothing is underlined",
-                title="jobs",
-                severity="warning",
-            )
-            return []
+            note = no_running_job_said(data.fabric, path)
+            self.app.notify(f"{note}: nothing is underlined", title="jobs", severity="warning")
+            return [], note
         text = "; ".join(f"{j} {hostlist(hosts)} ({len(r)} GPUs)" for j, hosts, r in jobs[:4])
         self.app.notify(f"{len(jobs)} running job(s) on this fabric: {text}", title="jobs")
         off = jobs_hosts_off_fabric(data.fabric, path)
@@ -532,18 +535,22 @@ class TopologyScreen(ViewScreen):
                 title="jobs",
                 severity="warning",
             )
-        return [(job_id, hosts, [int(r) for r in ranks]) for job_id, hosts, ranks in jobs]
+        return [(job_id, hosts, [int(r) for r in ranks]) for job_id, hosts, ranks in jobs], ""
 
     def _jobs_line(
-        self, job: JobPlacement | None, running: list[tuple[str, list[str], list[int]]]
+        self,
+        job: JobPlacement | None,
+        running: list[tuple[str, list[str], list[int]]],
+        note: str,
     ) -> None:
         """The line above the map naming the jobs whose GPUs it underlines, with their
-        hosts (``JobsLine``: one line, ending in how many jobs it leaves out)."""
+        hosts (``JobsLine``: one line, ending in how many jobs it leaves out), or saying
+        that ``--jobs`` has none here (``note``: the start-up notification fades)."""
         from fabricui.services.jobs import hostlist
 
         lead = [f"--hosts {hostlist(job.hosts)}"] if job is not None else []
         jobs = [f"job {job_id} {hostlist(hosts)}" for job_id, hosts, _ in running]
-        self.query_one(JobsLine).show(lead, jobs)
+        self.query_one(JobsLine).show(lead, jobs, note)
 
     def _kept_pair(self, data: LoadedFabric) -> tuple[str | None, str | None] | None:
         """The endpoints shown on the previous fabric of the same topology (a what-if or a

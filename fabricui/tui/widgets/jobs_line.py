@@ -1,5 +1,6 @@
 """The line above the map naming the jobs whose GPUs it underlines (``--jobs``, ``--hosts``),
-with their hosts: an underline alone says nothing in a saved text (nor without styles)."""
+with their hosts: an underline alone says nothing in a saved text (nor without styles). A
+``--jobs`` file with no running job here is said on it too, for as long as the view shows."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from fabricui.tui.glyphs import glyphs
 
 #: How the line starts (styled like what it names).
 HEAD = "underlined"
+
+#: How what ``--jobs`` says in place of its jobs starts (``jobs: no running job in ...``).
+NOTE_HEAD = "jobs"
 
 
 def more_jobs(count: int) -> str:
@@ -39,7 +43,8 @@ def jobs_text(lead: list[str], jobs: list[str], width: int | None = None) -> str
 
 class JobsLine(Static):
     """``underlined: job 7 n[0-1] · job 8 n3 … and 170 more jobs`` on one line, refitted to
-    its width when it changes; hidden without jobs."""
+    its width when it changes; ``jobs: no running job on h100-ib-cluster's hosts in ...``
+    when ``--jobs`` underlines nothing; hidden without either."""
 
     DEFAULT_CSS = """
     JobsLine {
@@ -51,15 +56,21 @@ class JobsLine(Static):
         super().__init__("", id=id, markup=False)
         self._lead: list[str] = []
         self._jobs: list[str] = []
+        self._note = ""
 
-    def show(self, lead: list[str], jobs: list[str]) -> None:
-        """Name ``lead`` (``--hosts n[1-2]``) and ``jobs`` (``job 7 n[0-1]``); none: hidden."""
-        self._lead, self._jobs = list(lead), list(jobs)
-        self.display = bool(self._lead or self._jobs)
+    def show(self, lead: list[str], jobs: list[str], note: str = "") -> None:
+        """Name ``lead`` (``--hosts n[1-2]``) and ``jobs`` (``job 7 n[0-1]``), and ``note``:
+        what ``--jobs`` says when none of its jobs is underlined; none of them: hidden."""
+        self._lead, self._jobs, self._note = list(lead), list(jobs), note
+        self.display = bool(self._lead or self._jobs or self._note)
         self.refresh()
 
     def render(self) -> Content:
-        """The line fitted to the width it has now (``jobs_text``)."""
+        """The line fitted to the width it has now (``jobs_text``); the note after the
+        lead, which is never cut (the widget's ellipsis cuts the end)."""
+        noted = [f"{NOTE_HEAD}: {self._note}"] if self._note else []
+        if not (self._lead or self._jobs):
+            return Content(noted[0] if noted else "")
         width = self.content_size.width - len(f"{HEAD}: ")
-        text = jobs_text(self._lead, self._jobs, width if width > 0 else None)
+        text = jobs_text(self._lead + noted, self._jobs, width if width > 0 else None)
         return Content.assemble((HEAD, "underline"), f": {text}")
