@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from fabricui.errors import ConfigError
+from fabricui.services.plan import plan_count
 from fabricui.vocabulary import DP_STRATEGIES, RECOMPUTE_MODES
 
 
@@ -44,16 +45,15 @@ def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
     """``tp8 pp2 ep1 cp2 fsdp selective`` (any order, ``tp=8`` too) -> a layout choice.
 
     Raises:
-        ConfigError: An unknown word or a degree below 1.
+        ConfigError: An unknown word, or a degree out of ``plan_count``'s range, said with
+            the word typed (``tp0: tp must be at least 1 (got 0)``), not a flag of ``plan``.
     """
     values: dict[str, object] = {}
     for word in text.lower().replace(",", " ").split():
         match = _LAYOUT_WORD.match(word)
         if match:
-            degree = int(match.group(2))
-            if degree < 1:
-                raise ConfigError(f"{match.group(1)} must be at least 1 (got {degree})")
-            values[match.group(1)] = degree
+            name = match.group(1)
+            values[name] = plan_count(f"{word}: {name}", int(match.group(2)))
         elif word in DP_STRATEGIES:
             values["dp_strategy"] = word
         elif word in RECOMPUTE_MODES:
