@@ -187,6 +187,18 @@ def uncabled(fabric: Fabric, nics: list[int]) -> str:
     )
 
 
+def _left_packed(parts: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
+    """Rows of ``parts`` (each (n, w), -1 where no link) joined row by row, their links
+    moved left in order: (n, width) -1 padded, width the most links of a row (1 at least)."""
+    joined = np.concatenate(parts, axis=1)
+    order = np.argsort(joined < 0, axis=1, kind="stable")
+    packed = np.take_along_axis(joined, order, axis=1)
+    width = max(int((joined >= 0).sum(axis=1).max(initial=0)), 1)
+    if packed.shape[1] < width:  # only when no part has a column
+        return np.full((joined.shape[0], width), -1, dtype=np.int64)
+    return np.ascontiguousarray(packed[:, :width], dtype=np.int64)
+
+
 class Router:
     """Routes between GPUs of one fabric, caching template and switch-level routes."""
 
@@ -400,6 +412,70 @@ class Router:
             hops = [] if key[0] == key[1] else self._node_graph.pick(tree, key[0], key[1], 0)
             cached = self._intra_cache[key] = np.asarray(hops, dtype=np.int32)
         return cached
+
+    def template_routes(
+        self, a_devs: npt.NDArray[np.int64], b_devs: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64] | None:
+        """``template_route`` of many device pairs at once, as (n, width) rows, -1 padded
+        (width the longest route, 1 at least); None when a pair has no route (its error is
+        ``template_route``'s to raise).
+
+        Each source's route tree gives every device the link it is reached by (the first
+        best incoming one, as ``_Graph.pick`` with salt 0 takes it); the routes are walked
+        back from every destination at once.
+        """
+        graph = self._node_graph
+        sources, which = np.unique(a_devs, return_inverse=True)
+        parent = np.full((sources.shape[0], graph.n_devices), -1, dtype=np.int64)
+        for i, s in enumerate(sources.tolist()):
+            tree = self._node_trees.get(s)
+            if tree is None:
+                tree = self._node_trees[s] = graph.single_source(s, self._node_transit)
+            on = np.flatnonzero(tree)
+            # Positions ascend, so the first of each destination is the first best link in.
+            reached, first = np.unique(graph.dst[on], return_index=True)
+            parent[i, reached] = on[first]
+        cur = np.asarray(b_devs, dtype=np.int64).copy()
+        src = np.asarray(a_devs, dtype=np.int64)
+        back: list[npt.NDArray[np.int64]] = []
+        walking = np.flatnonzero(cur != src)
+        while walking.size:
+            if len(back) > graph.n_devices:
+                return None
+            k = parent[which[walking], cur[walking]]
+            if (k < 0).any():
+                return None
+            column = np.full(cur.shape[0], -1, dtype=np.int64)
+            column[walking] = graph.links[k]
+            back.append(column)
+            cur[walking] = graph.src[k]
+            walking = walking[cur[walking] != src[walking]]
+        if not back:
+            return np.full((cur.shape[0], 1), -1, dtype=np.int64)
+        hops = np.stack(back, axis=1)
+        length = (hops >= 0).sum(axis=1)
+        at = length[:, None] - 1 - np.arange(hops.shape[1])[None, :]
+        return np.where(at >= 0, np.take_along_axis(hops, np.maximum(at, 0), axis=1), -1)
+
+    def local_routes(
+        self, a_local: npt.NDArray[np.int64], b_local: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64] | None:
+        """``local_route(a, b, None)`` of many pairs of local GPUs at once, as (n, width)
+        rows, -1 padded (width the longest route, 1 at least): from the domain's torus
+        table, else from the template's route trees (staged through the host on PCIe
+        without peer-to-peer). None when a pair has no route inside the domain: the
+        per-pair ``local_route`` raises its error."""
+        fabric = self.fabric
+        a = np.asarray(a_local, dtype=np.int64).reshape(-1)
+        b = np.asarray(b_local, dtype=np.int64).reshape(-1)
+        if fabric.domain_torus is not None:
+            return _left_packed([fabric.domain_torus.paths(a, b)])
+        a_dev, b_dev = fabric.gpu_dev[a].astype(np.int64), fabric.gpu_dev[b].astype(np.int64)
+        if not self._staged:
+            return self.template_routes(a_dev, b_dev)
+        cpu = fabric.gpu_cpu[a].astype(np.int64)
+        up, down = self.template_routes(a_dev, cpu), self.template_routes(cpu, b_dev)
+        return None if up is None or down is None else _left_packed([up, down])
 
     def _irregular_route(self, domain: int, a_dev: int, b_dev: int) -> IntArray:
         """``template_route`` on an irregular domain's own graph (its dead links left out),

@@ -90,8 +90,8 @@ class DomainRoutes:
     def template_rows(self, keys: IntArray) -> IntArray:
         """(n_flows, width) domain-0 routes of the local pairs ``a * gpus + b``, -1 padded.
 
-        Routes not asked for before are computed with ``Router.route`` and kept, sorted by
-        key, so memory grows with the pairs used, not with ``gpus**2``.
+        Routes not asked for before are computed at once (``Router.local_routes``) and
+        kept, sorted by key, so memory grows with the pairs used, not with ``gpus**2``.
         """
         known = self._keys
         at = np.minimum(np.searchsorted(known, keys), max(known.shape[0] - 1, 0))
@@ -99,12 +99,14 @@ class DomainRoutes:
         missing = np.unique(keys[~found])
         if missing.size:
             g = self.gpus
-            new = pad_rows(
-                [
-                    [int(k) for k in self._router.local_route(int(m) // g, int(m) % g, None)]
-                    for m in missing
-                ]
-            )
+            new = self._router.local_routes(missing // g, missing % g)
+            if new is None:  # a pair without a route: the router's own error
+                new = pad_rows(
+                    [
+                        [int(k) for k in self._router.local_route(int(m) // g, int(m) % g, None)]
+                        for m in missing
+                    ]
+                )
             width = max(new.shape[1], self._rows.shape[1])
             rows = np.full((known.shape[0] + missing.shape[0], width), -1, dtype=np.int64)
             rows[: known.shape[0], : self._rows.shape[1]] = self._rows
