@@ -36,8 +36,10 @@ from fabricui.engine.constants import DEFAULT
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric, IntArray
 
-#: Switch-level route trees kept per router (one per source leaf) before the cache resets.
-_MAX_CACHED_TREES = 512
+#: Switch-level route trees (one per source leaf) kept per router, in tree cells: one per
+#: switch-graph link and source, kept as one bit (64 MiB at most). A 192,000-link graph of
+#: 2,000 leaves keeps every leaf's tree (48 MB); a bigger graph keeps fewer, oldest first out.
+_MAX_TREE_CELLS = 1 << 29
 
 T = TypeVar("T")
 
@@ -315,7 +317,8 @@ class Router:
         ]
         self._switch_graph = _Graph(fabric, between, fabric.n_devices)
         self._switch_transit = is_switch
-        self._switch_trees: dict[int, npt.NDArray[np.bool_]] = {}
+        self._switch_trees: dict[int, npt.NDArray[np.uint8]] = {}
+        """Best-route tree of each source leaf, packed to bits (``_switch_tree``)."""
         self._dragonfly = fabric.dragonfly
         self._torus = fabric.torus
         self.proxy = self._pxn_proxies()
@@ -571,14 +574,17 @@ class Router:
         return self._switch_tree(leaf)
 
     def _switch_tree(self, leaf: int) -> npt.NDArray[np.bool_]:
-        """Best-route tree from one leaf over the switches (cached, bounded)."""
-        tree = self._switch_trees.get(leaf)
-        if tree is None:
-            if len(self._switch_trees) >= _MAX_CACHED_TREES:
-                self._switch_trees.clear()
-            tree = self._switch_trees[leaf] = self._switch_graph.single_source(
-                leaf, self._switch_transit
-            )
+        """Best-route tree from one leaf over the switches (cached as bits, at most
+        ``_MAX_TREE_CELLS`` cells: the oldest trees go first)."""
+        cells = self._switch_graph.links.shape[0]
+        packed = self._switch_trees.get(leaf)
+        if packed is not None:
+            return np.unpackbits(packed, count=cells).view(np.bool_)
+        tree = self._switch_graph.single_source(leaf, self._switch_transit)
+        keep = max(1, _MAX_TREE_CELLS // max(cells, 1))
+        while len(self._switch_trees) >= keep:
+            del self._switch_trees[next(iter(self._switch_trees))]
+        self._switch_trees[leaf] = np.packbits(tree)
         return tree
 
     def to_leaf(self, rank: int) -> IntArray:

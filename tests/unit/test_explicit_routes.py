@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from test_explicit_fabric import MINI, big_cluster
 
+from fabricui.engine import routing
 from fabricui.engine.bulk import BulkRouter
 from fabricui.engine.evaluate import evaluate_collective
 from fabricui.engine.graph_routes import Incidence
@@ -384,6 +385,35 @@ def test_kept_spreads_never_pass_their_bound(catalog, monkeypatch):
                 assert np.array_equal(x, y)
     # Kept, replaced by the next call's, replaced again, dropped; then the same again.
     assert kept == [*used[:3], 0] * 2
+
+
+@pytest.mark.parametrize("trees", [0, 2])
+def test_kept_switch_trees_never_pass_their_bound(catalog, monkeypatch, trees):
+    """The router keeps switch trees within ``_MAX_TREE_CELLS`` cells (one per switch
+    link and source leaf), at least the one in use: past it the oldest go and are searched
+    again, and every route and tree stays the same."""
+    fabric = small_fabric(catalog, "three-tier")
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, fabric.n_gpus, size=(2, 300))
+    leaves = np.flatnonzero(fabric.dev_kind == DeviceKind.LEAF)
+    unbounded = Router(fabric)
+    want = unbounded.route_rows(src, dst)
+    want_trees = [unbounded.switch_tree(int(leaf)) for leaf in leaves]
+    assert len(unbounded._switch_trees) == leaves.shape[0] > trees + 1
+    cells = unbounded.switch_graph.links.shape[0]
+    monkeypatch.setattr(routing, "_MAX_TREE_CELLS", trees * cells + cells // 2)
+    router = Router(fabric)
+    searched = []
+    search = router.switch_graph.single_source
+    monkeypatch.setattr(
+        router.switch_graph, "single_source", lambda s, t: searched.append(s) or search(s, t)
+    )
+    for _ in range(2):
+        np.testing.assert_array_equal(router.route_rows(src, dst), want)
+        assert len(router._switch_trees) == max(trees, 1)
+        for leaf, tree in zip(leaves, want_trees):
+            assert np.array_equal(router.switch_tree(int(leaf)), tree)
+    assert len(searched) > len(set(searched))  # evicted, searched again
 
 
 def test_ranges_concatenates_aranges():
