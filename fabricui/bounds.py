@@ -69,6 +69,20 @@ ELEMENT_BYTES = Range("bytes per element", "", 1.0, 4.0, "FP8 to FP32")
 PLAN_COUNT_MAX = 2**31
 
 
+def plan_count(flag: str, value: int) -> int:
+    """``value`` of ``flag`` (a degree, a batch or tokens per sequence), within
+    ``1..PLAN_COUNT_MAX`` (what a run file takes too).
+
+    Raises:
+        ConfigError: Below 1 or above ``PLAN_COUNT_MAX``, naming the flag.
+    """
+    if value < 1:
+        raise ConfigError(f"{flag} must be at least 1 (got {value})")
+    if value > PLAN_COUNT_MAX:
+        raise ConfigError(f"{flag} must be at most {PLAN_COUNT_MAX} (got {value})")
+    return int(value)
+
+
 def real(value: Any) -> float | None:
     """``value`` as a float when it is a finite real number (not a bool), else None."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

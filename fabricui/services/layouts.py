@@ -7,8 +7,8 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
+from fabricui.bounds import plan_count
 from fabricui.errors import ConfigError
-from fabricui.services.plan import plan_count
 from fabricui.vocabulary import DP_STRATEGIES, RECOMPUTE_MODES
 
 

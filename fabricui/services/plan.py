@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from fabricui.bounds import PLAN_COUNT_MAX
+from fabricui.bounds import PLAN_COUNT_MAX, plan_count
 from fabricui.errors import ConfigError, EngineError, FabricError, nearest
 from fabricui.services.requests import CatalogRequest, TopologyRequest
 from fabricui.services.software import software_for
@@ -303,20 +303,6 @@ def _positive(request: LayoutRequest, name: str, default: int) -> int:
         return default
     flag = {"seq_len": "seq"}.get(name, name).replace("_", "-")
     return plan_count(f"--{flag}", value)
-
-
-def plan_count(flag: str, value: int) -> int:
-    """``value`` of ``flag`` (a degree, a batch or tokens per sequence), within
-    ``1..PLAN_COUNT_MAX`` (what a run file takes too).
-
-    Raises:
-        ConfigError: Below 1 or above ``PLAN_COUNT_MAX``, naming the flag.
-    """
-    if value < 1:
-        raise ConfigError(f"{flag} must be at least 1 (got {value})")
-    if value > PLAN_COUNT_MAX:
-        raise ConfigError(f"{flag} must be at most {PLAN_COUNT_MAX} (got {value})")
-    return int(value)
 
 
 def _leftover_dp(fabric: Fabric, split: int, n_gpus: int | None = None) -> int:

@@ -8,6 +8,8 @@ from textual import on
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from fabricui.tui.textual_private import notifications
+
 if TYPE_CHECKING:
     from fabricui.services.loaded import LoadedFabric
     from fabricui.tui.explorer import Explorer
@@ -107,3 +109,9 @@ class ViewScreen(Screen[None]):
     def copy_items(self) -> list[tuple[str, str]]:
         """(label, text) the copy menu offers for this view, besides the report command."""
         return []
+
+    def say_once(self, text: str) -> None:
+        """A short notification, not shown again while it is on screen: a key held at the
+        end of what it changes would stack the same line many times."""
+        if text not in {shown.message for shown in notifications(self.app)}:
+            self.app.notify(text, timeout=2)

@@ -23,7 +23,6 @@ from fabricui.errors import ConfigError, FabricError
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen, fabric_words
 from fabricui.tui.screens.prompt import PromptModal
-from fabricui.tui.textual_private import notifications
 from fabricui.tui.widgets.findings_panel import FindingsPanel, kept_text
 from fabricui.tui.widgets.jobs_line import JobsLine
 from fabricui.tui.widgets.key_bar import KeyBar
@@ -761,9 +760,7 @@ class TopologyScreen(ViewScreen):
             self.size_bytes = size
             return
         end = "largest" if size > MAX_SIZE else "smallest"
-        said = f"{format_bytes(self.size_bytes)} is the {end} message size"
-        if said not in {shown.message for shown in notifications(self.app)}:
-            self.app.notify(said, timeout=2)
+        self.say_once(f"{format_bytes(self.size_bytes)} is the {end} message size")
 
     def action_ask_size(self) -> None:
         """Ask for a message size."""
@@ -836,9 +833,7 @@ class TopologyScreen(ViewScreen):
             at_end, where = side.scroll_y <= 0, "is at its top"
         if at_end:  # said: a key that changes nothing reads as a key that is broken
             where = "shows all it has" if side.max_scroll_y <= 0 else where
-            said = f"the path panel {where}: nothing to scroll"
-            if said not in {shown.message for shown in notifications(self.app)}:  # held key
-                self.app.notify(said, timeout=2)
+            self.say_once(f"the path panel {where}: nothing to scroll")
             return
         if pages > 0:
             side.scroll_page_down(animate=False)
