@@ -101,25 +101,13 @@ def path_figures(a: LoadedFabric, b: LoadedFabric, src: str, dst: str) -> list[C
     ]
 
 
-def tier_kind(name: str) -> str:
-    """What a pyramid tier is, whatever its hardware is called: ``NIC (InfiniBand NDR)``
-    and ``NIC (InfiniBand XDR)`` are both the NIC tier, ``HBM3`` and ``HBM3e`` memory."""
-    if name.startswith("NIC ("):
-        return "NIC"
-    if name.endswith(" peer"):
-        return "peer"
-    if name in ("SMEM / registers", "spine", "leaf to leaf"):
-        return name
-    return "memory"
-
-
 def tier_figures(a: LoadedFabric, b: LoadedFabric) -> list[ComparedFigure]:
     """Each bandwidth pyramid tier both fabrics have, paired by what it is (a faster NIC,
     the newer memory): ``tier NIC (InfiniBand NDR) / NIC (InfiniBand XDR)``."""
-    tiers_b = {tier_kind(t.name): t for t in b.pyramid()}
+    tiers_b = {t.kind: t for t in b.pyramid()}
     figures = []
     for tier in a.pyramid():
-        other = tiers_b.get(tier_kind(tier.name))
+        other = tiers_b.get(tier.kind)
         if other is not None:
             name = tier.name if other.name == tier.name else f"{tier.name} / {other.name}"
             figures.append(ComparedFigure(f"tier {name}", "GB/s", tier.bw_GBps, other.bw_GBps))

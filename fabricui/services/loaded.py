@@ -65,6 +65,14 @@ class Tier:
     """Latency [us], None when the database has none."""
     detail: str
     """Where the figure comes from (hwdb record or routed path)."""
+    kind: str = "memory"
+    """What the tier is, whatever its hardware is called (``TIER_KINDS``): two fabrics'
+    tiers of one kind are compared (``NIC (InfiniBand NDR)`` with ``NIC (InfiniBand
+    XDR)``)."""
+
+
+#: The kinds of pyramid tiers, fastest first.
+TIER_KINDS = ("smem", "memory", "peer", "domain", "NIC", "spine")
 
 
 @dataclass
@@ -301,6 +309,7 @@ class LoadedFabric:
                     gpu.smem_bw_GBps,
                     smem.lat_us if smem else None,
                     f"{gpu.id} smem_bw_GBps (hwdb)",
+                    "smem",
                 )
             )
         memory = catalog.links.get((gpu.memory_tech or "").lower())
@@ -347,6 +356,7 @@ class LoadedFabric:
                         gbps / 8.0,
                         link.lat_us,
                         f"{link.id} port rate (hwdb; {alone}, no route)",
+                        "NIC",
                     )
                 )
         return tiers
@@ -374,7 +384,7 @@ class LoadedFabric:
             f"{report.src}->{report.dst}: bottleneck {hop.src}->{hop.dst} "
             f"{format_bandwidth(report.bottleneck_GBps)}"
         )
-        return Tier(name, report.bottleneck_GBps, report.latency_us, detail)
+        return Tier(name, report.bottleneck_GBps, report.latency_us, detail, kind)
 
     def _switch_names(self, above_leaf: bool) -> frozenset[str]:
         """Names of the leaf switches, or of the switches above them, told by their kind

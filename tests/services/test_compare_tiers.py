@@ -3,8 +3,8 @@ link generation, so another tier name) still shows its NIC tier, the figure it c
 
 from __future__ import annotations
 
-from fabricui.services.compare import compare, tier_kind
-from fabricui.services.loaded import LoadedFabric
+from fabricui.services.compare import compare
+from fabricui.services.loaded import TIER_KINDS, LoadedFabric
 from fabricui.services.requests import TopologyRequest, WhatIf
 
 
@@ -22,14 +22,15 @@ def test_a_faster_nic_is_compared_tier_for_tier(catalog):
     assert "tier HBM3" in rows  # a tier of the same name keeps its one name
 
 
-def test_tier_kinds():
-    """Each tier the pyramid builds has one kind."""
-    kinds = ["SMEM / registers", "HBM3e", "NVLink 5.0 peer", "NIC (RoCE)", "spine", "GDDR6X"]
-    assert [tier_kind(k) for k in kinds] == [
-        "SMEM / registers",
-        "memory",
-        "peer",
-        "NIC",
-        "spine",
-        "memory",
-    ]
+def test_every_tier_has_one_kind_of_its_own(catalog):
+    """Each tier the pyramid builds says what it is, once per pyramid: an NVL72 rack's
+    tier across hosts is not taken for its memory, nor its NIC for its NVLink."""
+    for topology in ("dgx-h100-pod", "gb200-nvl72-cluster", "gb200-nvl72"):
+        tiers = LoadedFabric.load(TopologyRequest(topology), catalog).pyramid()
+        kinds = [tier.kind for tier in tiers]
+        assert len(set(kinds)) == len(kinds) and set(kinds) <= set(TIER_KINDS), topology
+    rack = {
+        t.kind: t.name for t in LoadedFabric.load(TopologyRequest("gb200-nvl72"), catalog).pyramid()
+    }
+    assert rack["domain"] == "NVLink 5.0 across hosts"
+    assert rack["NIC"] == "NIC (InfiniBand NDR)"
