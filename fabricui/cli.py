@@ -11,7 +11,7 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from typing import Callable, NoReturn, TextIO, cast
+from typing import Any, Callable, NoReturn, TextIO, cast
 
 from fabricui import __version__
 from fabricui.commands import calibrate as calibrate_command
@@ -74,12 +74,51 @@ OUT_OF_MEMORY = (
 )
 
 
+#: Options given more than once with different values in the last parse, each said as
+#: ``--nodes given twice (4, then 8): 8 is used`` (argparse keeps the last without a word).
+_repeated_options: list[str] = []
+#: The value each option's destination took in the current parse, by destination.
+_given_options: dict[str, tuple[str, object]] = {}
+
+
+class _StoreNoting(argparse._StoreAction):
+    """``store`` that notes an option repeated with another value: a script appending
+    ``--nodes 8`` to an alias holding ``--nodes 4`` still runs, and is told which won."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        if option_string is not None:
+            earlier = _given_options.get(self.dest)
+            if earlier is not None and earlier[1] != values:
+                _repeated_options.append(
+                    f"{option_string} given twice ({_shown(earlier[1])}, then "
+                    f"{_shown(values)}): {_shown(values)} is used"
+                )
+            _given_options[self.dest] = (option_string, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _shown(value: object) -> str:
+    """An option's value as typed (a list of words joined by spaces)."""
+    return " ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit status 2), never a multi-line usage dump.
 
     The message names the command it is about (``path: ...``) but not the program:
     ``main`` prints every error after ``fabricui: error:`` once.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreNoting)
+        self.register("action", "store", _StoreNoting)
 
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]
@@ -89,7 +128,10 @@ class _Parser(argparse.ArgumentParser):
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> argparse.Namespace:
-        """Parse; words no parser took are reported by the command they follow."""
+        """Parse; words no parser took are reported by the command they follow, and
+        options repeated with another value are kept for ``repeated_options``."""
+        _repeated_options.clear()
+        _given_options.clear()
         parsed, extras = self.parse_known_args(args, namespace)
         chosen = _chosen_parser(self, parsed)
         dest = getattr(chosen, FREE_WORDS, None)
@@ -233,6 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr = cast(TextIO, _Discard())
     try:
         args = parser.parse_args(argv)
+        for line in _repeated_options:
+            print(f"fabricui: warning: {line}", file=sys.stderr)
         _json_first(args)
         if args.max_memory is not None:
             memory_budget(args.max_memory)  # checked here: one line for a bad value

@@ -170,3 +170,14 @@ def test_help_speaks_of_the_product_not_its_history():
             assert word not in flat, f"{name} --help: {word!r}"
     (group,) = [a for a in commands.choices["snapshot"]._actions if "--group" in a.option_strings]
     assert group.help.startswith("collectives view: all, host (or node), domain or per-node")
+
+
+def test_an_option_repeated_with_another_value_is_said(run_cli):
+    """`--nodes 4 ... --nodes 8` (an alias with an appended option) runs with the last value,
+    as argparse does, and says so in one warning line; the same value twice says nothing."""
+    status, out, err = run_cli(*PATH, "--nodes", "4", "--json", "--nodes", "8")
+    assert status == 0
+    assert err == "fabricui: warning: --nodes given twice (4, then 8): 8 is used\n"
+    assert json.loads(out)["src"] == "n0.g0"
+    status, _out, err = run_cli("--max-memory", "4G", *PATH, "--max-memory", "4G", "--json")
+    assert (status, err) == (0, "")
