@@ -70,9 +70,7 @@ class _Groups:
         """(n_flows,) flows in a group."""
         self._of_flow = np.maximum(group, 0)
         self._n_groups = ptr.shape[0] - 1
-        self._row = incidence.group_row
-        self._res = incidence.group_res
-        self._weight = incidence.group_weight
+        self._incidence = incidence
 
     @classmethod
     def of(cls, incidence: Incidence) -> _Groups | None:
@@ -85,11 +83,15 @@ class _Groups:
     def counts(self, active: npt.NDArray[np.bool_], size: int) -> FloatArray:
         """(size,) what the active members of every group put on its resources."""
         per_group = np.bincount(self._of_flow[active & self.member], minlength=self._n_groups)
-        weights = self._weight * per_group[self._row]
-        return np.asarray(np.bincount(self._res, weights=weights, minlength=size), np.float64)
+        counts = np.zeros(size)
+        self._incidence.add_group_loads(per_group.astype(np.float64), counts)
+        return counts
 
     def frozen(self, full: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
         """(n_flows,) members of a group with a full resource."""
         hit = np.zeros(self._n_groups, dtype=bool)
-        hit[self._row[full[self._res]]] = True
+        group_res = self._incidence.group_res
+        assert group_res is not None
+        for entries, rows in self._incidence.group_chunks():
+            hit[rows[full[group_res[entries]]]] = True
         return self.member & hit[self._of_flow]

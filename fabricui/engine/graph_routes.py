@@ -17,7 +17,7 @@ not with flows times the number of equal-cost links.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +32,8 @@ IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 #: Multiplier of the per-flow route hash (the router's own).
+#: Group entries summed per pass (``Incidence.group_chunks``): about 50 MB of temporaries.
+GROUP_CHUNK = 1 << 21
 _HASH = 2654435761
 
 
@@ -122,6 +124,32 @@ class Incidence:
         counts = np.diff(self.group_ptr)
         return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
 
+    def group_chunks(self) -> Iterator[tuple[slice, IntArray]]:
+        """The group entries in order, a bounded chunk at a time: (entries, their groups).
+
+        The groups of a big imported cluster hold tens of millions of entries; a whole-array
+        temporary per pass (the entries' groups, their weights) costs gigabytes.
+        """
+        ptr = self.group_ptr
+        assert ptr is not None
+        total = int(ptr[-1])
+        for start in range(0, total, GROUP_CHUNK):
+            stop = min(start + GROUP_CHUNK, total)
+            first = int(np.searchsorted(ptr, start, side="right")) - 1
+            last = int(np.searchsorted(ptr, stop - 1, side="right")) - 1
+            bounds = np.minimum(np.maximum(ptr[first : last + 2], start), stop)
+            yield slice(start, stop), np.repeat(np.arange(first, last + 1), np.diff(bounds))
+
+    def add_group_loads(self, per_group: FloatArray, out: FloatArray) -> None:
+        """Add to ``out`` (per resource) every group entry's weight times ``per_group`` of
+        its group, summed entry by entry in order: the same sums as one ``np.bincount``
+        over all entries, bit for bit, without its whole-array temporaries."""
+        assert self.group_res is not None and self.group_weight is not None
+        for entries, rows in self.group_chunks():
+            weights = per_group[rows]
+            weights *= self.group_weight[entries]
+            np.add.at(out, self.group_res[entries], weights)
+
     def expanded(self) -> tuple[IntArray, IntArray, FloatArray]:
         """Plain (flow, resource, weight) triples, the groups' entries repeated per flow."""
         weight = self.unit_weight()
@@ -145,18 +173,20 @@ class Incidence:
     def loads(self, volume: FloatArray, size: int) -> FloatArray:
         """(size,) bytes on every resource per message byte for per-flow ``volume``."""
         per_entry = volume[self.flow] if self.weight is None else volume[self.flow] * self.weight
-        load = np.bincount(self.res, weights=per_entry, minlength=size)
+        load: FloatArray = np.bincount(self.res, weights=per_entry, minlength=size).astype(
+            np.float64, copy=False
+        )
         if self.group is not None and self.group_ptr is not None:
             assert self.group_res is not None and self.group_weight is not None
             n_groups = self.group_ptr.shape[0] - 1
             member = self.group >= 0
-            per_group = np.bincount(self.group[member], weights=volume[member], minlength=n_groups)
-            load += np.bincount(
-                self.group_res,
-                weights=self.group_weight * per_group[self.group_row],
-                minlength=size,
-            )
-        return load.astype(np.float64, copy=False)
+            per_group: FloatArray = np.bincount(
+                self.group[member], weights=volume[member], minlength=n_groups
+            ).astype(np.float64, copy=False)
+            shared = np.zeros(size)
+            self.add_group_loads(per_group, shared)
+            load += shared
+        return load
 
 
 class ExplicitFlows:

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from test_explicit_fabric import MINI, big_cluster
 
-from fabricui.engine import routing
+from fabricui.engine import graph_routes, routing
 from fabricui.engine.bulk import BulkRouter
 from fabricui.engine.evaluate import evaluate_collective
+from fabricui.engine.fair_share import max_min_rates_GBps
 from fabricui.engine.graph_routes import Incidence
 from fabricui.engine.routing import Router
 from fabricui.engine.switch_routes import SwitchRoutes, ranges, switch_routes
@@ -239,6 +240,37 @@ def test_incidence_expands_groups_per_flow():
     plain = np.bincount(res, weights=volume[flow] * weight, minlength=4)
     np.testing.assert_allclose(inc.loads(volume, 4), plain)
     np.testing.assert_allclose(plain, [3.0, 4.0, 1.25, 3.75])
+
+
+def test_group_loads_in_chunks_are_one_bincount_bit_for_bit(monkeypatch):
+    """Group entries summed a few at a time (groups straddling chunks, empty groups) give
+    exactly the sums, and the max-min rates, of one pass over every entry."""
+    rng = np.random.default_rng(3)
+    sizes = np.array([0, 5, 1, 0, 7, 2, 9, 0])
+    ptr = np.concatenate([[0], np.cumsum(sizes)])
+    inc = Incidence(
+        n_flows=12,
+        flow=np.arange(12),
+        res=rng.integers(0, 6, 12),
+        weight=None,
+        group=rng.integers(-1, sizes.size, 12),
+        group_ptr=ptr,
+        group_res=rng.integers(0, 6, int(ptr[-1])),
+        group_weight=rng.random(int(ptr[-1])) / 7,
+    )
+    volume = rng.random(12) * 3
+    member = inc.group >= 0
+    per_group = np.bincount(inc.group[member], weights=volume[member], minlength=sizes.size)
+    capacity = rng.random(6) + 0.5
+    whole = np.bincount(
+        inc.group_res, weights=inc.group_weight * per_group[inc.group_row], minlength=6
+    )
+    rates = max_min_rates_GBps(inc, capacity)
+    monkeypatch.setattr(graph_routes, "GROUP_CHUNK", 3)
+    chunked = np.zeros(6)
+    inc.add_group_loads(per_group, chunked)
+    assert np.array_equal(chunked, whole)
+    assert np.array_equal(max_min_rates_GBps(inc, capacity), rates)
 
 
 @pytest.mark.slow
