@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from fabricui.engine.route_rows import compact_rows, pad_rows
 from fabricui.engine.routing import Router, uncabled
 from fabricui.engine.switch_routes import ranges, switch_routes
 from fabricui.errors import EngineError
@@ -40,15 +41,6 @@ _HASH = 2654435761
 def route_salt(src: IntArray, dst: IntArray) -> IntArray:
     """The hash ``Router.route`` picks among equal routes with, for arrays of ranks."""
     return (src.astype(np.int64) * _HASH + dst.astype(np.int64)) & 0x7FFFFFFF
-
-
-def pad_rows(rows: list[list[int]]) -> IntArray:
-    """Lists of link ids as one (n, width) array, -1 padded."""
-    width = max((len(r) for r in rows), default=0)
-    out = np.full((len(rows), max(width, 1)), -1, dtype=np.int64)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = row
-    return out
 
 
 def replace_rows(rows: IntArray, at: npt.ArrayLike, routes: Sequence[npt.ArrayLike]) -> IntArray:
@@ -343,14 +335,3 @@ class ExplicitFlows:
             group_res=res,
             group_weight=weight,
         )
-
-
-def compact_rows(rows: IntArray) -> IntArray:
-    """Rows with their -1 gaps moved to the end (a route's links in order, then padding)."""
-    valid = rows >= 0
-    if valid.all():
-        return rows
-    order = np.argsort(~valid, axis=1, kind="stable")
-    out = np.take_along_axis(rows, order, axis=1)
-    width = max(int(valid.sum(axis=1).max(initial=0)), 1)
-    return out[:, :width]

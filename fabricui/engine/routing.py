@@ -33,6 +33,7 @@ import numpy.typing as npt
 
 from fabricui.engine.capacity import link_capacity_GBps
 from fabricui.engine.constants import DEFAULT
+from fabricui.engine.route_rows import join_rows, pad_rows
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import NETWORK_SWITCHES, DeviceKind, Fabric, IntArray
 
@@ -187,18 +188,6 @@ def uncabled(fabric: Fabric, nics: list[int]) -> str:
         f"{fabric.spec.id}: NIC {names} has no cable to a switch (not cabled, or down with "
         "every other NIC of its host): no route over the network"
     )
-
-
-def _left_packed(parts: list[npt.NDArray[np.int64]]) -> npt.NDArray[np.int64]:
-    """Rows of ``parts`` (each (n, w), -1 where no link) joined row by row, their links
-    moved left in order: (n, width) -1 padded, width the most links of a row (1 at least)."""
-    joined = np.concatenate(parts, axis=1)
-    order = np.argsort(joined < 0, axis=1, kind="stable")
-    packed = np.take_along_axis(joined, order, axis=1)
-    width = max(int((joined >= 0).sum(axis=1).max(initial=0)), 1)
-    if packed.shape[1] < width:  # only when no part has a column
-        return np.full((joined.shape[0], width), -1, dtype=np.int64)
-    return np.ascontiguousarray(packed[:, :width], dtype=np.int64)
 
 
 class Router:
@@ -472,13 +461,13 @@ class Router:
         a = np.asarray(a_local, dtype=np.int64).reshape(-1)
         b = np.asarray(b_local, dtype=np.int64).reshape(-1)
         if fabric.domain_torus is not None:
-            return _left_packed([fabric.domain_torus.paths(a, b)])
+            return join_rows([fabric.domain_torus.paths(a, b)])
         a_dev, b_dev = fabric.gpu_dev[a].astype(np.int64), fabric.gpu_dev[b].astype(np.int64)
         if not self._staged:
             return self.template_routes(a_dev, b_dev)
         cpu = fabric.gpu_cpu[a].astype(np.int64)
         up, down = self.template_routes(a_dev, cpu), self.template_routes(cpu, b_dev)
-        return None if up is None or down is None else _left_packed([up, down])
+        return None if up is None or down is None else join_rows([up, down])
 
     def _irregular_route(self, domain: int, a_dev: int, b_dev: int) -> IntArray:
         """``template_route`` on an irregular domain's own graph (its dead links left out),
@@ -716,9 +705,4 @@ class Router:
         """
         a = np.asarray(src_ranks, dtype=np.int64).reshape(-1)
         b = np.asarray(dst_ranks, dtype=np.int64).reshape(-1)
-        routes = [self.route(int(x), int(y)) for x, y in zip(a, b)]
-        width = max((r.shape[0] for r in routes), default=0)
-        rows = np.full((len(routes), max(width, 1)), -1, dtype=np.int64)
-        for i, links in enumerate(routes):
-            rows[i, : links.shape[0]] = links
-        return rows
+        return pad_rows([self.route(int(x), int(y)) for x, y in zip(a, b)])
