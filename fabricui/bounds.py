@@ -78,9 +78,19 @@ def plan_count(flag: str, value: int) -> int:
     """
     if value < 1:
         raise ConfigError(f"{flag} must be at least 1 (got {value})")
-    if value > PLAN_COUNT_MAX:
-        raise ConfigError(f"{flag} must be at most {PLAN_COUNT_MAX} (got {value})")
+    too_many = above_plan_count_max(value)
+    if too_many is not None:
+        raise ConfigError(f"{flag} {too_many}")
     return int(value)
+
+
+def above_plan_count_max(value: int) -> str | None:
+    """Why ``value`` cannot be a count of a plan or model shape when it is above
+    ``PLAN_COUNT_MAX`` (``must be at most 2147483648 (got VALUE)``), else None: one wording
+    for flags, run files and hwdb model records."""
+    if value > PLAN_COUNT_MAX:
+        return f"must be at most {PLAN_COUNT_MAX} (got {value})"
+    return None
 
 
 def real(value: Any) -> float | None:

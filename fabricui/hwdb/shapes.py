@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from fabricui.bounds import PLAN_COUNT_MAX
+from fabricui.bounds import above_plan_count_max
 
 if TYPE_CHECKING:
     from fabricui.model import ModelShape
@@ -46,8 +46,9 @@ def shape_problem(model: ModelShape) -> tuple[str, str] | None:
     """
     for key in COUNT_KEYS:
         value = getattr(model, key)
-        if isinstance(value, int) and value > PLAN_COUNT_MAX:
-            return key, f"must be at most {PLAN_COUNT_MAX} (got {value})"
+        too_many = above_plan_count_max(value) if isinstance(value, int) else None
+        if too_many is not None:
+            return key, too_many
     if model.hidden % model.heads and not model.head_dim:
         return "heads", f"{model.heads} heads do not divide hidden {model.hidden}; give head_dim"
     if model.kv_heads < 1 or model.heads % model.kv_heads:
