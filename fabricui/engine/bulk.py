@@ -23,8 +23,9 @@ import numpy.typing as npt
 
 from fabricui.engine.capacity import link_capacity_GBps as link_capacity_GBps
 from fabricui.engine.fair_share import max_min_rates_GBps
-from fabricui.engine.graph_routes import Incidence, compact_rows
+from fabricui.engine.graph_routes import Incidence
 from fabricui.engine.networks import DomainRoutes, Network, network_kind
+from fabricui.engine.route_rows import compact_rows
 from fabricui.engine.routing import Router
 from fabricui.engine.ugal import ugal_equilibrium
 from fabricui.errors import EngineError

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricui.engine.graph_routes import pad_rows
 from fabricui.engine.networks.domain import DomainRoutes
+from fabricui.engine.route_rows import pad_rows
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError
 from fabricui.fabric.fabric import Fabric

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricui.engine import graph_routes
 from fabricui.engine.route_rows import compact_rows, join_rows, pad_rows
 
 
@@ -42,15 +41,6 @@ def _random_rows(rng: np.random.Generator, n: int, width: int, dtype: type) -> n
     return rows
 
 
-def test_graph_routes_hands_out_the_same_helpers() -> None:
-    """Modules that import them from ``graph_routes`` get these very functions."""
-    assert graph_routes.pad_rows is pad_rows
-    assert graph_routes.compact_rows is compact_rows
-
-
-@pytest.mark.parametrize("dtype", [np.int64, np.int32])
-@pytest.mark.parametrize("n", [0, 1, 7])
-@pytest.mark.parametrize("widths", [(), (0,), (0, 0), (3,), (1, 4), (2, 0, 5)])
 def test_join_rows_is_the_routers_left_packing(dtype: type, n: int, widths: tuple[int]) -> None:
     rng = np.random.default_rng(n * 100 + len(widths))
     parts = [_random_rows(rng, n, w, dtype) for w in widths] or [np.zeros((n, 0), dtype)]

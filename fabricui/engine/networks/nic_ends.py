@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.graph_routes import pad_rows, replace_rows
+from fabricui.engine.graph_routes import replace_rows
+from fabricui.engine.route_rows import pad_rows
 from fabricui.engine.routing import uncabled
 from fabricui.errors import EngineError
 

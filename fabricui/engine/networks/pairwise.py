@@ -6,8 +6,8 @@ slow, never approximate.
 
 from __future__ import annotations
 
-from fabricui.engine.graph_routes import pad_rows
 from fabricui.engine.networks.base import FloatArray, IntArray, Network, has_network_links
+from fabricui.engine.route_rows import pad_rows
 from fabricui.fabric.fabric import Fabric
 
 
