@@ -41,6 +41,9 @@ def _random_rows(rng: np.random.Generator, n: int, width: int, dtype: type) -> n
     return rows
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("n", [0, 1, 7])
+@pytest.mark.parametrize("widths", [(), (0,), (0, 0), (3,), (1, 4), (2, 0, 5)])
 def test_join_rows_is_the_routers_left_packing(dtype: type, n: int, widths: tuple[int]) -> None:
     rng = np.random.default_rng(n * 100 + len(widths))
     parts = [_random_rows(rng, n, w, dtype) for w in widths] or [np.zeros((n, 0), dtype)]
