@@ -14,7 +14,8 @@ fabric and returns a new fabric every later stage prices unchanged:
   whose NIC lost its only cable use the nearest cabled NIC of their host, as NCCL skips an
   inactive port; a generated fat-tree keeps its regular tables, so a down switch-to-switch
   cable carries nothing there (its bandwidth is 0 and routes take the others), and a host
-  cable that is down turns the fabric into its explicit graph first (``cluster_of``); a
+  cable that is down turns the fabric into its explicit graph first (``cluster_of``; with
+  no catalog to build it from, the cable is priced up, left unmarked, and said so); a
   generated dragonfly keeps its tables too: a down host cable stays in them at 0 GB/s,
   its NIC's GPUs move as on a graph and the router takes no route over it, but a down
   cable between two routers is priced up and said (its minimal routes are the tables',
@@ -485,18 +486,34 @@ def apply_health(
         # No cable graph to take it from (no catalog, or a layout the explicit builder
         # does not take): routes would cross a cable that carries nothing, so it is priced
         # up and said so.
-        down = [c for c in plan.changes if c.kind == "down" and c.devices[0] in plan.remove_cables]
-        plan.changes = [c for c in plan.changes if c not in down]
-        for change in down:
-            why = (
-                f"{change.label} is down, but {fabric.spec.id}'s network is generated, not a "
-                "graph a cable can leave: priced with it up"
-            )
-            plan.unmatched.append(f"{change.source}: {why}")
-            for condition in plan.removed_by.get(change.devices[0], []):
-                plan.not_applied[condition] = why
-        plan.remove_cables = set()
+        _price_host_cables_up(plan, names)
     return _build(plan, names)
+
+
+def _price_host_cables_up(plan: _Plan, names: _Names) -> None:
+    """Take back every down host cable of ``plan`` (a generated network with no cable graph
+    to take it from): its change and its mark go (a link drawn down is priced down), and
+    one line says it is priced up."""
+    fabric = plan.fabric
+    down = [c for c in plan.changes if c.kind == "down" and c.devices[0] in plan.remove_cables]
+    plan.changes = [c for c in plan.changes if c not in down]
+    for change in down:
+        nic = change.devices[0]
+        why = (
+            f"{change.label} is down, but {fabric.spec.id}'s network is generated, not a "
+            "graph a cable can leave: priced with it up"
+        )
+        plan.unmatched.append(f"{change.source}: {why}")
+        for condition in plan.removed_by.get(nic, []):
+            plan.not_applied[condition] = why
+        cable = [k for k in (names.cable_up.get(nic), names.cable_down.get(nic)) if k is not None]
+        plan.marks[cable] = 0
+    plan.remove_cables = set()
+    # Each device's mark is the worst of its links' left.
+    plan.device_marks = {}
+    for k in np.flatnonzero(plan.marks):
+        for dev in (int(fabric.link_src[k]), int(fabric.link_dst[k])):
+            plan.mark_device(dev, MARKS[int(plan.marks[k])])
 
 
 def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:

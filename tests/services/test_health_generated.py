@@ -174,6 +174,30 @@ def test_a_router_cable_said_down_and_degraded_is_priced_at_the_degraded_rate(ca
         assert list(overlay.not_applied) == [down]
 
 
+def test_a_fat_tree_host_cable_without_a_catalog_is_neither_priced_nor_drawn_down(catalog):
+    """A generated fat-tree with no catalog to build its cable graph from: n1's mlx5_0 down
+    is said not applied (priced up), and nothing marks its cable or its ends down; with
+    the catalog it is applied and marked."""
+    fabric = load_fabric(TopologyRequest("h100-ib-cluster", 2), catalog)
+    down = LinkCondition("n1 mlx5_0", 1, state="down", nic=0, source="t")
+    overlay = apply_health(fabric, [down], [])
+    assert overlay.changes == ()
+    assert overlay.unmatched == (
+        "t: n1.nic0 (n1 mlx5_0) -> leaf0 is down, but h100-ib-cluster's network is "
+        "generated, not a graph a cable can leave: priced with it up",
+    )
+    assert list(overlay.not_applied) == [down]
+    assert not overlay.link_marks.any() and overlay.device_marks == {}
+    np.testing.assert_array_equal(overlay.fabric.link_bw_GBps, fabric.link_bw_GBps)
+    applied = apply_health(fabric, [down], [], catalog)
+    assert [c.kind for c in applied.changes] == ["down"]
+    new = applied.fabric
+    assert {new.device_name(d): m for d, m in applied.device_marks.items()} == {
+        "n1.nic0": "down",
+        "leaf0": "down",
+    }
+
+
 def test_a_tpu_torus_has_no_host_cable_to_lose(run_cli, tmp_path):
     """tpu7x's chips are wired to each other: an ibstat of n1 with a port down changes
     nothing, and one line says why."""
