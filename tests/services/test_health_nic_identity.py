@@ -10,6 +10,7 @@ import pytest
 from _ibstat import ibstat_text
 
 from fabricui.fabric.health import health_of
+from fabricui.services.health import report_of
 from fabricui.services.requests import TopologyRequest
 from fabricui.services.session import load_fabric
 
@@ -136,3 +137,27 @@ def test_a_cluster_cabled_at_its_adapters_second_ports_names_none(run_cli, tmp_p
     )
     assert status == 0, err
     assert "adapters:" not in out.read_text()
+
+
+def test_a_dgx_a100_ibstat_is_matched_to_its_nics_by_device_name(catalog, tmp_path):
+    """dgx-a100 names its compute HCAs (``net.adapters``): an ibstat of all 12 of a DGX
+    A100's HCAs with mlx5_7 down takes n1.nic5's cable (GPU 5's NIC) down, and mlx5_4 down
+    (a storage HCA) is none of the fabric's. (The shared samples hold no DGX A100 ibstat:
+    the A100 one is an Azure VM's eight VFs, so the output is built here.)"""
+    health = (_ibstat(tmp_path / "n1.txt", range(12), down=7),)
+    overlay = health_of(load_fabric(TopologyRequest("dgx-a100", 2, health=health), catalog))
+    assert overlay is not None and overlay.unmatched == ()
+    assert [(c.kind, c.label) for c in overlay.changes] == [
+        ("down", "n1.nic5 (n1 mlx5_7) -> leaf0")
+    ]
+    storage = (_ibstat(tmp_path / "n1.txt", range(12), down=4),)
+    fabric = load_fabric(TopologyRequest("dgx-a100", 2, health=storage), catalog)
+    overlay = health_of(fabric)
+    assert overlay is not None and overlay.changes == ()
+    report = report_of(fabric)
+    assert report is not None
+    (storage_port,) = [f for f in report.findings if f.where == "mlx5_4 port 1"]
+    assert storage_port.fix.endswith(
+        "--health does not apply it: mlx5_4 is none of the host's NICs in this topology "
+        "(net.adapters: mlx5_0, mlx5_1, mlx5_2, mlx5_3 ...)"
+    )
