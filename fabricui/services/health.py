@@ -35,9 +35,10 @@ from fabricui.importers.common import UNRECOGNISED, ParseError, clean_text, dete
 from fabricui.importers.fabric_graph import SwitchGraph
 from fabricui.importers.host_listing import HostPart, split_hosts
 from fabricui.importers.hostlist import compress, natural_key
-from fabricui.importers.port_health import HealthItem, HealthReport
+from fabricui.importers.port_health import HealthItem, HealthReport, PortHealth
 from fabricui.importers.reading import read_output
 from fabricui.plugins import get_host
+from fabricui.services.health_absent import AbsentNics, absent_nics
 from fabricui.services.health_findings import (
     SOURCES,
     STATE_CODES,
@@ -586,7 +587,9 @@ def conditions(
     Ports that are up at full rate and count no errors are no condition; a port whose
     counters crossed a finding's threshold is marked erroring (its state's findings, down
     or degraded, do not mark it). The ports each condition is made of are kept in
-    ``report.finding_ports``.
+    ``report.finding_ports``. A NIC device (``net.adapters``) a host's whole listing leaves
+    out is said in ``report.notes`` and taken as down when the devices after it kept their
+    names (``health_absent``).
     """
     links: list[LinkCondition] = []
     gpus: list[GpuLinkCondition] = []
@@ -614,8 +617,16 @@ def conditions(
             continue
         one_host = item.format not in _GRAPH_FORMATS and item.format != "ibqueryerrors"
         adapters = (fabric.spec.net.adapters if fabric.spec.net is not None else None) or ()
-        named = one_host and _names_its_nics(ports, adapters)
+        # A NIC device the host's whole listing leaves out: its HCA is gone (said in a note).
+        absent = absent_nics(item.format, item.result, ports, adapters) if one_host else None
+        kept = absent is not None and absent.kept_names
+        named = one_host and (kept or _names_its_nics(ports, adapters))
         nic_order = _named_nics(ports, adapters) if named else _nic_order(ports) if one_host else {}
+        said_host = host or "the host"
+        if absent is not None:
+            report.notes.append(absent.note(item.name, said_host))
+            if kept:
+                links += _absent_conditions(item, absent, host, ends, source)
         for port in ports:
             if one_host and nic_order and (port.device, port.port) not in nic_order:
                 # a storage or management adapter, or another link layer's port
@@ -631,6 +642,11 @@ def conditions(
             if port.state == "unknown" and not bad:
                 continue
             device, device_kind, peer, peer_port, peer_kind = ends.of(item, port, host)
+            if absent is not None and not kept and not peer:
+                # The names after the missing device may have moved: which NIC this port is
+                # only its cable says.
+                other_layer[(item.name, port.label())] = absent.unplaced(said_host)
+                continue
             condition = LinkCondition(
                 device=device,
                 port=port.port if isinstance(port.port, int) else None,
@@ -656,6 +672,29 @@ def conditions(
             for f in report.findings
         ]
     return links, gpus
+
+
+def _absent_conditions(
+    item: HealthInput, absent: AbsentNics, host: str | None, ends: _Ends, source: str
+) -> list[LinkCondition]:
+    """A down condition for each NIC device missing from a host's listing whose other
+    devices kept their names (``AbsentNics.kept_names``): its HCA carries no traffic."""
+    out = []
+    for name, nic in zip(absent.missing, absent.nics):
+        device, device_kind, peer, peer_port, peer_kind = ends.of(item, PortHealth(name, 1), host)
+        out.append(
+            LinkCondition(
+                device=device,
+                peer=peer,
+                peer_port=peer_port,
+                state="missing",
+                nic=None if peer else nic,
+                source=source,
+                device_kind=device_kind,
+                peer_kind=peer_kind,
+            )
+        )
+    return out
 
 
 def _names_its_nics(ports: list[Any], adapters: tuple[str, ...]) -> bool:
