@@ -83,6 +83,10 @@ class EntryNode:
     """Mesh only: links between every GPU pair (``hardware.intra.links_per_pair``)."""
     p2p: bool = True
     """PCIe only: False when peer traffic is staged through host memory."""
+    hosts_per_domain: int = 1
+    """Hosts that share one scale-up domain (``hardware.intra.hosts_per_domain``, as a
+    topology spec says it: 18 trays of a GB200 NVL72 rack); 1, the spec's default, when the
+    entry does not say: each host its own domain."""
 
 
 @dataclass(frozen=True)
@@ -264,6 +268,8 @@ class _Table:
         self.env: dict[str, str] = {}
         self.dropped: list[DroppedRow] = []
         self.last_size: int | None = None
+        self.header_line: int | None = None
+        """Line of this run's column header (``size count type ...``), when it printed one."""
 
     def row(self, tokens: list[str], number: int) -> bool:
         """Add a data row, or ignore a line that only looks like one (errors, N/A).
@@ -346,13 +352,21 @@ class _Table:
             index += 1  # the root column (-1)
         return index if index < len(tokens) else None
 
+    @property
+    def begun(self) -> bool:
+        """Whether this run printed its table: a row, or at least its column header (a
+        run that crashed before its first size still is a table of the output)."""
+        return bool(self.rows or self.dropped or self.header_line)
+
     def finish(self, origin: str) -> ResultRun | None:
-        if not self.rows and not self.dropped:
+        """The run read, or None when it printed no table; a table of its header alone is
+        a run without rows or dropped rows, its source the header's line."""
+        if not self.begun:
             return None
         hosts = Counter(self.ranks[rank] for rank in sorted(self.ranks))
         nranks = len(self.ranks) or _nranks_from_factor(self.op, self.rows)
         return ResultRun(
-            source=f"{origin}:{self.first_line}",
+            source=f"{origin}:{self.first_line or self.header_line}",
             op=self.op,
             rows=tuple(self.rows),
             nranks=nranks,
@@ -415,7 +429,9 @@ def _named_op(named: str | None, given: str | None, origin: str, number: int) ->
     return given or named
 
 
-def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[ResultRun]:
+def parse_nccl_tests(
+    text: str, origin: str, op: str | None = None, header_only: bool = False
+) -> list[ResultRun]:
     """Read the tables of an nccl-tests output.
 
     Args:
@@ -423,9 +439,12 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
         origin: File name for messages.
         op: Collective of every run (``--op``); default: the ``Collective test starting``
             line, the binary name on a command line, or the file name.
+        header_only: Also the tables of a run that stopped after its column header (no
+            row at all), so that runs are numbered as the file shows them.
 
     Returns:
-        One run per table with at least one valid row (rows with errors are skipped).
+        One run per table with at least one row, valid or dropped (and, with
+        ``header_only``, per table of a header alone: no rows, no dropped rows).
 
     Raises:
         ResultsError: The output names another collective than ``op``.
@@ -450,7 +469,7 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
             body = stripped.lstrip("#").strip()
             starting = body.startswith("Collective test starting")
             threads = _THREADS.match(body)
-            if (starting or threads) and (table.rows or table.dropped):
+            if (starting or threads) and table.begun:
                 run = table.finish(origin)
                 if run is not None:
                     runs.append(run)
@@ -467,6 +486,7 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
             tokens = body.replace("#wrong", "wrong").split()
             if "size" in tokens and "time" in tokens:
                 table.header = tokens
+                table.header_line = table.header_line or number
             continue
         tokens = stripped.split()
         if _SIZE.fullmatch(tokens[0]):
@@ -481,6 +501,8 @@ def parse_nccl_tests(text: str, origin: str, op: str | None = None) -> list[Resu
     run = table.finish(origin)
     if run is not None:
         runs.append(run)
+    if not header_only:
+        runs = [r for r in runs if r.rows or r.dropped]
     return [dataclasses.replace(r, op=r.op or file_op) for r in runs]
 
 
@@ -672,7 +694,8 @@ def read_results(
         op: Collective of nccl-tests tables that do not name it (``--op``).
         entries: Measurement entry ids to keep (default: all of them).
         every_table: Also the nccl-tests tables whose every row was dropped (no rows, their
-            ``dropped`` only), in file order, so runs are numbered as the file holds them.
+            ``dropped`` only) and those of a header alone (neither), in file order, so runs
+            are numbered as the file holds them.
 
     Returns:
         The runs, each with at least one row (unless ``every_table``); the rows dropped from
@@ -696,12 +719,20 @@ def read_results(
                 )
             runs = [r for r in runs if r.entry_id in entries]
     else:
-        runs = parse_nccl_tests(text, origin, op)
+        runs = parse_nccl_tests(text, origin, op, header_only=every_table)
     usable = [r for r in runs if r.rows]
     if not usable:
         dropped = [d for r in runs for d in r.dropped]
         if dropped:
             raise ResultsError(f"no usable rows: {dropped_summary(origin, dropped)}")
+        if runs:
+            lines = ", ".join(r.source.rpartition(":")[2] for r in runs[:6])
+            lines += ", ..." if len(runs) > 6 else ""
+            raise ResultsError(
+                f"{origin}: no nccl-tests result rows: its table{'s' * (len(runs) > 1)} at "
+                f"line{'s' * (len(runs) > 1)} {lines} end{'s' * (len(runs) == 1)} after the "
+                "header (the run stopped before its first size)"
+            )
         raise ResultsError(
             f"{origin}: no nccl-tests result rows (expected the table nccl-tests prints: "
             "size count type redop root time algbw busbw ...)"

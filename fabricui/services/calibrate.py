@@ -691,7 +691,8 @@ def _read_runs(
 ) -> tuple[list[ResultRun], dict[str, int]]:
     """The runs of ``paths``: measurements entries named by ``ids`` (every one without),
     and of nccl-tests outputs the runs ``numbers`` picks (1-based, in file order, every
-    table of the output counted, one whose rows were all dropped too; without numbers,
+    table of the output counted, one whose rows were all dropped and one of a header
+    alone (a run that stopped before its first size) too; without numbers,
     every run with a usable row). Also each nccl-tests run's number in its output, by its
     source.
 
@@ -721,11 +722,19 @@ def _read_runs(
         empty = [n for n in numbers if not read[n - 1].rows]
         if empty:
             run = read[empty[0] - 1]
+            where = (
+                f"run {empty[0]} of {shown_path(str(path))} (line {run.source.rpartition(':')[2]})"
+            )
+            if not run.dropped:  # its header alone: the run stopped before its first size
+                raise ConfigError(
+                    f"--entry {empty[0]}: {where} has no rows: its table ends after the "
+                    f"header (the run stopped before its first size); pick another run (1 to "
+                    f"{len(read)})"
+                )
             why = dropped_summary(run.source, run.dropped).partition(": ")[2]
             raise ConfigError(
-                f"--entry {empty[0]}: run {empty[0]} of {shown_path(str(path))} (line "
-                f"{run.source.rpartition(':')[2]}) has no usable row: {why}; pick another "
-                f"run (1 to {len(read)})"
+                f"--entry {empty[0]}: {where} has no usable row: {why}; pick another run (1 to "
+                f"{len(read)})"
             )
         if numbers:
             runs += [run for n, run in enumerate(read, start=1) if n in numbers]

@@ -152,3 +152,44 @@ def test_a_run_given_twice_is_fitted_once(run_calibrate, tmp_path):
     assert sources == [(str(RING), first), (str(copy), first)]
     assert f"{first} is given twice: fitted once" in err
     assert f"repeats {first} (the same rows): fitted once" in err
+
+
+@pytest.fixture
+def a_run_stopped_after_its_header(tmp_path) -> Path:
+    """One output of two runs: one that crashed after printing its header (no size row),
+    then the ring run."""
+    header = RING.read_text().splitlines()[6:31]  # 'Collective test starting' to '(B) ...'
+    crash = ["node0:4100:4100 [0] NCCL WARN Cuda failure 'out of memory'"]
+    path = tmp_path / "all_reduce_perf.txt"
+    path.write_text("\n".join(header + crash) + "\n" + RING.read_text())
+    return path
+
+
+def test_a_table_of_its_header_alone_is_counted(run_calibrate, a_run_stopped_after_its_header):
+    """The run that stopped before its first size is run 1, as the file shows it: the ring
+    run is run 2 (fitted alone without --entry, and by --entry 2); --entry 1 says in one
+    line that that table has no rows."""
+    path = a_run_stopped_after_its_header
+    status, out, err = run_calibrate(str(path), "-t", "dgx-h100", "--json")
+    assert status == 0, err
+    (run,) = json.loads(out)["runs"]
+    assert (run["source"], run["run"]) == (f"{path}:58", 2)
+    status, out, err = run_calibrate(str(path), "-t", "dgx-h100", "--entry", "2", "--json")
+    assert status == 0, err
+    assert [r["run"] for r in json.loads(out)["runs"]] == [2]
+    err = refused(run_calibrate(str(path), "-t", "dgx-h100", "--entry", "1"))
+    assert "--entry 1: run 1 of " in err
+    assert (
+        "(line 24) has no rows: its table ends after the header (the run stopped before its "
+        "first size); pick another run (1 to 2)"
+    ) in err
+    err = refused(run_calibrate(str(path), "-t", "dgx-h100", "--entry", "3"))
+    assert "holds 2 runs, at lines 24, 58 (give --entry 1 to 2)" in err
+
+
+def test_an_output_of_a_header_alone_isrefused(run_calibrate, tmp_path):
+    """An output whose only run stopped after its header: one line saying so."""
+    path = tmp_path / "all_reduce_perf.txt"
+    path.write_text("\n".join(RING.read_text().splitlines()[:31]) + "\n")
+    err = refused(run_calibrate(str(path), "-t", "dgx-h100"))
+    assert "no nccl-tests result rows: its table at line 30 ends after the header" in err
