@@ -21,6 +21,7 @@ from fabricui.bounds import BYTES, OPERATION_TIME_US
 from fabricui.errors import FabricError, HwdbError
 from fabricui.files import read_bounded
 from fabricui.hwdb.schema import show
+from fabricui.hwdb.topology_file import LIMITS
 from fabricui.hwdb.yamlfile import YamlDocument, format_path, parse_yaml
 from fabricui.importers.reading import UTF16_BOMS
 from fabricui.vocabulary import OPS
@@ -620,6 +621,7 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
             nodes = None
         rows = _measurement_rows(doc, (*path, "rows"), entry["rows"])
         env = entry.get("env") or {}
+        counts = _intra_counts(doc, path, str(entry["id"]), hardware)
         gpu, net = (hardware.get(k) if isinstance(hardware, dict) else None for k in ("gpu", "net"))
         link = net.get("link") if isinstance(net, dict) else None
         runs.append(
@@ -634,34 +636,71 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
                 entry_id=str(entry["id"]),
                 hardware_gpu=str(gpu) if _scalar(gpu) else None,
                 hardware_net=str(link) if _scalar(link) else None,
-                hardware_node=_entry_node(hardware),
+                hardware_node=_entry_node(hardware, counts),
                 quality=entry.get("quality") if _scalar(entry.get("quality")) else None,
             )
         )
     return runs
 
 
-def _entry_node(hardware: Any) -> EntryNode | None:
+#: Counts of a measurements entry's ``hardware.intra`` read strictly, as a topology spec
+#: reads them (the block is one): a value that is no whole number would match no
+#: topology's node, and the entry would be left out for what is a typo.
+INTRA_COUNTS = ("links_per_pair", "hosts_per_domain")
+
+
+def _intra_counts(doc: YamlDocument, path: tuple, entry_id: str, hardware: Any) -> dict[str, int]:
+    """The ``INTRA_COUNTS`` an entry's ``hardware.intra`` states (a whole float such as
+    ``2.0`` is 2, as in a topology spec).
+
+    Raises:
+        HwdbError: One is not a whole number from 1 to its limit (``1.5``, the text
+            ``"2"``, ``null``), naming file, line, entry id and field.
+    """
+    intra = hardware.get("intra") if isinstance(hardware, dict) else None
+    if not isinstance(intra, dict):
+        return {}
+    counts = {}
+    for key in INTRA_COUNTS:
+        if key not in intra:
+            continue
+        value, limit = intra[key], LIMITS[("intra", key)]
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if isinstance(value, bool) or not whole or not 1 <= value <= limit:
+            quoted = isinstance(value, str) and value.strip().isdigit()
+            where = (*path, "hardware", "intra", key)
+            raise HwdbError(
+                f"{doc.where(where)}: entry {entry_id}: hardware.intra.{key}: expected a "
+                f"whole number from 1 to {limit} (got {show(value)})"
+                + (": write it without quotes" if quoted else "")
+            )
+        counts[key] = int(value)
+    return counts
+
+
+def _entry_node(hardware: Any, counts: dict[str, int]) -> EntryNode | None:
     """The node a measurements entry's ``hardware`` block describes, read leniently (a
-    value of the wrong type counts as not given), or None without a block."""
+    value of the wrong type counts as not given) but for its ``counts``
+    (``_intra_counts``), or None without a block."""
     if not isinstance(hardware, dict):
         return None
     per_node = hardware.get("gpus_per_node")
     if isinstance(per_node, bool) or not isinstance(per_node, int) or per_node < 1:
         per_node = None
     intra = hardware.get("intra")
+    hosts = counts.get("hosts_per_domain", 1)
     if per_node == 1 or ("intra" in hardware and intra is None):
-        return EntryNode(per_node, "none")
+        return EntryNode(per_node, "none", hosts_per_domain=hosts)
     if not isinstance(intra, dict) or not _scalar(intra.get("fabric")):
-        return EntryNode(per_node, None)
+        return EntryNode(per_node, None, hosts_per_domain=hosts)
     link = intra.get("link")
-    pairs = intra.get("links_per_pair", 1)
     return EntryNode(
         per_node,
         str(intra["fabric"]),
         str(link) if _scalar(link) else None,
-        pairs if isinstance(pairs, int) and not isinstance(pairs, bool) else 0,
+        counts.get("links_per_pair", 1),
         intra.get("p2p", True) is not False,
+        hosts,
     )
 
 

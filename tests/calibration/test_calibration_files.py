@@ -266,6 +266,52 @@ def test_malformed_measurement_rows_name_line(tmp_path: Path):
         read_results(bad)
 
 
+QUAD = """\
+- id: quad
+  op: all_reduce
+  nranks: 4
+  hardware:
+    gpu: gh200
+    nodes: 1
+    gpus_per_node: 4
+    intra: {fabric: mesh, link: nvlink4, links_per_pair: PAIRS}
+  rows:
+  - [8, 20.0, 0.0, 0.0]
+"""
+
+
+@pytest.mark.parametrize(
+    ("pairs", "got"),
+    [
+        ("1.5", "(got 1.5)"),
+        ('"2"', "(got '2'): write it without quotes"),
+        ("0", "(got 0)"),
+        ("null", "(got None)"),
+    ],
+)
+def test_links_per_pair_that_is_no_whole_number_isrefused(tmp_path: Path, pairs, got):
+    """A mesh's links per pair that is no whole number (which no topology's node would
+    match) is refused in one line naming file, line, entry and field, as a topology spec
+    refuses it."""
+    path = tmp_path / "m.yaml"
+    path.write_text(QUAD.replace("PAIRS", pairs))
+    with pytest.raises(HwdbError) as refused:
+        read_results(path)
+    assert str(refused.value) == (
+        f"{path}:8: entry quad: hardware.intra.links_per_pair: expected a whole number from 1 "
+        f"to 1024 {got}"
+    )
+
+
+def test_whole_links_per_pair_is_read(tmp_path: Path):
+    """``6`` and ``6.0`` are 6 links per pair, as in a topology spec."""
+    for pairs in ("6", "6.0"):
+        path = tmp_path / "m.yaml"
+        path.write_text(QUAD.replace("PAIRS", pairs))
+        (run,) = read_results(path)
+        assert run.hardware_node is not None and run.hardware_node.links_per_pair == 6
+
+
 # --- overlay -------------------------------------------------------------------------------
 
 
