@@ -8,7 +8,7 @@ beside an H100: said as an assumption on the topology's node, else as other hard
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from fabricui.importers.common import gpu_id_from_name
@@ -30,10 +30,10 @@ MISMATCHES = (
 
 def other_hardware(run: ResultRun, spec: TopologySpec, catalog: Catalog) -> dict[str, str] | None:
     """What of a run's hardware differs from the topology's (a measurements entry's GPU,
-    or the node it states, which another part of the topology's architecture must state;
-    the GPU architecture an nccl-tests output's rank lines name; the network of a run over
-    several nodes), or None: link figures fitted to other hardware would describe that
-    hardware.
+    or the node it states, hosts per scale-up domain included, which another part of the
+    topology's architecture must state; the GPU architecture an nccl-tests output's rank
+    lines name; the network of a run over several nodes), or None: link figures fitted to
+    other hardware would describe that hardware.
 
     Returns:
         ``{"source", "why", "ran_on"}``: ``why`` one of ``MISMATCHES``' kinds, ``ran_on``
@@ -47,8 +47,13 @@ def other_hardware(run: ResultRun, spec: TopologySpec, catalog: Catalog) -> dict
         # another part only on a node said to be the topology's.
         stated = node.gpus_per_node is not None and node.fabric is not None
         own_part = run.hardware_gpu == spec.gpu
-        if (stated or not own_part) and not same_node(node, run.hardware_gpu, spec, catalog):
-            text = f"{run.hardware_gpu} in {node_text(node, catalog, run.hardware_gpu)}"
+        if (stated or not own_part) and not same_node(
+            node, run.hardware_gpu, spec, catalog, run.nodes
+        ):
+            hosts = domain_hosts(node.hosts_per_domain, run.nodes)
+            shown = replace(node, hosts_per_domain=hosts)
+            domain = hosts != domain_hosts(spec.intra.hosts_per_domain, run.nodes)
+            text = f"{run.hardware_gpu} in {node_text(shown, catalog, run.hardware_gpu, domain)}"
             return {"source": run.source, "why": "intra", "ran_on": text}
     if run.hardware_gpu is None and other_architecture(run.gpu, spec.gpu, catalog):
         return {"source": run.source, "why": "gpu", "ran_on": str(run.gpu)}
@@ -82,11 +87,26 @@ def sibling_part(part: str, gpu: str, catalog: Catalog) -> bool:
 
 def topology_node(spec: TopologySpec) -> EntryNode:
     """A node of the topology in the terms of a measurements entry's ``hardware`` block:
-    its GPUs per node and intra-node fabric (one GPU per node has none)."""
+    its GPUs per node and intra-node fabric (one GPU per node has none), and the hosts that
+    share its scale-up domain as built."""
     if spec.gpus_per_node == 1:
-        return EntryNode(1, "none")
+        return EntryNode(1, "none", hosts_per_domain=spec.hosts_per_domain)
     intra = spec.intra
-    return EntryNode(spec.gpus_per_node, intra.fabric, intra.link, intra.links_per_pair, intra.p2p)
+    return EntryNode(
+        spec.gpus_per_node,
+        intra.fabric,
+        intra.link,
+        intra.links_per_pair,
+        intra.p2p,
+        spec.hosts_per_domain,
+    )
+
+
+def domain_hosts(per_domain: int, nodes: int | None) -> int:
+    """Hosts of a run on ``nodes`` hosts that share each scale-up domain: ``per_domain``
+    (``intra.hosts_per_domain``), or all of them when a domain holds more; 1 for a run on
+    one host (or an unstated count), which crosses no link between hosts."""
+    return max(1, min(per_domain, nodes or 1))
 
 
 def _node_key(node: EntryNode, catalog: Catalog, gpu: str) -> tuple[Any, ...]:
@@ -102,36 +122,48 @@ def _node_key(node: EntryNode, catalog: Catalog, gpu: str) -> tuple[Any, ...]:
     return (node.gpus_per_node, node.fabric, link, pairs, p2p)
 
 
-def same_node(node: EntryNode, part: str, spec: TopologySpec, catalog: Catalog) -> bool:
+def same_node(
+    node: EntryNode, part: str, spec: TopologySpec, catalog: Catalog, nodes: int | None = None
+) -> bool:
     """Whether a measurements entry's node (its GPUs ``part``) is a node of the topology,
     or some of its GPUs: no more GPUs per node, on the same intra-node fabric and link (and
     a mesh's links per pair, PCIe peer-to-peer); one GPU per node crosses no intra-node
     link. Only there does a run cross the links the fit describes: a measurements file
     spans many systems, and an A100 PCIe box or a 4-GPU GH200 mesh is not a DGX's
     NVSwitch, while 2 of a DGX's 8 GPUs are (the schema's ``gpus_per_node`` counts the
-    GPUs the run used). An entry that does not say its node is not taken for the
-    topology's."""
+    GPUs the run used). A run over ``nodes`` hosts also shares as many of them per
+    scale-up domain as the topology would (``domain_hosts``): two trays of one GB200 NVL72
+    talk over NVLink, two DGX B200s over the network. An entry that does not say its node
+    is not taken for the topology's."""
     if node.gpus_per_node is None or node.fabric is None:
         return False
     per_node, *links = _node_key(node, catalog, part)
     our_per_node, *our_links = _node_key(topology_node(spec), catalog, spec.gpu)
     if per_node > our_per_node:
         return False
+    ours = domain_hosts(spec.intra.hosts_per_domain, nodes)
+    if domain_hosts(node.hosts_per_domain, nodes) != ours:
+        return False
     return node.fabric == "none" or links == our_links
 
 
-def node_text(node: EntryNode, catalog: Catalog, gpu: str) -> str:
+def node_text(node: EntryNode, catalog: Catalog, gpu: str, domain: bool = False) -> str:
     """``8-GPU nodes on nvswitch/nvlink4`` (``1-GPU nodes``; what the entry leaves out is
-    said so): a node as the report names it."""
+    said so; ``, 18 hosts sharing a scale-up domain`` where hosts share one, and with
+    ``domain`` ``, each host its own scale-up domain`` where they do not): a node as the
+    report names it."""
     per_node, fabric, link, pairs, p2p = _node_key(node, catalog, gpu)
     size = f"{per_node}-GPU nodes" if per_node is not None else "nodes of unstated size"
+    hosts = node.hosts_per_domain
+    shared = f", {hosts} hosts sharing a scale-up domain" if hosts > 1 else ""
+    shared = shared or (", each host its own scale-up domain" if domain else "")
     if fabric == "none":
-        return size
+        return size + shared
     if fabric is None:
-        return f"{size} on an unstated intra-node fabric"
+        return f"{size} on an unstated intra-node fabric{shared}"
     extra = f" ({pairs} links per pair)" if pairs != 1 else ""
     extra += " (no peer-to-peer)" if not p2p else ""
-    return f"{size} on {fabric}/{link or 'an unstated link'}{extra}"
+    return f"{size} on {fabric}/{link or 'an unstated link'}{extra}{shared}"
 
 
 def part_assumed(

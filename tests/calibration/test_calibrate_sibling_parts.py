@@ -158,3 +158,30 @@ def test_an_output_on_a_sibling_part_is_said(run_calibrate, tmp_path):
         "the rank lines name NVIDIA H200 (h200-sxm), fitted as dgx-h100's h100-sxm (the "
         "same hopper architecture; the output does not say its node's intra-node fabric)"
     )
+
+
+def test_trays_sharing_a_domain_otherwise_than_the_topologys_are_skipped(run_calibrate, tmp_path):
+    """gb200-nvl72 fits an entry of 2 trays in one NVLink domain (its ``hosts_per_domain``
+    read as a topology spec says it) and skips one of 2 trays each their own domain, over
+    the network: JSON ``why`` intra, naming the hosts per domain of both."""
+    trays = {"gpu": "gb200", "nodes": 2, "gpus_per_node": 4}
+    rack = {**trays, "intra": {"fabric": "nvswitch", "link": "nvlink5", "hosts_per_domain": 18}}
+    apart = {
+        **trays,
+        "intra": {"fabric": "nvswitch", "link": "nvlink5"},
+        "net": {"link": "ib-ndr", "gbps": 400, "nics_per_node": 4},
+    }
+    path = tmp_path / "measurements.yaml"
+    path.write_text(yaml.safe_dump([_entry("rack", rack), _entry("apart", apart)], sort_keys=False))
+    status, out, err = run_calibrate(str(path), "-t", "gb200-nvl72", "--json")
+    assert status == 0, err
+    report = json.loads(out)
+    assert [run["entry"] for run in report["runs"]] == ["rack"]
+    (skipped,) = report["skipped_entries"]
+    assert (skipped["why"], skipped["ran_on"]) == (
+        "intra",
+        "gb200 in 4-GPU nodes on nvswitch/nvlink5, each host its own scale-up domain",
+    )
+    assert report["hardware"]["intra"] == (
+        "4-GPU nodes on nvswitch/nvlink5, 18 hosts sharing a scale-up domain"
+    )

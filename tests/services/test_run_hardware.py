@@ -160,3 +160,59 @@ def test_the_topologys_own_hardware_says_nothing(catalog, run):
     """The topology's own GPU on its node, or an output naming no GPU: nothing to say."""
     match = hardware_match(run, resolve_topology("dgx-h100", catalog), catalog)
     assert match.assumed is None and match.caution is None
+
+
+def _trays(hosts_per_domain: int) -> EntryNode:
+    """GB200 compute trays of 4 GPUs on NVLink 5, ``hosts_per_domain`` to a domain."""
+    return EntryNode(4, "nvswitch", "nvlink5", hosts_per_domain=hosts_per_domain)
+
+
+@pytest.mark.parametrize(
+    ("topology", "run", "ran_on", "ours"),
+    [
+        (  # two trays of one NVL72 rack talk over NVLink; two DGX B200s over the network
+            "dgx-b200",
+            entry("gb200", _trays(18), nodes=2),
+            "gb200 in 4-GPU nodes on nvswitch/nvlink5, 2 hosts sharing a scale-up domain",
+            "dgx-b200's 8-GPU nodes on nvswitch/nvlink5",
+        ),
+        (  # trays that are each their own domain, priced as one rack's
+            "gb200-nvl72",
+            entry("gb200", _trays(1), nodes=2, net="ib-ndr"),
+            "gb200 in 4-GPU nodes on nvswitch/nvlink5, each host its own scale-up domain",
+            "gb200-nvl72's 4-GPU nodes on nvswitch/nvlink5, 18 hosts sharing a scale-up domain",
+        ),
+        (  # another domain size: 4 trays as 2 domains of 2, not one rack
+            "gb200-nvl72",
+            entry("gb200", _trays(2), nodes=4, net="ib-ndr"),
+            "gb200 in 4-GPU nodes on nvswitch/nvlink5, 2 hosts sharing a scale-up domain",
+            "gb200-nvl72's 4-GPU nodes on nvswitch/nvlink5, 18 hosts sharing a scale-up domain",
+        ),
+    ],
+)
+def test_hosts_per_domain_of_a_run_over_several_hosts_must_match(
+    catalog, topology, run, ran_on, ours
+):
+    """An entry over several hosts whose hosts share a scale-up domain otherwise than the
+    topology's would cross other links between them: left out for its intra-node fabric,
+    naming both."""
+    match = hardware_match(run, resolve_topology(topology, catalog), catalog)
+    assert match.mismatch is not None
+    assert (match.mismatch["why"], match.mismatch["ran_on"]) == ("intra", ran_on)
+    assert match.caution == (
+        f"the measured run ran on {ran_on}, not {ours}: its errors compare other links"
+    )
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        entry("gb200", _trays(18), nodes=2),  # the rack's 18, of which the run used 2
+        entry("gb200", _trays(2), nodes=2),
+        entry("gb200", _trays(1), nodes=1),  # one host crosses no link between hosts
+    ],
+)
+def test_hosts_sharing_the_topologys_domain_are_its_hosts(catalog, run):
+    """Trays sharing a domain as gb200-nvl72's do, or a run on one tray: nothing to say."""
+    match = hardware_match(run, resolve_topology("gb200-nvl72", catalog), catalog)
+    assert match.mismatch is None and match.assumed is None
