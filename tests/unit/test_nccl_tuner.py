@@ -9,6 +9,7 @@ to the printed 0.1.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -171,6 +172,26 @@ def test_two_h100_nodes_search_one_nic_per_channel():
         48.0,
     )
     assert graphs.channels == 16
+
+
+def test_a_nic_behind_slower_pcie_carries_what_its_link_does():
+    """Hand: one L40S per node (PCIe Gen4, 24 GB/s) and a 400G port (50 GB/s): each channel
+    takes 24 GB/s from the GPU-to-NIC path's PCIe links, so one fits (1 x 24 >= the GPU's
+    24, the search's target), not 50 // 24 = 2; below 25 GB/s it is not doubled. NCCL's
+    Simple then overtakes LL by 1 MiB (2 x 1 MiB / 24 > 1 MiB / 24 + the latency gap), as
+    the measured run switches there (nccl-tests over NET/Socket, 2.27)."""
+    view = replace(
+        h100_view(nodes=2), n_ranks=2, ppn=1, compute_capability=89, intra="none",
+        gpu_nvlink_GBps=0.0, gpu_nvlink_total_GBps=0.0, pci_GBps=24.0, sockets=1, nics=1,
+        nic_path="PHB", nvls=False, nvswitch=False,
+    )  # fmt: skip
+    env = read_env({"NCCL_ALGO": "ring"})
+    graphs = search(view, NEWEST, env)
+    assert (graphs.ring.channels, graphs.ring.bw_inter_GBps) == (1, 24.0)
+    times = tune(view, graphs, NEWEST, env, "all_reduce").times_us(np.array([2.0**19, 2.0**20]))
+    ring = times[ALGORITHMS.index("ring")]
+    ll, simple = PROTOCOLS.index("ll"), PROTOCOLS.index("simple")
+    assert ring[ll, 0] < ring[simple, 0] and ring[simple, 1] < ring[ll, 1]
 
 
 def test_channel_bounds_from_the_environment(h200):

@@ -115,11 +115,17 @@ def _intra_channels(view: NcclView, speed: float, multi_node: bool) -> float:
 
 
 def _net_channels(view: NcclView, speed: float) -> float:
-    """Channels at ``speed`` the node's NICs carry (one NIC per channel)."""
+    """Channels at ``speed`` the node's NICs carry (one NIC per channel).
+
+    Each channel takes ``speed`` from every link of its GPU-to-NIC path (``ncclTopoFollowPath``
+    in src/graph/search.cc), the NIC's PCIe link among them: a NIC behind a slower PCIe link
+    than its port carries what that link does (one 24 GB/s channel for a 400 Gb/s port on
+    PCIe Gen4, not two).
+    """
     path = min(view.nic_GBps, view.pci_GBps) if view.pci_GBps else view.nic_GBps
     if speed > path:
         return 0
-    return view.nics * (view.nic_GBps // speed)
+    return view.nics * (path // speed)
 
 
 def _max_speed(view: NcclView, multi_node: bool) -> float:
