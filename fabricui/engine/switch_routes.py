@@ -193,13 +193,15 @@ class SwitchRoutes:
         cached = [self._tree_cache.get(int(source)) for source in sources]
         missing = np.asarray([i for i, tree in enumerate(cached) if tree is None], dtype=np.int64)
         if missing.size:
-            cells = sum(t.shape[0] for t in self._tree_cache.values())
-            if cells + missing.size * n_pos > 4 * self.MAX_TREE_CELLS:
-                self._tree_cache.clear()
+            kept = max(0, 4 * self.MAX_TREE_CELLS // max(n_pos, 1))  # trees the cache holds
+            room = kept - min(missing.size, kept)
+            while len(self._tree_cache) > room:  # the oldest trees go first
+                del self._tree_cache[next(iter(self._tree_cache))]
             for chunk in self._chunks(missing):
                 for i, row in zip(chunk.tolist(), self._trees(sources[chunk])):
                     cached[i] = row
-                    self._tree_cache[int(sources[i])] = row
+                    if len(self._tree_cache) < kept:
+                        self._tree_cache[int(sources[i])] = row
         if not cached:
             return np.zeros((0, n_pos), dtype=bool)
         return np.stack(cached)  # type: ignore[arg-type]

@@ -189,6 +189,27 @@ def test_batched_trees_are_the_routers(catalog):
         assert np.array_equal(tree, router.switch_tree(int(leaf)))
 
 
+def test_batched_trees_kept_within_their_bound(catalog, monkeypatch):
+    """``SwitchRoutes.trees`` keeps at most ``4 * MAX_TREE_CELLS`` cells of trees: past it
+    the oldest go (not all of them), a batch larger than the bound is answered whole
+    without being kept beyond it, and every tree stays the router's."""
+    fabric = small_fabric(catalog, "three-tier")
+    router = Router(fabric)
+    routes = switch_routes(router)
+    leaves = routes.compact(np.flatnonzero(fabric.dev_kind == DeviceKind.LEAF))
+    want = {int(leaf): tree for leaf, tree in zip(leaves, routes.trees(leaves))}
+    n_pos = next(iter(want.values())).shape[0]
+    monkeypatch.setattr(SwitchRoutes, "MAX_TREE_CELLS", n_pos)  # four trees kept
+    bounded = switch_routes(Router(fabric))
+    kept = []
+    for batch in (leaves[:3], leaves[3:5], leaves, leaves[:2]):
+        got = bounded.trees(batch)
+        assert all(np.array_equal(g, want[int(leaf)]) for g, leaf in zip(got, batch))
+        assert len(bounded._tree_cache) <= 4
+        kept.append(list(bounded._tree_cache))
+    assert kept[1] == leaves[1:5].tolist()  # the oldest, leaves[0], went for two new ones
+
+
 def test_spreads_conserve_each_flow(catalog):
     """Every leaf pair's spread puts one byte per byte on the target leaf's incoming
     links and one on the source's outgoing ones, and only on links the router may pick."""
