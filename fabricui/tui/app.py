@@ -352,6 +352,11 @@ class FabricApp(App[None]):
             self.notify(self._settings_problem, title="settings", severity="warning", timeout=10)
         self.call_after_refresh(self.load_topology, self.request)
 
+    def first_load_pending(self) -> bool:
+        """Whether the first fabric is still to come: asked for after the first refresh, so
+        for a moment neither loaded nor with a worker running (``offscreen.settle`` waits)."""
+        return self.data is None and not self.failures
+
     def _restore_theme(self) -> None:
         """Start with the settings file's theme, else the one used last; remember changes."""
         with contextlib.suppress(Exception):  # a bad settings file was reported already

@@ -41,18 +41,29 @@ class Snapshot:
 
 
 async def settle(pilot: Pilot[Any], rounds: int = 20) -> None:
-    """Wait until no worker runs and every message they posted is handled."""
+    """Wait until the app has its first data (``first_load_pending()``, when it has one),
+    no worker runs and every message they posted is handled.
+
+    The first load starts after the first refresh: before it, no worker runs yet, and how
+    soon that refresh comes depends on the event loop (a headless ``App.run`` on Python
+    3.13 checks before it), so the wait does not rest on the workers alone.
+    """
     from textual.worker import WorkerCancelled, WorkerFailed
 
     app = pilot.app
+    pending = getattr(app, "first_load_pending", None)
+
+    def busy() -> bool:
+        return any(w.is_running for w in app.workers) or bool(callable(pending) and pending())
+
     for _ in range(rounds):
         # A failed worker is reported by the app itself; keep waiting for the others.
         with contextlib.suppress(WorkerFailed, WorkerCancelled):
             await app.workers.wait_for_complete()
         await pilot.pause()
-        if not any(w.is_running for w in app.workers):
+        if not busy():
             await pilot.pause()
-            if not any(w.is_running for w in app.workers):
+            if not busy():
                 return
 
 
