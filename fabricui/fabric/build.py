@@ -39,6 +39,21 @@ def build_fabric(spec: TopologySpec, catalog: Catalog) -> Fabric:
     return build_tiled(spec, catalog)
 
 
+def check_fabric(spec: TopologySpec, catalog: Catalog) -> None:
+    """Refuse a spec as ``build_fabric`` would, without building it: a tiled layout's
+    counts, one scale-up domain and the network above the NICs (``builder.check_tiled``, a
+    fraction of the build). A cluster's own graph (``explicit``) is checked when built.
+
+    Raises:
+        EngineError: ``build_fabric`` would refuse the spec (the same line).
+    """
+    if spec.net is not None and spec.net.layout == "explicit":
+        return
+    from fabricui.fabric.builder import check_tiled
+
+    check_tiled(spec, catalog)
+
+
 def most_nodes(spec: TopologySpec, catalog: Catalog, at_most: int) -> int | None:
     """The largest node count, at most ``at_most``, whose fabric the built-in builder
     accepts: whole scale-up domains, switches of the spec's radix, a torus the chips make.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from fabricui.engine.evaluate import algorithms_for_env
 from fabricui.errors import ConfigError, EngineError, FabricError, PluginError, exception_line
-from fabricui.fabric import Fabric, build_fabric, most_nodes
+from fabricui.fabric import Fabric, build_fabric, check_fabric, most_nodes
 from fabricui.hwdb import Catalog, default_hwdb_dir
 from fabricui.hwdb import load_catalog as load_hwdb
 from fabricui.hwdb.catalog import unknown_id_message
@@ -157,15 +157,39 @@ def load_fabric(
     try:
         fabric = build_fabric_with_plugins(spec, catalog, host)
     except EngineError as exc:
-        advice = structural_advice(spec, catalog, exc.message)
-        if advice is None:
-            raise
-        raise EngineError(f"{exc.message}; {advice}", exc.title) from None
+        raise _advised(exc, spec, catalog) from None
     if catalog.calibration is not None:
         warning = overlay_mismatch(catalog.calibration, spec.id, fabric.generations)
         if warning is not None:
             LOAD_WARNINGS.append(warning)
     return with_health(fabric, request, catalog, host, report_health)
+
+
+def check_request(request: TopologyRequest, catalog: Catalog) -> TopologySpec:
+    """The spec of a request, refused as ``load_fabric`` refuses it but without building
+    its fabric (tens of milliseconds on thousands of GPUs): an unknown topology or bad node
+    count, more GPUs than the memory budget holds, a count or what-if the built-in builder
+    refuses, each with the node count that would do. A plugin builder's spec is checked
+    when it is built.
+
+    Raises:
+        FabricError: The line ``load_fabric`` raises.
+    """
+    spec = resolve_spec(request, catalog)
+    admit_fabric(spec, catalog)
+    if spec.builder is None:
+        try:
+            check_fabric(spec, catalog)
+        except EngineError as exc:
+            raise _advised(exc, spec, catalog) from None
+    return spec
+
+
+def _advised(error: EngineError, spec: TopologySpec, catalog: Catalog) -> EngineError:
+    """The builder's refusal of ``spec`` with the node count that builds, when there is one
+    to give (``structural_advice``)."""
+    advice = structural_advice(spec, catalog, error.message)
+    return error if advice is None else EngineError(f"{error.message}; {advice}", error.title)
 
 
 #: What loading found suspect but not wrong, since the last ``drain_load_warnings``: a

@@ -654,12 +654,12 @@ class FabricApp(App[None]):
             return
 
         def check(text: str) -> str | None:
-            from fabricui.services.session import resolve_spec
+            from fabricui.services.session import check_request
 
             if not text.isdigit():
                 return f"a whole number of nodes from 1, not {text!r}"
-            try:
-                resolve_spec(dataclasses.replace(data.request, nodes=int(text)), catalog)
+            try:  # as loading would refuse it: too many GPUs, a count the builder refuses
+                check_request(dataclasses.replace(data.request, nodes=int(text)), catalog)
             except FabricError as exc:
                 return exc.message
             return None
@@ -689,17 +689,22 @@ class FabricApp(App[None]):
                 key, _, value = word.partition("=")
                 if key not in ("nic", "links") or not value:
                     raise ValueError(f"use nic=GBPS and/or links=N (got {word!r})")
-                values[key] = float(value)
+                if key == "links" and not value.isdigit():  # never 2 for 2.5, unsaid
+                    raise ValueError(f"links=N takes a whole number of links (got {word!r})")
+                try:
+                    values[key] = float(value)
+                except ValueError:
+                    raise ValueError(f"nic=GBPS takes a number of Gb/s (got {word!r})") from None
             if not values:
                 return None
             links = values.get("links")
             return WhatIf(values.get("nic"), int(links) if links is not None else None)
 
         def check(text: str) -> str | None:
-            try:
-                what_if = parse(text)
-                if what_if is not None:
-                    what_if.apply(data.spec)
+            from fabricui.services.session import check_request
+
+            try:  # as loading would refuse it: the builder's limits too (links the GPU lacks)
+                check_request(dataclasses.replace(data.request, what_if=parse(text)), data.catalog)
             except (ValueError, FabricError) as exc:
                 return getattr(exc, "message", str(exc))
             return None

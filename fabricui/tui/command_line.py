@@ -168,9 +168,9 @@ def _check_nodes(app: Explorer, argument: str) -> str | None:
     if not argument.isdigit() or int(argument) < 1:
         return f"a whole number of nodes from 1, not {argument!r}"
     if app.data is not None and app.catalog is not None:  # as N checks it
-        from fabricui.services.session import resolve_spec
+        from fabricui.services.session import check_request
 
-        resolve_spec(dataclasses.replace(app.data.request, nodes=int(argument)), app.catalog)
+        check_request(dataclasses.replace(app.data.request, nodes=int(argument)), app.catalog)
     return None
 
 
