@@ -13,6 +13,7 @@ from fabricui.engine.algorithms import core_algorithms
 from fabricui.engine.bulk import line_rate_bulk_router
 from fabricui.engine.collectives import Prediction, predict
 from fabricui.engine.group import Group
+from fabricui.engine.nccl.picks import NcclSettings, refuse_settings
 from fabricui.engine.paths import (
     Hop,
     describe_hops,
@@ -225,3 +226,44 @@ def evaluate_collective(
         gpus_per_thread=gpus_per_thread,
     )
     return predict(group, op, size_bytes, algorithms or algorithms_for_env(), algo=algo)
+
+
+def check_collective_settings(
+    fabric: Fabric,
+    op: str,
+    ranks: npt.ArrayLike,
+    single_process: bool = False,
+    library_version: tuple[int, int, int] | None = None,
+    nccl_env: Mapping[str, str] | None = None,
+    gpus_per_thread: int | None = None,
+) -> None:
+    """Refuse a collective's NCCL release and environment as ``evaluate_collective``
+    refuses them, without pricing anything (``picks.refuse_settings``): a fraction of a
+    prediction's time, so settings can be checked as they are typed.
+
+    The group routes on a router of its own, not the fabric's shared one: the check may run
+    while a prediction routes on that one, whose caches are not shared between threads.
+
+    Args:
+        fabric: The fabric.
+        op: Collective name (``OPS``).
+        ranks: Global ranks of the group.
+        single_process: One process drives every GPU of a node.
+        library_version: NCCL release of the run; None: the newest release modelled.
+        nccl_env: The run's NCCL environment.
+        gpus_per_thread: With ``single_process``, the GPUs one thread drives.
+
+    Raises:
+        EngineError: A malformed setting or release, or settings the library refuses for
+            ``op`` on these ranks (the line ``evaluate_collective`` raises).
+    """
+    group = Group(
+        fabric,
+        ranks,
+        router=Router(fabric),
+        single_process=single_process,
+        library_version=library_version,
+        nccl_env=nccl_env,
+        gpus_per_thread=gpus_per_thread,
+    )
+    refuse_settings(group, op, NcclSettings.of(group.library_version, group.nccl_env))

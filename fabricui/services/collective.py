@@ -15,6 +15,7 @@ import numpy as np
 from fabricui.engine.collectives import algbw_GBps, ideal_time_us
 from fabricui.engine.collectives import bus_factor as factor
 from fabricui.engine.cxi import CXI_FAMILIES, SAFE_DEVMEM_COPY_THRESHOLD_BYTES, read_cxi
+from fabricui.engine.evaluate import check_collective_settings
 from fabricui.engine.nccl import release_for
 from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
@@ -451,6 +452,36 @@ def view_prediction(
             nccl_version=version,
             nccl_env=env,
             single_process=measured is not None and measured.single_process,
+            gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
+        )
+    except FabricError as error:
+        raise blame_environment(error, parse_nccl_settings(nccl_prompt)[1]) from None
+
+
+def check_view_nccl(
+    data: LoadedFabric,
+    op: str,
+    group: str,
+    nccl_prompt: str,
+    measured: ResultRun | None = None,
+) -> None:
+    """Refuse the collectives view's NCCL prompt text as its prediction (``view_prediction``)
+    would refuse it, without pricing anything: a release or word that is not one, and
+    settings NCCL refuses for ``op`` on ``group`` (an unknown ``NCCL_ALGO`` name,
+    ``NCCL_ALGO=nvls`` where NVLS does not run), in the line ``collective --env`` prints.
+
+    Raises:
+        FabricError: The refusal, naming this shell's variables it comes from.
+    """
+    version, env = nccl_of_prompt(nccl_prompt)
+    try:
+        check_collective_settings(
+            data.fabric,
+            op,
+            data.group_ranks(group),
+            single_process=measured is not None and measured.single_process,
+            library_version=version,
+            nccl_env=env,
             gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
         )
     except FabricError as error:

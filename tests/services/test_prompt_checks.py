@@ -8,6 +8,8 @@ import dataclasses
 import pytest
 
 from fabricui.errors import FabricError
+from fabricui.services.collective import check_view_nccl, view_prediction
+from fabricui.services.loaded import LoadedFabric
 from fabricui.services.requests import TopologyRequest, WhatIf
 from fabricui.services.session import check_request, load_fabric
 
@@ -19,6 +21,40 @@ def refusal(call, *args) -> str | None:
     except FabricError as exc:
         return exc.message
     return None
+
+
+@pytest.fixture(scope="module")
+def pod(catalog) -> LoadedFabric:
+    """dgx-h100-pod: 4 H100 nodes on InfiniBand."""
+    return LoadedFabric.load(TopologyRequest("dgx-h100-pod"), catalog=catalog)
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "all_to_all"])
+@pytest.mark.parametrize("group", ["all", "node"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "NCCL_ALGO=nvls",
+        "NCCL_ALGO=foo",
+        "NCCL_PROTO=^simple,ll,ll128",
+        "2.21 NCCL_ALGO=nvls",
+        "NCCL_ALGO=ring;tree",
+        "NCCL_ALGO=tree NCCL_PROTO=LL128",
+    ],
+)
+def test_nccl_settings_are_refused_as_the_prediction_refuses_them(pod, op, group, text):
+    """Same refusal, same line (or none), across operations, groups and releases."""
+    predicted = refusal(view_prediction, pod, op, group, [1024], text)
+    assert refusal(check_view_nccl, pod, op, group, text) == predicted
+
+
+def test_nccl_settings_refused_across_nodes_are_taken_on_one(pod):
+    """NVLS runs on one node's NVSwitch, not across nodes without CollNet."""
+    assert "no algorithm/protocol left" in refusal(
+        check_view_nccl, pod, "all_reduce", "all", "NCCL_ALGO=nvls"
+    )
+    assert refusal(check_view_nccl, pod, "all_reduce", "node", "NCCL_ALGO=nvls") is None
 
 
 @pytest.mark.parametrize(

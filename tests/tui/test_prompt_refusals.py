@@ -8,6 +8,7 @@ from textual.widgets import Input, Label
 from fabricui.tui.app import settle
 from fabricui.tui.screens.error import ErrorModal
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.textual_private import notifications
 from tests.tui.test_hostile_round import dialog_text
 
 
@@ -70,3 +71,41 @@ async def test_what_if_links_the_gpu_lacks_are_refused_in_the_prompt(app_factory
         await pilot.press("escape")
         await settle(pilot)
         assert app.data.what_if is None and not isinstance(app.screen, ErrorModal)
+
+
+async def test_nccl_settings_the_prediction_refuses_are_refused_in_the_prompt(app_factory):
+    """``v NCCL_ALGO=nvls`` on H100s across nodes (NVLS needs CollNet there) and an unknown
+    ``NCCL_ALGO`` name: the prompt says what ``collective --env`` says; the view keeps its
+    settings and its table, with no "collective failed" after."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        said = await refused(pilot, "v", "NCCL_ALGO=nvls")
+        assert said == (
+            "NCCL 2.30.7: no algorithm/protocol left for all_reduce (NCCL_ALGO=nvls, "
+            "NCCL_PROTO=-); NCCL would fail"
+        )
+        await pilot.press("escape")
+        await pilot.pause()
+        said = await refused(pilot, "v", "NCCL_ALGO=foo")
+        assert said.startswith("NCCL_ALGO='foo': unknown name 'foo' (Tree, Ring,")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is view and view.nccl == "" and view.prediction is not None
+        assert not [n for n in notifications(app) if n.severity == "error"]
+
+
+async def test_nccl_settings_are_checked_for_the_group_shown(app_factory):
+    """``NCCL_ALGO=nvls`` runs on one node's NVSwitch: accepted for the node group."""
+    app = app_factory(view="collectives", options={"group": "node"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        await pilot.press("v")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "NCCL_ALGO=nvls"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is view and view.nccl == "NCCL_ALGO=nvls"
+        assert view.prediction is not None and view.prediction.choice is not None

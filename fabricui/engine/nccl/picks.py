@@ -254,6 +254,47 @@ def _tunings(group, settings: NcclSettings, op: str) -> tuple[NcclView, Tuning, 
     return view_now, tuning, could
 
 
+def _nccl_tunings(group, settings: NcclSettings, op: str) -> tuple[NcclView, Tuning, Tuning]:
+    """``_tunings`` of ``op``, kept on the group per release and environment.
+
+    Raises:
+        EngineError: The settings leave NCCL nothing to run ``op`` with (NCCL would fail).
+    """
+    release, env = settings.release, settings.env
+    return group.memo(
+        ("nccl-tuning", op, release.version, _env_key(env)),
+        lambda: _tunings(group, settings, op),
+    )
+
+
+def refuse_settings(group, op: str, settings: NcclSettings) -> None:
+    """Refuse, before anything is priced, what ``choose`` refuses of the settings alone:
+    NCCL's unknown names and prefixes (``refuse_bad_lists``) and settings that leave its
+    tuner nothing for ``op``; for a library that reads NCCL's lists (RCCL), their unknown
+    names. A one-rank group tunes nothing.
+
+    Args:
+        group: The ``Group``.
+        op: The collective.
+        settings: NCCL release and environment.
+
+    Raises:
+        EngineError: The library's refusal, in the line ``choose`` raises.
+    """
+    if group.n < 2:
+        return
+    library = library_of(group)
+    env = settings.env
+    if library != "nccl":
+        if library in READS_NCCL_ENV and (env.algo or env.proto) and op not in P2P_OPS:
+            algorithms_enabled(env, op, settings.release)
+            protocols_enabled(env, op, settings.release)
+        return
+    refuse_bad_lists(settings)
+    if op not in P2P_OPS:
+        _nccl_tunings(group, settings, op)
+
+
 #: NCCL's collective name (the prefix of a scoped NCCL_ALGO entry) of each operation.
 FUNCTION_OF_OP = {op: function for function, op in FUNCTION_NAMES.items()}
 
@@ -365,11 +406,8 @@ def choose(
     refuse_bad_lists(settings)
     if op in P2P_OPS:
         return _p2p_choice(group, op, sizes, physical, settings)
-    release, env = settings.release, settings.env
-    view_now, tuning, could = group.memo(
-        ("nccl-tuning", op, release.version, _env_key(env)),
-        lambda: _tunings(group, settings, op),
-    )
+    release = settings.release
+    view_now, tuning, could = _nccl_tunings(group, settings, op)
     pairs = _nccl_pairs(tuning, physical, forced)
     if not pairs and forced in ENGINE_ALGORITHM.values() and any(k[0] == forced for k in physical):
         # Forcing an algorithm NCCL has but does not run here fails as NCCL_ALGO does.
@@ -561,4 +599,5 @@ __all__ = [
     "Pick",
     "choose",
     "library_of",
+    "refuse_settings",
 ]

@@ -792,7 +792,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         )
 
     def action_ask_nccl(self) -> None:
-        """Ask for the NCCL release and settings."""
+        """Ask for the NCCL release and settings; what the prediction would refuse of them
+        is refused in the prompt."""
 
         def done(text: str | None) -> None:
             if text is not None:
@@ -803,10 +804,25 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
                 "NCCL release and settings",
                 self.nccl,
                 "e.g. 2.21 NCCL_ALGO=ring NCCL_PROTO=^LL128 (empty: the newest release)",
-                check_nccl,
+                self._check_nccl,
             ),
             done,
         )
+
+    def _check_nccl(self, text: str) -> str | None:
+        """Error line for NCCL settings the prediction of the operation and group shown
+        would refuse (``NCCL_ALGO=nvls`` where NVLS does not run: as ``collective --env``
+        says it), else None."""
+        data = self.data
+        if data is None:
+            return check_nccl(text)
+        from fabricui.services.collective import check_view_nccl
+
+        try:
+            check_view_nccl(data, self.op, self.group, text, self.measured)
+        except FabricError as exc:
+            return exc.message
+        return None
 
     def action_ask_measured(self) -> None:
         """Open or paste a measured nccl-tests output (again: drop the one shown)."""
