@@ -28,6 +28,7 @@ from fabricui.services.plan import (
     LayoutRequest,
     PlanRequest,
     TableRequest,
+    build_layout,
     decision_table_on,
     default_layout,
     load_strategies,
@@ -482,6 +483,20 @@ class LoadedFabric:
             pp *= 2
         return plain
 
+    def check_layout(self, model_id: str, choice: LayoutChoice) -> None:
+        """Refuse a layout as ``plan`` refuses it, without pricing it: degrees the model or
+        the fabric's GPUs cannot take (``tp64`` on 32 GPUs), in the line ``fabricui plan``
+        prints.
+
+        Raises:
+            FabricError: A layout the model or the fabric cannot run.
+        """
+        from fabricui.engine.training.step import check_layout
+
+        model = self.model(model_id)
+        layout = build_layout(_layout_request(choice), self.fabric, model)
+        check_layout(self.fabric, model, layout)
+
     def plan(self, model_id: str, choice: LayoutChoice) -> PlanReport:
         """Price one layout on every GPU of the fabric (as ``fabricui plan``).
 
@@ -491,7 +506,7 @@ class LoadedFabric:
         request = PlanRequest(
             topology=self.request,
             model=model_id,
-            layout=LayoutRequest(tp=choice.tp, pp=choice.pp, ep=choice.ep, cp=choice.cp),
+            layout=_layout_request(choice),
             dp_strategy=choice.dp_strategy,
             recipe=RecipeChoices(recompute=choice.recompute),
         )
@@ -515,3 +530,8 @@ class LoadedFabric:
             self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
         )
         return list(result.plans)
+
+
+def _layout_request(choice: LayoutChoice) -> LayoutRequest:
+    """The degrees of a layout choice as a plan request's layout."""
+    return LayoutRequest(tp=choice.tp, pp=choice.pp, ep=choice.ep, cp=choice.cp)

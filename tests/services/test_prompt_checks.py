@@ -9,6 +9,7 @@ import pytest
 
 from fabricui.errors import FabricError
 from fabricui.services.collective import check_view_nccl, view_prediction
+from fabricui.services.layouts import LayoutChoice, parse_layout
 from fabricui.services.loaded import LoadedFabric
 from fabricui.services.requests import TopologyRequest, WhatIf
 from fabricui.services.session import check_request, load_fabric
@@ -78,3 +79,23 @@ def test_a_checked_request_is_the_spec_loaded(catalog):
     request = TopologyRequest("h100-ib-cluster", 4)
     assert check_request(request, catalog) == load_fabric(request, catalog).spec
     assert check_request(dataclasses.replace(request, nodes=5), catalog).nodes == 5
+
+
+@pytest.mark.parametrize(
+    ("model", "text"),
+    [
+        ("llama3-70b", "tp64"),
+        ("llama3-70b", "tp3"),
+        ("llama3-70b", "pp100"),
+        ("llama3-70b", "ep8"),
+        ("llama3-70b", "tp16"),
+        ("llama3-70b", "tp8 cp3"),
+        ("mixtral-8x7b", "ep3"),
+        ("mixtral-8x7b", "tp2 ep8"),
+        ("llama3-70b", "tp8 pp2 fsdp"),
+    ],
+)
+def test_a_layout_is_refused_as_the_plan_refuses_it(pod, model, text):
+    """``check_layout`` refuses what ``plan`` refuses, in its line, and lets the rest by."""
+    choice = parse_layout(text, LayoutChoice())
+    assert refusal(pod.check_layout, model, choice) == refusal(pod.plan, model, choice)

@@ -109,3 +109,16 @@ async def test_nccl_settings_are_checked_for_the_group_shown(app_factory):
         await settle(pilot)
         assert app.screen is view and view.nccl == "NCCL_ALGO=nvls"
         assert view.prediction is not None and view.prediction.choice is not None
+
+
+async def test_a_layout_the_fabric_cannot_run_is_refused_in_the_prompt(app_factory):
+    """``l tp64`` on 32 GPUs and ``l ep8`` on a dense model: ``plan``'s line in the prompt."""
+    app = app_factory(view="strategies")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        said = await refused(pilot, "l", "tp64")
+        assert said == "layout needs 64 GPUs, more than dgx-h100-pod's 32"
+        await pilot.press("escape")
+        await pilot.pause()
+        said = await refused(pilot, "l", "ep8")
+        assert said == "llama3-70b is dense (no experts): ep must be 1 (got 8)"

@@ -691,10 +691,22 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
                 "Layout (DP takes the GPUs left over)",
                 self.choice.label(),
                 f"tpN ppN epN cpN, one of {', '.join(DP_STRATEGIES)}, recompute mode",
-                check_layout_text,
+                self._check_layout,
             ),
             done,
         )
+
+    def _check_layout(self, text: str) -> str | None:
+        """Error line for a layout the plan would refuse (a word that is not one, ``tp64``
+        on 32 GPUs, ``ep8`` on a dense model: as ``fabricui plan`` says it), else None."""
+        data, current = self.data, self.choice
+        if data is None or current is None:
+            return check_layout_text(text)
+        try:
+            data.check_layout(self.model_id, parse_layout(text, current))
+        except FabricError as exc:
+            return exc.message
+        return None
 
     def action_search(self) -> None:
         """Rank every valid layout on all GPUs (in a worker)."""
