@@ -122,3 +122,16 @@ async def test_a_layout_the_fabric_cannot_run_is_refused_in_the_prompt(app_facto
         await pilot.pause()
         said = await refused(pilot, "l", "ep8")
         assert said == "llama3-70b is dense (no experts): ep must be 1 (got 8)"
+
+
+async def test_a_message_size_past_1_pib_is_refused_in_the_prompt(app_factory):
+    """``m 2P``: refused as ``path --message-size 2P`` is, not priced as 1 PiB unsaid."""
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        said = await refused(pilot, "m", "2P")
+        assert said == "size 2P: a message size from 1 byte to 1 PiB"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert view.size_bytes == 2**30

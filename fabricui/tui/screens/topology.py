@@ -29,7 +29,13 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.path_panel import HopHealth, PathPanel, PathSide
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.tui.widgets.topology_map import HEALTH_MARKERS, TopologyMap, worst_mark
-from fabricui.units import MAX_MESSAGE_BYTES, format_bytes, parse_size, size_argument
+from fabricui.units import (
+    MAX_MESSAGE_BYTES,
+    format_bytes,
+    parse_message_size,
+    parse_size,
+    size_argument,
+)
 
 if TYPE_CHECKING:
     from fabricui.engine.evaluate import PathReport
@@ -118,12 +124,13 @@ def _end_on_host(fabric: Any, devices: tuple[int, int], host_of: dict[int, int])
 
 
 def check_size(text: str) -> str | None:
-    """Error line for a bad size, else None."""
+    """Error line for a size that is not a message size (1 byte to 1 PiB, as ``path
+    --message-size`` takes: ``2P`` is refused, not priced as 1 PiB unsaid), else None."""
     try:
-        value = parse_size(text)
+        parse_message_size(text, "size")
     except FabricError as exc:
         return exc.message
-    return None if value >= 1 else "size must be at least 1 byte"
+    return None
 
 
 def check_log_path(text: str) -> str | None:
