@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from textual import on, work
-from textual.app import App
+from textual.app import App, ScreenStackError
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette, SearchIcon
 from textual.message import Message
@@ -351,6 +351,13 @@ class FabricApp(App[None]):
         if self._settings_problem:
             self.notify(self._settings_problem, title="settings", severity="warning", timeout=10)
         self.call_after_refresh(self.load_topology, self.request)
+
+    def clear_selection(self) -> None:
+        """Textual's, once a screen is up. The first view's filter bar (an ``Input``) clears
+        the selection as it mounts, which on Python 3.13 is before the screen stack holds
+        that view: Textual then raises ``ScreenStackError`` where it means "no screen"."""
+        with contextlib.suppress(ScreenStackError):
+            super().clear_selection()
 
     def first_load_pending(self) -> bool:
         """Whether the first fabric is still to come: asked for after the first refresh, so

@@ -1102,3 +1102,11 @@ def test_naming_the_default_topology_is_naming_one():
     assert named() is None
     assert named("explore") is None
     assert named("--view", "collectives") is None
+
+
+def test_clearing_the_selection_before_any_screen_is_up(app_factory):
+    """The first view's filter bar clears the selection as it mounts, before the screen
+    stack holds that view on Python 3.13: nothing is raised (the explorer started in the
+    plugins, collectives or strategies view crashed there)."""
+    app = app_factory(view="plugins")
+    app.clear_selection()
