@@ -56,14 +56,16 @@ def ugal_equilibrium(
         )
         return load.astype(np.float64, copy=False)
 
-    candidates = [np.zeros(n), np.ones(n)]
-    scores = [busiest(load_of(x)) for x in candidates]
     x = np.zeros(n)
+    load = load_of(x)  # each split's load is scored, then drives the next round
+    candidates = [x, np.ones(n)]
+    scores = [busiest(load), busiest(load_of(candidates[1]))]
     for k in range(ROUNDS):
-        util = load_of(x) / cap
-        cost_m = np.bincount(fm, weights=bytes_m * util[rm] ** POWER, minlength=n)
-        cost_v = np.bincount(fv, weights=bytes_v * util[rv] ** POWER, minlength=n)
+        pressure = (load / cap) ** POWER  # per resource, then gathered per entry
+        cost_m = np.bincount(fm, weights=bytes_m * pressure[rm], minlength=n)
+        cost_v = np.bincount(fv, weights=bytes_v * pressure[rv], minlength=n)
         x = x + ((cost_v < cost_m).astype(np.float64) - x) / (k + 2)
+        load = load_of(x)
         candidates.append(x)
-        scores.append(busiest(load_of(x)))
+        scores.append(busiest(load))
     return candidates[int(np.argmin(scores))]
