@@ -53,14 +53,38 @@ def show(value: Any) -> str:
     return _SHOW.repr(value)
 
 
+class FieldError(HwdbError):
+    """A field of a YAML record holds a wrong value: the one-line message, and apart its key
+    path and problem, for a reader that names the record its own way (a measurements entry
+    by its id)."""
+
+    def __init__(self, doc: YamlDocument, path: KeyPath, problem: str) -> None:
+        super().__init__(f"{doc.where(path)}: {format_path(path)}: {problem}")
+        self.path = path
+        """Key path of the field in the document."""
+        self.problem = problem
+        """What is wrong, with the value (``expected a whole number (got 1.5)``)."""
+
+
 def _fail(doc: YamlDocument, path: KeyPath, problem: str, value: Any = dataclasses.MISSING) -> None:
     shown = "" if value is dataclasses.MISSING else f" (got {show(value)})"
-    raise HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}{shown}")
+    raise FieldError(doc, path, f"{problem}{shown}")
+
+
+def _quoted_number(value: Any) -> bool:
+    """True for text that is a number (``"8"``): written in quotes where a number goes."""
+    if not isinstance(value, str):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except ValueError:
+        return False
 
 
 def _number(doc: YamlDocument, path: KeyPath, value: Any, kind: str) -> float | int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        _fail(doc, path, f"expected a number ({kind})", value)
+        hint = ": write it without quotes" if _quoted_number(value) else ""
+        _fail(doc, path, f"expected a number ({kind}) (got {show(value)}){hint}")
     if isinstance(value, float) and not math.isfinite(value):
         _fail(doc, path, "expected a finite number", value)
     if abs(value) > _MAX_NUMBER:
@@ -140,14 +164,8 @@ def convert_record(
     Raises:
         HwdbError: Not a mapping, unknown key, missing field, wrong type or range.
     """
-    if not isinstance(data, dict):
-        _fail(doc, path, f"expected a mapping of {cls.__name__} fields", data)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     overrides = overrides or {}
-    for key in data:
-        if key not in fields or key in overrides:
-            known = [n for n in fields if n not in overrides]
-            _fail(doc, (*path, str(key)), unknown_key_message(str(key), known))
+    fields = _known_keys(doc, path, cls, data, overrides)
     kwargs: dict[str, Any] = dict(overrides)
     for name, f in fields.items():
         if name in overrides:
@@ -157,12 +175,60 @@ def convert_record(
             if required:
                 _fail(doc, path, f"missing required key '{name}'")
             continue
-        kwargs[name] = convert_value(doc, (*path, name), str(f.type), data[name])
-        bound = _RANGES.get((cls.__name__, name))
-        wrong = bound and kwargs[name] is not None and problem(kwargs[name], bound)
-        if wrong:
-            _fail(doc, (*path, name), wrong)
+        kwargs[name] = _convert_field(doc, path, cls, f, data[name])
     return cls(**kwargs)
+
+
+def stated_fields(
+    doc: YamlDocument, path: KeyPath, cls: type, data: Any, overrides: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """The fields a YAML mapping states of record ``cls``, each read as ``convert_record``
+    reads it, and those of its nested records (``intra``, ``net``) as mappings alike; a
+    field it leaves out, required or not, is left out: a partial record (a measurements
+    entry's ``hardware`` block says what it knows of a topology).
+
+    Args:
+        overrides: Fields the caller sets, refused as unknown keys (``origin``).
+
+    Raises:
+        HwdbError: Not a mapping, an unknown key, a wrong type or range.
+    """
+    fields = _known_keys(doc, path, cls, data, dict.fromkeys(overrides))
+    stated: dict[str, Any] = {}
+    for name, value in data.items():
+        annotation = str(fields[name].type).replace(" ", "").removesuffix("|None")
+        if annotation in _NESTED and value is not None:
+            stated[name] = stated_fields(doc, (*path, name), _NESTED[annotation], value)
+        else:
+            stated[name] = _convert_field(doc, path, cls, fields[name], value)
+    return stated
+
+
+def _known_keys(
+    doc: YamlDocument, path: KeyPath, cls: type, data: Any, overrides: dict[str, Any]
+) -> dict[str, dataclasses.Field[Any]]:
+    """The fields of ``cls`` by name, once ``data`` is found a mapping of them alone."""
+    if not isinstance(data, dict):
+        _fail(doc, path, f"expected a mapping of {cls.__name__} fields", data)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in fields or key in overrides:
+            known = [n for n in fields if n not in overrides]
+            _fail(doc, (*path, str(key)), unknown_key_message(str(key), known))
+    return fields
+
+
+def _convert_field(
+    doc: YamlDocument, path: KeyPath, cls: type, f: dataclasses.Field[Any], value: Any
+) -> Any:
+    """Field ``f`` of record ``cls`` (at ``path``) read from ``value``: its type, then its
+    physical range (``_RANGES``)."""
+    converted = convert_value(doc, (*path, f.name), str(f.type), value)
+    bound = _RANGES.get((cls.__name__, f.name))
+    wrong = bound and converted is not None and problem(converted, bound)
+    if wrong:
+        _fail(doc, (*path, f.name), wrong)
+    return converted
 
 
 def check_choice(doc: YamlDocument, path: KeyPath, value: str, choices: tuple[str, ...]) -> None:
@@ -190,10 +256,12 @@ def check_range(
 
 
 __all__ = [
+    "FieldError",
     "check_choice",
     "check_one_line",
     "check_range",
     "convert_record",
     "convert_value",
     "records",
+    "stated_fields",
 ]

@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Any
 from fabricui.errors import HwdbError, unknown_id_message
 from fabricui.hwdb.cluster_file import parse_cluster
 from fabricui.hwdb.plugin_dirs import NeedsPluginError
-from fabricui.hwdb.schema import check_choice, check_range, convert_record
+from fabricui.hwdb.schema import (
+    FieldError,
+    check_choice,
+    check_range,
+    convert_record,
+    stated_fields,
+)
 from fabricui.hwdb.yamlfile import KeyPath, YamlDocument, format_path
 from fabricui.model.topology import (
     DOMAIN_FABRICS,
@@ -62,13 +68,23 @@ def _check_limits(doc: YamlDocument, base: KeyPath, spec: TopologySpec) -> None:
     for (section, key), limit in LIMITS.items():
         owner = spec if not section else getattr(spec, section)
         value = getattr(owner, key, None) if owner is not None else None
-        if isinstance(value, int) and value > limit:
-            path = (*base, key) if not section else (*base, section, key)
-            raise _fail(doc, path, f"at most {limit} (got {value})")
+        path = (*base, key) if not section else (*base, section, key)
+        _check_limit(doc, path, value, limit)
+
+
+def _check_limit(doc: YamlDocument, path: KeyPath, value: Any, limit: int) -> None:
+    if isinstance(value, int) and value > limit:
+        raise _fail(doc, path, f"at most {limit} (got {value})")
+
+
+def _check_at_least_one(doc: YamlDocument, path: KeyPath, value: Any) -> None:
+    """Raise for a count of 0 that the schema reads as a number (hosts per domain, NICs)."""
+    if isinstance(value, int) and value < 1:
+        raise _fail(doc, path, f"must be at least 1 (got {value})")
 
 
 def _fail(doc: YamlDocument, path: KeyPath, problem: str) -> HwdbError:
-    return HwdbError(f"{doc.where(path)}: {format_path(path)}: {problem}")
+    return FieldError(doc, path, problem)
 
 
 #: Record kind (catalog table) of each kind word used in messages.
@@ -137,10 +153,7 @@ def parse_topology(
     if not at and isinstance(data, dict) and "hardware" in data and "gpu" not in data:
         data, base = data["hardware"], ("hardware",)
     if not isinstance(data, dict):
-        raise HwdbError(
-            f"{doc.where(base)}: expected a topology mapping with gpu, nodes, gpus_per_node, "
-            f"intra, net (got {type(data).__name__})"
-        )
+        raise HwdbError(f"{doc.where(base)}: {_MAPPING} (got {type(data).__name__})")
     data = dict(data)
     if data.get("intra", "absent") is None:
         data["intra"] = {"fabric": "none"}
@@ -153,6 +166,105 @@ def parse_topology(
         spec = replace(spec, cluster=parse_cluster(doc, (*base, "cluster"), cluster, spec))
     _check_spec(doc, base, spec, catalog)
     return network_defaults(superchip_defaults(spec, catalog), catalog)
+
+
+#: What a topology spec is, for a value that is no mapping.
+_MAPPING = "expected a topology mapping with gpu, nodes, gpus_per_node, intra, net"
+
+#: Fields that hold one word of a fixed vocabulary: (section, key) -> the words.
+_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("intra", "fabric"): INTRA_FABRICS,
+    ("net", "layout"): NET_LAYOUTS,
+    ("net", "nic_attach"): NIC_ATTACH,
+}
+
+#: Fields that name catalog records: (section, key) -> the kind word of ``_TABLES``.
+_IDS: dict[tuple[str, str], str] = {
+    ("", "gpu"): "gpu",
+    ("intra", "link"): "link",
+    ("intra", "host_link"): "link",
+    ("intra", "cpu_pcie"): "link",
+    ("intra", "socket_link"): "link",
+    ("intra", "switch"): "switch",
+    ("intra", "axis_links"): "link",
+    ("net", "link"): "link",
+    ("net", "switch"): "switch",
+    ("net", "nic"): "NIC",
+    ("net", "axis_links"): "link",
+}
+
+#: Counts the schema reads from 0 that a spec needs at least one of.
+_AT_LEAST_ONE = (("intra", "hosts_per_domain"), ("net", "nics_per_node"))
+
+
+def read_stated(
+    doc: YamlDocument, base: KeyPath, data: Any, catalog: Catalog | None = None
+) -> dict[str, Any]:
+    """The fields a partial topology spec states, each read as ``parse_topology`` reads
+    it: type and range, limit, vocabulary word and, with ``catalog``, the record it names
+    (one a disabled plugin holds is taken as named). A measurements entry's ``hardware``
+    block is such a spec: what it leaves out is unstated, what it states must be right (a
+    typo would match no topology, and the entry be left out for it). The rules between
+    fields (a network for several nodes, a link of the fabric's family) are the whole
+    spec's (``parse_topology``).
+
+    Args:
+        doc: The document.
+        base: Key path of the spec in ``doc``.
+        data: The spec as parsed.
+        catalog: The hardware database its ids refer to; None: ids are not looked up.
+
+    Returns:
+        The stated fields, ``intra`` and ``net`` as mappings of theirs; ``intra: null`` (one
+        GPU per node) as None.
+
+    Raises:
+        FieldError: The first wrong field, naming its key path.
+    """
+    if not isinstance(data, dict):
+        raise _fail(doc, base, f"{_MAPPING} (got {type(data).__name__})")
+    data = dict(data)
+    data.pop("cluster", None)  # a real cluster's hosts: read where its fabric is built
+    single = data.get("intra", "absent") is None
+    if single:
+        data["intra"] = {}
+    stated = stated_fields(doc, base, TopologySpec, data, overrides=("origin",))
+    for section in ("", "intra", "net"):
+        fields = stated if not section else stated.get(section)
+        path = base if not section else (*base, section)
+        for key, value in fields.items() if isinstance(fields, dict) else ():
+            _check_stated(doc, (*path, key), (section, key), value, catalog)
+    if single:
+        stated["intra"] = None
+    return stated
+
+
+def _check_stated(
+    doc: YamlDocument,
+    path: KeyPath,
+    field: tuple[str, str],
+    value: Any,
+    catalog: Catalog | None,
+) -> None:
+    """The checks of one field that need no other field: ``LIMITS``, ``_AT_LEAST_ONE``,
+    ``_CHOICES`` and ``_IDS``."""
+    if value is None:
+        return
+    if field in LIMITS:
+        _check_limit(doc, path, value, LIMITS[field])
+    if field in _AT_LEAST_ONE:
+        _check_at_least_one(doc, path, value)
+    if field in _CHOICES:
+        check_choice(doc, path, value, _CHOICES[field])
+    kind = _IDS.get(field)
+    if kind is None or catalog is None:
+        return
+    named = enumerate(value) if isinstance(value, tuple) else [(None, value)]
+    table = _TABLES[kind]
+    for index, record_id in named:
+        if (table, record_id) not in catalog.withheld:
+            where = path if index is None else (*path, index)
+            _ref(doc, where, getattr(catalog, table), kind, record_id, catalog)
 
 
 def network_defaults(spec: TopologySpec, catalog: Catalog) -> TopologySpec:
@@ -227,10 +339,7 @@ def _check_intra(
         )
     if intra.fabric == "none" and spec.gpus_per_node > 1 and not torus:
         raise _fail(doc, ipath, f"required when gpus_per_node > 1 ({spec.gpus_per_node})")
-    if intra.hosts_per_domain < 1:
-        raise _fail(
-            doc, (*ipath, "hosts_per_domain"), f"must be at least 1 (got {intra.hosts_per_domain})"
-        )
+    _check_at_least_one(doc, (*ipath, "hosts_per_domain"), intra.hosts_per_domain)
     if intra.hosts_per_domain > 1 and intra.fabric not in DOMAIN_FABRICS:
         raise _fail(
             doc,
@@ -346,8 +455,7 @@ def _check_net(doc: YamlDocument, base: KeyPath, spec: TopologySpec, catalog: Ca
         return  # no NICs: nics_per_node and nic_map do not apply
     if net.nic_attach is not None:
         check_choice(doc, (*npath, "nic_attach"), net.nic_attach, NIC_ATTACH)
-    if net.nics_per_node < 1:
-        raise _fail(doc, (*npath, "nics_per_node"), f"must be at least 1 (got {net.nics_per_node})")
+    _check_at_least_one(doc, (*npath, "nics_per_node"), net.nics_per_node)
     if net.switch is not None:
         switch = _ref(doc, (*npath, "switch"), catalog.switches, "switch", net.switch, catalog)
         if switch.radix is None or switch.port_Gbps is None:

@@ -38,6 +38,18 @@ def test_schema_type_error_names_key_path_and_value(mini):
     assert "bad-type.yaml:2" in text and "nodes" in text and "'two'" in text
 
 
+def test_a_quoted_number_says_to_drop_the_quotes(catalog, tmp_path):
+    """``gpus_per_node: "8"`` is text where a number goes: the line says to write it
+    without quotes (a measurements entry's hardware block says the same)."""
+    spec = tmp_path / "box.yaml"
+    spec.write_text('gpu: h100-sxm\nnodes: 1\ngpus_per_node: "8"\nintra: {fabric: nvswitch}\n')
+    with pytest.raises(HwdbError) as exc:
+        resolve_topology(str(spec), catalog)
+    assert one_line(exc) == (
+        f"{spec}:3: gpus_per_node: expected a number (int) (got '8'): write it without quotes"
+    )
+
+
 def test_unknown_key_lists_known_keys(mini):
     """A misspelt key is named with its path, the nearest keys first, then every key."""
     with pytest.raises(HwdbError) as exc:
