@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 from fabricui.bounds import BYTES, OPERATION_TIME_US
 from fabricui.errors import FabricError, HwdbError
 from fabricui.files import read_bounded
-from fabricui.hwdb.schema import show
-from fabricui.hwdb.topology_file import LIMITS
+from fabricui.hwdb.schema import FieldError, show
+from fabricui.hwdb.topology_file import read_stated
 from fabricui.hwdb.yamlfile import YamlDocument, format_path, parse_yaml
 from fabricui.importers.reading import UTF16_BOMS
 from fabricui.vocabulary import OPS
 
 if TYPE_CHECKING:
-    pass
+    from fabricui.hwdb.tables import Catalog
 
 #: nccl-tests binary stems and the collective each runs (``alltoall_perf`` -> all_to_all).
 NCCL_TESTS_OPS = {
@@ -574,18 +574,22 @@ def _with_times(rows: Sequence[ResultRow], op: str, nranks: int) -> tuple[Result
     return tuple(out)
 
 
-def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
+def parse_measurements(doc: YamlDocument, catalog: Catalog | None = None) -> list[ResultRun]:
     """Runs of a measurements YAML document (the shared ``measurements.yaml`` format).
 
     Args:
         doc: The parsed document: a list of entries with ``id``, ``op``, ``nranks``,
             ``hardware``, ``env``, ``launch`` and ``rows``.
+        catalog: The hardware database the ``hardware`` blocks' ids must name (``gpu``,
+            ``intra.link``, ``net.link``); None: they are not looked up.
 
     Returns:
         One run per entry.
 
     Raises:
-        HwdbError: An entry lacks a key or has malformed rows, naming file and line.
+        HwdbError: An entry lacks a key or has malformed rows, naming file and line; a
+            field of its ``hardware`` block is one a topology spec refuses, naming file,
+            line, entry id and field.
     """
     if not isinstance(doc.data, list):
         raise HwdbError(f"{doc.where(())}: expected a list of measurement entries")
@@ -604,11 +608,10 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
             )
         if not _scalar(entry["id"]):
             raise HwdbError(f"{doc.where((*path, 'id'))}: [{index}].id: expected text")
-        hardware = entry.get("hardware") or {}
-        nodes = hardware.get("nodes") if isinstance(hardware, dict) else None
-        per_node = hardware.get("gpus_per_node") if isinstance(hardware, dict) else None
+        hardware = _hardware(doc, path, str(entry["id"]), entry.get("hardware"), catalog)
+        nodes, per_node = hardware.get("nodes"), hardware.get("gpus_per_node")
         nranks = entry.get("nranks")
-        if nranks is None and isinstance(nodes, int) and isinstance(per_node, int):
+        if nranks is None and nodes is not None and per_node is not None:
             nranks = nodes * per_node
         if nranks is not None and (
             isinstance(nranks, bool) or not isinstance(nranks, int) or not 0 < nranks <= MAX_RANKS
@@ -617,89 +620,73 @@ def parse_measurements(doc: YamlDocument) -> list[ResultRun]:
                 f"{doc.where((*path, 'nranks'))}: [{index}].nranks: expected a rank count "
                 f"from 1 to {MAX_RANKS} (got {show(nranks)})"
             )
-        if not isinstance(nodes, int) or isinstance(nodes, bool) or not 0 < nodes <= MAX_RANKS:
-            nodes = None
+        if nodes is not None and nodes > MAX_RANKS:
+            raise HwdbError(
+                f"{doc.where((*path, 'hardware', 'nodes'))}: entry {entry['id']}: "
+                f"hardware.nodes: expected a node count from 1 to {MAX_RANKS} (got {nodes})"
+            )
         rows = _measurement_rows(doc, (*path, "rows"), entry["rows"])
         env = entry.get("env") or {}
-        counts = _intra_counts(doc, path, str(entry["id"]), hardware)
-        gpu, net = (hardware.get(k) if isinstance(hardware, dict) else None for k in ("gpu", "net"))
-        link = net.get("link") if isinstance(net, dict) else None
+        net = hardware.get("net")
         runs.append(
             ResultRun(
                 source=f"{doc.origin}#{entry['id']}",
                 op=op,
                 rows=_with_times(rows, op, int(nranks or 1)),
                 nranks=int(nranks) if nranks else None,
-                nodes=int(nodes) if isinstance(nodes, int) else None,
+                nodes=nodes,
                 single_process=entry.get("launch") == "single-process",
                 env=_text_mapping(env),
                 entry_id=str(entry["id"]),
-                hardware_gpu=str(gpu) if _scalar(gpu) else None,
-                hardware_net=str(link) if _scalar(link) else None,
-                hardware_node=_entry_node(hardware, counts),
+                hardware_gpu=hardware.get("gpu"),
+                hardware_net=net.get("link") if net is not None else None,
+                hardware_node=_entry_node(hardware) if hardware else None,
                 quality=entry.get("quality") if _scalar(entry.get("quality")) else None,
             )
         )
     return runs
 
 
-#: Counts of a measurements entry's ``hardware.intra`` read strictly, as a topology spec
-#: reads them (the block is one): a value that is no whole number would match no
-#: topology's node, and the entry would be left out for what is a typo.
-INTRA_COUNTS = ("links_per_pair", "hosts_per_domain")
-
-
-def _intra_counts(doc: YamlDocument, path: tuple, entry_id: str, hardware: Any) -> dict[str, int]:
-    """The ``INTRA_COUNTS`` an entry's ``hardware.intra`` states (a whole float such as
-    ``2.0`` is 2, as in a topology spec).
+def _hardware(
+    doc: YamlDocument, path: tuple, entry_id: str, block: Any, catalog: Catalog | None
+) -> dict[str, Any]:
+    """The fields an entry's ``hardware`` block states, each read as a topology spec reads
+    it (the block is one: ``read_stated``); none for a block left out or null.
 
     Raises:
-        HwdbError: One is not a whole number from 1 to its limit (``1.5``, the text
-            ``"2"``, ``null``), naming file, line, entry id and field.
+        HwdbError: A field a topology spec refuses (``gpus_per_node: "8"``, ``links_per_pair:
+            1.5``, ``fabric: nvswich``, an unknown gpu with ``catalog``), in one line naming
+            file, line, entry id and field: read leniently, it would match no topology's
+            node and the entry be left out for what is a typo.
     """
-    intra = hardware.get("intra") if isinstance(hardware, dict) else None
-    if not isinstance(intra, dict):
+    if block is None:
         return {}
-    counts = {}
-    for key in INTRA_COUNTS:
-        if key not in intra:
-            continue
-        value, limit = intra[key], LIMITS[("intra", key)]
-        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        if isinstance(value, bool) or not whole or not 1 <= value <= limit:
-            quoted = isinstance(value, str) and value.strip().isdigit()
-            where = (*path, "hardware", "intra", key)
-            raise HwdbError(
-                f"{doc.where(where)}: entry {entry_id}: hardware.intra.{key}: expected a "
-                f"whole number from 1 to {limit} (got {show(value)})"
-                + (": write it without quotes" if quoted else "")
-            )
-        counts[key] = int(value)
-    return counts
+    base = (*path, "hardware")
+    try:
+        return read_stated(doc, base, block, catalog)
+    except FieldError as wrong:
+        field = format_path(wrong.path[len(path) :])
+        raise HwdbError(
+            f"{doc.where(wrong.path)}: entry {entry_id}: {field}: {wrong.problem}"
+        ) from None
 
 
-def _entry_node(hardware: Any, counts: dict[str, int]) -> EntryNode | None:
-    """The node a measurements entry's ``hardware`` block describes, read leniently (a
-    value of the wrong type counts as not given) but for its ``counts``
-    (``_intra_counts``), or None without a block."""
-    if not isinstance(hardware, dict):
-        return None
+def _entry_node(hardware: dict[str, Any]) -> EntryNode:
+    """The node of an entry's ``hardware`` block (``_hardware``): what it leaves out is
+    unstated."""
     per_node = hardware.get("gpus_per_node")
-    if isinstance(per_node, bool) or not isinstance(per_node, int) or per_node < 1:
-        per_node = None
-    intra = hardware.get("intra")
-    hosts = counts.get("hosts_per_domain", 1)
-    if per_node == 1 or ("intra" in hardware and intra is None):
+    intra = hardware.get("intra", {})
+    hosts = intra.get("hosts_per_domain", 1) if intra is not None else 1
+    if per_node == 1 or intra is None:
         return EntryNode(per_node, "none", hosts_per_domain=hosts)
-    if not isinstance(intra, dict) or not _scalar(intra.get("fabric")):
+    if "fabric" not in intra:
         return EntryNode(per_node, None, hosts_per_domain=hosts)
-    link = intra.get("link")
     return EntryNode(
         per_node,
-        str(intra["fabric"]),
-        str(link) if _scalar(link) else None,
-        counts.get("links_per_pair", 1),
-        intra.get("p2p", True) is not False,
+        intra["fabric"],
+        intra.get("link"),
+        intra.get("links_per_pair", 1),
+        intra.get("p2p", True),
         hosts,
     )
 
@@ -724,7 +711,11 @@ def read_output(path: Path | str) -> tuple[str, str]:
 
 
 def read_results(
-    path: Path, op: str | None = None, entries: Sequence[str] = (), every_table: bool = False
+    path: Path,
+    op: str | None = None,
+    entries: Sequence[str] = (),
+    every_table: bool = False,
+    catalog: Catalog | None = None,
 ) -> list[ResultRun]:
     """Read one results file: nccl-tests output or a measurements YAML.
 
@@ -735,6 +726,8 @@ def read_results(
         every_table: Also the nccl-tests tables whose every row was dropped (no rows, their
             ``dropped`` only) and those of a header alone (neither), in file order, so runs
             are numbered as the file holds them.
+        catalog: The hardware database a measurements entry's ``hardware`` ids must
+            name; None: they are not looked up.
 
     Returns:
         The runs, each with at least one row (unless ``every_table``); the rows dropped from
@@ -746,7 +739,7 @@ def read_results(
     """
     text, origin = read_output(path)
     if _looks_like_measurements(text):
-        runs = parse_measurements(parse_yaml(text, origin))
+        runs = parse_measurements(parse_yaml(text, origin), catalog)
         if entries:
             known = {r.entry_id for r in runs}
             missing = [e for e in entries if e not in known]

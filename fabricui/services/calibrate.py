@@ -687,14 +687,19 @@ def _run_number(entry: str) -> bool:
 
 
 def _read_runs(
-    paths: Sequence[Path], op: str | None, ids: Sequence[str], numbers: Sequence[int]
+    paths: Sequence[Path],
+    op: str | None,
+    ids: Sequence[str],
+    numbers: Sequence[int],
+    catalog: Catalog | None = None,
 ) -> tuple[list[ResultRun], dict[str, int]]:
     """The runs of ``paths``: measurements entries named by ``ids`` (every one without),
     and of nccl-tests outputs the runs ``numbers`` picks (1-based, in file order, every
     table of the output counted, one whose rows were all dropped and one of a header
     alone (a run that stopped before its first size) too; without numbers,
     every run with a usable row). Also each nccl-tests run's number in its output, by its
-    source.
+    source. The ids of a measurements entry's ``hardware`` block must name ``catalog``'s
+    records (when given).
 
     Raises:
         ConfigError: A run number beyond an output's runs, one picking a table without a
@@ -704,7 +709,7 @@ def _read_runs(
     numbered: dict[str, int] = {}
     outputs = 0
     for path in paths:
-        read = read_results(path, op, ids, every_table=True)
+        read = read_results(path, op, ids, every_table=True, catalog=catalog)
         if read[0].entry_id is not None:  # a measurements YAML: read_results picked them
             runs += read
             continue
@@ -899,9 +904,9 @@ def calibrate(request: CalibrateRequest, progress: Phases = NO_PROGRESS) -> Cali
             f"{spec.id} is built at the runs' node count, its nodes alike (give --nodes)"
         )
     ids, numbers = _entry_kinds(request.entries)
-    fit_runs, numbered = _read_runs(request.results, request.op, ids, numbers)
+    fit_runs, numbered = _read_runs(request.results, request.op, ids, numbers, catalog)
     # Held-out files are used whole: --entry picks what is fitted, not what checks it.
-    check_runs, numbered_check = _read_runs(request.held_out, request.op, [], [])
+    check_runs, numbered_check = _read_runs(request.held_out, request.op, [], [], catalog)
     numbered.update(numbered_check)
     _check_entry_ids(ids, fit_runs)
     fit_runs, skipped = _of_this_hardware(fit_runs, spec, catalog, bool(ids))

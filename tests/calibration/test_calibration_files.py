@@ -16,8 +16,18 @@ from fabricui.hwdb.overlay import (
     read_overlay,
     write_overlay,
 )
+from fabricui.hwdb.resolve import resolve_topology
 from fabricui.hwdb.yamlfile import parse_yaml
-from fabricui.importers.nccl_tests import ResultsError, op_from_name, parse_nccl_tests, read_results
+from fabricui.importers.nccl_tests import (
+    EntryNode,
+    ResultsError,
+    op_from_name,
+    parse_nccl_tests,
+    read_results,
+)
+from fabricui.plugins import PluginHost
+from fabricui.plugins import host as plugins_module
+from fabricui.services.session import load_catalog_with_plugins
 
 DATA = Path(__file__).parents[1] / "data" / "nccl_tests"
 RING = DATA / "h100_2node_degraded_ring_all_reduce_perf.txt"
@@ -281,15 +291,16 @@ QUAD = """\
 
 
 @pytest.mark.parametrize(
-    ("pairs", "got"),
+    ("pairs", "problem"),
     [
-        ("1.5", "(got 1.5)"),
-        ('"2"', "(got '2'): write it without quotes"),
-        ("0", "(got 0)"),
-        ("null", "(got None)"),
+        ("1.5", "expected a whole number (got 1.5)"),
+        ('"2"', "expected a number (int) (got '2'): write it without quotes"),
+        ("0", "must be greater than zero (got 0)"),
+        ("null", "must not be empty (expected int)"),
+        ("2000", "at most 1024 (got 2000)"),
     ],
 )
-def test_links_per_pair_that_is_no_whole_number_isrefused(tmp_path: Path, pairs, got):
+def test_links_per_pair_that_is_no_whole_number_isrefused(tmp_path: Path, pairs, problem):
     """A mesh's links per pair that is no whole number (which no topology's node would
     match) is refused in one line naming file, line, entry and field, as a topology spec
     refuses it."""
@@ -297,10 +308,7 @@ def test_links_per_pair_that_is_no_whole_number_isrefused(tmp_path: Path, pairs,
     path.write_text(QUAD.replace("PAIRS", pairs))
     with pytest.raises(HwdbError) as refused:
         read_results(path)
-    assert str(refused.value) == (
-        f"{path}:8: entry quad: hardware.intra.links_per_pair: expected a whole number from 1 "
-        f"to 1024 {got}"
-    )
+    assert str(refused.value) == f"{path}:8: entry quad: hardware.intra.links_per_pair: {problem}"
 
 
 def test_whole_links_per_pair_is_read(tmp_path: Path):
@@ -310,6 +318,155 @@ def test_whole_links_per_pair_is_read(tmp_path: Path):
         path.write_text(QUAD.replace("PAIRS", pairs))
         (run,) = read_results(path)
         assert run.hardware_node is not None and run.hardware_node.links_per_pair == 6
+
+
+#: A valid hardware block (two 8-GPU H100 servers on NDR), one key a line, for
+#: ``hardware_text`` to change one field of.
+HARDWARE = {
+    "gpu": "h100-sxm",
+    "nodes": "2",
+    "gpus_per_node": "8",
+    "intra": {"fabric": "nvswitch", "link": "nvlink4"},
+    "net": {"link": "ib-ndr", "gbps": "400", "nics_per_node": "8"},
+}
+
+
+def hardware_text(field: str = "", value: str = "") -> str:
+    """``HARDWARE`` as block YAML, with ``field`` (``net.gbps``, new or not) set to the
+    YAML text ``value``."""
+    block: dict = {k: dict(v) if isinstance(v, dict) else v for k, v in HARDWARE.items()}
+    if field:
+        section, _, key = field.rpartition(".")
+        (block[section] if section else block)[key] = value
+    lines = []
+    for key, item in block.items():
+        if isinstance(item, dict):
+            lines += [f"{key}:", *(f"  {k}: {v}" for k, v in item.items())]
+        else:
+            lines.append(f"{key}: {item}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+def measurements_text(hardware: str) -> str:
+    """One entry ``box`` on the hardware block ``hardware`` (its lines 5 onwards)."""
+    block = "".join(f"    {line}\n" for line in hardware.splitlines())
+    return (
+        "- id: box\n  op: all_reduce\n  nranks: 16\n  hardware:\n"
+        + block
+        + "  rows:\n  - [8, 20.0, 0.0, 0.0]\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("gpu", "h100-smx"),
+        ("gpu", "[h100-sxm]"),
+        ("nodes", "2.5"),
+        ("nodes", "0"),
+        ("gpus_per_node", '"8"'),
+        ("gpus_per_node", "2000"),
+        ("gpus", "8"),
+        ("intra.fabric", "nvswich"),
+        ("intra.link", "nvlnk4"),
+        ("intra.p2p", '"no"'),
+        ("intra.hosts_per_domain", "0"),
+        ("intra.hosts_per_domain", "null"),
+        ("net.link", "ib-nrd"),
+        ("net.gbps", '"400"'),
+        ("net.gbps", "0.5"),
+        ("net.nics_per_node", "0"),
+        ("net.nics_per_node", "2000"),
+        ("net.layout", "fat-tree"),
+        ("net.nic_count", "8"),
+    ],
+)
+def test_a_hardware_field_a_topology_spec_refuses_isrefused(
+    tmp_path: Path, catalog, field: str, value: str
+):
+    """Every field of an entry's hardware block is read as a topology spec reads it: a
+    value the spec refuses (a quoted count, a typo of a word or an id, an unknown key) is
+    refused with the spec's own words, in one line naming file, line, entry id and field,
+    where it used to count as unstated or name hardware no topology has."""
+    text = hardware_text(field, value)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    with pytest.raises(HwdbError) as by_spec:
+        resolve_topology(str(spec), catalog)
+    setting = f"{field.rpartition('.')[2]}: {value}"
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.strip() == setting)
+    prefix = f"{spec}:{line}: {field}: "
+    assert str(by_spec.value).startswith(prefix)
+    problem = str(by_spec.value)[len(prefix) :]
+    path = tmp_path / "m.yaml"
+    path.write_text(measurements_text(text))
+    with pytest.raises(HwdbError) as refused:
+        read_results(path, catalog=catalog)
+    assert str(refused.value) == f"{path}:{line + 4}: entry box: hardware.{field}: {problem}"
+
+
+def test_a_hardware_block_that_is_no_mapping_isrefused(tmp_path: Path):
+    """``hardware: dgx-h100`` (a name, not the block) is refused naming the entry; it used
+    to be an entry of unstated hardware."""
+    path = tmp_path / "m.yaml"
+    path.write_text(QUAD.replace("  hardware:\n", "  hardware: dgx-h100\n  unused:\n"))
+    with pytest.raises(HwdbError) as refused:
+        read_results(path)
+    assert str(refused.value) == (
+        f"{path}:4: entry quad: hardware: expected a topology mapping with gpu, nodes, "
+        "gpus_per_node, intra, net (got str)"
+    )
+
+
+def test_what_a_hardware_block_leaves_out_is_unstated(tmp_path: Path):
+    """A block may leave fields out (unlike a topology spec, which needs gpu, nodes and
+    gpus_per_node): they are unstated, as they were; ``intra: null`` is one GPU per node."""
+    path = tmp_path / "m.yaml"
+    path.write_text(measurements_text("gpu: h100-sxm\nintra: {link: nvlink4}\nnet: {gbps: 400}\n"))
+    (run,) = read_results(path)
+    assert (run.hardware_gpu, run.nodes, run.hardware_net) == ("h100-sxm", None, None)
+    assert run.hardware_node == EntryNode(None, None)
+    path.write_text(measurements_text("gpu: h100-sxm\nnodes: 2.0\nintra: null\n"))
+    (run,) = read_results(path)
+    assert run.nodes == 2 and run.hardware_node == EntryNode(None, "none")
+
+
+def test_ids_are_looked_up_only_in_a_catalog(tmp_path: Path, catalog, monkeypatch):
+    """Without a catalog (library use) a hardware id is read as text; with one, an id a
+    disabled plugin holds is taken as named (the entry is of hardware that plugin brings,
+    left out as other hardware where it does not match), not refused as unknown."""
+    path = tmp_path / "m.yaml"
+    path.write_text(measurements_text(hardware_text("net.link", "slingshot")))
+    (run,) = read_results(path)
+    assert run.hardware_net == "slingshot"
+    monkeypatch.setenv(plugins_module.ENV_DISABLE, "slingshot")
+    without = load_catalog_with_plugins(host=PluginHost(load_external=False, builtins=True))
+    assert "slingshot" not in without.links
+    (run,) = read_results(path, catalog=without)
+    assert run.hardware_net == "slingshot"
+    path.write_text(measurements_text(hardware_text("gpu", "h100-smx")))
+    assert read_results(path)[0].hardware_gpu == "h100-smx"
+
+
+def test_the_shared_measurements_read_with_the_catalog(catalog):
+    """Every entry of the shared measurements file is read, with its ids looked up, as it
+    is without them."""
+    runs = read_results(SHARED, catalog=catalog)
+    assert len(runs) == 40
+    assert runs == read_results(SHARED)
+
+
+def test_calibrate_refuses_a_typo_in_a_hardware_block(tmp_path: Path, run_calibrate):
+    """``calibrate`` refuses an entry whose GPU id is a typo in one line (it used to skip it
+    as an entry of other hardware)."""
+    path = tmp_path / "m.yaml"
+    path.write_text(measurements_text(hardware_text("gpu", "h100-smx")))
+    status, out, err = run_calibrate(str(path), "-t", "dgx-h100")
+    assert (status, out) == (2, "")
+    assert err == (
+        f"fabricui: error: {path}:5: entry box: hardware.gpu: unknown gpu 'h100-smx' "
+        "(nearest: h100-sxm, h200-sxm, v100-sxm2)\n"
+    )
 
 
 # --- overlay -------------------------------------------------------------------------------
