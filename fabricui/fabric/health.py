@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -326,8 +327,8 @@ class _Plan:
         # Why each cable (by its ends' names and ports) is not applied: its other end is not
         # said again.
         self.missed_cables: dict[tuple[tuple[str, int], ...], str] = {}
-        # NIC -> the conditions that took its cable down (said not applied when the network
-        # is generated and cannot lose it).
+        # NIC -> the conditions that took its cable down, and no other (said not applied when
+        # the network is generated and cannot lose it; the others are applied).
         self.removed_by: dict[int, list[LinkCondition]] = {}
         self.seen: set[tuple[int, ...]] = set()
         # Switch cable (a key of ``seen``) -> why it is priced up: down on a generated
@@ -460,18 +461,7 @@ def apply_health(
         and what matched nothing.
     """
     names = _Names(fabric)
-    plan = _Plan(fabric)
-    for link in links:
-        _link(plan, names, link)
-    worst: dict[int, _GpuChange] = {}  # one change per GPU: reports of it overlap
-    for gpu in gpus:
-        found = _gpu(plan, names, gpu)
-        if found is not None:
-            held = worst.get(found.dev)
-            worst[found.dev] = found if held is None else held.joined(found)
-    for found in worst.values():
-        found.apply(plan)
-    plan.unmatched = list(dict.fromkeys(plan.unmatched))  # a host named by each of its ports
+    plan = _plan(fabric, names, links, gpus)
     # A generated dragonfly loses a host cable in place (``_build``); a fat-tree becomes
     # its explicit graph.
     if (
@@ -486,34 +476,59 @@ def apply_health(
         # No cable graph to take it from (no catalog, or a layout the explicit builder
         # does not take): routes would cross a cable that carries nothing, so it is priced
         # up and said so.
-        _price_host_cables_up(plan, names)
+        plan = _price_host_cables_up(plan, names, links, gpus)
     return _build(plan, names)
 
 
-def _price_host_cables_up(plan: _Plan, names: _Names) -> None:
-    """Take back every down host cable of ``plan`` (a generated network with no cable graph
-    to take it from): its change and its mark go (a link drawn down is priced down), and
-    one line says it is priced up."""
+def _plan(
+    fabric: Fabric,
+    names: _Names,
+    links: Sequence[LinkCondition],
+    gpus: Sequence[GpuLinkCondition],
+) -> _Plan:
+    """The changes ``links`` and ``gpus`` make to ``fabric``, gathered."""
+    plan = _Plan(fabric)
+    for link in links:
+        _link(plan, names, link)
+    worst: dict[int, _GpuChange] = {}  # one change per GPU: reports of it overlap
+    for gpu in gpus:
+        found = _gpu(plan, names, gpu)
+        if found is not None:
+            held = worst.get(found.dev)
+            worst[found.dev] = found if held is None else held.joined(found)
+    for found in worst.values():
+        found.apply(plan)
+    plan.unmatched = list(dict.fromkeys(plan.unmatched))  # a host named by each of its ports
+    return plan
+
+
+def _price_host_cables_up(
+    plan: _Plan,
+    names: _Names,
+    links: Sequence[LinkCondition],
+    gpus: Sequence[GpuLinkCondition],
+) -> _Plan:
+    """``plan`` gathered again without the conditions that take a host cable down (a
+    generated network with no cable graph to take it from), and one line for each such
+    cable saying it is priced up: its down change and mark go (a link drawn down is priced
+    down), and what else is said of the cable applies as said of a cable that is up (its
+    error counters mark it erroring, a slower rate slows it), as a dragonfly's router
+    cable that is not applied leaves its other facts applied."""
     fabric = plan.fabric
     down = [c for c in plan.changes if c.kind == "down" and c.devices[0] in plan.remove_cables]
-    plan.changes = [c for c in plan.changes if c not in down]
+    taken_down = {c for change in down for c in plan.removed_by[change.devices[0]]}
+    kept = _plan(fabric, names, [c for c in links if c not in taken_down], gpus)
     for change in down:
-        nic = change.devices[0]
+        conditions = plan.removed_by[change.devices[0]]
         why = (
             f"{change.label} is down, but {fabric.spec.id}'s network is generated, not a "
             "graph a cable can leave: priced with it up"
         )
-        plan.unmatched.append(f"{change.source}: {why}")
-        for condition in plan.removed_by.get(nic, []):
-            plan.not_applied[condition] = why
-        cable = [k for k in (names.cable_up.get(nic), names.cable_down.get(nic)) if k is not None]
-        plan.marks[cable] = 0
-    plan.remove_cables = set()
-    # Each device's mark is the worst of its links' left.
-    plan.device_marks = {}
-    for k in np.flatnonzero(plan.marks):
-        for dev in (int(fabric.link_src[k]), int(fabric.link_dst[k])):
-            plan.mark_device(dev, MARKS[int(plan.marks[k])])
+        source = "; ".join(dict.fromkeys(c.source or "health" for c in conditions))
+        kept.unmatched.append(f"{source}: {why}")
+        for condition in conditions:
+            kept.not_applied[condition] = why
+    return kept
 
 
 def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
@@ -682,7 +697,7 @@ def _link(plan: _Plan, names: _Names, condition: LinkCondition) -> None:
         plan.read_rate(condition, _nominal_gbps(fabric, cable[0]))
         return  # at its own cable's rate
     if (nic,) in plan.seen:  # the same cable from its other end, or in another file
-        if nic in plan.remove_cables:
+        if nic in plan.remove_cables and kind == "down":
             plan.removed_by[nic].append(condition)
         if plan.again((nic,), kind, condition, f):
             return

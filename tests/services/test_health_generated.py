@@ -51,6 +51,18 @@ def _path(run_cli, *argv: str) -> dict:
     return json.loads(out)
 
 
+def _cable(fabric, a: str, b: str) -> list[int]:  # type: ignore[no-untyped-def]
+    """The links between devices ``a`` and ``b`` (both directions), ascending."""
+    ends = {
+        k: {
+            fabric.device_name(int(fabric.link_src[k])),
+            fabric.device_name(int(fabric.link_dst[k])),
+        }
+        for k in range(fabric.n_links)
+    }
+    return [k for k, names in ends.items() if names == {a, b}]
+
+
 def _nics(data: dict) -> list[str]:
     """The NICs a path's hops cross, in order."""
     return [h["from"] for h in data["hops"] if ".nic" in h["from"]]
@@ -196,6 +208,66 @@ def test_a_fat_tree_host_cable_without_a_catalog_is_neither_priced_nor_drawn_dow
         "n1.nic0": "down",
         "leaf0": "down",
     }
+
+
+#: n1's mlx5_0 as three outputs see it: up with error counters, down, at half rate.
+ERRORS = LinkCondition("n1 mlx5_0", 1, erroring=True, nic=0, source="errors.txt")
+DOWN = LinkCondition("n1 mlx5_0", 1, state="down", nic=0, source="ibstat.txt")
+SLOW = LinkCondition("n1 mlx5_0", 1, fraction=0.5, nic=0, source="iblinkinfo.txt")
+PRICED_UP = (
+    "ibstat.txt: n1.nic0 (n1 mlx5_0) -> leaf0 is down, but h100-ib-cluster's network is "
+    "generated, not a graph a cable can leave: priced with it up"
+)
+
+
+@pytest.mark.parametrize(
+    "order", [(ERRORS, DOWN), (DOWN, ERRORS)], ids=["errors-first", "down-first"]
+)
+def test_a_priced_up_host_cable_keeps_its_errors(catalog, order):
+    """A fat-tree host cable with no catalog to lose it, said down in one output and up with
+    error counters in another (whichever comes first): the down is said not applied
+    (priced up), and the cable shows what is left, up and erroring: its errors change
+    (from the errors output alone) and mark stay, and the errors output is applied."""
+    fabric = load_fabric(TopologyRequest("h100-ib-cluster", 2), catalog)
+    overlay = apply_health(fabric, list(order), [])
+    (change,) = overlay.changes
+    assert (change.kind, change.label, change.factor, change.source, change.erroring) == (
+        "errors",
+        "n1.nic0 (n1 mlx5_0) -> leaf0",
+        1.0,
+        "errors.txt",
+        True,
+    )
+    assert overlay.unmatched == (PRICED_UP,)
+    assert list(overlay.not_applied) == [DOWN]
+    new = overlay.fabric
+    assert {new.device_name(d): m for d, m in overlay.device_marks.items()} == {
+        "n1.nic0": "errors",
+        "leaf0": "errors",
+    }
+    assert list(np.flatnonzero(overlay.link_marks)) == _cable(new, "n1.nic0", "leaf0")
+    assert set(overlay.link_marks[overlay.link_marks > 0]) == {1}  # MARKS[1]: errors
+    np.testing.assert_array_equal(new.link_bw_GBps, fabric.link_bw_GBps)
+    applied = apply_health(fabric, list(order), [], catalog)  # with its cable graph: down
+    assert [(c.kind, c.erroring) for c in applied.changes] == [("down", True)]
+
+
+@pytest.mark.parametrize("order", [(SLOW, DOWN), (DOWN, SLOW)], ids=["slow-first", "down-first"])
+def test_a_priced_up_host_cable_said_slow_too_is_priced_at_its_rate(catalog, order):
+    """The same cable down in one output and at half rate in another: the down is not
+    applied, the half rate is (as a router cable's is on a dragonfly), whichever comes
+    first; the slow output is not said unapplied."""
+    fabric = load_fabric(TopologyRequest("h100-ib-cluster", 2), catalog)
+    overlay = apply_health(fabric, list(order), [])
+    assert [(c.kind, c.factor, c.source) for c in overlay.changes] == [
+        ("degraded", 0.5, "iblinkinfo.txt")
+    ]
+    assert overlay.unmatched == (PRICED_UP,)
+    assert list(overlay.not_applied) == [DOWN]
+    new = overlay.fabric
+    cable = _cable(new, "n1.nic0", "leaf0")
+    assert len(cable) == 2
+    np.testing.assert_allclose(new.link_bw_GBps[cable], fabric.link_bw_GBps[cable] / 2)
 
 
 def test_a_tpu_torus_has_no_host_cable_to_lose(run_cli, tmp_path):
