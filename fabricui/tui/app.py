@@ -32,7 +32,7 @@ from fabricui.tui.offscreen import fabric_diagram, render_app
 from fabricui.tui.offscreen import settle as settle
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.terminal import terminal_stream
-from fabricui.tui.textual_private import driver_drawing_on
+from fabricui.tui.textual_private import driver_drawing_on, reuse_parsed_css
 from fabricui.tui.textual_private import screen_text as screen_text
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 from fabricui.vocabulary import VIEW_TITLES, VIEWS
@@ -270,6 +270,7 @@ class FabricApp(App[None]):
         # would parse every stylesheet a second time before the first frame.
         self.DEFAULT_MODE = self.view  # type: ignore[misc]
         super().__init__()
+        reuse_parsed_css(self)  # each view shown first parses only its own CSS
         self.request = launch.topology_or_default
         """The topology asked for (id or YAML path, nodes, what-if): the one loading or
         shown."""
