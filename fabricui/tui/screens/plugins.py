@@ -6,9 +6,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widgets import Static
 
 from fabricui.tui.screens.base import ViewScreen
@@ -18,6 +20,7 @@ from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
+    from fabricui.plugins import PluginFailure, PluginHost
     from fabricui.services.loaded import LoadedFabric
 
 #: Status colours.
@@ -93,6 +96,16 @@ class PluginsScreen(SortedFilteredTable, ViewScreen):
     PluginsScreen #plugins-failures { margin-top: 1; }
     """
 
+    class PluginsListed(Message):
+        """Every plugin described, and the failures so far."""
+
+        def __init__(self, plugins: list[dict[str, Any]], failures: list[PluginFailure]) -> None:
+            self.plugins = plugins
+            """``PluginHost.describe()``: one dict per plugin."""
+            self.failures = failures
+            """``PluginHost.failures`` once every hook was called."""
+            super().__init__()
+
     def compose(self) -> ComposeResult:
         """Title bar, the table and the failures, key bar."""
         yield TitleBar()
@@ -105,12 +118,24 @@ class PluginsScreen(SortedFilteredTable, ViewScreen):
     def data_changed(self, data: LoadedFabric) -> None:
         """The plugin host loaded with the catalog: list it."""
         host = self.fabric_app.host
-        if host is None:
-            return
+        if host is not None:
+            self._describe(host)
+
+    @work(
+        thread=True, exclusive=True, group="plugins", exit_on_error=False, description="plugin list"
+    )
+    def _describe(self, host: PluginHost) -> None:
+        """Describe every plugin off the event loop: the first time, each plugin's hooks
+        are called, each in a thread of its own with a time budget (about 0.2 s)."""
         plugins = host.describe()
+        self.post_message(self.PluginsListed(plugins, host.failures))
+
+    @on(PluginsListed)
+    def plugins_listed(self, message: PluginsListed) -> None:
+        """The table, then each failure with its reason."""
+        plugins, failures = message.plugins, message.failures
         self._rows = plugin_rows(plugins)
         self._redraw()
-        failures = host.failures
         text = Text()
         if failures:
             text.append(f"{len(failures)} plugin problem(s):\n", style="bold red")
