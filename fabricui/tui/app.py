@@ -32,7 +32,7 @@ from fabricui.tui.offscreen import fabric_diagram, render_app
 from fabricui.tui.offscreen import settle as settle
 from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.terminal import terminal_stream
-from fabricui.tui.textual_private import driver_drawing_on, reuse_parsed_css
+from fabricui.tui.textual_private import build_mode, driver_drawing_on, reuse_parsed_css
 from fabricui.tui.textual_private import screen_text as screen_text
 from fabricui.vocabulary import DEFAULT_TOPOLOGY as DEFAULT_TOPOLOGY
 from fabricui.vocabulary import VIEW_TITLES, VIEWS
@@ -51,6 +51,12 @@ if TYPE_CHECKING:
 VIEW_SCREENS = {view: (view, f"{view.capitalize()}Screen") for view in VIEWS}
 
 _VIEW = Binding.Group("views", compact=True)
+
+#: How often the warm-up looks again while something else runs [s].
+WARM_UP_WAIT_S = 0.3
+#: Pause between two views built ahead, so that keys and the first one's widgets are
+#: handled in between [s].
+WARM_UP_STEP_S = 0.05
 
 
 def screen_class(view: str) -> type[ViewScreen]:
@@ -307,6 +313,11 @@ class FabricApp(App[None]):
         gone reopens the default one)."""
         self.history = History()
         """The views, topologies and selections visited (Esc and Backspace go back)."""
+        self.warm_up = False
+        """Build the views not shown yet while the explorer is idle, once the first fabric
+        is drawn, so that the first switch to each is as quick as coming back to it (the
+        CLI sets it; a snapshot or a test shows the views it asks for)."""
+        self._warm_up_started = False
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -486,6 +497,9 @@ class FabricApp(App[None]):
         self.update_titles()
         self._warn_plugin_failures()
         self._warn_calibration(data)
+        if self.warm_up and not self._warm_up_started:
+            self._warm_up_started = True
+            self.set_timer(WARM_UP_WAIT_S, self._warm_up_step)
 
     def _warn_plugin_failures(self) -> None:
         """Notify plugins that failed since the last notice: at load, or later when the
@@ -521,6 +535,8 @@ class FabricApp(App[None]):
         worker = event.worker
         if event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self._warn_plugin_failures()
+        if worker.group == "warm-up" and event.state == WorkerState.SUCCESS:
+            self._warm_up_step()
         if event.state != WorkerState.ERROR:
             return
 
@@ -541,6 +557,43 @@ class FabricApp(App[None]):
             self.push_screen(ErrorModal(f"Cannot load {self.topology}", text))
         else:
             self.notify(text, title=f"{worker.description} failed", severity="error", timeout=8)
+
+    # --- views built ahead -----------------------------------------------------------------
+
+    def _warm_up_step(self) -> None:
+        """Build one view not shown yet, when nothing else runs (the view shown computing,
+        a load, a save): its module imported in a worker first, then its screen built and
+        mounted, hidden, as the first switch to it would (``warm_up``).
+
+        A view shown for the first time otherwise takes 0.5-1.2 s: its module, Textual's
+        stylesheet refreshed, its widgets mounted and styled. Built ahead, it computes
+        nothing until shown (``ViewScreen.sync``)."""
+        if any(worker.is_running for worker in self.workers):
+            self.set_timer(WARM_UP_WAIT_S, self._warm_up_step)
+            return
+        pending = [view for view in VIEWS if not self.has_screen(view)]
+        if not pending:
+            return
+        modules = [f"fabricui.tui.screens.{VIEW_SCREENS[view][0]}" for view in pending]
+        if not all(module in sys.modules for module in modules):
+            self._import_views(pending)  # its end takes the next step
+            return
+        build_mode(self, pending[0])
+        self.set_timer(WARM_UP_STEP_S, self._warm_up_step)
+
+    @work(thread=True, group="warm-up", exit_on_error=False, description="import views")
+    def _import_views(self, views: list[str]) -> None:
+        """Import the views' modules off the event loop (Python's per-module import locks
+        make a switch to a view being imported wait for it, not import it twice)."""
+        for view in views:
+            screen_class(view)
+
+    def has_screen(self, view: str) -> bool:
+        """Whether the view's screen is built (shown once, or built ahead)."""
+        try:
+            return bool(self.get_screen_stack(view))
+        except KeyError:
+            return False
 
     # --- titles ----------------------------------------------------------------------------
 

@@ -102,6 +102,7 @@ def run_explorer(request: LaunchRequest, catalog_request: CatalogRequest | None 
 
     app = make_app(launch=remembered, catalog=catalog)
     app.interactive = True
+    app.warm_up = True
     if remembered.topology != request.topology_or_default:
         app.fallback = request.topology_or_default  # if the remembered topology is gone
     with guarding(app) as guard:

@@ -54,13 +54,16 @@ class ViewScreen(Screen[None]):
         return cast("Explorer", self.app)
 
     def on_mount(self) -> None:
-        """Draw whatever is already loaded."""
-        self.sync()
+        """Draw whatever is already loaded (once shown: a view built ahead, hidden, waits)."""
+        if self.is_current:
+            self.sync()
 
     def on_screen_resume(self) -> None:
-        """Catch up with a fabric loaded while this view was hidden."""
-        self.sync()
-        self.fabric_app.update_titles()
+        """Catch up with a fabric loaded while this view was hidden (Textual also resumes a
+        view built ahead, hidden, which waits until it is shown)."""
+        if self.is_current:
+            self.sync()
+            self.fabric_app.update_titles()
 
     @on(Worker.StateChanged)
     def worker_state_changed(self, event: Worker.StateChanged) -> None:
