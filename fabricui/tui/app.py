@@ -565,8 +565,8 @@ class FabricApp(App[None]):
         a load, a save): its module imported in a worker first, then its screen built and
         mounted, hidden, as the first switch to it would (``warm_up``).
 
-        A view shown for the first time otherwise takes 0.5-1.2 s: its module, Textual's
-        stylesheet refreshed, its widgets mounted and styled. Built ahead, it computes
+        A view shown for the first time otherwise takes up to about 0.75 s: its module,
+        Textual's stylesheet refreshed, its widgets mounted and styled. Built ahead, it computes
         nothing until shown (``ViewScreen.sync``)."""
         if any(worker.is_running for worker in self.workers):
             self.set_timer(WARM_UP_WAIT_S, self._warm_up_step)
