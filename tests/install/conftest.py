@@ -8,6 +8,7 @@ imported from the checkout by accident.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -80,7 +81,7 @@ class InstalledVenv:
         return proc
 
     def pip_install(self, *targets: str | Path) -> None:
-        self.pip("install", "--quiet", *targets)
+        self.pip("install", "--quiet", "--no-compile", *targets)
 
 
 def pip_can_target_a_venv() -> bool:
@@ -97,22 +98,28 @@ def pip_can_target_a_venv() -> bool:
 @pytest.fixture(scope="session")
 def installed_venv(tmp_path_factory: pytest.TempPathFactory) -> InstalledVenv:
     base = tmp_path_factory.mktemp("install")
-    wheel_dir = base / "wheels"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--no-deps",
-            "-w",
-            str(wheel_dir),
-            str(REPO),
-        ],
-        check=True,
-        timeout=600,
-    )
+    shared = base
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker's base is under the run's
+        shared = tmp_path_factory.getbasetemp().parent
+    wheel_dir = shared / "wheels"
+    with (shared / "wheels.lock").open("w") as lock:  # one build for every xdist worker
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not any(wheel_dir.glob("fabricui-*.whl")):
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    "--quiet",
+                    "--no-deps",
+                    "-w",
+                    str(wheel_dir),
+                    str(REPO),
+                ],
+                check=True,
+                timeout=600,
+            )
     (wheel,) = wheel_dir.glob("fabricui-*.whl")
     root = base / "venv"
     venv.EnvBuilder(with_pip=not pip_can_target_a_venv()).create(root)

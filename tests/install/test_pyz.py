@@ -4,6 +4,7 @@ and every built-in plugin coming from inside the file."""
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import json
 import os
@@ -90,6 +91,14 @@ class Pyz:
 
 def build(base: Path, *options: str) -> Pyz:
     """Build a pyz with the README's command into ``base``."""
+    out = build_file(base, *options)
+    (base / "home").mkdir()
+    (base / "work").mkdir()
+    return Pyz(out, base / "home", base / "work")
+
+
+def build_file(base: Path, *options: str) -> Path:
+    """The pyz the README's command builds into ``base / "dist"``."""
     out = base / "dist" / "fabricui.pyz"
     proc = subprocess.run(
         [sys.executable, "tools/build_pyz.py", "-o", str(out), *options],
@@ -101,15 +110,26 @@ def build(base: Path, *options: str) -> Pyz:
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.startswith(f"wrote {out} (")
-    (base / "home").mkdir()
-    (base / "work").mkdir()
-    return Pyz(out, base / "home", base / "work")
+    return out
 
 
 @pytest.fixture(scope="module")
 def pyz(tmp_path_factory: pytest.TempPathFactory) -> Pyz:
-    """A pyz built for this interpreter."""
-    return build(tmp_path_factory.mktemp("pyz"))
+    """A pyz built for this interpreter, once for the whole run: pytest-xdist's workers
+    share it (the first builds it under a lock in the run's common temporary directory),
+    each running it from a home and work directory of its own."""
+    own = tmp_path_factory.mktemp("pyz")
+    shared = own
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # every worker's base is under the run's
+        shared = tmp_path_factory.getbasetemp().parent
+    with (shared / "pyz.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = shared / "pyz-built" / "dist" / "fabricui.pyz"
+        if not built.is_file():
+            build_file(shared / "pyz-built")
+    (own / "home").mkdir()
+    (own / "work").mkdir()
+    return Pyz(built, own / "home", own / "work")
 
 
 @pytest.fixture(scope="module")
