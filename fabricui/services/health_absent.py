@@ -10,7 +10,11 @@ at boot every later device takes the name one before it and the last name is the
 that goes: the names no longer say which NIC is gone. When the listing has a later name
 than the missing one, the names were not moved (the HCA went while the others ran, or
 names are pinned): the missing device is that NIC, and it is priced down. Otherwise one
-note says which names are missing and that the host's ports are not placed by name.
+note says which names are missing and that the host's ports are not placed by name. A lost
+HCA shows either as fewer ports on the NICs' link layer than the host has NICs or, where
+other adapters share that link layer (a DGX H100's storage ports on InfiniBand), as names
+that run without a gap and stop short of the topology's last NIC name by as many names as
+NICs are missing.
 """
 
 from __future__ import annotations
@@ -44,6 +48,10 @@ class AbsentNics:
     """That link layer as the listing names it (``InfiniBand``), or ``fabric``."""
     nic_count: int
     """NICs the topology gives the host (``net.adapters`` names)."""
+    names_run: tuple[str, str] = ("", "")
+    """The first and last names of a listing that runs without a gap and stops short of
+    the missing names (``mlx5_0``, ``mlx5_10``), when that, not its port count, shows the
+    lost HCA; else empty."""
 
     def _what(self, host: str) -> str:
         names = " and ".join(
@@ -68,9 +76,14 @@ class AbsentNics:
                 f"{origin}: {self._what(host)}, while {self.later} after {it} is listed: "
                 f"{gone}, and the devices after {it} kept their names, so {nic}, taken as down"
             )
+        first, last = self.names_run
+        listing = (
+            f"which lists {first} to {last} with no gap and stops before {self.missing[0]}"
+            if last
+            else f"which has {self.listed_ports} {self.layer} ports for {self.nic_count} NICs"
+        )
         return (
-            f"{origin}: {self._what(host)}, which has {self.listed_ports} {self.layer} ports "
-            f"for {self.nic_count} NICs: {gone}, but the kernel names "
+            f"{origin}: {self._what(host)}, {listing}: {gone}, but the kernel names "
             "devices in the order it finds them, so after a lost HCA every later name moves "
             "down by one and which NIC is gone cannot be told from the names: every NIC is "
             f"priced up, and {host}'s ports are not placed by name (give iblinkinfo or "
@@ -94,8 +107,10 @@ def absent_nics(
     names at least two devices (``ibstat mlx5_6`` lists one), its importer said nothing is
     cut or elided (an ``ibpanic`` ends ``ibstat`` early), and it lists more than half of
     the NIC devices. A missing device with no later name listed is said only when the
-    listing has fewer ports on the NICs' link layer than the host has NICs: a listing
-    with as many is another server's naming (``mlx5_0`` to ``mlx5_7``), not a lost HCA.
+    listing has fewer ports on the NICs' link layer than the host has NICs, or names that
+    run without a gap and stop short of the last NIC name by as many names as NICs are
+    missing (``_names_stop_short``): a listing with as many ports and other names is
+    another server's naming (``mlx5_0`` to ``mlx5_7``), not a lost HCA.
 
     Args:
         fmt: The importer that read the listing.
@@ -117,8 +132,11 @@ def absent_nics(
     layers = [p.link_layer for p in ports if p.device in listed]
     layer = max(set(layers), key=layers.count) if layers else None
     count = sum(1 for p in ports if p.link_layer == layer)
+    run: tuple[str, str] = ("", "")
     if later is None and count >= len(adapters):
-        return None
+        run = _names_stop_short(missing, devices) or ("", "")
+        if not run[1]:
+            return None
     return AbsentNics(
         tuple(missing),
         nics,
@@ -127,7 +145,34 @@ def absent_nics(
         count,
         layer or "fabric",
         len(adapters),
+        run,
     )
+
+
+def _names_stop_short(missing: list[str], devices: set[str]) -> tuple[str, str] | None:
+    """The first and last listed names of the missing devices' family when they run from
+    0 with no gap and stop exactly as many names before the last missing one as devices
+    are missing (``mlx5_0`` to ``mlx5_10`` for ``mlx5_11`` missing): every later name
+    moved down by one per lost HCA. None for any other listing."""
+    numbers: list[int] = []
+    family = None
+    for name in missing:
+        m = _NUMBERED.match(name)
+        if not m or family not in (None, m.group(1)):
+            return None
+        family = m.group(1)
+        numbers.append(int(m.group(2)))
+    listed = sorted(
+        int(m.group(2))
+        for m in map(_NUMBERED.match, devices)
+        if m is not None and m.group(1) == family
+    )
+    if not listed or listed != list(range(len(listed))):
+        return None
+    last = listed[-1]
+    if min(numbers) <= last or max(numbers) - last != len(numbers):
+        return None
+    return f"{family}{listed[0]}", f"{family}{last}"
 
 
 def _later_name(missing: list[str], devices: set[str]) -> str | None:

@@ -43,9 +43,12 @@ RENAMED = (
 )
 
 
-def _without(tmp_path: Path, device: str, down: str | None = None) -> str:
-    """n1's ibstat: the sample without ``device``'s CA block (and ``down``'s port down)."""
+def _without(tmp_path: Path, device: str, down: str | None = None, storage_ib: bool = False) -> str:
+    """n1's ibstat: the sample without ``device``'s CA block (and ``down``'s port down; with
+    ``storage_ib`` the four storage HCAs' ports on InfiniBand, as a DGX H100 may have them)."""
     text = SAMPLE.read_text().split("\n", 2)[2]  # the collector's two header lines
+    if storage_ib:
+        text = text.replace("Link layer: Ethernet", "Link layer: InfiniBand")
     blocks = re.split(r"(?m)^(?=CA ')", text)
     kept = [b for b in blocks if not b.startswith(f"CA '{device}'")]
     assert len(kept) == len(blocks) - 1
@@ -97,6 +100,43 @@ def test_the_last_name_missing_is_said_and_nothing_is_guessed(catalog, tmp_path)
         "device listing, so the names after it may have moved: which NIC this port is cannot "
         "be told (give iblinkinfo or ibnetdiscover output with it)"
     )
+
+
+def test_the_last_name_missing_beside_infiniband_storage_ports_is_said(catalog, tmp_path):
+    """Storage HCAs on InfiniBand too: 11 InfiniBand ports for 8 NICs, but the names run
+    mlx5_0 to mlx5_10 with no gap and stop before mlx5_11, so one HCA is lost and the names
+    after it moved: said, and nothing guessed."""
+    health = (_without(tmp_path, "mlx5_11", down="mlx5_4", storage_ib=True),)
+    fabric = load_fabric(
+        TopologyRequest("h100-ib-cluster", 2, health=health), catalog, report_health=False
+    )
+    overlay, report = health_of(fabric), report_of(fabric)
+    assert overlay is not None and report is not None
+    assert overlay.changes == () and overlay.unmatched == ()
+    assert report.notes == [
+        RENAMED.replace(
+            "which has 7 InfiniBand ports for 8 NICs",
+            "which lists mlx5_0 to mlx5_10 with no gap and stops before mlx5_11",
+        )
+    ]
+    assert report.notes != [RENAMED]
+
+
+@pytest.mark.parametrize(
+    "listed, missing, run",
+    [
+        pytest.param(range(11), ["mlx5_11"], ("mlx5_0", "mlx5_10"), id="one-lost"),
+        pytest.param(range(10), ["mlx5_10", "mlx5_11"], ("mlx5_0", "mlx5_9"), id="two-lost"),
+        pytest.param(range(8), ["mlx5_9", "mlx5_10", "mlx5_11"], None, id="other-server"),
+        pytest.param([0, 1, 3, 4], ["mlx5_5"], None, id="gap"),
+        pytest.param(range(1, 11), ["mlx5_11"], None, id="not-from-0"),
+    ],
+)
+def test_names_stop_short_only_of_a_listing_renamed_after_lost_hcas(listed, missing, run):
+    """Only names from 0 with no gap, as many short of the last NIC name as are missing."""
+    from fabricui.services.health_absent import _names_stop_short
+
+    assert _names_stop_short(missing, {f"mlx5_{n}" for n in listed}) == run
 
 
 @pytest.mark.parametrize(
