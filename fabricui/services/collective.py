@@ -500,23 +500,29 @@ def view_notes(
     return prediction_notes(data.fabric, domains, len(ranks), op, env, version, how)
 
 
-def measured_run(value: str, op: str | None = None) -> ResultRun:
+def measured_run(value: str, op: str | None = None, *, catalog: Catalog | None = None) -> ResultRun:
     """An nccl-tests run from a file path or from the output itself (pasted).
 
     Args:
         value: A path, or the output's text.
         op: Prefer the run of this collective when the output holds several; the
             collective of a run whose output names none.
+        catalog: The hardware database a measurements YAML's ``hardware`` ids must name,
+            as ``calibrate`` reads it (a misspelt gpu id is refused, not taken for other
+            hardware); None: they are not looked up.
 
     Returns:
         The run (its rows, ranks and collective when the output says them).
 
     Raises:
-        FabricError: No nccl-tests table in the file or the text (or no such file).
+        FabricError: No nccl-tests table in the file or the text (or no such file); a
+            measurements entry naming an id ``catalog`` does not hold (file:line, entry
+            id and field).
     """
     text = value.strip()
     if "\n" not in text and text and not text.lstrip().startswith("#"):
-        runs = read_results(Path(text).expanduser())  # the file's own op, never relabelled
+        # the file's own op, never relabelled
+        runs = read_results(Path(text).expanduser(), catalog=catalog)
     else:
         runs = parse_nccl_tests(value, "pasted output")
     if not runs:

@@ -365,7 +365,11 @@ def _collectives_report(
         view_prediction,
     )
 
-    measured = measured_run(options["measured"], op) if options.get("measured") else None
+    measured = (
+        measured_run(options["measured"], op, catalog=data.catalog)
+        if options.get("measured")
+        else None
+    )
     asked = op
     if measured is not None:
         op = measured.op or op

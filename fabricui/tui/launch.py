@@ -55,7 +55,7 @@ def check_launch(
     if options.get("measured"):
         from fabricui.services.collective import measured_group, measured_run
 
-        run = measured_run(options["measured"], options.get("op"))
+        run = measured_run(options["measured"], options.get("op"), catalog=data.catalog)
         measured_group(data, options.get("group"), run)  # counts that differ: one line
     if options.get("sizes"):
         from fabricui.tui.screens.collectives import parse_range

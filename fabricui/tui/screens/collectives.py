@@ -41,6 +41,7 @@ from fabricui.vocabulary import GROUPS, OPS, pick_label
 
 if TYPE_CHECKING:
     from fabricui.engine.collectives import Prediction
+    from fabricui.hwdb.catalog import Catalog
     from fabricui.importers.nccl_tests import ResultRun
     from fabricui.services.loaded import LoadedFabric
 
@@ -117,12 +118,13 @@ def check_nccl(text: str) -> str | None:
     return None
 
 
-def check_measured(value: str) -> str | None:
-    """Error line for a measured output (path or paste) that cannot be read, else None."""
+def check_measured(value: str, catalog: Catalog | None = None) -> str | None:
+    """Error line for a measured output (path or paste) that cannot be read, or a
+    measurements entry naming hardware ``catalog`` does not hold, else None."""
     from fabricui.services.collective import measured_run
 
     try:
-        measured_run(value)
+        measured_run(value, catalog=catalog)
     except FabricError as exc:
         return exc.message
     except OSError as exc:
@@ -837,7 +839,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
                 if self.data is not None:
                     self._group_like_measured(self.data)
 
-        self.app.push_screen(MeasuredModal(check_measured), done)
+        catalog = self.fabric_app.catalog  # a misspelt gpu id refused, as calibrate does
+        self.app.push_screen(MeasuredModal(lambda value: check_measured(value, catalog)), done)
 
     def _group_like_measured(self, data: LoadedFabric, say: bool = True) -> None:
         """Compare like with like: when the measured run has another rank count than the
@@ -868,7 +871,7 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         from fabricui.services.collective import measured_run
 
         try:
-            run = measured_run(value, self.op)
+            run = measured_run(value, self.op, catalog=self.fabric_app.catalog)
         except FabricError as exc:
             self.measured, self.measured_name, self.measured_value = None, "", ""
             self.app.notify(exc.message, title="measured", severity="error")
