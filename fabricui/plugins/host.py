@@ -38,6 +38,7 @@ from fabricui.plugins.checks import RULES
 from fabricui.plugins.files import ENV_PLUGINS_DIR as ENV_PLUGINS_DIR
 from fabricui.plugins.files import PluginFile, import_source, plugin_dirs, read_plugin_files
 from fabricui.plugins.guards import _GUARDS, _Guard
+from fabricui.plugins.once import Once
 from fabricui.plugins.process import as_plugin_error, call_plugin, running, sigints, warn
 from fabricui.plugins.records import PluginFailure as PluginFailure
 from fabricui.plugins.records import PluginInfo as PluginInfo
@@ -194,6 +195,9 @@ class PluginHost:
         self._hook_failures: dict[str, list[PluginFailure]] = {}
         self._call_failures: list[PluginFailure] = []
         self._results: dict[str, dict[str, Any]] = {}
+        """Hook category -> what its hooks registered, stored once complete."""
+        self._once = Once()
+        """Has each category collected once, by the first thread to ask (see ``once``)."""
         self._owners: dict[str, dict[str, PluginInfo]] = {}
         self._records: dict[int, dict[str, list[str]]] = {}
         """id(PluginInfo) -> hwdb record kind -> ids its YAML directories brought."""
@@ -396,9 +400,18 @@ class PluginHost:
         return [i for i in self._registered() if id(i.plugin) in plugins]
 
     def _collect(self, kind: str) -> dict[str, Any]:
-        """Call ``register_<kind>`` plugin by plugin; first registration of a name wins."""
+        """Call ``register_<kind>`` plugin by plugin, once however many threads ask at the
+        same time (``once``); first registration of a name wins."""
         if kind in self._results:
             return self._results[kind]
+        result: dict[str, Any] = self._once.get(
+            kind, self._results, lambda: self._collect_now(kind)
+        )
+        return result
+
+    def _collect_now(self, kind: str) -> dict[str, Any]:
+        """Call ``register_<kind>``'s hooks, then store what they registered (complete:
+        another thread may read it as soon as it is stored)."""
         hook = f"register_{kind}"
         result: dict[str, Any] = {}
         owners: dict[str, PluginInfo] = {}
@@ -408,12 +421,12 @@ class PluginHost:
                 if staged is not None:
                     result.update(self._guarded(kind, info, staged))
                     owners.update(dict.fromkeys(staged, info))
-        self._results[kind] = result
-        self._owners[kind] = owners
         if kind == "link_generations":
             self._drop_hwdb_clashes(result, owners)
         elif kind == "hwdb_paths":
             self._drop_broken_hwdb(result, owners)
+        self._owners[kind] = owners
+        self._results[kind] = result
         return result
 
     def _call_one(
@@ -445,9 +458,10 @@ class PluginHost:
 
         others = [i.plugin for i in self._registered() if i is not info]
         caller = self._pm.subset_hook_caller(hook, remove_plugins=others)
+        call = self._once.carried(functools.partial(caller, register=register))
         mark = sigints()
         try:
-            call_plugin(functools.partial(caller, register=register), self.timeout_s, info.name)
+            call_plugin(call, self.timeout_s, info.name)
             if errors:
                 raise errors[0]
         except BaseException as exc:  # exit(), os._exit(), KeyboardInterrupt: not the app's end

@@ -1,0 +1,134 @@
+"""The plugin host collects each hook category once, however many threads ask for it at
+the same time (the explorer's workers do): each hook called once, a broken plugin's
+failure recorded once; a hook that asks the host for another category is answered, and
+one that asks for a category waiting on it is refused, not left waiting."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from fabricui.plugins import PluginHost
+from tests.plugins.test_plugin_host import ToyDdp, link, make_host, make_plugin
+
+#: Threads asking at once.
+THREADS = 8
+
+
+def at_once(call: Callable[[], Any]) -> list[Any]:
+    """``call()`` in ``THREADS`` threads started together (a barrier); what each returned."""
+    barrier = threading.Barrier(THREADS)
+
+    def run() -> Any:
+        barrier.wait()
+        return call()
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        futures = [pool.submit(run) for _ in range(THREADS)]
+        return [future.result(timeout=30) for future in futures]
+
+
+def counted(calls: list[str], name: str, body: Callable[..., None]) -> Callable[..., None]:
+    """A hook that notes each call of it in ``calls``, sleeps a little, then runs ``body``."""
+
+    def hook(register: Callable[..., None]) -> None:
+        calls.append(name)
+        time.sleep(0.05)  # the other threads arrive while it runs
+        body(register)
+
+    return hook
+
+
+def test_threads_collecting_one_category_call_each_hook_once():
+    """Eight threads ask for the strategies at once: each hook called once, one failure
+    recorded for the broken plugin, and every thread gets the same strategies."""
+    calls: list[str] = []
+
+    def broken(register: Callable[..., None]) -> None:
+        raise RuntimeError("boom")
+
+    host = make_host(
+        good=make_plugin("good", register_strategies=counted(calls, "good", lambda r: r(ToyDdp()))),
+        bad=make_plugin("bad", register_strategies=counted(calls, "bad", broken)),
+    )
+    found = at_once(host.strategies)
+    assert sorted(calls) == ["bad", "good"]
+    assert all(result is found[0] for result in found) and list(found[0]) == ["toy-ddp"]
+    assert [(f.name, f.error) for f in host.failures] == [
+        ("bad", "register_strategies: RuntimeError: boom")
+    ]
+    assert host.describe()[1]["error"] == "register_strategies: RuntimeError: boom"
+
+
+def test_threads_collecting_every_category_call_each_hook_once():
+    """``collect_all`` from eight threads at once (``describe`` does it): each category's
+    hook called once, whichever thread collects it."""
+    calls: list[str] = []
+    host = make_host(
+        toy=make_plugin(
+            "toy",
+            register_strategies=counted(calls, "strategies", lambda r: r(ToyDdp())),
+            register_link_generations=counted(calls, "links", lambda r: r(link())),
+        )
+    )
+    at_once(host.collect_all)
+    assert sorted(calls) == ["links", "strategies"] and not host.failures
+
+
+def test_a_hook_may_ask_the_host_for_another_category():
+    """A strategies hook that asks for the link generations, while other threads ask for
+    both: answered (no category is locked while another is collected), each hook once."""
+    calls: list[str] = []
+    host: PluginHost
+
+    def strategies(register: Callable[..., None]) -> None:
+        if "toylink1" in host.link_generations():
+            register(ToyDdp())
+
+    host = make_host(
+        toy=make_plugin(
+            "toy",
+            register_strategies=counted(calls, "strategies", strategies),
+            register_link_generations=counted(calls, "links", lambda r: r(link())),
+        )
+    )
+    found = at_once(lambda: (host.strategies(), host.link_generations()))
+    assert sorted(calls) == ["links", "strategies"] and not host.failures
+    assert all(list(strategies) == ["toy-ddp"] for strategies, _ in found)
+
+
+def test_a_hook_asking_for_a_category_that_waits_on_it_is_refused():
+    """A strategies hook asking for the strategies (its own category), and a link
+    generations hook asking for the strategies whose hook asks for the link generations:
+    each refused at once, recorded once, where they would wait on each other for ever."""
+    host: PluginHost
+
+    def own(register: Callable[..., None]) -> None:
+        host.strategies()
+
+    host = make_host(toy=make_plugin("toy", register_strategies=own))
+    at_once(host.strategies)
+    assert [f.error for f in host.failures] == [
+        "register_strategies: asked the plugin host for strategies, whose collection waits "
+        "on this call (a cycle)"
+    ]
+
+    def strategies(register: Callable[..., None]) -> None:
+        host.link_generations()
+        register(ToyDdp())
+
+    def links(register: Callable[..., None]) -> None:
+        host.strategies()
+        register(link())
+
+    host = make_host(
+        toy=make_plugin("toy", register_strategies=strategies, register_link_generations=links)
+    )
+    at_once(host.strategies)
+    assert [f.error for f in host.failures] == [
+        "register_link_generations: asked the plugin host for strategies, whose collection "
+        "waits on this call (a cycle)"
+    ]
+    assert list(host.strategies()) == ["toy-ddp"] and host.link_generations() == {}
