@@ -738,7 +738,7 @@ def read_results(
         HwdbError: A malformed measurements file (file:line).
     """
     text, origin = read_output(path)
-    if _looks_like_measurements(text):
+    if looks_like_measurements(text):
         runs = parse_measurements(parse_yaml(text, origin), catalog)
         if entries:
             known = {r.entry_id for r in runs}
@@ -777,7 +777,9 @@ def read_results(
     return usable
 
 
-def _looks_like_measurements(text: str) -> bool:
+def looks_like_measurements(text: str) -> bool:
+    """Whether ``text`` is a measurements YAML (its first line that is not blank or a
+    comment starts a list entry), not an nccl-tests output."""
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):

@@ -21,9 +21,12 @@ from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
 from fabricui.engine.nccl.releases import NEWEST_VERSION, parse_version
 from fabricui.errors import ConfigError, FabricError
+from fabricui.hwdb.yamlfile import parse_yaml
 from fabricui.importers.nccl_tests import (
     ResultsError,
     assume_op,
+    looks_like_measurements,
+    parse_measurements,
     parse_nccl_tests,
     read_output,
     read_results,
@@ -523,6 +526,9 @@ def measured_run(value: str, op: str | None = None, *, catalog: Catalog | None =
     if "\n" not in text and text and not text.lstrip().startswith("#"):
         # the file's own op, never relabelled
         runs = read_results(Path(text).expanduser(), catalog=catalog)
+    elif looks_like_measurements(value):  # a measurements YAML pasted, or on stdin
+        runs = parse_measurements(parse_yaml(value, "pasted output"), catalog)
+        runs = [r for r in runs if r.rows]
     else:
         runs = parse_nccl_tests(value, "pasted output")
     if not runs:
@@ -549,7 +555,7 @@ def measured_input(value: str) -> str:
     if value != "-":
         return value
     text, origin = read_output(value)
-    if not parse_nccl_tests(text, origin):
+    if not looks_like_measurements(text) and not parse_nccl_tests(text, origin):
         raise ResultsError(
             f"{origin}: no nccl-tests result rows (expected the table "
             "nccl-tests prints: size count type redop root time ...)"

@@ -94,3 +94,28 @@ def test_snapshot_measured_refuses_a_misspelt_gpu_id_in_one_line(run_cli, tmp_pa
     )
     assert status == 0, err
     assert "Measured: " in out and "other hardware" not in out
+
+
+def test_a_pasted_measurements_entry_reads_as_its_file_does(catalog, tmp_path: Path):
+    """A measurements YAML pasted into the view (or given on standard input) is read as
+    the file is, with the catalog: the same rows, and a misspelt id refused at its line."""
+    pasted = measured_run(ENTRY.format(gpu="h100-sxm", link="nvlink4"), catalog=catalog)
+    from_file = measured_run(measurements(tmp_path), catalog=catalog)
+    assert (pasted.entry_id, pasted.rows, pasted.hardware_gpu) == (
+        from_file.entry_id,
+        from_file.rows,
+        from_file.hardware_gpu,
+    )
+    with pytest.raises(FabricError, match=r"^pasted output:5: entry box: hardware\.gpu: "):
+        measured_run(ENTRY.format(gpu="h100-smx", link="nvlink4"), catalog=catalog)
+
+
+def test_snapshot_measured_reads_a_measurements_yaml_on_stdin(run_cli, monkeypatch):
+    """``--measured -`` with a measurements YAML on standard input: compared, not refused
+    as having no nccl-tests table."""
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(ENTRY.format(gpu="h100-sxm", link="nvlink4")))
+    status, out, err = run_cli("snapshot", "collectives", "-t", "dgx-h100", "--measured", "-")
+    assert status == 0, err
+    assert "Measured: " in out and "other hardware" not in out
