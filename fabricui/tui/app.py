@@ -420,6 +420,11 @@ class FabricApp(App[None]):
         """A view option given at start (``op``, ``sizes``, ``model`` ...), used once."""
         return self._options.pop(name, None)
 
+    def peek_option(self, name: str) -> str | None:
+        """A view option given at start that no view has taken yet, left for it (what a
+        command line checks against before the view is shown)."""
+        return self._options.get(name)
+
     def take_initial_size(self) -> int | None:
         """The command line's message size, once."""
         size, self._initial_size = self._initial_size, None

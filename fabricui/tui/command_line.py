@@ -14,6 +14,7 @@ from textual.suggester import Suggester
 from textual.widgets import Input
 
 from fabricui.errors import FabricError, unknown_id_message
+from fabricui.services.layouts import parse_layout
 from fabricui.services.requests import check_group
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
@@ -186,9 +187,16 @@ def _check_sizes(app: Explorer, argument: str) -> str | None:
 
 
 def _check_layout(app: Explorer, argument: str) -> str | None:
-    from fabricui.tui.screens.strategies import check_layout_text
+    """A layout the plan would refuse, as ``l`` refuses it (``tp64`` on 32 GPUs, ``ep8`` on
+    a dense model), for the model the strategies view plans; its words alone while no
+    fabric is loaded."""
+    from fabricui.tui.screens.strategies import check_layout_text, planned_layout
 
-    return check_layout_text(argument)
+    if app.data is None:
+        return check_layout_text(argument)
+    model_id, current = planned_layout(app)
+    app.data.check_layout(model_id, parse_layout(argument, current))
+    return None
 
 
 _VALIDATORS: dict[str, Callable[[Explorer, str], str | None]] = {
@@ -262,6 +270,10 @@ def run_command(app: Explorer, text: str) -> None:
             state["message_size"] = str(parse_message_size(argument, "size"))
         elif name == "model":
             state[name] = app.data.model(argument).id
+        elif name == "layout":  # as l: the words change the layout shown
+            from fabricui.tui.screens.strategies import planned_layout
+
+            state[name] = parse_layout(argument, planned_layout(app)[1]).label()
         else:
             state[name] = argument
         screen.restore_state(state)

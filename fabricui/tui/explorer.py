@@ -42,6 +42,9 @@ class Explorer(Protocol):
     def take_option(self, name: str) -> str | None:
         """A view option given at start, used once."""
 
+    def peek_option(self, name: str) -> str | None:
+        """A view option given at start that no view has taken yet (left for it)."""
+
     def take_initial_pair(self) -> tuple[str | None, str | None] | None:
         """The command line's ``--src``/``--dst``, once."""
 

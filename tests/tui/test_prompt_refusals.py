@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from textual.widgets import Input, Label
 
+from fabricui.services.layouts import LayoutChoice
 from fabricui.tui.app import settle
 from fabricui.tui.screens.error import ErrorModal
 from fabricui.tui.screens.prompt import PromptModal
+from fabricui.tui.screens.strategies import StrategiesScreen
 from fabricui.tui.textual_private import notifications
 from tests.tui.test_hostile_round import dialog_text
+from tests.tui.test_navigation import command
 
 
 async def refused(pilot, key: str, text: str) -> str:
@@ -135,3 +138,53 @@ async def test_a_message_size_past_1_pib_is_refused_in_the_prompt(app_factory):
         await pilot.press("escape")
         await settle(pilot)
         assert view.size_bytes == 2**30
+
+
+async def test_a_layout_the_fabric_cannot_run_is_refused_on_the_command_line(app_factory):
+    """``:layout tp64`` on 32 GPUs and ``:layout ep8`` on the dense model the strategies view
+    will plan, from another view: ``plan``'s line, as ``l`` says it, the text kept; a
+    layout that runs shows the strategies view planning it."""
+    app = app_factory()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        said = await refused(pilot, "colon", "layout tp64")
+        assert said == "layout needs 64 GPUs, more than dgx-h100-pod's 32"
+        await pilot.press("escape")
+        await pilot.pause()
+        said = await refused(pilot, "colon", "layout ep8")
+        assert said == "llama3-70b is dense (no experts): ep must be 1 (got 8)"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, StrategiesScreen)
+        await command(pilot, "layout tp8 pp4")
+        view = app.screen
+        assert isinstance(view, StrategiesScreen) and view.choice == LayoutChoice(tp=8, pp=4)
+        assert view.plan is not None and not isinstance(app.screen, ErrorModal)
+
+
+async def test_command_line_layout_words_change_the_layout_shown_as_l_does(app_factory):
+    """On the strategies view, ``:layout`` changes the layout shown as ``l`` does: ``tp16``
+    on ``tp8 pp4`` (64 GPUs) is refused on 32, ``fsdp`` keeps the degrees."""
+    app = app_factory(view="strategies", options={"layout": "tp8 pp4"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        said = await refused(pilot, "colon", "layout tp16")
+        assert said == "layout needs 64 GPUs, more than dgx-h100-pod's 32"
+        await pilot.press("escape")
+        await pilot.pause()
+        await command(pilot, "layout fsdp")
+        assert app.screen is view
+        assert view.choice == LayoutChoice(tp=8, pp=4, dp_strategy="fsdp")
+
+
+async def test_command_line_layout_is_checked_for_the_model_given_at_start(app_factory):
+    """``--model mixtral-8x7b`` not shown yet (the topology view is): ``:layout ep8`` is
+    checked for Mixtral (8 experts), not the default dense model, and planned for it."""
+    app = app_factory(options={"model": "mixtral-8x7b"})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await command(pilot, "layout ep8")
+        view = app.screen
+        assert isinstance(view, StrategiesScreen) and view.model_id == "mixtral-8x7b"
+        assert view.choice == LayoutChoice(ep=8) and view.plan is not None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.console import Group
 from rich.table import Table
@@ -32,9 +32,12 @@ from fabricui.units import format_time_us
 from fabricui.vocabulary import DEFAULT_MODEL, DP_STRATEGIES
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from fabricui.engine.training.step import PlanReport
     from fabricui.engine.training.table import DecisionTable
     from fabricui.services.loaded import LoadedFabric
+    from fabricui.tui.explorer import Explorer
 
 #: Bar tone of each verdict of the decision table.
 VERDICT_TONE = {"yes": "good", "marginal": "warn", "no": "bad", "-": "muted", "n/a": "muted"}
@@ -47,6 +50,27 @@ def check_layout_text(text: str) -> str | None:
     except FabricError as exc:
         return exc.message
     return None
+
+
+def planned_layout(app: Explorer) -> tuple[str, LayoutChoice]:
+    """The model the strategies view plans a layout typed elsewhere (``:layout``) for, and
+    the layout its words change, as ``l`` changes the one shown: the view's own, or, while
+    the view has not drawn the fabric loaded, what it takes once shown (the model and the
+    layout given at start, else its model and the default layout's degrees).
+
+    Raises:
+        FabricError: A layout given at start that is not one.
+    """
+    try:
+        stack = cast("App[None]", app).get_screen_stack(StrategiesScreen.VIEW)
+    except KeyError:  # never shown nor built ahead
+        stack = []
+    screen = next((s for s in stack if isinstance(s, StrategiesScreen)), None)
+    if screen is not None and screen.data is not None and screen.data is app.data:
+        return screen.model_id, screen.choice or LayoutChoice()
+    model_id = app.peek_option("model") or (screen.model_id if screen else DEFAULT_MODEL)
+    layout = app.peek_option("layout")
+    return model_id, parse_layout(layout, LayoutChoice()) if layout else LayoutChoice()
 
 
 def decision_bars(table: DecisionTable) -> list[Bar]:
