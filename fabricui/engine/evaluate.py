@@ -13,7 +13,7 @@ from fabricui.engine.algorithms import core_algorithms
 from fabricui.engine.bulk import line_rate_bulk_router
 from fabricui.engine.collectives import Prediction, predict
 from fabricui.engine.group import Group
-from fabricui.engine.nccl.picks import NcclSettings, refuse_settings
+from fabricui.engine.nccl.picks import NcclSettings, narrowed_by_nccl_lists, refuse_settings
 from fabricui.engine.paths import (
     Hop,
     describe_hops,
@@ -228,6 +228,11 @@ def evaluate_collective(
     return predict(group, op, size_bytes, algorithms or algorithms_for_env(), algo=algo)
 
 
+#: The size the settings check prices at [bytes]: whether a candidate runs does not
+#: depend on the size (a core algorithm's time is finite at every size or at none).
+CHECK_SIZE_BYTES = 1 << 20
+
+
 def check_collective_settings(
     fabric: Fabric,
     op: str,
@@ -236,10 +241,16 @@ def check_collective_settings(
     library_version: tuple[int, int, int] | None = None,
     nccl_env: Mapping[str, str] | None = None,
     gpus_per_thread: int | None = None,
+    algorithms: list[CollectiveAlgorithm] | None = None,
 ) -> None:
     """Refuse a collective's NCCL release and environment as ``evaluate_collective``
     refuses them, without pricing anything (``picks.refuse_settings``): a fraction of a
     prediction's time, so settings can be checked as they are typed.
+
+    What NCCL_ALGO and NCCL_PROTO leave a library whose tuner is not modelled (RCCL) is
+    known only once its candidates are priced: given ``algorithms``, they are, at one size
+    (``CHECK_SIZE_BYTES``), and settings that leave it nothing are refused as the
+    prediction refuses them.
 
     The group routes on a router of its own, not the fabric's shared one: the check may run
     while a prediction routes on that one, whose caches are not shared between threads.
@@ -252,6 +263,9 @@ def check_collective_settings(
         library_version: NCCL release of the run; None: the newest release modelled.
         nccl_env: The run's NCCL environment.
         gpus_per_thread: With ``single_process``, the GPUs one thread drives.
+        algorithms: The prediction's candidate algorithms (core and plugin ones), to price
+            where the settings narrow a library whose tuner is not modelled; None: not
+            priced.
 
     Raises:
         EngineError: A malformed setting or release, or settings the library refuses for
@@ -266,4 +280,7 @@ def check_collective_settings(
         nccl_env=nccl_env,
         gpus_per_thread=gpus_per_thread,
     )
-    refuse_settings(group, op, NcclSettings.of(group.library_version, group.nccl_env))
+    settings = NcclSettings.of(group.library_version, group.nccl_env)
+    refuse_settings(group, op, settings)
+    if algorithms is not None and narrowed_by_nccl_lists(group, op, settings):
+        predict(group, op, [CHECK_SIZE_BYTES], algorithms, nccl=settings)

@@ -31,6 +31,7 @@ from fabricui.importers.nccl_tests import (
     read_output,
     read_results,
 )
+from fabricui.services.admission import admit_collective as admit_group
 from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.job_env import JOB_ENV, job_settings
 from fabricui.services.jobs import group_ranks, job_of
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from fabricui.engine.collectives import Prediction
+    from fabricui.engine.types import CollectiveAlgorithm
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.importers.nccl_tests import ResultRun
@@ -472,20 +474,30 @@ def check_view_nccl(
     would refuse it, without pricing anything: a release or word that is not one, and
     settings NCCL refuses for ``op`` on ``group`` (an unknown ``NCCL_ALGO`` name,
     ``NCCL_ALGO=nvls`` where NVLS does not run), in the line ``collective --env`` prints.
+    Settings that leave RCCL nothing it runs there (``NCCL_ALGO=nvls``) are refused too:
+    that takes pricing the candidates at one size (``check_collective_settings``), not
+    done for a group too large to predict (the prediction refuses the group).
 
     Raises:
         FabricError: The refusal, naming this shell's variables it comes from.
     """
     version, env = nccl_of_prompt(nccl_prompt)
+    ranks = data.group_ranks(group)
+    try:
+        admit_group(op, len(ranks))
+        algorithms: list[CollectiveAlgorithm] | None = data.algorithms()
+    except ConfigError:
+        algorithms = None
     try:
         check_collective_settings(
             data.fabric,
             op,
-            data.group_ranks(group),
+            ranks,
             single_process=measured is not None and measured.single_process,
             library_version=version,
             nccl_env=env,
             gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
+            algorithms=algorithms,
         )
     except FabricError as error:
         raise blame_environment(error, parse_nccl_settings(nccl_prompt)[1]) from None

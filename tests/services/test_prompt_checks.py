@@ -58,6 +58,42 @@ def test_nccl_settings_refused_across_nodes_are_taken_on_one(pod):
     assert refusal(check_view_nccl, pod, "all_reduce", "node", "NCCL_ALGO=nvls") is None
 
 
+@pytest.fixture(scope="module")
+def amd(catalog) -> LoadedFabric:
+    """mi300x-node: 8 MI300X GPUs, whose library (RCCL) reads NCCL_ALGO and NCCL_PROTO."""
+    return LoadedFabric.load(TopologyRequest("mi300x-node"), catalog=catalog)
+
+
+@pytest.mark.parametrize("op", ["all_reduce", "all_gather", "broadcast", "all_to_all"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "NCCL_ALGO=nvls",
+        "NCCL_ALGO=tree",
+        "NCCL_ALGO=ring NCCL_PROTO=LL",
+        "NCCL_ALGO=tree NCCL_PROTO=^simple,ll,ll128",
+        "NCCL_ALGO=foo",
+    ],
+)
+def test_rccl_settings_are_refused_as_the_prediction_refuses_them(amd, op, text):
+    """What RCCL runs nothing of (no NVLS on AMD, no tree for all_gather) is refused in the
+    prediction's line; what leaves it something is not."""
+    predicted = refusal(view_prediction, amd, op, "all", [1024], text)
+    assert refusal(check_view_nccl, amd, op, "all", text) == predicted
+
+
+def test_rccl_runs_nothing_is_the_line_the_cli_prints(amd, run_cli):
+    """The check's refusal is ``collective --env``'s, word for word."""
+    said = refusal(check_view_nccl, amd, "all_reduce", "all", "NCCL_ALGO=nvls")
+    assert said is not None and said.startswith("RCCL runs nothing NCCL_ALGO/NCCL_PROTO allow")
+    status, out, err = run_cli(
+        "collective", "all_reduce", "1G", "-t", "mi300x-node", "--env", "NCCL_ALGO=nvls"
+    )
+    assert (status, out) == (2, "") and said in err
+    assert refusal(check_view_nccl, amd, "all_reduce", "all", "NCCL_ALGO=tree") is None
+
+
 @pytest.mark.parametrize(
     ("topology", "nodes", "what_if"),
     [

@@ -188,3 +188,29 @@ async def test_command_line_layout_is_checked_for_the_model_given_at_start(app_f
         view = app.screen
         assert isinstance(view, StrategiesScreen) and view.model_id == "mixtral-8x7b"
         assert view.choice == LayoutChoice(ep=8) and view.plan is not None
+
+
+async def test_nccl_settings_rccl_runs_nothing_of_are_refused_in_the_prompt(app_factory):
+    """On MI300X (RCCL): ``v NCCL_ALGO=nvls`` leaves RCCL nothing it runs, refused in the
+    prompt in ``collective --env``'s line with the text kept, the view's settings and table
+    unchanged; ``NCCL_ALGO=tree`` is taken and priced."""
+    app = app_factory(topology="mi300x-node", view="collectives")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        said = await refused(pilot, "v", "NCCL_ALGO=nvls")
+        assert said.startswith(
+            "RCCL runs nothing NCCL_ALGO/NCCL_PROTO allow for all_reduce here (it runs ring/"
+        )
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is view and view.nccl == "" and view.prediction is not None
+        assert not [n for n in notifications(app) if n.severity == "error"]
+        await pilot.press("v")
+        await pilot.pause()
+        app.screen.query_one("#prompt-input", Input).value = "NCCL_ALGO=tree"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is view and view.nccl == "NCCL_ALGO=tree"
+        choice = view.prediction.choice
+        assert choice is not None and set(choice.nccl.algorithm) == {"tree"}

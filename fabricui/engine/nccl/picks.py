@@ -283,16 +283,27 @@ def refuse_settings(group, op: str, settings: NcclSettings) -> None:
     """
     if group.n < 2:
         return
-    library = library_of(group)
-    env = settings.env
-    if library != "nccl":
-        if library in READS_NCCL_ENV and (env.algo or env.proto) and op not in P2P_OPS:
-            algorithms_enabled(env, op, settings.release)
-            protocols_enabled(env, op, settings.release)
+    if library_of(group) != "nccl":
+        if narrowed_by_nccl_lists(group, op, settings):
+            algorithms_enabled(settings.env, op, settings.release)
+            protocols_enabled(settings.env, op, settings.release)
         return
     refuse_bad_lists(settings)
     if op not in P2P_OPS:
         _nccl_tunings(group, settings, op)
+
+
+def narrowed_by_nccl_lists(group, op: str, settings: NcclSettings) -> bool:
+    """Whether NCCL_ALGO or NCCL_PROTO narrow what a library whose tuner is not modelled
+    runs for ``op`` on ``group`` (RCCL reads them): what they leave it is known only once
+    the candidates are priced (``choose`` refuses settings that leave it nothing)."""
+    env = settings.env
+    return (
+        group.n >= 2
+        and library_of(group) in READS_NCCL_ENV
+        and bool(env.algo or env.proto)
+        and op not in P2P_OPS
+    )
 
 
 #: NCCL's collective name (the prefix of a scoped NCCL_ALGO entry) of each operation.
@@ -599,5 +610,6 @@ __all__ = [
     "Pick",
     "choose",
     "library_of",
+    "narrowed_by_nccl_lists",
     "refuse_settings",
 ]
