@@ -11,7 +11,6 @@ from fabricui.tui.screens.error import ErrorModal
 from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.textual_private import notifications, screen_text
-from tests.tui.test_navigation import command
 from tests.tui.test_save_overwrite import save_as_text
 
 
@@ -163,16 +162,18 @@ async def test_keys_faster_than_a_dialog_closes_do_not_crash(app_factory):
 
 
 async def test_a_layout_that_cannot_be_priced_leaves_the_plan_shown_named(app_factory):
-    """``:layout tp64`` on 32 GPUs (``l`` refuses it in its prompt; the command line checks
-    the words): the app says why; the controls name the layout of the plan still shown (not
-    ``tp64 ... computing...`` forever over a tp8 plan)."""
+    """A layout whose plan fails (tp64 on 32 GPUs, which ``l`` and ``:layout`` refuse in
+    their prompts, shown again from a place recorded earlier): the app says why; the
+    controls name the layout of the plan still shown (not ``tp64 ... computing...`` forever
+    over a tp8 plan)."""
     app = app_factory(view="strategies")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         view = app.screen
         before = str(view.query_one("#strat-controls").render())
         assert "layout " in before and "computing" not in before
-        await command(pilot, "layout tp64")
+        view.restore_state({"model": view.model_id, "layout": "tp64"})
+        await settle(pilot)
         assert app.screen is view
         assert any("64 GPUs" in n.message for n in notifications(app))
         assert str(view.query_one("#strat-controls").render()) == before
