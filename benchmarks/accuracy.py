@@ -366,9 +366,14 @@ def main(argv: list[str] | None = None) -> int:
         help="price each entry with its own env alone (no --source-env)",
     )
     args = parser.parse_args(argv)
-    entries = read_yaml(args.data).data
-    catalog = load_catalog()
-    directories = load_source_env(None if args.entry_env_only else args.source_env)
+    try:
+        entries = read_yaml(args.data).data
+        catalog = load_catalog()
+        directories = load_source_env(None if args.entry_env_only else args.source_env)
+    except FabricError as exc:  # a missing or malformed file: one line
+        hint = "" if args.data.is_file() else " (give the measurements file with --data)"
+        print(f"accuracy: error: {exc.message}{hint}", file=sys.stderr)
+        return 2
     results = [
         score_entry(e, catalog, directories)
         for e in entries

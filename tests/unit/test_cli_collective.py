@@ -632,3 +632,15 @@ def test_pick_label_names_the_library_as_reports_and_tables_say_it():
     assert pick_label("RCCL (tuner not modelled: fastest pick)", release=True) == "RCCL's pick"
     assert pick_label("google (tuner not modelled: fastest pick)") == "pick"
     assert pick_label(None) == "NCCL's pick"
+
+
+def test_accuracy_without_its_measurements_file_says_so_in_one_line(monkeypatch, capsys, tmp_path):
+    """A measurements file that is not there (a checkout beside no ``shared/`` folder): one
+    line naming it and ``--data``, status 2, no traceback."""
+    accuracy = _accuracy_module(monkeypatch)
+    missing = tmp_path / "measurements.yaml"
+    assert accuracy.main(["--data", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"accuracy: error: {missing}: no such file (give the measurements file with --data)\n"
+    )
