@@ -10,10 +10,13 @@ nowhere else (``textual`` is pinned exactly; the snapshot and pilot tests cover 
 - ``reuse_parsed_css``: a stylesheet that keeps the rules parsed from each source when
   Textual parses every source again (each screen shown for the first time).
 - ``build_mode``: a mode's screen built and mounted without switching to it.
+- ``press_queued``: keys sent to an app under test as a terminal sends a burst of them (the
+  pilot tests type paths and hold arrows without Textual's idle wait after each key).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import io
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     from textual.css.stylesheet import Stylesheet
     from textual.driver import Driver
     from textual.notifications import Notification
+    from textual.pilot import Pilot
     from textual.widget import AwaitMount
 
 #: CSS sources whose parsed rules a stylesheet keeps (Textual keeps 64; the explorer's
@@ -174,3 +178,61 @@ def build_mode(app: App[Any], mode: str) -> AwaitMount:
         An awaitable that waits for the screen and its widgets to be mounted.
     """
     return app._init_mode(mode)
+
+
+async def press_queued(pilot: Pilot[Any], *keys: str, timeout_s: float = 30.0) -> None:
+    """Press ``keys`` (as ``Pilot.press`` takes them) one after the other, as fast as the
+    app handles them: a path typed, an arrow held down.
+
+    ``Pilot.press`` waits for the process to be idle after each key (at least 40 ms a key:
+    seconds for a path typed, or a map scrolled line by line). Here each key is sent once
+    the one before has gone all the way: to the focused widget, then up through its
+    parents to the app, whose bindings run last (an arrow's action, a backspace in an
+    input). A key that opens a dialog or moves the focus goes through ``Pilot.press``:
+    the widget the next key reaches is only known once the app is idle again.
+
+    Raises:
+        TimeoutError: A key was not handled within ``timeout_s`` [s].
+    """
+    from textual import events
+
+    app = pilot.app
+    for key in keys:
+        name, character = _key_and_character(key)
+        app.post_message(events.Key(name, character))
+        await asyncio.wait_for(_key_handled(app), timeout_s)
+    await pilot.pause()
+
+
+async def _key_handled(app: App[Any]) -> None:
+    """Return once the key the app was sent last has been handled where it can be: by the
+    app (priority bindings), the focused widget, each of its parents (a key one of them
+    does not stop goes on up) and the app again (bindings)."""
+    handled = asyncio.Event()
+
+    def after(nodes: list[Any]) -> None:
+        # Queued behind the key on nodes[0]: runs once that node has passed it on.
+        if nodes:
+            nodes[0].call_later(after, nodes[1:])
+        else:
+            handled.set()
+
+    def forwarded() -> None:
+        after(list((app.focused or app.screen).ancestors_with_self))
+
+    app.call_later(forwarded)
+    await handled.wait()
+
+
+def _key_and_character(key: str) -> tuple[str, str | None]:
+    """The key event ``Pilot.press`` makes of ``key`` (a character or a key's name)."""
+    import unicodedata
+
+    from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+
+    if len(key) == 1 and not key.isalnum():
+        key = _character_to_key(key)
+    try:
+        return key, unicodedata.lookup(_get_unicode_name_from_key(REPLACED_KEYS.get(key, key)))
+    except KeyError:
+        return key, key if len(key) == 1 else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fabricui.services.requests import LaunchRequest, TopologyRequest
 from fabricui.tui.app import settle
-from fabricui.tui.textual_private import notifications
+from fabricui.tui.textual_private import notifications, press_queued
 from fabricui.tui.widgets.topology_map import TopologyMap
 from tests.tui.test_tui_health import SELENE_LINKS
 
@@ -40,8 +40,8 @@ async def test_the_marked_spine_is_reached_with_end_and_up(app_factory, selene, 
         assert bottom == topology_map.max_scroll_y > 0 and topology_map.cursor == last
         lines = topology_map.render_text().splitlines()
         spine = next(i for i, line in enumerate(lines) if "~CSPINE1-41" in line)
-        await pilot.press(*["up"] * (bottom - spine))
-        await pilot.pause()
+        # Held down, as a user reads up the map (one at a time, each key waits 40 ms idle).
+        await press_queued(pilot, *["up"] * (bottom - spine))
         assert topology_map.scroll_offset.y == spine and topology_map.cursor == last
         assert "~CSPINE1-41" in _shown(topology_map)
         await pilot.press("down")
@@ -59,8 +59,8 @@ async def test_down_below_a_zoomed_host_scrolls_to_its_network(app_factory, sele
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         topology_map = app.screen.query_one(TopologyMap)
-        await pilot.press("z", *["down"] * 30)
-        await pilot.pause()
+        await pilot.press("z")
+        await press_queued(pilot, *["down"] * 30)
         assert topology_map.scroll_offset.y == 30 and topology_map.cursor == 0
         assert "LG0" in _shown(topology_map) and "GPU" not in _shown(topology_map)
         await pilot.press("right")
