@@ -12,7 +12,7 @@ from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.screens.pyramid import PyramidScreen
 from fabricui.tui.screens.strategies import StrategiesScreen
 from fabricui.tui.screens.topology import TopologyScreen
-from fabricui.tui.textual_private import notifications
+from fabricui.tui.textual_private import notifications, press_queued
 
 SIZE = (80, 24)
 
@@ -63,8 +63,8 @@ async def test_command_line_runs_what_the_keys_do(app_factory):
         await command(pilot, "model Llama-3-8B")  # a model's name as written is its id
         assert isinstance(app.screen, StrategiesScreen) and app.screen.model_id == "llama3-8b"
         assert app.sub_title.endswith("llama3-8b")  # the header names the model shown
-        await pilot.press("colon", *"topolgy x", "enter")
-        await pilot.pause()
+        await pilot.press("colon")
+        await press_queued(pilot, *"topolgy x", "enter")
         assert isinstance(app.screen, PromptModal)
         error = str(app.screen.query_one("#prompt-error").render())
         assert "unknown command 'topolgy' (nearest: topology" in error
@@ -89,10 +89,12 @@ async def test_back_goes_through_views_selections_and_topologies(app_factory):
         await pilot.press("right", "s")
         await settle(pilot)
         assert screen.src == first_src + 1
-        await pilot.press("t", *"dgx-h100-pod", "enter")  # the one on screen: nothing opens
+        await pilot.press("t")  # the one on screen: nothing opens
+        await press_queued(pilot, *"dgx-h100-pod", "enter")
         await settle(pilot)
         assert not any("backspace goes back" in str(n.message) for n in notifications(app))
-        await pilot.press("t", *"dgx-h100", "enter")
+        await pilot.press("t")
+        await press_queued(pilot, *"dgx-h100", "enter")
         await settle(pilot)
         assert app.data.spec.id == "dgx-h100"
         assert any("backspace goes back" in str(n.message) for n in notifications(app))

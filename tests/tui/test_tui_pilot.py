@@ -18,7 +18,7 @@ from fabricui.tui.screens.picker import PickerModal
 from fabricui.tui.screens.prompt import PromptModal
 from fabricui.tui.screens.strategies import StrategiesScreen
 from fabricui.tui.screens.topology import TopologyScreen
-from fabricui.tui.textual_private import notifications, record_frames
+from fabricui.tui.textual_private import notifications, press_queued, record_frames
 from fabricui.tui.widgets.path_panel import hop_rows
 from fabricui.tui.widgets.ring_stepper import RingStepper
 from fabricui.tui.widgets.topology_map import TopologyMap
@@ -55,6 +55,19 @@ async def paste_measured(pilot, text: str) -> None:
     pilot.app.screen.query_one(TextArea).text = text
     await pilot.press("ctrl+s")
     await settle(pilot)
+
+
+async def run_from_palette(pilot, text: str) -> None:
+    """ctrl+p, type ``text`` and press enter once the palette's search for it is done (it
+    runs in a worker and shows its hits in batches)."""
+    from textual.command import CommandPalette
+
+    await pilot.press("ctrl+p")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, CommandPalette)
+    await press_queued(pilot, *text)
+    await settle(pilot)
+    await pilot.press("enter")
 
 
 def engine_path(app, src: int, dst: int, size: int):
@@ -191,11 +204,7 @@ async def test_switch_views_by_key_and_palette(app_factory):
             assert app.current_mode == view
         await pilot.press("5")
         assert app.current_mode == "plugins"
-        await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
-        await pilot.press(*"view: Topology")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await run_from_palette(pilot, "view: Topology")
         await settle(pilot)
         assert app.current_mode == "topology"
 
@@ -216,11 +225,7 @@ async def test_topology_picker_and_palette_switch_topologies(app_factory):
         await settle(pilot)
         assert app.data.spec.id == "pcie-rtx4090x2"
         assert app.screen.report == engine_path(app, 0, 1, GiB)
-        await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
-        await pilot.press(*"topology: gb200-nvl72")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await run_from_palette(pilot, "topology: gb200-nvl72")
         await settle(pilot)
         assert app.data.spec.id == "gb200-nvl72"
 
@@ -632,9 +637,7 @@ async def test_topology_picker_filters_as_you_type(app_factory):
         assert isinstance(app.screen, PickerModal)
         options = app.screen.query_one(OptionList)
         total = options.option_count
-        for key in "nvl72 cluster":
-            await pilot.press(key if key != " " else "space")
-        await pilot.pause()
+        await press_queued(pilot, *"nvl72 cluster")
         assert isinstance(app.screen, PickerModal)
         assert 0 < options.option_count < total
         first = options.get_option_at_index(0).id
@@ -1077,8 +1080,7 @@ async def test_measured_modal_says_why_it_cannot_read(app_factory, tmp_path):
         await settle(pilot)
         await pilot.press("m")
         await pilot.pause()
-        await pilot.press(*str(junk), "enter")
-        await pilot.pause()
+        await press_queued(pilot, *str(junk), "enter")
         assert isinstance(app.screen, MeasuredModal)
         assert str(app.screen.query_one("#measured-error").render())
 
