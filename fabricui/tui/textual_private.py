@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import functools
 import io
+import unicodedata
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Callable, TextIO
 
@@ -226,8 +227,6 @@ async def _key_handled(app: App[Any]) -> None:
 
 def _key_and_character(key: str) -> tuple[str, str | None]:
     """The key event ``Pilot.press`` makes of ``key`` (a character or a key's name)."""
-    import unicodedata
-
     from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 
     if len(key) == 1 and not key.isalnum():
