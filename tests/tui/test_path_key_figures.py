@@ -145,3 +145,23 @@ async def test_ascii_key_line_separates_figures_with_semicolons(app_factory):
         assert report.size_bytes is not None
         assert f"{latency}; {transfer}" in text
         assert f"{latency} - " not in text
+
+
+async def test_the_fit_is_measured_once_per_path_and_width(app_factory, monkeypatch):
+    """Textual renders the panel again for its height and on each refresh: the whole
+    content is drawn to measure its fit once per path, width and rows, not each time."""
+    request = TopologyRequest("h100-ib-cluster", 64)
+    app = app_factory(launch=LaunchRequest(topology=request, src="n0.g7", dst="n63.g0"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        panel = app.screen.query_one(PathPanel)
+        measured = []
+        real = PathPanel._fits
+        monkeypatch.setattr(PathPanel, "_fits", lambda self, c: measured.append(1) or real(self, c))
+        first = panel.render()
+        assert measured == []  # measured when it was drawn
+        assert screen_text(app) and panel.render() is not first
+        assert measured == []
+        panel.fold_rows = (panel.fold_rows or 0) + 1  # another height: measured again
+        panel.render()
+        assert measured == [1]

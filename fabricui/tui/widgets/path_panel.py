@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.style import Style
@@ -256,6 +256,10 @@ class PathPanel(Widget):
     """Rows the side shows at once (None: unknown). When the hops and the figures need
     more, a line of the path's answers goes above the hops (``key_figures``)."""
 
+    _fit_seen: tuple[PathReport, tuple[Any, ...], bool] | None = None
+    """The report, the placement, health, width and rows ``_fits_once`` measured it for,
+    and whether it fitted."""
+
     def show_report(
         self, report: PathReport, placement: str = "", health: tuple[HopHealth, ...] = ()
     ) -> None:
@@ -306,7 +310,9 @@ class PathPanel(Widget):
         # Why a hop is slow, after the path's figures: on a long path at 80x24 these
         # lines would push the latency, the transfer time and the hardware off screen.
         summary = self._summary(report, self.health)
-        if self._fits(Group(title, hops, *cut, Text(""), self._summary(report))):
+        if self._fits_once(
+            report, lambda: Group(title, hops, *cut, Text(""), self._summary(report))
+        ):
             return Group(title, hops, *cut, Text(""), summary)
         # The hops and the figures need more rows than the side shows: the answers go
         # above the hops in a line or two, the hops and the figures' details follow.
@@ -324,6 +330,23 @@ class PathPanel(Widget):
         for i, change in enumerate(health):
             summary.add_row(HEALTH_LABEL if i == 0 else "", self._health_text(change))
         return summary
+
+    def _fits_once(self, report: PathReport, content: Callable[[], RenderableType]) -> bool:
+        """``_fits`` of the content ``content`` builds, measured once per report, width and
+        rows: Textual renders the panel again for its height and on every refresh, and
+        measuring draws the whole content (about 25 ms for a long path)."""
+        key = (
+            self.placement,
+            self.health,
+            self.size.width,
+            self.content_size.width,
+            self.fold_rows,
+        )
+        if self._fit_seen is not None and self._fit_seen[0] is report and self._fit_seen[1] == key:
+            return self._fit_seen[2]
+        fits = self._fits(content())
+        self._fit_seen = (report, key, fits)
+        return fits
 
     def _fits(self, content: RenderableType) -> bool:
         """Whether ``content`` fits the rows the side shows at once (unknown: it does)."""
