@@ -620,7 +620,8 @@ def conditions(
         # A NIC device the host's whole listing leaves out: its HCA is gone (said in a note).
         absent = absent_nics(item.format, item.result, ports, adapters) if one_host else None
         kept = absent is not None and absent.kept_names
-        named = one_host and (kept or _names_its_nics(ports, adapters))
+        moved = absent is not None and bool(absent.moved_layer)  # NIC names on other HCAs
+        named = one_host and (kept or (not moved and _names_its_nics(ports, adapters)))
         nic_order = _named_nics(ports, adapters) if named else _nic_order(ports) if one_host else {}
         said_host = host or "the host"
         if absent is not None:

@@ -14,7 +14,10 @@ note says which names are missing and that the host's ports are not placed by na
 HCA shows either as fewer ports on the NICs' link layer than the host has NICs or, where
 other adapters share that link layer (a DGX H100's storage ports on InfiniBand), as names
 that run without a gap and stop short of the topology's last NIC name by as many names as
-NICs are missing.
+NICs are missing. Where no NIC name is missing but one or more of them are ports of another
+link layer than the other NICs' (a DGX A100's Ethernet storage HCA now named ``mlx5_3``),
+with fewer ports on the NICs' layer than the host has NICs, the names moved the same way
+and are said the same way.
 """
 
 from __future__ import annotations
@@ -52,12 +55,21 @@ class AbsentNics:
     """The first and last names of a listing that runs without a gap and stops short of
     the missing names (``mlx5_0``, ``mlx5_10``), when that, not its port count, shows the
     lost HCA; else empty."""
+    moved_layer: str = ""
+    """The link layer ``missing``'s devices are listed on (``Ethernet``) when they are not
+    missing but on another layer than the other NICs; else empty."""
 
     def _what(self, host: str) -> str:
         names = " and ".join(
             f"{device} (NIC {nic} in net.adapters)" for device, nic in zip(self.missing, self.nics)
         )
         verb = "are" if len(self.missing) > 1 else "is"
+        if self.moved_layer:
+            ports = "ports" if len(self.missing) > 1 else "a port"
+            return (
+                f"{names} {verb} {ports} of {self.moved_layer} in {host}'s device listing, "
+                f"not of {self.layer} as the other NICs"
+            )
         return f"{names} {verb} missing from {host}'s device listing"
 
     def note(self, origin: str, host: str) -> str:
@@ -77,11 +89,13 @@ class AbsentNics:
                 f"{gone}, and the devices after {it} kept their names, so {nic}, taken as down"
             )
         first, last = self.names_run
-        listing = (
-            f"which lists {first} to {last} with no gap and stops before {self.missing[0]}"
-            if last
-            else f"which has {self.listed_ports} {self.layer} ports for {self.nic_count} NICs"
-        )
+        listing = f"which has {self.listed_ports} {self.layer} ports for {self.nic_count} NICs"
+        if last:
+            listing = (
+                f"which lists {first} to {last} with no gap and stops before {self.missing[0]}"
+            )
+        elif self.moved_layer:
+            listing = listing.replace("which has", "and the listing has", 1)
         return (
             f"{origin}: {self._what(host)}, {listing}: {gone}, but the kernel names "
             "devices in the order it finds them, so after a lost HCA every later name moves "
@@ -93,7 +107,8 @@ class AbsentNics:
     def unplaced(self, host: str) -> str:
         """Why a port of the listing is not placed (the findings' ``not applied`` reason)."""
         return (
-            f"{self._what(host)}, so the names after it may have moved: which NIC this port is "
+            f"{self._what(host)}, so the names {'' if self.moved_layer else 'after it '}may "
+            "have moved: which NIC this port is "
             "cannot be told (give iblinkinfo or ibnetdiscover output with it)"
         )
 
@@ -125,8 +140,10 @@ def absent_nics(
     devices = {p.device for p in ports}
     listed = [a for a in adapters if a in devices]
     missing = [a for a in adapters if a not in devices]
-    if len(devices) < 2 or not missing or 2 * len(listed) <= len(adapters):
+    if len(devices) < 2 or 2 * len(listed) <= len(adapters):
         return None
+    if not missing:
+        return _moved_names(ports, adapters)
     nics = tuple(adapters.index(a) for a in missing)
     later = _later_name(missing, devices)
     layers = [p.link_layer for p in ports if p.device in listed]
@@ -146,6 +163,40 @@ def absent_nics(
         layer or "fabric",
         len(adapters),
         run,
+    )
+
+
+def _moved_names(ports: list[Any], adapters: tuple[str, ...]) -> AbsentNics | None:
+    """NIC names listed with ports of another link layer than most NICs' (an Ethernet
+    storage HCA named ``mlx5_3`` where the NICs are InfiniBand), when the listing has fewer
+    ports on the NICs' layer than the host has NICs: a lost HCA's later names moved down
+    onto other adapters. None for any other listing (every NIC on one layer, or as many
+    ports on it as NICs: a host whose NICs mix layers by design)."""
+    device_layers: dict[str, set[str]] = {}
+    for p in ports:
+        device_layers.setdefault(p.device, set()).add(p.link_layer)
+    nic_layers = [device_layers[a] for a in adapters]
+    if any(None in layers or "" in layers for layers in nic_layers):
+        return None  # a listing that does not say every NIC's layer
+    counts: dict[str, int] = {}
+    for layers in nic_layers:
+        for layer in layers:
+            counts[layer] = counts.get(layer, 0) + 1
+    layer = max(counts, key=lambda name: counts[name])
+    moved = [a for a, layers in zip(adapters, nic_layers) if layer not in layers]
+    count = sum(1 for p in ports if p.link_layer == layer)
+    if not moved or 2 * counts[layer] <= len(adapters) or count >= len(adapters):
+        return None
+    others = sorted({name for a in moved for name in device_layers[a]})
+    return AbsentNics(
+        tuple(moved),
+        tuple(adapters.index(a) for a in moved),
+        False,
+        "",
+        count,
+        layer,
+        len(adapters),
+        moved_layer=" and ".join(others),
     )
 
 

@@ -161,3 +161,51 @@ def test_a_dgx_a100_ibstat_is_matched_to_its_nics_by_device_name(catalog, tmp_pa
         "--health does not apply it: mlx5_4 is none of the host's NICs in this topology "
         "(net.adapters: mlx5_0, mlx5_1, mlx5_2, mlx5_3 ...)"
     )
+
+
+def test_a_dgx_a100_that_lost_a_compute_hca_at_boot_is_said_and_not_placed_by_name(
+    catalog, tmp_path
+):
+    """mlx5_2 lost at boot, the storage HCAs on Ethernet: every later device moved down one
+    name, so mlx5_3 and mlx5_9 (NIC names) are Ethernet storage ports now, and the listing
+    has 7 InfiniBand ports for 8 NICs. Said in one note; no NIC is taken down: not for the
+    Ethernet port down (a storage cable, named mlx5_3), nor for the InfiniBand one (mlx5_5,
+    the old mlx5_6: which NIC it is the names no longer say)."""
+    # The 11 HCAs left, renamed in order: the old mlx5_4, 5, 10 and 11 (storage) are
+    # mlx5_3, 4, 9 and 10 now.
+    ethernet = {3, 4, 9, 10}
+    text = ibstat_text(range(11), down={3, 5}, rate_Gbps=200, ca_type="MT4123")
+    blocks = text.split("CA 'mlx5_")
+    text = blocks[0] + "".join(
+        "CA 'mlx5_"
+        + (b.replace("InfiniBand", "Ethernet") if int(b.split("'")[0]) in ethernet else b)
+        for b in blocks[1:]
+    )
+    path = tmp_path / "n1.txt"
+    path.write_text(text)
+    fabric = load_fabric(TopologyRequest("dgx-a100", 2, health=(str(path),)), catalog)
+    overlay, report = health_of(fabric), report_of(fabric)
+    assert overlay is not None and report is not None
+    assert overlay.changes == ()
+    assert report.notes == [
+        "n1.txt: mlx5_3 (NIC 3 in net.adapters) and mlx5_9 (NIC 7 in net.adapters) are ports "
+        "of Ethernet in n1's device listing, not of InfiniBand as the other NICs, and the "
+        "listing has 7 InfiniBand ports for 8 NICs: an HCA the driver does not list (dead, "
+        "unseated, or its driver failed to load) carries no traffic, but the kernel names "
+        "devices in the order it finds them, so after a lost HCA every later name moves down "
+        "by one and which NIC is gone cannot be told from the names: every NIC is priced up, "
+        "and n1's ports are not placed by name (give iblinkinfo or ibnetdiscover output with "
+        "it)"
+    ]
+    (storage,) = [f for f in report.findings if f.where == "mlx5_3 port 1"]
+    assert storage.fix.endswith(
+        "--health does not apply it: an Ethernet port beside the host's InfiniBand NICs, "
+        "none of the fabric's"
+    ), storage.fix
+    (compute,) = [f for f in report.findings if f.where == "mlx5_5 port 1"]
+    assert compute.fix.endswith(
+        "--health does not apply it: mlx5_3 (NIC 3 in net.adapters) and mlx5_9 (NIC 7 in "
+        "net.adapters) are ports of Ethernet in n1's device listing, not of InfiniBand as the "
+        "other NICs, so the names may have moved: which NIC this port is cannot be told (give "
+        "iblinkinfo or ibnetdiscover output with it)"
+    ), compute.fix
