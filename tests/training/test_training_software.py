@@ -13,6 +13,7 @@ from fabricui.engine.training.device import Device, make_device, power_clock_sca
 from fabricui.engine.training.kernels import flash_attention_times_s
 from fabricui.engine.training.layer import (
     FP8_CAST_BYTES,
+    FP8_RESCALE_BYTES,
     PASS_BYTES,
     Kernels,
     layer_cost,
@@ -385,6 +386,46 @@ def test_rowwise_casts_the_gathered_inputs_twice_scaled():
     assert FP8_CAST_BYTES["rowwise"] == 8.0
     more = 8000 * ((2 * 4096 + 512 + 1792) * 8 - (2 * 512 + 512 + 1792) * 6)
     assert float(rowwise.elem_fwd_s - current.elem_fwd_s) == pytest.approx(more / 1e12)
+
+
+@pytest.mark.parametrize(
+    ("separate", "grad_in"),
+    [(False, 4096 + 512 + 4096 + 1792), (True, 3 * 4096 + 512 + 2 * 4096 + 1792)],
+)
+def test_rowwise_rescales_the_backward_gemm_outputs(monkeypatch, separate, grad_in):
+    """torchao's rowwise backward GEMMs run in the tensorwise kernel and their 16-bit outputs
+    are rescaled in a kernel of their own (2 + 2 bytes an element). llama3-8b widths, TP 8,
+    8,000 tokens on the round device (1 TB/s): the input gradients are T by each GEMM's
+    input width (QKV h or q, k, v 3h; out q = 512; gate and up h or 2h; down f / 8 = 1792),
+    the weight gradients 4096 x (512 + 2 x 128) + 512 x 4096 + 4096 x 3584 + 1792 x 4096 =
+    27,262,976 elements; the forward is unchanged."""
+    model = _llama3_8b_widths(seq_len=8000)
+    geo = geometry(model)
+    kernels = Kernels(fp8_recipe="rowwise", separate_projections=separate)
+    rowwise = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=kernels)
+    monkeypatch.setitem(FP8_RESCALE_BYTES, "rowwise", 0.0)
+    unscaled = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=kernels)
+    weights = 4096 * 768 + 512 * 4096 + 4096 * 3584 + 1792 * 4096
+    assert weights == 27_262_976
+    more_bytes = 4 * (8000 * grad_in + weights)
+    assert float(rowwise.elem_bwd_s - unscaled.elem_bwd_s) == pytest.approx(more_bytes / 1e12)
+    assert float(rowwise.elem_fwd_s) == pytest.approx(float(unscaled.elem_fwd_s))
+
+
+def test_only_rowwise_rescales_and_not_the_experts(monkeypatch):
+    """The tensorwise recipes scale inside the GEMM (no entry); in an MoE layer only the
+    attention projections' outputs are rescaled (torchao leaves the experts' grouped GEMMs
+    unconverted, the router is 16-bit): 4 x (8,000 x (4096 + 512) + 4096 x 768 + 512 x 4096)
+    bytes at 1 TB/s."""
+    assert set(FP8_RESCALE_BYTES) == {"rowwise"}
+    model = _llama3_8b_widths(seq_len=8000)
+    geo = dataclasses.replace(geometry(model), experts=8, top_k=2, ffn=1792)
+    kernels = Kernels(fp8_recipe="rowwise")
+    rowwise = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, moe=True, kernels=kernels)
+    monkeypatch.setitem(FP8_RESCALE_BYTES, "rowwise", 0.0)
+    unscaled = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, moe=True, kernels=kernels)
+    more_bytes = 4 * (8000 * (4096 + 512) + 4096 * 768 + 512 * 4096)
+    assert float(rowwise.elem_bwd_s - unscaled.elem_bwd_s) == pytest.approx(more_bytes / 1e12)
 
 
 def test_separate_projections_each_read_the_input():

@@ -92,6 +92,16 @@ FP8_CAST_BYTES = {
 #: linear casts all ``T`` tokens, not its ``T / t`` (torchtitan ``parallelize_llama.py``,
 #: ``enable_float8_tensorwise_tp``).
 GATHERED_CAST_RECIPES = ("rowwise",)
+#: Bytes per element of a backward GEMM's output (input and weight gradients) that the recipe
+#: rescales in a kernel of its own, by recipe. torchao's float8 ``rowwise`` runs both backward
+#: GEMMs without fast accumulation, where PyTorch's row-wise-scaled CUTLASS kernel "is so
+#: slow without fast-accum that we'd rather use the tensorwise cuBLAS-based kernel and do the
+#: scaling manually afterwards" (torchao ``float8_ops.py`` ``addmm_float8_unwrapped`` at
+#: 6243040, June 2025: ``output *= post_inverse_scale``), which "with torch.compile ...
+#: requires inductor to codegen at least one extra triton kernel *per GEMM* to be launched
+#: just for the rescaling" (pytorch/ao#2184): it reads and writes the 16-bit output (2 + 2).
+#: The forward GEMM runs with fast accumulation in the row-wise kernel and is not rescaled.
+FP8_RESCALE_BYTES = {"rowwise": 2.0 + 2.0}
 
 
 @dataclass(frozen=True)
@@ -229,7 +239,8 @@ def layer_cost(
     routed and shared expert and the token permutation (``4h + 4kh``); under FP8 one cast
     of every GEMM operand (``FP8_CAST_BYTES``; the sequence-parallel inputs on ``T / t``
     tokens, on all ``T`` under ``GATHERED_CAST_RECIPES``). Backward moves twice the
-    forward's bytes.
+    forward's bytes, plus a pass over the outputs of the backward GEMMs a recipe rescales
+    itself (``FP8_RESCALE_BYTES``).
 
     Args:
         device: The GPU.
@@ -279,6 +290,9 @@ def layer_cost(
     attn_f, attn_b, attn_flops = _attention(device, geo, t, c, b, s, kernels.attention, windowed)
     norm_bytes = tokens * 2 * pb["norm"] * w.hidden / w.split
     elem_f, elem_b = _memory_passes(device, geo, w, sums, mlp, norm_bytes, pb, kernels)
+    rescaled = _rescaled_bytes(geo, w, moe, kernels)
+    if rescaled is not None:
+        elem_b = elem_b + memory_time_s(device, rescaled)
     return LayerCost(
         gemm_fwd_s=sums.gemm_f,
         gemm_bwd_s=sums.gemm_b,
@@ -488,6 +502,27 @@ def _memory_passes(
         + tokens * fp8 * sums.cast_grad,
     )
     return elem_f, elem_b
+
+
+def _rescaled_bytes(geo: Geometry, w: _Widths, moe: bool, kernels: Kernels) -> FloatArray | None:
+    """Bytes of the backward GEMM outputs the FP8 recipe rescales in a pass of their own
+    (``FP8_RESCALE_BYTES``), None when it rescales none: the input gradients (all ``T``
+    tokens by each linear layer's input width, one per GEMM, so ``3h`` for separate query,
+    key and value projections) and the weight gradients of the attention projections and
+    of a dense MLP. torchao converts ``nn.Linear`` layers; the experts of an MoE layer are
+    grouped GEMMs it does not convert (torchtitan's ``GroupedExperts``, routed and shared,
+    call ``torch._grouped_mm``), and the router stays in 16-bit."""
+    per_element = FP8_RESCALE_BYTES.get(kernels.fp8_recipe or "")
+    if not per_element:
+        return None
+    h, t, separate = w.hidden, w.tp, kernels.separate_projections
+    grad_in = (3.0 if separate else 1.0) * h + w.q
+    weights = h * (w.q + 2 * w.kv) + w.q * h
+    if not moe:
+        ffn = geo.dense_ffn / t
+        grad_in = grad_in + (2.0 if separate and geo.gated else 1.0) * h + ffn
+        weights = weights + h * (2.0 if geo.gated else 1.0) * ffn + ffn * h
+    return per_element * (w.tokens * grad_in + weights)
 
 
 def _zero(like: FloatArray) -> FloatArray:
