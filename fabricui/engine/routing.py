@@ -245,6 +245,15 @@ class Router:
             router.__dict__.pop(per_fabric, None)
         return router
 
+    def shared(self, name: str, build: Callable[[], T]) -> T:
+        """What ``build()`` makes, made once for this router and every variant of it
+        (``variant``), whichever asks first: for what reads the routes only (a calibration
+        trial's router then routes on its origin's switch-level routes, not on its own)."""
+        value = self._shared.get(name)
+        if value is None:
+            value = self._shared[name] = build()
+        return value  # type: ignore[return-value]
+
     @staticmethod
     def forget(fabric: Fabric) -> None:
         """Drop the router kept on ``fabric`` and the bulk router kept on that router: each
@@ -263,6 +272,8 @@ class Router:
     def __init__(self, fabric: Fabric) -> None:
         self.fabric = fabric
         self.memo = None
+        # One dict for this router and every variant of it (``copy.copy`` shares it).
+        self._shared: dict[str, object] = {}
         dn, ln = fabric.node_devices, fabric.node_links
         kinds = fabric.dev_kind
         # A link that carries nothing (every NVLink of a GPU down, by a health overlay) is

@@ -565,8 +565,6 @@ def _merge(
 
 
 def switch_routes(router: Router) -> SwitchRoutes:
-    """The shared ``SwitchRoutes`` of a router (made on first use, kept on it)."""
-    cached = router.__dict__.get("_switch_routes")
-    if cached is None:
-        cached = router.__dict__["_switch_routes"] = SwitchRoutes(router)
-    return cached
+    """The shared ``SwitchRoutes`` of a router (made on first use, kept on it and shared
+    with its variants: a calibration's trials route alike)."""
+    return router.shared("switch_routes", lambda: SwitchRoutes(router))

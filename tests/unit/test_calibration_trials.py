@@ -21,6 +21,7 @@ from fabricui.engine.calibration import (
 from fabricui.engine.evaluate import evaluate_collective
 from fabricui.engine.group import Group
 from fabricui.engine.routing import RouteMemo, Router, _Graph
+from fabricui.engine.switch_routes import SwitchRoutes, switch_routes
 from fabricui.fabric import build_fabric
 from fabricui.fabric.fabric import Fabric
 
@@ -76,6 +77,24 @@ def test_second_trial_routes_nothing_again(mini, monkeypatch):
     fresh = evaluate_collective(_fresh(second), "all_reduce", SIZES).time_us
     assert np.array_equal(predicted, fresh)
     assert Router.for_fabric(_fresh(second)).memo is None  # a fabric of its own: no memo
+
+
+def test_trials_of_an_imported_cluster_share_its_switch_routes(mini, catalog, monkeypatch):
+    """Every trial of an imported cluster routes on the switch-level routes the first
+    trial made (they read line rates only; a trial's router is a copy made before them),
+    and predicts what a fresh fabric does."""
+    fabric = _network_fabric("explicit", mini, catalog)
+    made = _counting(monkeypatch, SwitchRoutes, "__init__")
+    trials = [with_link_params(fabric, _slower(fabric, f)) for f in (0.3, 0.6, 0.9)]
+    shared = [evaluate_collective(t, "all_to_all", SIZES).time_us for t in trials]
+    assert len(made) == 1
+    routes = {id(switch_routes(Router.for_fabric(t))) for t in trials}
+    assert routes == {id(switch_routes(Router.for_fabric(fabric)))}
+    monkeypatch.undo()
+    for trial, time_us in zip(trials, shared):
+        assert np.array_equal(
+            time_us, evaluate_collective(_fresh(trial), "all_to_all", SIZES).time_us
+        )
 
 
 @pytest.mark.parametrize(
