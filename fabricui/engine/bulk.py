@@ -336,7 +336,15 @@ class BulkRouter:
             self._network.modes() if valiant is None else (valiant,)
         )
         if valiant is None and len(modes) > 1:
-            modes.append(self.ugal_split(src, dst))
+            # A split that sends every flow one way (always so past ``_UGAL_MAX_FLOWS``)
+            # fills exactly as that mode, which is filled already and never kept over it,
+            # when the kind loads plain entries (no shared groups, which a split expands):
+            # only a real mix is filled again.
+            plain = type(self._network).incidence is Network.incidence
+            if not plain or np.size(src) <= self._UGAL_MAX_FLOWS:
+                split = self.ugal_split(src, dst)
+                if not (plain and _one_way(split)):
+                    modes.append(split)
         for mode in modes:
             result = self._max_min(src, dst, mode)
             total = float(np.where(np.isfinite(result[0]), result[0], 0.0).sum())
@@ -396,3 +404,9 @@ def bulk_router(router: Router, capacity_GBps: FloatArray | None = None) -> Bulk
         cached = BulkRouter(router.fabric, router, capacity_GBps=router.capacity_GBps)
         router.__dict__["_bulk"] = cached
     return cached
+
+
+def _one_way(split: FloatArray) -> bool:
+    """True when a UGAL split (``BulkRouter.ugal_split``) sends every flow all minimal or
+    every flow all Valiant (none when there are no flows)."""
+    return bool(split.size == 0 or (split == 0.0).all() or (split == 1.0).all())

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fabricui import api
-from fabricui.engine.bulk import BulkRouter
+from fabricui.engine.bulk import BulkRouter, _one_way
 from fabricui.engine.networks import (
     DragonflyNetwork,
     ExplicitNetwork,
@@ -18,6 +18,7 @@ from fabricui.engine.networks import (
     TorusNetwork,
     network_kind,
 )
+from fabricui.engine.traffic import pattern_flows
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric
 from fabricui.hwdb.topology_file import parse_topology
@@ -159,3 +160,49 @@ def test_no_network_between_nodes_is_one_line(mini):
     bulk = BulkRouter(fabric, network=NoNetwork)
     with pytest.raises(EngineError, match="no network between nodes"):
         bulk.paths([0], [fabric.n_gpus - 1])
+
+
+def _fill_every_mode(bulk, src, dst):
+    """Max-min rates as the filling of every mode and of the UGAL split, the best kept in
+    that order (what ``max_min_rates`` decides, computed in full)."""
+    best = None
+    for mode in (False, True, bulk.ugal_split(src, dst)):
+        rates, load = bulk._max_min(src, dst, mode)
+        total = float(np.where(np.isfinite(rates), rates, 0.0).sum())
+        if best is None or total > float(np.where(np.isfinite(best[0]), best[0], 0.0).sum()) * (
+            1 + 1e-9
+        ):
+            best = (rates, load)
+    return best
+
+
+@pytest.mark.parametrize("largest", [1 << 16, 10])
+@pytest.mark.parametrize("pattern", ["all_to_all", "ring", "spread"])
+def test_max_min_rates_skips_a_one_way_split_bit_for_bit(
+    mini, catalog, monkeypatch, largest, pattern
+):
+    """On a dragonfly, a UGAL split that sends every flow one way is not filled again (it
+    fills as that mode): the rates and loads are those of filling it too, bit for bit,
+    below and past ``_UGAL_MAX_FLOWS`` (where the split is always one way)."""
+    monkeypatch.setattr(BulkRouter, "_UGAL_MAX_FLOWS", largest)
+    fabric = _network_fabric("dragonfly", mini, catalog)
+    ranks = np.arange(fabric.n_gpus)
+    if pattern == "spread":
+        src, dst = ranks, (ranks + 2) % ranks.size
+    else:
+        src, dst = pattern_flows(pattern, ranks)
+    bulk = BulkRouter(fabric)
+    fillings = []
+    fill = bulk._max_min
+    bulk._max_min = lambda *args: fillings.append(1) or fill(*args)
+    rates, load = bulk.max_min_rates(src, dst)
+    del bulk._max_min
+    assert len(fillings) == (2 if _one_way(bulk.ugal_split(src, dst)) else 3)
+    want_rates, want_load = _fill_every_mode(bulk, src, dst)
+    assert rates.tobytes() == want_rates.tobytes() and load.tobytes() == want_load.tobytes()
+
+
+def test_one_way():
+    """A split is one way when every flow is all minimal or every flow all Valiant."""
+    assert _one_way(np.zeros(3)) and _one_way(np.ones(3)) and _one_way(np.zeros(0))
+    assert not _one_way(np.array([0.0, 1.0])) and not _one_way(np.array([0.5, 0.5]))
