@@ -25,7 +25,7 @@ from fabricui.engine.capacity import link_capacity_GBps as link_capacity_GBps
 from fabricui.engine.fair_share import max_min_rates_GBps
 from fabricui.engine.graph_routes import Incidence
 from fabricui.engine.networks import DomainRoutes, Network, network_kind
-from fabricui.engine.route_rows import compact_rows
+from fabricui.engine.route_rows import compact_rows, row_of_cells
 from fabricui.engine.routing import Router
 from fabricui.engine.ugal import ugal_equilibrium
 from fabricui.errors import EngineError
@@ -205,11 +205,11 @@ class BulkRouter:
         if grouped is not None:
             return grouped
         res, weight = self._network.segments(a, b, aggregate=True, valiant=valiant)
-        if weight is None:
-            flow, col = np.nonzero(res >= 0)
-            return Incidence(a.shape[0], flow, res[flow, col], np.ones(flow.shape[0]))
-        flow, col = np.nonzero((res >= 0) & (weight > 0))
-        return Incidence(a.shape[0], flow, res[flow, col], weight[flow, col])
+        keep = res >= 0
+        if weight is None:  # 1 on every entry, as the incidence reads None
+            return Incidence(a.shape[0], row_of_cells(keep), res[keep], None)
+        keep &= weight > 0
+        return Incidence(a.shape[0], row_of_cells(keep), res[keep], weight[keep])
 
     def _mixed_incidence(self, a: IntArray, b: IntArray, valiant: FloatArray) -> Incidence:
         """The incidence of flows that split their bytes between their two routes:

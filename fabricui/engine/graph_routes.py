@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from fabricui.engine.route_rows import compact_rows, pad_rows
+from fabricui.engine.route_rows import compact_rows, pad_rows, row_of_cells
 from fabricui.engine.routing import Router, uncabled
 from fabricui.engine.switch_routes import ranges, switch_routes
 from fabricui.errors import EngineError
@@ -316,7 +316,7 @@ class ExplicitFlows:
         """
         first, last, leaf_a, leaf_b = self.ends(a, b)
         own = np.concatenate([first, last], axis=1)
-        flow_i, col = np.nonzero(own >= 0)
+        keep = own >= 0
         group = np.full(n_flows, -1, dtype=np.int64)
         moves = np.flatnonzero(leaf_a != leaf_b)
         ptr = np.zeros(1, dtype=np.int64)
@@ -327,8 +327,8 @@ class ExplicitFlows:
             group[rows[moves]] = of_flow
         return Incidence(
             n_flows=n_flows,
-            flow=rows[flow_i],
-            res=own[flow_i, col],
+            flow=rows[row_of_cells(keep)],
+            res=own[keep],
             weight=None,
             group=group,
             group_ptr=ptr,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fabricui.engine.route_rows import compact_rows, join_rows, pad_rows
+from fabricui.engine.route_rows import compact_rows, join_rows, pad_rows, row_of_cells
 
 
 def _left_packed_as_it_was(parts: list[np.ndarray]) -> np.ndarray:
@@ -75,3 +75,16 @@ def test_pad_rows_of_lists_and_of_arrays_is_the_routers_loop(lengths: list[int])
     expected = _route_rows_as_it_was(routes)
     _same(pad_rows(routes), expected)
     _same(pad_rows([r.tolist() for r in routes]), expected)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (5, 0), (1, 1), (7, 4), (200, 13)])
+def test_row_of_cells_is_the_row_of_nonzero(shape: tuple[int, int]) -> None:
+    """The row of every kept cell, in the order ``rows[keep]`` lists them: what
+    ``np.nonzero(keep)[0]`` gives (values, dtype, shape), empty masks included."""
+    rng = np.random.default_rng(shape[0])
+    rows = rng.integers(-1, 9, shape)
+    keep = rows >= 0
+    flow, col = np.nonzero(keep)
+    got = row_of_cells(keep)
+    assert got.dtype == flow.dtype and got.shape == flow.shape
+    assert np.array_equal(got, flow) and np.array_equal(rows[keep], rows[flow, col])

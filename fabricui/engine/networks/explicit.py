@@ -17,6 +17,7 @@ from fabricui.engine.networks.base import (
     Network,
     has_network_links,
 )
+from fabricui.engine.route_rows import row_of_cells
 
 if TYPE_CHECKING:
     from fabricui.engine.networks.domain import DomainRoutes
@@ -56,11 +57,11 @@ class ExplicitNetwork(Network):
         inc = self._graph.incidence(a[rows], b[rows], a.shape[0], rows)
         local = np.flatnonzero(same & (a != b))
         pair = self.domain.shifted(a[local], b[local])
-        i, col = np.nonzero(pair >= 0)
+        keep = pair >= 0
         return Incidence(
             n_flows=inc.n_flows,
-            flow=np.concatenate([inc.flow, local[i]]),
-            res=np.concatenate([inc.res, pair[i, col]]),
+            flow=np.concatenate([inc.flow, local[row_of_cells(keep)]]),
+            res=np.concatenate([inc.res, pair[keep]]),
             weight=None,
             group=inc.group,
             group_ptr=inc.group_ptr,

@@ -226,11 +226,17 @@ class NicEnds:
         """(n_flows, width) every flow's row: the ends around ``middle`` (the part between
         the first and last switch) for flows between domains, the domain route for the
         others, nothing for a GPU to itself."""
-        cross = np.concatenate([ends.up, ends.nic_up, middle, ends.nic_down, ends.down], axis=1)
+        parts = (ends.up, ends.nic_up, middle, ends.nic_down, ends.down)
         pair, same = flows.local_rows, flows.same
-        width = max(pair.shape[1], cross.shape[1])
-        out = np.full((flows.src.shape[0], width), -1, dtype=np.int64)
-        out[:, : cross.shape[1]] = cross
+        width = max(pair.shape[1], sum(part.shape[1] for part in parts))
+        # Each part written into place (no joined copy: these rows are the largest arrays
+        # of a routing, a million flows by 80 columns on a dragonfly).
+        out = np.empty((flows.src.shape[0], width), dtype=np.int64)
+        at = 0
+        for part in parts:
+            out[:, at : at + part.shape[1]] = part
+            at += part.shape[1]
+        out[:, at:] = -1
         out[same, :] = -1
         out[same, : pair.shape[1]] = pair[same]
         out[flows.src == flows.dst, :] = -1
