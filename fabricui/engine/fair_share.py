@@ -14,6 +14,7 @@ import numpy.typing as npt
 from fabricui.engine.graph_routes import Incidence
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 
 
 def max_min_rates_GBps(incidence: Incidence, capacity_GBps: FloatArray) -> FloatArray:
@@ -35,13 +36,11 @@ def max_min_rates_GBps(incidence: Incidence, capacity_GBps: FloatArray) -> Float
         has_links |= groups.member
     rate[~has_links] = np.inf
     active = has_links.copy()
+    live = _Entries(flow, res, weight)
     for _ in range(n_flows + 1):
         if not active.any():
             break
-        live = active[flow]
-        counts = np.bincount(
-            res[live], weights=None if weight is None else weight[live], minlength=size
-        ).astype(np.float64)
+        counts = live.counts(size)
         if groups is not None:
             counts += groups.counts(active, size)
         used = counts > 0
@@ -51,12 +50,64 @@ def max_min_rates_GBps(incidence: Incidence, capacity_GBps: FloatArray) -> Float
         rate[active] += step
         remaining -= step * counts
         full = used & (share <= step * (1 + 1e-9))
-        frozen = np.zeros(n_flows, dtype=bool)
-        frozen[flow[live & full[res]]] = True  # flows through a full resource freeze
+        frozen = live.through(full, n_flows)  # flows through a full resource freeze
         if groups is not None:
             frozen |= groups.frozen(full)
         active &= ~frozen
+        live = live.without(frozen)
     return rate
+
+
+class _Entries:
+    """The (flow, resource, weight) entries of the flows still filling, in incidence order:
+    a round sums exactly what a mask over every entry would pick (bit for bit), and once
+    half of them belong to frozen flows the rest are copied out, so that later rounds read
+    only what is left (a permutation freezes a few flows a round, for hundreds of rounds).
+    """
+
+    def __init__(
+        self,
+        flow: IntArray,
+        res: IntArray,
+        weight: FloatArray | None,
+        live: npt.NDArray[np.bool_] | None = None,
+    ) -> None:
+        self.flow = flow
+        self.res = res
+        self.weight = weight
+        """None: 1 on every entry."""
+        self.live = live
+        """Which entries still fill (None: all)."""
+
+    def counts(self, size: int) -> FloatArray:
+        """(size,) the live entries' weights summed per resource."""
+        res, weight, live = self.res, self.weight, self.live
+        if live is not None:
+            res, weight = res[live], None if weight is None else weight[live]
+        return np.bincount(res, weights=weight, minlength=size).astype(np.float64)
+
+    def through(self, full: npt.NDArray[np.bool_], n_flows: int) -> npt.NDArray[np.bool_]:
+        """(n_flows,) the flows with a live entry on a ``full`` resource."""
+        hit = full[self.res]
+        if self.live is not None:
+            hit &= self.live
+        frozen = np.zeros(n_flows, dtype=bool)
+        frozen[self.flow[hit]] = True
+        return frozen
+
+    def without(self, frozen: npt.NDArray[np.bool_]) -> _Entries:
+        """The entries without those of ``frozen`` flows: copied out once at most half of
+        them stay, else marked."""
+        keep = ~frozen[self.flow]
+        if self.live is not None:
+            keep &= self.live
+        kept = int(np.count_nonzero(keep))
+        if kept == self.flow.shape[0]:
+            return self
+        if 2 * kept > self.flow.shape[0]:
+            return _Entries(self.flow, self.res, self.weight, keep)
+        weight = None if self.weight is None else self.weight[keep]
+        return _Entries(self.flow[keep], self.res[keep], weight)
 
 
 class _Groups:
