@@ -206,3 +206,17 @@ def test_one_way():
     """A split is one way when every flow is all minimal or every flow all Valiant."""
     assert _one_way(np.zeros(3)) and _one_way(np.ones(3)) and _one_way(np.zeros(0))
     assert not _one_way(np.array([0.0, 1.0])) and not _one_way(np.array([0.5, 0.5]))
+
+
+def test_dragonfly_mates_into_table_is_the_local_links(mini, catalog):
+    """The table of links into each router from its group mates holds, per router, the
+    local link of every mate into it (-1 from itself)."""
+    fabric = _network_fabric("dragonfly", mini, catalog)
+    network = BulkRouter(fabric)._network
+    table = fabric.dragonfly
+    per = table.routers_per_group
+    for router in range(table.routers):
+        mates = (router // per) * per + np.arange(per)
+        assert network._mates_into(np.array([router]))[0].tolist() == [
+            int(table.local[m, router % per]) for m in mates
+        ]

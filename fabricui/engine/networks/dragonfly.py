@@ -12,6 +12,7 @@ route (``Dragonfly.router_links``).
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -116,9 +117,13 @@ class DragonflyNetwork(Network):
             return NicEnds.rows(flows, ends, middle), None
         middle, middle_w = self._resources(ra, rb, valiant)
         out = NicEnds.rows(flows, ends, middle)
-        weight = (out >= 0).astype(np.float64)
+        # 1 on each link of the ends, the middle's own weights (0 where no resource).
         start = ends.up.shape[1] + 1
-        weight[:, start : start + middle.shape[1]] = np.where(middle >= 0, middle_w, 0.0)
+        stop = start + middle.shape[1]
+        weight = np.empty(out.shape)
+        weight[:, :start] = out[:, :start] >= 0
+        weight[:, start:stop] = _zero_where_none(middle, middle_w)
+        weight[:, stop:] = out[:, stop:] >= 0
         weight[flows.same] = (out[flows.same] >= 0).astype(np.float64)
         return out, weight
 
@@ -168,7 +173,14 @@ class DragonflyNetwork(Network):
 
     def _mates_into(self, dst: IntArray) -> IntArray:
         """(n, routers_per_group) the local link from each group mate into ``dst``."""
+        return self._into[dst]
+
+    @cached_property
+    def _into(self) -> IntArray:
+        """(routers, routers_per_group) the local link from each group mate into every
+        router (-1 from itself): one row gathered per flow."""
         per = self.table.routers_per_group
+        dst = np.arange(self.table.routers)
         return self.table.local[
             (dst // per)[:, None] * per + np.arange(per)[None, :], (dst % per)[:, None]
         ]
@@ -182,7 +194,7 @@ class DragonflyNetwork(Network):
         ids[rows, :per] = self.table.local[ra[rows]]
         ids[rows, per : 2 * per] = self._mates_into(rb[rows])
         w[rows, : 2 * per] = 1.0 / (per - 1)
-        return ids, np.where(ids >= 0, w, 0.0)
+        return ids, _zero_where_none(ids, w)
 
     def _valiant_between(
         self, ids: IntArray, w: FloatArray, ra: IntArray, rb: IntArray, cross: IntArray
@@ -207,7 +219,7 @@ class DragonflyNetwork(Network):
         w[cross, tail : tail + 2] = 1.0
         w[cross, tail + 2] = 2.0
         w[cross, tail + 3] = (per - 1) / per
-        return ids, np.where(ids >= 0, w, 0.0)
+        return ids, _zero_where_none(ids, w)
 
     def _minimal_between(
         self,
@@ -350,3 +362,9 @@ class DragonflyNetwork(Network):
         all_cap = float(self._cap["local"][0])
         share += resource_load[res["local"][0]] * cap[links] / max(all_cap, 1e-12)
         np.add.at(link_load, links, share)
+
+
+def _zero_where_none(ids: IntArray, weight: FloatArray) -> FloatArray:
+    """``weight`` (changed in place) with 0 wherever ``ids`` holds no resource (-1)."""
+    weight[ids < 0] = 0.0
+    return weight
