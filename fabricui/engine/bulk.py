@@ -183,14 +183,19 @@ class BulkRouter:
         return self._incidence(src, dst, valiant).expanded()
 
     def _incidence(
-        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool | FloatArray
+        self,
+        src: npt.ArrayLike,
+        dst: npt.ArrayLike,
+        valiant: bool | FloatArray,
+        built: dict[bool, Incidence] | None = None,
     ) -> Incidence:
         """What ``weighted_incidence`` says, with an imported cluster's leaf-pair spreads
         kept as shared groups (one copy per leaf pair, not per flow); ``valiant`` is one
-        mode for every flow or each flow's fraction on its Valiant route (``ugal_split``)."""
+        mode for every flow or each flow's fraction on its Valiant route (``ugal_split``),
+        whose incidences of every flow in one mode may be ``built`` already (``_split``)."""
         a, b = self._check(src, dst)
         if isinstance(valiant, np.ndarray):
-            return self._mixed_incidence(a, b, valiant)
+            return self._mixed_incidence(a, b, valiant, {} if built is None else built)
         memo = self._router.memo
         if memo is None:
             return self._routed_incidence(a, b, valiant)
@@ -211,16 +216,25 @@ class BulkRouter:
         keep &= weight > 0
         return Incidence(a.shape[0], row_of_cells(keep), res[keep], weight[keep])
 
-    def _mixed_incidence(self, a: IntArray, b: IntArray, valiant: FloatArray) -> Incidence:
+    def _mixed_incidence(
+        self, a: IntArray, b: IntArray, valiant: FloatArray, built: dict[bool, Incidence]
+    ) -> Incidence:
         """The incidence of flows that split their bytes between their two routes:
         ``valiant`` is each flow's fraction on its Valiant route (0: all minimal, 1: all
-        Valiant; booleans give one route per flow)."""
+        Valiant; booleans give one route per flow). A mode that every flow takes a part of
+        is read from ``built`` when there (emptied as it is read: the same entries as
+        routing them again); the flows of a mode only some take are routed on their own."""
         share = np.asarray(valiant, dtype=np.float64)
         flows, res, weights = [], [], []
         for mode, part in ((False, 1.0 - share), (True, share)):
             rows = np.flatnonzero(part > 0)
+            whole = built.pop(mode, None)
             if rows.size:
-                f, r, w = self._incidence(a[rows], b[rows], mode).expanded()
+                if whole is None or rows.size < a.shape[0]:
+                    whole = None  # freed before its part of the flows is routed
+                    whole = self._incidence(a[rows], b[rows], mode)
+                f, r, w = whole.expanded()
+                whole = None
                 flows.append(rows[f])
                 res.append(r)
                 weights.append(w * part[rows[f]])
@@ -248,6 +262,18 @@ class BulkRouter:
             dst: (n_flows,) destination ranks.
             volume: Bytes per message byte of each flow (or one value).
         """
+        return self._split(src, dst, volume, {})
+
+    def _split(
+        self,
+        src: npt.ArrayLike,
+        dst: npt.ArrayLike,
+        volume: npt.ArrayLike,
+        built: dict[bool, Incidence],
+    ) -> FloatArray:
+        """``ugal_split``, leaving in ``built`` the incidence of every flow in each mode
+        when it routed them (a pattern of at most ``_UGAL_MAX_FLOWS`` flows), so that the
+        caller's filling or loads read them instead of routing the flows again."""
         a, b = self._check(src, dst)
         n = a.shape[0]
         vol = np.broadcast_to(np.asarray(volume, dtype=np.float64), a.shape).astype(np.float64)
@@ -260,8 +286,11 @@ class BulkRouter:
                 pure,
                 key=lambda x: self._busiest(self._incidence(a, b, bool(x[0])).loads(vol, size)),
             )
-        minimal, valiant = self._incidence(a, b, False), self._incidence(a, b, True)
-        return ugal_equilibrium(minimal, valiant, vol, self.resource_capacity_GBps, self._busiest)
+        built[False] = self._incidence(a, b, False)
+        built[True] = self._incidence(a, b, True)
+        return ugal_equilibrium(
+            built[False], built[True], vol, self.resource_capacity_GBps, self._busiest
+        )
 
     def loads(
         self,
@@ -279,14 +308,16 @@ class BulkRouter:
             valiant: Dragonfly routing: one mode for every flow, or each flow's fraction
                 on its Valiant route; None: adaptive routing decides (``ugal_split``).
         """
+        built: dict[bool, Incidence] = {}
         if valiant is None:
             modes = self._network.modes()
             if len(modes) > 1 and np.asarray(src).size > self._UGAL_MAX_FLOWS:
                 return min(
                     (self.loads(src, dst, volume, mode) for mode in modes), key=self._busiest
                 )
-            valiant = modes[0] if len(modes) == 1 else self.ugal_split(src, dst, volume)
-        incidence = self._incidence(src, dst, valiant)
+            valiant = modes[0] if len(modes) == 1 else self._split(src, dst, volume, built)
+        incidence = self._incidence(src, dst, valiant, built)
+        built.clear()
         vol = np.broadcast_to(
             np.asarray(volume, dtype=np.float64), np.asarray(src).reshape(-1).shape
         )
@@ -335,6 +366,8 @@ class BulkRouter:
         modes: list[bool | FloatArray] = list(
             self._network.modes() if valiant is None else (valiant,)
         )
+        # The split's incidences of every flow in each mode, filled as they are.
+        built: dict[bool, Incidence] = {}
         if valiant is None and len(modes) > 1:
             # A split that sends every flow one way (always so past ``_UGAL_MAX_FLOWS``)
             # fills exactly as that mode, which is filled already and never kept over it,
@@ -342,25 +375,34 @@ class BulkRouter:
             # only a real mix is filled again.
             plain = type(self._network).incidence is Network.incidence
             if not plain or np.size(src) <= self._UGAL_MAX_FLOWS:
-                split = self.ugal_split(src, dst)
+                split = self._split(src, dst, 1.0, built)
                 if not (plain and _one_way(split)):
                     modes.append(split)
         for mode in modes:
-            result = self._max_min(src, dst, mode)
+            result = self._max_min(src, dst, mode, built)
             total = float(np.where(np.isfinite(result[0]), result[0], 0.0).sum())
             if best is None or total > float(np.where(np.isfinite(best[0]), best[0], 0.0).sum()) * (
                 1 + 1e-9
             ):
                 best = result
+        built.clear()
         assert best is not None
         return best
 
     def _max_min(
-        self, src: npt.ArrayLike, dst: npt.ArrayLike, valiant: bool | FloatArray
+        self,
+        src: npt.ArrayLike,
+        dst: npt.ArrayLike,
+        valiant: bool | FloatArray,
+        built: dict[bool, Incidence] | None = None,
     ) -> tuple[FloatArray, FloatArray]:
         """Progressive filling in one routing mode (``fair_share``): rates [GB/s] and
-        resource loads [GB/s]."""
-        inc = self._incidence(src, dst, valiant)
+        resource loads [GB/s]; the incidences of every flow in one mode may be ``built``
+        already (``_split``)."""
+        if built and isinstance(valiant, bool) and valiant in built:
+            inc = built[valiant]
+        else:
+            inc = self._incidence(src, dst, valiant, built)
         cap = self.resource_capacity_GBps
         rate = max_min_rates_GBps(inc, cap)
         return rate, inc.loads(np.where(np.isfinite(rate), rate, 0.0), cap.size)

@@ -51,7 +51,8 @@ def ugal_equilibrium(
     bytes_m, bytes_v = volume[fm] * wm, volume[fv] * wv
 
     def load_of(x: FloatArray) -> FloatArray:
-        load = np.bincount(rm, weights=bytes_m * (1.0 - x[fm]), minlength=size) + (
+        # (1 - x) per flow, then gathered: the same values as per entry, n not e of them.
+        load = np.bincount(rm, weights=bytes_m * (1.0 - x)[fm], minlength=size) + (
             np.bincount(rv, weights=bytes_v * x[fv], minlength=size)
         )
         return load.astype(np.float64, copy=False)

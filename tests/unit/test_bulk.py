@@ -21,6 +21,7 @@ from fabricui.engine.networks import (
 from fabricui.engine.traffic import pattern_flows
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric
+from fabricui.hwdb.resolve import resolve_topology
 from fabricui.hwdb.topology_file import parse_topology
 from fabricui.hwdb.yamlfile import parse_yaml
 from fabricui.model import NetSpec
@@ -220,3 +221,28 @@ def test_dragonfly_mates_into_table_is_the_local_links(mini, catalog):
         assert network._mates_into(np.array([router]))[0].tolist() == [
             int(table.local[m, router % per]) for m in mates
         ]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_adaptive_loads_read_the_splits_incidences_bit_for_bit(catalog, monkeypatch, seed):
+    """Loads under adaptive routing read the incidences the UGAL split built for every flow
+    instead of routing the flows again: each mode is routed once for the whole pattern
+    (and once more for the flows of a mode only some take), and the loads are those of
+    the split given explicitly, bit for bit."""
+    fabric = build_fabric(resolve_topology("dragonfly-cluster", catalog), catalog)
+    rng = np.random.default_rng(seed)
+    group = rng.choice(fabric.n_gpus, 48, replace=False)
+    src, dst = pattern_flows("all_to_all", group)
+    volume = rng.random(src.size)
+    bulk = BulkRouter(fabric)
+    split = bulk.ugal_split(src, dst, volume)
+    routed = []
+    route = BulkRouter._routed_incidence
+    monkeypatch.setattr(
+        BulkRouter, "_routed_incidence", lambda *args: routed.append(1) or route(*args)
+    )
+    load = bulk.loads(src, dst, volume)
+    partial = sum(0 < int((part > 0).sum()) < src.size for part in (1.0 - split, split))
+    assert len(routed) == 2 + partial
+    monkeypatch.undo()
+    assert load.tobytes() == bulk.loads(src, dst, volume, split).tobytes()
