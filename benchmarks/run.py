@@ -39,6 +39,9 @@ FULL = {
     "tui_starts": 5,
     "cluster_gpus": 1024,
     "selene": True,
+    "dragonfly_a2a": 384,
+    "dragonfly_nodes": 512,
+    "trials": 20,
 }
 QUICK = {
     "gpus": 8_000,
@@ -53,6 +56,9 @@ QUICK = {
     "tui_starts": 2,
     "cluster_gpus": 128,
     "selene": False,
+    "dragonfly_a2a": 64,
+    "dragonfly_nodes": 64,
+    "trials": 4,
 }
 
 
@@ -246,6 +252,57 @@ def bench_cluster(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  #
             results["selene_speedup_vs_pairwise"] = _pairwise_s(selene, algorithms) / seconds
 
 
+def bench_dragonfly(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Adaptive routing (UGAL) on ``dragonfly-cluster`` (``dragonfly_nodes`` nodes): max-min
+    rates of an all-to-all among ``dragonfly_a2a`` GPUs (every flow minimal, every flow
+    Valiant, the better kept), and a 1 GiB all-reduce over every GPU (each algorithm's
+    flows split between their minimal and Valiant routes)."""
+    from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.engine.traffic import pattern_flows, simulate_traffic
+    from fabricui.fabric import build_fabric
+    from fabricui.hwdb.resolve import resolve_topology
+    from fabricui.services.session import collective_algorithms
+
+    fabric = build_fabric(resolve_topology("dragonfly-cluster", cat, cfg["dragonfly_nodes"]), cat)
+    src, dst = pattern_flows("all_to_all", np.arange(cfg["dragonfly_a2a"]))
+    seconds, _ = timed(lambda: simulate_traffic(fabric, src, dst))
+    results["dragonfly_alltoall_maxmin_s"] = seconds
+    algorithms = collective_algorithms()
+    seconds, _ = timed(  # a copy of the fabric: its own router, cold routes
+        lambda: evaluate_collective(replace(fabric), "all_reduce", [2**30], algorithms=algorithms)
+    )
+    results["dragonfly_allreduce_s"] = seconds
+
+
+def bench_trials(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Calibration trials on an imported cluster: a 1 GiB all-reduce over its first two
+    hosts priced on ``trials`` variants of the fabric with other link efficiencies, as a
+    ``calibrate`` fit prices them (the Selene import; the generated cluster written out as
+    an explicit one with ``--quick``)."""
+    from fabricui.engine.calibration import link_params, with_link_params
+    from fabricui.engine.evaluate import evaluate_collective
+    from fabricui.fabric import build_fabric
+    from fabricui.fabric.explicit import cluster_of
+    from fabricui.services.session import collective_algorithms
+
+    fabric = _selene(cat) if cfg["selene"] else None
+    if fabric is None:
+        fabric = build_fabric(cluster_of(cluster(cat, cfg["cluster_gpus"] // 8)), cat)
+    algorithms = collective_algorithms()
+    ranks = np.arange(2 * fabric.spec.gpus_per_node)
+    base = link_params(fabric)
+
+    def trials() -> None:
+        for k in range(cfg["trials"]):
+            factor = 0.5 + 0.5 * k / cfg["trials"]
+            params = {gen: {"efficiency": p["efficiency"] * factor} for gen, p in base.items()}
+            trial = with_link_params(fabric, params)
+            evaluate_collective(trial, "all_reduce", [2**30], ranks, algorithms=algorithms)
+
+    seconds, _ = timed(trials)
+    results["calibration_trials_s"] = seconds
+
+
 def _selene(cat):  # type: ignore[no-untyped-def]
     """The Selene sample imported with DGX A100 nodes and built (None without the file)."""
     from pathlib import Path
@@ -395,6 +452,8 @@ BENCHES = {
     "search": bench_search,
     "tui": bench_tui,
     "cluster": bench_cluster,
+    "dragonfly": bench_dragonfly,
+    "trials": bench_trials,
 }
 TARGETS: dict[str, tuple[str, float] | None] = {
     "build_100k_s": ("<=", 2.0),
@@ -412,6 +471,9 @@ TARGETS: dict[str, tuple[str, float] | None] = {
     "cluster_alltoall_1024_s": ("<=", 5.0),
     "selene_allreduce_s": ("<=", 1.0),
     "selene_speedup_vs_pairwise": None,
+    "dragonfly_alltoall_maxmin_s": ("<=", 5.0),
+    "dragonfly_allreduce_s": ("<=", 5.0),
+    "calibration_trials_s": None,
 }
 
 

@@ -26,6 +26,9 @@ NAMES = {
     "cluster_alltoall_1024_s",
     "selene_allreduce_s",
     "selene_speedup_vs_pairwise",
+    "dragonfly_alltoall_maxmin_s",
+    "dragonfly_allreduce_s",
+    "calibration_trials_s",
 }
 
 
