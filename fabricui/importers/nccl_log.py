@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from fabricui.files import read_bounded
-from fabricui.importers.nccl_log_forms import COMPLETION, GPU_NAME, parse_message
+from fabricui.importers.nccl_log_forms import COMPLETION, gpu_names, parse_message
 from fabricui.importers.nccl_log_records import (
     SOCKET_NETWORKS,
     TRANSPORT_LABELS,
@@ -109,7 +109,7 @@ def parse_nccl_log(text: str, source: str = "<log>") -> NcclLog:
     seen_lists: set[tuple[IbDevice, ...]] = set()
     for number, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
-        if not stripped or _TIMESTAMP_LINE.match(stripped):
+        if not stripped or (stripped[0].isdigit() and _TIMESTAMP_LINE.match(stripped)):
             continue
         host, level, msg, prefixed = _split_line(raw)
         known = parse_message(log, number, level, msg, seen_lists, host if prefixed else None)
@@ -117,7 +117,7 @@ def parse_nccl_log(text: str, source: str = "<log>") -> NcclLog:
             log.recognized += 1
             if host and prefixed:
                 log.hosts.add(host)
-        for name in GPU_NAME.findall(msg) if (prefixed or known) else ():
+        for name in gpu_names(msg) if (prefixed or known) else ():
             if name not in log.gpu_names:
                 log.gpu_names.append(name)
     if log.recognized == 0:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     _Handler = Callable[["_Line", re.Match[str]], bool]
 
 _VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+)(?:[-+.]\S*?cuda(\d+(?:\.\d+)*))?")
+#: Where a ``_VERSION`` match may start: at its literal (``_search_near``).
+_VERSION_ANCHORS = (("NCCL version", 0),)
 _DRIVER = re.compile(r"^cudaDriverVersion (\d{1,9})")
 _BOOTSTRAP = re.compile(r"^Bootstrap\s*: Using (.*)$")
 _NET_USING = re.compile(r"^NET/(?P<name>[\w.\- ]*[\w.\-])\s*: Using (?P<rest>.*)$")
@@ -73,7 +75,10 @@ _RING_NEXT = re.compile(r"^Ring (\d{1,9}) : (-?\d{1,9}) -> (\d{1,9}) -> (-?\d{1,
 #: ``NET/IB/3``, ``NET/IB/3(5)`` (PXN through rank 5), ``NET/IBext_v8/1/GDRDMA``.
 _NET_DEV = re.compile(r"^NET/[^/\s]{1,64}/(\d{1,6})(?:\((\d{1,9})\))?")
 #: A rank's physical GPU (``nvmlDev``) first, else its CUDA device (``cudaDev``).
-_DEVICES = (re.compile(r"\bnvmlDev (\d{1,6})\b"), re.compile(r"\bcudaDev (\d{1,6})\b"))
+_DEVICES = (
+    (re.compile(r"\bnvmlDev (\d{1,6})\b"), (("nvmlDev ", 0),)),
+    (re.compile(r"\bcudaDev (\d{1,6})\b"), (("cudaDev ", 0),)),
+)
 #: ``Trees [0] 1/-1/-1->0->-1 [1] ...``: per channel, up to three children, the rank, its
 #: parent (GRAPH subsystem).
 _TREES = re.compile(
@@ -89,14 +94,21 @@ _MAX_RING = 1 << 20
 #: split of a 50 MB line took gigabytes only to be thrown away.
 _MAX_RING_LINE = 16 * _MAX_RING
 _COLL_CHANNELS = re.compile(r"\b(\d{1,9}) coll channels\b")
+#: Where a ``_COLL_CHANNELS`` match may start: up to 9 digits before its literal.
+_COLL_ANCHORS = ((" coll channels", 9),)
 _NVLS_CHANNELS = re.compile(r"\b(\d{1,9}) nvls channels\b|\bnvlsChannels (\d{1,9})")
+_NVLS_ANCHORS = ((" nvls channels", 9), ("nvlsChannels ", 0))
 _NVLS_SUPPORT = re.compile(r"^NVLS multicast support is (not )?available on dev (\d{1,9})")
 _GDR = re.compile(r"GPU Direct RDMA (?:\([\w-]+\) )?([Dd]isabled|[Ee]nabled) for (.*)$")
 #: An IB completion error line: (peer, ibv_wc_status).
 COMPLETION = re.compile(r"Got completion from peer (\S+) with (?:error |status=)(\d{1,9})")
 _ERROR_RETURN = re.compile(r"^([\w./-]+\.(?:cc|cu|h|c)):(\d{1,9}) -> (\d{1,9})")
 _COMM = re.compile(r"\brank (\d{1,9}) nR?ranks (\d{1,9})\b", re.IGNORECASE)
+#: ``_COMM`` without its leading ``\b`` (checked in code, ``_search_bounded``): a pattern
+#: starting with an assertion has no prefix for ``re`` to skip ahead with.
+_COMM_BODY = re.compile(r"rank (\d{1,9}) nR?ranks (\d{1,9})\b", re.IGNORECASE)
 _NODES = re.compile(r"\bnNodes (\d{1,9}) localRanks (\d{1,9})")
+_NODES_ANCHORS = (("nNodes ", 0),)
 _SYSTEM = re.compile(r"^=== System : max(?:Bw|Width) ")
 #: NCCL's tuning choice: ``4194304 Bytes -> Algo 1 proto 2 time 46.31`` (2.21-2.22),
 #: ``AllReduce: 4194304 Bytes -> Algo 1 proto 2 time 46.31`` (2.23-2.25), ``AllReduce:
@@ -134,12 +146,16 @@ _GRAPH_NODE = re.compile(r"^(?:\+ \w+\[[\d.]+\] - )?(?:CPU|GPU|NVS|NIC|NET|PCI)/
 GPU_NAME = re.compile(
     r"\b(A100|A800|H100|H800|H20|H200|B200|B300|GB200|GB300|GH200|L40S?|V100|A10G?|T4)\b"
 )
+#: ``GPU_NAME`` without its leading ``\b`` (checked in code, ``gpu_names``).
+_GPU_NAME_BODY = re.compile(GPU_NAME.pattern[2:])
 
 
-def _libibverbs_missing(msg: str) -> bool:
-    """True for a message saying libibverbs could not be loaded (string search: a regex
-    with ``.*`` between the phrases is quadratic on a line repeating the first one)."""
-    low = msg.lower()
+def _libibverbs_missing(low: str) -> bool:
+    """True for a message (lowercased: ``low``) saying libibverbs could not be loaded
+    (string search: a regex with ``.*`` between the phrases is quadratic on a line
+    repeating the first one)."""
+    if "libibverbs" not in low:
+        return False
     starts = [i for i in (low.find(w) for w in _OPEN_FAILED) if i >= 0]
     if starts and "libibverbs" in low[min(starts) :]:
         return True
@@ -149,6 +165,79 @@ def _libibverbs_missing(msg: str) -> bool:
 
 #: Phrases before ``libibverbs`` in a load failure.
 _OPEN_FAILED = ("failed to open", "unable to open", "cannot open")
+
+
+def _search_near(
+    pattern: re.Pattern[str], msg: str, anchors: tuple[tuple[str, int], ...]
+) -> re.Match[str] | None:
+    """The match ``pattern.search(msg)`` finds, tried only where a match can start: each
+    (literal, reach) of ``anchors`` says a match holds ``literal`` at most ``reach``
+    characters after its start. The literals are found with ``str.find``: a long line
+    without them costs one fast scan, not a regex attempt at every character (a pattern
+    starting with ``\\b`` has no prefix for ``re`` to skip ahead with).
+
+    Args:
+        pattern: The pattern; every match of it holds one of the literals as said.
+        msg: The text searched.
+        anchors: (literal, reach) pairs.
+
+    Returns:
+        The leftmost match, as ``pattern.search(msg)`` returns it; None when there is none.
+    """
+    found = [msg.find(literal) for literal, _reach in anchors]
+    pos = 0
+    while True:
+        start = -1
+        for i, (literal, reach) in enumerate(anchors):
+            if 0 <= found[i] < pos:  # every start this occurrence allows was tried
+                found[i] = msg.find(literal, pos)
+            if found[i] >= 0:
+                first = max(pos, found[i] - reach)
+                start = first if start < 0 else min(start, first)
+        if start < 0:
+            return None
+        match = pattern.match(msg, start)
+        if match:
+            return match
+        pos = start + 1
+
+
+def _word_before(msg: str, at: int) -> bool:
+    """True when the character before ``at`` is a word character as ``re``'s ``\\b`` sees
+    one (alphanumeric or ``_``)."""
+    return at > 0 and (msg[at - 1].isalnum() or msg[at - 1] == "_")
+
+
+def _search_bounded(body: re.Pattern[str], msg: str, pos: int = 0) -> re.Match[str] | None:
+    """The first match of ``\\b`` + ``body`` in ``msg`` from ``pos``, for a ``body`` that
+    starts with a word character: ``body`` alone lets ``re`` skip ahead to its first
+    characters, and the boundary is checked at each match found."""
+    while True:
+        match = body.search(msg, pos)
+        if match is None or not _word_before(msg, match.start()):
+            return match
+        pos = match.start() + 1
+
+
+def gpu_names(msg: str) -> list[str]:
+    """The GPU model names a message mentions, in order: ``GPU_NAME.findall(msg)``.
+
+    Args:
+        msg: A message.
+
+    Returns:
+        Every name, repeats included.
+    """
+    if _GPU_NAME_BODY.search(msg) is None:  # most messages: one scan
+        return []
+    names: list[str] = []
+    pos = 0
+    while True:
+        match = _search_bounded(_GPU_NAME_BODY, msg, pos)
+        if match is None:
+            return names
+        names.append(match.group(1))
+        pos = match.end()
 
 
 def _plugin_name(text: str) -> str:
@@ -491,34 +580,62 @@ def _error_return(line: _Line, match: re.Match[str]) -> bool:
     return True
 
 
-#: The message forms in the order they are tried: (the pattern's match or search, the
-#: handler recording it). The first handler that returns True ends the search.
-_MESSAGE_FORMS: tuple[tuple[_Finder, _Handler], ...] = (
-    (_GDR.search, _gdr),
-    (COMPLETION.search, _completion_error),
-    (_CONNECTION.match, _connection),
-    (_RING_HEAD.match, _ring_order),
-    (_TREES.match, _trees),
-    (_RING_NEXT.match, _ring_neighbours),
-    (_TUNING_HEADER.match, _tuning_header),
-    (_TUNING_ROW.match, _tuning_row),
-    (_CHOICE.match, _tuning_choice),
-    (_ENV.match, _env_setting),
-    (_NET_NO_DEVICE.match, _no_ib_device),
-    (_NET_USING.match, _net_devices),
-    (_USING_NETWORK.match, _network_used),
-    (_PLUGIN_LOADED.match, _plugin_loaded),
-    (_P2P_PLUGIN.match, _plugin_loaded),
-    (_PLUGIN_PATH.match, _plugin_path),
-    (_TUNER_IN_USE.match, _tuner_in_use),
-    (_OFI_TUNER.match, _ofi_tuner),
-    (_BOOTSTRAP.match, _bootstrap),
-    (_DRIVER.match, _driver),
-    (_NVLS_SUPPORT.match, _nvls_support),
-    (_SYSTEM.match, _system_print),
-    (_GRAPH_NODE.match, _graph_node),
-    (_ERROR_RETURN.match, _error_return),
+def _find_choice(msg: str) -> re.Match[str] | None:
+    """``_CHOICE.match``, tried only on a message holding the literal every match holds."""
+    return _CHOICE.match(msg) if " Bytes -> Algo " in msg else None
+
+
+def _find_error_return(msg: str) -> re.Match[str] | None:
+    """``_ERROR_RETURN.match``, tried only on a message holding `` -> ``."""
+    return _ERROR_RETURN.match(msg) if " -> " in msg else None
+
+
+#: The message forms in the order they are tried: (the first characters a message of the
+#: form can start with, empty for any; the pattern's match or search; the handler recording
+#: it). The first handler that returns True ends the search.
+_MESSAGE_FORMS: tuple[tuple[str, _Finder, _Handler], ...] = (
+    ("", _GDR.search, _gdr),
+    ("", COMPLETION.search, _completion_error),
+    ("CR", _CONNECTION.match, _connection),
+    ("C", _RING_HEAD.match, _ring_order),
+    ("T", _TREES.match, _trees),
+    ("R", _RING_NEXT.match, _ring_neighbours),
+    ("A", _TUNING_HEADER.match, _tuning_header),
+    ("ABR", _TUNING_ROW.match, _tuning_row),
+    ("", _find_choice, _tuning_choice),
+    ("N", _ENV.match, _env_setting),
+    ("N", _NET_NO_DEVICE.match, _no_ib_device),
+    ("N", _NET_USING.match, _net_devices),
+    ("U", _USING_NETWORK.match, _network_used),
+    ("N", _PLUGIN_LOADED.match, _plugin_loaded),
+    ("P", _P2P_PLUGIN.match, _plugin_loaded),
+    ("P", _PLUGIN_PATH.match, _plugin_path),
+    ("STU", _TUNER_IN_USE.match, _tuner_in_use),
+    ("N", _OFI_TUNER.match, _ofi_tuner),
+    ("B", _BOOTSTRAP.match, _bootstrap),
+    ("c", _DRIVER.match, _driver),
+    ("N", _NVLS_SUPPORT.match, _nvls_support),
+    ("=", _SYSTEM.match, _system_print),
+    ("+CGNP", _GRAPH_NODE.match, _graph_node),
+    ("", _find_error_return, _error_return),
 )
+
+
+def _forms_starting(initial: str | None) -> tuple[tuple[_Finder, _Handler], ...]:
+    """The forms, in order, a message starting with ``initial`` may be (None: a character
+    no form names)."""
+    return tuple(
+        (find, handle)
+        for initials, find, handle in _MESSAGE_FORMS
+        if not initials or (initial is not None and initial in initials)
+    )
+
+
+#: A message's first character -> the forms it may be, in order: each message tries only
+#: those (a few of the 24), not every form.
+_FORMS_BY_INITIAL = {c: _forms_starting(c) for c in "".join(i for i, _, _ in _MESSAGE_FORMS)}
+#: The forms a message starting with any other character (or empty) may be.
+_FORMS_ANY_INITIAL = _forms_starting(None)
 
 
 # --- counts inside longer init lines: every one found is recorded --------------------------
@@ -550,20 +667,57 @@ def _comm_rank(line: _Line, match: re.Match[str]) -> None:
     log.nranks = int(match.group(2))
     if line.host:
         log.rank_hosts.setdefault(rank, line.host)
-    for pattern in _DEVICES:
-        device = pattern.search(line.msg)
+    for pattern, anchors in _DEVICES:
+        device = _search_near(pattern, line.msg, anchors)
         if device:
             log.rank_devs[rank] = device.group(1)
             break
 
 
-#: Counts NCCL prints inside its init lines, all looked for in every such line.
-_COUNTS: tuple[tuple[re.Pattern[str], Callable[[_Line, re.Match[str]], None]], ...] = (
-    (_COLL_CHANNELS, _coll_channels),
-    (_NVLS_CHANNELS, _nvls_channels),
-    (_NODES, _node_counts),
-    (_COMM, _comm_rank),
+# Each count's search: (message, its lowercase) -> the match ``pattern.search(message)``
+# finds, looked for only when the message holds a literal every match holds.
+
+
+def _find_coll_channels(msg: str, low: str) -> re.Match[str] | None:
+    return _search_near(_COLL_CHANNELS, msg, _COLL_ANCHORS) if " coll channels" in msg else None
+
+
+def _find_nvls_channels(msg: str, low: str) -> re.Match[str] | None:
+    return _search_near(_NVLS_CHANNELS, msg, _NVLS_ANCHORS) if "nvls" in msg else None
+
+
+def _find_nodes(msg: str, low: str) -> re.Match[str] | None:
+    return _search_near(_NODES, msg, _NODES_ANCHORS) if "nNodes " in msg else None
+
+
+def _find_comm(msg: str, low: str) -> re.Match[str] | None:
+    # Each letter of ``rank`` that _COMM matches (K's Kelvin sign too) lowers to one of it.
+    return _search_bounded(_COMM_BODY, msg) if "rank" in low else None
+
+
+#: Counts NCCL prints inside its init lines, all looked for in every such line: (the
+#: count's search, the handler recording it).
+_COUNTS: tuple[
+    tuple[Callable[[str, str], re.Match[str] | None], Callable[[_Line, re.Match[str]], None]],
+    ...,
+] = (
+    (_find_coll_channels, _coll_channels),
+    (_find_nvls_channels, _nvls_channels),
+    (_find_nodes, _node_counts),
+    (_find_comm, _comm_rank),
 )
+
+#: Characters of a ring list converted at once (whole ranks): its ranks become numbers a
+#: chunk at a time, never all at once as strings.
+_RING_CHUNK = 1 << 16
+_SPACE = re.compile(r"\s")
+
+
+def _signed_rank(token: str) -> int:
+    """A ring-list token holding a ``-`` read as ``-?\\d+`` reads it: only its last dash
+    signs it (``--3`` is -3)."""
+    digits = token.lstrip("-")
+    return -int(digits) if len(digits) < len(token) else int(digits)
 
 
 def _ring_list(msg: str) -> tuple[int, int, list[int] | None] | None:
@@ -574,12 +728,20 @@ def _ring_list(msg: str) -> tuple[int, int, list[int] | None] | None:
     if head is None or _RING_BODY.fullmatch(msg, head.end()) is None:
         return None
     order: list[int] = []
-    for rank in _RING_RANK.finditer(msg, head.end()):
-        end = rank.end()
-        if end < len(msg) and not msg[end].isspace():
-            return None  # a token such as 1-2: not a ring list
-        if len(order) <= _MAX_RING:
-            order.append(int(rank.group()))
+    start, end = head.end(), len(msg)
+    while start < end:
+        space = _SPACE.search(msg, min(start + _RING_CHUNK, end))
+        stop = space.start() if space else end
+        chunk = msg[start:stop]
+        start = stop
+        if "-" in chunk:
+            tokens = chunk.split()
+            if any("-" in token.lstrip("-") for token in tokens):
+                return None  # a token such as 1-2: not a ring list
+            if len(order) <= _MAX_RING:  # a token of dashes alone is no rank
+                order.extend(_signed_rank(token) for token in tokens if token.strip("-"))
+        elif len(order) <= _MAX_RING:
+            order.extend(map(int, chunk.split()))
     return int(head.group(1)), int(head.group(2)), order if len(order) <= _MAX_RING else None
 
 
@@ -603,25 +765,29 @@ def parse_message(
     if not level and msg.startswith(("#", "```")):
         # Comments and fences around a paste (and the sample files' own header lines).
         return False
-    version = _VERSION.search(msg)
+    version = _search_near(_VERSION, msg, _VERSION_ANCHORS) if "NCCL version" in msg else None
     if version and (level or msg.startswith("NCCL version")):
         log.version = log.version or version.group(1)
         log.cuda = log.cuda or version.group(2)
         return True
-    known = _libibverbs_missing(msg)
+    low = msg.lower()
+    known = _libibverbs_missing(low)
     if known:
         log.ibverbs_missing.append(Message(number, msg))
-    line = _Line(log, number, level, msg, host, seen_lists)
-    for find, handle in _MESSAGE_FORMS:
+    line: _Line | None = None
+    for find, handle in _FORMS_BY_INITIAL.get(msg[:1], _FORMS_ANY_INITIAL):
         match = find(msg)
-        if match and handle(line, match):
-            return True
+        if match:
+            line = line or _Line(log, number, level, msg, host, seen_lists)
+            if handle(line, match):
+                return True
     if not level and not (msg[:1].isdigit() or msg.startswith(("comm ", "ncclCommInit", "NVLS"))):
         # Unprefixed text: count channels and ranks only on lines shaped like NCCL's own.
         return known
-    for pattern, record in _COUNTS:
-        match = pattern.search(msg)
+    for find_count, record in _COUNTS:
+        match = find_count(msg, low)
         if match:
+            line = line or _Line(log, number, level, msg, host, seen_lists)
             record(line, match)
             known = True
     return known
