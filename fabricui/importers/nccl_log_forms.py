@@ -722,8 +722,9 @@ def _signed_rank(token: str) -> int:
 
 def _ring_list(msg: str) -> tuple[int, int, list[int] | None] | None:
     """(channel, channels, ring order) of ``Channel 00/02 :    0   1 ...``, or None for
-    another message; the order is None when longer than ``_MAX_RING`` ranks (a paste
-    artefact), and lines past ``_MAX_RING_LINE`` characters are not read at all."""
+    another message (or a list holding a rank too long for a number); the order is None
+    when longer than ``_MAX_RING`` ranks (a paste artefact), and lines past
+    ``_MAX_RING_LINE`` characters are not read at all."""
     head = _RING_HEAD.match(msg) if len(msg) <= _MAX_RING_LINE else None
     if head is None or _RING_BODY.fullmatch(msg, head.end()) is None:
         return None
@@ -734,14 +735,17 @@ def _ring_list(msg: str) -> tuple[int, int, list[int] | None] | None:
         stop = space.start() if space else end
         chunk = msg[start:stop]
         start = stop
-        if "-" in chunk:
-            tokens = chunk.split()
-            if any("-" in token.lstrip("-") for token in tokens):
-                return None  # a token such as 1-2: not a ring list
-            if len(order) <= _MAX_RING:  # a token of dashes alone is no rank
-                order.extend(_signed_rank(token) for token in tokens if token.strip("-"))
-        elif len(order) <= _MAX_RING:
-            order.extend(map(int, chunk.split()))
+        try:
+            if "-" in chunk:
+                tokens = chunk.split()
+                if any("-" in token.lstrip("-") for token in tokens):
+                    return None  # a token such as 1-2: not a ring list
+                if len(order) <= _MAX_RING:  # a token of dashes alone is no rank
+                    order.extend(_signed_rank(token) for token in tokens if token.strip("-"))
+            elif len(order) <= _MAX_RING:
+                order.extend(map(int, chunk.split()))
+        except ValueError:  # thousands of digits (past int's limit): no rank, no ring list
+            return None
     return int(head.group(1)), int(head.group(2)), order if len(order) <= _MAX_RING else None
 
 

@@ -177,3 +177,8 @@ def test_forms_by_initial_keep_the_order():
         ]
         assert [every.index(form) for form in tried] == sorted(every.index(f) for f in tried)
 
+
+def test_a_rank_too_long_for_a_number_is_no_ring():
+    """A ring list holding a rank of 5,000 digits is not read as a ring (no traceback)."""
+    log = parse_nccl_log("h:1:1 [0] NCCL INFO Channel 00/02 : 0 " + "1" * 5000 + " 2\n")
+    assert log.rings == {} and log.ring_channels is None
