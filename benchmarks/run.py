@@ -42,6 +42,8 @@ FULL = {
     "dragonfly_a2a": 384,
     "dragonfly_nodes": 512,
     "trials": 20,
+    "doctor_warnings": 90_000,
+    "doctor_ring_ranks": 2_800_000,
 }
 QUICK = {
     "gpus": 8_000,
@@ -59,6 +61,8 @@ QUICK = {
     "dragonfly_a2a": 64,
     "dragonfly_nodes": 64,
     "trials": 4,
+    "doctor_warnings": 9_000,
+    "doctor_ring_ranks": 280_000,
 }
 
 
@@ -303,6 +307,20 @@ def bench_trials(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # 
     results["calibration_trials_s"] = seconds
 
 
+def bench_doctor_log(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """``fabricui doctor`` reading an NCCL_DEBUG log (best of two): ``doctor_warnings``
+    WARN lines, and one line of ``doctor_ring_ranks`` ranks (21 MB at full size: a pasted
+    ring list past the longest one read, so every count is looked for in it)."""
+    from fabricui.importers.nccl_log import parse_nccl_log
+
+    line = "h{}:1:1 [0] NCCL WARN NET/IB : Got completion with error 12, opcode 0 {}\n"
+    warnings = "".join(line.format(i, i) for i in range(cfg["doctor_warnings"]))
+    results["doctor_warnings_90k_s"] = timed(lambda: parse_nccl_log(warnings), repeat=2)[0]
+    ranks = " ".join(str(i % 10_000_000) for i in range(cfg["doctor_ring_ranks"]))
+    ring = f"node1:1:1 [0] NCCL INFO Channel 00/02 : {ranks}\n"
+    results["doctor_ring_line_20mb_s"] = timed(lambda: parse_nccl_log(ring), repeat=2)[0]
+
+
 def _selene(cat):  # type: ignore[no-untyped-def]
     """The Selene sample imported with DGX A100 nodes and built (None without the file)."""
     from pathlib import Path
@@ -454,6 +472,7 @@ BENCHES = {
     "cluster": bench_cluster,
     "dragonfly": bench_dragonfly,
     "trials": bench_trials,
+    "doctor": bench_doctor_log,
 }
 TARGETS: dict[str, tuple[str, float] | None] = {
     "build_100k_s": ("<=", 2.0),
@@ -474,6 +493,8 @@ TARGETS: dict[str, tuple[str, float] | None] = {
     "dragonfly_alltoall_maxmin_s": ("<=", 5.0),
     "dragonfly_allreduce_s": ("<=", 5.0),
     "calibration_trials_s": None,
+    "doctor_warnings_90k_s": None,
+    "doctor_ring_line_20mb_s": None,
 }
 
 

@@ -29,6 +29,8 @@ NAMES = {
     "dragonfly_alltoall_maxmin_s",
     "dragonfly_allreduce_s",
     "calibration_trials_s",
+    "doctor_warnings_90k_s",
+    "doctor_ring_line_20mb_s",
 }
 
 
