@@ -774,8 +774,8 @@ def parse_message(
         log.version = log.version or version.group(1)
         log.cuda = log.cuda or version.group(2)
         return True
-    low = msg.lower()
-    known = _libibverbs_missing(low)
+    # The lowercase copy is not kept through the forms: a ring list's ranks fill memory.
+    known = _libibverbs_missing(msg.lower())
     if known:
         log.ibverbs_missing.append(Message(number, msg))
     line: _Line | None = None
@@ -788,6 +788,7 @@ def parse_message(
     if not level and not (msg[:1].isdigit() or msg.startswith(("comm ", "ncclCommInit", "NVLS"))):
         # Unprefixed text: count channels and ranks only on lines shaped like NCCL's own.
         return known
+    low = msg.lower()
     for find_count, record in _COUNTS:
         match = find_count(msg, low)
         if match:
