@@ -49,6 +49,17 @@ _TUNER_IN_USE = re.compile(
     r"^(?:TUNER/Plugin: Using (?:tuner plugin )?|Using tuner plugin: '?|"
     r"Successfully loaded external tuner plugin )(?P<name>[^'\n]+?)'?\.?\s*$"
 )
+"""The tuner line's form, the reference ``find_tuner_in_use`` reads it by: the pattern
+itself backtracks quadratically on a long run of blanks after its name."""
+#: ``_TUNER_IN_USE``'s prefixes in the order its alternation and optional parts try them.
+_TUNER_PREFIXES = (
+    "TUNER/Plugin: Using tuner plugin ",
+    "TUNER/Plugin: Using ",
+    "Using tuner plugin: '",
+    "Using tuner plugin: ",
+    "Successfully loaded external tuner plugin ",
+)
+_TUNER_NAME = re.compile(r"(?P<name>[^'\n]+)")
 _OFI_TUNER = re.compile(r"^NET/OFI (Region|Model) base Tuner is chosen for platform: (\S+)")
 #: The value is trimmed (trailing blanks, then one final period) in code.
 _ENV = re.compile(r"^(NCCL_\w+) set (?:by environment )?to (.*)$")
@@ -585,6 +596,26 @@ def _find_choice(msg: str) -> re.Match[str] | None:
     return _CHOICE.match(msg) if " Bytes -> Algo " in msg else None
 
 
+def find_tuner_in_use(msg: str) -> re.Match[str] | None:
+    """``_TUNER_IN_USE.match`` in linear time: its name is the shortest run after a prefix
+    that the tail ``'?\\.?\\s*`` ends, so it ends where that tail, the longest such
+    suffix, begins (one character at least). The match returned is ``_TUNER_NAME``'s over
+    that name, whose ``name`` group is the same text."""
+    for prefix in _TUNER_PREFIXES:
+        if not msg.startswith(prefix):
+            continue
+        start = len(prefix)
+        rest = msg[start:]
+        kept = rest.rstrip()  # \s and str.isspace are the same characters
+        tail = 2 if kept.endswith("'.") else 1 if kept.endswith((".", "'")) else 0
+        end = start + max(1, len(kept) - tail)
+        if end <= len(msg):
+            found = _TUNER_NAME.fullmatch(msg, start, end)
+            if found is not None:
+                return found
+    return None
+
+
 def _find_error_return(msg: str) -> re.Match[str] | None:
     """``_ERROR_RETURN.match``, tried only on a message holding `` -> ``."""
     return _ERROR_RETURN.match(msg) if " -> " in msg else None
@@ -610,7 +641,7 @@ _MESSAGE_FORMS: tuple[tuple[str, _Finder, _Handler], ...] = (
     ("N", _PLUGIN_LOADED.match, _plugin_loaded),
     ("P", _P2P_PLUGIN.match, _plugin_loaded),
     ("P", _PLUGIN_PATH.match, _plugin_path),
-    ("STU", _TUNER_IN_USE.match, _tuner_in_use),
+    ("STU", find_tuner_in_use, _tuner_in_use),
     ("N", _OFI_TUNER.match, _ofi_tuner),
     ("B", _BOOTSTRAP.match, _bootstrap),
     ("c", _DRIVER.match, _driver),

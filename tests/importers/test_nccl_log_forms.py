@@ -182,3 +182,45 @@ def test_a_rank_too_long_for_a_number_is_no_ring():
     """A ring list holding a rank of 5,000 digits is not read as a ring (no traceback)."""
     log = parse_nccl_log("h:1:1 [0] NCCL INFO Channel 00/02 : 0 " + "1" * 5000 + " 2\n")
     assert log.rings == {} and log.ring_channels is None
+
+
+TUNER_PIECES = [
+    *forms._TUNER_PREFIXES,
+    "TUNER/Plugin: Using ",
+    "tuner plugin ",
+    "Using tuner plugin: ",
+    "nccl-tuner",
+    "libnccl-tuner-gib.so",
+    "'",
+    ".",
+    " ",
+    "\t",
+    "\n",
+    "\u00a0",
+    "\u2003",
+    "x",
+]
+
+
+@given(st.lists(st.sampled_from(TUNER_PIECES), max_size=12).map("".join))
+@example("TUNER/Plugin: Using tuner plugin '.  ")
+@example("Using tuner plugin: '.")
+@example("Using tuner plugin: ''")
+@example("TUNER/Plugin: Using   ")
+@example("Successfully loaded external tuner plugin x'.\n")
+@example("Successfully loaded external tuner plugin x.'")
+def test_the_tuner_line_is_read_as_its_pattern_reads_it(msg):
+    """``find_tuner_in_use`` finds the name ``_TUNER_IN_USE.match`` finds, or none."""
+    reference = forms._TUNER_IN_USE.match(msg)
+    found = forms.find_tuner_in_use(msg)
+    assert (found and found.group("name")) == (reference and reference.group("name"))
+
+
+def test_a_long_blank_run_after_a_tuner_name_reads_in_linear_time():
+    """40,000 blanks after the name: read at once (the pattern takes seconds, quadratic)."""
+    import time
+
+    started = time.perf_counter()
+    found = forms.find_tuner_in_use("Using tuner plugin: 'gib" + " " * 40_000 + "x")
+    assert found is not None and found.group("name") == "gib" + " " * 40_000 + "x"
+    assert time.perf_counter() - started < 0.5
