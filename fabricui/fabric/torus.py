@@ -69,35 +69,132 @@ class Torus:
 
         Along each dimension (x, y, z in turn) the route takes the shorter way around the
         ring, the positive way on a tie (along a line without wrap-around, the only way);
-        column block ``d`` holds dimension ``d``'s hops.
+        column block ``d`` holds dimension ``d``'s hops. Each dimension's hops are found
+        for many flows at once (``ring_steps``, ``ring_moves``), a block of flows at a time
+        so that the temporaries stay small next to the result.
         """
         a = np.asarray(src, dtype=np.int64).reshape(-1)
         b = np.asarray(dst, dtype=np.int64).reshape(-1)
-        out = np.full((a.shape[0], self.width), -1, dtype=np.int64)
-        cur = self.pos[a].copy()
-        goal = self.pos[b]
+        n = a.shape[0]
+        width = self.width
+        out = np.full((n, width), -1, dtype=np.int64)
+        # Flat-position shifts (``ring_moves`` times the dimension's stride) of every
+        # (coordinate, direction) of a dimension, once, when the flows outnumber them (else
+        # each flow's own: a long ring and few flows).
+        shifts: list[IntArray | None] = []
+        for d, size in enumerate(self.dims):
+            keys = np.arange(2 * size, dtype=np.int64)
+            if size > 1 and n >= keys.size:
+                moves = ring_moves(keys // 2, keys % 2, size, self.wrap[d])
+                shifts.append(self._strides[d] * moves)
+            else:
+                shifts.append(None)
+        # Link out of (rank, d, direction) at 6 * rank + 2 * d + direction.
+        links = np.ascontiguousarray(self.out).reshape(-1)
+        rows = max(1, _PATH_BLOCK_ENTRIES // width)
+        for lo in range(0, n, rows):
+            hi = min(lo + rows, n)
+            # np.take: row gathers several times faster than fancy indexing, same rows.
+            start = np.take(self.pos, a[lo:hi], axis=0)
+            goal = np.take(self.pos, b[lo:hi], axis=0)
+            self._fill_paths(start, goal, links, shifts, out[lo:hi])
+        return out
+
+    def _fill_paths(
+        self,
+        start: IntArray,
+        goal: IntArray,
+        links: IntArray,
+        shifts: list[IntArray | None],
+        out: IntArray,
+    ) -> None:
+        """Write the routes from ``start`` to ``goal`` ((m, 3) coordinates) into ``out``
+        ((m, width), -1 filled); ``links``: ``self.out`` flat; ``shifts[d]``: the flat
+        shifts of every (coordinate, direction) of dimension ``d`` at row ``2 * coordinate
+        + direction``, or None."""
         x_size, y_size, _ = self.dims
+        strides = self._strides
+        # Flat position (x + X * (y + Y * z)) of the chip the route enters a dimension
+        # from: the dimensions already routed at the goal's coordinate, the rest at the
+        # source's.
+        flat = start[:, 0] + x_size * (start[:, 1] + y_size * start[:, 2])
         col = 0
         for d, size in enumerate(self.dims):
             if size > 1:
-                ahead = (goal[:, d] - cur[:, d]) % size
-                plus = ahead <= size // 2 if self.wrap[d] else goal[:, d] >= cur[:, d]
-                steps = np.where(plus, ahead, size - ahead)
-                direction = np.where(plus, 0, 1)
-                step = np.where(plus, 1, -1)
-                for k in range(self.hops_along(d)):
-                    idx = np.flatnonzero(steps > k)
-                    if not idx.size:
-                        break
-                    here = self.rank_at[cur[idx, 0] + x_size * (cur[idx, 1] + y_size * cur[idx, 2])]
-                    out[idx, col + k] = self.out[here, d, direction[idx]]
-                    cur[idx, d] = (cur[idx, d] + step[idx]) % size
-                col += self.hops_along(d)
-        return out
+                here, there = start[:, d], goal[:, d]
+                steps, direction = ring_steps(here, there, size, self.wrap[d])
+                table = shifts[d]
+                if table is None:
+                    shift = strides[d] * ring_moves(here, direction, size, self.wrap[d])
+                else:
+                    shift = np.take(table, 2 * here + direction, axis=0)
+                hops = shift.shape[1]
+                chip = self.rank_at[flat[:, None] + shift]
+                hop_links = links[6 * chip + (2 * d + direction)[:, None]]
+                taken = np.arange(hops) < steps[:, None]
+                np.copyto(out[:, col : col + hops], hop_links, where=taken)
+                flat = flat + strides[d] * (there - here)
+                col += hops
+
+    @property
+    def _strides(self) -> tuple[int, int, int]:
+        """Flat-position step of one chip along each dimension (``rank_at``'s layout)."""
+        return 1, self.dims[0], self.dims[0] * self.dims[1]
 
     def shifted(self, offset: int) -> Torus:
         """The same structure with link ids made absolute."""
         return replace(self, out=shift_ids(self.out, offset))
+
+
+#: Entries of the (flows, width) result ``Torus.paths`` fills at once: its temporaries
+#: stay a few hundred KiB (faster in cache than whole arrays, and small next to the result).
+_PATH_BLOCK_ENTRIES = 1 << 16
+
+
+def ring_steps(
+    here: npt.ArrayLike, there: npt.ArrayLike, size: int, wrap: bool = True
+) -> tuple[IntArray, IntArray]:
+    """Hops and direction of each flow along one dimension of a torus.
+
+    The route goes the shorter way around a ring of ``size`` chips, the positive way on a
+    tie; along a line (``wrap`` False) the only way.
+
+    Args:
+        here: (n,) coordinate the flows start from along the dimension.
+        there: (n,) coordinate they go to.
+        size: Chips along the dimension (at least 1).
+        wrap: Whether the dimension is a ring (True) or a line.
+
+    Returns:
+        ``steps`` (n,): hops taken; ``direction`` (n,): 0 the positive way, 1 the negative
+        way (the last axis of ``Torus.out``).
+    """
+    start = np.asarray(here, dtype=np.int64).reshape(-1)
+    goal = np.asarray(there, dtype=np.int64).reshape(-1)
+    ahead = (goal - start) % size
+    plus = ahead <= size // 2 if wrap else goal >= start
+    return np.where(plus, ahead, size - ahead), np.where(plus, 0, 1)
+
+
+def ring_moves(
+    here: npt.ArrayLike, direction: npt.ArrayLike, size: int, wrap: bool = True
+) -> IntArray:
+    """How far along one dimension each hop of a route leaves from, relative to its start.
+
+    Args:
+        here: (n,) coordinate the flows start from along the dimension.
+        direction: (n,) 0 the positive way, 1 the negative way (``ring_steps``).
+        size: Chips along the dimension (at least 1).
+        wrap: Whether the dimension is a ring (True) or a line.
+
+    Returns:
+        (n, most hops: ``size // 2`` on a ring, ``size - 1`` along a line) coordinate hop
+        ``k`` leaves from minus ``here`` (a route takes its first ``steps`` hops).
+    """
+    start = np.asarray(here, dtype=np.int64).reshape(-1, 1)
+    sign = 1 - 2 * np.asarray(direction, dtype=np.int64).reshape(-1, 1)
+    k = np.arange(size // 2 if wrap else max(0, size - 1), dtype=np.int64)
+    return (start + sign * k) % size - start
 
 
 def default_host_block(chips_per_host: int, max_dims: int = 3) -> tuple[int, int, int]:
