@@ -60,6 +60,18 @@ _TIER_GAP = 90.0
 _MARGIN = 30.0
 _FONT = 9.0
 
+#: Box style of each device kind inside a host (any other: ``scaleup``), by kind value.
+_KIND_STYLE = {
+    int(DeviceKind.GPU): "gpu",
+    int(DeviceKind.NIC): "nic",
+    int(DeviceKind.CPU): "cpu",
+    int(DeviceKind.PCIE_SWITCH): "pcie",
+}
+#: Kind values of the network switches (``NETWORK_SWITCHES``).
+_SWITCH_KINDS = frozenset(int(kind) for kind in NETWORK_SWITCHES)
+_NIC, _GPU, _NVSWITCH = int(DeviceKind.NIC), int(DeviceKind.GPU), int(DeviceKind.NVSWITCH)
+_PCIE_SWITCH, _CPU = int(DeviceKind.PCIE_SWITCH), int(DeviceKind.CPU)
+
 #: Characters XML 1.0 forbids in a document (C0 controls but tab, newline and return;
 #: surrogates; U+FFFE, U+FFFF): one in a name (a YAML ``"\x01"``) would leave an SVG no
 #: viewer opens.
@@ -137,19 +149,40 @@ def link_class(fabric: Fabric, gen: int) -> str:
     return tier if tier in CLASS_COLOURS else "host"
 
 
+def _link_classes(fabric: Fabric) -> dict[int, str]:
+    """``link_class`` of every generation index of the fabric, looked up once."""
+    return {gen: link_class(fabric, gen) for gen in range(len(fabric.generations))}
+
+
 def _pairs(fabric: Fabric, devices: set[int]) -> dict[tuple[int, int], tuple[int, int, float]]:
     """(a, b) with a < b, both drawn -> (generation, cables, bandwidth per direction)."""
     drawn = np.fromiter(devices, dtype=np.int64, count=len(devices))
     src, dst = fabric.link_src, fabric.link_dst
     picked = np.flatnonzero((src < dst) & np.isin(src, drawn) & np.isin(dst, drawn))
-    return {
-        (int(src[k]), int(dst[k])): (
-            int(fabric.link_gen[k]),
-            int(fabric.link_count[k]),
-            float(fabric.link_bw_GBps[k]),
-        )
-        for k in picked
-    }
+    # tolist: Python ints and floats of the same values, without a conversion per entry.
+    ends = zip(src[picked].tolist(), dst[picked].tolist())
+    about = zip(
+        fabric.link_gen[picked].tolist(),
+        fabric.link_count[picked].tolist(),
+        fabric.link_bw_GBps[picked].tolist(),
+    )
+    return dict(zip(ends, about))
+
+
+def _kinds_of(fabric: Fabric, devices: set[int]) -> dict[int, int]:
+    """Device -> its kind value, for ``devices``."""
+    drawn = np.fromiter(devices, dtype=np.int64, count=len(devices))
+    return dict(zip(drawn.tolist(), fabric.dev_kind[drawn].tolist()))
+
+
+def _network_switches(kinds: dict[int, int]) -> set[int]:
+    """The network switches (``NETWORK_SWITCHES``) of a ``_kinds_of`` table."""
+    return {dev for dev, kind in kinds.items() if kind in _SWITCH_KINDS}
+
+
+def _prefixes(fabric: Fabric) -> dict[int, str]:
+    """Device-name prefix of every kind value (``Fabric.prefix_of``), looked up once."""
+    return {int(kind): fabric.prefix_of(kind) for kind in DeviceKind}
 
 
 def _network_reached(fabric: Fabric, hosts: list[int]) -> list[list[int]]:
@@ -191,13 +224,14 @@ def topology_drawing(fabric: Fabric, max_hosts: int = DEFAULT_MAX_HOSTS) -> Draw
     x = _MARGIN
     host_bottom = top
     host_box: dict[int, Box] = {}
+    prefixes = _prefixes(fabric)
     for position, node in enumerate(hosts):
         if left_out and position == len(hosts) - 1:  # the summary before the last host
             boxes.append(
                 Box(x, top, 120.0, 60.0, f"{left_out} more hosts,\nwired as these", "more")
             )
             x += 120.0 + _HOST_GAP
-        width, height, inner = _host_layout(fabric, node, x, top + 18.0, centre, bar_of)
+        width, height, inner = _host_layout(fabric, node, x, top + 18.0, centre, bar_of, prefixes)
         label = fabric.node_label(node)  # the GPU model is in the title
         host_box[node] = Box(x, top, width, height + 18.0, label, "host")
         boxes.append(host_box[node])
@@ -257,43 +291,49 @@ def _host_layout(
     y: float,
     centre: dict[int, tuple[float, float]],
     bar_of: dict[int, Box],
+    prefixes: dict[int, str],
 ) -> tuple[float, float, list[Box]]:
     """One host's devices in rows (NICs, PCIe switches and CPUs, GPUs, its scale-up
     switch as a bar); returns (width, height, boxes) and records each device's centre
-    (and the bar of a switch drawn as one)."""
-    ids = [int(d) for d in fabric.host_device_ids(node)]
-    kinds = {d: int(fabric.dev_kind[d]) for d in ids}
-    rows = [
-        [d for d in ids if kinds[d] == DeviceKind.NIC],
-        [d for d in ids if kinds[d] in (DeviceKind.PCIE_SWITCH, DeviceKind.CPU)],
-        [d for d in ids if kinds[d] == DeviceKind.GPU],
-        [d for d in ids if kinds[d] == DeviceKind.NVSWITCH],
-    ]
-    rows = [row for row in rows if row]
+    (and the bar of a switch drawn as one). ``prefixes``: ``_prefixes(fabric)``."""
+    devs = fabric.host_device_ids(node)
+    ids = devs.tolist()
+    kinds = fabric.dev_kind[devs].tolist()
+    numbers = fabric.dev_index[devs].tolist()
+    nics: list[int] = []
+    cpus: list[int] = []  # PCIe switches and CPUs
+    gpus: list[int] = []
+    scaleup: list[int] = []
+    for i, kind in enumerate(kinds):  # positions in ``ids``, each row in id order
+        if kind == _NIC:
+            nics.append(i)
+        elif kind in (_PCIE_SWITCH, _CPU):
+            cpus.append(i)
+        elif kind == _GPU:
+            gpus.append(i)
+        elif kind == _NVSWITCH:
+            scaleup.append(i)
+    rows = [row for row in (nics, cpus, gpus, scaleup) if row]
     columns = max(len(row) for row in rows)
     width = columns * _CELL + 12.0
     boxes: list[Box] = []
     for r, row in enumerate(rows):
         ry = y + 8.0 + r * _ROW
-        if kinds[row[0]] == DeviceKind.NVSWITCH and len(row) == 1:
+        if kinds[row[0]] == _NVSWITCH and len(row) == 1:
             box = Box(x + 6.0, ry, width - 12.0, _DEV_H, fabric.scaleup_label, "scaleup")
             boxes.append(box)
-            centre[row[0]] = (box.x + box.w / 2, box.y + box.h / 2)
-            bar_of[row[0]] = box
+            dev = ids[row[0]]
+            centre[dev] = (box.x + box.w / 2, box.y + box.h / 2)
+            bar_of[dev] = box
             continue
         offset = x + 6.0 + (columns - len(row)) * _CELL / 2
-        for i, dev in enumerate(row):
-            kind = DeviceKind(kinds[dev])
-            label = f"{fabric.prefix_of(kind)}{int(fabric.dev_index[dev])}"
-            style = {
-                DeviceKind.GPU: "gpu",
-                DeviceKind.NIC: "nic",
-                DeviceKind.CPU: "cpu",
-                DeviceKind.PCIE_SWITCH: "pcie",
-            }.get(kind, "scaleup")
-            box = Box(offset + i * _CELL, ry, _DEV_W, _DEV_H, label, style)
-            boxes.append(box)
-            centre[dev] = (box.x + box.w / 2, box.y + box.h / 2)
+        cy = ry + _DEV_H / 2
+        for i, at in enumerate(row):
+            kind = kinds[at]
+            label = f"{prefixes[kind]}{numbers[at]}"
+            bx = offset + i * _CELL
+            boxes.append(Box(bx, ry, _DEV_W, _DEV_H, label, _KIND_STYLE.get(kind, "scaleup")))
+            centre[ids[at]] = (bx + _DEV_W / 2, cy)
     return width, 8.0 + len(rows) * _ROW, boxes
 
 
@@ -303,15 +343,17 @@ def _links(
     """A line per drawn device pair, coloured by class (straight down into a switch drawn
     as a bar); network bundles say ``xN``."""
     lines = []
-    for (a, b), (gen, count, bw) in sorted(_pairs(fabric, set(centre)).items()):
+    drawn = set(centre)
+    classes = _link_classes(fabric)
+    switches = _network_switches(_kinds_of(fabric, drawn))
+    for (a, b), (gen, count, bw) in sorted(_pairs(fabric, drawn).items()):
         (x1, y1), (x2, y2) = centre[a], centre[b]
         if a in bars:
             x1 = min(max(x2, bars[a].x + 4.0), bars[a].x + bars[a].w - 4.0)
         if b in bars:
             x2 = min(max(x1, bars[b].x + 4.0), bars[b].x + bars[b].w - 4.0)
-        cls = link_class(fabric, gen)
-        switches = _is_network_switch(fabric, a) and _is_network_switch(fabric, b)
-        label = f"x{count}" if switches and count > 1 else ""
+        cls = classes[gen] if gen in classes else link_class(fabric, gen)
+        label = f"x{count}" if count > 1 and a in switches and b in switches else ""
         width = 1.0 + min(2.5, bw / 200.0)
         lines.append(Line(x1, y1, x2, y2, cls, width, label))
     return lines
@@ -332,13 +374,8 @@ _HEIGHTS = {
 }
 
 
-def _height(fabric: Fabric, dev: int) -> int:
-    """How high a device sits in the picture (``_HEIGHTS``)."""
-    return _HEIGHTS[DeviceKind(int(fabric.dev_kind[dev]))]
-
-
-def _is_network_switch(fabric: Fabric, dev: int) -> bool:
-    return DeviceKind(int(fabric.dev_kind[dev])) in NETWORK_SWITCHES
+#: ``_HEIGHTS`` by kind value.
+_HEIGHT_OF = {int(kind): height for kind, height in _HEIGHTS.items()}
 
 
 def _legend(fabric: Fabric, lines: list[Line]) -> list[tuple[str, str]]:
@@ -371,55 +408,87 @@ def _title(fabric: Fabric, left_out: int) -> str:
 
 def to_svg(drawing: Drawing) -> str:
     """The drawing as a standalone SVG document."""
+    words = _SvgWords()
+    num, svg_text = words.number, words.text
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{drawing.width:.0f}" '
         f'height="{drawing.height:.0f}" viewBox="0 0 {drawing.width:.0f} {drawing.height:.0f}" '
         'font-family="Helvetica, Arial, sans-serif">',
         '<rect width="100%" height="100%" fill="#FFFFFF"/>',
     ]
+    framed = ("host", "domain", "more")
     for box in drawing.boxes:
-        if box.kind in ("host", "domain", "more"):
+        if box.kind in framed:
             dash = ' stroke-dasharray="4 3"' if box.kind == "more" else ""
             out.append(
-                f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" height="{box.h:.1f}" '
-                f'rx="6" fill="{FILLS[box.kind]}" stroke="#555555"{dash}/>'
+                f'<rect x="{num(box.x)}" y="{num(box.y)}" width="{num(box.w)}" '
+                f'height="{num(box.h)}" rx="6" fill="{FILLS[box.kind]}" stroke="#555555"{dash}/>'
             )
     for line in drawing.lines:
         out.append(
-            f'<line x1="{line.x1:.1f}" y1="{line.y1:.1f}" x2="{line.x2:.1f}" y2="{line.y2:.1f}" '
-            f'stroke="{CLASS_COLOURS[line.link_class]}" stroke-width="{line.width:.1f}" '
-            'stroke-opacity="0.8"/>'
+            f'<line x1="{num(line.x1)}" y1="{num(line.y1)}" x2="{num(line.x2)}" '
+            f'y2="{num(line.y2)}" stroke="{CLASS_COLOURS[line.link_class]}" '
+            f'stroke-width="{num(line.width)}" stroke-opacity="0.8"/>'
         )
         if line.label:
             mx, my = (line.x1 + line.x2) / 2, (line.y1 + line.y2) / 2
-            out.append(_svg_text(mx + 3, my, line.label, _FONT - 1))
+            out.append(svg_text(mx + 3, my, line.label, _FONT - 1))
     for box in drawing.boxes:
-        if box.kind in ("host", "domain", "more"):
+        if box.kind in framed:
             lines = box.label.split("\n")
             if box.kind == "more":
                 for i, text in enumerate(lines):
-                    out.append(_svg_text(box.x + 8, box.y + 22 + 12 * i, text))
+                    out.append(svg_text(box.x + 8, box.y + 22 + 12 * i, text))
             else:
-                out.append(_svg_text(box.x + 6, box.y + 12, lines[0], bold=True))
+                out.append(svg_text(box.x + 6, box.y + 12, lines[0], bold=True))
             continue
         out.append(
-            f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" height="{box.h:.1f}" '
-            f'rx="3" fill="{FILLS[box.kind]}" stroke="#333333"/>'
+            f'<rect x="{num(box.x)}" y="{num(box.y)}" width="{num(box.w)}" '
+            f'height="{num(box.h)}" rx="3" fill="{FILLS[box.kind]}" stroke="#333333"/>'
         )
-        out.append(_svg_text(box.x + box.w / 2, box.y + box.h / 2 + 3, box.label, middle=True))
+        out.append(svg_text(box.x + box.w / 2, box.y + box.h / 2 + 3, box.label, middle=True))
     for label in drawing.texts:
-        out.append(_svg_text(label.x, label.y, label.text, label.size, label.bold))
+        out.append(svg_text(label.x, label.y, label.text, label.size, label.bold))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def _svg_text(
-    x: float, y: float, text: str, size: float = _FONT, bold: bool = False, middle: bool = False
-) -> str:
-    weight = ' font-weight="bold"' if bold else ""
-    anchor = ' text-anchor="middle"' if middle else ""
-    shown = escape(_XML_INVALID.sub("\N{REPLACEMENT CHARACTER}", text))
-    return f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size:g}"{weight}{anchor}>{shown}</text>'
+class _SvgWords:
+    """The pieces of an SVG that repeat (coordinates, labels), each written once: a big
+    drawing repeats a few hundred of them tens of thousands of times."""
+
+    def __init__(self) -> None:
+        self._numbers: dict[float, str] = {}
+        self._texts: dict[str, str] = {}
+
+    def number(self, value: float) -> str:
+        """``f"{value:.1f}"``."""
+        text = self._numbers.get(value)
+        if text is None:
+            text = f"{value:.1f}"
+            if value != 0:  # 0.0 and -0.0 are one key but print apart ("-0.0")
+                self._numbers[value] = text
+        return text
+
+    def text(
+        self,
+        x: float,
+        y: float,
+        text: str,
+        size: float = _FONT,
+        bold: bool = False,
+        middle: bool = False,
+    ) -> str:
+        """A ``<text>`` element, its text made valid XML and escaped."""
+        weight = ' font-weight="bold"' if bold else ""
+        anchor = ' text-anchor="middle"' if middle else ""
+        shown = self._texts.get(text)
+        if shown is None:
+            shown = self._texts[text] = escape(_XML_INVALID.sub("\N{REPLACEMENT CHARACTER}", text))
+        return (
+            f'<text x="{self.number(x)}" y="{self.number(y)}" font-size="{size:g}"'
+            f"{weight}{anchor}>{shown}</text>"
+        )
 
 
 # --- PDF -----------------------------------------------------------------------------------
@@ -544,23 +613,22 @@ def to_dot(fabric: Fabric, max_hosts: int = DEFAULT_MAX_HOSTS) -> str:
         "  edge [penwidth=1.2];",
     ]
     drawn: set[int] = set()
+    prefixes = _prefixes(fabric)
     for node in hosts:
         out.append(f"  subgraph cluster_n{node} {{")
         out.append(
             f"    label={_dot_quote(fabric.node_label(node))}; "
             'style="rounded,filled"; fillcolor="#F7F7F7";'
         )
-        for dev in (int(d) for d in fabric.host_device_ids(node)):
-            kind = DeviceKind(int(fabric.dev_kind[dev]))
-            fill = {
-                DeviceKind.GPU: FILLS["gpu"],
-                DeviceKind.NIC: FILLS["nic"],
-                DeviceKind.CPU: FILLS["cpu"],
-                DeviceKind.PCIE_SWITCH: FILLS["pcie"],
-            }.get(kind, FILLS["scaleup"])
-            label = f"{fabric.prefix_of(kind)}{int(fabric.dev_index[dev])}"
-            out.append(f'    d{dev} [label={_dot_quote(label)}, fillcolor="{fill}"];')
-            drawn.add(dev)
+        devs = fabric.host_device_ids(node)
+        ids = devs.tolist()
+        for dev, kind, number in zip(
+            ids, fabric.dev_kind[devs].tolist(), fabric.dev_index[devs].tolist()
+        ):
+            fill = FILLS[_KIND_STYLE.get(kind, "scaleup")]
+            label = _dot_quote(f"{prefixes[kind]}{number}")
+            out.append(f'    d{dev} [label={label}, fillcolor="{fill}"];')
+        drawn.update(ids)
         out.append("  }")
     for domain in sorted({n // fabric.hosts_per_domain for n in hosts}):
         if fabric.hosts_per_domain == 1:
@@ -585,13 +653,19 @@ def to_dot(fabric: Fabric, max_hosts: int = DEFAULT_MAX_HOSTS) -> str:
             out.append(f'  {key} [label="+{-tier[-1] - len(shown)} more", style=dashed];')
             names.append(key)
         out.append(f"  {{ rank=same; {'; '.join(names)}; }}")
+    classes = _link_classes(fabric)
+    kinds = _kinds_of(fabric, drawn)
+    height = {dev: _HEIGHT_OF[kind] for dev, kind in kinds.items()}
+    switches = _network_switches(kinds)
     for (a, b), (gen, count, _bw) in sorted(_pairs(fabric, drawn).items()):
-        cls = link_class(fabric, gen)
-        attrs = [f'color="{CLASS_COLOURS[cls]}"']
-        if count > 1 and _is_network_switch(fabric, a) and _is_network_switch(fabric, b):
-            attrs.append(f'label="x{count}"')
-        upper, lower = sorted((a, b), key=lambda d: -_height(fabric, d))
-        out.append(f"  d{upper} -- d{lower} [{', '.join(attrs)}];")  # dot ranks tails higher
+        cls = classes[gen] if gen in classes else link_class(fabric, gen)
+        colour = CLASS_COLOURS[cls]
+        # The higher device first (the pair's order on a tie): dot ranks tails higher.
+        upper, lower = (b, a) if height[b] > height[a] else (a, b)
+        if count > 1 and a in switches and b in switches:
+            out.append(f'  d{upper} -- d{lower} [color="{colour}", label="x{count}"];')
+        else:
+            out.append(f'  d{upper} -- d{lower} [color="{colour}"];')
     for cls, text in _legend(fabric, [Line(0, 0, 0, 0, c) for c in CLASS_COLOURS]):
         out.append(f"  // {text}: {CLASS_COLOURS[cls]}")
     out.append("}")
