@@ -44,6 +44,8 @@ FULL = {
     "trials": 20,
     "doctor_warnings": 90_000,
     "doctor_ring_ranks": 2_800_000,
+    "torus_chips": 1024,
+    "diagram_hosts": 2048,
 }
 QUICK = {
     "gpus": 8_000,
@@ -63,6 +65,8 @@ QUICK = {
     "trials": 4,
     "doctor_warnings": 9_000,
     "doctor_ring_ranks": 280_000,
+    "torus_chips": 128,
+    "diagram_hosts": 64,
 }
 
 
@@ -321,6 +325,34 @@ def bench_doctor_log(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:
     results["doctor_ring_line_20mb_s"] = timed(lambda: parse_nccl_log(ring), repeat=2)[0]
 
 
+def bench_torus(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Dimension-order routes of every pair among the first ``torus_chips`` chips of
+    ``tpu-v5p-torus`` (4,096 chips, 16 x 16 x 16): the links ``traffic`` and the
+    collectives read on a torus."""
+    from fabricui.engine.traffic import pattern_flows
+    from fabricui.fabric import build_fabric
+    from fabricui.hwdb.resolve import resolve_topology
+
+    table = build_fabric(resolve_topology("tpu-v5p-torus", cat), cat).torus
+    src, dst = pattern_flows("all_to_all", np.arange(cfg["torus_chips"]))
+    results["torus_routes_1024_s"] = timed(lambda: table.paths(src, dst), repeat=3)[0]
+
+
+def bench_diagram(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """``fabricui export`` of ``h100-ib-cluster`` with all ``diagram_hosts`` hosts drawn:
+    the layout, its SVG and the DOT."""
+    from fabricui.render.diagram import to_dot, to_svg, topology_drawing
+
+    fabric = cluster(cat, cfg["diagram_hosts"])
+    hosts = cfg["diagram_hosts"]
+
+    def export() -> None:
+        to_svg(topology_drawing(fabric, hosts))
+        to_dot(fabric, hosts)
+
+    results["diagram_2048_hosts_s"] = timed(export, repeat=3)[0]
+
+
 def _selene(cat):  # type: ignore[no-untyped-def]
     """The Selene sample imported with DGX A100 nodes and built (None without the file)."""
     from pathlib import Path
@@ -473,6 +505,8 @@ BENCHES = {
     "dragonfly": bench_dragonfly,
     "trials": bench_trials,
     "doctor": bench_doctor_log,
+    "torus": bench_torus,
+    "diagram": bench_diagram,
 }
 TARGETS: dict[str, tuple[str, float] | None] = {
     "build_100k_s": ("<=", 2.0),
@@ -495,6 +529,8 @@ TARGETS: dict[str, tuple[str, float] | None] = {
     "calibration_trials_s": None,
     "doctor_warnings_90k_s": None,
     "doctor_ring_line_20mb_s": None,
+    "torus_routes_1024_s": ("<=", 1.0),
+    "diagram_2048_hosts_s": ("<=", 3.0),
 }
 
 

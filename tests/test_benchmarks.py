@@ -31,6 +31,8 @@ NAMES = {
     "calibration_trials_s",
     "doctor_warnings_90k_s",
     "doctor_ring_line_20mb_s",
+    "torus_routes_1024_s",
+    "diagram_2048_hosts_s",
 }
 
 
