@@ -341,7 +341,11 @@ def load_catalog(
         builtin = directory.resolve() in shipped
         for path in sorted(directory.glob("*.yaml")):
             _load_record_file(read_yaml(path), catalog, seen, families, builtin)
-        topology_docs += [read_yaml(p) for p in sorted((directory / "topologies").glob("*.yaml"))]
+        # Held until the records are in; their lines are needed only for a message.
+        topology_docs += [
+            read_yaml(p, keep_nodes=False)
+            for p in sorted((directory / "topologies").glob("*.yaml"))
+        ]
     files_seen: dict[tuple[str, str], str] = {}
     for path in record_files:
         _load_record_file(read_yaml(path), catalog, files_seen, families, builtin=False)

@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any, Union
 
@@ -19,7 +20,9 @@ KeyPath = tuple[Union[str, int], ...]
 #: libyaml's safe loader when available (several times faster), else the pure-Python one.
 _SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-_MERGE_TAG = "tag:yaml.org,2002:merge"
+_TAG = "tag:yaml.org,2002:"
+_MERGE_TAG = _TAG + "merge"
+_STR_TAG, _MAP_TAG, _SEQ_TAG = _TAG + "str", _TAG + "map", _TAG + "seq"
 
 
 class _DuplicateKeyError(yaml.constructor.ConstructorError):
@@ -116,13 +119,17 @@ class YamlDocument:
     text: str = ""
     """The source text; line numbers are composed from it only when a message needs one."""
     _lines: dict[KeyPath, int] | None = field(default=None, repr=False)
+    _root: yaml.Node | None = field(default=None, repr=False)
+    """The node tree ``data`` was built from, as composed from ``text`` (``parse_yaml``
+    keeps it until the lines are first needed, so the text is not parsed again)."""
 
     @property
     def lines(self) -> dict[KeyPath, int]:
         """Key path -> 1-based line number (computed on first use)."""
         if self._lines is None:
             self._lines = {}
-            root = yaml.compose(self.text, Loader=_SafeLoader)
+            root = self._root if self._root is not None else _compose(self.text)
+            self._root = None
             if root is not None:
                 _record_lines(root, (), self._lines)
         return self._lines
@@ -139,6 +146,11 @@ class YamlDocument:
         """``file:line`` prefix for a message about ``path``."""
         line = self.line_of(path)
         return f"{self.origin}:{line}" if line else self.origin
+
+
+def _compose(text: str) -> yaml.Node | None:
+    """The node tree of ``text`` (None for an empty document)."""
+    return yaml.compose(text, Loader=_SafeLoader)
 
 
 def _record_lines(root: yaml.Node, path: KeyPath, lines: dict[KeyPath, int]) -> None:
@@ -176,12 +188,18 @@ def _walk_keys(root: yaml.Node, path: KeyPath) -> Iterator[tuple[KeyPath, yaml.N
                 stack.append((value_node, child))
 
 
-def parse_yaml(text: str, origin: str) -> YamlDocument:
+def parse_yaml(text: str, origin: str, keep_nodes: bool = True) -> YamlDocument:
     """Parse YAML text with ``safe_load`` and record line numbers.
+
+    The text is composed into nodes once (after a check of its nesting depth that reads
+    the events alone, since composing a deeply nested text would crash libyaml): the data
+    is built from them, and the document keeps them to read line numbers from.
 
     Args:
         text: The YAML source.
         origin: File name for messages.
+        keep_nodes: Keep the nodes for line numbers. False for a document held a while
+            whose lines only an error needs (they are composed from the text again then).
 
     Returns:
         The parsed document.
@@ -191,7 +209,7 @@ def parse_yaml(text: str, origin: str) -> YamlDocument:
     """
     try:
         _check_depth(text, origin)
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a _SafeLoader subclass
+        root, data = _load(text)
     except _DuplicateKeyError as exc:
         raise HwdbError(_duplicate_message(text, origin, exc)) from None
     except yaml.MarkedYAMLError as exc:
@@ -216,7 +234,73 @@ def parse_yaml(text: str, origin: str) -> YamlDocument:
             "a number with thousands of digits" if "digits" in str(exc) else one_line(str(exc))
         )
         raise HwdbError(f"{origin}: YAML value cannot be read: {problem}") from None
-    return YamlDocument(data=data, origin=origin, text=text)
+    return YamlDocument(data=data, origin=origin, text=text, _root=root if keep_nodes else None)
+
+
+def _load(text: str) -> tuple[yaml.Node | None, Any]:
+    """(node tree, data) of one YAML document, as ``yaml.load`` with the unique-key loader
+    reads it (the same composer, the same errors): plain data is built straight from the
+    nodes (``plain_data``), anything else by the loader's constructor.
+
+    The tree is None when the constructor built the data: it rewrites the nodes as it goes
+    (a merge key's pairs are spliced into the mapping), so their lines would be wrong.
+    """
+    loader = _UniqueKeyLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None, None
+        try:
+            return root, plain_data(loader, root)
+        except Exception:  # not plain data, or wrong: the constructor builds it or says why
+            return None, loader.construct_document(root)
+    finally:
+        loader.dispose()
+
+
+#: Scalar tags ``plain_data`` converts with the loader's own constructor of the tag.
+_PLAIN_SCALAR_TAGS = frozenset(_TAG + name for name in ("int", "float", "bool", "null"))
+
+
+class NotPlainError(Exception):
+    """A node ``plain_data`` leaves to the constructor."""
+
+
+def plain_data(loader: yaml.constructor.SafeConstructor, root: yaml.Node) -> Any:
+    """The data of a node tree of mappings, lists and scalars, as ``loader`` constructs it,
+    without the constructor's bookkeeping (which is there for aliases and recursion).
+
+    Raises:
+        NotPlainError: A node that is not plain data: an alias (a node met twice), a merge
+            key, another tag (a timestamp, binary, a set ...), a mapping or list as a key,
+            or a key repeated in a mapping. ``loader`` constructs such a tree itself.
+    """
+    seen: set[int] = set()
+
+    def convert(node: yaml.Node) -> Any:
+        if id(node) in seen:
+            raise NotPlainError
+        seen.add(id(node))
+        kind, tag = type(node), node.tag
+        if kind is yaml.ScalarNode:
+            if tag == _STR_TAG:
+                return node.value  # what the str constructor returns
+            if tag in _PLAIN_SCALAR_TAGS:
+                return loader.yaml_constructors[tag](loader, node)
+        elif kind is yaml.MappingNode and tag == _MAP_TAG:
+            data: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                if type(key_node) is not yaml.ScalarNode:
+                    raise NotPlainError
+                data[convert(key_node)] = convert(value_node)
+            if len(data) < len(node.value):
+                raise NotPlainError  # a repeated key, which the loader names
+            return data
+        elif kind is yaml.SequenceNode and tag == _SEQ_TAG:
+            return [convert(item) for item in node.value]
+        raise NotPlainError
+
+    return convert(root)
 
 
 def _duplicate_message(text: str, origin: str, exc: _DuplicateKeyError) -> str:
@@ -225,7 +309,7 @@ def _duplicate_message(text: str, origin: str, exc: _DuplicateKeyError) -> str:
     key_node = exc.key_node
     key = one_line(key_node.value)
     shown = key
-    root = yaml.compose(text, Loader=_SafeLoader)
+    root = _compose(text)
     if root is not None:
         index = key_node.start_mark.index
         for path, mark_node in _walk_keys(root, ()):
@@ -238,11 +322,46 @@ def _duplicate_message(text: str, origin: str, exc: _DuplicateKeyError) -> str:
     )
 
 
+#: How an event changes the nesting depth (other events leave it).
+_DEPTH_STEP: dict[type, int] = {
+    yaml.MappingStartEvent: 1,
+    yaml.SequenceStartEvent: 1,
+    yaml.MappingEndEvent: -1,
+    yaml.SequenceEndEvent: -1,
+}
+
+
+def max_depth(text: str) -> int:
+    """How deep collections nest in ``text`` (0 for a scalar or an empty text), counted on
+    the parser's events without composing them (the running sum runs in C).
+
+    Raises:
+        yaml.YAMLError: The text does not parse.
+    """
+    loader = _SafeLoader(text)
+    try:
+        events = iter(loader.get_event, None)
+        steps = map(_DEPTH_STEP.get, map(type, events), repeat(0))
+        return max(accumulate(steps), default=0)
+    finally:
+        loader.dispose()
+
+
 def _check_depth(text: str, origin: str) -> None:
     """Raise HwdbError when collections nest deeper than ``MAX_DEPTH`` (read as events, which
-    libyaml produces without recursion). Each level takes a character, so short texts pass."""
+    libyaml produces without recursion). Each level takes a character, so short texts pass.
+
+    A text that parses and nests no deeper passes after one quick count (``max_depth``);
+    any other is read again event by event, so that whichever comes first, the level too
+    deep or a syntax error, is the one reported, with its line.
+    """
     if len(text) <= MAX_DEPTH:
         return
+    try:
+        if max_depth(text) <= MAX_DEPTH:
+            return
+    except Exception:  # the reading below meets it again and reports it
+        pass
     depth = 0
     for event in yaml.parse(text, Loader=_SafeLoader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
@@ -255,8 +374,8 @@ def _check_depth(text: str, origin: str) -> None:
             depth -= 1
 
 
-def read_yaml(path: Path) -> YamlDocument:
-    """Read and parse a YAML file.
+def read_yaml(path: Path, keep_nodes: bool = True) -> YamlDocument:
+    """Read and parse a YAML file (``keep_nodes`` as for ``parse_yaml``).
 
     Raises:
         HwdbError: The file cannot be read, is not UTF-8, or is not valid YAML.
@@ -268,4 +387,4 @@ def read_yaml(path: Path) -> YamlDocument:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HwdbError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    return parse_yaml(text, str(path))
+    return parse_yaml(text, str(path), keep_nodes)
