@@ -46,6 +46,7 @@ FULL = {
     "doctor_ring_ranks": 2_800_000,
     "torus_chips": 1024,
     "diagram_hosts": 2048,
+    "hwdb_loads": 20,
 }
 QUICK = {
     "gpus": 8_000,
@@ -67,6 +68,7 @@ QUICK = {
     "doctor_ring_ranks": 280_000,
     "torus_chips": 128,
     "diagram_hosts": 64,
+    "hwdb_loads": 5,
 }
 
 
@@ -353,6 +355,34 @@ def bench_diagram(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  #
     results["diagram_2048_hosts_s"] = timed(export, repeat=3)[0]
 
 
+def bench_hwdb(cfg: dict[str, Any], cat, results: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    """Load the hardware database fabricui ships (every YAML file of the core and the
+    built-in plugins, read, checked and cross-checked: what every command does first), vs
+    a bare ``yaml.load`` of the same files with the same (libyaml) safe loader."""
+    import yaml
+
+    from fabricui.hwdb import load_catalog
+    from fabricui.hwdb.catalog import shipped_hwdb_dirs
+
+    paths = [
+        path
+        for directory in shipped_hwdb_dirs()
+        for path in [
+            *sorted(directory.glob("*.yaml")),
+            *sorted(directory.glob("topologies/*.yaml")),
+        ]
+    ]
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    def bare() -> None:
+        for path in paths:
+            yaml.load(path.read_bytes(), Loader=loader)  # noqa: S506 - a safe loader
+
+    seconds, _ = timed(load_catalog, repeat=cfg["hwdb_loads"])
+    results["hwdb_load_s"] = seconds
+    results["hwdb_load_vs_safe_load"] = seconds / timed(bare, repeat=cfg["hwdb_loads"])[0]
+
+
 def _selene(cat):  # type: ignore[no-untyped-def]
     """The Selene sample imported with DGX A100 nodes and built (None without the file)."""
     from pathlib import Path
@@ -507,6 +537,7 @@ BENCHES = {
     "doctor": bench_doctor_log,
     "torus": bench_torus,
     "diagram": bench_diagram,
+    "hwdb": bench_hwdb,
 }
 TARGETS: dict[str, tuple[str, float] | None] = {
     "build_100k_s": ("<=", 2.0),
@@ -531,6 +562,8 @@ TARGETS: dict[str, tuple[str, float] | None] = {
     "doctor_ring_line_20mb_s": None,
     "torus_routes_1024_s": ("<=", 1.0),
     "diagram_2048_hosts_s": ("<=", 3.0),
+    "hwdb_load_s": ("<=", 0.1),
+    "hwdb_load_vs_safe_load": None,
 }
 
 

@@ -33,6 +33,8 @@ NAMES = {
     "doctor_ring_line_20mb_s",
     "torus_routes_1024_s",
     "diagram_2048_hosts_s",
+    "hwdb_load_s",
+    "hwdb_load_vs_safe_load",
 }
 
 
