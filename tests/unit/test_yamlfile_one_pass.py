@@ -65,6 +65,18 @@ def _loaded(text: str) -> object:
     return yaml.load(text, Loader=yamlfile._UniqueKeyLoader)  # noqa: S506 - a safe loader
 
 
+def _problem(text: str) -> str:
+    """What ``yaml.load`` says is wrong with ``text`` (libyaml and the pure-Python parser
+    word syntax errors apart), or "" when it loads."""
+    try:
+        _loaded(text)
+    except yaml.MarkedYAMLError as exc:
+        return str(exc.problem)
+    except (yaml.YAMLError, ValueError):
+        pass
+    return ""
+
+
 def _plain(text: str) -> object:
     loader = yamlfile._UniqueKeyLoader(text)
     try:
@@ -195,14 +207,14 @@ def test_exactly_max_depth_reads() -> None:
         # The syntax error comes first: it is named, not the depth after it.
         (
             "a: [1, 2\nb: }\n" + "[" * 150,
-            "t.yaml:2: YAML syntax error: did not find expected ',' or ']'",
+            "t.yaml:2: YAML syntax error: {problem}",
         ),
     ],
 )
 def test_the_first_problem_of_a_deep_broken_file_is_named(text: str, message: str) -> None:
     with pytest.raises(HwdbError) as exc:
         parse_yaml(text, "t.yaml")
-    assert str(exc.value) == message
+    assert str(exc.value) == message.format(problem=_problem(text))
 
 
 def test_a_billion_laughs_reads_in_its_size() -> None:
@@ -230,9 +242,9 @@ def test_lines_of_a_document_read_without_its_nodes(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("a: [1, 2\n", "t.yaml:2: YAML syntax error: did not find expected ',' or ']'"),
-        ("a: b\n---\nc: d\n", "t.yaml:2: YAML syntax error: but found another document"),
-        ("a: *nope\n", "t.yaml:1: YAML syntax error: found undefined alias"),
+        ("a: [1, 2\n", "t.yaml:2: YAML syntax error: {problem}"),
+        ("a: b\n---\nc: d\n", "t.yaml:2: YAML syntax error: {problem}"),
+        ("a: *nope\n", "t.yaml:1: YAML syntax error: {problem}"),
         ("a: \x00\n", "t.yaml:1: YAML syntax error: character '\\x00' is not allowed in YAML"),
         ("k: " + "9" * 5000 + "\n", "t.yaml: YAML value cannot be read: a number with thousands"),
         ("when: 2026-13-45\n", "t.yaml: YAML value cannot be read: month must be in 1..12"),
@@ -241,4 +253,4 @@ def test_lines_of_a_document_read_without_its_nodes(tmp_path: Path) -> None:
 def test_refusals_read_as_before(text: str, message: str) -> None:
     with pytest.raises(HwdbError) as exc:
         parse_yaml(text, "t.yaml")
-    assert str(exc.value).startswith(message)
+    assert str(exc.value).startswith(message.format(problem=_problem(text)))
