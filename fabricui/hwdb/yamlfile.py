@@ -228,6 +228,16 @@ def parse_yaml(text: str, origin: str, keep_nodes: bool = True) -> YamlDocument:
         raise HwdbError(f"{origin}: YAML syntax error: {one_line(str(exc))}") from None
     except RecursionError:
         raise HwdbError(f"{origin}: YAML nested too deeply") from None
+    except (KeyError, AttributeError, TypeError) as exc:
+        if "!" not in text:
+            raise
+        # A value its explicit tag refuses (``!!bool foo``, ``!!timestamp foo``): the loader's
+        # constructors fail without a mark.
+        value = f" {exc.args[0]!r}" if isinstance(exc, KeyError) and exc.args else ""
+        raise HwdbError(
+            f"{origin}: YAML value cannot be read: a value{value} its tag (such as !!bool or "
+            "!!timestamp) does not allow"
+        ) from None
     except ValueError as exc:
         # The loader's int() refuses numbers of thousands of digits (Python 3.11+).
         problem = (

@@ -254,3 +254,18 @@ def test_refusals_read_as_before(text: str, message: str) -> None:
     with pytest.raises(HwdbError) as exc:
         parse_yaml(text, "t.yaml")
     assert str(exc.value).startswith(message.format(problem=_problem(text)))
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("a: !!bool foo\n", " 'foo'"), ("a: !!timestamp foo\n", "")],
+)
+def test_a_value_its_tag_refuses_is_one_line(text: str, value: str) -> None:
+    """``!!bool foo``: the loader's constructor fails without a mark (a KeyError, an
+    AttributeError): one line naming the file, not a traceback."""
+    with pytest.raises(HwdbError) as exc:
+        parse_yaml(text, "t.yaml")
+    assert str(exc.value) == (
+        f"t.yaml: YAML value cannot be read: a value{value} its tag (such as !!bool or "
+        "!!timestamp) does not allow"
+    )
