@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import accumulate, repeat
+from itertools import accumulate, islice, repeat
 from pathlib import Path
 from typing import Any, Union
 
@@ -341,9 +341,21 @@ _DEPTH_STEP: dict[type, int] = {
 }
 
 
-def max_depth(text: str) -> int:
+#: Events ``max_depth`` sums at a time (in C) before it checks its limit.
+DEPTH_CHUNK_EVENTS = 4096
+
+
+def max_depth(text: str, limit: int | None = None) -> int:
     """How deep collections nest in ``text`` (0 for a scalar or an empty text), counted on
-    the parser's events without composing them (the running sum runs in C).
+    the parser's events without composing them (the running sums run in C, a chunk of
+    ``DEPTH_CHUNK_EVENTS`` at a time).
+
+    Args:
+        text: The YAML source.
+        limit: Stop reading after the chunk that goes deeper than this (the result is then
+            more than ``limit``, not the whole text's depth): libyaml's scanner takes time
+            that grows with the square of the flow nesting, so a text nested 200,000 deep
+            must not be read to its end.
 
     Raises:
         yaml.YAMLError: The text does not parse.
@@ -352,7 +364,15 @@ def max_depth(text: str) -> int:
     try:
         events = iter(loader.get_event, None)
         steps = map(_DEPTH_STEP.get, map(type, events), repeat(0))
-        return max(accumulate(steps), default=0)
+        deepest = depth = 0
+        while True:
+            chunk = list(islice(steps, DEPTH_CHUNK_EVENTS))
+            if not chunk:
+                return deepest
+            sums = list(accumulate(chunk, initial=depth))
+            deepest, depth = max(deepest, max(sums)), sums[-1]
+            if limit is not None and deepest > limit:
+                return deepest
     finally:
         loader.dispose()
 
@@ -368,7 +388,7 @@ def _check_depth(text: str, origin: str) -> None:
     if len(text) <= MAX_DEPTH:
         return
     try:
-        if max_depth(text) <= MAX_DEPTH:
+        if max_depth(text, MAX_DEPTH) <= MAX_DEPTH:
             return
     except Exception:  # the reading below meets it again and reports it
         pass

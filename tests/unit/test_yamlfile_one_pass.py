@@ -269,3 +269,18 @@ def test_a_value_its_tag_refuses_is_one_line(text: str, value: str) -> None:
         f"t.yaml: YAML value cannot be read: a value{value} its tag (such as !!bool or "
         "!!timestamp) does not allow"
     )
+
+
+def test_max_depth_stops_reading_past_its_limit() -> None:
+    """A limit stops the count after the chunk that passes it: libyaml's scanner is
+    quadratic in flow nesting (some builds read 20,000 levels in seconds, 200,000 in
+    minutes), so a hostile text is not read to its end. Here the end is a syntax error
+    that only a reading to the end meets."""
+    from fabricui.hwdb.yamlfile import DEPTH_CHUNK_EVENTS, max_depth
+
+    deep = "[" * (MAX_DEPTH + 50) + "]" * (MAX_DEPTH + 50)
+    text = "[" + "1, " * DEPTH_CHUNK_EVENTS + deep + ", 1" * 5 * DEPTH_CHUNK_EVENTS + "]]\n"
+    assert MAX_DEPTH < max_depth(text, limit=MAX_DEPTH) <= MAX_DEPTH + 51
+    with pytest.raises(yaml.YAMLError):
+        max_depth(text)
+    assert max_depth("{a: [1, {b: 2}]}") == 3
