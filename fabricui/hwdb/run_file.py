@@ -86,6 +86,7 @@ MODEL_KEYS = (
     "attention",
     "dropout",
     "rotary",
+    "expert_bias",
     "source",
     "note",
 )
@@ -330,6 +331,7 @@ def _model(
     )
     dropout = _flag(doc, (*path, "dropout"), shape.get("dropout"))
     rotary = _flag(doc, (*path, "rotary"), shape.get("rotary"))
+    expert_bias = _flag(doc, (*path, "expert_bias"), shape.get("expert_bias"))
     params = _float(doc, (*path, "params_B"), shape.get("params_B"), optional=True)
     active = _float(doc, (*path, "active_params_B"), shape.get("active_params_B"), optional=True)
     kv_heads = ints.get("kv_heads") or ints["heads"]
@@ -360,11 +362,28 @@ def _model(
         window_layers=window_layers,
         dropout=dropout,
         rotary=rotary,
+        expert_bias=_named_expert_bias(catalog, shape, experts)
+        if expert_bias is None
+        else expert_bias,
     )
     wrong = shape_problem(model)
     if wrong is not None:
         raise _fail(doc, (*path, wrong[0]), wrong[1])
     return model
+
+
+def _named_expert_bias(catalog: Catalog, shape: dict[str, Any], experts: int) -> bool:
+    """``expert_bias`` of an inline MoE shape that does not state it: the hwdb model's that
+    its ``name`` (or ``id``) spells, when that model has as many experts (a published table
+    prints a model's widths, not whether its experts carry biases), else False."""
+    if not experts:
+        return False
+    for key in ("name", "id"):
+        text = shape.get(key)
+        spelled = catalog.spelled("models", str(text)) if isinstance(text, str) else None
+        if spelled is not None and catalog.models[spelled].experts == experts:
+            return catalog.models[spelled].expert_bias
+    return False
 
 
 def _mlp(doc: YamlDocument, path: KeyPath, value: Any) -> str:

@@ -36,7 +36,7 @@ def shape_problem(model: ModelShape) -> tuple[str, str] | None:
     """The first key of ``model`` that cannot be and why, or None: a count beyond any
     model, heads that do not split the hidden width (without ``head_dim``), key/value heads
     that do not divide the heads, more routed experts per token than experts (or none on an
-    MoE model), more MoE or windowed layers than layers.
+    MoE model), expert biases on a dense model, more MoE or windowed layers than layers.
 
     Args:
         model: The shape as read.
@@ -57,6 +57,8 @@ def shape_problem(model: ModelShape) -> tuple[str, str] | None:
         return "experts_per_token", f"more than the {model.experts} experts"
     if model.experts and model.experts_per_token < 1:
         return "experts_per_token", "an MoE model routes each token to at least one expert"
+    if model.expert_bias and not model.experts:
+        return "expert_bias", "a dense model has no experts to carry biases"
     if model.moe_layers > model.layers:
         return "moe_layers", f"more than the {model.layers} layers"
     if model.window_layers > model.layers:

@@ -288,6 +288,11 @@ class FrameworkSpec:
     """GPU time lost in each pass of each MoE layer while the host reads the tokens each
     expert receives (to size the all-to-all and the grouped GEMM) and launches the rest of
     the layer [us]; fitted to the framework's published MoE runs (``sources`` names them)."""
+    unfused_expert_bias: bool = False
+    """It adds the routed experts' output bias (a model with ``expert_bias``), scaled by each
+    token's router probability, in PyTorch ops of their own after the grouped GEMM, not in
+    the GEMM (Megatron-Core's ``TEGroupedMLP._apply_bias``), except under a whole-iteration
+    CUDA graph, whose recipes run Transformer Engine's fused grouped MLP."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""
@@ -429,6 +434,10 @@ class ModelShape:
     """True when attention applies rotary position embeddings to queries and keys; None:
     inferred from ``mlp`` (gated models, the Llama family, do; GPT-era GELU models use
     learned or ALiBi positions)."""
+    expert_bias: bool = False
+    """The experts' linear layers carry biases (gpt-oss: ``gate_up_proj_bias`` and
+    ``down_proj_bias``); a framework that adds the output bias in a pass of its own
+    (``FrameworkSpec.unfused_expert_bias``) moves the experts' output through HBM again."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

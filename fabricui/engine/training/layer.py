@@ -14,6 +14,7 @@ key/value widths on one TP rank.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ from fabricui.engine.training.kernels import (
     linear_times_s,
     memory_time_s,
 )
+from fabricui.errors import EngineError
 
 if TYPE_CHECKING:
     from fabricui.engine.training.device import Device
@@ -102,6 +104,22 @@ GATHERED_CAST_RECIPES = ("rowwise",)
 #: just for the rescaling" (pytorch/ao#2184): it reads and writes the 16-bit output (2 + 2).
 #: The forward GEMM runs with fast accumulation in the row-wise kernel and is not rescaled.
 FP8_RESCALE_BYTES = {"rowwise": 2.0 + 2.0}
+#: Bytes through HBM per element of the routed experts' output (``k`` rows of ``h`` per
+#: token) when the framework adds their output bias in PyTorch ops of their own, (forward,
+#: backward), by the width of the router probabilities ``P`` [bytes]. Megatron-Core's
+#: ``TEGroupedMLP._apply_bias`` (NVIDIA/Megatron-LM a329dd6da5, 2025-09-22,
+#: ``megatron/core/transformer/moe/experts.py``; the same code in the Megatron-LM of
+#: Megatron-Bridge v0.2.0-v0.6.0, the 25.11-26.08 containers) splits the grouped GEMM's
+#: 16-bit output by expert and computes ``t + b * p`` for each, concatenates the results and
+#: casts them to the output's dtype: ``b * p`` writes a tensor of the probabilities' dtype
+#: (P), the add reads it and the output and writes one (2 + 2P), ``cat`` reads and writes it
+#: (2P), and ``.to`` reads it and writes 16 bits when P is 4 (4 + 2): 12 bytes with 16-bit
+#: probabilities, 28 with FP32 ones. Backward: the cast's gradient (2 + 4 when P is 4), the
+#: add's gradient cast back to the output's dtype (4 + 2 when P is 4), ``mul``'s gradients
+#: for the bias and the probabilities, each reading the incoming gradient and writing a
+#: product its reduction reads (3P each), and ``split``'s gradient concatenated (2 + 2):
+#: 16 and 40 bytes.
+EXPERT_BIAS_BYTES = {2.0: (12.0, 16.0), 4.0: (28.0, 40.0)}
 
 
 @dataclass(frozen=True)
@@ -121,6 +139,22 @@ class Kernels:
     separate_projections: bool = False
     """Query, key and value (and a gated MLP's gate and up) are separate linear layers,
     each a GEMM reading its input (torchtitan's Llama), not one fused GEMM."""
+    expert_bias_prob_bytes: float = 0.0
+    """Width of the router probabilities [bytes] when the framework adds the experts'
+    output bias in a pass of its own (``EXPERT_BIAS_BYTES``, for a model with expert
+    biases); 0: no such pass."""
+
+    def __post_init__(self) -> None:
+        """Refuse a probability width ``EXPERT_BIAS_BYTES`` does not price.
+
+        Raises:
+            EngineError: ``expert_bias_prob_bytes`` other than 0, 2 or 4.
+        """
+        if self.expert_bias_prob_bytes and self.expert_bias_prob_bytes not in EXPERT_BIAS_BYTES:
+            raise EngineError(
+                "expert bias probability width must be 0, 2 or 4 bytes "
+                f"(got {self.expert_bias_prob_bytes})"
+            )
 
 
 @dataclass(frozen=True)
@@ -145,7 +179,8 @@ class LayerCost:
     norm_fwd_s: FloatArray | float = 0.0
     """The norms' share of ``elem_fwd_s``."""
     mlp_fwd_s: FloatArray | float = 0.0
-    """The MLP's (dense or routed experts') GEMMs and activation, forward."""
+    """The MLP's (dense or routed experts') GEMMs and activation (and the experts' bias
+    pass), forward."""
     act_fwd_s: FloatArray | float = 0.0
     """The activation pass of the MLP or the experts, forward."""
     shared_fwd_s: FloatArray | float = 0.0
@@ -236,11 +271,13 @@ def layer_cost(
     softmax and dropout. Memory-bound passes: ``PASS_BYTES`` per token for norms and
     residual adds (on ``T / t`` tokens with sequence parallelism, on all ``T`` without),
     rotary embeddings, the activation, dropout masks (2h), for MoE the activation of every
-    routed and shared expert and the token permutation (``4h + 4kh``); under FP8 one cast
-    of every GEMM operand (``FP8_CAST_BYTES``; the sequence-parallel inputs on ``T / t``
-    tokens, on all ``T`` under ``GATHERED_CAST_RECIPES``). Backward moves twice the
-    forward's bytes, plus a pass over the outputs of the backward GEMMs a recipe rescales
-    itself (``FP8_RESCALE_BYTES``).
+    routed and shared expert and the token permutation (``4h + 4kh``) and, for expert
+    biases the framework adds in a pass of its own, ``EXPERT_BIAS_BYTES`` per element of
+    the routed experts' output; under FP8 one cast of every GEMM operand
+    (``FP8_CAST_BYTES``; the sequence-parallel inputs on ``T / t`` tokens, on all ``T``
+    under ``GATHERED_CAST_RECIPES``). Backward moves
+    twice the forward's bytes (the bias pass its own), plus a pass over the outputs of the
+    backward GEMMs a recipe rescales itself (``FP8_RESCALE_BYTES``).
 
     Args:
         device: The GPU.
@@ -282,7 +319,7 @@ def layer_cost(
     sums = _attention_projections(device, w, kernels.separate_projections)
     if moe:
         x = t if etp is None else _arr(etp)
-        sums, mlp = _routed_experts(device, geo, w, sums, e, x, imbalance, act)
+        sums, mlp = _routed_experts(device, geo, w, sums, e, x, imbalance, act, kernels)
         if geo.shared_experts:
             sums, mlp = _shared_experts(device, geo, w, sums, mlp, act)
     else:
@@ -354,13 +391,17 @@ class _Mlp:
     """The MLP's (or the experts') forward time and memory-bound bytes."""
 
     mlp_f: FloatArray
-    """Dense MLP or routed experts: GEMMs and activation, forward [s]."""
+    """Dense MLP or routed experts: GEMMs, activation and an output-bias pass, forward [s]."""
     act_bytes: FloatArray
     """Bytes of its activation pass."""
     mlp_bytes: FloatArray
     """Memory-bound bytes of the MLP: activations, MoE token permutation."""
     shared_f: FloatArray
     """Shared experts: GEMMs and activation, forward [s] (0 without)."""
+    bias_fwd_bytes: FloatArray | float = 0.0
+    """Bytes of the experts' output-bias pass, forward (``EXPERT_BIAS_BYTES``; 0 without)."""
+    bias_bwd_bytes: FloatArray | float = 0.0
+    """Bytes of the experts' output-bias pass, backward."""
 
 
 def _attention_projections(device: Device, w: _Widths, separate: bool = False) -> _Sums:
@@ -417,10 +458,13 @@ def _routed_experts(
     etp: FloatArray,
     imbalance: float,
     act: float,
+    kernels: Kernels,
 ) -> tuple[_Sums, _Mlp]:
     """An MoE layer's router (16-bit) and its ``E / ep`` local experts as one grouped GEMM
     of ``imbalance * T k ep / E`` tokens each (the most loaded GPU), ``1 / etp`` of each
-    expert per rank; the token permutation moves ``4h + 4kh`` bytes per token."""
+    expert per rank; the token permutation moves ``4h + 4kh`` bytes per token. With expert
+    biases added in a pass of their own, that pass moves ``EXPERT_BIAS_BYTES`` per element
+    of the experts' ``imbalance * T k`` output rows of ``h``."""
     t, h, tokens = w.tp, w.hidden, w.tokens
     up_width = (2.0 if geo.gated else 1.0) * geo.ffn
     local = geo.experts / ep
@@ -431,6 +475,9 @@ def _routed_experts(
     down_f, down_b = linear_times_s(device, per_expert, h, geo.ffn / etp, local)
     act_bytes = routed * imbalance * act * geo.ffn / etp
     share = etp / t * geo.top_k * imbalance
+    per_element = EXPERT_BIAS_BYTES.get(kernels.expert_bias_prob_bytes, (0.0, 0.0))
+    bias_fwd, bias_bwd = per_element if geo.expert_bias else (0.0, 0.0)
+    outputs = routed * imbalance * h
     sums = _Sums(
         gemm_f=sums.gemm_f + router_f + up_f + down_f,
         gemm_b=sums.gemm_b + router_b + up_b + down_b,
@@ -441,10 +488,12 @@ def _routed_experts(
         cast_grad=sums.cast_grad + share * (up_width / etp + h),
     )
     mlp = _Mlp(
-        mlp_f=up_f + down_f + memory_time_s(device, act_bytes),
+        mlp_f=up_f + down_f + memory_time_s(device, act_bytes + outputs * bias_fwd),
         act_bytes=act_bytes,
         mlp_bytes=act_bytes + routed / geo.top_k * (4 * h + 4 * geo.top_k * h),
         shared_f=_zero(tokens),
+        bias_fwd_bytes=outputs * bias_fwd,
+        bias_bwd_bytes=outputs * bias_bwd,
     )
     return sums, mlp
 
@@ -466,9 +515,8 @@ def _shared_experts(
         cast_in=sums.cast_in + shared * geo.ffn / t,
         cast_grad=sums.cast_grad + shared * up_width / t,
     )
-    mlp = _Mlp(
-        mlp_f=mlp.mlp_f,
-        act_bytes=mlp.act_bytes,
+    mlp = dataclasses.replace(
+        mlp,
         mlp_bytes=mlp.mlp_bytes + sh_act,
         shared_f=sh_up_f + sh_dn_f + memory_time_s(device, sh_act),
     )
@@ -487,7 +535,8 @@ def _memory_passes(
 ) -> tuple[FloatArray, FloatArray]:
     """(forward, backward) of the memory-bound passes [s]: norms, residual adds and
     dropout masks, rotary, the MLP's bytes, FP8 casts; backward moves twice the forward's
-    bytes, its casts on the output gradients."""
+    bytes, its casts on the output gradients; the experts' bias pass its own bytes each
+    way (``EXPERT_BIAS_BYTES``)."""
     tokens, split = w.tokens, w.split
     replicated = 2 * pb["residual"] * w.hidden + (2.0 * w.hidden if geo.dropout else 0.0)
     rotary = pb["rotary"] * (w.q + w.kv) if geo.rotary else 0.0
@@ -495,11 +544,12 @@ def _memory_passes(
     elem_bytes = (
         norm_bytes + tokens * (replicated / split + rotary + fp8 * sums.cast_in) + mlp.mlp_bytes
     )
-    elem_f = memory_time_s(device, elem_bytes)
+    elem_f = memory_time_s(device, elem_bytes + mlp.bias_fwd_bytes)
     elem_b = memory_time_s(
         device,
         ELEMENTWISE_BACKWARD_FACTOR * (elem_bytes - tokens * fp8 * sums.cast_in)
-        + tokens * fp8 * sums.cast_grad,
+        + tokens * fp8 * sums.cast_grad
+        + mlp.bias_bwd_bytes,
     )
     return elem_f, elem_b
 
@@ -615,6 +665,7 @@ def embedding_cost(
 
 __all__ = [
     "ATTENTION_KINDS",
+    "EXPERT_BIAS_BYTES",
     "Kernels",
     "LayerCost",
     "RECOMPUTE_MODULES",

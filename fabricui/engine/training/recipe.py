@@ -114,6 +114,9 @@ class Recipe:
     attention_kernel: KernelSpec | None = None
     """The fused attention kernel's record on this GPU's architecture (None: the GPU
     record's one figure)."""
+    expert_bias_prob_bytes: float = 0.0
+    """Width of the router probabilities [bytes] when the framework adds the experts'
+    output bias in a pass of its own (``expert_bias_pass_bytes``); 0: no such pass."""
 
     def __post_init__(self) -> None:
         """Refuse unknown modes and numbers outside their range.
@@ -162,6 +165,7 @@ class Recipe:
             else ("nvfp4" if self.precision == "fp4" else None),
             moe_sync_s=self.moe_sync_us * 1e-6,
             separate_projections=self.separate_projections,
+            expert_bias_prob_bytes=self.expert_bias_prob_bytes,
         )
 
 
@@ -179,6 +183,40 @@ def moe_host_sync_us(sync_us: float, cuda_graph: str | None) -> float:
     preprocessing) leave the read in place.
     """
     return 0.0 if cuda_graph == "full_iteration" else sync_us
+
+
+def expert_bias_pass_bytes(unfused: bool, moe_dispatch: str, cuda_graph: str | None) -> float:
+    """Width of the router probabilities [bytes] the experts' output-bias pass works in, or
+    0 when there is no such pass.
+
+    Megatron-Core adds the routed experts' output (fc2) bias as ``t + b * p`` per local
+    expert after the grouped GEMM (``TEGroupedMLP._apply_bias``, NVIDIA/Megatron-LM
+    a329dd6da5; ``FrameworkSpec.unfused_expert_bias``). Its arithmetic runs in the
+    probabilities' dtype: the flex dispatcher (DeepEP, HybridEP: ``deepep`` here) casts them
+    to FP32 (``token_dispatcher.py``, "DeepEP only supports float32 probs"), the all-to-all
+    dispatcher keeps the router's dtype, the activations' 16 bits when no
+    ``moe_router_dtype`` is set (``router.py`` ``gating``; Transformer Engine's fused router
+    writes its probabilities in the logits' dtype), as Megatron-Bridge's gpt-oss recipes
+    leave it. That path splits by host token counts and is never captured in a CUDA graph;
+    the recipes that capture the whole iteration run Transformer Engine's fused grouped MLP
+    instead (``use_transformer_engine_op_fuser`` and ``NVTE_CUTEDSL_FUSED_GROUPED_MLP=1``:
+    Megatron-Bridge 4ab94dfad ``perf_recipes/gpt_oss/common.py``
+    ``_apply_gpt_oss_120b_full_iter_fp8mx_configs``), which hands the bias and its
+    probability scale to the grouped GEMM kernel (Megatron-LM e4ea85970b ``scale_bias``;
+    Transformer Engine d0067d0da ``ops/fused/grouped_mlp.py`` ``bias_tensor``,
+    ``prob_tensor``): no pass of its own.
+
+    Args:
+        unfused: The framework adds expert biases in a pass of their own.
+        moe_dispatch: ``alltoall`` or ``deepep``.
+        cuda_graph: The run's CUDA graphs (None: none stated).
+
+    Returns:
+        4.0, 2.0, or 0.0 without the pass.
+    """
+    if not unfused or cuda_graph == "full_iteration":
+        return 0.0
+    return 4.0 if moe_dispatch == "deepep" else 2.0
 
 
 def software_era(arch: str) -> str:
@@ -302,6 +340,7 @@ def _framework_recipe(
     if precision == "fp8" and choices.fp8_recipe is None:
         notes.append(f"FP8 recipe not stated: {fp8_recipe} scaling ({name})")
     kind, impl = _attention_kind(str(attention))
+    moe_dispatch = choices.moe_dispatch or framework.moe_dispatch
     recipe = Recipe(
         recompute=str(recompute),
         precision=str(precision),
@@ -326,7 +365,7 @@ def _framework_recipe(
         if choices.fsdp_reshard is None
         else choices.fsdp_reshard,
         fsdp_reduce_bytes=choices.grad_reduce_bytes or framework.fsdp_reduce_bytes,
-        moe_dispatch=choices.moe_dispatch or framework.moe_dispatch,
+        moe_dispatch=moe_dispatch,
         # 'is None', not 'or': an explicit 0 must reach the range check, not become 1.
         moe_imbalance=1.0 if choices.moe_imbalance is None else choices.moe_imbalance,
         power_W=choices.power_W,
@@ -334,6 +373,9 @@ def _framework_recipe(
         cuda_graph=choices.cuda_graph or "none",
         separate_projections=framework.separate_projections,
         compute_efficiency=framework.compute_efficiency,
+        expert_bias_prob_bytes=expert_bias_pass_bytes(
+            framework.unfused_expert_bias, moe_dispatch, choices.cuda_graph
+        ),
     )
     if choices.cuda_graph == "full_iteration" and framework.moe_sync_us:
         notes.append(

@@ -64,6 +64,8 @@ class Geometry:
     """Query/key width per head in the attention core's scores (0: ``head_dim``)."""
     v_head_dim: int = 0
     """Value width per head in the attention core (0: ``head_dim``)."""
+    expert_bias: bool = False
+    """The experts' linear layers carry biases (``ModelShape.expert_bias``)."""
 
     @property
     def core_head_dim(self) -> float:
@@ -187,6 +189,7 @@ def geometry(model: ModelShape) -> Geometry:
         dropout=False,
         qk_head_dim=model.qk_head_dim or 0,
         v_head_dim=model.v_head_dim or 0,
+        expert_bias=model.expert_bias and model.experts > 0,
     )
     gated = model.mlp in GATED_MLPS if model.mlp else _gated_by_params(base, model.params_B)
     dropout = model.dropout if model.dropout is not None else not gated
