@@ -293,6 +293,10 @@ class FrameworkSpec:
     token's router probability, in PyTorch ops of their own after the grouped GEMM, not in
     the GEMM (Megatron-Core's ``TEGroupedMLP._apply_bias``), except under a whole-iteration
     CUDA graph, whose recipes run Transformer Engine's fused grouped MLP."""
+    fp8_experts: bool = True
+    """Its FP8 conversion covers the experts' grouped GEMMs (Transformer Engine's grouped
+    linear layers); False: the experts run in 16-bit under FP8 (torchtitan's float8
+    converter swaps ``nn.Linear`` layers only, and its experts are grouped GEMMs)."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

@@ -1,5 +1,6 @@
 """How a framework runs an MoE layer's experts beyond their GEMMs: Megatron-Core's output-bias
-pass for experts that carry biases (gpt-oss), checked by hand."""
+pass for experts that carry biases (gpt-oss), and experts left in 16-bit by an FP8
+conversion that covers ``nn.Linear`` layers only (torchtitan); each checked by hand."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ import pytest
 import yaml
 
 from fabricui.engine.training.device import Device
-from fabricui.engine.training.layer import EXPERT_BIAS_BYTES, Kernels, layer_cost
+from fabricui.engine.training.layer import (
+    EXPERT_BIAS_BYTES,
+    FP8_CAST_BYTES,
+    Kernels,
+    layer_cost,
+)
 from fabricui.engine.training.recipe import (
     RecipeChoices,
     expert_bias_pass_bytes,
@@ -138,21 +144,22 @@ def test_expert_bias_pass_width_by_dispatch_and_graphs():
     assert expert_bias_pass_bytes(False, "alltoall", None) == 0.0
 
 
-def test_recipes_carry_the_frameworks_expert_bias_pass(catalog):
+def test_recipes_carry_the_frameworks_expert_kernels(catalog):
     """Megatron-Core (deepep by default) adds expert biases in FP32, with the all-to-all
-    dispatcher in 16-bit, not under a whole-iteration graph; torchtitan in the GEMM."""
+    dispatcher in 16-bit, not under a whole-iteration graph; torchtitan adds them in the
+    GEMM and keeps its experts 16-bit under FP8, Megatron-Core converts them."""
     core = catalog.frameworks["megatron-core"]
     titan = catalog.frameworks["torchtitan"]
     assert core.unfused_expert_bias and catalog.frameworks["megatron-lm"].unfused_expert_bias
-    assert not titan.unfused_expert_bias
+    assert not titan.unfused_expert_bias and not titan.fp8_experts and core.fp8_experts
     flex, _ = resolve_recipe(RecipeChoices(precision="fp8"), "hopper", core)
-    assert flex.kernels.expert_bias_prob_bytes == 4.0
+    assert flex.kernels.expert_bias_prob_bytes == 4.0 and flex.kernels.fp8_experts
     a2a, _ = resolve_recipe(RecipeChoices(moe_dispatch="alltoall"), "hopper", core)
     assert a2a.kernels.expert_bias_prob_bytes == 2.0
     graphed, _ = resolve_recipe(RecipeChoices(cuda_graph="full_iteration"), "hopper", core)
     assert graphed.kernels.expert_bias_prob_bytes == 0.0
     fp8, _ = resolve_recipe(RecipeChoices(precision="fp8"), "hopper", titan)
-    assert fp8.kernels.expert_bias_prob_bytes == 0.0
+    assert fp8.kernels.expert_bias_prob_bytes == 0.0 and not fp8.kernels.fp8_experts
 
 
 def test_gpt_oss_experts_carry_biases(catalog):
@@ -162,6 +169,48 @@ def test_gpt_oss_experts_carry_biases(catalog):
         assert model.expert_bias and "modeling_gpt_oss.py" in model.sources["expert_bias"]
         assert geometry(model).expert_bias
     assert not catalog.models["qwen3-30b-a3b"].expert_bias
+
+
+def test_16bit_experts_under_fp8_by_hand():
+    """torchtitan under FP8: 8,000 tokens, top-2, 8 experts of width 1024, h 1024. The
+    experts' GEMMs run 2 x 16,000 x 1024 x (2048 + 1024) = 100.7 GFLOP forward at the
+    16-bit 100 TFLOP/s, not the FP8 200 (503 us more forward, twice that backward), and
+    their casts go: 2 x (1024 + 1024) input and 2 x (2048 + 1024) gradient elements per
+    token at 6 bytes (current scaling), 196.6 us and 294.9 us less."""
+    fp8 = moe_cost(MOE, Kernels(fp8_recipe="current"), tokens=8000)
+    bf16 = moe_cost(MOE, Kernels(fp8_recipe="current", fp8_experts=False), tokens=8000)
+    flops = 2 * 16000 * 1024 * (2048 + 1024)
+    assert float(bf16.gemm_fwd_s - fp8.gemm_fwd_s) == pytest.approx(flops / 200e12)
+    assert float(bf16.gemm_bwd_s - fp8.gemm_bwd_s) == pytest.approx(2 * flops / 200e12)
+    per_byte = FP8_CAST_BYTES["current"] * 8000 / 1e12
+    assert float(fp8.elem_fwd_s - bf16.elem_fwd_s) == pytest.approx(per_byte * 2 * 2048)
+    assert float(fp8.elem_bwd_s - bf16.elem_bwd_s) == pytest.approx(per_byte * 2 * 3072)
+
+
+def test_16bit_shared_experts_under_fp8_by_hand():
+    """A shared expert (width 1024) joins the routed ones in 16-bit: its GEMMs on all 8,000
+    tokens, 2 x 8,000 x 1024 x 3072 FLOP, at half the rate, and its casts (1024 input and
+    2048 gradient elements per token) go too."""
+    geo = dataclasses.replace(MOE, shared_experts=1)
+    routed = moe_cost(MOE, Kernels(fp8_recipe="current", fp8_experts=False), tokens=8000)
+    fp8 = moe_cost(geo, Kernels(fp8_recipe="current"), tokens=8000)
+    bf16 = moe_cost(geo, Kernels(fp8_recipe="current", fp8_experts=False), tokens=8000)
+    plain = moe_cost(MOE, Kernels(fp8_recipe="current"), tokens=8000)
+    shared = 2 * 8000 * 1024 * 3072
+    assert float((bf16.gemm_fwd_s - routed.gemm_fwd_s) - (fp8.gemm_fwd_s - plain.gemm_fwd_s)) == (
+        pytest.approx(shared / 200e12)
+    )
+    per_byte = FP8_CAST_BYTES["current"] * 8000 / 1e12
+    assert float(fp8.elem_fwd_s - bf16.elem_fwd_s) == pytest.approx(per_byte * (4096 + 1024))
+    assert float(fp8.elem_bwd_s - bf16.elem_bwd_s) == pytest.approx(per_byte * (6144 + 2048))
+
+
+def test_16bit_experts_change_nothing_without_fp8():
+    """Without FP8 the flag has nothing to keep in 16-bit."""
+    one = moe_cost(MOE, Kernels(fp8_experts=False), tokens=8000)
+    two = moe_cost(MOE, Kernels(), tokens=8000)
+    assert float(one.fwd_s) == pytest.approx(float(two.fwd_s))
+    assert float(one.bwd_s) == pytest.approx(float(two.bwd_s))
 
 
 #: An inline gpt-oss-120b shape as the published tables print it (no expert biases).

@@ -143,6 +143,9 @@ class Kernels:
     """Width of the router probabilities [bytes] when the framework adds the experts'
     output bias in a pass of its own (``EXPERT_BIAS_BYTES``, for a model with expert
     biases); 0: no such pass."""
+    fp8_experts: bool = True
+    """Under FP8, the experts' grouped GEMMs run in FP8 too; False: in 16-bit, with no
+    casts (the framework's FP8 conversion does not cover them)."""
 
     def __post_init__(self) -> None:
         """Refuse a probability width ``EXPERT_BIAS_BYTES`` does not price.
@@ -275,7 +278,8 @@ def layer_cost(
     biases the framework adds in a pass of its own, ``EXPERT_BIAS_BYTES`` per element of
     the routed experts' output; under FP8 one cast of every GEMM operand
     (``FP8_CAST_BYTES``; the sequence-parallel inputs on ``T / t`` tokens, on all ``T``
-    under ``GATHERED_CAST_RECIPES``). Backward moves
+    under ``GATHERED_CAST_RECIPES``), the experts in 16-bit without casts when the
+    framework's FP8 conversion leaves them out (``Kernels.fp8_experts``). Backward moves
     twice the forward's bytes (the bias pass its own), plus a pass over the outputs of the
     backward GEMMs a recipe rescales itself (``FP8_RESCALE_BYTES``).
 
@@ -321,7 +325,7 @@ def layer_cost(
         x = t if etp is None else _arr(etp)
         sums, mlp = _routed_experts(device, geo, w, sums, e, x, imbalance, act, kernels)
         if geo.shared_experts:
-            sums, mlp = _shared_experts(device, geo, w, sums, mlp, act)
+            sums, mlp = _shared_experts(device, geo, w, sums, mlp, act, _bf16_experts(kernels))
     else:
         sums, mlp = _dense_mlp(device, geo, w, sums, act, kernels.separate_projections)
     attn_f, attn_b, attn_flops = _attention(device, geo, t, c, b, s, kernels.attention, windowed)
@@ -449,6 +453,11 @@ def _dense_mlp(
     return sums, _Mlp(mlp_f, act_bytes, act_bytes, _zero(tokens))
 
 
+def _bf16_experts(kernels: Kernels) -> bool:
+    """The experts' GEMMs stay 16-bit under the recipe's FP8 (``Kernels.fp8_experts``)."""
+    return kernels.fp8_recipe is not None and not kernels.fp8_experts
+
+
 def _routed_experts(
     device: Device,
     geo: Geometry,
@@ -462,19 +471,22 @@ def _routed_experts(
 ) -> tuple[_Sums, _Mlp]:
     """An MoE layer's router (16-bit) and its ``E / ep`` local experts as one grouped GEMM
     of ``imbalance * T k ep / E`` tokens each (the most loaded GPU), ``1 / etp`` of each
-    expert per rank; the token permutation moves ``4h + 4kh`` bytes per token. With expert
-    biases added in a pass of their own, that pass moves ``EXPERT_BIAS_BYTES`` per element
-    of the experts' ``imbalance * T k`` output rows of ``h``."""
+    expert per rank; the token permutation moves ``4h + 4kh`` bytes per token. Under FP8
+    the experts run in FP8 with their casts, or in 16-bit without when the framework's
+    conversion leaves them out (``Kernels.fp8_experts``). With expert biases added in a
+    pass of their own, that pass moves ``EXPERT_BIAS_BYTES`` per element of the experts'
+    ``imbalance * T k`` output rows of ``h``."""
     t, h, tokens = w.tp, w.hidden, w.tokens
     up_width = (2.0 if geo.gated else 1.0) * geo.ffn
     local = geo.experts / ep
     routed = tokens * etp / t * geo.top_k
     per_expert = imbalance * routed * ep / geo.experts
+    half = _bf16_experts(kernels)
     router_f, router_b = linear_times_s(device, tokens, float(geo.experts), h, half=True)
-    up_f, up_b = linear_times_s(device, per_expert, up_width / etp, h, local)
-    down_f, down_b = linear_times_s(device, per_expert, h, geo.ffn / etp, local)
+    up_f, up_b = linear_times_s(device, per_expert, up_width / etp, h, local, half=half)
+    down_f, down_b = linear_times_s(device, per_expert, h, geo.ffn / etp, local, half=half)
     act_bytes = routed * imbalance * act * geo.ffn / etp
-    share = etp / t * geo.top_k * imbalance
+    share = 0.0 if half else etp / t * geo.top_k * imbalance
     per_element = EXPERT_BIAS_BYTES.get(kernels.expert_bias_prob_bytes, (0.0, 0.0))
     bias_fwd, bias_bwd = per_element if geo.expert_bias else (0.0, 0.0)
     outputs = routed * imbalance * h
@@ -499,21 +511,29 @@ def _routed_experts(
 
 
 def _shared_experts(
-    device: Device, geo: Geometry, w: _Widths, sums: _Sums, mlp: _Mlp, act: float
+    device: Device,
+    geo: Geometry,
+    w: _Widths,
+    sums: _Sums,
+    mlp: _Mlp,
+    act: float,
+    half: bool = False,
 ) -> tuple[_Sums, _Mlp]:
-    """The shared experts every token passes through, sharded by TP like a dense MLP."""
+    """The shared experts every token passes through, sharded by TP like a dense MLP
+    (``half``: in 16-bit under FP8, without casts, as the routed experts)."""
     t, h, tokens = w.tp, w.hidden, w.tokens
     shared = geo.shared_experts
     up_width = (2.0 if geo.gated else 1.0) * geo.ffn
-    sh_up_f, sh_up_b = linear_times_s(device, tokens, shared * up_width / t, h)
-    sh_dn_f, sh_dn_b = linear_times_s(device, tokens, h, shared * geo.ffn / t)
+    sh_up_f, sh_up_b = linear_times_s(device, tokens, shared * up_width / t, h, half=half)
+    sh_dn_f, sh_dn_b = linear_times_s(device, tokens, h, shared * geo.ffn / t, half=half)
     sh_act = tokens * shared * act * geo.ffn / t
+    cast = 0.0 if half else 1.0
     sums = _Sums(
         gemm_f=sums.gemm_f + sh_up_f + sh_dn_f,
         gemm_b=sums.gemm_b + sh_up_b + sh_dn_b,
         flops=sums.flops + 2 * tokens * h * shared * (up_width + geo.ffn) / t,
-        cast_in=sums.cast_in + shared * geo.ffn / t,
-        cast_grad=sums.cast_grad + shared * up_width / t,
+        cast_in=sums.cast_in + cast * shared * geo.ffn / t,
+        cast_grad=sums.cast_grad + cast * shared * up_width / t,
     )
     mlp = dataclasses.replace(
         mlp,

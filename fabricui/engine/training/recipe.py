@@ -117,6 +117,8 @@ class Recipe:
     expert_bias_prob_bytes: float = 0.0
     """Width of the router probabilities [bytes] when the framework adds the experts'
     output bias in a pass of its own (``expert_bias_pass_bytes``); 0: no such pass."""
+    fp8_experts: bool = True
+    """Under FP8, the experts' grouped GEMMs run in FP8 too (False: in 16-bit)."""
 
     def __post_init__(self) -> None:
         """Refuse unknown modes and numbers outside their range.
@@ -166,6 +168,7 @@ class Recipe:
             moe_sync_s=self.moe_sync_us * 1e-6,
             separate_projections=self.separate_projections,
             expert_bias_prob_bytes=self.expert_bias_prob_bytes,
+            fp8_experts=self.fp8_experts,
         )
 
 
@@ -376,6 +379,7 @@ def _framework_recipe(
         expert_bias_prob_bytes=expert_bias_pass_bytes(
             framework.unfused_expert_bias, moe_dispatch, choices.cuda_graph
         ),
+        fp8_experts=framework.fp8_experts,
     )
     if choices.cuda_graph == "full_iteration" and framework.moe_sync_us:
         notes.append(
