@@ -75,6 +75,11 @@ ATTENTION_CHOICES = ("flash", *ATTENTION_IMPLS)
 FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8", "rowwise")
 #: MoE token dispatch: a copy per routed expert, or one per node (DeepEP).
 MOE_DISPATCH = ("alltoall", "deepep")
+#: How a framework's context parallelism runs attention: a ring that passes each chunk's
+#: keys and values to the next rank every step (Megatron-Core, Transformer Engine), or
+#: PyTorch's ring attention as torchtitan runs it (keys and values all-gathered, the steps
+#: merged and the key and value gradients passed around in FP32).
+CP_ATTENTION = ("ring", "torch")
 #: CUDA graphs a run captures: none, parts of each layer (Transformer Engine's graphs of
 #: attention, router and preprocessing), or the whole iteration (Megatron-Core's
 #: ``cuda_graph_impl = "full_iteration"``, with static expert capacity).

@@ -119,6 +119,11 @@ class Layout:
     (one copy per destination domain, forwarded there over NVLink, as DeepEP does)."""
     moe_imbalance: float = 1.0
     """Tokens of the most loaded expert over the mean (1: balanced routing)."""
+    cp_attention: str = "ring"
+    """How context parallelism moves keys and values: ``ring`` (each ring step sends the
+    chunk's keys and values to the next rank) or ``torch`` (PyTorch's ring attention as
+    torchtitan runs it: an all-gather of keys and values at the query heads, the key and
+    value gradients passed around the ring in FP32)."""
 
     @property
     def world(self) -> int:

@@ -251,6 +251,12 @@ class FrameworkSpec:
     separate_projections: bool = False
     """Its models run query, key and value (and a gated MLP's gate and up) as separate
     linear layers, each a GEMM that reads the layer's input, instead of one fused GEMM."""
+    cp_attention: str = "ring"
+    """Its context parallelism (``vocabulary.CP_ATTENTION``): ``ring`` (each ring step
+    sends the chunk's keys and values to the next rank, overlapped with that step's
+    attention) or ``torch`` (PyTorch's ring attention as torchtitan runs it: keys and values
+    at the query heads all-gathered after the first step's attention, the steps merged in
+    FP32, the key and value gradients passed around the ring in FP32)."""
     grad_reduce_bytes: float = 2.0
     """Bytes per gradient element the data-parallel reduction moves (4: FP32)."""
     bucket_params: float = 0.0

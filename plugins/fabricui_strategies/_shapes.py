@@ -84,12 +84,14 @@ def activation_bytes(model: ModelShape, layout: Layout) -> float:
     return tokens * model.hidden * layout.dtype_bytes
 
 
-def kv_bytes(model: ModelShape, layout: Layout) -> float:
+def kv_bytes(model: ModelShape, layout: Layout, repeated: bool = False) -> float:
     """Keys and values of one micro-batch's sequence chunk on one TP rank,
     ``2 * b * (s / cp) * kv_dim / tp * dtype_bytes`` (key/value heads replicate when there
-    are fewer than ``tp``) [bytes]."""
+    are fewer than ``tp``; ``repeated``: at the query heads, ``heads / tp``, as torchtitan
+    repeats them before attention) [bytes]."""
     head_dim = model.head_dim or model.hidden // max(1, model.heads)
-    kv_heads = max(model.kv_heads / layout.tp, 1.0)
+    heads = model.heads if repeated else model.kv_heads
+    kv_heads = max(heads / layout.tp, 1.0)
     tokens = micro_batch(layout) * layout.seq_len / max(1, layout.cp)
     return 2 * tokens * kv_heads * head_dim * layout.dtype_bytes
 

@@ -4,10 +4,12 @@ An operation runs in every layer of every micro-batch (``layer``), once per micr
 (``microbatch``) or once per step (``step``) (``CommOp.scope``). What it can hide behind:
 
 - ``layer``: overlappable operations hide behind their axis's window in that layer (CP's
-  ring behind the attention core, FSDP's prefetched gathers and other overlappable
-  operations behind the layer's compute); TP and EP collectives are on the critical path
-  unless TP / EP overlap is switched on, then they hide behind the layer's GEMMs (TP only
-  when its group sits in one node: the overlap runs over NVLink);
+  ring behind the attention core, PyTorch's ring attention's forward all-gather behind the
+  first ring step's attention and its backward ring behind the attention's backward;
+  FSDP's prefetched gathers and other overlappable operations behind the layer's
+  compute); TP and EP collectives are on the critical path unless TP / EP overlap is
+  switched on, then they hide behind the layer's GEMMs (TP only when its group sits in one
+  node: the overlap runs over NVLink);
 - ``microbatch``: pipeline sends are on the critical path;
 - ``step``: with DP overlap, overlappable operations (bucketed gradient reduction, ZeRO's
   parameter gather) hide behind one micro-batch's backward and forward; without it, and
@@ -69,6 +71,12 @@ class Windows:
     """Share of the GPU's SMs a collective holds while it runs beside compute (NCCL runs
     one thread block per channel on an SM of its own): hidden communication slows the
     compute it overlaps by this share of its time."""
+    ring_first_fwd_s: float = 0.0
+    """Attention forward of the first of the ``cp`` ring steps (the rank's own chunk,
+    ``1 / cp`` of the attention's work): the only compute PyTorch's ring attention hides
+    its forward all-gather of keys and values behind."""
+    attention_bwd_s: float = 0.0
+    """Attention core of one layer, one micro-batch, backward."""
 
     def forward(self, scope: str) -> float:
         """The forward part of a layer's or a micro-batch's window."""
@@ -252,6 +260,8 @@ def _layer_window(
     if category == "ep":
         return windows.expert_s if recipe.ep_overlap else 0.0
     if category == "cp":
+        if recipe.cp_attention == "torch":
+            return windows.ring_first_fwd_s if phase == "forward" else windows.attention_bwd_s
         return windows.attention_s
     if phase == "forward":
         return windows.forward("layer")

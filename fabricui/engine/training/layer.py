@@ -28,6 +28,7 @@ from fabricui.engine.training.kernels import (
     linear_times_s,
     memory_time_s,
 )
+from fabricui.engine.training.ring import ring_merge_bytes
 from fabricui.errors import EngineError
 
 if TYPE_CHECKING:
@@ -159,6 +160,11 @@ class Kernels:
                 f"(got {self.expert_bias_prob_bytes})"
             )
 
+    cp_attention: str = "ring"
+    """Context parallelism's attention: ``ring`` (the steps combined inside the kernels'
+    own bookkeeping) or ``torch`` (PyTorch's ring attention, which merges the steps in FP32
+    outside the kernels: ``ring.ring_merge_bytes``)."""
+
 
 @dataclass(frozen=True)
 class LayerCost:
@@ -281,7 +287,9 @@ def layer_cost(
     under ``GATHERED_CAST_RECIPES``), the experts in 16-bit without casts when the
     framework's FP8 conversion leaves them out (``Kernels.fp8_experts``). Backward moves
     twice the forward's bytes (the bias pass its own), plus a pass over the outputs of the
-    backward GEMMs a recipe rescales itself (``FP8_RESCALE_BYTES``).
+    backward GEMMs a recipe rescales itself (``FP8_RESCALE_BYTES``). PyTorch's ring
+    attention (``kernels.cp_attention`` ``torch``) adds its FP32 merges of the ring steps
+    to the attention core (``ring.ring_merge_bytes``).
 
     Args:
         device: The GPU.
@@ -329,6 +337,10 @@ def layer_cost(
     else:
         sums, mlp = _dense_mlp(device, geo, w, sums, act, kernels.separate_projections)
     attn_f, attn_b, attn_flops = _attention(device, geo, t, c, b, s, kernels.attention, windowed)
+    if kernels.cp_attention == "torch":
+        merge_f, merge_b = ring_merge_bytes(tokens, w.q, c)
+        attn_f = attn_f + memory_time_s(device, merge_f)
+        attn_b = attn_b + memory_time_s(device, merge_b)
     norm_bytes = tokens * 2 * pb["norm"] * w.hidden / w.split
     elem_f, elem_b = _memory_passes(device, geo, w, sums, mlp, norm_bytes, pb, kernels)
     rescaled = _rescaled_bytes(geo, w, moe, kernels)

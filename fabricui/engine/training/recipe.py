@@ -29,6 +29,7 @@ from fabricui.errors import EngineError
 from fabricui.model.choices import RecipeChoices
 from fabricui.vocabulary import (
     ATTENTION_CHOICES,
+    CP_ATTENTION,
     CUDA_GRAPH_MODES,
     MOE_DISPATCH,
     PRECISIONS,
@@ -109,6 +110,8 @@ class Recipe:
     (``vocabulary.CUDA_GRAPH_MODES``)."""
     separate_projections: bool = False
     """Query, key, value (and gate, up) are separate GEMMs (the framework's model code)."""
+    cp_attention: str = "ring"
+    """Context parallelism's attention: ``ring`` or ``torch`` (``vocabulary.CP_ATTENTION``)."""
     compute_efficiency: float = 1.0
     """The framework's share of the reference software's compute throughput."""
     attention_kernel: KernelSpec | None = None
@@ -137,6 +140,7 @@ class Recipe:
             ("selective", self.selective, ("attention", "ops")),
             ("moe dispatch", self.moe_dispatch, MOE_DISPATCH),
             ("cuda graph", self.cuda_graph, CUDA_GRAPH_MODES),
+            ("cp attention", self.cp_attention, CP_ATTENTION),
         ):
             if value not in allowed:
                 raise EngineError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
@@ -169,6 +173,7 @@ class Recipe:
             separate_projections=self.separate_projections,
             expert_bias_prob_bytes=self.expert_bias_prob_bytes,
             fp8_experts=self.fp8_experts,
+            cp_attention=self.cp_attention,
         )
 
 
@@ -375,6 +380,7 @@ def _framework_recipe(
         moe_sync_us=moe_host_sync_us(framework.moe_sync_us, choices.cuda_graph),
         cuda_graph=choices.cuda_graph or "none",
         separate_projections=framework.separate_projections,
+        cp_attention=framework.cp_attention,
         compute_efficiency=framework.compute_efficiency,
         expert_bias_prob_bytes=expert_bias_pass_bytes(
             framework.unfused_expert_bias, moe_dispatch, choices.cuda_graph

@@ -359,7 +359,8 @@ def average_layer(
 
 def with_software(layout: Layout, recipe: Recipe) -> Layout:
     """The layout with what the framework decides about its communication: gradient
-    width and buckets, FSDP's resharding and reduce width, MoE dispatch and imbalance."""
+    width and buckets, FSDP's resharding and reduce width, MoE dispatch and imbalance,
+    context parallelism's attention."""
     return dataclasses.replace(
         layout,
         grad_reduce_bytes=recipe.grad_reduce_bytes,
@@ -368,6 +369,7 @@ def with_software(layout: Layout, recipe: Recipe) -> Layout:
         fsdp_reduce_bytes=recipe.fsdp_reduce_bytes,
         moe_dispatch=recipe.moe_dispatch,
         moe_imbalance=recipe.moe_imbalance,
+        cp_attention=recipe.cp_attention,
     )
 
 
@@ -454,7 +456,7 @@ def plan(
         recipe,
         model.layers / p,
         m,
-        _windows(work, geo, device),
+        _windows(work, geo, device, layout.cp),
         _tp_in_domain(fabric, groups),
     )
     pipe = _pipeline(work, exposure, stages, layout)
@@ -588,7 +590,7 @@ def _stage_work(
     return _StageWork(layer, compute, recompute, forward, layer_recompute)
 
 
-def _windows(work: _StageWork, geo: Geometry, device: Device) -> comm.Windows:
+def _windows(work: _StageWork, geo: Geometry, device: Device, cp: int = 1) -> comm.Windows:
     """The compute each kind of communication can hide behind on the critical stage."""
     layer = work.layer
     moe_share = geo.moe_layers / geo.layers
@@ -601,6 +603,8 @@ def _windows(work: _StageWork, geo: Geometry, device: Device) -> comm.Windows:
         layer_fwd_s=_f(layer.fwd_s),
         microbatch_fwd_s=max(work.forward_s),
         sm_share=comm.collective_sm_share(device.sms),
+        ring_first_fwd_s=_f(layer.attn_fwd_s) / max(cp, 1),
+        attention_bwd_s=_f(layer.attn_bwd_s),
     )
 
 
