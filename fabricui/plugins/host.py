@@ -458,10 +458,10 @@ class PluginHost:
 
         others = [i.plugin for i in self._registered() if i is not info]
         caller = self._pm.subset_hook_caller(hook, remove_plugins=others)
-        call = self._once.carried(functools.partial(caller, register=register))
         mark = sigints()
         try:
-            call_plugin(call, self.timeout_s, info.name)
+            with self._once.hook_thread(functools.partial(caller, register=register)) as call:
+                call_plugin(call, self.timeout_s, info.name)
             if errors:
                 raise errors[0]
         except BaseException as exc:  # exit(), os._exit(), KeyboardInterrupt: not the app's end

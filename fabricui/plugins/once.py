@@ -4,17 +4,28 @@ The explorer's workers ask the plugin host for a category (its strategies, its l
 generations) concurrently: the first thread to ask collects it (calls the plugins' hooks),
 the others wait for its result, so no hook is called twice and no failure is recorded
 twice. No lock is held while a category is collected: a hook (run in a thread of its own,
-see ``budget``) that asks the host for another category collects it. One that asks for a
-category whose collection waits on it (its own, or across categories: a cycle) is
-refused at once instead of waiting for ever.
+see ``budget``) may ask the host for another category (third-party hook code can call
+anything, ``fabricui.api.load_catalog()`` among it). A request that would wait on itself
+(its own category, or two collections waiting on each other) is refused at once: it would
+wait for ever with no time budget, and the whole budget with one.
+
+Cycles are found as ``importlib`` finds them between module locks: a blocked thread waits
+on one other thread (the collector of the category it asked for, or the hook thread a
+collector runs), so a request is a cycle when that chain of waits, from the category's
+collector, comes back to the asking thread. A collector stops waiting on a hook it
+abandons past its budget, so that hook's own waits no longer count for anyone else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from fabricui.errors import PluginError
+
+_MISSING = object()
 
 
 class Once:
@@ -23,95 +34,81 @@ class Once:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         """Guards ``_running`` and ``_waits`` (never held while a category is collected)."""
-        self._running: dict[str, threading.Event] = {}
-        """Categories being collected -> set when their collection ends."""
-        self._waits: list[tuple[str, str]] = []
-        """(category, category its collection waits on), one pair per waiting thread."""
-        self._local = threading.local()
-        """``chain``: the categories whose collection the current thread works for,
-        innermost last."""
-
-    def chain(self) -> tuple[str, ...]:
-        """The categories the current thread collects for (empty outside a collection)."""
-        chain: tuple[str, ...] = getattr(self._local, "chain", ())
-        return chain
-
-    def carried(self, function: Callable[[], Any]) -> Callable[[], Any]:
-        """``function`` to run in another thread (a hook's) as working for the current
-        thread's collection, so a category it asks for is known to be waited on."""
-        chain = self.chain()
-
-        def run() -> Any:
-            previous = self.chain()
-            self._local.chain = chain
-            try:
-                return function()
-            finally:
-                self._local.chain = previous
-
-        return run
+        self._running: dict[str, tuple[threading.Thread, threading.Event]] = {}
+        """Categories being collected -> (the collecting thread, set when it ends)."""
+        self._waits: dict[threading.Thread, threading.Thread] = {}
+        """Blocked thread -> the thread it waits on. Never a cycle: each wait is added
+        only after checking it closes none (or, for a hook thread, before it can wait)."""
 
     def get(self, kind: str, results: dict[str, Any], collect: Callable[[], Any]) -> Any:
-        """``results[kind]``, collected first by ``collect`` (which stores it there) when
-        no thread has; a thread collecting it already is waited for.
+        """``results[kind]``, collected first by ``collect`` when no thread has; a thread
+        collecting it already is waited for.
+
+        ``collect`` returns the result and stores it in ``results``, or not (a stale one,
+        see ``PluginHost.register``): its thread gets it all the same, the threads that
+        waited for it collect again.
 
         Raises:
             PluginError: ``kind``'s collection waits on the current thread (a cycle).
         """
+        me = threading.current_thread()
         while True:
-            if kind in results:
-                return results[kind]
-            chain = self.chain()
             with self._lock:
-                if kind in results:
-                    return results[kind]
-                done = self._running.get(kind)
-                if done is not None and chain and self._waits_on(kind, chain[-1]):
+                found = results.get(kind, _MISSING)
+                if found is not _MISSING:
+                    return found
+                running = self._running.get(kind)
+                if running is None:
+                    done = threading.Event()
+                    self._running[kind] = (me, done)
+                elif self._waits_on(running[0], me):
                     raise PluginError(
                         f"asked the plugin host for {kind}, whose collection waits on this "
                         "call (a cycle)"
                     )
-                edge = (chain[-1], kind) if chain else None
-                if edge is not None:
-                    self._waits.append(edge)
-                mine = done is None
-                if done is None:
-                    done = self._running[kind] = threading.Event()
-            try:
-                if mine:
-                    return self._collect(kind, chain, done, collect)
-                done.wait()
-            finally:
-                if edge is not None:
+                else:
+                    self._waits[me] = running[0]
+            if running is None:
+                try:
+                    return collect()
+                finally:
                     with self._lock:
-                        self._waits.remove(edge)
-            # collected (or its collector raised: collected here, on the next turn)
+                        del self._running[kind]
+                    done.set()
+            try:
+                running[1].wait()
+            finally:
+                with self._lock:
+                    del self._waits[me]
+            # collected (or not kept, or its collector raised): looked up again
 
-    def _collect(
-        self, kind: str, chain: tuple[str, ...], done: threading.Event, collect: Callable[[], Any]
-    ) -> Any:
-        self._local.chain = (*chain, kind)
-        try:
-            return collect()
-        finally:
-            self._local.chain = chain
+    @contextlib.contextmanager
+    def hook_thread(self, function: Callable[[], Any]) -> Iterator[Callable[[], Any]]:
+        """``function`` wrapped to run in a hook's thread: inside the block the current
+        thread waits on that one (a category the hook asks for whose collection waits on
+        this thread is a cycle); past it (the hook returned or was abandoned) no longer."""
+        waiter = threading.current_thread()
+        waiting = [True]
+
+        def run() -> Any:
             with self._lock:
-                del self._running[kind]
-            done.set()
+                if waiting and threading.current_thread() is not waiter:
+                    self._waits[waiter] = threading.current_thread()
+            return function()
 
-    def _waits_on(self, kind: str, waiter: str) -> bool:
-        """Whether ``kind``'s collection waits, through collections still running, on
-        ``waiter``'s (a category the current thread collects for); under ``_lock``."""
-        if waiter not in self._running:
-            return False  # a hook abandoned past its budget: nothing waits on it
-        seen: set[str] = set()
-        todo = [kind]
-        while todo:
-            current = todo.pop()
-            if current == waiter:
+        try:
+            yield run
+        finally:
+            with self._lock:
+                waiting.clear()  # a hook thread that starts late waits on no one
+                self._waits.pop(waiter, None)
+
+    def _waits_on(self, thread: threading.Thread, me: threading.Thread) -> bool:
+        """Whether ``thread`` waits on ``me``, directly or through threads it waits on;
+        under ``_lock``."""
+        current: threading.Thread | None = thread
+        while current is not None:
+            if current is me:
                 return True
-            if current in seen or current not in self._running:
-                continue
-            seen.add(current)
-            todo += [waited for waiting, waited in self._waits if waiting == current]
+            current = self._waits.get(current)
         return False

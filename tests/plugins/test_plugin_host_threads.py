@@ -1,7 +1,8 @@
 """The plugin host collects each hook category once, however many threads ask for it at
 the same time (the explorer's workers do): each hook called once, a broken plugin's
 failure recorded once; a hook that asks the host for another category is answered, and
-one that asks for a category waiting on it is refused, not left waiting."""
+one that asks for a category waiting on it is refused, not left waiting; a hook abandoned
+past its budget is waited on no longer."""
 
 from __future__ import annotations
 
@@ -132,3 +133,112 @@ def test_a_hook_asking_for_a_category_that_waits_on_it_is_refused():
         "waits on this call (a cycle)"
     ]
     assert list(host.strategies()) == ["toy-ddp"] and host.link_generations() == {}
+
+
+def in_thread(call: Callable[[], Any]) -> Callable[[], Any]:
+    """Start ``call()`` in a daemon thread (a deadlock fails the test instead of hanging
+    it); returns what waits for its result (at most 10 s) and returns it."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["result"] = call()
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+
+    def result() -> Any:
+        thread.join(10)
+        assert not thread.is_alive(), "still waiting after 10 s (a deadlock)"
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    return result
+
+
+def test_a_hook_abandoned_while_it_waits_is_waited_on_no_longer():
+    """A strategies hook asks for the link generations, whose hook is slow, and is abandoned
+    past its budget; the link generations hook then asks for the strategies, still being
+    collected (the next plugin's hook runs): it waits for them instead of being refused as
+    a cycle (nothing waits on the abandoned hook any more), and nothing waits for ever."""
+    host: PluginHost
+    abandoned = threading.Event()  # the next strategies hook runs: the first was abandoned
+    asking = threading.Event()  # the link generations hook asks for the strategies
+    seen: list[list[str]] = []
+
+    def first(register: Callable[..., None]) -> None:
+        host.timeout_s = None  # the hooks called from here on have no budget
+        host.link_generations()
+
+    def second(register: Callable[..., None]) -> None:
+        abandoned.set()
+        asking.wait(5)
+        time.sleep(0.05)  # the link generations hook asks while the strategies are collected
+        register(ToyDdp())
+
+    def links(register: Callable[..., None]) -> None:
+        abandoned.wait(5)
+        asking.set()
+        seen.append(list(host.strategies()))
+        register(link())
+
+    host = make_host(
+        first=make_plugin("first", register_strategies=first),
+        second=make_plugin("second", register_strategies=second),
+        links=make_plugin("links", register_link_generations=links),
+    )
+    host.timeout_s = 0.2
+    strategies = in_thread(host.strategies)
+    assert list(strategies()) == ["toy-ddp"]
+    assert list(in_thread(host.link_generations)()) == ["toylink1"]
+    assert seen == [["toy-ddp"]]
+    assert [(f.name, f.error) for f in host.failures] == [
+        (
+            "first",
+            "register_strategies: took longer than 0.2 s (FABRICUI_PLUGIN_TIMEOUT_S); abandoned",
+        )
+    ]
+
+
+def test_a_hook_abandoned_while_it_collects_still_waits_on_that_collection():
+    """A strategies hook abandoned past its budget while it collects the link generations
+    still waits for their hook: that hook asking for the link generations is refused (a
+    cycle), and the link generations are collected without it."""
+    host: PluginHost
+    abandoned = threading.Event()
+
+    def first(register: Callable[..., None]) -> None:
+        host.timeout_s = None
+        host.link_generations()
+
+    def second(register: Callable[..., None]) -> None:
+        abandoned.set()
+        register(ToyDdp())
+
+    def links(register: Callable[..., None]) -> None:
+        abandoned.wait(5)
+        host.link_generations()
+
+    host = make_host(
+        first=make_plugin("first", register_strategies=first),
+        second=make_plugin("second", register_strategies=second),
+        links=make_plugin("links", register_link_generations=links),
+        good=make_plugin("good", register_link_generations=lambda register: register(link())),
+    )
+    host.timeout_s = 0.2
+    assert list(in_thread(host.strategies)()) == ["toy-ddp"]
+    assert list(in_thread(host.link_generations)()) == ["toylink1"]
+    assert [(f.name, f.error) for f in host.failures] == [
+        (
+            "links",
+            "register_link_generations: asked the plugin host for link_generations, "
+            "whose collection waits on this call (a cycle)",
+        ),
+        (
+            "first",
+            "register_strategies: took longer than 0.2 s (FABRICUI_PLUGIN_TIMEOUT_S); abandoned",
+        ),
+    ]
