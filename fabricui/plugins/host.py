@@ -166,6 +166,27 @@ def _env_flag(name: str) -> bool:
 # --- the host ------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(eq=False)
+class _Collected:
+    """What one collection of a hook category found, kept apart until it is stored whole
+    (never when a ``register()`` came since it began: it would lack that plugin)."""
+
+    generation: int
+    """The host's ``register()`` count when it began."""
+    result: dict[str, Any] = dataclasses.field(default_factory=dict)
+    """Contributions by name (by key for ``hwdb_paths``)."""
+    owners: dict[str, PluginInfo] = dataclasses.field(default_factory=dict)
+    """Contribution name -> the plugin that registered it."""
+    failures: list[tuple[PluginInfo, PluginFailure]] = dataclasses.field(default_factory=list)
+    """Hook failures, recorded on the host when it is stored."""
+    catalog: Any = None
+    """``hwdb_paths``: the catalog its directories were checked in (None: no directory)."""
+    dropped: list[Withheld] = dataclasses.field(default_factory=list)
+    """``hwdb_paths``: directories that did not load (their records are out)."""
+    records: dict[int, dict[str, list[str]]] = dataclasses.field(default_factory=dict)
+    """``hwdb_paths``: id(PluginInfo) -> hwdb record kind -> ids its directories brought."""
+
+
 class PluginHost:
     """Finds, loads and calls plugins; a failing plugin is recorded and skipped, never fatal.
 
@@ -194,18 +215,14 @@ class PluginHost:
         self._load_failures: list[PluginFailure] = []
         self._hook_failures: dict[str, list[PluginFailure]] = {}
         self._call_failures: list[PluginFailure] = []
-        self._results: dict[str, dict[str, Any]] = {}
+        self._results: dict[str, _Collected] = {}
         """Hook category -> what its hooks registered, stored once complete."""
         self._once = Once()
         """Has each category collected once, by the first thread to ask (see ``once``)."""
-        self._owners: dict[str, dict[str, PluginInfo]] = {}
-        self._records: dict[int, dict[str, list[str]]] = {}
-        """id(PluginInfo) -> hwdb record kind -> ids its YAML directories brought."""
-        self._dropped_hwdb: list[Withheld] = []
-        """hwdb directories of loaded plugins that did not load (their records are out)."""
-        self._hwdb_catalog: Any = None
-        """The catalog the plugin hwdb directories were checked in (built-in database plus
-        every plugin directory that loads), reused by ``hwdb_catalog``."""
+        self._generation = 0
+        """``register()`` calls so far: a collection begun before the last one is stale."""
+        self._lock = threading.Lock()
+        """Makes storing a collection and ``register()`` forgetting them exclusive."""
         self._reported: set[PluginFailure] = set()
         self.strict = _env_flag(ENV_STRICT)
         self.timeout_s = timeout_s()
@@ -225,6 +242,9 @@ class PluginHost:
 
     def register(self, plugin: object, name: str | None = None) -> bool:
         """Register an in-process plugin (tests, embedding apps); False when it was skipped.
+
+        What hooks registered is collected again on the next call; a collection running
+        meanwhile (in another thread) is not kept.
 
         Args:
             plugin: A module, class instance or class with ``@hookimpl`` functions.
@@ -347,25 +367,21 @@ class PluginHost:
                 info = next(i for i in reversed(self._infos) if i.plugin is exc.plugin)
                 self._fail(info, exc, name=name)
 
-    def _fail(
-        self,
-        info: PluginInfo,
-        exc: BaseException,
-        hook: str | None = None,
-        name: str | None = None,
+    def _fail(self, info: PluginInfo, exc: BaseException, name: str | None = None) -> None:
+        """Record that ``info`` did not load; re-raise in strict mode."""
+        info.load_error = exception_line(exc)
+        self._load_failures.append(
+            PluginFailure(name or info.name, info.dist, info.version, info.load_error)
+        )
+        if self.strict:
+            raise exc
+
+    def _hook_failed(
+        self, collected: _Collected, info: PluginInfo, hook: str, exc: BaseException
     ) -> None:
-        """Record ``exc`` against ``info`` (for ``hook``, when given); re-raise in strict mode."""
-        error = exception_line(exc)
-        if hook is None:
-            info.load_error = error
-        else:
-            error = f"{hook}: {error}"
-            info.hook_errors.append(error)
-        failure = PluginFailure(name or info.name, info.dist, info.version, error)
-        if hook is None:
-            self._load_failures.append(failure)
-        else:
-            self._hook_failures.setdefault(hook, []).append(failure)
+        """Note in ``collected`` that ``info``'s ``hook`` failed; re-raise in strict mode."""
+        error = f"{hook}: {exception_line(exc)}"
+        collected.failures.append((info, PluginFailure(info.name, info.dist, info.version, error)))
         if self.strict:
             raise exc
 
@@ -380,16 +396,28 @@ class PluginHost:
     # calling hooks
 
     def _forget_results(self) -> None:
-        self._results.clear()
-        self._owners.clear()
-        self._records.clear()
-        self._dropped_hwdb.clear()
-        self._hwdb_catalog = None
-        self._hook_failures.clear()
-        self._call_failures.clear()
-        for info in self._infos:
-            info.hook_errors.clear()
-            info.call_errors.clear()
+        """Forget every collection, stored or running (see ``_store``)."""
+        with self._lock:
+            self._generation += 1
+            self._results.clear()
+            self._hook_failures.clear()
+            self._call_failures.clear()
+            for info in self._infos:
+                info.hook_errors.clear()
+                info.call_errors.clear()
+
+    def _store(self, kind: str, collected: _Collected, complete: bool = True) -> None:
+        """Keep what a collection found (its failures only, when it did not complete),
+        unless a ``register()`` came since it began: the next asker collects again."""
+        hook = f"register_{kind}"
+        with self._lock:
+            if collected.generation != self._generation:
+                return
+            for info, failure in collected.failures:
+                info.hook_errors.append(failure.error)
+                self._hook_failures.setdefault(hook, []).append(failure)
+            if complete:
+                self._results[kind] = collected
 
     def _registered(self) -> list[PluginInfo]:
         """Registered plugins, in load order (built-ins, entry points, files, in-process)."""
@@ -399,41 +427,42 @@ class PluginHost:
         plugins = {id(impl.plugin) for impl in getattr(self._pm.hook, hook).get_hookimpls()}
         return [i for i in self._registered() if id(i.plugin) in plugins]
 
-    def _collect(self, kind: str) -> dict[str, Any]:
+    def _collect(self, kind: str) -> _Collected:
         """Call ``register_<kind>`` plugin by plugin, once however many threads ask at the
         same time (``once``); first registration of a name wins."""
-        if kind in self._results:
-            return self._results[kind]
-        result: dict[str, Any] = self._once.get(
-            kind, self._results, lambda: self._collect_now(kind)
-        )
-        return result
+        found = self._results.get(kind)
+        if found is not None:
+            return found
+        collected: _Collected = self._once.get(kind, self._results, lambda: self._collect_now(kind))
+        return collected
 
-    def _collect_now(self, kind: str) -> dict[str, Any]:
-        """Call ``register_<kind>``'s hooks, then store what they registered (complete:
-        another thread may read it as soon as it is stored)."""
-        hook = f"register_{kind}"
-        result: dict[str, Any] = {}
-        owners: dict[str, PluginInfo] = {}
-        with batch():
-            for info in self._implementers(hook):
-                staged = self._call_one(info, kind, owners)
-                if staged is not None:
-                    result.update(self._guarded(kind, info, staged))
-                    owners.update(dict.fromkeys(staged, info))
-        if kind == "link_generations":
-            self._drop_hwdb_clashes(result, owners)
-        elif kind == "hwdb_paths":
-            self._drop_broken_hwdb(result, owners)
-        self._owners[kind] = owners
-        self._results[kind] = result
-        return result
+    def _collect_now(self, kind: str) -> _Collected:
+        """Call ``register_<kind>``'s hooks, then store what they registered whole (another
+        thread may read it as soon as it is stored), unless it is stale (``_store``)."""
+        collected = _Collected(self._generation)  # before the plugins are listed
+        try:
+            with batch():
+                for info in self._implementers(f"register_{kind}"):
+                    staged = self._call_one(info, kind, collected)
+                    if staged is not None:
+                        collected.result.update(self._guarded(kind, info, staged))
+                        collected.owners.update(dict.fromkeys(staged, info))
+            if kind == "link_generations":
+                self._drop_hwdb_clashes(collected)
+            elif kind == "hwdb_paths":
+                self._drop_broken_hwdb(collected)
+        except BaseException:  # strict mode, Ctrl-C: the failures so far are kept
+            self._store(kind, collected, complete=False)
+            raise
+        self._store(kind, collected)
+        return collected
 
     def _call_one(
-        self, info: PluginInfo, kind: str, owners: dict[str, PluginInfo]
+        self, info: PluginInfo, kind: str, collected: _Collected
     ) -> dict[str, Any] | None:
         """One plugin's contributions to ``kind``, or None when its hook failed."""
         hook = f"register_{kind}"
+        owners = collected.owners
         pack, check = RULES[kind]
         staged: dict[str, Any] = {}
         errors: list[PluginError] = []
@@ -466,7 +495,8 @@ class PluginHost:
                 raise errors[0]
         except BaseException as exc:  # exit(), os._exit(), KeyboardInterrupt: not the app's end
             closed.set()
-            self._fail(info, as_plugin_error(exc, mark), hook=hook)  # the user's Ctrl-C: raised
+            error = as_plugin_error(exc, mark)  # the user's Ctrl-C: raised
+            self._hook_failed(collected, info, hook, error)
             return None
         closed.set()
         return staged
@@ -482,10 +512,11 @@ class PluginHost:
             for key, value in staged.items()
         }
 
-    def _drop_hwdb_clashes(self, links: dict[str, Any], owners: dict[str, PluginInfo]) -> None:
+    def _drop_hwdb_clashes(self, collected: _Collected) -> None:
         """A link generation the hardware database already has stays the database's."""
         from fabricui.hwdb import load_catalog
 
+        links, owners = collected.result, collected.owners
         if not links:
             return
         try:
@@ -496,15 +527,16 @@ class PluginHost:
             owner = owners.pop(link_id)
             del links[link_id]
             where = catalog.origins.get(("links", link_id), "the hardware database")
-            self._fail(
+            self._hook_failed(
+                collected,
                 owner,
+                "register_link_generations",
                 PluginError(
                     f"link generation {link_id!r} is already in the hardware database ({where})"
                 ),
-                hook="register_link_generations",
             )
 
-    def _drop_broken_hwdb(self, paths: dict[str, Any], owners: dict[str, PluginInfo]) -> None:
+    def _drop_broken_hwdb(self, collected: _Collected) -> None:
         """Load every plugin hwdb directory on top of the built-in one, drop each that does
         not load (naming its plugin), and note which records each plugin brought.
 
@@ -515,16 +547,18 @@ class PluginHost:
         """
         from fabricui.hwdb import default_hwdb_dir, load_catalog
 
+        paths, owners = collected.result, collected.owners
         if not paths:
             return
+        generations = self._collect("link_generations")
         links = {
-            link_id: (link, f"plugin {self.contributor('link_generations', link_id)}")
-            for link_id, link in self.link_generations().items()
+            link_id: (link, f"plugin {generations.owners[link_id].name}")
+            for link_id, link in generations.result.items()
         }
         families = self.link_families()
 
         def load(dirs: list[Path]) -> Any:
-            withheld = self._not_loaded_hwdb() + self._dropped_hwdb
+            withheld = self._not_loaded_hwdb() + collected.dropped
             return load_catalog(
                 [default_hwdb_dir(), *dirs], extra_links=links, families=families, withheld=withheld
             )
@@ -532,10 +566,10 @@ class PluginHost:
         def drop(key: str, exc: HwdbError) -> None:
             owner = owners.pop(key)
             path = paths.pop(key)
-            self._dropped_hwdb.append(
+            collected.dropped.append(
                 Withheld(path, f"plugin {owner.name} (its hwdb records did not load)")
             )
-            self._fail(owner, PluginError(exc.message), hook="register_hwdb_paths")
+            self._hook_failed(collected, owner, "register_hwdb_paths", PluginError(exc.message))
 
         while paths:
             try:
@@ -546,8 +580,8 @@ class PluginHost:
                     break  # not pinned on one file: add the directories one at a time
                 drop(key, exc)
             else:
-                self._attribute_records(catalog, paths, owners)
-                self._hwdb_catalog = catalog
+                collected.catalog = catalog
+                self._attribute_records(collected)
                 return
         good: list[str] = []
         for key in list(paths):
@@ -558,18 +592,17 @@ class PluginHost:
             else:
                 good.append(key)
         if paths:
-            self._hwdb_catalog = load(list(paths.values()))
-            self._attribute_records(self._hwdb_catalog, paths, owners)
+            collected.catalog = load(list(paths.values()))
+            self._attribute_records(collected)
 
-    def _attribute_records(
-        self, catalog: Any, paths: dict[str, Any], owners: dict[str, PluginInfo]
-    ) -> None:
+    def _attribute_records(self, collected: _Collected) -> None:
         """Note, per plugin, the ids of the records its hwdb directories brought."""
-        dirs = [(str(Path(path)), owners[key]) for key, path in paths.items()]
-        for (kind, record_id), origin in catalog.origins.items():
+        owners, records = collected.owners, collected.records
+        dirs = [(str(Path(path)), owners[key]) for key, path in collected.result.items()]
+        for (kind, record_id), origin in collected.catalog.origins.items():
             owner = next((info for prefix, info in dirs if _inside(origin, prefix)), None)
             if owner is not None:
-                self._records.setdefault(id(owner), {}).setdefault(kind, []).append(record_id)
+                records.setdefault(id(owner), {}).setdefault(kind, []).append(record_id)
 
     def _not_loaded_hwdb(self) -> list[Withheld]:
         """hwdb directories of entry-point plugins that are disabled or failed to load, and
@@ -595,16 +628,16 @@ class PluginHost:
 
     def link_generations(self) -> dict[str, LinkGeneration]:
         """Link generations registered by plugins, by id (ids the database has are dropped)."""
-        return self._collect("link_generations")
+        return self._collect("link_generations").result
 
     def hwdb_paths(self) -> list[Path]:
         """Directories of hwdb YAML files registered by plugins, in plugin order (each loads
         on top of the built-in database; one that does not is dropped)."""
-        return list(self._collect("hwdb_paths").values())
+        return list(self._collect("hwdb_paths").result.values())
 
     def interconnects(self) -> dict[str, Interconnect]:
         """Interconnects registered by plugins, by name."""
-        return self._collect("interconnects")
+        return self._collect("interconnects").result
 
     def hwdb_catalog(self) -> Any:
         """A copy of the catalog the plugin hwdb directories were checked in: the built-in
@@ -613,8 +646,7 @@ class PluginHost:
         directories), so it need not be loaded twice; None when no plugin registers a
         directory.
         """
-        self._collect("hwdb_paths")
-        catalog = self._hwdb_catalog
+        catalog = self._collect("hwdb_paths").catalog
         if catalog is None:
             return None
         tables = ("links", "gpus", "nics", "switches", "models", "topologies", "origins")
@@ -638,24 +670,23 @@ class PluginHost:
         disabled or failed to load (found by the ``hwdb/`` convention, without importing
         them) and those that did not load. The catalog uses their ids to tell which plugin a
         topology needs."""
-        self._collect("hwdb_paths")
-        return self._not_loaded_hwdb() + self._dropped_hwdb
+        return self._not_loaded_hwdb() + self._collect("hwdb_paths").dropped
 
     def topology_builders(self) -> dict[str, TopologyBuilder]:
         """Topology builders registered by plugins, by name (``build`` guarded)."""
-        return self._collect("topology_builders")
+        return self._collect("topology_builders").result
 
     def collective_algorithms(self) -> dict[str, CollectiveAlgorithm]:
         """Collective algorithm instances registered by plugins, by name (methods guarded)."""
-        return self._collect("collective_algorithms")
+        return self._collect("collective_algorithms").result
 
     def strategies(self) -> dict[str, Strategy]:
         """Parallelism strategy instances registered by plugins, by name (methods guarded)."""
-        return self._collect("strategies")
+        return self._collect("strategies").result
 
     def importers(self) -> dict[str, Callable[..., Any]]:
         """Importer ``parse`` callables registered by plugins, by format name (guarded)."""
-        return self._collect("importers")
+        return self._collect("importers").result
 
     def collect_all(self) -> None:
         """Call every hook once, so that ``failures`` and ``describe()`` are complete."""
@@ -664,8 +695,7 @@ class PluginHost:
 
     def contributor(self, kind: str, name: str) -> str | None:
         """Name of the plugin that contributed ``name`` to ``kind`` (e.g. ``interconnects``)."""
-        self._collect(kind)
-        owner = self._owners[kind].get(name)
+        owner = self._collect(kind).owners.get(name)
         return owner.name if owner is not None else None
 
     def failed_at_call(self, kind: str, name: str) -> bool:
@@ -689,7 +719,8 @@ class PluginHost:
                 ``importers``.
             name: The contribution's name.
         """
-        owner = self._owners.get(kind, {}).get(name)
+        collected = self._results.get(kind)
+        owner = collected.owners.get(name) if collected is not None else None
         if owner is None or kind not in _GUARDS:
             return None
         label = f"{_GUARDS[kind][0]} {name!r}: "
@@ -707,17 +738,17 @@ class PluginHost:
 
     def describe(self) -> list[dict[str, Any]]:
         """One dict per plugin found: name, version, source, status, hooks, contributes, error."""
-        self.collect_all()
-        return [self._describe_one(info) for info in self._infos]
+        collected = {kind: self._collect(kind) for kind in KINDS}
+        return [self._describe_one(info, collected) for info in self._infos]
 
-    def _describe_one(self, info: PluginInfo) -> dict[str, Any]:
+    def _describe_one(self, info: PluginInfo, collected: dict[str, _Collected]) -> dict[str, Any]:
         errors = info.errors
         status = "blocked" if info.blocked else "failed" if errors else "ok"
         contributes = {
-            kind: [key for key, owner in self._owners[kind].items() if owner is info]
+            kind: [key for key, owner in collected[kind].owners.items() if owner is info]
             for kind in KINDS
         }
-        for record_kind, ids in self._records.get(id(info), {}).items():
+        for record_kind, ids in collected["hwdb_paths"].records.get(id(info), {}).items():
             key = RECORD_KEYS[record_kind]
             listed = contributes.setdefault(key, [])
             listed += [i for i in ids if i not in listed]

@@ -135,6 +135,10 @@ def test_a_hook_asking_for_a_category_that_waits_on_it_is_refused():
     assert list(host.strategies()) == ["toy-ddp"] and host.link_generations() == {}
 
 
+class LateDdp(ToyDdp):
+    name = "late-ddp"
+
+
 def in_thread(call: Callable[[], Any]) -> Callable[[], Any]:
     """Start ``call()`` in a daemon thread (a deadlock fails the test instead of hanging
     it); returns what waits for its result (at most 10 s) and returns it."""
@@ -241,4 +245,40 @@ def test_a_hook_abandoned_while_it_collects_still_waits_on_that_collection():
             "first",
             "register_strategies: took longer than 0.2 s (FABRICUI_PLUGIN_TIMEOUT_S); abandoned",
         ),
+    ]
+
+
+def test_register_while_a_thread_collects_keeps_no_stale_result():
+    """``register()`` while a thread collects the strategies: that collection's result (made
+    without the new plugin) is what that thread gets but is not kept; a thread waiting for
+    it and the next call collect again, the new plugin's strategy in; a broken plugin's
+    failure is recorded once."""
+    entered, proceed = threading.Event(), threading.Event()
+
+    def slow(register: Callable[..., None]) -> None:
+        entered.set()
+        proceed.wait(5)
+        register(ToyDdp())
+
+    def broken(register: Callable[..., None]) -> None:
+        raise RuntimeError("boom")
+
+    host = make_host(
+        slow=make_plugin("slow", register_strategies=slow),
+        bad=make_plugin("bad", register_strategies=broken),
+    )
+    first = in_thread(host.strategies)
+    assert entered.wait(5)
+    host.register(make_plugin("late", register_strategies=lambda register: register(LateDdp())))
+    waiting = in_thread(host.strategies)
+    proceed.set()
+    assert list(first()) == ["toy-ddp"]  # the plugins there were when it asked
+    assert list(waiting()) == list(host.strategies()) == ["toy-ddp", "late-ddp"]
+    assert [(f.name, f.error) for f in host.failures] == [
+        ("bad", "register_strategies: RuntimeError: boom")
+    ]
+    assert [r["error"] for r in host.describe()] == [
+        None,
+        "register_strategies: RuntimeError: boom",
+        None,
     ]
