@@ -11,6 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+from fabricui import api
 from fabricui.plugins import PluginHost
 from tests.plugins.test_plugin_host import ToyDdp, link, make_host, make_plugin
 
@@ -281,4 +282,36 @@ def test_register_while_a_thread_collects_keeps_no_stale_result():
         None,
         "register_strategies: RuntimeError: boom",
         None,
+    ]
+
+
+def test_a_hook_loading_the_catalog_is_answered_or_refused_with_no_budget():
+    """Third-party hooks re-enter the host through ``fabricui.api`` (``load_catalog`` collects
+    the plugins' hwdb paths, which need the link generations): from a strategies hook it is
+    answered; from a link generations hook it is a cycle, refused at once even with no time
+    budget (where it would wait for ever)."""
+    host: PluginHost
+    seen: list[bool] = []
+
+    def strategies(register: Callable[..., None]) -> None:
+        seen.append("toylink1" in api.load_catalog(host=host).links)
+        register(ToyDdp())
+
+    def links(register: Callable[..., None]) -> None:
+        register(link())
+        api.load_catalog(host=host)
+
+    host = make_host(
+        toy=make_plugin("toy", register_strategies=strategies),
+        links=make_plugin("links", register_link_generations=links),
+    )
+    host.timeout_s = None
+    assert list(in_thread(host.strategies)()) == ["toy-ddp"]
+    assert seen == [False]  # the links hook failed, so its link is out
+    assert [(f.name, f.error) for f in host.failures] == [
+        (
+            "links",
+            "register_link_generations: asked the plugin host for link_generations, whose "
+            "collection waits on this call (a cycle)",
+        )
     ]
