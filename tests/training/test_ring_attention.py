@@ -168,3 +168,32 @@ def test_torchtitan_runs_pytorch_s_ring_attention(catalog):
     assert (core.cp_attention, core.kernels.cp_attention) == ("ring", "ring")
     with pytest.raises(EngineError, match="cp attention must be one of ring, torch"):
         Recipe(cp_attention="ulysses")
+
+
+def test_plans_count_the_ring_s_buffers(catalog):
+    """Llama 3 8B on 8 H100s, CP 2 x DP 4, 16,384-token sequences: each rank holds 8,192
+    tokens of the 4,096-wide queries (32 Mi elements). torchtitan's ring attention adds
+    (4 x 2 + 24) = 32 bytes an element compiled, 1 GiB, and 12 more eager (its default),
+    1.375 GiB; Megatron-Core's ring adds nothing."""
+    from fabricui.engine.training.step import plan
+    from fabricui.fabric import build_fabric
+    from fabricui.hwdb.resolve import resolve_topology
+    from fabricui.services.plan import load_strategies
+
+    fabric = build_fabric(resolve_topology("dgx-h100", catalog), catalog)
+    strategies = load_strategies()
+    used = [strategies[n] for n in ("ddp", "cp")]
+    layout = Layout(cp=2, dp=4, microbatches=1, global_batch=4, seq_len=16384)
+    model = catalog.models["llama3-8b"]
+    titan = catalog.frameworks["torchtitan"]
+    gib = 2**30
+
+    def ring_gib(choices: RecipeChoices, framework) -> list[float]:
+        recipe, _ = resolve_recipe(choices, "hopper", framework)
+        memory = plan(fabric, model, layout, used, recipe=recipe).memory
+        assert memory is not None
+        return [size / gib for what, size in memory.extra if what == "cp: ring attention buffers"]
+
+    assert ring_gib(RecipeChoices(passes="compiled"), titan) == pytest.approx([1.0])
+    assert ring_gib(RecipeChoices(), titan) == pytest.approx([1.375])
+    assert ring_gib(RecipeChoices(), catalog.frameworks["megatron-core"]) == []

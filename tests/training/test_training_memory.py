@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 from fabricui_strategies import ddp, zero
 
@@ -13,6 +14,7 @@ from fabricui.engine.training import schedule
 from fabricui.engine.training.memory import (
     activation_bytes,
     layer_activation_bytes,
+    ring_attention_bytes,
     stage_params,
     states_bytes,
 )
@@ -130,3 +132,19 @@ def test_full_recompute_needs_less_memory(catalog):
         for mode in ("full", "selective", "none")
     ]
     assert sizes[0] < sizes[1] <= sizes[2]
+
+
+def test_ring_attention_buffers_by_hand(catalog):
+    """Llama 3 8B (32 query heads of 128), TP 2, CP 4, one 8,192-token sequence: the rank
+    holds 2,048 tokens of 16 heads x 128 = 2,048 wide, 4 Mi elements. Compiled: 4 x 4 = 16
+    bytes an element of all-gathered 16-bit keys and values, 4 of their concatenation, 4 of
+    FP32 query gradient, 8 + 8 of FP32 key and value gradients sent and arriving: 40 bytes,
+    160 MiB. Eager adds the zero-filled FP32 key and value gradients (8) and the contiguous
+    copies of the keys and values (4): 52 bytes, 208 MiB. CP 1 runs no ring."""
+    geo = geometry(catalog.models["llama3-8b"])
+    mib = 2**20
+    assert float(ring_attention_bytes(geo, 2, 4, 1, 8192)) / mib == pytest.approx(160.0)
+    assert float(ring_attention_bytes(geo, 2, 4, 1, 8192, eager=True)) / mib == pytest.approx(208.0)
+    sizes = ring_attention_bytes(geo, 2, np.array([1.0, 2.0]), 1, 8192)
+    # CP 2: 4,096 tokens x 2,048 = 8 Mi elements x (8 + 24) bytes = 256 MiB.
+    assert (sizes / mib).tolist() == pytest.approx([0.0, 256.0])

@@ -21,6 +21,9 @@ softmax output, dropout mask and dropout output (``5 a s^2 b / t`` per micro-bat
 dropout). GPT-3: ``sbh (10 + 24 / t + 5 a s / (h t))``, as in the paper. Selective
 recompute drops the score terms; full recompute keeps only each layer's input (``2h``, split
 by SP) plus one layer's full set while it is recomputed.
+
+PyTorch's ring attention (``cp_attention`` ``torch``) adds the buffers one layer's attention
+backward holds beside its kernels: ``ring_attention_bytes``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,14 @@ WEIGHT_BYTES = 2.0
 OPTIMIZER_BYTES = 12.0
 #: Bytes per logit kept for the loss: 16-bit logits and FP32 softmax.
 LOGIT_BYTES = 6.0
+#: Bytes per element of the rank's ``T x A`` queries that PyTorch's ring attention's
+#: backward holds besides its ``4 c`` of all-gathered 16-bit keys and values: their
+#: concatenation sent to the all-gather (4), the FP32 query-gradient accumulator (4), the
+#: FP32 key and value gradients sent to the next rank and those arriving (8 + 8).
+RING_BACKWARD_BYTES = 4.0 + 4.0 + 8.0 + 8.0
+#: What eager PyTorch holds on top until the second ring step: the zero-filled FP32 key and
+#: value gradient accumulators (8) and the contiguous copies of the saved keys and values (4).
+RING_EAGER_BYTES = 8.0 + 4.0
 
 
 @dataclass(frozen=True)
@@ -246,3 +257,50 @@ def logits_bytes(
     """Logits of one micro-batch on the last stage: ``T V / t`` values (``LOGIT_BYTES``)."""
     t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
     return b * s / c * geo.vocab / t * LOGIT_BYTES
+
+
+def ring_attention_bytes(
+    geo: Geometry,
+    tp: Number,
+    cp: Number,
+    micro_batch: Number,
+    seq_len: Number,
+    eager: bool = False,
+) -> FloatArray:
+    """Buffers PyTorch's ring attention holds while one layer's attention backward runs
+    [bytes]: ``(4 c + 24) T A``, eager ``(4 c + 36) T A``; 0 at ``c = 1``.
+
+    Read in torch 2.6.0's ``torch/distributed/tensor/experimental/_attention.py``
+    (``_templated_ring_attention_backward``) as torchtitan 9dec370 calls it (``repeat_kv``
+    in ``torchtitan/models/llama/model.py``: keys and values repeated to the query heads,
+    then transposed), with ``T = b s / c`` the rank's tokens and ``A`` its query width
+    (``q_dim / t``). At the end of the first ring step these are live at once:
+
+    - the keys and values of all ``c`` ranks, all-gathered once in 16 bits
+      (``_AllGatherRotater``, torchtitan's default rotate method): ``4 c``;
+    - their input, the rank's keys and values concatenated (``torch.cat``), until the
+      all-gather is waited for at the second step: 4;
+    - the FP32 query-gradient accumulator (``accum_dtype = torch.float32``): 4;
+    - the FP32 key and value gradients concatenated and sent to the next rank
+      (``dkv_rotater``, a permute), and the buffer the previous rank's arrive in: 8 + 8.
+
+    Run eagerly (``eager``, no ``torch.compile``), the step also keeps the zero-filled FP32
+    ``grad_key`` and ``grad_value`` (8) and ``key.contiguous()`` / ``value.contiguous()``
+    copies of the saved transposed keys and values (4) until the second step rebinds them;
+    a compiled block frees each buffer after its last use. The steps' own 16-bit gradients
+    are the kernel's outputs, as without CP. Forward holds less (the same gather, an FP32
+    merge of the output) and frees it before backward, so this is the ring's peak: one
+    layer at a time in every recompute mode (under full recompute, the recomputed layer's).
+
+    Args:
+        geo: Model geometry.
+        tp: TP degree.
+        cp: CP degree ``c``.
+        micro_batch: Sequences per micro-batch ``b``.
+        seq_len: Tokens per sequence ``s``.
+        eager: The block runs eagerly.
+    """
+    t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
+    elements = b * s / c * geo.q_dim / t
+    per_element = 4.0 * c + RING_BACKWARD_BYTES + (RING_EAGER_BYTES if eager else 0.0)
+    return np.where(c > 1, per_element * elements, 0.0)

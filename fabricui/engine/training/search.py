@@ -38,6 +38,7 @@ from fabricui.engine.training.memory import (
     adam_step_bytes,
     expert_shards,
     logits_bytes,
+    ring_attention_bytes,
     stage_expert_params,
     stage_params,
 )
@@ -538,11 +539,11 @@ class _StageMemory:
     """Activations [bytes] and parameters of the first, last and largest middle stage."""
 
     acts0: np.ndarray
-    """First stage's activations."""
+    """First stage's activations (and PyTorch's ring attention's buffers)."""
     actsl: np.ndarray
-    """Last stage's activations and logits."""
+    """Last stage's activations and logits (and the ring's buffers)."""
     actsm: np.ndarray
-    """Middle stage's activations."""
+    """Middle stage's activations (and the ring's buffers)."""
     params0: np.ndarray
     """First stage's parameters (embedding; the output layer too without a pipeline)."""
     paramsl: np.ndarray
@@ -579,12 +580,16 @@ class _StageMemory:
             )  # fmt: skip
 
         logits = logits_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"])
+        ring = np.zeros(len(b))
+        if recipe.cp_attention == "torch":  # as the plan adds it (step._ring_buffers)
+            eager = recipe.passes == "eager"
+            ring = ring_attention_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"], eager)
         tp, ep = arr["tp"], arr["ep"]
         params_single = stage_params(geo, stages.first, tp, ep, True, True)
         return cls(
-            acts0=stage_acts(stages.first, lambda p: 0),
-            actsl=stage_acts(stages.last, lambda p: p - 1) + logits,
-            actsm=stage_acts(stages.middle, lambda p: 1),
+            acts0=stage_acts(stages.first, lambda p: 0) + ring,
+            actsl=stage_acts(stages.last, lambda p: p - 1) + logits + ring,
+            actsm=stage_acts(stages.middle, lambda p: 1) + ring,
             params0=np.where(
                 stages.single, params_single, stage_params(geo, stages.first, tp, ep, True, False)
             ),

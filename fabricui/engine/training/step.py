@@ -45,6 +45,7 @@ from fabricui.engine.training.memory import (
     adam_step_bytes,
     expert_shards,
     logits_bytes,
+    ring_attention_bytes,
     stage_expert_params,
     stage_params,
     states_bytes,
@@ -671,10 +672,14 @@ def _memory(
     sp: bool,
 ) -> tuple[MemoryReport, float]:
     """The most loaded stage's memory, and the most parameters one GPU's optimizer updates
-    (its shard of the largest stage)."""
+    (its shard of the largest stage); PyTorch's ring attention adds its buffers on every
+    stage (``memory.ring_attention_bytes``)."""
     extra = tuple(
         (f"{t.strategy}: {t.what}", t.size_bytes) for s in used for t in s.memory(model, layout)
     )
+    ring = _ring_buffers(geo, layout, recipe)
+    if ring > 0:
+        extra += (("cp: ring attention buffers", ring),)
     p = layout.pp
     layers = np.asarray(stages, dtype=np.float64)
     index = np.arange(p)
@@ -713,6 +718,23 @@ def _memory(
         _f(weights[i]), _f(grads[i]), _f(optimizer[i]), _f(acts[i]), _f(logits[i]), extra, i
     )
     return report, float(updated.max())
+
+
+def _ring_buffers(geo: Geometry, layout: Layout, recipe: Recipe) -> float:
+    """PyTorch's ring attention's buffers during one layer's backward [bytes]; 0 for other
+    CP attention (``cp_attention`` ``ring``) and without CP."""
+    if recipe.cp_attention != "torch":
+        return 0.0
+    return _f(
+        ring_attention_bytes(
+            geo,
+            layout.tp,
+            layout.cp,
+            layout.micro_batch,
+            layout.seq_len,
+            eager=recipe.passes == "eager",
+        )
+    )
 
 
 def _legacy_plan(
