@@ -112,3 +112,42 @@ def test_search_module_documents_its_spaces():
     """The tried degrees are module constants (what the docs promise)."""
     assert search_module.DP_FLAVOURS == ("ddp", "zero1", "zero2", "fsdp")
     assert dataclasses.fields(SearchSpace)
+
+
+@pytest.mark.parametrize("framework", ["torchtitan", "megatron-core"])
+def test_cp_bounds_stay_below_the_plans(catalog, framework):
+    """Llama 3 8B on 16 H100s with 32k sequences: every context-parallel candidate's bound
+    (CP priced from the CP strategy's own operations: PyTorch's all-gathered ring for
+    torchtitan, Megatron's ring for Megatron-Core, each against the windows a plan gives
+    it) is at most the step its plan prices, and the search finds what planning every
+    candidate finds."""
+    from fabricui.engine.training.recipe import RecipeChoices, resolve_recipe
+    from fabricui.engine.training.step import plan
+
+    fabric = fabric_of(catalog, "dgx-h100-pod", 2)
+    model = catalog.models["llama3-8b"]
+    strategies = load_strategies()
+    pool = list(strategies.values())
+    recipe, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks[framework])
+    space = SearchSpace(micro_batches=(1,), vpp_degrees=(1,))
+    layouts = candidate_layouts(fabric.n_gpus, model, 16, 32768, space)
+    flavours = search_module._flavours(pool, space)
+    evaluate = pricer(fabric)
+    candidates = search_module._bounds(
+        fabric, model, layouts, recipe, [False] * len(layouts), flavours, space.recompute,
+        evaluate, strategies["cp"],
+    )  # fmt: skip
+    ring = [c for c in candidates if c.layout.cp > 1]
+    assert ring
+    for cand in ring:
+        used = [strategies[n] for n in (cand.dp_flavour, "tp", "pp", "cp")]
+        chosen = dataclasses.replace(recipe, recompute=cand.recompute)
+        report = plan(fabric, model, cand.layout, used, evaluate=evaluate, recipe=chosen)
+        assert cand.bound_s * 1e6 <= report.step_us * (1 + 1e-9), cand.layout
+    found = search_layouts(
+        fabric, model, pool, 16, 32768, evaluate=evaluate, recipe=recipe, space=space
+    )
+    everything = search_layouts(
+        fabric, model, pool, 16, 32768, top=10_000, evaluate=evaluate, recipe=recipe, space=space
+    )
+    assert [p.step_us for p in found[:3]] == pytest.approx([p.step_us for p in everything[:3]])

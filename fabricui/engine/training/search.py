@@ -3,10 +3,11 @@ all the fabric's GPUs, ranked by step time under the memory limit.
 
 Two stages. (1) Every candidate's compute, bubble, optimizer step and memory come from
 the same functions a plan uses, vectorized with numpy over all candidates, plus the
-critical-path communication every plan has (TP collectives, pipeline sends, CP's ring
-beyond the attention it overlaps) priced on the same groups; the data-parallel traffic is
-priced on a proxy group at least as fast as the real one (same members per node, adjacent
-nodes). That is a lower bound of the candidate's step. For each layout only the cheapest
+critical-path communication every plan has (TP collectives, pipeline sends, the CP
+strategy's own operations beyond the attention windows a plan gives them) priced on the
+same groups; the data-parallel traffic is priced on a proxy group at least as fast as the
+real one (same members per node, adjacent nodes). That is a lower bound of the
+candidate's step. For each layout only the cheapest
 way to fit is kept: the least sharding (DDP, then ZeRO-1, ZeRO-2, FSDP: the same traffic
 or more) at each recompute level, and no heavier recompute once DDP or ZeRO-1/2 fits.
 (2) Candidates are planned in full (``step.plan``: every strategy's operations priced on
@@ -45,8 +46,8 @@ from fabricui.engine.training.memory import (
 from fabricui.engine.training.pricing import Pricer, PricerLike, as_pricer
 from fabricui.engine.training.recipe import Recipe, era_recipe
 from fabricui.engine.training.shape import Geometry, geometry
-from fabricui.engine.training.step import USABLE_MEMORY, PlanReport, plan
-from fabricui.engine.types import Layout, Strategy
+from fabricui.engine.training.step import USABLE_MEMORY, PlanReport, plan, with_software
+from fabricui.engine.types import CommOp, Layout, Strategy
 from fabricui.errors import EngineError
 from fabricui.vocabulary import RECOMPUTE_MODES
 
@@ -224,28 +225,81 @@ def _critical_comm_s(
     return tp_f, tp_b, pp_mb
 
 
+#: CP operations per layer and micro-batch [s], by (phase, hidden, recomputed).
+RingComm = dict[tuple[str, bool, bool], np.ndarray]
+
+
 def _ring_comm_s(
-    geo: Geometry, arr: dict[str, np.ndarray], b: np.ndarray, pricer: Pricer
-) -> tuple[np.ndarray, np.ndarray]:
-    """CP's ring sends per layer and micro-batch, forward and backward [s] (the built-in
-    CP strategy's operations on its group: ranks ``tp`` apart)."""
-    kv_heads = np.maximum(geo.kv_heads / arr["tp"], 1.0)
-    kv = 2 * b * arr["seq_len"] / arr["cp"] * kv_heads * geo.head_dim * 2.0
-    fwd = np.zeros(len(kv))
-    bwd = np.zeros(len(kv))
-    pairs = set(zip(arr["tp"].astype(int).tolist(), arr["cp"].astype(int).tolist()))
-    for tp, cp in sorted(pairs):
-        if cp < 2:
+    model: ModelShape,
+    layouts: Sequence[Layout],
+    recipe: Recipe,
+    cp: Strategy | None,
+    pricer: Pricer,
+) -> RingComm:
+    """CP's operations per layer and micro-batch [s], keyed by (phase, hidden, recomputed):
+    the CP strategy's own operations for each candidate, as ``step.plan`` gets them (the
+    layout with the framework's ``cp_attention``, ``step.with_software``), priced with the
+    same pricer on its group (ranks ``tp`` apart). Empty without a CP strategy."""
+    out: RingComm = {}
+    if cp is None:
+        return out
+    ops_of: dict[tuple[int, int, float, int], tuple[tuple[int, ...], float, list[CommOp]]] = {}
+    for lay in layouts:
+        key = (lay.tp, lay.cp, lay.micro_batch, lay.seq_len)
+        if lay.cp < 2 or key in ops_of:
             continue
-        mask = (arr["tp"] == tp) & (arr["cp"] == cp)
-        ranks = tuple(range(0, tp * cp, tp))
-        sizes = kv[mask]
-        pricer.prime("send_recv", ranks, [*sizes.tolist(), *(2 * sizes).tolist()])
-        one = np.array([pricer("send_recv", ranks, x)[0] for x in sizes]) * 1e-6
-        two = np.array([pricer("send_recv", ranks, 2 * x)[0] for x in sizes]) * 1e-6
-        fwd[mask] = (cp - 1) * one
-        bwd[mask] = (cp - 1) * two
-    return fwd, bwd
+        shaped = with_software(lay, recipe)
+        ops = cp.operations(model, shaped) if cp.applicable(model, shaped) else []
+        ops = [op for op in ops if op.group == "cp" and op.resolved_scope == "layer"]
+        calls = model.layers / lay.pp * lay.microbatches  # comm.expose's calls per layer
+        ops_of[key] = (tuple(range(0, lay.tp * lay.cp, lay.tp)), calls, ops)
+    wanted: dict[tuple[str, tuple[int, ...]], list[float]] = {}
+    for ranks, _, ops in ops_of.values():
+        for op in ops:
+            wanted.setdefault((op.collective, ranks), []).append(op.size_bytes)
+    for (collective, ranks), sizes in wanted.items():
+        pricer.prime(collective, ranks, sizes)
+    per_key: dict[tuple[int, int, float, int], list[tuple[tuple[str, bool, bool], float]]] = {}
+    for key, (ranks, calls, ops) in ops_of.items():
+        per_key[key] = [
+            (
+                (op.phase, op.overlappable, op.recomputed),
+                pricer(op.collective, ranks, op.size_bytes)[0] * 1e-6 * op.count / calls,
+            )
+            for op in ops
+        ]
+    for i, lay in enumerate(layouts):
+        for kind, seconds in per_key.get((lay.tp, lay.cp, lay.micro_batch, lay.seq_len), []):
+            out.setdefault(kind, np.zeros(len(layouts)))[i] += seconds
+    return out
+
+
+def _ring_exposed_s(
+    ring: RingComm, attn_f: np.ndarray, attn_b: np.ndarray, cp: np.ndarray, mode: str,
+    recipe: Recipe,
+) -> np.ndarray:  # fmt: skip
+    """CP's exposed time per layer and micro-batch [s], as ``comm.expose`` computes it for
+    a plan less the SM share the hidden part takes (at least 0: the bound stays below the
+    plan). Full recompute issues the recomputed operations twice; what is not hidden is
+    exposed; what is hidden shows beyond its pass's window (``comm._layer_window``: the whole
+    attention core for Megatron's ring; for PyTorch's, the first ring step's attention
+    forward (``1 / c`` of it) in forward, the attention backward otherwise)."""
+    exposed = np.zeros(len(cp))
+    hidden: dict[str, np.ndarray] = {}
+    for (phase, overlappable, recomputed), seconds in ring.items():
+        seconds = seconds * (2.0 if recomputed and mode == "full" else 1.0)
+        if not overlappable:
+            exposed = exposed + seconds
+            continue
+        phase = phase if phase in ("forward", "backward") else ""
+        hidden[phase] = hidden.get(phase, 0.0) + seconds
+    for phase, seconds in hidden.items():
+        if recipe.cp_attention == "torch":
+            window = attn_f / np.maximum(cp, 1.0) if phase == "forward" else attn_b
+        else:
+            window = attn_f + attn_b
+        exposed = exposed + np.maximum(0.0, seconds - window)
+    return exposed
 
 
 #: Gradient bucket of DDP and ZeRO (PyTorch's ``bucket_cap_mb=25``) [bytes].
@@ -319,6 +373,7 @@ def _bounds(
     flavours: Sequence[Strategy],
     recompute_modes: Sequence[str],
     pricer: Pricer,
+    cp: Strategy | None = None,
 ) -> list[_Candidate]:
     """Stage one: lower bounds and memory of every candidate, the cheapest fit per layout.
 
@@ -335,7 +390,7 @@ def _bounds(
         recipe.compute_efficiency,
     )
     cols = _Columns.of(layouts, sequence_parallel)
-    times = _mode_free_times(fabric, geo, device, layouts, cols, recipe, pricer)
+    times = _mode_free_times(fabric, model, geo, device, layouts, cols, recipe, pricer, cp)
     stages = _StageSplit.of(model, cols.arr["pp"])
     limit = fabric.gpu.memory_GB * 1e9 * USABLE_MEMORY
     most_layers = np.maximum(np.maximum(stages.first, stages.last), stages.middle)
@@ -399,18 +454,18 @@ class _ModeFreeTimes:
     """Mean layer's forward and backward, one micro-batch."""
     gemm: np.ndarray
     """Its GEMMs (what TP communication can hide behind)."""
-    attn: np.ndarray
-    """Its attention core (what CP's ring hides behind)."""
+    attn_f: np.ndarray
+    """Its attention core, forward (what CP's ring hides behind)."""
+    attn_b: np.ndarray
+    """Its attention core, backward."""
     tp_f: np.ndarray
     """TP collectives per layer, forward."""
     tp_b: np.ndarray
     """TP collectives per layer, backward."""
     pp_mb: np.ndarray
     """Pipeline sends per micro-batch."""
-    cp_f: np.ndarray
-    """CP ring per layer, forward."""
-    cp_b: np.ndarray
-    """CP ring per layer, backward."""
+    ring: RingComm
+    """CP's operations per layer (``_ring_comm_s``)."""
     tp_in_node: np.ndarray
     """The TP group fits one NVLink (scale-up) domain: a node, or an NVL72 rack."""
     out_s: np.ndarray
@@ -421,16 +476,18 @@ class _ModeFreeTimes:
 
 def _mode_free_times(
     fabric: Fabric,
+    model: ModelShape,
     geo: Geometry,
     device: Device,
     layouts: Sequence[Layout],
     cols: _Columns,
     recipe: Recipe,
     pricer: Pricer,
+    cp: Strategy | None = None,
 ) -> _ModeFreeTimes:
     """The mean layer of every candidate (dense and MoE, windowed and full attention in
-    their proportions), its critical-path communication, the output layer and the
-    embedding."""
+    their proportions), its critical-path communication (CP's from the ``cp`` strategy),
+    the output layer and the embedding."""
     arr, b, sp = cols.arr, cols.b, cols.sp
     moe_share = geo.moe_layers / geo.layers
     win_share = geo.window_layers / geo.layers
@@ -459,20 +516,21 @@ def _mode_free_times(
     tp_f, tp_b, pp_mb = _critical_comm_s(fabric, geo, layouts, arr, b, sp, pricer)
     domain = fabric.gpus_per_domain
     tp_in_node = (arr["tp"] <= domain) & (domain % arr["tp"] == 0)
-    attn = sum(w * (c.attn_fwd_s + c.attn_bwd_s) for w, c in parts)
-    cp_f, cp_b = _ring_comm_s(geo, arr, b, pricer)
+    attn_f = sum(w * c.attn_fwd_s for w, c in parts)
+    attn_b = sum(w * c.attn_bwd_s for w, c in parts)
+    ring = _ring_comm_s(model, layouts, recipe, cp, pricer)
     out = output_layer_cost(device, geo, arr["tp"], arr["cp"], b, arr["seq_len"], recipe.loss)
     emb = embedding_cost(device, geo, arr["cp"], b, arr["seq_len"])
     return _ModeFreeTimes(
         parts=parts,
         fb=fb,
         gemm=np.asarray(gemm),
-        attn=np.asarray(attn),
+        attn_f=np.asarray(attn_f),
+        attn_b=np.asarray(attn_b),
         tp_f=tp_f,
         tp_b=tp_b,
         pp_mb=pp_mb,
-        cp_f=cp_f,
-        cp_b=cp_b,
+        ring=ring,
         tp_in_node=tp_in_node,
         out_s=out.fwd_s + out.bwd_s,
         emb_s=emb.fwd_s + emb.bwd_s,
@@ -522,7 +580,7 @@ def _pipeline_s(
     tp_comm = t.tp_f * (2.0 if mode == "full" else 1.0) + t.tp_b
     if recipe.tp_overlap:
         tp_comm = np.where(t.tp_in_node, np.maximum(0.0, tp_comm - t.gemm), tp_comm)
-    cp_comm = np.maximum(0.0, t.cp_f * (2.0 if mode == "full" else 1.0) + t.cp_b - t.attn)
+    cp_comm = _ring_exposed_s(t.ring, t.attn_f, t.attn_b, cols.arr["cp"], mode, recipe)
     per_layer = t.fb + rec + tp_comm + cp_comm
     single = stages.single
     tau0 = stages.first * per_layer + t.emb_s + np.where(single, t.out_s, 0.0) + t.pp_mb
@@ -729,7 +787,9 @@ def search_layouts(
     modes = space.recompute if recipe.mfu is None else (recipe.recompute,)
     sp_flags = [bool(sequence_parallel) and lay.tp > 1 for lay in layouts]
     pricer = as_pricer(fabric, evaluate)
-    candidates = _bounds(fabric, model, layouts, recipe, sp_flags, flavours, modes, pricer)
+    candidates = _bounds(
+        fabric, model, layouts, recipe, sp_flags, flavours, modes, pricer, by_name.get("cp")
+    )
     if not candidates:
         raise EngineError(
             f"no layout of {model.id} fits in {fabric.gpu.memory_GB:g} GB per GPU on "
