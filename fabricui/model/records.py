@@ -251,6 +251,10 @@ class FrameworkSpec:
     separate_projections: bool = False
     """Its models run query, key and value (and a gated MLP's gate and up) as separate
     linear layers, each a GEMM that reads the layer's input, instead of one fused GEMM."""
+    kv_repeated: bool = False
+    """Its models repeat the key and value heads to the query heads before attention
+    (torchtitan's ``repeat_kv``): the attention saves its keys and values for backward at
+    the query heads' width, not the key/value heads'."""
     cp_attention: str = "ring"
     """Its context parallelism (``vocabulary.CP_ATTENTION``): ``ring`` (each ring step
     sends the chunk's keys and values to the next rank, overlapped with that step's

@@ -22,6 +22,11 @@ dropout). GPT-3: ``sbh (10 + 24 / t + 5 a s / (h t))``, as in the paper. Selecti
 recompute drops the score terms; full recompute keeps only each layer's input (``2h``, split
 by SP) plus one layer's full set while it is recomputed.
 
+A framework that repeats the key and value heads to the query heads before attention
+(``kv_repeated``: torchtitan's ``repeat_kv``) hands the repeated copies to the attention,
+which saves them for backward: Q, K, V and the attention output take ``8 q_dim`` without
+recompute and in the layer full recompute rebuilds (``layer_activation_bytes``).
+
 PyTorch's ring attention (``cp_attention`` ``torch``) adds the buffers one layer's attention
 backward holds beside its kernels: ``ring_attention_bytes``.
 """
@@ -189,8 +194,27 @@ def layer_activation_bytes(
     sequence_parallel: Number,
     recompute: str = "none",
     attention: str = "flash",
+    kv_repeated: bool = False,
 ) -> FloatArray:
     """Activations one layer keeps for one micro-batch until its backward [bytes].
+
+    With ``kv_repeated`` and no recompute, the keys and values are kept at the query
+    heads' width, as torchtitan's attention saves them (``repeat_kv`` in
+    ``torchtitan/models/llama/model.py`` at 9dec370, ``models/llama3/model.py`` at
+    e7c0cae and 820504e): the expand and reshape copy K and V to ``n_heads``, and
+    ``F.scaled_dot_product_attention`` saves its inputs (query, key, value), its output
+    and the log-sum-exp. Nothing else keeps the unrepeated K and V (the copy's backward
+    needs only shapes; the rotary product saves only the frequencies), so the repeated
+    copies replace them. ``torch.compile`` keeps them too: AOTAutograd's min-cut
+    partitioner never recomputes a node the backward must materialize (the copy feeds
+    the attention's backward kernel), so it saves the copy, not its input. Under
+    ``selective`` the keys and values stay at their own width: PyTorch's op-level policy
+    (torchtitan's ``selective_ac_option = 'op'``) saves matmul and attention outputs and
+    recomputes the copy while the layer's backward runs; a recomputed attention core
+    (Korthikanti et al.) is taken to repeat them inside, as Megatron-Core's unfused
+    ``DotProductAttention`` does (``repeat_interleave``), so its saved inputs stay
+    unrepeated. Under ``full`` nothing of the layer is kept; the layer being recomputed
+    holds its full set (``activation_bytes``).
 
     Args:
         geo: Model geometry.
@@ -201,6 +225,7 @@ def layer_activation_bytes(
         sequence_parallel: 1 when norms and dropout are split over TP ranks.
         recompute: ``none``, ``selective`` or ``full``.
         attention: ``flash`` (no score matrix kept) or ``unfused``.
+        kv_repeated: Keys and values are repeated to the query heads before attention.
     """
     t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
     split = np.where(np.asarray(sequence_parallel, dtype=np.float64) > 0, t, 1.0)
@@ -210,7 +235,8 @@ def layer_activation_bytes(
         return tokens * 2 * h / split
     replicated = 8 * h + (2 * h if geo.dropout else 0.0)
     inner = 6.0 if geo.gated else 4.0
-    attention_part = 4.0 * geo.q_dim + 4.0 * geo.kv_dim
+    kv_width = geo.q_dim if kv_repeated and recompute == "none" else geo.kv_dim
+    attention_part = 4.0 * geo.q_dim + 4.0 * kv_width
     if geo.moe_layers:
         share = geo.moe_layers / geo.layers
         moe_mlp = geo.top_k * (2 * h + inner * geo.ffn) + geo.shared_experts * inner * geo.ffn
@@ -237,16 +263,18 @@ def activation_bytes(
     sequence_parallel: Number,
     recompute: str = "none",
     attention: str = "flash",
+    kv_repeated: bool = False,
 ) -> FloatArray:
     """Activations of a stage: ``layers * in_flight`` layer-micro-batches, plus under full
-    recompute one layer's whole set while its backward runs [bytes]."""
+    recompute one layer's whole set while its backward runs (with ``kv_repeated``, its
+    keys and values at the query heads) [bytes]."""
     kept = layer_activation_bytes(
-        geo, tp, cp, micro_batch, seq_len, sequence_parallel, recompute, attention
+        geo, tp, cp, micro_batch, seq_len, sequence_parallel, recompute, attention, kv_repeated
     )
     total = kept * np.asarray(layers, dtype=np.float64) * np.asarray(in_flight, dtype=np.float64)
     if recompute == "full":
         total = total + layer_activation_bytes(
-            geo, tp, cp, micro_batch, seq_len, sequence_parallel, "none", attention
+            geo, tp, cp, micro_batch, seq_len, sequence_parallel, "none", attention, kv_repeated
         )
     return total
 

@@ -110,6 +110,9 @@ class Recipe:
     (``vocabulary.CUDA_GRAPH_MODES``)."""
     separate_projections: bool = False
     """Query, key, value (and gate, up) are separate GEMMs (the framework's model code)."""
+    kv_repeated: bool = False
+    """Keys and values are repeated to the query heads before attention, which saves them
+    at that width (the framework's model code)."""
     cp_attention: str = "ring"
     """Context parallelism's attention: ``ring`` or ``torch`` (``vocabulary.CP_ATTENTION``)."""
     compute_efficiency: float = 1.0
@@ -380,6 +383,7 @@ def _framework_recipe(
         moe_sync_us=moe_host_sync_us(framework.moe_sync_us, choices.cuda_graph),
         cuda_graph=choices.cuda_graph or "none",
         separate_projections=framework.separate_projections,
+        kv_repeated=framework.kv_repeated,
         cp_attention=framework.cp_attention,
         compute_efficiency=framework.compute_efficiency,
         expert_bias_prob_bytes=expert_bias_pass_bytes(

@@ -634,7 +634,7 @@ class _StageMemory:
             )
             return activation_bytes(
                 geo, layers, flight, arr["tp"], arr["cp"], b, arr["seq_len"], sp, mode,
-                recipe.attention,
+                recipe.attention, recipe.kv_repeated,
             )  # fmt: skip
 
         logits = logits_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"])

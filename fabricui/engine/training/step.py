@@ -708,6 +708,7 @@ def _memory(
         1.0 if sp else 0.0,
         recipe.recompute,
         recipe.attention,
+        recipe.kv_repeated,
     )
     logits = np.where(
         last, _f(logits_bytes(geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len)), 0.0
