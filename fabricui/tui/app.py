@@ -681,11 +681,13 @@ class FabricApp(App[None]):
         """Ask for a command (``:``) and run it."""
         from fabricui.tui.command_line import CommandLineModal, run_command
 
+        modal = CommandLineModal(self)
+
         def done(text: str | None) -> None:
             if text:
-                run_command(self, text)
+                run_command(self, text, modal.checked_layout)
 
-        self.push_screen(CommandLineModal(self), done)
+        self.push_screen(modal, done)
 
     def action_pick_topology(self) -> None:
         """Pick a reference topology from a list."""

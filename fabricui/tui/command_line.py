@@ -4,6 +4,7 @@ its argument completed as you type (right arrow takes the suggestion)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from textual.suggester import Suggester
 from textual.widgets import Input
 
 from fabricui.errors import FabricError, unknown_id_message
-from fabricui.services.layouts import parse_layout
+from fabricui.services.layouts import LayoutChoice, parse_layout
 from fabricui.services.requests import check_group
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.base import ViewScreen
@@ -190,13 +191,26 @@ def _check_layout(app: Explorer, argument: str) -> str | None:
     """A layout the plan would refuse, as ``l`` refuses it (``tp64`` on 32 GPUs, ``ep8`` on
     a dense model), for the model the strategies view plans; its words alone while no
     fabric is loaded."""
-    from fabricui.tui.screens.strategies import check_layout_text, planned_layout
+    from fabricui.tui.screens.strategies import check_layout_text
 
     if app.data is None:
         return check_layout_text(argument)
-    model_id, current = planned_layout(app)
-    app.data.check_layout(model_id, parse_layout(argument, current))
+    model_id, layout = layout_asked(app, argument)
+    app.data.check_layout(model_id, layout)
     return None
+
+
+def layout_asked(app: Explorer, argument: str) -> tuple[str, LayoutChoice]:
+    """The model planned and the layout ``:layout ARGUMENT`` asks for now: its words on the
+    layout they change (``planned_layout``).
+
+    Raises:
+        FabricError: Words that are not a layout.
+    """
+    from fabricui.tui.screens.strategies import planned_layout
+
+    model_id, current = planned_layout(app)
+    return model_id, parse_layout(argument, current)
 
 
 _VALIDATORS: dict[str, Callable[[Explorer, str], str | None]] = {
@@ -215,8 +229,16 @@ _VALIDATORS: dict[str, Callable[[Explorer, str], str | None]] = {
 }
 
 
-def run_command(app: Explorer, text: str) -> None:
-    """Run a checked command line (``check`` returned None for it)."""
+def run_command(app: Explorer, text: str, layout: LayoutChoice | None = None) -> None:
+    """Run a checked command line (``check`` returned None for it).
+
+    Args:
+        app: The explorer.
+        text: The command line.
+        layout: For ``layout``, the layout its check built (``CommandLineModal.checked_layout``):
+            the one run, though what its words build on may have changed since (the
+            strategies view's default layout computed in between). None: built now.
+    """
     command, argument, _word = split(text)
     if command is None:
         return
@@ -271,9 +293,7 @@ def run_command(app: Explorer, text: str) -> None:
         elif name == "model":
             state[name] = app.data.model(argument).id
         elif name == "layout":  # as l: the words change the layout shown
-            from fabricui.tui.screens.strategies import planned_layout
-
-            state[name] = parse_layout(argument, planned_layout(app)[1]).label()
+            state[name] = (layout or layout_asked(app, argument)[1]).label()
         else:
             state[name] = argument
         screen.restore_state(state)
@@ -326,9 +346,24 @@ class CommandLineModal(PromptModal):
         names = f" {glyphs().dot} ".join(
             f"{c.name} {c.argument}".strip() for c in COMMANDS if c.name not in ("help", "quit")
         )
-        super().__init__(":", "", names, lambda text: check(app, text))
+        super().__init__(":", "", names, self._check)
+        self.fabric_app = app
+        """The explorer the commands run in."""
         self.suggester = CommandSuggester(app)
         """Completion of commands and their arguments."""
+        self.checked_layout: LayoutChoice | None = None
+        """The layout a ``layout`` line accepted asks for, as its check built it: the run
+        plans this one (what the words build on can change before the run)."""
+
+    def _check(self, text: str) -> str | None:
+        """``check``, keeping the layout a ``layout`` line it accepts asks for."""
+        self.checked_layout = None
+        error = check(self.fabric_app, text)
+        command, argument, _word = split(text)
+        if error is None and command is not None and command.name == "layout":
+            with contextlib.suppress(FabricError):  # a bad --layout: said when the view takes it
+                self.checked_layout = layout_asked(self.fabric_app, argument)[1]
+        return error
 
     def on_mount(self) -> None:
         """Complete as you type (the right arrow or tab takes the suggestion)."""

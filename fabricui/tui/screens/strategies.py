@@ -56,7 +56,9 @@ def planned_layout(app: Explorer) -> tuple[str, LayoutChoice]:
     """The model the strategies view plans a layout typed elsewhere (``:layout``) for, and
     the layout its words change, as ``l`` changes the one shown: the view's own, or, while
     the view has not drawn the fabric loaded, what it takes once shown (the model and the
-    layout given at start, else its model and the default layout's degrees).
+    layout given at start, else its model and the default layout's degrees). While the view
+    still computes its default layout, its degrees too (the command line then runs the
+    layout its check built on them, whenever the default comes).
 
     Raises:
         FabricError: A layout given at start that is not one.
