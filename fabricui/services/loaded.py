@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 import numpy as np
 
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
     from fabricui.model import TopologySpec
     from fabricui.plugins import PluginHost
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,8 @@ class LoadedFabric:
     """The plugin host whose algorithms and strategies price (None: the process-wide one)."""
     _strategies: dict[str, Strategy] | None = field(default=None, repr=False)
     _algorithms: list[CollectiveAlgorithm] | None = field(default=None, repr=False)
+    _figures: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+    """Figures computed on this fabric, by call (``_remembered``)."""
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -204,6 +208,18 @@ class LoadedFabric:
 
     # --- engine calls ----------------------------------------------------------------------
 
+    def _remembered(self, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
+        """What ``compute()`` returned for ``key`` on this fabric, computed once: a view
+        shown again, a saved view rendered off-screen and the views built ahead ask for the
+        same figures (frozen results; a call that raises is not kept)."""
+        try:
+            return cast("T", self._figures[key])
+        except KeyError:
+            pass
+        value = compute()
+        self._figures[key] = value
+        return value
+
     def path(self, src: int, dst: int, size_bytes: int | None) -> PathReport:
         """The routed path between two ranks (``evaluate_path``).
 
@@ -243,14 +259,27 @@ class LoadedFabric:
             raise EngineError(
                 f"group {group!r} has one GPU on {self.spec.id}: choose another group"
             )
-        return self.collective_on(
+        key = (
+            "collective",
             op,
-            ranks,
-            sizes,
+            group,
+            tuple(sizes),
             nccl_version,
-            nccl_env,
-            single_process=single_process,
-            gpus_per_thread=gpus_per_thread,
+            tuple(sorted((nccl_env or {}).items())),
+            single_process,
+            gpus_per_thread,
+        )
+        return self._remembered(
+            key,
+            lambda: self.collective_on(
+                op,
+                ranks,
+                sizes,
+                nccl_version,
+                nccl_env,
+                single_process=single_process,
+                gpus_per_thread=gpus_per_thread,
+            ),
         )
 
     def collective_on(
@@ -299,6 +328,9 @@ class LoadedFabric:
         node 0 off leaves the network tiers to the nodes it can reach (none when fewer than
         two nodes are left on it).
         """
+        return list(self._remembered(("pyramid",), self._pyramid))
+
+    def _pyramid(self) -> list[Tier]:
         fabric, catalog = self.fabric, self.catalog
         gpu = fabric.gpu
         tiers: list[Tier] = []
@@ -457,8 +489,11 @@ class LoadedFabric:
         """Which strategies survive this fabric for a model
         (``services.plan.decision_table_on``)."""
         request = TableRequest(topology=self.request, model=model_id)
-        return decision_table_on(
-            self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
+        return self._remembered(
+            ("decision_table", model_id),
+            lambda: decision_table_on(
+                self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
+            ),
         )
 
     def default_layout(self, model_id: str) -> LayoutChoice:
@@ -467,6 +502,11 @@ class LoadedFabric:
         plain DDP, else ZeRO-1, ZeRO-2, FSDP, then the same with 2, 4, 8 ... pipeline
         stages (a layout that cannot run at all is skipped). When nothing fits, the plain
         TP x DDP layout (its plan says by how much it does not fit)."""
+        return self._remembered(
+            ("default_layout", model_id), lambda: self._default_layout(model_id)
+        )
+
+    def _default_layout(self, model_id: str) -> LayoutChoice:
         model = self.model(model_id)
         tp = default_layout(self.fabric, model).tp or 1
         plain = LayoutChoice(tp=tp)
@@ -510,8 +550,11 @@ class LoadedFabric:
             dp_strategy=choice.dp_strategy,
             recipe=RecipeChoices(recompute=choice.recompute),
         )
-        return plan_on(
-            self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
+        return self._remembered(
+            ("plan", model_id, choice),
+            lambda: plan_on(
+                self.fabric, self.model(model_id), request, self.strategies(), self._pricer()
+            ),
         )
 
     def search(

@@ -203,8 +203,17 @@ def build_report(
     catalog: Catalog | None = None,
     host: PluginHost | None = None,
     image: str | None = None,
+    loaded: LoadedFabric | None = None,
 ) -> Report:
     """The report of ``launch.view`` on ``launch.topology``.
+
+    Args:
+        launch: The view, its topology and choices.
+        catalog: A catalog to use (default: the built-in database with plugins).
+        host: A plugin host to use (default: the process-wide one).
+        image: The file name of the fabric's diagram the report links, if any.
+        loaded: The topology loaded already (the explorer's, whose views computed figures
+            on it): not loaded again.
 
     Raises:
         FabricError: A bad choice (GPU id, op, group, sizes, model, layout): the report is
@@ -213,7 +222,7 @@ def build_report(
     view = launch.view
     if view not in VIEW_TITLES:
         raise ConfigError(f"unknown view {view!r} (one of {', '.join(VIEW_TITLES)})")
-    data = LoadedFabric.load(launch.topology_or_default, catalog, host)
+    data = loaded or LoadedFabric.load(launch.topology_or_default, catalog, host)
     builder = _BUILDERS[view]
     tables, notes, links, extra = builder(data, launch, host)
     as_it_is = as_it_is_section(data, launch, host) if view != "plugins" else None

@@ -371,6 +371,12 @@ class FabricApp(App[None]):
         with contextlib.suppress(ScreenStackError):
             super().clear_selection()
 
+    def start_with(self, data: LoadedFabric) -> None:
+        """Draw ``data``, a fabric loaded already for the topology asked for, without
+        loading it again (a view saved off-screen: the figures the explorer computed on it
+        are not computed twice)."""
+        self._cache[data.request] = data
+
     def first_load_pending(self) -> bool:
         """Whether the first fabric is still to come: asked for after the first refresh, so
         for a moment neither loaded nor with a worker running (``offscreen.settle`` waits)."""
@@ -840,16 +846,21 @@ class FabricApp(App[None]):
             size: tuple[int, int],
         ) -> Snapshot:
             app = make_app(catalog=catalog, host=host, launch=launch, ascii_only=self.ascii_only)
-            return render_app(app, launch.view, size)
+            if loaded is not None:  # drawn with the figures this explorer computed on it
+                app.start_with(loaded)
+            return render_app(app, launch.view, size, ("svg",) if fmt == "svg" else ("text",))
 
         width, height = self.size
         whole = (max(width, 160), max(height, 60))
         writes = []
+        loaded = self._cache.get(launch.topology_or_default)
         if fmt == "md":
             from fabricui.services.reports import build_report
 
             image = SnapshotTarget(launch.view, "md", path).image_path
-            report = build_report(launch, self.catalog, self.host, image.name if image else None)
+            report = build_report(
+                launch, self.catalog, self.host, image.name if image else None, loaded
+            )
             if image is not None:
                 writes.append(
                     (image, fabric_diagram(launch.topology_or_default, self.catalog, self.host))

@@ -31,9 +31,9 @@ class Snapshot:
     view: str
     """The view id."""
     svg: str
-    """The screen as an SVG document."""
+    """The screen as an SVG document (empty when only the text was asked for)."""
     text: str
-    """The screen as plain text."""
+    """The screen as plain text (empty when only the SVG was asked for)."""
     heading: str = ""
     """What the title bar says of the view (``Topology · dgx-h100-pod``)."""
     size: tuple[int, int] = DEFAULT_SIZE
@@ -67,20 +67,38 @@ async def settle(pilot: Pilot[Any], rounds: int = 20) -> None:
                 return
 
 
-def render_app(app: App[Any], view: str, terminal_size: tuple[int, int] = DEFAULT_SIZE) -> Snapshot:
+#: What a snapshot takes of the screen: its SVG, its plain text.
+FORMATS = ("svg", "text")
+
+
+def render_app(
+    app: App[Any],
+    view: str,
+    terminal_size: tuple[int, int] = DEFAULT_SIZE,
+    formats: tuple[str, ...] = FORMATS,
+) -> Snapshot:
     """Run ``app`` off-screen until its workers are done and take its screen.
+
+    Args:
+        app: The explorer, not yet running.
+        view: The view it shows (the SVG's title).
+        terminal_size: Terminal (columns, rows).
+        formats: What to take of the screen (``FORMATS``): a file of one format renders
+            the screen once, not for the other too.
 
     Raises:
         ConfigError: A view computation failed (a half-drawn view is never returned).
     """
-    return asyncio.run(_render(app, view, terminal_size))
+    return asyncio.run(_render(app, view, terminal_size, formats))
 
 
-async def _render(app: Any, view: str, terminal_size: tuple[int, int]) -> Snapshot:
+async def _render(
+    app: Any, view: str, terminal_size: tuple[int, int], formats: tuple[str, ...]
+) -> Snapshot:
     async with app.run_test(size=terminal_size) as pilot:
         await settle(pilot)
-        svg = app.export_screenshot(title=f"fabricui {view}")
-        text = screen_text(app)
+        svg = app.export_screenshot(title=f"fabricui {view}") if "svg" in formats else ""
+        text = screen_text(app) if "text" in formats else ""
         heading = app.sub_title
         failures = list(getattr(app, "failures", ()))
     if failures:

@@ -21,7 +21,7 @@ from fabricui.render.markdown import render_markdown
 from fabricui.services.command_requests import SnapshotRequest
 from fabricui.services.requests import LaunchRequest
 from fabricui.tui.launch import check_launch
-from fabricui.tui.offscreen import DEFAULT_SIZE, Snapshot, fabric_diagram, render_app
+from fabricui.tui.offscreen import DEFAULT_SIZE, FORMATS, Snapshot, fabric_diagram, render_app
 
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
@@ -33,6 +33,7 @@ def render_view(
     catalog: Catalog | None = None,
     host: PluginHost | None = None,
     terminal_size: tuple[int, int] = DEFAULT_SIZE,
+    formats: tuple[str, ...] = FORMATS,
 ) -> Snapshot:
     """Render one view off-screen.
 
@@ -41,6 +42,7 @@ def render_view(
         catalog: A catalog to use (default: the built-in database with plugins).
         host: A plugin host to use (default: the process-wide one).
         terminal_size: Terminal (columns, rows).
+        formats: What to take of the screen (``offscreen.FORMATS``: SVG, text).
 
     Returns:
         The SVG and the plain text of the screen.
@@ -52,7 +54,7 @@ def render_view(
 
     catalog = check_launch(request, catalog, host)
     app = make_app(catalog=catalog, host=host, launch=request)
-    return render_app(app, request.view, terminal_size)
+    return render_app(app, request.view, terminal_size, formats)
 
 
 def run_snapshot(
@@ -97,8 +99,10 @@ def run_snapshot(
             if image is not None:
                 writes.append((image, fabric_diagram(launch.topology_or_default, catalog, host)))
         else:
-            snapshot = render_view(launch, catalog, host, request.terminal_size)
-            content = snapshot.svg if target.format == "svg" else snapshot.text
+            svg = target.format == "svg"
+            formats = ("svg",) if svg else ("text",)
+            snapshot = render_view(launch, catalog, host, request.terminal_size, formats)
+            content = snapshot.svg if svg else snapshot.text
         if target.path is None:
             stdout.append(content)
         else:
