@@ -56,6 +56,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+class _NotKept(Exception):
+    """A figure asked of ``LoadedFabric.known`` that was not computed yet."""
+
+
 @dataclass(frozen=True)
 class Tier:
     """One tier of the bandwidth pyramid."""
@@ -104,6 +108,8 @@ class LoadedFabric:
     _algorithms: list[CollectiveAlgorithm] | None = field(default=None, repr=False)
     _figures: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
     """Figures computed on this fabric, by call (``_remembered``)."""
+    _asking: threading.local = field(default_factory=threading.local, repr=False)
+    """``known_only``: this thread asks only for figures computed already (``known``)."""
 
     # --- loading ---------------------------------------------------------------------------
 
@@ -215,10 +221,28 @@ class LoadedFabric:
         try:
             return cast("T", self._figures[key])
         except KeyError:
-            pass
+            if getattr(self._asking, "known_only", False):
+                raise _NotKept from None
         value = compute()
         self._figures[key] = value
         return value
+
+    def known(self, figures: Callable[[], T]) -> T | None:
+        """What ``figures()`` returns when every figure it asks of this fabric was computed
+        already (by a view's worker, or ahead of the view's first frame); else None, having
+        computed nothing: the caller may draw at once what would take a worker.
+
+        ``figures`` asks only for kept figures (``pyramid``, ``collective``,
+        ``decision_table``, ``default_layout``, ``plan``); one that raises a
+        ``FabricError`` gives None too (the worker then says why).
+        """
+        self._asking.known_only = True
+        try:
+            return figures()
+        except (_NotKept, FabricError):
+            return None
+        finally:
+            self._asking.known_only = False
 
     def path(self, src: int, dst: int, size_bytes: int | None) -> PathReport:
         """The routed path between two ranks (``evaluate_path``).

@@ -318,6 +318,8 @@ class FabricApp(App[None]):
         is drawn, so that the first switch to each is as quick as coming back to it (the
         CLI sets it; a snapshot or a test shows the views it asks for)."""
         self._warm_up_started = False
+        self._figured_ahead: set[str] = set()
+        """Views whose figures the warm-up computed (or began to) ahead of their first frame."""
 
     # --- start-up --------------------------------------------------------------------------
 
@@ -577,13 +579,17 @@ class FabricApp(App[None]):
         mounted, hidden, as the first switch to it would (``warm_up``).
 
         A view shown for the first time otherwise takes up to about 0.75 s: its module,
-        Textual's stylesheet refreshed, its widgets mounted and styled. Built ahead, it computes
-        nothing until shown (``ViewScreen.sync``)."""
+        Textual's stylesheet refreshed, its widgets mounted and styled. Built ahead, it draws
+        nothing until shown (``ViewScreen.sync``); once every view is built, the figures each
+        asks first are computed, one view a step (``ViewScreen.figures_ahead``), and the
+        fabric keeps them: shown, the view draws them in its first frames, where it said
+        "computing..." for 0.05-0.5 s."""
         if any(worker.is_running for worker in self.workers):
             self.set_timer(WARM_UP_WAIT_S, self._warm_up_step)
             return
         pending = [view for view in VIEWS if not self.has_screen(view)]
         if not pending:
+            self._figures_ahead_step()
             return
         modules = [f"fabricui.tui.screens.{VIEW_SCREENS[view][0]}" for view in pending]
         if not all(module in sys.modules for module in modules):
@@ -591,6 +597,31 @@ class FabricApp(App[None]):
             return
         build_mode(self, pending[0])
         self.set_timer(WARM_UP_STEP_S, self._warm_up_step)
+
+    def _figures_ahead_step(self) -> None:
+        """Compute the figures of one view built ahead that has not drawn the fabric shown
+        (in a worker, whose end takes the next step)."""
+        data = self.data
+        if data is None:
+            return
+        for view in VIEWS:
+            if view in self._figured_ahead:
+                continue
+            self._figured_ahead.add(view)
+            screen = self.get_screen_stack(view)[0]
+            if isinstance(screen, ViewScreen) and screen.data is None:
+                self._figures_ahead(screen, data)
+                return
+
+    @work(thread=True, group="warm-up", exit_on_error=False, description="figures ahead")
+    def _figures_ahead(self, screen: ViewScreen, data: LoadedFabric) -> None:
+        """``screen.figures_ahead(data)``; a failure is the view's to say once shown."""
+        try:
+            screen.figures_ahead(data)
+        except FabricError:
+            pass
+        except Exception as exc:  # the view's own worker meets it again and reports it
+            self.log.error(f"figures ahead of the {screen.VIEW} view: {exc!r}")
 
     @work(thread=True, group="warm-up", exit_on_error=False, description="import views")
     def _import_views(self, views: list[str]) -> None:
@@ -634,8 +665,18 @@ class FabricApp(App[None]):
             return
         if view != self.current_mode:
             self.remember_visit()
-        self.switch_mode(view)
+        self._show_mode(view)
         self.update_titles()
+
+    def _show_mode(self, view: str) -> None:
+        """Switch to ``view``; a view built ahead draws the fabric first, still hidden, so
+        that its first frame has the figures computed ahead (``figures_ahead``), not
+        "computing..." for a frame."""
+        if view != self.current_mode and self.has_screen(view):
+            screen = self.get_screen_stack(view)[0]
+            if isinstance(screen, ViewScreen):
+                screen.sync()
+        self.switch_mode(view)
 
     # --- history ---------------------------------------------------------------------------
 
@@ -673,7 +714,7 @@ class FabricApp(App[None]):
             self.load_topology(topology, remember=False)
             self.switch_mode(place.view)
         else:
-            self.switch_mode(place.view)
+            self._show_mode(place.view)
             screen = self.screen
             if isinstance(screen, ViewScreen):
                 screen.restore_state(state)

@@ -61,24 +61,3 @@ async def test_saving_the_strategies_view_prices_nothing_again(
     # as the save does, off the test's event loop
     shot = await asyncio.to_thread(render_view, launch, tui_catalog, tui_host, (160, 60))
     assert saved == (shot.svg if fmt == "svg" else shot.text)
-
-
-def test_a_fabric_keeps_the_figures_its_views_asked_for(tui_catalog, tui_host, engine_calls):
-    """Asked again, the same plan, table, default layout and tiers are the ones computed
-    the first time (not priced again); another layout is priced."""
-    from fabricui.services.layouts import LayoutChoice
-    from fabricui.services.requests import TopologyRequest
-
-    data = LoadedFabric.load(TopologyRequest("dgx-h100"), tui_catalog, tui_host)
-    table = data.decision_table("llama3-8b")
-    choice = data.default_layout("llama3-8b")
-    plan = data.plan("llama3-8b", choice)
-    tiers = data.pyramid()
-    engine_calls.clear()
-    assert data.decision_table("llama3-8b") is table
-    assert data.default_layout("llama3-8b") == choice
-    assert data.plan("llama3-8b", choice) is plan
-    assert data.pyramid() == tiers and data.pyramid() is not tiers  # a list of its own
-    assert engine_calls == []
-    data.plan("llama3-8b", LayoutChoice(tp=4))
-    assert engine_calls == ["plan_on"]

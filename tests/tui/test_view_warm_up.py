@@ -1,7 +1,7 @@
 """The views built ahead: once the first fabric is drawn and nothing else runs, the explorer
 builds the screens of the views not shown yet (``FabricApp.warm_up``, which the CLI sets),
-so that the first switch to each is as quick as coming back to it; hidden, they compute
-nothing."""
+so that the first switch to each is as quick as coming back to it; hidden, they draw
+nothing, and the figures each asks for first are computed ahead (the fabric keeps them)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from textual.widgets import DataTable
 
 from fabricui.tui.app import settle
 from fabricui.tui.screens.base import ViewScreen
+from fabricui.tui.textual_private import record_frames
 from fabricui.vocabulary import VIEWS
 
 SIZE = (80, 24)
@@ -78,3 +79,54 @@ async def test_nothing_is_built_ahead_without_warm_up(app_factory):
         await settle(pilot)
         await pilot.pause(0.5)
         assert [view for view in VIEWS if app.has_screen(view)] == ["pyramid"]
+
+
+def has_figures(screen) -> bool:
+    """Whether a view holds the figures of the fabric shown (not "computing...")."""
+    if screen.data is None or screen.data is not screen.app.data:
+        return False
+    return {
+        "pyramid": lambda: bool(screen.tiers),
+        "collectives": lambda: screen.prediction is not None,
+        "strategies": lambda: screen.table is not None and screen.plan is not None,
+        "plugins": lambda: bool(getattr(screen, "_rows", None)),
+    }[screen.VIEW]()
+
+
+async def figures_ahead(pilot) -> None:
+    """Wait (at most about 20 s) until the warm-up has computed every view's figures."""
+    app = pilot.app
+    for _ in range(400):
+        if app._figured_ahead >= set(VIEWS) and not any(w.is_running for w in app.workers):
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"figures computed ahead: {sorted(app._figured_ahead)}")
+
+
+async def test_a_view_built_ahead_has_its_figures_in_its_first_frame(app_factory):
+    """Once every view is built, the warm-up computes the figures each asks for first (the
+    fabric keeps them; hidden, no view draws them); switched to, each view's first frame
+    holds them, with no frame that says "computing..." first."""
+    app = app_factory()
+    app.warm_up = True
+    frames: list[tuple[str, bool]] = []
+
+    def frame() -> None:
+        screen = app.screen
+        if isinstance(screen, ViewScreen) and screen.VIEW != "topology":
+            frames.append((screen.VIEW, has_figures(screen)))
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await built_ahead(pilot)
+        await figures_ahead(pilot)
+        for view in VIEWS[1:]:
+            assert view_screen(app, view).data is None, view
+        with record_frames(frame, type(app)):
+            for key, view in zip("2345", VIEWS[1:]):
+                frames.clear()
+                await pilot.press(key)
+                await settle(pilot)
+                shown = [has for name, has in frames if name == view]
+                assert shown and all(shown), (view, shown)
+        assert not app.failures

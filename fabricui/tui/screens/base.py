@@ -95,6 +95,16 @@ class ViewScreen(Screen[None]):
     def data_changed(self, data: LoadedFabric) -> None:
         """A new fabric is loaded: redraw (subclasses override)."""
 
+    def figures_ahead(self, data: LoadedFabric) -> None:
+        """Compute what this view, built ahead and not shown yet, asks of ``data`` first,
+        with the choices it will take (``peek_option``): the fabric keeps the figures, so
+        the view's first frame has them. Runs in a thread; touches no widget. Subclasses
+        whose figures take a worker override it.
+
+        Raises:
+            FabricError: Choices the view will refuse once shown (it says why then).
+        """
+
     def status_text(self) -> str:
         """What the header's sub-title shows for this view."""
         return ""

@@ -337,6 +337,8 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             self.call_next(self._predict_now)
 
     def _predict_now(self) -> None:
+        if not self._predict_pending:  # predicted already (``data_changed``)
+            return
         self._predict_pending = False
         self.predict()
 
@@ -422,7 +424,25 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         if data.fabric.nodes < 2 and self.group == "per-node":
             self.group = "all"
         self._keep_group_in(data)
-        self._request_predict()
+        # At once, not after this handler: a view built ahead draws the figures computed
+        # ahead before it is shown (the choices' watchers asked for it after the handler).
+        self._predict_pending = True
+        self._predict_now()
+
+    def figures_ahead(self, data: LoadedFabric) -> None:
+        """The prediction for the choices given at start, else the view's own (none for a
+        measured run given at start: its file is read once shown)."""
+        from fabricui.services.collective import view_prediction
+
+        app = self.fabric_app
+        if app.peek_option("measured"):
+            return
+        group = app.peek_option("group") or self.group
+        if data.fabric.nodes < 2 and group == "per-node":
+            group = "all"
+        sizes = parse_range(app.peek_option("sizes") or self.size_range)
+        op, nccl = app.peek_option("op") or self.op, app.peek_option("nccl") or self.nccl
+        view_prediction(data, op, group, sizes, nccl)
 
     def _keep_group_in(self, data: LoadedFabric) -> None:
         """A group the fabric cannot hold (``gpus:N`` beyond its GPUs, a malformed name
@@ -489,12 +509,23 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
         return library + (f" {settings}" if settings else "")
 
     def predict(self) -> None:
-        """Ask the engine for the current choices (in a worker)."""
+        """Ask the engine for the current choices (in a worker; drawn at once when computed
+        already)."""
+        from fabricui.services.collective import view_notes, view_prediction
+
         if self.data is None:
             return
         self._controls(busy=True)
         sizes = [] if self.measured is not None else parse_range(self.size_range)
-        self._predict(self.data, self.op, self.group, sizes, self.nccl, self.measured)
+        data, op, group, nccl, measured = self.data, self.op, self.group, self.nccl, self.measured
+        # Drawn at once when computed already (ahead of the first frame, or before).
+        prediction = data.known(lambda: view_prediction(data, op, group, sizes, nccl, measured))
+        if prediction is None:
+            self._predict(data, op, group, sizes, nccl, measured)
+            return
+        self.workers.cancel_group(self, "collective")
+        notes = view_notes(data, group, nccl, op)
+        self.prediction_ready(self.PredictionReady(data, prediction, notes))
 
     @work(
         thread=True,

@@ -96,6 +96,10 @@ class PluginsScreen(SortedFilteredTable, ViewScreen):
     PluginsScreen #plugins-failures { margin-top: 1; }
     """
 
+    _described_ahead = False
+    """The host's hooks were called ahead of the first frame (``figures_ahead``): listing
+    the plugins again is quick, done at once."""
+
     class PluginsListed(Message):
         """Every plugin described, and the failures so far."""
 
@@ -116,10 +120,23 @@ class PluginsScreen(SortedFilteredTable, ViewScreen):
         yield KeyBar()
 
     def data_changed(self, data: LoadedFabric) -> None:
-        """The plugin host loaded with the catalog: list it."""
+        """The plugin host loaded with the catalog: list it (at once when its hooks were
+        called ahead, ``figures_ahead``)."""
+        host = self.fabric_app.host
+        if host is None:
+            return
+        if self._described_ahead:
+            self.plugins_listed(self.PluginsListed(host.describe(), host.failures))
+            return
+        self._describe(host)
+
+    def figures_ahead(self, data: LoadedFabric) -> None:
+        """Every plugin's hooks called once (the host keeps what they gave: describing
+        it again is quick)."""
         host = self.fabric_app.host
         if host is not None:
-            self._describe(host)
+            host.describe()
+            self._described_ahead = True
 
     @work(
         thread=True, exclusive=True, group="plugins", exit_on_error=False, description="plugin list"

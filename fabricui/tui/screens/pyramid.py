@@ -88,9 +88,18 @@ class PyramidScreen(ViewScreen):
         yield KeyBar()
 
     def data_changed(self, data: LoadedFabric) -> None:
-        """Compute the tiers of the new fabric."""
+        """Compute the tiers of the new fabric (drawn at once when computed already)."""
+        tiers = data.known(data.pyramid)
+        if tiers is not None:
+            self.workers.cancel_group(self, "pyramid")
+            self.tiers_computed(self.TiersComputed(data, tiers))
+            return
         self.query_one("#pyramid-head", Static).update(f"{data.label}: computing tiers...")
         self._compute(data)
+
+    def figures_ahead(self, data: LoadedFabric) -> None:
+        """The tiers."""
+        data.pyramid()
 
     @work(thread=True, exclusive=True, group="pyramid", exit_on_error=False, description="tiers")
     def _compute(self, data: LoadedFabric) -> None:

@@ -433,6 +433,16 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         if app.take_option("search"):
             self.action_search()
 
+    def figures_ahead(self, data: LoadedFabric) -> None:
+        """The decision table and the plan of the layout given at start, else of the
+        default layout (its search first), for the model given at start or the view's."""
+        app = self.fabric_app
+        model_id = app.peek_option("model") or self.model_id
+        layout = app.peek_option("layout")
+        data.decision_table(model_id)
+        choice = parse_layout(layout, LayoutChoice()) if layout else data.default_layout(model_id)
+        data.plan(model_id, choice)
+
     def refresh_all(self) -> None:
         """Recompute the decision table and the plan (the header names the model)."""
         data = self.data
@@ -442,8 +452,20 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             self.fabric_app.update_titles()
         self._controls("computing...")
         self.query_one(BarChart).show_message("computing...")
-        self._table(data, self.model_id)
-        self._plan(data, self.model_id, self.choice)
+        model_id, choice = self.model_id, self.choice
+        # Drawn at once what was computed already (ahead of the first frame, or before).
+        table = data.known(lambda: data.decision_table(model_id))
+        if table is None:
+            self._table(data, model_id)
+        else:
+            self.workers.cancel_group(self, "strategies-table")
+            self.table_ready(self.TableReady(data, table))
+        planned = data.known(lambda: _planned(data, model_id, choice))
+        if planned is None:
+            self._plan(data, model_id, choice)
+        else:
+            self.workers.cancel_group(self, "strategies-plan")
+            self.plan_ready(self.PlanReady(data, *planned))
 
     @work(
         thread=True,
@@ -469,11 +491,10 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         description="plan",
     )
     def _plan(self, data: LoadedFabric, model_id: str, choice: LayoutChoice | None) -> None:
-        if choice is None:  # the default layout is a small search: off the UI thread
-            choice = data.default_layout(model_id)
-        plan = data.plan(model_id, choice)
+        # the default layout is a small search: off the UI thread
+        planned = _planned(data, model_id, choice)
         if not get_current_worker().is_cancelled:
-            self.post_message(self.PlanReady(data, choice, plan))
+            self.post_message(self.PlanReady(data, *planned))
 
     @work(
         thread=True,
@@ -773,6 +794,15 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         if self.plans:
             state["search"] = "yes"
         return state
+
+
+def _planned(
+    data: LoadedFabric, model_id: str, choice: LayoutChoice | None
+) -> tuple[LayoutChoice, PlanReport]:
+    """The layout planned (``choice``, else the fabric's default one) and its plan."""
+    if choice is None:
+        choice = data.default_layout(model_id)
+    return choice, data.plan(model_id, choice)
 
 
 def _caption(table: DecisionTable) -> str:
