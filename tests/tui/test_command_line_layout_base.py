@@ -21,7 +21,7 @@ async def test_layout_words_checked_while_the_default_is_computing_are_the_ones_
     check of ``:layout pp2`` and its run: the view plans the layout checked (its words on
     the layout the check built on), not the same words on the default computed since."""
     release, computed = threading.Event(), threading.Event()
-    default_layout = LoadedFabric.default_layout
+    default_layout = LoadedFabric._default_layout  # the search, once per model
 
     def slow_default(self, model_id):
         release.wait(10)
@@ -41,7 +41,7 @@ async def test_layout_words_checked_while_the_default_is_computing_are_the_ones_
         computed.wait(10)
         time.sleep(0.3)
 
-    monkeypatch.setattr(LoadedFabric, "default_layout", slow_default)
+    monkeypatch.setattr(LoadedFabric, "_default_layout", slow_default)
     monkeypatch.setattr(LoadedFabric, "check_layout", check_and_finish_default)
     app = app_factory(view="strategies")
     async with app.run_test(size=(80, 24)) as pilot:
