@@ -57,6 +57,11 @@ WARM_UP_WAIT_S = 0.3
 #: Pause between two views built ahead, so that keys and the first one's widgets are
 #: handled in between [s].
 WARM_UP_STEP_S = 0.05
+#: Largest fabric whose views' figures are computed ahead [GPUs]. Pricing holds the
+#: fabric's router, so a path asked meanwhile waits for it: about 0.05 s at 1,024 GPUs,
+#: 0.25 s at 8,192, 0.9 s at 32,768 (an all-reduce sweep of 32 sizes). Larger fabrics'
+#: views compute their figures once shown, as they would without a warm-up.
+FIGURES_AHEAD_MAX_GPUS = 8192
 
 
 def screen_class(view: str) -> type[ViewScreen]:
@@ -600,9 +605,10 @@ class FabricApp(App[None]):
 
     def _figures_ahead_step(self) -> None:
         """Compute the figures of one view built ahead that has not drawn the fabric shown
-        (in a worker, whose end takes the next step)."""
+        (in a worker, whose end takes the next step); none on a fabric of more than
+        ``FIGURES_AHEAD_MAX_GPUS``."""
         data = self.data
-        if data is None:
+        if data is None or data.fabric.n_gpus > FIGURES_AHEAD_MAX_GPUS:
             return
         for view in VIEWS:
             if view in self._figured_ahead:

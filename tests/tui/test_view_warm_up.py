@@ -130,3 +130,23 @@ async def test_a_view_built_ahead_has_its_figures_in_its_first_frame(app_factory
                 shown = [has for name, has in frames if name == view]
                 assert shown and all(shown), (view, shown)
         assert not app.failures
+
+
+async def test_no_figures_ahead_on_a_fabric_above_the_limit(app_factory, monkeypatch):
+    """On a fabric larger than ``FIGURES_AHEAD_MAX_GPUS`` the views are built ahead but
+    compute nothing until shown (pricing would hold the router a path asked for meanwhile
+    waits on); shown, a view computes its figures as it does without a warm-up."""
+    monkeypatch.setattr("fabricui.tui.app.FIGURES_AHEAD_MAX_GPUS", 16)  # the pod has 32
+    app = app_factory()
+    app.warm_up = True
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await built_ahead(pilot)
+        await settle(pilot)
+        await pilot.pause(0.3)
+        assert not app._figured_ahead
+        assert not any(w.is_running for w in app.workers)
+        await pilot.press("3")
+        await settle(pilot)
+        assert has_figures(app.screen)
+        assert not app.failures
