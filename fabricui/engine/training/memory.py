@@ -27,6 +27,13 @@ A framework that repeats the key and value heads to the query heads before atten
 which saves them for backward: Q, K, V and the attention output take ``8 q_dim`` without
 recompute and in the layer full recompute rebuilds (``layer_activation_bytes``).
 
+PyTorch's op-level selective checkpointing as torchtitan runs it (``selective`` ``ops``)
+keeps per layer only the block's input and the outputs of the operations its policy saves
+(``ops_saved_bytes_per_token``), and rebuilds the rest of one layer while its backward runs.
+
+The loss (``logits_bytes``) holds ``LOGIT_BYTES`` per logit, or with PyTorch's eager cross
+entropy on FP32-upcast logits what its backward holds at once (``EAGER_LOSS_BYTES``).
+
 PyTorch's ring attention (``cp_attention`` ``torch``) adds the buffers one layer's attention
 backward holds beside its kernels: ``ring_attention_bytes``.
 """
@@ -50,6 +57,16 @@ WEIGHT_BYTES = 2.0
 OPTIMIZER_BYTES = 12.0
 #: Bytes per logit kept for the loss: 16-bit logits and FP32 softmax.
 LOGIT_BYTES = 6.0
+#: Bytes per logit PyTorch's eager cross entropy holds at its peak, the start of the
+#: loss's backward, as torchtitan calls it (``cross_entropy(pred.flatten(0, 1).float(),
+#: labels)``, ``train.py`` at 9dec370; ``del pred`` before ``backward``): by TP degree 1,
+#: ``F.cross_entropy`` (``log_softmax`` then ``nll_loss``): the saved FP32 log-softmax (4),
+#: the FP32 gradient ``nll_loss_backward`` fills (4) and the one ``_log_softmax_backward_data``
+#: writes (4); above 1, PyTorch's ``loss_parallel`` (torchtitan's default with TP) on the
+#: rank's vocabulary shard: the saved log-softmax (4), ``nll_loss_backward``'s zero-filled
+#: gradient (4), ``exp`` of the log-softmax (4) and their sum (4) before it is scaled
+#: (``_nll_loss_and_log_softmax_backward``, torch/distributed/tensor/parallel/loss.py).
+EAGER_LOSS_BYTES = {"single": 12.0, "parallel": 16.0}
 #: Bytes per element of the rank's ``T x A`` queries that PyTorch's ring attention's
 #: backward holds besides its ``4 c`` of all-gathered 16-bit keys and values: their
 #: concatenation sent to the all-gather (4), the FP32 query-gradient accumulator (4), the
@@ -195,6 +212,8 @@ def layer_activation_bytes(
     recompute: str = "none",
     attention: str = "flash",
     kv_repeated: bool = False,
+    selective: str = "attention",
+    eager: bool = False,
 ) -> FloatArray:
     """Activations one layer keeps for one micro-batch until its backward [bytes].
 
@@ -208,13 +227,13 @@ def layer_activation_bytes(
     copies replace them. ``torch.compile`` keeps them too: AOTAutograd's min-cut
     partitioner never recomputes a node the backward must materialize (the copy feeds
     the attention's backward kernel), so it saves the copy, not its input. Under
-    ``selective`` the keys and values stay at their own width: PyTorch's op-level policy
-    (torchtitan's ``selective_ac_option = 'op'``) saves matmul and attention outputs and
-    recomputes the copy while the layer's backward runs; a recomputed attention core
-    (Korthikanti et al.) is taken to repeat them inside, as Megatron-Core's unfused
-    ``DotProductAttention`` does (``repeat_interleave``), so its saved inputs stay
-    unrepeated. Under ``full`` nothing of the layer is kept; the layer being recomputed
-    holds its full set (``activation_bytes``).
+    ``selective`` by the attention core (Korthikanti et al.) the keys and values stay at
+    their own width: a recomputed attention core is taken to repeat them inside, as
+    Megatron-Core's unfused ``DotProductAttention`` does (``repeat_interleave``), so its
+    saved inputs stay unrepeated. Under ``selective`` by ``ops`` the layer keeps what
+    ``ops_saved_bytes_per_token`` lists (neither keys nor values: the policy recomputes
+    the key projection and the copy). Under ``full`` nothing of the layer is kept; the
+    layer being recomputed holds its full set (``activation_bytes``).
 
     Args:
         geo: Model geometry.
@@ -226,6 +245,8 @@ def layer_activation_bytes(
         recompute: ``none``, ``selective`` or ``full``.
         attention: ``flash`` (no score matrix kept) or ``unfused``.
         kv_repeated: Keys and values are repeated to the query heads before attention.
+        selective: What ``selective`` recomputes: ``attention`` or ``ops``.
+        eager: The block runs eagerly (no ``torch.compile``; ``ops`` only).
     """
     t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
     split = np.where(np.asarray(sequence_parallel, dtype=np.float64) > 0, t, 1.0)
@@ -233,6 +254,8 @@ def layer_activation_bytes(
     h = float(geo.hidden)
     if recompute == "full":
         return tokens * 2 * h / split
+    if recompute == "selective" and selective == "ops":
+        return tokens * ops_saved_bytes_per_token(geo, tp, sequence_parallel, eager)
     replicated = 8 * h + (2 * h if geo.dropout else 0.0)
     inner = 6.0 if geo.gated else 4.0
     kv_width = geo.q_dim if kv_repeated and recompute == "none" else geo.kv_dim
@@ -252,6 +275,59 @@ def layer_activation_bytes(
     return size
 
 
+def ops_saved_bytes_per_token(
+    geo: Geometry, tp: Number, sequence_parallel: Number, eager: bool = False
+) -> FloatArray:
+    """Bytes per token one layer keeps under PyTorch's op-level selective checkpointing as
+    torchtitan runs it (``selective_ac_option = 'op'``).
+
+    Read in ``torchtitan/parallelisms/parallelize_llama.py`` at 9dec370 (the same policy at
+    820504e and e7c0cae, ``models/llama3/parallelize_llama.py``): each transformer block is
+    checkpointed with a policy that saves the outputs of ``aten.mm``, the SDPA kernels,
+    ``reduce_scatter_tensor``, ``abs`` and ``max``, except every second ``aten.mm`` counted
+    per block and pass, and recomputes every other operation. torchtitan's Llama block
+    (``models/llama/model.py``) runs its matmuls in the order ``wq, wk, wv, wo, w1, w3,
+    w2`` (``w2(silu(w1(x)) * w3(x))``), so the outputs of ``wq``, ``wv``, ``w1`` and
+    ``w2`` are saved and those of ``wk``, ``wo`` and ``w3`` recomputed. Per token, with
+    ``t`` the TP degree and ``split`` the ranks sequence parallelism splits over:
+
+    - the block's input, kept by the checkpoint: ``2h / split``;
+    - the query and value projections: ``(2 q + 2 kv) / t``;
+    - the attention's output and FP32 log-sum-exp: ``(2 q + 4 a) / t``;
+    - the attention's reduce-scatter output (TP with sequence parallelism): ``2h / t``;
+    - the gate projection: ``2 f / t``; in an MoE layer the router's scores (``2 E``):
+      the experts' ``torch._grouped_mm`` and the shared expert's ``bmm``
+      (``experiments/llama4/model/moe.py`` at 820504e) are not ``aten.mm`` and are
+      recomputed.
+
+    Compiled (``torch.compile``, AOTAutograd's min-cut partitioner), a saved output is
+    kept only when backward needs it, which drops ``w2``'s and the second reduce-scatter's
+    outputs; eagerly, the policy's cache keeps every saved output until the block's
+    backward: ``w2``'s partial sums on all tokens (``2h``) and their reduce-scatter
+    (``2h / t``) too. Everything else (norms, rotary embeddings, the repeated keys and
+    values, the activation, the all-gathered inputs) is recomputed. Under FP8 the saved
+    ``max`` is a scalar; run eagerly, 9dec370's list (not 820504e's) would also keep the
+    ``abs`` of every tensor cast to FP8, which is not counted.
+
+    Args:
+        geo: Model geometry.
+        tp: TP degree.
+        sequence_parallel: 1 when the block's input is split over TP ranks.
+        eager: The block runs eagerly.
+    """
+    t = np.asarray(tp, dtype=np.float64)
+    split = np.where(np.asarray(sequence_parallel, dtype=np.float64) > 0, t, 1.0)
+    h = float(geo.hidden)
+    reduced = np.where(split > 1, 2 * h / t, 0.0)
+    attention = (4.0 * geo.q_dim + 2.0 * geo.kv_dim + 4.0 * geo.heads) / t + reduced
+    share = geo.moe_layers / geo.layers
+    mlp = (1 - share) * 2.0 * geo.dense_ffn / t + share * 2.0 * geo.experts
+    kept = 2 * h / split + attention + mlp
+    if eager:
+        kept = kept + (1 - share) * 2 * h + reduced
+    return kept
+
+
 def activation_bytes(
     geo: Geometry,
     layers: Number,
@@ -264,27 +340,44 @@ def activation_bytes(
     recompute: str = "none",
     attention: str = "flash",
     kv_repeated: bool = False,
+    selective: str = "attention",
+    eager: bool = False,
 ) -> FloatArray:
     """Activations of a stage: ``layers * in_flight`` layer-micro-batches, plus under full
     recompute one layer's whole set while its backward runs (with ``kv_repeated``, its
-    keys and values at the query heads) [bytes]."""
+    keys and values at the query heads), and under op-level selective recompute
+    (``selective`` ``ops``) what that set has beyond what the layer keeps [bytes]."""
     kept = layer_activation_bytes(
-        geo, tp, cp, micro_batch, seq_len, sequence_parallel, recompute, attention, kv_repeated
-    )
+        geo, tp, cp, micro_batch, seq_len, sequence_parallel, recompute, attention,
+        kv_repeated, selective, eager,
+    )  # fmt: skip
     total = kept * np.asarray(layers, dtype=np.float64) * np.asarray(in_flight, dtype=np.float64)
-    if recompute == "full":
-        total = total + layer_activation_bytes(
+    ops = recompute == "selective" and selective == "ops"
+    if recompute == "full" or ops:
+        rebuilt = layer_activation_bytes(
             geo, tp, cp, micro_batch, seq_len, sequence_parallel, "none", attention, kv_repeated
         )
+        total = total + (np.maximum(rebuilt - kept, 0.0) if ops else rebuilt)
     return total
 
 
 def logits_bytes(
-    geo: Geometry, tp: Number, cp: Number, micro_batch: Number, seq_len: Number
+    geo: Geometry,
+    tp: Number,
+    cp: Number,
+    micro_batch: Number,
+    seq_len: Number,
+    loss: str = "fp32",
 ) -> FloatArray:
-    """Logits of one micro-batch on the last stage: ``T V / t`` values (``LOGIT_BYTES``)."""
+    """Logits of one micro-batch on the last stage: ``T V / t`` values, ``LOGIT_BYTES``
+    each, or with the ``eager`` loss (PyTorch's cross entropy on FP32-upcast logits)
+    ``EAGER_LOSS_BYTES`` by whether TP splits the vocabulary (``loss_parallel``)."""
     t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
-    return b * s / c * geo.vocab / t * LOGIT_BYTES
+    per_logit: FloatArray | float = LOGIT_BYTES
+    if loss == "eager":
+        single, parallel = EAGER_LOSS_BYTES["single"], EAGER_LOSS_BYTES["parallel"]
+        per_logit = np.where(t > 1, parallel, single)
+    return b * s / c * geo.vocab / t * per_logit
 
 
 def ring_attention_bytes(

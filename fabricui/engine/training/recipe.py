@@ -163,6 +163,12 @@ class Recipe:
             raise EngineError(f"power cap must be between 1 and 100000 W (got {self.power_W})")
 
     @property
+    def selective_kind(self) -> str:
+        """What ``selective`` recomputes when no ``recompute_modules`` are named (those
+        take Megatron-Core's attention-core memory): ``attention`` or ``ops``."""
+        return "attention" if self.recompute_modules else self.selective
+
+    @property
     def kernels(self) -> Kernels:
         """How the layer model runs the non-GEMM work under this recipe."""
         return Kernels(

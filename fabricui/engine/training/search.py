@@ -634,10 +634,11 @@ class _StageMemory:
             )
             return activation_bytes(
                 geo, layers, flight, arr["tp"], arr["cp"], b, arr["seq_len"], sp, mode,
-                recipe.attention, recipe.kv_repeated,
+                recipe.attention, recipe.kv_repeated, recipe.selective_kind,
+                recipe.passes == "eager",
             )  # fmt: skip
 
-        logits = logits_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"])
+        logits = logits_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"], recipe.loss)
         ring = np.zeros(len(b))
         if recipe.cp_attention == "torch":  # as the plan adds it (step._ring_buffers)
             eager = recipe.passes == "eager"

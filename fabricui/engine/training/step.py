@@ -709,10 +709,11 @@ def _memory(
         recipe.recompute,
         recipe.attention,
         recipe.kv_repeated,
+        recipe.selective_kind,
+        recipe.passes == "eager",
     )
-    logits = np.where(
-        last, _f(logits_bytes(geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len)), 0.0
-    )
+    loss = logits_bytes(geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len, recipe.loss)
+    logits = np.where(last, _f(loss), 0.0)
     totals = weights + grads + optimizer + acts + logits
     i = int(np.argmax(totals))
     report = MemoryReport(
