@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from fabricui.engine.training.pricing import PricedOp
 from fabricui.engine.training.recipe import Recipe
+from fabricui.engine.types import CommOp
 
 #: Breakdown category of each group axis.
 CATEGORY = {
@@ -107,10 +108,29 @@ class Exposure:
 
 
 def with_recompute(priced: Sequence[PricedOp], recipe: Recipe) -> list[PricedOp]:
-    """Full recomputation issues forward collectives again: double their calls."""
-    if recipe.recompute != "full":
-        return list(priced)
-    return [dataclasses.replace(p, count=p.op.count * 2) if p.op.recomputed else p for p in priced]
+    """Full recomputation issues forward collectives again: double their calls. PyTorch's
+    op-level selective recomputation (``selective`` ``ops``) issues TP's forward
+    all-gathers again: the policy saves the reduce-scatters' outputs, not the
+    all-gathered inputs the recomputed projections read (``recomputes_again``)."""
+    return [
+        dataclasses.replace(p, count=p.op.count * 2) if recomputes_again(p.op, recipe) else p
+        for p in priced
+    ]
+
+
+def recomputes_again(op: CommOp, recipe: Recipe) -> bool:
+    """True when the recompute mode issues ``op`` again: every forward collective a
+    strategy marks ``recomputed`` under full recomputation; under op-level selective
+    recomputation TP's forward all-gathers (torchtitan's policy,
+    ``parallelize_llama.py`` at 9dec370, saves ``reduce_scatter_tensor`` outputs and
+    recomputes everything not in its list, the sequence-parallel all-gather of each
+    norm's output included; the attention, whose output is saved, runs no ring again)."""
+    if not op.recomputed:
+        return False
+    if recipe.recompute == "full":
+        return True
+    ops = recipe.recompute == "selective" and recipe.selective_kind == "ops"
+    return ops and op.group == "tp" and op.collective == "all_gather"
 
 
 def expose(

@@ -197,6 +197,9 @@ class LayerCost:
     host_s: FloatArray | float = 0.0
     """GPU idle per pass (forward, and again backward) waiting on the host (MoE token
     counts)."""
+    ops_gemm_fwd_s: FloatArray | float = 0.0
+    """The share of ``gemm_fwd_s`` PyTorch's op-level selective checkpointing recomputes
+    (``ops_recomputed_gemm_s``)."""
 
     @property
     def fwd_s(self) -> FloatArray:
@@ -216,9 +219,9 @@ class LayerCost:
         ``full``: the whole forward. ``selective``: the ``modules`` named (Megatron-Core's
         ``recompute_modules``: ``core_attn``, ``mlp``, ``moe``, ``moe_act``, ``layernorm``,
         ``shared_experts``), else by ``selective``: the attention core (``attention``,
-        Korthikanti et al. 2022) or every pointwise op and every second matmul of the
-        forward (``ops``, PyTorch's op-level policy as torchtitan runs it). ``none``:
-        nothing.
+        Korthikanti et al. 2022) or every memory-bound pass and the GEMMs whose outputs
+        the policy does not save (``ops``, PyTorch's op-level policy as torchtitan runs
+        it: ``ops_gemm_fwd_s``). ``none``: nothing.
         """
         if recompute == "full":
             return self.fwd_s
@@ -238,7 +241,7 @@ class LayerCost:
                 total = total + parts.get(name, 0.0)
             return total
         if selective == "ops":
-            return self.elem_fwd_s + 0.5 * self.gemm_fwd_s
+            return self.elem_fwd_s + self.ops_gemm_fwd_s
         return np.asarray(self.attn_fwd_s + np.zeros_like(self.fwd_s))
 
 
@@ -329,6 +332,7 @@ def layer_cost(
     pb = PASS_BYTES[kernels.passes]
     act = pb["gated"] if geo.gated else pb["plain"]
     sums = _attention_projections(device, w, kernels.separate_projections)
+    attn_gemm_f = sums.gemm_f
     if moe:
         x = t if etp is None else _arr(etp)
         sums, mlp = _routed_experts(device, geo, w, sums, e, x, imbalance, act, kernels)
@@ -343,6 +347,7 @@ def layer_cost(
         attn_b = attn_b + memory_time_s(device, merge_b)
     norm_bytes = tokens * 2 * pb["norm"] * w.hidden / w.split
     elem_f, elem_b = _memory_passes(device, geo, w, sums, mlp, norm_bytes, pb, kernels)
+    ops_gemm_f = ops_recomputed_gemm_s(device, geo, w, kernels, moe, sums.gemm_f - attn_gemm_f)
     rescaled = _rescaled_bytes(geo, w, moe, kernels)
     if rescaled is not None:
         elem_b = elem_b + memory_time_s(device, rescaled)
@@ -361,7 +366,58 @@ def layer_cost(
         host_s=np.full_like(
             np.asarray(tokens, dtype=np.float64), kernels.moe_sync_s if moe else 0.0
         ),
+        ops_gemm_fwd_s=ops_gemm_f,
     )
+
+
+def ops_recomputed_gemm_s(
+    device: Device,
+    geo: Geometry,
+    w: _Widths,
+    kernels: Kernels,
+    moe: bool,
+    mlp_gemm_f: FloatArray,
+) -> FloatArray:
+    """Forward time of the GEMMs PyTorch's op-level selective checkpointing recomputes in
+    one layer as torchtitan runs it [s].
+
+    The policy (``torchtitan/parallelisms/parallelize_llama.py`` at 9dec370) saves every
+    odd-numbered ``aten.mm`` of a block's forward and recomputes the even-numbered ones:
+    with separate projections (``wq, wk, wv, wo, w1, w3, w2``) the key projection, the
+    attention output projection and the up projection ``w3``; with a fused QKV
+    (``qkv, wo, w13, w2``) the output projection and the down projection. Compiled, a
+    recomputed GEMM whose output backward does not need is not run again: the attention
+    output projection when TP with sequence parallelism saves its reduce-scatter's output,
+    and the MLP's down projection; eagerly the block's forward replays up to its last
+    saved tensor. In an MoE layer the router is the fifth (third) ``aten.mm`` and saved,
+    while the routed and shared experts' grouped GEMMs (``torch._grouped_mm``, ``bmm``)
+    are not ``aten.mm`` and are recomputed.
+
+    Args:
+        device: The GPU.
+        geo: The model geometry.
+        w: The layer's widths on one GPU.
+        kernels: How the framework runs the layer (``passes``, ``separate_projections``).
+        moe: An MoE layer.
+        mlp_gemm_f: Forward time of the MLP's GEMMs (an MoE layer's router included) [s].
+    """
+    t, h = w.tokens, w.hidden
+    compiled = kernels.passes == "compiled"
+    reduced_saved = compiled & (w.split > 1)
+    out_f, _ = linear_times_s(device, t, h, w.q)
+    attention = np.where(reduced_saved, 0.0, out_f)
+    separate = kernels.separate_projections
+    if separate:
+        kv_f, _ = linear_times_s(device, t, w.kv, h)
+        attention = attention + kv_f
+    if moe:
+        router_f, _ = linear_times_s(device, t, float(geo.experts), h, half=True)
+        return np.asarray(attention + mlp_gemm_f - router_f)
+    if separate and geo.gated:
+        up_f, _ = linear_times_s(device, t, geo.dense_ffn / w.tp, h)
+        return np.asarray(attention + up_f)
+    down_f, _ = linear_times_s(device, t, h, geo.dense_ffn / w.tp)
+    return np.asarray(attention + (0.0 if compiled else down_f))
 
 
 @dataclass(frozen=True)

@@ -179,21 +179,24 @@ def _critical_comm_s(
     b: np.ndarray,
     sp: np.ndarray,
     pricer: Pricer,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Critical-path communication every plan has: TP collectives per layer and micro-batch
-    (forward, backward), and pipeline sends per micro-batch [s].
+    (forward, backward, and the forward's all-gathers alone), and pipeline sends per
+    micro-batch [s].
 
     The same operations and groups the built-in TP and PP strategies give a plan (TP: the
     first ``tp`` ranks; PP: ranks ``tp * cp * ep`` apart), priced with the same pricer, so
     the bound stays below the plan.
 
     Returns:
-        (TP forward per layer, TP backward per layer, PP per micro-batch), per candidate.
+        (TP forward per layer, TP backward per layer, TP forward all-gathers per layer,
+        PP per micro-batch), per candidate.
     """
     hidden = float(geo.hidden)
     act = b * arr["seq_len"] / arr["cp"] * hidden * 2.0
     tp_f = np.zeros(len(layouts))
     tp_b = np.zeros(len(layouts))
+    tp_ag = np.zeros(len(layouts))
     pp_mb = np.zeros(len(layouts))
     for tp in sorted(set(arr["tp"].astype(int))):
         if tp < 2:
@@ -208,7 +211,10 @@ def _critical_comm_s(
             total = np.zeros(int(mask.sum()))
             for collective in collectives:
                 pricer.prime(collective, ranks, sizes.tolist())
-                total += np.array([pricer(collective, ranks, x)[0] for x in sizes])
+                calls = np.array([pricer(collective, ranks, x)[0] for x in sizes])
+                total += calls
+                if collective == "all_gather":
+                    tp_ag[mask] = 2 * calls * 1e-6
             tp_f[mask] = 2 * total * 1e-6
             tp_b[mask] = 2 * total * 1e-6
     stride = (arr["tp"] * arr["cp"] * arr["ep"]).astype(int)
@@ -222,7 +228,7 @@ def _critical_comm_s(
         pricer.prime("send_recv", ranks, sizes.tolist())
         call = np.array([pricer("send_recv", ranks, x)[0] for x in sizes]) * 1e-6
         pp_mb[mask] = 2 * call * arr["vpp"][mask]
-    return tp_f, tp_b, pp_mb
+    return tp_f, tp_b, tp_ag, pp_mb
 
 
 #: CP operations per layer and micro-batch [s], by (phase, hidden, recomputed).
@@ -462,6 +468,9 @@ class _ModeFreeTimes:
     """TP collectives per layer, forward."""
     tp_b: np.ndarray
     """TP collectives per layer, backward."""
+    tp_ag: np.ndarray
+    """TP's forward all-gathers per layer (what op-level selective recompute issues
+    again, ``comm.recomputes_again``)."""
     pp_mb: np.ndarray
     """Pipeline sends per micro-batch."""
     ring: RingComm
@@ -513,7 +522,7 @@ def _mode_free_times(
                 parts.append((ms * ws, cost))
     fb = np.add.reduce([w * (c.fwd_s + c.bwd_s) for w, c in parts])
     gemm = sum(w * (c.gemm_fwd_s + c.gemm_bwd_s) for w, c in parts)
-    tp_f, tp_b, pp_mb = _critical_comm_s(fabric, geo, layouts, arr, b, sp, pricer)
+    tp_f, tp_b, tp_ag, pp_mb = _critical_comm_s(fabric, geo, layouts, arr, b, sp, pricer)
     domain = fabric.gpus_per_domain
     tp_in_node = (arr["tp"] <= domain) & (domain % arr["tp"] == 0)
     attn_f = sum(w * c.attn_fwd_s for w, c in parts)
@@ -529,6 +538,7 @@ def _mode_free_times(
         attn_b=np.asarray(attn_b),
         tp_f=tp_f,
         tp_b=tp_b,
+        tp_ag=tp_ag,
         pp_mb=pp_mb,
         ring=ring,
         tp_in_node=tp_in_node,
@@ -578,6 +588,8 @@ def _pipeline_s(
         w * c.recompute_s(mode, recipe.selective, recipe.recompute_modules) for w, c in t.parts
     )
     tp_comm = t.tp_f * (2.0 if mode == "full" else 1.0) + t.tp_b
+    if mode == "selective" and recipe.selective_kind == "ops":
+        tp_comm = tp_comm + t.tp_ag
     if recipe.tp_overlap:
         tp_comm = np.where(t.tp_in_node, np.maximum(0.0, tp_comm - t.gemm), tp_comm)
     cp_comm = _ring_exposed_s(t.ring, t.attn_f, t.attn_b, cols.arr["cp"], mode, recipe)
