@@ -107,6 +107,11 @@ class Layout:
     backward (``reshard_after_forward``)."""
     fsdp_reduce_bytes: float = 0.0
     """Bytes per gradient element of FSDP's reduce-scatter; 0: ``grad_reduce_bytes``."""
+    pp_defers_fsdp_sync: bool = False
+    """With ``pp > 1``, a strategy that shards gradients keeps them unsharded and the
+    parameters gathered through the step's micro-batches, and reduce-scatters once, after
+    the last micro-batch's backward (PyTorch's pipelining with FSDP2, as torchtitan runs
+    it)."""
     etp: int = 0
     """Expert tensor-parallel degree (Megatron-Core's ``expert_tensor_parallel_size``): the
     experts of an MoE layer are split over ``etp x ep`` of the ``tp x cp x dp`` ranks of a

@@ -273,6 +273,12 @@ class FrameworkSpec:
     for backward."""
     fsdp_reduce_bytes: float = 4.0
     """Bytes per gradient element FSDP's reduce-scatter moves."""
+    pp_defers_fsdp_sync: bool = False
+    """Under pipeline parallelism its schedule turns FSDP's gradient sync and resharding
+    after backward off until a stage's last micro-batch (PyTorch's pipelining as torchtitan
+    runs it): the stage keeps its parameters gathered and its gradients unsharded,
+    accumulated at the reduce width, through every micro-batch, and reduce-scatters them
+    once, after the last micro-batch's backward."""
     grad_bytes: float = 4.0
     """Bytes per parameter of the gradients kept for the optimizer (4: Megatron's FP32 main
     gradients; 2: gradients in the 16-bit parameters' own dtype)."""

@@ -72,6 +72,13 @@ def stage_layers(model: ModelShape, layout: Layout) -> float:
     return model.layers / layout.pp
 
 
+def deferred_sync(layout: Layout) -> bool:
+    """True when the framework's pipeline holds FSDP's gradients unsharded until a stage's
+    last micro-batch and reduces them after its backward (``Layout.pp_defers_fsdp_sync``
+    on a pipeline of two stages or more)."""
+    return layout.pp_defers_fsdp_sync and layout.pp > 1
+
+
 def micro_batch(layout: Layout) -> float:
     """Sequences per micro-batch: global batch / (dp * micro-batches)."""
     return layout.global_batch / (layout.dp * layout.microbatches)

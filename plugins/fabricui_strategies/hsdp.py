@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui.api import CommOp, Layout, StateShards, Strategy, hookimpl
-from fabricui_strategies._shapes import stage_param_bytes
-from fabricui_strategies.zero import fsdp_operations
+from fabricui_strategies._shapes import deferred_sync, stage_param_bytes
+from fabricui_strategies.zero import after_last_backward, fsdp_operations
 
 if TYPE_CHECKING:
     from fabricui.api import ModelShape
@@ -18,8 +18,9 @@ class HSDP(Strategy):
     The ``dp_shard`` data-parallel ranks of a shard group (``dp_intra``, one node) run
     FSDP's per-layer collectives; once per step each rank all-reduces its reduced gradient
     shard, ``params * dtype_bytes / (tp * pp * dp_shard)`` bytes, with the same shard of the
-    other replicas (``dp_inter``), overlapped with backward. ``layout.dp_shard == 0`` is
-    read as ``dp`` (one shard group: plain FSDP).
+    other replicas (``dp_inter``), overlapped with backward (after the last micro-batch's
+    backward, with its reduce-scatter, where the framework's pipeline defers FSDP's sync).
+    ``layout.dp_shard == 0`` is read as ``dp`` (one shard group: plain FSDP).
     """
 
     name: ClassVar[str] = "hsdp"
@@ -39,19 +40,18 @@ class HSDP(Strategy):
         shard = shard_size(layout)
         ops = fsdp_operations(self.name, "dp_intra", model, layout) if shard > 1 else []
         if layout.dp * layout.cp // shard > 1:
-            ops.append(
-                CommOp(
-                    strategy=self.name,
-                    collective="all_reduce",
-                    group="dp_inter",
-                    size_bytes=stage_param_bytes(model, layout, grads=True) / shard,
-                    count=1,
-                    overlappable=True,
-                    note="gradient-shard all-reduce across replicas",
-                    scope="step",
-                    phase="backward",
-                )
+            reduce = CommOp(
+                strategy=self.name,
+                collective="all_reduce",
+                group="dp_inter",
+                size_bytes=stage_param_bytes(model, layout, grads=True) / shard,
+                count=1,
+                overlappable=True,
+                note="gradient-shard all-reduce across replicas",
+                scope="step",
+                phase="backward",
             )
+            ops.append(after_last_backward(reduce) if deferred_sync(layout) else reduce)
         return ops
 
     def state_shards(self, model: ModelShape, layout: Layout) -> StateShards:

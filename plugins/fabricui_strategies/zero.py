@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Callable, ClassVar
 
 from fabricui.api import CommOp, Layout, StateShards, Strategy, hookimpl
 from fabricui_strategies._shapes import (
     bucket_bytes,
+    deferred_sync,
     gradient_operations,
     layer_expert_bytes,
     layer_param_bytes,
@@ -46,6 +48,8 @@ class Zero1(Strategy):
             layout: The layout.
         """
         ops = gradient_operations(self.name, "reduce_scatter", model, layout)
+        if self.stage >= 2 and deferred_sync(layout):
+            ops = [after_last_backward(op) for op in ops]
         gathers = [("dp", stage_param_bytes(model, layout))]
         if layout.expert_dp > 1:
             gathers.append(("edp", stage_expert_bytes(model, layout)))
@@ -78,7 +82,13 @@ class Zero1(Strategy):
 
 
 class Zero2(Zero1):
-    """ZeRO stage 2: gradients sharded too; same traffic as ZeRO-1 (memory differs)."""
+    """ZeRO stage 2: gradients sharded too; same traffic as ZeRO-1 (memory differs).
+
+    Under a framework whose pipeline defers FSDP's gradient sync
+    (``Layout.pp_defers_fsdp_sync``: FSDP2 without resharding after forward, as torchtitan
+    runs it with PP) the reduce-scatter runs after the last micro-batch's backward, with
+    nothing left to hide behind.
+    """
 
     name: ClassVar[str] = "zero2"
     description: ClassVar[str] = "ZeRO-2: gradients + optimizer state sharded"
@@ -128,49 +138,76 @@ def fsdp_operations(strategy: str, group: str, model: ModelShape, layout: Layout
     width (``Layout.fsdp_reduce_bytes``: FP32 for PyTorch FSDP's default reduce dtype).
     Routed experts are sharded over ``edp`` like the rest over ``group``.
 
+    Where the framework's pipeline defers the sync (``deferred_sync``: torch 2.6's
+    pipeline stage turns FSDP2's resharding after backward and its gradient sync off until
+    the last micro-batch), a layer stays gathered from its first backward on: of the
+    forward and backward passes of the ``m`` micro-batches only those after a forward
+    gather it (the first forward too), ``m + 1`` gathers a step, counted as every forward's
+    and one backward's (the first stage's 1F1B order: ``m`` forwards, then the backwards);
+    without resharding after forward, one gather a step. Those once a step hide behind one
+    micro-batch's pass like ZeRO's gather (``scope`` ``step``). The reduce-scatter runs
+    once, after the last micro-batch's backward, with nothing left to hide behind.
+
     Args:
         strategy: Name to put on the operations.
         group: Group axis that shards the parameters (``dp``, or ``dp_intra`` for HSDP).
         model: The model shape.
         layout: The layout.
     """
-    count = stage_layers(model, layout) * layout.microbatches
+    layers = stage_layers(model, layout)
+    count = layers * layout.microbatches
+    deferred = deferred_sync(layout)
     reduce = layout.fsdp_reduce_bytes or layout.wire_grad_bytes
     shards = [(group, layer_param_bytes(model, layout), "")]
     if layout.expert_dp > 1 and layer_expert_bytes(model, layout) > 0:
         shards.append(("edp", layer_expert_bytes(model, layout), "experts' "))
     ops = []
     for axis, size, what in shards:
-        kinds = [("all_gather", size, f"{what}parameter all-gather per layer, forward", "forward")]
-        if layout.fsdp_reshard:
-            kinds.append(
-                ("all_gather", size, f"{what}parameter all-gather per layer, backward", "backward")
-            )
-        grad = size * reduce / layout.dtype_bytes
-        width = "FP32 " if reduce >= 4 else ""
-        kinds.append(
-            (
-                "reduce_scatter",
-                grad,
-                f"{width}{what}gradient reduce-scatter per layer, backward",
-                "backward",
-            )
+        forward = CommOp(
+            strategy=strategy,
+            collective="all_gather",
+            group=axis,
+            size_bytes=size,
+            count=count,
+            overlappable=True,
+            note=f"{what}parameter all-gather per layer, forward",
+            scope="layer",
+            phase="forward",
         )
-        ops += [
-            CommOp(
-                strategy=strategy,
-                collective=collective,
-                group=axis,
-                size_bytes=nbytes,
-                count=count,
-                overlappable=True,
-                note=note,
-                scope="layer",
-                phase=phase,
+        if deferred and not layout.fsdp_reshard:
+            forward = once_a_step(forward, layers)
+        ops.append(forward)
+        if layout.fsdp_reshard:
+            backward = dataclasses.replace(
+                forward, note=f"{what}parameter all-gather per layer, backward", phase="backward"
             )
-            for collective, nbytes, note, phase in kinds
-        ]
+            ops.append(once_a_step(backward, layers) if deferred else backward)
+        width = "FP32 " if reduce >= 4 else ""
+        scatter = dataclasses.replace(
+            forward,
+            collective="reduce_scatter",
+            size_bytes=size * reduce / layout.dtype_bytes,
+            count=count,
+            note=f"{width}{what}gradient reduce-scatter per layer, backward",
+            scope="layer",
+            phase="backward",
+        )
+        if deferred:
+            scatter = after_last_backward(dataclasses.replace(scatter, count=layers, scope="step"))
+        ops.append(scatter)
     return ops
+
+
+def once_a_step(op: CommOp, layers: float) -> CommOp:
+    """A per-layer operation run once a step, ``layers`` calls (``scope`` ``step``)."""
+    return dataclasses.replace(op, count=layers, scope="step", note=op.note + ", once a step")
+
+
+def after_last_backward(op: CommOp) -> CommOp:
+    """A gradient reduction run once after the last micro-batch's backward: nothing left
+    to hide behind."""
+    note = op.note.replace(", backward", "") + ", after the last micro-batch's backward"
+    return dataclasses.replace(op, overlappable=False, note=note)
 
 
 @hookimpl

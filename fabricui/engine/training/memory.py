@@ -36,6 +36,11 @@ entropy on FP32-upcast logits what its backward holds at once (``EAGER_LOSS_BYTE
 
 PyTorch's ring attention (``cp_attention`` ``torch``) adds the buffers one layer's attention
 backward holds beside its kernels: ``ring_attention_bytes``.
+
+A framework whose pipeline defers FSDP's gradient sync to a stage's last micro-batch
+(``pp_defers_fsdp_sync``: PyTorch's pipelining with FSDP2, as torchtitan runs it) holds the
+stage's parameters gathered and its gradients unsharded, at the reduce width, until then:
+``held_shards``.
 """
 
 from __future__ import annotations
@@ -49,6 +54,8 @@ from fabricui.engine.training.kernels import FloatArray, Number
 from fabricui.engine.types import StateShards
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
+
     from fabricui.engine.training.shape import Geometry
 
 #: Bytes per parameter of the 16-bit weights.
@@ -129,6 +136,19 @@ def adam_step_bytes(optimizer_bytes: float = OPTIMIZER_BYTES) -> float:
     return 2.0 * optimizer_bytes + WEIGHT_BYTES
 
 
+def grad_accumulation_bytes(microbatches: int, reduce_bytes: float) -> float:
+    """Bytes per parameter per micro-batch, averaged over a step of ``microbatches``, that
+    FSDP2's post-backward moves through HBM holding a deferred gradient (``held_shards``):
+    after the first micro-batch it casts the 16-bit gradient to the reduce width
+    (``to_accumulated_grad_if_needed``: read 2, write ``r``; nothing when ``r`` is 2), after
+    each later one it adds the new 16-bit gradient in (``accumulate_unsharded_grad_if_needed``,
+    or autograd's own sum at ``r`` = 2: read ``r`` and 2, write ``r``)."""
+    m = max(int(microbatches), 1)
+    r = float(reduce_bytes)
+    first = 0.0 if r == WEIGHT_BYTES else WEIGHT_BYTES + r
+    return (first + (m - 1) * (WEIGHT_BYTES + 2.0 * r)) / m
+
+
 def stage_params(
     geo: Geometry,
     layers: Number,
@@ -200,6 +220,57 @@ def states_bytes(
     ):
         out.append(size * ((p - e) / count + e / expert_shards(count, dp_ranks, expert_dp)))
     return out[0], out[1], out[2]
+
+
+def held_shards(
+    weights: Number,
+    grads: Number,
+    grad_bytes: Number,
+    reduce_bytes: Number,
+    pp: Number,
+    deferred: bool,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(weight shards, gradient shards, bytes per gradient element) a GPU holds at its peak:
+    the strategy's, or where the framework's pipeline defers FSDP's gradient sync
+    (``deferred``) on a pipeline of two stages or more whose strategy shards gradients,
+    1, 1 and the reduce width ``reduce_bytes``.
+
+    Read in torch 2.6.0 (``torch/distributed/pipelining/stage.py``,
+    ``_PipelineStageBase.backward_maybe_with_nosync``) as torchtitan 9dec370 runs it
+    (``parallelize_llama.py``: ``reshard_after_forward=False`` when PP is on,
+    ``MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32)``): every
+    micro-batch's backward runs with ``set_reshard_after_backward(False)`` and
+    ``set_requires_gradient_sync(False)``, so FSDP2's post-backward
+    (``_fsdp_param_group.py``) neither reshards nor reduces: it upcasts each 16-bit
+    gradient to the reduce dtype (``FSDPParam.to_accumulated_grad_if_needed``) and adds
+    the next micro-batch's to it (``accumulate_unsharded_grad_if_needed``). Only after the
+    last micro-batch's backward does the stage turn both back on and run every group's
+    post-backward: the reduce-scatter, then the resharding. Until then the stage holds its
+    whole parameter set gathered in 16 bits and its whole gradient at the reduce width.
+    Each GPU still holds its shard of the FP32 master weights and Adam moments (the
+    optimizer states); the gradient shards the reduce-scatter writes replace the
+    unsharded gradients group by group.
+
+    Args:
+        weights: Ranks the strategy shards the weights over.
+        grads: Ranks the strategy shards the gradients over.
+        grad_bytes: Bytes per gradient element the strategy keeps.
+        reduce_bytes: Bytes per element of FSDP's reduction (its reduce dtype).
+        pp: Pipeline stages.
+        deferred: The framework defers FSDP's sync under PP.
+    """
+    w, g = (np.asarray(x, dtype=np.float64) for x in (weights, grads))
+    held = sync_deferred(grads, pp, deferred)
+    width = np.where(held, np.asarray(reduce_bytes, dtype=np.float64), grad_bytes)
+    return np.where(held, 1.0, w), np.where(held, 1.0, g), width
+
+
+def sync_deferred(grads: Number, pp: Number, deferred: bool) -> npt.NDArray[np.bool_]:
+    """Where the framework's pipeline defers FSDP's gradient sync (``deferred``) and it
+    matters: two pipeline stages or more, and a strategy that shards the gradients over
+    ``grads`` ranks, more than one."""
+    g, p = (np.asarray(x, dtype=np.float64) for x in (grads, pp))
+    return bool(deferred) & (p > 1) & (g > 1)
 
 
 def layer_activation_bytes(

@@ -97,6 +97,10 @@ class Recipe:
     """FSDP / ZeRO-3 gathers the parameters again for backward."""
     fsdp_reduce_bytes: float = 4.0
     """Bytes per gradient element of FSDP's reduce-scatter."""
+    pp_defers_fsdp_sync: bool = False
+    """Under PP, FSDP's gradients stay unsharded (at ``fsdp_reduce_bytes``) and its
+    parameters gathered until the last micro-batch, then reduce-scatter once
+    (``FrameworkSpec.pp_defers_fsdp_sync``)."""
     moe_dispatch: str = "alltoall"
     """MoE dispatch: ``alltoall`` (a copy per routed expert) or ``deepep`` (a copy per node)."""
     moe_imbalance: float = 1.0
@@ -382,6 +386,7 @@ def _framework_recipe(
         if choices.fsdp_reshard is None
         else choices.fsdp_reshard,
         fsdp_reduce_bytes=choices.grad_reduce_bytes or framework.fsdp_reduce_bytes,
+        pp_defers_fsdp_sync=framework.pp_defers_fsdp_sync,
         moe_dispatch=moe_dispatch,
         # 'is None', not 'or': an explicit 0 must reach the range check, not become 1.
         moe_imbalance=1.0 if choices.moe_imbalance is None else choices.moe_imbalance,

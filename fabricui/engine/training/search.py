@@ -38,6 +38,7 @@ from fabricui.engine.training.memory import (
     activation_bytes,
     adam_step_bytes,
     expert_shards,
+    held_shards,
     logits_bytes,
     ring_attention_bytes,
     stage_expert_params,
@@ -165,7 +166,9 @@ def _refined_s(
     cand: _Candidate, fabric: Fabric, model: ModelShape, pricer: Pricer, recipe: Recipe, cache: dict
 ) -> float:
     """The candidate's bound with its data-parallel traffic on the proxy group added."""
-    dp_layer, dp_step = _dp_lower_s(fabric, model, [cand.layout], cand.dp_flavour, pricer, cache)
+    dp_layer, dp_step = _dp_lower_s(
+        fabric, model, [cand.layout], cand.dp_flavour, pricer, cache, recipe.pp_defers_fsdp_sync
+    )
     extra = max(0.0, float(dp_layer[0]) - cand.layer_s) * cand.most_layers
     window = cand.tau_s if recipe.dp_overlap else 0.0
     return cand.bound_s + cand.layout.microbatches * extra + max(0.0, float(dp_step[0]) - window)
@@ -338,11 +341,13 @@ def _dp_lower_s(
     flavour: str,
     pricer: Pricer,
     cache: dict[tuple[str, int, int, int, int, int], tuple[float, float]],
+    deferred: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower bounds of a DP flavour's communication: (per layer and micro-batch, per step)
     [s], on the proxy group (``_proxy_dp_group``), with the built-in strategies' operations
     (DDP: bucketed all-reduce; ZeRO-1/2: bucketed reduce-scatter and a gather; FSDP: two
-    gathers and a reduce-scatter per layer). Other flavours: 0 (no bound)."""
+    gathers and a reduce-scatter per layer; on a pipeline whose framework defers FSDP's
+    sync (``deferred``), its reduce-scatters, once a step). Other flavours: 0 (no bound)."""
     per_layer = np.zeros(len(layouts))
     per_step = np.zeros(len(layouts))
     if flavour not in DP_FLAVOURS:
@@ -360,7 +365,10 @@ def _dp_lower_s(
             if flavour == "fsdp":
                 gather = pricer("all_gather", ranks, layer)[0]
                 scatter = pricer("reduce_scatter", ranks, layer)[0]
-                cache[key] = ((2 * gather + scatter) * 1e-6, 0.0)
+                if deferred and lay.pp > 1:
+                    cache[key] = (0.0, model.layers / lay.pp * scatter * 1e-6)
+                else:
+                    cache[key] = ((2 * gather + scatter) * 1e-6, 0.0)
             elif flavour == "ddp":
                 cache[key] = (0.0, buckets * pricer("all_reduce", ranks, stage / buckets)[0] * 1e-6)
             else:
@@ -684,15 +692,21 @@ def _fit(
     shard_cache: dict[tuple[str, int, int], tuple[int, int, int]],
 ) -> tuple[np.ndarray, np.ndarray]:
     """(memory of the most loaded stage [bytes], optimizer step [s]) of every candidate
-    under a DP flavour's sharding of weights, gradients and optimizer states."""
+    under a DP flavour's sharding of weights, gradients and optimizer states (the weights
+    and gradients a framework that defers FSDP's sync under PP holds unsharded, as the
+    plan counts them: ``memory.held_shards``)."""
     w, g, o = _shard_arrays(flavour, model, layouts, shard_cache)
     dp_ranks = np.array([lay.dp * lay.cp for lay in layouts], dtype=np.float64)
     edp = np.array([lay.expert_dp for lay in layouts], dtype=np.float64)
-    ew, eg, eo = (expert_shards(x, dp_ranks, edp) for x in (w, g, o))
+    pp = np.array([lay.pp for lay in layouts], dtype=np.float64)
     grad = recipe.grad_bytes
+    w, g, held_grad = held_shards(
+        w, g, grad, recipe.fsdp_reduce_bytes, pp, recipe.pp_defers_fsdp_sync
+    )
+    ew, eg, eo = (expert_shards(x, dp_ranks, edp) for x in (w, g, o))
     opt = recipe.optimizer_bytes
-    per_param = WEIGHT_BYTES / w + grad / g + opt / o
-    per_expert = WEIGHT_BYTES / ew + grad / eg + opt / eo
+    per_param = WEIGHT_BYTES / w + held_grad / g + opt / o
+    per_expert = WEIGHT_BYTES / ew + held_grad / eg + opt / eo
 
     def states(params: np.ndarray, experts: np.ndarray) -> np.ndarray:
         return (params - experts) * per_param + experts * per_expert

@@ -44,11 +44,14 @@ from fabricui.engine.training.memory import (
     activation_bytes,
     adam_step_bytes,
     expert_shards,
+    grad_accumulation_bytes,
+    held_shards,
     logits_bytes,
     ring_attention_bytes,
     stage_expert_params,
     stage_params,
     states_bytes,
+    sync_deferred,
 )
 from fabricui.engine.training.pricing import (
     PricedOp,
@@ -360,14 +363,15 @@ def average_layer(
 
 def with_software(layout: Layout, recipe: Recipe) -> Layout:
     """The layout with what the framework decides about its communication: gradient
-    width and buckets, FSDP's resharding and reduce width, MoE dispatch and imbalance,
-    context parallelism's attention."""
+    width and buckets, FSDP's resharding, reduce width and sync under PP, MoE dispatch and
+    imbalance, context parallelism's attention."""
     return dataclasses.replace(
         layout,
         grad_reduce_bytes=recipe.grad_reduce_bytes,
         bucket_params=recipe.bucket_params,
         fsdp_reshard=recipe.fsdp_reshard,
         fsdp_reduce_bytes=recipe.fsdp_reduce_bytes,
+        pp_defers_fsdp_sync=recipe.pp_defers_fsdp_sync,
         moe_dispatch=recipe.moe_dispatch,
         moe_imbalance=recipe.moe_imbalance,
         cp_attention=recipe.cp_attention,
@@ -450,7 +454,11 @@ def plan(
     stages = schedule.stage_layers(model.layers, layout.pp)
     if recipe.mfu is not None:
         return _legacy_plan(fabric, model, layout, recipe, used, priced, geo, device, stages, notes)
-    work = _stage_work(device, geo, layout, recipe, stages, sp)
+    shards = sharding(used, model, layout)
+    notes += _deferral_notes(recipe, layout, shards)
+    work = _stage_work(
+        device, geo, layout, recipe, stages, sp, _accumulated(recipe, layout, shards)
+    )
     m, p = layout.microbatches, layout.pp
     exposure = comm.expose(
         priced,
@@ -463,7 +471,6 @@ def plan(
     pipe = _pipeline(work, exposure, stages, layout)
     crit = pipe.critical_stage
     exposed_us = _exposed_us(exposure, stages[crit], m)
-    shards = sharding(used, model, layout)
     memory, updated_params = _memory(geo, model, layout, recipe, used, shards, stages, sp)
     adam_bytes = adam_step_bytes(recipe.optimizer_bytes) + recipe.grad_bytes
     optimizer_s = updated_params * adam_bytes / device.hbm_Bps
@@ -562,9 +569,12 @@ def _stage_work(
     recipe: Recipe,
     stages: Sequence[int],
     sp: bool,
+    accumulate_bytes: float = 0.0,
 ) -> _StageWork:
     """Each stage's compute for one micro-batch: its layers, plus the embedding on the
-    first stage and the output layer and loss on the last."""
+    first stage and the output layer and loss on the last, and ``accumulate_bytes`` per
+    parameter of the stage through HBM where FSDP adds up deferred gradients
+    (``memory.grad_accumulation_bytes``)."""
     layer = average_layer(
         device, geo, layout, sp, recipe.attention, recipe.kernels, recipe.moe_imbalance
     )
@@ -585,10 +595,35 @@ def _stage_work(
         if i == layout.pp - 1:
             work += _f(out.fwd_s) + _f(out.bwd_s)
             fwd += _f(out.fwd_s)
+        if accumulate_bytes > 0:
+            params = stage_params(
+                geo, n, layout.tp, layout.ep, i == 0, i == layout.pp - 1, layout.expert_tp
+            )
+            work += _f(params) * accumulate_bytes / device.hbm_Bps
         compute.append(work)
         forward.append(fwd)
         recompute.append(n * layer_recompute)
     return _StageWork(layer, compute, recompute, forward, layer_recompute)
+
+
+def _accumulated(recipe: Recipe, layout: Layout, shards: StateShards) -> float:
+    """Bytes per parameter per micro-batch FSDP's post-backward moves adding up gradients
+    it holds unsharded (``memory.held_shards``); 0 where it does not hold them."""
+    if not sync_deferred(shards.grads, layout.pp, recipe.pp_defers_fsdp_sync):
+        return 0.0
+    return grad_accumulation_bytes(layout.microbatches, recipe.fsdp_reduce_bytes)
+
+
+def _deferral_notes(recipe: Recipe, layout: Layout, shards: StateShards) -> list[str]:
+    """What a plan says where the framework's pipeline defers FSDP's sync."""
+    if not sync_deferred(shards.grads, layout.pp, recipe.pp_defers_fsdp_sync):
+        return []
+    return [
+        f"{recipe.framework or 'the framework'}'s pipeline keeps each stage's parameters "
+        f"gathered and its gradients whole ({recipe.fsdp_reduce_bytes:g} bytes each) through "
+        "the micro-batches and reduce-scatters them after the last backward (PyTorch's "
+        "pipeline stage defers FSDP's sync)"
+    ]
 
 
 def _windows(work: _StageWork, geo: Geometry, device: Device, cp: int = 1) -> comm.Windows:
@@ -673,7 +708,8 @@ def _memory(
 ) -> tuple[MemoryReport, float]:
     """The most loaded stage's memory, and the most parameters one GPU's optimizer updates
     (its shard of the largest stage); PyTorch's ring attention adds its buffers on every
-    stage (``memory.ring_attention_bytes``)."""
+    stage (``memory.ring_attention_bytes``); a framework that defers FSDP's gradient sync
+    under PP holds the stage's weights and gradients unsharded (``memory.held_shards``)."""
     extra = tuple(
         (f"{t.strategy}: {t.what}", t.size_bytes) for s in used for t in s.memory(model, layout)
     )
@@ -690,8 +726,17 @@ def _memory(
     params = params + np.where(last, geo.embedding_params / layout.tp + geo.hidden, 0.0)
     experts = stage_expert_params(geo, layers, layout.ep, layout.expert_tp)
     dp_ranks, edp = layout.dp * layout.cp, layout.expert_dp
+    held_w, held_g, grad_bytes = held_shards(
+        shards.weights,
+        shards.grads,
+        recipe.grad_bytes,
+        recipe.fsdp_reduce_bytes,
+        p,
+        recipe.pp_defers_fsdp_sync,
+    )
+    held = StateShards(int(held_w), int(held_g), shards.optimizer)
     weights, grads, optimizer = states_bytes(
-        params, shards, recipe.grad_bytes, experts, dp_ranks, edp, recipe.optimizer_bytes
+        params, held, _f(grad_bytes), experts, dp_ranks, edp, recipe.optimizer_bytes
     )
     updated = (params - experts) / shards.optimizer + experts / expert_shards(
         shards.optimizer, dp_ranks, edp
@@ -757,6 +802,7 @@ def _legacy_plan(
     bubble_us = compute_us * (layout.pp - 1) / (layout.vpp * layout.microbatches)
     operations = with_shared_window(list(priced), compute_us)
     shards = sharding(used, model, layout)
+    notes = [*notes, *_deferral_notes(recipe, layout, shards)]
     sp = any(s.name == "tp-sp" for s in used)
     memory, _ = _memory(geo, model, layout, recipe, used, shards, stages, sp)
     exposed: dict[str, float] = {cat: 0.0 for cat in comm.CATEGORIES}
