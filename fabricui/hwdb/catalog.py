@@ -27,6 +27,7 @@ from fabricui.model import (
     TopologySpec,
 )
 from fabricui.model.records import (
+    ATTENTION_REF_HEAD_DIM,
     LOSS_STYLES,
     MLP_KINDS,
     PASS_STYLES,
@@ -139,6 +140,8 @@ def _check_record(
         check_choice(doc, (*path, "impl"), record.impl, ATTENTION_IMPLS)
         for name in ("fwd_efficiency", "bwd_efficiency"):
             check_range(doc, (*path, name), getattr(record, name), 0.01, 1.0, "efficiency")
+        for name in ("fwd_head_dim_scale", "bwd_head_dim_scale"):
+            _check_head_dim_scale(doc, (*path, name), getattr(record, name))
     if kind == "gpus":
         for name in (
             "gemm_efficiency",
@@ -162,6 +165,26 @@ def _check_record(
             raise HwdbError(
                 f"{doc.where((*path, 'sources', key))}: sources.{key}: no such field in {kind}"
             )
+
+
+#: Head dimensions a kernel's head-dimension table may list, and the factors it may give.
+HEAD_DIM_RANGE = (8, 1024)
+HEAD_DIM_SCALE_RANGE = (0.1, 2.0)
+
+
+def _check_head_dim_scale(doc: YamlDocument, path: tuple, table: dict[int, float]) -> None:
+    """A kernel's head-dimension table: head dims and factors in range, and, when it lists
+    any, the head dim its efficiencies are quoted at (``ATTENTION_REF_HEAD_DIM``) at 1.0."""
+    for head_dim, factor in table.items():
+        where = (*path, str(head_dim))
+        check_range(doc, where, head_dim, *HEAD_DIM_RANGE, "head dim")
+        check_range(doc, where, factor, *HEAD_DIM_SCALE_RANGE, "head-dim factor")
+    if table and table.get(ATTENTION_REF_HEAD_DIM) != 1.0:
+        raise HwdbError(
+            f"{doc.where(path)}: {format_path(path)}: must hold {ATTENTION_REF_HEAD_DIM}: 1.0 "
+            f"(the head dim the efficiencies are quoted at; got "
+            f"{table.get(ATTENTION_REF_HEAD_DIM, 'none')})"
+        )
 
 
 #: A link family a vendor's or user's directory may declare in YAML alone (a scale-up link

@@ -137,6 +137,16 @@ def convert_value(doc: YamlDocument, path: KeyPath, annotation: str, value: Any)
         if not isinstance(value, dict):
             _fail(doc, path, "expected a mapping of field: url", value)
         return {str(k): convert_value(doc, (*path, str(k)), "str", v) for k, v in value.items()}
+    if annotation == "dict[int,float]":
+        if not isinstance(value, dict):
+            _fail(doc, path, "expected a mapping of whole number: number", value)
+        table: dict[int, float] = {}
+        for k, v in value.items():
+            where = (*path, str(k))
+            if isinstance(k, bool) or not isinstance(k, int):
+                _fail(doc, where, "expected a whole number as the key", k)
+            table[int(k)] = convert_value(doc, where, "float", v)
+        return table
     if annotation in _NESTED:
         return convert_record(doc, path, _NESTED[annotation], value)
     raise AssertionError(f"schema: unsupported annotation {annotation}")  # pragma: no cover

@@ -24,6 +24,9 @@ PASS_STYLES = ("fused", "compiled", "eager")
 LOSS_STYLES = ("fused", "fp32", "eager")
 #: What a framework's selective recomputation recomputes (``FrameworkSpec.selective``).
 SELECTIVE_KINDS = ("attention", "ops")
+#: Head dimension a fused attention kernel's efficiencies are quoted at (``KernelSpec``):
+#: its head-dimension tables hold 1.0 here.
+ATTENTION_REF_HEAD_DIM = 128
 
 #: Link families of the core database (on-package memory); every other family is declared
 #: by the interconnect plugin that owns it (``register_interconnects``), and the catalog
@@ -208,6 +211,14 @@ class KernelSpec:
     half_seq: float = 0.0
     """Sequence length at which the kernel reaches half its long-sequence throughput
     (``eff(s) = eff * s / (s + half_seq)``, fitted to the source's sequence sweep) [tokens]."""
+    fwd_head_dim_scale: dict[int, float] = field(default_factory=dict)
+    """Forward throughput by query/key head dimension relative to ``fwd_efficiency`` (quoted
+    at ``ATTENTION_REF_HEAD_DIM``, which the table holds at 1.0), each entry read off the
+    source at long sequences: ``{64: 0.716, 128: 1.0, 256: 0.94}``. Between listed head
+    dimensions it is interpolated on log2(head dim); beyond them the nearest entry holds.
+    Empty: 1.0 at every head dimension (no published figure)."""
+    bwd_head_dim_scale: dict[int, float] = field(default_factory=dict)
+    """The same for the backward kernel and ``bwd_efficiency``."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

@@ -18,10 +18,13 @@ from fabricui.engine.training.device import (
 from fabricui.engine.training.kernels import (
     flash_attention_times_s,
     gemm_time_s,
+    head_dim_scale,
     linear_times_s,
     memory_time_s,
     quantization,
 )
+from fabricui.engine.training.layer import layer_cost
+from fabricui.engine.training.shape import geometry
 from fabricui.errors import EngineError
 
 #: A round device: 100 TFLOP/s peak at 0.5 efficiency, 4 SMs, 1 TB/s, 10 us per GEMM.
@@ -99,6 +102,75 @@ def test_memory_and_flash_attention_by_hand():
     assert float(memory_time_s(TOY, 1e9)) == pytest.approx(1e-3)
     fwd, bwd = flash_attention_times_s(TOY, 1e12)
     assert (float(fwd), float(bwd)) == pytest.approx((0.04, 0.1))
+
+
+#: A head-dimension table with round figures: 0.5 at 64, 1 at 128, 0.75 at 256.
+ROUND_TABLE = ((64.0, 0.5), (128.0, 1.0), (256.0, 0.75))
+
+
+def test_head_dim_scale_by_hand():
+    """Listed head dims give their factor; between them the factor is linear in log2(head
+    dim): 96 is log2(1.5) = 0.585 of the way from 64 to 128, 192 as far from 128 to 256;
+    beyond the table the nearest entry holds; no table is 1 at every head dim."""
+    t = np.log2(1.5)
+    assert float(head_dim_scale(ROUND_TABLE, 64)) == pytest.approx(0.5)
+    assert float(head_dim_scale(ROUND_TABLE, 128)) == pytest.approx(1.0)
+    assert float(head_dim_scale(ROUND_TABLE, 96)) == pytest.approx(0.5 + t * 0.5)
+    assert float(head_dim_scale(ROUND_TABLE, 192)) == pytest.approx(1.0 - t * 0.25)
+    assert float(head_dim_scale(ROUND_TABLE, 32)) == pytest.approx(0.5)
+    assert float(head_dim_scale(ROUND_TABLE, 512)) == pytest.approx(0.75)
+    assert float(head_dim_scale((), 64)) == 1.0
+
+
+def test_head_dim_scale_arrays_empty_and_nan():
+    """Arrays broadcast, an empty array stays empty, NaN stays NaN (with a table or not)."""
+    got = head_dim_scale(ROUND_TABLE, np.array([64.0, 128.0, 256.0]))
+    np.testing.assert_allclose(got, [0.5, 1.0, 0.75])
+    assert head_dim_scale(ROUND_TABLE, np.array([])).shape == (0,)
+    assert np.isnan(head_dim_scale(ROUND_TABLE, np.nan))
+    assert np.isnan(head_dim_scale((), np.nan))
+
+
+def test_flash_attention_runs_each_direction_at_its_head_dim_factor():
+    """At head dim 64 with forward 0.5 and backward 0.8 of the 128 rate: the 1e12-FLOP
+    attention of the round device takes 0.04 / 0.5 = 80 ms forward and 0.1 / 0.8 = 125 ms
+    backward; at 128 (the default) it takes 40 and 100 ms as before."""
+    dev = dataclasses.replace(
+        TOY,
+        attention_fwd_head_dim_scale=((64.0, 0.5), (128.0, 1.0)),
+        attention_bwd_head_dim_scale=((64.0, 0.8), (128.0, 1.0)),
+    )
+    fwd, bwd = flash_attention_times_s(dev, 1e12, head_dim=64)
+    assert (float(fwd), float(bwd)) == pytest.approx((0.08, 0.125))
+    fwd, bwd = flash_attention_times_s(dev, 1e12)
+    assert (float(fwd), float(bwd)) == pytest.approx((0.04, 0.1))
+
+
+def test_gpu_record_attention_has_no_head_dim_tables(catalog):
+    """A GPU without a kernel record (its one attention_efficiency, quoted at head dim 128)
+    runs every head dim at that figure."""
+    device, _ = make_device(catalog.gpus["a100-sxm4-80gb"], "bf16")
+    assert device.attention_fwd_head_dim_scale == device.attention_bwd_head_dim_scale == ()
+    at_64 = flash_attention_times_s(device, 1e15, 8192.0, 64)
+    at_128 = flash_attention_times_s(device, 1e15, 8192.0, 128)
+    np.testing.assert_allclose(at_64, at_128)
+
+
+def test_latent_attention_runs_at_its_score_head_dim(catalog):
+    """DeepSeek-V3's attention core (192-wide scores, 128-wide values) runs at the kernel's
+    factor for 192: with 1 at 128 and 0.5 at 256 that is 1 - log2(1.5) / 2 of the 128 rate,
+    forward and backward alike here."""
+    geo = geometry(catalog.models["deepseek-v3"])
+    assert (geo.qk_head_dim, geo.v_head_dim) == (192, 128)
+    table = ((128.0, 1.0), (256.0, 0.5))
+    scaled = dataclasses.replace(
+        TOY, attention_fwd_head_dim_scale=table, attention_bwd_head_dim_scale=table
+    )
+    plain = layer_cost(TOY, geo, 1, 1, 1, 1, 4096, 0)
+    slow = layer_cost(scaled, geo, 1, 1, 1, 1, 4096, 0)
+    factor = 1.0 - np.log2(1.5) / 2
+    assert float(slow.attn_fwd_s) == pytest.approx(float(plain.attn_fwd_s) / factor)
+    assert float(slow.attn_bwd_s) == pytest.approx(float(plain.attn_bwd_s) / factor)
 
 
 def test_device_reads_hwdb_figures(catalog):

@@ -51,6 +51,8 @@ LOW_PRECISION_PEAKS = {
 }
 #: Parts a refusal names at most.
 NAMED_PARTS_MAX = 16
+#: A kernel's head-dimension table as the device keeps it: (head dim, factor), increasing.
+HeadDimTable = tuple[tuple[float, float], ...]
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,12 @@ class Device:
     attention_half_seq: float = 0.0
     """Sequence length at which the attention kernel runs at half its long-sequence rate
     [tokens]; 0: no dependence on the sequence."""
+    attention_fwd_head_dim_scale: HeadDimTable = ()
+    """The forward attention kernel's throughput by query/key head dimension relative to
+    head dim 128 (``KernelSpec.fwd_head_dim_scale``): (head dim, factor) pairs, head dims
+    increasing; empty: the same at every head dimension."""
+    attention_bwd_head_dim_scale: HeadDimTable = ()
+    """The same for the backward kernel."""
     clock_scale: float = 1.0
     """Compute-bound throughput relative to the microbenchmark figures: the GPU's
     sustained efficiency through a training step, times the clock a lower power cap
@@ -167,6 +175,7 @@ def make_device(
                 f"{DEFAULT_FP8_GEMM_RATIO:g} of its 16-bit one (H100's ratio)"
             )
     attention_fwd, attention_bwd, half_seq = _attention(gpu, kernel, notes)
+    fwd_dims, bwd_dims = _head_dim_tables(kernel)
     if power_W is not None and not power_W > 0:
         raise EngineError(f"power cap must be a positive number of watts (got {power_W})")
     scale = power_clock_scale(gpu.power_W, power_W)
@@ -193,6 +202,8 @@ def make_device(
         attention_efficiency=attention_fwd,
         attention_bwd_efficiency=attention_bwd,
         attention_half_seq=half_seq,
+        attention_fwd_head_dim_scale=fwd_dims,
+        attention_bwd_head_dim_scale=bwd_dims,
         hbm_Bps=gpu.hbm_bw_GBps * 1e9 * figures["hbm_efficiency"],
         memory_bytes=gpu.memory_GB * 1e9,
         gemm_input_bytes=1.0 if precision == "fp8" else 2.0,
@@ -270,3 +281,16 @@ def _attention(
             f"{DEFAULT_ATTENTION_EFFICIENCY:g}"
         )
     return float(value), None, 0.0
+
+
+def _head_dim_tables(kernel: KernelSpec | None) -> tuple[HeadDimTable, HeadDimTable]:
+    """(forward, backward) head-dimension tables of the attention kernel; none for a GPU
+    record's one figure (quoted at head dim 128 alone)."""
+    if kernel is None:
+        return (), ()
+    return _pairs(kernel.fwd_head_dim_scale), _pairs(kernel.bwd_head_dim_scale)
+
+
+def _pairs(table: dict[int, float]) -> HeadDimTable:
+    """A head-dimension table's entries, head dims increasing."""
+    return tuple((float(d), float(f)) for d, f in sorted(table.items()))

@@ -13,10 +13,13 @@ device's fixed overhead.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Union
 
 import numpy as np
 import numpy.typing as npt
+
+from fabricui.model.records import ATTENTION_REF_HEAD_DIM
 
 if TYPE_CHECKING:
     from fabricui.engine.training.device import Device
@@ -133,21 +136,53 @@ def memory_time_s(device: Device, size_bytes: Number) -> FloatArray:
     return np.asarray(size_bytes, dtype=np.float64) / device.hbm_Bps
 
 
+def head_dim_scale(table: Sequence[tuple[float, float]], head_dim: Number) -> FloatArray:
+    """Attention throughput at ``head_dim`` relative to the head dim its efficiency is
+    quoted at, from a kernel's ``(head dim, factor)`` table.
+
+    Between listed head dims the factor is interpolated linearly in ``log2(head dim)``;
+    below the smallest and above the largest the nearest entry holds (a kernel is not
+    assumed to keep speeding up or slowing down past what its source measured). An empty
+    table (no published figure) gives 1.
+
+    Args:
+        table: ``(head dim, factor)`` pairs, head dims increasing.
+        head_dim: Query/key head dimension(s) [elements]; NaN gives NaN.
+
+    Returns:
+        The factor, broadcast over ``head_dim``.
+    """
+    d = np.asarray(head_dim, dtype=np.float64)
+    if not table:
+        return np.where(np.isnan(d), np.nan, 1.0)
+    dims = np.log2([float(k) for k, _ in table])
+    factors = np.array([float(v) for _, v in table])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = np.log2(d)
+    return np.asarray(np.interp(x, dims, factors), dtype=np.float64)
+
+
 def flash_attention_times_s(
-    device: Device, flops_forward: Number, seq_len: Number = 0.0
+    device: Device,
+    flops_forward: Number,
+    seq_len: Number = 0.0,
+    head_dim: Number = float(ATTENTION_REF_HEAD_DIM),
 ) -> tuple[FloatArray, FloatArray]:
     """Forward and backward time of a fused attention kernel [s].
 
     Backward does 2.5x the forward's FLOPs (the score matrix is recomputed, FlashAttention
     paper). Each direction runs at its kernel's efficiency, measured at ``ATTENTION_REF_SEQ``
-    tokens and scaled to other lengths by ``s / (s + half_seq)`` (the kernel's tiles of
-    queries and keys fill the GPU only on long sequences), times the power cap's clock
-    scale.
+    tokens and head dim 128, scaled to other lengths by ``s / (s + half_seq)`` (the
+    kernel's tiles of queries and keys fill the GPU only on long sequences) and to other
+    head dims by the kernel's table for that direction (``head_dim_scale``), times the
+    power cap's clock scale.
 
     Args:
         device: The device.
         flops_forward: Forward FLOPs of the attention core (score and value products).
         seq_len: Query tokens per sequence on this GPU (0: the long-sequence rate).
+        head_dim: Query/key head dimension [elements] (the score product's width; with
+            multi-head latent attention wider than the values').
     """
     s = np.asarray(seq_len, dtype=np.float64)
     half = device.attention_half_seq
@@ -155,6 +190,8 @@ def flash_attention_times_s(
     fill = np.where(s > 0, s / np.maximum(s + half, 1.0) / ref, 1.0)
     rate = device.half_flops * device.clock_scale * fill
     flops = np.asarray(flops_forward, dtype=np.float64)
-    forward = flops / (rate * device.attention_efficiency)
-    backward = 2.5 * flops / (rate * device.bwd_attention_efficiency)
+    fwd_scale = head_dim_scale(device.attention_fwd_head_dim_scale, head_dim)
+    bwd_scale = head_dim_scale(device.attention_bwd_head_dim_scale, head_dim)
+    forward = flops / (rate * device.attention_efficiency * fwd_scale)
+    backward = 2.5 * flops / (rate * device.bwd_attention_efficiency * bwd_scale)
     return forward, backward

@@ -278,8 +278,9 @@ def layer_cost(
     local experts as one grouped GEMM of ``imbalance * T k ep / E`` tokens each (the most
     loaded GPU; 1: balanced routing) and the shared experts. Attention core:
     ``4 b (a / t) s_q s_kv d`` FLOPs with ``s_q = s / cp``; fused kernels skip the masked
-    half (``s_kv = s / 2``, or the window) at the kernel's efficiency for ``s_q``, the
-    unfused path computes the whole ``s x s`` score matrix and moves it through HBM for
+    half (``s_kv = s / 2``, or the window) at the kernel's efficiency for ``s_q`` and the
+    query/key head dim (``kernels.head_dim_scale``); the unfused path computes the whole
+    ``s x s`` score matrix and moves it through HBM for
     softmax and dropout. Memory-bound passes: ``PASS_BYTES`` per token for norms and
     residual adds (on ``T / t`` tokens with sequence parallelism, on all ``T`` without),
     rotary embeddings, the activation, dropout masks (2h), for MoE the activation of every
@@ -677,17 +678,19 @@ def _attention(
     attention: str,
     windowed: bool,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(forward, backward, forward FLOPs) of the attention core."""
+    """(forward, backward, forward FLOPs) of the attention core. A fused kernel runs at its
+    throughput for the query/key head dim (the score product's width: with multi-head
+    latent attention 192 against 128-wide values), which is what its tiles are sized by."""
     heads = b * geo.heads / t
     s_q = s / c
     d = geo.core_head_dim
+    d_qk = float(geo.qk_head_dim or geo.head_dim)
     if attention == "flash":
         s_kv = np.minimum(float(geo.window), s) if windowed and geo.window else s / 2
         flops = 4 * heads * s_q * s_kv * d
-        forward, backward = flash_attention_times_s(device, flops, s_q)
+        forward, backward = flash_attention_times_s(device, flops, s_q, d_qk)
         return forward, backward, flops
     s_kv = np.minimum(float(geo.window), s) if windowed and geo.window else s
-    d_qk = float(geo.qk_head_dim or geo.head_dim)
     d_v = float(geo.v_head_dim or geo.head_dim)
     scores_f, scores_b = linear_times_s(device, s_q, s_kv, d_qk, heads, half=True)
     values_f, values_b = linear_times_s(device, s_q, d_v, s_kv, heads, half=True)
