@@ -146,6 +146,20 @@ def test_flash_attention_runs_each_direction_at_its_head_dim_factor():
     assert (float(fwd), float(bwd)) == pytest.approx((0.04, 0.1))
 
 
+def test_cudnn_on_h100_at_head_dim_64_by_hand(catalog):
+    """gpt-oss's 64-wide heads on H100 with cuDNN: forward at 0.535 x 0.716 and backward at
+    0.524 x 0.834 of the 989.4 TFLOP/s BF16 peak (FlashAttention-3 paper, Figures 5 and 6),
+    times the sustained clock; 1e15 forward FLOPs at 8k tokens."""
+    gpu = catalog.gpus["h100-sxm"]
+    device, _ = make_device(gpu, "bf16", catalog.kernels["cudnn-hopper"])
+    clock = gpu.sustained_efficiency
+    fwd, bwd = flash_attention_times_s(device, 1e15, 8192.0, 64)
+    assert float(fwd) == pytest.approx(1e15 / (989.4e12 * clock * 0.535 * 0.716))
+    assert float(bwd) == pytest.approx(2.5e15 / (989.4e12 * clock * 0.524 * 0.834))
+    fwd_128, _ = flash_attention_times_s(device, 1e15, 8192.0)
+    assert float(fwd_128) == pytest.approx(1e15 / (989.4e12 * clock * 0.535))
+
+
 def test_gpu_record_attention_has_no_head_dim_tables(catalog):
     """A GPU without a kernel record (its one attention_efficiency, quoted at head dim 128)
     runs every head dim at that figure."""
