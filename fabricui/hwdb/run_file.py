@@ -336,6 +336,7 @@ def _model(
     active = _float(doc, (*path, "active_params_B"), shape.get("active_params_B"), optional=True)
     kv_heads = ints.get("kv_heads") or ints["heads"]
     experts = ints.get("experts", 0)
+    same = None if "head_dim" in ints else _same_hwdb_model(catalog, ints, experts)
     model = ModelShape(
         id=str(shape.get("id") or entry_id),
         name=str(shape.get("name") or entry_id),
@@ -353,8 +354,8 @@ def _model(
         active_params_B=active,
         moe_layers=ints.get("moe_layers", 0) if experts else 0,
         head_dim=ints.get("head_dim"),
-        qk_head_dim=ints.get("qk_head_dim"),
-        v_head_dim=ints.get("v_head_dim"),
+        qk_head_dim=ints.get("qk_head_dim", same.qk_head_dim if same else None),
+        v_head_dim=ints.get("v_head_dim", same.v_head_dim if same else None),
         mlp=mlp,
         shared_experts=ints.get("shared_experts", 0) if experts else 0,
         dense_ffn_hidden=ints.get("dense_ffn_hidden"),
@@ -370,6 +371,21 @@ def _model(
     if wrong is not None:
         raise _fail(doc, (*path, wrong[0]), wrong[1])
     return model
+
+
+def _same_hwdb_model(catalog: Catalog, ints: dict[str, int], experts: int) -> ModelShape | None:
+    """The one hwdb model with an inline shape's geometry (layers, hidden, heads, MLP width,
+    experts), whose attention widths (``qk_head_dim``, ``v_head_dim``) the shape takes when
+    it states neither them nor ``head_dim``: a published table prints DeepSeek-V3's hidden
+    size and heads, not MLA's per-head widths, which hidden / heads (56) is not. None when
+    no model or several have that geometry."""
+    geometry = (ints["layers"], ints["hidden"], ints["heads"], ints["ffn_hidden"], experts)
+    found = [
+        model
+        for model in catalog.models.values()
+        if (model.layers, model.hidden, model.heads, model.ffn_hidden, model.experts) == geometry
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _named_expert_bias(catalog: Catalog, shape: dict[str, Any], experts: int) -> bool:
