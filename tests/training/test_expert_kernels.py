@@ -284,3 +284,26 @@ def test_hwdb_model_with_biases_on_a_dense_shape_is_refused(tmp_path):
     )
     with pytest.raises(HwdbError, match=r"models\.yaml:\d+: .*expert_bias: a dense model"):
         load_catalog([*shipped_hwdb_dirs(), tmp_path])
+
+
+def test_mlp_and_moe_recompute_modules_each_on_their_own_layers():
+    """Megatron-Core recomputes ``mlp`` on dense layers only ("if not self.is_moe_layer",
+    transformer_layer.py at d98e8a64dd) and ``moe`` in MoE layers only (moe_layer.py): on
+    an MoE layer ``mlp`` repeats nothing and ``moe`` its experts; on a dense layer the
+    reverse; a mix of both layers weighs each by its share."""
+    from fabricui.engine.training.step import _mix
+
+    moe_layer = moe_cost(MOE, Kernels())
+    dense_layer = layer_cost(ROUND, MOE, 1, 1, 1, 1, 1000, 0, moe=False, kernels=Kernels())
+    assert float(moe_layer.recompute_s("selective", modules=("mlp",))) == 0.0
+    assert float(moe_layer.recompute_s("selective", modules=("moe",))) == pytest.approx(
+        float(moe_layer.mlp_fwd_s)
+    )
+    assert float(dense_layer.recompute_s("selective", modules=("moe",))) == 0.0
+    assert float(dense_layer.recompute_s("selective", modules=("mlp",))) == pytest.approx(
+        float(dense_layer.mlp_fwd_s)
+    )
+    mixed = _mix([(0.25, dense_layer), (0.75, moe_layer)])
+    assert float(mixed.recompute_s("selective", modules=("mlp", "moe"))) == pytest.approx(
+        0.25 * float(dense_layer.mlp_fwd_s) + 0.75 * float(moe_layer.mlp_fwd_s)
+    )

@@ -190,6 +190,12 @@ class LayerCost:
     mlp_fwd_s: FloatArray | float = 0.0
     """The MLP's (dense or routed experts') GEMMs and activation (and the experts' bias
     pass), forward."""
+    dense_mlp_fwd_s: FloatArray | float = 0.0
+    """``mlp_fwd_s`` of a dense layer (0 on an MoE layer): what recompute module ``mlp``
+    repeats."""
+    moe_mlp_fwd_s: FloatArray | float = 0.0
+    """``mlp_fwd_s`` of an MoE layer (0 on a dense layer): what recompute module ``moe``
+    repeats."""
     act_fwd_s: FloatArray | float = 0.0
     """The activation pass of the MLP or the experts, forward."""
     shared_fwd_s: FloatArray | float = 0.0
@@ -218,7 +224,10 @@ class LayerCost:
 
         ``full``: the whole forward. ``selective``: the ``modules`` named (Megatron-Core's
         ``recompute_modules``: ``core_attn``, ``mlp``, ``moe``, ``moe_act``, ``layernorm``,
-        ``shared_experts``), else by ``selective``: the attention core (``attention``,
+        ``shared_experts``; ``mlp`` on dense layers only and ``moe`` on MoE layers only, as
+        ``TransformerLayer`` and ``MoELayer`` read them: Megatron-LM d98e8a64dd
+        ``transformer_layer.py`` "if not self.is_moe_layer", ``moe_layer.py``), else by
+        ``selective``: the attention core (``attention``,
         Korthikanti et al. 2022) or every memory-bound pass and the GEMMs whose outputs
         the policy does not save (``ops``, PyTorch's op-level policy as torchtitan runs
         it: ``ops_gemm_fwd_s``). ``none``: nothing.
@@ -230,8 +239,8 @@ class LayerCost:
         if modules:
             parts = {
                 "core_attn": self.attn_fwd_s,
-                "mlp": self.mlp_fwd_s,
-                "moe": self.mlp_fwd_s,
+                "mlp": self.dense_mlp_fwd_s,
+                "moe": self.moe_mlp_fwd_s,
                 "moe_act": self.act_fwd_s,
                 "layernorm": self.norm_fwd_s,
                 "shared_experts": self.shared_fwd_s,
@@ -362,6 +371,8 @@ def layer_cost(
         flops_fwd=sums.flops + attn_flops,
         norm_fwd_s=memory_time_s(device, norm_bytes),
         mlp_fwd_s=mlp.mlp_f,
+        dense_mlp_fwd_s=0.0 if moe else mlp.mlp_f,
+        moe_mlp_fwd_s=mlp.mlp_f if moe else 0.0,
         act_fwd_s=memory_time_s(device, mlp.act_bytes),
         shared_fwd_s=mlp.shared_f,
         host_s=np.full_like(
