@@ -356,14 +356,27 @@ class CommandLineModal(PromptModal):
         plans this one (what the words build on can change before the run)."""
 
     def _check(self, text: str) -> str | None:
-        """``check``, keeping the layout a ``layout`` line it accepts asks for."""
+        """``check``, keeping the layout a ``layout`` line it accepts asks for: built once,
+        then checked, so the layout checked is the one run (the check runs off the event
+        loop, while what the words build on may change: the strategies view's default
+        layout computed meanwhile)."""
         self.checked_layout = None
-        error = check(self.fabric_app, text)
+        app = self.fabric_app
+        data = app.data
         command, argument, _word = split(text)
-        if error is None and command is not None and command.name == "layout":
-            with contextlib.suppress(FabricError):  # a bad --layout: said when the view takes it
-                self.checked_layout = layout_asked(self.fabric_app, argument)[1]
-        return error
+        if command is None or command.name != "layout" or not argument or data is None:
+            error = check(app, text)
+            if error is None and command is not None and command.name == "layout":
+                with contextlib.suppress(FabricError):  # a bad --layout: said when shown
+                    self.checked_layout = layout_asked(app, argument)[1]
+            return error
+        try:  # as ``_check_layout``, on the layout built here
+            model_id, layout = layout_asked(app, argument)
+            data.check_layout(model_id, layout)
+        except FabricError as exc:
+            return exc.message
+        self.checked_layout = layout
+        return None
 
     def on_mount(self) -> None:
         """Complete as you type (the right arrow or tab takes the suggestion)."""
