@@ -1,8 +1,9 @@
-"""A modal that takes an nccl-tests output: a file's path, or the output pasted."""
+"""A modal that takes an nccl-tests output: a file's path, or the output pasted; read
+before it closes, off the event loop (``CheckedModal``: a large paste or a slow disk)."""
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -10,16 +11,17 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Input, Label, TextArea
 
-from fabricui.tui.screens.modal import Modal
+from fabricui.tui.screens.checked import Check, CheckedModal
 from fabricui.tui.widgets.key_bar import KeyBar
 
 
-class MeasuredModal(Modal["str | None"]):
+class MeasuredModal(CheckedModal):
     """Open or paste an ``all_reduce_perf`` (any nccl-tests) output.
 
     Enter in the path line opens that file; ctrl+s loads what is pasted below (or the path
     when nothing is). ``check`` returns an error line for input that cannot be read, which
-    keeps the modal open; it dismisses with the path or the pasted text, or None on escape.
+    keeps the modal open (it runs off the event loop); it dismisses with the path or the
+    pasted text, or None on escape (also while it is checked).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -45,12 +47,11 @@ class MeasuredModal(Modal["str | None"]):
     MeasuredModal #measured-paste { height: 1fr; }
     MeasuredModal .measured-help { color: $text-muted; }
     MeasuredModal #measured-error { color: $error; }
+    MeasuredModal #measured-error.-checking { color: $text-muted; }
     """
 
-    def __init__(self, check: Callable[[str], str | None]) -> None:
-        super().__init__()
-        self.check = check
-        """Returns an error line for a path or paste that cannot be read, else None."""
+    def __init__(self, check: Check) -> None:
+        super().__init__(check)
 
     def compose(self) -> ComposeResult:
         """Path line, paste area, hints and the error line; the key bar."""
@@ -68,28 +69,38 @@ class MeasuredModal(Modal["str | None"]):
         enter = [Binding("enter", "", "Open")] if isinstance(self.focused, Input) else []
         return [*enter, Binding("tab", "", "Next")]
 
-    def _submit(self, value: str) -> None:
-        error = self.check(value)
-        if error:
-            self.query_one("#measured-error", Label).update(error)
-            return
-        self.dismiss(value)
+    def show_checking(self, line: str) -> None:
+        """The error line says the output is read."""
+        label = self.query_one("#measured-error", Label)
+        label.update(line)
+        label.add_class("-checking")
+
+    def show_refusal(self, error: str) -> None:
+        """The error line says why it cannot be read."""
+        label = self.query_one("#measured-error", Label)
+        label.remove_class("-checking")
+        label.update(error)
+
+    def _path(self) -> str:
+        return self.query_one(Input).value.strip()
+
+    def _load_value(self) -> str:
+        """What ctrl+s loads: the paste, or the path when nothing is pasted."""
+        pasted = self.query_one(TextArea).text
+        return pasted if pasted.strip() else self._path()
 
     @on(Input.Submitted, "#measured-path")
     def path_submitted(self, event: Input.Submitted) -> None:
         """Open the file named."""
         if event.value.strip():
-            self._submit(event.value.strip())
+            self.submit(event.value.strip(), self._path)
 
     def action_load(self) -> None:
         """Load the pasted output, or the path when nothing is pasted."""
-        pasted = self.query_one(TextArea).text
-        value = pasted if pasted.strip() else self.query_one(Input).value.strip()
+        if self.is_checking:  # a second ctrl+s: the first is still read
+            return
+        value = self._load_value()
         if value:
-            self._submit(value)
+            self.submit(value, self._load_value)
         else:
-            self.query_one("#measured-error", Label).update("give a path or paste an output")
-
-    def action_cancel(self) -> None:
-        """Close without a change."""
-        self.dismiss(None)
+            self.show_refusal("give a path or paste an output")

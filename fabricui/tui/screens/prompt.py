@@ -1,18 +1,19 @@
-"""A one-line question in a modal: a GPU id, a size, a layout; checked before it closes."""
+"""A one-line question in a modal: a GPU id, a size, a layout; checked before it closes
+(off the event loop: ``CheckedModal``)."""
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.validation import ValidationResult, Validator
+from textual.validation import Validator
 from textual.widgets import Input, Label
 
 from fabricui.tui.glyphs import glyphs
-from fabricui.tui.screens.modal import Modal
+from fabricui.tui.screens.checked import Check, CheckedModal
 from fabricui.tui.widgets.key_bar import KeyBar
 
 #: Characters of an error the prompt shows whole (four lines of the dialog).
@@ -30,26 +31,12 @@ def middle_cut(text: str, limit: int = ERROR_CHARS) -> str:
     return text[:keep] + cut + text[-keep:]
 
 
-class CheckValidator(Validator):
-    """A Textual validator from a check function: ``check(text)`` returns an error line
-    for bad input, or None (the engine's own one-line messages become the failure text)."""
+class PromptModal(CheckedModal):
+    """Ask for one value, validated when submitted (Textual validators: ``validators``,
+    then ``check`` returning an error line, run off the event loop); a failure keeps the
+    modal open with the text typed and says why.
 
-    def __init__(self, check: Callable[[str], str | None]) -> None:
-        super().__init__()
-        self.check = check
-        """Returns an error line for bad input, else None."""
-
-    def validate(self, value: str) -> ValidationResult:
-        """Valid when ``check`` finds nothing wrong."""
-        error = self.check(value.strip())
-        return self.failure(error) if error else self.success()
-
-
-class PromptModal(Modal["str | None"]):
-    """Ask for one value, validated when submitted (Textual validators: ``validators``, or
-    ``check`` returning an error line); a failure keeps the modal open and says why.
-
-    Dismisses with the text typed, or None on escape.
+    Dismisses with the text typed, or None on escape (also while it is checked).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -66,6 +53,7 @@ class PromptModal(Modal["str | None"]):
     PromptModal Label { width: 100%; }
     PromptModal #prompt-help { color: $text-muted; }
     PromptModal #prompt-error { color: $error; }
+    PromptModal #prompt-error.-checking { color: $text-muted; }
     """
 
     def __init__(
@@ -73,18 +61,18 @@ class PromptModal(Modal["str | None"]):
         title: str,
         value: str = "",
         help_text: str = "",
-        check: Callable[[str], str | None] | None = None,
+        check: Check | None = None,
         validators: list[Validator] | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(check)
         self.title_text = title
         """Question shown above the input."""
         self.value = value
         """Initial text."""
         self.help_text = help_text
         """Hint under the input."""
-        self.validators = list(validators or []) + ([CheckValidator(check)] if check else [])
-        """What the value must pass before the modal closes."""
+        self.validators = list(validators or [])
+        """What the value must pass before ``check`` is asked."""
 
     def compose(self) -> ComposeResult:
         """Title, input, hint and the error line; the key bar."""
@@ -108,13 +96,28 @@ class PromptModal(Modal["str | None"]):
     @on(Input.Submitted)
     def submitted(self, event: Input.Submitted) -> None:
         """Check the value; close with it, or show why not."""
+        if self.is_checking:  # a second enter: the first is still checked
+            return
         result = event.validation_result
         if result is not None and not result.is_valid:
-            said = "; ".join(result.failure_descriptions)
-            self.query_one("#prompt-error", Label).update(middle_cut(said))
+            self.show_refusal("; ".join(result.failure_descriptions))
             return
-        self.dismiss(event.value.strip())
+        field = event.input
+        self.submit(event.value.strip(), lambda: field.value.strip())
 
-    def action_cancel(self) -> None:
-        """Close without a value."""
-        self.dismiss(None)
+    def show_checking(self, line: str) -> None:
+        """The error line says the check runs."""
+        label = self.query_one("#prompt-error", Label)
+        label.update(line)
+        label.add_class("-checking")
+
+    def show_refusal(self, error: str) -> None:
+        """The error line says why (its middle cut when long); the field is marked invalid,
+        as a Textual validator marks it."""
+        label = self.query_one("#prompt-error", Label)
+        label.remove_class("-checking")
+        label.update(middle_cut(error))
+        if error:
+            field = self.query_one("#prompt-input", Input)
+            field.set_class(True, "-invalid")
+            field.set_class(False, "-valid")
