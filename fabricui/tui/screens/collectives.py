@@ -118,13 +118,22 @@ def check_nccl(text: str) -> str | None:
     return None
 
 
-def check_measured(value: str, catalog: Catalog | None = None) -> str | None:
+def check_measured(
+    value: str,
+    catalog: Catalog | None = None,
+    op: str | None = None,
+    read: dict[str, ResultRun] | None = None,
+) -> str | None:
     """Error line for a measured output (path or paste) that cannot be read, or a
-    measurements entry naming hardware ``catalog`` does not hold, else None."""
+    measurements entry naming hardware ``catalog`` does not hold, else None. The run of
+    ``op`` is preferred (``measured_run``); ``read`` keeps the run read, by ``value``: the
+    view shows it without reading the file or the paste again."""
     from fabricui.services.collective import measured_run
 
     try:
-        measured_run(value, catalog=catalog)
+        run = measured_run(value, op, catalog=catalog)
+        if read is not None:
+            read[value] = run
     except FabricError as exc:
         return exc.message
     except OSError as exc:
@@ -864,14 +873,20 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
             self._request_predict()
             return
 
+        catalog = self.fabric_app.catalog  # a misspelt gpu id refused, as calibrate does
+        op = self.op
+        read: dict[str, ResultRun] = {}  # the run the check read (off the event loop)
+
         def done(value: str | None) -> None:
             if value:
-                self._read_measured(value)
+                self._read_measured(value, read.get(value))
                 if self.data is not None:
                     self._group_like_measured(self.data)
 
-        catalog = self.fabric_app.catalog  # a misspelt gpu id refused, as calibrate does
-        self.app.push_screen(MeasuredModal(lambda value: check_measured(value, catalog)), done)
+        def check(value: str) -> str | None:
+            return check_measured(value, catalog, op, read)
+
+        self.app.push_screen(MeasuredModal(check), done)
 
     def _group_like_measured(self, data: LoadedFabric, say: bool = True) -> None:
         """Compare like with like: when the measured run has another rank count than the
@@ -894,15 +909,16 @@ class CollectivesScreen(SortedFilteredTable, ViewScreen):
                     title="measured",
                 )
 
-    def _read_measured(self, value: str) -> None:
+    def _read_measured(self, value: str, run: ResultRun | None = None) -> None:
         """Show the measured run of ``value`` (a path or a pasted output) beside the
         prediction, switching to the run's own operation (the one on screen only for an
         output that names none); one that cannot be read is said in one line and none is
-        shown."""
+        shown. ``run``: the run of ``value`` read already (by the ``m`` dialog's check)."""
         from fabricui.services.collective import measured_run
 
         try:
-            run = measured_run(value, self.op, catalog=self.fabric_app.catalog)
+            if run is None:
+                run = measured_run(value, self.op, catalog=self.fabric_app.catalog)
         except FabricError as exc:
             self.measured, self.measured_name, self.measured_value = None, "", ""
             self.app.notify(exc.message, title="measured", severity="error")
