@@ -58,9 +58,19 @@ DP_ALIASES = {"zero3": "fsdp", "none": "ddp"}
 #: Activation recomputation modes.
 RECOMPUTE_MODES = ("none", "selective", "full")
 #: Megatron-Core's recompute modules (``--recompute-modules``, a run's ``recompute_modules``).
-RECOMPUTE_MODULES = ("core_attn", "mlp", "moe", "moe_act", "layernorm", "shared_experts")
+RECOMPUTE_MODULES = (
+    "core_attn",
+    "mlp",
+    "moe",
+    "moe_act",
+    "layernorm",
+    "shared_experts",
+    "mla_up_proj",
+)
 #: Those of them that exist only in MoE layers (a dense model's MLP is ``mlp``).
 MOE_RECOMPUTE_MODULES = ("moe", "moe_act", "shared_experts")
+#: Those that exist only with multi-head latent attention (a model with ``kv_lora_rank``).
+MLA_RECOMPUTE_MODULES = ("mla_up_proj",)
 #: Precisions of the training model (fp8 / fp4: the GEMMs in FP8 / NVFP4, the rest BF16).
 PRECISIONS = ("bf16", "fp16", "fp8", "fp4")
 #: Attention implementations a framework or a run names: fused kernels with a ``kernels``

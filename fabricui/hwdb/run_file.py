@@ -34,6 +34,7 @@ from fabricui.vocabulary import (
     ATTENTION_CHOICES,
     CUDA_GRAPH_MODES,
     FP8_RECIPES,
+    MLA_RECOMPUTE_MODULES,
     MOE_DISPATCH,
     MOE_RECOMPUTE_MODULES,
     PRECISIONS,
@@ -61,6 +62,8 @@ PROSE_KEYS = (
 )
 #: Keys of an entry.
 ENTRY_KEYS = ("id", "model", "run", "quality", *PROSE_KEYS)
+#: Multi-head latent attention's widths an inline shape may state (``ModelShape``).
+MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_rope_head_dim")
 #: Keys of an inline model shape.
 MODEL_KEYS = (
     "id",
@@ -74,6 +77,9 @@ MODEL_KEYS = (
     "head_dim",
     "qk_head_dim",
     "v_head_dim",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
     "ffn_hidden",
     "mlp",
     "experts",
@@ -316,6 +322,7 @@ def _model(
         "head_dim",
         "qk_head_dim",
         "v_head_dim",
+        *MLA_KEYS,
         "experts",
         "experts_per_token",
         "moe_layers",
@@ -337,6 +344,7 @@ def _model(
     kv_heads = ints.get("kv_heads") or ints["heads"]
     experts = ints.get("experts", 0)
     same = None if "head_dim" in ints else _same_hwdb_model(catalog, ints, experts)
+    mla = _mla_widths(ints, same)
     model = ModelShape(
         id=str(shape.get("id") or entry_id),
         name=str(shape.get("name") or entry_id),
@@ -356,6 +364,9 @@ def _model(
         head_dim=ints.get("head_dim"),
         qk_head_dim=ints.get("qk_head_dim", same.qk_head_dim if same else None),
         v_head_dim=ints.get("v_head_dim", same.v_head_dim if same else None),
+        q_lora_rank=mla["q_lora_rank"],
+        kv_lora_rank=mla["kv_lora_rank"],
+        qk_rope_head_dim=mla["qk_rope_head_dim"],
         mlp=mlp,
         shared_experts=ints.get("shared_experts", 0) if experts else 0,
         dense_ffn_hidden=ints.get("dense_ffn_hidden"),
@@ -375,10 +386,10 @@ def _model(
 
 def _same_hwdb_model(catalog: Catalog, ints: dict[str, int], experts: int) -> ModelShape | None:
     """The one hwdb model with an inline shape's geometry (layers, hidden, heads, MLP width,
-    experts), whose attention widths (``qk_head_dim``, ``v_head_dim``) the shape takes when
-    it states neither them nor ``head_dim``: a published table prints DeepSeek-V3's hidden
-    size and heads, not MLA's per-head widths, which hidden / heads (56) is not. None when
-    no model or several have that geometry."""
+    experts), whose attention widths (``qk_head_dim``, ``v_head_dim``, MLA's latent widths)
+    the shape takes when it states neither them nor ``head_dim``: a published table prints
+    DeepSeek-V3's hidden size and heads, not MLA's per-head widths, which hidden / heads
+    (56) is not. None when no model or several have that geometry."""
     geometry = (ints["layers"], ints["hidden"], ints["heads"], ints["ffn_hidden"], experts)
     found = [
         model
@@ -386,6 +397,15 @@ def _same_hwdb_model(catalog: Catalog, ints: dict[str, int], experts: int) -> Mo
         if (model.layers, model.hidden, model.heads, model.ffn_hidden, model.experts) == geometry
     ]
     return found[0] if len(found) == 1 else None
+
+
+def _mla_widths(ints: dict[str, int], same: ModelShape | None) -> dict[str, int | None]:
+    """MLA's latent widths (``MLA_KEYS``) of an inline shape: all as it states them when it
+    states any, else the hwdb model's of its geometry (``_same_hwdb_model``): a published
+    table prints neither."""
+    if any(key in ints for key in MLA_KEYS) or same is None:
+        return {key: ints.get(key) for key in MLA_KEYS}
+    return {key: getattr(same, key) for key in MLA_KEYS}
 
 
 def _named_expert_bias(catalog: Catalog, shape: dict[str, Any], experts: int) -> bool:
@@ -583,6 +603,13 @@ def _check_degrees(doc: YamlDocument, path: KeyPath, run: RunSpec, model: ModelS
             doc,
             (*path, "recompute_modules"),
             f"{moe_only[0]}: {model.id} is dense (no MoE layers); its MLP is recomputed by 'mlp'",
+        )
+    mla_only = [m for m in run.recompute_modules or () if m in MLA_RECOMPUTE_MODULES]
+    if mla_only and not model.kv_lora_rank:
+        raise _fail(
+            doc,
+            (*path, "recompute_modules"),
+            f"{mla_only[0]}: {model.id} has no multi-head latent attention (no kv_lora_rank)",
         )
     micro = run.micro_batch or 1
     microbatches = run.global_batch // (run.dp * micro)

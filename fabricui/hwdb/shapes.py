@@ -25,6 +25,9 @@ COUNT_KEYS = (
     "head_dim",
     "qk_head_dim",
     "v_head_dim",
+    "q_lora_rank",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
     "shared_experts",
     "dense_ffn_hidden",
     "sliding_window",
@@ -36,7 +39,8 @@ def shape_problem(model: ModelShape) -> tuple[str, str] | None:
     """The first key of ``model`` that cannot be and why, or None: a count beyond any
     model, heads that do not split the hidden width (without ``head_dim``), key/value heads
     that do not divide the heads, more routed experts per token than experts (or none on an
-    MoE model), expert biases on a dense model, more MoE or windowed layers than layers.
+    MoE model), expert biases on a dense model, more MoE or windowed layers than layers,
+    latent-attention widths without ``kv_lora_rank`` or a rotary part as wide as the head.
 
     Args:
         model: The shape as read.
@@ -63,4 +67,18 @@ def shape_problem(model: ModelShape) -> tuple[str, str] | None:
         return "moe_layers", f"more than the {model.layers} layers"
     if model.window_layers > model.layers:
         return "window_layers", f"more than the {model.layers} layers"
+    return _mla_problem(model)
+
+
+def _mla_problem(model: ModelShape) -> tuple[str, str] | None:
+    """A query latent or a rotary key width without the key/value latent that makes the
+    attention MLA, or a rotary part as wide as the query/key head it is part of."""
+    if not model.kv_lora_rank:
+        for key in ("q_lora_rank", "qk_rope_head_dim"):
+            if getattr(model, key):
+                return key, "multi-head latent attention needs kv_lora_rank"
+        return None
+    qk = model.qk_head_dim or model.head_dim or model.hidden // max(1, model.heads)
+    if (model.qk_rope_head_dim or 0) >= qk:
+        return "qk_rope_head_dim", f"not below the query/key head width {qk}"
     return None

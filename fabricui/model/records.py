@@ -447,6 +447,16 @@ class ModelShape:
     v_head_dim: int | None = None
     """Width of a value head in the attention core, where it differs (MLA: 128); None:
     ``head_dim``."""
+    q_lora_rank: int | None = None
+    """Width of multi-head latent attention's query latent (DeepSeek-V3: 1536): queries are
+    projected down to it, normed, and up to the heads; None: queries projected directly
+    (with ``kv_lora_rank``) or no MLA."""
+    kv_lora_rank: int | None = None
+    """Width of multi-head latent attention's key/value latent (DeepSeek-V3: 512); None: the
+    attention is not MLA and its projections are ordinary QKV."""
+    qk_rope_head_dim: int | None = None
+    """Rotary part of MLA's query/key head (DeepSeek-V3: 64 of ``qk_head_dim`` 192), its key
+    shared by all heads and projected down with the key/value latent; None: 0."""
     mlp: str = ""
     """MLP kind: ``swiglu`` (gated, three matrices) or ``gelu`` (two); empty: read off
     ``params_B`` (whichever makes the shape add up)."""

@@ -23,6 +23,7 @@ from fabricui.vocabulary import (
     DP_ALIASES,
     DP_STRATEGIES,
     FP8_RECIPES,
+    MLA_RECOMPUTE_MODULES,
     MOE_RECOMPUTE_MODULES,
 )
 
@@ -500,7 +501,8 @@ def mx_recipe_problem(
 
 
 def check_recompute_modules(model: ModelShape, modules: Sequence[str]) -> None:
-    """Refuse a recompute module of MoE layers on a dense model (its MLP is ``mlp``).
+    """Refuse a recompute module of MoE layers on a dense model (its MLP is ``mlp``), or
+    of multi-head latent attention on a model without it.
 
     Raises:
         ConfigError: Naming the module and the model.
@@ -510,6 +512,12 @@ def check_recompute_modules(model: ModelShape, modules: Sequence[str]) -> None:
         raise ConfigError(
             f"recompute module {moe[0]}: {model.id} is dense (no MoE layers); its MLP is "
             "recomputed by 'mlp'"
+        )
+    mla = [name for name in modules if name in MLA_RECOMPUTE_MODULES]
+    if mla and not model.kv_lora_rank:
+        raise ConfigError(
+            f"recompute module {mla[0]}: {model.id} has no multi-head latent attention "
+            "(no kv_lora_rank)"
         )
 
 

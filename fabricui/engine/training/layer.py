@@ -206,6 +206,10 @@ class LayerCost:
     ops_gemm_fwd_s: FloatArray | float = 0.0
     """The share of ``gemm_fwd_s`` PyTorch's op-level selective checkpointing recomputes
     (``ops_recomputed_gemm_s``)."""
+    mla_up_fwd_s: FloatArray | float = 0.0
+    """MLA's query and key/value up projections with the latent norms fused into them and
+    the rotary pass, forward: what recompute module ``mla_up_proj`` repeats (0 without
+    MLA)."""
 
     @property
     def fwd_s(self) -> FloatArray:
@@ -224,8 +228,8 @@ class LayerCost:
 
         ``full``: the whole forward. ``selective``: the ``modules`` named (Megatron-Core's
         ``recompute_modules``: ``core_attn``, ``mlp``, ``moe``, ``moe_act``, ``layernorm``,
-        ``shared_experts``; ``mlp`` on dense layers only and ``moe`` on MoE layers only, as
-        ``TransformerLayer`` and ``MoELayer`` read them: Megatron-LM d98e8a64dd
+        ``shared_experts``, ``mla_up_proj``; ``mlp`` on dense layers only and ``moe`` on MoE
+        layers only, as ``TransformerLayer`` and ``MoELayer`` read them: Megatron-LM d98e8a64dd
         ``transformer_layer.py`` "if not self.is_moe_layer", ``moe_layer.py``), else by
         ``selective``: the attention core (``attention``,
         Korthikanti et al. 2022) or every memory-bound pass and the GEMMs whose outputs
@@ -244,6 +248,7 @@ class LayerCost:
                 "moe_act": self.act_fwd_s,
                 "layernorm": self.norm_fwd_s,
                 "shared_experts": self.shared_fwd_s,
+                "mla_up_proj": self.mla_up_fwd_s,
             }
             total = np.zeros_like(self.fwd_s)
             for name in modules:
@@ -255,7 +260,19 @@ class LayerCost:
 
 
 #: Megatron-Core's ``recompute_modules`` the layer model prices (``LayerCost.recompute_s``).
-RECOMPUTE_MODULES = ("core_attn", "mlp", "moe", "moe_act", "layernorm", "shared_experts")
+#: ``mla_up_proj`` recomputes "the MLA up projection and RoPE applying parts"
+#: (Megatron-LM d98e8a64dd ``transformer_config.py``; ``multi_latent_attention.py`` wraps
+#: ``qkv_up_proj_and_rope_apply`` in ``CheckpointWithoutOutput``, and the TE layer spec fuses
+#: the latent norms into ``linear_q_up_proj`` and ``linear_kv_up_proj``).
+RECOMPUTE_MODULES = (
+    "core_attn",
+    "mlp",
+    "moe",
+    "moe_act",
+    "layernorm",
+    "shared_experts",
+    "mla_up_proj",
+)
 
 
 def _arr(x: Number) -> FloatArray:
@@ -282,10 +299,13 @@ def layer_cost(
 
     Linear layers: QKV (``T x h`` by ``h x (q + 2 kv)``; key/value heads replicate when
     there are fewer than ``t``; three GEMMs with ``kernels.separate_projections``),
-    attention output, then the MLP (gated: gate and up ``h x 2f / t``, two GEMMs when
-    separate, down ``f / t x h``) or, in an MoE layer, the router (16-bit), ``E / ep``
-    local experts as one grouped GEMM of ``imbalance * T k ep / E`` tokens each (the most
-    loaded GPU; 1: balanced routing) and the shared experts. Attention core:
+    attention output (with multi-head latent attention MLA's down, up and output
+    projections instead, ``_mla_projections``, with its latent norms and its rotary pass
+    over its widths, ``_mla_rotary_width``), then the MLP (gated: gate and up
+    ``h x 2f / t``, two GEMMs when separate, down ``f / t x h``) or, in an MoE layer, the
+    router (16-bit), ``E / ep`` local experts as one grouped GEMM of
+    ``imbalance * T k ep / E`` tokens each (the most loaded GPU; 1: balanced routing) and
+    the shared experts. Attention core:
     ``4 b (a / t) s_q s_kv d`` FLOPs with ``s_q = s / cp``; fused kernels skip the masked
     half (``s_kv = s / 2``, or the window) at the kernel's efficiency for ``s_q`` and the
     query/key head dim (``kernels.head_dim_scale``); the unfused path computes the whole
@@ -336,12 +356,22 @@ def layer_cost(
         split=np.where(sp, t, 1.0),
         cast_split=np.where(sp & (kernels.fp8_recipe not in GATHERED_CAST_RECIPES), t, 1.0),
         hidden=float(geo.hidden),
-        q=geo.q_dim / t,
+        q=geo.out_width / t,
         kv=np.maximum(geo.kv_heads / t, 1.0) * d,
     )
     pb = PASS_BYTES[kernels.passes]
     act = pb["gated"] if geo.gated else pb["plain"]
-    sums = _attention_projections(device, w, kernels.separate_projections)
+    latent_bytes: FloatArray | float
+    if geo.mla:
+        w = dataclasses.replace(w, rotary=_mla_rotary_width(geo) / t)
+        sums, up_f = _mla_projections(device, geo, w)
+        latent_bytes = tokens * pb["norm"] * (geo.q_lora_rank + geo.kv_lora_rank) / w.split
+        rotary_bytes = tokens * pb["rotary"] * w.rotary if geo.rotary else 0.0
+        mla_up_f = up_f + memory_time_s(device, latent_bytes + rotary_bytes)
+    else:
+        w = dataclasses.replace(w, rotary=w.q + w.kv)
+        sums = _attention_projections(device, w, kernels.separate_projections)
+        latent_bytes, mla_up_f = 0.0, _zero(tokens)
     attn_gemm_f = sums.gemm_f
     if moe:
         x = t if etp is None else _arr(etp)
@@ -356,7 +386,9 @@ def layer_cost(
         attn_f = attn_f + memory_time_s(device, merge_f)
         attn_b = attn_b + memory_time_s(device, merge_b)
     norm_bytes = tokens * 2 * pb["norm"] * w.hidden / w.split
-    elem_f, elem_b = _memory_passes(device, geo, w, sums, mlp, norm_bytes, pb, kernels)
+    elem_f, elem_b = _memory_passes(
+        device, geo, w, sums, mlp, norm_bytes + latent_bytes, pb, kernels
+    )
     ops_gemm_f = ops_recomputed_gemm_s(device, geo, w, kernels, moe, sums.gemm_f - attn_gemm_f)
     rescaled = _rescaled_bytes(geo, w, moe, kernels)
     if rescaled is not None:
@@ -379,6 +411,7 @@ def layer_cost(
             np.asarray(tokens, dtype=np.float64), kernels.moe_sync_s if moe else 0.0
         ),
         ops_gemm_fwd_s=ops_gemm_f,
+        mla_up_fwd_s=mla_up_f,
     )
 
 
@@ -452,6 +485,9 @@ class _Widths:
     """Query width on one TP rank."""
     kv: FloatArray
     """Key/value width on one TP rank (heads replicate when fewer than ``t``)."""
+    rotary: FloatArray | float = 0.0
+    """Elements per token the rotary pass reads and writes on one TP rank, in units of
+    ``PASS_BYTES["rotary"]``: ``q + kv``, or MLA's (``_mla_rotary_width``)."""
 
 
 @dataclass(frozen=True)
@@ -506,6 +542,54 @@ def _attention_projections(device: Device, w: _Widths, separate: bool = False) -
         cast_in=2 * h / w.cast_split + w.q,
         cast_grad=w.q + 2 * w.kv + 2 * h / w.cast_split,
     )
+
+
+def _mla_projections(device: Device, geo: Geometry, w: _Widths) -> tuple[_Sums, FloatArray]:
+    """Multi-head latent attention's projections as Megatron-Core runs them (Megatron-LM
+    d98e8a64dd ``multi_latent_attention.py``, TE layer spec), and the up projections'
+    forward time [s]. The down projections, ``h x q_lora`` and ``h x (kv_lora + d_rope)``,
+    are built ``duplicated``: every TP rank holds them whole and runs them on its own
+    tokens (``T / t`` under sequence parallelism, all ``T`` without, each rank repeating
+    them). The up projections, ``q_lora x a d_qk / t`` (``h x a d_qk / t`` without a query
+    latent) and ``kv_lora x a (d_qk - d_rope + d_v) / t``, are column parallel on all ``T``
+    tokens, the output projection ``a d_v / t x h`` row parallel. The ``_Sums`` FP8 casts
+    also count the MLP's input (``h``) and output gradient, as ``_attention_projections``."""
+    t, h, tp = w.tokens, w.hidden, w.tp
+    local = t / w.split
+    q_lora, kv_lora = float(geo.q_lora_rank), float(geo.kv_lora_rank)
+    kv_down = kv_lora + geo.qk_rope_head_dim
+    q_up, kv_up = geo.q_up_width / tp, geo.kv_up_width / tp
+    kvd_f, kvd_b = linear_times_s(device, local, kv_down, h)
+    if q_lora:
+        qd_f, qd_b = linear_times_s(device, local, q_lora, h)
+    else:
+        qd_f, qd_b = _zero(t), _zero(t)
+    q_in = q_lora or h
+    qu_f, qu_b = linear_times_s(device, t, q_up, q_in)
+    kvu_f, kvu_b = linear_times_s(device, t, kv_up, kv_lora)
+    out_f, out_b = linear_times_s(device, t, h, w.q)
+    down_inputs = (2.0 if q_lora else 1.0) * h / w.split
+    sums = _Sums(
+        gemm_f=qd_f + kvd_f + qu_f + kvu_f + out_f,
+        gemm_b=qd_b + kvd_b + qu_b + kvu_b + out_b,
+        flops=2 * local * h * (q_lora + kv_down)
+        + 2 * t * (q_in * q_up + kv_lora * kv_up)
+        + 2 * t * h * w.q,
+        cast_in=h / w.cast_split + down_inputs + (q_in + kv_lora) / w.cast_split + w.q,
+        cast_grad=(q_lora + kv_down) / w.split + q_up + kv_up + 2 * h / w.cast_split,
+    )
+    return sums, qu_f + kvu_f
+
+
+def _mla_rotary_width(geo: Geometry) -> float:
+    """Elements per token MLA's rotary pass moves over all heads, in units of a 16-bit read
+    and write: Megatron-Core's fused MLA RoPE kernels (``fused_apply_mla_rope_for_q`` and
+    ``_for_kv``) read the query up projection's ``a d_qk`` and write the query, and read
+    the key/value up projection's ``a (d_qk - d_rope + d_v)`` and write keys and values,
+    ``a (d_qk + d_v)``."""
+    d_qk = geo.qk_head_dim or geo.head_dim
+    d_v = geo.v_head_dim or geo.head_dim
+    return geo.q_up_width + (geo.kv_up_width + geo.heads * (d_qk + d_v)) / 2
 
 
 def _dense_mlp(
@@ -639,7 +723,7 @@ def _memory_passes(
     way (``EXPERT_BIAS_BYTES``)."""
     tokens, split = w.tokens, w.split
     replicated = 2 * pb["residual"] * w.hidden + (2.0 * w.hidden if geo.dropout else 0.0)
-    rotary = pb["rotary"] * (w.q + w.kv) if geo.rotary else 0.0
+    rotary = pb["rotary"] * w.rotary if geo.rotary else 0.0
     fp8 = FP8_CAST_BYTES[kernels.fp8_recipe] if kernels.fp8_recipe else 0.0
     elem_bytes = (
         norm_bytes + tokens * (replicated / split + rotary + fp8 * sums.cast_in) + mlp.mlp_bytes

@@ -162,13 +162,16 @@ def stage_params(
     embedding on the first stage and the output layer on the last (vocabulary-parallel).
 
     MoE layers hold ``experts / ep`` routed experts split over ``etp`` (default ``tp``) and
-    the shared experts TP-sharded like the dense MLP; a stage's MoE layers are counted in
-    proportion to the model's share of MoE layers.
+    the shared experts TP-sharded like the dense MLP; MLA's down projections are whole on
+    every TP rank; a stage's MoE layers are counted in proportion to the model's share of
+    MoE layers.
     """
     t, n = (np.asarray(x, dtype=np.float64) for x in (tp, layers))
-    dense_layer = (geo.attention_params + geo.dense_mlp_params) / t + 2 * geo.hidden
+    whole = geo.replicated_attention_params
+    attention = (geo.attention_params - whole) / t + whole
+    dense_layer = attention + geo.dense_mlp_params / t + 2 * geo.hidden
     moe_layer = (
-        geo.attention_params / t
+        attention
         + geo.shared_experts * geo.expert_params / t
         + geo.hidden * geo.experts
         + 2 * geo.hidden

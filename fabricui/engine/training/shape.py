@@ -66,6 +66,48 @@ class Geometry:
     """Value width per head in the attention core (0: ``head_dim``)."""
     expert_bias: bool = False
     """The experts' linear layers carry biases (``ModelShape.expert_bias``)."""
+    q_lora_rank: int = 0
+    """MLA's query latent width (0: queries projected directly from ``hidden``)."""
+    kv_lora_rank: int = 0
+    """MLA's key/value latent width (0: not MLA; the projections are ordinary QKV)."""
+    qk_rope_head_dim: int = 0
+    """MLA's rotary part of ``qk_head_dim``, whose key is projected down once for all heads."""
+
+    @property
+    def mla(self) -> bool:
+        """Multi-head latent attention: low-rank projections (``kv_lora_rank`` set)."""
+        return self.kv_lora_rank > 0
+
+    @property
+    def q_up_width(self) -> int:
+        """MLA's query projection output, ``a * d_qk`` (up from the latent, or from ``h``)."""
+        return self.heads * (self.qk_head_dim or self.head_dim)
+
+    @property
+    def kv_up_width(self) -> int:
+        """MLA's key/value up-projection output, ``a * (d_qk - d_rope + d_v)``: each head's
+        key without its rotary part, and its value."""
+        d_qk = self.qk_head_dim or self.head_dim
+        return self.heads * (d_qk - self.qk_rope_head_dim + (self.v_head_dim or self.head_dim))
+
+    @property
+    def down_width(self) -> int:
+        """MLA's down-projection outputs, ``q_lora + kv_lora + d_rope`` (replicated under TP)."""
+        return self.q_lora_rank + self.kv_lora_rank + self.qk_rope_head_dim
+
+    @property
+    def out_width(self) -> int:
+        """Attention output projection's input: ``a * d_v`` for MLA, else ``q_dim``."""
+        return self.heads * (self.v_head_dim or self.head_dim) if self.mla else self.q_dim
+
+    @property
+    def replicated_attention_params(self) -> float:
+        """Attention parameters every TP rank holds whole [count]: MLA's down projections
+        and its latent norms (Megatron-Core builds the down projections ``duplicated``);
+        0 without MLA."""
+        if not self.mla:
+            return 0.0
+        return float(self.hidden * self.down_width + self.q_lora_rank + self.kv_lora_rank)
 
     @property
     def core_head_dim(self) -> float:
@@ -96,8 +138,13 @@ class Geometry:
 
     @property
     def attention_params(self) -> float:
-        """Q, K, V and output projections of one layer [count]."""
-        return float(self.hidden * (2 * self.q_dim + 2 * self.kv_dim))
+        """Q, K, V and output projections of one layer [count]; with MLA its down and up
+        projections (queries from ``h`` without a query latent), latent norms and output."""
+        if not self.mla:
+            return float(self.hidden * (2 * self.q_dim + 2 * self.kv_dim))
+        q_in = self.q_lora_rank or self.hidden
+        sharded = q_in * self.q_up_width + self.kv_lora_rank * self.kv_up_width
+        return float(self.replicated_attention_params + sharded + self.out_width * self.hidden)
 
     @property
     def dense_mlp_params(self) -> float:
@@ -190,6 +237,9 @@ def geometry(model: ModelShape) -> Geometry:
         qk_head_dim=model.qk_head_dim or 0,
         v_head_dim=model.v_head_dim or 0,
         expert_bias=model.expert_bias and model.experts > 0,
+        q_lora_rank=(model.q_lora_rank or 0) if model.kv_lora_rank else 0,
+        kv_lora_rank=model.kv_lora_rank or 0,
+        qk_rope_head_dim=(model.qk_rope_head_dim or 0) if model.kv_lora_rank else 0,
     )
     gated = model.mlp in GATED_MLPS if model.mlp else _gated_by_params(base, model.params_B)
     dropout = model.dropout if model.dropout is not None else not gated
