@@ -12,6 +12,11 @@ nowhere else (``textual`` is pinned exactly; the snapshot and pilot tests cover 
 - ``build_mode``: a mode's screen built and mounted without switching to it.
 - ``press_queued``: keys sent to an app under test as a terminal sends a burst of them (the
   pilot tests type paths and hold arrows without Textual's idle wait after each key).
+- ``press_burst``: keys sent to an app under test as one read of the terminal (a paste,
+  ``tmux send-keys C-u text Enter``): parsed as Textual's driver parses them, all queued
+  before the app handles the first.
+- ``run_own_binding``: a focused widget's own key binding run where the key arrives, not
+  once the key has bubbled up to the app (``OrderedInput``).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ if TYPE_CHECKING:
     from textual.driver import Driver
     from textual.notifications import Notification
     from textual.pilot import Pilot
-    from textual.widget import AwaitMount
+    from textual.widget import AwaitMount, Widget
 
 #: CSS sources whose parsed rules a stylesheet keeps (Textual keeps 64; the explorer's
 #: screens, dialogs and widgets, Textual's own included, are about 45 and grow, and an LRU
@@ -179,6 +184,39 @@ def build_mode(app: App[Any], mode: str) -> AwaitMount:
         An awaitable that waits for the screen and its widgets to be mounted.
     """
     return app._init_mode(mode)
+
+
+async def press_burst(pilot: Pilot[Any], data: str) -> None:
+    """Send ``data`` (``"\x15NCCL_ALGO=nvls\r"``) as a terminal hands over keys typed
+    faster than the app answers: parsed by the xterm parser Textual's Linux driver reads the
+    terminal with, every key posted before the app handles the first; then wait for idle."""
+    from textual._xterm_parser import XTermParser
+
+    parser = XTermParser()
+    for event in [*parser.feed(data), *parser.tick()]:
+        pilot.app.post_message(event)
+    await pilot.pause()
+
+
+async def run_own_binding(widget: Widget, key: str) -> bool:
+    """Run ``widget``'s own (non-priority) binding of ``key``, as the app would once the
+    key reached it, with the user's keymap applied; True if one ran.
+
+    Textual runs a focused widget's bindings only after the key has bubbled from the widget
+    up to the app, behind the keys already queued on the widget: in an ``Input``, the
+    letters of a burst (``ctrl+u`` then text, read from the terminal at once) are typed
+    first and ``ctrl+u`` then deletes them (Textual 8.2.8, ``App._check_bindings`` called
+    from ``App._on_key``; Textualize/textual#6605). The app checks the priority bindings
+    before the key reaches the widget, and the focused widget is the first namespace of
+    its chain, so running them here changes which key runs when, never what it runs.
+    """
+    chain = widget.screen._modal_binding_chain
+    if not chain or chain[0][0] is not widget:
+        return False
+    for binding in chain[0][1].key_to_bindings.get(key, ()):
+        if not binding.priority and await widget.app.run_action(binding.action, widget):
+            return True
+    return False
 
 
 async def press_queued(pilot: Pilot[Any], *keys: str, timeout_s: float = 30.0) -> None:

@@ -15,6 +15,7 @@ from textual.widgets import Input, Label
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.checked import Check, CheckedModal
 from fabricui.tui.widgets.key_bar import KeyBar
+from fabricui.tui.widgets.ordered_input import OrderedInput
 
 #: Characters of an error the prompt shows whole (four lines of the dialog).
 ERROR_CHARS = 224
@@ -78,7 +79,7 @@ class PromptModal(CheckedModal):
         """Title, input, hint and the error line; the key bar."""
         with Vertical():
             yield Label(self.title_text)
-            yield Input(
+            yield OrderedInput(
                 value=self.value,
                 id="prompt-input",
                 select_on_focus=True,
