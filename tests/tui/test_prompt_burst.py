@@ -71,3 +71,20 @@ async def test_bound_keys_run_in_turn_with_the_letters_of_a_burst(app_factory, b
         field = await open_prompt(pilot, ":")
         await press_burst(pilot, burst)
         assert field.value == typed
+
+
+async def test_the_save_dialogs_path_takes_a_burst_in_order(app_factory):
+    """The save dialog's path field (``S``), like the prompts: ``ctrl+u`` then a path read at
+    once leaves the path typed, not an empty field."""
+    from fabricui.tui.screens.save import SaveModal
+
+    app = app_factory()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await pilot.pause()
+        assert isinstance(app.screen, SaveModal)
+        field = app.screen.query_one("#save-path", Input)
+        await press_burst(pilot, "\x15report.md")
+        await settle(pilot)
+        assert field.value == "report.md"

@@ -13,6 +13,7 @@ from textual.widgets import Input, Label, TextArea
 
 from fabricui.tui.screens.checked import Check, CheckedModal
 from fabricui.tui.widgets.key_bar import KeyBar
+from fabricui.tui.widgets.ordered_input import OrderedInput
 
 
 class MeasuredModal(CheckedModal):
@@ -57,7 +58,9 @@ class MeasuredModal(CheckedModal):
         """Path line, paste area, hints and the error line; the key bar."""
         with Vertical():
             yield Label("Measured nccl-tests output (all_reduce_perf ...)")
-            yield Input(placeholder="path of the output file, then enter", id="measured-path")
+            yield OrderedInput(
+                placeholder="path of the output file, then enter", id="measured-path"
+            )
             yield Label("or paste the output below, then ctrl+s:", classes="measured-help")
             yield TextArea(id="measured-paste", soft_wrap=False)
             yield Label("", id="measured-error")

@@ -18,6 +18,7 @@ from fabricui.render.table import text_table
 from fabricui.tui.glyphs import glyphs
 from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.key_bar import KeyBar
+from fabricui.tui.widgets.ordered_input import OrderedInput
 from fabricui.vocabulary import spelling_key
 
 Cells = Union[str, Sequence[str]]
@@ -112,7 +113,9 @@ class PickerModal(Modal["str | None"]):
         """Title, the filter, the list and how many rows it shows; the key bar."""
         with Vertical():
             yield Label(self.title_text)
-            yield Input(placeholder="type to filter (/)", id="picker-filter", select_on_focus=False)
+            yield OrderedInput(
+                placeholder="type to filter (/)", id="picker-filter", select_on_focus=False
+            )
             yield OptionList()
             yield Label("", id="picker-count")
         yield KeyBar()

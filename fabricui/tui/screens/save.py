@@ -21,6 +21,7 @@ from fabricui.tui.screens.confirm import ConfirmModal
 from fabricui.tui.screens.modal import Modal
 from fabricui.tui.widgets.choice_button import ChoiceButton
 from fabricui.tui.widgets.key_bar import KeyBar
+from fabricui.tui.widgets.ordered_input import OrderedInput
 
 #: Formats offered, with what each writes.
 FORMATS = (
@@ -103,7 +104,7 @@ class SaveModal(Modal["tuple[str, Path, bool] | None"]):
             with RadioSet(id="save-format"):
                 for i, (fmt, text) in enumerate(FORMATS):
                     yield ChoiceButton(f"{fmt}: {text}", value=i == 0, id=f"save-{fmt}")
-            yield Input(value=self._default("md"), id="save-path")
+            yield OrderedInput(value=self._default("md"), id="save-path")
             yield Label(f" {glyphs().dot} ".join(KEYS_HINT), id="save-keys")
             yield Label("", id="save-error")
             with Horizontal(id="save-buttons"):

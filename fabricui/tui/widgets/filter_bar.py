@@ -10,6 +10,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Input
 
+from fabricui.tui.widgets.ordered_input import OrderedInput
+
 
 def table_bindings(view: str, shown: bool, header_clicks: bool) -> list[Binding]:
     """``/`` filter, ``>``/``<`` sort by the next/previous column, ``I`` invert: the keys of a
@@ -42,7 +44,7 @@ def row_matches(cells: list[str] | tuple[str, ...], query: str) -> bool:
     return all(word in text for word in query.lower().split())
 
 
-class FilterBar(Input):
+class FilterBar(OrderedInput):
     """The filter line; posts ``FilterBar.Filtered`` with the words typed."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
