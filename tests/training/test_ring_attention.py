@@ -11,7 +11,6 @@ import pytest
 from fabricui_strategies.cp import ContextParallel
 
 from fabricui.engine.training import comm
-from fabricui.engine.training.device import Device
 from fabricui.engine.training.layer import Kernels, LayerCost, layer_cost
 from fabricui.engine.training.pricing import PricedOp
 from fabricui.engine.training.recipe import Recipe, RecipeChoices, resolve_recipe
@@ -21,22 +20,7 @@ from fabricui.engine.training.step import _StageWork, _windows
 from fabricui.engine.types import CommOp, Layout
 from fabricui.errors import EngineError
 from fabricui.model import ModelShape
-
-#: A round device: 100 TFLOP/s, 1 TB/s, no quantization or overhead.
-ROUND = Device(
-    name="round",
-    peak_flops=100e12,
-    half_flops=100e12,
-    gemm_efficiency=1.0,
-    gemm_overhead_s=0.0,
-    sms=None,
-    attention_efficiency=0.5,
-    attention_bwd_efficiency=0.25,
-    attention_half_seq=1024.0,
-    hbm_Bps=1e12,
-    memory_bytes=80e9,
-    gemm_input_bytes=2.0,
-)
+from tests.training._devices import ROUND
 
 #: Llama 3 8B's widths: h 4096, 32 heads of 128 of which 8 key/value heads.
 LLAMA3_8B = ModelShape(

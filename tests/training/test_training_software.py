@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabricui.engine.training.device import Device, make_device, power_clock_scale
+from fabricui.engine.training.device import make_device, power_clock_scale
 from fabricui.engine.training.kernels import flash_attention_times_s
 from fabricui.engine.training.layer import (
     FP8_CAST_BYTES,
@@ -24,6 +24,7 @@ from fabricui.engine.types import Layout
 from fabricui.errors import ConfigError, HwdbError
 from fabricui.model.run import RunEntry, RunSpec
 from fabricui.services.software import framework_in_source, software_for, software_for_run
+from tests.training._devices import ROUND
 
 
 @pytest.fixture(scope="module")
@@ -32,23 +33,6 @@ def strategies():
     from fabricui.services.plan import load_strategies
 
     return load_strategies()
-
-
-#: A round device: 100 TFLOP/s, 1 TB/s, no quantization or overhead.
-ROUND = Device(
-    name="round",
-    peak_flops=100e12,
-    half_flops=100e12,
-    gemm_efficiency=1.0,
-    gemm_overhead_s=0.0,
-    sms=None,
-    attention_efficiency=0.5,
-    attention_bwd_efficiency=0.25,
-    attention_half_seq=1024.0,
-    hbm_Bps=1e12,
-    memory_bytes=80e9,
-    gemm_input_bytes=2.0,
-)
 
 
 def test_attention_forward_and_backward_by_hand():

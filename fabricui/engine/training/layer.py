@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fabricui import vocabulary
 from fabricui.engine.training.kernels import (
     FloatArray,
     Number,
@@ -259,20 +260,13 @@ class LayerCost:
         return np.asarray(self.attn_fwd_s + np.zeros_like(self.fwd_s))
 
 
-#: Megatron-Core's ``recompute_modules`` the layer model prices (``LayerCost.recompute_s``).
-#: ``mla_up_proj`` recomputes "the MLA up projection and RoPE applying parts"
-#: (Megatron-LM d98e8a64dd ``transformer_config.py``; ``multi_latent_attention.py`` wraps
-#: ``qkv_up_proj_and_rope_apply`` in ``CheckpointWithoutOutput``, and the TE layer spec fuses
-#: the latent norms into ``linear_q_up_proj`` and ``linear_kv_up_proj``).
-RECOMPUTE_MODULES = (
-    "core_attn",
-    "mlp",
-    "moe",
-    "moe_act",
-    "layernorm",
-    "shared_experts",
-    "mla_up_proj",
-)
+#: Megatron-Core's ``recompute_modules`` the layer model prices (``LayerCost.recompute_s``):
+#: the run files' vocabulary. ``mla_up_proj`` recomputes "the MLA up projection and RoPE
+#: applying parts" (Megatron-LM d98e8a64dd ``transformer_config.py``;
+#: ``multi_latent_attention.py`` wraps ``qkv_up_proj_and_rope_apply`` in
+#: ``CheckpointWithoutOutput``, and the TE layer spec fuses the latent norms into
+#: ``linear_q_up_proj`` and ``linear_kv_up_proj``).
+RECOMPUTE_MODULES = vocabulary.RECOMPUTE_MODULES
 
 
 def _arr(x: Number) -> FloatArray:
