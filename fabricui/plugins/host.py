@@ -223,6 +223,9 @@ class PluginHost:
         """``register()`` calls so far: a collection begun before the last one is stale."""
         self._lock = threading.Lock()
         """Makes storing a collection and ``register()`` forgetting them exclusive."""
+        self._names = threading.RLock()
+        """Makes taking a plugin name (checked, then registered) one step: plugins loaded
+        by two threads at once under one name get one winner and a named refusal."""
         self._reported: set[PluginFailure] = set()
         self.strict = _env_flag(ENV_STRICT)
         self.timeout_s = timeout_s()
@@ -327,20 +330,27 @@ class PluginHost:
                 if info.version is None and source == SOURCE_FILE:
                     version = getattr(plugin, "__version__", None)
                     info.version = version if isinstance(version, str) else None
-                if self._pm.is_registered(plugin):
-                    owner = self._info_of(plugin)
-                    raise PluginError(
-                        f"{_where(info)}the same module is already loaded as {_owner(owner)}"
-                    )
-                self._pm.register(plugin, name=name)
-                info.plugin = plugin
+                with self._names:  # the plugin's code ran unlocked: another may have won
+                    self._take_name(info, plugin)
                 self._reject_specname(plugin)
         except BaseException as exc:  # exit(), os._exit(), KeyboardInterrupt: not the app's end
             error = as_plugin_error(exc, mark)  # the user's Ctrl-C is re-raised
-            if info.plugin is not None and self._pm.is_registered(info.plugin):
-                self._pm.unregister(info.plugin)
+            with self._names:
+                if info.plugin is not None and self._pm.is_registered(info.plugin):
+                    self._pm.unregister(info.plugin)
             self._fail(info, error)
         return info
+
+    def _take_name(self, info: PluginInfo, plugin: object) -> None:
+        """Register ``plugin`` under ``info.name``, or say who has the name or the module."""
+        if self._pm.is_registered(plugin):
+            owner = self._info_of(plugin)
+            raise PluginError(f"{_where(info)}the same module is already loaded as {_owner(owner)}")
+        if self._pm.has_plugin(info.name):
+            owner = self._info_of(self._pm.get_plugin(info.name))
+            raise PluginError(f"{_where(info)}the name is taken by {_owner(owner)}")
+        self._pm.register(plugin, name=info.name)
+        info.plugin = plugin
 
     def _info_of(self, plugin: object) -> PluginInfo | None:
         """The record of registered ``plugin``."""
@@ -357,6 +367,10 @@ class PluginHost:
 
     def _check_pending(self) -> None:
         """Unregister and record every plugin with a hookimpl that matches no hookspec."""
+        with self._names:
+            self._unregister_pending()
+
+    def _unregister_pending(self) -> None:
         while True:
             try:
                 self._pm.check_pending()

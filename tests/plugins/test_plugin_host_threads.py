@@ -315,3 +315,34 @@ def test_a_hook_loading_the_catalog_is_answered_or_refused_with_no_budget():
             "collection waits on this call (a cycle)",
         )
     ]
+
+
+def register_from_threads(host: PluginHost) -> list[tuple[bool, bool]]:
+    """Each of ``THREADS`` threads at once registers a plugin named ``same`` and one under a
+    name of its own; what each ``register()`` returned, per thread."""
+    slots = iter(range(THREADS))
+    slot_lock = threading.Lock()
+
+    def register_both() -> tuple[bool, bool]:
+        with slot_lock:
+            slot = next(slots)
+        return (
+            host.register(make_plugin("same"), name="same"),
+            host.register(make_plugin(f"own-{slot}"), name=f"own-{slot}"),
+        )
+
+    return at_once(register_both)
+
+
+def test_threads_registering_one_name_at_once_get_one_winner_and_named_refusals():
+    """``register()`` from several threads at once under one name: one plugin holds it, each
+    other is refused in the host's own words (not pluggy's), and plugins under their own
+    names all load (repeated: the race is in the time between checking and taking a name)."""
+    for _ in range(10):
+        host = make_host()
+        results = register_from_threads(host)
+        assert sum(won for won, _ in results) == 1
+        assert all(loaded for _, loaded in results)
+        assert [f.error for f in host.failures] == ["the name is taken by plugin same"] * (
+            THREADS - 1
+        )
