@@ -142,6 +142,16 @@ def _check_record(
             check_range(doc, (*path, name), getattr(record, name), 0.01, 1.0, "efficiency")
         for name in ("fwd_head_dim_scale", "bwd_head_dim_scale"):
             _check_head_dim_scale(doc, (*path, name), getattr(record, name))
+        for name in ("window_fwd_efficiency", "window_bwd_efficiency"):
+            for window, value in getattr(record, name).items():
+                where = (*path, name, str(window))
+                check_range(doc, where, window, *WINDOW_RANGE, "window")
+                check_range(doc, where, value, 0.01, 1.0, "efficiency")
+        if bool(record.window_fwd_efficiency) != bool(record.window_bwd_efficiency):
+            raise HwdbError(
+                f"{doc.where(path)}: {format_path(path)}: window_fwd_efficiency and "
+                "window_bwd_efficiency go together (give both or neither)"
+            )
     if kind == "gpus":
         for name in (
             "gemm_efficiency",
@@ -167,6 +177,8 @@ def _check_record(
             )
 
 
+#: Sliding windows a kernel's window table may list [tokens].
+WINDOW_RANGE = (1, 1 << 20)
 #: Head dimensions a kernel's head-dimension table may list, and the factors it may give.
 HEAD_DIM_RANGE = (8, 1024)
 HEAD_DIM_SCALE_RANGE = (0.1, 2.0)

@@ -219,6 +219,15 @@ class KernelSpec:
     Empty: 1.0 at every head dimension (no published figure)."""
     bwd_head_dim_scale: dict[int, float] = field(default_factory=dict)
     """The same for the backward kernel and ``bwd_efficiency``."""
+    window_fwd_efficiency: dict[int, float] = field(default_factory=dict)
+    """Forward on a sliding-window layer: fraction of the dense 16-bit peak by window
+    [tokens], on ``4 b a s w d`` FLOPs (every query attending ``w`` keys), at long sequences
+    and the head dim the source measured, in place of ``fwd_efficiency`` and its head-dim
+    factor: ``{128: 0.068, 1024: 0.283}``. A short window leaves the kernel little work per
+    query tile. Interpolated on log2(window) between listed windows, the nearest entry held
+    beyond them. Empty: windowed layers run at the causal figures."""
+    window_bwd_efficiency: dict[int, float] = field(default_factory=dict)
+    """The same for the backward kernel (``2.5 x`` the forward's FLOPs)."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

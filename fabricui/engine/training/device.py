@@ -91,6 +91,12 @@ class Device:
     increasing; empty: the same at every head dimension."""
     attention_bwd_head_dim_scale: HeadDimTable = ()
     """The same for the backward kernel."""
+    attention_window_fwd: HeadDimTable = ()
+    """The forward attention kernel's efficiency on a sliding-window layer by window
+    (``KernelSpec.window_fwd_efficiency``): (window, efficiency) pairs, windows increasing;
+    empty: windowed layers run at the causal figures."""
+    attention_window_bwd: HeadDimTable = ()
+    """The same for the backward kernel."""
     clock_scale: float = 1.0
     """Compute-bound throughput relative to the microbenchmark figures: the GPU's
     sustained efficiency through a training step, times the clock a lower power cap
@@ -176,6 +182,7 @@ def make_device(
             )
     attention_fwd, attention_bwd, half_seq = _attention(gpu, kernel, notes)
     fwd_dims, bwd_dims = _head_dim_tables(kernel)
+    fwd_windows, bwd_windows = _window_tables(kernel)
     if power_W is not None and not power_W > 0:
         raise EngineError(f"power cap must be a positive number of watts (got {power_W})")
     scale = power_clock_scale(gpu.power_W, power_W)
@@ -204,6 +211,8 @@ def make_device(
         attention_half_seq=half_seq,
         attention_fwd_head_dim_scale=fwd_dims,
         attention_bwd_head_dim_scale=bwd_dims,
+        attention_window_fwd=fwd_windows,
+        attention_window_bwd=bwd_windows,
         hbm_Bps=gpu.hbm_bw_GBps * 1e9 * figures["hbm_efficiency"],
         memory_bytes=gpu.memory_GB * 1e9,
         gemm_input_bytes=1.0 if precision == "fp8" else 2.0,
@@ -289,6 +298,14 @@ def _head_dim_tables(kernel: KernelSpec | None) -> tuple[HeadDimTable, HeadDimTa
     if kernel is None:
         return (), ()
     return _pairs(kernel.fwd_head_dim_scale), _pairs(kernel.bwd_head_dim_scale)
+
+
+def _window_tables(kernel: KernelSpec | None) -> tuple[HeadDimTable, HeadDimTable]:
+    """(forward, backward) sliding-window efficiency tables of the attention kernel; none
+    for a GPU record's one figure."""
+    if kernel is None:
+        return (), ()
+    return _pairs(kernel.window_fwd_efficiency), _pairs(kernel.window_bwd_efficiency)
 
 
 def _pairs(table: dict[int, float]) -> HeadDimTable:

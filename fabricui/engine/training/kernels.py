@@ -155,11 +155,31 @@ def head_dim_scale(table: Sequence[tuple[float, float]], head_dim: Number) -> Fl
     d = np.asarray(head_dim, dtype=np.float64)
     if not table:
         return np.where(np.isnan(d), np.nan, 1.0)
-    dims = np.log2([float(k) for k, _ in table])
-    factors = np.array([float(v) for _, v in table])
+    return _log2_interp(table, d)
+
+
+def window_efficiency(table: Sequence[tuple[float, float]], window: Number) -> FloatArray:
+    """Efficiency of a sliding-window layer's attention kernel at ``window`` tokens, from a
+    kernel's ``(window, efficiency)`` table: interpolated linearly in ``log2(window)``
+    between listed windows, the nearest entry held beyond them (``head_dim_scale``'s rule).
+
+    Args:
+        table: ``(window, efficiency)`` pairs, windows increasing; must not be empty.
+        window: Window(s) [tokens]; NaN gives NaN.
+
+    Returns:
+        The efficiency (fraction of the dense 16-bit peak), broadcast over ``window``.
+    """
+    return _log2_interp(table, np.asarray(window, dtype=np.float64))
+
+
+def _log2_interp(table: Sequence[tuple[float, float]], x: FloatArray) -> FloatArray:
+    """``table``'s value at ``x``, linear in ``log2`` between entries, nearest beyond."""
+    keys = np.log2([float(k) for k, _ in table])
+    values = np.array([float(v) for _, v in table])
     with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.log2(d)
-    return np.asarray(np.interp(x, dims, factors), dtype=np.float64)
+        at = np.log2(x)
+    return np.asarray(np.interp(at, keys, values), dtype=np.float64)
 
 
 def flash_attention_times_s(
@@ -167,6 +187,7 @@ def flash_attention_times_s(
     flops_forward: Number,
     seq_len: Number = 0.0,
     head_dim: Number = float(ATTENTION_REF_HEAD_DIM),
+    window: float = 0.0,
 ) -> tuple[FloatArray, FloatArray]:
     """Forward and backward time of a fused attention kernel [s].
 
@@ -175,7 +196,11 @@ def flash_attention_times_s(
     tokens and head dim 128, scaled to other lengths by ``s / (s + half_seq)`` (the
     kernel's tiles of queries and keys fill the GPU only on long sequences) and to other
     head dims by the kernel's table for that direction (``head_dim_scale``), times the
-    power cap's clock scale.
+    power cap's clock scale. A sliding-window layer runs instead at the kernel's measured
+    efficiency for its window (``window_efficiency``; scaled by sequence length and clock
+    alike) when the kernel has one: with a short window each query tile has a loop of one
+    or two key tiles, and the fixed work of a tile (loading its queries, writing its output
+    and softmax statistics) is no longer hidden behind a long loop.
 
     Args:
         device: The device.
@@ -183,6 +208,7 @@ def flash_attention_times_s(
         seq_len: Query tokens per sequence on this GPU (0: the long-sequence rate).
         head_dim: Query/key head dimension [elements] (the score product's width; with
             multi-head latent attention wider than the values').
+        window: The layer's sliding window [tokens] (0: causal over the whole sequence).
     """
     s = np.asarray(seq_len, dtype=np.float64)
     half = device.attention_half_seq
@@ -190,8 +216,16 @@ def flash_attention_times_s(
     fill = np.where(s > 0, s / np.maximum(s + half, 1.0) / ref, 1.0)
     rate = device.half_flops * device.clock_scale * fill
     flops = np.asarray(flops_forward, dtype=np.float64)
-    fwd_scale = head_dim_scale(device.attention_fwd_head_dim_scale, head_dim)
-    bwd_scale = head_dim_scale(device.attention_bwd_head_dim_scale, head_dim)
-    forward = flops / (rate * device.attention_efficiency * fwd_scale)
-    backward = 2.5 * flops / (rate * device.bwd_attention_efficiency * bwd_scale)
+    if window > 0 and device.attention_window_fwd and device.attention_window_bwd:
+        fwd_eff = window_efficiency(device.attention_window_fwd, window)
+        bwd_eff = window_efficiency(device.attention_window_bwd, window)
+    else:
+        fwd_eff = device.attention_efficiency * head_dim_scale(
+            device.attention_fwd_head_dim_scale, head_dim
+        )
+        bwd_eff = device.bwd_attention_efficiency * head_dim_scale(
+            device.attention_bwd_head_dim_scale, head_dim
+        )
+    forward = flops / (rate * fwd_eff)
+    backward = 2.5 * flops / (rate * bwd_eff)
     return forward, backward

@@ -769,15 +769,23 @@ def _attention(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(forward, backward, forward FLOPs) of the attention core. A fused kernel runs at its
     throughput for the query/key head dim (the score product's width: with multi-head
-    latent attention 192 against 128-wide values), which is what its tiles are sized by."""
+    latent attention 192 against 128-wide values), which is what its tiles are sized by;
+    on a sliding-window layer at its throughput for the window when it has one
+    (``flash_attention_times_s``)."""
     heads = b * geo.heads / t
     s_q = s / c
     d = geo.core_head_dim
     d_qk = float(geo.qk_head_dim or geo.head_dim)
     if attention == "flash":
-        s_kv = np.minimum(float(geo.window), s) if windowed and geo.window else s / 2
+        window = float(geo.window) if windowed and geo.window else 0.0
+        banded = window < s if window else np.zeros_like(s, dtype=bool)
+        s_kv = np.where(banded, window, s / 2)
         flops = 4 * heads * s_q * s_kv * d
         forward, backward = flash_attention_times_s(device, flops, s_q, d_qk)
+        if window:
+            band_f, band_b = flash_attention_times_s(device, flops, s_q, d_qk, window)
+            forward = np.where(banded, band_f, forward)
+            backward = np.where(banded, band_b, backward)
         return forward, backward, flops
     s_kv = np.minimum(float(geo.window), s) if windowed and geo.window else s
     d_v = float(geo.v_head_dim or geo.head_dim)
