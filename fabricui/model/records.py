@@ -268,6 +268,12 @@ class FrameworkSpec:
     tp_overlap_backward: bool = True
     """Its TP overlap hides the backward pass's TP collectives too; False: only the
     forward's (PyTorch's async TP as torchtitan runs it)."""
+    tp_overlap_decomposed: bool = False
+    """Its TP overlap decomposes each TP collective with the GEMMs beside it (PyTorch's
+    micro-pipelined async TP: an all-gather with the GEMMs that read its output, a
+    reduce-scatter with the GEMM that writes its input), so each collective hides only
+    behind those GEMMs, plus the memory passes the decomposition adds; False: behind all
+    the layer's GEMMs (Transformer Engine's userbuffers)."""
     separate_projections: bool = False
     """Its models run query, key and value (and a gated MLP's gate and up) as separate
     linear layers, each a GEMM that reads the layer's input, instead of one fused GEMM."""

@@ -78,6 +78,16 @@ class Windows:
     its forward all-gather of keys and values behind."""
     attention_bwd_s: float = 0.0
     """Attention core of one layer, one micro-batch, backward."""
+    tp_fused_s: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+    """Per TP collective (``all_gather``, ``reduce_scatter``): the forward GEMMs each of a
+    layer's calls is decomposed with under decomposed TP overlap, in layer order (the
+    attention's, then the MLP's) [s]; empty: those calls hide behind ``gemm_s``."""
+    tp_fused_recompute_s: dict[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+    """The same for the calls recomputation issues again: the recomputed GEMMs each is
+    decomposed with [s] (a collective missing here: its recomputed calls are exposed)."""
+    hbm_Bps: float = 0.0
+    """The GPU's memory bandwidth [B/s], for the memory passes decomposed TP overlap adds
+    (0: none priced)."""
 
     def forward(self, scope: str) -> float:
         """The forward part of a layer's or a micro-batch's window."""
@@ -181,7 +191,11 @@ def expose(
         scope = p.op.resolved_scope
         if scope == "layer":
             each = time_s / per_layer_calls
-            if _hides_in_layer(p, recipe, tp_in_node):
+            if _decomposed(p, recipe, windows, tp_in_node):
+                exposed[cat] = exposed.get(cat, 0.0) + decomposed_tp_exposure(
+                    p, per_layer_calls, windows
+                )
+            elif _hides_in_layer(p, recipe, tp_in_node):
                 key = (cat, _layer_phase(p))
                 hideable[key] = hideable.get(key, 0.0) + each
                 if _prefetched(p):  # the first gather / the last reduction of each pass
@@ -261,6 +275,87 @@ def _prefetched(p: PricedOp) -> bool:
     """A data-parallel operation of every layer that runs one layer ahead (FSDP's
     prefetched gather) or behind (its reduction): one call per pass is not hidden."""
     return p.op.group in ("dp", "edp", "dp_intra", "dp_inter") and p.op.overlappable
+
+
+def _decomposed(p: PricedOp, recipe: Recipe, windows: Windows, tp_in_node: bool) -> bool:
+    """A TP collective that decomposed TP overlap fuses with its GEMMs (forward pass)."""
+    return (
+        p.op.group == "tp"
+        and recipe.tp_overlap
+        and recipe.tp_overlap_decomposed
+        and tp_in_node
+        and p.op.phase == "forward"
+        and p.op.collective in windows.tp_fused_s
+    )
+
+
+def decomposition_pass_bytes(collective: str, size_bytes: float, ranks: int) -> float:
+    """Bytes through HBM a decomposed collective adds on the critical path, per call.
+
+    PyTorch's ``fused_all_gather_matmul`` first copies the rank's shard into its
+    symmetric-memory buffer and waits at a barrier before any GEMM starts (read and write
+    the shard, ``size / ranks``); ``fused_matmul_reduce_scatter`` receives every rank's
+    partial product of its rows and sums them after the pipeline (``torch.sum`` over the
+    stacked partials: read ``size``, write ``size / ranks``), where NCCL's reduce-scatter
+    reduces inside its own kernel (``torch/distributed/_symmetric_memory/__init__.py``,
+    ``_pipelined_multi_all_gather_and_consume`` and ``_fused_matmul_reduce_scatter_impl``,
+    pytorch/pytorch 006b161f; the same steps in the 2024 ``_pipelined_all_gather_and_consume``
+    the async TP benchmark's June 2025 nightly descends from).
+
+    Args:
+        collective: ``all_gather`` or ``reduce_scatter``.
+        size_bytes: The call's size in nccl-tests' convention (the gathered tensor; the
+            tensor reduce-scattered).
+        ranks: TP degree.
+
+    Returns:
+        Bytes (0 for another collective or a one-rank group).
+    """
+    if ranks <= 1:
+        return 0.0
+    if collective == "all_gather":
+        return 2.0 * size_bytes / ranks
+    if collective == "reduce_scatter":
+        return size_bytes * (1.0 + 1.0 / ranks)
+    return 0.0
+
+
+def decomposed_tp_exposure(p: PricedOp, per_layer_calls: float, windows: Windows) -> float:
+    """Exposed time of a forward TP collective under decomposed TP overlap, per layer and
+    micro-batch [s].
+
+    PyTorch's async TP (``torch._inductor`` ``micro_pipeline_tp`` pass) replaces
+    ``all_gather -> matmul(s)`` with ``fused_all_gather_matmul`` (the GEMMs reading the
+    gathered tensor: query, key and value, or gate and up) and ``matmul ->
+    reduce_scatter`` with ``fused_matmul_reduce_scatter`` (the output or down projection),
+    each GEMM cut into TP-degree row chunks computed while the next chunk moves: a
+    collective hides behind its own GEMMs only, ``max(0, call - gemm)`` exposed per call,
+    plus the decomposition's memory passes (``decomposition_pass_bytes``). Calls beyond a
+    layer's forward ones are recomputed ones, decomposed with the recomputed GEMMs
+    (``Windows.tp_fused_recompute_s``; exposed whole without any).
+
+    Args:
+        p: The priced operation (``calls`` per step per GPU).
+        per_layer_calls: Layers per stage times micro-batches.
+        windows: The fused GEMMs (``Windows.tp_fused_s``) and the memory bandwidth.
+    """
+    call_s = p.call_us * 1e-6
+    calls = p.calls / per_layer_calls
+    fused = windows.tp_fused_s[p.op.collective]
+    forward_calls = min(calls, float(len(fused)))
+    exposed = forward_calls / len(fused) * sum(max(0.0, call_s - w) for w in fused)
+    again = calls - forward_calls
+    if again > 0:
+        recomputed = windows.tp_fused_recompute_s.get(p.op.collective, ())
+        if recomputed:
+            each = sum(max(0.0, call_s - w) for w in recomputed) / len(recomputed)
+        else:
+            each = call_s
+        exposed += again * each
+    if windows.hbm_Bps > 0:
+        size = decomposition_pass_bytes(p.op.collective, p.op.size_bytes, len(p.ranks))
+        exposed += calls * size / windows.hbm_Bps
+    return exposed
 
 
 def _hides_in_layer(p: PricedOp, recipe: Recipe, tp_in_node: bool) -> bool:

@@ -63,6 +63,10 @@ class Recipe:
     tp_overlap_backward: bool = True
     """With ``tp_overlap``, the backward pass's TP collectives hide too (False: only the
     forward's, as PyTorch's async TP runs)."""
+    tp_overlap_decomposed: bool = False
+    """With ``tp_overlap``, each TP collective is decomposed with the GEMMs beside it
+    (PyTorch's micro-pipelined async TP) and hides only behind those
+    (``comm.decomposed_tp_exposure``); False: behind all the layer's GEMMs."""
     ep_overlap: bool = False
     """Expert all-to-alls hide behind the expert GEMMs."""
     grad_bytes: float = 4.0
@@ -370,6 +374,7 @@ def _framework_recipe(
         dp_overlap=bool(dp_overlap),
         tp_overlap=bool(tp_overlap),
         tp_overlap_backward=framework.tp_overlap_backward,
+        tp_overlap_decomposed=framework.tp_overlap_decomposed,
         ep_overlap=bool(ep_overlap),
         mfu=choices.mfu,
         framework=name,

@@ -31,6 +31,7 @@ from fabricui.engine.training import comm, schedule
 from fabricui.engine.training.device import Device, make_device
 from fabricui.engine.training.flops import model_flops_per_token
 from fabricui.engine.training.groups import check_degrees, layout_groups
+from fabricui.engine.training.kernels import linear_times_s
 from fabricui.engine.training.layer import (
     Kernels,
     LayerCost,
@@ -465,7 +466,7 @@ def plan(
         recipe,
         model.layers / p,
         m,
-        _windows(work, geo, device, layout.cp),
+        _windows(work, geo, device, layout.cp, _tp_fused(device, geo, layout, recipe)),
         _tp_in_domain(fabric, groups),
     )
     pipe = _pipeline(work, exposure, stages, layout)
@@ -626,8 +627,16 @@ def _deferral_notes(recipe: Recipe, layout: Layout, shards: StateShards) -> list
     ]
 
 
-def _windows(work: _StageWork, geo: Geometry, device: Device, cp: int = 1) -> comm.Windows:
-    """The compute each kind of communication can hide behind on the critical stage."""
+def _windows(
+    work: _StageWork,
+    geo: Geometry,
+    device: Device,
+    cp: int = 1,
+    tp_fused: tuple[dict[str, tuple[float, ...]], dict[str, tuple[float, ...]]] = ({}, {}),
+) -> comm.Windows:
+    """The compute each kind of communication can hide behind on the critical stage
+    (``tp_fused``: the GEMMs decomposed TP overlap fuses each TP collective with, forward
+    and recomputed, ``_tp_fused``)."""
     layer = work.layer
     moe_share = geo.moe_layers / geo.layers
     return comm.Windows(
@@ -641,7 +650,56 @@ def _windows(work: _StageWork, geo: Geometry, device: Device, cp: int = 1) -> co
         sm_share=comm.collective_sm_share(device.sms),
         ring_first_fwd_s=_f(layer.attn_fwd_s) / max(cp, 1),
         attention_bwd_s=_f(layer.attn_bwd_s),
+        tp_fused_s=tp_fused[0],
+        tp_fused_recompute_s=tp_fused[1],
+        hbm_Bps=device.hbm_Bps if tp_fused[0] else 0.0,
     )
+
+
+def _tp_fused(
+    device: Device, geo: Geometry, layout: Layout, recipe: Recipe
+) -> tuple[dict[str, tuple[float, ...]], dict[str, tuple[float, ...]]]:
+    """The forward GEMMs decomposed TP overlap fuses each sequence-parallel TP collective
+    of a layer with, and the recomputed ones it fuses the recomputed calls with [s]
+    (``comm.decomposed_tp_exposure``); empty without decomposed overlap, and for MoE and
+    MLA layers (their collectives hide behind the layer's GEMMs as before).
+
+    torchtitan's TP plan (``parallelize_llama.py`` ``apply_tp`` at 820504e, the async TP
+    benchmark's commit) all-gathers each norm's output for the query, key and value
+    projections and for the MLP's gate and up projections, and reduce-scatters the
+    output of the attention output projection and of the down projection: the all-gathers
+    fuse with the first and the reduce-scatters with the second, in that order. Op-level
+    selective recomputation runs the all-gathers again for the projections its policy
+    recomputes (the key projection and the up projection ``w3``: ``ops_recomputed_gemm_s``);
+    full recomputation reruns the whole forward, each collective with its GEMMs.
+    """
+    if not (recipe.tp_overlap and recipe.tp_overlap_decomposed and layout.tp > 1):
+        return {}, {}
+    if geo.moe_layers or geo.mla:
+        return {}, {}
+    t = float(layout.tp)
+    tokens = layout.micro_batch * layout.seq_len / layout.cp
+    h = float(geo.hidden)
+    q = geo.out_width / t
+    kv = max(geo.kv_heads / t, 1.0) * geo.head_dim
+    ffn = geo.dense_ffn / t
+    separate = recipe.separate_projections
+
+    def fwd(n: float, k: float) -> float:
+        return _f(linear_times_s(device, tokens, n, k)[0])
+
+    kv_f = fwd(kv, h)
+    qkv = fwd(q, h) + 2 * kv_f if separate else fwd(q + 2 * kv, h)
+    split_up = separate and geo.gated
+    one_up = fwd(ffn, h)
+    up = 2 * one_up if split_up else fwd((2.0 if geo.gated else 1.0) * ffn, h)
+    out, down = fwd(h, q), fwd(h, ffn)
+    forward = {"all_gather": (qkv, up), "reduce_scatter": (out, down)}
+    if recipe.recompute == "full":
+        return forward, dict(forward)
+    if recipe.recompute == "selective" and recipe.selective_kind == "ops":
+        return forward, {"all_gather": (kv_f if separate else 0.0, one_up if split_up else 0.0)}
+    return forward, {}
 
 
 def _tp_in_domain(fabric: Fabric, groups: dict[str, npt.NDArray[np.int64]]) -> bool:
