@@ -111,3 +111,45 @@ def test_llama3_8b_tp8_async_tp_gain(catalog):
     vanilla = _step_s(catalog, strategies, prefix + "vanillatp")
     async_tp = _step_s(catalog, strategies, prefix + "asynctp")
     assert vanilla / async_tp == pytest.approx(4809.4 / 4378, abs=0.03)
+
+
+def test_fused_gemms_of_a_llama_layer(catalog):
+    """Llama 3 8B at TP 8, 1 x 8192 tokens, torchtitan's separate projections: the
+    attention's gather fuses with wq + wk + wv (512, 128, 128 columns), the MLP's with w1 +
+    w3 (1792 each); the reduce-scatters with wo (inner 512) and w2 (inner 1792). Op-level
+    selective recomputation gathers again for wk and w3 only; full recomputation for every
+    GEMM; without decomposed overlap, or without TP, nothing is fused."""
+    import dataclasses
+
+    from fabricui.engine.training.device import make_device
+    from fabricui.engine.training.kernels import linear_times_s
+    from fabricui.engine.training.shape import geometry
+    from fabricui.engine.training.step import _tp_fused
+    from fabricui.engine.types import Layout
+
+    device, _ = make_device(catalog.gpus["h100-sxm"], "bf16")
+    geo = geometry(catalog.models["llama3-8b"])
+    layout = Layout(tp=8, seq_len=8192, global_batch=1)
+    assert layout.micro_batch == 1
+    recipe = Recipe(
+        tp_overlap=True,
+        tp_overlap_decomposed=True,
+        separate_projections=True,
+        recompute="selective",
+        selective="ops",
+    )
+
+    def fwd(n: float, k: float) -> float:
+        return float(linear_times_s(device, 8192, n, k)[0])
+
+    forward, again = _tp_fused(device, geo, layout, recipe)
+    assert forward["all_gather"] == pytest.approx(
+        (fwd(512, 4096) + 2 * fwd(128, 4096), 2 * fwd(1792, 4096))
+    )
+    assert forward["reduce_scatter"] == pytest.approx((fwd(4096, 512), fwd(4096, 1792)))
+    assert again == {"all_gather": pytest.approx((fwd(128, 4096), fwd(1792, 4096)))}
+    full, again_full = _tp_fused(device, geo, layout, dataclasses.replace(recipe, recompute="full"))
+    assert again_full == full
+    shared = dataclasses.replace(recipe, tp_overlap_decomposed=False)
+    assert _tp_fused(device, geo, layout, shared) == ({}, {})
+    assert _tp_fused(device, geo, dataclasses.replace(layout, tp=1), recipe) == ({}, {})

@@ -694,12 +694,16 @@ def _tp_fused(
     one_up = fwd(ffn, h)
     up = 2 * one_up if split_up else fwd((2.0 if geo.gated else 1.0) * ffn, h)
     out, down = fwd(h, q), fwd(h, ffn)
-    forward = {"all_gather": (qkv, up), "reduce_scatter": (out, down)}
+    forward: dict[str, tuple[float, ...]] = {
+        "all_gather": (qkv, up),
+        "reduce_scatter": (out, down),
+    }
+    again: dict[str, tuple[float, ...]] = {}
     if recipe.recompute == "full":
-        return forward, dict(forward)
-    if recipe.recompute == "selective" and recipe.selective_kind == "ops":
-        return forward, {"all_gather": (kv_f if separate else 0.0, one_up if split_up else 0.0)}
-    return forward, {}
+        again = dict(forward)
+    elif recipe.recompute == "selective" and recipe.selective_kind == "ops":
+        again = {"all_gather": (kv_f if separate else 0.0, one_up if split_up else 0.0)}
+    return forward, again
 
 
 def _tp_in_domain(fabric: Fabric, groups: dict[str, npt.NDArray[np.int64]]) -> bool:
