@@ -17,6 +17,7 @@ from fabricui.tui.screens.base import ViewScreen
 from fabricui.tui.screens.table_keys import SortedFilteredTable
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.key_bar import KeyBar
+from fabricui.tui.widgets.rendered_once import RenderedOnce
 from fabricui.tui.widgets.title_bar import TitleBar
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class PluginsScreen(SortedFilteredTable, ViewScreen):
         rows = [r for r in getattr(self, "_rows", []) if row_matches(r, self.filter_text)]
         rows.sort(key=lambda r: r[self.sort_column].lower(), reverse=self.reverse)
         table = self.query_one("#plugins-table", Static)
-        table.update(plugin_table(rows, self.sort_column, self.reverse))
+        table.update(RenderedOnce(plugin_table(rows, self.sort_column, self.reverse)))
 
     def sort_column_count(self) -> int:
         return len(COLUMNS)

@@ -27,6 +27,7 @@ from fabricui.tui.widgets.bar_chart import Bar, BarChart
 from fabricui.tui.widgets.filter_bar import FilterBar, row_matches, table_bindings
 from fabricui.tui.widgets.health_line import HealthLine
 from fabricui.tui.widgets.key_bar import KeyBar
+from fabricui.tui.widgets.rendered_once import RenderedOnce
 from fabricui.tui.widgets.title_bar import TitleBar
 from fabricui.units import format_time_us
 from fabricui.vocabulary import DEFAULT_MODEL, DP_STRATEGIES
@@ -530,7 +531,7 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             marker=table.step_us,
             marker_label=f"compute {format_time_us(table.step_us)}: the whole model on one GPU",
         )
-        out.update(self._decision_renderable(table))
+        out.update(RenderedOnce(self._decision_renderable(table)))
 
     def _decision_renderable(self, table: DecisionTable) -> Table:
         grid = Table(
@@ -587,7 +588,7 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         what = f"search row {rank}" if rank is not None else "chosen layout"
         self.query_one("#plan-title", Static).update(f"{what}: {describe_layout(plan)}")
         self.query_one("#strat-plan", Static).update(
-            plan_renderable(plan, self.data.fabric.gpu.name if self.data else "")
+            RenderedOnce(plan_renderable(plan, self.data.fabric.gpu.name if self.data else ""))
         )
 
     @on(SearchReady)
@@ -651,7 +652,7 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         reasons_grid.add_column(style="dim")
         for _key, cells, reasons in rows:
             reasons_grid.add_row(f"{cells[0]}.", reasons)
-        why.update(reasons_grid)
+        why.update(RenderedOnce(reasons_grid))
 
     @on(DataTable.RowSelected, "#strat-search")
     def search_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -687,7 +688,8 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
         """Filter both tables again."""
         self._fill_search()
         if self.table is not None:
-            self.query_one("#strat-table", Static).update(self._decision_renderable(self.table))
+            decision = RenderedOnce(self._decision_renderable(self.table))
+            self.query_one("#strat-table", Static).update(decision)
 
     # --- actions ---------------------------------------------------------------------------
 
