@@ -5,7 +5,7 @@ backspace, enter) runs in turn with the letters around it, not after them."""
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 from fabricui.tui.app import settle
 from fabricui.tui.screens.prompt import PromptModal
@@ -88,3 +88,54 @@ async def test_the_save_dialogs_path_takes_a_burst_in_order(app_factory):
         await press_burst(pilot, "\x15report.md")
         await settle(pilot)
         assert field.value == "report.md"
+
+
+async def open_paste_area(pilot) -> TextArea:
+    """``m`` pressed in the collectives view, then tab: the measured-run dialog's paste
+    area, focused."""
+    from fabricui.tui.screens.measured import MeasuredModal
+
+    await pilot.press("m")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, MeasuredModal)
+    await pilot.press("tab")
+    await pilot.pause()
+    area = pilot.app.screen.query_one("#measured-paste", TextArea)
+    assert pilot.app.focused is area
+    return area
+
+
+@pytest.mark.parametrize(
+    ("burst", "typed"),
+    [
+        ("xy\x15abc", "abc"),  # ctrl+u: the line left of the cursor
+        ("xy\x17abc", "abc"),  # ctrl+w: the word left of the cursor
+        ("xyz\x7fab", "xyab"),  # backspace: one letter
+        ("ab\x01c", "cab"),  # ctrl+a: to the line's start
+        ("abc\x01\x0bxy", "xy"),  # ctrl+k: the line right of the cursor
+        ("ab\x1b[Dc", "acb"),  # left arrow
+        ("one\rtwo\x15three", "one\nthree"),  # enter, then ctrl+u on the new line
+    ],
+)
+async def test_the_measured_paste_area_takes_a_burst_in_order(app_factory, burst, typed):
+    """The measured-run dialog's paste area (``m``, tab), like the prompts: each editing key
+    read in one burst with text runs in turn with the letters around it."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        area = await open_paste_area(pilot)
+        await press_burst(pilot, burst)
+        assert area.text == typed
+
+
+async def test_text_then_ctrl_s_in_one_burst_loads_the_text(app_factory):
+    """The paste area, then ``text ctrl+s`` read at once: ctrl+s loads the text typed before
+    it (it ran first, and refused an empty paste)."""
+    app = app_factory(view="collectives")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await open_paste_area(pilot)
+        submitted: list[str] = []
+        app.screen.submit = lambda text, again: submitted.append(text)
+        await press_burst(pilot, "not an output\x13")
+        assert submitted == ["not an output"]

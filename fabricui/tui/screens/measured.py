@@ -14,6 +14,7 @@ from textual.widgets import Input, Label, TextArea
 from fabricui.tui.screens.checked import Check, CheckedModal
 from fabricui.tui.widgets.key_bar import KeyBar
 from fabricui.tui.widgets.ordered_input import OrderedInput
+from fabricui.tui.widgets.ordered_text_area import OrderedTextArea
 
 
 class MeasuredModal(CheckedModal):
@@ -31,12 +32,13 @@ class MeasuredModal(CheckedModal):
             "ctrl+s",
             "load",
             "Load",
-            priority=True,
             id="measured.load",
             tooltip="Load the pasted output (or the path)",
         ),
     ]
-    """Escape cancels; ctrl+s loads the paste; enter in the path line opens the file."""
+    """Escape cancels; ctrl+s loads the paste; enter in the path line opens the file.
+    ctrl+s is not a priority binding: it runs once it has come up from the field, after the
+    letters typed before it in one burst, not ahead of them."""
 
     DEFAULT_CSS = """
     MeasuredModal { align: center middle; }
@@ -62,7 +64,7 @@ class MeasuredModal(CheckedModal):
                 placeholder="path of the output file, then enter", id="measured-path"
             )
             yield Label("or paste the output below, then ctrl+s:", classes="measured-help")
-            yield TextArea(id="measured-paste", soft_wrap=False)
+            yield OrderedTextArea(id="measured-paste", soft_wrap=False)
             yield Label("", id="measured-error")
         yield KeyBar()
 
