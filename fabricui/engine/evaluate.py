@@ -242,6 +242,7 @@ def check_collective_settings(
     nccl_env: Mapping[str, str] | None = None,
     gpus_per_thread: int | None = None,
     algorithms: list[CollectiveAlgorithm] | None = None,
+    router: Router | None = None,
 ) -> None:
     """Refuse a collective's NCCL release and environment as ``evaluate_collective``
     refuses them, without pricing anything (``picks.refuse_settings``): a fraction of a
@@ -252,8 +253,10 @@ def check_collective_settings(
     (``CHECK_SIZE_BYTES``), and settings that leave it nothing are refused as the
     prediction refuses them.
 
-    The group routes on a router of its own, not the fabric's shared one: the check may run
-    while a prediction routes on that one, whose caches are not shared between threads.
+    Without ``router``, the group routes on a router of its own, not the fabric's shared
+    one: the check may run while a prediction routes on that one, whose caches are not
+    shared between threads. A caller that serialises the shared router's use passes it, and
+    what a prediction routed is not routed again.
 
     Args:
         fabric: The fabric.
@@ -266,6 +269,8 @@ def check_collective_settings(
         algorithms: The prediction's candidate algorithms (core and plugin ones), to price
             where the settings narrow a library whose tuner is not modelled; None: not
             priced.
+        router: The router to route on, used by no other thread meanwhile; None: one of
+            its own.
 
     Raises:
         EngineError: A malformed setting or release, or settings the library refuses for
@@ -274,7 +279,7 @@ def check_collective_settings(
     group = Group(
         fabric,
         ranks,
-        router=Router(fabric),
+        router=router or Router(fabric),
         single_process=single_process,
         library_version=library_version,
         nccl_env=nccl_env,

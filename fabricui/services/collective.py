@@ -15,7 +15,6 @@ import numpy as np
 from fabricui.engine.collectives import algbw_GBps, ideal_time_us
 from fabricui.engine.collectives import bus_factor as factor
 from fabricui.engine.cxi import CXI_FAMILIES, SAFE_DEVMEM_COPY_THRESHOLD_BYTES, read_cxi
-from fabricui.engine.evaluate import check_collective_settings
 from fabricui.engine.nccl import release_for
 from fabricui.engine.nccl.env import read_env
 from fabricui.engine.nccl.picks import NCCL_ALGORITHM
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from fabricui.engine.collectives import Prediction
-    from fabricui.engine.types import CollectiveAlgorithm
     from fabricui.fabric.fabric import Fabric
     from fabricui.hwdb.catalog import Catalog
     from fabricui.importers.nccl_tests import ResultRun
@@ -478,26 +476,27 @@ def check_view_nccl(
     that takes pricing the candidates at one size (``check_collective_settings``), not
     done for a group too large to predict (the prediction refuses the group).
 
+    Checked on ``data``'s router and kept figures (``LoadedFabric.check_collective``): what
+    the view's prediction routed is not routed again.
+
     Raises:
         FabricError: The refusal, naming this shell's variables it comes from.
     """
     version, env = nccl_of_prompt(nccl_prompt)
-    ranks = data.group_ranks(group)
     try:
-        admit_group(op, len(ranks))
-        algorithms: list[CollectiveAlgorithm] | None = data.algorithms()
+        admit_group(op, len(data.group_ranks(group)))
+        priced = True
     except ConfigError:
-        algorithms = None
+        priced = False
     try:
-        check_collective_settings(
-            data.fabric,
+        data.check_collective(
             op,
-            ranks,
+            group,
+            version,
+            env,
             single_process=measured is not None and measured.single_process,
-            library_version=version,
-            nccl_env=env,
             gpus_per_thread=measured.gpus_per_thread if measured is not None else None,
-            algorithms=algorithms,
+            priced=priced,
         )
     except FabricError as error:
         raise blame_environment(error, parse_nccl_settings(nccl_prompt)[1]) from None

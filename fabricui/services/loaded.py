@@ -13,7 +13,11 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 import numpy as np
 
-from fabricui.engine.evaluate import evaluate_collective, evaluate_path
+from fabricui.engine.evaluate import (
+    check_collective_settings,
+    evaluate_collective,
+    evaluate_path,
+)
 from fabricui.engine.routing import Router
 from fabricui.errors import EngineError, FabricError
 from fabricui.fabric.health import health_of
@@ -305,6 +309,74 @@ class LoadedFabric:
                 gpus_per_thread=gpus_per_thread,
             ),
         )
+
+    def check_collective(
+        self,
+        op: str,
+        group: str,
+        nccl_version: tuple[int, int, int] | None = None,
+        nccl_env: Mapping[str, str] | None = None,
+        single_process: bool = False,
+        gpus_per_thread: int | None = None,
+        priced: bool = True,
+    ) -> None:
+        """Refuse NCCL settings as ``collective`` would refuse them for ``op`` on a named
+        group, without predicting it (``check_collective_settings``; ``priced``: the
+        candidates priced at one size where the settings narrow a library whose tuner is
+        not modelled).
+
+        Routes on the shared router (holding ``lock``), so what a prediction routed is not
+        routed again; a prediction kept under the same settings (at any sizes) passes
+        without a check, and a check's answer is kept.
+
+        Raises:
+            FabricError: The settings' refusal, in the line ``collective`` raises.
+        """
+        env = tuple(sorted((nccl_env or {}).items()))
+        settings = (op, group, nccl_version, env, single_process, gpus_per_thread)
+        # A prediction's key: ("collective", op, group, sizes, version, env, single process,
+        # GPUs per thread). ``list`` copies the keys at once (no Python code runs between
+        # them), while a worker thread may keep another figure.
+        if any(k[0] == "collective" and k[1:3] + k[4:] == settings for k in list(self._figures)):
+            return
+        refusal = self._remembered(
+            ("check_collective", *settings, priced),
+            lambda: self._collective_refusal(
+                op, group, nccl_version, nccl_env, single_process, gpus_per_thread, priced
+            ),
+        )
+        if refusal is not None:
+            raise refusal.with_traceback(None)
+
+    def _collective_refusal(
+        self,
+        op: str,
+        group: str,
+        nccl_version: tuple[int, int, int] | None,
+        nccl_env: Mapping[str, str] | None,
+        single_process: bool,
+        gpus_per_thread: int | None,
+        priced: bool,
+    ) -> FabricError | None:
+        """What ``check_collective`` refuses (an error kept as a figure), else None."""
+        ranks = self.group_ranks(group)
+        algorithms = self.algorithms() if priced else None
+        try:
+            with self.lock:  # the router's caches are not shared between threads
+                check_collective_settings(
+                    self.fabric,
+                    op,
+                    ranks,
+                    single_process=single_process,
+                    library_version=nccl_version,
+                    nccl_env=nccl_env,
+                    gpus_per_thread=gpus_per_thread,
+                    algorithms=algorithms,
+                    router=self.router,
+                )
+        except FabricError as error:
+            return error
+        return None
 
     def collective_on(
         self,

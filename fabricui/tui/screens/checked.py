@@ -5,8 +5,10 @@ file never freezes the screen.
 A check that answers within ``CHECK_WAIT_S`` is answered in the same key press, as if it
 ran on the event loop (no "checking..." flashes by); a slower one says "checking..." and
 answers when it is done, while the screen draws and takes keys. The check runs on a thread
-of its own: it may read the app's state but changes none of it, and never routes on the
-fabric's shared router (``LoadedFabric.router``, whose caches a prediction's worker fills).
+of its own: it may read the app's state but changes none of the app's, and routes on the
+fabric's shared router (``LoadedFabric.router``, whose caches a prediction's worker fills)
+only holding ``LoadedFabric.lock`` (``LoadedFabric.check_collective``): a check asked while a
+prediction routes waits for it, then reuses what it routed.
 """
 
 from __future__ import annotations
