@@ -29,6 +29,7 @@ from fabricui.engine.training.kernels import (
     linear_times_s,
     memory_time_s,
 )
+from fabricui.engine.training.memory import MLA_MM_ORDER
 from fabricui.engine.training.ring import ring_merge_bytes
 from fabricui.errors import EngineError
 
@@ -430,7 +431,9 @@ def ops_recomputed_gemm_s(
     and the MLP's down projection; eagerly the block's forward replays up to its last
     saved tensor. In an MoE layer the router is the fifth (third) ``aten.mm`` and saved,
     while the routed and shared experts' grouped GEMMs (``torch._grouped_mm``, ``bmm``)
-    are not ``aten.mm`` and are recomputed.
+    are not ``aten.mm`` and are recomputed. Multi-head latent attention's block
+    (torchtitan's DeepSeek-V3) recomputes the even ones of ``memory.MLA_MM_ORDER``:
+    ``_ops_mla_recomputed_gemm_s``.
 
     Args:
         device: The GPU.
@@ -443,6 +446,8 @@ def ops_recomputed_gemm_s(
     t, h = w.tokens, w.hidden
     compiled = kernels.passes == "compiled"
     reduced_saved = compiled & (w.split > 1)
+    if geo.mla:
+        return _ops_mla_recomputed_gemm_s(device, geo, w, compiled, moe, mlp_gemm_f)
     out_f, _ = linear_times_s(device, t, h, w.q)
     attention = np.where(reduced_saved, 0.0, out_f)
     separate = kernels.separate_projections
@@ -701,6 +706,44 @@ def _shared_experts(
     return sums, mlp
 
 
+def _ops_mla_recomputed_gemm_s(
+    device: Device, geo: Geometry, w: _Widths, compiled: bool, moe: bool, mlp_gemm_f: FloatArray
+) -> FloatArray:
+    """``ops_recomputed_gemm_s`` for torchtitan's DeepSeek-V3 block: the even ones of
+    ``memory.MLA_MM_ORDER`` (with a query latent ``wq_b``, ``wkv_b`` and the router or
+    ``w1``, ``w2``; without, ``wkv_a``, ``wo`` and ``w3``), at torchtitan's shapes (the
+    attention's input gathered to all ``T`` tokens, the down projections whole on every
+    rank, the up projections column parallel), plus an MoE layer's experts. Compiled,
+    ``wo`` is not run again where its reduce-scatter's output is saved (sequence
+    parallelism), nor ``w2``, whose output backward does not need."""
+    t, h, tp = w.tokens, w.hidden, w.tp
+    q_lora, kv_lora = float(geo.q_lora_rank), float(geo.kv_lora_rank)
+    ffn = geo.dense_ffn / tp
+    shapes: dict[str, tuple[Number, Number]] = {
+        "wq_b": (geo.q_up_width / tp, q_lora),
+        "wkv_a": (kv_lora + geo.qk_rope_head_dim, h),
+        "wkv_b": (geo.kv_up_width / tp, kv_lora),
+        "wo": (h, w.q),
+        "w1": (ffn, h),
+        "w3": (ffn, h),
+        "w2": (h, ffn),
+    }
+    router_f, _ = linear_times_s(device, t, float(geo.experts), h, half=True)
+    total = np.asarray(mlp_gemm_f - router_f) if moe else _zero(t)
+    for name in MLA_MM_ORDER[(geo.q_lora_rank > 0, moe)][1::2]:
+        if name == "router":
+            total = total + router_f
+            continue
+        n, k = shapes[name]
+        gemm_f, _ = linear_times_s(device, t, n, k)
+        if name == "wo":
+            gemm_f = np.where(compiled & (w.split > 1), 0.0, gemm_f)
+        elif name == "w2" and compiled:
+            gemm_f = _zero(t)
+        total = total + gemm_f
+    return np.asarray(total)
+
+
 def _memory_passes(
     device: Device,
     geo: Geometry,
@@ -739,13 +782,30 @@ def _rescaled_bytes(geo: Geometry, w: _Widths, moe: bool, kernels: Kernels) -> F
     key and value projections) and the weight gradients of the attention projections and
     of a dense MLP. torchao converts ``nn.Linear`` layers; the experts of an MoE layer are
     grouped GEMMs it does not convert (torchtitan's ``GroupedExperts``, routed and shared,
-    call ``torch._grouped_mm``), and the router stays in 16-bit."""
+    call ``torch._grouped_mm``), and the router stays in 16-bit. Multi-head latent
+    attention's linear layers are its own (torchtitan's DeepSeek-V3): the down projections
+    ``wq_a`` (``h x q_lora``) and ``wkv_a`` (``h x (kv_lora + d_rope)``), whole on every
+    rank, the column-parallel up projections ``wq_b`` (``q_lora x a d_qk / t``; without a
+    query latent ``wq``, ``h x a d_qk / t``) and ``wkv_b`` (``kv_lora x a (d_qk - d_rope +
+    d_v) / t``) and the output ``wo`` (``a d_v / t x h``): input gradients
+    ``2h + q_lora + kv_lora + a d_v / t`` per token."""
     per_element = FP8_RESCALE_BYTES.get(kernels.fp8_recipe or "")
     if not per_element:
         return None
     h, t, separate = w.hidden, w.tp, kernels.separate_projections
-    grad_in = (3.0 if separate else 1.0) * h + w.q
-    weights = h * (w.q + 2 * w.kv) + w.q * h
+    if geo.mla:
+        q_lora, kv_lora = float(geo.q_lora_rank), float(geo.kv_lora_rank)
+        q_in = q_lora or h
+        grad_in = 2.0 * h + q_lora + kv_lora + w.q
+        weights = (
+            h * (q_lora + kv_lora + geo.qk_rope_head_dim)
+            + q_in * geo.q_up_width / t
+            + kv_lora * geo.kv_up_width / t
+            + w.q * h
+        )
+    else:
+        grad_in = (3.0 if separate else 1.0) * h + w.q
+        weights = h * (w.q + 2 * w.kv) + w.q * h
     if not moe:
         ffn = geo.dense_ffn / t
         grad_in = grad_in + (2.0 if separate and geo.gated else 1.0) * h + ffn

@@ -20,7 +20,10 @@ gate, up and product, ``6f``); with the unfused attention of 2021-22 the score m
 softmax output, dropout mask and dropout output (``5 a s^2 b / t`` per micro-batch, 2 without
 dropout). GPT-3: ``sbh (10 + 24 / t + 5 a s / (h t))``, as in the paper. Selective
 recompute drops the score terms; full recompute keeps only each layer's input (``2h``, split
-by SP) plus one layer's full set while it is recomputed.
+by SP) plus one layer's full set while it is recomputed. Multi-head latent attention keeps
+its own, wider set (``mla_attention_bytes_per_token``: Q and K at ``a d_qk``, V and the output
+at ``a d_v``, the latents before and after their norms), and Megatron-Core's named
+``recompute_modules`` remove what ``recomputed_bytes_per_token`` lists.
 
 A framework that repeats the key and value heads to the query heads before attention
 (``kv_repeated``: torchtitan's ``repeat_kv``) hands the repeated copies to the attention,
@@ -288,6 +291,7 @@ def layer_activation_bytes(
     kv_repeated: bool = False,
     selective: str = "attention",
     eager: bool = False,
+    modules: tuple[str, ...] = (),
 ) -> FloatArray:
     """Activations one layer keeps for one micro-batch until its backward [bytes].
 
@@ -309,6 +313,12 @@ def layer_activation_bytes(
     the key projection and the copy). Under ``full`` nothing of the layer is kept; the
     layer being recomputed holds its full set (``activation_bytes``).
 
+    Multi-head latent attention (``geo.mla``) keeps what ``mla_attention_bytes_per_token``
+    lists in place of the plain Q, K and V. Megatron-Core's ``recompute_modules``
+    (``modules``; under ``selective`` with none named, ``core_attn``, its default) remove
+    what ``recomputed_bytes_per_token`` lists; the unfused score matrix is kept unless
+    ``core_attn`` is among them.
+
     Args:
         geo: Model geometry.
         tp: TP degree.
@@ -321,6 +331,7 @@ def layer_activation_bytes(
         kv_repeated: Keys and values are repeated to the query heads before attention.
         selective: What ``selective`` recomputes: ``attention`` or ``ops``.
         eager: The block runs eagerly (no ``torch.compile``; ``ops`` only).
+        modules: Megatron-Core's ``recompute_modules`` under ``selective``.
     """
     t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
     split = np.where(np.asarray(sequence_parallel, dtype=np.float64) > 0, t, 1.0)
@@ -330,23 +341,124 @@ def layer_activation_bytes(
         return tokens * 2 * h / split
     if recompute == "selective" and selective == "ops":
         return tokens * ops_saved_bytes_per_token(geo, tp, sequence_parallel, eager)
+    mods = recompute_modules(recompute, modules)
     replicated = 8 * h + (2 * h if geo.dropout else 0.0)
     inner = 6.0 if geo.gated else 4.0
     kv_width = geo.q_dim if kv_repeated and recompute == "none" else geo.kv_dim
-    attention_part = 4.0 * geo.q_dim + 4.0 * kv_width
+    whole: FloatArray | float = 0.0
+    if geo.mla:
+        latents, attention_part, whole = mla_attention_bytes_per_token(geo, split, mods)
+        replicated = replicated + latents
+    else:
+        attention_part = 4.0 * geo.q_dim + 4.0 * kv_width
     if geo.moe_layers:
         share = geo.moe_layers / geo.layers
         moe_mlp = geo.top_k * (2 * h + inner * geo.ffn) + geo.shared_experts * inner * geo.ffn
         mlp = (1 - share) * inner * geo.dense_ffn + share * moe_mlp
     else:
         mlp = inner * geo.dense_ffn
-    per_token = replicated / split + (attention_part + mlp) / t
+    dropped_split, dropped_tp = recomputed_bytes_per_token(geo, mods)
+    per_token = (
+        (replicated - dropped_split) / split + (attention_part + mlp - dropped_tp) / t + whole
+    )
     size = tokens * per_token
-    if attention == "unfused" and recompute != "selective":
+    if attention == "unfused" and "core_attn" not in mods:
         per_score = 5.0 if geo.dropout else 2.0
         s_kv = s
         size = size + per_score * b * (geo.heads / t) * (s / c) * s_kv
     return size
+
+
+def recompute_modules(recompute: str, modules: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The Megatron-Core ``recompute_modules`` a recompute mode runs: under ``selective``
+    those named, or ``core_attn`` when none are (``TransformerConfig``'s default); none
+    otherwise."""
+    if recompute != "selective":
+        return ()
+    return tuple(modules) or ("core_attn",)
+
+
+def mla_attention_bytes_per_token(
+    geo: Geometry, split: Number, modules: tuple[str, ...] = ()
+) -> tuple[float, float, FloatArray]:
+    """Bytes per token multi-head latent attention keeps for backward, as (divided by the
+    ranks sequence parallelism splits over, divided by TP, on every rank whole), beside
+    the block input and the down projections' input that ``layer_activation_bytes``
+    counts as every layer's (``2h + 2h``, split by SP).
+
+    Read in Megatron-Core's ``MLASelfAttention`` (Megatron-LM d98e8a64dd
+    ``multi_latent_attention.py``, the same at the 0d8e0714cd..cd4afffa64 that
+    Megatron-Bridge 0.2-0.6 pin) with the TE layer spec (``gpt_layer_specs.py``: a
+    separate input norm, ``TELinear`` down projections, ``TELayerNormColumnParallelLinear``
+    up projections with the latent norms fused in) and Transformer Engine's modules:
+
+    - the down projections are ``duplicated``: each runs on the rank's own tokens, ``T /
+      t`` under sequence parallelism (nothing gathered), and both save the same input;
+    - each up projection saves its input latent and its norm's output (the local
+      shard: ``LayerNormLinear`` gathers again in backward): ``4 q_lora + 4 kv_lora``,
+      split like the tokens (without a query latent the query projection saves the
+      down projections' input);
+    - the attention core (TE's fused attention) saves Q (``a d_qk``), K (``a d_qk``,
+      its rotary part expanded to every head), V and its output O (``a d_v`` each), and
+      the FP32 softmax statistics (``4 a`` bytes): ``4 a d_qk + 4 a d_v + 4 a``, split by
+      TP; the output projection saves O too (the same tensor). The rotary passes keep
+      only their frequencies; the rotary key gathered under SP is saved by nothing.
+
+    ``mla_up_proj`` (``CheckpointWithoutOutput`` around ``qkv_up_proj_and_rope_apply``)
+    runs the up projections without autograd and frees Q, K and V once the attention has
+    run; it keeps its inputs instead: the query latent, the key/value latent (a view that
+    keeps the down projection's whole ``kv_lora + d_rope`` output) and the rotary key,
+    which sequence parallelism has gathered to all ``T`` tokens (``2 d_rope`` on every
+    rank): ``2 (q_lora + kv_lora + d_rope)`` split, O and the statistics by TP.
+    ``core_attn`` recomputes the attention core from Q, K and V: only the statistics go.
+    """
+    sp = np.asarray(split, dtype=np.float64)
+    q_lora, kv_lora = float(geo.q_lora_rank), float(geo.kv_lora_rank)
+    rope = float(geo.qk_rope_head_dim)
+    stats = 0.0 if "core_attn" in modules else 4.0 * geo.heads
+    if "mla_up_proj" in modules:
+        gathered = np.where(sp > 1, 2.0 * rope, 0.0)
+        return 2.0 * (q_lora + kv_lora + rope), 2.0 * geo.out_width + stats, gathered
+    latents = 4.0 * (q_lora + kv_lora)
+    return latents, 4.0 * geo.q_up_width + 4.0 * geo.out_width + stats, np.zeros_like(sp)
+
+
+def recomputed_bytes_per_token(geo: Geometry, modules: tuple[str, ...]) -> tuple[float, float]:
+    """Bytes per token Megatron-Core's ``recompute_modules`` remove from what a layer
+    keeps, as (divided by the SP ranks, divided by TP), averaged over dense and MoE
+    layers (Megatron-LM d98e8a64dd ``transformer_layer.py``, ``moe/moe_layer.py``,
+    ``moe/experts.py``, ``moe/shared_experts.py``):
+
+    - ``layernorm``: the outputs of the norms that are modules of their own (checkpointed
+      without output): MLA's input norm and an MoE layer's pre-MLP norm, ``2h`` each; the
+      TE spec fuses the others into the next linear layer, which nothing recomputes;
+    - ``mlp`` (dense layers): the MLP from its input, its inner tensors and the fused
+      norm's output (``2h``) go;
+    - ``moe`` (MoE layers): the whole MoE block from the norm's output;
+    - ``moe_act``: the routed experts' activation output (``2 f`` per routed copy);
+    - ``shared_experts``: the shared experts' inner tensors.
+
+    ``core_attn`` and ``mla_up_proj`` act on the attention (``layer_activation_bytes``,
+    ``mla_attention_bytes_per_token``).
+    """
+    h = float(geo.hidden)
+    inner = 6.0 if geo.gated else 4.0
+    share = geo.moe_layers / geo.layers
+    split_part, tp_part = 0.0, 0.0
+    if "layernorm" in modules:
+        split_part += (2 * h if geo.mla else 0.0) + share * 2 * h
+    if "mlp" in modules:
+        split_part += (1 - share) * 2 * h
+        tp_part += (1 - share) * inner * geo.dense_ffn
+    if "moe" in modules:
+        moe_mlp = geo.top_k * (2 * h + inner * geo.ffn) + geo.shared_experts * inner * geo.ffn
+        tp_part += share * moe_mlp
+    else:
+        if "moe_act" in modules:
+            tp_part += share * geo.top_k * 2.0 * geo.ffn
+        if "shared_experts" in modules:
+            tp_part += share * geo.shared_experts * inner * geo.ffn
+    return split_part, tp_part
 
 
 def ops_saved_bytes_per_token(
@@ -383,6 +495,8 @@ def ops_saved_bytes_per_token(
     ``max`` is a scalar; run eagerly, 9dec370's list (not 820504e's) would also keep the
     ``abs`` of every tensor cast to FP8, which is not counted.
 
+    Multi-head latent attention keeps what ``_ops_mla_saved_bytes_per_token`` lists.
+
     Args:
         geo: Model geometry.
         tp: TP degree.
@@ -393,6 +507,8 @@ def ops_saved_bytes_per_token(
     split = np.where(np.asarray(sequence_parallel, dtype=np.float64) > 0, t, 1.0)
     h = float(geo.hidden)
     reduced = np.where(split > 1, 2 * h / t, 0.0)
+    if geo.mla:
+        return _ops_mla_saved_bytes_per_token(geo, t, split, reduced, eager)
     attention = (4.0 * geo.q_dim + 2.0 * geo.kv_dim + 4.0 * geo.heads) / t + reduced
     share = geo.moe_layers / geo.layers
     mlp = (1 - share) * 2.0 * geo.dense_ffn / t + share * 2.0 * geo.experts
@@ -400,6 +516,59 @@ def ops_saved_bytes_per_token(
     if eager:
         kept = kept + (1 - share) * 2 * h + reduced
     return kept
+
+
+#: The ``aten.mm`` calls of torchtitan's DeepSeek-V3 block in forward order
+#: (``models/deepseek_v3/model.py``: ``wq_a, wq_b`` or ``wq``, then ``wkv_a, wkv_b, wo``;
+#: the router, or a dense layer's ``w1, w3, w2``): the op-level policy saves the odd ones.
+MLA_MM_ORDER = {
+    (True, True): ("wq_a", "wq_b", "wkv_a", "wkv_b", "wo", "router"),
+    (True, False): ("wq_a", "wq_b", "wkv_a", "wkv_b", "wo", "w1", "w3", "w2"),
+    (False, True): ("wq", "wkv_a", "wkv_b", "wo", "router"),
+    (False, False): ("wq", "wkv_a", "wkv_b", "wo", "w1", "w3", "w2"),
+}
+
+
+def mla_saved_mms(geo: Geometry, moe: bool) -> tuple[str, ...]:
+    """The ``aten.mm`` calls of an MLA block whose outputs the op-level policy saves (every
+    odd one of ``MLA_MM_ORDER``); the others are recomputed."""
+    return MLA_MM_ORDER[(geo.q_lora_rank > 0, moe)][::2]
+
+
+def _ops_mla_saved_bytes_per_token(
+    geo: Geometry, t: FloatArray, split: FloatArray, reduced: FloatArray, eager: bool
+) -> FloatArray:
+    """``ops_saved_bytes_per_token`` for torchtitan's DeepSeek-V3 block (multi-head latent
+    attention), whose matmuls run in ``MLA_MM_ORDER``. torchtitan's TP plan
+    (``models/deepseek_v3/sharding.py``) gathers the attention's input to every rank and
+    keeps the down projections (``wq_a``, ``wkv_a``) and latent norms whole, so their
+    outputs cover all ``T`` tokens on every rank; the up projections are column parallel.
+    Per token: the block input (``2h / split``), the saved outputs (``wq_a`` ``2 q_lora``,
+    ``wkv_a`` ``2 (kv_lora + d_rope)``, ``wq`` ``2 a d_qk / t``, ``wkv_b``
+    ``2 a (d_qk - d_rope + d_v) / t``, the router ``2 E``, ``w1`` or ``w3`` ``2 f / t``),
+    the attention's output and log-sum-exp (``(2 a d_v + 4 a) / t``) and the attention's
+    reduce-scatter output. Compiled, the saved outputs backward does not need go (``wo``'s
+    and ``w2``'s partial sums); eagerly they stay (``2h`` each) with the MLP's
+    reduce-scatter output."""
+    h = float(geo.hidden)
+    widths: dict[str, Number] = {
+        "wq_a": 2.0 * geo.q_lora_rank,
+        "wq": 2.0 * geo.q_up_width / t,
+        "wkv_a": 2.0 * (geo.kv_lora_rank + geo.qk_rope_head_dim),
+        "wkv_b": 2.0 * geo.kv_up_width / t,
+        "router": 2.0 * geo.experts,
+        "w1": 2.0 * geo.dense_ffn / t,
+        "w3": 2.0 * geo.dense_ffn / t,
+    }
+    unneeded: dict[str, float] = {"wo": 2 * h, "w2": 2 * h}
+    share = geo.moe_layers / geo.layers
+    kept = 2 * h / split + (2.0 * geo.out_width + 4.0 * geo.heads) / t + reduced
+    for moe, weight in ((True, share), (False, 1 - share)):
+        for name in mla_saved_mms(geo, moe):
+            kept = kept + weight * widths.get(name, 0.0)
+            if eager:
+                kept = kept + weight * unneeded.get(name, 0.0)
+    return kept + (reduced if eager else 0.0)
 
 
 def activation_bytes(
@@ -416,22 +585,24 @@ def activation_bytes(
     kv_repeated: bool = False,
     selective: str = "attention",
     eager: bool = False,
+    modules: tuple[str, ...] = (),
 ) -> FloatArray:
     """Activations of a stage: ``layers * in_flight`` layer-micro-batches, plus under full
     recompute one layer's whole set while its backward runs (with ``kv_repeated``, its
     keys and values at the query heads), and under op-level selective recompute
-    (``selective`` ``ops``) what that set has beyond what the layer keeps [bytes]."""
+    (``selective`` ``ops``) or named ``recompute_modules`` (``modules``) what that set has
+    beyond what the layer keeps, at most, while that layer's backward rebuilds it [bytes]."""
     kept = layer_activation_bytes(
         geo, tp, cp, micro_batch, seq_len, sequence_parallel, recompute, attention,
-        kv_repeated, selective, eager,
+        kv_repeated, selective, eager, modules,
     )  # fmt: skip
     total = kept * np.asarray(layers, dtype=np.float64) * np.asarray(in_flight, dtype=np.float64)
-    ops = recompute == "selective" and selective == "ops"
-    if recompute == "full" or ops:
+    partial = recompute == "selective" and (selective == "ops" or bool(modules))
+    if recompute == "full" or partial:
         rebuilt = layer_activation_bytes(
             geo, tp, cp, micro_batch, seq_len, sequence_parallel, "none", attention, kv_repeated
         )
-        total = total + (np.maximum(rebuilt - kept, 0.0) if ops else rebuilt)
+        total = total + (np.maximum(rebuilt - kept, 0.0) if partial else rebuilt)
     return total
 
 
