@@ -90,6 +90,10 @@ MOE_DISPATCH = ("alltoall", "deepep")
 #: PyTorch's ring attention as torchtitan runs it (keys and values all-gathered, the steps
 #: merged and the key and value gradients passed around in FP32).
 CP_ATTENTION = ("ring", "torch")
+#: Transformer Engine userbuffers configurations a framework's TP overlap runs with (``""``:
+#: none; ``engine.training.userbuffers.CONFIGS``): Transformer Engine's defaults, or
+#: Megatron-Bridge's per-model configs.
+TP_USERBUFFERS = ("", "te", "megatron-bridge")
 #: CUDA graphs a run captures: none, parts of each layer (Transformer Engine's graphs of
 #: attention, router and preprocessing), or the whole iteration (Megatron-Core's
 #: ``cuda_graph_impl = "full_iteration"``, with static expert capacity).

@@ -35,7 +35,14 @@ from fabricui.model.records import (
     TIERS,
 )
 from fabricui.model.topology import SWITCHED_LAYOUTS
-from fabricui.vocabulary import ATTENTION_IMPLS, CP_ATTENTION, FP8_RECIPES, MOE_DISPATCH, PROTOCOLS
+from fabricui.vocabulary import (
+    ATTENTION_IMPLS,
+    CP_ATTENTION,
+    FP8_RECIPES,
+    MOE_DISPATCH,
+    PROTOCOLS,
+    TP_USERBUFFERS,
+)
 
 #: Top-level list keys of a record file and the record each holds.
 RECORD_KINDS: dict[str, type] = {
@@ -117,6 +124,7 @@ def _check_record(
         check_choice(doc, (*path, "fp8_recipe"), record.fp8_recipe, FP8_RECIPES)
         check_choice(doc, (*path, "moe_dispatch"), record.moe_dispatch, MOE_DISPATCH)
         check_choice(doc, (*path, "cp_attention"), record.cp_attention, CP_ATTENTION)
+        check_choice(doc, (*path, "tp_userbuffers"), record.tp_userbuffers, TP_USERBUFFERS)
         check_choice(doc, (*path, "selective"), record.selective, SELECTIVE_KINDS)
         check_range(
             doc, (*path, "compute_efficiency"), record.compute_efficiency, 0.1, 1.0, "efficiency"

@@ -273,7 +273,13 @@ class FrameworkSpec:
     micro-pipelined async TP: an all-gather with the GEMMs that read its output, a
     reduce-scatter with the GEMM that writes its input), so each collective hides only
     behind those GEMMs, plus the memory passes the decomposition adds; False: behind all
-    the layer's GEMMs (Transformer Engine's userbuffers)."""
+    the layer's GEMMs."""
+    tp_userbuffers: str = ""
+    """Its TP overlap runs on Transformer Engine's userbuffers with this configuration
+    (``vocabulary.TP_USERBUFFERS``: ``te``, its defaults; ``megatron-bridge``,
+    Megatron-Bridge's per-model configs): each TP collective beside the one GEMM it is
+    paired with, plus the SMs and passes its method costs; ``""``: behind all the layer's
+    GEMMs."""
     separate_projections: bool = False
     """Its models run query, key and value (and a gated MLP's gate and up) as separate
     linear layers, each a GEMM that reads the layer's input, instead of one fused GEMM."""

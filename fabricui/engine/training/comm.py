@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from fabricui.engine.training.pricing import PricedOp
 from fabricui.engine.training.recipe import Recipe
+from fabricui.engine.training.userbuffers import Pairing, pairing_exposure_s
 from fabricui.engine.types import CommOp
 
 #: Breakdown category of each group axis.
@@ -86,8 +87,14 @@ class Windows:
     """The same for the calls recomputation issues again: the recomputed GEMMs each is
     decomposed with [s] (a collective missing here: its recomputed calls are exposed)."""
     hbm_Bps: float = 0.0
-    """The GPU's memory bandwidth [B/s], for the memory passes decomposed TP overlap adds
-    (0: none priced)."""
+    """The GPU's memory bandwidth [B/s], for the memory passes decomposed TP overlap and
+    userbuffers' ring exchange add (0: none priced)."""
+    tp_userbuffers: dict[str, tuple[Pairing, ...]] = dataclasses.field(default_factory=dict)
+    """Per TP collective and pass (``forward:all_gather``, ``backward:reduce_scatter``...):
+    the GEMM Transformer Engine's userbuffers overlaps each of a layer's calls with, and
+    how (``userbuffers``); empty: those calls hide behind ``gemm_s``."""
+    sms: int = 0
+    """The GPU's SMs, for the SMs userbuffers' kernels take from the GEMMs (0: none)."""
 
     def forward(self, scope: str) -> float:
         """The forward part of a layer's or a micro-batch's window."""
@@ -193,6 +200,10 @@ def expose(
             each = time_s / per_layer_calls
             if _decomposed(p, recipe, windows, tp_in_node):
                 exposed[cat] = exposed.get(cat, 0.0) + decomposed_tp_exposure(
+                    p, per_layer_calls, windows
+                )
+            elif _userbuffers(p, recipe, windows, tp_in_node):
+                exposed[cat] = exposed.get(cat, 0.0) + userbuffers_tp_exposure(
                     p, per_layer_calls, windows
                 )
             elif _hides_in_layer(p, recipe, tp_in_node):
@@ -356,6 +367,57 @@ def decomposed_tp_exposure(p: PricedOp, per_layer_calls: float, windows: Windows
         size = decomposition_pass_bytes(p.op.collective, p.op.size_bytes, len(p.ranks))
         exposed += calls * size / windows.hbm_Bps
     return exposed
+
+
+def _userbuffers(p: PricedOp, recipe: Recipe, windows: Windows, tp_in_node: bool) -> bool:
+    """A TP collective Transformer Engine's userbuffers overlaps with one GEMM."""
+    return (
+        p.op.group == "tp"
+        and recipe.tp_overlap
+        and bool(recipe.tp_userbuffers)
+        and tp_in_node
+        and userbuffers_key(p.op) in windows.tp_userbuffers
+    )
+
+
+def userbuffers_key(op: CommOp) -> str:
+    """``Windows.tp_userbuffers``'s key of a TP operation: ``phase:collective``."""
+    return f"{op.phase}:{op.collective}"
+
+
+def userbuffers_tp_exposure(p: PricedOp, per_layer_calls: float, windows: Windows) -> float:
+    """Exposed time of a TP collective under Transformer Engine's userbuffers, per layer
+    and micro-batch [s].
+
+    Each call hides behind the one GEMM it is paired with only, and costs what its method
+    costs beside it (``userbuffers.pairing_exposure_s``). A layer's listed calls are its
+    pairings in order; calls beyond them (full recomputation's forward again) repeat the
+    pairings, and a pairing the strategies do not list (``Pairing.unlisted``) comes with
+    each set of listed ones.
+
+    Args:
+        p: The priced operation (``calls`` per step per GPU).
+        per_layer_calls: Layers per stage times micro-batches.
+        windows: The pairings (``Windows.tp_userbuffers``), SMs and memory bandwidth.
+    """
+    pairings = windows.tp_userbuffers[userbuffers_key(p.op)]
+    listed = sum(1 for x in pairings if not x.unlisted)
+    if listed == 0:
+        return 0.0
+    sets = p.calls / per_layer_calls / listed
+    each = sum(
+        pairing_exposure_s(
+            x,
+            p.call_us * 1e-6,
+            p.op.size_bytes,
+            len(p.ranks),
+            p.op.collective,
+            windows.sms,
+            windows.hbm_Bps,
+        )
+        for x in pairings
+    )
+    return sets * each
 
 
 def _hides_in_layer(p: PricedOp, recipe: Recipe, tp_in_node: bool) -> bool:

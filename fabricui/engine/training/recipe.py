@@ -34,6 +34,7 @@ from fabricui.vocabulary import (
     MOE_DISPATCH,
     PRECISIONS,
     RECOMPUTE_MODES,
+    TP_USERBUFFERS,
 )
 
 if TYPE_CHECKING:
@@ -67,6 +68,11 @@ class Recipe:
     """With ``tp_overlap``, each TP collective is decomposed with the GEMMs beside it
     (PyTorch's micro-pipelined async TP) and hides only behind those
     (``comm.decomposed_tp_exposure``); False: behind all the layer's GEMMs."""
+    tp_userbuffers: str = ""
+    """With ``tp_overlap``, the Transformer Engine userbuffers configuration each TP
+    collective runs with beside the one GEMM it is paired with
+    (``vocabulary.TP_USERBUFFERS``, ``comm.userbuffers_tp_exposure``); ``""``: behind all
+    the layer's GEMMs."""
     ep_overlap: bool = False
     """Expert all-to-alls hide behind the expert GEMMs."""
     grad_bytes: float = 4.0
@@ -152,6 +158,7 @@ class Recipe:
             ("moe dispatch", self.moe_dispatch, MOE_DISPATCH),
             ("cuda graph", self.cuda_graph, CUDA_GRAPH_MODES),
             ("cp attention", self.cp_attention, CP_ATTENTION),
+            ("tp userbuffers", self.tp_userbuffers, TP_USERBUFFERS),
         ):
             if value not in allowed:
                 raise EngineError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
@@ -375,6 +382,7 @@ def _framework_recipe(
         tp_overlap=bool(tp_overlap),
         tp_overlap_backward=framework.tp_overlap_backward,
         tp_overlap_decomposed=framework.tp_overlap_decomposed,
+        tp_userbuffers=framework.tp_userbuffers,
         ep_overlap=bool(ep_overlap),
         mfu=choices.mfu,
         framework=name,

@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fabricui.engine.training import comm, schedule
+from fabricui.engine.training import comm, schedule, userbuffers
 from fabricui.engine.training.device import Device, make_device
 from fabricui.engine.training.flops import model_flops_per_token
 from fabricui.engine.training.groups import check_degrees, layout_groups
-from fabricui.engine.training.kernels import linear_times_s
+from fabricui.engine.training.kernels import gemm_time_s, linear_times_s
 from fabricui.engine.training.layer import (
     Kernels,
     LayerCost,
@@ -466,7 +466,14 @@ def plan(
         recipe,
         model.layers / p,
         m,
-        _windows(work, geo, device, layout.cp, _tp_fused(device, geo, layout, recipe)),
+        _windows(
+            work,
+            geo,
+            device,
+            layout.cp,
+            _tp_fused(device, geo, layout, recipe),
+            _tp_userbuffers(device, geo, layout, recipe, sp),
+        ),
         _tp_in_domain(fabric, groups),
     )
     pipe = _pipeline(work, exposure, stages, layout)
@@ -633,10 +640,13 @@ def _windows(
     device: Device,
     cp: int = 1,
     tp_fused: tuple[dict[str, tuple[float, ...]], dict[str, tuple[float, ...]]] = ({}, {}),
+    tp_userbuffers: dict[str, tuple[userbuffers.Pairing, ...]] | None = None,
 ) -> comm.Windows:
     """The compute each kind of communication can hide behind on the critical stage
     (``tp_fused``: the GEMMs decomposed TP overlap fuses each TP collective with, forward
-    and recomputed, ``_tp_fused``)."""
+    and recomputed, ``_tp_fused``; ``tp_userbuffers``: the GEMM userbuffers pairs each
+    with, ``_tp_userbuffers``)."""
+    paired = tp_userbuffers or {}
     layer = work.layer
     moe_share = geo.moe_layers / geo.layers
     return comm.Windows(
@@ -652,7 +662,9 @@ def _windows(
         attention_bwd_s=_f(layer.attn_bwd_s),
         tp_fused_s=tp_fused[0],
         tp_fused_recompute_s=tp_fused[1],
-        hbm_Bps=device.hbm_Bps if tp_fused[0] else 0.0,
+        hbm_Bps=device.hbm_Bps if tp_fused[0] or paired else 0.0,
+        tp_userbuffers=paired,
+        sms=device.sms or 0,
     )
 
 
@@ -704,6 +716,67 @@ def _tp_fused(
     elif recipe.recompute == "selective" and recipe.selective_kind == "ops":
         again = {"all_gather": (kv_f if separate else 0.0, one_up if split_up else 0.0)}
     return forward, again
+
+
+def _tp_userbuffers(
+    device: Device, geo: Geometry, layout: Layout, recipe: Recipe, sp: bool
+) -> dict[str, tuple[userbuffers.Pairing, ...]]:
+    """The GEMM Transformer Engine's userbuffers overlaps each sequence-parallel TP
+    collective of a layer with, and how (``userbuffers``, ``comm.userbuffers_tp_exposure``);
+    empty without userbuffers or sequence parallelism (the overlap needs it), and for MoE and
+    MLA layers (their collectives hide behind the layer's GEMMs).
+
+    Megatron's layer is a ``LayerNormLinear`` for the fused QKV projection, a ``Linear``
+    for the attention's output projection, a ``LayerNormMLP``-like pair of FC1 (gate and up
+    together) and FC2: forward, the all-gathers go with QKV and FC1 and the reduce-scatters
+    with the projection and FC2; backward, the output gradient's all-gathers with the
+    projection's and FC2's input-gradient GEMMs, the norm outputs gathered again with
+    QKV's and FC1's input-gradient GEMMs, and those input gradients' reduce-scatters with
+    QKV's and FC1's weight-gradient GEMMs.
+    """
+    config = recipe.tp_userbuffers
+    if not (recipe.tp_overlap and config and sp and layout.tp > 1):
+        return {}
+    if geo.moe_layers or geo.mla:
+        return {}
+    t = float(layout.tp)
+    tokens = layout.micro_batch * layout.seq_len / layout.cp
+    h = float(geo.hidden)
+    q = geo.out_width / t
+    kv = max(geo.kv_heads / t, 1.0) * geo.head_dim
+    ffn = geo.dense_ffn / t
+    up = (2.0 if geo.gated else 1.0) * ffn
+    # (GEMM name, output features n, input features k) of the layer's linear layers.
+    shapes = {"qkv": (q + 2 * kv, h), "proj": (h, q), "fc1": (up, h), "fc2": (h, ffn)}
+
+    def pair(gemm: str, pass_: str, unlisted: bool = False) -> userbuffers.Pairing:
+        n, k = shapes[gemm]
+        if pass_ == "fprop":
+            time_s = gemm_time_s(device, tokens, n, k)
+        elif pass_ == "dgrad":
+            time_s = gemm_time_s(device, tokens, k, n)
+        else:
+            time_s = gemm_time_s(device, k, n, tokens)
+        name = f"{gemm}_{pass_}"
+        fp8 = recipe.precision == "fp8" and name in userbuffers.FP8_GATHERED
+        return userbuffers.Pairing(
+            gemm_s=_f(time_s),
+            method=userbuffers.method_for(config, name, recipe.precision),
+            bytes_scale=0.5 if fp8 else 1.0,
+            unlisted=unlisted,
+        )
+
+    return {
+        "forward:all_gather": (pair("qkv", "fprop"), pair("fc1", "fprop")),
+        "forward:reduce_scatter": (pair("proj", "fprop"), pair("fc2", "fprop")),
+        "backward:all_gather": (
+            pair("proj", "dgrad"),
+            pair("fc2", "dgrad"),
+            pair("qkv", "dgrad", unlisted=True),
+            pair("fc1", "dgrad", unlisted=True),
+        ),
+        "backward:reduce_scatter": (pair("qkv", "wgrad"), pair("fc1", "wgrad")),
+    }
 
 
 def _tp_in_domain(fabric: Fabric, groups: dict[str, npt.NDArray[np.int64]]) -> bool:
