@@ -162,7 +162,9 @@ def expose(
 
     Layer scope: TP and EP collectives are exposed unless their overlap is on (then they
     hide behind the layer's GEMMs, expert GEMMs for EP; with ``tp_overlap_backward``
-    off, only the forward's TP collectives hide); CP's ring hides behind the
+    off, only the forward's TP collectives hide; decomposed TP overlap and Transformer
+    Engine's userbuffers hide each behind its own GEMMs, ``decomposed_tp_exposure`` and
+    ``userbuffers_tp_exposure``); CP's ring hides behind the
     attention core; other overlappable operations (FSDP's prefetched gathers and
     reductions) hide behind the pass they run in (``CommOp.phase``: a forward gather
     behind the layer's forward, a backward gather and the gradient reduce-scatter behind
