@@ -7,10 +7,11 @@ import pytest
 
 from fabricui.engine.training import comm, userbuffers
 from fabricui.engine.training.pricing import PricedOp
-from fabricui.engine.training.recipe import Recipe
+from fabricui.engine.training.recipe import Recipe, resolve_recipe
 from fabricui.engine.training.userbuffers import Method, Pairing, pairing_exposure_s
 from fabricui.engine.types import CommOp
 from fabricui.errors import HwdbError
+from fabricui.model.choices import RecipeChoices
 
 US = 1e-6
 
@@ -198,6 +199,21 @@ def test_pairings_of_a_megatron_layer(catalog):
     assert _tp_userbuffers(device, geo, one, recipe, sp=True) == {}
     moe = geometry(catalog.models["mixtral-8x7b"])
     assert _tp_userbuffers(device, moe, layout, recipe, sp=True) == {}
+
+
+def test_megatron_frameworks_run_userbuffers(catalog):
+    """Megatron-Core (Megatron-Bridge's recipes) and Megatron-LM's own scripts overlap TP
+    on Transformer Engine's userbuffers; torchtitan does not."""
+    core, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["megatron-core"])
+    mlm, _ = resolve_recipe(
+        RecipeChoices(tp_overlap=True), "hopper", catalog.frameworks["megatron-lm"]
+    )
+    titan, _ = resolve_recipe(
+        RecipeChoices(tp_overlap=True), "hopper", catalog.frameworks["torchtitan"]
+    )
+    assert core.tp_userbuffers == "megatron-bridge"
+    assert mlm.tp_userbuffers == "te"
+    assert titan.tp_userbuffers == ""
 
 
 def test_an_unknown_userbuffers_config_is_refused(tmp_path):
