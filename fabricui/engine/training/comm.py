@@ -9,7 +9,9 @@ An operation runs in every layer of every micro-batch (``layer``), once per micr
   FSDP's prefetched gathers and other overlappable operations behind the layer's
   compute); TP and EP collectives are on the critical path unless TP / EP overlap is
   switched on, then they hide behind the layer's GEMMs (TP only when its group sits in one
-  node: the overlap runs over NVLink);
+  node: the overlap runs over NVLink); EP's behind another micro-batch's pass as
+  Megatron-Core's combined 1F1B schedule pairs them (``paired_ep_exposure``), where the
+  MoE layer's compute is known;
 - ``microbatch``: pipeline sends are on the critical path;
 - ``step``: with DP overlap, overlappable operations (bucketed gradient reduction, ZeRO's
   parameter gather) hide behind one micro-batch's backward and forward; without it, and
@@ -44,6 +46,30 @@ CATEGORIES = ("tp", "cp", "pp", "dp", "ep")
 #: block per channel, 16 channels (the "16 coll channels" NCCL's INFO log reports on an
 #: 8-GPU NVLink node with one NIC per GPU).
 COLLECTIVE_SMS = 16
+
+
+#: SMs Megatron-Core's flex dispatcher holds while it runs beside compute, by backend:
+#: HybridEP's ``moe_hybridep_num_sms``, which Megatron-Bridge's performance scripts set
+#: to 32 for every HybridEP run (``scripts/performance/utils/overrides.py`` at 21d102f5e
+#: and 4ab94dfad; the GPT-OSS 120B full-iteration recipe sets the same 32,
+#: ``perf_recipes/gpt_oss/common.py``), and DeepEP's ``moe_deepep_num_sms``, 20 unless
+#: set (Megatron-LM ``transformer_config.py``, "historical default 20").
+HYBRIDEP_SMS = 32
+DEEPEP_SMS = 20
+#: The compute of an MoE layer under EP overlap, in the order the compute stream runs it
+#: for a pair of layers (one micro-batch's forward of a layer, another's backward of one)
+#: (``TransformerLayerSchedulePlan.run``, Megatron-LM d98e8a64dd
+#: ``models/common/model_chunk_schedule_plan.py``).
+EP_COMPUTE = (
+    "attention block forward",
+    "experts' input gradients",
+    "experts' weight gradients",
+    "experts forward",
+    "attention block input gradients",
+    "attention block weight gradients",
+)
+#: Layer pairs the EP overlap schedule is run for to reach its steady period.
+_PAIRS = 16
 
 
 def collective_sm_share(sms: int | None) -> float:
@@ -95,6 +121,18 @@ class Windows:
     how (``userbuffers``); empty: those calls hide behind ``gemm_s``."""
     sms: int = 0
     """The GPU's SMs, for the SMs userbuffers' kernels take from the GEMMs (0: none)."""
+    ep_compute_s: tuple[float, ...] = ()
+    """Under EP overlap, an MoE layer's compute for one micro-batch in the pieces its
+    schedule runs the all-to-alls beside (``EP_COMPUTE``) [s]; empty: EP hides behind
+    ``expert_s``."""
+    moe_share: float = 1.0
+    """MoE layers over all layers (EP's per-layer time is averaged over all of them)."""
+    ep_unpaired: float = 0.0
+    """Share of the forward and of the backward passes EP overlap runs alone
+    (``schedule.unpaired_share``): their all-to-alls are exposed."""
+    ep_sm_share: float = 0.0
+    """Share of the GPU's SMs the overlapped dispatch and combine kernels hold
+    (``ep_overlap_sm_share``)."""
 
     def forward(self, scope: str) -> float:
         """The forward part of a layer's or a micro-batch's window."""
@@ -161,11 +199,12 @@ def expose(
     """Exposed time of every category per layer, per micro-batch and per step.
 
     Layer scope: TP and EP collectives are exposed unless their overlap is on (then they
-    hide behind the layer's GEMMs, expert GEMMs for EP; with ``tp_overlap_backward``
-    off, only the forward's TP collectives hide; decomposed TP overlap and Transformer
-    Engine's userbuffers hide each behind its own GEMMs, ``decomposed_tp_exposure`` and
-    ``userbuffers_tp_exposure``); CP's ring hides behind the
-    attention core; other overlappable operations (FSDP's prefetched gathers and
+    hide behind the layer's GEMMs, EP's behind the other micro-batch's pass of the
+    combined 1F1B schedule, ``paired_ep_exposure``, or without ``ep_compute_s`` behind the
+    expert GEMMs; with ``tp_overlap_backward`` off, only the forward's TP collectives
+    hide; decomposed TP overlap and Transformer Engine's userbuffers hide each behind its
+    own GEMMs, ``decomposed_tp_exposure`` and ``userbuffers_tp_exposure``); CP's ring
+    hides behind the attention core; other overlappable operations (FSDP's prefetched gathers and
     reductions) hide behind the pass they run in (``CommOp.phase``: a forward gather
     behind the layer's forward, a backward gather and the gradient reduce-scatter behind
     its backward), and one call of each per micro-batch cannot be prefetched (the first
@@ -192,6 +231,7 @@ def expose(
     hideable: dict[tuple[str, str], float] = {}
     exposed: dict[str, float] = {}
     step_hidden: dict[str, list[PricedOp]] = {}
+    paired: dict[str, float] = {}
     mb = max(microbatches, 1)
     per_layer_calls = max(layers_per_stage, 1e-9) * mb
     for p in priced:
@@ -200,7 +240,10 @@ def expose(
         scope = p.op.resolved_scope
         if scope == "layer":
             each = time_s / per_layer_calls
-            if _decomposed(p, recipe, windows, tp_in_node):
+            if _paired_ep(p, recipe, windows):
+                phase = "forward" if p.op.phase == "forward" else "backward"
+                paired[phase] = paired.get(phase, 0.0) + each
+            elif _decomposed(p, recipe, windows, tp_in_node):
                 exposed[cat] = exposed.get(cat, 0.0) + decomposed_tp_exposure(
                     p, per_layer_calls, windows
                 )
@@ -233,6 +276,10 @@ def expose(
             share = 0.0 if cat == "tp" else windows.sm_share
             left += max(0.0, total - window) + share * min(total, window)
         per_layer[cat] = per_layer.get(cat, 0.0) + exposed.get(cat, 0.0) + left
+    if paired:
+        per_layer["ep"] += paired_ep_exposure(
+            paired.get("forward", 0.0), paired.get("backward", 0.0), windows
+        )
     _cap(priced, per_layer, per_mb, per_layer_calls, mb)
     for phase, ops in step_hidden.items():
         window = windows.forward("step") if phase == "forward" else windows.backward("step")
@@ -288,6 +335,12 @@ def _prefetched(p: PricedOp) -> bool:
     """A data-parallel operation of every layer that runs one layer ahead (FSDP's
     prefetched gather) or behind (its reduction): one call per pass is not hidden."""
     return p.op.group in ("dp", "edp", "dp_intra", "dp_inter") and p.op.overlappable
+
+
+def _paired_ep(p: PricedOp, recipe: Recipe, windows: Windows) -> bool:
+    """An EP all-to-all Megatron-Core's EP overlap schedules beside another micro-batch's
+    pass (``paired_ep_exposure``)."""
+    return p.op.group == "ep" and recipe.ep_overlap and bool(windows.ep_compute_s)
 
 
 def _decomposed(p: PricedOp, recipe: Recipe, windows: Windows, tp_in_node: bool) -> bool:
@@ -420,6 +473,105 @@ def userbuffers_tp_exposure(p: PricedOp, per_layer_calls: float, windows: Window
         for x in pairings
     )
     return sets * each
+
+
+def ep_overlap_sm_share(moe_dispatch: str, sms: int | None, multi_node_domain: bool) -> float:
+    """Share of a GPU's SMs the dispatch and combine take from the compute they overlap:
+    NCCL's channels for the all-to-all dispatcher; for the flex one (``deepep``: its
+    kernels run on SMs of their own) HybridEP's ``HYBRIDEP_SMS`` where the NVLink domain
+    spans hosts (GB200 / GB300 NVL72, which only HybridEP supports: DeepEP runs on
+    Ampere, Hopper, B200 and B300, Megatron-Bridge
+    ``skills/nemo-mbridge-perf-expert-parallel-overlap/SKILL.md``), else DeepEP's
+    ``DEEPEP_SMS``."""
+    if not sms:
+        return 0.0
+    if moe_dispatch != "deepep":
+        held = COLLECTIVE_SMS
+    else:
+        held = HYBRIDEP_SMS if multi_node_domain else DEEPEP_SMS
+    return min(1.0, held / sms)
+
+
+def paired_layer_s(compute_s: Sequence[float], call_s: tuple[float, float]) -> float:
+    """Steady period of one layer pair of Megatron-Core's combined 1F1B schedule [s].
+
+    ``TransformerLayerSchedulePlan.run`` (Megatron-LM d98e8a64dd) issues, for the forward
+    of layer ``l`` of micro-batch B and the backward of a layer of micro-batch A, the
+    compute stream's attention block forward of B, A's expert input gradients, A's expert
+    weight gradients (``delay_wgrad_compute``), B's experts, A's attention block input
+    gradients and its weight gradients, and the communication stream's combine backward
+    of A, dispatch forward of B, dispatch backward of A and combine forward of B. Each
+    waits for what it reads: B's dispatch for its attention block, B's experts for its
+    dispatch, B's combine for its experts, the next layer's attention block of B for that
+    combine; A's expert gradients for its combine backward, its dispatch backward for
+    them, its attention block for that dispatch, the next combine backward of A for its
+    attention block's input gradients. Every operation starts when its stream is free and
+    its input is ready; the period is taken between the middle and the last of
+    ``_PAIRS`` pairs.
+
+    Args:
+        compute_s: The compute pieces of ``EP_COMPUTE`` [s].
+        call_s: One forward and one backward all-to-all (dispatch or combine) [s].
+
+    Returns:
+        Time per layer pair once the schedule is steady [s].
+    """
+    block_f, exp_dgrad, exp_wgrad, exp_f, block_dgrad, block_wgrad = compute_s
+    fwd_call, bwd_call = call_s
+    comp = comm_free = 0.0
+    combine_fwd_end = block_dgrad_end = 0.0
+    starts = []
+    for _ in range(_PAIRS):
+        combine_bwd_end = max(comm_free, block_dgrad_end) + bwd_call
+        block_f_start = max(comp, combine_fwd_end)
+        starts.append(block_f_start)
+        block_f_end = block_f_start + block_f
+        dgrad_end = max(block_f_end, combine_bwd_end) + exp_dgrad
+        dispatch_fwd_end = max(combine_bwd_end, block_f_end) + fwd_call
+        wgrad_end = dgrad_end + exp_wgrad
+        dispatch_bwd_end = max(dispatch_fwd_end, dgrad_end) + bwd_call
+        exp_f_end = max(wgrad_end, dispatch_fwd_end) + exp_f
+        combine_fwd_end = max(dispatch_bwd_end, exp_f_end) + fwd_call
+        comm_free = combine_fwd_end
+        block_dgrad_end = max(exp_f_end, dispatch_bwd_end) + block_dgrad
+        comp = block_dgrad_end + block_wgrad
+    half = _PAIRS // 2
+    return (starts[-1] - starts[half - 1]) / (_PAIRS - half)
+
+
+def paired_ep_exposure(forward_s: float, backward_s: float, windows: Windows) -> float:
+    """Exposed EP time per layer and micro-batch under Megatron-Core's EP overlap [s].
+
+    The combined 1F1B schedule runs one micro-batch's forward beside another's backward,
+    layer by layer, the all-to-alls on a stream of their own (``paired_layer_s``): what
+    the pair's period exceeds its compute by is exposed. The compute beside the
+    all-to-alls loses ``ep_sm_share`` of its speed while they run: each piece is
+    stretched by that share times the part of the compute the all-to-alls span (all of
+    it once they take longer than it), so a schedule bound by its all-to-alls hides the
+    slowdown under them. The passes the schedule runs
+    alone (``ep_unpaired``: the first forward and the last backward, or the pipeline's
+    warm-up and cool-down) expose their all-to-alls whole.
+
+    Args:
+        forward_s: The forward dispatch and combine, per layer (averaged over all layers)
+            and micro-batch [s].
+        backward_s: The same for the backward.
+        windows: ``ep_compute_s``, ``moe_share``, ``ep_unpaired``, ``ep_sm_share``.
+
+    Returns:
+        Exposed time per layer (averaged over all layers) and micro-batch [s].
+    """
+    share = windows.moe_share
+    if share <= 0:
+        return forward_s + backward_s
+    fwd_call, bwd_call = forward_s / share / 2.0, backward_s / share / 2.0
+    calls = 2.0 * (fwd_call + bwd_call)
+    compute = sum(windows.ep_compute_s)
+    beside = min(1.0, calls / compute) if compute > 0 else 0.0
+    slowed = [c * (1.0 + windows.ep_sm_share * beside) for c in windows.ep_compute_s]
+    paired = max(0.0, paired_layer_s(slowed, (fwd_call, bwd_call)) - compute)
+    unpaired = windows.ep_unpaired
+    return share * (unpaired * calls + (1.0 - unpaired) * paired)
 
 
 def _hides_in_layer(p: PricedOp, recipe: Recipe, tp_in_node: bool) -> bool:

@@ -200,6 +200,9 @@ class LayerCost:
     repeats."""
     act_fwd_s: FloatArray | float = 0.0
     """The activation pass of the MLP or the experts, forward."""
+    moe_mlp_bwd_s: FloatArray | float = 0.0
+    """The routed experts' GEMMs, backward (input and weight gradients; 0 on a dense
+    layer): what EP overlap's schedule runs beside the dispatch all-to-alls."""
     shared_fwd_s: FloatArray | float = 0.0
     """The shared experts' GEMMs and activation, forward."""
     host_s: FloatArray | float = 0.0
@@ -400,6 +403,7 @@ def layer_cost(
         mlp_fwd_s=mlp.mlp_f,
         dense_mlp_fwd_s=0.0 if moe else mlp.mlp_f,
         moe_mlp_fwd_s=mlp.mlp_f if moe else 0.0,
+        moe_mlp_bwd_s=mlp.mlp_b if moe else 0.0,
         act_fwd_s=memory_time_s(device, mlp.act_bytes),
         shared_fwd_s=mlp.shared_f,
         host_s=np.full_like(
@@ -521,6 +525,8 @@ class _Mlp:
     """Bytes of the experts' output-bias pass, forward (``EXPERT_BIAS_BYTES``; 0 without)."""
     bias_bwd_bytes: FloatArray | float = 0.0
     """Bytes of the experts' output-bias pass, backward."""
+    mlp_b: FloatArray | float = 0.0
+    """Routed experts: GEMMs, backward [s] (0 for a dense MLP)."""
 
 
 def _attention_projections(device: Device, w: _Widths, separate: bool = False) -> _Sums:
@@ -669,6 +675,7 @@ def _routed_experts(
         shared_f=_zero(tokens),
         bias_fwd_bytes=outputs * bias_fwd,
         bias_bwd_bytes=outputs * bias_bwd,
+        mlp_b=up_b + down_b,
     )
     return sums, mlp
 

@@ -102,3 +102,26 @@ def in_flight(pp: int, microbatches: int, vpp: int = 1, stage: int = 0) -> float
     if vpp > 1:
         held = held + (pp - 1 - stage) / vpp
     return min(float(microbatches), held)
+
+
+def unpaired_share(pp: int, microbatches: int) -> float:
+    """Share of a stage's forward (and of its backward) passes Megatron-Core's EP overlap
+    runs alone, with no pass of another micro-batch to hide their all-to-alls behind.
+
+    The combined 1F1B schedule (``overlap_moe_expert_parallel_comm``) pairs the forward of
+    one micro-batch with the backward of another. Without a pipeline the first forward and
+    the last backward run alone (``combined_1f1b_schedule_for_no_pipelining``): ``1 / m``.
+    With one, the warm-up forwards and the cool-down backwards do: stage ``r`` warms up
+    with ``2 (p - r - 1) + (v - 1) g + 1`` of its ``v m`` chunk passes, ``g = p`` by
+    default, one more than the interleaved schedule so that each paired forward and
+    backward are independent (``get_pp_rank_microbatches``, Megatron-LM d98e8a64dd
+    ``pipeline_parallel/schedules.py``), ``v p`` on average over the stages: ``p / m``.
+
+    Args:
+        pp: Pipeline stages ``p``.
+        microbatches: Micro-batches per step ``m``.
+
+    Returns:
+        ``min(1, max(p, 1) / m)``.
+    """
+    return min(1.0, max(pp, 1) / max(microbatches, 1))

@@ -331,13 +331,17 @@ def average_layer(
     attention: str,
     kernels: Kernels | None = None,
     imbalance: float = 1.0,
+    moe_only: bool = False,
 ) -> LayerCost:
     """The mean layer of the model (dense and MoE, windowed and full attention mixed in
-    their proportions) for one micro-batch."""
+    their proportions) for one micro-batch; ``moe_only``: the mean MoE layer (windowed and
+    full attention mixed)."""
     parts = []
     moe_share = geo.moe_layers / geo.layers
     win_share = geo.window_layers / geo.layers
     for moe, m_share in ((False, 1 - moe_share), (True, moe_share)):
+        if moe_only:
+            m_share = 1.0 if moe else 0.0
         for windowed, w_share in ((False, 1 - win_share), (True, win_share)):
             weight = m_share * w_share
             if weight <= 0:
@@ -473,6 +477,9 @@ def plan(
             layout.cp,
             _tp_fused(device, geo, layout, recipe),
             _tp_userbuffers(device, geo, layout, recipe, sp),
+            schedule.unpaired_share(p, m),
+            recipe.moe_dispatch,
+            fabric.gpus_per_domain > fabric.gpus_per_node,
         ),
         _tp_in_domain(fabric, groups),
     )
@@ -568,6 +575,8 @@ class _StageWork:
     """Forward of each stage."""
     layer_recompute_s: float
     """Recomputed forward of one layer."""
+    moe_layer: LayerCost | None = None
+    """The mean MoE layer (None for a dense model)."""
 
 
 def _stage_work(
@@ -593,6 +602,18 @@ def _stage_work(
     layer_recompute = _f(
         layer.recompute_s(recipe.recompute, recipe.selective, recipe.recompute_modules)
     )
+    moe_layer = None
+    if geo.moe_layers:
+        moe_layer = average_layer(
+            device,
+            geo,
+            layout,
+            sp,
+            recipe.attention,
+            recipe.kernels,
+            recipe.moe_imbalance,
+            moe_only=True,
+        )
     compute, recompute, forward = [], [], []
     for i, n in enumerate(stages):
         work = n * (_f(layer.fwd_s) + _f(layer.bwd_s))
@@ -611,7 +632,7 @@ def _stage_work(
         compute.append(work)
         forward.append(fwd)
         recompute.append(n * layer_recompute)
-    return _StageWork(layer, compute, recompute, forward, layer_recompute)
+    return _StageWork(layer, compute, recompute, forward, layer_recompute, moe_layer)
 
 
 def _accumulated(recipe: Recipe, layout: Layout, shards: StateShards) -> float:
@@ -641,11 +662,16 @@ def _windows(
     cp: int = 1,
     tp_fused: tuple[dict[str, tuple[float, ...]], dict[str, tuple[float, ...]]] = ({}, {}),
     tp_userbuffers: dict[str, tuple[userbuffers.Pairing, ...]] | None = None,
+    ep_unpaired: float = 0.0,
+    moe_dispatch: str = "alltoall",
+    multi_node_domain: bool = False,
 ) -> comm.Windows:
     """The compute each kind of communication can hide behind on the critical stage
     (``tp_fused``: the GEMMs decomposed TP overlap fuses each TP collective with, forward
     and recomputed, ``_tp_fused``; ``tp_userbuffers``: the GEMM userbuffers pairs each
-    with, ``_tp_userbuffers``)."""
+    with, ``_tp_userbuffers``; ``ep_unpaired``: the share of passes EP overlap runs
+    alone, ``schedule.unpaired_share``; ``moe_dispatch``: the MoE dispatcher;
+    ``multi_node_domain``: the NVLink domain spans hosts)."""
     paired = tp_userbuffers or {}
     layer = work.layer
     moe_share = geo.moe_layers / geo.layers
@@ -665,6 +691,34 @@ def _windows(
         hbm_Bps=device.hbm_Bps if tp_fused[0] or paired else 0.0,
         tp_userbuffers=paired,
         sms=device.sms or 0,
+        ep_compute_s=_ep_compute(work.moe_layer),
+        moe_share=moe_share,
+        ep_unpaired=ep_unpaired,
+        ep_sm_share=comm.ep_overlap_sm_share(moe_dispatch, device.sms, multi_node_domain),
+    )
+
+
+def _ep_compute(moe: LayerCost | None) -> tuple[float, ...]:
+    """The mean MoE layer's compute in the pieces EP overlap schedules the all-to-alls
+    beside (``comm.EP_COMPUTE``) [s] (empty for a dense model): the attention block's
+    forward (everything but the routed experts and the host's wait: attention, router,
+    shared experts), the routed experts' input and weight gradients (half their backward
+    GEMMs each), their forward, and the attention block's backward split into its input
+    gradients and its weight gradients (half its GEMMs' backward)."""
+    if moe is None:
+        return ()
+    host = _f(moe.host_s)
+    experts_f, experts_b = _f(moe.moe_mlp_fwd_s), _f(moe.moe_mlp_bwd_s)
+    block_f = max(0.0, _f(moe.fwd_s) - host - experts_f)
+    block_b = max(0.0, _f(moe.bwd_s) - host - experts_b)
+    block_wgrad = min(block_b, 0.5 * max(0.0, _f(moe.gemm_bwd_s) - experts_b))
+    return (
+        block_f,
+        0.5 * experts_b,
+        0.5 * experts_b,
+        experts_f,
+        block_b - block_wgrad,
+        block_wgrad,
     )
 
 
