@@ -460,3 +460,17 @@ def _llama3_8b_widths(seq_len: int):  # type: ignore[no-untyped-def]
         vocab=128256,
         source="test",
     )
+
+
+def test_llm_foundry_prices_its_triton_attention_at_a_sourced_record(catalog):
+    """llm-foundry's benchmark rows ran attn_impl 'triton' (submit_benchmarks.py at
+    b2a43a147), a kernel with no published H100 figure: the framework keeps naming a kernel
+    that has a Hopper record (FlashAttention-2's), so its rows are not priced at the GPU's
+    generic figure, and cites the code the rows were measured with."""
+    foundry = catalog.frameworks["llm-foundry"]
+    recipe, _ = resolve_recipe(RecipeChoices(), "hopper", foundry)
+    records = [k for k in catalog.kernels.values() if k.arch == "hopper"]
+    assert recipe.attention_impl in {k.impl for k in records}
+    assert not any(k.impl == "triton" for k in records)
+    assert "b2a43a147" in foundry.sources["attention"]
+    assert "attn_impl" in foundry.note and "'triton'" in foundry.note
