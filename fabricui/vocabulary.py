@@ -83,6 +83,14 @@ ATTENTION_CHOICES = ("flash", *ATTENTION_IMPLS)
 #: 128x128 block scaling (DeepSeek-V3), MXFP8 (32-element blocks, Blackwell), torchao's
 #: per-row scaling (rowwise).
 FP8_RECIPES = ("delayed", "current", "blockwise", "mxfp8", "rowwise")
+#: Formats fused attention runs in under FP8 (a kernel record's ``fp8_*_scale`` keys):
+#: per-tensor scales (``fp8``) or 32-element block scales (``mxfp8``).
+FP8_ATTENTION_FORMATS = ("fp8", "mxfp8")
+#: The format each FP8 recipe runs attention in: Transformer Engine's delayed and current
+#: scaling per tensor, its MXFP8 recipe in MXFP8. The other recipes run no fused FP8
+#: attention (Transformer Engine 2.17 disables it under block scaling and NVFP4; torchao's
+#: rowwise scaling has none).
+FP8_ATTENTION_FORMAT_OF = {"delayed": "fp8", "current": "fp8", "mxfp8": "mxfp8"}
 #: MoE token dispatch: a copy per routed expert, or one per node (DeepEP).
 MOE_DISPATCH = ("alltoall", "deepep")
 #: How a framework's context parallelism runs attention: a ring that passes each chunk's

@@ -37,6 +37,7 @@ from fabricui.vocabulary import (
     ATTENTION_CHOICES,
     CUDA_GRAPH_MODES,
     DP_STRATEGIES,
+    FP8_ATTENTION_FORMAT_OF,
     FP8_RECIPES,
     MOE_DISPATCH,
     PRECISIONS,
@@ -46,6 +47,7 @@ from fabricui.vocabulary import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from fabricui.engine.training.recipe import Recipe
     from fabricui.engine.training.step import PlanReport
     from fabricui.engine.types import Layout
     from fabricui.fabric.fabric import Fabric
@@ -180,6 +182,13 @@ def _add_recipe_options(parser: argparse.ArgumentParser) -> None:
         "--fp8-recipe",
         choices=FP8_RECIPES,
         help="FP8 scaling recipe with --precision fp8 (default: the framework's)",
+    )
+    parser.add_argument(
+        "--fp8-attention",
+        action="store_true",
+        default=None,
+        help="attention in FP8 too with --precision fp8 (Transformer Engine's "
+        "fp8_dot_product_attention; default: 16-bit attention)",
     )
     parser.add_argument(
         "--recompute-modules",
@@ -332,6 +341,7 @@ RUN_FILE_STATES = (
     ("framework", "--framework"),
     ("attention", "--attention"),
     ("fp8_recipe", "--fp8-recipe"),
+    ("fp8_attention", "--fp8-attention"),
     ("recompute_modules", "--recompute-modules"),
     ("compile", "--compile"),
     ("power_cap", "--power-cap"),
@@ -444,6 +454,7 @@ def plan_request(args: argparse.Namespace) -> PlanRequest:
             moe_imbalance=_ranged(args, "moe_imbalance", MOE_IMBALANCE),
             cuda_graph=_get(args, "cuda_graph", None),
             power_W=_ranged(args, "power_cap", POWER_CAP_W),
+            fp8_attention=_get(args, "fp8_attention", None),
         ),
         search=bool(_get(args, "search", False)),
         top=_get(args, "top", SEARCH_TOP),
@@ -612,7 +623,8 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
             for part in (
                 report.recipe.framework,
                 report.recipe.precision,
-                f"{report.recipe.attention_impl or report.recipe.attention} attention",
+                f"{report.recipe.attention_impl or report.recipe.attention}"
+                f"{_fp8_attention_words(report.recipe)} attention",
             )
             if part
         )
@@ -638,6 +650,12 @@ def breakdown_lines(report: PlanReport, fabric: Fabric) -> list[str]:
         lines.append("assumed:")
         lines += [f"  - {text}" for text in report.assumptions]
     return lines
+
+
+def _fp8_attention_words(recipe: Recipe) -> str:
+    """`` mxfp8`` (the format) when attention runs in FP8, else nothing."""
+    form = FP8_ATTENTION_FORMAT_OF.get(recipe.fp8_attention_recipe or "")
+    return f" {form}" if form else ""
 
 
 def _bubble_words(report: PlanReport) -> str:

@@ -38,6 +38,7 @@ from fabricui.model.topology import SWITCHED_LAYOUTS
 from fabricui.vocabulary import (
     ATTENTION_IMPLS,
     CP_ATTENTION,
+    FP8_ATTENTION_FORMATS,
     FP8_RECIPES,
     MOE_DISPATCH,
     PROTOCOLS,
@@ -160,6 +161,7 @@ def _check_record(
                 f"{doc.where(path)}: {format_path(path)}: window_fwd_efficiency and "
                 "window_bwd_efficiency go together (give both or neither)"
             )
+        _check_fp8_attention(doc, path, record)
     if kind == "gpus":
         for name in (
             "gemm_efficiency",
@@ -205,6 +207,27 @@ def _check_head_dim_scale(doc: YamlDocument, path: tuple, table: dict[int, float
             f"(the head dim the efficiencies are quoted at; got "
             f"{table.get(ATTENTION_REF_HEAD_DIM, 'none')})"
         )
+
+
+#: FP8 attention throughput over 16-bit a kernel record may state.
+FP8_ATTENTION_SCALE_RANGE = (0.1, 4.0)
+
+
+def _check_fp8_attention(doc: YamlDocument, path: tuple, record: KernelSpec) -> None:
+    """A kernel's FP8 attention tables: known formats, head dims or windows and factors in
+    range."""
+    for name, keys, what in (
+        ("fp8_fwd_scale", HEAD_DIM_RANGE, "head dim"),
+        ("fp8_bwd_scale", HEAD_DIM_RANGE, "head dim"),
+        ("fp8_window_fwd_scale", WINDOW_RANGE, "window"),
+        ("fp8_window_bwd_scale", WINDOW_RANGE, "window"),
+    ):
+        for form, table in getattr(record, name).items():
+            check_choice(doc, (*path, name, form), form, FP8_ATTENTION_FORMATS)
+            for key, factor in table.items():
+                where = (*path, name, form, str(key))
+                check_range(doc, where, key, *keys, what)
+                check_range(doc, where, factor, *FP8_ATTENTION_SCALE_RANGE, "FP8 factor")
 
 
 #: A link family a vendor's or user's directory may declare in YAML alone (a scale-up link

@@ -129,6 +129,7 @@ RUN_KEYS = (
     "fsdp_reshard",
     "grad_reduce_bytes",
     "domain_hosts",
+    "fp8_attention",
 )
 #: Largest degree, batch or sequence a run may state (``bounds.PLAN_COUNT_MAX``, as the
 #: plan options).
@@ -516,6 +517,7 @@ def _run(
             doc, (*path, "grad_reduce_bytes"), block.get("grad_reduce_bytes"), ELEMENT_BYTES
         ),
         domain_hosts=_int(doc, (*path, "domain_hosts"), block.get("domain_hosts"), optional=True),
+        fp8_attention=_flag(doc, (*path, "fp8_attention"), block.get("fp8_attention")),
     )
     _check_degrees(doc, path, run, model)
     return run

@@ -147,6 +147,13 @@ def convert_value(doc: YamlDocument, path: KeyPath, annotation: str, value: Any)
                 _fail(doc, where, "expected a whole number as the key", k)
             table[int(k)] = convert_value(doc, where, "float", v)
         return table
+    if annotation == "dict[str,dict[int,float]]":
+        if not isinstance(value, dict):
+            _fail(doc, path, "expected a mapping of name: {whole number: number}", value)
+        return {
+            str(k): convert_value(doc, (*path, str(k)), "dict[int,float]", v)
+            for k, v in value.items()
+        }
     if annotation in _NESTED:
         return convert_record(doc, path, _NESTED[annotation], value)
     raise AssertionError(f"schema: unsupported annotation {annotation}")  # pragma: no cover

@@ -44,3 +44,6 @@ class RecipeChoices:
     """Bytes per gradient element of the data-parallel reduction (4: FP32)."""
     fsdp_reshard: bool | None = None
     """FSDP gathers again for backward (reshard after forward)."""
+    fp8_attention: bool | None = None
+    """Attention runs in FP8 too (Transformer Engine's ``fp8_dot_product_attention``);
+    None: not stated (16-bit attention, the frameworks' default)."""

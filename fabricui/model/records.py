@@ -228,6 +228,21 @@ class KernelSpec:
     beyond them. Empty: windowed layers run at the causal figures."""
     window_bwd_efficiency: dict[int, float] = field(default_factory=dict)
     """The same for the backward kernel (``2.5 x`` the forward's FLOPs)."""
+    fp8_fwd_scale: dict[str, dict[int, float]] = field(default_factory=dict)
+    """Forward throughput with attention in FP8 (Transformer Engine's
+    ``fp8_dot_product_attention``) over the 16-bit kernel's at the same head dim, causal,
+    at long sequences; by format (``vocabulary.FP8_ATTENTION_FORMATS``: ``fp8`` per-tensor
+    scales, ``mxfp8`` block scales), then by query/key head dim, interpolated as
+    ``fwd_head_dim_scale``: ``{mxfp8: {128: 1.30, 192: 1.48}}``. A format with no entry
+    runs its attention at the 16-bit figures."""
+    fp8_bwd_scale: dict[str, dict[int, float]] = field(default_factory=dict)
+    """The same for the backward kernel."""
+    fp8_window_fwd_scale: dict[str, dict[int, float]] = field(default_factory=dict)
+    """Forward throughput in FP8 on a sliding-window layer over the 16-bit window figure
+    (``window_fwd_efficiency``), by format, then by window [tokens], interpolated as that
+    table. A format with no entry runs windowed layers at the 16-bit figure."""
+    fp8_window_bwd_scale: dict[str, dict[int, float]] = field(default_factory=dict)
+    """The same for the backward kernel."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

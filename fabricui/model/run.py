@@ -85,6 +85,9 @@ class RunSpec:
     grad_reduce_bytes: float | None = None
     """Bytes per gradient element of the data-parallel reduction (4: FP32); None: the
     framework's."""
+    fp8_attention: bool | None = None
+    """Attention runs in FP8 too (Transformer Engine's ``fp8_dot_product_attention``);
+    None: not stated (16-bit attention)."""
     domain_hosts: int | None = None
     """Hosts (trays) in use in each scale-up domain, when fewer than the topology's (a
     GB200 rack with 16 of its 18 trays in the job); None: whole domains."""

@@ -376,6 +376,11 @@ def unused_settings(choices: RecipeChoices, recipe: Recipe) -> list[str]:
             f"FP8 recipe {choices.fp8_recipe} not used: precision {recipe.precision} "
             "(it scales FP8 GEMMs)"
         )
+    if choices.fp8_attention and recipe.fp8_attention_recipe is None:
+        notes.append(
+            f"FP8 attention not used: precision {recipe.precision} (attention runs in FP8 "
+            "only under an FP8 or FP4 recipe)"
+        )
     if choices.recompute_modules and recipe.recompute != "selective":
         notes.append(
             f"recompute modules {', '.join(choices.recompute_modules)} not used: recompute "

@@ -225,6 +225,7 @@ def run_choices(run: RunSpec) -> RecipeChoices:
         power_W=run.power_W,
         grad_reduce_bytes=run.grad_reduce_bytes,
         fsdp_reshard=run.fsdp_reshard,
+        fp8_attention=run.fp8_attention,
     )
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from fabricui.engine.constants import DEFAULT_HBM_EFFICIENCY
 from fabricui.engine.training.legacy import peak_TFLOPS
 from fabricui.errors import EngineError
-from fabricui.vocabulary import PRECISIONS
+from fabricui.vocabulary import FP8_ATTENTION_FORMAT_OF, PRECISIONS
 
 if TYPE_CHECKING:
     from fabricui.model import GpuSpec, KernelSpec
@@ -64,7 +64,8 @@ class Device:
     peak_flops: float
     """Dense tensor peak of the GEMM precision [FLOP/s]."""
     half_flops: float
-    """Dense BF16/FP16 peak (attention runs in 16-bit even under FP8) [FLOP/s]."""
+    """Dense BF16/FP16 peak, which attention's efficiencies are quoted against (in FP8 too,
+    its ``attention_fp8_*`` factors scale them) [FLOP/s]."""
     gemm_efficiency: float
     """Sustained fraction of ``peak_flops`` of a large square GEMM, wave quantization included."""
     gemm_overhead_s: float
@@ -97,6 +98,18 @@ class Device:
     empty: windowed layers run at the causal figures."""
     attention_window_bwd: HeadDimTable = ()
     """The same for the backward kernel."""
+    attention_fp8_fwd: HeadDimTable = ()
+    """With attention in FP8: the forward kernel's throughput over its 16-bit one by head
+    dim (``KernelSpec.fp8_fwd_scale`` for the recipe's format); empty: 16-bit attention
+    (or no FP8 figure)."""
+    attention_fp8_bwd: HeadDimTable = ()
+    """The same for the backward kernel."""
+    attention_fp8_window_fwd: HeadDimTable = ()
+    """With attention in FP8: the forward kernel's throughput on a sliding-window layer over
+    its 16-bit window figure, by window (``KernelSpec.fp8_window_fwd_scale``); empty: the
+    16-bit window figure."""
+    attention_fp8_window_bwd: HeadDimTable = ()
+    """The same for the backward kernel."""
     clock_scale: float = 1.0
     """Compute-bound throughput relative to the microbenchmark figures: the GPU's
     sustained efficiency through a training step, times the clock a lower power cap
@@ -127,6 +140,8 @@ def make_device(
     kernel: KernelSpec | None = None,
     power_W: float | None = None,
     software_efficiency: float = 1.0,
+    fp8_attention: str | None = None,
+    windowed: bool = False,
 ) -> tuple[Device, list[str]]:
     """The device a GPU record and a precision describe, and what had to be assumed.
 
@@ -138,6 +153,10 @@ def make_device(
         power_W: The board's power cap when below its own limit [W] (None: its limit).
         software_efficiency: The framework's share of the reference software's compute
             throughput (``FrameworkSpec.compute_efficiency``).
+        fp8_attention: The FP8 recipe attention runs under (``fp8_attention_tables``);
+            None: attention in 16-bit.
+        windowed: The model has sliding-window layers (what FP8 figures they lack is
+            said too).
 
     Returns:
         (device, assumptions): one sentence per figure the record lacks.
@@ -168,7 +187,9 @@ def make_device(
         figures[name] = float(value)
     peak, efficiency, half_efficiency = half, figures["gemm_efficiency"], None
     if precision == "fp4":
-        return _fp4_device(gpu, precision, kernel, power_W, software_efficiency)
+        return _fp4_device(
+            gpu, precision, kernel, power_W, software_efficiency, fp8_attention, windowed
+        )
     if precision == "fp8" and gpu.fp8_dense_TFLOPS:
         peak = gpu.fp8_dense_TFLOPS * 1e12
         half_efficiency = efficiency
@@ -183,6 +204,7 @@ def make_device(
     attention_fwd, attention_bwd, half_seq = _attention(gpu, kernel, notes)
     fwd_dims, bwd_dims = _head_dim_tables(kernel)
     fwd_windows, bwd_windows = _window_tables(kernel)
+    fp8_tables = fp8_attention_tables(kernel, fp8_attention, notes, windowed)
     if power_W is not None and not power_W > 0:
         raise EngineError(f"power cap must be a positive number of watts (got {power_W})")
     scale = power_clock_scale(gpu.power_W, power_W)
@@ -213,6 +235,10 @@ def make_device(
         attention_bwd_head_dim_scale=bwd_dims,
         attention_window_fwd=fwd_windows,
         attention_window_bwd=bwd_windows,
+        attention_fp8_fwd=fp8_tables[0],
+        attention_fp8_bwd=fp8_tables[1],
+        attention_fp8_window_fwd=fp8_tables[2],
+        attention_fp8_window_bwd=fp8_tables[3],
         hbm_Bps=gpu.hbm_bw_GBps * 1e9 * figures["hbm_efficiency"],
         memory_bytes=gpu.memory_GB * 1e9,
         gemm_input_bytes=1.0 if precision == "fp8" else 2.0,
@@ -228,6 +254,8 @@ def _fp4_device(
     kernel: KernelSpec | None,
     power_W: float | None,
     software_efficiency: float,
+    fp8_attention: str | None = None,
+    windowed: bool = False,
 ) -> tuple[Device, list[str]]:
     """NVFP4 GEMMs: the FP4 peak at the FP8 GEMM efficiency (no FP4 GEMM measurement is
     published; assumed and said), 4-bit operands with their 16-element scales.
@@ -238,7 +266,9 @@ def _fp4_device(
     fp4_TFLOPS = gpu.fp4_dense_TFLOPS
     if not fp4_TFLOPS:
         raise EngineError(missing_peak(gpu, "fp4") or f"{gpu.id} has no FP4 tensor peak")
-    base, notes = make_device(gpu, "fp8", kernel, power_W, software_efficiency)
+    base, notes = make_device(
+        gpu, "fp8", kernel, power_W, software_efficiency, fp8_attention, windowed
+    )
     notes.append(
         f"{gpu.id}: NVFP4 GEMMs at the FP8 GEMM efficiency ({base.gemm_efficiency:.2f}) of "
         "the FP4 peak (no FP4 GEMM measurement in hwdb)"
@@ -306,6 +336,51 @@ def _window_tables(kernel: KernelSpec | None) -> tuple[HeadDimTable, HeadDimTabl
     if kernel is None:
         return (), ()
     return _pairs(kernel.window_fwd_efficiency), _pairs(kernel.window_bwd_efficiency)
+
+
+def fp8_attention_tables(
+    kernel: KernelSpec | None, recipe: str | None, notes: list[str], windowed: bool = False
+) -> tuple[HeadDimTable, HeadDimTable, HeadDimTable, HeadDimTable]:
+    """(forward, backward, window forward, window backward) FP8-over-16-bit tables of the
+    attention kernel when attention runs in FP8 under ``recipe``; what is missing is said
+    in ``notes`` and runs at the 16-bit figures (nothing is assumed in its place).
+
+    Args:
+        kernel: The fused attention kernel's record (None: the GPU record's one figure).
+        recipe: The FP8 recipe attention runs under (``delayed``, ``current``, ``mxfp8``
+            select a format, ``vocabulary.FP8_ATTENTION_FORMAT_OF``); None: 16-bit
+            attention, no tables.
+        notes: Assumptions, appended to.
+        windowed: The model has sliding-window layers: say which window figures the
+            kernel lacks too.
+    """
+    empty: HeadDimTable = ()
+    if recipe is None:
+        return empty, empty, empty, empty
+    form = FP8_ATTENTION_FORMAT_OF.get(recipe)
+    if form is None:
+        notes.append(
+            f"FP8 attention under the {recipe} recipe: no fused FP8 attention runs under it "
+            "(Transformer Engine's runs under delayed, current and MXFP8 scaling): priced "
+            "in 16-bit"
+        )
+        return empty, empty, empty, empty
+    names = ("fp8_fwd_scale", "fp8_bwd_scale", "fp8_window_fwd_scale", "fp8_window_bwd_scale")
+    if kernel is None or not any(form in getattr(kernel, name) for name in names):
+        what = kernel.id if kernel is not None else "the GPU's attention figure"
+        notes.append(f"{what} has no {form} attention figure in hwdb: priced in 16-bit")
+        return empty, empty, empty, empty
+    tables = tuple(_pairs(getattr(kernel, name).get(form, {})) for name in names)
+    parts = ["forward", "backward"]
+    if windowed and kernel.window_fwd_efficiency:
+        parts += ["sliding-window forward", "sliding-window backward"]
+    missing = [part for part, table in zip(parts, tables) if not table]
+    if missing:
+        notes.append(
+            f"{kernel.id} has no {form} figure in hwdb for the {' and '.join(missing)}: "
+            "priced in 16-bit"
+        )
+    return tables[0], tables[1], tables[2], tables[3]
 
 
 def _pairs(table: dict[int, float]) -> HeadDimTable:

@@ -202,6 +202,10 @@ def flash_attention_times_s(
     or two key tiles, and the fixed work of a tile (loading its queries, writing its output
     and softmax statistics) is no longer hidden behind a long loop.
 
+    With attention in FP8 each direction's efficiency is multiplied by the kernel's FP8
+    factor over 16-bit for the head dim (causal) or the window (sliding window), each
+    interpolated as its 16-bit table; a missing table leaves the 16-bit figure.
+
     Args:
         device: The device.
         flops_forward: Forward FLOPs of the attention core (score and value products).
@@ -217,15 +221,32 @@ def flash_attention_times_s(
     rate = device.half_flops * device.clock_scale * fill
     flops = np.asarray(flops_forward, dtype=np.float64)
     if window > 0 and device.attention_window_fwd and device.attention_window_bwd:
-        fwd_eff = window_efficiency(device.attention_window_fwd, window)
-        bwd_eff = window_efficiency(device.attention_window_bwd, window)
-    else:
-        fwd_eff = device.attention_efficiency * head_dim_scale(
-            device.attention_fwd_head_dim_scale, head_dim
+        fwd_eff = window_efficiency(device.attention_window_fwd, window) * _fp8_scale(
+            device.attention_fp8_window_fwd, window
         )
-        bwd_eff = device.bwd_attention_efficiency * head_dim_scale(
-            device.attention_bwd_head_dim_scale, head_dim
+        bwd_eff = window_efficiency(device.attention_window_bwd, window) * _fp8_scale(
+            device.attention_fp8_window_bwd, window
+        )
+    else:
+        fwd_eff = (
+            device.attention_efficiency
+            * head_dim_scale(device.attention_fwd_head_dim_scale, head_dim)
+            * _fp8_scale(device.attention_fp8_fwd, head_dim)
+        )
+        bwd_eff = (
+            device.bwd_attention_efficiency
+            * head_dim_scale(device.attention_bwd_head_dim_scale, head_dim)
+            * _fp8_scale(device.attention_fp8_bwd, head_dim)
         )
     forward = flops / (rate * fwd_eff)
     backward = 2.5 * flops / (rate * bwd_eff)
     return forward, backward
+
+
+def _fp8_scale(table: Sequence[tuple[float, float]], at: Number) -> FloatArray:
+    """FP8 attention's throughput over 16-bit at ``at`` (a head dim or a window) from one of
+    the device's FP8 tables; 1 when it is empty (16-bit attention, or no FP8 figure)."""
+    x = np.asarray(at, dtype=np.float64)
+    if not table:
+        return np.where(np.isnan(x), np.nan, 1.0)
+    return _log2_interp(table, x)

@@ -139,6 +139,9 @@ class Recipe:
     output bias in a pass of its own (``expert_bias_pass_bytes``); 0: no such pass."""
     fp8_experts: bool = True
     """Under FP8, the experts' grouped GEMMs run in FP8 too (False: in 16-bit)."""
+    fp8_attention: bool = False
+    """Under FP8 (or FP4), fused attention runs in FP8 too (Transformer Engine's
+    ``fp8_dot_product_attention``), in the format its recipe selects."""
 
     def __post_init__(self) -> None:
         """Refuse unknown modes and numbers outside their range.
@@ -182,6 +185,14 @@ class Recipe:
         """What ``selective`` recomputes when no ``recompute_modules`` are named (those
         take Megatron-Core's attention-core memory): ``attention`` or ``ops``."""
         return "attention" if self.recompute_modules else self.selective
+
+    @property
+    def fp8_attention_recipe(self) -> str | None:
+        """The recipe FP8 attention runs under (``fp8_recipe`` under FP8, ``nvfp4`` under
+        FP4); None: attention in 16-bit (not asked for, or a 16-bit precision)."""
+        if not self.fp8_attention or self.precision not in ("fp8", "fp4"):
+            return None
+        return self.fp8_recipe if self.precision == "fp8" else "nvfp4"
 
     @property
     def kernels(self) -> Kernels:
@@ -414,6 +425,7 @@ def _framework_recipe(
             framework.unfused_expert_bias, moe_dispatch, choices.cuda_graph
         ),
         fp8_experts=framework.fp8_experts,
+        fp8_attention=bool(choices.fp8_attention),
     )
     if choices.cuda_graph == "full_iteration" and framework.moe_sync_us:
         notes.append(
@@ -443,6 +455,7 @@ def _stated_extras(choices: RecipeChoices) -> dict[str, Any]:
         "grad_reduce_bytes",
         "fsdp_reshard",
         "cuda_graph",
+        "fp8_attention",
     ):
         value = getattr(choices, name)
         if value is not None:

@@ -402,6 +402,7 @@ def _bounds(
         recipe.attention_kernel,
         recipe.power_W,
         recipe.compute_efficiency,
+        recipe.fp8_attention_recipe,
     )
     cols = _Columns.of(layouts, sequence_parallel)
     times = _mode_free_times(fabric, model, geo, device, layouts, cols, recipe, pricer, cp)

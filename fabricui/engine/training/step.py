@@ -453,6 +453,8 @@ def plan(
         recipe.attention_kernel,
         recipe.power_W,
         recipe.compute_efficiency,
+        recipe.fp8_attention_recipe,
+        windowed=geo.window_layers > 0,
     )
     notes = [*assumptions, *device_notes]
     sp = "tp-sp" in names

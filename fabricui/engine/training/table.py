@@ -218,6 +218,7 @@ def reference_compute_us(
         recipe.attention_kernel,
         recipe.power_W,
         recipe.compute_efficiency,
+        recipe.fp8_attention_recipe,
     )
     layout = Layout(microbatches=microbatches, global_batch=microbatches, seq_len=seq_len)
     layer = average_layer(
