@@ -290,3 +290,29 @@ def test_the_plan_help_lists_it(capsys):
     with pytest.raises(SystemExit) as done:
         main(["plan", "--help"])
     assert done.value.code == 0 and "--fp8-attention" in capsys.readouterr().out
+
+
+#: Rows whose cited recipe or workload config sets fp8_dot_product_attention True.
+FP8_ATTENTION = {
+    "mbridge2608_gptoss120b_64xgb300_mxfp8",
+    "mbridge2608_gptoss120b_64xgb200_mxfp8",
+    "mbridge2608_qwen3_30b_8xgb300_mxfp8",
+    "mbridge2608_qwen3_30b_8xgb200_mxfp8",
+    "mbridge2608_qwen3_235b_256xgb300_mxfp8",
+    "mbridge2608_qwen3_235b_256xgb200_mxfp8",
+    "mbridge2608_dsv3_256xgb300_mxfp8",
+    "mbridge2606_dsv3_256xgb300_mxfp8_gbs15360",
+    "mbridge2606_qwen3_30b_8xb300_mxfp8",
+}
+
+
+def test_the_holdout_states_it_where_the_config_sets_it(catalog):
+    """Exactly the rows whose config turns FP8 attention on state it, each with a dated
+    note naming the config (DeepSeek-V3 on GB200 at 26.08 leaves it off)."""
+    raw = {row["id"]: row for row in yaml.safe_load(HOLDOUT.read_text(encoding="utf-8"))}
+    entries = read_run_file(HOLDOUT, catalog)
+    assert {e.id for e in entries if e.run.fp8_attention} == FP8_ATTENTION
+    assert not any(e.run.fp8_attention is False for e in entries)
+    for entry_id in FP8_ATTENTION:
+        note = raw[entry_id]["note"]
+        assert "stated 2026-11-30 from " in note and "(fp8_attention true)" in note, entry_id
