@@ -21,9 +21,10 @@ from fabricui.engine.training.layer import layer_cost
 from fabricui.engine.training.recipe import Recipe, RecipeChoices, resolve_recipe
 from fabricui.engine.training.shape import geometry
 from fabricui.errors import HwdbError
-from fabricui.hwdb import load_catalog, shipped_hwdb_dirs
+from fabricui.hwdb import Catalog
 from fabricui.hwdb.run_file import read_run_file
 from fabricui.services.plan_runs import run_choices
+from tests.unit._records import load_kernel
 
 HOLDOUT = Path(__file__).parents[2] / "benchmarks" / "data" / "training_holdout.yaml"
 
@@ -156,23 +157,9 @@ def test_the_recipe_carries_the_setting(catalog):
     assert not plain.fp8_attention and plain.fp8_attention_recipe is None
 
 
-#: One kernel record; ``{tables}`` holds the FP8 lines under test.
-KERNEL = """\
-kernels:
-- id: test-kernel
-  impl: cudnn
-  arch: blackwell
-  fwd_efficiency: 0.6
-  bwd_efficiency: 0.5
-{tables}
-  source: https://example.com/paper
-"""
-
-
-def load(tmp_path: Path, tables: str):
-    """The database with one kernel record whose FP8 tables are ``tables``."""
-    (tmp_path / "kernels.yaml").write_text(KERNEL.format(tables=tables), encoding="utf-8")
-    return load_catalog([*shipped_hwdb_dirs(), tmp_path])
+def load(tmp_path: Path, tables: str) -> Catalog:
+    """The database with one cudnn blackwell kernel record holding ``tables``."""
+    return load_kernel(tmp_path, tables, "cudnn", "blackwell")
 
 
 def test_fp8_tables_load(tmp_path):

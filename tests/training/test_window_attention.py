@@ -20,7 +20,8 @@ from fabricui.engine.training.kernels import (
 from fabricui.engine.training.layer import layer_cost
 from fabricui.engine.training.shape import geometry
 from fabricui.errors import HwdbError
-from fabricui.hwdb import load_catalog, shipped_hwdb_dirs
+from fabricui.hwdb import Catalog
+from tests.unit._records import load_kernel
 
 #: A round device: 100 TFLOP/s 16-bit peak, causal attention at 0.5 forward and 0.4
 #: backward, a head-dim table that halves head dim 64, windows of 128 at 0.1 / 0.05 and of
@@ -141,23 +142,9 @@ def test_cudnn_blackwell_window_figures_by_hand(catalog):
     assert float(cost.attn_bwd_s) == pytest.approx(2.5 * band / (rate * 0.0776))
 
 
-#: One kernel record; ``{tables}`` holds the window lines under test.
-KERNEL = """\
-kernels:
-- id: test-kernel
-  impl: cudnn
-  arch: blackwell
-  fwd_efficiency: 0.6
-  bwd_efficiency: 0.5
-{tables}
-  source: https://example.com/paper
-"""
-
-
-def load(tmp_path: Path, tables: str):
-    """The database with one kernel record whose window tables are ``tables``."""
-    (tmp_path / "kernels.yaml").write_text(KERNEL.format(tables=tables), encoding="utf-8")
-    return load_catalog([*shipped_hwdb_dirs(), tmp_path])
+def load(tmp_path: Path, tables: str) -> Catalog:
+    """The database with one cudnn blackwell kernel record holding ``tables``."""
+    return load_kernel(tmp_path, tables, "cudnn", "blackwell")
 
 
 def test_window_tables_load(tmp_path):

@@ -10,25 +10,13 @@ from pathlib import Path
 import pytest
 
 from fabricui.errors import HwdbError
-from fabricui.hwdb import load_catalog, shipped_hwdb_dirs
-
-#: One kernel record; ``{tables}`` holds the head-dimension lines under test.
-KERNEL = """\
-kernels:
-- id: test-kernel
-  impl: fa3
-  arch: hopper
-  fwd_efficiency: 0.6
-  bwd_efficiency: 0.5
-{tables}
-  source: https://example.com/paper
-"""
+from fabricui.hwdb import Catalog
+from tests.unit._records import load_kernel
 
 
-def load(tmp_path: Path, tables: str):
-    """The database with one kernel record whose tables are ``tables``."""
-    (tmp_path / "kernels.yaml").write_text(KERNEL.format(tables=tables), encoding="utf-8")
-    return load_catalog([*shipped_hwdb_dirs(), tmp_path])
+def load(tmp_path: Path, tables: str) -> Catalog:
+    """The database with one fa3 hopper kernel record holding ``tables``."""
+    return load_kernel(tmp_path, tables, "fa3", "hopper")
 
 
 def test_tables_load_as_head_dims_to_factors(tmp_path):

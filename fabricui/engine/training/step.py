@@ -745,12 +745,7 @@ def _tp_fused(
         return {}, {}
     if geo.moe_layers or geo.mla:
         return {}, {}
-    t = float(layout.tp)
-    tokens = layout.micro_batch * layout.seq_len / layout.cp
-    h = float(geo.hidden)
-    q = geo.out_width / t
-    kv = max(geo.kv_heads / t, 1.0) * geo.head_dim
-    ffn = geo.dense_ffn / t
+    tokens, h, q, kv, ffn = _tp_rank_widths(geo, layout)
     separate = recipe.separate_projections
 
     def fwd(n: float, k: float) -> float:
@@ -774,6 +769,16 @@ def _tp_fused(
     return forward, again
 
 
+def _tp_rank_widths(geo: Geometry, layout: Layout) -> tuple[float, float, float, float, float]:
+    """A dense layer's GEMM sizes on one TP rank: tokens of a micro-batch (over CP), the
+    hidden size, and the query (attention output), key/value and MLP widths the rank
+    holds (at least one key/value head each)."""
+    t = float(layout.tp)
+    tokens = layout.micro_batch * layout.seq_len / layout.cp
+    kv = max(geo.kv_heads / t, 1.0) * geo.head_dim
+    return tokens, float(geo.hidden), geo.out_width / t, kv, geo.dense_ffn / t
+
+
 def _tp_userbuffers(
     device: Device, geo: Geometry, layout: Layout, recipe: Recipe, sp: bool
 ) -> dict[str, tuple[userbuffers.Pairing, ...]]:
@@ -795,12 +800,7 @@ def _tp_userbuffers(
         return {}
     if geo.moe_layers or geo.mla:
         return {}
-    t = float(layout.tp)
-    tokens = layout.micro_batch * layout.seq_len / layout.cp
-    h = float(geo.hidden)
-    q = geo.out_width / t
-    kv = max(geo.kv_heads / t, 1.0) * geo.head_dim
-    ffn = geo.dense_ffn / t
+    tokens, h, q, kv, ffn = _tp_rank_widths(geo, layout)
     up = (2.0 if geo.gated else 1.0) * ffn
     # (GEMM name, output features n, input features k) of the layer's linear layers.
     shapes = {"qkv": (q + 2 * kv, h), "proj": (h, q), "fc1": (up, h), "fc2": (h, ffn)}
