@@ -2,7 +2,7 @@
 test).
 
 Usage: python benchmarks/training_accuracy.py --data ../shared/data/training/runs.yaml
-[--json] [--rows] [--all] [--families]
+[--json] [--rows] [--all] [--families] [--published-schema]
 
 Every ``reference`` entry (``--all``: every entry) is priced as ``fabricui plan --run``
 prices it, and scored as the data's README defines: entry error ``|t_pred / t_meas - 1|``
@@ -13,6 +13,9 @@ optimistic). ``--json`` prints ``{"summary": {"scored", "median", "p90", "mean_s
 fractions, not percents; ``--families`` prints each family's summary (A100 Megatron,
 Hopper dense BF16, FP8, FSDP, MoE, Blackwell; a run can be in several). An entry
 that cannot be priced is named on stderr, counted as ``failed`` and not scored.
+``--published-schema`` first drops every ``run`` key outside the shared data's published
+entry schema (``PUBLISHED_RUN_KEYS``), as an unseen row of the same tables states them:
+what the model then assumes is what such a row gets.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +41,26 @@ FAMILIES = (
     "FSDP",
     "MoE",
     "Blackwell",
+)
+
+
+#: The ``run`` keys of the shared data's published entry schema
+#: (``shared/data/training/README.md``, "Entry schema").
+PUBLISHED_RUN_KEYS = (
+    "topology",
+    "tp",
+    "pp",
+    "dp",
+    "cp",
+    "ep",
+    "vpp",
+    "sp",
+    "dp_strategy",
+    "global_batch",
+    "micro_batch",
+    "recompute",
+    "precision",
+    "step_time_s",
 )
 
 
@@ -115,6 +139,29 @@ def score(path: Path, every: bool = False) -> tuple[list[Scored], list[str]]:
     return scored, problems
 
 
+def published_schema(path: Path, out_dir: Path) -> Path:
+    """A copy of a run file in ``out_dir`` whose run blocks keep only ``PUBLISHED_RUN_KEYS``.
+
+    Raises:
+        FabricError: The file cannot be read or parsed as YAML.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise FabricError(f"{path}: cannot read: {exc}") from None
+    entries = data if isinstance(data, list) else [data]
+    for entry in entries:
+        run = entry.get("run") if isinstance(entry, dict) else None
+        if isinstance(run, dict):
+            for key in [k for k in run if k not in PUBLISHED_RUN_KEYS]:
+                del run[key]
+    stripped = out_dir / f"{Path(path).stem}.published.yaml"
+    stripped.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return stripped
+
+
 def families_of(result: Any) -> tuple[str, ...]:
     """The families of a priced run: by GPU generation, precision, sharding and experts."""
     report, arch = result.report, result.fabric.gpu.arch
@@ -147,9 +194,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--families", action="store_true", help="print the summary of each family too"
     )
+    parser.add_argument(
+        "--published-schema",
+        action="store_true",
+        help="drop run keys outside the shared data's published schema before scoring",
+    )
     args = parser.parse_args(argv)
     try:
-        scored, problems = score(args.data, args.all)
+        with tempfile.TemporaryDirectory() as tmp:
+            data = published_schema(args.data, Path(tmp)) if args.published_schema else args.data
+            scored, problems = score(data, args.all)
     except FabricError as exc:
         print(f"training_accuracy: error: {exc.message}", file=sys.stderr)
         return 2

@@ -40,7 +40,8 @@ import yaml
 #: (release, commit the release's summary was written at). The holdout's notes cite the same.
 RELEASES = (
     ("25.11", "97ad8cc6f"),
-    ("26.02.01", "21b02e0cf"),  # tag v0.3.0
+    ("26.02", "21b02e0cf"),  # tag v0.3.0
+    ("26.02.01", "9c9dd8489"),  # tag v0.3.1, the patch container
     ("26.04.01", "21d102f5e"),
     ("26.06", "63b08b397"),
     ("26.08", "4ab94dfad"),

@@ -279,6 +279,7 @@ def parse_entry(doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog) -
         doc.where(path),
         _prose(entry.get("source")),
         places=places,
+        precision_text=_prose(entry.get("precision")),
     )
 
 

@@ -110,6 +110,9 @@ class RunEntry:
     source_text: str = ""
     """The entry's ``source`` wording (paper, URL, table), to recognise the framework of a
     run that does not name it."""
+    precision_text: str = ""
+    """The entry's own ``precision`` wording (``MXFP8 (table: MXFP8 ...)``), which can say
+    more than the run block's ``precision`` (the FP8 recipe of a published row)."""
     places: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     """``file:line: key path`` of each key of the run block (``dp_strategy`` ->
     ``runs.yaml:17: [0].run.dp_strategy``), for messages about a stated setting."""

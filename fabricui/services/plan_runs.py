@@ -138,7 +138,7 @@ def price_entry(
     wrong = dp_strategy_problem(run.dp_strategy, available) if run.dp_strategy else None
     if wrong:
         raise ConfigError(f"{entry.at('dp_strategy')}: {wrong}")
-    notes = []
+    choices, notes = _recipe_defaults(entry, software)
     if run.micro_batch is None:
         notes.append("micro_batch not stated: 1")
     if run.vpp is None and run.pp > 1:
@@ -160,7 +160,7 @@ def price_entry(
             seq_len=run.seq_len or model.seq_len,
         ),
         dp_strategy=run.dp_strategy,
-        recipe=run_choices(run),
+        recipe=choices,
     )
     pricer = pricer_for(fabric, host)
     if ranks is not None:
@@ -175,6 +175,18 @@ def price_entry(
     report = dataclasses.replace(report, assumptions=(*notes, *report.assumptions))
     report = _check_fit(report, fabric, model, request, available, entry.at(""), pricer, software)
     return RunResult(entry, report, fabric)
+
+
+def _recipe_defaults(entry: RunEntry, software: Software) -> tuple[RecipeChoices, list[str]]:
+    """The settings a run states, and what its release's performance recipe sets where it
+    states nothing (``perf_recipes.recipe_choices``), with a note per setting taken."""
+    from fabricui.hwdb.perf_recipes import load_perf_recipes
+    from fabricui.services.perf_recipes import RECIPE_FRAMEWORK, named_release, recipe_choices
+
+    choices = run_choices(entry.run)
+    if software.framework.id != RECIPE_FRAMEWORK or named_release(entry.source_text) is None:
+        return choices, []
+    return recipe_choices(entry, choices, software.framework, load_perf_recipes())
 
 
 def _partial_domains(run: RunSpec, where: str) -> tuple[TopologySpec, npt.NDArray[np.int64] | None]:
