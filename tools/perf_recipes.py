@@ -210,7 +210,7 @@ def workload_recipes(repo: Path, release: str, commit: str) -> list[dict[str, An
 
 
 #: GPUs each flex backend runs on where ``apply_flex_dispatcher_backend`` checks the device
-#: (25.11, 26.02.01); elsewhere it skips the backend and the recipe's dispatcher stays.
+#: (25.11 to 26.02.01); elsewhere it skips the backend and the recipe's dispatcher stays.
 BACKEND_GPUS = {"deepep": ("h100", "b200", "b300"), "hybridep": ("gb200", "gb300")}
 
 
@@ -307,9 +307,7 @@ class Reader:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 self.assign(module, target, node.value, env, state)
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            self.call(module, node.value, env, state)
-        elif isinstance(node, ast.Return) and isinstance(node.value, ast.Call):
+        elif isinstance(node, (ast.Expr, ast.Return)) and isinstance(node.value, ast.Call):
             self.call(module, node.value, env, state)
         elif isinstance(node, ast.If):
             test = literal(node.test, env)
@@ -424,9 +422,10 @@ def flat_settings(state: dict[str, Any]) -> dict[str, Any]:
     overlap = state.get("comm_overlap.overlap_moe_expert_parallel_comm")
     if isinstance(overlap, bool):
         out["ep_overlap"] = overlap
-    elif "comm_overlap.tp_comm_overlap" in state and (
-        state.get("model.expert_model_parallel_size") or 1
-    ) > 1:
+    elif (
+        "comm_overlap.tp_comm_overlap" in state
+        and (state.get("model.expert_model_parallel_size") or 1) > 1
+    ):
         out["ep_overlap"] = False  # a fresh CommOverlapConfig: EP overlap off
     tp_overlap = state.get("comm_overlap.tp_comm_overlap")
     if isinstance(tp_overlap, bool):

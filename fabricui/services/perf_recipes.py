@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from fabricui.vocabulary import MLA_RECOMPUTE_MODULES, MOE_RECOMPUTE_MODULES, RECOMPUTE_MODULES
 
@@ -52,6 +52,7 @@ def recipe_precisions(precision: str | None, text: str) -> tuple[str, ...]:
     """The recipe precisions a row's precision can be, most likely first: its run block's
     ``precision`` and its own wording (``MXFP8``, ``FP8-CS``, ``NVFP4``)."""
     words = text.lower()
+    fp8: tuple[str, ...]
     if re.search(r"mxfp8|fp8[-_ ]?mx", words):
         fp8 = ("fp8_mx",)
     elif re.search(r"fp8[-_ ]?cs|current[- ]scaling", words):
@@ -117,9 +118,9 @@ def find_recipe(entry: RunEntry, recipes: Sequence[PerfRecipe]) -> PerfRecipe | 
     )
 
 
-def _narrow(pool: list[PerfRecipe], keep: object) -> list[PerfRecipe]:
+def _narrow(pool: list[PerfRecipe], keep: Callable[[PerfRecipe], bool]) -> list[PerfRecipe]:
     """The recipes ``keep`` accepts, when any; else all of them."""
-    kept = [r for r in pool if keep(r)]  # type: ignore[operator]
+    kept = [r for r in pool if keep(r)]
     return kept or pool
 
 
@@ -149,7 +150,7 @@ def recipe_choices(
         ]
     where = f"Megatron-Bridge {release} recipe {recipe.label}"
     run, model = entry.run, entry.model
-    taken: dict[str, object] = {}
+    taken: dict[str, Any] = {}
     notes: list[str] = []
     for key, words in _SETTINGS:
         value = getattr(recipe, key)

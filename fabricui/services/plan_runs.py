@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError, EngineError, FabricError
+from fabricui.services.perf_recipes import RECIPE_FRAMEWORK, named_release, recipe_choices
 from fabricui.services.plan import (
     LayoutRequest,
     PlanRequest,
@@ -181,7 +182,6 @@ def _recipe_defaults(entry: RunEntry, software: Software) -> tuple[RecipeChoices
     """The settings a run states, and what its release's performance recipe sets where it
     states nothing (``perf_recipes.recipe_choices``), with a note per setting taken."""
     from fabricui.hwdb.perf_recipes import load_perf_recipes
-    from fabricui.services.perf_recipes import RECIPE_FRAMEWORK, named_release, recipe_choices
 
     choices = run_choices(entry.run)
     if software.framework.id != RECIPE_FRAMEWORK or named_release(entry.source_text) is None:

@@ -1,0 +1,161 @@
+"""A published Megatron-Bridge run takes its release's performance recipe for what it leaves
+unstated: hand-made recipes and rows, and the shipped recipes on a stripped holdout row."""
+
+from __future__ import annotations
+
+from fabricui.hwdb.perf_recipes import load_perf_recipes
+from fabricui.hwdb.run_file import parse_runs
+from fabricui.hwdb.yamlfile import parse_yaml
+from fabricui.model.perf_recipe import PerfRecipe
+from fabricui.services.perf_recipes import find_recipe, recipe_choices, recipe_precisions
+from fabricui.services.plan_runs import price_entry, run_choices
+
+ROW = """
+- id: row
+  source:
+    paper: NVIDIA Megatron-Bridge performance summary (26.08 NeMo container)
+    table: "'26.08 NeMo Container' pre-training, Qwen3_30B_a3B, DGX-GB300, 8 GPUs, MXFP8 row"
+  precision: 'MXFP8 (table: MXFP8)'
+  model: {name: Qwen3-30B-A3B, layers: 48, hidden: 2048, heads: 32, kv_heads: 4,
+          head_dim: 128, ffn_hidden: 768, experts: 128, experts_per_token: 8,
+          moe_layers: 48, seq_len: 4096, vocab: 151936, mlp: swiglu}
+  run:
+    topology: {gpu: gb300, nodes: 2, gpus_per_node: 4,
+               intra: {fabric: nvswitch, link: nvlink5, hosts_per_domain: 18},
+               net: {link: ib-xdr, gbps: 800, nics_per_node: 4}}
+    tp: 1
+    pp: 1
+    dp: 8
+    ep: 8
+    global_batch: 512
+    micro_batch: 8
+    recompute: selective
+    precision: fp8
+"""
+
+
+def recipe(**changes: object) -> PerfRecipe:
+    """The 26.08 Qwen3-30B GB300 MXFP8 recipe, as made by hand."""
+    fields: dict = dict(
+        release="26.08",
+        recipe="qwen3_30b_a3b_pretrain_8gpu_gb300_fp8mx_config",
+        model="qwen3_30b_a3b",
+        gpu="gb300",
+        gpus=8,
+        precision="fp8_mx",
+        source="perf_recipes/qwen/gb300/qwen3_moe.py@4ab94dfad",
+        global_batch=512,
+        tp=1,
+        pp=1,
+        cp=1,
+        ep=8,
+        fp8_recipe="mxfp8",
+        ep_overlap=True,
+        cuda_graph="full_iteration",
+        moe_dispatch="deepep",
+        fp8_attention=True,
+        recompute_modules=("moe_act", "mla_up_proj", "no_such_module"),
+    )
+    fields.update(changes)
+    return PerfRecipe(**fields)  # type: ignore[arg-type]
+
+
+def entry(catalog, text: str = ROW):
+    """The one entry of a run file's text."""
+    return parse_runs(parse_yaml(text, "row.yaml"), catalog)[0]
+
+
+def test_a_row_stating_nothing_takes_the_recipes_settings(catalog):
+    row = entry(catalog)
+    core = catalog.frameworks["megatron-core"]
+    choices, notes = recipe_choices(row, run_choices(row.run), core, [recipe()])
+    assert choices.ep_overlap is True
+    assert choices.cuda_graph == "full_iteration"
+    assert choices.moe_dispatch == "deepep"
+    assert choices.fp8_recipe == "mxfp8"
+    assert choices.fp8_attention is True
+    # Only the modules the model has: no MLA here, and unknown words dropped.
+    assert choices.recompute_modules == ("moe_act",)
+    where = "from Megatron-Bridge 26.08 recipe qwen3_30b_a3b gb300 8 fp8_mx"
+    assert f"EP overlap not stated: on ({where})" in notes
+    assert f"FP8 recipe not stated: mxfp8 ({where})" in notes
+
+
+def test_a_stated_key_wins(catalog):
+    row = entry(catalog, ROW + "    ep_overlap: false\n    cuda_graph: partial\n")
+    core = catalog.frameworks["megatron-core"]
+    choices, notes = recipe_choices(row, run_choices(row.run), core, [recipe()])
+    assert choices.ep_overlap is False
+    assert choices.cuda_graph == "partial"
+    assert choices.moe_dispatch == "deepep"
+    assert not any(n.startswith(("EP overlap", "CUDA graphs")) for n in notes)
+
+
+def test_no_matching_recipe_keeps_the_defaults_and_says_so(catalog):
+    row = entry(catalog)
+    core = catalog.frameworks["megatron-core"]
+    stated = run_choices(row.run)
+    for other in (
+        recipe(gpus=16),
+        recipe(gpu="gb200"),
+        recipe(release="26.06"),
+        recipe(precision="bf16"),
+        recipe(model="qwen3_235b_a22b"),
+    ):
+        choices, notes = recipe_choices(row, stated, core, [other])
+        assert choices == stated
+        assert notes == [
+            "no Megatron-Bridge 26.08 performance recipe for this model, GPU, GPU count and "
+            "precision: megatron-core's defaults"
+        ]
+
+
+def test_other_frameworks_and_unnamed_releases_take_nothing(catalog):
+    row = entry(catalog)
+    stated = run_choices(row.run)
+    other = catalog.frameworks["megatron-lm"]
+    assert recipe_choices(row, stated, other, [recipe()]) == (stated, [])
+    plain = entry(catalog, ROW.replace("(26.08 NeMo container)", "").replace("'26.08 ", "'"))
+    core = catalog.frameworks["megatron-core"]
+    assert recipe_choices(plain, stated, core, [recipe()]) == (stated, [])
+
+
+def test_the_global_batch_then_the_layout_pick_between_variants(catalog):
+    row = entry(catalog)
+    main, big = recipe(), recipe(variant="large_scale", global_batch=4096, ep_overlap=False)
+    assert find_recipe(row, [big, main]) is main
+    other_layout = recipe(variant="v1", ep=4, ep_overlap=False)
+    assert find_recipe(row, [other_layout, main]) is main
+    # Alone, a recipe of another batch still is the release's recipe for the row.
+    assert find_recipe(row, [big]) is big
+
+
+def test_the_published_precision_text_names_the_fp8_recipe():
+    assert recipe_precisions("fp8", "MXFP8 (table: MXFP8)") == ("fp8_mx",)
+    assert recipe_precisions("fp8", "fp8 current scaling (table: FP8-CS)") == ("fp8_cs",)
+    assert recipe_precisions("fp8", "fp8")[0] == "fp8_cs"
+    assert recipe_precisions("bf16", "bf16") == ("bf16",)
+    assert recipe_precisions(None, "NVFP4 (table: NVFP4)") == ("nvfp4",)
+    assert recipe_precisions(None, "") == ()
+
+
+def test_a_priced_row_says_which_recipe_its_settings_came_from(catalog):
+    """The shipped recipes: a row of the 26.08 table stating only the published schema is
+    priced with its recipe's whole-iteration graph and EP overlap, and says so."""
+    assert any(r.release == "26.08" for r in load_perf_recipes())
+    result = price_entry(entry(catalog), catalog)
+    recipe_ = result.report.recipe
+    assert (recipe_.ep_overlap, recipe_.cuda_graph, recipe_.fp8_recipe) == (
+        True,
+        "full_iteration",
+        "mxfp8",
+    )
+    assert any(
+        "from Megatron-Bridge 26.08 recipe qwen3_30b_a3b gb300 8 fp8_mx" in note
+        for note in result.report.assumptions
+    )
+
+
+def test_every_shipped_recipe_names_its_file_at_a_commit():
+    for item in load_perf_recipes():
+        assert "/blob/" in item.source and item.source.endswith(".py"), item
