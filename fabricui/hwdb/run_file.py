@@ -2,9 +2,11 @@
 
 An entry has an ``id``, a ``model`` (an hwdb model id or the shape inline), a ``run`` block
 (the normalized layout: ``fabricui.model.run.RunSpec``) and optionally the source's own
-wording (``source``, ``hardware``, ``parallel``, ``batch`` ...), which is kept as prose and
-not read. Unknown keys, wrong types, impossible degrees and unknown hardware are errors
-naming the file, line and key path.
+wording (``source``, ``hardware``, ``parallel``, ``batch`` ...), which is kept as prose:
+the run block is what is priced, and only what it leaves unstated is taken from the prose
+(``source``: the framework and release; ``precision``: the FP8 recipe; ``hardware``: a
+power limit and a GPU variant, ``services.hardware_wording``). Unknown keys, wrong types,
+impossible degrees and unknown hardware are errors naming the file, line and key path.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from fabricui.vocabulary import (
 if TYPE_CHECKING:
     from fabricui.hwdb.catalog import Catalog
 
-#: Entry keys that hold the source's own wording (kept as prose, not read).
+#: Entry keys that hold the source's own wording (kept as prose; see the module docstring
+#: for what is read from it).
 PROSE_KEYS = (
     "source",
     "hardware",
@@ -280,6 +283,7 @@ def parse_entry(doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog) -
         _prose(entry.get("source")),
         places=places,
         precision_text=_prose(entry.get("precision")),
+        hardware_text=_prose(entry.get("hardware")),
     )
 
 

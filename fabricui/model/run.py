@@ -113,6 +113,9 @@ class RunEntry:
     precision_text: str = ""
     """The entry's own ``precision`` wording (``MXFP8 (table: MXFP8 ...)``), which can say
     more than the run block's ``precision`` (the FP8 recipe of a published row)."""
+    hardware_text: str = ""
+    """The entry's own ``hardware`` wording (``H100 (96GB HBM2e, 500 W power limit)``),
+    which can say more than the run block's topology (a power limit, a GPU variant)."""
     places: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     """``file:line: key path`` of each key of the run block (``dp_strategy`` ->
     ``runs.yaml:17: [0].run.dp_strategy``), for messages about a stated setting."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError, EngineError, FabricError
+from fabricui.services.hardware_wording import hardware_from_wording
 from fabricui.services.perf_recipes import RECIPE_FRAMEWORK, named_release, recipe_choices
 from fabricui.services.plan import (
     LayoutRequest,
@@ -110,6 +111,9 @@ def price_entry(
     """Price one run entry on the fabric its topology block builds, as ``plan`` prices a
     layout (``plan_on``), with the software the run ran (``software.software_for_run``).
 
+    A power limit or GPU variant the run block leaves unstated is taken from the entry's
+    ``hardware`` wording (``hardware_wording.hardware_from_wording``), and the plan says so;
+    the result keeps the entry as read, its fabric is built on the GPU priced.
     Unstated settings take that software's defaults (listed in the report's assumptions);
     ``micro_batch`` unstated is 1 and ``vpp`` unstated is 1, as the shared data's scoring
     rule says.
@@ -121,6 +125,8 @@ def price_entry(
     from fabricui.engine.training.shape import geometry
     from fabricui.services.session import build_fabric_with_plugins
 
+    read = entry
+    entry, wording = hardware_from_wording(entry, catalog)
     run = entry.run
     model = entry.model
     if model.params_B <= 0:
@@ -140,6 +146,7 @@ def price_entry(
     if wrong:
         raise ConfigError(f"{entry.at('dp_strategy')}: {wrong}")
     choices, notes = _recipe_defaults(entry, software)
+    notes = [*wording, *notes]
     if run.micro_batch is None:
         notes.append("micro_batch not stated: 1")
     if run.vpp is None and run.pp > 1:
@@ -175,7 +182,7 @@ def price_entry(
         raise ConfigError(f"{entry.at('')}: {exc.message}") from None
     report = dataclasses.replace(report, assumptions=(*notes, *report.assumptions))
     report = _check_fit(report, fabric, model, request, available, entry.at(""), pricer, software)
-    return RunResult(entry, report, fabric)
+    return RunResult(read, report, fabric)
 
 
 def _recipe_defaults(entry: RunEntry, software: Software) -> tuple[RecipeChoices, list[str]]:
