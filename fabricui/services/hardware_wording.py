@@ -104,7 +104,8 @@ def hardware_from_wording(entry: RunEntry, catalog: Catalog) -> tuple[RunEntry, 
     run block leaves them unstated (module docstring), and one note per value taken."""
     from fabricui.hwdb.topology_file import superchip_defaults
 
-    run, notes = entry.run, []
+    run = entry.run
+    notes: list[str] = []
     text = entry.hardware_text
     if not text:
         return entry, notes
