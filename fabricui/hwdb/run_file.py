@@ -4,8 +4,9 @@ An entry has an ``id``, a ``model`` (an hwdb model id or the shape inline), a ``
 (the normalized layout: ``fabricui.model.run.RunSpec``) and optionally the source's own
 wording (``source``, ``hardware``, ``parallel``, ``batch`` ...), which is kept as prose:
 the run block is what is priced, and only what it leaves unstated is taken from the prose
-(``source``: the framework and release; ``precision``: the FP8 recipe; ``hardware``: a
-power limit and a GPU variant, ``services.hardware_wording``). Unknown keys, wrong types,
+(``source``: the framework and release; ``precision``: the FP8 recipe and torch.compile,
+``parallel``: async TP, ``services.precision_wording``; ``hardware``: a power limit and a
+GPU variant, ``services.hardware_wording``). Unknown keys, wrong types,
 impossible degrees and unknown hardware are errors naming the file, line and key path.
 """
 
@@ -284,6 +285,7 @@ def parse_entry(doc: YamlDocument, path: KeyPath, data: Any, catalog: Catalog) -
         places=places,
         precision_text=_prose(entry.get("precision")),
         hardware_text=_prose(entry.get("hardware")),
+        parallel_text=_prose(entry.get("parallel"), keyed=True),
     )
 
 
@@ -292,13 +294,16 @@ def _place(doc: YamlDocument, path: KeyPath) -> str:
     return f"{doc.where(path)}: {format_path(path)}"
 
 
-def _prose(value: Any) -> str:
+def _prose(value: Any, keyed: bool = False) -> str:
     """The words of a prose block (text, or a mapping / list of them), at most 4,000
-    characters: enough to name a framework and a year."""
-    if isinstance(value, dict):
+    characters: enough to name a framework and a year. ``keyed``: each mapping value after
+    its key (``async_tp: True``), for blocks whose keys say what a value is about."""
+    if isinstance(value, dict) and keyed:
+        text = "; ".join(f"{k}: {_prose(v, keyed)}" for k, v in value.items())
+    elif isinstance(value, dict):
         text = " ".join(_prose(v) for v in value.values())
     elif isinstance(value, list):
-        text = " ".join(_prose(v) for v in value)
+        text = " ".join(_prose(v, keyed) for v in value)
     elif value is None:
         text = ""
     else:

@@ -112,10 +112,14 @@ class RunEntry:
     run that does not name it."""
     precision_text: str = ""
     """The entry's own ``precision`` wording (``MXFP8 (table: MXFP8 ...)``), which can say
-    more than the run block's ``precision`` (the FP8 recipe of a published row)."""
+    more than the run block's ``precision`` (the FP8 recipe of a published row, whether it
+    ran torch.compile)."""
     hardware_text: str = ""
     """The entry's own ``hardware`` wording (``H100 (96GB HBM2e, 500 W power limit)``),
     which can say more than the run block's topology (a power limit, a GPU variant)."""
+    parallel_text: str = ""
+    """The entry's own ``parallel`` wording, each key with its value (``async_tp: True``),
+    which can say more than the run block's degrees (async TP on or off)."""
     places: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
     """``file:line: key path`` of each key of the run block (``dp_strategy`` ->
     ``runs.yaml:17: [0].run.dp_strategy``), for messages about a stated setting."""

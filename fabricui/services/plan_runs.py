@@ -23,6 +23,7 @@ from fabricui.services.plan import (
     plan_on,
     pricer_for,
 )
+from fabricui.services.precision_wording import settings_from_wording
 from fabricui.services.requests import CatalogRequest
 from fabricui.services.software import software_for_run
 
@@ -112,7 +113,9 @@ def price_entry(
     layout (``plan_on``), with the software the run ran (``software.software_for_run``).
 
     A power limit or GPU variant the run block leaves unstated is taken from the entry's
-    ``hardware`` wording (``hardware_wording.hardware_from_wording``), and the plan says so;
+    ``hardware`` wording (``hardware_wording.hardware_from_wording``), and torch.compile, the
+    FP8 recipe and async TP from its ``precision`` and ``parallel`` wording
+    (``precision_wording.settings_from_wording``), and the plan says so;
     the result keeps the entry as read, its fabric is built on the GPU priced.
     Unstated settings take that software's defaults (listed in the report's assumptions);
     ``micro_batch`` unstated is 1 and ``vpp`` unstated is 1, as the shared data's scoring
@@ -127,6 +130,8 @@ def price_entry(
 
     read = entry
     entry, wording = hardware_from_wording(entry, catalog)
+    entry, settings = settings_from_wording(entry)
+    wording = [*wording, *settings]
     run = entry.run
     model = entry.model
     if model.params_B <= 0:
