@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from fabricui.model.run import RunEntry
@@ -109,10 +109,19 @@ def stated_fp8_recipe(text: str) -> str | None:
     return recipe if recipe in _TAKEN_RECIPES else None
 
 
-def _quoted(text: str, limit: int = 80) -> str:
-    """The wording as a note quotes it (shortened past ``limit`` characters)."""
+def _quoted(text: str, phrases: tuple[re.Pattern[str], ...], limit: int = 80) -> str:
+    """The wording as a note quotes it: whole up to ``limit`` characters, else the words
+    around the first of ``phrases`` it holds."""
     text = " ".join(text.split())
-    return f'"{text}"' if len(text) <= limit else f'"{text[: limit - 3].rstrip()}..."'
+    if len(text) <= limit:
+        return f'"{text}"'
+    starts = [m.span() for p in phrases for m in [p.search(text)] if m is not None]
+    start, end = min(starts) if starts else (0, 0)
+    margin = max(0, (limit - (end - start)) // 2)
+    lo, hi = max(0, start - margin), min(len(text), end + margin)
+    lo = text.rfind(" ", 0, lo) + 1 if lo > 0 else 0
+    hi = text.find(" ", hi) if 0 <= text.find(" ", hi) < len(text) else len(text)
+    return f'"{"..." if lo else ""}{text[lo:hi].strip()}{"..." if hi < len(text) else ""}"'
 
 
 def _show(value: object) -> str:
@@ -128,23 +137,25 @@ def settings_from_wording(entry: RunEntry) -> tuple[RunEntry, list[str]]:
     ``parallel`` wording states where its run block leaves them unstated (module
     docstring), and one note per setting taken."""
     run = entry.run
-    taken: dict[str, object] = {}
+    taken: dict[str, Any] = {}
     notes: list[str] = []
 
-    def take(key: str, value: object, block: str, text: str) -> None:
+    def take(key: str, value: object, block: str, text: str, *phrases: re.Pattern[str]) -> None:
         if value is None or getattr(run, key) is not None:
             return
         taken[key] = value
-        notes.append(f"{key}: {_show(value)}, from the entry's {block} wording ({_quoted(text)})")
+        quoted = _quoted(text, phrases)
+        notes.append(f"{key}: {_show(value)}, from the entry's {block} wording ({quoted})")
 
-    if entry.precision_text:
-        take("compile", stated_compile(entry.precision_text), "precision", entry.precision_text)
-        if run.precision == "fp8":
-            recipe = stated_fp8_recipe(entry.precision_text)
-            take("fp8_recipe", recipe, "precision", entry.precision_text)
-    if entry.parallel_text and run.tp > 1:
-        overlap = stated_async_tp(entry.parallel_text)
-        take("tp_overlap", overlap, "parallel", entry.parallel_text)
+    text = entry.precision_text
+    if text:
+        take("compile", stated_compile(text), "precision", text, _COMPILE, _NO_COMPILE)
+        recipe = stated_fp8_recipe(text) if run.precision == "fp8" else None
+        words = tuple(p for r, p in _RECIPE_WORDS if r == recipe)
+        take("fp8_recipe", recipe, "precision", text, *words)
+    text = entry.parallel_text
+    if text and run.tp > 1:
+        take("tp_overlap", stated_async_tp(text), "parallel", text, _ASYNC_TP, _VANILLA_TP)
     if not taken:
         return entry, notes
     return dataclasses.replace(entry, run=dataclasses.replace(run, **taken)), notes
