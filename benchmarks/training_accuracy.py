@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from fabricui.errors import FabricError
+from fabricui.hwdb.run_file import PUBLISHED_RUN_KEYS
 
 #: Families the summary is broken down by, in print order (an entry can be in several).
 FAMILIES = (
@@ -41,26 +42,6 @@ FAMILIES = (
     "FSDP",
     "MoE",
     "Blackwell",
-)
-
-
-#: The ``run`` keys of the shared data's published entry schema
-#: (``shared/data/training/README.md``, "Entry schema").
-PUBLISHED_RUN_KEYS = (
-    "topology",
-    "tp",
-    "pp",
-    "dp",
-    "cp",
-    "ep",
-    "vpp",
-    "sp",
-    "dp_strategy",
-    "global_batch",
-    "micro_batch",
-    "recompute",
-    "precision",
-    "step_time_s",
 )
 
 

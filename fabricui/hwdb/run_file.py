@@ -100,8 +100,9 @@ MODEL_KEYS = (
     "source",
     "note",
 )
-#: Keys of a run block.
-RUN_KEYS = (
+#: The run-block keys of the shared data's published entry schema
+#: (``shared/data/training/README.md``, "Entry schema"): all an unseen published row states.
+PUBLISHED_RUN_KEYS = (
     "topology",
     "tp",
     "pp",
@@ -116,6 +117,10 @@ RUN_KEYS = (
     "recompute",
     "precision",
     "step_time_s",
+)
+#: Keys of a run block: the published ones and the settings a run file may add.
+RUN_KEYS = (
+    *PUBLISHED_RUN_KEYS,
     "seq_len",
     "attention",
     "dp_overlap",
