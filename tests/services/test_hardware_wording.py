@@ -5,12 +5,9 @@ at 500 W; their run blocks can only say ``h100-sxm``)."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
-import yaml
 
-from fabricui.hwdb.run_file import read_run_file
 from fabricui.services.hardware_wording import (
     gpu_variant,
     hardware_from_wording,
@@ -18,6 +15,8 @@ from fabricui.services.hardware_wording import (
     stated_power_cap_W,
 )
 from fabricui.services.plan_runs import price_entry
+from tests.services._entries import llama3_8b_entry
+from tests.services._entries import read_entry as read
 
 #: The shared data's wording of torchtitan's H100 hosts.
 TORCHTITAN = {
@@ -101,48 +100,9 @@ def test_no_variant_of_another_compute(catalog):
 
 
 def entry_yaml(run: dict, hardware: dict | None = TORCHTITAN) -> dict:
-    """One torchtitan-like entry (Llama 3 8B, FSDP on 8 GPUs) with ``run`` changes."""
-    data: dict = {
-        "id": "tt8b",
-        "model": {
-            "name": "Llama 3 8B",
-            "layers": 32,
-            "hidden": 4096,
-            "heads": 32,
-            "kv_heads": 8,
-            "ffn_hidden": 14336,
-            "mlp": "swiglu",
-            "seq_len": 8192,
-            "vocab": 128256,
-        },
-        "run": {
-            "topology": {
-                "gpu": "h100-sxm",
-                "nodes": 1,
-                "gpus_per_node": 8,
-                "intra": {"fabric": "nvswitch", "link": "nvlink4"},
-            },
-            "tp": 1,
-            "pp": 1,
-            "dp": 8,
-            "global_batch": 16,
-            "micro_batch": 2,
-            "dp_strategy": "zero3",
-            "recompute": "selective",
-            "precision": "bf16",
-            "step_time_s": 2.843,
-            **run,
-        },
-    }
-    if hardware is not None:
-        data["hardware"] = hardware
-    return data
-
-
-def read(tmp_path: Path, catalog, data: dict):
-    path = tmp_path / "run.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return read_run_file(path, catalog)[0]
+    """torchtitan's Llama 3 8B FSDP row on 8 GPUs with ``run`` changes and its hardware wording."""
+    base = {"dp_strategy": "zero3", "step_time_s": 2.843}
+    return llama3_8b_entry({**base, **run}, hardware=hardware)
 
 
 def test_the_entry_keeps_its_hardware_wording(tmp_path, catalog):

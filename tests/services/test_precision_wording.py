@@ -4,12 +4,8 @@ its run block only the published keys)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
-from fabricui.hwdb.run_file import read_run_file
 from fabricui.services.plan_runs import price_entry
 from fabricui.services.precision_wording import (
     settings_from_wording,
@@ -17,6 +13,8 @@ from fabricui.services.precision_wording import (
     stated_compile,
     stated_fp8_recipe,
 )
+from tests.services._entries import llama3_8b_entry
+from tests.services._entries import read_entry as read
 
 
 @pytest.mark.parametrize(
@@ -131,50 +129,14 @@ def test_no_async_tp_from_silent_unrelated_or_contradicting_wording(text):
 
 
 def entry_yaml(run: dict, precision: str | None = None, parallel: object = None) -> dict:
-    """A torchtitan entry (Llama 3 8B on 8 H100s) with ``run`` changes and wording."""
-    data: dict = {
-        "id": "tt8b",
-        "source": {"paper": "torchtitan performance benchmarks (PyTorch team)"},
-        "model": {
-            "name": "Llama 3 8B",
-            "layers": 32,
-            "hidden": 4096,
-            "heads": 32,
-            "kv_heads": 8,
-            "ffn_hidden": 14336,
-            "mlp": "swiglu",
-            "seq_len": 8192,
-            "vocab": 128256,
-        },
-        "run": {
-            "topology": {
-                "gpu": "h100-sxm",
-                "nodes": 1,
-                "gpus_per_node": 8,
-                "intra": {"fabric": "nvswitch", "link": "nvlink4"},
-            },
-            "tp": 8,
-            "pp": 1,
-            "dp": 1,
-            "global_batch": 8,
-            "micro_batch": 1,
-            "recompute": "selective",
-            "precision": "fp8",
-            "step_time_s": 2.0,
-            **run,
-        },
-    }
-    if precision is not None:
-        data["precision"] = precision
-    if parallel is not None:
-        data["parallel"] = parallel
-    return data
-
-
-def read(tmp_path: Path, catalog, data: dict):
-    path = tmp_path / "run.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return read_run_file(path, catalog)[0]
+    """A torchtitan entry (Llama 3 8B, TP 8 in FP8 on 8 H100s) with ``run`` changes and wording."""
+    base = {"tp": 8, "dp": 1, "global_batch": 8, "micro_batch": 1, "precision": "fp8"}
+    return llama3_8b_entry(
+        {**base, **run},
+        source={"paper": "torchtitan performance benchmarks (PyTorch team)"},
+        precision=precision,
+        parallel=parallel,
+    )
 
 
 WORDING = {
