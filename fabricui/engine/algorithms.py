@@ -25,6 +25,7 @@ from fabricui.engine.cxi import (
 from fabricui.engine.group import Group
 from fabricui.engine.nccl.picks import library_of
 from fabricui.engine.nccl.tuner import MAX_THREADS, THREAD_THRESHOLD, trimmed_channels
+from fabricui.engine.net_socket import sends_wait_for_receives
 from fabricui.engine.ofi_proxy import channel_ops_us
 from fabricui.engine.ring_overlap import cycle_steps, network_share
 from fabricui.engine.types import CollectiveAlgorithm, FloatArray
@@ -103,7 +104,10 @@ def network_pipeline_fill_us(
     group: Group, net_latency_us: float | None = None, constants: ModelConstants = DEFAULT
 ) -> float:
     """The whole fill of a Simple pipeline across the group's network, ``NCCL_STEPS`` Simple
-    network steps (``network_fill_us``) [us]."""
+    network steps (``network_fill_us``) [us]; 0 over NET/Socket, whose sends do not wait for
+    posted receives (``fabricui.engine.net_socket``)."""
+    if not sends_wait_for_receives(group):
+        return 0.0
     return NCCL_STEPS * step_latency_us(group, "simple", True, constants, net_latency_us)
 
 
@@ -119,7 +123,9 @@ def network_fill_us(
     the measured runs take 350-500 and 900 us more than their bandwidth before they reach
     it. A message smaller than one chunk on each of NCCL's channels fills the pipeline with
     smaller chunks and pays in proportion. Within a node GPUs signal each other directly,
-    and the fill is part of the step costs.
+    and the fill is part of the step costs. Over NCCL's NET/Socket transport a send goes
+    into the TCP stream without waiting for a posted receive: no fill
+    (``fabricui.engine.net_socket``; ``alpha_beta`` leaves it out).
 
     Args:
         sizes: (n_sizes,) message sizes [bytes].
@@ -198,7 +204,7 @@ def alpha_beta(
     scale = protocol_bandwidth_scale(group, protocol, busbw, constants)
     net_step_us = step_latency_us(group, protocol, True, constants, net_latency_us)
     fill: FloatArray | float = 0.0
-    if protocol == "simple" and pipelined and net_steps > 0:
+    if protocol == "simple" and pipelined and net_steps > 0 and sends_wait_for_receives(group):
         fill = network_fill_us(sizes, group.nccl_channels, net_step_us, constants)
     alpha = (
         fill
