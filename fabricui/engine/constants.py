@@ -122,8 +122,9 @@ class ModelConstants:
     more than its bytes explain, over 14 channels and 2 network steps. Checked, not fitted,
     on Slingshot: the Alps runs of 16 to 512 nodes and Kestrel's 16."""
     socket_max_GBps: float = 8.0
-    """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: its helper threads, not the
-    line rate, limit it on fast Ethernet."""
+    """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: the host threads that move the
+    data through the sockets (the proxy thread; on AWS and GCP NICs, helper threads: NVIDIA/nccl
+    ``src/transport/net_socket.cc``), not the line rate, limit it on fast Ethernet."""
     chunk_bytes: dict[str, int] = field(
         default_factory=lambda: {"ll": 16 * 1024, "ll128": 560 * 1024, "simple": 512 * 1024}
     )
