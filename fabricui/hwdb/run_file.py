@@ -97,6 +97,8 @@ MODEL_KEYS = (
     "dropout",
     "rotary",
     "expert_bias",
+    "activation_clamp",
+    "rope_yarn_factor",
     "source",
     "note",
 )
@@ -355,10 +357,13 @@ def _model(
     dropout = _flag(doc, (*path, "dropout"), shape.get("dropout"))
     rotary = _flag(doc, (*path, "rotary"), shape.get("rotary"))
     expert_bias = _flag(doc, (*path, "expert_bias"), shape.get("expert_bias"))
+    clamp = _float(doc, (*path, "activation_clamp"), shape.get("activation_clamp"), optional=True)
+    yarn = _float(doc, (*path, "rope_yarn_factor"), shape.get("rope_yarn_factor"), optional=True)
     params = _float(doc, (*path, "params_B"), shape.get("params_B"), optional=True)
     active = _float(doc, (*path, "active_params_B"), shape.get("active_params_B"), optional=True)
     kv_heads = ints.get("kv_heads") or ints["heads"]
     experts = ints.get("experts", 0)
+    named = _named_model(catalog, shape, ints["hidden"], experts)
     same = None if "head_dim" in ints else _same_hwdb_model(catalog, ints, experts)
     mla = _mla_widths(ints, same)
     model = ModelShape(
@@ -393,6 +398,8 @@ def _model(
         expert_bias=_named_expert_bias(catalog, shape, experts)
         if expert_bias is None
         else expert_bias,
+        activation_clamp=(named.activation_clamp if named else 0.0) if clamp is None else clamp,
+        rope_yarn_factor=(named.rope_yarn_factor if named else 0.0) if yarn is None else yarn,
     )
     wrong = shape_problem(model)
     if wrong is not None:
@@ -422,6 +429,23 @@ def _mla_widths(ints: dict[str, int], same: ModelShape | None) -> dict[str, int 
     if any(key in ints for key in MLA_KEYS) or same is None:
         return {key: ints.get(key) for key in MLA_KEYS}
     return {key: getattr(same, key) for key in MLA_KEYS}
+
+
+def _named_model(
+    catalog: Catalog, shape: dict[str, Any], hidden: int, experts: int
+) -> ModelShape | None:
+    """The hwdb model an inline shape's ``name`` (or ``id``) spells, when it has the shape's
+    width and experts: what the shape takes for the activation clamp and YaRN factor it
+    does not state (a published table prints a model's widths, not those); else None."""
+    for key in ("name", "id"):
+        text = shape.get(key)
+        spelled = catalog.spelled("models", str(text)) if isinstance(text, str) else None
+        if spelled is None:
+            continue
+        model = catalog.models[spelled]
+        if (model.hidden, model.experts) == (hidden, experts):
+            return model
+    return None
 
 
 def _named_expert_bias(catalog: Catalog, shape: dict[str, Any], experts: int) -> bool:

@@ -356,6 +356,16 @@ class FrameworkSpec:
     token's router probability, in PyTorch ops of their own after the grouped GEMM, not in
     the GEMM (Megatron-Core's ``TEGroupedMLP._apply_bias``), except under a whole-iteration
     CUDA graph, whose recipes run Transformer Engine's fused grouped MLP."""
+    unfused_activation_clamp: bool = False
+    """It clamps a gated activation's halves (a model with ``activation_clamp``) in PyTorch
+    ops of their own before its fused activation kernel, in the routed experts (Megatron-Core's
+    ``weighted_bias_quick_geglu_impl``: two ``clamp`` and a ``cat``), except under a
+    whole-iteration CUDA graph, whose recipes run Transformer Engine's fused grouped MLP
+    with the clamp inside it."""
+    unfused_scaled_rope: bool = False
+    """It applies rotary embeddings whose cos and sin carry a scale (a model with
+    ``rope_yarn_factor``) in PyTorch ops, not its fused RoPE kernel (Megatron-Core's
+    ``apply_rotary_pos_emb``: "mscale ... is not supported by TE's fused RoPE")."""
     fp8_experts: bool = True
     """Its FP8 conversion covers the experts' grouped GEMMs (Transformer Engine's grouped
     linear layers); False: the experts run in 16-bit under FP8 (torchtitan's float8
@@ -515,6 +525,16 @@ class ModelShape:
     """The experts' linear layers carry biases (gpt-oss: ``gate_up_proj_bias`` and
     ``down_proj_bias``); a framework that adds the output bias in a pass of its own
     (``FrameworkSpec.unfused_expert_bias``) moves the experts' output through HBM again."""
+    activation_clamp: float = 0.0
+    """Limit a gated MLP clamps its two halves to before the activation (gpt-oss:
+    ``swiglu_limit`` 7: the gate at most 7, the linear half within +-7); 0: no clamp. A
+    framework that clamps in PyTorch ops of their own
+    (``FrameworkSpec.unfused_activation_clamp``) moves the experts' first GEMM output through
+    HBM again."""
+    rope_yarn_factor: float = 0.0
+    """YaRN's context-extension factor of the rotary embeddings (gpt-oss: 32); 0: plain
+    rotary embeddings. YaRN scales cos and sin by ``0.1 ln(factor) + 1``, which a framework
+    may apply in PyTorch ops of their own (``FrameworkSpec.unfused_scaled_rope``)."""
     sources: dict[str, str] = field(default_factory=dict)
     """Per-field references that differ from ``source``."""
     note: str = ""

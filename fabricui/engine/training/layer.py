@@ -123,6 +123,28 @@ FP8_RESCALE_BYTES = {"rowwise": 2.0 + 2.0}
 #: product its reduction reads (3P each), and ``split``'s gradient concatenated (2 + 2):
 #: 16 and 40 bytes.
 EXPERT_BIAS_BYTES = {2.0: (12.0, 16.0), 4.0: (28.0, 40.0)}
+#: Bytes through HBM per element of a clamped gated activation's output (``f`` per routed
+#: row), (forward, backward), when the framework clamps the two halves of the first GEMM's
+#: 16-bit output in ops of their own before its activation kernel (Megatron-Core's
+#: ``weighted_bias_quick_geglu_impl``, Megatron-LM 4415119414
+#: ``megatron/core/fusions/fused_bias_geglu.py``: ``x_glu.clamp(max=c)``,
+#: ``x_linear.clamp(-c, c)``, ``torch.cat``). Forward: each clamp reads and writes its half
+#: (2 x (2 + 2)), ``cat`` reads both and writes them (4 + 4): 16. Backward: each clamp's
+#: gradient reads its saved input and the incoming gradient and writes one (2 x (2 + 2 + 2));
+#: ``cat``'s gradient is two views; ``chunk``'s gradient writes the two halves into one
+#: tensor (4 + 4): 20.
+ACTIVATION_CLAMP_BYTES = (16.0, 20.0)
+#: Bytes through HBM per element of queries and keys of rotary embeddings applied in PyTorch
+#: ops (Megatron-Core's ``_apply_rotary_pos_emb_bshd``, Megatron-LM 4415119414
+#: ``megatron/core/models/common/embeddings/rope_utils.py``, which
+#: ``apply_rotary_pos_emb`` takes for a scaled (YaRN) cos and sin: "mscale ... is not
+#: supported by TE's fused RoPE"), (forward, backward), in place of the fused pass's
+#: ``PASS_BYTES["rotary"]`` (and twice that backward). Forward, on 16-bit ``t``: ``t * cos``
+#: (2 + 2), ``_rotate_half``'s negated half and ``cat`` (1 + 1, 2 + 2), ``* sin`` (2 + 2),
+#: the sum (4 + 2), then ``cat`` with the empty unrotated part copies it (2 + 2): 24.
+#: Backward: the two products' gradients (2 + 2 each), the negation's (1 + 1), ``chunk``'s
+#: gradient joining the halves (2 + 2) and the sum of the two paths (4 + 2): 20.
+UNFUSED_ROPE_BYTES = (24.0, 20.0)
 
 
 @dataclass(frozen=True)
@@ -149,6 +171,12 @@ class Kernels:
     fp8_experts: bool = True
     """Under FP8, the experts' grouped GEMMs run in FP8 too; False: in 16-bit, with no
     casts (the framework's FP8 conversion does not cover them)."""
+    unfused_clamp: bool = False
+    """The experts' activation clamps (a model with ``activation_clamp``) run as passes of
+    their own (``ACTIVATION_CLAMP_BYTES``)."""
+    unfused_scaled_rope: bool = False
+    """YaRN-scaled rotary embeddings (a model with ``rope_yarn_factor``) run as PyTorch ops
+    (``UNFUSED_ROPE_BYTES``), not one fused pass."""
 
     def __post_init__(self) -> None:
         """Refuse a probability width ``EXPERT_BIAS_BYTES`` does not price.
@@ -313,7 +341,10 @@ def layer_cost(
     rotary embeddings, the activation, dropout masks (2h), for MoE the activation of every
     routed and shared expert and the token permutation (``4h + 4kh``) and, for expert
     biases the framework adds in a pass of its own, ``EXPERT_BIAS_BYTES`` per element of
-    the routed experts' output; under FP8 one cast of every GEMM operand
+    the routed experts' output, and for a clamped activation the framework clamps in passes
+    of their own ``ACTIVATION_CLAMP_BYTES`` per element of the experts' activation; YaRN-scaled
+    rotary embeddings the framework applies in PyTorch ops move ``UNFUSED_ROPE_BYTES`` in
+    place of the fused pass; under FP8 one cast of every GEMM operand
     (``FP8_CAST_BYTES``; the sequence-parallel inputs on ``T / t`` tokens, on all ``T``
     under ``GATHERED_CAST_RECIPES``), the experts in 16-bit without casts when the
     framework's FP8 conversion leaves them out (``Kernels.fp8_experts``). Backward moves
@@ -404,7 +435,7 @@ def layer_cost(
         dense_mlp_fwd_s=0.0 if moe else mlp.mlp_f,
         moe_mlp_fwd_s=mlp.mlp_f if moe else 0.0,
         moe_mlp_bwd_s=mlp.mlp_b if moe else 0.0,
-        act_fwd_s=memory_time_s(device, mlp.act_bytes),
+        act_fwd_s=memory_time_s(device, mlp.act_bytes + mlp.clamp_fwd_bytes),
         shared_fwd_s=mlp.shared_f,
         host_s=np.full_like(
             np.asarray(tokens, dtype=np.float64), kernels.moe_sync_s if moe else 0.0
@@ -527,6 +558,11 @@ class _Mlp:
     """Bytes of the experts' output-bias pass, backward."""
     mlp_b: FloatArray | float = 0.0
     """Routed experts: GEMMs, backward [s] (0 for a dense MLP)."""
+    clamp_fwd_bytes: FloatArray | float = 0.0
+    """Bytes of the experts' activation clamps, forward (``ACTIVATION_CLAMP_BYTES``; 0
+    without); part of the activation a ``moe_act`` recompute repeats."""
+    clamp_bwd_bytes: FloatArray | float = 0.0
+    """Bytes of the experts' activation clamps, backward."""
 
 
 def _attention_projections(device: Device, w: _Widths, separate: bool = False) -> _Sums:
@@ -659,6 +695,9 @@ def _routed_experts(
     per_element = EXPERT_BIAS_BYTES.get(kernels.expert_bias_prob_bytes, (0.0, 0.0))
     bias_fwd, bias_bwd = per_element if geo.expert_bias else (0.0, 0.0)
     outputs = routed * imbalance * h
+    clamped = kernels.unfused_clamp and geo.activation_clamp > 0 and geo.gated
+    clamp_fwd, clamp_bwd = ACTIVATION_CLAMP_BYTES if clamped else (0.0, 0.0)
+    activations = routed * imbalance * geo.ffn / etp
     sums = _Sums(
         gemm_f=sums.gemm_f + router_f + up_f + down_f,
         gemm_b=sums.gemm_b + router_b + up_b + down_b,
@@ -669,13 +708,17 @@ def _routed_experts(
         cast_grad=sums.cast_grad + share * (up_width / etp + h),
     )
     mlp = _Mlp(
-        mlp_f=up_f + down_f + memory_time_s(device, act_bytes + outputs * bias_fwd),
+        mlp_f=up_f
+        + down_f
+        + memory_time_s(device, act_bytes + outputs * bias_fwd + activations * clamp_fwd),
         act_bytes=act_bytes,
         mlp_bytes=act_bytes + routed / geo.top_k * (4 * h + 4 * geo.top_k * h),
         shared_f=_zero(tokens),
         bias_fwd_bytes=outputs * bias_fwd,
         bias_bwd_bytes=outputs * bias_bwd,
         mlp_b=up_b + down_b,
+        clamp_fwd_bytes=activations * clamp_fwd,
+        clamp_bwd_bytes=activations * clamp_bwd,
     )
     return sums, mlp
 
@@ -772,14 +815,36 @@ def _memory_passes(
     elem_bytes = (
         norm_bytes + tokens * (replicated / split + rotary + fp8 * sums.cast_in) + mlp.mlp_bytes
     )
-    elem_f = memory_time_s(device, elem_bytes + mlp.bias_fwd_bytes)
+    rope_f, rope_b = _unfused_rope_bytes(geo, w, pb, kernels)
+    elem_f = memory_time_s(device, elem_bytes + mlp.bias_fwd_bytes + mlp.clamp_fwd_bytes + rope_f)
     elem_b = memory_time_s(
         device,
         ELEMENTWISE_BACKWARD_FACTOR * (elem_bytes - tokens * fp8 * sums.cast_in)
         + tokens * fp8 * sums.cast_grad
-        + mlp.bias_bwd_bytes,
+        + mlp.bias_bwd_bytes
+        + mlp.clamp_bwd_bytes
+        + rope_b,
     )
     return elem_f, elem_b
+
+
+def _unfused_rope_bytes(
+    geo: Geometry, w: _Widths, pb: dict[str, float], kernels: Kernels
+) -> tuple[FloatArray | float, FloatArray | float]:
+    """(forward, backward) bytes the rotary embeddings move beyond the fused pass when the
+    framework applies YaRN-scaled ones in PyTorch ops (``UNFUSED_ROPE_BYTES`` per element of
+    the queries and keys, less the fused pass's ``PASS_BYTES["rotary"]`` and its backward).
+    YaRN scales cos and sin by ``0.1 ln(factor) + 1`` (Megatron-LM 4415119414
+    ``yarn_rotary_pos_embedding.py`` ``_yarn_get_mscale``), which is not 1 for any factor
+    above 1. Multi-head latent attention applies its rotary part in fused kernels of its own
+    (``_mla_rotary_width``): none there."""
+    scaled = geo.rope_yarn_factor > 1.0 and geo.rotary and not geo.mla
+    if not (kernels.unfused_scaled_rope and scaled):
+        return 0.0, 0.0
+    elements = w.tokens * w.rotary
+    forward = UNFUSED_ROPE_BYTES[0] - pb["rotary"]
+    backward = UNFUSED_ROPE_BYTES[1] - ELEMENTWISE_BACKWARD_FACTOR * pb["rotary"]
+    return elements * forward, elements * backward
 
 
 def _rescaled_bytes(geo: Geometry, w: _Widths, moe: bool, kernels: Kernels) -> FloatArray | None:
@@ -919,11 +984,13 @@ def embedding_cost(
 
 
 __all__ = [
+    "ACTIVATION_CLAMP_BYTES",
     "ATTENTION_KINDS",
     "EXPERT_BIAS_BYTES",
     "Kernels",
     "LayerCost",
     "RECOMPUTE_MODULES",
+    "UNFUSED_ROPE_BYTES",
     "embedding_cost",
     "gemm_time_s",
     "layer_cost",

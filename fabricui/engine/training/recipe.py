@@ -139,6 +139,12 @@ class Recipe:
     output bias in a pass of its own (``expert_bias_pass_bytes``); 0: no such pass."""
     fp8_experts: bool = True
     """Under FP8, the experts' grouped GEMMs run in FP8 too (False: in 16-bit)."""
+    unfused_clamp: bool = False
+    """The experts' activation clamps (a model with ``activation_clamp``) run as passes of
+    their own (``activation_clamp_pass``)."""
+    unfused_scaled_rope: bool = False
+    """Rotary embeddings with YaRN's scale (a model with ``rope_yarn_factor``) run as PyTorch
+    ops, not one fused pass (``FrameworkSpec.unfused_scaled_rope``)."""
     fp8_attention: bool = False
     """Under FP8 (or FP4), fused attention runs in FP8 too (Transformer Engine's
     ``fp8_dot_product_attention``), in the format its recipe selects."""
@@ -209,6 +215,8 @@ class Recipe:
             expert_bias_prob_bytes=self.expert_bias_prob_bytes,
             fp8_experts=self.fp8_experts,
             cp_attention=self.cp_attention,
+            unfused_clamp=self.unfused_clamp,
+            unfused_scaled_rope=self.unfused_scaled_rope,
         )
 
 
@@ -260,6 +268,26 @@ def expert_bias_pass_bytes(unfused: bool, moe_dispatch: str, cuda_graph: str | N
     if not unfused or cuda_graph == "full_iteration":
         return 0.0
     return 4.0 if moe_dispatch == "deepep" else 2.0
+
+
+def activation_clamp_pass(unfused: bool, cuda_graph: str | None) -> bool:
+    """The experts' activation clamps run as passes of their own.
+
+    Megatron-Core's ``TEGroupedMLP`` hands a clamped gated activation to
+    ``weighted_bias_quick_geglu_impl`` (``megatron/core/fusions/fused_bias_geglu.py``, the
+    same in the Megatron-LM of Megatron-Bridge v0.2.0-v0.6.0, 25.11-26.08: 92c8482e6d to
+    24bad8e677), which clamps the two halves of the first GEMM's output and concatenates
+    them (``x_glu.clamp``, ``x_linear.clamp``, ``torch.cat``) before its compiled kernel
+    (``FrameworkSpec.unfused_activation_clamp``). The recipes that capture the whole
+    iteration run Transformer Engine's fused grouped MLP instead
+    (``use_transformer_engine_op_fuser``, ``expert_bias_pass_bytes``), whose
+    ``ScaledClampedQGeGLU`` clamps inside the kernel.
+
+    Args:
+        unfused: The framework clamps in ops of their own.
+        cuda_graph: The run's CUDA graphs (None: none stated).
+    """
+    return unfused and cuda_graph != "full_iteration"
 
 
 def software_era(arch: str) -> str:
@@ -426,6 +454,8 @@ def _framework_recipe(
         ),
         fp8_experts=framework.fp8_experts,
         fp8_attention=bool(choices.fp8_attention),
+        unfused_clamp=activation_clamp_pass(framework.unfused_activation_clamp, choices.cuda_graph),
+        unfused_scaled_rope=framework.unfused_scaled_rope,
     )
     if choices.cuda_graph == "full_iteration" and framework.moe_sync_us:
         notes.append(

@@ -66,6 +66,11 @@ class Geometry:
     """Value width per head in the attention core (0: ``head_dim``)."""
     expert_bias: bool = False
     """The experts' linear layers carry biases (``ModelShape.expert_bias``)."""
+    activation_clamp: float = 0.0
+    """Limit the gated activation clamps its halves to (``ModelShape.activation_clamp``; 0:
+    none)."""
+    rope_yarn_factor: float = 0.0
+    """YaRN's factor of the rotary embeddings (``ModelShape.rope_yarn_factor``; 0: none)."""
     q_lora_rank: int = 0
     """MLA's query latent width (0: queries projected directly from ``hidden``)."""
     kv_lora_rank: int = 0
@@ -237,6 +242,8 @@ def geometry(model: ModelShape) -> Geometry:
         qk_head_dim=model.qk_head_dim or 0,
         v_head_dim=model.v_head_dim or 0,
         expert_bias=model.expert_bias and model.experts > 0,
+        activation_clamp=model.activation_clamp,
+        rope_yarn_factor=model.rope_yarn_factor,
         q_lora_rank=(model.q_lora_rank or 0) if model.kv_lora_rank else 0,
         kv_lora_rank=model.kv_lora_rank or 0,
         qk_rope_head_dim=(model.qk_rope_head_dim or 0) if model.kv_lora_rank else 0,
