@@ -46,6 +46,8 @@ class PerfRecipe:
     """Expert all-to-alls overlapped (``overlap_moe_expert_parallel_comm``)."""
     tp_overlap: bool | None = None
     """TP communication overlap (``tp_comm_overlap``)."""
+    dp_overlap: bool | None = None
+    """Gradient reduction overlapped with the backward pass (``overlap_grad_reduce``)."""
     cuda_graph: str | None = None
     """CUDA graphs: ``none``, ``partial``, ``full_iteration``."""
     moe_dispatch: str | None = None

@@ -35,6 +35,7 @@ _VARIANT_ORDER = ("", "v2", "v1")
 _SETTINGS = (
     ("ep_overlap", "EP overlap"),
     ("tp_overlap", "TP overlap"),
+    ("dp_overlap", "DP overlap"),
     ("cuda_graph", "CUDA graphs"),
     ("moe_dispatch", "MoE dispatch"),
     ("fp8_recipe", "FP8 recipe"),

@@ -130,6 +130,18 @@ def test_the_global_batch_then_the_layout_pick_between_variants(catalog):
     assert find_recipe(row, [big]) is big
 
 
+def test_the_recipes_gradient_reduce_overlap_is_taken(catalog):
+    row = entry(catalog)
+    core = catalog.frameworks["megatron-core"]
+    choices, notes = recipe_choices(row, run_choices(row.run), core, [recipe(dp_overlap=False)])
+    assert choices.dp_overlap is False
+    where = "from Megatron-Bridge 26.08 recipe qwen3_30b_a3b gb300 8 fp8_mx"
+    assert f"DP overlap not stated: off ({where})" in notes
+    stated = entry(catalog, ROW + "    dp_overlap: true\n")
+    choices, _ = recipe_choices(stated, run_choices(stated.run), core, [recipe(dp_overlap=False)])
+    assert choices.dp_overlap is True
+
+
 def test_the_published_precision_text_names_the_fp8_recipe():
     assert recipe_precisions("fp8", "MXFP8 (table: MXFP8)") == ("fp8_mx",)
     assert recipe_precisions("fp8", "fp8 current scaling (table: FP8-CS)") == ("fp8_cs",)
