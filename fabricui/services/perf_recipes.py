@@ -53,14 +53,18 @@ def recipe_precisions(precision: str | None, text: str) -> tuple[str, ...]:
     """The recipe precisions a row's precision can be, most likely first: its run block's
     ``precision`` and its own wording (``MXFP8``, ``FP8-CS``, ``NVFP4``)."""
     words = text.lower()
-    fp8: tuple[str, ...]
-    if re.search(r"mxfp8|fp8[-_ ]?mx", words):
-        fp8 = ("fp8_mx",)
-    elif re.search(r"fp8[-_ ]?cs|current[- ]scaling", words):
-        fp8 = ("fp8_cs",)
-    elif re.search(r"fp8[-_ ]?ds|delayed[- ]scaling", words):
-        fp8 = ("fp8_ds",)
-    else:  # the summaries' plain FP8 is current scaling
+    # Every FP8 recipe the words name is a candidate (a footnote may name another
+    # granularity beside the row's own); the GPU's recipes tell them apart.
+    fp8 = tuple(
+        name
+        for name, pattern in (
+            ("fp8_mx", r"mxfp8|fp8[-_ ]?mx"),
+            ("fp8_cs", r"fp8[-_ ]?cs|current[- ]scaling"),
+            ("fp8_ds", r"fp8[-_ ]?ds|delayed[- ]scaling"),
+        )
+        if re.search(pattern, words)
+    )
+    if not fp8:  # the summaries' plain FP8 is current scaling
         fp8 = ("fp8_cs", "fp8_mx", "fp8_ds")
     if precision == "fp8":
         return fp8

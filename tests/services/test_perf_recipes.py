@@ -130,6 +130,17 @@ def test_the_global_batch_then_the_layout_pick_between_variants(catalog):
     assert find_recipe(row, [big]) is big
 
 
+def test_every_fp8_recipe_the_text_names_is_a_candidate(catalog):
+    """A footnote naming another granularity (MXFP8 on Blackwell) beside the row's own
+    current scaling: the GPU's recipes tell them apart."""
+    text = "fp8 (footnote: 32x32 MXFP8 on GB200/B200; the matrix entry is fp8_cs)"
+    assert recipe_precisions("fp8", text) == ("fp8_mx", "fp8_cs")
+    row = entry(catalog, ROW.replace("'MXFP8 (table: MXFP8)'", repr(text)))
+    current = recipe(precision="fp8_cs", fp8_recipe="current")
+    assert find_recipe(row, [current]) is current
+    assert find_recipe(row, [current, recipe()]).precision == "fp8_mx"
+
+
 def test_the_recipes_gradient_reduce_overlap_is_taken(catalog):
     row = entry(catalog)
     core = catalog.frameworks["megatron-core"]
