@@ -23,6 +23,15 @@ summary was written at (``RELEASES``):
   precision), which builds the base recipe, sets its per-model settings, merges the YAML's
   ``ConfigContainer`` and applies the matrix entry (layout, CUDA graphs).
 
+Where a release's perf script runs a config at a GPU count no config names, scaling its
+global batch to that count (25.11 to 26.08: ``set_post_overrides``), the config it loads
+then for a model, GPU and precision is marked ``any_count`` (``mark_any_count``): 25.11's
+one ``_BASE_CONFIG``; 26.02 to 26.06 the default ``--config_variant`` (v2, else v1, else
+the unversioned config: ``get_workload_base_config``); 26.08 the suffix-less recipe of
+``_DEFAULT_GPU_COUNT_OVERRIDES``' count, else of the largest count
+(``_select_default_recipe_name``). 25.09's ``run_script.py`` skips the perf matrix at a
+count it does not list: nothing is marked.
+
 Beside the perf recipe's own settings, the whole entry point is run statically
 (``Interpreter``): the base model recipe (``src/megatron/bridge/recipes``) with its model
 provider's and configs' dataclass defaults, then the perf recipe and the script's own
@@ -219,7 +228,7 @@ def workload_recipes(repo: Path, release: str, commit: str) -> list[dict[str, An
                     settings=settings,
                 )
             )
-    return out
+    return mark_any_count(out, workload_choice(workload_load_order(repo, commit)))
 
 
 def perf_entry_settings(
@@ -449,7 +458,7 @@ def flat_recipes(repo: Path, release: str, commit: str) -> list[dict[str, Any]]:
                     ),
                 )
             )
-    return out
+    return mark_any_count(out, flat_choice(flat_default_counts(repo, commit)))
 
 
 def flat_settings(state: dict[str, Any]) -> dict[str, Any]:
@@ -1123,6 +1132,134 @@ def matrix_settings(
     assert isinstance(main, ast.FunctionDef)
     interp.block(main.body, {"args": args}, where)
     return config_settings(built[-1]) if built else {}
+
+
+# --- a GPU count no recipe names -----------------------------------------------------------
+
+#: Picks, from the recipes of one (model, GPU, precision), the one the perf script loads at a
+#: GPU count none of them names; None: it loads none of them (or refuses).
+Choice = Any
+
+
+def mark_any_count(entries: list[dict[str, Any]], choose: Choice) -> list[dict[str, Any]]:
+    """``entries`` with ``any_count: true`` on the one recipe per model, GPU and precision
+    that ``choose`` (a release's perf script) runs at a GPU count no recipe names."""
+    if choose is None:
+        return entries
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for entry in entries:
+        groups.setdefault((entry["model"], entry["gpu"], entry["precision"]), []).append(entry)
+    chosen = set()
+    for group in groups.values():
+        found = choose(group)
+        if found is not None:
+            chosen.add(id(found))
+    return [_with_any_count(e) if id(e) in chosen else e for e in entries]
+
+
+def _with_any_count(entry: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in entry.items():
+        out[key] = value
+        if key == "gpus":
+            out["any_count"] = True
+    return out
+
+
+def workload_load_order(repo: Path, commit: str) -> tuple[str, ...]:
+    """The name endings ``get_workload_base_config`` tries, in order, for a run naming no
+    variant, when the release's ``set_post_overrides`` runs the config at any GPU count
+    (scaling its global batch by ``gbs_scaling_factor``); empty when it does not."""
+    scripts = "scripts/performance"
+    overrides = git_show(repo, commit, f"{scripts}/utils/overrides.py") or ""
+    if "gbs_scaling_factor * num_gpus" not in overrides:
+        return ()
+    utils = git_show(repo, commit, f"{scripts}/utils/utils.py") or ""
+    if '"_BASE_CONFIG"' in utils:  # 25.11: one config per model, GPU and precision
+        return ("_BASE_CONFIG",)
+    parser = git_show(repo, commit, f"{scripts}/argument_parser.py") or ""
+    default = argument_default(parser, "--config_variant")
+    if not isinstance(default, str) or not default:
+        return ()
+    order = [f"_{default.upper()}"]
+    if default.lower() == "v2":  # "If default v2 is unavailable, fall back to v1"
+        order.append("_V1")
+    return (*order, "")  # then the non-versioned name
+
+
+def argument_default(source: str, flag: str) -> Any:
+    """The ``default=`` of ``add_argument(..., flag, ...)`` in a parser's source; None."""
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "add_argument"
+            and any(isinstance(a, ast.Constant) and a.value == flag for a in node.args)
+        ):
+            for keyword in node.keywords:
+                if keyword.arg == "default":
+                    value = literal(keyword.value, {})
+                    return None if value is UNKNOWN else value
+    return None
+
+
+def workload_choice(order: tuple[str, ...]) -> Choice:
+    """The config ``get_workload_base_config`` loads: the first name ending of ``order``
+    that a config of the group has."""
+    if not order:
+        return None
+
+    def choose(group: list[dict[str, Any]]) -> dict[str, Any] | None:
+        by_ending = {_workload_ending(e): e for e in group}
+        return next((by_ending[end] for end in order if end in by_ending), None)
+
+    return choose
+
+
+def _workload_ending(entry: dict[str, Any]) -> str:
+    """``_V2``, ``_BASE_CONFIG`` or empty: what follows the precision in a config's name."""
+    match = _OLD_NAME.match(entry["recipe"])
+    if match is None:
+        return "?"
+    return entry["recipe"][match.end("prec") :]
+
+
+def flat_default_counts(repo: Path, commit: str) -> dict[tuple, int] | None:
+    """``_DEFAULT_GPU_COUNT_OVERRIDES`` of a release whose run script, asked for a GPU count
+    no flat recipe names, loads the default recipe and scales its batch; None when it
+    does not (no ``_select_default_recipe_name``)."""
+    utils = git_show(repo, commit, "scripts/performance/utils/utils.py") or ""
+    script = git_show(repo, commit, "scripts/performance/run_script.py") or ""
+    if "_select_default_recipe_name" not in utils or "PerfRecipeNotFoundError" not in script:
+        return None
+    for node in ast.parse(utils).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "_DEFAULT_GPU_COUNT_OVERRIDES" for t in node.targets
+        ):
+            value = literal(node.value, {})
+            return value if isinstance(value, dict) else None
+    return {}
+
+
+def flat_choice(overrides: dict[tuple, int] | None) -> Choice:
+    """The flat recipe ``_select_default_recipe_name`` loads: among the suffix-less recipes,
+    the override's GPU count (none when no recipe has it: the script refuses), else the
+    largest."""
+    if overrides is None:
+        return None
+
+    def choose(group: list[dict[str, Any]]) -> dict[str, Any] | None:
+        plain = sorted((e for e in group if not e.get("variant")), key=lambda e: e["gpus"])
+        if not plain:
+            return None
+        first = plain[0]
+        key = (first["model"], "pretrain", first["gpu"], first["precision"].replace("_", ""), None)
+        count = overrides.get(key)
+        if count is None:
+            return plain[-1]
+        return next((e for e in plain if e["gpus"] == count), None)
+
+    return choose
 
 
 # --- output ---------------------------------------------------------------------------------

@@ -30,6 +30,9 @@ class PerfRecipe:
     """The recipe's file at the release's commit."""
     variant: str = ""
     """A variant beside the release's main recipe (``v1``, ``large_scale``); empty: none."""
+    any_count: bool = False
+    """The one recipe of its model, GPU and precision that the release's perf script runs
+    at a GPU count no recipe names (scaling its global batch to that count)."""
     global_batch: int | None = None
     """Sequences per step."""
     tp: int | None = None

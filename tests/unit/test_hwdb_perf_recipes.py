@@ -31,6 +31,12 @@ def test_a_good_entry_reads():
     assert recipe.label == "qwen3_30b_a3b gb300 8 fp8_mx"
     assert recipe.recompute_modules == ("moe_act",)
     assert recipe.ep_overlap is None
+    assert recipe.any_count is False
+
+
+def test_the_recipe_a_script_runs_at_any_count_reads():
+    (recipe,) = parse(GOOD.replace("  gpus: 8\n", "  gpus: 8\n  any_count: true\n"))
+    assert recipe.any_count is True
 
 
 @pytest.mark.parametrize(
@@ -39,6 +45,7 @@ def test_a_good_entry_reads():
         ("  cuda_graph: full_iteration", "  cuda_graph: sometimes", 8, "cuda_graph"),
         ("  precision: fp8_mx", "  precision: fp9", 7, "precision"),
         ("  gpus: 8", "  gpus: eight", 6, "gpus"),
+        ("  gpus: 8", "  gpus: 8\n  any_count: maybe", 7, "any_count"),
         ("  gpus: 8", "  gpus: 8\n  speed: 3", 7, "speed"),
         ("release: '26.08'", "release: soon", 2, "release"),
         ("  model: qwen3_30b_a3b", "  model: Qwen3 30B", 4, "model"),

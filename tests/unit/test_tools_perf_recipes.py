@@ -8,7 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from tools.perf_recipes import matrix_recipes, merge_settings, workload_recipes
+from tools.perf_recipes import (
+    argument_default,
+    flat_choice,
+    flat_default_counts,
+    mark_any_count,
+    matrix_recipes,
+    merge_settings,
+    workload_choice,
+    workload_load_order,
+    workload_recipes,
+)
 
 FILES = {
     "src/megatron/bridge/training/comm_overlap.py": """
@@ -181,11 +191,9 @@ perf_matrix:
 }
 
 
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The files above, committed."""
-    root = tmp_path_factory.mktemp("bridge")
-    for path, text in FILES.items():
+def committed(root: Path, files: dict[str, str]) -> Path:
+    """``files`` written under ``root`` and committed there."""
+    for path, text in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text.lstrip())
     git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
@@ -193,6 +201,12 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "recipes"], check=True)
     return root
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The files above, committed."""
+    return committed(tmp_path_factory.mktemp("bridge"), FILES)
 
 
 def settings(entry: dict) -> dict:
@@ -254,3 +268,157 @@ def test_the_entry_point_wins_but_a_cleared_whole_iteration_scope_stays():
     assert merge_settings({"cuda_graph": "partial"}, {"cuda_graph": "none"}) == {
         "cuda_graph": "none"
     }
+
+
+# --- the recipe a perf script runs at a GPU count no recipe names ----------------------------
+
+SCALING = """
+def set_post_overrides(recipe, num_gpus, workload_base_config, user_gbs=None):
+    if user_gbs is None and num_gpus != workload_base_config.num_gpus:
+        recipe.train.global_batch_size = int(workload_base_config.gbs_scaling_factor * num_gpus)
+    return recipe
+"""
+PARSER = """
+def parse_cli_args(parser):
+    parser.add_argument("-ng", "--num_gpus", type=int, required=True)
+    parser.add_argument("-cv", "--config_variant", type=str, default="v2")
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "order"),
+    [
+        # 25.11: the one _BASE_CONFIG, whatever the count
+        (
+            {
+                "utils/overrides.py": SCALING,
+                "utils/utils.py": 'name = name.upper() + "_BASE_CONFIG"\n',
+            },
+            ("_BASE_CONFIG",),
+        ),
+        # 26.02 to 26.06: --config_variant's default v2, then v1, then no version
+        (
+            {"utils/overrides.py": SCALING, "utils/utils.py": "", "argument_parser.py": PARSER},
+            ("_V2", "_V1", ""),
+        ),
+        (
+            {
+                "utils/overrides.py": SCALING,
+                "utils/utils.py": "",
+                "argument_parser.py": PARSER.replace('"v2"', '"v1"'),
+            },
+            ("_V1", ""),
+        ),
+        # A script that does not scale the batch to the count: nothing
+        ({"utils/overrides.py": "def set_post_overrides(recipe):\n    return recipe\n"}, ()),
+        ({}, ()),
+    ],
+)
+def test_the_configs_a_workload_script_loads_at_any_count(tmp_path: Path, files, order):
+    root = committed(
+        tmp_path, {f"scripts/performance/{k}": v for k, v in files.items()} or {"x": ""}
+    )
+    assert workload_load_order(root, "HEAD") == order
+
+
+def test_an_arguments_default_is_read_from_the_parser():
+    assert argument_default(PARSER, "--config_variant") == "v2"
+    assert argument_default(PARSER, "--num_gpus") is None
+    assert argument_default(PARSER, "--nothing") is None
+
+
+def config(name: str, gpus: int, **more: object) -> dict:
+    model, rest = name.split("_PRETRAIN_CONFIG_")
+    gpu, prec = rest.split("_", 1)
+    prec = prec.removesuffix("_BASE_CONFIG").removesuffix("_V1").removesuffix("_V2")
+    return {
+        "recipe": name,
+        "model": model.lower(),
+        "gpu": gpu.lower(),
+        "gpus": gpus,
+        "precision": prec.lower(),
+        **more,
+    }
+
+
+def marked(entries: list[dict]) -> list[str]:
+    return [e["recipe"] for e in entries if e.get("any_count")]
+
+
+def test_the_script_default_variant_is_marked_once_per_model_gpu_and_precision():
+    entries = [
+        config("Q_PRETRAIN_CONFIG_GB200_BF16_V1", 64, variant="v1"),
+        config("Q_PRETRAIN_CONFIG_GB200_BF16_V2", 256, variant="v2"),
+        config("Q_PRETRAIN_CONFIG_GB200_FP8_MX_V1", 64, variant="v1"),
+        config("Q_PRETRAIN_CONFIG_B200_BF16", 8),
+    ]
+    out = mark_any_count(entries, workload_choice(("_V2", "_V1", "")))
+    assert marked(out) == [
+        "Q_PRETRAIN_CONFIG_GB200_BF16_V2",
+        "Q_PRETRAIN_CONFIG_GB200_FP8_MX_V1",
+        "Q_PRETRAIN_CONFIG_B200_BF16",
+    ]
+    # The key sits beside the GPU count; nothing else changes.
+    assert list(out[1])[:5] == ["recipe", "model", "gpu", "gpus", "any_count"]
+    assert [{k: v for k, v in e.items() if k != "any_count"} for e in out] == entries
+    assert marked(mark_any_count(entries, workload_choice(()))) == []
+    base = [config("Q_PRETRAIN_CONFIG_GB200_BF16_BASE_CONFIG", 64)]
+    assert marked(mark_any_count(base, workload_choice(("_BASE_CONFIG",)))) == [base[0]["recipe"]]
+
+
+FLAT_UTILS = """
+_DEFAULT_GPU_COUNT_OVERRIDES = {
+    ("llama3_8b", "pretrain", "b200", "fp8cs", None): 8,
+    ("llama3_8b", "pretrain", "gb200", "bf16", None): 16,
+}
+
+
+def _select_default_recipe_name(matches):
+    return matches[-1][1]
+"""
+
+
+def flat(model: str, gpus: int, gpu: str, precision: str, variant: str = "") -> dict:
+    name = f"{model}_pretrain_{gpus}gpu_{gpu}_{precision.replace('_', '')}"
+    return {
+        "recipe": f"{name}{'_' + variant if variant else ''}_config",
+        "model": model,
+        "gpu": gpu,
+        "gpus": gpus,
+        "precision": precision,
+        **({"variant": variant} if variant else {}),
+    }
+
+
+def test_the_flat_default_is_the_overrides_count_else_the_largest(tmp_path: Path):
+    root = committed(
+        tmp_path,
+        {
+            "scripts/performance/utils/utils.py": FLAT_UTILS,
+            "scripts/performance/run_script.py": "from utils.utils import PerfRecipeNotFoundError",
+        },
+    )
+    overrides = flat_default_counts(root, "HEAD")
+    assert overrides == {
+        ("llama3_8b", "pretrain", "b200", "fp8cs", None): 8,
+        ("llama3_8b", "pretrain", "gb200", "bf16", None): 16,
+    }
+    entries = [
+        flat("llama3_8b", 8, "b200", "fp8_cs"),
+        flat("llama3_8b", 64, "b200", "fp8_cs"),
+        flat("llama3_8b", 8, "h100", "bf16"),
+        flat("llama3_8b", 64, "h100", "bf16"),
+        flat("llama3_8b", 128, "h100", "bf16", "large_scale"),
+        # The override names a count no recipe has: the script refuses, nothing is marked.
+        flat("llama3_8b", 8, "gb200", "bf16"),
+    ]
+    assert marked(mark_any_count(entries, flat_choice(overrides))) == [
+        "llama3_8b_pretrain_8gpu_b200_fp8cs_config",
+        "llama3_8b_pretrain_64gpu_h100_bf16_config",
+    ]
+    assert marked(mark_any_count(entries, flat_choice(None))) == []
+
+
+def test_a_script_without_a_default_flat_recipe_marks_nothing(tmp_path: Path):
+    root = committed(tmp_path, {"scripts/performance/run_script.py": "def main():\n    pass\n"})
+    assert flat_default_counts(root, "HEAD") is None
