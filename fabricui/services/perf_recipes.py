@@ -6,7 +6,10 @@ Only runs whose software is Megatron-Core (``megatron-core``) and whose source n
 release of NVIDIA's performance summaries (``26.08 NeMo container``) look one up. The
 lookup reads what a published row shows (release, model, GPU, GPU count, precision, then
 the global batch and layout to tell a release's variants apart), never its measured time.
-A setting the run states always wins; with no matching recipe the framework's defaults
+At a GPU count no recipe of the model, GPU and precision names, the row ran the recipe the
+release's perf script runs at any count (``PerfRecipe.any_count``: it scales the global
+batch, and the row states its layout); a release whose script does not has none. A
+setting the run states always wins; with no matching recipe the framework's defaults
 stay, and the plan says so.
 """
 
@@ -90,23 +93,18 @@ def find_recipe(entry: RunEntry, recipes: Sequence[PerfRecipe]) -> PerfRecipe | 
     if release is None:
         return None
     run = entry.run
-    gpus = run.tp * run.pp * run.cp * run.dp
+    gpus = run_gpus(entry)
     precisions = recipe_precisions(run.precision, f"{entry.precision_text} {entry.source_text}")
-    fitting = [
+    released = [
         r
         for r in recipes
         if r.release == release
-        and r.gpus == gpus
         and r.precision in precisions
         and gpu_matches(r.gpu, run.topology.gpu)
     ]
-    # The table's model name first (Kimi_K2), then the entry's own (which may name the
-    # architecture it shares: "Kimi K2 ... DeepSeek-V3 architecture").
-    pool: list[PerfRecipe] = []
-    for text in (entry.source_text, f"{entry.model.name} {entry.model.id}"):
-        pool = [r for r in fitting if _squash(r.model) in _squash(text)]
-        if pool:
-            break
+    pool = _named_model([r for r in released if r.gpus == gpus], entry)
+    if not pool:  # a count no recipe names: the one the perf script runs at any count
+        pool = _named_model([r for r in released if r.any_count], entry)
     if not pool:
         return None
     longest = max(len(r.model) for r in pool)  # qwen3_235b_a22b over a shorter name inside
@@ -121,6 +119,23 @@ def find_recipe(entry: RunEntry, recipes: Sequence[PerfRecipe]) -> PerfRecipe | 
             r.recipe,
         ),
     )
+
+
+def run_gpus(entry: RunEntry) -> int:
+    """The GPUs a run ran on, as the recipes count them (tp x pp x cp x dp)."""
+    run = entry.run
+    return run.tp * run.pp * run.cp * run.dp
+
+
+def _named_model(fitting: list[PerfRecipe], entry: RunEntry) -> list[PerfRecipe]:
+    """The recipes of the model a row names: the table's model name first (Kimi_K2), then
+    the entry's own (which may name the architecture it shares: "Kimi K2 ... DeepSeek-V3
+    architecture")."""
+    for text in (entry.source_text, f"{entry.model.name} {entry.model.id}"):
+        pool = [r for r in fitting if _squash(r.model) in _squash(text)]
+        if pool:
+            return pool
+    return []
 
 
 def _narrow(pool: list[PerfRecipe], keep: Callable[[PerfRecipe], bool]) -> list[PerfRecipe]:
@@ -154,6 +169,8 @@ def recipe_choices(
             f"and precision: {framework.id}'s defaults"
         ]
     where = f"Megatron-Bridge {release} recipe {recipe.label}"
+    if recipe.gpus != run_gpus(entry):
+        where += f", run at {run_gpus(entry)} GPUs"
     run, model = entry.run, entry.model
     taken: dict[str, Any] = {}
     notes: list[str] = []

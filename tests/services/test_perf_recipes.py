@@ -130,6 +130,76 @@ def test_the_global_batch_then_the_layout_pick_between_variants(catalog):
     assert find_recipe(row, [big]) is big
 
 
+def test_a_count_no_recipe_names_takes_the_one_the_script_runs_at_any_count(catalog):
+    """25.11's perf script runs its one config for a model, GPU and precision at any GPU
+    count (scaling the batch): an 8-GPU row takes the 64-GPU config, and says so."""
+    row = entry(catalog)
+    core = catalog.frameworks["megatron-core"]
+    anywhere = recipe(gpus=64, any_count=True, global_batch=4096)
+    assert find_recipe(row, [anywhere]) is anywhere
+    choices, notes = recipe_choices(row, run_choices(row.run), core, [anywhere])
+    assert choices.ep_overlap is True
+    where = "from Megatron-Bridge 26.08 recipe qwen3_30b_a3b gb300 64 fp8_mx, run at 8 GPUs"
+    assert f"EP overlap not stated: on ({where})" in notes
+
+
+def test_a_recipe_of_the_rows_own_count_wins_over_the_any_count_one(catalog):
+    row = entry(catalog)
+    exact, anywhere = recipe(), recipe(gpus=64, any_count=True, ep_overlap=False)
+    assert find_recipe(row, [anywhere, exact]) is exact
+    # Not the script's choice at other counts: no recipe (the exact rule).
+    assert find_recipe(row, [recipe(gpus=64)]) is None
+    # Another model's, GPU's or precision's any-count recipe is not the row's.
+    for other in (
+        recipe(gpus=64, any_count=True, model="qwen3_235b_a22b"),
+        recipe(gpus=64, any_count=True, gpu="gb200"),
+        recipe(gpus=64, any_count=True, precision="bf16"),
+        recipe(gpus=64, any_count=True, release="26.06"),
+    ):
+        assert find_recipe(row, [other]) is None
+
+
+HOLDOUT_ROW = """
+- id: row
+  source:
+    paper: NVIDIA Megatron-Bridge performance summary (25.11 NeMo container)
+    table: "'25.11 NeMo Container' pre-training, Qwen3_235B_a22B, DGX-GB200, 256 GPUs, BF16"
+  precision: bf16
+  model: {name: Qwen3-235B-A22B, layers: 94, hidden: 4096, heads: 64, kv_heads: 4,
+          head_dim: 128, ffn_hidden: 1536, experts: 128, experts_per_token: 8,
+          moe_layers: 94, seq_len: 4096, vocab: 151936, mlp: swiglu}
+  run:
+    topology: {gpu: gb200, nodes: 64, gpus_per_node: 4,
+               intra: {fabric: nvswitch, link: nvlink5, hosts_per_domain: 18},
+               net: {link: ib-ndr, gbps: 400, nics_per_node: 4}}
+    tp: 1
+    pp: 8
+    dp: 32
+    ep: 32
+    global_batch: 8192
+    micro_batch: 1
+    precision: bf16
+"""
+
+
+def test_the_shipped_25_11_config_runs_at_a_count_it_does_not_name(catalog):
+    """256 GB200 GPUs, while 25.11's Qwen3-235B GB200 BF16 config is for 64: the row ran
+    that config (its perf script scales the batch) with the layout the row states."""
+    row = entry(catalog, HOLDOUT_ROW)
+    found = find_recipe(row, load_perf_recipes())
+    assert found is not None
+    assert (found.recipe, found.gpus) == (
+        "QWEN3_235B_A22B_PRETRAIN_CONFIG_GB200_BF16_BASE_CONFIG",
+        64,
+    )
+    core = catalog.frameworks["megatron-core"]
+    _, notes = recipe_choices(row, run_choices(row.run), core, load_perf_recipes())
+    assert any(
+        "(from Megatron-Bridge 25.11 recipe qwen3_235b_a22b gb200 64 bf16, run at 256 GPUs)" in n
+        for n in notes
+    )
+
+
 def test_every_fp8_recipe_the_text_names_is_a_candidate(catalog):
     """A footnote naming another granularity (MXFP8 on Blackwell) beside the row's own
     current scaling: the GPU's recipes tell them apart."""
@@ -182,3 +252,16 @@ def test_a_priced_row_says_which_recipe_its_settings_came_from(catalog):
 def test_every_shipped_recipe_names_its_file_at_a_commit():
     for item in load_perf_recipes():
         assert "/blob/" in item.source and item.source.endswith(".py"), item
+
+
+def test_at_most_one_shipped_recipe_per_model_gpu_and_precision_runs_at_any_count():
+    """And none of 25.09, whose run script skips its perf matrix at a count it does not
+    list."""
+    seen: set = set()
+    for item in load_perf_recipes():
+        if item.any_count:
+            key = (item.release, item.model, item.gpu, item.precision)
+            assert key not in seen, item
+            seen.add(key)
+            assert item.release != "25.09", item
+    assert {key[0] for key in seen} >= {"25.11", "26.02", "26.06", "26.08"}
