@@ -29,7 +29,8 @@ class ExpertParallel(Strategy):
     plus the copies that stay in the sender's domain over NVLink. Routing imbalance
     (``Layout.moe_imbalance``) scales the busiest rank's share. On the critical path
     unless EP overlap is switched on (DualPipe-style); full recomputation repeats the
-    forward ones.
+    forward ones. The engine prices ``deepep`` calls that cross nodes on DeepEP's own
+    RDMA path, the others as NCCL's all-to-all (``fabricui.engine.training.deepep``).
     """
 
     name: ClassVar[str] = "ep"

@@ -110,6 +110,13 @@ class Pricer:
             sizes = self._cache[(collective, ranks)]
         return sizes[size]
 
+    def group(self, ranks: tuple[int, ...]) -> Group:
+        """The engine group on ``ranks``: the default evaluate's own (routed once), else a
+        new one."""
+        if isinstance(self.evaluate, _GroupEvaluate):
+            return self.evaluate.group(self.fabric, ranks)
+        return Group(self.fabric, np.asarray(ranks))
+
     def prime(self, collective: str, ranks: tuple[int, ...], sizes: Sequence[float]) -> None:
         """Price many sizes of one collective on one group in a single engine call."""
         known = self._cache.setdefault((collective, ranks), {})
@@ -130,15 +137,20 @@ class _GroupEvaluate:
         self.algorithms = list(algorithms) if algorithms else algorithms_for_env()
         self.groups: dict[bytes, Any] = {}
 
-    def __call__(
-        self, fabric: Fabric, op: str, size_bytes: Sequence[float], ranks: Any = None
-    ) -> Prediction:
-        members = np.asarray(ranks if ranks is not None else np.arange(fabric.n_gpus))
+    def group(self, fabric: Fabric, ranks: Any) -> Group:
+        """The group on ``ranks``, built (and routed) once."""
+        members = np.asarray(ranks)
         key = members.astype(np.int64).tobytes()
         group = self.groups.get(key)
         if group is None:
             group = self.groups[key] = Group(fabric, members, router=self.router)
-        return predict(group, op, size_bytes, self.algorithms)
+        return group
+
+    def __call__(
+        self, fabric: Fabric, op: str, size_bytes: Sequence[float], ranks: Any = None
+    ) -> Prediction:
+        members = ranks if ranks is not None else np.arange(fabric.n_gpus)
+        return predict(self.group(fabric, members), op, size_bytes, self.algorithms)
 
 
 def _default_evaluate(

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fabricui.engine.training import comm, schedule, userbuffers
+from fabricui.engine.training import comm, deepep, schedule, userbuffers
 from fabricui.engine.training.device import Device, make_device
 from fabricui.engine.training.flops import model_flops_per_token
 from fabricui.engine.training.groups import check_degrees, layout_groups
@@ -445,7 +445,10 @@ def plan(
     names = [s.name for s in used]
     ops = [op for s in used for op in s.operations(model, layout)]
     pricer = as_pricer(fabric, evaluate)
-    priced = comm.with_recompute(price_calls(fabric, ops, groups, pricer), recipe)
+    priced = price_calls(fabric, ops, groups, pricer)
+    if layout.moe_dispatch == "deepep":  # DeepEP's kernels across nodes, not NCCL's
+        priced = deepep.on_rdma(priced, pricer.group)
+    priced = comm.with_recompute(priced, recipe)
     geo = geometry(model)
     device, device_notes = make_device(
         fabric.gpu,
