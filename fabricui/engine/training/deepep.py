@@ -10,6 +10,11 @@ experts (the own node's copy goes to its receive buffer, no RDMA), and the coord
 puts them to every node on the channel's own queue pair (``nvshmemi_ibgda_put_nbi_thread``
 with ``channel_id`` as the QP; ``num_rc_per_pe >= num_channels``), to the same NVLink
 rank of that node, which forwards them over NVLink. Combine runs the same path back.
+HybridEP, the flex dispatcher's other backend (priced as ``deepep``), does the same on an
+RDMA path of its own: one copy of a token per remote NVLink domain (``rdma_token_buffer``
+of ``max_tokens_per_rank x (num_nodes - 1) x hidden``, deepseek-ai/DeepEP hybrid-ep
+94a9f8f ``docs/Hybrid-EP_Implementation.md``), put by the GPU through DOCA GPUNetIO
+(``csrc/hybrid_ep/buffer/internode_doca.cu``).
 
 The ``ep`` strategy counts those bytes (``dispatch_copies``: a copy per destination
 node). The rate is DeepEP's own: NCCL's all-to-all gives each peer few channels
