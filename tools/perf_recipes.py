@@ -13,7 +13,8 @@ summary was written at (``RELEASES``):
   ``scripts/performance/utils/overrides.py`` ``set_workload_base_configs`` applies them
   (``moe_a2a_overlap`` -> EP overlap; a flex backend -> ``deepep``, none -> the all-to-all
   dispatcher; ``cuda_graph_impl`` / ``cuda_graph_scope``; ``recompute_modules``;
-  ``fp8_dot_product_attention``).
+  ``fp8_dot_product_attention``; ``expert_tensor_parallel_size`` -> ``etp``, left out where
+  None: Megatron-Core's ETP = TP).
 * 26.08: ``src/megatron/bridge/perf_recipes/<family>/<gpu>/*.py``, functions
   ``<model>_pretrain_<n>gpu_<gpu>_<precision>[_<variant>]_config`` whose bodies set
   ``cfg.model.*``, ``cfg.comm_overlap`` and ``cfg.mixed_precision.*``, directly or through
@@ -277,7 +278,18 @@ def workload_settings(fields: dict[str, Any], gated_gpu: str = "") -> dict[str, 
         out["recompute_modules"] = modules
     if isinstance(fields.get("fp8_dot_product_attention"), bool):
         out["fp8_attention"] = fields["fp8_dot_product_attention"]
+    etp = expert_tp(fields.get("expert_tensor_parallel_size"))
+    if etp is not None:
+        out["etp"] = etp
     return out
+
+
+def expert_tp(value: Any) -> int | None:
+    """An expert tensor-parallel size a config sets; None where it leaves Megatron-Core's
+    default (ETP = TP) or the value is not known."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
 
 
 def cuda_graph_mode(impl: Any, scope: Any) -> str | None:
@@ -487,6 +499,9 @@ def flat_settings(state: dict[str, Any]) -> dict[str, Any]:
     attention = state.get("mixed_precision.fp8_dot_product_attention")
     if isinstance(attention, bool):
         out["fp8_attention"] = attention
+    etp = expert_tp(state.get("model.expert_tensor_parallel_size"))
+    if etp is not None:
+        out["etp"] = etp
     return out
 
 
@@ -973,6 +988,9 @@ def config_settings(cfg: Any) -> dict[str, Any]:
         out["recompute_modules"] = modules
     if isinstance(mixed.get("fp8_dot_product_attention"), bool):
         out["fp8_attention"] = mixed["fp8_dot_product_attention"]
+    etp = expert_tp(model.get("expert_tensor_parallel_size"))
+    if etp is not None:
+        out["etp"] = etp
     return out
 
 

@@ -79,6 +79,8 @@ def _recipe(doc: YamlDocument, path: tuple, item: object) -> PerfRecipe:
         )
     check_choice(doc, (*path, "precision"), record.precision, RECIPE_PRECISIONS)
     check_range(doc, (*path, "gpus"), record.gpus, 1, 1 << 31, "GPU count")
+    if record.etp is not None:
+        check_range(doc, (*path, "etp"), record.etp, 1, 1 << 31, "expert tensor-parallel size")
     for name, choices in (
         ("fp8_recipe", FP8_RECIPES),
         ("cuda_graph", CUDA_GRAPH_MODES),

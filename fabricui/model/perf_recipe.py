@@ -43,6 +43,9 @@ class PerfRecipe:
     """Context parallel."""
     ep: int | None = None
     """Expert parallel."""
+    etp: int | None = None
+    """Expert tensor parallel (``expert_tensor_parallel_size``); None: Megatron-Core's
+    default, the tensor-parallel size."""
     fp8_recipe: str | None = None
     """FP8 scaling recipe (``current``, ``mxfp8``, ``delayed``)."""
     ep_overlap: bool | None = None

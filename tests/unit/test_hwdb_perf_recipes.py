@@ -32,6 +32,12 @@ def test_a_good_entry_reads():
     assert recipe.recompute_modules == ("moe_act",)
     assert recipe.ep_overlap is None
     assert recipe.any_count is False
+    assert recipe.etp is None
+
+
+def test_an_expert_tensor_parallel_size_reads():
+    (recipe,) = parse(GOOD.replace("  gpus: 8\n", "  gpus: 8\n  etp: 1\n"))
+    assert recipe.etp == 1
 
 
 def test_the_recipe_a_script_runs_at_any_count_reads():
@@ -47,6 +53,8 @@ def test_the_recipe_a_script_runs_at_any_count_reads():
         ("  gpus: 8", "  gpus: eight", 6, "gpus"),
         ("  gpus: 8", "  gpus: 8\n  any_count: maybe", 7, "any_count"),
         ("  gpus: 8", "  gpus: 8\n  speed: 3", 7, "speed"),
+        ("  gpus: 8", "  gpus: 8\n  etp: 0", 7, "etp"),
+        ("  gpus: 8", "  gpus: 8\n  etp: one", 7, "etp"),
         ("release: '26.08'", "release: soon", 2, "release"),
         ("  model: qwen3_30b_a3b", "  model: Qwen3 30B", 4, "model"),
     ],

@@ -9,15 +9,19 @@ from pathlib import Path
 import pytest
 
 from tools.perf_recipes import (
+    Obj,
     argument_default,
+    config_settings,
     flat_choice,
     flat_default_counts,
+    flat_settings,
     mark_any_count,
     matrix_recipes,
     merge_settings,
     workload_choice,
     workload_load_order,
     workload_recipes,
+    workload_settings,
 )
 
 FILES = {
@@ -58,6 +62,7 @@ from megatron.bridge.training.config import ConfigContainer, DistributedDataPara
 def _common(enable_deepep: bool = False, comm_overlap_config=None, **kwargs):
     model = MoEProvider(recompute_granularity="selective")
     model.recompute_modules = ["mla_up_proj"]
+    model.expert_tensor_parallel_size = 1
     if enable_deepep:
         model.moe_token_dispatcher_type = "flex"
     cfg = ConfigContainer(
@@ -92,6 +97,7 @@ class WorkloadBaseConfig:
     cuda_graph_impl: Optional[str] = None
     cuda_graph_scope: Optional[str] = None
     recompute_modules: Optional[list] = None
+    expert_tensor_parallel_size: Optional[int] = None
 
 
 def get_workload_base_config(**kwargs):
@@ -100,6 +106,7 @@ def get_workload_base_config(**kwargs):
     "scripts/performance/utils/overrides.py": """
 def set_workload_base_configs(cfg, settings):
     cfg.model.expert_model_parallel_size = settings.expert_model_parallel_size
+    cfg.model.expert_tensor_parallel_size = settings.expert_tensor_parallel_size
     if settings.moe_a2a_overlap:
         cfg.comm_overlap.overlap_moe_expert_parallel_comm = True
     if settings.cuda_graph_impl is not None:
@@ -171,6 +178,7 @@ def apply_perf_matrix_overrides(yaml_root, recipe, args, excluded_fields):
     dtype = args.compute_dtype if args.compute_dtype == "bf16" else f"fp8_{args.fp8_recipe}"
     merged = OmegaConf.merge(preset.get("common") or {}, preset.get(dtype) or {})
     recipe.model.enable_cuda_graph = merged.get("cuda_graphs", False)
+    recipe.model.expert_tensor_parallel_size = merged.get("etp", None)
 """,
     "scripts/performance/configs/moe/moe_16b_llm_pretrain.yaml": """
 ConfigContainer:
@@ -179,7 +187,7 @@ ConfigContainer:
 perf_matrix:
   h100:
     num_gpus_16:
-      common: {gbs: 512, tp: 1, pp: 2, ep: 8, cuda_graphs: false}
+      common: {gbs: 512, tp: 1, pp: 2, ep: 8, etp: 1, cuda_graphs: false}
       bf16:
       fp8_cs: {cuda_graphs: true}
       fp8_ss:
@@ -255,6 +263,24 @@ def test_a_yaml_perf_matrix_entry_takes_the_run_script_then_the_yaml(repo: Path)
     assert "ep_overlap" not in b200
     assert h100["source"].endswith("/scripts/performance/run_script.py")
     assert h100["recipe"] == "moe_16b_llm_pretrain.yaml perf_matrix.h100.num_gpus_16.bf16"
+
+
+def test_the_expert_tensor_parallel_size_is_read_where_the_script_sets_it(repo: Path):
+    """The script sets the workload config's ETP over the base recipe's: a config leaving
+    it None runs Megatron-Core's default (ETP = TP), so none is written; 25.09's matrix
+    entry sets its own (``etp``)."""
+    (entry,) = workload_recipes(repo, "26.02", "HEAD")
+    assert "etp" not in entry
+    found = {(e["gpu"], e["precision"]): e for e in matrix_recipes(repo, "25.09", "HEAD")}
+    assert found["h100", "bf16"]["etp"] == 1
+    assert "etp" not in found["b200", "bf16"]
+    assert workload_settings({"expert_tensor_parallel_size": 1})["etp"] == 1
+    for unset in (None, True, 0):
+        assert "etp" not in workload_settings({"expert_tensor_parallel_size": unset})
+    built = Obj(model=Obj(expert_tensor_parallel_size=2))
+    assert config_settings(built)["etp"] == 2
+    assert "etp" not in config_settings(Obj(model=Obj(expert_tensor_parallel_size=None)))
+    assert flat_settings({"model.expert_tensor_parallel_size": 1})["etp"] == 1
 
 
 def test_the_entry_point_wins_but_a_cleared_whole_iteration_scope_stays():
