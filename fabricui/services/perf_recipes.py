@@ -10,7 +10,8 @@ At a GPU count no recipe of the model, GPU and precision names, the row ran the 
 release's perf script runs at any count (``PerfRecipe.any_count``: it scales the global
 batch, and the row states its layout); a release whose script does not has none. A
 setting the run states always wins; with no matching recipe the framework's defaults
-stay, and the plan says so.
+stay, and the plan says so. The expert tensor-parallel size (``etp``, outside the
+published schema) is taken the same way (``recipe_etp``) where it fits the row's layout.
 """
 
 from __future__ import annotations
@@ -195,6 +196,33 @@ def recipe_choices(
             taken["recompute"] = "selective"
         notes.append(f"recompute modules not stated: {', '.join(modules)} (from {where})")
     return dataclasses.replace(choices, **taken), notes
+
+
+def recipe_etp(entry: RunEntry, recipes: Sequence[PerfRecipe]) -> tuple[int | None, list[str]]:
+    """The expert tensor-parallel size a published MoE row ran where it does not state one:
+    its release's recipe's (``expert_tensor_parallel_size``, which the published schema
+    lacks), with a note; None (Megatron-Core's default, ETP = TP) when the row states it,
+    the recipe leaves it, or it does not fit the row's layout (etp x ep must divide
+    tp x cp x dp, as a run file's ``etp``), which the note says.
+    """
+    run = entry.run
+    if run.etp is not None or not entry.model.experts:
+        return None, []
+    release = named_release(entry.source_text)
+    recipe = find_recipe(entry, recipes) if release is not None else None
+    if release is None or recipe is None or recipe.etp is None:
+        return None, []
+    where = f"Megatron-Bridge {release} recipe {recipe.label}"
+    if recipe.gpus != run_gpus(entry):
+        where += f", run at {run_gpus(entry)} GPUs"
+    stage = run.tp * run.cp * run.dp
+    if stage % (recipe.etp * run.ep):
+        return None, [
+            f"etp not stated: the recipe's {recipe.etp} (from {where}) does not fit this "
+            f"layout (etp x ep = {recipe.etp * run.ep} must divide tp x cp x dp = {stage}): "
+            "ETP = TP, Megatron-Core's default"
+        ]
+    return recipe.etp, [f"etp not stated: {recipe.etp} (from {where})"]
 
 
 def _modules(recipe: PerfRecipe, moe: bool, mla: bool) -> tuple[str, ...]:

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING
 
 from fabricui.errors import ConfigError, EngineError, FabricError
 from fabricui.services.hardware_wording import hardware_from_wording
-from fabricui.services.perf_recipes import RECIPE_FRAMEWORK, named_release, recipe_choices
+from fabricui.services.perf_recipes import (
+    RECIPE_FRAMEWORK,
+    named_release,
+    recipe_choices,
+    recipe_etp,
+)
 from fabricui.services.plan import (
     LayoutRequest,
     PlanRequest,
@@ -150,7 +155,7 @@ def price_entry(
     wrong = dp_strategy_problem(run.dp_strategy, available) if run.dp_strategy else None
     if wrong:
         raise ConfigError(f"{entry.at('dp_strategy')}: {wrong}")
-    choices, notes = _recipe_defaults(entry, software)
+    choices, etp, notes = _recipe_defaults(entry, software)
     notes = [*wording, *notes]
     if run.micro_batch is None:
         notes.append("micro_batch not stated: 1")
@@ -166,7 +171,7 @@ def price_entry(
             dp=run.dp,
             cp=run.cp,
             ep=run.ep,
-            etp=run.etp,
+            etp=etp,
             vpp=run.vpp or 1,
             micro_batch=run.micro_batch or 1,
             global_batch=run.global_batch,
@@ -190,15 +195,21 @@ def price_entry(
     return RunResult(read, report, fabric)
 
 
-def _recipe_defaults(entry: RunEntry, software: Software) -> tuple[RecipeChoices, list[str]]:
-    """The settings a run states, and what its release's performance recipe sets where it
-    states nothing (``perf_recipes.recipe_choices``), with a note per setting taken."""
+def _recipe_defaults(
+    entry: RunEntry, software: Software
+) -> tuple[RecipeChoices, int | None, list[str]]:
+    """The settings and expert tensor-parallel size a run states, and what its release's
+    performance recipe sets where it states nothing (``perf_recipes.recipe_choices``,
+    ``perf_recipes.recipe_etp``), with a note per setting taken."""
     from fabricui.hwdb.perf_recipes import load_perf_recipes
 
     choices = run_choices(entry.run)
     if software.framework.id != RECIPE_FRAMEWORK or named_release(entry.source_text) is None:
-        return choices, []
-    return recipe_choices(entry, choices, software.framework, load_perf_recipes())
+        return choices, entry.run.etp, []
+    recipes = load_perf_recipes()
+    choices, notes = recipe_choices(entry, choices, software.framework, recipes)
+    etp, etp_notes = recipe_etp(entry, recipes)
+    return choices, entry.run.etp if etp is None else etp, [*notes, *etp_notes]
 
 
 def _partial_domains(run: RunSpec, where: str) -> tuple[TopologySpec, npt.NDArray[np.int64] | None]:

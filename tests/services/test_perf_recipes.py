@@ -3,11 +3,18 @@ unstated: hand-made recipes and rows, and the shipped recipes on a stripped hold
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fabricui.hwdb.perf_recipes import load_perf_recipes
-from fabricui.hwdb.run_file import parse_runs
+from fabricui.hwdb.run_file import parse_runs, read_run_file
 from fabricui.hwdb.yamlfile import parse_yaml
 from fabricui.model.perf_recipe import PerfRecipe
-from fabricui.services.perf_recipes import find_recipe, recipe_choices, recipe_precisions
+from fabricui.services.perf_recipes import (
+    find_recipe,
+    recipe_choices,
+    recipe_etp,
+    recipe_precisions,
+)
 from fabricui.services.plan_runs import price_entry, run_choices
 
 ROW = """
@@ -265,3 +272,64 @@ def test_at_most_one_shipped_recipe_per_model_gpu_and_precision_runs_at_any_coun
             seen.add(key)
             assert item.release != "25.09", item
     assert {key[0] for key in seen} >= {"25.11", "26.02", "26.06", "26.08"}
+
+
+#: The hand-made row at TP 2 (4 replicas, EP 4): its recipe's ETP 1 differs from TP.
+TP2_ROW = ROW.replace("    tp: 1\n", "    tp: 2\n").replace(
+    "    dp: 8\n    ep: 8\n", "    dp: 4\n    ep: 4\n"
+)
+
+
+def test_an_unstated_expert_tp_is_the_recipes(catalog):
+    row = entry(catalog, TP2_ROW)
+    etp, notes = recipe_etp(row, [recipe(etp=1)])
+    assert etp == 1
+    assert notes == [
+        "etp not stated: 1 (from Megatron-Bridge 26.08 recipe qwen3_30b_a3b gb300 8 fp8_mx)"
+    ]
+    # The recipe leaving it (Megatron-Core's ETP = TP): nothing taken, nothing said.
+    assert recipe_etp(row, [recipe()]) == (None, [])
+
+
+def test_a_stated_expert_tp_wins(catalog):
+    row = entry(catalog, TP2_ROW + "    etp: 2\n")
+    assert recipe_etp(row, [recipe(etp=1)]) == (None, [])
+    # Priced with the shipped recipes (26.08's sets ETP 1): the row's own, then the recipe's.
+    assert price_entry(row, catalog).report.layout.expert_tp == 2
+    assert price_entry(entry(catalog, TP2_ROW), catalog).report.layout.expert_tp == 1
+
+
+def test_an_expert_tp_the_layout_cannot_hold_is_not_taken_and_said(catalog):
+    """etp x ep must divide tp x cp x dp, as a run file's etp: 2 x 8 does not divide 8."""
+    row = entry(catalog)
+    etp, notes = recipe_etp(row, [recipe(etp=2)])
+    assert etp is None
+    (note,) = notes
+    assert note.startswith("etp not stated: the recipe's 2 (from Megatron-Bridge 26.08")
+    assert "etp x ep = 16 must divide tp x cp x dp = 8" in note
+
+
+def test_no_recipe_or_no_release_takes_no_expert_tp(catalog):
+    row = entry(catalog, TP2_ROW)
+    assert recipe_etp(row, [recipe(etp=1, gpu="gb200")]) == (None, [])
+    plain = entry(catalog, TP2_ROW.replace("(26.08 NeMo container)", "").replace("'26.08 ", "'"))
+    assert recipe_etp(plain, [recipe(etp=1)]) == (None, [])
+
+
+DSV3 = "mbridge2509_dsv3_1024xh100_fp8cs"
+
+
+def test_the_shipped_25_09_deepseek_v3_row_runs_its_configs_expert_tp(catalog):
+    """The holdout's 1024-GPU H100 DeepSeek-V3 row (TP 2, EP 64) states the published
+    schema only; its 25.09 perf-matrix entry sets etp 1, and the plan runs it."""
+    holdout = Path(__file__).parents[2] / "benchmarks" / "data" / "training_holdout.yaml"
+    (row,) = [e for e in read_run_file(holdout, catalog) if e.id == DSV3]
+    assert (row.run.tp, row.run.ep, row.run.etp) == (2, 64, None)
+    etp, notes = recipe_etp(row, load_perf_recipes())
+    assert etp == 1
+    assert notes == [
+        "etp not stated: 1 (from Megatron-Bridge 25.09 recipe deepseek_v3 h100 1024 fp8_cs)"
+    ]
+    report = price_entry(row, catalog).report
+    assert report.layout.expert_tp == 1
+    assert notes[0] in report.assumptions
