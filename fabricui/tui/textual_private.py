@@ -189,11 +189,13 @@ def build_mode(app: App[Any], mode: str) -> AwaitMount:
 async def press_burst(pilot: Pilot[Any], data: str) -> None:
     """Send ``data`` (``"\x15NCCL_ALGO=nvls\r"``) as a terminal hands over keys typed
     faster than the app answers: parsed by the xterm parser Textual's Linux driver reads the
-    terminal with, every key posted before the app handles the first; then wait for idle."""
+    terminal with, every key posted before the app handles the first; then wait for idle.
+    An escape at the end is the escape key (the driver takes it for one once no more input
+    follows: here at once, with the keys before it)."""
     from textual._xterm_parser import XTermParser
 
     parser = XTermParser()
-    for event in [*parser.feed(data), *parser.tick()]:
+    for event in [*parser.feed(data), *parser.feed("")]:
         pilot.app.post_message(event)
     await pilot.pause()
 
