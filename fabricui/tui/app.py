@@ -10,7 +10,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ScreenStackError
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette, SearchIcon
@@ -26,6 +26,7 @@ from fabricui.services.requests import LaunchRequest, SnapshotTarget, TopologyRe
 from fabricui.services.settings import load_settings, load_state, save_state
 from fabricui.tui.commands import FabricCommands
 from fabricui.tui.data import REGIMES
+from fabricui.tui.focus_keys import FocusKeyGate
 from fabricui.tui.glyphs import glyphs, locale_is_utf8, use_ascii
 from fabricui.tui.history import History
 from fabricui.tui.offscreen import fabric_diagram, render_app
@@ -325,6 +326,14 @@ class FabricApp(App[None]):
         self._warm_up_started = False
         self._figured_ahead: set[str] = set()
         """Views whose figures the warm-up computed (or began to) ahead of their first frame."""
+        self._focus_keys = FocusKeyGate(self, super().on_event)
+        """Holds the keys read after tab until the focus has moved (``focus_keys``)."""
+
+    async def on_event(self, event: events.Event) -> None:
+        """Textual's, but the keys read after tab (shift+tab) in one burst wait for the
+        focus to move, then go to the widget it moved to (``focus_keys``)."""
+        if not await self._focus_keys.take(event):
+            await super().on_event(event)
 
     # --- start-up --------------------------------------------------------------------------
 
