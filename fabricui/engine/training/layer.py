@@ -91,6 +91,19 @@ FP8_CAST_BYTES = {
     "nvfp4": 2.0 + 2 * (0.5 + 1.0 / 16) + 2.0,
     "rowwise": (2.0 + 1.0) + (2.0 + 2.0 + 1.0),
 }
+#: Share of the memory passes' bandwidth an FP8 recipe's cast kernels reach, by recipe (1
+#: when not listed): the casts move ``FP8_CAST_BYTES / FP8_CAST_EFFICIENCY`` an element.
+#: torchao's roofline of its own rowwise casts (pytorch/ao 6243040,
+#: ``torchao/testing/float8/roofline_utils.py``) counts the same 8 bytes as
+#: ``FP8_CAST_BYTES``, yet its published rowwise table ("Speedup observed vs bfloat16 for
+#: LayerNorm -> Linear -> Sigmoid fwd + bwd", PyTorch 2.8.0a0+git48807d5, H100;
+#: pytorch/ao fdddb2cfa, ``docs/static/fp8-rowwise-perf.png``, 0.45-1.73x) sits 16% below
+#: what this model prices at full bandwidth (mean log ratio over its 144 cells with 4,096
+#: to 32,768 tokens) on the 2.4 TB/s H100 the roofline names: with tensorwise GEMM
+#: efficiency and the 4-byte rescale, the casts fit at 0.44 of the bandwidth (0.40 under a
+#: 500 W cap), 0.14 rms against 0.25 at full bandwidth (tests/training/
+#: test_rowwise_cast_efficiency.py). Measured on H100; other GPUs take the same share.
+FP8_CAST_EFFICIENCY = {"rowwise": 0.44}
 #: FP8 recipes whose casts run on the TP-gathered activations: torchtitan applies its float8
 #: tensor-parallel styles (cast before the all-gather, gather in FP8) to tensorwise scaling
 #: only, so under rowwise scaling the sequence-parallel input is gathered in BF16 and each
@@ -811,7 +824,7 @@ def _memory_passes(
     tokens, split = w.tokens, w.split
     replicated = 2 * pb["residual"] * w.hidden + (2.0 * w.hidden if geo.dropout else 0.0)
     rotary = pb["rotary"] * w.rotary if geo.rotary else 0.0
-    fp8 = FP8_CAST_BYTES[kernels.fp8_recipe] if kernels.fp8_recipe else 0.0
+    fp8 = _fp8_cast_bytes(kernels.fp8_recipe)
     elem_bytes = (
         norm_bytes + tokens * (replicated / split + rotary + fp8 * sums.cast_in) + mlp.mlp_bytes
     )
@@ -826,6 +839,15 @@ def _memory_passes(
         + rope_b,
     )
     return elem_f, elem_b
+
+
+def _fp8_cast_bytes(recipe: str | None) -> float:
+    """Effective bytes per element of one FP8 cast under ``recipe`` (0 without FP8): its
+    ``FP8_CAST_BYTES`` over the share of the bandwidth its kernels reach
+    (``FP8_CAST_EFFICIENCY``)."""
+    if not recipe:
+        return 0.0
+    return FP8_CAST_BYTES[recipe] / FP8_CAST_EFFICIENCY.get(recipe, 1.0)
 
 
 def _unfused_rope_bytes(
