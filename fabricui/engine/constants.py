@@ -125,6 +125,11 @@ class ModelConstants:
     """Ceiling of NCCL's TCP socket transport per NIC [GB/s]: the host threads that move the
     data through the sockets (the proxy thread; on AWS and GCP NICs, helper threads: NVIDIA/nccl
     ``src/transport/net_socket.cc``), not the line rate, limit it on fast Ethernet."""
+    socket_nic_lat_us: float = 2.0
+    """Latency a NIC adds per traversal when NCCL's NET/Socket drives it through the kernel
+    TCP stack, for an InfiniBand or RoCE NIC whose IB transport the NCCL environment turns
+    off (``fabricui.engine.net_socket``) [us]: the generic Ethernet NIC record's
+    (``generic-eth``, whose latency includes the kernel TCP stack). Not fitted."""
     chunk_bytes: dict[str, int] = field(
         default_factory=lambda: {"ll": 16 * 1024, "ll128": 560 * 1024, "simple": 512 * 1024}
     )

@@ -17,8 +17,10 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.engine.bulk import BulkRouter, bulk_router
+from fabricui.engine.nccl.env import read_env, socket_setting
 from fabricui.engine.nccl.view import compute_capability
 from fabricui.engine.routing import Router
+from fabricui.engine.socket_fabric import socket_fabric
 from fabricui.errors import EngineError, FabricError
 from fabricui.fabric.fabric import DeviceKind, Fabric, FloatArray, IntArray
 
@@ -85,16 +87,25 @@ class Group:
         if ranks_arr[0] < 0 or ranks_arr[-1] >= fabric.n_gpus:
             raise EngineError(f"ranks must be within 0..{fabric.n_gpus - 1}")
         self.fabric = fabric
-        self.router = router or Router.for_fabric(fabric)
         self.ranks: IntArray = ranks_arr.astype(np.int32)
+        self.nccl_env = dict(nccl_env or {})
+        """NCCL environment variables of the run (those that change its channels count)."""
+        self.net_socket_setting: str | None = None
+        """The NCCL setting that puts an InfiniBand or RoCE network on NCCL's NET/Socket
+        transport (``NCCL_IB_DISABLE=1``, ``NCCL_NET=Socket``), None when it keeps RDMA or
+        spans one node (``fabricui.engine.net_socket``)."""
+        if self.n_nodes > 1:
+            self.net_socket_setting = socket_setting(read_env(self.nccl_env), fabric.net_family)
+        if self.net_socket_setting is not None:
+            # NCCL's sockets drive the NICs: priced on the fabric as they drive it.
+            self.fabric, router = socket_fabric(fabric), None
+        self.router = router or Router.for_fabric(self.fabric)
         self.single_process = single_process
         """True when one process drives every GPU of a node (slower launches)."""
         self.gpus_per_thread = gpus_per_thread
         """GPUs one issuing thread drives, when fewer than a node's; None: all of them."""
         self.library_version = library_version
         """Collective library release (``(2, 23, 4)``), or None for the current one."""
-        self.nccl_env = dict(nccl_env or {})
-        """NCCL environment variables of the run (those that change its channels count)."""
         self._routes: dict[tuple[int, int], IntArray] = {}
         self._memo: dict[object, Any] = {}
 
@@ -174,7 +185,8 @@ class Group:
         0 on one node.
         """
         fabric = self.fabric
-        if self.n_nodes < 2 or fabric.net_family in NO_GPUDIRECT_FAMILIES:
+        socket = self.net_socket_setting is not None  # NET/Socket on an IB or RoCE network
+        if self.n_nodes < 2 or fabric.net_family in NO_GPUDIRECT_FAMILIES or socket:
             return 0.0
         gpu = fabric.gpu
         flushes = gpu.vendor == "amd" or (gpu.vendor == "nvidia" and compute_capability(gpu) < 90)

@@ -6,7 +6,8 @@ excludes them instead, and from 2.24 a ``function:`` prefix scopes a list to one
 unknown name is ignored, from 2.24 NCCL refuses it (src/graph/tuning.cc ``parseList`` at
 v2.23.4-1 and v2.24.3-1). Channel bounds, NVLS, CollNet, cross-NIC and QP settings are
 integers (src/graph/connect.cc, src/transport/nvls.cc, src/graph/search.cc,
-src/transport/net_ib.cc).
+src/transport/net_ib.cc). ``NCCL_IB_DISABLE`` and ``NCCL_NET`` choose the network transport
+(``fabricui.engine.net_socket``).
 """
 
 from __future__ import annotations
@@ -51,9 +52,15 @@ HONOURED = (
     "NCCL_P2P_LL_THRESHOLD",
     "NCCL_ALLOC_P2P_NET_LL_BUFFERS",
     "OFI_NCCL_NET_LATENCY",
+    "NCCL_IB_DISABLE",
+    "NCCL_NET",
 )
 #: ``NCCL_P2P_LL_THRESHOLD``'s default [bytes] (src/enqueue.cc).
 DEFAULT_P2P_LL_THRESHOLD = 16384
+#: Network families NCCL drives through its built-in IB transport (InfiniBand, RoCE), which
+#: ``NCCL_IB_DISABLE=1`` or ``NCCL_NET=Socket`` turn into NET/Socket
+#: (``fabricui.engine.net_socket``).
+IB_FAMILIES = ("infiniband", "roce")
 #: First release whose lists take ``function:`` prefixes and refuse unknown names.
 PREFIXED_LISTS_SINCE = (2, 24, 0)
 
@@ -103,6 +110,16 @@ class NcclEnv:
     ofi_net_latency_us: float | None = None
     """``OFI_NCCL_NET_LATENCY``: the latency aws-ofi-nccl reports to NCCL for its NICs
     (EFA, Slingshot) instead of its platform default [us] (``src/nccl_ofi_net.cpp``)."""
+    ib_disable: bool = False
+    """``NCCL_IB_DISABLE`` other than 0: NCCL's built-in IB transport (InfiniBand and RoCE)
+    does not start (``ncclIbInit``: ``if (ncclParamIbDisable()) return ncclInternalError``,
+    src/transport/net_ib.cc from v2.18.1-1, src/transport/net_ib/init.cc in v2.30.7-1)."""
+    net: str | None = None
+    """``NCCL_NET`` as written: the one network NCCL may use, by its name (``IB``,
+    ``Socket``, a plugin's own), compared without case (``strcasecmp`` in ``ncclNetInit``)."""
+    net_plugin: str | None = None
+    """``NCCL_NET_PLUGIN`` as written: an external network plugin NCCL tries before its own
+    transports (``none``: none)."""
     given: Mapping[str, str] = field(default_factory=dict)
     """Every ``NCCL_*`` variable given, as written."""
 
@@ -145,7 +162,8 @@ def read_env(env: Mapping[str, object] | None) -> NcclEnv:
     (other variables are ignored).
 
     Raises:
-        EngineError: A setting that must be an integer (or a latency) is not.
+        EngineError: A setting that must be an integer (or a latency) is not, or
+            ``NCCL_NET=IB`` comes with ``NCCL_IB_DISABLE=1`` (NCCL refuses to start).
     """
     given = {str(k): str(v) for k, v in (env or {}).items() if str(k).startswith("NCCL_")}
     ofi_latency = _latency_us(env or {}, "OFI_NCCL_NET_LATENCY")
@@ -157,6 +175,13 @@ def read_env(env: Mapping[str, object] | None) -> NcclEnv:
     overhead = _integer(given, "NCCL_NET_OVERHEAD")
     c2c = _integer(given, "NCCL_LL128_C2C")
     ll_threshold = _integer(given, "NCCL_P2P_LL_THRESHOLD")
+    ib_disable = bool(_integer(given, "NCCL_IB_DISABLE"))
+    net = given.get("NCCL_NET", "").strip() or None
+    if net is not None and net.lower() == "ib" and ib_disable:
+        raise EngineError(
+            "NCCL_NET=IB with NCCL_IB_DISABLE=1: NCCL finds no network to use and fails to "
+            "start (drop one of the two; NCCL_NET=Socket chooses sockets)"
+        )
     return NcclEnv(
         algo=given.get("NCCL_ALGO") or None,
         proto=given.get("NCCL_PROTO") or None,
@@ -175,8 +200,31 @@ def read_env(env: Mapping[str, object] | None) -> NcclEnv:
         p2p_ll_threshold=max(0, DEFAULT_P2P_LL_THRESHOLD if ll_threshold is None else ll_threshold),
         p2p_net_ll_buffers=bool(_integer(given, "NCCL_ALLOC_P2P_NET_LL_BUFFERS")),
         ofi_net_latency_us=ofi_latency,
+        ib_disable=ib_disable,
+        net=net,
+        net_plugin=given.get("NCCL_NET_PLUGIN", "").strip() or None,
         given=given,
     )
+
+
+def socket_setting(env: NcclEnv, net_family: str | None) -> str | None:
+    """The setting that puts NCCL on its NET/Socket transport on an InfiniBand or RoCE
+    network (``NCCL_NET=Socket``, else ``NCCL_IB_DISABLE=1``), None when NCCL keeps its IB
+    transport (``fabricui.engine.net_socket`` tells why).
+
+    ``NCCL_NET`` naming another network (a plugin's) keeps NCCL off sockets, and so does an
+    external plugin (``NCCL_NET_PLUGIN``), which NCCL tries before its IB transport and
+    which ``NCCL_IB_DISABLE`` does not stop.
+    """
+    if net_family not in IB_FAMILIES:
+        return None
+    if env.net is not None:
+        return f"NCCL_NET={env.net}" if env.net.lower() == "socket" else None
+    if env.net_plugin is not None and env.net_plugin.lower() != "none":
+        return None
+    if env.ib_disable:
+        return f"NCCL_IB_DISABLE={env.given['NCCL_IB_DISABLE'].strip()}"
+    return None
 
 
 def enabled_list(
@@ -265,4 +313,5 @@ __all__ = [
     "enabled_list",
     "protocols_enabled",
     "read_env",
+    "socket_setting",
 ]

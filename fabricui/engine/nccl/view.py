@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fabricui.engine.nccl.env import NcclEnv
+from fabricui.engine.nccl.env import NcclEnv, socket_setting
 from fabricui.engine.nccl.releases import Release
 
 if TYPE_CHECKING:
@@ -214,7 +214,11 @@ class NcclView:
             cpu=cpu,
             nvls=nvls,
             nvswitch=intra_kind == "nvswitch",
-            collnet=sharp and env.collnet and group.n_nodes > 1,
+            # NCCL's sockets bring no CollNet: SHARP needs its plugin's.
+            collnet=sharp
+            and env.collnet
+            and group.n_nodes > 1
+            and socket_setting(env, fabric.net_family) is None,
             net_device_host=not (net is not None and net.link == "tcpxo"),
             net_latency_us=_plugin_latency_us(fabric, env) if group.n_nodes > 1 else 0.0,
         )
