@@ -35,6 +35,7 @@ from fabricui.services.command_requests import CollectiveRequest
 from fabricui.services.job_env import JOB_ENV, job_settings
 from fabricui.services.jobs import group_ranks, job_of
 from fabricui.services.loaded import LoadedFabric
+from fabricui.services.net_transport import net_socket_note, net_socket_setting
 from fabricui.services.progress import NO_PROGRESS, Phases
 from fabricui.services.requests import FIRST_GPUS, check_group
 from fabricui.services.run_hardware import HardwareMatch, hardware_match
@@ -86,6 +87,10 @@ class CollectiveResult:
     (``gpus_per_thread`` in the JSON; null: every GPU of its node)."""
     notes: tuple[str, ...] = ()
     """Settings the prediction assumed that a job may well set otherwise (``notes``)."""
+    net_socket: str | None = None
+    """The NCCL setting that puts the network on NCCL's NET/Socket transport instead of its
+    IB transport (``NCCL_IB_DISABLE=1``, ``NCCL_NET=Socket``; ``net_socket_setting`` in
+    the JSON), None when it does not."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``fabricui collective --json`` object (``job`` and ``packed_rows`` when a
@@ -100,6 +105,7 @@ class CollectiveResult:
             "gpus_per_thread": self.gpus_per_thread if self.single_process else None,
             "rows": list(self.rows),
             "notes": list(self.notes),
+            "net_socket_setting": self.net_socket,
         }
         if self.job is not None:
             out["job"] = self.job
@@ -251,6 +257,7 @@ def predict_collective(
 
     domains = domains_of(fabric, ranks)
     notes = prediction_notes(fabric, domains, len(ranks), request.op, nccl_env, version)
+    socket = net_socket_setting(fabric.net_family, domains, nccl_env)
     if job is None:
         rows = rows_of(ranks)
         return CollectiveResult(
@@ -264,6 +271,7 @@ def predict_collective(
             single_process=request.single_process,
             gpus_per_thread=request.gpus_per_thread,
             notes=notes,
+            net_socket=socket,
         )
     rows = rows_of(ranks)
     packed = rows_of(np.arange(len(ranks), dtype=np.int64))
@@ -280,6 +288,7 @@ def predict_collective(
         single_process=request.single_process,
         gpus_per_thread=request.gpus_per_thread,
         notes=notes,
+        net_socket=socket,
     )
 
 
@@ -293,10 +302,11 @@ def prediction_notes(
     how: str = "--env FI_CXI_RX_MATCH_MODE=software",
 ) -> tuple[str, ...]:
     """What a prediction of ``op`` among ``nranks`` ranks in ``domains`` scale-up domains
-    assumed that a job may set otherwise (``matching_note``) and where a tuner plugin may
-    pick instead of NCCL (``tuner_plugin_note``); ``how`` says where the user sets the
-    matching."""
+    assumed that a job may set otherwise (``matching_note``), where a tuner plugin may
+    pick instead of NCCL (``tuner_plugin_note``), and that the environment puts NCCL on
+    sockets (``net_socket_note``); ``how`` says where the user sets the matching."""
     notes = (
+        net_socket_note(fabric.net_family, domains, env),
         matching_note(fabric.net_family, domains, env, how),
         tuner_plugin_note(fabric.gpu.id, fabric.net_family, domains, nranks, op, env, version),
     )

@@ -203,6 +203,10 @@ def _socket_fallback(log: NcclLog, settings: dict[str, str]) -> list[Finding]:
     network = log.network or "Socket"
     interfaces = log.net_lists.get(network) or log.net_lists.get("Socket") or []
     reasons = []
+    if _truthy(settings.get("NCCL_IB_DISABLE")):
+        reasons.append("NCCL_IB_DISABLE=1 turns off NCCL's IB transport")
+    elif settings.get("NCCL_NET", "").lower() == network.lower():
+        reasons.append(f"NCCL_NET={settings['NCCL_NET']} chooses it")
     if log.ib_no_device:
         reasons.append("NET/IB found no device")
     if log.ibverbs_missing:
