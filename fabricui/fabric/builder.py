@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
-from fabricui.fabric.dragonfly import Dragonfly
+from fabricui.fabric.dragonfly import Dragonfly, check_dragonfly
 from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
 from fabricui.fabric.fat_tree import FatTree, effective_radix
 from fabricui.fabric.host_block import (
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from fabricui.hwdb.catalog import Catalog
-    from fabricui.model.records import NicSpec
+    from fabricui.model.records import LinkGeneration, NicSpec, SwitchSpec
 
 IntArray = npt.NDArray[np.int64]
 
@@ -240,6 +240,35 @@ def _torus_network(b: Build, gpu_dev: IntArray, tiling: _Tiling) -> _NetworkPart
     return _NetworkPart(tables, network.plan, torus=network.tree.shifted(tiling.first_network_link))
 
 
+def _network_switch(b: Build) -> tuple[LinkGeneration, float, SwitchSpec, int]:
+    """The network's link, its rate [Gb/s], its switch and the switch's ports at that rate.
+
+    Raises:
+        EngineError: No switch model for the link.
+    """
+    catalog, net = b.catalog, b.spec.net
+    assert net is not None
+    link = catalog.links[net.link]
+    gbps = net.gbps or link.bw_GBps * 8
+    switch = pick_switch(catalog, net.switch, link)
+    # The topology loader refuses a network switch without a radix and port rate.
+    assert switch.radix is not None and switch.port_Gbps is not None
+    return link, gbps, switch, effective_radix(switch.radix, switch.port_Gbps, gbps)
+
+
+def _check_dragonfly_network(b: Build, host: Host) -> None:
+    """Refuse the spec's dragonfly as ``_switched_network`` would, without cabling it.
+
+    Raises:
+        EngineError: No switch model for the link, or a dragonfly the routers cannot build.
+    """
+    net = b.spec.net
+    assert net is not None
+    _, _, _, radix = _network_switch(b)
+    nics = int(np.count_nonzero(np.asarray(host.block.kind) == DeviceKind.NIC))
+    check_dragonfly(net, b.spec.nodes, b.spec.nodes * nics, max(1, round(host.nic_ports)), radix)
+
+
 def _switched_network(b: Build, host: Host, tiling: _Tiling) -> _NetworkPart:
     """The switches above the NICs (``build_network``) as devices and links after the
     domain blocks, with their routing table.
@@ -247,14 +276,11 @@ def _switched_network(b: Build, host: Host, tiling: _Tiling) -> _NetworkPart:
     Raises:
         EngineError: No switch model for the link, or a network the switches cannot build.
     """
-    spec, catalog, net = b.spec, b.catalog, b.spec.net
+    spec, net = b.spec, b.spec.net
     assert net is not None
-    link = catalog.links[net.link]
-    gbps = net.gbps or link.bw_GBps * 8
+    link, gbps, switch, radix = _network_switch(b)
+    assert switch.port_Gbps is not None
     port_bw = gbps / 8.0
-    switch = pick_switch(catalog, net.switch, link)
-    # The topology loader refuses a network switch without a radix and port rate.
-    assert switch.radix is not None and switch.port_Gbps is not None
     sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
     nic_local = np.flatnonzero(np.asarray(host.block.kind) == DeviceKind.NIC)
     network = build_network(
@@ -264,7 +290,7 @@ def _switched_network(b: Build, host: Host, tiling: _Tiling) -> _NetworkPart:
         host.nic_ports * port_bw,
         max(1, round(host.nic_ports)),
         port_bw,
-        effective_radix(switch.radix, switch.port_Gbps, gbps),
+        radix,
         tiling.first_network_device,
         hosts_per_domain=tiling.hosts_per_domain,
         cable_ports=max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1,
@@ -372,7 +398,12 @@ def check_tiled(spec: TopologySpec, catalog: Catalog) -> None:
         EngineError: ``build_tiled`` would refuse the spec (the same line).
     """
     d = _domain(spec, catalog)
-    _network(d.build, d.host, d.tiling, _rank_devices(spec, d.host, d.tiling))
+    ranks = _rank_devices(spec, d.host, d.tiling)
+    if spec.net is not None and spec.net.layout == "dragonfly" and spec.nodes > 1:
+        # Its refusals are arithmetic on its sizes: no need to cable it (~0.1 s a try).
+        _check_dragonfly_network(d.build, d.host)
+        return
+    _network(d.build, d.host, d.tiling, ranks)
 
 
 def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:

@@ -247,6 +247,31 @@ def _dragonfly_shape(
     return _DragonflyShape(groups, per, cables, per_router)
 
 
+def check_dragonfly(net: NetSpec, nodes: int, n_nics: int, ports: int, radix: int) -> None:
+    """Refuse what ``build_dragonfly`` refuses (arguments as there, ``n_nics`` the NICs it
+    would cable), without cabling it: every refusal is arithmetic on the sizes, so node
+    counts can be tried at no cost (``build.most_nodes``), not a whole build each.
+
+    Raises:
+        EngineError: ``build_dragonfly`` would refuse (the same line).
+    """
+    _checked_shape(net, nodes, n_nics, ports, radix)
+
+
+def _checked_shape(
+    net: NetSpec, nodes: int, n_nics: int, ports: int, radix: int
+) -> _DragonflyShape:
+    """``_dragonfly_shape``, its global ports checked too (``_global_ports``).
+
+    Raises:
+        EngineError: The dragonfly cannot be built.
+    """
+    shape = _dragonfly_shape(net, nodes, n_nics, ports, radix)
+    if shape.groups > 1:
+        _global_ports(net, shape.groups, shape.routers_per_group, shape.cables, radix)
+    return shape
+
+
 def _local_bundles(
     shape: _DragonflyShape, base: int, port_bw_GBps: float, cabling: Cabling
 ) -> IntArray:
@@ -378,7 +403,7 @@ def build_dragonfly(
     """
     nic_flat = nic_devs.reshape(-1)
     n_nics = nic_flat.shape[0]
-    shape = _dragonfly_shape(net, nodes, n_nics, ports, radix)
+    shape = _checked_shape(net, nodes, n_nics, ports, radix)
     router_of_nic = np.arange(n_nics, dtype=np.int64) // shape.nics_per_router
     cabling = Cabling()
     nic_link = cabling.add(
