@@ -118,9 +118,25 @@ def _report(run_calibrate, output: Path, topology: str, *extra: str) -> dict:
     return json.loads(out)
 
 
+@pytest.fixture(scope="module")
+def ordered_reports() -> dict[tuple[str, ...], dict]:
+    """The report of a run whose ranks are on ``hosts`` in the cluster's order, by hosts:
+    one fit for every test that compares with the same run."""
+    return {}
+
+
+def _ordered_report(run_calibrate, folder: Path, topology: str, hosts: list[str], made) -> dict:
+    """``_report`` of an output with its ranks on ``hosts`` (sorted: the cluster's order),
+    made once a module (``ordered_reports``)."""
+    key = (topology, *sorted(hosts))
+    if key not in made:
+        made[key] = _report(run_calibrate, _output(folder, "ordered", sorted(hosts)), topology)
+    return made[key]
+
+
 @pytest.mark.parametrize("by", ["rank lines", "--hosts"])
 def test_hosts_out_of_cluster_order_are_said_rung_in_cluster_order(
-    run_calibrate, selene, tmp_path, by
+    run_calibrate, selene, tmp_path, by, ordered_reports
 ):
     """Three hosts whose ranks come out of the cluster's order (luna-0300 first): NCCL
     rings them in the ranks' order, the model in the cluster's; said under 'assumed:',
@@ -137,7 +153,7 @@ def test_hosts_out_of_cluster_order_are_said_rung_in_cluster_order(
     (said,) = [text for text in report["assumptions"] if CLUSTER_ORDER in text]
     assert "in the order luna-0300,luna-0100,luna-0200;" in said
     assert "(luna-[0100,0200,0300]), not the ranks'" in said
-    ordered = _report(run_calibrate, _output(tmp_path, "ordered", sorted(named)), selene)
+    ordered = _ordered_report(run_calibrate, tmp_path, selene, named, ordered_reports)
     assert ordered["assumptions"] == []
     assert [r["before_us"] for r in run["rows"]] == [
         r["before_us"] for r in ordered["runs"][0]["rows"]
