@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import time
-from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input, OptionList
@@ -818,20 +817,14 @@ async def test_heat_colours_the_map_by_link_load(app_factory):
     ]
 
 
-async def test_a_job_is_underlined_on_an_imported_cluster(app_factory, tmp_path, run_cli):
-    """explore --hosts on an imported cluster: the job's GPUs are marked on the map and the
-    path runs between its first and last GPU."""
+async def test_a_job_is_underlined_on_an_imported_cluster(app_factory, selene):
+    """explore --hosts on an imported cluster (Selene from its ibnetdiscover dump, the
+    session's ``selene``): the job's GPUs are marked on the map and the path runs between
+    its first and last GPU."""
     from fabricui.services.requests import LaunchRequest, TopologyRequest
     from fabricui.tui.widgets.topology_map import TopologyMap
 
-    dump = Path(__file__).parents[1] / "data" / "fabric" / "ibnetdiscover"
-    out = tmp_path / "selene.yaml"
-    sample = dump / "nvidia_selene_compute_hdr_superpod_2021.txt"
-    status, _, err = run_cli(
-        "import", "ibnetdiscover", str(sample), "-o", str(out), "--node", "dgx-a100"
-    )
-    assert status == 0, err
-    launch = LaunchRequest(TopologyRequest(str(out)), options=(("hosts", "luna-[0001-0002]"),))
+    launch = LaunchRequest(TopologyRequest(selene), options=(("hosts", "luna-[0001-0002]"),))
     app = app_factory(launch=launch)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
