@@ -292,15 +292,12 @@ def test_nvidia_smi_q_cannot_become_a_spec(tmp_path, run_cli):
     assert status == 2 and "has no GPU link matrix" in err and not (tmp_path / "q.yaml").exists()
 
 
-def test_a_job_on_the_cluster_collective_and_traffic(tmp_path, run_cli, monkeypatch):
+def test_a_job_on_the_cluster_collective_and_traffic(selene, run_cli, monkeypatch):
     """``collective --hosts`` runs over the job's GPUs and compares them with as many packed
-    from rank 0; ``traffic --hosts`` runs the pattern among the job's GPUs."""
+    from rank 0; ``traffic --hosts`` runs the pattern among the job's GPUs (on Selene as
+    ``import ibnetdiscover --node dgx-a100`` makes it: the session's ``selene``)."""
     monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
-    out = tmp_path / "selene.yaml"
-    status, _, err = run_cli(
-        "import", "ibnetdiscover", str(FABRIC / SELENE), "-o", str(out), "--node", "dgx-a100"
-    )
-    assert status == 0, err
+    out = selene
     hosts = "luna-[0001-0002,0421-0422]"
     status, stdout, err = run_cli(
         "collective", "all_reduce", "-t", str(out), "--hosts", hosts, "--size", "1G", "--json"
