@@ -23,7 +23,9 @@ recompute drops the score terms; full recompute keeps only each layer's input (`
 by SP) plus one layer's full set while it is recomputed. Multi-head latent attention keeps
 its own, wider set (``mla_attention_bytes_per_token``: Q and K at ``a d_qk``, V and the output
 at ``a d_v``, the latents before and after their norms), and Megatron-Core's named
-``recompute_modules`` remove what ``recomputed_bytes_per_token`` lists.
+``recompute_modules`` remove what ``recomputed_bytes_per_token`` lists. A clamped gated
+activation clamped in PyTorch ops (Megatron-Core's experts) keeps the first GEMM's output
+twice unless ``moe_act`` is recomputed (``clamp_saved_bytes_per_token``).
 
 A framework that repeats the key and value heads to the query heads before attention
 (``kv_repeated``: torchtitan's ``repeat_kv``) hands the repeated copies to the attention,
@@ -85,6 +87,17 @@ RING_BACKWARD_BYTES = 4.0 + 4.0 + 8.0 + 8.0
 #: What eager PyTorch holds on top until the second ring step: the zero-filled FP32 key and
 #: value gradient accumulators (8) and the contiguous copies of the saved keys and values (4).
 RING_EAGER_BYTES = 8.0 + 4.0
+#: Bytes per element of a clamped gated activation's output (``f`` per routed copy) that
+#: autograd keeps beyond what the fused activation saves, when the framework clamps the two
+#: halves of the first GEMM's 16-bit output in PyTorch ops of their own (Megatron-Core's
+#: ``weighted_bias_quick_geglu_impl``, Megatron-LM 4415119414
+#: ``megatron/core/fusions/fused_bias_geglu.py``; the same at 92c8482e6d..24bad8e677). Each
+#: ``clamp`` saves its input (PyTorch ``tools/autograd/derivatives.yaml``: ``self:
+#: clamp_backward(grad, self, min, max)``), a view of the first GEMM's output that keeps all
+#: of it; ``chunk`` and ``cat`` save only sizes; ``WeightedQuickGeGLUFunction`` saves the
+#: concatenated copy (the compiled kernel runs inside it and saves nothing of its own). The
+#: first GEMM's output is thus kept twice: the copy, two 16-bit halves, 2 + 2.
+CLAMP_SAVED_BYTES = 2.0 + 2.0
 
 
 @dataclass(frozen=True)
@@ -292,6 +305,7 @@ def layer_activation_bytes(
     selective: str = "attention",
     eager: bool = False,
     modules: tuple[str, ...] = (),
+    unfused_clamp: bool = False,
 ) -> FloatArray:
     """Activations one layer keeps for one micro-batch until its backward [bytes].
 
@@ -317,7 +331,8 @@ def layer_activation_bytes(
     lists in place of the plain Q, K and V. Megatron-Core's ``recompute_modules``
     (``modules``; under ``selective`` with none named, ``core_attn``, its default) remove
     what ``recomputed_bytes_per_token`` lists; the unfused score matrix is kept unless
-    ``core_attn`` is among them.
+    ``core_attn`` is among them. A clamped activation the framework clamps in ops of their
+    own (``unfused_clamp``) keeps ``clamp_saved_bytes_per_token`` more.
 
     Args:
         geo: Model geometry.
@@ -332,6 +347,8 @@ def layer_activation_bytes(
         selective: What ``selective`` recomputes: ``attention`` or ``ops``.
         eager: The block runs eagerly (no ``torch.compile``; ``ops`` only).
         modules: Megatron-Core's ``recompute_modules`` under ``selective``.
+        unfused_clamp: The experts' activation clamps run as ops of their own
+            (``Recipe.unfused_clamp``).
     """
     t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
     split = np.where(np.asarray(sequence_parallel, dtype=np.float64) > 0, t, 1.0)
@@ -358,6 +375,8 @@ def layer_activation_bytes(
     else:
         mlp = inner * geo.dense_ffn
     dropped_split, dropped_tp = recomputed_bytes_per_token(geo, mods)
+    if unfused_clamp:
+        mlp = mlp + clamp_saved_bytes_per_token(geo, mods)
     per_token = (
         (replicated - dropped_split) / split + (attention_part + mlp - dropped_tp) / t + whole
     )
@@ -367,6 +386,21 @@ def layer_activation_bytes(
         s_kv = s
         size = size + per_score * b * (geo.heads / t) * (s / c) * s_kv
     return size
+
+
+def clamp_saved_bytes_per_token(geo: Geometry, modules: tuple[str, ...]) -> float:
+    """Bytes per token, divided by TP like the experts' inner tensors, that a clamped gated
+    activation clamped in PyTorch ops keeps beyond the fused activation's saved input
+    (``CLAMP_SAVED_BYTES`` per element of the routed experts' activation output, averaged
+    over dense and MoE layers); 0 without a clamp, on dense layers, and when ``moe_act`` or
+    ``moe`` is recomputed (``moe_act``'s ``CheckpointWithoutOutput`` and ``moe``'s
+    ``checkpoint`` run the clamps without autograd, keeping only their own inputs)."""
+    if not (geo.moe_layers and geo.gated and geo.activation_clamp > 0):
+        return 0.0
+    if "moe" in modules or "moe_act" in modules:
+        return 0.0
+    share = geo.moe_layers / geo.layers
+    return share * geo.top_k * CLAMP_SAVED_BYTES * geo.ffn
 
 
 def recompute_modules(recompute: str, modules: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -586,22 +620,26 @@ def activation_bytes(
     selective: str = "attention",
     eager: bool = False,
     modules: tuple[str, ...] = (),
+    unfused_clamp: bool = False,
 ) -> FloatArray:
     """Activations of a stage: ``layers * in_flight`` layer-micro-batches, plus under full
     recompute one layer's whole set while its backward runs (with ``kv_repeated``, its
     keys and values at the query heads), and under op-level selective recompute
     (``selective`` ``ops``) or named ``recompute_modules`` (``modules``) what that set has
-    beyond what the layer keeps, at most, while that layer's backward rebuilds it [bytes]."""
+    beyond what the layer keeps, at most, while that layer's backward rebuilds it; with
+    ``unfused_clamp``, what the experts' clamps keep (``clamp_saved_bytes_per_token``)
+    [bytes]."""
     kept = layer_activation_bytes(
         geo, tp, cp, micro_batch, seq_len, sequence_parallel, recompute, attention,
-        kv_repeated, selective, eager, modules,
+        kv_repeated, selective, eager, modules, unfused_clamp,
     )  # fmt: skip
     total = kept * np.asarray(layers, dtype=np.float64) * np.asarray(in_flight, dtype=np.float64)
     partial = recompute == "selective" and (selective == "ops" or bool(modules))
     if recompute == "full" or partial:
         rebuilt = layer_activation_bytes(
-            geo, tp, cp, micro_batch, seq_len, sequence_parallel, "none", attention, kv_repeated
-        )
+            geo, tp, cp, micro_batch, seq_len, sequence_parallel, "none", attention,
+            kv_repeated, unfused_clamp=unfused_clamp,
+        )  # fmt: skip
         total = total + (np.maximum(rebuilt - kept, 0.0) if partial else rebuilt)
     return total
 

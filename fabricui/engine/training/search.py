@@ -656,7 +656,7 @@ class _StageMemory:
             return activation_bytes(
                 geo, layers, flight, arr["tp"], arr["cp"], b, arr["seq_len"], sp, mode,
                 recipe.attention, recipe.kv_repeated, recipe.selective_kind,
-                recipe.passes == "eager", recipe.recompute_modules,
+                recipe.passes == "eager", recipe.recompute_modules, recipe.unfused_clamp,
             )  # fmt: skip
 
         logits = logits_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"], recipe.loss)

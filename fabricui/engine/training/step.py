@@ -951,6 +951,7 @@ def _memory(
         recipe.selective_kind,
         recipe.passes == "eager",
         recipe.recompute_modules,
+        recipe.unfused_clamp,
     )
     loss = logits_bytes(geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len, recipe.loss)
     logits = np.where(last, _f(loss), 0.0)
