@@ -32,6 +32,10 @@ A framework that repeats the key and value heads to the query heads before atten
 which saves them for backward: Q, K, V and the attention output take ``8 q_dim`` without
 recompute and in the layer full recompute rebuilds (``layer_activation_bytes``).
 
+Megatron-Core's routed experts run on the tokens their expert tensor-parallel group
+gathers (``routed_bytes_per_token``): each of the ``etp`` ranks holds all of the group's
+routed copies at the full hidden width and ``1 / etp`` of each expert's inner width.
+
 PyTorch's op-level selective checkpointing as torchtitan runs it (``selective`` ``ops``)
 keeps per layer only the block's input and the outputs of the operations its policy saves
 (``ops_saved_bytes_per_token``), and rebuilds the rest of one layer while its backward runs.
@@ -306,6 +310,7 @@ def layer_activation_bytes(
     eager: bool = False,
     modules: tuple[str, ...] = (),
     unfused_clamp: bool = False,
+    etp: Number | None = None,
 ) -> FloatArray:
     """Activations one layer keeps for one micro-batch until its backward [bytes].
 
@@ -332,7 +337,8 @@ def layer_activation_bytes(
     (``modules``; under ``selective`` with none named, ``core_attn``, its default) remove
     what ``recomputed_bytes_per_token`` lists; the unfused score matrix is kept unless
     ``core_attn`` is among them. A clamped activation the framework clamps in ops of their
-    own (``unfused_clamp``) keeps ``clamp_saved_bytes_per_token`` more.
+    own (``unfused_clamp``) keeps ``clamp_saved_bytes_per_token`` more. The routed experts
+    keep what ``routed_bytes_per_token`` lists for the expert tensor-parallel degree.
 
     Args:
         geo: Model geometry.
@@ -349,8 +355,10 @@ def layer_activation_bytes(
         modules: Megatron-Core's ``recompute_modules`` under ``selective``.
         unfused_clamp: The experts' activation clamps run as ops of their own
             (``Recipe.unfused_clamp``).
+        etp: Expert tensor-parallel degree (None: ``tp``).
     """
     t, c, b, s = (np.asarray(x, dtype=np.float64) for x in (tp, cp, micro_batch, seq_len))
+    x = t if etp is None else np.asarray(etp, dtype=np.float64)
     split = np.where(np.asarray(sequence_parallel, dtype=np.float64) > 0, t, 1.0)
     tokens = b * s / c
     h = float(geo.hidden)
@@ -368,13 +376,14 @@ def layer_activation_bytes(
         replicated = replicated + latents
     else:
         attention_part = 4.0 * geo.q_dim + 4.0 * kv_width
+    mlp: FloatArray | float
     if geo.moe_layers:
         share = geo.moe_layers / geo.layers
-        moe_mlp = geo.top_k * (2 * h + inner * geo.ffn) + geo.shared_experts * inner * geo.ffn
+        moe_mlp = routed_bytes_per_token(geo, x) + geo.shared_experts * inner * geo.ffn
         mlp = (1 - share) * inner * geo.dense_ffn + share * moe_mlp
     else:
         mlp = inner * geo.dense_ffn
-    dropped_split, dropped_tp = recomputed_bytes_per_token(geo, mods)
+    dropped_split, dropped_tp = recomputed_bytes_per_token(geo, mods, x)
     if unfused_clamp:
         mlp = mlp + clamp_saved_bytes_per_token(geo, mods)
     per_token = (
@@ -457,7 +466,34 @@ def mla_attention_bytes_per_token(
     return latents, 4.0 * geo.q_up_width + 4.0 * geo.out_width + stats, np.zeros_like(sp)
 
 
-def recomputed_bytes_per_token(geo: Geometry, modules: tuple[str, ...]) -> tuple[float, float]:
+def routed_bytes_per_token(geo: Geometry, etp: Number = 1.0) -> FloatArray:
+    """Bytes per token, divided by TP in ``layer_activation_bytes``, that the routed experts
+    of an MoE layer keep for backward: per routed copy the first GEMM's input (``2h``) and
+    the inner tensors (``inner f``), on ``etp`` times the copies at ``1 / etp`` of the
+    inner width: ``k (2h etp + inner f)``.
+
+    Read in Megatron-Core (Megatron-LM d98e8a64dd ``moe/token_dispatcher.py``,
+    ``moe/experts.py``): under sequence parallelism a rank routes its ``T / t`` tokens;
+    ``MoEAlltoAllTokenDispatcher.dispatch_postprocess`` all-gathers the tokens the
+    all-to-all brought over the expert tensor-parallel group (``pg_collection.expt_tp``,
+    ``etp`` ranks) and ``combine_preprocess`` reduce-scatters them back, so each rank runs
+    ``T k etp / t`` copies (``layer.layer_cost``'s count). ``TEGroupedMLP``'s ``linear_fc1``
+    and ``linear_fc2`` are column- and row-parallel over that group (``1 / etp`` of each
+    expert's ``2f`` or ``f``) and take no part in the communication, so ``linear_fc1``
+    saves the gathered copies at the full hidden width (unlike a dense MLP's
+    ``LayerNormLinear``, which saves its ``T / t`` shard and gathers again in backward);
+    the activation's input (``4f`` gated, ``2f`` plain) and ``linear_fc2``'s input
+    (``2f``) are split by ``etp``. With ``etp`` 1 a rank runs only its own ``T k / t``
+    copies, so all of it is split by TP.
+    """
+    x = np.asarray(etp, dtype=np.float64)
+    inner = 6.0 if geo.gated else 4.0
+    return geo.top_k * (2.0 * geo.hidden * x + inner * geo.ffn)
+
+
+def recomputed_bytes_per_token(
+    geo: Geometry, modules: tuple[str, ...], etp: Number = 1.0
+) -> tuple[FloatArray | float, FloatArray | float]:
     """Bytes per token Megatron-Core's ``recompute_modules`` remove from what a layer
     keeps, as (divided by the SP ranks, divided by TP), averaged over dense and MoE
     layers (Megatron-LM d98e8a64dd ``transformer_layer.py``, ``moe/moe_layer.py``,
@@ -468,7 +504,8 @@ def recomputed_bytes_per_token(geo: Geometry, modules: tuple[str, ...]) -> tuple
       TE spec fuses the others into the next linear layer, which nothing recomputes;
     - ``mlp`` (dense layers): the MLP from its input, its inner tensors and the fused
       norm's output (``2h``) go;
-    - ``moe`` (MoE layers): the whole MoE block from the norm's output;
+    - ``moe`` (MoE layers): the whole MoE block from the norm's output (the routed
+      experts' ``routed_bytes_per_token`` at the expert tensor-parallel degree ``etp``);
     - ``moe_act``: the routed experts' activation output (``2 f`` per routed copy);
     - ``shared_experts``: the shared experts' inner tensors.
 
@@ -478,14 +515,15 @@ def recomputed_bytes_per_token(geo: Geometry, modules: tuple[str, ...]) -> tuple
     h = float(geo.hidden)
     inner = 6.0 if geo.gated else 4.0
     share = geo.moe_layers / geo.layers
-    split_part, tp_part = 0.0, 0.0
+    split_part: FloatArray | float = 0.0
+    tp_part: FloatArray | float = 0.0
     if "layernorm" in modules:
         split_part += (2 * h if geo.mla else 0.0) + share * 2 * h
     if "mlp" in modules:
         split_part += (1 - share) * 2 * h
         tp_part += (1 - share) * inner * geo.dense_ffn
     if "moe" in modules:
-        moe_mlp = geo.top_k * (2 * h + inner * geo.ffn) + geo.shared_experts * inner * geo.ffn
+        moe_mlp = routed_bytes_per_token(geo, etp) + geo.shared_experts * inner * geo.ffn
         tp_part += share * moe_mlp
     else:
         if "moe_act" in modules:
@@ -621,24 +659,25 @@ def activation_bytes(
     eager: bool = False,
     modules: tuple[str, ...] = (),
     unfused_clamp: bool = False,
+    etp: Number | None = None,
 ) -> FloatArray:
     """Activations of a stage: ``layers * in_flight`` layer-micro-batches, plus under full
     recompute one layer's whole set while its backward runs (with ``kv_repeated``, its
     keys and values at the query heads), and under op-level selective recompute
     (``selective`` ``ops``) or named ``recompute_modules`` (``modules``) what that set has
     beyond what the layer keeps, at most, while that layer's backward rebuilds it; with
-    ``unfused_clamp``, what the experts' clamps keep (``clamp_saved_bytes_per_token``)
-    [bytes]."""
+    ``unfused_clamp``, what the experts' clamps keep (``clamp_saved_bytes_per_token``);
+    the routed experts at the expert tensor-parallel degree ``etp`` (None: ``tp``) [bytes]."""
     kept = layer_activation_bytes(
         geo, tp, cp, micro_batch, seq_len, sequence_parallel, recompute, attention,
-        kv_repeated, selective, eager, modules, unfused_clamp,
+        kv_repeated, selective, eager, modules, unfused_clamp, etp,
     )  # fmt: skip
     total = kept * np.asarray(layers, dtype=np.float64) * np.asarray(in_flight, dtype=np.float64)
     partial = recompute == "selective" and (selective == "ops" or bool(modules))
     if recompute == "full" or partial:
         rebuilt = layer_activation_bytes(
             geo, tp, cp, micro_batch, seq_len, sequence_parallel, "none", attention,
-            kv_repeated, unfused_clamp=unfused_clamp,
+            kv_repeated, unfused_clamp=unfused_clamp, etp=etp,
         )  # fmt: skip
         total = total + (np.maximum(rebuilt - kept, 0.0) if partial else rebuilt)
     return total

@@ -952,6 +952,7 @@ def _memory(
         recipe.passes == "eager",
         recipe.recompute_modules,
         recipe.unfused_clamp,
+        layout.expert_tp,
     )
     loss = logits_bytes(geo, layout.tp, layout.cp, layout.micro_batch, layout.seq_len, recipe.loss)
     logits = np.where(last, _f(loss), 0.0)
