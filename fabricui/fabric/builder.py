@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from fabricui.errors import EngineError
-from fabricui.fabric.dragonfly import Dragonfly, check_dragonfly
+from fabricui.fabric.dragonfly import Dragonfly
 from fabricui.fabric.fabric import DeviceKind, Fabric, FabricTables
 from fabricui.fabric.fat_tree import FatTree, effective_radix
 from fabricui.fabric.host_block import (
@@ -31,7 +31,7 @@ from fabricui.fabric.host_block import (
     pick_switch,
     scaleup_of,
 )
-from fabricui.fabric.network import build_network
+from fabricui.fabric.network import build_network, check_network
 from fabricui.fabric.torus import (
     Torus,
     build_torus,
@@ -240,8 +240,9 @@ def _torus_network(b: Build, gpu_dev: IntArray, tiling: _Tiling) -> _NetworkPart
     return _NetworkPart(tables, network.plan, torus=network.tree.shifted(tiling.first_network_link))
 
 
-def _network_switch(b: Build) -> tuple[LinkGeneration, float, SwitchSpec, int]:
-    """The network's link, its rate [Gb/s], its switch and the switch's ports at that rate.
+def _network_switch(b: Build) -> tuple[LinkGeneration, float, SwitchSpec, int, int]:
+    """The network's link, its rate [Gb/s], its switch, the switch's ports at that rate
+    and how many of them one switch port holds (breakout).
 
     Raises:
         EngineError: No switch model for the link.
@@ -253,20 +254,23 @@ def _network_switch(b: Build) -> tuple[LinkGeneration, float, SwitchSpec, int]:
     switch = pick_switch(catalog, net.switch, link)
     # The topology loader refuses a network switch without a radix and port rate.
     assert switch.radix is not None and switch.port_Gbps is not None
-    return link, gbps, switch, effective_radix(switch.radix, switch.port_Gbps, gbps)
+    radix = effective_radix(switch.radix, switch.port_Gbps, gbps)
+    cable_ports = max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1
+    return link, gbps, switch, radix, cable_ports
 
 
-def _check_dragonfly_network(b: Build, host: Host) -> None:
-    """Refuse the spec's dragonfly as ``_switched_network`` would, without cabling it.
+def _check_switched_network(b: Build, host: Host) -> None:
+    """Refuse the spec's switches as ``_switched_network`` would, without cabling them.
 
     Raises:
-        EngineError: No switch model for the link, or a dragonfly the routers cannot build.
+        EngineError: No switch model for the link, or a network the switches cannot build.
     """
     net = b.spec.net
     assert net is not None
-    _, _, _, radix = _network_switch(b)
+    _, _, _, radix, cable_ports = _network_switch(b)
     nics = int(np.count_nonzero(np.asarray(host.block.kind) == DeviceKind.NIC))
-    check_dragonfly(net, b.spec.nodes, b.spec.nodes * nics, max(1, round(host.nic_ports)), radix)
+    ports = max(1, round(host.nic_ports))
+    check_network(net, b.spec.nodes, nics, ports, radix, cable_ports)
 
 
 def _switched_network(b: Build, host: Host, tiling: _Tiling) -> _NetworkPart:
@@ -278,8 +282,7 @@ def _switched_network(b: Build, host: Host, tiling: _Tiling) -> _NetworkPart:
     """
     spec, net = b.spec, b.spec.net
     assert net is not None
-    link, gbps, switch, radix = _network_switch(b)
-    assert switch.port_Gbps is not None
+    link, gbps, switch, radix, cable_ports = _network_switch(b)
     port_bw = gbps / 8.0
     sw_lat = net.switch_lat_us if net.switch_lat_us is not None else switch.lat_us
     nic_local = np.flatnonzero(np.asarray(host.block.kind) == DeviceKind.NIC)
@@ -293,7 +296,7 @@ def _switched_network(b: Build, host: Host, tiling: _Tiling) -> _NetworkPart:
         radix,
         tiling.first_network_device,
         hosts_per_domain=tiling.hosts_per_domain,
-        cable_ports=max(1, int(switch.port_Gbps // gbps)) if gbps > 0 else 1,
+        cable_ports=cable_ports,
     )
     n_sw, n_links = len(network.kind), network.src.shape[0]
     tables = FabricTables(
@@ -318,13 +321,19 @@ def _switched_network(b: Build, host: Host, tiling: _Tiling) -> _NetworkPart:
     return _NetworkPart(tables, plan, tree=network.tree.shifted(first_link))
 
 
+def _has_switches(spec: TopologySpec) -> bool:
+    """Whether the spec's network is switches above the NICs: a network but a torus, on
+    more than one node (a single node keeps its NICs, so --nodes can grow it, but needs no
+    switches)."""
+    return spec.net is not None and spec.net.layout != "torus" and spec.nodes > 1
+
+
 def _network(b: Build, host: Host, tiling: _Tiling, ranks: _Ranks) -> _NetworkPart | None:
-    """The network of the spec: a torus, or switches when there is more than one node (a
-    single node keeps its NICs, so --nodes can grow it, but needs no switches)."""
+    """The network of the spec: a torus, or switches (``_has_switches``), or none."""
     net = b.spec.net
     if net is not None and net.layout == "torus":
         return _torus_network(b, ranks.gpu_dev, tiling)
-    if net is not None and b.spec.nodes > 1:
+    if _has_switches(b.spec):
         return _switched_network(b, host, tiling)
     return None
 
@@ -398,12 +407,12 @@ def check_tiled(spec: TopologySpec, catalog: Catalog) -> None:
         EngineError: ``build_tiled`` would refuse the spec (the same line).
     """
     d = _domain(spec, catalog)
-    ranks = _rank_devices(spec, d.host, d.tiling)
-    if spec.net is not None and spec.net.layout == "dragonfly" and spec.nodes > 1:
-        # Its refusals are arithmetic on its sizes: no need to cable it (~0.1 s a try).
-        _check_dragonfly_network(d.build, d.host)
+    if _has_switches(spec):
+        # Its refusals are arithmetic on its sizes: no need to cable it (8192 nodes on a
+        # fat-tree take ~40 ms to cable, 32832 on a dragonfly ~0.2 s; the check ~1 ms).
+        _check_switched_network(d.build, d.host)
         return
-    _network(d.build, d.host, d.tiling, ranks)
+    _network(d.build, d.host, d.tiling, _rank_devices(spec, d.host, d.tiling))
 
 
 def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:

@@ -7,7 +7,8 @@ becomes three-tier. Rail-optimized wiring follows the reference architectures: o
 rail per *scalable unit* (SU), the nodes one leaf's down ports hold. Three tiers group
 leafs into pods (whole SUs), each with its own spines; spine ``i`` of every pod connects to
 the cores of plane ``i``. A spec asking for what the switches cannot build (more ports than
-a switch has, more pods than a core has ports) is a one-line ``EngineError``. Besides
+a switch has, more pods than a core has ports) is a one-line ``EngineError``, made while
+sizing the tiers before any cable is laid (``check_fat_tree`` makes it alone). Besides
 device and link tables the builder returns a ``FatTree`` (the regular structure the
 vectorized router, ``fabricui.engine.networks.fat_tree``, uses to spread flows over
 equal-cost routes without enumerating them) and the figures it chose (``NetworkBlock.plan``).
@@ -291,8 +292,9 @@ def _one_pod(t: _Tiering) -> IntArray:
     return np.zeros(t.leafs, dtype=np.int64)
 
 
-def _join_leafs_directly(t: _Tiering, cabling: Cabling) -> _UpperTiers:
-    """``spines: 0``: every pair of leafs cabled directly, the uplinks shared evenly.
+def _direct_cables(t: _Tiering) -> int:
+    """``spines: 0``: the cables joining each pair of leafs, every leaf's uplinks shared
+    evenly over the other leafs.
 
     Raises:
         EngineError: A leaf has fewer uplinks than there are other leafs, or the pairs
@@ -305,7 +307,13 @@ def _join_leafs_directly(t: _Tiering, cabling: Cabling) -> _UpperTiers:
             f"they have {up} (radix {t.radix})"
         )
     check_bundles(leafs * (leafs - 1) // 2, f"{leafs} leafs joined directly")
-    per_pair = up // (leafs - 1)
+    return up // (leafs - 1)
+
+
+def _join_leafs_directly(t: _Tiering, per_pair: int, cabling: Cabling) -> _UpperTiers:
+    """``spines: 0``: every pair of leafs cabled directly by ``per_pair`` cables
+    (``_direct_cables``)."""
+    leafs = t.leafs
     ia, ib = np.triu_indices(leafs, 1)
     ab = cabling.add_cables(
         t.base + ia, t.base + ib, np.full(ia.shape[0], per_pair), t.uplinks.cable_bw_GBps
@@ -329,8 +337,9 @@ def _two_tier_spines(t: _Tiering) -> int | None:
     return _smallest_divisor(up, t.leafs * up / t.uplinks.switch_ports)
 
 
-def _two_tiers(t: _Tiering, spines: int, cabling: Cabling) -> _UpperTiers:
-    """Spines above the leafs, every leaf's uplinks spread over all of them.
+def _spine_cables(t: _Tiering, spines: int) -> IntArray:
+    """(spines,) cables from every leaf to each spine of a two-tier fat-tree: the leaf's
+    uplinks spread over all of them.
 
     Raises:
         EngineError: A spine would get no cable from a leaf, or has too few ports.
@@ -348,6 +357,13 @@ def _two_tiers(t: _Tiering, spines: int, cabling: Cabling) -> _UpperTiers:
             f"{leafs} leafs x {up} uplinks (use more spines, or layout three-tier)"
         )
     check_bundles(leafs * spines, f"{leafs} leafs x {spines} spines")
+    return cables
+
+
+def _two_tiers(t: _Tiering, cables: IntArray, cabling: Cabling) -> _UpperTiers:
+    """Spines above the leafs, ``cables[i]`` from every leaf to spine ``i``
+    (``_spine_cables``)."""
+    leafs, spines = t.leafs, cables.shape[0]
     leaf = np.repeat(np.arange(leafs), spines)
     spine = np.tile(np.arange(spines), leafs)
     ids = cabling.add_cables(
@@ -483,13 +499,9 @@ def _three_tier_plan(t: _Tiering, pods: _Pods) -> list[tuple[str, str]]:
     ]
 
 
-def _three_tiers(t: _Tiering, cabling: Cabling) -> _UpperTiers:
-    """Pods of leafs under their own spines, and the cores joining the pods.
-
-    Raises:
-        EngineError: The switches cannot build it (``_size_pods``).
-    """
-    pods = _size_pods(t)
+def _three_tiers(t: _Tiering, pods: _Pods, cabling: Cabling) -> _UpperTiers:
+    """Pods of leafs under their own spines, and the cores joining the pods
+    (``_size_pods``)."""
     leafs, per_pod, per_plane = t.leafs, pods.spines_per_pod, pods.cores_per_plane
     first_spine = t.base + leafs
     first_core = first_spine + pods.spines
@@ -520,22 +532,95 @@ def _three_tiers(t: _Tiering, cabling: Cabling) -> _UpperTiers:
     )
 
 
-def _upper_tiers(t: _Tiering, cabling: Cabling, hosts_per_domain: int) -> _UpperTiers:
-    """The tiers above the leafs (none for one leaf), with the leafs' closing plan lines:
-    their built oversubscription and how scalable units meet scale-up domains."""
+@dataclass(frozen=True)
+class _TierSizes:
+    """The tiers above a fat-tree's leafs as sized before any cable is laid: every refusal
+    of the switches above the leafs is made while sizing them (``_size_tiers``)."""
+
+    per_pair: int | None = None
+    """``spines: 0``: cables joining each pair of leafs."""
+    spine_cables: IntArray | None = None
+    """Two tiers: (spines,) cables from every leaf to each spine."""
+    pods: _Pods | None = None
+    """Three tiers: the pods, spines and cores."""
+
+
+def _size_tiers(t: _Tiering) -> _TierSizes:
+    """Size the tiers above the leafs (none for one leaf): leafs joined directly, spines,
+    or pods and cores.
+
+    Raises:
+        EngineError: The switches cannot build them (one line naming what is missing).
+    """
+    if t.leafs <= 1:
+        return _TierSizes()
+    if t.net.spines == 0:
+        return _TierSizes(per_pair=_direct_cables(t))
+    spines = _two_tier_spines(t)
+    if spines is not None:
+        return _TierSizes(spine_cables=_spine_cables(t, spines))
+    return _TierSizes(pods=_size_pods(t))
+
+
+def _upper_tiers(
+    t: _Tiering, sizes: _TierSizes, cabling: Cabling, hosts_per_domain: int
+) -> _UpperTiers:
+    """The tiers above the leafs as sized (``_size_tiers``), with the leafs' closing plan
+    lines: their built oversubscription and how scalable units meet scale-up domains."""
     if t.leafs <= 1:
         return _UpperTiers([], [], [("switches", "1")], _one_pod(t))
-    if t.net.spines == 0:
-        tiers = _join_leafs_directly(t, cabling)
+    if sizes.per_pair is not None:
+        tiers = _join_leafs_directly(t, sizes.per_pair, cabling)
+    elif sizes.spine_cables is not None:
+        tiers = _two_tiers(t, sizes.spine_cables, cabling)
     else:
-        spines = _two_tier_spines(t)
-        tiers = _two_tiers(t, spines, cabling) if spines is not None else _three_tiers(t, cabling)
+        assert sizes.pods is not None
+        tiers = _three_tiers(t, sizes.pods, cabling)
     up_nic_ports = t.uplinks.cables * t.uplinks.nic_ports_per_cable
     tiers.plan.append(("leaf oversubscription", f"{t.down_used / max(up_nic_ports, 1):.2f}"))
     su = _su_plan(t.leaf_plan.per_su, t.nodes, hosts_per_domain)
     if su is not None:
         tiers.plan.append(su)
     return tiers
+
+
+def _sized(
+    net: NetSpec,
+    nodes: int,
+    nics_per_node: int,
+    ports: int,
+    port_bw_GBps: float,
+    radix: int,
+    base: int,
+    cable_ports: int,
+) -> tuple[_Tiering, _TierSizes]:
+    """Every figure of a fat-tree before any cable is laid (arguments as ``build_fat_tree``'s),
+    so every refusal it can make: its layout, its leafs (``_plan_leafs``) and the tiers
+    above them (``_size_tiers``).
+
+    Raises:
+        EngineError: A layout the switches cannot build (one line naming what is missing).
+    """
+    if net.layout not in ("auto", "single", "leaf-spine", "three-tier"):
+        raise EngineError(f"unknown network layout {net.layout!r}")
+    leaf_plan = _plan_leafs(net, nodes, nics_per_node, ports, radix)
+    uplinks = _leaf_uplinks(leaf_plan.up, radix, port_bw_GBps, cable_ports)
+    tiering = _Tiering(net, nodes, nics_per_node, radix, base, leaf_plan, uplinks)
+    return tiering, _size_tiers(tiering)
+
+
+def check_fat_tree(
+    net: NetSpec, nodes: int, nics_per_node: int, ports: int, radix: int, cable_ports: int = 1
+) -> None:
+    """Refuse what ``build_fat_tree`` refuses (arguments as there, ``nics_per_node`` the
+    NICs of each node it would cable), without cabling it: every refusal is arithmetic on
+    the sizes, so node counts can be tried at a fraction of a build (``build.most_nodes``).
+
+    Raises:
+        EngineError: ``build_fat_tree`` would refuse (the same line).
+    """
+    # Rates and device ids size no switch: a leaf's uplinks are counted in cables.
+    _sized(net, nodes, nics_per_node, ports, 0.0, radix, 0, cable_ports)
 
 
 def build_fat_tree(
@@ -572,10 +657,10 @@ def build_fat_tree(
     Raises:
         EngineError: A layout the switches cannot build (one line naming what is missing).
     """
-    if net.layout not in ("auto", "single", "leaf-spine", "three-tier"):
-        raise EngineError(f"unknown network layout {net.layout!r}")
-    nics_per_node = nic_devs.shape[1]
-    leaf_plan = _plan_leafs(net, nodes, nics_per_node, ports, radix)
+    tiering, sizes = _sized(
+        net, nodes, nic_devs.shape[1], ports, port_bw_GBps, radix, base, cable_ports
+    )
+    leaf_plan = tiering.leaf_plan
     leaf_of_nic = leaf_plan.assign.reshape(-1)
     nic_flat = nic_devs.reshape(-1)
     n_nics = nic_flat.shape[0]
@@ -583,9 +668,7 @@ def build_fat_tree(
     nic_link = cabling.add(
         nic_flat, base + leaf_of_nic, np.full(n_nics, nic_bw_GBps), np.full(n_nics, ports)
     )
-    uplinks = _leaf_uplinks(leaf_plan.up, radix, port_bw_GBps, cable_ports)
-    tiering = _Tiering(net, nodes, nics_per_node, radix, base, leaf_plan, uplinks)
-    tiers = _upper_tiers(tiering, cabling, hosts_per_domain)
+    tiers = _upper_tiers(tiering, sizes, cabling, hosts_per_domain)
     tree = FatTree(
         leaf_of_nic=leaf_of_nic,
         nic_link=nic_link,

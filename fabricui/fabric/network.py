@@ -8,8 +8,8 @@ layout (a torus has no switches: the fabric builder calls ``torus.build_torus``)
 from __future__ import annotations
 
 from fabricui.fabric.cabling import IntArray, NetworkBlock
-from fabricui.fabric.dragonfly import Dragonfly, build_dragonfly
-from fabricui.fabric.fat_tree import FatTree, build_fat_tree
+from fabricui.fabric.dragonfly import Dragonfly, build_dragonfly, check_dragonfly
+from fabricui.fabric.fat_tree import FatTree, build_fat_tree, check_fat_tree
 from fabricui.model import NetSpec
 
 
@@ -48,3 +48,19 @@ def build_network(
         hosts_per_domain,
         cable_ports,
     )
+
+
+def check_network(
+    net: NetSpec, nodes: int, nics_per_node: int, ports: int, radix: int, cable_ports: int = 1
+) -> None:
+    """Refuse what ``build_network`` refuses (arguments as there, ``nics_per_node`` the NICs
+    of each node it would cable), without cabling it: node counts can be tried at a
+    fraction of a build (``build.most_nodes``).
+
+    Raises:
+        EngineError: ``build_network`` would refuse (the same line).
+    """
+    if net.layout == "dragonfly":
+        check_dragonfly(net, nodes, nodes * nics_per_node, ports, radix)
+        return
+    check_fat_tree(net, nodes, nics_per_node, ports, radix, cable_ports)
