@@ -9,6 +9,7 @@ and outgoing link per dimension and direction.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -207,6 +208,15 @@ def default_host_block(chips_per_host: int, max_dims: int = 3) -> tuple[int, int
     )
 
 
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n`` in ascending order (none below 1), found up to its square
+    root: a slice of 800,000 chips is shaped in a millisecond, not in a second."""
+    if n < 1:
+        return []
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return small + [n // d for d in reversed(small) if d * d != n]
+
+
 def torus_shape(
     chips: int, block: tuple[int, int, int] = (1, 1, 1), max_dims: int = 3
 ) -> tuple[int, int, int]:
@@ -215,20 +225,14 @@ def torus_shape(
     ``max_dims`` sides above 1 (a chip with 4 ports makes a 2D torus); without such a
     shape, the most cube-like of any."""
     best: tuple[int, int, int] | None = None
-    x = 1
-    while x <= chips:
-        if chips % x == 0:
-            rest = chips // x
-            y = 1
-            while y <= rest:
-                if rest % y == 0:
-                    shape = (x, y, rest // y)
-                    fits = all(s % b == 0 for s, b in zip(shape, block))
-                    fits = fits and sum(s > 1 for s in shape) <= max_dims
-                    if fits and (best is None or (sum(shape), shape) < (sum(best), best)):
-                        best = shape
-                y += 1
-        x += 1
+    for x in _divisors(chips):
+        rest = chips // x
+        for y in _divisors(rest):
+            shape = (x, y, rest // y)
+            fits = all(s % b == 0 for s, b in zip(shape, block))
+            fits = fits and sum(s > 1 for s in shape) <= max_dims
+            if fits and (best is None or (sum(shape), shape) < (sum(best), best)):
+                best = shape
     if best is None:
         if block != (1, 1, 1):
             return torus_shape(chips, max_dims=max_dims)
