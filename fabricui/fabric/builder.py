@@ -202,21 +202,44 @@ def _torus_host_block(
     return (padded[0], padded[1], padded[2])
 
 
+class _TorusShape(NamedTuple):
+    """A torus network's shape as the chips make it, before any ring is wired."""
+
+    link: LinkGeneration
+    axis_links: tuple[LinkGeneration, ...]
+    max_dims: int
+    chips_block: tuple[int, int, int]
+    dims: tuple[int, int, int]
+
+
+def _torus_shape(b: Build) -> _TorusShape:
+    """The spec's torus network shaped, so every refusal of ``_torus_network`` made.
+
+    Raises:
+        EngineError: A torus the chips cannot make (``torus_dims``,
+            ``check_torus_limits``).
+    """
+    spec, catalog, net = b.spec, b.catalog, b.spec.net
+    assert net is not None
+    link = catalog.links[net.link]
+    axis_links = torus_axis_links(spec, catalog)
+    max_dims = torus_max_dims(link, bool(net.axis_links))
+    chips_block = _torus_host_block(net.host_block, spec.gpus_per_node, max_dims)
+    dims = torus_dims(net, spec.nodes * spec.gpus_per_node, chips_block, max_dims)
+    check_torus_limits(spec, catalog, dims, axis_links, link)
+    return _TorusShape(link, axis_links, max_dims, chips_block, dims)
+
+
 def _torus_network(b: Build, gpu_dev: IntArray, tiling: _Tiling) -> _NetworkPart:
     """Every chip-to-chip link of a torus network (also inside a node); no devices.
 
     Raises:
-        EngineError: A torus the chips cannot make (``check_torus_limits``).
+        EngineError: A torus the chips cannot make (``_torus_shape``).
     """
-    spec, catalog, net = b.spec, b.catalog, b.spec.net
+    net = b.spec.net
     assert net is not None
-    g = spec.gpus_per_node
-    link = catalog.links[net.link]
-    axis_links = torus_axis_links(spec, catalog)
-    max_dims = torus_max_dims(link, bool(net.axis_links))
-    chips_block = _torus_host_block(net.host_block, g, max_dims)
-    dims = torus_dims(net, spec.nodes * g, chips_block, max_dims)
-    check_torus_limits(spec, catalog, dims, axis_links, link)
+    g = b.spec.gpus_per_node
+    link, axis_links, max_dims, chips_block, dims = _torus_shape(b)
     wrap = torus_wraps(link, dims, max_dims)
     rates = tuple(net.gbps / 8.0 if net.gbps and a.id == link.id else a.bw_GBps for a in axis_links)
     network = build_torus(dims, gpu_dev, (rates[0], rates[1], rates[2]), g, chips_block, wrap)
@@ -338,6 +361,21 @@ def _network(b: Build, host: Host, tiling: _Tiling, ranks: _Ranks) -> _NetworkPa
     return None
 
 
+def _check_network(b: Build, host: Host) -> None:
+    """Refuse the spec's network as ``_network`` would, without wiring it: its refusals
+    are arithmetic on its sizes (8192 nodes on a fat-tree take ~40 ms to cable, 32832 on
+    a dragonfly ~0.2 s; the check ~1 ms).
+
+    Raises:
+        EngineError: ``_network`` would refuse (the same line).
+    """
+    net = b.spec.net
+    if net is not None and net.layout == "torus":
+        _torus_shape(b)
+    elif _has_switches(b.spec):
+        _check_switched_network(b, host)
+
+
 def link_efficiency(
     catalog: Catalog, generations: Sequence[str], nic: NicSpec | None
 ) -> npt.NDArray[np.float64]:
@@ -407,12 +445,7 @@ def check_tiled(spec: TopologySpec, catalog: Catalog) -> None:
         EngineError: ``build_tiled`` would refuse the spec (the same line).
     """
     d = _domain(spec, catalog)
-    if _has_switches(spec):
-        # Its refusals are arithmetic on its sizes: no need to cable it (8192 nodes on a
-        # fat-tree take ~40 ms to cable, 32832 on a dragonfly ~0.2 s; the check ~1 ms).
-        _check_switched_network(d.build, d.host)
-        return
-    _network(d.build, d.host, d.tiling, _rank_devices(spec, d.host, d.tiling))
+    _check_network(d.build, d.host)
 
 
 def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
@@ -433,6 +466,9 @@ def build_tiled(spec: TopologySpec, catalog: Catalog) -> Fabric:
     d = _domain(spec, catalog)
     b, host, tiling, scaleup, nic_spec = d.build, d.host, d.tiling, d.scaleup, d.nic_spec
     domain_torus, domain_plan = d.torus, d.plan
+    # The network's refusals before the domains are tiled (most of a large fabric's time:
+    # ~0.7 s for 100000 nodes of 8 GPUs), not after.
+    _check_network(b, host)
     tables = _tile_domains(d.block, tiling)
     ranks = _rank_devices(spec, host, tiling)
     network = _network(b, host, tiling, ranks)

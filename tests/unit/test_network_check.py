@@ -1,9 +1,82 @@
-"""A torus shaped from the divisors of its chip count (``torus.torus_shape``): the shape
-every side tried gives, found at once for any count."""
+"""The network's refusals made before anything is wired (``builder._check_network``): a
+torus checked by its shape alone (shaped from the divisors of its chip count), and
+``build_tiled`` refusing a network before it tiles the domains (most of a large fabric's
+time) instead of after."""
 
 from __future__ import annotations
 
+import pytest
+
+from fabricui.errors import EngineError
+from fabricui.fabric import build_fabric, builder, most_nodes
 from fabricui.fabric.torus import torus_shape
+from fabricui.model import TopologySpec
+from fabricui.services.session import load_catalog
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    """The built-in database with the built-in plugins' records."""
+    return load_catalog()
+
+
+def _refusal(check, spec: TopologySpec) -> str | None:
+    try:
+        check(spec)
+    except EngineError as exc:
+        return exc.message
+    return None
+
+
+def _wired(catalog, spec: TopologySpec) -> None:
+    """The network wired as ``build_tiled`` wires it (what ``check_tiled`` did)."""
+    d = builder._domain(spec, catalog)
+    builder._network(d.build, d.host, d.tiling, builder._rank_devices(spec, d.host, d.tiling))
+
+
+@pytest.mark.parametrize("topology", ["tpu-v5p-torus", "tpu-v6e-256", "tpu7x-4x4x4"])
+def test_a_torus_check_refuses_what_its_wiring_refuses(catalog, topology):
+    """Shapes the chips make and shapes they cannot, around the largest: the check and the
+    wiring agree, line for line."""
+    spec = catalog.topologies[topology]
+    top = most_nodes(spec, catalog, 10**6)
+    assert top is not None
+    for nodes in sorted({1, 2, 3, 5, 7, 12, 16, 30, 64, top, top + 1, 2 * top}):
+        sized = spec.with_nodes(nodes)
+        checked = _refusal(lambda s: builder.check_tiled(s, catalog), sized)
+        assert checked == _refusal(lambda s: _wired(catalog, s), sized), nodes
+    assert _refusal(lambda s: builder.check_tiled(s, catalog), spec.with_nodes(top)) is None
+
+
+@pytest.mark.parametrize(
+    ("topology", "nodes"),
+    [
+        ("h100-ib-cluster", 100_000),  # more pods than a core switch joins
+        ("h100-ib-cluster", 16),  # fits (no refusal)
+        ("dragonfly-cluster", 100_000),
+        ("tpu-v6e-256", 100_000),  # more chips than a slice
+        ("dgx-h100-pod", 300),  # two leafs joined directly cannot hold them
+    ],
+)
+def test_the_build_refuses_a_network_before_tiling_the_domains(
+    catalog, monkeypatch, topology, nodes
+):
+    """A network the switches or chips cannot make is refused with ``check_tiled``'s line
+    before a domain is tiled."""
+    spec = catalog.topologies[topology].with_nodes(nodes)
+    checked = _refusal(lambda s: builder.check_tiled(s, catalog), spec)
+
+    def tiled(*args: object) -> None:
+        raise AssertionError("the domains were tiled")
+
+    monkeypatch.setattr(builder, "_tile_domains", tiled)
+    if checked is None:
+        with pytest.raises(AssertionError, match="tiled"):
+            build_fabric(spec, catalog)
+        return
+    with pytest.raises(EngineError) as refused:
+        build_fabric(spec, catalog)
+    assert refused.value.message == checked
 
 
 def _every_shape(chips: int, block: tuple[int, int, int], max_dims: int):
