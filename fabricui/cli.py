@@ -39,7 +39,6 @@ from fabricui.render.health import health_lines
 from fabricui.render.output import safe_streams
 from fabricui.render.terminal_fit import FitWriter
 from fabricui.services.admission import ENV_MAX_MEMORY, memory_budget
-from fabricui.tui.launch import run_explorer
 
 #: Commands whose text is read on the terminal, fitted to its width there (``FitWriter``):
 #: not those whose output is a file format (YAML, Markdown, SVG, shell scripts, man pages).
@@ -155,6 +154,8 @@ def _chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 
 def _explore(args: argparse.Namespace) -> int:
+    from fabricui.tui.launch import run_explorer  # textual and asyncio: only to explore
+
     return run_explorer(explore_command.launch_request(args), catalog_request(args))
 
 
