@@ -31,7 +31,6 @@ from fabricui.services.plan import (
     load_strategies,
     memory_advice,
 )
-from fabricui.services.plan_runs import RunRequest, RunResult, price_runs
 from fabricui.units import format_bytes, format_time_us
 from fabricui.vocabulary import (
     ATTENTION_CHOICES,
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
     from fabricui.engine.types import Layout
     from fabricui.fabric.fabric import Fabric
     from fabricui.services.plan import SearchResult
+    from fabricui.services.plan_runs import RunResult
 
 COLUMNS = (
     "strategy",
@@ -258,6 +258,8 @@ def run(args: argparse.Namespace) -> int:
     """
     _refuse_unread_options(args)
     if _get(args, "run", None):
+        from fabricui.services.plan_runs import RunRequest, price_runs  # only for --run
+
         with _failed_strategies_refused({}, every=True):
             runs = price_runs(
                 RunRequest(Path(args.run), catalog_request(args)), strategies=load_strategies()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ConfigError: The output folder cannot be used.
     """
+    import socket
+
     from fabricui.services.probe import probe
 
     folder = Path(args.output or f"fabricui-probe-{socket.gethostname()}")

@@ -17,7 +17,6 @@ from fabricui.commands.options import catalog_request, command_line_hwdb
 from fabricui.commands.snapshot import parse_terminal_size
 from fabricui.errors import ConfigError
 from fabricui.services.command_requests import ServeRequest
-from fabricui.services.serve_access import is_loopback, normalize_origin
 
 #: Port ``fabricui serve`` listens on unless told otherwise.
 DEFAULT_PORT = 8000
@@ -108,6 +107,8 @@ def serve_request(args: argparse.Namespace) -> ServeRequest:
             an origin that is not one, ``--no-token`` off loopback, a session cap below 1,
             a terminal cap out of range, or a bad launch option (view, size).
     """
+    from fabricui.services.serve_access import is_loopback, normalize_origin  # hashlib
+
     launch = launch_request(args)
     port = args.port
     if not 1 <= port <= 65535:
