@@ -27,6 +27,21 @@ def test_cli_path_does_not_import_textual():
     assert "textual" not in loaded
 
 
+def test_cli_start_leaves_one_command_modules_unimported():
+    """Building the parser imports what every command needs, not what one command's run
+    needs: the explorer (asyncio), ``plan --run``'s pricing, serve's access checks and
+    probe's socket are imported by the command that uses them (start-up time)."""
+    loaded = modules_after("import fabricui.cli; fabricui.cli.build_parser()")
+    one_command = {
+        "asyncio",
+        "socket",
+        "fabricui.tui.launch",
+        "fabricui.services.plan_runs",
+        "fabricui.services.serve_access",
+    }
+    assert not one_command & loaded
+
+
 def _eager_packages() -> list[str]:
     """Packages of ``fabricui`` whose ``__init__`` imports one of their own modules."""
     root = Path(__file__).parents[2]
