@@ -88,6 +88,8 @@ SLOW_PACKAGES = {
     "textual_serve": "the web server of `fabricui serve`",
     "aiohttp": "the web server of `fabricui serve`",
     "tempfile": "~4 ms (random, shutil): only a command that writes a file",
+    "socket": "~5 ms (selectors, _socket): only `probe` names its host",
+    "hashlib": "~5 ms (OpenSSL): only `serve` hashes its access token",
     "grp": "POSIX only: imported where it is used, so the module loads on Windows",
     "pwd": "POSIX only",
     "resource": "POSIX only",
@@ -128,12 +130,18 @@ SLOW_BY_IMPORT = (
     "fabricui.services.reports",
     "fabricui.services.session",
     "fabricui.services.traffic",
+    # hashlib: the access checks of `fabricui serve`
+    "fabricui.services.serve_access",
     # Textual: the explorer's app, command line, screens and widgets (the first frame
     # imports only the first view's)
     "fabricui.tui.app",
     "fabricui.tui.command_line",
     "fabricui.tui.screens",
     "fabricui.tui.widgets",
+    # asyncio: the explorer's terminal driver (the command line starts it to explore)
+    "fabricui.tui.launch",
+    "fabricui.tui.terminal",
+    "fabricui.tui.textual_private",
     # asyncio: the web server and off-screen snapshots
     "fabricui.tui.offscreen",
     "fabricui.tui.serve",
@@ -147,6 +155,8 @@ SLOW_BY_THEMSELVES = {
     "fabricui.importers": "a parser per format, compiling its patterns (~1 to 8 ms each): "
     "a command reads one or two formats",
     "fabricui.model": "the records' frozen dataclasses (~14 ms): the parser builds none",
+    "fabricui.services.plan_runs": "the hardware and precision wording tables and their "
+    "patterns (~10 ms): only `plan --run` reads a run file",
 }
 
 SLOW = (*SLOW_PACKAGES, *SLOW_BY_IMPORT, *SLOW_BY_THEMSELVES)
