@@ -19,24 +19,11 @@ from fabricui.engine.training.shape import geometry
 from fabricui.engine.training.step import _StageWork, _windows
 from fabricui.engine.types import CommOp, Layout
 from fabricui.errors import EngineError
-from fabricui.model import ModelShape
 from tests.training._devices import ROUND
+from tests.training._models import llama3_8b_widths
 
 #: Llama 3 8B's widths: h 4096, 32 heads of 128 of which 8 key/value heads.
-LLAMA3_8B = ModelShape(
-    id="m",
-    name="m",
-    params_B=8.0,
-    layers=32,
-    hidden=4096,
-    heads=32,
-    kv_heads=8,
-    ffn_hidden=14336,
-    mlp="swiglu",
-    seq_len=8192,
-    vocab=128256,
-    source="test",
-)
+LLAMA3_8B = llama3_8b_widths()
 
 
 def test_ring_merge_bytes_by_hand():

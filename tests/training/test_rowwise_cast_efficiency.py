@@ -26,8 +26,8 @@ from fabricui.engine.training.layer import (
     layer_cost,
 )
 from fabricui.engine.training.shape import geometry
-from fabricui.model import ModelShape
 from tests.training._devices import ROUND
+from tests.training._models import llama3_8b_widths
 
 #: Output widths N of the table's columns.
 N_COLUMNS = (1024, 2048, 4096, 8192, 16384, 32768)
@@ -148,20 +148,7 @@ def test_rowwise_casts_cost_their_efficiency_in_a_layer():
     """The efficiency divides the rowwise casts' bytes in a layer and nothing else: Llama 3
     8B's widths at TP 8 with sequence parallelism, 8,000 tokens on the round device (1 TB/s):
     set to 1, the forward loses (1 / 0.44 - 1) of its cast time and its GEMMs stay."""
-    model = ModelShape(
-        id="m",
-        name="m",
-        params_B=8.0,
-        layers=32,
-        hidden=4096,
-        heads=32,
-        kv_heads=8,
-        ffn_hidden=14336,
-        mlp="swiglu",
-        seq_len=8000,
-        vocab=128256,
-        source="test",
-    )
+    model = llama3_8b_widths(seq_len=8000)
     geo = dataclasses.replace(geometry(model), rotary=False, dropout=False)
     kernels = Kernels(fp8_recipe="rowwise")
     priced = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=kernels)

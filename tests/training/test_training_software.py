@@ -26,6 +26,7 @@ from fabricui.errors import ConfigError, HwdbError
 from fabricui.model.run import RunEntry, RunSpec
 from fabricui.services.software import framework_in_source, software_for, software_for_run
 from tests.training._devices import ROUND
+from tests.training._models import llama3_8b_widths
 
 
 @pytest.fixture(scope="module")
@@ -364,7 +365,7 @@ def test_rowwise_casts_the_gathered_inputs_twice_scaled():
     (2h) at 3 + 5 bytes, at 0.44 of the bandwidth (8 / 0.44 bytes); the out-projection and
     down-projection inputs are TP-sharded either way. Forward: 8,000 x ((2 x 4096 + 512 +
     1792) x 8 / 0.44 - (2 x 512 + 512 + 1792) x 6) bytes more at 1 TB/s."""
-    model = _llama3_8b_widths(seq_len=8000)
+    model = llama3_8b_widths(seq_len=8000)
     geo = dataclasses.replace(geometry(model), rotary=False, dropout=False)
     current = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=Kernels(fp8_recipe="current"))
     rowwise = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=Kernels(fp8_recipe="rowwise"))
@@ -385,7 +386,7 @@ def test_rowwise_rescales_the_backward_gemm_outputs(monkeypatch, separate, grad_
     input width (QKV h or q, k, v 3h; out q = 512; gate and up h or 2h; down f / 8 = 1792),
     the weight gradients 4096 x (512 + 2 x 128) + 512 x 4096 + 4096 x 3584 + 1792 x 4096 =
     27,262,976 elements; the forward is unchanged."""
-    model = _llama3_8b_widths(seq_len=8000)
+    model = llama3_8b_widths(seq_len=8000)
     geo = geometry(model)
     kernels = Kernels(fp8_recipe="rowwise", separate_projections=separate)
     rowwise = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, kernels=kernels)
@@ -404,7 +405,7 @@ def test_only_rowwise_rescales_and_not_the_experts(monkeypatch):
     unconverted, the router is 16-bit): 4 x (8,000 x (4096 + 512) + 4096 x 768 + 512 x 4096)
     bytes at 1 TB/s."""
     assert set(FP8_RESCALE_BYTES) == {"rowwise"}
-    model = _llama3_8b_widths(seq_len=8000)
+    model = llama3_8b_widths(seq_len=8000)
     geo = dataclasses.replace(geometry(model), experts=8, top_k=2, ffn=1792)
     kernels = Kernels(fp8_recipe="rowwise")
     rowwise = layer_cost(ROUND, geo, 8, 1, 1, 1, 8000, 1, moe=True, kernels=kernels)
@@ -420,7 +421,7 @@ def test_separate_projections_each_read_the_input():
     bytes, 64.1 us, above its 62.9 us of FLOPs; separate, q (4096 x 512) is 53.6 us of
     traffic and k and v (4096 x 128) 38.0 us each, 129.6 us in all. The gated MLP's gate and
     up stay compute-bound either way (293.6 us), so the forward differs by 65.5 us."""
-    model = _llama3_8b_widths(seq_len=1000)
+    model = llama3_8b_widths(seq_len=1000)
     geo = geometry(model)
     slow = dataclasses.replace(ROUND, hbm_Bps=0.25e12)
 
@@ -442,26 +443,6 @@ def test_torchtitan_runs_separate_projections(catalog):
     titan, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["torchtitan"])
     core, _ = resolve_recipe(RecipeChoices(), "hopper", catalog.frameworks["megatron-core"])
     assert titan.kernels.separate_projections and not core.kernels.separate_projections
-
-
-def _llama3_8b_widths(seq_len: int):  # type: ignore[no-untyped-def]
-    """A model of Llama 3 8B's widths (h 4096, 32 heads of which 8 KV, f 14336)."""
-    from fabricui.model import ModelShape
-
-    return ModelShape(
-        id="m",
-        name="m",
-        params_B=8.0,
-        layers=32,
-        hidden=4096,
-        heads=32,
-        kv_heads=8,
-        ffn_hidden=14336,
-        mlp="swiglu",
-        seq_len=seq_len,
-        vocab=128256,
-        source="test",
-    )
 
 
 def test_llm_foundry_prices_its_triton_attention_at_a_sourced_record(catalog):

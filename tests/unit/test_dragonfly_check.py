@@ -8,10 +8,10 @@ import dataclasses
 
 import pytest
 
-from fabricui.errors import EngineError
 from fabricui.fabric import builder, most_nodes, network
 from fabricui.model import TopologySpec
 from fabricui.services.session import load_catalog
+from tests.unit._network_checks import built, refusal
 
 
 @pytest.fixture(scope="module")
@@ -24,20 +24,6 @@ def _variant(catalog, **net: int) -> TopologySpec:
     spec = catalog.topologies["dragonfly-cluster"]
     assert spec.net is not None
     return dataclasses.replace(spec, net=dataclasses.replace(spec.net, **net))
-
-
-def _refusal(check, spec: TopologySpec) -> str | None:
-    try:
-        check(spec)
-    except EngineError as exc:
-        return exc.message
-    return None
-
-
-def _built(catalog, spec: TopologySpec) -> None:
-    """The network cabled as ``build_tiled`` cables it (what ``check_tiled`` did)."""
-    d = builder._domain(spec, catalog)
-    builder._network(d.build, d.host, d.tiling, builder._rank_devices(spec, d.host, d.tiling))
 
 
 @pytest.mark.parametrize(
@@ -59,8 +45,8 @@ def test_the_check_refuses_what_the_build_refuses(catalog, net, largest):
     counts = [2, 3, 1000, top + 1] if largest is None else [2, 3, 1000, top, top + 1]
     for nodes in counts:
         sized = spec.with_nodes(nodes)
-        checked = _refusal(lambda s: builder.check_tiled(s, catalog), sized)
-        assert checked == _refusal(lambda s: _built(catalog, s), sized), nodes
+        checked = refusal(lambda s: builder.check_tiled(s, catalog), sized)
+        assert checked == refusal(lambda s: built(catalog, s), sized), nodes
         assert (checked is None) == (nodes <= top), (nodes, checked)
 
 

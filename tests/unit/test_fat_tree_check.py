@@ -9,31 +9,17 @@ import dataclasses
 import numpy as np
 import pytest
 
-from fabricui.errors import EngineError
 from fabricui.fabric import builder, most_nodes, network
 from fabricui.fabric.fat_tree import build_fat_tree, check_fat_tree
 from fabricui.model import NetSpec, TopologySpec
 from fabricui.services.session import load_catalog
+from tests.unit._network_checks import built, refusal
 
 
 @pytest.fixture(scope="module")
 def catalog():
     """The built-in database with the built-in plugins' records."""
     return load_catalog()
-
-
-def _refusal(check, *args: object) -> str | None:
-    try:
-        check(*args)
-    except EngineError as exc:
-        return exc.message
-    return None
-
-
-def _built(catalog, spec: TopologySpec) -> None:
-    """The network cabled as ``build_tiled`` cables it (what ``check_tiled`` did)."""
-    d = builder._domain(spec, catalog)
-    builder._network(d.build, d.host, d.tiling, builder._rank_devices(spec, d.host, d.tiling))
 
 
 def _variant(catalog, topology: str, **net: object) -> TopologySpec:
@@ -89,8 +75,8 @@ def test_the_check_refuses_what_the_build_refuses(catalog, topology, net, larges
     counts = sorted({hosts * k for k in (1, 2, 3, 5, 17, 64)} | {top, top + hosts})
     for nodes in counts:
         sized = spec.with_nodes(nodes)
-        checked = _refusal(lambda s: builder.check_tiled(s, catalog), sized)
-        assert checked == _refusal(lambda s: _built(catalog, s), sized), nodes
+        checked = refusal(lambda s: builder.check_tiled(s, catalog), sized)
+        assert checked == refusal(lambda s: built(catalog, s), sized), nodes
         assert (checked is None) == (nodes <= top), (nodes, checked)
 
 
@@ -142,8 +128,8 @@ def test_every_refusal_of_the_builder_is_the_checks():
             for nodes in range(1, 90):
                 nic_devs = np.arange(nodes * nics, dtype=np.int64).reshape(nodes, nics)
                 args = (net, nodes, nic_devs, 50.0 * ports, ports, 50.0, radix, 10**6)
-                built = _refusal(build_fat_tree, *args, 1, cable_ports)
-                checked = _refusal(check_fat_tree, net, nodes, nics, ports, radix, cable_ports)
+                built = refusal(build_fat_tree, *args, 1, cable_ports)
+                checked = refusal(check_fat_tree, net, nodes, nics, ports, radix, cable_ports)
                 assert checked == built, (net, nodes, radix)
                 seen.update(r for r in _REFUSALS if built is not None and r in built)
     assert seen == set(_REFUSALS), set(_REFUSALS) - seen

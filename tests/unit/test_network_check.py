@@ -10,28 +10,14 @@ import pytest
 from fabricui.errors import EngineError
 from fabricui.fabric import build_fabric, builder, most_nodes
 from fabricui.fabric.torus import torus_shape
-from fabricui.model import TopologySpec
 from fabricui.services.session import load_catalog
+from tests.unit._network_checks import built, refusal
 
 
 @pytest.fixture(scope="module")
 def catalog():
     """The built-in database with the built-in plugins' records."""
     return load_catalog()
-
-
-def _refusal(check, spec: TopologySpec) -> str | None:
-    try:
-        check(spec)
-    except EngineError as exc:
-        return exc.message
-    return None
-
-
-def _wired(catalog, spec: TopologySpec) -> None:
-    """The network wired as ``build_tiled`` wires it (what ``check_tiled`` did)."""
-    d = builder._domain(spec, catalog)
-    builder._network(d.build, d.host, d.tiling, builder._rank_devices(spec, d.host, d.tiling))
 
 
 @pytest.mark.parametrize("topology", ["tpu-v5p-torus", "tpu-v6e-256", "tpu7x-4x4x4"])
@@ -43,9 +29,9 @@ def test_a_torus_check_refuses_what_its_wiring_refuses(catalog, topology):
     assert top is not None
     for nodes in sorted({1, 2, 3, 5, 7, 12, 16, 30, 64, top, top + 1, 2 * top}):
         sized = spec.with_nodes(nodes)
-        checked = _refusal(lambda s: builder.check_tiled(s, catalog), sized)
-        assert checked == _refusal(lambda s: _wired(catalog, s), sized), nodes
-    assert _refusal(lambda s: builder.check_tiled(s, catalog), spec.with_nodes(top)) is None
+        checked = refusal(lambda s: builder.check_tiled(s, catalog), sized)
+        assert checked == refusal(lambda s: built(catalog, s), sized), nodes
+    assert refusal(lambda s: builder.check_tiled(s, catalog), spec.with_nodes(top)) is None
 
 
 @pytest.mark.parametrize(
@@ -64,7 +50,7 @@ def test_the_build_refuses_a_network_before_tiling_the_domains(
     """A network the switches or chips cannot make is refused with ``check_tiled``'s line
     before a domain is tiled."""
     spec = catalog.topologies[topology].with_nodes(nodes)
-    checked = _refusal(lambda s: builder.check_tiled(s, catalog), spec)
+    checked = refusal(lambda s: builder.check_tiled(s, catalog), spec)
 
     def tiled(*args: object) -> None:
         raise AssertionError("the domains were tiled")
