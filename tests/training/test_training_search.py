@@ -27,14 +27,17 @@ def tp_in_node(report) -> bool:
 
 def test_candidates_cover_every_axis(catalog):
     """Candidates vary tp, cp, pp (uneven too), vpp, dp, ep and the micro-batch, and keep to
-    the rules: pp at most the layers, pipelines with enough micro-batches, ep dividing dp."""
+    the rules: pp at most the layers, pipelines with enough micro-batches, ep dividing the
+    experts and, at ETP = TP, dp (below it, ``ep x etp`` divides ``tp x cp x dp``)."""
     model = catalog.models["mixtral-8x7b"]
     layouts = candidate_layouts(64, model, 64, 32768, SearchSpace())
     for axis in ("tp", "cp", "pp", "vpp", "dp", "ep", "microbatches"):
         assert len({getattr(lay, axis) for lay in layouts}) > 1, axis
     assert all(lay.tp * lay.cp * lay.pp * lay.dp == 64 for lay in layouts)
     assert all(lay.pp == 1 or lay.microbatches >= lay.pp for lay in layouts)
-    assert all(lay.dp % lay.ep == 0 and model.experts % lay.ep == 0 for lay in layouts)
+    assert all(model.experts % lay.ep == 0 for lay in layouts)
+    assert all(lay.dp % lay.ep == 0 for lay in layouts if lay.expert_tp == lay.tp)
+    assert all((lay.tp * lay.cp * lay.dp) % (lay.ep * lay.expert_tp) == 0 for lay in layouts)
 
 
 def test_llama3_70b_on_the_pod_keeps_tp_in_the_node(catalog):

@@ -1,12 +1,16 @@
-"""Layout search: every tp x cp x pp x vpp x ep x micro-batch x DP strategy x recompute on
-all the fabric's GPUs, ranked by step time under the memory limit.
+"""Layout search: every tp x cp x pp x vpp x ep x expert tp x micro-batch x DP strategy x
+recompute on all the fabric's GPUs, ranked by step time under the memory limit. An MoE
+model's expert TP is TP (Megatron-Core's default) or, with TP above 1, any smaller divisor
+of it (Megatron-Bridge's MoE recipes run 1), its expert-parallel group then spanning TP
+and CP ranks too.
 
 Two stages. (1) Every candidate's compute, bubble, optimizer step and memory come from
 the same functions a plan uses, vectorized with numpy over all candidates, plus the
 critical-path communication every plan has (TP collectives, pipeline sends, the CP
-strategy's own operations beyond the attention windows a plan gives them) priced on the
-same groups; the data-parallel traffic is priced on a proxy group at least as fast as the
-real one (same members per node, adjacent nodes). That is a lower bound of the
+strategy's own operations beyond the attention windows a plan gives them, EP's dispatch
+and combine when nothing overlaps them) priced on the same groups; the data-parallel
+traffic is priced on a proxy group at least as fast as the real one (same members per
+node, adjacent nodes), the spread experts' on their own group. That is a lower bound of the
 candidate's step. For each layout only the cheapest
 way to fit is kept: the least sharding (DDP, then ZeRO-1, ZeRO-2, FSDP: the same traffic
 or more) at each recompute level, and no heavier recompute once DDP or ZeRO-1/2 fits.
@@ -19,13 +23,15 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fabricui.engine.training import schedule
+from fabricui.engine.group import NO_GPUDIRECT_FAMILIES
+from fabricui.engine.training import deepep, schedule
 from fabricui.engine.training.device import make_device
 from fabricui.engine.training.layer import (
     LayerCost,
@@ -47,7 +53,13 @@ from fabricui.engine.training.memory import (
 from fabricui.engine.training.pricing import Pricer, PricerLike, as_pricer
 from fabricui.engine.training.recipe import Recipe, era_recipe
 from fabricui.engine.training.shape import Geometry, geometry
-from fabricui.engine.training.step import USABLE_MEMORY, PlanReport, plan, with_software
+from fabricui.engine.training.step import (
+    USABLE_MEMORY,
+    PlanReport,
+    plan,
+    ranks_per_domain,
+    with_software,
+)
 from fabricui.engine.types import CommOp, Layout, Strategy
 from fabricui.errors import EngineError
 from fabricui.vocabulary import RECOMPUTE_MODES
@@ -103,9 +115,9 @@ def candidate_layouts(
 
     tp divides the heads, cp the sequence (``seq_len / cp >= MIN_CP_TOKENS``), pp is at
     most the layers (uneven stages are fine), dp x micro-batch divides the global batch,
-    ep divides dp and the experts (1 for a dense model); a pipeline needs at least ``pp``
-    micro-batches; interleaving needs ``pp * vpp`` layers and micro-batches divisible by
-    ``pp`` (Megatron's rule).
+    ep divides the experts (1 for a dense model) and, with its expert TP, the stage
+    (``_expert_layouts``); a pipeline needs at least ``pp`` micro-batches; interleaving
+    needs ``pp * vpp`` layers and micro-batches divisible by ``pp`` (Megatron's rule).
     """
     layouts = []
     max_tp = space.max_tp or model.heads
@@ -120,7 +132,7 @@ def candidate_layouts(
                 dp = rest // pp
                 if pp > model.layers or global_batch % dp:
                     continue
-                eps = [e for e in _divisors(dp) if model.experts % e == 0] if model.experts else [1]
+                experts = _expert_layouts(model, tp, cp, dp)
                 for b in space.micro_batches:
                     if (global_batch // dp) % b:
                         continue
@@ -130,7 +142,7 @@ def candidate_layouts(
                     for vpp in space.vpp_degrees:
                         if vpp > 1 and (pp == 1 or m % pp or pp * vpp > model.layers):
                             continue
-                        for ep in eps:
+                        for ep, etp in experts:
                             layouts.append(
                                 Layout(
                                     tp=tp,
@@ -142,9 +154,26 @@ def candidate_layouts(
                                     seq_len=seq_len,
                                     cp=cp,
                                     vpp=vpp,
+                                    etp=etp,
                                 )
                             )
     return layouts
+
+
+def _expert_layouts(model: ModelShape, tp: int, cp: int, dp: int) -> list[tuple[int, int]]:
+    """(ep, etp) pairs of a ``tp x cp x dp`` stage (etp 0: ``tp``, Megatron-Core's default).
+
+    At ``etp = tp`` the expert-parallel group lies within DP (``ep`` divides ``dp``). A
+    smaller expert TP (a divisor of ``tp``; NVIDIA's Megatron-Bridge MoE recipes run 1)
+    frees TP and CP ranks for the expert-parallel group, as Megatron-Core allows: ``ep x
+    etp`` divides ``tp x cp x dp``. ``ep`` divides the experts; a dense model has ep 1.
+    """
+    if not model.experts:
+        return [(1, 0)]
+    pairs = [(e, 0) for e in _divisors(dp) if model.experts % e == 0]
+    for etp in _divisors(tp)[:-1]:
+        pairs += [(e, etp) for e in _divisors(tp * cp * dp // etp)[1:] if model.experts % e == 0]
+    return pairs
 
 
 @dataclass(frozen=True)
@@ -188,8 +217,8 @@ def _critical_comm_s(
     micro-batch [s].
 
     The same operations and groups the built-in TP and PP strategies give a plan (TP: the
-    first ``tp`` ranks; PP: ranks ``tp * cp * ep`` apart), priced with the same pricer, so
-    the bound stays below the plan.
+    first ``tp`` ranks; PP: ranks ``tp * cp * gcd(dp, ep)`` apart, as ``groups.groups``
+    lays them out), priced with the same pricer, so the bound stays below the plan.
 
     Returns:
         (TP forward per layer, TP backward per layer, TP forward all-gathers per layer,
@@ -220,7 +249,8 @@ def _critical_comm_s(
                     tp_ag[mask] = 2 * calls * 1e-6
             tp_f[mask] = 2 * total * 1e-6
             tp_b[mask] = 2 * total * 1e-6
-    stride = (arr["tp"] * arr["cp"] * arr["ep"]).astype(int)
+    inner = np.gcd(arr["dp"].astype(int), arr["ep"].astype(int))
+    stride = arr["tp"].astype(int) * arr["cp"].astype(int) * inner
     for key in sorted(set(zip(stride.tolist(), arr["pp"].astype(int).tolist()))):
         step, pp = key
         if pp < 2 or step * pp > fabric.n_gpus:
@@ -283,6 +313,77 @@ def _ring_comm_s(
     return out
 
 
+def _ep_comm_s(
+    model: ModelShape,
+    layouts: Sequence[Layout],
+    recipe: Recipe,
+    ep: Strategy | None,
+    pricer: Pricer,
+) -> tuple[np.ndarray, np.ndarray]:
+    """EP's dispatch and combine per layer and micro-batch [s], (forward, backward): the EP
+    strategy's own operations for each candidate (the layout with the framework's
+    software, ``step.with_software``), priced with the same pricer on its first expert-
+    parallel group (``groups.groups``: ranks ``etp`` apart among a stage's), DeepEP's calls
+    across nodes on its RDMA path as the plan reprices them (``deepep.on_rdma``). Only
+    where the plan exposes them whole (no EP overlap); 0 elsewhere (no bound)."""
+    fwd = np.zeros(len(layouts))
+    bwd = np.zeros(len(layouts))
+    if ep is None or recipe.ep_overlap:
+        return fwd, bwd
+    domain = pricer.fabric.gpus_per_domain
+    found: dict[tuple[int, ...], tuple[tuple[int, ...], list[tuple[str, float, float]]]] = {}
+    for lay in layouts:
+        key = (lay.tp, lay.cp, lay.dp, lay.pp, lay.ep, lay.expert_tp, lay.microbatches)
+        if lay.ep < 2 or key in found:
+            continue
+        first = _first_ep_group(lay)
+        shaped = dataclasses.replace(
+            with_software(lay, recipe), ep_local=ranks_per_domain(np.asarray(first), domain)
+        )
+        ops = ep.operations(model, shaped) if ep.applicable(model, shaped) else []
+        calls = model.layers / lay.pp * lay.microbatches  # comm.expose's calls per layer
+        found[key] = (
+            first,
+            [
+                (op.phase, op.size_bytes, op.count / calls)
+                for op in ops
+                if op.group == "ep" and op.resolved_scope == "layer"
+            ],
+        )
+    wanted: dict[tuple[int, ...], list[float]] = {}
+    for ranks, ops in found.values():
+        wanted.setdefault(ranks, []).extend(size for _, size, _ in ops)
+    on_rdma: dict[tuple[int, ...], bool] = {}
+    rdma_us: dict[tuple[tuple[int, ...], float], float] = {}
+    for ranks, sizes in wanted.items():
+        group = pricer.group(ranks)
+        on_rdma[ranks] = (
+            recipe.moe_dispatch == "deepep"
+            and group.n_nodes > 1
+            and group.fabric.net_family not in NO_GPUDIRECT_FAMILIES
+        )
+        if not on_rdma[ranks]:
+            pricer.prime("all_to_all", ranks, sizes)
+    for i, lay in enumerate(layouts):
+        key = (lay.tp, lay.cp, lay.dp, lay.pp, lay.ep, lay.expert_tp, lay.microbatches)
+        if key not in found:
+            continue
+        ranks, ops = found[key]
+        for phase, size, per_layer in ops:
+            if on_rdma[ranks]:
+                if (ranks, size) not in rdma_us:
+                    rdma_us[(ranks, size)] = deepep.call_us(pricer.group(ranks), size)
+                call = rdma_us[(ranks, size)]
+            else:
+                call = pricer("all_to_all", ranks, size)[0]
+            seconds = call * 1e-6 * per_layer
+            if phase == "forward":
+                fwd[i] += seconds
+            else:
+                bwd[i] += seconds
+    return fwd, bwd
+
+
 def _ring_exposed_s(
     ring: RingComm, attn_f: np.ndarray, attn_b: np.ndarray, cp: np.ndarray, mode: str,
     recipe: Recipe,
@@ -320,7 +421,8 @@ def _proxy_dp_group(fabric: Fabric, lay: Layout) -> tuple[int, ...]:
     node at the same local positions (rails), on adjacent nodes (which on a fat-tree share
     leaves at least as often as the real group's, farther apart)."""
     g = fabric.gpus_per_node
-    tp, cp, ep, pp, dp = lay.tp, lay.cp, lay.ep, lay.pp, lay.dp
+    tp, cp, pp, dp = lay.tp, lay.cp, lay.pp, lay.dp
+    ep = math.gcd(dp, lay.ep)  # the replicas next to each other (``groups.groups``)
     members = (
         (np.arange(dp // ep)[:, None, None] * (pp * ep * cp * tp))
         + (np.arange(ep)[None, :, None] * (cp * tp))
@@ -340,42 +442,91 @@ def _dp_lower_s(
     layouts: Sequence[Layout],
     flavour: str,
     pricer: Pricer,
-    cache: dict[tuple[str, int, int, int, int, int], tuple[float, float]],
+    cache: dict[tuple[str, int, int, int, int, int, int], tuple[float, float]],
     deferred: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Lower bounds of a DP flavour's communication: (per layer and micro-batch, per step)
     [s], on the proxy group (``_proxy_dp_group``), with the built-in strategies' operations
     (DDP: bucketed all-reduce; ZeRO-1/2: bucketed reduce-scatter and a gather; FSDP: two
     gathers and a reduce-scatter per layer; on a pipeline whose framework defers FSDP's
-    sync (``deferred``), its reduce-scatters, once a step). Other flavours: 0 (no bound)."""
+    sync (``deferred``), its reduce-scatters, once a step), of the parameters every DP
+    replica reduces; an MoE model's spread routed experts on their first expert data-
+    parallel group (``_expert_dp_group``), as the strategies reduce them. Other flavours:
+    0 (no bound)."""
     per_layer = np.zeros(len(layouts))
     per_step = np.zeros(len(layouts))
     if flavour not in DP_FLAVOURS:
         return per_layer, per_step
-    params = model.params_B * 1e9
+    total = model.params_B * 1e9
+    geo = geometry(model)
+    routed = float(geo.moe_layers * geo.experts * geo.expert_params) if model.experts else 0.0
     for i, lay in enumerate(layouts):
         if lay.dp * lay.cp < 2:
             continue
-        key = (flavour, lay.tp, lay.cp, lay.pp, lay.ep, lay.dp)
+        key = (flavour, lay.tp, lay.cp, lay.pp, lay.ep, lay.dp, lay.expert_tp)
         if key not in cache:
-            ranks = _proxy_dp_group(fabric, lay)
-            stage = params * 2 / (lay.tp * lay.pp)
-            layer = params * 2 / (model.layers * lay.tp)
-            buckets = max(1, -int(-stage // BUCKET_BYTES))
-            if flavour == "fsdp":
-                gather = pricer("all_gather", ranks, layer)[0]
-                scatter = pricer("reduce_scatter", ranks, layer)[0]
-                if deferred and lay.pp > 1:
-                    cache[key] = (0.0, model.layers / lay.pp * scatter * 1e-6)
-                else:
-                    cache[key] = ((2 * gather + scatter) * 1e-6, 0.0)
-            elif flavour == "ddp":
-                cache[key] = (0.0, buckets * pricer("all_reduce", ranks, stage / buckets)[0] * 1e-6)
-            else:
-                scatter = buckets * pricer("reduce_scatter", ranks, stage / buckets)[0]
-                cache[key] = (0.0, (scatter + pricer("all_gather", ranks, stage)[0]) * 1e-6)
+            # Spread routed experts reduce over their own group (the ranks holding the
+            # same experts), the other parameters over the DP group.
+            spread = routed if lay.ep > 1 else 0.0
+            dense = _dp_calls_s(
+                flavour, pricer, _proxy_dp_group(fabric, lay), (total - spread) * 2 / lay.tp,
+                model.layers, lay.pp, deferred,
+            )  # fmt: skip
+            # The experts' gradients in one call: frameworks bucket them by parameter
+            # count (fewer, larger calls than PyTorch DDP's 25 MiB).
+            experts = _dp_calls_s(
+                flavour, pricer, _expert_dp_group(lay), spread * 2 / (lay.ep * lay.expert_tp),
+                model.layers, lay.pp, deferred, float("inf"),
+            )  # fmt: skip
+            cache[key] = (dense[0] + experts[0], dense[1] + experts[1])
         per_layer[i], per_step[i] = cache[key]
     return per_layer, per_step
+
+
+def _dp_calls_s(
+    flavour: str,
+    pricer: Pricer,
+    ranks: tuple[int, ...],
+    model_bytes: float,
+    layers: int,
+    pp: int,
+    deferred: bool,
+    bucket_bytes: float = BUCKET_BYTES,
+) -> tuple[float, float]:
+    """(per layer and micro-batch, per step) [s] of a built-in DP flavour's operations on
+    ``ranks`` for ``model_bytes`` of parameters per GPU of the whole model (``1 / pp`` of
+    them on a stage, ``1 / layers`` in a layer), the gradients in ``bucket_bytes`` calls."""
+    if len(ranks) < 2 or model_bytes <= 0:
+        return 0.0, 0.0
+    stage = model_bytes / pp
+    layer = model_bytes / layers
+    buckets = max(1, -int(-stage // bucket_bytes))
+    if flavour == "fsdp":
+        gather = pricer("all_gather", ranks, layer)[0]
+        scatter = pricer("reduce_scatter", ranks, layer)[0]
+        if deferred and pp > 1:
+            return 0.0, layers / pp * scatter * 1e-6
+        return (2 * gather + scatter) * 1e-6, 0.0
+    if flavour == "ddp":
+        return 0.0, buckets * pricer("all_reduce", ranks, stage / buckets)[0] * 1e-6
+    scatter = buckets * pricer("reduce_scatter", ranks, stage / buckets)[0]
+    return 0.0, (scatter + pricer("all_gather", ranks, stage)[0]) * 1e-6
+
+
+def _expert_dp_group(lay: Layout) -> tuple[int, ...]:
+    """The first expert data-parallel group (``groups.groups``' ``edp``): the ranks of the
+    first stage, in order, ``ep x etp`` apart."""
+    inner = math.gcd(lay.dp, lay.ep)
+    grid = np.arange(lay.world).reshape(lay.dp // inner, lay.pp, inner, lay.cp, lay.tp)
+    return tuple(np.sort(grid[:, 0].ravel())[:: lay.ep * lay.expert_tp].tolist())
+
+
+def _first_ep_group(lay: Layout) -> tuple[int, ...]:
+    """The first expert-parallel group (``groups.groups``' ``ep``): the ranks of the first
+    stage, in order, ``etp`` apart."""
+    inner = math.gcd(lay.dp, lay.ep)
+    grid = np.arange(lay.world).reshape(lay.dp // inner, lay.pp, inner, lay.cp, lay.tp)
+    return tuple(np.sort(grid[:, 0].ravel())[: lay.ep * lay.expert_tp : lay.expert_tp].tolist())
 
 
 def _bounds(
@@ -388,6 +539,7 @@ def _bounds(
     recompute_modes: Sequence[str],
     pricer: Pricer,
     cp: Strategy | None = None,
+    ep: Strategy | None = None,
 ) -> list[_Candidate]:
     """Stage one: lower bounds and memory of every candidate, the cheapest fit per layout.
 
@@ -405,7 +557,7 @@ def _bounds(
         recipe.fp8_attention_recipe,
     )
     cols = _Columns.of(layouts, sequence_parallel)
-    times = _mode_free_times(fabric, model, geo, device, layouts, cols, recipe, pricer, cp)
+    times = _mode_free_times(fabric, model, geo, device, layouts, cols, recipe, pricer, cp, ep)
     stages = _StageSplit.of(model, cols.arr["pp"])
     limit = fabric.gpu.memory_GB * 1e9 * USABLE_MEMORY
     most_layers = np.maximum(np.maximum(stages.first, stages.last), stages.middle)
@@ -442,7 +594,7 @@ class _Columns:
     """The candidates' layouts as columns (one entry per candidate)."""
 
     arr: dict[str, np.ndarray]
-    """Float columns: tp, cp, pp, dp, ep, vpp, microbatches, seq_len."""
+    """Float columns: tp, cp, pp, dp, ep, vpp, microbatches, seq_len, etp (the expert TP)."""
     b: np.ndarray
     """Sequences per micro-batch."""
     sp: np.ndarray
@@ -455,6 +607,7 @@ class _Columns:
             name: np.array([getattr(lay, name) for lay in layouts], dtype=np.float64)
             for name in ("tp", "cp", "pp", "dp", "ep", "vpp", "microbatches", "seq_len")
         }
+        arr["etp"] = np.array([lay.expert_tp for lay in layouts], dtype=np.float64)
         b = np.array([lay.micro_batch for lay in layouts])
         return cls(arr, b, np.array(sequence_parallel, dtype=np.float64))
 
@@ -484,6 +637,10 @@ class _ModeFreeTimes:
     """Pipeline sends per micro-batch."""
     ring: RingComm
     """CP's operations per layer (``_ring_comm_s``)."""
+    ep_f: np.ndarray
+    """EP's dispatch and combine per layer, forward (``_ep_comm_s``)."""
+    ep_b: np.ndarray
+    """EP's dispatch and combine per layer, backward."""
     tp_in_node: np.ndarray
     """The TP group fits one NVLink (scale-up) domain: a node, or an NVL72 rack."""
     out_s: np.ndarray
@@ -502,6 +659,7 @@ def _mode_free_times(
     recipe: Recipe,
     pricer: Pricer,
     cp: Strategy | None = None,
+    ep: Strategy | None = None,
 ) -> _ModeFreeTimes:
     """The mean layer of every candidate (dense and MoE, windowed and full attention in
     their proportions), its critical-path communication (CP's from the ``cp`` strategy),
@@ -527,6 +685,7 @@ def _mode_free_times(
                     windowed=windowed,
                     kernels=recipe.kernels,
                     imbalance=recipe.moe_imbalance,
+                    etp=arr["etp"],
                 )
                 parts.append((ms * ws, cost))
     fb = np.add.reduce([w * (c.fwd_s + c.bwd_s) for w, c in parts])
@@ -537,6 +696,7 @@ def _mode_free_times(
     attn_f = sum(w * c.attn_fwd_s for w, c in parts)
     attn_b = sum(w * c.attn_bwd_s for w, c in parts)
     ring = _ring_comm_s(model, layouts, recipe, cp, pricer)
+    ep_f, ep_b = _ep_comm_s(model, layouts, recipe, ep, pricer)
     out = output_layer_cost(device, geo, arr["tp"], arr["cp"], b, arr["seq_len"], recipe.loss)
     emb = embedding_cost(device, geo, arr["cp"], b, arr["seq_len"])
     return _ModeFreeTimes(
@@ -550,6 +710,8 @@ def _mode_free_times(
         tp_ag=tp_ag,
         pp_mb=pp_mb,
         ring=ring,
+        ep_f=ep_f,
+        ep_b=ep_b,
         tp_in_node=tp_in_node,
         out_s=out.fwd_s + out.bwd_s,
         emb_s=emb.fwd_s + emb.bwd_s,
@@ -602,7 +764,8 @@ def _pipeline_s(
     if recipe.tp_overlap:
         tp_comm = np.where(t.tp_in_node, np.maximum(0.0, tp_comm - t.gemm), tp_comm)
     cp_comm = _ring_exposed_s(t.ring, t.attn_f, t.attn_b, cols.arr["cp"], mode, recipe)
-    per_layer = t.fb + rec + tp_comm + cp_comm
+    ep_comm = t.ep_f * (2.0 if mode == "full" else 1.0) + t.ep_b
+    per_layer = t.fb + rec + tp_comm + cp_comm + ep_comm
     single = stages.single
     tau0 = stages.first * per_layer + t.emb_s + np.where(single, t.out_s, 0.0) + t.pp_mb
     taul = np.where(single, tau0, stages.last * per_layer + t.out_s + t.pp_mb)
@@ -657,6 +820,7 @@ class _StageMemory:
                 geo, layers, flight, arr["tp"], arr["cp"], b, arr["seq_len"], sp, mode,
                 recipe.attention, recipe.kv_repeated, recipe.selective_kind,
                 recipe.passes == "eager", recipe.recompute_modules, recipe.unfused_clamp,
+                arr["etp"],
             )  # fmt: skip
 
         logits = logits_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"], recipe.loss)
@@ -664,22 +828,26 @@ class _StageMemory:
         if recipe.cp_attention == "torch":  # as the plan adds it (step._ring_buffers)
             eager = recipe.passes == "eager"
             ring = ring_attention_bytes(geo, arr["tp"], arr["cp"], b, arr["seq_len"], eager)
-        tp, ep = arr["tp"], arr["ep"]
-        params_single = stage_params(geo, stages.first, tp, ep, True, True)
+        tp, ep, etp = arr["tp"], arr["ep"], arr["etp"]
+        params_single = stage_params(geo, stages.first, tp, ep, True, True, etp)
         return cls(
             acts0=stage_acts(stages.first, lambda p: 0) + ring,
             actsl=stage_acts(stages.last, lambda p: p - 1) + logits + ring,
             actsm=stage_acts(stages.middle, lambda p: 1) + ring,
             params0=np.where(
-                stages.single, params_single, stage_params(geo, stages.first, tp, ep, True, False)
+                stages.single,
+                params_single,
+                stage_params(geo, stages.first, tp, ep, True, False, etp),
             ),
             paramsl=np.where(
-                stages.single, params_single, stage_params(geo, stages.last, tp, ep, False, True)
+                stages.single,
+                params_single,
+                stage_params(geo, stages.last, tp, ep, False, True, etp),
             ),
-            paramsm=stage_params(geo, stages.middle, tp, ep, False, False),
-            experts0=stage_expert_params(geo, stages.first, ep, tp),
-            expertsl=stage_expert_params(geo, stages.last, ep, tp),
-            expertsm=stage_expert_params(geo, stages.middle, ep, tp),
+            paramsm=stage_params(geo, stages.middle, tp, ep, False, False, etp),
+            experts0=stage_expert_params(geo, stages.first, ep, etp),
+            expertsl=stage_expert_params(geo, stages.last, ep, etp),
+            expertsm=stage_expert_params(geo, stages.middle, ep, etp),
         )
 
 
@@ -816,8 +984,9 @@ def search_layouts(
     sp_flags = [bool(sequence_parallel) and lay.tp > 1 for lay in layouts]
     pricer = as_pricer(fabric, evaluate)
     candidates = _bounds(
-        fabric, model, layouts, recipe, sp_flags, flavours, modes, pricer, by_name.get("cp")
-    )
+        fabric, model, layouts, recipe, sp_flags, flavours, modes, pricer, by_name.get("cp"),
+        by_name.get("ep"),
+    )  # fmt: skip
     if not candidates:
         raise EngineError(
             f"no layout of {model.id} fits in {fabric.gpu.memory_GB:g} GB per GPU on "
@@ -825,7 +994,7 @@ def search_layouts(
         )
     queue = [(c.bound_s, _tie(c.layout), i, False) for i, c in enumerate(candidates)]
     heapq.heapify(queue)
-    dp_cache: dict[tuple[str, int, int, int, int, int], tuple[float, float]] = {}
+    dp_cache: dict[tuple[str, int, int, int, int, int, int], tuple[float, float]] = {}
     kept: list[tuple[float, int, PlanReport]] = []
     while queue:
         bound_s, tie, index, refined = heapq.heappop(queue)
@@ -859,7 +1028,10 @@ def search_layouts(
 
 
 def _tie(layout: Layout) -> tuple[int, ...]:
-    return (layout.tp, layout.pp, layout.cp, layout.ep, -layout.microbatches, layout.vpp)
+    return (
+        layout.tp, layout.pp, layout.cp, layout.ep, -layout.microbatches, layout.vpp,
+        -layout.expert_tp,
+    )  # fmt: skip
 
 
 def _flavours(pool: Sequence[Strategy], space: SearchSpace) -> list[Strategy]:
