@@ -351,8 +351,8 @@ def _ep_comm_s(
             ],
         )
     wanted: dict[tuple[int, ...], list[float]] = {}
-    for ranks, ops in found.values():
-        wanted.setdefault(ranks, []).extend(size for _, size, _ in ops)
+    for ranks, kinds in found.values():
+        wanted.setdefault(ranks, []).extend(size for _, size, _ in kinds)
     on_rdma: dict[tuple[int, ...], bool] = {}
     rdma_us: dict[tuple[tuple[int, ...], float], float] = {}
     for ranks, sizes in wanted.items():
@@ -368,8 +368,8 @@ def _ep_comm_s(
         key = (lay.tp, lay.cp, lay.dp, lay.pp, lay.ep, lay.expert_tp, lay.microbatches)
         if key not in found:
             continue
-        ranks, ops = found[key]
-        for phase, size, per_layer in ops:
+        ranks, kinds = found[key]
+        for phase, size, per_layer in kinds:
             if on_rdma[ranks]:
                 if (ranks, size) not in rdma_us:
                     rdma_us[(ranks, size)] = deepep.call_us(pricer.group(ranks), size)
