@@ -548,9 +548,10 @@ def _print(args: argparse.Namespace, data: dict[str, Any], text: Any) -> None:
 
 def describe_layout(layout: Layout) -> str:
     """``tp 8 x cp 1 x pp 2 x dp 2 (ep 1, vpp 1), micro-batches 8 x 1, global batch 16 x 8192``."""
+    etp = f"etp {layout.etp}, " if layout.etp and layout.etp != layout.tp else ""
     return (
         f"tp {layout.tp} x cp {layout.cp} x pp {layout.pp} x dp {layout.dp} (ep {layout.ep}, "
-        f"vpp {layout.vpp}), micro-batches {layout.microbatches} x {layout.micro_batch:g}, "
+        f"{etp}vpp {layout.vpp}), micro-batches {layout.microbatches} x {layout.micro_batch:g}, "
         f"global batch {layout.global_batch} x {layout.seq_len} tokens"
     )
 
@@ -696,9 +697,10 @@ def _table(cells: Sequence[tuple[str, ...]]) -> list[str]:
 
 
 def render_search(result: SearchResult) -> str:
-    """The ranked layouts, fastest first, each with why it wins."""
+    """The ranked layouts, fastest first, each with why it wins (an ``etp`` column, the
+    expert TP, when a layout's is not its TP)."""
     plans = result.plans
-    names = (
+    names: tuple[str, ...] = (
         "#",
         "tp",
         "cp",
@@ -728,6 +730,10 @@ def render_search(result: SearchResult) -> str:
         )
         for i, p in enumerate(plans, 1)
     ]
+    if any(p.layout.expert_tp != p.layout.tp for p in plans):
+        at = names.index("ep") + 1
+        names = (*names[:at], "etp", *names[at:])
+        cells = [(*row[:at], str(p.layout.expert_tp), *row[at:]) for row, p in zip(cells, plans)]
     gpus = f"{result.fabric.n_gpus} GPUs"
     if result.job is not None:
         gpus = f"the job's {len(result.job.ranks)} of {gpus}"

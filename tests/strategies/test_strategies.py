@@ -401,11 +401,14 @@ def test_search_returns_ten_valid_layouts_sorted(pod, catalog):
 
 
 def test_search_enumerates_moe_expert_degrees(pod, catalog):
-    """For an MoE model valid layouts include ep > 1, and every ep divides dp and experts."""
+    """For an MoE model valid layouts include ep > 1, and every ep divides the experts and,
+    at ETP = TP, dp (below it, ``ep x etp`` divides ``tp x cp x dp``)."""
     model = catalog.models["mixtral-8x7b"]
     layouts = candidate_layouts(32, model, 32, 4096, SearchSpace())
     assert any(lay.ep > 1 for lay in layouts)
-    assert all(lay.dp % lay.ep == 0 and model.experts % lay.ep == 0 for lay in layouts)
+    assert all(model.experts % lay.ep == 0 for lay in layouts)
+    assert all(lay.dp % lay.ep == 0 for lay in layouts if lay.expert_tp == lay.tp)
+    assert all((lay.tp * lay.cp * lay.dp) % (lay.ep * lay.expert_tp) == 0 for lay in layouts)
     assert all(lay.pp == 1 or lay.microbatches >= lay.pp for lay in layouts)
 
 

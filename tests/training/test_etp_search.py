@@ -5,6 +5,7 @@ tp x cp x dp`` holds, ranked by the same priced step, never for a dense model.""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -117,3 +118,20 @@ def test_moe_bounds_stay_below_the_plans(catalog):
         refined = search_module._refined_s(cand, fabric, model, evaluate, recipe, cache)
         assert cand.bound_s * 1e6 <= report.step_us * (1 + 1e-9), cand.layout
         assert refined * 1e6 <= report.step_us * (1 + 1e-9), cand.layout
+
+
+def test_search_output_shows_expert_tp(run_cli):
+    """``plan --search`` adds an ``etp`` column when a listed layout's expert TP is not its
+    TP, and ``--json`` each layout's ``expert_tp`` beside the ``etp`` it had (0: TP); a
+    dense model's table has no such column."""
+    argv = ("plan", "--search", "-t", "dgx-h100-pod", "--nodes", "2", "-m", "mixtral-8x7b")
+    status, out, _ = run_cli(*argv, "--global-batch", "16", "--seq", "4096", "--top", "3")
+    assert status == 0
+    head = next(line for line in out.splitlines() if line.lstrip().startswith("#"))
+    assert head.split()[6:8] == ["ep", "etp"]
+    status, out, _ = run_cli(*argv, "--global-batch", "16", "--seq", "4096", "--top", "3", "--json")
+    layout = json.loads(out)["plans"][0]["layout"]
+    assert (layout["tp"], layout["ep"], layout["etp"], layout["expert_tp"]) == (2, 8, 1, 1)
+    status, out, _ = run_cli("plan", "--search", "-t", "dgx-h100", "-m", "llama3-8b", "--top", "2")
+    head = next(line for line in out.splitlines() if line.lstrip().startswith("#"))
+    assert status == 0 and "etp" not in head.split()

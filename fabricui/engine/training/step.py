@@ -221,7 +221,7 @@ class PlanReport:
         return {
             "topology": self.topology,
             "model": self.model,
-            "layout": {**layout, "world": self.layout.world},
+            "layout": {**layout, "world": self.layout.world, "expert_tp": self.layout.expert_tp},
             "strategies": list(self.strategies),
             "recipe": {
                 **dataclasses.asdict(self.recipe),
