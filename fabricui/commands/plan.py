@@ -106,6 +106,11 @@ def _add_layout_options(parser: argparse.ArgumentParser) -> None:
         ("--dp", "data-parallel replicas (default: the GPUs left over)"),
         ("--cp", "context-parallel degree, ring attention (default: 1)"),
         ("--ep", "expert-parallel degree, within DP (default: 1)"),
+        (
+            "--etp",
+            "expert tensor-parallel degree; ep x etp must divide tp x cp x dp "
+            "(default: --tp, or 1 when ep x tp does not divide it)",
+        ),
         ("--vpp", "interleaved model chunks per pipeline stage (default: 1)"),
         ("--microbatches", "micro-batches per step (default: from --global-batch, else 4 x pp)"),
         ("--micro-batch", "sequences per micro-batch (default: 1)"),
@@ -315,6 +320,7 @@ ONE_LAYOUT_OPTIONS = (
     ("dp", "--dp"),
     ("cp", "--cp"),
     ("ep", "--ep"),
+    ("etp", "--etp"),
     ("vpp", "--vpp"),
     ("microbatches", "--microbatches"),
     ("micro_batch", "--micro-batch"),
@@ -523,6 +529,7 @@ def layout_request(args: argparse.Namespace) -> LayoutRequest:
         dp=_get(args, "dp", None),
         cp=_get(args, "cp", None),
         ep=_get(args, "ep", None),
+        etp=_get(args, "etp", None),
         vpp=_get(args, "vpp", None),
         microbatches=_get(args, "microbatches", None),
         micro_batch=_get(args, "micro_batch", None),

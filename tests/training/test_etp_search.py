@@ -135,3 +135,21 @@ def test_search_output_shows_expert_tp(run_cli):
     status, out, _ = run_cli("plan", "--search", "-t", "dgx-h100", "-m", "llama3-8b", "--top", "2")
     head = next(line for line in out.splitlines() if line.lstrip().startswith("#"))
     assert status == 0 and "etp" not in head.split()
+
+
+def test_plan_prices_a_searched_expert_tp(run_cli):
+    """``plan --etp`` prices the expert TP a search row shows (TP 4, EP 4 within DP 8 at ETP
+    2, which the default would put at ETP = TP 4); a degree that breaks the tiling rule, or
+    ``--etp`` beside ``--search``, is a one-line error."""
+    argv = ("plan", "-t", "dgx-h100-pod", "-m", "mixtral-8x7b", "--tp", "4", "--ep", "4")
+    status, out, _ = run_cli(*argv, "--etp", "2", "--json")
+    layout = json.loads(out)["layout"]
+    assert status == 0 and (layout["etp"], layout["expert_tp"], layout["dp"]) == (2, 2, 8)
+    status, out, _ = run_cli(*argv, "--etp", "2")
+    assert "(ep 4, etp 2, vpp 1)" in out.splitlines()[0]
+    status, _, err = run_cli(*argv, "--etp", "3")
+    assert status == 2 and "etp 3 must divide" in err and err.count("\n") == 1
+    status, _, err = run_cli(
+        "plan", "--search", "-t", "dgx-h100-pod", "-m", "mixtral-8x7b", "--etp", "1"
+    )
+    assert status == 2 and "--etp" in err and err.count("\n") == 1
