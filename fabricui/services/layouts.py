@@ -28,21 +28,27 @@ class LayoutChoice:
     """Context-parallel degree."""
     recompute: str | None = None
     """Activation recomputation (None: the default, none)."""
+    etp: int | None = None
+    """Expert tensor-parallel degree (None: the default, ``tp`` when the expert groups allow
+    it); a searched layout at an expert TP below its TP keeps it when picked."""
 
     def label(self) -> str:
-        """``tp8 pp1 ep1 ddp`` (``cp2`` and the recompute mode when set)."""
-        text = f"tp{self.tp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
+        """``tp8 pp1 ep1 ddp`` (``cp2``, ``etp1`` and the recompute mode when set)."""
+        experts = f"ep{self.ep}" + (f" etp{self.etp}" if self.etp else "")
+        text = f"tp{self.tp} pp{self.pp} {experts} {self.dp_strategy}"
         if self.cp > 1:
-            text = f"tp{self.tp} cp{self.cp} pp{self.pp} ep{self.ep} {self.dp_strategy}"
+            text = f"tp{self.tp} cp{self.cp} pp{self.pp} {experts} {self.dp_strategy}"
         return text + (f" {self.recompute}" if self.recompute else "")
 
 
 #: A degree word of a layout: ``tp8``, ``pp=2``.
-_LAYOUT_WORD = re.compile(r"^(tp|pp|ep|cp)=?(\d+)$")
+_LAYOUT_WORD = re.compile(r"^(tp|pp|ep|cp|etp)=?(\d+)$")
 
 
 def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
-    """``tp8 pp2 ep1 cp2 fsdp selective`` (any order, ``tp=8`` too) -> a layout choice.
+    """``tp8 pp2 ep1 cp2 fsdp selective`` (any order, ``tp=8`` too) -> a layout choice. An
+    expert TP (``etp1``) stays while it divides the TP the words leave; one that no longer
+    does returns to the default.
 
     Raises:
         ConfigError: An unknown word, or a degree out of ``plan_count``'s range, said with
@@ -60,7 +66,10 @@ def parse_layout(text: str, current: LayoutChoice) -> LayoutChoice:
             values["recompute"] = word
         else:
             raise ConfigError(
-                f"unknown word {word!r}: use tpN ppN epN cpN, one of "
+                f"unknown word {word!r}: use tpN ppN epN cpN etpN, one of "
                 f"{', '.join(DP_STRATEGIES)} and a recompute mode ({', '.join(RECOMPUTE_MODES)})"
             )
-    return dataclasses.replace(current, **values)  # type: ignore[arg-type]
+    chosen = dataclasses.replace(current, **values)  # type: ignore[arg-type]
+    if "etp" not in values and chosen.etp and chosen.tp % chosen.etp:
+        chosen = dataclasses.replace(chosen, etp=None)
+    return chosen

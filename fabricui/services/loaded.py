@@ -673,4 +673,4 @@ class LoadedFabric:
 
 def _layout_request(choice: LayoutChoice) -> LayoutRequest:
     """The degrees of a layout choice as a plan request's layout."""
-    return LayoutRequest(tp=choice.tp, pp=choice.pp, ep=choice.ep, cp=choice.cp)
+    return LayoutRequest(tp=choice.tp, pp=choice.pp, ep=choice.ep, cp=choice.cp, etp=choice.etp)

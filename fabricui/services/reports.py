@@ -618,14 +618,16 @@ def _search_table(plans: list[Any]) -> Table:
 
 
 def layout_words(plan: Any) -> str:
-    """``tp8 cp2 pp4 v2 dp16 mb1 zero1 selective`` (degrees above 1; dp, the micro-batch
-    size and the DP flavour always; the recompute mode when there is one)."""
+    """``tp8 cp2 pp4 v2 ep8 etp1 dp16 mb1 zero1 selective`` (degrees above 1 and an expert TP
+    other than tp; dp, the micro-batch size and the DP flavour always; the recompute mode
+    when there is one)."""
     layout = plan.layout
     words = [
         f"{axis}{getattr(layout, axis)}" for axis in ("tp", "cp", "pp") if getattr(layout, axis) > 1
     ]
     words += [f"v{layout.vpp}"] if layout.vpp > 1 else []
     words += [f"ep{layout.ep}"] if layout.ep > 1 else []
+    words += [f"etp{layout.expert_tp}"] if layout.ep > 1 and layout.expert_tp != layout.tp else []
     words += [f"dp{layout.dp}", f"mb{layout.micro_batch:g}"]
     words += [s for s in plan.strategies if s in ("ddp", "zero1", "zero2", "fsdp", "hsdp")][:1]
     if plan.recipe.recompute not in ("", "none", None):

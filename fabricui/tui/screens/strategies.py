@@ -667,6 +667,7 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             dp_strategy=dp_flavour(plan) or "ddp",
             cp=plan.layout.cp,
             recompute=plan.recipe.recompute,
+            etp=plan.layout.etp or None,
         )
         self._controls()
         self.show_plan(plan, rank)
@@ -739,7 +740,7 @@ class StrategiesScreen(SortedFilteredTable, ViewScreen):
             PromptModal(
                 "Layout (DP takes the GPUs left over)",
                 self.choice.label(),
-                f"tpN ppN epN cpN, one of {', '.join(DP_STRATEGIES)}, recompute mode",
+                f"tpN ppN epN cpN etpN, one of {', '.join(DP_STRATEGIES)}, recompute mode",
                 self._check_layout,
             ),
             done,
