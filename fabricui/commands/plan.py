@@ -105,7 +105,11 @@ def _add_layout_options(parser: argparse.ArgumentParser) -> None:
         ("--pp", "pipeline stages; need not divide the layers (default: 1)"),
         ("--dp", "data-parallel replicas (default: the GPUs left over)"),
         ("--cp", "context-parallel degree, ring attention (default: 1)"),
-        ("--ep", "expert-parallel degree, within DP (default: 1)"),
+        (
+            "--ep",
+            "expert-parallel degree, over the DP ranks (with --etp below --tp, over "
+            "the TP and CP ranks too; default: 1)",
+        ),
         (
             "--etp",
             "expert tensor-parallel degree; ep x etp must divide tp x cp x dp "
