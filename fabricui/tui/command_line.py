@@ -383,7 +383,19 @@ class CommandLineModal(PromptModal):
         self.query_one(Input).suggester = self.suggester
 
     def action_complete(self) -> None:
-        """Take the completion shown, the right arrow's way (at the end of the text)."""
+        """Complete the text typed before tab, once it is typed.
+
+        Tab is a priority binding, run when the app reads the key: the letters read with it
+        in one burst (``vie`` tab over a slow link) are still queued on the field. Queued
+        behind them, the completion runs in turn, as when typed one key at a time."""
         field = self.query_one(Input)
+        field.call_later(self._complete, field)
+
+    async def _complete(self, field: Input) -> None:
+        """Take the completion of the text as it is now, at the end of the text (as the
+        right arrow takes the one shown): the one shown is computed in the background
+        after each change, and may still be for the text before the last letters."""
+        suggestion = await self.suggester.get_suggestion(field.value)
+        if suggestion and suggestion != field.value:
+            field.value = suggestion
         field.cursor_position = len(field.value)
-        field.action_cursor_right()
