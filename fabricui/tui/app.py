@@ -327,11 +327,13 @@ class FabricApp(App[None]):
         self._figured_ahead: set[str] = set()
         """Views whose figures the warm-up computed (or began to) ahead of their first frame."""
         self._focus_keys = FocusKeyGate(self, super().on_event)
-        """Holds the keys read after tab until the focus has moved (``focus_keys``)."""
+        """Holds the keys read after a key until it is handled: the focus moved by tab, the
+        dialog opened or closed mounted and focused (``focus_keys``)."""
 
     async def on_event(self, event: events.Event) -> None:
-        """Textual's, but the keys read after tab (shift+tab) in one burst wait for the
-        focus to move, then go to the widget it moved to (``focus_keys``)."""
+        """Textual's, but the keys read after a key in one burst wait for it to be handled
+        (the focus moved by tab, a dialog opened or closed), then go to the widget focused
+        by then (``focus_keys``)."""
         if not await self._focus_keys.take(event):
             await super().on_event(event)
 

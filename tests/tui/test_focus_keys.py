@@ -1,14 +1,18 @@
-"""``FocusKeyGate``: the keys and pastes read after tab (shift+tab) in one burst reach the
-widget tab moved the focus to, whatever widgets the form has (the explorer's fields and
-Textual's button here; the explorer's dialogs in ``test_prompt_burst``)."""
+"""``FocusKeyGate``: the keys and pastes read after tab (shift+tab), or after a key opening
+or closing a dialog, in one burst reach the widget focused by then, whatever widgets the
+form has (the explorer's fields and Textual's button here; the explorer's dialogs in
+``test_prompt_burst`` and ``test_screen_burst``)."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import ClassVar
 
 import pytest
 from textual import events
 from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen
 from textual.widgets import Button, Input
 
 from fabricui.tui import focus_keys
@@ -109,3 +113,74 @@ async def test_keys_held_behind_a_focus_key_the_app_is_slow_to_handle_go_on(monk
         SlowTab.release.set()
         await pilot.pause()
         assert values(app) == ("x", "")  # x reached the field focused when it went on
+
+
+async def test_keys_held_behind_a_key_released_into_a_slow_one_go_on(monkeypatch):
+    """``a`` (quick), then tab (slow), ``x``, ``y`` read at once: released behind ``a``,
+    tab holds ``x`` and ``y`` in turn, no longer than ``HOLD_MAX_S`` either."""
+    monkeypatch.setattr(focus_keys, "HOLD_MAX_S", 0.1)
+    app = SlowForm()
+    async with app.run_test() as pilot:
+        SlowTab.release = asyncio.Event()
+        app.query_one("#first", Input).focus()
+        await pilot.pause()
+        for key, character in [("a", "a"), ("tab", "\t"), ("x", "x"), ("y", "y")]:
+            app.post_message(events.Key(key, character))
+        await asyncio.sleep(0.3)
+        assert not app.gate.waiting and not app.gate.held
+        SlowTab.release.set()
+        await pilot.pause()
+        assert values(app) == ("axy", "")
+
+
+class Dialog(ModalScreen[str]):
+    """A field; enter closes the dialog with its text."""
+
+    def compose(self) -> ComposeResult:
+        yield OrderedInput(id="dialog", select_on_focus=False)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+
+class DialogForm(Form):
+    """The form, with ``d`` opening a dialog (its answer typed into the first field)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("d", "dialog")]
+
+    def compose(self) -> ComposeResult:
+        yield Button("OK", id="ok")
+        yield OrderedInput(id="first", select_on_focus=False)
+        yield OrderedInput(id="second", select_on_focus=False)
+
+    def action_dialog(self) -> None:
+        self.push_screen(
+            Dialog(),
+            lambda text: self.query_one("#second", Input).insert_text_at_cursor(text or ""),
+        )
+
+
+@pytest.mark.parametrize(
+    ("burst", "dialog", "typed"),
+    [
+        ("dabc", "abc", None),  # opened: the keys after d reach its field
+        ("dabc\r", None, ("", "abc")),  # opened and closed
+        ("dab\rd\tcd\r", None, ("", "abcd")),  # closed, opened again (tab: its one field)
+    ],
+)
+async def test_the_keys_after_a_key_opening_or_closing_a_dialog_reach_the_screen_shown(
+    burst, dialog, typed
+):
+    """A key pushing a screen (``d``) or popping one (enter), then keys, read at once: the
+    keys reach the widget focused on the screen shown then, as typed one at a time."""
+    app = DialogForm()
+    async with app.run_test() as pilot:
+        await press_burst(pilot, burst)
+        if dialog is not None:
+            assert isinstance(app.screen, Dialog)
+            assert app.focused is app.screen.query_one("#dialog")
+            assert app.screen.query_one("#dialog", Input).value == dialog
+        else:
+            assert not isinstance(app.screen, Dialog)
+            assert values(app) == typed
+        assert not app.gate.waiting and not app.gate.held

@@ -9,9 +9,18 @@ import pytest
 from textual import events
 from textual.widgets import Input, TextArea
 
+from fabricui.tui import focus_keys
 from fabricui.tui.app import settle
 from fabricui.tui.command_line import CommandLineModal
 from fabricui.tui.textual_private import press_burst
+
+
+@pytest.fixture(autouse=True)
+def patient_hold(monkeypatch):
+    """No hold runs out here: these tests are about where keys go, and a busy test machine
+    may take longer than ``HOLD_MAX_S`` to build a view the first time (the hold running
+    out is ``test_focus_keys``'s)."""
+    monkeypatch.setattr(focus_keys, "HOLD_MAX_S", 30.0)
 
 
 def shown(app) -> tuple[str, str, str, str]:
@@ -102,3 +111,41 @@ async def test_tab_completes_the_text_typed_not_the_completion_computed_before(a
         await modal.run_action("complete")
         await pilot.pause()
         assert field.value == "view"
+
+
+@pytest.mark.parametrize(
+    ("view", "first", "burst"),
+    [
+        ("collectives", "", "mabc"),  # the measured-run dialog, its path
+        ("collectives", "", "m\x15abc\tdef"),
+        ("topology", "", "Sreport.md"),  # the save dialog, its path
+        ("topology", "", ":view"),  # the command line
+        ("topology", "", ":view pyramid\r"),  # opened, run: the pyramid
+        ("topology", "", ":view pyramid\r:he"),  # closed, then opened again
+        ("topology", "", ":view collectives\rmxy"),  # closed, the view's m: its dialog
+        ("topology", ":", "view collectives\r:op\t"),
+        ("topology", "", "?"),  # the help
+    ],
+)
+async def test_keys_after_a_key_that_opens_or_closes_a_dialog_go_where_typed_one_at_a_time(
+    app_factory, view, first, burst
+):
+    """A key opening (``m``, ``S``, ``:``) or closing (enter) a dialog, read at once with
+    the keys after it: they reach the dialog opened (the screen shown once it closed), as
+    typed one key at a time (they went to the widget focused when they were read)."""
+    burst_shown = await typed_in_a_burst(app_factory, view, first, burst)
+    assert burst_shown == await typed_one_at_a_time(app_factory, view, first, burst)
+
+
+async def test_keys_after_escape_closing_a_dialog_go_to_the_view(app_factory):
+    """Escape closing the command line, then ``:`` and letters, read at once (an escape
+    followed by more is alt+key for a terminal parser: here as key events): they open the
+    command line again, not type in the one closing."""
+    app = app_factory(view="topology")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(":", "x")
+        for key in [events.Key("escape", "\x1b"), events.Key("colon", ":"), events.Key("v", "v")]:
+            app.post_message(key)
+        await settle(pilot)
+        assert shown(app) == ("CommandLineModal", "", "prompt-input", "v")
