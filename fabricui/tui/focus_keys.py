@@ -11,7 +11,8 @@ Save, to Cancel, press) pressed enter in the file name, which saved. A key openi
 (``m``, ``S``, ``:``) or closing one (enter, escape) changes the screen there: ``m abc``
 typed ``abc`` into the view, not the dialog ``m`` opened.
 
-``FocusKeyGate`` holds the keys (and pastes) the app reads while the key before them is
+``FocusKeyGate`` holds the keys (and pastes) the app reads while a key that may move the
+focus or change the screen (one bound on the screen shown, or any but a character) is
 handled: until that key has gone all the way (the focused widget, each of its parents,
 the app; then once more, behind what it set off there: an enter's submit closing its
 dialog), and, when it changed the screen, until the new screen is mounted and has its
@@ -94,11 +95,23 @@ class FocusKeyGate:
         focused: DOMNode = self.app.focused or self.app.screen
         nodes = list(focused.ancestors_with_self)
         screen = self.app.screen
+        holds = isinstance(event, events.Key) and self._may_change_focus(event)
         await self.pass_on(event)
-        if isinstance(event, events.Key):
+        if holds:
             self.waiting = True
             self._wait += 1
             await self._after(self._wait, nodes, nodes, ROUNDS, screen)
+
+    def _may_change_focus(self, event: events.Key) -> bool:
+        """Whether ``event`` may move the focus or change the screen, so that the keys
+        after it wait for it: a key bound on the screen shown (``m``, ``:``, enter, escape,
+        tab), or any other than a character (``down`` from a picker's filter to its list).
+        A letter typed in a field goes on at once, with the letters after it: holding each
+        would cost every letter of a burst a round of the event loop."""
+        if event.key in FOCUS_KEYS or not event.is_printable:
+            return True
+        bound = self.app.screen.active_bindings
+        return any(key in bound for key in event.aliases)
 
     async def _after(
         self, wait: int, nodes: list[DOMNode], chain: list[DOMNode], rounds: int, screen: DOMNode
