@@ -528,11 +528,13 @@ def _strategies_report(data: LoadedFabric, launch: LaunchRequest, host: PluginHo
 
 def layout_line(layout: Any) -> str:
     """``tp 8 x pp 2 x dp 2 (ep 1, vpp 4), 8 micro-batches of 1, global batch 16 x 8192
-    tokens`` (``cp`` when above 1): the layout and the batch a plan's figures are for."""
+    tokens`` (``cp`` when above 1, the expert TP when it is not the TP): the layout and the
+    batch a plan's figures are for."""
     cp = f" x cp {layout.cp}" if layout.cp > 1 else ""
+    etp = f", etp {layout.etp}" if layout.etp and layout.etp != layout.tp else ""
     vpp = f", vpp {layout.vpp}" if layout.vpp > 1 else ""
     return (
-        f"tp {layout.tp}{cp} x pp {layout.pp} x dp {layout.dp} (ep {layout.ep}{vpp}), "
+        f"tp {layout.tp}{cp} x pp {layout.pp} x dp {layout.dp} (ep {layout.ep}{etp}{vpp}), "
         f"{batch_line(layout)}"
     )
 

@@ -43,3 +43,25 @@ def test_a_chosen_expert_tp_is_priced_and_named(catalog):
     assert default.layout.expert_tp != 1
     assert "etp1" in layout_words(chosen).split()
     assert not any(word.startswith("etp") for word in layout_words(default).split())
+
+
+def test_the_search_table_names_an_expert_tp_below_the_tp(catalog):
+    """The strategies view's search row: EP 4 at ETP 1 has 1 in its etp column; at ETP =
+    TP, ``-``."""
+    from fabricui.tui.screens.strategies import search_cells
+
+    data = LoadedFabric.load(TopologyRequest("dgx-h100-pod", nodes=2), catalog=catalog)
+    chosen = data.plan("mixtral-8x7b", LayoutChoice(tp=4, ep=4, etp=1, dp_strategy="zero1"))
+    default = data.plan("mixtral-8x7b", LayoutChoice(tp=4, ep=4, dp_strategy="zero1"))
+    assert search_cells(1, chosen)[6:8] == ("4", "1")
+    assert search_cells(1, default)[6:8] == ("4", "-")
+
+
+def test_the_layout_line_names_an_expert_tp_below_the_tp(catalog):
+    from fabricui.services.reports import layout_line
+
+    data = LoadedFabric.load(TopologyRequest("dgx-h100-pod", nodes=2), catalog=catalog)
+    chosen = data.plan("mixtral-8x7b", LayoutChoice(tp=4, ep=4, etp=1, dp_strategy="zero1"))
+    default = data.plan("mixtral-8x7b", LayoutChoice(tp=4, ep=4, dp_strategy="zero1"))
+    assert "(ep 4, etp 1)" in layout_line(chosen.layout)
+    assert "(ep 4)" in layout_line(default.layout)

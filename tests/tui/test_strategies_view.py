@@ -26,8 +26,9 @@ async def searched(pilot) -> StrategiesScreen:
 
 @pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
 async def test_search_rows_show_degrees_and_whole_step_times(app_factory, size):
-    """After f the screen shows, for the fastest layouts, tp cp pp vpp dp ep and the step
-    time in full (never cut to '5.55…'), under a title naming the batch searched."""
+    """After f the screen shows, for the fastest layouts, tp cp pp vpp dp ep etp (``-``
+    where the expert TP is the TP) and the step time in full (never cut to '5.55…'), under
+    a title naming the batch searched."""
     app = app_factory(view="strategies")
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
@@ -40,8 +41,9 @@ async def test_search_rows_show_degrees_and_whole_step_times(app_factory, size):
         )
         for rank, plan in enumerate(screen.plans[:5], 1):
             lay = plan.layout
-            words = [rank, lay.tp, lay.cp, lay.pp, lay.vpp, lay.dp, lay.ep, lay.microbatches]
-            row = r"\s+".join(str(w) for w in words) + r"\s+\w+\s+\w+\s+"
+            etp = lay.expert_tp if lay.expert_tp != lay.tp else "-"
+            words = [rank, lay.tp, lay.cp, lay.pp, lay.vpp, lay.dp, lay.ep, etp, lay.microbatches]
+            row = r"\s+".join(re.escape(str(w)) for w in words) + r"\s+\w+\s+\w+\s+"
             row += re.escape(format_time_us(plan.step_us))
             assert re.search(row, text), row
 

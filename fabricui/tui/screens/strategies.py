@@ -145,6 +145,7 @@ SEARCH_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("vpp", "vpp", 3),
     ("dp", "dp", 3),
     ("ep", "ep", 2),
+    ("etp", "etp", 3),  # expert TP; "-" where it is the TP
     ("mb", "#mb", 3),  # how many micro-batches; plan's and the report's mbN is their size
     ("flavour", "DP", 5),
     ("recompute", "recompute", 9),
@@ -159,8 +160,9 @@ SORT_NAMES = tuple(header if header != "#" else "rank" for _key, header, _w in S
 
 
 def search_cells(rank: int, plan: PlanReport) -> tuple[str, ...]:
-    """One row of the layout search: rank, the degrees, micro-batches, DP flavour,
-    recompute mode, the whole step time, MFU and memory."""
+    """One row of the layout search: rank, the degrees (the expert TP where it is not the
+    TP, else ``-``), micro-batches, DP flavour, recompute mode, the whole step time, MFU
+    and memory."""
     lay = plan.layout
     return (
         str(rank),
@@ -170,6 +172,7 @@ def search_cells(rank: int, plan: PlanReport) -> tuple[str, ...]:
         str(lay.vpp),
         str(lay.dp),
         str(lay.ep),
+        str(lay.expert_tp) if lay.expert_tp != lay.tp else "-",
         str(lay.microbatches),
         dp_flavour(plan),
         plan.recipe.recompute,
@@ -190,6 +193,7 @@ def search_sort_key(rank: int, plan: PlanReport, column: int) -> tuple[object, .
         lay.vpp,
         lay.dp,
         lay.ep,
+        lay.expert_tp,
         lay.microbatches,
         dp_flavour(plan),
         plan.recipe.recompute,
