@@ -236,7 +236,7 @@ def torus_shape(
     if best is None:
         if block != (1, 1, 1):
             return torus_shape(chips, max_dims=max_dims)
-        return (1, 1, chips) if max_dims >= 1 else (1, 1, chips)
+        return (1, 1, chips)
     return best
 
 
