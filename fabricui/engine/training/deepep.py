@@ -58,6 +58,13 @@ def raw_spb(group: Group) -> float:
     return float(group.memo(("deepep", "spb"), compute))
 
 
+def on_rdma_path(group: Group) -> bool:
+    """The group spans nodes over a network with GPUDirect RDMA, where DeepEP's normal
+    kernels move the flex dispatcher's calls; within one node (NVLink only), or over
+    sockets (no RDMA for DeepEP to use), they are NCCL's all-to-all."""
+    return group.n_nodes > 1 and group.fabric.net_family not in NO_GPUDIRECT_FAMILIES
+
+
 def call_us(group: Group, size_bytes: float) -> float:
     """One dispatch or combine of ``size_bytes`` per rank (nccl-tests' all-to-all size) on
     a group that spans nodes [us]: the launch, one network step and the pipeline's fill,
@@ -82,8 +89,7 @@ def on_rdma(
     for p in priced:
         if p.op.group == "ep" and p.op.collective == "all_to_all" and p.call_us > 0:
             group = group_of(p.ranks)
-            rdma = group.fabric.net_family not in NO_GPUDIRECT_FAMILIES
-            if group.n_nodes > 1 and rdma:
+            if on_rdma_path(group):
                 p = dataclasses.replace(
                     p, call_us=call_us(group, p.op.size_bytes), algorithm=ALGORITHM
                 )

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from fabricui.engine.group import NO_GPUDIRECT_FAMILIES
 from fabricui.engine.training import deepep, schedule
 from fabricui.engine.training.device import make_device
 from fabricui.engine.training.layer import (
@@ -313,6 +312,11 @@ def _ring_comm_s(
     return out
 
 
+def _ep_key(lay: Layout) -> tuple[int, ...]:
+    """What a layout's EP operations and their first group depend on."""
+    return (lay.tp, lay.cp, lay.dp, lay.pp, lay.ep, lay.expert_tp, lay.microbatches)
+
+
 def _ep_comm_s(
     model: ModelShape,
     layouts: Sequence[Layout],
@@ -333,7 +337,7 @@ def _ep_comm_s(
     domain = pricer.fabric.gpus_per_domain
     found: dict[tuple[int, ...], tuple[tuple[int, ...], list[tuple[str, float, float]]]] = {}
     for lay in layouts:
-        key = (lay.tp, lay.cp, lay.dp, lay.pp, lay.ep, lay.expert_tp, lay.microbatches)
+        key = _ep_key(lay)
         if lay.ep < 2 or key in found:
             continue
         first = _first_ep_group(lay)
@@ -356,16 +360,13 @@ def _ep_comm_s(
     on_rdma: dict[tuple[int, ...], bool] = {}
     rdma_us: dict[tuple[tuple[int, ...], float], float] = {}
     for ranks, sizes in wanted.items():
-        group = pricer.group(ranks)
-        on_rdma[ranks] = (
-            recipe.moe_dispatch == "deepep"
-            and group.n_nodes > 1
-            and group.fabric.net_family not in NO_GPUDIRECT_FAMILIES
+        on_rdma[ranks] = recipe.moe_dispatch == "deepep" and deepep.on_rdma_path(
+            pricer.group(ranks)
         )
         if not on_rdma[ranks]:
             pricer.prime("all_to_all", ranks, sizes)
     for i, lay in enumerate(layouts):
-        key = (lay.tp, lay.cp, lay.dp, lay.pp, lay.ep, lay.expert_tp, lay.microbatches)
+        key = _ep_key(lay)
         if key not in found:
             continue
         ranks, kinds = found[key]
